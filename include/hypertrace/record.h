@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The fused hypercall record: ONE fixed-size record per traced hypercall,
+ * built by the BPF programs from kvm_exit + kvm_hypercall + kvm_entry of one
+ * vCPU thread. This header is the only definition of the layout; the BPF
+ * programs, the daemon, the trace-file writer and reader all include it.
+ * docs/trace-format.md describes it byte by byte.
+ *
+ * All fields are little-endian (x86-64 host). The layout has no implicit
+ * padding; the static asserts below pin every offset so a change to it is a
+ * deliberate trace-format version change.
+ */
+#ifndef HYPERTRACE_RECORD_H
+#define HYPERTRACE_RECORD_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* kvm_exit.isa values (arch/x86/kvm/trace.h: KVM_ISA_VMX / KVM_ISA_SVM). */
+#define HT_ISA_VMX 1
+#define HT_ISA_SVM 2
+
+/* Hypercall exit reasons. VMX keeps flags in bits 16..31 (since 5.16): compare the low 16. */
+#define HT_VMX_EXIT_REASON_VMCALL 18
+#define HT_VMX_EXIT_REASON_MASK 0xffffu
+#define HT_SVM_EXIT_CODE_VMMCALL 0x81
+
+/* The hypercall nr KVM leaves unused and the project traces by default. */
+#define HT_DEFAULT_HYPERCALL_NR 1000
+
+/* How many hypercall nr values one recording may select. */
+#define HT_MAX_SELECTED_NR 8
+
+/* ht_record.flags */
+#define HT_REC_F_EXIT_TO_HCALL_SATURATED (1u << 0) /* true value > UINT32_MAX ns */
+#define HT_REC_F_HCALL_TO_ENTRY_SATURATED (1u << 1)
+#define HT_REC_F_NO_EXIT_VCPU_ID (1u << 2) /* kernel's kvm_exit has no vcpu_id: taken from kvm_entry */
+
+struct ht_record {
+	__u64 exit_ns;           /*  0 CLOCK_MONOTONIC ns at kvm_exit */
+	__u64 guest_rip;         /*  8 guest RIP of the hypercall instruction */
+	__u64 a0;                /* 16 hypercall arguments: RBX */
+	__u64 a1;                /* 24 RCX */
+	__u64 a2;                /* 32 RDX */
+	__u64 a3;                /* 40 RSI */
+	__u32 nr;                /* 48 hypercall nr (RAX); only nr < 2^32 can be selected */
+	__u32 exit_reason;       /* 52 raw kvm_exit.exit_reason, VMX flag bits included */
+	__u32 exit_to_hcall_ns;  /* 56 kvm_exit -> kvm_hypercall, saturates at UINT32_MAX */
+	__u32 hcall_to_entry_ns; /* 60 kvm_hypercall -> kvm_entry, saturates at UINT32_MAX */
+	__u32 host_pid;          /* 64 tgid of the VMM process (e.g. QEMU) */
+	__u32 host_tid;          /* 68 tid of the vCPU thread */
+	__u16 vcpu_id;           /* 72 KVM vcpu_id */
+	__u16 exit_cpu;          /* 74 physical CPU at kvm_exit */
+	__u16 entry_cpu;         /* 76 physical CPU at kvm_entry */
+	__u8 isa;                /* 78 HT_ISA_VMX or HT_ISA_SVM */
+	__u8 flags;              /* 79 HT_REC_F_* */
+};
+
+#define HT_RECORD_SIZE 80
+
+_Static_assert(sizeof(struct ht_record) == HT_RECORD_SIZE, "ht_record layout changed");
+_Static_assert(__builtin_offsetof(struct ht_record, nr) == 48, "ht_record layout changed");
+_Static_assert(__builtin_offsetof(struct ht_record, host_pid) == 64, "ht_record layout changed");
+_Static_assert(__builtin_offsetof(struct ht_record, vcpu_id) == 72, "ht_record layout changed");
+_Static_assert(__builtin_offsetof(struct ht_record, flags) == 79, "ht_record layout changed");
+
+/*
+ * Per-CPU event counters kept by the BPF programs (map `counters`), summed by
+ * user space. Everything the kernel saw but could not record is counted here.
+ */
+enum ht_counter {
+	HT_CNT_RINGBUF_DROPS = 0,   /* record complete but ring buffer full: lost */
+	HT_CNT_STATE_ALLOC_FAIL,    /* per-thread state could not be created: hypercall lost */
+	HT_CNT_SUPERSEDED,          /* hypercall seen, but another exit came before kvm_entry: lost */
+	HT_CNT_HCALL_UNSELECTED_NR, /* hypercall exit matched, nr not selected: not recorded by design */
+	HT_CNT_MAX,
+};
+
+#endif /* HYPERTRACE_RECORD_H */

@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The fusion state machine: kvm_exit + kvm_hypercall + kvm_entry of one vCPU
+ * thread become ONE struct ht_record in the ring buffer.
+ *
+ * Every handler is static __always_inline and takes the tracepoint's raw
+ * struct, so the tracepoint programs and the synthetic-event programs used by
+ * tests and benchmarks run exactly the same code against the same maps.
+ *
+ * State lives in BPF task-local storage, i.e. per vCPU *thread*: vCPUs of one
+ * VM interleave on one physical CPU, and a vCPU thread may migrate between its
+ * exit and its entry, so per-CPU state would fuse the wrong events. Storage is
+ * freed with the thread, so it stays bounded as threads come and go.
+ *
+ * Hot path: kvm_exit and kvm_entry fire on every VM exit of the host. Their
+ * non-matching path reads the event's isa/exit_reason (exit) and one global
+ * counter of armed threads; while no thread is armed it touches no map.
+ */
+#ifndef HYPERTRACE_FUSE_BPF_H
+#define HYPERTRACE_FUSE_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include "hypertrace/record.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/*
+ * Filters, fixed before load (rodata): the verifier sees constants and prunes
+ * the code of every filter that is not in use, so an unused filter costs nothing.
+ */
+const volatile __u32 filter_nr[HT_MAX_SELECTED_NR] = { HT_DEFAULT_HYPERCALL_NR };
+const volatile __u32 filter_nr_count = 1;
+const volatile bool filter_exit_reason_on = false;
+const volatile __u32 filter_exit_reason = 0; /* VMX: compared with the low 16 bits */
+const volatile __u32 filter_tgid = 0;        /* 0: every VM process */
+const volatile bool filter_vcpu_on = false;
+const volatile __u32 filter_vcpu = 0;
+/* Ring buffer fill level (bytes) from which a submit wakes the consumer. */
+const volatile __u64 wakeup_bytes = 0;
+
+/*
+ * Threads whose state is armed (a hypercall exit seen, entry not yet). When it
+ * is 0, the exit/entry hot path skips the storage lookup. It only ever
+ * over-counts (a thread that dies while armed never decrements it), which
+ * costs lookups, never correctness.
+ */
+__u64 armed_threads = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20); /* resized by user space before load */
+} records SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, HT_CNT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+enum vcpu_phase {
+	PHASE_IDLE = 0,
+	PHASE_EXITED, /* hypercall exit seen, waiting for kvm_hypercall */
+	PHASE_HCALL,  /* hypercall seen, waiting for kvm_entry */
+};
+
+struct vcpu_state {
+	struct ht_record rec; /* filled as events arrive, copied out at entry */
+	__u64 hcall_ns;
+	__u32 phase;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct vcpu_state);
+} vcpu_states SEC(".maps");
+
+static __always_inline void count(enum ht_counter which)
+{
+	__u32 key = which;
+	__u64 *v = bpf_map_lookup_elem(&counters, &key);
+
+	if (v)
+		*v += 1;
+}
+
+static __always_inline __u32 ns_saturated(__u64 delta, __u8 *flags, __u8 flag)
+{
+	if (delta > 0xffffffffull) {
+		*flags |= flag;
+		return 0xffffffffu;
+	}
+	return (__u32)delta;
+}
+
+static __always_inline struct vcpu_state *current_state(__u64 create)
+{
+	return bpf_task_storage_get(&vcpu_states, bpf_get_current_task_btf(), 0, create);
+}
+
+static __always_inline void disarm(struct vcpu_state *st)
+{
+	st->phase = PHASE_IDLE;
+	__sync_fetch_and_add(&armed_threads, -1);
+}
+
+static __always_inline bool is_hypercall_exit(__u32 isa, __u32 reason)
+{
+	if (filter_exit_reason_on)
+		return (isa == HT_ISA_VMX ? (reason & HT_VMX_EXIT_REASON_MASK) : reason) ==
+		       filter_exit_reason;
+	if (isa == HT_ISA_VMX)
+		return (reason & HT_VMX_EXIT_REASON_MASK) == HT_VMX_EXIT_REASON_VMCALL;
+	return reason == HT_SVM_EXIT_CODE_VMMCALL;
+}
+
+static __always_inline bool nr_selected(unsigned long nr)
+{
+	if (nr > 0xffffffffull)
+		return false;
+#pragma unroll
+	for (int i = 0; i < HT_MAX_SELECTED_NR; i++) {
+		if (i >= filter_nr_count)
+			break;
+		if (filter_nr[i] == nr)
+			return true;
+	}
+	return false;
+}
+
+static __always_inline int handle_kvm_exit(struct trace_event_raw_kvm_exit *ctx)
+{
+	__u32 reason = ctx->exit_reason;
+	__u32 isa = ctx->isa;
+	struct vcpu_state *st;
+
+	if (!is_hypercall_exit(isa, reason)) {
+		/* Any other exit ends an open window: never fuse across it. */
+		if (!armed_threads)
+			return 0;
+		st = current_state(0);
+		if (st && st->phase != PHASE_IDLE) {
+			if (st->phase == PHASE_HCALL)
+				count(HT_CNT_SUPERSEDED);
+			disarm(st);
+		}
+		return 0;
+	}
+
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	if (filter_tgid && (pid_tgid >> 32) != filter_tgid)
+		return 0;
+
+	__u8 flags = 0;
+	__u32 vcpu = 0;
+	if (bpf_core_field_exists(ctx->vcpu_id)) {
+		vcpu = ctx->vcpu_id;
+		if (filter_vcpu_on && vcpu != filter_vcpu)
+			return 0;
+	} else {
+		flags |= HT_REC_F_NO_EXIT_VCPU_ID; /* filtered at kvm_entry instead */
+	}
+
+	st = current_state(BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st) {
+		count(HT_CNT_STATE_ALLOC_FAIL);
+		return 0;
+	}
+	/* A stale armed state (exit, exit, ... on old kernels) is overwritten, never fused. */
+	if (st->phase == PHASE_IDLE)
+		__sync_fetch_and_add(&armed_threads, 1);
+	else if (st->phase == PHASE_HCALL)
+		count(HT_CNT_SUPERSEDED);
+	st->phase = PHASE_EXITED;
+	st->rec.exit_ns = bpf_ktime_get_ns();
+	st->rec.guest_rip = ctx->guest_rip;
+	st->rec.exit_reason = reason;
+	st->rec.isa = isa;
+	st->rec.flags = flags;
+	st->rec.vcpu_id = vcpu;
+	st->rec.exit_cpu = bpf_get_smp_processor_id();
+	st->rec.host_pid = pid_tgid >> 32;
+	st->rec.host_tid = (__u32)pid_tgid;
+	return 0;
+}
+
+static __always_inline int handle_kvm_hypercall(struct trace_event_raw_kvm_hypercall *ctx)
+{
+	struct vcpu_state *st;
+
+	if (!armed_threads)
+		return 0;
+	st = current_state(0);
+	if (!st || st->phase != PHASE_EXITED)
+		return 0; /* no hypercall exit before it on this thread */
+
+	unsigned long nr = ctx->nr;
+	if (!nr_selected(nr)) {
+		count(HT_CNT_HCALL_UNSELECTED_NR);
+		disarm(st);
+		return 0;
+	}
+	__u64 now = bpf_ktime_get_ns();
+	st->hcall_ns = now;
+	st->rec.exit_to_hcall_ns =
+		ns_saturated(now - st->rec.exit_ns, &st->rec.flags, HT_REC_F_EXIT_TO_HCALL_SATURATED);
+	st->rec.nr = (__u32)nr;
+	st->rec.a0 = ctx->a0;
+	st->rec.a1 = ctx->a1;
+	st->rec.a2 = ctx->a2;
+	st->rec.a3 = ctx->a3;
+	st->phase = PHASE_HCALL;
+	return 0;
+}
+
+static __always_inline int handle_kvm_entry(struct trace_event_raw_kvm_entry *ctx)
+{
+	struct vcpu_state *st;
+
+	if (!armed_threads)
+		return 0;
+	st = current_state(0);
+	if (!st || st->phase == PHASE_IDLE)
+		return 0;
+	if (st->phase != PHASE_HCALL) {
+		disarm(st); /* hypercall exit without a kvm_hypercall event */
+		return 0;
+	}
+	disarm(st);
+
+	__u64 now = bpf_ktime_get_ns();
+	__u8 flags = st->rec.flags;
+	__u32 vcpu = st->rec.vcpu_id;
+	if (flags & HT_REC_F_NO_EXIT_VCPU_ID) {
+		vcpu = ctx->vcpu_id;
+		if (filter_vcpu_on && vcpu != filter_vcpu)
+			return 0;
+	}
+
+	struct ht_record *rec = bpf_ringbuf_reserve(&records, sizeof(*rec), 0);
+	if (!rec) {
+		count(HT_CNT_RINGBUF_DROPS);
+		return 0;
+	}
+	__builtin_memcpy(rec, &st->rec, sizeof(*rec));
+	rec->hcall_to_entry_ns =
+		ns_saturated(now - st->hcall_ns, &flags, HT_REC_F_HCALL_TO_ENTRY_SATURATED);
+	rec->flags = flags;
+	rec->vcpu_id = vcpu;
+	rec->entry_cpu = bpf_get_smp_processor_id();
+
+	__u64 wake = 0;
+	if (wakeup_bytes)
+		wake = bpf_ringbuf_query(&records, 0 /* BPF_RB_AVAIL_DATA */) >= wakeup_bytes ?
+			       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	bpf_ringbuf_submit(rec, wake);
+	return 0;
+}
+
+#endif /* HYPERTRACE_FUSE_BPF_H */

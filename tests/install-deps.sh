@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages hypertrace-bpf needs to build and test, if
+# missing. Needs root (apt-get). Guest kernel, busybox and qemu for the nested
+# end-to-end test are NOT installed: tests/e2e fetches them into .cache/.
+set -eu
+pkgs=(make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config tmux)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+	echo "hypertrace-bpf: missing packages: ${missing[*]}; run as root (sudo) so they can be installed with apt-get" >&2
+	exit 1
+fi
+echo "installing: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

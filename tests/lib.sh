@@ -1,0 +1,34 @@
+# Shell test helpers, sourced by tests/*/test_*.sh. Each check prints one
+# PASS:/FAIL:/SKIP: line that tests/run counts.
+# shellcheck shell=bash
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+OUTPUT=${OUTPUT:-$TOP/.output}
+# The sanitized build: CLI tests also run under ASan/UBSan.
+HT=${HT:-$OUTPUT/san/hypertrace-bpf}
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+SUITE_FAILED=0
+
+pass() { echo "PASS: $1"; }
+fail() { echo "FAIL: $1: ${2:-}"; SUITE_FAILED=1; }
+skip() { echo "SKIP: $1: $2"; }
+
+# expect_run NAME WANT_STATUS WANT_STDERR_REGEX -- CMD...
+# Runs CMD, checks its exit status and that stderr matches the regex.
+expect_run() {
+	local name=$1 want_status=$2 want_err=$3
+	shift 4
+	local err status
+	err=$("$@" 2>&1 >/dev/null)
+	status=$?
+	if [ "$status" -ne "$want_status" ]; then
+		fail "$name" "exit status $status, want $want_status; stderr: $err"
+	elif ! grep -Eq -- "$want_err" <<<"$err"; then
+		fail "$name" "stderr does not match /$want_err/: $err"
+	else
+		pass "$name"
+	fi
+}
+
+suite_exit() { exit "$SUITE_FAILED"; }

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Curated CO-RE types for hypertrace-bpf's BPF programs.
+ *
+ * This is deliberately not a full `bpftool btf dump` of some kernel: it holds only
+ * the types the programs touch, so the build needs no BTF on the build machine.
+ * The tracepoint structs carry preserve_access_index, so every field access is
+ * relocated at load time against the running kernel's BTF — vmlinux, or the kvm
+ * module's BTF on kernels that build kvm as a module (Debian's do). Fields that
+ * not every kernel has are reached through bpf_core_field_exists() first.
+ */
+#ifndef __VMLINUX_H__
+#define __VMLINUX_H__
+
+typedef signed char __s8;
+typedef unsigned char __u8;
+typedef short __s16;
+typedef unsigned short __u16;
+typedef int __s32;
+typedef unsigned int __u32;
+typedef long long __s64;
+typedef unsigned long long __u64;
+typedef __u8 u8;
+typedef __u16 u16;
+typedef __u32 u32;
+typedef __u64 u64;
+typedef __s64 s64;
+typedef _Bool bool;
+enum { false = 0, true = 1 };
+typedef __u16 __be16;
+typedef __u32 __be32;
+typedef __u32 __wsum;
+
+/* UAPI constants the programs use (values are ABI, identical on every kernel). */
+enum bpf_map_type {
+	BPF_MAP_TYPE_HASH = 1,
+	BPF_MAP_TYPE_ARRAY = 2,
+	BPF_MAP_TYPE_PERCPU_ARRAY = 6,
+	BPF_MAP_TYPE_LRU_HASH = 9,
+	BPF_MAP_TYPE_RINGBUF = 27,
+	BPF_MAP_TYPE_TASK_STORAGE = 29,
+};
+enum {
+	BPF_ANY = 0,
+	BPF_NOEXIST = 1,
+	BPF_EXIST = 2,
+};
+enum {
+	BPF_F_NO_PREALLOC = 1,
+};
+enum {
+	BPF_RB_NO_WAKEUP = 1,
+	BPF_RB_FORCE_WAKEUP = 2,
+};
+enum {
+	BPF_LOCAL_STORAGE_GET_F_CREATE = 1,
+};
+
+/* Opaque to the programs: only passed to helpers. */
+struct task_struct;
+
+struct trace_entry {
+	unsigned short type;
+	unsigned char flags;
+	unsigned char preempt_count;
+	int pid;
+} __attribute__((preserve_access_index));
+
+/*
+ * kvm:kvm_exit. vcpu_id was added around 5.4 and moved when intr_info and
+ * error_code were inserted (5.10); requests appeared in 6.14. CO-RE resolves the
+ * offsets; optional fields are read only where bpf_core_field_exists() says so.
+ */
+struct trace_event_raw_kvm_exit {
+	struct trace_entry ent;
+	unsigned int exit_reason;
+	unsigned long guest_rip;
+	u32 isa;
+	u64 info1;
+	u64 info2;
+	u32 intr_info;
+	u32 error_code;
+	unsigned int vcpu_id;
+} __attribute__((preserve_access_index));
+
+/* kvm:kvm_entry. vcpu_id exists on every kernel; rip since about 5.10. */
+struct trace_event_raw_kvm_entry {
+	struct trace_entry ent;
+	unsigned int vcpu_id;
+	unsigned long rip;
+} __attribute__((preserve_access_index));
+
+/* kvm:kvm_hypercall. It has no vcpu field: the vCPU is the current thread. */
+struct trace_event_raw_kvm_hypercall {
+	struct trace_entry ent;
+	unsigned long nr;
+	unsigned long a0;
+	unsigned long a1;
+	unsigned long a2;
+	unsigned long a3;
+} __attribute__((preserve_access_index));
+
+#endif /* __VMLINUX_H__ */
