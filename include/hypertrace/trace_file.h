@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The hypertrace-bpf trace file (.htr), format version 1. Shared by the writer
+ * and the reader; docs/trace-format.md describes it byte by byte.
+ *
+ *   file   := header block* 
+ *   block  := block_header payload
+ *   payload:= record* (type RECORDS) | trailer (type TRAILER)
+ *
+ * Every block carries its length and a CRC32 (zlib's crc32) of its payload, so
+ * a reader can stop at the first damaged or truncated block and still use all
+ * blocks before it: a file cut short by a crash is readable up to its last
+ * whole block. All integers are little-endian.
+ */
+#ifndef HYPERTRACE_TRACE_FILE_H
+#define HYPERTRACE_TRACE_FILE_H
+
+#include "hypertrace/record.h"
+
+#define HT_FILE_MAGIC "HYPTRACE" /* 8 bytes, no terminating NUL in the file */
+#define HT_FILE_VERSION 1
+#define HT_FILE_HEADER_SIZE 256
+
+/* ht_file_header.filter_flags */
+#define HT_FILTER_F_EXIT_REASON (1u << 0) /* filter_exit_reason is in force */
+#define HT_FILTER_F_VCPU (1u << 1)        /* filter_vcpu is in force */
+#define HT_FILTER_F_TGID (1u << 2)        /* filter_tgid is in force */
+
+struct ht_file_header {
+	char magic[8];               /*   0 "HYPTRACE" */
+	__u32 version;               /*   8 HT_FILE_VERSION */
+	__u32 header_size;           /*  12 HT_FILE_HEADER_SIZE: blocks start here */
+	__u32 record_size;           /*  16 sizeof(struct ht_record) */
+	__u32 flags;                 /*  20 reserved, 0 */
+	__u64 start_monotonic_ns;    /*  24 CLOCK_MONOTONIC at start (the records' clock) */
+	__u64 start_realtime_ns;     /*  32 CLOCK_REALTIME at the same instant */
+	char kernel_release[65];     /*  40 uname -r of the traced host, NUL-terminated */
+	char cpu_vendor[13];         /* 105 CPUID vendor, e.g. "GenuineIntel", NUL-terminated */
+	__u8 pad0[2];                /* 118 0 */
+	__u32 filter_nr_count;       /* 120 how many entries of filter_nr are used (1..8) */
+	__u32 filter_nr[HT_MAX_SELECTED_NR]; /* 124 selected hypercall nr values */
+	__u32 filter_flags;          /* 156 HT_FILTER_F_* */
+	__u32 filter_exit_reason;    /* 160 explicit exit reason, if HT_FILTER_F_EXIT_REASON */
+	__u32 filter_tgid;           /* 164 VM process, if HT_FILTER_F_TGID */
+	__u32 filter_vcpu;           /* 168 vcpu id, if HT_FILTER_F_VCPU */
+	__u32 ringbuf_bytes;         /* 172 BPF ring buffer size used */
+	__u8 reserved[76];           /* 176 0 */
+	__u32 header_crc32;          /* 252 crc32 of bytes 0..251 */
+};
+
+#define HT_BLOCK_MAGIC 0x4b425448u /* "HTBK" in the file */
+#define HT_BLOCK_RECORDS 1
+#define HT_BLOCK_TRAILER 2
+#define HT_ENCODING_RAW 0
+/* A reader refuses blocks larger than this: protects it from a corrupt length. */
+#define HT_BLOCK_MAX_PAYLOAD (64u << 20)
+
+struct ht_block_header {
+	__u32 magic;       /*  0 HT_BLOCK_MAGIC */
+	__u16 type;        /*  4 HT_BLOCK_RECORDS or HT_BLOCK_TRAILER */
+	__u16 encoding;    /*  6 HT_ENCODING_RAW */
+	__u32 payload_len; /*  8 bytes of payload that follow this header */
+	__u32 item_count;  /* 12 records in the block (1 for the trailer) */
+	__u32 raw_len;     /* 16 payload size once decoded (= payload_len for RAW) */
+	__u32 crc32;       /* 20 crc32 of the payload as stored */
+};
+
+/* Payload of the TRAILER block, written once when a recording ends cleanly. */
+struct ht_trailer {
+	__u64 records;             /*  0 records written to the file */
+	__u64 ringbuf_drops;       /*  8 hypercalls lost: ring buffer full */
+	__u64 state_alloc_fail;    /* 16 hypercalls lost: no per-thread state */
+	__u64 superseded;          /* 24 hypercalls lost: another exit before kvm_entry */
+	__u64 unselected_nr;       /* 32 hypercall exits whose nr was not selected (not losses) */
+	__u64 end_monotonic_ns;    /* 40 CLOCK_MONOTONIC at the end */
+	__u64 end_realtime_ns;     /* 48 CLOCK_REALTIME at the end */
+	__u64 reserved;            /* 56 0 */
+};
+
+_Static_assert(sizeof(struct ht_file_header) == HT_FILE_HEADER_SIZE, "header layout changed");
+_Static_assert(__builtin_offsetof(struct ht_file_header, filter_nr_count) == 120, "header layout");
+_Static_assert(__builtin_offsetof(struct ht_file_header, header_crc32) == 252, "header layout");
+_Static_assert(sizeof(struct ht_block_header) == 24, "block header layout changed");
+_Static_assert(sizeof(struct ht_trailer) == 64, "trailer layout changed");
+
+/* Hypercalls the kernel saw but the file does not hold. */
+static inline __u64 ht_trailer_lost(const struct ht_trailer *t)
+{
+	return t->ringbuf_drops + t->state_alloc_fail + t->superseded;
+}
+
+#endif /* HYPERTRACE_TRACE_FILE_H */

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Exit statuses and one-line error reporting shared by the commands. */
+#ifndef HT_CLI_H
+#define HT_CLI_H
+
+#define HT_EXIT_OK 0
+#define HT_EXIT_RUNTIME 1 /* the environment or an input file is wrong */
+#define HT_EXIT_USAGE 2   /* the command line is wrong */
+
+/* "hypertrace-bpf CMD: MESSAGE: see 'hypertrace-bpf CMD --help'"; returns HT_EXIT_USAGE. */
+__attribute__((format(printf, 2, 3))) int ht_usage_error(const char *cmd, const char *fmt, ...);
+/* "hypertrace-bpf: MESSAGE"; returns HT_EXIT_RUNTIME. */
+__attribute__((format(printf, 1, 2))) int ht_runtime_error(const char *fmt, ...);
+
+int ht_cmd_record(int argc, char **argv);
+int ht_cmd_report(int argc, char **argv);
+
+#endif

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* hypertrace-bpf: dispatch to the record and report commands. */
+#include <stdio.h>
+#include <string.h>
+#include "cli.h"
+
+#define HT_VERSION "0.1.0"
+
+static const char usage[] =
+	"Usage: hypertrace-bpf COMMAND [OPTIONS]\n"
+	"\n"
+	"Trace selected KVM hypercalls on the host: one fused record per hypercall\n"
+	"(kvm_exit + kvm_hypercall + kvm_entry of one vCPU thread) with its arguments,\n"
+	"vCPU and round-trip latency, written to a binary trace file.\n"
+	"\n"
+	"Commands:\n"
+	"  record    trace hypercalls into a trace file (needs root)\n"
+	"  report    summarize or export a trace file\n"
+	"\n"
+	"Run 'hypertrace-bpf COMMAND --help' for the options of a command.\n"
+	"\n"
+	"EXAMPLES:\n"
+	"    sudo hypertrace-bpf record -d 10          # trace hypercall nr 1000 for 10 s\n"
+	"    hypertrace-bpf report hypertrace.htr      # latency summary per vCPU and nr\n";
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return fprintf(stderr, "hypertrace-bpf: no command given: see 'hypertrace-bpf --help'\n"),
+		       HT_EXIT_USAGE;
+	if (!strcmp(argv[1], "record"))
+		return ht_cmd_record(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "report"))
+		return ht_cmd_report(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		fputs(usage, stdout);
+		return HT_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
+		printf("hypertrace-bpf %s\n", HT_VERSION);
+		return HT_EXIT_OK;
+	}
+	fprintf(stderr, "hypertrace-bpf: unknown command '%s': see 'hypertrace-bpf --help'\n", argv[1]);
+	return HT_EXIT_USAGE;
+}

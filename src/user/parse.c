@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "parse.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool ht_parse_u64(const char *s, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	/* strtoull accepts leading blanks and a minus sign: "-1" would wrap to 2^64-1. */
+	if (!s || !isdigit((unsigned char)s[0]))
+		return false;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+bool ht_parse_seconds(const char *s, double max, double *out)
+{
+	double v;
+	char *end;
+
+	if (!s || !(isdigit((unsigned char)s[0]) || s[0] == '.'))
+		return false;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || !isfinite(v) || v < 0 || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+bool ht_parse_size(const char *s, uint64_t *out)
+{
+	char num[32];
+	size_t len;
+	unsigned int shift = 0;
+	uint64_t v;
+
+	if (!s)
+		return false;
+	len = strlen(s);
+	if (len == 0 || len >= sizeof(num))
+		return false;
+	memcpy(num, s, len + 1);
+	switch (num[len - 1]) {
+	case 'k': case 'K': shift = 10; break;
+	case 'm': case 'M': shift = 20; break;
+	case 'g': case 'G': shift = 30; break;
+	}
+	if (shift)
+		num[len - 1] = '\0';
+	if (!ht_parse_u64(num, UINT64_MAX >> shift, &v))
+		return false;
+	*out = v << shift;
+	return true;
+}

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "preflight.h"
+
+#include <cpuid.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/capability.h>
+
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+const struct ht_preflight_paths ht_preflight_system_paths = {
+	.btf_vmlinux = "/sys/kernel/btf/vmlinux",
+	.tracefs = "/sys/kernel/tracing",
+	.debugfs_tracing = "/sys/kernel/debug/tracing",
+};
+
+static int has_cap(const struct __user_cap_data_struct d[2], int cap)
+{
+	return !!(d[cap / 32].effective & (1u << (cap % 32)));
+}
+
+int ht_check_privileges(char *err, size_t errlen)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+	struct __user_cap_data_struct d[2];
+
+	memset(d, 0, sizeof(d));
+	if (syscall(SYS_capget, &h, d) == 0 &&
+	    (has_cap(d, CAP_SYS_ADMIN) || (has_cap(d, CAP_BPF) && has_cap(d, CAP_PERFMON))))
+		return 0;
+	snprintf(err, errlen, "tracing needs root (or CAP_BPF and CAP_PERFMON): run it with sudo");
+	return -EPERM;
+}
+
+int ht_check_btf(const struct ht_preflight_paths *p, char *err, size_t errlen)
+{
+	if (access(p->btf_vmlinux, R_OK) == 0)
+		return 0;
+	snprintf(err, errlen, "this kernel has no BTF (%s is missing): hypertrace-bpf needs a kernel built with CONFIG_DEBUG_INFO_BTF=y",
+		 p->btf_vmlinux);
+	return -ENOENT;
+}
+
+static int dir_exists(const char *path)
+{
+	struct stat sb;
+
+	return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+static int events_dir(const struct ht_preflight_paths *p, char *out, size_t len)
+{
+	const char *roots[] = { p->tracefs, p->debugfs_tracing };
+
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(out, len, "%s/events", roots[i]);
+		if (dir_exists(out))
+			return 0;
+	}
+	return -ENOENT;
+}
+
+int ht_check_tracefs(const struct ht_preflight_paths *p, int mount_if_missing, char *err,
+		     size_t errlen)
+{
+	char dir[512];
+
+	if (events_dir(p, dir, sizeof(dir)) == 0)
+		return 0;
+	/* libbpf resolves tracepoint ids through tracefs: mount it where the kernel expects it. */
+	if (mount_if_missing && dir_exists(p->tracefs) &&
+	    mount("nodev", p->tracefs, "tracefs", 0, NULL) == 0 && events_dir(p, dir, sizeof(dir)) == 0)
+		return 0;
+	snprintf(err, errlen, "tracefs is not mounted and could not be mounted: run 'mount -t tracefs nodev %s'",
+		 p->tracefs);
+	return -ENOENT;
+}
+
+static const char *kvm_module_for_cpu(void)
+{
+	unsigned int eax, ebx, ecx, edx;
+	char vendor[13] = "";
+
+	if (__get_cpuid(0, &eax, &ebx, &ecx, &edx)) {
+		memcpy(vendor + 0, &ebx, 4);
+		memcpy(vendor + 4, &edx, 4);
+		memcpy(vendor + 8, &ecx, 4);
+	}
+	if (strcmp(vendor, "AuthenticAMD") == 0 || strcmp(vendor, "HygonGenuine") == 0)
+		return "kvm_amd";
+	if (strcmp(vendor, "GenuineIntel") == 0)
+		return "kvm_intel";
+	return "kvm_intel or kvm_amd";
+}
+
+int ht_check_kvm_tracepoints(const struct ht_preflight_paths *p, char *err, size_t errlen)
+{
+	static const char *const names[] = { "kvm_exit", "kvm_hypercall", "kvm_entry" };
+	char dir[512], tp[600];
+
+	if (events_dir(p, dir, sizeof(dir)) != 0) {
+		snprintf(err, errlen, "tracefs is not mounted: run 'mount -t tracefs nodev %s'", p->tracefs);
+		return -ENOENT;
+	}
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(tp, sizeof(tp), "%s/kvm/%s", dir, names[i]);
+		if (!dir_exists(tp)) {
+			snprintf(err, errlen, "the kvm:%s tracepoint is missing: KVM is not loaded: run 'modprobe %s'",
+				 names[i], kvm_module_for_cpu());
+			return -ENOENT;
+		}
+	}
+	return 0;
+}
+
+int ht_preflight(char *err, size_t errlen)
+{
+	const struct ht_preflight_paths *p = &ht_preflight_system_paths;
+	int ret;
+
+	if ((ret = ht_check_privileges(err, errlen)))
+		return ret;
+	if ((ret = ht_check_btf(p, err, errlen)))
+		return ret;
+	if ((ret = ht_check_tracefs(p, 1, err, errlen)))
+		return ret;
+	return ht_check_kvm_tracepoints(p, err, errlen);
+}

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* `hypertrace-bpf record`: its configuration, parsed from the command line. */
+#ifndef HT_RECORD_H
+#define HT_RECORD_H
+
+#include <stdbool.h>
+#include "tracer.h"
+
+#define HT_DEFAULT_OUTPUT "hypertrace.htr"
+
+struct ht_record_config {
+	const char *output;
+	bool force;
+	struct ht_filters filters;
+	double duration_s;    /* 0: until Ctrl-C (or CMD exits) */
+	unsigned long ringbuf_bytes;
+	bool verbose;
+	char **command;       /* NULL-terminated argv of CMD, or NULL */
+};
+
+/* Parses argv (argv[0] is "record"). Returns -1 to go on, else the exit status. */
+int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg);
+
+#endif

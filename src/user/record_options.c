@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Command line of `hypertrace-bpf record`: strict parsing, one-line errors, exit 2. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include "cli.h"
+#include "parse.h"
+#include "record.h"
+
+static const char record_help[] =
+	"Usage: hypertrace-bpf record [-o FILE] [--force] [--nr N]... [--exit-reason N]\n"
+	"                             [-p PID] [--vcpu N] [-d SECONDS] [--ringbuf-size BYTES]\n"
+	"                             [-v] [-- CMD [ARGS...]]\n"
+	"\n"
+	"Trace KVM hypercalls system-wide into a trace file. Each traced hypercall\n"
+	"becomes one fused record: the hypercall exit (VMX exit reason 18 VMCALL, SVM\n"
+	"0x81 VMMCALL), the kvm_hypercall event with a selected nr, and the next\n"
+	"kvm_entry of the same vCPU thread. Stops on Ctrl-C (SIGINT/SIGTERM), after -d\n"
+	"SECONDS, or when CMD exits; then drains every record and prints a summary.\n"
+	"Needs root (or CAP_BPF and CAP_PERFMON).\n"
+	"\n"
+	"Options:\n"
+	"  -o, --output FILE        trace file to write (default: " HT_DEFAULT_OUTPUT ")\n"
+	"  -f, --force              overwrite FILE if it exists\n"
+	"  -n, --nr N               hypercall nr to trace; repeat for up to 8 (default 1000)\n"
+	"  -e, --exit-reason N      match this exit reason instead of the hypercall exit\n"
+	"                           (VMX: compared with its low 16 bits)\n"
+	"  -p, --pid PID            only the VM process PID (e.g. a QEMU)\n"
+	"  -c, --vcpu N             only vCPU id N\n"
+	"  -d, --duration SECONDS   stop after SECONDS (decimals allowed)\n"
+	"  -b, --ringbuf-size BYTES BPF ring buffer size, power of two with K/M/G\n"
+	"                           (default 16M)\n"
+	"  -v, --verbose            show libbpf debug output and the verifier log\n"
+	"  -h, --help               show this help\n"
+	"\n"
+	"CMD runs after tracing has started; tracing stays system-wide (use -p to\n"
+	"restrict it to one VM process).\n"
+	"\n"
+	"EXAMPLES:\n"
+	"    sudo hypertrace-bpf record                      # nr 1000 until Ctrl-C\n"
+	"    sudo hypertrace-bpf record -d 5 -o t.htr        # 5 seconds into t.htr\n"
+	"    sudo hypertrace-bpf record --nr 1000 --nr 1001 -p $(pgrep -f qemu-system)\n"
+	"    sudo hypertrace-bpf record -- minivm --vcpus 2 --count 1000\n";
+
+static const struct option record_longopts[] = {
+	{ "output", required_argument, NULL, 'o' },
+	{ "force", no_argument, NULL, 'f' },
+	{ "nr", required_argument, NULL, 'n' },
+	{ "exit-reason", required_argument, NULL, 'e' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "vcpu", required_argument, NULL, 'c' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "ringbuf-size", required_argument, NULL, 'b' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg)
+{
+	bool nr_given = false;
+	uint64_t v;
+	int opt;
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->output = HT_DEFAULT_OUTPUT;
+	cfg->ringbuf_bytes = HT_DEFAULT_RINGBUF_BYTES;
+	ht_filters_default(&cfg->filters);
+
+	opterr = 0;
+	optind = 1;
+	/* '+': stop at the first non-option, which starts CMD. */
+	while ((opt = getopt_long(argc, argv, "+:o:fn:e:p:c:d:b:vh", record_longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'o':
+			if (!optarg[0])
+				return ht_usage_error("record", "-o needs a file name");
+			cfg->output = optarg;
+			break;
+		case 'f':
+			cfg->force = true;
+			break;
+		case 'n':
+			if (!ht_parse_u64(optarg, UINT32_MAX, &v))
+				return ht_usage_error("record", "invalid --nr '%s': expected an integer 0..4294967295", optarg);
+			if (!nr_given) {
+				cfg->filters.nr_count = 0;
+				nr_given = true;
+			}
+			if (cfg->filters.nr_count == HT_MAX_SELECTED_NR)
+				return ht_usage_error("record", "too many --nr: at most %d hypercall numbers", HT_MAX_SELECTED_NR);
+			cfg->filters.nr[cfg->filters.nr_count++] = (__u32)v;
+			break;
+		case 'e':
+			if (!ht_parse_u64(optarg, UINT32_MAX, &v))
+				return ht_usage_error("record", "invalid --exit-reason '%s': expected an integer such as 18 or 0x81", optarg);
+			cfg->filters.exit_reason_on = true;
+			cfg->filters.exit_reason = (__u32)v;
+			break;
+		case 'p':
+			if (!ht_parse_u64(optarg, INT32_MAX, &v) || v == 0)
+				return ht_usage_error("record", "invalid --pid '%s': expected a process id", optarg);
+			cfg->filters.tgid_on = true;
+			cfg->filters.tgid = (__u32)v;
+			break;
+		case 'c':
+			if (!ht_parse_u64(optarg, UINT16_MAX, &v))
+				return ht_usage_error("record", "invalid --vcpu '%s': expected a vCPU id 0..65535", optarg);
+			cfg->filters.vcpu_on = true;
+			cfg->filters.vcpu = (__u32)v;
+			break;
+		case 'd':
+			if (!ht_parse_seconds(optarg, 1e7, &cfg->duration_s) || cfg->duration_s <= 0)
+				return ht_usage_error("record", "invalid --duration '%s': expected a positive number of seconds", optarg);
+			break;
+		case 'b':
+			if (!ht_parse_size(optarg, &v) || v < 4096 || v > (1ull << 30) || (v & (v - 1)))
+				return ht_usage_error("record", "invalid --ringbuf-size '%s': expected a power of two from 4K to 1G", optarg);
+			cfg->ringbuf_bytes = (unsigned long)v;
+			break;
+		case 'v':
+			cfg->verbose = true;
+			break;
+		case 'h':
+			fputs(record_help, stdout);
+			return HT_EXIT_OK;
+		case ':':
+			return ht_usage_error("record", "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return ht_usage_error("record", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		cfg->command = argv + optind;
+	return -1;
+}

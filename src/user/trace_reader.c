@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Trace file reader: validates the header, then each block's bounds and CRC32. */
+#include "trace_reader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+struct ht_reader {
+	int fd;
+	struct ht_file_header hdr;
+	struct ht_read_status st;
+	unsigned char *payload; /* current records block */
+	size_t payload_cap;
+	unsigned int count, next; /* records in the block, next to deliver */
+	bool done;
+};
+
+/* Reads exactly len bytes unless the file ends first; returns bytes read or -errno. */
+static ssize_t read_full(int fd, void *buf, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = read(fd, (unsigned char *)buf + got, len - got);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
+}
+
+int ht_reader_open(const char *path, struct ht_reader **out, char *err, size_t errlen)
+{
+	struct ht_reader *r;
+	struct stat sb;
+	ssize_t n;
+	int ret;
+
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (r->fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot open %s: %s", path, strerror(-ret));
+		free(r);
+		return ret;
+	}
+	if (fstat(r->fd, &sb) == 0)
+		r->st.file_bytes = (unsigned long long)sb.st_size;
+	n = read_full(r->fd, &r->hdr, sizeof(r->hdr));
+	ret = -EINVAL;
+	if (n < 0) {
+		ret = (int)n;
+		snprintf(err, errlen, "cannot read %s: %s", path, strerror(-ret));
+	} else if (n == 0) {
+		snprintf(err, errlen, "%s is empty: not a hypertrace-bpf trace file", path);
+	} else if ((size_t)n < sizeof(HT_FILE_MAGIC) - 1 ||
+		   memcmp(r->hdr.magic, HT_FILE_MAGIC, sizeof(r->hdr.magic)) != 0) {
+		snprintf(err, errlen, "%s is not a hypertrace-bpf trace file (bad magic)", path);
+	} else if ((size_t)n < sizeof(r->hdr)) {
+		snprintf(err, errlen, "%s is truncated inside its header (%zd of %zu bytes): nothing to read",
+			 path, n, sizeof(r->hdr));
+	} else if (r->hdr.version > HT_FILE_VERSION) {
+		snprintf(err, errlen, "%s has trace format version %u, newer than this hypertrace-bpf reads (%u): upgrade hypertrace-bpf",
+			 path, r->hdr.version, HT_FILE_VERSION);
+	} else if (r->hdr.version == 0 ||
+		   r->hdr.header_crc32 != (__u32)crc32(0, (const Bytef *)&r->hdr,
+						       offsetof(struct ht_file_header, header_crc32))) {
+		snprintf(err, errlen, "%s has a damaged header (checksum mismatch): the file is corrupt", path);
+	} else if (r->hdr.header_size != HT_FILE_HEADER_SIZE ||
+		   r->hdr.record_size != sizeof(struct ht_record)) {
+		snprintf(err, errlen, "%s has header size %u / record size %u, expected %u / %zu: the file is corrupt",
+			 path, r->hdr.header_size, r->hdr.record_size, HT_FILE_HEADER_SIZE,
+			 sizeof(struct ht_record));
+	} else {
+		r->st.good_bytes = sizeof(r->hdr);
+		*out = r;
+		return 0;
+	}
+	close(r->fd);
+	free(r);
+	return ret;
+}
+
+const struct ht_file_header *ht_reader_header(const struct ht_reader *r)
+{
+	return &r->hdr;
+}
+
+const struct ht_read_status *ht_reader_status(const struct ht_reader *r)
+{
+	return &r->st;
+}
+
+__attribute__((format(printf, 3, 4)))
+static void stop(struct ht_reader *r, bool damaged, const char *fmt, ...)
+{
+	va_list ap;
+
+	r->done = true;
+	r->st.damaged = damaged;
+	va_start(ap, fmt);
+	vsnprintf(r->st.reason, sizeof(r->st.reason), fmt, ap);
+	va_end(ap);
+}
+
+/* Loads the next records block; returns false when reading is over. */
+static bool load_block(struct ht_reader *r)
+{
+	struct ht_block_header bh;
+	unsigned long long at = r->st.good_bytes;
+	ssize_t n;
+
+	for (;;) {
+		n = read_full(r->fd, &bh, sizeof(bh));
+		if (n == 0) {
+			if (!r->st.has_trailer)
+				stop(r, false, "no trailer after byte %llu: the recording did not end cleanly", at);
+			else
+				r->done = true;
+			return false;
+		}
+		if (n < 0 || (size_t)n < sizeof(bh)) {
+			stop(r, true, "truncated block header at byte %llu", at);
+			return false;
+		}
+		if (bh.magic != HT_BLOCK_MAGIC || bh.encoding != HT_ENCODING_RAW ||
+		    bh.payload_len > HT_BLOCK_MAX_PAYLOAD || bh.raw_len != bh.payload_len ||
+		    (bh.type == HT_BLOCK_RECORDS &&
+		     (__u64)bh.item_count * sizeof(struct ht_record) != bh.payload_len) ||
+		    (bh.type == HT_BLOCK_TRAILER && bh.payload_len != sizeof(struct ht_trailer)) ||
+		    (bh.type != HT_BLOCK_RECORDS && bh.type != HT_BLOCK_TRAILER)) {
+			stop(r, true, "bad block header at byte %llu", at);
+			return false;
+		}
+		if (r->st.has_trailer) {
+			stop(r, true, "data after the trailer at byte %llu", at);
+			return false;
+		}
+		if (bh.payload_len > r->payload_cap) {
+			unsigned char *p = realloc(r->payload, bh.payload_len);
+			if (!p) {
+				stop(r, true, "out of memory for the block at byte %llu", at);
+				return false;
+			}
+			r->payload = p;
+			r->payload_cap = bh.payload_len;
+		}
+		n = read_full(r->fd, r->payload, bh.payload_len);
+		if (n < 0 || (size_t)n < bh.payload_len) {
+			stop(r, true, "block at byte %llu is truncated (%llu payload bytes missing)", at,
+			     bh.payload_len - (unsigned long long)(n < 0 ? 0 : n));
+			return false;
+		}
+		if ((__u32)crc32(0, r->payload, bh.payload_len) != bh.crc32) {
+			stop(r, true, "block at byte %llu fails its CRC32 check", at);
+			return false;
+		}
+		at += sizeof(bh) + bh.payload_len;
+		r->st.good_bytes = at;
+		if (bh.type == HT_BLOCK_TRAILER) {
+			memcpy(&r->st.trailer, r->payload, sizeof(r->st.trailer));
+			r->st.has_trailer = true;
+			continue;
+		}
+		if (bh.item_count == 0)
+			continue;
+		r->count = bh.item_count;
+		r->next = 0;
+		return true;
+	}
+}
+
+int ht_reader_next(struct ht_reader *r, struct ht_record *rec)
+{
+	if (r->next == r->count) {
+		if (r->done || !load_block(r))
+			return 0;
+	}
+	memcpy(rec, r->payload + (size_t)r->next * sizeof(*rec), sizeof(*rec));
+	r->next++;
+	r->st.records++;
+	return 1;
+}
+
+void ht_reader_close(struct ht_reader *r)
+{
+	if (!r)
+		return;
+	close(r->fd);
+	free(r->payload);
+	free(r);
+}

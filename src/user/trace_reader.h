@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Reads a trace file block by block. It stops at the first damaged or
+ * truncated block and reports how much it read and where it stopped; every
+ * record before that point is still delivered.
+ */
+#ifndef HT_TRACE_READER_H
+#define HT_TRACE_READER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "hypertrace/trace_file.h"
+
+struct ht_reader;
+
+struct ht_read_status {
+	bool has_trailer;              /* the recording ended cleanly */
+	bool damaged;                  /* stopped at a bad or truncated block */
+	unsigned long long records;    /* records delivered so far */
+	unsigned long long good_bytes; /* end offset of the last whole block */
+	unsigned long long file_bytes;
+	char reason[192];              /* why reading stopped early, if it did */
+	struct ht_trailer trailer;     /* valid if has_trailer */
+};
+
+/*
+ * Opens PATH and validates its header. Returns 0, or -errno / -EINVAL with a
+ * one-line message for the user in err (missing file, empty file, not a
+ * trace file, a newer format version, damaged header).
+ */
+int ht_reader_open(const char *path, struct ht_reader **out, char *err, size_t errlen);
+const struct ht_file_header *ht_reader_header(const struct ht_reader *r);
+/* 1: *rec filled; 0: no more records (see ht_reader_status for why). */
+int ht_reader_next(struct ht_reader *r, struct ht_record *rec);
+const struct ht_read_status *ht_reader_status(const struct ht_reader *r);
+void ht_reader_close(struct ht_reader *r);
+
+#endif

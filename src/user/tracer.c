@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "tracer.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "hypertrace.skel.h"
+
+struct ht_tracer {
+	struct hypertrace_bpf *skel;
+};
+
+static bool libbpf_verbose;
+static char libbpf_last_warning[256];
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (libbpf_verbose)
+		return vfprintf(stderr, fmt, ap);
+	/* Keep the last one-line libbpf warning: it names the reason of a failed load. */
+	if (level == LIBBPF_WARN && strncmp(fmt, "libbpf: ", 8) == 0) {
+		char line[sizeof(libbpf_last_warning)];
+		size_t len;
+
+		vsnprintf(line, sizeof(line), fmt, ap);
+		len = strcspn(line, "\n");
+		line[len] = '\0';
+		/* The verifier log dump is multi-line noise here; its header line is enough. */
+		if (len && !strstr(line, "-- BEGIN") && !strstr(line, "-- END"))
+			memcpy(libbpf_last_warning, line, len + 1);
+	}
+	return 0;
+}
+
+void ht_libbpf_set_verbose(bool verbose)
+{
+	libbpf_verbose = verbose;
+	libbpf_set_print(libbpf_print);
+}
+
+const char *ht_libbpf_last_warning(void)
+{
+	return libbpf_last_warning[0] ? libbpf_last_warning : "no reason given by libbpf";
+}
+
+void ht_filters_default(struct ht_filters *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->nr[0] = HT_DEFAULT_HYPERCALL_NR;
+	f->nr_count = 1;
+}
+
+int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, char *err,
+		   size_t errlen)
+{
+	const struct ht_filters *f = &opts->filters;
+	struct ht_tracer *t;
+	int ret;
+
+	ht_libbpf_set_verbose(opts->verbose);
+	libbpf_last_warning[0] = '\0';
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	t->skel = hypertrace_bpf__open();
+	if (!t->skel) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot open the BPF object: %s (%s)", strerror(-ret),
+			 ht_libbpf_last_warning());
+		free(t);
+		return ret;
+	}
+	struct hypertrace_bpf__rodata *ro = t->skel->rodata;
+	for (unsigned int i = 0; i < HT_MAX_SELECTED_NR; i++)
+		ro->filter_nr[i] = i < f->nr_count ? f->nr[i] : 0;
+	ro->filter_nr_count = f->nr_count;
+	ro->filter_exit_reason_on = f->exit_reason_on;
+	ro->filter_exit_reason = f->exit_reason;
+	ro->filter_tgid = f->tgid_on ? f->tgid : 0;
+	ro->filter_vcpu_on = f->vcpu_on;
+	ro->filter_vcpu = f->vcpu;
+	ro->wakeup_bytes = opts->wakeup_bytes;
+
+	bpf_map__set_max_entries(t->skel->maps.records, (__u32)opts->ringbuf_bytes);
+	/* Production loads only the tracepoint programs; tests and benchmarks add the synthetic ones. */
+	bpf_program__set_autoload(t->skel->progs.synthetic_kvm_exit, opts->synthetic);
+	bpf_program__set_autoload(t->skel->progs.synthetic_kvm_hypercall, opts->synthetic);
+	bpf_program__set_autoload(t->skel->progs.synthetic_kvm_entry, opts->synthetic);
+
+	ret = hypertrace_bpf__load(t->skel);
+	if (ret) {
+		snprintf(err, errlen, "cannot load the BPF programs: %s (%s): rerun with -v to see the libbpf and verifier log",
+			 strerror(-ret), ht_libbpf_last_warning());
+		hypertrace_bpf__destroy(t->skel);
+		free(t);
+		return ret;
+	}
+	*out = t;
+	return 0;
+}
+
+int ht_tracer_attach(struct ht_tracer *t, char *err, size_t errlen)
+{
+	struct {
+		struct bpf_program *prog;
+		struct bpf_link **link;
+		const char *name;
+	} tps[] = {
+		/* entry and hypercall first: an exit armed before them would be fused only by them. */
+		{ t->skel->progs.on_kvm_entry, &t->skel->links.on_kvm_entry, "kvm_entry" },
+		{ t->skel->progs.on_kvm_hypercall, &t->skel->links.on_kvm_hypercall, "kvm_hypercall" },
+		{ t->skel->progs.on_kvm_exit, &t->skel->links.on_kvm_exit, "kvm_exit" },
+	};
+
+	for (size_t i = 0; i < sizeof(tps) / sizeof(tps[0]); i++) {
+		*tps[i].link = bpf_program__attach_tracepoint(tps[i].prog, "kvm", tps[i].name);
+		if (!*tps[i].link) {
+			int ret = -errno;
+			snprintf(err, errlen, "cannot attach to the kvm:%s tracepoint: %s (%s)", tps[i].name,
+				 strerror(-ret), ht_libbpf_last_warning());
+			ht_tracer_detach(t);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+void ht_tracer_detach(struct ht_tracer *t)
+{
+	hypertrace_bpf__detach(t->skel);
+	/*
+	 * A tracepoint program that started before the detach may still be
+	 * running on another CPU. Tracepoint programs run inside an RCU read-side
+	 * section, and MEMBARRIER_CMD_GLOBAL waits for an RCU grace period
+	 * (synchronize_rcu), so after it every such record is submitted.
+	 */
+	if (syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) != 0)
+		usleep(50 * 1000); /* nohz_full kernels refuse it: a grace period is far shorter */
+}
+
+int ht_tracer_records_fd(const struct ht_tracer *t)
+{
+	return bpf_map__fd(t->skel->maps.records);
+}
+
+int ht_tracer_synthetic_fd(const struct ht_tracer *t, enum ht_synthetic_prog which)
+{
+	switch (which) {
+	case HT_SYNTH_KVM_EXIT:
+		return bpf_program__fd(t->skel->progs.synthetic_kvm_exit);
+	case HT_SYNTH_KVM_HYPERCALL:
+		return bpf_program__fd(t->skel->progs.synthetic_kvm_hypercall);
+	case HT_SYNTH_KVM_ENTRY:
+		return bpf_program__fd(t->skel->progs.synthetic_kvm_entry);
+	}
+	return -EINVAL;
+}
+
+int ht_tracer_counters(const struct ht_tracer *t, __u64 out[HT_CNT_MAX])
+{
+	int ncpus = libbpf_num_possible_cpus();
+	int fd = bpf_map__fd(t->skel->maps.counters);
+	__u64 *vals;
+
+	if (ncpus <= 0)
+		return -EINVAL;
+	vals = calloc((size_t)ncpus, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (__u32 k = 0; k < HT_CNT_MAX; k++) {
+		out[k] = 0;
+		if (bpf_map_lookup_elem(fd, &k, vals)) {
+			int ret = -errno;
+			free(vals);
+			return ret;
+		}
+		for (int c = 0; c < ncpus; c++)
+			out[k] += vals[c];
+	}
+	free(vals);
+	return 0;
+}
+
+void ht_tracer_destroy(struct ht_tracer *t)
+{
+	if (!t)
+		return;
+	hypertrace_bpf__destroy(t->skel);
+	free(t);
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The BPF side as user space sees it: open the skeleton, fix the filters in
+ * rodata, size the ring buffer, load (with a useful error), attach the three
+ * kvm tracepoints, read the drop counters, detach so that nothing is in flight.
+ */
+#ifndef HT_TRACER_H
+#define HT_TRACER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "hypertrace/record.h"
+
+struct ht_filters {
+	__u32 nr[HT_MAX_SELECTED_NR];
+	unsigned int nr_count;  /* 1..HT_MAX_SELECTED_NR */
+	bool exit_reason_on;
+	__u32 exit_reason;
+	bool tgid_on;
+	__u32 tgid;
+	bool vcpu_on;
+	__u32 vcpu;
+};
+
+/* Ring buffer size and wake-up threshold used unless told otherwise. */
+#define HT_DEFAULT_RINGBUF_BYTES (16u << 20)
+
+struct ht_tracer_opts {
+	struct ht_filters filters;
+	unsigned long ringbuf_bytes; /* power of two, >= page size */
+	unsigned long wakeup_bytes;  /* 0: wake the consumer on every record */
+	bool synthetic;              /* also load the synthetic-event programs */
+	bool verbose;                /* libbpf debug output and verifier log on stderr */
+};
+
+enum ht_synthetic_prog {
+	HT_SYNTH_KVM_EXIT,
+	HT_SYNTH_KVM_HYPERCALL,
+	HT_SYNTH_KVM_ENTRY,
+};
+
+struct ht_tracer;
+
+void ht_filters_default(struct ht_filters *f);
+/* Unused filters take no code in BPF: rodata constants are pruned at load. */
+int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, char *err,
+		   size_t errlen);
+int ht_tracer_attach(struct ht_tracer *t, char *err, size_t errlen);
+/*
+ * Detaches the tracepoint programs and waits until no program that started
+ * before can still be running, so a drain after it sees every record.
+ */
+void ht_tracer_detach(struct ht_tracer *t);
+int ht_tracer_records_fd(const struct ht_tracer *t);
+int ht_tracer_synthetic_fd(const struct ht_tracer *t, enum ht_synthetic_prog which);
+/* Sums the per-CPU counters (enum ht_counter). */
+int ht_tracer_counters(const struct ht_tracer *t, __u64 out[HT_CNT_MAX]);
+void ht_tracer_destroy(struct ht_tracer *t);
+
+/* Where the libbpf messages go: stderr when verbose, else only the last warning is kept. */
+void ht_libbpf_set_verbose(bool verbose);
+const char *ht_libbpf_last_warning(void);
+
+#endif
