@@ -123,7 +123,7 @@ static __always_inline bool nr_selected(unsigned long nr)
 	if (nr > 0xffffffffull)
 		return false;
 #pragma unroll
-	for (int i = 0; i < HT_MAX_SELECTED_NR; i++) {
+	for (__u32 i = 0; i < HT_MAX_SELECTED_NR; i++) {
 		if (i >= filter_nr_count)
 			break;
 		if (filter_nr[i] == nr)

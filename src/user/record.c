@@ -10,13 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
-#include "drain.h"
 #include "preflight.h"
 #include "record.h"
+#include "recording.h"
 #include "trace_writer.h"
 
 /* How often the loop wakes without records: bounds Ctrl-C latency and data age in the file. */
@@ -38,21 +39,6 @@ static unsigned long long now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
-}
-
-struct recording {
-	struct ht_writer *writer;
-	int write_error; /* -errno of the first failed write */
-};
-
-static int record_sink(void *ctx, const struct ht_record *rec)
-{
-	struct recording *r = ctx;
-	int ret = ht_writer_add(r->writer, rec);
-
-	if (ret && !r->write_error)
-		r->write_error = ret;
-	return ret;
 }
 
 static pid_t start_command(char **argv)
@@ -92,6 +78,13 @@ static void header_from_config(struct ht_file_header *hdr, const struct ht_recor
 	hdr->ringbuf_bytes = (__u32)cfg->ringbuf_bytes;
 }
 
+static unsigned long long file_size(const char *path)
+{
+	struct stat sb;
+
+	return stat(path, &sb) == 0 ? (unsigned long long)sb.st_size : 0;
+}
+
 static void format_size(char *buf, size_t len, unsigned long long bytes)
 {
 	if (bytes < 10 * 1024)
@@ -126,12 +119,11 @@ static int run_record(const struct ht_record_config *cfg)
 		.wakeup_bytes = cfg->ringbuf_bytes / 8,
 		.verbose = cfg->verbose,
 	};
-	struct recording rec = { 0 };
+	struct ht_recording rec = { 0 };
 	struct ht_tracer *tracer = NULL;
-	struct ht_drain *drain = NULL;
+	struct ht_writer *writer = NULL;
 	struct ht_file_header hdr;
-	struct ht_trailer trailer = { 0 };
-	__u64 counters[HT_CNT_MAX] = { 0 };
+	struct ht_trailer trailer;
 	char err[512];
 	pid_t child = -1;
 	int child_status = 0, status = HT_EXIT_RUNTIME, ret;
@@ -140,7 +132,7 @@ static int run_record(const struct ht_record_config *cfg)
 		return ht_runtime_error("%s", err);
 
 	header_from_config(&hdr, cfg);
-	if (ht_writer_open(cfg->output, cfg->force, &hdr, &rec.writer, err, sizeof(err)))
+	if (ht_writer_open(cfg->output, cfg->force, &hdr, &writer, err, sizeof(err)))
 		return ht_runtime_error("%s", err);
 
 	if (ht_tracer_load(&tracer, &topts, err, sizeof(err)) ||
@@ -148,7 +140,8 @@ static int run_record(const struct ht_record_config *cfg)
 		ht_runtime_error("%s", err);
 		goto fail_unlink;
 	}
-	ret = ht_drain_new(ht_tracer_records_fd(tracer), record_sink, &rec, &drain);
+	ret = ht_recording_init(&rec, tracer, writer);
+	writer = NULL;
 	if (ret) {
 		ht_runtime_error("cannot set up the ring buffer consumer: %s", strerror(-ret));
 		goto fail_unlink;
@@ -170,18 +163,14 @@ static int run_record(const struct ht_record_config *cfg)
 
 	unsigned long long start = now_ns(), last_flush = start;
 	unsigned long long deadline = cfg->duration_s > 0 ? start + (unsigned long long)(cfg->duration_s * 1e9) : 0;
-	while (!stop_requested && !rec.write_error) {
-		ret = ht_drain_poll(drain, POLL_INTERVAL_MS);
-		if (ret >= 0)
-			ret = ht_drain_all(drain);
-		if (ret < 0 && !rec.write_error) {
-			ht_runtime_error("reading the ring buffer failed: %s", strerror(-ret));
+	while (!stop_requested) {
+		ret = ht_recording_pump(&rec, POLL_INTERVAL_MS);
+		if (ret < 0)
 			break;
-		}
 		unsigned long long now = now_ns();
 		if (now - last_flush >= FLUSH_INTERVAL_NS) {
-			if ((ret = ht_writer_flush(rec.writer)) && !rec.write_error)
-				rec.write_error = ret;
+			if ((ret = ht_writer_flush(rec.writer)))
+				break;
 			last_flush = now;
 		}
 		if (deadline && now >= deadline)
@@ -191,39 +180,16 @@ static int run_record(const struct ht_record_config *cfg)
 			break;
 		}
 	}
-
-	/* Stop producers first, then take everything they left in the ring buffer. */
-	ht_tracer_detach(tracer);
-	if (!rec.write_error)
-		ht_drain_all(drain);
-	if (rec.write_error) {
+	if (ret >= 0)
+		ret = ht_recording_finish(&rec, &trailer);
+	else
+		ht_recording_abandon(&rec);
+	if (ret < 0) {
 		ht_runtime_error("cannot write %s: %s: free space or choose another path with -o",
-				 cfg->output, strerror(-rec.write_error));
-		ht_writer_abandon(rec.writer);
-		rec.writer = NULL;
-		goto out;
-	}
-	if ((ret = ht_tracer_counters(tracer, counters)))
-		fprintf(stderr, "hypertrace-bpf: warning: cannot read the drop counters: %s\n", strerror(-ret));
-	trailer.records = ht_writer_records(rec.writer);
-	trailer.ringbuf_drops = counters[HT_CNT_RINGBUF_DROPS];
-	trailer.state_alloc_fail = counters[HT_CNT_STATE_ALLOC_FAIL];
-	trailer.superseded = counters[HT_CNT_SUPERSEDED];
-	trailer.unselected_nr = counters[HT_CNT_HCALL_UNSELECTED_NR];
-	struct ht_file_header end_clock;
-	ht_header_init(&end_clock);
-	trailer.end_monotonic_ns = end_clock.start_monotonic_ns;
-	trailer.end_realtime_ns = end_clock.start_realtime_ns;
-
-	unsigned long long bytes = ht_writer_bytes(rec.writer) + sizeof(struct ht_block_header) + sizeof(trailer);
-	ret = ht_writer_close(rec.writer, &trailer);
-	rec.writer = NULL;
-	if (ret) {
-		ht_runtime_error("cannot finish %s: %s: free space or choose another path with -o",
 				 cfg->output, strerror(-ret));
 		goto out;
 	}
-	print_summary(cfg, trailer.records, &trailer, bytes, (now_ns() - start) / 1e9);
+	print_summary(cfg, trailer.records, &trailer, file_size(cfg->output), (now_ns() - start) / 1e9);
 	status = HT_EXIT_OK;
 
 	if (child > 0) {
@@ -246,15 +212,14 @@ static int run_record(const struct ht_record_config *cfg)
 
 fail_unlink:
 	/* Nothing was traced: leave no empty trace file behind. */
-	ht_writer_abandon(rec.writer);
-	rec.writer = NULL;
+	ht_recording_abandon(&rec);
+	ht_writer_abandon(writer);
 	unlink(cfg->output);
 out:
 	if (child > 0) {
 		kill(child, SIGTERM);
 		waitpid(child, NULL, 0);
 	}
-	ht_drain_free(drain);
 	ht_tracer_destroy(tracer);
 	return status;
 }

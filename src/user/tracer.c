@@ -190,6 +190,11 @@ int ht_tracer_counters(const struct ht_tracer *t, __u64 out[HT_CNT_MAX])
 	return 0;
 }
 
+__u64 ht_tracer_armed_threads(const struct ht_tracer *t)
+{
+	return __atomic_load_n(&t->skel->bss->armed_threads, __ATOMIC_RELAXED);
+}
+
 void ht_tracer_destroy(struct ht_tracer *t)
 {
 	if (!t)

@@ -55,6 +55,8 @@ int ht_tracer_records_fd(const struct ht_tracer *t);
 int ht_tracer_synthetic_fd(const struct ht_tracer *t, enum ht_synthetic_prog which);
 /* Sums the per-CPU counters (enum ht_counter). */
 int ht_tracer_counters(const struct ht_tracer *t, __u64 out[HT_CNT_MAX]);
+/* Threads whose per-thread state is armed right now (the hot path's skip counter). */
+__u64 ht_tracer_armed_threads(const struct ht_tracer *t);
 void ht_tracer_destroy(struct ht_tracer *t);
 
 /* Where the libbpf messages go: stderr when verbose, else only the last warning is kept. */

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "recording.h"
+
+#include <string.h>
+#include <time.h>
+
+static int recording_sink(void *ctx, const struct ht_record *rec)
+{
+	struct ht_recording *r = ctx;
+	int ret = ht_writer_add(r->writer, rec);
+
+	if (ret) {
+		if (!r->write_error)
+			r->write_error = ret;
+		return ret;
+	}
+	if (r->observer)
+		r->observer(r->observer_ctx, rec);
+	return 0;
+}
+
+int ht_recording_init(struct ht_recording *r, struct ht_tracer *tracer, struct ht_writer *writer)
+{
+	memset(r, 0, sizeof(*r));
+	r->tracer = tracer;
+	r->writer = writer;
+	return ht_drain_new(ht_tracer_records_fd(tracer), recording_sink, r, &r->drain);
+}
+
+int ht_recording_pump(struct ht_recording *r, int timeout_ms)
+{
+	int polled = ht_drain_poll(r->drain, timeout_ms), rest;
+
+	if (polled < 0)
+		return r->write_error ? r->write_error : polled;
+	/* poll only drains after a wake-up; records submitted without one are taken here. */
+	rest = ht_drain_all(r->drain);
+	if (rest < 0)
+		return r->write_error ? r->write_error : rest;
+	return polled + rest;
+}
+
+static __u64 clock_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+int ht_recording_finish(struct ht_recording *r, struct ht_trailer *trailer)
+{
+	__u64 counters[HT_CNT_MAX] = { 0 };
+	int ret;
+
+	/* Stop the producers first, then take everything they left in the ring buffer. */
+	ht_tracer_detach(r->tracer);
+	ret = ht_drain_all(r->drain);
+	if (r->write_error || ret < 0) {
+		ret = r->write_error ? r->write_error : ret;
+		ht_recording_abandon(r);
+		return ret;
+	}
+	memset(trailer, 0, sizeof(*trailer));
+	ret = ht_tracer_counters(r->tracer, counters);
+	if (ret) {
+		ht_recording_abandon(r);
+		return ret;
+	}
+	trailer->records = ht_writer_records(r->writer);
+	trailer->ringbuf_drops = counters[HT_CNT_RINGBUF_DROPS];
+	trailer->state_alloc_fail = counters[HT_CNT_STATE_ALLOC_FAIL];
+	trailer->superseded = counters[HT_CNT_SUPERSEDED];
+	trailer->unselected_nr = counters[HT_CNT_HCALL_UNSELECTED_NR];
+	trailer->end_monotonic_ns = clock_ns(CLOCK_MONOTONIC);
+	trailer->end_realtime_ns = clock_ns(CLOCK_REALTIME);
+	ret = ht_writer_close(r->writer, trailer);
+	r->writer = NULL;
+	ht_drain_free(r->drain);
+	r->drain = NULL;
+	return ret;
+}
+
+void ht_recording_abandon(struct ht_recording *r)
+{
+	ht_writer_abandon(r->writer);
+	r->writer = NULL;
+	ht_drain_free(r->drain);
+	r->drain = NULL;
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * One recording: the loaded tracer's ring buffer drained into a trace file.
+ * The record command and the in-kernel tests both go through it, so the tests
+ * exercise the same drain, write and shutdown sequence as production.
+ */
+#ifndef HT_RECORDING_H
+#define HT_RECORDING_H
+
+#include "drain.h"
+#include "tracer.h"
+#include "trace_writer.h"
+
+/* Called for every record drained, after it is written (e.g. live histograms). */
+typedef void (*ht_record_observer)(void *ctx, const struct ht_record *rec);
+
+struct ht_recording {
+	struct ht_tracer *tracer;  /* not owned */
+	struct ht_writer *writer;  /* owned until ht_recording_finish */
+	struct ht_drain *drain;
+	ht_record_observer observer;
+	void *observer_ctx;
+	int write_error;           /* -errno of the first failed write */
+};
+
+/* Takes ownership of writer. 0 or -errno. */
+int ht_recording_init(struct ht_recording *r, struct ht_tracer *tracer, struct ht_writer *writer);
+/* Waits up to timeout_ms, then drains what is there. Records drained, or -errno. */
+int ht_recording_pump(struct ht_recording *r, int timeout_ms);
+/*
+ * Ends the recording: detaches the programs, drains everything left, reads
+ * the drop counters into the trailer, writes it, fsyncs and closes the file.
+ * 0 or -errno (a write error: the file then ends at its last whole block).
+ */
+int ht_recording_finish(struct ht_recording *r, struct ht_trailer *trailer);
+/* Frees what is left after a failure, without a trailer. */
+void ht_recording_abandon(struct ht_recording *r);
+
+#endif

@@ -1,0 +1,459 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The real BPF handlers, fed synthetic kvm_exit/kvm_hypercall/kvm_entry events
+ * through BPF_PROG_TEST_RUN. Records go through the real ring buffer, the real
+ * drain and writer into a trace file, which the real reader checks record by
+ * record. The calling thread plays the vCPU thread. Needs root.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "recording.h"
+#include "synth.h"
+#include "test.h"
+#include "trace_reader.h"
+#include "tracer.h"
+
+#define VMX HT_ISA_VMX
+#define SVM HT_ISA_SVM
+#define VMCALL 18
+#define VMMCALL 0x81
+#define VMX_EXTERNAL_INTERRUPT 1
+#define VMX_IO_INSTRUCTION 30
+#define SVM_NPF 0x400
+#define MAX_RECORDS 4096
+
+static struct ht_synth_layout layout;
+static char tmpdir[] = "/tmp/ht-fusion-XXXXXX";
+
+/* What one scenario left behind: the file's records and trailer. */
+struct outcome {
+	struct ht_record rec[MAX_RECORDS];
+	size_t n;
+	struct ht_trailer trailer;
+	struct ht_read_status status;
+};
+static struct outcome out;
+
+/* Tracers of the running test, destroyed after it whatever its outcome. */
+static struct ht_tracer *live[4];
+
+static void destroy_live_tracers(void)
+{
+	for (size_t i = 0; i < sizeof(live) / sizeof(live[0]); i++) {
+		ht_tracer_destroy(live[i]);
+		live[i] = NULL;
+	}
+}
+
+static struct ht_tracer *tracer_with(const struct ht_filters *f, unsigned long ringbuf_bytes)
+{
+	struct ht_tracer_opts o = { .synthetic = true, .ringbuf_bytes = ringbuf_bytes };
+	struct ht_tracer *t = NULL;
+	char err[512];
+
+	if (f)
+		o.filters = *f;
+	else
+		ht_filters_default(&o.filters);
+	if (ht_tracer_load(&t, &o, err, sizeof(err))) {
+		printf("    load failed: %s\n", err);
+		return NULL;
+	}
+	for (size_t i = 0; i < sizeof(live) / sizeof(live[0]); i++) {
+		if (!live[i]) {
+			live[i] = t;
+			break;
+		}
+	}
+	return t;
+}
+
+static struct ht_tracer *default_tracer(void)
+{
+	return tracer_with(NULL, HT_DEFAULT_RINGBUF_BYTES);
+}
+
+/* Drains the ring buffer into a trace file and reads it back into `out`. */
+static int collect(struct ht_tracer *t)
+{
+	struct ht_file_header hdr;
+	struct ht_recording rec;
+	struct ht_writer *w;
+	struct ht_reader *r;
+	char path[64], err[512];
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/t.htr", tmpdir);
+	ht_header_init(&hdr);
+	if ((ret = ht_writer_open(path, true, &hdr, &w, err, sizeof(err))) ||
+	    (ret = ht_recording_init(&rec, t, w)) || (ret = ht_recording_finish(&rec, &out.trailer))) {
+		printf("    recording failed: %s\n", strerror(-ret));
+		return ret;
+	}
+	if ((ret = ht_reader_open(path, &r, err, sizeof(err)))) {
+		printf("    %s\n", err);
+		return ret;
+	}
+	out.n = 0;
+	while (out.n < MAX_RECORDS && ht_reader_next(r, &out.rec[out.n]) == 1)
+		out.n++;
+	out.status = *ht_reader_status(r);
+	ht_reader_close(r);
+	return 0;
+}
+
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
+/* One whole hypercall on the calling thread. */
+static int hypercall(struct ht_tracer *t, __u32 isa, __u32 reason, __u32 vcpu, __u64 nr, __u64 a0,
+		     __u64 a1)
+{
+	int ret = ht_synth_exit(&layout, t, isa, reason, 0xffffffff81000000ull + a1, vcpu);
+
+	if (!ret)
+		ret = ht_synth_hypercall(&layout, t, nr, a0, a1, 0xa2a2a2a2, 0xa3a3a3a3);
+	if (!ret)
+		ret = ht_synth_entry(&layout, t, vcpu, 0xffffffff81000003ull + a1);
+	return ret;
+}
+
+#define LOAD(t, expr)                                          \
+	struct ht_tracer *t = (expr);                          \
+	CHECK(t != NULL, "tracer did not load")
+
+#define COLLECT(t) CHECK(collect(t) == 0, "collecting the records failed")
+
+static void vmx_hypercall_becomes_one_fused_record(void)
+{
+	LOAD(t, default_tracer());
+	__u64 before = mono_ns();
+	CHECK(ht_synth_exit(&layout, t, VMX, VMCALL, 0x7f001000, 3) == 0, "exit");
+	CHECK(ht_tracer_armed_threads(t) == 1, "exit did not arm the thread");
+	CHECK(ht_synth_hypercall(&layout, t, 1000, 0x11, 0x22, 0x33, 0x44) == 0, "hypercall");
+	CHECK(ht_synth_entry(&layout, t, 3, 0x7f001003) == 0, "entry");
+	__u64 after = mono_ns();
+	CHECK(ht_tracer_armed_threads(t) == 0, "entry did not disarm the thread");
+	COLLECT(t);
+	CHECK_EQ_U64(out.n, 1);
+	const struct ht_record *r = &out.rec[0];
+	CHECK_EQ_U64(r->nr, 1000);
+	CHECK_EQ_U64(r->a0, 0x11);
+	CHECK_EQ_U64(r->a1, 0x22);
+	CHECK_EQ_U64(r->a2, 0x33);
+	CHECK_EQ_U64(r->a3, 0x44);
+	CHECK_EQ_U64(r->guest_rip, 0x7f001000);
+	CHECK_EQ_U64(r->vcpu_id, 3);
+	CHECK_EQ_U64(r->isa, VMX);
+	CHECK_EQ_U64(r->exit_reason, VMCALL);
+	CHECK_EQ_U64(r->host_pid, (__u64)getpid());
+	CHECK_EQ_U64(r->host_tid, (__u64)gettid());
+	CHECK_EQ_U64(r->flags, 0);
+	CHECK(r->exit_ns >= before && r->exit_ns <= after, "exit_ns %llu outside [%llu, %llu]",
+	      (unsigned long long)r->exit_ns, (unsigned long long)before, (unsigned long long)after);
+	CHECK(r->exit_to_hcall_ns > 0 && r->hcall_to_entry_ns > 0, "latencies %u %u",
+	      r->exit_to_hcall_ns, r->hcall_to_entry_ns);
+	CHECK(r->exit_ns + r->exit_to_hcall_ns + r->hcall_to_entry_ns <= after, "latencies too long");
+	CHECK(r->exit_cpu < 4096 && r->entry_cpu < 4096, "cpu %u %u", r->exit_cpu, r->entry_cpu);
+	CHECK(out.status.has_trailer && !out.status.damaged, "file not whole");
+	CHECK_EQ_U64(out.trailer.records, 1);
+	CHECK_EQ_U64(ht_trailer_lost(&out.trailer), 0);
+}
+
+static void svm_vmmcall_becomes_one_fused_record(void)
+{
+	LOAD(t, default_tracer());
+	CHECK(hypercall(t, SVM, VMMCALL, 0, 1000, 7, 8) == 0, "events");
+	COLLECT(t);
+	CHECK_EQ_U64(out.n, 1);
+	CHECK_EQ_U64(out.rec[0].isa, SVM);
+	CHECK_EQ_U64(out.rec[0].exit_reason, VMMCALL);
+	CHECK_EQ_U64(out.rec[0].a0, 7);
+	CHECK_EQ_U64(out.rec[0].a1, 8);
+	CHECK_EQ_U64(out.rec[0].a2, 0xa2a2a2a2);
+	CHECK_EQ_U64(out.rec[0].a3, 0xa3a3a3a3);
+}
+
+static void vmx_exit_reason_flag_bits_are_ignored_for_matching_and_kept(void)
+{
+	/* Bits 16..31 of a VMX exit reason are flags (e.g. bit 27: exit from enclave mode). */
+	__u32 reason = VMCALL | (1u << 27);
+	LOAD(t, default_tracer());
+	CHECK(hypercall(t, VMX, reason, 1, 1000, 1, 1) == 0, "events");
+	COLLECT(t);
+	CHECK_EQ_U64(out.n, 1);
+	CHECK_EQ_U64(out.rec[0].exit_reason, reason);
+}
+
+static void exit_reasons_are_matched_per_isa(void)
+{
+	LOAD(t, default_tracer());
+	/* 18 on SVM is write_cr2, 0x81 on VMX is no VMCALL, SVM compares all 32 bits. */
+	CHECK(hypercall(t, SVM, VMCALL, 0, 1000, 1, 1) == 0, "events");
+	CHECK(hypercall(t, VMX, VMMCALL, 0, 1000, 1, 2) == 0, "events");
+	CHECK(hypercall(t, SVM, VMMCALL | 0x10000, 0, 1000, 1, 3) == 0, "events");
+	CHECK(hypercall(t, SVM, VMMCALL, 0, 1000, 1, 4) == 0, "events");
+	COLLECT(t);
+	CHECK_EQ_U64(out.n, 1);
+	CHECK_EQ_U64(out.rec[0].a1, 4);
+}
+
+static void nr_1000_is_recorded_and_1001_is_not(void)
+{
+	LOAD(t, default_tracer());
+	CHECK(hypercall(t, VMX, VMCALL, 0, 1001, 1, 1) == 0, "events");
+	CHECK(hypercall(t, VMX, VMCALL, 0, 1000, 1, 2) == 0, "events");
+	CHECK(hypercall(t, VMX, VMCALL, 0, 1000 + (1ull << 32), 1, 3) == 0, "events");
+	COLLECT(t);
+	CHECK_EQ_U64(out.n, 1);
+	CHECK_EQ_U64(out.rec[0].nr, 1000);
+	CHECK_EQ_U64(out.rec[0].a1, 2);
+	CHECK_EQ_U64(out.trailer.unselected_nr, 2);
+}
+
+static void nr_set_selects_exactly_its_members(void)
+{
+	struct ht_filters f;
+	ht_filters_default(&f);
+	f.nr_count = 3;
+	f.nr[0] = 1001;
+	f.nr[1] = 42;
+	f.nr[2] = 0xffffffffu;
+	LOAD(t, tracer_with(&f, HT_DEFAULT_RINGBUF_BYTES));
+	__u64 nrs[] = { 1000, 1001, 42, 43, 0xffffffffull, 0 };
+	for (size_t i = 0; i < sizeof(nrs) / sizeof(nrs[0]); i++)
+		CHECK(hypercall(t, SVM, VMMCALL, 0, nrs[i], 0, i) == 0, "events");
+	COLLECT(t);
+	CHECK_EQ_U64(out.n, 3);
+	CHECK_EQ_U64(out.rec[0].nr, 1001);
+	CHECK_EQ_U64(out.rec[1].nr, 42);
+	CHECK_EQ_U64(out.rec[2].nr, 0xffffffffu);
+}
+
+/* Interleaving vCPU threads: every step of every thread happens between the same barriers. */
+#define THREADS 4
+#define ROUNDS 50
+static pthread_barrier_t barrier;
+static struct ht_tracer *shared_tracer;
+static int thread_errors;
+static pid_t thread_tids[THREADS];
+
+static void *vcpu_thread(void *arg)
+{
+	__u32 idx = (__u32)(unsigned long)arg;
+	int err = 0;
+
+	thread_tids[idx] = gettid();
+	for (__u64 i = 0; i < ROUNDS; i++) {
+		pthread_barrier_wait(&barrier);
+		err |= ht_synth_exit(&layout, shared_tracer, VMX, VMCALL, 0x1000 + idx, idx);
+		pthread_barrier_wait(&barrier);
+		err |= ht_synth_hypercall(&layout, shared_tracer, 1000, idx, i, 0xa2, 0xa3);
+		pthread_barrier_wait(&barrier);
+		err |= ht_synth_entry(&layout, shared_tracer, idx, 0x1003 + idx);
+	}
+	if (err)
+		__atomic_fetch_add(&thread_errors, 1, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static void interleaved_vcpu_threads_are_fused_per_thread(void)
+{
+	pthread_t th[THREADS];
+	LOAD(t, default_tracer());
+	shared_tracer = t;
+	thread_errors = 0;
+	pthread_barrier_init(&barrier, NULL, THREADS);
+	for (unsigned long i = 0; i < THREADS; i++)
+		pthread_create(&th[i], NULL, vcpu_thread, (void *)i);
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(th[i], NULL);
+	pthread_barrier_destroy(&barrier);
+	CHECK(thread_errors == 0, "a synthetic event failed");
+	COLLECT(t);
+	CHECK_EQ_U64(out.n, THREADS * ROUNDS);
+	unsigned int seen[THREADS][ROUNDS] = { { 0 } };
+	for (size_t k = 0; k < out.n; k++) {
+		const struct ht_record *r = &out.rec[k];
+		CHECK(r->a0 < THREADS && r->a1 < ROUNDS, "bad args a0 %llu a1 %llu",
+		      (unsigned long long)r->a0, (unsigned long long)r->a1);
+		/* Each field must come from the thread that issued it: nothing crossed threads. */
+		CHECK_EQ_U64(r->vcpu_id, r->a0);
+		CHECK_EQ_U64(r->guest_rip, 0x1000 + r->a0);
+		CHECK_EQ_U64(r->host_tid, (__u64)thread_tids[r->a0]);
+		seen[r->a0][r->a1]++;
+	}
+	for (int i = 0; i < THREADS; i++)
+		for (int j = 0; j < ROUNDS; j++)
+			CHECK(seen[i][j] == 1, "thread %d round %d seen %u times", i, j, seen[i][j]);
+}
+
+static void a_second_exit_before_entry_is_never_fused(void)
+{
+	LOAD(t, default_tracer());
+	/* hypercall exit, hypercall, another exit, entry: the hypercall's window was cut. */
+	CHECK(ht_synth_exit(&layout, t, VMX, VMCALL, 0x1000, 0) == 0, "exit");
+	CHECK(ht_synth_hypercall(&layout, t, 1000, 1, 1, 1, 1) == 0, "hypercall");
+	CHECK(ht_synth_exit(&layout, t, VMX, VMX_EXTERNAL_INTERRUPT, 0x1003, 0) == 0, "exit");
+	CHECK(ht_tracer_armed_threads(t) == 0, "a non-hypercall exit must disarm");
+	CHECK(ht_synth_entry(&layout, t, 0, 0x1003) == 0, "entry");
+	/* hypercall exit twice (old kernels' fast-path reentry): the newer one wins. */
+	CHECK(ht_synth_exit(&layout, t, VMX, VMCALL, 0x2000, 0) == 0, "exit");
+	__u64 between = mono_ns();
+	CHECK(ht_synth_exit(&layout, t, VMX, VMCALL, 0x3000, 0) == 0, "exit");
+	CHECK(ht_tracer_armed_threads(t) == 1, "re-arming must not count twice");
+	CHECK(ht_synth_hypercall(&layout, t, 1000, 2, 2, 2, 2) == 0, "hypercall");
+	CHECK(ht_synth_entry(&layout, t, 0, 0x3003) == 0, "entry");
+	COLLECT(t);
+	CHECK_EQ_U64(out.n, 1);
+	CHECK_EQ_U64(out.rec[0].guest_rip, 0x3000);
+	CHECK_EQ_U64(out.rec[0].a0, 2);
+	CHECK(out.rec[0].exit_ns >= between, "fused with the stale exit");
+	CHECK_EQ_U64(out.trailer.superseded, 1);
+}
+
+static void an_exit_without_hypercall_records_nothing(void)
+{
+	LOAD(t, default_tracer());
+	CHECK(ht_synth_exit(&layout, t, SVM, VMMCALL, 0x1000, 0) == 0, "exit");
+	CHECK(ht_synth_entry(&layout, t, 0, 0x1003) == 0, "entry");
+	CHECK(ht_tracer_armed_threads(t) == 0, "entry must disarm");
+	/* A later hypercall alone must not complete the old exit. */
+	CHECK(ht_synth_hypercall(&layout, t, 1000, 9, 9, 9, 9) == 0, "hypercall");
+	CHECK(ht_synth_entry(&layout, t, 0, 0x1003) == 0, "entry");
+	CHECK(hypercall(t, SVM, VMMCALL, 0, 1000, 5, 5) == 0, "events");
+	COLLECT(t);
+	CHECK_EQ_U64(out.n, 1);
+	CHECK_EQ_U64(out.rec[0].a0, 5);
+}
+
+static void a_hypercall_without_hypercall_exit_records_nothing(void)
+{
+	LOAD(t, default_tracer());
+	CHECK(ht_synth_hypercall(&layout, t, 1000, 1, 1, 1, 1) == 0, "hypercall");
+	CHECK(ht_synth_entry(&layout, t, 0, 0) == 0, "entry");
+	CHECK(ht_synth_exit(&layout, t, SVM, SVM_NPF, 0x1000, 0) == 0, "exit");
+	CHECK(ht_synth_hypercall(&layout, t, 1000, 2, 2, 2, 2) == 0, "hypercall");
+	CHECK(ht_synth_entry(&layout, t, 0, 0) == 0, "entry");
+	COLLECT(t);
+	CHECK_EQ_U64(out.n, 0);
+	CHECK_EQ_U64(ht_trailer_lost(&out.trailer), 0);
+}
+
+static void pid_filter_keeps_only_that_process(void)
+{
+	struct ht_filters f;
+	ht_filters_default(&f);
+	f.tgid_on = true;
+	f.tgid = (__u32)getpid();
+	LOAD(t, tracer_with(&f, HT_DEFAULT_RINGBUF_BYTES));
+	CHECK(hypercall(t, VMX, VMCALL, 0, 1000, 1, 1) == 0, "events");
+	COLLECT(t);
+	CHECK_EQ_U64(out.n, 1);
+
+	f.tgid = (__u32)getpid() + 1;
+	LOAD(t2, tracer_with(&f, HT_DEFAULT_RINGBUF_BYTES));
+	CHECK(hypercall(t2, VMX, VMCALL, 0, 1000, 1, 1) == 0, "events");
+	CHECK(ht_tracer_armed_threads(t2) == 0, "a filtered exit must not arm");
+	COLLECT(t2);
+	CHECK_EQ_U64(out.n, 0);
+}
+
+static void vcpu_filter_keeps_only_that_vcpu(void)
+{
+	struct ht_filters f;
+	ht_filters_default(&f);
+	f.vcpu_on = true;
+	f.vcpu = 1;
+	LOAD(t, tracer_with(&f, HT_DEFAULT_RINGBUF_BYTES));
+	for (__u32 v = 0; v < 3; v++)
+		CHECK(hypercall(t, VMX, VMCALL, v, 1000, v, 0) == 0, "events");
+	COLLECT(t);
+	CHECK_EQ_U64(out.n, 1);
+	CHECK_EQ_U64(out.rec[0].vcpu_id, 1);
+}
+
+static void explicit_exit_reason_replaces_the_hypercall_exit(void)
+{
+	struct ht_filters f;
+	ht_filters_default(&f);
+	f.exit_reason_on = true;
+	f.exit_reason = VMX_IO_INSTRUCTION;
+	LOAD(t, tracer_with(&f, HT_DEFAULT_RINGBUF_BYTES));
+	CHECK(hypercall(t, VMX, VMCALL, 0, 1000, 1, 1) == 0, "events");
+	CHECK(hypercall(t, VMX, VMX_IO_INSTRUCTION | (1u << 28), 0, 1000, 1, 2) == 0, "events");
+	COLLECT(t);
+	CHECK_EQ_U64(out.n, 1);
+	CHECK_EQ_U64(out.rec[0].a1, 2);
+}
+
+static void a_full_ring_buffer_drops_are_counted_and_records_stay_whole(void)
+{
+	const unsigned int burst = 500;
+	/* One page holds 4096 / (80 + 8 byte sample header) = 46 records. */
+	LOAD(t, tracer_with(NULL, 4096));
+	for (unsigned int i = 0; i < burst; i++)
+		CHECK(hypercall(t, SVM, VMMCALL, 2, 1000, 2, i) == 0, "events");
+	COLLECT(t);
+	CHECK(out.n > 0 && out.n < burst, "%zu records of a %u burst", out.n, burst);
+	CHECK_EQ_U64(out.n + out.trailer.ringbuf_drops, burst);
+	CHECK_EQ_U64(out.trailer.records, out.n);
+	for (size_t k = 0; k < out.n; k++) {
+		const struct ht_record *r = &out.rec[k];
+		/* Records are whole and in order: the first ones fit, the rest were dropped. */
+		CHECK_EQ_U64(r->a1, k);
+		CHECK_EQ_U64(r->a0, 2);
+		CHECK_EQ_U64(r->a2, 0xa2a2a2a2);
+		CHECK_EQ_U64(r->a3, 0xa3a3a3a3);
+		CHECK_EQ_U64(r->guest_rip, 0xffffffff81000000ull + k);
+		CHECK_EQ_U64(r->vcpu_id, 2);
+	}
+}
+
+int main(void)
+{
+	char err[512];
+
+	if (geteuid() != 0) {
+		printf("SKIP: fusion: the in-kernel tests load BPF programs and need root\n");
+		return 0;
+	}
+	if (ht_synth_layout_load(&layout, err, sizeof(err))) {
+		printf("FAIL: fusion_setup: %s\n", err);
+		return 1;
+	}
+	if (!mkdtemp(tmpdir)) {
+		printf("FAIL: fusion_setup: mkdtemp: %s\n", strerror(errno));
+		return 1;
+	}
+	ht_test_cleanup = destroy_live_tracers;
+	RUN(vmx_hypercall_becomes_one_fused_record);
+	RUN(svm_vmmcall_becomes_one_fused_record);
+	RUN(vmx_exit_reason_flag_bits_are_ignored_for_matching_and_kept);
+	RUN(exit_reasons_are_matched_per_isa);
+	RUN(nr_1000_is_recorded_and_1001_is_not);
+	RUN(nr_set_selects_exactly_its_members);
+	RUN(interleaved_vcpu_threads_are_fused_per_thread);
+	RUN(a_second_exit_before_entry_is_never_fused);
+	RUN(an_exit_without_hypercall_records_nothing);
+	RUN(a_hypercall_without_hypercall_exit_records_nothing);
+	RUN(pid_filter_keeps_only_that_process);
+	RUN(vcpu_filter_keeps_only_that_vcpu);
+	RUN(explicit_exit_reason_replaces_the_hypercall_exit);
+	RUN(a_full_ring_buffer_drops_are_counted_and_records_stay_whole);
+	char path[64];
+	snprintf(path, sizeof(path), "%s/t.htr", tmpdir);
+	unlink(path);
+	rmdir(tmpdir);
+	return ht_test_exit_status();
+}

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "synth.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "tracer.h"
+
+#define MAX_EVENT_SIZE 256
+
+static int member_offset(const struct btf *btf, const struct btf_type *t, const char *name)
+{
+	const struct btf_member *m = btf_members(t);
+
+	for (int i = 0; i < btf_vlen(t); i++, m++) {
+		if (!strcmp(btf__name_by_offset(btf, m->name_off), name))
+			return (int)(btf_member_bit_offset(t, i) / 8);
+	}
+	return HT_SYNTH_NO_FIELD;
+}
+
+static const struct btf_type *find_struct(struct btf *vmlinux, struct btf **kvm, const char *name,
+					  const struct btf **owner)
+{
+	int id = btf__find_by_name_kind(vmlinux, name, BTF_KIND_STRUCT);
+
+	if (id > 0) {
+		*owner = vmlinux;
+		return btf__type_by_id(vmlinux, id);
+	}
+	/* Kernels that build kvm as a module keep the tracepoint types in its BTF. */
+	if (!*kvm)
+		*kvm = btf__load_module_btf("kvm", vmlinux);
+	if (*kvm && (id = btf__find_by_name_kind(*kvm, name, BTF_KIND_STRUCT)) > 0) {
+		*owner = *kvm;
+		return btf__type_by_id(*kvm, id);
+	}
+	return NULL;
+}
+
+int ht_synth_layout_load(struct ht_synth_layout *l, char *err, size_t errlen)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf(), *kvm = NULL;
+	const struct btf_type *ex, *hc, *en;
+	const struct btf *bex = NULL, *bhc = NULL, *ben = NULL;
+	int ret = 0;
+
+	if (!vmlinux) {
+		snprintf(err, errlen, "cannot load the kernel BTF");
+		return -ENOENT;
+	}
+	ex = find_struct(vmlinux, &kvm, "trace_event_raw_kvm_exit", &bex);
+	hc = find_struct(vmlinux, &kvm, "trace_event_raw_kvm_hypercall", &bhc);
+	en = find_struct(vmlinux, &kvm, "trace_event_raw_kvm_entry", &ben);
+	if (!ex || !hc || !en) {
+		snprintf(err, errlen, "the kernel BTF has no kvm tracepoint types (kvm not loaded?)");
+		ret = -ENOENT;
+		goto out;
+	}
+	l->exit_size = ex->size;
+	l->hcall_size = hc->size;
+	l->entry_size = en->size;
+	l->exit_reason = member_offset(bex, ex, "exit_reason");
+	l->exit_guest_rip = member_offset(bex, ex, "guest_rip");
+	l->exit_isa = member_offset(bex, ex, "isa");
+	l->exit_vcpu_id = member_offset(bex, ex, "vcpu_id");
+	l->hcall_nr = member_offset(bhc, hc, "nr");
+	l->hcall_a[0] = member_offset(bhc, hc, "a0");
+	l->hcall_a[1] = member_offset(bhc, hc, "a1");
+	l->hcall_a[2] = member_offset(bhc, hc, "a2");
+	l->hcall_a[3] = member_offset(bhc, hc, "a3");
+	l->entry_vcpu_id = member_offset(ben, en, "vcpu_id");
+	l->entry_rip = member_offset(ben, en, "rip");
+	if (l->exit_size > MAX_EVENT_SIZE || l->hcall_size > MAX_EVENT_SIZE ||
+	    l->entry_size > MAX_EVENT_SIZE || l->exit_reason < 0 || l->exit_isa < 0 ||
+	    l->exit_guest_rip < 0 || l->hcall_nr < 0 || l->entry_vcpu_id < 0) {
+		snprintf(err, errlen, "unexpected kvm tracepoint layout in the kernel BTF");
+		ret = -EINVAL;
+	}
+out:
+	btf__free(kvm);
+	btf__free(vmlinux);
+	return ret;
+}
+
+static void put(unsigned char *ev, int off, const void *v, size_t len)
+{
+	if (off != HT_SYNTH_NO_FIELD)
+		memcpy(ev + off, v, len);
+}
+
+static int run(const struct ht_tracer *t, enum ht_synthetic_prog which, void *ev, size_t size)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = ev, .ctx_size_in = (__u32)size);
+	int ret = bpf_prog_test_run_opts(ht_tracer_synthetic_fd(t, which), &opts);
+
+	if (ret)
+		return -errno;
+	return opts.retval == 0 ? 0 : -EPROTO;
+}
+
+int ht_synth_exit(const struct ht_synth_layout *l, const struct ht_tracer *t, __u32 isa,
+		  __u32 reason, __u64 guest_rip, __u32 vcpu)
+{
+	unsigned char ev[MAX_EVENT_SIZE] = { 0 };
+	unsigned long rip = (unsigned long)guest_rip;
+
+	put(ev, l->exit_reason, &reason, sizeof(reason));
+	put(ev, l->exit_guest_rip, &rip, sizeof(rip));
+	put(ev, l->exit_isa, &isa, sizeof(isa));
+	put(ev, l->exit_vcpu_id, &vcpu, sizeof(vcpu));
+	return run(t, HT_SYNTH_KVM_EXIT, ev, l->exit_size);
+}
+
+int ht_synth_hypercall(const struct ht_synth_layout *l, const struct ht_tracer *t, __u64 nr,
+		       __u64 a0, __u64 a1, __u64 a2, __u64 a3)
+{
+	unsigned char ev[MAX_EVENT_SIZE] = { 0 };
+	unsigned long v[5] = { (unsigned long)nr, (unsigned long)a0, (unsigned long)a1,
+			       (unsigned long)a2, (unsigned long)a3 };
+
+	put(ev, l->hcall_nr, &v[0], sizeof(v[0]));
+	for (int i = 0; i < 4; i++)
+		put(ev, l->hcall_a[i], &v[i + 1], sizeof(v[0]));
+	return run(t, HT_SYNTH_KVM_HYPERCALL, ev, l->hcall_size);
+}
+
+int ht_synth_entry(const struct ht_synth_layout *l, const struct ht_tracer *t, __u32 vcpu,
+		   __u64 rip)
+{
+	unsigned char ev[MAX_EVENT_SIZE] = { 0 };
+	unsigned long r = (unsigned long)rip;
+
+	put(ev, l->entry_vcpu_id, &vcpu, sizeof(vcpu));
+	put(ev, l->entry_rip, &r, sizeof(r));
+	return run(t, HT_SYNTH_KVM_ENTRY, ev, l->entry_size);
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Synthetic kvm tracepoint events for the real BPF handlers.
+ *
+ * The handlers read their ctx through CO-RE relocations, i.e. at the running
+ * kernel's offsets. So a synthetic event is laid out from the kernel's own BTF
+ * (vmlinux, or the kvm module's) and passed as ctx to the SEC("syscall")
+ * programs with BPF_PROG_TEST_RUN, in the calling thread's context: the test
+ * thread plays the vCPU thread.
+ */
+#ifndef HT_SYNTH_H
+#define HT_SYNTH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "hypertrace/record.h"
+
+#define HT_SYNTH_NO_FIELD (-1)
+
+struct ht_synth_layout {
+	size_t exit_size, hcall_size, entry_size;
+	int exit_reason, exit_guest_rip, exit_isa, exit_vcpu_id; /* byte offsets */
+	int hcall_nr, hcall_a[4];
+	int entry_vcpu_id, entry_rip;
+};
+
+/* 0, or -errno with a reason in err (no BTF, kvm types missing). */
+int ht_synth_layout_load(struct ht_synth_layout *l, char *err, size_t errlen);
+
+struct ht_tracer;
+
+/* Each runs one synthetic event through the real handler; 0 or -errno. */
+int ht_synth_exit(const struct ht_synth_layout *l, const struct ht_tracer *t, __u32 isa,
+		  __u32 reason, __u64 guest_rip, __u32 vcpu);
+int ht_synth_hypercall(const struct ht_synth_layout *l, const struct ht_tracer *t, __u64 nr,
+		       __u64 a0, __u64 a1, __u64 a2, __u64 a3);
+int ht_synth_entry(const struct ht_synth_layout *l, const struct ht_tracer *t, __u32 vcpu,
+		   __u64 rip);
+
+#endif
