@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Command-line behaviour of hypertrace-bpf: every user error gives one line that
+# says what to do, exit 2 for usage errors and 1 for runtime errors; and the
+# happy paths of record/report on this host (where no guest runs).
+source "$(dirname "$0")/../lib.sh"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 1
+
+# --- usage errors: exit 2 ---------------------------------------------------
+expect_run no_command 2 "no command given.*--help" -- "$HT"
+expect_run unknown_command 2 "unknown command 'fly'" -- "$HT" fly
+expect_run record_nr_not_a_number 2 "invalid --nr '12abc'.*see 'hypertrace-bpf record --help'" -- "$HT" record --nr 12abc
+expect_run record_nr_negative 2 "invalid --nr '-1'" -- "$HT" record --nr=-1
+expect_run record_nr_too_big 2 "invalid --nr '4294967296'" -- "$HT" record --nr 4294967296
+expect_run record_too_many_nr 2 "too many --nr: at most 8" -- "$HT" record -n 1 -n 2 -n 3 -n 4 -n 5 -n 6 -n 7 -n 8 -n 9
+expect_run record_bad_exit_reason 2 "invalid --exit-reason 'vmcall'" -- "$HT" record --exit-reason vmcall
+expect_run record_pid_zero 2 "invalid --pid '0'" -- "$HT" record -p 0
+expect_run record_pid_word 2 "invalid --pid 'qemu'" -- "$HT" record -p qemu
+expect_run record_vcpu_too_big 2 "invalid --vcpu '65536'" -- "$HT" record --vcpu 65536
+expect_run record_duration_zero 2 "invalid --duration '0'" -- "$HT" record -d 0
+expect_run record_duration_unit 2 "invalid --duration '5s'" -- "$HT" record -d 5s
+expect_run record_ringbuf_not_power_of_two 2 "invalid --ringbuf-size '3000'" -- "$HT" record --ringbuf-size 3000
+expect_run record_unknown_option 2 "unknown option '--frobnicate'" -- "$HT" record --frobnicate
+expect_run record_missing_value 2 "option '-o' needs a value" -- "$HT" record -o
+expect_run record_empty_output 2 "-o needs a file name" -- "$HT" record -o ""
+expect_run report_no_file 2 "no trace file given" -- "$HT" report
+expect_run report_two_files 2 "one trace file at a time" -- "$HT" report a.htr b.htr
+expect_run report_two_modes 2 "exclude each other" -- "$HT" report --csv --json a.htr
+expect_run report_unknown_option 2 "unknown option '--xml'" -- "$HT" report --xml a.htr
+
+# --help is not an error
+for cmd in "" record report; do
+	out=$("$HT" $cmd --help 2>&1); status=$?
+	if [ $status -eq 0 ] && grep -q "EXAMPLES:" <<<"$out"; then pass "help_${cmd:-main}"; else fail "help_${cmd:-main}" "status $status"; fi
+done
+
+# --- report on bad input: exit 1 --------------------------------------------
+expect_run report_missing_file 1 "cannot open missing.htr: No such file" -- "$HT" report missing.htr
+: >empty.htr
+expect_run report_empty_file 1 "empty.htr is empty: not a hypertrace-bpf trace file" -- "$HT" report empty.htr
+head -c 4096 /bin/sh >foreign.htr
+expect_run report_foreign_file 1 "not a hypertrace-bpf trace file" -- "$HT" report foreign.htr
+
+# --- runtime errors of record: exit 1 ---------------------------------------
+# Not root: the unprivileged user gets told to use sudo.
+cp "$HT" "$work/ht" && chmod 755 "$work" "$work/ht"
+expect_run record_not_root 1 "needs root.*run it with sudo" -- setpriv --reuid=65534 --regid=65534 --clear-groups "$work/ht" record -o "$work/x.htr"
+
+if [ "$(id -u)" -ne 0 ]; then
+	skip record_on_this_host "the remaining record tests load BPF programs and need root"
+	suite_exit
+fi
+
+expect_run record_unwritable_output 1 "cannot create /nonexistent-dir/t.htr.*choose a writable path with -o" -- "$HT" record -o /nonexistent-dir/t.htr -d 0.1
+touch exists.htr
+expect_run record_existing_output 1 "exists.htr already exists: use --force" -- "$HT" record -o exists.htr -d 0.1
+[ -s exists.htr ] && fail record_existing_output_untouched "file was written" || pass record_existing_output_untouched
+
+# tracefs: if it is not mounted, record mounts it; if it cannot, it says how.
+if command -v unshare >/dev/null; then
+	out=$(unshare -m bash -c "umount /sys/kernel/tracing 2>/dev/null; umount /sys/kernel/debug/tracing 2>/dev/null; '$HT' record -o mounted.htr -d 0.2" 2>&1)
+	if [ $? -eq 0 ] && grep -q "0 records" <<<"$out"; then pass record_mounts_tracefs; else fail record_mounts_tracefs "$out"; fi
+	expect_run record_tracefs_unmountable 1 "tracefs is not mounted and could not be mounted: run 'mount -t tracefs" -- \
+		unshare -m bash -c "umount /sys/kernel/tracing 2>/dev/null; umount /sys/kernel/debug/tracing 2>/dev/null; exec setpriv --inh-caps=-sys_admin --bounding-set=-sys_admin '$HT' record -o t.htr -d 0.2"
+else
+	skip record_mounts_tracefs "unshare (util-linux) is not installed"
+fi
+
+# The main job on this host: nothing runs a guest, so 0 records, cleanly.
+out=$("$HT" record -d 1 2>&1); status=$?
+if [ $status -eq 0 ] && grep -Eq "^hypertrace-bpf: 0 records, 0 dropped, .* written to hypertrace.htr$" <<<"$out"; then
+	pass record_one_second_reports_zero_records
+else
+	fail record_one_second_reports_zero_records "status $status: $out"
+fi
+out=$("$HT" report hypertrace.htr 2>&1); status=$?
+if [ $status -eq 0 ] && grep -q "^records: 0$" <<<"$out" && grep -q "^dropped: 0 " <<<"$out"; then
+	pass report_reads_the_recording
+else
+	fail report_reads_the_recording "status $status: $out"
+fi
+out=$("$HT" report --csv hypertrace.htr 2>&1)
+[ "$out" = "exit_ns,wallclock,host_pid,host_tid,vcpu_id,exit_cpu,entry_cpu,isa,exit_reason,nr,a0,a1,a2,a3,guest_rip,exit_to_hcall_ns,hcall_to_entry_ns,total_ns,flags" ] \
+	&& pass report_csv_header || fail report_csv_header "$out"
+
+# Ctrl-C ends a recording cleanly: summary, exit 0, a file with its trailer.
+"$HT" record -o sigint.htr >sigint.out 2>&1 &
+pid=$!
+sleep 1.5
+kill -INT $pid
+wait $pid; status=$?
+if [ $status -eq 0 ] && grep -q "0 records, 0 dropped" sigint.out && "$HT" report sigint.htr 2>&1 | grep -q "^end: "; then
+	pass record_stops_cleanly_on_sigint
+else
+	fail record_stops_cleanly_on_sigint "status $status: $(cat sigint.out)"
+fi
+
+# CMD: the recording ends when it exits, and its failure is reported.
+out=$("$HT" record -o cmd.htr -- sleep 0.3 2>&1); status=$?
+[ $status -eq 0 ] && grep -q "0 records" <<<"$out" && pass record_stops_when_command_exits || fail record_stops_when_command_exits "status $status: $out"
+expect_run record_command_not_found 1 "cannot run 'no-such-command-xyz'.*check the command name" -- "$HT" record -o cmd2.htr -- no-such-command-xyz
+expect_run record_command_fails 1 "'false' exited with status 1" -- "$HT" record -o cmd3.htr -- false
+
+# -v shows libbpf's own log (the place to read a verifier log).
+out=$("$HT" record -v -o verbose.htr -d 0.2 2>&1)
+grep -q "^libbpf: " <<<"$out" && pass record_verbose_shows_libbpf_log || fail record_verbose_shows_libbpf_log "$out"
+
+suite_exit

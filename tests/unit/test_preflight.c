@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Host checks on fake sysfs/tracefs trees: each failure names its cause and fix. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "preflight.h"
+#include "test.h"
+
+static char root[] = "/tmp/ht-preflight-XXXXXX";
+static char btf[256], tracefs[256], debugfs[256];
+static struct ht_preflight_paths paths;
+
+static void mkdirs(const char *fmt, const char *a)
+{
+	char cmd[600];
+
+	snprintf(cmd, sizeof(cmd), fmt, a);
+	if (system(cmd) != 0)
+		printf("    setup command failed: %s\n", cmd);
+}
+
+static void missing_btf_says_which_kernel_option_is_needed(void)
+{
+	char err[512];
+
+	CHECK(ht_check_btf(&paths, err, sizeof(err)) == -ENOENT, "found BTF in an empty tree");
+	CHECK(strstr(err, "CONFIG_DEBUG_INFO_BTF") != NULL, "err: %s", err);
+	mkdirs("touch %s", btf);
+	CHECK(ht_check_btf(&paths, err, sizeof(err)) == 0, "err: %s", err);
+}
+
+static void unmounted_tracefs_says_how_to_mount_it(void)
+{
+	char err[512];
+
+	CHECK(ht_check_tracefs(&paths, 0, err, sizeof(err)) == -ENOENT, "found tracefs");
+	CHECK(strstr(err, "mount -t tracefs nodev") != NULL, "err: %s", err);
+	CHECK(ht_check_kvm_tracepoints(&paths, err, sizeof(err)) == -ENOENT, "found tracepoints");
+	CHECK(strstr(err, "tracefs is not mounted") != NULL, "err: %s", err);
+}
+
+static void missing_kvm_tracepoints_say_which_module_to_load(void)
+{
+	char err[512];
+
+	mkdirs("mkdir -p %s/events/sched", tracefs);
+	CHECK(ht_check_tracefs(&paths, 0, err, sizeof(err)) == 0, "err: %s", err);
+	CHECK(ht_check_kvm_tracepoints(&paths, err, sizeof(err)) == -ENOENT, "found kvm tracepoints");
+	CHECK(strstr(err, "modprobe kvm_") != NULL && strstr(err, "KVM is not loaded"), "err: %s", err);
+	mkdirs("mkdir -p %s/events/kvm/kvm_exit", tracefs);
+	mkdirs("mkdir -p %s/events/kvm/kvm_hypercall", tracefs);
+	CHECK(ht_check_kvm_tracepoints(&paths, err, sizeof(err)) == -ENOENT, "kvm_entry is missing");
+	CHECK(strstr(err, "kvm:kvm_entry") != NULL, "err: %s", err);
+	mkdirs("mkdir -p %s/events/kvm/kvm_entry", tracefs);
+	CHECK(ht_check_kvm_tracepoints(&paths, err, sizeof(err)) == 0, "err: %s", err);
+}
+
+static void tracefs_under_debugfs_is_found_too(void)
+{
+	char err[512];
+	struct ht_preflight_paths p = paths;
+
+	p.tracefs = "/nonexistent";
+	mkdirs("mkdir -p %s/events/kvm/kvm_exit", debugfs);
+	CHECK(ht_check_tracefs(&p, 0, err, sizeof(err)) == 0, "err: %s", err);
+}
+
+static void privileges_of_root_are_enough(void)
+{
+	char err[512];
+
+	if (geteuid() != 0)
+		SKIP("runs as root only; the CLI test checks the message for an unprivileged user");
+	CHECK(ht_check_privileges(err, sizeof(err)) == 0, "err: %s", err);
+}
+
+int main(void)
+{
+	if (!mkdtemp(root)) {
+		printf("FAIL: preflight_setup: %s\n", strerror(errno));
+		return 1;
+	}
+	snprintf(btf, sizeof(btf), "%s/btf-vmlinux", root);
+	snprintf(tracefs, sizeof(tracefs), "%s/tracing", root);
+	snprintf(debugfs, sizeof(debugfs), "%s/debug-tracing", root);
+	paths = (struct ht_preflight_paths){ btf, tracefs, debugfs };
+	RUN(missing_btf_says_which_kernel_option_is_needed);
+	RUN(unmounted_tracefs_says_how_to_mount_it);
+	RUN(missing_kvm_tracepoints_say_which_module_to_load);
+	RUN(tracefs_under_debugfs_is_found_too);
+	RUN(privileges_of_root_are_enough);
+	mkdirs("rm -rf %s", root);
+	return ht_test_exit_status();
+}

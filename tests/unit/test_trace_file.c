@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Trace file writer and reader: round trip and every way a file can be damaged. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+#include "test.h"
+#include "trace_reader.h"
+#include "trace_writer.h"
+
+static char dir[] = "/tmp/ht-file-XXXXXX";
+static char path[128];
+
+static struct ht_record make_record(unsigned int i)
+{
+	struct ht_record r;
+
+	memset(&r, 0, sizeof(r));
+	r.exit_ns = 1000000000ull + i * 1000ull;
+	r.guest_rip = 0xffffffff81000000ull + i;
+	r.a0 = i;
+	r.a1 = ~(__u64)i;
+	r.a2 = 0xa2a2a2a2a2a2a2a2ull;
+	r.a3 = 0xa3a3a3a3a3a3a3a3ull;
+	r.nr = 1000;
+	r.exit_reason = 0x81;
+	r.exit_to_hcall_ns = 100 + i % 7;
+	r.hcall_to_entry_ns = 200 + i % 11;
+	r.host_pid = 4242;
+	r.host_tid = 4243 + i % 3;
+	r.vcpu_id = (__u16)(i % 3);
+	r.exit_cpu = (__u16)(i % 2);
+	r.entry_cpu = (__u16)((i + 1) % 2);
+	r.isa = HT_ISA_SVM;
+	return r;
+}
+
+/* Writes n records (and a trailer unless without_trailer); returns the file size. */
+static long write_file(unsigned int n, bool with_trailer)
+{
+	struct ht_file_header h;
+	struct ht_writer *w;
+	struct ht_trailer t = { .ringbuf_drops = 3, .superseded = 1, .end_monotonic_ns = 77 };
+	char err[256];
+	struct stat sb;
+
+	ht_header_init(&h);
+	h.filter_nr_count = 2;
+	h.filter_nr[1] = 1001;
+	if (ht_writer_open(path, true, &h, &w, err, sizeof(err)))
+		return -1;
+	for (unsigned int i = 0; i < n; i++) {
+		struct ht_record r = make_record(i);
+		if (ht_writer_add(w, &r))
+			return -1;
+	}
+	if (with_trailer) {
+		t.records = n;
+		if (ht_writer_close(w, &t))
+			return -1;
+	} else {
+		if (ht_writer_flush(w))
+			return -1;
+		ht_writer_abandon(w);
+	}
+	return stat(path, &sb) == 0 ? (long)sb.st_size : -1;
+}
+
+/* Reads the file; returns records read (each checked against make_record) or -1 on open failure. */
+static long read_back(struct ht_read_status *st, char *err, size_t errlen)
+{
+	struct ht_reader *r;
+	struct ht_record rec;
+	long n = 0;
+
+	if (ht_reader_open(path, &r, err, errlen))
+		return -1;
+	while (ht_reader_next(r, &rec) == 1) {
+		struct ht_record want = make_record((unsigned int)n);
+		if (memcmp(&rec, &want, sizeof(rec)) != 0) {
+			n = -2;
+			break;
+		}
+		n++;
+	}
+	*st = *ht_reader_status(r);
+	ht_reader_close(r);
+	return n;
+}
+
+static void truncate_to(long size)
+{
+	if (truncate(path, size))
+		perror("truncate");
+}
+
+static void patch(long offset, const void *bytes, size_t len)
+{
+	int fd = open(path, O_WRONLY);
+
+	if (fd >= 0) {
+		if (pwrite(fd, bytes, len, offset) != (ssize_t)len)
+			perror("pwrite");
+		close(fd);
+	}
+}
+
+#define BLOCK_BYTES ((long)sizeof(struct ht_block_header) + HT_WRITER_BLOCK_RECORDS * (long)sizeof(struct ht_record))
+
+static void round_trip_keeps_every_record_header_and_trailer(void)
+{
+	const unsigned int n = 2 * HT_WRITER_BLOCK_RECORDS + 5; /* three blocks, the last partial */
+	struct ht_read_status st;
+	char err[256];
+	struct ht_reader *r;
+
+	long size = write_file(n, true);
+	CHECK(size == HT_FILE_HEADER_SIZE + 2 * BLOCK_BYTES + 24 + 5 * 80 + 24 + 64,
+	      "file size %ld", size);
+	CHECK_EQ_U64(read_back(&st, err, sizeof(err)), n);
+	CHECK(st.has_trailer && !st.damaged, "reason: %s", st.reason);
+	CHECK_EQ_U64(st.trailer.records, n);
+	CHECK_EQ_U64(st.trailer.ringbuf_drops, 3);
+	CHECK_EQ_U64(st.trailer.superseded, 1);
+	CHECK_EQ_U64(st.trailer.end_monotonic_ns, 77);
+	CHECK_EQ_U64(st.good_bytes, (unsigned long long)size);
+	CHECK(ht_reader_open(path, &r, err, sizeof(err)) == 0, "%s", err);
+	const struct ht_file_header *h = ht_reader_header(r);
+	CHECK_EQ_U64(h->version, HT_FILE_VERSION);
+	CHECK_EQ_U64(h->record_size, 80);
+	CHECK_EQ_U64(h->filter_nr_count, 2);
+	CHECK_EQ_U64(h->filter_nr[1], 1001);
+	CHECK(h->start_realtime_ns > 1600000000ull * 1000000000ull, "realtime anchor missing");
+	CHECK(h->kernel_release[0] != '\0', "kernel release missing");
+	ht_reader_close(r);
+}
+
+static void an_empty_recording_is_a_valid_file(void)
+{
+	struct ht_read_status st;
+	char err[256];
+
+	CHECK_EQ_U64(write_file(0, true), HT_FILE_HEADER_SIZE + 24 + 64);
+	CHECK_EQ_U64(read_back(&st, err, sizeof(err)), 0);
+	CHECK(st.has_trailer && !st.damaged, "%s", st.reason);
+}
+
+static void a_file_cut_inside_a_block_is_read_up_to_its_last_whole_block(void)
+{
+	struct ht_read_status st;
+	char err[256];
+
+	write_file(2 * HT_WRITER_BLOCK_RECORDS + 5, true);
+	long cut = HT_FILE_HEADER_SIZE + BLOCK_BYTES + 1000; /* inside the second block */
+	truncate_to(cut);
+	CHECK_EQ_U64(read_back(&st, err, sizeof(err)), HT_WRITER_BLOCK_RECORDS);
+	CHECK(st.damaged && !st.has_trailer, "should be damaged");
+	CHECK_EQ_U64(st.good_bytes, HT_FILE_HEADER_SIZE + BLOCK_BYTES);
+	CHECK(strstr(st.reason, "truncated") != NULL, "reason: %s", st.reason);
+}
+
+static void a_file_without_trailer_is_read_whole_and_says_so(void)
+{
+	struct ht_read_status st;
+	char err[256];
+
+	write_file(10, false); /* what a crash between blocks leaves */
+	CHECK_EQ_U64(read_back(&st, err, sizeof(err)), 10);
+	CHECK(!st.damaged && !st.has_trailer, "damaged %d trailer %d", st.damaged, st.has_trailer);
+	CHECK(strstr(st.reason, "did not end cleanly") != NULL, "reason: %s", st.reason);
+}
+
+static void a_flipped_byte_in_a_block_stops_reading_at_that_block(void)
+{
+	struct ht_read_status st;
+	char err[256];
+	unsigned char b;
+
+	write_file(HT_WRITER_BLOCK_RECORDS + 10, true);
+	long off = HT_FILE_HEADER_SIZE + BLOCK_BYTES + 24 + 3 * 80 + 17; /* a record of block 2 */
+	int fd = open(path, O_RDONLY);
+	CHECK(fd >= 0 && pread(fd, &b, 1, off) == 1, "read byte");
+	close(fd);
+	b ^= 0x10;
+	patch(off, &b, 1);
+	CHECK_EQ_U64(read_back(&st, err, sizeof(err)), HT_WRITER_BLOCK_RECORDS);
+	CHECK(st.damaged, "should be damaged");
+	CHECK(strstr(st.reason, "CRC32") != NULL, "reason: %s", st.reason);
+	CHECK_EQ_U64(st.good_bytes, HT_FILE_HEADER_SIZE + BLOCK_BYTES);
+}
+
+static void a_corrupt_block_length_is_refused_not_trusted(void)
+{
+	struct ht_read_status st;
+	char err[256];
+	__u32 huge = 0x7fffffff;
+
+	write_file(5, true);
+	patch(HT_FILE_HEADER_SIZE + 8, &huge, sizeof(huge)); /* payload_len of block 1 */
+	CHECK_EQ_U64(read_back(&st, err, sizeof(err)), 0);
+	CHECK(st.damaged && strstr(st.reason, "bad block header"), "reason: %s", st.reason);
+}
+
+static void data_after_the_trailer_is_reported(void)
+{
+	struct ht_read_status st;
+	char err[256];
+	unsigned char junk[24] = { 0 };
+
+	long size = write_file(5, true);
+	patch(size, junk, sizeof(junk));
+	CHECK_EQ_U64(read_back(&st, err, sizeof(err)), 5);
+	CHECK(st.has_trailer && st.damaged, "trailer %d damaged %d", st.has_trailer, st.damaged);
+}
+
+static void wrong_magic_is_not_a_trace_file(void)
+{
+	struct ht_read_status st;
+	char err[256];
+
+	write_file(5, true);
+	patch(0, "NOTTRACE", 8);
+	CHECK(read_back(&st, err, sizeof(err)) == -1, "opened a foreign file");
+	CHECK(strstr(err, "not a hypertrace-bpf trace file") != NULL, "err: %s", err);
+}
+
+static void a_newer_version_asks_for_an_upgrade(void)
+{
+	struct ht_read_status st;
+	char err[256];
+	struct ht_file_header h;
+
+	write_file(5, true);
+	int fd = open(path, O_RDONLY);
+	CHECK(fd >= 0 && read(fd, &h, sizeof(h)) == sizeof(h), "read header");
+	close(fd);
+	h.version = HT_FILE_VERSION + 1;
+	h.header_crc32 = (__u32)crc32(0, (const Bytef *)&h, offsetof(struct ht_file_header, header_crc32));
+	patch(0, &h, sizeof(h));
+	CHECK(read_back(&st, err, sizeof(err)) == -1, "opened a newer version");
+	CHECK(strstr(err, "newer") && strstr(err, "upgrade"), "err: %s", err);
+}
+
+static void a_damaged_header_is_refused(void)
+{
+	struct ht_read_status st;
+	char err[256];
+
+	write_file(5, true);
+	patch(50, "X", 1); /* inside kernel_release, covered by the header CRC */
+	CHECK(read_back(&st, err, sizeof(err)) == -1, "opened a damaged header");
+	CHECK(strstr(err, "damaged header") != NULL, "err: %s", err);
+}
+
+static void an_empty_or_short_file_is_refused(void)
+{
+	struct ht_read_status st;
+	char err[256];
+
+	write_file(5, true);
+	truncate_to(0);
+	CHECK(read_back(&st, err, sizeof(err)) == -1, "opened an empty file");
+	CHECK(strstr(err, "is empty") != NULL, "err: %s", err);
+	write_file(5, true);
+	truncate_to(100);
+	CHECK(read_back(&st, err, sizeof(err)) == -1, "opened a short file");
+	CHECK(strstr(err, "truncated inside its header") != NULL, "err: %s", err);
+}
+
+static void the_writer_never_overwrites_without_force(void)
+{
+	struct ht_file_header h;
+	struct ht_writer *w = NULL;
+	char err[256];
+
+	write_file(1, true);
+	ht_header_init(&h);
+	CHECK(ht_writer_open(path, false, &h, &w, err, sizeof(err)) == -EEXIST, "overwrote");
+	CHECK(strstr(err, "--force") != NULL, "err: %s", err);
+	CHECK(ht_writer_open("/nonexistent-dir/t.htr", true, &h, &w, err, sizeof(err)) == -ENOENT,
+	      "created in a missing directory");
+	CHECK(strstr(err, "cannot create") && strstr(err, "-o"), "err: %s", err);
+}
+
+int main(void)
+{
+	if (!mkdtemp(dir)) {
+		printf("FAIL: trace_file_setup: mkdtemp: %s\n", strerror(errno));
+		return 1;
+	}
+	snprintf(path, sizeof(path), "%s/t.htr", dir);
+	RUN(round_trip_keeps_every_record_header_and_trailer);
+	RUN(an_empty_recording_is_a_valid_file);
+	RUN(a_file_cut_inside_a_block_is_read_up_to_its_last_whole_block);
+	RUN(a_file_without_trailer_is_read_whole_and_says_so);
+	RUN(a_flipped_byte_in_a_block_stops_reading_at_that_block);
+	RUN(a_corrupt_block_length_is_refused_not_trusted);
+	RUN(data_after_the_trailer_is_reported);
+	RUN(wrong_magic_is_not_a_trace_file);
+	RUN(a_newer_version_asks_for_an_upgrade);
+	RUN(a_damaged_header_is_refused);
+	RUN(an_empty_or_short_file_is_refused);
+	RUN(the_writer_never_overwrites_without_force);
+	unlink(path);
+	rmdir(dir);
+	return ht_test_exit_status();
+}
