@@ -3,7 +3,7 @@
 # missing. Needs root (apt-get). Guest kernel, busybox and qemu for the nested
 # end-to-end test are NOT installed: tests/e2e fetches them into .cache/.
 set -eu
-pkgs=(make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config tmux)
+pkgs=(make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev tmux python3 util-linux)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
