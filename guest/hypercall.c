@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * hypercall: issues KVM hypercalls from a Linux KVM guest's user space and
+ * reports the return value and round-trip latency. Copy the static binary
+ * into any KVM guest and run it while the host records.
+ *
+ * Why user space works: KVM's kvm_emulate_hypercall() fires the
+ * kvm_hypercall tracepoint before it checks the caller's CPL, then answers a
+ * CPL > 0 caller with -KVM_EPERM (-1) without doing anything. So the host
+ * sees the full kvm_exit / kvm_hypercall / kvm_entry sequence for every call,
+ * and no kernel module is needed in the guest.
+ *
+ * Timing: CLOCK_MONOTONIC is read before and after each call. In a KVM guest
+ * that is a vDSO read of the TSC via kvmclock, with no exit of its own, so it
+ * does not disturb the host trace; its own cost is measured and reported.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cpuid_info.h"
+#include "cpuid_read.h"
+#include "hypercall_insn.h"
+#include "hypercall_options.h"
+#include "latency_stats.h"
+
+#define TEST_CPUID_ENV "HYPERCALL_TEST_CPUID"
+#define CLOCK_OVERHEAD_SAMPLES 1001
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_until_ns(uint64_t deadline)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)(deadline / 1000000000ull),
+		.tv_nsec = (long)(deadline % 1000000000ull),
+	};
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+/* A hypervisor that does not intercept the instruction makes it raise #UD. */
+static void on_sigill(int sig)
+{
+	static const char msg[] =
+		"hypercall: the hypercall instruction raised #UD (SIGILL): the hypervisor did "
+		"not intercept it; try the other --insn\n";
+
+	(void)sig;
+	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
+		/* Nothing more to report with. */
+	}
+	_exit(1);
+}
+
+/* Median cost of one back-to-back clock read, the bias included in every sample. */
+static double clock_overhead_ns(void)
+{
+	static uint64_t samples[CLOCK_OVERHEAD_SAMPLES];
+	struct latency_summary s;
+
+	for (size_t i = 0; i < CLOCK_OVERHEAD_SAMPLES; i++) {
+		uint64_t t0 = now_ns();
+
+		samples[i] = now_ns() - t0;
+	}
+	latency_summarize(samples, CLOCK_OVERHEAD_SAMPLES, &s);
+	return s.median;
+}
+
+/* Reads CPUID, or the test hook's text; returns -1 (message printed) if that text is bad. */
+static int load_cpuid(struct cpuid_snapshot *c, int *from_test_hook)
+{
+	const char *text = getenv(TEST_CPUID_ENV);
+
+	*from_test_hook = text != NULL;
+	if (!text) {
+		cpuid_snapshot_read(c);
+		return 0;
+	}
+	if (!cpuid_snapshot_from_text(text, c)) {
+		fprintf(stderr,
+			"hypercall: %s='%s' is malformed: expected VENDOR,HYPERVISOR_BIT,SIGNATURE, "
+			"e.g. GenuineIntel,1,KVMKVMKVM\n",
+			TEST_CPUID_ENV, text);
+		return -1;
+	}
+	return 0;
+}
+
+/* Returns true for a KVM guest; otherwise prints why not and returns false. */
+static bool check_kvm_guest(const struct cpuid_snapshot *c)
+{
+	char sig[13];
+
+	switch (cpuid_hypervisor_kind(c)) {
+	case HYPERVISOR_KVM:
+		return true;
+	case HYPERVISOR_NONE:
+		fprintf(stderr, "hypercall: not running under a hypervisor (CPUID hypervisor bit is "
+				"clear); refusing to issue a hypercall: run this inside a KVM guest\n");
+		return false;
+	default:
+		cpuid_hypervisor_signature(c, sig);
+		fprintf(stderr,
+			"hypercall: the hypervisor is '%s', not KVM (KVMKVMKVM); refusing to issue "
+			"a hypercall: run this inside a KVM guest\n",
+			sig);
+		return false;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct hypercall_options o;
+	struct cpuid_snapshot cpu;
+	struct latency_summary lat;
+	enum hypercall_insn insn;
+	uint64_t *samples, first_ret = 0, mismatches = 0, start;
+	double clock_ns;
+	char err[256], vendor[13];
+	int test_hook;
+
+	if (hypercall_options_parse(argc, argv, &o, err, sizeof(err)) < 0) {
+		fprintf(stderr, "hypercall: %s\n", err);
+		return 2;
+	}
+	if (o.help) {
+		fputs(hypercall_usage, stdout);
+		return 0;
+	}
+	if (load_cpuid(&cpu, &test_hook) < 0)
+		return 2;
+	if (!check_kvm_guest(&cpu))
+		return 1;
+	insn = o.insn != HYPERCALL_INSN_UNKNOWN ? o.insn : cpuid_vendor_hypercall_insn(&cpu);
+	if (insn == HYPERCALL_INSN_UNKNOWN) {
+		cpuid_vendor_string(&cpu, vendor);
+		fprintf(stderr,
+			"hypercall: cannot choose vmcall or vmmcall for CPU vendor '%s'; pass --insn\n",
+			vendor);
+		return 1;
+	}
+	if (test_hook) {
+		printf("hypercall: test hook %s: KVM guest, insn=%s; not issuing hypercalls\n",
+		       TEST_CPUID_ENV, hypercall_insn_name(insn));
+		return 0;
+	}
+
+	samples = calloc(o.count, sizeof(*samples));
+	if (!samples) {
+		fprintf(stderr, "hypercall: cannot allocate %llu samples; use a smaller --count\n",
+			(unsigned long long)o.count);
+		return 1;
+	}
+	signal(SIGILL, on_sigill);
+	clock_ns = clock_overhead_ns();
+
+	start = now_ns();
+	for (uint64_t i = 0; i < o.count; i++) {
+		uint64_t a0 = o.a0_fixed ? o.a0 : i, ret, t0, t1;
+
+		if (o.rate)
+			sleep_until_ns(start + i * 1000000000ull / o.rate);
+		t0 = now_ns();
+		if (insn == HYPERCALL_INSN_VMCALL)
+			ret = hypercall4_vmcall(o.nr, a0, o.a1, o.a2, o.a3);
+		else
+			ret = hypercall4_vmmcall(o.nr, a0, o.a1, o.a2, o.a3);
+		t1 = now_ns();
+		samples[i] = t1 - t0;
+		if (i == 0)
+			first_ret = ret;
+		else if (ret != first_ret)
+			mismatches++;
+	}
+
+	latency_summarize(samples, o.count, &lat);
+	free(samples);
+	printf("hypercall: issued=%llu nr=%llu insn=%s", (unsigned long long)o.count,
+	       (unsigned long long)o.nr, hypercall_insn_name(insn));
+	if (o.a0_fixed)
+		printf(" a0=0x%llx", (unsigned long long)o.a0);
+	else
+		printf(" a0=0..%llu", (unsigned long long)(o.count - 1));
+	printf(" a1=0x%llx a2=0x%llx a3=0x%llx ret=%lld ret_mismatches=%llu\n",
+	       (unsigned long long)o.a1, (unsigned long long)o.a2, (unsigned long long)o.a3,
+	       (long long)first_ret, (unsigned long long)mismatches);
+	printf("hypercall: round_trip_ns count=%zu mean=%.1f median=%.1f stddev=%.1f min=%llu "
+	       "p99=%llu max=%llu\n",
+	       lat.count, lat.mean, lat.median, lat.stddev, (unsigned long long)lat.min,
+	       (unsigned long long)lat.p99, (unsigned long long)lat.max);
+	printf("hypercall: clock_overhead_ns median=%.1f\n", clock_ns);
+	if ((int64_t)first_ret == -1)
+		printf("hypercall: note: ret -1 is -KVM_EPERM: KVM traced each call, then refused "
+		       "it because it came from user space (CPL 3)\n");
+	return 0;
+}

@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "hypercall_options.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "parse_number.h"
+
+const char hypercall_usage[] =
+	"Usage: hypercall [OPTIONS]\n"
+	"Issues KVM hypercalls from user space in a Linux KVM guest and times each round trip.\n"
+	"\n"
+	"  -n, --count COUNT   hypercalls to issue (default 1, at most 10000000)\n"
+	"      --nr N          hypercall number, in RAX (default 1000, unused by KVM)\n"
+	"      --a0 VALUE      fix a0 (RBX); default: the sequence number 0, 1, 2, ...\n"
+	"      --a1 VALUE      a1, in RCX (default 0)\n"
+	"      --a2 VALUE      a2, in RDX (default 0)\n"
+	"      --a3 VALUE      a3, in RSI (default 0)\n"
+	"      --rate PER_SEC  issue at most PER_SEC hypercalls per second (default: no limit)\n"
+	"      --insn vmcall|vmmcall\n"
+	"                      instruction to use (default: vmcall on Intel, vmmcall on AMD)\n"
+	"  -h, --help          show this help\n"
+	"Numbers are decimal or 0x-prefixed hexadecimal.\n"
+	"\n"
+	"The host sees each call as kvm_exit (hypercall), kvm_hypercall (nr, a0..a3),\n"
+	"kvm_entry. KVM traces the hypercall before it checks the caller's privilege,\n"
+	"then returns -KVM_EPERM (-1) to a caller at CPL > 0: from user space every\n"
+	"call is traced and returns -1. The program refuses (exit 1) unless CPUID says\n"
+	"it runs under KVM (hypervisor bit and \"KVMKVMKVM\" signature), because on bare\n"
+	"metal or another hypervisor the instruction would fault or mean something else.\n"
+	"\n"
+	"Output (stdout), key=value:\n"
+	"  hypercall: issued=N nr=NR insn=vmcall a0=0..N-1 a1=.. a2=.. a3=.. ret=R ret_mismatches=K\n"
+	"  hypercall: round_trip_ns count=N mean=.. median=.. stddev=.. min=.. p99=.. max=..\n"
+	"  hypercall: clock_overhead_ns median=..\n"
+	"ret is the first return value, ret_mismatches the calls that returned another.\n"
+	"round_trip_ns is clock_gettime(CLOCK_MONOTONIC) read before and after each call\n"
+	"and includes one clock read, whose median cost is clock_overhead_ns.\n"
+	"\n"
+	"Exit status: 0 done, 1 not a KVM guest or a runtime error, 2 usage error.\n"
+	"Test hook: if HYPERCALL_TEST_CPUID=VENDOR,HYPERVISOR_BIT,SIGNATURE is set\n"
+	"(e.g. GenuineIntel,1,KVMKVMKVM) it replaces the CPUID reading and the program\n"
+	"stops after the KVM check and instruction choice, without issuing any call.\n";
+
+enum {
+	OPT_NR = 256,
+	OPT_A0,
+	OPT_A1,
+	OPT_A2,
+	OPT_A3,
+	OPT_RATE,
+	OPT_INSN,
+};
+
+static const struct option long_options[] = {
+	{ "count", required_argument, NULL, 'n' },
+	{ "nr", required_argument, NULL, OPT_NR },
+	{ "a0", required_argument, NULL, OPT_A0 },
+	{ "a1", required_argument, NULL, OPT_A1 },
+	{ "a2", required_argument, NULL, OPT_A2 },
+	{ "a3", required_argument, NULL, OPT_A3 },
+	{ "rate", required_argument, NULL, OPT_RATE },
+	{ "insn", required_argument, NULL, OPT_INSN },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Parses a numeric option or writes the error message; returns false on error. */
+static bool number_option(const char *name, const char *arg, uint64_t min, uint64_t max,
+			  uint64_t *out, char *err, size_t err_size)
+{
+	if (parse_u64_strict(arg, min, max, out))
+		return true;
+	snprintf(err, err_size,
+		 "invalid %s '%s': expected an integer from %llu to %llu (decimal or 0x hex); see --help",
+		 name, arg, (unsigned long long)min, (unsigned long long)max);
+	return false;
+}
+
+int hypercall_options_parse(int argc, char **argv, struct hypercall_options *o, char *err,
+			    size_t err_size)
+{
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->nr = HYPERCALL_DEFAULT_NR;
+	o->count = 1;
+	o->insn = HYPERCALL_INSN_UNKNOWN;
+
+	/* Our own one-line messages instead of getopt's; optind 0 rescans from scratch. */
+	opterr = 0;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, ":n:h", long_options, NULL)) != -1) {
+		bool ok = true;
+
+		switch (c) {
+		case 'n':
+			ok = number_option("--count", optarg, 1, HYPERCALL_MAX_COUNT, &o->count, err,
+					   err_size);
+			break;
+		case OPT_NR:
+			ok = number_option("--nr", optarg, 0, UINT64_MAX, &o->nr, err, err_size);
+			break;
+		case OPT_A0:
+			ok = number_option("--a0", optarg, 0, UINT64_MAX, &o->a0, err, err_size);
+			o->a0_fixed = true;
+			break;
+		case OPT_A1:
+			ok = number_option("--a1", optarg, 0, UINT64_MAX, &o->a1, err, err_size);
+			break;
+		case OPT_A2:
+			ok = number_option("--a2", optarg, 0, UINT64_MAX, &o->a2, err, err_size);
+			break;
+		case OPT_A3:
+			ok = number_option("--a3", optarg, 0, UINT64_MAX, &o->a3, err, err_size);
+			break;
+		case OPT_RATE:
+			ok = number_option("--rate", optarg, 1, HYPERCALL_MAX_RATE, &o->rate, err,
+					   err_size);
+			break;
+		case OPT_INSN:
+			o->insn = hypercall_insn_parse(optarg);
+			if (o->insn == HYPERCALL_INSN_UNKNOWN) {
+				snprintf(err, err_size,
+					 "invalid --insn '%s': expected vmcall or vmmcall; see --help",
+					 optarg);
+				ok = false;
+			}
+			break;
+		case 'h':
+			o->help = true;
+			break;
+		case ':':
+			snprintf(err, err_size, "option %s needs a value; see --help",
+				 argv[optind - 1]);
+			return -1;
+		default:
+			snprintf(err, err_size, "unknown option '%s'; see --help", argv[optind - 1]);
+			return -1;
+		}
+		if (!ok)
+			return -1;
+	}
+	if (optind < argc) {
+		snprintf(err, err_size, "unexpected argument '%s'; see --help", argv[optind]);
+		return -1;
+	}
+	return 0;
+}

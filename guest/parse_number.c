@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "parse_number.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+
+bool parse_u64_strict(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	const char *digits;
+	char *end;
+	int base = 10;
+
+	/* strtoull would accept blanks and a sign ("-1" wraps to 2^64-1): demand a digit first. */
+	if (!s || !isdigit((unsigned char)s[0]))
+		return false;
+	digits = s;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		digits = s + 2;
+		/* "0x", "0x-1" and "0x 1" must not parse as zero or wrap. */
+		if (!isxdigit((unsigned char)digits[0]))
+			return false;
+	}
+	errno = 0;
+	v = strtoull(digits, &end, base);
+	if (errno || *end || v < min || v > max)
+		return false;
+	*out = v;
+	return true;
+}
