@@ -48,6 +48,9 @@ const volatile __u64 wakeup_bytes = 0;
  */
 __u64 armed_threads = 0;
 
+/* A record as it sits in the ring buffer: 8-byte sample header + the record. */
+#define HT_RINGBUF_SAMPLE_BYTES (8 + sizeof(struct ht_record))
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 8 << 20); /* resized by user space before load */
@@ -97,6 +100,23 @@ static __always_inline __u32 ns_saturated(__u64 delta, __u8 *flags, __u8 flag)
 	return (__u32)delta;
 }
 
+/*
+ * Wake the consumer only when the ring's fill level crosses a multiple of
+ * wakeup_bytes. A wake-up (irq_work) costs far more than a record, so neither
+ * "every record" (the kernel's default while the consumer keeps up) nor
+ * "every record above a threshold" will do. If concurrent producers make
+ * this one miss a crossing, the next multiple or the consumer's poll timeout
+ * picks the data up.
+ */
+static __always_inline __u64 wakeup_flags(void)
+{
+	if (!wakeup_bytes)
+		return 0; /* the kernel's adaptive policy (tests) */
+	__u64 avail = bpf_ringbuf_query(&records, 0 /* BPF_RB_AVAIL_DATA */);
+	__u64 before = avail > HT_RINGBUF_SAMPLE_BYTES ? avail - HT_RINGBUF_SAMPLE_BYTES : 0;
+	return avail / wakeup_bytes != before / wakeup_bytes ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
 static __always_inline struct vcpu_state *current_state(__u64 create)
 {
 	return bpf_task_storage_get(&vcpu_states, bpf_get_current_task_btf(), 0, create);
@@ -106,6 +126,19 @@ static __always_inline void disarm(struct vcpu_state *st)
 {
 	st->phase = PHASE_IDLE;
 	__sync_fetch_and_add(&armed_threads, -1);
+}
+
+/*
+ * Cheap pre-filter on the exit reason alone, for the hot path: it passes every
+ * hypercall exit of either ISA (VMX basic reason 18 with any flags, SVM 0x81)
+ * and almost nothing else, without loading isa.
+ */
+static __always_inline bool may_be_hypercall_exit(__u32 reason)
+{
+	__u32 want_vmx = filter_exit_reason_on ? filter_exit_reason : HT_VMX_EXIT_REASON_VMCALL;
+	__u32 want_svm = filter_exit_reason_on ? filter_exit_reason : HT_SVM_EXIT_CODE_VMMCALL;
+
+	return (reason & HT_VMX_EXIT_REASON_MASK) == want_vmx || reason == want_svm;
 }
 
 static __always_inline bool is_hypercall_exit(__u32 isa, __u32 reason)
@@ -135,10 +168,10 @@ static __always_inline bool nr_selected(unsigned long nr)
 static __always_inline int handle_kvm_exit(struct trace_event_raw_kvm_exit *ctx)
 {
 	__u32 reason = ctx->exit_reason;
-	__u32 isa = ctx->isa;
 	struct vcpu_state *st;
+	__u32 isa;
 
-	if (!is_hypercall_exit(isa, reason)) {
+	if (!may_be_hypercall_exit(reason) || !is_hypercall_exit(isa = ctx->isa, reason)) {
 		/* Any other exit ends an open window: never fuse across it. */
 		if (!armed_threads)
 			return 0;
@@ -253,11 +286,7 @@ static __always_inline int handle_kvm_entry(struct trace_event_raw_kvm_entry *ct
 	rec->vcpu_id = vcpu;
 	rec->entry_cpu = bpf_get_smp_processor_id();
 
-	__u64 wake = 0;
-	if (wakeup_bytes)
-		wake = bpf_ringbuf_query(&records, 0 /* BPF_RB_AVAIL_DATA */) >= wakeup_bytes ?
-			       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
-	bpf_ringbuf_submit(rec, wake);
+	bpf_ringbuf_submit(rec, wakeup_flags());
 	return 0;
 }
 

@@ -9,7 +9,7 @@
 #include <bpf/libbpf.h>
 #include "tracer.h"
 
-#define MAX_EVENT_SIZE 256
+#define MAX_EVENT_SIZE HT_SYNTH_MAX_EVENT
 
 static int member_offset(const struct btf *btf, const struct btf_type *t, const char *name)
 {
@@ -86,10 +86,10 @@ out:
 	return ret;
 }
 
-static void put(unsigned char *ev, int off, const void *v, size_t len)
+static void put(void *ev, int off, const void *v, size_t len)
 {
 	if (off != HT_SYNTH_NO_FIELD)
-		memcpy(ev + off, v, len);
+		memcpy((unsigned char *)ev + off, v, len);
 }
 
 static int run(const struct ht_tracer *t, enum ht_synthetic_prog which, void *ev, size_t size)
@@ -102,39 +102,62 @@ static int run(const struct ht_tracer *t, enum ht_synthetic_prog which, void *ev
 	return opts.retval == 0 ? 0 : -EPROTO;
 }
 
+void ht_synth_build_exit(const struct ht_synth_layout *l, void *buf, __u32 isa, __u32 reason,
+			 __u64 guest_rip, __u32 vcpu)
+{
+	unsigned long rip = (unsigned long)guest_rip;
+
+	memset(buf, 0, MAX_EVENT_SIZE);
+	put(buf, l->exit_reason, &reason, sizeof(reason));
+	put(buf, l->exit_guest_rip, &rip, sizeof(rip));
+	put(buf, l->exit_isa, &isa, sizeof(isa));
+	put(buf, l->exit_vcpu_id, &vcpu, sizeof(vcpu));
+}
+
+void ht_synth_build_hypercall(const struct ht_synth_layout *l, void *buf, __u64 nr, __u64 a0,
+			      __u64 a1, __u64 a2, __u64 a3)
+{
+	unsigned long v[5] = { (unsigned long)nr, (unsigned long)a0, (unsigned long)a1,
+			       (unsigned long)a2, (unsigned long)a3 };
+
+	memset(buf, 0, MAX_EVENT_SIZE);
+	put(buf, l->hcall_nr, &v[0], sizeof(v[0]));
+	for (int i = 0; i < 4; i++)
+		put(buf, l->hcall_a[i], &v[i + 1], sizeof(v[0]));
+}
+
+void ht_synth_build_entry(const struct ht_synth_layout *l, void *buf, __u32 vcpu, __u64 rip)
+{
+	unsigned long r = (unsigned long)rip;
+
+	memset(buf, 0, MAX_EVENT_SIZE);
+	put(buf, l->entry_vcpu_id, &vcpu, sizeof(vcpu));
+	put(buf, l->entry_rip, &r, sizeof(r));
+}
+
 int ht_synth_exit(const struct ht_synth_layout *l, const struct ht_tracer *t, __u32 isa,
 		  __u32 reason, __u64 guest_rip, __u32 vcpu)
 {
-	unsigned char ev[MAX_EVENT_SIZE] = { 0 };
-	unsigned long rip = (unsigned long)guest_rip;
+	unsigned char ev[MAX_EVENT_SIZE];
 
-	put(ev, l->exit_reason, &reason, sizeof(reason));
-	put(ev, l->exit_guest_rip, &rip, sizeof(rip));
-	put(ev, l->exit_isa, &isa, sizeof(isa));
-	put(ev, l->exit_vcpu_id, &vcpu, sizeof(vcpu));
+	ht_synth_build_exit(l, ev, isa, reason, guest_rip, vcpu);
 	return run(t, HT_SYNTH_KVM_EXIT, ev, l->exit_size);
 }
 
 int ht_synth_hypercall(const struct ht_synth_layout *l, const struct ht_tracer *t, __u64 nr,
 		       __u64 a0, __u64 a1, __u64 a2, __u64 a3)
 {
-	unsigned char ev[MAX_EVENT_SIZE] = { 0 };
-	unsigned long v[5] = { (unsigned long)nr, (unsigned long)a0, (unsigned long)a1,
-			       (unsigned long)a2, (unsigned long)a3 };
+	unsigned char ev[MAX_EVENT_SIZE];
 
-	put(ev, l->hcall_nr, &v[0], sizeof(v[0]));
-	for (int i = 0; i < 4; i++)
-		put(ev, l->hcall_a[i], &v[i + 1], sizeof(v[0]));
+	ht_synth_build_hypercall(l, ev, nr, a0, a1, a2, a3);
 	return run(t, HT_SYNTH_KVM_HYPERCALL, ev, l->hcall_size);
 }
 
 int ht_synth_entry(const struct ht_synth_layout *l, const struct ht_tracer *t, __u32 vcpu,
 		   __u64 rip)
 {
-	unsigned char ev[MAX_EVENT_SIZE] = { 0 };
-	unsigned long r = (unsigned long)rip;
+	unsigned char ev[MAX_EVENT_SIZE];
 
-	put(ev, l->entry_vcpu_id, &vcpu, sizeof(vcpu));
-	put(ev, l->entry_rip, &r, sizeof(r));
+	ht_synth_build_entry(l, ev, vcpu, rip);
 	return run(t, HT_SYNTH_KVM_ENTRY, ev, l->entry_size);
 }

@@ -27,6 +27,14 @@ struct ht_synth_layout {
 /* 0, or -errno with a reason in err (no BTF, kvm types missing). */
 int ht_synth_layout_load(struct ht_synth_layout *l, char *err, size_t errlen);
 
+/* Lay out one event in the kernel's format into buf (HT_SYNTH_MAX_EVENT bytes, zeroed here). */
+#define HT_SYNTH_MAX_EVENT 256
+void ht_synth_build_exit(const struct ht_synth_layout *l, void *buf, __u32 isa, __u32 reason,
+			 __u64 guest_rip, __u32 vcpu);
+void ht_synth_build_hypercall(const struct ht_synth_layout *l, void *buf, __u64 nr, __u64 a0,
+			      __u64 a1, __u64 a2, __u64 a3);
+void ht_synth_build_entry(const struct ht_synth_layout *l, void *buf, __u32 vcpu, __u64 rip);
+
 struct ht_tracer;
 
 /* Each runs one synthetic event through the real handler; 0 or -errno. */
