@@ -77,4 +77,27 @@ enum ht_counter {
 	HT_CNT_MAX,
 };
 
+/*
+ * Aggregate-only mode (record --no-file): instead of a record per hypercall,
+ * the BPF programs count latencies in per-CPU log2 histograms, one per group,
+ * read by user space every interval. Slot k holds values v with
+ * floor(log2(v)) == k (slot 0 also holds 0), as libbpf-tools' log2l.
+ */
+#define HT_AGG_SLOTS 64
+enum ht_agg_series {
+	HT_AGG_TOTAL = 0,   /* kvm_exit -> kvm_entry */
+	HT_AGG_EXIT_HCALL,  /* kvm_exit -> kvm_hypercall */
+	HT_AGG_HCALL_ENTRY, /* kvm_hypercall -> kvm_entry */
+	HT_AGG_NSERIES,
+};
+enum ht_agg_group_by {
+	HT_AGG_BY_NONE = 0, /* key 0 */
+	HT_AGG_BY_VCPU,     /* key host_pid << 32 | vcpu_id */
+	HT_AGG_BY_VM,       /* key host_pid << 32 */
+};
+#define HT_AGG_MAX_GROUPS 1024
+struct ht_agg_hist {
+	__u64 slots[HT_AGG_NSERIES][HT_AGG_SLOTS];
+};
+
 #endif /* HYPERTRACE_RECORD_H */

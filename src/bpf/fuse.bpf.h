@@ -34,9 +34,20 @@ const volatile __u32 filter_nr[HT_MAX_SELECTED_NR] = { HT_DEFAULT_HYPERCALL_NR }
 const volatile __u32 filter_nr_count = 1;
 const volatile bool filter_exit_reason_on = false;
 const volatile __u32 filter_exit_reason = 0; /* VMX: compared with the low 16 bits */
+/*
+ * The hot-path pre-filter: (exit_reason & prefilter_mask) == prefilter_value.
+ * A host runs one KVM flavour, so user space sets it for the host's CPU: VMX
+ * 0xffff/18 (basic reason, flag bits ignored) or SVM 0xffffffff/0x81, or the
+ * explicit --exit-reason. One AND and one compare reject almost every exit.
+ */
+const volatile __u32 prefilter_mask = HT_VMX_EXIT_REASON_MASK;
+const volatile __u32 prefilter_value = HT_VMX_EXIT_REASON_VMCALL;
 const volatile __u32 filter_tgid = 0;        /* 0: every VM process */
 const volatile bool filter_vcpu_on = false;
 const volatile __u32 filter_vcpu = 0;
+/* Aggregate-only mode: histograms in BPF instead of records (enum ht_agg_group_by). */
+const volatile bool aggregate_only = false;
+const volatile __u32 aggregate_group_by = HT_AGG_BY_NONE;
 /* Ring buffer fill level (bytes) from which a submit wakes the consumer. */
 const volatile __u64 wakeup_bytes = 0;
 
@@ -62,6 +73,13 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, HT_AGG_MAX_GROUPS);
+	__type(key, __u64);
+	__type(value, struct ht_agg_hist);
+} latency_hists SEC(".maps");
 
 enum vcpu_phase {
 	PHASE_IDLE = 0,
@@ -117,6 +135,44 @@ static __always_inline __u64 wakeup_flags(void)
 	return avail / wakeup_bytes != before / wakeup_bytes ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 }
 
+/* floor(log2(v)), 0 for 0: the slot of a latency in struct ht_agg_hist. */
+static __always_inline __u32 log2_slot(__u64 v)
+{
+	__u32 r = 0, shift;
+
+	shift = (v > 0xffffffffull) << 5; v >>= shift; r |= shift;
+	shift = (v > 0xffff) << 4; v >>= shift; r |= shift;
+	shift = (v > 0xff) << 3; v >>= shift; r |= shift;
+	shift = (v > 0xf) << 2; v >>= shift; r |= shift;
+	shift = (v > 0x3) << 1; v >>= shift; r |= shift;
+	r |= (v >> 1);
+	return r;
+}
+
+/* Aggregate-only mode: count the three latencies of one hypercall in its group's histograms. */
+static __always_inline void aggregate(const struct ht_record *r, __u64 hcall_to_entry)
+{
+	static const struct ht_agg_hist zero;
+	__u64 key = 0;
+
+	if (aggregate_group_by == HT_AGG_BY_VCPU)
+		key = (__u64)r->host_pid << 32 | r->vcpu_id;
+	else if (aggregate_group_by == HT_AGG_BY_VM)
+		key = (__u64)r->host_pid << 32;
+	struct ht_agg_hist *h = bpf_map_lookup_elem(&latency_hists, &key);
+	if (!h) {
+		bpf_map_update_elem(&latency_hists, &key, &zero, BPF_NOEXIST);
+		h = bpf_map_lookup_elem(&latency_hists, &key);
+		if (!h) {
+			count(HT_CNT_RINGBUF_DROPS); /* out of groups: counted as lost, never silent */
+			return;
+		}
+	}
+	h->slots[HT_AGG_TOTAL][log2_slot(r->exit_to_hcall_ns + hcall_to_entry) & (HT_AGG_SLOTS - 1)]++;
+	h->slots[HT_AGG_EXIT_HCALL][log2_slot(r->exit_to_hcall_ns) & (HT_AGG_SLOTS - 1)]++;
+	h->slots[HT_AGG_HCALL_ENTRY][log2_slot(hcall_to_entry) & (HT_AGG_SLOTS - 1)]++;
+}
+
 static __always_inline struct vcpu_state *current_state(__u64 create)
 {
 	return bpf_task_storage_get(&vcpu_states, bpf_get_current_task_btf(), 0, create);
@@ -128,17 +184,10 @@ static __always_inline void disarm(struct vcpu_state *st)
 	__sync_fetch_and_add(&armed_threads, -1);
 }
 
-/*
- * Cheap pre-filter on the exit reason alone, for the hot path: it passes every
- * hypercall exit of either ISA (VMX basic reason 18 with any flags, SVM 0x81)
- * and almost nothing else, without loading isa.
- */
+/* The hot path's test: exit_reason alone, without loading isa. */
 static __always_inline bool may_be_hypercall_exit(__u32 reason)
 {
-	__u32 want_vmx = filter_exit_reason_on ? filter_exit_reason : HT_VMX_EXIT_REASON_VMCALL;
-	__u32 want_svm = filter_exit_reason_on ? filter_exit_reason : HT_SVM_EXIT_CODE_VMMCALL;
-
-	return (reason & HT_VMX_EXIT_REASON_MASK) == want_vmx || reason == want_svm;
+	return (reason & prefilter_mask) == prefilter_value;
 }
 
 static __always_inline bool is_hypercall_exit(__u32 isa, __u32 reason)
@@ -274,6 +323,11 @@ static __always_inline int handle_kvm_entry(struct trace_event_raw_kvm_entry *ct
 			return 0;
 	}
 
+	if (aggregate_only) {
+		st->rec.vcpu_id = vcpu;
+		aggregate(&st->rec, now - st->hcall_ns);
+		return 0;
+	}
 	struct ht_record *rec = bpf_ringbuf_reserve(&records, sizeof(*rec), 0);
 	if (!rec) {
 		count(HT_CNT_RINGBUF_DROPS);

@@ -44,3 +44,41 @@ int synthetic_kvm_entry(struct trace_event_raw_kvm_entry *ctx)
 {
 	return handle_kvm_entry(ctx);
 }
+
+/*
+ * Synthetic producer for drain tests and benchmarks: submits `count` fused
+ * records through the same ring buffer, wake-up policy and drop counter as
+ * handle_kvm_entry, with a1 = seq, seq + 1, ... so the consumer can check order
+ * and loss.
+ */
+struct synthetic_fill_args {
+	__u64 seq;
+	__u32 count;
+};
+
+static long fill_one(__u32 i, struct synthetic_fill_args *args)
+{
+	struct ht_record *rec = bpf_ringbuf_reserve(&records, sizeof(*rec), 0);
+
+	if (!rec) {
+		count(HT_CNT_RINGBUF_DROPS);
+		return 0;
+	}
+	__builtin_memset(rec, 0, sizeof(*rec));
+	rec->exit_ns = bpf_ktime_get_ns();
+	rec->a1 = args->seq + i;
+	rec->nr = HT_DEFAULT_HYPERCALL_NR;
+	rec->isa = HT_ISA_VMX;
+	rec->exit_reason = HT_VMX_EXIT_REASON_VMCALL;
+	bpf_ringbuf_submit(rec, wakeup_flags());
+	return 0;
+}
+
+SEC("syscall")
+int synthetic_fill(struct synthetic_fill_args *args)
+{
+	struct synthetic_fill_args a = *args;
+
+	bpf_loop(a.count, fill_one, &a, 0);
+	return 0;
+}

@@ -2,8 +2,10 @@
 /*
  * `hypertrace-bpf record`: the daemon. Checks the host, creates the trace file,
  * loads and attaches the BPF programs, optionally starts CMD, and drains the
- * ring buffer into the file until told to stop. Stopping detaches first, then
- * drains what is left, so every record the kernel produced reaches the file.
+ * ring buffer into the file until told to stop, drawing live histograms every
+ * interval. Stopping detaches first, then drains what is left, so every record
+ * the kernel produced reaches the file. With --no-file the BPF programs keep
+ * histograms instead of emitting records, and only the histograms are shown.
  */
 #include <errno.h>
 #include <signal.h>
@@ -15,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
+#include "live_view.h"
 #include "preflight.h"
 #include "record.h"
 #include "recording.h"
@@ -95,56 +98,182 @@ static void format_size(char *buf, size_t len, unsigned long long bytes)
 		snprintf(buf, len, "%.1f MiB", bytes / (1024.0 * 1024.0));
 }
 
-static void print_summary(const struct ht_record_config *cfg, unsigned long long records,
-			  const struct ht_trailer *t, unsigned long long bytes, double secs)
+/* Hypercalls the kernel saw but could not record, from the BPF counters. */
+static unsigned long long lost_now(const struct ht_tracer *t, __u64 c[HT_CNT_MAX])
 {
-	unsigned long long lost = ht_trailer_lost(t);
-	char size[32];
+	if (ht_tracer_counters(t, c))
+		return 0;
+	return c[HT_CNT_RINGBUF_DROPS] + c[HT_CNT_STATE_ALLOC_FAIL] + c[HT_CNT_SUPERSEDED];
+}
 
-	format_size(size, sizeof(size), bytes);
-	printf("hypertrace-bpf: %llu records, %llu dropped, %.2f s, %.0f records/s, %s written to %s\n",
-	       records, lost, secs, secs > 0 ? records / secs : 0.0, size, cfg->output);
+static void print_lost_detail(unsigned long long lost, const __u64 c[HT_CNT_MAX])
+{
 	if (lost)
 		fprintf(stderr, "hypertrace-bpf: %llu hypercalls were not recorded: ring buffer full %llu (raise --ringbuf-size), no per-thread state %llu, another exit before kvm_entry %llu\n",
-			lost, (unsigned long long)t->ringbuf_drops, (unsigned long long)t->state_alloc_fail,
-			(unsigned long long)t->superseded);
+			lost, (unsigned long long)c[HT_CNT_RINGBUF_DROPS],
+			(unsigned long long)c[HT_CNT_STATE_ALLOC_FAIL], (unsigned long long)c[HT_CNT_SUPERSEDED]);
+}
+
+/* What the loop does each time it wakes; shared by both modes. */
+struct session {
+	const struct ht_record_config *cfg;
+	struct ht_tracer *tracer;
+	struct ht_recording rec; /* file mode */
+	struct ht_live *live;    /* NULL with --quiet */
+	pid_t child;
+	int child_status;
+	unsigned long long start, deadline;
+};
+
+/* Returns true when the recording should stop. */
+static bool session_should_stop(struct session *s, unsigned long long now)
+{
+	if (stop_requested || (s->deadline && now >= s->deadline))
+		return true;
+	if (s->child > 0 && waitpid(s->child, &s->child_status, WNOHANG) == s->child) {
+		s->child = -1;
+		return true;
+	}
+	return false;
+}
+
+static bool session_tick(struct session *s, unsigned long long now)
+{
+	__u64 c[HT_CNT_MAX];
+
+	if (!s->live || ht_live_until_due(s->live, now))
+		return false;
+	if (s->cfg->no_file)
+		ht_tracer_read_aggregates(s->tracer, ht_live_add_aggregate, s->live);
+	unsigned int frames = ht_live_tick(s->live, now, lost_now(s->tracer, c));
+	return s->cfg->intervals && frames >= s->cfg->intervals;
+}
+
+static int poll_timeout_ms(const struct session *s, unsigned long long now)
+{
+	unsigned long long wait_ns = POLL_INTERVAL_MS * 1000000ull;
+
+	if (s->live && ht_live_until_due(s->live, now) < wait_ns)
+		wait_ns = ht_live_until_due(s->live, now);
+	return (int)(wait_ns / 1000000ull);
+}
+
+static int run_file_loop(struct session *s)
+{
+	unsigned long long last_flush = s->start;
+	int ret = 0;
+
+	for (;;) {
+		ret = ht_recording_pump(&s->rec, poll_timeout_ms(s, now_ns()));
+		if (ret < 0)
+			return ret;
+		unsigned long long now = now_ns();
+		if (now - last_flush >= FLUSH_INTERVAL_NS) {
+			if ((ret = ht_writer_flush(s->rec.writer)))
+				return ret;
+			last_flush = now;
+		}
+		if (session_tick(s, now) || session_should_stop(s, now))
+			return 0;
+	}
+}
+
+static void run_aggregate_loop(struct session *s)
+{
+	for (;;) {
+		int ms = poll_timeout_ms(s, now_ns());
+		struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
+		nanosleep(&ts, NULL); /* a signal ends it early: fine */
+		unsigned long long now = now_ns();
+		if (session_tick(s, now) || session_should_stop(s, now))
+			return;
+	}
+}
+
+static int finish_command(struct session *s)
+{
+	const struct ht_record_config *cfg = s->cfg;
+
+	if (s->child > 0) {
+		/* Stopped by Ctrl-C or -d while CMD runs: end it too. */
+		kill(s->child, SIGTERM);
+		waitpid(s->child, &s->child_status, 0);
+		s->child = -1;
+		return HT_EXIT_OK;
+	}
+	if (!cfg->command)
+		return HT_EXIT_OK;
+	if (WIFEXITED(s->child_status) && WEXITSTATUS(s->child_status) != 0) {
+		fprintf(stderr, "hypertrace-bpf: '%s' exited with status %d\n", cfg->command[0],
+			WEXITSTATUS(s->child_status));
+		return HT_EXIT_RUNTIME;
+	}
+	if (WIFSIGNALED(s->child_status)) {
+		fprintf(stderr, "hypertrace-bpf: '%s' was killed by signal %d\n", cfg->command[0],
+			WTERMSIG(s->child_status));
+		return HT_EXIT_RUNTIME;
+	}
+	return HT_EXIT_OK;
 }
 
 static int run_record(const struct ht_record_config *cfg)
 {
 	struct ht_tracer_opts topts = {
 		.filters = cfg->filters,
-		.ringbuf_bytes = cfg->ringbuf_bytes,
-		/* Wake the drain only once the ring is 1/8 full; the poll timeout picks up the rest. */
+		/* Aggregate-only emits no records: the ring buffer only has to exist. */
+		.ringbuf_bytes = cfg->no_file ? 4096 : cfg->ringbuf_bytes,
+		/* Wake the drain each time another 1/8 of the ring fills; the poll timeout picks up the rest. */
 		.wakeup_bytes = cfg->ringbuf_bytes / 8,
+		.aggregate_only = cfg->no_file,
+		.group_by = cfg->group_by,
 		.verbose = cfg->verbose,
 	};
-	struct ht_recording rec = { 0 };
-	struct ht_tracer *tracer = NULL;
+	struct session s = { .cfg = cfg, .child = -1 };
 	struct ht_writer *writer = NULL;
 	struct ht_file_header hdr;
 	struct ht_trailer trailer;
 	char err[512];
-	pid_t child = -1;
-	int child_status = 0, status = HT_EXIT_RUNTIME, ret;
+	int status = HT_EXIT_RUNTIME, ret;
 
 	if (ht_preflight(err, sizeof(err)))
 		return ht_runtime_error("%s", err);
 
-	header_from_config(&hdr, cfg);
-	if (ht_writer_open(cfg->output, cfg->force, &hdr, &writer, err, sizeof(err)))
-		return ht_runtime_error("%s", err);
-
-	if (ht_tracer_load(&tracer, &topts, err, sizeof(err)) ||
-	    ht_tracer_attach(tracer, err, sizeof(err))) {
+	if (!cfg->no_file) {
+		header_from_config(&hdr, cfg);
+		if (ht_writer_open(cfg->output, cfg->force, &hdr, &writer, err, sizeof(err)))
+			return ht_runtime_error("%s", err);
+	}
+	if (ht_tracer_load(&s.tracer, &topts, err, sizeof(err)) ||
+	    ht_tracer_attach(s.tracer, err, sizeof(err))) {
 		ht_runtime_error("%s", err);
 		goto fail_unlink;
 	}
-	ret = ht_recording_init(&rec, tracer, writer);
-	writer = NULL;
-	if (ret) {
-		ht_runtime_error("cannot set up the ring buffer consumer: %s", strerror(-ret));
-		goto fail_unlink;
+	if (!cfg->quiet) {
+		struct ht_live_opts lo = {
+			.interval_ns = (unsigned long long)(cfg->interval_s * 1e9),
+			.series = cfg->series,
+			.group_by = cfg->group_by == HT_AGG_BY_VCPU ? HT_LAT_BY_VCPU :
+				    cfg->group_by == HT_AGG_BY_VM ? HT_LAT_BY_VM : HT_LAT_BY_NONE,
+			.timestamp = cfg->timestamp,
+			.terminal = -1,
+		};
+		s.live = ht_live_new(&lo, stdout, now_ns());
+		if (!s.live) {
+			ht_runtime_error("out of memory");
+			goto fail_unlink;
+		}
+	}
+	if (!cfg->no_file) {
+		ret = ht_recording_init(&s.rec, s.tracer, writer);
+		writer = NULL;
+		if (ret) {
+			ht_runtime_error("cannot set up the ring buffer consumer: %s", strerror(-ret));
+			goto fail_unlink;
+		}
+		if (s.live) {
+			s.rec.observer = ht_live_observe;
+			s.rec.observer_ctx = s.live;
+		}
 	}
 
 	struct sigaction sa = { .sa_handler = on_stop_signal };
@@ -152,8 +281,8 @@ static int run_record(const struct ht_record_config *cfg)
 	sigaction(SIGTERM, &sa, NULL);
 
 	if (cfg->command) {
-		child = start_command(cfg->command);
-		if (child < 0) {
+		s.child = start_command(cfg->command);
+		if (s.child < 0) {
 			ht_runtime_error("cannot start '%s': %s", cfg->command[0], strerror(errno));
 			goto fail_unlink;
 		}
@@ -161,66 +290,65 @@ static int run_record(const struct ht_record_config *cfg)
 	if (cfg->verbose)
 		fprintf(stderr, "hypertrace-bpf: tracing; stop with Ctrl-C\n");
 
-	unsigned long long start = now_ns(), last_flush = start;
-	unsigned long long deadline = cfg->duration_s > 0 ? start + (unsigned long long)(cfg->duration_s * 1e9) : 0;
-	while (!stop_requested) {
-		ret = ht_recording_pump(&rec, POLL_INTERVAL_MS);
-		if (ret < 0)
-			break;
-		unsigned long long now = now_ns();
-		if (now - last_flush >= FLUSH_INTERVAL_NS) {
-			if ((ret = ht_writer_flush(rec.writer)))
-				break;
-			last_flush = now;
-		}
-		if (deadline && now >= deadline)
-			break;
-		if (child > 0 && waitpid(child, &child_status, WNOHANG) == child) {
-			child = -1;
-			break;
-		}
+	s.start = now_ns();
+	s.deadline = cfg->duration_s > 0 ? s.start + (unsigned long long)(cfg->duration_s * 1e9) : 0;
+	__u64 c[HT_CNT_MAX] = { 0 };
+	unsigned long long records, lost;
+	char size[32];
+
+	if (cfg->no_file) {
+		run_aggregate_loop(&s);
+		ht_tracer_detach(s.tracer);
+		ht_tracer_read_aggregates(s.tracer, ht_live_add_aggregate, s.live);
+		lost = lost_now(s.tracer, c);
+		double secs = (now_ns() - s.start) / 1e9;
+		records = ht_live_total(s.live);
+		ht_live_final(s.live, now_ns(), lost);
+		printf("hypertrace-bpf: %llu hypercalls, %llu dropped, %.2f s, %.0f hypercalls/s (aggregate only: no trace file)\n",
+		       records, lost, secs, secs > 0 ? records / secs : 0.0);
+		print_lost_detail(lost, c);
+		status = finish_command(&s);
+		goto out;
 	}
+
+	ret = run_file_loop(&s);
 	if (ret >= 0)
-		ret = ht_recording_finish(&rec, &trailer);
+		ret = ht_recording_finish(&s.rec, &trailer);
 	else
-		ht_recording_abandon(&rec);
+		ht_recording_abandon(&s.rec);
 	if (ret < 0) {
 		ht_runtime_error("cannot write %s: %s: free space or choose another path with -o",
 				 cfg->output, strerror(-ret));
 		goto out;
 	}
-	print_summary(cfg, trailer.records, &trailer, file_size(cfg->output), (now_ns() - start) / 1e9);
-	status = HT_EXIT_OK;
-
-	if (child > 0) {
-		/* Stopped by Ctrl-C or -d while CMD runs: end it too. */
-		kill(child, SIGTERM);
-		waitpid(child, &child_status, 0);
-		child = -1;
-	} else if (cfg->command) {
-		if (WIFEXITED(child_status) && WEXITSTATUS(child_status) != 0) {
-			fprintf(stderr, "hypertrace-bpf: '%s' exited with status %d\n", cfg->command[0],
-				WEXITSTATUS(child_status));
-			status = HT_EXIT_RUNTIME;
-		} else if (WIFSIGNALED(child_status)) {
-			fprintf(stderr, "hypertrace-bpf: '%s' was killed by signal %d\n", cfg->command[0],
-				WTERMSIG(child_status));
-			status = HT_EXIT_RUNTIME;
-		}
-	}
+	lost = ht_trailer_lost(&trailer);
+	double secs = (now_ns() - s.start) / 1e9;
+	if (s.live)
+		ht_live_final(s.live, now_ns(), lost);
+	format_size(size, sizeof(size), file_size(cfg->output));
+	printf("hypertrace-bpf: %llu records, %llu dropped, %.2f s, %.0f records/s, %s written to %s\n",
+	       (unsigned long long)trailer.records, lost, secs,
+	       secs > 0 ? trailer.records / secs : 0.0, size, cfg->output);
+	c[HT_CNT_RINGBUF_DROPS] = trailer.ringbuf_drops;
+	c[HT_CNT_STATE_ALLOC_FAIL] = trailer.state_alloc_fail;
+	c[HT_CNT_SUPERSEDED] = trailer.superseded;
+	print_lost_detail(lost, c);
+	status = finish_command(&s);
 	goto out;
 
 fail_unlink:
 	/* Nothing was traced: leave no empty trace file behind. */
-	ht_recording_abandon(&rec);
+	ht_recording_abandon(&s.rec);
 	ht_writer_abandon(writer);
-	unlink(cfg->output);
+	if (!cfg->no_file)
+		unlink(cfg->output);
 out:
-	if (child > 0) {
-		kill(child, SIGTERM);
-		waitpid(child, NULL, 0);
+	if (s.child > 0) {
+		kill(s.child, SIGTERM);
+		waitpid(s.child, NULL, 0);
 	}
-	ht_tracer_destroy(tracer);
+	ht_live_free(s.live);
+	ht_tracer_destroy(s.tracer);
 	return status;
 }
 

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include "tracer.h"
+#include "hist_view.h"
 
 #define HT_DEFAULT_OUTPUT "hypertrace.htr"
 
@@ -16,6 +17,15 @@ struct ht_record_config {
 	unsigned long ringbuf_bytes;
 	bool verbose;
 	char **command;       /* NULL-terminated argv of CMD, or NULL */
+	/* Live histograms */
+	bool quiet;           /* no live display */
+	double interval_s;    /* seconds between frames */
+	unsigned int intervals; /* stop after this many frames; 0: no limit */
+	bool timestamp;       /* -T */
+	unsigned int series;  /* HT_HV_SERIES() mask */
+	enum ht_agg_group_by group_by;
+	bool no_file;         /* aggregate-only: histograms kept in BPF, no trace file */
+	bool output_given;
 };
 
 /* Parses argv (argv[0] is "record"). Returns -1 to go on, else the exit status. */

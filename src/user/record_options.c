@@ -10,7 +10,8 @@
 static const char record_help[] =
 	"Usage: hypertrace-bpf record [-o FILE] [--force] [--nr N]... [--exit-reason N]\n"
 	"                             [-p PID] [--vcpu N] [-d SECONDS] [--ringbuf-size BYTES]\n"
-	"                             [-v] [-- CMD [ARGS...]]\n"
+	"                             [-i SECONDS] [--intervals N] [-T] [--per-vcpu | --per-vm]\n"
+	"                             [--hist SERIES] [-q] [--no-file] [-v] [-- CMD [ARGS...]]\n"
 	"\n"
 	"Trace KVM hypercalls system-wide into a trace file. Each traced hypercall\n"
 	"becomes one fused record: the hypercall exit (VMX exit reason 18 VMCALL, SVM\n"
@@ -30,17 +31,33 @@ static const char record_help[] =
 	"  -d, --duration SECONDS   stop after SECONDS (decimals allowed)\n"
 	"  -b, --ringbuf-size BYTES BPF ring buffer size, power of two with K/M/G\n"
 	"                           (default 16M)\n"
+	"  -i, --interval SECONDS   live histograms every SECONDS (default 1)\n"
+	"      --intervals N        stop after N intervals\n"
+	"  -T, --timestamp          wall-clock time on each interval\n"
+	"      --per-vcpu           one histogram per vCPU (and VM process)\n"
+	"      --per-vm             one histogram per VM process\n"
+	"      --hist SERIES        which latencies to draw: total, exit-hcall,\n"
+	"                           hcall-entry, all or a comma list (default all)\n"
+	"  -q, --quiet              no live histograms (the trace file is the same)\n"
+	"      --no-file            aggregate only: histograms kept in BPF, no record\n"
+	"                           per hypercall, no trace file (lowest overhead)\n"
 	"  -v, --verbose            show libbpf debug output and the verifier log\n"
 	"  -h, --help               show this help\n"
 	"\n"
 	"CMD runs after tracing has started; tracing stays system-wide (use -p to\n"
 	"restrict it to one VM process).\n"
 	"\n"
+	"Live histograms (log2, nsecs below 10 us, else usecs) show each interval's\n"
+	"count, rate, p50/p90/p99/max and drops, redrawn in place on a terminal and\n"
+	"appended as plain text otherwise. Percentiles are exact when computed from\n"
+	"records; in --no-file mode they are log2 bucket bounds, shown as '<='.\n"
+	"\n"
 	"EXAMPLES:\n"
 	"    sudo hypertrace-bpf record                      # nr 1000 until Ctrl-C\n"
 	"    sudo hypertrace-bpf record -d 5 -o t.htr        # 5 seconds into t.htr\n"
 	"    sudo hypertrace-bpf record --nr 1000 --nr 1001 -p $(pgrep -f qemu-system)\n"
-	"    sudo hypertrace-bpf record -- minivm --vcpus 2 --count 1000\n";
+	"    sudo hypertrace-bpf record -- minivm --vcpus 2 --count 1000\n"
+	"    sudo hypertrace-bpf record --no-file --per-vcpu -i 5   # watch a production host\n";
 
 static const struct option record_longopts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -51,6 +68,14 @@ static const struct option record_longopts[] = {
 	{ "vcpu", required_argument, NULL, 'c' },
 	{ "duration", required_argument, NULL, 'd' },
 	{ "ringbuf-size", required_argument, NULL, 'b' },
+	{ "interval", required_argument, NULL, 'i' },
+	{ "intervals", required_argument, NULL, 'N' },
+	{ "timestamp", no_argument, NULL, 'T' },
+	{ "per-vcpu", no_argument, NULL, 'P' },
+	{ "per-vm", no_argument, NULL, 'M' },
+	{ "hist", required_argument, NULL, 'H' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "no-file", no_argument, NULL, 'F' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -65,17 +90,20 @@ int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->output = HT_DEFAULT_OUTPUT;
 	cfg->ringbuf_bytes = HT_DEFAULT_RINGBUF_BYTES;
+	cfg->interval_s = 1.0;
+	cfg->series = HT_HV_SERIES_ALL;
 	ht_filters_default(&cfg->filters);
 
 	opterr = 0;
 	optind = 1;
 	/* '+': stop at the first non-option, which starts CMD. */
-	while ((opt = getopt_long(argc, argv, "+:o:fn:e:p:c:d:b:vh", record_longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+:o:fn:e:p:c:d:b:i:Tqvh", record_longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'o':
 			if (!optarg[0])
 				return ht_usage_error("record", "-o needs a file name");
 			cfg->output = optarg;
+			cfg->output_given = true;
 			break;
 		case 'f':
 			cfg->force = true;
@@ -118,6 +146,34 @@ int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg)
 				return ht_usage_error("record", "invalid --ringbuf-size '%s': expected a power of two from 4K to 1G", optarg);
 			cfg->ringbuf_bytes = (unsigned long)v;
 			break;
+		case 'i':
+			if (!ht_parse_seconds(optarg, 86400, &cfg->interval_s) || cfg->interval_s < 0.01)
+				return ht_usage_error("record", "invalid --interval '%s': expected seconds, at least 0.01", optarg);
+			break;
+		case 'N':
+			if (!ht_parse_u64(optarg, 1000000, &v) || v == 0)
+				return ht_usage_error("record", "invalid --intervals '%s': expected a count 1..1000000", optarg);
+			cfg->intervals = (unsigned int)v;
+			break;
+		case 'T':
+			cfg->timestamp = true;
+			break;
+		case 'P':
+		case 'M':
+			if (cfg->group_by != HT_AGG_BY_NONE)
+				return ht_usage_error("record", "--per-vcpu and --per-vm exclude each other");
+			cfg->group_by = opt == 'P' ? HT_AGG_BY_VCPU : HT_AGG_BY_VM;
+			break;
+		case 'H':
+			if (!ht_hv_parse_series(optarg, &cfg->series))
+				return ht_usage_error("record", "invalid --hist '%s': expected total, exit-hcall, hcall-entry, all or a comma list", optarg);
+			break;
+		case 'q':
+			cfg->quiet = true;
+			break;
+		case 'F':
+			cfg->no_file = true;
+			break;
 		case 'v':
 			cfg->verbose = true;
 			break;
@@ -132,5 +188,9 @@ int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg)
 	}
 	if (optind < argc)
 		cfg->command = argv + optind;
+	if (cfg->no_file && (cfg->output_given || cfg->force))
+		return ht_usage_error("record", "--no-file writes no trace file: drop -o/--force");
+	if (cfg->no_file && cfg->quiet)
+		return ht_usage_error("record", "--no-file with --quiet would show nothing: drop one of them");
 	return -1;
 }

@@ -10,13 +10,15 @@
 #include <string.h>
 #include <time.h>
 #include "cli.h"
+#include "live_view.h"
 #include "report_summary.h"
 #include "trace_reader.h"
 
-enum report_mode { MODE_SUMMARY, MODE_DUMP, MODE_CSV, MODE_JSON };
+enum report_mode { MODE_SUMMARY, MODE_DUMP, MODE_CSV, MODE_JSON, MODE_HIST };
 
 static const char report_help[] =
-	"Usage: hypertrace-bpf report [--dump | --csv | --json] FILE\n"
+	"Usage: hypertrace-bpf report [--dump | --csv | --json | --hist[=SERIES]]\n"
+	"                             [--per-vcpu | --per-vm] FILE\n"
 	"\n"
 	"Read a trace file written by 'hypertrace-bpf record'. Without an option, print\n"
 	"a summary: records and drops, counts per vCPU and per hypercall nr, and\n"
@@ -28,11 +30,16 @@ static const char report_help[] =
 	"  -D, --dump   one line per record, with wall-clock time\n"
 	"  -C, --csv    CSV with a header line\n"
 	"  -J, --json   one JSON object per record per line\n"
+	"  -H, --hist[=SERIES]  log2 latency histograms of the whole file, as record\n"
+	"               draws them live; SERIES: total, exit-hcall, hcall-entry, all\n"
+	"               or a comma list (default all)\n"
+	"      --per-vcpu, --per-vm  with --hist: one histogram per vCPU / VM process\n"
 	"  -h, --help   show this help\n"
 	"\n"
 	"EXAMPLES:\n"
 	"    hypertrace-bpf report hypertrace.htr\n"
-	"    hypertrace-bpf report --csv t.htr > t.csv\n";
+	"    hypertrace-bpf report --csv t.htr > t.csv\n"
+	"    hypertrace-bpf report --hist=total --per-vcpu t.htr\n";
 
 static const char *isa_name(__u8 isa)
 {
@@ -93,6 +100,7 @@ static void print_record(enum report_mode mode, const struct ht_file_header *h,
 		       r->hcall_to_entry_ns, total, r->flags);
 		break;
 	case MODE_SUMMARY:
+	case MODE_HIST:
 		break;
 	}
 }
@@ -101,6 +109,9 @@ static const struct option report_longopts[] = {
 	{ "dump", no_argument, NULL, 'D' },
 	{ "csv", no_argument, NULL, 'C' },
 	{ "json", no_argument, NULL, 'J' },
+	{ "hist", optional_argument, NULL, 'H' },
+	{ "per-vcpu", no_argument, NULL, 'P' },
+	{ "per-vm", no_argument, NULL, 'M' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -109,6 +120,9 @@ int ht_cmd_report(int argc, char **argv)
 {
 	enum report_mode mode = MODE_SUMMARY;
 	struct ht_summary *summary = NULL;
+	struct ht_live *live = NULL;
+	unsigned int series = HT_HV_SERIES_ALL;
+	enum ht_lat_group_by group_by = HT_LAT_BY_NONE;
 	struct ht_reader *reader;
 	struct ht_record rec;
 	char err[512];
@@ -116,8 +130,20 @@ int ht_cmd_report(int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":DCJh", report_longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":DCJHh", report_longopts, NULL)) != -1) {
 		switch (opt) {
+		case 'H':
+			mode = MODE_HIST;
+			modes++;
+			if (optarg && !ht_hv_parse_series(optarg, &series))
+				return ht_usage_error("report", "invalid --hist '%s': expected total, exit-hcall, hcall-entry, all or a comma list", optarg);
+			break;
+		case 'P':
+		case 'M':
+			if (group_by != HT_LAT_BY_NONE)
+				return ht_usage_error("report", "--per-vcpu and --per-vm exclude each other");
+			group_by = opt == 'P' ? HT_LAT_BY_VCPU : HT_LAT_BY_VM;
+			break;
 		case 'D': mode = MODE_DUMP; modes++; break;
 		case 'C': mode = MODE_CSV; modes++; break;
 		case 'J': mode = MODE_JSON; modes++; break;
@@ -129,7 +155,9 @@ int ht_cmd_report(int argc, char **argv)
 		}
 	}
 	if (modes > 1)
-		return ht_usage_error("report", "--dump, --csv and --json exclude each other");
+		return ht_usage_error("report", "--dump, --csv, --json and --hist exclude each other");
+	if (group_by != HT_LAT_BY_NONE && mode != MODE_HIST)
+		return ht_usage_error("report", "--per-vcpu and --per-vm go with --hist");
 	if (optind == argc)
 		return ht_usage_error("report", "no trace file given");
 	if (optind + 1 < argc)
@@ -148,9 +176,21 @@ int ht_cmd_report(int argc, char **argv)
 		}
 	} else if (mode == MODE_CSV) {
 		fputs(csv_header, stdout);
+	} else if (mode == MODE_HIST) {
+		struct ht_live_opts lo = { .interval_ns = ~0ull, .series = series, .group_by = group_by };
+		live = ht_live_new(&lo, stdout, h->start_monotonic_ns);
+		if (!live) {
+			ht_reader_close(reader);
+			return ht_runtime_error("out of memory");
+		}
 	}
+	__u64 last_ns = h->start_monotonic_ns;
 	while (ht_reader_next(reader, &rec) == 1) {
-		if (summary) {
+		if (rec.exit_ns > last_ns)
+			last_ns = rec.exit_ns;
+		if (live) {
+			ht_live_observe(live, &rec);
+		} else if (summary) {
 			if (ht_summary_add(summary, &rec)) {
 				ht_summary_free(summary);
 				ht_reader_close(reader);
@@ -164,6 +204,12 @@ int ht_cmd_report(int argc, char **argv)
 	if (summary) {
 		ht_summary_print(summary, stdout, path, h, st);
 		ht_summary_free(summary);
+	}
+	if (live) {
+		/* The file's own clock: rates are over the recording, not over reading it. */
+		ht_live_final(live, st->has_trailer ? st->trailer.end_monotonic_ns : last_ns,
+			      st->has_trailer ? ht_trailer_lost(&st->trailer) : 0);
+		ht_live_free(live);
 	}
 	fflush(stdout);
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "tracer.h"
 
+#include <cpuid.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -50,6 +51,22 @@ const char *ht_libbpf_last_warning(void)
 	return libbpf_last_warning[0] ? libbpf_last_warning : "no reason given by libbpf";
 }
 
+int ht_host_isa(void)
+{
+	unsigned int eax, ebx, ecx, edx;
+	char vendor[13] = "";
+
+	if (__get_cpuid(0, &eax, &ebx, &ecx, &edx)) {
+		memcpy(vendor + 0, &ebx, 4);
+		memcpy(vendor + 4, &edx, 4);
+		memcpy(vendor + 8, &ecx, 4);
+	}
+	/* Hygon builds AMD's SVM; every other x86 vendor with KVM support uses VMX. */
+	if (!strcmp(vendor, "AuthenticAMD") || !strcmp(vendor, "HygonGenuine"))
+		return HT_ISA_SVM;
+	return HT_ISA_VMX;
+}
+
 void ht_filters_default(struct ht_filters *f)
 {
 	memset(f, 0, sizeof(*f));
@@ -85,16 +102,23 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 	ro->filter_nr_count = f->nr_count;
 	ro->filter_exit_reason_on = f->exit_reason_on;
 	ro->filter_exit_reason = f->exit_reason;
+	int isa = opts->isa ? opts->isa : ht_host_isa();
+	ro->prefilter_mask = isa == HT_ISA_VMX ? HT_VMX_EXIT_REASON_MASK : 0xffffffffu;
+	ro->prefilter_value = f->exit_reason_on ? f->exit_reason :
+			      isa == HT_ISA_VMX ? HT_VMX_EXIT_REASON_VMCALL : HT_SVM_EXIT_CODE_VMMCALL;
 	ro->filter_tgid = f->tgid_on ? f->tgid : 0;
 	ro->filter_vcpu_on = f->vcpu_on;
 	ro->filter_vcpu = f->vcpu;
 	ro->wakeup_bytes = opts->wakeup_bytes;
+	ro->aggregate_only = opts->aggregate_only;
+	ro->aggregate_group_by = opts->group_by;
 
 	bpf_map__set_max_entries(t->skel->maps.records, (__u32)opts->ringbuf_bytes);
 	/* Production loads only the tracepoint programs; tests and benchmarks add the synthetic ones. */
 	bpf_program__set_autoload(t->skel->progs.synthetic_kvm_exit, opts->synthetic);
 	bpf_program__set_autoload(t->skel->progs.synthetic_kvm_hypercall, opts->synthetic);
 	bpf_program__set_autoload(t->skel->progs.synthetic_kvm_entry, opts->synthetic);
+	bpf_program__set_autoload(t->skel->progs.synthetic_fill, opts->synthetic);
 
 	ret = hypertrace_bpf__load(t->skel);
 	if (ret) {
@@ -161,6 +185,8 @@ int ht_tracer_synthetic_fd(const struct ht_tracer *t, enum ht_synthetic_prog whi
 		return bpf_program__fd(t->skel->progs.synthetic_kvm_hypercall);
 	case HT_SYNTH_KVM_ENTRY:
 		return bpf_program__fd(t->skel->progs.synthetic_kvm_entry);
+	case HT_SYNTH_FILL:
+		return bpf_program__fd(t->skel->progs.synthetic_fill);
 	}
 	return -EINVAL;
 }
@@ -188,6 +214,36 @@ int ht_tracer_counters(const struct ht_tracer *t, __u64 out[HT_CNT_MAX])
 	}
 	free(vals);
 	return 0;
+}
+
+int ht_tracer_read_aggregates(const struct ht_tracer *t, ht_agg_fn fn, void *ctx)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	int fd = bpf_map__fd(t->skel->maps.latency_hists);
+	struct ht_agg_hist *percpu, sum;
+	__u64 key, next;
+	int ret = 0;
+	bool first = true;
+
+	if (ncpus <= 0)
+		return -EINVAL;
+	percpu = calloc((size_t)ncpus, sizeof(*percpu));
+	if (!percpu)
+		return -ENOMEM;
+	while (bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
+		first = false;
+		key = next;
+		if (bpf_map_lookup_elem(fd, &key, percpu))
+			continue; /* groups are never deleted; a racing lookup miss is harmless */
+		memset(&sum, 0, sizeof(sum));
+		for (int c = 0; c < ncpus; c++)
+			for (int s = 0; s < HT_AGG_NSERIES; s++)
+				for (int i = 0; i < HT_AGG_SLOTS; i++)
+					sum.slots[s][i] += percpu[c].slots[s][i];
+		fn(ctx, key, &sum);
+	}
+	free(percpu);
+	return ret;
 }
 
 __u64 ht_tracer_armed_threads(const struct ht_tracer *t)

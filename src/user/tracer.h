@@ -29,6 +29,9 @@ struct ht_tracer_opts {
 	struct ht_filters filters;
 	unsigned long ringbuf_bytes; /* power of two, >= page size */
 	unsigned long wakeup_bytes;  /* 0: wake the consumer on every record */
+	int isa;                     /* HT_ISA_VMX/SVM; 0: the host CPU's (what KVM here uses) */
+	bool aggregate_only;         /* histograms in BPF, no records (record --no-file) */
+	enum ht_agg_group_by group_by; /* aggregate_only: how histograms are keyed */
 	bool synthetic;              /* also load the synthetic-event programs */
 	bool verbose;                /* libbpf debug output and verifier log on stderr */
 };
@@ -37,11 +40,14 @@ enum ht_synthetic_prog {
 	HT_SYNTH_KVM_EXIT,
 	HT_SYNTH_KVM_HYPERCALL,
 	HT_SYNTH_KVM_ENTRY,
+	HT_SYNTH_FILL, /* submits N records straight into the ring buffer (drain tests, benchmarks) */
 };
 
 struct ht_tracer;
 
 void ht_filters_default(struct ht_filters *f);
+/* The hardware virtualization of this CPU, by vendor: HT_ISA_SVM (AMD, Hygon) or HT_ISA_VMX. */
+int ht_host_isa(void);
 /* Unused filters take no code in BPF: rodata constants are pruned at load. */
 int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, char *err,
 		   size_t errlen);
@@ -55,6 +61,12 @@ int ht_tracer_records_fd(const struct ht_tracer *t);
 int ht_tracer_synthetic_fd(const struct ht_tracer *t, enum ht_synthetic_prog which);
 /* Sums the per-CPU counters (enum ht_counter). */
 int ht_tracer_counters(const struct ht_tracer *t, __u64 out[HT_CNT_MAX]);
+/*
+ * Aggregate-only mode: calls fn once per group with the group's histograms
+ * summed over CPUs, cumulative since load. 0 or -errno.
+ */
+typedef void (*ht_agg_fn)(void *ctx, __u64 key, const struct ht_agg_hist *h);
+int ht_tracer_read_aggregates(const struct ht_tracer *t, ht_agg_fn fn, void *ctx);
 /* Threads whose per-thread state is armed right now (the hot path's skip counter). */
 __u64 ht_tracer_armed_threads(const struct ht_tracer *t);
 void ht_tracer_destroy(struct ht_tracer *t);

@@ -25,6 +25,14 @@ expect_run record_ringbuf_not_power_of_two 2 "invalid --ringbuf-size '3000'" -- 
 expect_run record_unknown_option 2 "unknown option '--frobnicate'" -- "$HT" record --frobnicate
 expect_run record_missing_value 2 "option '-o' needs a value" -- "$HT" record -o
 expect_run record_empty_output 2 "-o needs a file name" -- "$HT" record -o ""
+expect_run record_interval_zero 2 "invalid --interval '0'" -- "$HT" record -i 0
+expect_run record_intervals_zero 2 "invalid --intervals '0'" -- "$HT" record --intervals 0
+expect_run record_per_vcpu_and_vm 2 "--per-vcpu and --per-vm exclude each other" -- "$HT" record --per-vcpu --per-vm
+expect_run record_bad_hist_series 2 "invalid --hist 'latency'" -- "$HT" record --hist latency
+expect_run record_no_file_with_output 2 "--no-file writes no trace file: drop -o" -- "$HT" record --no-file -o t.htr
+expect_run record_no_file_quiet 2 "--no-file with --quiet would show nothing" -- "$HT" record --no-file -q
+expect_run report_group_without_hist 2 "--per-vcpu and --per-vm go with --hist" -- "$HT" report --per-vcpu a.htr
+expect_run report_bad_hist_series 2 "invalid --hist 'p99'" -- "$HT" report --hist=p99 a.htr
 expect_run report_no_file 2 "no trace file given" -- "$HT" report
 expect_run report_two_files 2 "one trace file at a time" -- "$HT" report a.htr b.htr
 expect_run report_two_modes 2 "exclude each other" -- "$HT" report --csv --json a.htr
@@ -84,6 +92,25 @@ fi
 out=$("$HT" report --csv hypertrace.htr 2>&1)
 [ "$out" = "exit_ns,wallclock,host_pid,host_tid,vcpu_id,exit_cpu,entry_cpu,isa,exit_reason,nr,a0,a1,a2,a3,guest_rip,exit_to_hcall_ns,hcall_to_entry_ns,total_ns,flags" ] \
 	&& pass report_csv_header || fail report_csv_header "$out"
+
+# Live histograms: plain blocks when stdout is not a terminal, one per interval, then the total.
+out=$("$HT" record -o live.htr -i 0.3 --intervals 3 -T 2>&1); status=$?
+if [ $status -eq 0 ] && [ "$(grep -c ' interval [0-9]*: 0 hypercalls' <<<"$out")" -eq 3 ] \
+	&& grep -q "since start: 0 hypercalls" <<<"$out" && ! grep -q $'\033' <<<"$out"; then
+	pass record_live_plain_blocks_per_interval
+else
+	fail record_live_plain_blocks_per_interval "status $status: $out"
+fi
+out=$("$HT" record -q -o quiet.htr -d 0.5 2>&1)
+[ "$(wc -l <<<"$out")" -eq 1 ] && pass record_quiet_prints_only_the_summary || fail record_quiet_prints_only_the_summary "$out"
+out=$("$HT" record --no-file --per-vm -i 0.2 --intervals 2 2>&1); status=$?
+if [ $status -eq 0 ] && grep -q "aggregate only: no trace file" <<<"$out" && [ "$(grep -c 'interval [0-9]*:' <<<"$out")" -eq 2 ]; then
+	pass record_no_file_aggregates_in_bpf
+else
+	fail record_no_file_aggregates_in_bpf "status $status: $out"
+fi
+out=$("$HT" report --hist live.htr 2>&1) && grep -q "since start: 0 hypercalls" <<<"$out" \
+	&& pass report_hist_reads_a_file || fail report_hist_reads_a_file "$out"
 
 # Ctrl-C ends a recording cleanly: summary, exit 0, a file with its trailer.
 "$HT" record -o sigint.htr >sigint.out 2>&1 &

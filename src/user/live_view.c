@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "live_view.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Aggregate mode: last cumulative counts seen per group, to derive each interval's share. */
+struct agg_prev {
+	__u64 key;
+	__u64 slots[HT_AGG_NSERIES][HT_AGG_SLOTS];
+};
+
+struct ht_live {
+	struct ht_live_opts opts;
+	FILE *out;
+	bool terminal;
+	struct ht_latset *set;
+	unsigned long long interval_start_ns, start_ns;
+	unsigned long long lost_at_interval_start;
+	unsigned long long total;
+	unsigned int frames;
+	struct agg_prev *prev;
+	size_t nprev, cap_prev;
+};
+
+struct ht_live *ht_live_new(const struct ht_live_opts *opts, FILE *out, unsigned long long now_ns)
+{
+	struct ht_live *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return NULL;
+	l->opts = *opts;
+	if (!l->opts.series)
+		l->opts.series = HT_HV_SERIES_ALL;
+	l->out = out;
+	l->terminal = opts->terminal < 0 ? isatty(fileno(out)) : opts->terminal;
+	l->set = ht_latset_new(opts->group_by, 0);
+	if (!l->set) {
+		free(l);
+		return NULL;
+	}
+	l->start_ns = l->interval_start_ns = now_ns;
+	return l;
+}
+
+void ht_live_observe(void *live, const struct ht_record *rec)
+{
+	struct ht_live *l = live;
+
+	ht_latset_add_record(l->set, rec);
+	l->total++;
+}
+
+static struct agg_prev *prev_for(struct ht_live *l, __u64 key)
+{
+	for (size_t i = 0; i < l->nprev; i++)
+		if (l->prev[i].key == key)
+			return &l->prev[i];
+	if (l->nprev == l->cap_prev) {
+		size_t cap = l->cap_prev ? l->cap_prev * 2 : 8;
+		struct agg_prev *p = realloc(l->prev, cap * sizeof(*p));
+		if (!p)
+			return NULL;
+		l->prev = p;
+		l->cap_prev = cap;
+	}
+	memset(&l->prev[l->nprev], 0, sizeof(l->prev[0]));
+	l->prev[l->nprev].key = key;
+	return &l->prev[l->nprev++];
+}
+
+void ht_live_add_aggregate(void *live, __u64 key, const struct ht_agg_hist *cumulative)
+{
+	static const enum ht_lat_series_id series_of[HT_AGG_NSERIES] = {
+		[HT_AGG_TOTAL] = HT_LAT_TOTAL,
+		[HT_AGG_EXIT_HCALL] = HT_LAT_EXIT_HCALL,
+		[HT_AGG_HCALL_ENTRY] = HT_LAT_HCALL_ENTRY,
+	};
+	struct ht_live *l = live;
+	struct agg_prev *prev = prev_for(l, key);
+	uint64_t delta[HT_HIST_SLOTS];
+
+	if (!prev)
+		return;
+	for (int s = 0; s < HT_AGG_NSERIES; s++) {
+		bool any = false;
+		for (int i = 0; i < HT_AGG_SLOTS; i++) {
+			delta[i] = cumulative->slots[s][i] - prev->slots[s][i];
+			any |= delta[i] != 0;
+			if (s == HT_AGG_TOTAL)
+				l->total += delta[i];
+		}
+		if (any)
+			ht_latset_add_slots(l->set, series_of[s], (uint32_t)(key >> 32),
+					    (uint16_t)(key & 0xffff), delta);
+	}
+	memcpy(prev->slots, cumulative->slots, sizeof(prev->slots));
+}
+
+unsigned long long ht_live_until_due(const struct ht_live *l, unsigned long long now_ns)
+{
+	unsigned long long due = l->interval_start_ns + l->opts.interval_ns;
+
+	return now_ns >= due ? 0 : due - now_ns;
+}
+
+static void render(struct ht_live *l, enum ht_lat_view view, unsigned long long elapsed_ns,
+		   unsigned long long lost)
+{
+	struct ht_hv_opts o = {
+		.mode = l->terminal ? HT_HV_TERMINAL : HT_HV_PLAIN,
+		.series = l->opts.series,
+		.timestamp = l->opts.timestamp,
+	};
+	struct ht_hv_frame f = {
+		.view = view,
+		.interval = l->frames + 1,
+		.elapsed_ns = elapsed_ns,
+		.drops = lost,
+		.now = time(NULL),
+	};
+	struct winsize ws;
+
+	/* Measured at every frame, so a resized terminal is fitted at once. */
+	if (l->terminal && ioctl(fileno(l->out), TIOCGWINSZ, &ws) == 0 && ws.ws_col) {
+		o.width = ws.ws_col;
+		o.height = ws.ws_row;
+	}
+	ht_hv_render(l->out, l->set, &o, &f);
+	fflush(l->out);
+}
+
+unsigned int ht_live_tick(struct ht_live *l, unsigned long long now_ns, unsigned long long lost_total)
+{
+	if (ht_live_until_due(l, now_ns))
+		return l->frames;
+	render(l, HT_LAT_INTERVAL, now_ns - l->interval_start_ns, lost_total - l->lost_at_interval_start);
+	l->frames++;
+	ht_latset_next_interval(l->set);
+	l->interval_start_ns = now_ns;
+	l->lost_at_interval_start = lost_total;
+	return l->frames;
+}
+
+void ht_live_final(struct ht_live *l, unsigned long long now_ns, unsigned long long lost_total)
+{
+	render(l, HT_LAT_CUMULATIVE, now_ns - l->start_ns, lost_total);
+}
+
+unsigned long long ht_live_total(const struct ht_live *l)
+{
+	return l->total;
+}
+
+void ht_live_free(struct ht_live *l)
+{
+	if (!l)
+		return;
+	ht_latset_free(l->set);
+	free(l->prev);
+	free(l);
+}
