@@ -222,8 +222,8 @@ static int run_record(const struct ht_record_config *cfg)
 		.filters = cfg->filters,
 		/* Aggregate-only emits no records: the ring buffer only has to exist. */
 		.ringbuf_bytes = cfg->no_file ? 4096 : cfg->ringbuf_bytes,
-		/* Wake the drain each time another 1/8 of the ring fills; the poll timeout picks up the rest. */
-		.wakeup_bytes = cfg->ringbuf_bytes / 8,
+		/* Wake the drain at each threshold crossing; the poll timeout picks up the rest. */
+		.wakeup_bytes = ht_wakeup_bytes_for(cfg->ringbuf_bytes),
 		.aggregate_only = cfg->no_file,
 		.group_by = cfg->group_by,
 		.verbose = cfg->verbose,

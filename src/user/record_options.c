@@ -30,7 +30,7 @@ static const char record_help[] =
 	"  -c, --vcpu N             only vCPU id N\n"
 	"  -d, --duration SECONDS   stop after SECONDS (decimals allowed)\n"
 	"  -b, --ringbuf-size BYTES BPF ring buffer size, power of two with K/M/G\n"
-	"                           (default 16M)\n"
+	"                           (default 64M)\n"
 	"  -i, --interval SECONDS   live histograms every SECONDS (default 1)\n"
 	"      --intervals N        stop after N intervals\n"
 	"  -T, --timestamp          wall-clock time on each interval\n"

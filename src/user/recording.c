@@ -29,15 +29,11 @@ int ht_recording_init(struct ht_recording *r, struct ht_tracer *tracer, struct h
 
 int ht_recording_pump(struct ht_recording *r, int timeout_ms)
 {
-	int polled = ht_drain_poll(r->drain, timeout_ms), rest;
+	int n = ht_drain_poll(r->drain, timeout_ms);
 
-	if (polled < 0)
-		return r->write_error ? r->write_error : polled;
-	/* poll only drains after a wake-up; records submitted without one are taken here. */
-	rest = ht_drain_all(r->drain);
-	if (rest < 0)
-		return r->write_error ? r->write_error : rest;
-	return polled + rest;
+	if (n < 0)
+		return r->write_error ? r->write_error : n;
+	return n;
 }
 
 static __u64 clock_ns(clockid_t clk)

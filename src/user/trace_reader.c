@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
+#include "crc32.h"
 
 struct ht_reader {
 	int fd;
@@ -79,7 +79,7 @@ int ht_reader_open(const char *path, struct ht_reader **out, char *err, size_t e
 		snprintf(err, errlen, "%s has trace format version %u, newer than this hypertrace-bpf reads (%u): upgrade hypertrace-bpf",
 			 path, r->hdr.version, HT_FILE_VERSION);
 	} else if (r->hdr.version == 0 ||
-		   r->hdr.header_crc32 != (__u32)crc32(0, (const Bytef *)&r->hdr,
+		   r->hdr.header_crc32 != ht_crc32(0, &r->hdr,
 						       offsetof(struct ht_file_header, header_crc32))) {
 		snprintf(err, errlen, "%s has a damaged header (checksum mismatch): the file is corrupt", path);
 	} else if (r->hdr.header_size != HT_FILE_HEADER_SIZE ||
@@ -167,7 +167,7 @@ static bool load_block(struct ht_reader *r)
 			     bh.payload_len - (unsigned long long)(n < 0 ? 0 : n));
 			return false;
 		}
-		if ((__u32)crc32(0, r->payload, bh.payload_len) != bh.crc32) {
+		if (ht_crc32(0, r->payload, bh.payload_len) != bh.crc32) {
 			stop(r, true, "block at byte %llu fails its CRC32 check", at);
 			return false;
 		}

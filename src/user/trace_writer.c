@@ -14,11 +14,19 @@
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
-#include <zlib.h>
+#include "crc32.h"
 #include <cpuid.h>
+
+/*
+ * Space is reserved ahead of the data in steps of this size: allocating file
+ * pages in bulk (fallocate) is cheaper than one at a time inside write(2),
+ * which at 10 M records/s was a third of the drain's time on tmpfs.
+ */
+#define PREALLOC_STEP (64ull << 20)
 
 struct ht_writer {
 	int fd;
+	unsigned long long prealloc_end; /* file offset up to which space is reserved */
 	unsigned long long records; /* records written or buffered */
 	unsigned long long bytes;   /* bytes written to the file */
 	unsigned int buffered;      /* records in buf */
@@ -102,7 +110,7 @@ int ht_writer_open(const char *path, bool force, const struct ht_file_header *hd
 	h.version = HT_FILE_VERSION;
 	h.header_size = HT_FILE_HEADER_SIZE;
 	h.record_size = sizeof(struct ht_record);
-	h.header_crc32 = (__u32)crc32(0, (const Bytef *)&h, offsetof(struct ht_file_header, header_crc32));
+	h.header_crc32 = ht_crc32(0, &h, offsetof(struct ht_file_header, header_crc32));
 	ret = write_all(w->fd, &h, sizeof(h));
 	if (ret) {
 		snprintf(err, errlen, "cannot write %s: %s: choose another path with -o", path, strerror(-ret));
@@ -126,11 +134,18 @@ static int write_block(struct ht_writer *w, __u16 type, unsigned char *block, __
 		.payload_len = payload_len,
 		.item_count = items,
 		.raw_len = payload_len,
-		.crc32 = (__u32)crc32(0, block + sizeof(bh), payload_len),
+		.crc32 = ht_crc32(0, block + sizeof(bh), payload_len),
 	};
 	int ret;
 
 	memcpy(block, &bh, sizeof(bh));
+	if (w->bytes + sizeof(bh) + payload_len > w->prealloc_end) {
+		/* KEEP_SIZE: the file's size stays exact; a filesystem without fallocate is fine too. */
+		if (fallocate(w->fd, FALLOC_FL_KEEP_SIZE, (off_t)w->prealloc_end, (off_t)PREALLOC_STEP) == 0)
+			w->prealloc_end += PREALLOC_STEP;
+		else
+			w->prealloc_end = ~0ull; /* not supported here: stop trying */
+	}
 	ret = write_all(w->fd, block, sizeof(bh) + payload_len);
 	if (!ret)
 		w->bytes += sizeof(bh) + payload_len;
@@ -170,6 +185,9 @@ int ht_writer_close(struct ht_writer *w, const struct ht_trailer *trailer)
 		memcpy(block + sizeof(struct ht_block_header), trailer, sizeof(*trailer));
 		ret = write_block(w, HT_BLOCK_TRAILER, block, sizeof(*trailer), 1);
 	}
+	/* Give back the space reserved past the end. */
+	if (!ret && w->prealloc_end != ~0ull && ftruncate(w->fd, (off_t)w->bytes))
+		ret = -errno;
 	if (!ret && fsync(w->fd))
 		ret = -errno;
 	if (close(w->fd) && !ret)
@@ -183,6 +201,9 @@ void ht_writer_abandon(struct ht_writer *w)
 {
 	if (!w)
 		return;
+	/* If this fails the file keeps reserved space past its end: harmless. */
+	if (w->prealloc_end != ~0ull)
+		(void)!ftruncate(w->fd, (off_t)w->bytes);
 	close(w->fd);
 	free(w->buf);
 	free(w);

@@ -22,8 +22,21 @@ struct ht_filters {
 	__u32 vcpu;
 };
 
-/* Ring buffer size and wake-up threshold used unless told otherwise. */
-#define HT_DEFAULT_RINGBUF_BYTES (16u << 20)
+/*
+ * Ring buffer size and wake-up threshold used unless told otherwise, chosen by
+ * `make bench` (docs/performance.md): 64 MiB absorbs the consumer's write
+ * stalls at 10 M records/s (about 70 ms of records), and a wake-up every
+ * 1 MiB keeps its latency low while costing the producers one wake-up per
+ * ~12,000 records.
+ */
+#define HT_DEFAULT_RINGBUF_BYTES (64u << 20)
+#define HT_DEFAULT_WAKEUP_BYTES (1u << 20)
+
+/* The wake-up threshold for a ring of the given size. */
+static inline unsigned long ht_wakeup_bytes_for(unsigned long ringbuf_bytes)
+{
+	return ringbuf_bytes / 8 < HT_DEFAULT_WAKEUP_BYTES ? ringbuf_bytes / 8 : HT_DEFAULT_WAKEUP_BYTES;
+}
 
 struct ht_tracer_opts {
 	struct ht_filters filters;
