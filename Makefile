@@ -45,7 +45,7 @@ STATIC_BIN := $(OUTPUT)/static/hypertrace-bpf
 .PHONY: all static test demo bench deps clean tests-build guest
 .DELETE_ON_ERROR:
 # Keep the BPF objects: benchmarks and `bpftool prog loadall` use them.
-.PRECIOUS: $(OUTPUT)/%.bpf.o
+.PRECIOUS: $(OUTPUT)/%.bpf.o $(OUTPUT)/bench/%.bpf.o
 
 all: $(BIN) guest
 
@@ -81,6 +81,23 @@ $(OUTPUT)/tests/%: tests/%.c $(TEST_SUPPORT_SRCS) $(wildcard tests/support/*.h) 
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) $(SAN_FLAGS) -Itests/support $< $(TEST_SUPPORT_SRCS) $(SAN_LIB_OBJS) $(LIBS) -lpthread -o $@
 
+# Benchmarks: their own BPF object (the real handlers next to reference designs) and drivers.
+BENCH_LIB_OBJS := $(filter-out $(OUTPUT)/obj/main.o,$(OBJS))
+BENCH_BINS := $(OUTPUT)/bench/bench_hotpath $(OUTPUT)/bench/bench_drain
+
+$(OUTPUT)/bench/%.bpf.o: bench/%.bpf.c $(BPF_HDRS) $(wildcard bench/*.h)
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -Isrc/bpf -c $< -o $@
+
+$(OUTPUT)/bench/%.skel.h: $(OUTPUT)/bench/%.bpf.o
+	$(BPFTOOL) gen skeleton $< > $@
+
+$(OUTPUT)/bench/bench_hotpath: bench/bench_hotpath.c $(OUTPUT)/bench/hotpath.skel.h tests/support/synth.c $(BENCH_LIB_OBJS)
+	$(CC) $(USER_CFLAGS) -I$(OUTPUT)/bench -Itests/support $< tests/support/synth.c $(BENCH_LIB_OBJS) $(LIBS) -o $@
+
+$(OUTPUT)/bench/bench_drain: bench/bench_drain.c $(BENCH_LIB_OBJS)
+	$(CC) $(USER_CFLAGS) $< $(BENCH_LIB_OBJS) $(LIBS) -lpthread -o $@
+
 include guest/guest.mk
 
 static: $(STATIC_BIN) guest
@@ -96,7 +113,7 @@ demo: deps
 	tests/demo.sh
 
 bench: deps
-	$(MAKE) all static
+	$(MAKE) all static $(BENCH_BINS)
 	bench/run
 
 deps:
