@@ -1,0 +1,540 @@
+#!/usr/bin/env bash
+# Nested end-to-end harness: boots Debian's own kernel under QEMU software
+# emulation (TCG, `-cpu max` exposes SVM with NPT), loads KVM inside that
+# machine and runs a script there, so hypertrace-bpf can be tested on real
+# kvm_exit/kvm_hypercall/kvm_entry events on hosts whose /dev/kvm cannot run
+# a guest (or that have no /dev/kvm at all).
+#
+# Nothing is installed on the host: the guest kernel, busybox-static and
+# qemu-system-x86 with the shared libraries the host lacks and its firmware
+# are fetched with `apt-get download` and unpacked with `dpkg-deb` into
+# .cache/nested/ (ignored by git). x86-64 Debian-family hosts only.
+#
+# As a library (source it):
+#   nested_fetch                        fill or validate the cache
+#   nested_run OUTDIR SCRIPT [FILE...]  boot, run SCRIPT inside, collect results
+# As a command:
+#   tests/e2e/nested.sh fetch
+#   tests/e2e/nested.sh run OUTDIR SCRIPT [FILE...]
+#
+# Inside the guest SCRIPT runs as root under busybox sh, in /out (also
+# $OUT), with the FILEs (static binaries) in /bin, /proc, /sys, /dev
+# (devtmpfs), /sys/kernel/tracing and /sys/fs/bpf mounted and kvm-amd
+# loaded. Every regular file the script leaves in /out is copied back, over
+# a second serial port, gzipped and base64-encoded with its size and sha256.
+# After nested_run returns 0:
+#   OUTDIR/stdout       the script's stdout and stderr
+#   OUTDIR/status       the script's exit status
+#   OUTDIR/files/NAME   the files the script wrote to /out
+#   OUTDIR/console.log  the guest console (kernel, /init and script output)
+#   OUTDIR/boot_seconds guest uptime when the script started
+#   OUTDIR/qemu_seconds wall time of the whole qemu run
+# nested_run returns non-zero, with the reason in NESTED_ERR and on stderr,
+# when the machine did not boot, KVM did not load, or the results did not
+# arrive complete. The script's own exit status does not affect it.
+#
+# Environment:
+#   NESTED_CACHE    cache directory (default: <repo>/.cache/nested)
+#   NESTED_TIMEOUT  seconds one qemu run may take (default: 300)
+#   NESTED_SMP      virtual CPUs of the emulated machine (default: 2)
+#   NESTED_TCG_OPTS options for -accel tcg (default: thread=single)
+#   NESTED_MEM      its memory in MiB (default: 512)
+#   NESTED_REFRESH  1: ask the archive again and refetch what changed
+#   NESTED_VERBOSE  1: copy the guest console to stderr while it runs
+# shellcheck shell=bash
+
+NESTED_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+NESTED_CACHE=${NESTED_CACHE:-$NESTED_TOP/.cache/nested}
+NESTED_TIMEOUT=${NESTED_TIMEOUT:-300}
+NESTED_SMP=${NESTED_SMP:-2}
+# Multi-threaded TCG (one host thread per emulated CPU, qemu's default) is
+# not reliable for nested SVM with 2 CPUs in qemu 7.2: KVM guests stalled
+# mid-run or jumped to garbage, and once the emulated kernel itself died
+# ("corrupted stack end detected inside scheduler"). Round-robin TCG still
+# gives the machine 2 CPUs, so vCPU threads run in parallel and migrate as
+# far as the kernel inside can tell, and showed no such failure.
+NESTED_TCG_OPTS=${NESTED_TCG_OPTS-thread=single}
+NESTED_MEM=${NESTED_MEM:-512}
+NESTED_ERR=
+# Bumped when the layout of a cached tree changes, so older trees are rebuilt.
+NESTED_LAYOUT=2
+
+# The kernel modules KVM needs in the guest, in load order (Debian builds kvm
+# as a module; there is no modules.dep in the initramfs, so order matters).
+NESTED_MODULES=(
+	virt/lib/irqbypass
+	drivers/crypto/ccp/ccp
+	arch/x86/kvm/kvm
+	arch/x86/kvm/kvm-amd
+)
+
+nested_err() {
+	NESTED_ERR=$*
+	echo "nested: $*" >&2
+}
+
+nested_log() { echo "nested: $*" >&2; }
+
+# nested_installed PKG: true if dpkg has PKG installed on the host.
+nested_installed() {
+	local s
+	s=$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null) || return 1
+	[[ $s == *"ok installed"* ]]
+}
+
+# apt-cache reads the whole package lists on every call (about a second when
+# apt keeps no binary cache, as in Debian's container images), so each
+# helper below asks about many packages at once.
+
+# nested_candidates PKG...: prints "PKG VERSION" for each PKG apt can download.
+nested_candidates() {
+	apt-cache policy "$@" 2>/dev/null |
+		awk '/^[^ ]/ { sub(/:$/, "", $1); p = $1 } $1 == "Candidate:" && $2 != "(none)" { print p, $2 }'
+}
+
+# nested_depends PKG...: prints "PKG DEP" for what each PKG depends on. Of a
+# group of alternatives every member is printed: a spare library costs
+# little, a missing one makes qemu unusable.
+nested_depends() {
+	apt-cache depends --no-recommends --no-suggests --no-conflicts --no-breaks \
+		--no-replaces --no-enhances "$@" 2>/dev/null |
+		awk '/^[^ ]/ { p = $1 }
+			($1 ~ /^\|?(Pre)?Depends:$/) && $2 !~ /^</ { print p, $2 }'
+}
+
+# nested_resolve: sets NESTED_PKGS to "package=version" for everything to
+# download. The libraries are the closure of qemu-system-x86's library
+# dependencies that the host has not installed; installed ones are used from
+# the host (same release, and the host's own libc must stay in charge).
+nested_resolve() {
+	local kpkg p d level deps
+	deps=$(nested_depends linux-image-amd64 qemu-system-x86)
+	if [ -z "$deps" ]; then
+		# A fresh container may have no package lists yet.
+		if [ "$(id -u)" -eq 0 ]; then
+			nested_log "apt knows no packages; running apt-get update"
+			apt-get update -qq >/dev/null 2>&1 || { nested_err "apt-get update failed"; return 1; }
+			deps=$(nested_depends linux-image-amd64 qemu-system-x86)
+		fi
+		[ -n "$deps" ] || { nested_err "apt cannot find qemu-system-x86 (run apt-get update as root)"; return 1; }
+	fi
+	# linux-image-amd64 is a metapackage: its dependency names the real,
+	# versioned kernel package.
+	kpkg=$(awk '$1 == "linux-image-amd64" && $2 ~ /^linux-image-[0-9]/ { print $2; exit }' <<<"$deps")
+	[ -n "$kpkg" ] || { nested_err "cannot find the kernel package linux-image-amd64 depends on"; return 1; }
+	# qemu-system-common has the TCG accelerator module, qemu-system-data the
+	# option ROMs (linuxboot_dma.bin, kvmvapic.bin), seabios bios-256k.bin.
+	local want=("$kpkg" busybox-static qemu-system-x86 qemu-system-common qemu-system-data seabios)
+	local -A seen=()
+	deps=$(awk '$1 == "qemu-system-x86" { print $2 }' <<<"$deps")
+	# Breadth first, one apt-cache call per level.
+	while [ -n "$deps" ]; do
+		level=()
+		for d in $deps; do
+			[[ $d == lib* ]] || continue
+			[ -z "${seen[$d]:-}" ] || continue
+			seen[$d]=1
+			nested_installed "$d" && continue
+			want+=("$d")
+			level+=("$d")
+		done
+		[ ${#level[@]} -gt 0 ] || break
+		deps=$(nested_depends "${level[@]}" | awk '{ print $2 }' | sort -u)
+	done
+	local -A ver=()
+	while read -r p d; do ver[$p]=$d; done < <(nested_candidates "${want[@]}")
+	NESTED_PKGS=()
+	for p in "${want[@]}"; do
+		[ -n "${ver[$p]:-}" ] || { nested_err "apt has no candidate for $p"; return 1; }
+		NESTED_PKGS+=("$p=${ver[$p]}")
+	done
+}
+
+# nested_qemu_env: sets NESTED_QEMU (command array) for the tree in $1.
+nested_qemu_env() {
+	local root=$1 d libpath=
+	for d in "$root"/usr/lib/*-linux-gnu "$root"/lib/*-linux-gnu; do
+		[ -d "$d" ] && libpath+=${libpath:+:}$d
+	done
+	# Debian builds the accelerators as loadable modules: without
+	# QEMU_MODULE_DIR qemu looks for them under /usr/lib.
+	NESTED_QEMU=(env "LD_LIBRARY_PATH=$libpath${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+		"QEMU_MODULE_DIR=$(echo "$root"/usr/lib/*-linux-gnu/qemu)"
+		"$root/usr/bin/qemu-system-x86_64"
+		-L "$root/usr/share/qemu" -L "$root/usr/share/seabios")
+}
+
+# nested_validate DIR: true if DIR is a complete, usable tree.
+nested_validate() {
+	local root=$1 m missing tcg
+	[ -f "$root/MANIFEST" ] || { NESTED_ERR="no MANIFEST in $root"; return 1; }
+	grep -qx "layout $NESTED_LAYOUT" "$root/MANIFEST" || { NESTED_ERR="tree in $root has an old layout"; return 1; }
+	[ -s "$root/kernel/vmlinuz" ] || { NESTED_ERR="no kernel in $root"; return 1; }
+	for m in "${NESTED_MODULES[@]}"; do
+		[ -s "$root/kernel/modules/${m##*/}.ko" ] || { NESTED_ERR="module ${m##*/}.ko missing in $root"; return 1; }
+	done
+	[ -x "$root/busybox" ] || { NESTED_ERR="no busybox in $root"; return 1; }
+	[ -s "$root/usr/share/seabios/bios-256k.bin" ] || { NESTED_ERR="no bios-256k.bin in $root"; return 1; }
+	[ -s "$root/usr/share/qemu/linuxboot_dma.bin" ] || { NESTED_ERR="no linuxboot_dma.bin in $root"; return 1; }
+	tcg=$(echo "$root"/usr/lib/*-linux-gnu/qemu/accel-tcg-x86_64.so)
+	[ -s "$tcg" ] || { NESTED_ERR="no TCG accelerator module in $root"; return 1; }
+	nested_qemu_env "$root"
+	# ldd reports libraries neither the host nor the tree provides.
+	missing=$("${NESTED_QEMU[@]:0:2}" ldd "$root/usr/bin/qemu-system-x86_64" "$tcg" 2>&1 | awk '/not found/ { print $1 }' | sort -u | tr '\n' ' ')
+	[ -z "$missing" ] || { NESTED_ERR="qemu needs libraries that are missing: $missing"; return 1; }
+	"${NESTED_QEMU[@]}" -version >/dev/null 2>&1 || { NESTED_ERR="qemu-system-x86_64 -version fails"; return 1; }
+}
+
+# nested_build_tree TMPDIR: downloads NESTED_PKGS and lays out TMPDIR/root.
+nested_build_tree() {
+	local tmp=$1 root=$1/root deb debs p m f kdir
+	mkdir -p "$tmp/debs" "$tmp/kernel-x" "$root/kernel/modules" || return 1
+	# apt drops privileges to _apt for downloading: let it write there.
+	if [ "$(id -u)" -eq 0 ] && id _apt >/dev/null 2>&1; then chown _apt "$tmp/debs"; fi
+	nested_log "downloading ${NESTED_PKGS[*]}"
+	(cd "$tmp/debs" && apt-get download -q "${NESTED_PKGS[@]}") >"$tmp/apt.log" 2>&1 ||
+		{ nested_err "apt-get download failed: $(tail -n 3 "$tmp/apt.log" | tr '\n' ' ')"; return 1; }
+	for p in "${NESTED_PKGS[@]}"; do
+		p=${p%%=*}
+		debs=("$tmp/debs/${p}_"*.deb)
+		deb=${debs[0]}
+		[ -f "$deb" ] || { nested_err "download of $p produced no .deb"; return 1; }
+		case $p in
+		linux-image-*)
+			# Only the kernel and the four modules: the full tree is ~400 MB.
+			local pats=('./boot/vmlinuz-*' './boot/config-*')
+			for m in "${NESTED_MODULES[@]}"; do pats+=("*/kernel/$m.ko*"); done
+			dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$tmp/kernel-x" --wildcards "${pats[@]}" 2>"$tmp/tar.log" ||
+				{ nested_err "cannot unpack $deb: $(tr '\n' ' ' <"$tmp/tar.log")"; return 1; }
+			;;
+		busybox-static)
+			dpkg-deb -x "$deb" "$tmp/busybox-x" || { nested_err "cannot unpack $deb"; return 1; }
+			;;
+		*)
+			dpkg-deb -x "$deb" "$root" || { nested_err "cannot unpack $deb"; return 1; }
+			;;
+		esac
+	done
+	debs=("$tmp"/kernel-x/boot/vmlinuz-*)
+	f=${debs[0]}
+	[ -f "$f" ] || { nested_err "no vmlinuz in the kernel package"; return 1; }
+	mv "$f" "$root/kernel/vmlinuz" || return 1
+	kdir=$(basename "$f")
+	echo "${kdir#vmlinuz-}" >"$root/kernel/release"
+	# Under TCG the bzImage's own decompressor takes ~7 s of every boot; an
+	# uncompressed vmlinux boots through its PVH entry point instead. Without
+	# PVH or a host decompressor the bzImage is used as it is.
+	if grep -qx 'CONFIG_PVH=y' "$tmp"/kernel-x/boot/config-* 2>/dev/null; then
+		nested_extract_vmlinux "$root/kernel/vmlinuz" "$root/kernel/vmlinux" ||
+			nested_log "cannot unpack vmlinux from the bzImage; booting the bzImage (slower)"
+	fi
+	mv "$tmp/busybox-x/bin/busybox" "$root/busybox" || { nested_err "no busybox in busybox-static"; return 1; }
+	for m in "${NESTED_MODULES[@]}"; do
+		f=$(find "$tmp/kernel-x" -path "*/kernel/$m.ko*" | head -n 1)
+		[ -n "$f" ] || { nested_err "module $m not in the kernel package"; return 1; }
+		# The guest's busybox insmod wants a plain ELF; newer Debian kernels
+		# ship compressed modules.
+		case $f in
+		*.ko) mv "$f" "$root/kernel/modules/${m##*/}.ko" ;;
+		*.ko.xz) "$root/busybox" unxz -c "$f" >"$root/kernel/modules/${m##*/}.ko" ;;
+		*.ko.gz) "$root/busybox" gunzip -c "$f" >"$root/kernel/modules/${m##*/}.ko" ;;
+		*) nested_err "cannot decompress $f"; return 1 ;;
+		esac || { nested_err "cannot unpack module $f"; return 1; }
+	done
+	{ echo "layout $NESTED_LAYOUT"; printf '%s\n' "${NESTED_PKGS[@]}"; } >"$root/MANIFEST"
+}
+
+# nested_extract_vmlinux BZIMAGE OUT: unpacks the kernel's compressed payload
+# (boot protocol header: setup_sects at 0x1f1, payload_offset/length at
+# 0x248/0x24c; the payload ends with the uncompressed size, 32-bit LE).
+nested_extract_vmlinux() {
+	local bz=$1 out=$2 setup off len magic want dec
+	setup=$(od -An -tu1 -j$((0x1f1)) -N1 "$bz" | tr -d ' ')
+	[ "$setup" != 0 ] || setup=4
+	off=$(od -An -tu4 -j$((0x248)) -N4 "$bz" | tr -d ' ')
+	len=$(od -An -tu4 -j$((0x24c)) -N4 "$bz" | tr -d ' ')
+	[ -n "$off" ] && [ -n "$len" ] && [ "$len" -gt 4 ] || return 1
+	off=$(((setup + 1) * 512 + off))
+	magic=$(od -An -tx1 -j"$off" -N4 "$bz" | tr -d ' \n')
+	want=$(od -An -tu4 -j$((off + len - 4)) -N4 "$bz" | tr -d ' ')
+	case $magic in
+	fd377a58) dec=xz ;;
+	28b52ffd) dec=zstd ;;
+	1f8b*) dec=gzip ;;
+	*) return 1 ;;
+	esac
+	command -v "$dec" >/dev/null || return 1
+	# The decompressors complain about the 4 size bytes after the stream;
+	# the size check below is what counts.
+	tail -c +$((off + 1)) "$bz" | head -c "$((len - 4))" | "$dec" -dc >"$out" 2>/dev/null
+	if [ "$(wc -c <"$out")" != "$want" ] || [ "$(od -An -tx1 -N4 "$out" | tr -d ' \n')" != 7f454c46 ]; then
+		rm -f "$out"
+		return 1
+	fi
+}
+
+# nested_fetch: makes $NESTED_CACHE/current a complete tree. Once one is
+# there it is only validated (no network), unless NESTED_REFRESH=1. A new
+# tree is built in a temporary directory and switched in by renaming a
+# symlink, so an interrupted or failed download never replaces a good tree
+# nor leaves a half one that looks complete.
+nested_fetch() {
+	local cur=$NESTED_CACHE/current key tmp rc=0
+	NESTED_ERR=
+	mkdir -p "$NESTED_CACHE" || { nested_err "cannot create $NESTED_CACHE"; return 1; }
+	# One fetch at a time per cache (e.g. a test and the demo started together).
+	exec {NESTED_LOCK_FD}>"$NESTED_CACHE/.lock"
+	flock "$NESTED_LOCK_FD"
+	if [ "${NESTED_REFRESH:-0}" != 1 ] && nested_validate "$cur"; then
+		NESTED_ROOT=$(readlink -f "$cur")
+		exec {NESTED_LOCK_FD}>&-
+		return 0
+	fi
+	[ -e "$cur" ] && [ "${NESTED_REFRESH:-0}" != 1 ] && nested_log "cache unusable ($NESTED_ERR), fetching again"
+	# Leftovers of an interrupted fetch; none can be in use while we hold the lock.
+	rm -rf "$NESTED_CACHE"/tmp.* "$cur.new"
+	if ! nested_resolve; then
+		exec {NESTED_LOCK_FD}>&-
+		return 1
+	fi
+	key=$({ echo "layout $NESTED_LAYOUT"; printf '%s\n' "${NESTED_PKGS[@]}" | sort; } | sha256sum | cut -c1-16)
+	if [ -d "$NESTED_CACHE/tree-$key" ] && nested_validate "$NESTED_CACHE/tree-$key"; then
+		ln -sfn "tree-$key" "$cur"
+	else
+		tmp=$(mktemp -d "$NESTED_CACHE/tmp.XXXXXX")
+		if nested_build_tree "$tmp" && nested_validate "$tmp/root"; then
+			rm -rf "$NESTED_CACHE/tree-$key" &&
+				mv "$tmp/root" "$NESTED_CACHE/tree-$key" &&
+				ln -sfn "tree-$key" "$cur.new" && mv -T "$cur.new" "$cur" || rc=1
+			[ $rc -eq 0 ] || nested_err "cannot install the new tree in $NESTED_CACHE"
+		else
+			[ -n "$NESTED_ERR" ] || NESTED_ERR="cannot build the tree"
+			nested_err "fetch failed: $NESTED_ERR"
+			rc=1
+		fi
+		rm -rf "$tmp"
+	fi
+	if [ $rc -eq 0 ]; then
+		# Trees of older package versions are dead weight (~100 MB each).
+		local t
+		for t in "$NESTED_CACHE"/tree-*; do
+			[ "$t" = "$NESTED_CACHE/tree-$key" ] || rm -rf "$t"
+		done
+		NESTED_ROOT=$(readlink -f "$cur")
+	fi
+	exec {NESTED_LOCK_FD}>&-
+	return $rc
+}
+
+# The guest's /init. Result channel: the second serial port (ttyS1), which
+# only /init writes to, so kernel messages on the console can never splice
+# into the data. Files travel base64-encoded with size and sha256, and a
+# final marker proves nothing was cut off.
+nested_init_script() {
+	cat <<'EOF'
+#!/bin/busybox sh
+# Without /dev/console in the archive the kernel starts us with no stdio.
+/bin/busybox mount -t devtmpfs dev /dev
+exec </dev/console >/dev/console 2>&1
+/bin/busybox --install -s
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t tracefs nodev /sys/kernel/tracing
+mount -t bpf bpf /sys/fs/bpf
+mkdir -p /tmp /out
+# Only emergencies on the console from here on.
+dmesg -n 1
+say() { echo "NESTED: $*"; }
+ok=1
+for m in irqbypass ccp kvm kvm-amd; do
+	insmod /lib/modules/$m.ko || { say "insmod $m failed"; ok=0; }
+done
+[ -c /dev/kvm ] || { say "no /dev/kvm after loading kvm-amd"; ok=0; }
+grep -qw svm /proc/cpuinfo || { say "the emulated CPU has no svm flag"; ok=0; }
+status=255
+if [ $ok = 1 ]; then
+	cut -d' ' -f1 /proc/uptime >/tmp/boot_uptime
+	say "script start at uptime $(cat /tmp/boot_uptime) s"
+	cd /out
+	{ OUT=/out sh /script; echo $? >/tmp/status; } 2>&1 | tee /tmp/stdout
+	status=$(cat /tmp/status)
+	say "script exit status $status"
+fi
+send() { # send NAME FILE: gzip first, the port moves only ~300 KB/s
+	echo "NESTED-FILE $1 $(wc -c <"$2") $(sha256sum "$2" | cut -d' ' -f1)"
+	gzip -c "$2" | base64
+	echo "NESTED-END"
+}
+{
+	echo "NESTED-BEGIN"
+	echo "NESTED-KVM $ok"
+	if [ $ok = 1 ]; then
+		echo "NESTED-BOOT $(cat /tmp/boot_uptime 2>/dev/null)"
+		send .stdout /tmp/stdout
+		for f in /out/*; do
+			[ -f "$f" ] && send "${f##*/}" "$f"
+		done
+	fi
+	echo "NESTED-STATUS $status"
+	echo "NESTED-DONE"
+} >/dev/ttyS1
+# Closing the tty above waited for its output to drain; now stop at once.
+poweroff -f
+EOF
+}
+
+# nested_run OUTDIR SCRIPT [FILE...]
+nested_run() {
+	local outdir=$1 script=$2 f stage start end rc
+	shift 2
+	NESTED_ERR=
+	[ -f "$script" ] || { nested_err "no script $script"; return 1; }
+	[ -n "${NESTED_ROOT:-}" ] || nested_fetch || return 1
+	if ! { rm -rf "$outdir" && mkdir -p "$outdir/files"; }; then
+		nested_err "cannot create $outdir"
+		return 1
+	fi
+	outdir=$(cd "$outdir" && pwd)
+	stage=$outdir/initrd
+	mkdir -p "$stage"/{bin,sbin,usr/bin,usr/sbin,lib/modules,dev,proc,sys,tmp,out}
+	cp "$NESTED_ROOT/busybox" "$stage/bin/busybox"
+	cp "$NESTED_ROOT"/kernel/modules/*.ko "$stage/lib/modules/"
+	for f in "$@"; do
+		[ -f "$f" ] || { nested_err "no file $f"; return 1; }
+		# Dynamically linked binaries would find no libraries in the guest.
+		if nested_is_dynamic "$f"; then nested_err "$f is dynamically linked; the guest has no libraries"; return 1; fi
+		cp "$f" "$stage/bin/" || { nested_err "cannot copy $f"; return 1; }
+	done
+	cp "$script" "$stage/script"
+	nested_init_script >"$stage/init"
+	chmod 755 "$stage/init" "$stage/bin"/*
+	# Uncompressed newc: the kernel unpacks it fastest. The host has no cpio
+	# binary; busybox has one.
+	(cd "$stage" && find . | "$NESTED_ROOT/busybox" cpio -o -H newc >"$outdir/initrd.cpio" 2>/dev/null) ||
+		{ nested_err "cannot build the initramfs"; return 1; }
+	rm -rf "$stage"
+	nested_qemu_env "$NESTED_ROOT"
+	local kernel=$NESTED_ROOT/kernel/vmlinuz
+	[ -s "$NESTED_ROOT/kernel/vmlinux" ] && kernel=$NESTED_ROOT/kernel/vmlinux
+	local cmd=("${NESTED_QEMU[@]}"
+		-accel "tcg${NESTED_TCG_OPTS:+,$NESTED_TCG_OPTS}" -cpu max -smp "$NESTED_SMP" -m "$NESTED_MEM"
+		-kernel "$kernel" -initrd "$outdir/initrd.cpio"
+		-append "console=ttyS0 rdinit=/init panic=-1 mitigations=off quiet"
+		-display none -nodefaults -no-reboot
+		-serial stdio -serial "file:$outdir/results.raw")
+	start=$(date +%s.%N)
+	rc=0
+	if [ "${NESTED_VERBOSE:-0}" = 1 ]; then
+		timeout --kill-after=10 "$NESTED_TIMEOUT" "${cmd[@]}" </dev/null 2>&1 | tee "$outdir/console.log" >&2
+		rc=${PIPESTATUS[0]}
+	else
+		timeout --kill-after=10 "$NESTED_TIMEOUT" "${cmd[@]}" </dev/null >"$outdir/console.log" 2>&1 || rc=$?
+	fi
+	end=$(date +%s.%N)
+	awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f\n", b - a }' >"$outdir/qemu_seconds"
+	rm -f "$outdir/initrd.cpio"
+	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+		nested_err "qemu did not finish within ${NESTED_TIMEOUT}s; console tail: $(nested_tail "$outdir/console.log")"
+		return 1
+	fi
+	if [ ! -f "$outdir/results.raw" ]; then
+		nested_err "qemu exited with status $rc before the guest ran: $(nested_tail "$outdir/console.log")"
+		return 1
+	fi
+	nested_collect "$outdir" || return 1
+	[ "$rc" -eq 0 ] || nested_log "qemu exited with status $rc after the guest finished"
+	return 0
+}
+
+# nested_is_dynamic FILE: true if FILE is an ELF with a program interpreter.
+nested_is_dynamic() {
+	# PT_INTERP is program header type 3; readelf may be absent, od is not.
+	# Scan the program headers of a 64-bit little-endian ELF.
+	local f=$1 magic phoff phentsize phnum i type
+	magic=$(od -An -tx1 -N4 "$f" | tr -d ' \n')
+	[ "$magic" = 7f454c46 ] || return 1
+	phoff=$(od -An -tu8 -j32 -N8 "$f" | tr -d ' ')
+	phentsize=$(od -An -tu2 -j54 -N2 "$f" | tr -d ' ')
+	phnum=$(od -An -tu2 -j56 -N2 "$f" | tr -d ' ')
+	for ((i = 0; i < phnum; i++)); do
+		type=$(od -An -tu4 -j$((phoff + i * phentsize)) -N4 "$f" | tr -d ' ')
+		[ "$type" = 3 ] && return 0
+	done
+	return 1
+}
+
+# nested_tail CONSOLE_LOG: the console's last lines on one line, or the
+# kernel's panic message if it panicked (panic=-1 + -no-reboot end qemu).
+nested_tail() {
+	local p
+	p=$(tr -d '\r' <"$1" 2>/dev/null | grep -m1 'Kernel panic' || true)
+	if [ -n "$p" ]; then echo "guest kernel panic: $p"; return; fi
+	tail -n 5 "$1" 2>/dev/null | tr -d '\r' | tr '\n' '|'
+}
+
+# nested_collect OUTDIR: decodes results.raw into stdout, status and files/.
+nested_collect() {
+	local outdir=$1 raw=$1/results.raw b64=$1/.b64 name size sum got
+	rm -rf "$b64" && mkdir -p "$b64"
+	# Split the channel: base64 bodies to one file each, headers to an index.
+	tr -d '\r' <"$raw" | awk -v dir="$b64" '
+		/^NESTED-FILE / { name = $2; n++; body = dir "/" n ".b64"; print "FILE", n, $2, $3, $4 > (dir "/index"); next }
+		/^NESTED-END$/  { close(body); body = ""; next }
+		/^NESTED-/      { print > (dir "/index"); next }
+		body != ""      { print > body }
+	'
+	[ -f "$b64/index" ] || { nested_err "no results from the guest: $(nested_tail "$outdir/console.log")"; return 1; }
+	if ! grep -q '^NESTED-DONE' "$b64/index"; then
+		nested_err "guest results are truncated (no end marker): $(nested_tail "$outdir/console.log")"
+		return 1
+	fi
+	if grep -q '^NESTED-KVM 0' "$b64/index"; then
+		nested_err "KVM did not come up in the nested machine: $(grep '^NESTED:' "$outdir/console.log" | tr -d '\r' | tr '\n' ' ')"
+		return 1
+	fi
+	local k n v3 v4 v5
+	while read -r k n v3 v4 v5; do
+		case $k in
+		FILE)
+			name=$v3 size=$v4 sum=$v5
+			# Names come from the guest: keep them inside OUTDIR.
+			[[ $name =~ ^[A-Za-z0-9._-]+$ ]] || { nested_err "bad file name from guest: $name"; return 1; }
+			local dest=$outdir/files/$name
+			[ "$name" = .stdout ] && dest=$outdir/stdout
+			base64 -d "$b64/$n.b64" 2>/dev/null | gzip -dc >"$dest" 2>/dev/null
+			got=$(sha256sum <"$dest" | cut -d' ' -f1)
+			if [ "$got" != "$sum" ] || [ "$(wc -c <"$dest")" -ne "$size" ]; then
+				nested_err "file $name arrived damaged (size/sha256 mismatch)"
+				return 1
+			fi
+			;;
+		NESTED-STATUS) echo "$n" >"$outdir/status" ;;
+		NESTED-BOOT) echo "$n" >"$outdir/boot_seconds" ;;
+		esac
+	done <"$b64/index"
+	rm -rf "$b64" "$raw"
+	[ -s "$outdir/status" ] || { nested_err "no exit status from the guest"; return 1; }
+}
+
+# Command use: tests/e2e/nested.sh fetch | run OUTDIR SCRIPT [FILE...]
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+	set -euo pipefail
+	case ${1:-} in
+	fetch)
+		nested_fetch || exit 1
+		echo "nested: ready: $NESTED_ROOT"
+		cat "$NESTED_ROOT/MANIFEST"
+		;;
+	run)
+		shift
+		[ $# -ge 2 ] || { echo "usage: $0 run OUTDIR SCRIPT [FILE...]" >&2; exit 2; }
+		nested_run "$@" || exit 1
+		echo "nested: guest script exit status $(cat "$1/status"); output in $1"
+		exit "$(cat "$1/status")"
+		;;
+	*)
+		echo "usage: $0 fetch | run OUTDIR SCRIPT [FILE...]" >&2
+		exit 2
+		;;
+	esac
+fi
