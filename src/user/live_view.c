@@ -145,6 +145,20 @@ unsigned int ht_live_tick(struct ht_live *l, unsigned long long now_ns, unsigned
 	return l->frames;
 }
 
+void ht_live_end_interval(struct ht_live *l, unsigned long long now_ns, unsigned long long lost_total)
+{
+	struct ht_lat_group *all = ht_latset_ngroups(l->set) ? ht_latset_group(l->set, 0) : NULL;
+
+	if (!all || !ht_hist_count(ht_lat_series_hist(&all->series[HT_LAT_TOTAL], HT_LAT_INTERVAL)))
+		return;
+	/* Drawn although not due: every hypercall of a logged run appears in some interval. */
+	render(l, HT_LAT_INTERVAL, now_ns - l->interval_start_ns, lost_total - l->lost_at_interval_start);
+	l->frames++;
+	ht_latset_next_interval(l->set);
+	l->interval_start_ns = now_ns;
+	l->lost_at_interval_start = lost_total;
+}
+
 void ht_live_final(struct ht_live *l, unsigned long long now_ns, unsigned long long lost_total)
 {
 	render(l, HT_LAT_CUMULATIVE, now_ns - l->start_ns, lost_total);

@@ -34,6 +34,8 @@ void ht_live_add_aggregate(void *live, __u64 key, const struct ht_agg_hist *cumu
 unsigned long long ht_live_until_due(const struct ht_live *l, unsigned long long now_ns);
 /* Draws the interval's frame if due, then starts the next interval. Returns frames drawn so far. */
 unsigned int ht_live_tick(struct ht_live *l, unsigned long long now_ns, unsigned long long lost_total);
+/* At the end of a recording: draws the last, partial interval if it saw any hypercall. */
+void ht_live_end_interval(struct ht_live *l, unsigned long long now_ns, unsigned long long lost_total);
 /* Draws the cumulative frame since start (the end of a recording; report --hist). */
 void ht_live_final(struct ht_live *l, unsigned long long now_ns, unsigned long long lost_total);
 /* Hypercalls counted since start. */

@@ -303,6 +303,7 @@ static int run_record(const struct ht_record_config *cfg)
 		lost = lost_now(s.tracer, c);
 		double secs = (now_ns() - s.start) / 1e9;
 		records = ht_live_total(s.live);
+		ht_live_end_interval(s.live, now_ns(), lost);
 		ht_live_final(s.live, now_ns(), lost);
 		printf("hypertrace-bpf: %llu hypercalls, %llu dropped, %.2f s, %.0f hypercalls/s (aggregate only: no trace file)\n",
 		       records, lost, secs, secs > 0 ? records / secs : 0.0);
@@ -323,8 +324,10 @@ static int run_record(const struct ht_record_config *cfg)
 	}
 	lost = ht_trailer_lost(&trailer);
 	double secs = (now_ns() - s.start) / 1e9;
-	if (s.live)
+	if (s.live) {
+		ht_live_end_interval(s.live, now_ns(), lost);
 		ht_live_final(s.live, now_ns(), lost);
+	}
 	format_size(size, sizeof(size), file_size(cfg->output));
 	printf("hypertrace-bpf: %llu records, %llu dropped, %.2f s, %.0f records/s, %s written to %s\n",
 	       (unsigned long long)trailer.records, lost, secs,

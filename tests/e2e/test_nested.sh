@@ -299,6 +299,16 @@ else
 	fail vmcall_ud_then_rewritten "raw tracepoints: $ud #UD exits (want 1), $hc kvm_hypercall (want 50), #UD rip ${ud_rip:-none}, first hypercall exit rip ${hc_rip:-none}"
 fi
 
+# --- live histograms on real events: their counts are the file's records ----------
+# record's stdout is not a terminal here, so every interval is a plain block.
+since=$(sed -n 's/^since start: \([0-9]*\) hypercalls.*/\1/p' "$F/a.out")
+intervals=$(sed -n 's/^interval [0-9]*: \([0-9]*\) hypercalls.*/\1/p' "$F/a.out" | awk '{ s += $1 } END { print s + 0 }')
+if [ "$since" = 2000 ] && [ "$intervals" = 2000 ] && grep -q '^exit->entry: ' "$F/a.out"; then
+	pass a_live_histogram_counts_equal_records
+else
+	fail a_live_histogram_counts_equal_records "since start '${since:-none}', intervals sum '$intervals', want 2000 (the file's records)"
+fi
+
 # --- rates (information only: TCG timing is noisy) --------------------------------
 rate() { sed -n 's/.*hypercalls_per_second=\([0-9]*\).*/\1/p' "$F/$1" 2>/dev/null | head -n 1; }
 echo "  info: guest hypercall rate, 1 vCPU x 2000: $(rate rate_off.out)/s untraced, $(rate rate_on.out)/s traced"
