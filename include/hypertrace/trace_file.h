@@ -52,13 +52,15 @@ struct ht_file_header {
 #define HT_BLOCK_RECORDS 1
 #define HT_BLOCK_TRAILER 2
 #define HT_ENCODING_RAW 0
+/* Records as ten u64 columns, each delta-coded, then deflated (src/user/block_codec.c). */
+#define HT_ENCODING_DELTA_ZLIB 1
 /* A reader refuses blocks larger than this: protects it from a corrupt length. */
 #define HT_BLOCK_MAX_PAYLOAD (64u << 20)
 
 struct ht_block_header {
 	__u32 magic;       /*  0 HT_BLOCK_MAGIC */
 	__u16 type;        /*  4 HT_BLOCK_RECORDS or HT_BLOCK_TRAILER */
-	__u16 encoding;    /*  6 HT_ENCODING_RAW */
+	__u16 encoding;    /*  6 HT_ENCODING_RAW or HT_ENCODING_DELTA_ZLIB (records only) */
 	__u32 payload_len; /*  8 bytes of payload that follow this header */
 	__u32 item_count;  /* 12 records in the block (1 for the trailer) */
 	__u32 raw_len;     /* 16 payload size once decoded (= payload_len for RAW) */

@@ -242,6 +242,10 @@ static int run_record(const struct ht_record_config *cfg)
 		header_from_config(&hdr, cfg);
 		if (ht_writer_open(cfg->output, cfg->force, &hdr, &writer, err, sizeof(err)))
 			return ht_runtime_error("%s", err);
+		if (cfg->compress && ht_writer_set_encoding(writer, HT_ENCODING_DELTA_ZLIB)) {
+			ht_runtime_error("out of memory");
+			goto fail_unlink;
+		}
 	}
 	if (ht_tracer_load(&s.tracer, &topts, err, sizeof(err)) ||
 	    ht_tracer_attach(s.tracer, err, sizeof(err))) {

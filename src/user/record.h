@@ -26,6 +26,7 @@ struct ht_record_config {
 	enum ht_agg_group_by group_by;
 	bool no_file;         /* aggregate-only: histograms kept in BPF, no trace file */
 	bool output_given;
+	bool compress;        /* record blocks as HT_ENCODING_DELTA_ZLIB */
 };
 
 /* Parses argv (argv[0] is "record"). Returns -1 to go on, else the exit status. */

@@ -10,14 +10,19 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "block_codec.h"
 #include "crc32.h"
 
 struct ht_reader {
 	int fd;
 	struct ht_file_header hdr;
 	struct ht_read_status st;
-	unsigned char *payload; /* current records block */
+	unsigned char *payload; /* current block as stored */
 	size_t payload_cap;
+	struct ht_record *decoded; /* DELTA_ZLIB blocks, decoded */
+	void *scratch;
+	size_t decoded_cap;        /* records */
+	const struct ht_record *records; /* the current block's records */
 	unsigned int count, next; /* records in the block, next to deliver */
 	bool done;
 };
@@ -139,10 +144,13 @@ static bool load_block(struct ht_reader *r)
 			stop(r, true, "truncated block header at byte %llu", at);
 			return false;
 		}
-		if (bh.magic != HT_BLOCK_MAGIC || bh.encoding != HT_ENCODING_RAW ||
-		    bh.payload_len > HT_BLOCK_MAX_PAYLOAD || bh.raw_len != bh.payload_len ||
+		bool raw = bh.encoding == HT_ENCODING_RAW;
+		if (bh.magic != HT_BLOCK_MAGIC ||
+		    (!raw && (bh.encoding != HT_ENCODING_DELTA_ZLIB || bh.type != HT_BLOCK_RECORDS)) ||
+		    bh.payload_len > HT_BLOCK_MAX_PAYLOAD || bh.raw_len > HT_BLOCK_MAX_PAYLOAD ||
+		    (raw && bh.raw_len != bh.payload_len) ||
 		    (bh.type == HT_BLOCK_RECORDS &&
-		     (__u64)bh.item_count * sizeof(struct ht_record) != bh.payload_len) ||
+		     (__u64)bh.item_count * sizeof(struct ht_record) != bh.raw_len) ||
 		    (bh.type == HT_BLOCK_TRAILER && bh.payload_len != sizeof(struct ht_trailer)) ||
 		    (bh.type != HT_BLOCK_RECORDS && bh.type != HT_BLOCK_TRAILER)) {
 			stop(r, true, "bad block header at byte %llu", at);
@@ -171,13 +179,35 @@ static bool load_block(struct ht_reader *r)
 			stop(r, true, "block at byte %llu fails its CRC32 check", at);
 			return false;
 		}
-		at += sizeof(bh) + bh.payload_len;
-		r->st.good_bytes = at;
 		if (bh.type == HT_BLOCK_TRAILER) {
 			memcpy(&r->st.trailer, r->payload, sizeof(r->st.trailer));
 			r->st.has_trailer = true;
+			at += sizeof(bh) + bh.payload_len;
+			r->st.good_bytes = at;
 			continue;
 		}
+		r->records = (const struct ht_record *)r->payload;
+		if (!raw) {
+			if (bh.item_count > r->decoded_cap) {
+				free(r->decoded);
+				free(r->scratch);
+				r->decoded = malloc(bh.raw_len);
+				r->scratch = malloc(bh.raw_len);
+				r->decoded_cap = r->decoded && r->scratch ? bh.item_count : 0;
+				if (!r->decoded_cap) {
+					stop(r, true, "out of memory for the block at byte %llu", at);
+					return false;
+				}
+			}
+			if (ht_block_decode(r->payload, bh.payload_len, bh.item_count, r->decoded, r->scratch)) {
+				stop(r, true, "compressed block at byte %llu does not decode", at);
+				return false;
+			}
+			r->records = r->decoded;
+		}
+		/* Only a block that is whole, checked and decoded counts as read. */
+		at += sizeof(bh) + bh.payload_len;
+		r->st.good_bytes = at;
 		if (bh.item_count == 0)
 			continue;
 		r->count = bh.item_count;
@@ -192,7 +222,7 @@ int ht_reader_next(struct ht_reader *r, struct ht_record *rec)
 		if (r->done || !load_block(r))
 			return 0;
 	}
-	memcpy(rec, r->payload + (size_t)r->next * sizeof(*rec), sizeof(*rec));
+	memcpy(rec, &r->records[r->next], sizeof(*rec));
 	r->next++;
 	r->st.records++;
 	return 1;
@@ -204,5 +234,7 @@ void ht_reader_close(struct ht_reader *r)
 		return;
 	close(r->fd);
 	free(r->payload);
+	free(r->decoded);
+	free(r->scratch);
 	free(r);
 }

@@ -14,6 +14,7 @@
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
+#include "block_codec.h"
 #include "crc32.h"
 #include <cpuid.h>
 
@@ -31,6 +32,10 @@ struct ht_writer {
 	unsigned long long bytes;   /* bytes written to the file */
 	unsigned int buffered;      /* records in buf */
 	unsigned char *buf;         /* block header + HT_WRITER_BLOCK_RECORDS records */
+	unsigned int encoding;
+	unsigned char *encoded;     /* DELTA_ZLIB: block header + encoded records */
+	size_t encoded_cap;
+	void *scratch;              /* DELTA_ZLIB: the transformed records */
 };
 
 static int write_all(int fd, const void *data, size_t len)
@@ -124,16 +129,16 @@ int ht_writer_open(const char *path, bool force, const struct ht_file_header *hd
 	return 0;
 }
 
-static int write_block(struct ht_writer *w, __u16 type, unsigned char *block, __u32 payload_len,
-		       __u32 items)
+static int write_block(struct ht_writer *w, __u16 type, __u16 encoding, unsigned char *block,
+		       __u32 payload_len, __u32 raw_len, __u32 items)
 {
 	struct ht_block_header bh = {
 		.magic = HT_BLOCK_MAGIC,
 		.type = type,
-		.encoding = HT_ENCODING_RAW,
+		.encoding = encoding,
 		.payload_len = payload_len,
 		.item_count = items,
-		.raw_len = payload_len,
+		.raw_len = raw_len,
 		.crc32 = ht_crc32(0, block + sizeof(bh), payload_len),
 	};
 	int ret;
@@ -152,14 +157,40 @@ static int write_block(struct ht_writer *w, __u16 type, unsigned char *block, __
 	return ret;
 }
 
+int ht_writer_set_encoding(struct ht_writer *w, unsigned int encoding)
+{
+	if (encoding == HT_ENCODING_RAW) {
+		w->encoding = encoding;
+		return 0;
+	}
+	if (encoding != HT_ENCODING_DELTA_ZLIB)
+		return -EINVAL;
+	w->encoded_cap = ht_block_encoded_bound(HT_WRITER_BLOCK_RECORDS);
+	w->encoded = malloc(sizeof(struct ht_block_header) + w->encoded_cap);
+	w->scratch = malloc((size_t)HT_WRITER_BLOCK_RECORDS * sizeof(struct ht_record));
+	if (!w->encoded || !w->scratch)
+		return -ENOMEM;
+	w->encoding = encoding;
+	return 0;
+}
+
 int ht_writer_flush(struct ht_writer *w)
 {
+	__u32 raw_len = w->buffered * (__u32)sizeof(struct ht_record);
 	int ret;
 
 	if (!w->buffered)
 		return 0;
-	ret = write_block(w, HT_BLOCK_RECORDS, w->buf, w->buffered * (__u32)sizeof(struct ht_record),
-			  w->buffered);
+	if (w->encoding == HT_ENCODING_DELTA_ZLIB) {
+		size_t len = ht_block_encode((const struct ht_record *)(w->buf + sizeof(struct ht_block_header)),
+					     w->buffered, w->encoded + sizeof(struct ht_block_header),
+					     w->encoded_cap, w->scratch);
+		ret = len ? write_block(w, HT_BLOCK_RECORDS, HT_ENCODING_DELTA_ZLIB, w->encoded,
+					(__u32)len, raw_len, w->buffered) : -ENOMEM;
+	} else {
+		ret = write_block(w, HT_BLOCK_RECORDS, HT_ENCODING_RAW, w->buf, raw_len, raw_len,
+				  w->buffered);
+	}
 	w->buffered = 0;
 	return ret;
 }
@@ -183,7 +214,8 @@ int ht_writer_close(struct ht_writer *w, const struct ht_trailer *trailer)
 	ret = ht_writer_flush(w);
 	if (!ret) {
 		memcpy(block + sizeof(struct ht_block_header), trailer, sizeof(*trailer));
-		ret = write_block(w, HT_BLOCK_TRAILER, block, sizeof(*trailer), 1);
+		ret = write_block(w, HT_BLOCK_TRAILER, HT_ENCODING_RAW, block, sizeof(*trailer),
+				  sizeof(*trailer), 1);
 	}
 	/* Give back the space reserved past the end. */
 	if (!ret && w->prealloc_end != ~0ull && ftruncate(w->fd, (off_t)w->bytes))
@@ -192,6 +224,8 @@ int ht_writer_close(struct ht_writer *w, const struct ht_trailer *trailer)
 		ret = -errno;
 	if (close(w->fd) && !ret)
 		ret = -errno;
+	free(w->encoded);
+	free(w->scratch);
 	free(w->buf);
 	free(w);
 	return ret;
@@ -205,6 +239,8 @@ void ht_writer_abandon(struct ht_writer *w)
 	if (w->prealloc_end != ~0ull)
 		(void)!ftruncate(w->fd, (off_t)w->bytes);
 	close(w->fd);
+	free(w->encoded);
+	free(w->scratch);
 	free(w->buf);
 	free(w);
 }

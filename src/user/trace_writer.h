@@ -19,6 +19,8 @@ struct ht_writer;
  */
 int ht_writer_open(const char *path, bool force, const struct ht_file_header *hdr,
 		   struct ht_writer **out, char *err, size_t errlen);
+/* HT_ENCODING_RAW (default) or HT_ENCODING_DELTA_ZLIB for the record blocks. 0 or -errno. */
+int ht_writer_set_encoding(struct ht_writer *w, unsigned int encoding);
 /* Buffers one record; writes a block when it is full. 0 or -errno. */
 int ht_writer_add(struct ht_writer *w, const struct ht_record *rec);
 /* Writes the buffered records (if any) as a block now. 0 or -errno. */

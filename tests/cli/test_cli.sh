@@ -30,6 +30,7 @@ expect_run record_intervals_zero 2 "invalid --intervals '0'" -- "$HT" record --i
 expect_run record_per_vcpu_and_vm 2 "--per-vcpu and --per-vm exclude each other" -- "$HT" record --per-vcpu --per-vm
 expect_run record_bad_hist_series 2 "invalid --hist 'latency'" -- "$HT" record --hist latency
 expect_run record_no_file_with_output 2 "--no-file writes no trace file: drop -o" -- "$HT" record --no-file -o t.htr
+expect_run record_no_file_compress 2 "--no-file writes no trace file" -- "$HT" record --no-file -z
 expect_run record_no_file_quiet 2 "--no-file with --quiet would show nothing" -- "$HT" record --no-file -q
 expect_run report_group_without_hist 2 "--per-vcpu and --per-vm go with --hist" -- "$HT" report --per-vcpu a.htr
 expect_run report_bad_hist_series 2 "invalid --hist 'p99'" -- "$HT" report --hist=p99 a.htr
@@ -111,6 +112,9 @@ else
 fi
 out=$("$HT" report --hist live.htr 2>&1) && grep -q "since start: 0 hypercalls" <<<"$out" \
 	&& pass report_hist_reads_a_file || fail report_hist_reads_a_file "$out"
+
+out=$("$HT" record -z -q -o compressed.htr -d 0.3 2>&1) && "$HT" report compressed.htr 2>&1 | grep -q "^records: 0$" \
+	&& pass record_compress_writes_a_readable_file || fail record_compress_writes_a_readable_file "$out"
 
 # Ctrl-C ends a recording cleanly: summary, exit 0, a file with its trailer.
 "$HT" record -o sigint.htr >sigint.out 2>&1 &

@@ -40,13 +40,22 @@ def block(typ, count, payload):
     return struct.pack('<IHHIIII', 0x4b425448, typ, 0, len(payload), count, len(payload),
                        zlib.crc32(payload)) + payload
 
+def delta_zlib_block(count, raw):
+    # Encoding 1, from the doc: u64 columns, delta-coded, one after the other, deflated.
+    words = [struct.unpack_from('<Q', raw, i * 80 + k * 8)[0] for i in range(count) for k in range(10)]
+    cols = b''.join(struct.pack('<Q', (words[i * 10 + k] - (words[(i - 1) * 10 + k] if i else 0)) % 2**64)
+                    for k in range(10) for i in range(count))
+    payload = zlib.compress(cols)
+    return struct.pack('<IHHIIII', 0x4b425448, 1, 1, len(payload), count, len(raw),
+                       zlib.crc32(payload)) + payload
+
 recs = b''.join(record(i) for i in range(10))
 trailer = struct.pack('<8Q', 10, 0, 0, 0, 0, 6_000_000_000, 1_700_000_001_000_000_000, 0)
 with open(path, 'wb') as f:
-    f.write(bytes(hdr) + block(1, 6, recs[:480]) + block(1, 4, recs[480:]) + block(2, 1, trailer))
+    f.write(bytes(hdr) + block(1, 6, recs[:480]) + delta_zlib_block(4, recs[480:]) + block(2, 1, trailer))
 
 back, tr = read_htr(path)
-assert len(back) == 10 and back[3][3] == 3 and back[9][6] == 1000, back
+assert len(back) == 10 and back[3][3] == 3 and back[9][6] == 1000 and back[8][3] == 8, back
 assert tr[0] == 10
 print("ok")
 PY
@@ -55,11 +64,13 @@ out=$(python3 "$work/independent.py" "$work" "$work/doc.htr" 2>&1)
 
 csv=$("$HT" report --csv "$work/doc.htr" 2>&1); status=$?
 line4=$(sed -n 5p <<<"$csv")
+line8=$(sed -n 9p <<<"$csv") # record 7 comes from the compressed block
 want="5000003000,2023-11-14T22:13:20.000003000Z,4242,4244,1,1,1,SVM,0x81,1000,0x1,0x3,0xa2a2a2a2,0xa3a3a3a3,0x101e,103,203,306,0x0"
-if [ $status -eq 0 ] && [ "$(wc -l <<<"$csv")" -eq 11 ] && [ "$line4" = "$want" ]; then
+want8="5000007000,2023-11-14T22:13:20.000007000Z,4242,4244,1,1,1,SVM,0x81,1000,0x1,0x7,0xa2a2a2a2,0xa3a3a3a3,0x101e,107,207,314,0x0"
+if [ $status -eq 0 ] && [ "$(wc -l <<<"$csv")" -eq 11 ] && [ "$line4" = "$want" ] && [ "$line8" = "$want8" ]; then
 	pass format_doc_report_reads_a_doc_written_file
 else
-	fail format_doc_report_reads_a_doc_written_file "status $status; record 3: $line4; want $want"
+	fail format_doc_report_reads_a_doc_written_file "status $status; record 3: $line4; want $want; record 7: $line8; want $want8"
 fi
 sum=$("$HT" report "$work/doc.htr" 2>&1)
 grep -q "^records: 10$" <<<"$sum" && grep -q "host kernel 6.1.0-doc, CPU AuthenticAMD" <<<"$sum" \
