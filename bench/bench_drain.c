@@ -79,7 +79,7 @@ struct result {
 	unsigned long long written, drops, produced;
 };
 
-static int run(const char *dir, double rate, struct result *res)
+static int run(const char *dir, double rate, unsigned int encoding, struct result *res)
 {
 	struct ht_tracer_opts o = { .synthetic = true, .ringbuf_bytes = HT_DEFAULT_RINGBUF_BYTES,
 				    .wakeup_bytes = ht_wakeup_bytes_for(HT_DEFAULT_RINGBUF_BYTES) };
@@ -100,7 +100,8 @@ static int run(const char *dir, double rate, struct result *res)
 	}
 	snprintf(path, sizeof(path), "%s/bench-drain.htr", dir);
 	ht_header_init(&hdr);
-	if (ht_writer_open(path, true, &hdr, &w, err, sizeof(err)) || ht_recording_init(&rec, t, w)) {
+	if (ht_writer_open(path, true, &hdr, &w, err, sizeof(err)) || ht_writer_set_encoding(w, encoding) ||
+	    ht_recording_init(&rec, t, w)) {
 		fprintf(stderr, "bench_drain: %s\n", err);
 		return -1;
 	}
@@ -137,27 +138,33 @@ int main(int argc, char **argv)
 {
 	const char *disk_dir = argc > 1 ? argv[1] : ".";
 	static const double rates[] = { 5e6, 10e6, 15e6, 20e6, 0 };
-	struct { const char *name, *dir; } places[] = { { "tmpfs", "/dev/shm" }, { "disk", disk_dir } };
+	static const double compressed_rates[] = { 1e6, 2e6, 4e6, 0 };
+	struct { const char *name, *dir; unsigned int encoding; const double *rates; size_t nrates; } places[] = {
+		{ "tmpfs", "/dev/shm", HT_ENCODING_RAW, rates, 5 },
+		{ "disk", disk_dir, HT_ENCODING_RAW, rates, 5 },
+		{ "tmpfs -z", "/dev/shm", HT_ENCODING_DELTA_ZLIB, compressed_rates, 4 },
+	};
 	struct result r;
 	int met = 0;
 
 	printf("Drain throughput (defaults: ring buffer %u MiB, wake-up every %lu KiB of data; records of %zu B)\n",
 	       HT_DEFAULT_RINGBUF_BYTES >> 20, ht_wakeup_bytes_for(HT_DEFAULT_RINGBUF_BYTES) >> 10,
 	       sizeof(struct ht_record));
-	printf("  %-6s %12s %14s %12s %10s %14s\n", "file", "offered/s", "written/s", "drops", "drop %", "consumer CPU");
-	for (size_t pl = 0; pl < 2; pl++) {
-		for (size_t i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
-			if (run(places[pl].dir, rates[i], &r))
+	printf("  %-8s %12s %14s %12s %10s %14s\n", "file", "offered/s", "written/s", "drops", "drop %", "consumer CPU");
+	for (size_t pl = 0; pl < sizeof(places) / sizeof(places[0]); pl++) {
+		for (size_t i = 0; i < places[pl].nrates; i++) {
+			double rate = places[pl].rates[i];
+			if (run(places[pl].dir, rate, places[pl].encoding, &r))
 				return 1;
 			char offered[32];
-			if (rates[i] > 0)
-				snprintf(offered, sizeof(offered), "%.0fM", rates[i] / 1e6);
+			if (rate > 0)
+				snprintf(offered, sizeof(offered), "%.0fM", rate / 1e6);
 			else
 				snprintf(offered, sizeof(offered), "max %.1fM", r.produced / r.elapsed / 1e6);
-			printf("  %-6s %12s %13.2fM %12llu %9.3f%% %12.0f%%\n", places[pl].name, offered,
+			printf("  %-8s %12s %13.2fM %12llu %9.3f%% %12.0f%%\n", places[pl].name, offered,
 			       r.written_per_s / 1e6, r.drops, 100.0 * r.drops / (r.drops + r.written ? r.drops + r.written : 1),
 			       100.0 * r.consumer_cpu_s / r.elapsed);
-			if (pl == 0 && rates[i] == 10e6 && r.drops == 0 && r.written_per_s >= 10e6 * 0.99)
+			if (pl == 0 && rate == 10e6 && r.drops == 0 && r.written_per_s >= 10e6 * 0.99)
 				met = 1;
 		}
 	}

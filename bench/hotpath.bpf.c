@@ -53,7 +53,11 @@ static __noinline int empty_handler(void *ctx)
 	return ctx == 0;
 }
 
-static __noinline int call_exit(struct trace_event_raw_kvm_exit *ctx) { return handle_kvm_exit(ctx); }
+/* As on_kvm_exit_vmx: the synthetic events are VMX. */
+static __noinline int call_exit(struct trace_event_raw_kvm_exit *ctx)
+{
+	return handle_kvm_exit(ctx, HT_VMX_EXIT_REASON_MASK, HT_VMX_EXIT_REASON_VMCALL);
+}
 static __noinline int call_hypercall(struct trace_event_raw_kvm_hypercall *ctx) { return handle_kvm_hypercall(ctx); }
 static __noinline int call_entry(struct trace_event_raw_kvm_entry *ctx) { return handle_kvm_entry(ctx); }
 static __noinline int call_hash_exit(struct trace_event_raw_kvm_exit *ctx) { return hash_kvm_exit(ctx); }

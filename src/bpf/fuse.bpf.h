@@ -35,13 +35,16 @@ const volatile __u32 filter_nr_count = 1;
 const volatile bool filter_exit_reason_on = false;
 const volatile __u32 filter_exit_reason = 0; /* VMX: compared with the low 16 bits */
 /*
- * The hot-path pre-filter: (exit_reason & prefilter_mask) == prefilter_value.
- * A host runs one KVM flavour, so user space sets it for the host's CPU: VMX
- * 0xffff/18 (basic reason, flag bits ignored) or SVM 0xffffffff/0x81, or the
- * explicit --exit-reason. One AND and one compare reject almost every exit.
+ * The hot-path pre-filter: (exit_reason & mask) == value. A host runs one KVM
+ * flavour, so the kvm_exit program is built three times from one handler:
+ * for VMX (0xffff/18: basic reason, flag bits ignored) and SVM (~0/0x81) with
+ * the pair as immediates, and a generic one reading it from here, loaded only
+ * for an explicit --exit-reason. User space loads exactly one. One AND and one
+ * compare reject almost every exit.
  */
 const volatile __u32 prefilter_mask = HT_VMX_EXIT_REASON_MASK;
 const volatile __u32 prefilter_value = HT_VMX_EXIT_REASON_VMCALL;
+#define HT_SVM_EXIT_CODE_MASK 0xffffffffu
 const volatile __u32 filter_tgid = 0;        /* 0: every VM process */
 const volatile bool filter_vcpu_on = false;
 const volatile __u32 filter_vcpu = 0;
@@ -185,9 +188,9 @@ static __always_inline void disarm(struct vcpu_state *st)
 }
 
 /* The hot path's test: exit_reason alone, without loading isa. */
-static __always_inline bool may_be_hypercall_exit(__u32 reason)
+static __always_inline bool may_be_hypercall_exit(__u32 reason, __u32 mask, __u32 value)
 {
-	return (reason & prefilter_mask) == prefilter_value;
+	return (reason & mask) == value;
 }
 
 static __always_inline bool is_hypercall_exit(__u32 isa, __u32 reason)
@@ -214,13 +217,15 @@ static __always_inline bool nr_selected(unsigned long nr)
 	return false;
 }
 
-static __always_inline int handle_kvm_exit(struct trace_event_raw_kvm_exit *ctx)
+/* mask/value: the pre-filter, constants in the VMX and SVM programs (see prefilter_mask). */
+static __always_inline int handle_kvm_exit(struct trace_event_raw_kvm_exit *ctx, __u32 mask,
+					   __u32 value)
 {
 	__u32 reason = ctx->exit_reason;
 	struct vcpu_state *st;
 	__u32 isa;
 
-	if (!may_be_hypercall_exit(reason) || !is_hypercall_exit(isa = ctx->isa, reason)) {
+	if (!may_be_hypercall_exit(reason, mask, value) || !is_hypercall_exit(isa = ctx->isa, reason)) {
 		/* Any other exit ends an open window: never fuse across it. */
 		if (!armed_threads)
 			return 0;

@@ -9,10 +9,23 @@
  */
 #include "fuse.bpf.h"
 
+/* One of the three kvm_exit programs is loaded: see prefilter_mask in fuse.bpf.h. */
+SEC("tp/kvm/kvm_exit")
+int on_kvm_exit_vmx(struct trace_event_raw_kvm_exit *ctx)
+{
+	return handle_kvm_exit(ctx, HT_VMX_EXIT_REASON_MASK, HT_VMX_EXIT_REASON_VMCALL);
+}
+
+SEC("tp/kvm/kvm_exit")
+int on_kvm_exit_svm(struct trace_event_raw_kvm_exit *ctx)
+{
+	return handle_kvm_exit(ctx, HT_SVM_EXIT_CODE_MASK, HT_SVM_EXIT_CODE_VMMCALL);
+}
+
 SEC("tp/kvm/kvm_exit")
 int on_kvm_exit(struct trace_event_raw_kvm_exit *ctx)
 {
-	return handle_kvm_exit(ctx);
+	return handle_kvm_exit(ctx, prefilter_mask, prefilter_value);
 }
 
 SEC("tp/kvm/kvm_hypercall")
@@ -28,9 +41,21 @@ int on_kvm_entry(struct trace_event_raw_kvm_entry *ctx)
 }
 
 SEC("syscall")
+int synthetic_kvm_exit_vmx(struct trace_event_raw_kvm_exit *ctx)
+{
+	return handle_kvm_exit(ctx, HT_VMX_EXIT_REASON_MASK, HT_VMX_EXIT_REASON_VMCALL);
+}
+
+SEC("syscall")
+int synthetic_kvm_exit_svm(struct trace_event_raw_kvm_exit *ctx)
+{
+	return handle_kvm_exit(ctx, HT_SVM_EXIT_CODE_MASK, HT_SVM_EXIT_CODE_VMMCALL);
+}
+
+SEC("syscall")
 int synthetic_kvm_exit(struct trace_event_raw_kvm_exit *ctx)
 {
-	return handle_kvm_exit(ctx);
+	return handle_kvm_exit(ctx, prefilter_mask, prefilter_value);
 }
 
 SEC("syscall")

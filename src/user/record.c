@@ -114,6 +114,20 @@ static void print_lost_detail(unsigned long long lost, const __u64 c[HT_CNT_MAX]
 			(unsigned long long)c[HT_CNT_STATE_ALLOC_FAIL], (unsigned long long)c[HT_CNT_SUPERSEDED]);
 }
 
+static void print_bpf_stats(const struct ht_tracer *t)
+{
+	struct ht_prog_stats st[3];
+
+	if (ht_tracer_prog_stats(t, st)) {
+		fprintf(stderr, "hypertrace-bpf: warning: cannot read the BPF program statistics\n");
+		return;
+	}
+	for (int i = 0; i < 3; i++)
+		printf("hypertrace-bpf: bpf-stats %s: %llu runs, %llu ns, %.1f ns/run\n", st[i].tracepoint,
+		       st[i].run_cnt, st[i].run_time_ns,
+		       st[i].run_cnt ? (double)st[i].run_time_ns / st[i].run_cnt : 0.0);
+}
+
 /* What the loop does each time it wakes; shared by both modes. */
 struct session {
 	const struct ht_record_config *cfg;
@@ -247,8 +261,16 @@ static int run_record(const struct ht_record_config *cfg)
 			goto fail_unlink;
 		}
 	}
-	if (ht_tracer_load(&s.tracer, &topts, err, sizeof(err)) ||
-	    ht_tracer_attach(s.tracer, err, sizeof(err))) {
+	if (ht_tracer_load(&s.tracer, &topts, err, sizeof(err))) {
+		ht_runtime_error("%s", err);
+		goto fail_unlink;
+	}
+	if (cfg->bpf_stats && (ret = ht_tracer_enable_stats(s.tracer))) {
+		ht_runtime_error("cannot enable BPF run-time statistics: %s: the kernel needs BPF_ENABLE_STATS (5.8+)",
+				 strerror(-ret));
+		goto fail_unlink;
+	}
+	if (ht_tracer_attach(s.tracer, err, sizeof(err))) {
 		ht_runtime_error("%s", err);
 		goto fail_unlink;
 	}
@@ -312,6 +334,8 @@ static int run_record(const struct ht_record_config *cfg)
 		printf("hypertrace-bpf: %llu hypercalls, %llu dropped, %.2f s, %.0f hypercalls/s (aggregate only: no trace file)\n",
 		       records, lost, secs, secs > 0 ? records / secs : 0.0);
 		print_lost_detail(lost, c);
+		if (cfg->bpf_stats)
+			print_bpf_stats(s.tracer);
 		status = finish_command(&s);
 		goto out;
 	}
@@ -340,6 +364,8 @@ static int run_record(const struct ht_record_config *cfg)
 	c[HT_CNT_STATE_ALLOC_FAIL] = trailer.state_alloc_fail;
 	c[HT_CNT_SUPERSEDED] = trailer.superseded;
 	print_lost_detail(lost, c);
+	if (cfg->bpf_stats)
+		print_bpf_stats(s.tracer);
 	status = finish_command(&s);
 	goto out;
 

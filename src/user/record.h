@@ -27,6 +27,7 @@ struct ht_record_config {
 	bool no_file;         /* aggregate-only: histograms kept in BPF, no trace file */
 	bool output_given;
 	bool compress;        /* record blocks as HT_ENCODING_DELTA_ZLIB */
+	bool bpf_stats;       /* print each program's run count and cost at the end */
 };
 
 /* Parses argv (argv[0] is "record"). Returns -1 to go on, else the exit status. */

@@ -43,6 +43,8 @@ static const char record_help[] =
 	"  -q, --quiet              no live histograms (the trace file is the same)\n"
 	"      --no-file            aggregate only: histograms kept in BPF, no record\n"
 	"                           per hypercall, no trace file (lowest overhead)\n"
+	"      --bpf-stats          at the end, print each tracepoint program's run count\n"
+	"                           and average cost (kernel BPF run-time statistics)\n"
 	"  -v, --verbose            show libbpf debug output and the verifier log\n"
 	"  -h, --help               show this help\n"
 	"\n"
@@ -79,6 +81,7 @@ static const struct option record_longopts[] = {
 	{ "hist", required_argument, NULL, 'H' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "no-file", no_argument, NULL, 'F' },
+	{ "bpf-stats", no_argument, NULL, 'S' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -179,6 +182,9 @@ int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg)
 			break;
 		case 'F':
 			cfg->no_file = true;
+			break;
+		case 'S':
+			cfg->bpf_stats = true;
 			break;
 		case 'v':
 			cfg->verbose = true;

@@ -16,6 +16,10 @@
 
 struct ht_tracer {
 	struct hypertrace_bpf *skel;
+	/* The one kvm_exit program loaded (VMX, SVM or generic) and its synthetic twin. */
+	struct bpf_program *exit_prog, *synthetic_exit_prog;
+	struct bpf_link **exit_link;
+	int stats_fd; /* holds BPF run-time statistics on while open; -1 if not asked */
 };
 
 static bool libbpf_verbose;
@@ -88,6 +92,7 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
+	t->stats_fd = -1;
 	t->skel = hypertrace_bpf__open();
 	if (!t->skel) {
 		ret = -errno;
@@ -103,9 +108,27 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 	ro->filter_exit_reason_on = f->exit_reason_on;
 	ro->filter_exit_reason = f->exit_reason;
 	int isa = opts->isa ? opts->isa : ht_host_isa();
+	struct hypertrace_bpf *sk = t->skel;
 	ro->prefilter_mask = isa == HT_ISA_VMX ? HT_VMX_EXIT_REASON_MASK : 0xffffffffu;
 	ro->prefilter_value = f->exit_reason_on ? f->exit_reason :
 			      isa == HT_ISA_VMX ? HT_VMX_EXIT_REASON_VMCALL : HT_SVM_EXIT_CODE_VMMCALL;
+	if (f->exit_reason_on) {
+		t->exit_prog = sk->progs.on_kvm_exit;
+		t->synthetic_exit_prog = sk->progs.synthetic_kvm_exit;
+		t->exit_link = &sk->links.on_kvm_exit;
+	} else if (isa == HT_ISA_VMX) {
+		t->exit_prog = sk->progs.on_kvm_exit_vmx;
+		t->synthetic_exit_prog = sk->progs.synthetic_kvm_exit_vmx;
+		t->exit_link = &sk->links.on_kvm_exit_vmx;
+	} else {
+		t->exit_prog = sk->progs.on_kvm_exit_svm;
+		t->synthetic_exit_prog = sk->progs.synthetic_kvm_exit_svm;
+		t->exit_link = &sk->links.on_kvm_exit_svm;
+	}
+	struct bpf_program *exit_progs[] = { sk->progs.on_kvm_exit, sk->progs.on_kvm_exit_vmx,
+					     sk->progs.on_kvm_exit_svm };
+	for (size_t i = 0; i < 3; i++)
+		bpf_program__set_autoload(exit_progs[i], exit_progs[i] == t->exit_prog);
 	ro->filter_tgid = f->tgid_on ? f->tgid : 0;
 	ro->filter_vcpu_on = f->vcpu_on;
 	ro->filter_vcpu = f->vcpu;
@@ -115,7 +138,11 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 
 	bpf_map__set_max_entries(t->skel->maps.records, (__u32)opts->ringbuf_bytes);
 	/* Production loads only the tracepoint programs; tests and benchmarks add the synthetic ones. */
-	bpf_program__set_autoload(t->skel->progs.synthetic_kvm_exit, opts->synthetic);
+	struct bpf_program *synthetic_exits[] = { sk->progs.synthetic_kvm_exit, sk->progs.synthetic_kvm_exit_vmx,
+						  sk->progs.synthetic_kvm_exit_svm };
+	for (size_t i = 0; i < 3; i++)
+		bpf_program__set_autoload(synthetic_exits[i],
+					  opts->synthetic && synthetic_exits[i] == t->synthetic_exit_prog);
 	bpf_program__set_autoload(t->skel->progs.synthetic_kvm_hypercall, opts->synthetic);
 	bpf_program__set_autoload(t->skel->progs.synthetic_kvm_entry, opts->synthetic);
 	bpf_program__set_autoload(t->skel->progs.synthetic_fill, opts->synthetic);
@@ -142,7 +169,7 @@ int ht_tracer_attach(struct ht_tracer *t, char *err, size_t errlen)
 		/* entry and hypercall first: an exit armed before them would be fused only by them. */
 		{ t->skel->progs.on_kvm_entry, &t->skel->links.on_kvm_entry, "kvm_entry" },
 		{ t->skel->progs.on_kvm_hypercall, &t->skel->links.on_kvm_hypercall, "kvm_hypercall" },
-		{ t->skel->progs.on_kvm_exit, &t->skel->links.on_kvm_exit, "kvm_exit" },
+		{ t->exit_prog, t->exit_link, "kvm_exit" },
 	};
 
 	for (size_t i = 0; i < sizeof(tps) / sizeof(tps[0]); i++) {
@@ -180,7 +207,7 @@ int ht_tracer_synthetic_fd(const struct ht_tracer *t, enum ht_synthetic_prog whi
 {
 	switch (which) {
 	case HT_SYNTH_KVM_EXIT:
-		return bpf_program__fd(t->skel->progs.synthetic_kvm_exit);
+		return bpf_program__fd(t->synthetic_exit_prog);
 	case HT_SYNTH_KVM_HYPERCALL:
 		return bpf_program__fd(t->skel->progs.synthetic_kvm_hypercall);
 	case HT_SYNTH_KVM_ENTRY:
@@ -246,6 +273,33 @@ int ht_tracer_read_aggregates(const struct ht_tracer *t, ht_agg_fn fn, void *ctx
 	return ret;
 }
 
+int ht_tracer_enable_stats(struct ht_tracer *t)
+{
+	/* Counting costs two clock reads per run; only while this fd is open (BPF_ENABLE_STATS). */
+	t->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	return t->stats_fd < 0 ? -errno : 0;
+}
+
+int ht_tracer_prog_stats(const struct ht_tracer *t, struct ht_prog_stats out[3])
+{
+	struct bpf_program *progs[3] = { t->exit_prog, t->skel->progs.on_kvm_hypercall,
+					 t->skel->progs.on_kvm_entry };
+	static const char *const names[3] = { "kvm_exit", "kvm_hypercall", "kvm_entry" };
+
+	for (int i = 0; i < 3; i++) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+
+		memset(&info, 0, sizeof(info));
+		if (bpf_obj_get_info_by_fd(bpf_program__fd(progs[i]), &info, &len))
+			return -errno;
+		out[i].tracepoint = names[i];
+		out[i].run_cnt = info.run_cnt;
+		out[i].run_time_ns = info.run_time_ns;
+	}
+	return 0;
+}
+
 __u64 ht_tracer_armed_threads(const struct ht_tracer *t)
 {
 	return __atomic_load_n(&t->skel->bss->armed_threads, __ATOMIC_RELAXED);
@@ -255,6 +309,8 @@ void ht_tracer_destroy(struct ht_tracer *t)
 {
 	if (!t)
 		return;
+	if (t->stats_fd >= 0)
+		close(t->stats_fd);
 	hypertrace_bpf__destroy(t->skel);
 	free(t);
 }

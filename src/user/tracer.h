@@ -80,6 +80,15 @@ int ht_tracer_counters(const struct ht_tracer *t, __u64 out[HT_CNT_MAX]);
  */
 typedef void (*ht_agg_fn)(void *ctx, __u64 key, const struct ht_agg_hist *h);
 int ht_tracer_read_aggregates(const struct ht_tracer *t, ht_agg_fn fn, void *ctx);
+/* Run-time statistics of one tracepoint program (kernel.bpf_stats_enabled). */
+struct ht_prog_stats {
+	const char *tracepoint;
+	unsigned long long run_cnt, run_time_ns;
+};
+/* Turns on the kernel's BPF run-time statistics while the tracer lives. 0 or -errno. */
+int ht_tracer_enable_stats(struct ht_tracer *t);
+/* Fills out[3] for kvm_exit, kvm_hypercall, kvm_entry. 0 or -errno. */
+int ht_tracer_prog_stats(const struct ht_tracer *t, struct ht_prog_stats out[3]);
 /* Threads whose per-thread state is armed right now (the hot path's skip counter). */
 __u64 ht_tracer_armed_threads(const struct ht_tracer *t);
 void ht_tracer_destroy(struct ht_tracer *t);

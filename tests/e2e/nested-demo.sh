@@ -30,14 +30,17 @@ trap 'rm -rf "$work"' EXIT
 args=
 for a in "$@"; do args+=" '${a//\'/\'\\\'\'}'"; done
 cat >"$work/guest.sh" <<EOF
-echo "# hypertrace-bpf record -o /tmp/demo.htr -- minivm ${*//\"/}"
-hypertrace-bpf record -o /tmp/demo.htr -- minivm$args || exit
+echo "# hypertrace-bpf record -i 0.5 -o /tmp/demo.htr -- minivm ${*//\"/}"
+hypertrace-bpf record -i 0.5 -o /tmp/demo.htr -- minivm$args || exit
 echo
 echo "# hypertrace-bpf report /tmp/demo.htr"
 hypertrace-bpf report /tmp/demo.htr || exit
 echo
-echo "# hypertrace-bpf report --csv /tmp/demo.htr | head -n 5"
-hypertrace-bpf report --csv /tmp/demo.htr | head -n 5
+echo "# hypertrace-bpf report --hist=total --per-vcpu /tmp/demo.htr"
+hypertrace-bpf report --hist=total --per-vcpu /tmp/demo.htr || exit
+echo
+echo "# hypertrace-bpf report --dump /tmp/demo.htr | head -n 5"
+hypertrace-bpf report --dump /tmp/demo.htr | head -n 5
 EOF
 
 echo "nested-demo: preparing qemu, kernel and busybox in ${NESTED_CACHE/#$NESTED_TOP\//}" >&2
