@@ -181,6 +181,20 @@ static __always_inline struct vcpu_state *current_state(__u64 create)
 	return bpf_task_storage_get(&vcpu_states, bpf_get_current_task_btf(), 0, create);
 }
 
+/*
+ * The calling thread's state if it is armed, else NULL. While no thread at all
+ * is armed this is one load of a global: the hot path touches no map.
+ */
+static __always_inline struct vcpu_state *armed_state(void)
+{
+	struct vcpu_state *st;
+
+	if (!armed_threads)
+		return NULL;
+	st = current_state(0);
+	return st && st->phase != PHASE_IDLE ? st : NULL;
+}
+
 static __always_inline void disarm(struct vcpu_state *st)
 {
 	st->phase = PHASE_IDLE;
@@ -227,10 +241,8 @@ static __always_inline int handle_kvm_exit(struct trace_event_raw_kvm_exit *ctx,
 
 	if (!may_be_hypercall_exit(reason, mask, value) || !is_hypercall_exit(isa = ctx->isa, reason)) {
 		/* Any other exit ends an open window: never fuse across it. */
-		if (!armed_threads)
-			return 0;
-		st = current_state(0);
-		if (st && st->phase != PHASE_IDLE) {
+		st = armed_state();
+		if (st) {
 			if (st->phase == PHASE_HCALL)
 				count(HT_CNT_SUPERSEDED);
 			disarm(st);
@@ -277,11 +289,8 @@ static __always_inline int handle_kvm_exit(struct trace_event_raw_kvm_exit *ctx,
 
 static __always_inline int handle_kvm_hypercall(struct trace_event_raw_kvm_hypercall *ctx)
 {
-	struct vcpu_state *st;
+	struct vcpu_state *st = armed_state();
 
-	if (!armed_threads)
-		return 0;
-	st = current_state(0);
 	if (!st || st->phase != PHASE_EXITED)
 		return 0; /* no hypercall exit before it on this thread */
 
@@ -306,12 +315,9 @@ static __always_inline int handle_kvm_hypercall(struct trace_event_raw_kvm_hyper
 
 static __always_inline int handle_kvm_entry(struct trace_event_raw_kvm_entry *ctx)
 {
-	struct vcpu_state *st;
+	struct vcpu_state *st = armed_state();
 
-	if (!armed_threads)
-		return 0;
-	st = current_state(0);
-	if (!st || st->phase == PHASE_IDLE)
+	if (!st)
 		return 0;
 	if (st->phase != PHASE_HCALL) {
 		disarm(st); /* hypercall exit without a kvm_hypercall event */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "preflight.h"
+#include "host_cpu.h"
+#include "hypertrace/record.h"
 
-#include <cpuid.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -88,19 +89,12 @@ int ht_check_tracefs(const struct ht_preflight_paths *p, int mount_if_missing, c
 
 static const char *kvm_module_for_cpu(void)
 {
-	unsigned int eax, ebx, ecx, edx;
-	char vendor[13] = "";
+	char vendor[13];
 
-	if (__get_cpuid(0, &eax, &ebx, &ecx, &edx)) {
-		memcpy(vendor + 0, &ebx, 4);
-		memcpy(vendor + 4, &edx, 4);
-		memcpy(vendor + 8, &ecx, 4);
-	}
-	if (strcmp(vendor, "AuthenticAMD") == 0 || strcmp(vendor, "HygonGenuine") == 0)
-		return "kvm_amd";
-	if (strcmp(vendor, "GenuineIntel") == 0)
-		return "kvm_intel";
-	return "kvm_intel or kvm_amd";
+	ht_cpu_vendor(vendor);
+	if (!vendor[0])
+		return "kvm_intel or kvm_amd";
+	return ht_host_isa() == HT_ISA_SVM ? "kvm_amd" : "kvm_intel";
 }
 
 int ht_check_kvm_tracepoints(const struct ht_preflight_paths *p, char *err, size_t errlen)

@@ -4,15 +4,14 @@
  * one line per record (--dump), CSV (--csv) or JSON lines (--json).
  */
 #include <getopt.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "cli.h"
 #include "live_view.h"
 #include "report_summary.h"
 #include "trace_reader.h"
+#include "wallclock.h"
 
 enum report_mode { MODE_SUMMARY, MODE_DUMP, MODE_CSV, MODE_JSON, MODE_HIST };
 
@@ -46,19 +45,6 @@ static const char *isa_name(__u8 isa)
 	return isa == HT_ISA_VMX ? "VMX" : isa == HT_ISA_SVM ? "SVM" : "?";
 }
 
-/* Wall-clock time of a record: the header anchors CLOCK_MONOTONIC to CLOCK_REALTIME. */
-static void format_wallclock(char *buf, size_t len, const struct ht_file_header *h, __u64 mono_ns)
-{
-	__s64 real = (__s64)h->start_realtime_ns + ((__s64)mono_ns - (__s64)h->start_monotonic_ns);
-	time_t secs = (time_t)(real / 1000000000);
-	struct tm tm;
-	char date[32];
-
-	gmtime_r(&secs, &tm);
-	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf, len, "%s.%09lldZ", date, (long long)(real % 1000000000));
-}
-
 static const char csv_header[] =
 	"exit_ns,wallclock,host_pid,host_tid,vcpu_id,exit_cpu,entry_cpu,isa,exit_reason,nr,"
 	"a0,a1,a2,a3,guest_rip,exit_to_hcall_ns,hcall_to_entry_ns,total_ns,flags\n";
@@ -69,7 +55,7 @@ static void print_record(enum report_mode mode, const struct ht_file_header *h,
 	char when[64];
 	unsigned long long total = (unsigned long long)r->exit_to_hcall_ns + r->hcall_to_entry_ns;
 
-	format_wallclock(when, sizeof(when), h, r->exit_ns);
+	ht_format_wallclock(when, sizeof(when), h, r->exit_ns, HT_TIME_ISO);
 	switch (mode) {
 	case MODE_DUMP:
 		printf("%s pid %u tid %u vcpu %u cpu %u->%u %s reason 0x%x nr %u a0 0x%llx a1 0x%llx a2 0x%llx a3 0x%llx rip 0x%llx exit->hcall %u ns hcall->entry %u ns total %llu ns%s\n",

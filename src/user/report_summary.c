@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "report_summary.h"
+#include "latency_hist.h"
+#include "wallclock.h"
 
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* Counters keyed by (pid, vcpu) or by nr; a trace holds few distinct keys. */
 struct key_count {
@@ -20,8 +21,7 @@ struct key_counts {
 
 /* One latency series: every sample is kept, so percentiles are exact. */
 struct series {
-	__u64 *samples;
-	size_t len, cap;
+	struct ht_samples samples;
 	__u64 sum;
 };
 
@@ -62,17 +62,8 @@ static int bump(struct key_counts *kc, __u64 key)
 
 static int push(struct series *s, __u64 v)
 {
-	if (s->len == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 1024;
-		__u64 *p = realloc(s->samples, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		s->samples = p;
-		s->cap = cap;
-	}
-	s->samples[s->len++] = v;
 	s->sum += v;
-	return 0;
+	return ht_samples_push(&s->samples, v);
 }
 
 int ht_summary_add(struct ht_summary *s, const struct ht_record *r)
@@ -103,28 +94,21 @@ static int cmp_key(const void *a, const void *b)
 	return cmp_u64(&((const struct key_count *)a)->key, &((const struct key_count *)b)->key);
 }
 
-/* Nearest-rank percentile of sorted samples: the smallest value with at least p% at or below it. */
-static __u64 percentile(const struct series *s, double p)
+/* Exact nearest-rank percentile (latency_hist.c: the same definition as the live view). */
+static __u64 percentile(struct series *s, double p)
 {
-	size_t rank = (size_t)((p / 100.0) * (double)s->len + 0.999999999);
+	uint64_t v = 0;
 
-	if (rank < 1)
-		rank = 1;
-	if (rank > s->len)
-		rank = s->len;
-	return s->samples[rank - 1];
+	ht_samples_percentile(&s->samples, p, &v);
+	return v;
 }
 
 static void print_time(FILE *out, const char *label, const struct ht_file_header *h, __u64 mono)
 {
-	__s64 real = (__s64)h->start_realtime_ns + ((__s64)mono - (__s64)h->start_monotonic_ns);
-	time_t secs = (time_t)(real / 1000000000);
-	struct tm tm;
-	char date[40];
+	char when[64];
 
-	gmtime_r(&secs, &tm);
-	strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S", &tm);
-	fprintf(out, "%s%s.%06lld UTC\n", label, date, (long long)((real % 1000000000) / 1000));
+	ht_format_wallclock(when, sizeof(when), h, mono, HT_TIME_HUMAN);
+	fprintf(out, "%s%s\n", label, when);
 }
 
 static void print_filters(FILE *out, const struct ht_file_header *h)
@@ -188,11 +172,10 @@ void ht_summary_print(struct ht_summary *s, FILE *out, const char *path,
 		"p99", "max");
 	for (int i = 0; i < LAT_N; i++) {
 		struct series *ls = &s->lat[i];
-		qsort(ls->samples, ls->len, sizeof(__u64), cmp_u64);
 		fprintf(out, "  %-20s %10llu %10.0f %10llu %10llu %10llu\n", lat_names[i],
-			(unsigned long long)ls->samples[0], (double)ls->sum / (double)ls->len,
+			(unsigned long long)percentile(ls, 0), (double)ls->sum / (double)ls->samples.len,
 			(unsigned long long)percentile(ls, 50), (unsigned long long)percentile(ls, 99),
-			(unsigned long long)ls->samples[ls->len - 1]);
+			(unsigned long long)percentile(ls, 100));
 	}
 }
 
@@ -203,6 +186,6 @@ void ht_summary_free(struct ht_summary *s)
 	free(s->per_vcpu.items);
 	free(s->per_nr.items);
 	for (int i = 0; i < LAT_N; i++)
-		free(s->lat[i].samples);
+		ht_samples_free(&s->lat[i].samples);
 	free(s);
 }

@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include "block_codec.h"
 #include "crc32.h"
-#include <cpuid.h>
+#include "host_cpu.h"
 
 /*
  * Space is reserved ahead of the data in steps of this size: allocating file
@@ -66,7 +66,6 @@ static __u64 clock_ns(clockid_t clk)
 void ht_header_init(struct ht_file_header *hdr)
 {
 	struct utsname u;
-	unsigned int eax, ebx, ecx, edx;
 
 	memset(hdr, 0, sizeof(*hdr));
 	/* Read the two clocks back to back: the anchor that maps record times to wall-clock. */
@@ -74,11 +73,7 @@ void ht_header_init(struct ht_file_header *hdr)
 	hdr->start_realtime_ns = clock_ns(CLOCK_REALTIME);
 	if (uname(&u) == 0)
 		snprintf(hdr->kernel_release, sizeof(hdr->kernel_release), "%s", u.release);
-	if (__get_cpuid(0, &eax, &ebx, &ecx, &edx)) {
-		memcpy(hdr->cpu_vendor + 0, &ebx, 4);
-		memcpy(hdr->cpu_vendor + 4, &edx, 4);
-		memcpy(hdr->cpu_vendor + 8, &ecx, 4);
-	}
+	ht_cpu_vendor(hdr->cpu_vendor);
 	hdr->filter_nr_count = 1;
 	hdr->filter_nr[0] = HT_DEFAULT_HYPERCALL_NR;
 }

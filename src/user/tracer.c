@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "tracer.h"
+#include "host_cpu.h"
 
-#include <cpuid.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -53,22 +53,6 @@ void ht_libbpf_set_verbose(bool verbose)
 const char *ht_libbpf_last_warning(void)
 {
 	return libbpf_last_warning[0] ? libbpf_last_warning : "no reason given by libbpf";
-}
-
-int ht_host_isa(void)
-{
-	unsigned int eax, ebx, ecx, edx;
-	char vendor[13] = "";
-
-	if (__get_cpuid(0, &eax, &ebx, &ecx, &edx)) {
-		memcpy(vendor + 0, &ebx, 4);
-		memcpy(vendor + 4, &edx, 4);
-		memcpy(vendor + 8, &ecx, 4);
-	}
-	/* Hygon builds AMD's SVM; every other x86 vendor with KVM support uses VMX. */
-	if (!strcmp(vendor, "AuthenticAMD") || !strcmp(vendor, "HygonGenuine"))
-		return HT_ISA_SVM;
-	return HT_ISA_VMX;
 }
 
 void ht_filters_default(struct ht_filters *f)

@@ -59,8 +59,6 @@ enum ht_synthetic_prog {
 struct ht_tracer;
 
 void ht_filters_default(struct ht_filters *f);
-/* The hardware virtualization of this CPU, by vendor: HT_ISA_SVM (AMD, Hygon) or HT_ISA_VMX. */
-int ht_host_isa(void);
 /* Unused filters take no code in BPF: rodata constants are pruned at load. */
 int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, char *err,
 		   size_t errlen);
