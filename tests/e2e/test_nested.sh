@@ -14,6 +14,7 @@ source "$(dirname "$0")/nested.sh"
 
 HT_STATIC=${HT_STATIC:-$OUTPUT/static/hypertrace-bpf}
 MINIVM=${MINIVM:-$OUTPUT/guest/minivm}
+HYPERCALL=${HYPERCALL:-$OUTPUT/guest/hypercall}
 CSV_HEADER=exit_ns,wallclock,host_pid,host_tid,vcpu_id,exit_cpu,entry_cpu,isa,exit_reason,nr,a0,a1,a2,a3,guest_rip,exit_to_hcall_ns,hcall_to_entry_ns,total_ns,flags
 # The test concerns per-vCPU-thread state, so the two vCPUs of minivm must
 # really run in parallel: two emulated CPUs (costs ~1 s of boot).
@@ -23,7 +24,7 @@ if [ "${HT_E2E:-1}" = 0 ]; then
 	skip nested_e2e "disabled by HT_E2E=0"
 	exit 0
 fi
-for f in "$HT_STATIC" "$MINIVM"; do
+for f in "$HT_STATIC" "$MINIVM" "$HYPERCALL"; do
 	if [ ! -x "$f" ]; then
 		fail nested_e2e "$f is missing: run 'make static' first"
 		suite_exit
@@ -81,6 +82,10 @@ echo >$T/trace
 rec vmcall -- minivm --vcpus 1 --count 50 --insn vmcall
 echo 0 >$T/tracing_on
 grep -v '^#' $T/trace >/out/vmcall.trace
+# The guest test program in this machine, whose hypervisor is QEMU's TCG, not
+# KVM: it must refuse cleanly instead of executing a hypercall instruction.
+hypercall -n 1 >/out/hypercall.out 2>/out/hypercall.err
+echo $? >/out/hypercall.rc
 EOF
 
 start=$(date +%s)
@@ -90,7 +95,7 @@ if ! nested_fetch 2>"$work/fetch.log"; then
 fi
 fetched=$(date +%s)
 out=$work/out
-if ! nested_run "$out" "$work/guest.sh" "$HT_STATIC" "$MINIVM" 2>"$work/run.log"; then
+if ! nested_run "$out" "$work/guest.sh" "$HT_STATIC" "$MINIVM" "$HYPERCALL" 2>"$work/run.log"; then
 	fail nested_boot "$NESTED_ERR"
 	suite_exit
 fi
@@ -307,6 +312,13 @@ if [ "$since" = 2000 ] && [ "$intervals" = 2000 ] && grep -q '^exit->entry: ' "$
 	pass a_live_histogram_counts_equal_records
 else
 	fail a_live_histogram_counts_equal_records "since start '${since:-none}', intervals sum '$intervals', want 2000 (the file's records)"
+fi
+
+# --- the guest test program under a real non-KVM hypervisor -------------------------
+if [ "$(cat "$F/hypercall.rc" 2>/dev/null)" = 1 ] && grep -q "not KVM" "$F/hypercall.err"; then
+	pass hypercall_refuses_under_a_non_kvm_hypervisor
+else
+	fail hypercall_refuses_under_a_non_kvm_hypervisor "status $(cat "$F/hypercall.rc" 2>/dev/null), stderr: $(cat "$F/hypercall.err" 2>/dev/null)"
 fi
 
 # --- rates (information only: TCG timing is noisy) --------------------------------
