@@ -66,18 +66,6 @@ static const struct option long_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* Parses a numeric option or writes the error message; returns false on error. */
-static bool number_option(const char *name, const char *arg, uint64_t min, uint64_t max,
-			  uint64_t *out, char *err, size_t err_size)
-{
-	if (parse_u64_strict(arg, min, max, out))
-		return true;
-	snprintf(err, err_size,
-		 "invalid %s '%s': expected an integer from %llu to %llu (decimal or 0x hex); see --help",
-		 name, arg, (unsigned long long)min, (unsigned long long)max);
-	return false;
-}
-
 int hypercall_options_parse(int argc, char **argv, struct hypercall_options *o, char *err,
 			    size_t err_size)
 {
@@ -96,27 +84,27 @@ int hypercall_options_parse(int argc, char **argv, struct hypercall_options *o, 
 
 		switch (c) {
 		case 'n':
-			ok = number_option("--count", optarg, 1, HYPERCALL_MAX_COUNT, &o->count, err,
+			ok = parse_u64_option("--count", optarg, 1, HYPERCALL_MAX_COUNT, &o->count, err,
 					   err_size);
 			break;
 		case OPT_NR:
-			ok = number_option("--nr", optarg, 0, UINT64_MAX, &o->nr, err, err_size);
+			ok = parse_u64_option("--nr", optarg, 0, UINT64_MAX, &o->nr, err, err_size);
 			break;
 		case OPT_A0:
-			ok = number_option("--a0", optarg, 0, UINT64_MAX, &o->a0, err, err_size);
+			ok = parse_u64_option("--a0", optarg, 0, UINT64_MAX, &o->a0, err, err_size);
 			o->a0_fixed = true;
 			break;
 		case OPT_A1:
-			ok = number_option("--a1", optarg, 0, UINT64_MAX, &o->a1, err, err_size);
+			ok = parse_u64_option("--a1", optarg, 0, UINT64_MAX, &o->a1, err, err_size);
 			break;
 		case OPT_A2:
-			ok = number_option("--a2", optarg, 0, UINT64_MAX, &o->a2, err, err_size);
+			ok = parse_u64_option("--a2", optarg, 0, UINT64_MAX, &o->a2, err, err_size);
 			break;
 		case OPT_A3:
-			ok = number_option("--a3", optarg, 0, UINT64_MAX, &o->a3, err, err_size);
+			ok = parse_u64_option("--a3", optarg, 0, UINT64_MAX, &o->a3, err, err_size);
 			break;
 		case OPT_RATE:
-			ok = number_option("--rate", optarg, 1, HYPERCALL_MAX_RATE, &o->rate, err,
+			ok = parse_u64_option("--rate", optarg, 1, HYPERCALL_MAX_RATE, &o->rate, err,
 					   err_size);
 			break;
 		case OPT_INSN:

@@ -76,21 +76,6 @@ static const struct option long_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static bool number_option(const char *name, const char *arg, uint64_t min, uint64_t max,
-			  uint32_t *out, char *err, size_t err_size)
-{
-	uint64_t v;
-
-	if (!parse_u64_strict(arg, min, max, &v)) {
-		snprintf(err, err_size,
-			 "invalid %s '%s': expected an integer from %llu to %llu (decimal or 0x hex); see --help",
-			 name, arg, (unsigned long long)min, (unsigned long long)max);
-		return false;
-	}
-	*out = (uint32_t)v;
-	return true;
-}
-
 /* Parses "io,other-nr" style lists: known kinds, no empty items, no repeats. */
 static bool parse_mix(const char *arg, struct minivm_options *o, char *err, size_t err_size)
 {
@@ -160,18 +145,18 @@ int minivm_options_parse(int argc, char **argv, struct minivm_options *o, char *
 
 		switch (c) {
 		case OPT_VCPUS:
-			ok = number_option("--vcpus", optarg, 1, MINIVM_MAX_VCPUS, &o->vcpus, err,
+			ok = parse_u32_option("--vcpus", optarg, 1, MINIVM_MAX_VCPUS, &o->vcpus, err,
 					   err_size);
 			break;
 		case OPT_COUNT:
-			ok = number_option("--count", optarg, 1, UINT32_MAX, &o->count, err,
+			ok = parse_u32_option("--count", optarg, 1, UINT32_MAX, &o->count, err,
 					   err_size);
 			break;
 		case OPT_NR:
-			ok = number_option("--nr", optarg, 0, UINT32_MAX, &o->nr, err, err_size);
+			ok = parse_u32_option("--nr", optarg, 0, UINT32_MAX, &o->nr, err, err_size);
 			break;
 		case OPT_OTHER_NR:
-			ok = number_option("--other-nr", optarg, 0, UINT32_MAX, &o->other_nr, err,
+			ok = parse_u32_option("--other-nr", optarg, 0, UINT32_MAX, &o->other_nr, err,
 					   err_size);
 			other_nr_set = true;
 			break;
@@ -179,7 +164,7 @@ int minivm_options_parse(int argc, char **argv, struct minivm_options *o, char *
 			ok = parse_mix(optarg, o, err, err_size);
 			break;
 		case OPT_MIX_PER_CALL:
-			ok = number_option("--mix-per-call", optarg, 1, MINIVM_MAX_MIX_PER_CALL,
+			ok = parse_u32_option("--mix-per-call", optarg, 1, MINIVM_MAX_MIX_PER_CALL,
 					   &o->mix_per_call, err, err_size);
 			mix_per_call_set = true;
 			break;
@@ -193,7 +178,7 @@ int minivm_options_parse(int argc, char **argv, struct minivm_options *o, char *
 			}
 			break;
 		case OPT_TIMEOUT:
-			ok = number_option("--timeout", optarg, 1, MINIVM_MAX_TIMEOUT, &o->timeout,
+			ok = parse_u32_option("--timeout", optarg, 1, MINIVM_MAX_TIMEOUT, &o->timeout,
 					   err, err_size);
 			break;
 		case OPT_KVM:

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "parse_number.h"
 
+#include <stdio.h>
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -28,5 +30,27 @@ bool parse_u64_strict(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	if (errno || *end || v < min || v > max)
 		return false;
 	*out = v;
+	return true;
+}
+
+bool parse_u64_option(const char *name, const char *arg, uint64_t min, uint64_t max,
+		      uint64_t *out, char *err, size_t err_size)
+{
+	if (parse_u64_strict(arg, min, max, out))
+		return true;
+	snprintf(err, err_size,
+		 "invalid %s '%s': expected an integer from %llu to %llu (decimal or 0x hex); see --help",
+		 name, arg, (unsigned long long)min, (unsigned long long)max);
+	return false;
+}
+
+bool parse_u32_option(const char *name, const char *arg, uint32_t min, uint32_t max,
+		      uint32_t *out, char *err, size_t err_size)
+{
+	uint64_t v;
+
+	if (!parse_u64_option(name, arg, min, max, &v, err, err_size))
+		return false;
+	*out = (uint32_t)v;
 	return true;
 }

@@ -4,6 +4,7 @@
 #define GUEST_PARSE_NUMBER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -14,5 +15,15 @@
  * means octal. Returns true and stores *out only on success.
  */
 bool parse_u64_strict(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+/*
+ * An option's value: parse_u64_strict, or false with the one-line message
+ * "invalid NAME 'ARG': expected an integer from MIN to MAX ...; see --help" in err.
+ */
+bool parse_u64_option(const char *name, const char *arg, uint64_t min, uint64_t max,
+		      uint64_t *out, char *err, size_t err_size);
+/* The same for a 32-bit field; max must not exceed UINT32_MAX. */
+bool parse_u32_option(const char *name, const char *arg, uint32_t min, uint32_t max,
+		      uint32_t *out, char *err, size_t err_size);
 
 #endif
