@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The ring buffer consumer under load: a producer thread keeps submitting
+ * records (the synthetic_fill program: same ring, wake-up policy and drop
+ * counter as kvm_entry) while the recording pumps, through a ring small enough
+ * to wrap around many times. Every record produced is either in the file, in
+ * order, or counted as dropped. Needs root.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "recording.h"
+#include "test.h"
+#include "trace_reader.h"
+#include "tracer.h"
+
+static char path[] = "/tmp/ht-drain-XXXXXX";
+static struct ht_tracer *tracer;
+
+struct fill_args {
+	__u64 seq;
+	__u32 count;
+	__u32 pad;
+};
+
+static volatile int stop;
+static unsigned long long produced;
+
+static void *produce(void *arg)
+{
+	(void)arg;
+	int fd = ht_tracer_synthetic_fd(tracer, HT_SYNTH_FILL);
+
+	while (!stop) {
+		struct fill_args a = { .seq = produced, .count = 2000 };
+		LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &a, .ctx_size_in = sizeof(a));
+		if (bpf_prog_test_run_opts(fd, &opts))
+			break;
+		produced += a.count;
+	}
+	return NULL;
+}
+
+static void cleanup(void)
+{
+	ht_tracer_destroy(tracer);
+	tracer = NULL;
+	unlink(path);
+}
+
+static void every_record_produced_is_written_in_order_or_counted_as_dropped(void)
+{
+	/* 64 KiB: ~740 records, so the ring wraps around thousands of times. */
+	struct ht_tracer_opts o = { .synthetic = true, .ringbuf_bytes = 64 << 10,
+				    .wakeup_bytes = ht_wakeup_bytes_for(64 << 10) };
+	struct ht_recording rec;
+	struct ht_writer *w;
+	struct ht_file_header h;
+	struct ht_trailer t;
+	struct ht_reader *r;
+	struct ht_record x;
+	char err[512];
+	pthread_t th;
+
+	ht_filters_default(&o.filters);
+	CHECK(ht_tracer_load(&tracer, &o, err, sizeof(err)) == 0, "%s", err);
+	ht_header_init(&h);
+	CHECK(ht_writer_open(path, true, &h, &w, err, sizeof(err)) == 0, "%s", err);
+	CHECK(ht_recording_init(&rec, tracer, w) == 0, "recording");
+	stop = 0;
+	produced = 0;
+	pthread_create(&th, NULL, produce, NULL);
+	struct timespec t0, now;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		CHECK(ht_recording_pump(&rec, 10) >= 0, "pump failed");
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 < 150);
+	stop = 1;
+	pthread_join(th, NULL);
+	CHECK(ht_recording_finish(&rec, &t) == 0, "finish");
+
+	CHECK(produced > 20 * 740, "only %llu records produced", produced);
+	CHECK_EQ_U64(t.records + t.ringbuf_drops, produced);
+	CHECK(t.records > 0, "nothing written");
+	CHECK(ht_reader_open(path, &r, err, sizeof(err)) == 0, "%s", err);
+	unsigned long long n = 0, last = 0;
+	int in_order = 1;
+	while (ht_reader_next(r, &x) == 1) {
+		if (n && x.a1 <= last)
+			in_order = 0;
+		last = x.a1;
+		n++;
+	}
+	ht_reader_close(r);
+	CHECK_EQ_U64(n, t.records);
+	CHECK(in_order, "records out of order or repeated");
+	printf("    (%llu produced, %llu written, %llu dropped)\n", produced,
+	       (unsigned long long)t.records, (unsigned long long)t.ringbuf_drops);
+}
+
+int main(void)
+{
+	if (geteuid() != 0) {
+		printf("SKIP: drain: the in-kernel tests load BPF programs and need root\n");
+		return 0;
+	}
+	int fd = mkstemp(path);
+	if (fd < 0) {
+		printf("FAIL: drain_setup: %s\n", strerror(errno));
+		return 1;
+	}
+	close(fd);
+	ht_test_cleanup = cleanup;
+	RUN(every_record_produced_is_written_in_order_or_counted_as_dropped);
+	return ht_test_exit_status();
+}
