@@ -56,9 +56,8 @@ const volatile __u64 wakeup_bytes = 0;
 
 /*
  * Threads whose state is armed (a hypercall exit seen, entry not yet). When it
- * is 0, the exit/entry hot path skips the storage lookup. It only ever
- * over-counts (a thread that dies while armed never decrements it), which
- * costs lookups, never correctness.
+ * is 0, the exit/entry hot path skips the storage lookup. A thread that exits
+ * while armed is disarmed by handle_thread_exit, so the count stays exact.
  */
 __u64 armed_threads = 0;
 
@@ -352,6 +351,20 @@ static __always_inline int handle_kvm_entry(struct trace_event_raw_kvm_entry *ct
 	rec->entry_cpu = bpf_get_smp_processor_id();
 
 	bpf_ringbuf_submit(rec, wakeup_flags());
+	return 0;
+}
+
+/*
+ * A vCPU thread that exits while armed (a VM killed mid-hypercall) would leave
+ * armed_threads one too high for good, and every exit on the host would pay a
+ * storage lookup. Thread exit is rare; while nothing is armed this is one load.
+ */
+static __always_inline int handle_thread_exit(void)
+{
+	struct vcpu_state *st = armed_state();
+
+	if (st)
+		disarm(st);
 	return 0;
 }
 

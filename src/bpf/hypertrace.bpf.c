@@ -40,6 +40,14 @@ int on_kvm_entry(struct trace_event_raw_kvm_entry *ctx)
 	return handle_kvm_entry(ctx);
 }
 
+/* The per-thread state's end of life: see handle_thread_exit. */
+SEC("tp/sched/sched_process_exit")
+int on_thread_exit(void *ctx)
+{
+	(void)ctx;
+	return handle_thread_exit();
+}
+
 SEC("syscall")
 int synthetic_kvm_exit_vmx(struct trace_event_raw_kvm_exit *ctx)
 {

@@ -153,15 +153,17 @@ int ht_tracer_attach(struct ht_tracer *t, char *err, size_t errlen)
 		/* entry and hypercall first: an exit armed before them would be fused only by them. */
 		{ t->skel->progs.on_kvm_entry, &t->skel->links.on_kvm_entry, "kvm_entry" },
 		{ t->skel->progs.on_kvm_hypercall, &t->skel->links.on_kvm_hypercall, "kvm_hypercall" },
+		{ t->skel->progs.on_thread_exit, &t->skel->links.on_thread_exit, "sched_process_exit" },
 		{ t->exit_prog, t->exit_link, "kvm_exit" },
 	};
 
 	for (size_t i = 0; i < sizeof(tps) / sizeof(tps[0]); i++) {
-		*tps[i].link = bpf_program__attach_tracepoint(tps[i].prog, "kvm", tps[i].name);
+		const char *category = strncmp(tps[i].name, "kvm_", 4) ? "sched" : "kvm";
+		*tps[i].link = bpf_program__attach_tracepoint(tps[i].prog, category, tps[i].name);
 		if (!*tps[i].link) {
 			int ret = -errno;
-			snprintf(err, errlen, "cannot attach to the kvm:%s tracepoint: %s (%s)", tps[i].name,
-				 strerror(-ret), ht_libbpf_last_warning());
+			snprintf(err, errlen, "cannot attach to the %s:%s tracepoint: %s (%s)", category,
+				 tps[i].name, strerror(-ret), ht_libbpf_last_warning());
 			ht_tracer_detach(t);
 			return ret;
 		}

@@ -367,6 +367,34 @@ static void a_hypercall_without_hypercall_exit_records_nothing(void)
 	CHECK_EQ_U64(ht_trailer_lost(&out.trailer), 0);
 }
 
+static void *arm_and_exit(void *arg)
+{
+	/* A hypercall exit, then the vCPU thread dies before its kvm_entry. */
+	*(int *)arg = ht_synth_exit(&layout, shared_tracer, VMX, VMCALL, 0x1000, 0);
+	return NULL;
+}
+
+static void a_thread_that_exits_while_armed_is_disarmed(void)
+{
+	char err[512];
+	pthread_t th;
+	int ret = -1;
+
+	LOAD(t, vmx_tracer());
+	/* The thread-exit program is a real tracepoint program: attach them all. */
+	CHECK(ht_tracer_attach(t, err, sizeof(err)) == 0, "%s", err);
+	shared_tracer = t;
+	pthread_create(&th, NULL, arm_and_exit, &ret);
+	pthread_join(th, NULL);
+	CHECK(ret == 0, "exit event failed");
+	/* pthread_join returns when do_exit releases the thread's memory, just before
+	 * sched_process_exit fires: give it up to a second. */
+	for (int i = 0; i < 1000 && ht_tracer_armed_threads(t); i++)
+		usleep(1000);
+	CHECK_EQ_U64(ht_tracer_armed_threads(t), 0);
+	ht_tracer_detach(t);
+}
+
 static void pid_filter_keeps_only_that_process(void)
 {
 	struct ht_filters f;
@@ -464,6 +492,7 @@ int main(void)
 	RUN(a_second_exit_before_entry_is_never_fused);
 	RUN(an_exit_without_hypercall_records_nothing);
 	RUN(a_hypercall_without_hypercall_exit_records_nothing);
+	RUN(a_thread_that_exits_while_armed_is_disarmed);
 	RUN(pid_filter_keeps_only_that_process);
 	RUN(vcpu_filter_keeps_only_that_vcpu);
 	RUN(explicit_exit_reason_replaces_the_hypercall_exit);
