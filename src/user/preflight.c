@@ -30,8 +30,30 @@ static int has_cap(const struct __user_cap_data_struct d[2], int cap)
 	return !!(d[cap / 32].effective & (1u << (cap % 32)));
 }
 
+/*
+ * Root in a user namespace (a rootless container) has every capability there
+ * but none for bpf() and perf_event_open(), which want them in the initial
+ * namespace. Its uid_map is not the initial namespace's identity map.
+ */
+static int in_user_namespace(const char *uid_map)
+{
+	unsigned long inside, outside, count;
+	FILE *f = fopen(uid_map, "r");
+	int n;
+
+	if (!f)
+		return 0;
+	n = fscanf(f, "%lu %lu %lu", &inside, &outside, &count);
+	fclose(f);
+	return n == 3 && !(inside == 0 && outside == 0 && count == 4294967295ul);
+}
+
 int ht_check_privileges(char *err, size_t errlen)
 {
+	if (in_user_namespace("/proc/self/uid_map")) {
+		snprintf(err, errlen, "running in a user namespace (a rootless container?): BPF tracing needs CAP_BPF and CAP_PERFMON on the host: run it as root on the host");
+		return -EPERM;
+	}
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
 	struct __user_cap_data_struct d[2];
 

@@ -25,22 +25,43 @@ struct ht_tracer {
 static bool libbpf_verbose;
 static char libbpf_last_warning[256];
 
+/* libbpf warnings that never name the cause of a failure. */
+static bool warning_is_not_a_cause(const char *line)
+{
+	static const char *const noise[] = {
+		"Failed to bump RLIMIT_MEMLOCK", /* a note: libbpf goes on without it */
+		"failed to load object",       /* wraps the cause */
+		"failed to load BPF skeleton", /* wraps the cause */
+		"-- BEGIN", "-- END",          /* verifier log delimiters (-v shows the log) */
+	};
+
+	for (size_t i = 0; i < sizeof(noise) / sizeof(noise[0]); i++)
+		if (strstr(line, noise[i]))
+			return true;
+	return false;
+}
+
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	if (libbpf_verbose)
-		return vfprintf(stderr, fmt, ap);
-	/* Keep the last one-line libbpf warning: it names the reason of a failed load. */
-	if (level == LIBBPF_WARN && strncmp(fmt, "libbpf: ", 8) == 0) {
+	/*
+	 * Keep the first libbpf warning that names a cause (a verifier rejection,
+	 * a missing kernel feature, EPERM) for the one-line error message.
+	 */
+	if (level == LIBBPF_WARN && !libbpf_last_warning[0] && strncmp(fmt, "libbpf: ", 8) == 0) {
 		char line[sizeof(libbpf_last_warning)];
+		va_list copy;
 		size_t len;
 
-		vsnprintf(line, sizeof(line), fmt, ap);
+		va_copy(copy, ap);
+		vsnprintf(line, sizeof(line), fmt, copy);
+		va_end(copy);
 		len = strcspn(line, "\n");
 		line[len] = '\0';
-		/* The verifier log dump is multi-line noise here; its header line is enough. */
-		if (len && !strstr(line, "-- BEGIN") && !strstr(line, "-- END"))
+		if (len && !warning_is_not_a_cause(line))
 			memcpy(libbpf_last_warning, line, len + 1);
 	}
+	if (libbpf_verbose)
+		return vfprintf(stderr, fmt, ap);
 	return 0;
 }
 

@@ -57,6 +57,13 @@ expect_run report_foreign_file 1 "not a hypertrace-bpf trace file" -- "$HT" repo
 cp "$HT" "$work/ht" && chmod 755 "$work" "$work/ht"
 expect_run record_not_root 1 "needs root.*run it with sudo" -- setpriv --reuid=65534 --regid=65534 --clear-groups "$work/ht" record -o "$work/x.htr"
 
+# Root of a user namespace (a rootless container) has no BPF rights on the host.
+if unshare -U -r true 2>/dev/null; then
+	expect_run record_in_user_namespace 1 "running in a user namespace.*run it as root on the host" -- unshare -U -r "$work/ht" record -o "$work/y.htr"
+else
+	skip record_in_user_namespace "this kernel does not let this user create a user namespace"
+fi
+
 if [ "$(id -u)" -ne 0 ]; then
 	skip record_on_this_host "the remaining record tests load BPF programs and need root"
 	suite_exit
