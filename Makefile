@@ -93,7 +93,7 @@ $(OUTPUT)/bench/%.skel.h: $(OUTPUT)/bench/%.bpf.o
 	$(BPFTOOL) gen skeleton $< > $@
 
 $(OUTPUT)/bench/bench_hotpath: bench/bench_hotpath.c $(OUTPUT)/bench/hotpath.skel.h tests/support/synth.c $(BENCH_LIB_OBJS)
-	$(CC) $(USER_CFLAGS) -I$(OUTPUT)/bench -Itests/support $< tests/support/synth.c $(BENCH_LIB_OBJS) $(LIBS) -o $@
+	$(CC) -I$(OUTPUT)/bench $(USER_CFLAGS) -Itests/support $< tests/support/synth.c $(BENCH_LIB_OBJS) $(LIBS) -o $@
 
 $(OUTPUT)/bench/bench_drain: bench/bench_drain.c $(BENCH_LIB_OBJS)
 	$(CC) $(USER_CFLAGS) $< $(BENCH_LIB_OBJS) $(LIBS) -lpthread -o $@

@@ -15,6 +15,7 @@
 #include <bpf/libbpf.h>
 #include "hotpath.skel.h"
 #include "synth.h"
+#include "tracer.h"
 
 enum { EMPTY, EXIT_NOMATCH, ENTRY_NOMATCH, FUSED, HASH_EXIT_NOMATCH, HASH_ENTRY_NOMATCH, HASH_FUSED,
        ANCHOR_EXIT_NOMATCH, ANCHOR_ENTRY_NOMATCH, ANCHOR_HYPERCALL, NCASES };
@@ -108,7 +109,8 @@ int main(void)
 	if (!skel)
 		return 1;
 	bpf_map__set_max_entries(skel->maps.records, 64u << 20);
-	skel->rodata->wakeup_bytes = (64u << 20) / 8; /* the production wake-up policy */
+	/* The production wake-up policy for this ring: see ht_wakeup_bytes_for. */
+	skel->rodata->wakeup_shift = ht_wakeup_shift_for(ht_wakeup_bytes_for(64u << 20));
 	if (hotpath_bpf__load(skel)) {
 		fprintf(stderr, "bench_hotpath: cannot load the benchmark programs\n");
 		return 1;

@@ -51,8 +51,8 @@ const volatile __u32 filter_vcpu = 0;
 /* Aggregate-only mode: histograms in BPF instead of records (enum ht_agg_group_by). */
 const volatile bool aggregate_only = false;
 const volatile __u32 aggregate_group_by = HT_AGG_BY_NONE;
-/* Ring buffer fill level (bytes) from which a submit wakes the consumer. */
-const volatile __u64 wakeup_bytes = 0;
+/* The consumer is woken each time the ring's fill level crosses a multiple of 1 << wakeup_shift; 0: kernel default. */
+const volatile __u32 wakeup_shift = 0;
 
 /*
  * Threads whose state is armed (a hypercall exit seen, entry not yet). When it
@@ -122,7 +122,7 @@ static __always_inline __u32 ns_saturated(__u64 delta, __u8 *flags, __u8 flag)
 
 /*
  * Wake the consumer only when the ring's fill level crosses a multiple of
- * wakeup_bytes. A wake-up (irq_work) costs far more than a record, so neither
+ * 1 << wakeup_shift (a shift, not a division: this runs for every record). A wake-up (irq_work) costs far more than a record, so neither
  * "every record" (the kernel's default while the consumer keeps up) nor
  * "every record above a threshold" will do. If concurrent producers make
  * this one miss a crossing, the next multiple or the consumer's poll timeout
@@ -130,11 +130,11 @@ static __always_inline __u32 ns_saturated(__u64 delta, __u8 *flags, __u8 flag)
  */
 static __always_inline __u64 wakeup_flags(void)
 {
-	if (!wakeup_bytes)
+	if (!wakeup_shift)
 		return 0; /* the kernel's adaptive policy (tests) */
 	__u64 avail = bpf_ringbuf_query(&records, 0 /* BPF_RB_AVAIL_DATA */);
 	__u64 before = avail > HT_RINGBUF_SAMPLE_BYTES ? avail - HT_RINGBUF_SAMPLE_BYTES : 0;
-	return avail / wakeup_bytes != before / wakeup_bytes ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	return avail >> wakeup_shift != before >> wakeup_shift ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 }
 
 /* floor(log2(v)), 0 for 0: the slot of a latency in struct ht_agg_hist. */

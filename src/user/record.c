@@ -360,6 +360,9 @@ static int run_record(const struct ht_record_config *cfg)
 	printf("hypertrace-bpf: %llu records, %llu dropped, %.2f s, %.0f records/s, %s written to %s\n",
 	       (unsigned long long)trailer.records, lost, secs,
 	       secs > 0 ? trailer.records / secs : 0.0, size, cfg->output);
+	if (s.rec.malformed)
+		fprintf(stderr, "hypertrace-bpf: warning: %llu ring buffer samples were not whole records and were skipped: the BPF programs and this binary disagree on the record layout; rebuild both\n",
+			s.rec.malformed);
 	c[HT_CNT_RINGBUF_DROPS] = trailer.ringbuf_drops;
 	c[HT_CNT_STATE_ALLOC_FAIL] = trailer.state_alloc_fail;
 	c[HT_CNT_SUPERSEDED] = trailer.superseded;

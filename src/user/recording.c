@@ -72,6 +72,7 @@ int ht_recording_finish(struct ht_recording *r, struct ht_trailer *trailer)
 	trailer->end_realtime_ns = clock_ns(CLOCK_REALTIME);
 	ret = ht_writer_close(r->writer, trailer);
 	r->writer = NULL;
+	r->malformed = ht_drain_malformed(r->drain);
 	ht_drain_free(r->drain);
 	r->drain = NULL;
 	return ret;

@@ -21,6 +21,7 @@ struct ht_recording {
 	ht_record_observer observer;
 	void *observer_ctx;
 	int write_error;           /* -errno of the first failed write */
+	unsigned long long malformed; /* ring samples that were not a whole record (set by finish) */
 };
 
 /* Takes ownership of writer. 0 or -errno. */

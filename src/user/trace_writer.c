@@ -244,8 +244,3 @@ unsigned long long ht_writer_records(const struct ht_writer *w)
 {
 	return w->records;
 }
-
-unsigned long long ht_writer_bytes(const struct ht_writer *w)
-{
-	return w->bytes + (unsigned long long)w->buffered * sizeof(struct ht_record);
-}

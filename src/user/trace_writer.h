@@ -31,7 +31,6 @@ int ht_writer_close(struct ht_writer *w, const struct ht_trailer *trailer);
 void ht_writer_abandon(struct ht_writer *w);
 
 unsigned long long ht_writer_records(const struct ht_writer *w);
-unsigned long long ht_writer_bytes(const struct ht_writer *w);
 
 /* Fills the identity part of a header: clocks, kernel release, CPU vendor. */
 void ht_header_init(struct ht_file_header *hdr);

@@ -137,7 +137,7 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 	ro->filter_tgid = f->tgid_on ? f->tgid : 0;
 	ro->filter_vcpu_on = f->vcpu_on;
 	ro->filter_vcpu = f->vcpu;
-	ro->wakeup_bytes = opts->wakeup_bytes;
+	ro->wakeup_shift = ht_wakeup_shift_for(opts->wakeup_bytes);
 	ro->aggregate_only = opts->aggregate_only;
 	ro->aggregate_group_by = opts->group_by;
 

@@ -32,6 +32,12 @@ struct ht_filters {
 #define HT_DEFAULT_RINGBUF_BYTES (64u << 20)
 #define HT_DEFAULT_WAKEUP_BYTES (1u << 20)
 
+/* The BPF side's wakeup_shift for a threshold: log2, rounded down (a shift, not a division, per record). */
+static inline unsigned int ht_wakeup_shift_for(unsigned long wakeup_bytes)
+{
+	return wakeup_bytes ? 63u - (unsigned int)__builtin_clzl(wakeup_bytes) : 0;
+}
+
 /* The wake-up threshold for a ring of the given size. */
 static inline unsigned long ht_wakeup_bytes_for(unsigned long ringbuf_bytes)
 {
@@ -41,7 +47,7 @@ static inline unsigned long ht_wakeup_bytes_for(unsigned long ringbuf_bytes)
 struct ht_tracer_opts {
 	struct ht_filters filters;
 	unsigned long ringbuf_bytes; /* power of two, >= page size */
-	unsigned long wakeup_bytes;  /* 0: wake the consumer on every record */
+	unsigned long wakeup_bytes;  /* rounded down to a power of two; 0: the kernel's default */
 	int isa;                     /* HT_ISA_VMX/SVM; 0: the host CPU's (what KVM here uses) */
 	bool aggregate_only;         /* histograms in BPF, no records (record --no-file) */
 	enum ht_agg_group_by group_by; /* aggregate_only: how histograms are keyed */
