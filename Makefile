@@ -1,20 +1,38 @@
 # hypertrace-bpf build.
-#   make            BPF object, skeleton and the hypertrace-bpf binary (libbpf linked statically)
+#   make            BPF object, skeleton, the hypertrace-bpf binary (libbpf linked
+#                   statically) and the guest programs
 #   make static     fully static binaries (for copying into a test VM)
 #   make test       install missing build/test packages, build, run every test
 #   make demo       install, build, and show hypertrace-bpf recording real hypercalls
 #   make bench      benchmarks
+#   make install    PREFIX=/usr/local, DESTDIR= for staging
 #   make deps       install the Debian packages the build and tests need (root)
 # Everything generated goes to $(OUTPUT); `make clean` removes exactly that.
+# Quiet by default; `make V=1` prints every command. The usual variables
+# override the toolchain: `make CC=clang CFLAGS='-O1 -g'`.
 
 OUTPUT ?= .output
 CLANG ?= clang
 BPFTOOL ?= bpftool
-CC ?= gcc
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+LIBEXECDIR ?= $(PREFIX)/libexec/hypertrace-bpf
+DOCDIR ?= $(PREFIX)/share/doc/hypertrace-bpf
+INSTALL ?= install
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(patsubst $(OUTPUT)/%,%,$(2))";
+endif
 
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
-USER_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -I$(OUTPUT) -Iinclude -Isrc/user
+# What the project needs whatever CFLAGS the user gives: the language level,
+# warnings as errors, include paths and header dependency files (-MMD -MP).
+PROJECT_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -Iinclude -Isrc -Isrc/user -I$(OUTPUT) -MMD -MP
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 # -mcpu=v3: 32-bit subregisters and jumps (kernel 5.1+), no zero-extension shifts on the hot path.
 BPF_CFLAGS := -target bpf -mcpu=v3 -g -O2 -D__TARGET_ARCH_x86 $(WARN) -I. -Iinclude
@@ -24,79 +42,97 @@ LIBS := -Wl,-Bstatic -lbpf -Wl,-Bdynamic -lelf -lz -lm
 STATIC_LIBS := -static -lbpf -lelf -lz -lm
 
 BPF_SRCS := $(wildcard src/bpf/*.bpf.c)
-BPF_HDRS := $(wildcard src/bpf/*.h) include/hypertrace/record.h vmlinux.h
 SKELS := $(patsubst src/bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
-USER_SRCS := $(wildcard src/user/*.c)
-USER_HDRS := $(wildcard src/user/*.h) $(wildcard include/hypertrace/*.h)
+# src/common: shared with the guest programs. src/user/*/: one directory per stage.
+COMMON_SRCS := $(wildcard src/common/*.c)
+USER_SRCS := $(wildcard src/user/*.c src/user/*/*.c) $(COMMON_SRCS)
 LIB_SRCS := $(filter-out src/user/main.c,$(USER_SRCS))
-OBJS := $(patsubst src/user/%.c,$(OUTPUT)/obj/%.o,$(USER_SRCS))
-SAN_OBJS := $(patsubst src/user/%.c,$(OUTPUT)/san/%.o,$(USER_SRCS))
-SAN_LIB_OBJS := $(patsubst src/user/%.c,$(OUTPUT)/san/%.o,$(LIB_SRCS))
-STATIC_OBJS := $(patsubst src/user/%.c,$(OUTPUT)/static-obj/%.o,$(USER_SRCS))
+obj = $(patsubst %.c,$(OUTPUT)/$(1)/%.o,$(2))
+OBJS := $(call obj,obj,$(USER_SRCS))
+LIB_OBJS := $(call obj,obj,$(LIB_SRCS))
+SAN_LIB_OBJS := $(call obj,san,$(LIB_SRCS))
+SAN_OBJS := $(call obj,san,$(USER_SRCS))
 
 TEST_SRCS := $(wildcard tests/unit/test_*.c tests/kernel/test_*.c)
 TEST_SUPPORT_SRCS := $(wildcard tests/support/*.c)
+TEST_SUPPORT_OBJS := $(call obj,san,$(TEST_SUPPORT_SRCS))
 TEST_BINS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
 
 BIN := $(OUTPUT)/hypertrace-bpf
 SAN_BIN := $(OUTPUT)/san/hypertrace-bpf
 STATIC_BIN := $(OUTPUT)/static/hypertrace-bpf
 
-.PHONY: all static test demo bench deps clean tests-build guest
+.PHONY: all static test demo bench deps clean tests-build guest install
 .DELETE_ON_ERROR:
-# Keep the BPF objects: benchmarks and `bpftool prog loadall` use them.
-.PRECIOUS: $(OUTPUT)/%.bpf.o $(OUTPUT)/bench/%.bpf.o
+# Keep every intermediate (BPF objects, skeletons): a second `make` does nothing.
+.SECONDARY:
 
 all: $(BIN) guest
 
-$(OUTPUT) $(OUTPUT)/obj $(OUTPUT)/san $(OUTPUT)/static-obj $(OUTPUT)/static:
-	@mkdir -p $@
-
-$(OUTPUT)/%.bpf.o: src/bpf/%.bpf.c $(BPF_HDRS) | $(OUTPUT)
-	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+$(OUTPUT)/%.bpf.o: src/bpf/%.bpf.c
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
 
 $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
-	$(BPFTOOL) gen skeleton $< > $@
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
-$(OUTPUT)/obj/%.o: src/user/%.c $(USER_HDRS) $(SKELS) | $(OUTPUT)/obj
-	$(CC) $(USER_CFLAGS) -c $< -o $@
+# User-space objects wait for the skeletons: the loader includes them.
+$(OUTPUT)/obj/%.o: %.c | $(SKELS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(PROJECT_CFLAGS) $(CFLAGS) -c $< -o $@
 
-$(OUTPUT)/san/%.o: src/user/%.c $(USER_HDRS) $(SKELS) | $(OUTPUT)/san
-	$(CC) $(USER_CFLAGS) $(SAN_FLAGS) -c $< -o $@
+$(OUTPUT)/san/%.o: %.c | $(SKELS)
+	$(call msg,CC-SAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(PROJECT_CFLAGS) $(CFLAGS) $(SAN_FLAGS) -c $< -o $@
 
-$(OUTPUT)/static-obj/%.o: src/user/%.c $(USER_HDRS) $(SKELS) | $(OUTPUT)/static-obj
-	$(CC) $(USER_CFLAGS) -c $< -o $@
+$(OUTPUT)/san/tests/%.o: PROJECT_CFLAGS += -Itests/support
 
 $(BIN): $(OBJS)
-	$(CC) $(CFLAGS) $^ $(LIBS) -o $@
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LIBS) -o $@
 
 $(SAN_BIN): $(SAN_OBJS)
-	$(CC) $(CFLAGS) $(SAN_FLAGS) $^ $(LIBS) -o $@
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $(LDFLAGS) $^ $(LIBS) -o $@
 
-$(STATIC_BIN): $(STATIC_OBJS) | $(OUTPUT)/static
-	$(CC) $(CFLAGS) $^ $(STATIC_LIBS) -o $@
+# The static binary links the very objects of the normal one.
+$(STATIC_BIN): $(OBJS)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(STATIC_LIBS) -o $@
 
 # Test programs: each tests/<suite>/test_x.c links the sanitized library objects.
-$(OUTPUT)/tests/%: tests/%.c $(TEST_SUPPORT_SRCS) $(wildcard tests/support/*.h) $(SAN_LIB_OBJS)
-	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) $(SAN_FLAGS) -Itests/support $< $(TEST_SUPPORT_SRCS) $(SAN_LIB_OBJS) $(LIBS) -lpthread -o $@
+$(OUTPUT)/tests/%: $(OUTPUT)/san/tests/%.o $(TEST_SUPPORT_OBJS) $(SAN_LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $(LDFLAGS) $^ $(LIBS) -lpthread -o $@
 
 # Benchmarks: their own BPF object (the real handlers next to reference designs) and drivers.
-BENCH_LIB_OBJS := $(filter-out $(OUTPUT)/obj/main.o,$(OBJS))
 BENCH_BINS := $(OUTPUT)/bench/bench_hotpath $(OUTPUT)/bench/bench_drain
 
-$(OUTPUT)/bench/%.bpf.o: bench/%.bpf.c $(BPF_HDRS) $(wildcard bench/*.h)
-	@mkdir -p $(@D)
-	$(CLANG) $(BPF_CFLAGS) -Isrc/bpf -c $< -o $@
+$(OUTPUT)/bench/%.bpf.o: bench/%.bpf.c
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -Isrc/bpf -MMD -MP -c $< -o $@
 
 $(OUTPUT)/bench/%.skel.h: $(OUTPUT)/bench/%.bpf.o
-	$(BPFTOOL) gen skeleton $< > $@
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
-$(OUTPUT)/bench/bench_hotpath: bench/bench_hotpath.c $(OUTPUT)/bench/hotpath.skel.h tests/support/synth.c $(BENCH_LIB_OBJS)
-	$(CC) -I$(OUTPUT)/bench $(USER_CFLAGS) -Itests/support $< tests/support/synth.c $(BENCH_LIB_OBJS) $(LIBS) -o $@
+$(OUTPUT)/obj/bench/bench_hotpath.o: $(OUTPUT)/bench/hotpath.skel.h
+$(OUTPUT)/obj/bench/%.o: PROJECT_CFLAGS += -I$(OUTPUT)/bench -Itests/support
 
-$(OUTPUT)/bench/bench_drain: bench/bench_drain.c $(BENCH_LIB_OBJS)
-	$(CC) $(USER_CFLAGS) $< $(BENCH_LIB_OBJS) $(LIBS) -lpthread -o $@
+$(OUTPUT)/bench/bench_hotpath: $(OUTPUT)/obj/bench/bench_hotpath.o $(OUTPUT)/obj/tests/support/synth.o $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LIBS) -o $@
+
+$(OUTPUT)/bench/bench_drain: $(OUTPUT)/obj/bench/bench_drain.o $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LIBS) -lpthread -o $@
 
 include guest/guest.mk
 
@@ -119,5 +155,14 @@ bench: deps
 deps:
 	@tests/install-deps.sh
 
+install: $(BIN) guest
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(DOCDIR)
+	$(INSTALL) -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/hypertrace-bpf
+	$(INSTALL) -m 0755 $(GUEST_PROGS) $(DESTDIR)$(LIBEXECDIR)/
+	$(INSTALL) -m 0644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/
+
 clean:
 	rm -rf $(OUTPUT)
+
+# Header dependencies written by -MMD; absent before the first build.
+-include $(shell find $(OUTPUT) -name '*.d' 2>/dev/null)

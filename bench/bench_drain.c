@@ -18,8 +18,9 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "recording.h"
-#include "tracer.h"
+#include "record/recording.h"
+#include "record/tracer.h"
+#include "common/util.h"
 
 #define RUN_SECONDS 1.5
 #define BATCH 8192
@@ -151,7 +152,7 @@ int main(int argc, char **argv)
 	       HT_DEFAULT_RINGBUF_BYTES >> 20, ht_wakeup_bytes_for(HT_DEFAULT_RINGBUF_BYTES) >> 10,
 	       sizeof(struct ht_record));
 	printf("  %-8s %12s %14s %12s %10s %14s\n", "file", "offered/s", "written/s", "drops", "drop %", "consumer CPU");
-	for (size_t pl = 0; pl < sizeof(places) / sizeof(places[0]); pl++) {
+	for (size_t pl = 0; pl < ARRAY_SIZE(places); pl++) {
 		for (size_t i = 0; i < places[pl].nrates; i++) {
 			double rate = places[pl].rates[i];
 			if (run(places[pl].dir, rate, places[pl].encoding, &r))

@@ -15,7 +15,7 @@
 #include <bpf/libbpf.h>
 #include "hotpath.skel.h"
 #include "synth.h"
-#include "tracer.h"
+#include "record/tracer.h"
 
 enum { EMPTY, EXIT_NOMATCH, ENTRY_NOMATCH, FUSED, HASH_EXIT_NOMATCH, HASH_ENTRY_NOMATCH, HASH_FUSED,
        ANCHOR_EXIT_NOMATCH, ANCHOR_ENTRY_NOMATCH, ANCHOR_HYPERCALL, NCASES };

@@ -2,6 +2,8 @@
 #include "cpuid_info.h"
 
 #include <string.h>
+#include "common/cpu_vendor.h"
+#include "hypertrace/record.h"
 
 /* CPUID returns strings as little-endian register contents, four bytes each. */
 static void put_reg(char *dst, uint32_t reg)
@@ -62,12 +64,14 @@ enum hypercall_insn cpuid_vendor_hypercall_insn(const struct cpuid_snapshot *c)
 	char vendor[13];
 
 	cpuid_vendor_string(c, vendor);
-	if (strcmp(vendor, "GenuineIntel") == 0)
+	switch (ht_vendor_isa(vendor)) {
+	case HT_ISA_VMX:
 		return HYPERCALL_INSN_VMCALL;
-	/* Hygon CPUs are AMD Zen derivatives with SVM. */
-	if (strcmp(vendor, "AuthenticAMD") == 0 || strcmp(vendor, "HygonGenuine") == 0)
+	case HT_ISA_SVM:
 		return HYPERCALL_INSN_VMMCALL;
-	return HYPERCALL_INSN_UNKNOWN;
+	default:
+		return HYPERCALL_INSN_UNKNOWN;
+	}
 }
 
 bool cpuid_has_hardware_virtualization(const struct cpuid_snapshot *c)

@@ -28,17 +28,10 @@
 #include "hypercall_insn.h"
 #include "hypercall_options.h"
 #include "latency_stats.h"
+#include "common/util.h"
 
 #define TEST_CPUID_ENV "HYPERCALL_TEST_CPUID"
 #define CLOCK_OVERHEAD_SAMPLES 1001
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void sleep_until_ns(uint64_t deadline)
 {
@@ -72,9 +65,9 @@ static double clock_overhead_ns(void)
 	struct latency_summary s;
 
 	for (size_t i = 0; i < CLOCK_OVERHEAD_SAMPLES; i++) {
-		uint64_t t0 = now_ns();
+		uint64_t t0 = ht_monotonic_ns();
 
-		samples[i] = now_ns() - t0;
+		samples[i] = ht_monotonic_ns() - t0;
 	}
 	latency_summarize(samples, CLOCK_OVERHEAD_SAMPLES, &s);
 	return s.median;
@@ -168,18 +161,18 @@ int main(int argc, char **argv)
 	signal(SIGILL, on_sigill);
 	clock_ns = clock_overhead_ns();
 
-	start = now_ns();
+	start = ht_monotonic_ns();
 	for (uint64_t i = 0; i < o.count; i++) {
 		uint64_t a0 = o.a0_fixed ? o.a0 : i, ret, t0, t1;
 
 		if (o.rate)
 			sleep_until_ns(start + i * 1000000000ull / o.rate);
-		t0 = now_ns();
+		t0 = ht_monotonic_ns();
 		if (insn == HYPERCALL_INSN_VMCALL)
 			ret = hypercall4_vmcall(o.nr, a0, o.a1, o.a2, o.a3);
 		else
 			ret = hypercall4_vmmcall(o.nr, a0, o.a1, o.a2, o.a3);
-		t1 = now_ns();
+		t1 = ht_monotonic_ns();
 		samples[i] = t1 - t0;
 		if (i == 0)
 			first_ret = ret;

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "parse_number.h"
+#include "common/parse_number.h"
 
 const char hypercall_usage[] =
 	"Usage: hypercall [OPTIONS]\n"
@@ -84,27 +84,27 @@ int hypercall_options_parse(int argc, char **argv, struct hypercall_options *o, 
 
 		switch (c) {
 		case 'n':
-			ok = parse_u64_option("--count", optarg, 1, HYPERCALL_MAX_COUNT, &o->count, err,
+			ok = ht_parse_u64_option("--count", optarg, 1, HYPERCALL_MAX_COUNT, &o->count, err,
 					   err_size);
 			break;
 		case OPT_NR:
-			ok = parse_u64_option("--nr", optarg, 0, UINT64_MAX, &o->nr, err, err_size);
+			ok = ht_parse_u64_option("--nr", optarg, 0, UINT64_MAX, &o->nr, err, err_size);
 			break;
 		case OPT_A0:
-			ok = parse_u64_option("--a0", optarg, 0, UINT64_MAX, &o->a0, err, err_size);
+			ok = ht_parse_u64_option("--a0", optarg, 0, UINT64_MAX, &o->a0, err, err_size);
 			o->a0_fixed = true;
 			break;
 		case OPT_A1:
-			ok = parse_u64_option("--a1", optarg, 0, UINT64_MAX, &o->a1, err, err_size);
+			ok = ht_parse_u64_option("--a1", optarg, 0, UINT64_MAX, &o->a1, err, err_size);
 			break;
 		case OPT_A2:
-			ok = parse_u64_option("--a2", optarg, 0, UINT64_MAX, &o->a2, err, err_size);
+			ok = ht_parse_u64_option("--a2", optarg, 0, UINT64_MAX, &o->a2, err, err_size);
 			break;
 		case OPT_A3:
-			ok = parse_u64_option("--a3", optarg, 0, UINT64_MAX, &o->a3, err, err_size);
+			ok = ht_parse_u64_option("--a3", optarg, 0, UINT64_MAX, &o->a3, err, err_size);
 			break;
 		case OPT_RATE:
-			ok = parse_u64_option("--rate", optarg, 1, HYPERCALL_MAX_RATE, &o->rate, err,
+			ok = ht_parse_u64_option("--rate", optarg, 1, HYPERCALL_MAX_RATE, &o->rate, err,
 					   err_size);
 			break;
 		case OPT_INSN:

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "parse_number.h"
+#include "common/parse_number.h"
 
 const char minivm_usage[] =
 	"Usage: minivm [OPTIONS]\n"
@@ -145,18 +145,18 @@ int minivm_options_parse(int argc, char **argv, struct minivm_options *o, char *
 
 		switch (c) {
 		case OPT_VCPUS:
-			ok = parse_u32_option("--vcpus", optarg, 1, MINIVM_MAX_VCPUS, &o->vcpus, err,
+			ok = ht_parse_u32_option("--vcpus", optarg, 1, MINIVM_MAX_VCPUS, &o->vcpus, err,
 					   err_size);
 			break;
 		case OPT_COUNT:
-			ok = parse_u32_option("--count", optarg, 1, UINT32_MAX, &o->count, err,
+			ok = ht_parse_u32_option("--count", optarg, 1, UINT32_MAX, &o->count, err,
 					   err_size);
 			break;
 		case OPT_NR:
-			ok = parse_u32_option("--nr", optarg, 0, UINT32_MAX, &o->nr, err, err_size);
+			ok = ht_parse_u32_option("--nr", optarg, 0, UINT32_MAX, &o->nr, err, err_size);
 			break;
 		case OPT_OTHER_NR:
-			ok = parse_u32_option("--other-nr", optarg, 0, UINT32_MAX, &o->other_nr, err,
+			ok = ht_parse_u32_option("--other-nr", optarg, 0, UINT32_MAX, &o->other_nr, err,
 					   err_size);
 			other_nr_set = true;
 			break;
@@ -164,7 +164,7 @@ int minivm_options_parse(int argc, char **argv, struct minivm_options *o, char *
 			ok = parse_mix(optarg, o, err, err_size);
 			break;
 		case OPT_MIX_PER_CALL:
-			ok = parse_u32_option("--mix-per-call", optarg, 1, MINIVM_MAX_MIX_PER_CALL,
+			ok = ht_parse_u32_option("--mix-per-call", optarg, 1, MINIVM_MAX_MIX_PER_CALL,
 					   &o->mix_per_call, err, err_size);
 			mix_per_call_set = true;
 			break;
@@ -178,7 +178,7 @@ int minivm_options_parse(int argc, char **argv, struct minivm_options *o, char *
 			}
 			break;
 		case OPT_TIMEOUT:
-			ok = parse_u32_option("--timeout", optarg, 1, MINIVM_MAX_TIMEOUT, &o->timeout,
+			ok = ht_parse_u32_option("--timeout", optarg, 1, MINIVM_MAX_TIMEOUT, &o->timeout,
 					   err, err_size);
 			break;
 		case OPT_KVM:

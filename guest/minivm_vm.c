@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
+#include "common/util.h"
 
 /* Where VMX keeps the real-mode TSS KVM needs without unrestricted guest: above our memory. */
 #define MINIVM_TSS_ADDR 0xfffbd000ul
@@ -38,18 +39,10 @@ static const char *const exit_reason_names[] = {
 
 static const char *exit_reason_name(uint32_t reason)
 {
-	if (reason < sizeof(exit_reason_names) / sizeof(exit_reason_names[0]) &&
+	if (reason < ARRAY_SIZE(exit_reason_names) &&
 	    exit_reason_names[reason])
 		return exit_reason_names[reason];
 	return "?";
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 int minivm_vm_open(struct minivm_vm *vm, const char *path, char *err, size_t err_size)
@@ -299,7 +292,7 @@ int minivm_vm_run(struct minivm_vm *vm, uint64_t *elapsed_ns, char *err, size_t 
 	uint64_t start;
 	int rc = 0;
 
-	start = now_ns();
+	start = ht_monotonic_ns();
 	for (; started < vm->nvcpus; started++) {
 		int e = pthread_create(&threads[started], NULL, vcpu_thread, &vm->vcpus[started]);
 
@@ -312,7 +305,7 @@ int minivm_vm_run(struct minivm_vm *vm, uint64_t *elapsed_ns, char *err, size_t 
 	}
 	for (unsigned int i = 0; i < started; i++)
 		pthread_join(threads[i], NULL);
-	*elapsed_ns = now_ns() - start;
+	*elapsed_ns = ht_monotonic_ns() - start;
 	if (rc < 0)
 		return rc;
 	for (unsigned int i = 0; i < vm->nvcpus; i++) {

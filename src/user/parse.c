@@ -7,22 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool ht_parse_u64(const char *s, uint64_t max, uint64_t *out)
-{
-	unsigned long long v;
-	char *end;
-
-	/* strtoull accepts leading blanks and a minus sign: "-1" would wrap to 2^64-1. */
-	if (!s || !isdigit((unsigned char)s[0]))
-		return false;
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || *end || v > max)
-		return false;
-	*out = v;
-	return true;
-}
-
 bool ht_parse_seconds(const char *s, double max, double *out)
 {
 	double v;
@@ -58,7 +42,7 @@ bool ht_parse_size(const char *s, uint64_t *out)
 	}
 	if (shift)
 		num[len - 1] = '\0';
-	if (!ht_parse_u64(num, UINT64_MAX >> shift, &v))
+	if (!ht_parse_u64(num, 0, UINT64_MAX >> shift, &v))
 		return false;
 	*out = v << shift;
 	return true;

@@ -7,6 +7,7 @@
 
 #include "cpuid_info.h"
 #include "test.h"
+#include "common/util.h"
 
 /* Builds a snapshot the way the CPU reports it: strings in little-endian registers. */
 static struct cpuid_snapshot snapshot(const char *vendor, int hypervisor_bit, const char sig[12])
@@ -43,7 +44,7 @@ static void test_cpuid_other_hypervisors_refused(void)
 			       " lrpepyh  vr", "KVMKVMKVMKVM", "KVMKVMKV\0\0\0\0" };
 	char text[13];
 
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(sigs); i++) {
 		struct cpuid_snapshot c = snapshot("GenuineIntel", 1, sigs[i]);
 
 		CHECK(cpuid_hypervisor_kind(&c) == HYPERVISOR_OTHER, "signature %zu accepted", i);
@@ -119,7 +120,7 @@ static void test_cpuid_snapshot_from_text(void)
 	CHECK(memcmp(&c, &want, sizeof(c)) == 0, "snapshot differs from the CPU's layout");
 	CHECK(cpuid_snapshot_from_text("AuthenticAMD,0,", &c), "bare-metal text rejected");
 	CHECK(cpuid_hypervisor_kind(&c) == HYPERVISOR_NONE, "bare-metal text not bare metal");
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
 		CHECK(!cpuid_snapshot_from_text(bad[i], &c), "accepted '%s'", bad[i]);
 }
 

@@ -4,6 +4,7 @@
 
 #include "latency_stats.h"
 #include "test.h"
+#include "common/util.h"
 
 /* Equal up to double rounding: relative error 1e-9, absolute near zero. */
 static int near(double got, double want)
@@ -68,7 +69,7 @@ static void test_latency_p99_nearest_rank(void)
 	const size_t counts[] = { 100, 200, 101, 1000, 2 };
 	const uint64_t want[] = { 99, 198, 100, 990, 2 };
 
-	for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+	for (size_t c = 0; c < ARRAY_SIZE(counts); c++) {
 		for (size_t i = 0; i < counts[c]; i++)
 			v[i] = counts[c] - i; /* descending: the function must sort */
 		latency_summarize(v, counts[c], &s);

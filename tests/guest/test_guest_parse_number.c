@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* Unit tests of guest/parse_number.c. */
-#include "parse_number.h"
+/* Unit tests of src/common/parse_number.c, the number parser of the guest programs and the host tool. */
+#include "common/parse_number.h"
 #include "test.h"
+#include "common/util.h"
 
 static void test_parse_accepts(void)
 {
@@ -15,8 +16,8 @@ static void test_parse_accepts(void)
 	};
 	uint64_t v;
 
-	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
-		CHECK(parse_u64_strict(ok[i].s, 0, UINT64_MAX, &v), "rejected '%s'", ok[i].s);
+	for (size_t i = 0; i < ARRAY_SIZE(ok); i++) {
+		CHECK(ht_parse_u64(ok[i].s, 0, UINT64_MAX, &v), "rejected '%s'", ok[i].s);
 		CHECK(v == ok[i].want, "'%s' -> %llu", ok[i].s, (unsigned long long)v);
 	}
 }
@@ -28,9 +29,9 @@ static void test_parse_rejects(void)
 			      "0x10000000000000000", "abc", "1.5" };
 	uint64_t v = 7;
 
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		CHECK(!parse_u64_strict(bad[i], 0, UINT64_MAX, &v), "accepted '%s'", bad[i]);
-	CHECK(!parse_u64_strict(NULL, 0, UINT64_MAX, &v), "accepted NULL");
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
+		CHECK(!ht_parse_u64(bad[i], 0, UINT64_MAX, &v), "accepted '%s'", bad[i]);
+	CHECK(!ht_parse_u64(NULL, 0, UINT64_MAX, &v), "accepted NULL");
 	CHECK(v == 7, "output written on failure");
 }
 
@@ -38,10 +39,10 @@ static void test_parse_range(void)
 {
 	uint64_t v;
 
-	CHECK(!parse_u64_strict("0", 1, 10, &v), "below min accepted");
-	CHECK(!parse_u64_strict("11", 1, 10, &v), "above max accepted");
-	CHECK(parse_u64_strict("1", 1, 10, &v) && v == 1, "min rejected");
-	CHECK(parse_u64_strict("10", 1, 10, &v) && v == 10, "max rejected");
+	CHECK(!ht_parse_u64("0", 1, 10, &v), "below min accepted");
+	CHECK(!ht_parse_u64("11", 1, 10, &v), "above max accepted");
+	CHECK(ht_parse_u64("1", 1, 10, &v) && v == 1, "min rejected");
+	CHECK(ht_parse_u64("10", 1, 10, &v) && v == 10, "max rejected");
 }
 
 int main(void)

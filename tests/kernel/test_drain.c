@@ -14,10 +14,10 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "recording.h"
+#include "record/recording.h"
 #include "test.h"
-#include "trace_reader.h"
-#include "tracer.h"
+#include "tracefile/trace_reader.h"
+#include "record/tracer.h"
 
 static char path[] = "/tmp/ht-drain-XXXXXX";
 static struct ht_tracer *tracer;

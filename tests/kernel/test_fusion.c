@@ -12,11 +12,12 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "recording.h"
+#include "record/recording.h"
 #include "synth.h"
 #include "test.h"
-#include "trace_reader.h"
-#include "tracer.h"
+#include "tracefile/trace_reader.h"
+#include "record/tracer.h"
+#include "common/util.h"
 
 #define VMX HT_ISA_VMX
 #define SVM HT_ISA_SVM
@@ -44,7 +45,7 @@ static struct ht_tracer *live[4];
 
 static void destroy_live_tracers(void)
 {
-	for (size_t i = 0; i < sizeof(live) / sizeof(live[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(live); i++) {
 		ht_tracer_destroy(live[i]);
 		live[i] = NULL;
 	}
@@ -65,7 +66,7 @@ static struct ht_tracer *tracer_with(int isa, const struct ht_filters *f, unsign
 		printf("    load failed: %s\n", err);
 		return NULL;
 	}
-	for (size_t i = 0; i < sizeof(live) / sizeof(live[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(live); i++) {
 		if (!live[i]) {
 			live[i] = t;
 			break;
@@ -248,7 +249,7 @@ static void nr_set_selects_exactly_its_members(void)
 	f.nr[2] = 0xffffffffu;
 	LOAD(t, tracer_with(SVM, &f, HT_DEFAULT_RINGBUF_BYTES));
 	__u64 nrs[] = { 1000, 1001, 42, 43, 0xffffffffull, 0 };
-	for (size_t i = 0; i < sizeof(nrs) / sizeof(nrs[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(nrs); i++)
 		CHECK(hypercall(t, SVM, VMMCALL, 0, nrs[i], 0, i) == 0, "events");
 	COLLECT(t);
 	CHECK_EQ_U64(out.n, 3);

@@ -10,11 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "live_view.h"
-#include "recording.h"
+#include "record/live_view.h"
+#include "record/recording.h"
 #include "synth.h"
 #include "test.h"
-#include "tracer.h"
+#include "record/tracer.h"
 
 static struct ht_synth_layout layout;
 static char path[] = "/tmp/ht-live-XXXXXX";

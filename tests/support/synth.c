@@ -7,7 +7,7 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
-#include "tracer.h"
+#include "record/tracer.h"
 
 #define MAX_EVENT_SIZE HT_SYNTH_MAX_EVENT
 

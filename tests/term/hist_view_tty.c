@@ -11,7 +11,7 @@
  * first frame has 8 busy vCPUs and is taller than any terminal used, the last
  * has one: stale lines of the first would show if the redraw did not clear.
  */
-#include "hist_view.h"
+#include "hist/hist_view.h"
 
 #include <stdio.h>
 #include <stdlib.h>

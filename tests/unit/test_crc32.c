@@ -2,7 +2,7 @@
 /* The fast CRC-32 must equal zlib's crc32 bit for bit: it checksums the trace file. */
 #include <stdlib.h>
 #include <zlib.h>
-#include "crc32.h"
+#include "tracefile/crc32.h"
 #include "test.h"
 
 static unsigned char buf[70000];

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Exact text of the latency histogram frames of hist_view.c, rendered into memory. */
-#include "hist_view.h"
+#include "hist/hist_view.h"
 #include "test.h"
 
 #include <stdint.h>

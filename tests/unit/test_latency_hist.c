@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Log2 bucketing, percentiles and the series set of latency_hist.c. */
-#include "latency_hist.h"
+#include "hist/latency_hist.h"
 #include "test.h"
 
 #include <stdint.h>
+#include "common/util.h"
 
 static struct ht_record rec(uint32_t pid, uint16_t vcpu, uint32_t e2h, uint32_t h2e)
 {
@@ -53,7 +54,7 @@ static void test_hist_add_count_min_max_sum(void)
 	static const uint64_t vals[] = { 0, 1, 2, 3, 4, 1023, 1024, UINT64_MAX };
 	uint64_t sum;
 
-	for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(vals); i++)
 		ht_hist_add(&h, vals[i]);
 	CHECK_EQ_U64(ht_hist_count(&h), 8);
 	CHECK_EQ_U64(h.slots[0], 2);

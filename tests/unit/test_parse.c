@@ -2,21 +2,42 @@
 /* Option values are parsed strictly: the whole string, in range, or refused. */
 #include <stdint.h>
 #include "parse.h"
+#include "record/record_options.h"
 #include "test.h"
 
 static void integers_are_whole_and_in_range(void)
 {
 	uint64_t v;
 
-	CHECK(ht_parse_u64("1000", UINT32_MAX, &v) && v == 1000, "1000");
-	CHECK(ht_parse_u64("0x81", UINT32_MAX, &v) && v == 0x81, "0x81");
-	CHECK(ht_parse_u64("4294967295", UINT32_MAX, &v) && v == 4294967295u, "max");
-	CHECK(!ht_parse_u64("4294967296", UINT32_MAX, &v), "over max");
-	CHECK(!ht_parse_u64("12abc", UINT32_MAX, &v), "trailing junk");
-	CHECK(!ht_parse_u64("-1", UINT32_MAX, &v), "negative");
-	CHECK(!ht_parse_u64(" 1", UINT32_MAX, &v), "leading blank");
-	CHECK(!ht_parse_u64("", UINT32_MAX, &v), "empty");
-	CHECK(!ht_parse_u64("99999999999999999999999", UINT64_MAX, &v), "overflow");
+	CHECK(ht_parse_u64("1000", 0, UINT32_MAX, &v) && v == 1000, "1000");
+	CHECK(ht_parse_u64("0x81", 0, UINT32_MAX, &v) && v == 0x81, "0x81");
+	CHECK(ht_parse_u64("4294967295", 0, UINT32_MAX, &v) && v == 4294967295u, "max");
+	CHECK(!ht_parse_u64("4294967296", 0, UINT32_MAX, &v), "over max");
+	CHECK(!ht_parse_u64("12abc", 0, UINT32_MAX, &v), "trailing junk");
+	CHECK(!ht_parse_u64("-1", 0, UINT32_MAX, &v), "negative");
+	CHECK(!ht_parse_u64(" 1", 0, UINT32_MAX, &v), "leading blank");
+	CHECK(!ht_parse_u64("", 0, UINT32_MAX, &v), "empty");
+	CHECK(!ht_parse_u64("99999999999999999999999", 0, UINT64_MAX, &v), "overflow");
+}
+
+/* The guest program reads "010" as ten (common/parse_number.c): the host must trace that nr. */
+static void a_leading_zero_is_decimal_as_in_the_guest(void)
+{
+	uint64_t v;
+
+	CHECK(ht_parse_u64("010", 0, UINT32_MAX, &v) && v == 10, "010 is ten");
+	CHECK(ht_parse_u64("0", 0, UINT32_MAX, &v) && v == 0, "0");
+	CHECK(ht_parse_u64("0x010", 0, UINT32_MAX, &v) && v == 16, "0x010 is sixteen");
+}
+
+static void record_nr_010_selects_nr_10(void)
+{
+	char *argv[] = { "record", "--nr", "010", "--nr", "0x3e9", NULL };
+	struct ht_record_config cfg;
+
+	CHECK(ht_record_parse(5, argv, &cfg) == -1, "options accepted");
+	CHECK(cfg.filters.nr_count == 2 && cfg.filters.nr[0] == 10 && cfg.filters.nr[1] == 1001,
+	      "nr %u, %u (count %u)", cfg.filters.nr[0], cfg.filters.nr[1], cfg.filters.nr_count);
 }
 
 static void seconds_allow_decimals_only_when_finite_and_positive(void)
@@ -48,6 +69,8 @@ static void sizes_take_binary_suffixes(void)
 int main(void)
 {
 	RUN(integers_are_whole_and_in_range);
+	RUN(a_leading_zero_is_decimal_as_in_the_guest);
+	RUN(record_nr_010_selects_nr_10);
 	RUN(seconds_allow_decimals_only_when_finite_and_positive);
 	RUN(sizes_take_binary_suffixes);
 	return ht_test_exit_status();

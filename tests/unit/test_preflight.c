@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "preflight.h"
+#include "record/preflight.h"
 #include "test.h"
 
 static char root[] = "/tmp/ht-preflight-XXXXXX";

@@ -9,8 +9,8 @@
 #include <unistd.h>
 #include <zlib.h>
 #include "test.h"
-#include "trace_reader.h"
-#include "trace_writer.h"
+#include "tracefile/trace_reader.h"
+#include "tracefile/trace_writer.h"
 
 static char dir[] = "/tmp/ht-file-XXXXXX";
 static char path[128];

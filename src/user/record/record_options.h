@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* `hypertrace-bpf record`: its configuration, parsed from the command line. */
-#ifndef HT_RECORD_H
-#define HT_RECORD_H
+#ifndef HT_RECORD_OPTIONS_H
+#define HT_RECORD_OPTIONS_H
 
 #include <stdbool.h>
-#include "tracer.h"
-#include "hist_view.h"
+#include "record/tracer.h"
+#include "hist/hist_view.h"
 
 #define HT_DEFAULT_OUTPUT "hypertrace.htr"
 

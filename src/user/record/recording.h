@@ -7,9 +7,9 @@
 #ifndef HT_RECORDING_H
 #define HT_RECORDING_H
 
-#include "drain.h"
-#include "tracer.h"
-#include "trace_writer.h"
+#include "record/drain.h"
+#include "record/tracer.h"
+#include "tracefile/trace_writer.h"
 
 /* Called for every record drained, after it is written (e.g. live histograms). */
 typedef void (*ht_record_observer)(void *ctx, const struct ht_record *rec);

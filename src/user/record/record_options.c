@@ -5,7 +5,7 @@
 #include <string.h>
 #include "cli.h"
 #include "parse.h"
-#include "record.h"
+#include "record/record_options.h"
 
 static const char record_help[] =
 	"Usage: hypertrace-bpf record [-o FILE] [--force] [-z] [--nr N]... [--exit-reason N]\n"
@@ -118,7 +118,7 @@ int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg)
 			cfg->compress = true;
 			break;
 		case 'n':
-			if (!ht_parse_u64(optarg, UINT32_MAX, &v))
+			if (!ht_parse_u64(optarg, 0, UINT32_MAX, &v))
 				return ht_usage_error("record", "invalid --nr '%s': expected an integer 0..4294967295", optarg);
 			if (!nr_given) {
 				cfg->filters.nr_count = 0;
@@ -129,19 +129,19 @@ int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg)
 			cfg->filters.nr[cfg->filters.nr_count++] = (__u32)v;
 			break;
 		case 'e':
-			if (!ht_parse_u64(optarg, UINT32_MAX, &v))
+			if (!ht_parse_u64(optarg, 0, UINT32_MAX, &v))
 				return ht_usage_error("record", "invalid --exit-reason '%s': expected an integer such as 18 or 0x81", optarg);
 			cfg->filters.exit_reason_on = true;
 			cfg->filters.exit_reason = (__u32)v;
 			break;
 		case 'p':
-			if (!ht_parse_u64(optarg, INT32_MAX, &v) || v == 0)
+			if (!ht_parse_u64(optarg, 0, INT32_MAX, &v) || v == 0)
 				return ht_usage_error("record", "invalid --pid '%s': expected a process id", optarg);
 			cfg->filters.tgid_on = true;
 			cfg->filters.tgid = (__u32)v;
 			break;
 		case 'c':
-			if (!ht_parse_u64(optarg, UINT16_MAX, &v))
+			if (!ht_parse_u64(optarg, 0, UINT16_MAX, &v))
 				return ht_usage_error("record", "invalid --vcpu '%s': expected a vCPU id 0..65535", optarg);
 			cfg->filters.vcpu_on = true;
 			cfg->filters.vcpu = (__u32)v;
@@ -160,7 +160,7 @@ int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg)
 				return ht_usage_error("record", "invalid --interval '%s': expected seconds, at least 0.01", optarg);
 			break;
 		case 'N':
-			if (!ht_parse_u64(optarg, 1000000, &v) || v == 0)
+			if (!ht_parse_u64(optarg, 0, 1000000, &v) || v == 0)
 				return ht_usage_error("record", "invalid --intervals '%s': expected a count 1..1000000", optarg);
 			cfg->intervals = (unsigned int)v;
 			break;

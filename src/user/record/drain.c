@@ -6,7 +6,7 @@
  * end is still contiguous. Each sample has an 8-byte header whose length word
  * carries BUSY (reserved, not yet submitted) and DISCARD bits.
  */
-#include "drain.h"
+#include "record/drain.h"
 
 #include <errno.h>
 #include <stdlib.h>

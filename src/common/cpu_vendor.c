@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include "host_cpu.h"
+#include "common/cpu_vendor.h"
 
 #include <cpuid.h>
 #include <string.h>
@@ -11,19 +11,29 @@ void ht_cpu_vendor(char vendor[13])
 
 	memset(vendor, 0, 13);
 	if (__get_cpuid(0, &eax, &ebx, &ecx, &edx)) {
+		/* Leaf 0 orders the vendor string EBX, EDX, ECX. */
 		memcpy(vendor + 0, &ebx, 4);
 		memcpy(vendor + 4, &edx, 4);
 		memcpy(vendor + 8, &ecx, 4);
 	}
 }
 
+int ht_vendor_isa(const char *vendor)
+{
+	if (!strcmp(vendor, "GenuineIntel"))
+		return HT_ISA_VMX;
+	/* Hygon CPUs are AMD Zen derivatives with SVM. */
+	if (!strcmp(vendor, "AuthenticAMD") || !strcmp(vendor, "HygonGenuine"))
+		return HT_ISA_SVM;
+	return 0;
+}
+
 int ht_host_isa(void)
 {
 	char vendor[13];
+	int isa;
 
 	ht_cpu_vendor(vendor);
-	/* Hygon builds AMD's SVM; every other x86 vendor with KVM support uses VMX. */
-	if (!strcmp(vendor, "AuthenticAMD") || !strcmp(vendor, "HygonGenuine"))
-		return HT_ISA_SVM;
-	return HT_ISA_VMX;
+	isa = ht_vendor_isa(vendor);
+	return isa ? isa : HT_ISA_VMX;
 }

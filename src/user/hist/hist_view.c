@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Text frames of latency histograms (see hist_view.h). */
-#include "hist_view.h"
+#include "hist/hist_view.h"
 
 #include <errno.h>
 #include <stdarg.h>

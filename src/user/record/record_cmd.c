@@ -17,11 +17,12 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
-#include "live_view.h"
-#include "preflight.h"
-#include "record.h"
-#include "recording.h"
-#include "trace_writer.h"
+#include "record/live_view.h"
+#include "record/preflight.h"
+#include "record/record_options.h"
+#include "record/recording.h"
+#include "tracefile/trace_writer.h"
+#include "common/util.h"
 
 /* How often the loop wakes without records: bounds Ctrl-C latency and data age in the file. */
 #define POLL_INTERVAL_MS 100
@@ -34,14 +35,6 @@ static void on_stop_signal(int sig)
 {
 	(void)sig;
 	stop_requested = 1;
-}
-
-static unsigned long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
 }
 
 static pid_t start_command(char **argv)
@@ -178,10 +171,10 @@ static int run_file_loop(struct session *s)
 	int ret = 0;
 
 	for (;;) {
-		ret = ht_recording_pump(&s->rec, poll_timeout_ms(s, now_ns()));
+		ret = ht_recording_pump(&s->rec, poll_timeout_ms(s, ht_monotonic_ns()));
 		if (ret < 0)
 			return ret;
-		unsigned long long now = now_ns();
+		unsigned long long now = ht_monotonic_ns();
 		if (now - last_flush >= FLUSH_INTERVAL_NS) {
 			if ((ret = ht_writer_flush(s->rec.writer)))
 				return ret;
@@ -195,10 +188,10 @@ static int run_file_loop(struct session *s)
 static void run_aggregate_loop(struct session *s)
 {
 	for (;;) {
-		int ms = poll_timeout_ms(s, now_ns());
+		int ms = poll_timeout_ms(s, ht_monotonic_ns());
 		struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
 		nanosleep(&ts, NULL); /* a signal ends it early: fine */
-		unsigned long long now = now_ns();
+		unsigned long long now = ht_monotonic_ns();
 		if (session_tick(s, now) || session_should_stop(s, now))
 			return;
 	}
@@ -283,7 +276,7 @@ static int run_record(const struct ht_record_config *cfg)
 			.timestamp = cfg->timestamp,
 			.terminal = -1,
 		};
-		s.live = ht_live_new(&lo, stdout, now_ns());
+		s.live = ht_live_new(&lo, stdout, ht_monotonic_ns());
 		if (!s.live) {
 			ht_runtime_error("out of memory");
 			goto fail_unlink;
@@ -316,7 +309,7 @@ static int run_record(const struct ht_record_config *cfg)
 	if (cfg->verbose)
 		fprintf(stderr, "hypertrace-bpf: tracing; stop with Ctrl-C\n");
 
-	s.start = now_ns();
+	s.start = ht_monotonic_ns();
 	s.deadline = cfg->duration_s > 0 ? s.start + (unsigned long long)(cfg->duration_s * 1e9) : 0;
 	__u64 c[HT_CNT_MAX] = { 0 };
 	unsigned long long records, lost;
@@ -327,10 +320,10 @@ static int run_record(const struct ht_record_config *cfg)
 		ht_tracer_detach(s.tracer);
 		ht_tracer_read_aggregates(s.tracer, ht_live_add_aggregate, s.live);
 		lost = lost_now(s.tracer, c);
-		double secs = (now_ns() - s.start) / 1e9;
+		double secs = (ht_monotonic_ns() - s.start) / 1e9;
 		records = ht_live_total(s.live);
-		ht_live_end_interval(s.live, now_ns(), lost);
-		ht_live_final(s.live, now_ns(), lost);
+		ht_live_end_interval(s.live, ht_monotonic_ns(), lost);
+		ht_live_final(s.live, ht_monotonic_ns(), lost);
 		printf("hypertrace-bpf: %llu hypercalls, %llu dropped, %.2f s, %.0f hypercalls/s (aggregate only: no trace file)\n",
 		       records, lost, secs, secs > 0 ? records / secs : 0.0);
 		print_lost_detail(lost, c);
@@ -351,10 +344,10 @@ static int run_record(const struct ht_record_config *cfg)
 		goto out;
 	}
 	lost = ht_trailer_lost(&trailer);
-	double secs = (now_ns() - s.start) / 1e9;
+	double secs = (ht_monotonic_ns() - s.start) / 1e9;
 	if (s.live) {
-		ht_live_end_interval(s.live, now_ns(), lost);
-		ht_live_final(s.live, now_ns(), lost);
+		ht_live_end_interval(s.live, ht_monotonic_ns(), lost);
+		ht_live_final(s.live, ht_monotonic_ns(), lost);
 	}
 	format_size(size, sizeof(size), file_size(cfg->output));
 	printf("hypertrace-bpf: %llu records, %llu dropped, %.2f s, %.0f records/s, %s written to %s\n",

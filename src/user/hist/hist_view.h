@@ -28,7 +28,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "latency_hist.h"
+#include "hist/latency_hist.h"
 
 enum ht_hv_mode {
 	/* Blocks appended one after the other, each ended by a blank line; no escape codes. */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include "report_summary.h"
-#include "latency_hist.h"
-#include "wallclock.h"
+#include "report/report_summary.h"
+#include "hist/latency_hist.h"
+#include "tracefile/wallclock.h"
 
 #include <errno.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include "preflight.h"
-#include "host_cpu.h"
+#include "record/preflight.h"
+#include "common/cpu_vendor.h"
 #include "hypertrace/record.h"
 
 #include <errno.h>

@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include "parse_number.h"
-
-#include <stdio.h>
+#include "common/parse_number.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
-bool parse_u64_strict(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+bool ht_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
 	unsigned long long v;
 	const char *digits;
@@ -33,10 +32,10 @@ bool parse_u64_strict(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	return true;
 }
 
-bool parse_u64_option(const char *name, const char *arg, uint64_t min, uint64_t max,
-		      uint64_t *out, char *err, size_t err_size)
+bool ht_parse_u64_option(const char *name, const char *arg, uint64_t min, uint64_t max,
+			 uint64_t *out, char *err, size_t err_size)
 {
-	if (parse_u64_strict(arg, min, max, out))
+	if (ht_parse_u64(arg, min, max, out))
 		return true;
 	snprintf(err, err_size,
 		 "invalid %s '%s': expected an integer from %llu to %llu (decimal or 0x hex); see --help",
@@ -44,12 +43,12 @@ bool parse_u64_option(const char *name, const char *arg, uint64_t min, uint64_t 
 	return false;
 }
 
-bool parse_u32_option(const char *name, const char *arg, uint32_t min, uint32_t max,
-		      uint32_t *out, char *err, size_t err_size)
+bool ht_parse_u32_option(const char *name, const char *arg, uint32_t min, uint32_t max,
+			 uint32_t *out, char *err, size_t err_size)
 {
 	uint64_t v;
 
-	if (!parse_u64_option(name, arg, min, max, &v, err, err_size))
+	if (!ht_parse_u64_option(name, arg, min, max, &v, err, err_size))
 		return false;
 	*out = (uint32_t)v;
 	return true;

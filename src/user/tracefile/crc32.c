@@ -7,7 +7,7 @@
  * to 64, and a Barrett reduction gives the 32-bit remainder. Lengths that are
  * not a multiple of 16, and CPUs without PCLMULQDQ, go through zlib.
  */
-#include "crc32.h"
+#include "tracefile/crc32.h"
 
 #include <zlib.h>
 

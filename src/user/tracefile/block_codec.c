@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include "block_codec.h"
+#include "tracefile/block_codec.h"
 
 #include <errno.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Log2 histograms, exact percentiles and the per-group series set (see latency_hist.h). */
-#include "latency_hist.h"
+#include "hist/latency_hist.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include "recording.h"
+#include "record/recording.h"
 
 #include <string.h>
 #include <time.h>
+#include "common/util.h"
 
 static int recording_sink(void *ctx, const struct ht_record *rec)
 {
@@ -36,14 +37,6 @@ int ht_recording_pump(struct ht_recording *r, int timeout_ms)
 	return n;
 }
 
-static __u64 clock_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
-}
-
 int ht_recording_finish(struct ht_recording *r, struct ht_trailer *trailer)
 {
 	__u64 counters[HT_CNT_MAX] = { 0 };
@@ -68,8 +61,8 @@ int ht_recording_finish(struct ht_recording *r, struct ht_trailer *trailer)
 	trailer->state_alloc_fail = counters[HT_CNT_STATE_ALLOC_FAIL];
 	trailer->superseded = counters[HT_CNT_SUPERSEDED];
 	trailer->unselected_nr = counters[HT_CNT_HCALL_UNSELECTED_NR];
-	trailer->end_monotonic_ns = clock_ns(CLOCK_MONOTONIC);
-	trailer->end_realtime_ns = clock_ns(CLOCK_REALTIME);
+	trailer->end_monotonic_ns = ht_clock_ns(CLOCK_MONOTONIC);
+	trailer->end_realtime_ns = ht_clock_ns(CLOCK_REALTIME);
 	ret = ht_writer_close(r->writer, trailer);
 	r->writer = NULL;
 	r->malformed = ht_drain_malformed(r->drain);

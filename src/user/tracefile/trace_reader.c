@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Trace file reader: validates the header, then each block's bounds and CRC32. */
-#include "trace_reader.h"
+#include "tracefile/trace_reader.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,8 +10,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "block_codec.h"
-#include "crc32.h"
+#include "tracefile/block_codec.h"
+#include "tracefile/crc32.h"
 
 struct ht_reader {
 	int fd;

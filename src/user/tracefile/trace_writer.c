@@ -4,7 +4,7 @@
  * room for its block header in front, so a full block goes out with a single
  * large write(2) and the drain loop never does small writes.
  */
-#include "trace_writer.h"
+#include "tracefile/trace_writer.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,9 +14,10 @@
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
-#include "block_codec.h"
-#include "crc32.h"
-#include "host_cpu.h"
+#include "tracefile/block_codec.h"
+#include "tracefile/crc32.h"
+#include "common/cpu_vendor.h"
+#include "common/util.h"
 
 /*
  * Space is reserved ahead of the data in steps of this size: allocating file
@@ -55,22 +56,14 @@ static int write_all(int fd, const void *data, size_t len)
 	return 0;
 }
 
-static __u64 clock_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
-}
-
 void ht_header_init(struct ht_file_header *hdr)
 {
 	struct utsname u;
 
 	memset(hdr, 0, sizeof(*hdr));
 	/* Read the two clocks back to back: the anchor that maps record times to wall-clock. */
-	hdr->start_monotonic_ns = clock_ns(CLOCK_MONOTONIC);
-	hdr->start_realtime_ns = clock_ns(CLOCK_REALTIME);
+	hdr->start_monotonic_ns = ht_clock_ns(CLOCK_MONOTONIC);
+	hdr->start_realtime_ns = ht_clock_ns(CLOCK_REALTIME);
 	if (uname(&u) == 0)
 		snprintf(hdr->kernel_release, sizeof(hdr->kernel_release), "%s", u.release);
 	ht_cpu_vendor(hdr->cpu_vendor);

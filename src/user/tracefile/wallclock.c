@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include "wallclock.h"
+#include "tracefile/wallclock.h"
 
 #include <stdio.h>
 #include <time.h>

@@ -5,7 +5,7 @@
 
 #include <stdio.h>
 #include "hypertrace/trace_file.h"
-#include "trace_reader.h"
+#include "tracefile/trace_reader.h"
 
 struct ht_summary;
 

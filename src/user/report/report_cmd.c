@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
-#include "live_view.h"
-#include "report_summary.h"
-#include "trace_reader.h"
-#include "wallclock.h"
+#include "record/live_view.h"
+#include "report/report_summary.h"
+#include "tracefile/trace_reader.h"
+#include "tracefile/wallclock.h"
 
 enum report_mode { MODE_SUMMARY, MODE_DUMP, MODE_CSV, MODE_JSON, MODE_HIST };
 

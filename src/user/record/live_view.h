@@ -11,8 +11,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include "hypertrace/record.h"
-#include "hist_view.h"
-#include "latency_hist.h"
+#include "hist/hist_view.h"
+#include "hist/latency_hist.h"
 
 struct ht_live_opts {
 	unsigned long long interval_ns;

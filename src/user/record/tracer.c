@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include "tracer.h"
-#include "host_cpu.h"
+#include "record/tracer.h"
+#include "common/cpu_vendor.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -13,6 +13,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "hypertrace.skel.h"
+#include "common/util.h"
 
 struct ht_tracer {
 	struct hypertrace_bpf *skel;
@@ -35,7 +36,7 @@ static bool warning_is_not_a_cause(const char *line)
 		"-- BEGIN", "-- END",          /* verifier log delimiters (-v shows the log) */
 	};
 
-	for (size_t i = 0; i < sizeof(noise) / sizeof(noise[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(noise); i++)
 		if (strstr(line, noise[i]))
 			return true;
 	return false;
@@ -178,7 +179,7 @@ int ht_tracer_attach(struct ht_tracer *t, char *err, size_t errlen)
 		{ t->exit_prog, t->exit_link, "kvm_exit" },
 	};
 
-	for (size_t i = 0; i < sizeof(tps) / sizeof(tps[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(tps); i++) {
 		const char *category = strncmp(tps[i].name, "kvm_", 4) ? "sched" : "kvm";
 		*tps[i].link = bpf_program__attach_tracepoint(tps[i].prog, category, tps[i].name);
 		if (!*tps[i].link) {

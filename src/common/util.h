@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Small helpers shared by the host tool and the guest programs, so each is
+ * written once: array length, min/max and clock reads.
+ */
+#ifndef HT_COMMON_UTIL_H
+#define HT_COMMON_UTIL_H
+
+#include <stdint.h>
+#include <time.h>
+
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#endif
+#define HT_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define HT_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/* clk in ns. CLOCK_MONOTONIC is the clock bpf_ktime_get_ns() reads, so record times compare. */
+static inline uint64_t ht_clock_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t ht_monotonic_ns(void)
+{
+	return ht_clock_ns(CLOCK_MONOTONIC);
+}
+
+#endif
