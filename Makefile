@@ -155,7 +155,7 @@ bench: deps
 deps:
 	@tests/install-deps.sh
 
-install: $(BIN) guest
+install: $(BIN) $(GUEST_PROGS)
 	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(DOCDIR)
 	$(INSTALL) -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/hypertrace-bpf
 	$(INSTALL) -m 0755 $(GUEST_PROGS) $(DESTDIR)$(LIBEXECDIR)/

@@ -74,6 +74,7 @@ enum ht_counter {
 	HT_CNT_STATE_ALLOC_FAIL,    /* per-thread state could not be created: hypercall lost */
 	HT_CNT_SUPERSEDED,          /* hypercall seen, but another exit came before kvm_entry: lost */
 	HT_CNT_HCALL_UNSELECTED_NR, /* hypercall exit matched, nr not selected: not recorded by design */
+	HT_CNT_AGG_GROUPS_FULL,     /* --no-file: a new group found all HT_AGG_MAX_GROUPS taken: lost */
 	HT_CNT_MAX,
 };
 

@@ -166,7 +166,7 @@ static __always_inline void aggregate(const struct ht_record *r, __u64 hcall_to_
 		bpf_map_update_elem(&latency_hists, &key, &zero, BPF_NOEXIST);
 		h = bpf_map_lookup_elem(&latency_hists, &key);
 		if (!h) {
-			count(HT_CNT_RINGBUF_DROPS); /* out of groups: counted as lost, never silent */
+			count(HT_CNT_AGG_GROUPS_FULL); /* out of groups: counted as lost, never silent */
 			return;
 		}
 	}

@@ -104,6 +104,24 @@ static void every_record_produced_is_written_in_order_or_counted_as_dropped(void
 	       (unsigned long long)t.records, (unsigned long long)t.ringbuf_drops);
 }
 
+static int sink_nothing(void *ctx, const struct ht_record *rec)
+{
+	(void)ctx;
+	(void)rec;
+	return 0;
+}
+
+/* The consumer maps the ring buffer's layout: any other map must be refused, not mapped. */
+static void a_map_that_is_not_a_ring_buffer_is_refused(void)
+{
+	struct ht_drain *d = NULL;
+	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "not_a_ring", 4, 8, 1, NULL);
+
+	CHECK(fd >= 0, "bpf_map_create: %s", strerror(errno));
+	CHECK(ht_drain_new(fd, sink_nothing, NULL, &d) == -EINVAL, "an array map was accepted");
+	close(fd);
+}
+
 int main(void)
 {
 	if (geteuid() != 0) {
@@ -118,5 +136,6 @@ int main(void)
 	close(fd);
 	ht_test_cleanup = cleanup;
 	RUN(every_record_produced_is_written_in_order_or_counted_as_dropped);
+	RUN(a_map_that_is_not_a_ring_buffer_is_refused);
 	return ht_test_exit_status();
 }

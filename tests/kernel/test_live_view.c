@@ -149,6 +149,19 @@ static void aggregate_only_counts_in_bpf_per_vcpu_and_emits_no_records(void)
 	unlink(path);
 }
 
+/* More groups than the BPF map holds: the rest are counted as such, not as ring-buffer drops. */
+static void aggregate_groups_beyond_the_map_are_counted_on_their_own(void)
+{
+	__u64 c[HT_CNT_MAX];
+
+	CHECK(load(true, HT_AGG_BY_VCPU) == 0, "setup");
+	for (__u32 vcpu = 0; vcpu < HT_AGG_MAX_GROUPS + 3; vcpu++)
+		CHECK(hypercalls(1, vcpu) == 0, "events");
+	CHECK(ht_tracer_counters(tracer, c) == 0, "counters");
+	CHECK_EQ_U64(c[HT_CNT_AGG_GROUPS_FULL], 3);
+	CHECK_EQ_U64(c[HT_CNT_RINGBUF_DROPS], 0);
+}
+
 int main(void)
 {
 	char err[512];
@@ -170,6 +183,7 @@ int main(void)
 	ht_test_cleanup = cleanup;
 	RUN(interval_frame_counts_every_record_drained);
 	RUN(aggregate_only_counts_in_bpf_per_vcpu_and_emits_no_records);
+	RUN(aggregate_groups_beyond_the_map_are_counted_on_their_own);
 	unlink(path);
 	return ht_test_exit_status();
 }

@@ -14,11 +14,8 @@
 #include <sys/epoll.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <linux/bpf.h> /* BPF_RINGBUF_BUSY_BIT, BPF_RINGBUF_DISCARD_BIT, BPF_RINGBUF_HDR_SZ */
 #include <bpf/bpf.h>
-
-#define RINGBUF_BUSY_BIT (1u << 31)
-#define RINGBUF_DISCARD_BIT (1u << 30)
-#define RINGBUF_HDR_SZ 8u
 
 struct ht_drain {
 	int map_fd, epfd;
@@ -44,6 +41,10 @@ int ht_drain_new(int ringbuf_fd, ht_record_sink sink, void *ctx, struct ht_drain
 	memset(&info, 0, sizeof(info));
 	if (bpf_obj_get_info_by_fd(ringbuf_fd, &info, &len))
 		return -errno;
+	/* The layout below is the ring buffer's: refuse any other map, and a size that is no ring's. */
+	if (info.type != BPF_MAP_TYPE_RINGBUF || !info.max_entries ||
+	    (info.max_entries & (info.max_entries - 1)))
+		return -EINVAL;
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
@@ -97,9 +98,9 @@ static int consume(struct ht_drain *d, unsigned int max)
 		const __u32 *hdr = (const __u32 *)(d->data + (cons & d->mask));
 		__u32 len = __atomic_load_n(hdr, __ATOMIC_ACQUIRE);
 
-		if (len & RINGBUF_BUSY_BIT)
+		if (len & BPF_RINGBUF_BUSY_BIT)
 			break; /* reserved, not yet submitted: records stay in order */
-		if (!(len & RINGBUF_DISCARD_BIT)) {
+		if (!(len & BPF_RINGBUF_DISCARD_BIT)) {
 			if (len == sizeof(struct ht_record)) {
 				ret = d->sink(d->ctx, (const struct ht_record *)(hdr + 2));
 				n++;
@@ -107,7 +108,7 @@ static int consume(struct ht_drain *d, unsigned int max)
 				d->malformed++;
 			}
 		}
-		cons += ((len & ~(RINGBUF_BUSY_BIT | RINGBUF_DISCARD_BIT)) + RINGBUF_HDR_SZ + 7) & ~7ul;
+		cons += ((len & ~(BPF_RINGBUF_BUSY_BIT | BPF_RINGBUF_DISCARD_BIT)) + BPF_RINGBUF_HDR_SZ + 7) & ~7ul;
 		if (ret)
 			break;
 		/* A long batch frees space for the producers as it goes. */

@@ -96,14 +96,20 @@ static unsigned long long lost_now(const struct ht_tracer *t, __u64 c[HT_CNT_MAX
 {
 	if (ht_tracer_counters(t, c))
 		return 0;
-	return c[HT_CNT_RINGBUF_DROPS] + c[HT_CNT_STATE_ALLOC_FAIL] + c[HT_CNT_SUPERSEDED];
+	return c[HT_CNT_RINGBUF_DROPS] + c[HT_CNT_STATE_ALLOC_FAIL] + c[HT_CNT_SUPERSEDED] +
+	       c[HT_CNT_AGG_GROUPS_FULL];
 }
 
 static void print_lost_detail(unsigned long long lost, const __u64 c[HT_CNT_MAX])
 {
-	if (lost)
+	if (!lost)
+		return;
+	if (c[HT_CNT_AGG_GROUPS_FULL])
+		fprintf(stderr, "hypertrace-bpf: %llu hypercalls were not counted: more than %u histogram groups (VMs or vCPUs): group by VM (--per-vm) or not at all\n",
+			(unsigned long long)c[HT_CNT_AGG_GROUPS_FULL], HT_AGG_MAX_GROUPS);
+	if (lost > c[HT_CNT_AGG_GROUPS_FULL])
 		fprintf(stderr, "hypertrace-bpf: %llu hypercalls were not recorded: ring buffer full %llu (raise --ringbuf-size), no per-thread state %llu, another exit before kvm_entry %llu\n",
-			lost, (unsigned long long)c[HT_CNT_RINGBUF_DROPS],
+			lost - c[HT_CNT_AGG_GROUPS_FULL], (unsigned long long)c[HT_CNT_RINGBUF_DROPS],
 			(unsigned long long)c[HT_CNT_STATE_ALLOC_FAIL], (unsigned long long)c[HT_CNT_SUPERSEDED]);
 }
 

@@ -77,6 +77,78 @@ const char *ht_libbpf_last_warning(void)
 	return libbpf_last_warning[0] ? libbpf_last_warning : "no reason given by libbpf";
 }
 
+/*
+ * The verifier's log of each program to load. libbpf asks the kernel for a
+ * log only when a load fails (it retries at log level 1), so after a failed
+ * load the one non-empty buffer names the program and holds the verifier's
+ * reason, without depending on how libbpf words its own messages.
+ */
+#define HT_VERIFIER_LOG_SIZE (512u << 10)
+
+struct verifier_logs {
+	struct bpf_program *prog[16];
+	char *buf[16];
+	unsigned int n;
+};
+
+static int verifier_logs_attach(struct verifier_logs *logs, struct bpf_object *obj)
+{
+	struct bpf_program *prog;
+
+	memset(logs, 0, sizeof(*logs));
+	bpf_object__for_each_program(prog, obj) {
+		if (!bpf_program__autoload(prog) || logs->n == ARRAY_SIZE(logs->buf))
+			continue;
+		char *buf = calloc(1, HT_VERIFIER_LOG_SIZE);
+		if (!buf)
+			return -ENOMEM;
+		logs->prog[logs->n] = prog;
+		logs->buf[logs->n++] = buf;
+		bpf_program__set_log_buf(prog, buf, HT_VERIFIER_LOG_SIZE);
+	}
+	return 0;
+}
+
+bool ht_verifier_log_reason(const char *log, char *out, size_t outlen)
+{
+	const char *line = NULL, *p = log;
+
+	while (*p) {
+		const char *end = strchrnul(p, '\n');
+		if (end > p && strncmp(p, "processed ", 10) && strncmp(p, "verification time", 17) &&
+		    strncmp(p, "stack depth", 11))
+			line = p;
+		p = *end ? end + 1 : end;
+	}
+	if (!line)
+		return false;
+	snprintf(out, outlen, "%.*s", (int)(strchrnul(line, '\n') - line), line);
+	return true;
+}
+
+/* "program NAME: REASON" from the one program whose load failed. */
+static bool verifier_logs_reason(const struct verifier_logs *logs, char *out, size_t outlen)
+{
+	char reason[200];
+
+	for (unsigned int i = 0; i < logs->n; i++) {
+		if (ht_verifier_log_reason(logs->buf[i], reason, sizeof(reason))) {
+			snprintf(out, outlen, "program %s: %s", bpf_program__name(logs->prog[i]), reason);
+			return true;
+		}
+	}
+	return false;
+}
+
+static void verifier_logs_free(struct verifier_logs *logs)
+{
+	for (unsigned int i = 0; i < logs->n; i++) {
+		bpf_program__set_log_buf(logs->prog[i], NULL, 0);
+		free(logs->buf[i]);
+	}
+	logs->n = 0;
+}
+
 void ht_filters_default(struct ht_filters *f)
 {
 	memset(f, 0, sizeof(*f));
@@ -153,14 +225,23 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 	bpf_program__set_autoload(t->skel->progs.synthetic_kvm_entry, opts->synthetic);
 	bpf_program__set_autoload(t->skel->progs.synthetic_fill, opts->synthetic);
 
-	ret = hypertrace_bpf__load(t->skel);
+	struct verifier_logs logs;
+	ret = verifier_logs_attach(&logs, t->skel->obj);
+	if (!ret)
+		ret = hypertrace_bpf__load(t->skel);
 	if (ret) {
+		char reason[256];
+
+		if (!verifier_logs_reason(&logs, reason, sizeof(reason)))
+			snprintf(reason, sizeof(reason), "%s", ht_libbpf_last_warning());
 		snprintf(err, errlen, "cannot load the BPF programs: %s (%s): rerun with -v to see the libbpf and verifier log",
-			 strerror(-ret), ht_libbpf_last_warning());
+			 strerror(-ret), reason);
+		verifier_logs_free(&logs);
 		hypertrace_bpf__destroy(t->skel);
 		free(t);
 		return ret;
 	}
+	verifier_logs_free(&logs);
 	*out = t;
 	return 0;
 }
@@ -170,22 +251,23 @@ int ht_tracer_attach(struct ht_tracer *t, char *err, size_t errlen)
 	struct {
 		struct bpf_program *prog;
 		struct bpf_link **link;
-		const char *name;
 	} tps[] = {
 		/* entry and hypercall first: an exit armed before them would be fused only by them. */
-		{ t->skel->progs.on_kvm_entry, &t->skel->links.on_kvm_entry, "kvm_entry" },
-		{ t->skel->progs.on_kvm_hypercall, &t->skel->links.on_kvm_hypercall, "kvm_hypercall" },
-		{ t->skel->progs.on_thread_exit, &t->skel->links.on_thread_exit, "sched_process_exit" },
-		{ t->exit_prog, t->exit_link, "kvm_exit" },
+		{ t->skel->progs.on_kvm_entry, &t->skel->links.on_kvm_entry },
+		{ t->skel->progs.on_kvm_hypercall, &t->skel->links.on_kvm_hypercall },
+		{ t->skel->progs.on_thread_exit, &t->skel->links.on_thread_exit },
+		{ t->exit_prog, t->exit_link },
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(tps); i++) {
-		const char *category = strncmp(tps[i].name, "kvm_", 4) ? "sched" : "kvm";
-		*tps[i].link = bpf_program__attach_tracepoint(tps[i].prog, category, tps[i].name);
+		/* libbpf takes the tracepoint from the program's SEC("tp/CATEGORY/NAME"). */
+		*tps[i].link = bpf_program__attach(tps[i].prog);
 		if (!*tps[i].link) {
 			int ret = -errno;
-			snprintf(err, errlen, "cannot attach to the %s:%s tracepoint: %s (%s)", category,
-				 tps[i].name, strerror(-ret), ht_libbpf_last_warning());
+			const char *tp = bpf_program__section_name(tps[i].prog);
+
+			snprintf(err, errlen, "cannot attach to the %s tracepoint: %s (%s)",
+				 strchr(tp, '/') ? strchr(tp, '/') + 1 : tp, strerror(-ret), ht_libbpf_last_warning());
 			ht_tracer_detach(t);
 			return ret;
 		}

@@ -99,6 +99,11 @@ void ht_tracer_destroy(struct ht_tracer *t);
 
 /* Where the libbpf messages go: stderr when verbose, else only the last warning is kept. */
 void ht_libbpf_set_verbose(bool verbose);
+/*
+ * The verifier's reason in a failed program's log: its last line before the
+ * statistics ("processed N insns ..."). False if the log holds none.
+ */
+bool ht_verifier_log_reason(const char *log, char *out, size_t outlen);
 const char *ht_libbpf_last_warning(void);
 
 #endif
