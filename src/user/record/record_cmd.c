@@ -171,38 +171,6 @@ static int poll_timeout_ms(const struct session *s, unsigned long long now)
 	return (int)(wait_ns / 1000000ull);
 }
 
-static int run_file_loop(struct session *s)
-{
-	unsigned long long last_flush = s->start;
-	int ret = 0;
-
-	for (;;) {
-		ret = ht_recording_pump(&s->rec, poll_timeout_ms(s, ht_monotonic_ns()));
-		if (ret < 0)
-			return ret;
-		unsigned long long now = ht_monotonic_ns();
-		if (now - last_flush >= FLUSH_INTERVAL_NS) {
-			if ((ret = ht_writer_flush(s->rec.writer)))
-				return ret;
-			last_flush = now;
-		}
-		if (session_tick(s, now) || session_should_stop(s, now))
-			return 0;
-	}
-}
-
-static void run_aggregate_loop(struct session *s)
-{
-	for (;;) {
-		int ms = poll_timeout_ms(s, ht_monotonic_ns());
-		struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
-		nanosleep(&ts, NULL); /* a signal ends it early: fine */
-		unsigned long long now = ht_monotonic_ns();
-		if (session_tick(s, now) || session_should_stop(s, now))
-			return;
-	}
-}
-
 static int finish_command(struct session *s)
 {
 	const struct ht_record_config *cfg = s->cfg;
@@ -229,8 +197,44 @@ static int finish_command(struct session *s)
 	return HT_EXIT_OK;
 }
 
-static int run_record(const struct ht_record_config *cfg)
+/*
+ * What the end-of-run summary reports, gathered by whichever loop ran:
+ * records kept, hypercalls lost and why, and how long the run lasted.
+ */
+struct run_totals {
+	unsigned long long records, lost;
+	__u64 counters[HT_CNT_MAX];
+	double secs;
+	unsigned long long malformed; /* file mode: ring samples that were not whole records */
+};
+
+/* Nothing was traced: leave no empty trace file behind. */
+static void discard_output(struct session *s, struct ht_writer *writer)
 {
+	ht_recording_abandon(&s->rec);
+	ht_writer_abandon(writer);
+	if (!s->cfg->no_file)
+		unlink(s->cfg->output);
+}
+
+static struct ht_live *live_view_new(const struct ht_record_config *cfg)
+{
+	struct ht_live_opts lo = {
+		.interval_ns = (unsigned long long)(cfg->interval_s * 1e9),
+		.series = cfg->series,
+		.group_by = cfg->group_by == HT_AGG_BY_VCPU ? HT_LAT_BY_VCPU :
+			    cfg->group_by == HT_AGG_BY_VM ? HT_LAT_BY_VM : HT_LAT_BY_NONE,
+		.timestamp = cfg->timestamp,
+		.terminal = -1,
+	};
+
+	return ht_live_new(&lo, stdout, ht_monotonic_ns());
+}
+
+/* Loads and attaches the BPF programs and opens what they feed. */
+static int setup_tracing(struct session *s, struct ht_writer **writer)
+{
+	const struct ht_record_config *cfg = s->cfg;
 	struct ht_tracer_opts topts = {
 		.filters = cfg->filters,
 		/* Aggregate-only emits no records: the ring buffer only has to exist. */
@@ -241,64 +245,57 @@ static int run_record(const struct ht_record_config *cfg)
 		.group_by = cfg->group_by,
 		.verbose = cfg->verbose,
 	};
-	struct session s = { .cfg = cfg, .child = -1 };
+	char err[512];
+	int ret;
+
+	if (cfg->compress && ht_writer_set_encoding(*writer, HT_ENCODING_DELTA_ZLIB))
+		return ht_runtime_error("out of memory");
+	if (ht_tracer_load(&s->tracer, &topts, err, sizeof(err)))
+		return ht_runtime_error("%s", err);
+	if (cfg->bpf_stats && (ret = ht_tracer_enable_stats(s->tracer)))
+		return ht_runtime_error("cannot enable BPF run-time statistics: %s: the kernel needs BPF_ENABLE_STATS (5.8+)",
+					strerror(-ret));
+	if (ht_tracer_attach(s->tracer, err, sizeof(err)))
+		return ht_runtime_error("%s", err);
+	if (!cfg->quiet && !(s->live = live_view_new(cfg)))
+		return ht_runtime_error("out of memory");
+	if (cfg->no_file)
+		return HT_EXIT_OK;
+	ret = ht_recording_init(&s->rec, s->tracer, *writer);
+	*writer = NULL;
+	if (ret)
+		return ht_runtime_error("cannot set up the ring buffer consumer: %s", strerror(-ret));
+	if (s->live) {
+		s->rec.observer = ht_live_observe;
+		s->rec.observer_ctx = s->live;
+	}
+	return HT_EXIT_OK;
+}
+
+/*
+ * Everything before the loop: host checks, the trace file, the BPF programs,
+ * the live view, signal handlers and CMD. On failure nothing is left behind
+ * but what session_teardown frees.
+ */
+static int session_setup(struct session *s)
+{
+	const struct ht_record_config *cfg = s->cfg;
 	struct ht_writer *writer = NULL;
 	struct ht_file_header hdr;
-	struct ht_trailer trailer;
 	char err[512];
-	int status = HT_EXIT_RUNTIME, ret;
+	int status;
 
 	if (ht_preflight(err, sizeof(err)))
 		return ht_runtime_error("%s", err);
-
 	if (!cfg->no_file) {
 		header_from_config(&hdr, cfg);
 		if (ht_writer_open(cfg->output, cfg->force, &hdr, &writer, err, sizeof(err)))
 			return ht_runtime_error("%s", err);
-		if (cfg->compress && ht_writer_set_encoding(writer, HT_ENCODING_DELTA_ZLIB)) {
-			ht_runtime_error("out of memory");
-			goto fail_unlink;
-		}
 	}
-	if (ht_tracer_load(&s.tracer, &topts, err, sizeof(err))) {
-		ht_runtime_error("%s", err);
-		goto fail_unlink;
-	}
-	if (cfg->bpf_stats && (ret = ht_tracer_enable_stats(s.tracer))) {
-		ht_runtime_error("cannot enable BPF run-time statistics: %s: the kernel needs BPF_ENABLE_STATS (5.8+)",
-				 strerror(-ret));
-		goto fail_unlink;
-	}
-	if (ht_tracer_attach(s.tracer, err, sizeof(err))) {
-		ht_runtime_error("%s", err);
-		goto fail_unlink;
-	}
-	if (!cfg->quiet) {
-		struct ht_live_opts lo = {
-			.interval_ns = (unsigned long long)(cfg->interval_s * 1e9),
-			.series = cfg->series,
-			.group_by = cfg->group_by == HT_AGG_BY_VCPU ? HT_LAT_BY_VCPU :
-				    cfg->group_by == HT_AGG_BY_VM ? HT_LAT_BY_VM : HT_LAT_BY_NONE,
-			.timestamp = cfg->timestamp,
-			.terminal = -1,
-		};
-		s.live = ht_live_new(&lo, stdout, ht_monotonic_ns());
-		if (!s.live) {
-			ht_runtime_error("out of memory");
-			goto fail_unlink;
-		}
-	}
-	if (!cfg->no_file) {
-		ret = ht_recording_init(&s.rec, s.tracer, writer);
-		writer = NULL;
-		if (ret) {
-			ht_runtime_error("cannot set up the ring buffer consumer: %s", strerror(-ret));
-			goto fail_unlink;
-		}
-		if (s.live) {
-			s.rec.observer = ht_live_observe;
-			s.rec.observer_ctx = s.live;
-		}
+	status = setup_tracing(s, &writer);
+	if (status != HT_EXIT_OK) {
+		discard_output(s, writer);
+		return status;
 	}
 
 	struct sigaction sa = { .sa_handler = on_stop_signal };
@@ -306,84 +303,128 @@ static int run_record(const struct ht_record_config *cfg)
 	sigaction(SIGTERM, &sa, NULL);
 
 	if (cfg->command) {
-		s.child = start_command(cfg->command);
-		if (s.child < 0) {
-			ht_runtime_error("cannot start '%s': %s", cfg->command[0], strerror(errno));
-			goto fail_unlink;
+		s->child = start_command(cfg->command);
+		if (s->child < 0) {
+			status = ht_runtime_error("cannot start '%s': %s", cfg->command[0], strerror(errno));
+			discard_output(s, NULL);
+			return status;
 		}
 	}
 	if (cfg->verbose)
 		fprintf(stderr, "hypertrace-bpf: tracing; stop with Ctrl-C\n");
+	s->start = ht_monotonic_ns();
+	s->deadline = cfg->duration_s > 0 ? s->start + (unsigned long long)(cfg->duration_s * 1e9) : 0;
+	return HT_EXIT_OK;
+}
 
-	s.start = ht_monotonic_ns();
-	s.deadline = cfg->duration_s > 0 ? s.start + (unsigned long long)(cfg->duration_s * 1e9) : 0;
-	__u64 c[HT_CNT_MAX] = { 0 };
-	unsigned long long records, lost;
+/* File mode: drain into the file until told to stop, then finish it. */
+static int run_file_loop(struct session *s, struct run_totals *t)
+{
+	unsigned long long last_flush = s->start;
+	struct ht_trailer trailer;
+	int ret;
+
+	for (;;) {
+		ret = ht_recording_pump(&s->rec, poll_timeout_ms(s, ht_monotonic_ns()));
+		if (ret < 0)
+			break;
+		unsigned long long now = ht_monotonic_ns();
+		if (now - last_flush >= FLUSH_INTERVAL_NS) {
+			if ((ret = ht_writer_flush(s->rec.writer)))
+				break;
+			last_flush = now;
+		}
+		if (session_tick(s, now) || session_should_stop(s, now)) {
+			ret = 0;
+			break;
+		}
+	}
+	if (ret >= 0)
+		ret = ht_recording_finish(&s->rec, &trailer);
+	else
+		ht_recording_abandon(&s->rec);
+	if (ret < 0)
+		return ht_runtime_error("cannot write %s: %s: free space or choose another path with -o",
+					s->cfg->output, strerror(-ret));
+	t->records = trailer.records;
+	t->lost = ht_trailer_lost(&trailer);
+	t->counters[HT_CNT_RINGBUF_DROPS] = trailer.ringbuf_drops;
+	t->counters[HT_CNT_STATE_ALLOC_FAIL] = trailer.state_alloc_fail;
+	t->counters[HT_CNT_SUPERSEDED] = trailer.superseded;
+	t->malformed = s->rec.malformed;
+	return HT_EXIT_OK;
+}
+
+/* Aggregate-only mode: the BPF programs keep the histograms; read them every interval. */
+static int run_aggregate_loop(struct session *s, struct run_totals *t)
+{
+	for (;;) {
+		int ms = poll_timeout_ms(s, ht_monotonic_ns());
+		struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
+		nanosleep(&ts, NULL); /* a signal ends it early: fine */
+		unsigned long long now = ht_monotonic_ns();
+		if (session_tick(s, now) || session_should_stop(s, now))
+			break;
+	}
+	ht_tracer_detach(s->tracer);
+	ht_tracer_read_aggregates(s->tracer, ht_live_add_aggregate, s->live);
+	t->lost = lost_now(s->tracer, t->counters);
+	t->records = ht_live_total(s->live);
+	return HT_EXIT_OK;
+}
+
+/* The one end-of-run summary: last interval, totals, one line, the drop detail. */
+static void print_summary(const struct session *s, const struct run_totals *t)
+{
+	const struct ht_record_config *cfg = s->cfg;
 	char size[32];
 
+	if (s->live) {
+		ht_live_end_interval(s->live, ht_monotonic_ns(), t->lost);
+		ht_live_final(s->live, ht_monotonic_ns(), t->lost);
+	}
 	if (cfg->no_file) {
-		run_aggregate_loop(&s);
-		ht_tracer_detach(s.tracer);
-		ht_tracer_read_aggregates(s.tracer, ht_live_add_aggregate, s.live);
-		lost = lost_now(s.tracer, c);
-		double secs = (ht_monotonic_ns() - s.start) / 1e9;
-		records = ht_live_total(s.live);
-		ht_live_end_interval(s.live, ht_monotonic_ns(), lost);
-		ht_live_final(s.live, ht_monotonic_ns(), lost);
 		printf("hypertrace-bpf: %llu hypercalls, %llu dropped, %.2f s, %.0f hypercalls/s (aggregate only: no trace file)\n",
-		       records, lost, secs, secs > 0 ? records / secs : 0.0);
-		print_lost_detail(lost, c);
-		if (cfg->bpf_stats)
-			print_bpf_stats(s.tracer);
-		status = finish_command(&s);
-		goto out;
+		       t->records, t->lost, t->secs, t->secs > 0 ? t->records / t->secs : 0.0);
+	} else {
+		format_size(size, sizeof(size), file_size(cfg->output));
+		printf("hypertrace-bpf: %llu records, %llu dropped, %.2f s, %.0f records/s, %s written to %s\n",
+		       t->records, t->lost, t->secs, t->secs > 0 ? t->records / t->secs : 0.0, size,
+		       cfg->output);
 	}
-
-	ret = run_file_loop(&s);
-	if (ret >= 0)
-		ret = ht_recording_finish(&s.rec, &trailer);
-	else
-		ht_recording_abandon(&s.rec);
-	if (ret < 0) {
-		ht_runtime_error("cannot write %s: %s: free space or choose another path with -o",
-				 cfg->output, strerror(-ret));
-		goto out;
-	}
-	lost = ht_trailer_lost(&trailer);
-	double secs = (ht_monotonic_ns() - s.start) / 1e9;
-	if (s.live) {
-		ht_live_end_interval(s.live, ht_monotonic_ns(), lost);
-		ht_live_final(s.live, ht_monotonic_ns(), lost);
-	}
-	format_size(size, sizeof(size), file_size(cfg->output));
-	printf("hypertrace-bpf: %llu records, %llu dropped, %.2f s, %.0f records/s, %s written to %s\n",
-	       (unsigned long long)trailer.records, lost, secs,
-	       secs > 0 ? trailer.records / secs : 0.0, size, cfg->output);
-	if (s.rec.malformed)
+	if (t->malformed)
 		fprintf(stderr, "hypertrace-bpf: warning: %llu ring buffer samples were not whole records and were skipped: the BPF programs and this binary disagree on the record layout; rebuild both\n",
-			s.rec.malformed);
-	c[HT_CNT_RINGBUF_DROPS] = trailer.ringbuf_drops;
-	c[HT_CNT_STATE_ALLOC_FAIL] = trailer.state_alloc_fail;
-	c[HT_CNT_SUPERSEDED] = trailer.superseded;
-	print_lost_detail(lost, c);
+			t->malformed);
+	print_lost_detail(t->lost, t->counters);
 	if (cfg->bpf_stats)
-		print_bpf_stats(s.tracer);
-	status = finish_command(&s);
-	goto out;
+		print_bpf_stats(s->tracer);
+}
 
-fail_unlink:
-	/* Nothing was traced: leave no empty trace file behind. */
-	ht_recording_abandon(&s.rec);
-	ht_writer_abandon(writer);
-	if (!cfg->no_file)
-		unlink(cfg->output);
-out:
-	if (s.child > 0) {
-		kill(s.child, SIGTERM);
-		waitpid(s.child, NULL, 0);
+static void session_teardown(struct session *s)
+{
+	if (s->child > 0) {
+		kill(s->child, SIGTERM);
+		waitpid(s->child, NULL, 0);
 	}
-	ht_live_free(s.live);
-	ht_tracer_destroy(s.tracer);
+	ht_live_free(s->live);
+	ht_tracer_destroy(s->tracer);
+}
+
+static int run_record(const struct ht_record_config *cfg)
+{
+	struct session s = { .cfg = cfg, .child = -1 };
+	struct run_totals totals = { 0 };
+	int status = session_setup(&s);
+
+	if (status == HT_EXIT_OK) {
+		status = cfg->no_file ? run_aggregate_loop(&s, &totals) : run_file_loop(&s, &totals);
+		totals.secs = (ht_monotonic_ns() - s.start) / 1e9;
+		if (status == HT_EXIT_OK) {
+			print_summary(&s, &totals);
+			status = finish_command(&s);
+		}
+	}
+	session_teardown(&s);
 	return status;
 }
 
