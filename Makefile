@@ -40,8 +40,8 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-
 BPF_CFLAGS := -target bpf -mcpu=v3 -g -O2 -D__TARGET_ARCH_x86 $(WARN) -I. -Iinclude
 
 # libbpf statically, libelf/zlib dynamically: the binary runs on any host with libelf.
-LIBS := -Wl,-Bstatic -lbpf -Wl,-Bdynamic -lelf -lz -lm
-STATIC_LIBS := -static -lbpf -lelf -lz -lm
+LIBS := -Wl,-Bstatic -lbpf -Wl,-Bdynamic -lelf -lz -lm -lpthread
+STATIC_LIBS := -static -lbpf -lelf -lz -lm -lpthread
 
 BPF_SRCS := $(wildcard src/bpf/*.bpf.c)
 SKELS := $(patsubst src/bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))

@@ -96,6 +96,11 @@ enum ht_agg_group_by {
 	HT_AGG_BY_VCPU,     /* key host_pid << 32 | vcpu_id */
 	HT_AGG_BY_VM,       /* key host_pid << 32 */
 };
+/*
+ * With aggregate_by_nr (record --no-file --metrics), a per-vCPU key also holds
+ * the index of the hypercall's nr among the selected ones in bits 16..23.
+ */
+#define HT_AGG_KEY_NR_SHIFT 16
 #define HT_AGG_MAX_GROUPS 1024
 struct ht_agg_hist {
 	__u64 slots[HT_AGG_NSERIES][HT_AGG_SLOTS];

@@ -51,6 +51,8 @@ const volatile __u32 filter_vcpu = 0;
 /* Aggregate-only mode: histograms in BPF instead of records (enum ht_agg_group_by). */
 const volatile bool aggregate_only = false;
 const volatile __u32 aggregate_group_by = HT_AGG_BY_NONE;
+/* Aggregate-only, per vCPU: also key by the nr's index in filter_nr (record --metrics). */
+const volatile bool aggregate_by_nr = false;
 /* The consumer is woken each time the ring's fill level crosses a multiple of 1 << wakeup_shift; 0: kernel default. */
 const volatile __u32 wakeup_shift = 0;
 
@@ -151,6 +153,19 @@ static __always_inline __u32 log2_slot(__u64 v)
 	return r;
 }
 
+/* The position of a selected nr in filter_nr (0 if absent, which cannot happen once selected). */
+static __always_inline __u32 nr_index(__u32 nr)
+{
+#pragma unroll
+	for (__u32 i = 0; i < HT_MAX_SELECTED_NR; i++) {
+		if (i >= filter_nr_count)
+			break;
+		if (filter_nr[i] == nr)
+			return i;
+	}
+	return 0;
+}
+
 /* Aggregate-only mode: count the three latencies of one hypercall in its group's histograms. */
 static __always_inline void aggregate(const struct ht_record *r, __u64 hcall_to_entry)
 {
@@ -159,6 +174,8 @@ static __always_inline void aggregate(const struct ht_record *r, __u64 hcall_to_
 
 	if (aggregate_group_by == HT_AGG_BY_VCPU)
 		key = (__u64)r->host_pid << 32 | r->vcpu_id;
+	if (aggregate_by_nr)
+		key |= (__u64)nr_index(r->nr) << HT_AGG_KEY_NR_SHIFT;
 	else if (aggregate_group_by == HT_AGG_BY_VM)
 		key = (__u64)r->host_pid << 32;
 	struct ht_agg_hist *h = bpf_map_lookup_elem(&latency_hists, &key);

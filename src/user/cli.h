@@ -3,6 +3,8 @@
 #ifndef HT_CLI_H
 #define HT_CLI_H
 
+#define HT_VERSION "0.1.0"
+
 #define HT_EXIT_OK 0
 #define HT_EXIT_RUNTIME 1 /* the environment or an input file is wrong */
 #define HT_EXIT_USAGE 2   /* the command line is wrong */

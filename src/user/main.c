@@ -4,8 +4,6 @@
 #include <string.h>
 #include "cli.h"
 
-#define HT_VERSION "0.1.0"
-
 static const char usage[] =
 	"Usage: hypertrace-bpf COMMAND [OPTIONS]\n"
 	"\n"

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
+#include "metrics/metrics_exporter.h"
 #include "record/live_view.h"
 #include "record/preflight.h"
 #include "record/record_options.h"
@@ -133,6 +134,7 @@ struct session {
 	struct ht_tracer *tracer;
 	struct ht_recording rec; /* file mode */
 	struct ht_live *live;    /* NULL with --quiet */
+	struct ht_metrics *metrics; /* NULL without --metrics */
 	pid_t child;
 	int child_status;
 	unsigned long long start, deadline;
@@ -150,9 +152,22 @@ static bool session_should_stop(struct session *s, unsigned long long now)
 	return false;
 }
 
+/* The recording's observer: each drained record to the live view and the metrics. */
+static void session_observe(void *ctx, const struct ht_record *rec)
+{
+	struct session *s = ctx;
+
+	if (s->live)
+		ht_live_observe(s->live, rec);
+	if (s->metrics)
+		ht_metrics_observe(s->metrics, rec);
+}
+
 static bool session_tick(struct session *s, unsigned long long now)
 {
 	__u64 c[HT_CNT_MAX];
+
+	ht_metrics_update(s->metrics, s->tracer, s->cfg->no_file ? NULL : &s->rec, now, false);
 
 	if (!s->live || ht_live_until_due(s->live, now))
 		return false;
@@ -242,7 +257,9 @@ static int setup_tracing(struct session *s, struct ht_writer **writer)
 		/* Wake the drain at each threshold crossing; the poll timeout picks up the rest. */
 		.wakeup_bytes = ht_wakeup_bytes_for(cfg->ringbuf_bytes),
 		.aggregate_only = cfg->no_file,
-		.group_by = cfg->group_by,
+		/* Metrics label by vCPU and nr; the live view groups the finer keys as asked. */
+		.group_by = cfg->metrics ? HT_AGG_BY_VCPU : cfg->group_by,
+		.aggregate_by_nr = cfg->metrics,
 		.verbose = cfg->verbose,
 	};
 	char err[512];
@@ -265,9 +282,9 @@ static int setup_tracing(struct session *s, struct ht_writer **writer)
 	*writer = NULL;
 	if (ret)
 		return ht_runtime_error("cannot set up the ring buffer consumer: %s", strerror(-ret));
-	if (s->live) {
-		s->rec.observer = ht_live_observe;
-		s->rec.observer_ctx = s->live;
+	if (s->live || s->metrics) {
+		s->rec.observer = session_observe;
+		s->rec.observer_ctx = s;
 	}
 	return HT_EXIT_OK;
 }
@@ -291,6 +308,14 @@ static int session_setup(struct session *s)
 		header_from_config(&hdr, cfg);
 		if (ht_writer_open(cfg->output, cfg->force, &hdr, &writer, err, sizeof(err)))
 			return ht_runtime_error("%s", err);
+	}
+	if (cfg->metrics) {
+		struct ht_metrics_opts mo = { .addr = cfg->metrics_addr, .filters = &cfg->filters,
+					      .aggregate = cfg->no_file, .version = HT_VERSION, .log = stderr };
+		if (ht_metrics_start(&s->metrics, &mo, err, sizeof(err))) {
+			discard_output(s, writer);
+			return ht_runtime_error("%s", err);
+		}
 	}
 	status = setup_tracing(s, &writer);
 	if (status != HT_EXIT_OK) {
@@ -346,6 +371,7 @@ static int run_file_loop(struct session *s, struct run_totals *t)
 	if (ret < 0)
 		return ht_runtime_error("cannot write %s: %s: free space or choose another path with -o",
 					s->cfg->output, strerror(-ret));
+	ht_metrics_update(s->metrics, s->tracer, &s->rec, ht_monotonic_ns(), true);
 	t->records = trailer.records;
 	t->lost = ht_trailer_lost(&trailer);
 	t->counters[HT_CNT_RINGBUF_DROPS] = trailer.ringbuf_drops;
@@ -367,6 +393,7 @@ static int run_aggregate_loop(struct session *s, struct run_totals *t)
 			break;
 	}
 	ht_tracer_detach(s->tracer);
+	ht_metrics_update(s->metrics, s->tracer, NULL, ht_monotonic_ns(), true);
 	ht_tracer_read_aggregates(s->tracer, ht_live_add_aggregate, s->live);
 	t->lost = lost_now(s->tracer, t->counters);
 	t->records = ht_live_total(s->live);
@@ -406,6 +433,7 @@ static void session_teardown(struct session *s)
 		kill(s->child, SIGTERM);
 		waitpid(s->child, NULL, 0);
 	}
+	ht_metrics_stop(s->metrics);
 	ht_live_free(s->live);
 	ht_tracer_destroy(s->tracer);
 }

@@ -11,7 +11,8 @@ static const char record_help[] =
 	"Usage: hypertrace-bpf record [-o FILE] [--force] [-z] [--nr N]... [--exit-reason N]\n"
 	"                             [-p PID] [--vcpu N] [-d SECONDS] [--ringbuf-size BYTES]\n"
 	"                             [-i SECONDS] [--intervals N] [-T] [--per-vcpu | --per-vm]\n"
-	"                             [--hist SERIES] [-q] [--no-file] [-v] [-- CMD [ARGS...]]\n"
+	"                             [--hist SERIES] [-q] [--no-file] [--metrics [ADDR:]PORT]\n"
+	"                             [-v] [-- CMD [ARGS...]]\n"
 	"\n"
 	"Trace KVM hypercalls system-wide into a trace file. Each traced hypercall\n"
 	"becomes one fused record: the hypercall exit (VMX exit reason 18 VMCALL, SVM\n"
@@ -43,6 +44,11 @@ static const char record_help[] =
 	"  -q, --quiet              no live histograms (the trace file is the same)\n"
 	"      --no-file            aggregate only: histograms kept in BPF, no record\n"
 	"                           per hypercall, no trace file (lowest overhead)\n"
+	"      --metrics [ADDR:]PORT\n"
+	"                           serve Prometheus metrics at http://ADDR:PORT/metrics\n"
+	"                           while recording: hypercalls by VM process, vCPU and\n"
+	"                           nr, drops by reason, latency histograms (ADDR:\n"
+	"                           default 127.0.0.1; 0.0.0.0 for every interface)\n"
 	"      --bpf-stats          at the end, print each tracepoint program's run count\n"
 	"                           and average cost (kernel BPF run-time statistics)\n"
 	"  -v, --verbose            show libbpf debug output and the verifier log\n"
@@ -61,7 +67,8 @@ static const char record_help[] =
 	"    sudo hypertrace-bpf record -d 5 -o t.htr        # 5 seconds into t.htr\n"
 	"    sudo hypertrace-bpf record --nr 1000 --nr 1001 -p $(pgrep -f qemu-system)\n"
 	"    sudo hypertrace-bpf record -- minivm --vcpus 2 --count 1000\n"
-	"    sudo hypertrace-bpf record --no-file --per-vcpu -i 5   # watch a production host\n";
+	"    sudo hypertrace-bpf record --no-file --per-vcpu -i 5   # watch a production host\n"
+	"    sudo hypertrace-bpf record --no-file -i 60 --metrics 0.0.0.0:9470  # for Prometheus\n";
 
 static const struct option record_longopts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -82,6 +89,7 @@ static const struct option record_longopts[] = {
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "no-file", no_argument, NULL, 'F' },
 	{ "bpf-stats", no_argument, NULL, 'S' },
+	{ "metrics", required_argument, NULL, 'X' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -185,6 +193,11 @@ int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg)
 			break;
 		case 'S':
 			cfg->bpf_stats = true;
+			break;
+		case 'X':
+			if (!ht_listen_addr_parse(optarg, &cfg->metrics_addr))
+				return ht_usage_error("record", "invalid --metrics '%s': expected [ADDR:]PORT with PORT 1..65535 and ADDR an IP address (IPv6 in brackets), e.g. 9470 or 0.0.0.0:9470", optarg);
+			cfg->metrics = true;
 			break;
 		case 'v':
 			cfg->verbose = true;

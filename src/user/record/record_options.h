@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include "record/tracer.h"
 #include "hist/hist_view.h"
+#include "metrics/metrics_http.h"
 
 #define HT_DEFAULT_OUTPUT "hypertrace.htr"
 
@@ -28,6 +29,8 @@ struct ht_record_config {
 	bool output_given;
 	bool compress;        /* record blocks as HT_ENCODING_DELTA_ZLIB */
 	bool bpf_stats;       /* print each program's run count and cost at the end */
+	bool metrics;         /* serve Prometheus metrics on metrics_addr */
+	struct ht_listen_addr metrics_addr;
 };
 
 /* Parses argv (argv[0] is "record"). Returns -1 to go on, else the exit status. */

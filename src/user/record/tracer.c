@@ -213,6 +213,7 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 	ro->wakeup_shift = ht_wakeup_shift_for(opts->wakeup_bytes);
 	ro->aggregate_only = opts->aggregate_only;
 	ro->aggregate_group_by = opts->group_by;
+	ro->aggregate_by_nr = opts->aggregate_by_nr;
 
 	bpf_map__set_max_entries(t->skel->maps.records, (__u32)opts->ringbuf_bytes);
 	/* Production loads only the tracepoint programs; tests and benchmarks add the synthetic ones. */

@@ -51,6 +51,7 @@ struct ht_tracer_opts {
 	int isa;                     /* HT_ISA_VMX/SVM; 0: the host CPU's (what KVM here uses) */
 	bool aggregate_only;         /* histograms in BPF, no records (record --no-file) */
 	enum ht_agg_group_by group_by; /* aggregate_only: how histograms are keyed */
+	bool aggregate_by_nr;        /* aggregate_only, HT_AGG_BY_VCPU: nr index in the key too */
 	bool synthetic;              /* also load the synthetic-event programs */
 	bool verbose;                /* libbpf debug output and verifier log on stderr */
 };

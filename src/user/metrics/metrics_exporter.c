@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Feeds the metrics registry from the recording and hands snapshots to the HTTP thread. */
+#include "metrics/metrics_exporter.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include "metrics/metrics_registry.h"
+
+struct ht_metrics {
+	struct ht_metrics_registry live;   /* the drain thread's, fed per record */
+	struct ht_metrics_registry spare;  /* the drain thread's, filled then published */
+	struct ht_metrics_registry shared; /* the latest published: behind lock */
+	struct ht_metrics_registry front;  /* the HTTP thread's, rendered */
+	pthread_mutex_t lock;
+	unsigned long long published, served; /* generations of shared and front */
+	unsigned long long last_publish_ns;
+	struct ht_filters filters;
+	bool aggregate;
+	struct ht_metrics_http *http;
+};
+
+static void swap_registries(struct ht_metrics_registry *a, struct ht_metrics_registry *b)
+{
+	struct ht_metrics_registry t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+/* The HTTP thread: take the latest snapshot if there is a newer one, then render it. */
+static int render_body(void *ctx, FILE *out)
+{
+	struct ht_metrics *m = ctx;
+
+	pthread_mutex_lock(&m->lock);
+	if (m->published != m->served) {
+		swap_registries(&m->front, &m->shared);
+		m->served = m->published;
+	}
+	pthread_mutex_unlock(&m->lock);
+	return ht_metrics_render(&m->front, out);
+}
+
+int ht_metrics_start(struct ht_metrics **out, const struct ht_metrics_opts *o, char *err,
+		     size_t errlen)
+{
+	struct ht_metrics *m = calloc(1, sizeof(*m));
+	struct ht_metrics_http_opts ho = { .timeout_ms = o->timeout_ms };
+	int ret;
+
+	if (!m) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&m->lock, NULL);
+	m->filters = *o->filters;
+	m->aggregate = o->aggregate;
+	if ((ret = ht_metrics_registry_init(&m->live, o->max_sets, true)) ||
+	    (ret = ht_metrics_registry_init(&m->spare, o->max_sets, false)) ||
+	    (ret = ht_metrics_registry_init(&m->shared, o->max_sets, false)) ||
+	    (ret = ht_metrics_registry_init(&m->front, o->max_sets, false))) {
+		snprintf(err, errlen, "out of memory");
+		ht_metrics_stop(m);
+		return ret;
+	}
+	m->live.version = o->version ? o->version : "";
+	m->live.mode = o->aggregate ? "no_file" : "file";
+	m->live.exact_sums = !o->aggregate;
+	m->live.log = o->log;
+	/* Until the first publish, scrapes see the build info and zeros. */
+	ht_metrics_registry_copy(&m->shared, &m->live);
+	m->published = 1;
+	ret = ht_metrics_http_start(&m->http, &o->addr, &ho, render_body, m, err, errlen);
+	if (ret) {
+		ht_metrics_stop(m);
+		return ret;
+	}
+	*out = m;
+	return 0;
+}
+
+void ht_metrics_observe(void *metrics, const struct ht_record *rec)
+{
+	struct ht_metrics *m = metrics;
+
+	ht_metrics_add_record(&m->live, rec);
+}
+
+static void add_aggregate(void *ctx, __u64 key, const struct ht_agg_hist *h)
+{
+	struct ht_metrics *m = ctx;
+	unsigned int idx = (unsigned int)(key >> HT_AGG_KEY_NR_SHIFT) & 0xff;
+	uint32_t nr = idx < m->filters.nr_count ? m->filters.nr[idx] : m->filters.nr[0];
+
+	ht_metrics_set_aggregate(&m->live, (uint32_t)(key >> 32), (uint16_t)(key & 0xffff), nr, h);
+}
+
+void ht_metrics_update(struct ht_metrics *m, const struct ht_tracer *t,
+		       const struct ht_recording *rec, unsigned long long now_ns, bool force)
+{
+	__u64 c[HT_CNT_MAX];
+
+	if (!m || (!force && now_ns - m->last_publish_ns < HT_METRICS_PUBLISH_NS))
+		return;
+	m->last_publish_ns = now_ns;
+	if (ht_tracer_counters(t, c) == 0) {
+		m->live.drops[HT_METRICS_DROP_RINGBUF_FULL] = c[HT_CNT_RINGBUF_DROPS];
+		m->live.drops[HT_METRICS_DROP_NO_THREAD_STATE] = c[HT_CNT_STATE_ALLOC_FAIL];
+		m->live.drops[HT_METRICS_DROP_SUPERSEDED] = c[HT_CNT_SUPERSEDED];
+		m->live.unselected_nr = c[HT_CNT_HCALL_UNSELECTED_NR];
+	}
+	if (rec)
+		m->live.drops[HT_METRICS_DROP_MALFORMED_SAMPLE] =
+			rec->drain ? ht_drain_malformed(rec->drain) : rec->malformed;
+	if (m->aggregate) {
+		ht_metrics_begin_aggregates(&m->live);
+		ht_tracer_read_aggregates(t, add_aggregate, m);
+	}
+	ht_metrics_registry_copy(&m->spare, &m->live);
+	pthread_mutex_lock(&m->lock);
+	swap_registries(&m->spare, &m->shared);
+	m->published++;
+	pthread_mutex_unlock(&m->lock);
+}
+
+uint16_t ht_metrics_port(const struct ht_metrics *m)
+{
+	return ht_metrics_http_port(m->http);
+}
+
+void ht_metrics_stop(struct ht_metrics *m)
+{
+	if (!m)
+		return;
+	ht_metrics_http_stop(m->http);
+	ht_metrics_registry_free(&m->live);
+	ht_metrics_registry_free(&m->spare);
+	ht_metrics_registry_free(&m->shared);
+	ht_metrics_registry_free(&m->front);
+	pthread_mutex_destroy(&m->lock);
+	free(m);
+}

@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* A minimal, nonblocking HTTP/1.x server thread for GET /metrics (see metrics_http.h). */
+#include "metrics/metrics_http.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+#include "parse.h"
+
+#define REQUEST_MAX 8192
+/*
+ * Kernel send buffer per connection: bounds what a client that stops reading
+ * pins in the kernel; the rest of its response waits in our buffer until its
+ * deadline closes it.
+ */
+#define CONN_SNDBUF (64 * 1024)
+
+struct conn {
+	int fd;
+	unsigned long long deadline_ns;
+	char req[REQUEST_MAX];
+	size_t req_len;
+	char *resp; /* NULL while reading the request */
+	size_t resp_len, resp_sent;
+};
+
+struct ht_metrics_http {
+	int listen_fd, wake_fd;
+	uint16_t port;
+	unsigned long long timeout_ns;
+	unsigned int max_conns;
+	struct conn *conns;
+	unsigned int nconns;
+	ht_metrics_body_fn body;
+	void *ctx;
+	pthread_t thread;
+	bool thread_started;
+};
+
+static unsigned long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+}
+
+bool ht_listen_addr_parse(const char *spec, struct ht_listen_addr *out)
+{
+	char host[64];
+	const char *port_s = spec, *colon;
+	uint64_t port;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(host, sizeof(host), "%s", HT_METRICS_DEFAULT_ADDR);
+	if (spec[0] == '[') { /* [IPv6]:PORT */
+		const char *end = strchr(spec, ']');
+
+		if (!end || end[1] != ':' || (size_t)(end - spec - 1) >= sizeof(host))
+			return false;
+		memcpy(host, spec + 1, (size_t)(end - spec - 1));
+		host[end - spec - 1] = '\0';
+		port_s = end + 2;
+	} else if ((colon = strrchr(spec, ':'))) {
+		if ((size_t)(colon - spec) >= sizeof(host) || colon == spec)
+			return false;
+		memcpy(host, spec, (size_t)(colon - spec));
+		host[colon - spec] = '\0';
+		port_s = colon + 1;
+	}
+	if (!ht_parse_u64(port_s, 0, 65535, &port) || port == 0)
+		return false;
+	struct sockaddr_in *v4 = (struct sockaddr_in *)&out->sa;
+	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&out->sa;
+	if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
+		v4->sin_family = AF_INET;
+		v4->sin_port = htons((uint16_t)port);
+		out->len = sizeof(*v4);
+		snprintf(out->text, sizeof(out->text), "%s:%u", host, (unsigned int)port);
+	} else if (spec[0] == '[' && inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
+		v6->sin6_family = AF_INET6;
+		v6->sin6_port = htons((uint16_t)port);
+		out->len = sizeof(*v6);
+		snprintf(out->text, sizeof(out->text), "[%s]:%u", host, (unsigned int)port);
+	} else {
+		return false;
+	}
+	return true;
+}
+
+static void conn_close(struct ht_metrics_http *h, unsigned int i)
+{
+	close(h->conns[i].fd);
+	free(h->conns[i].resp);
+	h->conns[i] = h->conns[--h->nconns];
+}
+
+static void accept_all(struct ht_metrics_http *h)
+{
+	while (h->nconns < h->max_conns) {
+		int fd = accept4(h->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int sndbuf = CONN_SNDBUF;
+
+		if (fd < 0)
+			return; /* EAGAIN, or a connection reset before we took it */
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+		struct conn *c = &h->conns[h->nconns++];
+		memset(c, 0, sizeof(*c));
+		c->fd = fd;
+		c->deadline_ns = now_ns() + h->timeout_ns;
+	}
+}
+
+static int respond(struct conn *c, const char *status, const char *type, const char *body,
+		   size_t body_len, bool head)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return -ENOMEM;
+	fprintf(f, "HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
+		status, type, body_len);
+	if (!head && body_len)
+		fwrite(body, 1, body_len, f);
+	if (fclose(f) || !buf) {
+		free(buf);
+		return -ENOMEM;
+	}
+	c->resp = buf;
+	c->resp_len = len;
+	c->resp_sent = 0;
+	return 0;
+}
+
+static int respond_metrics(struct ht_metrics_http *h, struct conn *c, bool head)
+{
+	char *body = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&body, &len);
+	int ret;
+
+	if (!f)
+		return -ENOMEM;
+	ret = h->body(h->ctx, f);
+	if (fclose(f) && !ret)
+		ret = -ENOMEM;
+	if (ret)
+		ret = respond(c, "500 Internal Server Error", "text/plain; charset=utf-8",
+			      "cannot render the metrics\n", 26, head);
+	else
+		ret = respond(c, "200 OK", "text/plain; version=0.0.4; charset=utf-8", body, len, head);
+	free(body);
+	return ret;
+}
+
+/* A whole request head is in c->req: answer it. */
+static int handle_request(struct ht_metrics_http *h, struct conn *c)
+{
+	static const char index_page[] = "hypertrace-bpf: metrics at /metrics\n";
+	char method[8], target[256];
+	bool head;
+
+	c->req[c->req_len] = '\0';
+	if (sscanf(c->req, "%7s %255s HTTP/", method, target) != 2)
+		return respond(c, "400 Bad Request", "text/plain", "bad request\n", 12, false);
+	head = !strcmp(method, "HEAD");
+	if (!head && strcmp(method, "GET"))
+		return respond(c, "405 Method Not Allowed", "text/plain", "only GET\n", 9, false);
+	/* Prometheus may add a query string (e.g. from params in its scrape config). */
+	target[strcspn(target, "?")] = '\0';
+	if (!strcmp(target, "/metrics"))
+		return respond_metrics(h, c, head);
+	if (!strcmp(target, "/"))
+		return respond(c, "200 OK", "text/plain; charset=utf-8", index_page,
+			       sizeof(index_page) - 1, head);
+	return respond(c, "404 Not Found", "text/plain", "not found: see /metrics\n", 24, head);
+}
+
+/* Moves one connection along. False when it is finished (or broken) and must be closed. */
+static bool conn_step(struct ht_metrics_http *h, struct conn *c, short revents)
+{
+	if (revents & (POLLERR | POLLNVAL))
+		return false;
+	if (!c->resp) {
+		ssize_t n = recv(c->fd, c->req + c->req_len, sizeof(c->req) - 1 - c->req_len, 0);
+
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+			return false;
+		if (n > 0)
+			c->req_len += (size_t)n;
+		c->req[c->req_len] = '\0';
+		if (!strstr(c->req, "\r\n\r\n") && !strstr(c->req, "\n\n")) {
+			if (c->req_len == sizeof(c->req) - 1)
+				return false; /* a request head this long is not a scrape */
+			return true;
+		}
+		if (handle_request(h, c))
+			return false;
+	}
+	while (c->resp_sent < c->resp_len) {
+		ssize_t n = send(c->fd, c->resp + c->resp_sent, c->resp_len - c->resp_sent, MSG_NOSIGNAL);
+
+		if (n < 0)
+			return errno == EAGAIN || errno == EINTR;
+		c->resp_sent += (size_t)n;
+	}
+	return false; /* all sent: Connection: close */
+}
+
+static void *serve(void *arg)
+{
+	struct ht_metrics_http *h = arg;
+	struct pollfd *pfd = calloc(h->max_conns + 2, sizeof(*pfd));
+
+	if (!pfd)
+		return NULL;
+	for (;;) {
+		unsigned long long now = now_ns(), next = now + 1000000000ull;
+		unsigned int n = 0;
+
+		pfd[n++] = (struct pollfd){ .fd = h->wake_fd, .events = POLLIN };
+		/* At the connection cap, new clients wait in the listen backlog. */
+		pfd[n++] = (struct pollfd){ .fd = h->nconns < h->max_conns ? h->listen_fd : -1, .events = POLLIN };
+		for (unsigned int i = 0; i < h->nconns; i++) {
+			struct conn *c = &h->conns[i];
+
+			pfd[n++] = (struct pollfd){ .fd = c->fd, .events = c->resp ? POLLOUT : POLLIN };
+			if (c->deadline_ns < next)
+				next = c->deadline_ns;
+		}
+		int timeout_ms = next > now ? (int)((next - now + 999999) / 1000000) : 0;
+		if (poll(pfd, n, timeout_ms) < 0 && errno != EINTR)
+			break;
+		if (pfd[0].revents)
+			break; /* stop */
+		/* Connections first, from the last: closing one moves the last into its place. */
+		now = now_ns();
+		for (unsigned int i = h->nconns; i-- > 0;) {
+			struct conn *c = &h->conns[i];
+			short rev = pfd[2 + i].revents;
+
+			if ((rev && !conn_step(h, c, rev)) || now >= c->deadline_ns)
+				conn_close(h, i);
+		}
+		if (pfd[1].revents)
+			accept_all(h);
+	}
+	free(pfd);
+	return NULL;
+}
+
+int ht_metrics_http_start(struct ht_metrics_http **out, const struct ht_listen_addr *addr,
+			  const struct ht_metrics_http_opts *opts, ht_metrics_body_fn body, void *ctx,
+			  char *err, size_t errlen)
+{
+	struct ht_metrics_http *h = calloc(1, sizeof(*h));
+	struct sockaddr_storage bound;
+	socklen_t blen = sizeof(bound);
+	sigset_t all, old;
+	int one = 1, ret;
+
+	if (!h) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	h->listen_fd = h->wake_fd = -1;
+	h->body = body;
+	h->ctx = ctx;
+	h->timeout_ns = (unsigned long long)(opts && opts->timeout_ms ? opts->timeout_ms : 10000) * 1000000ull;
+	h->max_conns = opts && opts->max_conns ? opts->max_conns : 16;
+	h->conns = calloc(h->max_conns, sizeof(*h->conns));
+	h->listen_fd = socket(addr->sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	h->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (!h->conns || h->listen_fd < 0 || h->wake_fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot set up the metrics server: %s", strerror(errno));
+		goto fail;
+	}
+	/* A restarted recorder must get its port back at once, not after TIME_WAIT. */
+	setsockopt(h->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(h->listen_fd, (const struct sockaddr *)&addr->sa, addr->len) ||
+	    listen(h->listen_fd, 64)) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot listen on %s for --metrics: %s: %s", addr->text,
+			 strerror(errno),
+			 errno == EADDRINUSE ? "choose another port" :
+			 errno == EADDRNOTAVAIL ? "give an address of this host, or only a port for 127.0.0.1" :
+			 errno == EACCES ? "choose a port above 1023 or run as root" : "check the address");
+		goto fail;
+	}
+	if (getsockname(h->listen_fd, (struct sockaddr *)&bound, &blen) == 0)
+		h->port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port :
+							    ((struct sockaddr_in *)&bound)->sin_port);
+	/* Signals (Ctrl-C) stay with the thread that drains. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	ret = -pthread_create(&h->thread, NULL, serve, h);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret) {
+		snprintf(err, errlen, "cannot start the metrics server thread: %s", strerror(-ret));
+		goto fail;
+	}
+	h->thread_started = true;
+	*out = h;
+	return 0;
+fail:
+	ht_metrics_http_stop(h);
+	return ret;
+}
+
+uint16_t ht_metrics_http_port(const struct ht_metrics_http *h)
+{
+	return h->port;
+}
+
+void ht_metrics_http_stop(struct ht_metrics_http *h)
+{
+	if (!h)
+		return;
+	if (h->thread_started) {
+		uint64_t one = 1;
+		/* An eventfd write fails only when the counter would overflow: never here. */
+		ssize_t n = write(h->wake_fd, &one, sizeof(one));
+
+		(void)n;
+		pthread_join(h->thread, NULL);
+	}
+	while (h->nconns)
+		conn_close(h, h->nconns - 1);
+	if (h->listen_fd >= 0)
+		close(h->listen_fd);
+	if (h->wake_fd >= 0)
+		close(h->wake_fd);
+	free(h->conns);
+	free(h);
+}

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The numbers `record --metrics` exports, and their Prometheus text
+ * exposition (format 0.0.4). Pure: no I/O but the FILE * it renders into or
+ * logs to, no clock, no locks. The drain thread owns one registry and feeds it
+ * (one record at a time, or the BPF aggregates); the HTTP thread renders a
+ * copy of it (ht_metrics_registry_copy), so a scrape never touches the one
+ * being fed. docs/metrics.md describes every metric.
+ *
+ * Memory is fixed when the registry is made: at most max_sets label sets
+ * (VM process, vCPU, nr). Hypercalls of further label sets are counted in one
+ * set labelled "other", with an overflow counter and one log line, so the
+ * sum over all sets stays the number of hypercalls traced.
+ *
+ * Latency buckets are the log2 slots of latency_hist.h, written as Prometheus
+ * `le` bounds in seconds: slot k holds [2^k, 2^(k+1) - 1] ns, so its bucket is
+ * le = (2^(k+1) - 1) ns (integer nanoseconds: "<= 2^(k+1) - 1" is "< 2^(k+1)").
+ */
+#ifndef HT_METRICS_REGISTRY_H
+#define HT_METRICS_REGISTRY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "hist/latency_hist.h"
+#include "hypertrace/record.h"
+
+/*
+ * Buckets of slots 0..32: a phase saturates at UINT32_MAX ns (slot 31) and the
+ * exit->entry sum of two phases stays below 2^33 ns (slot 32). Counts of any
+ * higher slot (none are expected) still reach the +Inf bucket.
+ */
+#define HT_METRICS_BUCKETS 33
+
+/* Label sets kept before the "other" set takes the rest. */
+#define HT_METRICS_DEFAULT_MAX_SETS 256
+
+enum ht_metrics_drop {
+	HT_METRICS_DROP_RINGBUF_FULL = 0, /* HT_CNT_RINGBUF_DROPS */
+	HT_METRICS_DROP_NO_THREAD_STATE,  /* HT_CNT_STATE_ALLOC_FAIL */
+	HT_METRICS_DROP_SUPERSEDED,       /* HT_CNT_SUPERSEDED */
+	HT_METRICS_DROP_MALFORMED_SAMPLE, /* user space: a ring sample that was not a whole record */
+	HT_METRICS_NDROPS,
+};
+
+/* One label set: (VM process, vCPU, nr), or "other" past the cap. */
+struct ht_metrics_set {
+	uint32_t vm_pid;
+	uint32_t nr;
+	uint16_t vcpu;
+	uint64_t hypercalls;
+	/* Per phase (enum ht_lat_series_id): counts of slots 0..32, then of any higher slot. */
+	uint64_t buckets[HT_LAT_NSERIES][HT_METRICS_BUCKETS + 1];
+	uint64_t sum_ns[HT_LAT_NSERIES]; /* only while exact_sums */
+};
+
+struct ht_metrics_registry {
+	const char *version;   /* hypertrace_build_info{version} */
+	const char *mode;      /* hypertrace_build_info{mode}: "file" or "no_file" */
+	/*
+	 * True when fed with records: the _sum series are exact. The BPF
+	 * aggregates carry counts only, so without records there is no _sum.
+	 */
+	bool exact_sums;
+	uint64_t drops[HT_METRICS_NDROPS];
+	uint64_t unselected_nr; /* HT_CNT_HCALL_UNSELECTED_NR: not recorded, by design */
+	uint64_t overflow_hypercalls; /* hypercalls counted in the "other" set */
+	bool other_used;
+	struct ht_metrics_set other;
+	size_t max_sets, nsets;
+	struct ht_metrics_set *sets; /* max_sets of them; the first nsets in use */
+	/* Open addressing over sets (index + 1, 0: empty); a copy has none. */
+	uint32_t *slots;
+	size_t slot_mask;
+	size_t last;      /* the set of the last record: records come in runs per vCPU */
+	FILE *log;        /* the overflow line goes here (NULL: nowhere) */
+	bool overflow_logged;
+};
+
+/* max_sets 0: HT_METRICS_DEFAULT_MAX_SETS. with_index: false for a copy that is only rendered. */
+int ht_metrics_registry_init(struct ht_metrics_registry *r, size_t max_sets, bool with_index);
+void ht_metrics_registry_free(struct ht_metrics_registry *r);
+
+/* File mode: one drained record. Never allocates. */
+void ht_metrics_add_record(struct ht_metrics_registry *r, const struct ht_record *rec);
+
+/*
+ * Aggregate-only mode: BPF histograms are cumulative since load, so each read
+ * sets the label set's numbers instead of adding. Call begin, then set for
+ * every group read, so the "other" set is the sum of this read's overflow.
+ */
+void ht_metrics_begin_aggregates(struct ht_metrics_registry *r);
+void ht_metrics_set_aggregate(struct ht_metrics_registry *r, uint32_t vm_pid, uint16_t vcpu,
+			      uint32_t nr, const struct ht_agg_hist *cumulative);
+
+/* Copies the numbers of src into dst, made with the same max_sets. Never allocates. */
+void ht_metrics_registry_copy(struct ht_metrics_registry *dst, const struct ht_metrics_registry *src);
+
+/*
+ * Writes the exposition text, label sets sorted by (vm_pid, vcpu, nr), "other"
+ * last. Sorts r->sets in place (a copy's, never the fed registry's). 0 or -errno.
+ */
+int ht_metrics_render(struct ht_metrics_registry *r, FILE *out);
+
+/* A label value escaped for the text format (\\, \", \n) into out; false if it does not fit. */
+bool ht_metrics_escape_label(const char *value, char *out, size_t outlen);
+/* ns as seconds, exactly ("0.000001023", "2", "18446744073.709551615"). */
+void ht_metrics_format_seconds(uint64_t ns, char *out, size_t outlen);
+
+#endif
