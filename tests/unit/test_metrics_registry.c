@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The Prometheus exposition of `record --metrics`: exact text for known
+ * records, label escaping, the cardinality cap, aggregates, the listen
+ * address. tests/unit/metrics_exposition.txt is the expected text.
+ */
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "metrics/metrics_http.h"
+#include "metrics/metrics_registry.h"
+#include "record/record_options.h"
+#include "test.h"
+
+#define EXPECTED_FILE "tests/unit/metrics_exposition.txt"
+
+static struct ht_metrics_registry reg, copy;
+static char *text;
+static size_t text_len;
+static char *log_text;
+static size_t log_len;
+static FILE *log_out;
+
+static void cleanup(void)
+{
+	ht_metrics_registry_free(&reg);
+	ht_metrics_registry_free(&copy);
+	free(text);
+	text = NULL;
+	if (log_out)
+		fclose(log_out);
+	log_out = NULL;
+	free(log_text);
+	log_text = NULL;
+}
+
+static struct ht_record rec(uint32_t pid, uint16_t vcpu, uint32_t nr, uint32_t e2h, uint32_t h2e)
+{
+	struct ht_record r = { .host_pid = pid, .host_tid = pid + 1, .vcpu_id = vcpu, .nr = nr,
+			       .exit_to_hcall_ns = e2h, .hcall_to_entry_ns = h2e };
+	return r;
+}
+
+/* Renders a copy, as the HTTP thread does. 0 or -1. */
+static int render(struct ht_metrics_registry *r)
+{
+	FILE *f;
+
+	if (ht_metrics_registry_init(&copy, r->max_sets, false))
+		return -1;
+	ht_metrics_registry_copy(&copy, r);
+	f = open_memstream(&text, &text_len);
+	if (!f)
+		return -1;
+	int ret = ht_metrics_render(&copy, f);
+	fclose(f);
+	return ret;
+}
+
+static char *read_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+	int c;
+
+	if (!f)
+		return NULL;
+	m = open_memstream(&buf, &len);
+	while ((c = fgetc(f)) != EOF)
+		fputc(c, m);
+	fclose(m);
+	fclose(f);
+	return buf;
+}
+
+/* A line of text, exactly (the whole line). */
+static bool has_line(const char *t, const char *line)
+{
+	size_t n = strlen(line);
+
+	for (const char *p = t; (p = strstr(p, line)); p++)
+		if ((p == t || p[-1] == '\n') && (p[n] == '\n' || p[n] == '\0'))
+			return true;
+	return false;
+}
+
+static void exposition_of_known_records_is_exact(void)
+{
+	struct ht_record r[] = {
+		rec(200, 1, 1000, 300, 700),  /* exit->entry 1000 ns: bucket le 1.023 us */
+		rec(100, 0, 1000, 1024, 0),   /* 1024 ns: the next bucket, le 2.047 us */
+		rec(200, 1, 1000, 1, 1),      /* 2 ns */
+		rec(100, 0, 1001, 5000, 3000),
+	};
+
+	CHECK(ht_metrics_registry_init(&reg, 4, true) == 0, "init");
+	reg.version = "0.1.0";
+	reg.mode = "file";
+	reg.exact_sums = true;
+	for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++)
+		ht_metrics_add_record(&reg, &r[i]);
+	reg.drops[HT_METRICS_DROP_RINGBUF_FULL] = 7;
+	reg.drops[HT_METRICS_DROP_SUPERSEDED] = 2;
+	reg.unselected_nr = 3;
+	CHECK(render(&reg) == 0, "render");
+
+	char *want = read_file(EXPECTED_FILE);
+	CHECK(want != NULL, "cannot read %s", EXPECTED_FILE);
+	bool same = strcmp(text, want) == 0;
+	free(want);
+	CHECK(same, "exposition differs from %s; got:\n%s", EXPECTED_FILE, text);
+}
+
+static void label_values_are_escaped(void)
+{
+	char out[64];
+
+	CHECK(ht_metrics_escape_label("a\"b\\c\nd", out, sizeof(out)), "fits");
+	CHECK(!strcmp(out, "a\\\"b\\\\c\\nd"), "escaped: %s", out);
+	CHECK(!ht_metrics_escape_label("\"\"\"", out, 6), "6 bytes cannot hold 3 escaped quotes");
+	CHECK(ht_metrics_escape_label("\"\"\"", out, 7) && !strcmp(out, "\\\"\\\"\\\""), "exactly fits: %s", out);
+
+	CHECK(ht_metrics_registry_init(&reg, 1, true) == 0, "init");
+	reg.version = "1.0 \"dev\"\\x\n";
+	reg.mode = "file";
+	CHECK(render(&reg) == 0, "render");
+	CHECK(has_line(text, "hypertrace_build_info{version=\"1.0 \\\"dev\\\"\\\\x\\n\",mode=\"file\"} 1"),
+	      "build info:\n%s", text);
+}
+
+static uint64_t counter(const char *t, const char *series)
+{
+	const char *p = t;
+	size_t n = strlen(series);
+
+	while ((p = strstr(p, series))) {
+		if ((p == t || p[-1] == '\n') && p[n] == ' ')
+			return strtoull(p + n + 1, NULL, 10);
+		p++;
+	}
+	return UINT64_MAX;
+}
+
+static void label_sets_past_the_cap_are_counted_as_other_with_one_log_line(void)
+{
+	CHECK(ht_metrics_registry_init(&reg, 2, true) == 0, "init");
+	log_out = open_memstream(&log_text, &log_len);
+	reg.log = log_out;
+	reg.exact_sums = true;
+	for (uint32_t pid = 1; pid <= 5; pid++) {
+		struct ht_record r = rec(pid, 0, 1000, 100, 100);
+
+		for (uint32_t i = 0; i < pid; i++)
+			ht_metrics_add_record(&reg, &r);
+	}
+	CHECK_EQ_U64(reg.nsets, 2);
+	CHECK(render(&reg) == 0, "render");
+	CHECK_EQ_U64(counter(text, "hypertrace_hypercalls_total{vm_pid=\"1\",vcpu=\"0\",nr=\"1000\"}"), 1);
+	CHECK_EQ_U64(counter(text, "hypertrace_hypercalls_total{vm_pid=\"2\",vcpu=\"0\",nr=\"1000\"}"), 2);
+	CHECK_EQ_U64(counter(text, "hypertrace_hypercalls_total{vm_pid=\"other\",vcpu=\"other\",nr=\"other\"}"), 3 + 4 + 5);
+	CHECK_EQ_U64(counter(text, "hypertrace_metrics_overflow_hypercalls_total"), 12);
+	CHECK_EQ_U64(counter(text, "hypertrace_hypercall_duration_seconds_count{phase=\"exit_to_entry\",vm_pid=\"other\",vcpu=\"other\",nr=\"other\"}"), 12);
+	CHECK(strstr(text, "vm_pid=\"3\"") == NULL, "a set past the cap got its own labels");
+	fflush(log_out);
+	CHECK(log_len > 0 && strchr(log_text, '\n') == log_text + log_len - 1,
+	      "want exactly one log line, got: '%s'", log_text);
+	CHECK(strstr(log_text, "more than 2 label sets") != NULL, "log: %s", log_text);
+}
+
+static void aggregates_set_cumulative_counts_and_have_no_sum(void)
+{
+	static struct ht_agg_hist h;
+
+	CHECK(ht_metrics_registry_init(&reg, 1, true) == 0, "init");
+	reg.mode = "no_file";
+	h.slots[HT_AGG_TOTAL][10] = 3;       /* 1024..2047 ns */
+	h.slots[HT_AGG_EXIT_HCALL][9] = 3;
+	h.slots[HT_AGG_HCALL_ENTRY][8] = 3;
+	ht_metrics_begin_aggregates(&reg);
+	ht_metrics_set_aggregate(&reg, 42, 1, 1000, &h);
+	ht_metrics_set_aggregate(&reg, 43, 0, 1000, &h); /* past the cap */
+	/* The next read carries the running totals: they replace, not add. */
+	h.slots[HT_AGG_TOTAL][10] = 5;
+	h.slots[HT_AGG_TOTAL][40] = 1; /* beyond the last bucket: still in +Inf */
+	ht_metrics_begin_aggregates(&reg);
+	ht_metrics_set_aggregate(&reg, 42, 1, 1000, &h);
+	ht_metrics_set_aggregate(&reg, 43, 0, 1000, &h);
+	CHECK(render(&reg) == 0, "render");
+	CHECK_EQ_U64(counter(text, "hypertrace_hypercalls_total{vm_pid=\"42\",vcpu=\"1\",nr=\"1000\"}"), 6);
+	CHECK_EQ_U64(counter(text, "hypertrace_hypercalls_total{vm_pid=\"other\",vcpu=\"other\",nr=\"other\"}"), 6);
+	CHECK_EQ_U64(counter(text, "hypertrace_metrics_overflow_hypercalls_total"), 6);
+	CHECK_EQ_U64(counter(text, "hypertrace_hypercall_duration_seconds_bucket{phase=\"exit_to_entry\",vm_pid=\"42\",vcpu=\"1\",nr=\"1000\",le=\"0.000001023\"}"), 0);
+	CHECK_EQ_U64(counter(text, "hypertrace_hypercall_duration_seconds_bucket{phase=\"exit_to_entry\",vm_pid=\"42\",vcpu=\"1\",nr=\"1000\",le=\"0.000002047\"}"), 5);
+	CHECK_EQ_U64(counter(text, "hypertrace_hypercall_duration_seconds_bucket{phase=\"exit_to_entry\",vm_pid=\"42\",vcpu=\"1\",nr=\"1000\",le=\"8.589934591\"}"), 5);
+	CHECK_EQ_U64(counter(text, "hypertrace_hypercall_duration_seconds_bucket{phase=\"exit_to_entry\",vm_pid=\"42\",vcpu=\"1\",nr=\"1000\",le=\"+Inf\"}"), 6);
+	CHECK_EQ_U64(counter(text, "hypertrace_hypercall_duration_seconds_count{phase=\"hypercall_to_entry\",vm_pid=\"42\",vcpu=\"1\",nr=\"1000\"}"), 3);
+	CHECK(strstr(text, "_sum{") == NULL, "the BPF aggregates have no sum, yet a _sum was written");
+	CHECK(has_line(text, "hypertrace_build_info{version=\"\",mode=\"no_file\"} 1"), "%s", text);
+}
+
+static void seconds_are_written_exactly(void)
+{
+	static const struct { uint64_t ns; const char *s; } cases[] = {
+		{ 0, "0" }, { 1, "0.000000001" }, { 1023, "0.000001023" }, { 2000000000, "2" },
+		{ 1500000000, "1.5" }, { 8589934591ull, "8.589934591" },
+		{ UINT64_MAX, "18446744073.709551615" },
+	};
+	char buf[32];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ht_metrics_format_seconds(cases[i].ns, buf, sizeof(buf));
+		CHECK(!strcmp(buf, cases[i].s), "%" PRIu64 " ns: %s, want %s", cases[i].ns, buf, cases[i].s);
+	}
+}
+
+static void listen_address_is_port_or_addr_and_port(void)
+{
+	static const char *const bad[] = { "0", "65536", "abc", "", ":9470", "1.2.3:9470",
+					   "::1:9470", "[::1]", "[::1]9470", "localhost:9470",
+					   "9470 ", "127.0.0.1:", "[127.0.0.1]:9470" };
+	struct ht_listen_addr a;
+	const struct sockaddr_in *v4 = (const struct sockaddr_in *)&a.sa;
+	const struct sockaddr_in6 *v6 = (const struct sockaddr_in6 *)&a.sa;
+
+	CHECK(ht_listen_addr_parse("9470", &a), "port only");
+	CHECK(v4->sin_family == AF_INET && ntohs(v4->sin_port) == 9470 &&
+	      v4->sin_addr.s_addr == htonl(INADDR_LOOPBACK), "port only listens on 127.0.0.1");
+	CHECK(!strcmp(a.text, "127.0.0.1:9470"), "%s", a.text);
+	CHECK(ht_listen_addr_parse("0.0.0.0:65535", &a) && v4->sin_addr.s_addr == 0 &&
+	      ntohs(v4->sin_port) == 65535, "0.0.0.0:65535");
+	CHECK(ht_listen_addr_parse("[::1]:1", &a) && v6->sin6_family == AF_INET6 &&
+	      ntohs(v6->sin6_port) == 1 && !strcmp(a.text, "[::1]:1"), "[::1]:1");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK(!ht_listen_addr_parse(bad[i], &a), "'%s' accepted", bad[i]);
+
+	char *argv[] = { "record", "--metrics", "10.1.2.3:9470", NULL };
+	struct ht_record_config cfg;
+	CHECK(ht_record_parse(3, argv, &cfg) == -1 && cfg.metrics, "record --metrics accepted");
+	CHECK(!strcmp(cfg.metrics_addr.text, "10.1.2.3:9470"), "%s", cfg.metrics_addr.text);
+}
+
+int main(void)
+{
+	ht_test_cleanup = cleanup;
+	RUN(exposition_of_known_records_is_exact);
+	RUN(label_values_are_escaped);
+	RUN(label_sets_past_the_cap_are_counted_as_other_with_one_log_line);
+	RUN(aggregates_set_cumulative_counts_and_have_no_sum);
+	RUN(seconds_are_written_exactly);
+	RUN(listen_address_is_port_or_addr_and_port);
+	return ht_test_exit_status();
+}
