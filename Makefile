@@ -59,6 +59,8 @@ TEST_SRCS := $(wildcard tests/unit/test_*.c tests/kernel/test_*.c)
 TEST_SUPPORT_SRCS := $(wildcard tests/support/*.c)
 TEST_SUPPORT_OBJS := $(call obj,san,$(TEST_SUPPORT_SRCS))
 TEST_BINS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
+# Drivers the shell suites run (not suites themselves).
+TEST_HELPERS := $(OUTPUT)/tests/prometheus/metrics_feed
 
 BIN := $(OUTPUT)/hypertrace-bpf
 SAN_BIN := $(OUTPUT)/san/hypertrace-bpf
@@ -140,7 +142,7 @@ include guest/guest.mk
 
 static: $(STATIC_BIN) guest
 
-tests-build: $(BIN) $(SAN_BIN) $(TEST_BINS) static
+tests-build: $(BIN) $(SAN_BIN) $(TEST_BINS) $(TEST_HELPERS) static
 
 test: deps
 	$(MAKE) tests-build

@@ -3,7 +3,8 @@
 # missing. Needs root (apt-get). Guest kernel, busybox and qemu for the nested
 # end-to-end test are NOT installed: tests/e2e fetches them into .cache/.
 set -eu
-pkgs=(make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev tmux python3 util-linux)
+# prometheus and curl: the real Prometheus server that tests/prometheus scrapes record --metrics with.
+pkgs=(make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev tmux python3 util-linux prometheus curl)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -17,3 +18,9 @@ echo "installing: ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# The tests start their own Prometheus (private config, data and port on
+# 127.0.0.1). The package's service would scrape this host on :9090 for
+# nothing: if this install brought it and systemd started it, stop it.
+if [[ " ${missing[*]} " == *" prometheus "* ]] && [ -d /run/systemd/system ]; then
+	systemctl disable --now prometheus.service >/dev/null 2>&1 || true
+fi

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# record --metrics on the command line: a malformed [ADDR:]PORT is a usage
+# error (exit 2), a port already taken or an address not of this host a
+# runtime error (exit 1) that leaves no trace file; each says what to do in
+# one line. Loopback only.
+source "$(dirname "$0")/../lib.sh"
+
+work=$(mktemp -d)
+holder=
+cleanup() {
+	[ -n "$holder" ] && kill "$holder" 2>/dev/null && wait "$holder" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+cd "$work" || exit 1
+
+for bad in 0 65536 abc 127.0.0.1: ::1:9470 localhost:9470 '[::1]' 1.2.3:80; do
+	expect_run "record_metrics_bad_spec_${bad//[^a-z0-9]/_}" 2 \
+		"^hypertrace-bpf record: invalid --metrics '[^']+': expected \[ADDR:\]PORT .*see 'hypertrace-bpf record --help'$" \
+		-- "$HT" record --metrics "$bad"
+done
+expect_run record_metrics_missing_port 2 "option '--metrics' needs a value" -- "$HT" record --metrics
+
+if [ "$(id -u)" -ne 0 ]; then
+	skip record_metrics_address_in_use "record loads BPF programs and needs root"
+	suite_exit
+fi
+
+# A port some other process listens on, for as long as this suite runs (at most 60 s).
+exec 3< <(exec python3 -c '
+import socket, sys, time
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(1)
+print(s.getsockname()[1], flush=True)
+time.sleep(60)')
+holder=$!
+read -r -t 10 port <&3
+if [ -z "$port" ]; then
+	fail record_metrics_address_in_use "could not take a port to test with"
+	suite_exit
+fi
+expect_run record_metrics_address_in_use 1 \
+	"^hypertrace-bpf: cannot listen on 127\.0\.0\.1:$port for --metrics: Address already in use: choose another port$" \
+	-- "$HT" record -o in-use.htr -d 5 --metrics "$port"
+[ -e in-use.htr ] && fail record_metrics_address_in_use_leaves_no_file "in-use.htr was created" ||
+	pass record_metrics_address_in_use_leaves_no_file
+# 192.0.2.1 (TEST-NET-1) is on no interface here: bind fails, nothing is sent.
+expect_run record_metrics_foreign_address 1 \
+	"cannot listen on 192\.0\.2\.1:9470 for --metrics: Cannot assign requested address: give an address of this host" \
+	-- "$HT" record --no-file -d 5 --metrics 192.0.2.1:9470
+
+suite_exit
