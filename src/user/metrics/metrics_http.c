@@ -81,7 +81,7 @@ bool ht_listen_addr_parse(const char *spec, struct ht_listen_addr *out)
 		return false;
 	struct sockaddr_in *v4 = (struct sockaddr_in *)&out->sa;
 	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&out->sa;
-	if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
+	if (spec[0] != '[' && inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
 		v4->sin_family = AF_INET;
 		v4->sin_port = htons((uint16_t)port);
 		out->len = sizeof(*v4);
