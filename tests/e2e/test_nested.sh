@@ -73,6 +73,16 @@ rec pidsel -p $pa -d 1
 rec pidall -d 1
 kill $pa $pb
 wait
+# record --metrics on real events, with a trace file and with --no-file: CMD
+# scrapes /metrics on the guest's loopback once minivm is done (records are
+# published every 250 ms, so after 1 s all of them).
+ifconfig lo 127.0.0.1 up
+SCRAPE='sleep 1; wget -q -O /out/$0.prom http://127.0.0.1:$1/metrics; echo $? >/out/$0.prom.rc'
+rec metrics --metrics 9470 -- sh -c "minivm $MIX; $SCRAPE" metrics 9470
+timeout 120 hypertrace-bpf record --no-file -i 60 --metrics 127.0.0.1:9471 -- \
+	sh -c "minivm $MIX; $SCRAPE" metrics_nf 9471 \
+	>/out/metrics_nf.out 2>/out/metrics_nf.err
+echo $? >/out/metrics_nf.rc
 # c: the Intel instruction on this AMD machine, with the raw tracepoints on
 # as well so the #UD exit can be seen.
 T=/sys/kernel/tracing
@@ -303,6 +313,42 @@ if [ "$ud" = 1 ] && [ "$hc" = 50 ] && [ -n "$ud_rip" ] && [ "$ud_rip" = "$hc_rip
 else
 	fail vmcall_ud_then_rewritten "raw tracepoints: $ud #UD exits (want 1), $hc kvm_hypercall (want 50), #UD rip ${ud_rip:-none}, first hypercall exit rip ${hc_rip:-none}"
 fi
+
+# --- record --metrics on real events: what a scrape says is what was recorded -----
+# metric_sum FILE SERIES-REGEX: the sum of the values of the matching series.
+metric_sum() { awk -v re="$2" '$0 !~ /^#/ && $1 ~ re { s += $2 } END { print s + 0 }' "$1" 2>/dev/null || echo none; }
+check_metrics() {
+	local name=$1 prom=$F/$1.prom total v0 v1 inf
+	if [ "$(rc "$name.prom.rc")" != 0 ]; then
+		fail "${name}_scrape" "wget of /metrics exited with $(rc "$name.prom.rc"); record: $(tail_of "$F/$name.err")"
+		return
+	fi
+	total=$(metric_sum "$prom" '^hypertrace_hypercalls_total[{]')
+	v0=$(metric_sum "$prom" '^hypertrace_hypercalls_total[{]vm_pid="[0-9]+",vcpu="0",nr="1000"[}]$')
+	v1=$(metric_sum "$prom" '^hypertrace_hypercalls_total[{]vm_pid="[0-9]+",vcpu="1",nr="1000"[}]$')
+	inf=$(metric_sum "$prom" '^hypertrace_hypercall_duration_seconds_bucket[{]phase="exit_to_entry",.*le="[+]Inf"[}]$')
+	if [ "$total" = 2000 ] && [ "$v0" = 1000 ] && [ "$v1" = 1000 ] && [ "$inf" = 2000 ]; then
+		pass "${name}_scrape_counts_every_hypercall"
+	else
+		fail "${name}_scrape_counts_every_hypercall" "hypercalls_total sum $total (vcpu 0: $v0, vcpu 1: $v1), exit_to_entry +Inf $inf; want 2000 (1000 per vCPU)"
+	fi
+	if [ "$(metric_sum "$prom" '^hypertrace_dropped_hypercalls_total[{]')" = 0 ] &&
+		[ "$(metric_sum "$prom" '^hypertrace_unselected_hypercalls_total$')" = 2000 ]; then
+		pass "${name}_scrape_drops_and_unselected"
+	else
+		fail "${name}_scrape_drops_and_unselected" "$(grep -E '^hypertrace_(dropped|unselected)' "$prom" | tr '\n' '|')"
+	fi
+}
+check_issued metrics 2000
+check_record metrics 2000
+check_metrics metrics
+if [ "$(rc metrics_nf.rc)" = 0 ] && grep -q '^hypertrace-bpf: 2000 hypercalls, 0 dropped' "$F/metrics_nf.out"; then
+	pass metrics_nf_record
+else
+	fail metrics_nf_record "status $(rc metrics_nf.rc): $(grep '^hypertrace-bpf: ' "$F/metrics_nf.out" 2>/dev/null) $(tail_of "$F/metrics_nf.err")"
+fi
+check_issued metrics_nf 2000
+check_metrics metrics_nf
 
 # --- live histograms on real events: their counts are the file's records ----------
 # record's stdout is not a terminal here, so every interval is a plain block.

@@ -18,7 +18,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
-#include "metrics/metrics_exporter.h"
+#include "record/metrics_exporter.h"
 #include "record/recording.h"
 #include "synth.h"
 #include "test.h"

@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "hist/latency_hist.h"
-#include "metrics/metrics_exporter.h"
+#include "record/metrics_exporter.h"
 #include "record/recording.h"
 #include "synth.h"
 

@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
-#include "metrics/metrics_exporter.h"
+#include "record/metrics_exporter.h"
 #include "record/live_view.h"
 #include "record/preflight.h"
 #include "record/record_options.h"

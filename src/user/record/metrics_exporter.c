@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Feeds the metrics registry from the recording and hands snapshots to the HTTP thread. */
-#include "metrics/metrics_exporter.h"
+#include "record/metrics_exporter.h"
 
 #include <errno.h>
 #include <pthread.h>
