@@ -153,6 +153,21 @@ static __always_inline __u32 log2_slot(__u64 v)
 	return r;
 }
 
+/*
+ * log2_slot as an index the verifier can bound. Without the barrier clang
+ * folds the mask into the last OR of log2_slot (r | ((v >> 1) & 63)), and the
+ * 6.1 verifier, which loses the bounds of r through those ORs, then rejects
+ * the array access ("math between map_value pointer and register with
+ * unbounded min value"). The mask must come last.
+ */
+static __always_inline __u32 agg_slot(__u64 v)
+{
+	__u32 slot = log2_slot(v);
+
+	barrier_var(slot);
+	return slot & (HT_AGG_SLOTS - 1);
+}
+
 /* The position of a selected nr in filter_nr (0 if absent, which cannot happen once selected). */
 static __always_inline __u32 nr_index(__u32 nr)
 {
@@ -187,9 +202,9 @@ static __always_inline void aggregate(const struct ht_record *r, __u64 hcall_to_
 			return;
 		}
 	}
-	h->slots[HT_AGG_TOTAL][log2_slot(r->exit_to_hcall_ns + hcall_to_entry) & (HT_AGG_SLOTS - 1)]++;
-	h->slots[HT_AGG_EXIT_HCALL][log2_slot(r->exit_to_hcall_ns) & (HT_AGG_SLOTS - 1)]++;
-	h->slots[HT_AGG_HCALL_ENTRY][log2_slot(hcall_to_entry) & (HT_AGG_SLOTS - 1)]++;
+	h->slots[HT_AGG_TOTAL][agg_slot(r->exit_to_hcall_ns + hcall_to_entry)]++;
+	h->slots[HT_AGG_EXIT_HCALL][agg_slot(r->exit_to_hcall_ns)]++;
+	h->slots[HT_AGG_HCALL_ENTRY][agg_slot(hcall_to_entry)]++;
 }
 
 static __always_inline struct vcpu_state *current_state(__u64 create)
