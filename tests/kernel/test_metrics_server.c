@@ -247,7 +247,7 @@ static void no_file_mode_labels_the_bpf_aggregates_by_vcpu_and_nr(void)
 struct scraper {
 	uint16_t port;
 	volatile int stop;
-	unsigned int ok, failed;
+	volatile unsigned int ok, failed;
 };
 
 static void *scrape_loop(void *arg)
@@ -312,6 +312,9 @@ static void stalled_clients_hold_up_neither_the_drain_nor_other_scrapes(void)
 			drained += (unsigned long long)n;
 		ht_metrics_update(metrics, tracer, &rec, 0, true);
 	}
+	/* At least one whole scrape ran next to the stalled clients (bounded wait). */
+	for (unsigned long long end = now_ms() + WAIT_MS; !sc.ok && !sc.failed && now_ms() < end;)
+		usleep(10000);
 	sc.stop = 1;
 	pthread_join(thr, NULL);
 	CHECK_EQ_U64(drained, 1000);
