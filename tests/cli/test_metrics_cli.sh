@@ -50,4 +50,14 @@ expect_run record_metrics_foreign_address 1 \
 	"cannot listen on 192\.0\.2\.1:9470 for --metrics: Cannot assign requested address: give an address of this host" \
 	-- "$HT" record --no-file -d 5 --metrics 192.0.2.1:9470
 
+# A fleet host: --no-file -q --metrics draws nothing and ends with its one summary line.
+free_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+out=$("$HT" record --no-file -q -d 0.5 --metrics "$free_port" 2>&1); status=$?
+if [ $status -eq 0 ] && [ "$(wc -l <<<"$out")" = 1 ] &&
+	grep -Eq '^hypertrace-bpf: 0 hypercalls, 0 dropped, .*aggregate only: no trace file\)$' <<<"$out"; then
+	pass record_no_file_quiet_with_metrics
+else
+	fail record_no_file_quiet_with_metrics "status $status: $out"
+fi
+
 suite_exit

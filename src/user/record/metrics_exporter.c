@@ -130,6 +130,18 @@ uint16_t ht_metrics_port(const struct ht_metrics *m)
 	return ht_metrics_http_port(m->http);
 }
 
+unsigned long long ht_metrics_hypercalls(const struct ht_metrics *m)
+{
+	unsigned long long n;
+
+	if (!m)
+		return 0;
+	n = m->live.other.hypercalls;
+	for (size_t i = 0; i < m->live.nsets; i++)
+		n += m->live.sets[i].hypercalls;
+	return n;
+}
+
 void ht_metrics_stop(struct ht_metrics *m)
 {
 	if (!m)

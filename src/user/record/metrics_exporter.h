@@ -46,6 +46,8 @@ void ht_metrics_observe(void *metrics, const struct ht_record *rec);
 void ht_metrics_update(struct ht_metrics *m, const struct ht_tracer *t,
 		       const struct ht_recording *rec, unsigned long long now_ns, bool force);
 uint16_t ht_metrics_port(const struct ht_metrics *m);
+/* Hypercalls counted so far (all label sets, "other" included); 0 for NULL. */
+unsigned long long ht_metrics_hypercalls(const struct ht_metrics *m);
 /* Stops the server and frees everything. NULL is fine. */
 void ht_metrics_stop(struct ht_metrics *m);
 

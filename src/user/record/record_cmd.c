@@ -394,9 +394,12 @@ static int run_aggregate_loop(struct session *s, struct run_totals *t)
 	}
 	ht_tracer_detach(s->tracer);
 	ht_metrics_update(s->metrics, s->tracer, NULL, ht_monotonic_ns(), true);
-	ht_tracer_read_aggregates(s->tracer, ht_live_add_aggregate, s->live);
 	t->lost = lost_now(s->tracer, t->counters);
-	t->records = ht_live_total(s->live);
+	t->records = ht_metrics_hypercalls(s->metrics); /* --quiet needs --metrics here */
+	if (s->live) {
+		ht_tracer_read_aggregates(s->tracer, ht_live_add_aggregate, s->live);
+		t->records = ht_live_total(s->live);
+	}
 	return HT_EXIT_OK;
 }
 

@@ -68,7 +68,7 @@ static const char record_help[] =
 	"    sudo hypertrace-bpf record --nr 1000 --nr 1001 -p $(pgrep -f qemu-system)\n"
 	"    sudo hypertrace-bpf record -- minivm --vcpus 2 --count 1000\n"
 	"    sudo hypertrace-bpf record --no-file --per-vcpu -i 5   # watch a production host\n"
-	"    sudo hypertrace-bpf record --no-file -i 60 --metrics 0.0.0.0:9470  # for Prometheus\n";
+	"    sudo hypertrace-bpf record --no-file -q --metrics 0.0.0.0:9470   # for Prometheus\n";
 
 static const struct option record_longopts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -215,7 +215,7 @@ int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg)
 		cfg->command = argv + optind;
 	if (cfg->no_file && (cfg->output_given || cfg->force || cfg->compress))
 		return ht_usage_error("record", "--no-file writes no trace file: drop -o/--force/--compress");
-	if (cfg->no_file && cfg->quiet)
-		return ht_usage_error("record", "--no-file with --quiet would show nothing: drop one of them");
+	if (cfg->no_file && cfg->quiet && !cfg->metrics)
+		return ht_usage_error("record", "--no-file with --quiet would show nothing: drop one of them, or add --metrics");
 	return -1;
 }
