@@ -162,7 +162,7 @@ fi
 "$HT" record -q -o "$work/rec.htr" -d 20 --metrics "127.0.0.1:$REC_PORT" >"$work/rec.log" 2>&1 &
 rec_pid=$!
 pids+=($rec_pid)
-"$HT" record --no-file -i 60 -d 20 --metrics "$RECNF_PORT" >"$work/recnf.log" 2>&1 &
+"$HT" record --no-file -q -d 20 --metrics "$RECNF_PORT" >"$work/recnf.log" 2>&1 &
 recnf_pid=$!
 pids+=($recnf_pid)
 if wait_for 30 query_is 'hypertrace_build_info{job="record",mode="file"}' 1 &&
@@ -181,7 +181,8 @@ wait "$rec_pid"
 st1=$?
 wait "$recnf_pid"
 st2=$?
-if [ $st1 -eq 0 ] && [ $st2 -eq 0 ] && grep -q "^hypertrace-bpf: 0 records, 0 dropped" "$work/rec.log"; then
+if [ $st1 -eq 0 ] && [ $st2 -eq 0 ] && grep -q "^hypertrace-bpf: 0 records, 0 dropped" "$work/rec.log" &&
+	grep -q "^hypertrace-bpf: 0 hypercalls, 0 dropped" "$work/recnf.log"; then
 	pass record_metrics_stops_cleanly
 else
 	fail record_metrics_stops_cleanly "status $st1/$st2: $(cat "$work/rec.log" "$work/recnf.log")"
