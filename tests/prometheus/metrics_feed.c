@@ -145,7 +145,8 @@ int main(int argc, char **argv)
 	if (!ready)
 		return fail(argv[3], strerror(errno));
 	fprintf(ready, "fired %u\ndropped %llu\n", count,
-		(unsigned long long)(c[HT_CNT_RINGBUF_DROPS] + c[HT_CNT_STATE_ALLOC_FAIL] + c[HT_CNT_SUPERSEDED]));
+		(unsigned long long)(c[HT_CNT_RINGBUF_DROPS] + c[HT_CNT_STATE_ALLOC_FAIL] + c[HT_CNT_SUPERSEDED] +
+				     c[HT_CNT_AGG_GROUPS_FULL]));
 	if (!file) {
 		struct ht_hist h;
 

@@ -286,6 +286,7 @@ static const char *const drop_reasons[HT_METRICS_NDROPS] = {
 	[HT_METRICS_DROP_RINGBUF_FULL] = "ringbuf_full",
 	[HT_METRICS_DROP_NO_THREAD_STATE] = "no_thread_state",
 	[HT_METRICS_DROP_SUPERSEDED] = "superseded",
+	[HT_METRICS_DROP_AGG_GROUPS_FULL] = "histogram_groups_full",
 	[HT_METRICS_DROP_MALFORMED_SAMPLE] = "malformed_sample",
 };
 

@@ -109,6 +109,7 @@ void ht_metrics_update(struct ht_metrics *m, const struct ht_tracer *t,
 		m->live.drops[HT_METRICS_DROP_RINGBUF_FULL] = c[HT_CNT_RINGBUF_DROPS];
 		m->live.drops[HT_METRICS_DROP_NO_THREAD_STATE] = c[HT_CNT_STATE_ALLOC_FAIL];
 		m->live.drops[HT_METRICS_DROP_SUPERSEDED] = c[HT_CNT_SUPERSEDED];
+		m->live.drops[HT_METRICS_DROP_AGG_GROUPS_FULL] = c[HT_CNT_AGG_GROUPS_FULL];
 		m->live.unselected_nr = c[HT_CNT_HCALL_UNSELECTED_NR];
 	}
 	if (rec)
