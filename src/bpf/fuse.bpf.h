@@ -189,10 +189,10 @@ static __always_inline void aggregate(const struct ht_record *r, __u64 hcall_to_
 
 	if (aggregate_group_by == HT_AGG_BY_VCPU)
 		key = (__u64)r->host_pid << 32 | r->vcpu_id;
-	if (aggregate_by_nr)
-		key |= (__u64)nr_index(r->nr) << HT_AGG_KEY_NR_SHIFT;
 	else if (aggregate_group_by == HT_AGG_BY_VM)
 		key = (__u64)r->host_pid << 32;
+	if (aggregate_by_nr)
+		key |= (__u64)nr_index(r->nr) << HT_AGG_KEY_NR_SHIFT;
 	struct ht_agg_hist *h = bpf_map_lookup_elem(&latency_hists, &key);
 	if (!h) {
 		bpf_map_update_elem(&latency_hists, &key, &zero, BPF_NOEXIST);
