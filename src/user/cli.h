@@ -13,6 +13,13 @@
 __attribute__((format(printf, 2, 3))) int ht_usage_error(const char *cmd, const char *fmt, ...);
 /* "hypertrace-bpf: MESSAGE"; returns HT_EXIT_RUNTIME. */
 __attribute__((format(printf, 1, 2))) int ht_runtime_error(const char *fmt, ...);
+/*
+ * getopt_long's '?' or ':' (with ':' first in optstring) as a usage error that
+ * names the option as typed: "-Z" of "-Zq", "--xml", "--force=1".
+ */
+int ht_option_error(const char *cmd, int opt, char **argv);
+/* "hypertrace-bpf VERSION" on stdout; returns HT_EXIT_OK. */
+int ht_print_version(void);
 
 int ht_cmd_record(int argc, char **argv);
 int ht_cmd_report(int argc, char **argv);

@@ -34,10 +34,8 @@ int main(int argc, char **argv)
 		fputs(usage, stdout);
 		return HT_EXIT_OK;
 	}
-	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
-		printf("hypertrace-bpf %s\n", HT_VERSION);
-		return HT_EXIT_OK;
-	}
+	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version"))
+		return ht_print_version();
 	fprintf(stderr, "hypertrace-bpf: unknown command '%s': see 'hypertrace-bpf --help'\n", argv[1]);
 	return HT_EXIT_USAGE;
 }

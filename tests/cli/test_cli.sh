@@ -32,6 +32,19 @@ expect_run record_bad_hist_series 2 "invalid --hist 'latency'" -- "$HT" record -
 expect_run record_no_file_with_output 2 "--no-file writes no trace file: drop -o" -- "$HT" record --no-file -o t.htr
 expect_run record_no_file_compress 2 "--no-file writes no trace file" -- "$HT" record --no-file -z
 expect_run record_no_file_quiet 2 "--no-file with --quiet would show nothing" -- "$HT" record --no-file -q
+expect_run record_bare_number_hints_intervals 2 "unexpected argument '1': for live histograms every SECONDS use -i SECONDS, to stop after N of them --intervals N" -- timeout 10 "$HT" record 1 10
+expect_run record_command_needs_dashes 2 "unexpected argument 'sleep': a command to run goes after '--'" -- timeout 10 "$HT" record sleep 1
+expect_run record_dashes_taken_as_value_are_not_a_separator 2 "unexpected argument 'true'" -- timeout 10 "$HT" record -o -- true
+expect_run record_unknown_short_option_in_a_cluster 2 "unknown option '-Z'" -- timeout 10 "$HT" record -Zq
+expect_run record_missing_value_in_a_cluster 2 "option '-o' needs a value" -- timeout 10 "$HT" record -qo
+expect_run record_flag_given_a_value 2 "option '--force' takes no value" -- timeout 10 "$HT" record --force=1
+expect_run record_quiet_intervals_never_stops 2 "--intervals counts live histograms, which --quiet turns off" -- timeout 10 "$HT" record -q --intervals 3
+expect_run record_quiet_drops_interval 2 "-i/--interval only changes the live histograms, which --quiet turns off" -- timeout 10 "$HT" record -q -i 2
+expect_run record_quiet_drops_timestamp 2 "-T/--timestamp only changes the live histograms" -- timeout 10 "$HT" record -T -q
+expect_run record_quiet_drops_per_vcpu 2 "--per-vcpu only changes the live histograms" -- timeout 10 "$HT" record -q --per-vcpu
+expect_run record_quiet_drops_per_vm 2 "--per-vm only changes the live histograms" -- timeout 10 "$HT" record --per-vm --quiet
+expect_run record_quiet_drops_hist 2 "--hist only changes the live histograms" -- timeout 10 "$HT" record -q --hist total
+expect_run record_no_file_ringbuf_size 2 "--no-file sends no records through the ring buffer: drop --ringbuf-size" -- timeout 10 "$HT" record --no-file -b 1M
 expect_run report_group_without_hist 2 "--per-vcpu and --per-vm go with --hist" -- "$HT" report --per-vcpu a.htr
 expect_run report_bad_hist_series 2 "invalid --hist 'p99'" -- "$HT" report --hist=p99 a.htr
 expect_run report_no_file 2 "no trace file given" -- "$HT" report
@@ -45,6 +58,12 @@ for cmd in "" record report; do
 	if [ $status -eq 0 ] && grep -q "EXAMPLES:" <<<"$out"; then pass "help_${cmd:-main}"; else fail "help_${cmd:-main}" "status $status"; fi
 done
 
+for v in -V --version; do
+	out=$("$HT" record $v 2>&1); status=$?
+	[ $status -eq 0 ] && [[ $out =~ ^hypertrace-bpf\ [0-9]+\.[0-9]+\.[0-9]+$ ]] && pass "record_version_$v" || fail "record_version_$v" "status $status: $out"
+done
+"$HT" record --help | grep -q -- "-c is a cgroup in libbpf-tools" && pass record_help_explains_c_is_vcpu || fail record_help_explains_c_is_vcpu "no word on -c in --help"
+
 # --- report on bad input: exit 1 --------------------------------------------
 expect_run report_missing_file 1 "cannot open missing.htr: No such file" -- "$HT" report missing.htr
 : >empty.htr
@@ -56,6 +75,11 @@ expect_run report_foreign_file 1 "not a hypertrace-bpf trace file" -- "$HT" repo
 # Not root: the unprivileged user gets told to use sudo.
 cp "$HT" "$work/ht" && chmod 755 "$work" "$work/ht"
 expect_run record_not_root 1 "needs root.*run it with sudo" -- setpriv --reuid=65534 --regid=65534 --clear-groups "$work/ht" record -o "$work/x.htr"
+# CMD is looked up before anything else: even before the privilege check.
+expect_run record_command_checked_before_loading 1 "cannot run 'no-such-command-xyz': not found in PATH" -- \
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$work/ht" record -o "$work/x.htr" -- no-such-command-xyz
+expect_run record_command_not_executable 1 "cannot run './exists.txt': not an executable file" -- \
+	bash -c "touch exists.txt && exec '$HT' record -o '$work/x.htr' -- ./exists.txt"
 
 # Root of a user namespace (a rootless container) has no BPF rights on the host.
 if unshare -U -r true 2>/dev/null; then
@@ -85,6 +109,7 @@ else
 fi
 
 # The main job on this host: nothing runs a guest, so 0 records, cleanly.
+rm -f hypertrace.htr # in case a usage-error test above wrongly recorded into it
 out=$("$HT" record -d 1 2>&1); status=$?
 if [ $status -eq 0 ] && grep -Eq "^hypertrace-bpf: 0 records, 0 dropped, .* written to hypertrace.htr$" <<<"$out"; then
 	pass record_one_second_reports_zero_records
@@ -139,7 +164,17 @@ fi
 out=$("$HT" record -o cmd.htr -- sleep 0.3 2>&1); status=$?
 [ $status -eq 0 ] && grep -q "0 records" <<<"$out" && pass record_stops_when_command_exits || fail record_stops_when_command_exits "status $status: $out"
 expect_run record_command_not_found 1 "cannot run 'no-such-command-xyz'.*check the command name" -- "$HT" record -o cmd2.htr -- no-such-command-xyz
+[ -e cmd2.htr ] && fail record_command_not_found_leaves_no_file "cmd2.htr exists" || pass record_command_not_found_leaves_no_file
 expect_run record_command_fails 1 "'false' exited with status 1" -- "$HT" record -o cmd3.htr -- false
+expect_run record_exit_status_is_the_commands 7 "'sh' exited with status 7" -- "$HT" record -q -o cmd4.htr -- sh -c 'exit 7'
+expect_run record_command_killed_by_a_signal 137 "'sh' was killed by signal 9" -- "$HT" record -q -o cmd5.htr -- sh -c 'kill -KILL $$'
+# CMD ends by itself in the tick where -d ends the run too (it ignores the SIGTERM
+# that stopping sends, so it ends by itself whichever is seen first): its status stands.
+expect_run record_command_status_kept_when_duration_ends_too 3 "'sh' exited with status 3" -- \
+	"$HT" record -q -d 0.001 -o cmd6.htr -- sh -c 'trap "" TERM; exit 3'
+# Stopped by -d while CMD runs: CMD gets SIGTERM and the run is a success.
+out=$("$HT" record -q -d 0.3 -o cmd7.htr -- sleep 30 2>&1); status=$?
+[ $status -eq 0 ] && grep -q "0 records" <<<"$out" && pass record_duration_stops_the_command || fail record_duration_stops_the_command "status $status: $out"
 
 # -v shows libbpf's own log (the place to read a verifier log).
 out=$("$HT" record -v -o verbose.htr -d 0.2 2>&1)

@@ -29,6 +29,8 @@
 #define POLL_INTERVAL_MS 100
 /* Buffered records are written at least this often, so a crash loses little. */
 #define FLUSH_INTERVAL_NS 1000000000ull
+/* How long CMD has to end after SIGTERM before it gets SIGKILL. */
+#define COMMAND_GRACE_MS 5000
 
 static volatile sig_atomic_t stop_requested;
 
@@ -51,6 +53,47 @@ static pid_t start_command(char **argv)
 		_exit(127);
 	}
 	return pid;
+}
+
+static bool is_executable_file(const char *path)
+{
+	struct stat sb;
+
+	return stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && access(path, X_OK) == 0;
+}
+
+/*
+ * Finds CMD as execvp will, before anything is loaded, so a misspelt command
+ * costs no BPF load and leaves no trace file. 0, or -1 with the reason in err.
+ */
+static int check_command_runnable(const char *name, char *err, size_t errlen)
+{
+	const char *path = getenv("PATH");
+	char candidate[4096];
+
+	if (strchr(name, '/')) {
+		if (is_executable_file(name))
+			return 0;
+		snprintf(err, errlen, "cannot run '%s': %s: check the command name and PATH", name,
+			 access(name, F_OK) ? strerror(errno) : "not an executable file");
+		return -1;
+	}
+	if (!path)
+		path = "/usr/local/bin:/bin:/usr/bin"; /* execvp's default */
+	for (const char *dir = path;; dir++) {
+		size_t len = strcspn(dir, ":");
+
+		/* An empty PATH entry means the current directory, as for execvp. */
+		if (snprintf(candidate, sizeof(candidate), "%.*s%s%s", (int)len, len ? dir : ".", "/", name) <
+			    (int)sizeof(candidate) &&
+		    is_executable_file(candidate))
+			return 0;
+		dir += len;
+		if (!*dir)
+			break;
+	}
+	snprintf(err, errlen, "cannot run '%s': not found in PATH: check the command name and PATH", name);
+	return -1;
 }
 
 static void header_from_config(struct ht_file_header *hdr, const struct ht_record_config *cfg)
@@ -135,21 +178,50 @@ struct session {
 	struct ht_recording rec; /* file mode */
 	struct ht_live *live;    /* NULL with --quiet */
 	struct ht_metrics *metrics; /* NULL without --metrics */
-	pid_t child;
-	int child_status;
+	pid_t child;          /* CMD while it runs, else -1 */
+	int child_status;     /* waitpid status of CMD once it ended */
+	bool command_ended;   /* CMD ended by itself (not by the SIGTERM that stopping sends) */
 	unsigned long long start, deadline;
 };
 
-/* Returns true when the recording should stop. */
-static bool session_should_stop(struct session *s, unsigned long long now)
+/* Collects CMD's status if it has ended; true if it has. */
+static bool reap_command(struct session *s)
 {
-	if (stop_requested || (s->deadline && now >= s->deadline))
-		return true;
 	if (s->child > 0 && waitpid(s->child, &s->child_status, WNOHANG) == s->child) {
 		s->child = -1;
-		return true;
+		s->command_ended = true;
 	}
-	return false;
+	return s->command_ended;
+}
+
+/*
+ * Returns true when the recording should stop. CMD is reaped first, so that
+ * if it ended in the same tick as -d or Ctrl-C its status is not lost.
+ */
+static bool session_should_stop(struct session *s, unsigned long long now)
+{
+	bool ended = reap_command(s);
+
+	return ended || stop_requested || (s->deadline && now >= s->deadline);
+}
+
+/* Stopped by Ctrl-C, -d or an error while CMD runs: SIGTERM, then SIGKILL after a grace time. */
+static void stop_command(struct session *s)
+{
+	if (s->child <= 0)
+		return;
+	kill(s->child, SIGTERM);
+	for (int waited = 0; waited < COMMAND_GRACE_MS && !reap_command(s); waited += 10)
+		usleep(10 * 1000);
+	if (s->child > 0) {
+		kill(s->child, SIGKILL);
+		waitpid(s->child, &s->child_status, 0);
+		s->child = -1;
+		return;
+	}
+	/* Ended by our SIGTERM: the run, not CMD, decided the end. */
+	if (WIFSIGNALED(s->child_status) && WTERMSIG(s->child_status) == SIGTERM)
+		s->command_ended = false;
 }
 
 /* The recording's observer: each drained record to the live view and the metrics. */
@@ -186,30 +258,23 @@ static int poll_timeout_ms(const struct session *s, unsigned long long now)
 	return (int)(wait_ns / 1000000ull);
 }
 
+/* The run's exit status: CMD's own when CMD ended the run, else 0. */
 static int finish_command(struct session *s)
 {
-	const struct ht_record_config *cfg = s->cfg;
+	const char *name = s->cfg->command ? s->cfg->command[0] : NULL;
 
-	if (s->child > 0) {
-		/* Stopped by Ctrl-C or -d while CMD runs: end it too. */
-		kill(s->child, SIGTERM);
-		waitpid(s->child, &s->child_status, 0);
-		s->child = -1;
+	stop_command(s);
+	if (!s->command_ended)
 		return HT_EXIT_OK;
-	}
-	if (!cfg->command)
-		return HT_EXIT_OK;
-	if (WIFEXITED(s->child_status) && WEXITSTATUS(s->child_status) != 0) {
-		fprintf(stderr, "hypertrace-bpf: '%s' exited with status %d\n", cfg->command[0],
-			WEXITSTATUS(s->child_status));
-		return HT_EXIT_RUNTIME;
-	}
 	if (WIFSIGNALED(s->child_status)) {
-		fprintf(stderr, "hypertrace-bpf: '%s' was killed by signal %d\n", cfg->command[0],
+		fprintf(stderr, "hypertrace-bpf: '%s' was killed by signal %d\n", name,
 			WTERMSIG(s->child_status));
-		return HT_EXIT_RUNTIME;
+		return 128 + WTERMSIG(s->child_status);
 	}
-	return HT_EXIT_OK;
+	if (WEXITSTATUS(s->child_status) != 0)
+		fprintf(stderr, "hypertrace-bpf: '%s' exited with status %d\n", name,
+			WEXITSTATUS(s->child_status));
+	return WEXITSTATUS(s->child_status);
 }
 
 /*
@@ -302,6 +367,8 @@ static int session_setup(struct session *s)
 	char err[512];
 	int status;
 
+	if (cfg->command && check_command_runnable(cfg->command[0], err, sizeof(err)))
+		return ht_runtime_error("%s", err);
 	if (ht_preflight(err, sizeof(err)))
 		return ht_runtime_error("%s", err);
 	if (!cfg->no_file) {
@@ -432,10 +499,7 @@ static void print_summary(const struct session *s, const struct run_totals *t)
 
 static void session_teardown(struct session *s)
 {
-	if (s->child > 0) {
-		kill(s->child, SIGTERM);
-		waitpid(s->child, NULL, 0);
-	}
+	stop_command(s);
 	ht_metrics_stop(s->metrics);
 	ht_live_free(s->live);
 	ht_tracer_destroy(s->tracer);

@@ -12,7 +12,7 @@ static const char record_help[] =
 	"                             [-p PID] [--vcpu N] [-d SECONDS] [--ringbuf-size BYTES]\n"
 	"                             [-i SECONDS] [--intervals N] [-T] [--per-vcpu | --per-vm]\n"
 	"                             [--hist SERIES] [-q] [--no-file] [--metrics [ADDR:]PORT]\n"
-	"                             [-v] [-- CMD [ARGS...]]\n"
+	"                             [-v] [-V] [-- CMD [ARGS...]]\n"
 	"\n"
 	"Trace KVM hypercalls system-wide into a trace file. Each traced hypercall\n"
 	"becomes one fused record: the hypercall exit (VMX exit reason 18 VMCALL, SVM\n"
@@ -30,7 +30,8 @@ static const char record_help[] =
 	"  -e, --exit-reason N      match this exit reason instead of the hypercall exit\n"
 	"                           (VMX: compared with its low 16 bits)\n"
 	"  -p, --pid PID            only the VM process PID (e.g. a QEMU)\n"
-	"  -c, --vcpu N             only vCPU id N\n"
+	"  -c, --vcpu N             only vCPU id N (-c is a cgroup in libbpf-tools; no\n"
+	"                           cgroup filter exists here, a VM is chosen with -p)\n"
 	"  -d, --duration SECONDS   stop after SECONDS (decimals allowed)\n"
 	"  -b, --ringbuf-size BYTES BPF ring buffer size, power of two with K/M/G\n"
 	"                           (default 64M)\n"
@@ -41,7 +42,8 @@ static const char record_help[] =
 	"      --per-vm             one histogram per VM process\n"
 	"      --hist SERIES        which latencies to draw: total, exit-hcall,\n"
 	"                           hcall-entry, all or a comma list (default all)\n"
-	"  -q, --quiet              no live histograms (the trace file is the same)\n"
+	"  -q, --quiet              no live histograms (the trace file is the same); the\n"
+	"                           options of the live view are then refused\n"
 	"      --no-file            aggregate only: histograms kept in BPF, no record\n"
 	"                           per hypercall, no trace file (lowest overhead)\n"
 	"      --metrics [ADDR:]PORT\n"
@@ -52,10 +54,13 @@ static const char record_help[] =
 	"      --bpf-stats          at the end, print each tracepoint program's run count\n"
 	"                           and average cost (kernel BPF run-time statistics)\n"
 	"  -v, --verbose            show libbpf debug output and the verifier log\n"
+	"  -V, --version            show the version\n"
 	"  -h, --help               show this help\n"
 	"\n"
-	"CMD runs after tracing has started; tracing stays system-wide (use -p to\n"
-	"restrict it to one VM process).\n"
+	"CMD must follow '--' and is looked up before anything is loaded. It runs\n"
+	"after tracing has started; tracing stays system-wide (use -p to restrict it\n"
+	"to one VM process). When CMD ends the run, record exits with CMD's status\n"
+	"(128+N if signal N killed it); when Ctrl-C or -d ends it, CMD gets SIGTERM.\n"
 	"\n"
 	"Live histograms (log2, nsecs below 10 us, else usecs) show each interval's\n"
 	"count, rate, p50/p90/p99/max and drops, redrawn in place on a terminal and\n"
@@ -91,15 +96,17 @@ static const struct option record_longopts[] = {
 	{ "bpf-stats", no_argument, NULL, 'S' },
 	{ "metrics", required_argument, NULL, 'X' },
 	{ "verbose", no_argument, NULL, 'v' },
+	{ "version", no_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 
 int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg)
 {
-	bool nr_given = false;
+	bool nr_given = false, ringbuf_given = false;
+	const char *live_option = NULL; /* the first option that only the live view uses */
 	uint64_t v;
-	int opt;
+	int opt, next;
 
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->output = HT_DEFAULT_OUTPUT;
@@ -110,8 +117,12 @@ int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg)
 
 	opterr = 0;
 	optind = 1;
-	/* '+': stop at the first non-option, which starts CMD. */
-	while ((opt = getopt_long(argc, argv, "+:o:fzn:e:p:c:d:b:i:Tqvh", record_longopts, NULL)) != -1) {
+	/* '+': stop at '--' or at the first non-option, which is then refused. */
+	for (;;) {
+		next = optind;
+		opt = getopt_long(argc, argv, "+:o:fzn:e:p:c:d:b:i:TqvVh", record_longopts, NULL);
+		if (opt == -1)
+			break;
 		switch (opt) {
 		case 'o':
 			if (!optarg[0])
@@ -162,28 +173,34 @@ int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg)
 			if (!ht_parse_size(optarg, &v) || v < 4096 || v > (1ull << 30) || (v & (v - 1)))
 				return ht_usage_error("record", "invalid --ringbuf-size '%s': expected a power of two from 4K to 1G", optarg);
 			cfg->ringbuf_bytes = (unsigned long)v;
+			ringbuf_given = true;
 			break;
 		case 'i':
 			if (!ht_parse_seconds(optarg, 86400, &cfg->interval_s) || cfg->interval_s < 0.01)
 				return ht_usage_error("record", "invalid --interval '%s': expected seconds, at least 0.01", optarg);
+			live_option = live_option ? live_option : "-i/--interval";
 			break;
 		case 'N':
 			if (!ht_parse_u64(optarg, 0, 1000000, &v) || v == 0)
 				return ht_usage_error("record", "invalid --intervals '%s': expected a count 1..1000000", optarg);
 			cfg->intervals = (unsigned int)v;
+			live_option = live_option ? live_option : "--intervals";
 			break;
 		case 'T':
 			cfg->timestamp = true;
+			live_option = live_option ? live_option : "-T/--timestamp";
 			break;
 		case 'P':
 		case 'M':
 			if (cfg->group_by != HT_AGG_BY_NONE)
 				return ht_usage_error("record", "--per-vcpu and --per-vm exclude each other");
 			cfg->group_by = opt == 'P' ? HT_AGG_BY_VCPU : HT_AGG_BY_VM;
+			live_option = live_option ? live_option : opt == 'P' ? "--per-vcpu" : "--per-vm";
 			break;
 		case 'H':
 			if (!ht_hv_parse_series(optarg, &cfg->series))
 				return ht_usage_error("record", "invalid --hist '%s': expected total, exit-hcall, hcall-entry, all or a comma list", optarg);
+			live_option = live_option ? live_option : "--hist";
 			break;
 		case 'q':
 			cfg->quiet = true;
@@ -202,20 +219,37 @@ int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg)
 		case 'v':
 			cfg->verbose = true;
 			break;
+		case 'V':
+			return ht_print_version();
 		case 'h':
 			fputs(record_help, stdout);
 			return HT_EXIT_OK;
-		case ':':
-			return ht_usage_error("record", "option '%s' needs a value", argv[optind - 1]);
 		default:
-			return ht_usage_error("record", "unknown option '%s'", argv[optind - 1]);
+			return ht_option_error("record", opt, argv);
 		}
 	}
-	if (optind < argc)
+	if (optind < argc) {
+		/* getopt stepped over a '--' of its own only if it took one argument in its last call. */
+		bool after_dashes = optind == next + 1 && !strcmp(argv[next], "--");
+
+		if (!after_dashes && ht_parse_seconds(argv[optind], 1e9, &(double){ 0 }))
+			return ht_usage_error("record", "unexpected argument '%s': for live histograms every SECONDS use -i SECONDS, to stop after N of them --intervals N, after SECONDS -d SECONDS; a command to run goes after '--'",
+					      argv[optind]);
+		if (!after_dashes)
+			return ht_usage_error("record", "unexpected argument '%s': a command to run goes after '--' (record [OPTIONS] -- CMD [ARGS...])",
+					      argv[optind]);
 		cfg->command = argv + optind;
+	}
 	if (cfg->no_file && (cfg->output_given || cfg->force || cfg->compress))
 		return ht_usage_error("record", "--no-file writes no trace file: drop -o/--force/--compress");
 	if (cfg->no_file && cfg->quiet && !cfg->metrics)
 		return ht_usage_error("record", "--no-file with --quiet would show nothing: drop one of them, or add --metrics");
+	if (cfg->no_file && ringbuf_given)
+		return ht_usage_error("record", "--no-file sends no records through the ring buffer: drop --ringbuf-size");
+	if (cfg->quiet && cfg->intervals)
+		return ht_usage_error("record", "--intervals counts live histograms, which --quiet turns off: drop -q, or stop after a time with -d");
+	if (cfg->quiet && live_option)
+		return ht_usage_error("record", "%s only changes the live histograms, which --quiet turns off: drop one of them",
+				      live_option);
 	return -1;
 }
