@@ -138,8 +138,13 @@ void ht_summary_print(struct ht_summary *s, FILE *out, const char *path,
 	print_time(out, "start: ", h, h->start_monotonic_ns);
 	if (st->has_trailer) {
 		print_time(out, "end:   ", h, st->trailer.end_monotonic_ns);
-		fprintf(out, "duration: %.3f s\n",
-			(double)(st->trailer.end_monotonic_ns - h->start_monotonic_ns) / 1e9);
+		double secs = ht_seconds_between(h->start_monotonic_ns, st->trailer.end_monotonic_ns);
+
+		if (secs >= 0)
+			fprintf(out, "duration: %.3f s\n", secs);
+		else
+			fprintf(out, "duration: unknown: the trailer's end is %.3f s before the start (a damaged or crafted file)\n",
+				-secs);
 	}
 	print_filters(out, h);
 	fprintf(out, "records: %llu\n", (unsigned long long)s->records);

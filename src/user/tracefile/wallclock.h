@@ -13,5 +13,7 @@ enum ht_time_style {
 
 void ht_format_wallclock(char *buf, size_t len, const struct ht_file_header *h, __u64 monotonic_ns,
 			 enum ht_time_style style);
+/* to - from in seconds, negative if to is earlier (no unsigned wrap-around). */
+double ht_seconds_between(__u64 from_ns, __u64 to_ns);
 
 #endif
