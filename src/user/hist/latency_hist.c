@@ -112,7 +112,7 @@ bool ht_hist_sum(const struct ht_hist *h, uint64_t *sum)
  * Nearest rank, in integers so that e.g. p99 of 100 values is rank 99 and
  * not 100 through a rounding error of 0.99 * 100. p is clamped to [0, 100].
  */
-static uint64_t nearest_rank(double p, uint64_t n)
+uint64_t ht_nearest_rank(double p, uint64_t n)
 {
 	uint64_t q, rank;
 
@@ -131,7 +131,7 @@ struct ht_lat_value ht_hist_percentile(const struct ht_hist *h, double p)
 
 	if (h->count == 0)
 		return (struct ht_lat_value){ 0, true };
-	rank = nearest_rank(p, h->count);
+	rank = ht_nearest_rank(p, h->count);
 	if (rank == h->count)
 		return ht_hist_max(h);
 	for (unsigned int i = 0; i < HT_HIST_SLOTS; i++) {
@@ -193,7 +193,7 @@ bool ht_samples_percentile(struct ht_samples *s, double p, uint64_t *out)
 		qsort(s->v, s->len, sizeof(*s->v), cmp_u64);
 		s->sorted = true;
 	}
-	*out = s->v[nearest_rank(p, s->len) - 1];
+	*out = s->v[ht_nearest_rank(p, s->len) - 1];
 	return true;
 }
 

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* The summary of a trace file: counts per vCPU and nr, latency statistics. */
+/*
+ * The summary of a trace file: counts per vCPU and nr, latency min/avg/max and
+ * exact p50/p99 in bounded memory (report_summary.c says how).
+ */
 #ifndef HT_REPORT_SUMMARY_H
 #define HT_REPORT_SUMMARY_H
 
@@ -7,11 +10,25 @@
 #include "hypertrace/trace_file.h"
 #include "tracefile/trace_reader.h"
 
+/* vCPUs (pid, vcpu) and nrs listed each; records of further keys are counted together. */
+#define HT_SUMMARY_MAX_KEYS 65536
+
 struct ht_summary;
 
 struct ht_summary *ht_summary_new(void);
+/*
+ * Tests: keep every latency of up to exact_records records (default 2^18), and
+ * collect a percentile's bucket when it holds at most collect_values values.
+ */
+void ht_summary_set_limits(struct ht_summary *s, size_t exact_records, size_t collect_values);
+/* Reads of the file so far, the first included (the percentiles may read it again). */
+unsigned int ht_summary_passes(const struct ht_summary *s);
 /* 0, or -ENOMEM. */
 int ht_summary_add(struct ht_summary *s, const struct ht_record *r);
+/*
+ * Prints the summary. Beyond the exact limit it reads PATH again (its first
+ * records, as many as were added) to pin down the percentiles.
+ */
 void ht_summary_print(struct ht_summary *s, FILE *out, const char *path,
 		      const struct ht_file_header *h, const struct ht_read_status *st);
 void ht_summary_free(struct ht_summary *s);
