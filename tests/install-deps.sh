@@ -4,7 +4,7 @@
 # end-to-end test are NOT installed: tests/e2e fetches them into .cache/.
 set -eu
 # prometheus and curl: the real Prometheus server that tests/prometheus scrapes record --metrics with.
-pkgs=(make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev tmux python3 util-linux prometheus curl time libcap2-bin)
+pkgs=(make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev tmux python3 util-linux prometheus curl time)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
