@@ -122,6 +122,40 @@ if [ $status -eq 0 ] && grep -q "^records: 0$" <<<"$out" && grep -q "^dropped: 0
 else
 	fail report_reads_the_recording "status $status: $out"
 fi
+# A non-root user with CAP_BPF and CAP_PERFMON: what is missing is read access to
+# tracefs (mode 0700 root), where libbpf reads the tracepoint ids; it is named.
+mkdir -m 777 caps
+as_nobody_with() { setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps="$1" --ambient-caps="$1" "${@:2}"; }
+if as_nobody_with +bpf,+perfmon test -x /sys/kernel/tracing/events; then
+	skip record_cap_bpf_perfmon_names_what_is_missing "tracefs is open to every user on this host"
+else
+	expect_run record_cap_bpf_perfmon_names_what_is_missing 1 "tracefs \(/sys/kernel/tracing\) is not readable by uid 65534: .*add CAP_DAC_READ_SEARCH to CAP_BPF and CAP_PERFMON" -- \
+		as_nobody_with +bpf,+perfmon "$work/ht" record -q -o "$work/caps/a.htr" -d 0.2
+fi
+out=$(as_nobody_with +bpf,+perfmon,+dac_read_search "$work/ht" record -q -o "$work/caps/b.htr" -d 0.2 2>&1); status=$?
+[ $status -eq 0 ] && grep -q "^hypertrace-bpf: 0 records, 0 dropped" <<<"$out" \
+	&& pass record_works_with_cap_bpf_perfmon_dac_read_search || fail record_works_with_cap_bpf_perfmon_dac_read_search "status $status: $out"
+
+# After attaching, record keeps only CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_NET_BIND_SERVICE
+# and CAP_BPF (bits 0, 1, 10, 39), and still drains and finishes the file.
+out=$("$HT" record -q -o caps1.htr -- sh -c 'grep CapEff /proc/$PPID/status' 2>&1); status=$?
+if [ $status -eq 0 ] && grep -q "^CapEff:.0000008000000403$" <<<"$out" && grep -q "^hypertrace-bpf: 0 records" <<<"$out"; then
+	pass record_keeps_only_the_capabilities_it_needs_after_attaching
+else
+	fail record_keeps_only_the_capabilities_it_needs_after_attaching "status $status: $out"
+fi
+# Under sudo, CMD runs as the caller with no capability; record also keeps CAP_KILL (bit 5) to stop it.
+out=$(SUDO_UID=65534 SUDO_GID=65534 SUDO_USER=nobody "$HT" record -q -o caps2.htr -- \
+	sh -c 'echo "uid $(id -u) gid $(id -g)"; grep CapEff /proc/self/status; grep CapEff /proc/$PPID/status' 2>&1); status=$?
+if [ $status -eq 0 ] && [ "$(head -3 <<<"$out")" = "$(printf 'uid 65534 gid 65534\nCapEff:\t0000000000000000\nCapEff:\t0000008000000423')" ]; then
+	pass record_runs_the_command_as_the_sudo_caller
+else
+	fail record_runs_the_command_as_the_sudo_caller "status $status: $out"
+fi
+out=$(SUDO_UID=65534 SUDO_GID=65534 SUDO_USER=nobody timeout 20 "$HT" record -q -o caps3.htr -d 0.3 -- sleep 30 2>&1); status=$?
+[ $status -eq 0 ] && pass record_stops_a_command_running_as_the_sudo_caller || fail record_stops_a_command_running_as_the_sudo_caller "status $status: $out"
+expect_run record_malformed_sudo_uid 1 "SUDO_UID 'bob' / SUDO_GID '1' are not user and group ids" -- env SUDO_UID=bob SUDO_GID=1 "$HT" record -q -o caps4.htr -- true
+
 out=$("$HT" report --csv hypertrace.htr 2>&1)
 [ "$out" = "exit_ns,wallclock,host_pid,host_tid,vcpu_id,exit_cpu,entry_cpu,isa,exit_reason,nr,a0,a1,a2,a3,guest_rip,exit_to_hcall_ns,hcall_to_entry_ns,total_ns,flags" ] \
 	&& pass report_csv_header || fail report_csv_header "$out"

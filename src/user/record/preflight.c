@@ -81,25 +81,39 @@ static int dir_exists(const char *path)
 	return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
+/* 0, -EACCES if a tracefs is there but this user may not look into it, else -ENOENT. */
 static int events_dir(const struct ht_preflight_paths *p, char *out, size_t len)
 {
 	const char *roots[] = { p->tracefs, p->debugfs_tracing };
+	int ret = -ENOENT;
 
 	for (size_t i = 0; i < 2; i++) {
 		snprintf(out, len, "%s/events", roots[i]);
 		if (dir_exists(out))
 			return 0;
+		if (errno == EACCES)
+			ret = -EACCES;
 	}
-	return -ENOENT;
+	return ret;
 }
 
 int ht_check_tracefs(const struct ht_preflight_paths *p, int mount_if_missing, char *err,
 		     size_t errlen)
 {
 	char dir[512];
+	int ret = events_dir(p, dir, sizeof(dir));
 
-	if (events_dir(p, dir, sizeof(dir)) == 0)
+	if (ret == 0)
 		return 0;
+	/*
+	 * tracefs is mode 0700 root: CAP_BPF and CAP_PERFMON do not open it, and
+	 * libbpf reads each tracepoint's id there before perf_event_open().
+	 */
+	if (ret == -EACCES) {
+		snprintf(err, errlen, "tracefs (%s) is not readable by uid %u: libbpf reads the tracepoint ids there: add CAP_DAC_READ_SEARCH to CAP_BPF and CAP_PERFMON, or run as root",
+			 p->tracefs, (unsigned int)getuid());
+		return -EACCES;
+	}
 	/* libbpf resolves tracepoint ids through tracefs: mount it where the kernel expects it. */
 	if (mount_if_missing && dir_exists(p->tracefs) &&
 	    mount("nodev", p->tracefs, "tracefs", 0, NULL) == 0 && events_dir(p, dir, sizeof(dir)) == 0)

@@ -8,6 +8,7 @@
  * histograms instead of emitting records, and only the histograms are shown.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #include "record/metrics_exporter.h"
 #include "record/live_view.h"
 #include "record/preflight.h"
+#include "record/privileges.h"
 #include "record/record_options.h"
 #include "record/recording.h"
 #include "tracefile/trace_writer.h"
@@ -40,18 +42,41 @@ static void on_stop_signal(int sig)
 	stop_requested = 1;
 }
 
-static pid_t start_command(char **argv)
+/*
+ * Forks CMD, which waits until *gate is closed: the parent drops its
+ * privileges in between, so CMD never runs beside a fully privileged
+ * recorder. Under sudo CMD takes on the caller's identity first.
+ */
+static pid_t start_command(char **argv, const struct ht_command_user *user, int *gate)
 {
-	pid_t pid = fork();
+	int fds[2];
+	pid_t pid;
 
+	if (pipe2(fds, O_CLOEXEC))
+		return -1;
+	pid = fork();
 	if (pid == 0) {
+		char err[256], byte;
+
+		close(fds[1]);
+		while (read(fds[0], &byte, 1) < 0 && errno == EINTR)
+			;
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
+		if (ht_command_user_apply(user, err, sizeof(err))) {
+			fprintf(stderr, "hypertrace-bpf: %s\n", err);
+			_exit(127);
+		}
 		execvp(argv[0], argv);
 		fprintf(stderr, "hypertrace-bpf: cannot run '%s': %s: check the command name and PATH\n",
 			argv[0], strerror(errno));
 		_exit(127);
 	}
+	close(fds[0]);
+	if (pid < 0)
+		close(fds[1]);
+	else
+		*gate = fds[1];
 	return pid;
 }
 
@@ -362,12 +387,15 @@ static int setup_tracing(struct session *s, struct ht_writer **writer)
 static int session_setup(struct session *s)
 {
 	const struct ht_record_config *cfg = s->cfg;
+	struct ht_command_user user = { .set = false };
 	struct ht_writer *writer = NULL;
 	struct ht_file_header hdr;
 	char err[512];
-	int status;
+	int status, gate = -1, ret;
 
 	if (cfg->command && check_command_runnable(cfg->command[0], err, sizeof(err)))
+		return ht_runtime_error("%s", err);
+	if (cfg->command && ht_command_user_from_sudo(&user, err, sizeof(err)))
 		return ht_runtime_error("%s", err);
 	if (ht_preflight(err, sizeof(err)))
 		return ht_runtime_error("%s", err);
@@ -395,12 +423,21 @@ static int session_setup(struct session *s)
 	sigaction(SIGTERM, &sa, NULL);
 
 	if (cfg->command) {
-		s->child = start_command(cfg->command);
+		s->child = start_command(cfg->command, &user, &gate);
 		if (s->child < 0) {
 			status = ht_runtime_error("cannot start '%s': %s", cfg->command[0], strerror(errno));
 			discard_output(s, NULL);
 			return status;
 		}
+	}
+	ret = ht_drop_privileges(user.set);
+	if (gate >= 0)
+		close(gate); /* CMD may run now */
+	if (ret) {
+		status = ht_runtime_error("cannot drop the capabilities tracing no longer needs: %s",
+					  strerror(-ret));
+		discard_output(s, NULL);
+		return status;
 	}
 	if (cfg->verbose)
 		fprintf(stderr, "hypertrace-bpf: tracing; stop with Ctrl-C\n");
