@@ -66,7 +66,7 @@ BIN := $(OUTPUT)/hypertrace-bpf
 SAN_BIN := $(OUTPUT)/san/hypertrace-bpf
 STATIC_BIN := $(OUTPUT)/static/hypertrace-bpf
 
-.PHONY: all static test demo bench deps clean tests-build guest install
+.PHONY: all static test demo bench deps clean tests-build guest install fuzz
 .DELETE_ON_ERROR:
 # Keep every intermediate (BPF objects, skeletons): a second `make` does nothing.
 .SECONDARY:
@@ -138,11 +138,38 @@ $(OUTPUT)/bench/bench_drain: $(OUTPUT)/obj/bench/bench_drain.o $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LIBS) -lpthread -o $@
 
+# Fuzzing (tests/fuzz): the reader and every report mode under libFuzzer with
+# ASan and UBSan, built with clang whatever CC is; seeds come from write_seeds.
+FUZZ_CC ?= $(CLANG)
+FUZZ_SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -Iinclude -Isrc -Isrc/user -I$(OUTPUT) -MMD -MP \
+	-g -O1 -fsanitize=fuzzer-no-link $(FUZZ_SAN)
+FUZZ_BIN := $(OUTPUT)/fuzz/fuzz_report
+SEED_BIN := $(OUTPUT)/fuzz/write_seeds
+FUZZ_SECONDS ?= 600
+
+$(OUTPUT)/fuzz/obj/%.o: %.c | $(SKELS)
+	$(call msg,CC-FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
+
+$(FUZZ_BIN): $(OUTPUT)/fuzz/obj/tests/fuzz/fuzz_report.o $(call obj,fuzz/obj,$(LIB_SRCS))
+	$(call msg,LINK,$@)
+	$(Q)$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) $(LDFLAGS) $^ $(LIBS) -o $@
+
+$(SEED_BIN): $(OUTPUT)/obj/tests/fuzz/write_seeds.o $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LIBS) -o $@
+
+# Longer than the bounded run of `make test`: make fuzz FUZZ_SECONDS=3600
+fuzz: $(FUZZ_BIN) $(SEED_BIN)
+	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/test_fuzz.sh
+
 include guest/guest.mk
 
 static: $(STATIC_BIN) guest
 
-tests-build: $(BIN) $(SAN_BIN) $(TEST_BINS) $(TEST_HELPERS) static
+tests-build: $(BIN) $(SAN_BIN) $(TEST_BINS) $(TEST_HELPERS) $(FUZZ_BIN) $(SEED_BIN) static
 
 test: deps
 	$(MAKE) tests-build

@@ -2,9 +2,10 @@
 # Installs the Debian 12 packages hypertrace-bpf needs to build and test, if
 # missing. Needs root (apt-get). Guest kernel, busybox and qemu for the nested
 # end-to-end test are NOT installed: tests/e2e fetches them into .cache/.
+# libclang-rt-14-dev holds libFuzzer (tests/fuzz); time is GNU time (peak RSS).
 set -eu
 # prometheus and curl: the real Prometheus server that tests/prometheus scrapes record --metrics with.
-pkgs=(make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev tmux python3 util-linux prometheus curl time)
+pkgs=(make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev tmux python3 util-linux prometheus curl time libclang-rt-14-dev)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

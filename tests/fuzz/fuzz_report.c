@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * libFuzzer harness: each input is a trace file, read by every report mode
+ * through the command's own entry point, as a user would run it. A new mode
+ * or export is one line in `runs` below.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cli.h"
+#include "common/util.h"
+
+#define INPUT "@INPUT@"   /* replaced by the input's path */
+#define OUTPUT "@OUTPUT@" /* replaced by a scratch output path */
+
+struct run {
+	int (*cmd)(int argc, char **argv);
+	const char *argv[8];
+};
+
+static const struct run runs[] = {
+	{ ht_cmd_report, { "report", INPUT } },
+	{ ht_cmd_report, { "report", "--dump", INPUT } },
+	{ ht_cmd_report, { "report", "--csv", INPUT } },
+	{ ht_cmd_report, { "report", "--json", INPUT } },
+	{ ht_cmd_report, { "report", "--hist", INPUT } },
+	{ ht_cmd_report, { "report", "--hist=total", "--per-vcpu", INPUT } },
+	{ ht_cmd_report, { "report", "--hist=exit-hcall,hcall-entry", "--per-vm", INPUT } },
+};
+
+static char input_path[64], output_path[64];
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	snprintf(input_path, sizeof(input_path), "/tmp/ht-fuzz-%d.in", (int)getpid());
+	snprintf(output_path, sizeof(output_path), "/tmp/ht-fuzz-%d.out", (int)getpid());
+	/* Reports go nowhere; libFuzzer keeps its own stderr (-close_fd_mask=2 silences ours). */
+	if (!freopen("/dev/null", "w", stdout))
+		abort();
+	return 0;
+}
+
+static void write_input(const uint8_t *data, size_t size)
+{
+	FILE *f = fopen(input_path, "wb");
+
+	if (!f || (size && fwrite(data, 1, size, f) != size) || fclose(f))
+		abort(); /* the harness, not the reader, failed */
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	write_input(data, size);
+	for (size_t i = 0; i < ARRAY_SIZE(runs); i++) {
+		char *argv[ARRAY_SIZE(runs[i].argv) + 1];
+		int argc = 0;
+
+		for (; runs[i].argv[argc]; argc++) {
+			const char *a = runs[i].argv[argc];
+			argv[argc] = (char *)(!strcmp(a, INPUT) ? input_path : !strcmp(a, OUTPUT) ? output_path : a);
+		}
+		argv[argc] = NULL;
+		int status = runs[i].cmd(argc, argv);
+		/* A damaged input is a runtime error (1), never a usage error or anything else. */
+		if (status != 0 && status != 1) {
+			fprintf(stderr, "fuzz: '%s %s' exited with %d\n", argv[0], argv[1], status);
+			abort();
+		}
+		fflush(stdout);
+		unlink(output_path);
+	}
+	unlink(input_path);
+	return 0;
+}

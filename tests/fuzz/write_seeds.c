@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Writes the fuzzer's seed trace files with the real writer, so the seeds
+ * follow the format: plain and compressed, with and without a trailer, empty,
+ * several vCPUs and nrs. Usage: write_seeds DIR
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include "hypertrace/trace_file.h"
+#include "tracefile/trace_writer.h"
+
+static struct ht_record record(unsigned int i)
+{
+	return (struct ht_record){
+		.exit_ns = 5000000000ull + i * 1000ull + (i % 5) * 37,
+		.a0 = i, .a1 = 0x11, .a2 = ~(__u64)i, .a3 = 0x44,
+		.guest_rip = 0x101e, .nr = 1000 + i % 3, .exit_reason = i % 2 ? 0x81 : 18,
+		.exit_to_hcall_ns = 150 + i % 97, .hcall_to_entry_ns = 300 + (i * 7919) % 5000,
+		.host_pid = 4242 + i % 2, .host_tid = 4300 + i % 4, .vcpu_id = (__u16)(i % 4),
+		.exit_cpu = (__u16)(i % 2), .entry_cpu = (__u16)((i + 1) % 2),
+		.isa = i % 2 ? HT_ISA_SVM : HT_ISA_VMX,
+	};
+}
+
+/* start_realtime_ns of the header; 0 in a call means the fixed default. */
+static __u64 seed_realtime;
+
+static int write_seed(const char *dir, const char *name, unsigned int n, unsigned int encoding)
+{
+	struct ht_trailer t = { .records = n, .ringbuf_drops = 2, .superseded = 1,
+				.end_monotonic_ns = 5000000000ull + n * 1000ull + 1,
+				.end_realtime_ns = 1795318801000000000ull + n * 1000ull + 1001 };
+	struct ht_file_header h;
+	struct ht_writer *w;
+	char path[512], err[256] = "";
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	/* Fixed identity and clocks: the same seeds on every machine. */
+	ht_header_init(&h);
+	snprintf(h.kernel_release, sizeof(h.kernel_release), "6.1.0-seed");
+	snprintf(h.cpu_vendor, sizeof(h.cpu_vendor), "AuthenticAMD");
+	h.start_realtime_ns = seed_realtime ? seed_realtime : 1795318801000000000ull;
+	h.start_monotonic_ns = 4999999000ull;
+	h.filter_nr_count = 3;
+	h.filter_nr[1] = 1001;
+	h.filter_nr[2] = 1002;
+	if (ht_writer_open(path, true, &h, &w, err, sizeof(err)) || ht_writer_set_encoding(w, encoding)) {
+		fprintf(stderr, "write_seeds: %s\n", err);
+		return 1;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		struct ht_record r = record(i);
+
+		if (ht_writer_add(w, &r))
+			return 1;
+		if (i == n / 2 && ht_writer_flush(w)) /* two blocks */
+			return 1;
+	}
+	return ht_writer_close(w, &t) != 0;
+}
+
+/* A copy of DIR/name without its last `cut` bytes: a recording that did not end cleanly. */
+static int write_cut(const char *dir, const char *name, long cut, const char *suffix)
+{
+	char path[512], out[512];
+	static char buf[1 << 20];
+	FILE *f;
+	size_t len;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	snprintf(out, sizeof(out), "%s/%s-%s", dir, name, suffix);
+	f = fopen(path, "rb");
+	if (!f)
+		return 1;
+	len = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	if ((long)len <= cut || !(f = fopen(out, "wb")))
+		return 1;
+	len -= (size_t)cut;
+	return (fwrite(buf, 1, len, f) != len) | (fclose(f) != 0);
+}
+
+int main(int argc, char **argv)
+{
+	/* The trailer is one block: a 24-byte block header and the 64-byte trailer. */
+	const long trailer_block = sizeof(struct ht_block_header) + sizeof(struct ht_trailer);
+	const char *dir = argv[1];
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: write_seeds DIR\n");
+		return 2;
+	}
+	int ret = write_seed(dir, "plain", 12, HT_ENCODING_RAW) |
+		  write_seed(dir, "compressed", 40, HT_ENCODING_DELTA_ZLIB) |
+		  write_seed(dir, "empty", 0, HT_ENCODING_RAW) |
+		  write_cut(dir, "plain", trailer_block, "no-trailer") |
+		  write_cut(dir, "plain", trailer_block + 100, "cut-in-a-block") |
+		  write_cut(dir, "compressed", trailer_block, "no-trailer");
+
+	/* Wall-clock times past 2262: a signed 64-bit sum of the clocks overflows. */
+	seed_realtime = INT64_MAX;
+	return ret | write_seed(dir, "clocks-past-int64", 3, HT_ENCODING_RAW);
+}
