@@ -202,10 +202,10 @@ expect_run record_command_not_found 1 "cannot run 'no-such-command-xyz'.*check t
 expect_run record_command_fails 1 "'false' exited with status 1" -- "$HT" record -o cmd3.htr -- false
 expect_run record_exit_status_is_the_commands 7 "'sh' exited with status 7" -- "$HT" record -q -o cmd4.htr -- sh -c 'exit 7'
 expect_run record_command_killed_by_a_signal 137 "'sh' was killed by signal 9" -- "$HT" record -q -o cmd5.htr -- sh -c 'kill -KILL $$'
-# CMD ends by itself in the tick where -d ends the run too (it ignores the SIGTERM
-# that stopping sends, so it ends by itself whichever is seen first): its status stands.
+# CMD ends by itself while -d ends the run (it ignores the SIGTERM that stopping
+# sends, and exits 3 a second later): its status is not lost.
 expect_run record_command_status_kept_when_duration_ends_too 3 "'sh' exited with status 3" -- \
-	"$HT" record -q -d 0.001 -o cmd6.htr -- sh -c 'trap "" TERM; exit 3'
+	"$HT" record -q -d 0.5 -o cmd6.htr -- sh -c 'trap "" TERM; sleep 1.5; exit 3'
 # Stopped by -d while CMD runs: CMD gets SIGTERM and the run is a success.
 out=$("$HT" record -q -d 0.3 -o cmd7.htr -- sleep 30 2>&1); status=$?
 [ $status -eq 0 ] && grep -q "0 records" <<<"$out" && pass record_duration_stops_the_command || fail record_duration_stops_the_command "status $status: $out"
