@@ -12,8 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/capability.h>
 #include "parse.h"
 
 #define REQUEST_MAX 8192
@@ -218,10 +220,27 @@ static bool conn_step(struct ht_metrics_http *h, struct conn *c, short revents)
 	return false; /* all sent: Connection: close */
 }
 
+/*
+ * The thread that talks to the network needs no capability: its socket is
+ * bound already. Capabilities are per thread, so it drops its own at once,
+ * whatever the recorder (which started it as root) keeps.
+ */
+static void drop_thread_capabilities(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+	struct __user_cap_data_struct none[2];
+
+	memset(none, 0, sizeof(none));
+	syscall(SYS_capset, &hdr, none);
+}
+
 static void *serve(void *arg)
 {
 	struct ht_metrics_http *h = arg;
-	struct pollfd *pfd = calloc(h->max_conns + 2, sizeof(*pfd));
+	struct pollfd *pfd;
+
+	drop_thread_capabilities();
+	pfd = calloc(h->max_conns + 2, sizeof(*pfd));
 
 	if (!pfd)
 		return NULL;

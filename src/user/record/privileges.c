@@ -51,7 +51,7 @@ static int last_cap(void)
 int ht_drop_privileges(bool keep_kill)
 {
 	unsigned long long keep = CAP_BIT(CAP_BPF) | CAP_BIT(CAP_DAC_OVERRIDE) | CAP_BIT(CAP_CHOWN) |
-				  CAP_BIT(CAP_NET_BIND_SERVICE) | (keep_kill ? CAP_BIT(CAP_KILL) : 0);
+				  (keep_kill ? CAP_BIT(CAP_KILL) : 0);
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
 	struct __user_cap_data_struct d[2];
 	int ret;

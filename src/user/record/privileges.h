@@ -32,10 +32,12 @@ int ht_command_user_apply(const struct ht_command_user *u, char *err, size_t err
  * (bpf() on the loaded maps and programs: counters, aggregates, statistics;
  * kernels before 6.5 check it for every bpf() command), CAP_DAC_OVERRIDE and
  * CAP_CHOWN (finishing, replacing or removing the trace file in a directory
- * root does not own and giving it to the sudo caller), CAP_NET_BIND_SERVICE
- * (a metrics listener on a port below 1024), and CAP_KILL if CMD runs as
- * another user (to stop it). Also drops them from the bounding set, so no
- * later exec can regain them. 0 or -errno.
+ * root does not own and giving it to the sudo caller), and CAP_KILL if CMD
+ * runs as another user (to stop it). The --metrics listener is bound before,
+ * and its thread drops every capability itself. Also drops them from the
+ * bounding set, so no later exec can regain them. Applies to the calling
+ * thread (capabilities are per thread): a thread started later inherits the
+ * reduced set. 0 or -errno.
  */
 int ht_drop_privileges(bool keep_kill);
 /* The effective capability set of this process (bit n: capability n), for tests and messages. */
