@@ -58,15 +58,31 @@ int ht_reader_open(const char *path, struct ht_reader **out, char *err, size_t e
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer that may never come. */
+	r->fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (r->fd < 0) {
 		ret = -errno;
 		snprintf(err, errlen, "cannot open %s: %s", path, strerror(-ret));
 		free(r);
 		return ret;
 	}
-	if (fstat(r->fd, &sb) == 0)
-		r->st.file_bytes = (unsigned long long)sb.st_size;
+	if (fstat(r->fd, &sb) != 0) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot read %s: %s", path, strerror(-ret));
+		close(r->fd);
+		free(r);
+		return ret;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		snprintf(err, errlen, "%s is %s, not a trace file: give the path of a regular file", path,
+			 S_ISDIR(sb.st_mode) ? "a directory" : S_ISFIFO(sb.st_mode) ? "a FIFO" :
+			 S_ISCHR(sb.st_mode) ? "a character device" : S_ISBLK(sb.st_mode) ? "a block device" :
+			 S_ISSOCK(sb.st_mode) ? "a socket" : "a special file");
+		close(r->fd);
+		free(r);
+		return -EINVAL;
+	}
+	r->st.file_bytes = (unsigned long long)sb.st_size;
 	n = read_full(r->fd, &r->hdr, sizeof(r->hdr));
 	ret = -EINVAL;
 	if (n < 0) {
@@ -136,6 +152,10 @@ static bool load_block(struct ht_reader *r)
 		if (n == 0) {
 			if (!r->st.has_trailer)
 				stop(r, false, "no trailer after byte %llu: the recording did not end cleanly", at);
+			else if (r->st.trailer.records != r->st.records)
+				/* Every block checked out, so blocks were removed, added or the trailer replaced. */
+				stop(r, true, "the trailer counts %llu records but the file holds %llu: the file was altered",
+				     (unsigned long long)r->st.trailer.records, r->st.records);
 			else
 				r->done = true;
 			return false;
