@@ -67,7 +67,11 @@ struct ht_block_header {
 	__u32 crc32;       /* 20 crc32 of the payload as stored */
 };
 
-/* Payload of the TRAILER block, written once when a recording ends cleanly. */
+/*
+ * Payload of the TRAILER block, written once when a recording ends (cleanly,
+ * or with blocks the file system refused: not_written says how many records).
+ * not_written was "reserved, 0" before it was used, so older files read as 0.
+ */
 struct ht_trailer {
 	__u64 records;             /*  0 records written to the file */
 	__u64 ringbuf_drops;       /*  8 hypercalls lost: ring buffer full */
@@ -76,7 +80,7 @@ struct ht_trailer {
 	__u64 unselected_nr;       /* 32 hypercall exits whose nr was not selected (not losses) */
 	__u64 end_monotonic_ns;    /* 40 CLOCK_MONOTONIC at the end */
 	__u64 end_realtime_ns;     /* 48 CLOCK_REALTIME at the end */
-	__u64 reserved;            /* 56 0 */
+	__u64 not_written;         /* 56 records lost: drained, but the file system refused their block (disk full) */
 };
 
 _Static_assert(sizeof(struct ht_file_header) == HT_FILE_HEADER_SIZE, "header layout changed");
@@ -88,7 +92,7 @@ _Static_assert(sizeof(struct ht_trailer) == 64, "trailer layout changed");
 /* Hypercalls the kernel saw but the file does not hold. */
 static inline __u64 ht_trailer_lost(const struct ht_trailer *t)
 {
-	return t->ringbuf_drops + t->state_alloc_fail + t->superseded;
+	return t->ringbuf_drops + t->state_alloc_fail + t->superseded + t->not_written;
 }
 
 #endif /* HYPERTRACE_TRACE_FILE_H */

@@ -29,8 +29,12 @@
 
 /* How often the loop wakes without records: bounds Ctrl-C latency and data age in the file. */
 #define POLL_INTERVAL_MS 100
-/* Buffered records are written at least this often, so a crash loses little. */
-#define FLUSH_INTERVAL_NS 1000000000ull
+/*
+ * Buffered records go to the writer thread at least this often. With the poll
+ * interval and the writer's own latency this keeps the promise made in the
+ * docs: after a crash, every record older than a second is in the file.
+ */
+#define FLUSH_INTERVAL_NS 500000000ull
 /* How long CMD has to end after SIGTERM before it gets SIGKILL. */
 #define COMMAND_GRACE_MS 5000
 
@@ -169,7 +173,8 @@ static unsigned long long lost_now(const struct ht_tracer *t, __u64 c[HT_CNT_MAX
 	       c[HT_CNT_AGG_GROUPS_FULL];
 }
 
-static void print_lost_detail(unsigned long long lost, const __u64 c[HT_CNT_MAX])
+static void print_lost_detail(unsigned long long lost, const __u64 c[HT_CNT_MAX],
+			      unsigned long long not_written)
 {
 	if (!lost)
 		return;
@@ -177,9 +182,10 @@ static void print_lost_detail(unsigned long long lost, const __u64 c[HT_CNT_MAX]
 		fprintf(stderr, "hypertrace-bpf: %llu hypercalls were not counted: more than %u histogram groups (VMs or vCPUs): group by VM (--per-vm) or not at all\n",
 			(unsigned long long)c[HT_CNT_AGG_GROUPS_FULL], HT_AGG_MAX_GROUPS);
 	if (lost > c[HT_CNT_AGG_GROUPS_FULL])
-		fprintf(stderr, "hypertrace-bpf: %llu hypercalls were not recorded: ring buffer full %llu (raise --ringbuf-size), no per-thread state %llu, another exit before kvm_entry %llu\n",
+		fprintf(stderr, "hypertrace-bpf: %llu hypercalls were not recorded: ring buffer full %llu (raise --ringbuf-size), no per-thread state %llu, another exit before kvm_entry %llu, not written: disk full %llu\n",
 			lost - c[HT_CNT_AGG_GROUPS_FULL], (unsigned long long)c[HT_CNT_RINGBUF_DROPS],
-			(unsigned long long)c[HT_CNT_STATE_ALLOC_FAIL], (unsigned long long)c[HT_CNT_SUPERSEDED]);
+			(unsigned long long)c[HT_CNT_STATE_ALLOC_FAIL], (unsigned long long)c[HT_CNT_SUPERSEDED],
+			not_written);
 }
 
 static void print_bpf_stats(const struct ht_tracer *t)
@@ -311,15 +317,20 @@ struct run_totals {
 	__u64 counters[HT_CNT_MAX];
 	double secs;
 	unsigned long long malformed; /* file mode: ring samples that were not whole records */
+	unsigned long long not_written; /* file mode: records of blocks the file system refused */
+	int write_error;              /* file mode: -errno of the first failed write, or 0 */
 };
 
-/* Nothing was traced: leave no empty trace file behind. */
+/*
+ * Nothing was traced: leave no trace file behind. A file not yet published
+ * disappears by itself, and an older file at the path is then untouched.
+ */
 static void discard_output(struct session *s, struct ht_writer *writer)
 {
+	if (s->rec.writer)
+		ht_writer_unpublish(s->rec.writer);
 	ht_recording_abandon(&s->rec);
 	ht_writer_abandon(writer);
-	if (!s->cfg->no_file)
-		unlink(s->cfg->output);
 }
 
 static struct ht_live *live_view_new(const struct ht_record_config *cfg)
@@ -387,7 +398,7 @@ static int setup_tracing(struct session *s, struct ht_writer **writer)
 static int session_setup(struct session *s)
 {
 	const struct ht_record_config *cfg = s->cfg;
-	struct ht_command_user user = { .set = false };
+	struct ht_command_user user = { .set = false }, owner;
 	struct ht_writer *writer = NULL;
 	struct ht_file_header hdr;
 	char err[512];
@@ -400,9 +411,17 @@ static int session_setup(struct session *s)
 	if (ht_preflight(err, sizeof(err)))
 		return ht_runtime_error("%s", err);
 	if (!cfg->no_file) {
+		/* Under sudo the trace belongs to the user who asked for it, not to root. */
+		if (ht_command_user_from_sudo(&owner, err, sizeof(err)))
+			return ht_runtime_error("%s", err);
 		header_from_config(&hdr, cfg);
 		if (ht_writer_open(cfg->output, cfg->force, &hdr, &writer, err, sizeof(err)))
 			return ht_runtime_error("%s", err);
+		if (ht_writer_set_access(writer, cfg->file_mode, owner.set ? owner.uid : (uid_t)-1,
+					 owner.set ? owner.gid : (gid_t)-1, err, sizeof(err))) {
+			discard_output(s, writer);
+			return ht_runtime_error("%s", err);
+		}
 	}
 	if (cfg->metrics) {
 		struct ht_metrics_opts mo = { .addr = cfg->metrics_addr, .filters = &cfg->filters,
@@ -422,6 +441,16 @@ static int session_setup(struct session *s)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
+	/*
+	 * Only now does the file get its name, replacing an older one: a run that
+	 * failed or was killed before leaves none. Before dropping privileges:
+	 * replacing another user's file in a sticky directory takes CAP_FOWNER.
+	 */
+	if (!cfg->no_file && ht_writer_publish(s->rec.writer, err, sizeof(err))) {
+		status = ht_runtime_error("%s", err);
+		discard_output(s, NULL);
+		return status;
+	}
 	if (cfg->command) {
 		s->child = start_command(cfg->command, &user, &gate);
 		if (s->child < 0) {
@@ -451,6 +480,7 @@ static int run_file_loop(struct session *s, struct run_totals *t)
 {
 	unsigned long long last_flush = s->start;
 	struct ht_trailer trailer;
+	bool write_failed = false;
 	int ret;
 
 	for (;;) {
@@ -459,9 +489,14 @@ static int run_file_loop(struct session *s, struct run_totals *t)
 			break;
 		unsigned long long now = ht_monotonic_ns();
 		if (now - last_flush >= FLUSH_INTERVAL_NS) {
-			if ((ret = ht_writer_flush(s->rec.writer)))
-				break;
+			ht_writer_flush(s->rec.writer);
 			last_flush = now;
+		}
+		if (!write_failed && (ret = ht_writer_error(s->rec.writer, NULL))) {
+			/* Said once, as it happens; the count comes with the summary. */
+			fprintf(stderr, "hypertrace-bpf: cannot write %s: %s: recording goes on, counting the records that cannot be written\n",
+				s->cfg->output, strerror(-ret));
+			write_failed = true;
 		}
 		if (session_tick(s, now) || session_should_stop(s, now)) {
 			ret = 0;
@@ -473,8 +508,8 @@ static int run_file_loop(struct session *s, struct run_totals *t)
 	else
 		ht_recording_abandon(&s->rec);
 	if (ret < 0)
-		return ht_runtime_error("cannot write %s: %s: free space or choose another path with -o",
-					s->cfg->output, strerror(-ret));
+		return ht_runtime_error("cannot drain the ring buffer into %s: %s", s->cfg->output,
+					strerror(-ret));
 	ht_metrics_update(s->metrics, s->tracer, &s->rec, ht_monotonic_ns(), true);
 	t->records = trailer.records;
 	t->lost = ht_trailer_lost(&trailer);
@@ -482,6 +517,8 @@ static int run_file_loop(struct session *s, struct run_totals *t)
 	t->counters[HT_CNT_STATE_ALLOC_FAIL] = trailer.state_alloc_fail;
 	t->counters[HT_CNT_SUPERSEDED] = trailer.superseded;
 	t->malformed = s->rec.malformed;
+	t->not_written = trailer.not_written;
+	t->write_error = s->rec.write_error;
 	return HT_EXIT_OK;
 }
 
@@ -526,10 +563,11 @@ static void print_summary(const struct session *s, const struct run_totals *t)
 		       t->records, t->lost, t->secs, t->secs > 0 ? t->records / t->secs : 0.0, size,
 		       cfg->output);
 	}
+	fflush(stdout); /* the summary first, then what went wrong, even into one log */
 	if (t->malformed)
 		fprintf(stderr, "hypertrace-bpf: warning: %llu ring buffer samples were not whole records and were skipped: the BPF programs and this binary disagree on the record layout; rebuild both\n",
 			t->malformed);
-	print_lost_detail(t->lost, t->counters);
+	print_lost_detail(t->lost, t->counters, t->not_written);
 	if (cfg->bpf_stats)
 		print_bpf_stats(s->tracer);
 }
@@ -554,6 +592,14 @@ static int run_record(const struct ht_record_config *cfg)
 		if (status == HT_EXIT_OK) {
 			print_summary(&s, &totals);
 			status = finish_command(&s);
+		}
+		if (totals.write_error) {
+			bool full = totals.write_error == -ENOSPC || totals.write_error == -EDQUOT;
+			int ret = ht_runtime_error("cannot write %s: %s: %llu records not written (not written: %s): free space or choose another path with -o",
+						   cfg->output, strerror(-totals.write_error), totals.not_written,
+						   full ? "disk full" : "write error");
+			if (status == HT_EXIT_OK)
+				status = ret;
 		}
 	}
 	session_teardown(&s);

@@ -6,13 +6,14 @@
 #include "cli.h"
 #include "parse.h"
 #include "record/record_options.h"
+#include "tracefile/trace_writer.h"
 
 static const char record_help[] =
-	"Usage: hypertrace-bpf record [-o FILE] [--force] [-z] [--nr N]... [--exit-reason N]\n"
-	"                             [-p PID] [--vcpu N] [-d SECONDS] [--ringbuf-size BYTES]\n"
-	"                             [-i SECONDS] [--intervals N] [-T] [--per-vcpu | --per-vm]\n"
-	"                             [--hist SERIES] [-q] [--no-file] [--metrics [ADDR:]PORT]\n"
-	"                             [-v] [-V] [-- CMD [ARGS...]]\n"
+	"Usage: hypertrace-bpf record [-o FILE] [--force] [--mode MODE] [-z] [--nr N]...\n"
+	"                             [--exit-reason N] [-p PID] [--vcpu N] [-d SECONDS]\n"
+	"                             [--ringbuf-size BYTES] [-i SECONDS] [--intervals N] [-T]\n"
+	"                             [--per-vcpu | --per-vm] [--hist SERIES] [-q] [--no-file]\n"
+	"                             [--metrics [ADDR:]PORT] [-v] [-V] [-- CMD [ARGS...]]\n"
 	"\n"
 	"Trace KVM hypercalls system-wide into a trace file. Each traced hypercall\n"
 	"becomes one fused record: the hypercall exit (VMX exit reason 18 VMCALL, SVM\n"
@@ -26,7 +27,10 @@ static const char record_help[] =
 	"\n"
 	"Options:\n"
 	"  -o, --output FILE        trace file to write (default: " HT_DEFAULT_OUTPUT ")\n"
-	"  -f, --force              overwrite FILE if it exists\n"
+	"  -f, --force              replace FILE if it exists (a regular file only; the\n"
+	"                           new file takes its place in one rename)\n"
+	"      --mode MODE          the trace file's mode, octal (default 0600); under\n"
+	"                           sudo the file belongs to the user who ran sudo\n"
 	"  -z, --compress           compress record blocks (delta + zlib): about a tenth\n"
 	"                           of the size, for a few M records/s less throughput\n"
 	"  -n, --nr N               hypercall nr to trace; repeat for up to 8 (default 1000)\n"
@@ -78,9 +82,31 @@ static const char record_help[] =
 	"    sudo hypertrace-bpf record --no-file --per-vcpu -i 5   # watch a production host\n"
 	"    sudo hypertrace-bpf record --no-file -q --metrics 0.0.0.0:9470   # for Prometheus\n";
 
+/* Long-only options without a letter of their own. */
+enum { OPT_MODE = 0x100 };
+
+/* An octal file mode, 0 to 0777, as chmod takes it. */
+static bool parse_mode(const char *s, unsigned int *out)
+{
+	unsigned int v = 0;
+
+	if (!*s || strlen(s) > 4)
+		return false;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '7')
+			return false;
+		v = v * 8 + (unsigned int)(*s - '0');
+	}
+	if (v > 0777)
+		return false;
+	*out = v;
+	return true;
+}
+
 static const struct option record_longopts[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "force", no_argument, NULL, 'f' },
+	{ "mode", required_argument, NULL, OPT_MODE },
 	{ "compress", no_argument, NULL, 'z' },
 	{ "nr", required_argument, NULL, 'n' },
 	{ "exit-reason", required_argument, NULL, 'e' },
@@ -113,6 +139,7 @@ int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg)
 
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->output = HT_DEFAULT_OUTPUT;
+	cfg->file_mode = HT_WRITER_DEFAULT_MODE;
 	cfg->ringbuf_bytes = HT_DEFAULT_RINGBUF_BYTES;
 	cfg->interval_s = 1.0;
 	cfg->series = HT_HV_SERIES_ALL;
@@ -130,11 +157,18 @@ int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg)
 		case 'o':
 			if (!optarg[0])
 				return ht_usage_error("record", "-o needs a file name");
+			if (!strcmp(optarg, "-"))
+				return ht_usage_error("record", "-o -: the trace cannot go to standard output, it is written to a regular file: give a file path");
 			cfg->output = optarg;
 			cfg->output_given = true;
 			break;
 		case 'f':
 			cfg->force = true;
+			break;
+		case OPT_MODE:
+			if (!parse_mode(optarg, &cfg->file_mode))
+				return ht_usage_error("record", "invalid --mode '%s': expected an octal file mode such as 0600 or 0644", optarg);
+			cfg->mode_given = true;
 			break;
 		case 'z':
 			cfg->compress = true;
@@ -243,8 +277,8 @@ int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg)
 					      argv[optind]);
 		cfg->command = argv + optind;
 	}
-	if (cfg->no_file && (cfg->output_given || cfg->force || cfg->compress))
-		return ht_usage_error("record", "--no-file writes no trace file: drop -o/--force/--compress");
+	if (cfg->no_file && (cfg->output_given || cfg->force || cfg->compress || cfg->mode_given))
+		return ht_usage_error("record", "--no-file writes no trace file: drop -o/--force/--compress/--mode");
 	if (cfg->no_file && cfg->quiet && !cfg->metrics)
 		return ht_usage_error("record", "--no-file with --quiet would show nothing: drop one of them, or add --metrics");
 	if (cfg->no_file && ringbuf_given)

@@ -13,6 +13,8 @@
 struct ht_record_config {
 	const char *output;
 	bool force;
+	unsigned int file_mode; /* the trace file's mode (--mode; default 0600) */
+	bool mode_given;
 	struct ht_filters filters;
 	double duration_s;    /* 0: until Ctrl-C (or CMD exits) */
 	unsigned long ringbuf_bytes;

@@ -8,13 +8,9 @@
 static int recording_sink(void *ctx, const struct ht_record *rec)
 {
 	struct ht_recording *r = ctx;
-	int ret = ht_writer_add(r->writer, rec);
 
-	if (ret) {
-		if (!r->write_error)
-			r->write_error = ret;
-		return ret;
-	}
+	/* A block the file system refuses is counted by the writer; draining goes on. */
+	ht_writer_add(r->writer, rec);
 	if (r->observer)
 		r->observer(r->observer_ctx, rec);
 	return 0;
@@ -30,11 +26,7 @@ int ht_recording_init(struct ht_recording *r, struct ht_tracer *tracer, struct h
 
 int ht_recording_pump(struct ht_recording *r, int timeout_ms)
 {
-	int n = ht_drain_poll(r->drain, timeout_ms);
-
-	if (n < 0)
-		return r->write_error ? r->write_error : n;
-	return n;
+	return ht_drain_poll(r->drain, timeout_ms);
 }
 
 int ht_recording_finish(struct ht_recording *r, struct ht_trailer *trailer)
@@ -45,8 +37,7 @@ int ht_recording_finish(struct ht_recording *r, struct ht_trailer *trailer)
 	/* Stop the producers first, then take everything they left in the ring buffer. */
 	ht_tracer_detach(r->tracer);
 	ret = ht_drain_all(r->drain);
-	if (r->write_error || ret < 0) {
-		ret = r->write_error ? r->write_error : ret;
+	if (ret < 0) {
 		ht_recording_abandon(r);
 		return ret;
 	}
@@ -56,19 +47,19 @@ int ht_recording_finish(struct ht_recording *r, struct ht_trailer *trailer)
 		ht_recording_abandon(r);
 		return ret;
 	}
-	trailer->records = ht_writer_records(r->writer);
 	trailer->ringbuf_drops = counters[HT_CNT_RINGBUF_DROPS];
 	trailer->state_alloc_fail = counters[HT_CNT_STATE_ALLOC_FAIL];
 	trailer->superseded = counters[HT_CNT_SUPERSEDED];
 	trailer->unselected_nr = counters[HT_CNT_HCALL_UNSELECTED_NR];
 	trailer->end_monotonic_ns = ht_clock_ns(CLOCK_MONOTONIC);
 	trailer->end_realtime_ns = ht_clock_ns(CLOCK_REALTIME);
-	ret = ht_writer_close(r->writer, trailer);
+	/* Fills in records and not_written: what is in the file, and what the file system refused. */
+	r->write_error = ht_writer_close(r->writer, trailer);
 	r->writer = NULL;
 	r->malformed = ht_drain_malformed(r->drain);
 	ht_drain_free(r->drain);
 	r->drain = NULL;
-	return ret;
+	return 0;
 }
 
 void ht_recording_abandon(struct ht_recording *r)

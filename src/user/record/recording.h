@@ -20,7 +20,7 @@ struct ht_recording {
 	struct ht_drain *drain;
 	ht_record_observer observer;
 	void *observer_ctx;
-	int write_error;           /* -errno of the first failed write */
+	int write_error;           /* set by finish: -errno of the first failed write, or 0 */
 	unsigned long long malformed; /* ring samples that were not a whole record (set by finish) */
 };
 
@@ -35,7 +35,10 @@ int ht_recording_pump(struct ht_recording *r, int timeout_ms);
 /*
  * Ends the recording: detaches the programs, drains everything left, reads
  * the drop counters into the trailer, writes it, fsyncs and closes the file.
- * 0 or -errno (a write error: the file then ends at its last whole block).
+ * 0 once everything is drained and counted, or -errno (the drain failed: no
+ * trailer). A failed write does not fail the recording: trailer->not_written
+ * counts the records it cost and write_error says why (the file still ends
+ * at a whole block, with the trailer if there was room for it).
  */
 int ht_recording_finish(struct ht_recording *r, struct ht_trailer *trailer);
 /* Frees what is left after a failure, without a trailer. */

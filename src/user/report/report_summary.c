@@ -448,9 +448,10 @@ void ht_summary_print(struct ht_summary *s, FILE *out, const char *path,
 	fprintf(out, "records: %llu\n", (unsigned long long)s->records);
 	if (st->has_trailer) {
 		const struct ht_trailer *t = &st->trailer;
-		fprintf(out, "dropped: %llu (ring buffer full %llu, no per-thread state %llu, another exit before entry %llu)\n",
+		fprintf(out, "dropped: %llu (ring buffer full %llu, no per-thread state %llu, another exit before entry %llu, not written: disk full %llu)\n",
 			(unsigned long long)ht_trailer_lost(t), (unsigned long long)t->ringbuf_drops,
-			(unsigned long long)t->state_alloc_fail, (unsigned long long)t->superseded);
+			(unsigned long long)t->state_alloc_fail, (unsigned long long)t->superseded,
+			(unsigned long long)t->not_written);
 		fprintf(out, "hypercall exits with an unselected nr: %llu\n",
 			(unsigned long long)t->unselected_nr);
 	} else {

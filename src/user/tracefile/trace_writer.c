@@ -2,15 +2,23 @@
 /*
  * Trace file writer. Records are copied into a block buffer that already has
  * room for its block header in front, so a full block goes out with a single
- * large write(2) and the drain loop never does small writes.
+ * large write(2). The drain hands full blocks to a writer thread through a
+ * small queue; the thread encodes, checksums and writes them. Nothing is
+ * reserved ahead with fallocate: the page allocation inside write(2) is the
+ * writer thread's cost, not the drain's, and a killed recorder leaves no
+ * reserved space past the end of its file.
  */
 #include "tracefile/trace_writer.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -19,38 +27,59 @@
 #include "common/cpu_vendor.h"
 #include "common/util.h"
 
-/*
- * Space is reserved ahead of the data in steps of this size: allocating file
- * pages in bulk (fallocate) is cheaper than one at a time inside write(2),
- * which at 10 M records/s was a third of the drain's time on tmpfs.
- */
-#define PREALLOC_STEP (64ull << 20)
+#define N_BLOCKS HT_WRITER_QUEUE_BLOCKS
+
+struct block {
+	unsigned char *data; /* block header + HT_WRITER_BLOCK_RECORDS records */
+	unsigned int count;  /* records in it */
+};
 
 struct ht_writer {
 	int fd;
-	unsigned long long prealloc_end; /* file offset up to which space is reserved */
-	unsigned long long records; /* records written or buffered */
-	unsigned long long bytes;   /* bytes written to the file */
-	unsigned int buffered;      /* records in buf */
-	unsigned char *buf;         /* block header + HT_WRITER_BLOCK_RECORDS records */
+	int dirfd;       /* the directory the file is (or will be) named in */
+	char *path;      /* as given, for messages */
+	char *name;      /* the final name, relative to dirfd */
+	char *tmpname;   /* without O_TMPFILE: the private temporary name; else NULL */
+	bool force;
+	bool published;
 	unsigned int encoding;
-	unsigned char *encoded;     /* DELTA_ZLIB: block header + encoded records */
+	unsigned long long added; /* records handed in */
+
+	/* Shared by the drain and the writer thread, under lock. */
+	pthread_mutex_t lock;
+	pthread_cond_t changed;
+	struct block blocks[N_BLOCKS];
+	unsigned int filling; /* the block the drain fills; the queued ones precede it */
+	unsigned int queued;  /* blocks handed over and not yet written */
+	bool stopping;
+	bool thread_running;
+	pthread_t thread;
+	unsigned long long written;     /* records in whole blocks in the file */
+	unsigned long long not_written; /* records of blocks the file system refused */
+	unsigned long long bytes;       /* end of the last whole block; written by one thread at a time */
+	int error;                      /* -errno of the first failed write */
+
+	/* Used only by whichever thread writes blocks. */
+	unsigned char *encoded; /* DELTA_ZLIB: block header + encoded records */
 	size_t encoded_cap;
-	void *scratch;              /* DELTA_ZLIB: the transformed records */
+	void *scratch;          /* DELTA_ZLIB: the transformed records */
 };
 
-static int write_all(int fd, const void *data, size_t len)
+static int pwrite_all(int fd, const void *data, size_t len, unsigned long long off)
 {
 	const unsigned char *p = data;
 
 	while (len) {
-		ssize_t n = write(fd, p, len);
+		ssize_t n = pwrite(fd, p, len, (off_t)off);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			return -errno;
 		}
+		if (n == 0)
+			return -EIO;
 		p += n;
+		off += (unsigned long long)n;
 		len -= (size_t)n;
 	}
 	return 0;
@@ -71,32 +100,149 @@ void ht_header_init(struct ht_file_header *hdr)
 	hdr->filter_nr[0] = HT_DEFAULT_HYPERCALL_NR;
 }
 
+static const char *file_kind(mode_t mode)
+{
+	return S_ISDIR(mode) ? "a directory" : S_ISFIFO(mode) ? "a FIFO" : S_ISCHR(mode) ? "a character device" :
+	       S_ISBLK(mode) ? "a block device" : S_ISSOCK(mode) ? "a socket" : "not a regular file";
+}
+
+/* A name nobody can guess, for the moment between creating and renaming. */
+static void temp_name(char *buf, size_t len)
+{
+	unsigned long long r = 0;
+
+	if (getrandom(&r, sizeof(r), 0) != sizeof(r))
+		r = ht_clock_ns(CLOCK_MONOTONIC) ^ ((unsigned long long)getpid() << 32);
+	snprintf(buf, len, ".htr-%016llx.tmp", r);
+}
+
+/* Gives the unnamed (O_TMPFILE) file the name NAME in dirfd; -EEXIST if NAME exists. */
+static int link_unnamed(struct ht_writer *w, const char *name)
+{
+	char proc[64];
+
+	if (linkat(w->fd, "", w->dirfd, name, AT_EMPTY_PATH) == 0)
+		return 0;
+	if (errno != ENOENT && errno != EPERM)
+		return -errno;
+	/* AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH; /proc does the same without it. */
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", w->fd);
+	if (linkat(AT_FDCWD, proc, w->dirfd, name, AT_SYMLINK_FOLLOW) == 0)
+		return 0;
+	return -errno;
+}
+
+static void free_writer(struct ht_writer *w)
+{
+	if (w->fd >= 0)
+		close(w->fd);
+	if (w->dirfd >= 0)
+		close(w->dirfd);
+	for (int i = 0; i < N_BLOCKS; i++)
+		free(w->blocks[i].data);
+	pthread_mutex_destroy(&w->lock);
+	pthread_cond_destroy(&w->changed);
+	free(w->path);
+	free(w->name);
+	free(w->tmpname);
+	free(w->encoded);
+	free(w->scratch);
+	free(w);
+}
+
+/* Creates the new file in dirfd: unnamed if the file system can, else under a private name. */
+static int create_file(struct ht_writer *w)
+{
+	char tmp[64];
+
+	w->fd = openat(w->dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, HT_WRITER_DEFAULT_MODE);
+	if (w->fd >= 0)
+		return 0;
+	if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+		return -errno;
+	for (int tries = 0; tries < 100; tries++) {
+		temp_name(tmp, sizeof(tmp));
+		w->fd = openat(w->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			       HT_WRITER_DEFAULT_MODE);
+		if (w->fd >= 0) {
+			w->tmpname = strdup(tmp);
+			if (w->tmpname)
+				return 0;
+			unlinkat(w->dirfd, tmp, 0);
+			return -ENOMEM;
+		}
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
+}
+
 int ht_writer_open(const char *path, bool force, const struct ht_file_header *hdr,
 		   struct ht_writer **out, char *err, size_t errlen)
 {
 	struct ht_file_header h = *hdr;
 	struct ht_writer *w;
-	int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL);
+	struct stat sb;
 	int ret;
 
+	/* What is at PATH now: only ever replaced by rename, never opened, so never written through. */
+	if (lstat(path, &sb) == 0) {
+		if (S_ISLNK(sb.st_mode)) {
+			snprintf(err, errlen, "%s is a symbolic link: record does not write through links; give the path of the file itself with -o", path);
+			return -ELOOP;
+		}
+		if (!S_ISREG(sb.st_mode)) {
+			snprintf(err, errlen, "%s is %s: record writes a trace file, not a stream; give a file path with -o", path, file_kind(sb.st_mode));
+			return -EINVAL;
+		}
+		if (!force) {
+			snprintf(err, errlen, "%s already exists: use --force to overwrite it, or -o to choose another file", path);
+			return -EEXIST;
+		}
+	} else if (errno != ENOENT) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot create %s: %s: choose a writable path with -o", path, strerror(-ret));
+		return ret;
+	}
+
 	w = calloc(1, sizeof(*w));
-	if (w)
-		w->buf = malloc(sizeof(struct ht_block_header) +
-				(size_t)HT_WRITER_BLOCK_RECORDS * sizeof(struct ht_record));
-	if (!w || !w->buf) {
-		free(w);
+	if (!w) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	w->fd = open(path, flags, 0644);
-	if (w->fd < 0) {
-		ret = -errno;
-		if (ret == -EEXIST)
-			snprintf(err, errlen, "%s already exists: use --force to overwrite it, or -o to choose another file", path);
-		else
-			snprintf(err, errlen, "cannot create %s: %s: choose a writable path with -o", path, strerror(-ret));
-		free(w->buf);
-		free(w);
+	w->fd = w->dirfd = -1;
+	w->force = force;
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->changed, NULL);
+	w->path = strdup(path);
+	const char *slash = strrchr(path, '/');
+	char *dir = slash ? strndup(path, (size_t)(slash - path) + 1) : strdup(".");
+	w->name = strdup(slash ? slash + 1 : path);
+	ret = w->path && w->name && dir ? 0 : -ENOMEM;
+	for (int i = 0; i < N_BLOCKS && !ret; i++) {
+		w->blocks[i].data = malloc(sizeof(struct ht_block_header) +
+					   (size_t)HT_WRITER_BLOCK_RECORDS * sizeof(struct ht_record));
+		if (!w->blocks[i].data)
+			ret = -ENOMEM;
+	}
+	if (ret) {
+		free(dir);
+		free_writer(w);
+		snprintf(err, errlen, "out of memory");
+		return ret;
+	}
+	if (!w->name[0]) {
+		free(dir);
+		free_writer(w);
+		snprintf(err, errlen, "%s names a directory: give a file path with -o", path);
+		return -EISDIR;
+	}
+	w->dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	free(dir);
+	ret = w->dirfd < 0 ? -errno : create_file(w);
+	if (ret) {
+		snprintf(err, errlen, "cannot create %s: %s: choose a writable path with -o", path, strerror(-ret));
+		free_writer(w);
 		return ret;
 	}
 	memcpy(h.magic, HT_FILE_MAGIC, sizeof(h.magic));
@@ -104,12 +250,10 @@ int ht_writer_open(const char *path, bool force, const struct ht_file_header *hd
 	h.header_size = HT_FILE_HEADER_SIZE;
 	h.record_size = sizeof(struct ht_record);
 	h.header_crc32 = ht_crc32(0, &h, offsetof(struct ht_file_header, header_crc32));
-	ret = write_all(w->fd, &h, sizeof(h));
+	ret = pwrite_all(w->fd, &h, sizeof(h), 0);
 	if (ret) {
-		snprintf(err, errlen, "cannot write %s: %s: choose another path with -o", path, strerror(-ret));
-		close(w->fd);
-		free(w->buf);
-		free(w);
+		snprintf(err, errlen, "cannot write %s: %s: free space or choose another path with -o", path, strerror(-ret));
+		ht_writer_abandon(w);
 		return ret;
 	}
 	w->bytes = sizeof(h);
@@ -117,32 +261,76 @@ int ht_writer_open(const char *path, bool force, const struct ht_file_header *hd
 	return 0;
 }
 
-static int write_block(struct ht_writer *w, __u16 type, __u16 encoding, unsigned char *block,
-		       __u32 payload_len, __u32 raw_len, __u32 items)
+int ht_writer_set_access(struct ht_writer *w, mode_t mode, uid_t uid, gid_t gid, char *err,
+			 size_t errlen)
 {
-	struct ht_block_header bh = {
-		.magic = HT_BLOCK_MAGIC,
-		.type = type,
-		.encoding = encoding,
-		.payload_len = payload_len,
-		.item_count = items,
-		.raw_len = raw_len,
-		.crc32 = ht_crc32(0, block + sizeof(bh), payload_len),
-	};
-	int ret;
-
-	memcpy(block, &bh, sizeof(bh));
-	if (w->bytes + sizeof(bh) + payload_len > w->prealloc_end) {
-		/* KEEP_SIZE: the file's size stays exact; a filesystem without fallocate is fine too. */
-		if (fallocate(w->fd, FALLOC_FL_KEEP_SIZE, (off_t)w->prealloc_end, (off_t)PREALLOC_STEP) == 0)
-			w->prealloc_end += PREALLOC_STEP;
-		else
-			w->prealloc_end = ~0ull; /* not supported here: stop trying */
+	/* fchown first: it may clear mode bits, and the mode asked for is the one to keep. */
+	if (uid != (uid_t)-1 && fchown(w->fd, uid, gid)) {
+		int ret = -errno;
+		snprintf(err, errlen, "cannot give %s to user %u group %u: %s", w->path, (unsigned int)uid,
+			 (unsigned int)gid, strerror(-ret));
+		return ret;
 	}
-	ret = write_all(w->fd, block, sizeof(bh) + payload_len);
-	if (!ret)
-		w->bytes += sizeof(bh) + payload_len;
-	return ret;
+	if (fchmod(w->fd, mode)) {
+		int ret = -errno;
+		snprintf(err, errlen, "cannot set the mode of %s to %04o: %s", w->path, (unsigned int)mode,
+			 strerror(-ret));
+		return ret;
+	}
+	return 0;
+}
+
+int ht_writer_publish(struct ht_writer *w, char *err, size_t errlen)
+{
+	char tmp[64];
+	int ret = 0;
+
+	if (w->published)
+		return 0;
+	if (w->tmpname) {
+		if (w->force)
+			ret = renameat(w->dirfd, w->tmpname, w->dirfd, w->name) ? -errno : 0;
+		else
+			ret = renameat2(w->dirfd, w->tmpname, w->dirfd, w->name, RENAME_NOREPLACE) ? -errno : 0;
+	} else if (!w->force) {
+		ret = link_unnamed(w, w->name);
+	} else {
+		/* A name of our own first, then one rename: PATH is the old file or the new one, never neither. */
+		for (int tries = 0; tries < 100; tries++) {
+			temp_name(tmp, sizeof(tmp));
+			ret = link_unnamed(w, tmp);
+			if (ret != -EEXIST)
+				break;
+		}
+		if (!ret && renameat(w->dirfd, tmp, w->dirfd, w->name)) {
+			ret = -errno;
+			unlinkat(w->dirfd, tmp, 0);
+		}
+	}
+	if (ret == -EEXIST)
+		snprintf(err, errlen, "%s already exists: use --force to overwrite it, or -o to choose another file", w->path);
+	else if (ret)
+		snprintf(err, errlen, "cannot create %s: %s: choose a writable path with -o", w->path, strerror(-ret));
+	if (ret)
+		return ret;
+	free(w->tmpname);
+	w->tmpname = NULL;
+	w->published = true;
+	return 0;
+}
+
+void ht_writer_unpublish(struct ht_writer *w)
+{
+	struct stat ours, named;
+
+	if (!w->published)
+		return;
+	/* Only if the name is still ours: someone may have replaced it meanwhile. */
+	if (fstat(w->fd, &ours) == 0 && fstatat(w->dirfd, w->name, &named, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    ours.st_dev == named.st_dev && ours.st_ino == named.st_ino)
+		unlinkat(w->dirfd, w->name, 0);
+	w->published = false;
+	w->stopping = true; /* nothing more to write */
 }
 
 int ht_writer_set_encoding(struct ht_writer *w, unsigned int encoding)
@@ -162,60 +350,180 @@ int ht_writer_set_encoding(struct ht_writer *w, unsigned int encoding)
 	return 0;
 }
 
-int ht_writer_flush(struct ht_writer *w)
+/*
+ * Writes one block at the end of the last whole one. If the file system
+ * refuses it, whatever part got written is cut off again, so the file still
+ * ends at a whole block and a later block can follow it.
+ */
+static int write_block(struct ht_writer *w, __u16 type, __u16 encoding, unsigned char *block,
+		       __u32 payload_len, __u32 raw_len, __u32 items)
 {
-	__u32 raw_len = w->buffered * (__u32)sizeof(struct ht_record);
+	struct ht_block_header bh = {
+		.magic = HT_BLOCK_MAGIC,
+		.type = type,
+		.encoding = encoding,
+		.payload_len = payload_len,
+		.item_count = items,
+		.raw_len = raw_len,
+		.crc32 = ht_crc32(0, block + sizeof(bh), payload_len),
+	};
 	int ret;
 
-	if (!w->buffered)
-		return 0;
-	if (w->encoding == HT_ENCODING_DELTA_ZLIB) {
-		size_t len = ht_block_encode((const struct ht_record *)(w->buf + sizeof(struct ht_block_header)),
-					     w->buffered, w->encoded + sizeof(struct ht_block_header),
-					     w->encoded_cap, w->scratch);
-		ret = len ? write_block(w, HT_BLOCK_RECORDS, HT_ENCODING_DELTA_ZLIB, w->encoded,
-					(__u32)len, raw_len, w->buffered) : -ENOMEM;
-	} else {
-		ret = write_block(w, HT_BLOCK_RECORDS, HT_ENCODING_RAW, w->buf, raw_len, raw_len,
-				  w->buffered);
+	memcpy(block, &bh, sizeof(bh));
+	ret = pwrite_all(w->fd, block, sizeof(bh) + payload_len, w->bytes);
+	if (ret) {
+		/* A file system with no space left can still shrink a file. */
+		(void)!ftruncate(w->fd, (off_t)w->bytes);
+		return ret;
 	}
-	w->buffered = 0;
-	return ret;
-}
-
-int ht_writer_add(struct ht_writer *w, const struct ht_record *rec)
-{
-	memcpy(w->buf + sizeof(struct ht_block_header) + (size_t)w->buffered * sizeof(*rec), rec,
-	       sizeof(*rec));
-	w->buffered++;
-	w->records++;
-	if (w->buffered == HT_WRITER_BLOCK_RECORDS)
-		return ht_writer_flush(w);
+	pthread_mutex_lock(&w->lock);
+	w->bytes += sizeof(bh) + payload_len;
+	pthread_mutex_unlock(&w->lock);
 	return 0;
 }
 
-int ht_writer_close(struct ht_writer *w, const struct ht_trailer *trailer)
+/* Encodes and writes one records block; counts its records as written or not written. */
+static void write_records(struct ht_writer *w, struct block *b)
 {
-	unsigned char block[sizeof(struct ht_block_header) + sizeof(struct ht_trailer)];
+	__u32 raw_len = b->count * (__u32)sizeof(struct ht_record);
 	int ret;
 
-	ret = ht_writer_flush(w);
-	if (!ret) {
-		memcpy(block + sizeof(struct ht_block_header), trailer, sizeof(*trailer));
-		ret = write_block(w, HT_BLOCK_TRAILER, HT_ENCODING_RAW, block, sizeof(*trailer),
-				  sizeof(*trailer), 1);
+	if (w->encoding == HT_ENCODING_DELTA_ZLIB) {
+		size_t len = ht_block_encode((const struct ht_record *)(b->data + sizeof(struct ht_block_header)),
+					     b->count, w->encoded + sizeof(struct ht_block_header),
+					     w->encoded_cap, w->scratch);
+		ret = len ? write_block(w, HT_BLOCK_RECORDS, HT_ENCODING_DELTA_ZLIB, w->encoded,
+					(__u32)len, raw_len, b->count) : -ENOMEM;
+	} else {
+		ret = write_block(w, HT_BLOCK_RECORDS, HT_ENCODING_RAW, b->data, raw_len, raw_len,
+				  b->count);
 	}
-	/* Give back the space reserved past the end. */
-	if (!ret && w->prealloc_end != ~0ull && ftruncate(w->fd, (off_t)w->bytes))
-		ret = -errno;
-	if (!ret && fsync(w->fd))
-		ret = -errno;
-	if (close(w->fd) && !ret)
-		ret = -errno;
-	free(w->encoded);
-	free(w->scratch);
-	free(w->buf);
-	free(w);
+	pthread_mutex_lock(&w->lock);
+	if (ret) {
+		w->not_written += b->count;
+		if (!w->error)
+			w->error = ret;
+	} else {
+		w->written += b->count;
+	}
+	pthread_mutex_unlock(&w->lock);
+}
+
+static void *writer_thread(void *arg)
+{
+	struct ht_writer *w = arg;
+
+	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		while (!w->queued && !w->stopping)
+			pthread_cond_wait(&w->changed, &w->lock);
+		if (!w->queued)
+			break;
+		struct block *b = &w->blocks[(w->filling + N_BLOCKS - w->queued) % N_BLOCKS];
+		pthread_mutex_unlock(&w->lock);
+		write_records(w, b);
+		pthread_mutex_lock(&w->lock);
+		b->count = 0;
+		w->queued--;
+		pthread_cond_broadcast(&w->changed);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+/*
+ * Started with the first block rather than at open: by then the recorder has
+ * dropped the privileges it no longer needs, and capabilities are per thread.
+ * Signals stay with the main thread, whose poll they must interrupt.
+ */
+static void start_thread(struct ht_writer *w)
+{
+	sigset_t all, old;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	w->thread_running = pthread_create(&w->thread, NULL, writer_thread, w) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void stop_thread(struct ht_writer *w)
+{
+	if (!w->thread_running)
+		return;
+	pthread_mutex_lock(&w->lock);
+	w->stopping = true;
+	pthread_cond_broadcast(&w->changed);
+	pthread_mutex_unlock(&w->lock);
+	pthread_join(w->thread, NULL);
+	w->thread_running = false;
+}
+
+/* Hands the block being filled to the writer thread (or writes it here, if there is none). */
+static void hand_over(struct ht_writer *w)
+{
+	struct block *b = &w->blocks[w->filling];
+
+	if (!b->count)
+		return;
+	if (!w->thread_running && !w->stopping)
+		start_thread(w);
+	if (!w->thread_running) {
+		write_records(w, b);
+		b->count = 0;
+		return;
+	}
+	pthread_mutex_lock(&w->lock);
+	w->filling = (w->filling + 1) % N_BLOCKS;
+	w->queued++;
+	pthread_cond_broadcast(&w->changed);
+	/* Every buffer waits for the disk: the ring buffer holds what comes meanwhile. */
+	while (w->queued == N_BLOCKS)
+		pthread_cond_wait(&w->changed, &w->lock);
+	pthread_mutex_unlock(&w->lock);
+}
+
+void ht_writer_flush(struct ht_writer *w)
+{
+	hand_over(w);
+}
+
+void ht_writer_add(struct ht_writer *w, const struct ht_record *rec)
+{
+	struct block *b = &w->blocks[w->filling];
+
+	memcpy(b->data + sizeof(struct ht_block_header) + (size_t)b->count * sizeof(*rec), rec,
+	       sizeof(*rec));
+	b->count++;
+	w->added++;
+	if (b->count == HT_WRITER_BLOCK_RECORDS)
+		hand_over(w);
+}
+
+int ht_writer_close(struct ht_writer *w, struct ht_trailer *trailer)
+{
+	unsigned char block[sizeof(struct ht_block_header) + sizeof(struct ht_trailer)];
+	char err[256];
+	int ret;
+
+	hand_over(w);
+	stop_thread(w);
+	w->stopping = true;
+	trailer->records = w->written;
+	trailer->not_written = w->not_written;
+	memcpy(block + sizeof(struct ht_block_header), trailer, sizeof(*trailer));
+	ret = write_block(w, HT_BLOCK_TRAILER, HT_ENCODING_RAW, block, sizeof(*trailer),
+			  sizeof(*trailer), 1);
+	if (ret && !w->error)
+		w->error = ret;
+	ret = ht_writer_publish(w, err, sizeof(err));
+	if (ret && !w->error)
+		w->error = ret;
+	if (fsync(w->fd) && !w->error)
+		w->error = -errno;
+	ret = w->error;
+	if (!w->published && w->tmpname)
+		unlinkat(w->dirfd, w->tmpname, 0);
+	free_writer(w);
 	return ret;
 }
 
@@ -223,17 +531,31 @@ void ht_writer_abandon(struct ht_writer *w)
 {
 	if (!w)
 		return;
-	/* If this fails the file keeps reserved space past its end: harmless. */
-	if (w->prealloc_end != ~0ull)
-		(void)!ftruncate(w->fd, (off_t)w->bytes);
-	close(w->fd);
-	free(w->encoded);
-	free(w->scratch);
-	free(w->buf);
-	free(w);
+	stop_thread(w);
+	if (!w->published && w->tmpname)
+		unlinkat(w->dirfd, w->tmpname, 0);
+	free_writer(w);
 }
 
 unsigned long long ht_writer_records(const struct ht_writer *w)
 {
-	return w->records;
+	return w->added;
+}
+
+int ht_writer_error(struct ht_writer *w, unsigned long long *not_written)
+{
+	pthread_mutex_lock(&w->lock);
+	int ret = w->error;
+	if (not_written)
+		*not_written = w->not_written;
+	pthread_mutex_unlock(&w->lock);
+	return ret;
+}
+
+unsigned long long ht_writer_bytes(struct ht_writer *w)
+{
+	pthread_mutex_lock(&w->lock);
+	unsigned long long bytes = w->bytes;
+	pthread_mutex_unlock(&w->lock);
+	return bytes;
 }

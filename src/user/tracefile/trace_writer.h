@@ -1,36 +1,77 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* Writes a trace file: header, record blocks with CRC32, trailer. */
+/*
+ * Writes a trace file: header, record blocks with CRC32, trailer.
+ *
+ * The file is a new one, never an existing file opened for writing: it is
+ * created unnamed in the target's directory (O_TMPFILE, or a private
+ * temporary name where the file system lacks it) and only gets its name when
+ * the caller publishes it, replacing an older file atomically with --force.
+ * Until then a failure or a kill leaves nothing behind and the old file intact.
+ *
+ * Blocks are written by a writer thread: the caller (the ring-buffer drain)
+ * only copies records into a block buffer and hands full ones over, so no
+ * write(2), page allocation or compression ever stalls the drain. A block the
+ * file system refuses (ENOSPC, EDQUOT, EIO...) is cut off again, so the file
+ * still ends at a whole block, and its records are counted as not written.
+ */
 #ifndef HT_TRACE_WRITER_H
 #define HT_TRACE_WRITER_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include "hypertrace/trace_file.h"
 
 struct ht_writer;
 
 /* Records per block: 4096 * 80 B = 320 KiB, written with one write(2). */
 #define HT_WRITER_BLOCK_RECORDS 4096
+/* Blocks that can wait for the writer thread before the drain waits for it (2.5 MiB). */
+#define HT_WRITER_QUEUE_BLOCKS 8
+/* Mode of a new trace file unless told otherwise: guest arguments are not for every user. */
+#define HT_WRITER_DEFAULT_MODE 0600
 
 /*
- * Creates PATH (refusing to replace an existing file unless force) and writes
- * the header; hdr's magic, version, sizes and crc are filled in here.
- * Returns 0, or -errno with a one-line reason (what to do) in err.
+ * Prepares PATH: refuses a symbolic link, anything but a regular file, and an
+ * existing file unless force; creates the new, still unnamed, file next to it
+ * (mode 0600) and writes the header. hdr's magic, version, sizes and crc are
+ * filled in here. Returns 0, or -errno with a one-line reason (what to do) in err.
  */
 int ht_writer_open(const char *path, bool force, const struct ht_file_header *hdr,
 		   struct ht_writer **out, char *err, size_t errlen);
+/* Sets the file's mode (exactly, whatever the umask) and, if uid != -1, its owner. 0 or -errno. */
+int ht_writer_set_access(struct ht_writer *w, mode_t mode, uid_t uid, gid_t gid, char *err,
+			 size_t errlen);
+/*
+ * Gives the file its name: PATH now is this file (with force, the old one is
+ * replaced in one rename). From here on a crash leaves the file, readable up
+ * to its last whole block. 0 or -errno with a reason in err.
+ */
+int ht_writer_publish(struct ht_writer *w, char *err, size_t errlen);
+/* Takes the name away again if it still is this file's (a run that ends before recording anything). */
+void ht_writer_unpublish(struct ht_writer *w);
 /* HT_ENCODING_RAW (default) or HT_ENCODING_DELTA_ZLIB for the record blocks. 0 or -errno. */
 int ht_writer_set_encoding(struct ht_writer *w, unsigned int encoding);
-/* Buffers one record; writes a block when it is full. 0 or -errno. */
-int ht_writer_add(struct ht_writer *w, const struct ht_record *rec);
-/* Writes the buffered records (if any) as a block now. 0 or -errno. */
-int ht_writer_flush(struct ht_writer *w);
-/* Flushes, writes the trailer, fsyncs and closes. Frees w either way. 0 or -errno. */
-int ht_writer_close(struct ht_writer *w, const struct ht_trailer *trailer);
-/* Frees w without a trailer (the file stays readable up to its last block). */
+/* Buffers one record; hands the block to the writer thread when it is full. */
+void ht_writer_add(struct ht_writer *w, const struct ht_record *rec);
+/* Hands the buffered records (if any) to the writer thread as a block now. */
+void ht_writer_flush(struct ht_writer *w);
+/*
+ * Writes every block, then the trailer (its records and not_written fields are
+ * filled in here), publishes the file if not yet done, fsyncs and closes.
+ * Frees w either way. Returns 0, or the -errno of the first failed write (some
+ * records or the trailer are then missing, as trailer->not_written says).
+ */
+int ht_writer_close(struct ht_writer *w, struct ht_trailer *trailer);
+/* Frees w without a trailer: an unpublished file disappears, a published one stays readable. */
 void ht_writer_abandon(struct ht_writer *w);
 
+/* Records handed to the writer so far. */
 unsigned long long ht_writer_records(const struct ht_writer *w);
+/* -errno of the first failed write so far, or 0; and how many records it cost. */
+int ht_writer_error(struct ht_writer *w, unsigned long long *not_written);
+/* Bytes of whole blocks in the file so far. */
+unsigned long long ht_writer_bytes(struct ht_writer *w);
 
 /* Fills the identity part of a header: clocks, kernel release, CPU vendor. */
 void ht_header_init(struct ht_file_header *hdr);
