@@ -60,7 +60,7 @@ TEST_SUPPORT_SRCS := $(wildcard tests/support/*.c)
 TEST_SUPPORT_OBJS := $(call obj,san,$(TEST_SUPPORT_SRCS))
 TEST_BINS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
 # Drivers the shell suites run (not suites themselves).
-TEST_HELPERS := $(OUTPUT)/tests/prometheus/metrics_feed
+TEST_HELPERS := $(OUTPUT)/tests/prometheus/metrics_feed $(OUTPUT)/tests/tools/inject_records
 
 BIN := $(OUTPUT)/hypertrace-bpf
 SAN_BIN := $(OUTPUT)/san/hypertrace-bpf

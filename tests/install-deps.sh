@@ -5,7 +5,7 @@
 # libclang-rt-14-dev holds libFuzzer (tests/fuzz); time is GNU time (peak RSS).
 set -eu
 # prometheus and curl: the real Prometheus server that tests/prometheus scrapes record --metrics with.
-pkgs=(make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev tmux python3 util-linux prometheus curl time libclang-rt-14-dev)
+pkgs=(make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev tmux python3 util-linux prometheus curl time libclang-rt-14-dev e2fsprogs)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

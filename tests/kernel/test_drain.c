@@ -84,6 +84,8 @@ static void every_record_produced_is_written_in_order_or_counted_as_dropped(void
 	stop = 1;
 	pthread_join(th, NULL);
 	CHECK(ht_recording_finish(&rec, &t) == 0, "finish");
+	CHECK(rec.write_error == 0, "write error %d", rec.write_error);
+	CHECK_EQ_U64(t.not_written, 0);
 
 	CHECK(produced > 20 * 740, "only %llu records produced", produced);
 	CHECK_EQ_U64(t.records + t.ringbuf_drops, produced);

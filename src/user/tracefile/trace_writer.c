@@ -102,7 +102,7 @@ void ht_header_init(struct ht_file_header *hdr)
 
 static const char *file_kind(mode_t mode)
 {
-	return S_ISDIR(mode) ? "a directory" : S_ISFIFO(mode) ? "a FIFO" : S_ISCHR(mode) ? "a character device" :
+	return S_ISDIR(mode) ? "a directory" : S_ISFIFO(mode) ? "a FIFO or pipe" : S_ISCHR(mode) ? "a character device" :
 	       S_ISBLK(mode) ? "a block device" : S_ISSOCK(mode) ? "a socket" : "not a regular file";
 }
 
@@ -187,6 +187,12 @@ int ht_writer_open(const char *path, bool force, const struct ht_file_header *hd
 
 	/* What is at PATH now: only ever replaced by rename, never opened, so never written through. */
 	if (lstat(path, &sb) == 0) {
+		struct stat target;
+		if (S_ISLNK(sb.st_mode) && stat(path, &target) == 0 && !S_ISREG(target.st_mode)) {
+			/* /dev/stdout and the like: say what is at the end of the link. */
+			snprintf(err, errlen, "%s leads to %s: record writes a trace file, not a stream; give a file path with -o", path, file_kind(target.st_mode));
+			return -EINVAL;
+		}
 		if (S_ISLNK(sb.st_mode)) {
 			snprintf(err, errlen, "%s is a symbolic link: record does not write through links; give the path of the file itself with -o", path);
 			return -ELOOP;
@@ -484,7 +490,16 @@ static void hand_over(struct ht_writer *w)
 
 void ht_writer_flush(struct ht_writer *w)
 {
-	hand_over(w);
+	pthread_mutex_lock(&w->lock);
+	bool busy = w->queued > 0;
+	pthread_mutex_unlock(&w->lock);
+	/*
+	 * While the writer is still busy with earlier blocks, a partial block
+	 * would reach the file no sooner, and would take a whole buffer: keep
+	 * filling it, so a stalled disk is absorbed by full blocks.
+	 */
+	if (!busy)
+		hand_over(w);
 }
 
 void ht_writer_add(struct ht_writer *w, const struct ht_record *rec)

@@ -54,7 +54,7 @@ void ht_writer_unpublish(struct ht_writer *w);
 int ht_writer_set_encoding(struct ht_writer *w, unsigned int encoding);
 /* Buffers one record; hands the block to the writer thread when it is full. */
 void ht_writer_add(struct ht_writer *w, const struct ht_record *rec);
-/* Hands the buffered records (if any) to the writer thread as a block now. */
+/* Hands the buffered records (if any) to the writer thread as a block now, unless it is still busy. */
 void ht_writer_flush(struct ht_writer *w);
 /*
  * Writes every block, then the trailer (its records and not_written fields are
