@@ -219,6 +219,31 @@ static void data_after_the_trailer_is_reported(void)
 	CHECK(st.has_trailer && st.damaged, "trailer %d damaged %d", st.has_trailer, st.damaged);
 }
 
+/* A trailer that claims more or fewer records than the blocks hold, with a valid CRC. */
+static void a_trailer_count_that_disagrees_is_reported(void)
+{
+	static const __u64 claims[] = { 3, 1000000 };
+	struct ht_read_status st;
+	char err[256];
+
+	for (size_t i = 0; i < sizeof(claims) / sizeof(claims[0]); i++) {
+		long size = write_file(10, true);
+		long trailer = size - (long)sizeof(struct ht_trailer);
+		struct ht_trailer t;
+		int fd = open(path, O_RDONLY);
+		CHECK(fd >= 0 && pread(fd, &t, sizeof(t), trailer) == (ssize_t)sizeof(t), "read trailer");
+		close(fd);
+		t.records = claims[i];
+		__u32 crc = (__u32)crc32(0, (const unsigned char *)&t, sizeof(t));
+		patch(trailer, &t, sizeof(t));
+		patch(trailer - 4, &crc, sizeof(crc)); /* the block header's crc32 field */
+		CHECK_EQ_U64(read_back(&st, err, sizeof(err)), 10);
+		CHECK(st.has_trailer && st.damaged, "claim %llu: trailer %d damaged %d",
+		      (unsigned long long)claims[i], st.has_trailer, st.damaged);
+		CHECK(strstr(st.reason, "the trailer counts") && strstr(st.reason, "holds 10"), "reason: %s", st.reason);
+	}
+}
+
 static void wrong_magic_is_not_a_trace_file(void)
 {
 	struct ht_read_status st;
@@ -344,6 +369,7 @@ int main(void)
 	RUN(a_flipped_byte_in_a_block_stops_reading_at_that_block);
 	RUN(a_corrupt_block_length_is_refused_not_trusted);
 	RUN(data_after_the_trailer_is_reported);
+	RUN(a_trailer_count_that_disagrees_is_reported);
 	RUN(wrong_magic_is_not_a_trace_file);
 	RUN(a_newer_version_asks_for_an_upgrade);
 	RUN(a_damaged_header_is_refused);
