@@ -111,7 +111,8 @@ static void temp_name(char *buf, size_t len)
 {
 	unsigned long long r = 0;
 
-	if (getrandom(&r, sizeof(r), 0) != sizeof(r))
+	/* Non-blocking: right after boot (a test VM) the pool may not be ready, and a clock will do. */
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
 		r = ht_clock_ns(CLOCK_MONOTONIC) ^ ((unsigned long long)getpid() << 32);
 	snprintf(buf, len, ".htr-%016llx.tmp", r);
 }
