@@ -173,19 +173,24 @@ static unsigned long long lost_now(const struct ht_tracer *t, __u64 c[HT_CNT_MAX
 	       c[HT_CNT_AGG_GROUPS_FULL];
 }
 
+/* not_written: records the file system refused (file mode), or NULL (no file). */
 static void print_lost_detail(unsigned long long lost, const __u64 c[HT_CNT_MAX],
-			      unsigned long long not_written)
+			      const unsigned long long *not_written)
 {
+	char file_part[64] = "";
+
 	if (!lost)
 		return;
 	if (c[HT_CNT_AGG_GROUPS_FULL])
 		fprintf(stderr, "hypertrace-bpf: %llu hypercalls were not counted: more than %u histogram groups (VMs or vCPUs): group by VM (--per-vm) or not at all\n",
 			(unsigned long long)c[HT_CNT_AGG_GROUPS_FULL], HT_AGG_MAX_GROUPS);
+	if (not_written)
+		snprintf(file_part, sizeof(file_part), ", not written: disk full %llu", *not_written);
 	if (lost > c[HT_CNT_AGG_GROUPS_FULL])
-		fprintf(stderr, "hypertrace-bpf: %llu hypercalls were not recorded: ring buffer full %llu (raise --ringbuf-size), no per-thread state %llu, another exit before kvm_entry %llu, not written: disk full %llu\n",
+		fprintf(stderr, "hypertrace-bpf: %llu hypercalls were not recorded: ring buffer full %llu (raise --ringbuf-size), no per-thread state %llu, another exit before kvm_entry %llu%s\n",
 			lost - c[HT_CNT_AGG_GROUPS_FULL], (unsigned long long)c[HT_CNT_RINGBUF_DROPS],
 			(unsigned long long)c[HT_CNT_STATE_ALLOC_FAIL], (unsigned long long)c[HT_CNT_SUPERSEDED],
-			not_written);
+			file_part);
 }
 
 static void print_bpf_stats(const struct ht_tracer *t)
@@ -567,7 +572,7 @@ static void print_summary(const struct session *s, const struct run_totals *t)
 	if (t->malformed)
 		fprintf(stderr, "hypertrace-bpf: warning: %llu ring buffer samples were not whole records and were skipped: the BPF programs and this binary disagree on the record layout; rebuild both\n",
 			t->malformed);
-	print_lost_detail(t->lost, t->counters, t->not_written);
+	print_lost_detail(t->lost, t->counters, cfg->no_file ? NULL : &t->not_written);
 	if (cfg->bpf_stats)
 		print_bpf_stats(s->tracer);
 }
