@@ -179,6 +179,8 @@ truncate -s 64M disk.img
 mkdir stall
 if mkfs.ext4 -q -F disk.img >/dev/null 2>&1 && mount -o loop disk.img stall 2>/dev/null; then
 	mounts+=("$work/stall")
+fi
+if [ ${#mounts[@]} -gt 0 ] && [ "${mounts[-1]}" = "$work/stall" ] && fsfreeze -f stall 2>/dev/null && fsfreeze -u stall; then
 	"$HT" record -q -b 64K -o stall/t.htr >stall.out 2>&1 &
 	pid=$!
 	for _ in $(seq 600); do [ -e stall/t.htr ] && break; sleep 0.05; done
@@ -195,7 +197,7 @@ if mkfs.ext4 -q -F disk.img >/dev/null 2>&1 && mount -o loop disk.img stall 2>/d
 		fail a_stalled_disk_does_not_stall_the_drain "status $status, $inj, $check: $(cat stall.out)"
 	fi
 else
-	skip a_stalled_disk_does_not_stall_the_drain "cannot mount an ext4 image on a loop device here (mkfs.ext4, loop module)"
+	skip a_stalled_disk_does_not_stall_the_drain "cannot freeze an ext4 image on a loop device here (mkfs.ext4, loop module, fsfreeze)"
 fi
 
 # --- kill -9 with five recorders at once ---------------------------------------
