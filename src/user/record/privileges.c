@@ -50,8 +50,7 @@ static int last_cap(void)
 
 int ht_drop_privileges(bool keep_kill)
 {
-	unsigned long long keep = CAP_BIT(CAP_BPF) | CAP_BIT(CAP_DAC_OVERRIDE) | CAP_BIT(CAP_CHOWN) |
-				  (keep_kill ? CAP_BIT(CAP_KILL) : 0);
+	unsigned long long keep = CAP_BIT(CAP_BPF) | (keep_kill ? CAP_BIT(CAP_KILL) : 0);
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
 	struct __user_cap_data_struct d[2];
 	int ret;

@@ -30,10 +30,9 @@ int ht_command_user_apply(const struct ht_command_user *u, char *err, size_t err
 /*
  * Drops every capability but those the rest of a recording needs: CAP_BPF
  * (bpf() on the loaded maps and programs: counters, aggregates, statistics;
- * kernels before 6.5 check it for every bpf() command), CAP_DAC_OVERRIDE and
- * CAP_CHOWN (finishing, replacing or removing the trace file in a directory
- * root does not own and giving it to the sudo caller), and CAP_KILL if CMD
- * runs as another user (to stop it). The --metrics listener is bound before,
+ * kernels before 6.5 check it for every bpf() command) and CAP_KILL if CMD
+ * runs as another user (to stop it). The trace file is named, chowned and
+ * given its mode before: from here on it is written through its descriptor. The --metrics listener is bound before,
  * and its thread drops every capability itself. Also drops them from the
  * bounding set, so no later exec can regain them. Applies to the calling
  * thread (capabilities are per thread): a thread started later inherits the
