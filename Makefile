@@ -59,8 +59,9 @@ TEST_SRCS := $(wildcard tests/unit/test_*.c tests/kernel/test_*.c)
 TEST_SUPPORT_SRCS := $(wildcard tests/support/*.c)
 TEST_SUPPORT_OBJS := $(call obj,san,$(TEST_SUPPORT_SRCS))
 TEST_BINS := $(patsubst tests/%.c,$(OUTPUT)/tests/%,$(TEST_SRCS))
-# Drivers the shell suites run (not suites themselves).
-TEST_HELPERS := $(OUTPUT)/tests/prometheus/metrics_feed $(OUTPUT)/tests/tools/inject_records
+# Drivers the shell suites run (not suites themselves), e.g. trace file generators.
+TEST_HELPERS := $(OUTPUT)/tests/prometheus/metrics_feed \
+	$(patsubst tests/%.c,$(OUTPUT)/tests/%,$(wildcard tests/tools/*.c))
 
 BIN := $(OUTPUT)/hypertrace-bpf
 SAN_BIN := $(OUTPUT)/san/hypertrace-bpf

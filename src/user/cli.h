@@ -21,7 +21,15 @@ int ht_option_error(const char *cmd, int opt, char **argv);
 /* "hypertrace-bpf VERSION" on stdout; returns HT_EXIT_OK. */
 int ht_print_version(void);
 
+struct ht_read_status;
+/*
+ * After reading PATH to its end: a damaged file is an error (exit 1, one line
+ * with where reading stopped), a file without trailer a warning. The status.
+ */
+int ht_report_read_outcome(const char *path, const struct ht_read_status *st);
+
 int ht_cmd_record(int argc, char **argv);
 int ht_cmd_report(int argc, char **argv);
+int ht_cmd_convert(int argc, char **argv);
 
 #endif

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* hypertrace-bpf: dispatch to the record and report commands. */
+/* hypertrace-bpf: dispatch to the record, report and convert commands. */
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
@@ -13,7 +13,9 @@ static const char usage[] =
 	"\n"
 	"Commands:\n"
 	"  record    trace hypercalls into a trace file (needs root)\n"
-	"  report    summarize or export a trace file\n"
+	"  report    summarize a trace file, or list its records (text, CSV, JSON)\n"
+	"  convert   convert a trace file for other tools: CTF (babeltrace2, Trace\n"
+	"            Compass) or Chrome trace JSON (Perfetto UI, chrome://tracing)\n"
 	"\n"
 	"Run 'hypertrace-bpf COMMAND --help' for the options of a command.\n"
 	"\n"
@@ -30,6 +32,8 @@ int main(int argc, char **argv)
 		return ht_cmd_record(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "report"))
 		return ht_cmd_report(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "convert"))
+		return ht_cmd_convert(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
 		fputs(usage, stdout);
 		return HT_EXIT_OK;

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "export/chrome_json.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cli.h"
+#include "export/thread_table.h"
+#include "tracefile/wallclock.h"
+
+struct ht_chrome_writer {
+	FILE *f;
+	char path[4096];
+	struct ht_file_header hdr;
+	struct ht_thread_table *threads; /* value: the pid or tid, any non-NULL marker */
+	bool first;                      /* no event written yet: no comma before the next */
+};
+
+static const char *isa_name(__u8 isa)
+{
+	return isa == HT_ISA_VMX ? "VMX" : isa == HT_ISA_SVM ? "SVM" : "?";
+}
+
+int ht_chrome_open(const char *path, bool force, const struct ht_file_header *h,
+		   struct ht_chrome_writer **out, char *err, size_t errlen)
+{
+	struct ht_chrome_writer *w = calloc(1, sizeof(*w));
+	int fd;
+
+	if (!w || !(w->threads = ht_thread_table_new())) {
+		free(w);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL), 0644);
+	if (fd < 0 || !(w->f = fdopen(fd, "w"))) {
+		int ret = -errno;
+		if (ret == -EEXIST)
+			snprintf(err, errlen, "%s already exists: use --force to overwrite it", path);
+		else
+			snprintf(err, errlen, "cannot create %s: %s: choose a writable path", path, strerror(-ret));
+		if (fd >= 0)
+			close(fd);
+		ht_thread_table_free(w->threads);
+		free(w);
+		return ret;
+	}
+	snprintf(w->path, sizeof(w->path), "%s", path);
+	w->hdr = *h;
+	w->first = true;
+	/* "ns": the viewers show durations in ns, the unit the records have. */
+	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", w->f);
+	*out = w;
+	return 0;
+}
+
+static void separator(struct ht_chrome_writer *w)
+{
+	if (!w->first)
+		fputs(",\n", w->f);
+	w->first = false;
+}
+
+/* Microseconds since the recording start with all nine digits of ns kept. */
+static void print_us(FILE *f, __s64 ns)
+{
+	if (ns < 0) {
+		fputc('-', f);
+		ns = -ns;
+	}
+	fprintf(f, "%lld.%03lld", (long long)(ns / 1000), (long long)(ns % 1000));
+}
+
+/* Process and thread name events the first time a vCPU thread appears. */
+static int name_thread(struct ht_chrome_writer *w, const struct ht_record *r)
+{
+	static char marker;
+
+	if (ht_thread_table_get(w->threads, r->host_pid, r->host_tid))
+		return 0;
+	if (!ht_thread_table_get(w->threads, r->host_pid, 0)) {
+		/* tid 0 stands for the process itself: a vCPU thread is never tid 0. */
+		if (ht_thread_table_put(w->threads, r->host_pid, 0, &marker))
+			return -ENOMEM;
+		separator(w);
+		fprintf(w->f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":\"VM process %u\"}}",
+			r->host_pid, r->host_pid, r->host_pid);
+	}
+	if (ht_thread_table_put(w->threads, r->host_pid, r->host_tid, &marker))
+		return -ENOMEM;
+	separator(w);
+	fprintf(w->f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":\"vCPU %u (tid %u)\"}}",
+		r->host_pid, r->host_tid, r->vcpu_id, r->host_tid);
+	separator(w);
+	fprintf(w->f, "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%u,\"tid\":%u,\"args\":{\"sort_index\":%u}}",
+		r->host_pid, r->host_tid, r->vcpu_id);
+	return 0;
+}
+
+static void slice(struct ht_chrome_writer *w, const struct ht_record *r, const char *name, __s64 ts,
+		  __u64 dur)
+{
+	separator(w);
+	fprintf(w->f, "{\"ph\":\"X\",\"cat\":\"hypercall\",\"name\":\"%s\",\"pid\":%u,\"tid\":%u,\"ts\":",
+		name, r->host_pid, r->host_tid);
+	print_us(w->f, ts);
+	fputs(",\"dur\":", w->f);
+	print_us(w->f, (__s64)dur);
+}
+
+int ht_chrome_add(struct ht_chrome_writer *w, const struct ht_record *r, char *err, size_t errlen)
+{
+	__s64 ts = (__s64)(r->exit_ns - w->hdr.start_monotonic_ns);
+	char name[32];
+
+	if (name_thread(w, r)) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	/* The whole round trip, named by nr so viewers colour each nr alike. */
+	snprintf(name, sizeof(name), "hypercall %u", r->nr);
+	slice(w, r, name, ts, (__u64)r->exit_to_hcall_ns + r->hcall_to_entry_ns);
+	/* 64-bit values as hex strings: JSON numbers are doubles in the viewers. */
+	fprintf(w->f, ",\"args\":{\"nr\":%u,\"a0\":\"0x%llx\",\"a1\":\"0x%llx\",\"a2\":\"0x%llx\",\"a3\":\"0x%llx\","
+		"\"rip\":\"0x%llx\",\"reason\":\"0x%x\",\"isa\":\"%s\",\"vcpu_id\":%u,\"exit_cpu\":%u,\"entry_cpu\":%u,"
+		"\"exit_ns\":\"%llu\",\"flags\":%u}}",
+		r->nr, (unsigned long long)r->a0, (unsigned long long)r->a1, (unsigned long long)r->a2,
+		(unsigned long long)r->a3, (unsigned long long)r->guest_rip, r->exit_reason, isa_name(r->isa),
+		r->vcpu_id, r->exit_cpu, r->entry_cpu, (unsigned long long)r->exit_ns, r->flags);
+	/* The two phases, nested in it: they start and end inside the round trip. */
+	slice(w, r, "exit->hypercall", ts, r->exit_to_hcall_ns);
+	fputc('}', w->f);
+	slice(w, r, "hypercall->entry", ts + r->exit_to_hcall_ns, r->hcall_to_entry_ns);
+	fputc('}', w->f);
+	if (ferror(w->f)) {
+		snprintf(err, errlen, "cannot write %s: %s", w->path, strerror(errno));
+		return -EIO;
+	}
+	return 0;
+}
+
+/* A JSON string: quotes, backslashes and control characters escaped. */
+static void put_string(FILE *f, const char *key, const char *v)
+{
+	fprintf(f, ",\"%s\":\"", key);
+	for (; *v; v++) {
+		if (*v == '"' || *v == '\\')
+			fprintf(f, "\\%c", *v);
+		else if ((unsigned char)*v < 0x20)
+			fprintf(f, "\\u%04x", *v);
+		else
+			fputc(*v, f);
+	}
+	fputc('"', f);
+}
+
+int ht_chrome_close(struct ht_chrome_writer *w, const struct ht_read_status *st, const char *source,
+		    const char *selection, char *err, size_t errlen)
+{
+	const struct ht_file_header *h = &w->hdr;
+	char buf[256];
+	size_t used = 0;
+	int ret = 0;
+
+	fputs("\n],\n\"metadata\":{\"tracer\":\"hypertrace-bpf\"", w->f);
+	put_string(w->f, "tracer_version", HT_VERSION);
+	put_string(w->f, "trace_file", source);
+	put_string(w->f, "host_kernel_release", h->kernel_release);
+	put_string(w->f, "cpu_vendor", h->cpu_vendor);
+	for (__u32 i = 0; i < h->filter_nr_count && i < HT_MAX_SELECTED_NR; i++)
+		used += (size_t)snprintf(buf + used, sizeof(buf) - used, "%s%u", i ? "," : "", h->filter_nr[i]);
+	put_string(w->f, "filter_nr", buf);
+	ht_format_wallclock(buf, sizeof(buf), h, h->start_monotonic_ns, HT_TIME_ISO);
+	/* ts 0 is this instant: the viewers' times are relative to it. */
+	put_string(w->f, "recording_start", buf);
+	if (st->has_trailer) {
+		const struct ht_trailer *t = &st->trailer;
+		ht_format_wallclock(buf, sizeof(buf), h, t->end_monotonic_ns, HT_TIME_ISO);
+		put_string(w->f, "recording_end", buf);
+		fprintf(w->f, ",\"dropped\":%llu,\"dropped_ringbuf_full\":%llu,\"dropped_no_thread_state\":%llu,"
+			"\"dropped_superseded\":%llu",
+			(unsigned long long)ht_trailer_lost(t), (unsigned long long)t->ringbuf_drops,
+			(unsigned long long)t->state_alloc_fail, (unsigned long long)t->superseded);
+	}
+	put_string(w->f, "selection", selection);
+	put_string(w->f, "read_status", st->has_trailer && !st->damaged ? "complete" : st->reason);
+	fputs("}}\n", w->f);
+	if (ferror(w->f) | fflush(w->f)) {
+		snprintf(err, errlen, "cannot write %s: %s", w->path, strerror(errno));
+		ret = -EIO;
+	}
+	if (fclose(w->f) && !ret) {
+		snprintf(err, errlen, "cannot write %s: %s", w->path, strerror(errno));
+		ret = -EIO;
+	}
+	ht_thread_table_free(w->threads);
+	free(w);
+	return ret;
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Writes records as Chrome trace event JSON (the JSON Object Format), which
+ * Perfetto UI, chrome://tracing and Chrome DevTools open: a track per vCPU
+ * thread inside its VM process, one complete event ("ph":"X") per hypercall
+ * with the two phases nested in it. docs/exports.md describes it.
+ *
+ * Streaming: events are written as records come; memory grows with the
+ * number of vCPU threads (for their name events), not with the records.
+ */
+#ifndef HT_CHROME_JSON_H
+#define HT_CHROME_JSON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "hypertrace/trace_file.h"
+#include "tracefile/trace_reader.h"
+
+struct ht_chrome_writer;
+
+/* Creates PATH (refusing an existing file unless force). 0, or -errno with err. */
+int ht_chrome_open(const char *path, bool force, const struct ht_file_header *h,
+		   struct ht_chrome_writer **out, char *err, size_t errlen);
+/* 0, or -errno with err. */
+int ht_chrome_add(struct ht_chrome_writer *w, const struct ht_record *r, char *err, size_t errlen);
+/*
+ * Ends the event array and writes the trace's identity (metadata) so the
+ * file is valid JSON even when the input was damaged. Frees w. 0 or -errno.
+ */
+int ht_chrome_close(struct ht_chrome_writer *w, const struct ht_read_status *st, const char *source,
+		    const char *selection, char *err, size_t errlen);
+
+#endif

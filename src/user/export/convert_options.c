@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Command line of `hypertrace-bpf convert`: strict parsing, one-line errors, exit 2. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include "cli.h"
+#include "export/convert_options.h"
+
+static const char convert_help[] =
+	"Usage: hypertrace-bpf convert (--ctf DIR | --chrome FILE.json) [--force]\n"
+	"                              [-p PID] [--vcpu N] [-n N]... [--since TIME]\n"
+	"                              [--until TIME] FILE\n"
+	"\n"
+	"Convert a trace file written by 'hypertrace-bpf record' for other tools. The\n"
+	"file is read as it is converted: memory does not grow with its size. A\n"
+	"damaged or truncated file is converted up to its last whole block, then\n"
+	"the command says where it stopped and exits with status 1.\n"
+	"\n"
+	"Formats:\n"
+	"      --ctf DIR        a CTF 1.8 trace in the new or empty directory DIR, for\n"
+	"                       babeltrace2 and Trace Compass: one stream per vCPU\n"
+	"                       thread, one 'hypercall' event per record with all its\n"
+	"                       fields, wall-clock timestamps, drops as discarded\n"
+	"                       events, the recording's identity in the env block\n"
+	"      --chrome FILE    Chrome trace event JSON for Perfetto UI and\n"
+	"                       chrome://tracing: a track per vCPU thread in its VM\n"
+	"                       process, a slice per hypercall with its two phases\n"
+	"                       nested in it\n"
+	"  -f, --force          with --chrome: overwrite FILE if it exists\n"
+	"  -V, --version        print the version\n"
+	"  -h, --help           show this help\n"
+	"\n"
+	"%s"
+	"\n"
+	"See docs/exports.md for the layout of both formats.\n"
+	"\n"
+	"EXAMPLES:\n"
+	"    hypertrace-bpf convert --ctf t-ctf t.htr && babeltrace2 t-ctf\n"
+	"    hypertrace-bpf convert --chrome t.json --vcpu 0 --since 2 --until 3 t.htr\n";
+
+enum { OPT_CTF = 0x200, OPT_CHROME };
+
+static const struct option convert_longopts[] = {
+	{ "ctf", required_argument, NULL, OPT_CTF },
+	{ "chrome", required_argument, NULL, OPT_CHROME },
+	{ "force", no_argument, NULL, 'f' },
+	{ "version", no_argument, NULL, 'V' },
+	{ "help", no_argument, NULL, 'h' },
+	HT_SELECT_LONGOPTS,
+	{ NULL, 0, NULL, 0 },
+};
+
+int ht_convert_parse(int argc, char **argv, struct ht_convert_config *cfg)
+{
+	char err[256];
+	int opt, formats = 0;
+
+	memset(cfg, 0, sizeof(*cfg));
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, ":fVh" HT_SELECT_SHORTOPTS, convert_longopts, NULL)) != -1) {
+		int sel = ht_selection_option(&cfg->selection, opt, optarg, err, sizeof(err));
+		if (sel < 0)
+			return ht_usage_error("convert", "%s", err);
+		if (sel > 0)
+			continue;
+		switch (opt) {
+		case OPT_CTF:
+		case OPT_CHROME:
+			if (!optarg[0])
+				return ht_usage_error("convert", "%s needs a %s name", argv[optind - 1],
+						      opt == OPT_CTF ? "directory" : "file");
+			cfg->format = opt == OPT_CTF ? HT_CONVERT_CTF : HT_CONVERT_CHROME;
+			cfg->output = optarg;
+			formats++;
+			break;
+		case 'f':
+			cfg->force = true;
+			break;
+		case 'V':
+			return ht_print_version();
+		case 'h':
+			printf(convert_help, ht_selection_help);
+			return HT_EXIT_OK;
+		case ':':
+			return ht_usage_error("convert", "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return ht_usage_error("convert", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (formats == 0)
+		return ht_usage_error("convert", "no format given: add --ctf DIR or --chrome FILE.json");
+	if (formats > 1)
+		return ht_usage_error("convert", "one format at a time: --ctf or --chrome");
+	if (cfg->force && cfg->format == HT_CONVERT_CTF)
+		return ht_usage_error("convert", "--force goes with --chrome: --ctf writes only into a new or empty directory");
+	if (ht_selection_check(&cfg->selection, err, sizeof(err)))
+		return ht_usage_error("convert", "%s", err);
+	if (optind == argc)
+		return ht_usage_error("convert", "no trace file given");
+	if (optind + 1 < argc)
+		return ht_usage_error("convert", "one trace file at a time, got '%s' and '%s'", argv[optind], argv[optind + 1]);
+	cfg->path = argv[optind];
+	return -1;
+}

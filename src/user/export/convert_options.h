@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* `hypertrace-bpf convert`: its configuration, parsed from the command line. */
+#ifndef HT_CONVERT_OPTIONS_H
+#define HT_CONVERT_OPTIONS_H
+
+#include <stdbool.h>
+#include "report/selection.h"
+
+enum ht_convert_format { HT_CONVERT_CTF, HT_CONVERT_CHROME };
+
+struct ht_convert_config {
+	enum ht_convert_format format;
+	const char *output; /* CTF: a directory; Chrome: a file */
+	bool force;         /* Chrome: overwrite the file */
+	struct ht_selection selection;
+	const char *path;   /* the trace file */
+};
+
+/* Parses argv (argv[0] is "convert"). Returns -1 to go on, else the exit status. */
+int ht_convert_parse(int argc, char **argv, struct ht_convert_config *cfg);
+
+#endif

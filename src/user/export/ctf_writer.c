@@ -1,0 +1,479 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "export/ctf_writer.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "cli.h"
+#include "export/thread_table.h"
+#include "tracefile/wallclock.h"
+
+#define CTF_MAGIC 0xc1fc1fc1u
+/* packet.header: magic, uuid[16], stream_id, stream_instance_id; packet.context: six u64. */
+#define PACKET_HEADER_BYTES (4 + 16 + 4 + 8)
+#define PACKET_PREAMBLE_BYTES (PACKET_HEADER_BYTES + 6 * 8)
+/* event.header (timestamp), event.context (pid, tid), the record's fields. */
+#define EVENT_BYTES (8 + 4 + 4 + 4 + 5 * 8 + 2 + 4 + 1 + 4 + 4 + 2 + 2 + 1)
+#define RECORDING_STREAM_ID 0 /* stream_instance_id of the stream that carries the drops */
+
+_Static_assert(PACKET_PREAMBLE_BYTES + EVENT_BYTES <= HT_CTF_PACKET_BYTES, "packet too small");
+
+struct ctf_stream {
+	char name[64];
+	uint64_t instance_id;
+	uint64_t seq;
+	uint64_t ts_begin, ts_last;
+	size_t len; /* bytes used in buf, the preamble included */
+	unsigned char buf[HT_CTF_PACKET_BYTES];
+};
+
+struct ht_ctf_writer {
+	char dir[4096];
+	struct ht_file_header hdr;
+	unsigned char uuid[16];
+	struct ht_thread_table *streams;
+	unsigned long long records, reordered;
+	uint64_t last_ns; /* latest record time, for a file without trailer */
+};
+
+__attribute__((format(printf, 4, 5)))
+static int errorf(char *err, size_t errlen, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+static void put_u16(unsigned char *p, uint16_t v)
+{
+	memcpy(p, &v, sizeof(v)); /* x86-64: the CTF byte order is little-endian, as the host's */
+}
+
+static void put_u32(unsigned char *p, uint32_t v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+static void put_u64(unsigned char *p, uint64_t v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+/* Creates dir, or accepts it if it exists and is empty. */
+static int make_dir(const char *dir, char *err, size_t errlen)
+{
+	DIR *d;
+	struct dirent *e;
+
+	if (mkdir(dir, 0755) == 0)
+		return 0;
+	if (errno != EEXIST)
+		return errorf(err, errlen, -errno, "cannot create directory %s: %s: choose a writable path",
+			      dir, strerror(errno));
+	d = opendir(dir);
+	if (!d)
+		return errorf(err, errlen, -errno, "%s exists and cannot be opened as a directory: %s: give a new directory",
+			      dir, strerror(errno));
+	while ((e = readdir(d))) {
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			closedir(d);
+			return errorf(err, errlen, -EEXIST, "%s is not empty: give a new or empty directory", dir);
+		}
+	}
+	closedir(d);
+	return 0;
+}
+
+int ht_ctf_open(const char *dir, const struct ht_file_header *h, struct ht_ctf_writer **out,
+		char *err, size_t errlen)
+{
+	struct ht_ctf_writer *w;
+	int ret;
+
+	if (strlen(dir) + 80 > sizeof(w->dir))
+		return errorf(err, errlen, -ENAMETOOLONG, "directory name too long: %s", dir);
+	if ((ret = make_dir(dir, err, errlen)))
+		return ret;
+	w = calloc(1, sizeof(*w));
+	if (!w || !(w->streams = ht_thread_table_new())) {
+		free(w);
+		return errorf(err, errlen, -ENOMEM, "out of memory");
+	}
+	snprintf(w->dir, sizeof(w->dir), "%s", dir);
+	w->hdr = *h;
+	w->last_ns = h->start_monotonic_ns;
+	if (getrandom(w->uuid, sizeof(w->uuid), 0) != sizeof(w->uuid)) {
+		/* Only needs to differ between traces; the clocks do that well enough. */
+		uint64_t a = h->start_realtime_ns, b = h->start_monotonic_ns ^ (uint64_t)getpid();
+		memcpy(w->uuid, &a, 8);
+		memcpy(w->uuid + 8, &b, 8);
+	}
+	w->uuid[6] = (w->uuid[6] & 0x0f) | 0x40; /* RFC 4122 version 4 */
+	w->uuid[8] = (w->uuid[8] & 0x3f) | 0x80;
+	*out = w;
+	return 0;
+}
+
+static struct ctf_stream *stream_new(const char *name, uint64_t instance_id)
+{
+	struct ctf_stream *s = malloc(sizeof(*s));
+
+	if (!s)
+		return NULL;
+	memset(s, 0, offsetof(struct ctf_stream, buf));
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	s->instance_id = instance_id;
+	s->len = PACKET_PREAMBLE_BYTES;
+	return s;
+}
+
+/* Appends the stream's packet (preamble filled in now) to its file. */
+static int flush_packet(struct ht_ctf_writer *w, struct ctf_stream *s, uint64_t ts_end,
+			uint64_t events_discarded, char *err, size_t errlen)
+{
+	unsigned char *p = s->buf;
+	char path[sizeof(w->dir) + sizeof(s->name) + 2];
+	size_t off = 0;
+	int fd;
+
+	put_u32(p, CTF_MAGIC);
+	memcpy(p + 4, w->uuid, 16);
+	put_u32(p + 20, 0); /* stream_id: the one stream class */
+	put_u64(p + 24, s->instance_id);
+	put_u64(p + 32, s->ts_begin);
+	put_u64(p + 40, ts_end);
+	put_u64(p + 48, (uint64_t)s->len * 8); /* content_size, in bits */
+	put_u64(p + 56, (uint64_t)s->len * 8); /* packet_size: no padding */
+	put_u64(p + 64, s->seq);
+	put_u64(p + 72, events_discarded);
+
+	snprintf(path, sizeof(path), "%s/%s", w->dir, s->name);
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return errorf(err, errlen, -errno, "cannot write %s: %s", path, strerror(errno));
+	while (off < s->len) {
+		ssize_t n = write(fd, p + off, s->len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			int ret = n < 0 ? -errno : -EIO;
+			close(fd);
+			return errorf(err, errlen, ret, "cannot write %s: %s", path, strerror(-ret));
+		}
+		off += (size_t)n;
+	}
+	if (close(fd))
+		return errorf(err, errlen, -errno, "cannot write %s: %s", path, strerror(errno));
+	s->seq++;
+	s->len = PACKET_PREAMBLE_BYTES;
+	return 0;
+}
+
+static struct ctf_stream *stream_of(struct ht_ctf_writer *w, const struct ht_record *r)
+{
+	struct ctf_stream *s = ht_thread_table_get(w->streams, r->host_pid, r->host_tid);
+	char name[64];
+
+	if (s)
+		return s;
+	/* Named for a reader browsing the directory; the vCPU id is the thread's first. */
+	snprintf(name, sizeof(name), "pid%u_vcpu%u_tid%u", r->host_pid, r->vcpu_id, r->host_tid);
+	/* Never RECORDING_STREAM_ID: a tid is never 0 with a pid. */
+	s = stream_new(name, (uint64_t)r->host_pid << 32 | r->host_tid);
+	if (s && ht_thread_table_put(w->streams, r->host_pid, r->host_tid, s)) {
+		free(s);
+		s = NULL;
+	}
+	return s;
+}
+
+int ht_ctf_add(struct ht_ctf_writer *w, const struct ht_record *r, char *err, size_t errlen)
+{
+	struct ctf_stream *s = stream_of(w, r);
+	uint64_t ts = r->exit_ns;
+	int ret;
+
+	if (!s)
+		return errorf(err, errlen, -ENOMEM, "out of memory");
+	if (s->len + EVENT_BYTES > sizeof(s->buf) &&
+	    (ret = flush_packet(w, s, s->ts_last, 0, err, errlen)))
+		return ret;
+	/* CTF wants time order within a stream; a vCPU thread's records are, unless the file is odd. */
+	if (ts < s->ts_last) {
+		ts = s->ts_last;
+		w->reordered++;
+	}
+	if (s->len == PACKET_PREAMBLE_BYTES)
+		s->ts_begin = ts;
+	s->ts_last = ts;
+	if (r->exit_ns > w->last_ns)
+		w->last_ns = r->exit_ns;
+
+	unsigned char *p = s->buf + s->len;
+	put_u64(p, ts);
+	put_u32(p + 8, r->host_pid);
+	put_u32(p + 12, r->host_tid);
+	put_u32(p + 16, r->nr);
+	put_u64(p + 20, r->a0);
+	put_u64(p + 28, r->a1);
+	put_u64(p + 36, r->a2);
+	put_u64(p + 44, r->a3);
+	put_u64(p + 52, r->guest_rip);
+	put_u16(p + 60, r->vcpu_id);
+	put_u32(p + 62, r->exit_reason);
+	p[66] = r->isa;
+	put_u32(p + 67, r->exit_to_hcall_ns);
+	put_u32(p + 71, r->hcall_to_entry_ns);
+	put_u16(p + 75, r->exit_cpu);
+	put_u16(p + 77, r->entry_cpu);
+	p[79] = r->flags;
+	s->len += EVENT_BYTES;
+	w->records++;
+	return 0;
+}
+
+unsigned long long ht_ctf_reordered(const struct ht_ctf_writer *w)
+{
+	return w->reordered;
+}
+
+/* A TSDL string literal: quotes and backslashes escaped, control characters dropped. */
+static void put_string(FILE *f, const char *key, const char *v)
+{
+	fprintf(f, "\t%s = \"", key);
+	for (; *v; v++) {
+		if (*v == '"' || *v == '\\')
+			fputc('\\', f);
+		if ((unsigned char)*v >= 0x20)
+			fputc(*v, f);
+	}
+	fputs("\";\n", f);
+}
+
+static void put_time(FILE *f, const char *key, const struct ht_file_header *h, uint64_t mono)
+{
+	char when[64];
+
+	ht_format_wallclock(when, sizeof(when), h, mono, HT_TIME_ISO);
+	put_string(f, key, when);
+}
+
+static void write_env(FILE *f, const struct ht_ctf_writer *w, const struct ht_read_status *st,
+		      const char *source, const char *selection)
+{
+	const struct ht_file_header *h = &w->hdr;
+	char buf[256];
+	size_t used = 0;
+
+	fputs("env {\n", f);
+	put_string(f, "tracer_name", "hypertrace-bpf");
+	put_string(f, "tracer_version", HT_VERSION);
+	fprintf(f, "\ttrace_file_format = %u;\n", h->version);
+	put_string(f, "trace_file", source);
+	put_string(f, "host_kernel_release", h->kernel_release);
+	put_string(f, "cpu_vendor", h->cpu_vendor);
+	for (__u32 i = 0; i < h->filter_nr_count && i < HT_MAX_SELECTED_NR; i++)
+		used += (size_t)snprintf(buf + used, sizeof(buf) - used, "%s%u", i ? "," : "", h->filter_nr[i]);
+	put_string(f, "filter_nr", buf);
+	if (h->filter_flags & HT_FILTER_F_EXIT_REASON)
+		snprintf(buf, sizeof(buf), "0x%x", h->filter_exit_reason);
+	else
+		snprintf(buf, sizeof(buf), "hypercall exit (VMX 18 VMCALL, SVM 0x81 VMMCALL)");
+	put_string(f, "filter_exit_reason", buf);
+	snprintf(buf, sizeof(buf), "%u", h->filter_tgid);
+	put_string(f, "filter_pid", (h->filter_flags & HT_FILTER_F_TGID) ? buf : "any");
+	snprintf(buf, sizeof(buf), "%u", h->filter_vcpu);
+	put_string(f, "filter_vcpu", (h->filter_flags & HT_FILTER_F_VCPU) ? buf : "any");
+	fprintf(f, "\tringbuf_bytes = %u;\n", h->ringbuf_bytes);
+	put_time(f, "recording_start", h, h->start_monotonic_ns);
+	fprintf(f, "\trecording_start_realtime_ns = %llu;\n", (unsigned long long)h->start_realtime_ns);
+	if (st->has_trailer) {
+		const struct ht_trailer *t = &st->trailer;
+		put_time(f, "recording_end", h, t->end_monotonic_ns);
+		fprintf(f, "\trecording_end_realtime_ns = %llu;\n", (unsigned long long)t->end_realtime_ns);
+		fprintf(f, "\trecording_records = %llu;\n", (unsigned long long)t->records);
+		fprintf(f, "\tdropped = %llu;\n", (unsigned long long)ht_trailer_lost(t));
+		fprintf(f, "\tdropped_ringbuf_full = %llu;\n", (unsigned long long)t->ringbuf_drops);
+		fprintf(f, "\tdropped_no_thread_state = %llu;\n", (unsigned long long)t->state_alloc_fail);
+		fprintf(f, "\tdropped_superseded = %llu;\n", (unsigned long long)t->superseded);
+		fprintf(f, "\tunselected_nr = %llu;\n", (unsigned long long)t->unselected_nr);
+	} else {
+		put_string(f, "recording_end", "unknown: the trace file has no trailer");
+	}
+	put_string(f, "selection", selection);
+	fprintf(f, "\tevents = %llu;\n", w->records);
+	put_string(f, "read_status", st->damaged ? st->reason :
+				     st->has_trailer ? "complete" : st->reason);
+	fputs("};\n\n", f);
+}
+
+static const char tsdl_types[] =
+	"typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n"
+	"typealias integer { size = 16; align = 8; signed = false; } := uint16_t;\n"
+	"typealias integer { size = 32; align = 8; signed = false; } := uint32_t;\n"
+	"typealias integer { size = 64; align = 8; signed = false; } := uint64_t;\n"
+	"typealias integer { size = 32; align = 8; signed = true; } := int32_t;\n"
+	"typealias integer { size = 8; align = 8; signed = false; base = 16; } := hex8_t;\n"
+	"typealias integer { size = 32; align = 8; signed = false; base = 16; } := hex32_t;\n"
+	"typealias integer { size = 64; align = 8; signed = false; base = 16; } := hex64_t;\n\n";
+
+/* Field order and sizes match ht_ctf_add; everything is byte-aligned, so there is no padding. */
+static const char tsdl_streams[] =
+	"typealias integer { size = 64; align = 8; signed = false; map = clock.monotonic.value; } := clock_ns_t;\n\n"
+	"stream {\n"
+	"\tid = 0;\n"
+	"\tpacket.context := struct {\n"
+	"\t\tclock_ns_t timestamp_begin;\n"
+	"\t\tclock_ns_t timestamp_end;\n"
+	"\t\tuint64_t content_size;\n"
+	"\t\tuint64_t packet_size;\n"
+	"\t\tuint64_t packet_seq_num;\n"
+	"\t\tuint64_t events_discarded;\n"
+	"\t};\n"
+	"\tevent.header := struct {\n"
+	"\t\tclock_ns_t timestamp;\n"
+	"\t};\n"
+	"\tevent.context := struct {\n"
+	"\t\tint32_t _pid;\n"
+	"\t\tint32_t _tid;\n"
+	"\t};\n"
+	"};\n\n"
+	"event {\n"
+	"\tname = \"hypercall\";\n"
+	"\tid = 0;\n"
+	"\tstream_id = 0;\n"
+	"\tfields := struct {\n"
+	"\t\tuint32_t nr;\n"
+	"\t\thex64_t a0;\n"
+	"\t\thex64_t a1;\n"
+	"\t\thex64_t a2;\n"
+	"\t\thex64_t a3;\n"
+	"\t\thex64_t guest_rip;\n"
+	"\t\tuint16_t vcpu_id;\n"
+	"\t\thex32_t exit_reason;\n"
+	"\t\tenum : uint8_t { VMX = 1, SVM = 2 } isa;\n"
+	"\t\tuint32_t exit_to_hcall_ns;\n"
+	"\t\tuint32_t hcall_to_entry_ns;\n"
+	"\t\tuint16_t exit_cpu;\n"
+	"\t\tuint16_t entry_cpu;\n"
+	"\t\thex8_t flags;\n"
+	"\t};\n"
+	"};\n";
+
+static int write_metadata(const struct ht_ctf_writer *w, const struct ht_read_status *st,
+			  const char *source, const char *selection, char *err, size_t errlen)
+{
+	const struct ht_file_header *h = &w->hdr;
+	const unsigned char *u = w->uuid;
+	char path[sizeof(w->dir) + 16], uuid[40];
+	FILE *f;
+
+	snprintf(uuid, sizeof(uuid),
+		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
+		 u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+	/* The clock counts CLOCK_MONOTONIC ns; its offset makes readers show wall-clock time. */
+	__s64 offset = (__s64)h->start_realtime_ns - (__s64)h->start_monotonic_ns;
+	__s64 offset_s = offset / 1000000000, offset_ns = offset % 1000000000;
+	if (offset_ns < 0) {
+		offset_ns += 1000000000;
+		offset_s--;
+	}
+
+	snprintf(path, sizeof(path), "%s/metadata", w->dir);
+	f = fopen(path, "we");
+	if (!f)
+		return errorf(err, errlen, -errno, "cannot write %s: %s", path, strerror(errno));
+	fputs("/* CTF 1.8 */\n\n", f);
+	fputs(tsdl_types, f);
+	fprintf(f,
+		"trace {\n"
+		"\tmajor = 1;\n"
+		"\tminor = 8;\n"
+		"\tuuid = \"%s\";\n"
+		"\tbyte_order = le;\n"
+		"\tpacket.header := struct {\n"
+		"\t\tuint32_t magic;\n"
+		"\t\tuint8_t uuid[16];\n"
+		"\t\tuint32_t stream_id;\n"
+		"\t\tuint64_t stream_instance_id;\n"
+		"\t};\n"
+		"};\n\n",
+		uuid);
+	write_env(f, w, st, source, selection);
+	fprintf(f,
+		"clock {\n"
+		"\tname = \"monotonic\";\n"
+		"\tdescription = \"CLOCK_MONOTONIC of the traced host; offset from the trace file's wall-clock anchor\";\n"
+		"\tfreq = 1000000000;\n"
+		"\tprecision = 1;\n"
+		"\toffset_s = %lld;\n"
+		"\toffset = %lld;\n"
+		"\tabsolute = true;\n"
+		"};\n\n",
+		(long long)offset_s, (long long)offset_ns);
+	fputs(tsdl_streams, f);
+	if (ferror(f) | fclose(f))
+		return errorf(err, errlen, -EIO, "cannot write %s", path);
+	return 0;
+}
+
+/*
+ * The recording's losses are not any thread's: they go to a stream of their
+ * own, as an increase of events_discarded between its two (empty) packets,
+ * which is where CTF readers count discarded events.
+ */
+static int write_recording_stream(struct ht_ctf_writer *w, const struct ht_read_status *st,
+				  char *err, size_t errlen)
+{
+	struct ctf_stream *s = stream_new("recording", RECORDING_STREAM_ID);
+	uint64_t start = w->hdr.start_monotonic_ns;
+	uint64_t end = st->has_trailer ? st->trailer.end_monotonic_ns : w->last_ns;
+	uint64_t lost = st->has_trailer ? ht_trailer_lost(&st->trailer) : 0;
+	int ret;
+
+	if (!s)
+		return errorf(err, errlen, -ENOMEM, "out of memory");
+	if (end < start)
+		end = start;
+	s->ts_begin = start;
+	if (lost) {
+		ret = flush_packet(w, s, start, 0, err, errlen);
+		s->ts_begin = start;
+		if (!ret)
+			ret = flush_packet(w, s, end, lost, err, errlen);
+	} else {
+		ret = flush_packet(w, s, end, 0, err, errlen);
+	}
+	free(s);
+	return ret;
+}
+
+int ht_ctf_close(struct ht_ctf_writer *w, const struct ht_read_status *st, const char *source,
+		 const char *selection, char *err, size_t errlen)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < ht_thread_table_len(w->streams); i++) {
+		struct ctf_stream *s = ht_thread_table_at(w->streams, i);
+		if (!ret && s->len > PACKET_PREAMBLE_BYTES)
+			ret = flush_packet(w, s, s->ts_last, 0, err, errlen);
+		free(s);
+	}
+	if (!ret)
+		ret = write_recording_stream(w, st, err, errlen);
+	if (!ret)
+		ret = write_metadata(w, st, source, selection, err, errlen);
+	ht_thread_table_free(w->streams);
+	free(w);
+	return ret;
+}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Writes records as a CTF 1.8 trace directory (TSDL `metadata` + binary data
+ * streams) for babeltrace2 and Trace Compass. docs/exports.md describes the
+ * layout: one stream per vCPU thread, one event class `hypercall` with every
+ * field of the record, a clock anchored to wall-clock time, drops in
+ * `events_discarded`, the file's identity in `env`.
+ *
+ * Streaming: each stream buffers one packet (HT_CTF_PACKET_BYTES); memory
+ * grows with the number of vCPU threads, not with the number of records.
+ */
+#ifndef HT_CTF_WRITER_H
+#define HT_CTF_WRITER_H
+
+#include <stddef.h>
+#include "hypertrace/trace_file.h"
+#include "tracefile/trace_reader.h"
+
+#define HT_CTF_PACKET_BYTES (16 * 1024)
+
+struct ht_ctf_writer;
+
+/*
+ * Creates DIR (it may exist if empty). The header gives the clock anchor and
+ * the identity. 0, or -errno with a one-line message (what to do) in err.
+ */
+int ht_ctf_open(const char *dir, const struct ht_file_header *h, struct ht_ctf_writer **out,
+		char *err, size_t errlen);
+/* Adds one record to its vCPU thread's stream. 0, or -errno with err. */
+int ht_ctf_add(struct ht_ctf_writer *w, const struct ht_record *r, char *err, size_t errlen);
+/*
+ * Writes the last packets, the recording's drop counts (from st's trailer,
+ * if any) and the metadata, whose env block also names the source file, the
+ * selection and how reading ended. Frees w. 0, or -errno with err.
+ */
+int ht_ctf_close(struct ht_ctf_writer *w, const struct ht_read_status *st, const char *source,
+		 const char *selection, char *err, size_t errlen);
+/* Records whose time was raised to keep their stream in time order. */
+unsigned long long ht_ctf_reordered(const struct ht_ctf_writer *w);
+
+#endif

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Command line of `hypertrace-bpf report`: strict parsing, one-line errors, exit 2. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include "cli.h"
+#include "hist/hist_view.h"
+#include "report/report_options.h"
+
+static const char report_help[] =
+	"Usage: hypertrace-bpf report [--dump | --csv | --json | --hist [SERIES]]\n"
+	"                             [--per-vcpu | --per-vm] [-p PID] [--vcpu N] [-n N]...\n"
+	"                             [--since TIME] [--until TIME] FILE\n"
+	"\n"
+	"Read a trace file written by 'hypertrace-bpf record'. Without an option, print\n"
+	"a summary: records and drops, counts per vCPU and per hypercall nr, and\n"
+	"min/avg/p50/p99/max of each latency (exit->hypercall, hypercall->entry, and\n"
+	"the whole exit->entry round trip). A damaged or truncated file is read up to\n"
+	"its last whole block, and the report says where it stopped.\n"
+	"\n"
+	"Options:\n"
+	"  -D, --dump   one line per record, with wall-clock time\n"
+	"  -C, --csv    CSV with a header line\n"
+	"  -J, --json   one JSON object per record per line; 64-bit values are\n"
+	"               strings (exit_ns in decimal, a0..a3 and guest_rip in hex)\n"
+	"               so JSON readers that use doubles keep them exact\n"
+	"  -H, --hist [SERIES]  log2 latency histograms of the whole file, as record\n"
+	"               draws them live; SERIES: total, exit-hcall, hcall-entry, all\n"
+	"               or a comma list (default all). A FILE named like a SERIES\n"
+	"               needs a path: ./total\n"
+	"      --per-vcpu, --per-vm  with --hist: one histogram per vCPU / VM process\n"
+	"  -V, --version  print the version\n"
+	"  -h, --help   show this help\n"
+	"\n"
+	"%s"
+	"\n"
+	"EXAMPLES:\n"
+	"    hypertrace-bpf report hypertrace.htr\n"
+	"    hypertrace-bpf report --csv t.htr > t.csv\n"
+	"    hypertrace-bpf report --hist total --per-vcpu t.htr\n"
+	"    hypertrace-bpf report --json -p 4242 --vcpu 1 --since 10 --until 12.5 t.htr\n";
+
+static const struct option report_longopts[] = {
+	{ "dump", no_argument, NULL, 'D' },
+	{ "csv", no_argument, NULL, 'C' },
+	{ "json", no_argument, NULL, 'J' },
+	{ "hist", optional_argument, NULL, 'H' },
+	{ "per-vcpu", no_argument, NULL, 'P' },
+	{ "per-vm", no_argument, NULL, 'M' },
+	{ "version", no_argument, NULL, 'V' },
+	{ "help", no_argument, NULL, 'h' },
+	HT_SELECT_LONGOPTS,
+	{ NULL, 0, NULL, 0 },
+};
+
+static const char hist_series_error[] =
+	"invalid --hist '%s': expected total, exit-hcall, hcall-entry, all or a comma list";
+
+int ht_report_parse(int argc, char **argv, struct ht_report_config *cfg)
+{
+	char err[256];
+	int opt, modes = 0;
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->mode = HT_REPORT_SUMMARY;
+	cfg->series = HT_HV_SERIES_ALL;
+	cfg->group_by = HT_LAT_BY_NONE;
+
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, ":DCJHVh" HT_SELECT_SHORTOPTS, report_longopts, NULL)) != -1) {
+		int sel = ht_selection_option(&cfg->selection, opt, optarg, err, sizeof(err));
+		if (sel < 0)
+			return ht_usage_error("report", "%s", err);
+		if (sel > 0)
+			continue;
+		switch (opt) {
+		case 'H':
+			cfg->mode = HT_REPORT_HIST;
+			modes++;
+			if (optarg) {
+				if (!ht_hv_parse_series(optarg, &cfg->series))
+					return ht_usage_error("report", hist_series_error, optarg);
+			} else if (optind < argc && ht_hv_parse_series(argv[optind], &cfg->series)) {
+				/* `--hist total`, as record takes it: the next word is the series. */
+				optind++;
+			}
+			break;
+		case 'P':
+		case 'M':
+			if (cfg->group_by != HT_LAT_BY_NONE)
+				return ht_usage_error("report", "--per-vcpu and --per-vm exclude each other");
+			cfg->group_by = opt == 'P' ? HT_LAT_BY_VCPU : HT_LAT_BY_VM;
+			break;
+		case 'D': cfg->mode = HT_REPORT_DUMP; modes++; break;
+		case 'C': cfg->mode = HT_REPORT_CSV; modes++; break;
+		case 'J': cfg->mode = HT_REPORT_JSON; modes++; break;
+		case 'V':
+			return ht_print_version();
+		case 'h':
+			printf(report_help, ht_selection_help);
+			return HT_EXIT_OK;
+		case ':':
+			return ht_usage_error("report", "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return ht_usage_error("report", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (modes > 1)
+		return ht_usage_error("report", "--dump, --csv, --json and --hist exclude each other");
+	if (cfg->group_by != HT_LAT_BY_NONE && cfg->mode != HT_REPORT_HIST)
+		return ht_usage_error("report", "--per-vcpu and --per-vm go with --hist");
+	if (ht_selection_check(&cfg->selection, err, sizeof(err)))
+		return ht_usage_error("report", "%s", err);
+	if (optind == argc)
+		return ht_usage_error("report", "no trace file given");
+	if (optind + 1 < argc)
+		return ht_usage_error("report", "one trace file at a time, got '%s' and '%s'", argv[optind], argv[optind + 1]);
+	cfg->path = argv[optind];
+	return -1;
+}

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* `hypertrace-bpf report`: its configuration, parsed from the command line. */
+#ifndef HT_REPORT_OPTIONS_H
+#define HT_REPORT_OPTIONS_H
+
+#include "hist/latency_hist.h"
+#include "report/selection.h"
+
+enum ht_report_mode { HT_REPORT_SUMMARY, HT_REPORT_DUMP, HT_REPORT_CSV, HT_REPORT_JSON, HT_REPORT_HIST };
+
+struct ht_report_config {
+	enum ht_report_mode mode;
+	unsigned int series;            /* --hist: HT_HV_SERIES() mask */
+	enum ht_lat_group_by group_by;  /* --hist: --per-vcpu / --per-vm */
+	struct ht_selection selection;
+	const char *path;
+};
+
+/* Parses argv (argv[0] is "report"). Returns -1 to go on, else the exit status. */
+int ht_report_parse(int argc, char **argv, struct ht_report_config *cfg);
+
+#endif

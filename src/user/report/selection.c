@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "report/selection.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include "common/util.h"
+#include "parse.h"
+
+const char ht_selection_help[] =
+	"Selection (the same for every mode; records outside it are skipped):\n"
+	"  -p, --pid PID        only the VM process PID\n"
+	"      --vcpu N         only vCPU id N\n"
+	"  -n, --nr N           only hypercall nr N; repeat for several\n"
+	"      --since TIME     only records from TIME on, and\n"
+	"      --until TIME     up to TIME (inclusive). TIME is seconds from the\n"
+	"                       recording start (e.g. 2.5), or a wall-clock time in\n"
+	"                       UTC as the reports print it: 2026-11-22T03:40:01.5Z\n"
+	"                       or '2026-11-22 03:40:01.5 UTC'\n";
+
+/* "YYYY-MM-DD[T ]HH:MM:SS[.frac][Z| UTC]" to ns since the epoch. */
+static bool parse_wallclock(const char *s, int64_t *out)
+{
+	struct tm tm = { 0 };
+	int n = 0;
+	int64_t frac = 0, scale = 100000000;
+
+	if (sscanf(s, "%4d-%2d-%2d%*1[T ]%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+		   &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &n) != 6 || n == 0)
+		return false;
+	s += n;
+	if (*s == '.') {
+		s++;
+		if (!isdigit((unsigned char)*s))
+			return false;
+		for (; isdigit((unsigned char)*s); s++) {
+			frac += (*s - '0') * scale;
+			scale /= 10;
+		}
+	}
+	if (strcmp(s, "Z") && strcmp(s, " UTC") && strcmp(s, ""))
+		return false;
+	if (tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour > 23 ||
+	    tm.tm_min > 59 || tm.tm_sec > 60)
+		return false;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	time_t t = timegm(&tm);
+	if (t == (time_t)-1 || t < 0)
+		return false;
+	*out = (int64_t)t * 1000000000 + frac;
+	return true;
+}
+
+static bool parse_time(const char *arg, struct ht_time_bound *b)
+{
+	double secs;
+
+	if (ht_parse_seconds(arg, 1e8, &secs)) {
+		*b = (struct ht_time_bound){ .on = true, .offset_ns = (int64_t)(secs * 1e9 + 0.5) };
+		return true;
+	}
+	if (parse_wallclock(arg, &b->realtime_ns)) {
+		b->on = true;
+		b->wallclock = true;
+		return true;
+	}
+	return false;
+}
+
+int ht_selection_option(struct ht_selection *s, int opt, const char *arg, char *err, size_t errlen)
+{
+	uint64_t v;
+
+	switch (opt) {
+	case HT_SELECT_OPT_PID:
+		if (!ht_parse_u64(arg, 1, INT32_MAX, &v))
+			return snprintf(err, errlen, "invalid --pid '%s': expected a process id", arg), -1;
+		s->pid_on = true;
+		s->pid = (uint32_t)v;
+		return 1;
+	case HT_SELECT_OPT_VCPU:
+		if (!ht_parse_u64(arg, 0, UINT16_MAX, &v))
+			return snprintf(err, errlen, "invalid --vcpu '%s': expected a vCPU id 0..65535", arg), -1;
+		s->vcpu_on = true;
+		s->vcpu = (uint16_t)v;
+		return 1;
+	case HT_SELECT_OPT_NR:
+		if (!ht_parse_u64(arg, 0, UINT32_MAX, &v))
+			return snprintf(err, errlen, "invalid --nr '%s': expected an integer 0..4294967295", arg), -1;
+		if (s->nr_count == HT_SELECT_MAX_NR)
+			return snprintf(err, errlen, "too many --nr: at most %d", HT_SELECT_MAX_NR), -1;
+		s->nr[s->nr_count++] = (uint32_t)v;
+		return 1;
+	case HT_SELECT_OPT_SINCE:
+	case HT_SELECT_OPT_UNTIL:
+		if (!parse_time(arg, opt == HT_SELECT_OPT_SINCE ? &s->since : &s->until))
+			return snprintf(err, errlen,
+					"invalid --%s '%s': expected seconds from the start (e.g. 2.5) or a UTC time such as 2026-11-22T03:40:01Z",
+					opt == HT_SELECT_OPT_SINCE ? "since" : "until", arg), -1;
+		return 1;
+	}
+	return 0;
+}
+
+int ht_selection_check(const struct ht_selection *s, char *err, size_t errlen)
+{
+	/* Only comparable without a file when both bounds are of the same kind. */
+	if (s->since.on && s->until.on && s->since.wallclock == s->until.wallclock &&
+	    (s->since.wallclock ? s->since.realtime_ns > s->until.realtime_ns :
+				  s->since.offset_ns > s->until.offset_ns)) {
+		snprintf(err, errlen, "--since is after --until: swap them");
+		return -1;
+	}
+	return 0;
+}
+
+static uint64_t bound_to_monotonic(const struct ht_time_bound *b, const struct ht_file_header *h)
+{
+	int64_t mono = b->wallclock ?
+		(int64_t)h->start_monotonic_ns + (b->realtime_ns - (int64_t)h->start_realtime_ns) :
+		(int64_t)h->start_monotonic_ns + b->offset_ns;
+
+	return mono < 0 ? 0 : (uint64_t)mono;
+}
+
+void ht_selection_resolve(struct ht_selection *s, const struct ht_file_header *h)
+{
+	s->from_ns = s->since.on ? bound_to_monotonic(&s->since, h) : 0;
+	s->to_ns = s->until.on ? bound_to_monotonic(&s->until, h) : UINT64_MAX;
+}
+
+bool ht_selection_active(const struct ht_selection *s)
+{
+	return s->pid_on || s->vcpu_on || s->nr_count || s->since.on || s->until.on;
+}
+
+bool ht_selection_match(const struct ht_selection *s, const struct ht_record *r)
+{
+	if (s->pid_on && r->host_pid != s->pid)
+		return false;
+	if (s->vcpu_on && r->vcpu_id != s->vcpu)
+		return false;
+	if (r->exit_ns < s->from_ns || r->exit_ns > s->to_ns)
+		return false;
+	if (!s->nr_count)
+		return true;
+	for (unsigned int i = 0; i < s->nr_count; i++)
+		if (r->nr == s->nr[i])
+			return true;
+	return false;
+}
+
+static void describe_bound(char *buf, size_t len, const char *name, const struct ht_time_bound *b)
+{
+	if (b->wallclock) {
+		time_t t = (time_t)(b->realtime_ns / 1000000000);
+		struct tm tm;
+		char date[32];
+
+		gmtime_r(&t, &tm);
+		strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm);
+		snprintf(buf, len, "%s %s.%09lldZ", name, date, (long long)(b->realtime_ns % 1000000000));
+	} else {
+		snprintf(buf, len, "%s +%.9g s", name, (double)b->offset_ns / 1e9);
+	}
+}
+
+void ht_selection_describe(const struct ht_selection *s, char *buf, size_t len)
+{
+	size_t used = 0;
+	char part[96];
+
+#define APPEND(...)                                                                      \
+	do {                                                                             \
+		int n_ = snprintf(buf + used, len - used, __VA_ARGS__);                  \
+		if (n_ > 0)                                                              \
+			used = HT_MIN(len - 1, used + (size_t)n_);                       \
+	} while (0)
+	buf[0] = '\0';
+	if (s->pid_on)
+		APPEND("%spid %u", used ? ", " : "", s->pid);
+	if (s->vcpu_on)
+		APPEND("%svcpu %u", used ? ", " : "", s->vcpu);
+	for (unsigned int i = 0; i < s->nr_count; i++)
+		APPEND("%s%u", i ? "," : used ? ", nr " : "nr ", s->nr[i]);
+	if (s->since.on) {
+		describe_bound(part, sizeof(part), "since", &s->since);
+		APPEND("%s%s", used ? ", " : "", part);
+	}
+	if (s->until.on) {
+		describe_bound(part, sizeof(part), "until", &s->until);
+		APPEND("%s%s", used ? ", " : "", part);
+	}
+	if (!used)
+		APPEND("all records");
+#undef APPEND
+}

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Which records of a trace file a report mode or an export looks at: VM
+ * process, vCPU, hypercall nr and a time window. Every reader of a trace file
+ * takes the same options and the same meaning from here.
+ */
+#ifndef HT_SELECTION_H
+#define HT_SELECTION_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "hypertrace/trace_file.h"
+
+#define HT_SELECT_MAX_NR 64
+
+/* --since/--until: seconds from the recording start, or a wall-clock time (UTC). */
+struct ht_time_bound {
+	bool on;
+	bool wallclock;    /* realtime_ns is set, else offset_ns */
+	int64_t offset_ns; /* from the recording start */
+	int64_t realtime_ns;
+};
+
+struct ht_selection {
+	bool pid_on;
+	uint32_t pid;
+	bool vcpu_on;
+	uint16_t vcpu;
+	unsigned int nr_count;
+	uint32_t nr[HT_SELECT_MAX_NR];
+	struct ht_time_bound since, until;
+	/* Resolved against a file's clock anchor by ht_selection_resolve(). */
+	uint64_t from_ns, to_ns; /* CLOCK_MONOTONIC, inclusive */
+};
+
+/* getopt_long codes of the selection options (long-only ones are above 255). */
+enum {
+	HT_SELECT_OPT_PID = 'p',
+	HT_SELECT_OPT_NR = 'n',
+	HT_SELECT_OPT_VCPU = 0x300,
+	HT_SELECT_OPT_SINCE,
+	HT_SELECT_OPT_UNTIL,
+};
+
+/* The short options ("p:n:") and long options to add to a command's own. */
+#define HT_SELECT_SHORTOPTS "p:n:"
+#define HT_SELECT_LONGOPTS                                              \
+	{ "pid", required_argument, NULL, HT_SELECT_OPT_PID },          \
+	{ "nr", required_argument, NULL, HT_SELECT_OPT_NR },            \
+	{ "vcpu", required_argument, NULL, HT_SELECT_OPT_VCPU },        \
+	{ "since", required_argument, NULL, HT_SELECT_OPT_SINCE },      \
+	{ "until", required_argument, NULL, HT_SELECT_OPT_UNTIL }
+
+/* The help text of those options, for a command's --help. */
+extern const char ht_selection_help[];
+
+/*
+ * Handles one selection option. Returns 1 if opt was one (err untouched on
+ * success), 0 if it was not a selection option, -1 with a one-line message in
+ * err if its value is invalid.
+ */
+int ht_selection_option(struct ht_selection *s, int opt, const char *arg, char *err, size_t errlen);
+/* Checks the options together (e.g. --since after --until); 0, or -1 with err. */
+int ht_selection_check(const struct ht_selection *s, char *err, size_t errlen);
+/* Turns the time window into the file's monotonic clock. */
+void ht_selection_resolve(struct ht_selection *s, const struct ht_file_header *h);
+bool ht_selection_active(const struct ht_selection *s);
+bool ht_selection_match(const struct ht_selection *s, const struct ht_record *r);
+/* "pid 4242, vcpu 1, nr 1000,1001, since +1.5 s" for reports. */
+void ht_selection_describe(const struct ht_selection *s, char *buf, size_t len);
+
+#endif
