@@ -2,11 +2,11 @@
 /*
  * Writes trace files for the export tests.
  *
- *   trace_gen synth FILE [--drops]   hypercalls of 3 vCPU threads (2 nr values,
- *       64-bit arguments above 2^53) run through the real BPF handlers as
- *       synthetic events, drained by the real recording into FILE. --drops:
- *       a one-page ring buffer that overflows, so the trailer counts drops.
- *       Needs root.
+ *   trace_gen synth FILE [--calls N] [--drops]   N (default 300) hypercalls
+ *       on each of 3 vCPU threads (2 nr values, 64-bit arguments above 2^53)
+ *       run through the real BPF handlers as synthetic events, drained by the
+ *       real recording into FILE. --drops: 100 calls each into a one-page ring
+ *       buffer that overflows, so the trailer counts drops. Needs root.
  *   trace_gen bulk FILE N            N records of 4 vCPU threads written with
  *       the trace file writer (no BPF): a large input for memory tests.
  */
@@ -135,10 +135,21 @@ int main(int argc, char **argv)
 {
 	uint64_t n;
 
-	if (argc >= 3 && !strcmp(argv[1], "synth"))
-		return synth(argv[2], argc == 4 && !strcmp(argv[3], "--drops"));
+	if (argc >= 3 && !strcmp(argv[1], "synth")) {
+		bool drops = false;
+		for (int i = 3; i < argc; i++) {
+			if (!strcmp(argv[i], "--drops"))
+				drops = true;
+			else if (!strcmp(argv[i], "--calls") && i + 1 < argc && ht_parse_u64(argv[i + 1], 1, 100000, &n))
+				calls_per_thread = (unsigned int)n, i++;
+			else
+				goto usage;
+		}
+		return synth(argv[2], drops);
+	}
 	if (argc == 4 && !strcmp(argv[1], "bulk") && ht_parse_u64(argv[3], 1, UINT64_MAX, &n))
 		return bulk(argv[2], n);
-	fprintf(stderr, "usage: trace_gen synth FILE [--drops] | trace_gen bulk FILE N\n");
+usage:
+	fprintf(stderr, "usage: trace_gen synth FILE [--calls N] [--drops] | trace_gen bulk FILE N\n");
 	return 2;
 }
