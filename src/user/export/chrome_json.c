@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,14 +65,22 @@ static void separator(struct ht_chrome_writer *w)
 	w->first = false;
 }
 
-/* Microseconds since the recording start with all nine digits of ns kept. */
-static void print_us(FILE *f, __s64 ns)
+/* Microseconds with all digits of the ns kept: "12.345". */
+static void format_us(char *buf, size_t len, __s64 ns)
 {
-	if (ns < 0) {
-		fputc('-', f);
-		ns = -ns;
-	}
-	fprintf(f, "%lld.%03lld", (long long)(ns / 1000), (long long)(ns % 1000));
+	__u64 abs_ns = ns < 0 ? (__u64)-ns : (__u64)ns;
+
+	snprintf(buf, len, "%s%llu.%03llu", ns < 0 ? "-" : "", (unsigned long long)(abs_ns / 1000),
+		 (unsigned long long)(abs_ns % 1000));
+}
+
+/* The double a JSON reader makes of that text (strtod rounds as JavaScript does). */
+static double reader_us(__s64 ns)
+{
+	char buf[32];
+
+	format_us(buf, sizeof(buf), ns);
+	return strtod(buf, NULL);
 }
 
 /* Process and thread name events the first time a vCPU thread appears. */
@@ -100,15 +109,37 @@ static int name_thread(struct ht_chrome_writer *w, const struct ht_record *r)
 	return 0;
 }
 
+/* Opens a complete event; dur is text, as format_us or a tighter double writes it. */
 static void slice(struct ht_chrome_writer *w, const struct ht_record *r, const char *name, __s64 ts,
-		  __u64 dur)
+		  const char *dur)
 {
+	char when[32];
+
+	format_us(when, sizeof(when), ts);
 	separator(w);
-	fprintf(w->f, "{\"ph\":\"X\",\"cat\":\"hypercall\",\"name\":\"%s\",\"pid\":%u,\"tid\":%u,\"ts\":",
-		name, r->host_pid, r->host_tid);
-	print_us(w->f, ts);
-	fputs(",\"dur\":", w->f);
-	print_us(w->f, (__s64)dur);
+	fprintf(w->f, "{\"ph\":\"X\",\"cat\":\"hypercall\",\"name\":\"%s\",\"pid\":%u,\"tid\":%u,\"ts\":%s,\"dur\":%s",
+		name, r->host_pid, r->host_tid, when, dur);
+}
+
+/*
+ * A phase's duration. Readers add ts + dur in doubles, where a phase's end can
+ * come out one ulp after the next phase's start or the hypercall's end, and
+ * they then refuse to nest it. In that case it is written as the double
+ * that ends exactly in time, which still rounds to the same ns.
+ */
+static void phase_dur(char *buf, size_t len, __s64 start_ns, __u64 dur_ns, double limit)
+{
+	double start = reader_us(start_ns), d = reader_us((__s64)dur_ns);
+
+	if (start + d <= limit) {
+		format_us(buf, len, (__s64)dur_ns);
+		return;
+	}
+	/* limit and start are close, so their difference is exact: start + d == limit. */
+	d = limit - start;
+	for (int i = 0; i < 4 && d > 0 && start + d > limit; i++)
+		d = nextafter(d, 0);
+	snprintf(buf, len, "%.17g", d > 0 ? d : 0.0);
 }
 
 int ht_chrome_add(struct ht_chrome_writer *w, const struct ht_record *r, char *err, size_t errlen)
@@ -120,9 +151,13 @@ int ht_chrome_add(struct ht_chrome_writer *w, const struct ht_record *r, char *e
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
+	__u64 total = (__u64)r->exit_to_hcall_ns + r->hcall_to_entry_ns;
+	char dur[40];
+
 	/* The whole round trip, named by nr so viewers colour each nr alike. */
 	snprintf(name, sizeof(name), "hypercall %u", r->nr);
-	slice(w, r, name, ts, (__u64)r->exit_to_hcall_ns + r->hcall_to_entry_ns);
+	format_us(dur, sizeof(dur), (__s64)total);
+	slice(w, r, name, ts, dur);
 	/* 64-bit values as hex strings: JSON numbers are doubles in the viewers. */
 	fprintf(w->f, ",\"args\":{\"nr\":%u,\"a0\":\"0x%llx\",\"a1\":\"0x%llx\",\"a2\":\"0x%llx\",\"a3\":\"0x%llx\","
 		"\"rip\":\"0x%llx\",\"reason\":\"0x%x\",\"isa\":\"%s\",\"vcpu_id\":%u,\"exit_cpu\":%u,\"entry_cpu\":%u,"
@@ -130,10 +165,13 @@ int ht_chrome_add(struct ht_chrome_writer *w, const struct ht_record *r, char *e
 		r->nr, (unsigned long long)r->a0, (unsigned long long)r->a1, (unsigned long long)r->a2,
 		(unsigned long long)r->a3, (unsigned long long)r->guest_rip, r->exit_reason, isa_name(r->isa),
 		r->vcpu_id, r->exit_cpu, r->entry_cpu, (unsigned long long)r->exit_ns, r->flags);
-	/* The two phases, nested in it: they start and end inside the round trip. */
-	slice(w, r, "exit->hypercall", ts, r->exit_to_hcall_ns);
+	/* The two phases, nested in it, one after the other. */
+	__s64 phase_ts = ts + r->exit_to_hcall_ns;
+	phase_dur(dur, sizeof(dur), ts, r->exit_to_hcall_ns, reader_us(phase_ts));
+	slice(w, r, "exit->hypercall", ts, dur);
 	fputc('}', w->f);
-	slice(w, r, "hypercall->entry", ts + r->exit_to_hcall_ns, r->hcall_to_entry_ns);
+	phase_dur(dur, sizeof(dur), phase_ts, r->hcall_to_entry_ns, reader_us(ts) + reader_us((__s64)total));
+	slice(w, r, "hypercall->entry", phase_ts, dur);
 	fputc('}', w->f);
 	if (ferror(w->f)) {
 		snprintf(err, errlen, "cannot write %s: %s", w->path, strerror(errno));

@@ -1,0 +1,97 @@
+#!/usr/bin/python3
+"""Checks a Chrome trace JSON file as Chrome DevTools' trace engine parses it
+(check_chrome.mjs) against `hypertrace-bpf report --csv` of the same records:
+one slice per hypercall on its vCPU thread's track in its VM process, with the
+two phases nested in it, durations to the ns, start times on one clock, args
+(64-bit values exact), and process/thread names.
+
+usage: check_chrome.py ENGINE_DIR TRACE.json CSV
+"""
+import csv
+import json
+import os
+import subprocess
+import sys
+
+
+def main():
+    engine_dir, trace, csv_path = sys.argv[1:4]
+    mjs = os.path.join(os.path.dirname(os.path.abspath(__file__)), "check_chrome.mjs")
+    run = subprocess.run(["node", mjs, engine_dir, trace], capture_output=True, text=True)
+    if run.returncode != 0:
+        print("    the trace engine failed: " + run.stderr.strip()[-800:])
+        return 1
+    parsed = json.loads(run.stdout)
+
+    want = {}
+    with open(csv_path, newline="") as f:
+        for row in csv.DictReader(f):
+            want[(int(row["host_tid"]), int(row["exit_ns"]))] = row
+    errors = []
+    offsets = set()
+    slices = 0
+    for thread in parsed["threads"]:
+        tid = thread["tid"]
+        entries = thread["entries"]
+        for i, e in enumerate(entries):
+            if not e["name"].startswith("hypercall "):
+                continue
+            slices += 1
+            args = e["args"] or {}
+            row = want.pop((tid, int(args.get("exit_ns", -1))), None)
+            if row is None:
+                errors.append("slice tid %d exit_ns %s not in the CSV" % (tid, args.get("exit_ns")))
+                continue
+            exp = {
+                "name": "hypercall " + row["nr"],
+                "pid": int(row["host_pid"]),
+                "thread": "vCPU %s (tid %s)" % (row["vcpu_id"], row["host_tid"]),
+                "dur_ns": int(row["total_ns"]),
+                "a0": int(row["a0"], 16), "a1": int(row["a1"], 16),
+                "a2": int(row["a2"], 16), "a3": int(row["a3"], 16),
+                "rip": int(row["guest_rip"], 16), "reason": int(row["exit_reason"], 16),
+                "nr": int(row["nr"]), "isa": row["isa"],
+                "phases": [("exit->hypercall", int(row["exit_to_hcall_ns"])),
+                           ("hypercall->entry", int(row["hcall_to_entry_ns"]))],
+            }
+            got = {
+                "name": e["name"], "pid": thread["pid"], "thread": thread["name"],
+                "dur_ns": round(e["dur"] * 1000),
+                "a0": int(args["a0"], 16), "a1": int(args["a1"], 16),
+                "a2": int(args["a2"], 16), "a3": int(args["a3"], 16),
+                "rip": int(args["rip"], 16), "reason": int(args["reason"], 16),
+                "nr": args["nr"], "isa": args["isa"],
+                # The engine keeps the file's order: the two phases follow their slice.
+                "phases": [(c["name"], round(c["dur"] * 1000)) for c in entries[i + 1:i + 3]
+                           if c["parent"] == e["name"]],
+            }
+            if got != exp:
+                diff = {k: (got[k], exp[k]) for k in exp if got[k] != exp[k]}
+                errors.append("slice tid %d exit_ns %s differs (got, want): %s" % (tid, args["exit_ns"], diff))
+            # Every start is exit_ns on one shifted clock, to the ns.
+            offsets.add(round(e["ts"] * 1000) - int(row["exit_ns"]))
+            if len(entries) > i + 2 and round(entries[i + 2]["ts"] * 1000) != \
+                    round(e["ts"] * 1000) + int(row["exit_to_hcall_ns"]):
+                errors.append("hypercall->entry of tid %d exit_ns %s does not start at the hypercall"
+                              % (tid, args["exit_ns"]))
+    if want:
+        errors.append("%d CSV records have no slice" % len(want))
+    if len(offsets) > 1:
+        errors.append("slice starts are not exit_ns on one clock: %d offsets" % len(offsets))
+    pids = {t["pid"] for t in parsed["threads"]}
+    for pid in pids:
+        if parsed["processNames"].get(str(pid)) != "VM process %d" % pid:
+            errors.append("process %d named %r" % (pid, parsed["processNames"].get(str(pid))))
+    if parsed["warnings"]:
+        errors.append("trace engine warnings: %s" % parsed["warnings"])
+    for e in errors[:10]:
+        print("    " + e)
+    if errors:
+        return 1
+    print("    the trace engine read %d hypercall slices on %d vCPU tracks, all match the CSV"
+          % (slices, len(parsed["threads"])))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

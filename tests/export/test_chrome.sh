@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# convert --chrome read back by a real consumer of Chrome trace event JSON:
+# Chrome DevTools' trace engine (@paulirish/trace_engine from npm, installed
+# into .cache/ by tests/export/install-trace-engine.sh). It must parse the file
+# without error, and what it builds (a track per vCPU thread, a slice per
+# hypercall with its two phases nested, args, names) must match `report --csv`.
+source "$(dirname "$0")/../lib.sh"
+
+GEN=$OUTPUT/tests/tools/trace_gen
+PY=/usr/bin/python3
+ENGINE=$TOP/.cache/trace-engine
+
+if [ "$(id -u)" -ne 0 ]; then
+	skip chrome_export "the trace file comes from synthetic events through the BPF handlers, which needs root"
+	suite_exit
+fi
+if ! command -v node >/dev/null || ! "$TOP/tests/export/install-trace-engine.sh"; then
+	skip chrome_export "node or the npm package @paulirish/trace_engine could not be installed: run 'make deps' as root"
+	suite_exit
+fi
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 1
+
+if ! out=$("$GEN" synth s.htr 2>&1); then
+	fail chrome_synthetic_trace "trace_gen: $out"
+	suite_exit
+fi
+"$HT" report --csv s.htr >s.csv
+
+out=$("$HT" convert --chrome s.json s.htr 2>&1); status=$?
+[ $status -eq 0 ] && pass chrome_convert_succeeds || fail chrome_convert_succeeds "status $status: $out"
+
+if out=$($PY "$TOP/tests/export/check_chrome.py" "$ENGINE" s.json s.csv 2>&1); then
+	pass chrome_trace_engine_reads_every_hypercall_as_nested_slices
+	echo "$out"
+else
+	fail chrome_trace_engine_reads_every_hypercall_as_nested_slices "$out"
+fi
+
+# The file is one JSON object whose metadata names the recording.
+if out=$($PY -c '
+import json, sys
+m = json.load(open("s.json"))["metadata"]
+assert m["tracer"] == "hypertrace-bpf" and m["read_status"] == "complete", m
+assert m["dropped"] == 0 and m["filter_nr"] == "1000,1001", m
+' 2>&1); then
+	pass chrome_metadata_names_the_recording
+else
+	fail chrome_metadata_names_the_recording "$out"
+fi
+
+expect_run chrome_refuses_to_overwrite 1 "s.json already exists: use --force" -- "$HT" convert --chrome s.json s.htr
+out=$("$HT" convert --chrome s.json --force --vcpu 2 s.htr 2>&1) && "$HT" report --csv --vcpu 2 s.htr >sel.csv \
+	&& out=$($PY "$TOP/tests/export/check_chrome.py" "$ENGINE" s.json sel.csv 2>&1) \
+	&& pass chrome_selection_matches_report_selection || fail chrome_selection_matches_report_selection "$out"
+
+# A damaged file: exit 1 with the reason, and still a whole JSON file of what was read.
+"$GEN" synth m.htr --calls 1500 >/dev/null 2>&1
+truncate -s $((256 + 24 + 4096 * 80 + 24 + 1000)) m.htr
+"$HT" report --csv m.htr >m.csv 2>/dev/null
+out=$("$HT" convert --chrome m.json m.htr 2>&1); status=$?
+if [ $status -eq 1 ] && grep -q "m.htr is damaged: read 4096 records" <<<"$out" \
+	&& out=$($PY "$TOP/tests/export/check_chrome.py" "$ENGINE" m.json m.csv 2>&1); then
+	pass chrome_damaged_file_gives_valid_json_of_its_readable_part
+else
+	fail chrome_damaged_file_gives_valid_json_of_its_readable_part "status $status: $out"
+fi
+
+# Streaming: 2 M records (6 M slices, ~1 GB of JSON) with memory flat; the file ends as a
+# whole JSON object. (The CTF test converts 5 M; here the output alone takes the time.)
+n=2000000
+if "$GEN" bulk big.htr $n 2>/dev/null; then
+	rss_kib=$($PY -c '
+import resource, subprocess, sys
+r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if r.returncode == 0 else -1)' \
+		"$OUTPUT/hypertrace-bpf" convert --chrome big.json big.htr)
+	slices=$(grep -c '^{"ph":"X"' big.json)
+	if [ "$rss_kib" -gt 0 ] && [ "$rss_kib" -lt 32768 ] && [ "$slices" -eq $((3 * n)) ] \
+		&& tail -n 1 big.json | $PY -c 'import json, sys; json.loads("{" + sys.stdin.read())'; then
+		pass chrome_memory_stays_flat_for_2M_records
+	else
+		fail chrome_memory_stays_flat_for_2M_records "max RSS ${rss_kib} KiB, $slices slices"
+	fi
+	echo "    2M records: $(($(stat -c %s big.json) / 1048576)) MiB of JSON, max RSS ${rss_kib} KiB"
+	rm -f big.htr big.json
+else
+	fail chrome_memory_stays_flat_for_2M_records "trace_gen bulk failed"
+fi
+
+suite_exit
