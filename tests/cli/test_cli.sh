@@ -51,9 +51,20 @@ expect_run report_no_file 2 "no trace file given" -- "$HT" report
 expect_run report_two_files 2 "one trace file at a time" -- "$HT" report a.htr b.htr
 expect_run report_two_modes 2 "exclude each other" -- "$HT" report --csv --json a.htr
 expect_run report_unknown_option 2 "unknown option '--xml'" -- "$HT" report --xml a.htr
+expect_run report_bad_since 2 "invalid --since 'yesterday': expected seconds from the start" -- "$HT" report --since yesterday a.htr
+expect_run report_since_after_until 2 "--since is after --until: swap them" -- "$HT" report --since 5 --until 2 a.htr
+expect_run report_bad_vcpu 2 "invalid --vcpu '65536'" -- "$HT" report --vcpu 65536 a.htr
+expect_run convert_no_format 2 "no format given: add --ctf DIR or --chrome FILE.json" -- "$HT" convert a.htr
+expect_run convert_two_formats 2 "one format at a time" -- "$HT" convert --ctf d --chrome f.json a.htr
+expect_run convert_force_with_ctf 2 "--force goes with --chrome" -- "$HT" convert --ctf d -f a.htr
+expect_run convert_no_file 2 "no trace file given" -- "$HT" convert --ctf d
+expect_run convert_two_files 2 "one trace file at a time" -- "$HT" convert --ctf d a.htr b.htr
+expect_run convert_empty_output 2 "--ctf needs a directory name" -- "$HT" convert --ctf "" a.htr
+expect_run convert_bad_nr 2 "invalid --nr '12abc'.*see 'hypertrace-bpf convert --help'" -- "$HT" convert --chrome f.json -n 12abc a.htr
+expect_run convert_unknown_option 2 "unknown option '--xml'" -- "$HT" convert --xml a.htr
 
-# --help is not an error
-for cmd in "" record report; do
+# --help and --version are not errors
+for cmd in "" record report convert; do
 	out=$("$HT" $cmd --help 2>&1); status=$?
 	if [ $status -eq 0 ] && grep -q "EXAMPLES:" <<<"$out"; then pass "help_${cmd:-main}"; else fail "help_${cmd:-main}" "status $status"; fi
 done
@@ -63,13 +74,41 @@ for v in -V --version; do
 	[ $status -eq 0 ] && [[ $out =~ ^hypertrace-bpf\ [0-9]+\.[0-9]+\.[0-9]+$ ]] && pass "record_version_$v" || fail "record_version_$v" "status $status: $out"
 done
 "$HT" record --help | grep -q -- "-c is a cgroup in libbpf-tools" && pass record_help_explains_c_is_vcpu || fail record_help_explains_c_is_vcpu "no word on -c in --help"
+for cmd in report convert; do
+	out=$("$HT" $cmd -V 2>&1); status=$?
+	[ $status -eq 0 ] && grep -Eq "^hypertrace-bpf [0-9]+\.[0-9]+\.[0-9]+$" <<<"$out" \
+		&& pass "version_$cmd" || fail "version_$cmd" "status $status: $out"
+done
 
-# --- report on bad input: exit 1 --------------------------------------------
+# --- report and convert on bad input: exit 1 --------------------------------
+expect_run convert_missing_file 1 "cannot open missing.htr: No such file" -- "$HT" convert --ctf d missing.htr
 expect_run report_missing_file 1 "cannot open missing.htr: No such file" -- "$HT" report missing.htr
 : >empty.htr
 expect_run report_empty_file 1 "empty.htr is empty: not a hypertrace-bpf trace file" -- "$HT" report empty.htr
 head -c 4096 /bin/sh >foreign.htr
 expect_run report_foreign_file 1 "not a hypertrace-bpf trace file" -- "$HT" report foreign.htr
+
+# --- report on a file written by the trace file writer ----------------------
+# 1000 records 250 ns apart, the first 1 us after the start, 4 vCPUs in turn.
+"$OUTPUT/tests/tools/trace_gen" bulk w.htr 1000
+out=$("$HT" report --hist total w.htr 2>&1); status=$?
+if [ $status -eq 0 ] && grep -q "since start: 1000 hypercalls" <<<"$out" && grep -q "exit->entry" <<<"$out" \
+	&& ! grep -q "exit->hypercall" <<<"$out"; then
+	pass report_hist_series_as_record_takes_it
+else
+	fail report_hist_series_as_record_takes_it "status $status: $out"
+fi
+# --since/--until: seconds from the start (inclusive); records at 1000 + 250 i ns.
+n=$("$HT" report --csv --since 0.00005 --until 0.0001 w.htr | tail -n +2 | wc -l)
+[ "$n" -eq 201 ] && pass report_since_until_in_seconds || fail report_since_until_in_seconds "$n records, want 201"
+first=$("$HT" report --csv w.htr | sed -n '2p' | cut -d, -f2)
+n=$("$HT" report --csv --vcpu 1 --since "$first" w.htr | tail -n +2 | wc -l)
+[ "$n" -eq 250 ] && pass report_vcpu_and_wallclock_since || fail report_vcpu_and_wallclock_since "$n records, want 250 (since $first)"
+out=$("$HT" report -p 4242 --vcpu 3 w.htr 2>&1)
+grep -q "^selection: pid 4242, vcpu 3 " <<<"$out" && grep -q "^records: 250$" <<<"$out" \
+	&& pass report_summary_of_a_selection || fail report_summary_of_a_selection "$out"
+mkdir full && touch full/x
+expect_run convert_ctf_into_non_empty_directory 1 "full is not empty: give a new or empty directory" -- "$HT" convert --ctf full w.htr
 
 # --- runtime errors of record: exit 1 ---------------------------------------
 # Not root: the unprivileged user gets told to use sudo.

@@ -68,8 +68,8 @@ int ht_convert_parse(int argc, char **argv, struct ht_convert_config *cfg)
 		case OPT_CTF:
 		case OPT_CHROME:
 			if (!optarg[0])
-				return ht_usage_error("convert", "%s needs a %s name", argv[optind - 1],
-						      opt == OPT_CTF ? "directory" : "file");
+				return ht_usage_error("convert", "%s", opt == OPT_CTF ? "--ctf needs a directory name" :
+										"--chrome needs a file name");
 			cfg->format = opt == OPT_CTF ? HT_CONVERT_CTF : HT_CONVERT_CHROME;
 			cfg->output = optarg;
 			formats++;
