@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "export/ctf_writer.h"
 
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -19,8 +20,10 @@
 /* packet.header: magic, uuid[16], stream_id, stream_instance_id; packet.context: six u64. */
 #define PACKET_HEADER_BYTES (4 + 16 + 4 + 8)
 #define PACKET_PREAMBLE_BYTES (PACKET_HEADER_BYTES + 6 * 8)
-/* event.header (timestamp), event.context (pid, tid), the record's fields. */
-#define EVENT_BYTES (8 + 4 + 4 + 4 + 5 * 8 + 2 + 4 + 1 + 4 + 4 + 2 + 2 + 1)
+/* event.header (id, timestamp), event.context (pid, tid), the record's fields. */
+#define EVENT_BYTES (2 + 8 + 4 + 4 + 4 + 5 * 8 + 2 + 4 + 1 + 4 + 4 + 2 + 2 + 1)
+/* The id of the one event class, in every event header: room for more classes later. */
+#define HYPERCALL_EVENT_ID 0
 #define RECORDING_STREAM_ID 0 /* stream_instance_id of the stream that carries the drops */
 
 _Static_assert(PACKET_PREAMBLE_BYTES + EVENT_BYTES <= HT_CTF_PACKET_BYTES, "packet too small");
@@ -54,19 +57,29 @@ static int errorf(char *err, size_t errlen, int ret, const char *fmt, ...)
 	return ret;
 }
 
-static void put_u16(unsigned char *p, uint16_t v)
+/* Each stores v at p and returns the byte after it. The CTF byte order is little-endian, as x86-64's. */
+static unsigned char *put_u8(unsigned char *p, uint8_t v)
 {
-	memcpy(p, &v, sizeof(v)); /* x86-64: the CTF byte order is little-endian, as the host's */
+	*p = v;
+	return p + 1;
 }
 
-static void put_u32(unsigned char *p, uint32_t v)
+static unsigned char *put_u16(unsigned char *p, uint16_t v)
 {
 	memcpy(p, &v, sizeof(v));
+	return p + sizeof(v);
 }
 
-static void put_u64(unsigned char *p, uint64_t v)
+static unsigned char *put_u32(unsigned char *p, uint32_t v)
 {
 	memcpy(p, &v, sizeof(v));
+	return p + sizeof(v);
+}
+
+static unsigned char *put_u64(unsigned char *p, uint64_t v)
+{
+	memcpy(p, &v, sizeof(v));
+	return p + sizeof(v);
 }
 
 /* Creates dir, or accepts it if it exists and is empty. */
@@ -143,26 +156,29 @@ static int flush_packet(struct ht_ctf_writer *w, struct ctf_stream *s, uint64_t 
 {
 	unsigned char *p = s->buf;
 	char path[sizeof(w->dir) + sizeof(s->name) + 2];
+	const unsigned char *packet = s->buf;
 	size_t off = 0;
 	int fd;
 
-	put_u32(p, CTF_MAGIC);
-	memcpy(p + 4, w->uuid, 16);
-	put_u32(p + 20, 0); /* stream_id: the one stream class */
-	put_u64(p + 24, s->instance_id);
-	put_u64(p + 32, s->ts_begin);
-	put_u64(p + 40, ts_end);
-	put_u64(p + 48, (uint64_t)s->len * 8); /* content_size, in bits */
-	put_u64(p + 56, (uint64_t)s->len * 8); /* packet_size: no padding */
-	put_u64(p + 64, s->seq);
-	put_u64(p + 72, events_discarded);
+	/* In the order of packet.header and packet.context in the metadata. */
+	p = put_u32(p, CTF_MAGIC);
+	memcpy(p, w->uuid, 16);
+	p = put_u32(p + 16, 0); /* stream_id: the one stream class */
+	p = put_u64(p, s->instance_id);
+	p = put_u64(p, s->ts_begin);
+	p = put_u64(p, ts_end);
+	p = put_u64(p, (uint64_t)s->len * 8); /* content_size, in bits */
+	p = put_u64(p, (uint64_t)s->len * 8); /* packet_size: no padding */
+	p = put_u64(p, s->seq);
+	p = put_u64(p, events_discarded);
+	assert(p == s->buf + PACKET_PREAMBLE_BYTES);
 
 	snprintf(path, sizeof(path), "%s/%s", w->dir, s->name);
 	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return errorf(err, errlen, -errno, "cannot write %s: %s", path, strerror(errno));
 	while (off < s->len) {
-		ssize_t n = write(fd, p + off, s->len - off);
+		ssize_t n = write(fd, packet + off, s->len - off);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
@@ -219,24 +235,27 @@ int ht_ctf_add(struct ht_ctf_writer *w, const struct ht_record *r, char *err, si
 	if (r->exit_ns > w->last_ns)
 		w->last_ns = r->exit_ns;
 
+	/* In the order of event.header, event.context and the event's fields in the metadata. */
 	unsigned char *p = s->buf + s->len;
-	put_u64(p, ts);
-	put_u32(p + 8, r->host_pid);
-	put_u32(p + 12, r->host_tid);
-	put_u32(p + 16, r->nr);
-	put_u64(p + 20, r->a0);
-	put_u64(p + 28, r->a1);
-	put_u64(p + 36, r->a2);
-	put_u64(p + 44, r->a3);
-	put_u64(p + 52, r->guest_rip);
-	put_u16(p + 60, r->vcpu_id);
-	put_u32(p + 62, r->exit_reason);
-	p[66] = r->isa;
-	put_u32(p + 67, r->exit_to_hcall_ns);
-	put_u32(p + 71, r->hcall_to_entry_ns);
-	put_u16(p + 75, r->exit_cpu);
-	put_u16(p + 77, r->entry_cpu);
-	p[79] = r->flags;
+	p = put_u16(p, HYPERCALL_EVENT_ID);
+	p = put_u64(p, ts);
+	p = put_u32(p, r->host_pid);
+	p = put_u32(p, r->host_tid);
+	p = put_u32(p, r->nr);
+	p = put_u64(p, r->a0);
+	p = put_u64(p, r->a1);
+	p = put_u64(p, r->a2);
+	p = put_u64(p, r->a3);
+	p = put_u64(p, r->guest_rip);
+	p = put_u16(p, r->vcpu_id);
+	p = put_u32(p, r->exit_reason);
+	p = put_u8(p, r->isa);
+	p = put_u32(p, r->exit_to_hcall_ns);
+	p = put_u32(p, r->hcall_to_entry_ns);
+	p = put_u16(p, r->exit_cpu);
+	p = put_u16(p, r->entry_cpu);
+	p = put_u8(p, r->flags);
+	assert(p == s->buf + s->len + EVENT_BYTES);
 	s->len += EVENT_BYTES;
 	w->records++;
 	return 0;
@@ -341,6 +360,7 @@ static const char tsdl_streams[] =
 	"\t\tuint64_t events_discarded;\n"
 	"\t};\n"
 	"\tevent.header := struct {\n"
+	"\t\tuint16_t id;\n"
 	"\t\tclock_ns_t timestamp;\n"
 	"\t};\n"
 	"\tevent.context := struct {\n"

@@ -24,7 +24,7 @@ static const char report_help[] =
 	"  -J, --json   one JSON object per record per line; 64-bit values are\n"
 	"               strings (exit_ns in decimal, a0..a3 and guest_rip in hex)\n"
 	"               so JSON readers that use doubles keep them exact\n"
-	"  -H, --hist [SERIES]  log2 latency histograms of the whole file, as record\n"
+	"  -H, --hist [SERIES]  log2 latency histograms of the selected records, as record\n"
 	"               draws them live; SERIES: total, exit-hcall, hcall-entry, all\n"
 	"               or a comma list (default all). A FILE named like a SERIES\n"
 	"               needs a path: ./total\n"
