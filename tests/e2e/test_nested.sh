@@ -267,6 +267,11 @@ if [ -x "$OUTPUT/hypertrace-bpf" ] && [ -f "$F/a.htr" ] && [ "$(rc a.csv.rc)" = 
 else
 	skip a_host_report_matches "no host build $OUTPUT/hypertrace-bpf"
 fi
+# Its exports on the host, read by babeltrace2 and Chrome DevTools' trace engine.
+if [ -x "$OUTPUT/hypertrace-bpf" ] && [ -f "$F/a.htr" ]; then
+	source "$TOP/tests/export/export_checks.sh"
+	check_exports a "$F/a.htr"
+fi
 
 # --- b: filters on real events ---------------------------------------------------
 check_issued vcpu1 2000
