@@ -7,6 +7,18 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {pathToFileURL} from 'node:url';
 
+// Node 18 (Debian 12's) lacks URL.parse (Node 22), which the engine calls on the
+// page URL of browser traces: the standard's behaviour, for that one call.
+if (typeof URL.parse !== 'function') {
+  URL.parse = (url, base) => {
+    try {
+      return new URL(url, base);
+    } catch {
+      return null;
+    }
+  };
+}
+
 const [engineDir, tracePath] = process.argv.slice(2);
 const Trace = await import(pathToFileURL(
     path.join(engineDir, 'node_modules/@paulirish/trace_engine/models/trace/trace.js')).href);
