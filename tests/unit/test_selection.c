@@ -41,8 +41,9 @@ static void no_option_selects_every_record(void)
 	struct ht_selection s = { 0 };
 	struct ht_file_header h = header();
 	struct ht_record r = rec(1, 2, 3, 0);
+	char err[256];
 
-	ht_selection_resolve(&s, &h);
+	CHECK(ht_selection_resolve(&s, &h, err, sizeof(err)) == 0, "%s", err);
 	CHECK(!ht_selection_active(&s), "active");
 	CHECK(ht_selection_match(&s, &r), "record at time 0 refused");
 }
@@ -52,9 +53,10 @@ static void pid_vcpu_and_nr_must_all_match(void)
 	char *argv[] = { "report", "-p", "42", "--vcpu", "1", "-n", "1000", "--nr", "0x3e9", "f.htr", NULL };
 	struct ht_report_config cfg;
 	struct ht_file_header h = header();
+	char err[256];
 
 	CHECK(parse_report(10, argv, &cfg) == -1, "options refused");
-	ht_selection_resolve(&cfg.selection, &h);
+	CHECK(ht_selection_resolve(&cfg.selection, &h, err, sizeof(err)) == 0, "%s", err);
 	struct ht_record yes1 = rec(42, 1, 1000, 0), yes2 = rec(42, 1, 1001, 0);
 	struct ht_record other_pid = rec(43, 1, 1000, 0), other_vcpu = rec(42, 2, 1000, 0);
 	struct ht_record other_nr = rec(42, 1, 1002, 0);
@@ -73,7 +75,7 @@ static void since_and_until_in_seconds_count_from_the_recording_start(void)
 
 	CHECK(ht_selection_option(&s, HT_SELECT_OPT_SINCE, "1.5", err, sizeof(err)) == 1, "%s", err);
 	CHECK(ht_selection_option(&s, HT_SELECT_OPT_UNTIL, "2", err, sizeof(err)) == 1, "%s", err);
-	ht_selection_resolve(&s, &h);
+	CHECK(ht_selection_resolve(&s, &h, err, sizeof(err)) == 0, "%s", err);
 	struct ht_record before = rec(1, 0, 0, 101499999999ull), first = rec(1, 0, 0, 101500000000ull);
 	struct ht_record last = rec(1, 0, 0, 102000000000ull), after = rec(1, 0, 0, 102000000001ull);
 	CHECK(!ht_selection_match(&s, &before), "before --since");
@@ -91,7 +93,7 @@ static void since_and_until_as_utc_times_go_through_the_clock_anchor(void)
 	/* As --dump/--csv print times, and as the summary prints them. */
 	CHECK(ht_selection_option(&s, HT_SELECT_OPT_SINCE, "2026-11-22T03:40:01.25Z", err, sizeof(err)) == 1, "%s", err);
 	CHECK(ht_selection_option(&s, HT_SELECT_OPT_UNTIL, "2026-11-22 03:40:02.000001 UTC", err, sizeof(err)) == 1, "%s", err);
-	ht_selection_resolve(&s, &h);
+	CHECK(ht_selection_resolve(&s, &h, err, sizeof(err)) == 0, "%s", err);
 	CHECK_EQ_U64(s.from_ns, 101250000000ull);
 	CHECK_EQ_U64(s.to_ns, 102000001000ull);
 }
@@ -120,6 +122,20 @@ static void since_after_until_is_refused(void)
 	ht_selection_option(&s, HT_SELECT_OPT_UNTIL, "2", err, sizeof(err));
 	CHECK(ht_selection_check(&s, err, sizeof(err)) == -1, "accepted");
 	CHECK(strstr(err, "--since is after --until") != NULL, "%s", err);
+}
+
+static void a_window_empty_in_the_file_is_refused(void)
+{
+	struct ht_selection s = { 0 };
+	struct ht_file_header h = header();
+	char err[256] = "";
+
+	/* 5 s from the start is 03:40:05Z: after an --until of 03:40:02Z. */
+	ht_selection_option(&s, HT_SELECT_OPT_SINCE, "5", err, sizeof(err));
+	ht_selection_option(&s, HT_SELECT_OPT_UNTIL, "2026-11-22T03:40:02Z", err, sizeof(err));
+	CHECK(ht_selection_check(&s, err, sizeof(err)) == 0, "refused before the file is known");
+	CHECK(ht_selection_resolve(&s, &h, err, sizeof(err)) == -1, "accepted");
+	CHECK(strstr(err, "--since is after --until in this recording") != NULL, "%s", err);
 }
 
 static void report_hist_takes_a_series_as_record_does(void)
@@ -158,6 +174,7 @@ int main(void)
 	RUN(since_and_until_as_utc_times_go_through_the_clock_anchor);
 	RUN(bad_values_are_refused_with_what_to_type);
 	RUN(since_after_until_is_refused);
+	RUN(a_window_empty_in_the_file_is_refused);
 	RUN(report_hist_takes_a_series_as_record_does);
 	RUN(convert_takes_the_same_selection);
 	return ht_test_exit_status();

@@ -56,7 +56,10 @@ int ht_cmd_convert(int argc, char **argv)
 		return ret;
 	if (ht_reader_open(cfg.path, &reader, err, sizeof(err)))
 		return ht_runtime_error("%s", err);
-	ht_selection_resolve(&cfg.selection, ht_reader_header(reader));
+	if (ht_selection_resolve(&cfg.selection, ht_reader_header(reader), err, sizeof(err))) {
+		ht_reader_close(reader);
+		return ht_usage_error("convert", "%s", err);
+	}
 	ht_selection_describe(&cfg.selection, selection, sizeof(selection));
 	if (exporter_open(&x, &cfg, ht_reader_header(reader), err, sizeof(err))) {
 		ht_reader_close(reader);

@@ -87,7 +87,10 @@ int ht_cmd_report(int argc, char **argv)
 	if (ht_reader_open(path, &reader, err, sizeof(err)))
 		return ht_runtime_error("%s", err);
 	const struct ht_file_header *h = ht_reader_header(reader);
-	ht_selection_resolve(&cfg.selection, h);
+	if (ht_selection_resolve(&cfg.selection, h, err, sizeof(err))) {
+		ht_reader_close(reader);
+		return ht_usage_error("report", "%s", err);
+	}
 
 	if (mode == HT_REPORT_SUMMARY) {
 		summary = ht_summary_new();

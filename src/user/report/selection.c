@@ -125,10 +125,15 @@ static uint64_t bound_to_monotonic(const struct ht_time_bound *b, const struct h
 	return mono < 0 ? 0 : (uint64_t)mono;
 }
 
-void ht_selection_resolve(struct ht_selection *s, const struct ht_file_header *h)
+int ht_selection_resolve(struct ht_selection *s, const struct ht_file_header *h, char *err, size_t errlen)
 {
 	s->from_ns = s->since.on ? bound_to_monotonic(&s->since, h) : 0;
 	s->to_ns = s->until.on ? bound_to_monotonic(&s->until, h) : UINT64_MAX;
+	if (s->from_ns > s->to_ns) {
+		snprintf(err, errlen, "--since is after --until in this recording: swap them");
+		return -1;
+	}
+	return 0;
 }
 
 bool ht_selection_active(const struct ht_selection *s)

@@ -24,6 +24,7 @@ struct ht_time_bound {
 };
 
 struct ht_selection {
+	/* A VM name (once trace files carry names) will select alongside the pid. */
 	bool pid_on;
 	uint32_t pid;
 	bool vcpu_on;
@@ -64,8 +65,12 @@ extern const char ht_selection_help[];
 int ht_selection_option(struct ht_selection *s, int opt, const char *arg, char *err, size_t errlen);
 /* Checks the options together (e.g. --since after --until); 0, or -1 with err. */
 int ht_selection_check(const struct ht_selection *s, char *err, size_t errlen);
-/* Turns the time window into the file's monotonic clock. */
-void ht_selection_resolve(struct ht_selection *s, const struct ht_file_header *h);
+/*
+ * Turns the time window into the file's monotonic clock. 0, or -1 with a
+ * one-line message in err if the window is empty (a wall-clock --since after
+ * a --until in seconds, or the other way round).
+ */
+int ht_selection_resolve(struct ht_selection *s, const struct ht_file_header *h, char *err, size_t errlen);
 bool ht_selection_active(const struct ht_selection *s);
 bool ht_selection_match(const struct ht_selection *s, const struct ht_record *r);
 /* "pid 4242, vcpu 1, nr 1000,1001, since +1.5 s" for reports. */
