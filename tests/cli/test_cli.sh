@@ -107,6 +107,24 @@ n=$("$HT" report --csv --vcpu 1 --since "$first" w.htr | tail -n +2 | wc -l)
 out=$("$HT" report -p 4242 --vcpu 3 w.htr 2>&1)
 grep -q "^selection: pid 4242, vcpu 3 " <<<"$out" && grep -q "^records: 250$" <<<"$out" \
 	&& pass report_summary_of_a_selection || fail report_summary_of_a_selection "$out"
+# A selection of more records than the summary keeps (2^18): its exact percentiles
+# read the file again, and must skip the unselected records again.
+"$OUTPUT/tests/tools/trace_gen" bulk wide.htr 1100000 --wide
+want=$("$HT" report --csv --vcpu 1 wide.htr | /usr/bin/python3 -c '
+import csv, sys
+rows = list(csv.DictReader(sys.stdin))
+for key in ("exit_to_hcall_ns", "hcall_to_entry_ns", "total_ns"):
+    v = sorted(int(r[key]) for r in rows)
+    rank = lambda p: max((int(p * 1000 + 0.5) * len(v) + 99999) // 100000, 1)
+    print(len(v), v[rank(50) - 1], v[rank(99) - 1])')
+got=$("$HT" report --vcpu 1 wide.htr 2>&1 | awk -v n="$("$HT" report --vcpu 1 wide.htr | sed -n "s/^records: //p")" \
+	'/^  (exit->hypercall|hypercall->entry|total) / { print n, $(NF-2), $(NF-1) }')
+if [ -n "$want" ] && [ "$got" = "$want" ] && [ "$(head -c 7 <<<"$want")" = "275000 " ]; then
+	pass report_summary_percentiles_of_a_large_selection
+else
+	fail report_summary_percentiles_of_a_large_selection "got '$got', want '$want'"
+fi
+rm -f wide.htr
 mkdir full && touch full/x
 expect_run convert_ctf_into_non_empty_directory 1 "full is not empty: give a new or empty directory" -- "$HT" convert --ctf full w.htr
 

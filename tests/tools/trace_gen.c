@@ -7,8 +7,10 @@
  *       run through the real BPF handlers as synthetic events, drained by the
  *       real recording into FILE. --drops: 100 calls each into a one-page ring
  *       buffer that overflows, so the trailer counts drops. Needs root.
- *   trace_gen bulk FILE N            N records of 4 vCPU threads written with
+ *   trace_gen bulk FILE N [--wide]   N records of 4 vCPU threads written with
  *       the trace file writer (no BPF): a large input for memory tests.
+ *       --wide: latencies spread over 4 us .. 1 ms, higher on higher vCPUs,
+ *       so percentiles fall in wide histogram buckets.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -94,7 +96,7 @@ static int synth(const char *path, bool drops)
 	return 0;
 }
 
-static int bulk(const char *path, uint64_t n)
+static int bulk(const char *path, uint64_t n, bool wide)
 {
 	struct ht_file_header hdr;
 	struct ht_trailer t = { 0 };
@@ -116,6 +118,12 @@ static int bulk(const char *path, uint64_t n)
 			.host_pid = 4242, .host_tid = 4243 + (__u32)(i % 4), .vcpu_id = (__u16)(i % 4),
 			.exit_cpu = (__u16)(i % 2), .entry_cpu = (__u16)(i % 2), .isa = HT_ISA_SVM,
 		};
+		if (wide) {
+			/* A scrambled spread per vCPU, the ranges of the vCPUs overlapping. */
+			uint64_t spread = (i * 2654435761u) % 250000;
+			r.exit_to_hcall_ns = (__u32)(4096 + r.vcpu_id * 100000 + spread);
+			r.hcall_to_entry_ns = (__u32)(4096 + (spread * 7) % 500000);
+		}
 		if (ht_writer_add(w, &r)) {
 			fprintf(stderr, "trace_gen: cannot write %s\n", path);
 			return 1;
@@ -147,9 +155,10 @@ int main(int argc, char **argv)
 		}
 		return synth(argv[2], drops);
 	}
-	if (argc == 4 && !strcmp(argv[1], "bulk") && ht_parse_u64(argv[3], 1, UINT64_MAX, &n))
-		return bulk(argv[2], n);
+	if ((argc == 4 || (argc == 5 && !strcmp(argv[4], "--wide"))) && !strcmp(argv[1], "bulk") &&
+	    ht_parse_u64(argv[3], 1, UINT64_MAX, &n))
+		return bulk(argv[2], n, argc == 5);
 usage:
-	fprintf(stderr, "usage: trace_gen synth FILE [--calls N] [--drops] | trace_gen bulk FILE N\n");
+	fprintf(stderr, "usage: trace_gen synth FILE [--calls N] [--drops] | trace_gen bulk FILE N [--wide]\n");
 	return 2;
 }

@@ -70,6 +70,11 @@ static void print_record(enum ht_report_mode mode, const struct ht_file_header *
 	}
 }
 
+static bool selected(const void *selection, const struct ht_record *r)
+{
+	return ht_selection_match(selection, r);
+}
+
 int ht_cmd_report(int argc, char **argv)
 {
 	struct ht_report_config cfg;
@@ -98,6 +103,8 @@ int ht_cmd_report(int argc, char **argv)
 			ht_reader_close(reader);
 			return ht_runtime_error("out of memory");
 		}
+		/* Its percentiles may read the file again: the same records. */
+		ht_summary_set_filter(summary, selected, &cfg.selection);
 		if (ht_selection_active(&cfg.selection)) {
 			ht_selection_describe(&cfg.selection, err, sizeof(err));
 			printf("selection: %s (counts and latencies below are of these records; drops are the whole recording's)\n", err);

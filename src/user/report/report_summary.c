@@ -55,6 +55,8 @@ struct ht_summary {
 	__u8 isa_seen;
 	size_t exact_limit, collect_limit;
 	unsigned int passes; /* reads of the file, the first included */
+	bool (*match)(const void *ctx, const struct ht_record *r); /* NULL: every record */
+	const void *match_ctx;
 };
 
 struct ht_summary *ht_summary_new(void)
@@ -87,6 +89,13 @@ static size_t key_slot(const struct key_counts *kc, __u64 key)
 	while (kc->slots[i].count && kc->slots[i].key != key)
 		i = (i + 1) & (kc->cap - 1);
 	return i;
+}
+
+void ht_summary_set_filter(struct ht_summary *s, bool (*match)(const void *ctx, const struct ht_record *r),
+			   const void *ctx)
+{
+	s->match = match;
+	s->match_ctx = ctx;
 }
 
 static int grow(struct key_counts *kc)
@@ -291,6 +300,8 @@ static int refine_pass(struct ht_summary *s, const char *path, struct pct_target
 		return ret;
 	s->passes++;
 	while (seen < s->records && ht_reader_next(reader, &rec) == 1) {
+		if (s->match && !s->match(s->match_ctx, &rec))
+			continue;
 		seen++;
 		for (size_t i = 0; i < n; i++) {
 			__u64 v = series_value(t[i].series, &rec);

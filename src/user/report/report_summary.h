@@ -6,6 +6,7 @@
 #ifndef HT_REPORT_SUMMARY_H
 #define HT_REPORT_SUMMARY_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include "hypertrace/trace_file.h"
 #include "tracefile/trace_reader.h"
@@ -21,6 +22,12 @@ struct ht_summary *ht_summary_new(void);
  * collect a percentile's bucket when it holds at most collect_values values.
  */
 void ht_summary_set_limits(struct ht_summary *s, size_t exact_records, size_t collect_values);
+/*
+ * When only the records that match(ctx, record) were added (a selection), the
+ * percentiles' reads of the file skip the others too.
+ */
+void ht_summary_set_filter(struct ht_summary *s, bool (*match)(const void *ctx, const struct ht_record *r),
+			   const void *ctx);
 /* Reads of the file so far, the first included (the percentiles may read it again). */
 unsigned int ht_summary_passes(const struct ht_summary *s);
 /* 0, or -ENOMEM. */
