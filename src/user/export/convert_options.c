@@ -82,10 +82,8 @@ int ht_convert_parse(int argc, char **argv, struct ht_convert_config *cfg)
 		case 'h':
 			printf(convert_help, ht_selection_help);
 			return HT_EXIT_OK;
-		case ':':
-			return ht_usage_error("convert", "option '%s' needs a value", argv[optind - 1]);
 		default:
-			return ht_usage_error("convert", "unknown option '%s'", argv[optind - 1]);
+			return ht_option_error("convert", opt, argv);
 		}
 	}
 	if (formats == 0)

@@ -100,10 +100,8 @@ int ht_report_parse(int argc, char **argv, struct ht_report_config *cfg)
 		case 'h':
 			printf(report_help, ht_selection_help);
 			return HT_EXIT_OK;
-		case ':':
-			return ht_usage_error("report", "option '%s' needs a value", argv[optind - 1]);
 		default:
-			return ht_usage_error("report", "unknown option '%s'", argv[optind - 1]);
+			return ht_option_error("report", opt, argv);
 		}
 	}
 	if (modes > 1)
