@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * libFuzzer harness: each input is a trace file, read by every report mode
- * through the command's own entry point, as a user would run it. A new mode
+ * and both exports through the command's own entry point, as a user would
+ * run it. A new mode
  * or export is one line in `runs` below.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,6 +31,9 @@ static const struct run runs[] = {
 	{ ht_cmd_report, { "report", "--hist", INPUT } },
 	{ ht_cmd_report, { "report", "--hist=total", "--per-vcpu", INPUT } },
 	{ ht_cmd_report, { "report", "--hist=exit-hcall,hcall-entry", "--per-vm", INPUT } },
+	{ ht_cmd_report, { "report", "--csv", "--vcpu", "1", "--until", "2", INPUT } },
+	{ ht_cmd_convert, { "convert", "--ctf", OUTPUT, INPUT } },
+	{ ht_cmd_convert, { "convert", "--chrome", OUTPUT, INPUT } },
 };
 
 static char input_path[64], output_path[64];
@@ -43,6 +48,27 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (!freopen("/dev/null", "w", stdout))
 		abort();
 	return 0;
+}
+
+/* The scratch output: a file, or the directory of a CTF trace. */
+static void remove_output(void)
+{
+	DIR *d = opendir(output_path);
+	struct dirent *e;
+	char path[sizeof(output_path) + 256];
+
+	if (!d) {
+		unlink(output_path);
+		return;
+	}
+	while ((e = readdir(d))) {
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			snprintf(path, sizeof(path), "%s/%s", output_path, e->d_name);
+			unlink(path);
+		}
+	}
+	closedir(d);
+	rmdir(output_path);
 }
 
 static void write_input(const uint8_t *data, size_t size)
@@ -72,7 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		}
 		fflush(stdout);
-		unlink(output_path);
+		remove_output();
 	}
 	unlink(input_path);
 	return 0;

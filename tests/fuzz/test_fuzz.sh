@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzzes the trace file reader and every report mode (tests/fuzz/fuzz_report.c,
+# Fuzzes the trace file reader, every report mode and both exports (fuzz_report.c,
 # libFuzzer + ASan + UBSan) for FUZZ_SECONDS (60 here; `make fuzz` runs longer),
 # starting from the committed corpus and from fresh seeds the real writer
 # writes (plain and compressed). First replays every input that once failed
