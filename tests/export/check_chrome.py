@@ -3,15 +3,47 @@
 (check_chrome.mjs) against `hypertrace-bpf report --csv` of the same records:
 one slice per hypercall on its vCPU thread's track in its VM process, with the
 two phases nested in it, durations to the ns, start times on one clock, args
-(64-bit values exact), and process/thread names.
+(64-bit values exact), and process/thread names. The times are also read as
+Perfetto reads them, from the text to the ns.
 
 usage: check_chrome.py ENGINE_DIR TRACE.json CSV
 """
 import csv
+import decimal
 import json
 import os
 import subprocess
 import sys
+
+
+def check_text_to_the_ns(trace, csv_path):
+    """Perfetto reads ts and dur as text, to the ns, dropping further digits:
+    read that way, every slice must have the record's times exactly."""
+    rows = {}
+    with open(csv_path, newline="") as f:
+        for row in csv.DictReader(f):
+            rows[(int(row["host_tid"]), row["exit_ns"])] = row
+    events = json.load(open(trace), parse_float=decimal.Decimal)["traceEvents"]
+    ns = lambda text: int(decimal.Decimal(text) * 1000)  # int() truncates, as Perfetto
+    errors, offsets = [], set()
+    for i, e in enumerate(events):
+        if e["ph"] != "X" or "args" not in e:
+            continue
+        row = rows.get((e["tid"], e["args"]["exit_ns"]))
+        if row is None:
+            errors.append("text: slice tid %d exit_ns %s not in the CSV" % (e["tid"], e["args"]["exit_ns"]))
+            continue
+        exit_phase, hcall_phase = events[i + 1], events[i + 2]
+        got = (ns(e["dur"]), ns(exit_phase["dur"]), ns(hcall_phase["dur"]),
+               ns(hcall_phase["ts"]) - ns(e["ts"]), ns(exit_phase["ts"]) - ns(e["ts"]))
+        exp = (int(row["total_ns"]), int(row["exit_to_hcall_ns"]), int(row["hcall_to_entry_ns"]),
+               int(row["exit_to_hcall_ns"]), 0)
+        if got != exp:
+            errors.append("text: slice tid %d exit_ns %s: %s, want %s" % (e["tid"], row["exit_ns"], got, exp))
+        offsets.add(ns(e["ts"]) - int(row["exit_ns"]))
+    if len(offsets) > 1:
+        errors.append("text: slice starts are not exit_ns on one clock")
+    return errors
 
 
 def main():
@@ -76,6 +108,7 @@ def main():
                               % (tid, args["exit_ns"]))
     if want:
         errors.append("%d CSV records have no slice" % len(want))
+    errors += check_text_to_the_ns(trace, csv_path)
     if len(offsets) > 1:
         errors.append("slice starts are not exit_ns on one clock: %d offsets" % len(offsets))
     pids = {t["pid"] for t in parsed["threads"]}

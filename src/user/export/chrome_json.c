@@ -109,55 +109,85 @@ static int name_thread(struct ht_chrome_writer *w, const struct ht_record *r)
 	return 0;
 }
 
-/* Opens a complete event; dur is text, as format_us or a tighter double writes it. */
-static void slice(struct ht_chrome_writer *w, const struct ht_record *r, const char *name, __s64 ts,
-		  const char *dur)
+/* Opens a complete event; ts and dur are texts (see ht_chrome_add). */
+static void slice(struct ht_chrome_writer *w, const struct ht_record *r, const char *name,
+		  const char *ts, const char *dur)
 {
-	char when[32];
-
-	format_us(when, sizeof(when), ts);
 	separator(w);
 	fprintf(w->f, "{\"ph\":\"X\",\"cat\":\"hypercall\",\"name\":\"%s\",\"pid\":%u,\"tid\":%u,\"ts\":%s,\"dur\":%s",
-		name, r->host_pid, r->host_tid, when, dur);
+		name, r->host_pid, r->host_tid, ts, dur);
 }
 
 /*
- * A phase's duration. Readers add ts + dur in doubles, where a phase's end can
- * come out one ulp after the next phase's start or the hypercall's end, and
- * they then refuse to nest it. In that case it is written as the double
- * that ends exactly in time, which still rounds to the same ns.
+ * The text of ns as microseconds, whose double must be at least min: the
+ * exact "12.345" if its double is, else the double just above min, written in
+ * full ("12.345000000000002"). Such a double exceeds the exact value by less
+ * than a ns, so readers that take the text to the ns (Perfetto drops the
+ * digits beyond) and readers that round the double (DevTools) get the same ns.
  */
-static void phase_dur(char *buf, size_t len, __s64 start_ns, __u64 dur_ns, double limit)
+static double time_text(char *buf, size_t len, __s64 ns, double min)
 {
-	double start = reader_us(start_ns), d = reader_us((__s64)dur_ns);
+	double v = reader_us(ns);
 
-	if (start + d <= limit) {
-		format_us(buf, len, (__s64)dur_ns);
+	if (v >= min) {
+		format_us(buf, len, ns);
+		return v;
+	}
+	/* min is a few ulps above v at most: it comes from sums of these very texts. */
+	for (int i = 0; i < 8 && v < min; i++)
+		v = nextafter(v, INFINITY);
+	snprintf(buf, len, "%.17g", v);
+	return v;
+}
+
+/*
+ * A duration's text: exact, or longer by less than a ns so that start + dur,
+ * as a reader adds them in doubles, reaches min.
+ */
+static void dur_text(char *buf, size_t len, double start, __u64 ns, double min)
+{
+	double d = reader_us((__s64)ns);
+
+	if (start + d >= min) {
+		format_us(buf, len, (__s64)ns);
 		return;
 	}
-	/* limit and start are close, so their difference is exact: start + d == limit. */
-	d = limit - start;
-	for (int i = 0; i < 4 && d > 0 && start + d > limit; i++)
-		d = nextafter(d, 0);
-	snprintf(buf, len, "%.17g", d > 0 ? d : 0.0);
+	d = min - start; /* exact when start and min are close (Sterbenz) */
+	for (int i = 0; i < 8 && start + d < min; i++)
+		d = nextafter(d, INFINITY);
+	snprintf(buf, len, "%.17g", d);
 }
 
 int ht_chrome_add(struct ht_chrome_writer *w, const struct ht_record *r, char *err, size_t errlen)
 {
 	__s64 ts = (__s64)(r->exit_ns - w->hdr.start_monotonic_ns);
-	char name[32];
+	__s64 phase_ts = ts + r->exit_to_hcall_ns;
+	__u64 total = (__u64)r->exit_to_hcall_ns + r->hcall_to_entry_ns;
+	char name[32], ts_text[40], phase_ts_text[40], dur_total[40], dur_exit[40], dur_hcall[40];
 
 	if (name_thread(w, r)) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	__u64 total = (__u64)r->exit_to_hcall_ns + r->hcall_to_entry_ns;
-	char dur[40];
+	/*
+	 * Readers nest slices by comparing ts + dur in doubles (DevTools), where
+	 * the first phase may end an ulp after the second starts, or the second
+	 * an ulp after the hypercall ends; they then refuse to nest it. So the
+	 * second phase starts, and the hypercall ends, that much later: by less
+	 * than a ns (time_text).
+	 */
+	double start = reader_us(ts);
+	double exit_end = start + reader_us(r->exit_to_hcall_ns);
+	double phase_start = time_text(phase_ts_text, sizeof(phase_ts_text), phase_ts, exit_end);
+	double phase_end = phase_start + reader_us(r->hcall_to_entry_ns);
+	format_us(ts_text, sizeof(ts_text), ts);
+	format_us(dur_exit, sizeof(dur_exit), r->exit_to_hcall_ns);
+	format_us(dur_hcall, sizeof(dur_hcall), r->hcall_to_entry_ns);
+	dur_text(dur_total, sizeof(dur_total), start, total, phase_end);
 
 	/* The whole round trip, named by nr so viewers colour each nr alike. */
 	snprintf(name, sizeof(name), "hypercall %u", r->nr);
-	format_us(dur, sizeof(dur), (__s64)total);
-	slice(w, r, name, ts, dur);
+	slice(w, r, name, ts_text, dur_total);
 	/* 64-bit values as hex strings: JSON numbers are doubles in the viewers. */
 	fprintf(w->f, ",\"args\":{\"nr\":%u,\"a0\":\"0x%llx\",\"a1\":\"0x%llx\",\"a2\":\"0x%llx\",\"a3\":\"0x%llx\","
 		"\"rip\":\"0x%llx\",\"reason\":\"0x%x\",\"isa\":\"%s\",\"vcpu_id\":%u,\"exit_cpu\":%u,\"entry_cpu\":%u,"
@@ -166,12 +196,9 @@ int ht_chrome_add(struct ht_chrome_writer *w, const struct ht_record *r, char *e
 		(unsigned long long)r->a3, (unsigned long long)r->guest_rip, r->exit_reason, isa_name(r->isa),
 		r->vcpu_id, r->exit_cpu, r->entry_cpu, (unsigned long long)r->exit_ns, r->flags);
 	/* The two phases, nested in it, one after the other. */
-	__s64 phase_ts = ts + r->exit_to_hcall_ns;
-	phase_dur(dur, sizeof(dur), ts, r->exit_to_hcall_ns, reader_us(phase_ts));
-	slice(w, r, "exit->hypercall", ts, dur);
+	slice(w, r, "exit->hypercall", ts_text, dur_exit);
 	fputc('}', w->f);
-	phase_dur(dur, sizeof(dur), phase_ts, r->hcall_to_entry_ns, reader_us(ts) + reader_us((__s64)total));
-	slice(w, r, "hypercall->entry", phase_ts, dur);
+	slice(w, r, "hypercall->entry", phase_ts_text, dur_hcall);
 	fputc('}', w->f);
 	if (ferror(w->f)) {
 		snprintf(err, errlen, "cannot write %s: %s", w->path, strerror(errno));
