@@ -246,9 +246,10 @@ int ht_chrome_close(struct ht_chrome_writer *w, const struct ht_read_status *st,
 		ht_format_wallclock(buf, sizeof(buf), h, t->end_monotonic_ns, HT_TIME_ISO);
 		put_string(w->f, "recording_end", buf);
 		fprintf(w->f, ",\"dropped\":%llu,\"dropped_ringbuf_full\":%llu,\"dropped_no_thread_state\":%llu,"
-			"\"dropped_superseded\":%llu",
+			"\"dropped_superseded\":%llu,\"dropped_not_written\":%llu",
 			(unsigned long long)ht_trailer_lost(t), (unsigned long long)t->ringbuf_drops,
-			(unsigned long long)t->state_alloc_fail, (unsigned long long)t->superseded);
+			(unsigned long long)t->state_alloc_fail, (unsigned long long)t->superseded,
+			(unsigned long long)t->not_written);
 	}
 	put_string(w->f, "selection", selection);
 	put_string(w->f, "read_status", st->has_trailer && !st->damaged ? "complete" : st->reason);

@@ -325,6 +325,7 @@ static void write_env(FILE *f, const struct ht_ctf_writer *w, const struct ht_re
 		fprintf(f, "\tdropped_ringbuf_full = %llu;\n", (unsigned long long)t->ringbuf_drops);
 		fprintf(f, "\tdropped_no_thread_state = %llu;\n", (unsigned long long)t->state_alloc_fail);
 		fprintf(f, "\tdropped_superseded = %llu;\n", (unsigned long long)t->superseded);
+		fprintf(f, "\tdropped_not_written = %llu;\n", (unsigned long long)t->not_written);
 		fprintf(f, "\tunselected_nr = %llu;\n", (unsigned long long)t->unselected_nr);
 	} else {
 		put_string(f, "recording_end", "unknown: the trace file has no trailer");
