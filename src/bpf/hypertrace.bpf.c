@@ -9,35 +9,49 @@
  */
 #include "fuse.bpf.h"
 
+/*
+ * What every tracepoint program returns. The kernel hands a tracepoint event
+ * to perf only if the attached BPF programs return nonzero
+ * (perf_trace_run_bpf_submit): 0 would blind every `perf stat`/`perf record`
+ * user of kvm:kvm_exit or sched:sched_process_exit on the host while we run.
+ * ftrace is unaffected either way.
+ */
+#define TP_PASS_EVENT 1
+
 /* One of the three kvm_exit programs is loaded: see prefilter_mask in fuse.bpf.h. */
 SEC("tp/kvm/kvm_exit")
 int on_kvm_exit_vmx(struct trace_event_raw_kvm_exit *ctx)
 {
-	return handle_kvm_exit(ctx, HT_VMX_EXIT_REASON_MASK, HT_VMX_EXIT_REASON_VMCALL);
+	handle_kvm_exit(ctx, HT_VMX_EXIT_REASON_MASK, HT_VMX_EXIT_REASON_VMCALL);
+	return TP_PASS_EVENT;
 }
 
 SEC("tp/kvm/kvm_exit")
 int on_kvm_exit_svm(struct trace_event_raw_kvm_exit *ctx)
 {
-	return handle_kvm_exit(ctx, HT_SVM_EXIT_CODE_MASK, HT_SVM_EXIT_CODE_VMMCALL);
+	handle_kvm_exit(ctx, HT_SVM_EXIT_CODE_MASK, HT_SVM_EXIT_CODE_VMMCALL);
+	return TP_PASS_EVENT;
 }
 
 SEC("tp/kvm/kvm_exit")
 int on_kvm_exit(struct trace_event_raw_kvm_exit *ctx)
 {
-	return handle_kvm_exit(ctx, prefilter_mask, prefilter_value);
+	handle_kvm_exit(ctx, prefilter_mask, prefilter_value);
+	return TP_PASS_EVENT;
 }
 
 SEC("tp/kvm/kvm_hypercall")
 int on_kvm_hypercall(struct trace_event_raw_kvm_hypercall *ctx)
 {
-	return handle_kvm_hypercall(ctx);
+	handle_kvm_hypercall(ctx);
+	return TP_PASS_EVENT;
 }
 
 SEC("tp/kvm/kvm_entry")
 int on_kvm_entry(struct trace_event_raw_kvm_entry *ctx)
 {
-	return handle_kvm_entry(ctx);
+	handle_kvm_entry(ctx);
+	return TP_PASS_EVENT;
 }
 
 /* The per-thread state's end of life: see handle_thread_exit. */
@@ -45,7 +59,8 @@ SEC("tp/sched/sched_process_exit")
 int on_thread_exit(void *ctx)
 {
 	(void)ctx;
-	return handle_thread_exit();
+	handle_thread_exit();
+	return TP_PASS_EVENT;
 }
 
 SEC("syscall")
