@@ -166,9 +166,19 @@ $(SEED_BIN): $(OUTPUT)/obj/tests/fuzz/write_seeds.o $(LIB_OBJS)
 fuzz: $(FUZZ_BIN) $(SEED_BIN)
 	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/test_fuzz.sh
 
+# The BPF load matrix (tests/kernel/test_load_matrix.c), also static: the
+# nested end-to-end test runs it on the kernel inside the nested machine.
+STATIC_LOAD_MATRIX := $(OUTPUT)/static/test_load_matrix
+$(OUTPUT)/obj/tests/%.o: PROJECT_CFLAGS += -Itests/support
+
+$(STATIC_LOAD_MATRIX): $(OUTPUT)/obj/tests/kernel/test_load_matrix.o $(OUTPUT)/obj/tests/support/test.o $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(STATIC_LIBS) -o $@
+
 include guest/guest.mk
 
-static: $(STATIC_BIN) guest
+static: $(STATIC_BIN) $(STATIC_LOAD_MATRIX) guest
 
 tests-build: $(BIN) $(SAN_BIN) $(TEST_BINS) $(TEST_HELPERS) $(FUZZ_BIN) $(SEED_BIN) static
 
