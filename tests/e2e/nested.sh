@@ -41,6 +41,13 @@
 #   NESTED_MEM      its memory in MiB (default: 512)
 #   NESTED_REFRESH  1: ask the archive again and refetch what changed
 #   NESTED_VERBOSE  1: copy the guest console to stderr while it runs
+#   NESTED_APPEND   more kernel command line for the emulated machine
+#   NESTED_KVM_AMD_PARAMS  module parameters for kvm-amd (e.g. npt=0)
+#   NESTED_SILENCE  seconds without console or result output after which the
+#                   run is killed as stalled (NESTED_STALLED=1); 0: never
+#   NESTED_STAGE_HOOK  a function called as HOOK STAGE_DIR before the
+#                   initramfs is packed, to add files (nested_stage_program
+#                   copies a program of the fetched tree with its libraries)
 # shellcheck shell=bash
 
 NESTED_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -55,9 +62,14 @@ NESTED_SMP=${NESTED_SMP:-2}
 # far as the kernel inside can tell, and showed no such failure.
 NESTED_TCG_OPTS=${NESTED_TCG_OPTS-thread=single}
 NESTED_MEM=${NESTED_MEM:-512}
+NESTED_APPEND=${NESTED_APPEND:-}
+NESTED_KVM_AMD_PARAMS=${NESTED_KVM_AMD_PARAMS:-}
+NESTED_SILENCE=${NESTED_SILENCE:-0}
+NESTED_STAGE_HOOK=${NESTED_STAGE_HOOK:-}
+NESTED_STALLED=0
 NESTED_ERR=
 # Bumped when the layout of a cached tree changes, so older trees are rebuilt.
-NESTED_LAYOUT=2
+NESTED_LAYOUT=3
 
 # The kernel modules KVM needs in the guest, in load order (Debian builds kvm
 # as a module; there is no modules.dep in the initramfs, so order matters).
@@ -108,13 +120,13 @@ nested_depends() {
 # the host (same release, and the host's own libc must stay in charge).
 nested_resolve() {
 	local kpkg p d level deps
-	deps=$(nested_depends linux-image-amd64 qemu-system-x86)
+	deps=$(nested_depends linux-image-amd64 qemu-system-x86 linux-perf)
 	if [ -z "$deps" ]; then
 		# A fresh container may have no package lists yet.
 		if [ "$(id -u)" -eq 0 ]; then
 			nested_log "apt knows no packages; running apt-get update"
 			apt-get update -qq >/dev/null 2>&1 || { nested_err "apt-get update failed"; return 1; }
-			deps=$(nested_depends linux-image-amd64 qemu-system-x86)
+			deps=$(nested_depends linux-image-amd64 qemu-system-x86 linux-perf)
 		fi
 		[ -n "$deps" ] || { nested_err "apt cannot find qemu-system-x86 (run apt-get update as root)"; return 1; }
 	fi
@@ -124,9 +136,11 @@ nested_resolve() {
 	[ -n "$kpkg" ] || { nested_err "cannot find the kernel package linux-image-amd64 depends on"; return 1; }
 	# qemu-system-common has the TCG accelerator module, qemu-system-data the
 	# option ROMs (linuxboot_dma.bin, kvmvapic.bin), seabios bios-256k.bin.
-	local want=("$kpkg" busybox-static qemu-system-x86 qemu-system-common qemu-system-data seabios)
+	# linux-perf is not run on the host: the nested machine runs it, and runs
+	# this qemu too (for a KVM guest of its own).
+	local want=("$kpkg" busybox-static qemu-system-x86 qemu-system-common qemu-system-data seabios linux-perf)
 	local -A seen=()
-	deps=$(awk '$1 == "qemu-system-x86" { print $2 }' <<<"$deps")
+	deps=$(awk '$1 == "qemu-system-x86" || $1 == "linux-perf" { print $2 }' <<<"$deps")
 	# Breadth first, one apt-cache call per level.
 	while [ -n "$deps" ]; do
 		level=()
@@ -176,6 +190,7 @@ nested_validate() {
 	[ -x "$root/busybox" ] || { NESTED_ERR="no busybox in $root"; return 1; }
 	[ -s "$root/usr/share/seabios/bios-256k.bin" ] || { NESTED_ERR="no bios-256k.bin in $root"; return 1; }
 	[ -s "$root/usr/share/qemu/linuxboot_dma.bin" ] || { NESTED_ERR="no linuxboot_dma.bin in $root"; return 1; }
+	[ -x "$root/usr/bin/perf" ] || { NESTED_ERR="no perf in $root"; return 1; }
 	tcg=$(echo "$root"/usr/lib/*-linux-gnu/qemu/accel-tcg-x86_64.so)
 	[ -s "$tcg" ] || { NESTED_ERR="no TCG accelerator module in $root"; return 1; }
 	nested_qemu_env "$root"
@@ -347,7 +362,9 @@ dmesg -n 1
 say() { echo "NESTED: $*"; }
 ok=1
 for m in irqbypass ccp kvm kvm-amd; do
-	insmod /lib/modules/$m.ko || { say "insmod $m failed"; ok=0; }
+	params=
+	[ -f /lib/modules/$m.params ] && params=$(cat /lib/modules/$m.params)
+	insmod /lib/modules/$m.ko $params || { say "insmod $m failed"; ok=0; }
 done
 [ -c /dev/kvm ] || { say "no /dev/kvm after loading kvm-amd"; ok=0; }
 grep -qw svm /proc/cpuinfo || { say "the emulated CPU has no svm flag"; ok=0; }
@@ -408,6 +425,11 @@ nested_run() {
 	cp "$script" "$stage/script"
 	nested_init_script >"$stage/init"
 	chmod 755 "$stage/init" "$stage/bin"/*
+	[ -z "$NESTED_KVM_AMD_PARAMS" ] || echo "$NESTED_KVM_AMD_PARAMS" >"$stage/lib/modules/kvm-amd.params"
+	if [ -n "$NESTED_STAGE_HOOK" ] && ! "$NESTED_STAGE_HOOK" "$stage"; then
+		nested_err "${NESTED_ERR:-$NESTED_STAGE_HOOK could not add its files}"
+		return 1
+	fi
 	# Uncompressed newc: the kernel unpacks it fastest. The host has no cpio
 	# binary; busybox has one.
 	(cd "$stage" && find . | "$NESTED_ROOT/busybox" cpio -o -H newc >"$outdir/initrd.cpio" 2>/dev/null) ||
@@ -419,31 +441,84 @@ nested_run() {
 	local cmd=("${NESTED_QEMU[@]}"
 		-accel "tcg${NESTED_TCG_OPTS:+,$NESTED_TCG_OPTS}" -cpu max -smp "$NESTED_SMP" -m "$NESTED_MEM"
 		-kernel "$kernel" -initrd "$outdir/initrd.cpio"
-		-append "console=ttyS0 rdinit=/init panic=-1 mitigations=off quiet"
+		-append "console=ttyS0 rdinit=/init panic=-1 mitigations=off quiet${NESTED_APPEND:+ $NESTED_APPEND}"
 		-display none -nodefaults -no-reboot
 		-serial stdio -serial "file:$outdir/results.raw")
 	start=$(date +%s.%N)
 	rc=0
+	NESTED_STALLED=0
+	: >"$outdir/results.raw"
+	timeout --kill-after=10 "$NESTED_TIMEOUT" "${cmd[@]}" </dev/null >"$outdir/console.log" 2>&1 &
+	local qpid=$! last=-1 size quiet_since tailpid=
 	if [ "${NESTED_VERBOSE:-0}" = 1 ]; then
-		timeout --kill-after=10 "$NESTED_TIMEOUT" "${cmd[@]}" </dev/null 2>&1 | tee "$outdir/console.log" >&2
-		rc=${PIPESTATUS[0]}
-	else
-		timeout --kill-after=10 "$NESTED_TIMEOUT" "${cmd[@]}" </dev/null >"$outdir/console.log" 2>&1 || rc=$?
+		tail -f "$outdir/console.log" >&2 &
+		tailpid=$!
 	fi
+	quiet_since=$(date +%s)
+	# The silence watchdog: a machine whose console and result port both stay
+	# quiet that long has stalled (a lost timer interrupt under TCG).
+	while kill -0 "$qpid" 2>/dev/null; do
+		sleep 1
+		[ "$NESTED_SILENCE" -gt 0 ] || continue
+		size=$(($(wc -c <"$outdir/console.log") + $(wc -c <"$outdir/results.raw")))
+		if [ "$size" != "$last" ]; then
+			last=$size
+			quiet_since=$(date +%s)
+		elif [ $(($(date +%s) - quiet_since)) -ge "$NESTED_SILENCE" ]; then
+			NESTED_STALLED=1
+			pkill -KILL -P "$qpid" 2>/dev/null
+			kill -KILL "$qpid" 2>/dev/null
+			break
+		fi
+	done
+	wait "$qpid" || rc=$?
+	[ -z "$tailpid" ] || kill "$tailpid" 2>/dev/null
 	end=$(date +%s.%N)
 	awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f\n", b - a }' >"$outdir/qemu_seconds"
 	rm -f "$outdir/initrd.cpio"
+	if [ "$NESTED_STALLED" = 1 ]; then
+		nested_err "the emulated machine stalled (no output for ${NESTED_SILENCE}s); console tail: $(nested_tail "$outdir/console.log")"
+		return 1
+	fi
 	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
 		nested_err "qemu did not finish within ${NESTED_TIMEOUT}s; console tail: $(nested_tail "$outdir/console.log")"
 		return 1
 	fi
-	if [ ! -f "$outdir/results.raw" ]; then
+	if [ ! -s "$outdir/results.raw" ]; then
 		nested_err "qemu exited with status $rc before the guest ran: $(nested_tail "$outdir/console.log")"
 		return 1
 	fi
 	nested_collect "$outdir" || return 1
 	[ "$rc" -eq 0 ] || nested_log "qemu exited with status $rc after the guest finished"
 	return 0
+}
+
+# nested_stage_program STAGE PATH...: copies each PATH of the fetched tree
+# (e.g. usr/bin/qemu-system-x86_64) to the same place under STAGE, with every
+# shared library it needs and the dynamic loader, for use in the emulated
+# machine (whose initramfs has no libraries of its own). Libraries come from
+# the tree or, when the host has the package installed, from the host (same
+# release).
+nested_stage_program() {
+	local stage=$1 p lib libs
+	shift
+	nested_qemu_env "$NESTED_ROOT"
+	for p in "$@"; do
+		[ -f "$NESTED_ROOT/$p" ] || { NESTED_ERR="no $p in $NESTED_ROOT"; return 1; }
+		mkdir -p "$stage/$(dirname "$p")" && cp "$NESTED_ROOT/$p" "$stage/$p" || return 1
+		libs=$("${NESTED_QEMU[@]:0:2}" ldd "$NESTED_ROOT/$p" 2>&1) || { NESTED_ERR="ldd $p failed"; return 1; }
+		if grep -q 'not found' <<<"$libs"; then
+			NESTED_ERR="$p needs libraries that are missing: $(awk '/not found/ { print $1 }' <<<"$libs" | tr '\n' ' ')"
+			return 1
+		fi
+		mkdir -p "$stage/lib/x86_64-linux-gnu" "$stage/lib64"
+		for lib in $(awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' <<<"$libs"); do
+			case $lib in
+			*/ld-linux-x86-64.so.*) cp -L "$lib" "$stage/lib64/ld-linux-x86-64.so.2" ;;
+			*) cp -L "$lib" "$stage/lib/x86_64-linux-gnu/" ;;
+			esac || { NESTED_ERR="cannot copy $lib"; return 1; }
+		done
+	done
 }
 
 # nested_is_dynamic FILE: true if FILE is an ELF with a program interpreter.

@@ -15,6 +15,7 @@ source "$(dirname "$0")/nested.sh"
 HT_STATIC=${HT_STATIC:-$OUTPUT/static/hypertrace-bpf}
 MINIVM=${MINIVM:-$OUTPUT/guest/minivm}
 HYPERCALL=${HYPERCALL:-$OUTPUT/guest/hypercall}
+LOAD_MATRIX=${LOAD_MATRIX:-$OUTPUT/static/test_load_matrix}
 CSV_HEADER=exit_ns,wallclock,host_pid,host_tid,vcpu_id,exit_cpu,entry_cpu,isa,exit_reason,nr,a0,a1,a2,a3,guest_rip,exit_to_hcall_ns,hcall_to_entry_ns,total_ns,flags
 # The test concerns per-vCPU-thread state, so the two vCPUs of minivm must
 # really run in parallel: two emulated CPUs (costs ~1 s of boot).
@@ -24,7 +25,7 @@ if [ "${HT_E2E:-1}" = 0 ]; then
 	skip nested_e2e "disabled by HT_E2E=0"
 	exit 0
 fi
-for f in "$HT_STATIC" "$MINIVM" "$HYPERCALL"; do
+for f in "$HT_STATIC" "$MINIVM" "$HYPERCALL" "$LOAD_MATRIX"; do
 	if [ ! -x "$f" ]; then
 		fail nested_e2e "$f is missing: run 'make static' first"
 		suite_exit
@@ -51,6 +52,16 @@ rec() {
 }
 MIX="--vcpus 2 --count 1000 --mix io,other-nr"
 
+# Every BPF configuration of record, loaded and attached on this kernel.
+timeout 300 test_load_matrix >/out/load_matrix.out 2>&1
+echo $? >/out/load_matrix.rc
+# --no-file: histograms kept in BPF; the last "since start" counts must be the
+# hypercalls issued (-i 60: the end of CMD draws the only interval).
+for g in "" --per-vcpu; do
+	name=nofile${g:+_per_vcpu}
+	timeout 120 hypertrace-bpf record --no-file $g -i 60 -- minivm $MIX >/out/$name.out 2>/out/$name.err
+	echo $? >/out/$name.rc
+done
 # Hypercall rate without tracing, for comparison with the traced runs.
 timeout 60 minivm --vcpus 1 --count 2000 >/out/rate_off.out 2>&1
 # a: everything, -v so libbpf shows where the kvm types were relocated.
@@ -105,7 +116,7 @@ if ! nested_fetch 2>"$work/fetch.log"; then
 fi
 fetched=$(date +%s)
 out=$work/out
-if ! nested_run "$out" "$work/guest.sh" "$HT_STATIC" "$MINIVM" "$HYPERCALL" 2>"$work/run.log"; then
+if ! nested_run "$out" "$work/guest.sh" "$HT_STATIC" "$MINIVM" "$HYPERCALL" "$LOAD_MATRIX" 2>"$work/run.log"; then
 	fail nested_boot "$NESTED_ERR"
 	suite_exit
 fi
@@ -363,6 +374,44 @@ if [ "$since" = 2000 ] && [ "$intervals" = 2000 ] && grep -q '^exit->entry: ' "$
 	pass a_live_histogram_counts_equal_records
 else
 	fail a_live_histogram_counts_equal_records "since start '${since:-none}', intervals sum '$intervals', want 2000 (the file's records)"
+fi
+
+# --- --no-file on real events: the BPF histograms count every hypercall ---------------
+# The 6.1 verifier rejected the aggregate program once; record must load it and
+# its last cumulative frame must count the 2000 hypercalls minivm issued.
+if [ "$(rc nofile.rc)" != 0 ]; then
+	fail nofile_record "record --no-file exited with status $(rc nofile.rc): $(tail_of "$F/nofile.err")"
+else
+	since=$(sed -n 's/^since start: \([0-9]*\) hypercalls.*/\1/p' "$F/nofile.out" | tail -n 1)
+	if [ "$since" = 2000 ]; then
+		pass nofile_live_counts_equal_hypercalls_issued
+	else
+		fail nofile_live_counts_equal_hypercalls_issued "last 'since start' count '${since:-none}', want 2000"
+	fi
+fi
+if [ "$(rc nofile_per_vcpu.rc)" != 0 ]; then
+	fail nofile_per_vcpu_record "record --no-file --per-vcpu exited with status $(rc nofile_per_vcpu.rc): $(tail_of "$F/nofile_per_vcpu.err")"
+else
+	# The groups of the last cumulative frame: vcpu 0 and vcpu 1, 1000 each.
+	groups=$(awk '/^since start: / { g = "" } /^vcpu [0-9]+ \(pid [0-9]+\): [0-9]+ hypercalls/ { g = g $2 "=" $5 " " } END { print g }' "$F/nofile_per_vcpu.out")
+	if [ "$groups" = "0=1000 1=1000 " ]; then
+		pass nofile_per_vcpu_counts_equal_hypercalls_issued
+	else
+		fail nofile_per_vcpu_counts_equal_hypercalls_issued "per-vCPU counts '${groups:-none}', want '0=1000 1=1000'"
+	fi
+fi
+
+# --- the load matrix on the nested machine's kernel ---------------------------------
+# Its PASS/FAIL lines, renamed so they are told apart from the host's.
+if [ -s "$F/load_matrix.out" ]; then
+	sed -n 's/^\(PASS\|FAIL\|SKIP\): /\1: nested_kernel_/p' "$F/load_matrix.out"
+	grep -q '^FAIL: ' "$F/load_matrix.out" && SUITE_FAILED=1
+	grep '^    [0-9]* configurations' "$F/load_matrix.out" | sed 's/^ */  info: nested kernel: /'
+	if [ "$(rc load_matrix.rc)" != 0 ] && ! grep -q '^FAIL: ' "$F/load_matrix.out"; then
+		fail nested_kernel_load_matrix "exited with status $(rc load_matrix.rc): $(tail_of "$F/load_matrix.out")"
+	fi
+else
+	fail nested_kernel_load_matrix "no output (status $(rc load_matrix.rc))"
 fi
 
 # --- the guest test program under a real non-KVM hypervisor -------------------------
