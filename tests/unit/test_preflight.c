@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <linux/bpf.h>
 #include "record/preflight.h"
 #include "test.h"
 
@@ -30,6 +31,46 @@ static void missing_btf_says_which_kernel_option_is_needed(void)
 	CHECK(strstr(err, "CONFIG_DEBUG_INFO_BTF") != NULL, "err: %s", err);
 	mkdirs("touch %s", btf);
 	CHECK(ht_check_btf(&paths, err, sizeof(err)) == 0, "err: %s", err);
+}
+
+/* Fake kernels: everything there but one map type or one helper. */
+static int missing_map_type, missing_helper;
+static int fake_map_type(int type) { return type != missing_map_type; }
+static int fake_helper(int func) { return func != missing_helper; }
+static const struct ht_bpf_feature_probes fake_probes = { fake_map_type, fake_helper };
+
+static void missing_bpf_features_are_named_with_the_kernel_needed(void)
+{
+	char err[512];
+
+	missing_map_type = -1, missing_helper = -1;
+	CHECK(ht_check_bpf_features(&fake_probes, err, sizeof(err)) == 0, "err: %s", err);
+	missing_map_type = BPF_MAP_TYPE_TASK_STORAGE;
+	CHECK(ht_check_bpf_features(&fake_probes, err, sizeof(err)) == -EOPNOTSUPP, "task storage missing");
+	CHECK(strstr(err, "task storage") && strstr(err, "Linux 6.1 or newer"), "err: %s", err);
+	missing_map_type = BPF_MAP_TYPE_RINGBUF;
+	CHECK(ht_check_bpf_features(&fake_probes, err, sizeof(err)) == -EOPNOTSUPP, "ring buffer missing");
+	CHECK(strstr(err, "ring buffer") && strstr(err, "Linux 6.1 or newer"), "err: %s", err);
+	missing_map_type = -1, missing_helper = BPF_FUNC_task_storage_get;
+	CHECK(ht_check_bpf_features(&fake_probes, err, sizeof(err)) == -EOPNOTSUPP, "helper missing");
+	CHECK(strstr(err, "bpf_task_storage_get") != NULL, "err: %s", err);
+}
+
+static void kvm_module_without_btf_is_named(void)
+{
+	char err[512], mod[300], btfdir[300];
+
+	snprintf(mod, sizeof(mod), "%s/module/kvm", root);
+	snprintf(btfdir, sizeof(btfdir), "%s/btf", root);
+	mkdirs("mkdir -p %s", mod);
+	mkdirs("mkdir -p %s", btfdir);
+	/* Built-in KVM (no initstate): its types are in vmlinux. */
+	CHECK(ht_check_kvm_btf(mod, btfdir, err, sizeof(err)) == 0, "err: %s", err);
+	mkdirs("touch %s/initstate", mod);
+	CHECK(ht_check_kvm_btf(mod, btfdir, err, sizeof(err)) == -ENOENT, "module without BTF");
+	CHECK(strstr(err, "CONFIG_DEBUG_INFO_BTF_MODULES") != NULL, "err: %s", err);
+	mkdirs("touch %s/kvm", btfdir);
+	CHECK(ht_check_kvm_btf(mod, btfdir, err, sizeof(err)) == 0, "err: %s", err);
 }
 
 static void unmounted_tracefs_says_how_to_mount_it(void)
@@ -88,6 +129,8 @@ int main(void)
 	snprintf(debugfs, sizeof(debugfs), "%s/debug-tracing", root);
 	paths = (struct ht_preflight_paths){ btf, tracefs, debugfs };
 	RUN(missing_btf_says_which_kernel_option_is_needed);
+	RUN(missing_bpf_features_are_named_with_the_kernel_needed);
+	RUN(kvm_module_without_btf_is_named);
 	RUN(unmounted_tracefs_says_how_to_mount_it);
 	RUN(missing_kvm_tracepoints_say_which_module_to_load);
 	RUN(tracefs_under_debugfs_is_found_too);

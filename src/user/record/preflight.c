@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/capability.h>
+#include <bpf/libbpf.h>
 
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38
@@ -153,6 +154,75 @@ int ht_check_kvm_tracepoints(const struct ht_preflight_paths *p, char *err, size
 	return 0;
 }
 
+static int probe_map_type(int type)
+{
+	return libbpf_probe_bpf_map_type((enum bpf_map_type)type, NULL);
+}
+
+static int probe_tracepoint_helper(int func)
+{
+	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT, (enum bpf_func_id)func, NULL);
+}
+
+const struct ht_bpf_feature_probes ht_bpf_kernel_probes = {
+	.map_type = probe_map_type,
+	.tracepoint_helper = probe_tracepoint_helper,
+};
+
+/* The oldest kernel the load matrix proves every configuration on (see README). */
+#define HT_OLDEST_PROVEN_KERNEL "Linux 6.1"
+
+int ht_check_bpf_features(const struct ht_bpf_feature_probes *p, char *err, size_t errlen)
+{
+	static const struct {
+		int map_type;
+		const char *what;
+	} maps[] = {
+		{ BPF_MAP_TYPE_RINGBUF, "the BPF ring buffer (BPF_MAP_TYPE_RINGBUF, Linux 5.8)" },
+		{ BPF_MAP_TYPE_TASK_STORAGE, "BPF task storage (BPF_MAP_TYPE_TASK_STORAGE, Linux 5.11)" },
+	};
+	static const struct {
+		int func;
+		const char *what;
+	} helpers[] = {
+		{ BPF_FUNC_task_storage_get, "bpf_task_storage_get() in tracepoint programs (Linux 5.11)" },
+		{ BPF_FUNC_get_current_task_btf, "bpf_get_current_task_btf() (Linux 5.11)" },
+		{ BPF_FUNC_ringbuf_query, "bpf_ringbuf_query() (Linux 5.8)" },
+	};
+
+	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		if (p->map_type(maps[i].map_type) == 0) {
+			snprintf(err, errlen, "this kernel lacks %s: hypertrace-bpf needs %s or newer",
+				 maps[i].what, HT_OLDEST_PROVEN_KERNEL);
+			return -EOPNOTSUPP;
+		}
+	}
+	for (size_t i = 0; i < sizeof(helpers) / sizeof(helpers[0]); i++) {
+		if (p->tracepoint_helper(helpers[i].func) == 0) {
+			snprintf(err, errlen, "this kernel lacks %s: hypertrace-bpf needs %s or newer",
+				 helpers[i].what, HT_OLDEST_PROVEN_KERNEL);
+			return -EOPNOTSUPP;
+		}
+	}
+	return 0;
+}
+
+int ht_check_kvm_btf(const char *sys_module_kvm, const char *btf_dir, char *err, size_t errlen)
+{
+	char path[512];
+
+	/* initstate exists only for a loadable module; built-in KVM's types are in vmlinux. */
+	snprintf(path, sizeof(path), "%s/initstate", sys_module_kvm);
+	if (access(path, F_OK) != 0)
+		return 0;
+	snprintf(path, sizeof(path), "%s/kvm", btf_dir);
+	if (access(path, R_OK) == 0)
+		return 0;
+	snprintf(err, errlen, "the kvm module has no BTF (%s is missing): hypertrace-bpf needs a kernel built with CONFIG_DEBUG_INFO_BTF_MODULES=y",
+		 path);
+	return -ENOENT;
+}
+
 int ht_preflight(char *err, size_t errlen)
 {
 	const struct ht_preflight_paths *p = &ht_preflight_system_paths;
@@ -162,7 +232,11 @@ int ht_preflight(char *err, size_t errlen)
 		return ret;
 	if ((ret = ht_check_btf(p, err, errlen)))
 		return ret;
+	if ((ret = ht_check_bpf_features(&ht_bpf_kernel_probes, err, errlen)))
+		return ret;
 	if ((ret = ht_check_tracefs(p, 1, err, errlen)))
 		return ret;
-	return ht_check_kvm_tracepoints(p, err, errlen);
+	if ((ret = ht_check_kvm_tracepoints(p, err, errlen)))
+		return ret;
+	return ht_check_kvm_btf("/sys/module/kvm", "/sys/kernel/btf", err, errlen);
 }

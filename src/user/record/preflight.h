@@ -30,6 +30,24 @@ int ht_check_tracefs(const struct ht_preflight_paths *p, int mount_if_missing, c
 /* 0 if the kvm:kvm_exit/hypercall/entry tracepoints exist, else -ENOENT and which module to load. */
 int ht_check_kvm_tracepoints(const struct ht_preflight_paths *p, char *err, size_t errlen);
 
+/*
+ * The running kernel's BPF features, asked through probes so that tests can
+ * pretend a feature is missing: each returns 1 if supported, 0 if not, <0 if
+ * it could not tell (then the load reports the kernel's own reason).
+ */
+struct ht_bpf_feature_probes {
+	int (*map_type)(int bpf_map_type);
+	int (*tracepoint_helper)(int bpf_func_id);
+};
+extern const struct ht_bpf_feature_probes ht_bpf_kernel_probes; /* libbpf's probes */
+/* 0 if every BPF feature record needs is there, else -EOPNOTSUPP and what is missing. */
+int ht_check_bpf_features(const struct ht_bpf_feature_probes *p, char *err, size_t errlen);
+/*
+ * 0 unless kvm is a loaded module without BTF of its own (the kvm tracepoint
+ * types then exist nowhere for CO-RE); paths: /sys/module/kvm, /sys/kernel/btf.
+ */
+int ht_check_kvm_btf(const char *sys_module_kvm, const char *btf_dir, char *err, size_t errlen);
+
 /* All of the above, in the order a user would fix them. */
 int ht_preflight(char *err, size_t errlen);
 
