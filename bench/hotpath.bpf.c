@@ -119,3 +119,23 @@ int bench_run(struct bench_args *args)
 	bench_elapsed_ns = bpf_ktime_get_ns() - t0;
 	return 0;
 }
+
+/*
+ * What a tracepoint program's return value costs the kernel: 0 drops the
+ * event for perf, 1 passes it on (every program of hypertrace.bpf.c returns
+ * 1). Attached in turn to a tracepoint user space fires at will, getppid's
+ * syscall entry; the difference is all in the kernel, after the program.
+ */
+SEC("tp/syscalls/sys_enter_getppid")
+int tp_returns_0(void *ctx)
+{
+	(void)ctx;
+	return 0;
+}
+
+SEC("tp/syscalls/sys_enter_getppid")
+int tp_returns_1(void *ctx)
+{
+	(void)ctx;
+	return 1;
+}
