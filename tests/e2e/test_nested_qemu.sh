@@ -114,6 +114,7 @@ l2_start() {
 	export CON
 	rm -f /tmp/l2.in
 	mkfifo /tmp/l2.in
+	: >"$CON"
 	qemu-system-x86_64 -name "$1,debug-threads=on" -enable-kvm -cpu host -smp "$2" -m 256 \
 		-kernel /l2/vmlinuz -initrd /l2/initrd.cpio -L /usr/share/qemu \
 		-append "console=ttyS0 rdinit=/init panic=-1 mitigations=off quiet" \
