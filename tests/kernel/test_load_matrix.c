@@ -17,9 +17,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/utsname.h>
-#include "preflight.h"
+#include "record/preflight.h"
 #include "test.h"
-#include "tracer.h"
+#include "record/tracer.h"
 
 enum exit_prog { PROG_VMX, PROG_SVM, PROG_GENERIC_VMX, PROG_GENERIC_SVM };
 static const char *const exit_prog_names[] = { "vmx", "svm", "generic_vmx", "generic_svm" };
