@@ -195,8 +195,8 @@ nested_validate() {
 	[ -s "$tcg" ] || { NESTED_ERR="no TCG accelerator module in $root"; return 1; }
 	nested_qemu_env "$root"
 	# ldd reports libraries neither the host nor the tree provides.
-	missing=$("${NESTED_QEMU[@]:0:2}" ldd "$root/usr/bin/qemu-system-x86_64" "$tcg" 2>&1 | awk '/not found/ { print $1 }' | sort -u | tr '\n' ' ')
-	[ -z "$missing" ] || { NESTED_ERR="qemu needs libraries that are missing: $missing"; return 1; }
+	missing=$("${NESTED_QEMU[@]:0:2}" ldd "$root/usr/bin/qemu-system-x86_64" "$tcg" "$root/usr/bin/perf" 2>&1 | awk '/not found/ { print $1 }' | sort -u | tr '\n' ' ')
+	[ -z "$missing" ] || { NESTED_ERR="qemu or perf needs libraries that are missing: $missing"; return 1; }
 	"${NESTED_QEMU[@]}" -version >/dev/null 2>&1 || { NESTED_ERR="qemu-system-x86_64 -version fails"; return 1; }
 }
 
