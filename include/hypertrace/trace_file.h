@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The hypertrace-bpf trace file (.htr), format version 1. Shared by the writer
+ * The hypertrace-bpf trace file (.htr), format version 2. Shared by the writer
  * and the reader; docs/trace-format.md describes it byte by byte.
  *
  *   file   := header block* 
  *   block  := block_header payload
  *   payload:= record* (type RECORDS) | trailer (type TRAILER)
+ *            | identity* (type IDENTITY)
  *
  * Every block carries its length and a CRC32 (zlib's crc32) of its payload, so
  * a reader can stop at the first damaged or truncated block and still use all
@@ -18,7 +19,8 @@
 #include "hypertrace/record.h"
 
 #define HT_FILE_MAGIC "HYPTRACE" /* 8 bytes, no terminating NUL in the file */
-#define HT_FILE_VERSION 1
+/* 2: IDENTITY blocks may appear; a version-1 file is read the same, without names. */
+#define HT_FILE_VERSION 2
 #define HT_FILE_HEADER_SIZE 256
 
 /* ht_file_header.filter_flags */
@@ -51,6 +53,8 @@ struct ht_file_header {
 #define HT_BLOCK_MAGIC 0x4b425448u /* "HTBK" in the file */
 #define HT_BLOCK_RECORDS 1
 #define HT_BLOCK_TRAILER 2
+/* Who a VM process or vCPU thread is: written when record first sees it. */
+#define HT_BLOCK_IDENTITY 3
 #define HT_ENCODING_RAW 0
 /* Records as ten u64 columns, each delta-coded, then deflated (src/user/block_codec.c). */
 #define HT_ENCODING_DELTA_ZLIB 1
@@ -83,7 +87,23 @@ struct ht_trailer {
 	__u64 not_written;         /* 56 records lost: drained, but the file system refused their block (disk full) */
 };
 
+/*
+ * Payload of an IDENTITY block (an array of them): the names of one vCPU
+ * thread and of its process, read from /proc when record first drained a
+ * record of that thread, and written before the block holding that record.
+ * Strings are NUL-terminated and NUL-padded; "" when unknown.
+ */
+struct ht_identity {
+	__u64 first_seen_ns;       /*  0 CLOCK_MONOTONIC (the records' clock) when first seen */
+	__u32 pid;                 /*  8 the VM process (host_pid of its records) */
+	__u32 tid;                 /* 12 the thread (host_tid of its records) */
+	char process_name[16];     /* 16 the process's name (/proc/PID/comm) */
+	char thread_name[16];      /* 32 the thread's name, e.g. "CPU 1/KVM" */
+	char vm_name[64];          /* 48 QEMU's -name guest name from the command line */
+};
+
 _Static_assert(sizeof(struct ht_file_header) == HT_FILE_HEADER_SIZE, "header layout changed");
+_Static_assert(sizeof(struct ht_identity) == 112, "identity layout changed");
 _Static_assert(__builtin_offsetof(struct ht_file_header, filter_nr_count) == 120, "header layout");
 _Static_assert(__builtin_offsetof(struct ht_file_header, header_crc32) == 252, "header layout");
 _Static_assert(sizeof(struct ht_block_header) == 24, "block header layout changed");

@@ -23,7 +23,7 @@ path = sys.argv[2]
 # Header, from the doc's table.
 hdr = bytearray(256)
 hdr[0:8] = b'HYPTRACE'
-struct.pack_into('<IIII', hdr, 8, 1, 256, 80, 0)
+struct.pack_into('<IIII', hdr, 8, 2, 256, 80, 0)
 struct.pack_into('<QQ', hdr, 24, 5_000_000_000, 1_700_000_000_000_000_000)
 hdr[40:40 + 9] = b'6.1.0-doc'
 hdr[105:105 + 12] = b'AuthenticAMD'
@@ -50,9 +50,12 @@ def delta_zlib_block(count, raw):
                        zlib.crc32(payload)) + payload
 
 recs = b''.join(record(i) for i in range(10))
+# Identity, from the doc's table: names thread 4244 of process 4242 (odd records).
+ident = struct.pack('<QII16s16s64s', 5_000_000_001, 4242, 4244, b'qemu-system-x86', b'CPU 1/KVM', b'doc,vm')
 trailer = struct.pack('<8Q', 10, 0, 0, 0, 0, 6_000_000_000, 1_700_000_001_000_000_000, 0)
 with open(path, 'wb') as f:
-    f.write(bytes(hdr) + block(1, 6, recs[:480]) + delta_zlib_block(4, recs[480:]) + block(2, 1, trailer))
+    f.write(bytes(hdr) + block(3, 1, ident) + block(1, 6, recs[:480]) + delta_zlib_block(4, recs[480:]) +
+            block(2, 1, trailer))
 
 back, tr = read_htr(path)
 assert len(back) == 10 and back[3][3] == 3 and back[9][6] == 1000 and back[8][3] == 8, back
@@ -65,12 +68,17 @@ out=$(python3 "$work/independent.py" "$work" "$work/doc.htr" 2>&1)
 csv=$("$HT" report --csv "$work/doc.htr" 2>&1); status=$?
 line4=$(sed -n 5p <<<"$csv")
 line8=$(sed -n 9p <<<"$csv") # record 7 comes from the compressed block
-want="5000003000,2023-11-14T22:13:20.000003000Z,4242,4244,1,1,1,SVM,0x81,1000,0x1,0x3,0xa2a2a2a2,0xa3a3a3a3,0x101e,103,203,306,0x0"
-want8="5000007000,2023-11-14T22:13:20.000007000Z,4242,4244,1,1,1,SVM,0x81,1000,0x1,0x7,0xa2a2a2a2,0xa3a3a3a3,0x101e,107,207,314,0x0"
-if [ $status -eq 0 ] && [ "$(wc -l <<<"$csv")" -eq 11 ] && [ "$line4" = "$want" ] && [ "$line8" = "$want8" ]; then
+# Records of thread 4244 carry the names of the IDENTITY block (the VM name,
+# with its comma, quoted); thread 4243 has none.
+want='5000003000,2023-11-14T22:13:20.000003000Z,4242,4244,1,1,1,SVM,0x81,1000,0x1,0x3,0xa2a2a2a2,0xa3a3a3a3,0x101e,103,203,306,0x0,"doc,vm",qemu-system-x86,CPU 1/KVM'
+want8='5000007000,2023-11-14T22:13:20.000007000Z,4242,4244,1,1,1,SVM,0x81,1000,0x1,0x7,0xa2a2a2a2,0xa3a3a3a3,0x101e,107,207,314,0x0,"doc,vm",qemu-system-x86,CPU 1/KVM'
+want2='5000002000,2023-11-14T22:13:20.000002000Z,4242,4243,0,1,1,SVM,0x81,1000,0x0,0x2,0xa2a2a2a2,0xa3a3a3a3,0x101e,102,202,304,0x0,,,'
+line3=$(sed -n 4p <<<"$csv")
+if [ $status -eq 0 ] && [ "$(wc -l <<<"$csv")" -eq 11 ] && [ "$line4" = "$want" ] && [ "$line8" = "$want8" ] &&
+	[ "$line3" = "$want2" ]; then
 	pass format_doc_report_reads_a_doc_written_file
 else
-	fail format_doc_report_reads_a_doc_written_file "status $status; record 3: $line4; want $want; record 7: $line8; want $want8"
+	fail format_doc_report_reads_a_doc_written_file "status $status; record 2: $line3; want $want2; record 3: $line4; want $want; record 7: $line8; want $want8"
 fi
 sum=$("$HT" report "$work/doc.htr" 2>&1)
 grep -q "^records: 10$" <<<"$sum" && grep -q "host kernel 6.1.0-doc, CPU AuthenticAMD" <<<"$sum" \

@@ -25,6 +25,8 @@ struct ht_reader {
 	const struct ht_record *records; /* the current block's records */
 	unsigned int count, next; /* records in the block, next to deliver */
 	bool done;
+	struct ht_identity *ids;  /* from IDENTITY blocks, in file order */
+	size_t nids, ids_cap, last_hit;
 };
 
 /* Reads exactly len bytes unless the file ends first; returns bytes read or -errno. */
@@ -140,6 +142,54 @@ static void stop(struct ht_reader *r, bool damaged, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Appends the identities of the IDENTITY block in r->payload; false if out of memory. */
+static bool keep_identities(struct ht_reader *r, __u32 n)
+{
+	if (r->nids + n > r->ids_cap) {
+		size_t cap = r->ids_cap ? r->ids_cap * 2 : 16;
+		while (cap < r->nids + n)
+			cap *= 2;
+		struct ht_identity *ids = realloc(r->ids, cap * sizeof(*ids));
+		if (!ids)
+			return false;
+		r->ids = ids;
+		r->ids_cap = cap;
+	}
+	memcpy(r->ids + r->nids, r->payload, (size_t)n * sizeof(*r->ids));
+	for (size_t i = r->nids; i < r->nids + n; i++) {
+		/* Strings from the file: always terminated here. */
+		r->ids[i].process_name[sizeof(r->ids[i].process_name) - 1] = '\0';
+		r->ids[i].thread_name[sizeof(r->ids[i].thread_name) - 1] = '\0';
+		r->ids[i].vm_name[sizeof(r->ids[i].vm_name) - 1] = '\0';
+	}
+	r->nids += n;
+	return true;
+}
+
+const struct ht_identity *ht_reader_identity(struct ht_reader *r, __u32 pid, __u32 tid)
+{
+	/* Records come in runs of one thread: try the last hit first. */
+	if (r->last_hit < r->nids && r->ids[r->last_hit].pid == pid && r->ids[r->last_hit].tid == tid)
+		return &r->ids[r->last_hit];
+	for (size_t i = r->nids; i-- > 0;) {
+		if (r->ids[i].pid == pid && r->ids[i].tid == tid) {
+			r->last_hit = i;
+			return &r->ids[i];
+		}
+	}
+	return NULL;
+}
+
+const char *ht_reader_vm_name(void *reader, __u32 pid)
+{
+	struct ht_reader *r = reader;
+
+	for (size_t i = 0; i < r->nids; i++)
+		if (r->ids[i].pid == pid && (r->ids[i].vm_name[0] || r->ids[i].process_name[0]))
+			return r->ids[i].vm_name[0] ? r->ids[i].vm_name : r->ids[i].process_name;
+	return NULL;
+}
+
 /* Loads the next records block; returns false when reading is over. */
 static bool load_block(struct ht_reader *r)
 {
@@ -172,7 +222,10 @@ static bool load_block(struct ht_reader *r)
 		    (bh.type == HT_BLOCK_RECORDS &&
 		     (__u64)bh.item_count * sizeof(struct ht_record) != bh.raw_len) ||
 		    (bh.type == HT_BLOCK_TRAILER && bh.payload_len != sizeof(struct ht_trailer)) ||
-		    (bh.type != HT_BLOCK_RECORDS && bh.type != HT_BLOCK_TRAILER)) {
+		    (bh.type == HT_BLOCK_IDENTITY &&
+		     (__u64)bh.item_count * sizeof(struct ht_identity) != bh.payload_len) ||
+		    (bh.type != HT_BLOCK_RECORDS && bh.type != HT_BLOCK_TRAILER &&
+		     bh.type != HT_BLOCK_IDENTITY)) {
 			stop(r, true, "bad block header at byte %llu", at);
 			return false;
 		}
@@ -202,6 +255,15 @@ static bool load_block(struct ht_reader *r)
 		if (bh.type == HT_BLOCK_TRAILER) {
 			memcpy(&r->st.trailer, r->payload, sizeof(r->st.trailer));
 			r->st.has_trailer = true;
+			at += sizeof(bh) + bh.payload_len;
+			r->st.good_bytes = at;
+			continue;
+		}
+		if (bh.type == HT_BLOCK_IDENTITY) {
+			if (!keep_identities(r, bh.item_count)) {
+				stop(r, true, "out of memory for the identities at byte %llu", at);
+				return false;
+			}
 			at += sizeof(bh) + bh.payload_len;
 			r->st.good_bytes = at;
 			continue;
@@ -256,5 +318,6 @@ void ht_reader_close(struct ht_reader *r)
 	free(r->payload);
 	free(r->decoded);
 	free(r->scratch);
+	free(r->ids);
 	free(r);
 }

@@ -33,6 +33,14 @@ const struct ht_file_header *ht_reader_header(const struct ht_reader *r);
 /* 1: *rec filled; 0: no more records (see ht_reader_status for why). */
 int ht_reader_next(struct ht_reader *r, struct ht_record *rec);
 const struct ht_read_status *ht_reader_status(const struct ht_reader *r);
+/*
+ * The identity of thread tid of process pid from the IDENTITY blocks read so
+ * far (they precede their thread's records), or NULL: files written before
+ * identities were recorded have none.
+ */
+const struct ht_identity *ht_reader_identity(struct ht_reader *r, __u32 pid, __u32 tid);
+/* The QEMU guest name of process pid (else its process name), or NULL; reader: a struct ht_reader. */
+const char *ht_reader_vm_name(void *reader, __u32 pid);
 void ht_reader_close(struct ht_reader *r);
 
 #endif

@@ -32,6 +32,9 @@
 struct block {
 	unsigned char *data; /* block header + HT_WRITER_BLOCK_RECORDS records */
 	unsigned int count;  /* records in it */
+	/* Identities of threads first seen in this block: an IDENTITY block written before it. */
+	unsigned char *ids;  /* block header + nids struct ht_identity */
+	unsigned int nids, ids_cap;
 };
 
 struct ht_writer {
@@ -139,8 +142,10 @@ static void free_writer(struct ht_writer *w)
 		close(w->fd);
 	if (w->dirfd >= 0)
 		close(w->dirfd);
-	for (int i = 0; i < N_BLOCKS; i++)
+	for (int i = 0; i < N_BLOCKS; i++) {
 		free(w->blocks[i].data);
+		free(w->blocks[i].ids);
+	}
 	pthread_mutex_destroy(&w->lock);
 	pthread_cond_destroy(&w->changed);
 	free(w->path);
@@ -395,6 +400,19 @@ static void write_records(struct ht_writer *w, struct block *b)
 	__u32 raw_len = b->count * (__u32)sizeof(struct ht_record);
 	int ret;
 
+	if (b->nids) {
+		__u32 len = b->nids * (__u32)sizeof(struct ht_identity);
+
+		ret = write_block(w, HT_BLOCK_IDENTITY, HT_ENCODING_RAW, b->ids, len, len, b->nids);
+		b->nids = 0;
+		if (ret) {
+			/* The names are lost, the records may still fit: try them. */
+			pthread_mutex_lock(&w->lock);
+			if (!w->error)
+				w->error = ret;
+			pthread_mutex_unlock(&w->lock);
+		}
+	}
 	if (w->encoding == HT_ENCODING_DELTA_ZLIB) {
 		size_t len = ht_block_encode((const struct ht_record *)(b->data + sizeof(struct ht_block_header)),
 					     b->count, w->encoded + sizeof(struct ht_block_header),
@@ -501,6 +519,24 @@ void ht_writer_flush(struct ht_writer *w)
 	 */
 	if (!busy)
 		hand_over(w);
+}
+
+int ht_writer_add_identity(struct ht_writer *w, const struct ht_identity *id)
+{
+	struct block *b = &w->blocks[w->filling];
+
+	if (b->nids == b->ids_cap) {
+		unsigned int cap = b->ids_cap ? b->ids_cap * 2 : 4;
+		unsigned char *p = realloc(b->ids, sizeof(struct ht_block_header) + cap * sizeof(*id));
+
+		if (!p)
+			return -ENOMEM;
+		b->ids = p;
+		b->ids_cap = cap;
+	}
+	memcpy(b->ids + sizeof(struct ht_block_header) + (size_t)b->nids * sizeof(*id), id, sizeof(*id));
+	b->nids++;
+	return 0;
 }
 
 void ht_writer_add(struct ht_writer *w, const struct ht_record *rec)

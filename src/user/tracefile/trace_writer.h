@@ -52,6 +52,13 @@ int ht_writer_publish(struct ht_writer *w, char *err, size_t errlen);
 void ht_writer_unpublish(struct ht_writer *w);
 /* HT_ENCODING_RAW (default) or HT_ENCODING_DELTA_ZLIB for the record blocks. 0 or -errno. */
 int ht_writer_set_encoding(struct ht_writer *w, unsigned int encoding);
+/*
+ * Names a thread before its first record: the IDENTITY block holding id is
+ * written just before the block that the next ht_writer_add fills, so a
+ * reader always meets it before any record of that thread that follows.
+ * 0 or -ENOMEM.
+ */
+int ht_writer_add_identity(struct ht_writer *w, const struct ht_identity *id);
 /* Buffers one record; hands the block to the writer thread when it is full. */
 void ht_writer_add(struct ht_writer *w, const struct ht_record *rec);
 /* Hands the buffered records (if any) to the writer thread as a block now, unless it is still busy. */

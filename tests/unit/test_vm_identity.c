@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * VMs known by name: QEMU's guest name from a command line, identities read
+ * from a fake /proc, a VM found by name, and IDENTITY blocks through the
+ * writer and reader (before their thread's records; old files have none).
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "record/vm_identity.h"
+#include "test.h"
+#include "tracefile/crc32.h"
+#include "tracefile/trace_reader.h"
+#include "tracefile/trace_writer.h"
+
+static char root[] = "/tmp/ht-vmid-XXXXXX";
+
+/* A fake /proc/PID with comm, cmdline (args joined by NULs) and one thread. */
+static void fake_process(unsigned int pid, const char *comm, const char *const *args, unsigned int tid,
+			 const char *thread)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "mkdir -p %s/%u/task/%u", root, pid, tid);
+	if (system(path) != 0)
+		printf("    setup failed: %s\n", path);
+	snprintf(path, sizeof(path), "%s/%u/comm", root, pid);
+	if ((f = fopen(path, "w"))) {
+		fprintf(f, "%s\n", comm);
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "%s/%u/task/%u/comm", root, pid, tid);
+	if ((f = fopen(path, "w"))) {
+		fprintf(f, "%s\n", thread);
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "%s/%u/cmdline", root, pid);
+	if ((f = fopen(path, "w"))) {
+		for (const char *const *a = args; *a; a++)
+			fwrite(*a, 1, strlen(*a) + 1, f);
+		fclose(f);
+	}
+}
+
+static bool guest_name(const char *const *args, char *out, size_t outlen)
+{
+	char buf[512];
+	size_t n = 0;
+
+	for (const char *const *a = args; *a; a++) {
+		memcpy(buf + n, *a, strlen(*a) + 1);
+		n += strlen(*a) + 1;
+	}
+	return ht_qemu_guest_name(buf, n, out, outlen);
+}
+
+static void qemu_guest_name_in_every_spelling(void)
+{
+	static const char *const plain[] = { "qemu-system-x86_64", "-m", "256", "-name", "web1", NULL };
+	static const char *const opts[] = { "qemu", "-name", "web1,debug-threads=on", "-smp", "2", NULL };
+	static const char *const guest[] = { "qemu", "--name", "process=q,guest=db,debug-threads=on", NULL };
+	static const char *const comma[] = { "qemu", "-name", "a,,b,debug-threads=on", NULL };
+	static const char *const none[] = { "qemu", "-m", "256", NULL };
+	static const char *const last[] = { "qemu", "-name", NULL };
+	static const char *const only_opts[] = { "qemu", "-name", "debug-threads=on", NULL };
+	char n[64];
+
+	CHECK(guest_name(plain, n, sizeof(n)) && strcmp(n, "web1") == 0, "got '%s'", n);
+	CHECK(guest_name(opts, n, sizeof(n)) && strcmp(n, "web1") == 0, "got '%s'", n);
+	CHECK(guest_name(guest, n, sizeof(n)) && strcmp(n, "db") == 0, "got '%s'", n);
+	CHECK(guest_name(comma, n, sizeof(n)) && strcmp(n, "a,b") == 0, "got '%s'", n);
+	CHECK(!guest_name(none, n, sizeof(n)), "found a name without -name");
+	CHECK(!guest_name(last, n, sizeof(n)), "-name without a value");
+	CHECK(!guest_name(only_opts, n, sizeof(n)), "found a name in options only");
+}
+
+static void identity_names_process_vm_and_thread(void)
+{
+	static const char *const args[] = { "qemu-system-x86_64", "-name", "web1,debug-threads=on", NULL };
+	struct ht_identity id;
+
+	fake_process(100, "qemu-system-x86", args, 103, "CPU 1/KVM");
+	ht_identity_read(root, 100, 103, 12345, &id);
+	CHECK(id.pid == 100 && id.tid == 103 && id.first_seen_ns == 12345, "%u %u", id.pid, id.tid);
+	CHECK(strcmp(id.process_name, "qemu-system-x86") == 0, "process '%s'", id.process_name);
+	CHECK(strcmp(id.thread_name, "CPU 1/KVM") == 0, "thread '%s'", id.thread_name);
+	CHECK(strcmp(id.vm_name, "web1") == 0, "vm '%s'", id.vm_name);
+	/* A process gone before it was read: the numbers, empty names. */
+	ht_identity_read(root, 999, 999, 1, &id);
+	CHECK(id.pid == 999 && !id.process_name[0] && !id.thread_name[0] && !id.vm_name[0], "names of a gone process");
+}
+
+static void a_vm_is_found_by_its_guest_name_alone(void)
+{
+	static const char *const web[] = { "qemu", "-name", "web1", NULL };
+	static const char *const db[] = { "qemu", "-name", "guest=db", NULL };
+	char err[512];
+	__u32 pid = 0;
+
+	fake_process(200, "qemu", web, 200, "qemu");
+	fake_process(300, "qemu", db, 300, "qemu");
+	/* web1 is also process 100's name from the test above: two of them. */
+	CHECK(ht_find_vm(root, "web1", &pid, err, sizeof(err)) == -EEXIST, "two web1 VMs");
+	CHECK(strstr(err, "-p PID") != NULL, "err: %s", err);
+	CHECK(ht_find_vm(root, "db", &pid, err, sizeof(err)) == 0 && pid == 300, "pid %u: %s", pid, err);
+	CHECK(ht_find_vm(root, "nope", &pid, err, sizeof(err)) == -ENOENT, "found nope");
+	CHECK(strstr(err, "'nope'") != NULL, "err: %s", err);
+}
+
+static void thread_set_counts_each_thread_once(void)
+{
+	struct ht_thread_set *s = ht_thread_set_new();
+
+	CHECK(s, "out of memory");
+	for (unsigned int i = 0; i < 1000; i++)
+		CHECK(ht_thread_set_add(s, 100 + i / 10, i) == 1, "thread %u new", i);
+	for (unsigned int i = 0; i < 1000; i++)
+		CHECK(ht_thread_set_add(s, 100 + i / 10, i) == 0, "thread %u again", i);
+	CHECK(ht_thread_set_add(s, 0, 0) == 1 && ht_thread_set_add(s, 0, 0) == 0, "pid 0 tid 0");
+	ht_thread_set_free(s);
+}
+
+static void identity_blocks_come_back_before_their_records(void)
+{
+	char path[600], err[256];
+	struct ht_file_header h;
+	struct ht_writer *w;
+	struct ht_reader *r;
+	struct ht_trailer t = { .records = 3 };
+	struct ht_identity id = { .first_seen_ns = 5, .pid = 7, .tid = 8 };
+	struct ht_record rec = { .exit_ns = 5, .host_pid = 7, .host_tid = 8 };
+
+	snprintf(path, sizeof(path), "%s/ids.htr", root);
+	ht_header_init(&h);
+	CHECK(ht_writer_open(path, true, &h, &w, err, sizeof(err)) == 0, "%s", err);
+	ht_writer_add(w, &rec); /* before the identity, in the same block */
+	strcpy(id.vm_name, "web1");
+	strcpy(id.thread_name, "CPU 0/KVM");
+	strcpy(id.process_name, "qemu-system-x86");
+	rec.host_tid = 8;
+	CHECK(ht_writer_add_identity(w, &id) == 0, "identity");
+	ht_writer_add(w, &rec);
+	ht_writer_add(w, &rec);
+	CHECK(ht_writer_close(w, &t) == 0, "close");
+
+	CHECK(ht_reader_open(path, &r, err, sizeof(err)) == 0, "%s", err);
+	CHECK(ht_reader_header(r)->version == 2, "version %u", ht_reader_header(r)->version);
+	unsigned int n = 0, named = 0;
+	while (ht_reader_next(r, &rec) == 1) {
+		const struct ht_identity *got = ht_reader_identity(r, rec.host_pid, rec.host_tid);
+		n++;
+		if (got) {
+			named++;
+			CHECK(strcmp(got->vm_name, "web1") == 0 && strcmp(got->thread_name, "CPU 0/KVM") == 0,
+			      "names '%s' '%s'", got->vm_name, got->thread_name);
+		}
+	}
+	/* The IDENTITY block goes before the block holding the records: all are named when read. */
+	CHECK(n == 3 && named == 3, "%u records, %u named", n, named);
+	CHECK(!ht_reader_status(r)->damaged && ht_reader_status(r)->has_trailer, "%s", ht_reader_status(r)->reason);
+	CHECK(ht_reader_vm_name(r, 7) && strcmp(ht_reader_vm_name(r, 7), "web1") == 0, "vm name of pid 7");
+	CHECK(ht_reader_vm_name(r, 8) == NULL, "pid 8 has no identity");
+	ht_reader_close(r);
+}
+
+/* A version-1 file (written before IDENTITY blocks existed) reads the same, without names. */
+static void a_version_1_file_still_reads(void)
+{
+	char path[600], err[256];
+	struct ht_file_header h;
+	struct ht_writer *w;
+	struct ht_reader *r;
+	struct ht_trailer t = { .records = 2 };
+	struct ht_record rec = { .exit_ns = 5, .host_pid = 7, .host_tid = 8 };
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/v1.htr", root);
+	ht_header_init(&h);
+	CHECK(ht_writer_open(path, true, &h, &w, err, sizeof(err)) == 0, "%s", err);
+	ht_writer_add(w, &rec);
+	ht_writer_add(w, &rec);
+	CHECK(ht_writer_close(w, &t) == 0, "close");
+	f = fopen(path, "r+b");
+	CHECK(f && fread(&h, sizeof(h), 1, f) == 1, "read header");
+	h.version = 1;
+	h.header_crc32 = ht_crc32(0, &h, offsetof(struct ht_file_header, header_crc32));
+	CHECK(fseek(f, 0, SEEK_SET) == 0 && fwrite(&h, sizeof(h), 1, f) == 1 && fclose(f) == 0, "rewrite header");
+
+	CHECK(ht_reader_open(path, &r, err, sizeof(err)) == 0, "%s", err);
+	unsigned int n = 0;
+	while (ht_reader_next(r, &rec) == 1)
+		n += ht_reader_identity(r, rec.host_pid, rec.host_tid) == NULL;
+	CHECK(n == 2 && ht_reader_status(r)->has_trailer && !ht_reader_status(r)->damaged, "%u unnamed records", n);
+	ht_reader_close(r);
+}
+
+int main(void)
+{
+	char cmd[64];
+
+	if (!mkdtemp(root)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	RUN(qemu_guest_name_in_every_spelling);
+	RUN(identity_names_process_vm_and_thread);
+	RUN(a_vm_is_found_by_its_guest_name_alone);
+	RUN(thread_set_counts_each_thread_once);
+	RUN(identity_blocks_come_back_before_their_records);
+	RUN(a_version_1_file_still_reads);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	if (system(cmd) != 0)
+		printf("    could not remove %s\n", root);
+	return ht_test_exit_status();
+}
