@@ -24,6 +24,7 @@
 #include "record/privileges.h"
 #include "record/record_options.h"
 #include "record/recording.h"
+#include "record/vm_identity.h"
 #include "tracefile/trace_writer.h"
 #include "common/util.h"
 
@@ -388,6 +389,10 @@ static int setup_tracing(struct session *s, struct ht_writer **writer)
 	*writer = NULL;
 	if (ret)
 		return ht_runtime_error("cannot set up the ring buffer consumer: %s", strerror(-ret));
+	/* Each VM process and vCPU thread is named in the file (IDENTITY blocks). */
+	s->rec.identities = ht_thread_set_new();
+	if (!s->rec.identities)
+		return ht_runtime_error("out of memory");
 	if (s->live || s->metrics) {
 		s->rec.observer = session_observe;
 		s->rec.observer_ctx = s;
@@ -618,5 +623,15 @@ int ht_cmd_record(int argc, char **argv)
 
 	if (ret >= 0)
 		return ret;
+	if (cfg.vm_name) {
+		/* Once, at start: a VM restarted later is a new process, not traced. */
+		char err[512];
+		__u32 pid;
+
+		if (ht_find_vm("/proc", cfg.vm_name, &pid, err, sizeof(err)))
+			return ht_runtime_error("%s", err);
+		cfg.filters.tgid_on = true;
+		cfg.filters.tgid = pid;
+	}
 	return run_record(&cfg);
 }

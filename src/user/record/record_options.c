@@ -10,9 +10,10 @@
 
 static const char record_help[] =
 	"Usage: hypertrace-bpf record [-o FILE] [--force] [--mode MODE] [-z] [--nr N]...\n"
-	"                             [--exit-reason N] [-p PID] [--vcpu N] [-d SECONDS]\n"
-	"                             [--ringbuf-size BYTES] [-i SECONDS] [--intervals N] [-T]\n"
-	"                             [--per-vcpu | --per-vm] [--hist SERIES] [-q] [--no-file]\n"
+	"                             [--exit-reason N] [-p PID | --vm NAME] [--vcpu N]\n"
+	"                             [-d SECONDS] [--ringbuf-size BYTES] [-i SECONDS]\n"
+	"                             [--intervals N] [-T] [--per-vcpu | --per-vm]\n"
+	"                             [--hist SERIES] [-q] [--no-file]\n"
 	"                             [--metrics [ADDR:]PORT] [-v] [-V] [-- CMD [ARGS...]]\n"
 	"\n"
 	"Trace KVM hypercalls system-wide into a trace file. Each traced hypercall\n"
@@ -37,6 +38,9 @@ static const char record_help[] =
 	"  -e, --exit-reason N      match this exit reason instead of the hypercall exit\n"
 	"                           (VMX: compared with its low 16 bits)\n"
 	"  -p, --pid PID            only the VM process PID (e.g. a QEMU)\n"
+	"      --vm NAME            only the QEMU started with -name NAME (or\n"
+	"                           guest=NAME): its pid, found once at start; if\n"
+	"                           that VM restarts, the new process is not traced\n"
 	"  -c, --vcpu N             only vCPU id N (-c is a cgroup in libbpf-tools; no\n"
 	"                           cgroup filter exists here, a VM is chosen with -p)\n"
 	"  -d, --duration SECONDS   stop after SECONDS (decimals allowed)\n"
@@ -111,6 +115,7 @@ static const struct option record_longopts[] = {
 	{ "nr", required_argument, NULL, 'n' },
 	{ "exit-reason", required_argument, NULL, 'e' },
 	{ "pid", required_argument, NULL, 'p' },
+	{ "vm", required_argument, NULL, 'W' },
 	{ "vcpu", required_argument, NULL, 'c' },
 	{ "duration", required_argument, NULL, 'd' },
 	{ "ringbuf-size", required_argument, NULL, 'b' },
@@ -196,6 +201,11 @@ int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg)
 			cfg->filters.tgid_on = true;
 			cfg->filters.tgid = (__u32)v;
 			break;
+		case 'W': /* long only */
+			if (!optarg[0])
+				return ht_usage_error("record", "--vm needs a QEMU guest name");
+			cfg->vm_name = optarg;
+			break;
 		case 'c':
 			if (!ht_parse_u64(optarg, 0, UINT16_MAX, &v))
 				return ht_usage_error("record", "invalid --vcpu '%s': expected a vCPU id 0..65535", optarg);
@@ -277,6 +287,8 @@ int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg)
 					      argv[optind]);
 		cfg->command = argv + optind;
 	}
+	if (cfg->vm_name && cfg->filters.tgid_on)
+		return ht_usage_error("record", "-p and --vm both select the VM process: give one of them");
 	if (cfg->no_file && (cfg->output_given || cfg->force || cfg->compress || cfg->mode_given))
 		return ht_usage_error("record", "--no-file writes no trace file: drop -o/--force/--compress/--mode");
 	if (cfg->no_file && cfg->quiet && !cfg->metrics)

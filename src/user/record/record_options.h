@@ -33,6 +33,7 @@ struct ht_record_config {
 	bool bpf_stats;       /* print each program's run count and cost at the end */
 	bool metrics;         /* serve Prometheus metrics on metrics_addr */
 	struct ht_listen_addr metrics_addr;
+	const char *vm_name;  /* --vm: the QEMU guest name, resolved to -p at start */
 };
 
 /* Parses argv (argv[0] is "record"). Returns -1 to go on, else the exit status. */

@@ -8,6 +8,16 @@
 static int recording_sink(void *ctx, const struct ht_record *rec)
 {
 	struct ht_recording *r = ctx;
+	/*
+	 * Off the hot path: once per thread, in the drain. Out of memory, a
+	 * thread stays unnamed; its records are written all the same.
+	 */
+	if (r->identities && ht_thread_set_add(r->identities, rec->host_pid, rec->host_tid) > 0) {
+		struct ht_identity id;
+
+		ht_identity_read("/proc", rec->host_pid, rec->host_tid, rec->exit_ns, &id);
+		(void)ht_writer_add_identity(r->writer, &id);
+	}
 
 	/* A block the file system refuses is counted by the writer; draining goes on. */
 	ht_writer_add(r->writer, rec);
@@ -59,6 +69,8 @@ int ht_recording_finish(struct ht_recording *r, struct ht_trailer *trailer)
 	r->malformed = ht_drain_malformed(r->drain);
 	ht_drain_free(r->drain);
 	r->drain = NULL;
+	ht_thread_set_free(r->identities);
+	r->identities = NULL;
 	return 0;
 }
 
@@ -68,4 +80,6 @@ void ht_recording_abandon(struct ht_recording *r)
 	r->writer = NULL;
 	ht_drain_free(r->drain);
 	r->drain = NULL;
+	ht_thread_set_free(r->identities);
+	r->identities = NULL;
 }

@@ -9,6 +9,7 @@
 
 #include "record/drain.h"
 #include "record/tracer.h"
+#include "record/vm_identity.h"
 #include "tracefile/trace_writer.h"
 
 /* Called for every record drained, after it is written (e.g. live histograms). */
@@ -20,6 +21,12 @@ struct ht_recording {
 	struct ht_drain *drain;
 	ht_record_observer observer;
 	void *observer_ctx;
+	/*
+	 * If set, the threads whose identity is in the file: the first record of
+	 * a new thread is preceded by its IDENTITY block (names from /proc).
+	 * Owned; freed by finish/abandon.
+	 */
+	struct ht_thread_set *identities;
 	int write_error;           /* set by finish: -errno of the first failed write, or 0 */
 	unsigned long long malformed; /* ring samples that were not a whole record (set by finish) */
 };

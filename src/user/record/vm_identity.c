@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "record/vm_identity.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Reads at most cap - 1 bytes of path into buf, NUL-terminated; bytes read or -1. */
+static ssize_t read_small_file(const char *path, char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t got = 0;
+
+	if (fd < 0)
+		return -1;
+	while (got < cap - 1) {
+		ssize_t n = read(fd, buf + got, cap - 1 - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	buf[got] = '\0';
+	return (ssize_t)got;
+}
+
+/* Copies src into out, cut to fit: names in the file have fixed sizes. */
+static void copy_cut(char *out, size_t outlen, const char *src)
+{
+	size_t n = strlen(src);
+
+	if (n >= outlen)
+		n = outlen - 1;
+	memcpy(out, src, n);
+	out[n] = '\0';
+}
+
+/* /proc/PID/comm or /proc/PID/task/TID/comm without its newline. */
+static void read_comm(const char *path, char *out, size_t outlen)
+{
+	char buf[64];
+
+	out[0] = '\0';
+	if (read_small_file(path, buf, sizeof(buf)) <= 0)
+		return;
+	buf[strcspn(buf, "\n")] = '\0';
+	copy_cut(out, outlen, buf);
+}
+
+/* The guest name in one -name value: its first item without '=', or guest=. */
+static bool guest_name_of_value(const char *v, char *out, size_t outlen)
+{
+	char item[256];
+	size_t n = 0;
+	bool first = true;
+
+	for (const char *p = v;; p++) {
+		if (*p == ',' && p[1] == ',') { /* QEMU's escaped comma */
+			if (n < sizeof(item) - 1)
+				item[n++] = ',';
+			p++;
+			continue;
+		}
+		if (*p == ',' || *p == '\0') {
+			item[n] = '\0';
+			const char *name = NULL;
+			if (strncmp(item, "guest=", 6) == 0)
+				name = item + 6;
+			else if (first && !strchr(item, '='))
+				name = item;
+			if (name && name[0]) {
+				copy_cut(out, outlen, name);
+				return true;
+			}
+			if (*p == '\0')
+				return false;
+			first = false;
+			n = 0;
+			continue;
+		}
+		if (n < sizeof(item) - 1)
+			item[n++] = *p;
+	}
+}
+
+bool ht_qemu_guest_name(const char *cmdline, size_t len, char *out, size_t outlen)
+{
+	const char *end = cmdline + len, *arg = cmdline;
+
+	while (arg < end) {
+		size_t alen = strnlen(arg, (size_t)(end - arg));
+		const char *next = arg + alen + 1;
+
+		if ((strcmp(arg, "-name") == 0 || strcmp(arg, "--name") == 0) && next < end &&
+		    strnlen(next, (size_t)(end - next)) < (size_t)(end - next))
+			return guest_name_of_value(next, out, outlen);
+		arg = next;
+	}
+	return false;
+}
+
+static void read_guest_name(const char *proc, __u32 pid, char *out, size_t outlen)
+{
+	char path[300], buf[8192];
+	ssize_t n;
+
+	out[0] = '\0';
+	snprintf(path, sizeof(path), "%s/%u/cmdline", proc, pid);
+	n = read_small_file(path, buf, sizeof(buf));
+	if (n > 0 && !ht_qemu_guest_name(buf, (size_t)n, out, outlen))
+		out[0] = '\0';
+}
+
+void ht_identity_read(const char *proc, __u32 pid, __u32 tid, __u64 first_seen_ns,
+		      struct ht_identity *id)
+{
+	char path[300];
+
+	memset(id, 0, sizeof(*id));
+	id->first_seen_ns = first_seen_ns;
+	id->pid = pid;
+	id->tid = tid;
+	snprintf(path, sizeof(path), "%s/%u/comm", proc, pid);
+	read_comm(path, id->process_name, sizeof(id->process_name));
+	snprintf(path, sizeof(path), "%s/%u/task/%u/comm", proc, pid, tid);
+	read_comm(path, id->thread_name, sizeof(id->thread_name));
+	read_guest_name(proc, pid, id->vm_name, sizeof(id->vm_name));
+}
+
+int ht_find_vm(const char *proc, const char *name, __u32 *pid, char *err, size_t errlen)
+{
+	DIR *d = opendir(proc);
+	struct dirent *e;
+	unsigned int found = 0;
+	char vm[sizeof(((struct ht_identity *)0)->vm_name)];
+
+	if (!d) {
+		snprintf(err, errlen, "cannot list %s: %s", proc, strerror(errno));
+		return -errno;
+	}
+	while ((e = readdir(d))) {
+		char *endp;
+		unsigned long p = strtoul(e->d_name, &endp, 10);
+
+		if (*endp || !p || p > UINT32_MAX)
+			continue;
+		read_guest_name(proc, (__u32)p, vm, sizeof(vm));
+		if (strcmp(vm, name) == 0) {
+			if (found++)
+				break;
+			*pid = (__u32)p;
+		}
+	}
+	closedir(d);
+	if (found == 1)
+		return 0;
+	if (found == 0) {
+		snprintf(err, errlen, "no running process has QEMU guest name '%s' (-name %s): check the name with 'ps -eo pid,args | grep -- -name'",
+			 name, name);
+		return -ENOENT;
+	}
+	snprintf(err, errlen, "several processes have QEMU guest name '%s': select one with -p PID", name);
+	return -EEXIST;
+}
+
+const char *ht_vm_names_lookup(void *ctx, __u32 pid)
+{
+	struct ht_vm_names *n = ctx;
+	struct ht_identity id;
+	unsigned int i;
+
+	for (i = 0; i < n->count; i++)
+		if (n->pid[i] == pid)
+			return n->name[i];
+	/* Full: the oldest entry goes (a VM restarts as a new pid). */
+	i = n->count < HT_VM_NAMES_MAX ? n->count++ : n->next++ % HT_VM_NAMES_MAX;
+	ht_identity_read(n->proc, pid, pid, 0, &id);
+	n->pid[i] = pid;
+	copy_cut(n->name[i], sizeof(n->name[i]), id.vm_name[0] ? id.vm_name : id.process_name);
+	return n->name[i];
+}
+
+/* Open addressing on (pid << 32 | tid); 0 is never a key (pid 0 is not a VM). */
+struct ht_thread_set {
+	__u64 *keys;
+	size_t cap, count;
+};
+
+struct ht_thread_set *ht_thread_set_new(void)
+{
+	struct ht_thread_set *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->cap = 64;
+	s->keys = calloc(s->cap, sizeof(*s->keys));
+	if (!s->keys) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static size_t slot_of(__u64 key, size_t cap)
+{
+	return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 17) & (cap - 1);
+}
+
+static void insert(__u64 *keys, size_t cap, __u64 key)
+{
+	size_t i = slot_of(key, cap);
+
+	while (keys[i])
+		i = (i + 1) & (cap - 1);
+	keys[i] = key;
+}
+
+int ht_thread_set_add(struct ht_thread_set *s, __u32 pid, __u32 tid)
+{
+	__u64 key = (__u64)pid << 32 | tid;
+	size_t i;
+
+	if (!key)
+		key = 1ull << 63; /* pid 0 tid 0: a key of its own */
+	for (i = slot_of(key, s->cap); s->keys[i]; i = (i + 1) & (s->cap - 1))
+		if (s->keys[i] == key)
+			return 0;
+	if ((s->count + 1) * 2 > s->cap) {
+		__u64 *keys = calloc(s->cap * 2, sizeof(*keys));
+		if (!keys)
+			return -ENOMEM;
+		for (size_t j = 0; j < s->cap; j++)
+			if (s->keys[j])
+				insert(keys, s->cap * 2, s->keys[j]);
+		free(s->keys);
+		s->keys = keys;
+		s->cap *= 2;
+	}
+	insert(s->keys, s->cap, key);
+	s->count++;
+	return 1;
+}
+
+void ht_thread_set_free(struct ht_thread_set *s)
+{
+	if (!s)
+		return;
+	free(s->keys);
+	free(s);
+}

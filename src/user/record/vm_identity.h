@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Who a VM process and its vCPU threads are, for people reading a trace: the
+ * process name, QEMU's guest name (-name) and the thread name ("CPU 1/KVM"),
+ * read from /proc when `record` first drains a record of a thread (never in
+ * BPF), and the reverse: a QEMU process found by its guest name (record --vm).
+ * /proc is a parameter so that tests can use fake trees.
+ */
+#ifndef HT_VM_IDENTITY_H
+#define HT_VM_IDENTITY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "hypertrace/trace_file.h"
+
+/*
+ * QEMU's guest name from its command line (arguments separated by NULs, as
+ * in /proc/PID/cmdline): the value of -name or --name, "NAME[,key=value...]"
+ * or "guest=NAME,...", with ",," standing for a comma. false if there is none.
+ */
+bool ht_qemu_guest_name(const char *cmdline, size_t len, char *out, size_t outlen);
+
+/* Fills id for thread tid of process pid; what cannot be read (gone) stays "". */
+void ht_identity_read(const char *proc, __u32 pid, __u32 tid, __u64 first_seen_ns,
+		      struct ht_identity *id);
+
+/*
+ * The process whose QEMU guest name is name. 0 and *pid; -ENOENT if none,
+ * -EEXIST if several, with a one-line message in err.
+ */
+int ht_find_vm(const char *proc, const char *name, __u32 *pid, char *err, size_t errlen);
+
+/*
+ * Names of running VM processes for the live view, read from /proc once per
+ * pid: the QEMU guest name, else the process name.
+ */
+#define HT_VM_NAMES_MAX 64
+struct ht_vm_names {
+	const char *proc;
+	unsigned int count, next;
+	__u32 pid[HT_VM_NAMES_MAX];
+	char name[HT_VM_NAMES_MAX][64];
+};
+/* ctx: a struct ht_vm_names; "" if the process is gone or has no name. */
+const char *ht_vm_names_lookup(void *ctx, __u32 pid);
+
+/* A set of (pid, tid) pairs: the threads whose identity is written. */
+struct ht_thread_set;
+struct ht_thread_set *ht_thread_set_new(void);
+/* 1 if (pid, tid) was not in the set and is now, 0 if it was, -ENOMEM. */
+int ht_thread_set_add(struct ht_thread_set *s, __u32 pid, __u32 tid);
+void ht_thread_set_free(struct ht_thread_set *s);
+
+#endif
