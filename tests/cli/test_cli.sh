@@ -224,7 +224,7 @@ out=$(SUDO_UID=65534 SUDO_GID=65534 SUDO_USER=nobody timeout 20 "$HT" record -q 
 expect_run record_malformed_sudo_uid 1 "SUDO_UID 'bob' / SUDO_GID '1' are not user and group ids" -- env SUDO_UID=bob SUDO_GID=1 "$HT" record -q -o caps4.htr -- true
 
 out=$("$HT" report --csv hypertrace.htr 2>&1)
-[ "$out" = "exit_ns,wallclock,host_pid,host_tid,vcpu_id,exit_cpu,entry_cpu,isa,exit_reason,nr,a0,a1,a2,a3,guest_rip,exit_to_hcall_ns,hcall_to_entry_ns,total_ns,flags" ] \
+[ "$out" = "exit_ns,wallclock,host_pid,host_tid,vcpu_id,exit_cpu,entry_cpu,isa,exit_reason,nr,a0,a1,a2,a3,guest_rip,exit_to_hcall_ns,hcall_to_entry_ns,total_ns,flags,vm_name,process_name,thread_name" ] \
 	&& pass report_csv_header || fail report_csv_header "$out"
 
 # Live histograms: plain blocks when stdout is not a terminal, one per interval, then the total.

@@ -70,7 +70,7 @@ static char *summarize(size_t exact_records, size_t collect_values, unsigned int
 		if (ht_summary_add(s, &rec))
 			return NULL;
 	out = open_memstream(&text, &len);
-	ht_summary_print(s, out, path, ht_reader_header(r), ht_reader_status(r));
+	ht_summary_print(s, out, path, ht_reader_header(r), ht_reader_status(r), r);
 	fclose(out);
 	if (passes)
 		*passes = ht_summary_passes(s);
@@ -167,7 +167,7 @@ static void a_trailer_ending_before_the_start_is_not_a_huge_duration(void)
 	size_t len;
 	FILE *out = open_memstream(&text, &len);
 
-	ht_summary_print(s, out, "t.htr", &h, &st);
+	ht_summary_print(s, out, "t.htr", &h, &st, NULL);
 	fclose(out);
 	ht_summary_free(s);
 	CHECK(strstr(text, "duration: unknown: the trailer's end is 3.290 s before the start"), "%s", text);

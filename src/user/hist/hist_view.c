@@ -163,7 +163,7 @@ static const char *const series_arg[HT_LAT_NSERIES] = {
 };
 
 /* One item of a wrapped line, e.g. "p99 <= 18446744073709551.615 us". */
-#define ITEM_SIZE 128
+#define ITEM_SIZE 160
 
 /*
  * Joins items with ", ", wrapping before an item that would pass the width;
@@ -290,17 +290,22 @@ static void emit_frame(struct lines *l, struct ht_latset *set, unsigned int mask
 	for (size_t i = 1; i < ht_latset_ngroups(set); i++) {
 		struct ht_lat_group *g = ht_latset_group(set, i);
 		uint64_t gn = group_count(g, f->view);
-		char name[32];
+		const char *vm = o->vm_name ? o->vm_name(o->vm_name_ctx, g->host_pid) : NULL;
+		char name[120];
+
+		if (!vm)
+			vm = "";
 
 		if (gn == 0) /* a vCPU idle in this interval */
 			continue;
 		if (g->kind == HT_LAT_GROUP_OTHER)
 			snprintf(name, sizeof(name), "other (after %d groups)", HT_LAT_MAX_GROUPS);
 		else if (ht_latset_group_by(set) == HT_LAT_BY_VCPU)
-			snprintf(name, sizeof(name), "vcpu %u (pid %u)", (unsigned int)g->vcpu_id,
-				 (unsigned int)g->host_pid);
+			snprintf(name, sizeof(name), "vcpu %u (pid %u%s%s)", (unsigned int)g->vcpu_id,
+				 (unsigned int)g->host_pid, vm[0] ? ", vm " : "", vm);
 		else
-			snprintf(name, sizeof(name), "pid %u", (unsigned int)g->host_pid);
+			snprintf(name, sizeof(name), "pid %u%s%s%s", (unsigned int)g->host_pid,
+				 vm[0] ? " (vm " : "", vm, vm[0] ? ")" : "");
 		snprintf(items[0], sizeof(items[0]), "%s: %llu hypercalls", name,
 			 (unsigned long long)gn);
 		fmt_rate(items[1], sizeof(items[1]), gn, f->elapsed_ns);

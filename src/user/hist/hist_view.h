@@ -57,6 +57,9 @@ struct ht_hv_opts {
 	unsigned int height;   /* rows, terminal mode only; 0: no limit */
 	unsigned int series;   /* HT_HV_SERIES() bits; 0: HT_LAT_TOTAL only */
 	bool timestamp;        /* -T: prefix the header with the wall-clock time */
+	/* Optional: a VM process's name (QEMU guest name), shown next to its pid; NULL: none. */
+	const char *(*vm_name)(void *ctx, uint32_t pid);
+	void *vm_name_ctx;
 };
 
 /* What changes every frame. */

@@ -114,6 +114,8 @@ static void render(struct ht_live *l, enum ht_lat_view view, unsigned long long 
 		.mode = l->terminal ? HT_HV_TERMINAL : HT_HV_PLAIN,
 		.series = l->opts.series,
 		.timestamp = l->opts.timestamp,
+		.vm_name = l->opts.vm_name,
+		.vm_name_ctx = l->opts.vm_name_ctx,
 	};
 	struct ht_hv_frame f = {
 		.view = view,

@@ -20,6 +20,8 @@ struct ht_live_opts {
 	enum ht_lat_group_by group_by;
 	bool timestamp;                 /* -T */
 	int terminal;                   /* 1: redraw in place, 0: plain blocks, -1: isatty(out) */
+	const char *(*vm_name)(void *ctx, uint32_t pid); /* names next to pids; NULL: none */
+	void *vm_name_ctx;
 };
 
 struct ht_live;

@@ -341,6 +341,8 @@ static void discard_output(struct session *s, struct ht_writer *writer)
 
 static struct ht_live *live_view_new(const struct ht_record_config *cfg)
 {
+	/* Names of the VM processes in per-vCPU/per-VM histograms, read once per pid. */
+	static struct ht_vm_names vm_names = { .proc = "/proc" };
 	struct ht_live_opts lo = {
 		.interval_ns = (unsigned long long)(cfg->interval_s * 1e9),
 		.series = cfg->series,
@@ -348,6 +350,8 @@ static struct ht_live *live_view_new(const struct ht_record_config *cfg)
 			    cfg->group_by == HT_AGG_BY_VM ? HT_LAT_BY_VM : HT_LAT_BY_NONE,
 		.timestamp = cfg->timestamp,
 		.terminal = -1,
+		.vm_name = ht_vm_names_lookup,
+		.vm_name_ctx = &vm_names,
 	};
 
 	return ht_live_new(&lo, stdout, ht_monotonic_ns());

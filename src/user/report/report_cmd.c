@@ -21,19 +21,61 @@ static const char *isa_name(__u8 isa)
 
 static const char csv_header[] =
 	"exit_ns,wallclock,host_pid,host_tid,vcpu_id,exit_cpu,entry_cpu,isa,exit_reason,nr,"
-	"a0,a1,a2,a3,guest_rip,exit_to_hcall_ns,hcall_to_entry_ns,total_ns,flags\n";
+	"a0,a1,a2,a3,guest_rip,exit_to_hcall_ns,hcall_to_entry_ns,total_ns,flags,"
+	"vm_name,process_name,thread_name\n";
+
+/* A CSV field: quoted (quotes doubled) if it holds a comma, quote or line break. */
+static void csv_field(const char *v)
+{
+	if (!strpbrk(v, ",\"\r\n")) {
+		fputs(v, stdout);
+		return;
+	}
+	putchar('"');
+	for (; *v; v++) {
+		if (*v == '"')
+			putchar('"');
+		putchar(*v);
+	}
+	putchar('"');
+}
+
+/* A JSON string, escaped. */
+static void json_string(const char *v)
+{
+	putchar('"');
+	for (; *v; v++) {
+		unsigned char c = (unsigned char)*v;
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
 
 static void print_record(enum ht_report_mode mode, const struct ht_file_header *h,
-			 const struct ht_record *r)
+			 const struct ht_record *r, const struct ht_identity *id)
 {
+	static const struct ht_identity unknown; /* files without IDENTITY blocks */
 	char when[64];
 	unsigned long long total = (unsigned long long)r->exit_to_hcall_ns + r->hcall_to_entry_ns;
 
 	ht_format_wallclock(when, sizeof(when), h, r->exit_ns, HT_TIME_ISO);
+	if (!id)
+		id = &unknown;
 	switch (mode) {
 	case HT_REPORT_DUMP:
-		printf("%s pid %u tid %u vcpu %u cpu %u->%u %s reason 0x%x nr %u a0 0x%llx a1 0x%llx a2 0x%llx a3 0x%llx rip 0x%llx exit->hcall %u ns hcall->entry %u ns total %llu ns%s\n",
-		       when, r->host_pid, r->host_tid, r->vcpu_id, r->exit_cpu, r->entry_cpu,
+		printf("%s pid %u", when, r->host_pid);
+		if (id->vm_name[0] || id->process_name[0])
+			printf(" (%s%s)", id->vm_name[0] ? "vm " : "", id->vm_name[0] ? id->vm_name : id->process_name);
+		printf(" tid %u", r->host_tid);
+		if (id->thread_name[0])
+			printf(" (%s)", id->thread_name);
+		printf(" vcpu %u cpu %u->%u %s reason 0x%x nr %u a0 0x%llx a1 0x%llx a2 0x%llx a3 0x%llx rip 0x%llx exit->hcall %u ns hcall->entry %u ns total %llu ns%s\n",
+		       r->vcpu_id, r->exit_cpu, r->entry_cpu,
 		       isa_name(r->isa), r->exit_reason, r->nr, (unsigned long long)r->a0,
 		       (unsigned long long)r->a1, (unsigned long long)r->a2, (unsigned long long)r->a3,
 		       (unsigned long long)r->guest_rip, r->exit_to_hcall_ns, r->hcall_to_entry_ns, total,
@@ -41,12 +83,18 @@ static void print_record(enum ht_report_mode mode, const struct ht_file_header *
 			       " (saturated)" : "");
 		break;
 	case HT_REPORT_CSV:
-		printf("%llu,%s,%u,%u,%u,%u,%u,%s,0x%x,%u,0x%llx,0x%llx,0x%llx,0x%llx,0x%llx,%u,%u,%llu,0x%x\n",
+		printf("%llu,%s,%u,%u,%u,%u,%u,%s,0x%x,%u,0x%llx,0x%llx,0x%llx,0x%llx,0x%llx,%u,%u,%llu,0x%x,",
 		       (unsigned long long)r->exit_ns, when, r->host_pid, r->host_tid, r->vcpu_id,
 		       r->exit_cpu, r->entry_cpu, isa_name(r->isa), r->exit_reason, r->nr,
 		       (unsigned long long)r->a0, (unsigned long long)r->a1, (unsigned long long)r->a2,
 		       (unsigned long long)r->a3, (unsigned long long)r->guest_rip, r->exit_to_hcall_ns,
 		       r->hcall_to_entry_ns, total, r->flags);
+		csv_field(id->vm_name);
+		putchar(',');
+		csv_field(id->process_name);
+		putchar(',');
+		csv_field(id->thread_name);
+		putchar('\n');
 		break;
 	case HT_REPORT_JSON:
 		/*
@@ -57,12 +105,19 @@ static void print_record(enum ht_report_mode mode, const struct ht_file_header *
 		printf("{\"exit_ns\":\"%llu\",\"wallclock\":\"%s\",\"host_pid\":%u,\"host_tid\":%u,\"vcpu_id\":%u,"
 		       "\"exit_cpu\":%u,\"entry_cpu\":%u,\"isa\":\"%s\",\"exit_reason\":%u,\"nr\":%u,"
 		       "\"a0\":\"0x%llx\",\"a1\":\"0x%llx\",\"a2\":\"0x%llx\",\"a3\":\"0x%llx\",\"guest_rip\":\"0x%llx\","
-		       "\"exit_to_hcall_ns\":%u,\"hcall_to_entry_ns\":%u,\"total_ns\":%llu,\"flags\":%u}\n",
+		       "\"exit_to_hcall_ns\":%u,\"hcall_to_entry_ns\":%u,\"total_ns\":%llu,\"flags\":%u,",
 		       (unsigned long long)r->exit_ns, when, r->host_pid, r->host_tid, r->vcpu_id,
 		       r->exit_cpu, r->entry_cpu, isa_name(r->isa), r->exit_reason, r->nr,
 		       (unsigned long long)r->a0, (unsigned long long)r->a1, (unsigned long long)r->a2,
 		       (unsigned long long)r->a3, (unsigned long long)r->guest_rip, r->exit_to_hcall_ns,
 		       r->hcall_to_entry_ns, total, r->flags);
+		fputs("\"vm_name\":", stdout);
+		json_string(id->vm_name);
+		fputs(",\"process_name\":", stdout);
+		json_string(id->process_name);
+		fputs(",\"thread_name\":", stdout);
+		json_string(id->thread_name);
+		fputs("}\n", stdout);
 		break;
 	case HT_REPORT_SUMMARY:
 	case HT_REPORT_HIST:
@@ -112,7 +167,8 @@ int ht_cmd_report(int argc, char **argv)
 	} else if (mode == HT_REPORT_CSV) {
 		fputs(csv_header, stdout);
 	} else if (mode == HT_REPORT_HIST) {
-		struct ht_live_opts lo = { .interval_ns = ~0ull, .series = cfg.series, .group_by = cfg.group_by };
+		struct ht_live_opts lo = { .interval_ns = ~0ull, .series = cfg.series, .group_by = cfg.group_by,
+					   .vm_name = ht_reader_vm_name, .vm_name_ctx = reader };
 		live = ht_live_new(&lo, stdout, h->start_monotonic_ns);
 		if (!live) {
 			ht_reader_close(reader);
@@ -134,12 +190,12 @@ int ht_cmd_report(int argc, char **argv)
 				return ht_runtime_error("out of memory");
 			}
 		} else {
-			print_record(mode, h, &rec);
+			print_record(mode, h, &rec, ht_reader_identity(reader, rec.host_pid, rec.host_tid));
 		}
 	}
 	const struct ht_read_status *st = ht_reader_status(reader);
 	if (summary) {
-		ht_summary_print(summary, stdout, path, h, st);
+		ht_summary_print(summary, stdout, path, h, st, reader);
 		ht_summary_free(summary);
 	}
 	if (live) {

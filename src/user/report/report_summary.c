@@ -31,6 +31,7 @@
 struct key_count {
 	__u64 key;
 	__u64 count;
+	__u32 tid; /* per vCPU: the thread of its last record, to name it */
 };
 
 struct key_counts {
@@ -114,7 +115,7 @@ static int grow(struct key_counts *kc)
 	return 0;
 }
 
-static int bump(struct key_counts *kc, __u64 key)
+static int bump(struct key_counts *kc, __u64 key, __u32 tid)
 {
 	size_t i;
 
@@ -122,6 +123,7 @@ static int bump(struct key_counts *kc, __u64 key)
 		i = key_slot(kc, key);
 		if (kc->slots[i].count) {
 			kc->slots[i].count++;
+			kc->slots[i].tid = tid;
 			return 0;
 		}
 	}
@@ -133,7 +135,7 @@ static int bump(struct key_counts *kc, __u64 key)
 	if (2 * (kc->len + 1) > kc->cap && grow(kc))
 		return -ENOMEM;
 	i = key_slot(kc, key);
-	kc->slots[i] = (struct key_count){ .key = key, .count = 1 };
+	kc->slots[i] = (struct key_count){ .key = key, .count = 1, .tid = tid };
 	kc->len++;
 	return 0;
 }
@@ -198,7 +200,8 @@ int ht_summary_add(struct ht_summary *s, const struct ht_record *r)
 		return -ENOMEM;
 	s->records++;
 	s->isa_seen |= (__u8)(1u << (r->isa & 7));
-	if (bump(&s->per_vcpu, ((__u64)r->host_pid << 32) | r->vcpu_id) || bump(&s->per_nr, r->nr))
+	if (bump(&s->per_vcpu, ((__u64)r->host_pid << 32) | r->vcpu_id, r->host_tid) ||
+	    bump(&s->per_nr, r->nr, 0))
 		return -ENOMEM;
 	for (int i = 0; i < LAT_N; i++) {
 		struct series *ls = &s->lat[i];
@@ -411,7 +414,9 @@ static void print_filters(FILE *out, const struct ht_file_header *h)
 }
 
 /* Keys in ascending order; the table is left unusable for bump (report time only). */
-static void print_counts(FILE *out, struct key_counts *kc, bool per_vcpu, const char *what)
+/* One line per key, sorted; per vCPU with the VM's and the thread's names from names (if any). */
+static void print_counts(FILE *out, struct key_counts *kc, bool per_vcpu, struct ht_reader *names,
+			 const char *what)
 {
 	size_t n = 0;
 
@@ -422,10 +427,15 @@ static void print_counts(FILE *out, struct key_counts *kc, bool per_vcpu, const 
 	for (size_t i = 0; i < n; i++) {
 		const struct key_count *k = &kc->slots[i];
 
-		if (per_vcpu)
-			fprintf(out, "  %8llu %6llu %10llu\n", (unsigned long long)(k->key >> 32),
-				(unsigned long long)(k->key & 0xffffffffu), (unsigned long long)k->count);
-		else
+		if (per_vcpu) {
+			const struct ht_identity *id =
+				names ? ht_reader_identity(names, (__u32)(k->key >> 32), k->tid) : NULL;
+			const char *vm = id ? (id->vm_name[0] ? id->vm_name : id->process_name) : "";
+
+			fprintf(out, "  %8llu %6llu %10llu  %-16s %s\n", (unsigned long long)(k->key >> 32),
+				(unsigned long long)(k->key & 0xffffffffu), (unsigned long long)k->count,
+				vm[0] ? vm : "-", id && id->thread_name[0] ? id->thread_name : "-");
+		} else
 			fprintf(out, "  %10llu %10llu\n", (unsigned long long)k->key,
 				(unsigned long long)k->count);
 	}
@@ -435,7 +445,8 @@ static void print_counts(FILE *out, struct key_counts *kc, bool per_vcpu, const 
 }
 
 void ht_summary_print(struct ht_summary *s, FILE *out, const char *path,
-		      const struct ht_file_header *h, const struct ht_read_status *st)
+		      const struct ht_file_header *h, const struct ht_read_status *st,
+		      struct ht_reader *names)
 {
 	static const char *const lat_names[LAT_N] = { "exit->hypercall", "hypercall->entry",
 						      "total (exit->entry)" };
@@ -471,10 +482,10 @@ void ht_summary_print(struct ht_summary *s, FILE *out, const char *path,
 	if (!s->records)
 		return;
 
-	fprintf(out, "\nper vCPU:\n  %8s %6s %10s\n", "pid", "vcpu", "records");
-	print_counts(out, &s->per_vcpu, true, "vCPUs");
+	fprintf(out, "\nper vCPU:\n  %8s %6s %10s  %-16s %s\n", "pid", "vcpu", "records", "vm", "thread");
+	print_counts(out, &s->per_vcpu, true, names, "vCPUs");
 	fprintf(out, "\nper hypercall nr:\n  %10s %10s\n", "nr", "records");
-	print_counts(out, &s->per_nr, false, "nrs");
+	print_counts(out, &s->per_nr, false, NULL, "nrs");
 
 	int ret = percentiles(s, path, p50, p99, err, sizeof(err));
 	fprintf(out, "\nlatency (ns):\n  %-20s %10s %10s %10s %10s %10s\n", "", "min", "avg", "p50",

@@ -34,10 +34,12 @@ unsigned int ht_summary_passes(const struct ht_summary *s);
 int ht_summary_add(struct ht_summary *s, const struct ht_record *r);
 /*
  * Prints the summary. Beyond the exact limit it reads PATH again (its first
- * records, as many as were added) to pin down the percentiles.
+ * records, as many as were added) to pin down the percentiles. names: the
+ * reader, for VM and thread names (IDENTITY blocks); NULL: none.
  */
 void ht_summary_print(struct ht_summary *s, FILE *out, const char *path,
-		      const struct ht_file_header *h, const struct ht_read_status *st);
+		      const struct ht_file_header *h, const struct ht_read_status *st,
+		      struct ht_reader *names);
 void ht_summary_free(struct ht_summary *s);
 
 #endif
