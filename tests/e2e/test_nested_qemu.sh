@@ -150,6 +150,10 @@ rec() {
 	echo $? >/out/$name.rc
 	hypertrace-bpf report --csv /tmp/$name.htr >/out/$name.csv 2>>/out/$name.err
 	echo $? >/out/$name.csv.rc
+	for m in dump json; do
+		hypertrace-bpf report --$m /tmp/$name.htr 2>>/out/$name.err | head -n 3 >/out/$name.$m
+	done
+	hypertrace-bpf report /tmp/$name.htr >/out/$name.report 2>>/out/$name.err
 	rm -f /tmp/$name.htr
 	say "$name: record status $(cat /out/$name.rc)"
 }
@@ -186,7 +190,8 @@ l2_stop
 TWO='taskset 1 hypercall -n 100 --a1 0 & taskset 2 hypercall -n 100 --a1 1; wait'
 l2_start two 2 || exit 1
 rec two -p $QPID -- l2cmd two_a "$TWO"
-rec two_z -z -p $QPID -- l2cmd two_z "$TWO"
+# Compressed, and the VM selected by its QEMU name instead of its pid.
+rec two_z -z --vm two -- l2cmd two_z "$TWO"
 rec two_vcpu1 -p $QPID --vcpu 1 -- l2cmd two_vcpu1 "$TWO"
 nofile two_nofile --per-vcpu -p $QPID -- l2cmd two_nofile "$TWO"
 l2_stop
@@ -240,13 +245,14 @@ check_summary() {
 	fi
 }
 
-# qemu_csv_verdict CSV QPID PER_VCPU TIDS: nothing if the CSV holds, for each
-# vCPU id in TIDS ("vcpu:tid ..."), PER_VCPU records with a0 = 0..PER_VCPU-1
-# once each and a1 = the vCPU id (the guest CPU the program was pinned to),
-# from the qemu pid QPID and that vCPU's thread, nr 1000, SVM hypercall exit;
-# else the first violation.
+# qemu_csv_verdict CSV QPID PER_VCPU TIDS VM: nothing if the CSV holds, for
+# each vCPU id in TIDS ("vcpu:tid ..."), PER_VCPU records with a0 =
+# 0..PER_VCPU-1 once each and a1 = the vCPU id (the guest CPU the program was
+# pinned to), from the qemu pid QPID and that vCPU's thread, nr 1000, SVM
+# hypercall exit, named: guest VM, process qemu-system-x86, thread
+# "CPU n/KVM"; else the first violation.
 qemu_csv_verdict() {
-	awk -F, -v qpid="$2" -v per="$3" -v tids="$4" '
+	awk -F, -v qpid="$2" -v per="$3" -v tids="$4" -v vm="$5" '
 	function hex(s,   i, c, v) {
 		s = tolower(s); if (substr(s, 1, 2) != "0x") return -1
 		v = 0
@@ -270,18 +276,20 @@ qemu_csv_verdict() {
 		if ((v, a0) in seen) bad("vcpu " v " a0 " a0 " twice")
 		seen[v, a0] = 1
 		if (!($col["total_ns"] > 0)) bad("total_ns " $col["total_ns"])
+		if ($col["vm_name"] != vm || $col["process_name"] != "qemu-system-x86" || $col["thread_name"] != "CPU " v "/KVM")
+			bad("names vm \"" $col["vm_name"] "\" process \"" $col["process_name"] "\" thread \"" $col["thread_name"] "\"")
 	}
 	END { if (!err && n != per * nv) err = n + 0 " records, want " per * nv; printf "%s", err }' "$1"
 }
 
-# check_qemu_csv NAME QPID PER_VCPU TIDS
+# check_qemu_csv NAME QPID PER_VCPU TIDS VM
 check_qemu_csv() {
 	local name=$1 verdict
 	if [ "$(rc "$name.csv.rc")" != 0 ]; then
 		fail "${name}_csv" "report --csv exited with status $(rc "$name.csv.rc")"
 		return
 	fi
-	verdict=$(qemu_csv_verdict "$F/$name.csv" "$2" "$3" "$4" 2>&1) || verdict=${verdict:-awk failed}
+	verdict=$(qemu_csv_verdict "$F/$name.csv" "$2" "$3" "$4" "$5" 2>&1) || verdict=${verdict:-awk failed}
 	if [ -n "$verdict" ]; then fail "${name}_csv" "$verdict"; else pass "${name}_csv"; fi
 }
 
@@ -317,8 +325,8 @@ check_guest_stats() {
 	fi
 }
 
-# check_nofile NAME WANT: --no-file loaded and its last cumulative counts are
-# WANT ("N" overall, or "vcpu=count ..." per vCPU).
+# check_nofile NAME WANT [VM]: --no-file loaded and its last cumulative counts
+# are WANT ("N" overall, or "vcpu=count ..." per vCPU of the VM named VM).
 check_nofile() {
 	local name=$1 want=$2 got
 	if [ "$(rc "$name.rc")" != 0 ]; then
@@ -326,7 +334,9 @@ check_nofile() {
 		return
 	fi
 	if [[ $want == *=* ]]; then
-		got=$(awk '/^since start: / { g = "" } /^vcpu [0-9]+ \(pid [0-9]+\): [0-9]+ hypercalls/ { g = g $2 "=" $5 " " } END { sub(/ $/, "", g); print g }' "$F/$name.out")
+		# "vcpu N (pid P, vm NAME): C hypercalls": the live view names the VM too.
+		got=$(sed -n 's/^since start: .*/--/p; s/^vcpu \([0-9]*\) (pid [0-9]*, vm '"$3"'): \([0-9]*\) hypercalls.*/\1=\2/p' "$F/$name.out" |
+			awk '$0 == "--" { g = ""; next } { g = g (g == "" ? "" : " ") $0 } END { print g }')
 	else
 		got=$(sed -n 's/^since start: \([0-9]*\) hypercalls.*/\1/p' "$F/$name.out" | tail -n 1)
 	fi
@@ -347,10 +357,28 @@ else
 fi
 check_guest_stats one one_a 200
 check_summary one 200
-check_qemu_csv one "$qpid" 200 "0:$tid0"
+check_qemu_csv one "$qpid" 200 "0:$tid0" one
 check_guest_stats one one_z 200
 check_summary one_z 200
-check_qemu_csv one_z "$qpid" 200 "0:$tid0"
+check_qemu_csv one_z "$qpid" 200 "0:$tid0" one
+# The names in every report form.
+dump=$(head -n 1 "$F/one.dump" 2>/dev/null)
+if [[ $dump == *" pid $qpid (vm one) tid $tid0 (CPU 0/KVM) vcpu 0 "* ]]; then
+	pass one_dump_names_vm_and_thread
+else
+	fail one_dump_names_vm_and_thread "first --dump line: $dump"
+fi
+json=$(head -n 1 "$F/one.json" 2>/dev/null)
+if [[ $json == *'"vm_name":"one","process_name":"qemu-system-x86","thread_name":"CPU 0/KVM"}' ]]; then
+	pass one_json_names_vm_and_thread
+else
+	fail one_json_names_vm_and_thread "first --json line: $json"
+fi
+if grep -Eq "^ +$qpid +0 +200 +one +CPU 0/KVM\$" "$F/one.report" 2>/dev/null; then
+	pass one_summary_names_vm_and_thread
+else
+	fail one_summary_names_vm_and_thread "per-vCPU table: $(sed -n '/^per vCPU:/,/^$/p' "$F/one.report" | tr '\n' '|')"
+fi
 check_guest_stats one one_nofile 200
 check_nofile one_nofile 200
 check_guest_stats one one_other 200
@@ -367,15 +395,15 @@ else
 fi
 check_guest_stats two two_a 100 2
 check_summary two 200
-check_qemu_csv two "$qpid" 100 "0:$tid0 1:$tid1"
+check_qemu_csv two "$qpid" 100 "0:$tid0 1:$tid1" two
 check_guest_stats two two_z 100 2
 check_summary two_z 200
-check_qemu_csv two_z "$qpid" 100 "0:$tid0 1:$tid1"
+check_qemu_csv two_z "$qpid" 100 "0:$tid0 1:$tid1" two
 check_guest_stats two two_vcpu1 100 2
 check_summary two_vcpu1 100
-check_qemu_csv two_vcpu1 "$qpid" 100 "1:$tid1"
+check_qemu_csv two_vcpu1 "$qpid" 100 "1:$tid1" two
 check_guest_stats two two_nofile 100 2
-check_nofile two_nofile "0=100 1=100"
+check_nofile two_nofile "0=100 1=100" two
 
 # --- perf sees every event while record runs -----------------------------------------
 # perf_count FILE EVENT: the count perf stat -x, wrote for EVENT.
