@@ -6,7 +6,7 @@
  * prunes what they turn off, so each combination is a different program to
  * verify: the kvm_exit program (VMX, SVM, or generic for --exit-reason with
  * either ISA's pre-filter), records or aggregate-only (--no-file) with each
- * grouping, the wake-up policy, and the filters (--nr list, -p, --vcpu): none
+ * grouping (and per nr, for --metrics), the wake-up policy, and the filters (--nr list, -p, --vcpu): none
  * and all of them everywhere, each alone in both kinds of output.
  *
  * One test per kvm_exit program and mode; a failure names the configuration
@@ -24,9 +24,10 @@
 enum exit_prog { PROG_VMX, PROG_SVM, PROG_GENERIC_VMX, PROG_GENERIC_SVM };
 static const char *const exit_prog_names[] = { "vmx", "svm", "generic_vmx", "generic_svm" };
 
-enum mode { MODE_RECORDS, MODE_RECORDS_KERNEL_WAKEUP, MODE_AGG, MODE_AGG_PER_VCPU, MODE_AGG_PER_VM };
+enum mode { MODE_RECORDS, MODE_RECORDS_KERNEL_WAKEUP, MODE_AGG, MODE_AGG_PER_VCPU, MODE_AGG_PER_VM,
+	    MODE_AGG_METRICS };
 static const char *const mode_names[] = { "records", "records_kernel_wakeup", "no_file",
-					  "no_file_per_vcpu", "no_file_per_vm" };
+					  "no_file_per_vcpu", "no_file_per_vm", "no_file_metrics" };
 
 enum filter_set { FILTERS_NONE, FILTER_NR_LIST, FILTER_PID, FILTER_VCPU, FILTERS_ALL, FILTER_SETS };
 static const char *const filter_names[] = { "no filter", "--nr x8", "-p", "--vcpu", "all filters" };
@@ -60,8 +61,10 @@ static void config_opts(struct ht_tracer_opts *o, enum exit_prog prog, enum mode
 	o->ringbuf_bytes = mode >= MODE_AGG ? 4096 : 1u << 20;
 	o->wakeup_bytes = mode == MODE_RECORDS_KERNEL_WAKEUP ? 0 : ht_wakeup_bytes_for(o->ringbuf_bytes);
 	o->aggregate_only = mode >= MODE_AGG;
-	o->group_by = mode == MODE_AGG_PER_VCPU ? HT_AGG_BY_VCPU :
+	o->group_by = mode == MODE_AGG_PER_VCPU || mode == MODE_AGG_METRICS ? HT_AGG_BY_VCPU :
 		      mode == MODE_AGG_PER_VM ? HT_AGG_BY_VM : HT_AGG_BY_NONE;
+	/* --no-file --metrics: per vCPU and per selected nr. */
+	o->aggregate_by_nr = mode == MODE_AGG_METRICS;
 }
 
 static void check_configs(enum exit_prog prog, enum mode mode)
@@ -73,7 +76,8 @@ static void check_configs(enum exit_prog prog, enum mode mode)
 	 * both the records and the aggregate code of the two fixed-ISA programs
 	 * (every attach and detach waits for the kernel, ~0.3 s on a busy host).
 	 */
-	bool singles = (prog == PROG_VMX || prog == PROG_SVM) && (mode == MODE_RECORDS || mode == MODE_AGG_PER_VCPU);
+	bool singles = (prog == PROG_VMX || prog == PROG_SVM) &&
+		       (mode == MODE_RECORDS || mode == MODE_AGG_PER_VCPU || mode == MODE_AGG_METRICS);
 	for (int fs = 0; fs < FILTER_SETS; fs++) {
 		if (!singles && fs != FILTERS_NONE && fs != FILTERS_ALL)
 			continue;
@@ -99,7 +103,8 @@ static void check_configs(enum exit_prog prog, enum mode mode)
 	MATRIX_TEST(prog, RECORDS_KERNEL_WAKEUP)                                  \
 	MATRIX_TEST(prog, AGG)                                                    \
 	MATRIX_TEST(prog, AGG_PER_VCPU)                                           \
-	MATRIX_TEST(prog, AGG_PER_VM)
+	MATRIX_TEST(prog, AGG_PER_VM)                                             \
+	MATRIX_TEST(prog, AGG_METRICS)
 MATRIX_ROW(VMX)
 MATRIX_ROW(SVM)
 MATRIX_ROW(GENERIC_VMX)
@@ -109,7 +114,8 @@ MATRIX_ROW(GENERIC_SVM)
 	RUN(load_attach_##prog##_RECORDS_KERNEL_WAKEUP);                          \
 	RUN(load_attach_##prog##_AGG);                                            \
 	RUN(load_attach_##prog##_AGG_PER_VCPU);                                   \
-	RUN(load_attach_##prog##_AGG_PER_VM)
+	RUN(load_attach_##prog##_AGG_PER_VM);                                     \
+	RUN(load_attach_##prog##_AGG_METRICS)
 
 int main(void)
 {
