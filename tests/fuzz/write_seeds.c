@@ -52,6 +52,16 @@ static int write_seed(const char *dir, const char *name, unsigned int n, unsigne
 	for (unsigned int i = 0; i < n; i++) {
 		struct ht_record r = record(i);
 
+		/* The first record of each of the 4 threads is named (IDENTITY blocks), as record does. */
+		if (i < 4) {
+			struct ht_identity id = { .first_seen_ns = r.exit_ns, .pid = r.host_pid, .tid = r.host_tid };
+
+			snprintf(id.process_name, sizeof(id.process_name), "qemu-system-x86");
+			snprintf(id.thread_name, sizeof(id.thread_name), "CPU %u/KVM", i);
+			snprintf(id.vm_name, sizeof(id.vm_name), i % 2 ? "web,1" : "db \"2\"");
+			if (ht_writer_add_identity(w, &id))
+				return 1;
+		}
 		ht_writer_add(w, &r);
 		if (i == n / 2)
 			ht_writer_flush(w); /* two blocks */

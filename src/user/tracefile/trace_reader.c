@@ -142,9 +142,19 @@ static void stop(struct ht_reader *r, bool damaged, const char *fmt, ...)
 	va_end(ap);
 }
 
+/*
+ * Identities kept: a host runs a few VMs with a few vCPU threads each; beyond
+ * this many (a crafted file) the rest go unnamed, so lookups stay cheap.
+ */
+#define MAX_IDENTITIES 4096
+
 /* Appends the identities of the IDENTITY block in r->payload; false if out of memory. */
 static bool keep_identities(struct ht_reader *r, __u32 n)
 {
+	if (n > MAX_IDENTITIES - r->nids)
+		n = (__u32)(MAX_IDENTITIES - r->nids);
+	if (n == 0)
+		return true;
 	if (r->nids + n > r->ids_cap) {
 		size_t cap = r->ids_cap ? r->ids_cap * 2 : 16;
 		while (cap < r->nids + n)
