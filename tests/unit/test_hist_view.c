@@ -444,6 +444,39 @@ static void test_grouped_frame(void)
 	ht_latset_free(set);
 }
 
+/* Names of VM processes, as record (from /proc) and report (from the file) give them. */
+static const char *vm_of(void *ctx, uint32_t pid)
+{
+	(void)ctx;
+	return pid == 200 ? "web1" : pid == 300 ? "" : NULL;
+}
+
+static void test_groups_named_after_their_vm(void)
+{
+	struct ht_latset *vcpus = ht_latset_new(HT_LAT_BY_VCPU, 0), *vms = ht_latset_new(HT_LAT_BY_VM, 0);
+	struct ht_hv_opts opts = { .mode = HT_HV_PLAIN, .width = 80, .vm_name = vm_of };
+	struct ht_hv_frame f = { .interval = 1 };
+	struct out o = { 0 }, p = { 0 };
+
+	CHECK(vcpus && vms, "new");
+	add_total(vcpus, 200, 5, 500);
+	add_total(vcpus, 300, 2, 500);
+	add_total(vcpus, 400, 1, 500);
+	add_total(vms, 200, 5, 500);
+	add_total(vms, 400, 1, 500);
+	CHECK(render(&o, vcpus, &opts, &f) == 0 && render(&p, vms, &opts, &f) == 0, "render");
+	CHECK(strstr(o.buf, "\nvcpu 5 (pid 200, vm web1): 1 hypercalls\n"), "named vCPU group:\n%s", o.buf);
+	/* No name known (gone, or none): the pid alone, as before. */
+	CHECK(strstr(o.buf, "\nvcpu 2 (pid 300): 1 hypercalls\n"), "unnamed vCPU group:\n%s", o.buf);
+	CHECK(strstr(o.buf, "\nvcpu 1 (pid 400): 1 hypercalls\n"), "unnamed vCPU group:\n%s", o.buf);
+	CHECK(strstr(p.buf, "\npid 200 (vm web1): 1 hypercalls\n"), "named VM group:\n%s", p.buf);
+	CHECK(strstr(p.buf, "\npid 400: 1 hypercalls\n"), "unnamed VM group:\n%s", p.buf);
+	out_free(&o);
+	out_free(&p);
+	ht_latset_free(vcpus);
+	ht_latset_free(vms);
+}
+
 static void test_other_group_label(void)
 {
 	struct ht_latset *set = ht_latset_new(HT_LAT_BY_VM, 0);
@@ -496,6 +529,7 @@ int main(void)
 	RUN(test_terminal_mode_escapes);
 	RUN(test_terminal_mode_fits_height);
 	RUN(test_grouped_frame);
+	RUN(test_groups_named_after_their_vm);
 	RUN(test_other_group_label);
 	RUN(test_parse_series);
 	return ht_test_exit_status();
