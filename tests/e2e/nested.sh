@@ -448,7 +448,12 @@ nested_run() {
 	rc=0
 	NESTED_STALLED=0
 	: >"$outdir/results.raw"
-	timeout --kill-after=10 "$NESTED_TIMEOUT" "${cmd[@]}" </dev/null >"$outdir/console.log" 2>&1 &
+	# The console's input is a FIFO the watchdog below can type into; held
+	# open read-write so that it never reaches end of file.
+	local kick_fd kicked=0
+	rm -f "$outdir/console.in" && mkfifo "$outdir/console.in" && exec {kick_fd}<>"$outdir/console.in" ||
+		{ nested_err "cannot create the console FIFO in $outdir"; return 1; }
+	timeout --kill-after=10 "$NESTED_TIMEOUT" "${cmd[@]}" <"$outdir/console.in" >"$outdir/console.log" 2>&1 &
 	local qpid=$! last=-1 size quiet_since tailpid=
 	if [ "${NESTED_VERBOSE:-0}" = 1 ]; then
 		tail -f "$outdir/console.log" >&2 &
@@ -456,7 +461,9 @@ nested_run() {
 	fi
 	quiet_since=$(date +%s)
 	# The silence watchdog: a machine whose console and result port both stay
-	# quiet that long has stalled (a lost timer interrupt under TCG).
+	# quiet that long has stalled (a lost timer interrupt under TCG). Half way
+	# there, a line typed on its console raises an interrupt of another kind,
+	# which can wake it; the script inside never reads the console.
 	while kill -0 "$qpid" 2>/dev/null; do
 		sleep 1
 		[ "$NESTED_SILENCE" -gt 0 ] || continue
@@ -464,6 +471,11 @@ nested_run() {
 		if [ "$size" != "$last" ]; then
 			last=$size
 			quiet_since=$(date +%s)
+			kicked=0
+		elif [ $kicked = 0 ] && [ $(($(date +%s) - quiet_since)) -ge $((NESTED_SILENCE / 2)) ]; then
+			kicked=1
+			NESTED_KICKS=$((${NESTED_KICKS:-0} + 1))
+			echo >&"$kick_fd"
 		elif [ $(($(date +%s) - quiet_since)) -ge "$NESTED_SILENCE" ]; then
 			NESTED_STALLED=1
 			pkill -KILL -P "$qpid" 2>/dev/null
@@ -472,6 +484,8 @@ nested_run() {
 		fi
 	done
 	wait "$qpid" || rc=$?
+	exec {kick_fd}>&-
+	rm -f "$outdir/console.in"
 	[ -z "$tailpid" ] || kill "$tailpid" 2>/dev/null
 	end=$(date +%s.%N)
 	awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f\n", b - a }' >"$outdir/qemu_seconds"

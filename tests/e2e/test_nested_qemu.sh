@@ -30,7 +30,7 @@ export NESTED_SMP=1 NESTED_MEM=${NESTED_MEM:-2048}
 # tsc=reliable keeps the TSC clocksource (else HPET: every clock read of the
 # BPF programs and the guest becomes an emulated device access). npt=0:
 # about one run in 20-40 looped in nested page faults with NPT.
-export NESTED_APPEND="tsc=reliable" NESTED_KVM_AMD_PARAMS="npt=0"
+export NESTED_APPEND=${NESTED_APPEND:-tsc=reliable} NESTED_KVM_AMD_PARAMS=${NESTED_KVM_AMD_PARAMS:-npt=0}
 export NESTED_STAGE_HOOK=stage_qemu_and_guest
 
 if [ "${HT_E2E:-1}" = 0 ]; then
@@ -107,9 +107,10 @@ EOF
 
 cat >"$work/guest.sh" <<'EOF'
 say() { echo "L1: $*"; }
-# l2_start NAME SMP: boots a KVM guest; sets QPID (the qemu process) and CON
-# (its console log), and writes NAME.qpid and NAME.threads (tid, thread name).
-l2_start() {
+# l2_boot NAME SMP: starts qemu with a KVM guest and waits (120 s at most)
+# for its /init; sets QPID (the qemu process) and CON (its console log). While
+# waiting it says so every 20 s: a silent machine is a stalled one.
+l2_boot() {
 	CON=/out/$1.console
 	export CON
 	rm -f /tmp/l2.in
@@ -123,21 +124,37 @@ l2_start() {
 	# Holding the FIFO open keeps qemu's stdin from reaching end of file
 	# (read-write: an open that cannot block, even if qemu died at once).
 	exec 3<>/tmp/l2.in
-	i=0
+	start=$(date +%s)
+	last=$start
 	while ! grep -q L2-READY "$CON"; do
-		i=$((i + 1))
-		if [ $i -gt 600 ] || ! kill -0 $QPID 2>/dev/null; then
-			say "guest $1 did not start: $(tail -n 3 "$CON")"
+		now=$(date +%s)
+		if [ $((now - start)) -ge 120 ] || ! kill -0 $QPID 2>/dev/null; then
+			say "guest $1 did not start in $((now - start)) s: $(tail -n 3 "$CON" | tr -d '\r' | tr '\n' '|')"
 			return 1
 		fi
-		sleep 0.2
+		if [ $((now - last)) -ge 20 ]; then
+			last=$now
+			say "waiting for guest $1 ($((now - start)) s): $(tail -n 1 "$CON" | tr -d '\r')"
+		fi
+		sleep 0.5
 	done
+}
+# l2_start NAME SMP: l2_boot, once more if the guest did not come up (nested
+# KVM under emulation rarely loses a guest at boot); then writes NAME.qpid and
+# NAME.threads (tid, thread name).
+l2_start() {
+	if ! l2_boot "$1" "$2"; then
+		l2_stop
+		mv "$CON" "/out/$1.console.failed"
+		say "starting guest $1 again"
+		l2_boot "$1" "$2" || return 1
+	fi
 	echo $QPID >/out/$1.qpid
 	for t in /proc/$QPID/task/*; do echo "${t##*/} $(cat $t/comm)"; done >/out/$1.threads
 	say "guest $1 ready: qemu pid $QPID"
 }
 l2_stop() {
-	kill $QPID
+	kill $QPID 2>/dev/null
 	wait $QPID
 	exec 3>&-
 }
@@ -218,7 +235,7 @@ if ! run_once; then
 	fi
 fi
 pass nested_qemu_boot
-echo "  info: fetch/validate $((fetched - start)) s, qemu run $(cat "$out/qemu_seconds") s (script exit status $(cat "$out/status"))"
+echo "  info: fetch/validate $((fetched - start)) s, qemu run $(cat "$out/qemu_seconds") s (script exit status $(cat "$out/status")), ${NESTED_KICKS:-0} console kicks after $((NESTED_SILENCE / 2)) s of silence"
 F=$out/files
 
 rc() { cat "$F/$1" 2>/dev/null || echo missing; }
@@ -226,8 +243,9 @@ tail_of() { tail -n 3 "$1" 2>/dev/null | tr '\n' '|'; }
 
 # guest_output NAME ID: what the guest printed for command ID.
 guest_output() {
+	# awk reads to the end: a reader that stops early would fail the pipe (pipefail).
 	tr -d '\r' <"$F/$1.console" 2>/dev/null | awk -v id="$2" '$0 == "L2-BEGIN " id { on = 1; next }
-		on && $0 ~ "^L2-END " id " " { exit } on { print }'
+		on && $0 ~ "^L2-END " id " " { on = 0; done = 1 } on && !done { print }'
 }
 
 # tid_of NAME VCPU: the tid of thread "CPU VCPU/KVM" of guest NAME's qemu.
@@ -316,7 +334,7 @@ check_guest_stats() {
 			if (issued != progs || stats != progs) printf "%d issue lines and %d statistics lines, want %d", issued, stats, progs
 			else printf "%s", bad
 		}' <<<"$o")
-	if ! tr -d '\r' <"$F/$guest.console" 2>/dev/null | grep -q "^L2-END $id 0$"; then
+	if [ "$(tr -d '\r' <"$F/$guest.console" 2>/dev/null | grep -c "^L2-END $id 0$")" = 0 ]; then
 		fail "${id}_guest_program" "the guest command did not exit 0: $(tr '\n' '|' <<<"$o" | tail -c 300)"
 	elif [ -n "$verdict" ]; then
 		fail "${id}_guest_program" "$verdict"
