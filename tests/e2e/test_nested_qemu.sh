@@ -167,6 +167,11 @@ rec() {
 	echo $? >/out/$name.rc
 	hypertrace-bpf report --csv /tmp/$name.htr >/out/$name.csv 2>>/out/$name.err
 	echo $? >/out/$name.csv.rc
+	# SELECT_VM=NAME: the same report selected by that VM name, and by a name not in the file.
+	if [ -n "${SELECT_VM:-}" ]; then
+		hypertrace-bpf report --csv --vm "$SELECT_VM" /tmp/$name.htr >/out/$name.vm.csv 2>>/out/$name.err
+		hypertrace-bpf report --csv --vm no-such-vm /tmp/$name.htr >/out/$name.novm.csv 2>>/out/$name.err
+	fi
 	for m in dump json; do
 		hypertrace-bpf report --$m /tmp/$name.htr 2>>/out/$name.err | head -n 3 >/out/$name.$m
 	done
@@ -204,7 +209,7 @@ l2_stop
 # a1 says which CPU issued it.
 TWO='taskset 1 hypercall -n 100 --a1 0 & taskset 2 hypercall -n 100 --a1 1; wait'
 l2_start two 2 || exit 1
-rec two -p $QPID -- l2cmd two_a "$TWO"
+SELECT_VM=two rec two -p $QPID -- l2cmd two_a "$TWO"
 # Compressed, and the VM selected by its QEMU name instead of its pid.
 rec two_z -z --vm two -- l2cmd two_z "$TWO"
 rec two_vcpu1 -p $QPID --vcpu 1 -- l2cmd two_vcpu1 "$TWO"
@@ -412,6 +417,12 @@ fi
 check_guest_stats two two_a 100 2
 check_summary two 200
 check_qemu_csv two "$qpid" 100 "0:$tid0 1:$tid1" two
+# report --vm selects by the names the file recorded: all of this VM's records, none for another name.
+if [ -s "$F/two.csv" ] && cmp -s "$F/two.csv" "$F/two.vm.csv" && [ "$(wc -l <"$F/two.novm.csv")" = 1 ]; then
+	pass two_report_selects_by_vm_name
+else
+	fail two_report_selects_by_vm_name "--vm two: $(wc -l <"$F/two.vm.csv" 2>&1) lines for $(wc -l <"$F/two.csv" 2>&1); --vm no-such-vm: $(wc -l <"$F/two.novm.csv" 2>&1)"
+fi
 check_guest_stats two two_z 100 2
 check_summary two_z 200
 check_qemu_csv two_z "$qpid" 100 "0:$tid0 1:$tid1" two

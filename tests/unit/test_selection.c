@@ -4,11 +4,16 @@
  * --since/--until), and how report and convert read their command lines.
  */
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 #include "export/convert_options.h"
 #include "hist/hist_view.h"
 #include "report/report_options.h"
 #include "report/selection.h"
 #include "test.h"
+#include "tracefile/trace_reader.h"
+#include "tracefile/trace_writer.h"
 
 /* A header whose clocks read 100 s (monotonic) at 2026-11-22T03:40:00Z. */
 static struct ht_file_header header(void)
@@ -45,7 +50,7 @@ static void no_option_selects_every_record(void)
 
 	CHECK(ht_selection_resolve(&s, &h, err, sizeof(err)) == 0, "%s", err);
 	CHECK(!ht_selection_active(&s), "active");
-	CHECK(ht_selection_match(&s, &r), "record at time 0 refused");
+	CHECK(ht_selection_match(&s, &r, NULL), "record at time 0 refused");
 }
 
 static void pid_vcpu_and_nr_must_all_match(void)
@@ -60,11 +65,62 @@ static void pid_vcpu_and_nr_must_all_match(void)
 	struct ht_record yes1 = rec(42, 1, 1000, 0), yes2 = rec(42, 1, 1001, 0);
 	struct ht_record other_pid = rec(43, 1, 1000, 0), other_vcpu = rec(42, 2, 1000, 0);
 	struct ht_record other_nr = rec(42, 1, 1002, 0);
-	CHECK(ht_selection_match(&cfg.selection, &yes1) && ht_selection_match(&cfg.selection, &yes2), "refused");
-	CHECK(!ht_selection_match(&cfg.selection, &other_pid), "other pid");
-	CHECK(!ht_selection_match(&cfg.selection, &other_vcpu), "other vcpu");
-	CHECK(!ht_selection_match(&cfg.selection, &other_nr), "other nr");
+	CHECK(ht_selection_match(&cfg.selection, &yes1, NULL) && ht_selection_match(&cfg.selection, &yes2, NULL), "refused");
+	CHECK(!ht_selection_match(&cfg.selection, &other_pid, NULL), "other pid");
+	CHECK(!ht_selection_match(&cfg.selection, &other_vcpu, NULL), "other vcpu");
+	CHECK(!ht_selection_match(&cfg.selection, &other_nr, NULL), "other nr");
 	CHECK(!strcmp(cfg.path, "f.htr"), "path %s", cfg.path);
+}
+
+/* --vm selects by the names the file recorded (IDENTITY blocks), as report and convert read it. */
+static void vm_name_selects_the_processes_recorded_under_it(void)
+{
+	char path[] = "/tmp/ht-select-vm-XXXXXX";
+	char *argv[] = { "report", "--vm", "web1", path, NULL };
+	struct ht_report_config cfg;
+	struct ht_identity web = { .pid = 10, .tid = 11, .vm_name = "web1", .process_name = "qemu-system-x86" };
+	struct ht_identity db = { .pid = 20, .tid = 21, .vm_name = "db2", .process_name = "qemu-system-x86" };
+	struct ht_file_header h;
+	struct ht_trailer t;
+	struct ht_writer *w;
+	struct ht_reader *r;
+	struct ht_record x;
+	char err[256];
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0, "mkstemp");
+	close(fd);
+	ht_header_init(&h);
+	CHECK(ht_writer_open(path, true, &h, &w, err, sizeof(err)) == 0, "%s", err);
+	CHECK(ht_writer_add_identity(w, &web) == 0 && ht_writer_add_identity(w, &db) == 0, "identities");
+	for (unsigned int i = 0; i < 6; i++) {
+		x = rec(i % 3 ? 20 : 10, 0, 1000, h.start_monotonic_ns + i);
+		x.host_tid = x.host_pid + 1;
+		ht_writer_add(w, &x);
+	}
+	CHECK(ht_writer_close(w, &t) == 0, "close");
+
+	CHECK(parse_report(4, argv, &cfg) == -1, "options refused");
+	CHECK(ht_reader_open(path, &r, err, sizeof(err)) == 0, "%s", err);
+	CHECK(ht_selection_resolve(&cfg.selection, ht_reader_header(r), err, sizeof(err)) == 0, "%s", err);
+	unsigned int selected = 0, total = 0;
+	while (ht_reader_next(r, &x) == 1) {
+		total++;
+		if (ht_selection_match(&cfg.selection, &x, r)) {
+			selected++;
+			CHECK(x.host_pid == 10, "pid %u selected as web1", x.host_pid);
+		}
+	}
+	ht_reader_close(r);
+	unlink(path);
+	CHECK_EQ_U64(total, 6);
+	CHECK_EQ_U64(selected, 2);
+	/* Without the names (a file from before they were recorded) nothing can match a name. */
+	x = rec(10, 0, 1000, 0);
+	CHECK(!ht_selection_match(&cfg.selection, &x, NULL), "matched without names");
+	char desc[128];
+	ht_selection_describe(&cfg.selection, desc, sizeof(desc));
+	CHECK(!strcmp(desc, "vm web1"), "described as '%s'", desc);
 }
 
 static void since_and_until_in_seconds_count_from_the_recording_start(void)
@@ -78,10 +134,10 @@ static void since_and_until_in_seconds_count_from_the_recording_start(void)
 	CHECK(ht_selection_resolve(&s, &h, err, sizeof(err)) == 0, "%s", err);
 	struct ht_record before = rec(1, 0, 0, 101499999999ull), first = rec(1, 0, 0, 101500000000ull);
 	struct ht_record last = rec(1, 0, 0, 102000000000ull), after = rec(1, 0, 0, 102000000001ull);
-	CHECK(!ht_selection_match(&s, &before), "before --since");
-	CHECK(ht_selection_match(&s, &first), "at --since");
-	CHECK(ht_selection_match(&s, &last), "at --until (inclusive)");
-	CHECK(!ht_selection_match(&s, &after), "after --until");
+	CHECK(!ht_selection_match(&s, &before, NULL), "before --since");
+	CHECK(ht_selection_match(&s, &first, NULL), "at --since");
+	CHECK(ht_selection_match(&s, &last, NULL), "at --until (inclusive)");
+	CHECK(!ht_selection_match(&s, &after, NULL), "after --until");
 }
 
 static void since_and_until_as_utc_times_go_through_the_clock_anchor(void)
@@ -170,6 +226,7 @@ int main(void)
 {
 	RUN(no_option_selects_every_record);
 	RUN(pid_vcpu_and_nr_must_all_match);
+	RUN(vm_name_selects_the_processes_recorded_under_it);
 	RUN(since_and_until_in_seconds_count_from_the_recording_start);
 	RUN(since_and_until_as_utc_times_go_through_the_clock_anchor);
 	RUN(bad_values_are_refused_with_what_to_type);

@@ -66,7 +66,7 @@ int ht_cmd_convert(int argc, char **argv)
 		return ht_runtime_error("%s", err);
 	}
 	while (ht_reader_next(reader, &rec) == 1) {
-		if (!ht_selection_match(&cfg.selection, &rec))
+		if (!ht_selection_match(&cfg.selection, &rec, reader))
 			continue;
 		if (exporter_add(&x, &rec, err, sizeof(err))) {
 			/* Still close: what was converted so far stays a readable trace. */

@@ -125,9 +125,9 @@ static void print_record(enum ht_report_mode mode, const struct ht_file_header *
 	}
 }
 
-static bool selected(const void *selection, const struct ht_record *r)
+static bool selected(const void *selection, const struct ht_record *r, void *reader)
 {
-	return ht_selection_match(selection, r);
+	return ht_selection_match(selection, r, reader);
 }
 
 int ht_cmd_report(int argc, char **argv)
@@ -179,7 +179,7 @@ int ht_cmd_report(int argc, char **argv)
 	while (ht_reader_next(reader, &rec) == 1) {
 		if (rec.exit_ns > last_ns)
 			last_ns = rec.exit_ns;
-		if (!ht_selection_match(&cfg.selection, &rec))
+		if (!ht_selection_match(&cfg.selection, &rec, reader))
 			continue;
 		if (live) {
 			ht_live_observe(live, &rec);

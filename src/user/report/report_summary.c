@@ -56,7 +56,7 @@ struct ht_summary {
 	__u8 isa_seen;
 	size_t exact_limit, collect_limit;
 	unsigned int passes; /* reads of the file, the first included */
-	bool (*match)(const void *ctx, const struct ht_record *r); /* NULL: every record */
+	bool (*match)(const void *ctx, const struct ht_record *r, void *reader); /* NULL: every record */
 	const void *match_ctx;
 };
 
@@ -92,7 +92,8 @@ static size_t key_slot(const struct key_counts *kc, __u64 key)
 	return i;
 }
 
-void ht_summary_set_filter(struct ht_summary *s, bool (*match)(const void *ctx, const struct ht_record *r),
+void ht_summary_set_filter(struct ht_summary *s,
+			   bool (*match)(const void *ctx, const struct ht_record *r, void *reader),
 			   const void *ctx)
 {
 	s->match = match;
@@ -303,7 +304,7 @@ static int refine_pass(struct ht_summary *s, const char *path, struct pct_target
 		return ret;
 	s->passes++;
 	while (seen < s->records && ht_reader_next(reader, &rec) == 1) {
-		if (s->match && !s->match(s->match_ctx, &rec))
+		if (s->match && !s->match(s->match_ctx, &rec, reader))
 			continue;
 		seen++;
 		for (size_t i = 0; i < n; i++) {

@@ -23,10 +23,12 @@ struct ht_summary *ht_summary_new(void);
  */
 void ht_summary_set_limits(struct ht_summary *s, size_t exact_records, size_t collect_values);
 /*
- * When only the records that match(ctx, record) were added (a selection), the
- * percentiles' reads of the file skip the others too.
+ * When only the records that match(ctx, record, reader) were added (a
+ * selection), the percentiles' reads of the file skip the others too; reader
+ * is the struct ht_reader of that read (it knows the file's VM names).
  */
-void ht_summary_set_filter(struct ht_summary *s, bool (*match)(const void *ctx, const struct ht_record *r),
+void ht_summary_set_filter(struct ht_summary *s,
+			   bool (*match)(const void *ctx, const struct ht_record *r, void *reader),
 			   const void *ctx);
 /* Reads of the file so far, the first included (the percentiles may read it again). */
 unsigned int ht_summary_passes(const struct ht_summary *s);

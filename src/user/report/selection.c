@@ -7,10 +7,13 @@
 #include <time.h>
 #include "common/util.h"
 #include "parse.h"
+#include "tracefile/trace_reader.h"
 
 const char ht_selection_help[] =
 	"Selection (the same for every mode; records outside it are skipped):\n"
 	"  -p, --pid PID        only the VM process PID\n"
+	"      --vm NAME        only the VM named NAME (QEMU's -name; else the process\n"
+	"                       name), as the file recorded it\n"
 	"      --vcpu N         only vCPU id N\n"
 	"  -n, --nr N           only hypercall nr N; repeat for several\n"
 	"      --since TIME     only records from TIME on, and\n"
@@ -80,6 +83,11 @@ int ht_selection_option(struct ht_selection *s, int opt, const char *arg, char *
 		s->pid_on = true;
 		s->pid = (uint32_t)v;
 		return 1;
+	case HT_SELECT_OPT_VM:
+		if (!arg[0])
+			return snprintf(err, errlen, "--vm needs a VM name"), -1;
+		s->vm_name = arg;
+		return 1;
 	case HT_SELECT_OPT_VCPU:
 		if (!ht_parse_u64(arg, 0, UINT16_MAX, &v))
 			return snprintf(err, errlen, "invalid --vcpu '%s': expected a vCPU id 0..65535", arg), -1;
@@ -138,13 +146,20 @@ int ht_selection_resolve(struct ht_selection *s, const struct ht_file_header *h,
 
 bool ht_selection_active(const struct ht_selection *s)
 {
-	return s->pid_on || s->vcpu_on || s->nr_count || s->since.on || s->until.on;
+	return s->vm_name || s->pid_on || s->vcpu_on || s->nr_count || s->since.on || s->until.on;
 }
 
-bool ht_selection_match(const struct ht_selection *s, const struct ht_record *r)
+bool ht_selection_match(const struct ht_selection *s, const struct ht_record *r, void *names)
 {
 	if (s->pid_on && r->host_pid != s->pid)
 		return false;
+	if (s->vm_name) {
+		/* A record's identity precedes it in the file: the name is known by now if recorded. */
+		const char *vm = names ? ht_reader_vm_name(names, r->host_pid) : NULL;
+
+		if (!vm || strcmp(vm, s->vm_name))
+			return false;
+	}
 	if (s->vcpu_on && r->vcpu_id != s->vcpu)
 		return false;
 	if (r->exit_ns < s->from_ns || r->exit_ns > s->to_ns)
@@ -184,6 +199,8 @@ void ht_selection_describe(const struct ht_selection *s, char *buf, size_t len)
 			used = HT_MIN(len - 1, used + (size_t)n_);                       \
 	} while (0)
 	buf[0] = '\0';
+	if (s->vm_name)
+		APPEND("vm %s", s->vm_name);
 	if (s->pid_on)
 		APPEND("%spid %u", used ? ", " : "", s->pid);
 	if (s->vcpu_on)

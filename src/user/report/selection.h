@@ -24,7 +24,7 @@ struct ht_time_bound {
 };
 
 struct ht_selection {
-	/* A VM name (once trace files carry names) will select alongside the pid. */
+	const char *vm_name; /* QEMU's -name, from the file's IDENTITY blocks; NULL: any */
 	bool pid_on;
 	uint32_t pid;
 	bool vcpu_on;
@@ -43,6 +43,7 @@ enum {
 	HT_SELECT_OPT_VCPU = 0x300,
 	HT_SELECT_OPT_SINCE,
 	HT_SELECT_OPT_UNTIL,
+	HT_SELECT_OPT_VM,
 };
 
 /* The short options ("p:n:") and long options to add to a command's own. */
@@ -52,7 +53,8 @@ enum {
 	{ "nr", required_argument, NULL, HT_SELECT_OPT_NR },            \
 	{ "vcpu", required_argument, NULL, HT_SELECT_OPT_VCPU },        \
 	{ "since", required_argument, NULL, HT_SELECT_OPT_SINCE },      \
-	{ "until", required_argument, NULL, HT_SELECT_OPT_UNTIL }
+	{ "until", required_argument, NULL, HT_SELECT_OPT_UNTIL },      \
+	{ "vm", required_argument, NULL, HT_SELECT_OPT_VM }
 
 /* The help text of those options, for a command's --help. */
 extern const char ht_selection_help[];
@@ -72,7 +74,11 @@ int ht_selection_check(const struct ht_selection *s, char *err, size_t errlen);
  */
 int ht_selection_resolve(struct ht_selection *s, const struct ht_file_header *h, char *err, size_t errlen);
 bool ht_selection_active(const struct ht_selection *s);
-bool ht_selection_match(const struct ht_selection *s, const struct ht_record *r);
+/*
+ * Whether r is selected. names: the struct ht_reader r was read from, which
+ * knows the VM names of its processes (needed for --vm; may be NULL otherwise).
+ */
+bool ht_selection_match(const struct ht_selection *s, const struct ht_record *r, void *names);
 /* "pid 4242, vcpu 1, nr 1000,1001, since +1.5 s" for reports. */
 void ht_selection_describe(const struct ht_selection *s, char *buf, size_t len);
 
