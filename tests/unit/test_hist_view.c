@@ -69,6 +69,7 @@ static void add_total(struct ht_latset *set, uint32_t pid, uint16_t vcpu, uint32
 	struct ht_record r = { 0 };
 
 	r.host_pid = pid;
+	r.host_tid = pid + 1;
 	r.vcpu_id = vcpu;
 	r.exit_to_hcall_ns = ns;
 	r.hcall_to_entry_ns = 0;
@@ -451,10 +452,17 @@ static const char *vm_of(void *ctx, uint32_t pid)
 	return pid == 200 ? "web1" : pid == 300 ? "" : NULL;
 }
 
+/* Thread 201 of VM process 200 is its "CPU 5/KVM"; other threads have no known name. */
+static const char *thread_of(void *ctx, uint32_t pid, uint32_t tid)
+{
+	(void)ctx;
+	return pid == 200 && tid == 201 ? "CPU 5/KVM" : NULL;
+}
+
 static void test_groups_named_after_their_vm(void)
 {
 	struct ht_latset *vcpus = ht_latset_new(HT_LAT_BY_VCPU, 0), *vms = ht_latset_new(HT_LAT_BY_VM, 0);
-	struct ht_hv_opts opts = { .mode = HT_HV_PLAIN, .width = 80, .vm_name = vm_of };
+	struct ht_hv_opts opts = { .mode = HT_HV_PLAIN, .width = 80, .vm_name = vm_of, .thread_name = thread_of };
 	struct ht_hv_frame f = { .interval = 1 };
 	struct out o = { 0 }, p = { 0 };
 
@@ -465,7 +473,7 @@ static void test_groups_named_after_their_vm(void)
 	add_total(vms, 200, 5, 500);
 	add_total(vms, 400, 1, 500);
 	CHECK(render(&o, vcpus, &opts, &f) == 0 && render(&p, vms, &opts, &f) == 0, "render");
-	CHECK(strstr(o.buf, "\nvcpu 5 (pid 200, vm web1): 1 hypercalls\n"), "named vCPU group:\n%s", o.buf);
+	CHECK(strstr(o.buf, "\nvcpu 5 (pid 200, vm web1, CPU 5/KVM): 1 hypercalls\n"), "named vCPU group:\n%s", o.buf);
 	/* No name known (gone, or none): the pid alone, as before. */
 	CHECK(strstr(o.buf, "\nvcpu 2 (pid 300): 1 hypercalls\n"), "unnamed vCPU group:\n%s", o.buf);
 	CHECK(strstr(o.buf, "\nvcpu 1 (pid 400): 1 hypercalls\n"), "unnamed vCPU group:\n%s", o.buf);

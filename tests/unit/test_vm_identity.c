@@ -111,6 +111,27 @@ static void a_vm_is_found_by_its_guest_name_alone(void)
 	CHECK(strstr(err, "'nope'") != NULL, "err: %s", err);
 }
 
+/* The live view's names: a VM by its guest name, a vCPU thread by its own, read once each. */
+static void live_names_of_vms_and_vcpu_threads(void)
+{
+	static const char *const args[] = { "qemu", "-name", "mail,debug-threads=on", NULL };
+	struct ht_vm_names *n = calloc(1, sizeof(*n));
+	char path[600];
+
+	CHECK(n, "out of memory");
+	n->proc = root;
+	fake_process(500, "qemu-system-x86", args, 502, "CPU 1/KVM");
+	CHECK(!strcmp(ht_vm_names_lookup(n, 500), "mail"), "vm '%s'", ht_vm_names_lookup(n, 500));
+	CHECK(!strcmp(ht_vm_names_thread(n, 500, 502), "CPU 1/KVM"), "thread '%s'", ht_vm_names_thread(n, 500, 502));
+	CHECK(!strcmp(ht_vm_names_thread(n, 500, 599), ""), "a thread that is gone has a name");
+	/* Cached: the thread's name stays what it was when first read. */
+	snprintf(path, sizeof(path), "%s/500/task/502/comm", root);
+	FILE *f = fopen(path, "w");
+	CHECK(f && fputs("renamed\n", f) >= 0 && fclose(f) == 0, "rename");
+	CHECK(!strcmp(ht_vm_names_thread(n, 500, 502), "CPU 1/KVM"), "read again");
+	free(n);
+}
+
 static void thread_set_counts_each_thread_once(void)
 {
 	struct ht_thread_set *s = ht_thread_set_new();
@@ -209,6 +230,7 @@ int main(void)
 	RUN(qemu_guest_name_in_every_spelling);
 	RUN(identity_names_process_vm_and_thread);
 	RUN(a_vm_is_found_by_its_guest_name_alone);
+	RUN(live_names_of_vms_and_vcpu_threads);
 	RUN(thread_set_counts_each_thread_once);
 	RUN(identity_blocks_come_back_before_their_records);
 	RUN(a_version_1_file_still_reads);

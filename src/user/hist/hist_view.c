@@ -291,18 +291,22 @@ static void emit_frame(struct lines *l, struct ht_latset *set, unsigned int mask
 		struct ht_lat_group *g = ht_latset_group(set, i);
 		uint64_t gn = group_count(g, f->view);
 		const char *vm = o->vm_name ? o->vm_name(o->vm_name_ctx, g->host_pid) : NULL;
+		const char *thread = o->thread_name && g->host_tid ?
+			o->thread_name(o->vm_name_ctx, g->host_pid, g->host_tid) : NULL;
 		char name[120];
 
 		if (!vm)
 			vm = "";
+		if (!thread)
+			thread = "";
 
 		if (gn == 0) /* a vCPU idle in this interval */
 			continue;
 		if (g->kind == HT_LAT_GROUP_OTHER)
 			snprintf(name, sizeof(name), "other (after %d groups)", HT_LAT_MAX_GROUPS);
 		else if (ht_latset_group_by(set) == HT_LAT_BY_VCPU)
-			snprintf(name, sizeof(name), "vcpu %u (pid %u%s%s)", (unsigned int)g->vcpu_id,
-				 (unsigned int)g->host_pid, vm[0] ? ", vm " : "", vm);
+			snprintf(name, sizeof(name), "vcpu %u (pid %u%s%s%s%s)", (unsigned int)g->vcpu_id,
+				 (unsigned int)g->host_pid, vm[0] ? ", vm " : "", vm, thread[0] ? ", " : "", thread);
 		else
 			snprintf(name, sizeof(name), "pid %u%s%s%s", (unsigned int)g->host_pid,
 				 vm[0] ? " (vm " : "", vm, vm[0] ? ")" : "");

@@ -59,6 +59,8 @@ struct ht_hv_opts {
 	bool timestamp;        /* -T: prefix the header with the wall-clock time */
 	/* Optional: a VM process's name (QEMU guest name), shown next to its pid; NULL: none. */
 	const char *(*vm_name)(void *ctx, uint32_t pid);
+	/* Optional, same ctx: a vCPU thread's name ("CPU 1/KVM"), shown per vCPU group; NULL: none. */
+	const char *(*thread_name)(void *ctx, uint32_t pid, uint32_t tid);
 	void *vm_name_ctx;
 };
 

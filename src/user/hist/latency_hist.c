@@ -314,8 +314,13 @@ static void group_add_record(struct ht_latset *set, struct ht_lat_group *g,
 void ht_latset_add_record(struct ht_latset *set, const struct ht_record *rec)
 {
 	group_add_record(set, &set->groups[0], rec);
-	if (set->by != HT_LAT_BY_NONE)
-		group_add_record(set, find_group(set, rec->host_pid, rec->vcpu_id), rec);
+	if (set->by != HT_LAT_BY_NONE) {
+		struct ht_lat_group *g = find_group(set, rec->host_pid, rec->vcpu_id);
+
+		if (set->by == HT_LAT_BY_VCPU && !g->host_tid)
+			g->host_tid = rec->host_tid; /* a vCPU is one thread of its VM process */
+		group_add_record(set, g, rec);
+	}
 }
 
 static void series_add_slots(struct ht_lat_series *s, const uint64_t slots[HT_HIST_SLOTS])

@@ -134,6 +134,7 @@ struct ht_lat_group {
 	enum ht_lat_group_kind kind;
 	uint32_t host_pid; /* HT_LAT_GROUP_KEY, HT_LAT_BY_VCPU or HT_LAT_BY_VM */
 	uint16_t vcpu_id;  /* HT_LAT_GROUP_KEY, HT_LAT_BY_VCPU */
+	uint32_t host_tid; /* HT_LAT_BY_VCPU from records: the vCPU's thread; 0 if unknown (aggregates) */
 	uint64_t key;      /* sort key */
 	struct ht_lat_series series[HT_LAT_NSERIES];
 };

@@ -115,6 +115,7 @@ static void render(struct ht_live *l, enum ht_lat_view view, unsigned long long 
 		.series = l->opts.series,
 		.timestamp = l->opts.timestamp,
 		.vm_name = l->opts.vm_name,
+		.thread_name = l->opts.thread_name,
 		.vm_name_ctx = l->opts.vm_name_ctx,
 	};
 	struct ht_hv_frame f = {

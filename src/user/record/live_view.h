@@ -21,6 +21,7 @@ struct ht_live_opts {
 	bool timestamp;                 /* -T */
 	int terminal;                   /* 1: redraw in place, 0: plain blocks, -1: isatty(out) */
 	const char *(*vm_name)(void *ctx, uint32_t pid); /* names next to pids; NULL: none */
+	const char *(*thread_name)(void *ctx, uint32_t pid, uint32_t tid); /* same ctx; NULL: none */
 	void *vm_name_ctx;
 };
 

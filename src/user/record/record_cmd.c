@@ -351,6 +351,7 @@ static struct ht_live *live_view_new(const struct ht_record_config *cfg)
 		.timestamp = cfg->timestamp,
 		.terminal = -1,
 		.vm_name = ht_vm_names_lookup,
+		.thread_name = ht_vm_names_thread,
 		.vm_name_ctx = &vm_names,
 	};
 

@@ -187,6 +187,23 @@ const char *ht_vm_names_lookup(void *ctx, __u32 pid)
 	return n->name[i];
 }
 
+const char *ht_vm_names_thread(void *ctx, __u32 pid, __u32 tid)
+{
+	struct ht_vm_names *n = ctx;
+	__u64 key = (__u64)pid << 32 | tid;
+	struct ht_identity id;
+	unsigned int i;
+
+	for (i = 0; i < n->thread_count; i++)
+		if (n->thread_key[i] == key)
+			return n->thread[i];
+	i = n->thread_count < HT_THREAD_NAMES_MAX ? n->thread_count++ : n->thread_next++ % HT_THREAD_NAMES_MAX;
+	ht_identity_read(n->proc, pid, tid, 0, &id);
+	n->thread_key[i] = key;
+	copy_cut(n->thread[i], sizeof(n->thread[i]), id.thread_name);
+	return n->thread[i];
+}
+
 /* Open addressing on (pid << 32 | tid); 0 is never a key (pid 0 is not a VM). */
 struct ht_thread_set {
 	__u64 *keys;

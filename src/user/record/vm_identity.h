@@ -35,14 +35,20 @@ int ht_find_vm(const char *proc, const char *name, __u32 *pid, char *err, size_t
  * pid: the QEMU guest name, else the process name.
  */
 #define HT_VM_NAMES_MAX 64
+#define HT_THREAD_NAMES_MAX 256
 struct ht_vm_names {
 	const char *proc;
 	unsigned int count, next;
 	__u32 pid[HT_VM_NAMES_MAX];
 	char name[HT_VM_NAMES_MAX][64];
+	unsigned int thread_count, thread_next;
+	__u64 thread_key[HT_THREAD_NAMES_MAX]; /* pid << 32 | tid */
+	char thread[HT_THREAD_NAMES_MAX][16];
 };
 /* ctx: a struct ht_vm_names; "" if the process is gone or has no name. */
 const char *ht_vm_names_lookup(void *ctx, __u32 pid);
+/* ctx: a struct ht_vm_names; the thread's name ("CPU 1/KVM"), "" if gone; read once per thread. */
+const char *ht_vm_names_thread(void *ctx, __u32 pid, __u32 tid);
 
 /* A set of (pid, tid) pairs: the threads whose identity is written. */
 struct ht_thread_set;

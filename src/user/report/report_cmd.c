@@ -168,7 +168,8 @@ int ht_cmd_report(int argc, char **argv)
 		fputs(csv_header, stdout);
 	} else if (mode == HT_REPORT_HIST) {
 		struct ht_live_opts lo = { .interval_ns = ~0ull, .series = cfg.series, .group_by = cfg.group_by,
-					   .vm_name = ht_reader_vm_name, .vm_name_ctx = reader };
+					   .vm_name = ht_reader_vm_name,
+					   .thread_name = ht_reader_thread_name, .vm_name_ctx = reader };
 		live = ht_live_new(&lo, stdout, h->start_monotonic_ns);
 		if (!live) {
 			ht_reader_close(reader);

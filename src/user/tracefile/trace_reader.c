@@ -200,6 +200,13 @@ const char *ht_reader_vm_name(void *reader, __u32 pid)
 	return NULL;
 }
 
+const char *ht_reader_thread_name(void *reader, __u32 pid, __u32 tid)
+{
+	const struct ht_identity *id = ht_reader_identity(reader, pid, tid);
+
+	return id && id->thread_name[0] ? id->thread_name : NULL;
+}
+
 /* Loads the next records block; returns false when reading is over. */
 static bool load_block(struct ht_reader *r)
 {

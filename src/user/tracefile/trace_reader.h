@@ -41,6 +41,8 @@ const struct ht_read_status *ht_reader_status(const struct ht_reader *r);
 const struct ht_identity *ht_reader_identity(struct ht_reader *r, __u32 pid, __u32 tid);
 /* The QEMU guest name of process pid (else its process name), or NULL; reader: a struct ht_reader. */
 const char *ht_reader_vm_name(void *reader, __u32 pid);
+/* The name of thread tid of process pid ("CPU 1/KVM"), or NULL; reader: a struct ht_reader. */
+const char *ht_reader_thread_name(void *reader, __u32 pid, __u32 tid);
 void ht_reader_close(struct ht_reader *r);
 
 #endif
