@@ -2,8 +2,7 @@
 #include "cpuid_info.h"
 
 #include <string.h>
-#include "common/cpu_vendor.h"
-#include "hypertrace/record.h"
+#include "hypertrace/guest.h"
 
 /* CPUID returns strings as little-endian register contents, four bytes each. */
 static void put_reg(char *dst, uint32_t reg)
@@ -29,12 +28,10 @@ static void signature_bytes(const struct cpuid_snapshot *c, char out[12])
 
 enum hypervisor_kind cpuid_hypervisor_kind(const struct cpuid_snapshot *c)
 {
-	char sig[12];
-
 	if (!(c->leaf1_ecx & CPUID_LEAF1_ECX_HYPERVISOR))
 		return HYPERVISOR_NONE;
-	signature_bytes(c, sig);
-	return memcmp(sig, KVM_CPUID_SIGNATURE, 12) == 0 ? HYPERVISOR_KVM : HYPERVISOR_OTHER;
+	return ht_guest_is_kvm_signature(c->hv_ebx, c->hv_ecx, c->hv_edx) ? HYPERVISOR_KVM :
+									    HYPERVISOR_OTHER;
 }
 
 void cpuid_vendor_string(const struct cpuid_snapshot *c, char out[13])
@@ -59,15 +56,13 @@ void cpuid_hypervisor_signature(const struct cpuid_snapshot *c, char out[13])
 	out[len] = '\0';
 }
 
+/* The decision the guest header makes for kernel and user code alike. */
 enum hypercall_insn cpuid_vendor_hypercall_insn(const struct cpuid_snapshot *c)
 {
-	char vendor[13];
-
-	cpuid_vendor_string(c, vendor);
-	switch (ht_vendor_isa(vendor)) {
-	case HT_ISA_VMX:
+	switch (ht_guest_vendor_insn(c->vendor_ebx, c->vendor_ecx, c->vendor_edx)) {
+	case HT_GUEST_INSN_VMCALL:
 		return HYPERCALL_INSN_VMCALL;
-	case HT_ISA_SVM:
+	case HT_GUEST_INSN_VMMCALL:
 		return HYPERCALL_INSN_VMMCALL;
 	default:
 		return HYPERCALL_INSN_UNKNOWN;

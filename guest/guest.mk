@@ -40,3 +40,20 @@ $(GUEST_TEST_BINS): $(OUTPUT)/tests/unit/%: $(OUTPUT)/san/tests/guest/%.o \
 	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $(LDFLAGS) $^ -pthread -lm -o $@
 
 $(OUTPUT)/san/tests/guest/%.o: PROJECT_CFLAGS += -Iguest
+
+# The guest kernel module, built out of tree against a guest kernel's build
+# tree (KDIR: /lib/modules/<version>/build, or an unpacked linux-headers
+# package; tests/guest_kernel.sh fetches Debian's). The sources are copied
+# under $(OUTPUT) so the build writes nothing into guest/module/.
+GUEST_MODULE_OUT := $(OUTPUT)/guest/module
+GUEST_MODULE_SRCS := guest/module/Kbuild guest/module/hypertrace_guest.c
+
+.PHONY: guest-module
+guest-module: $(GUEST_MODULE_SRCS) include/hypertrace/guest.h
+	@if [ -z "$(KDIR)" ]; then echo "make guest-module: give KDIR=<guest kernel build tree>, e.g. KDIR=/lib/modules/\$$(uname -r)/build or tests/guest_kernel.sh fetch" >&2; exit 2; fi
+	@if [ ! -f "$(KDIR)/Makefile" ]; then echo "make guest-module: KDIR=$(KDIR) has no Makefile: give a kernel build tree (linux-headers)" >&2; exit 2; fi
+	$(call msg,KMOD,$(GUEST_MODULE_OUT)/hypertrace_guest.ko)
+	$(Q)mkdir -p $(GUEST_MODULE_OUT)
+	$(Q)cp $(GUEST_MODULE_SRCS) $(GUEST_MODULE_OUT)/
+	$(Q)$(MAKE) -C $(KDIR) M=$(abspath $(GUEST_MODULE_OUT)) HT_INCLUDE=$(abspath include) \
+		$(if $(filter 1,$(V)),V=1,) modules
