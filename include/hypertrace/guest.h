@@ -204,26 +204,24 @@ static inline ht_u64 ht_guest_hypercall(enum ht_guest_insn insn, ht_u64 nr, ht_u
 	return (ht_u64)-1;
 }
 
-/* Up to 8 bytes of text as one argument (see "strings" above); stops at a NUL. */
-static inline ht_u64 ht_guest_pack_text(const char *s, unsigned int max)
+/*
+ * Argument `word` (0 = first) of text of at most len bytes packed as the
+ * "strings" rule above: bytes 8*word .. 8*word+7, zero after the first NUL.
+ */
+static inline ht_u64 ht_guest_text_word(const char *s, unsigned int len, unsigned int word)
 {
 	ht_u64 v = 0;
 
-	for (unsigned int i = 0; i < 8 && i < max && s[i]; i++)
-		v |= (ht_u64)(unsigned char)s[i] << (8 * i);
+	for (unsigned int i = 0; i < len && i < 8 * word + 8 && s[i]; i++)
+		if (i >= 8 * word)
+			v |= (ht_u64)(unsigned char)s[i] << (8 * (i - 8 * word));
 	return v;
 }
 
-/* The bytes at s + 8 * word as one argument, with text of at most len bytes. */
-static inline ht_u64 ht_guest_text_word(const char *s, unsigned int len, unsigned int word)
+/* Up to 8 bytes of text as one argument. */
+static inline ht_u64 ht_guest_pack_text(const char *s, unsigned int max)
 {
-	unsigned int off = 8 * word, i;
-
-	for (i = 0; i < off && i < len && s[i]; i++)
-		;
-	if (i < off)
-		return 0;
-	return ht_guest_pack_text(s + off, len - off);
+	return ht_guest_text_word(s, max, 0);
 }
 
 /* The project's events, packed as the table above says. */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "decode/report_guest.h"
 #include "record/live_view.h"
 #include "report/report_options.h"
 #include "report/report_summary.h"
@@ -22,7 +23,7 @@ static const char *isa_name(__u8 isa)
 static const char csv_header[] =
 	"exit_ns,wallclock,host_pid,host_tid,vcpu_id,exit_cpu,entry_cpu,isa,exit_reason,nr,"
 	"a0,a1,a2,a3,guest_rip,exit_to_hcall_ns,hcall_to_entry_ns,total_ns,flags,"
-	"vm_name,process_name,thread_name\n";
+	"vm_name,process_name,thread_name";
 
 /* A CSV field: quoted (quotes doubled) if it holds a comma, quote or line break. */
 static void csv_field(const char *v)
@@ -57,7 +58,7 @@ static void json_string(const char *v)
 }
 
 static void print_record(enum ht_report_mode mode, const struct ht_file_header *h,
-			 const struct ht_record *r, const struct ht_identity *id)
+			 const struct ht_record *r, const struct ht_identity *id, const struct ht_decoder *dec)
 {
 	static const struct ht_identity unknown; /* files without IDENTITY blocks */
 	char when[64];
@@ -74,13 +75,15 @@ static void print_record(enum ht_report_mode mode, const struct ht_file_header *
 		printf(" tid %u", r->host_tid);
 		if (id->thread_name[0])
 			printf(" (%s)", id->thread_name);
-		printf(" vcpu %u cpu %u->%u %s reason 0x%x nr %u a0 0x%llx a1 0x%llx a2 0x%llx a3 0x%llx rip 0x%llx exit->hcall %u ns hcall->entry %u ns total %llu ns%s\n",
+		printf(" vcpu %u cpu %u->%u %s reason 0x%x nr %u a0 0x%llx a1 0x%llx a2 0x%llx a3 0x%llx rip 0x%llx exit->hcall %u ns hcall->entry %u ns total %llu ns%s",
 		       r->vcpu_id, r->exit_cpu, r->entry_cpu,
 		       isa_name(r->isa), r->exit_reason, r->nr, (unsigned long long)r->a0,
 		       (unsigned long long)r->a1, (unsigned long long)r->a2, (unsigned long long)r->a3,
 		       (unsigned long long)r->guest_rip, r->exit_to_hcall_ns, r->hcall_to_entry_ns, total,
 		       (r->flags & (HT_REC_F_EXIT_TO_HCALL_SATURATED | HT_REC_F_HCALL_TO_ENTRY_SATURATED)) ?
 			       " (saturated)" : "");
+		ht_decode_print_text(dec, r, stdout);
+		putchar('\n');
 		break;
 	case HT_REPORT_CSV:
 		printf("%llu,%s,%u,%u,%u,%u,%u,%s,0x%x,%u,0x%llx,0x%llx,0x%llx,0x%llx,0x%llx,%u,%u,%llu,0x%x,",
@@ -94,6 +97,7 @@ static void print_record(enum ht_report_mode mode, const struct ht_file_header *
 		csv_field(id->process_name);
 		putchar(',');
 		csv_field(id->thread_name);
+		ht_decode_print_csv(dec, r, stdout);
 		putchar('\n');
 		break;
 	case HT_REPORT_JSON:
@@ -117,6 +121,7 @@ static void print_record(enum ht_report_mode mode, const struct ht_file_header *
 		json_string(id->process_name);
 		fputs(",\"thread_name\":", stdout);
 		json_string(id->thread_name);
+		ht_decode_print_json(dec, r, stdout);
 		fputs("}\n", stdout);
 		break;
 	case HT_REPORT_SUMMARY:
@@ -135,6 +140,7 @@ int ht_cmd_report(int argc, char **argv)
 	struct ht_report_config cfg;
 	struct ht_summary *summary = NULL;
 	struct ht_live *live = NULL;
+	struct ht_report_guest *guest = NULL;
 	struct ht_reader *reader;
 	struct ht_record rec;
 	char err[512];
@@ -151,8 +157,17 @@ int ht_cmd_report(int argc, char **argv)
 		ht_reader_close(reader);
 		return ht_usage_error("report", "%s", err);
 	}
+	const bool analysis = cfg.decode.analysis != HT_ANALYSIS_NONE;
+	if (analysis || mode == HT_REPORT_DUMP || mode == HT_REPORT_CSV || mode == HT_REPORT_JSON) {
+		if (ht_report_guest_open(&guest, &cfg.decode, path, h, err, sizeof(err))) {
+			ht_reader_close(reader);
+			return ht_runtime_error("%s", err);
+		}
+	}
 
-	if (mode == HT_REPORT_SUMMARY) {
+	if (analysis) {
+		/* --graph or --sched: fed below, printed at the end. */
+	} else if (mode == HT_REPORT_SUMMARY) {
 		summary = ht_summary_new();
 		if (!summary) {
 			ht_reader_close(reader);
@@ -166,6 +181,8 @@ int ht_cmd_report(int argc, char **argv)
 		}
 	} else if (mode == HT_REPORT_CSV) {
 		fputs(csv_header, stdout);
+		ht_decode_print_csv_header(ht_report_guest_decoder(guest), stdout);
+		putchar('\n');
 	} else if (mode == HT_REPORT_HIST) {
 		struct ht_live_opts lo = { .interval_ns = ~0ull, .series = cfg.series, .group_by = cfg.group_by,
 					   .vm_name = ht_reader_vm_name,
@@ -182,7 +199,13 @@ int ht_cmd_report(int argc, char **argv)
 			last_ns = rec.exit_ns;
 		if (!ht_selection_match(&cfg.selection, &rec, reader))
 			continue;
-		if (live) {
+		if (analysis) {
+			if (ht_report_guest_observe(guest, &rec)) {
+				ht_report_guest_close(guest);
+				ht_reader_close(reader);
+				return ht_runtime_error("out of memory");
+			}
+		} else if (live) {
 			ht_live_observe(live, &rec);
 		} else if (summary) {
 			if (ht_summary_add(summary, &rec)) {
@@ -191,10 +214,15 @@ int ht_cmd_report(int argc, char **argv)
 				return ht_runtime_error("out of memory");
 			}
 		} else {
-			print_record(mode, h, &rec, ht_reader_identity(reader, rec.host_pid, rec.host_tid));
+			print_record(mode, h, &rec, ht_reader_identity(reader, rec.host_pid, rec.host_tid),
+				     ht_report_guest_decoder(guest));
 		}
 	}
 	const struct ht_read_status *st = ht_reader_status(reader);
+	if (analysis)
+		ht_report_guest_finish(guest, stdout, h->start_monotonic_ns,
+				       st->has_trailer ? st->trailer.end_monotonic_ns : last_ns);
+	ht_report_guest_close(guest);
 	if (summary) {
 		ht_summary_print(summary, stdout, path, h, st, reader);
 		ht_summary_free(summary);

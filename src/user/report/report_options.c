@@ -4,13 +4,15 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
+#include "decode/decode_options.h"
 #include "hist/hist_view.h"
 #include "report/report_options.h"
 
 static const char report_help[] =
 	"Usage: hypertrace-bpf report [--dump | --csv | --json | --hist [SERIES]]\n"
 	"                             [--per-vcpu | --per-vm] [-p PID] [--vcpu N] [-n N]...\n"
-	"                             [--since TIME] [--until TIME] FILE\n"
+	"                             [--since TIME] [--until TIME] [--graph | --sched]\n"
+	"                             [--catalog FILE]... [--guest-symbols FILE] FILE\n"
 	"\n"
 	"Read a trace file written by 'hypertrace-bpf record'. Without an option, print\n"
 	"a summary: records and drops, counts per vCPU and per hypercall nr, and\n"
@@ -34,11 +36,14 @@ static const char report_help[] =
 	"\n"
 	"%s"
 	"\n"
+	"%s"
+	"\n"
 	"EXAMPLES:\n"
 	"    hypertrace-bpf report hypertrace.htr\n"
 	"    hypertrace-bpf report --csv t.htr > t.csv\n"
 	"    hypertrace-bpf report --hist total --per-vcpu t.htr\n"
-	"    hypertrace-bpf report --json -p 4242 --vcpu 1 --since 10 --until 12.5 t.htr\n";
+	"    hypertrace-bpf report --json -p 4242 --vcpu 1 --since 10 --until 12.5 t.htr\n"
+	"    hypertrace-bpf report --graph --guest-symbols kallsyms.txt t.htr\n";
 
 static const struct option report_longopts[] = {
 	{ "dump", no_argument, NULL, 'D' },
@@ -50,6 +55,7 @@ static const struct option report_longopts[] = {
 	{ "version", no_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
 	HT_SELECT_LONGOPTS,
+	HT_DECODE_LONGOPTS,
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -74,6 +80,11 @@ int ht_report_parse(int argc, char **argv, struct ht_report_config *cfg)
 			return ht_usage_error("report", "%s", err);
 		if (sel > 0)
 			continue;
+		int dec = ht_decode_option(opt, optarg, &cfg->decode);
+		if (dec == 1)
+			continue;
+		if (dec)
+			return dec;
 		switch (opt) {
 		case 'H':
 			cfg->mode = HT_REPORT_HIST;
@@ -98,7 +109,7 @@ int ht_report_parse(int argc, char **argv, struct ht_report_config *cfg)
 		case 'V':
 			return ht_print_version();
 		case 'h':
-			printf(report_help, ht_selection_help);
+			printf(report_help, ht_selection_help, ht_decode_help);
 			return HT_EXIT_OK;
 		default:
 			return ht_option_error("report", opt, argv);
@@ -106,6 +117,12 @@ int ht_report_parse(int argc, char **argv, struct ht_report_config *cfg)
 	}
 	if (modes > 1)
 		return ht_usage_error("report", "--dump, --csv, --json and --hist exclude each other");
+	if (modes && cfg->decode.analysis != HT_ANALYSIS_NONE)
+		return ht_usage_error("report", "--graph and --sched exclude --dump, --csv, --json and --hist");
+	if ((cfg->decode.ncatalogs || cfg->decode.symbols || cfg->decode.offset_given) &&
+	    cfg->decode.analysis == HT_ANALYSIS_NONE &&
+	    (cfg->mode == HT_REPORT_SUMMARY || cfg->mode == HT_REPORT_HIST))
+		return ht_usage_error("report", "--catalog, --guest-symbols and --kaslr-offset go with --dump, --csv, --json, --graph or --sched");
 	if (cfg->group_by != HT_LAT_BY_NONE && cfg->mode != HT_REPORT_HIST)
 		return ht_usage_error("report", "--per-vcpu and --per-vm go with --hist");
 	if (ht_selection_check(&cfg->selection, err, sizeof(err)))

@@ -3,6 +3,7 @@
 #ifndef HT_REPORT_OPTIONS_H
 #define HT_REPORT_OPTIONS_H
 
+#include "decode/decoder.h"
 #include "hist/latency_hist.h"
 #include "report/selection.h"
 
@@ -13,6 +14,7 @@ struct ht_report_config {
 	unsigned int series;            /* --hist: HT_HV_SERIES() mask */
 	enum ht_lat_group_by group_by;  /* --hist: --per-vcpu / --per-vm */
 	struct ht_selection selection;
+	struct ht_decode_config decode; /* guest events: catalogs, symbols, --graph/--sched */
 	const char *path;
 };
 

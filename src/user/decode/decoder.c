@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "decode/decoder.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <string.h>
+#include "common/util.h"
+#include "hypertrace/guest.h"
+#include "tracefile/trace_reader.h"
+
+/*
+ * The KASLR offset from the first hypertrace_module event: the module sends
+ * the run-time address of a symbol and its name. Returns 1 found, 0 none, -1
+ * when the anchor's name is not in the symbols (message in err).
+ */
+static int offset_from_anchor(struct ht_decoder *d, const char *trace_path, char *err, size_t errlen)
+{
+	const struct ht_event_desc *ev = ht_catalog_find(&d->cat, HT_GUEST_NR_MODULE);
+	const struct ht_field *addr_f = ev ? ht_event_field(ev, "anchor_addr") : NULL;
+	const struct ht_field *name_f = ev ? ht_event_field(ev, "anchor_name") : NULL;
+	struct ht_reader *rd;
+	struct ht_record rec;
+	int found = 0;
+
+	if (!addr_f || !name_f || ht_reader_open(trace_path, &rd, err, errlen))
+		return 0;
+	while (!found && ht_reader_next(rd, &rec) == 1) {
+		char name[33];
+		uint64_t file_addr;
+
+		if (rec.nr != HT_GUEST_NR_MODULE)
+			continue;
+		ht_field_text(name_f, &rec, name);
+		if (!ht_symtab_addr_of(&d->syms, name, &file_addr)) {
+			snprintf(err, errlen, "the guest symbols have no '%s', the module's KASLR anchor: give the guest kernel's own System.map or kallsyms, or --kaslr-offset",
+				 name);
+			found = -1;
+			break;
+		}
+		d->syms.offset = ht_field_bits(addr_f, &rec) - file_addr;
+		found = 1;
+	}
+	ht_reader_close(rd);
+	return found;
+}
+
+int ht_decoder_open(struct ht_decoder *d, const struct ht_decode_config *cfg, const char *trace_path,
+		    const struct ht_file_header *h, char *err, size_t errlen)
+{
+	memset(d, 0, sizeof(*d));
+	if (ht_catalog_init(&d->cat, err, errlen))
+		return -1;
+	for (unsigned int i = 0; i < cfg->ncatalogs; i++)
+		if (ht_catalog_load_file(&d->cat, cfg->catalogs[i], err, errlen))
+			goto fail;
+	if (cfg->symbols) {
+		if (ht_symtab_load(&d->syms, cfg->symbols, err, errlen))
+			goto fail;
+		d->have_syms = true;
+		if (cfg->offset_given) {
+			d->syms.offset = cfg->offset;
+		} else {
+			int r = offset_from_anchor(d, trace_path, err, errlen);
+
+			if (r < 0)
+				goto fail;
+			if (r == 0)
+				fprintf(stderr, "hypertrace-bpf: note: no hypertrace_module event in %s to find the guest's KASLR offset: assuming 0 (give --kaslr-offset if the guest randomizes its kernel base)\n",
+					trace_path);
+		}
+	}
+	d->columns = d->have_syms;
+	for (__u32 i = 0; i < h->filter_nr_count && i < HT_MAX_SELECTED_NR; i++)
+		if (ht_catalog_find(&d->cat, h->filter_nr[i]))
+			d->columns = true;
+	return 0;
+fail:
+	ht_decoder_close(d);
+	return -1;
+}
+
+void ht_decoder_close(struct ht_decoder *d)
+{
+	ht_catalog_free(&d->cat);
+	if (d->have_syms)
+		ht_symtab_free(&d->syms);
+	d->have_syms = false;
+}
+
+const struct ht_event_desc *ht_decoder_event(const struct ht_decoder *d, const struct ht_record *r)
+{
+	return ht_catalog_find(&d->cat, r->nr);
+}
+
+bool ht_decoder_symbol(const struct ht_decoder *d, uint64_t addr, char *buf, size_t len)
+{
+	return d->have_syms && ht_symtab_format(&d->syms, addr, buf, len);
+}
+
+/* Text with quotes, backslashes and unprintable bytes escaped, for both text and JSON. */
+static void put_escaped(char *buf, size_t len, size_t *pos, const char *s, bool json)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		int n;
+
+		if (c == '"' || c == '\\')
+			n = snprintf(buf + *pos, len - *pos, "\\%c", c);
+		else if (c < 0x20 || c > 0x7e)
+			n = snprintf(buf + *pos, len - *pos, json ? "\\u%04x" : "\\x%02x", c);
+		else
+			n = snprintf(buf + *pos, len - *pos, "%c", c);
+		if (n < 0 || (size_t)n >= len - *pos) {
+			*pos = len - 1;
+			return;
+		}
+		*pos += (size_t)n;
+	}
+}
+
+static void appendf(char *buf, size_t len, size_t *pos, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void appendf(char *buf, size_t len, size_t *pos, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (*pos >= len - 1)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *pos, len - *pos, fmt, ap);
+	va_end(ap);
+	*pos = n < 0 ? *pos : HT_MIN(*pos + (size_t)n, len - 1);
+}
+
+/* One field into buf as text (json false) or as a JSON member (json true). */
+static void format_field(const struct ht_decoder *d, const struct ht_field *f,
+			 const struct ht_record *r, bool json, char *buf, size_t len, size_t *pos)
+{
+	unsigned int width = f->hi - f->lo + 1u;
+	char text[33], sym[256];
+
+	appendf(buf, len, pos, json ? "\"%s\":" : "%s=", f->name);
+	switch (f->type) {
+	case HT_FT_STR:
+		ht_field_text(f, r, text);
+		appendf(buf, len, pos, "\"");
+		put_escaped(buf, len, pos, text, json);
+		appendf(buf, len, pos, "\"");
+		break;
+	case HT_FT_S:
+		/* JSON numbers are doubles: exact below 2^53. */
+		appendf(buf, len, pos, json && width > 53 ? "\"%" PRId64 "\"" : "%" PRId64,
+			ht_field_signed(f, r));
+		break;
+	case HT_FT_U:
+		appendf(buf, len, pos, json && width > 53 ? "\"%" PRIu64 "\"" : "%" PRIu64,
+			ht_field_bits(f, r));
+		break;
+	case HT_FT_X:
+		appendf(buf, len, pos, json ? "\"0x%" PRIx64 "\"" : "0x%" PRIx64, ht_field_bits(f, r));
+		break;
+	case HT_FT_SYM:
+		if (json) {
+			appendf(buf, len, pos, "\"0x%" PRIx64 "\"", ht_field_bits(f, r));
+			if (ht_decoder_symbol(d, ht_field_bits(f, r), sym, sizeof(sym))) {
+				appendf(buf, len, pos, ",\"%s_sym\":\"", f->name);
+				put_escaped(buf, len, pos, sym, true);
+				appendf(buf, len, pos, "\"");
+			}
+		} else if (ht_decoder_symbol(d, ht_field_bits(f, r), sym, sizeof(sym))) {
+			appendf(buf, len, pos, "%s", sym);
+		} else {
+			appendf(buf, len, pos, "0x%" PRIx64, ht_field_bits(f, r));
+		}
+		break;
+	}
+}
+
+void ht_decode_format_fields(const struct ht_decoder *d, const struct ht_event_desc *ev,
+			     const struct ht_record *r, char *buf, size_t len)
+{
+	size_t pos = 0;
+
+	buf[0] = '\0';
+	for (unsigned int i = 0; i < ev->nfields; i++) {
+		if (i)
+			appendf(buf, len, &pos, " ");
+		format_field(d, &ev->fields[i], r, false, buf, len, &pos);
+	}
+}
+
+void ht_decode_print_text(const struct ht_decoder *d, const struct ht_record *r, FILE *out)
+{
+	const struct ht_event_desc *ev = ht_decoder_event(d, r);
+	char buf[2048];
+
+	if (ev) {
+		ht_decode_format_fields(d, ev, r, buf, sizeof(buf));
+		fprintf(out, " => %s:%s%s", ev->name, ev->nfields ? " " : "", buf);
+	}
+	if (ht_decoder_symbol(d, r->guest_rip, buf, sizeof(buf)))
+		fprintf(out, " rip_sym=%s", buf);
+}
+
+void ht_decode_print_csv_header(const struct ht_decoder *d, FILE *out)
+{
+	if (d->columns)
+		fputs(",event,fields,rip_sym", out);
+}
+
+void ht_decode_print_csv(const struct ht_decoder *d, const struct ht_record *r, FILE *out)
+{
+	const struct ht_event_desc *ev = ht_decoder_event(d, r);
+	char buf[2048];
+
+	if (!d->columns)
+		return;
+	fprintf(out, ",%s,", ev ? ev->name : "");
+	if (ev) {
+		/* CSV quoting (RFC 4180): the field in quotes, quotes doubled. */
+		ht_decode_format_fields(d, ev, r, buf, sizeof(buf));
+		fputc('"', out);
+		for (const char *p = buf; *p; p++) {
+			if (*p == '"')
+				fputc('"', out);
+			fputc(*p, out);
+		}
+		fputc('"', out);
+	}
+	fputc(',', out);
+	if (ht_decoder_symbol(d, r->guest_rip, buf, sizeof(buf)))
+		fputs(buf, out);
+}
+
+void ht_decode_print_json(const struct ht_decoder *d, const struct ht_record *r, FILE *out)
+{
+	const struct ht_event_desc *ev = ht_decoder_event(d, r);
+	char buf[4096];
+	size_t pos = 0;
+
+	buf[0] = '\0';
+	if (ev) {
+		appendf(buf, sizeof(buf), &pos, ",\"event\":\"%s\",\"fields\":{", ev->name);
+		for (unsigned int i = 0; i < ev->nfields; i++) {
+			if (i)
+				appendf(buf, sizeof(buf), &pos, ",");
+			format_field(d, &ev->fields[i], r, true, buf, sizeof(buf), &pos);
+		}
+		appendf(buf, sizeof(buf), &pos, "}");
+	}
+	fputs(buf, out);
+	if (ht_decoder_symbol(d, r->guest_rip, buf, sizeof(buf))) {
+		char esc[600] = "";
+
+		pos = 0;
+		put_escaped(esc, sizeof(esc), &pos, buf, true);
+		fprintf(out, ",\"rip_sym\":\"%s\"", esc);
+	}
+}

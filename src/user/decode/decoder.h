@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Decoding for `report`: the event catalog (built-in + user files), the guest
+ * symbols with their KASLR offset, and the text/CSV/JSON forms of a decoded
+ * record. A record whose nr is in no catalog is left as it is.
+ */
+#ifndef HT_DECODE_DECODER_H
+#define HT_DECODE_DECODER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "decode/catalog.h"
+#include "decode/guest_symbols.h"
+#include "hypertrace/trace_file.h"
+
+#define HT_DECODE_MAX_CATALOGS 8
+
+enum ht_analysis { HT_ANALYSIS_NONE, HT_ANALYSIS_GRAPH, HT_ANALYSIS_SCHED };
+
+/* What the command line asked for. */
+struct ht_decode_config {
+	const char *catalogs[HT_DECODE_MAX_CATALOGS];
+	unsigned int ncatalogs;
+	const char *symbols;     /* --guest-symbols FILE */
+	bool offset_given;       /* --kaslr-offset */
+	uint64_t offset;
+	enum ht_analysis analysis;
+};
+
+struct ht_decoder {
+	struct ht_catalog cat;
+	struct ht_symtab syms;
+	bool have_syms;
+	bool columns;            /* CSV: the file may hold decodable records, or RIPs to symbolize */
+};
+
+/*
+ * Loads catalogs and symbols. Without --kaslr-offset the offset comes from the
+ * first hypertrace_module event in trace_path (its anchor symbol), found by a
+ * first read of the file; a note on stderr says when there is none.
+ * Returns 0, or -1 with a one-line message in err.
+ */
+int ht_decoder_open(struct ht_decoder *d, const struct ht_decode_config *cfg, const char *trace_path,
+		    const struct ht_file_header *h, char *err, size_t errlen);
+void ht_decoder_close(struct ht_decoder *d);
+
+/* The event a record is, or NULL (undecoded). */
+const struct ht_event_desc *ht_decoder_event(const struct ht_decoder *d, const struct ht_record *r);
+/* Symbolizes a guest address: "name+0xoff", or false. */
+bool ht_decoder_symbol(const struct ht_decoder *d, uint64_t addr, char *buf, size_t len);
+
+/* " => NAME: field=value ..." and " rip_sym=..." for a dump line (nothing if undecoded). */
+void ht_decode_print_text(const struct ht_decoder *d, const struct ht_record *r, FILE *out);
+/* The fields alone, "field=value ...", into buf. */
+void ht_decode_format_fields(const struct ht_decoder *d, const struct ht_event_desc *ev,
+			     const struct ht_record *r, char *buf, size_t len);
+/* CSV: extra header columns ",event,fields,rip_sym" and their values, when d->columns. */
+void ht_decode_print_csv_header(const struct ht_decoder *d, FILE *out);
+void ht_decode_print_csv(const struct ht_decoder *d, const struct ht_record *r, FILE *out);
+/* JSON: ',"event":"NAME","fields":{...}' and ',"rip_sym":"..."' members (nothing if undecoded). */
+void ht_decode_print_json(const struct ht_decoder *d, const struct ht_record *r, FILE *out);
+
+#endif

@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "decode/func_graph.h"
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include "hypertrace/guest.h"
+
+#define NO_MATCH SIZE_MAX
+
+struct fg_event {
+	uint64_t t;        /* exit_ns of the hypercall */
+	uint64_t addr;
+	uint32_t host_pid; /* the VM */
+	uint32_t tid;      /* guest task */
+	uint16_t vcpu;
+	uint16_t cpu_id;   /* guest CPU as the guest saw it */
+	bool exit;
+	/* Filled by pairing: */
+	unsigned int depth;
+	size_t match;      /* index of the other half, or NO_MATCH */
+	bool leaf;         /* entry whose exit is the next event on its vCPU: one line */
+};
+
+struct ht_fgraph {
+	const struct ht_symtab *syms;
+	struct fg_event *ev;
+	size_t n, cap;
+};
+
+struct ht_fgraph *ht_fgraph_new(const struct ht_symtab *syms)
+{
+	struct ht_fgraph *g = calloc(1, sizeof(*g));
+
+	if (g)
+		g->syms = syms;
+	return g;
+}
+
+void ht_fgraph_free(struct ht_fgraph *g)
+{
+	if (!g)
+		return;
+	free(g->ev);
+	free(g);
+}
+
+int ht_fgraph_observe(struct ht_fgraph *g, const struct ht_record *r)
+{
+	if (r->nr != HT_GUEST_NR_FUNC_ENTRY && r->nr != HT_GUEST_NR_FUNC_EXIT)
+		return 0;
+	if (g->n == g->cap) {
+		size_t cap = g->cap ? 2 * g->cap : 1024;
+		struct fg_event *e = realloc(g->ev, cap * sizeof(*e));
+
+		if (!e)
+			return -1;
+		g->ev = e;
+		g->cap = cap;
+	}
+	/* Layout of guest.h: addr=a0, tid=a2[0-31], cpu_id=a2[32-47]. */
+	g->ev[g->n++] = (struct fg_event){
+		.t = r->exit_ns,
+		.addr = r->a0,
+		.host_pid = r->host_pid,
+		.tid = (uint32_t)r->a2,
+		.vcpu = r->vcpu_id,
+		.cpu_id = (uint16_t)(r->a2 >> 32),
+		.exit = r->nr == HT_GUEST_NR_FUNC_EXIT,
+		.match = NO_MATCH,
+	};
+	return 0;
+}
+
+/* Order of the pairing walk: per VM, by time (file order breaks ties). */
+static const struct fg_event *sort_base;
+static int cmp_by_vm_time(const void *a, const void *b)
+{
+	const struct fg_event *x = &sort_base[*(const size_t *)a], *y = &sort_base[*(const size_t *)b];
+
+	if (x->host_pid != y->host_pid)
+		return x->host_pid < y->host_pid ? -1 : 1;
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+}
+
+/* Order of printing: per VM, per vCPU, by time. */
+static int cmp_by_vcpu_time(const void *a, const void *b)
+{
+	const struct fg_event *x = &sort_base[*(const size_t *)a], *y = &sort_base[*(const size_t *)b];
+
+	if (x->host_pid != y->host_pid)
+		return x->host_pid < y->host_pid ? -1 : 1;
+	if (x->vcpu != y->vcpu)
+		return x->vcpu < y->vcpu ? -1 : 1;
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+}
+
+/* One task's stack of open entries (indexes into ev). */
+struct fg_task {
+	uint32_t host_pid, tid;
+	size_t *stack;
+	size_t depth, cap;
+};
+
+static struct fg_task *task_of(struct fg_task **tasks, size_t *ntasks, uint32_t host_pid, uint32_t tid)
+{
+	for (size_t i = 0; i < *ntasks; i++)
+		if ((*tasks)[i].host_pid == host_pid && (*tasks)[i].tid == tid)
+			return &(*tasks)[i];
+	struct fg_task *t = realloc(*tasks, (*ntasks + 1) * sizeof(**tasks));
+	if (!t)
+		return NULL;
+	*tasks = t;
+	t[*ntasks] = (struct fg_task){ .host_pid = host_pid, .tid = tid };
+	return &t[(*ntasks)++];
+}
+
+static int pair(struct ht_fgraph *g, const size_t *order, struct ht_fgraph_stats *st)
+{
+	struct fg_task *tasks = NULL;
+	size_t ntasks = 0;
+	int ret = 0;
+
+	for (size_t k = 0; k < g->n && !ret; k++) {
+		size_t i = order[k];
+		struct fg_event *e = &g->ev[i];
+		struct fg_task *t = task_of(&tasks, &ntasks, e->host_pid, e->tid);
+
+		if (!t) {
+			ret = -1;
+			break;
+		}
+		if (!e->exit) {
+			st->entries++;
+			if (t->depth == t->cap) {
+				size_t cap = t->cap ? 2 * t->cap : 16;
+				size_t *s = realloc(t->stack, cap * sizeof(*s));
+
+				if (!s) {
+					ret = -1;
+					break;
+				}
+				t->stack = s;
+				t->cap = cap;
+			}
+			e->depth = (unsigned int)t->depth;
+			if (e->depth > st->max_depth)
+				st->max_depth = e->depth;
+			t->stack[t->depth++] = i;
+			continue;
+		}
+		st->exits++;
+		/* The innermost open call of this function; calls above it lost their exits. */
+		size_t d = t->depth;
+		while (d > 0 && g->ev[t->stack[d - 1]].addr != e->addr)
+			d--;
+		if (d == 0) {
+			st->unpaired_exits++;
+			e->depth = (unsigned int)t->depth;
+			continue;
+		}
+		st->open_entries += t->depth - d;
+		t->depth = d - 1;
+		e->depth = (unsigned int)t->depth;
+		e->match = t->stack[t->depth];
+		g->ev[e->match].match = i;
+		st->paired++;
+	}
+	for (size_t i = 0; i < ntasks; i++) {
+		st->open_entries += tasks[i].depth;
+		free(tasks[i].stack);
+	}
+	free(tasks);
+	return ret;
+}
+
+static void name_of(const struct ht_fgraph *g, uint64_t addr, char *buf, size_t len)
+{
+	if (!g->syms || !ht_symtab_format(g->syms, addr, buf, len))
+		snprintf(buf, len, "0x%" PRIx64, addr);
+	else {
+		/* A probe sits at the function's start: "+0x0" says nothing. */
+		size_t l = strlen(buf);
+		if (l > 4 && !strcmp(buf + l - 4, "+0x0"))
+			buf[l - 4] = '\0';
+	}
+}
+
+/* ftrace's duration column: a mark for long calls, then microseconds. */
+static void format_duration(char *buf, size_t len, const struct fg_event *e, const struct ht_fgraph *g)
+{
+	uint64_t ns;
+	char mark = ' ';
+
+	if (e->match == NO_MATCH) {
+		snprintf(buf, len, "%14s", "");
+		return;
+	}
+	ns = g->ev[e->match].t;
+	ns = e->exit ? e->t - ns : ns - e->t;
+	if (ns > 1000000000ull)
+		mark = '$';
+	else if (ns > 100000000ull)
+		mark = '@';
+	else if (ns > 10000000ull)
+		mark = '*';
+	else if (ns > 1000000ull)
+		mark = '#';
+	else if (ns > 100000ull)
+		mark = '!';
+	else if (ns > 10000ull)
+		mark = '+';
+	snprintf(buf, len, "%c %9.3f us", mark, (double)ns / 1000.0);
+}
+
+struct fn_stat {
+	uint32_t host_pid;
+	uint64_t addr, calls, total_ns, max_ns;
+};
+
+static int cmp_fn(const void *a, const void *b)
+{
+	const struct fn_stat *x = a, *y = b;
+
+	if (x->host_pid != y->host_pid)
+		return x->host_pid < y->host_pid ? -1 : 1;
+	if (x->total_ns != y->total_ns)
+		return x->total_ns > y->total_ns ? -1 : 1;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static void print_function_table(const struct ht_fgraph *g, FILE *out)
+{
+	struct fn_stat *fs = NULL;
+	size_t nfs = 0;
+	char name[256];
+
+	for (size_t i = 0; i < g->n; i++) {
+		const struct fg_event *e = &g->ev[i];
+		size_t k;
+
+		if (e->exit || e->match == NO_MATCH)
+			continue;
+		for (k = 0; k < nfs; k++)
+			if (fs[k].host_pid == e->host_pid && fs[k].addr == e->addr)
+				break;
+		if (k == nfs) {
+			struct fn_stat *n = realloc(fs, (nfs + 1) * sizeof(*fs));
+			if (!n)
+				break;
+			fs = n;
+			fs[nfs++] = (struct fn_stat){ .host_pid = e->host_pid, .addr = e->addr };
+		}
+		uint64_t ns = g->ev[e->match].t - e->t;
+		fs[k].calls++;
+		fs[k].total_ns += ns;
+		if (ns > fs[k].max_ns)
+			fs[k].max_ns = ns;
+	}
+	qsort(fs, nfs, sizeof(*fs), cmp_fn);
+	for (size_t k = 0; k < nfs; k++) {
+		if (k == 0 || fs[k].host_pid != fs[k - 1].host_pid)
+			fprintf(out, "\n# paired calls per function (VM pid %u)\n#%10s %14s %12s %12s  %s\n",
+				fs[k].host_pid, "calls", "total_us", "avg_us", "max_us", "function");
+		name_of(g, fs[k].addr, name, sizeof(name));
+		fprintf(out, " %10" PRIu64 " %14.3f %12.3f %12.3f  %s\n", fs[k].calls,
+			(double)fs[k].total_ns / 1000.0,
+			(double)fs[k].total_ns / 1000.0 / (double)fs[k].calls,
+			(double)fs[k].max_ns / 1000.0, name);
+	}
+	free(fs);
+}
+
+void ht_fgraph_print(struct ht_fgraph *g, FILE *out, uint64_t start_ns, struct ht_fgraph_stats *stats)
+{
+	struct ht_fgraph_stats st = { 0 };
+	size_t *order = malloc((g->n ? g->n : 1) * sizeof(*order));
+	char name[256], dur[32];
+
+	if (!order) {
+		fprintf(out, "# function graph: out of memory\n");
+		return;
+	}
+	for (size_t i = 0; i < g->n; i++)
+		order[i] = i;
+	sort_base = g->ev;
+	qsort(order, g->n, sizeof(*order), cmp_by_vm_time);
+	if (pair(g, order, &st)) {
+		fprintf(out, "# function graph: out of memory\n");
+		free(order);
+		return;
+	}
+	qsort(order, g->n, sizeof(*order), cmp_by_vcpu_time);
+	if (g->n == 0)
+		fprintf(out, "# function graph: no func_entry/func_exit events (nr %u/%u) in the trace\n",
+			HT_GUEST_NR_FUNC_ENTRY, HT_GUEST_NR_FUNC_EXIT);
+	for (size_t k = 0; k < g->n; k++) {
+		const struct fg_event *e = &g->ev[order[k]];
+		const struct fg_event *prev = k ? &g->ev[order[k - 1]] : NULL;
+		bool new_vcpu = !prev || prev->host_pid != e->host_pid || prev->vcpu != e->vcpu;
+
+		if (new_vcpu) {
+			fprintf(out, "%s# vCPU %u of VM pid %u\n#     TIME(s)  CPU  DURATION        FUNCTION CALLS\n",
+				k ? "\n" : "", e->vcpu, e->host_pid);
+		} else if (prev->tid != e->tid) {
+			fprintf(out, " ------------------------------------------ tid %u => tid %u\n", prev->tid, e->tid);
+		}
+		/* A leaf: the entry whose exit is the very next event of its vCPU. */
+		if (!e->exit && e->match != NO_MATCH && k + 1 < g->n && order[k + 1] == e->match) {
+			name_of(g, e->addr, name, sizeof(name));
+			format_duration(dur, sizeof(dur), e, g);
+			fprintf(out, "%13.6f %3u) %s |  %*s%s();\n", (double)(e->t - start_ns) / 1e9, e->cpu_id,
+				dur, 2 * e->depth, "", name);
+			k++;
+			continue;
+		}
+		name_of(g, e->addr, name, sizeof(name));
+		if (!e->exit) {
+			fprintf(out, "%13.6f %3u) %14s |  %*s%s() {\n", (double)(e->t - start_ns) / 1e9, e->cpu_id,
+				"", 2 * e->depth, "", name);
+		} else {
+			format_duration(dur, sizeof(dur), e, g);
+			fprintf(out, "%13.6f %3u) %s |  %*s} /* %s */%s\n", (double)(e->t - start_ns) / 1e9,
+				e->cpu_id, dur, 2 * e->depth, "", name,
+				e->match == NO_MATCH ? " (entry not in the trace)" : "");
+		}
+	}
+	fprintf(out, "\n# %" PRIu64 " entries, %" PRIu64 " exits: %" PRIu64 " paired calls, %" PRIu64
+		     " exits without entry, %" PRIu64 " entries without exit; max depth %u\n",
+		st.entries, st.exits, st.paired, st.unpaired_exits, st.open_entries, st.max_depth);
+	print_function_table(g, out);
+	free(order);
+	if (stats)
+		*stats = st;
+}

@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "decode/guest_symbols.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "common/parse_number.h"
+
+/* Past the last symbol (e.g. _etext, or a module's last function), an address is not its code. */
+#define HT_SYM_LAST_MAX_OFF (1ull << 20)
+
+static int errf(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int cmp_sym(const void *a, const void *b)
+{
+	const struct ht_sym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static bool is_code_type(const char *type)
+{
+	return strlen(type) == 1 && strchr("tTwW", type[0]);
+}
+
+int ht_symtab_parse(struct ht_symtab *t, const char *text, const char *origin, char *err,
+		    size_t errlen)
+{
+	size_t cap = 0, lines = 0, zero = 0;
+	char *p, *next;
+
+	memset(t, 0, sizeof(*t));
+	t->names = strdup(text);
+	if (!t->names)
+		return errf(err, errlen, "out of memory");
+	for (p = t->names; p && *p; p = next) {
+		char *save = NULL, *addr_s, *type, *name, *mod;
+		uint64_t addr;
+
+		next = strchr(p, '\n');
+		if (next)
+			*next++ = '\0';
+		lines++;
+		addr_s = strtok_r(p, " \t", &save);
+		type = strtok_r(NULL, " \t", &save);
+		name = strtok_r(NULL, " \t", &save);
+		mod = strtok_r(NULL, " \t\r", &save);
+		if (!addr_s)
+			continue;
+		if (!type || !name) {
+			ht_symtab_free(t);
+			return errf(err, errlen, "%s:%zu: expected 'ADDRESS TYPE NAME' (a System.map or /proc/kallsyms copy)",
+				    origin, lines);
+		}
+		char hex[24];
+		if (strlen(addr_s) > 16 || snprintf(hex, sizeof(hex), "0x%s", addr_s) < 0 ||
+		    !ht_parse_u64(hex, 0, UINT64_MAX, &addr)) {
+			/* The message first: addr_s lives in the storage freed next. */
+			errf(err, errlen, "%s:%zu: '%s' is not a hexadecimal address (a System.map or /proc/kallsyms copy)",
+			     origin, lines, addr_s);
+			ht_symtab_free(t);
+			return -1;
+		}
+		if (!is_code_type(type))
+			continue;
+		if (addr == 0) {
+			zero++;
+			continue;
+		}
+		/* A module symbol keeps its module: "name [mod]" (the text after it is ours). */
+		if (mod && mod[0] == '[')
+			name[strlen(name)] = ' ';
+		if (t->n == cap) {
+			size_t ncap = cap ? 2 * cap : 4096;
+			struct ht_sym *s = realloc(t->syms, ncap * sizeof(*s));
+
+			if (!s) {
+				ht_symtab_free(t);
+				return errf(err, errlen, "out of memory");
+			}
+			t->syms = s;
+			cap = ncap;
+		}
+		t->syms[t->n].addr = addr;
+		t->syms[t->n].name = name;
+		t->n++;
+	}
+	if (t->n == 0) {
+		ht_symtab_free(t);
+		if (zero)
+			return errf(err, errlen, "%s: every address is 0: copy /proc/kallsyms as root with sysctl kernel.kptr_restrict=1 or 0",
+				    origin);
+		return errf(err, errlen, "%s: no code symbols (types t/T/w/W): give a System.map or a /proc/kallsyms copy", origin);
+	}
+	qsort(t->syms, t->n, sizeof(*t->syms), cmp_sym);
+	return 0;
+}
+
+int ht_symtab_load(struct ht_symtab *t, const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	char *text = NULL;
+	size_t len = 0, cap = 0;
+	int ret;
+
+	memset(t, 0, sizeof(*t));
+	if (!f)
+		return errf(err, errlen, "cannot open guest symbols %s: %s", path, strerror(errno));
+	for (;;) {
+		if (cap - len < 65536) {
+			char *n = realloc(text, cap ? 2 * cap : 1 << 20);
+
+			if (!n) {
+				free(text);
+				fclose(f);
+				return errf(err, errlen, "out of memory");
+			}
+			text = n;
+			cap = cap ? 2 * cap : 1 << 20;
+		}
+		size_t got = fread(text + len, 1, cap - len - 1, f);
+
+		len += got;
+		if (got == 0)
+			break;
+	}
+	if (ferror(f)) {
+		ret = errf(err, errlen, "cannot read guest symbols %s: %s", path, strerror(errno));
+	} else if (memchr(text, '\0', len)) {
+		ret = errf(err, errlen, "%s is not a System.map or kallsyms copy (it holds NUL bytes)", path);
+	} else {
+		text[len] = '\0';
+		ret = ht_symtab_parse(t, text, path, err, errlen);
+	}
+	free(text);
+	fclose(f);
+	return ret;
+}
+
+void ht_symtab_free(struct ht_symtab *t)
+{
+	free(t->syms);
+	free(t->names);
+	memset(t, 0, sizeof(*t));
+}
+
+bool ht_symtab_addr_of(const struct ht_symtab *t, const char *name, uint64_t *addr)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (!strcmp(t->syms[i].name, name)) {
+			*addr = t->syms[i].addr;
+			return true;
+		}
+	return false;
+}
+
+const struct ht_sym *ht_symtab_lookup(const struct ht_symtab *t, uint64_t addr, uint64_t *off)
+{
+	uint64_t a = addr - t->offset;
+	size_t lo = 0, hi = t->n;
+
+	if (!t->n || a < t->syms[0].addr)
+		return NULL;
+	/* The last symbol at or below a. */
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->syms[mid].addr <= a)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	/* Of aliases at one address, the first by name: the same answer every time. */
+	size_t last = lo;
+	while (lo > 0 && t->syms[lo - 1].addr == t->syms[lo].addr)
+		lo--;
+	if (last == t->n - 1 && a - t->syms[lo].addr > HT_SYM_LAST_MAX_OFF)
+		return NULL;
+	*off = a - t->syms[lo].addr;
+	return &t->syms[lo];
+}
+
+bool ht_symtab_format(const struct ht_symtab *t, uint64_t addr, char *buf, size_t len)
+{
+	uint64_t off;
+	const struct ht_sym *s = ht_symtab_lookup(t, addr, &off);
+
+	if (!s)
+		return false;
+	snprintf(buf, len, "%s+0x%" PRIx64, s->name, off);
+	return true;
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Guest kernel symbols: a System.map or a copy of the guest's /proc/kallsyms
+ * ("ADDRESS TYPE NAME [\t[module]]" lines), and the KASLR offset between the
+ * addresses in that file and the guest's run-time addresses. A kallsyms copy
+ * already holds run-time addresses (offset 0, as long as the guest has not
+ * rebooted); a System.map holds link-time ones.
+ */
+#ifndef HT_DECODE_GUEST_SYMBOLS_H
+#define HT_DECODE_GUEST_SYMBOLS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct ht_sym {
+	uint64_t addr; /* as in the file */
+	const char *name;
+};
+
+struct ht_symtab {
+	struct ht_sym *syms; /* code symbols, sorted by address */
+	size_t n;
+	char *names;         /* storage of every name */
+	uint64_t offset;     /* run-time address - file address (KASLR), mod 2^64 */
+};
+
+/* Loads code symbols (types t, T, w, W) from path. Returns 0, or -1 with a one-line message. */
+int ht_symtab_load(struct ht_symtab *t, const char *path, char *err, size_t errlen);
+/* The same from text in memory (tests). */
+int ht_symtab_parse(struct ht_symtab *t, const char *text, const char *origin, char *err,
+		    size_t errlen);
+void ht_symtab_free(struct ht_symtab *t);
+/* The file address of a symbol by name; false if absent. */
+bool ht_symtab_addr_of(const struct ht_symtab *t, const char *name, uint64_t *addr);
+/*
+ * The symbol holding run-time address addr (the offset applied): the nearest
+ * symbol at or below it, with *off the distance. NULL below the first
+ * symbol, or farther than max_off past the last one (addresses past the end
+ * of the kernel text are not code of the last symbol).
+ */
+const struct ht_sym *ht_symtab_lookup(const struct ht_symtab *t, uint64_t addr, uint64_t *off);
+/* "name+0xoff" into buf, or false (buf untouched) when addr is no symbol's. */
+bool ht_symtab_format(const struct ht_symtab *t, uint64_t addr, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,543 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Guest events on the host: what include/hypertrace/guest.h packs, the
+ * built-in catalog decodes to the same values; user catalogs parse or are
+ * refused with a line that says what to fix; guest symbols and the KASLR
+ * offset; the decoded text/CSV/JSON forms; and `report` on crafted traces.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "decode/catalog.h"
+#include "decode/decoder.h"
+#include "decode/guest_symbols.h"
+#include "hypertrace/guest.h"
+#include "test.h"
+#include "tracefile/trace_writer.h"
+
+static struct ht_catalog cat;
+static struct ht_symtab syms;
+static struct ht_decoder dec;
+static char err[512];
+static char dir[] = "/tmp/ht-decode-XXXXXX";
+
+static void cleanup(void)
+{
+	ht_catalog_free(&cat);
+	ht_symtab_free(&syms);
+	ht_decoder_close(&dec);
+}
+
+static struct ht_record rec_of(uint32_t nr, struct ht_guest_args a)
+{
+	struct ht_record r;
+
+	memset(&r, 0, sizeof(r));
+	r.nr = nr;
+	r.a0 = a.a[0];
+	r.a1 = a.a[1];
+	r.a2 = a.a[2];
+	r.a3 = a.a[3];
+	r.host_pid = 500;
+	r.isa = HT_ISA_SVM;
+	r.exit_reason = 0x81;
+	return r;
+}
+
+static uint64_t field_u(const struct ht_event_desc *ev, const char *name, const struct ht_record *r)
+{
+	const struct ht_field *f = ht_event_field(ev, name);
+
+	return f ? ht_field_bits(f, r) : 0xdeadbeefdeadbeefull;
+}
+
+static const char *field_s(const struct ht_event_desc *ev, const char *name, const struct ht_record *r)
+{
+	static char buf[33];
+	const struct ht_field *f = ht_event_field(ev, name);
+
+	if (!f)
+		return "(no such field)";
+	ht_field_text(f, r, buf);
+	return buf;
+}
+
+static void test_builtin_catalog_decodes_what_the_guest_header_packs_sched_switch(void)
+{
+	struct ht_record r = rec_of(HT_GUEST_NR_SCHED_SWITCH,
+				    ht_guest_pack_sched_switch(4194303, 120, 0x100, 77, -1, "kworker/1:2H-ev", 3));
+	const struct ht_event_desc *ev;
+
+	CHECK(ht_catalog_init(&cat, err, sizeof(err)) == 0, "%s", err);
+	ev = ht_catalog_find(&cat, HT_GUEST_NR_SCHED_SWITCH);
+	CHECK(ev && !strcmp(ev->name, "sched_switch"), "no sched_switch");
+	CHECK_EQ_U64(field_u(ev, "prev_tid", &r), 4194303);
+	CHECK_EQ_U64(field_u(ev, "next_tid", &r), 77);
+	CHECK_EQ_U64(field_u(ev, "prev_prio", &r), 120);
+	CHECK_EQ_U64(field_u(ev, "next_prio", &r), HT_GUEST_PRIO_DEADLINE);
+	CHECK_EQ_U64(field_u(ev, "prev_state", &r), 0x100);
+	CHECK_EQ_U64(field_u(ev, "cpu_id", &r), 3);
+	CHECK(!strcmp(field_s(ev, "next_comm", &r), "kworker/1:2H-ev"), "next_comm '%s'", field_s(ev, "next_comm", &r));
+}
+
+static void test_builtin_catalog_decodes_every_project_event(void)
+{
+	struct ht_record r;
+	const struct ht_event_desc *ev;
+	const struct ht_field *f;
+
+	CHECK(ht_catalog_init(&cat, err, sizeof(err)) == 0, "%s", err);
+	r = rec_of(HT_GUEST_NR_SCHED_WAKEUP, ht_guest_pack_sched_wakeup(1234, 98, 1, "a-sixteen-chars!", 0));
+	ev = ht_catalog_find(&cat, r.nr);
+	CHECK(ev && !strcmp(ev->name, "sched_wakeup"), "no sched_wakeup");
+	CHECK(field_u(ev, "tid", &r) == 1234 && field_u(ev, "prio", &r) == 98 && field_u(ev, "target_cpu", &r) == 1,
+	      "wakeup fields");
+	/* A 16-byte comm has no NUL: all 16 bytes are kept. */
+	CHECK(!strcmp(field_s(ev, "comm", &r), "a-sixteen-chars!"), "comm '%s'", field_s(ev, "comm", &r));
+
+	r = rec_of(HT_GUEST_NR_IRQ_ENTRY, ht_guest_pack_irq_entry(11, "virtio0-input.0-and-more-than-24", 1));
+	ev = ht_catalog_find(&cat, r.nr);
+	CHECK(ev && !strcmp(ev->name, "irq_handler_entry") && field_u(ev, "irq", &r) == 11 &&
+		      field_u(ev, "cpu_id", &r) == 1, "irq entry");
+	CHECK(!strcmp(field_s(ev, "name", &r), "virtio0-input.0-and-more"), "name cut at 24: '%s'", field_s(ev, "name", &r));
+
+	r = rec_of(HT_GUEST_NR_IRQ_EXIT, ht_guest_pack_irq_exit(11, -22, 1));
+	ev = ht_catalog_find(&cat, r.nr);
+	f = ev ? ht_event_field(ev, "ret") : NULL;
+	CHECK(f && f->type == HT_FT_S && ht_field_signed(f, &r) == -22, "irq exit ret");
+
+	r = rec_of(HT_GUEST_NR_FUNC_ENTRY, ht_guest_pack_func(0xffffffff81234560ull, 0xffffffff81100010ull, 42, 1));
+	ev = ht_catalog_find(&cat, r.nr);
+	CHECK(ev && !strcmp(ev->name, "func_entry") && field_u(ev, "addr", &r) == 0xffffffff81234560ull &&
+		      field_u(ev, "call_site", &r) == 0xffffffff81100010ull && field_u(ev, "tid", &r) == 42 &&
+		      field_u(ev, "cpu_id", &r) == 1, "func_entry");
+	r = rec_of(HT_GUEST_NR_FUNC_EXIT, ht_guest_pack_func(0xffffffff81234560ull, (uint64_t)-12, 42, 1));
+	ev = ht_catalog_find(&cat, r.nr);
+	CHECK(ev && !strcmp(ev->name, "func_exit") && field_u(ev, "ret", &r) == (uint64_t)-12, "func_exit");
+
+	r = rec_of(HT_GUEST_NR_MODULE, ht_guest_pack_module(1, 0xf, 3, 5, 0xffffffff9a0c1230ull, "_printk"));
+	ev = ht_catalog_find(&cat, r.nr);
+	CHECK(ev && field_u(ev, "state", &r) == 1 && field_u(ev, "events", &r) == 0xf &&
+		      field_u(ev, "functions", &r) == 3 && field_u(ev, "missed", &r) == 5 &&
+		      field_u(ev, "anchor_addr", &r) == 0xffffffff9a0c1230ull &&
+		      !strcmp(field_s(ev, "anchor_name", &r), "_printk"), "module event");
+	CHECK(!ht_catalog_find(&cat, HT_GUEST_NR_DEFAULT), "nr 1000 must stay undecoded");
+}
+
+static void test_guest_header_chooses_the_instruction_by_vendor_and_knows_kvm(void)
+{
+	/* "GenuineIntel", "AuthenticAMD", "HygonGenuine" in EBX, ECX, EDX. */
+	CHECK(ht_guest_vendor_insn(0x756e6547, 0x6c65746e, 0x49656e69) == HT_GUEST_INSN_VMCALL, "Intel");
+	CHECK(ht_guest_vendor_insn(0x68747541, 0x444d4163, 0x69746e65) == HT_GUEST_INSN_VMMCALL, "AMD");
+	CHECK(ht_guest_vendor_insn(0x6f677948, 0x656e6975, 0x6e65476e) == HT_GUEST_INSN_VMMCALL, "Hygon");
+	CHECK(ht_guest_vendor_insn(0x746e6543, 0x736c7561, 0x48727561) == HT_GUEST_INSN_UNKNOWN, "Centaur");
+	/* "KVMKVMKVM\0\0\0" and Xen's "XenVMMXenVMM". */
+	CHECK(ht_guest_is_kvm_signature(0x4b4d564b, 0x564b4d56, 0x4d), "KVM");
+	CHECK(!ht_guest_is_kvm_signature(0x566e6558, 0x65584d4d, 0x4d4d566e), "Xen taken for KVM");
+	CHECK(ht_guest_hypercall(HT_GUEST_INSN_UNKNOWN, 1000, 0, 0, 0, 0) == (ht_u64)-1,
+	      "an unknown instruction must issue nothing");
+}
+
+static void test_guest_header_packs_marker_text_in_memory_order(void)
+{
+	const char *t = "startup done, phase two of three!";
+	struct ht_record r = rec_of(1201, (struct ht_guest_args){ { ht_guest_text_word(t, 32, 0),
+		ht_guest_text_word(t, 32, 1), ht_guest_text_word(t, 32, 2), ht_guest_text_word(t, 32, 3) } });
+
+	CHECK(ht_catalog_init(&cat, err, sizeof(err)) == 0, "%s", err);
+	CHECK(ht_catalog_parse(&cat, "1201 phase name=a0-a3:str\n", "user", false, err, sizeof(err)) == 0, "%s", err);
+	CHECK(!strcmp(field_s(ht_catalog_find(&cat, 1201), "name", &r), "startup done, phase two of three"),
+	      "32-byte cut: '%s'", field_s(ht_catalog_find(&cat, 1201), "name", &r));
+	r = rec_of(1201, (struct ht_guest_args){ { ht_guest_text_word("ab", 32, 0), ht_guest_text_word("ab", 32, 1), 0, 0 } });
+	CHECK(r.a0 == 0x6261 && r.a1 == 0, "short text a0=0x%llx a1=0x%llx", (unsigned long long)r.a0,
+	      (unsigned long long)r.a1);
+}
+
+static void test_user_catalog_fields_bits_types(void)
+{
+	struct ht_record r;
+	const struct ht_event_desc *ev;
+
+	CHECK(ht_catalog_init(&cat, err, sizeof(err)) == 0, "%s", err);
+	CHECK(ht_catalog_parse(&cat,
+			       "# my app\n\n"
+			       "  1200 request  req=a0[0-31] status=a0[32-47]:s  bytes=a1 # trailing comment\n"
+			       "0x4b1 tag t=a2[8-23]:str whole=a3:x\n",
+			       "app.cat", false, err, sizeof(err)) == 0,
+	      "%s", err);
+	ev = ht_catalog_find(&cat, 1200);
+	CHECK(ev && !strcmp(ev->name, "request") && ev->nfields == 3 && !ev->builtin, "request");
+	r = rec_of(1200, (struct ht_guest_args){ { 0x0000fffe00000007ull, 4096, 0, 0 } });
+	CHECK(field_u(ev, "req", &r) == 7 && ht_field_signed(ht_event_field(ev, "status"), &r) == -2 &&
+		      field_u(ev, "bytes", &r) == 4096, "request values");
+	ev = ht_catalog_find(&cat, 0x4b1);
+	CHECK(ev && ht_event_field(ev, "whole")->type == HT_FT_X, "tag");
+	r = rec_of(0x4b1, (struct ht_guest_args){ { 0, 0, 0x00594b00ull, 0 } });
+	CHECK(!strcmp(field_s(ev, "t", &r), "KY"), "str from bits 8-23: '%s'", field_s(ev, "t", &r));
+}
+
+static void test_user_catalog_errors_name_the_line_and_the_fix(void)
+{
+	static const struct { const char *text, *want; } cases[] = {
+		{ "1101 mine a=a0\n", "app.cat:1: nr 1101 belongs to the project's own events (1100-1199): choose another nr" },
+		{ "\n1200 x a=a0\n1200 y b=a1\n", "app.cat:3: nr 1200 is already defined (as x)" },
+		{ "12z x\n", "app.cat:1: '12z' is not a hypercall nr" },
+		{ "1200\n", "app.cat:1: expected an event NAME after nr 1200" },
+		{ "1200 9x\n", "expected an event NAME" },
+		{ "1200 x a=a4\n", "field 'a=a4': expected NAME=aN" },
+		{ "1200 x a=a0[40-8]\n", "bits are [LO-HI] with 0 <= LO <= HI <= 63" },
+		{ "1200 x a=a0[0-64]\n", "bits are [LO-HI]" },
+		{ "1200 x a=a0[4-11]:str\n", "must cover whole bytes" },
+		{ "1200 x a=a0-a2\n", "only for :str" },
+		{ "1200 x a=a0:float\n", "unknown type: use u, s, x, str or sym" },
+		{ "1200 x a=a0 a=a1\n", "field 'a' appears twice in x" },
+		{ "1200 x =a0\n", "needs a NAME" },
+		{ "1200 x a=a0 b=a0 c=a0 d=a0 e=a0 f=a0 g=a0 h=a0 i=a0 j=a0 k=a0 l=a0 m=a0 n=a0 o=a0 p=a0 q=a0\n",
+		  "x has more than 16 fields" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ht_catalog_free(&cat);
+		CHECK(ht_catalog_init(&cat, err, sizeof(err)) == 0, "%s", err);
+		err[0] = '\0';
+		CHECK(ht_catalog_parse(&cat, cases[i].text, "app.cat", false, err, sizeof(err)) < 0,
+		      "accepted: %s", cases[i].text);
+		CHECK(strstr(err, cases[i].want), "case %zu: message '%s', want '%s'", i, err, cases[i].want);
+	}
+	CHECK(ht_catalog_load_file(&cat, "/nonexistent/app.cat", err, sizeof(err)) < 0 &&
+		      strstr(err, "cannot open catalog /nonexistent/app.cat"), "%s", err);
+}
+
+static const char system_map[] =
+	"ffffffff81000000 T _stext\n"
+	"ffffffff81000000 T _text\n"
+	"ffffffff81001000 t local_helper\n"
+	"ffffffff81002000 D some_data\n"
+	"ffffffff81003000 T vfs_read\n"
+	"ffffffff81003400 T vfs_write\n"
+	"ffffffff81100000 T _printk\n"
+	"ffffffff81200000 T _etext\n";
+
+static void test_symbols_name_plus_offset_with_kaslr(void)
+{
+	char buf[128];
+	uint64_t addr;
+
+	CHECK(ht_symtab_parse(&syms, system_map, "System.map", err, sizeof(err)) == 0, "%s", err);
+	CHECK(syms.n == 7, "code symbols %zu, want 7 (data skipped)", syms.n);
+	CHECK(ht_symtab_format(&syms, 0xffffffff81003010ull, buf, sizeof(buf)) && !strcmp(buf, "vfs_read+0x10"), "%s", buf);
+	CHECK(ht_symtab_format(&syms, 0xffffffff81000004ull, buf, sizeof(buf)) && !strcmp(buf, "_stext+0x4"),
+	      "aliases: first by name, got %s", buf);
+	CHECK(ht_symtab_format(&syms, 0xffffffff81002100ull, buf, sizeof(buf)) && !strcmp(buf, "local_helper+0x1100"),
+	      "data symbols are not code: %s", buf);
+	CHECK(!ht_symtab_format(&syms, 0xffffffff80ffffffull, buf, sizeof(buf)), "below the first symbol");
+	CHECK(!ht_symtab_format(&syms, 0xffffffff81200000ull + (2u << 20), buf, sizeof(buf)), "far past the end");
+	CHECK(!ht_symtab_format(&syms, 0x401000, buf, sizeof(buf)), "user-space address");
+	/* KASLR: run-time = file + offset. */
+	CHECK(ht_symtab_addr_of(&syms, "_printk", &addr) && addr == 0xffffffff81100000ull, "addr_of");
+	syms.offset = 0x1a000000;
+	CHECK(ht_symtab_format(&syms, 0xffffffff9b003404ull, buf, sizeof(buf)) && !strcmp(buf, "vfs_write+0x4"), "%s", buf);
+}
+
+static void test_symbols_kallsyms_modules_and_refusals(void)
+{
+	CHECK(ht_symtab_parse(&syms, "ffffffffc0a00000 t kvm_foo\t[kvm]\nffffffff81000000 T _stext\n", "kallsyms",
+			      err, sizeof(err)) == 0, "%s", err);
+	char buf[128];
+	CHECK(ht_symtab_format(&syms, 0xffffffffc0a00020ull, buf, sizeof(buf)) && !strcmp(buf, "kvm_foo [kvm]+0x20"), "%s", buf);
+	ht_symtab_free(&syms);
+	CHECK(ht_symtab_parse(&syms, "0000000000000000 T _stext\n0000000000000000 T vfs_read\n", "kallsyms", err,
+			      sizeof(err)) < 0 && strstr(err, "every address is 0: copy /proc/kallsyms as root"), "%s", err);
+	CHECK(ht_symtab_parse(&syms, "hello world\n", "x", err, sizeof(err)) < 0 && strstr(err, "x:1: expected 'ADDRESS TYPE NAME'"),
+	      "%s", err);
+	CHECK(ht_symtab_parse(&syms, "zzzz T foo\n", "x", err, sizeof(err)) < 0 && strstr(err, "not a hexadecimal address"),
+	      "%s", err);
+	CHECK(ht_symtab_load(&syms, "/nonexistent/System.map", err, sizeof(err)) < 0 &&
+		      strstr(err, "cannot open guest symbols /nonexistent/System.map"), "%s", err);
+}
+
+/* A trace file in dir with these records; returns its path. */
+static const char *write_trace(const char *name, const struct ht_record *recs, size_t n, const uint32_t *nrs,
+			       unsigned int nnrs)
+{
+	static char path[256];
+	struct ht_file_header h;
+	struct ht_writer *w;
+	struct ht_trailer t = { .records = n };
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	ht_header_init(&h);
+	h.start_monotonic_ns = 1000000000ull;
+	h.filter_nr_count = nnrs;
+	for (unsigned int i = 0; i < nnrs; i++)
+		h.filter_nr[i] = nrs[i];
+	if (ht_writer_open(path, true, &h, &w, err, sizeof(err)))
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (ht_writer_add(w, &recs[i]))
+			return NULL;
+	t.end_monotonic_ns = n ? recs[n - 1].exit_ns + 1000 : h.start_monotonic_ns;
+	return ht_writer_close(w, &t) ? NULL : path;
+}
+
+static void test_decoder_finds_kaslr_offset_from_module_event(void)
+{
+	struct ht_record recs[2];
+	struct ht_decode_config cfg = { 0 };
+	struct ht_file_header h;
+	const uint32_t nrs[] = { 1100, 1105 };
+	char path[256], symfile[256], buf[128];
+	FILE *f;
+
+	recs[0] = rec_of(HT_GUEST_NR_MODULE, ht_guest_pack_module(1, HT_GUEST_EV_FUNCTIONS, 1, 0,
+								  0xffffffff81100000ull + 0x2c000000, "_printk"));
+	recs[1] = rec_of(HT_GUEST_NR_FUNC_ENTRY, ht_guest_pack_func(0xffffffff81003000ull + 0x2c000000, 0, 1, 0));
+	recs[0].exit_ns = 1000001000;
+	recs[1].exit_ns = 1000002000;
+	CHECK(write_trace("kaslr.htr", recs, 2, nrs, 2), "%s", err);
+	snprintf(path, sizeof(path), "%s/kaslr.htr", dir);
+	snprintf(symfile, sizeof(symfile), "%s/System.map", dir);
+	f = fopen(symfile, "w");
+	CHECK(f && fputs(system_map, f) >= 0 && fclose(f) == 0, "cannot write %s", symfile);
+	memset(&h, 0, sizeof(h));
+	h.filter_nr_count = 2;
+	h.filter_nr[0] = 1100;
+	h.filter_nr[1] = 1105;
+	cfg.symbols = symfile;
+	CHECK(ht_decoder_open(&dec, &cfg, path, &h, err, sizeof(err)) == 0, "%s", err);
+	CHECK(dec.syms.offset == 0x2c000000, "offset 0x%llx", (unsigned long long)dec.syms.offset);
+	CHECK(dec.columns, "a file selecting nr 1100 has decoded columns");
+	CHECK(ht_decoder_symbol(&dec, recs[1].a0, buf, sizeof(buf)) && !strcmp(buf, "vfs_read+0x0"), "%s", buf);
+	ht_decoder_close(&dec);
+	/* Given explicitly, the offset wins over the anchor. */
+	cfg.offset_given = true;
+	cfg.offset = 0;
+	CHECK(ht_decoder_open(&dec, &cfg, path, &h, err, sizeof(err)) == 0 && dec.syms.offset == 0, "given offset");
+	ht_decoder_close(&dec);
+	/* A file selecting only nr 1000 and no symbols: CSV stays as it was. */
+	cfg = (struct ht_decode_config){ 0 };
+	h.filter_nr_count = 1;
+	h.filter_nr[0] = 1000;
+	CHECK(ht_decoder_open(&dec, &cfg, path, &h, err, sizeof(err)) == 0 && !dec.columns, "undecodable file has no columns");
+}
+
+static void test_decoded_text_csv_json_forms(void)
+{
+	struct ht_decode_config cfg = { 0 };
+	struct ht_file_header h = { .filter_nr_count = 1, .filter_nr = { 1101 } };
+	struct ht_record r = rec_of(HT_GUEST_NR_SCHED_SWITCH,
+				    ht_guest_pack_sched_switch(0, 120, 0, 12, 120, "my \"sh\"", 1));
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m;
+
+	CHECK(ht_decoder_open(&dec, &cfg, "/nonexistent.htr", &h, err, sizeof(err)) == 0, "%s", err);
+	m = open_memstream(&text, &len);
+	CHECK(m, "open_memstream");
+	ht_decode_print_text(&dec, &r, m);
+	fputc('\n', m);
+	ht_decode_print_csv(&dec, &r, m);
+	fputc('\n', m);
+	ht_decode_print_json(&dec, &r, m);
+	fclose(m);
+	const char *want =
+		" => sched_switch: prev_tid=0 next_tid=12 prev_prio=120 next_prio=120 prev_state=0x0 cpu_id=1 next_comm=\"my \\\"sh\\\"\"\n"
+		",sched_switch,\"prev_tid=0 next_tid=12 prev_prio=120 next_prio=120 prev_state=0x0 cpu_id=1 next_comm=\"\"my \\\"\"sh\\\"\"\"\"\",\n"
+		",\"event\":\"sched_switch\",\"fields\":{\"prev_tid\":0,\"next_tid\":12,\"prev_prio\":120,\"next_prio\":120,"
+		"\"prev_state\":\"0x0\",\"cpu_id\":1,\"next_comm\":\"my \\\"sh\\\"\"}";
+	int same = !strcmp(text, want);
+	if (!same)
+		printf("    got:\n%s\n    want:\n%s\n", text, want);
+	free(text);
+	CHECK(same, "decoded forms differ");
+}
+
+/* Runs the sanitized binary; returns its stdout (malloc'd) and status. */
+static char *run(const char *cmd, int *status)
+{
+	FILE *p = popen(cmd, "r");
+	char *out = NULL;
+	size_t len = 0, cap = 0;
+
+	if (!p)
+		return NULL;
+	for (;;) {
+		if (cap - len < 4096) {
+			cap = cap ? 2 * cap : 65536;
+			out = realloc(out, cap);
+		}
+		size_t got = fread(out + len, 1, cap - len - 1, p);
+		if (!got)
+			break;
+		len += got;
+	}
+	out[len] = '\0';
+	*status = pclose(p);
+	return out;
+}
+
+static const char *ht_bin(void)
+{
+	const char *b = getenv("HT");
+	return b ? b : ".output/san/hypertrace-bpf";
+}
+
+static void test_report_graph_pairs_nests_and_symbolizes(void)
+{
+	/* vcpu 0, tid 7: A { B(); B(); } then an exit of C whose entry came before the recording. */
+	const uint64_t A = 0xffffffff81003000ull, B = 0xffffffff81003400ull, C = 0xffffffff81100000ull;
+	struct ht_record recs[8];
+	const uint32_t nrs[] = { 1105, 1106 };
+	const struct { uint32_t nr; uint64_t addr; uint64_t t; } ev[] = {
+		{ 1105, A, 1000 }, { 1105, B, 2000 }, { 1106, B, 2500 }, { 1105, B, 3000 },
+		{ 1106, B, 4000 }, { 1106, A, 10000 }, { 1106, C, 11000 }, { 1105, C, 12000 },
+	};
+	char cmd[1024], symfile[256];
+	FILE *f;
+	int status;
+
+	for (size_t i = 0; i < 8; i++) {
+		recs[i] = rec_of(ev[i].nr, ht_guest_pack_func(ev[i].addr, 0, 7, 0));
+		recs[i].exit_ns = 1000000000ull + ev[i].t;
+	}
+	CHECK(write_trace("graph.htr", recs, 8, nrs, 2), "%s", err);
+	snprintf(symfile, sizeof(symfile), "%s/kallsyms", dir);
+	f = fopen(symfile, "w");
+	CHECK(f && fputs(system_map, f) >= 0 && fclose(f) == 0, "cannot write %s", symfile);
+	snprintf(cmd, sizeof(cmd), "%s report --graph --guest-symbols %s --kaslr-offset 0 %s/graph.htr 2>&1", ht_bin(),
+		 symfile, dir);
+	char *out = run(cmd, &status);
+	CHECK(out, "popen");
+	int ok = status == 0 && strstr(out, "# vCPU 0 of VM pid 500") &&
+		 strstr(out, "|  vfs_read() {\n") && strstr(out, "0.500 us |    vfs_write();\n") &&
+		 strstr(out, "1.000 us |    vfs_write();\n") && strstr(out, "9.000 us |  } /* vfs_read */\n") &&
+		 strstr(out, "} /* _printk */ (entry not in the trace)") && strstr(out, "|  _printk() {\n") &&
+		 strstr(out, "# 4 entries, 4 exits: 3 paired calls, 1 exits without entry, 1 entries without exit; max depth 1") &&
+		 strstr(out, "          2          1.500        0.750        1.000  vfs_write");
+	if (!ok)
+		printf("    status %d, output:\n%s\n", status, out);
+	free(out);
+	CHECK(ok, "graph output");
+}
+
+static void test_report_sched_summary_run_times_and_gaps(void)
+{
+	/* vcpu 0: 0 -> 10 at 1 ms, 10 -> 0 at 4 ms, 0 -> 11 at 5 ms, (gap) 12 -> 0 at 8 ms; end 10 ms. */
+	const struct { uint32_t prev, next; uint64_t ms; const char *comm; } ev[] = {
+		{ 0, 10, 1, "sh" }, { 10, 0, 4, "swapper/0" }, { 0, 11, 5, "worker" }, { 12, 0, 8, "swapper/0" },
+	};
+	struct ht_record recs[5];
+	const uint32_t nrs[] = { 1101 };
+	char cmd[1024];
+	int status;
+
+	for (size_t i = 0; i < 4; i++) {
+		recs[i] = rec_of(1101, ht_guest_pack_sched_switch(ev[i].prev, 120, 1, ev[i].next, 120, ev[i].comm, 0));
+		recs[i].exit_ns = 1000000000ull + ev[i].ms * 1000000ull;
+	}
+	/* A second vCPU running tid 10 too: its total counts both. */
+	recs[4] = rec_of(1101, ht_guest_pack_sched_switch(0, 120, 0, 10, 120, "sh", 1));
+	recs[4].vcpu_id = 1;
+	recs[4].exit_ns = 1000000000ull + 9 * 1000000ull;
+	CHECK(write_trace("sched.htr", recs, 5, nrs, 1), "%s", err);
+	/* The trailer ends the recording 1 us after the last record: 9.001 ms. */
+	snprintf(cmd, sizeof(cmd), "%s report --sched %s/sched.htr 2>&1", ht_bin(), dir);
+	char *out = run(cmd, &status);
+	CHECK(out, "popen");
+	int ok = status == 0 &&
+		 strstr(out, "guest scheduling: 5 sched_switch events on 2 vCPU(s), 1 gap(s)") &&
+		 strstr(out, "vCPU 0 of VM pid 500: 4 switches from 0.001000 s to 0.008000 s, 1 gap(s)") &&
+		 strstr(out, "        10  sh                      1          3.000") &&
+		 strstr(out, "         0  swapper/0               2          2.001") &&
+		 strstr(out, "        11  worker                  1          0.000") &&
+		 strstr(out, "        10  sh                      2          3.001  0,1");
+	if (!ok)
+		printf("    status %d, output:\n%s\n", status, out);
+	free(out);
+	CHECK(ok, "sched output");
+}
+
+static void test_report_dump_decodes_user_catalog_and_leaves_others(void)
+{
+	struct ht_record recs[2];
+	const uint32_t nrs[] = { 1000, 1201 };
+	char cmd[1024], catfile[256];
+	FILE *f;
+	int status;
+
+	recs[0] = rec_of(1000, (struct ht_guest_args){ { 5, 0, 0, 0 } });
+	recs[1] = rec_of(1201, (struct ht_guest_args){ { ht_guest_text_word("boot", 32, 0), 0, 0, 0 } });
+	recs[0].exit_ns = 1000001000;
+	recs[1].exit_ns = 1000002000;
+	CHECK(write_trace("marks.htr", recs, 2, nrs, 2), "%s", err);
+	snprintf(catfile, sizeof(catfile), "%s/app.cat", dir);
+	f = fopen(catfile, "w");
+	CHECK(f && fputs("1201 phase name=a0-a3:str\n", f) >= 0 && fclose(f) == 0, "cannot write %s", catfile);
+	snprintf(cmd, sizeof(cmd), "%s report --dump --catalog %s %s/marks.htr 2>&1", ht_bin(), catfile, dir);
+	char *out = run(cmd, &status);
+	CHECK(out, "popen");
+	/* Line 1: nr 1000, left as it was; line 2: the user's event, decoded. */
+	char *second = strchr(out, '\n');
+	int ok = status == 0 && second && strstr(out, "nr 1000 ") < second && !memmem(out, (size_t)(second - out), "=>", 2) &&
+		 strstr(second, "nr 1201 ") && strstr(second, " => phase: name=\"boot\"\n");
+	if (!ok)
+		printf("    status %d, output:\n%s\n", status, out);
+	free(out);
+	CHECK(ok, "dump output");
+	snprintf(cmd, sizeof(cmd), "%s report --dump --catalog %s/missing.cat %s/marks.htr 2>&1", ht_bin(), dir, dir);
+	out = run(cmd, &status);
+	CHECK(out, "popen");
+	ok = WEXITSTATUS(status) == 1 && strstr(out, "cannot open catalog");
+	if (!ok)
+		printf("    status %d, output:\n%s\n", status, out);
+	free(out);
+	CHECK(ok, "missing catalog is a runtime error");
+	f = fopen(catfile, "w");
+	CHECK(f && fputs("# ok\n1201 phase name=a0[0-3]:str\n", f) >= 0 && fclose(f) == 0, "cannot write %s", catfile);
+	snprintf(cmd, sizeof(cmd), "%s report --json --catalog %s %s/marks.htr 2>&1", ht_bin(), catfile, dir);
+	out = run(cmd, &status);
+	CHECK(out, "popen");
+	ok = WEXITSTATUS(status) == 1 && strstr(out, "app.cat:2: field 'name=a0[0-3]:str': a :str bit range must cover whole bytes") &&
+	     !strchr(strchr(out, ':') ? strchr(out, ':') : out, '\n')[1];
+	if (!ok)
+		printf("    status %d, output:\n%s\n", status, out);
+	free(out);
+	CHECK(ok, "a bad catalog line: one line naming file:line, status 1");
+	snprintf(cmd, sizeof(cmd), "%s report --csv --guest-symbols %s/none.map %s/marks.htr 2>&1", ht_bin(), dir, dir);
+	out = run(cmd, &status);
+	CHECK(out, "popen");
+	ok = WEXITSTATUS(status) == 1 && strstr(out, "cannot open guest symbols");
+	if (!ok)
+		printf("    status %d, output:\n%s\n", status, out);
+	free(out);
+	CHECK(ok, "missing symbols are a runtime error");
+}
+
+int main(void)
+{
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	ht_test_cleanup = cleanup;
+	RUN(test_builtin_catalog_decodes_what_the_guest_header_packs_sched_switch);
+	RUN(test_builtin_catalog_decodes_every_project_event);
+	RUN(test_guest_header_chooses_the_instruction_by_vendor_and_knows_kvm);
+	RUN(test_guest_header_packs_marker_text_in_memory_order);
+	RUN(test_user_catalog_fields_bits_types);
+	RUN(test_user_catalog_errors_name_the_line_and_the_fix);
+	RUN(test_symbols_name_plus_offset_with_kaslr);
+	RUN(test_symbols_kallsyms_modules_and_refusals);
+	RUN(test_decoder_finds_kaslr_offset_from_module_event);
+	RUN(test_decoded_text_csv_json_forms);
+	RUN(test_report_graph_pairs_nests_and_symbolizes);
+	RUN(test_report_sched_summary_run_times_and_gaps);
+	RUN(test_report_dump_decodes_user_catalog_and_leaves_others);
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", dir);
+	return ht_test_exit_status();
+}
