@@ -13,6 +13,7 @@
 #include "decode/catalog.h"
 #include "decode/decoder.h"
 #include "decode/guest_symbols.h"
+#include "decode/sched_summary.h"
 #include "hypertrace/guest.h"
 #include "test.h"
 #include "tracefile/trace_writer.h"
@@ -248,6 +249,11 @@ static void test_symbols_kallsyms_modules_and_refusals(void)
 	char buf[128];
 	CHECK(ht_symtab_format(&syms, 0xffffffffc0a00020ull, buf, sizeof(buf)) && !strcmp(buf, "kvm_foo [kvm]+0x20"), "%s", buf);
 	ht_symtab_free(&syms);
+	/* A syscall wrapper and the local function inlined into it share an address: the global name wins. */
+	CHECK(ht_symtab_parse(&syms, "ffffffff812ac050 t __do_sys_sync\nffffffff812ac050 T __x64_sys_sync\n", "kallsyms",
+			      err, sizeof(err)) == 0, "%s", err);
+	CHECK(ht_symtab_format(&syms, 0xffffffff812ac050ull, buf, sizeof(buf)) && !strcmp(buf, "__x64_sys_sync+0x0"), "%s", buf);
+	ht_symtab_free(&syms);
 	CHECK(ht_symtab_parse(&syms, "0000000000000000 T _stext\n0000000000000000 T vfs_read\n", "kallsyms", err,
 			      sizeof(err)) < 0 && strstr(err, "every address is 0: copy /proc/kallsyms as root"), "%s", err);
 	CHECK(ht_symtab_parse(&syms, "hello world\n", "x", err, sizeof(err)) < 0 && strstr(err, "x:1: expected 'ADDRESS TYPE NAME'"),
@@ -459,6 +465,52 @@ static void test_report_sched_summary_run_times_and_gaps(void)
 	CHECK(ok, "sched output");
 }
 
+static struct ht_sched *sched;
+static char *mem;
+
+static void test_sched_run_ends_at_module_unload_and_idle_names_per_vcpu(void)
+{
+	struct ht_record r[4];
+	struct ht_sched_stats st;
+	size_t len = 0;
+	FILE *m;
+
+	sched = ht_sched_new();
+	CHECK(sched, "ht_sched_new");
+	r[0] = rec_of(1101, ht_guest_pack_sched_switch(10, 120, 1, 0, 120, "swapper/0", 0));
+	r[1] = rec_of(1101, ht_guest_pack_sched_switch(11, 120, 1, 0, 120, "swapper/1", 1));
+	r[1].vcpu_id = 1;
+	r[2] = rec_of(1101, ht_guest_pack_sched_switch(0, 120, 0, 10, 120, "sh", 0));
+	r[3] = rec_of(HT_GUEST_NR_MODULE, ht_guest_pack_module(0, 1, 0, 0, 0, "_printk"));
+	r[0].exit_ns = 1000000;
+	r[1].exit_ns = 1500000;
+	r[2].exit_ns = 2000000;
+	r[3].exit_ns = 3000000;
+	for (int i = 0; i < 4; i++)
+		CHECK(ht_sched_observe(sched, &r[i]) == 0, "observe %d", i);
+	m = open_memstream(&mem, &len);
+	CHECK(m, "open_memstream");
+	ht_sched_print(sched, m, 0, 10000000, &st);
+	fclose(m);
+	/* tid 10 ran from 2 ms to the unload at 3 ms, not to the end at 10 ms; so did vCPU 1's idle task from 1.5 ms. */
+	int ok = st.switches == 3 && st.gaps == 0 && st.vcpus == 2 &&
+		 strstr(mem, "        10  sh                      1          1.000   50.0%") &&
+		 strstr(mem, "         0  swapper/0               1          1.000   50.0%") &&
+		 strstr(mem, "         0  swapper/1               1          1.500  100.0%");
+	if (!ok)
+		printf("%s", mem);
+	CHECK(ok, "run times or names");
+}
+
+static void sched_cleanup(void)
+{
+	ht_sched_free(sched);
+	sched = NULL;
+	free(mem);
+	mem = NULL;
+	cleanup();
+}
+
 static void test_report_dump_decodes_user_catalog_and_leaves_others(void)
 {
 	struct ht_record recs[2];
@@ -535,6 +587,8 @@ int main(void)
 	RUN(test_report_graph_pairs_nests_and_symbolizes);
 	RUN(test_report_sched_summary_run_times_and_gaps);
 	RUN(test_report_dump_decodes_user_catalog_and_leaves_others);
+	ht_test_cleanup = sched_cleanup;
+	RUN(test_sched_run_ends_at_module_unload_and_idle_names_per_vcpu);
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd) != 0)

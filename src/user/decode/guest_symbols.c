@@ -26,8 +26,12 @@ static int cmp_sym(const void *a, const void *b)
 {
 	const struct ht_sym *x = a, *y = b;
 
+	bool gx = x->type == 'T' || x->type == 'W', gy = y->type == 'T' || y->type == 'W';
+
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
+	if (gx != gy)
+		return gx ? -1 : 1;
 	return strcmp(x->name, y->name);
 }
 
@@ -96,6 +100,7 @@ int ht_symtab_parse(struct ht_symtab *t, const char *text, const char *origin, c
 		}
 		t->syms[t->n].addr = addr;
 		t->syms[t->n].name = name;
+		t->syms[t->n].type = type[0];
 		t->n++;
 	}
 	if (t->n == 0) {
@@ -183,7 +188,7 @@ const struct ht_sym *ht_symtab_lookup(const struct ht_symtab *t, uint64_t addr, 
 		else
 			hi = mid;
 	}
-	/* Of aliases at one address, the first by name: the same answer every time. */
+	/* Of aliases at one address, the first in sort order (global, then by name). */
 	size_t last = lo;
 	while (lo > 0 && t->syms[lo - 1].addr == t->syms[lo].addr)
 		lo--;

@@ -16,6 +16,7 @@
 struct ht_sym {
 	uint64_t addr; /* as in the file */
 	const char *name;
+	char type;     /* t, T, w or W: upper case is global */
 };
 
 struct ht_symtab {
@@ -35,7 +36,9 @@ void ht_symtab_free(struct ht_symtab *t);
 bool ht_symtab_addr_of(const struct ht_symtab *t, const char *name, uint64_t *addr);
 /*
  * The symbol holding run-time address addr (the offset applied): the nearest
- * symbol at or below it, with *off the distance. NULL below the first
+ * symbol at or below it, with *off the distance. Of aliases at one address
+ * (a syscall wrapper and the function inlined into it, _stext and _text), a
+ * global symbol is preferred, then the first by name. NULL below the first
  * symbol, or farther than max_off past the last one (addresses past the end
  * of the kernel text are not code of the last symbol).
  */

@@ -16,7 +16,7 @@ struct run_stat {
 	bool used;
 	uint64_t runs, run_ns;
 	uint64_t vcpu_mask; /* totals: the vCPUs (below 64) the task ran on */
-	char comm[17];      /* totals: the task's latest name */
+	char comm[17];      /* its name when last switched in (per vCPU: tid 0 is swapper/N on each) */
 };
 
 struct vcpu_state {
@@ -25,6 +25,7 @@ struct vcpu_state {
 	bool have_cur;
 	uint32_t cur_tid;
 	uint64_t since_ns, first_ns, last_ns, switches, gaps;
+	uint64_t stopped_ns; /* the module's unload, if after the last switch */
 };
 
 struct ht_sched {
@@ -162,6 +163,20 @@ int ht_sched_observe(struct ht_sched *s, const struct ht_record *r)
 {
 	char comm[17];
 
+	if (r->nr == HT_GUEST_NR_MODULE && (r->a0 & 0xff) == 0) {
+		/* The module stops offloading: what runs from here on is not known. */
+		for (size_t i = 0; i < s->nvcpus; i++) {
+			struct vcpu_state *v = &s->vcpus[i];
+
+			if (v->host_pid != r->host_pid || !v->have_cur)
+				continue;
+			if (account(s, v, r->exit_ns))
+				return -1;
+			v->have_cur = false;
+			v->stopped_ns = r->exit_ns;
+		}
+		return 0;
+	}
 	if (r->nr == HT_GUEST_NR_SCHED_WAKEUP) {
 		unpack_comm(r->a1, r->a2, comm);
 		return name_task(s, r->host_pid, (uint32_t)r->a0, comm);
@@ -196,8 +211,11 @@ int ht_sched_observe(struct ht_sched *s, const struct ht_record *r)
 	total->runs++;
 	if (r->vcpu_id < 64)
 		total->vcpu_mask |= 1ull << r->vcpu_id;
-	find(s, r->host_pid, r->vcpu_id, next)->runs++;
+	per_vcpu = find(s, r->host_pid, r->vcpu_id, next);
+	per_vcpu->runs++;
+	memcpy(per_vcpu->comm, comm, sizeof(per_vcpu->comm));
 	v->have_cur = true;
+	v->stopped_ns = 0;
 	v->cur_tid = next;
 	v->since_ns = r->exit_ns;
 	return 0;
@@ -259,7 +277,7 @@ void ht_sched_print(struct ht_sched *s, FILE *out, uint64_t start_ns, uint64_t e
 			if (head)
 				fprintf(out, "\nVM pid %u, every vCPU:\n  %8s  %-16s %8s %14s  %s\n", r->host_pid, "tid",
 					"comm", "runs", "run_ms", "vcpus");
-			fprintf(out, "  %8u  %-16s %8" PRIu64 " %14.3f  ", r->tid, comm_of(s, r->host_pid, r->tid),
+			fprintf(out, "  %8u  %-16s %8" PRIu64 " %14.3f  ", r->tid, r->comm[0] ? r->comm : "?",
 				r->runs, (double)r->run_ns / 1e6);
 			for (unsigned int c = 0, first = 1; c < 64; c++)
 				if (r->vcpu_mask >> c & 1) {
@@ -284,8 +302,13 @@ void ht_sched_print(struct ht_sched *s, FILE *out, uint64_t start_ns, uint64_t e
 		uint64_t span = 0;
 		for (size_t k = 0; k < s->nvcpus; k++)
 			if (s->vcpus[k].host_pid == r->host_pid && s->vcpus[k].vcpu == r->vcpu)
-				span = end_ns > s->vcpus[k].first_ns ? end_ns - s->vcpus[k].first_ns : 0;
-		fprintf(out, "  %8u  %-16s %8" PRIu64 " %14.3f %6.1f%%\n", r->tid, comm_of(s, r->host_pid, r->tid),
+			{
+				uint64_t stop = s->vcpus[k].stopped_ns ? s->vcpus[k].stopped_ns : end_ns;
+
+				span = stop > s->vcpus[k].first_ns ? stop - s->vcpus[k].first_ns : 0;
+			}
+		fprintf(out, "  %8u  %-16s %8" PRIu64 " %14.3f %6.1f%%\n", r->tid,
+			r->comm[0] ? r->comm : comm_of(s, r->host_pid, r->tid),
 			r->runs, (double)r->run_ns / 1e6, span ? 100.0 * (double)r->run_ns / (double)span : 0.0);
 	}
 	free(rows);

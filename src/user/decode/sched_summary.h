@@ -5,7 +5,9 @@
  * from being switched in to being switched out); then per task, over all
  * vCPUs. A switch whose prev_tid is not the task the previous switch on that
  * vCPU put in means switches are missing from the trace (recording started
- * late, or events lost): counted, never guessed across.
+ * late, or events lost): counted, never guessed across. A task's run ends at
+ * its switch out, at the module's unload event (hypertrace_module state 0:
+ * nothing is known after it), or at the end of the recording.
  */
 #ifndef HT_DECODE_SCHED_SUMMARY_H
 #define HT_DECODE_SCHED_SUMMARY_H

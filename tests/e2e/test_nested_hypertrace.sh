@@ -1,0 +1,415 @@
+#!/usr/bin/env bash
+# Hypertracing on real guest events: inside the nested machine
+# (tests/e2e/nested.sh), Debian's qemu runs a Linux KVM guest (Debian's
+# kernel, 2 vCPUs) that loads the guest module (guest/module, built against
+# that kernel's headers); hypertrace-bpf records its hypercalls in the
+# nested machine and `report` decodes and analyses them there.
+#
+# What is checked against the guest's own account:
+#   - sched_switch: the guest's ftrace records sched_switch at the same time;
+#     per guest CPU the host's decoded (prev_tid, next_tid) sequence is one
+#     unbroken run of ftrace's (nothing lost, nothing added), the run covers
+#     the whole workload, and neither side dropped anything;
+#   - function entry/exit of __x64_sys_sync and iterate_supers while the
+#     workload runs `sync` a known number of times: all paired, nested,
+#     durations > 0, named by --guest-symbols with the nested machine's own
+#     kallsyms (the same kernel at another KASLR base: the offset comes from
+#     the module's anchor event), and the addresses are the guest's;
+#   - user markers from the guest's hypercall program, decoded with a user
+#     catalog;
+#   - unloading under load leaves the guest healthy and a second load works;
+#   - the module refuses to load where the hypervisor is not KVM (the nested
+#     machine itself runs under QEMU's TCG).
+#
+# Needs `make static` and apt access on the first run. HT_E2E=0 skips it.
+set -euo pipefail
+export NESTED_SILENCE=${NESTED_SILENCE:-150} NESTED_TIMEOUT=${NESTED_TIMEOUT:-400}
+source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/nested.sh"
+source "$TOP/tests/guest_kernel.sh"
+
+HT_STATIC=${HT_STATIC:-$OUTPUT/static/hypertrace-bpf}
+HYPERCALL=${HYPERCALL:-$OUTPUT/guest/hypercall}
+# As tests/e2e/test_nested_qemu.sh: one emulated CPU (two froze the KVM
+# guest under TCG), memory for qemu in the initramfs, TSC clocksource, no NPT.
+export NESTED_SMP=1 NESTED_MEM=${NESTED_MEM:-2048}
+export NESTED_APPEND="tsc=reliable" NESTED_KVM_AMD_PARAMS="npt=0"
+export NESTED_STAGE_HOOK=stage_qemu_and_guest
+
+if [ "${HT_E2E:-1}" = 0 ]; then
+	skip nested_hypertrace "disabled by HT_E2E=0"
+	exit 0
+fi
+for f in "$HT_STATIC" "$HYPERCALL"; do
+	if [ ! -x "$f" ]; then
+		fail nested_hypertrace "$f is missing: run 'make static' first"
+		suite_exit
+	fi
+done
+if ! declare -F nested_stage_program >/dev/null; then
+	fail nested_hypertrace "tests/e2e/nested.sh has no nested_stage_program: it cannot stage qemu"
+	suite_exit
+fi
+
+work=$(mktemp -d)
+trap '[ "${HT_E2E_KEEP:-0}" = 1 ] && echo "  info: kept $work" || rm -rf "$work"' EXIT
+
+# --- the guest module, for the kernel the guest boots --------------------------------
+if ! guest_kernel_fetch; then
+	fail nested_hypertrace_module_build "cannot fetch the guest kernel headers: $GK_ERR"
+	suite_exit
+fi
+if ! make -C "$TOP" -s guest-module KDIR="$GK_KDIR" >"$work/kmod.log" 2>&1; then
+	fail nested_hypertrace_module_build "make guest-module failed: $(tail -n 3 "$work/kmod.log" | tr '\n' ' ')"
+	suite_exit
+fi
+KO=$OUTPUT/guest/module/hypertrace_guest.ko
+
+# The functions probed, and the workload's known number of sync() calls.
+SYNCS=5
+FUNCS=__x64_sys_sync,iterate_supers
+
+# --- the KVM guest (L2) ---------------------------------------------------------------
+# /init reads "ID COMMAND" lines from the serial console and answers each
+# with L2-BEGIN ID ... L2-END ID STATUS (the protocol of test_nested_qemu.sh).
+l2_init() {
+	cat <<'EOF'
+#!/bin/busybox sh
+/bin/busybox mount -t devtmpfs dev /dev
+exec </dev/ttyS0 >/dev/ttyS0 2>&1
+/bin/busybox --install -s
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+dmesg -n 1
+stty -echo
+echo "L2-READY cpus=$(nproc)"
+while read -r id cmd; do
+	echo "L2-BEGIN $id"
+	sh -c "$cmd"
+	echo "L2-END $id $?"
+done
+poweroff -f
+EOF
+}
+
+# In the guest: ftrace and the module over the same workload. Prints the
+# guest's kallsyms lines of the probed functions (L2SYM), ftrace's
+# sched_switch events (FT CPU TIME PREV NEXT), the workload's bounds in
+# ftrace time (FTMARK BEGIN|END TIME) and ftrace's overruns (FTOVERRUN).
+l2_sched_and_functions() {
+	cat <<EOF
+#!/bin/sh
+T=/sys/kernel/tracing
+mount -t tracefs nodev \$T || exit 1
+echo 8192 >\$T/buffer_size_kb
+echo 1 >\$T/events/sched/sched_switch/enable
+echo 1 >\$T/tracing_on
+# The probed functions' addresses here, with every alias at them.
+for f in __x64_sys_sync iterate_supers; do
+	a=\$(grep " \$f\$" /proc/kallsyms | cut -d' ' -f1)
+	grep "^\$a " /proc/kallsyms | sed "s/^/L2SYM \$f /"
+done
+insmod /hypertrace_guest.ko sched_switch=1 sched_wakeup=1 irq=1 functions=$FUNCS || exit 1
+echo HT-BEGIN >\$T/trace_marker
+hypercall -n 3 --nr 1201 --a1 0x64616f6c6b726f77 >/dev/null
+taskset 1 sh -c 'i=0; while [ \$i -lt $SYNCS ]; do sync; usleep 3000; i=\$((i + 1)); done' &
+taskset 2 sh -c 'i=0; while [ \$i -lt 20 ]; do usleep 2000; i=\$((i + 1)); done'
+wait
+echo HT-END >\$T/trace_marker
+rmmod hypertrace_guest || exit 1
+echo 0 >\$T/tracing_on
+awk '/ sched_switch: / {
+	cpu = \$0; sub(/^.*\\[/, "", cpu); sub(/\\].*/, "", cpu)
+	t = \$0; sub(/: sched_switch: .*/, "", t); sub(/.* /, "", t)
+	p = \$0; sub(/.* prev_pid=/, "", p); sub(/ .*/, "", p)
+	n = \$0; sub(/.* next_pid=/, "", n); sub(/ .*/, "", n)
+	print "FT", cpu + 0, t, p, n
+}
+/tracing_mark_write: HT-(BEGIN|END)/ {
+	t = \$0; sub(/: tracing_mark_write: .*/, "", t); sub(/.* /, "", t)
+	m = \$0; sub(/.*HT-/, "", m)
+	print "FTMARK", m, t
+}' \$T/trace
+for s in \$T/per_cpu/cpu*/stats; do sed -n 's/^overrun: /FTOVERRUN /p' \$s; done
+EOF
+}
+
+# In the guest: unload while a load runs, check the guest still answers, load again.
+l2_unload_under_load() {
+	cat <<'EOF'
+#!/bin/sh
+taskset 1 sh -c 'while :; do sync; usleep 500; done' &
+L1=$!
+taskset 2 sh -c 'while :; do usleep 300; done' &
+L2=$!
+usleep 300000
+rmmod hypertrace_guest || { echo "UNLOAD-FAILED"; kill $L1 $L2; exit 1; }
+usleep 200000
+insmod /hypertrace_guest.ko sched_switch=1 functions=__x64_sys_sync || { echo "RELOAD-FAILED"; kill $L1 $L2; exit 1; }
+usleep 300000
+rmmod hypertrace_guest || { echo "SECOND-UNLOAD-FAILED"; kill $L1 $L2; exit 1; }
+kill $L1 $L2
+wait 2>/dev/null
+echo "ALIVE $(cat /proc/loadavg)"
+# From the module's first load on (the boot may warn about the emulated CPU).
+dmesg | awk '/hypertrace_guest/ { on = 1 } on' | grep -E 'BUG|Oops|WARNING|hypertrace_guest' | sed 's/^/DMESG /'
+EOF
+}
+
+# stage_qemu_and_guest STAGE: qemu with its libraries and firmware, the
+# guest's kernel, and its initramfs with busybox, hypercall, the module and
+# the scripts above.
+stage_qemu_and_guest() {
+	local stage=$1 l2=$work/l2 f
+	nested_stage_program "$stage" usr/bin/qemu-system-x86_64 || return 1
+	mkdir -p "$stage/usr/share/qemu" "$stage/l2" "$stage/ht" || return 1
+	for f in usr/share/seabios/bios-256k.bin usr/share/qemu/kvmvapic.bin usr/share/qemu/linuxboot_dma.bin; do
+		cp -L "$NESTED_ROOT/$f" "$stage/usr/share/qemu/" || { NESTED_ERR="no $f in the fetched tree"; return 1; }
+	done
+	cp "$NESTED_ROOT/kernel/vmlinuz" "$stage/l2/vmlinuz" || return 1
+	# The nested machine tries the module too: it must refuse there.
+	cp "$KO" "$stage/ht/" || return 1
+	rm -rf "$l2" && mkdir -p "$l2"/{bin,dev,proc,sys} || return 1
+	cp "$NESTED_ROOT/busybox" "$HYPERCALL" "$l2/bin/" || return 1
+	cp "$KO" "$l2/" || return 1
+	l2_init >"$l2/init"
+	l2_sched_and_functions >"$l2/bin/ht_sched_and_functions"
+	l2_unload_under_load >"$l2/bin/ht_unload_under_load"
+	chmod 755 "$l2/init" "$l2/bin/ht_sched_and_functions" "$l2/bin/ht_unload_under_load"
+	(cd "$l2" && find . | "$NESTED_ROOT/busybox" cpio -o -H newc >"$stage/l2/initrd.cpio" 2>/dev/null) ||
+		{ NESTED_ERR="cannot pack the guest's initramfs"; return 1; }
+}
+
+# --- the nested machine's side (L1) -----------------------------------------------------
+cat >"$work/l2cmd" <<'EOF'
+#!/bin/sh
+# l2cmd ID COMMAND...: runs COMMAND in the KVM guest whose console is $CON and
+# waits (120 s at most) for its end; exits with COMMAND's status.
+id=$1
+shift
+echo "$id $*" >/tmp/l2.in
+i=0
+while ! grep -q "L2-END $id " "$CON"; do
+	i=$((i + 1))
+	[ $i -le 600 ] || { echo "l2cmd: no end of '$id' from the guest" >&2; exit 124; }
+	sleep 0.2
+done
+exit "$(tr -d '\r' <"$CON" | sed -n "s/^L2-END $id \([0-9]*\)$/\1/p")"
+EOF
+
+cat >"$work/guest.sh" <<'EOF'
+say() { echo "L1: $*"; }
+l2_start() {
+	CON=/out/$1.console
+	export CON
+	rm -f /tmp/l2.in
+	mkfifo /tmp/l2.in
+	: >"$CON"
+	qemu-system-x86_64 -name "$1,debug-threads=on" -enable-kvm -cpu host -smp "$2" -m 256 \
+		-kernel /l2/vmlinuz -initrd /l2/initrd.cpio -L /usr/share/qemu \
+		-append "console=ttyS0 rdinit=/init panic=-1 mitigations=off quiet" \
+		-nodefaults -display none -serial stdio -no-reboot </tmp/l2.in >"$CON" 2>&1 &
+	QPID=$!
+	exec 3<>/tmp/l2.in
+	i=0
+	while ! grep -q L2-READY "$CON"; do
+		i=$((i + 1))
+		if [ $i -gt 900 ] || ! kill -0 $QPID 2>/dev/null; then
+			say "guest $1 did not start: $(tail -n 3 "$CON")"
+			return 1
+		fi
+		sleep 0.2
+	done
+	echo $QPID >/out/$1.qpid
+	say "guest $1 ready: qemu pid $QPID"
+}
+l2_stop() {
+	kill $QPID
+	wait $QPID
+	exec 3>&-
+}
+
+# Here, under QEMU's TCG, the module must refuse.
+insmod /ht/hypertrace_guest.ko sched_switch=1 >/out/l1_insmod.out 2>&1
+echo $? >/out/l1_insmod.rc
+dmesg | grep hypertrace_guest >/out/l1_dmesg.txt
+# This machine runs the guest's kernel at another KASLR base: its kallsyms is
+# the guest's symbol table with an offset, as a System.map would be.
+cat /proc/kallsyms >/tmp/l1.kallsyms
+cat >/tmp/marker.cat <<'CAT'
+# The test's user marker: hypercall --nr 1201 (a0 = sequence number, a1 = text).
+1201 test_marker seq=a0 tag=a1:str
+CAT
+NRS="--nr 1100 --nr 1101 --nr 1102 --nr 1103 --nr 1104 --nr 1105 --nr 1106 --nr 1201"
+
+l2_start hyper 2 || exit 1
+timeout 200 hypertrace-bpf record -q -o /tmp/s.htr -p $QPID $NRS -- l2cmd s ht_sched_and_functions >/out/s.out 2>/out/s.err
+echo $? >/out/s.rc
+hypertrace-bpf report --dump --catalog /tmp/marker.cat /tmp/s.htr >/out/s.dump 2>/out/s.dump.err
+echo $? >/out/s.dump.rc
+hypertrace-bpf report --graph --guest-symbols /tmp/l1.kallsyms /tmp/s.htr >/out/s.graph 2>/out/s.graph.err
+echo $? >/out/s.graph.rc
+hypertrace-bpf report --sched /tmp/s.htr >/out/s.sched 2>/out/s.sched.err
+echo $? >/out/s.sched.rc
+say "sched and functions done"
+# Loaded before this recording: it holds the unload, the reload and the second unload.
+l2cmd u0 "insmod /hypertrace_guest.ko sched_switch=1 functions=__x64_sys_sync" >/dev/null
+echo $? >/out/u0.rc
+timeout 200 hypertrace-bpf record -q -o /tmp/u.htr -p $QPID $NRS -- l2cmd u ht_unload_under_load >/out/u.out 2>/out/u.err
+echo $? >/out/u.rc
+hypertrace-bpf report --dump /tmp/u.htr >/out/u.dump 2>/out/u.dump.err
+echo $? >/out/u.dump.rc
+l2cmd alive "echo STILL-ALIVE" >/dev/null
+echo $? >/out/alive.rc
+l2_stop
+EOF
+
+start=$(date +%s)
+if ! nested_fetch 2>"$work/fetch.log"; then
+	fail nested_hypertrace_boot "cannot fetch qemu/kernel/busybox: $NESTED_ERR"
+	suite_exit
+fi
+out=$work/out
+chmod 755 "$work/l2cmd"
+run_once() { nested_run "$out" "$work/guest.sh" "$HT_STATIC" "$work/l2cmd" 2>"$work/run.log"; }
+if ! run_once; then
+	if [ "$NESTED_STALLED" = 1 ]; then
+		echo "  info: $NESTED_ERR; running once more"
+		run_once || { fail nested_hypertrace_boot "$NESTED_ERR"; suite_exit; }
+	else
+		fail nested_hypertrace_boot "$NESTED_ERR"
+		suite_exit
+	fi
+fi
+pass nested_hypertrace_boot
+echo "  info: qemu run $(cat "$out/qemu_seconds") s, whole test $(($(date +%s) - start)) s"
+F=$out/files
+
+rc() { cat "$F/$1" 2>/dev/null || echo missing; }
+tail_of() { tail -n 3 "$1" 2>/dev/null | tr '\n' '|'; }
+# guest_output ID: what the guest printed for command ID.
+guest_output() {
+	tr -d '\r' <"$F/hyper.console" 2>/dev/null | awk -v id="$1" '$0 == "L2-BEGIN " id { on = 1; next }
+		on && $0 ~ "^L2-END " id " " { exit } on { print }'
+}
+guest_status() { tr -d '\r' <"$F/hyper.console" 2>/dev/null | sed -n "s/^L2-END $1 \([0-9]*\)$/\1/p"; }
+
+# --- the module refuses outside KVM -------------------------------------------------------
+if [ "$(rc l1_insmod.rc)" != 0 ] && grep -q "the hypervisor is not KVM" "$F/l1_dmesg.txt" 2>/dev/null; then
+	pass module_refuses_to_load_under_a_non_kvm_hypervisor
+else
+	fail module_refuses_to_load_under_a_non_kvm_hypervisor "insmod status $(rc l1_insmod.rc), dmesg: $(tail_of "$F/l1_dmesg.txt")"
+fi
+
+# --- recording --------------------------------------------------------------------------
+S=$(guest_output s)
+if [ "$(guest_status s)" != 0 ]; then
+	fail module_loads_in_a_kvm_guest "the guest script exited with '$(guest_status s)': $(tail -n 5 <<<"$S" | tr '\n' '|')"
+	suite_exit
+fi
+pass module_loads_in_a_kvm_guest
+if [ "$(rc s.rc)" = 0 ] && grep -q "^hypertrace-bpf: [0-9]* records, 0 dropped" "$F/s.out"; then
+	pass record_of_guest_events_drops_nothing
+else
+	fail record_of_guest_events_drops_nothing "record status $(rc s.rc): $(grep '^hypertrace-bpf:' "$F/s.out" || tail_of "$F/s.err")"
+fi
+overruns=$(awk '$1 == "FTOVERRUN" { s += $2 } END { print s + 0 }' <<<"$S")
+echo "  info: $(grep '^hypertrace-bpf:' "$F/s.out" || true); guest ftrace overruns $overruns"
+
+# --- sched_switch: the host's decoded events against the guest's ftrace ------------------
+# host: "CPU PREV NEXT" per decoded sched_switch, in file order (per vCPU, time order).
+sed -n 's/.* => sched_switch: prev_tid=\([0-9]*\) next_tid=\([0-9]*\) .* cpu_id=\([0-9]*\) .*/\3 \1 \2/p' "$F/s.dump" >"$work/host.seq"
+awk '$1 == "FT" { print $2, $3, $4, $5 }' <<<"$S" >"$work/ftrace.seq"
+verdict=$(awk -v begin="$(awk '$1 == "FTMARK" && $2 == "BEGIN" { print $3 }' <<<"$S")" \
+	-v end="$(awk '$1 == "FTMARK" && $2 == "END" { print $3 }' <<<"$S")" '
+	FNR == NR { h[$1, ++hn[$1]] = $2 ">" $3; cpus[$1] = 1; next }
+	{ f[$1, ++fn[$1]] = $3 ">" $4; ft[$1, fn[$1]] = $2; cpus[$1] = 1 }
+	END {
+		if (begin == "" || end == "") { print "no workload markers in the guest ftrace"; exit }
+		for (c in cpus) {
+			if (!hn[c]) { print "cpu " c ": no host events, ftrace has " fn[c] + 0; exit }
+			# Where the host run starts in ftrace: the first position whose
+			# whole run matches.
+			start = 0
+			for (s = 1; s + hn[c] - 1 <= fn[c] && !start; s++) {
+				ok = 1
+				for (i = 1; i <= hn[c] && ok; i++) if (f[c, s + i - 1] != h[c, i]) ok = 0
+				if (ok) start = s
+			}
+			if (!start) { print "cpu " c ": the host sequence (" hn[c] " events) is no unbroken run of ftrace s (" fn[c] ")"; exit }
+			last = start + hn[c] - 1
+			for (i = 1; i <= fn[c]; i++)
+				if (ft[c, i] + 0 >= begin + 0 && ft[c, i] + 0 <= end + 0 && (i < start || i > last)) {
+					print "cpu " c ": ftrace event " i " (" f[c, i] " at " ft[c, i] ") in the workload is missing on the host"; exit
+				}
+			total += hn[c]
+			info = info " cpu" c "=" hn[c] "/" fn[c]
+		}
+		print "OK" total info
+	}' "$work/host.seq" "$work/ftrace.seq")
+echo "  info: sched_switch host/ftrace per CPU:${verdict#OK* }"
+if [[ $verdict == OK* ]] && [ "$overruns" = 0 ] && [ -s "$work/host.seq" ]; then
+	pass sched_switch_equals_guest_ftrace_per_cpu
+else
+	fail sched_switch_equals_guest_ftrace_per_cpu "${verdict} (ftrace overruns $overruns)"
+fi
+if grep -q "^guest scheduling: [1-9][0-9]* sched_switch events on 2 vCPU(s), 0 gap(s)" "$F/s.sched" &&
+	grep -q "  swapper/0 " "$F/s.sched" && grep -q "  usleep " "$F/s.sched"; then
+	pass sched_summary_shows_guest_tasks_without_gaps
+else
+	fail sched_summary_shows_guest_tasks_without_gaps "$(head -n 3 "$F/s.sched" | tr '\n' '|')"
+fi
+
+# --- function entry/exit ---------------------------------------------------------------
+G=$F/s.graph
+# The syscall's name in the graph: the symbolizer picks one of the names the
+# guest's kallsyms has at that address (__x64_sys_sync, __ia32_sys_sync, ...).
+SYS=$(sed -n 's/.*|  \([A-Za-z0-9_]*\)() {$/\1/p' "$G" | head -n 1)
+aliases=$(awk '$1 == "L2SYM" && $2 == "__x64_sys_sync" { print $5 }' <<<"$S" | tr '\n' ' ')
+calls() { awk -v fn="$1" '$NF == fn && $1 ~ /^[0-9]+$/ { print $1 }' "$G"; }
+if [ "$(rc s.graph.rc)" = 0 ] && grep -q "exits: [0-9]* paired calls, 0 exits without entry, 0 entries without exit; max depth 1" "$G" &&
+	[ -n "$SYS" ] && [ "$(calls "$SYS")" = "$SYNCS" ] && [ "$(calls iterate_supers)" = $((3 * SYNCS)) ]; then
+	pass function_calls_paired_and_counted
+else
+	fail function_calls_paired_and_counted "status $(rc s.graph.rc), '$SYS' $(calls "$SYS") (want $SYNCS), iterate_supers $(calls iterate_supers) (want $((3 * SYNCS))): $(grep '^# [0-9]* entries' "$G" || tail_of "$F/s.graph.err")"
+fi
+# Nesting: iterate_supers one level inside the syscall, three times per call.
+nest=$(awk -v sys="$SYS" '$0 ~ "\\|  " sys "\\(\\) \\{$" { in_ = 1; n = 0; next }
+	in_ && /\|    iterate_supers\(\);$/ { n++; next }
+	in_ && index($0, "|  } /* " sys " */") { print n; in_ = 0 }' "$G" | sort -u | tr '\n' ' ')
+durations=$(awk -v sys="$SYS" '/iterate_supers\(\);$/ || index($0, "} /* " sys " */") { for (i = 1; i < NF; i++) if ($(i + 1) == "us") { if ($i + 0 > 0) pos++; else zero++ } } END { print pos + 0, zero + 0 }' "$G")
+if [ "$nest" = "3 " ] && [ "${durations#* }" = 0 ] && [ "${durations% *}" -gt 0 ]; then
+	pass function_graph_nests_with_positive_durations
+else
+	fail function_graph_nests_with_positive_durations "iterate_supers per $SYS: '$nest' (want 3), durations >0/0: $durations"
+fi
+# The names came from the nested machine's kallsyms; the addresses are the
+# guest's own (its kallsyms, printed in the guest): symbolized across KASLR bases.
+guest_addr=$(awk '$1 == "L2SYM" && $2 == "__x64_sys_sync" && $5 == "__x64_sys_sync" { print $3 }' <<<"$S")
+host_addr=$(sed -n 's/.* => func_entry: addr=\(0x[0-9a-f]*\) .*/\1/p' "$F/s.dump" | head -n 1)
+l1_note=$(cat "$F/s.graph.err" 2>/dev/null)
+if [ -n "$guest_addr" ] && [ "$((0x$guest_addr))" = "$((host_addr))" ] 2>/dev/null && [[ " $aliases" == *" $SYS "* ]] && [ -z "$l1_note" ]; then
+	pass function_addresses_are_the_guests_and_symbolized
+else
+	fail function_addresses_are_the_guests_and_symbolized "guest kallsyms __x64_sys_sync '$guest_addr' (names there: $aliases), first func_entry addr '$host_addr' named '$SYS', report said '$l1_note'"
+fi
+
+# --- user markers -------------------------------------------------------------------------
+markers=$(grep -c ' => test_marker: seq=[0-2] tag="workload"$' "$F/s.dump" || true)
+if [ "$(rc s.dump.rc)" = 0 ] && [ "$markers" = 3 ]; then
+	pass user_markers_decoded_with_user_catalog
+else
+	fail user_markers_decoded_with_user_catalog "$markers decoded markers, want 3 (report status $(rc s.dump.rc))"
+fi
+
+# --- unload under load, reload --------------------------------------------------------------
+U=$(guest_output u)
+states=$(sed -n 's/.* => hypertrace_module: state=\([01]\) .*/\1/p' "$F/u.dump" | tr -d '\n')
+switches=$(grep -c ' => sched_switch: ' "$F/u.dump" || true)
+if [ "$(guest_status u)" = 0 ] && grep -q "^ALIVE " <<<"$U" && ! grep -qE "^DMESG .*(BUG|Oops|WARNING)" <<<"$U" &&
+	[ "$(rc alive.rc)" = 0 ] && [ "$states" = 010 ] && [ "$switches" -gt 0 ]; then
+	pass unload_under_load_leaves_guest_healthy_and_reload_works
+else
+	fail unload_under_load_leaves_guest_healthy_and_reload_works "guest status '$(guest_status u)', module states '$states' (want 010), $switches sched_switch, alive $(rc alive.rc): $(grep -E '^(DMESG|[A-Z-]*FAILED)' <<<"$U" | tr '\n' '|')"
+fi
+suite_exit
