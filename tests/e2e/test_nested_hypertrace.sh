@@ -101,7 +101,6 @@ l2_sched_and_functions() {
 #!/bin/sh
 T=/sys/kernel/tracing
 mount -t tracefs nodev \$T || exit 1
-echo 8192 >\$T/buffer_size_kb
 echo 1 >\$T/events/sched/sched_switch/enable
 echo 1 >\$T/tracing_on
 # The probed functions' addresses here, with every alias at them.
@@ -113,7 +112,8 @@ insmod /hypertrace_guest.ko sched_switch=1 sched_wakeup=1 irq=1 functions=$FUNCS
 echo HT-BEGIN >\$T/trace_marker
 hypercall -n 3 --nr 1201 --a1 0x64616f6c6b726f77 >/dev/null
 taskset 1 sh -c 'i=0; while [ \$i -lt $SYNCS ]; do sync; usleep 3000; i=\$((i + 1)); done' &
-taskset 2 sh -c 'i=0; while [ \$i -lt 20 ]; do usleep 2000; i=\$((i + 1)); done'
+# Console output raises the serial port's interrupt: IRQ events.
+taskset 2 sh -c 'i=0; while [ \$i -lt 20 ]; do usleep 2000; echo "tick \$i"; i=\$((i + 1)); done'
 wait
 echo HT-END >\$T/trace_marker
 rmmod hypertrace_guest || exit 1
@@ -392,6 +392,15 @@ if [ -n "$guest_addr" ] && [ "$((0x$guest_addr))" = "$((host_addr))" ] 2>/dev/nu
 	pass function_addresses_are_the_guests_and_symbolized
 else
 	fail function_addresses_are_the_guests_and_symbolized "guest kallsyms __x64_sys_sync '$guest_addr' (names there: $aliases), first func_entry addr '$host_addr' named '$SYS', report said '$l1_note'"
+fi
+
+# --- IRQ handlers ---------------------------------------------------------------------------
+irq_in=$(grep -c ' => irq_handler_entry: irq=[0-9]* cpu_id=[0-9]* name="ttyS0"$' "$F/s.dump" || true)
+irq_out=$(grep -c ' => irq_handler_exit: irq=[0-9]* cpu_id=[0-9]* ret=[0-9]*$' "$F/s.dump" || true)
+if [ "$irq_in" -gt 0 ] && [ "$irq_in" = "$irq_out" ]; then
+	pass irq_handler_entries_and_exits_decoded
+else
+	fail irq_handler_entries_and_exits_decoded "$irq_in entries of the serial port's handler, $irq_out exits (want as many, more than 0)"
 fi
 
 # --- user markers -------------------------------------------------------------------------
