@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/parse_number.h"
+#include "hypertrace/guest.h"
 
 const char hypercall_usage[] =
 	"Usage: hypercall [OPTIONS]\n"
@@ -17,6 +18,9 @@ const char hypercall_usage[] =
 	"      --a1 VALUE      a1, in RCX (default 0)\n"
 	"      --a2 VALUE      a2, in RDX (default 0)\n"
 	"      --a3 VALUE      a3, in RSI (default 0)\n"
+	"      --text TEXT     a marker's text in a0..a3 (at most 32 bytes, packed as\n"
+	"                      include/hypertrace/guest.h does; decoded by a catalog\n"
+	"                      field NAME=a0-a3:str), instead of --a0..--a3\n"
 	"      --rate PER_SEC  issue at most PER_SEC hypercalls per second (default: no limit)\n"
 	"      --insn vmcall|vmmcall\n"
 	"                      instruction to use (default: vmcall on Intel, vmmcall on AMD)\n"
@@ -51,6 +55,7 @@ enum {
 	OPT_A3,
 	OPT_RATE,
 	OPT_INSN,
+	OPT_TEXT,
 };
 
 static const struct option long_options[] = {
@@ -62,6 +67,7 @@ static const struct option long_options[] = {
 	{ "a3", required_argument, NULL, OPT_A3 },
 	{ "rate", required_argument, NULL, OPT_RATE },
 	{ "insn", required_argument, NULL, OPT_INSN },
+	{ "text", required_argument, NULL, OPT_TEXT },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -69,6 +75,8 @@ static const struct option long_options[] = {
 int hypercall_options_parse(int argc, char **argv, struct hypercall_options *o, char *err,
 			    size_t err_size)
 {
+	const char *text = NULL;
+	bool args_given = false;
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -93,15 +101,22 @@ int hypercall_options_parse(int argc, char **argv, struct hypercall_options *o, 
 		case OPT_A0:
 			ok = ht_parse_u64_option("--a0", optarg, 0, UINT64_MAX, &o->a0, err, err_size);
 			o->a0_fixed = true;
+			args_given = true;
 			break;
 		case OPT_A1:
 			ok = ht_parse_u64_option("--a1", optarg, 0, UINT64_MAX, &o->a1, err, err_size);
+			args_given = true;
 			break;
 		case OPT_A2:
 			ok = ht_parse_u64_option("--a2", optarg, 0, UINT64_MAX, &o->a2, err, err_size);
+			args_given = true;
 			break;
 		case OPT_A3:
 			ok = ht_parse_u64_option("--a3", optarg, 0, UINT64_MAX, &o->a3, err, err_size);
+			args_given = true;
+			break;
+		case OPT_TEXT:
+			text = optarg;
 			break;
 		case OPT_RATE:
 			ok = ht_parse_u64_option("--rate", optarg, 1, HYPERCALL_MAX_RATE, &o->rate, err,
@@ -133,6 +148,21 @@ int hypercall_options_parse(int argc, char **argv, struct hypercall_options *o, 
 	if (optind < argc) {
 		snprintf(err, err_size, "unexpected argument '%s'; see --help", argv[optind]);
 		return -1;
+	}
+	if (text && args_given) {
+		snprintf(err, err_size, "--text fills a0..a3: drop --a0..--a3; see --help");
+		return -1;
+	}
+	if (text && strlen(text) > 32) {
+		snprintf(err, err_size, "--text is %zu bytes: at most 32 fit in a0..a3", strlen(text));
+		return -1;
+	}
+	if (text) {
+		o->a0_fixed = true;
+		o->a0 = ht_guest_text_word(text, 32, 0);
+		o->a1 = ht_guest_text_word(text, 32, 1);
+		o->a2 = ht_guest_text_word(text, 32, 2);
+		o->a3 = ht_guest_text_word(text, 32, 3);
 	}
 	return 0;
 }

@@ -110,7 +110,7 @@ for f in __x64_sys_sync iterate_supers; do
 done
 insmod /hypertrace_guest.ko sched_switch=1 sched_wakeup=1 irq=1 functions=$FUNCS || exit 1
 echo HT-BEGIN >\$T/trace_marker
-hypercall -n 3 --nr 1201 --a1 0x64616f6c6b726f77 >/dev/null
+hypercall -n 3 --nr 1201 --text 'workload begins' >/dev/null
 taskset 1 sh -c 'i=0; while [ \$i -lt $SYNCS ]; do sync; usleep 3000; i=\$((i + 1)); done' &
 # Console output raises the serial port's interrupt: IRQ events.
 taskset 2 sh -c 'i=0; while [ \$i -lt 20 ]; do usleep 2000; echo "tick \$i"; i=\$((i + 1)); done'
@@ -237,8 +237,8 @@ dmesg | grep hypertrace_guest >/out/l1_dmesg.txt
 # the guest's symbol table with an offset, as a System.map would be.
 cat /proc/kallsyms >/tmp/l1.kallsyms
 cat >/tmp/marker.cat <<'CAT'
-# The test's user marker: hypercall --nr 1201 (a0 = sequence number, a1 = text).
-1201 test_marker seq=a0 tag=a1:str
+# The test's user marker: hypercall --nr 1201 --text TEXT.
+1201 test_marker tag=a0-a3:str
 CAT
 NRS="--nr 1100 --nr 1101 --nr 1102 --nr 1103 --nr 1104 --nr 1105 --nr 1106 --nr 1201"
 
@@ -404,7 +404,7 @@ else
 fi
 
 # --- user markers -------------------------------------------------------------------------
-markers=$(grep -c ' => test_marker: seq=[0-2] tag="workload"$' "$F/s.dump" || true)
+markers=$(grep -c ' => test_marker: tag="workload begins"$' "$F/s.dump" || true)
 if [ "$(rc s.dump.rc)" = 0 ] && [ "$markers" = 3 ]; then
 	pass user_markers_decoded_with_user_catalog
 else

@@ -52,6 +52,20 @@ static void test_hypercall_every_option(void)
 	CHECK(parse_hc(ARGS("--count=7", "--help"), &o) == 0 && o.count == 7 && o.help, "--count= / --help");
 }
 
+static void test_hypercall_text_marker(void)
+{
+	struct hypercall_options o;
+
+	CHECK(parse_hc(ARGS("--nr", "1201", "--text", "boot done"), &o) == 0, "%s", err);
+	/* "boot don" then "e": the bytes in memory order, as include/hypertrace/guest.h packs them. */
+	CHECK(o.a0_fixed && o.a0 == 0x6e6f6420746f6f62ull && o.a1 == 0x65 && o.a2 == 0 && o.a3 == 0,
+	      "a0=0x%llx a1=0x%llx", (unsigned long long)o.a0, (unsigned long long)o.a1);
+	CHECK(parse_hc(ARGS("--text", "x", "--a1", "1"), &o) < 0 && strstr(err, "--text fills a0..a3: drop --a0..--a3"),
+	      "%s", err);
+	CHECK(parse_hc(ARGS("--text", "0123456789abcdef0123456789abcdefX"), &o) < 0 &&
+		      strstr(err, "--text is 33 bytes: at most 32"), "%s", err);
+}
+
 static void test_hypercall_errors(void)
 {
 	struct hypercall_options o;
@@ -119,6 +133,7 @@ int main(void)
 {
 	RUN(test_hypercall_defaults);
 	RUN(test_hypercall_every_option);
+	RUN(test_hypercall_text_marker);
 	RUN(test_hypercall_errors);
 	RUN(test_minivm_defaults);
 	RUN(test_minivm_every_option);
