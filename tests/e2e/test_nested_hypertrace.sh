@@ -26,6 +26,7 @@ set -euo pipefail
 export NESTED_SILENCE=${NESTED_SILENCE:-150} NESTED_TIMEOUT=${NESTED_TIMEOUT:-400}
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/nested.sh"
+source "$(dirname "$0")/l2_guest.sh"
 source "$TOP/tests/guest_kernel.sh"
 
 HT_STATIC=${HT_STATIC:-$OUTPUT/static/hypertrace-bpf}
@@ -52,6 +53,7 @@ if ! declare -F nested_stage_program >/dev/null; then
 fi
 
 work=$(mktemp -d)
+L2_WORK=$work
 trap '[ "${HT_E2E_KEEP:-0}" = 1 ] && echo "  info: kept $work" || rm -rf "$work"' EXIT
 
 # --- the guest module, for the kernel the guest boots --------------------------------
@@ -69,29 +71,7 @@ KO=$OUTPUT/guest/module/hypertrace_guest.ko
 SYNCS=5
 FUNCS=__x64_sys_sync,iterate_supers
 
-# --- the KVM guest (L2) ---------------------------------------------------------------
-# /init reads "ID COMMAND" lines from the serial console and answers each
-# with L2-BEGIN ID ... L2-END ID STATUS (the protocol of test_nested_qemu.sh).
-l2_init() {
-	cat <<'EOF'
-#!/bin/busybox sh
-/bin/busybox mount -t devtmpfs dev /dev
-exec </dev/ttyS0 >/dev/ttyS0 2>&1
-/bin/busybox --install -s
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-dmesg -n 1
-stty -echo
-echo "L2-READY cpus=$(nproc)"
-while read -r id cmd; do
-	echo "L2-BEGIN $id"
-	sh -c "$cmd"
-	echo "L2-END $id $?"
-done
-poweroff -f
-EOF
-}
-
+# --- the KVM guest (L2): tests/e2e/l2_guest.sh, with the module and these scripts ---
 # In the guest: ftrace and the module over the same workload. Prints the
 # guest's kallsyms lines of the probed functions (L2SYM), ftrace's
 # sched_switch events (FT CPU TIME PREV NEXT), the workload's bounds in
@@ -156,78 +136,22 @@ dmesg | awk '/hypertrace_guest/ { on = 1 } on' | grep -E 'BUG|Oops|WARNING|hyper
 EOF
 }
 
-# stage_qemu_and_guest STAGE: qemu with its libraries and firmware, the
-# guest's kernel, and its initramfs with busybox, hypercall, the module and
-# the scripts above.
 stage_qemu_and_guest() {
-	local stage=$1 l2=$work/l2 f
-	nested_stage_program "$stage" usr/bin/qemu-system-x86_64 || return 1
-	mkdir -p "$stage/usr/share/qemu" "$stage/l2" "$stage/ht" || return 1
-	for f in usr/share/seabios/bios-256k.bin usr/share/qemu/kvmvapic.bin usr/share/qemu/linuxboot_dma.bin; do
-		cp -L "$NESTED_ROOT/$f" "$stage/usr/share/qemu/" || { NESTED_ERR="no $f in the fetched tree"; return 1; }
-	done
-	cp "$NESTED_ROOT/kernel/vmlinuz" "$stage/l2/vmlinuz" || return 1
+	local stage=$1
+	l2_sched_and_functions >"$work/ht_sched_and_functions"
+	l2_unload_under_load >"$work/ht_unload_under_load"
+	chmod 755 "$work/ht_sched_and_functions" "$work/ht_unload_under_load"
+	L2_FILES=("$KO:hypertrace_guest.ko" "$HYPERCALL:bin/hypercall"
+		"$work/ht_sched_and_functions:bin/ht_sched_and_functions"
+		"$work/ht_unload_under_load:bin/ht_unload_under_load")
+	l2_stage "$stage" || return 1
 	# The nested machine tries the module too: it must refuse there.
-	cp "$KO" "$stage/ht/" || return 1
-	rm -rf "$l2" && mkdir -p "$l2"/{bin,dev,proc,sys} || return 1
-	cp "$NESTED_ROOT/busybox" "$HYPERCALL" "$l2/bin/" || return 1
-	cp "$KO" "$l2/" || return 1
-	l2_init >"$l2/init"
-	l2_sched_and_functions >"$l2/bin/ht_sched_and_functions"
-	l2_unload_under_load >"$l2/bin/ht_unload_under_load"
-	chmod 755 "$l2/init" "$l2/bin/ht_sched_and_functions" "$l2/bin/ht_unload_under_load"
-	(cd "$l2" && find . | "$NESTED_ROOT/busybox" cpio -o -H newc >"$stage/l2/initrd.cpio" 2>/dev/null) ||
-		{ NESTED_ERR="cannot pack the guest's initramfs"; return 1; }
+	mkdir -p "$stage/ht" && cp "$KO" "$stage/ht/"
 }
 
 # --- the nested machine's side (L1) -----------------------------------------------------
-cat >"$work/l2cmd" <<'EOF'
-#!/bin/sh
-# l2cmd ID COMMAND...: runs COMMAND in the KVM guest whose console is $CON and
-# waits (120 s at most) for its end; exits with COMMAND's status.
-id=$1
-shift
-echo "$id $*" >/tmp/l2.in
-i=0
-while ! grep -q "L2-END $id " "$CON"; do
-	i=$((i + 1))
-	[ $i -le 600 ] || { echo "l2cmd: no end of '$id' from the guest" >&2; exit 124; }
-	sleep 0.2
-done
-exit "$(tr -d '\r' <"$CON" | sed -n "s/^L2-END $id \([0-9]*\)$/\1/p")"
-EOF
-
 cat >"$work/guest.sh" <<'EOF'
-say() { echo "L1: $*"; }
-l2_start() {
-	CON=/out/$1.console
-	export CON
-	rm -f /tmp/l2.in
-	mkfifo /tmp/l2.in
-	: >"$CON"
-	qemu-system-x86_64 -name "$1,debug-threads=on" -enable-kvm -cpu host -smp "$2" -m 256 \
-		-kernel /l2/vmlinuz -initrd /l2/initrd.cpio -L /usr/share/qemu \
-		-append "console=ttyS0 rdinit=/init panic=-1 mitigations=off quiet" \
-		-nodefaults -display none -serial stdio -no-reboot </tmp/l2.in >"$CON" 2>&1 &
-	QPID=$!
-	exec 3<>/tmp/l2.in
-	i=0
-	while ! grep -q L2-READY "$CON"; do
-		i=$((i + 1))
-		if [ $i -gt 900 ] || ! kill -0 $QPID 2>/dev/null; then
-			say "guest $1 did not start: $(tail -n 3 "$CON")"
-			return 1
-		fi
-		sleep 0.2
-	done
-	echo $QPID >/out/$1.qpid
-	say "guest $1 ready: qemu pid $QPID"
-}
-l2_stop() {
-	kill $QPID
-	wait $QPID
-	exec 3>&-
-}
+. /bin/l2lib.sh
 
 # Here, under QEMU's TCG, the module must refuse.
 insmod /ht/hypertrace_guest.ko sched_switch=1 >/out/l1_insmod.out 2>&1
@@ -270,8 +194,8 @@ if ! nested_fetch 2>"$work/fetch.log"; then
 	suite_exit
 fi
 out=$work/out
-chmod 755 "$work/l2cmd"
-run_once() { nested_run "$out" "$work/guest.sh" "$HT_STATIC" "$work/l2cmd" 2>"$work/run.log"; }
+# shellcheck disable=SC2046
+run_once() { nested_run "$out" "$work/guest.sh" "$HT_STATIC" $(l2_l1_files) 2>"$work/run.log"; }
 if ! run_once; then
 	if [ "$NESTED_STALLED" = 1 ]; then
 		echo "  info: $NESTED_ERR; running once more"
@@ -287,12 +211,8 @@ F=$out/files
 
 rc() { cat "$F/$1" 2>/dev/null || echo missing; }
 tail_of() { tail -n 3 "$1" 2>/dev/null | tr '\n' '|'; }
-# guest_output ID: what the guest printed for command ID.
-guest_output() {
-	tr -d '\r' <"$F/hyper.console" 2>/dev/null | awk -v id="$1" '$0 == "L2-BEGIN " id { on = 1; next }
-		on && $0 ~ "^L2-END " id " " { exit } on { print }'
-}
-guest_status() { tr -d '\r' <"$F/hyper.console" 2>/dev/null | sed -n "s/^L2-END $1 \([0-9]*\)$/\1/p"; }
+guest_output() { l2_output "$F/hyper.console" "$1"; }
+guest_status() { l2_status "$F/hyper.console" "$1"; }
 
 # --- the module refuses outside KVM -------------------------------------------------------
 if [ "$(rc l1_insmod.rc)" != 0 ] && grep -q "the hypervisor is not KVM" "$F/l1_dmesg.txt" 2>/dev/null; then

@@ -1,0 +1,123 @@
+# A Linux KVM guest (L2) inside the nested machine, for hypertracing runs:
+# Debian's qemu with KVM boots the nested machine's own kernel with a busybox
+# initramfs, driven through its serial console. Source after nested.sh.
+#
+#   L2_FILES=(SRC:DEST ...)  files for the guest's initramfs (DEST relative to /)
+#   l2_stage STAGE           NESTED_STAGE_HOOK: stages qemu, its firmware, the
+#                            kernel and the guest initramfs into the nested
+#                            machine's initramfs (needs $L2_WORK, a scratch dir)
+#   l2_l1_files              prints the files to pass to nested_run for the
+#                            nested machine: /bin/l2lib.sh and /bin/l2cmd
+#
+# In the nested machine's script, `. /bin/l2lib.sh` gives
+#   l2_start NAME SMP   boot the guest; sets QPID (its qemu) and CON (console log)
+#   l2_stop             power it off
+#   l2cmd ID COMMAND... run COMMAND in the guest (sh -c), wait for it, exit with
+#                       its status; its output is in $CON between
+#                       "L2-BEGIN ID" and "L2-END ID STATUS"
+# shellcheck shell=bash
+
+l2_init() {
+	cat <<'EOF'
+#!/bin/busybox sh
+/bin/busybox mount -t devtmpfs dev /dev
+exec </dev/ttyS0 >/dev/ttyS0 2>&1
+/bin/busybox --install -s
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+dmesg -n 1
+stty -echo
+echo "L2-READY cpus=$(nproc)"
+while read -r id cmd; do
+	echo "L2-BEGIN $id"
+	sh -c "$cmd"
+	echo "L2-END $id $?"
+done
+poweroff -f
+EOF
+}
+
+l2_stage() {
+	local stage=$1 l2=$L2_WORK/l2 f src dest
+	nested_stage_program "$stage" usr/bin/qemu-system-x86_64 || return 1
+	mkdir -p "$stage/usr/share/qemu" "$stage/l2" || return 1
+	for f in usr/share/seabios/bios-256k.bin usr/share/qemu/kvmvapic.bin usr/share/qemu/linuxboot_dma.bin; do
+		cp -L "$NESTED_ROOT/$f" "$stage/usr/share/qemu/" || { NESTED_ERR="no $f in the fetched tree"; return 1; }
+	done
+	cp "$NESTED_ROOT/kernel/vmlinuz" "$stage/l2/vmlinuz" || return 1
+	rm -rf "$l2" && mkdir -p "$l2"/{bin,dev,proc,sys} || return 1
+	cp "$NESTED_ROOT/busybox" "$l2/bin/" || return 1
+	for f in "${L2_FILES[@]}"; do
+		src=${f%%:*}
+		dest=${f#*:}
+		mkdir -p "$l2/$(dirname "$dest")" && cp "$src" "$l2/$dest" || { NESTED_ERR="cannot stage $src"; return 1; }
+	done
+	l2_init >"$l2/init"
+	chmod 755 "$l2/init"
+	(cd "$l2" && find . | "$NESTED_ROOT/busybox" cpio -o -H newc >"$stage/l2/initrd.cpio" 2>/dev/null) ||
+		{ NESTED_ERR="cannot pack the guest's initramfs"; return 1; }
+}
+
+l2_l1_files() {
+	cat >"$L2_WORK/l2cmd" <<'EOF'
+#!/bin/sh
+# l2cmd ID COMMAND...: runs COMMAND in the KVM guest whose console is $CON and
+# waits (120 s at most) for its end; exits with COMMAND's status.
+id=$1
+shift
+echo "$id $*" >/tmp/l2.in
+i=0
+while ! grep -q "L2-END $id " "$CON"; do
+	i=$((i + 1))
+	[ $i -le 600 ] || { echo "l2cmd: no end of '$id' from the guest" >&2; exit 124; }
+	sleep 0.2
+done
+exit "$(tr -d '\r' <"$CON" | sed -n "s/^L2-END $id \([0-9]*\)$/\1/p")"
+EOF
+	cat >"$L2_WORK/l2lib.sh" <<'EOF'
+say() { echo "L1: $*"; }
+l2_start() {
+	CON=/out/$1.console
+	export CON
+	rm -f /tmp/l2.in
+	mkfifo /tmp/l2.in
+	: >"$CON"
+	qemu-system-x86_64 -name "$1,debug-threads=on" -enable-kvm -cpu host -smp "$2" -m 256 \
+		-kernel /l2/vmlinuz -initrd /l2/initrd.cpio -L /usr/share/qemu \
+		-append "console=ttyS0 rdinit=/init panic=-1 mitigations=off quiet" \
+		-nodefaults -display none -serial stdio -no-reboot </tmp/l2.in >"$CON" 2>&1 &
+	QPID=$!
+	# Holding the FIFO open keeps qemu's stdin from reaching end of file.
+	exec 3<>/tmp/l2.in
+	i=0
+	while ! grep -q L2-READY "$CON"; do
+		i=$((i + 1))
+		if [ $i -gt 900 ] || ! kill -0 $QPID 2>/dev/null; then
+			say "guest $1 did not start: $(tail -n 3 "$CON")"
+			return 1
+		fi
+		# A line now and then: the nested machine's silence watchdog watches the console.
+		[ $((i % 50)) = 0 ] && say "guest $1 booting ($((i / 5)) s)"
+		sleep 0.2
+	done
+	echo $QPID >/out/$1.qpid
+	say "guest $1 ready: qemu pid $QPID"
+}
+l2_stop() {
+	kill $QPID
+	wait $QPID
+	exec 3>&-
+}
+EOF
+	chmod 755 "$L2_WORK/l2cmd"
+	echo "$L2_WORK/l2cmd" "$L2_WORK/l2lib.sh"
+}
+
+# l2_output CONSOLE ID: what the guest printed for command ID.
+l2_output() {
+	tr -d '\r' <"$1" 2>/dev/null | awk -v id="$2" '$0 == "L2-BEGIN " id { on = 1; next }
+		on && $0 ~ "^L2-END " id " " { exit } on { print }'
+}
+
+# l2_status CONSOLE ID: the exit status of command ID in the guest.
+l2_status() { tr -d '\r' <"$1" 2>/dev/null | sed -n "s/^L2-END $2 \([0-9]*\)$/\1/p"; }
