@@ -279,14 +279,18 @@ static int __init hypertrace_guest_init(void)
 	/* Announce first: the host can symbolize the events that follow. */
 	emit_module_event(1, 0);
 	err = register_functions();
-	if (err)
+	if (err) {
+		/* The host sees every load end, even a failed one. */
+		emit_module_event(0, 0);
 		return err;
+	}
 	err = register_tracepoints();
 	if (err) {
 		unregister_tracepoints();
 		if (nr_functions)
 			unregister_kretprobes(func_probe_ptrs, nr_functions);
 		free_functions();
+		emit_module_event(0, 0);
 		return err;
 	}
 	pr_info("hypertrace_guest: offloading events 0x%x, %d function(s), with %s\n", events_mask(),

@@ -173,6 +173,7 @@ hypertrace-bpf report --dump --catalog /tmp/marker.cat /tmp/s.htr >/out/s.dump 2
 echo $? >/out/s.dump.rc
 hypertrace-bpf report --graph --guest-symbols /tmp/l1.kallsyms /tmp/s.htr >/out/s.graph 2>/out/s.graph.err
 echo $? >/out/s.graph.rc
+hypertrace-bpf report --dump --guest-symbols /tmp/l1.kallsyms /tmp/s.htr 2>&1 | grep ' => func_entry: ' >/out/s.symdump
 hypertrace-bpf report --sched /tmp/s.htr >/out/s.sched 2>/out/s.sched.err
 echo $? >/out/s.sched.rc
 say "sched and functions done"
@@ -312,6 +313,20 @@ if [ -n "$guest_addr" ] && [ "$((0x$guest_addr))" = "$((host_addr))" ] 2>/dev/nu
 	pass function_addresses_are_the_guests_and_symbolized
 else
 	fail function_addresses_are_the_guests_and_symbolized "guest kallsyms __x64_sys_sync '$guest_addr' (names there: $aliases), first func_entry addr '$host_addr' named '$SYS', report said '$l1_note'"
+fi
+
+# Call sites: the syscall is called from the syscall dispatcher, and
+# iterate_supers from inside the syscall (or ksys_sync, where not inlined).
+sites=$(awk -v sys="$SYS" '{
+	for (i = 1; i <= NF; i++) { if ($i ~ /^addr=/) a = substr($i, 6); if ($i ~ /^call_site=/) c = substr($i, 11) }
+	if (a ~ "^iterate_supers[+]" && index(c, sys "+") != 1 && c !~ /^ksys_sync[+]/) bad++
+	else if (a ~ "^" sys "[+]" && c !~ /^do_syscall_64[+]/) bad++
+	else n++
+} END { print n + 0, bad + 0 }' "$F/s.symdump")
+if [ "${sites% *}" = $((4 * SYNCS)) ] && [ "${sites#* }" = 0 ]; then
+	pass function_call_sites_are_the_callers
+else
+	fail function_call_sites_are_the_callers "entries with the expected caller / not: $sites (want $((4 * SYNCS)) / 0): $(head -n 2 "$F/s.symdump" | tr '\n' '|')"
 fi
 
 # --- IRQ handlers ---------------------------------------------------------------------------

@@ -465,6 +465,41 @@ static void test_report_sched_summary_run_times_and_gaps(void)
 	CHECK(ok, "sched output");
 }
 
+static void test_report_csv_unchanged_for_undecodable_files_and_rip_symbolized(void)
+{
+	struct ht_record recs[1];
+	const uint32_t nrs[] = { 1000 };
+	char cmd[1024], symfile[256];
+	FILE *f;
+	int status;
+
+	recs[0] = rec_of(1000, (struct ht_guest_args){ { 1, 2, 3, 4 } });
+	recs[0].exit_ns = 1000001000;
+	recs[0].guest_rip = 0xffffffff81003404ull;
+	CHECK(write_trace("plain.htr", recs, 1, nrs, 1), "%s", err);
+	snprintf(cmd, sizeof(cmd), "%s report --csv %s/plain.htr 2>&1 | head -n 1", ht_bin(), dir);
+	char *out = run(cmd, &status);
+	CHECK(out, "popen");
+	int ok = !strcmp(out, "exit_ns,wallclock,host_pid,host_tid,vcpu_id,exit_cpu,entry_cpu,isa,exit_reason,nr,"
+			      "a0,a1,a2,a3,guest_rip,exit_to_hcall_ns,hcall_to_entry_ns,total_ns,flags\n");
+	if (!ok)
+		printf("    header: %s", out);
+	free(out);
+	CHECK(ok, "the CSV header of a file with no catalogued nr changed");
+	snprintf(symfile, sizeof(symfile), "%s/rip.map", dir);
+	f = fopen(symfile, "w");
+	CHECK(f && fputs(system_map, f) >= 0 && fclose(f) == 0, "cannot write %s", symfile);
+	snprintf(cmd, sizeof(cmd), "%s report --dump --guest-symbols %s --kaslr-offset 0 %s/plain.htr 2>&1", ht_bin(),
+		 symfile, dir);
+	out = run(cmd, &status);
+	CHECK(out, "popen");
+	ok = status == 0 && strstr(out, " rip 0xffffffff81003404 ") && strstr(out, " rip_sym=vfs_write+0x4\n") && !strstr(out, "=>");
+	if (!ok)
+		printf("    %s", out);
+	free(out);
+	CHECK(ok, "guest RIP not symbolized in --dump");
+}
+
 static struct ht_sched *sched;
 static char *mem;
 
@@ -587,6 +622,7 @@ int main(void)
 	RUN(test_report_graph_pairs_nests_and_symbolizes);
 	RUN(test_report_sched_summary_run_times_and_gaps);
 	RUN(test_report_dump_decodes_user_catalog_and_leaves_others);
+	RUN(test_report_csv_unchanged_for_undecodable_files_and_rip_symbolized);
 	ht_test_cleanup = sched_cleanup;
 	RUN(test_sched_run_ends_at_module_unload_and_idle_names_per_vcpu);
 	char cmd[300];
