@@ -323,10 +323,12 @@ sites=$(awk -v sys="$SYS" '{
 	else if (a ~ "^" sys "[+]" && c !~ /^do_syscall_64[+]/) bad++
 	else n++
 } END { print n + 0, bad + 0 }' "$F/s.symdump")
-if [ "${sites% *}" = $((4 * SYNCS)) ] && [ "${sites#* }" = 0 ]; then
+# The hypercalls come from the module, whose load address the nested
+# machine's kallsyms (another boot) cannot know: no RIP may be named.
+if [ "${sites% *}" = $((4 * SYNCS)) ] && [ "${sites#* }" = 0 ] && ! grep -q ' rip_sym=' "$F/s.symdump"; then
 	pass function_call_sites_are_the_callers
 else
-	fail function_call_sites_are_the_callers "entries with the expected caller / not: $sites (want $((4 * SYNCS)) / 0): $(head -n 2 "$F/s.symdump" | tr '\n' '|')"
+	fail function_call_sites_are_the_callers "entries with the expected caller / not: $sites (want $((4 * SYNCS)) / 0), module RIPs named $(grep -c ' rip_sym=' "$F/s.symdump") times (want 0): $(head -n 2 "$F/s.symdump" | tr '\n' '|')"
 fi
 
 # --- IRQ handlers ---------------------------------------------------------------------------

@@ -237,6 +237,7 @@ static void test_symbols_name_plus_offset_with_kaslr(void)
 	CHECK(!ht_symtab_format(&syms, 0xffffffff81200000ull + (2u << 20), buf, sizeof(buf)), "far past the end");
 	CHECK(!ht_symtab_format(&syms, 0x401000, buf, sizeof(buf)), "user-space address");
 	/* KASLR: run-time = file + offset. */
+	CHECK(ht_symtab_format(&syms, 0xffffffff811fff00ull, buf, sizeof(buf)) && !strcmp(buf, "_printk+0xfff00"), "%s", buf);
 	CHECK(ht_symtab_addr_of(&syms, "_printk", &addr) && addr == 0xffffffff81100000ull, "addr_of");
 	syms.offset = 0x1a000000;
 	CHECK(ht_symtab_format(&syms, 0xffffffff9b003404ull, buf, sizeof(buf)) && !strcmp(buf, "vfs_write+0x4"), "%s", buf);
@@ -248,6 +249,20 @@ static void test_symbols_kallsyms_modules_and_refusals(void)
 			      err, sizeof(err)) == 0, "%s", err);
 	char buf[128];
 	CHECK(ht_symtab_format(&syms, 0xffffffffc0a00020ull, buf, sizeof(buf)) && !strcmp(buf, "kvm_foo [kvm]+0x20"), "%s", buf);
+	/* Another boot's kallsyms (offset != 0) cannot name module addresses: modules move on their own. */
+	syms.offset = 0x2000000;
+	CHECK(!ht_symtab_format(&syms, 0xffffffffc0a00020ull, buf, sizeof(buf)), "module address named with an offset: %s", buf);
+	CHECK(ht_symtab_format(&syms, 0xffffffff83000010ull, buf, sizeof(buf)) && !strcmp(buf, "_stext+0x10"), "%s", buf);
+	ht_symtab_free(&syms);
+	CHECK(ht_symtab_parse(&syms, "ffffffff81000000 T a\nffffffff81400000 T b\n", "map", err, sizeof(err)) == 0, "%s", err);
+	CHECK(!ht_symtab_format(&syms, 0xffffffff81200000ull, buf, sizeof(buf)), "in a gap of 2 MiB: %s", buf);
+	CHECK(ht_symtab_format(&syms, 0xffffffff810fffffull, buf, sizeof(buf)), "within 1 MiB");
+	ht_symtab_free(&syms);
+	CHECK(ht_symtab_parse(&syms, "ffffffffc0a00000 t kvm_foo\t[kvm]\nffffffff81000000 T _stext\n", "kallsyms",
+			      err, sizeof(err)) == 0, "%s", err);
+	/* A kernel-image address never lands on a module symbol. */
+	syms.offset = 0;
+	CHECK(!ht_symtab_format(&syms, 0xffffffffbfff0000ull, buf, sizeof(buf)), "image address named: %s", buf);
 	ht_symtab_free(&syms);
 	/* A syscall wrapper and the local function inlined into it share an address: the global name wins. */
 	CHECK(ht_symtab_parse(&syms, "ffffffff812ac050 t __do_sys_sync\nffffffff812ac050 T __x64_sys_sync\n", "kallsyms",

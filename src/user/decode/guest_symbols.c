@@ -9,8 +9,10 @@
 #include <string.h>
 #include "common/parse_number.h"
 
-/* Past the last symbol (e.g. _etext, or a module's last function), an address is not its code. */
-#define HT_SYM_LAST_MAX_OFF (1ull << 20)
+/* Farther than this past a symbol, an address is in a gap, not in that symbol's function. */
+#define HT_SYM_MAX_OFF (1ull << 20)
+/* x86-64's module area (MODULES_VADDR): above the kernel image's 1 GiB. */
+#define HT_MODULES_VADDR 0xffffffffc0000000ull
 
 static int errf(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -101,6 +103,7 @@ int ht_symtab_parse(struct ht_symtab *t, const char *text, const char *origin, c
 		t->syms[t->n].addr = addr;
 		t->syms[t->n].name = name;
 		t->syms[t->n].type = type[0];
+		t->syms[t->n].module = mod && mod[0] == '[';
 		t->n++;
 	}
 	if (t->n == 0) {
@@ -174,10 +177,11 @@ bool ht_symtab_addr_of(const struct ht_symtab *t, const char *name, uint64_t *ad
 
 const struct ht_sym *ht_symtab_lookup(const struct ht_symtab *t, uint64_t addr, uint64_t *off)
 {
-	uint64_t a = addr - t->offset;
+	bool in_modules = addr >= HT_MODULES_VADDR;
+	uint64_t a = in_modules ? addr : addr - t->offset;
 	size_t lo = 0, hi = t->n;
 
-	if (!t->n || a < t->syms[0].addr)
+	if (!t->n || a < t->syms[0].addr || (in_modules && t->offset != 0))
 		return NULL;
 	/* The last symbol at or below a. */
 	while (hi - lo > 1) {
@@ -192,7 +196,7 @@ const struct ht_sym *ht_symtab_lookup(const struct ht_symtab *t, uint64_t addr, 
 	size_t last = lo;
 	while (lo > 0 && t->syms[lo - 1].addr == t->syms[lo].addr)
 		lo--;
-	if (last == t->n - 1 && a - t->syms[lo].addr > HT_SYM_LAST_MAX_OFF)
+	if (a - t->syms[last].addr > HT_SYM_MAX_OFF || t->syms[lo].module != in_modules)
 		return NULL;
 	*off = a - t->syms[lo].addr;
 	return &t->syms[lo];

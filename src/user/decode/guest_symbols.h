@@ -17,6 +17,7 @@ struct ht_sym {
 	uint64_t addr; /* as in the file */
 	const char *name;
 	char type;     /* t, T, w or W: upper case is global */
+	bool module;   /* a module's ("name [mod]" in kallsyms) */
 };
 
 struct ht_symtab {
@@ -38,7 +39,12 @@ bool ht_symtab_addr_of(const struct ht_symtab *t, const char *name, uint64_t *ad
  * The symbol holding run-time address addr (the offset applied): the nearest
  * symbol at or below it, with *off the distance. Of aliases at one address
  * (a syscall wrapper and the function inlined into it, _stext and _text), a
- * global symbol is preferred, then the first by name. NULL below the first
+ * global symbol is preferred, then the first by name. No symbol is farther
+ * than 1 MiB below an address (no kernel function is that long: the address
+ * is in a gap). Addresses in the module area (0xffffffffc0000000 and up on
+ * x86-64) are looked up among module symbols without the offset, and only
+ * when the offset is 0: modules load at their own random addresses, so only
+ * a kallsyms copy from the guest's current boot names them. NULL below the first
  * symbol, or farther than max_off past the last one (addresses past the end
  * of the kernel text are not code of the last symbol).
  */
