@@ -167,7 +167,7 @@ CAT
 NRS="--nr 1100 --nr 1101 --nr 1102 --nr 1103 --nr 1104 --nr 1105 --nr 1106 --nr 1201"
 
 l2_start hyper 2 || exit 1
-timeout 200 hypertrace-bpf record -q -o /tmp/s.htr -p $QPID $NRS -- l2cmd s ht_sched_and_functions >/out/s.out 2>/out/s.err
+timeout 320 hypertrace-bpf record -q -o /tmp/s.htr -p $QPID $NRS -- l2cmd s ht_sched_and_functions >/out/s.out 2>/out/s.err
 echo $? >/out/s.rc
 hypertrace-bpf report --dump --catalog /tmp/marker.cat /tmp/s.htr >/out/s.dump 2>/out/s.dump.err
 echo $? >/out/s.dump.rc
@@ -180,7 +180,7 @@ say "sched and functions done"
 # Loaded before this recording: it holds the unload, the reload and the second unload.
 l2cmd u0 "insmod /hypertrace_guest.ko sched_switch=1 functions=__x64_sys_sync" >/dev/null
 echo $? >/out/u0.rc
-timeout 200 hypertrace-bpf record -q -o /tmp/u.htr -p $QPID $NRS -- l2cmd u ht_unload_under_load >/out/u.out 2>/out/u.err
+timeout 320 hypertrace-bpf record -q -o /tmp/u.htr -p $QPID $NRS -- l2cmd u ht_unload_under_load >/out/u.out 2>/out/u.err
 echo $? >/out/u.rc
 hypertrace-bpf report --dump /tmp/u.htr >/out/u.dump 2>/out/u.dump.err
 echo $? >/out/u.dump.rc
