@@ -10,7 +10,7 @@
 #include "decode/decoder.h"
 
 enum {
-	HT_OPT_CATALOG = 0x300,
+	HT_OPT_CATALOG = 0x400, /* clear of the selection options (0x300...) */
 	HT_OPT_GUEST_SYMBOLS,
 	HT_OPT_KASLR_OFFSET,
 	HT_OPT_GRAPH,
