@@ -514,6 +514,62 @@ static void test_report_csv_unchanged_for_undecodable_files_and_rip_symbolized(v
 	CHECK(ok, "guest RIP not symbolized in --dump");
 }
 
+static void test_convert_chrome_shows_guest_tasks_calls_and_events(void)
+{
+	struct ht_record recs[5];
+	const uint32_t nrs[] = { 1101, 1105, 1106 };
+	char cmd[2048], symfile[256];
+	FILE *f;
+	int status;
+
+	recs[0] = rec_of(1101, ht_guest_pack_sched_switch(0, 120, 0, 42, 120, "worker", 1));
+	recs[1] = rec_of(1105, ht_guest_pack_func(0xffffffff81003000ull, 0, 42, 1));
+	recs[2] = rec_of(1106, ht_guest_pack_func(0xffffffff81003000ull, 7, 42, 1));
+	recs[3] = rec_of(1101, ht_guest_pack_sched_switch(42, 120, 1, 0, 120, "swapper/1", 1));
+	recs[4] = rec_of(1000, (struct ht_guest_args){ { 1, 2, 3, 4 } });
+	for (int i = 0; i < 5; i++) {
+		recs[i].exit_ns = 1000000000ull + 1000ull * (uint64_t)(i + 1);
+		recs[i].host_tid = 501;
+		recs[i].vcpu_id = 1;
+	}
+	CHECK(write_trace("chrome.htr", recs, 5, nrs, 3), "%s", err);
+	snprintf(symfile, sizeof(symfile), "%s/chrome.map", dir);
+	f = fopen(symfile, "w");
+	CHECK(f && fputs(system_map, f) >= 0 && fclose(f) == 0, "cannot write %s", symfile);
+	/* Python's json module is the reader: the file must be JSON, and hold the guest tracks. */
+	snprintf(cmd, sizeof(cmd),
+		 "%s convert --chrome %s/g.json --guest-symbols %s --kaslr-offset 0 %s/chrome.htr >/dev/null 2>&1 && "
+		 "python3 -c 'import json, sys\n"
+		 "ev = json.load(open(sys.argv[1]))[\"traceEvents\"]\n"
+		 "def one(**kw): return [e for e in ev if all(e.get(k) == v for k, v in kw.items())]\n"
+		 "tasks, cpus = 0x40000000 + 500, 0x20000000 + 500\n"
+		 "assert len(one(ph=\"i\", name=\"sched_switch\", pid=500, tid=501)) == 2, \"sched_switch instants\"\n"
+		 "i = one(ph=\"i\", name=\"func_exit\")[0]; assert i[\"args\"][\"addr_sym\"] == \"vfs_read+0x0\" and i[\"args\"][\"ret\"] == \"0x7\", i\n"
+		 "assert [e[\"ts\"] for e in one(pid=tasks, tid=42, name=\"vfs_read\")] == [2.0, 3.0], \"call slice\"\n"
+		 "assert [e[\"ph\"] for e in one(pid=tasks, tid=42) if e[\"ph\"] in \"BE\"] == [\"B\", \"E\"]\n"
+		 "assert [(e[\"ph\"], e.get(\"name\")) for e in one(pid=cpus, tid=1) if e[\"ph\"] in \"BE\"] == "
+		 "[(\"B\", \"worker (42)\"), (\"E\", None), (\"B\", \"swapper/1 (0)\"), (\"E\", None)], \"cpu track\"\n"
+		 "assert one(ph=\"M\", pid=tasks, name=\"process_name\")[0][\"args\"][\"name\"] == \"guest tasks of VM 500\"\n"
+		 "assert not one(ph=\"i\", name=\"hypercall 1000\") and len(one(ph=\"i\")) == 4\n"
+		 "print(\"ok\")' %s/g.json 2>&1",
+		 ht_bin(), dir, symfile, dir, dir);
+	char *out = run(cmd, &status);
+	CHECK(out, "popen");
+	int ok = status == 0 && !strcmp(out, "ok\n");
+	if (!ok)
+		printf("    status %d: %s\n", status, out);
+	free(out);
+	CHECK(ok, "Chrome JSON guest events");
+	snprintf(cmd, sizeof(cmd), "%s convert --ctf %s/ctf --catalog x.cat %s/chrome.htr 2>&1", ht_bin(), dir, dir);
+	out = run(cmd, &status);
+	CHECK(out, "popen");
+	ok = WEXITSTATUS(status) == 2 && strstr(out, "go with --chrome: the CTF export has no guest event classes yet");
+	if (!ok)
+		printf("    status %d: %s\n", status, out);
+	free(out);
+	CHECK(ok, "convert --ctf with --catalog is a usage error");
+}
+
 static struct ht_sched *sched;
 static char *mem;
 
@@ -637,6 +693,7 @@ int main(void)
 	RUN(test_report_sched_summary_run_times_and_gaps);
 	RUN(test_report_dump_decodes_user_catalog_and_leaves_others);
 	RUN(test_report_csv_unchanged_for_undecodable_files_and_rip_symbolized);
+	RUN(test_convert_chrome_shows_guest_tasks_calls_and_events);
 	ht_test_cleanup = sched_cleanup;
 	RUN(test_sched_run_ends_at_module_unload_and_idle_names_per_vcpu);
 	char cmd[300];

@@ -18,28 +18,28 @@ const char ht_decode_help[] =
 	"  Decoded events add ' => NAME: field=value...' to --dump lines, 'event,fields,\n"
 	"  rip_sym' columns to --csv and \"event\"/\"fields\" members to --json.\n";
 
-int ht_decode_option(int opt, const char *arg, struct ht_decode_config *cfg)
+int ht_decode_option(const char *cmd, int opt, const char *arg, struct ht_decode_config *cfg)
 {
 	switch (opt) {
 	case HT_OPT_CATALOG:
 		if (cfg->ncatalogs == HT_DECODE_MAX_CATALOGS)
-			return ht_usage_error("report", "too many --catalog: at most %d files", HT_DECODE_MAX_CATALOGS);
+			return ht_usage_error(cmd, "too many --catalog: at most %d files", HT_DECODE_MAX_CATALOGS);
 		cfg->catalogs[cfg->ncatalogs++] = arg;
 		return 1;
 	case HT_OPT_GUEST_SYMBOLS:
 		if (cfg->symbols)
-			return ht_usage_error("report", "--guest-symbols given twice: one guest kernel at a time");
+			return ht_usage_error(cmd, "--guest-symbols given twice: one guest kernel at a time");
 		cfg->symbols = arg;
 		return 1;
 	case HT_OPT_KASLR_OFFSET:
 		if (!ht_parse_u64(arg, 0, UINT64_MAX, &cfg->offset))
-			return ht_usage_error("report", "invalid --kaslr-offset '%s': expected an integer, e.g. 0x1a000000", arg);
+			return ht_usage_error(cmd, "invalid --kaslr-offset '%s': expected an integer, e.g. 0x1a000000", arg);
 		cfg->offset_given = true;
 		return 1;
 	case HT_OPT_GRAPH:
 	case HT_OPT_SCHED:
 		if (cfg->analysis != HT_ANALYSIS_NONE)
-			return ht_usage_error("report", "--graph and --sched exclude each other");
+			return ht_usage_error(cmd, "--graph and --sched exclude each other");
 		cfg->analysis = opt == HT_OPT_GRAPH ? HT_ANALYSIS_GRAPH : HT_ANALYSIS_SCHED;
 		return 1;
 	default:

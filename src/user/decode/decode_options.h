@@ -31,8 +31,8 @@ extern const char ht_decode_help[];
 /*
  * Applies option opt (a getopt_long result) with its argument. Returns 1 if
  * it was one of these, 0 if not, or HT_EXIT_USAGE after printing the
- * one-line usage error.
+ * one-line usage error of command cmd ("report", "convert").
  */
-int ht_decode_option(int opt, const char *arg, struct ht_decode_config *cfg);
+int ht_decode_option(const char *cmd, int opt, const char *arg, struct ht_decode_config *cfg);
 
 #endif

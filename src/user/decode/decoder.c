@@ -234,27 +234,34 @@ void ht_decode_print_csv(const struct ht_decoder *d, const struct ht_record *r, 
 		fputs(buf, out);
 }
 
+void ht_decode_format_json_fields(const struct ht_decoder *d, const struct ht_event_desc *ev,
+				  const struct ht_record *r, char *buf, size_t len)
+{
+	size_t pos = 0;
+
+	buf[0] = '\0';
+	appendf(buf, len, &pos, "{");
+	for (unsigned int i = 0; i < ev->nfields; i++) {
+		if (i)
+			appendf(buf, len, &pos, ",");
+		format_field(d, &ev->fields[i], r, true, buf, len, &pos);
+	}
+	appendf(buf, len, &pos, "}");
+}
+
 void ht_decode_print_json(const struct ht_decoder *d, const struct ht_record *r, FILE *out)
 {
 	const struct ht_event_desc *ev = ht_decoder_event(d, r);
 	char buf[4096];
 	size_t pos = 0;
 
-	buf[0] = '\0';
 	if (ev) {
-		appendf(buf, sizeof(buf), &pos, ",\"event\":\"%s\",\"fields\":{", ev->name);
-		for (unsigned int i = 0; i < ev->nfields; i++) {
-			if (i)
-				appendf(buf, sizeof(buf), &pos, ",");
-			format_field(d, &ev->fields[i], r, true, buf, sizeof(buf), &pos);
-		}
-		appendf(buf, sizeof(buf), &pos, "}");
+		ht_decode_format_json_fields(d, ev, r, buf, sizeof(buf));
+		fprintf(out, ",\"event\":\"%s\",\"fields\":%s", ev->name, buf);
 	}
-	fputs(buf, out);
 	if (ht_decoder_symbol(d, r->guest_rip, buf, sizeof(buf))) {
 		char esc[600] = "";
 
-		pos = 0;
 		put_escaped(esc, sizeof(esc), &pos, buf, true);
 		fprintf(out, ",\"rip_sym\":\"%s\"", esc);
 	}

@@ -55,6 +55,9 @@ void ht_decode_print_text(const struct ht_decoder *d, const struct ht_record *r,
 /* The fields alone, "field=value ...", into buf. */
 void ht_decode_format_fields(const struct ht_decoder *d, const struct ht_event_desc *ev,
 			     const struct ht_record *r, char *buf, size_t len);
+/* The fields as one JSON object, {"field":value,...} (sym fields add "FIELD_sym"). */
+void ht_decode_format_json_fields(const struct ht_decoder *d, const struct ht_event_desc *ev,
+				  const struct ht_record *r, char *buf, size_t len);
 /* CSV: extra header columns ",event,fields,rip_sym" and their values, when d->columns. */
 void ht_decode_print_csv_header(const struct ht_decoder *d, FILE *out);
 void ht_decode_print_csv(const struct ht_decoder *d, const struct ht_record *r, FILE *out);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
+#include "export/chrome_guest.h"
 #include "export/thread_table.h"
 #include "tracefile/wallclock.h"
 
@@ -18,6 +19,8 @@ struct ht_chrome_writer {
 	struct ht_file_header hdr;
 	struct ht_thread_table *threads; /* value: the pid or tid, any non-NULL marker */
 	bool first;                      /* no event written yet: no comma before the next */
+	struct ht_chrome_guest *guest;   /* decoded guest events, if a decoder was given */
+	char last_ts[40];                /* the latest record's ts text: where open guest slices end */
 };
 
 static const char *isa_name(__u8 isa)
@@ -158,6 +161,17 @@ static void dur_text(char *buf, size_t len, double start, __u64 ns, double min)
 	snprintf(buf, len, "%.17g", d);
 }
 
+static void separator_cb(void *w)
+{
+	separator(w);
+}
+
+int ht_chrome_decode(struct ht_chrome_writer *w, const struct ht_decoder *dec)
+{
+	w->guest = ht_chrome_guest_new(dec);
+	return w->guest ? 0 : -ENOMEM;
+}
+
 int ht_chrome_add(struct ht_chrome_writer *w, const struct ht_record *r, char *err, size_t errlen)
 {
 	__s64 ts = (__s64)(r->exit_ns - w->hdr.start_monotonic_ns);
@@ -200,6 +214,13 @@ int ht_chrome_add(struct ht_chrome_writer *w, const struct ht_record *r, char *e
 	fputc('}', w->f);
 	slice(w, r, "hypercall->entry", phase_ts_text, dur_hcall);
 	fputc('}', w->f);
+	if (w->guest) {
+		if (ht_chrome_guest_add(w->guest, w->f, separator_cb, w, r, ts_text)) {
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+		snprintf(w->last_ts, sizeof(w->last_ts), "%s", ts_text);
+	}
 	if (ferror(w->f)) {
 		snprintf(err, errlen, "cannot write %s: %s", w->path, strerror(errno));
 		return -EIO;
@@ -230,6 +251,10 @@ int ht_chrome_close(struct ht_chrome_writer *w, const struct ht_read_status *st,
 	size_t used = 0;
 	int ret = 0;
 
+	if (w->guest) {
+		ht_chrome_guest_finish(w->guest, w->f, separator_cb, w, w->last_ts[0] ? w->last_ts : "0");
+		ht_chrome_guest_free(w->guest);
+	}
 	fputs("\n],\n\"metadata\":{\"tracer\":\"hypertrace-bpf\"", w->f);
 	put_string(w->f, "tracer_version", HT_VERSION);
 	put_string(w->f, "trace_file", source);

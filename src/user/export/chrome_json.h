@@ -21,6 +21,9 @@ struct ht_chrome_writer;
 /* Creates PATH (refusing an existing file unless force). 0, or -errno with err. */
 int ht_chrome_open(const char *path, bool force, const struct ht_file_header *h,
 		   struct ht_chrome_writer **out, char *err, size_t errlen);
+/* Adds the decoded guest events (export/chrome_guest.h) to every later record. 0 or -ENOMEM. */
+struct ht_decoder;
+int ht_chrome_decode(struct ht_chrome_writer *w, const struct ht_decoder *dec);
 /* 0, or -errno with err. */
 int ht_chrome_add(struct ht_chrome_writer *w, const struct ht_record *r, char *err, size_t errlen);
 /*

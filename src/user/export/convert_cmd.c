@@ -3,8 +3,10 @@
  * `hypertrace-bpf convert`: streams the selected records of a trace file,
  * through the trace file reader, into a CTF trace or a Chrome trace JSON file.
  */
+#include <errno.h>
 #include <stdio.h>
 #include "cli.h"
+#include "decode/decoder.h"
 #include "export/chrome_json.h"
 #include "export/convert_options.h"
 #include "export/ctf_writer.h"
@@ -14,14 +16,30 @@
 struct exporter {
 	struct ht_ctf_writer *ctf;
 	struct ht_chrome_writer *chrome;
+	struct ht_decoder dec; /* Chrome: decodes guest events */
+	bool have_dec;
 };
 
 static int exporter_open(struct exporter *x, const struct ht_convert_config *cfg,
 			 const struct ht_file_header *h, char *err, size_t errlen)
 {
+	int ret;
+
 	if (cfg->format == HT_CONVERT_CTF)
 		return ht_ctf_open(cfg->output, h, &x->ctf, err, errlen);
-	return ht_chrome_open(cfg->output, cfg->force, h, &x->chrome, err, errlen);
+	/* Before the output exists: a wrong catalog or symbol file leaves nothing behind. */
+	if (ht_decoder_open(&x->dec, &cfg->decode, cfg->path, h, err, errlen))
+		return -EINVAL;
+	x->have_dec = true;
+	ret = ht_chrome_open(cfg->output, cfg->force, h, &x->chrome, err, errlen);
+	if (ret)
+		return ret;
+	if (ht_chrome_decode(x->chrome, &x->dec)) {
+		/* The caller closes the writer. */
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 static int exporter_add(struct exporter *x, const struct ht_record *r, char *err, size_t errlen)
@@ -39,7 +57,18 @@ static int exporter_close(struct exporter *x, const struct ht_read_status *st, c
 				reordered);
 		return ht_ctf_close(x->ctf, st, source, selection, err, errlen);
 	}
-	return ht_chrome_close(x->chrome, st, source, selection, err, errlen);
+	if (!x->chrome)
+		return 0;
+	int ret = ht_chrome_close(x->chrome, st, source, selection, err, errlen);
+	x->chrome = NULL;
+	return ret;
+}
+
+static void exporter_free(struct exporter *x)
+{
+	if (x->have_dec)
+		ht_decoder_close(&x->dec);
+	x->have_dec = false;
 }
 
 int ht_cmd_convert(int argc, char **argv)
@@ -62,6 +91,9 @@ int ht_cmd_convert(int argc, char **argv)
 	}
 	ht_selection_describe(&cfg.selection, selection, sizeof(selection));
 	if (exporter_open(&x, &cfg, ht_reader_header(reader), err, sizeof(err))) {
+		char ignored[64];
+		exporter_close(&x, ht_reader_status(reader), cfg.path, selection, ignored, sizeof(ignored));
+		exporter_free(&x);
 		ht_reader_close(reader);
 		return ht_runtime_error("%s", err);
 	}
@@ -72,13 +104,16 @@ int ht_cmd_convert(int argc, char **argv)
 			/* Still close: what was converted so far stays a readable trace. */
 			char ignored[64];
 			exporter_close(&x, ht_reader_status(reader), cfg.path, selection, ignored, sizeof(ignored));
+			exporter_free(&x);
 			ht_reader_close(reader);
 			return ht_runtime_error("%s", err);
 		}
 		converted++;
 	}
 	const struct ht_read_status *st = ht_reader_status(reader);
-	if (exporter_close(&x, st, cfg.path, selection, err, sizeof(err))) {
+	ret = exporter_close(&x, st, cfg.path, selection, err, sizeof(err));
+	exporter_free(&x);
+	if (ret) {
 		ht_reader_close(reader);
 		return ht_runtime_error("%s", err);
 	}

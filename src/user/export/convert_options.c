@@ -4,12 +4,14 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
+#include "decode/decode_options.h"
 #include "export/convert_options.h"
 
 static const char convert_help[] =
 	"Usage: hypertrace-bpf convert (--ctf DIR | --chrome FILE.json) [--force]\n"
 	"                              [-p PID] [--vcpu N] [-n N]... [--since TIME]\n"
-	"                              [--until TIME] FILE\n"
+	"                              [--until TIME] [--catalog FILE]...\n"
+	"                              [--guest-symbols FILE [--kaslr-offset N]] FILE\n"
 	"\n"
 	"Convert a trace file written by 'hypertrace-bpf record' for other tools. The\n"
 	"file is read as it is converted: memory does not grow with its size. A\n"
@@ -25,7 +27,12 @@ static const char convert_help[] =
 	"      --chrome FILE    Chrome trace event JSON for Perfetto UI and\n"
 	"                       chrome://tracing: a track per vCPU thread in its VM\n"
 	"                       process, a slice per hypercall with its two phases\n"
-	"                       nested in it\n"
+	"                       nested in it; decoded guest events (built-in catalog\n"
+	"                       and --catalog FILE) as instants on that track, guest\n"
+	"                       function calls on a track per guest task and the\n"
+	"                       running guest task on a track per guest CPU\n"
+	"      --catalog FILE, --guest-symbols FILE, --kaslr-offset N\n"
+	"                       as for report (docs/hypertracing.md); --chrome only\n"
 	"  -f, --force          with --chrome: overwrite FILE if it exists\n"
 	"  -V, --version        print the version\n"
 	"  -h, --help           show this help\n"
@@ -47,6 +54,7 @@ static const struct option convert_longopts[] = {
 	{ "version", no_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
 	HT_SELECT_LONGOPTS,
+	HT_DECODE_LONGOPTS,
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -64,6 +72,11 @@ int ht_convert_parse(int argc, char **argv, struct ht_convert_config *cfg)
 			return ht_usage_error("convert", "%s", err);
 		if (sel > 0)
 			continue;
+		int dec = ht_decode_option("convert", opt, optarg, &cfg->decode);
+		if (dec == 1)
+			continue;
+		if (dec)
+			return dec;
 		switch (opt) {
 		case OPT_CTF:
 		case OPT_CHROME:
@@ -90,6 +103,10 @@ int ht_convert_parse(int argc, char **argv, struct ht_convert_config *cfg)
 		return ht_usage_error("convert", "no format given: add --ctf DIR or --chrome FILE.json");
 	if (formats > 1)
 		return ht_usage_error("convert", "one format at a time: --ctf or --chrome");
+	if (cfg->decode.analysis != HT_ANALYSIS_NONE)
+		return ht_usage_error("convert", "--graph and --sched are report's: use 'hypertrace-bpf report --graph' or '--sched'");
+	if ((cfg->decode.ncatalogs || cfg->decode.symbols || cfg->decode.offset_given) && cfg->format == HT_CONVERT_CTF)
+		return ht_usage_error("convert", "--catalog, --guest-symbols and --kaslr-offset go with --chrome: the CTF export has no guest event classes yet");
 	if (cfg->force && cfg->format == HT_CONVERT_CTF)
 		return ht_usage_error("convert", "--force goes with --chrome: --ctf writes only into a new or empty directory");
 	if (ht_selection_check(&cfg->selection, err, sizeof(err)))

@@ -4,6 +4,7 @@
 #define HT_CONVERT_OPTIONS_H
 
 #include <stdbool.h>
+#include "decode/decoder.h"
 #include "report/selection.h"
 
 enum ht_convert_format { HT_CONVERT_CTF, HT_CONVERT_CHROME };
@@ -13,6 +14,7 @@ struct ht_convert_config {
 	const char *output; /* CTF: a directory; Chrome: a file */
 	bool force;         /* Chrome: overwrite the file */
 	struct ht_selection selection;
+	struct ht_decode_config decode; /* Chrome: user catalogs and guest symbols */
 	const char *path;   /* the trace file */
 };
 

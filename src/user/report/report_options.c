@@ -83,7 +83,7 @@ int ht_report_parse(int argc, char **argv, struct ht_report_config *cfg)
 			return ht_usage_error("report", "%s", err);
 		if (sel > 0)
 			continue;
-		int dec = ht_decode_option(opt, optarg, &cfg->decode);
+		int dec = ht_decode_option("report", opt, optarg, &cfg->decode);
 		if (dec == 1)
 			continue;
 		if (dec)

@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "export/chrome_guest.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include "export/thread_table.h"
+#include "hypertrace/guest.h"
+
+/* A guest CPU track: is a task's slice open on it. */
+struct cpu_track {
+	uint32_t pid, cpu;
+	bool open;
+};
+
+struct ht_chrome_guest {
+	const struct ht_decoder *dec;
+	struct ht_thread_table *named; /* guest tracks whose name event is written */
+	struct cpu_track *cpus;
+	size_t ncpus;
+};
+
+static char on;
+
+static struct cpu_track *cpu_track(struct ht_chrome_guest *g, uint32_t pid, uint32_t cpu)
+{
+	for (size_t i = 0; i < g->ncpus; i++)
+		if (g->cpus[i].pid == pid && g->cpus[i].cpu == cpu)
+			return &g->cpus[i];
+	struct cpu_track *t = realloc(g->cpus, (g->ncpus + 1) * sizeof(*t));
+	if (!t)
+		return NULL;
+	g->cpus = t;
+	t[g->ncpus] = (struct cpu_track){ .pid = pid, .cpu = cpu };
+	return &t[g->ncpus++];
+}
+
+struct ht_chrome_guest *ht_chrome_guest_new(const struct ht_decoder *dec)
+{
+	struct ht_chrome_guest *g = calloc(1, sizeof(*g));
+
+	if (!g)
+		return NULL;
+	g->dec = dec;
+	g->named = ht_thread_table_new();
+	if (!g->named) {
+		ht_chrome_guest_free(g);
+		return NULL;
+	}
+	return g;
+}
+
+void ht_chrome_guest_free(struct ht_chrome_guest *g)
+{
+	if (!g)
+		return;
+	ht_thread_table_free(g->named);
+	free(g->cpus);
+	free(g);
+}
+
+/* Text with JSON's escapes, into buf. */
+static void json_text(char *buf, size_t len, const char *s)
+{
+	size_t n = 0;
+
+	for (; *s && n + 7 < len; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			n += (size_t)snprintf(buf + n, len - n, "\\%c", c);
+		else if (c < 0x20 || c > 0x7e)
+			n += (size_t)snprintf(buf + n, len - n, "\\u%04x", c);
+		else
+			buf[n++] = (char)c;
+	}
+	buf[n] = '\0';
+}
+
+/* Process and thread name events of a guest track, the first time it is used. */
+static int name_track(struct ht_chrome_guest *g, FILE *f, ht_chrome_sep_fn sep, void *arg, uint32_t pid,
+		      uint32_t tid, uint32_t host_pid, const char *kind, uint32_t id)
+{
+	if (ht_thread_table_get(g->named, pid, tid))
+		return 0;
+	if (!ht_thread_table_get(g->named, pid, UINT32_MAX)) {
+		if (ht_thread_table_put(g->named, pid, UINT32_MAX, &on))
+			return -ENOMEM;
+		sep(arg);
+		fprintf(f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,\"tid\":0,\"args\":{\"name\":\"guest %ss of VM %u\"}}",
+			pid, kind, host_pid);
+	}
+	if (ht_thread_table_put(g->named, pid, tid, &on))
+		return -ENOMEM;
+	sep(arg);
+	fprintf(f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":\"guest %s %u\"}}",
+		pid, tid, kind, id);
+	return 0;
+}
+
+static int func_event(struct ht_chrome_guest *g, FILE *f, ht_chrome_sep_fn sep, void *arg,
+		      const struct ht_record *r, const char *ts)
+{
+	uint32_t pid = HT_CHROME_GUEST_TASKS_PID + r->host_pid, tid = (uint32_t)r->a2;
+	char name[256], esc[512];
+
+	if (name_track(g, f, sep, arg, pid, tid, r->host_pid, "task", tid))
+		return -ENOMEM;
+	if (!ht_decoder_symbol(g->dec, r->a0, name, sizeof(name)))
+		snprintf(name, sizeof(name), "0x%llx", (unsigned long long)r->a0);
+	/* A probe sits at the function's start: "+0x0" says nothing. */
+	size_t l = strlen(name);
+	if (l > 4 && !strcmp(name + l - 4, "+0x0"))
+		name[l - 4] = '\0';
+	json_text(esc, sizeof(esc), name);
+	sep(arg);
+	fprintf(f, "{\"ph\":\"%s\",\"cat\":\"guest_call\",\"name\":\"%s\",\"pid\":%u,\"tid\":%u,\"ts\":%s}",
+		r->nr == HT_GUEST_NR_FUNC_ENTRY ? "B" : "E", esc, pid, tid, ts);
+	return 0;
+}
+
+static int switch_event(struct ht_chrome_guest *g, FILE *f, ht_chrome_sep_fn sep, void *arg,
+			const struct ht_record *r, const char *ts)
+{
+	uint32_t pid = HT_CHROME_GUEST_CPUS_PID + r->host_pid, cpu = (uint32_t)(r->a1 >> 32) & 0xffff;
+	uint32_t next = (uint32_t)(r->a0 >> 32);
+	struct cpu_track *t = cpu_track(g, pid, cpu);
+	char comm[17], esc[64];
+
+	if (!t || name_track(g, f, sep, arg, pid, cpu, r->host_pid, "CPU", cpu))
+		return -ENOMEM;
+	if (t->open) {
+		sep(arg);
+		fprintf(f, "{\"ph\":\"E\",\"cat\":\"guest_sched\",\"pid\":%u,\"tid\":%u,\"ts\":%s}", pid, cpu, ts);
+	}
+	for (int i = 0; i < 8; i++) {
+		comm[i] = (char)(r->a2 >> (8 * i));
+		comm[8 + i] = (char)(r->a3 >> (8 * i));
+	}
+	comm[16] = '\0';
+	json_text(esc, sizeof(esc), comm);
+	sep(arg);
+	fprintf(f, "{\"ph\":\"B\",\"cat\":\"guest_sched\",\"name\":\"%s (%u)\",\"pid\":%u,\"tid\":%u,\"ts\":%s,\"args\":{\"tid\":%u}}",
+		esc, next, pid, cpu, ts, next);
+	t->open = true;
+	return 0;
+}
+
+int ht_chrome_guest_add(struct ht_chrome_guest *g, FILE *f, ht_chrome_sep_fn sep, void *arg,
+			const struct ht_record *r, const char *ts)
+{
+	const struct ht_event_desc *ev = ht_decoder_event(g->dec, r);
+	char fields[4096];
+
+	if (!ev)
+		return 0;
+	ht_decode_format_json_fields(g->dec, ev, r, fields, sizeof(fields));
+	sep(arg);
+	fprintf(f, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"guest\",\"name\":\"%s\",\"pid\":%u,\"tid\":%u,\"ts\":%s,\"args\":%s}",
+		ev->name, r->host_pid, r->host_tid, ts, fields);
+	if (r->nr == HT_GUEST_NR_FUNC_ENTRY || r->nr == HT_GUEST_NR_FUNC_EXIT)
+		return func_event(g, f, sep, arg, r, ts);
+	if (r->nr == HT_GUEST_NR_SCHED_SWITCH)
+		return switch_event(g, f, sep, arg, r, ts);
+	if (r->nr == HT_GUEST_NR_MODULE && (r->a0 & 0xff) == 0) {
+		/* Unloading: nothing is known about what runs on that VM's CPUs from here on. */
+		for (size_t i = 0; i < g->ncpus; i++)
+			if (g->cpus[i].open && g->cpus[i].pid == HT_CHROME_GUEST_CPUS_PID + r->host_pid) {
+				sep(arg);
+				fprintf(f, "{\"ph\":\"E\",\"cat\":\"guest_sched\",\"pid\":%u,\"tid\":%u,\"ts\":%s}",
+					g->cpus[i].pid, g->cpus[i].cpu, ts);
+				g->cpus[i].open = false;
+			}
+	}
+	return 0;
+}
+
+void ht_chrome_guest_finish(struct ht_chrome_guest *g, FILE *f, ht_chrome_sep_fn sep, void *arg,
+			    const char *ts)
+{
+	for (size_t i = 0; i < g->ncpus; i++)
+		if (g->cpus[i].open) {
+			sep(arg);
+			fprintf(f, "{\"ph\":\"E\",\"cat\":\"guest_sched\",\"pid\":%u,\"tid\":%u,\"ts\":%s}",
+				g->cpus[i].pid, g->cpus[i].cpu, ts);
+			g->cpus[i].open = false;
+		}
+}
