@@ -69,14 +69,19 @@ int ht_decoder_open(struct ht_decoder *d, const struct ht_decode_config *cfg, co
 					trace_path);
 		}
 	}
-	d->columns = d->have_syms;
-	for (__u32 i = 0; i < h->filter_nr_count && i < HT_MAX_SELECTED_NR; i++)
-		if (ht_catalog_find(&d->cat, h->filter_nr[i]))
-			d->columns = true;
+	d->columns = d->have_syms || ht_decoder_file_has_events(d, h);
 	return 0;
 fail:
 	ht_decoder_close(d);
 	return -1;
+}
+
+bool ht_decoder_file_has_events(const struct ht_decoder *d, const struct ht_file_header *h)
+{
+	for (__u32 i = 0; i < h->filter_nr_count && i < HT_MAX_SELECTED_NR; i++)
+		if (ht_catalog_find(&d->cat, h->filter_nr[i]))
+			return true;
+	return false;
 }
 
 void ht_decoder_close(struct ht_decoder *d)

@@ -45,6 +45,8 @@ int ht_decoder_open(struct ht_decoder *d, const struct ht_decode_config *cfg, co
 		    const struct ht_file_header *h, char *err, size_t errlen);
 void ht_decoder_close(struct ht_decoder *d);
 
+/* True if the file selected a catalogued nr: it may hold decodable records. */
+bool ht_decoder_file_has_events(const struct ht_decoder *d, const struct ht_file_header *h);
 /* The event a record is, or NULL (undecoded). */
 const struct ht_event_desc *ht_decoder_event(const struct ht_decoder *d, const struct ht_record *r);
 /* Symbolizes a guest address: "name+0xoff", or false. */

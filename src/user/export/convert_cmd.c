@@ -25,12 +25,17 @@ static int exporter_open(struct exporter *x, const struct ht_convert_config *cfg
 {
 	int ret;
 
-	if (cfg->format == HT_CONVERT_CTF)
-		return ht_ctf_open(cfg->output, h, &x->ctf, err, errlen);
 	/* Before the output exists: a wrong catalog or symbol file leaves nothing behind. */
 	if (ht_decoder_open(&x->dec, &cfg->decode, cfg->path, h, err, errlen))
 		return -EINVAL;
 	x->have_dec = true;
+	if (cfg->format == HT_CONVERT_CTF) {
+		ret = ht_ctf_open(cfg->output, h, &x->ctf, err, errlen);
+		/* The guest event classes only where there can be guest events: other traces stay as they were. */
+		if (!ret && ht_decoder_file_has_events(&x->dec, h))
+			ht_ctf_decode(x->ctf, &x->dec);
+		return ret;
+	}
 	ret = ht_chrome_open(cfg->output, cfg->force, h, &x->chrome, err, errlen);
 	if (ret)
 		return ret;

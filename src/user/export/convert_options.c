@@ -32,7 +32,8 @@ static const char convert_help[] =
 	"                       function calls on a track per guest task and the\n"
 	"                       running guest task on a track per guest CPU\n"
 	"      --catalog FILE, --guest-symbols FILE, --kaslr-offset N\n"
-	"                       as for report (docs/hypertracing.md); --chrome only\n"
+	"                       as for report (docs/hypertracing.md); in CTF each\n"
+	"                       decoded event is an event class of its own\n"
 	"  -f, --force          with --chrome: overwrite FILE if it exists\n"
 	"  -V, --version        print the version\n"
 	"  -h, --help           show this help\n"
@@ -105,8 +106,6 @@ int ht_convert_parse(int argc, char **argv, struct ht_convert_config *cfg)
 		return ht_usage_error("convert", "one format at a time: --ctf or --chrome");
 	if (cfg->decode.analysis != HT_ANALYSIS_NONE)
 		return ht_usage_error("convert", "--graph and --sched are report's: use 'hypertrace-bpf report --graph' or '--sched'");
-	if ((cfg->decode.ncatalogs || cfg->decode.symbols || cfg->decode.offset_given) && cfg->format == HT_CONVERT_CTF)
-		return ht_usage_error("convert", "--catalog, --guest-symbols and --kaslr-offset go with --chrome: the CTF export has no guest event classes yet");
 	if (cfg->force && cfg->format == HT_CONVERT_CTF)
 		return ht_usage_error("convert", "--force goes with --chrome: --ctf writes only into a new or empty directory");
 	if (ht_selection_check(&cfg->selection, err, sizeof(err)))

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cli.h"
+#include "export/ctf_guest.h"
 #include "export/thread_table.h"
 #include "tracefile/wallclock.h"
 
@@ -44,7 +45,17 @@ struct ht_ctf_writer {
 	struct ht_thread_table *streams;
 	unsigned long long records, reordered;
 	uint64_t last_ns; /* latest record time, for a file without trailer */
+	const struct ht_decoder *dec; /* guest events as event classes of their own, if set */
 };
+
+/* event.header + event.context, and the largest guest event after them. */
+#define GUEST_EVENT_MAX_BYTES (2 + 8 + 4 + 4 + 18 + HT_CAT_MAX_FIELDS * (8 + HT_CTF_GUEST_SYM_MAX))
+_Static_assert(PACKET_PREAMBLE_BYTES + GUEST_EVENT_MAX_BYTES <= HT_CTF_PACKET_BYTES, "packet too small");
+
+void ht_ctf_decode(struct ht_ctf_writer *w, const struct ht_decoder *dec)
+{
+	w->dec = dec;
+}
 
 __attribute__((format(printf, 4, 5)))
 static int errorf(char *err, size_t errlen, int ret, const char *fmt, ...)
@@ -221,7 +232,9 @@ int ht_ctf_add(struct ht_ctf_writer *w, const struct ht_record *r, char *err, si
 
 	if (!s)
 		return errorf(err, errlen, -ENOMEM, "out of memory");
-	if (s->len + EVENT_BYTES > sizeof(s->buf) &&
+	const struct ht_event_desc *gev = w->dec ? ht_decoder_event(w->dec, r) : NULL;
+	size_t need = gev ? 2 + 8 + 4 + 4 + ht_ctf_guest_size(w->dec, gev, r) : EVENT_BYTES;
+	if (s->len + need > sizeof(s->buf) &&
 	    (ret = flush_packet(w, s, s->ts_last, 0, err, errlen)))
 		return ret;
 	/* CTF wants time order within a stream; a vCPU thread's records are, unless the file is odd. */
@@ -237,6 +250,17 @@ int ht_ctf_add(struct ht_ctf_writer *w, const struct ht_record *r, char *err, si
 
 	/* In the order of event.header, event.context and the event's fields in the metadata. */
 	unsigned char *p = s->buf + s->len;
+	if (gev) {
+		p = put_u16(p, ht_ctf_guest_event_id(w->dec, gev));
+		p = put_u64(p, ts);
+		p = put_u32(p, r->host_pid);
+		p = put_u32(p, r->host_tid);
+		p = ht_ctf_guest_put(w->dec, gev, r, p);
+		assert(p == s->buf + s->len + need);
+		s->len += need;
+		w->records++;
+		return 0;
+	}
 	p = put_u16(p, HYPERCALL_EVENT_ID);
 	p = put_u64(p, ts);
 	p = put_u32(p, r->host_pid);
@@ -443,6 +467,8 @@ static int write_metadata(const struct ht_ctf_writer *w, const struct ht_read_st
 		"};\n\n",
 		(long long)offset_s, (long long)offset_ns);
 	fputs(tsdl_streams, f);
+	if (w->dec)
+		ht_ctf_guest_metadata(w->dec, f);
 	if (ferror(f) | fclose(f))
 		return errorf(err, errlen, -EIO, "cannot write %s", path);
 	return 0;

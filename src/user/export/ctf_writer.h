@@ -26,6 +26,9 @@ struct ht_ctf_writer;
  */
 int ht_ctf_open(const char *dir, const struct ht_file_header *h, struct ht_ctf_writer **out,
 		char *err, size_t errlen);
+/* Guest events (export/ctf_guest.h) as event classes of their own from now on; dec outlives w. */
+struct ht_decoder;
+void ht_ctf_decode(struct ht_ctf_writer *w, const struct ht_decoder *dec);
 /* Adds one record to its vCPU thread's stream. 0, or -errno with err. */
 int ht_ctf_add(struct ht_ctf_writer *w, const struct ht_record *r, char *err, size_t errlen);
 /*
