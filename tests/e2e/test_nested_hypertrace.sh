@@ -175,6 +175,8 @@ hypertrace-bpf report --graph --guest-symbols /tmp/l1.kallsyms /tmp/s.htr >/out/
 echo $? >/out/s.graph.rc
 hypertrace-bpf report --dump --guest-symbols /tmp/l1.kallsyms /tmp/s.htr 2>&1 | grep ' => func_entry: ' >/out/s.symdump
 hypertrace-bpf report --sched /tmp/s.htr >/out/s.sched 2>/out/s.sched.err
+# The trace itself, for the exports on the host (babeltrace2, Python's json).
+cp /tmp/s.htr /out/s.htr
 echo $? >/out/s.sched.rc
 say "sched and functions done"
 # Loaded before this recording: it holds the unload, the reload and the second unload.
@@ -346,6 +348,31 @@ if [ "$(rc s.dump.rc)" = 0 ] && [ "$markers" = 3 ]; then
 	pass user_markers_decoded_with_user_catalog
 else
 	fail user_markers_decoded_with_user_catalog "$markers decoded markers, want 3 (report status $(rc s.dump.rc))"
+fi
+
+# --- the exports of the real trace ---------------------------------------------------------
+switches=$(grep -c ' => sched_switch: ' "$F/s.dump" || true)
+if [ -s "$F/s.htr" ] && "$HT" convert --ctf "$work/ctf" "$F/s.htr" >/dev/null 2>&1 &&
+	command -v babeltrace2 >/dev/null; then
+	ctf_switches=$(babeltrace2 "$work/ctf" 2>/dev/null | grep -c ' sched_switch: .* next_comm = "' || true)
+	if [ "$ctf_switches" = "$switches" ] && [ "$switches" -gt 0 ]; then
+		pass ctf_export_has_guest_sched_switch_events
+	else
+		fail ctf_export_has_guest_sched_switch_events "babeltrace2 read $ctf_switches sched_switch events, the dump has $switches"
+	fi
+else
+	fail ctf_export_has_guest_sched_switch_events "no trace file back, convert --ctf failed, or no babeltrace2 (run 'make deps')"
+fi
+if [ -s "$F/s.htr" ] && "$HT" convert --chrome "$work/s.json" "$F/s.htr" >/dev/null 2>&1 &&
+	verdict=$(python3 -c 'import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+cpu = [e for e in ev if e.get("cat") == "guest_sched" and e["ph"] == "B"]
+calls = [e for e in ev if e.get("cat") == "guest_call"]
+print(len(cpu), len({e["tid"] for e in cpu}), len(calls))' "$work/s.json" 2>&1) &&
+	[ "$verdict" = "$switches 2 $((8 * SYNCS))" ]; then
+	pass chrome_export_has_guest_cpu_and_call_tracks
+else
+	fail chrome_export_has_guest_cpu_and_call_tracks "task slices, guest CPUs, call events: '${verdict:-convert failed}', want '$switches 2 $((8 * SYNCS))'"
 fi
 
 # --- unload under load, reload --------------------------------------------------------------

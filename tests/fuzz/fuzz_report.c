@@ -32,6 +32,8 @@ static const struct run runs[] = {
 	{ ht_cmd_report, { "report", "--hist=total", "--per-vcpu", INPUT } },
 	{ ht_cmd_report, { "report", "--hist=exit-hcall,hcall-entry", "--per-vm", INPUT } },
 	{ ht_cmd_report, { "report", "--csv", "--vcpu", "1", "--until", "2", INPUT } },
+	{ ht_cmd_report, { "report", "--graph", INPUT } },
+	{ ht_cmd_report, { "report", "--sched", INPUT } },
 	{ ht_cmd_convert, { "convert", "--ctf", OUTPUT, INPUT } },
 	{ ht_cmd_convert, { "convert", "--chrome", OUTPUT, INPUT } },
 };
