@@ -262,7 +262,8 @@ static void print_function_table(const struct ht_fgraph *g, FILE *out)
 		if (ns > fs[k].max_ns)
 			fs[k].max_ns = ns;
 	}
-	qsort(fs, nfs, sizeof(*fs), cmp_fn);
+	if (nfs)
+		qsort(fs, nfs, sizeof(*fs), cmp_fn);
 	for (size_t k = 0; k < nfs; k++) {
 		if (k == 0 || fs[k].host_pid != fs[k - 1].host_pid)
 			fprintf(out, "\n# paired calls per function (VM pid %u)\n#%10s %14s %12s %12s  %s\n",
