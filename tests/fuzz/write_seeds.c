@@ -10,8 +10,21 @@
 #include "hypertrace/trace_file.h"
 #include "tracefile/trace_writer.h"
 
+/* Seeds of guest events (nr 1100..1106, include/hypertrace/guest.h) instead of nr 1000..1002. */
+static int guest_events;
+
 static struct ht_record record(unsigned int i)
 {
+	if (guest_events)
+		/* Plausible packed fields: tids, CPUs, kernel addresses, comm bytes. */
+		return (struct ht_record){
+			.exit_ns = 5000000000ull + i * 1000ull,
+			.a0 = i % 7 == 5 || i % 7 == 6 ? 0xffffffff81003000ull + (i / 14) * 0x400 : (__u64)(i % 5) << 32 | (i + 1) % 5,
+			.a1 = (__u64)(i % 2) << 32 | 0x78787878, .a2 = 0x7273776f6b ^ ((__u64)(i % 2) << 32) ^ (i % 5),
+			.a3 = 0x30, .guest_rip = 0xffffffffc0a01000ull, .nr = 1100 + i % 7, .exit_reason = 0x81,
+			.exit_to_hcall_ns = 150, .hcall_to_entry_ns = 300, .host_pid = 4242, .host_tid = 4300 + i % 2,
+			.vcpu_id = (__u16)(i % 2), .isa = HT_ISA_SVM,
+		};
 	return (struct ht_record){
 		.exit_ns = 5000000000ull + i * 1000ull + (i % 5) * 37,
 		.a0 = i, .a1 = 0x11, .a2 = ~(__u64)i, .a3 = 0x44,
@@ -42,9 +55,9 @@ static int write_seed(const char *dir, const char *name, unsigned int n, unsigne
 	snprintf(h.cpu_vendor, sizeof(h.cpu_vendor), "AuthenticAMD");
 	h.start_realtime_ns = seed_realtime ? seed_realtime : 1795318801000000000ull;
 	h.start_monotonic_ns = 4999999000ull;
-	h.filter_nr_count = 3;
-	h.filter_nr[1] = 1001;
-	h.filter_nr[2] = 1002;
+	h.filter_nr_count = guest_events ? 7 : 3;
+	for (unsigned int k = 0; k < h.filter_nr_count; k++)
+		h.filter_nr[k] = (guest_events ? 1100 : 1000) + k;
 	if (ht_writer_open(path, true, &h, &w, err, sizeof(err)) || ht_writer_set_encoding(w, encoding)) {
 		fprintf(stderr, "write_seeds: %s\n", err);
 		return 1;
@@ -107,6 +120,9 @@ int main(int argc, char **argv)
 		  write_cut(dir, "plain", trailer_block + 100, "cut-in-a-block") |
 		  write_cut(dir, "compressed", trailer_block, "no-trailer");
 
+	guest_events = 1;
+	ret |= write_seed(dir, "guest-events", 42, HT_ENCODING_RAW);
+	guest_events = 0;
 	/* Wall-clock times past 2262: a signed 64-bit sum of the clocks overflows. */
 	seed_realtime = INT64_MAX;
 	return ret | write_seed(dir, "clocks-past-int64", 3, HT_ENCODING_RAW);
