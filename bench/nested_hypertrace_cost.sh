@@ -30,7 +30,9 @@ work=$(mktemp -d)
 L2_WORK=$work
 trap 'rm -rf "$work"' EXIT
 
-guest_kernel_fetch || { echo "nested_hypertrace_cost: $GK_ERR" >&2; exit 1; }
+nested_fetch 2>"$work/fetch.log" || { echo "nested_hypertrace_cost: $NESTED_ERR" >&2; exit 1; }
+# The module for exactly the kernel the guest boots.
+guest_kernel_fetch "$(cat "$NESTED_ROOT/kernel/release" 2>/dev/null)" || { echo "nested_hypertrace_cost: $GK_ERR" >&2; exit 1; }
 make -C "$TOP" -s guest-module KDIR="$GK_KDIR" >"$work/kmod.log" 2>&1 ||
 	{ echo "nested_hypertrace_cost: make guest-module failed: $(tail -n 3 "$work/kmod.log")" >&2; exit 1; }
 

@@ -8,7 +8,9 @@
 # nothing is installed on the host.
 #
 # As a library (source it):
-#   guest_kernel_fetch    fill or validate the cache; sets GK_RELEASE (e.g.
+#   guest_kernel_fetch [RELEASE]
+#                         fill or validate the cache for RELEASE (default: the
+#                         kernel linux-image-amd64 names); sets GK_RELEASE (e.g.
 #                         6.1.0-56-amd64), GK_KDIR (the build tree for
 #                         `make guest-module KDIR=...`)
 # As a command:
@@ -30,14 +32,16 @@ gk_image_package() {
 }
 
 guest_kernel_fetch() {
-	local image release dir tmp deps p
-	image=$(gk_image_package)
-	if [ -z "$image" ] && [ "$(id -u)" -eq 0 ]; then
-		apt-get update -qq >/dev/null 2>&1
+	local image release=${1:-} dir tmp deps p
+	if [ -z "$release" ]; then
 		image=$(gk_image_package)
+		if [ -z "$image" ] && [ "$(id -u)" -eq 0 ]; then
+			apt-get update -qq >/dev/null 2>&1
+			image=$(gk_image_package)
+		fi
+		[ -n "$image" ] || gk_err "apt knows no linux-image-amd64: run apt-get update as root" || return 1
+		release=${image#linux-image-}
 	fi
-	[ -n "$image" ] || gk_err "apt knows no linux-image-amd64: run apt-get update as root" || return 1
-	release=${image#linux-image-}
 	dir=$GUEST_KERNEL_CACHE/$release
 	GK_RELEASE=$release
 	GK_KDIR=$dir/root/usr/src/linux-headers-$release

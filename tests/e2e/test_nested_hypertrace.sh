@@ -56,15 +56,6 @@ work=$(mktemp -d)
 L2_WORK=$work
 trap '[ "${HT_E2E_KEEP:-0}" = 1 ] && echo "  info: kept $work" || rm -rf "$work"' EXIT
 
-# --- the guest module, for the kernel the guest boots --------------------------------
-if ! guest_kernel_fetch; then
-	fail nested_hypertrace_module_build "cannot fetch the guest kernel headers: $GK_ERR"
-	suite_exit
-fi
-if ! make -C "$TOP" -s guest-module KDIR="$GK_KDIR" >"$work/kmod.log" 2>&1; then
-	fail nested_hypertrace_module_build "make guest-module failed: $(tail -n 3 "$work/kmod.log" | tr '\n' ' ')"
-	suite_exit
-fi
 KO=$OUTPUT/guest/module/hypertrace_guest.ko
 
 # The functions probed, and the workload's known number of sync() calls.
@@ -194,6 +185,15 @@ EOF
 start=$(date +%s)
 if ! nested_fetch 2>"$work/fetch.log"; then
 	fail nested_hypertrace_boot "cannot fetch qemu/kernel/busybox: $NESTED_ERR"
+	suite_exit
+fi
+# --- the guest module, for exactly the kernel the guest boots -------------------------------
+if ! guest_kernel_fetch "$(cat "$NESTED_ROOT/kernel/release" 2>/dev/null)"; then
+	fail nested_hypertrace_module_build "cannot fetch the guest kernel headers: $GK_ERR"
+	suite_exit
+fi
+if ! make -C "$TOP" -s guest-module KDIR="$GK_KDIR" >"$work/kmod.log" 2>&1; then
+	fail nested_hypertrace_module_build "make guest-module failed: $(tail -n 3 "$work/kmod.log" | tr '\n' ' ')"
 	suite_exit
 fi
 out=$work/out
