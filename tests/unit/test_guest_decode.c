@@ -495,7 +495,8 @@ static void test_report_csv_unchanged_for_undecodable_files_and_rip_symbolized(v
 	char *out = run(cmd, &status);
 	CHECK(out, "popen");
 	int ok = !strcmp(out, "exit_ns,wallclock,host_pid,host_tid,vcpu_id,exit_cpu,entry_cpu,isa,exit_reason,nr,"
-			      "a0,a1,a2,a3,guest_rip,exit_to_hcall_ns,hcall_to_entry_ns,total_ns,flags\n");
+			      "a0,a1,a2,a3,guest_rip,exit_to_hcall_ns,hcall_to_entry_ns,total_ns,flags,"
+			      "vm_name,process_name,thread_name\n");
 	if (!ok)
 		printf("    header: %s", out);
 	free(out);
