@@ -47,6 +47,8 @@ static const char convert_help[] =
 	"    hypertrace-bpf convert --chrome t.json --vcpu 0 --since 2 --until 3 t.htr\n";
 
 enum { OPT_CTF = 0x200, OPT_CHROME };
+/* One getopt_long loop for the format, selection and guest-event options: their codes must not meet. */
+_Static_assert((int)HT_OPT_CATALOG > (int)HT_SELECT_OPT_VM, "guest-event and selection option codes overlap");
 
 static const struct option convert_longopts[] = {
 	{ "ctf", required_argument, NULL, OPT_CTF },

@@ -60,7 +60,7 @@ static const struct option report_longopts[] = {
 };
 
 /* Both option sets share one getopt_long loop: their codes must not meet. */
-_Static_assert((int)HT_OPT_CATALOG > (int)HT_SELECT_OPT_UNTIL, "guest-event and selection option codes overlap");
+_Static_assert((int)HT_OPT_CATALOG > (int)HT_SELECT_OPT_VM, "guest-event and selection option codes overlap");
 
 static const char hist_series_error[] =
 	"invalid --hist '%s': expected total, exit-hcall, hcall-entry, all or a comma list";
