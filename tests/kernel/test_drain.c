@@ -106,21 +106,31 @@ static void every_record_produced_is_written_in_order_or_counted_as_dropped(void
 	       (unsigned long long)t.records, (unsigned long long)t.ringbuf_drops);
 }
 
-static int sink_nothing(void *ctx, const struct ht_record *rec)
+static struct ht_record *slots_nowhere(void *ctx, unsigned int *room)
+{
+	static struct ht_record one;
+
+	(void)ctx;
+	*room = 1;
+	return &one;
+}
+
+static int commit_nothing(void *ctx, unsigned int n)
 {
 	(void)ctx;
-	(void)rec;
+	(void)n;
 	return 0;
 }
 
 /* The consumer maps the ring buffer's layout: any other map must be refused, not mapped. */
 static void a_map_that_is_not_a_ring_buffer_is_refused(void)
 {
+	struct ht_record_sink sink = { .slots = slots_nowhere, .commit = commit_nothing };
 	struct ht_drain *d = NULL;
 	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "not_a_ring", 4, 8, 1, NULL);
 
 	CHECK(fd >= 0, "bpf_map_create: %s", strerror(errno));
-	CHECK(ht_drain_new(fd, sink_nothing, NULL, &d) == -EINVAL, "an array map was accepted");
+	CHECK(ht_drain_new(fd, &sink, &d) == -EINVAL, "an array map was accepted");
 	close(fd);
 }
 

@@ -13,15 +13,25 @@
 
 #include "hypertrace/record.h"
 
-/* Returns 0 to go on, or -errno to stop the drain (e.g. the file write failed). */
-typedef int (*ht_record_sink)(void *ctx, const struct ht_record *rec);
+/*
+ * Where drained records go, a run at a time, with one copy each: the drain
+ * copies records straight out of the ring into the sink's slots, so no call
+ * is made per record.
+ */
+struct ht_record_sink {
+	/* Room for at least one record (*room of them) to be copied into. */
+	struct ht_record *(*slots)(void *ctx, unsigned int *room);
+	/* The first n slots now hold records. 0 to go on, or -errno to stop the drain. */
+	int (*commit)(void *ctx, unsigned int n);
+	void *ctx;
+};
 
 /* Most records one call consumes: about 25 ms of work at 10 M records/s. */
 #define HT_DRAIN_BATCH (256u * 1024)
 
 struct ht_drain;
 
-int ht_drain_new(int ringbuf_fd, ht_record_sink sink, void *ctx, struct ht_drain **out);
+int ht_drain_new(int ringbuf_fd, const struct ht_record_sink *sink, struct ht_drain **out);
 /*
  * If the ring is empty, waits up to timeout_ms for a wake-up; then consumes up
  * to HT_DRAIN_BATCH records. Records drained, or -errno (a sink error).

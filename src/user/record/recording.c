@@ -5,7 +5,7 @@
 #include <time.h>
 #include "common/util.h"
 
-static int recording_sink(void *ctx, const struct ht_record *rec)
+static struct ht_record *recording_slots(void *ctx, unsigned int *room)
 {
 	struct ht_recording *r = ctx;
 	/*
@@ -19,19 +19,32 @@ static int recording_sink(void *ctx, const struct ht_record *rec)
 		(void)ht_writer_add_identity(r->writer, &id);
 	}
 
+	return ht_writer_slots(r->writer, room);
+}
+
+static int recording_commit(void *ctx, unsigned int n)
+{
+	struct ht_recording *r = ctx;
+	unsigned int room;
+
+	if (r->observer) {
+		const struct ht_record *rec = ht_writer_slots(r->writer, &room);
+		for (unsigned int i = 0; i < n; i++)
+			r->observer(r->observer_ctx, &rec[i]);
+	}
 	/* A block the file system refuses is counted by the writer; draining goes on. */
-	ht_writer_add(r->writer, rec);
-	if (r->observer)
-		r->observer(r->observer_ctx, rec);
+	ht_writer_commit(r->writer, n);
 	return 0;
 }
 
 int ht_recording_init(struct ht_recording *r, struct ht_tracer *tracer, struct ht_writer *writer)
 {
+	struct ht_record_sink sink = { .slots = recording_slots, .commit = recording_commit, .ctx = r };
+
 	memset(r, 0, sizeof(*r));
 	r->tracer = tracer;
 	r->writer = writer;
-	return ht_drain_new(ht_tracer_records_fd(tracer), recording_sink, r, &r->drain);
+	return ht_drain_new(ht_tracer_records_fd(tracer), &sink, &r->drain);
 }
 
 int ht_recording_pump(struct ht_recording *r, int timeout_ms)

@@ -539,16 +539,30 @@ int ht_writer_add_identity(struct ht_writer *w, const struct ht_identity *id)
 	return 0;
 }
 
-void ht_writer_add(struct ht_writer *w, const struct ht_record *rec)
+struct ht_record *ht_writer_slots(struct ht_writer *w, unsigned int *room)
 {
 	struct block *b = &w->blocks[w->filling];
 
-	memcpy(b->data + sizeof(struct ht_block_header) + (size_t)b->count * sizeof(*rec), rec,
-	       sizeof(*rec));
-	b->count++;
-	w->added++;
+	*room = HT_WRITER_BLOCK_RECORDS - b->count;
+	return (struct ht_record *)(b->data + sizeof(struct ht_block_header)) + b->count;
+}
+
+void ht_writer_commit(struct ht_writer *w, unsigned int n)
+{
+	struct block *b = &w->blocks[w->filling];
+
+	b->count += n;
+	w->added += n;
 	if (b->count == HT_WRITER_BLOCK_RECORDS)
 		hand_over(w);
+}
+
+void ht_writer_add(struct ht_writer *w, const struct ht_record *rec)
+{
+	unsigned int room;
+
+	*ht_writer_slots(w, &room) = *rec;
+	ht_writer_commit(w, 1);
 }
 
 int ht_writer_close(struct ht_writer *w, struct ht_trailer *trailer)

@@ -61,6 +61,13 @@ int ht_writer_set_encoding(struct ht_writer *w, unsigned int encoding);
 int ht_writer_add_identity(struct ht_writer *w, const struct ht_identity *id);
 /* Buffers one record; hands the block to the writer thread when it is full. */
 void ht_writer_add(struct ht_writer *w, const struct ht_record *rec);
+/*
+ * Adding without a copy, for the drain: the free record slots of the block
+ * being filled (*room >= 1 of them). Fill the first n, then commit them; the
+ * block goes to the writer thread when it is full.
+ */
+struct ht_record *ht_writer_slots(struct ht_writer *w, unsigned int *room);
+void ht_writer_commit(struct ht_writer *w, unsigned int n);
 /* Hands the buffered records (if any) to the writer thread as a block now, unless it is still busy. */
 void ht_writer_flush(struct ht_writer *w);
 /*
