@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Many producers into one ring buffer (make bench, item 2b). Each producer is
+ * a bpf_loop that emits fused records as handle_kvm_entry does (reserve,
+ * 80-byte copy out of a state, submit with the wake-up test), timed inside the
+ * program. User space runs it on one CPU, then on both at once, against:
+ *  - the one ring every CPU shares (`records`, as record loads it);
+ *  - a ring per CPU (`ring_shards`, an array of ring buffers indexed by CPU);
+ *  - the loop alone (no ring), subtracted to get the ring's own cost.
+ */
+#include "fuse.bpf.h"
+
+struct ring_shard {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 32 << 20);
+};
+struct ring_shard ring_shard0 SEC(".maps");
+struct ring_shard ring_shard1 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__array(values, struct ring_shard);
+} ring_shards SEC(".maps") = {
+	.values = { &ring_shard0, &ring_shard1 },
+};
+
+enum producer_case { PRODUCE_LOOP_ONLY = 0, PRODUCE_SHARED_RING, PRODUCE_RING_PER_CPU };
+
+struct producer_args {
+	__u32 which;
+	__u32 iterations;
+	__u32 slot; /* which producer: where its time goes */
+};
+
+__u64 producer_elapsed_ns[2];
+/* A state to copy the record out of, as handle_kvm_entry copies from task storage. */
+struct ht_record producer_state[2];
+
+static __always_inline __u64 wakeup_flags_of(void *ring)
+{
+	__u64 avail = bpf_ringbuf_query(ring, 0 /* BPF_RB_AVAIL_DATA */);
+	__u64 before = avail > HT_RINGBUF_SAMPLE_BYTES ? avail - HT_RINGBUF_SAMPLE_BYTES : 0;
+
+	return avail >> wakeup_shift != before >> wakeup_shift ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline void emit(void *ring, struct ht_record *st)
+{
+	struct ht_record *rec = bpf_ringbuf_reserve(ring, sizeof(*rec), 0);
+
+	if (!rec) {
+		count(HT_CNT_RINGBUF_DROPS);
+		return;
+	}
+	__builtin_memcpy(rec, st, sizeof(*rec));
+	rec->hcall_to_entry_ns = 1;
+	rec->entry_cpu = bpf_get_smp_processor_id();
+	bpf_ringbuf_submit(rec, wakeup_flags_of(ring));
+}
+
+/* bpf_loop's context must be on the stack: it holds the producer's slot. */
+static long produce_loop_only(__u32 i __attribute__((unused)), __u32 *slot)
+{
+	asm volatile("" ::: "memory");
+	return slot == 0;
+}
+
+static long produce_shared(__u32 i __attribute__((unused)), __u32 *slot)
+{
+	emit(&records, &producer_state[*slot & 1]);
+	return 0;
+}
+
+static long produce_per_cpu(__u32 i __attribute__((unused)), __u32 *slot)
+{
+	__u32 cpu = bpf_get_smp_processor_id() & 1;
+	void *ring = bpf_map_lookup_elem(&ring_shards, &cpu);
+
+	if (ring)
+		emit(ring, &producer_state[*slot & 1]);
+	return 0;
+}
+
+SEC("syscall")
+int produce(struct producer_args *args)
+{
+	__u32 slot = args->slot & 1, n = args->iterations;
+	__u64 t0 = bpf_ktime_get_ns();
+
+	switch (args->which) {
+	case PRODUCE_LOOP_ONLY: bpf_loop(n, produce_loop_only, &slot, 0); break;
+	case PRODUCE_SHARED_RING: bpf_loop(n, produce_shared, &slot, 0); break;
+	case PRODUCE_RING_PER_CPU: bpf_loop(n, produce_per_cpu, &slot, 0); break;
+	default: return 1;
+	}
+	producer_elapsed_ns[args->slot & 1] = bpf_ktime_get_ns() - t0;
+	return 0;
+}
