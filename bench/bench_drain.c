@@ -2,8 +2,8 @@
 /*
  * Drain throughput (make bench, item 2), as ratios to references measured in
  * the same run. One producer thread on CPU 0 submits fused records into the
- * real ring buffer (the synthetic_fill program) at a set rate; the consumer
- * runs on CPU 1 and writes them to a file on tmpfs. Three consumers, same
+ * real ring buffer of its CPU (the synthetic_fill program) at a set rate; the
+ * consumer runs on CPU 1 and writes them to a file on tmpfs. Three consumers, same
  * producer, ring size, wake-up policy and file system:
  *   (a) copy limit: moves the ring's bytes to the file in blocks of the
  *       writer's size with no per-record work (what a consumer cannot beat);
@@ -133,68 +133,106 @@ static int write_all(int fd, const void *data, size_t len)
 	return 0;
 }
 
-/* (a): the ring mapped as drain.c maps it; bytes go out as they are, a writer block at a time. */
-struct copy_consumer {
-	int fd, epfd;
-	size_t page, mask, map_len;
+/* (a): the rings mapped as drain.c maps them; bytes go out as they are, a writer block at a time. */
+struct copy_ring {
+	size_t mask, map_len;
 	unsigned long *consumer_pos;
 	void *producer_map;
 	const unsigned long *producer_pos;
 	const unsigned char *data;
+};
+
+struct copy_consumer {
+	int fd, epfd;
+	size_t page;
+	unsigned int nrings;
+	struct copy_ring rings[HT_MAX_RINGS];
 	unsigned long long bytes;
 };
 
-static int copy_open(struct copy_consumer *c, int ring_fd, const char *path)
+static int copy_open(struct copy_consumer *c, const struct ht_tracer *t, const char *path)
 {
-	struct bpf_map_info info;
-	__u32 len = sizeof(info);
-	struct epoll_event ev = { .events = EPOLLIN };
+	unsigned int n;
+	const int *fds = ht_tracer_ring_fds(t, &n);
 
-	memset(&info, 0, sizeof(info));
 	memset(c, 0, sizeof(*c));
-	if (bpf_obj_get_info_by_fd(ring_fd, &info, &len))
-		return -errno;
 	c->page = (size_t)sysconf(_SC_PAGESIZE);
-	c->mask = info.max_entries - 1;
-	c->consumer_pos = mmap(NULL, c->page, PROT_READ | PROT_WRITE, MAP_SHARED, ring_fd, 0);
-	c->map_len = c->page + 2 * (size_t)info.max_entries;
-	c->producer_map = mmap(NULL, c->map_len, PROT_READ, MAP_SHARED, ring_fd, (off_t)c->page);
-	if (c->consumer_pos == MAP_FAILED || c->producer_map == MAP_FAILED)
-		return -errno;
-	c->producer_pos = c->producer_map;
-	c->data = (const unsigned char *)c->producer_map + c->page;
 	c->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (c->epfd < 0 || epoll_ctl(c->epfd, EPOLL_CTL_ADD, ring_fd, &ev))
+	if (c->epfd < 0)
 		return -errno;
+	for (; c->nrings < n; c->nrings++) {
+		struct copy_ring *r = &c->rings[c->nrings];
+		struct bpf_map_info info;
+		__u32 len = sizeof(info);
+		struct epoll_event ev = { .events = EPOLLIN };
+
+		memset(&info, 0, sizeof(info));
+		if (bpf_obj_get_info_by_fd(fds[c->nrings], &info, &len))
+			return -errno;
+		r->mask = info.max_entries - 1;
+		r->consumer_pos = mmap(NULL, c->page, PROT_READ | PROT_WRITE, MAP_SHARED, fds[c->nrings], 0);
+		r->map_len = c->page + 2 * (size_t)info.max_entries;
+		r->producer_map = mmap(NULL, r->map_len, PROT_READ, MAP_SHARED, fds[c->nrings], (off_t)c->page);
+		if (r->consumer_pos == MAP_FAILED || r->producer_map == MAP_FAILED)
+			return -errno;
+		r->producer_pos = r->producer_map;
+		r->data = (const unsigned char *)r->producer_map + c->page;
+		if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, fds[c->nrings], &ev))
+			return -errno;
+	}
 	c->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	return c->fd < 0 ? -errno : 0;
 }
 
-/* Moves up to one writer block of ring bytes to the file; 0 if the ring was empty. */
+/* Moves up to one writer block of each ring's bytes to the file; 0 if the rings were empty. */
 static long copy_step(struct copy_consumer *c)
 {
-	unsigned long cons = *c->consumer_pos;
-	unsigned long prod = __atomic_load_n(c->producer_pos, __ATOMIC_ACQUIRE);
-	size_t n = prod - cons;
+	long moved = 0;
 
-	if (!n)
-		return 0;
-	if (n > HT_WRITER_BLOCK_RECORDS * SAMPLE_BYTES)
-		n = HT_WRITER_BLOCK_RECORDS * SAMPLE_BYTES;
-	/* The data area is mapped twice: a block that wraps around is still contiguous. */
-	if (write_all(c->fd, c->data + (cons & c->mask), n))
-		return -1;
-	c->bytes += n;
-	__atomic_store_n(c->consumer_pos, cons + n, __ATOMIC_RELEASE);
-	return (long)n;
+	for (unsigned int i = 0; i < c->nrings; i++) {
+		struct copy_ring *r = &c->rings[i];
+		unsigned long cons = *r->consumer_pos;
+		unsigned long prod = __atomic_load_n(r->producer_pos, __ATOMIC_ACQUIRE);
+		size_t n = prod - cons;
+
+		if (!n)
+			continue;
+		if (n > HT_WRITER_BLOCK_RECORDS * SAMPLE_BYTES)
+			n = HT_WRITER_BLOCK_RECORDS * SAMPLE_BYTES;
+		/* The data area is mapped twice: a block that wraps around is still contiguous. */
+		if (write_all(c->fd, r->data + (cons & r->mask), n))
+			return -1;
+		c->bytes += n;
+		moved += (long)n;
+		__atomic_store_n(r->consumer_pos, cons + n, __ATOMIC_RELEASE);
+	}
+	return moved;
 }
 
 static void copy_close(struct copy_consumer *c)
 {
 	close(c->fd);
 	close(c->epfd);
-	munmap(c->producer_map, c->map_len);
-	munmap(c->consumer_pos, c->page);
+	for (unsigned int i = 0; i < c->nrings; i++) {
+		munmap(c->rings[i].producer_map, c->rings[i].map_len);
+		munmap(c->rings[i].consumer_pos, c->page);
+	}
+}
+
+/* (b): libbpf's consumer over every ring. */
+static struct ring_buffer *libbpf_open(const struct ht_tracer *t, ring_buffer_sample_fn fn, void *ctx)
+{
+	unsigned int n;
+	const int *fds = ht_tracer_ring_fds(t, &n);
+	struct ring_buffer *rb = ring_buffer__new(fds[0], fn, ctx, NULL);
+
+	for (unsigned int i = 1; rb && i < n; i++) {
+		if (ring_buffer__add(rb, fds[i], fn, ctx)) {
+			ring_buffer__free(rb);
+			return NULL;
+		}
+	}
+	return rb;
 }
 
 /* (b): libbpf's callback hands every record to the writer (which counts what the file system refuses). */
@@ -242,14 +280,14 @@ static int run(enum consumer which, const char *dir, double rate, unsigned int e
 	pin(1);
 	cpu0 = cpu_s(RUSAGE_SELF);
 	if (which == COPY) {
-		if (copy_open(&cc, ht_tracer_records_fd(t), path))
+		if (copy_open(&cc, t, path))
 			return fail("cannot map the ring buffer or create the file");
 	} else {
 		if (ht_writer_open(path, true, &hdr, &w, err, sizeof(err)) || ht_writer_set_encoding(w, encoding))
 			return fail(err);
 		if (which == DRAIN && ht_recording_init(&rec, t, w))
 			return fail("cannot start the drain");
-		if (which == LIBBPF && !(rb = ring_buffer__new(ht_tracer_records_fd(t), libbpf_sample, w, NULL)))
+		if (which == LIBBPF && !(rb = libbpf_open(t, libbpf_sample, w)))
 			return fail("ring_buffer__new failed");
 	}
 	p.tracer = t;
@@ -346,7 +384,7 @@ static int profile(enum consumer which, const char *dir, unsigned int n)
 	ht_header_init(&hdr);
 	memset(&trailer, 0, sizeof(trailer));
 	if (which == COPY) {
-		if (copy_open(&cc, ht_tracer_records_fd(t), path))
+		if (copy_open(&cc, t, path))
 			return fail("cannot map the ring buffer or create the file");
 		while (copy_step(&cc) > 0)
 			;
@@ -354,7 +392,7 @@ static int profile(enum consumer which, const char *dir, unsigned int n)
 	} else if (ht_writer_open(path, true, &hdr, &w, err, sizeof(err))) {
 		return fail(err);
 	} else if (which == LIBBPF) {
-		if (!(rb = ring_buffer__new(ht_tracer_records_fd(t), libbpf_sample, w, NULL)) || ring_buffer__poll(rb, 0) < 0)
+		if (!(rb = libbpf_open(t, libbpf_sample, w)) || ring_buffer__poll(rb, 0) < 0)
 			return fail("libbpf consumer failed");
 		ring_buffer__free(rb);
 		if (ht_writer_close(w, &trailer))

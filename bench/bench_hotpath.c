@@ -180,20 +180,42 @@ int main(void)
 	skel = hotpath_bpf__open();
 	if (!skel)
 		return 1;
-	bpf_map__set_max_entries(skel->maps.records, 64u << 20);
-	/* The production wake-up policy for this ring: see ht_wakeup_bytes_for. */
-	skel->rodata->wakeup_shift = ht_wakeup_shift_for(ht_wakeup_bytes_for(64u << 20));
+	/* The anchor's one shared ring, and the rings per CPU of record's defaults. */
+	int cpus = libbpf_num_possible_cpus();
+	unsigned int nrings = ht_rings_for(cpus > 0 ? (unsigned int)cpus : 1);
+	unsigned long ring_bytes = ht_ring_bytes_for(HT_DEFAULT_RINGBUF_BYTES, nrings);
+	bpf_map__set_max_entries(skel->maps.records, HT_DEFAULT_RINGBUF_BYTES);
+	int ring_fds[HT_MAX_RINGS];
+	for (unsigned int i = 0; i < nrings; i++) {
+		ring_fds[i] = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "ht_ring", 0, 0, (__u32)ring_bytes, NULL);
+		if (ring_fds[i] < 0) {
+			fprintf(stderr, "bench_hotpath: cannot create the rings: %s\n", strerror(errno));
+			return 1;
+		}
+	}
+	bpf_map__set_max_entries(skel->maps.rings, nrings);
+	bpf_map__set_inner_map_fd(skel->maps.rings, ring_fds[0]);
+	skel->rodata->ring_mask = nrings - 1;
+	/* The production wake-up policy for these rings: see ht_wakeup_bytes_for. */
+	skel->rodata->wakeup_shift = ht_wakeup_shift_for(ht_wakeup_bytes_for(ring_bytes));
 	if (hotpath_bpf__load(skel)) {
 		fprintf(stderr, "bench_hotpath: cannot load the benchmark programs\n");
 		return 1;
+	}
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.records), discard, NULL, NULL);
+	if (!rb)
+		return 1;
+	for (__u32 i = 0; i < nrings; i++) {
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.rings), &i, &ring_fds[i], BPF_ANY) ||
+		    ring_buffer__add(rb, ring_fds[i], discard, NULL)) {
+			fprintf(stderr, "bench_hotpath: cannot create the rings: %s\n", strerror(errno));
+			return 1;
+		}
 	}
 	ht_synth_build_exit(&l, skel->bss->ev_exit_hypercall, HT_ISA_VMX, HT_VMX_EXIT_REASON_VMCALL, 0x1000, 0);
 	ht_synth_build_exit(&l, skel->bss->ev_exit_other, HT_ISA_VMX, 1 /* external interrupt */, 0x1000, 0);
 	ht_synth_build_hypercall(&l, skel->bss->ev_hypercall, 1000, 1, 2, 3, 4);
 	ht_synth_build_entry(&l, skel->bss->ev_entry, 0, 0x1003);
-	rb = ring_buffer__new(bpf_map__fd(skel->maps.records), discard, NULL, NULL);
-	if (!rb)
-		return 1;
 
 	for (int r = 0; r < ROUNDS; r++)
 		for (int c = 0; c < NCASES; c++) {

@@ -4,27 +4,17 @@
  * a bpf_loop that emits fused records as handle_kvm_entry does (reserve,
  * 80-byte copy out of a state, submit with the wake-up test), timed inside the
  * program. User space runs it on one CPU, then on both at once, against:
- *  - the one ring every CPU shares (`records`, as record loads it);
- *  - a ring per CPU (`ring_shards`, an array of ring buffers indexed by CPU);
+ *  - one ring every CPU shares (`shared_ring`);
+ *  - a ring per CPU, as record loads them (`rings` and cpu_ring() of fuse.bpf.h);
  *  - the loop alone (no ring), subtracted to get the ring's own cost.
  */
 #include "fuse.bpf.h"
 
-struct ring_shard {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 32 << 20);
-};
-struct ring_shard ring_shard0 SEC(".maps");
-struct ring_shard ring_shard1 SEC(".maps");
-
+/* One ring shared by every CPU, as record loaded it before rings per CPU. */
 struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, 2);
-	__type(key, __u32);
-	__array(values, struct ring_shard);
-} ring_shards SEC(".maps") = {
-	.values = { &ring_shard0, &ring_shard1 },
-};
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 << 20);
+} shared_ring SEC(".maps");
 
 enum producer_case { PRODUCE_LOOP_ONLY = 0, PRODUCE_SHARED_RING, PRODUCE_RING_PER_CPU };
 
@@ -34,17 +24,10 @@ struct producer_args {
 	__u32 slot; /* which producer: where its time goes */
 };
 
-__u64 producer_elapsed_ns[2];
+/* Each producer's start and end: user space keeps only runs where both overlapped. */
+__u64 producer_start_ns[2], producer_end_ns[2];
 /* A state to copy the record out of, as handle_kvm_entry copies from task storage. */
 struct ht_record producer_state[2];
-
-static __always_inline __u64 wakeup_flags_of(void *ring)
-{
-	__u64 avail = bpf_ringbuf_query(ring, 0 /* BPF_RB_AVAIL_DATA */);
-	__u64 before = avail > HT_RINGBUF_SAMPLE_BYTES ? avail - HT_RINGBUF_SAMPLE_BYTES : 0;
-
-	return avail >> wakeup_shift != before >> wakeup_shift ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
-}
 
 static __always_inline void emit(void *ring, struct ht_record *st)
 {
@@ -57,7 +40,7 @@ static __always_inline void emit(void *ring, struct ht_record *st)
 	__builtin_memcpy(rec, st, sizeof(*rec));
 	rec->hcall_to_entry_ns = 1;
 	rec->entry_cpu = bpf_get_smp_processor_id();
-	bpf_ringbuf_submit(rec, wakeup_flags_of(ring));
+	bpf_ringbuf_submit(rec, wakeup_flags(ring));
 }
 
 /* bpf_loop's context must be on the stack: it holds the producer's slot. */
@@ -69,14 +52,13 @@ static long produce_loop_only(__u32 i __attribute__((unused)), __u32 *slot)
 
 static long produce_shared(__u32 i __attribute__((unused)), __u32 *slot)
 {
-	emit(&records, &producer_state[*slot & 1]);
+	emit(&shared_ring, &producer_state[*slot & 1]);
 	return 0;
 }
 
 static long produce_per_cpu(__u32 i __attribute__((unused)), __u32 *slot)
 {
-	__u32 cpu = bpf_get_smp_processor_id() & 1;
-	void *ring = bpf_map_lookup_elem(&ring_shards, &cpu);
+	void *ring = cpu_ring(bpf_get_smp_processor_id());
 
 	if (ring)
 		emit(ring, &producer_state[*slot & 1]);
@@ -95,6 +77,7 @@ int produce(struct producer_args *args)
 	case PRODUCE_RING_PER_CPU: bpf_loop(n, produce_per_cpu, &slot, 0); break;
 	default: return 1;
 	}
-	producer_elapsed_ns[args->slot & 1] = bpf_ktime_get_ns() - t0;
+	producer_start_ns[args->slot & 1] = t0;
+	producer_end_ns[args->slot & 1] = bpf_ktime_get_ns();
 	return 0;
 }

@@ -66,10 +66,35 @@ __u64 armed_threads = 0;
 /* A record as it sits in the ring buffer: 8-byte sample header + the record. */
 #define HT_RINGBUF_SAMPLE_BYTES (8 + sizeof(struct ht_record))
 
-struct {
+/*
+ * Records go to the ring of the CPU that emits them: a ring buffer's
+ * reservation takes a spinlock, and producers on two CPUs sharing one ring
+ * paid 6x per record (docs/performance.md). User space sizes the array to a
+ * power of two, at most HT_MAX_RINGS, creates the rings and puts them in; CPU
+ * c uses ring c & ring_mask, so beyond HT_MAX_RINGS CPUs share rings in pairs,
+ * fours, ... The one consumer merges the rings in time order.
+ */
+struct ht_ring {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 8 << 20); /* resized by user space before load */
-} records SEC(".maps");
+	__uint(max_entries, 4096); /* each ring's size, set by user space before load */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1); /* the number of rings, set by user space before load */
+	__type(key, __u32);
+	__array(values, struct ht_ring);
+} rings SEC(".maps");
+
+const volatile __u32 ring_mask = 0;
+
+/* This CPU's ring; NULL only if user space did not put one in. */
+static __always_inline void *cpu_ring(__u32 cpu)
+{
+	__u32 i = cpu & ring_mask;
+
+	return bpf_map_lookup_elem(&rings, &i);
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -130,11 +155,11 @@ static __always_inline __u32 ns_saturated(__u64 delta, __u8 *flags, __u8 flag)
  * this one miss a crossing, the next multiple or the consumer's poll timeout
  * picks the data up.
  */
-static __always_inline __u64 wakeup_flags(void)
+static __always_inline __u64 wakeup_flags(void *ring)
 {
 	if (!wakeup_shift)
 		return 0; /* the kernel's adaptive policy (tests) */
-	__u64 avail = bpf_ringbuf_query(&records, 0 /* BPF_RB_AVAIL_DATA */);
+	__u64 avail = bpf_ringbuf_query(ring, 0 /* BPF_RB_AVAIL_DATA */);
 	__u64 before = avail > HT_RINGBUF_SAMPLE_BYTES ? avail - HT_RINGBUF_SAMPLE_BYTES : 0;
 	return avail >> wakeup_shift != before >> wakeup_shift ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 }
@@ -370,7 +395,9 @@ static __always_inline int handle_kvm_entry(struct trace_event_raw_kvm_entry *ct
 		aggregate(&st->rec, now - st->hcall_ns);
 		return 0;
 	}
-	struct ht_record *rec = bpf_ringbuf_reserve(&records, sizeof(*rec), 0);
+	__u32 cpu = bpf_get_smp_processor_id();
+	void *ring = cpu_ring(cpu);
+	struct ht_record *rec = ring ? bpf_ringbuf_reserve(ring, sizeof(*rec), 0) : NULL;
 	if (!rec) {
 		count(HT_CNT_RINGBUF_DROPS);
 		return 0;
@@ -380,9 +407,9 @@ static __always_inline int handle_kvm_entry(struct trace_event_raw_kvm_entry *ct
 		ns_saturated(now - st->hcall_ns, &flags, HT_REC_F_HCALL_TO_ENTRY_SATURATED);
 	rec->flags = flags;
 	rec->vcpu_id = vcpu;
-	rec->entry_cpu = bpf_get_smp_processor_id();
+	rec->entry_cpu = cpu;
 
-	bpf_ringbuf_submit(rec, wakeup_flags());
+	bpf_ringbuf_submit(rec, wakeup_flags(ring));
 	return 0;
 }
 

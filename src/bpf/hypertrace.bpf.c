@@ -95,7 +95,7 @@ int synthetic_kvm_entry(struct trace_event_raw_kvm_entry *ctx)
 
 /*
  * Synthetic producer for drain tests and benchmarks: submits `count` fused
- * records through the same ring buffer, wake-up policy and drop counter as
+ * records through the same (this CPU's) ring buffer, wake-up policy and drop counter as
  * handle_kvm_entry, with a1 = seq, seq + 1, ... so the consumer can check order
  * and loss.
  */
@@ -106,7 +106,9 @@ struct synthetic_fill_args {
 
 static long fill_one(__u32 i, struct synthetic_fill_args *args)
 {
-	struct ht_record *rec = bpf_ringbuf_reserve(&records, sizeof(*rec), 0);
+	__u32 cpu = bpf_get_smp_processor_id();
+	void *ring = cpu_ring(cpu);
+	struct ht_record *rec = ring ? bpf_ringbuf_reserve(ring, sizeof(*rec), 0) : NULL;
 
 	if (!rec) {
 		count(HT_CNT_RINGBUF_DROPS);
@@ -118,7 +120,8 @@ static long fill_one(__u32 i, struct synthetic_fill_args *args)
 	rec->nr = HT_DEFAULT_HYPERCALL_NR;
 	rec->isa = HT_ISA_VMX;
 	rec->exit_reason = HT_VMX_EXIT_REASON_VMCALL;
-	bpf_ringbuf_submit(rec, wakeup_flags());
+	rec->entry_cpu = cpu;
+	bpf_ringbuf_submit(rec, wakeup_flags(ring));
 	return 0;
 }
 

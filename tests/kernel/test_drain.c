@@ -7,6 +7,7 @@
  * order, or counted as dropped. Needs root.
  */
 #include <errno.h>
+#include <sched.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -31,10 +32,22 @@ struct fill_args {
 static volatile int stop;
 static unsigned long long produced;
 
+/* Records go to the ring of the CPU that emits them; a thread kept on one CPU fills one ring. */
+static void stay_on_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
 static void *produce(void *arg)
 {
 	(void)arg;
 	int fd = ht_tracer_synthetic_fd(tracer, HT_SYNTH_FILL);
+
+	stay_on_cpu(sched_getcpu());
 
 	while (!stop) {
 		struct fill_args a = { .seq = produced, .count = 2000 };
@@ -106,6 +119,75 @@ static void every_record_produced_is_written_in_order_or_counted_as_dropped(void
 	       (unsigned long long)t.records, (unsigned long long)t.ringbuf_drops);
 }
 
+struct fill_on_cpu {
+	int cpu;
+	__u64 seq;
+	__u32 count;
+	int ret;
+};
+
+static void *fill_on_cpu(void *arg)
+{
+	struct fill_on_cpu *f = arg;
+	struct fill_args a = { .seq = f->seq, .count = f->count };
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &a, .ctx_size_in = sizeof(a));
+
+	stay_on_cpu(f->cpu);
+	f->ret = bpf_prog_test_run_opts(ht_tracer_synthetic_fd(tracer, HT_SYNTH_FILL), &opts);
+	return NULL;
+}
+
+/*
+ * Each CPU has its own ring; the drain merges them by time. Synthetic records
+ * carry their sequence number as their time: CPU 0 emits 0..2999, CPU 1
+ * 1500..4499, so the file must interleave both rings.
+ */
+static void records_of_every_cpu_are_merged_in_time_order(void)
+{
+	struct ht_tracer_opts o = { .synthetic = true, .ringbuf_bytes = 4 << 20,
+				    .wakeup_bytes = ht_wakeup_bytes_for(4 << 20) };
+	struct fill_on_cpu fills[2] = { { 0, 0, 3000, 0 }, { 1, 1500, 3000, 0 } };
+	struct ht_recording rec;
+	struct ht_writer *w;
+	struct ht_file_header h;
+	struct ht_trailer t;
+	struct ht_reader *r;
+	struct ht_record x;
+	char err[512];
+
+	if (libbpf_num_possible_cpus() < 2)
+		SKIP("one CPU: one ring, nothing to merge");
+	ht_filters_default(&o.filters);
+	CHECK(ht_tracer_load(&tracer, &o, err, sizeof(err)) == 0, "%s", err);
+	for (int i = 0; i < 2; i++) {
+		pthread_t th;
+		pthread_create(&th, NULL, fill_on_cpu, &fills[i]);
+		pthread_join(th, NULL);
+		CHECK(fills[i].ret == 0, "fill on CPU %d: %s", fills[i].cpu, strerror(errno));
+	}
+	ht_header_init(&h);
+	CHECK(ht_writer_open(path, true, &h, &w, err, sizeof(err)) == 0, "%s", err);
+	CHECK(ht_recording_init(&rec, tracer, w) == 0, "recording");
+	CHECK(ht_recording_pump(&rec, 0) == 6000, "one pass takes both rings");
+	CHECK(ht_recording_finish(&rec, &t) == 0, "finish");
+	CHECK_EQ_U64(t.records, 6000);
+	CHECK(ht_reader_open(path, &r, err, sizeof(err)) == 0, "%s", err);
+	unsigned long long n = 0, last = 0, from_cpu1_early = 0;
+	int in_order = 1;
+	while (ht_reader_next(r, &x) == 1) {
+		if (n && x.exit_ns < last)
+			in_order = 0;
+		if (x.entry_cpu == 1 && n < 3000)
+			from_cpu1_early++;
+		last = x.exit_ns;
+		n++;
+	}
+	ht_reader_close(r);
+	CHECK_EQ_U64(n, 6000);
+	CHECK(in_order, "records not in time order");
+	CHECK(from_cpu1_early == 750, "%llu of CPU 1's records among the first 3000, expected 750", from_cpu1_early);
+}
+
 static struct ht_record *slots_nowhere(void *ctx, unsigned int *room)
 {
 	static struct ht_record one;
@@ -130,7 +212,7 @@ static void a_map_that_is_not_a_ring_buffer_is_refused(void)
 	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "not_a_ring", 4, 8, 1, NULL);
 
 	CHECK(fd >= 0, "bpf_map_create: %s", strerror(errno));
-	CHECK(ht_drain_new(fd, &sink, &d) == -EINVAL, "an array map was accepted");
+	CHECK(ht_drain_new(&fd, 1, &sink, &d) == -EINVAL, "an array map was accepted");
 	close(fd);
 }
 
@@ -148,6 +230,7 @@ int main(void)
 	close(fd);
 	ht_test_cleanup = cleanup;
 	RUN(every_record_produced_is_written_in_order_or_counted_as_dropped);
+	RUN(records_of_every_cpu_are_merged_in_time_order);
 	RUN(a_map_that_is_not_a_ring_buffer_is_refused);
 	return ht_test_exit_status();
 }

@@ -1,10 +1,19 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * BPF ring buffer consumer. Layout (kernel/bpf/ringbuf.c, as libbpf maps it):
- * page 0 holds the consumer position (we write it), page 1 the producer
- * position, then the data area mapped twice so a sample that wraps around the
- * end is still contiguous. Each sample has an 8-byte header whose length word
- * carries BUSY (reserved, not yet submitted) and DISCARD bits.
+ * BPF ring buffer consumer for the per-CPU rings. Layout of each ring
+ * (kernel/bpf/ringbuf.c, as libbpf maps it): page 0 holds the consumer
+ * position (we write it), page 1 the producer position, then the data area
+ * mapped twice so a sample that wraps around the end is still contiguous.
+ * Each sample has an 8-byte header whose length word carries BUSY (reserved,
+ * not yet submitted) and DISCARD bits.
+ *
+ * Records of one ring are in the order their CPU emitted them. A pass takes
+ * every ring's records present when it starts and merges them by the time of
+ * their kvm_entry (a min-heap of rings keyed by their next record). A record
+ * not yet in a ring when the pass starts was submitted after that, so its
+ * kvm_entry clock was read after (start - HT_DRAIN_ORDER_SLACK_NS) (a BPF
+ * program runs for far less): the pass writes only records older than that,
+ * and the file is in time order across CPUs.
  */
 #include "record/drain.h"
 
@@ -14,64 +23,88 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/bpf.h> /* BPF_RINGBUF_BUSY_BIT, BPF_RINGBUF_DISCARD_BIT, BPF_RINGBUF_HDR_SZ */
 #include <bpf/bpf.h>
 
-struct ht_drain {
-	int map_fd, epfd;
-	size_t page, mask;
-	unsigned long *consumer_pos; /* page 0, read-write */
-	void *producer_map;          /* page 1 + data twice, read-only */
+#define RECORD_SAMPLE_BYTES ((sizeof(struct ht_record) + BPF_RINGBUF_HDR_SZ + 7) & ~7ul)
+
+struct ring {
+	unsigned long *consumer_pos;       /* page 0, read-write */
+	void *producer_map;                /* page 1 + data twice, read-only */
 	const unsigned long *producer_pos;
 	const unsigned char *data;
-	size_t producer_map_len;
+	size_t mask, producer_map_len;
+	unsigned long cons, prod;          /* this pass: next sample, end of the samples taken */
+	__u64 head_ns;                     /* kvm_entry time of the record at cons */
+	bool busy;                         /* the sample at cons is still being written */
+};
+
+struct ht_drain {
+	int epfd;
+	size_t page;
+	unsigned int nrings;
+	struct ring *rings;
+	unsigned int heap[HT_DRAIN_MAX_RINGS]; /* rings with a record this pass, earliest first */
+	unsigned int heap_len;
 	struct ht_record_sink sink;
 	unsigned long long malformed;
 };
 
-int ht_drain_new(int ringbuf_fd, const struct ht_record_sink *sink, struct ht_drain **out)
+static int map_ring(struct ht_drain *d, struct ring *r, int fd, unsigned int index)
 {
 	struct bpf_map_info info;
 	__u32 len = sizeof(info);
-	struct epoll_event ev = { .events = EPOLLIN };
-	struct ht_drain *d;
-	int ret;
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = index };
 
 	memset(&info, 0, sizeof(info));
-	if (bpf_obj_get_info_by_fd(ringbuf_fd, &info, &len))
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
 		return -errno;
 	/* The layout below is the ring buffer's: refuse any other map, and a size that is no ring's. */
 	if (info.type != BPF_MAP_TYPE_RINGBUF || !info.max_entries ||
 	    (info.max_entries & (info.max_entries - 1)))
 		return -EINVAL;
+	r->mask = info.max_entries - 1;
+	r->consumer_pos = mmap(NULL, d->page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (r->consumer_pos == MAP_FAILED) {
+		r->consumer_pos = NULL;
+		return -errno;
+	}
+	r->producer_map_len = d->page + 2 * (size_t)info.max_entries;
+	r->producer_map = mmap(NULL, r->producer_map_len, PROT_READ, MAP_SHARED, fd, (off_t)d->page);
+	if (r->producer_map == MAP_FAILED) {
+		r->producer_map = NULL;
+		return -errno;
+	}
+	r->producer_pos = r->producer_map;
+	r->data = (const unsigned char *)r->producer_map + d->page;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev))
+		return -errno;
+	return 0;
+}
+
+int ht_drain_new(const int *ring_fds, unsigned int nrings, const struct ht_record_sink *sink,
+		 struct ht_drain **out)
+{
+	struct ht_drain *d;
+	int ret = 0;
+
+	if (!nrings || nrings > HT_DRAIN_MAX_RINGS)
+		return -EINVAL;
 	d = calloc(1, sizeof(*d));
-	if (!d)
+	if (!d || !(d->rings = calloc(nrings, sizeof(*d->rings)))) {
+		free(d);
 		return -ENOMEM;
-	d->map_fd = ringbuf_fd;
+	}
 	d->sink = *sink;
 	d->page = (size_t)sysconf(_SC_PAGESIZE);
-	d->mask = info.max_entries - 1;
-	d->epfd = -1;
-	d->consumer_pos = mmap(NULL, d->page, PROT_READ | PROT_WRITE, MAP_SHARED, ringbuf_fd, 0);
-	if (d->consumer_pos == MAP_FAILED) {
-		ret = -errno;
-		free(d);
-		return ret;
-	}
-	d->producer_map_len = d->page + 2 * (size_t)info.max_entries;
-	d->producer_map = mmap(NULL, d->producer_map_len, PROT_READ, MAP_SHARED, ringbuf_fd, (off_t)d->page);
-	if (d->producer_map == MAP_FAILED) {
-		ret = -errno;
-		munmap(d->consumer_pos, d->page);
-		free(d);
-		return ret;
-	}
-	d->producer_pos = d->producer_map;
-	d->data = (const unsigned char *)d->producer_map + d->page;
 	d->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (d->epfd < 0 || epoll_ctl(d->epfd, EPOLL_CTL_ADD, ringbuf_fd, &ev)) {
+	if (d->epfd < 0)
 		ret = -errno;
+	for (unsigned int i = 0; i < nrings && !ret; i++, d->nrings++)
+		ret = map_ring(d, &d->rings[i], ring_fds[i], i);
+	if (ret) {
 		ht_drain_free(d);
 		return ret;
 	}
@@ -81,67 +114,172 @@ int ht_drain_new(int ringbuf_fd, const struct ht_record_sink *sink, struct ht_dr
 
 unsigned long long ht_drain_pending_bytes(const struct ht_drain *d)
 {
-	return __atomic_load_n(d->producer_pos, __ATOMIC_ACQUIRE) -
-	       __atomic_load_n(d->consumer_pos, __ATOMIC_RELAXED);
+	unsigned long long sum = 0;
+
+	for (unsigned int i = 0; i < d->nrings; i++)
+		sum += __atomic_load_n(d->rings[i].producer_pos, __ATOMIC_ACQUIRE) -
+		       __atomic_load_n(d->rings[i].consumer_pos, __ATOMIC_RELAXED);
+	return sum;
 }
 
 /*
- * Consumes up to max records; stops early at a sample still being written.
- * The per-record work is a header test and an 80-byte copy into the sink's
- * slots: no call per record, and the consumer position (a cache line the
- * producers read on every reservation) is written once per run of up to a
- * writer block, not per record.
+ * Moves r->cons to the next whole record of this pass, skipping discarded and
+ * malformed samples. False at the pass's end. A sample still being written is
+ * a head too (r->busy, earliest of all): its time is not known yet, so the
+ * pass stops when it comes first.
  */
-static int consume(struct ht_drain *d, unsigned int max)
+static inline bool next_head(struct ht_drain *d, struct ring *r)
 {
-	unsigned long cons = __atomic_load_n(d->consumer_pos, __ATOMIC_RELAXED);
-	unsigned long prod = __atomic_load_n(d->producer_pos, __ATOMIC_ACQUIRE);
+	r->busy = false;
+	while (r->cons < r->prod) {
+		const __u32 *hdr = (const __u32 *)(r->data + (r->cons & r->mask));
+		__u32 len = __atomic_load_n(hdr, __ATOMIC_ACQUIRE);
+
+		/* A whole submitted record: neither BUSY nor DISCARD is set. */
+		if (__builtin_expect(len == sizeof(struct ht_record), 1)) {
+			const struct ht_record *rec = (const struct ht_record *)(hdr + 2);
+
+			r->head_ns = rec->exit_ns + rec->exit_to_hcall_ns + rec->hcall_to_entry_ns;
+			return true;
+		}
+		if (len & BPF_RINGBUF_BUSY_BIT) {
+			r->busy = true;
+			r->head_ns = 0;
+			return true;
+		}
+		if (!(len & BPF_RINGBUF_DISCARD_BIT))
+			d->malformed++;
+		r->cons += ((len & ~(BPF_RINGBUF_BUSY_BIT | BPF_RINGBUF_DISCARD_BIT)) + BPF_RINGBUF_HDR_SZ + 7) & ~7ul;
+	}
+	return false;
+}
+
+static void sift_down(struct ht_drain *d, unsigned int i)
+{
+	unsigned int *h = d->heap, n = d->heap_len, top = h[i];
+	__u64 key = d->rings[top].head_ns;
+
+	for (;;) {
+		unsigned int c = 2 * i + 1;
+		if (c >= n)
+			break;
+		if (c + 1 < n && d->rings[h[c + 1]].head_ns < d->rings[h[c]].head_ns)
+			c++;
+		if (d->rings[h[c]].head_ns >= key)
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	h[i] = top;
+}
+
+static void publish(struct ht_drain *d)
+{
+	for (unsigned int i = 0; i < d->nrings; i++)
+		__atomic_store_n(d->rings[i].consumer_pos, d->rings[i].cons, __ATOMIC_RELEASE);
+}
+
+/*
+ * Consumes up to max records of the samples present when it starts, those
+ * whose kvm_entry time is before `before`. The per-record work is a header
+ * test, an 80-byte copy into the sink's slots and a heap step: no call per
+ * record, and the consumer positions (cache lines the producers read on every
+ * reservation) are written once per run of up to a writer block, not per
+ * record.
+ */
+static int consume(struct ht_drain *d, unsigned int max, __u64 before)
+{
 	unsigned int n = 0;
-	bool busy = false;
 	int ret = 0;
 
-	while (cons < prod && n < max && !busy && !ret) {
+	d->heap_len = 0;
+	for (unsigned int i = 0; i < d->nrings; i++) {
+		struct ring *r = &d->rings[i];
+
+		r->cons = __atomic_load_n(r->consumer_pos, __ATOMIC_RELAXED);
+		r->prod = __atomic_load_n(r->producer_pos, __ATOMIC_ACQUIRE);
+		if (next_head(d, r))
+			d->heap[d->heap_len++] = i;
+	}
+	for (unsigned int i = d->heap_len / 2; i-- > 0;)
+		sift_down(d, i);
+	bool stop = false;
+	while (d->heap_len && n < max && !ret && !stop) {
 		unsigned int room, filled = 0;
 		struct ht_record *dst = d->sink.slots(d->sink.ctx, &room);
 
 		if (room > max - n)
 			room = max - n;
-		while (cons < prod && filled < room) {
-			const __u32 *hdr = (const __u32 *)(d->data + (cons & d->mask));
-			__u32 len = __atomic_load_n(hdr, __ATOMIC_ACQUIRE);
+		while (d->heap_len && filled < room) {
+			struct ring *r = &d->rings[d->heap[0]];
 
-			/* A whole submitted record: neither BUSY nor DISCARD is set. */
-			if (__builtin_expect(len == sizeof(struct ht_record), 1)) {
-				dst[filled++] = *(const struct ht_record *)(hdr + 2);
-				cons += (sizeof(struct ht_record) + BPF_RINGBUF_HDR_SZ + 7) & ~7ul;
-				continue;
-			}
-			if (len & BPF_RINGBUF_BUSY_BIT) {
-				busy = true; /* reserved, not yet submitted: records stay in order */
+			if (r->busy || r->head_ns >= before) {
+				stop = true;
 				break;
 			}
-			if (!(len & BPF_RINGBUF_DISCARD_BIT))
-				d->malformed++;
-			cons += ((len & ~(BPF_RINGBUF_BUSY_BIT | BPF_RINGBUF_DISCARD_BIT)) + BPF_RINGBUF_HDR_SZ + 7) & ~7ul;
+			/*
+			 * A run from the earliest ring, up to the next ring's head:
+			 * per record a header test, the time, and the copy.
+			 */
+			__u64 limit = before - 1; /* before itself is too recent */
+			for (unsigned int c = 1; c <= 2 && c < d->heap_len; c++)
+				if (d->rings[d->heap[c]].head_ns < limit)
+					limit = d->rings[d->heap[c]].head_ns;
+			/* In locals: the stores into dst could alias *r. */
+			const unsigned char *data = r->data;
+			unsigned long cons = r->cons, prod = r->prod, mask = r->mask;
+			for (;;) {
+				dst[filled++] = *(const struct ht_record *)(data + (cons & mask) + BPF_RINGBUF_HDR_SZ);
+				cons += RECORD_SAMPLE_BYTES;
+				if (filled == room || cons == prod)
+					break;
+				const __u32 *hdr = (const __u32 *)(data + (cons & mask));
+				if (__atomic_load_n(hdr, __ATOMIC_ACQUIRE) != sizeof(struct ht_record))
+					break;
+				const struct ht_record *next = (const struct ht_record *)(hdr + 2);
+				if (next->exit_ns + next->exit_to_hcall_ns + next->hcall_to_entry_ns > limit)
+					break;
+			}
+			r->cons = cons;
+			if (!next_head(d, r))
+				d->heap[0] = d->heap[--d->heap_len];
+			if (d->heap_len > 1)
+				sift_down(d, 0);
 		}
 		/* The records are copied out: their space goes back to the producers. */
 		ret = d->sink.commit(d->sink.ctx, filled);
 		n += filled;
-		__atomic_store_n(d->consumer_pos, cons, __ATOMIC_RELEASE);
+		publish(d);
 	}
+	publish(d); /* discarded samples skipped at the end of a ring */
 	return ret ? ret : (int)n;
+}
+
+static __u64 monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
 }
 
 int ht_drain_poll(struct ht_drain *d, int timeout_ms)
 {
-	struct epoll_event ev;
+	struct epoll_event ev[8];
+	int n;
 
 	/* Wake-ups are sparse (see wakeup_flags in BPF): data may be waiting without one. */
 	if (!ht_drain_pending_bytes(d) && timeout_ms != 0) {
-		if (epoll_wait(d->epfd, &ev, 1, timeout_ms) < 0 && errno != EINTR)
+		if (epoll_wait(d->epfd, ev, 8, timeout_ms) < 0 && errno != EINTR)
 			return -errno;
 	}
-	return consume(d, HT_DRAIN_BATCH);
+	n = consume(d, HT_DRAIN_BATCH, monotonic_ns() - HT_DRAIN_ORDER_SLACK_NS);
+	/* Only records too recent to be ordered yet: come back when they are, not at once. */
+	if (n == 0 && timeout_ms != 0 && ht_drain_pending_bytes(d)) {
+		struct timespec wait = { 0, 1000000 };
+		nanosleep(&wait, NULL);
+	}
+	return n;
 }
 
 int ht_drain_all(struct ht_drain *d)
@@ -149,7 +287,8 @@ int ht_drain_all(struct ht_drain *d)
 	long long total = 0;
 	int n;
 
-	while ((n = consume(d, HT_DRAIN_BATCH)) > 0)
+	/* The producers have stopped: every record is there, however recent. */
+	while ((n = consume(d, HT_DRAIN_BATCH, ~0ull)) > 0)
 		total += n;
 	if (n < 0)
 		return n;
@@ -167,9 +306,14 @@ void ht_drain_free(struct ht_drain *d)
 		return;
 	if (d->epfd >= 0)
 		close(d->epfd);
-	if (d->producer_map && d->producer_map != MAP_FAILED)
-		munmap(d->producer_map, d->producer_map_len);
-	if (d->consumer_pos && d->consumer_pos != MAP_FAILED)
-		munmap(d->consumer_pos, d->page);
+	for (unsigned int i = 0; i < d->nrings; i++) {
+		struct ring *r = &d->rings[i];
+
+		if (r->producer_map)
+			munmap(r->producer_map, r->producer_map_len);
+		if (r->consumer_pos)
+			munmap(r->consumer_pos, d->page);
+	}
+	free(d->rings);
 	free(d);
 }

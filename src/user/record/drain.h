@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Drains the BPF ring buffer and hands each fused record to a sink.
+ * Drains the BPF ring buffers (one per CPU) and hands the fused records to a
+ * sink, merged in time order.
  *
  * A consumer of our own rather than libbpf's ring_buffer: libbpf 1.1 consumes
  * until the ring is empty, which never happens while producers keep up with
@@ -28,13 +29,24 @@ struct ht_record_sink {
 
 /* Most records one call consumes: about 25 ms of work at 10 M records/s. */
 #define HT_DRAIN_BATCH (256u * 1024)
+/* Most rings one drain merges (the tracer makes at most HT_MAX_RINGS). */
+#define HT_DRAIN_MAX_RINGS 64u
+/*
+ * ht_drain_poll writes records at least this old (by their kvm_entry time):
+ * by then every record of an earlier time is in its ring, so records of all
+ * CPUs go to the file in time order.
+ */
+#define HT_DRAIN_ORDER_SLACK_NS 5000000ull
 
 struct ht_drain;
 
-int ht_drain_new(int ringbuf_fd, const struct ht_record_sink *sink, struct ht_drain **out);
+/* nrings ring buffers, 1..HT_DRAIN_MAX_RINGS. 0 or -errno (-EINVAL: not a ring buffer). */
+int ht_drain_new(const int *ring_fds, unsigned int nrings, const struct ht_record_sink *sink,
+		 struct ht_drain **out);
 /*
- * If the ring is empty, waits up to timeout_ms for a wake-up; then consumes up
- * to HT_DRAIN_BATCH records. Records drained, or -errno (a sink error).
+ * If the rings are empty, waits up to timeout_ms for a wake-up; then consumes
+ * up to HT_DRAIN_BATCH records, in time order (see HT_DRAIN_ORDER_SLACK_NS).
+ * Records drained, or -errno (a sink error).
  */
 int ht_drain_poll(struct ht_drain *d, int timeout_ms);
 /*
@@ -42,7 +54,7 @@ int ht_drain_poll(struct ht_drain *d, int timeout_ms);
  * (after detaching); otherwise use ht_drain_poll. Records drained, or -errno.
  */
 int ht_drain_all(struct ht_drain *d);
-/* Bytes waiting in the ring buffer right now. */
+/* Bytes waiting in the ring buffers right now. */
 unsigned long long ht_drain_pending_bytes(const struct ht_drain *d);
 /* Ring buffer samples that were not a whole struct ht_record (never expected). */
 unsigned long long ht_drain_malformed(const struct ht_drain *d);

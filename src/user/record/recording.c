@@ -5,6 +5,8 @@
 #include <time.h>
 #include "common/util.h"
 
+_Static_assert(HT_MAX_RINGS <= HT_DRAIN_MAX_RINGS, "the drain must take every ring the tracer makes");
+
 static struct ht_record *recording_slots(void *ctx, unsigned int *room)
 {
 	struct ht_recording *r = ctx;
@@ -41,10 +43,13 @@ int ht_recording_init(struct ht_recording *r, struct ht_tracer *tracer, struct h
 {
 	struct ht_record_sink sink = { .slots = recording_slots, .commit = recording_commit, .ctx = r };
 
+	unsigned int nrings;
+	const int *fds = ht_tracer_ring_fds(tracer, &nrings);
+
 	memset(r, 0, sizeof(*r));
 	r->tracer = tracer;
 	r->writer = writer;
-	return ht_drain_new(ht_tracer_records_fd(tracer), &sink, &r->drain);
+	return ht_drain_new(fds, nrings, &sink, &r->drain);
 }
 
 int ht_recording_pump(struct ht_recording *r, int timeout_ms)

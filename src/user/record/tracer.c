@@ -21,6 +21,8 @@ struct ht_tracer {
 	struct bpf_program *exit_prog, *synthetic_exit_prog;
 	struct bpf_link **exit_link;
 	int stats_fd; /* holds BPF run-time statistics on while open; -1 if not asked */
+	int ring_fds[HT_MAX_RINGS]; /* also held by the rings map */
+	unsigned int nrings;        /* created and in the map */
 };
 
 static bool libbpf_verbose;
@@ -156,6 +158,18 @@ void ht_filters_default(struct ht_filters *f)
 	f->nr_count = 1;
 }
 
+static int create_rings(struct ht_tracer *t, unsigned int n, unsigned long bytes)
+{
+	while (t->nrings < n) {
+		int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "ht_ring", 0, 0, (__u32)bytes, NULL);
+
+		if (fd < 0)
+			return -errno;
+		t->ring_fds[t->nrings++] = fd;
+	}
+	return 0;
+}
+
 int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, char *err,
 		   size_t errlen)
 {
@@ -210,12 +224,31 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 	ro->filter_tgid = f->tgid_on ? f->tgid : 0;
 	ro->filter_vcpu_on = f->vcpu_on;
 	ro->filter_vcpu = f->vcpu;
-	ro->wakeup_shift = ht_wakeup_shift_for(opts->wakeup_bytes);
+	int cpus = libbpf_num_possible_cpus();
+	unsigned int nrings = ht_rings_for(cpus > 0 ? (unsigned int)cpus : 1);
+	unsigned long ring_bytes = ht_ring_bytes_for(opts->ringbuf_bytes, nrings);
+	unsigned long wakeup_bytes = opts->wakeup_bytes;
+	if (wakeup_bytes > ht_wakeup_bytes_for(ring_bytes))
+		wakeup_bytes = ht_wakeup_bytes_for(ring_bytes);
+	ro->wakeup_shift = ht_wakeup_shift_for(wakeup_bytes);
+	ro->ring_mask = nrings - 1;
 	ro->aggregate_only = opts->aggregate_only;
 	ro->aggregate_group_by = opts->group_by;
 	ro->aggregate_by_nr = opts->aggregate_by_nr;
 
-	bpf_map__set_max_entries(t->skel->maps.records, (__u32)opts->ringbuf_bytes);
+	/*
+	 * The rings map holds rings of exactly one size: the first ring, made
+	 * now, is the template the kernel checks the others against.
+	 */
+	bpf_map__set_max_entries(sk->maps.rings, nrings);
+	ret = create_rings(t, nrings, ring_bytes);
+	if (ret) {
+		snprintf(err, errlen, "cannot create the ring buffers (%u of %lu bytes): %s: try a smaller --ringbuf-size",
+			 nrings, ring_bytes, strerror(-ret));
+		ht_tracer_destroy(t);
+		return ret;
+	}
+	bpf_map__set_inner_map_fd(sk->maps.rings, t->ring_fds[0]);
 	/* Production loads only the tracepoint programs; tests and benchmarks add the synthetic ones. */
 	struct bpf_program *synthetic_exits[] = { sk->progs.synthetic_kvm_exit, sk->progs.synthetic_kvm_exit_vmx,
 						  sk->progs.synthetic_kvm_exit_svm };
@@ -238,11 +271,18 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 		snprintf(err, errlen, "cannot load the BPF programs: %s (%s): rerun with -v to see the libbpf and verifier log",
 			 strerror(-ret), reason);
 		verifier_logs_free(&logs);
-		hypertrace_bpf__destroy(t->skel);
-		free(t);
+		ht_tracer_destroy(t);
 		return ret;
 	}
 	verifier_logs_free(&logs);
+	for (__u32 i = 0; i < t->nrings; i++) {
+		if (bpf_map_update_elem(bpf_map__fd(sk->maps.rings), &i, &t->ring_fds[i], BPF_ANY)) {
+			ret = -errno;
+			snprintf(err, errlen, "cannot install the ring buffers: %s", strerror(-ret));
+			ht_tracer_destroy(t);
+			return ret;
+		}
+	}
 	*out = t;
 	return 0;
 }
@@ -289,9 +329,10 @@ void ht_tracer_detach(struct ht_tracer *t)
 		usleep(50 * 1000); /* nohz_full kernels refuse it: a grace period is far shorter */
 }
 
-int ht_tracer_records_fd(const struct ht_tracer *t)
+const int *ht_tracer_ring_fds(const struct ht_tracer *t, unsigned int *n)
 {
-	return bpf_map__fd(t->skel->maps.records);
+	*n = t->nrings;
+	return t->ring_fds;
 }
 
 int ht_tracer_synthetic_fd(const struct ht_tracer *t, enum ht_synthetic_prog which)
@@ -402,6 +443,8 @@ void ht_tracer_destroy(struct ht_tracer *t)
 		return;
 	if (t->stats_fd >= 0)
 		close(t->stats_fd);
+	for (unsigned int i = 0; i < t->nrings; i++)
+		close(t->ring_fds[i]);
 	hypertrace_bpf__destroy(t->skel);
 	free(t);
 }

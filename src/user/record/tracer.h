@@ -32,6 +32,30 @@ struct ht_filters {
 #define HT_DEFAULT_RINGBUF_BYTES (64u << 20)
 #define HT_DEFAULT_WAKEUP_BYTES (1u << 20)
 
+/*
+ * The ring buffer memory is split into one ring per CPU (producers on
+ * different CPUs then never contend for a ring), the number of rings rounded
+ * up to a power of two and at most HT_MAX_RINGS: on bigger hosts CPUs share
+ * rings (CPU c uses ring c % rings). Each ring is at least a page.
+ */
+#define HT_MAX_RINGS 64u
+
+static inline unsigned int ht_rings_for(unsigned int cpus)
+{
+	unsigned int n = 1;
+
+	while (n < cpus && n < HT_MAX_RINGS)
+		n <<= 1;
+	return n;
+}
+
+static inline unsigned long ht_ring_bytes_for(unsigned long ringbuf_bytes, unsigned int rings)
+{
+	unsigned long each = ringbuf_bytes / rings;
+
+	return each < 4096 ? 4096 : each;
+}
+
 /* The BPF side's wakeup_shift for a threshold: log2, rounded down (a shift, not a division, per record). */
 static inline unsigned int ht_wakeup_shift_for(unsigned long wakeup_bytes)
 {
@@ -46,8 +70,8 @@ static inline unsigned long ht_wakeup_bytes_for(unsigned long ringbuf_bytes)
 
 struct ht_tracer_opts {
 	struct ht_filters filters;
-	unsigned long ringbuf_bytes; /* power of two, >= page size */
-	unsigned long wakeup_bytes;  /* rounded down to a power of two; 0: the kernel's default */
+	unsigned long ringbuf_bytes; /* all rings together: power of two, >= page size */
+	unsigned long wakeup_bytes;  /* per ring, rounded down to a power of two; 0: the kernel's default */
 	int isa;                     /* HT_ISA_VMX/SVM; 0: the host CPU's (what KVM here uses) */
 	bool aggregate_only;         /* histograms in BPF, no records (record --no-file) */
 	enum ht_agg_group_by group_by; /* aggregate_only: how histograms are keyed */
@@ -75,7 +99,8 @@ int ht_tracer_attach(struct ht_tracer *t, char *err, size_t errlen);
  * before can still be running, so a drain after it sees every record.
  */
 void ht_tracer_detach(struct ht_tracer *t);
-int ht_tracer_records_fd(const struct ht_tracer *t);
+/* The ring buffers the records come through, one per CPU or group of CPUs; *n of them. */
+const int *ht_tracer_ring_fds(const struct ht_tracer *t, unsigned int *n);
 int ht_tracer_synthetic_fd(const struct ht_tracer *t, enum ht_synthetic_prog which);
 /* Sums the per-CPU counters (enum ht_counter). */
 int ht_tracer_counters(const struct ht_tracer *t, __u64 out[HT_CNT_MAX]);
