@@ -13,8 +13,9 @@
  * freed with the thread, so it stays bounded as threads come and go.
  *
  * Hot path: kvm_exit and kvm_entry fire on every VM exit of the host. Their
- * non-matching path reads the event's isa/exit_reason (exit) and one global
- * counter of armed threads; while no thread is armed it touches no map.
+ * non-matching path reads the event's exit_reason (exit) and one global
+ * counter of armed threads; while no thread is armed it touches no map, and
+ * a kvm_exit looks up its thread's state only if a thread armed on its CPU.
  */
 #ifndef HYPERTRACE_FUSE_BPF_H
 #define HYPERTRACE_FUSE_BPF_H
@@ -62,6 +63,21 @@ const volatile __u32 wakeup_shift = 0;
  * while armed is disarmed by handle_thread_exit, so the count stays exact.
  */
 __u64 armed_threads = 0;
+
+/*
+ * The same count per CPU slot (CPU & (HT_ARMED_SLOTS - 1)), by the CPU where
+ * each thread armed: a non-hypercall kvm_exit looks up the thread's state
+ * only if its own CPU's slot is non-zero. That is enough because a vCPU
+ * thread cannot leave its CPU between a kvm_exit and its next kvm_exit
+ * without a kvm_entry in between (an exit handled in the fast path re-enters
+ * the guest with interrupts off, on the same CPU; any other way back into
+ * the guest goes through kvm_entry, which disarms): so while a thread is
+ * armed, its next exit comes on the CPU whose slot counts it. Slots shared by
+ * several CPUs (more CPUs than slots) only cost extra lookups. Each slot has
+ * its own cache line: CPUs do not write each other's.
+ */
+#define HT_ARMED_SLOTS 64
+__u64 armed_on_cpu[HT_ARMED_SLOTS][8] = {}; /* [slot][0]; 64 bytes a slot */
 
 /* A record as it sits in the ring buffer: 8-byte sample header + the record. */
 #define HT_RINGBUF_SAMPLE_BYTES (8 + sizeof(struct ht_record))
@@ -120,6 +136,7 @@ struct vcpu_state {
 	struct ht_record rec; /* filled as events arrive, copied out at entry */
 	__u64 hcall_ns;
 	__u32 phase;
+	__u32 arm_slot;       /* armed_on_cpu slot counting this thread while armed */
 };
 
 struct {
@@ -255,6 +272,21 @@ static __always_inline void disarm(struct vcpu_state *st)
 {
 	st->phase = PHASE_IDLE;
 	__sync_fetch_and_add(&armed_threads, -1);
+	__sync_fetch_and_add(&armed_on_cpu[st->arm_slot & (HT_ARMED_SLOTS - 1)][0], -1);
+}
+
+/*
+ * The calling thread's state if it is armed, else NULL, for a kvm_exit: only
+ * if a thread armed on this CPU (see armed_on_cpu) is the state looked up.
+ */
+static __always_inline struct vcpu_state *armed_state_at_exit(void)
+{
+	if (!armed_threads)
+		return NULL;
+	if (!armed_on_cpu[bpf_get_smp_processor_id() & (HT_ARMED_SLOTS - 1)][0])
+		return NULL;
+	struct vcpu_state *st = current_state(0);
+	return st && st->phase != PHASE_IDLE ? st : NULL;
 }
 
 /* The hot path's test: exit_reason alone, without loading isa. */
@@ -297,7 +329,7 @@ static __always_inline int handle_kvm_exit(struct trace_event_raw_kvm_exit *ctx,
 
 	if (!may_be_hypercall_exit(reason, mask, value) || !is_hypercall_exit(isa = ctx->isa, reason)) {
 		/* Any other exit ends an open window: never fuse across it. */
-		st = armed_state();
+		st = armed_state_at_exit();
 		if (st) {
 			if (st->phase == PHASE_HCALL)
 				count(HT_CNT_SUPERSEDED);
@@ -326,10 +358,17 @@ static __always_inline int handle_kvm_exit(struct trace_event_raw_kvm_exit *ctx,
 		return 0;
 	}
 	/* A stale armed state (exit, exit, ... on old kernels) is overwritten, never fused. */
-	if (st->phase == PHASE_IDLE)
+	__u32 cpu = bpf_get_smp_processor_id();
+	if (st->phase == PHASE_IDLE) {
 		__sync_fetch_and_add(&armed_threads, 1);
-	else if (st->phase == PHASE_HCALL)
-		count(HT_CNT_SUPERSEDED);
+	} else {
+		if (st->phase == PHASE_HCALL)
+			count(HT_CNT_SUPERSEDED);
+		__sync_fetch_and_add(&armed_on_cpu[st->arm_slot & (HT_ARMED_SLOTS - 1)][0], -1);
+	}
+	__u32 slot = cpu & (HT_ARMED_SLOTS - 1);
+	st->arm_slot = slot;
+	__sync_fetch_and_add(&armed_on_cpu[slot][0], 1);
 	st->phase = PHASE_EXITED;
 	st->rec.exit_ns = bpf_ktime_get_ns();
 	st->rec.guest_rip = ctx->guest_rip;
@@ -337,7 +376,7 @@ static __always_inline int handle_kvm_exit(struct trace_event_raw_kvm_exit *ctx,
 	st->rec.isa = isa;
 	st->rec.flags = flags;
 	st->rec.vcpu_id = vcpu;
-	st->rec.exit_cpu = bpf_get_smp_processor_id();
+	st->rec.exit_cpu = cpu;
 	st->rec.host_pid = pid_tgid >> 32;
 	st->rec.host_tid = (__u32)pid_tgid;
 	return 0;

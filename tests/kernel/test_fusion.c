@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -316,7 +317,7 @@ static void interleaved_vcpu_threads_are_fused_per_thread(void)
 			CHECK(seen[i][j] == 1, "thread %d round %d seen %u times", i, j, seen[i][j]);
 }
 
-static void a_second_exit_before_entry_is_never_fused(void)
+static void a_second_exit_before_entry_on_one_cpu(void)
 {
 	LOAD(t, vmx_tracer());
 	/* hypercall exit, hypercall, another exit, entry: the hypercall's window was cut. */
@@ -338,6 +339,22 @@ static void a_second_exit_before_entry_is_never_fused(void)
 	CHECK_EQ_U64(out.rec[0].a0, 2);
 	CHECK(out.rec[0].exit_ns >= between, "fused with the stale exit");
 	CHECK_EQ_U64(out.trailer.superseded, 1);
+}
+
+static void a_second_exit_before_entry_is_never_fused(void)
+{
+	cpu_set_t all, one;
+
+	/*
+	 * As in the kernel: a thread's exit that follows its exit without a
+	 * kvm_entry comes on the same CPU (see armed_on_cpu in fuse.bpf.h).
+	 */
+	sched_getaffinity(0, sizeof(all), &all);
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	sched_setaffinity(0, sizeof(one), &one);
+	a_second_exit_before_entry_on_one_cpu();
+	sched_setaffinity(0, sizeof(all), &all);
 }
 
 static void an_exit_without_hypercall_records_nothing(void)
