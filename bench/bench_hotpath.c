@@ -16,13 +16,15 @@
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "hypertrace/record.h"
 #include "hotpath.skel.h"
 #include "synth.h"
 #include "record/tracer.h"
 
 enum { EMPTY, EXIT_NOMATCH, ENTRY_NOMATCH, FUSED, HASH_EXIT_NOMATCH, HASH_ENTRY_NOMATCH, HASH_FUSED,
        ANCHOR_EXIT_NOMATCH, ANCHOR_ENTRY_NOMATCH, ANCHOR_HYPERCALL,
-       /* Not programs of their own: EXIT_NOMATCH with the armed counts set (see run_round). */
+       PART_CLOCK3, PART_STORAGE3, PART_RESERVE_SUBMIT, PART_RESERVE_COPY_SUBMIT, PART_WAKEUP_TEST,
+       /* Not programs of their own: EXIT_NOMATCH with the armed counts set (see the rounds). */
        EXIT_ARMED_ELSEWHERE, EXIT_ARMED_HERE, NCASES };
 static const char *const names[NCASES] = {
 	"empty handler (floor)", "kvm_exit, not a hypercall", "kvm_entry, nothing armed",
@@ -30,6 +32,8 @@ static const char *const names[NCASES] = {
 	"hash + fused record: kvm_exit, not a hypercall", "hash + fused record: kvm_entry, nothing armed",
 	"hash + fused record: hypercall", "anchor (BCC port): kvm_exit, not a hypercall",
 	"anchor (BCC port): kvm_entry, nothing armed", "anchor (BCC port): hypercall, 3 records",
+	"  fused part: 3 clock reads", "  fused part: 3 task-storage lookups", "  fused part: ring reserve + submit",
+	"  fused part: reserve + 80-byte copy + submit", "  fused part: the wake-up test",
 	"kvm_exit, not a hypercall, a thread armed on another CPU",
 	"kvm_exit, not a hypercall, another thread armed on this CPU",
 };
@@ -224,7 +228,8 @@ int main(void)
 	for (int r = 0; r < ROUNDS; r++)
 		for (int c = 0; c < NCASES; c++) {
 			/* Fused cases emit a record per iteration: fewer, so the ring never fills. */
-			__u32 n = (c == FUSED || c == HASH_FUSED || c == ANCHOR_HYPERCALL) ? 50000 : 500000;
+			__u32 n = (c == FUSED || c == HASH_FUSED || c == ANCHOR_HYPERCALL || c == PART_RESERVE_SUBMIT ||
+				   c == PART_RESERVE_COPY_SUBMIT) ? 50000 : 500000;
 			if (c < EXIT_ARMED_ELSEWHERE) {
 				ns[c][r] = run_case(skel, rb, c, n);
 				continue;

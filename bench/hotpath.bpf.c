@@ -27,6 +27,12 @@ enum bench_case {
 	BENCH_ANCHOR_EXIT_NOMATCH,
 	BENCH_ANCHOR_ENTRY_NOMATCH,
 	BENCH_ANCHOR_HYPERCALL,
+	/* The fused hypercall's parts, one at a time. */
+	BENCH_PART_CLOCK3,
+	BENCH_PART_STORAGE3,
+	BENCH_PART_RESERVE_SUBMIT,
+	BENCH_PART_RESERVE_COPY_SUBMIT,
+	BENCH_PART_WAKEUP_TEST,
 };
 
 struct bench_args {
@@ -97,6 +103,57 @@ LOOP_CALLBACK(cb_anchor_hypercall)
 	return 0;
 }
 
+/* The record a fused hypercall copies out of its thread's state. */
+struct ht_record part_record;
+
+LOOP_CALLBACK(cb_part_clock3)
+{
+	bpf_ktime_get_ns();
+	bpf_ktime_get_ns();
+	bpf_ktime_get_ns();
+	return 0;
+}
+
+/* The three state lookups of a hypercall (exit, hypercall, entry). */
+LOOP_CALLBACK(cb_part_storage3)
+{
+	current_state(BPF_LOCAL_STORAGE_GET_F_CREATE);
+	current_state(0);
+	current_state(0);
+	return 0;
+}
+
+LOOP_CALLBACK(cb_part_reserve_submit)
+{
+	void *ring = cpu_ring(bpf_get_smp_processor_id());
+	struct ht_record *rec = ring ? bpf_ringbuf_reserve(ring, sizeof(*rec), 0) : NULL;
+
+	if (rec)
+		bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+LOOP_CALLBACK(cb_part_reserve_copy_submit)
+{
+	void *ring = cpu_ring(bpf_get_smp_processor_id());
+	struct ht_record *rec = ring ? bpf_ringbuf_reserve(ring, sizeof(*rec), 0) : NULL;
+
+	if (rec) {
+		__builtin_memcpy(rec, &part_record, sizeof(*rec));
+		bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
+	}
+	return 0;
+}
+
+LOOP_CALLBACK(cb_part_wakeup_test)
+{
+	void *ring = cpu_ring(bpf_get_smp_processor_id());
+
+	if (ring)
+		part_record.flags = (__u8)wakeup_flags(ring);
+	return 0;
+}
+
 SEC("syscall")
 int bench_run(struct bench_args *args)
 {
@@ -114,6 +171,11 @@ int bench_run(struct bench_args *args)
 	case BENCH_ANCHOR_EXIT_NOMATCH: bpf_loop(n, cb_anchor_exit_nomatch, NULL, 0); break;
 	case BENCH_ANCHOR_ENTRY_NOMATCH: bpf_loop(n, cb_anchor_entry_nomatch, NULL, 0); break;
 	case BENCH_ANCHOR_HYPERCALL: bpf_loop(n, cb_anchor_hypercall, NULL, 0); break;
+	case BENCH_PART_CLOCK3: bpf_loop(n, cb_part_clock3, NULL, 0); break;
+	case BENCH_PART_STORAGE3: bpf_loop(n, cb_part_storage3, NULL, 0); break;
+	case BENCH_PART_RESERVE_SUBMIT: bpf_loop(n, cb_part_reserve_submit, NULL, 0); break;
+	case BENCH_PART_RESERVE_COPY_SUBMIT: bpf_loop(n, cb_part_reserve_copy_submit, NULL, 0); break;
+	case BENCH_PART_WAKEUP_TEST: bpf_loop(n, cb_part_wakeup_test, NULL, 0); break;
 	default: return 1;
 	}
 	bench_elapsed_ns = bpf_ktime_get_ns() - t0;
