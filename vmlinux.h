@@ -58,8 +58,11 @@ enum {
 	BPF_LOCAL_STORAGE_GET_F_CREATE = 1,
 };
 
-/* Opaque to the programs: only passed to helpers. */
-struct task_struct;
+/* Passed to helpers; pid (the thread id) and tgid are read through CO-RE. */
+struct task_struct {
+	int pid;
+	int tgid;
+} __attribute__((preserve_access_index));
 
 struct trace_entry {
 	unsigned short type;

@@ -23,7 +23,7 @@
 
 enum { EMPTY, EXIT_NOMATCH, ENTRY_NOMATCH, FUSED, HASH_EXIT_NOMATCH, HASH_ENTRY_NOMATCH, HASH_FUSED,
        ANCHOR_EXIT_NOMATCH, ANCHOR_ENTRY_NOMATCH, ANCHOR_HYPERCALL,
-       PART_CLOCK3, PART_STORAGE3, PART_RESERVE_SUBMIT, PART_RESERVE_COPY_SUBMIT, PART_WAKEUP_TEST,
+       PART_CLOCK3, PART_STORAGE3, PART_RESERVE_SUBMIT, PART_RESERVE_COPY_SUBMIT, PART_WAKEUP_TEST, PART_WAKEUP_QUERY,
        /* Not programs of their own: EXIT_NOMATCH with the armed counts set (see the rounds). */
        EXIT_ARMED_ELSEWHERE, EXIT_ARMED_HERE, NCASES };
 static const char *const names[NCASES] = {
@@ -33,7 +33,8 @@ static const char *const names[NCASES] = {
 	"hash + fused record: hypercall", "anchor (BCC port): kvm_exit, not a hypercall",
 	"anchor (BCC port): kvm_entry, nothing armed", "anchor (BCC port): hypercall, 3 records",
 	"  fused part: 3 clock reads", "  fused part: 3 task-storage lookups", "  fused part: ring reserve + submit",
-	"  fused part: reserve + 80-byte copy + submit", "  fused part: the wake-up test",
+	"  fused part: reserve + 80-byte copy + submit", "  fused part: the wake-up test (emitted-bytes count)",
+	"  (before: the wake-up test by bpf_ringbuf_query)",
 	"kvm_exit, not a hypercall, a thread armed on another CPU",
 	"kvm_exit, not a hypercall, another thread armed on this CPU",
 };

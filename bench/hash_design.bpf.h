@@ -19,6 +19,9 @@ struct {
 	__uint(max_entries, 8 << 20); /* resized by user space before load */
 } records SEC(".maps");
 
+/* The same wake-up policy as record's, on the one ring. */
+__u64 records_emitted;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
@@ -108,7 +111,7 @@ static __always_inline int hash_kvm_entry(struct trace_event_raw_kvm_entry *ctx)
 	rec->hcall_to_entry_ns = (__u32)(bpf_ktime_get_ns() - st->hcall_ns);
 	rec->vcpu_id = ctx->vcpu_id;
 	rec->entry_cpu = bpf_get_smp_processor_id();
-	bpf_ringbuf_submit(rec, wakeup_flags(&records));
+	bpf_ringbuf_submit(rec, wakeup_flags_of(&records_emitted));
 	return 0;
 }
 
@@ -137,7 +140,7 @@ static __always_inline void anchor_emit(__u32 tid, __u32 type, __u64 f0, __u64 f
 	e->f[2] = f2;
 	e->f[3] = f3;
 	e->f[4] = f4;
-	bpf_ringbuf_submit(e, wakeup_flags(&records));
+	bpf_ringbuf_submit(e, wakeup_flags_of(&records_emitted));
 }
 
 static __always_inline int anchor_kvm_exit(struct trace_event_raw_kvm_exit *ctx)

@@ -15,6 +15,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 64 << 20);
 } shared_ring SEC(".maps");
+__u64 shared_emitted;
 
 enum producer_case { PRODUCE_LOOP_ONLY = 0, PRODUCE_SHARED_RING, PRODUCE_RING_PER_CPU };
 
@@ -29,7 +30,7 @@ __u64 producer_start_ns[2], producer_end_ns[2];
 /* A state to copy the record out of, as handle_kvm_entry copies from task storage. */
 struct ht_record producer_state[2];
 
-static __always_inline void emit(void *ring, struct ht_record *st)
+static __always_inline void emit(void *ring, __u64 *emitted, struct ht_record *st)
 {
 	struct ht_record *rec = bpf_ringbuf_reserve(ring, sizeof(*rec), 0);
 
@@ -40,7 +41,7 @@ static __always_inline void emit(void *ring, struct ht_record *st)
 	__builtin_memcpy(rec, st, sizeof(*rec));
 	rec->hcall_to_entry_ns = 1;
 	rec->entry_cpu = bpf_get_smp_processor_id();
-	bpf_ringbuf_submit(rec, wakeup_flags(ring));
+	bpf_ringbuf_submit(rec, wakeup_flags_of(emitted));
 }
 
 /* bpf_loop's context must be on the stack: it holds the producer's slot. */
@@ -52,16 +53,17 @@ static long produce_loop_only(__u32 i __attribute__((unused)), __u32 *slot)
 
 static long produce_shared(__u32 i __attribute__((unused)), __u32 *slot)
 {
-	emit(&shared_ring, &producer_state[*slot & 1]);
+	emit(&shared_ring, &shared_emitted, &producer_state[*slot & 1]);
 	return 0;
 }
 
 static long produce_per_cpu(__u32 i __attribute__((unused)), __u32 *slot)
 {
-	void *ring = cpu_ring(bpf_get_smp_processor_id());
+	__u32 cpu = bpf_get_smp_processor_id();
+	void *ring = cpu_ring(cpu);
 
 	if (ring)
-		emit(ring, &producer_state[*slot & 1]);
+		emit(ring, &ring_emitted[cpu & ring_mask & (HT_MAX_RINGS_BPF - 1)][0], &producer_state[*slot & 1]);
 	return 0;
 }
 

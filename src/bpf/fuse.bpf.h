@@ -103,6 +103,7 @@ struct {
 } rings SEC(".maps");
 
 const volatile __u32 ring_mask = 0;
+#define HT_MAX_RINGS_BPF 64 /* HT_MAX_RINGS of user space */
 
 /* This CPU's ring; NULL only if user space did not put one in. */
 static __always_inline void *cpu_ring(__u32 cpu)
@@ -165,20 +166,33 @@ static __always_inline __u32 ns_saturated(__u64 delta, __u8 *flags, __u8 flag)
 }
 
 /*
- * Wake the consumer only when the ring's fill level crosses a multiple of
- * 1 << wakeup_shift (a shift, not a division: this runs for every record). A wake-up (irq_work) costs far more than a record, so neither
- * "every record" (the kernel's default while the consumer keeps up) nor
- * "every record above a threshold" will do. If concurrent producers make
- * this one miss a crossing, the next multiple or the consumer's poll timeout
- * picks the data up.
+ * Bytes of records emitted into each ring ([ring][0]; 64 bytes a ring, so CPUs
+ * do not write each other's line), for the wake-up test.
  */
-static __always_inline __u64 wakeup_flags(void *ring)
+__u64 ring_emitted[HT_MAX_RINGS_BPF][8] = {};
+
+/*
+ * Wake the consumer each time the records emitted into a ring cross a
+ * multiple of 1 << wakeup_shift bytes (a shift, not a division: this runs for
+ * every record). A wake-up (irq_work) costs far more than a record, so
+ * neither "every record" (the kernel's default while the consumer keeps up)
+ * nor "every record above a threshold" will do. A count of our own, not
+ * bpf_ringbuf_query: no helper call (10 ns of a ~250 ns hypercall). CPUs
+ * sharing a ring may race on its count; a lost increment only delays a
+ * wake-up, and the consumer's poll timeout bounds that.
+ */
+static __always_inline __u64 wakeup_flags_of(__u64 *emitted)
 {
 	if (!wakeup_shift)
 		return 0; /* the kernel's adaptive policy (tests) */
-	__u64 avail = bpf_ringbuf_query(ring, 0 /* BPF_RB_AVAIL_DATA */);
-	__u64 before = avail > HT_RINGBUF_SAMPLE_BYTES ? avail - HT_RINGBUF_SAMPLE_BYTES : 0;
-	return avail >> wakeup_shift != before >> wakeup_shift ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	__u64 before = *emitted, after = before + HT_RINGBUF_SAMPLE_BYTES;
+	*emitted = after;
+	return after >> wakeup_shift != before >> wakeup_shift ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline __u64 wakeup_flags(__u32 cpu)
+{
+	return wakeup_flags_of(&ring_emitted[cpu & ring_mask & (HT_MAX_RINGS_BPF - 1)][0]);
 }
 
 /* floor(log2(v)), 0 for 0: the slot of a latency in struct ht_agg_hist. */
@@ -249,9 +263,14 @@ static __always_inline void aggregate(const struct ht_record *r, __u64 hcall_to_
 	h->slots[HT_AGG_HCALL_ENTRY][agg_slot(hcall_to_entry)]++;
 }
 
+static __always_inline struct vcpu_state *task_state(struct task_struct *task, __u64 create)
+{
+	return bpf_task_storage_get(&vcpu_states, task, 0, create);
+}
+
 static __always_inline struct vcpu_state *current_state(__u64 create)
 {
-	return bpf_task_storage_get(&vcpu_states, bpf_get_current_task_btf(), 0, create);
+	return task_state(bpf_get_current_task_btf(), create);
 }
 
 /*
@@ -338,8 +357,10 @@ static __always_inline int handle_kvm_exit(struct trace_event_raw_kvm_exit *ctx,
 		return 0;
 	}
 
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	if (filter_tgid && (pid_tgid >> 32) != filter_tgid)
+	/* The ids from the task, which the state lookup needs anyway: one helper call fewer. */
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 tgid = task->tgid;
+	if (filter_tgid && tgid != filter_tgid)
 		return 0;
 
 	__u8 flags = 0;
@@ -352,7 +373,7 @@ static __always_inline int handle_kvm_exit(struct trace_event_raw_kvm_exit *ctx,
 		flags |= HT_REC_F_NO_EXIT_VCPU_ID; /* filtered at kvm_entry instead */
 	}
 
-	st = current_state(BPF_LOCAL_STORAGE_GET_F_CREATE);
+	st = task_state(task, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!st) {
 		count(HT_CNT_STATE_ALLOC_FAIL);
 		return 0;
@@ -377,8 +398,8 @@ static __always_inline int handle_kvm_exit(struct trace_event_raw_kvm_exit *ctx,
 	st->rec.flags = flags;
 	st->rec.vcpu_id = vcpu;
 	st->rec.exit_cpu = cpu;
-	st->rec.host_pid = pid_tgid >> 32;
-	st->rec.host_tid = (__u32)pid_tgid;
+	st->rec.host_pid = tgid;
+	st->rec.host_tid = task->pid;
 	return 0;
 }
 
@@ -448,7 +469,7 @@ static __always_inline int handle_kvm_entry(struct trace_event_raw_kvm_entry *ct
 	rec->vcpu_id = vcpu;
 	rec->entry_cpu = cpu;
 
-	bpf_ringbuf_submit(rec, wakeup_flags(ring));
+	bpf_ringbuf_submit(rec, wakeup_flags(cpu));
 	return 0;
 }
 

@@ -121,7 +121,7 @@ static long fill_one(__u32 i, struct synthetic_fill_args *args)
 	rec->isa = HT_ISA_VMX;
 	rec->exit_reason = HT_VMX_EXIT_REASON_VMCALL;
 	rec->entry_cpu = cpu;
-	bpf_ringbuf_submit(rec, wakeup_flags(ring));
+	bpf_ringbuf_submit(rec, wakeup_flags(cpu));
 	return 0;
 }
 
