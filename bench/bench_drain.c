@@ -485,6 +485,14 @@ int main(int argc, char **argv)
 	printf("  (c) with --compress, producer unpaced: %.2f M/s offered, %.2f M/s written, %.1f%% dropped, %.1f ns CPU/record\n",
 	       r.offered / 1e6, r.written_per_s / 1e6, 100.0 * r.drops / (r.written + r.drops ? r.written + r.drops : 1),
 	       r.cpu_ns_per_record);
+	/*
+	 * No consumer beats the copy limit, so (c)/(b) can be at most (a)/(b):
+	 * when that bound is below the target, the target is out of reach by
+	 * the writer's own cost, whatever the drain does.
+	 */
+	printf("  bound on (c)/(b) from the copy limit: max rate (a)/(b) %.2fx; CPU per record (b)/(a) at the common rate %.2fx\n",
+	       best[COPY] / best[LIBBPF], cpu_common[LIBBPF] / cpu_common[COPY]);
+	printf("  CPU per record at the common rate, (c) vs (b): %.2fx\n", cpu_common[DRAIN] / cpu_common[LIBBPF]);
 	const char *limited = best[COPY] >= producer_max * 0.97 ? "; (a) kept up with the producer" : "";
 	verdict("drain (c) vs copy limit (a), max 0-drop rate", best[DRAIN] / best[COPY], 0.8, limited);
 	verdict("drain (c) vs libbpf (b), max 0-drop rate", best[DRAIN] / best[LIBBPF], 1.5, "");

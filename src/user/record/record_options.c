@@ -44,7 +44,7 @@ static const char record_help[] =
 	"  -c, --vcpu N             only vCPU id N (-c is a cgroup in libbpf-tools; no\n"
 	"                           cgroup filter exists here, a VM is chosen with -p)\n"
 	"  -d, --duration SECONDS   stop after SECONDS (decimals allowed)\n"
-	"  -b, --ringbuf-size BYTES BPF ring buffer size, power of two with K/M/G\n"
+	"  -b, --ringbuf-size BYTES BPF ring buffer memory (one ring per CPU), power of two with K/M/G\n"
 	"                           (default 64M)\n"
 	"  -i, --interval SECONDS   live histograms every SECONDS (default 1)\n"
 	"      --intervals N        stop after N intervals\n"
