@@ -12,7 +12,8 @@
  *   (c) the project's drain as `record` runs it (ht_recording).
  * For each: the highest offered rate with 0 drops (a bisection, the three
  * consumers interleaved round by round so the machine's noise hits all of
- * them alike) and the consumer's CPU time per record at one common rate.
+ * them alike; a rate fails when two runs at it drop) and the consumer's CPU
+ * time per record at one common rate.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -446,6 +447,13 @@ int main(int argc, char **argv)
 				continue;
 			if (run(c, dir, rate, HT_ENCODING_RAW, &r))
 				return 1;
+			/*
+			 * A rate fails only if a second run at it drops too: one stall
+			 * of the machine (another process, the hypervisor) longer than
+			 * the ring holds is not the consumer's doing.
+			 */
+			if (r.drops && round > 0 && run(c, dir, rate, HT_ENCODING_RAW, &r))
+				return 1;
 			bool pass = r.drops == 0;
 			if (pass && r.offered > best[c]) {
 				best[c] = r.offered;
@@ -468,7 +476,7 @@ int main(int argc, char **argv)
 	double cpu_common[NCONSUMERS];
 	unsigned long long drops_common[NCONSUMERS];
 	for (int c = 0; c < NCONSUMERS; c++) {
-		if (run(c, dir, common, HT_ENCODING_RAW, &r))
+		if (run(c, dir, common, HT_ENCODING_RAW, &r) || (r.drops && run(c, dir, common, HT_ENCODING_RAW, &r)))
 			return 1;
 		cpu_common[c] = r.cpu_ns_per_record;
 		drops_common[c] = r.drops;

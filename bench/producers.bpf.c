@@ -6,7 +6,8 @@
  * program. User space runs it on one CPU, then on both at once, against:
  *  - one ring every CPU shares (`shared_ring`);
  *  - a ring per CPU, as record loads them (`rings` and cpu_ring() of fuse.bpf.h);
- *  - the loop alone (no ring), subtracted to get the ring's own cost.
+ *  - the loop alone (no ring), subtracted to get the ring's own cost;
+ *  - the armed counts a hypercall updates, the other state every CPU shares.
  */
 #include "fuse.bpf.h"
 
@@ -17,7 +18,7 @@ struct {
 } shared_ring SEC(".maps");
 __u64 shared_emitted;
 
-enum producer_case { PRODUCE_LOOP_ONLY = 0, PRODUCE_SHARED_RING, PRODUCE_RING_PER_CPU };
+enum producer_case { PRODUCE_LOOP_ONLY = 0, PRODUCE_SHARED_RING, PRODUCE_RING_PER_CPU, PRODUCE_ARM_COUNTS };
 
 struct producer_args {
 	__u32 which;
@@ -67,6 +68,21 @@ static long produce_per_cpu(__u32 i __attribute__((unused)), __u32 *slot)
 	return 0;
 }
 
+/*
+ * What a hypercall does to the armed counts (arm, then disarm): the global
+ * armed_threads line is written by every CPU, the armed_on_cpu slot by one.
+ */
+static long produce_arm_counts(__u32 i __attribute__((unused)), __u32 *slot __attribute__((unused)))
+{
+	__u32 s = bpf_get_smp_processor_id() & (HT_ARMED_SLOTS - 1);
+
+	__sync_fetch_and_add(&armed_threads, 1);
+	__sync_fetch_and_add(&armed_on_cpu[s][0], 1);
+	__sync_fetch_and_add(&armed_threads, -1);
+	__sync_fetch_and_add(&armed_on_cpu[s][0], -1);
+	return 0;
+}
+
 SEC("syscall")
 int produce(struct producer_args *args)
 {
@@ -77,6 +93,7 @@ int produce(struct producer_args *args)
 	case PRODUCE_LOOP_ONLY: bpf_loop(n, produce_loop_only, &slot, 0); break;
 	case PRODUCE_SHARED_RING: bpf_loop(n, produce_shared, &slot, 0); break;
 	case PRODUCE_RING_PER_CPU: bpf_loop(n, produce_per_cpu, &slot, 0); break;
+	case PRODUCE_ARM_COUNTS: bpf_loop(n, produce_arm_counts, &slot, 0); break;
 	default: return 1;
 	}
 	producer_start_ns[args->slot & 1] = t0;
