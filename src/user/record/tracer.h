@@ -23,11 +23,11 @@ struct ht_filters {
 };
 
 /*
- * Ring buffer size and wake-up threshold used unless told otherwise, chosen by
- * `make bench` (docs/performance.md): 64 MiB absorbs the consumer's write
- * stalls at 10 M records/s (about 70 ms of records), and a wake-up every
- * 1 MiB keeps its latency low while costing the producers one wake-up per
- * ~12,000 records.
+ * Ring buffer memory (all rings together) and wake-up threshold (per ring)
+ * used unless told otherwise, chosen by `make bench` (docs/performance.md):
+ * 64 MiB absorbs the consumer's write stalls at 10 M records/s (about 70 ms of
+ * records), and a wake-up every 1 MiB keeps its latency low while costing the
+ * producers one wake-up per ~12,000 records.
  */
 #define HT_DEFAULT_RINGBUF_BYTES (64u << 20)
 #define HT_DEFAULT_WAKEUP_BYTES (1u << 20)
