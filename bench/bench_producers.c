@@ -16,6 +16,7 @@
 #include <bpf/libbpf.h>
 #include "hypertrace/record.h"
 #include "producers.skel.h"
+#include "record/drain.h"
 #include "record/tracer.h"
 
 #define ROUNDS 21
@@ -113,8 +114,68 @@ static bool run_case(struct producers_bpf *skel, struct ring_buffer *rb, int whi
 	return overlapped;
 }
 
-int main(void)
+/* The drain's own cost: slots in a static block, a commit that keeps nothing. */
+static struct ht_record merge_block[4096];
+
+static struct ht_record *merge_slots(void *ctx, unsigned int *room)
 {
+	(void)ctx;
+	*room = 4096;
+	return merge_block;
+}
+
+static int merge_commit(void *ctx, unsigned int n)
+{
+	*(unsigned long long *)ctx += n;
+	return 0;
+}
+
+/*
+ * Instruction counts for a profiler (valgrind --tool=callgrind): nrings rings,
+ * each filled with records interleaved in time with every other ring's (the
+ * worst case for the merge: runs of one record), drained once by the drain
+ * into a sink that keeps nothing. Two values of n give the drain's
+ * instructions per record at that number of rings.
+ */
+static int merge_profile(unsigned int nrings, unsigned int n)
+{
+	struct producers_bpf *skel = producers_bpf__open();
+	int fds[HT_DRAIN_MAX_RINGS];
+	unsigned long long drained = 0;
+	struct ht_record_sink sink = { .slots = merge_slots, .commit = merge_commit, .ctx = &drained };
+	struct ht_drain *d;
+
+	if (!skel || !nrings || nrings > HT_DRAIN_MAX_RINGS)
+		return 1;
+	unsigned long bytes = 1ul << 20;
+	while (bytes / 96 < n / nrings + 1)
+		bytes <<= 1;
+	for (unsigned int i = 0; i < nrings; i++)
+		if ((fds[i] = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "ht_ring", 0, 0, (__u32)bytes, NULL)) < 0)
+			return 1;
+	bpf_map__set_max_entries(skel->maps.rings, nrings);
+	bpf_map__set_inner_map_fd(skel->maps.rings, fds[0]);
+	if (producers_bpf__load(skel))
+		return 1;
+	for (__u32 i = 0; i < nrings; i++) {
+		struct { __u32 ring, count; __u64 first, stride; } a = { i, n / nrings, i, nrings };
+		LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &a, .ctx_size_in = sizeof(a));
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.rings), &i, &fds[i], BPF_ANY) ||
+		    bpf_prog_test_run_opts(bpf_program__fd(skel->progs.fill_ring), &opts))
+			return 1;
+	}
+	if (ht_drain_new(fds, nrings, &sink, &d) || ht_drain_all(d) < 0)
+		return 1;
+	printf("merged %llu records from %u rings\n", drained, nrings);
+	ht_drain_free(d);
+	producers_bpf__destroy(skel);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 4 && !strcmp(argv[1], "--merge"))
+		return merge_profile((unsigned int)atoi(argv[2]), (unsigned int)atoi(argv[3]));
 	struct producers_bpf *skel;
 	struct ring_buffer *rb;
 	double ns[NCASES][2][ROUNDS], rate[NCASES][2][ROUNDS];

@@ -100,3 +100,38 @@ int produce(struct producer_args *args)
 	producer_end_ns[args->slot & 1] = bpf_ktime_get_ns();
 	return 0;
 }
+
+/*
+ * For the drain's merge cost (bench_producers --merge): fills ring `ring` with
+ * `count` records whose times are first, first + stride, ... so that records
+ * of several rings interleave in time.
+ */
+struct fill_ring_args {
+	__u32 ring;
+	__u32 count;
+	__u64 first;
+	__u64 stride;
+};
+
+static long fill_ring_one(__u32 i, struct fill_ring_args *a)
+{
+	__u32 idx = a->ring;
+	void *ring = bpf_map_lookup_elem(&rings, &idx);
+	struct ht_record *rec = ring ? bpf_ringbuf_reserve(ring, sizeof(*rec), 0) : NULL;
+
+	if (!rec)
+		return 1;
+	__builtin_memset(rec, 0, sizeof(*rec));
+	rec->exit_ns = a->first + i * a->stride;
+	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+SEC("syscall")
+int fill_ring(struct fill_ring_args *args)
+{
+	struct fill_ring_args a = *args;
+
+	bpf_loop(a.count, fill_ring_one, &a, 0);
+	return 0;
+}

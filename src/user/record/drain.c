@@ -46,7 +46,11 @@ struct ht_drain {
 	size_t page;
 	unsigned int nrings;
 	struct ring *rings;
-	unsigned int heap[HT_DRAIN_MAX_RINGS]; /* rings with a record this pass, earliest first */
+	/* Rings with a record this pass, earliest first; the key inline, so a heap step reads one array. */
+	struct heap_entry {
+		__u64 key;          /* the ring's head_ns; 0 for a busy head, which must come first */
+		unsigned int ring;
+	} heap[HT_DRAIN_MAX_RINGS];
 	unsigned int heap_len;
 	struct ht_record_sink sink;
 	unsigned long long malformed;
@@ -154,18 +158,18 @@ static inline bool next_head(struct ht_drain *d, struct ring *r)
 	return false;
 }
 
-static void sift_down(struct ht_drain *d, unsigned int i)
+static inline void sift_down(struct ht_drain *d, unsigned int i)
 {
-	unsigned int *h = d->heap, n = d->heap_len, top = h[i];
-	__u64 key = d->rings[top].head_ns;
+	struct heap_entry *h = d->heap, top = h[i];
+	unsigned int n = d->heap_len;
 
 	for (;;) {
 		unsigned int c = 2 * i + 1;
 		if (c >= n)
 			break;
-		if (c + 1 < n && d->rings[h[c + 1]].head_ns < d->rings[h[c]].head_ns)
+		if (c + 1 < n && h[c + 1].key < h[c].key)
 			c++;
-		if (d->rings[h[c]].head_ns >= key)
+		if (h[c].key >= top.key)
 			break;
 		h[i] = h[c];
 		i = c;
@@ -199,7 +203,7 @@ static int consume(struct ht_drain *d, unsigned int max, __u64 before)
 		r->cons = __atomic_load_n(r->consumer_pos, __ATOMIC_RELAXED);
 		r->prod = __atomic_load_n(r->producer_pos, __ATOMIC_ACQUIRE);
 		if (next_head(d, r))
-			d->heap[d->heap_len++] = i;
+			d->heap[d->heap_len++] = (struct heap_entry){ r->busy ? 0 : r->head_ns, i };
 	}
 	for (unsigned int i = d->heap_len / 2; i-- > 0;)
 		sift_down(d, i);
@@ -211,9 +215,9 @@ static int consume(struct ht_drain *d, unsigned int max, __u64 before)
 		if (room > max - n)
 			room = max - n;
 		while (d->heap_len && filled < room) {
-			struct ring *r = &d->rings[d->heap[0]];
+			struct ring *r = &d->rings[d->heap[0].ring];
 
-			if (r->busy || r->head_ns >= before) {
+			if (r->busy || d->heap[0].key >= before) {
 				stop = true;
 				break;
 			}
@@ -222,12 +226,14 @@ static int consume(struct ht_drain *d, unsigned int max, __u64 before)
 			 * per record a header test, the time, and the copy.
 			 */
 			__u64 limit = before - 1; /* before itself is too recent */
-			for (unsigned int c = 1; c <= 2 && c < d->heap_len; c++)
-				if (d->rings[d->heap[c]].head_ns < limit)
-					limit = d->rings[d->heap[c]].head_ns;
+			if (d->heap_len > 1 && d->heap[1].key < limit)
+				limit = d->heap[1].key;
+			if (d->heap_len > 2 && d->heap[2].key < limit)
+				limit = d->heap[2].key;
 			/* In locals: the stores into dst could alias *r. */
 			const unsigned char *data = r->data;
 			unsigned long cons = r->cons, prod = r->prod, mask = r->mask;
+			__u64 next_ns = 0;
 			for (;;) {
 				dst[filled++] = *(const struct ht_record *)(data + (cons & mask) + BPF_RINGBUF_HDR_SZ);
 				cons += RECORD_SAMPLE_BYTES;
@@ -237,12 +243,20 @@ static int consume(struct ht_drain *d, unsigned int max, __u64 before)
 				if (__atomic_load_n(hdr, __ATOMIC_ACQUIRE) != sizeof(struct ht_record))
 					break;
 				const struct ht_record *next = (const struct ht_record *)(hdr + 2);
-				if (next->exit_ns + next->exit_to_hcall_ns + next->hcall_to_entry_ns > limit)
+				next_ns = next->exit_ns + next->exit_to_hcall_ns + next->hcall_to_entry_ns;
+				if (next_ns > limit)
 					break;
+				next_ns = 0;
 			}
 			r->cons = cons;
-			if (!next_head(d, r))
+			/* The run ended at a whole record of a later time: it is the ring's head, no need to look again. */
+			if (next_ns) {
+				d->heap[0].key = next_ns;
+			} else if (next_head(d, r)) {
+				d->heap[0].key = r->busy ? 0 : r->head_ns;
+			} else {
 				d->heap[0] = d->heap[--d->heap_len];
+			}
 			if (d->heap_len > 1)
 				sift_down(d, 0);
 		}
