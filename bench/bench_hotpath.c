@@ -25,7 +25,7 @@ enum { EMPTY, EXIT_NOMATCH, ENTRY_NOMATCH, FUSED, HASH_EXIT_NOMATCH, HASH_ENTRY_
        ANCHOR_EXIT_NOMATCH, ANCHOR_ENTRY_NOMATCH, ANCHOR_HYPERCALL,
        PART_CLOCK3, PART_STORAGE3, PART_RESERVE_SUBMIT, PART_RESERVE_COPY_SUBMIT, PART_WAKEUP_TEST, PART_WAKEUP_QUERY,
        /* Not programs of their own: EXIT_NOMATCH with the armed counts set (see the rounds). */
-       EXIT_ARMED_ELSEWHERE, EXIT_ARMED_HERE, NCASES };
+       EXIT_ARMED_ELSEWHERE, EXIT_ARMED_HERE, ENTRY_ARMED_ELSEWHERE, NCASES };
 static const char *const names[NCASES] = {
 	"empty handler (floor)", "kvm_exit, not a hypercall", "kvm_entry, nothing armed",
 	"fused hypercall (exit+hcall+entry+ringbuf)",
@@ -37,6 +37,7 @@ static const char *const names[NCASES] = {
 	"  (before: the wake-up test by bpf_ringbuf_query)",
 	"kvm_exit, not a hypercall, a thread armed on another CPU",
 	"kvm_exit, not a hypercall, another thread armed on this CPU",
+	"kvm_entry, not armed, a thread armed on another CPU",
 };
 #define ROUNDS 41
 
@@ -242,7 +243,7 @@ int main(void)
 			 */
 			skel->bss->armed_threads = 1;
 			skel->bss->armed_on_cpu[0][0] = c == EXIT_ARMED_HERE;
-			ns[c][r] = run_case(skel, rb, EXIT_NOMATCH, n);
+			ns[c][r] = run_case(skel, rb, c == ENTRY_ARMED_ELSEWHERE ? ENTRY_NOMATCH : EXIT_NOMATCH, n);
 			skel->bss->armed_threads = 0;
 			skel->bss->armed_on_cpu[0][0] = 0;
 		}
