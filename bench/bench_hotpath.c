@@ -212,6 +212,8 @@ int main(void)
 		fprintf(stderr, "bench_hotpath: cannot load the benchmark programs\n");
 		return 1;
 	}
+	/* As when record has attached its programs: armed threads that leave their CPU are tracked. */
+	skel->bss->switch_tracked = 1;
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.records), discard, NULL, NULL);
 	if (!rb)
 		return 1;

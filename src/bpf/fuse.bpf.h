@@ -15,7 +15,8 @@
  * Hot path: kvm_exit and kvm_entry fire on every VM exit of the host. Their
  * non-matching path reads the event's exit_reason (exit) and one global
  * counter of armed threads; while no thread is armed it touches no map, and
- * a kvm_exit looks up its thread's state only if a thread armed on its CPU.
+ * otherwise it looks up its thread's state only if a thread armed on its CPU
+ * or moved (armed_on_cpu).
  */
 #ifndef HYPERTRACE_FUSE_BPF_H
 #define HYPERTRACE_FUSE_BPF_H
@@ -66,18 +67,28 @@ __u64 armed_threads = 0;
 
 /*
  * The same count per CPU slot (CPU & (HT_ARMED_SLOTS - 1)), by the CPU where
- * each thread armed: a non-hypercall kvm_exit looks up the thread's state
- * only if its own CPU's slot is non-zero. That is enough because a vCPU
- * thread cannot leave its CPU between a kvm_exit and its next kvm_exit
- * without a kvm_entry in between (an exit handled in the fast path re-enters
- * the guest with interrupts off, on the same CPU; any other way back into
- * the guest goes through kvm_entry, which disarms): so while a thread is
- * armed, its next exit comes on the CPU whose slot counts it. Slots shared by
- * several CPUs (more CPUs than slots) only cost extra lookups. Each slot has
- * its own cache line: CPUs do not write each other's.
+ * each thread armed, and one more slot, HT_ARMED_MOVED, for armed threads
+ * that have left their CPU since: a kvm_exit or kvm_entry looks up its
+ * thread's state only if its own CPU's slot or the moved slot is non-zero.
+ * A thread leaves its CPU only by being switched out, and the sched_switch
+ * program (handle_switch_out) then moves its count to HT_ARMED_MOVED; the
+ * thread's next hypercall event counts it on its new CPU again. So an armed
+ * thread is always counted in the slot of the CPU it runs on, or as moved.
+ *
+ * Until the sched_switch program is attached (switch_tracked), kvm_entry
+ * uses the global count alone, and kvm_exit relies on this: a vCPU thread
+ * cannot leave its CPU between a kvm_exit and its next kvm_exit without a
+ * kvm_entry in between (an exit handled in the fast path re-enters the guest
+ * with interrupts off, on the same CPU; any other way back into the guest
+ * goes through kvm_entry, which disarms).
+ *
+ * Slots shared by several CPUs (more CPUs than slots) only cost extra
+ * lookups. Each slot has its own cache line: CPUs do not write each other's.
  */
 #define HT_ARMED_SLOTS 64
-__u64 armed_on_cpu[HT_ARMED_SLOTS][8] = {}; /* [slot][0]; 64 bytes a slot */
+#define HT_ARMED_MOVED HT_ARMED_SLOTS
+__u64 armed_on_cpu[2 * HT_ARMED_SLOTS][8] = {}; /* [slot][0]; 64 bytes a slot; slots above MOVED unused */
+__u32 switch_tracked = 0; /* set by user space once the sched_switch program is attached */
 
 /* A record as it sits in the ring buffer: 8-byte sample header + the record. */
 #define HT_RINGBUF_SAMPLE_BYTES (8 + sizeof(struct ht_record))
@@ -287,22 +298,35 @@ static __always_inline struct vcpu_state *armed_state(void)
 	return st && st->phase != PHASE_IDLE ? st : NULL;
 }
 
+static __always_inline void slot_add(__u32 slot, __s64 v)
+{
+	__sync_fetch_and_add(&armed_on_cpu[slot & (2 * HT_ARMED_SLOTS - 1)][0], v);
+}
+
 static __always_inline void disarm(struct vcpu_state *st)
 {
 	st->phase = PHASE_IDLE;
 	__sync_fetch_and_add(&armed_threads, -1);
-	__sync_fetch_and_add(&armed_on_cpu[st->arm_slot & (HT_ARMED_SLOTS - 1)][0], -1);
+	slot_add(st->arm_slot, -1);
+}
+
+/* Whether a thread armed on this CPU, or one that moved, may be the calling thread. */
+static __always_inline bool armed_here_or_moved(void)
+{
+	return armed_on_cpu[bpf_get_smp_processor_id() & (HT_ARMED_SLOTS - 1)][0] ||
+	       armed_on_cpu[HT_ARMED_MOVED][0];
 }
 
 /*
- * The calling thread's state if it is armed, else NULL, for a kvm_exit: only
- * if a thread armed on this CPU (see armed_on_cpu) is the state looked up.
+ * The calling thread's state if it is armed, else NULL, for kvm_exit and
+ * kvm_entry: the state is looked up only if the thread may be armed by
+ * armed_on_cpu.
  */
-static __always_inline struct vcpu_state *armed_state_at_exit(void)
+static __always_inline struct vcpu_state *armed_state_at(bool entry)
 {
 	if (!armed_threads)
 		return NULL;
-	if (!armed_on_cpu[bpf_get_smp_processor_id() & (HT_ARMED_SLOTS - 1)][0])
+	if ((!entry || switch_tracked) && !armed_here_or_moved())
 		return NULL;
 	struct vcpu_state *st = current_state(0);
 	return st && st->phase != PHASE_IDLE ? st : NULL;
@@ -348,7 +372,7 @@ static __always_inline int handle_kvm_exit(struct trace_event_raw_kvm_exit *ctx,
 
 	if (!may_be_hypercall_exit(reason, mask, value) || !is_hypercall_exit(isa = ctx->isa, reason)) {
 		/* Any other exit ends an open window: never fuse across it. */
-		st = armed_state_at_exit();
+		st = armed_state_at(false);
 		if (st) {
 			if (st->phase == PHASE_HCALL)
 				count(HT_CNT_SUPERSEDED);
@@ -385,11 +409,10 @@ static __always_inline int handle_kvm_exit(struct trace_event_raw_kvm_exit *ctx,
 	} else {
 		if (st->phase == PHASE_HCALL)
 			count(HT_CNT_SUPERSEDED);
-		__sync_fetch_and_add(&armed_on_cpu[st->arm_slot & (HT_ARMED_SLOTS - 1)][0], -1);
+		slot_add(st->arm_slot, -1);
 	}
-	__u32 slot = cpu & (HT_ARMED_SLOTS - 1);
-	st->arm_slot = slot;
-	__sync_fetch_and_add(&armed_on_cpu[slot][0], 1);
+	st->arm_slot = cpu & (HT_ARMED_SLOTS - 1);
+	slot_add(st->arm_slot, 1);
 	st->phase = PHASE_EXITED;
 	st->rec.exit_ns = bpf_ktime_get_ns();
 	st->rec.guest_rip = ctx->guest_rip;
@@ -409,6 +432,12 @@ static __always_inline int handle_kvm_hypercall(struct trace_event_raw_kvm_hyper
 
 	if (!st || st->phase != PHASE_EXITED)
 		return 0; /* no hypercall exit before it on this thread */
+	/* Switched out since its exit: count it on the CPU it runs on now, until its entry. */
+	if (st->arm_slot == HT_ARMED_MOVED) {
+		slot_add(HT_ARMED_MOVED, -1);
+		st->arm_slot = bpf_get_smp_processor_id() & (HT_ARMED_SLOTS - 1);
+		slot_add(st->arm_slot, 1);
+	}
 
 	unsigned long nr = ctx->nr;
 	if (!nr_selected(nr)) {
@@ -431,7 +460,7 @@ static __always_inline int handle_kvm_hypercall(struct trace_event_raw_kvm_hyper
 
 static __always_inline int handle_kvm_entry(struct trace_event_raw_kvm_entry *ctx)
 {
-	struct vcpu_state *st = armed_state();
+	struct vcpu_state *st = armed_state_at(true);
 
 	if (!st)
 		return 0;
@@ -484,6 +513,23 @@ static __always_inline int handle_thread_exit(void)
 
 	if (st)
 		disarm(st);
+	return 0;
+}
+
+/*
+ * sched_switch, in the context of the thread being switched out: an armed
+ * thread may run on another CPU next, so its count moves to HT_ARMED_MOVED
+ * (see armed_on_cpu). While nothing is armed this is one load.
+ */
+static __always_inline int handle_switch_out(void)
+{
+	struct vcpu_state *st = armed_state();
+
+	if (st && st->arm_slot != HT_ARMED_MOVED) {
+		slot_add(st->arm_slot, -1);
+		st->arm_slot = HT_ARMED_MOVED;
+		slot_add(HT_ARMED_MOVED, 1);
+	}
 	return 0;
 }
 

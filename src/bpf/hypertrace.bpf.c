@@ -63,6 +63,14 @@ int on_thread_exit(void *ctx)
 	return TP_PASS_EVENT;
 }
 
+/* Armed threads leaving their CPU: see armed_on_cpu. */
+SEC("tp/sched/sched_switch")
+int on_switch_out(void *ctx)
+{
+	(void)ctx;
+	return handle_switch_out();
+}
+
 SEC("syscall")
 int synthetic_kvm_exit_vmx(struct trace_event_raw_kvm_exit *ctx)
 {

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <bpf/libbpf.h>
 #include "record/recording.h"
 #include "synth.h"
 #include "test.h"
@@ -413,6 +414,70 @@ static void a_thread_that_exits_while_armed_is_disarmed(void)
 	ht_tracer_detach(t);
 }
 
+static void run_on_cpu(int cpu)
+{
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	sched_setaffinity(0, sizeof(one), &one);
+}
+
+/*
+ * With the programs attached, an armed thread that is switched out and runs
+ * on another CPU is still found there by kvm_entry and kvm_exit, which look
+ * up a thread's state only when the armed counts (armed_on_cpu) say it may
+ * be armed: its count moves with it.
+ */
+static void armed_threads_are_found_on_the_cpu_they_move_to_on_cpus(void)
+{
+	char err[512];
+
+	LOAD(t, vmx_tracer());
+	CHECK(ht_tracer_attach(t, err, sizeof(err)) == 0, "%s", err);
+	/* Armed on CPU 0, switched out (a sleep), entry on CPU 1: one record. */
+	run_on_cpu(0);
+	CHECK(ht_synth_exit(&layout, t, VMX, VMCALL, 0x1000, 0) == 0, "exit");
+	CHECK(ht_synth_hypercall(&layout, t, 1000, 1, 1, 1, 1) == 0, "hypercall");
+	usleep(1000);
+	run_on_cpu(1);
+	CHECK(ht_synth_entry(&layout, t, 0, 0x1003) == 0, "entry");
+	CHECK(ht_tracer_armed_threads(t) == 0, "entry on the other CPU did not disarm");
+	/* Armed on CPU 1, hypercall there, moved to CPU 0: another exit there cuts the window. */
+	CHECK(ht_synth_exit(&layout, t, VMX, VMCALL, 0x2000, 0) == 0, "exit");
+	CHECK(ht_synth_hypercall(&layout, t, 1000, 2, 2, 2, 2) == 0, "hypercall");
+	usleep(1000);
+	run_on_cpu(0);
+	CHECK(ht_synth_exit(&layout, t, VMX, VMX_EXTERNAL_INTERRUPT, 0x2003, 0) == 0, "exit");
+	CHECK(ht_tracer_armed_threads(t) == 0, "an exit on the other CPU did not disarm");
+	CHECK(ht_synth_entry(&layout, t, 0, 0x2003) == 0, "entry");
+	/* Armed on CPU 0, moved to CPU 1 before its hypercall: fused on CPU 1. */
+	CHECK(ht_synth_exit(&layout, t, VMX, VMCALL, 0x3000, 0) == 0, "exit");
+	usleep(1000);
+	run_on_cpu(1);
+	CHECK(ht_synth_hypercall(&layout, t, 1000, 3, 3, 3, 3) == 0, "hypercall");
+	CHECK(ht_synth_entry(&layout, t, 0, 0x3003) == 0, "entry");
+	ht_tracer_detach(t);
+	COLLECT(t);
+	CHECK_EQ_U64(out.n, 2);
+	CHECK_EQ_U64(out.rec[0].a0, 1);
+	CHECK_EQ_U64(out.rec[0].exit_cpu, 0);
+	CHECK_EQ_U64(out.rec[0].entry_cpu, 1);
+	CHECK_EQ_U64(out.rec[1].a0, 3);
+	CHECK_EQ_U64(out.trailer.superseded, 1);
+}
+
+static void armed_threads_are_found_on_the_cpu_they_move_to(void)
+{
+	cpu_set_t all;
+
+	if (libbpf_num_possible_cpus() < 2)
+		SKIP("one CPU: a thread cannot move");
+	sched_getaffinity(0, sizeof(all), &all);
+	armed_threads_are_found_on_the_cpu_they_move_to_on_cpus();
+	sched_setaffinity(0, sizeof(all), &all);
+}
+
 static void pid_filter_keeps_only_that_process(void)
 {
 	struct ht_filters f;
@@ -511,6 +576,7 @@ int main(void)
 	RUN(an_exit_without_hypercall_records_nothing);
 	RUN(a_hypercall_without_hypercall_exit_records_nothing);
 	RUN(a_thread_that_exits_while_armed_is_disarmed);
+	RUN(armed_threads_are_found_on_the_cpu_they_move_to);
 	RUN(pid_filter_keeps_only_that_process);
 	RUN(vcpu_filter_keeps_only_that_vcpu);
 	RUN(explicit_exit_reason_replaces_the_hypercall_exit);

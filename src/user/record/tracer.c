@@ -297,10 +297,14 @@ int ht_tracer_attach(struct ht_tracer *t, char *err, size_t errlen)
 		{ t->skel->progs.on_kvm_entry, &t->skel->links.on_kvm_entry },
 		{ t->skel->progs.on_kvm_hypercall, &t->skel->links.on_kvm_hypercall },
 		{ t->skel->progs.on_thread_exit, &t->skel->links.on_thread_exit },
+		{ t->skel->progs.on_switch_out, &t->skel->links.on_switch_out },
 		{ t->exit_prog, t->exit_link },
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(tps); i++) {
+		/* Every armed thread leaving its CPU is seen from here on (the exit program, which arms, comes last). */
+		if (tps[i].prog == t->exit_prog)
+			__atomic_store_n(&t->skel->bss->switch_tracked, 1, __ATOMIC_RELEASE);
 		/* libbpf takes the tracepoint from the program's SEC("tp/CATEGORY/NAME"). */
 		*tps[i].link = bpf_program__attach(tps[i].prog);
 		if (!*tps[i].link) {
@@ -319,6 +323,7 @@ int ht_tracer_attach(struct ht_tracer *t, char *err, size_t errlen)
 void ht_tracer_detach(struct ht_tracer *t)
 {
 	hypertrace_bpf__detach(t->skel);
+	t->skel->bss->switch_tracked = 0;
 	/*
 	 * A tracepoint program that started before the detach may still be
 	 * running on another CPU. Tracepoint programs run inside an RCU read-side
