@@ -4,10 +4,11 @@
  * what happens to the file under a crash or a full disk. No guest runs on the
  * test host, so nothing else would produce records.
  *
- * It finds the recorder's ring buffer among its open BPF maps, loads the
- * synthetic_fill program with that ring buffer in place of its own, and runs
- * it: the records reach the recorder through the same ring buffer and drain as
- * real ones, numbered 0, 1, 2, ... in a1. Drops are counted in this tool's own
+ * It finds the recorder's array of ring buffers (one per CPU) among its open
+ * BPF maps, loads the synthetic_fill program with that array in place of its
+ * own, and runs it: the records reach the recorder through the ring of the
+ * CPU the tool runs on and the same drain as real ones, numbered 0, 1, 2, ...
+ * in a1. Drops are counted in this tool's own
  * counters map, so they are known exactly.
  *
  *   inject_records PID COUNT [PER_10MS]
@@ -34,7 +35,7 @@
 #include "hypertrace.skel.h"
 #include "tracefile/trace_reader.h"
 
-#define BPF_MAP_TYPE_RINGBUF_ID 27
+#define BPF_MAP_TYPE_ARRAY_OF_MAPS_ID 12
 
 struct fill_args {
 	__u64 seq;
@@ -50,8 +51,8 @@ static unsigned long long now_ns(void)
 	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
 }
 
-/* The id of the one ring buffer map PID holds open, or 0. */
-static unsigned int find_ringbuf(int pid)
+/* The id of the one array of maps PID holds open (its rings), or 0. */
+static unsigned int find_rings(int pid)
 {
 	char dir[64], path[320], line[128];
 	unsigned int id = 0;
@@ -73,7 +74,7 @@ static unsigned int find_ringbuf(int pid)
 			sscanf(line, "map_id: %u", &map_id);
 		}
 		fclose(f);
-		if (type == BPF_MAP_TYPE_RINGBUF_ID)
+		if (type == BPF_MAP_TYPE_ARRAY_OF_MAPS_ID)
 			id = map_id;
 	}
 	closedir(d);
@@ -148,11 +149,18 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	pid = atoi(argv[1]);
-	/* The recorder creates its ring buffer at load: give it time to get there. */
-	for (int i = 0; i < 300 && !(id = find_ringbuf(pid)); i++)
+	/* The recorder creates its rings at load: give it time to get there. */
+	for (int i = 0; i < 300 && !(id = find_rings(pid)); i++)
 		usleep(10000);
 	if (!id || (ring_fd = bpf_map_get_fd_by_id(id)) < 0) {
-		fprintf(stderr, "inject_records: no BPF ring buffer in process %d\n", pid);
+		fprintf(stderr, "inject_records: no BPF ring buffers in process %d\n", pid);
+		return 1;
+	}
+	struct bpf_map_info info;
+	__u32 info_len = sizeof(info);
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(ring_fd, &info, &info_len)) {
+		fprintf(stderr, "inject_records: cannot read the rings map of process %d\n", pid);
 		return 1;
 	}
 	skel = hypertrace_bpf__open();
@@ -160,8 +168,10 @@ int main(int argc, char **argv)
 		return 1;
 	bpf_object__for_each_program(prog, skel->obj)
 		bpf_program__set_autoload(prog, prog == skel->progs.synthetic_fill);
-	if (bpf_map__reuse_fd(skel->maps.records, ring_fd) || hypertrace_bpf__load(skel)) {
-		fprintf(stderr, "inject_records: cannot load synthetic_fill with the recorder's ring buffer\n");
+	/* The recorder's CPU-to-ring mapping: as many rings as its array holds (a power of two). */
+	skel->rodata->ring_mask = info.max_entries - 1;
+	if (bpf_map__reuse_fd(skel->maps.rings, ring_fd) || hypertrace_bpf__load(skel)) {
+		fprintf(stderr, "inject_records: cannot load synthetic_fill with the recorder's ring buffers\n");
 		hypertrace_bpf__destroy(skel);
 		return 1;
 	}
