@@ -196,15 +196,10 @@ int main(void)
 	unsigned long ring_bytes = ht_ring_bytes_for(HT_DEFAULT_RINGBUF_BYTES, nrings);
 	bpf_map__set_max_entries(skel->maps.records, HT_DEFAULT_RINGBUF_BYTES);
 	int ring_fds[HT_MAX_RINGS];
-	for (unsigned int i = 0; i < nrings; i++) {
-		ring_fds[i] = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "ht_ring", 0, 0, (__u32)ring_bytes, NULL);
-		if (ring_fds[i] < 0) {
-			fprintf(stderr, "bench_hotpath: cannot create the rings: %s\n", strerror(errno));
-			return 1;
-		}
+	if (ht_rings_prepare(skel->maps.rings, nrings, ring_bytes, ring_fds)) {
+		fprintf(stderr, "bench_hotpath: cannot create the rings\n");
+		return 1;
 	}
-	bpf_map__set_max_entries(skel->maps.rings, nrings);
-	bpf_map__set_inner_map_fd(skel->maps.rings, ring_fds[0]);
 	skel->rodata->ring_mask = nrings - 1;
 	/* The production wake-up policy for these rings: see ht_wakeup_bytes_for. */
 	skel->rodata->wakeup_shift = ht_wakeup_shift_for(ht_wakeup_bytes_for(ring_bytes));
@@ -217,9 +212,10 @@ int main(void)
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.records), discard, NULL, NULL);
 	if (!rb)
 		return 1;
+	if (ht_rings_install(skel->maps.rings, nrings, ring_fds))
+		return 1;
 	for (__u32 i = 0; i < nrings; i++) {
-		if (bpf_map_update_elem(bpf_map__fd(skel->maps.rings), &i, &ring_fds[i], BPF_ANY) ||
-		    ring_buffer__add(rb, ring_fds[i], discard, NULL)) {
+		if (ring_buffer__add(rb, ring_fds[i], discard, NULL)) {
 			fprintf(stderr, "bench_hotpath: cannot create the rings: %s\n", strerror(errno));
 			return 1;
 		}

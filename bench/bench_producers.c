@@ -150,18 +150,13 @@ static int merge_profile(unsigned int nrings, unsigned int n)
 	unsigned long bytes = 1ul << 20;
 	while (bytes / 96 < n / nrings + 1)
 		bytes <<= 1;
-	for (unsigned int i = 0; i < nrings; i++)
-		if ((fds[i] = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "ht_ring", 0, 0, (__u32)bytes, NULL)) < 0)
-			return 1;
-	bpf_map__set_max_entries(skel->maps.rings, nrings);
-	bpf_map__set_inner_map_fd(skel->maps.rings, fds[0]);
-	if (producers_bpf__load(skel))
+	if (ht_rings_prepare(skel->maps.rings, nrings, bytes, fds) || producers_bpf__load(skel) ||
+	    ht_rings_install(skel->maps.rings, nrings, fds))
 		return 1;
 	for (__u32 i = 0; i < nrings; i++) {
 		struct { __u32 ring, count; __u64 first, stride; } a = { i, n / nrings, i, nrings };
 		LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &a, .ctx_size_in = sizeof(a));
-		if (bpf_map_update_elem(bpf_map__fd(skel->maps.rings), &i, &fds[i], BPF_ANY) ||
-		    bpf_prog_test_run_opts(bpf_program__fd(skel->progs.fill_ring), &opts))
+		if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.fill_ring), &opts))
 			return 1;
 	}
 	if (ht_drain_new(fds, nrings, &sink, &d) || ht_drain_all(d) < 0)
@@ -188,15 +183,10 @@ int main(int argc, char **argv)
 	int cpus = libbpf_num_possible_cpus(), ring_fds[HT_MAX_RINGS];
 	unsigned int nrings = ht_rings_for(cpus > 0 ? (unsigned int)cpus : 1);
 	unsigned long ring_bytes = ht_ring_bytes_for(HT_DEFAULT_RINGBUF_BYTES, nrings);
-	for (unsigned int i = 0; i < nrings; i++) {
-		ring_fds[i] = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "ht_ring", 0, 0, (__u32)ring_bytes, NULL);
-		if (ring_fds[i] < 0) {
-			fprintf(stderr, "bench_producers: cannot create the rings: %s\n", strerror(errno));
-			return 1;
-		}
+	if (ht_rings_prepare(skel->maps.rings, nrings, ring_bytes, ring_fds)) {
+		fprintf(stderr, "bench_producers: cannot create the rings\n");
+		return 1;
 	}
-	bpf_map__set_max_entries(skel->maps.rings, nrings);
-	bpf_map__set_inner_map_fd(skel->maps.rings, ring_fds[0]);
 	skel->rodata->ring_mask = nrings - 1;
 	skel->rodata->wakeup_shift = ht_wakeup_shift_for(ht_wakeup_bytes_for(ring_bytes));
 	if (producers_bpf__load(skel)) {
@@ -206,9 +196,10 @@ int main(int argc, char **argv)
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.shared_ring), discard, NULL, NULL);
 	if (!rb)
 		return 1;
+	if (ht_rings_install(skel->maps.rings, nrings, ring_fds))
+		return 1;
 	for (__u32 i = 0; i < nrings; i++)
-		if (bpf_map_update_elem(bpf_map__fd(skel->maps.rings), &i, &ring_fds[i], BPF_ANY) ||
-		    ring_buffer__add(rb, ring_fds[i], discard, NULL))
+		if (ring_buffer__add(rb, ring_fds[i], discard, NULL))
 			return 1;
 	/* Rounds where two producers did not overlap are run again, up to a bound. */
 	int kept = 0, tries = 0;

@@ -158,15 +158,28 @@ void ht_filters_default(struct ht_filters *f)
 	f->nr_count = 1;
 }
 
-static int create_rings(struct ht_tracer *t, unsigned int n, unsigned long bytes)
+int ht_rings_prepare(struct bpf_map *rings, unsigned int n, unsigned long bytes, int *fds)
 {
-	while (t->nrings < n) {
-		int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "ht_ring", 0, 0, (__u32)bytes, NULL);
-
-		if (fd < 0)
-			return -errno;
-		t->ring_fds[t->nrings++] = fd;
+	for (unsigned int i = 0; i < n; i++) {
+		fds[i] = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "ht_ring", 0, 0, (__u32)bytes, NULL);
+		if (fds[i] < 0) {
+			int ret = -errno;
+			while (i-- > 0)
+				close(fds[i]);
+			return ret;
+		}
 	}
+	/* The map holds rings of exactly one size: the first is the template the kernel checks the others against. */
+	bpf_map__set_max_entries(rings, n);
+	bpf_map__set_inner_map_fd(rings, fds[0]);
+	return 0;
+}
+
+int ht_rings_install(const struct bpf_map *rings, unsigned int n, const int *fds)
+{
+	for (__u32 i = 0; i < n; i++)
+		if (bpf_map_update_elem(bpf_map__fd(rings), &i, &fds[i], BPF_ANY))
+			return -errno;
 	return 0;
 }
 
@@ -236,19 +249,14 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 	ro->aggregate_group_by = opts->group_by;
 	ro->aggregate_by_nr = opts->aggregate_by_nr;
 
-	/*
-	 * The rings map holds rings of exactly one size: the first ring, made
-	 * now, is the template the kernel checks the others against.
-	 */
-	bpf_map__set_max_entries(sk->maps.rings, nrings);
-	ret = create_rings(t, nrings, ring_bytes);
+	ret = ht_rings_prepare(sk->maps.rings, nrings, ring_bytes, t->ring_fds);
 	if (ret) {
 		snprintf(err, errlen, "cannot create the ring buffers (%u of %lu bytes): %s: try a smaller --ringbuf-size",
 			 nrings, ring_bytes, strerror(-ret));
 		ht_tracer_destroy(t);
 		return ret;
 	}
-	bpf_map__set_inner_map_fd(sk->maps.rings, t->ring_fds[0]);
+	t->nrings = nrings;
 	/* Production loads only the tracepoint programs; tests and benchmarks add the synthetic ones. */
 	struct bpf_program *synthetic_exits[] = { sk->progs.synthetic_kvm_exit, sk->progs.synthetic_kvm_exit_vmx,
 						  sk->progs.synthetic_kvm_exit_svm };
@@ -275,13 +283,11 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 		return ret;
 	}
 	verifier_logs_free(&logs);
-	for (__u32 i = 0; i < t->nrings; i++) {
-		if (bpf_map_update_elem(bpf_map__fd(sk->maps.rings), &i, &t->ring_fds[i], BPF_ANY)) {
-			ret = -errno;
-			snprintf(err, errlen, "cannot install the ring buffers: %s", strerror(-ret));
-			ht_tracer_destroy(t);
-			return ret;
-		}
+	ret = ht_rings_install(sk->maps.rings, t->nrings, t->ring_fds);
+	if (ret) {
+		snprintf(err, errlen, "cannot install the ring buffers: %s", strerror(-ret));
+		ht_tracer_destroy(t);
+		return ret;
 	}
 	*out = t;
 	return 0;

@@ -68,6 +68,16 @@ static inline unsigned long ht_wakeup_bytes_for(unsigned long ringbuf_bytes)
 	return ringbuf_bytes / 8 < HT_DEFAULT_WAKEUP_BYTES ? ringbuf_bytes / 8 : HT_DEFAULT_WAKEUP_BYTES;
 }
 
+/*
+ * The rings of a BPF object's `rings` map (any object built on fuse.bpf.h:
+ * record's, the benchmarks'). Before load, ht_rings_prepare creates n rings
+ * of `bytes` each into fds and sizes the map for them; after load,
+ * ht_rings_install puts them in. 0 or -errno. The caller closes the fds.
+ */
+struct bpf_map;
+int ht_rings_prepare(struct bpf_map *rings, unsigned int n, unsigned long bytes, int *fds);
+int ht_rings_install(const struct bpf_map *rings, unsigned int n, const int *fds);
+
 struct ht_tracer_opts {
 	struct ht_filters filters;
 	unsigned long ringbuf_bytes; /* all rings together: power of two, >= page size */
