@@ -501,6 +501,8 @@ int main(int argc, char **argv)
 	printf("  bound on (c)/(b) from the copy limit: max rate (a)/(b) %.2fx; CPU per record (b)/(a) at the common rate %.2fx\n",
 	       best[COPY] / best[LIBBPF], cpu_common[LIBBPF] / cpu_common[COPY]);
 	printf("  CPU per record at the common rate, (c) vs (b): %.2fx\n", cpu_common[DRAIN] / cpu_common[LIBBPF]);
+	if (best[LIBBPF] >= producer_max * 0.97 && best[DRAIN] >= producer_max * 0.97)
+		printf("  (b) and (c) both kept up with the producer: this run cannot tell their rates apart\n");
 	const char *limited = best[COPY] >= producer_max * 0.97 ? "; (a) kept up with the producer" : "";
 	verdict("drain (c) vs copy limit (a), max 0-drop rate", best[DRAIN] / best[COPY], 0.8, limited);
 	verdict("drain (c) vs libbpf (b), max 0-drop rate", best[DRAIN] / best[LIBBPF], 1.5, "");
