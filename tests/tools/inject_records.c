@@ -25,6 +25,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +80,16 @@ static unsigned int find_rings(int pid)
 	}
 	closedir(d);
 	return id;
+}
+
+static bool all_rings_installed(int rings_fd, unsigned int n)
+{
+	for (__u32 i = 0; i < n; i++) {
+		__u32 inner_id;
+		if (bpf_map_lookup_elem(rings_fd, &i, &inner_id))
+			return false;
+	}
+	return true;
 }
 
 static int check(const char *file, unsigned long long below)
@@ -163,6 +174,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "inject_records: cannot read the rings map of process %d\n", pid);
 		return 1;
 	}
+	/* The recorder puts its rings into the map just after loading: wait until every one is there. */
+	for (int i = 0; i < 300 && !all_rings_installed(ring_fd, info.max_entries); i++)
+		usleep(10000);
 	skel = hypertrace_bpf__open();
 	if (!skel)
 		return 1;
