@@ -23,9 +23,9 @@
 
 enum { EMPTY, EXIT_NOMATCH, ENTRY_NOMATCH, FUSED, HASH_EXIT_NOMATCH, HASH_ENTRY_NOMATCH, HASH_FUSED,
        ANCHOR_EXIT_NOMATCH, ANCHOR_ENTRY_NOMATCH, ANCHOR_HYPERCALL,
-       PART_CLOCK3, PART_STORAGE3, PART_RESERVE_SUBMIT, PART_RESERVE_COPY_SUBMIT, PART_WAKEUP_TEST, PART_WAKEUP_QUERY,
+       PART_CLOCK3, PART_STORAGE3, PART_RESERVE_SUBMIT, PART_RESERVE_COPY_SUBMIT, PART_WAKEUP_TEST, PART_WAKEUP_QUERY, SWITCH_OUT,
        /* Not programs of their own: EXIT_NOMATCH with the armed counts set (see the rounds). */
-       EXIT_ARMED_ELSEWHERE, EXIT_ARMED_HERE, ENTRY_ARMED_ELSEWHERE, NCASES };
+       EXIT_ARMED_ELSEWHERE, EXIT_ARMED_HERE, ENTRY_ARMED_ELSEWHERE, SWITCH_OUT_ARMED_ELSEWHERE, NCASES };
 static const char *const names[NCASES] = {
 	"empty handler (floor)", "kvm_exit, not a hypercall", "kvm_entry, nothing armed",
 	"fused hypercall (exit+hcall+entry+ringbuf)",
@@ -35,9 +35,11 @@ static const char *const names[NCASES] = {
 	"  fused part: 3 clock reads", "  fused part: 3 task-storage lookups", "  fused part: ring reserve + submit",
 	"  fused part: reserve + 80-byte copy + submit", "  fused part: the wake-up test (emitted-bytes count)",
 	"  (before: the wake-up test by bpf_ringbuf_query)",
+	"sched_switch, nothing armed",
 	"kvm_exit, not a hypercall, a thread armed on another CPU",
 	"kvm_exit, not a hypercall, another thread armed on this CPU",
 	"kvm_entry, not armed, a thread armed on another CPU",
+	"sched_switch of a vCPU thread, a thread armed elsewhere",
 };
 #define ROUNDS 41
 
@@ -243,7 +245,8 @@ int main(void)
 			 */
 			skel->bss->armed_threads = 1;
 			skel->bss->armed_on_cpu[0][0] = c == EXIT_ARMED_HERE;
-			ns[c][r] = run_case(skel, rb, c == ENTRY_ARMED_ELSEWHERE ? ENTRY_NOMATCH : EXIT_NOMATCH, n);
+			ns[c][r] = run_case(skel, rb, c == ENTRY_ARMED_ELSEWHERE ? ENTRY_NOMATCH :
+						      c == SWITCH_OUT_ARMED_ELSEWHERE ? SWITCH_OUT : EXIT_NOMATCH, n);
 			skel->bss->armed_threads = 0;
 			skel->bss->armed_on_cpu[0][0] = 0;
 		}

@@ -34,6 +34,7 @@ enum bench_case {
 	BENCH_PART_RESERVE_COPY_SUBMIT,
 	BENCH_PART_WAKEUP_TEST,
 	BENCH_PART_WAKEUP_QUERY,
+	BENCH_SWITCH_OUT,
 };
 
 struct bench_args {
@@ -65,6 +66,7 @@ static __noinline int call_exit(struct trace_event_raw_kvm_exit *ctx)
 {
 	return handle_kvm_exit(ctx, HT_VMX_EXIT_REASON_MASK, HT_VMX_EXIT_REASON_VMCALL);
 }
+static __noinline int call_switch_out(void) { return handle_switch_out(); }
 static __noinline int call_hypercall(struct trace_event_raw_kvm_hypercall *ctx) { return handle_kvm_hypercall(ctx); }
 static __noinline int call_entry(struct trace_event_raw_kvm_entry *ctx) { return handle_kvm_entry(ctx); }
 static __noinline int call_hash_exit(struct trace_event_raw_kvm_exit *ctx) { return hash_kvm_exit(ctx); }
@@ -74,6 +76,7 @@ static __noinline int call_anchor_exit(struct trace_event_raw_kvm_exit *ctx) { r
 static __noinline int call_anchor_hypercall(struct trace_event_raw_kvm_hypercall *ctx) { return anchor_kvm_hypercall(ctx); }
 static __noinline int call_anchor_entry(struct trace_event_raw_kvm_entry *ctx) { return anchor_kvm_entry(ctx); }
 
+LOOP_CALLBACK(cb_switch_out) { call_switch_out(); return 0; }
 LOOP_CALLBACK(cb_empty) { empty_handler(EXIT_OTHER); return 0; }
 LOOP_CALLBACK(cb_exit_nomatch) { call_exit(EXIT_OTHER); return 0; }
 LOOP_CALLBACK(cb_entry_nomatch) { call_entry(ENTRY); return 0; }
@@ -188,6 +191,7 @@ int bench_run(struct bench_args *args)
 	case BENCH_PART_RESERVE_COPY_SUBMIT: bpf_loop(n, cb_part_reserve_copy_submit, NULL, 0); break;
 	case BENCH_PART_WAKEUP_TEST: bpf_loop(n, cb_part_wakeup_test, NULL, 0); break;
 	case BENCH_PART_WAKEUP_QUERY: bpf_loop(n, cb_part_wakeup_query, NULL, 0); break;
+	case BENCH_SWITCH_OUT: bpf_loop(n, cb_switch_out, NULL, 0); break;
 	default: return 1;
 	}
 	bench_elapsed_ns = bpf_ktime_get_ns() - t0;
