@@ -13,7 +13,8 @@
  * What every tracepoint program returns. The kernel hands a tracepoint event
  * to perf only if the attached BPF programs return nonzero
  * (perf_trace_run_bpf_submit): 0 would blind every `perf stat`/`perf record`
- * user of kvm:kvm_exit or sched:sched_process_exit on the host while we run.
+ * user of kvm:kvm_exit, sched:sched_switch or sched:sched_process_exit on the
+ * host while we run.
  * ftrace is unaffected either way.
  */
 #define TP_PASS_EVENT 1
@@ -68,7 +69,8 @@ SEC("tp/sched/sched_switch")
 int on_switch_out(void *ctx)
 {
 	(void)ctx;
-	return handle_switch_out();
+	handle_switch_out();
+	return TP_PASS_EVENT;
 }
 
 SEC("syscall")

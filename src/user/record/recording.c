@@ -10,16 +10,6 @@ _Static_assert(HT_MAX_RINGS <= HT_DRAIN_MAX_RINGS, "the drain must take every ri
 static struct ht_record *recording_slots(void *ctx, unsigned int *room)
 {
 	struct ht_recording *r = ctx;
-	/*
-	 * Off the hot path: once per thread, in the drain. Out of memory, a
-	 * thread stays unnamed; its records are written all the same.
-	 */
-	if (r->identities && ht_thread_set_add(r->identities, rec->host_pid, rec->host_tid) > 0) {
-		struct ht_identity id;
-
-		ht_identity_read("/proc", rec->host_pid, rec->host_tid, rec->exit_ns, &id);
-		(void)ht_writer_add_identity(r->writer, &id);
-	}
 
 	return ht_writer_slots(r->writer, room);
 }
@@ -28,10 +18,20 @@ static int recording_commit(void *ctx, unsigned int n)
 {
 	struct ht_recording *r = ctx;
 	unsigned int room;
+	const struct ht_record *rec = ht_writer_slots(r->writer, &room);
 
-	if (r->observer) {
-		const struct ht_record *rec = ht_writer_slots(r->writer, &room);
-		for (unsigned int i = 0; i < n; i++)
+	for (unsigned int i = 0; i < n; i++) {
+		/*
+		 * Off the hot path: once per thread, in the drain. Out of memory, a
+		 * thread stays unnamed; its records are written all the same.
+		 */
+		if (r->identities && ht_thread_set_add(r->identities, rec[i].host_pid, rec[i].host_tid) > 0) {
+			struct ht_identity id;
+
+			ht_identity_read("/proc", rec[i].host_pid, rec[i].host_tid, rec[i].exit_ns, &id);
+			(void)ht_writer_add_identity(r->writer, &id);
+		}
+		if (r->observer)
 			r->observer(r->observer_ctx, &rec[i]);
 	}
 	/* A block the file system refuses is counted by the writer; draining goes on. */
@@ -42,7 +42,6 @@ static int recording_commit(void *ctx, unsigned int n)
 int ht_recording_init(struct ht_recording *r, struct ht_tracer *tracer, struct ht_writer *writer)
 {
 	struct ht_record_sink sink = { .slots = recording_slots, .commit = recording_commit, .ctx = r };
-
 	unsigned int nrings;
 	const int *fds = ht_tracer_ring_fds(tracer, &nrings);
 
