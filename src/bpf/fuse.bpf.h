@@ -363,23 +363,53 @@ static __always_inline bool nr_selected(unsigned long nr)
 }
 
 /* mask/value: the pre-filter, constants in the VMX and SVM programs (see prefilter_mask). */
+/*
+ * Any exit but a hypercall's ends an open window: never fuse across it. Called
+ * only when armed_on_cpu says the thread may be armed (see maybe_armed_at_exit).
+ */
+static __noinline int cut_armed_window(void)
+{
+	struct vcpu_state *st = current_state(0);
+
+	if (st && st->phase != PHASE_IDLE) {
+		if (st->phase == PHASE_HCALL)
+			count(HT_CNT_SUPERSEDED);
+		disarm(st);
+	}
+	return 0;
+}
+
+static __noinline int handle_hypercall_exit(struct trace_event_raw_kvm_exit *ctx, __u32 reason);
+
+/* Whether the calling thread may be armed, at a kvm_exit: a few loads, no lookup (see armed_on_cpu). */
+static __always_inline bool maybe_armed_at_exit(void)
+{
+	return armed_threads && armed_here_or_moved();
+}
+
+/*
+ * The hot path is inline and small; the rest is in subprograms of its own.
+ * So the program's entry saves no callee-saved registers (the x86 JIT saves
+ * those a function uses), which on a CPU with expensive returns was most of
+ * what a non-matching exit cost over an empty handler.
+ */
 static __always_inline int handle_kvm_exit(struct trace_event_raw_kvm_exit *ctx, __u32 mask,
 					   __u32 value)
 {
 	__u32 reason = ctx->exit_reason;
-	struct vcpu_state *st;
-	__u32 isa;
 
-	if (!may_be_hypercall_exit(reason, mask, value) || !is_hypercall_exit(isa = ctx->isa, reason)) {
-		/* Any other exit ends an open window: never fuse across it. */
-		st = armed_state_at(false);
-		if (st) {
-			if (st->phase == PHASE_HCALL)
-				count(HT_CNT_SUPERSEDED);
-			disarm(st);
-		}
-		return 0;
-	}
+	if (!may_be_hypercall_exit(reason, mask, value))
+		return maybe_armed_at_exit() ? cut_armed_window() : 0;
+	return handle_hypercall_exit(ctx, reason);
+}
+
+static __noinline int handle_hypercall_exit(struct trace_event_raw_kvm_exit *ctx, __u32 reason)
+{
+	struct vcpu_state *st;
+	__u32 isa = ctx->isa;
+
+	if (!is_hypercall_exit(isa, reason))
+		return maybe_armed_at_exit() ? cut_armed_window() : 0;
 
 	/* The ids from the task, which the state lookup needs anyway: one helper call fewer. */
 	struct task_struct *task = bpf_get_current_task_btf();
