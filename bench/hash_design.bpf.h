@@ -11,7 +11,7 @@
 #ifndef HYPERTRACE_BENCH_HASH_DESIGN_H
 #define HYPERTRACE_BENCH_HASH_DESIGN_H
 
-#include "fuse.bpf.h"
+/* Included after hypertrace.bpf.c, whose types and handlers it compares against. */
 
 /* Both designs emit into one ring shared by every CPU, as the BCC script did. */
 struct {

@@ -5,7 +5,7 @@
  * syscall is counted. Side by side: an empty handler (the floor of invoking a
  * handler at all) and the hash-map reference design (hash_design.bpf.h).
  */
-#include "fuse.bpf.h"
+#include "hypertrace.bpf.c" /* the production object: maps, handlers, programs */
 #include "hash_design.bpf.h"
 
 /* Events in the running kernel's layout, written by user space before a run. */

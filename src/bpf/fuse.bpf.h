@@ -6,6 +6,8 @@
  * Every handler is static __always_inline and takes the tracepoint's raw
  * struct, so the tracepoint programs and the synthetic-event programs used by
  * tests and benchmarks run exactly the same code against the same maps.
+ * The maps, globals and filters they use, and the license, are the BPF
+ * object's own: hypertrace.bpf.c defines them and then includes this file.
  *
  * State lives in BPF task-local storage, i.e. per vCPU *thread*: vCPUs of one
  * VM interleave on one physical CPU, and a vCPU thread may migrate between its
@@ -21,101 +23,6 @@
 #ifndef HYPERTRACE_FUSE_BPF_H
 #define HYPERTRACE_FUSE_BPF_H
 
-#include "vmlinux.h"
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_core_read.h>
-#include "hypertrace/record.h"
-
-char LICENSE[] SEC("license") = "GPL";
-
-/*
- * Filters, fixed before load (rodata): the verifier sees constants and prunes
- * the code of every filter that is not in use, so an unused filter costs nothing.
- */
-const volatile __u32 filter_nr[HT_MAX_SELECTED_NR] = { HT_DEFAULT_HYPERCALL_NR };
-const volatile __u32 filter_nr_count = 1;
-const volatile bool filter_exit_reason_on = false;
-const volatile __u32 filter_exit_reason = 0; /* VMX: compared with the low 16 bits */
-/*
- * The hot-path pre-filter: (exit_reason & mask) == value. A host runs one KVM
- * flavour, so the kvm_exit program is built three times from one handler:
- * for VMX (0xffff/18: basic reason, flag bits ignored) and SVM (~0/0x81) with
- * the pair as immediates, and a generic one reading it from here, loaded only
- * for an explicit --exit-reason. User space loads exactly one. One AND and one
- * compare reject almost every exit.
- */
-const volatile __u32 prefilter_mask = HT_VMX_EXIT_REASON_MASK;
-const volatile __u32 prefilter_value = HT_VMX_EXIT_REASON_VMCALL;
-#define HT_SVM_EXIT_CODE_MASK 0xffffffffu
-const volatile __u32 filter_tgid = 0;        /* 0: every VM process */
-const volatile bool filter_vcpu_on = false;
-const volatile __u32 filter_vcpu = 0;
-/* Aggregate-only mode: histograms in BPF instead of records (enum ht_agg_group_by). */
-const volatile bool aggregate_only = false;
-const volatile __u32 aggregate_group_by = HT_AGG_BY_NONE;
-/* Aggregate-only, per vCPU: also key by the nr's index in filter_nr (record --metrics). */
-const volatile bool aggregate_by_nr = false;
-/* The consumer is woken each time the ring's fill level crosses a multiple of 1 << wakeup_shift; 0: kernel default. */
-const volatile __u32 wakeup_shift = 0;
-
-/*
- * Threads whose state is armed (a hypercall exit seen, entry not yet). When it
- * is 0, the exit/entry hot path skips the storage lookup. A thread that exits
- * while armed is disarmed by handle_thread_exit, so the count stays exact.
- */
-__u64 armed_threads = 0;
-
-/*
- * The same count per CPU slot (CPU & (HT_ARMED_SLOTS - 1)), by the CPU where
- * each thread armed, and one more slot, HT_ARMED_MOVED, for armed threads
- * that have left their CPU since: a kvm_exit or kvm_entry looks up its
- * thread's state only if its own CPU's slot or the moved slot is non-zero.
- * A thread leaves its CPU only by being switched out, and the sched_switch
- * program (handle_switch_out) then moves its count to HT_ARMED_MOVED; the
- * thread's next hypercall event counts it on its new CPU again. So an armed
- * thread is always counted in the slot of the CPU it runs on, or as moved.
- *
- * Until the sched_switch program is attached (switch_tracked), kvm_entry
- * uses the global count alone, and kvm_exit relies on this: a vCPU thread
- * cannot leave its CPU between a kvm_exit and its next kvm_exit without a
- * kvm_entry in between (an exit handled in the fast path re-enters the guest
- * with interrupts off, on the same CPU; any other way back into the guest
- * goes through kvm_entry, which disarms).
- *
- * Slots shared by several CPUs (more CPUs than slots) only cost extra
- * lookups. Each slot has its own cache line: CPUs do not write each other's.
- */
-#define HT_ARMED_SLOTS 64
-#define HT_ARMED_MOVED HT_ARMED_SLOTS
-__u64 armed_on_cpu[2 * HT_ARMED_SLOTS][8] = {}; /* [slot][0]; 64 bytes a slot; slots above MOVED unused */
-__u32 switch_tracked = 0; /* set by user space once the sched_switch program is attached */
-
-/* A record as it sits in the ring buffer: 8-byte sample header + the record. */
-#define HT_RINGBUF_SAMPLE_BYTES (8 + sizeof(struct ht_record))
-
-/*
- * Records go to the ring of the CPU that emits them: a ring buffer's
- * reservation takes a spinlock, and producers on two CPUs sharing one ring
- * paid 6x per record (docs/performance.md). User space sizes the array to a
- * power of two, at most HT_MAX_RINGS, creates the rings and puts them in; CPU
- * c uses ring c & ring_mask, so beyond HT_MAX_RINGS CPUs share rings in pairs,
- * fours, ... The one consumer merges the rings in time order.
- */
-struct ht_ring {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4096); /* each ring's size, set by user space before load */
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, 1); /* the number of rings, set by user space before load */
-	__type(key, __u32);
-	__array(values, struct ht_ring);
-} rings SEC(".maps");
-
-const volatile __u32 ring_mask = 0;
-#define HT_MAX_RINGS_BPF 64 /* HT_MAX_RINGS of user space */
-
 /* This CPU's ring; NULL only if user space did not put one in. */
 static __always_inline void *cpu_ring(__u32 cpu)
 {
@@ -124,39 +31,6 @@ static __always_inline void *cpu_ring(__u32 cpu)
 	return bpf_map_lookup_elem(&rings, &i);
 }
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, HT_CNT_MAX);
-	__type(key, __u32);
-	__type(value, __u64);
-} counters SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, HT_AGG_MAX_GROUPS);
-	__type(key, __u64);
-	__type(value, struct ht_agg_hist);
-} latency_hists SEC(".maps");
-
-enum vcpu_phase {
-	PHASE_IDLE = 0,
-	PHASE_EXITED, /* hypercall exit seen, waiting for kvm_hypercall */
-	PHASE_HCALL,  /* hypercall seen, waiting for kvm_entry */
-};
-
-struct vcpu_state {
-	struct ht_record rec; /* filled as events arrive, copied out at entry */
-	__u64 hcall_ns;
-	__u32 phase;
-	__u32 arm_slot;       /* armed_on_cpu slot counting this thread while armed */
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct vcpu_state);
-} vcpu_states SEC(".maps");
 
 static __always_inline void count(enum ht_counter which)
 {
@@ -175,12 +49,6 @@ static __always_inline __u32 ns_saturated(__u64 delta, __u8 *flags, __u8 flag)
 	}
 	return (__u32)delta;
 }
-
-/*
- * Bytes of records emitted into each ring ([ring][0]; 64 bytes a ring, so CPUs
- * do not write each other's line), for the wake-up test.
- */
-__u64 ring_emitted[HT_MAX_RINGS_BPF][8] = {};
 
 /*
  * Wake the consumer each time the records emitted into a ring cross a

@@ -69,3 +69,13 @@ int ht_report_read_outcome(const char *path, const struct ht_read_status *st)
 			st->reason);
 	return HT_EXIT_OK;
 }
+
+int ht_errf(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}

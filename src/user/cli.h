@@ -3,6 +3,8 @@
 #ifndef HT_CLI_H
 #define HT_CLI_H
 
+#include <stddef.h>
+
 #define HT_VERSION "0.1.0"
 
 #define HT_EXIT_OK 0
@@ -18,6 +20,8 @@ __attribute__((format(printf, 1, 2))) int ht_runtime_error(const char *fmt, ...)
  * names the option as typed: "-Z" of "-Zq", "--xml", "--force=1".
  */
 int ht_option_error(const char *cmd, int opt, char **argv);
+/* Formats a one-line message into err (for a caller to print) and returns -1. */
+__attribute__((format(printf, 3, 4))) int ht_errf(char *err, size_t errlen, const char *fmt, ...);
 /* "hypertrace-bpf VERSION" on stdout; returns HT_EXIT_OK. */
 int ht_print_version(void);
 

@@ -348,7 +348,7 @@ static void a_second_exit_before_entry_is_never_fused(void)
 
 	/*
 	 * As in the kernel: a thread's exit that follows its exit without a
-	 * kvm_entry comes on the same CPU (see armed_on_cpu in fuse.bpf.h).
+	 * kvm_entry comes on the same CPU (see armed_on_cpu in hypertrace.bpf.c).
 	 */
 	sched_getaffinity(0, sizeof(all), &all);
 	CPU_ZERO(&one);

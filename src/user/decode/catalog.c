@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "decode/catalog.h"
+#include "cli.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -25,16 +26,6 @@ const char ht_builtin_catalog[] =
 	"1106 func_exit addr=a0:sym ret=a1:x tid=a2[0-31] cpu_id=a2[32-47]\n";
 
 _Static_assert(HT_GUEST_NR_DEFAULT == HT_DEFAULT_HYPERCALL_NR, "guest and host default nr differ");
-
-static int errf(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 static bool valid_name(const char *s, size_t len)
 {
@@ -182,28 +173,28 @@ static int parse_line(const struct ht_catalog *c, char *line, bool builtin, cons
 	memset(ev, 0, sizeof(*ev));
 	ev->builtin = builtin;
 	if (!ht_parse_u64(tok, 0, UINT32_MAX, &nr))
-		return errf(err, errlen, "%s: '%s' is not a hypercall nr: lines are 'NR NAME FIELD...', NR from 0 to 4294967295", where, tok);
+		return ht_errf(err, errlen, "%s: '%s' is not a hypercall nr: lines are 'NR NAME FIELD...', NR from 0 to 4294967295", where, tok);
 	ev->nr = (uint32_t)nr;
 	if (!builtin && nr >= HT_GUEST_NR_PROJECT_FIRST && nr <= HT_GUEST_NR_PROJECT_LAST)
-		return errf(err, errlen, "%s: nr %llu belongs to the project's own events (%u-%u): choose another nr",
+		return ht_errf(err, errlen, "%s: nr %llu belongs to the project's own events (%u-%u): choose another nr",
 			    where, (unsigned long long)nr, HT_GUEST_NR_PROJECT_FIRST, HT_GUEST_NR_PROJECT_LAST);
 	if (ht_catalog_find(c, ev->nr))
-		return errf(err, errlen, "%s: nr %llu is already defined (as %s): each nr once", where,
+		return ht_errf(err, errlen, "%s: nr %llu is already defined (as %s): each nr once", where,
 			    (unsigned long long)nr, ht_catalog_find(c, ev->nr)->name);
 	tok = strtok_r(NULL, " \t\r", &save);
 	if (!tok || !valid_name(tok, strlen(tok)))
-		return errf(err, errlen, "%s: expected an event NAME after nr %llu (letters, digits, _; at most %d)",
+		return ht_errf(err, errlen, "%s: expected an event NAME after nr %llu (letters, digits, _; at most %d)",
 			    where, (unsigned long long)nr, HT_CAT_NAME_MAX - 1);
 	strcpy(ev->name, tok);
 	while ((tok = strtok_r(NULL, " \t\r", &save))) {
 		struct ht_field *f = &ev->fields[ev->nfields];
 
 		if (ev->nfields == HT_CAT_MAX_FIELDS)
-			return errf(err, errlen, "%s: %s has more than %d fields", where, ev->name, HT_CAT_MAX_FIELDS);
+			return ht_errf(err, errlen, "%s: %s has more than %d fields", where, ev->name, HT_CAT_MAX_FIELDS);
 		if (parse_field(tok, strlen(tok), f, &why) < 0)
-			return errf(err, errlen, "%s: field '%s': %s", where, tok, why);
+			return ht_errf(err, errlen, "%s: field '%s': %s", where, tok, why);
 		if (ht_event_field(ev, f->name))
-			return errf(err, errlen, "%s: field '%s' appears twice in %s", where, f->name, ev->name);
+			return ht_errf(err, errlen, "%s: field '%s' appears twice in %s", where, f->name, ev->name);
 		ev->nfields++;
 	}
 	return 1;
@@ -217,7 +208,7 @@ int ht_catalog_parse(struct ht_catalog *c, const char *text, const char *origin,
 	int ret = 0;
 
 	if (!copy)
-		return errf(err, errlen, "out of memory");
+		return ht_errf(err, errlen, "out of memory");
 	for (line = copy; line && ret == 0; line = next) {
 		struct ht_event_desc ev;
 		int r;
@@ -231,7 +222,7 @@ int ht_catalog_parse(struct ht_catalog *c, const char *text, const char *origin,
 		if (r < 0)
 			ret = -1;
 		else if (r == 1 && add_event(c, &ev))
-			ret = errf(err, errlen, "out of memory");
+			ret = ht_errf(err, errlen, "out of memory");
 		else if (r == 1)
 			qsort(c->events, c->n, sizeof(*c->events), cmp_event);
 	}
@@ -259,19 +250,19 @@ int ht_catalog_load_file(struct ht_catalog *c, const char *path, char *err, size
 	int ret;
 
 	if (!f)
-		return errf(err, errlen, "cannot open catalog %s: %s", path, strerror(errno));
+		return ht_errf(err, errlen, "cannot open catalog %s: %s", path, strerror(errno));
 	/* A catalog is a few lines; a huge file is a wrong argument. */
 	text = malloc(1u << 20);
 	if (!text) {
 		fclose(f);
-		return errf(err, errlen, "out of memory");
+		return ht_errf(err, errlen, "out of memory");
 	}
 	len = fread(text, 1, (1u << 20) - 1, f);
 	if (ferror(f) || !feof(f)) {
-		ret = errf(err, errlen, "cannot read catalog %s: %s", path,
+		ret = ht_errf(err, errlen, "cannot read catalog %s: %s", path,
 			   ferror(f) ? strerror(errno) : "larger than 1 MiB: is it a catalog?");
 	} else if (memchr(text, '\0', len)) {
-		ret = errf(err, errlen, "%s is not a text catalog (it holds NUL bytes)", path);
+		ret = ht_errf(err, errlen, "%s is not a text catalog (it holds NUL bytes)", path);
 	} else {
 		text[len] = '\0';
 		ret = ht_catalog_parse(c, text, path, false, err, errlen);

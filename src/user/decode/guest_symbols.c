@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "decode/guest_symbols.h"
+#include "cli.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -13,16 +14,6 @@
 #define HT_SYM_MAX_OFF (1ull << 20)
 /* x86-64's module area (MODULES_VADDR): above the kernel image's 1 GiB. */
 #define HT_MODULES_VADDR 0xffffffffc0000000ull
-
-static int errf(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 static int cmp_sym(const void *a, const void *b)
 {
@@ -51,7 +42,7 @@ int ht_symtab_parse(struct ht_symtab *t, const char *text, const char *origin, c
 	memset(t, 0, sizeof(*t));
 	t->names = strdup(text);
 	if (!t->names)
-		return errf(err, errlen, "out of memory");
+		return ht_errf(err, errlen, "out of memory");
 	for (p = t->names; p && *p; p = next) {
 		char *save = NULL, *addr_s, *type, *name, *mod;
 		uint64_t addr;
@@ -68,14 +59,14 @@ int ht_symtab_parse(struct ht_symtab *t, const char *text, const char *origin, c
 			continue;
 		if (!type || !name) {
 			ht_symtab_free(t);
-			return errf(err, errlen, "%s:%zu: expected 'ADDRESS TYPE NAME' (a System.map or /proc/kallsyms copy)",
+			return ht_errf(err, errlen, "%s:%zu: expected 'ADDRESS TYPE NAME' (a System.map or /proc/kallsyms copy)",
 				    origin, lines);
 		}
 		char hex[24];
 		if (strlen(addr_s) > 16 || snprintf(hex, sizeof(hex), "0x%s", addr_s) < 0 ||
 		    !ht_parse_u64(hex, 0, UINT64_MAX, &addr)) {
 			/* The message first: addr_s lives in the storage freed next. */
-			errf(err, errlen, "%s:%zu: '%s' is not a hexadecimal address (a System.map or /proc/kallsyms copy)",
+			ht_errf(err, errlen, "%s:%zu: '%s' is not a hexadecimal address (a System.map or /proc/kallsyms copy)",
 			     origin, lines, addr_s);
 			ht_symtab_free(t);
 			return -1;
@@ -95,7 +86,7 @@ int ht_symtab_parse(struct ht_symtab *t, const char *text, const char *origin, c
 
 			if (!s) {
 				ht_symtab_free(t);
-				return errf(err, errlen, "out of memory");
+				return ht_errf(err, errlen, "out of memory");
 			}
 			t->syms = s;
 			cap = ncap;
@@ -109,9 +100,9 @@ int ht_symtab_parse(struct ht_symtab *t, const char *text, const char *origin, c
 	if (t->n == 0) {
 		ht_symtab_free(t);
 		if (zero)
-			return errf(err, errlen, "%s: every address is 0: copy /proc/kallsyms as root with sysctl kernel.kptr_restrict=1 or 0",
+			return ht_errf(err, errlen, "%s: every address is 0: copy /proc/kallsyms as root with sysctl kernel.kptr_restrict=1 or 0",
 				    origin);
-		return errf(err, errlen, "%s: no code symbols (types t/T/w/W): give a System.map or a /proc/kallsyms copy", origin);
+		return ht_errf(err, errlen, "%s: no code symbols (types t/T/w/W): give a System.map or a /proc/kallsyms copy", origin);
 	}
 	qsort(t->syms, t->n, sizeof(*t->syms), cmp_sym);
 	return 0;
@@ -126,7 +117,7 @@ int ht_symtab_load(struct ht_symtab *t, const char *path, char *err, size_t errl
 
 	memset(t, 0, sizeof(*t));
 	if (!f)
-		return errf(err, errlen, "cannot open guest symbols %s: %s", path, strerror(errno));
+		return ht_errf(err, errlen, "cannot open guest symbols %s: %s", path, strerror(errno));
 	for (;;) {
 		if (cap - len < 65536) {
 			char *n = realloc(text, cap ? 2 * cap : 1 << 20);
@@ -134,7 +125,7 @@ int ht_symtab_load(struct ht_symtab *t, const char *path, char *err, size_t errl
 			if (!n) {
 				free(text);
 				fclose(f);
-				return errf(err, errlen, "out of memory");
+				return ht_errf(err, errlen, "out of memory");
 			}
 			text = n;
 			cap = cap ? 2 * cap : 1 << 20;
@@ -146,9 +137,9 @@ int ht_symtab_load(struct ht_symtab *t, const char *path, char *err, size_t errl
 			break;
 	}
 	if (ferror(f)) {
-		ret = errf(err, errlen, "cannot read guest symbols %s: %s", path, strerror(errno));
+		ret = ht_errf(err, errlen, "cannot read guest symbols %s: %s", path, strerror(errno));
 	} else if (memchr(text, '\0', len)) {
-		ret = errf(err, errlen, "%s is not a System.map or kallsyms copy (it holds NUL bytes)", path);
+		ret = ht_errf(err, errlen, "%s is not a System.map or kallsyms copy (it holds NUL bytes)", path);
 	} else {
 		text[len] = '\0';
 		ret = ht_symtab_parse(t, text, path, err, errlen);
