@@ -3,6 +3,8 @@
 # initramfs, driven through its serial console. Source after nested.sh.
 #
 #   L2_FILES=(SRC:DEST ...)  files for the guest's initramfs (DEST relative to /)
+#   L2_L1_PROGRAMS=(PATH ...) more programs of the fetched tree for the nested
+#                            machine, with their libraries (e.g. usr/bin/perf)
 #   l2_stage STAGE           NESTED_STAGE_HOOK: stages qemu, its firmware, the
 #                            kernel and the guest initramfs into the nested
 #                            machine's initramfs (needs $L2_WORK, a scratch dir)
@@ -10,7 +12,9 @@
 #                            nested machine: /bin/l2lib.sh and /bin/l2cmd
 #
 # In the nested machine's script, `. /bin/l2lib.sh` gives
-#   l2_start NAME SMP   boot the guest; sets QPID (its qemu) and CON (console log)
+#   l2_start NAME SMP   boot the guest (once more if it does not come up); sets
+#                       QPID (its qemu) and CON (console log); writes
+#                       /out/NAME.qpid and /out/NAME.threads (tid, thread name)
 #   l2_stop             power it off
 #   l2cmd ID COMMAND... run COMMAND in the guest (sh -c), wait for it, exit with
 #                       its status; its output is in $CON between
@@ -39,7 +43,7 @@ EOF
 
 l2_stage() {
 	local stage=$1 l2=$L2_WORK/l2 f src dest
-	nested_stage_program "$stage" usr/bin/qemu-system-x86_64 || return 1
+	nested_stage_program "$stage" usr/bin/qemu-system-x86_64 ${L2_L1_PROGRAMS[@]+"${L2_L1_PROGRAMS[@]}"} || return 1
 	mkdir -p "$stage/usr/share/qemu" "$stage/l2" || return 1
 	for f in usr/share/seabios/bios-256k.bin usr/share/qemu/kvmvapic.bin usr/share/qemu/linuxboot_dma.bin; do
 		cp -L "$NESTED_ROOT/$f" "$stage/usr/share/qemu/" || { NESTED_ERR="no $f in the fetched tree"; return 1; }
@@ -80,7 +84,11 @@ exit "$(tr -d '\r' <"$CON" | sed -n "s/^L2-END $id \([0-9]*\)$/\1/p")"
 EOF
 	cat >"$L2_WORK/l2lib.sh" <<'EOF'
 say() { echo "L1: $*"; }
-l2_start() {
+# l2_boot NAME SMP: starts qemu with a KVM guest and waits (120 s at most)
+# for its /init; sets QPID (the qemu process) and CON (its console log). While
+# waiting it says so every 20 s: the nested machine's silence watchdog watches
+# the console, and a silent machine is a stalled one.
+l2_boot() {
 	CON=/out/$1.console
 	export CON
 	rm -f /tmp/l2.in
@@ -91,24 +99,40 @@ l2_start() {
 		-append "console=ttyS0 rdinit=/init panic=-1 mitigations=off quiet" \
 		-nodefaults -display none -serial stdio -no-reboot </tmp/l2.in >"$CON" 2>&1 &
 	QPID=$!
-	# Holding the FIFO open keeps qemu's stdin from reaching end of file.
+	# Holding the FIFO open keeps qemu's stdin from reaching end of file
+	# (read-write: an open that cannot block, even if qemu died at once).
 	exec 3<>/tmp/l2.in
-	i=0
+	start=$(date +%s)
+	last=$start
 	while ! grep -q L2-READY "$CON"; do
-		i=$((i + 1))
-		if [ $i -gt 900 ] || ! kill -0 $QPID 2>/dev/null; then
-			say "guest $1 did not start: $(tail -n 3 "$CON")"
+		now=$(date +%s)
+		if [ $((now - start)) -ge 120 ] || ! kill -0 $QPID 2>/dev/null; then
+			say "guest $1 did not start in $((now - start)) s: $(tail -n 3 "$CON" | tr -d '\r' | tr '\n' '|')"
 			return 1
 		fi
-		# A line now and then: the nested machine's silence watchdog watches the console.
-		[ $((i % 50)) = 0 ] && say "guest $1 booting ($((i / 5)) s)"
-		sleep 0.2
+		if [ $((now - last)) -ge 20 ]; then
+			last=$now
+			say "waiting for guest $1 ($((now - start)) s): $(tail -n 1 "$CON" | tr -d '\r')"
+		fi
+		sleep 0.5
 	done
+}
+# l2_start NAME SMP: l2_boot, once more if the guest did not come up (nested
+# KVM under emulation rarely loses a guest at boot); then writes NAME.qpid and
+# NAME.threads (tid, thread name).
+l2_start() {
+	if ! l2_boot "$1" "$2"; then
+		l2_stop
+		mv "$CON" "/out/$1.console.failed"
+		say "starting guest $1 again"
+		l2_boot "$1" "$2" || return 1
+	fi
 	echo $QPID >/out/$1.qpid
+	for t in /proc/$QPID/task/*; do echo "${t##*/} $(cat $t/comm)"; done >/out/$1.threads
 	say "guest $1 ready: qemu pid $QPID"
 }
 l2_stop() {
-	kill $QPID
+	kill $QPID 2>/dev/null
 	wait $QPID
 	exec 3>&-
 }
@@ -119,8 +143,9 @@ EOF
 
 # l2_output CONSOLE ID: what the guest printed for command ID.
 l2_output() {
+	# awk reads to the end: a reader that stops early would fail the pipe (pipefail).
 	tr -d '\r' <"$1" 2>/dev/null | awk -v id="$2" '$0 == "L2-BEGIN " id { on = 1; next }
-		on && $0 ~ "^L2-END " id " " { exit } on { print }'
+		on && $0 ~ "^L2-END " id " " { on = 0; done = 1 } on && !done { print }'
 }
 
 # l2_status CONSOLE ID: the exit status of command ID in the guest.

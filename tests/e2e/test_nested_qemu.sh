@@ -18,6 +18,7 @@ set -euo pipefail
 export NESTED_SILENCE=${NESTED_SILENCE:-150} NESTED_TIMEOUT=${NESTED_TIMEOUT:-400}
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/nested.sh"
+source "$(dirname "$0")/l2_guest.sh"
 
 HT_STATIC=${HT_STATIC:-$OUTPUT/static/hypertrace-bpf}
 MINIVM=${MINIVM:-$OUTPUT/guest/minivm}
@@ -31,7 +32,7 @@ export NESTED_SMP=1 NESTED_MEM=${NESTED_MEM:-2048}
 # BPF programs and the guest becomes an emulated device access). npt=0:
 # about one run in 20-40 looped in nested page faults with NPT.
 export NESTED_APPEND=${NESTED_APPEND:-tsc=reliable} NESTED_KVM_AMD_PARAMS=${NESTED_KVM_AMD_PARAMS:-npt=0}
-export NESTED_STAGE_HOOK=stage_qemu_and_guest
+export NESTED_STAGE_HOOK=l2_stage
 
 if [ "${HT_E2E:-1}" = 0 ]; then
 	skip nested_qemu "disabled by HT_E2E=0"
@@ -47,117 +48,14 @@ done
 work=$(mktemp -d)
 trap '[ "${HT_E2E_KEEP:-0}" = 1 ] && echo "  info: kept $work" || rm -rf "$work"' EXIT
 
-# --- the KVM guest (L2) ----------------------------------------------------------
-# Its /init reads "ID COMMAND" lines from the serial console and answers each
-# with L2-BEGIN ID ... L2-END ID STATUS.
-l2_init() {
-	cat <<'EOF'
-#!/bin/busybox sh
-/bin/busybox mount -t devtmpfs dev /dev
-exec </dev/ttyS0 >/dev/ttyS0 2>&1
-/bin/busybox --install -s
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-dmesg -n 1
-stty -echo
-echo "L2-READY cpus=$(nproc)"
-while read -r id cmd; do
-	echo "L2-BEGIN $id"
-	sh -c "$cmd"
-	echo "L2-END $id $?"
-done
-poweroff -f
-EOF
-}
-
-# stage_qemu_and_guest STAGE: qemu and perf with their libraries, the
-# firmware qemu opens for a -kernel boot, and the guest's kernel and initramfs.
-stage_qemu_and_guest() {
-	local stage=$1 l2=$work/l2 f
-	nested_stage_program "$stage" usr/bin/qemu-system-x86_64 usr/bin/perf || return 1
-	mkdir -p "$stage/usr/share/qemu" "$stage/l2" || return 1
-	for f in usr/share/seabios/bios-256k.bin usr/share/qemu/kvmvapic.bin usr/share/qemu/linuxboot_dma.bin; do
-		cp -L "$NESTED_ROOT/$f" "$stage/usr/share/qemu/" || { NESTED_ERR="no $f in the fetched tree"; return 1; }
-	done
-	cp "$NESTED_ROOT/kernel/vmlinuz" "$stage/l2/vmlinuz" || return 1
-	rm -rf "$l2" && mkdir -p "$l2"/{bin,dev,proc,sys} || return 1
-	cp "$NESTED_ROOT/busybox" "$HYPERCALL" "$l2/bin/" || return 1
-	l2_init >"$l2/init"
-	chmod 755 "$l2/init"
-	(cd "$l2" && find . | "$NESTED_ROOT/busybox" cpio -o -H newc >"$stage/l2/initrd.cpio" 2>/dev/null) ||
-		{ NESTED_ERR="cannot pack the guest's initramfs"; return 1; }
-}
-
-# --- the nested machine's side (L1) ------------------------------------------------
-cat >"$work/l2cmd" <<'EOF'
-#!/bin/sh
-# l2cmd ID COMMAND...: runs COMMAND in the KVM guest whose console is $CON and
-# waits (120 s at most) for its end; exits with COMMAND's status.
-id=$1
-shift
-echo "$id $*" >/tmp/l2.in
-i=0
-while ! grep -q "L2-END $id " "$CON"; do
-	i=$((i + 1))
-	[ $i -le 600 ] || { echo "l2cmd: no end of '$id' from the guest" >&2; exit 124; }
-	sleep 0.2
-done
-exit "$(tr -d '\r' <"$CON" | sed -n "s/^L2-END $id \([0-9]*\)$/\1/p")"
-EOF
+# --- the KVM guest (L2): tests/e2e/l2_guest.sh, with guest/hypercall inside, and
+# perf in the nested machine (L1) beside qemu.
+L2_WORK=$work
+L2_FILES=("$HYPERCALL:bin/hypercall")
+L2_L1_PROGRAMS=(usr/bin/perf)
 
 cat >"$work/guest.sh" <<'EOF'
-say() { echo "L1: $*"; }
-# l2_boot NAME SMP: starts qemu with a KVM guest and waits (120 s at most)
-# for its /init; sets QPID (the qemu process) and CON (its console log). While
-# waiting it says so every 20 s: a silent machine is a stalled one.
-l2_boot() {
-	CON=/out/$1.console
-	export CON
-	rm -f /tmp/l2.in
-	mkfifo /tmp/l2.in
-	: >"$CON"
-	qemu-system-x86_64 -name "$1,debug-threads=on" -enable-kvm -cpu host -smp "$2" -m 256 \
-		-kernel /l2/vmlinuz -initrd /l2/initrd.cpio -L /usr/share/qemu \
-		-append "console=ttyS0 rdinit=/init panic=-1 mitigations=off quiet" \
-		-nodefaults -display none -serial stdio -no-reboot </tmp/l2.in >"$CON" 2>&1 &
-	QPID=$!
-	# Holding the FIFO open keeps qemu's stdin from reaching end of file
-	# (read-write: an open that cannot block, even if qemu died at once).
-	exec 3<>/tmp/l2.in
-	start=$(date +%s)
-	last=$start
-	while ! grep -q L2-READY "$CON"; do
-		now=$(date +%s)
-		if [ $((now - start)) -ge 120 ] || ! kill -0 $QPID 2>/dev/null; then
-			say "guest $1 did not start in $((now - start)) s: $(tail -n 3 "$CON" | tr -d '\r' | tr '\n' '|')"
-			return 1
-		fi
-		if [ $((now - last)) -ge 20 ]; then
-			last=$now
-			say "waiting for guest $1 ($((now - start)) s): $(tail -n 1 "$CON" | tr -d '\r')"
-		fi
-		sleep 0.5
-	done
-}
-# l2_start NAME SMP: l2_boot, once more if the guest did not come up (nested
-# KVM under emulation rarely loses a guest at boot); then writes NAME.qpid and
-# NAME.threads (tid, thread name).
-l2_start() {
-	if ! l2_boot "$1" "$2"; then
-		l2_stop
-		mv "$CON" "/out/$1.console.failed"
-		say "starting guest $1 again"
-		l2_boot "$1" "$2" || return 1
-	fi
-	echo $QPID >/out/$1.qpid
-	for t in /proc/$QPID/task/*; do echo "${t##*/} $(cat $t/comm)"; done >/out/$1.threads
-	say "guest $1 ready: qemu pid $QPID"
-}
-l2_stop() {
-	kill $QPID 2>/dev/null
-	wait $QPID
-	exec 3>&-
-}
+. /bin/l2lib.sh
 # rec NAME RECORD-ARGS...: records into /tmp/NAME.htr (or --no-file), exports
 # the CSV; exit statuses in /out/NAME.rc and NAME.csv.rc.
 rec() {
@@ -226,8 +124,7 @@ if ! nested_fetch 2>"$work/fetch.log"; then
 fi
 fetched=$(date +%s)
 out=$work/out
-chmod 755 "$work/l2cmd"
-run_once() { nested_run "$out" "$work/guest.sh" "$HT_STATIC" "$MINIVM" "$work/l2cmd" 2>"$work/run.log"; }
+run_once() { nested_run "$out" "$work/guest.sh" "$HT_STATIC" "$MINIVM" $(l2_l1_files) 2>"$work/run.log"; }
 if ! run_once; then
 	# The emulated machine rarely stalls for good (a timer interrupt never
 	# delivered); that is the emulator's, not ours: one rerun.
@@ -247,11 +144,7 @@ rc() { cat "$F/$1" 2>/dev/null || echo missing; }
 tail_of() { tail -n 3 "$1" 2>/dev/null | tr '\n' '|'; }
 
 # guest_output NAME ID: what the guest printed for command ID.
-guest_output() {
-	# awk reads to the end: a reader that stops early would fail the pipe (pipefail).
-	tr -d '\r' <"$F/$1.console" 2>/dev/null | awk -v id="$2" '$0 == "L2-BEGIN " id { on = 1; next }
-		on && $0 ~ "^L2-END " id " " { on = 0; done = 1 } on && !done { print }'
-}
+guest_output() { l2_output "$F/$1.console" "$2"; }
 
 # tid_of NAME VCPU: the tid of thread "CPU VCPU/KVM" of guest NAME's qemu.
 tid_of() { awk -v want="CPU $2/KVM" '{ tid = $1; $1 = ""; sub(/^ /, "") } $0 == want { print tid }' "$F/$1.threads" 2>/dev/null; }
