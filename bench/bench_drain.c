@@ -34,6 +34,7 @@
 #include "record/recording.h"
 #include "record/tracer.h"
 #include "common/util.h"
+#include "bench_util.h"
 
 #define RUN_SECONDS 1.0
 #define BATCH 4096
@@ -76,21 +77,6 @@ static double cpu_s(int who)
 
 	getrusage(who, &ru);
 	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
-
-/*
- * Pinned, and at the highest priority of the normal scheduler: other work on
- * a shared machine then takes little from the threads measured. Threads
- * created later (a writer thread) inherit both.
- */
-static void pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-	(void)!setpriority(PRIO_PROCESS, 0, -20);
 }
 
 static void *produce(void *arg)

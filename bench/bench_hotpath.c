@@ -20,6 +20,7 @@
 #include "hotpath.skel.h"
 #include "synth.h"
 #include "record/tracer.h"
+#include "bench_util.h"
 
 enum { EMPTY, EXIT_NOMATCH, ENTRY_NOMATCH, FUSED, HASH_EXIT_NOMATCH, HASH_ENTRY_NOMATCH, HASH_FUSED,
        ANCHOR_EXIT_NOMATCH, ANCHOR_ENTRY_NOMATCH, ANCHOR_HYPERCALL,
@@ -47,18 +48,6 @@ struct bench_args {
 	__u32 which;
 	__u32 iterations;
 };
-
-static int discard(void *ctx, void *data, size_t size)
-{
-	(void)ctx; (void)data; (void)size;
-	return 0;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
 
 static double run_case(struct hotpath_bpf *skel, struct ring_buffer *rb, int which, __u32 n)
 {

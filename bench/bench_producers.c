@@ -18,6 +18,7 @@
 #include "producers.skel.h"
 #include "record/drain.h"
 #include "record/tracer.h"
+#include "bench_util.h"
 
 #define ROUNDS 21
 #define PER_PRODUCER 200000 /* fits in a CPU's ring of the default 64 MiB on up to 2 CPUs */
@@ -39,27 +40,6 @@ struct producer {
 	int which, cpu;
 	pthread_barrier_t *start;
 };
-
-static int discard(void *ctx, void *data, size_t size)
-{
-	(void)ctx; (void)data; (void)size;
-	return 0;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static void pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
 
 static void *run_producer(void *arg)
 {
