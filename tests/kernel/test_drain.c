@@ -20,6 +20,7 @@
 #include "test.h"
 #include "tracefile/trace_reader.h"
 #include "record/tracer.h"
+#include "common/util.h"
 
 static char path[] = "/tmp/ht-drain-XXXXXX";
 static struct ht_tracer *tracer;
@@ -189,14 +190,6 @@ static void records_of_every_cpu_are_merged_in_time_order(void)
 	CHECK(from_cpu1_early == 750, "%llu of CPU 1's records among the first 3000, expected 750", from_cpu1_early);
 }
 
-static __u64 mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
-}
-
 /*
  * A record is written once every CPU's earlier records are surely in their
  * rings: HT_DRAIN_ORDER_SLACK_NS after its kvm_entry. Before that the pump
@@ -220,13 +213,13 @@ static void a_record_is_written_once_it_is_older_than_the_order_slack(void)
 	CHECK(ht_writer_open(path, true, &h, &w, err, sizeof(err)) == 0, "%s", err);
 	CHECK(ht_recording_init(&rec, tracer, w) == 0, "recording");
 	/* One whole hypercall with real clock readings, then at once a pump: too recent. */
-	__u64 before_entry = mono_ns();
+	__u64 before_entry = ht_monotonic_ns();
 	CHECK(ht_synth_exit(&l, tracer, HT_ISA_SVM, HT_SVM_EXIT_CODE_VMMCALL, 0x1000, 0) == 0 &&
 	      ht_synth_hypercall(&l, tracer, 1000, 1, 2, 3, 4) == 0 && ht_synth_entry(&l, tracer, 0, 0x1003) == 0,
 	      "events");
 	int n = ht_recording_pump(&rec, 0);
 	/* Only if this thread was not held up longer than the slack meanwhile (a loaded machine). */
-	if (mono_ns() - before_entry < HT_DRAIN_ORDER_SLACK_NS)
+	if (ht_monotonic_ns() - before_entry < HT_DRAIN_ORDER_SLACK_NS)
 		CHECK(n == 0, "a record younger than the slack was written");
 	usleep(HT_DRAIN_ORDER_SLACK_NS / 1000 + 1000);
 	CHECK(n + ht_recording_pump(&rec, 0) == 1, "the record was not written once older than the slack");

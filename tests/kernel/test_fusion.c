@@ -116,14 +116,6 @@ static int collect(struct ht_tracer *t)
 	return 0;
 }
 
-static __u64 mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
-}
-
 /* One whole hypercall on the calling thread. */
 static int hypercall(struct ht_tracer *t, __u32 isa, __u32 reason, __u32 vcpu, __u64 nr, __u64 a0,
 		     __u64 a1)
@@ -146,12 +138,12 @@ static int hypercall(struct ht_tracer *t, __u32 isa, __u32 reason, __u32 vcpu, _
 static void vmx_hypercall_becomes_one_fused_record(void)
 {
 	LOAD(t, vmx_tracer());
-	__u64 before = mono_ns();
+	__u64 before = ht_monotonic_ns();
 	CHECK(ht_synth_exit(&layout, t, VMX, VMCALL, 0x7f001000, 3) == 0, "exit");
 	CHECK(ht_tracer_armed_threads(t) == 1, "exit did not arm the thread");
 	CHECK(ht_synth_hypercall(&layout, t, 1000, 0x11, 0x22, 0x33, 0x44) == 0, "hypercall");
 	CHECK(ht_synth_entry(&layout, t, 3, 0x7f001003) == 0, "entry");
-	__u64 after = mono_ns();
+	__u64 after = ht_monotonic_ns();
 	CHECK(ht_tracer_armed_threads(t) == 0, "entry did not disarm the thread");
 	COLLECT(t);
 	CHECK_EQ_U64(out.n, 1);
@@ -329,7 +321,7 @@ static void a_second_exit_before_entry_on_one_cpu(void)
 	CHECK(ht_synth_entry(&layout, t, 0, 0x1003) == 0, "entry");
 	/* hypercall exit twice (old kernels' fast-path reentry): the newer one wins. */
 	CHECK(ht_synth_exit(&layout, t, VMX, VMCALL, 0x2000, 0) == 0, "exit");
-	__u64 between = mono_ns();
+	__u64 between = ht_monotonic_ns();
 	CHECK(ht_synth_exit(&layout, t, VMX, VMCALL, 0x3000, 0) == 0, "exit");
 	CHECK(ht_tracer_armed_threads(t) == 1, "re-arming must not count twice");
 	CHECK(ht_synth_hypercall(&layout, t, 1000, 2, 2, 2, 2) == 0, "hypercall");

@@ -20,25 +20,18 @@
 #include "record/metrics_exporter.h"
 #include "record/recording.h"
 #include "synth.h"
+#include "common/util.h"
 
 #define SERVE_MAX_S 120
 
 static struct ht_synth_layout layout;
 static struct ht_tracer *tracer;
 
-static unsigned long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
-}
-
 static void spin_ns(unsigned long long ns)
 {
-	unsigned long long end = now_ns() + ns;
+	unsigned long long end = ht_monotonic_ns() + ns;
 
-	while (now_ns() < end)
+	while (ht_monotonic_ns() < end)
 		;
 }
 
@@ -128,7 +121,7 @@ int main(int argc, char **argv)
 		if (i % 500 == 499) {
 			if (file && ht_recording_pump(&rec, 0) < 0)
 				return fail("drain", "pump failed");
-			ht_metrics_update(m, tracer, file ? &rec : NULL, now_ns(), false);
+			ht_metrics_update(m, tracer, file ? &rec : NULL, ht_monotonic_ns(), false);
 		}
 	}
 	if (file) {
@@ -137,7 +130,7 @@ int main(int argc, char **argv)
 		if (ht_recording_finish(&rec, &t))
 			return fail(file, "cannot finish the trace file");
 	}
-	ht_metrics_update(m, tracer, file ? &rec : NULL, now_ns(), true);
+	ht_metrics_update(m, tracer, file ? &rec : NULL, ht_monotonic_ns(), true);
 
 	if (ht_tracer_counters(tracer, c))
 		return fail("counters", "cannot read");

@@ -35,6 +35,7 @@
 #include <bpf/libbpf.h>
 #include "hypertrace.skel.h"
 #include "tracefile/trace_reader.h"
+#include "common/util.h"
 
 #define BPF_MAP_TYPE_ARRAY_OF_MAPS_ID 12
 
@@ -43,14 +44,6 @@ struct fill_args {
 	__u32 count;
 	__u32 pad;
 };
-
-static unsigned long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
-}
 
 /* The id of the one array of maps PID holds open (its rings), or 0. */
 static unsigned int find_rings(int pid)
@@ -205,16 +198,16 @@ int main(int argc, char **argv)
 		/* (time, records so far) at each batch, to know which were a second old at the kill. */
 		size_t cap = (size_t)(kill_after * 100) + 16, n = 0;
 		unsigned long long *at = calloc(cap, sizeof(*at)), *upto = calloc(cap, sizeof(*upto));
-		unsigned long long start = now_ns(), end = start + (unsigned long long)(kill_after * 1e9);
-		while (at && upto && now_ns() < end && n < cap) {
+		unsigned long long start = ht_monotonic_ns(), end = start + (unsigned long long)(kill_after * 1e9);
+		while (at && upto && ht_monotonic_ns() < end && n < cap) {
 			if (fill(prog_fd, injected, 100))
 				break;
 			injected += 100;
-			at[n] = now_ns();
+			at[n] = ht_monotonic_ns();
 			upto[n++] = injected;
 			usleep(10000);
 		}
-		unsigned long long killed = now_ns();
+		unsigned long long killed = ht_monotonic_ns();
 		kill(pid, SIGKILL);
 		for (size_t i = 0; i < n; i++)
 			if (at[i] + 1000000000ull <= killed)

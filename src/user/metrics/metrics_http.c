@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <linux/capability.h>
 #include "parse.h"
+#include "common/util.h"
 
 #define REQUEST_MAX 8192
 /*
@@ -47,14 +48,6 @@ struct ht_metrics_http {
 	pthread_t thread;
 	bool thread_started;
 };
-
-static unsigned long long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
-}
 
 bool ht_listen_addr_parse(const char *spec, struct ht_listen_addr *out)
 {
@@ -118,7 +111,7 @@ static void accept_all(struct ht_metrics_http *h)
 		struct conn *c = &h->conns[h->nconns++];
 		memset(c, 0, sizeof(*c));
 		c->fd = fd;
-		c->deadline_ns = now_ns() + h->timeout_ns;
+		c->deadline_ns = ht_monotonic_ns() + h->timeout_ns;
 	}
 }
 
@@ -245,7 +238,7 @@ static void *serve(void *arg)
 	if (!pfd)
 		return NULL;
 	for (;;) {
-		unsigned long long now = now_ns(), next = now + 1000000000ull;
+		unsigned long long now = ht_monotonic_ns(), next = now + 1000000000ull;
 		unsigned int n = 0;
 
 		pfd[n++] = (struct pollfd){ .fd = h->wake_fd, .events = POLLIN };
@@ -264,7 +257,7 @@ static void *serve(void *arg)
 		if (pfd[0].revents)
 			break; /* stop */
 		/* Connections first, from the last: closing one moves the last into its place. */
-		now = now_ns();
+		now = ht_monotonic_ns();
 		for (unsigned int i = h->nconns; i-- > 0;) {
 			struct conn *c = &h->conns[i];
 			short rev = pfd[2 + i].revents;

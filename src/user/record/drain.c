@@ -27,6 +27,7 @@
 #include <unistd.h>
 #include <linux/bpf.h> /* BPF_RINGBUF_BUSY_BIT, BPF_RINGBUF_DISCARD_BIT, BPF_RINGBUF_HDR_SZ */
 #include <bpf/bpf.h>
+#include "common/util.h"
 
 #define RECORD_SAMPLE_BYTES ((sizeof(struct ht_record) + BPF_RINGBUF_HDR_SZ + 7) & ~7ul)
 
@@ -269,14 +270,6 @@ static int consume(struct ht_drain *d, unsigned int max, __u64 before)
 	return ret ? ret : (int)n;
 }
 
-static __u64 monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
-}
-
 int ht_drain_poll(struct ht_drain *d, int timeout_ms)
 {
 	struct epoll_event ev[8];
@@ -287,7 +280,7 @@ int ht_drain_poll(struct ht_drain *d, int timeout_ms)
 		if (epoll_wait(d->epfd, ev, 8, timeout_ms) < 0 && errno != EINTR)
 			return -errno;
 	}
-	n = consume(d, HT_DRAIN_BATCH, monotonic_ns() - HT_DRAIN_ORDER_SLACK_NS);
+	n = consume(d, HT_DRAIN_BATCH, ht_monotonic_ns() - HT_DRAIN_ORDER_SLACK_NS);
 	/* Only records too recent to be ordered yet: come back when they are, not at once. */
 	if (n == 0 && timeout_ms != 0 && ht_drain_pending_bytes(d)) {
 		struct timespec wait = { 0, 1000000 };
