@@ -222,11 +222,30 @@ static struct ring_buffer *libbpf_open(const struct ht_tracer *t, ring_buffer_sa
 	return rb;
 }
 
-/* (b): libbpf's callback hands every record to the writer (which counts what the file system refuses). */
+/*
+ * (b): libbpf's callback hands every record to the writer (which counts what
+ * the file system refuses). ring_buffer__poll returns only once the rings are
+ * empty, which a consumer that keeps up with the producer never sees: every
+ * 4096 records the callback checks the run's deadline and stops the poll
+ * early with a negative value (libbpf 1.1 honours it, the record taken).
+ */
+struct libbpf_consumer {
+	struct ht_writer *writer;
+	double deadline; /* now_s() */
+	unsigned int n;
+	bool stopped;
+};
+
 static int libbpf_sample(void *ctx, void *data, size_t size)
 {
+	struct libbpf_consumer *c = ctx;
+
 	if (size == sizeof(struct ht_record))
-		ht_writer_add(ctx, data);
+		ht_writer_add(c->writer, data);
+	if (++c->n % 4096 == 0 && now_s() >= c->deadline) {
+		c->stopped = true;
+		return -1;
+	}
 	return 0;
 }
 
@@ -254,6 +273,7 @@ static int run(enum consumer which, const char *dir, double rate, unsigned int e
 	struct copy_consumer cc;
 	struct ring_buffer *rb = NULL;
 	struct producer p = { .rate = rate };
+	struct libbpf_consumer lc = { .deadline = HUGE_VAL };
 	char path[256], err[512];
 	pthread_t th;
 	double start, cpu0;
@@ -274,11 +294,14 @@ static int run(enum consumer which, const char *dir, double rate, unsigned int e
 			return fail(err);
 		if (which == DRAIN && ht_recording_init(&rec, t, w))
 			return fail("cannot start the drain");
-		if (which == LIBBPF && !(rb = libbpf_open(t, libbpf_sample, w)))
+		lc.writer = w;
+		lc.deadline = HUGE_VAL;
+		if (which == LIBBPF && !(rb = libbpf_open(t, libbpf_sample, &lc)))
 			return fail("ring_buffer__new failed");
 	}
 	p.tracer = t;
 	start = now_s();
+	lc.deadline = start + RUN_SECONDS;
 	pthread_create(&th, NULL, produce, &p);
 	/* Each consumer's own loop, with record's 100 ms poll timeout. */
 	while (now_s() - start < RUN_SECONDS) {
@@ -292,7 +315,8 @@ static int run(enum consumer which, const char *dir, double rate, unsigned int e
 			else if (n == 0 && epoll_wait(cc.epfd, &ev, 1, 100) < 0 && errno != EINTR)
 				ret = -1;
 		} else if (which == LIBBPF) {
-			ret = ring_buffer__poll(rb, 100) < 0 && errno != EINTR ? -1 : 0;
+			ret = ring_buffer__poll(rb, 100) < 0 && !lc.stopped && errno != EINTR ? -1 : 0;
+			lc.stopped = false;
 		} else {
 			ret = ht_recording_pump(&rec, 100) < 0 ? -1 : 0;
 		}
@@ -308,6 +332,7 @@ static int run(enum consumer which, const char *dir, double rate, unsigned int e
 		res->written = cc.bytes / SAMPLE_BYTES;
 		copy_close(&cc);
 	} else if (which == LIBBPF) {
+		lc.deadline = HUGE_VAL; /* the producer has stopped: take everything */
 		if (ring_buffer__consume(rb) < 0)
 			return fail("ring_buffer__consume failed");
 		res->written = ht_writer_records(w);
@@ -379,7 +404,9 @@ static int profile(enum consumer which, const char *dir, unsigned int n)
 	} else if (ht_writer_open(path, true, &hdr, &w, err, sizeof(err))) {
 		return fail(err);
 	} else if (which == LIBBPF) {
-		if (!(rb = libbpf_open(t, libbpf_sample, w)) || ring_buffer__poll(rb, 0) < 0)
+		struct libbpf_consumer lc = { .writer = w, .deadline = HUGE_VAL };
+
+		if (!(rb = libbpf_open(t, libbpf_sample, &lc)) || ring_buffer__poll(rb, 0) < 0)
 			return fail("libbpf consumer failed");
 		ring_buffer__free(rb);
 		if (ht_writer_close(w, &trailer))
