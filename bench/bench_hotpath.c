@@ -17,6 +17,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "hypertrace/record.h"
+#include "bpf/vcpu_state.h" /* before the skeleton, whose .bss holds the CPU slots */
 #include "hotpath.skel.h"
 #include "synth.h"
 #include "record/tracer.h"
@@ -26,7 +27,7 @@ enum { EMPTY, EXIT_NOMATCH, ENTRY_NOMATCH, FUSED, HASH_EXIT_NOMATCH, HASH_ENTRY_
        ANCHOR_EXIT_NOMATCH, ANCHOR_ENTRY_NOMATCH, ANCHOR_HYPERCALL,
        PART_CLOCK3, PART_STORAGE3, PART_RESERVE_SUBMIT, PART_RESERVE_COPY_SUBMIT, PART_WAKEUP_TEST, PART_WAKEUP_QUERY, SWITCH_OUT,
        /* Not programs of their own: EXIT_NOMATCH with the armed counts set (see the rounds). */
-       EXIT_ARMED_ELSEWHERE, EXIT_ARMED_HERE, ENTRY_ARMED_ELSEWHERE, SWITCH_OUT_ARMED_ELSEWHERE, NCASES };
+       EXIT_ARMED_ELSEWHERE, SWITCH_WHILE_MOVED, ENTRY_ARMED_ELSEWHERE, SWITCH_OUT_ARMED_ELSEWHERE, NCASES };
 static const char *const names[NCASES] = {
 	"empty handler (floor)", "kvm_exit, not a hypercall", "kvm_entry, nothing armed",
 	"fused hypercall (exit+hcall+entry+ringbuf)",
@@ -38,9 +39,9 @@ static const char *const names[NCASES] = {
 	"  (before: the wake-up test by bpf_ringbuf_query)",
 	"sched_switch, nothing armed",
 	"kvm_exit, not a hypercall, a thread armed on another CPU",
-	"kvm_exit, not a hypercall, another thread armed on this CPU",
+	"sched_switch while an armed thread is off-CPU",
 	"kvm_entry, not armed, a thread armed on another CPU",
-	"sched_switch of a vCPU thread, a thread armed elsewhere",
+	"sched_switch, a thread armed on another CPU",
 };
 #define ROUNDS 41
 
@@ -60,6 +61,12 @@ static double run_case(struct hotpath_bpf *skel, struct ring_buffer *rb, int whi
 	}
 	ring_buffer__consume(rb); /* keep the ring empty: every reservation succeeds */
 	return (double)skel->bss->bench_elapsed_ns / n;
+}
+
+/* Arms (or disarms) a CPU's state slot as a vCPU thread running there would. */
+static void set_slot_phase(struct hotpath_bpf *skel, __u32 cpu, __u32 phase)
+{
+	skel->bss->cpu_states[cpu].phase = phase;
 }
 
 /*
@@ -189,6 +196,8 @@ int main(void)
 	unsigned long ring_bytes = ht_ring_bytes_for(HT_DEFAULT_RINGBUF_BYTES, nrings);
 	bpf_map__set_max_entries(skel->maps.records, HT_DEFAULT_RINGBUF_BYTES);
 	int ring_fds[HT_MAX_RINGS];
+	/* Another CPU, whose slot a thread armed there fills (the benchmark runs on CPU 0). */
+	__u32 other_cpu = cpus > 1 ? 1 : 0;
 	if (ht_rings_prepare(skel->maps.rings, nrings, ring_bytes, ring_fds)) {
 		fprintf(stderr, "bench_hotpath: cannot create the rings\n");
 		return 1;
@@ -200,8 +209,6 @@ int main(void)
 		fprintf(stderr, "bench_hotpath: cannot load the benchmark programs\n");
 		return 1;
 	}
-	/* As when record has attached its programs: armed threads that leave their CPU are tracked. */
-	skel->bss->switch_tracked = 1;
 	rb = ring_buffer__new(bpf_map__fd(skel->maps.records), discard, NULL, NULL);
 	if (!rb)
 		return 1;
@@ -229,15 +236,18 @@ int main(void)
 			}
 			/*
 			 * Another vCPU thread is between its hypercall exit and its
-			 * entry: on another CPU (it runs there), or preempted on this
-			 * one (CPU 0: its slot of armed_on_cpu says so).
+			 * entry: on another CPU (CPU 1's slot is armed), or switched
+			 * out mid-hypercall (its state moved to its task storage:
+			 * armed_moved says so, and a switch looks up the storage of
+			 * the thread it switches in).
 			 */
-			skel->bss->armed_threads = 1;
-			skel->bss->armed_on_cpu[0][0] = c == EXIT_ARMED_HERE;
+			set_slot_phase(skel, other_cpu, c == SWITCH_WHILE_MOVED ? PHASE_IDLE : PHASE_EXITED);
+			skel->bss->armed_moved = c == SWITCH_WHILE_MOVED;
 			ns[c][r] = run_case(skel, rb, c == ENTRY_ARMED_ELSEWHERE ? ENTRY_NOMATCH :
-						      c == SWITCH_OUT_ARMED_ELSEWHERE ? SWITCH_OUT : EXIT_NOMATCH, n);
-			skel->bss->armed_threads = 0;
-			skel->bss->armed_on_cpu[0][0] = 0;
+						      c == SWITCH_OUT_ARMED_ELSEWHERE || c == SWITCH_WHILE_MOVED ?
+						      SWITCH_OUT : EXIT_NOMATCH, n);
+			set_slot_phase(skel, other_cpu, PHASE_IDLE);
+			skel->bss->armed_moved = 0;
 		}
 
 	struct ratio exit_ratio = paired_ratio(ns[EXIT_NOMATCH], ns[EMPTY]);
@@ -253,7 +263,7 @@ int main(void)
 		med[c] = ns[c][0];
 		printf("  %-52s %8.2f %8.2f %8.2f\n", names[c], med[c], ns[c][ROUNDS / 2], med[c] / med[EMPTY]);
 	}
-	printf("  state map: task-local storage (kept) %.2f ns vs hash keyed by tid %.2f ns per fused hypercall (%.2fx)\n",
+	printf("  state: CPU slots (kept) %.2f ns vs a hash keyed by tid %.2f ns per fused hypercall (%.2fx)\n",
 	       med[FUSED], med[HASH_FUSED], state_ratio.median);
 	verdict("non-matching kvm_exit vs empty handler", med[EXIT_NOMATCH] / med[EMPTY], exit_ratio, 1.1);
 	verdict("non-matching kvm_entry vs empty handler", med[ENTRY_NOMATCH] / med[EMPTY], entry_ratio, 1.1);

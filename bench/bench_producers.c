@@ -15,6 +15,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "hypertrace/record.h"
+#include "bpf/vcpu_state.h" /* before the skeleton, whose .bss holds the CPU slots */
 #include "producers.skel.h"
 #include "record/drain.h"
 #include "record/tracer.h"
@@ -26,7 +27,7 @@
 enum { LOOP_ONLY, SHARED_RING, RING_PER_CPU, ARM_COUNTS, NCASES };
 static const char *const names[NCASES] = {
 	"loop alone (no ring)", "one ring shared by all CPUs", "a ring per CPU (record's rings)",
-	"armed counts: arm + disarm (no ring)",
+	"arm + disarm of the CPU's state slot (no ring)",
 };
 
 struct producer_args {
@@ -130,7 +131,8 @@ static int merge_profile(unsigned int nrings, unsigned int n)
 	unsigned long bytes = 1ul << 20;
 	while (bytes / 96 < n / nrings + 1)
 		bytes <<= 1;
-	if (ht_rings_prepare(skel->maps.rings, nrings, bytes, fds) || producers_bpf__load(skel) ||
+	if (ht_rings_prepare(skel->maps.rings, nrings, bytes, fds) ||
+	    producers_bpf__load(skel) ||
 	    ht_rings_install(skel->maps.rings, nrings, fds))
 		return 1;
 	for (__u32 i = 0; i < nrings; i++) {
@@ -228,7 +230,7 @@ int main(int argc, char **argv)
 	printf("  the ring's own cost per record (minus the loop): shared %.1f ns alone, %.1f ns with 2 CPUs (%.2fx);"
 	       " per CPU %.1f ns alone, %.1f ns with 2 CPUs (%.2fx)\n",
 	       ring_alone, ring_both, ring_both / ring_alone, shard_alone, shard_both, shard_both / shard_alone);
-	printf("  the armed counts' cost per hypercall (minus the loop): %.1f ns alone, %.1f ns with 2 CPUs (%.2fx)\n",
+	printf("  arming its CPU slot per hypercall (minus the loop): %.1f ns alone, %.1f ns with 2 CPUs (%.2fx)\n",
 	       best[ARM_COUNTS][0] - best[LOOP_ONLY][0], best[ARM_COUNTS][1] - best[LOOP_ONLY][1],
 	       (best[ARM_COUNTS][1] - best[LOOP_ONLY][1]) / (best[ARM_COUNTS][0] - best[LOOP_ONLY][0]));
 	printf("  aggregate records/s, 2 CPUs vs 1: shared ring %.2fx, ring per CPU %.2fx\n",

@@ -69,17 +69,16 @@ static long produce_per_cpu(__u32 i __attribute__((unused)), __u32 *slot)
 }
 
 /*
- * What a hypercall does to the armed counts (arm, then disarm): the global
- * armed_threads line is written by every CPU, the armed_on_cpu slot by one.
+ * What a hypercall does to its CPU's state slot (arm, then disarm): plain
+ * stores into a line only this CPU writes.
  */
 static long produce_arm_counts(__u32 i __attribute__((unused)), __u32 *slot __attribute__((unused)))
 {
-	__u32 s = bpf_get_smp_processor_id() & (HT_ARMED_SLOTS - 1);
+	struct vcpu_state *st = cpu_slot(bpf_get_smp_processor_id());
 
-	__sync_fetch_and_add(&armed_threads, 1);
-	__sync_fetch_and_add(&armed_on_cpu[s][0], 1);
-	__sync_fetch_and_add(&armed_threads, -1);
-	__sync_fetch_and_add(&armed_on_cpu[s][0], -1);
+	st->phase = PHASE_EXITED;
+	barrier();
+	disarm(st);
 	return 0;
 }
 

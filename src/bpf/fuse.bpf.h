@@ -9,16 +9,15 @@
  * The maps, globals and filters they use, and the license, are the BPF
  * object's own: hypertrace.bpf.c defines them and then includes this file.
  *
- * State lives in BPF task-local storage, i.e. per vCPU *thread*: vCPUs of one
- * VM interleave on one physical CPU, and a vCPU thread may migrate between its
- * exit and its entry, so per-CPU state would fuse the wrong events. Storage is
- * freed with the thread, so it stays bounded as threads come and go.
+ * State is per vCPU *thread*, not per CPU: vCPUs of one VM interleave on one
+ * physical CPU, and a vCPU thread may be switched out between its exit and its
+ * entry and go on on another CPU. It lives in the slot of the CPU the thread
+ * runs on, and in moved_states while the thread is switched out (see
+ * cpu_states in hypertrace.bpf.c).
  *
  * Hot path: kvm_exit and kvm_entry fire on every VM exit of the host. Their
- * non-matching path reads the event's exit_reason (exit) and one global
- * counter of armed threads; while no thread is armed it touches no map, and
- * otherwise it looks up its thread's state only if a thread armed on its CPU
- * or moved (armed_on_cpu).
+ * non-matching path reads the event's exit_reason (exit) and its CPU's slot:
+ * one load, no helper call, no write.
  */
 #ifndef HYPERTRACE_FUSE_BPF_H
 #define HYPERTRACE_FUSE_BPF_H
@@ -142,62 +141,24 @@ static __always_inline void aggregate(const struct ht_record *r, __u64 hcall_to_
 	h->slots[HT_AGG_HCALL_ENTRY][agg_slot(hcall_to_entry)]++;
 }
 
-static __always_inline struct vcpu_state *task_state(struct task_struct *task, __u64 create)
+/* The slot of the CPU the program runs on. */
+static __always_inline struct vcpu_state *cpu_slot(__u32 cpu)
 {
-	return bpf_task_storage_get(&vcpu_states, task, 0, create);
-}
-
-static __always_inline struct vcpu_state *current_state(__u64 create)
-{
-	return task_state(bpf_get_current_task_btf(), create);
+	return &cpu_states[cpu & (HT_MAX_CPUS - 1)];
 }
 
 /*
- * The calling thread's state if it is armed, else NULL. While no thread at all
- * is armed this is one load of a global: the hot path touches no map.
+ * The calling thread's armed state, or NULL. A running thread's armed state
+ * is always in its CPU's slot (see cpu_states): one load, no lookup.
  */
-static __always_inline struct vcpu_state *armed_state(void)
+static __always_inline struct vcpu_state *armed_state(struct vcpu_state *slot)
 {
-	struct vcpu_state *st;
-
-	if (!armed_threads)
-		return NULL;
-	st = current_state(0);
-	return st && st->phase != PHASE_IDLE ? st : NULL;
-}
-
-static __always_inline void slot_add(__u32 slot, __s64 v)
-{
-	__sync_fetch_and_add(&armed_on_cpu[slot & (2 * HT_ARMED_SLOTS - 1)][0], v);
+	return slot->phase != PHASE_IDLE ? slot : NULL;
 }
 
 static __always_inline void disarm(struct vcpu_state *st)
 {
 	st->phase = PHASE_IDLE;
-	__sync_fetch_and_add(&armed_threads, -1);
-	slot_add(st->arm_slot, -1);
-}
-
-/* Whether a thread armed on this CPU, or one that moved, may be the calling thread. */
-static __always_inline bool armed_here_or_moved(void)
-{
-	return armed_on_cpu[bpf_get_smp_processor_id() & (HT_ARMED_SLOTS - 1)][0] ||
-	       armed_on_cpu[HT_ARMED_MOVED][0];
-}
-
-/*
- * The calling thread's state if it is armed, else NULL, for kvm_exit and
- * kvm_entry: the state is looked up only if the thread may be armed by
- * armed_on_cpu.
- */
-static __always_inline struct vcpu_state *armed_state_at(bool entry)
-{
-	if (!armed_threads)
-		return NULL;
-	if ((!entry || switch_tracked) && !armed_here_or_moved())
-		return NULL;
-	struct vcpu_state *st = current_state(0);
-	return st && st->phase != PHASE_IDLE ? st : NULL;
 }
 
 /* The hot path's test: exit_reason alone, without loading isa. */
@@ -230,30 +191,19 @@ static __always_inline bool nr_selected(unsigned long nr)
 	return false;
 }
 
-/* mask/value: the pre-filter, constants in the VMX and SVM programs (see prefilter_mask). */
 /*
- * Any exit but a hypercall's ends an open window: never fuse across it. Called
- * only when armed_on_cpu says the thread may be armed (see maybe_armed_at_exit).
+ * Ends the calling thread's open window: any exit but a hypercall's (never
+ * fuse across it), or a new hypercall exit (the newer one wins).
  */
-static __noinline int cut_armed_window(void)
+static __noinline int cut_armed_window(struct vcpu_state *slot)
 {
-	struct vcpu_state *st = current_state(0);
-
-	if (st && st->phase != PHASE_IDLE) {
-		if (st->phase == PHASE_HCALL)
-			count(HT_CNT_SUPERSEDED);
-		disarm(st);
-	}
+	if (slot->phase == PHASE_HCALL)
+		count(HT_CNT_SUPERSEDED);
+	disarm(slot);
 	return 0;
 }
 
 static __noinline int handle_hypercall_exit(struct trace_event_raw_kvm_exit *ctx, __u32 reason);
-
-/* Whether the calling thread may be armed, at a kvm_exit: a few loads, no lookup (see armed_on_cpu). */
-static __always_inline bool maybe_armed_at_exit(void)
-{
-	return armed_threads && armed_here_or_moved();
-}
 
 /*
  * The hot path is inline and small; the rest is in subprograms of its own.
@@ -266,22 +216,25 @@ static __always_inline int handle_kvm_exit(struct trace_event_raw_kvm_exit *ctx,
 {
 	__u32 reason = ctx->exit_reason;
 
-	if (!may_be_hypercall_exit(reason, mask, value))
-		return maybe_armed_at_exit() ? cut_armed_window() : 0;
+	if (!may_be_hypercall_exit(reason, mask, value)) {
+		struct vcpu_state *slot = cpu_slot(bpf_get_smp_processor_id());
+
+		return slot->phase != PHASE_IDLE ? cut_armed_window(slot) : 0;
+	}
 	return handle_hypercall_exit(ctx, reason);
 }
 
 static __noinline int handle_hypercall_exit(struct trace_event_raw_kvm_exit *ctx, __u32 reason)
 {
-	struct vcpu_state *st;
 	__u32 isa = ctx->isa;
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct vcpu_state *slot = cpu_slot(cpu);
 
 	if (!is_hypercall_exit(isa, reason))
-		return maybe_armed_at_exit() ? cut_armed_window() : 0;
+		return slot->phase != PHASE_IDLE ? cut_armed_window(slot) : 0;
 
-	/* The ids from the task, which the state lookup needs anyway: one helper call fewer. */
-	struct task_struct *task = bpf_get_current_task_btf();
-	__u32 tgid = task->tgid;
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32;
 	if (filter_tgid && tgid != filter_tgid)
 		return 0;
 
@@ -294,48 +247,28 @@ static __noinline int handle_hypercall_exit(struct trace_event_raw_kvm_exit *ctx
 	} else {
 		flags |= HT_REC_F_NO_EXIT_VCPU_ID; /* filtered at kvm_entry instead */
 	}
-
-	st = task_state(task, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!st) {
-		count(HT_CNT_STATE_ALLOC_FAIL);
-		return 0;
-	}
-	/* A stale armed state (exit, exit, ... on old kernels) is overwritten, never fused. */
-	__u32 cpu = bpf_get_smp_processor_id();
-	if (st->phase == PHASE_IDLE) {
-		__sync_fetch_and_add(&armed_threads, 1);
-	} else {
-		if (st->phase == PHASE_HCALL)
-			count(HT_CNT_SUPERSEDED);
-		slot_add(st->arm_slot, -1);
-	}
-	st->arm_slot = cpu & (HT_ARMED_SLOTS - 1);
-	slot_add(st->arm_slot, 1);
-	st->phase = PHASE_EXITED;
-	st->rec.exit_ns = bpf_ktime_get_ns();
-	st->rec.guest_rip = ctx->guest_rip;
-	st->rec.exit_reason = reason;
-	st->rec.isa = isa;
-	st->rec.flags = flags;
-	st->rec.vcpu_id = vcpu;
-	st->rec.exit_cpu = cpu;
-	st->rec.host_pid = tgid;
-	st->rec.host_tid = task->pid;
+	/* A stale armed state of this thread (exit, exit, ... on old kernels) is dropped, never fused. */
+	if (slot->phase != PHASE_IDLE)
+		cut_armed_window(slot);
+	slot->phase = PHASE_EXITED;
+	slot->rec.exit_ns = bpf_ktime_get_ns();
+	slot->rec.guest_rip = ctx->guest_rip;
+	slot->rec.exit_reason = reason;
+	slot->rec.isa = isa;
+	slot->rec.flags = flags;
+	slot->rec.vcpu_id = vcpu;
+	slot->rec.exit_cpu = cpu;
+	slot->rec.host_pid = tgid;
+	slot->rec.host_tid = (__u32)pid_tgid;
 	return 0;
 }
 
 static __always_inline int handle_kvm_hypercall(struct trace_event_raw_kvm_hypercall *ctx)
 {
-	struct vcpu_state *st = armed_state();
+	struct vcpu_state *st = armed_state(cpu_slot(bpf_get_smp_processor_id()));
 
 	if (!st || st->phase != PHASE_EXITED)
 		return 0; /* no hypercall exit before it on this thread */
-	/* Switched out since its exit: count it on the CPU it runs on now, until its entry. */
-	if (st->arm_slot == HT_ARMED_MOVED) {
-		slot_add(HT_ARMED_MOVED, -1);
-		st->arm_slot = bpf_get_smp_processor_id() & (HT_ARMED_SLOTS - 1);
-		slot_add(st->arm_slot, 1);
-	}
 
 	unsigned long nr = ctx->nr;
 	if (!nr_selected(nr)) {
@@ -356,12 +289,20 @@ static __always_inline int handle_kvm_hypercall(struct trace_event_raw_kvm_hyper
 	return 0;
 }
 
+static __always_inline int emit_fused(struct trace_event_raw_kvm_entry *ctx, struct vcpu_state *st, __u32 cpu);
+
 static __always_inline int handle_kvm_entry(struct trace_event_raw_kvm_entry *ctx)
 {
-	struct vcpu_state *st = armed_state_at(true);
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct vcpu_state *slot = cpu_slot(cpu);
 
-	if (!st)
+	if (slot->phase == PHASE_IDLE)
 		return 0;
+	return emit_fused(ctx, slot, cpu);
+}
+
+static __always_inline int emit_fused(struct trace_event_raw_kvm_entry *ctx, struct vcpu_state *st, __u32 cpu)
+{
 	if (st->phase != PHASE_HCALL) {
 		disarm(st); /* hypercall exit without a kvm_hypercall event */
 		return 0;
@@ -375,6 +316,10 @@ static __always_inline int handle_kvm_entry(struct trace_event_raw_kvm_entry *ct
 		vcpu = ctx->vcpu_id;
 		if (filter_vcpu_on && vcpu != filter_vcpu)
 			return 0;
+	} else if (ctx->vcpu_id != vcpu) {
+		/* Another vCPU's entry: a thread switch went unseen. Never fuse across vCPUs. */
+		count(HT_CNT_SUPERSEDED);
+		return 0;
 	}
 
 	if (aggregate_only) {
@@ -382,7 +327,6 @@ static __always_inline int handle_kvm_entry(struct trace_event_raw_kvm_entry *ct
 		aggregate(&st->rec, now - st->hcall_ns);
 		return 0;
 	}
-	__u32 cpu = bpf_get_smp_processor_id();
 	void *ring = cpu_ring(cpu);
 	struct ht_record *rec = ring ? bpf_ringbuf_reserve(ring, sizeof(*rec), 0) : NULL;
 	if (!rec) {
@@ -402,32 +346,62 @@ static __always_inline int handle_kvm_entry(struct trace_event_raw_kvm_entry *ct
 
 /*
  * A vCPU thread that exits while armed (a VM killed mid-hypercall) would leave
- * armed_threads one too high for good, and every exit on the host would pay a
- * storage lookup. Thread exit is rare; while nothing is armed this is one load.
+ * its CPU's slot armed, and every exit there would cut a window that is not
+ * its own. Thread exit is rare; while nothing is armed this is one load.
  */
 static __always_inline int handle_thread_exit(void)
 {
-	struct vcpu_state *st = armed_state();
+	struct vcpu_state *slot = cpu_slot(bpf_get_smp_processor_id());
 
-	if (st)
-		disarm(st);
+	if (slot->phase != PHASE_IDLE)
+		disarm(slot);
+	return 0;
+}
+
+/* prev is switched out armed: its state goes from the CPU's slot into moved_states. */
+static __noinline int move_out(struct task_struct *prev, struct vcpu_state *slot)
+{
+	__u32 tid = prev->pid; /* a BTF pointer: a direct load */
+
+	if (bpf_map_update_elem(&moved_states, &tid, slot, BPF_ANY)) {
+		count(HT_CNT_STATE_ALLOC_FAIL); /* the hypercall is lost, and counted */
+		disarm(slot);
+		return 0;
+	}
+	disarm(slot);
+	__sync_fetch_and_add(&armed_moved, 1);
+	return 0;
+}
+
+/* next, switched in, was switched out armed: its state comes back into this CPU's slot. */
+static __noinline int move_in(struct task_struct *next, struct vcpu_state *slot)
+{
+	__u32 tid = next->pid;
+	struct vcpu_state *st = bpf_map_lookup_elem(&moved_states, &tid);
+
+	if (st) {
+		__builtin_memcpy(slot, st, sizeof(*slot));
+		bpf_map_delete_elem(&moved_states, &tid);
+		__sync_fetch_and_add(&armed_moved, -1);
+	}
 	return 0;
 }
 
 /*
- * sched_switch, in the context of the thread being switched out: an armed
- * thread may run on another CPU next, so its count moves to HT_ARMED_MOVED
- * (see armed_on_cpu). While nothing is armed this is one load.
+ * sched_switch from prev (the thread running until now) to next, on this
+ * CPU: an armed prev's state leaves the slot with it, an armed next's comes
+ * back. So a running thread's armed state is always in its CPU's slot (see
+ * cpu_states). While nothing is armed: one load of the slot and one of
+ * armed_moved.
  */
-static __always_inline int handle_switch_out(void)
+static __always_inline int handle_sched_switch(struct task_struct *prev, struct task_struct *next)
 {
-	struct vcpu_state *st = armed_state();
+	struct vcpu_state *slot = cpu_slot(bpf_get_smp_processor_id());
 
-	if (st && st->arm_slot != HT_ARMED_MOVED) {
-		slot_add(st->arm_slot, -1);
-		st->arm_slot = HT_ARMED_MOVED;
-		slot_add(HT_ARMED_MOVED, 1);
-	}
+	if (slot->phase != PHASE_IDLE)
+		move_out(prev, slot);
+	if (armed_moved)
+		move_in(next, slot);
 	return 0;
 }
 

@@ -46,38 +46,6 @@ const volatile bool aggregate_by_nr = false;
 /* The consumer is woken each time the ring's fill level crosses a multiple of 1 << wakeup_shift; 0: kernel default. */
 const volatile __u32 wakeup_shift = 0;
 
-/*
- * Threads whose state is armed (a hypercall exit seen, entry not yet). When it
- * is 0, the exit/entry hot path skips the storage lookup. A thread that exits
- * while armed is disarmed by handle_thread_exit, so the count stays exact.
- */
-__u64 armed_threads = 0;
-
-/*
- * The same count per CPU slot (CPU & (HT_ARMED_SLOTS - 1)), by the CPU where
- * each thread armed, and one more slot, HT_ARMED_MOVED, for armed threads
- * that have left their CPU since: a kvm_exit or kvm_entry looks up its
- * thread's state only if its own CPU's slot or the moved slot is non-zero.
- * A thread leaves its CPU only by being switched out, and the sched_switch
- * program (handle_switch_out) then moves its count to HT_ARMED_MOVED; the
- * thread's next hypercall event counts it on its new CPU again. So an armed
- * thread is always counted in the slot of the CPU it runs on, or as moved.
- *
- * Until the sched_switch program is attached (switch_tracked), kvm_entry
- * uses the global count alone, and kvm_exit relies on this: a vCPU thread
- * cannot leave its CPU between a kvm_exit and its next kvm_exit without a
- * kvm_entry in between (an exit handled in the fast path re-enters the guest
- * with interrupts off, on the same CPU; any other way back into the guest
- * goes through kvm_entry, which disarms).
- *
- * Slots shared by several CPUs (more CPUs than slots) only cost extra
- * lookups. Each slot has its own cache line: CPUs do not write each other's.
- */
-#define HT_ARMED_SLOTS 64
-#define HT_ARMED_MOVED HT_ARMED_SLOTS
-__u64 armed_on_cpu[2 * HT_ARMED_SLOTS][8] = {}; /* [slot][0]; 64 bytes a slot; slots above MOVED unused */
-__u32 switch_tracked = 0; /* set by user space once the sched_switch program is attached */
-
 /* A record as it sits in the ring buffer: 8-byte sample header + the record. */
 #define HT_RINGBUF_SAMPLE_BYTES (8 + sizeof(struct ht_record))
 
@@ -118,25 +86,49 @@ struct {
 	__type(value, struct ht_agg_hist);
 } latency_hists SEC(".maps");
 
-enum vcpu_phase {
-	PHASE_IDLE = 0,
-	PHASE_EXITED, /* hypercall exit seen, waiting for kvm_hypercall */
-	PHASE_HCALL,  /* hypercall seen, waiting for kvm_entry */
-};
+#include "vcpu_state.h"
 
-struct vcpu_state {
-	struct ht_record rec; /* filled as events arrive, copied out at entry */
-	__u64 hcall_ns;
-	__u32 phase;
-	__u32 arm_slot;       /* armed_on_cpu slot counting this thread while armed */
-};
+/*
+ * Where an armed thread's state lives. A vCPU thread runs its kvm_exit,
+ * kvm_hypercall and kvm_entry on one CPU unless it is switched out in
+ * between, and a thread leaves its CPU only by being switched out. So a
+ * running thread's armed state is kept in the slot of the CPU it runs on
+ * (cpu_states: a global array, one load, no helper call), and the
+ * sched_switch program moves it into moved_states when the thread is
+ * switched out armed, and back into the slot of whatever CPU it is switched
+ * in on. While a CPU's slot is armed, the thread running there is the one
+ * that armed it. armed_moved counts the states in moved_states (armed
+ * threads off-CPU, rare: a hypercall's window is microseconds); only
+ * sched_switch looks at it.
+ *
+ * This needs the sched_switch program attached before the kvm_exit program
+ * (ht_tracer_attach does), or only one vCPU thread per CPU (the synthetic
+ * tests and benchmarks that do not attach it).
+ *
+ * No line is written by more than one CPU per hypercall: the slots are per CPU
+ * (128 bytes each), and armed_moved changes only when an armed thread is
+ * switched out or in. At most HT_MAX_CPUS possible CPUs (user space checks).
+ */
+struct vcpu_state cpu_states[HT_MAX_CPUS] = {};
 
+/*
+ * The states of armed threads that are off-CPU, by thread id. A hash map
+ * with preallocated elements, not task storage: sched_switch runs with the
+ * runqueue lock held, where allocating memory (task storage's create, on 6.1
+ * a GFP_ATOMIC kmalloc that may wake kswapd) can deadlock the scheduler; a
+ * preallocated element comes off a free list. Full: the hypercall is lost
+ * and counted (HT_CNT_STATE_ALLOC_FAIL). A thread is switched in again
+ * before it can exit, which takes its entry out.
+ */
+#define HT_MAX_MOVED_STATES 4096
 struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, HT_MAX_MOVED_STATES);
+	__type(key, __u32); /* the thread's id (task->pid) */
 	__type(value, struct vcpu_state);
-} vcpu_states SEC(".maps");
+} moved_states SEC(".maps");
+
+__u64 armed_moved = 0;
 
 /*
  * Bytes of records emitted into each ring ([ring][0]; 64 bytes a ring, so CPUs
@@ -150,7 +142,7 @@ __u64 ring_emitted[HT_MAX_RINGS_BPF][8] = {};
  * What every tracepoint program returns. The kernel hands a tracepoint event
  * to perf only if the attached BPF programs return nonzero
  * (perf_trace_run_bpf_submit): 0 would blind every `perf stat`/`perf record`
- * user of kvm:kvm_exit, sched:sched_switch or sched:sched_process_exit on the
+ * user of kvm:kvm_exit, kvm:kvm_entry or sched:sched_process_exit on the
  * host while we run.
  * ftrace is unaffected either way.
  */
@@ -201,13 +193,17 @@ int on_thread_exit(void *ctx)
 	return TP_PASS_EVENT;
 }
 
-/* Armed threads leaving their CPU: see armed_on_cpu. */
-SEC("tp/sched/sched_switch")
-int on_switch_out(void *ctx)
+/*
+ * Armed threads leaving their CPU and coming back (see cpu_states). A
+ * BTF-enabled raw tracepoint: it gets both tasks, is skipped only if this
+ * program itself is already running on the CPU (a classic tracepoint program
+ * is skipped whenever any other BPF tracing program runs there), and leaves
+ * perf's view of the tracepoint alone. ctx: (preempt, prev, next, ...).
+ */
+SEC("tp_btf/sched_switch")
+int on_sched_switch(unsigned long long *ctx)
 {
-	(void)ctx;
-	handle_switch_out();
-	return TP_PASS_EVENT;
+	return handle_sched_switch((struct task_struct *)ctx[1], (struct task_struct *)ctx[2]);
 }
 
 SEC("syscall")

@@ -282,7 +282,14 @@ static void *vcpu_thread(void *arg)
 static void interleaved_vcpu_threads_are_fused_per_thread(void)
 {
 	pthread_t th[THREADS];
+	char err[512];
 	LOAD(t, vmx_tracer());
+	/*
+	 * Four threads on fewer CPUs switch each other out mid-hypercall: their
+	 * states move out of the CPU slots only through the sched_switch
+	 * program, as in record.
+	 */
+	CHECK(ht_tracer_attach_programs(t, false, err, sizeof(err)) == 0, "%s", err);
 	shared_tracer = t;
 	thread_errors = 0;
 	pthread_barrier_init(&barrier, NULL, THREADS);
@@ -291,6 +298,7 @@ static void interleaved_vcpu_threads_are_fused_per_thread(void)
 	for (int i = 0; i < THREADS; i++)
 		pthread_join(th[i], NULL);
 	pthread_barrier_destroy(&barrier);
+	ht_tracer_detach(t);
 	CHECK(thread_errors == 0, "a synthetic event failed");
 	COLLECT(t);
 	CHECK_EQ_U64(out.n, THREADS * ROUNDS);
@@ -340,7 +348,7 @@ static void a_second_exit_before_entry_is_never_fused(void)
 
 	/*
 	 * As in the kernel: a thread's exit that follows its exit without a
-	 * kvm_entry comes on the same CPU (see armed_on_cpu in hypertrace.bpf.c).
+	 * kvm_entry comes on the same CPU (see cpu_states in hypertrace.bpf.c).
 	 */
 	sched_getaffinity(0, sizeof(all), &all);
 	CPU_ZERO(&one);
@@ -417,9 +425,9 @@ static void run_on_cpu(int cpu)
 
 /*
  * With the programs attached, an armed thread that is switched out and runs
- * on another CPU is still found there by kvm_entry and kvm_exit, which look
- * up a thread's state only when the armed counts (armed_on_cpu) say it may
- * be armed: its count moves with it.
+ * on another CPU is still found there by kvm_entry and kvm_exit: the
+ * sched_switch program moved its state from the CPU's slot into its task
+ * storage (see cpu_states).
  */
 static void armed_threads_are_found_on_the_cpu_they_move_to_on_cpus(void)
 {
@@ -468,6 +476,44 @@ static void armed_threads_are_found_on_the_cpu_they_move_to(void)
 	sched_getaffinity(0, sizeof(all), &all);
 	armed_threads_are_found_on_the_cpu_they_move_to_on_cpus();
 	sched_setaffinity(0, sizeof(all), &all);
+}
+
+static void *foreign_vcpu_entry_then_own_hypercall(void *arg)
+{
+	int *ret = arg;
+
+	*ret = ht_synth_entry(&layout, shared_tracer, 1, 0x1003);
+	if (!*ret)
+		*ret = hypercall(shared_tracer, VMX, VMCALL, 1, 1000, 2, 2);
+	return NULL;
+}
+
+/*
+ * Without the sched_switch program (a switch it did not see), another
+ * thread's kvm_entry on the CPU finds the CPU's slot armed by the first
+ * thread: it must not fuse across vCPUs. The lost hypercall is counted.
+ */
+static void an_unseen_switch_never_fuses_across_vcpus(void)
+{
+	cpu_set_t all;
+	pthread_t th;
+	int ret = -1;
+
+	sched_getaffinity(0, sizeof(all), &all);
+	LOAD(t, vmx_tracer());
+	shared_tracer = t;
+	run_on_cpu(sched_getcpu()); /* the second thread inherits this CPU */
+	CHECK(ht_synth_exit(&layout, t, VMX, VMCALL, 0x1000, 0) == 0, "exit");
+	CHECK(ht_synth_hypercall(&layout, t, 1000, 1, 1, 1, 1) == 0, "hypercall");
+	pthread_create(&th, NULL, foreign_vcpu_entry_then_own_hypercall, &ret);
+	pthread_join(th, NULL);
+	sched_setaffinity(0, sizeof(all), &all);
+	CHECK(ret == 0, "synthetic events failed");
+	COLLECT(t);
+	CHECK_EQ_U64(out.n, 1);
+	CHECK_EQ_U64(out.rec[0].a0, 2);
+	CHECK_EQ_U64(out.rec[0].vcpu_id, 1);
+	CHECK_EQ_U64(out.trailer.superseded, 1);
 }
 
 static void pid_filter_keeps_only_that_process(void)
@@ -569,6 +615,7 @@ int main(void)
 	RUN(a_hypercall_without_hypercall_exit_records_nothing);
 	RUN(a_thread_that_exits_while_armed_is_disarmed);
 	RUN(armed_threads_are_found_on_the_cpu_they_move_to);
+	RUN(an_unseen_switch_never_fuses_across_vcpus);
 	RUN(pid_filter_keeps_only_that_process);
 	RUN(vcpu_filter_keeps_only_that_vcpu);
 	RUN(explicit_exit_reason_replaces_the_hypercall_exit);

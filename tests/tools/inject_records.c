@@ -33,6 +33,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "bpf/vcpu_state.h" /* before the skeleton, whose .bss holds the CPU slots */
 #include "hypertrace.skel.h"
 #include "tracefile/trace_reader.h"
 #include "common/util.h"

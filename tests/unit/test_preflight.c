@@ -45,15 +45,15 @@ static void missing_bpf_features_are_named_with_the_kernel_needed(void)
 
 	missing_map_type = -1, missing_helper = -1;
 	CHECK(ht_check_bpf_features(&fake_probes, err, sizeof(err)) == 0, "err: %s", err);
-	missing_map_type = BPF_MAP_TYPE_TASK_STORAGE;
-	CHECK(ht_check_bpf_features(&fake_probes, err, sizeof(err)) == -EOPNOTSUPP, "task storage missing");
-	CHECK(strstr(err, "task storage") && strstr(err, "Linux 6.1 or newer"), "err: %s", err);
+	missing_map_type = BPF_MAP_TYPE_ARRAY_OF_MAPS;
+	CHECK(ht_check_bpf_features(&fake_probes, err, sizeof(err)) == -EOPNOTSUPP, "array of maps missing");
+	CHECK(strstr(err, "arrays of BPF maps") && strstr(err, "Linux 6.1 or newer"), "err: %s", err);
 	missing_map_type = BPF_MAP_TYPE_RINGBUF;
 	CHECK(ht_check_bpf_features(&fake_probes, err, sizeof(err)) == -EOPNOTSUPP, "ring buffer missing");
 	CHECK(strstr(err, "ring buffer") && strstr(err, "Linux 6.1 or newer"), "err: %s", err);
-	missing_map_type = -1, missing_helper = BPF_FUNC_task_storage_get;
+	missing_map_type = -1, missing_helper = BPF_FUNC_ringbuf_reserve;
 	CHECK(ht_check_bpf_features(&fake_probes, err, sizeof(err)) == -EOPNOTSUPP, "helper missing");
-	CHECK(strstr(err, "bpf_task_storage_get") != NULL, "err: %s", err);
+	CHECK(strstr(err, "bpf_ringbuf_reserve") != NULL, "err: %s", err);
 }
 
 static void kvm_module_without_btf_is_named(void)

@@ -179,15 +179,14 @@ int ht_check_bpf_features(const struct ht_bpf_feature_probes *p, char *err, size
 		const char *what;
 	} maps[] = {
 		{ BPF_MAP_TYPE_RINGBUF, "the BPF ring buffer (BPF_MAP_TYPE_RINGBUF, Linux 5.8)" },
-		{ BPF_MAP_TYPE_TASK_STORAGE, "BPF task storage (BPF_MAP_TYPE_TASK_STORAGE, Linux 5.11)" },
+		{ BPF_MAP_TYPE_ARRAY_OF_MAPS, "arrays of BPF maps (BPF_MAP_TYPE_ARRAY_OF_MAPS, Linux 4.12)" },
 	};
 	static const struct {
 		int func;
 		const char *what;
 	} helpers[] = {
-		{ BPF_FUNC_task_storage_get, "bpf_task_storage_get() in tracepoint programs (Linux 5.11)" },
-		{ BPF_FUNC_get_current_task_btf, "bpf_get_current_task_btf() (Linux 5.11)" },
-		{ BPF_FUNC_ringbuf_query, "bpf_ringbuf_query() (Linux 5.8)" },
+		{ BPF_FUNC_ringbuf_reserve, "bpf_ringbuf_reserve() in tracepoint programs (Linux 5.8)" },
+		{ BPF_FUNC_ringbuf_submit, "bpf_ringbuf_submit() in tracepoint programs (Linux 5.8)" },
 	};
 
 	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "bpf/vcpu_state.h" /* before the skeleton, whose .bss holds the CPU slots */
 #include "hypertrace.skel.h"
 #include "common/util.h"
 
@@ -249,6 +250,12 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 	ro->aggregate_group_by = opts->group_by;
 	ro->aggregate_by_nr = opts->aggregate_by_nr;
 
+	if (cpus > HT_MAX_CPUS) {
+		snprintf(err, errlen, "this host has %d possible CPUs; hypertrace-bpf keeps a state slot for at most %d",
+			 cpus, HT_MAX_CPUS);
+		ht_tracer_destroy(t);
+		return -E2BIG;
+	}
 	ret = ht_rings_prepare(sk->maps.rings, nrings, ring_bytes, t->ring_fds);
 	if (ret) {
 		snprintf(err, errlen, "cannot create the ring buffers (%u of %lu bytes): %s: try a smaller --ringbuf-size",
@@ -293,24 +300,29 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 	return 0;
 }
 
-int ht_tracer_attach(struct ht_tracer *t, char *err, size_t errlen)
+int ht_tracer_attach_programs(struct ht_tracer *t, bool kvm, char *err, size_t errlen)
 {
 	struct {
 		struct bpf_program *prog;
 		struct bpf_link **link;
+		bool kvm;
 	} tps[] = {
-		/* entry and hypercall first: an exit armed before them would be fused only by them. */
-		{ t->skel->progs.on_kvm_entry, &t->skel->links.on_kvm_entry },
-		{ t->skel->progs.on_kvm_hypercall, &t->skel->links.on_kvm_hypercall },
-		{ t->skel->progs.on_thread_exit, &t->skel->links.on_thread_exit },
-		{ t->skel->progs.on_switch_out, &t->skel->links.on_switch_out },
-		{ t->exit_prog, t->exit_link },
+		/*
+		 * sched_switch first: an armed state stays in its CPU's slot only
+		 * because every armed thread switched out or in is seen (cpu_states).
+		 * Then entry and hypercall: an exit armed before them would be
+		 * fused only by them. The exit program, which arms, comes last.
+		 */
+		{ t->skel->progs.on_sched_switch, &t->skel->links.on_sched_switch, false },
+		{ t->skel->progs.on_thread_exit, &t->skel->links.on_thread_exit, false },
+		{ t->skel->progs.on_kvm_entry, &t->skel->links.on_kvm_entry, true },
+		{ t->skel->progs.on_kvm_hypercall, &t->skel->links.on_kvm_hypercall, true },
+		{ t->exit_prog, t->exit_link, true },
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(tps); i++) {
-		/* Every armed thread leaving its CPU is seen from here on (the exit program, which arms, comes last). */
-		if (tps[i].prog == t->exit_prog)
-			__atomic_store_n(&t->skel->bss->switch_tracked, 1, __ATOMIC_RELEASE);
+		if (tps[i].kvm && !kvm)
+			continue;
 		/* libbpf takes the tracepoint from the program's SEC("tp/CATEGORY/NAME"). */
 		*tps[i].link = bpf_program__attach(tps[i].prog);
 		if (!*tps[i].link) {
@@ -326,10 +338,14 @@ int ht_tracer_attach(struct ht_tracer *t, char *err, size_t errlen)
 	return 0;
 }
 
+int ht_tracer_attach(struct ht_tracer *t, char *err, size_t errlen)
+{
+	return ht_tracer_attach_programs(t, true, err, errlen);
+}
+
 void ht_tracer_detach(struct ht_tracer *t)
 {
 	hypertrace_bpf__detach(t->skel);
-	t->skel->bss->switch_tracked = 0;
 	/*
 	 * A tracepoint program that started before the detach may still be
 	 * running on another CPU. Tracepoint programs run inside an RCU read-side
@@ -445,7 +461,12 @@ int ht_tracer_prog_stats(const struct ht_tracer *t, struct ht_prog_stats out[3])
 
 __u64 ht_tracer_armed_threads(const struct ht_tracer *t)
 {
-	return __atomic_load_n(&t->skel->bss->armed_threads, __ATOMIC_RELAXED);
+	__u64 armed = __atomic_load_n(&t->skel->bss->armed_moved, __ATOMIC_RELAXED);
+
+	for (unsigned int cpu = 0; cpu < HT_MAX_CPUS; cpu++)
+		if (__atomic_load_n(&t->skel->bss->cpu_states[cpu].phase, __ATOMIC_RELAXED) != PHASE_IDLE)
+			armed++;
+	return armed;
 }
 
 void ht_tracer_destroy(struct ht_tracer *t)

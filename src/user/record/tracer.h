@@ -105,6 +105,12 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 		   size_t errlen);
 int ht_tracer_attach(struct ht_tracer *t, char *err, size_t errlen);
 /*
+ * kvm false: only the sched_switch and sched_process_exit programs, for
+ * synthetic events from several threads sharing CPUs (an armed state leaves
+ * its CPU's slot only through the sched_switch program; see cpu_states).
+ */
+int ht_tracer_attach_programs(struct ht_tracer *t, bool kvm, char *err, size_t errlen);
+/*
  * Detaches the tracepoint programs and waits until no program that started
  * before can still be running, so a drain after it sees every record.
  */
@@ -129,7 +135,7 @@ struct ht_prog_stats {
 int ht_tracer_enable_stats(struct ht_tracer *t);
 /* Fills out[3] for kvm_exit, kvm_hypercall, kvm_entry. 0 or -errno. */
 int ht_tracer_prog_stats(const struct ht_tracer *t, struct ht_prog_stats out[3]);
-/* Threads whose per-thread state is armed right now (the hot path's skip counter). */
+/* Threads armed right now (a hypercall exit seen, entry not yet): CPU slots armed + states moved. */
 __u64 ht_tracer_armed_threads(const struct ht_tracer *t);
 void ht_tracer_destroy(struct ht_tracer *t);
 
