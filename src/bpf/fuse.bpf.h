@@ -102,9 +102,12 @@ static __always_inline __u32 agg_slot(__u64 v)
 	return slot & (HT_AGG_SLOTS - 1);
 }
 
-/* The position of a selected nr in filter_nr (0 if absent, which cannot happen once selected). */
-static __always_inline __u32 nr_index(__u32 nr)
+/* The position of nr in filter_nr, or HT_MAX_SELECTED_NR if it is not selected. */
+_Static_assert((HT_MAX_SELECTED_NR & (HT_MAX_SELECTED_NR - 1)) == 0, "a position is masked with HT_MAX_SELECTED_NR - 1");
+static __always_inline __u32 nr_position(unsigned long nr)
 {
+	if (nr > 0xffffffffull)
+		return HT_MAX_SELECTED_NR;
 #pragma unroll
 	for (__u32 i = 0; i < HT_MAX_SELECTED_NR; i++) {
 		if (i >= filter_nr_count)
@@ -112,7 +115,12 @@ static __always_inline __u32 nr_index(__u32 nr)
 		if (filter_nr[i] == nr)
 			return i;
 	}
-	return 0;
+	return HT_MAX_SELECTED_NR;
+}
+
+static __always_inline bool nr_selected(unsigned long nr)
+{
+	return nr_position(nr) < HT_MAX_SELECTED_NR;
 }
 
 /* Aggregate-only mode: count the three latencies of one hypercall in its group's histograms. */
@@ -126,7 +134,7 @@ static __always_inline void aggregate(const struct ht_record *r, __u64 hcall_to_
 	else if (aggregate_group_by == HT_AGG_BY_VM)
 		key = (__u64)r->host_pid << 32;
 	if (aggregate_by_nr)
-		key |= (__u64)nr_index(r->nr) << HT_AGG_KEY_NR_SHIFT;
+		key |= (__u64)(nr_position(r->nr) & (HT_MAX_SELECTED_NR - 1)) << HT_AGG_KEY_NR_SHIFT; /* selected: < 8 */
 	struct ht_agg_hist *h = bpf_map_lookup_elem(&latency_hists, &key);
 	if (!h) {
 		bpf_map_update_elem(&latency_hists, &key, &zero, BPF_NOEXIST);
@@ -175,20 +183,6 @@ static __always_inline bool is_hypercall_exit(__u32 isa, __u32 reason)
 	if (isa == HT_ISA_VMX)
 		return (reason & HT_VMX_EXIT_REASON_MASK) == HT_VMX_EXIT_REASON_VMCALL;
 	return reason == HT_SVM_EXIT_CODE_VMMCALL;
-}
-
-static __always_inline bool nr_selected(unsigned long nr)
-{
-	if (nr > 0xffffffffull)
-		return false;
-#pragma unroll
-	for (__u32 i = 0; i < HT_MAX_SELECTED_NR; i++) {
-		if (i >= filter_nr_count)
-			break;
-		if (filter_nr[i] == nr)
-			return true;
-	}
-	return false;
 }
 
 /*
