@@ -282,14 +282,12 @@ static void *vcpu_thread(void *arg)
 static void interleaved_vcpu_threads_are_fused_per_thread(void)
 {
 	pthread_t th[THREADS];
-	char err[512];
-	LOAD(t, vmx_tracer());
 	/*
 	 * Four threads on fewer CPUs switch each other out mid-hypercall: their
-	 * states move out of the CPU slots only through the sched_switch
-	 * program, as in record.
+	 * states move out of the CPU slots and back only through the sched_switch
+	 * program, which a synthetic tracer attaches as record does.
 	 */
-	CHECK(ht_tracer_attach_programs(t, false, err, sizeof(err)) == 0, "%s", err);
+	LOAD(t, vmx_tracer());
 	shared_tracer = t;
 	thread_errors = 0;
 	pthread_barrier_init(&barrier, NULL, THREADS);
@@ -298,7 +296,6 @@ static void interleaved_vcpu_threads_are_fused_per_thread(void)
 	for (int i = 0; i < THREADS; i++)
 		pthread_join(th[i], NULL);
 	pthread_barrier_destroy(&barrier);
-	ht_tracer_detach(t);
 	CHECK(thread_errors == 0, "a synthetic event failed");
 	COLLECT(t);
 	CHECK_EQ_U64(out.n, THREADS * ROUNDS);
@@ -501,6 +498,7 @@ static void an_unseen_switch_never_fuses_across_vcpus(void)
 
 	sched_getaffinity(0, sizeof(all), &all);
 	LOAD(t, vmx_tracer());
+	ht_tracer_detach(t); /* the sched programs a synthetic tracer attaches */
 	shared_tracer = t;
 	run_on_cpu(sched_getcpu()); /* the second thread inherits this CPU */
 	CHECK(ht_synth_exit(&layout, t, VMX, VMCALL, 0x1000, 0) == 0, "exit");

@@ -65,10 +65,8 @@ static int synth(const char *path, bool drops)
 	ht_filters_default(&o.filters);
 	o.filters.nr[1] = 1001;
 	o.filters.nr_count = 2;
-	/* Three threads on fewer CPUs: their states move between CPUs through the sched_switch program. */
 	if ((ret = ht_synth_layout_load(&layout, err, sizeof(err))) ||
-	    (ret = ht_tracer_load(&tracer, &o, err, sizeof(err))) ||
-	    (ret = ht_tracer_attach_programs(tracer, false, err, sizeof(err)))) {
+	    (ret = ht_tracer_load(&tracer, &o, err, sizeof(err)))) {
 		fprintf(stderr, "trace_gen: %s\n", err);
 		return 1;
 	}

@@ -184,6 +184,8 @@ int ht_rings_install(const struct bpf_map *rings, unsigned int n, const int *fds
 	return 0;
 }
 
+static int attach_programs(struct ht_tracer *t, bool kvm, char *err, size_t errlen);
+
 int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, char *err,
 		   size_t errlen)
 {
@@ -296,11 +298,21 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 		ht_tracer_destroy(t);
 		return ret;
 	}
+	/*
+	 * Threads that play vCPU threads with synthetic events are switched out
+	 * and move between CPUs as real ones do: the sched programs that move
+	 * their states with them (see cpu_states) run from the start.
+	 */
+	if (opts->synthetic && (ret = attach_programs(t, false, err, errlen))) {
+		ht_tracer_destroy(t);
+		return ret;
+	}
 	*out = t;
 	return 0;
 }
 
-int ht_tracer_attach_programs(struct ht_tracer *t, bool kvm, char *err, size_t errlen)
+/* kvm false: only the sched programs. A program already attached is left as it is. */
+static int attach_programs(struct ht_tracer *t, bool kvm, char *err, size_t errlen)
 {
 	struct {
 		struct bpf_program *prog;
@@ -321,7 +333,7 @@ int ht_tracer_attach_programs(struct ht_tracer *t, bool kvm, char *err, size_t e
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(tps); i++) {
-		if (tps[i].kvm && !kvm)
+		if ((tps[i].kvm && !kvm) || *tps[i].link)
 			continue;
 		/* libbpf takes the tracepoint from the program's SEC("tp/CATEGORY/NAME"). */
 		*tps[i].link = bpf_program__attach(tps[i].prog);
@@ -340,7 +352,7 @@ int ht_tracer_attach_programs(struct ht_tracer *t, bool kvm, char *err, size_t e
 
 int ht_tracer_attach(struct ht_tracer *t, char *err, size_t errlen)
 {
-	return ht_tracer_attach_programs(t, true, err, errlen);
+	return attach_programs(t, true, err, errlen);
 }
 
 void ht_tracer_detach(struct ht_tracer *t)

@@ -86,7 +86,7 @@ struct ht_tracer_opts {
 	bool aggregate_only;         /* histograms in BPF, no records (record --no-file) */
 	enum ht_agg_group_by group_by; /* aggregate_only: how histograms are keyed */
 	bool aggregate_by_nr;        /* aggregate_only, HT_AGG_BY_VCPU: nr index in the key too */
-	bool synthetic;              /* also load the synthetic-event programs */
+	bool synthetic;              /* also load the synthetic-event programs, and attach the sched programs */
 	bool verbose;                /* libbpf debug output and verifier log on stderr */
 };
 
@@ -104,12 +104,6 @@ void ht_filters_default(struct ht_filters *f);
 int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, char *err,
 		   size_t errlen);
 int ht_tracer_attach(struct ht_tracer *t, char *err, size_t errlen);
-/*
- * kvm false: only the sched_switch and sched_process_exit programs, for
- * synthetic events from several threads sharing CPUs (an armed state leaves
- * its CPU's slot only through the sched_switch program; see cpu_states).
- */
-int ht_tracer_attach_programs(struct ht_tracer *t, bool kvm, char *err, size_t errlen);
 /*
  * Detaches the tracepoint programs and waits until no program that started
  * before can still be running, so a drain after it sees every record.
