@@ -102,8 +102,8 @@ struct {
  * sched_switch looks at it.
  *
  * This needs the sched_switch program attached before the kvm_exit program
- * (ht_tracer_attach does), or only one vCPU thread per CPU (the synthetic
- * tests and benchmarks that do not attach it).
+ * (ht_tracer_attach does; a tracer loaded for synthetic events attaches it at
+ * load), or a vCPU thread that never leaves its CPU (the hot-path benchmark).
  *
  * No line is written by more than one CPU per hypercall: the slots are per CPU
  * (128 bytes each), and armed_moved changes only when an armed thread is
