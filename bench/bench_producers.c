@@ -24,7 +24,7 @@
 #define ROUNDS 21
 #define PER_PRODUCER 200000 /* fits in a CPU's ring of the default 64 MiB on up to 2 CPUs */
 
-enum { LOOP_ONLY, SHARED_RING, RING_PER_CPU, ARM_COUNTS, NCASES };
+enum { LOOP_ONLY, SHARED_RING, RING_PER_CPU, ARM_SLOT, NCASES };
 static const char *const names[NCASES] = {
 	"loop alone (no ring)", "one ring shared by all CPUs", "a ring per CPU (record's rings)",
 	"arm + disarm of the CPU's state slot (no ring)",
@@ -231,8 +231,8 @@ int main(int argc, char **argv)
 	       " per CPU %.1f ns alone, %.1f ns with 2 CPUs (%.2fx)\n",
 	       ring_alone, ring_both, ring_both / ring_alone, shard_alone, shard_both, shard_both / shard_alone);
 	printf("  arming its CPU slot per hypercall (minus the loop): %.1f ns alone, %.1f ns with 2 CPUs (%.2fx)\n",
-	       best[ARM_COUNTS][0] - best[LOOP_ONLY][0], best[ARM_COUNTS][1] - best[LOOP_ONLY][1],
-	       (best[ARM_COUNTS][1] - best[LOOP_ONLY][1]) / (best[ARM_COUNTS][0] - best[LOOP_ONLY][0]));
+	       best[ARM_SLOT][0] - best[LOOP_ONLY][0], best[ARM_SLOT][1] - best[LOOP_ONLY][1],
+	       (best[ARM_SLOT][1] - best[LOOP_ONLY][1]) / (best[ARM_SLOT][0] - best[LOOP_ONLY][0]));
 	printf("  aggregate records/s, 2 CPUs vs 1: shared ring %.2fx, ring per CPU %.2fx\n",
 	       best_rate[SHARED_RING][1] / best_rate[SHARED_RING][0], best_rate[RING_PER_CPU][1] / best_rate[RING_PER_CPU][0]);
 	printf("TARGET %-52s %6.2fx  (limit 1.30x; a shared ring: %.2fx)  %s\n",

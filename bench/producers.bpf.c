@@ -18,7 +18,7 @@ struct {
 } shared_ring SEC(".maps");
 __u64 shared_emitted;
 
-enum producer_case { PRODUCE_LOOP_ONLY = 0, PRODUCE_SHARED_RING, PRODUCE_RING_PER_CPU, PRODUCE_ARM_COUNTS };
+enum producer_case { PRODUCE_LOOP_ONLY = 0, PRODUCE_SHARED_RING, PRODUCE_RING_PER_CPU, PRODUCE_ARM_SLOT };
 
 struct producer_args {
 	__u32 which;
@@ -72,7 +72,7 @@ static long produce_per_cpu(__u32 i __attribute__((unused)), __u32 *slot)
  * What a hypercall does to its CPU's state slot (arm, then disarm): plain
  * stores into a line only this CPU writes.
  */
-static long produce_arm_counts(__u32 i __attribute__((unused)), __u32 *slot __attribute__((unused)))
+static long produce_arm_slot(__u32 i __attribute__((unused)), __u32 *slot __attribute__((unused)))
 {
 	struct vcpu_state *st = cpu_slot(bpf_get_smp_processor_id());
 
@@ -92,7 +92,7 @@ int produce(struct producer_args *args)
 	case PRODUCE_LOOP_ONLY: bpf_loop(n, produce_loop_only, &slot, 0); break;
 	case PRODUCE_SHARED_RING: bpf_loop(n, produce_shared, &slot, 0); break;
 	case PRODUCE_RING_PER_CPU: bpf_loop(n, produce_per_cpu, &slot, 0); break;
-	case PRODUCE_ARM_COUNTS: bpf_loop(n, produce_arm_counts, &slot, 0); break;
+	case PRODUCE_ARM_SLOT: bpf_loop(n, produce_arm_slot, &slot, 0); break;
 	default: return 1;
 	}
 	producer_start_ns[args->slot & 1] = t0;
