@@ -423,8 +423,8 @@ static void run_on_cpu(int cpu)
 /*
  * With the programs attached, an armed thread that is switched out and runs
  * on another CPU is still found there by kvm_entry and kvm_exit: the
- * sched_switch program moved its state from the CPU's slot into its task
- * storage (see cpu_states).
+ * sched_switch program moved its state out of the old CPU's slot and into
+ * the new one's (see cpu_states).
  */
 static void armed_threads_are_found_on_the_cpu_they_move_to_on_cpus(void)
 {

@@ -335,7 +335,7 @@ static int attach_programs(struct ht_tracer *t, bool kvm, char *err, size_t errl
 	for (size_t i = 0; i < ARRAY_SIZE(tps); i++) {
 		if ((tps[i].kvm && !kvm) || *tps[i].link)
 			continue;
-		/* libbpf takes the tracepoint from the program's SEC("tp/CATEGORY/NAME"). */
+		/* libbpf takes the tracepoint from the program's SEC("tp/CATEGORY/NAME") or SEC("tp_btf/NAME"). */
 		*tps[i].link = bpf_program__attach(tps[i].prog);
 		if (!*tps[i].link) {
 			int ret = -errno;
