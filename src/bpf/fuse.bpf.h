@@ -283,18 +283,7 @@ static __always_inline int handle_kvm_hypercall(struct trace_event_raw_kvm_hyper
 	return 0;
 }
 
-static __always_inline int emit_fused(struct trace_event_raw_kvm_entry *ctx, struct vcpu_state *st, __u32 cpu);
-
-static __always_inline int handle_kvm_entry(struct trace_event_raw_kvm_entry *ctx)
-{
-	__u32 cpu = bpf_get_smp_processor_id();
-	struct vcpu_state *slot = cpu_slot(cpu);
-
-	if (slot->phase == PHASE_IDLE)
-		return 0;
-	return emit_fused(ctx, slot, cpu);
-}
-
+/* kvm_entry of an armed thread: the fused record, or the end of a window without a hypercall. */
 static __always_inline int emit_fused(struct trace_event_raw_kvm_entry *ctx, struct vcpu_state *st, __u32 cpu)
 {
 	if (st->phase != PHASE_HCALL) {
@@ -336,6 +325,16 @@ static __always_inline int emit_fused(struct trace_event_raw_kvm_entry *ctx, str
 
 	bpf_ringbuf_submit(rec, wakeup_flags(cpu));
 	return 0;
+}
+
+static __always_inline int handle_kvm_entry(struct trace_event_raw_kvm_entry *ctx)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct vcpu_state *slot = cpu_slot(cpu);
+
+	if (slot->phase == PHASE_IDLE)
+		return 0;
+	return emit_fused(ctx, slot, cpu);
 }
 
 /*
