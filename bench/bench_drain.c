@@ -295,7 +295,6 @@ static int run(enum consumer which, const char *dir, double rate, unsigned int e
 		if (which == DRAIN && ht_recording_init(&rec, t, w))
 			return fail("cannot start the drain");
 		lc.writer = w;
-		lc.deadline = HUGE_VAL;
 		if (which == LIBBPF && !(rb = libbpf_open(t, libbpf_sample, &lc)))
 			return fail("ring_buffer__new failed");
 	}

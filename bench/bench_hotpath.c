@@ -26,7 +26,7 @@
 enum { EMPTY, EXIT_NOMATCH, ENTRY_NOMATCH, FUSED, HASH_EXIT_NOMATCH, HASH_ENTRY_NOMATCH, HASH_FUSED,
        ANCHOR_EXIT_NOMATCH, ANCHOR_ENTRY_NOMATCH, ANCHOR_HYPERCALL,
        PART_CLOCK3, PART_STORAGE3, PART_RESERVE_SUBMIT, PART_RESERVE_COPY_SUBMIT, PART_WAKEUP_TEST, PART_WAKEUP_QUERY, SWITCH_OUT,
-       /* Not programs of their own: EXIT_NOMATCH with the armed counts set (see the rounds). */
+       /* Not programs of their own: EXIT_NOMATCH, ENTRY_NOMATCH or SWITCH_OUT with a slot armed or a state moved (see the rounds). */
        EXIT_ARMED_ELSEWHERE, SWITCH_WHILE_MOVED, ENTRY_ARMED_ELSEWHERE, SWITCH_OUT_ARMED_ELSEWHERE, NCASES };
 static const char *const names[NCASES] = {
 	"empty handler (floor)", "kvm_exit, not a hypercall", "kvm_entry, nothing armed",
@@ -237,9 +237,9 @@ int main(void)
 			/*
 			 * Another vCPU thread is between its hypercall exit and its
 			 * entry: on another CPU (CPU 1's slot is armed), or switched
-			 * out mid-hypercall (its state moved to its task storage:
-			 * armed_moved says so, and a switch looks up the storage of
-			 * the thread it switches in).
+			 * out mid-hypercall (its state moved to moved_states:
+			 * armed_moved says so, and a switch looks up the thread it
+			 * switches in).
 			 */
 			set_slot_phase(skel, other_cpu, c == SWITCH_WHILE_MOVED ? PHASE_IDLE : PHASE_EXITED);
 			skel->bss->armed_moved = c == SWITCH_WHILE_MOVED;

@@ -131,8 +131,7 @@ static int merge_profile(unsigned int nrings, unsigned int n)
 	unsigned long bytes = 1ul << 20;
 	while (bytes / 96 < n / nrings + 1)
 		bytes <<= 1;
-	if (ht_rings_prepare(skel->maps.rings, nrings, bytes, fds) ||
-	    producers_bpf__load(skel) ||
+	if (ht_rings_prepare(skel->maps.rings, nrings, bytes, fds) || producers_bpf__load(skel) ||
 	    ht_rings_install(skel->maps.rings, nrings, fds))
 		return 1;
 	for (__u32 i = 0; i < nrings; i++) {

@@ -67,7 +67,7 @@ static __noinline int call_exit(struct trace_event_raw_kvm_exit *ctx)
 	return handle_kvm_exit(ctx, HT_VMX_EXIT_REASON_MASK, HT_VMX_EXIT_REASON_VMCALL);
 }
 /* A context switch from this thread to itself: the checks of a switch, no real switch. */
-static __noinline int call_switch_out(void)
+static __noinline int call_sched_switch(void)
 {
 	struct task_struct *self = bpf_get_current_task_btf();
 
@@ -82,7 +82,7 @@ static __noinline int call_anchor_exit(struct trace_event_raw_kvm_exit *ctx) { r
 static __noinline int call_anchor_hypercall(struct trace_event_raw_kvm_hypercall *ctx) { return anchor_kvm_hypercall(ctx); }
 static __noinline int call_anchor_entry(struct trace_event_raw_kvm_entry *ctx) { return anchor_kvm_entry(ctx); }
 
-LOOP_CALLBACK(cb_switch_out) { call_switch_out(); return 0; }
+LOOP_CALLBACK(cb_sched_switch) { call_sched_switch(); return 0; }
 LOOP_CALLBACK(cb_empty) { empty_handler(EXIT_OTHER); return 0; }
 LOOP_CALLBACK(cb_exit_nomatch) { call_exit(EXIT_OTHER); return 0; }
 LOOP_CALLBACK(cb_entry_nomatch) { call_entry(ENTRY); return 0; }
@@ -210,7 +210,7 @@ int bench_run(struct bench_args *args)
 	case BENCH_PART_RESERVE_COPY_SUBMIT: bpf_loop(n, cb_part_reserve_copy_submit, NULL, 0); break;
 	case BENCH_PART_WAKEUP_TEST: bpf_loop(n, cb_part_wakeup_test, NULL, 0); break;
 	case BENCH_PART_WAKEUP_QUERY: bpf_loop(n, cb_part_wakeup_query, NULL, 0); break;
-	case BENCH_SWITCH_OUT: bpf_loop(n, cb_switch_out, NULL, 0); break;
+	case BENCH_SWITCH_OUT: bpf_loop(n, cb_sched_switch, NULL, 0); break;
 	default: return 1;
 	}
 	bench_elapsed_ns = bpf_ktime_get_ns() - t0;

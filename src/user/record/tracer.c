@@ -184,7 +184,44 @@ int ht_rings_install(const struct bpf_map *rings, unsigned int n, const int *fds
 	return 0;
 }
 
-static int attach_programs(struct ht_tracer *t, bool kvm, char *err, size_t errlen);
+/* kvm false: only the sched programs. A program already attached is left as it is. */
+static int attach_programs(struct ht_tracer *t, bool kvm, char *err, size_t errlen)
+{
+	struct {
+		struct bpf_program *prog;
+		struct bpf_link **link;
+		bool kvm;
+	} tps[] = {
+		/*
+		 * sched_switch first: an armed state stays in its CPU's slot only
+		 * because every armed thread switched out or in is seen (cpu_states).
+		 * Then entry and hypercall: an exit armed before them would be
+		 * fused only by them. The exit program, which arms, comes last.
+		 */
+		{ t->skel->progs.on_sched_switch, &t->skel->links.on_sched_switch, false },
+		{ t->skel->progs.on_thread_exit, &t->skel->links.on_thread_exit, false },
+		{ t->skel->progs.on_kvm_entry, &t->skel->links.on_kvm_entry, true },
+		{ t->skel->progs.on_kvm_hypercall, &t->skel->links.on_kvm_hypercall, true },
+		{ t->exit_prog, t->exit_link, true },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(tps); i++) {
+		if ((tps[i].kvm && !kvm) || *tps[i].link)
+			continue;
+		/* libbpf takes the tracepoint from the program's SEC("tp/CATEGORY/NAME") or SEC("tp_btf/NAME"). */
+		*tps[i].link = bpf_program__attach(tps[i].prog);
+		if (!*tps[i].link) {
+			int ret = -errno;
+			const char *tp = bpf_program__section_name(tps[i].prog);
+
+			snprintf(err, errlen, "cannot attach to the %s tracepoint: %s (%s)",
+				 strchr(tp, '/') ? strchr(tp, '/') + 1 : tp, strerror(-ret), ht_libbpf_last_warning());
+			ht_tracer_detach(t);
+			return ret;
+		}
+	}
+	return 0;
+}
 
 int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, char *err,
 		   size_t errlen)
@@ -308,45 +345,6 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 		return ret;
 	}
 	*out = t;
-	return 0;
-}
-
-/* kvm false: only the sched programs. A program already attached is left as it is. */
-static int attach_programs(struct ht_tracer *t, bool kvm, char *err, size_t errlen)
-{
-	struct {
-		struct bpf_program *prog;
-		struct bpf_link **link;
-		bool kvm;
-	} tps[] = {
-		/*
-		 * sched_switch first: an armed state stays in its CPU's slot only
-		 * because every armed thread switched out or in is seen (cpu_states).
-		 * Then entry and hypercall: an exit armed before them would be
-		 * fused only by them. The exit program, which arms, comes last.
-		 */
-		{ t->skel->progs.on_sched_switch, &t->skel->links.on_sched_switch, false },
-		{ t->skel->progs.on_thread_exit, &t->skel->links.on_thread_exit, false },
-		{ t->skel->progs.on_kvm_entry, &t->skel->links.on_kvm_entry, true },
-		{ t->skel->progs.on_kvm_hypercall, &t->skel->links.on_kvm_hypercall, true },
-		{ t->exit_prog, t->exit_link, true },
-	};
-
-	for (size_t i = 0; i < ARRAY_SIZE(tps); i++) {
-		if ((tps[i].kvm && !kvm) || *tps[i].link)
-			continue;
-		/* libbpf takes the tracepoint from the program's SEC("tp/CATEGORY/NAME") or SEC("tp_btf/NAME"). */
-		*tps[i].link = bpf_program__attach(tps[i].prog);
-		if (!*tps[i].link) {
-			int ret = -errno;
-			const char *tp = bpf_program__section_name(tps[i].prog);
-
-			snprintf(err, errlen, "cannot attach to the %s tracepoint: %s (%s)",
-				 strchr(tp, '/') ? strchr(tp, '/') + 1 : tp, strerror(-ret), ht_libbpf_last_warning());
-			ht_tracer_detach(t);
-			return ret;
-		}
-	}
 	return 0;
 }
 
