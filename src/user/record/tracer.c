@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "record/tracer.h"
 #include "common/cpu_vendor.h"
+#include "record/preflight.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -205,14 +206,25 @@ static int attach_programs(struct ht_tracer *t, bool kvm, char *err, size_t errl
 		{ t->exit_prog, t->exit_link, true },
 	};
 
+	/*
+	 * libbpf reads a classic tracepoint's id under tracefs, which a freshly
+	 * booted host may not have mounted: mount it here, as record's
+	 * preflight does, for every caller (the in-kernel tests, benchmarks).
+	 */
+	int ret = ht_check_tracefs(&ht_preflight_system_paths, 1, err, errlen);
+
+	if (ret)
+		return ret;
 	for (size_t i = 0; i < ARRAY_SIZE(tps); i++) {
 		if ((tps[i].kvm && !kvm) || *tps[i].link)
 			continue;
 		/* libbpf takes the tracepoint from the program's SEC("tp/CATEGORY/NAME") or SEC("tp_btf/NAME"). */
 		*tps[i].link = bpf_program__attach(tps[i].prog);
 		if (!*tps[i].link) {
-			int ret = -errno;
-			const char *tp = bpf_program__section_name(tps[i].prog);
+			const char *tp;
+
+			ret = -errno;
+			tp = bpf_program__section_name(tps[i].prog);
 
 			snprintf(err, errlen, "cannot attach to the %s tracepoint: %s (%s)",
 				 strchr(tp, '/') ? strchr(tp, '/') + 1 : tp, strerror(-ret), ht_libbpf_last_warning());
