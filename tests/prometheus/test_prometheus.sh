@@ -6,11 +6,14 @@
 # host cannot run a guest), Prometheus must count exactly the records of the
 # trace file, and histogram_quantile() must fall in the log2 bucket of the
 # file's exact p50/p99 (from `report`). Then the same with --no-file, and
-# the real `record --metrics` scraped in both modes. Every wait is bounded.
+# the real `record --metrics` scraped in both modes, also while 500 slow
+# clients (idle, or trickling a request head) keep connecting to it. Every
+# wait is bounded.
 # shellcheck source=../lib.sh
 source "$(dirname "$0")/../lib.sh"
 
 FEED=$OUTPUT/tests/prometheus/metrics_feed
+SLOW=$OUTPUT/tests/tools/slow_clients
 COUNT=3000
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -159,10 +162,10 @@ else
 fi
 
 # --- the real record --metrics, both modes (no guest here: zero hypercalls) --
-"$HT" record -q -o "$work/rec.htr" -d 20 --metrics "127.0.0.1:$REC_PORT" >"$work/rec.log" 2>&1 &
+"$HT" record -q -o "$work/rec.htr" -d 90 --metrics "127.0.0.1:$REC_PORT" >"$work/rec.log" 2>&1 &
 rec_pid=$!
 pids+=($rec_pid)
-"$HT" record --no-file -q -d 20 --metrics "$RECNF_PORT" >"$work/recnf.log" 2>&1 &
+"$HT" record --no-file -q -d 90 --metrics "$RECNF_PORT" >"$work/recnf.log" 2>&1 &
 recnf_pid=$!
 pids+=($recnf_pid)
 if wait_for 30 query_is 'hypertrace_build_info{job="record",mode="file"}' 1 &&
@@ -176,6 +179,30 @@ if wait_for 30 query_is 'hypertrace_build_info{job="record_nofile",mode="no_file
 else
 	fail prometheus_scrapes_record_no_file "up: $(query 'up{job="record_nofile"}'); $(cat "$work/recnf.log")"
 fi
+
+# 500 clients that connect and send nothing, or trickle a request head that
+# never ends, reconnecting when closed. Prometheus (scrape timeout 1 s) must
+# still scrape record every second: every scrape of the last 4 s up, and
+# each within the timeout.
+"$SLOW" "$REC_PORT" 500 "$work/slow.ready" "$work/slow.stop" >"$work/slow.log" 2>&1 &
+pids+=($!)
+slow_pid=$!
+if wait_for 30 test -s "$work/slow.ready"; then
+	sleep 5
+	up_min=$(query 'min_over_time(up{job="record"}[4s])')
+	up_n=$(query 'count_over_time(up{job="record"}[4s])')
+	dur_max=$(query 'max_over_time(scrape_duration_seconds{job="record"}[4s])')
+	if [ "$up_min" = 1 ] && [ "${up_n:-0}" != none ] && [ "${up_n%.*}" -ge 3 ] &&
+		python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) < 1 else 1)' "$dur_max" 2>/dev/null; then
+		pass prometheus_scrapes_record_next_to_500_slow_clients
+	else
+		fail prometheus_scrapes_record_next_to_500_slow_clients "last 4 s: min up $up_min over $up_n scrapes, longest scrape $dur_max s; clients: $(tr '\n' ' ' <"$work/slow.ready")"
+	fi
+else
+	fail prometheus_scrapes_record_next_to_500_slow_clients "the slow clients did not start: $(cat "$work/slow.log")"
+fi
+touch "$work/slow.stop"
+wait "$slow_pid"
 kill -INT "$rec_pid" "$recnf_pid"
 wait "$rec_pid"
 st1=$?

@@ -26,23 +26,43 @@
  * deadline closes it.
  */
 #define CONN_SNDBUF (64 * 1024)
+#define DEFAULT_TIMEOUT_MS 10000
+/* A scraper sends its request head at once: 2 s is ample, and bounds what a slow or idle client holds. */
+#define DEFAULT_HEAD_TIMEOUT_MS 2000
+#define DEFAULT_MAX_CONNS 64
+/* Rendered responses held at once: a full registry renders to about 3 MB. */
+#define DEFAULT_MAX_RESPONSES 8
+/* New connections taken per round of the poll loop: open ones are served between bursts. */
+#define ACCEPTS_PER_ROUND 32
+
+/* Who a connection comes from: an IPv4 address (v4-mapped) or an IPv6 /64 (a host has all of it). */
+struct client_key {
+	unsigned char b[16];
+};
 
 struct conn {
-	int fd;
-	unsigned long long deadline_ns;
-	char req[REQUEST_MAX];
-	size_t req_len;
+	int fd; /* -1: a free slot */
+	struct client_key client;
+	unsigned long long accepted_ns;
+	unsigned long long head_deadline_ns; /* the request head must be in by then */
+	unsigned long long deadline_ns;      /* the last byte of the response must be out by then */
+	unsigned long long progress_ns;      /* responding: the last time a byte went out */
 	char *resp; /* NULL while reading the request */
 	size_t resp_len, resp_sent;
+	size_t req_len;
+	char req[REQUEST_MAX];
 };
 
 struct ht_metrics_http {
 	int listen_fd, wake_fd;
 	uint16_t port;
-	unsigned long long timeout_ns;
-	unsigned int max_conns;
-	struct conn *conns;
-	unsigned int nconns;
+	unsigned long long timeout_ns, head_timeout_ns;
+	unsigned int max_conns, max_per_client, max_responses;
+	struct conn *conns; /* max_conns slots */
+	unsigned int nconns, nresponses;
+	struct ht_metrics_http_stats stats;        /* the HTTP thread's */
+	struct ht_metrics_http_stats shared_stats; /* a copy for other threads, under stats_lock */
+	pthread_mutex_t stats_lock;
 	ht_metrics_body_fn body;
 	void *ctx;
 	pthread_t thread;
@@ -92,26 +112,162 @@ bool ht_listen_addr_parse(const char *spec, struct ht_listen_addr *out)
 	return true;
 }
 
-static void conn_close(struct ht_metrics_http *h, unsigned int i)
+static void note_usage(struct ht_metrics_http *h)
 {
-	close(h->conns[i].fd);
-	free(h->conns[i].resp);
-	h->conns[i] = h->conns[--h->nconns];
+	struct ht_metrics_http_stats *st = &h->stats;
+
+	st->connections = h->nconns;
+	st->responses = h->nresponses;
+	st->peak_connections = HT_MAX(st->peak_connections, st->connections);
+	st->peak_responses = HT_MAX(st->peak_responses, st->responses);
+	st->peak_response_bytes = HT_MAX(st->peak_response_bytes, st->response_bytes);
 }
 
-static void accept_all(struct ht_metrics_http *h)
+static void conn_close(struct ht_metrics_http *h, struct conn *c)
 {
-	while (h->nconns < h->max_conns) {
-		int fd = accept4(h->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	close(c->fd);
+	c->fd = -1;
+	if (c->resp) {
+		h->nresponses--;
+		h->stats.response_bytes -= c->resp_len;
+		free(c->resp);
+		c->resp = NULL;
+	}
+	h->nconns--;
+	note_usage(h);
+}
+
+static struct client_key client_key(const struct sockaddr_storage *ss)
+{
+	struct client_key k = { { 0 } };
+
+	if (ss->ss_family == AF_INET) {
+		k.b[10] = k.b[11] = 0xff; /* as ::ffff:a.b.c.d, so a dual-stack socket's IPv4 clients match */
+		memcpy(k.b + 12, &((const struct sockaddr_in *)ss)->sin_addr, 4);
+	} else if (ss->ss_family == AF_INET6) {
+		const struct in6_addr *a = &((const struct sockaddr_in6 *)ss)->sin6_addr;
+
+		memcpy(k.b, a, IN6_IS_ADDR_V4MAPPED(a) ? 16 : 8);
+	}
+	return k;
+}
+
+static bool same_client(const struct client_key *a, const struct client_key *b)
+{
+	return !memcmp(a->b, b->b, sizeof(a->b));
+}
+
+static unsigned int connections_of(const struct ht_metrics_http *h, const struct client_key *k)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < h->max_conns; i++)
+		n += h->conns[i].fd >= 0 && same_client(&h->conns[i].client, k);
+	return n;
+}
+
+/*
+ * The connection of client k that is worth least: one still waiting for its
+ * request head, the oldest first (an idle or trickling client; a scraper
+ * sends its head at once); else the response whose client read nothing for
+ * the longest. NULL if k has none.
+ */
+static struct conn *least_worth(struct ht_metrics_http *h, const struct client_key *k)
+{
+	struct conn *best = NULL;
+
+	for (unsigned int i = 0; i < h->max_conns; i++) {
+		struct conn *c = &h->conns[i];
+
+		if (c->fd < 0 || !same_client(&c->client, k))
+			continue;
+		if (!best || (!c->resp && best->resp) ||
+		    (!c->resp && !best->resp && c->accepted_ns < best->accepted_ns) ||
+		    (c->resp && best->resp && c->progress_ns < best->progress_ns))
+			best = c;
+	}
+	return best;
+}
+
+/*
+ * Room for a newcomer from client k, so that nobody waits in the listen
+ * backlog behind slow clients: a client at its cap gives up its own least
+ * worthy connection; when every slot is taken, the client with the most
+ * connections gives up one. NULL: there is a free slot.
+ */
+static struct conn *slot_victim(struct ht_metrics_http *h, const struct client_key *k)
+{
+	const struct client_key *from = k;
+	unsigned int most = 0;
+
+	if (connections_of(h, k) < h->max_per_client) {
+		if (h->nconns < h->max_conns)
+			return NULL;
+		for (unsigned int i = 0; i < h->max_conns; i++) {
+			unsigned int n = connections_of(h, &h->conns[i].client);
+
+			if (n > most) {
+				most = n;
+				from = &h->conns[i].client;
+			}
+		}
+	}
+	return least_worth(h, from);
+}
+
+/* At the cap of rendered responses: the one whose client read nothing for the longest, other than keep. */
+static struct conn *response_victim(struct ht_metrics_http *h, const struct conn *keep)
+{
+	struct conn *best = NULL;
+
+	for (unsigned int i = 0; i < h->max_conns; i++) {
+		struct conn *c = &h->conns[i];
+
+		if (c->fd >= 0 && c->resp && c != keep && (!best || c->progress_ns < best->progress_ns))
+			best = c;
+	}
+	return best;
+}
+
+static bool conn_step(struct ht_metrics_http *h, struct conn *c, short revents);
+
+static void accept_some(struct ht_metrics_http *h)
+{
+	for (int k = 0; k < ACCEPTS_PER_ROUND; k++) {
+		struct sockaddr_storage ss;
+		socklen_t sslen = sizeof(ss);
+		int fd = accept4(h->listen_fd, (struct sockaddr *)&ss, &sslen, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		int sndbuf = CONN_SNDBUF;
+		struct client_key key;
+		struct conn *c = NULL;
 
 		if (fd < 0)
 			return; /* EAGAIN, or a connection reset before we took it */
+		key = client_key(&ss);
+		c = slot_victim(h, &key);
+		if (c) {
+			conn_close(h, c);
+			h->stats.evicted++;
+		}
+		for (unsigned int i = 0; i < h->max_conns; i++) {
+			if (h->conns[i].fd < 0) {
+				c = &h->conns[i];
+				break;
+			}
+		}
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
-		struct conn *c = &h->conns[h->nconns++];
-		memset(c, 0, sizeof(*c));
 		c->fd = fd;
-		c->deadline_ns = ht_monotonic_ns() + h->timeout_ns;
+		c->client = key;
+		c->accepted_ns = c->progress_ns = ht_monotonic_ns();
+		c->head_deadline_ns = c->accepted_ns + h->head_timeout_ns;
+		c->deadline_ns = c->accepted_ns + h->timeout_ns;
+		c->req_len = 0;
+		h->nconns++;
+		h->stats.accepted++;
+		note_usage(h);
+		/* A scraper's request is usually in already: answer it before anyone can take its slot. */
+		if (!conn_step(h, c, POLLIN))
+			conn_close(h, c);
 	}
 }
 
@@ -188,6 +344,7 @@ static bool conn_step(struct ht_metrics_http *h, struct conn *c, short revents)
 	if (revents & (POLLERR | POLLNVAL))
 		return false;
 	if (!c->resp) {
+		size_t from = c->req_len > 3 ? c->req_len - 3 : 0;
 		ssize_t n = recv(c->fd, c->req + c->req_len, sizeof(c->req) - 1 - c->req_len, 0);
 
 		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
@@ -195,13 +352,26 @@ static bool conn_step(struct ht_metrics_http *h, struct conn *c, short revents)
 		if (n > 0)
 			c->req_len += (size_t)n;
 		c->req[c->req_len] = '\0';
-		if (!strstr(c->req, "\r\n\r\n") && !strstr(c->req, "\n\n")) {
+		/* Only the new bytes (and the 3 before them) can end the head: a trickle costs no rescans. */
+		if (!strstr(c->req + from, "\r\n\r\n") && !strstr(c->req + from, "\n\n")) {
 			if (c->req_len == sizeof(c->req) - 1)
 				return false; /* a request head this long is not a scrape */
 			return true;
 		}
+		if (h->nresponses >= h->max_responses) {
+			struct conn *v = response_victim(h, c);
+
+			if (v) {
+				conn_close(h, v);
+				h->stats.evicted++;
+			}
+		}
 		if (handle_request(h, c))
 			return false;
+		h->nresponses++;
+		h->stats.response_bytes += c->resp_len;
+		c->progress_ns = ht_monotonic_ns();
+		note_usage(h);
 	}
 	while (c->resp_sent < c->resp_len) {
 		ssize_t n = send(c->fd, c->resp + c->resp_sent, c->resp_len - c->resp_sent, MSG_NOSIGNAL);
@@ -209,6 +379,7 @@ static bool conn_step(struct ht_metrics_http *h, struct conn *c, short revents)
 		if (n < 0)
 			return errno == EAGAIN || errno == EINTR;
 		c->resp_sent += (size_t)n;
+		c->progress_ns = ht_monotonic_ns();
 	}
 	return false; /* all sent: Connection: close */
 }
@@ -227,6 +398,11 @@ static void drop_thread_capabilities(void)
 	syscall(SYS_capset, &hdr, none);
 }
 
+static unsigned long long conn_deadline(const struct conn *c)
+{
+	return c->resp ? c->deadline_ns : HT_MIN(c->head_deadline_ns, c->deadline_ns);
+}
+
 static void *serve(void *arg)
 {
 	struct ht_metrics_http *h = arg;
@@ -239,34 +415,42 @@ static void *serve(void *arg)
 		return NULL;
 	for (;;) {
 		unsigned long long now = ht_monotonic_ns(), next = now + 1000000000ull;
-		unsigned int n = 0;
 
-		pfd[n++] = (struct pollfd){ .fd = h->wake_fd, .events = POLLIN };
-		/* At the connection cap, new clients wait in the listen backlog. */
-		pfd[n++] = (struct pollfd){ .fd = h->nconns < h->max_conns ? h->listen_fd : -1, .events = POLLIN };
-		for (unsigned int i = 0; i < h->nconns; i++) {
+		pfd[0] = (struct pollfd){ .fd = h->wake_fd, .events = POLLIN };
+		/* Always listening: a newcomer takes a free slot or a less worthy connection's. */
+		pfd[1] = (struct pollfd){ .fd = h->listen_fd, .events = POLLIN };
+		for (unsigned int i = 0; i < h->max_conns; i++) {
 			struct conn *c = &h->conns[i];
 
-			pfd[n++] = (struct pollfd){ .fd = c->fd, .events = c->resp ? POLLOUT : POLLIN };
-			if (c->deadline_ns < next)
-				next = c->deadline_ns;
+			pfd[2 + i] = (struct pollfd){ .fd = c->fd, .events = c->resp ? POLLOUT : POLLIN };
+			if (c->fd >= 0)
+				next = HT_MIN(next, conn_deadline(c));
 		}
 		int timeout_ms = next > now ? (int)((next - now + 999999) / 1000000) : 0;
-		if (poll(pfd, n, timeout_ms) < 0 && errno != EINTR)
+		if (poll(pfd, h->max_conns + 2, timeout_ms) < 0 && errno != EINTR)
 			break;
 		if (pfd[0].revents)
 			break; /* stop */
-		/* Connections first, from the last: closing one moves the last into its place. */
+		/* Slots stay where they are: a connection closed here is skipped, not moved. */
 		now = ht_monotonic_ns();
-		for (unsigned int i = h->nconns; i-- > 0;) {
+		for (unsigned int i = 0; i < h->max_conns; i++) {
 			struct conn *c = &h->conns[i];
 			short rev = pfd[2 + i].revents;
 
-			if ((rev && !conn_step(h, c, rev)) || now >= c->deadline_ns)
-				conn_close(h, i);
+			if (c->fd < 0)
+				continue;
+			if (rev && !conn_step(h, c, rev)) {
+				conn_close(h, c);
+			} else if (now >= conn_deadline(c)) {
+				conn_close(h, c);
+				h->stats.timed_out++;
+			}
 		}
 		if (pfd[1].revents)
-			accept_all(h);
+			accept_some(h);
+		pthread_mutex_lock(&h->stats_lock);
+		h->shared_stats = h->stats;
+		pthread_mutex_unlock(&h->stats_lock);
 	}
 	free(pfd);
 	return NULL;
@@ -289,9 +473,17 @@ int ht_metrics_http_start(struct ht_metrics_http **out, const struct ht_listen_a
 	h->listen_fd = h->wake_fd = -1;
 	h->body = body;
 	h->ctx = ctx;
-	h->timeout_ns = (unsigned long long)(opts && opts->timeout_ms ? opts->timeout_ms : 10000) * 1000000ull;
-	h->max_conns = opts && opts->max_conns ? opts->max_conns : 16;
+	pthread_mutex_init(&h->stats_lock, NULL);
+	h->timeout_ns = (unsigned long long)(opts && opts->timeout_ms ? opts->timeout_ms : DEFAULT_TIMEOUT_MS) * 1000000ull;
+	h->head_timeout_ns = (unsigned long long)(opts && opts->head_timeout_ms ? opts->head_timeout_ms :
+						  DEFAULT_HEAD_TIMEOUT_MS) * 1000000ull;
+	h->max_conns = opts && opts->max_conns ? opts->max_conns : DEFAULT_MAX_CONNS;
+	h->max_per_client = opts && opts->max_per_client ? opts->max_per_client : h->max_conns / 4;
+	h->max_per_client = HT_MAX(h->max_per_client, 1u);
+	h->max_responses = opts && opts->max_responses ? opts->max_responses : DEFAULT_MAX_RESPONSES;
 	h->conns = calloc(h->max_conns, sizeof(*h->conns));
+	for (unsigned int i = 0; h->conns && i < h->max_conns; i++)
+		h->conns[i].fd = -1;
 	h->listen_fd = socket(addr->sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	h->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (!h->conns || h->listen_fd < 0 || h->wake_fd < 0) {
@@ -302,7 +494,7 @@ int ht_metrics_http_start(struct ht_metrics_http **out, const struct ht_listen_a
 	/* A restarted recorder must get its port back at once, not after TIME_WAIT. */
 	setsockopt(h->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(h->listen_fd, (const struct sockaddr *)&addr->sa, addr->len) ||
-	    listen(h->listen_fd, 64)) {
+	    listen(h->listen_fd, SOMAXCONN)) {
 		ret = -errno;
 		snprintf(err, errlen, "cannot listen on %s for --metrics: %s: %s", addr->text,
 			 strerror(errno),
@@ -348,12 +540,21 @@ void ht_metrics_http_stop(struct ht_metrics_http *h)
 		(void)n;
 		pthread_join(h->thread, NULL);
 	}
-	while (h->nconns)
-		conn_close(h, h->nconns - 1);
+	for (unsigned int i = 0; h->conns && i < h->max_conns; i++)
+		if (h->conns[i].fd >= 0)
+			conn_close(h, &h->conns[i]);
 	if (h->listen_fd >= 0)
 		close(h->listen_fd);
 	if (h->wake_fd >= 0)
 		close(h->wake_fd);
+	pthread_mutex_destroy(&h->stats_lock);
 	free(h->conns);
 	free(h);
+}
+
+void ht_metrics_http_stats(struct ht_metrics_http *h, struct ht_metrics_http_stats *out)
+{
+	pthread_mutex_lock(&h->stats_lock);
+	*out = h->shared_stats;
+	pthread_mutex_unlock(&h->stats_lock);
 }

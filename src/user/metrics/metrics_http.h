@@ -4,10 +4,20 @@
  *
  * It never holds up the drain: the drain thread only publishes snapshots
  * (metrics_exporter.c), and this thread renders a response per request from
- * the latest one. Sockets are nonblocking, each connection has a deadline
- * (a client that connects and never sends or never reads is closed when it
- * passes), and connections are capped, so a slow or hostile client costs
- * this thread a slot and bounded memory, and the drain nothing.
+ * the latest one. One poll loop over nonblocking sockets. Whatever clients
+ * do, a scrape is answered at once and memory stays bounded:
+ *   - the request head must arrive within 2 s of the connect, the response
+ *     be sent within 10 s; a head longer than 8 KiB is refused;
+ *   - 64 connection slots, at most a quarter of them per client (an IPv4
+ *     address, an IPv6 /64); the server always accepts, and a newcomer
+ *     takes the slot of its client's least worthy connection when that
+ *     client is at its cap, else of the busiest client's when all are
+ *     taken: first one still waiting for its head (oldest first), then the
+ *     response whose client has read nothing for longest;
+ *   - at most 8 rendered responses (a full registry is about 3 MB) at once,
+ *     the stalest one giving way to a new request.
+ * So a slow or hostile client costs this thread a slot for a bounded time and
+ * bounded memory, and the drain nothing.
  */
 #ifndef HT_METRICS_HTTP_H
 #define HT_METRICS_HTTP_H
@@ -34,8 +44,21 @@ bool ht_listen_addr_parse(const char *spec, struct ht_listen_addr *out);
 typedef int (*ht_metrics_body_fn)(void *ctx, FILE *out);
 
 struct ht_metrics_http_opts {
-	int timeout_ms;        /* per connection, from accept to the last byte sent; 0: 10 s */
-	unsigned int max_conns; /* 0: 16 */
+	int timeout_ms;              /* per connection, from accept to the last byte sent; 0: 10 s */
+	int head_timeout_ms;         /* from accept to the end of the request head; 0: 2 s */
+	unsigned int max_conns;      /* connection slots; 0: 64 */
+	unsigned int max_per_client; /* slots one client address may hold; 0: max_conns / 4 */
+	unsigned int max_responses;  /* rendered responses held at once; 0: 8 */
+};
+
+/* What the server holds, for tests: now, and the most at any time. */
+struct ht_metrics_http_stats {
+	unsigned int connections, peak_connections;
+	unsigned int responses, peak_responses;              /* rendered, being sent */
+	unsigned long long response_bytes, peak_response_bytes;
+	unsigned long long accepted;
+	unsigned long long evicted;   /* closed to make room for a newcomer or a new response */
+	unsigned long long timed_out; /* closed at a deadline */
 };
 
 struct ht_metrics_http;
@@ -49,6 +72,8 @@ int ht_metrics_http_start(struct ht_metrics_http **out, const struct ht_listen_a
 			  char *err, size_t errlen);
 /* The port actually bound (useful when PORT was 0 in tests). */
 uint16_t ht_metrics_http_port(const struct ht_metrics_http *h);
+/* A copy of the server's counts, as of its last poll round (any thread). */
+void ht_metrics_http_stats(struct ht_metrics_http *h, struct ht_metrics_http_stats *out);
 /* Stops the thread, closes every connection. NULL is fine. */
 void ht_metrics_http_stop(struct ht_metrics_http *h);
 

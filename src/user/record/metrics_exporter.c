@@ -131,6 +131,11 @@ uint16_t ht_metrics_port(const struct ht_metrics *m)
 	return ht_metrics_http_port(m->http);
 }
 
+void ht_metrics_server_stats(struct ht_metrics *m, struct ht_metrics_http_stats *out)
+{
+	ht_metrics_http_stats(m->http, out);
+}
+
 unsigned long long ht_metrics_hypercalls(const struct ht_metrics *m)
 {
 	unsigned long long n;

@@ -48,6 +48,8 @@ void ht_metrics_update(struct ht_metrics *m, const struct ht_tracer *t,
 uint16_t ht_metrics_port(const struct ht_metrics *m);
 /* Hypercalls counted so far (all label sets, "other" included); 0 for NULL. */
 unsigned long long ht_metrics_hypercalls(const struct ht_metrics *m);
+/* What the HTTP server holds (connections, responses), for tests. */
+void ht_metrics_server_stats(struct ht_metrics *m, struct ht_metrics_http_stats *out);
 /* Stops the server and frees everything. NULL is fine. */
 void ht_metrics_stop(struct ht_metrics *m);
 
