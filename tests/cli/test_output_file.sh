@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The trace file `record` writes as root: never through a symbolic link, never
-# into a file it did not create, replaced in one rename with --force, private
+# into a directory reached through a link that someone other than root or the
+# caller owns (convert's outputs neither), never into a file it did not create, replaced in one rename with --force, private
 # by default, refused if it is not a regular file, and absent when nothing was
 # recorded. And what a crash (kill -9) or a full disk costs: records come from
 # tests/tools/inject_records, which feeds the recorder's own ring buffer.
@@ -51,6 +52,54 @@ as_nobody ln -s "$work/victim" shared/planted.htr
 expect_run refuses_a_link_another_user_planted 1 "planted.htr is a symbolic link" -- \
 	"$HT" record -q --force -o shared/planted.htr -d 0.1
 [ "$(cat victim)" = secret ] && pass a_planted_links_target_is_untouched || fail a_planted_links_target_is_untouched "$(cat victim)"
+
+# --- a link to a directory is followed only if root or the caller owns it -------
+# A root-only directory, and links to it planted by another user: in the
+# sticky shared directory (fs.protected_symlinks would stop this one, where
+# it is set) and in a directory of that user's own (it would not).
+mkdir -m 700 rootonly && echo secret >rootonly/passwd && chmod 600 rootonly/passwd
+mkdir -m 755 userdir && chown 65534:65534 userdir
+as_nobody ln -s "$work/rootonly" shared/evil
+as_nobody ln -s "$work/rootonly" userdir/evil
+expect_run refuses_a_directory_link_another_user_planted 1 \
+	"refusing to follow shared/evil, a symbolic link owned by uid 65534 \(not root, not you\): give the directory's real path with -o" -- \
+	"$HT" record -q --force -o shared/evil/passwd -d 0.1
+expect_run refuses_a_directory_link_in_another_users_directory 1 "refusing to follow .*/userdir/evil, a symbolic link owned by uid 65534" -- \
+	"$HT" record -q --force -o "$work/userdir/evil/passwd" -d 0.1
+# The same link reached through a root-owned one: every link on the way counts.
+ln -s shared rootlink-to-shared
+expect_run refuses_a_foreign_link_behind_a_root_link 1 "refusing to follow .*evil, a symbolic link owned by uid 65534" -- \
+	"$HT" record -q --force -o rootlink-to-shared/evil/passwd -d 0.1
+[ "$(cat rootonly/passwd)" = secret ] && [ "$(ls -A rootonly)" = passwd ] \
+	&& pass a_root_only_directory_is_untouched || fail a_root_only_directory_is_untouched "$(ls -la rootonly)"
+# Links root owns (such as /var/run -> /run) are followed, relative or absolute, as are . and ..
+mkdir -p sub/deeper
+ln -s sub rootlink
+ln -s "$work/sub/deeper" rootlink-abs
+ok=""
+for o in rootlink/a.htr rootlink-abs/b.htr sub/deeper/../c.htr ./sub/./d.htr rootlink-abs/../e.htr "$work/rootlink/f.htr"; do
+	"$HT" record -q -o "$o" -d 0.1 >/dev/null 2>&1 || ok+=" $o: exit $?;"
+done
+for f in sub/a.htr sub/deeper/b.htr sub/c.htr sub/d.htr sub/e.htr sub/f.htr; do
+	complete "$f" || ok+=" $f missing or incomplete;"
+done
+[ -z "$ok" ] && pass root_owned_links_relative_paths_and_dotdot_are_followed \
+	|| fail root_owned_links_relative_paths_and_dotdot_are_followed "$ok"
+# Under sudo, the user who ran sudo is the caller: their own links are theirs to use.
+SUDO_UID=65534 SUDO_GID=65534 "$HT" record -q -o userdir/evil/by-sudo-user.htr -d 0.1 >/dev/null 2>&1
+complete rootonly/by-sudo-user.htr && pass under_sudo_the_callers_own_link_is_followed \
+	|| fail under_sudo_the_callers_own_link_is_followed "$(ls -la rootonly)"
+rm -f rootonly/by-sudo-user.htr
+# convert's outputs go through the same resolver.
+expect_run convert_chrome_refuses_a_directory_link_another_user_planted 1 "refusing to follow shared/evil, a symbolic link owned by uid 65534.*--chrome" -- \
+	"$HT" convert --force --chrome shared/evil/passwd sub/a.htr
+expect_run convert_ctf_refuses_a_directory_link_another_user_planted 1 "refusing to follow shared/evil, a symbolic link owned by uid 65534.*--ctf" -- \
+	"$HT" convert --ctf shared/evil/ctf sub/a.htr
+[ "$(cat rootonly/passwd)" = secret ] && [ "$(ls -A rootonly)" = passwd ] \
+	&& pass convert_leaves_a_root_only_directory_untouched || fail convert_leaves_a_root_only_directory_untouched "$(ls -la rootonly)"
+"$HT" convert --chrome rootlink/a.json sub/a.htr >/dev/null 2>&1 && "$HT" convert --ctf rootlink/../sub/a-ctf sub/a.htr >/dev/null 2>&1 \
+	&& [ -s sub/a.json ] && [ -s sub/a-ctf/metadata ] && pass convert_follows_root_owned_links \
+	|| fail convert_follows_root_owned_links "$(ls -la sub)"
 
 # --- --force replaces with a new file, never writes into the old one -------------
 echo old >old.htr

@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "export/chrome_guest.h"
 #include "export/thread_table.h"
+#include "tracefile/output_file.h"
 #include "tracefile/wallclock.h"
 
 struct ht_chrome_writer {
@@ -39,7 +40,17 @@ int ht_chrome_open(const char *path, bool force, const struct ht_file_header *h,
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL), 0644);
+	const struct ht_output_spec spec = { .cmd = "convert", .opt = "--chrome", .what = "a JSON file", .force = force };
+	char *name = NULL;
+	int dirfd = ht_output_locate(path, &spec, &name, err, errlen);
+	if (dirfd < 0) {
+		ht_thread_table_free(w->threads);
+		free(w);
+		return dirfd;
+	}
+	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (force ? O_TRUNC : O_EXCL), 0644);
+	free(name);
+	close(dirfd);
 	if (fd < 0 || !(w->f = fdopen(fd, "w"))) {
 		int ret = -errno;
 		if (ret == -EEXIST)

@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "export/ctf_guest.h"
 #include "export/thread_table.h"
+#include "tracefile/output_file.h"
 #include "tracefile/wallclock.h"
 
 #define CTF_MAGIC 0xc1fc1fc1u
@@ -39,7 +40,8 @@ struct ctf_stream {
 };
 
 struct ht_ctf_writer {
-	char dir[4096];
+	char dir[4096]; /* as given, for messages */
+	int dirfd;      /* the trace's directory */
 	struct ht_file_header hdr;
 	unsigned char uuid[16];
 	struct ht_thread_table *streams;
@@ -93,46 +95,65 @@ static unsigned char *put_u64(unsigned char *p, uint64_t v)
 	return p + sizeof(v);
 }
 
-/* Creates dir, or accepts it if it exists and is empty. */
+/*
+ * Creates dir, or accepts it if it exists and is empty; reached without
+ * following another user's link (tracefile/output_file.h). Its descriptor, or
+ * -errno with err set.
+ */
 static int make_dir(const char *dir, char *err, size_t errlen)
 {
+	const struct ht_output_spec spec = { .cmd = "convert", .opt = "--ctf", .what = "a CTF trace" };
+	char *name = NULL;
+	int parent = ht_output_locate(dir, &spec, &name, err, errlen), fd, ret = 0;
 	DIR *d;
 	struct dirent *e;
 
-	if (mkdir(dir, 0755) == 0)
-		return 0;
-	if (errno != EEXIST)
-		return errorf(err, errlen, -errno, "cannot create directory %s: %s: choose a writable path",
-			      dir, strerror(errno));
-	d = opendir(dir);
-	if (!d)
-		return errorf(err, errlen, -errno, "%s exists and cannot be opened as a directory: %s: give a new directory",
-			      dir, strerror(errno));
+	if (parent < 0)
+		return parent;
+	if (mkdirat(parent, name, 0755) && errno != EEXIST)
+		ret = errorf(err, errlen, -errno, "cannot create directory %s: %s: choose a writable path", dir,
+			     strerror(errno));
+	fd = ret ? -1 : openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (!ret && fd < 0)
+		ret = errorf(err, errlen, -errno, "%s exists and cannot be opened as a directory: %s: give a new directory",
+			     dir, strerror(errno));
+	free(name);
+	close(parent);
+	if (ret)
+		return ret;
+	d = fdopendir(dup(fd));
+	if (!d) {
+		close(fd);
+		return errorf(err, errlen, -errno, "cannot read directory %s: %s", dir, strerror(errno));
+	}
 	while ((e = readdir(d))) {
 		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
 			closedir(d);
+			close(fd);
 			return errorf(err, errlen, -EEXIST, "%s is not empty: give a new or empty directory", dir);
 		}
 	}
 	closedir(d);
-	return 0;
+	return fd;
 }
 
 int ht_ctf_open(const char *dir, const struct ht_file_header *h, struct ht_ctf_writer **out,
 		char *err, size_t errlen)
 {
 	struct ht_ctf_writer *w;
-	int ret;
+	int fd;
 
 	if (strlen(dir) + 80 > sizeof(w->dir))
 		return errorf(err, errlen, -ENAMETOOLONG, "directory name too long: %s", dir);
-	if ((ret = make_dir(dir, err, errlen)))
-		return ret;
+	if ((fd = make_dir(dir, err, errlen)) < 0)
+		return fd;
 	w = calloc(1, sizeof(*w));
 	if (!w || !(w->streams = ht_thread_table_new())) {
 		free(w);
+		close(fd);
 		return errorf(err, errlen, -ENOMEM, "out of memory");
 	}
+	w->dirfd = fd;
 	snprintf(w->dir, sizeof(w->dir), "%s", dir);
 	w->hdr = *h;
 	w->last_ns = h->start_monotonic_ns;
@@ -185,7 +206,7 @@ static int flush_packet(struct ht_ctf_writer *w, struct ctf_stream *s, uint64_t 
 	assert(p == s->buf + PACKET_PREAMBLE_BYTES);
 
 	snprintf(path, sizeof(path), "%s/%s", w->dir, s->name);
-	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	fd = openat(w->dirfd, s->name, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return errorf(err, errlen, -errno, "cannot write %s: %s", path, strerror(errno));
 	while (off < s->len) {
@@ -435,7 +456,10 @@ static int write_metadata(const struct ht_ctf_writer *w, const struct ht_read_st
 	}
 
 	snprintf(path, sizeof(path), "%s/metadata", w->dir);
-	f = fopen(path, "we");
+	int fd = openat(w->dirfd, "metadata", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	f = fd < 0 ? NULL : fdopen(fd, "w");
+	if (!f && fd >= 0)
+		close(fd);
 	if (!f)
 		return errorf(err, errlen, -errno, "cannot write %s: %s", path, strerror(errno));
 	fputs("/* CTF 1.8 */\n\n", f);
@@ -521,6 +545,7 @@ int ht_ctf_close(struct ht_ctf_writer *w, const struct ht_read_status *st, const
 	if (!ret)
 		ret = write_metadata(w, st, source, selection, err, errlen);
 	ht_thread_table_free(w->streams);
+	close(w->dirfd);
 	free(w);
 	return ret;
 }

@@ -17,13 +17,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 #include "tracefile/block_codec.h"
 #include "tracefile/crc32.h"
+#include "tracefile/output_file.h"
 #include "common/cpu_vendor.h"
 #include "common/util.h"
 
@@ -38,13 +38,8 @@ struct block {
 };
 
 struct ht_writer {
-	int fd;
-	int dirfd;       /* the directory the file is (or will be) named in */
-	char *path;      /* as given, for messages */
-	char *name;      /* the final name, relative to dirfd */
-	char *tmpname;   /* without O_TMPFILE: the private temporary name; else NULL */
-	bool force;
-	bool published;
+	struct ht_output out; /* the file: created unnamed, named when published */
+	int fd;               /* out.fd */
 	unsigned int encoding;
 	unsigned long long added; /* records handed in */
 
@@ -103,134 +98,36 @@ void ht_header_init(struct ht_file_header *hdr)
 	hdr->filter_nr[0] = HT_DEFAULT_HYPERCALL_NR;
 }
 
-static const char *file_kind(mode_t mode)
-{
-	return S_ISDIR(mode) ? "a directory" : S_ISFIFO(mode) ? "a FIFO or pipe" : S_ISCHR(mode) ? "a character device" :
-	       S_ISBLK(mode) ? "a block device" : S_ISSOCK(mode) ? "a socket" : "not a regular file";
-}
-
-/* A name nobody can guess, for the moment between creating and renaming. */
-static void temp_name(char *buf, size_t len)
-{
-	unsigned long long r = 0;
-
-	/* Non-blocking: right after boot (a test VM) the pool may not be ready, and a clock will do. */
-	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
-		r = ht_clock_ns(CLOCK_MONOTONIC) ^ ((unsigned long long)getpid() << 32);
-	snprintf(buf, len, ".htr-%016llx.tmp", r);
-}
-
-/* Gives the unnamed (O_TMPFILE) file the name NAME in dirfd; -EEXIST if NAME exists. */
-static int link_unnamed(struct ht_writer *w, const char *name)
-{
-	char proc[64];
-
-	if (linkat(w->fd, "", w->dirfd, name, AT_EMPTY_PATH) == 0)
-		return 0;
-	if (errno != ENOENT && errno != EPERM)
-		return -errno;
-	/* AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH; /proc does the same without it. */
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", w->fd);
-	if (linkat(AT_FDCWD, proc, w->dirfd, name, AT_SYMLINK_FOLLOW) == 0)
-		return 0;
-	return -errno;
-}
-
 static void free_writer(struct ht_writer *w)
 {
-	if (w->fd >= 0)
-		close(w->fd);
-	if (w->dirfd >= 0)
-		close(w->dirfd);
+	ht_output_release(&w->out);
 	for (int i = 0; i < N_BLOCKS; i++) {
 		free(w->blocks[i].data);
 		free(w->blocks[i].ids);
 	}
 	pthread_mutex_destroy(&w->lock);
 	pthread_cond_destroy(&w->changed);
-	free(w->path);
-	free(w->name);
-	free(w->tmpname);
 	free(w->encoded);
 	free(w->scratch);
 	free(w);
 }
 
-/* Creates the new file in dirfd: unnamed if the file system can, else under a private name. */
-static int create_file(struct ht_writer *w)
-{
-	char tmp[64];
-
-	w->fd = openat(w->dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, HT_WRITER_DEFAULT_MODE);
-	if (w->fd >= 0)
-		return 0;
-	if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
-		return -errno;
-	for (int tries = 0; tries < 100; tries++) {
-		temp_name(tmp, sizeof(tmp));
-		w->fd = openat(w->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-			       HT_WRITER_DEFAULT_MODE);
-		if (w->fd >= 0) {
-			w->tmpname = strdup(tmp);
-			if (w->tmpname)
-				return 0;
-			unlinkat(w->dirfd, tmp, 0);
-			return -ENOMEM;
-		}
-		if (errno != EEXIST)
-			return -errno;
-	}
-	return -EEXIST;
-}
-
 int ht_writer_open(const char *path, bool force, const struct ht_file_header *hdr,
 		   struct ht_writer **out, char *err, size_t errlen)
 {
+	const struct ht_output_spec spec = { .cmd = "record", .opt = "-o", .what = "a trace file", .force = force };
 	struct ht_file_header h = *hdr;
 	struct ht_writer *w;
-	struct stat sb;
-	int ret;
-
-	/* What is at PATH now: only ever replaced by rename, never opened, so never written through. */
-	if (lstat(path, &sb) == 0) {
-		struct stat target;
-		if (S_ISLNK(sb.st_mode) && stat(path, &target) == 0 && !S_ISREG(target.st_mode)) {
-			/* /dev/stdout and the like: say what is at the end of the link. */
-			snprintf(err, errlen, "%s leads to %s: record writes a trace file, not a stream; give a file path with -o", path, file_kind(target.st_mode));
-			return -EINVAL;
-		}
-		if (S_ISLNK(sb.st_mode)) {
-			snprintf(err, errlen, "%s is a symbolic link: record does not write through links; give the path of the file itself with -o", path);
-			return -ELOOP;
-		}
-		if (!S_ISREG(sb.st_mode)) {
-			snprintf(err, errlen, "%s is %s: record writes a trace file, not a stream; give a file path with -o", path, file_kind(sb.st_mode));
-			return -EINVAL;
-		}
-		if (!force) {
-			snprintf(err, errlen, "%s already exists: use --force to overwrite it, or -o to choose another file", path);
-			return -EEXIST;
-		}
-	} else if (errno != ENOENT) {
-		ret = -errno;
-		snprintf(err, errlen, "cannot create %s: %s: choose a writable path with -o", path, strerror(-ret));
-		return ret;
-	}
+	int ret = 0;
 
 	w = calloc(1, sizeof(*w));
 	if (!w) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	w->fd = w->dirfd = -1;
-	w->force = force;
+	w->out.fd = w->out.dirfd = -1;
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->changed, NULL);
-	w->path = strdup(path);
-	const char *slash = strrchr(path, '/');
-	char *dir = slash ? strndup(path, (size_t)(slash - path) + 1) : strdup(".");
-	w->name = strdup(slash ? slash + 1 : path);
-	ret = w->path && w->name && dir ? 0 : -ENOMEM;
 	for (int i = 0; i < N_BLOCKS && !ret; i++) {
 		w->blocks[i].data = malloc(sizeof(struct ht_block_header) +
 					   (size_t)HT_WRITER_BLOCK_RECORDS * sizeof(struct ht_record));
@@ -238,25 +135,16 @@ int ht_writer_open(const char *path, bool force, const struct ht_file_header *hd
 			ret = -ENOMEM;
 	}
 	if (ret) {
-		free(dir);
 		free_writer(w);
 		snprintf(err, errlen, "out of memory");
 		return ret;
 	}
-	if (!w->name[0]) {
-		free(dir);
-		free_writer(w);
-		snprintf(err, errlen, "%s names a directory: give a file path with -o", path);
-		return -EISDIR;
-	}
-	w->dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	free(dir);
-	ret = w->dirfd < 0 ? -errno : create_file(w);
+	ret = ht_output_create(&w->out, path, &spec, err, errlen);
 	if (ret) {
-		snprintf(err, errlen, "cannot create %s: %s: choose a writable path with -o", path, strerror(-ret));
 		free_writer(w);
 		return ret;
 	}
+	w->fd = w->out.fd;
 	memcpy(h.magic, HT_FILE_MAGIC, sizeof(h.magic));
 	h.version = HT_FILE_VERSION;
 	h.header_size = HT_FILE_HEADER_SIZE;
@@ -276,72 +164,19 @@ int ht_writer_open(const char *path, bool force, const struct ht_file_header *hd
 int ht_writer_set_access(struct ht_writer *w, mode_t mode, uid_t uid, gid_t gid, char *err,
 			 size_t errlen)
 {
-	/* fchown first: it may clear mode bits, and the mode asked for is the one to keep. */
-	if (uid != (uid_t)-1 && fchown(w->fd, uid, gid)) {
-		int ret = -errno;
-		snprintf(err, errlen, "cannot give %s to user %u group %u: %s", w->path, (unsigned int)uid,
-			 (unsigned int)gid, strerror(-ret));
-		return ret;
-	}
-	if (fchmod(w->fd, mode)) {
-		int ret = -errno;
-		snprintf(err, errlen, "cannot set the mode of %s to %04o: %s", w->path, (unsigned int)mode,
-			 strerror(-ret));
-		return ret;
-	}
-	return 0;
+	return ht_output_set_access(&w->out, mode, uid, gid, err, errlen);
 }
 
 int ht_writer_publish(struct ht_writer *w, char *err, size_t errlen)
 {
-	char tmp[64];
-	int ret = 0;
-
-	if (w->published)
-		return 0;
-	if (w->tmpname) {
-		if (w->force)
-			ret = renameat(w->dirfd, w->tmpname, w->dirfd, w->name) ? -errno : 0;
-		else
-			ret = renameat2(w->dirfd, w->tmpname, w->dirfd, w->name, RENAME_NOREPLACE) ? -errno : 0;
-	} else if (!w->force) {
-		ret = link_unnamed(w, w->name);
-	} else {
-		/* A name of our own first, then one rename: PATH is the old file or the new one, never neither. */
-		for (int tries = 0; tries < 100; tries++) {
-			temp_name(tmp, sizeof(tmp));
-			ret = link_unnamed(w, tmp);
-			if (ret != -EEXIST)
-				break;
-		}
-		if (!ret && renameat(w->dirfd, tmp, w->dirfd, w->name)) {
-			ret = -errno;
-			unlinkat(w->dirfd, tmp, 0);
-		}
-	}
-	if (ret == -EEXIST)
-		snprintf(err, errlen, "%s already exists: use --force to overwrite it, or -o to choose another file", w->path);
-	else if (ret)
-		snprintf(err, errlen, "cannot create %s: %s: choose a writable path with -o", w->path, strerror(-ret));
-	if (ret)
-		return ret;
-	free(w->tmpname);
-	w->tmpname = NULL;
-	w->published = true;
-	return 0;
+	return ht_output_publish(&w->out, err, errlen);
 }
 
 void ht_writer_unpublish(struct ht_writer *w)
 {
-	struct stat ours, named;
-
-	if (!w->published)
+	if (!w->out.published)
 		return;
-	/* Only if the name is still ours: someone may have replaced it meanwhile. */
-	if (fstat(w->fd, &ours) == 0 && fstatat(w->dirfd, w->name, &named, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    ours.st_dev == named.st_dev && ours.st_ino == named.st_ino)
-		unlinkat(w->dirfd, w->name, 0);
-	w->published = false;
+	ht_output_unpublish(&w->out);
 	w->stopping = true; /* nothing more to write */
 }
 
@@ -587,8 +422,6 @@ int ht_writer_close(struct ht_writer *w, struct ht_trailer *trailer)
 	if (fsync(w->fd) && !w->error)
 		w->error = -errno;
 	ret = w->error;
-	if (!w->published && w->tmpname)
-		unlinkat(w->dirfd, w->tmpname, 0);
 	free_writer(w);
 	return ret;
 }
@@ -598,8 +431,6 @@ void ht_writer_abandon(struct ht_writer *w)
 	if (!w)
 		return;
 	stop_thread(w);
-	if (!w->published && w->tmpname)
-		unlinkat(w->dirfd, w->tmpname, 0);
 	free_writer(w);
 }
 

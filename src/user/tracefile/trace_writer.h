@@ -7,6 +7,8 @@
  * temporary name where the file system lacks it) and only gets its name when
  * the caller publishes it, replacing an older file atomically with --force.
  * Until then a failure or a kill leaves nothing behind and the old file intact.
+ * The directory is reached without following a link that someone other than
+ * root or the caller owns (tracefile/output_file.h).
  *
  * Blocks are written by a writer thread: the caller (the ring-buffer drain)
  * only copies records into a block buffer and hands full ones over, so no
@@ -32,7 +34,8 @@ struct ht_writer;
 #define HT_WRITER_DEFAULT_MODE 0600
 
 /*
- * Prepares PATH: refuses a symbolic link, anything but a regular file, and an
+ * Prepares PATH: resolves its directory (following only links of root or the
+ * caller), refuses a symbolic link, anything but a regular file, and an
  * existing file unless force; creates the new, still unnamed, file next to it
  * (mode 0600) and writes the header. hdr's magic, version, sizes and crc are
  * filled in here. Returns 0, or -errno with a one-line reason (what to do) in err.
