@@ -47,3 +47,20 @@ bool ht_parse_size(const char *s, uint64_t *out)
 	*out = v << shift;
 	return true;
 }
+
+bool ht_parse_mode(const char *s, unsigned int *out)
+{
+	unsigned int v = 0;
+
+	if (!*s || strlen(s) > 4)
+		return false;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '7')
+			return false;
+		v = v * 8 + (unsigned int)(*s - '0');
+	}
+	if (v > 0777)
+		return false;
+	*out = v;
+	return true;
+}

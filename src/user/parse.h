@@ -12,4 +12,7 @@ bool ht_parse_seconds(const char *s, double max, double *out);
 /* Byte size with an optional K, M or G suffix (powers of 1024). */
 bool ht_parse_size(const char *s, uint64_t *out);
 
+/* An octal file mode, 0 to 0777, as chmod takes it (--mode of record and convert). */
+bool ht_parse_mode(const char *s, unsigned int *out);
+
 #endif

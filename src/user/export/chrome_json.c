@@ -16,6 +16,7 @@
 
 struct ht_chrome_writer {
 	FILE *f;
+	struct ht_output out; /* created unnamed, named once complete */
 	char path[4096];
 	struct ht_file_header hdr;
 	struct ht_thread_table *threads; /* value: the pid or tid, any non-NULL marker */
@@ -29,36 +30,30 @@ static const char *isa_name(__u8 isa)
 	return isa == HT_ISA_VMX ? "VMX" : isa == HT_ISA_SVM ? "SVM" : "?";
 }
 
-int ht_chrome_open(const char *path, bool force, const struct ht_file_header *h,
+int ht_chrome_open(const char *path, bool force, mode_t mode, const struct ht_file_header *h,
 		   struct ht_chrome_writer **out, char *err, size_t errlen)
 {
+	const struct ht_output_spec spec = { .cmd = "convert", .opt = "--chrome", .what = "a JSON file", .force = force };
 	struct ht_chrome_writer *w = calloc(1, sizeof(*w));
-	int fd;
+	int ret, fd;
 
 	if (!w || !(w->threads = ht_thread_table_new())) {
 		free(w);
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	const struct ht_output_spec spec = { .cmd = "convert", .opt = "--chrome", .what = "a JSON file", .force = force };
-	char *name = NULL;
-	int dirfd = ht_output_locate(path, &spec, &name, err, errlen);
-	if (dirfd < 0) {
-		ht_thread_table_free(w->threads);
-		free(w);
-		return dirfd;
-	}
-	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (force ? O_TRUNC : O_EXCL), 0644);
-	free(name);
-	close(dirfd);
-	if (fd < 0 || !(w->f = fdopen(fd, "w"))) {
-		int ret = -errno;
-		if (ret == -EEXIST)
-			snprintf(err, errlen, "%s already exists: use --force to overwrite it", path);
-		else
-			snprintf(err, errlen, "cannot create %s: %s: choose a writable path", path, strerror(-ret));
+	ret = ht_output_create(&w->out, path, &spec, err, errlen);
+	if (!ret)
+		ret = ht_output_set_access(&w->out, mode, (uid_t)-1, (gid_t)-1, err, errlen);
+	/* The stream has a descriptor of its own: the output's stays for publishing. */
+	if (!ret && ((fd = dup(w->out.fd)) < 0 || !(w->f = fdopen(fd, "w")))) {
+		ret = -errno;
 		if (fd >= 0)
 			close(fd);
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(-ret));
+	}
+	if (ret) {
+		ht_output_release(&w->out);
 		ht_thread_table_free(w->threads);
 		free(w);
 		return ret;
@@ -70,6 +65,18 @@ int ht_chrome_open(const char *path, bool force, const struct ht_file_header *h,
 	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", w->f);
 	*out = w;
 	return 0;
+}
+
+void ht_chrome_abandon(struct ht_chrome_writer *w)
+{
+	if (!w)
+		return;
+	if (w->guest)
+		ht_chrome_guest_free(w->guest);
+	fclose(w->f);
+	ht_output_release(&w->out);
+	ht_thread_table_free(w->threads);
+	free(w);
 }
 
 static void separator(struct ht_chrome_writer *w)
@@ -298,6 +305,14 @@ int ht_chrome_close(struct ht_chrome_writer *w, const struct ht_read_status *st,
 		snprintf(err, errlen, "cannot write %s: %s", w->path, strerror(errno));
 		ret = -EIO;
 	}
+	/* On disk before it has its name: a crash leaves the old file or the whole new one. */
+	if (!ret && fsync(w->out.fd)) {
+		snprintf(err, errlen, "cannot write %s: %s", w->path, strerror(errno));
+		ret = -EIO;
+	}
+	if (!ret)
+		ret = ht_output_publish(&w->out, err, errlen);
+	ht_output_release(&w->out);
 	ht_thread_table_free(w->threads);
 	free(w);
 	return ret;

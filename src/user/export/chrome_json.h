@@ -7,19 +7,25 @@
  *
  * Streaming: events are written as records come; memory grows with the
  * number of vCPU threads (for their name events), not with the records.
+ * The file is written unnamed and gets its name only when complete
+ * (tracefile/output_file.h).
  */
 #ifndef HT_CHROME_JSON_H
 #define HT_CHROME_JSON_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include "hypertrace/trace_file.h"
 #include "tracefile/trace_reader.h"
 
 struct ht_chrome_writer;
 
-/* Creates PATH (refusing an existing file unless force). 0, or -errno with err. */
-int ht_chrome_open(const char *path, bool force, const struct ht_file_header *h,
+/*
+ * Creates the file for PATH, unnamed, with mode (refusing an existing file
+ * unless force). 0, or -errno with err.
+ */
+int ht_chrome_open(const char *path, bool force, mode_t mode, const struct ht_file_header *h,
 		   struct ht_chrome_writer **out, char *err, size_t errlen);
 /* Adds the decoded guest events (export/chrome_guest.h) to every later record. 0 or -ENOMEM. */
 struct ht_decoder;
@@ -28,9 +34,13 @@ int ht_chrome_decode(struct ht_chrome_writer *w, const struct ht_decoder *dec);
 int ht_chrome_add(struct ht_chrome_writer *w, const struct ht_record *r, char *err, size_t errlen);
 /*
  * Ends the event array and writes the trace's identity (metadata) so the
- * file is valid JSON even when the input was damaged. Frees w. 0 or -errno.
+ * file is valid JSON even when the input was damaged, then gives the file
+ * its name (replacing the old one with force). Frees w. 0, or -errno (then
+ * nothing is named).
  */
 int ht_chrome_close(struct ht_chrome_writer *w, const struct ht_read_status *st, const char *source,
 		    const char *selection, char *err, size_t errlen);
+/* Frees w and the unnamed file: PATH stays as it was. NULL is fine. */
+void ht_chrome_abandon(struct ht_chrome_writer *w);
 
 #endif

@@ -2,9 +2,14 @@
 /*
  * `hypertrace-bpf convert`: streams the selected records of a trace file,
  * through the trace file reader, into a CTF trace or a Chrome trace JSON file.
+ * The output gets its name only once complete; SIGINT, SIGTERM or SIGHUP
+ * (unless ignored) stop the conversion and leave nothing behind.
  */
 #include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 #include "cli.h"
 #include "decode/decoder.h"
 #include "export/chrome_json.h"
@@ -20,6 +25,43 @@ struct exporter {
 	bool have_dec;
 };
 
+static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP };
+/* The signal that asked convert to stop, 0 while none. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+struct signal_handlers {
+	struct sigaction old[sizeof(stop_signals) / sizeof(stop_signals[0])];
+	bool caught[sizeof(stop_signals) / sizeof(stop_signals[0])];
+};
+
+/*
+ * The read loop checks stop_signal after every record. A signal ignored on
+ * entry (nohup, a background job of a script) stays ignored: the caller chose so.
+ */
+static void catch_stop_signals(struct signal_handlers *h)
+{
+	struct sigaction sa = { .sa_handler = on_stop_signal };
+
+	stop_signal = 0;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++) {
+		h->caught[i] = sigaction(stop_signals[i], NULL, &h->old[i]) == 0 && h->old[i].sa_handler != SIG_IGN &&
+			       sigaction(stop_signals[i], &sa, NULL) == 0;
+	}
+}
+
+static void restore_signals(struct signal_handlers *h)
+{
+	for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++)
+		if (h->caught[i])
+			sigaction(stop_signals[i], &h->old[i], NULL);
+}
+
 static int exporter_open(struct exporter *x, const struct ht_convert_config *cfg,
 			 const struct ht_file_header *h, char *err, size_t errlen)
 {
@@ -30,17 +72,17 @@ static int exporter_open(struct exporter *x, const struct ht_convert_config *cfg
 		return -EINVAL;
 	x->have_dec = true;
 	if (cfg->format == HT_CONVERT_CTF) {
-		ret = ht_ctf_open(cfg->output, h, &x->ctf, err, errlen);
+		ret = ht_ctf_open(cfg->output, cfg->mode, h, &x->ctf, err, errlen);
 		/* The guest event classes only where there can be guest events: other traces stay as they were. */
 		if (!ret && ht_decoder_file_has_events(&x->dec, h))
 			ht_ctf_decode(x->ctf, &x->dec);
 		return ret;
 	}
-	ret = ht_chrome_open(cfg->output, cfg->force, h, &x->chrome, err, errlen);
+	ret = ht_chrome_open(cfg->output, cfg->force, cfg->mode, h, &x->chrome, err, errlen);
 	if (ret)
 		return ret;
 	if (ht_chrome_decode(x->chrome, &x->dec)) {
-		/* The caller closes the writer. */
+		/* The caller abandons the writer. */
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
@@ -60,13 +102,24 @@ static int exporter_close(struct exporter *x, const struct ht_read_status *st, c
 		if (reordered)
 			fprintf(stderr, "hypertrace-bpf: warning: %llu records were out of time order in their vCPU thread: their CTF timestamps were raised to the previous one's (the trace file itself is unusual)\n",
 				reordered);
-		return ht_ctf_close(x->ctf, st, source, selection, err, errlen);
+		int ret = ht_ctf_close(x->ctf, st, source, selection, err, errlen);
+		x->ctf = NULL;
+		return ret;
 	}
 	if (!x->chrome)
 		return 0;
 	int ret = ht_chrome_close(x->chrome, st, source, selection, err, errlen);
 	x->chrome = NULL;
 	return ret;
+}
+
+/* Drops the unfinished output: nothing of it stays. */
+static void exporter_abandon(struct exporter *x)
+{
+	ht_ctf_abandon(x->ctf);
+	x->ctf = NULL;
+	ht_chrome_abandon(x->chrome);
+	x->chrome = NULL;
 }
 
 static void exporter_free(struct exporter *x)
@@ -80,6 +133,7 @@ int ht_cmd_convert(int argc, char **argv)
 {
 	struct ht_convert_config cfg;
 	struct exporter x = { 0 };
+	struct signal_handlers handlers;
 	struct ht_reader *reader;
 	struct ht_record rec;
 	char err[512], selection[256];
@@ -95,29 +149,33 @@ int ht_cmd_convert(int argc, char **argv)
 		return ht_usage_error("convert", "%s", err);
 	}
 	ht_selection_describe(&cfg.selection, selection, sizeof(selection));
-	if (exporter_open(&x, &cfg, ht_reader_header(reader), err, sizeof(err))) {
-		char ignored[64];
-		exporter_close(&x, ht_reader_status(reader), cfg.path, selection, ignored, sizeof(ignored));
-		exporter_free(&x);
-		ht_reader_close(reader);
-		return ht_runtime_error("%s", err);
-	}
-	while (ht_reader_next(reader, &rec) == 1) {
+	catch_stop_signals(&handlers);
+	ret = exporter_open(&x, &cfg, ht_reader_header(reader), err, sizeof(err));
+	while (!ret && !stop_signal && ht_reader_next(reader, &rec) == 1) {
 		if (!ht_selection_match(&cfg.selection, &rec, reader))
 			continue;
-		if (exporter_add(&x, &rec, err, sizeof(err))) {
-			/* Still close: what was converted so far stays a readable trace. */
-			char ignored[64];
-			exporter_close(&x, ht_reader_status(reader), cfg.path, selection, ignored, sizeof(ignored));
-			exporter_free(&x);
-			ht_reader_close(reader);
-			return ht_runtime_error("%s", err);
-		}
-		converted++;
+		ret = exporter_add(&x, &rec, err, sizeof(err));
+		converted += !ret;
 	}
 	const struct ht_read_status *st = ht_reader_status(reader);
-	ret = exporter_close(&x, st, cfg.path, selection, err, sizeof(err));
+	if (!ret && !stop_signal)
+		ret = exporter_close(&x, st, cfg.path, selection, err, sizeof(err));
+	/* A failed or interrupted conversion: the output never got its name, and now goes. */
+	exporter_abandon(&x);
 	exporter_free(&x);
+	restore_signals(&handlers);
+	if (stop_signal && !ret) {
+		int sig = stop_signal;
+
+		ht_reader_close(reader);
+		fprintf(stderr, "hypertrace-bpf: convert stopped by SIG%s: nothing written to %s\n",
+			sig == SIGINT ? "INT" : sig == SIGTERM ? "TERM" : "HUP", cfg.output);
+		fflush(stderr);
+		/* Die of the signal, as without a handler: the caller sees 128+N. */
+		signal(sig, SIG_DFL);
+		raise(sig);
+		return 128 + sig;
+	}
 	if (ret) {
 		ht_reader_close(reader);
 		return ht_runtime_error("%s", err);

@@ -6,9 +6,10 @@
 #include "cli.h"
 #include "decode/decode_options.h"
 #include "export/convert_options.h"
+#include "parse.h"
 
 static const char convert_help[] =
-	"Usage: hypertrace-bpf convert (--ctf DIR | --chrome FILE.json) [--force]\n"
+	"Usage: hypertrace-bpf convert (--ctf DIR | --chrome FILE.json) [--force] [--mode MODE]\n"
 	"                              [-p PID] [--vcpu N] [-n N]... [--since TIME]\n"
 	"                              [--until TIME] [--catalog FILE]...\n"
 	"                              [--guest-symbols FILE [--kaslr-offset N]] FILE\n"
@@ -16,7 +17,9 @@ static const char convert_help[] =
 	"Convert a trace file written by 'hypertrace-bpf record' for other tools. The\n"
 	"file is read as it is converted: memory does not grow with its size. A\n"
 	"damaged or truncated file is converted up to its last whole block, then\n"
-	"the command says where it stopped and exits with status 1.\n"
+	"the command says where it stopped and exits with status 1. The output is\n"
+	"built under a name nobody sees and named only once complete: a convert\n"
+	"that fails or is interrupted leaves no part of it behind.\n"
 	"\n"
 	"Formats:\n"
 	"      --ctf DIR        a CTF 1.8 trace in the new or empty directory DIR, for\n"
@@ -34,7 +37,11 @@ static const char convert_help[] =
 	"      --catalog FILE, --guest-symbols FILE, --kaslr-offset N\n"
 	"                       as for report (docs/hypertracing.md); in CTF each\n"
 	"                       decoded event is an event class of its own\n"
-	"  -f, --force          with --chrome: overwrite FILE if it exists\n"
+	"  -f, --force          with --chrome: replace FILE if it exists (the new file\n"
+	"                       takes its place in one rename)\n"
+	"      --mode MODE      the output's mode, octal (default 0600: guest arguments\n"
+	"                       are not for every user); a CTF directory gets MODE\n"
+	"                       plus x where MODE has r\n"
 	"  -V, --version        print the version\n"
 	"  -h, --help           show this help\n"
 	"\n"
@@ -46,7 +53,7 @@ static const char convert_help[] =
 	"    hypertrace-bpf convert --ctf t-ctf t.htr && babeltrace2 t-ctf\n"
 	"    hypertrace-bpf convert --chrome t.json --vcpu 0 --since 2 --until 3 t.htr\n";
 
-enum { OPT_CTF = 0x200, OPT_CHROME };
+enum { OPT_CTF = 0x200, OPT_CHROME, OPT_MODE };
 /* One getopt_long loop for the format, selection and guest-event options: their codes must not meet. */
 _Static_assert((int)HT_OPT_CATALOG > (int)HT_SELECT_OPT_VM, "guest-event and selection option codes overlap");
 
@@ -54,6 +61,7 @@ static const struct option convert_longopts[] = {
 	{ "ctf", required_argument, NULL, OPT_CTF },
 	{ "chrome", required_argument, NULL, OPT_CHROME },
 	{ "force", no_argument, NULL, 'f' },
+	{ "mode", required_argument, NULL, OPT_MODE },
 	{ "version", no_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
 	HT_SELECT_LONGOPTS,
@@ -67,6 +75,7 @@ int ht_convert_parse(int argc, char **argv, struct ht_convert_config *cfg)
 	int opt, formats = 0;
 
 	memset(cfg, 0, sizeof(*cfg));
+	cfg->mode = HT_EXPORT_DEFAULT_MODE;
 	opterr = 0;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, ":fVh" HT_SELECT_SHORTOPTS, convert_longopts, NULL)) != -1) {
@@ -92,6 +101,10 @@ int ht_convert_parse(int argc, char **argv, struct ht_convert_config *cfg)
 			break;
 		case 'f':
 			cfg->force = true;
+			break;
+		case OPT_MODE:
+			if (!ht_parse_mode(optarg, &cfg->mode))
+				return ht_usage_error("convert", "invalid --mode '%s': expected an octal file mode such as 0600 or 0640", optarg);
 			break;
 		case 'V':
 			return ht_print_version();

@@ -7,12 +7,19 @@
 #include "decode/decoder.h"
 #include "report/selection.h"
 
+/* Mode of the exports unless --mode says otherwise: guest arguments are not for every user. */
+#define HT_EXPORT_DEFAULT_MODE 0600
+
 enum ht_convert_format { HT_CONVERT_CTF, HT_CONVERT_CHROME };
 
 struct ht_convert_config {
-	enum ht_convert_format format;
+	/* Mode of the exports unless --mode says otherwise: guest arguments are not for every user. */
+#define HT_EXPORT_DEFAULT_MODE 0600
+
+enum ht_convert_format format;
 	const char *output; /* CTF: a directory; Chrome: a file */
-	bool force;         /* Chrome: overwrite the file */
+	bool force;         /* Chrome: replace the file */
+	unsigned int mode;  /* of the files written (a CTF directory: plus x where r) */
 	struct ht_selection selection;
 	struct ht_decode_config decode; /* Chrome: user catalogs and guest symbols */
 	const char *path;   /* the trace file */

@@ -2,7 +2,6 @@
 #include "export/ctf_writer.h"
 
 #include <assert.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -40,8 +39,9 @@ struct ctf_stream {
 };
 
 struct ht_ctf_writer {
-	char dir[4096]; /* as given, for messages */
-	int dirfd;      /* the trace's directory */
+	char dir[4096];       /* as given, for messages */
+	struct ht_output out; /* built in a temporary directory, renamed into place once complete */
+	int dirfd;            /* out.fd: that temporary directory */
 	struct ht_file_header hdr;
 	unsigned char uuid[16];
 	struct ht_thread_table *streams;
@@ -95,65 +95,30 @@ static unsigned char *put_u64(unsigned char *p, uint64_t v)
 	return p + sizeof(v);
 }
 
-/*
- * Creates dir, or accepts it if it exists and is empty; reached without
- * following another user's link (tracefile/output_file.h). Its descriptor, or
- * -errno with err set.
- */
-static int make_dir(const char *dir, char *err, size_t errlen)
-{
-	const struct ht_output_spec spec = { .cmd = "convert", .opt = "--ctf", .what = "a CTF trace" };
-	char *name = NULL;
-	int parent = ht_output_locate(dir, &spec, &name, err, errlen), fd, ret = 0;
-	DIR *d;
-	struct dirent *e;
-
-	if (parent < 0)
-		return parent;
-	if (mkdirat(parent, name, 0755) && errno != EEXIST)
-		ret = errorf(err, errlen, -errno, "cannot create directory %s: %s: choose a writable path", dir,
-			     strerror(errno));
-	fd = ret ? -1 : openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (!ret && fd < 0)
-		ret = errorf(err, errlen, -errno, "%s exists and cannot be opened as a directory: %s: give a new directory",
-			     dir, strerror(errno));
-	free(name);
-	close(parent);
-	if (ret)
-		return ret;
-	d = fdopendir(dup(fd));
-	if (!d) {
-		close(fd);
-		return errorf(err, errlen, -errno, "cannot read directory %s: %s", dir, strerror(errno));
-	}
-	while ((e = readdir(d))) {
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-			closedir(d);
-			close(fd);
-			return errorf(err, errlen, -EEXIST, "%s is not empty: give a new or empty directory", dir);
-		}
-	}
-	closedir(d);
-	return fd;
-}
-
-int ht_ctf_open(const char *dir, const struct ht_file_header *h, struct ht_ctf_writer **out,
+int ht_ctf_open(const char *dir, mode_t mode, const struct ht_file_header *h, struct ht_ctf_writer **out,
 		char *err, size_t errlen)
 {
+	const struct ht_output_spec spec = { .cmd = "convert", .opt = "--ctf", .what = "a CTF trace" };
 	struct ht_ctf_writer *w;
-	int fd;
+	int ret;
 
 	if (strlen(dir) + 80 > sizeof(w->dir))
 		return errorf(err, errlen, -ENAMETOOLONG, "directory name too long: %s", dir);
-	if ((fd = make_dir(dir, err, errlen)) < 0)
-		return fd;
 	w = calloc(1, sizeof(*w));
 	if (!w || !(w->streams = ht_thread_table_new())) {
 		free(w);
-		close(fd);
 		return errorf(err, errlen, -ENOMEM, "out of memory");
 	}
-	w->dirfd = fd;
+	ret = ht_output_create_dir(&w->out, dir, &spec, err, errlen);
+	if (!ret)
+		ret = ht_output_set_access(&w->out, mode, (uid_t)-1, (gid_t)-1, err, errlen);
+	if (ret) {
+		ht_output_release(&w->out);
+		ht_thread_table_free(w->streams);
+		free(w);
+		return ret;
+	}
+	w->dirfd = w->out.fd;
 	snprintf(w->dir, sizeof(w->dir), "%s", dir);
 	w->hdr = *h;
 	w->last_ns = h->start_monotonic_ns;
@@ -206,7 +171,7 @@ static int flush_packet(struct ht_ctf_writer *w, struct ctf_stream *s, uint64_t 
 	assert(p == s->buf + PACKET_PREAMBLE_BYTES);
 
 	snprintf(path, sizeof(path), "%s/%s", w->dir, s->name);
-	fd = openat(w->dirfd, s->name, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+	fd = openat(w->dirfd, s->name, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return errorf(err, errlen, -errno, "cannot write %s: %s", path, strerror(errno));
 	while (off < s->len) {
@@ -456,7 +421,7 @@ static int write_metadata(const struct ht_ctf_writer *w, const struct ht_read_st
 	}
 
 	snprintf(path, sizeof(path), "%s/metadata", w->dir);
-	int fd = openat(w->dirfd, "metadata", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	int fd = openat(w->dirfd, "metadata", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 	f = fd < 0 ? NULL : fdopen(fd, "w");
 	if (!f && fd >= 0)
 		close(fd);
@@ -544,8 +509,21 @@ int ht_ctf_close(struct ht_ctf_writer *w, const struct ht_read_status *st, const
 		ret = write_recording_stream(w, st, err, errlen);
 	if (!ret)
 		ret = write_metadata(w, st, source, selection, err, errlen);
+	if (!ret)
+		ret = ht_output_publish(&w->out, err, errlen);
+	ht_output_release(&w->out);
 	ht_thread_table_free(w->streams);
-	close(w->dirfd);
 	free(w);
 	return ret;
+}
+
+void ht_ctf_abandon(struct ht_ctf_writer *w)
+{
+	if (!w)
+		return;
+	for (size_t i = 0; i < ht_thread_table_len(w->streams); i++)
+		free(ht_thread_table_at(w->streams, i));
+	ht_output_release(&w->out);
+	ht_thread_table_free(w->streams);
+	free(w);
 }

@@ -8,11 +8,14 @@
  *
  * Streaming: each stream buffers one packet (HT_CTF_PACKET_BYTES); memory
  * grows with the number of vCPU threads, not with the number of records.
+ * The trace is built in a temporary directory next to DIR and renamed into
+ * place only when complete (tracefile/output_file.h).
  */
 #ifndef HT_CTF_WRITER_H
 #define HT_CTF_WRITER_H
 
 #include <stddef.h>
+#include <sys/types.h>
 #include "hypertrace/trace_file.h"
 #include "tracefile/trace_reader.h"
 
@@ -21,10 +24,12 @@
 struct ht_ctf_writer;
 
 /*
- * Creates DIR (it may exist if empty). The header gives the clock anchor and
- * the identity. 0, or -errno with a one-line message (what to do) in err.
+ * Prepares DIR (new, or an existing empty directory); its files will have
+ * mode, the directory mode plus x where mode has r. The header gives the
+ * clock anchor and the identity. 0, or -errno with a one-line message (what
+ * to do) in err.
  */
-int ht_ctf_open(const char *dir, const struct ht_file_header *h, struct ht_ctf_writer **out,
+int ht_ctf_open(const char *dir, mode_t mode, const struct ht_file_header *h, struct ht_ctf_writer **out,
 		char *err, size_t errlen);
 /* Guest events (export/ctf_guest.h) as event classes of their own from now on; dec outlives w. */
 struct ht_decoder;
@@ -34,10 +39,13 @@ int ht_ctf_add(struct ht_ctf_writer *w, const struct ht_record *r, char *err, si
 /*
  * Writes the last packets, the recording's drop counts (from st's trailer,
  * if any) and the metadata, whose env block also names the source file, the
- * selection and how reading ended. Frees w. 0, or -errno with err.
+ * selection and how reading ended, then renames the trace into place as
+ * DIR. Frees w. 0, or -errno with err (then DIR is as it was).
  */
 int ht_ctf_close(struct ht_ctf_writer *w, const struct ht_read_status *st, const char *source,
 		 const char *selection, char *err, size_t errlen);
+/* Frees w and removes the unfinished trace: DIR stays as it was. NULL is fine. */
+void ht_ctf_abandon(struct ht_ctf_writer *w);
 /* Records whose time was raised to keep their stream in time order. */
 unsigned long long ht_ctf_reordered(const struct ht_ctf_writer *w);
 

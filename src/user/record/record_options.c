@@ -89,24 +89,6 @@ static const char record_help[] =
 /* Long-only options without a letter of their own. */
 enum { OPT_MODE = 0x100 };
 
-/* An octal file mode, 0 to 0777, as chmod takes it. */
-static bool parse_mode(const char *s, unsigned int *out)
-{
-	unsigned int v = 0;
-
-	if (!*s || strlen(s) > 4)
-		return false;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '7')
-			return false;
-		v = v * 8 + (unsigned int)(*s - '0');
-	}
-	if (v > 0777)
-		return false;
-	*out = v;
-	return true;
-}
-
 static const struct option record_longopts[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "force", no_argument, NULL, 'f' },
@@ -171,7 +153,7 @@ int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg)
 			cfg->force = true;
 			break;
 		case OPT_MODE:
-			if (!parse_mode(optarg, &cfg->file_mode))
+			if (!ht_parse_mode(optarg, &cfg->file_mode))
 				return ht_usage_error("record", "invalid --mode '%s': expected an octal file mode such as 0600 or 0644", optarg);
 			cfg->mode_given = true;
 			break;

@@ -2,6 +2,7 @@
 /* Output files: a safely resolved directory, a new unnamed file, published by link or rename. */
 #include "tracefile/output_file.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -301,8 +302,182 @@ int ht_output_create(struct ht_output *o, const char *path, const struct ht_outp
 	return ret;
 }
 
+/* What is at a directory output's name: nothing, or an empty directory (replaced when published). */
+static int check_existing_dir(struct ht_output *o, char *err, size_t errlen)
+{
+	const struct ht_output_spec *s = &o->spec;
+	struct stat sb;
+	struct dirent *e;
+	DIR *d;
+	int fd;
+
+	if (fstatat(o->dirfd, o->name, &sb, AT_SYMLINK_NOFOLLOW)) {
+		if (errno == ENOENT)
+			return 0;
+		snprintf(err, errlen, "cannot create %s: %s: choose a writable path with %s", o->path, strerror(errno), s->opt);
+		return -errno;
+	}
+	if (S_ISLNK(sb.st_mode)) {
+		snprintf(err, errlen, "%s is a symbolic link: %s does not write through links; give the path of the directory itself with %s",
+			 o->path, s->cmd, s->opt);
+		return -ELOOP;
+	}
+	if (!S_ISDIR(sb.st_mode)) {
+		snprintf(err, errlen, "%s is %s: give a new or empty directory with %s", o->path, ht_file_kind(sb.st_mode),
+			 s->opt);
+		return -ENOTDIR;
+	}
+	fd = openat(o->dirfd, o->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	d = fd < 0 ? NULL : fdopendir(fd);
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		snprintf(err, errlen, "%s exists and cannot be read: %s: give a new directory with %s", o->path, strerror(errno),
+			 s->opt);
+		return -errno;
+	}
+	while ((e = readdir(d))) {
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			closedir(d);
+			snprintf(err, errlen, "%s is not empty: give a new or empty directory", o->path);
+			return -ENOTEMPTY;
+		}
+	}
+	closedir(d);
+	o->over_empty_dir = true;
+	return 0;
+}
+
+int ht_output_create_dir(struct ht_output *o, const char *path, const struct ht_output_spec *spec, char *err,
+			 size_t errlen)
+{
+	char tmp[64];
+	int ret;
+
+	memset(o, 0, sizeof(*o));
+	o->fd = -1;
+	o->spec = *spec;
+	o->is_dir = true;
+	o->mode = 0600;
+	o->dirfd = ht_output_locate(path, spec, &o->name, err, errlen);
+	o->path = strdup(path);
+	if (o->dirfd < 0) {
+		ret = o->dirfd;
+	} else if (!o->path) {
+		snprintf(err, errlen, "out of memory");
+		ret = -ENOMEM;
+	} else {
+		ret = check_existing_dir(o, err, errlen);
+	}
+	for (int tries = 0; !ret && tries < 100; tries++) {
+		temp_name(tmp, sizeof(tmp));
+		if (mkdirat(o->dirfd, tmp, 0700) == 0) {
+			o->tmpname = strdup(tmp);
+			if (!o->tmpname) {
+				unlinkat(o->dirfd, tmp, AT_REMOVEDIR);
+				snprintf(err, errlen, "out of memory");
+				ret = -ENOMEM;
+			}
+			break;
+		}
+		if (errno != EEXIST || tries == 99) {
+			ret = -errno;
+			snprintf(err, errlen, "cannot create directory %s: %s: choose a writable path with %s", path,
+				 strerror(errno), spec->opt);
+		}
+	}
+	if (!ret) {
+		o->fd = openat(o->dirfd, o->tmpname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (o->fd < 0) {
+			ret = -errno;
+			snprintf(err, errlen, "cannot create directory %s: %s: choose a writable path with %s", path,
+				 strerror(errno), spec->opt);
+		}
+	}
+	if (ret)
+		ht_output_release(o);
+	return ret;
+}
+
+/* The files of a directory output, in its temporary directory: each gets fn applied. 0 or -errno. */
+static int for_each_entry(struct ht_output *o, int (*fn)(struct ht_output *o, const char *name))
+{
+	int fd = openat(o->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret = 0;
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	struct dirent *e;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return -errno;
+	}
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && !ret)
+			ret = fn(o, e->d_name);
+	closedir(d);
+	return ret;
+}
+
+/* The file's mode, and its data on disk before the directory gets its name. */
+static int finish_entry(struct ht_output *o, const char *name)
+{
+	int fd = openat(o->fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), ret = 0;
+
+	if (fd < 0 || fchmod(fd, o->mode) || fsync(fd))
+		ret = -errno;
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+static int remove_entry(struct ht_output *o, const char *name)
+{
+	unlinkat(o->fd, name, 0);
+	return 0;
+}
+
+/* Read bits give their search bit: a directory the files' readers can enter. */
+static mode_t dir_mode(mode_t mode)
+{
+	return mode | ((mode & 0444) >> 2);
+}
+
+static int publish_dir(struct ht_output *o, char *err, size_t errlen)
+{
+	int ret = for_each_entry(o, finish_entry);
+
+	if (!ret && (fchmod(o->fd, dir_mode(o->mode)) || fsync(o->fd)))
+		ret = -errno;
+	if (ret) {
+		snprintf(err, errlen, "cannot finish %s: %s", o->path, strerror(-ret));
+		return ret;
+	}
+	/* Over an empty directory (rename refuses one that is no longer empty), else over nothing. */
+	if (o->over_empty_dir)
+		ret = renameat(o->dirfd, o->tmpname, o->dirfd, o->name) ? -errno : 0;
+	else
+		ret = renameat2(o->dirfd, o->tmpname, o->dirfd, o->name, RENAME_NOREPLACE) ? -errno : 0;
+	if (ret == -ENOTEMPTY || (ret == -EEXIST && o->over_empty_dir))
+		snprintf(err, errlen, "%s is not empty: give a new or empty directory", o->path);
+	else if (ret == -EEXIST)
+		snprintf(err, errlen, "%s already exists now: give a new or empty directory with %s", o->path, o->spec.opt);
+	else if (ret)
+		snprintf(err, errlen, "cannot create %s: %s: choose a writable path with %s", o->path, strerror(-ret),
+			 o->spec.opt);
+	if (ret)
+		return ret;
+	free(o->tmpname);
+	o->tmpname = NULL;
+	o->published = true;
+	return 0;
+}
+
 int ht_output_set_access(struct ht_output *o, mode_t mode, uid_t uid, gid_t gid, char *err, size_t errlen)
 {
+	if (o->is_dir) {
+		o->mode = mode;
+		return 0;
+	}
 	/* fchown first: it may clear mode bits, and the mode asked for is the one to keep. */
 	if (uid != (uid_t)-1 && fchown(o->fd, uid, gid)) {
 		int ret = -errno;
@@ -325,6 +500,8 @@ int ht_output_publish(struct ht_output *o, char *err, size_t errlen)
 
 	if (o->published)
 		return 0;
+	if (o->is_dir)
+		return publish_dir(o, err, errlen);
 	if (o->tmpname) {
 		if (o->spec.force)
 			ret = renameat(o->dirfd, o->tmpname, o->dirfd, o->name) ? -errno : 0;
@@ -363,7 +540,7 @@ void ht_output_unpublish(struct ht_output *o)
 {
 	struct stat ours, named;
 
-	if (!o->published)
+	if (!o->published || o->is_dir)
 		return;
 	/* Only if the name is still ours: someone may have replaced it meanwhile. */
 	if (fstat(o->fd, &ours) == 0 && fstatat(o->dirfd, o->name, &named, AT_SYMLINK_NOFOLLOW) == 0 &&
@@ -374,8 +551,10 @@ void ht_output_unpublish(struct ht_output *o)
 
 void ht_output_release(struct ht_output *o)
 {
+	if (o->is_dir && o->tmpname && o->fd >= 0)
+		for_each_entry(o, remove_entry);
 	if (o->tmpname && o->dirfd >= 0)
-		unlinkat(o->dirfd, o->tmpname, 0);
+		unlinkat(o->dirfd, o->tmpname, o->is_dir ? AT_REMOVEDIR : 0);
 	if (o->fd >= 0)
 		close(o->fd);
 	if (o->dirfd >= 0)

@@ -18,6 +18,10 @@
  * replacing an older file in one rename with force. Until then a failure or
  * a kill leaves nothing behind (O_TMPFILE: not even after SIGKILL) and the
  * old file intact.
+ *
+ * A directory output (a CTF trace: several files) is built in a private
+ * temporary directory next to it (mode 0700) and renamed into place when
+ * published: over nothing, or over an empty directory.
  */
 #ifndef HT_OUTPUT_FILE_H
 #define HT_OUTPUT_FILE_H
@@ -36,12 +40,15 @@ struct ht_output_spec {
 
 struct ht_output {
 	int dirfd;     /* the directory the output is (to be) named in */
-	int fd;        /* the new file, open for writing */
+	int fd;        /* the new file, open for writing; a directory output: the temporary directory */
 	char *path;    /* as given, for messages */
 	char *name;    /* the final name, in dirfd */
-	char *tmpname; /* without O_TMPFILE: the private temporary name; else NULL */
+	char *tmpname; /* the private temporary name (a file without O_TMPFILE, a directory); else NULL */
 	struct ht_output_spec spec;
 	bool published;
+	bool is_dir;
+	bool over_empty_dir; /* a directory output replaces an empty directory */
+	mode_t mode;         /* a directory output: its files' mode, applied when published */
 };
 
 /*
@@ -60,13 +67,27 @@ int ht_output_locate(const char *path, const struct ht_output_spec *spec, char *
  */
 int ht_output_create(struct ht_output *o, const char *path, const struct ht_output_spec *spec, char *err,
 		     size_t errlen);
-/* Sets the file's mode (exactly, whatever the umask) and, if uid != -1, its owner. 0 or -errno. */
+/*
+ * Prepares the directory output PATH: resolves its parent as above, refuses
+ * a symbolic link and anything but a new or empty directory; creates the
+ * private temporary directory next to it, whose descriptor is o->fd.
+ */
+int ht_output_create_dir(struct ht_output *o, const char *path, const struct ht_output_spec *spec, char *err,
+			 size_t errlen);
+/*
+ * Sets the file's mode (exactly, whatever the umask) and, if uid != -1, its
+ * owner. A directory output: mode for each file in it (applied when
+ * published), the directory gets mode plus x where mode has r. 0 or -errno.
+ */
 int ht_output_set_access(struct ht_output *o, mode_t mode, uid_t uid, gid_t gid, char *err, size_t errlen);
-/* Gives the file its name (with force, replacing the old one in one rename). 0 or -errno with err set. */
+/*
+ * Gives the file its name (with force, replacing the old one in one rename),
+ * a directory output its name (in one rename). 0 or -errno with err set.
+ */
 int ht_output_publish(struct ht_output *o, char *err, size_t errlen);
 /* Takes the name away again if it still is this file's. */
 void ht_output_unpublish(struct ht_output *o);
-/* Closes everything; an unpublished file leaves nothing behind. Safe to call twice. */
+/* Closes everything; an unpublished output leaves nothing behind. Safe to call twice. */
 void ht_output_release(struct ht_output *o);
 
 /* Names a new file's kind for messages: "a directory", "a FIFO or pipe", ... */

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# The files convert writes, as record writes its trace: built under a name
+# nobody sees (an unnamed file, a temporary directory next to the CTF one)
+# and named only when complete, so a convert stopped by SIGINT or SIGTERM
+# leaves neither a truncated export under the final name nor a stray
+# temporary, and a rerun succeeds; private (0600, directories 0700) unless
+# --mode says otherwise, whatever the umask; --force replaces a file in one
+# rename. Input: large trace files from tests/tools/trace_gen (no BPF).
+source "$(dirname "$0")/../lib.sh"
+
+GEN=$OUTPUT/tests/tools/trace_gen
+
+work=$(mktemp -d)
+trap 'kill -CONT $(jobs -p) 2>/dev/null; kill -9 $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+cd "$work" || exit 1
+
+# 1M records convert to CTF in a fraction of a second, 200k to Chrome JSON in about two.
+if ! out=$("$GEN" bulk big.htr 1000000 2>&1) || ! out=$("$GEN" bulk chrome.htr 200000 2>&1) ||
+	! out=$("$GEN" bulk small.htr 1000 2>&1); then
+	fail convert_output_traces "trace_gen: $out"
+	suite_exit
+fi
+chmod 600 ./*.htr
+
+# stop_midway PID: stops PID (SIGSTOP) once it has written 256 KiB, so the
+# export is under way and unfinished. Prints "stopped", or "finished" if
+# the process ended first (the machine was too fast to catch it).
+stop_midway() {
+	python3 - "$1" <<'PY'
+import os, signal, sys, time
+pid, end = int(sys.argv[1]), time.monotonic() + 30
+while time.monotonic() < end:
+    try:
+        io = open(f"/proc/{pid}/io").read()
+    except OSError:
+        break
+    if int(io.split("wchar: ")[1].split()[0]) >= 256 * 1024:
+        os.kill(pid, signal.SIGSTOP)
+        print("stopped")
+        sys.exit(0)
+print("finished")
+PY
+}
+
+# killed_midway NAME SIGNAL OUTPUT ARGS...: runs `convert ARGS`, stops it mid-way,
+# sends SIGNAL and checks that it dies of it, leaving no OUTPUT and nothing
+# else new in the directory.
+killed_midway() {
+	local name=$1 sig=$2 output=$3 pid state status before after visible
+	shift 3
+	before=$(ls -A)
+	# A script's background job starts with SIGINT ignored: give convert the default, as from a terminal.
+	python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])' \
+		"$HT" convert "$@" >"$name.log" 2>&1 &
+	pid=$!
+	state=$(stop_midway $pid)
+	if [ "$state" != stopped ]; then
+		wait $pid
+		skip "$name" "convert finished before it could be stopped: nothing to check"
+		return
+	fi
+	# While it is stopped mid-way, the final name does not exist yet.
+	[ -e "$output" ] && visible=yes || visible=no
+	kill -"$sig" $pid
+	kill -CONT $pid
+	wait $pid
+	status=$?
+	after=$(ls -A | grep -vx "$name.log")
+	if [ "$visible" = no ] && [ $status -eq $((128 + $(kill -l "$sig"))) ] && [ ! -e "$output" ] && [ "$after" = "$before" ] &&
+		grep -q "convert stopped by SIG$sig: nothing written to" "$name.log"; then
+		pass "$name"
+	else
+		fail "$name" "visible mid-way: $visible, status $status, left: $(ls -la); $(cat "$name.log")"
+	fi
+}
+
+killed_midway chrome_killed_by_sigint_leaves_nothing INT big.json --chrome big.json chrome.htr
+killed_midway chrome_killed_by_sigterm_leaves_nothing TERM big.json --chrome big.json chrome.htr
+killed_midway ctf_killed_by_sigterm_leaves_nothing TERM big-ctf --ctf big-ctf big.htr
+killed_midway ctf_killed_by_sigint_leaves_nothing INT big-ctf --ctf big-ctf big.htr
+# A killed run over an old file leaves the old file as it was.
+echo old >kept.json
+killed_midway chrome_killed_with_force_keeps_the_old_file TERM no-such-name --chrome kept.json --force chrome.htr
+[ "$(cat kept.json)" = old ] && pass chrome_killed_with_force_leaves_the_old_file_intact \
+	|| fail chrome_killed_with_force_leaves_the_old_file_intact "$(head -c 100 kept.json)"
+
+# Nothing in the way of a rerun.
+if out=$("$HT" convert --chrome big.json chrome.htr 2>&1) && tail -c 3 big.json | grep -q '}}' &&
+	out=$("$HT" convert --ctf big-ctf big.htr 2>&1) && [ -s big-ctf/metadata ]; then
+	pass convert_after_a_killed_run_succeeds
+else
+	fail convert_after_a_killed_run_succeeds "$out"
+fi
+left=$(ls -A | grep -v -e '\.htr$' -e '\.log$' -e '^big\.json$' -e '^big-ctf$' -e '^kept\.json$')
+[ -z "$left" ] && pass convert_leaves_no_temporary || fail convert_leaves_no_temporary "$left"
+
+# --- modes ----------------------------------------------------------------------
+modes() { # FILE or DIR: its mode, then the modes of the files in it
+	stat -c %a "$1"
+	[ -d "$1" ] && find "$1" -mindepth 1 -printf '%m\n' | sort -u
+}
+(umask 022 && "$HT" convert --chrome m.json small.htr >/dev/null 2>&1 && "$HT" convert --ctf m-ctf small.htr >/dev/null 2>&1)
+[ "$(modes m.json)" = 600 ] && [ "$(modes m-ctf | tr '\n' ' ')" = "700 600 " ] && pass exports_are_private_by_default \
+	|| fail exports_are_private_by_default "chrome $(modes m.json), ctf $(modes m-ctf | tr '\n' ' ')"
+(umask 077 && "$HT" convert --mode 0644 --chrome m2.json small.htr >/dev/null 2>&1 &&
+	"$HT" convert --mode 640 --ctf m2-ctf small.htr >/dev/null 2>&1)
+[ "$(modes m2.json)" = 644 ] && [ "$(modes m2-ctf | tr '\n' ' ')" = "750 640 " ] && pass mode_option_sets_the_export_modes \
+	|| fail mode_option_sets_the_export_modes "chrome $(modes m2.json), ctf $(modes m2-ctf | tr '\n' ' ')"
+
+# --- --force: a new file in one rename, never a write into the old one ----------
+echo old >f.json
+ln f.json f-other-name
+old_inode=$(stat -c %i f.json)
+out=$("$HT" convert --force --chrome f.json small.htr 2>&1); status=$?
+if [ $status -eq 0 ] && [ "$(stat -c %i f.json)" != "$old_inode" ] && [ "$(cat f-other-name)" = old ] &&
+	[ "$(stat -c %a f.json)" = 600 ] && python3 -c 'import json, sys; json.load(open(sys.argv[1]))' f.json; then
+	pass chrome_force_replaces_the_file_in_one_rename
+else
+	fail chrome_force_replaces_the_file_in_one_rename "status $status, inode $old_inode -> $(stat -c %i f.json): $out"
+fi
+ln -s m.json link.json
+expect_run chrome_refuses_a_symlink 1 "link.json is a symbolic link: convert does not write through links" -- \
+	"$HT" convert --force --chrome link.json small.htr
+mkdir empty-ctf
+ln -s empty-ctf link-ctf
+expect_run ctf_refuses_a_symlink 1 "link-ctf is a symbolic link: convert does not write through links" -- \
+	"$HT" convert --ctf link-ctf small.htr
+"$HT" convert --ctf empty-ctf small.htr >/dev/null 2>&1 && [ -s empty-ctf/metadata ] && pass ctf_fills_an_empty_directory \
+	|| fail ctf_fills_an_empty_directory "$(ls -la empty-ctf)"
+
+suite_exit
