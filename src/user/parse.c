@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,19 +49,35 @@ bool ht_parse_size(const char *s, uint64_t *out)
 	return true;
 }
 
-bool ht_parse_mode(const char *s, unsigned int *out)
+bool ht_parse_mode(const char *s, unsigned int *out, char *err, size_t errlen)
 {
-	unsigned int v = 0;
+	unsigned int v = 0, writable, exec;
+	const char *p = s;
+	char bits[160] = "";
 
-	if (!*s || strlen(s) > 4)
+	for (; *p && p - s < 4 && *p >= '0' && *p <= '7'; p++)
+		v = v * 8 + (unsigned int)(*p - '0');
+	if (!*s || *p || v > 0777) {
+		snprintf(err, errlen, "invalid --mode '%s': expected an octal file mode such as 0600 or 0640", s);
 		return false;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '7')
-			return false;
-		v = v * 8 + (unsigned int)(*s - '0');
 	}
-	if (v > 0777)
+	/*
+	 * A trace or export that every user may write can be altered behind the
+	 * operator's back (records forged, a report misled); nothing the tools
+	 * write is a program.
+	 */
+	writable = v & 0002;
+	exec = v & 0111;
+	if (writable)
+		snprintf(bits, sizeof(bits), "0002 (writable by every user: anyone could alter the file)%s",
+			 exec ? " and " : "");
+	if (exec)
+		snprintf(bits + strlen(bits), sizeof(bits) - strlen(bits),
+			 "%04o (executable: the file is data, not a program)", exec);
+	if (bits[0]) {
+		snprintf(err, errlen, "invalid --mode '%s': refused bits %s; use a mode such as 0600 or 0640", s, bits);
 		return false;
+	}
 	*out = v;
 	return true;
 }

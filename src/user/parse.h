@@ -4,6 +4,7 @@
 #define HT_PARSE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "common/parse_number.h"
 
@@ -12,7 +13,11 @@ bool ht_parse_seconds(const char *s, double max, double *out);
 /* Byte size with an optional K, M or G suffix (powers of 1024). */
 bool ht_parse_size(const char *s, uint64_t *out);
 
-/* An octal file mode, 0 to 0777, as chmod takes it (--mode of record and convert). */
-bool ht_parse_mode(const char *s, unsigned int *out);
+/*
+ * --mode of record and convert: an octal file mode, 0 to 0777, as chmod
+ * takes it, that lets no other user write the file (0002) and marks it
+ * executable for nobody (0111). False with the one-line reason in err.
+ */
+bool ht_parse_mode(const char *s, unsigned int *out, char *err, size_t errlen);
 
 #endif

@@ -130,6 +130,13 @@ SUDO_UID=65534 SUDO_GID=65534 "$HT" record -q -o sudo.htr -d 0.1 >/dev/null 2>&1
 [ "$(stat -c %u:%g:%a sudo.htr)" = 65534:65534:600 ] && pass under_sudo_the_file_belongs_to_the_sudo_user \
 	|| fail under_sudo_the_file_belongs_to_the_sudo_user "$(stat -c %u:%g:%a sudo.htr)"
 expect_run mode_must_be_octal 2 "invalid --mode '0999'" -- "$HT" record --mode 0999
+# A mode that lets every user alter the trace, or marks data as a program, is refused.
+expect_run mode_refuses_world_writable 2 "invalid --mode '0666': refused bits 0002 \(writable by every user: anyone could alter the file\); use a mode such as 0600 or 0640" -- \
+	timeout 10 "$HT" record -q --mode 0666 -o w666.htr -d 0.1
+expect_run mode_refuses_executable_bits 2 "invalid --mode '0777': refused bits 0002 \(writable by every user.*\) and 0111 \(executable: the file is data, not a program\)" -- \
+	timeout 10 "$HT" record -q --mode 0777 -o w777.htr -d 0.1
+expect_run mode_refuses_an_owner_executable_bit 2 "invalid --mode '700': refused bits 0100 \(executable" -- \
+	timeout 10 "$HT" record -q --mode 700 -o w700.htr -d 0.1
 expect_run mode_needs_a_file 2 "--no-file writes no trace file" -- "$HT" record --no-file --mode 0644
 
 # --- not a regular file: refused up front, nothing blocks ------------------------

@@ -107,6 +107,12 @@ modes() { # FILE or DIR: its mode, then the modes of the files in it
 [ "$(modes m2.json)" = 644 ] && [ "$(modes m2-ctf | tr '\n' ' ')" = "750 640 " ] && pass mode_option_sets_the_export_modes \
 	|| fail mode_option_sets_the_export_modes "chrome $(modes m2.json), ctf $(modes m2-ctf | tr '\n' ' ')"
 
+expect_run convert_mode_refuses_world_writable 2 "invalid --mode '0646': refused bits 0002 \(writable by every user" -- \
+	"$HT" convert --mode 0646 --chrome w.json small.htr
+expect_run convert_mode_refuses_executable_bits 2 "invalid --mode '0755': refused bits 0111 \(executable: the file is data, not a program\)" -- \
+	"$HT" convert --mode 0755 --ctf w-ctf small.htr
+[ ! -e w.json ] && [ ! -e w-ctf ] && pass a_refused_mode_writes_nothing || fail a_refused_mode_writes_nothing "$(ls -la)"
+
 # --- --force: a new file in one rename, never a write into the old one ----------
 echo old >f.json
 ln f.json f-other-name

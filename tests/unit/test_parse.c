@@ -66,6 +66,31 @@ static void sizes_take_binary_suffixes(void)
 	CHECK(!ht_parse_size("17179869184G", &v), "overflow");
 }
 
+static void modes_are_octal_private_enough_and_not_executable(void)
+{
+	static const struct { const char *s; unsigned int want; } ok[] = {
+		{ "0600", 0600 }, { "640", 0640 }, { "0644", 0644 }, { "0660", 0660 }, { "0", 0 }, { "0400", 0400 },
+	};
+	static const char *const refused[] = { "0666", "0777", "0700", "0755", "0602", "0601", "0010" };
+	static const char *const malformed[] = { "", "0999", "07777", "0644x", "-644", "0x1a4" };
+	unsigned int m;
+	char err[256];
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		CHECK(ht_parse_mode(ok[i].s, &m, err, sizeof(err)) && m == ok[i].want, "%s: %s", ok[i].s, err);
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		CHECK(!ht_parse_mode(refused[i], &m, err, sizeof(err)), "%s accepted", refused[i]);
+		CHECK(strstr(err, "refused bits"), "%s: %s", refused[i], err);
+	}
+	for (size_t i = 0; i < sizeof(malformed) / sizeof(malformed[0]); i++) {
+		CHECK(!ht_parse_mode(malformed[i], &m, err, sizeof(err)), "%s accepted", malformed[i]);
+		CHECK(strstr(err, "expected an octal file mode"), "%s: %s", malformed[i], err);
+	}
+	CHECK(ht_parse_mode("0777", &m, err, sizeof(err)) == false &&
+	      strstr(err, "refused bits 0002 (writable by every user: anyone could alter the file) and 0111 (executable"),
+	      "%s", err);
+}
+
 int main(void)
 {
 	RUN(integers_are_whole_and_in_range);
@@ -73,5 +98,6 @@ int main(void)
 	RUN(record_nr_010_selects_nr_10);
 	RUN(seconds_allow_decimals_only_when_finite_and_positive);
 	RUN(sizes_take_binary_suffixes);
+	RUN(modes_are_octal_private_enough_and_not_executable);
 	return ht_test_exit_status();
 }

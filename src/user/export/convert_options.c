@@ -40,8 +40,9 @@ static const char convert_help[] =
 	"  -f, --force          with --chrome: replace FILE if it exists (the new file\n"
 	"                       takes its place in one rename)\n"
 	"      --mode MODE      the output's mode, octal (default 0600: guest arguments\n"
-	"                       are not for every user); a CTF directory gets MODE\n"
-	"                       plus x where MODE has r\n"
+	"                       are not for every user), not writable by others, not\n"
+	"                       executable; a CTF directory gets MODE plus x where\n"
+	"                       MODE has r\n"
 	"  -V, --version        print the version\n"
 	"  -h, --help           show this help\n"
 	"\n"
@@ -103,8 +104,8 @@ int ht_convert_parse(int argc, char **argv, struct ht_convert_config *cfg)
 			cfg->force = true;
 			break;
 		case OPT_MODE:
-			if (!ht_parse_mode(optarg, &cfg->mode))
-				return ht_usage_error("convert", "invalid --mode '%s': expected an octal file mode such as 0600 or 0640", optarg);
+			if (!ht_parse_mode(optarg, &cfg->mode, err, sizeof(err)))
+				return ht_usage_error("convert", "%s", err);
 			break;
 		case 'V':
 			return ht_print_version();

@@ -30,8 +30,9 @@ static const char record_help[] =
 	"  -o, --output FILE        trace file to write (default: " HT_DEFAULT_OUTPUT ")\n"
 	"  -f, --force              replace FILE if it exists (a regular file only; the\n"
 	"                           new file takes its place in one rename)\n"
-	"      --mode MODE          the trace file's mode, octal (default 0600); under\n"
-	"                           sudo the file belongs to the user who ran sudo\n"
+	"      --mode MODE          the trace file's mode, octal (default 0600); not\n"
+	"                           writable by others, not executable; under sudo the\n"
+	"                           file belongs to the user who ran sudo\n"
 	"  -z, --compress           compress record blocks (delta + zlib): about a tenth\n"
 	"                           of the size, for a few M records/s less throughput\n"
 	"  -n, --nr N               hypercall nr to trace; repeat for up to 8 (default 1000)\n"
@@ -121,6 +122,7 @@ int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg)
 {
 	bool nr_given = false, ringbuf_given = false;
 	const char *live_option = NULL; /* the first option that only the live view uses */
+	char err[256];
 	uint64_t v;
 	int opt, next;
 
@@ -153,8 +155,8 @@ int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg)
 			cfg->force = true;
 			break;
 		case OPT_MODE:
-			if (!ht_parse_mode(optarg, &cfg->file_mode))
-				return ht_usage_error("record", "invalid --mode '%s': expected an octal file mode such as 0600 or 0644", optarg);
+			if (!ht_parse_mode(optarg, &cfg->file_mode, err, sizeof(err)))
+				return ht_usage_error("record", "%s", err);
 			cfg->mode_given = true;
 			break;
 		case 'z':
