@@ -39,9 +39,35 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-
 # -mcpu=v3: 32-bit subregisters and jumps (kernel 5.1+), no zero-extension shifts on the hot path.
 BPF_CFLAGS := -target bpf -mcpu=v3 -g -O2 -D__TARGET_ARCH_x86 $(WARN) -I. -Iinclude
 
-# libbpf statically, libelf/zlib dynamically: the binary runs on any host with libelf.
-LIBS := -Wl,-Bstatic -lbpf -Wl,-Bdynamic -lelf -lz -lm -lpthread
-STATIC_LIBS := -static -lbpf -lelf -lz -lm -lpthread
+# How to link libbpf, as pkg-config says (its libelf needs libzstd too in a
+# static link on Debian 13). LIBBPF_LINK=static (the default): libbpf
+# statically, the libraries it needs (libelf, zlib) dynamically, so the binary
+# runs on any host with libelf; LIBBPF_LINK=dynamic: libbpf's shared library
+# (the Debian package). The fully static binaries (`make static`) take
+# `pkg-config --static`. Asked once, when a link first needs it.
+PKG_CONFIG ?= pkg-config
+LIBBPF_LINK ?= static
+pkg_libs = $(or $(shell $(PKG_CONFIG) $(1) 2>/dev/null),$(error $(PKG_CONFIG) $(1) failed: run 'make deps' as root (pkg-config, libbpf-dev)))
+LIBBPF_DEPS = $(eval LIBBPF_DEPS := $(shell $(PKG_CONFIG) --print-requires-private libbpf 2>/dev/null | cut -d' ' -f1))$(LIBBPF_DEPS)
+ifeq ($(LIBBPF_LINK),static)
+LIBBPF_LIBS = $(eval LIBBPF_LIBS := -Wl,-Bstatic $(call pkg_libs,--libs libbpf) -Wl,-Bdynamic \
+	$(if $(LIBBPF_DEPS),$(call pkg_libs,--libs $(LIBBPF_DEPS))))$(LIBBPF_LIBS)
+else ifeq ($(LIBBPF_LINK),dynamic)
+LIBBPF_LIBS = $(eval LIBBPF_LIBS := $(call pkg_libs,--libs libbpf))$(LIBBPF_LIBS)
+else
+$(error LIBBPF_LINK=$(LIBBPF_LINK): give static or dynamic)
+endif
+LIBBPF_STATIC_LIBS = $(eval LIBBPF_STATIC_LIBS := $(call pkg_libs,--static --libs libbpf))$(LIBBPF_STATIC_LIBS)
+# The trace file's block codec and CRC-32 use zlib themselves.
+ZLIB_LIBS = $(eval ZLIB_LIBS := $(call pkg_libs,--libs zlib))$(ZLIB_LIBS)
+LIBS = $(LIBBPF_LIBS) $(ZLIB_LIBS) -lm -lpthread
+STATIC_LIBS = -static $(LIBBPF_STATIC_LIBS) -lm -lpthread
+# elfutils 0.192 (Debian 13) ships a libelf.a that calls search-tree helpers
+# of its internal libeu, which is not installed: the static binaries then link
+# src/compat/eu_search.c. Only where libelf.a needs them and lacks them.
+LIBELF_A := $(shell $(CC) -print-file-name=libelf.a 2>/dev/null)
+STATIC_COMPAT_OBJS := $(if $(shell nm -u $(LIBELF_A) 2>/dev/null | grep -w eu_search_tree_init),$(if \
+	$(shell nm --defined-only $(LIBELF_A) 2>/dev/null | grep -w eu_search_tree_init),,$(OUTPUT)/obj/src/compat/eu_search.o))
 
 BPF_SRCS := $(wildcard src/bpf/*.bpf.c)
 SKELS := $(patsubst src/bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
@@ -87,12 +113,12 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 $(OUTPUT)/obj/%.o: %.c | $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(PROJECT_CFLAGS) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(PROJECT_CFLAGS) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 $(OUTPUT)/san/%.o: %.c | $(SKELS)
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(PROJECT_CFLAGS) $(CFLAGS) $(SAN_FLAGS) -c $< -o $@
+	$(Q)$(CC) $(PROJECT_CFLAGS) $(CPPFLAGS) $(CFLAGS) $(SAN_FLAGS) -c $< -o $@
 
 $(OUTPUT)/san/tests/%.o: PROJECT_CFLAGS += -Itests/support
 
@@ -105,7 +131,7 @@ $(SAN_BIN): $(SAN_OBJS)
 	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $(LDFLAGS) $^ $(LIBS) -o $@
 
 # The static binary links the very objects of the normal one.
-$(STATIC_BIN): $(OBJS)
+$(STATIC_BIN): $(OBJS) $(STATIC_COMPAT_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(STATIC_LIBS) -o $@
@@ -176,7 +202,7 @@ fuzz: $(FUZZ_BIN) $(SEED_BIN)
 STATIC_LOAD_MATRIX := $(OUTPUT)/static/test_load_matrix
 $(OUTPUT)/obj/tests/%.o: PROJECT_CFLAGS += -Itests/support
 
-$(STATIC_LOAD_MATRIX): $(OUTPUT)/obj/tests/kernel/test_load_matrix.o $(OUTPUT)/obj/tests/support/test.o $(LIB_OBJS)
+$(STATIC_LOAD_MATRIX): $(OUTPUT)/obj/tests/kernel/test_load_matrix.o $(OUTPUT)/obj/tests/support/test.o $(LIB_OBJS) $(STATIC_COMPAT_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(STATIC_LIBS) -o $@

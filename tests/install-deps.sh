@@ -1,20 +1,50 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages hypertrace-bpf needs to build and test, if
-# missing, then the npm package the Chrome trace export test reads its output
+# Installs the Debian packages (Debian 12 or 13) hypertrace-bpf needs to build
+# and test, if missing, then the npm package the Chrome trace export test reads its output
 # with (tests/export/install-trace-engine.sh, into .cache/). Needs root
 # (apt-get). Guest kernel, busybox and qemu for the nested end-to-end test are
 # NOT installed: tests/e2e fetches them into .cache/.
-# libclang-rt-14-dev holds libFuzzer (tests/fuzz); time is GNU time (peak RSS).
+# libclang-rt-N-dev holds libFuzzer (tests/fuzz) for clang N, the clang Debian
+# installs (14 on Debian 12, 19 on 13); time is GNU time (peak RSS).
 set -eu
 cd "$(dirname "$0")/.."
 # prometheus and curl: the real Prometheus server that tests/prometheus scrapes record --metrics with.
 # babeltrace2, python3-bt2: the CTF export test reads the export with them.
+# scdoc: the man pages; debhelper, dkms, lintian, fakeroot: `make deb` and its
+# tests; debootstrap: the Debian 13 root tests/distro builds; bash-completion:
+# the completion test drives the installed completion with it; man-db: man -w.
 pkgs=(make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev tmux python3 util-linux prometheus curl time
-	libclang-rt-14-dev e2fsprogs babeltrace2 python3-bt2)
+	e2fsprogs babeltrace2 python3-bt2 scdoc debhelper dkms lintian fakeroot debootstrap bash-completion man-db)
 missing=()
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
 for p in "${pkgs[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+	installed "$p" || missing+=("$p")
 done
+
+# clang's major version: the installed clang's, else the one the clang
+# package would install (its dependency clang-N).
+clang_major() {
+	local v
+	v=$(clang --version 2>/dev/null | sed -n 's/.*clang version \([0-9]*\).*/\1/p' | head -n 1)
+	[ -n "$v" ] || v=$(apt-cache depends clang 2>/dev/null | sed -n 's/^ *Depends: clang-\([0-9]*\)$/\1/p' | head -n 1)
+	echo "$v"
+}
+updated=
+v=$(clang_major)
+if [ -z "$v" ] && [ "$(id -u)" -eq 0 ]; then
+	apt-get update -qq
+	updated=1
+	v=$(clang_major)
+fi
+if [ -z "$v" ]; then
+	echo "hypertrace-bpf: apt knows no clang package: run apt-get update as root" >&2
+	exit 1
+fi
+installed "libclang-rt-$v-dev" || missing+=("libclang-rt-$v-dev")
+# pkg-config (pkgconf on Debian 13): the Makefile asks it how to link libbpf.
+command -v pkg-config >/dev/null || missing+=(pkg-config)
+# dh_dkms (debian/rules): part of dkms on Debian 12, its own dh-dkms on 13.
+if ! installed dh-dkms && apt-cache show dh-dkms >/dev/null 2>&1; then missing+=(dh-dkms); fi
 # node and npm for the Chrome trace export test: Debian's, unless some other node is installed.
 command -v node >/dev/null || missing+=(nodejs)
 command -v npm >/dev/null || missing+=(npm)
@@ -25,7 +55,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 	fi
 	echo "installing: ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq
+	[ -n "$updated" ] || apt-get update -qq
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 	# The tests start their own Prometheus (private config, data and port on
 	# 127.0.0.1). The package's service would scrape this host on :9090 for
