@@ -5,7 +5,9 @@
 #   make test       install missing build/test packages, build, run every test
 #   make demo       install, build, and show hypertrace-bpf recording real hypercalls
 #   make bench      benchmarks
-#   make install    PREFIX=/usr/local, DESTDIR= for staging
+#   make man        man pages (docs/man), filled with each command's --help
+#   make install    PREFIX=/usr/local, DESTDIR= for staging; make uninstall
+#   make deb        Debian packages into $(OUTPUT)/deb (dpkg-buildpackage)
 #   make deps       install the Debian packages the build and tests need (root)
 # Everything generated goes to $(OUTPUT); `make clean` removes exactly that.
 # Quiet by default; `make V=1` prints every command. The usual variables
@@ -18,6 +20,9 @@ PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 LIBEXECDIR ?= $(PREFIX)/libexec/hypertrace-bpf
 DOCDIR ?= $(PREFIX)/share/doc/hypertrace-bpf
+MANDIR ?= $(PREFIX)/share/man
+# bash-completion's directory under PREFIX, as its pkg-config file names it.
+BASHCOMPDIR ?= $(or $(shell pkg-config --define-variable=prefix=$(PREFIX) --variable=completionsdir bash-completion 2>/dev/null),$(PREFIX)/share/bash-completion/completions)
 INSTALL ?= install
 
 ifeq ($(V),1)
@@ -93,7 +98,7 @@ BIN := $(OUTPUT)/hypertrace-bpf
 SAN_BIN := $(OUTPUT)/san/hypertrace-bpf
 STATIC_BIN := $(OUTPUT)/static/hypertrace-bpf
 
-.PHONY: all static test demo bench deps clean tests-build guest install fuzz
+.PHONY: all static test demo bench deps clean tests-build guest install uninstall fuzz man deb
 .DELETE_ON_ERROR:
 # Keep every intermediate (BPF objects, skeletons): a second `make` does nothing.
 .SECONDARY:
@@ -211,7 +216,7 @@ include guest/guest.mk
 
 static: $(STATIC_BIN) $(STATIC_LOAD_MATRIX) guest
 
-tests-build: $(BIN) $(SAN_BIN) $(TEST_BINS) $(TEST_HELPERS) $(FUZZ_BIN) $(SEED_BIN) static
+tests-build: $(BIN) $(SAN_BIN) $(TEST_BINS) $(TEST_HELPERS) $(FUZZ_BIN) $(SEED_BIN) static man
 
 test: deps
 	$(MAKE) tests-build
@@ -228,11 +233,64 @@ bench: deps
 deps:
 	@tests/install-deps.sh
 
-install: $(BIN) $(GUEST_PROGS)
-	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(DOCDIR)
+# Man pages: docs/man/PAGE.scd, its '%help PART' lines filled by
+# docs/man/mangen.py from the --help of the command the page is named after
+# (hypertrace-bpf-CMD.1: `hypertrace-bpf CMD --help`; hypertrace-bpf.1:
+# `hypertrace-bpf --help`), then scdoc (no hyphenation: option names stay
+# whole for search and copying). A new command's page is one new
+# PAGE.scd; tests/docs checks every command has one and that no option is
+# missing from a page or from --help.
+MAN_SRCS := $(wildcard docs/man/*.scd)
+MAN_PAGES := $(patsubst docs/man/%.scd,$(OUTPUT)/man/%,$(MAN_SRCS))
+man_command = $(if $(filter hypertrace-bpf-%.1,$(1)),$(patsubst hypertrace-bpf-%.1,%,$(1)))
+COMPLETION := completion/hypertrace-bpf.bash
+DOCS := README.md $(wildcard docs/*.md)
+
+man: $(MAN_PAGES)
+
+$(OUTPUT)/man/%: docs/man/%.scd docs/man/mangen.py $(BIN)
+	$(call msg,MAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(BIN) $(call man_command,$*) --help >$@.help
+	$(Q)python3 docs/man/mangen.py $< <$@.help >$@.scd
+	$(Q)scdoc <$@.scd | sed '/^\.TH /a .nh\n.ad l' >$@
+	$(Q)rm -f $@.help $@.scd
+
+# Everything install puts in place, so that uninstall removes exactly that.
+INSTALLED_FILES = $(BINDIR)/hypertrace-bpf \
+	$(addprefix $(LIBEXECDIR)/,$(notdir $(GUEST_PROGS))) \
+	$(addprefix $(DOCDIR)/,$(notdir $(DOCS))) \
+	$(foreach p,$(notdir $(MAN_PAGES)),$(MANDIR)/man$(subst .,,$(suffix $(p)))/$(p)) \
+	$(BASHCOMPDIR)/hypertrace-bpf
+
+install: $(BIN) $(GUEST_PROGS) $(MAN_PAGES)
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(DOCDIR) \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(BASHCOMPDIR)
 	$(INSTALL) -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/hypertrace-bpf
 	$(INSTALL) -m 0755 $(GUEST_PROGS) $(DESTDIR)$(LIBEXECDIR)/
-	$(INSTALL) -m 0644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/
+	$(INSTALL) -m 0644 $(DOCS) $(DESTDIR)$(DOCDIR)/
+	$(INSTALL) -m 0644 $(filter %.1,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man1/
+	$(INSTALL) -m 0644 $(filter %.5,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man5/
+	$(INSTALL) -m 0644 $(COMPLETION) $(DESTDIR)$(BASHCOMPDIR)/hypertrace-bpf
+
+# The directories that are the project's own go too, once empty.
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED_FILES))
+	-rmdir $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(DOCDIR) 2>/dev/null
+
+# Debian packages (debian/): the .debs, .buildinfo and .changes go to
+# $(OUTPUT)/deb. dpkg-buildpackage writes them next to the source tree, so it
+# builds a copy of the tracked files under $(OUTPUT)/deb/src.
+DEB_OUT := $(OUTPUT)/deb
+deb:
+	@command -v dpkg-buildpackage >/dev/null || { echo "make deb: dpkg-buildpackage is missing: run 'make deps' as root" >&2; exit 1; }
+	rm -rf $(DEB_OUT)
+	mkdir -p $(DEB_OUT)/src
+	git ls-files -z | xargs -0 tar -cf - --no-recursion | tar -xf - -C $(DEB_OUT)/src
+	cd $(DEB_OUT)/src && dpkg-buildpackage -us -uc -b $(if $(filter 1,$(V)),,>../build.log 2>&1) || \
+		{ echo "make deb: dpkg-buildpackage failed, see $(DEB_OUT)/build.log" >&2; exit 1; }
+	rm -rf $(DEB_OUT)/src
+	@ls $(DEB_OUT)/*.deb $(DEB_OUT)/*.changes
 
 clean:
 	rm -rf $(OUTPUT)
