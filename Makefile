@@ -290,7 +290,7 @@ deb:
 	cd $(DEB_OUT)/src && dpkg-buildpackage -us -uc -b $(if $(filter 1,$(V)),,>../build.log 2>&1) || \
 		{ echo "make deb: dpkg-buildpackage failed, see $(DEB_OUT)/build.log" >&2; exit 1; }
 	rm -rf $(DEB_OUT)/src
-	@ls $(DEB_OUT)/*.deb $(DEB_OUT)/*.changes
+	@echo "make deb: the packages and hypertrace-bpf_*.changes are in $(DEB_OUT)"
 
 clean:
 	rm -rf $(OUTPUT)

@@ -3,12 +3,14 @@
 #   $(OUTPUT)/guest/hypercall   hypercall issuer to copy into any KVM guest
 #   $(OUTPUT)/guest/minivm      tiny VMM issuing known hypercalls from real mode
 # Both are linked -static: they run in guests and minimal initramfs images
-# that have no matching C library.
+# that have no matching C library. GUEST_STATIC= links them dynamically, for
+# a distribution package installed where the C library is.
 # Unit tests tests/guest/test_guest_*.c become $(OUTPUT)/tests/unit/test_guest_*,
 # where tests/run finds them; they link the guest objects and only the harness
 # part of tests/support (the rest needs the tracer's headers), sanitized.
 
 GUEST_OUT := $(OUTPUT)/guest
+GUEST_STATIC ?= -static
 GUEST_PROGS := $(GUEST_OUT)/hypercall $(GUEST_OUT)/minivm
 GUEST_COMMON_SRCS := guest/cpuid_info.c guest/cpuid_read.c $(COMMON_SRCS)
 HYPERCALL_SRCS := guest/hypercall.c guest/hypercall_options.c guest/latency_stats.c \
@@ -26,12 +28,12 @@ guest: $(GUEST_PROGS) $(GUEST_TEST_BINS)
 $(GUEST_OUT)/hypercall: $(call obj,obj,$(HYPERCALL_SRCS))
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -static $^ -lm -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(GUEST_STATIC) $^ -lm -o $@
 
 $(GUEST_OUT)/minivm: $(call obj,obj,$(MINIVM_SRCS))
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -static -pthread $^ -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(GUEST_STATIC) -pthread $^ -o $@
 
 $(GUEST_TEST_BINS): $(OUTPUT)/tests/unit/%: $(OUTPUT)/san/tests/guest/%.o \
 		$(call obj,san,$(GUEST_LIB_SRCS) tests/support/test.c)

@@ -12,8 +12,9 @@ cd "$(dirname "$0")/.."
 # babeltrace2, python3-bt2: the CTF export test reads the export with them.
 # scdoc: the man pages; debhelper, dkms, lintian, fakeroot: `make deb` and its
 # tests; debootstrap: the Debian 13 root tests/distro builds; bash-completion:
-# the completion test drives the installed completion with it; man-db: man -w.
-pkgs=(make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev tmux python3 util-linux prometheus curl time
+# the completion test drives the installed completion with it; man-db: man -w;
+# git: the build test and make deb take the tracked files from git.
+pkgs=(git make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev tmux python3 util-linux prometheus curl time
 	e2fsprogs babeltrace2 python3-bt2 scdoc debhelper dkms lintian fakeroot debootstrap bash-completion man-db)
 missing=()
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
@@ -43,8 +44,13 @@ fi
 installed "libclang-rt-$v-dev" || missing+=("libclang-rt-$v-dev")
 # pkg-config (pkgconf on Debian 13): the Makefile asks it how to link libbpf.
 command -v pkg-config >/dev/null || missing+=(pkg-config)
-# dh_dkms (debian/rules): part of dkms on Debian 12, its own dh-dkms on 13.
+# dh_dkms (debian/rules, the dh-sequence-dkms build dependency).
 if ! installed dh-dkms && apt-cache show dh-dkms >/dev/null 2>&1; then missing+=(dh-dkms); fi
+# pahole: the module BTF step of Debian 13's kernel headers (their
+# linux-kbuild depends on it; tests/guest_kernel.sh unpacks them uninstalled).
+if ! command -v pahole >/dev/null; then
+	if apt-cache show pahole >/dev/null 2>&1; then missing+=(pahole); else missing+=(dwarves); fi
+fi
 # node and npm for the Chrome trace export test: Debian's, unless some other node is installed.
 command -v node >/dev/null || missing+=(nodejs)
 command -v npm >/dev/null || missing+=(npm)
