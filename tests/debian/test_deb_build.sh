@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# `make deb` (dpkg-buildpackage -us -uc -b on a copy of the tracked files)
+# builds the three packages, lintian finds no error and no warning in the
+# .debs and the .changes, each package holds what it promises, and the
+# package version is the program's.
+# shellcheck source=tests/lib.sh
+source "$(dirname "$0")/../lib.sh"
+cd "$TOP" || exit 1
+DEB=$OUTPUT/deb
+for tool in dpkg-buildpackage dh lintian; do
+	command -v $tool >/dev/null || { fail deb_build "$tool is missing: run 'make deps' as root"; suite_exit; }
+done
+if ! make deb >"$OUTPUT/deb.log" 2>&1; then
+	fail deb_build "$(tail -n 3 "$OUTPUT/deb.log"; tail -n 10 "$DEB/build.log" 2>/dev/null)"
+	suite_exit
+fi
+pass deb_build
+
+version=$(dpkg-parsechangelog -l debian/changelog -S Version)
+changes=$DEB/hypertrace-bpf_${version}_amd64.changes
+debs=("$DEB"/hypertrace-bpf_"$version"_amd64.deb "$DEB"/hypertrace-guest-tools_"$version"_amd64.deb
+	"$DEB"/hypertrace-guest-dkms_"$version"_all.deb)
+for d in "${debs[@]}" "$changes"; do
+	[ -s "$d" ] || { fail deb_files_built "no $(basename "$d")"; suite_exit; }
+done
+pass deb_files_built
+
+# lintian as root says so on stderr; its tags are on stdout.
+tags=$(lintian --no-tag-display-limit "$changes" "${debs[@]}" 2>/dev/null | grep -E '^[EW]: ')
+if [ -z "$tags" ]; then
+	pass lintian_no_errors_no_warnings
+else
+	fail lintian_no_errors_no_warnings "$(echo "$tags" | head -n 10 | tr '\n' ';')"
+fi
+
+# contains DEB PATH...: every PATH is in DEB.
+contains() {
+	local deb=$1 list missing=
+	shift
+	list=$(dpkg-deb -c "$deb" | awk '{ print $6 }' | sed 's|^\./|/|')
+	for p in "$@"; do grep -qx -- "$p" <<<"$list" || missing+="$p "; done
+	if [ -z "$missing" ]; then pass "deb_contents_$(basename "$deb" | cut -d_ -f1)"; else fail "deb_contents_$(basename "$deb" | cut -d_ -f1)" "missing: $missing"; fi
+}
+man1=$(cd docs/man && ls *.1.scd | sed 's|\.scd$|.gz|; s|^|/usr/share/man/man1/|')
+man5=$(cd docs/man && ls *.5.scd | sed 's|\.scd$|.gz|; s|^|/usr/share/man/man5/|')
+# shellcheck disable=SC2086
+contains "${debs[0]}" /usr/bin/hypertrace-bpf /usr/libexec/hypertrace-bpf/minivm \
+	/usr/share/bash-completion/completions/hypertrace-bpf $man1 $man5 \
+	/usr/share/doc/hypertrace-bpf/README.md.gz /usr/share/doc/hypertrace-bpf/trace-format.md.gz \
+	/usr/share/doc/hypertrace-bpf/copyright
+contains "${debs[1]}" /usr/libexec/hypertrace-bpf/hypercall
+src=/usr/src/hypertrace-guest-${version%%-*}
+contains "${debs[2]}" "$src/dkms.conf" "$src/Kbuild" "$src/hypertrace_guest.c" "$src/include/hypertrace/guest.h"
+
+# The package's version is the one the program reports.
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+dpkg-deb -x "${debs[0]}" "$work"
+got=$("$work/usr/bin/hypertrace-bpf" --version 2>&1)
+if [ "$got" = "hypertrace-bpf ${version%%-*}" ]; then
+	pass deb_version_is_the_programs
+else
+	fail deb_version_is_the_programs "package $version, program says '$got' (src/user/cli.h HT_VERSION and debian/changelog differ)"
+fi
+# The tracer links Debian's libbpf, and the package depends on it.
+if dpkg-deb -f "${debs[0]}" Depends | grep -q 'libbpf1' && ldd "$work/usr/bin/hypertrace-bpf" | grep -q 'libbpf\.so'; then
+	pass deb_links_debians_libbpf
+else
+	fail deb_links_debians_libbpf "Depends: $(dpkg-deb -f "${debs[0]}" Depends)"
+fi
+suite_exit
