@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# `make test` on Debian 13 (trixie: clang 19, gcc 14, libbpf 1.5, elfutils
+# 0.192), as a user of Debian 13 runs it: in a Debian 13 root made with
+# debootstrap (tests/distro/debian_root.sh, kept under .cache/distro), the
+# tracked sources are copied in, tests/install-deps.sh installs what they
+# need from Debian 13's archive, `make tests-build` builds, and tests/run runs
+# every suite but the nested-machine ones (they boot their own kernels and
+# run on the host; this root shares the host's kernel, so the BPF suites load
+# and attach for real). Its PASS/FAIL/SKIP lines are relayed here prefixed
+# with "debian13: ", so this runner's count covers both systems.
+# Runs when HT_DISTRO_TESTS=1 (.ci/run sets it): the first run downloads about
+# 600 MB and takes minutes.
+# shellcheck source=tests/lib.sh
+source "$(dirname "$0")/../lib.sh"
+source "$TOP/tests/distro/debian_root.sh"
+SUITE=trixie
+NAME=debian13
+
+if [ "${HT_DISTRO_TESTS:-0}" != 1 ]; then
+	skip $NAME "set HT_DISTRO_TESTS=1 to run make test in a Debian 13 root (.ci/run does; the first run downloads about 600 MB)"
+	exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+	skip $NAME "needs root (debootstrap, chroot, BPF)"
+	exit 0
+fi
+
+t0=$(date +%s)
+if ! droot_ensure $SUITE; then
+	fail ${NAME}_root "$DR_ERR"
+	suite_exit
+fi
+root=$DR_ROOT
+if ! droot_enter "$root"; then
+	fail ${NAME}_root "$DR_ERR"
+	suite_exit
+fi
+trap 'droot_leave "$root"' EXIT
+echo "    ($NAME root ready after $(($(date +%s) - t0)) s)"
+
+# apt and npm trust the host's extra CA certificates (copied in by droot_enter).
+if ! droot_run "$root" sh -c 'dpkg -s ca-certificates >/dev/null 2>&1 ||
+	{ apt-get update -qq && apt-get install -y -qq --no-install-recommends ca-certificates >/dev/null; }
+	update-ca-certificates >/dev/null 2>&1' >"$root/ca.log" 2>&1; then
+	fail ${NAME}_ca_certificates "$(tail -n 3 "$root/ca.log" | tr '\n' ' ')"
+	suite_exit
+fi
+
+# The tracked files of this tree, over the previous copy: its .output and
+# .cache stay, so make rebuilds only what changed and downloads stay cached.
+src=$root/src/hypertrace-bpf
+mkdir -p "$src"
+find "$src" -mindepth 1 -maxdepth 1 ! -name .output ! -name .cache -exec rm -rf {} +
+(cd "$TOP" && git ls-files -z | xargs -0 tar -cf - --no-recursion) | tar -xf - -C "$src"
+
+skips="tests/e2e/ the nested-machine suites run on the host, which boots their kernels
+tests/distro/ this is the Debian 13 root"
+
+log=$root/make-test.log
+# Relays the run: result lines prefixed and counted, the rest indented. The
+# closing summary of the inner tests/run repeats its FAIL/SKIP lines: from
+# there on nothing is counted again.
+relay() {
+	local line summary=0
+	while IFS= read -r line; do
+		if [ $summary = 0 ] && [[ $line =~ ^(Failed|Skipped):$ ]]; then
+			summary=1
+		fi
+		if [ $summary = 0 ] && [[ $line =~ ^(PASS|FAIL|SKIP):\ (.*)$ ]]; then
+			echo "${BASH_REMATCH[1]}: $NAME: ${BASH_REMATCH[2]}"
+		else
+			echo "    $NAME| $line"
+		fi
+	done
+}
+droot_run "$root" env TESTS_SKIP="$skips" HT_DISTRO_TESTS=0 bash -c '
+	cd /src/hypertrace-bpf || exit 1
+	tests/install-deps.sh || { echo "FAIL: install_deps: tests/install-deps.sh failed"; exit 1; }
+	# A git index of the copied files, as a clone has: the build test and
+	# make deb take the tracked files from it.
+	rm -rf .git && git init -q && git add -A || { echo "FAIL: git_index: git init failed"; exit 1; }
+	make -j2 tests-build >/var/tmp/make.log 2>&1 ||
+		{ echo "FAIL: tests_build: $(grep -E "error|warning" /var/tmp/make.log | head -n 5 | tr "\n" " ")"; exit 1; }
+	echo "PASS: tests_build"
+	tests/run' 2>&1 | tee "$log" | relay
+status=${PIPESTATUS[0]}
+
+# The inner runner's last line must be its count: anything else means it died.
+last=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+if [ -z "$last" ]; then
+	fail ${NAME}_run_completed "the run in the Debian 13 root ended (status $status) without its count"
+else
+	pass ${NAME}_run_completed
+	echo "    ($NAME: $last; $(($(date +%s) - t0)) s in all)"
+fi
+suite_exit
