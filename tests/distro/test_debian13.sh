@@ -54,7 +54,8 @@ find "$src" -mindepth 1 -maxdepth 1 ! -name .output ! -name .cache -exec rm -rf 
 (cd "$TOP" && git ls-files -z | xargs -0 tar -cf - --no-recursion) | tar -xf - -C "$src"
 
 skips="tests/e2e/ the nested-machine suites run on the host, which boots their kernels
-tests/distro/ this is the Debian 13 root"
+tests/distro/ this is the Debian 13 root
+tests/debian/test_deb_install the host installs the packages into a clean Debian 13 root"
 
 log=$root/make-test.log
 # Relays the run: result lines prefixed and counted, the rest indented. The
