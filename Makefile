@@ -22,7 +22,7 @@ LIBEXECDIR ?= $(PREFIX)/libexec/hypertrace-bpf
 DOCDIR ?= $(PREFIX)/share/doc/hypertrace-bpf
 MANDIR ?= $(PREFIX)/share/man
 # bash-completion's directory under PREFIX, as its pkg-config file names it.
-BASHCOMPDIR ?= $(or $(shell pkg-config --define-variable=prefix=$(PREFIX) --variable=completionsdir bash-completion 2>/dev/null),$(PREFIX)/share/bash-completion/completions)
+BASHCOMPDIR ?= $(or $(shell pkg-config --define-variable=datadir=$(PREFIX)/share --variable=completionsdir bash-completion 2>/dev/null),$(PREFIX)/share/bash-completion/completions)
 INSTALL ?= install
 
 ifeq ($(V),1)
