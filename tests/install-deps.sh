@@ -13,8 +13,9 @@ cd "$(dirname "$0")/.."
 # scdoc: the man pages; debhelper, dkms, lintian, fakeroot: `make deb` and its
 # tests; debootstrap: the Debian 13 root tests/distro builds; bash-completion:
 # the completion test drives the installed completion with it; man-db: man -w;
-# git: the build test and make deb take the tracked files from git.
-pkgs=(git make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev tmux python3 util-linux prometheus curl time
+# git: the build test and make deb take the tracked files from git;
+# build-essential: dpkg-buildpackage checks for it.
+pkgs=(git make build-essential gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev tmux python3 util-linux prometheus curl time
 	e2fsprogs babeltrace2 python3-bt2 scdoc debhelper dkms lintian fakeroot debootstrap bash-completion man-db)
 missing=()
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }

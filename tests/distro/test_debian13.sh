@@ -48,10 +48,19 @@ fi
 
 # The tracked files of this tree, over the previous copy: its .output and
 # .cache stay, so make rebuilds only what changed and downloads stay cached.
+# A file whose content changed is written anew (its time is now, newer than
+# any object built from its old content); the others keep theirs.
 src=$root/src/hypertrace-bpf
-mkdir -p "$src"
-find "$src" -mindepth 1 -maxdepth 1 ! -name .output ! -name .cache -exec rm -rf {} +
-(cd "$TOP" && git ls-files -z | xargs -0 tar -cf - --no-recursion) | tar -xf - -C "$src"
+stage=$root/src/stage
+rm -rf "$stage"
+mkdir -p "$src" "$stage"
+(cd "$TOP" && git ls-files -z | xargs -0 tar -cf - --no-recursion) | tar -xmf - -C "$stage"
+(cd "$stage" && find . -type f -print0) | while IFS= read -r -d '' f; do
+	cmp -s "$stage/$f" "$src/$f" || { mkdir -p "$(dirname "$src/$f")" && cp -p "$stage/$f" "$src/$f"; }
+done
+(cd "$src" && find . \( -path ./.output -o -path ./.cache -o -path ./.git \) -prune -o -type f -print0) |
+	while IFS= read -r -d '' f; do [ -e "$stage/$f" ] || rm -f "$src/$f"; done
+rm -rf "$stage"
 
 skips="tests/e2e/ the nested-machine suites run on the host, which boots their kernels
 tests/distro/ this is the Debian 13 root
