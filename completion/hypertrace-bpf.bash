@@ -29,13 +29,13 @@ _hypertrace_bpf_vm_pids() {
 # QEMU's guest name of process $1: the -name value's first item without '='
 # (or its guest= item), ',,' being an escaped comma.
 _hypertrace_bpf_vm_name() {
-	local arg prev= value item
-	local -a args
+	local arg prev= value item first
+	local -a args items
 	mapfile -d '' -t args <"/proc/$1/cmdline" 2>/dev/null || return
 	for arg in "${args[@]}"; do
 		if [ "$prev" = -name ] || [ "$prev" = --name ]; then
 			value=${arg//,,/$'\x01'}
-			local first=1
+			first=1
 			IFS=, read -r -a items <<<"$value"
 			for item in "${items[@]}"; do
 				item=${item//$'\x01'/,}
@@ -94,6 +94,12 @@ _hypertrace_bpf() {
 	local prog=${COMP_WORDS[0]} cmd= i word help opts metavar
 	command -v "$prog" >/dev/null 2>&1 || prog=hypertrace-bpf
 	COMPREPLY=()
+	# "--hist=to": bash splits the word at '=' (COMP_WORDBREAKS).
+	if [ "$cur" = "=" ]; then
+		cur=
+	elif [ "$prev" = "=" ] && ((COMP_CWORD >= 2)); then
+		prev=${COMP_WORDS[COMP_CWORD - 2]}
+	fi
 
 	# The command: the first word after the program that is not an option.
 	for ((i = 1; i < COMP_CWORD; i++)); do
