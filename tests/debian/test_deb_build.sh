@@ -25,12 +25,15 @@ for d in "${debs[@]}" "$changes"; do
 done
 pass deb_files_built
 
-# lintian as root says so on stderr; its tags are on stdout.
-tags=$(lintian --no-tag-display-limit "$changes" "${debs[@]}" 2>/dev/null | grep -E '^[EW]: ')
-if [ -z "$tags" ]; then
+# lintian as root says so on stderr; its tags are on stdout. It exits
+# non-zero on an error or a warning tag, and when it cannot check at all.
+out=$(lintian --fail-on error,warning --no-tag-display-limit "$changes" "${debs[@]}" 2>"$OUTPUT/lintian.err")
+status=$?
+tags=$(grep -E '^[EW]: ' <<<"$out")
+if [ $status -eq 0 ] && [ -z "$tags" ]; then
 	pass lintian_no_errors_no_warnings
 else
-	fail lintian_no_errors_no_warnings "$(echo "$tags" | head -n 10 | tr '\n' ';')"
+	fail lintian_no_errors_no_warnings "status $status: $(echo "$tags" | head -n 10 | tr '\n' ';') $(grep -v 'root privileges' "$OUTPUT/lintian.err" | head -n 3)"
 fi
 
 # contains DEB PATH...: every PATH is in DEB.
