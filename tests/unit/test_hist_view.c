@@ -485,6 +485,44 @@ static void test_groups_named_after_their_vm(void)
 	ht_latset_free(vms);
 }
 
+/* A VM owner's names, as record's live view reads them from /proc: escape sequences, a name in another script. */
+static const char *hostile_vm_of(void *ctx, uint32_t pid)
+{
+	(void)ctx;
+	return pid == 200 ? "\x1b]0;pwned\x07\xe7\xbd\x91\xe7\xab\x99" : NULL;
+}
+
+static const char *hostile_thread_of(void *ctx, uint32_t pid, uint32_t tid)
+{
+	(void)ctx;
+	(void)pid;
+	(void)tid;
+	return "CPU 0/\x1b[2J";
+}
+
+static void test_group_names_are_escaped_and_cut_at_a_character(void)
+{
+	struct ht_latset *vcpus = ht_latset_new(HT_LAT_BY_VCPU, 0);
+	struct ht_hv_opts opts = { .mode = HT_HV_PLAIN, .width = 80, .vm_name = hostile_vm_of,
+				   .thread_name = hostile_thread_of };
+	struct ht_hv_frame f = { .interval = 1 };
+	struct out o = { 0 };
+
+	CHECK(vcpus, "new");
+	add_total(vcpus, 200, 5, 500);
+	CHECK(render(&o, vcpus, &opts, &f) == 0, "render");
+	CHECK(!strchr(o.buf, '\x1b') && !strchr(o.buf, '\x07'), "raw control bytes:\n%s", o.buf);
+	CHECK(strstr(o.buf, "\nvcpu 5 (pid 200, vm \\x1b]0;pwned\\x07\xe7\xbd\x91\xe7\xab\x99, CPU 0/\\x1b[2J): 1 hypercalls\n"),
+	      "escaped names:\n%s", o.buf);
+	out_free(&o);
+	/* So narrow that the line is cut inside the name in another script: never inside one of its characters. */
+	opts.width = 40;
+	CHECK(render(&o, vcpus, &opts, &f) == 0, "render");
+	CHECK(strstr(o.buf, "\nvcpu 5 (pid 200, vm \\x1b]0;pwned\\x07\xe7\xbd\x91\n"), "cut:\n%s", o.buf);
+	out_free(&o);
+	ht_latset_free(vcpus);
+}
+
 static void test_other_group_label(void)
 {
 	struct ht_latset *set = ht_latset_new(HT_LAT_BY_VM, 0);
@@ -538,6 +576,7 @@ int main(void)
 	RUN(test_terminal_mode_fits_height);
 	RUN(test_grouped_frame);
 	RUN(test_groups_named_after_their_vm);
+	RUN(test_group_names_are_escaped_and_cut_at_a_character);
 	RUN(test_other_group_label);
 	RUN(test_parse_series);
 	return ht_test_exit_status();

@@ -94,6 +94,24 @@ static void identity_names_process_vm_and_thread(void)
 	CHECK(id.pid == 999 && !id.process_name[0] && !id.thread_name[0] && !id.vm_name[0], "names of a gone process");
 }
 
+/* A VM owner's bytes are stored as they are (escaped only where shown); a long name is cut between characters. */
+static void names_keep_their_bytes_and_are_cut_between_characters(void)
+{
+	/* 21 characters of 3 bytes: 63 bytes fit the 64-byte vm_name only whole, 64 would not. */
+	static const char *const args[] = { "qemu", "-name",
+		"\x1b]0;x\x07\xff网网网网网网网网网网网网网网网网网网网网网", NULL };
+	struct ht_identity id;
+
+	fake_process(700, "q\x1b[2J\xc2\x9b", args, 701, "x\xe7\xbd\x91\xe7\xbd\x91\xe7\xbd\x91\xe7\xbd\x91\xe7\xbd\x91");
+	ht_identity_read(root, 700, 701, 1, &id);
+	CHECK(!strcmp(id.process_name, "q\x1b[2J\xc2\x9b"), "process name bytes changed: '%s'", id.process_name);
+	/* "\x1b]0;x\x07\xff" is 7 bytes, then 18 whole characters (54 bytes) fit in 63. */
+	CHECK(strlen(id.vm_name) == 61 && !strncmp(id.vm_name, "\x1b]0;x\x07\xff网", 10), "vm name '%s' (%zu bytes)",
+	      id.vm_name, strlen(id.vm_name));
+	/* 16-byte thread_name: 'x' and 4 characters (13 bytes); the fifth would need bytes 14-16. */
+	CHECK(!strcmp(id.thread_name, "x网网网网"), "thread name '%s'", id.thread_name);
+}
+
 static void a_vm_is_found_by_its_guest_name_alone(void)
 {
 	static const char *const web[] = { "qemu", "-name", "web1", NULL };
@@ -229,6 +247,7 @@ int main(void)
 	}
 	RUN(qemu_guest_name_in_every_spelling);
 	RUN(identity_names_process_vm_and_thread);
+	RUN(names_keep_their_bytes_and_are_cut_between_characters);
 	RUN(a_vm_is_found_by_its_guest_name_alone);
 	RUN(live_names_of_vms_and_vcpu_threads);
 	RUN(thread_set_counts_each_thread_once);

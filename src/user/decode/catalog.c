@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/escape.h"
 #include "common/parse_number.h"
 #include "hypertrace/guest.h"
 
@@ -162,6 +163,7 @@ static int parse_line(const struct ht_catalog *c, char *line, bool builtin, cons
 		      struct ht_event_desc *ev, char *err, size_t errlen)
 {
 	char *hash = strchr(line, '#'), *save = NULL, *tok;
+	char shown[64]; /* a token quoted in a message: the file's text, escaped */
 	uint64_t nr;
 	const char *why;
 
@@ -173,7 +175,8 @@ static int parse_line(const struct ht_catalog *c, char *line, bool builtin, cons
 	memset(ev, 0, sizeof(*ev));
 	ev->builtin = builtin;
 	if (!ht_parse_u64(tok, 0, UINT32_MAX, &nr))
-		return ht_errf(err, errlen, "%s: '%s' is not a hypercall nr: lines are 'NR NAME FIELD...', NR from 0 to 4294967295", where, tok);
+		return ht_errf(err, errlen, "%s: '%s' is not a hypercall nr: lines are 'NR NAME FIELD...', NR from 0 to 4294967295",
+			       where, ht_escape(shown, sizeof(shown), tok, HT_ESC_TEXT));
 	ev->nr = (uint32_t)nr;
 	if (!builtin && nr >= HT_GUEST_NR_PROJECT_FIRST && nr <= HT_GUEST_NR_PROJECT_LAST)
 		return ht_errf(err, errlen, "%s: nr %llu belongs to the project's own events (%u-%u): choose another nr",
@@ -192,7 +195,8 @@ static int parse_line(const struct ht_catalog *c, char *line, bool builtin, cons
 		if (ev->nfields == HT_CAT_MAX_FIELDS)
 			return ht_errf(err, errlen, "%s: %s has more than %d fields", where, ev->name, HT_CAT_MAX_FIELDS);
 		if (parse_field(tok, strlen(tok), f, &why) < 0)
-			return ht_errf(err, errlen, "%s: field '%s': %s", where, tok, why);
+			return ht_errf(err, errlen, "%s: field '%s': %s", where,
+				       ht_escape(shown, sizeof(shown), tok, HT_ESC_TEXT), why);
 		if (ht_event_field(ev, f->name))
 			return ht_errf(err, errlen, "%s: field '%s' appears twice in %s", where, f->name, ev->name);
 		ev->nfields++;

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <string.h>
+#include "common/escape.h"
 #include "common/util.h"
 #include "hypertrace/guest.h"
 #include "tracefile/trace_reader.h"
@@ -32,8 +33,11 @@ static int offset_from_anchor(struct ht_decoder *d, const char *trace_path, char
 			continue;
 		ht_field_text(name_f, &rec, name);
 		if (!ht_symtab_addr_of(&d->syms, name, &file_addr)) {
+			char shown[HT_ESC_SIZE(sizeof(name))];
+
+			/* The name is the guest's: escaped. */
 			snprintf(err, errlen, "the guest symbols have no '%s', the module's KASLR anchor: give the guest kernel's own System.map or kallsyms, or --kaslr-offset",
-				 name);
+				 ht_escape(shown, sizeof(shown), name, HT_ESC_TEXT));
 			found = -1;
 			break;
 		}
@@ -102,9 +106,14 @@ bool ht_decoder_symbol(const struct ht_decoder *d, uint64_t addr, char *buf, siz
 	return d->have_syms && ht_symtab_format(&d->syms, addr, buf, len);
 }
 
-/* Text with quotes, backslashes and unprintable bytes escaped, for both text and JSON. */
+/* Text escaped (common/escape.h) into buf at *pos: foreign bytes never reach a terminal raw. */
 static void put_escaped(char *buf, size_t len, size_t *pos, const char *s, bool json)
 {
+	if (!json) {
+		if (*pos < len)
+			*pos += ht_escape_mem(buf + *pos, len - *pos, s, strlen(s), HT_ESC_QUOTED);
+		return;
+	}
 	for (; *s; s++) {
 		unsigned char c = (unsigned char)*s;
 		int n;
@@ -175,7 +184,8 @@ static void format_field(const struct ht_decoder *d, const struct ht_field *f,
 				appendf(buf, len, pos, "\"");
 			}
 		} else if (ht_decoder_symbol(d, ht_field_bits(f, r), sym, sizeof(sym))) {
-			appendf(buf, len, pos, "%s", sym);
+			if (*pos < len)
+				*pos += ht_escape_mem(buf + *pos, len - *pos, sym, strlen(sym), HT_ESC_TEXT);
 		} else {
 			appendf(buf, len, pos, "0x%" PRIx64, ht_field_bits(f, r));
 		}
@@ -205,8 +215,10 @@ void ht_decode_print_text(const struct ht_decoder *d, const struct ht_record *r,
 		ht_decode_format_fields(d, ev, r, buf, sizeof(buf));
 		fprintf(out, " => %s:%s%s", ev->name, ev->nfields ? " " : "", buf);
 	}
-	if (ht_decoder_symbol(d, r->guest_rip, buf, sizeof(buf)))
-		fprintf(out, " rip_sym=%s", buf);
+	if (ht_decoder_symbol(d, r->guest_rip, buf, sizeof(buf))) {
+		fputs(" rip_sym=", out);
+		ht_escape_fputs(out, buf, HT_ESC_TEXT);
+	}
 }
 
 void ht_decode_print_csv_header(const struct ht_decoder *d, FILE *out)

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/escape.h"
 #include "hypertrace/guest.h"
 
 #define NO_MATCH SIZE_MAX
@@ -179,16 +180,20 @@ static int pair(struct ht_fgraph *g, const size_t *order, struct ht_fgraph_stats
 	return ret;
 }
 
+/* The function's name, escaped (a guest's kallsyms chooses it), or its address. */
 static void name_of(const struct ht_fgraph *g, uint64_t addr, char *buf, size_t len)
 {
-	if (!g->syms || !ht_symtab_format(g->syms, addr, buf, len))
+	char sym[HT_SYM_TEXT_MAX];
+
+	if (!g->syms || !ht_symtab_format(g->syms, addr, sym, sizeof(sym))) {
 		snprintf(buf, len, "0x%" PRIx64, addr);
-	else {
-		/* A probe sits at the function's start: "+0x0" says nothing. */
-		size_t l = strlen(buf);
-		if (l > 4 && !strcmp(buf + l - 4, "+0x0"))
-			buf[l - 4] = '\0';
+		return;
 	}
+	/* A probe sits at the function's start: "+0x0" says nothing. */
+	size_t l = strlen(sym);
+	if (l > 4 && !strcmp(sym + l - 4, "+0x0"))
+		sym[l - 4] = '\0';
+	ht_escape(buf, len, sym, HT_ESC_TEXT);
 }
 
 /* ftrace's duration column: a mark for long calls, then microseconds. */
@@ -238,7 +243,7 @@ static void print_function_table(const struct ht_fgraph *g, FILE *out)
 {
 	struct fn_stat *fs = NULL;
 	size_t nfs = 0;
-	char name[256];
+	char name[HT_ESC_SIZE(HT_SYM_TEXT_MAX)];
 
 	for (size_t i = 0; i < g->n; i++) {
 		const struct fg_event *e = &g->ev[i];
@@ -281,7 +286,7 @@ void ht_fgraph_print(struct ht_fgraph *g, FILE *out, uint64_t start_ns, struct h
 {
 	struct ht_fgraph_stats st = { 0 };
 	size_t *order = malloc((g->n ? g->n : 1) * sizeof(*order));
-	char name[256], dur[32];
+	char name[HT_ESC_SIZE(HT_SYM_TEXT_MAX)], dur[32];
 
 	if (!order) {
 		fprintf(out, "# function graph: out of memory\n");

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/escape.h"
 #include "common/parse_number.h"
 
 /* Farther than this past a symbol, an address is in a gap, not in that symbol's function. */
@@ -65,9 +66,11 @@ int ht_symtab_parse(struct ht_symtab *t, const char *text, const char *origin, c
 		char hex[24];
 		if (strlen(addr_s) > 16 || snprintf(hex, sizeof(hex), "0x%s", addr_s) < 0 ||
 		    !ht_parse_u64(hex, 0, UINT64_MAX, &addr)) {
-			/* The message first: addr_s lives in the storage freed next. */
+			char shown[64];
+
+			/* The message first: addr_s lives in the storage freed next. It is the file's: escaped. */
 			ht_errf(err, errlen, "%s:%zu: '%s' is not a hexadecimal address (a System.map or /proc/kallsyms copy)",
-			     origin, lines, addr_s);
+			     origin, lines, ht_escape(shown, sizeof(shown), addr_s, HT_ESC_TEXT));
 			ht_symtab_free(t);
 			return -1;
 		}
@@ -198,8 +201,20 @@ bool ht_symtab_format(const struct ht_symtab *t, uint64_t addr, char *buf, size_
 	uint64_t off;
 	const struct ht_sym *s = ht_symtab_lookup(t, addr, &off);
 
-	if (!s)
+	char tail[24];
+	size_t tail_len, keep;
+
+	if (!s || !len)
 		return false;
-	snprintf(buf, len, "%s+0x%" PRIx64, s->name, off);
+	tail_len = (size_t)snprintf(tail, sizeof(tail), "+0x%" PRIx64, off);
+	if (tail_len >= len) {
+		memcpy(buf, tail, len - 1);
+		buf[len - 1] = '\0';
+		return true;
+	}
+	/* Cut the name, not the offset, and never inside a character of a name in UTF-8. */
+	keep = ht_utf8_prefix(s->name, len - tail_len - 1);
+	memcpy(buf, s->name, keep);
+	memcpy(buf + keep, tail, tail_len + 1);
 	return true;
 }

@@ -49,6 +49,9 @@ bool ht_symtab_addr_of(const struct ht_symtab *t, const char *name, uint64_t *ad
  * of the kernel text are not code of the last symbol).
  */
 const struct ht_sym *ht_symtab_lookup(const struct ht_symtab *t, uint64_t addr, uint64_t *off);
+/* A buffer that holds any "name+0xoff" whole: longer names are cut (at a character), the offset never. */
+#define HT_SYM_TEXT_MAX 512
+
 /* "name+0xoff" into buf, or false (buf untouched) when addr is no symbol's. */
 bool ht_symtab_format(const struct ht_symtab *t, uint64_t addr, char *buf, size_t len);
 

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/escape.h"
 #include "hypertrace/guest.h"
 
 #define ALL_VCPUS 0xffffu /* key of a task's total over every vCPU */
@@ -241,9 +242,16 @@ static const char *comm_of(struct ht_sched *s, uint32_t host_pid, uint32_t tid)
 	return t && t->comm[0] ? t->comm : "?";
 }
 
+/* A task name is the guest's: escaped, never raw on the terminal. */
+static const char *comm_text(char buf[HT_ESC_SIZE(16)], const char *comm)
+{
+	return ht_escape(buf, HT_ESC_SIZE(16), comm, HT_ESC_TEXT);
+}
+
 void ht_sched_print(struct ht_sched *s, FILE *out, uint64_t start_ns, uint64_t end_ns,
 		    struct ht_sched_stats *stats)
 {
+	char comm[HT_ESC_SIZE(16)];
 	struct run_stat *rows;
 	size_t n = 0;
 	struct ht_sched_stats st = { .switches = s->switches, .gaps = s->gaps, .vcpus = (unsigned int)s->nvcpus };
@@ -277,7 +285,7 @@ void ht_sched_print(struct ht_sched *s, FILE *out, uint64_t start_ns, uint64_t e
 			if (head)
 				fprintf(out, "\nVM pid %u, every vCPU:\n  %8s  %-16s %8s %14s  %s\n", r->host_pid, "tid",
 					"comm", "runs", "run_ms", "vcpus");
-			fprintf(out, "  %8u  %-16s %8" PRIu64 " %14.3f  ", r->tid, r->comm[0] ? r->comm : "?",
+			fprintf(out, "  %8u  %-16s %8" PRIu64 " %14.3f  ", r->tid, comm_text(comm, r->comm[0] ? r->comm : "?"),
 				r->runs, (double)r->run_ns / 1e6);
 			for (unsigned int c = 0, first = 1; c < 64; c++)
 				if (r->vcpu_mask >> c & 1) {
@@ -308,7 +316,7 @@ void ht_sched_print(struct ht_sched *s, FILE *out, uint64_t start_ns, uint64_t e
 				span = stop > s->vcpus[k].first_ns ? stop - s->vcpus[k].first_ns : 0;
 			}
 		fprintf(out, "  %8u  %-16s %8" PRIu64 " %14.3f %6.1f%%\n", r->tid,
-			r->comm[0] ? r->comm : comm_of(s, r->host_pid, r->tid),
+			comm_text(comm, r->comm[0] ? r->comm : comm_of(s, r->host_pid, r->tid)),
 			r->runs, (double)r->run_ns / 1e6, span ? 100.0 * (double)r->run_ns / (double)span : 0.0);
 	}
 	free(rows);

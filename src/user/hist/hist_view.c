@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/escape.h"
 
 /*
  * A frame is first built as a list of lines, each already cut to the width,
@@ -43,8 +44,9 @@ static void __attribute__((format(printf, 2, 3))) emit(struct lines *l, const ch
 		return;
 	}
 	va_end(ap);
+	/* Cut at a character: a name in another script must not end in half a character. */
 	if (strlen(s) > l->width)
-		s[l->width] = '\0';
+		s[ht_utf8_prefix(s, l->width)] = '\0';
 	l->v[l->len++] = s;
 }
 
@@ -290,15 +292,17 @@ static void emit_frame(struct lines *l, struct ht_latset *set, unsigned int mask
 	for (size_t i = 1; i < ht_latset_ngroups(set); i++) {
 		struct ht_lat_group *g = ht_latset_group(set, i);
 		uint64_t gn = group_count(g, f->view);
-		const char *vm = o->vm_name ? o->vm_name(o->vm_name_ctx, g->host_pid) : NULL;
-		const char *thread = o->thread_name && g->host_tid ?
+		const char *vm_raw = o->vm_name ? o->vm_name(o->vm_name_ctx, g->host_pid) : NULL;
+		const char *thread_raw = o->thread_name && g->host_tid ?
 			o->thread_name(o->vm_name_ctx, g->host_pid, g->host_tid) : NULL;
-		char name[120];
+		/*
+		 * Names a VM owner chose (QEMU -name, comm): escaped, never raw on
+		 * the terminal, and cut (at a character) so the label fits its item.
+		 */
+		char vm[56], thread[32], name[ITEM_SIZE - 40];
 
-		if (!vm)
-			vm = "";
-		if (!thread)
-			thread = "";
+		ht_escape(vm, sizeof(vm), vm_raw ? vm_raw : "", HT_ESC_TEXT);
+		ht_escape(thread, sizeof(thread), thread_raw ? thread_raw : "", HT_ESC_TEXT);
 
 		if (gn == 0) /* a vCPU idle in this interval */
 			continue;

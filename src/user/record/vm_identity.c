@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "common/escape.h"
 
 /* Reads at most cap - 1 bytes of path into buf, NUL-terminated; bytes read or -1. */
 static ssize_t read_small_file(const char *path, char *buf, size_t cap)
@@ -31,13 +32,15 @@ static ssize_t read_small_file(const char *path, char *buf, size_t cap)
 	return (ssize_t)got;
 }
 
-/* Copies src into out, cut to fit: names in the file have fixed sizes. */
+/*
+ * Copies src into out, cut to fit: names in the file have fixed sizes. The
+ * bytes stay as they are (they are escaped where shown); a cut falls between
+ * two characters, so a long name in another script stays readable.
+ */
 static void copy_cut(char *out, size_t outlen, const char *src)
 {
-	size_t n = strlen(src);
+	size_t n = ht_utf8_prefix(src, outlen - 1);
 
-	if (n >= outlen)
-		n = outlen - 1;
 	memcpy(out, src, n);
 	out[n] = '\0';
 }

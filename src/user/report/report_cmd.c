@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "common/escape.h"
 #include "decode/report_guest.h"
 #include "record/live_view.h"
 #include "report/report_options.h"
@@ -70,11 +71,18 @@ static void print_record(enum ht_report_mode mode, const struct ht_file_header *
 	switch (mode) {
 	case HT_REPORT_DUMP:
 		printf("%s pid %u", when, r->host_pid);
-		if (id->vm_name[0] || id->process_name[0])
-			printf(" (%s%s)", id->vm_name[0] ? "vm " : "", id->vm_name[0] ? id->vm_name : id->process_name);
+		/* Names a VM owner chose: escaped, never raw on the terminal. */
+		if (id->vm_name[0] || id->process_name[0]) {
+			fputs(id->vm_name[0] ? " (vm " : " (", stdout);
+			ht_escape_fputs(stdout, id->vm_name[0] ? id->vm_name : id->process_name, HT_ESC_TEXT);
+			putchar(')');
+		}
 		printf(" tid %u", r->host_tid);
-		if (id->thread_name[0])
-			printf(" (%s)", id->thread_name);
+		if (id->thread_name[0]) {
+			fputs(" (", stdout);
+			ht_escape_fputs(stdout, id->thread_name, HT_ESC_TEXT);
+			putchar(')');
+		}
 		printf(" vcpu %u cpu %u->%u %s reason 0x%x nr %u a0 0x%llx a1 0x%llx a2 0x%llx a3 0x%llx rip 0x%llx exit->hcall %u ns hcall->entry %u ns total %llu ns%s",
 		       r->vcpu_id, r->exit_cpu, r->entry_cpu,
 		       isa_name(r->isa), r->exit_reason, r->nr, (unsigned long long)r->a0,

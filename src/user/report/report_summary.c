@@ -14,6 +14,7 @@
 #include "report/report_summary.h"
 #include "hist/latency_hist.h"
 #include "tracefile/wallclock.h"
+#include "common/escape.h"
 #include "common/util.h"
 
 #include <errno.h>
@@ -432,10 +433,13 @@ static void print_counts(FILE *out, struct key_counts *kc, bool per_vcpu, struct
 			const struct ht_identity *id =
 				names ? ht_reader_identity(names, (__u32)(k->key >> 32), k->tid) : NULL;
 			const char *vm = id ? (id->vm_name[0] ? id->vm_name : id->process_name) : "";
+			char vm_text[HT_ESC_SIZE(sizeof(id->vm_name))], thread[HT_ESC_SIZE(sizeof(id->thread_name))];
 
+			/* Names a VM owner chose: escaped, never raw on the terminal. */
 			fprintf(out, "  %8llu %6llu %10llu  %-16s %s\n", (unsigned long long)(k->key >> 32),
 				(unsigned long long)(k->key & 0xffffffffu), (unsigned long long)k->count,
-				vm[0] ? vm : "-", id && id->thread_name[0] ? id->thread_name : "-");
+				vm[0] ? ht_escape(vm_text, sizeof(vm_text), vm, HT_ESC_TEXT) : "-",
+				id && id->thread_name[0] ? ht_escape(thread, sizeof(thread), id->thread_name, HT_ESC_TEXT) : "-");
 		} else
 			fprintf(out, "  %10llu %10llu\n", (unsigned long long)k->key,
 				(unsigned long long)k->count);
@@ -454,8 +458,14 @@ void ht_summary_print(struct ht_summary *s, FILE *out, const char *path,
 	__u64 p50[LAT_N], p99[LAT_N];
 	char err[256];
 
-	fprintf(out, "file: %s (format %u), host kernel %s, CPU %s\n", path, h->version,
-		h->kernel_release, h->cpu_vendor);
+	/* The header's strings are the file's: a crafted file chooses them. */
+	fputs("file: ", out);
+	ht_escape_fputs(out, path, HT_ESC_TEXT);
+	fprintf(out, " (format %u), host kernel ", h->version);
+	ht_escape_fputs(out, h->kernel_release, HT_ESC_TEXT);
+	fputs(", CPU ", out);
+	ht_escape_fputs(out, h->cpu_vendor, HT_ESC_TEXT);
+	fputc('\n', out);
 	print_time(out, "start: ", h, h->start_monotonic_ns);
 	if (st->has_trailer) {
 		print_time(out, "end:   ", h, st->trailer.end_monotonic_ns);

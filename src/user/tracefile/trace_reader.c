@@ -112,6 +112,9 @@ int ht_reader_open(const char *path, struct ht_reader **out, char *err, size_t e
 			 sizeof(struct ht_record));
 	} else {
 		r->st.good_bytes = sizeof(r->hdr);
+		/* Strings end within their fields whatever a crafted header holds. */
+		r->hdr.kernel_release[sizeof(r->hdr.kernel_release) - 1] = '\0';
+		r->hdr.cpu_vendor[sizeof(r->hdr.cpu_vendor) - 1] = '\0';
 		*out = r;
 		return 0;
 	}

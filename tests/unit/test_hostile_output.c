@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * What a guest, a VM owner or a crafted file can make `report` and `convert`
+ * print. The trace holds escape sequences, 8-bit controls and invalid UTF-8
+ * in every string someone else chooses: guest task names and marker text,
+ * QEMU's -name, process and thread names, guest symbol names, the header's
+ * strings. Every text mode must show them visibly (\x1b) and keep text in
+ * other scripts readable; --json must stay JSON, --csv must keep its columns
+ * and neutralise formulas.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include "fixture.h"
+#include "hypertrace/guest.h"
+#include "test.h"
+
+static char dir[] = "/tmp/ht-hostile-XXXXXX";
+static char trace[300], symbols[300], catalog[300], err[512];
+static char *out;
+
+static void free_out(void)
+{
+	free(out);
+	out = NULL;
+}
+
+#define PID 500
+#define TID 501
+#define KERNEL_RIP 0xffffffffc0001000ull /* the guest module's text */
+#define SCREEN_CLEAR "\x1b[2J\x1b[H"
+#define TITLE "\x1b]0;pwned\x07"
+
+static const char symbol_file[] =
+	"ffffffff81000000 T _stext\n"
+	"ffffffff81003000 T evil\x1b[31m_fn\n"
+	"ffffffff81004000 T \xc2\x9b" "31m_c1\n"
+	"ffffffff81005000 T =HYPERLINK(\"http://x\",\"y\")\n"
+	"ffffffff81006000 T a,b\n"
+	"ffffffff81100000 T _printk\n";
+
+static struct ht_record rec(uint32_t nr, struct ht_guest_args a, uint64_t t_us)
+{
+	struct ht_record r;
+
+	memset(&r, 0, sizeof(r));
+	r.nr = nr;
+	r.a0 = a.a[0];
+	r.a1 = a.a[1];
+	r.a2 = a.a[2];
+	r.a3 = a.a[3];
+	r.host_pid = PID;
+	r.host_tid = TID;
+	r.isa = HT_ISA_SVM;
+	r.exit_reason = 0x81;
+	r.guest_rip = KERNEL_RIP;
+	r.exit_ns = 1000000000ull + t_us * 1000;
+	return r;
+}
+
+static void setup(void)
+{
+	struct ht_identity id = { .pid = PID, .tid = TID };
+	struct ht_file_header h;
+	struct ht_record r[10];
+	const uint32_t nrs[] = { 1000, 1100, 1101, 1102, 1105, 1106, 1201 };
+	size_t n = 0;
+
+	snprintf(trace, sizeof(trace), "%s/hostile.htr", dir);
+	snprintf(symbols, sizeof(symbols), "%s/kallsyms", dir);
+	snprintf(catalog, sizeof(catalog), "%s/app.cat", dir);
+	/* A VM owner's names: an OSC title, text in another script, a byte that is no UTF-8. */
+	snprintf(id.vm_name, sizeof(id.vm_name), "%s网站\xff", TITLE);
+	snprintf(id.process_name, sizeof(id.process_name), "q\x1b[2J");
+	snprintf(id.thread_name, sizeof(id.thread_name), "CPU 0/\x9b" "31m");
+	memset(&h, 0, sizeof(h));
+	h.start_monotonic_ns = 1000000000ull;
+	h.filter_nr_count = sizeof(nrs) / sizeof(nrs[0]);
+	memcpy(h.filter_nr, nrs, sizeof(nrs));
+	snprintf(h.kernel_release, sizeof(h.kernel_release), "6.1\x1b[5m");
+	snprintf(h.cpu_vendor, sizeof(h.cpu_vendor), "Auth\x1b[8m");
+	/* A guest's strings: task names, marker text, and calls into a symbol named with escapes. */
+	r[n++] = rec(HT_GUEST_NR_MODULE, ht_guest_pack_module(1, 0xf, 1, 0, 0xffffffff81100000ull, "_printk"), 1);
+	r[n++] = rec(HT_GUEST_NR_SCHED_SWITCH, ht_guest_pack_sched_switch(0, 120, 0, 42, 120, SCREEN_CLEAR, 0), 2);
+	r[n++] = rec(HT_GUEST_NR_SCHED_WAKEUP, ht_guest_pack_sched_wakeup(43, 120, 0, TITLE "ab", 0), 3);
+	r[n++] = rec(HT_GUEST_NR_FUNC_ENTRY, ht_guest_pack_func(0xffffffff81003000ull, 0, 42, 0), 4);
+	r[n++] = rec(HT_GUEST_NR_FUNC_ENTRY, ht_guest_pack_func(0xffffffff81004000ull, 0, 42, 0), 5);
+	r[n++] = rec(HT_GUEST_NR_FUNC_EXIT, ht_guest_pack_func(0xffffffff81004000ull, 0, 42, 0), 6);
+	r[n++] = rec(HT_GUEST_NR_FUNC_EXIT, ht_guest_pack_func(0xffffffff81003000ull, 0, 42, 0), 7);
+	r[n++] = rec(HT_GUEST_NR_SCHED_SWITCH, ht_guest_pack_sched_switch(42, 120, 1, 0, 120, "idle\xe2\x80\xae", 0), 8);
+	r[n++] = rec(1201, (struct ht_guest_args){ { ht_guest_text_word("\x1b[5mblink\xff", 32, 0),
+						     ht_guest_text_word("\x1b[5mblink\xff", 32, 1), 0, 0 } }, 9);
+	r[n] = rec(1000, (struct ht_guest_args){ { 1, 2, 3, 4 } }, 10);
+	r[n++].guest_rip = 0xffffffff81005010ull; /* rip_sym: the formula-named symbol */
+	if (ht_test_write_trace(trace, &h, &id, 1, r, n, NULL, 0, err, sizeof(err)) ||
+	    ht_test_write_file(symbols, symbol_file, strlen(symbol_file)) ||
+	    ht_test_write_file(catalog, "1201 phase name=a0-a3:str\n", 26))
+		printf("    setup: %s\n", err);
+}
+
+/* Runs `hypertrace-bpf ARGS` (stdout and stderr); the output, or NULL. */
+static char *run_ht(const char *args, size_t *len, int *status)
+{
+	char cmd[2048];
+
+	snprintf(cmd, sizeof(cmd), "%s %s 2>&1", ht_test_bin(), args);
+	return ht_test_run(cmd, len, status);
+}
+
+static bool safe_or_say(const char *what, const char *s, size_t len)
+{
+	size_t bad;
+
+	if (ht_test_terminal_safe(s, len, &bad))
+		return true;
+	printf("    %s: unsafe byte 0x%02x at %zu, after: %.*s\n", what, (unsigned char)s[bad], bad,
+	       (int)(bad < 60 ? bad : 60), s + (bad < 60 ? 0 : bad - 60));
+	return false;
+}
+
+/* `report MODE [--catalog app.cat] [--guest-symbols kallsyms --kaslr-offset 0] hostile.htr`, 2>&1. */
+static char *report(const char *mode, bool with_catalog, bool with_symbols, size_t *len, int *status)
+{
+	char args[1200];
+
+	snprintf(args, sizeof(args), "report %s%s%s%s%s%s %s", mode, with_catalog ? " --catalog " : "",
+		 with_catalog ? catalog : "", with_symbols ? " --guest-symbols " : "", with_symbols ? symbols : "",
+		 with_symbols ? " --kaslr-offset 0" : "", trace);
+	return run_ht(args, len, status);
+}
+
+static void every_text_mode_shows_foreign_control_bytes_visibly(void)
+{
+	static const struct { const char *mode; bool catalog, symbols; } modes[] = {
+		{ "", false, false },
+		{ "--dump", true, true },
+		{ "--hist --per-vcpu", false, false },
+		{ "--hist --per-vm", false, false },
+		{ "--sched", false, false },
+		{ "--graph", false, true },
+	};
+	size_t len;
+	int status;
+
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		out = report(modes[i].mode, modes[i].catalog, modes[i].symbols, &len, &status);
+		CHECK(out && WIFEXITED(status) && WEXITSTATUS(status) == 0, "report %s: status %d: %s", modes[i].mode,
+		      status, out ? out : "");
+		CHECK(safe_or_say(modes[i].mode, out, len), "report %s writes raw control bytes", modes[i].mode);
+		CHECK(strstr(out, "\\x1b"), "report %s shows no \\x1b:\n%s", modes[i].mode, out);
+		free_out();
+	}
+}
+
+static void names_in_other_scripts_stay_readable(void)
+{
+	size_t len;
+	int status;
+
+	out = report("", false, false, &len, &status);
+	CHECK(out && strstr(out, "\\x1b]0;pwned\\x07网站\\xff"), "VM name in the summary:\n%s", out ? out : "");
+	CHECK(strstr(out, "CPU 0/\\x9b31m"), "thread name in the summary:\n%s", out);
+	CHECK(strstr(out, "host kernel 6.1\\x1b[5m, CPU Auth\\x1b[8m"), "header strings:\n%s", out);
+	free_out();
+	out = report("--dump", false, false, &len, &status);
+	CHECK(out && strstr(out, "(vm \\x1b]0;pwned\\x07网站\\xff) tid 501 (CPU 0/\\x9b31m)"), "--dump:\n%s",
+	      out ? out : "");
+	free_out();
+	out = report("--sched", false, false, &len, &status);
+	CHECK(out && strstr(out, "\\x1b[2J\\x1b[H") && strstr(out, "idle\\u202e"), "--sched:\n%s", out ? out : "");
+	free_out();
+	out = report("--graph", false, true, &len, &status);
+	CHECK(out && strstr(out, "evil\\x1b[31m_fn() {") && strstr(out, "\\u009b31m_c1();"), "--graph:\n%s",
+	      out ? out : "");
+}
+
+static void errors_quoting_a_symbol_file_show_its_bytes_escaped(void)
+{
+	char path[320], args[700];
+	size_t len;
+	int status;
+
+	snprintf(path, sizeof(path), "%s/bad.map", dir);
+	CHECK(ht_test_write_file(path, "\x1b[2Jzz T x\n", 11) == 0, "write");
+	snprintf(args, sizeof(args), "report --dump --guest-symbols %s %s", path, trace);
+	out = run_ht(args, &len, &status);
+	CHECK(out && WEXITSTATUS(status) == 1 && strstr(out, "'\\x1b[2Jzz' is not a hexadecimal address"),
+	      "status %d: %s", status, out ? out : "");
+	CHECK(safe_or_say("error", out, len), "raw bytes in the error");
+}
+
+int main(void)
+{
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	setup();
+	ht_test_cleanup = free_out;
+	RUN(every_text_mode_shows_foreign_control_bytes_visibly);
+	RUN(names_in_other_scripts_stay_readable);
+	RUN(errors_quoting_a_symbol_file_show_its_bytes_escaped);
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", dir);
+	return ht_test_exit_status();
+}
