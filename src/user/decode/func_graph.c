@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/escape.h"
+#include "common/hashmap.h"
 #include "hypertrace/guest.h"
 
 #define NO_MATCH SIZE_MAX
@@ -101,82 +102,129 @@ static int cmp_by_vcpu_time(const void *a, const void *b)
 	return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
 }
 
-/* One task's stack of open entries (indexes into ev). */
+/*
+ * One task's stack of open entries (indexes into ev), and how many of them
+ * each function has: an exit of a function with none open is told at once,
+ * without a walk down the stack (a guest could send many such exits).
+ */
 struct fg_task {
-	uint32_t host_pid, tid;
 	size_t *stack;
 	size_t depth, cap;
+	struct ht_hashmap open; /* addr -> entries of it on the stack */
 };
 
-static struct fg_task *task_of(struct fg_task **tasks, size_t *ntasks, uint32_t host_pid, uint32_t tid)
+static void task_free(struct fg_task *t)
 {
-	for (size_t i = 0; i < *ntasks; i++)
-		if ((*tasks)[i].host_pid == host_pid && (*tasks)[i].tid == tid)
-			return &(*tasks)[i];
-	struct fg_task *t = realloc(*tasks, (*ntasks + 1) * sizeof(**tasks));
+	free(t->stack);
+	ht_hashmap_clear(&t->open);
+	free(t);
+}
+
+/* The task (host_pid, tid), created if new; NULL when out of memory. */
+static struct fg_task *task_of(struct ht_hashmap *tasks, uint32_t host_pid, uint32_t tid)
+{
+	long key = (long)((uint64_t)host_pid << 32 | tid);
+	struct fg_task *t;
+
+	if (ht_hashmap_find(tasks, key, (long *)&t))
+		return t;
+	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
-	*tasks = t;
-	t[*ntasks] = (struct fg_task){ .host_pid = host_pid, .tid = tid };
-	return &t[(*ntasks)++];
+	ht_hashmap_init(&t->open, ht_hash_long, ht_equal_long, NULL);
+	if (ht_hashmap_insert(tasks, key, (long)t, HT_HASHMAP_ADD, NULL, NULL)) {
+		task_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+/* Adds delta to the open entries of addr in t. */
+static int count_open(struct fg_task *t, uint64_t addr, long delta)
+{
+	long n = 0;
+
+	ht_hashmap_find(&t->open, (long)addr, &n);
+	if (n + delta == 0)
+		return ht_hashmap_delete(&t->open, (long)addr, NULL, NULL) ? 0 : -1;
+	return ht_hashmap_insert(&t->open, (long)addr, n + delta, HT_HASHMAP_SET, NULL, NULL);
+}
+
+static int push_entry(struct ht_fgraph *g, struct fg_task *t, size_t i, struct ht_fgraph_stats *st)
+{
+	struct fg_event *e = &g->ev[i];
+
+	if (t->depth == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 16;
+		size_t *s = realloc(t->stack, cap * sizeof(*s));
+
+		if (!s)
+			return -1;
+		t->stack = s;
+		t->cap = cap;
+	}
+	st->entries++;
+	e->depth = (unsigned int)t->depth;
+	if (e->depth > st->max_depth)
+		st->max_depth = e->depth;
+	t->stack[t->depth++] = i;
+	return count_open(t, e->addr, 1);
+}
+
+/*
+ * Pairs exit i with the innermost open call of its function; calls above
+ * that one lost their exits and are popped. Each entry is popped once, so
+ * pairing is linear in the events.
+ */
+static int pop_exit(struct ht_fgraph *g, struct fg_task *t, size_t i, struct ht_fgraph_stats *st)
+{
+	struct fg_event *e = &g->ev[i];
+
+	st->exits++;
+	if (!ht_hashmap_find(&t->open, (long)e->addr, NULL)) {
+		st->unpaired_exits++;
+		e->depth = (unsigned int)t->depth;
+		return 0;
+	}
+	for (;;) {
+		size_t top = t->stack[--t->depth];
+
+		if (count_open(t, g->ev[top].addr, -1))
+			return -1;
+		if (g->ev[top].addr == e->addr) {
+			e->depth = (unsigned int)t->depth;
+			e->match = top;
+			g->ev[top].match = i;
+			st->paired++;
+			return 0;
+		}
+		st->open_entries++;
+	}
 }
 
 static int pair(struct ht_fgraph *g, const size_t *order, struct ht_fgraph_stats *st)
 {
-	struct fg_task *tasks = NULL;
-	size_t ntasks = 0;
+	struct ht_hashmap tasks = HT_HASHMAP_INIT(ht_hash_long, ht_equal_long, NULL);
+	struct ht_hashmap_entry *cur;
+	size_t bkt;
 	int ret = 0;
 
 	for (size_t k = 0; k < g->n && !ret; k++) {
 		size_t i = order[k];
-		struct fg_event *e = &g->ev[i];
-		struct fg_task *t = task_of(&tasks, &ntasks, e->host_pid, e->tid);
+		struct fg_task *t = task_of(&tasks, g->ev[i].host_pid, g->ev[i].tid);
 
-		if (!t) {
+		if (!t)
 			ret = -1;
-			break;
-		}
-		if (!e->exit) {
-			st->entries++;
-			if (t->depth == t->cap) {
-				size_t cap = t->cap ? 2 * t->cap : 16;
-				size_t *s = realloc(t->stack, cap * sizeof(*s));
+		else
+			ret = g->ev[i].exit ? pop_exit(g, t, i, st) : push_entry(g, t, i, st);
+	}
+	ht_hashmap_for_each(&tasks, cur, bkt) {
+		struct fg_task *t = cur->pvalue;
 
-				if (!s) {
-					ret = -1;
-					break;
-				}
-				t->stack = s;
-				t->cap = cap;
-			}
-			e->depth = (unsigned int)t->depth;
-			if (e->depth > st->max_depth)
-				st->max_depth = e->depth;
-			t->stack[t->depth++] = i;
-			continue;
-		}
-		st->exits++;
-		/* The innermost open call of this function; calls above it lost their exits. */
-		size_t d = t->depth;
-		while (d > 0 && g->ev[t->stack[d - 1]].addr != e->addr)
-			d--;
-		if (d == 0) {
-			st->unpaired_exits++;
-			e->depth = (unsigned int)t->depth;
-			continue;
-		}
-		st->open_entries += t->depth - d;
-		t->depth = d - 1;
-		e->depth = (unsigned int)t->depth;
-		e->match = t->stack[t->depth];
-		g->ev[e->match].match = i;
-		st->paired++;
+		st->open_entries += t->depth;
+		task_free(t);
 	}
-	for (size_t i = 0; i < ntasks; i++) {
-		st->open_entries += tasks[i].depth;
-		free(tasks[i].stack);
-	}
-	free(tasks);
+	ht_hashmap_clear(&tasks);
 	return ret;
 }
 
@@ -194,6 +242,26 @@ static void name_of(const struct ht_fgraph *g, uint64_t addr, char *buf, size_t 
 	if (l > 4 && !strcmp(sym + l - 4, "+0x0"))
 		sym[l - 4] = '\0';
 	ht_escape(buf, len, sym, HT_ESC_TEXT);
+}
+
+/*
+ * The indentation of a call at depth: two spaces a level, as ftrace draws
+ * it, up to HT_FGRAPH_DRAWN_DEPTH levels; deeper calls are drawn there with
+ * their depth as a number. A guest can nest calls as deep as it likes: each
+ * line stays short, and the output linear in the events.
+ */
+#define INDENT_SIZE (2 * HT_FGRAPH_DRAWN_DEPTH + 24)
+
+static const char *indent(char pad[INDENT_SIZE], unsigned int depth)
+{
+	unsigned int drawn = depth < HT_FGRAPH_DRAWN_DEPTH ? depth : HT_FGRAPH_DRAWN_DEPTH;
+
+	memset(pad, ' ', 2 * drawn);
+	if (depth < HT_FGRAPH_DRAWN_DEPTH)
+		pad[2 * drawn] = '\0';
+	else
+		snprintf(pad + 2 * drawn, INDENT_SIZE - 2 * drawn, "[depth %u] ", depth);
+	return pad;
 }
 
 /* ftrace's duration column: a mark for long calls, then microseconds. */
@@ -223,14 +291,31 @@ static void format_duration(char *buf, size_t len, const struct fg_event *e, con
 	snprintf(buf, len, "%c %9.3f us", mark, (double)ns / 1000.0);
 }
 
+/* Paired calls of one function of one VM; the key of its own entry in the function table. */
 struct fn_stat {
 	uint32_t host_pid;
 	uint64_t addr, calls, total_ns, max_ns;
 };
 
+static size_t hash_fn(long key, void *ctx)
+{
+	const struct fn_stat *f = (const struct fn_stat *)key;
+
+	(void)ctx;
+	return (size_t)ht_hash_mix(ht_hash_u64(f->addr), f->host_pid);
+}
+
+static bool equal_fn(long a, long b, void *ctx)
+{
+	const struct fn_stat *x = (const struct fn_stat *)a, *y = (const struct fn_stat *)b;
+
+	(void)ctx;
+	return x->host_pid == y->host_pid && x->addr == y->addr;
+}
+
 static int cmp_fn(const void *a, const void *b)
 {
-	const struct fn_stat *x = a, *y = b;
+	const struct fn_stat *x = *(const struct fn_stat *const *)a, *y = *(const struct fn_stat *const *)b;
 
 	if (x->host_pid != y->host_pid)
 		return x->host_pid < y->host_pid ? -1 : 1;
@@ -239,46 +324,65 @@ static int cmp_fn(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-static void print_function_table(const struct ht_fgraph *g, FILE *out)
+/* The paired calls of every function, found by hash (a guest may call many functions). */
+static int count_calls(const struct ht_fgraph *g, struct ht_hashmap *fns)
 {
-	struct fn_stat *fs = NULL;
-	size_t nfs = 0;
-	char name[HT_ESC_SIZE(HT_SYM_TEXT_MAX)];
-
 	for (size_t i = 0; i < g->n; i++) {
 		const struct fg_event *e = &g->ev[i];
-		size_t k;
+		struct fn_stat probe = { .host_pid = e->host_pid, .addr = e->addr }, *f;
 
 		if (e->exit || e->match == NO_MATCH)
 			continue;
-		for (k = 0; k < nfs; k++)
-			if (fs[k].host_pid == e->host_pid && fs[k].addr == e->addr)
-				break;
-		if (k == nfs) {
-			struct fn_stat *n = realloc(fs, (nfs + 1) * sizeof(*fs));
-			if (!n)
-				break;
-			fs = n;
-			fs[nfs++] = (struct fn_stat){ .host_pid = e->host_pid, .addr = e->addr };
+		if (!ht_hashmap_find(fns, (long)&probe, (long *)&f)) {
+			f = malloc(sizeof(*f));
+			if (!f)
+				return -1;
+			*f = probe;
+			if (ht_hashmap_insert(fns, (long)f, (long)f, HT_HASHMAP_ADD, NULL, NULL)) {
+				free(f);
+				return -1;
+			}
 		}
 		uint64_t ns = g->ev[e->match].t - e->t;
-		fs[k].calls++;
-		fs[k].total_ns += ns;
-		if (ns > fs[k].max_ns)
-			fs[k].max_ns = ns;
+		f->calls++;
+		f->total_ns += ns;
+		if (ns > f->max_ns)
+			f->max_ns = ns;
 	}
-	if (nfs)
+	return 0;
+}
+
+static void print_function_table(const struct ht_fgraph *g, FILE *out)
+{
+	struct ht_hashmap fns = HT_HASHMAP_INIT(hash_fn, equal_fn, NULL);
+	struct ht_hashmap_entry *cur;
+	struct fn_stat **fs;
+	size_t nfs = 0, bkt;
+	char name[HT_ESC_SIZE(HT_SYM_TEXT_MAX)];
+	int err = count_calls(g, &fns);
+
+	fs = malloc((ht_hashmap_size(&fns) ? ht_hashmap_size(&fns) : 1) * sizeof(*fs));
+	if (err || !fs)
+		fprintf(out, "\n# paired calls per function: out of memory\n");
+	ht_hashmap_for_each(&fns, cur, bkt)
+		if (fs)
+			fs[nfs++] = cur->pvalue;
+	if (!err && fs) {
 		qsort(fs, nfs, sizeof(*fs), cmp_fn);
-	for (size_t k = 0; k < nfs; k++) {
-		if (k == 0 || fs[k].host_pid != fs[k - 1].host_pid)
-			fprintf(out, "\n# paired calls per function (VM pid %u)\n#%10s %14s %12s %12s  %s\n",
-				fs[k].host_pid, "calls", "total_us", "avg_us", "max_us", "function");
-		name_of(g, fs[k].addr, name, sizeof(name));
-		fprintf(out, " %10" PRIu64 " %14.3f %12.3f %12.3f  %s\n", fs[k].calls,
-			(double)fs[k].total_ns / 1000.0,
-			(double)fs[k].total_ns / 1000.0 / (double)fs[k].calls,
-			(double)fs[k].max_ns / 1000.0, name);
+		for (size_t k = 0; k < nfs; k++) {
+			if (k == 0 || fs[k]->host_pid != fs[k - 1]->host_pid)
+				fprintf(out, "\n# paired calls per function (VM pid %u)\n#%10s %14s %12s %12s  %s\n",
+					fs[k]->host_pid, "calls", "total_us", "avg_us", "max_us", "function");
+			name_of(g, fs[k]->addr, name, sizeof(name));
+			fprintf(out, " %10" PRIu64 " %14.3f %12.3f %12.3f  %s\n", fs[k]->calls,
+				(double)fs[k]->total_ns / 1000.0,
+				(double)fs[k]->total_ns / 1000.0 / (double)fs[k]->calls,
+				(double)fs[k]->max_ns / 1000.0, name);
+		}
 	}
+	ht_hashmap_for_each(&fns, cur, bkt)
+		free(cur->pvalue);
+	ht_hashmap_clear(&fns);
 	free(fs);
 }
 
@@ -286,7 +390,7 @@ void ht_fgraph_print(struct ht_fgraph *g, FILE *out, uint64_t start_ns, struct h
 {
 	struct ht_fgraph_stats st = { 0 };
 	size_t *order = malloc((g->n ? g->n : 1) * sizeof(*order));
-	char name[HT_ESC_SIZE(HT_SYM_TEXT_MAX)], dur[32];
+	char name[HT_ESC_SIZE(HT_SYM_TEXT_MAX)], dur[32], pad[INDENT_SIZE];
 
 	if (!order) {
 		fprintf(out, "# function graph: out of memory\n");
@@ -320,19 +424,19 @@ void ht_fgraph_print(struct ht_fgraph *g, FILE *out, uint64_t start_ns, struct h
 		if (!e->exit && e->match != NO_MATCH && k + 1 < g->n && order[k + 1] == e->match) {
 			name_of(g, e->addr, name, sizeof(name));
 			format_duration(dur, sizeof(dur), e, g);
-			fprintf(out, "%13.6f %3u) %s |  %*s%s();\n", (double)(e->t - start_ns) / 1e9, e->cpu_id,
-				dur, 2 * e->depth, "", name);
+			fprintf(out, "%13.6f %3u) %s |  %s%s();\n", (double)(e->t - start_ns) / 1e9, e->cpu_id,
+				dur, indent(pad, e->depth), name);
 			k++;
 			continue;
 		}
 		name_of(g, e->addr, name, sizeof(name));
 		if (!e->exit) {
-			fprintf(out, "%13.6f %3u) %14s |  %*s%s() {\n", (double)(e->t - start_ns) / 1e9, e->cpu_id,
-				"", 2 * e->depth, "", name);
+			fprintf(out, "%13.6f %3u) %14s |  %s%s() {\n", (double)(e->t - start_ns) / 1e9, e->cpu_id,
+				"", indent(pad, e->depth), name);
 		} else {
 			format_duration(dur, sizeof(dur), e, g);
-			fprintf(out, "%13.6f %3u) %s |  %*s} /* %s */%s\n", (double)(e->t - start_ns) / 1e9,
-				e->cpu_id, dur, 2 * e->depth, "", name,
+			fprintf(out, "%13.6f %3u) %s |  %s} /* %s */%s\n", (double)(e->t - start_ns) / 1e9,
+				e->cpu_id, dur, indent(pad, e->depth), name,
 				e->match == NO_MATCH ? " (entry not in the trace)" : "");
 		}
 	}

@@ -10,6 +10,11 @@
  * task may sleep in a call and return on another vCPU. An exit whose
  * function is not on its task's stack (the entry came before the recording)
  * is shown unpaired; entries left open at the end are counted.
+ *
+ * Whatever the guest sends, time and output are linear in the events (plus
+ * a sort): tasks and functions are found by hash, an exit that matches no
+ * open call is told in one lookup, and the indentation stops growing at
+ * HT_FGRAPH_DRAWN_DEPTH.
  */
 #ifndef HT_DECODE_FUNC_GRAPH_H
 #define HT_DECODE_FUNC_GRAPH_H
@@ -18,6 +23,9 @@
 #include <stdio.h>
 #include "decode/guest_symbols.h"
 #include "hypertrace/record.h"
+
+/* Deeper calls are drawn at this indentation, with "[depth N] " before them. */
+#define HT_FGRAPH_DRAWN_DEPTH 32
 
 struct ht_fgraph;
 

@@ -6,15 +6,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/escape.h"
+#include "common/hashmap.h"
 #include "hypertrace/guest.h"
 
 #define ALL_VCPUS 0xffffu /* key of a task's total over every vCPU */
 
-/* One (VM, vCPU, task) -- or (VM, task) with vcpu ALL_VCPUS -- and its run time. */
+/*
+ * One (VM, vCPU, task) -- or (VM, task) with vcpu ALL_VCPUS -- and its run
+ * time; the key of its own entry in the table.
+ */
 struct run_stat {
 	uint32_t host_pid, tid;
 	uint16_t vcpu;
-	bool used;
 	uint64_t runs, run_ns;
 	uint64_t vcpu_mask; /* totals: the vCPUs (below 64) the task ran on */
 	char comm[17];      /* its name when last switched in (per vCPU: tid 0 is swapper/N on each) */
@@ -24,18 +27,44 @@ struct vcpu_state {
 	uint32_t host_pid;
 	uint16_t vcpu;
 	bool have_cur;
+	bool running_listed; /* in its VM's list of vCPUs with a current task */
 	uint32_t cur_tid;
 	uint64_t since_ns, first_ns, last_ns, switches, gaps;
 	uint64_t stopped_ns; /* the module's unload, if after the last switch */
 };
 
+/* A VM's vCPUs that have a current task: what an unload of its module stops, without a walk of all. */
+struct vm_state {
+	struct vcpu_state **running;
+	size_t n, cap;
+};
+
+/*
+ * Everything is found by hash: tids, vCPU ids and VMs come from the guest
+ * and the file, and a summary must stay linear in the records.
+ */
 struct ht_sched {
-	struct run_stat *tab; /* open addressing, power-of-two size */
-	size_t cap, used;
-	struct vcpu_state *vcpus;
-	size_t nvcpus;
+	struct ht_hashmap stats; /* struct run_stat * -> itself */
+	struct ht_hashmap vcpus; /* host_pid << 16 | vcpu -> struct vcpu_state * */
+	struct ht_hashmap vms;   /* host_pid -> struct vm_state * */
 	uint64_t switches, gaps;
 };
+
+static size_t hash_stat(long key, void *ctx)
+{
+	const struct run_stat *r = (const struct run_stat *)key;
+
+	(void)ctx;
+	return (size_t)ht_hash_mix(ht_hash_u64((uint64_t)r->host_pid << 32 | r->tid), r->vcpu);
+}
+
+static bool equal_stat(long a, long b, void *ctx)
+{
+	const struct run_stat *x = (const struct run_stat *)a, *y = (const struct run_stat *)b;
+
+	(void)ctx;
+	return x->host_pid == y->host_pid && x->tid == y->tid && x->vcpu == y->vcpu;
+}
 
 struct ht_sched *ht_sched_new(void)
 {
@@ -43,85 +72,125 @@ struct ht_sched *ht_sched_new(void)
 
 	if (!s)
 		return NULL;
-	s->cap = 256;
-	s->tab = calloc(s->cap, sizeof(*s->tab));
-	if (!s->tab) {
-		free(s);
-		return NULL;
-	}
+	ht_hashmap_init(&s->stats, hash_stat, equal_stat, NULL);
+	ht_hashmap_init(&s->vcpus, ht_hash_long, ht_equal_long, NULL);
+	ht_hashmap_init(&s->vms, ht_hash_long, ht_equal_long, NULL);
 	return s;
+}
+
+/* Frees every value of m, then m's entries. */
+static void free_values(struct ht_hashmap *m, void (*free_value)(void *))
+{
+	struct ht_hashmap_entry *cur;
+	size_t bkt;
+
+	ht_hashmap_for_each(m, cur, bkt)
+		free_value(cur->pvalue);
+	ht_hashmap_clear(m);
+}
+
+static void free_vm(void *p)
+{
+	struct vm_state *vm = p;
+
+	free(vm->running);
+	free(vm);
 }
 
 void ht_sched_free(struct ht_sched *s)
 {
 	if (!s)
 		return;
-	free(s->tab);
-	free(s->vcpus);
+	free_values(&s->stats, free);
+	free_values(&s->vcpus, free);
+	free_values(&s->vms, free_vm);
 	free(s);
-}
-
-static size_t hash(uint32_t host_pid, uint16_t vcpu, uint32_t tid)
-{
-	uint64_t k = ((uint64_t)host_pid << 32 | tid) * 0x9e3779b97f4a7c15ull ^ vcpu * 0xff51afd7ed558ccdull;
-
-	return (size_t)(k ^ (k >> 29));
 }
 
 static struct run_stat *find(struct ht_sched *s, uint32_t host_pid, uint16_t vcpu, uint32_t tid)
 {
-	for (size_t i = hash(host_pid, vcpu, tid) & (s->cap - 1); s->tab[i].used; i = (i + 1) & (s->cap - 1))
-		if (s->tab[i].host_pid == host_pid && s->tab[i].vcpu == vcpu && s->tab[i].tid == tid)
-			return &s->tab[i];
-	return NULL;
+	struct run_stat probe = { .host_pid = host_pid, .tid = tid, .vcpu = vcpu }, *r;
+
+	return ht_hashmap_find(&s->stats, (long)&probe, (long *)&r) ? r : NULL;
 }
 
-/* The entry of a key, created if new. Creating one may move the table: earlier pointers go stale. */
+/* The entry of a key, created if new; NULL when out of memory. */
 static struct run_stat *slot(struct ht_sched *s, uint32_t host_pid, uint16_t vcpu, uint32_t tid)
 {
 	struct run_stat *r = find(s, host_pid, vcpu, tid);
-	size_t i;
 
 	if (r)
 		return r;
-	if (2 * (s->used + 1) > s->cap) {
-		struct run_stat *old = s->tab;
-		size_t oldcap = s->cap;
-
-		s->tab = calloc(2 * oldcap, sizeof(*s->tab));
-		if (!s->tab) {
-			s->tab = old;
-			return NULL;
-		}
-		s->cap = 2 * oldcap;
-		for (size_t k = 0; k < oldcap; k++) {
-			if (!old[k].used)
-				continue;
-			for (i = hash(old[k].host_pid, old[k].vcpu, old[k].tid) & (s->cap - 1); s->tab[i].used;
-			     i = (i + 1) & (s->cap - 1))
-				;
-			s->tab[i] = old[k];
-		}
-		free(old);
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	*r = (struct run_stat){ .host_pid = host_pid, .vcpu = vcpu, .tid = tid };
+	if (ht_hashmap_insert(&s->stats, (long)r, (long)r, HT_HASHMAP_ADD, NULL, NULL)) {
+		free(r);
+		return NULL;
 	}
-	for (i = hash(host_pid, vcpu, tid) & (s->cap - 1); s->tab[i].used; i = (i + 1) & (s->cap - 1))
-		;
-	s->tab[i] = (struct run_stat){ .host_pid = host_pid, .vcpu = vcpu, .tid = tid, .used = true };
-	s->used++;
-	return &s->tab[i];
+	return r;
 }
 
-static struct vcpu_state *vcpu_of(struct ht_sched *s, uint32_t host_pid, uint16_t vcpu)
+/* The state of (VM, vCPU): found, created if asked, else NULL. */
+static struct vcpu_state *vcpu_of(struct ht_sched *s, uint32_t host_pid, uint16_t vcpu, bool create)
 {
-	for (size_t i = 0; i < s->nvcpus; i++)
-		if (s->vcpus[i].host_pid == host_pid && s->vcpus[i].vcpu == vcpu)
-			return &s->vcpus[i];
-	struct vcpu_state *v = realloc(s->vcpus, (s->nvcpus + 1) * sizeof(*v));
+	long key = (long)((uint64_t)host_pid << 16 | vcpu);
+	struct vcpu_state *v;
+
+	if (ht_hashmap_find(&s->vcpus, key, (long *)&v))
+		return v;
+	if (!create)
+		return NULL;
+	v = calloc(1, sizeof(*v));
 	if (!v)
 		return NULL;
-	s->vcpus = v;
-	v[s->nvcpus] = (struct vcpu_state){ .host_pid = host_pid, .vcpu = vcpu };
-	return &v[s->nvcpus++];
+	*v = (struct vcpu_state){ .host_pid = host_pid, .vcpu = vcpu };
+	if (ht_hashmap_insert(&s->vcpus, key, (long)v, HT_HASHMAP_ADD, NULL, NULL)) {
+		free(v);
+		return NULL;
+	}
+	return v;
+}
+
+static struct vm_state *vm_of(struct ht_sched *s, uint32_t host_pid)
+{
+	struct vm_state *vm;
+
+	if (ht_hashmap_find(&s->vms, host_pid, (long *)&vm))
+		return vm;
+	vm = calloc(1, sizeof(*vm));
+	if (!vm)
+		return NULL;
+	if (ht_hashmap_insert(&s->vms, host_pid, (long)vm, HT_HASHMAP_ADD, NULL, NULL)) {
+		free(vm);
+		return NULL;
+	}
+	return vm;
+}
+
+/* Puts v in its VM's list of vCPUs with a current task (once: the unload empties the list). */
+static int list_running(struct ht_sched *s, struct vcpu_state *v)
+{
+	struct vm_state *vm;
+
+	if (v->running_listed)
+		return 0;
+	vm = vm_of(s, v->host_pid);
+	if (!vm)
+		return -1;
+	if (vm->n == vm->cap) {
+		size_t cap = vm->cap ? 2 * vm->cap : 8;
+		struct vcpu_state **r = realloc(vm->running, cap * sizeof(*r));
+
+		if (!r)
+			return -1;
+		vm->running = r;
+		vm->cap = cap;
+	}
+	vm->running[vm->n++] = v;
+	v->running_listed = true;
+	return 0;
 }
 
 /* Text packed as guest.h packs it: bytes in memory order, NUL-padded. */
@@ -143,8 +212,6 @@ static int account(struct ht_sched *s, struct vcpu_state *v, uint64_t now)
 
 	if (!total)
 		return -1;
-	/* Creating total may have moved the table: look the first one up again. */
-	per_vcpu = find(s, v->host_pid, v->vcpu, v->cur_tid);
 	per_vcpu->run_ns += ns;
 	total->run_ns += ns;
 	return 0;
@@ -160,24 +227,34 @@ static int name_task(struct ht_sched *s, uint32_t host_pid, uint32_t tid, const 
 	return 0;
 }
 
+/* The module stops offloading: what runs on the VM's vCPUs from here on is not known. */
+static int module_unloaded(struct ht_sched *s, const struct ht_record *r)
+{
+	struct vm_state *vm;
+
+	if (!ht_hashmap_find(&s->vms, r->host_pid, (long *)&vm))
+		return 0;
+	for (size_t i = 0; i < vm->n; i++) {
+		struct vcpu_state *v = vm->running[i];
+
+		v->running_listed = false;
+		if (!v->have_cur)
+			continue;
+		if (account(s, v, r->exit_ns))
+			return -1;
+		v->have_cur = false;
+		v->stopped_ns = r->exit_ns;
+	}
+	vm->n = 0;
+	return 0;
+}
+
 int ht_sched_observe(struct ht_sched *s, const struct ht_record *r)
 {
 	char comm[17];
 
-	if (r->nr == HT_GUEST_NR_MODULE && (r->a0 & 0xff) == 0) {
-		/* The module stops offloading: what runs from here on is not known. */
-		for (size_t i = 0; i < s->nvcpus; i++) {
-			struct vcpu_state *v = &s->vcpus[i];
-
-			if (v->host_pid != r->host_pid || !v->have_cur)
-				continue;
-			if (account(s, v, r->exit_ns))
-				return -1;
-			v->have_cur = false;
-			v->stopped_ns = r->exit_ns;
-		}
-		return 0;
-	}
+	if (r->nr == HT_GUEST_NR_MODULE && (r->a0 & 0xff) == 0)
+		return module_unloaded(s, r);
 	if (r->nr == HT_GUEST_NR_SCHED_WAKEUP) {
 		unpack_comm(r->a1, r->a2, comm);
 		return name_task(s, r->host_pid, (uint32_t)r->a0, comm);
@@ -186,7 +263,7 @@ int ht_sched_observe(struct ht_sched *s, const struct ht_record *r)
 		return 0;
 
 	uint32_t prev = (uint32_t)r->a0, next = (uint32_t)(r->a0 >> 32);
-	struct vcpu_state *v = vcpu_of(s, r->host_pid, r->vcpu_id);
+	struct vcpu_state *v = vcpu_of(s, r->host_pid, r->vcpu_id, true);
 
 	if (!v)
 		return -1;
@@ -207,12 +284,11 @@ int ht_sched_observe(struct ht_sched *s, const struct ht_record *r)
 		return -1;
 	struct run_stat *per_vcpu = slot(s, r->host_pid, r->vcpu_id, next);
 	struct run_stat *total = per_vcpu ? slot(s, r->host_pid, ALL_VCPUS, next) : NULL;
-	if (!total)
+	if (!total || list_running(s, v))
 		return -1;
 	total->runs++;
 	if (r->vcpu_id < 64)
 		total->vcpu_mask |= 1ull << r->vcpu_id;
-	per_vcpu = find(s, r->host_pid, r->vcpu_id, next);
 	per_vcpu->runs++;
 	memcpy(per_vcpu->comm, comm, sizeof(per_vcpu->comm));
 	v->have_cur = true;
@@ -224,7 +300,7 @@ int ht_sched_observe(struct ht_sched *s, const struct ht_record *r)
 
 static int cmp_stat(const void *a, const void *b)
 {
-	const struct run_stat *x = a, *y = b;
+	const struct run_stat *x = *(const struct run_stat *const *)a, *y = *(const struct run_stat *const *)b;
 
 	if (x->host_pid != y->host_pid)
 		return x->host_pid < y->host_pid ? -1 : 1;
@@ -248,76 +324,90 @@ static const char *comm_text(char buf[HT_ESC_SIZE(16)], const char *comm)
 	return ht_escape(buf, HT_ESC_SIZE(16), comm, HT_ESC_TEXT);
 }
 
+static void print_total_row(FILE *out, const struct run_stat *r, bool head)
+{
+	char comm[HT_ESC_SIZE(16)];
+
+	if (head)
+		fprintf(out, "\nVM pid %u, every vCPU:\n  %8s  %-16s %8s %14s  %s\n", r->host_pid, "tid", "comm",
+			"runs", "run_ms", "vcpus");
+	fprintf(out, "  %8u  %-16s %8" PRIu64 " %14.3f  ", r->tid, comm_text(comm, r->comm[0] ? r->comm : "?"),
+		r->runs, (double)r->run_ns / 1e6);
+	for (unsigned int c = 0, first = 1; c < 64; c++)
+		if (r->vcpu_mask >> c & 1) {
+			fprintf(out, "%s%u", first ? "" : ",", c);
+			first = 0;
+		}
+	fputc('\n', out);
+}
+
+static void print_vcpu_row(struct ht_sched *s, FILE *out, const struct run_stat *r, bool head, uint64_t start_ns,
+			   uint64_t end_ns)
+{
+	const struct vcpu_state *v = vcpu_of(s, r->host_pid, r->vcpu, false);
+	char comm[HT_ESC_SIZE(16)];
+	uint64_t span = 0;
+
+	if (head) {
+		fprintf(out, "\nvCPU %u of VM pid %u: %" PRIu64 " switches from %.6f s to %.6f s, %" PRIu64 " gap(s)\n",
+			r->vcpu, r->host_pid, v ? v->switches : 0, v ? (double)(v->first_ns - start_ns) / 1e9 : 0.0,
+			v ? (double)(v->last_ns - start_ns) / 1e9 : 0.0, v ? v->gaps : 0);
+		fprintf(out, "  %8s  %-16s %8s %14s %7s\n", "tid", "comm", "runs", "run_ms", "share");
+	}
+	if (v) {
+		uint64_t stop = v->stopped_ns ? v->stopped_ns : end_ns;
+
+		span = stop > v->first_ns ? stop - v->first_ns : 0;
+	}
+	fprintf(out, "  %8u  %-16s %8" PRIu64 " %14.3f %6.1f%%\n", r->tid,
+		comm_text(comm, r->comm[0] ? r->comm : comm_of(s, r->host_pid, r->tid)), r->runs,
+		(double)r->run_ns / 1e6, span ? 100.0 * (double)r->run_ns / (double)span : 0.0);
+}
+
 void ht_sched_print(struct ht_sched *s, FILE *out, uint64_t start_ns, uint64_t end_ns,
 		    struct ht_sched_stats *stats)
 {
-	char comm[HT_ESC_SIZE(16)];
-	struct run_stat *rows;
-	size_t n = 0;
-	struct ht_sched_stats st = { .switches = s->switches, .gaps = s->gaps, .vcpus = (unsigned int)s->nvcpus };
+	struct ht_sched_stats st = { .switches = s->switches, .gaps = s->gaps,
+				     .vcpus = (unsigned int)ht_hashmap_size(&s->vcpus) };
+	struct ht_hashmap_entry *cur;
+	struct run_stat **rows;
+	size_t n = 0, bkt;
 
 	/* The task on each vCPU at the end ran until the end. */
-	for (size_t i = 0; i < s->nvcpus; i++)
-		if (s->vcpus[i].have_cur && end_ns > s->vcpus[i].since_ns)
-			account(s, &s->vcpus[i], end_ns);
-	rows = malloc((s->used ? s->used : 1) * sizeof(*rows));
+	ht_hashmap_for_each(&s->vcpus, cur, bkt) {
+		struct vcpu_state *v = cur->pvalue;
+
+		if (v->have_cur && end_ns > v->since_ns && account(s, v, end_ns)) {
+			fprintf(out, "# guest scheduling: out of memory\n");
+			return;
+		}
+	}
+	rows = malloc((ht_hashmap_size(&s->stats) ? ht_hashmap_size(&s->stats) : 1) * sizeof(*rows));
 	if (!rows) {
 		fprintf(out, "# guest scheduling: out of memory\n");
 		return;
 	}
-	for (size_t i = 0; i < s->cap; i++)
-		if (s->tab[i].used && s->tab[i].runs)
-			rows[n++] = s->tab[i];
+	ht_hashmap_for_each(&s->stats, cur, bkt)
+		if (((struct run_stat *)cur->pvalue)->runs)
+			rows[n++] = cur->pvalue;
 	qsort(rows, n, sizeof(*rows), cmp_stat);
 
-	fprintf(out, "guest scheduling: %" PRIu64 " sched_switch events on %zu vCPU(s), %" PRIu64
+	fprintf(out, "guest scheduling: %" PRIu64 " sched_switch events on %u vCPU(s), %" PRIu64
 		     " gap(s) (switches missing from the trace)\n",
-		s->switches, s->nvcpus, s->gaps);
+		s->switches, st.vcpus, s->gaps);
 	if (!s->switches)
 		fprintf(out, "  no sched_switch events (nr %u) in the trace: load the guest module with sched_switch=1 and record --nr %u\n",
 			HT_GUEST_NR_SCHED_SWITCH, HT_GUEST_NR_SCHED_SWITCH);
 	for (size_t i = 0; i < n; i++) {
-		const struct run_stat *r = &rows[i];
-		bool head = i == 0 || rows[i - 1].host_pid != r->host_pid || rows[i - 1].vcpu != r->vcpu;
+		const struct run_stat *r = rows[i];
+		bool head = i == 0 || rows[i - 1]->host_pid != r->host_pid || rows[i - 1]->vcpu != r->vcpu;
 
 		if (r->vcpu == ALL_VCPUS) {
 			st.tasks++;
-			if (head)
-				fprintf(out, "\nVM pid %u, every vCPU:\n  %8s  %-16s %8s %14s  %s\n", r->host_pid, "tid",
-					"comm", "runs", "run_ms", "vcpus");
-			fprintf(out, "  %8u  %-16s %8" PRIu64 " %14.3f  ", r->tid, comm_text(comm, r->comm[0] ? r->comm : "?"),
-				r->runs, (double)r->run_ns / 1e6);
-			for (unsigned int c = 0, first = 1; c < 64; c++)
-				if (r->vcpu_mask >> c & 1) {
-					fprintf(out, "%s%u", first ? "" : ",", c);
-					first = 0;
-				}
-			fputc('\n', out);
-			continue;
+			print_total_row(out, r, head);
+		} else {
+			print_vcpu_row(s, out, r, head, start_ns, end_ns);
 		}
-		if (head) {
-			const struct vcpu_state *v = NULL;
-
-			for (size_t k = 0; k < s->nvcpus; k++)
-				if (s->vcpus[k].host_pid == r->host_pid && s->vcpus[k].vcpu == r->vcpu)
-					v = &s->vcpus[k];
-			fprintf(out, "\nvCPU %u of VM pid %u: %" PRIu64 " switches from %.6f s to %.6f s, %" PRIu64 " gap(s)\n",
-				r->vcpu, r->host_pid, v ? v->switches : 0,
-				v ? (double)(v->first_ns - start_ns) / 1e9 : 0.0,
-				v ? (double)(v->last_ns - start_ns) / 1e9 : 0.0, v ? v->gaps : 0);
-			fprintf(out, "  %8s  %-16s %8s %14s %7s\n", "tid", "comm", "runs", "run_ms", "share");
-		}
-		uint64_t span = 0;
-		for (size_t k = 0; k < s->nvcpus; k++)
-			if (s->vcpus[k].host_pid == r->host_pid && s->vcpus[k].vcpu == r->vcpu)
-			{
-				uint64_t stop = s->vcpus[k].stopped_ns ? s->vcpus[k].stopped_ns : end_ns;
-
-				span = stop > s->vcpus[k].first_ns ? stop - s->vcpus[k].first_ns : 0;
-			}
-		fprintf(out, "  %8u  %-16s %8" PRIu64 " %14.3f %6.1f%%\n", r->tid,
-			comm_text(comm, r->comm[0] ? r->comm : comm_of(s, r->host_pid, r->tid)),
-			r->runs, (double)r->run_ns / 1e6, span ? 100.0 * (double)r->run_ns / (double)span : 0.0);
 	}
 	free(rows);
 	if (stats)

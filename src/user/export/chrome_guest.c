@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/hashmap.h"
 #include "export/thread_table.h"
 #include "hypertrace/guest.h"
 
@@ -14,26 +15,82 @@ struct cpu_track {
 	bool open;
 };
 
+/* Indexes of tracks, in the order they were added. */
+struct track_list {
+	size_t *v;
+	size_t n, cap;
+};
+
+/*
+ * Guest CPU ids come from the guest: tracks are found by hash, and an
+ * unload closes the slices of its VM from that VM's list of open tracks,
+ * never by a walk of every track.
+ */
 struct ht_chrome_guest {
 	const struct ht_decoder *dec;
 	struct ht_thread_table *named; /* guest tracks whose name event is written */
-	struct cpu_track *cpus;
-	size_t ncpus;
+	struct cpu_track *cpus;        /* in the order they appeared */
+	size_t ncpus, cap;
+	struct ht_hashmap by_key;      /* pid << 32 | cpu -> index in cpus */
+	struct ht_hashmap open_by_vm;  /* pid -> struct track_list * of tracks opened since its last unload */
 };
 
 static char on;
 
+static int list_add(struct track_list *l, size_t i)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 8;
+		size_t *v = realloc(l->v, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = i;
+	return 0;
+}
+
 static struct cpu_track *cpu_track(struct ht_chrome_guest *g, uint32_t pid, uint32_t cpu)
 {
-	for (size_t i = 0; i < g->ncpus; i++)
-		if (g->cpus[i].pid == pid && g->cpus[i].cpu == cpu)
-			return &g->cpus[i];
-	struct cpu_track *t = realloc(g->cpus, (g->ncpus + 1) * sizeof(*t));
-	if (!t)
+	long key = (long)((uint64_t)pid << 32 | cpu), i;
+
+	if (ht_hashmap_find(&g->by_key, key, &i))
+		return &g->cpus[i];
+	if (g->ncpus == g->cap) {
+		size_t cap = g->cap ? 2 * g->cap : 16;
+		struct cpu_track *t = realloc(g->cpus, cap * sizeof(*t));
+
+		if (!t)
+			return NULL;
+		g->cpus = t;
+		g->cap = cap;
+	}
+	if (ht_hashmap_insert(&g->by_key, key, (long)g->ncpus, HT_HASHMAP_ADD, NULL, NULL))
 		return NULL;
-	g->cpus = t;
-	t[g->ncpus] = (struct cpu_track){ .pid = pid, .cpu = cpu };
-	return &t[g->ncpus++];
+	g->cpus[g->ncpus] = (struct cpu_track){ .pid = pid, .cpu = cpu };
+	return &g->cpus[g->ncpus++];
+}
+
+/* Marks track t (of guest CPU pid) open, listed under its VM. */
+static int open_track(struct ht_chrome_guest *g, struct cpu_track *t)
+{
+	struct track_list *l;
+
+	if (t->open)
+		return 0;
+	if (!ht_hashmap_find(&g->open_by_vm, t->pid, (long *)&l)) {
+		l = calloc(1, sizeof(*l));
+		if (!l || ht_hashmap_insert(&g->open_by_vm, t->pid, (long)l, HT_HASHMAP_ADD, NULL, NULL)) {
+			free(l);
+			return -1;
+		}
+	}
+	if (list_add(l, (size_t)(t - g->cpus)))
+		return -1;
+	t->open = true;
+	return 0;
 }
 
 struct ht_chrome_guest *ht_chrome_guest_new(const struct ht_decoder *dec)
@@ -43,6 +100,8 @@ struct ht_chrome_guest *ht_chrome_guest_new(const struct ht_decoder *dec)
 	if (!g)
 		return NULL;
 	g->dec = dec;
+	ht_hashmap_init(&g->by_key, ht_hash_long, ht_equal_long, NULL);
+	ht_hashmap_init(&g->open_by_vm, ht_hash_long, ht_equal_long, NULL);
 	g->named = ht_thread_table_new();
 	if (!g->named) {
 		ht_chrome_guest_free(g);
@@ -53,9 +112,20 @@ struct ht_chrome_guest *ht_chrome_guest_new(const struct ht_decoder *dec)
 
 void ht_chrome_guest_free(struct ht_chrome_guest *g)
 {
+	struct ht_hashmap_entry *cur;
+	size_t bkt;
+
 	if (!g)
 		return;
 	ht_thread_table_free(g->named);
+	ht_hashmap_for_each(&g->open_by_vm, cur, bkt) {
+		struct track_list *l = cur->pvalue;
+
+		free(l->v);
+		free(l);
+	}
+	ht_hashmap_clear(&g->open_by_vm);
+	ht_hashmap_clear(&g->by_key);
 	free(g->cpus);
 	free(g);
 }
@@ -133,6 +203,8 @@ static int switch_event(struct ht_chrome_guest *g, FILE *f, ht_chrome_sep_fn sep
 	if (t->open) {
 		sep(arg);
 		fprintf(f, "{\"ph\":\"E\",\"cat\":\"guest_sched\",\"pid\":%u,\"tid\":%u,\"ts\":%s}", pid, cpu, ts);
+	} else if (open_track(g, t)) {
+		return -ENOMEM;
 	}
 	for (int i = 0; i < 8; i++) {
 		comm[i] = (char)(r->a2 >> (8 * i));
@@ -143,7 +215,6 @@ static int switch_event(struct ht_chrome_guest *g, FILE *f, ht_chrome_sep_fn sep
 	sep(arg);
 	fprintf(f, "{\"ph\":\"B\",\"cat\":\"guest_sched\",\"name\":\"%s (%u)\",\"pid\":%u,\"tid\":%u,\"ts\":%s,\"args\":{\"tid\":%u}}",
 		esc, next, pid, cpu, ts, next);
-	t->open = true;
 	return 0;
 }
 
@@ -165,13 +236,21 @@ int ht_chrome_guest_add(struct ht_chrome_guest *g, FILE *f, ht_chrome_sep_fn sep
 		return switch_event(g, f, sep, arg, r, ts);
 	if (r->nr == HT_GUEST_NR_MODULE && (r->a0 & 0xff) == 0) {
 		/* Unloading: nothing is known about what runs on that VM's CPUs from here on. */
-		for (size_t i = 0; i < g->ncpus; i++)
-			if (g->cpus[i].open && g->cpus[i].pid == HT_CHROME_GUEST_CPUS_PID + r->host_pid) {
-				sep(arg);
-				fprintf(f, "{\"ph\":\"E\",\"cat\":\"guest_sched\",\"pid\":%u,\"tid\":%u,\"ts\":%s}",
-					g->cpus[i].pid, g->cpus[i].cpu, ts);
-				g->cpus[i].open = false;
-			}
+		struct track_list *l;
+
+		if (!ht_hashmap_find(&g->open_by_vm, HT_CHROME_GUEST_CPUS_PID + r->host_pid, (long *)&l))
+			return 0;
+		for (size_t i = 0; i < l->n; i++) {
+			struct cpu_track *t = &g->cpus[l->v[i]];
+
+			if (!t->open)
+				continue;
+			sep(arg);
+			fprintf(f, "{\"ph\":\"E\",\"cat\":\"guest_sched\",\"pid\":%u,\"tid\":%u,\"ts\":%s}",
+				t->pid, t->cpu, ts);
+			t->open = false;
+		}
+		l->n = 0;
 	}
 	return 0;
 }
@@ -179,6 +258,9 @@ int ht_chrome_guest_add(struct ht_chrome_guest *g, FILE *f, ht_chrome_sep_fn sep
 void ht_chrome_guest_finish(struct ht_chrome_guest *g, FILE *f, ht_chrome_sep_fn sep, void *arg,
 			    const char *ts)
 {
+	struct ht_hashmap_entry *cur;
+	size_t bkt;
+
 	for (size_t i = 0; i < g->ncpus; i++)
 		if (g->cpus[i].open) {
 			sep(arg);
@@ -186,4 +268,6 @@ void ht_chrome_guest_finish(struct ht_chrome_guest *g, FILE *f, ht_chrome_sep_fn
 				g->cpus[i].pid, g->cpus[i].cpu, ts);
 			g->cpus[i].open = false;
 		}
+	ht_hashmap_for_each(&g->open_by_vm, cur, bkt)
+		((struct track_list *)cur->pvalue)->n = 0;
 }

@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Time and output grow with the input, not with its square, whatever a
+ * guest sends or a file holds: the function graph (deep nesting, many
+ * tasks, many functions, exits that match nothing), the scheduling summary
+ * (many vCPUs, unloads), the catalog and the symbol file loaders.
+ *
+ * No absolute time is checked: each case runs at size n and 4n in this same
+ * process, and the ratio of their CPU times must stay well below 16, what a
+ * quadratic cost gives (n log n gives about 4.5). Output sizes are compared
+ * exactly the same way, and they do not depend on the machine at all.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include "decode/func_graph.h"
+#include "decode/sched_summary.h"
+#include "hypertrace/guest.h"
+#include "test.h"
+
+#define QUADRATIC_RATIO 16.0
+#define MAX_TIME_RATIO 9.0   /* between n log n (~4.5) and quadratic (16) */
+#define MAX_OUTPUT_RATIO 4.5 /* output of 4n records over that of n: linear is 4 */
+
+static double cpu_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static struct ht_record rec(uint32_t nr, struct ht_guest_args a, uint64_t t)
+{
+	struct ht_record r = { 0 };
+
+	r.nr = nr;
+	r.a0 = a.a[0];
+	r.a1 = a.a[1];
+	r.a2 = a.a[2];
+	r.a3 = a.a[3];
+	r.host_pid = 500;
+	r.host_tid = 501;
+	r.guest_rip = 0xffffffffc0001000ull;
+	r.exit_ns = 1000000000ull + t * 1000;
+	return r;
+}
+
+/* A guest's func_entry/func_exit pattern of about n records. */
+typedef size_t (*pattern_fn)(struct ht_record *r, size_t n);
+
+/* n/2 calls, each inside the one before: the deepest nesting a guest can send. */
+static size_t nested_calls(struct ht_record *r, size_t n)
+{
+	size_t half = n / 2;
+
+	for (size_t i = 0; i < half; i++) {
+		r[i] = rec(HT_GUEST_NR_FUNC_ENTRY, ht_guest_pack_func(0xffffffff81000000ull + 16 * (i % 7), 0, 7, 0), i);
+		r[n - 1 - i] = rec(HT_GUEST_NR_FUNC_EXIT, ht_guest_pack_func(0xffffffff81000000ull + 16 * (i % 7), 0, 7, 0),
+				   n - 1 - i);
+	}
+	return 2 * half;
+}
+
+/* One call in each of n/2 guest tasks. */
+static size_t many_tasks(struct ht_record *r, size_t n)
+{
+	for (size_t i = 0; i + 1 < n; i += 2) {
+		r[i] = rec(HT_GUEST_NR_FUNC_ENTRY, ht_guest_pack_func(0xffffffff81000000ull, 0, (uint32_t)i, 0), i);
+		r[i + 1] = rec(HT_GUEST_NR_FUNC_EXIT, ht_guest_pack_func(0xffffffff81000000ull, 0, (uint32_t)i, 0), i + 1);
+	}
+	return n & ~(size_t)1;
+}
+
+/* n/2 calls of n/2 different functions. */
+static size_t many_functions(struct ht_record *r, size_t n)
+{
+	for (size_t i = 0; i + 1 < n; i += 2) {
+		r[i] = rec(HT_GUEST_NR_FUNC_ENTRY, ht_guest_pack_func(0xffffffff81000000ull + 16 * i, 0, 7, 0), i);
+		r[i + 1] = rec(HT_GUEST_NR_FUNC_EXIT, ht_guest_pack_func(0xffffffff81000000ull + 16 * i, 0, 7, 0), i + 1);
+	}
+	return n & ~(size_t)1;
+}
+
+/* n/2 open entries of one function, then n/2 exits of another: each exit matches nothing. */
+static size_t exits_matching_nothing(struct ht_record *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		r[i] = rec(i < n / 2 ? HT_GUEST_NR_FUNC_ENTRY : HT_GUEST_NR_FUNC_EXIT,
+			   ht_guest_pack_func(i < n / 2 ? 0xffffffff81000000ull : 0xffffffff81000100ull, 0, 7, 0), i);
+	return n;
+}
+
+/* Runs the graph over the pattern at size n: CPU seconds (best of 3) and output bytes. */
+static int graph_run(pattern_fn pattern, size_t n, double *secs, size_t *bytes)
+{
+	struct ht_record *r = calloc(n, sizeof(*r));
+	size_t m;
+
+	if (!r)
+		return -1;
+	m = pattern(r, n);
+	*secs = 1e9;
+	for (int round = 0; round < 3; round++) {
+		struct ht_fgraph *g = ht_fgraph_new(NULL);
+		FILE *out = tmpfile();
+		double t0 = cpu_seconds();
+
+		if (!g || !out) {
+			free(r);
+			return -1;
+		}
+		for (size_t i = 0; i < m; i++)
+			ht_fgraph_observe(g, &r[i]);
+		ht_fgraph_print(g, out, 1000000000ull, NULL);
+		fflush(out);
+		double t = cpu_seconds() - t0;
+		*secs = t < *secs ? t : *secs;
+		*bytes = (size_t)ftell(out);
+		fclose(out);
+		ht_fgraph_free(g);
+	}
+	free(r);
+	return 0;
+}
+
+static void check_graph_scaling(const char *what, pattern_fn pattern, size_t n)
+{
+	double t1, t4;
+	size_t b1, b4;
+
+	CHECK(graph_run(pattern, n, &t1, &b1) == 0 && graph_run(pattern, 4 * n, &t4, &b4) == 0, "out of memory");
+	printf("    %s: n=%zu %.4f s %zu bytes, 4n %.4f s %zu bytes\n", what, n, t1, b1, t4, b4);
+	CHECK((double)b4 / (double)b1 <= MAX_OUTPUT_RATIO, "%s: output grows %.1f times for 4 times the records",
+	      what, (double)b4 / (double)b1);
+	CHECK(t4 / (t1 > 1e-4 ? t1 : 1e-4) <= MAX_TIME_RATIO, "%s: time grows %.1f times for 4 times the records "
+	      "(quadratic: %.0f)", what, t4 / t1, QUADRATIC_RATIO);
+}
+
+static void graph_of_deeply_nested_calls_is_linear(void)
+{
+	check_graph_scaling("nested calls", nested_calls, 8000);
+}
+
+static void graph_of_many_tasks_is_linear(void)
+{
+	check_graph_scaling("tasks", many_tasks, 20000);
+}
+
+static void graph_of_many_functions_is_linear(void)
+{
+	check_graph_scaling("functions", many_functions, 20000);
+}
+
+static void graph_of_exits_matching_nothing_is_linear(void)
+{
+	check_graph_scaling("unmatched exits", exits_matching_nothing, 20000);
+}
+
+/* Depth shown as a number past the drawn indentation: one line per event stays short. */
+static void graph_draws_deep_calls_with_their_depth(void)
+{
+	struct ht_record r[400];
+	struct ht_fgraph *g = ht_fgraph_new(NULL);
+	char *text = NULL;
+	size_t len = 0, longest = 0;
+	FILE *m = open_memstream(&text, &len);
+
+	CHECK(g && m, "setup");
+	size_t n = nested_calls(r, 400);
+	for (size_t i = 0; i < n; i++)
+		ht_fgraph_observe(g, &r[i]);
+	ht_fgraph_print(g, m, 1000000000ull, NULL);
+	fclose(m);
+	ht_fgraph_free(g);
+	for (char *line = text, *nl; (nl = strchr(line, '\n')); line = nl + 1)
+		if ((size_t)(nl - line) > longest)
+			longest = (size_t)(nl - line);
+	/* The innermost call (depth 199) is a leaf; the one around it opens and closes at depth 198. */
+	bool ok = longest < 160 && strstr(text, "[depth 199] 0xffffffff81000030();\n") &&
+		  strstr(text, "[depth 198] 0xffffffff81000020() {\n") &&
+		  strstr(text, "[depth 198] } /* 0xffffffff81000020 */\n") && strstr(text, "max depth 199");
+	if (!ok)
+		printf("    longest line %zu:\n%.3000s\n", longest, text);
+	free(text);
+	CHECK(ok, "deep calls");
+}
+
+/* Switches on n/2 vCPUs of one VM, then n/2 module unloads. */
+static size_t vcpus_then_unloads(struct ht_record *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (i < n / 2) {
+			r[i] = rec(HT_GUEST_NR_SCHED_SWITCH,
+				   ht_guest_pack_sched_switch(0, 120, 0, (uint32_t)i, 120, "t", (uint32_t)i), i);
+			r[i].vcpu_id = (uint16_t)i;
+		} else {
+			r[i] = rec(HT_GUEST_NR_MODULE, ht_guest_pack_module(0, 1, 0, 0, 0, "_printk"), i);
+		}
+	}
+	return n;
+}
+
+static int sched_run(size_t n, double *secs)
+{
+	struct ht_record *r = calloc(n, sizeof(*r));
+	size_t m;
+
+	if (!r)
+		return -1;
+	m = vcpus_then_unloads(r, n);
+	*secs = 1e9;
+	for (int round = 0; round < 3; round++) {
+		struct ht_sched *s = ht_sched_new();
+		FILE *out = tmpfile();
+		double t0 = cpu_seconds();
+
+		if (!s || !out) {
+			free(r);
+			return -1;
+		}
+		for (size_t i = 0; i < m; i++)
+			ht_sched_observe(s, &r[i]);
+		ht_sched_print(s, out, 1000000000ull, 2000000000ull, NULL);
+		double t = cpu_seconds() - t0;
+		*secs = t < *secs ? t : *secs;
+		fclose(out);
+		ht_sched_free(s);
+	}
+	free(r);
+	return 0;
+}
+
+static void sched_of_many_vcpus_and_unloads_is_linear(void)
+{
+	double t1, t4;
+
+	/* vcpu ids are 16 bits: 4n/2 must stay below 65536. */
+	CHECK(sched_run(16000, &t1) == 0 && sched_run(64000, &t4) == 0, "out of memory");
+	printf("    vCPUs and unloads: n %.4f s, 4n %.4f s\n", t1, t4);
+	CHECK(t4 / (t1 > 1e-4 ? t1 : 1e-4) <= MAX_TIME_RATIO, "time grows %.1f times for 4 times the records", t4 / t1);
+}
+
+int main(void)
+{
+	RUN(graph_of_deeply_nested_calls_is_linear);
+	RUN(graph_of_many_tasks_is_linear);
+	RUN(graph_of_many_functions_is_linear);
+	RUN(graph_of_exits_matching_nothing_is_linear);
+	RUN(graph_draws_deep_calls_with_their_depth);
+	RUN(sched_of_many_vcpus_and_unloads_is_linear);
+	return ht_test_exit_status();
+}
