@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include "decode/catalog.h"
 #include "decode/func_graph.h"
+#include "decode/guest_symbols.h"
 #include "decode/sched_summary.h"
 #include "hypertrace/guest.h"
 #include "test.h"
@@ -242,6 +244,139 @@ static void sched_of_many_vcpus_and_unloads_is_linear(void)
 	CHECK(t4 / (t1 > 1e-4 ? t1 : 1e-4) <= MAX_TIME_RATIO, "time grows %.1f times for 4 times the records", t4 / t1);
 }
 
+/* A user catalog of n events, one per line. */
+static char *catalog_text(size_t n)
+{
+	char *text = malloc(n * 48 + 1), *p = text;
+
+	if (!text)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		p += sprintf(p, "%zu ev%zu a=a0[0-31] b=a1:x c=a2-a3:str\n", 1200 + (i * 7919) % (4 * n), i);
+	return text;
+}
+
+static int catalog_run(size_t n, double *secs)
+{
+	char *text = catalog_text(n), err[256];
+
+	if (!text)
+		return -1;
+	*secs = 1e9;
+	for (int round = 0; round < 3; round++) {
+		struct ht_catalog c;
+		double t0 = cpu_seconds();
+		int ret = ht_catalog_init(&c, err, sizeof(err)) || ht_catalog_parse(&c, text, "big.cat", false, err, sizeof(err));
+		double t = cpu_seconds() - t0;
+
+		*secs = t < *secs ? t : *secs;
+		if (ret || c.n != n + 7 || !ht_catalog_find(&c, 1200) || ht_catalog_find(&c, 1100)->nr != 1100) {
+			printf("    %s (%zu events)\n", err, c.n);
+			ht_catalog_free(&c);
+			free(text);
+			return -1;
+		}
+		ht_catalog_free(&c);
+	}
+	free(text);
+	return 0;
+}
+
+static void catalog_loading_is_linear(void)
+{
+	double t1, t4;
+
+	CHECK(catalog_run(5000, &t1) == 0 && catalog_run(20000, &t4) == 0, "parse failed");
+	printf("    catalog: n %.4f s, 4n %.4f s\n", t1, t4);
+	CHECK(t4 / (t1 > 1e-4 ? t1 : 1e-4) <= MAX_TIME_RATIO, "time grows %.1f times for 4 times the lines", t4 / t1);
+}
+
+/* n names at one address (a crafted kallsyms), a few ordinary symbols around them. */
+static char *alias_text(size_t n)
+{
+	char *text = malloc(n * 48 + 256), *p = text;
+
+	if (!text)
+		return NULL;
+	p += sprintf(p, "ffffffff81000000 T _stext\n");
+	for (size_t i = 0; i < n; i++)
+		p += sprintf(p, "ffffffff81003000 t alias_%zu\n", i);
+	sprintf(p, "ffffffff81003000 T the_global\nffffffff81100000 T _printk\n");
+	return text;
+}
+
+/* CPU seconds (best of 3) of lookups in a table with n aliases at one address. */
+static int lookup_run(size_t n, size_t lookups, double *secs)
+{
+	char *text = alias_text(n), err[256], buf[HT_SYM_TEXT_MAX];
+	struct ht_symtab t;
+	int ret = 0;
+
+	if (!text || ht_symtab_parse(&t, text, "kallsyms", err, sizeof(err))) {
+		free(text);
+		return -1;
+	}
+	*secs = 1e9;
+	for (int round = 0; round < 3 && !ret; round++) {
+		double t0 = cpu_seconds();
+
+		for (size_t i = 0; i < lookups && !ret; i++)
+			if (!ht_symtab_format(&t, 0xffffffff81003000ull + i % 64, buf, sizeof(buf)) ||
+			    strncmp(buf, "the_global+0x", 13))
+				ret = -1; /* the global name of the aliases, whichever address */
+		double s = cpu_seconds() - t0;
+		*secs = s < *secs ? s : *secs;
+	}
+	if (ret)
+		printf("    looked up '%s'\n", buf);
+	ht_symtab_free(&t);
+	free(text);
+	return ret;
+}
+
+static void symbol_lookups_do_not_walk_aliases(void)
+{
+	double t1, t4;
+
+	CHECK(lookup_run(2000, 100000, &t1) == 0 && lookup_run(8000, 100000, &t4) == 0, "lookup failed");
+	printf("    lookups among aliases: n %.4f s, 4n %.4f s\n", t1, t4);
+	/* The same number of lookups: a walk of the aliases makes it 4 times, a binary search hardly more. */
+	CHECK(t4 / (t1 > 1e-4 ? t1 : 1e-4) <= 2.5, "lookups take %.1f times as long with 4 times the aliases",
+	      t4 / t1);
+}
+
+static int symbols_run(size_t n, double *secs)
+{
+	char *text = alias_text(n), err[256];
+
+	if (!text)
+		return -1;
+	*secs = 1e9;
+	for (int round = 0; round < 3; round++) {
+		struct ht_symtab t;
+		double t0 = cpu_seconds();
+
+		if (ht_symtab_parse(&t, text, "kallsyms", err, sizeof(err))) {
+			free(text);
+			return -1;
+		}
+		double s = cpu_seconds() - t0;
+		*secs = s < *secs ? s : *secs;
+		ht_symtab_free(&t);
+	}
+	free(text);
+	return 0;
+}
+
+static void symbol_loading_is_n_log_n(void)
+{
+	double t1, t4;
+
+	CHECK(symbols_run(50000, &t1) == 0 && symbols_run(200000, &t4) == 0, "parse failed");
+	printf("    symbol file: n %.4f s, 4n %.4f s\n", t1, t4);
+	CHECK(t4 / (t1 > 1e-4 ? t1 : 1e-4) <= MAX_TIME_RATIO, "time grows %.1f times for 4 times the lines", t4 / t1);
+}
+
 int main(void)
 {
 	RUN(graph_of_deeply_nested_calls_is_linear);
@@ -250,5 +385,8 @@ int main(void)
 	RUN(graph_of_exits_matching_nothing_is_linear);
 	RUN(graph_draws_deep_calls_with_their_depth);
 	RUN(sched_of_many_vcpus_and_unloads_is_linear);
+	RUN(catalog_loading_is_linear);
+	RUN(symbol_lookups_do_not_walk_aliases);
+	RUN(symbol_loading_is_n_log_n);
 	return ht_test_exit_status();
 }

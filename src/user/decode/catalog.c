@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/escape.h"
+#include "common/hashmap.h"
 #include "common/parse_number.h"
 #include "hypertrace/guest.h"
 
@@ -158,10 +159,15 @@ static int cmp_event(const void *a, const void *b)
 	return x->nr < y->nr ? -1 : x->nr > y->nr;
 }
 
-/* Scans one line into ev. Returns 1 (an event), 0 (blank/comment) or -1 with the message in err. */
-static int parse_line(const struct ht_catalog *c, char *line, bool builtin, const char *where,
-		      struct ht_event_desc *ev, char *err, size_t errlen)
+/*
+ * Scans one line into ev. by_nr: nr -> index in c->events of every event so
+ * far (the array is sorted once, at the end of a text). Returns 1 (an
+ * event), 0 (blank/comment) or -1 with the message in err.
+ */
+static int parse_line(const struct ht_catalog *c, const struct ht_hashmap *by_nr, char *line, bool builtin,
+		      const char *where, struct ht_event_desc *ev, char *err, size_t errlen)
 {
+	long dup;
 	char *hash = strchr(line, '#'), *save = NULL, *tok;
 	char shown[64]; /* a token quoted in a message: the file's text, escaped */
 	uint64_t nr;
@@ -181,9 +187,9 @@ static int parse_line(const struct ht_catalog *c, char *line, bool builtin, cons
 	if (!builtin && nr >= HT_GUEST_NR_PROJECT_FIRST && nr <= HT_GUEST_NR_PROJECT_LAST)
 		return ht_errf(err, errlen, "%s: nr %llu belongs to the project's own events (%u-%u): choose another nr",
 			    where, (unsigned long long)nr, HT_GUEST_NR_PROJECT_FIRST, HT_GUEST_NR_PROJECT_LAST);
-	if (ht_catalog_find(c, ev->nr))
+	if (ht_hashmap_find(by_nr, (long)ev->nr, &dup))
 		return ht_errf(err, errlen, "%s: nr %llu is already defined (as %s): each nr once", where,
-			    (unsigned long long)nr, ht_catalog_find(c, ev->nr)->name);
+			    (unsigned long long)nr, c->events[dup].name);
 	tok = strtok_r(NULL, " \t\r", &save);
 	if (!tok || !valid_name(tok, strlen(tok)))
 		return ht_errf(err, errlen, "%s: expected an event NAME after nr %llu (letters, digits, _; at most %d)",
@@ -204,15 +210,23 @@ static int parse_line(const struct ht_catalog *c, char *line, bool builtin, cons
 	return 1;
 }
 
+/*
+ * Linear in the text (and one sort): duplicates are found by hash, the
+ * events sorted once at the end, however many lines the file has.
+ */
 int ht_catalog_parse(struct ht_catalog *c, const char *text, const char *origin, bool builtin,
 		     char *err, size_t errlen)
 {
+	struct ht_hashmap by_nr = HT_HASHMAP_INIT(ht_hash_long, ht_equal_long, NULL);
 	char *copy = strdup(text), *line, *next, where[320];
 	unsigned int lineno = 0;
 	int ret = 0;
 
 	if (!copy)
 		return ht_errf(err, errlen, "out of memory");
+	for (size_t i = 0; i < c->n && !ret; i++)
+		if (ht_hashmap_insert(&by_nr, (long)c->events[i].nr, (long)i, HT_HASHMAP_ADD, NULL, NULL))
+			ret = ht_errf(err, errlen, "out of memory");
 	for (line = copy; line && ret == 0; line = next) {
 		struct ht_event_desc ev;
 		int r;
@@ -222,14 +236,16 @@ int ht_catalog_parse(struct ht_catalog *c, const char *text, const char *origin,
 			*next++ = '\0';
 		lineno++;
 		snprintf(where, sizeof(where), "%s:%u", origin, lineno);
-		r = parse_line(c, line, builtin, where, &ev, err, errlen);
+		r = parse_line(c, &by_nr, line, builtin, where, &ev, err, errlen);
 		if (r < 0)
 			ret = -1;
-		else if (r == 1 && add_event(c, &ev))
+		else if (r == 1 && (add_event(c, &ev) ||
+				    ht_hashmap_insert(&by_nr, (long)ev.nr, (long)(c->n - 1), HT_HASHMAP_ADD, NULL, NULL)))
 			ret = ht_errf(err, errlen, "out of memory");
-		else if (r == 1)
-			qsort(c->events, c->n, sizeof(*c->events), cmp_event);
 	}
+	/* Sorted whatever happened: the catalog stays searchable with what was added. */
+	qsort(c->events, c->n, sizeof(*c->events), cmp_event);
+	ht_hashmap_clear(&by_nr);
 	free(copy);
 	return ret;
 }

@@ -186,10 +186,24 @@ const struct ht_sym *ht_symtab_lookup(const struct ht_symtab *t, uint64_t addr, 
 		else
 			hi = mid;
 	}
-	/* Of aliases at one address, the first in sort order (global, then by name). */
-	size_t last = lo;
-	while (lo > 0 && t->syms[lo - 1].addr == t->syms[lo].addr)
-		lo--;
+	/*
+	 * Of aliases at one address, the first in sort order (global, then by
+	 * name): found by a second binary search, not a walk back over them (a
+	 * crafted file can give one address a million names).
+	 */
+	size_t last = lo, first = 0;
+	uint64_t at = t->syms[lo].addr;
+
+	hi = lo;
+	while (first < hi) {
+		size_t mid = first + (hi - first) / 2;
+
+		if (t->syms[mid].addr < at)
+			first = mid + 1;
+		else
+			hi = mid;
+	}
+	lo = first;
 	if (a - t->syms[last].addr > HT_SYM_MAX_OFF || t->syms[lo].module != in_modules)
 		return NULL;
 	*off = a - t->syms[lo].addr;
