@@ -33,6 +33,7 @@
 #include <linux/smp.h>
 #include <linux/string.h>
 #include <linux/tracepoint.h>
+#include <linux/version.h>
 
 #include "hypertrace/guest.h"
 
@@ -161,16 +162,34 @@ static unsigned long missed_total(void)
 	return missed;
 }
 
-/*
- * The module event: which events are on, and the run-time address of an
- * exported kernel function, so the host can find the KASLR offset against
- * the guest's System.map.
- */
-static void emit_module_event(unsigned int state, unsigned long missed)
+/* This module's text: every hypercall it issues is in there (init code calls out to it). */
+static void module_text(unsigned long *start, unsigned long *size)
 {
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
+	*start = (unsigned long)THIS_MODULE->mem[MOD_TEXT].base;
+	*size = THIS_MODULE->mem[MOD_TEXT].size;
+#else
+	*start = (unsigned long)THIS_MODULE->core_layout.base;
+	*size = THIS_MODULE->core_layout.text_size;
+#endif
+}
+
+/*
+ * The module event: which events are on, the run-time address of an
+ * exported kernel function, so the host can find the KASLR offset against
+ * the guest's System.map, and the module's text, so the host can tell its
+ * events from the same nr issued by anyone else in the guest. noinline:
+ * its hypercall must stay in the module's text, not in init code.
+ */
+static noinline void emit_module_event(unsigned int state, unsigned long missed)
+{
+	unsigned long start, size;
+
+	module_text(&start, &size);
 	ht_guest_emit(insn, HT_GUEST_NR_MODULE,
-		      ht_guest_pack_module(state, events_mask(), nr_functions, missed,
-					   (unsigned long)&_printk, "_printk"));
+		      ht_guest_module_text(ht_guest_pack_module(state, events_mask(), nr_functions, missed,
+								(unsigned long)&_printk, "_printk"),
+					   start, size));
 }
 
 static void unregister_tracepoints(void)

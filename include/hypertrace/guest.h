@@ -37,7 +37,14 @@
  *   1100 hypertrace_module   state=a0[0-7] (1 loaded, 0 unloading)
  *                            events=a0[8-15] (HT_GUEST_EV_* bits)
  *                            functions=a0[16-31] (kernel functions probed)
- *                            missed=a1 (function probes missed, at unload)
+ *                            text_start=a0[32-63] text_size=a1[32-63]:
+ *                            the module's text, where every one of its
+ *                            hypercalls is; the low 32 bits of its start
+ *                            (x86-64 kernel code lives in the top 2 GiB:
+ *                            the high 32 bits are all ones); 0 from a
+ *                            module older than the range
+ *                            missed=a1[0-31] (function probes missed, at
+ *                            unload; at most 2^32-1)
  *                            anchor_addr=a2 anchor_name=a3 (8-byte string):
  *                            the run-time address of a kernel symbol, from
  *                            which the host finds the KASLR offset
@@ -51,6 +58,13 @@
  *   1104 irq_handler_exit    irq=a0[0-31] cpu_id=a0[32-47] ret=a1 (signed)
  *   1105 func_entry          addr=a0 call_site=a1 tid=a2[0-31] cpu_id=a2[32-47]
  *   1106 func_exit           addr=a0 ret=a1 tid=a2[0-31] cpu_id=a2[32-47]
+ *
+ * Only the guest kernel may send 1100 .. 1199: KVM traces a hypercall before
+ * its privilege check, so guest user space can issue these nr too. The host
+ * decodes them only from a kernel address (the upper half), and once the
+ * module's load event gave its text range, only from inside that range;
+ * others are counted as forged and never decoded. User markers (1001 ..
+ * 1099, 1200 and up) are valid from user space.
  *
  * What is cut, and how (nothing else is): tids are pid_t, 32 bits, kept
  * whole (x86-64 caps pid_max at 2^22). prio is the kernel's task priority as
@@ -305,10 +319,19 @@ static inline struct ht_guest_args ht_guest_pack_module(unsigned int state, unsi
 
 	r.a[0] = (ht_u64)(state & 0xffu) | (ht_u64)(events & 0xffu) << 8 |
 		 (ht_u64)(functions & 0xffffu) << 16;
-	r.a[1] = missed;
+	r.a[1] = missed > 0xffffffffu ? 0xffffffffu : missed;
 	r.a[2] = anchor_addr;
 	r.a[3] = ht_guest_pack_text(anchor_name, 8);
 	return r;
+}
+
+/* Adds the module's text range (start, size in bytes) to its hypertrace_module event. */
+static inline struct ht_guest_args ht_guest_module_text(struct ht_guest_args a, ht_u64 text_start,
+							ht_u64 text_size)
+{
+	a.a[0] = (a.a[0] & 0xffffffffu) | (text_start & 0xffffffffu) << 32;
+	a.a[1] = (a.a[1] & 0xffffffffu) | (text_size > 0xffffffffu ? 0 : text_size) << 32;
+	return a;
 }
 
 static inline ht_u64 ht_guest_emit(enum ht_guest_insn insn, ht_u64 nr, struct ht_guest_args a)

@@ -17,6 +17,9 @@
 #     the module's anchor event), and the addresses are the guest's;
 #   - user markers from the guest's hypercall program, decoded with a user
 #     catalog;
+#   - the module's own nr issued from guest user space (KVM traces them
+#     before its privilege check) are counted as forged, never decoded; the
+#     module's load event carries its text range, which holds its own RIP;
 #   - unloading under load leaves the guest healthy and a second load works;
 #   - the module refuses to load where the hypervisor is not KVM (the nested
 #     machine itself runs under QEMU's TCG).
@@ -61,6 +64,8 @@ KO=$OUTPUT/guest/module/hypertrace_guest.ko
 # The functions probed, and the workload's known number of sync() calls.
 SYNCS=5
 FUNCS=__x64_sys_sync,iterate_supers
+# Hypercalls with the module's sched_switch nr from guest user space.
+FORGED=4
 
 # --- the KVM guest (L2): tests/e2e/l2_guest.sh, with the module and these scripts ---
 # In the guest: ftrace and the module over the same workload. Prints the
@@ -86,6 +91,8 @@ taskset 1 sh -c 'i=0; while [ \$i -lt $SYNCS ]; do sync; usleep 3000; i=\$((i + 
 # Console output raises the serial port's interrupt: IRQ events.
 taskset 2 sh -c 'i=0; while [ \$i -lt 20 ]; do usleep 2000; echo "tick \$i"; i=\$((i + 1)); done'
 wait
+# Guest user space forging the module's sched_switch: recorded, never decoded.
+hypercall -n $FORGED --nr 1101 --a1 0 >/dev/null
 echo HT-END >\$T/trace_marker
 rmmod hypertrace_guest || exit 1
 echo 0 >\$T/tracing_on
@@ -348,6 +355,26 @@ if [ "$(rc s.dump.rc)" = 0 ] && [ "$markers" = 3 ]; then
 	pass user_markers_decoded_with_user_catalog
 else
 	fail user_markers_decoded_with_user_catalog "$markers decoded markers, want 3 (report status $(rc s.dump.rc))"
+fi
+
+# --- forged events: the module's nr from guest user space -------------------------------------
+forged_lines=$(grep -c " nr 1101 .* => (forged: not from the guest kernel's module, not decoded)$" "$F/s.dump" || true)
+# The load event: its RIP inside the text range it announces.
+load=$(grep -m 1 ' => hypertrace_module: state=1 ' "$F/s.dump" || true)
+rip=$(sed -n 's/.* rip \(0x[0-9a-f]*\) .*/\1/p' <<<"$load")
+text_start=$(sed -n 's/.* text_start=\(0x[0-9a-f]*\) .*/\1/p' <<<"$load")
+text_size=$(sed -n 's/.* text_size=\([0-9]*\) .*/\1/p' <<<"$load")
+in_text=no
+if [ -n "$rip" ] && [ -n "$text_start" ] && [ "${text_size:-0}" -gt 0 ] &&
+	python3 -c 'import sys; r, s, n = (int(x, 0) for x in sys.argv[1:]); s |= 0xffffffff00000000; sys.exit(not s <= r < s + n)' \
+		"$rip" "$text_start" "$text_size"; then
+	in_text=yes
+fi
+if [ "$forged_lines" = "$FORGED" ] && grep -q "^# $FORGED guest module event(s) not from the guest kernel's module (forged): ignored" "$F/s.sched" &&
+	[ "$in_text" = yes ]; then
+	pass forged_module_events_from_guest_user_space_are_not_decoded
+else
+	fail forged_module_events_from_guest_user_space_are_not_decoded "$forged_lines forged lines in --dump (want $FORGED), --sched says '$(grep forged "$F/s.sched" || true)', load event rip $rip in its text $text_start+$text_size: $in_text"
 fi
 
 # --- the exports of the real trace ---------------------------------------------------------

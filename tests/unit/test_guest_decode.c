@@ -5,6 +5,7 @@
  * refused with a line that says what to fix; guest symbols and the KASLR
  * offset; the decoded text/CSV/JSON forms; and `report` on crafted traces.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,13 @@ static void cleanup(void)
 	ht_decoder_close(&dec);
 }
 
+/* Where the guest module's text is in the tests' guests, and a hypercall instruction in it. */
+#define MODULE_TEXT 0xffffffffc0a00000ull
+#define MODULE_TEXT_SIZE 0x6000u
+#define MODULE_RIP (MODULE_TEXT + 0x1234)
+/* A guest user program's hypercall. */
+#define USER_RIP 0x401000ull
+
 static struct ht_record rec_of(uint32_t nr, struct ht_guest_args a)
 {
 	struct ht_record r;
@@ -44,6 +52,8 @@ static struct ht_record rec_of(uint32_t nr, struct ht_guest_args a)
 	r.host_pid = 500;
 	r.isa = HT_ISA_SVM;
 	r.exit_reason = 0x81;
+	/* The project's events come from the guest kernel's module: a kernel address. */
+	r.guest_rip = MODULE_RIP;
 	return r;
 }
 
@@ -124,6 +134,15 @@ static void test_builtin_catalog_decodes_every_project_event(void)
 		      field_u(ev, "functions", &r) == 3 && field_u(ev, "missed", &r) == 5 &&
 		      field_u(ev, "anchor_addr", &r) == 0xffffffff9a0c1230ull &&
 		      !strcmp(field_s(ev, "anchor_name", &r), "_printk"), "module event");
+	CHECK(field_u(ev, "text_start", &r) == 0 && field_u(ev, "text_size", &r) == 0, "no text range");
+	/* With the module's text range; missed keeps 32 bits, saturated. */
+	r = rec_of(HT_GUEST_NR_MODULE, ht_guest_module_text(ht_guest_pack_module(0, 0xf, 3, 1ull << 40, 0, "_printk"),
+							     0xffffffffc0a02000ull, 0x5000));
+	CHECK(field_u(ev, "text_start", &r) == 0xc0a02000u && field_u(ev, "text_size", &r) == 0x5000 &&
+		      field_u(ev, "missed", &r) == 0xffffffffu && field_u(ev, "functions", &r) == 3 &&
+		      field_u(ev, "state", &r) == 0, "module event with its text: start 0x%llx size 0x%llx missed 0x%llx",
+	      (unsigned long long)field_u(ev, "text_start", &r), (unsigned long long)field_u(ev, "text_size", &r),
+	      (unsigned long long)field_u(ev, "missed", &r));
 	CHECK(!ht_catalog_find(&cat, HT_GUEST_NR_DEFAULT), "nr 1000 must stay undecoded");
 }
 
@@ -567,10 +586,10 @@ static void test_convert_chrome_shows_guest_tasks_calls_and_events(void)
 	out = run(cmd, &status);
 	CHECK(out, "popen");
 	ok = status == 0 &&
-	     strstr(out, "sched_switch: { pid = 500, tid = 501 }, { vcpu_id = 1, guest_rip = 0x0, exit_to_hcall_ns = 0, "
+	     strstr(out, "sched_switch: { pid = 500, tid = 501 }, { vcpu_id = 1, guest_rip = 0xFFFFFFFFC0A01234, exit_to_hcall_ns = 0, "
 			 "hcall_to_entry_ns = 0, prev_tid = 0, next_tid = 42, prev_prio = 120, next_prio = 120, prev_state = 0x0, "
 			 "cpu_id = 1, next_comm = \"worker\" }") &&
-	     strstr(out, "func_exit: { pid = 500, tid = 501 }, { vcpu_id = 1, guest_rip = 0x0, exit_to_hcall_ns = 0, "
+	     strstr(out, "func_exit: { pid = 500, tid = 501 }, { vcpu_id = 1, guest_rip = 0xFFFFFFFFC0A01234, exit_to_hcall_ns = 0, "
 			 "hcall_to_entry_ns = 0, addr = 0xFFFFFFFF81003000, addr_sym = \"vfs_read+0x0\", ret = 0x7, tid = 42, cpu_id = 1 }") &&
 	     strstr(out, "hypercall: { pid = 500, tid = 501 }, { nr = 1000,");
 	if (!ok)
@@ -681,6 +700,174 @@ static void test_report_dump_decodes_user_catalog_and_leaves_others(void)
 	CHECK(ok, "missing symbols are a runtime error");
 }
 
+/*
+ * KVM traces a hypercall before its privilege check: any process in the
+ * guest can issue the project's nr. A trace with such forged events (from a
+ * user-space rip, and from kernel code outside the module's text once the
+ * load event gave its range) next to the module's own.
+ */
+static const char *write_forged_trace(const char *name, bool with_text_range)
+{
+	static struct ht_record recs[520];
+	const uint32_t nrs[] = { 1100, 1101, 1105, 1106, 1201 };
+	struct ht_guest_args load = ht_guest_pack_module(1, HT_GUEST_EV_SCHED_SWITCH, 1, 0,
+							 0xffffffff81100000ull + 0x2c000000, "_printk");
+	size_t n = 0;
+
+	if (with_text_range)
+		load = ht_guest_module_text(load, MODULE_TEXT, MODULE_TEXT_SIZE);
+	/* Guest user space first: a module event with a bogus KASLR anchor. */
+	recs[n] = rec_of(HT_GUEST_NR_MODULE, ht_guest_pack_module(1, 1, 0, 0, 0xffffffff81100000ull + 0x7000000, "_printk"));
+	recs[n++].guest_rip = USER_RIP;
+	recs[n++] = rec_of(HT_GUEST_NR_MODULE, load);
+	recs[n++] = rec_of(HT_GUEST_NR_SCHED_SWITCH, ht_guest_pack_sched_switch(0, 120, 0, 10, 120, "sh", 0));
+	/* 500 switches between two invented tasks, from user space. */
+	for (int i = 0; i < 500; i++) {
+		recs[n] = rec_of(HT_GUEST_NR_SCHED_SWITCH, ht_guest_pack_sched_switch(i % 2 ? 667 : 666, 120, 0,
+										 i % 2 ? 666 : 667, 120, "evil", 0));
+		recs[n++].guest_rip = USER_RIP + 3;
+	}
+	/* Kernel code, but not the module's: forged once the module's text is known. */
+	recs[n] = rec_of(HT_GUEST_NR_FUNC_ENTRY, ht_guest_pack_func(0xffffffff81003000ull + 0x2c000000, 0, 10, 0));
+	recs[n++].guest_rip = 0xffffffff81234567ull;
+	recs[n++] = rec_of(HT_GUEST_NR_FUNC_ENTRY, ht_guest_pack_func(0xffffffff81003400ull + 0x2c000000, 0, 10, 0));
+	recs[n++] = rec_of(HT_GUEST_NR_FUNC_EXIT, ht_guest_pack_func(0xffffffff81003400ull + 0x2c000000, 0, 10, 0));
+	recs[n++] = rec_of(HT_GUEST_NR_SCHED_SWITCH, ht_guest_pack_sched_switch(10, 120, 1, 0, 120, "swapper/0", 0));
+	/* A user marker from user space: valid there. */
+	recs[n] = rec_of(1201, (struct ht_guest_args){ { ht_guest_text_word("boot", 32, 0), 0, 0, 0 } });
+	recs[n++].guest_rip = USER_RIP + 6;
+	for (size_t i = 0; i < n; i++)
+		recs[i].exit_ns = 1000000000ull + 1000 * (i + 1);
+	return write_trace(name, recs, n, nrs, 5);
+}
+
+/* `report ARGS DIR/NAME`, 2>&1, with the file's symbols and app.cat in DIR. */
+static char *report_on(const char *name, const char *args, int *status)
+{
+	char cmd[1400];
+
+	snprintf(cmd, sizeof(cmd), "%s report %s %s/%s 2>&1", ht_bin(), args, dir, name);
+	return run(cmd, status);
+}
+
+static void test_forged_guest_events_are_counted_never_decoded(void)
+{
+	char symfile[256], catfile[256], args[800];
+	int status;
+
+	CHECK(write_forged_trace("forged.htr", true), "%s", err);
+	snprintf(symfile, sizeof(symfile), "%s/forged.map", dir);
+	snprintf(catfile, sizeof(catfile), "%s/forged.cat", dir);
+	FILE *f = fopen(symfile, "w");
+	CHECK(f && fputs(system_map, f) >= 0 && fclose(f) == 0, "cannot write %s", symfile);
+	f = fopen(catfile, "w");
+	CHECK(f && fputs("1201 phase name=a0-a3:str\n", f) >= 0 && fclose(f) == 0, "cannot write %s", catfile);
+
+	/* --sched: no invented task, the forged switches counted. */
+	char *out = report_on("forged.htr", "--sched", &status);
+	CHECK(out, "popen");
+	int ok = status == 0 && !strstr(out, "666") && !strstr(out, "evil") &&
+		 strstr(out, "guest scheduling: 2 sched_switch events on 1 vCPU(s), 0 gap(s)") &&
+		 strstr(out, "502 guest module event(s) not from the guest kernel's module (forged): ignored");
+	if (!ok)
+		printf("    --sched, status %d:\n%s\n", status, out);
+	free(out);
+	CHECK(ok, "--sched used forged events");
+
+	/* --dump: the KASLR offset from the module's own anchor; forged lines say so; the marker decodes. */
+	snprintf(args, sizeof(args), "--dump --guest-symbols %s --catalog %s", symfile, catfile);
+	out = report_on("forged.htr", args, &status);
+	CHECK(out, "popen");
+	ok = status == 0 && strstr(out, "rip 0x401000 ") && strstr(out, " => (forged: not from the guest kernel's module, not decoded)\n") &&
+	     strstr(out, "=> func_entry: addr=vfs_write+0x0 ") && !strstr(out, "evil") &&
+	     strstr(out, "rip 0xffffffff81234567 ") && strstr(out, " => phase: name=\"boot\"\n");
+	if (!ok)
+		printf("    --dump, status %d:\n%.3000s\n", status, out);
+	free(out);
+	CHECK(ok, "--dump decoded forged events, or took the forged anchor");
+
+	/* --graph: only the module's call. */
+	snprintf(args, sizeof(args), "--graph --guest-symbols %s", symfile);
+	out = report_on("forged.htr", args, &status);
+	CHECK(out, "popen");
+	ok = status == 0 && strstr(out, "# 1 entries, 1 exits: 1 paired calls") && !strstr(out, "vfs_read") &&
+	     strstr(out, "# 502 guest module event(s) not from the guest kernel's module (forged): ignored");
+	if (!ok)
+		printf("    --graph, status %d:\n%s\n", status, out);
+	free(out);
+	CHECK(ok, "--graph used forged events");
+
+	/* The summary counts them; --json and --csv mark them. */
+	out = report_on("forged.htr", "", &status);
+	CHECK(out, "popen");
+	ok = status == 0 && strstr(out, "\nguest module events not from the guest kernel's module (forged, not decoded): 502\n");
+	if (!ok)
+		printf("    summary, status %d:\n%s\n", status, out);
+	free(out);
+	CHECK(ok, "summary");
+	out = report_on("forged.htr", "--json", &status);
+	CHECK(out, "popen");
+	ok = status == 0 && strstr(out, "\"guest_rip\":\"0x401000\",") && strstr(out, ",\"forged\":true}\n") &&
+	     !strstr(out, "\"next_comm\":\"evil\"");
+	free(out);
+	CHECK(ok, "--json");
+	out = report_on("forged.htr", "--csv", &status);
+	CHECK(out, "popen");
+	ok = status == 0 && strstr(out, ",0x401000,") && strstr(out, "(forged)") && !strstr(out, "evil");
+	if (!ok)
+		printf("    --csv, status %d:\n%.2000s\n", status, out);
+	free(out);
+	CHECK(ok, "--csv");
+
+	/* Exports: forged records stay plain hypercalls, counted in the metadata. */
+	snprintf(args, sizeof(args),
+		 "%s convert --chrome %s/forged.json %s/forged.htr >/dev/null 2>&1 && python3 -c 'import json, sys\n"
+		 "d = json.load(open(sys.argv[1])); ev = d[\"traceEvents\"]\n"
+		 "assert not [e for e in ev if \"evil\" in json.dumps(e) or e.get(\"tid\") in (666, 667)], \"forged task\"\n"
+		 "assert len([e for e in ev if e.get(\"ph\") == \"i\" and e[\"name\"] == \"sched_switch\"]) == 2\n"
+		 "assert d[\"metadata\"][\"forged_guest_events\"] == 502, d[\"metadata\"]\n"
+		 "print(\"ok\")' %s/forged.json 2>&1",
+		 ht_bin(), dir, dir, dir);
+	out = run(args, &status);
+	CHECK(out, "popen");
+	ok = status == 0 && !strcmp(out, "ok\n");
+	if (!ok)
+		printf("    chrome: %s\n", out);
+	free(out);
+	CHECK(ok, "convert --chrome used forged events");
+	snprintf(args, sizeof(args), "%s convert --ctf %s/forged-ctf %s/forged.htr >/dev/null 2>&1 && babeltrace2 %s/forged-ctf 2>&1",
+		 ht_bin(), dir, dir, dir);
+	out = run(args, &status);
+	CHECK(out, "popen");
+	ok = status == 0 && !strstr(out, "evil") && strstr(out, "sched_switch: ") &&
+	     strstr(out, "hypercall: { pid = 500, tid = 0 }, { nr = 1101,");
+	if (!ok)
+		printf("    ctf: %.2000s\n", out);
+	free(out);
+	CHECK(ok, "convert --ctf used forged events");
+	snprintf(args, sizeof(args), "grep -c 'forged_guest_events = 502;' %s/forged-ctf/metadata", dir);
+	out = run(args, &status);
+	CHECK(out && !strcmp(out, "1\n"), "CTF env: %s", out ? out : "");
+	free(out);
+}
+
+/* A recording of an older module (no text range): the kernel half is the rule. */
+static void test_without_a_text_range_kernel_addresses_decode(void)
+{
+	int status;
+
+	CHECK(write_forged_trace("forged-old.htr", false), "%s", err);
+	char *out = report_on("forged-old.htr", "--graph", &status);
+	CHECK(out, "popen");
+	/* The kernel call outside the module now counts (no range to hold it to); user space still does not. */
+	int ok = status == 0 && strstr(out, "# 2 entries, 1 exits: 1 paired calls") &&
+		 strstr(out, "# 501 guest module event(s) not from the guest kernel's module (forged): ignored");
+	if (!ok)
+		printf("    status %d:\n%s\n", status, out);
+	free(out);
+	CHECK(ok, "--graph of an older recording");
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) {
@@ -703,6 +890,8 @@ int main(void)
 	RUN(test_report_dump_decodes_user_catalog_and_leaves_others);
 	RUN(test_report_csv_unchanged_for_undecodable_files_and_rip_symbolized);
 	RUN(test_convert_chrome_shows_guest_tasks_calls_and_events);
+	RUN(test_forged_guest_events_are_counted_never_decoded);
+	RUN(test_without_a_text_range_kernel_addresses_decode);
 	ht_test_cleanup = sched_cleanup;
 	RUN(test_sched_run_ends_at_module_unload_and_idle_names_per_vcpu);
 	char cmd[300];

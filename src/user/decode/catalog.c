@@ -16,8 +16,8 @@
 /* The events of include/hypertrace/guest.h; tests/unit/test_catalog.c packs with the header and decodes with this. */
 const char ht_builtin_catalog[] =
 	"# The project's own guest events (include/hypertrace/guest.h).\n"
-	"1100 hypertrace_module state=a0[0-7] events=a0[8-15]:x functions=a0[16-31] missed=a1"
-	" anchor_addr=a2:x anchor_name=a3:str\n"
+	"1100 hypertrace_module state=a0[0-7] events=a0[8-15]:x functions=a0[16-31] text_start=a0[32-63]:x"
+	" missed=a1[0-31] text_size=a1[32-63] anchor_addr=a2:x anchor_name=a3:str\n"
 	"1101 sched_switch prev_tid=a0[0-31] next_tid=a0[32-63] prev_prio=a1[0-7] next_prio=a1[8-15]"
 	" prev_state=a1[16-31]:x cpu_id=a1[32-47] next_comm=a2-a3:str\n"
 	"1102 sched_wakeup tid=a0[0-31] prio=a0[32-39] target_cpu=a0[40-55] comm=a1-a2:str"

@@ -19,17 +19,25 @@ static int offset_from_anchor(struct ht_decoder *d, const char *trace_path, char
 	const struct ht_event_desc *ev = ht_catalog_find(&d->cat, HT_GUEST_NR_MODULE);
 	const struct ht_field *addr_f = ev ? ht_event_field(ev, "anchor_addr") : NULL;
 	const struct ht_field *name_f = ev ? ht_event_field(ev, "anchor_name") : NULL;
+	struct ht_guest_origin origin;
 	struct ht_reader *rd;
 	struct ht_record rec;
 	int found = 0;
 
 	if (!addr_f || !name_f || ht_reader_open(trace_path, &rd, err, errlen))
 		return 0;
+	ht_guest_origin_init(&origin);
 	while (!found && ht_reader_next(rd, &rec) == 1) {
 		char name[33];
 		uint64_t file_addr;
 
-		if (rec.nr != HT_GUEST_NR_MODULE)
+		/* A module event from guest user space would move every symbol: only the module's own counts. */
+		if (ht_guest_origin_note(&origin, &rec)) {
+			found = -1;
+			snprintf(err, errlen, "out of memory");
+			break;
+		}
+		if (rec.nr != HT_GUEST_NR_MODULE || ht_guest_origin_forged(&origin, &rec))
 			continue;
 		ht_field_text(name_f, &rec, name);
 		if (!ht_symtab_addr_of(&d->syms, name, &file_addr)) {
@@ -44,6 +52,7 @@ static int offset_from_anchor(struct ht_decoder *d, const char *trace_path, char
 		d->syms.offset = ht_field_bits(addr_f, &rec) - file_addr;
 		found = 1;
 	}
+	ht_guest_origin_free(&origin);
 	ht_reader_close(rd);
 	return found;
 }
@@ -52,6 +61,7 @@ int ht_decoder_open(struct ht_decoder *d, const struct ht_decode_config *cfg, co
 		    const struct ht_file_header *h, char *err, size_t errlen)
 {
 	memset(d, 0, sizeof(*d));
+	ht_guest_origin_init(&d->origin);
 	if (ht_catalog_init(&d->cat, err, errlen))
 		return -1;
 	for (unsigned int i = 0; i < cfg->ncatalogs; i++)
@@ -88,8 +98,19 @@ bool ht_decoder_file_has_events(const struct ht_decoder *d, const struct ht_file
 	return false;
 }
 
+int ht_decoder_note(struct ht_decoder *d, const struct ht_record *r)
+{
+	return ht_guest_origin_note(&d->origin, r);
+}
+
+bool ht_decoder_forged(const struct ht_decoder *d, const struct ht_record *r)
+{
+	return ht_guest_origin_forged(&d->origin, r);
+}
+
 void ht_decoder_close(struct ht_decoder *d)
 {
+	ht_guest_origin_free(&d->origin);
 	ht_catalog_free(&d->cat);
 	if (d->have_syms)
 		ht_symtab_free(&d->syms);
@@ -98,13 +119,17 @@ void ht_decoder_close(struct ht_decoder *d)
 
 const struct ht_event_desc *ht_decoder_event(const struct ht_decoder *d, const struct ht_record *r)
 {
-	return ht_catalog_find(&d->cat, r->nr);
+	return ht_decoder_forged(d, r) ? NULL : ht_catalog_find(&d->cat, r->nr);
 }
 
 bool ht_decoder_symbol(const struct ht_decoder *d, uint64_t addr, char *buf, size_t len)
 {
 	return d->have_syms && ht_symtab_format(&d->syms, addr, buf, len);
 }
+
+/* What a forged record shows instead of its decoding: its CSV event column, its --dump text. */
+#define HT_FORGED_EVENT "(forged)"
+#define HT_FORGED_TEXT "(forged: not from the guest kernel's module, not decoded)"
 
 /* Text escaped (common/escape.h) into buf at *pos: foreign bytes never reach a terminal raw. */
 static void put_escaped(char *buf, size_t len, size_t *pos, const char *s, bool json)
@@ -214,6 +239,8 @@ void ht_decode_print_text(const struct ht_decoder *d, const struct ht_record *r,
 	if (ev) {
 		ht_decode_format_fields(d, ev, r, buf, sizeof(buf));
 		fprintf(out, " => %s:%s%s", ev->name, ev->nfields ? " " : "", buf);
+	} else if (ht_decoder_forged(d, r)) {
+		fputs(" => " HT_FORGED_TEXT, out);
 	}
 	if (ht_decoder_symbol(d, r->guest_rip, buf, sizeof(buf))) {
 		fputs(" rip_sym=", out);
@@ -234,7 +261,7 @@ void ht_decode_print_csv(const struct ht_decoder *d, const struct ht_record *r, 
 
 	if (!d->columns)
 		return;
-	fprintf(out, ",%s,", ev ? ev->name : "");
+	fprintf(out, ",%s,", ev ? ev->name : ht_decoder_forged(d, r) ? HT_FORGED_EVENT : "");
 	if (ev) {
 		/* CSV quoting (RFC 4180): the field in quotes, quotes doubled. */
 		ht_decode_format_fields(d, ev, r, buf, sizeof(buf));
@@ -275,6 +302,8 @@ void ht_decode_print_json(const struct ht_decoder *d, const struct ht_record *r,
 	if (ev) {
 		ht_decode_format_json_fields(d, ev, r, buf, sizeof(buf));
 		fprintf(out, ",\"event\":\"%s\",\"fields\":%s", ev->name, buf);
+	} else if (ht_decoder_forged(d, r)) {
+		fputs(",\"forged\":true", out);
 	}
 	if (ht_decoder_symbol(d, r->guest_rip, buf, sizeof(buf))) {
 		char esc[600] = "";

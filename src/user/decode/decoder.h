@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "decode/catalog.h"
+#include "decode/guest_origin.h"
 #include "decode/guest_symbols.h"
 #include "hypertrace/trace_file.h"
 
@@ -33,6 +34,7 @@ struct ht_decoder {
 	struct ht_symtab syms;
 	bool have_syms;
 	bool columns;            /* CSV: the file may hold decodable records, or RIPs to symbolize */
+	struct ht_guest_origin origin; /* which of the project's events the guest module sent */
 };
 
 /*
@@ -45,14 +47,26 @@ int ht_decoder_open(struct ht_decoder *d, const struct ht_decode_config *cfg, co
 		    const struct ht_file_header *h, char *err, size_t errlen);
 void ht_decoder_close(struct ht_decoder *d);
 
+/*
+ * Call with every record of the file, in file order, before any other
+ * question about it (whatever is selected): the guest module's load event
+ * tells which records are its own. -1 when out of memory.
+ */
+int ht_decoder_note(struct ht_decoder *d, const struct ht_record *r);
+/* True if r has one of the project's nr (1100-1199) but is not the guest module's: never decoded. */
+bool ht_decoder_forged(const struct ht_decoder *d, const struct ht_record *r);
+
 /* True if the file selected a catalogued nr: it may hold decodable records. */
 bool ht_decoder_file_has_events(const struct ht_decoder *d, const struct ht_file_header *h);
-/* The event a record is, or NULL (undecoded). */
+/* The event a record is, or NULL (undecoded, or forged). */
 const struct ht_event_desc *ht_decoder_event(const struct ht_decoder *d, const struct ht_record *r);
 /* Symbolizes a guest address: "name+0xoff", or false. */
 bool ht_decoder_symbol(const struct ht_decoder *d, uint64_t addr, char *buf, size_t len);
 
-/* " => NAME: field=value ..." and " rip_sym=..." for a dump line (nothing if undecoded). */
+/*
+ * " => NAME: field=value ..." and " rip_sym=..." for a dump line (nothing if
+ * undecoded; " => (forged: ...)" for a forged one).
+ */
 void ht_decode_print_text(const struct ht_decoder *d, const struct ht_record *r, FILE *out);
 /* The fields alone, "field=value ...", into buf. */
 void ht_decode_format_fields(const struct ht_decoder *d, const struct ht_event_desc *ev,
@@ -63,7 +77,10 @@ void ht_decode_format_json_fields(const struct ht_decoder *d, const struct ht_ev
 /* CSV: extra header columns ",event,fields,rip_sym" and their values, when d->columns. */
 void ht_decode_print_csv_header(const struct ht_decoder *d, FILE *out);
 void ht_decode_print_csv(const struct ht_decoder *d, const struct ht_record *r, FILE *out);
-/* JSON: ',"event":"NAME","fields":{...}' and ',"rip_sym":"..."' members (nothing if undecoded). */
+/*
+ * JSON: ',"event":"NAME","fields":{...}' and ',"rip_sym":"..."' members
+ * (nothing if undecoded; ',"forged":true' for a forged one).
+ */
 void ht_decode_print_json(const struct ht_decoder *d, const struct ht_record *r, FILE *out);
 
 #endif

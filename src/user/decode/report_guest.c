@@ -10,6 +10,7 @@ struct ht_report_guest {
 	enum ht_analysis analysis;
 	struct ht_fgraph *graph;
 	struct ht_sched *sched;
+	unsigned long long forged;
 };
 
 /* Decodes nothing: no catalog entries, no symbols, no extra columns. */
@@ -50,13 +51,27 @@ const struct ht_decoder *ht_report_guest_decoder(const struct ht_report_guest *g
 	return g ? &g->dec : &empty_decoder;
 }
 
+int ht_report_guest_note(struct ht_report_guest *g, const struct ht_record *r)
+{
+	return ht_decoder_note(&g->dec, r);
+}
+
 int ht_report_guest_observe(struct ht_report_guest *g, const struct ht_record *r)
 {
+	if (ht_decoder_forged(&g->dec, r)) {
+		g->forged++;
+		return 0;
+	}
 	if (g->graph)
 		return ht_fgraph_observe(g->graph, r);
 	if (g->sched)
 		return ht_sched_observe(g->sched, r);
 	return 0;
+}
+
+unsigned long long ht_report_guest_forged(const struct ht_report_guest *g)
+{
+	return g ? g->forged : 0;
 }
 
 void ht_report_guest_finish(struct ht_report_guest *g, FILE *out, uint64_t start_ns, uint64_t end_ns)
@@ -65,6 +80,9 @@ void ht_report_guest_finish(struct ht_report_guest *g, FILE *out, uint64_t start
 		ht_fgraph_print(g->graph, out, start_ns, NULL);
 	if (g->sched)
 		ht_sched_print(g->sched, out, start_ns, end_ns, NULL);
+	if (g->forged)
+		fprintf(out, "%s# %llu guest module event(s) not from the guest kernel's module (forged): ignored\n",
+			g->sched ? "\n" : "", g->forged);
 }
 
 void ht_report_guest_close(struct ht_report_guest *g)

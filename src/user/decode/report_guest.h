@@ -18,8 +18,12 @@ int ht_report_guest_open(struct ht_report_guest **out, const struct ht_decode_co
 			 size_t errlen);
 /* The decoder; an empty one (catalog-less, symbol-less) for a NULL handle. */
 const struct ht_decoder *ht_report_guest_decoder(const struct ht_report_guest *g);
-/* Feeds the analysis. Returns -1 when out of memory. */
+/* Every record of the file, in file order, selected or not (ht_decoder_note). -1 when out of memory. */
+int ht_report_guest_note(struct ht_report_guest *g, const struct ht_record *r);
+/* A selected record: counted if forged, else fed to the analysis. Returns -1 when out of memory. */
 int ht_report_guest_observe(struct ht_report_guest *g, const struct ht_record *r);
+/* The selected records that were forged (the project's nr, not from the guest kernel's module). */
+unsigned long long ht_report_guest_forged(const struct ht_report_guest *g);
 /* Prints the analysis: times relative to start_ns; end_ns ends the last task's run. */
 void ht_report_guest_finish(struct ht_report_guest *g, FILE *out, uint64_t start_ns, uint64_t end_ns);
 void ht_report_guest_close(struct ht_report_guest *g);

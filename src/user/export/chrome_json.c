@@ -22,6 +22,8 @@ struct ht_chrome_writer {
 	struct ht_thread_table *threads; /* value: the pid or tid, any non-NULL marker */
 	bool first;                      /* no event written yet: no comma before the next */
 	struct ht_chrome_guest *guest;   /* decoded guest events, if a decoder was given */
+	const struct ht_decoder *dec;    /* that decoder */
+	unsigned long long forged;       /* records of the guest module's nr it did not send: not decoded */
 	char last_ts[40];                /* the latest record's ts text: where open guest slices end */
 };
 
@@ -186,6 +188,7 @@ static void separator_cb(void *w)
 
 int ht_chrome_decode(struct ht_chrome_writer *w, const struct ht_decoder *dec)
 {
+	w->dec = dec;
 	w->guest = ht_chrome_guest_new(dec);
 	return w->guest ? 0 : -ENOMEM;
 }
@@ -233,6 +236,8 @@ int ht_chrome_add(struct ht_chrome_writer *w, const struct ht_record *r, char *e
 	slice(w, r, "hypercall->entry", phase_ts_text, dur_hcall);
 	fputc('}', w->f);
 	if (w->guest) {
+		/* A forged one is the hypercall slice alone: ht_decoder_event gives it no event. */
+		w->forged += ht_decoder_forged(w->dec, r);
 		if (ht_chrome_guest_add(w->guest, w->f, separator_cb, w, r, ts_text)) {
 			snprintf(err, errlen, "out of memory");
 			return -ENOMEM;
@@ -294,6 +299,8 @@ int ht_chrome_close(struct ht_chrome_writer *w, const struct ht_read_status *st,
 			(unsigned long long)t->state_alloc_fail, (unsigned long long)t->superseded,
 			(unsigned long long)t->not_written);
 	}
+	if (w->forged)
+		fprintf(w->f, ",\"forged_guest_events\":%llu", w->forged);
 	put_string(w->f, "selection", selection);
 	put_string(w->f, "read_status", st->has_trailer && !st->damaged ? "complete" : st->reason);
 	fputs("}}\n", w->f);

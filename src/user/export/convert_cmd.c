@@ -152,6 +152,12 @@ int ht_cmd_convert(int argc, char **argv)
 	catch_stop_signals(&handlers);
 	ret = exporter_open(&x, &cfg, ht_reader_header(reader), err, sizeof(err));
 	while (!ret && !stop_signal && ht_reader_next(reader, &rec) == 1) {
+		/* Every record, selected or not: the guest module's load event says which are its own. */
+		if (ht_decoder_note(&x.dec, &rec)) {
+			ret = -ENOMEM;
+			snprintf(err, sizeof(err), "out of memory");
+			break;
+		}
 		if (!ht_selection_match(&cfg.selection, &rec, reader))
 			continue;
 		ret = exporter_add(&x, &rec, err, sizeof(err));

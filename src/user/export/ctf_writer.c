@@ -46,6 +46,7 @@ struct ht_ctf_writer {
 	unsigned char uuid[16];
 	struct ht_thread_table *streams;
 	unsigned long long records, reordered;
+	unsigned long long forged; /* records of the guest module's nr it did not send: plain hypercall events */
 	uint64_t last_ns; /* latest record time, for a file without trailer */
 	const struct ht_decoder *dec; /* guest events as event classes of their own, if set */
 };
@@ -219,6 +220,8 @@ int ht_ctf_add(struct ht_ctf_writer *w, const struct ht_record *r, char *err, si
 	if (!s)
 		return errorf(err, errlen, -ENOMEM, "out of memory");
 	const struct ht_event_desc *gev = w->dec ? ht_decoder_event(w->dec, r) : NULL;
+
+	w->forged += w->dec && ht_decoder_forged(w->dec, r);
 	size_t need = gev ? 2 + 8 + 4 + 4 + ht_ctf_guest_size(w->dec, gev, r) : EVENT_BYTES;
 	if (s->len + need > sizeof(s->buf) &&
 	    (ret = flush_packet(w, s, s->ts_last, 0, err, errlen)))
@@ -342,6 +345,8 @@ static void write_env(FILE *f, const struct ht_ctf_writer *w, const struct ht_re
 	}
 	put_string(f, "selection", selection);
 	fprintf(f, "\tevents = %llu;\n", w->records);
+	if (w->forged)
+		fprintf(f, "\tforged_guest_events = %llu;\n", w->forged);
 	put_string(f, "read_status", st->damaged ? st->reason :
 				     st->has_trailer ? "complete" : st->reason);
 	fputs("};\n\n", f);

@@ -166,7 +166,8 @@ int ht_cmd_report(int argc, char **argv)
 		return ht_usage_error("report", "%s", err);
 	}
 	const bool analysis = cfg.decode.analysis != HT_ANALYSIS_NONE;
-	if (analysis || mode == HT_REPORT_DUMP || mode == HT_REPORT_CSV || mode == HT_REPORT_JSON) {
+	/* The summary too: it counts the guest module's events that guest user space forged. */
+	if (analysis || mode != HT_REPORT_HIST) {
 		if (ht_report_guest_open(&guest, &cfg.decode, path, h, err, sizeof(err))) {
 			ht_reader_close(reader);
 			return ht_runtime_error("%s", err);
@@ -205,14 +206,23 @@ int ht_cmd_report(int argc, char **argv)
 	while (ht_reader_next(reader, &rec) == 1) {
 		if (rec.exit_ns > last_ns)
 			last_ns = rec.exit_ns;
+		/* Every record, selected or not: the guest module's load event says which are its own. */
+		if (guest && ht_report_guest_note(guest, &rec)) {
+			ht_report_guest_close(guest);
+			ht_summary_free(summary);
+			ht_reader_close(reader);
+			return ht_runtime_error("out of memory");
+		}
 		if (!ht_selection_match(&cfg.selection, &rec, reader))
 			continue;
+		if (guest && (analysis || summary) && ht_report_guest_observe(guest, &rec)) {
+			ht_report_guest_close(guest);
+			ht_summary_free(summary);
+			ht_reader_close(reader);
+			return ht_runtime_error("out of memory");
+		}
 		if (analysis) {
-			if (ht_report_guest_observe(guest, &rec)) {
-				ht_report_guest_close(guest);
-				ht_reader_close(reader);
-				return ht_runtime_error("out of memory");
-			}
+			/* Fed above. */
 		} else if (live) {
 			ht_live_observe(live, &rec);
 		} else if (summary) {
@@ -230,11 +240,12 @@ int ht_cmd_report(int argc, char **argv)
 	if (analysis)
 		ht_report_guest_finish(guest, stdout, h->start_monotonic_ns,
 				       st->has_trailer ? st->trailer.end_monotonic_ns : last_ns);
-	ht_report_guest_close(guest);
 	if (summary) {
+		ht_summary_set_forged(summary, ht_report_guest_forged(guest));
 		ht_summary_print(summary, stdout, path, h, st, reader);
 		ht_summary_free(summary);
 	}
+	ht_report_guest_close(guest);
 	if (live) {
 		/* The file's own clock: rates are over the recording, not over reading it. */
 		ht_live_final(live, st->has_trailer ? st->trailer.end_monotonic_ns : last_ns,

@@ -57,6 +57,7 @@ struct ht_summary {
 	__u8 isa_seen;
 	size_t exact_limit, collect_limit;
 	unsigned int passes; /* reads of the file, the first included */
+	unsigned long long forged;
 	bool (*match)(const void *ctx, const struct ht_record *r, void *reader); /* NULL: every record */
 	const void *match_ctx;
 };
@@ -490,6 +491,9 @@ void ht_summary_print(struct ht_summary *s, FILE *out, const char *path,
 	} else {
 		fprintf(out, "dropped: unknown (no trailer: %s)\n", st->reason);
 	}
+	if (s->forged)
+		fprintf(out, "guest module events not from the guest kernel's module (forged, not decoded): %llu\n",
+			s->forged);
 	if (!s->records)
 		return;
 
@@ -514,6 +518,11 @@ void ht_summary_print(struct ht_summary *s, FILE *out, const char *path,
 	}
 	if (ret)
 		fprintf(out, "p50/p99 unknown: %s\n", err);
+}
+
+void ht_summary_set_forged(struct ht_summary *s, unsigned long long forged)
+{
+	s->forged = forged;
 }
 
 void ht_summary_free(struct ht_summary *s)

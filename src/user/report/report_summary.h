@@ -34,6 +34,8 @@ void ht_summary_set_filter(struct ht_summary *s,
 unsigned int ht_summary_passes(const struct ht_summary *s);
 /* 0, or -ENOMEM. */
 int ht_summary_add(struct ht_summary *s, const struct ht_record *r);
+/* Of the records added, those with the guest module's nr that guest user space forged (shown if any). */
+void ht_summary_set_forged(struct ht_summary *s, unsigned long long forged);
 /*
  * Prints the summary. Beyond the exact limit it reads PATH again (its first
  * records, as many as were added) to pin down the percentiles. names: the
