@@ -33,6 +33,11 @@ static void free_out(void)
 #define SCREEN_CLEAR "\x1b[2J\x1b[H"
 #define TITLE "\x1b]0;pwned\x07"
 
+/* A symbol whose name escapes to far more than its length in JSON: control bytes, quotes, invalid UTF-8. */
+#define LONG_SYMBOL_ADDR 0xffffffff81007000ull
+#define LONG_SYMBOL_UNIT "\x01\"\\\xff\xc3\xa9"
+#define LONG_SYMBOL_UNITS 80
+
 static const char symbol_file[] =
 	"ffffffff81000000 T _stext\n"
 	"ffffffff81003000 T evil\x1b[31m_fn\n"
@@ -64,7 +69,7 @@ static void setup(void)
 {
 	struct ht_identity id = { .pid = PID, .tid = TID };
 	struct ht_file_header h;
-	struct ht_record r[10];
+	struct ht_record r[12];
 	const uint32_t nrs[] = { 1000, 1100, 1101, 1102, 1105, 1106, 1201 };
 	size_t n = 0;
 
@@ -94,9 +99,21 @@ static void setup(void)
 						     ht_guest_text_word("\x1b[5mblink\xff", 32, 1), 0, 0 } }, 9);
 	r[n] = rec(1000, (struct ht_guest_args){ { 1, 2, 3, 4 } }, 10);
 	r[n++].guest_rip = 0xffffffff81005010ull; /* rip_sym: the formula-named symbol */
+	/* A user event whose four addresses all name the long symbol: a big fields object. */
+	r[n++] = rec(1202, (struct ht_guest_args){ { LONG_SYMBOL_ADDR + 1, LONG_SYMBOL_ADDR + 2, LONG_SYMBOL_ADDR + 3,
+						     LONG_SYMBOL_ADDR + 4 } }, 11);
+	r[n] = rec(1000, (struct ht_guest_args){ { 0, 0, 0, 0 } }, 12);
+	r[n++].guest_rip = LONG_SYMBOL_ADDR + 0x10;
+	h.filter_nr[h.filter_nr_count++] = 1202;
+
+	static const char cat[] = "1201 phase name=a0-a3:str\n1202 four a=a0:sym b=a1:sym c=a2:sym d=a3:sym\n";
+	char syms[sizeof(symbol_file) + LONG_SYMBOL_UNITS * sizeof(LONG_SYMBOL_UNIT) + 64];
+	int len = snprintf(syms, sizeof(syms), "%sffffffff81007000 T ", symbol_file);
+	for (int i = 0; i < LONG_SYMBOL_UNITS; i++)
+		len += snprintf(syms + len, sizeof(syms) - (size_t)len, "%s", LONG_SYMBOL_UNIT);
+	len += snprintf(syms + len, sizeof(syms) - (size_t)len, "_end\nffffffff81008000 T after_long\n");
 	if (ht_test_write_trace(trace, &h, &id, 1, r, n, NULL, 0, err, sizeof(err)) ||
-	    ht_test_write_file(symbols, symbol_file, strlen(symbol_file)) ||
-	    ht_test_write_file(catalog, "1201 phase name=a0-a3:str\n", 26))
+	    ht_test_write_file(symbols, syms, (size_t)len) || ht_test_write_file(catalog, cat, strlen(cat)))
 		printf("    setup: %s\n", err);
 }
 
@@ -191,6 +208,58 @@ static void errors_quoting_a_symbol_file_show_its_bytes_escaped(void)
 	CHECK(safe_or_say("error", out, len), "raw bytes in the error");
 }
 
+/*
+ * Python's json reads every line (--json) or the whole file (Chrome) with
+ * strict UTF-8 decoding, and finds the hostile strings whole: names with
+ * their valid text exact and each invalid byte as its code point, the long
+ * symbol escaped and never cut mid-escape (its offset is there).
+ */
+static const char json_check[] =
+	"import json, sys\n"
+	"mode, path = sys.argv[1], sys.argv[2]\n"
+	"raw = open(path, 'rb').read()\n"
+	"text = raw.decode('utf-8')  # strict: invalid UTF-8 raises\n"
+	"unit = '\\x01\"\\\\\\xff\\u00e9'\n"
+	"def long_symbol(s, off):\n"
+	"    assert s.startswith(unit * 3) and s.endswith('+0x%x' % off), repr(s[-40:])\n"
+	"if mode == 'lines':\n"
+	"    recs = [json.loads(l) for l in text.splitlines()]\n"
+	"    assert len(recs) == 12, len(recs)\n"
+	"    assert recs[0]['vm_name'] == '\\x1b]0;pwned\\x07\\u7f51\\u7ad9\\xff', repr(recs[0]['vm_name'])\n"
+	"    assert recs[0]['process_name'] == 'q\\x1b[2J' and recs[0]['thread_name'] == 'CPU 0/\\x9b31m'\n"
+	"    four = [r for r in recs if r['nr'] == 1202][0]['fields']\n"
+	"    for k, off in (('a', 1), ('b', 2), ('c', 3), ('d', 4)): long_symbol(four[k + '_sym'], off)\n"
+	"    long_symbol([r for r in recs if r['guest_rip'] == '0xffffffff81007010'][0]['rip_sym'], 0x10)\n"
+	"    sw = [r for r in recs if r['nr'] == 1101][0]['fields']\n"
+	"    assert sw['next_comm'] == '\\x1b[2J\\x1b[H', repr(sw['next_comm'])\n"
+	"else:\n"
+	"    d = json.loads(text)\n"
+	"    four = [e for e in d['traceEvents'] if e.get('name') == 'four'][0]['args']\n"
+	"    long_symbol(four['a_sym'], 1)\n"
+	"    assert d['metadata']['host_kernel_release'] == '6.1\\x1b[5m'\n"
+	"    names = [e['name'] for e in d['traceEvents'] if e.get('cat') == 'guest_sched' and e['ph'] == 'B']\n"
+	"    assert names[0] == '\\x1b[2J\\x1b[H (42)', repr(names)\n"
+	"print('ok')\n";
+
+static void json_outputs_parse_strictly_whatever_the_input(void)
+{
+	char script[320], cmd[1600];
+	size_t len;
+	int status;
+
+	snprintf(script, sizeof(script), "%s/check.py", dir);
+	CHECK(ht_test_write_file(script, json_check, strlen(json_check)) == 0, "write");
+	snprintf(cmd, sizeof(cmd), "%s report --json --catalog %s --guest-symbols %s --kaslr-offset 0 %s >%s/t.jsonl 2>&1 && "
+		 "python3 %s lines %s/t.jsonl 2>&1", ht_test_bin(), catalog, symbols, trace, dir, script, dir);
+	out = ht_test_run(cmd, &len, &status);
+	CHECK(out && status == 0 && !strcmp(out, "ok\n"), "report --json: %s", out ? out : "");
+	free_out();
+	snprintf(cmd, sizeof(cmd), "%s convert --chrome %s/t.json --catalog %s --guest-symbols %s --kaslr-offset 0 %s >/dev/null 2>&1 && "
+		 "python3 %s whole %s/t.json 2>&1", ht_test_bin(), dir, catalog, symbols, trace, script, dir);
+	out = ht_test_run(cmd, &len, &status);
+	CHECK(out && status == 0 && !strcmp(out, "ok\n"), "convert --chrome: %s", out ? out : "");
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) {
@@ -202,6 +271,7 @@ int main(void)
 	RUN(every_text_mode_shows_foreign_control_bytes_visibly);
 	RUN(names_in_other_scripts_stay_readable);
 	RUN(errors_quoting_a_symbol_file_show_its_bytes_escaped);
+	RUN(json_outputs_parse_strictly_whatever_the_input);
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd) != 0)

@@ -3,6 +3,7 @@
 
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include "common/escape.h"
 #include "common/util.h"
@@ -131,120 +132,89 @@ bool ht_decoder_symbol(const struct ht_decoder *d, uint64_t addr, char *buf, siz
 #define HT_FORGED_EVENT "(forged)"
 #define HT_FORGED_TEXT "(forged: not from the guest kernel's module, not decoded)"
 
-/* Text escaped (common/escape.h) into buf at *pos: foreign bytes never reach a terminal raw. */
-static void put_escaped(char *buf, size_t len, size_t *pos, const char *s, bool json)
-{
-	if (!json) {
-		if (*pos < len)
-			*pos += ht_escape_mem(buf + *pos, len - *pos, s, strlen(s), HT_ESC_QUOTED);
-		return;
-	}
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		int n;
-
-		if (c == '"' || c == '\\')
-			n = snprintf(buf + *pos, len - *pos, "\\%c", c);
-		else if (c < 0x20 || c > 0x7e)
-			n = snprintf(buf + *pos, len - *pos, json ? "\\u%04x" : "\\x%02x", c);
-		else
-			n = snprintf(buf + *pos, len - *pos, "%c", c);
-		if (n < 0 || (size_t)n >= len - *pos) {
-			*pos = len - 1;
-			return;
-		}
-		*pos += (size_t)n;
-	}
-}
-
-static void appendf(char *buf, size_t len, size_t *pos, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static void appendf(char *buf, size_t len, size_t *pos, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (*pos >= len - 1)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(buf + *pos, len - *pos, fmt, ap);
-	va_end(ap);
-	*pos = n < 0 ? *pos : HT_MIN(*pos + (size_t)n, len - 1);
-}
-
-/* One field into buf as text (json false) or as a JSON member (json true). */
-static void format_field(const struct ht_decoder *d, const struct ht_field *f,
-			 const struct ht_record *r, bool json, char *buf, size_t len, size_t *pos)
+/*
+ * One field, as text ("name=value", json false) or as JSON members
+ * ("name":value, json true), written whole to out: however long a symbol
+ * name and its escaped form, nothing is cut. Strings are the guest's and
+ * symbol names the symbol file's: escaped (common/escape.h).
+ */
+static void print_field(const struct ht_decoder *d, const struct ht_field *f, const struct ht_record *r,
+			bool json, FILE *out)
 {
 	unsigned int width = f->hi - f->lo + 1u;
-	char text[33], sym[256];
+	char text[33], sym[HT_SYM_TEXT_MAX];
 
-	appendf(buf, len, pos, json ? "\"%s\":" : "%s=", f->name);
+	fprintf(out, json ? "\"%s\":" : "%s=", f->name);
 	switch (f->type) {
 	case HT_FT_STR:
 		ht_field_text(f, r, text);
-		appendf(buf, len, pos, "\"");
-		put_escaped(buf, len, pos, text, json);
-		appendf(buf, len, pos, "\"");
+		fputc('"', out);
+		ht_escape_fputs(out, text, json ? HT_ESC_JSON : HT_ESC_QUOTED);
+		fputc('"', out);
 		break;
 	case HT_FT_S:
 		/* JSON numbers are doubles: exact below 2^53. */
-		appendf(buf, len, pos, json && width > 53 ? "\"%" PRId64 "\"" : "%" PRId64,
-			ht_field_signed(f, r));
+		fprintf(out, json && width > 53 ? "\"%" PRId64 "\"" : "%" PRId64, ht_field_signed(f, r));
 		break;
 	case HT_FT_U:
-		appendf(buf, len, pos, json && width > 53 ? "\"%" PRIu64 "\"" : "%" PRIu64,
-			ht_field_bits(f, r));
+		fprintf(out, json && width > 53 ? "\"%" PRIu64 "\"" : "%" PRIu64, ht_field_bits(f, r));
 		break;
 	case HT_FT_X:
-		appendf(buf, len, pos, json ? "\"0x%" PRIx64 "\"" : "0x%" PRIx64, ht_field_bits(f, r));
+		fprintf(out, json ? "\"0x%" PRIx64 "\"" : "0x%" PRIx64, ht_field_bits(f, r));
 		break;
 	case HT_FT_SYM:
 		if (json) {
-			appendf(buf, len, pos, "\"0x%" PRIx64 "\"", ht_field_bits(f, r));
+			fprintf(out, "\"0x%" PRIx64 "\"", ht_field_bits(f, r));
 			if (ht_decoder_symbol(d, ht_field_bits(f, r), sym, sizeof(sym))) {
-				appendf(buf, len, pos, ",\"%s_sym\":\"", f->name);
-				put_escaped(buf, len, pos, sym, true);
-				appendf(buf, len, pos, "\"");
+				fprintf(out, ",\"%s_sym\":\"", f->name);
+				ht_escape_fputs(out, sym, HT_ESC_JSON);
+				fputc('"', out);
 			}
 		} else if (ht_decoder_symbol(d, ht_field_bits(f, r), sym, sizeof(sym))) {
-			if (*pos < len)
-				*pos += ht_escape_mem(buf + *pos, len - *pos, sym, strlen(sym), HT_ESC_TEXT);
+			ht_escape_fputs(out, sym, HT_ESC_TEXT);
 		} else {
-			appendf(buf, len, pos, "0x%" PRIx64, ht_field_bits(f, r));
+			fprintf(out, "0x%" PRIx64, ht_field_bits(f, r));
 		}
 		break;
 	}
 }
 
-void ht_decode_format_fields(const struct ht_decoder *d, const struct ht_event_desc *ev,
-			     const struct ht_record *r, char *buf, size_t len)
+void ht_decode_print_fields(const struct ht_decoder *d, const struct ht_event_desc *ev,
+			    const struct ht_record *r, FILE *out)
 {
-	size_t pos = 0;
-
-	buf[0] = '\0';
 	for (unsigned int i = 0; i < ev->nfields; i++) {
 		if (i)
-			appendf(buf, len, &pos, " ");
-		format_field(d, &ev->fields[i], r, false, buf, len, &pos);
+			fputc(' ', out);
+		print_field(d, &ev->fields[i], r, false, out);
 	}
+}
+
+void ht_decode_print_json_fields(const struct ht_decoder *d, const struct ht_event_desc *ev,
+				 const struct ht_record *r, FILE *out)
+{
+	fputc('{', out);
+	for (unsigned int i = 0; i < ev->nfields; i++) {
+		if (i)
+			fputc(',', out);
+		print_field(d, &ev->fields[i], r, true, out);
+	}
+	fputc('}', out);
 }
 
 void ht_decode_print_text(const struct ht_decoder *d, const struct ht_record *r, FILE *out)
 {
 	const struct ht_event_desc *ev = ht_decoder_event(d, r);
-	char buf[2048];
+	char sym[HT_SYM_TEXT_MAX];
 
 	if (ev) {
-		ht_decode_format_fields(d, ev, r, buf, sizeof(buf));
-		fprintf(out, " => %s:%s%s", ev->name, ev->nfields ? " " : "", buf);
+		fprintf(out, " => %s:%s", ev->name, ev->nfields ? " " : "");
+		ht_decode_print_fields(d, ev, r, out);
 	} else if (ht_decoder_forged(d, r)) {
 		fputs(" => " HT_FORGED_TEXT, out);
 	}
-	if (ht_decoder_symbol(d, r->guest_rip, buf, sizeof(buf))) {
+	if (ht_decoder_symbol(d, r->guest_rip, sym, sizeof(sym))) {
 		fputs(" rip_sym=", out);
-		ht_escape_fputs(out, buf, HT_ESC_TEXT);
+		ht_escape_fputs(out, sym, HT_ESC_TEXT);
 	}
 }
 
@@ -257,58 +227,50 @@ void ht_decode_print_csv_header(const struct ht_decoder *d, FILE *out)
 void ht_decode_print_csv(const struct ht_decoder *d, const struct ht_record *r, FILE *out)
 {
 	const struct ht_event_desc *ev = ht_decoder_event(d, r);
-	char buf[2048];
+	char sym[HT_SYM_TEXT_MAX];
 
 	if (!d->columns)
 		return;
 	fprintf(out, ",%s,", ev ? ev->name : ht_decoder_forged(d, r) ? HT_FORGED_EVENT : "");
 	if (ev) {
+		/* The fields' text, whole, then quoted as one CSV field. */
+		char *text = NULL;
+		size_t len = 0;
+		FILE *m = open_memstream(&text, &len);
+
+		if (m) {
+			ht_decode_print_fields(d, ev, r, m);
+			fclose(m);
+		}
 		/* CSV quoting (RFC 4180): the field in quotes, quotes doubled. */
-		ht_decode_format_fields(d, ev, r, buf, sizeof(buf));
 		fputc('"', out);
-		for (const char *p = buf; *p; p++) {
+		for (const char *p = text ? text : ""; *p; p++) {
 			if (*p == '"')
 				fputc('"', out);
 			fputc(*p, out);
 		}
 		fputc('"', out);
+		free(text);
 	}
 	fputc(',', out);
-	if (ht_decoder_symbol(d, r->guest_rip, buf, sizeof(buf)))
-		fputs(buf, out);
-}
-
-void ht_decode_format_json_fields(const struct ht_decoder *d, const struct ht_event_desc *ev,
-				  const struct ht_record *r, char *buf, size_t len)
-{
-	size_t pos = 0;
-
-	buf[0] = '\0';
-	appendf(buf, len, &pos, "{");
-	for (unsigned int i = 0; i < ev->nfields; i++) {
-		if (i)
-			appendf(buf, len, &pos, ",");
-		format_field(d, &ev->fields[i], r, true, buf, len, &pos);
-	}
-	appendf(buf, len, &pos, "}");
+	if (ht_decoder_symbol(d, r->guest_rip, sym, sizeof(sym)))
+		ht_escape_fputs(out, sym, HT_ESC_TEXT);
 }
 
 void ht_decode_print_json(const struct ht_decoder *d, const struct ht_record *r, FILE *out)
 {
 	const struct ht_event_desc *ev = ht_decoder_event(d, r);
-	char buf[4096];
-	size_t pos = 0;
+	char sym[HT_SYM_TEXT_MAX];
 
 	if (ev) {
-		ht_decode_format_json_fields(d, ev, r, buf, sizeof(buf));
-		fprintf(out, ",\"event\":\"%s\",\"fields\":%s", ev->name, buf);
+		fprintf(out, ",\"event\":\"%s\",\"fields\":", ev->name);
+		ht_decode_print_json_fields(d, ev, r, out);
 	} else if (ht_decoder_forged(d, r)) {
 		fputs(",\"forged\":true", out);
 	}
-	if (ht_decoder_symbol(d, r->guest_rip, buf, sizeof(buf))) {
-		char esc[600] = "";
-
-		put_escaped(esc, sizeof(esc), &pos, buf, true);
-		fprintf(out, ",\"rip_sym\":\"%s\"", esc);
+	if (ht_decoder_symbol(d, r->guest_rip, sym, sizeof(sym))) {
+		fputs(",\"rip_sym\":\"", out);
+		ht_escape_fputs(out, sym, HT_ESC_JSON);
+		fputc('"', out);
 	}
 }

@@ -68,12 +68,15 @@ bool ht_decoder_symbol(const struct ht_decoder *d, uint64_t addr, char *buf, siz
  * undecoded; " => (forged: ...)" for a forged one).
  */
 void ht_decode_print_text(const struct ht_decoder *d, const struct ht_record *r, FILE *out);
-/* The fields alone, "field=value ...", into buf. */
-void ht_decode_format_fields(const struct ht_decoder *d, const struct ht_event_desc *ev,
-			     const struct ht_record *r, char *buf, size_t len);
-/* The fields as one JSON object, {"field":value,...} (sym fields add "FIELD_sym"). */
-void ht_decode_format_json_fields(const struct ht_decoder *d, const struct ht_event_desc *ev,
-				  const struct ht_record *r, char *buf, size_t len);
+/* The fields alone, "field=value ...", whole (strings and symbols escaped for a terminal). */
+void ht_decode_print_fields(const struct ht_decoder *d, const struct ht_event_desc *ev,
+			    const struct ht_record *r, FILE *out);
+/*
+ * The fields as one JSON object, {"field":value,...} (sym fields add
+ * "FIELD_sym"), whole and valid JSON whatever the strings and symbols hold.
+ */
+void ht_decode_print_json_fields(const struct ht_decoder *d, const struct ht_event_desc *ev,
+				 const struct ht_record *r, FILE *out);
 /* CSV: extra header columns ",event,fields,rip_sym" and their values, when d->columns. */
 void ht_decode_print_csv_header(const struct ht_decoder *d, FILE *out);
 void ht_decode_print_csv(const struct ht_decoder *d, const struct ht_record *r, FILE *out);

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/escape.h"
 #include "common/hashmap.h"
 #include "export/thread_table.h"
 #include "hypertrace/guest.h"
@@ -130,24 +131,6 @@ void ht_chrome_guest_free(struct ht_chrome_guest *g)
 	free(g);
 }
 
-/* Text with JSON's escapes, into buf. */
-static void json_text(char *buf, size_t len, const char *s)
-{
-	size_t n = 0;
-
-	for (; *s && n + 7 < len; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			n += (size_t)snprintf(buf + n, len - n, "\\%c", c);
-		else if (c < 0x20 || c > 0x7e)
-			n += (size_t)snprintf(buf + n, len - n, "\\u%04x", c);
-		else
-			buf[n++] = (char)c;
-	}
-	buf[n] = '\0';
-}
-
 /* Process and thread name events of a guest track, the first time it is used. */
 static int name_track(struct ht_chrome_guest *g, FILE *f, ht_chrome_sep_fn sep, void *arg, uint32_t pid,
 		      uint32_t tid, uint32_t host_pid, const char *kind, uint32_t id)
@@ -173,7 +156,7 @@ static int func_event(struct ht_chrome_guest *g, FILE *f, ht_chrome_sep_fn sep, 
 		      const struct ht_record *r, const char *ts)
 {
 	uint32_t pid = HT_CHROME_GUEST_TASKS_PID + r->host_pid, tid = (uint32_t)r->a2;
-	char name[256], esc[512];
+	char name[HT_SYM_TEXT_MAX];
 
 	if (name_track(g, f, sep, arg, pid, tid, r->host_pid, "task", tid))
 		return -ENOMEM;
@@ -183,10 +166,11 @@ static int func_event(struct ht_chrome_guest *g, FILE *f, ht_chrome_sep_fn sep, 
 	size_t l = strlen(name);
 	if (l > 4 && !strcmp(name + l - 4, "+0x0"))
 		name[l - 4] = '\0';
-	json_text(esc, sizeof(esc), name);
 	sep(arg);
-	fprintf(f, "{\"ph\":\"%s\",\"cat\":\"guest_call\",\"name\":\"%s\",\"pid\":%u,\"tid\":%u,\"ts\":%s}",
-		r->nr == HT_GUEST_NR_FUNC_ENTRY ? "B" : "E", esc, pid, tid, ts);
+	/* The symbol file's name: escaped, whole. */
+	fprintf(f, "{\"ph\":\"%s\",\"cat\":\"guest_call\",\"name\":\"", r->nr == HT_GUEST_NR_FUNC_ENTRY ? "B" : "E");
+	ht_escape_fputs(f, name, HT_ESC_JSON);
+	fprintf(f, "\",\"pid\":%u,\"tid\":%u,\"ts\":%s}", pid, tid, ts);
 	return 0;
 }
 
@@ -196,7 +180,7 @@ static int switch_event(struct ht_chrome_guest *g, FILE *f, ht_chrome_sep_fn sep
 	uint32_t pid = HT_CHROME_GUEST_CPUS_PID + r->host_pid, cpu = (uint32_t)(r->a1 >> 32) & 0xffff;
 	uint32_t next = (uint32_t)(r->a0 >> 32);
 	struct cpu_track *t = cpu_track(g, pid, cpu);
-	char comm[17], esc[64];
+	char comm[17];
 
 	if (!t || name_track(g, f, sep, arg, pid, cpu, r->host_pid, "CPU", cpu))
 		return -ENOMEM;
@@ -211,10 +195,11 @@ static int switch_event(struct ht_chrome_guest *g, FILE *f, ht_chrome_sep_fn sep
 		comm[8 + i] = (char)(r->a3 >> (8 * i));
 	}
 	comm[16] = '\0';
-	json_text(esc, sizeof(esc), comm);
 	sep(arg);
-	fprintf(f, "{\"ph\":\"B\",\"cat\":\"guest_sched\",\"name\":\"%s (%u)\",\"pid\":%u,\"tid\":%u,\"ts\":%s,\"args\":{\"tid\":%u}}",
-		esc, next, pid, cpu, ts, next);
+	/* The guest's task name: escaped, whole. */
+	fputs("{\"ph\":\"B\",\"cat\":\"guest_sched\",\"name\":\"", f);
+	ht_escape_fputs(f, comm, HT_ESC_JSON);
+	fprintf(f, " (%u)\",\"pid\":%u,\"tid\":%u,\"ts\":%s,\"args\":{\"tid\":%u}}", next, pid, cpu, ts, next);
 	return 0;
 }
 
@@ -222,14 +207,14 @@ int ht_chrome_guest_add(struct ht_chrome_guest *g, FILE *f, ht_chrome_sep_fn sep
 			const struct ht_record *r, const char *ts)
 {
 	const struct ht_event_desc *ev = ht_decoder_event(g->dec, r);
-	char fields[4096];
 
 	if (!ev)
 		return 0;
-	ht_decode_format_json_fields(g->dec, ev, r, fields, sizeof(fields));
 	sep(arg);
-	fprintf(f, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"guest\",\"name\":\"%s\",\"pid\":%u,\"tid\":%u,\"ts\":%s,\"args\":%s}",
-		ev->name, r->host_pid, r->host_tid, ts, fields);
+	fprintf(f, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"guest\",\"name\":\"%s\",\"pid\":%u,\"tid\":%u,\"ts\":%s,\"args\":",
+		ev->name, r->host_pid, r->host_tid, ts);
+	ht_decode_print_json_fields(g->dec, ev, r, f);
+	fputc('}', f);
 	if (r->nr == HT_GUEST_NR_FUNC_ENTRY || r->nr == HT_GUEST_NR_FUNC_EXIT)
 		return func_event(g, f, sep, arg, r, ts);
 	if (r->nr == HT_GUEST_NR_SCHED_SWITCH)

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
+#include "common/escape.h"
 #include "export/chrome_guest.h"
 #include "export/thread_table.h"
 #include "tracefile/output_file.h"
@@ -251,18 +252,11 @@ int ht_chrome_add(struct ht_chrome_writer *w, const struct ht_record *r, char *e
 	return 0;
 }
 
-/* A JSON string: quotes, backslashes and control characters escaped. */
+/* A JSON string member: valid JSON whatever v holds (a crafted file chooses the header's strings). */
 static void put_string(FILE *f, const char *key, const char *v)
 {
 	fprintf(f, ",\"%s\":\"", key);
-	for (; *v; v++) {
-		if (*v == '"' || *v == '\\')
-			fprintf(f, "\\%c", *v);
-		else if ((unsigned char)*v < 0x20)
-			fprintf(f, "\\u%04x", *v);
-		else
-			fputc(*v, f);
-	}
+	ht_escape_fputs(f, v, HT_ESC_JSON);
 	fputc('"', f);
 }
 
