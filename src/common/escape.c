@@ -150,14 +150,31 @@ void ht_escape_fputs(FILE *f, const char *s, enum ht_escape_style style)
 	}
 }
 
+/* A CSV field's opening: its quote, and a ' before a leading = + - @ (OWASP). */
+static void csv_open(FILE *f, const char *s)
+{
+	fputc('"', f);
+	if (s[0] && strchr("=+-@", s[0]))
+		fputc('\'', f);
+}
+
+void ht_csv_quote(FILE *f, const char *shown)
+{
+	csv_open(f, shown);
+	for (const char *p = shown; *p; p++) {
+		if (*p == '"')
+			fputc('"', f);
+		fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
 void ht_csv_fputs(FILE *f, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t len = strlen(s);
 
-	fputc('"', f);
-	if (s[0] && strchr("=+-@", s[0]))
-		fputc('\'', f);
+	csv_open(f, s);
 	while (len) {
 		char unit[HT_ESC_MAX_GROWTH * 4];
 		size_t used, n = escape_char(p, len, HT_ESC_TEXT, unit, &used);

@@ -47,6 +47,8 @@ void ht_escape_fputs(FILE *f, const char *s, enum ht_escape_style style);
  * (OWASP's rule against formula injection) so spreadsheets show text.
  */
 void ht_csv_fputs(FILE *f, const char *s);
+/* The same for text already escaped for display (HT_ESC_TEXT/QUOTED): quoted and neutralised, not escaped again. */
+void ht_csv_quote(FILE *f, const char *shown);
 
 /* The longest prefix of s, at most max bytes, that ends at a character boundary of UTF-8. */
 size_t ht_utf8_prefix(const char *s, size_t max);

@@ -69,10 +69,10 @@ csv=$("$HT" report --csv "$work/doc.htr" 2>&1); status=$?
 line4=$(sed -n 5p <<<"$csv")
 line8=$(sed -n 9p <<<"$csv") # record 7 comes from the compressed block
 # Records of thread 4244 carry the names of the IDENTITY block (the VM name,
-# with its comma, quoted); thread 4243 has none.
-want='5000003000,2023-11-14T22:13:20.000003000Z,4242,4244,1,1,1,SVM,0x81,1000,0x1,0x3,0xa2a2a2a2,0xa3a3a3a3,0x101e,103,203,306,0x0,"doc,vm",qemu-system-x86,CPU 1/KVM'
-want8='5000007000,2023-11-14T22:13:20.000007000Z,4242,4244,1,1,1,SVM,0x81,1000,0x1,0x7,0xa2a2a2a2,0xa3a3a3a3,0x101e,107,207,314,0x0,"doc,vm",qemu-system-x86,CPU 1/KVM'
-want2='5000002000,2023-11-14T22:13:20.000002000Z,4242,4243,0,1,1,SVM,0x81,1000,0x0,0x2,0xa2a2a2a2,0xa3a3a3a3,0x101e,102,202,304,0x0,,,'
+# every text field quoted); thread 4243 has none.
+want='5000003000,2023-11-14T22:13:20.000003000Z,4242,4244,1,1,1,SVM,0x81,1000,0x1,0x3,0xa2a2a2a2,0xa3a3a3a3,0x101e,103,203,306,0x0,"doc,vm","qemu-system-x86","CPU 1/KVM"'
+want8='5000007000,2023-11-14T22:13:20.000007000Z,4242,4244,1,1,1,SVM,0x81,1000,0x1,0x7,0xa2a2a2a2,0xa3a3a3a3,0x101e,107,207,314,0x0,"doc,vm","qemu-system-x86","CPU 1/KVM"'
+want2='5000002000,2023-11-14T22:13:20.000002000Z,4242,4243,0,1,1,SVM,0x81,1000,0x0,0x2,0xa2a2a2a2,0xa3a3a3a3,0x101e,102,202,304,0x0,"","",""'
 line3=$(sed -n 4p <<<"$csv")
 if [ $status -eq 0 ] && [ "$(wc -l <<<"$csv")" -eq 11 ] && [ "$line4" = "$want" ] && [ "$line8" = "$want8" ] &&
 	[ "$line3" = "$want2" ]; then

@@ -165,8 +165,8 @@ check_summary() {
 # each vCPU id in TIDS ("vcpu:tid ..."), PER_VCPU records with a0 =
 # 0..PER_VCPU-1 once each and a1 = the vCPU id (the guest CPU the program was
 # pinned to), from the qemu pid QPID and that vCPU's thread, nr 1000, SVM
-# hypercall exit, named: guest VM, process qemu-system-x86, thread
-# "CPU n/KVM"; else the first violation.
+# hypercall exit, named (quoted, as every CSV text field): guest VM, process
+# qemu-system-x86, thread "CPU n/KVM"; else the first violation.
 qemu_csv_verdict() {
 	awk -F, -v qpid="$2" -v per="$3" -v tids="$4" -v vm="$5" '
 	function hex(s,   i, c, v) {
@@ -192,8 +192,10 @@ qemu_csv_verdict() {
 		if ((v, a0) in seen) bad("vcpu " v " a0 " a0 " twice")
 		seen[v, a0] = 1
 		if (!($col["total_ns"] > 0)) bad("total_ns " $col["total_ns"])
-		if ($col["vm_name"] != vm || $col["process_name"] != "qemu-system-x86" || $col["thread_name"] != "CPU " v "/KVM")
-			bad("names vm \"" $col["vm_name"] "\" process \"" $col["process_name"] "\" thread \"" $col["thread_name"] "\"")
+		# Text fields are always quoted (docs/exports.md); these names hold no comma or quote.
+		if ($col["vm_name"] != "\"" vm "\"" || $col["process_name"] != "\"qemu-system-x86\"" ||
+		    $col["thread_name"] != "\"CPU " v "/KVM\"")
+			bad("names vm " $col["vm_name"] " process " $col["process_name"] " thread " $col["thread_name"])
 	}
 	END { if (!err && n != per * nv) err = n + 0 " records, want " per * nv; printf "%s", err }' "$1"
 }

@@ -102,6 +102,12 @@ static void csv_fields_are_quoted_and_formulas_neutralised(void)
 		CHECK(!strcmp(mem, cases[i].want), "'%s' -> %s, want %s", cases[i].in, mem, cases[i].want);
 		free_mem();
 	}
+	/* Text already escaped for display is quoted and neutralised, not escaped again. */
+	m = open_memstream(&mem, &len);
+	CHECK(m, "open_memstream");
+	ht_csv_quote(m, "-x=\\x1b \"q\"");
+	fclose(m);
+	CHECK(!strcmp(mem, "\"'-x=\\x1b \"\"q\"\"\""), "quoted %s", mem);
 }
 
 static void any_bytes_escape_to_safe_text_and_json(void)

@@ -383,7 +383,7 @@ static void test_decoded_text_csv_json_forms(void)
 	fclose(m);
 	const char *want =
 		" => sched_switch: prev_tid=0 next_tid=12 prev_prio=120 next_prio=120 prev_state=0x0 cpu_id=1 next_comm=\"my \\\"sh\\\"\"\n"
-		",sched_switch,\"prev_tid=0 next_tid=12 prev_prio=120 next_prio=120 prev_state=0x0 cpu_id=1 next_comm=\"\"my \\\"\"sh\\\"\"\"\"\",\n"
+		",\"sched_switch\",\"prev_tid=0 next_tid=12 prev_prio=120 next_prio=120 prev_state=0x0 cpu_id=1 next_comm=\"\"my \\\"\"sh\\\"\"\"\"\",\"\"\n"
 		",\"event\":\"sched_switch\",\"fields\":{\"prev_tid\":0,\"next_tid\":12,\"prev_prio\":120,\"next_prio\":120,"
 		"\"prev_state\":\"0x0\",\"cpu_id\":1,\"next_comm\":\"my \\\"sh\\\"\"}";
 	int same = !strcmp(text, want);
@@ -813,7 +813,7 @@ static void test_forged_guest_events_are_counted_never_decoded(void)
 	CHECK(ok, "--json");
 	out = report_on("forged.htr", "--csv", &status);
 	CHECK(out, "popen");
-	ok = status == 0 && strstr(out, ",0x401000,") && strstr(out, "(forged)") && !strstr(out, "evil");
+	ok = status == 0 && strstr(out, ",0x401000,") && strstr(out, ",\"(forged)\",\"\",\"\"\n") && !strstr(out, "evil");
 	if (!ok)
 		printf("    --csv, status %d:\n%.2000s\n", status, out);
 	free(out);

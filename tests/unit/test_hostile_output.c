@@ -69,7 +69,7 @@ static void setup(void)
 {
 	struct ht_identity id = { .pid = PID, .tid = TID };
 	struct ht_file_header h;
-	struct ht_record r[12];
+	struct ht_record r[14];
 	const uint32_t nrs[] = { 1000, 1100, 1101, 1102, 1105, 1106, 1201 };
 	size_t n = 0;
 
@@ -112,7 +112,20 @@ static void setup(void)
 	for (int i = 0; i < LONG_SYMBOL_UNITS; i++)
 		len += snprintf(syms + len, sizeof(syms) - (size_t)len, "%s", LONG_SYMBOL_UNIT);
 	len += snprintf(syms + len, sizeof(syms) - (size_t)len, "_end\nffffffff81008000 T after_long\n");
-	if (ht_test_write_trace(trace, &h, &id, 1, r, n, NULL, 0, err, sizeof(err)) ||
+	/* Another VM whose owner chose spreadsheet formulas for names, and a symbol with a comma. */
+	struct ht_identity ids[2] = { id, { .pid = PID + 100, .tid = TID + 100 } };
+	snprintf(ids[1].vm_name, sizeof(ids[1].vm_name), "=HYPERLINK(\"http://x\",\"y\")");
+	snprintf(ids[1].process_name, sizeof(ids[1].process_name), "+cmd|' /C calc'");
+	snprintf(ids[1].thread_name, sizeof(ids[1].thread_name), "@SUM(A1)");
+	r[n] = rec(1000, (struct ht_guest_args){ { 0, 0, 0, 0 } }, 13);
+	r[n].host_pid = PID + 100;
+	r[n].host_tid = TID + 100;
+	r[n++].guest_rip = 0xffffffff81006008ull; /* rip_sym: the symbol named "a,b" */
+	r[n] = rec(1000, (struct ht_guest_args){ { 0, 0, 0, 0 } }, 14);
+	r[n].host_pid = PID + 100;
+	r[n].host_tid = TID + 100;
+	r[n++].guest_rip = 0xffffffff81005000ull; /* rip_sym: "=HYPERLINK(...)" */
+	if (ht_test_write_trace(trace, &h, ids, 2, r, n, NULL, 0, err, sizeof(err)) ||
 	    ht_test_write_file(symbols, syms, (size_t)len) || ht_test_write_file(catalog, cat, strlen(cat)))
 		printf("    setup: %s\n", err);
 }
@@ -157,6 +170,7 @@ static void every_text_mode_shows_foreign_control_bytes_visibly(void)
 		{ "--hist --per-vm", false, false },
 		{ "--sched", false, false },
 		{ "--graph", false, true },
+		{ "--csv", true, true },
 	};
 	size_t len;
 	int status;
@@ -224,7 +238,7 @@ static const char json_check[] =
 	"    assert s.startswith(unit * 3) and s.endswith('+0x%x' % off), repr(s[-40:])\n"
 	"if mode == 'lines':\n"
 	"    recs = [json.loads(l) for l in text.splitlines()]\n"
-	"    assert len(recs) == 12, len(recs)\n"
+	"    assert len(recs) == 14, len(recs)\n"
 	"    assert recs[0]['vm_name'] == '\\x1b]0;pwned\\x07\\u7f51\\u7ad9\\xff', repr(recs[0]['vm_name'])\n"
 	"    assert recs[0]['process_name'] == 'q\\x1b[2J' and recs[0]['thread_name'] == 'CPU 0/\\x9b31m'\n"
 	"    four = [r for r in recs if r['nr'] == 1202][0]['fields']\n"
@@ -260,6 +274,43 @@ static void json_outputs_parse_strictly_whatever_the_input(void)
 	CHECK(out && status == 0 && !strcmp(out, "ok\n"), "convert --chrome: %s", out ? out : "");
 }
 
+/*
+ * Python's csv reads every row with the header's 25 columns (a symbol or a
+ * name with a comma shifts nothing), every text field is quoted, and no
+ * cell starts with = + - or @: a spreadsheet shows text, runs no formula.
+ */
+static const char csv_check[] =
+	"import csv, sys\n"
+	"lines = open(sys.argv[1], newline='', encoding='utf-8').read().splitlines()\n"
+	"rows = list(csv.reader(lines))\n"
+	"head = rows[0]\n"
+	"assert len(head) == 25 and head[-3:] == ['event', 'fields', 'rip_sym'], head\n"
+	"assert len(rows) == 15, len(rows)\n"
+	"for line, row in zip(lines[1:], rows[1:]):\n"
+	"    assert len(row) == 25, (len(row), line)\n"
+	"    text = [row[i] for i in (19, 20, 21, 22, 23, 24)]\n"
+	"    assert line.endswith(','.join('\"' + t.replace('\"', '\"\"') + '\"' for t in text)), line\n"
+	"    for cell in row:\n"
+	"        assert cell[:1] not in ('=', '+', '-', '@'), (cell, line)\n"
+	"evil = [r for r in rows if r[2] == '600']\n"
+	"assert [r[19:22] for r in evil] == [[\"'=HYPERLINK(\\\"http://x\\\",\\\"y\\\")\", \"'+cmd|' /C calc'\", \"'@SUM(A1)\"]] * 2, evil\n"
+	"assert [r[24] for r in evil] == ['a,b+0x8', \"'=HYPERLINK(\\\"http://x\\\",\\\"y\\\")+0x0\"], evil\n"
+	"print('ok')\n";
+
+static void csv_keeps_its_columns_and_neutralises_formulas(void)
+{
+	char script[320], cmd[1600];
+	size_t len;
+	int status;
+
+	snprintf(script, sizeof(script), "%s/check_csv.py", dir);
+	CHECK(ht_test_write_file(script, csv_check, strlen(csv_check)) == 0, "write");
+	snprintf(cmd, sizeof(cmd), "%s report --csv --catalog %s --guest-symbols %s --kaslr-offset 0 %s >%s/t.csv 2>&1 && "
+		 "python3 %s %s/t.csv 2>&1", ht_test_bin(), catalog, symbols, trace, dir, script, dir);
+	out = ht_test_run(cmd, &len, &status);
+	CHECK(out && status == 0 && !strcmp(out, "ok\n"), "report --csv: %s", out ? out : "");
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) {
@@ -272,6 +323,7 @@ int main(void)
 	RUN(names_in_other_scripts_stay_readable);
 	RUN(errors_quoting_a_symbol_file_show_its_bytes_escaped);
 	RUN(json_outputs_parse_strictly_whatever_the_input);
+	RUN(csv_keeps_its_columns_and_neutralises_formulas);
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd) != 0)

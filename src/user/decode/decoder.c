@@ -231,9 +231,12 @@ void ht_decode_print_csv(const struct ht_decoder *d, const struct ht_record *r, 
 
 	if (!d->columns)
 		return;
-	fprintf(out, ",%s,", ev ? ev->name : ht_decoder_forged(d, r) ? HT_FORGED_EVENT : "");
+	/* Every text column quoted, formulas neutralised (common/escape.h): nothing shifts, nothing runs. */
+	fputc(',', out);
+	ht_csv_fputs(out, ev ? ev->name : ht_decoder_forged(d, r) ? HT_FORGED_EVENT : "");
+	fputc(',', out);
 	if (ev) {
-		/* The fields' text, whole, then quoted as one CSV field. */
+		/* The fields' text (escaped for display), whole, then quoted as one CSV field. */
 		char *text = NULL;
 		size_t len = 0;
 		FILE *m = open_memstream(&text, &len);
@@ -242,19 +245,13 @@ void ht_decode_print_csv(const struct ht_decoder *d, const struct ht_record *r, 
 			ht_decode_print_fields(d, ev, r, m);
 			fclose(m);
 		}
-		/* CSV quoting (RFC 4180): the field in quotes, quotes doubled. */
-		fputc('"', out);
-		for (const char *p = text ? text : ""; *p; p++) {
-			if (*p == '"')
-				fputc('"', out);
-			fputc(*p, out);
-		}
-		fputc('"', out);
+		ht_csv_quote(out, text ? text : "");
 		free(text);
+	} else {
+		ht_csv_fputs(out, "");
 	}
 	fputc(',', out);
-	if (ht_decoder_symbol(d, r->guest_rip, sym, sizeof(sym)))
-		ht_escape_fputs(out, sym, HT_ESC_TEXT);
+	ht_csv_fputs(out, ht_decoder_symbol(d, r->guest_rip, sym, sizeof(sym)) ? sym : "");
 }
 
 void ht_decode_print_json(const struct ht_decoder *d, const struct ht_record *r, FILE *out)

@@ -26,20 +26,10 @@ static const char csv_header[] =
 	"a0,a1,a2,a3,guest_rip,exit_to_hcall_ns,hcall_to_entry_ns,total_ns,flags,"
 	"vm_name,process_name,thread_name";
 
-/* A CSV field: quoted (quotes doubled) if it holds a comma, quote or line break. */
+/* A CSV text field: always quoted, escaped, a leading formula character neutralised (docs/exports.md). */
 static void csv_field(const char *v)
 {
-	if (!strpbrk(v, ",\"\r\n")) {
-		fputs(v, stdout);
-		return;
-	}
-	putchar('"');
-	for (; *v; v++) {
-		if (*v == '"')
-			putchar('"');
-		putchar(*v);
-	}
-	putchar('"');
+	ht_csv_fputs(stdout, v);
 }
 
 /* A JSON string: valid JSON whatever v holds (names are the VM owner's, docs/exports.md). */
