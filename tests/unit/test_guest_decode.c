@@ -216,6 +216,13 @@ static void test_user_catalog_errors_name_the_line_and_the_fix(void)
 		{ "1200 x =a0\n", "needs a NAME" },
 		{ "1200 x a=a0 b=a0 c=a0 d=a0 e=a0 f=a0 g=a0 h=a0 i=a0 j=a0 k=a0 l=a0 m=a0 n=a0 o=a0 p=a0 q=a0\n",
 		  "x has more than 16 fields" },
+		/* Names every decoded event has in the exports, and the NAME_sym twin of a :sym field. */
+		{ "1200 x vcpu_id=a0\n", "app.cat:1: field 'vcpu_id' of x: every guest event has a field of that name in the exports (vcpu_id, guest_rip, exit_to_hcall_ns, hcall_to_entry_ns): choose another name" },
+		{ "1200 x a=a0 guest_rip=a1:x\n", "field 'guest_rip' of x: every guest event has a field of that name" },
+		{ "1200 x exit_to_hcall_ns=a0\n", "field 'exit_to_hcall_ns' of x" },
+		{ "1200 x hcall_to_entry_ns=a0\n", "field 'hcall_to_entry_ns' of x" },
+		{ "1200 x addr=a0:sym addr_sym=a1\n", "app.cat:1: field 'addr_sym' of x is the name of the symbol of field 'addr' (a :sym field): choose another name" },
+		{ "1200 x addr_sym=a1:str addr=a0:sym\n", "field 'addr_sym' of x is the name of the symbol of field 'addr'" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -421,6 +428,50 @@ static const char *ht_bin(void)
 {
 	const char *b = getenv("HT");
 	return b ? b : ".output/san/hypertrace-bpf";
+}
+
+/*
+ * Field names that clash in the CTF metadata make babeltrace2 refuse the
+ * whole trace: such a catalog is refused before any output exists; names
+ * that only look alike convert, and babeltrace2 reads them.
+ */
+static void test_ctf_field_names_never_clash(void)
+{
+	struct ht_record recs[1];
+	const uint32_t nrs[] = { 1200 };
+	char cmd[1400], catfile[256];
+	int status;
+
+	recs[0] = rec_of(1200, (struct ht_guest_args){ { 7, 0xffffffff81003000ull, 9, 0 } });
+	recs[0].exit_ns = 1000001000;
+	CHECK(write_trace("clash.htr", recs, 1, nrs, 1), "%s", err);
+	snprintf(catfile, sizeof(catfile), "%s/clash.cat", dir);
+	FILE *f = fopen(catfile, "w");
+	CHECK(f && fputs("1200 mine vcpu_id=a0 addr=a1:sym\n", f) >= 0 && fclose(f) == 0, "cannot write %s", catfile);
+	snprintf(cmd, sizeof(cmd), "%s convert --ctf %s/clash-ctf --catalog %s %s/clash.htr 2>&1; echo status $?; ls %s/clash-ctf 2>&1 | head -1",
+		 ht_bin(), dir, catfile, dir, dir);
+	char *out = run(cmd, &status);
+	CHECK(out, "popen");
+	int ok = strstr(out, "field 'vcpu_id' of mine: every guest event has a field of that name") &&
+		 strstr(out, "status 1\n") && strstr(out, "No such file or directory") && !strstr(out, "converted");
+	if (!ok)
+		printf("    %s\n", out);
+	free(out);
+	CHECK(ok, "a clashing catalog was not refused before the output");
+	f = fopen(catfile, "w");
+	CHECK(f && fputs("1200 mine vcpu=a0 addr=a1:sym addr_symbol=a2 _guest_rip=a3\n", f) >= 0 && fclose(f) == 0,
+	      "cannot write %s", catfile);
+	snprintf(cmd, sizeof(cmd), "%s convert --ctf %s/near-ctf --catalog %s %s/clash.htr >/dev/null 2>&1 && babeltrace2 %s/near-ctf 2>&1",
+		 ht_bin(), dir, catfile, dir, dir);
+	out = run(cmd, &status);
+	CHECK(out, "popen");
+	ok = status == 0 && strstr(out, "mine: { pid = 500, tid = 0 }, { vcpu_id = 0, guest_rip = 0xFFFFFFFFC0A01234, "
+				     "exit_to_hcall_ns = 0, hcall_to_entry_ns = 0, vcpu = 7, addr = 0xFFFFFFFF81003000, "
+				     "addr_sym = \"\", addr_symbol = 9, _guest_rip = 0 }");
+	if (!ok)
+		printf("    status %d: %s\n", status, out);
+	free(out);
+	CHECK(ok, "babeltrace2 did not read the near names");
 }
 
 static void test_report_graph_pairs_nests_and_symbolizes(void)
@@ -881,6 +932,7 @@ int main(void)
 	RUN(test_guest_header_packs_marker_text_in_memory_order);
 	RUN(test_user_catalog_fields_bits_types);
 	RUN(test_user_catalog_errors_name_the_line_and_the_fix);
+	RUN(test_ctf_field_names_never_clash);
 	RUN(test_symbols_name_plus_offset_with_kaslr);
 	RUN(test_symbols_kallsyms_modules_and_refusals);
 	RUN(test_decoder_finds_kaslr_offset_from_module_event);

@@ -160,6 +160,35 @@ static int cmp_event(const void *a, const void *b)
 }
 
 /*
+ * Names a field may not have: the exports put every decoded event's fields
+ * beside these (CTF: one event class, docs/exports.md), and a sym field
+ * NAME beside its symbol NAME_sym (CTF and JSON). babeltrace2 refuses a
+ * trace whose event has two fields of one name. Returns 0, or -1 with the
+ * message in err.
+ */
+static const char *const export_fields[] = { "vcpu_id", "guest_rip", "exit_to_hcall_ns", "hcall_to_entry_ns" };
+
+static int check_export_names(const struct ht_event_desc *ev, const char *where, char *err, size_t errlen)
+{
+	for (unsigned int i = 0; i < ev->nfields; i++) {
+		const struct ht_field *f = &ev->fields[i];
+		char twin[HT_CAT_NAME_MAX + 8];
+
+		for (size_t k = 0; k < sizeof(export_fields) / sizeof(export_fields[0]); k++)
+			if (!strcmp(f->name, export_fields[k]))
+				return ht_errf(err, errlen, "%s: field '%s' of %s: every guest event has a field of that name in the exports (vcpu_id, guest_rip, exit_to_hcall_ns, hcall_to_entry_ns): choose another name",
+					       where, f->name, ev->name);
+		if (f->type != HT_FT_SYM)
+			continue;
+		snprintf(twin, sizeof(twin), "%s_sym", f->name);
+		if (ht_event_field(ev, twin))
+			return ht_errf(err, errlen, "%s: field '%s' of %s is the name of the symbol of field '%s' (a :sym field): choose another name",
+				       where, twin, ev->name, f->name);
+	}
+	return 0;
+}
+
+/*
  * Scans one line into ev. by_nr: nr -> index in c->events of every event so
  * far (the array is sorted once, at the end of a text). Returns 1 (an
  * event), 0 (blank/comment) or -1 with the message in err.
@@ -207,7 +236,7 @@ static int parse_line(const struct ht_catalog *c, const struct ht_hashmap *by_nr
 			return ht_errf(err, errlen, "%s: field '%s' appears twice in %s", where, f->name, ev->name);
 		ev->nfields++;
 	}
-	return 1;
+	return check_export_names(ev, where, err, errlen) ? -1 : 1;
 }
 
 /*
