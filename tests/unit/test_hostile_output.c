@@ -311,6 +311,24 @@ static void csv_keeps_its_columns_and_neutralises_formulas(void)
 	CHECK(out && status == 0 && !strcmp(out, "ok\n"), "report --csv: %s", out ? out : "");
 }
 
+/* babeltrace2 reads the CTF export of the hostile trace: every event, the header's strings in env. */
+static void ctf_of_hostile_strings_reads_in_babeltrace2(void)
+{
+	char cmd[1600];
+	size_t len;
+	int status;
+
+	snprintf(cmd, sizeof(cmd), "%s convert --ctf %s/ctf --catalog %s --guest-symbols %s --kaslr-offset 0 %s >/dev/null 2>&1 && "
+		 "babeltrace2 %s/ctf 2>&1", ht_test_bin(), dir, catalog, symbols, trace, dir);
+	out = ht_test_run(cmd, &len, &status);
+	CHECK(out && status == 0, "status %d: %s", status, out ? out : "");
+	size_t lines = 0;
+	for (char *p = out; (p = strchr(p, '\n')); p++)
+		lines++;
+	CHECK(lines == 14 && strstr(out, "] (+") && strstr(out, "four: ") && strstr(out, "sched_switch: "),
+	      "%zu events:\n%s", lines, out);
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) {
@@ -324,6 +342,7 @@ int main(void)
 	RUN(errors_quoting_a_symbol_file_show_its_bytes_escaped);
 	RUN(json_outputs_parse_strictly_whatever_the_input);
 	RUN(csv_keeps_its_columns_and_neutralises_formulas);
+	RUN(ctf_of_hostile_strings_reads_in_babeltrace2);
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd) != 0)
