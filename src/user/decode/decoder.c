@@ -2,11 +2,9 @@
 #include "decode/decoder.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include "common/escape.h"
-#include "common/util.h"
 #include "hypertrace/guest.h"
 #include "tracefile/trace_reader.h"
 
