@@ -175,13 +175,15 @@ $(OUTPUT)/bench/bench_drain: $(OUTPUT)/obj/bench/bench_drain.o $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LIBS) -lpthread -o $@
 
-# Fuzzing (tests/fuzz): the reader and every report mode under libFuzzer with
-# ASan and UBSan, built with clang whatever CC is; seeds come from write_seeds.
+# Fuzzing (tests/fuzz): the reader and every report mode (fuzz_report), and the
+# guest-event decoding with checks of its output (fuzz_decode), under libFuzzer
+# with ASan and UBSan, built with clang whatever CC is; seeds come from write_seeds.
 FUZZ_CC ?= $(CLANG)
 FUZZ_SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -Iinclude -Isrc -Isrc/user -I$(OUTPUT) -MMD -MP \
 	-g -O1 -fsanitize=fuzzer-no-link $(FUZZ_SAN)
 FUZZ_BIN := $(OUTPUT)/fuzz/fuzz_report
+FUZZ_DECODE_BIN := $(OUTPUT)/fuzz/fuzz_decode
 SEED_BIN := $(OUTPUT)/fuzz/write_seeds
 FUZZ_SECONDS ?= 600
 
@@ -194,12 +196,18 @@ $(FUZZ_BIN): $(OUTPUT)/fuzz/obj/tests/fuzz/fuzz_report.o $(call obj,fuzz/obj,$(L
 	$(call msg,LINK,$@)
 	$(Q)$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) $(LDFLAGS) $^ $(LIBS) -o $@
 
+# The decoders with the checks of their output (tests/fuzz/output_check.c).
+$(FUZZ_DECODE_BIN): $(OUTPUT)/fuzz/obj/tests/fuzz/fuzz_decode.o $(OUTPUT)/fuzz/obj/tests/fuzz/output_check.o \
+		$(call obj,fuzz/obj,$(LIB_SRCS))
+	$(call msg,LINK,$@)
+	$(Q)$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) $(LDFLAGS) $^ $(LIBS) -o $@
+
 $(SEED_BIN): $(OUTPUT)/obj/tests/fuzz/write_seeds.o $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LIBS) -o $@
 
 # Longer than the bounded run of `make test`: make fuzz FUZZ_SECONDS=3600
-fuzz: $(FUZZ_BIN) $(SEED_BIN)
+fuzz: $(FUZZ_BIN) $(FUZZ_DECODE_BIN) $(SEED_BIN)
 	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/test_fuzz.sh
 
 # The BPF load matrix (tests/kernel/test_load_matrix.c), also static: the
@@ -216,7 +224,7 @@ include guest/guest.mk
 
 static: $(STATIC_BIN) $(STATIC_LOAD_MATRIX) guest
 
-tests-build: $(BIN) $(SAN_BIN) $(TEST_BINS) $(TEST_HELPERS) $(FUZZ_BIN) $(SEED_BIN) static man
+tests-build: $(BIN) $(SAN_BIN) $(TEST_BINS) $(TEST_HELPERS) $(FUZZ_BIN) $(FUZZ_DECODE_BIN) $(SEED_BIN) static man
 
 test: deps
 	$(MAKE) tests-build

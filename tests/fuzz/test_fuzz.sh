@@ -1,52 +1,74 @@
 #!/usr/bin/env bash
-# Fuzzes the trace file reader, every report mode and both exports (fuzz_report.c,
-# libFuzzer + ASan + UBSan) for FUZZ_SECONDS (60 here; `make fuzz` runs longer),
-# starting from the committed corpus and from fresh seeds the real writer
-# writes (plain and compressed). First replays every input that once failed
-# (tests/fuzz/regressions/). A crash is saved under $OUTPUT/fuzz/crashes/: fix
-# it and add the input to tests/fuzz/regressions/.
+# Fuzzes (libFuzzer + ASan + UBSan) for FUZZ_SECONDS in all (60 here; `make
+# fuzz` runs longer), split between two targets:
+#   fuzz_report.c: the trace file reader, every report mode and both
+#     exports, from the committed corpus and fresh seeds the real writer
+#     writes (plain and compressed);
+#   fuzz_decode.c: catalog text, symbol-file text, VM names and guest events
+#     through the decoding report modes and the Chrome export, checking
+#     their output: every --json line (and the Chrome file) strict JSON,
+#     every --csv row with the header's columns, nothing a terminal
+#     interprets (tests/fuzz/output_check.c).
+# First replays every input that once failed (tests/fuzz/regressions/,
+# tests/fuzz/regressions-decode/). A failing input is saved under
+# $OUTPUT/fuzz/crashes/: fix it and add the input to the regressions.
 source "$(dirname "$0")/../lib.sh"
 FUZZ=$OUTPUT/fuzz/fuzz_report
+FUZZ_DECODE=$OUTPUT/fuzz/fuzz_decode
 SEEDS=$OUTPUT/fuzz/write_seeds
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+DECODE_SECONDS=$((FUZZ_SECONDS / 2))
+REPORT_SECONDS=$((FUZZ_SECONDS - DECODE_SECONDS))
 # libFuzzer reports leaks itself, per input.
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 
-if [ ! -x "$FUZZ" ] || [ ! -x "$SEEDS" ]; then
-	fail fuzz_harness_built "$FUZZ or $SEEDS is missing: run make tests-build"
+if [ ! -x "$FUZZ" ] || [ ! -x "$FUZZ_DECODE" ] || [ ! -x "$SEEDS" ]; then
+	fail fuzz_harness_built "$FUZZ, $FUZZ_DECODE or $SEEDS is missing: run make tests-build"
 	suite_exit
 fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir "$work/seeds" "$work/new"
+mkdir "$work/seeds" "$work/new" "$work/decode-seeds" "$work/decode-new"
 # -close_fd_mask=2: the reports' own messages on stderr are silenced, libFuzzer's are not.
 fuzz_opts=(-close_fd_mask=2 -timeout=10 -rss_limit_mb=2048 -max_len=65536)
 
 if "$SEEDS" "$work/seeds" && [ "$(ls "$work/seeds" | wc -l)" -ge 6 ] &&
-	"$OUTPUT/hypertrace-bpf" report "$work/seeds/compressed" | grep -q "^records: 40$"; then
+	"$OUTPUT/hypertrace-bpf" report "$work/seeds/compressed" | grep -q "^records: 40$" &&
+	"$SEEDS" --decode "$work/decode-seeds" && [ "$(ls "$work/decode-seeds" | wc -l)" -ge 2 ]; then
 	pass fuzz_seeds_written_by_the_writer
 else
 	fail fuzz_seeds_written_by_the_writer "write_seeds failed or wrote unreadable files"
 fi
 
-regressions=(tests/fuzz/regressions/*)
-if [ -e "${regressions[0]}" ]; then
-	if out=$("$FUZZ" "${fuzz_opts[@]}" "${regressions[@]}" 2>&1); then
-		pass fuzz_regression_inputs_pass
+# replay NAME FUZZER DIR: every input that once failed passes now.
+replay() {
+	local name=$1 fuzzer=$2 out inputs=("$3"/*)
+	[ -e "${inputs[0]}" ] || return 0
+	if out=$("$fuzzer" "${fuzz_opts[@]}" "${inputs[@]}" 2>&1); then
+		pass "$name"
 	else
-		fail fuzz_regression_inputs_pass "$(grep -E 'ERROR|SUMMARY|Running' <<<"$out" | tail -5)"
+		fail "$name" "$(grep -aE 'ERROR|SUMMARY|Running|fuzz_' <<<"$out" | tail -5)"
 	fi
-fi
+}
+replay fuzz_regression_inputs_pass "$FUZZ" tests/fuzz/regressions
+replay fuzz_decode_regression_inputs_pass "$FUZZ_DECODE" tests/fuzz/regressions-decode
 
-"$FUZZ" "${fuzz_opts[@]}" -max_total_time="$FUZZ_SECONDS" -print_final_stats=1 \
-	-artifact_prefix="$work/" "$work/new" tests/fuzz/corpus "$work/seeds" >"$work/log" 2>&1
-status=$?
-runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/log")
-if [ $status -eq 0 ] && [ "${runs:-0}" -gt 0 ]; then
-	pass "fuzz_reader_and_report_modes_${FUZZ_SECONDS}s ($runs inputs, $(ls "$work/new" | wc -l) new in the corpus)"
-else
-	mkdir -p "$OUTPUT/fuzz/crashes"
-	cp "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-* "$OUTPUT/fuzz/crashes/" 2>/dev/null
-	fail "fuzz_reader_and_report_modes_${FUZZ_SECONDS}s" "status $status, inputs saved in $OUTPUT/fuzz/crashes/: $(grep -E 'ERROR|SUMMARY' "$work/log" | head -3)"
-fi
+# run NAME FUZZER SECONDS CORPUS...: fuzzes; a failing input goes to $OUTPUT/fuzz/crashes/.
+run() {
+	local name=$1 fuzzer=$2 seconds=$3 log=$work/$1.log status runs
+	shift 3
+	"$fuzzer" "${fuzz_opts[@]}" -max_total_time="$seconds" -print_final_stats=1 \
+		-artifact_prefix="$work/$name-" "$@" >"$log" 2>&1
+	status=$?
+	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+	if [ $status -eq 0 ] && [ "${runs:-0}" -gt 0 ]; then
+		pass "${name}_${seconds}s ($runs inputs, $(ls "$1" | wc -l) new in the corpus)"
+	else
+		mkdir -p "$OUTPUT/fuzz/crashes"
+		cp "$work/$name"-* "$OUTPUT/fuzz/crashes/" 2>/dev/null
+		fail "${name}_${seconds}s" "status $status, inputs saved in $OUTPUT/fuzz/crashes/: $(grep -aE 'ERROR|SUMMARY|fuzz_decode:' "$log" | head -3)"
+	fi
+}
+run fuzz_reader_and_report_modes "$FUZZ" "$REPORT_SECONDS" "$work/new" tests/fuzz/corpus "$work/seeds"
+run fuzz_decode_outputs_checked "$FUZZ_DECODE" "$DECODE_SECONDS" "$work/decode-new" "$work/decode-seeds"
 suite_exit

@@ -2,8 +2,10 @@
 /*
  * Writes the fuzzer's seed trace files with the real writer, so the seeds
  * follow the format: plain and compressed, with and without a trailer, empty,
- * several vCPUs and nrs. Usage: write_seeds DIR
+ * several vCPUs and nrs. Usage: write_seeds DIR; write_seeds --decode DIR
+ * writes fuzz_decode's seeds instead.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -103,14 +105,73 @@ static int write_cut(const char *dir, const char *name, long cut, const char *su
 	return (fwrite(buf, 1, len, f) != len) | (fclose(f) != 0);
 }
 
+/*
+ * Seeds of fuzz_decode (its input layout is in fuzz_decode.c): a catalog,
+ * a symbol file, a VM thread's names and guest events, once plain and once
+ * with the strings and names a hostile guest or VM owner would choose.
+ */
+static int write_decode_seed(const char *dir, const char *name, bool hostile)
+{
+	static const char catalog[] = "# the user's events\n1201 phase name=a0-a3:str\n"
+				      "1202 four a=a0:sym b=a1:x c=a2[0-15]:s d=a3[8-31]:str\n";
+	static const char symbols[] = "ffffffff81000000 T _stext\nffffffff81003000 T vfs_read\n"
+				      "ffffffff81003400 t vfs_write\nffffffff81003400 T __x64_vfs_write\n"
+				      "ffffffff81100000 T _printk\nffffffffc0a00000 t probe\t[hypertrace_guest]\n"
+				      "ffffffff81200000 T e\x1b[2J\xff,=x\n";
+	const uint64_t text = 0xffffffffc0a00000ull, rip = text + 0x1234;
+	struct ht_record r[10];
+	char names[96] = { 0 }, path[512];
+	size_t n = 0;
+	FILE *f;
+
+	const char *thread = hostile ? "CPU 0/\x1b]0;t\x07" : "CPU 0/KVM";
+	const char *vm = hostile ? "=web\xe7\xbd\x91\xff\xc2\x9b" : "web1";
+
+	memcpy(names, "qemu-system-x86", 15);
+	memcpy(names + 16, thread, strlen(thread));
+	memcpy(names + 32, vm, strlen(vm));
+#define EV(nr_, a0_, a1_, a2_, a3_, rip_)                                                                   \
+	r[n] = (struct ht_record){ .exit_ns = 1000001000ull + n * 1000, .nr = nr_, .a0 = a0_, .a1 = a1_,     \
+				   .a2 = a2_, .a3 = a3_, .guest_rip = rip_, .host_pid = 4242, .host_tid = 4243, \
+				   .isa = HT_ISA_SVM, .exit_reason = 0x81, .exit_to_hcall_ns = 100,             \
+				   .hcall_to_entry_ns = 200 };                                                  \
+	n++
+	/* Loaded, with its text range, and _printk 0x2c000000 past the map's. */
+	EV(1100, 1 | 0xf << 8 | 1 << 16 | (text & 0xffffffffu) << 32, 0x6000ull << 32, 0xffffffff81100000ull + 0x2c000000,
+	   0x6b746e6972705f, rip);
+	EV(1101, 0 | 42ull << 32, 120 | 120 << 8, hostile ? 0x485b1b4a325b1bull : 0x6873ull, 0, rip);
+	EV(1102, 42 | 120ull << 32, hostile ? 0x9bc2ff0a0d09ull : 0x6873ull, 0, 1, rip);
+	EV(1105, 0xffffffff81003000ull + 0x2c000000, 0xffffffff81003400ull + 0x2c000000, 42, 0, rip);
+	EV(1106, 0xffffffff81003000ull + 0x2c000000, 7, 42, 0, rip);
+	EV(1103, 11, 0x30797474ull, 0, 0, rip);
+	EV(1201, hostile ? 0x5b1b22ff5c2c3dull : 0x746f6f62ull, 0, 0, 0, 0x401000);
+	EV(1202, 0xffffffff81200000ull + 0x2c000000, 0xdead, 0xffff, hostile ? 0x2c22ff00ull : 0x4142ull << 8, 0x401003);
+	EV(1101, 42, 0, 0x6c697665ull, 0, 0x401006); /* forged: from user space */
+	EV(1100, 0, 5, 0xffffffff81100000ull + 0x2c000000, 0x6b746e6972705f, rip);
+#undef EV
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "wb");
+	if (!f)
+		return 1;
+	uint8_t lens[4] = { sizeof(catalog) - 1, 0, (sizeof(symbols) - 1) & 0xff, (sizeof(symbols) - 1) >> 8 };
+	fwrite(lens, 1, 4, f);
+	fwrite(catalog, 1, sizeof(catalog) - 1, f);
+	fwrite(symbols, 1, sizeof(symbols) - 1, f);
+	fwrite(names, 1, sizeof(names), f);
+	fwrite(r, sizeof(r[0]), n, f);
+	return fclose(f) != 0;
+}
+
 int main(int argc, char **argv)
 {
 	/* The trailer is one block: a 24-byte block header and the 64-byte trailer. */
 	const long trailer_block = sizeof(struct ht_block_header) + sizeof(struct ht_trailer);
 	const char *dir = argv[1];
 
+	if (argc == 3 && !strcmp(argv[1], "--decode"))
+		return write_decode_seed(argv[2], "decode-plain", false) | write_decode_seed(argv[2], "decode-hostile", true);
 	if (argc != 2) {
-		fprintf(stderr, "usage: write_seeds DIR\n");
+		fprintf(stderr, "usage: write_seeds DIR | write_seeds --decode DIR\n");
 		return 2;
 	}
 	int ret = write_seed(dir, "plain", 12, HT_ENCODING_RAW) |

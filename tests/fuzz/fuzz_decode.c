@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * libFuzzer harness of the guest-event decoding: each input is a catalog
+ * file, a symbol file, the names of a VM thread and records (guest events
+ * among them), laid out as
+ *
+ *   u16 catalog length, u16 symbols length (little-endian),
+ *   catalog text, symbol text, 96 bytes of names (process 16, thread 16,
+ *   VM 64), then records (struct ht_record, 80 bytes each)
+ *
+ * (a short input leaves the later parts empty). The harness writes them as
+ * files, the records as a trace through the real writer, and runs the
+ * report modes and the Chrome export that decode, through the commands'
+ * own entry points. Then it checks what they wrote, not only that they did
+ * not crash: every --json line is one strict JSON value (so is the Chrome
+ * file), every --csv row has the header's columns, and nothing a terminal
+ * interprets is in any output (tests/fuzz/output_check.c). A violation
+ * aborts, and libFuzzer saves the input.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cli.h"
+#include "common/util.h"
+#include "output_check.h"
+#include "tracefile/trace_writer.h"
+
+#define NAMES_BYTES 96
+
+enum check { CHECK_TEXT, CHECK_JSON_LINES, CHECK_CSV, CHECK_JSON_FILE };
+
+struct run {
+	int (*cmd)(int argc, char **argv);
+	enum check check;
+	const char *argv[12];
+};
+
+/* Replaced by the files' paths. */
+#define TRACE "@TRACE@"
+#define CATALOG "@CATALOG@"
+#define SYMBOLS "@SYMBOLS@"
+#define OUT "@OUT@"
+
+static const struct run runs[] = {
+	{ ht_cmd_report, CHECK_JSON_LINES,
+	  { "report", "--json", "--catalog", CATALOG, "--guest-symbols", SYMBOLS, "--kaslr-offset", "0", TRACE } },
+	{ ht_cmd_report, CHECK_JSON_LINES, { "report", "--json", "--catalog", CATALOG, TRACE } },
+	{ ht_cmd_report, CHECK_CSV, { "report", "--csv", "--catalog", CATALOG, "--guest-symbols", SYMBOLS, TRACE } },
+	{ ht_cmd_report, CHECK_TEXT,
+	  { "report", "--dump", "--catalog", CATALOG, "--guest-symbols", SYMBOLS, "--kaslr-offset", "0", TRACE } },
+	{ ht_cmd_report, CHECK_TEXT, { "report", "--graph", "--guest-symbols", SYMBOLS, "--kaslr-offset", "0", TRACE } },
+	{ ht_cmd_report, CHECK_TEXT, { "report", "--sched", TRACE } },
+	{ ht_cmd_report, CHECK_TEXT, { "report", TRACE } },
+	{ ht_cmd_report, CHECK_TEXT, { "report", "--hist", "--per-vcpu", TRACE } },
+	{ ht_cmd_convert, CHECK_JSON_FILE,
+	  { "convert", "--chrome", OUT, "--catalog", CATALOG, "--guest-symbols", SYMBOLS, "--kaslr-offset", "0", TRACE } },
+};
+
+static char trace_path[64], catalog_path[64], symbols_path[64], out_path[64], stdout_path[64];
+
+/* The checkers must catch what they are for: a harness that checks nothing is no test. */
+static void self_test(void)
+{
+	static const char *const bad_json[] = {
+		"{\"a\":\"\x1b\"}", "{\"a\":\"\xff\"}", "{\"a\":\"\\u00\"}", "{\"a\":\"x\\\"}", "{\"a\":1,\"a\":2}",
+		"{\"a\":\"\\udc00\"}", "{\"a\":1}}", "{\"rip_sym\":\"na",
+	};
+	size_t fields, bad;
+
+	for (size_t i = 0; i < ARRAY_SIZE(bad_json); i++)
+		if (oc_json_value(bad_json[i], strlen(bad_json[i])))
+			abort();
+	static const char good_json[] = "{\"a\":[1,-2.5e3,true,null],\"b\":\"\\u00e9\xc3\xa9\\ud83d\\ude00\"}";
+
+	if (!oc_json_value(good_json, strlen(good_json)) ||
+	    oc_terminal_safe("a\x1b[2J", 5, &bad) || oc_terminal_safe("\xc2\x9b", 2, &bad) ||
+	    oc_terminal_safe("\xe9", 1, &bad) || !oc_terminal_safe("\xe7\xbd\x91\n", 4, &bad) ||
+	    !oc_csv_row("1,\"a,\"\"b\",", 11, &fields) || fields != 3 || oc_csv_row("a\"b", 3, &fields))
+		abort();
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	self_test();
+	snprintf(trace_path, sizeof(trace_path), "/tmp/ht-fuzzd-%d.htr", (int)getpid());
+	snprintf(catalog_path, sizeof(catalog_path), "/tmp/ht-fuzzd-%d.cat", (int)getpid());
+	snprintf(symbols_path, sizeof(symbols_path), "/tmp/ht-fuzzd-%d.map", (int)getpid());
+	snprintf(out_path, sizeof(out_path), "/tmp/ht-fuzzd-%d.json", (int)getpid());
+	snprintf(stdout_path, sizeof(stdout_path), "/tmp/ht-fuzzd-%d.out", (int)getpid());
+	return 0;
+}
+
+static void write_file(const char *path, const uint8_t *data, size_t size)
+{
+	FILE *f = fopen(path, "wb");
+
+	if (!f || (size && fwrite(data, 1, size, f) != size) || fclose(f))
+		abort(); /* the harness, not the code under test, failed */
+}
+
+/* The trace: a header selecting the project's events and the first records' nr, names, records. */
+static void write_trace(const uint8_t *names, const uint8_t *recs, size_t n)
+{
+	struct ht_file_header h;
+	struct ht_identity id = { 0 };
+	struct ht_trailer t = { .records = n };
+	struct ht_writer *w;
+	char err[256];
+
+	ht_header_init(&h);
+	snprintf(h.kernel_release, sizeof(h.kernel_release), "6.1.0-fuzz");
+	h.start_monotonic_ns = 1000000000ull;
+	h.start_realtime_ns = 1795318801000000000ull;
+	h.filter_nr_count = 0;
+	for (unsigned int k = 0; k < 7; k++)
+		h.filter_nr[h.filter_nr_count++] = 1100 + k;
+	h.filter_nr[h.filter_nr_count++] = 1200;
+	if (ht_writer_open(trace_path, true, &h, &w, err, sizeof(err)))
+		abort();
+	if (names) {
+		memcpy(id.process_name, names, 16);
+		memcpy(id.thread_name, names + 16, 16);
+		memcpy(id.vm_name, names + 32, 64);
+		id.process_name[15] = id.thread_name[15] = id.vm_name[63] = '\0';
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct ht_record r;
+
+		memcpy(&r, recs + i * sizeof(r), sizeof(r));
+		if (i == 0 && names) {
+			id.pid = r.host_pid;
+			id.tid = r.host_tid;
+			if (ht_writer_add_identity(w, &id))
+				abort();
+		}
+		ht_writer_add(w, &r);
+	}
+	if (ht_writer_close(w, &t))
+		abort();
+}
+
+static char *read_all(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	long size;
+
+	if (!f || fseek(f, 0, SEEK_END) || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET))
+		abort();
+	buf = malloc((size_t)size + 1);
+	if (!buf || fread(buf, 1, (size_t)size, f) != (size_t)size)
+		abort();
+	fclose(f);
+	buf[size] = '\0';
+	*len = (size_t)size;
+	return buf;
+}
+
+static void fail(const struct run *r, const char *what, const char *text, size_t at)
+{
+	fprintf(stderr, "fuzz_decode: '%s %s': %s at byte %zu: %.120s\n", r->argv[0], r->argv[1], what, at,
+		text + (at > 60 ? at - 60 : 0));
+	abort();
+}
+
+/* The checks of one run's output (stdout, or the Chrome file). */
+static void check_output(const struct run *r, const char *text, size_t len)
+{
+	size_t bad, header_fields = 0;
+
+	if (!oc_terminal_safe(text, len, &bad))
+		fail(r, "a byte a terminal would interpret", text, bad);
+	if (r->check == CHECK_JSON_FILE) {
+		if (len && !oc_json_value(text, len))
+			fail(r, "not one JSON value", text, 0);
+		return;
+	}
+	for (size_t at = 0, row = 0; at < len; row++) {
+		const char *nl = memchr(text + at, '\n', len - at);
+		size_t n = nl ? (size_t)(nl - (text + at)) : len - at, fields;
+
+		if (r->check == CHECK_JSON_LINES && !oc_json_value(text + at, n))
+			fail(r, "a line that is not one JSON value", text, at);
+		if (r->check == CHECK_CSV) {
+			if (!oc_csv_row(text + at, n, &fields))
+				fail(r, "a malformed CSV row", text, at);
+			if (row == 0)
+				header_fields = fields;
+			else if (fields != header_fields)
+				fail(r, "a CSV row with another number of columns than the header", text, at);
+		}
+		at += n + 1;
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	size_t cat_len = size >= 2 ? (size_t)(data[0] | data[1] << 8) : 0;
+	size_t sym_len = size >= 4 ? (size_t)(data[2] | data[3] << 8) : 0;
+	size_t pos = size >= 4 ? 4 : size;
+
+	cat_len = HT_MIN(cat_len, size - pos);
+	write_file(catalog_path, data + pos, cat_len);
+	pos += cat_len;
+	sym_len = HT_MIN(sym_len, size - pos);
+	write_file(symbols_path, data + pos, sym_len);
+	pos += sym_len;
+	const uint8_t *names = size - pos >= NAMES_BYTES ? data + pos : NULL;
+	pos += names ? NAMES_BYTES : 0;
+	write_trace(names, data + pos, (size - pos) / sizeof(struct ht_record));
+
+	for (size_t i = 0; i < ARRAY_SIZE(runs); i++) {
+		const struct run *r = &runs[i];
+		char *argv[ARRAY_SIZE(r->argv) + 1];
+		int argc = 0;
+
+		for (; r->argv[argc]; argc++) {
+			const char *a = r->argv[argc];
+
+			argv[argc] = (char *)(!strcmp(a, TRACE) ? trace_path : !strcmp(a, CATALOG) ? catalog_path :
+					      !strcmp(a, SYMBOLS) ? symbols_path : !strcmp(a, OUT) ? out_path : a);
+		}
+		argv[argc] = NULL;
+		unlink(out_path);
+		if (!freopen(stdout_path, "w", stdout))
+			abort();
+		int status = r->cmd(argc, argv);
+		fflush(stdout);
+		/* A bad catalog or symbol file is a runtime error (1), never a usage error or anything else. */
+		if (status != 0 && status != 1) {
+			fprintf(stderr, "fuzz_decode: '%s %s' exited with %d\n", argv[0], argv[1], status);
+			abort();
+		}
+		/* A convert refused before its output exists (a bad catalog) leaves nothing to check. */
+		const char *written = r->check == CHECK_JSON_FILE ? out_path : stdout_path;
+		if (access(written, F_OK) == 0) {
+			size_t len;
+			char *text = read_all(written, &len);
+
+			check_output(r, text, len);
+			free(text);
+		}
+	}
+	if (!freopen("/dev/null", "w", stdout))
+		abort();
+	unlink(trace_path);
+	unlink(catalog_path);
+	unlink(symbols_path);
+	unlink(stdout_path);
+	unlink(out_path);
+	return 0;
+}
