@@ -902,6 +902,43 @@ static void test_forged_guest_events_are_counted_never_decoded(void)
 	free(out);
 }
 
+/* The rules of decode/guest_origin.c one by one, per VM. */
+static void test_guest_origin_rules(void)
+{
+	struct ht_guest_origin o;
+	struct ht_record load = rec_of(HT_GUEST_NR_MODULE, ht_guest_module_text(ht_guest_pack_module(1, 1, 0, 0, 0, "_printk"),
+										   MODULE_TEXT, MODULE_TEXT_SIZE));
+	struct ht_record sw = rec_of(HT_GUEST_NR_SCHED_SWITCH, ht_guest_pack_sched_switch(0, 120, 0, 1, 120, "a", 0));
+	struct ht_record marker = rec_of(1201, (struct ht_guest_args){ { 1, 0, 0, 0 } });
+
+	ht_guest_origin_init(&o);
+	/* Before any load event: the kernel half. */
+	sw.guest_rip = 0xffffffff81000000ull;
+	CHECK(!ht_guest_origin_forged(&o, &sw), "kernel rip, no range yet");
+	sw.guest_rip = 0x00007fffffffe000ull;
+	CHECK(ht_guest_origin_forged(&o, &sw), "user rip");
+	marker.guest_rip = USER_RIP;
+	CHECK(!ht_guest_origin_forged(&o, &marker), "a user marker from user space is the user's");
+	/* The load event's range, for its VM only. */
+	CHECK(ht_guest_origin_note(&o, &load) == 0, "note");
+	sw.guest_rip = MODULE_TEXT + MODULE_TEXT_SIZE - 1;
+	CHECK(!ht_guest_origin_forged(&o, &sw), "last byte of the text");
+	sw.guest_rip = MODULE_TEXT + MODULE_TEXT_SIZE;
+	CHECK(ht_guest_origin_forged(&o, &sw), "past the text");
+	sw.host_pid = 501;
+	CHECK(!ht_guest_origin_forged(&o, &sw), "another VM has no range");
+	/* A load event from user space changes nothing; one whose range misses itself drops the range. */
+	struct ht_record bogus = load;
+	bogus.guest_rip = USER_RIP;
+	CHECK(ht_guest_origin_forged(&o, &bogus) && ht_guest_origin_note(&o, &bogus) == 0, "forged load");
+	sw.host_pid = 500;
+	CHECK(ht_guest_origin_forged(&o, &sw), "the range still holds");
+	bogus.guest_rip = MODULE_TEXT + MODULE_TEXT_SIZE + 0x1000;
+	CHECK(!ht_guest_origin_forged(&o, &bogus) && ht_guest_origin_note(&o, &bogus) == 0, "kernel load");
+	CHECK(!ht_guest_origin_forged(&o, &sw), "a range that does not hold its own load event is dropped");
+	ht_guest_origin_free(&o);
+}
+
 /* A recording of an older module (no text range): the kernel half is the rule. */
 static void test_without_a_text_range_kernel_addresses_decode(void)
 {
@@ -944,6 +981,7 @@ int main(void)
 	RUN(test_convert_chrome_shows_guest_tasks_calls_and_events);
 	RUN(test_forged_guest_events_are_counted_never_decoded);
 	RUN(test_without_a_text_range_kernel_addresses_decode);
+	RUN(test_guest_origin_rules);
 	ht_test_cleanup = sched_cleanup;
 	RUN(test_sched_run_ends_at_module_unload_and_idle_names_per_vcpu);
 	char cmd[300];
