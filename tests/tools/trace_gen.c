@@ -11,6 +11,15 @@
  *       the trace file writer (no BPF): a large input for memory tests.
  *       --wide: latencies spread over 4 us .. 1 ms, higher on higher vCPUs,
  *       so percentiles fall in wide histogram buckets.
+ *   trace_gen guest FILE [--rounds N]   hypertracing as the guest module
+ *       sends it (no BPF): two VMs ("web1", and one whose name holds a
+ *       quote, a backslash and an escape byte) of two vCPU threads each; in
+ *       each of N rounds (default 50) each vCPU switches tasks, wakes one,
+ *       takes an IRQ and calls __x64_sys_sync -> iterate_supers; the module
+ *       loads first and unloads last. Once, a vCPU thread is switched out in
+ *       the middle of a hypercall and enters on another host CPU while the
+ *       other vCPU exits and enters on the first one. Writes FILE.kallsyms,
+ *       the guest's symbols (this boot's: offset 0), beside it.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -19,6 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "common/parse_number.h"
+#include "hypertrace/guest.h"
 #include "record/recording.h"
 #include "record/tracer.h"
 #include "synth.h"
@@ -136,6 +146,175 @@ static int bulk(const char *path, uint64_t n, bool wide)
 	return 0;
 }
 
+/* ---- trace_gen guest ---- */
+
+#define GUEST_PRINTK 0xffffffff9a0c1230ull
+#define GUEST_SYS_SYNC 0xffffffff9a3ac050ull     /* __x64_sys_sync, also __ia32_sys_sync */
+#define GUEST_ITERATE 0xffffffff9a3b1000ull      /* iterate_supers */
+#define GUEST_DO_SYSCALL 0xffffffff9aa01000ull   /* do_syscall_64 */
+#define GUEST_MODULE_RIP 0xffffffffc0a01040ull   /* emit_module_event in [hypertrace_guest] */
+
+static const char guest_kallsyms[] =
+	"ffffffff9a0c1230 T _printk\n"
+	"ffffffff9a3ac050 T __ia32_sys_sync\n"
+	"ffffffff9a3ac050 T __x64_sys_sync\n"
+	"ffffffff9a3b1000 T iterate_supers\n"
+	"ffffffff9a3b1400 T ksys_sync\n"
+	"ffffffff9aa01000 T do_syscall_64\n"
+	"ffffffffc0a01000 t emit_module_event\t[hypertrace_guest]\n";
+
+struct gen_vcpu {
+	uint32_t pid, tid, vcpu, cpu; /* the host CPU it runs on */
+	uint64_t t;                   /* its next exit time */
+	struct ht_record recs[64];    /* one round's records */
+	unsigned int n, next;
+};
+
+/* Adds one hypercall record to v: exit at v->t, then 1.0 + 0.5 us, then 3 us until the next. */
+static void gen_call(struct gen_vcpu *v, uint32_t nr, struct ht_guest_args a)
+{
+	struct ht_record *r = &v->recs[v->n++];
+
+	memset(r, 0, sizeof(*r));
+	r->exit_ns = v->t;
+	r->guest_rip = GUEST_MODULE_RIP + v->n;
+	r->nr = nr;
+	r->a0 = a.a[0];
+	r->a1 = a.a[1];
+	r->a2 = a.a[2];
+	r->a3 = a.a[3];
+	r->exit_reason = HT_SVM_EXIT_CODE_VMMCALL;
+	r->exit_to_hcall_ns = 1000 + v->vcpu * 7 + v->n;
+	r->hcall_to_entry_ns = 500 + v->n;
+	r->host_pid = v->pid;
+	r->host_tid = v->tid;
+	r->vcpu_id = (__u16)v->vcpu;
+	r->exit_cpu = r->entry_cpu = (__u16)v->cpu;
+	r->isa = HT_ISA_SVM;
+	v->t += r->exit_to_hcall_ns + r->hcall_to_entry_ns + 3000;
+}
+
+static uint64_t entry_of(const struct ht_record *r)
+{
+	return r->exit_ns + r->exit_to_hcall_ns + r->hcall_to_entry_ns;
+}
+
+/* One round of vCPU v: a switch to a worker, its wakeup of the next, an IRQ, a sync() call, back to idle. */
+static void gen_round(struct gen_vcpu *v, unsigned int round)
+{
+	uint32_t c = v->vcpu, worker = 100 + v->vcpu * 10 + round % 3, next = 100 + v->vcpu * 10 + (round + 1) % 3;
+	char comm[16];
+
+	snprintf(comm, sizeof(comm), "worker-%u", worker);
+	gen_call(v, HT_GUEST_NR_SCHED_SWITCH, ht_guest_pack_sched_switch(0, 120, 0, worker, 120, comm, c));
+	snprintf(comm, sizeof(comm), "worker-%u", next);
+	gen_call(v, HT_GUEST_NR_SCHED_WAKEUP, ht_guest_pack_sched_wakeup(next, 120, c, comm, c));
+	gen_call(v, HT_GUEST_NR_IRQ_ENTRY, ht_guest_pack_irq_entry(4, "ttyS0", c));
+	gen_call(v, HT_GUEST_NR_IRQ_EXIT, ht_guest_pack_irq_exit(4, 1, c));
+	gen_call(v, HT_GUEST_NR_FUNC_ENTRY, ht_guest_pack_func(GUEST_SYS_SYNC, GUEST_DO_SYSCALL + 0x4c, worker, c));
+	gen_call(v, HT_GUEST_NR_FUNC_ENTRY, ht_guest_pack_func(GUEST_ITERATE, GUEST_SYS_SYNC + 0x2a, worker, c));
+	gen_call(v, HT_GUEST_NR_FUNC_EXIT, ht_guest_pack_func(GUEST_ITERATE, 0, worker, c));
+	gen_call(v, HT_GUEST_NR_FUNC_EXIT, ht_guest_pack_func(GUEST_SYS_SYNC, 0, worker, c));
+	gen_call(v, HT_GUEST_NR_SCHED_SWITCH, ht_guest_pack_sched_switch(worker, 120, 1, 0, 120, "swapper", c));
+}
+
+static int guest(const char *path, unsigned int rounds)
+{
+	static const char *names[2] = { "web1", "vm\"\\\x1b[31mx" };
+	struct gen_vcpu v[4];
+	struct ht_file_header hdr;
+	struct ht_trailer t = { 0 };
+	struct ht_writer *w;
+	char err[512], sympath[4096];
+	uint64_t last = 0;
+	FILE *f;
+
+	ht_header_init(&hdr);
+	for (int i = 0; i < 7; i++)
+		hdr.filter_nr[i] = HT_GUEST_NR_MODULE + (unsigned int)i;
+	hdr.filter_nr_count = 7;
+	if (ht_writer_open(path, true, &hdr, &w, err, sizeof(err))) {
+		fprintf(stderr, "trace_gen: %s\n", err);
+		return 1;
+	}
+	for (unsigned int i = 0; i < 4; i++) {
+		struct ht_identity id = { .first_seen_ns = hdr.start_monotonic_ns };
+
+		v[i] = (struct gen_vcpu){ .pid = 4242 + 100 * (i / 2), .tid = 4243 + 100 * (i / 2) + i % 2,
+					  .vcpu = i % 2, .cpu = i % 2,
+					  .t = hdr.start_monotonic_ns + 10000 + i * 1700 };
+		id.pid = v[i].pid;
+		id.tid = v[i].tid;
+		snprintf(id.process_name, sizeof(id.process_name), "qemu-system-x86");
+		snprintf(id.thread_name, sizeof(id.thread_name), "CPU %u/KVM", v[i].vcpu);
+		snprintf(id.vm_name, sizeof(id.vm_name), "%s", names[i / 2]);
+		ht_writer_add_identity(w, &id);
+	}
+	for (unsigned int round = 0; round <= rounds + 1; round++) {
+		for (unsigned int i = 0; i < 4; i++) {
+			v[i].n = v[i].next = 0;
+			if (round == 0 && i % 2 == 0)
+				gen_call(&v[i], HT_GUEST_NR_MODULE,
+					 ht_guest_pack_module(1, 0xf, 2, 0, GUEST_PRINTK, "_printk"));
+			else if (round == rounds + 1 && i % 2 == 0)
+				gen_call(&v[i], HT_GUEST_NR_MODULE, ht_guest_pack_module(0, 0xf, 2, 0, GUEST_PRINTK, "_printk"));
+			else if (round > 0 && round <= rounds)
+				gen_round(&v[i], round);
+		}
+		if (round == rounds / 2 + 1) {
+			/*
+			 * vCPU 0 of the first VM is switched out of host CPU 0 in the middle
+			 * of its last hypercall of the round and enters on host CPU 1, 60 us
+			 * later, while vCPU 1 (on CPU 0 from here on) exits and enters there.
+			 */
+			struct ht_record *r = &v[0].recs[v[0].n - 1];
+			r->hcall_to_entry_ns += 60000;
+			r->entry_cpu = 1;
+			v[0].cpu = 1;
+			v[1].cpu = 0;
+			for (unsigned int j = 0; j < v[1].n; j++) {
+				v[1].recs[j].exit_ns = r->exit_ns + 5000 + j * 4000;
+				v[1].recs[j].exit_cpu = v[1].recs[j].entry_cpu = 0;
+			}
+			v[0].t = entry_of(r) + 3000;
+			v[1].t = entry_of(&v[1].recs[v[1].n - 1]) + 3000;
+		}
+		/* Into the file in entry order, as record drains them. */
+		for (;;) {
+			int best = -1;
+			for (int i = 0; i < 4; i++)
+				if (v[i].next < v[i].n &&
+				    (best < 0 || entry_of(&v[i].recs[v[i].next]) < entry_of(&v[best].recs[v[best].next])))
+					best = i;
+			if (best < 0)
+				break;
+			ht_writer_add(w, &v[best].recs[v[best].next]);
+			if (entry_of(&v[best].recs[v[best].next]) > last)
+				last = entry_of(&v[best].recs[v[best].next]);
+			v[best].next++;
+			t.records++;
+		}
+		/* The next round starts after every vCPU's last call of this one. */
+		for (int i = 0; i < 4; i++)
+			if (v[i].t < last + 1000)
+				v[i].t = last + 1000 + (uint64_t)i * 1700;
+	}
+	t.end_monotonic_ns = last + 1000000;
+	t.end_realtime_ns = hdr.start_realtime_ns + (t.end_monotonic_ns - hdr.start_monotonic_ns);
+	if (ht_writer_close(w, &t)) {
+		fprintf(stderr, "trace_gen: cannot write %s\n", path);
+		return 1;
+	}
+	snprintf(sympath, sizeof(sympath), "%s.kallsyms", path);
+	f = fopen(sympath, "w");
+	if (!f || fputs(guest_kallsyms, f) < 0 || fclose(f)) {
+		fprintf(stderr, "trace_gen: cannot write %s\n", sympath);
+		return 1;
+	}
+	printf("%llu records\n", (unsigned long long)t.records);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t n;
@@ -152,10 +331,19 @@ int main(int argc, char **argv)
 		}
 		return synth(argv[2], drops);
 	}
+	if (argc >= 3 && !strcmp(argv[1], "guest")) {
+		unsigned int rounds = 50;
+		if (argc == 5 && !strcmp(argv[3], "--rounds") && ht_parse_u64(argv[4], 2, 100000, &n))
+			rounds = (unsigned int)n;
+		else if (argc != 3)
+			goto usage;
+		return guest(argv[2], rounds);
+	}
 	if ((argc == 4 || (argc == 5 && !strcmp(argv[4], "--wide"))) && !strcmp(argv[1], "bulk") &&
 	    ht_parse_u64(argv[3], 1, UINT64_MAX, &n))
 		return bulk(argv[2], n, argc == 5);
 usage:
-	fprintf(stderr, "usage: trace_gen synth FILE [--calls N] [--drops] | trace_gen bulk FILE N [--wide]\n");
+	fprintf(stderr, "usage: trace_gen synth FILE [--calls N] [--drops] | trace_gen bulk FILE N [--wide]"
+			" | trace_gen guest FILE [--rounds N]\n");
 	return 2;
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * `hypertrace-bpf convert`: streams the selected records of a trace file,
- * through the trace file reader, into a CTF trace or a Chrome trace JSON file.
+ * through the trace file reader, into a CTF trace, an LTTng-kernel-shaped
+ * experiment or a Chrome trace JSON file.
  * The output gets its name only once complete; SIGINT, SIGTERM or SIGHUP
  * (unless ignored) stop the conversion and leave nothing behind.
  */
@@ -15,13 +16,16 @@
 #include "export/chrome_json.h"
 #include "export/convert_options.h"
 #include "export/ctf_writer.h"
+#include "export/lttng_export.h"
 #include "tracefile/trace_reader.h"
 
-/* The two writers behind one shape, so the read loop is written once. */
+/* The writers behind one shape, so the read loop is written once. */
 struct exporter {
 	struct ht_ctf_writer *ctf;
 	struct ht_chrome_writer *chrome;
-	struct ht_decoder dec; /* Chrome: decodes guest events */
+	struct ht_lttng_export *lttng;
+	struct ht_reader *reader; /* the names of VMs and threads, for the exports that show them */
+	struct ht_decoder dec;    /* decodes guest events */
 	bool have_dec;
 };
 
@@ -71,6 +75,8 @@ static int exporter_open(struct exporter *x, const struct ht_convert_config *cfg
 	if (ht_decoder_open(&x->dec, &cfg->decode, cfg->path, h, err, errlen))
 		return -EINVAL;
 	x->have_dec = true;
+	if (cfg->format == HT_CONVERT_LTTNG)
+		return ht_lttng_open(cfg->output, cfg->mode, h, &x->dec, &x->lttng, err, errlen);
 	if (cfg->format == HT_CONVERT_CTF) {
 		ret = ht_ctf_open(cfg->output, cfg->mode, h, &x->ctf, err, errlen);
 		/* The guest event classes only where there can be guest events: other traces stay as they were. */
@@ -91,6 +97,8 @@ static int exporter_open(struct exporter *x, const struct ht_convert_config *cfg
 
 static int exporter_add(struct exporter *x, const struct ht_record *r, char *err, size_t errlen)
 {
+	if (x->lttng)
+		return ht_lttng_add(x->lttng, r, x->reader, err, errlen);
 	return x->ctf ? ht_ctf_add(x->ctf, r, err, errlen) : ht_chrome_add(x->chrome, r, err, errlen);
 }
 
@@ -104,6 +112,19 @@ static int exporter_close(struct exporter *x, const struct ht_read_status *st, c
 				reordered);
 		int ret = ht_ctf_close(x->ctf, st, source, selection, err, errlen);
 		x->ctf = NULL;
+		return ret;
+	}
+	if (x->lttng) {
+		struct ht_lttng_counts counts;
+		int ret = ht_lttng_close(x->lttng, st, source, selection, &counts, err, errlen);
+
+		x->lttng = NULL;
+		if (!ret && counts.reordered)
+			fprintf(stderr, "hypertrace-bpf: warning: %llu events came out of time order on their CPU: their timestamps were raised to the previous one's (a hypercall longer than the export's reorder window, or an unusual trace file)\n",
+				counts.reordered);
+		if (!ret && counts.not_written)
+			fprintf(stderr, "hypertrace-bpf: warning: %llu events of CPUs beyond what one trace holds (1024 host, 256 guest CPUs) were not written\n",
+				counts.not_written);
 		return ret;
 	}
 	if (!x->chrome)
@@ -120,6 +141,8 @@ static void exporter_abandon(struct exporter *x)
 	x->ctf = NULL;
 	ht_chrome_abandon(x->chrome);
 	x->chrome = NULL;
+	ht_lttng_abandon(x->lttng);
+	x->lttng = NULL;
 }
 
 static void exporter_free(struct exporter *x)
@@ -149,6 +172,7 @@ int ht_cmd_convert(int argc, char **argv)
 		return ht_usage_error("convert", "%s", err);
 	}
 	ht_selection_describe(&cfg.selection, selection, sizeof(selection));
+	x.reader = reader;
 	catch_stop_signals(&handlers);
 	ret = exporter_open(&x, &cfg, ht_reader_header(reader), err, sizeof(err));
 	while (!ret && !stop_signal && ht_reader_next(reader, &rec) == 1) {

@@ -9,7 +9,8 @@
 #include "parse.h"
 
 static const char convert_help[] =
-	"Usage: hypertrace-bpf convert (--ctf DIR | --chrome FILE.json) [--force] [--mode MODE]\n"
+	"Usage: hypertrace-bpf convert (--ctf DIR | --lttng DIR | --chrome FILE.json)\n"
+	"                              [--force] [--mode MODE]\n"
 	"                              [-p PID] [--vcpu N] [-n N]... [--since TIME]\n"
 	"                              [--until TIME] [--catalog FILE]...\n"
 	"                              [--guest-symbols FILE [--kaslr-offset N]] FILE\n"
@@ -27,6 +28,12 @@ static const char convert_help[] =
 	"                       thread, one 'hypercall' event per record with all its\n"
 	"                       fields, wall-clock timestamps, drops as discarded\n"
 	"                       events, the recording's identity in the env block\n"
+	"      --lttng DIR      an experiment of LTTng-kernel-shaped CTF traces for Trace\n"
+	"                       Compass's virtual machine analysis: DIR/host (kvm_x86_exit,\n"
+	"                       kvm_x86_hypercall, kvm_x86_entry per host CPU) and one\n"
+	"                       DIR/guest-VM per VM that sent guest events (sched_switch,\n"
+	"                       sched_wakeup, irq_handler_*, function entry/exit per guest\n"
+	"                       CPU), with the vmsync events that match host and guest\n"
 	"      --chrome FILE    Chrome trace event JSON for Perfetto UI and\n"
 	"                       chrome://tracing: a track per vCPU thread in its VM\n"
 	"                       process, a slice per hypercall with its two phases\n"
@@ -52,15 +59,17 @@ static const char convert_help[] =
 	"\n"
 	"EXAMPLES:\n"
 	"    hypertrace-bpf convert --ctf t-ctf t.htr && babeltrace2 t-ctf\n"
-	"    hypertrace-bpf convert --chrome t.json --vcpu 0 --since 2 --until 3 t.htr\n";
+	"    hypertrace-bpf convert --chrome t.json --vcpu 0 --since 2 --until 3 t.htr\n"
+	"    hypertrace-bpf convert --lttng t-vm --guest-symbols kallsyms.txt guest.htr\n";
 
-enum { OPT_CTF = 0x200, OPT_CHROME, OPT_MODE };
+enum { OPT_CTF = 0x200, OPT_CHROME, OPT_MODE, OPT_LTTNG };
 /* One getopt_long loop for the format, selection and guest-event options: their codes must not meet. */
 _Static_assert((int)HT_OPT_CATALOG > (int)HT_SELECT_OPT_VM, "guest-event and selection option codes overlap");
 
 static const struct option convert_longopts[] = {
 	{ "ctf", required_argument, NULL, OPT_CTF },
 	{ "chrome", required_argument, NULL, OPT_CHROME },
+	{ "lttng", required_argument, NULL, OPT_LTTNG },
 	{ "force", no_argument, NULL, 'f' },
 	{ "mode", required_argument, NULL, OPT_MODE },
 	{ "version", no_argument, NULL, 'V' },
@@ -93,10 +102,12 @@ int ht_convert_parse(int argc, char **argv, struct ht_convert_config *cfg)
 		switch (opt) {
 		case OPT_CTF:
 		case OPT_CHROME:
+		case OPT_LTTNG:
 			if (!optarg[0])
 				return ht_usage_error("convert", "%s", opt == OPT_CTF ? "--ctf needs a directory name" :
-										"--chrome needs a file name");
-			cfg->format = opt == OPT_CTF ? HT_CONVERT_CTF : HT_CONVERT_CHROME;
+								       opt == OPT_LTTNG ? "--lttng needs a directory name" :
+											  "--chrome needs a file name");
+			cfg->format = opt == OPT_CTF ? HT_CONVERT_CTF : opt == OPT_LTTNG ? HT_CONVERT_LTTNG : HT_CONVERT_CHROME;
 			cfg->output = optarg;
 			formats++;
 			break;
@@ -117,13 +128,14 @@ int ht_convert_parse(int argc, char **argv, struct ht_convert_config *cfg)
 		}
 	}
 	if (formats == 0)
-		return ht_usage_error("convert", "no format given: add --ctf DIR or --chrome FILE.json");
+		return ht_usage_error("convert", "no format given: add --ctf DIR, --lttng DIR or --chrome FILE.json");
 	if (formats > 1)
-		return ht_usage_error("convert", "one format at a time: --ctf or --chrome");
+		return ht_usage_error("convert", "one format at a time: --ctf, --lttng or --chrome");
 	if (cfg->decode.analysis != HT_ANALYSIS_NONE)
 		return ht_usage_error("convert", "--graph and --sched are report's: use 'hypertrace-bpf report --graph' or '--sched'");
-	if (cfg->force && cfg->format == HT_CONVERT_CTF)
-		return ht_usage_error("convert", "--force goes with --chrome: --ctf writes only into a new or empty directory");
+	if (cfg->force && (cfg->format == HT_CONVERT_CTF || cfg->format == HT_CONVERT_LTTNG))
+		return ht_usage_error("convert", "--force goes with --chrome: %s writes only into a new or empty directory",
+				      cfg->format == HT_CONVERT_CTF ? "--ctf" : "--lttng");
 	if (ht_selection_check(&cfg->selection, err, sizeof(err)))
 		return ht_usage_error("convert", "%s", err);
 	if (optind == argc)

@@ -399,10 +399,13 @@ int ht_output_create_dir(struct ht_output *o, const char *path, const struct ht_
 	return ret;
 }
 
-/* The files of a directory output, in its temporary directory: each gets fn applied. 0 or -errno. */
-static int for_each_entry(struct ht_output *o, int (*fn)(struct ht_output *o, const char *name))
+/*
+ * The entries of directory dirfd (a directory output's temporary directory,
+ * or a directory in it): each gets fn applied. 0 or -errno.
+ */
+static int for_each_entry(struct ht_output *o, int dirfd, int (*fn)(struct ht_output *o, int dirfd, const char *name))
 {
-	int fd = openat(o->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret = 0;
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret = 0;
 	DIR *d = fd < 0 ? NULL : fdopendir(fd);
 	struct dirent *e;
 
@@ -413,27 +416,9 @@ static int for_each_entry(struct ht_output *o, int (*fn)(struct ht_output *o, co
 	}
 	while ((e = readdir(d)))
 		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && !ret)
-			ret = fn(o, e->d_name);
+			ret = fn(o, dirfd, e->d_name);
 	closedir(d);
 	return ret;
-}
-
-/* The file's mode, and its data on disk before the directory gets its name. */
-static int finish_entry(struct ht_output *o, const char *name)
-{
-	int fd = openat(o->fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), ret = 0;
-
-	if (fd < 0 || fchmod(fd, o->mode) || fsync(fd))
-		ret = -errno;
-	if (fd >= 0)
-		close(fd);
-	return ret;
-}
-
-static int remove_entry(struct ht_output *o, const char *name)
-{
-	unlinkat(o->fd, name, 0);
-	return 0;
 }
 
 /* Read bits give their search bit: a directory the files' readers can enter. */
@@ -442,9 +427,45 @@ static mode_t dir_mode(mode_t mode)
 	return mode | ((mode & 0444) >> 2);
 }
 
+/*
+ * The file's mode, and its data on disk before the directory gets its name;
+ * a directory in it (an output of several traces) gets the same for its
+ * files, then its own mode.
+ */
+static int finish_entry(struct ht_output *o, int dirfd, const char *name)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), ret = 0;
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st))
+		ret = -errno;
+	else if (S_ISDIR(st.st_mode))
+		ret = for_each_entry(o, fd, finish_entry);
+	if (!ret && (fchmod(fd, S_ISDIR(st.st_mode) ? dir_mode(o->mode) : o->mode) || fsync(fd)))
+		ret = -errno;
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+static int remove_entry(struct ht_output *o, int dirfd, const char *name)
+{
+	int fd;
+
+	if (!unlinkat(dirfd, name, 0) || errno != EISDIR)
+		return 0;
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0) {
+		for_each_entry(o, fd, remove_entry);
+		close(fd);
+	}
+	unlinkat(dirfd, name, AT_REMOVEDIR);
+	return 0;
+}
+
 static int publish_dir(struct ht_output *o, char *err, size_t errlen)
 {
-	int ret = for_each_entry(o, finish_entry);
+	int ret = for_each_entry(o, o->fd, finish_entry);
 
 	if (!ret && (fchmod(o->fd, dir_mode(o->mode)) || fsync(o->fd)))
 		ret = -errno;
@@ -552,7 +573,7 @@ void ht_output_unpublish(struct ht_output *o)
 void ht_output_release(struct ht_output *o)
 {
 	if (o->is_dir && o->tmpname && o->fd >= 0)
-		for_each_entry(o, remove_entry);
+		for_each_entry(o, o->fd, remove_entry);
 	if (o->tmpname && o->dirfd >= 0)
 		unlinkat(o->dirfd, o->tmpname, o->is_dir ? AT_REMOVEDIR : 0);
 	if (o->fd >= 0)

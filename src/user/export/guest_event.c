@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "export/guest_event.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "export/thread_table.h"
+#include "hypertrace/guest.h"
+
+/* Calls deeper than this in one guest task are not remembered (their exits get call site 0). */
+#define MAX_DEPTH 256
+
+struct call {
+	uint64_t addr, site;
+};
+
+struct task {
+	char comm[HT_GEV_COMM_LEN + 1];
+	uint32_t depth, cap;
+	struct call *calls; /* open calls, innermost last */
+};
+
+struct cpu {
+	int64_t task; /* -1: unknown */
+};
+
+struct vcpu {
+	bool known;
+	uint32_t cpu; /* the guest CPU its last event named */
+};
+
+struct ht_guest_state {
+	const struct ht_decoder *dec;
+	struct ht_thread_table *tasks; /* (host pid, guest tid) -> struct task */
+	struct ht_thread_table *cpus;  /* (host pid, guest cpu) -> struct cpu */
+	struct ht_thread_table *vcpus; /* (host pid, host tid) -> struct vcpu */
+};
+
+static void free_values(struct ht_thread_table *t, bool tasks)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < ht_thread_table_len(t); i++) {
+		if (tasks)
+			free(((struct task *)ht_thread_table_at(t, i))->calls);
+		free(ht_thread_table_at(t, i));
+	}
+	ht_thread_table_free(t);
+}
+
+void ht_guest_state_free(struct ht_guest_state *s)
+{
+	if (!s)
+		return;
+	free_values(s->tasks, true);
+	free_values(s->cpus, false);
+	free_values(s->vcpus, false);
+	free(s);
+}
+
+struct ht_guest_state *ht_guest_state_new(const struct ht_decoder *dec)
+{
+	struct ht_guest_state *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->dec = dec;
+	s->tasks = ht_thread_table_new();
+	s->cpus = ht_thread_table_new();
+	s->vcpus = ht_thread_table_new();
+	if (!s->tasks || !s->cpus || !s->vcpus) {
+		ht_guest_state_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* The value for key, created zeroed (size bytes) if new; NULL when out of memory. */
+static void *get_or_add(struct ht_thread_table *t, uint32_t a, uint32_t b, size_t size)
+{
+	void *v = ht_thread_table_get(t, a, b);
+
+	if (v)
+		return v;
+	v = calloc(1, size);
+	if (v && ht_thread_table_put(t, a, b, v)) {
+		free(v);
+		v = NULL;
+	}
+	return v;
+}
+
+static uint64_t field(const struct ht_event_desc *d, const struct ht_record *r, const char *name)
+{
+	const struct ht_field *f = ht_event_field(d, name);
+
+	return f ? ht_field_bits(f, r) : 0;
+}
+
+static void text(const struct ht_event_desc *d, const struct ht_record *r, const char *name, char *out,
+		 size_t len)
+{
+	const struct ht_field *f = ht_event_field(d, name);
+	char buf[33] = "";
+
+	if (f)
+		ht_field_text(f, r, buf);
+	snprintf(out, len, "%s", buf);
+}
+
+/* ftrace's prio from the 8 bits sent: a deadline task's -1 travels as 255. */
+static int32_t prio_of(uint64_t v)
+{
+	return v == HT_GUEST_PRIO_DEADLINE ? -1 : (int32_t)v;
+}
+
+static int set_comm(struct ht_guest_state *s, uint32_t pid, uint32_t tid, const char *comm)
+{
+	struct task *t;
+
+	if (!comm[0])
+		return 0;
+	t = get_or_add(s->tasks, pid, tid, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	snprintf(t->comm, sizeof(t->comm), "%s", comm);
+	return 0;
+}
+
+static int set_cpu_task(struct ht_guest_state *s, uint32_t pid, uint32_t cpu, int64_t task)
+{
+	struct cpu *c = get_or_add(s->cpus, pid, cpu, sizeof(*c));
+
+	if (!c)
+		return -ENOMEM;
+	c->task = task;
+	return 0;
+}
+
+static int func_call(struct ht_guest_state *s, const struct ht_record *r, struct ht_gev *ev)
+{
+	struct task *t = get_or_add(s->tasks, r->host_pid, ev->u.func.tid, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	if (ev->kind == HT_GEV_FUNC_ENTRY) {
+		if (t->depth == MAX_DEPTH)
+			return 0;
+		if (t->depth == t->cap) {
+			uint32_t cap = t->cap ? t->cap * 2 : 8;
+			struct call *c = realloc(t->calls, cap * sizeof(*c));
+			if (!c)
+				return -ENOMEM;
+			t->calls = c;
+			t->cap = cap;
+		}
+		t->calls[t->depth++] = (struct call){ ev->u.func.addr, ev->u.func.call_site };
+		return 0;
+	}
+	/* The innermost open call of that function; calls above it never returned here (lost exits). */
+	for (uint32_t i = t->depth; i-- > 0;)
+		if (t->calls[i].addr == ev->u.func.addr) {
+			ev->u.func.call_site = t->calls[i].site;
+			t->depth = i;
+			break;
+		}
+	return 0;
+}
+
+/* The module went away: nothing is known of what runs on the VM's CPUs from here on. */
+static void forget_cpus(struct ht_guest_state *s, uint32_t pid)
+{
+	/* The table does not hand out its keys: the VM's CPUs by key (an unload is rare). */
+	for (uint32_t cpu = 0; cpu <= 0xffff; cpu++) {
+		struct cpu *c = ht_thread_table_get(s->cpus, pid, cpu);
+		if (c)
+			c->task = -1;
+	}
+}
+
+static enum ht_gev_kind kind_of(uint32_t nr)
+{
+	switch (nr) {
+	case HT_GUEST_NR_MODULE: return HT_GEV_MODULE;
+	case HT_GUEST_NR_SCHED_SWITCH: return HT_GEV_SCHED_SWITCH;
+	case HT_GUEST_NR_SCHED_WAKEUP: return HT_GEV_SCHED_WAKEUP;
+	case HT_GUEST_NR_IRQ_ENTRY: return HT_GEV_IRQ_ENTRY;
+	case HT_GUEST_NR_IRQ_EXIT: return HT_GEV_IRQ_EXIT;
+	case HT_GUEST_NR_FUNC_ENTRY: return HT_GEV_FUNC_ENTRY;
+	case HT_GUEST_NR_FUNC_EXIT: return HT_GEV_FUNC_EXIT;
+	default: return HT_GEV_NONE;
+	}
+}
+
+int ht_guest_state_feed(struct ht_guest_state *s, const struct ht_record *r, struct ht_gev *ev)
+{
+	const struct ht_event_desc *d = ht_decoder_event(s->dec, r);
+	struct vcpu *v;
+
+	memset(ev, 0, sizeof(*ev));
+	if (!d || !d->builtin || (ev->kind = kind_of(r->nr)) == HT_GEV_NONE)
+		return 0;
+	ev->desc = d;
+	v = get_or_add(s->vcpus, r->host_pid, r->host_tid, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	if (ev->kind == HT_GEV_MODULE) {
+		/* It names no CPU: the one this vCPU last sent from (its vCPU id before any). */
+		ev->cpu = v->known ? v->cpu : r->vcpu_id;
+		ev->u.mod.state = (uint32_t)field(d, r, "state");
+		if (ev->u.mod.state == 0)
+			forget_cpus(s, r->host_pid);
+		return 0;
+	}
+	ev->cpu = (uint32_t)field(d, r, "cpu_id");
+	v->cpu = ev->cpu;
+	v->known = true;
+	switch (ev->kind) {
+	case HT_GEV_SCHED_SWITCH:
+		ev->u.sw.prev_tid = (uint32_t)field(d, r, "prev_tid");
+		ev->u.sw.next_tid = (uint32_t)field(d, r, "next_tid");
+		ev->u.sw.prev_prio = prio_of(field(d, r, "prev_prio"));
+		ev->u.sw.next_prio = prio_of(field(d, r, "next_prio"));
+		ev->u.sw.prev_state = (uint32_t)field(d, r, "prev_state");
+		text(d, r, "next_comm", ev->u.sw.next_comm, sizeof(ev->u.sw.next_comm));
+		if (ev->u.sw.next_tid && set_comm(s, r->host_pid, ev->u.sw.next_tid, ev->u.sw.next_comm))
+			return -ENOMEM;
+		return set_cpu_task(s, r->host_pid, ev->cpu, ev->u.sw.next_tid);
+	case HT_GEV_SCHED_WAKEUP:
+		ev->u.wake.tid = (uint32_t)field(d, r, "tid");
+		ev->u.wake.prio = prio_of(field(d, r, "prio"));
+		ev->u.wake.target_cpu = (uint32_t)field(d, r, "target_cpu");
+		text(d, r, "comm", ev->u.wake.comm, sizeof(ev->u.wake.comm));
+		return ev->u.wake.tid ? set_comm(s, r->host_pid, ev->u.wake.tid, ev->u.wake.comm) : 0;
+	case HT_GEV_IRQ_ENTRY:
+	case HT_GEV_IRQ_EXIT:
+		ev->u.irq.irq = (uint32_t)field(d, r, "irq");
+		if (ev->kind == HT_GEV_IRQ_ENTRY)
+			text(d, r, "name", ev->u.irq.name, sizeof(ev->u.irq.name));
+		else
+			ev->u.irq.ret = ht_field_signed(ht_event_field(d, "ret"), r);
+		return 0;
+	case HT_GEV_FUNC_ENTRY:
+	case HT_GEV_FUNC_EXIT:
+		ev->u.func.addr = field(d, r, "addr");
+		ev->u.func.tid = (uint32_t)field(d, r, "tid");
+		if (ev->kind == HT_GEV_FUNC_ENTRY)
+			ev->u.func.call_site = field(d, r, "call_site");
+		else
+			ev->u.func.ret = field(d, r, "ret");
+		return func_call(s, r, ev);
+	default:
+		return 0;
+	}
+}
+
+int64_t ht_guest_cpu_task(struct ht_guest_state *s, uint32_t pid, uint32_t cpu)
+{
+	struct cpu *c = ht_thread_table_get(s->cpus, pid, cpu);
+
+	return c ? c->task : -1;
+}
+
+void ht_guest_task_comm(struct ht_guest_state *s, uint32_t pid, uint32_t tid, uint32_t cpu,
+			char out[HT_GEV_COMM_LEN + 1])
+{
+	struct task *t;
+
+	if (tid == 0) {
+		/* The idle task of each CPU, as the kernel names it. */
+		snprintf(out, HT_GEV_COMM_LEN + 1, "swapper/%u", cpu);
+		return;
+	}
+	t = ht_thread_table_get(s->tasks, pid, tid);
+	snprintf(out, HT_GEV_COMM_LEN + 1, "%s", t ? t->comm : "");
+}

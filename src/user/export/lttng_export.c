@@ -1,0 +1,739 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "export/lttng_export.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+#include "cli.h"
+#include "export/guest_event.h"
+#include "export/lttng_trace.h"
+#include "export/thread_table.h"
+#include "hypertrace/guest.h"
+#include "tracefile/output_file.h"
+#include "tracefile/wallclock.h"
+
+/*
+ * Records reach the file in kvm_entry order, and a record's events span its
+ * exit to its entry: an event waits until the entries have moved this far
+ * past it (no hypercall of a real trace is that long), or until this many
+ * wait; one that comes later than its stream is raised and counted.
+ */
+#define ORDER_WINDOW_NS 2000000000ull
+#define ORDER_MAX_PENDING 32768u
+
+#define MAX_HOST_CPUS 1024u  /* HT_MAX_CPUS of the tracer */
+#define MAX_GUEST_CPUS 256u  /* per guest trace: a hostile guest names any 16-bit CPU */
+#define MAX_FUNCTIONS 1024u  /* event classes of guest functions per guest trace */
+
+/* lttng-modules' prio is the task's prio - MAX_RT_PRIO; ftrace's, which the module sends, is prio itself. */
+#define LTTNG_PRIO_OFFSET 100
+
+struct pending {
+	uint64_t ts, seq; /* time order; insertion order among equal times */
+	struct ht_lttng_trace *trace;
+	uint32_t cpu;
+	int id;
+	struct ht_lttng_ctx ctx;
+	uint8_t len;
+	unsigned char payload[HT_LTTNG_MAX_PAYLOAD];
+};
+
+/* Event classes of the host trace. */
+struct host_classes {
+	int exit, hypercall, entry, gh_host, hg_host;
+};
+
+/* Event classes of a guest trace. */
+struct guest_classes {
+	int sched_switch, sched_wakeup, irq_entry, irq_exit, module, gh_guest, hg_guest, func_other[2];
+};
+
+struct fn_class {
+	int id[2]; /* entry, exit */
+};
+
+struct guest {
+	uint32_t pid;
+	uint32_t cnt; /* vmsync message counter: two per hypertraced hypercall */
+	char dirname[96];
+	struct ht_lttng_trace *trace;
+	struct guest_classes cls;
+	struct ht_thread_table *functions; /* (addr >> 32, addr) -> struct fn_class */
+	unsigned int nfunctions;
+	uint64_t first_ns, last_ns;
+};
+
+struct host_thread {
+	char procname[HT_LTTNG_COMM_LEN + 1];
+};
+
+struct ht_lttng_export {
+	struct ht_output out;
+	char dir[4096];
+	struct ht_file_header hdr;
+	const struct ht_decoder *dec;
+	struct ht_guest_state *gstate;
+	unsigned char clock_uuid[16];
+	struct ht_lttng_trace *host;
+	struct host_classes hcls;
+	bool exit_has_vcpu; /* kvm_x86_exit's fields for the host's kernel (5.10 and newer: 8) */
+	struct ht_thread_table *guests;  /* (host pid, 0) -> struct guest */
+	struct ht_thread_table *threads; /* (host pid, host tid) -> struct host_thread */
+	struct pending *heap;
+	size_t npending, cap;
+	uint64_t seq, last_entry_ns, first_ns, last_ns;
+	unsigned long long records;
+	struct ht_lttng_counts counts;
+};
+
+__attribute__((format(printf, 4, 5)))
+static int errorf(char *err, size_t errlen, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+static void random_uuid(unsigned char u[16], uint64_t salt)
+{
+	if (getrandom(u, 16, 0) != 16) {
+		/* Only needs to differ between traces. */
+		uint64_t a = salt, b = salt * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
+		memcpy(u, &a, 8);
+		memcpy(u + 8, &b, 8);
+	}
+	u[6] = (u[6] & 0x0f) | 0x40; /* RFC 4122 version 4 */
+	u[8] = (u[8] & 0x3f) | 0x80;
+}
+
+/* ---- payloads, little-endian as the trace ---- */
+
+struct payload {
+	unsigned char buf[HT_LTTNG_MAX_PAYLOAD];
+	size_t len;
+};
+
+static void put(struct payload *p, const void *v, size_t n)
+{
+	if (p->len + n <= sizeof(p->buf))
+		memcpy(p->buf + p->len, v, n);
+	p->len += n;
+}
+
+static void put_u32(struct payload *p, uint32_t v)
+{
+	put(p, &v, 4);
+}
+
+static void put_u64(struct payload *p, uint64_t v)
+{
+	put(p, &v, 8);
+}
+
+/* A char[16] field: the text NUL-padded, as the kernel's comm. */
+static void put_comm(struct payload *p, const char *s)
+{
+	char c[HT_GEV_COMM_LEN] = { 0 };
+
+	memcpy(c, s, strnlen(s, sizeof(c)));
+	put(p, c, sizeof(c));
+}
+
+static void put_string(struct payload *p, const char *s)
+{
+	put(p, s, strlen(s) + 1);
+}
+
+/* ---- the queue that puts events in time order ---- */
+
+static bool before(const struct pending *a, const struct pending *b)
+{
+	return a->ts < b->ts || (a->ts == b->ts && a->seq < b->seq);
+}
+
+static void swap(struct pending *a, struct pending *b)
+{
+	struct pending t = *a;
+	*a = *b;
+	*b = t;
+}
+
+static int push(struct ht_lttng_export *x, struct ht_lttng_trace *trace, uint32_t cpu, uint64_t ts, int id,
+		const struct ht_lttng_ctx *ctx, const struct payload *p)
+{
+	struct pending *e;
+	size_t i;
+
+	if (x->npending == x->cap) {
+		size_t cap = x->cap ? x->cap * 2 : 1024;
+		struct pending *h = realloc(x->heap, cap * sizeof(*h));
+		if (!h)
+			return -ENOMEM;
+		x->heap = h;
+		x->cap = cap;
+	}
+	i = x->npending++;
+	e = &x->heap[i];
+	e->ts = ts;
+	e->seq = x->seq++;
+	e->trace = trace;
+	e->cpu = cpu;
+	e->id = id;
+	e->ctx = *ctx;
+	e->len = (uint8_t)p->len;
+	memcpy(e->payload, p->buf, p->len);
+	while (i && before(&x->heap[i], &x->heap[(i - 1) / 2])) {
+		swap(&x->heap[i], &x->heap[(i - 1) / 2]);
+		i = (i - 1) / 2;
+	}
+	return 0;
+}
+
+/* Writes the earliest waiting event to its stream. */
+static int pop(struct ht_lttng_export *x, char *err, size_t errlen)
+{
+	struct pending top = x->heap[0];
+	size_t i = 0;
+	int ret;
+
+	x->heap[0] = x->heap[--x->npending];
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < x->npending && before(&x->heap[l], &x->heap[m]))
+			m = l;
+		if (r < x->npending && before(&x->heap[r], &x->heap[m]))
+			m = r;
+		if (m == i)
+			break;
+		swap(&x->heap[i], &x->heap[m]);
+		i = m;
+	}
+	ret = ht_lttng_trace_event(top.trace, top.cpu, top.ts, top.id, &top.ctx, top.payload, top.len, err, errlen);
+	return ret < 0 ? ret : 0;
+}
+
+/* Writes what no later record can precede (all of it with drain). */
+static int release(struct ht_lttng_export *x, bool drain, char *err, size_t errlen)
+{
+	int ret = 0;
+
+	while (!ret && x->npending &&
+	       (drain || x->npending > ORDER_MAX_PENDING || x->heap[0].ts + ORDER_WINDOW_NS < x->last_entry_ns))
+		ret = pop(x, err, errlen);
+	return ret;
+}
+
+/* ---- the host trace ---- */
+
+/* kvm_x86_exit's fields since Linux 5.10 (lttng-modules' #if branches); vcpu_id and two more then. */
+static bool kernel_at_least(const char *release, unsigned int major, unsigned int minor)
+{
+	unsigned int a = 0, b = 0;
+
+	if (sscanf(release, "%u.%u", &a, &b) != 2)
+		return true; /* unknown: the current layout */
+	return a > major || (a == major && b >= minor);
+}
+
+static int host_classes(struct ht_lttng_export *x)
+{
+	struct host_classes *c = &x->hcls;
+	static const char sync_fields[] = "\t\t" HT_TSDL_U32 " _cnt;\n\t\t" HT_TSDL_U64 " _vm_uid;\n";
+	const char *exit_fields =
+		x->exit_has_vcpu ?
+			"\t\t" HT_TSDL_U32 " _exit_reason;\n\t\t" HT_TSDL_U64 " _guest_rip;\n\t\t" HT_TSDL_U32 " _isa;\n"
+			"\t\t" HT_TSDL_U64 " _info1;\n\t\t" HT_TSDL_U64 " _info2;\n\t\t" HT_TSDL_U32 " _intr_info;\n"
+			"\t\t" HT_TSDL_U32 " _error_code;\n\t\t" HT_TSDL_U32 " _vcpu_id;\n" :
+			"\t\t" HT_TSDL_U32 " _exit_reason;\n\t\t" HT_TSDL_U64 " _guest_rip;\n\t\t" HT_TSDL_U32 " _isa;\n"
+			"\t\t" HT_TSDL_U64 " _info1;\n\t\t" HT_TSDL_U64 " _info2;\n";
+
+	c->exit = ht_lttng_trace_add_class(x->host, "kvm_x86_exit", exit_fields);
+	c->hypercall = ht_lttng_trace_add_class(x->host, "kvm_x86_hypercall",
+						"\t\t" HT_TSDL_U64 " _nr;\n\t\t" HT_TSDL_U64 " _a0;\n\t\t" HT_TSDL_U64
+						" _a1;\n\t\t" HT_TSDL_U64 " _a2;\n\t\t" HT_TSDL_U64 " _a3;\n");
+	c->entry = ht_lttng_trace_add_class(x->host, "kvm_x86_entry", "\t\t" HT_TSDL_U32 " _vcpu_id;\n");
+	c->gh_host = ht_lttng_trace_add_class(x->host, "vmsync_gh_host", sync_fields);
+	c->hg_host = ht_lttng_trace_add_class(x->host, "vmsync_hg_host", sync_fields);
+	return c->exit < 0 || c->hypercall < 0 || c->entry < 0 || c->gh_host < 0 || c->hg_host < 0 ? -ENOMEM : 0;
+}
+
+static int common_env(struct ht_lttng_trace *t, const char *hostname)
+{
+	int ret = ht_lttng_trace_env_str(t, "hostname", hostname);
+
+	ret = ret ? ret : ht_lttng_trace_env_str(t, "domain", "kernel");
+	ret = ret ? ret : ht_lttng_trace_env_str(t, "sysname", "Linux");
+	ret = ret ? ret : ht_lttng_trace_env_str(t, "tracer_name", "lttng-modules");
+	ret = ret ? ret : ht_lttng_trace_env_int(t, "tracer_major", 2);
+	ret = ret ? ret : ht_lttng_trace_env_int(t, "tracer_minor", 13);
+	ret = ret ? ret : ht_lttng_trace_env_int(t, "tracer_patchlevel", 0);
+	ret = ret ? ret : ht_lttng_trace_env_str(t, "trace_buffering_scheme", "global");
+	ret = ret ? ret : ht_lttng_trace_env_str(t, "trace_name", hostname);
+	ret = ret ? ret : ht_lttng_trace_env_str(t, "hypertrace_tracer", "hypertrace-bpf " HT_VERSION);
+	return ret;
+}
+
+int ht_lttng_open(const char *dir, mode_t mode, const struct ht_file_header *h, const struct ht_decoder *dec,
+		  struct ht_lttng_export **out, char *err, size_t errlen)
+{
+	const struct ht_output_spec spec = { .cmd = "convert", .opt = "--lttng", .what = "an LTTng experiment" };
+	struct ht_lttng_export *x = calloc(1, sizeof(*x));
+	unsigned char uuid[16];
+	char path[4200];
+	int ret;
+
+	if (!x || !(x->guests = ht_thread_table_new()) || !(x->threads = ht_thread_table_new()) ||
+	    !(x->gstate = ht_guest_state_new(dec))) {
+		if (x) {
+			ht_thread_table_free(x->guests);
+			ht_thread_table_free(x->threads);
+		}
+		free(x);
+		return errorf(err, errlen, -ENOMEM, "out of memory");
+	}
+	x->out.fd = x->out.dirfd = -1;
+	ret = ht_output_create_dir(&x->out, dir, &spec, err, errlen);
+	if (!ret)
+		ret = ht_output_set_access(&x->out, mode, (uid_t)-1, (gid_t)-1, err, errlen);
+	if (ret) {
+		ht_lttng_abandon(x);
+		return ret;
+	}
+	snprintf(x->dir, sizeof(x->dir), "%s", dir);
+	x->hdr = *h;
+	x->dec = dec;
+	x->first_ns = UINT64_MAX;
+	x->exit_has_vcpu = kernel_at_least(h->kernel_release, 5, 10);
+	random_uuid(x->clock_uuid, h->start_realtime_ns);
+	random_uuid(uuid, h->start_monotonic_ns);
+	snprintf(path, sizeof(path), "%s/host", dir);
+	ret = ht_lttng_trace_open(x->out.fd, "host", path, true, MAX_HOST_CPUS, uuid, x->clock_uuid, &x->host, err,
+				  errlen);
+	if (!ret && (host_classes(x) || common_env(x->host, "host") ||
+		     ht_lttng_trace_env_str(x->host, "kernel_release", h->kernel_release) ||
+		     ht_lttng_trace_env_str(x->host, "cpu_vendor", h->cpu_vendor)))
+		ret = errorf(err, errlen, -ENOMEM, "out of memory");
+	if (ret) {
+		ht_lttng_abandon(x);
+		return ret;
+	}
+	*out = x;
+	return 0;
+}
+
+static const char *host_procname(struct ht_lttng_export *x, const struct ht_record *r, struct ht_reader *reader)
+{
+	struct host_thread *t = ht_thread_table_get(x->threads, r->host_pid, r->host_tid);
+	const struct ht_identity *id;
+
+	if (t)
+		return t->procname;
+	t = calloc(1, sizeof(*t));
+	if (!t || ht_thread_table_put(x->threads, r->host_pid, r->host_tid, t)) {
+		free(t);
+		return NULL;
+	}
+	/* The thread's name (QEMU's "CPU 0/KVM"), else its process's: what procname would show. */
+	id = reader ? ht_reader_identity(reader, r->host_pid, r->host_tid) : NULL;
+	if (id)
+		snprintf(t->procname, sizeof(t->procname), "%.16s", id->thread_name[0] ? id->thread_name : id->process_name);
+	return t->procname;
+}
+
+/* ---- guest traces ---- */
+
+static int guest_classes(struct guest *g)
+{
+	struct guest_classes *c = &g->cls;
+	static const char sync_fields[] = "\t\t" HT_TSDL_U32 " _cnt;\n\t\t" HT_TSDL_U64 " _vm_uid;\n";
+	static const char fn_fields[] = "\t\t" HT_TSDL_X64 " _ip;\n\t\t" HT_TSDL_X64 " _parent_ip;\n";
+
+	c->sched_switch = ht_lttng_trace_add_class(
+		g->trace, "sched_switch",
+		"\t\t" HT_TSDL_CHAR " _prev_comm[16];\n\t\t" HT_TSDL_S32 " _prev_tid;\n\t\t" HT_TSDL_S32
+		" _prev_prio;\n\t\t" HT_TSDL_S64 " _prev_state;\n\t\t" HT_TSDL_CHAR " _next_comm[16];\n\t\t" HT_TSDL_S32
+		" _next_tid;\n\t\t" HT_TSDL_S32 " _next_prio;\n");
+	c->sched_wakeup = ht_lttng_trace_add_class(g->trace, "sched_wakeup",
+						   "\t\t" HT_TSDL_CHAR " _comm[16];\n\t\t" HT_TSDL_S32 " _tid;\n\t\t" HT_TSDL_S32
+						   " _prio;\n\t\t" HT_TSDL_S32 " _target_cpu;\n");
+	c->irq_entry = ht_lttng_trace_add_class(g->trace, "irq_handler_entry",
+						"\t\t" HT_TSDL_S32 " _irq;\n\t\t" HT_TSDL_STRING " _name;\n");
+	c->irq_exit = ht_lttng_trace_add_class(g->trace, "irq_handler_exit",
+					       "\t\t" HT_TSDL_S32 " _irq;\n\t\t" HT_TSDL_S32 " _ret;\n");
+	/* The project's own: the module's load and unload, with the KASLR anchor. */
+	c->module = ht_lttng_trace_add_class(g->trace, "hypertrace_module",
+					     "\t\t" HT_TSDL_U64 " _state;\n\t\t" HT_TSDL_X64 " _events;\n\t\t" HT_TSDL_U64
+					     " _functions;\n\t\t" HT_TSDL_U64 " _missed;\n\t\t" HT_TSDL_X64
+					     " _anchor_addr;\n\t\t" HT_TSDL_STRING " _anchor_name;\n");
+	c->gh_guest = ht_lttng_trace_add_class(g->trace, "vmsync_gh_guest", sync_fields);
+	c->hg_guest = ht_lttng_trace_add_class(g->trace, "vmsync_hg_guest", sync_fields);
+	c->func_other[0] = ht_lttng_trace_add_class(g->trace, "function_entry", fn_fields);
+	c->func_other[1] = ht_lttng_trace_add_class(g->trace, "function_exit", fn_fields);
+	return c->sched_switch < 0 || c->sched_wakeup < 0 || c->irq_entry < 0 || c->irq_exit < 0 || c->module < 0 ||
+			       c->gh_guest < 0 || c->hg_guest < 0 || c->func_other[0] < 0 || c->func_other[1] < 0 ?
+		       -ENOMEM :
+		       0;
+}
+
+/* A directory name from a name the VM's owner chose: letters, digits, '.', '_' and '-' kept, at most 40. */
+static void guest_dirname(char *out, size_t len, const char *vm_name, uint32_t pid)
+{
+	char clean[41];
+	size_t n = 0;
+
+	for (const char *s = vm_name ? vm_name : ""; *s && n < sizeof(clean) - 1; s++) {
+		unsigned char c = (unsigned char)*s;
+		bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+			    c == '-' || (c == '.' && n > 0);
+
+		clean[n] = keep ? (char)c : '_';
+		n++;
+	}
+	clean[n] = '\0';
+	/* The pid keeps names unique: two VMs may carry one name. */
+	if (n)
+		snprintf(out, len, "guest-%s-%u", clean, pid);
+	else
+		snprintf(out, len, "guest-%u", pid);
+}
+
+static struct guest *guest_of(struct ht_lttng_export *x, const struct ht_record *r, struct ht_reader *reader,
+			      char *err, size_t errlen, int *ret)
+{
+	struct guest *g = ht_thread_table_get(x->guests, r->host_pid, 0);
+	const char *vm_name = reader ? ht_reader_vm_name(reader, r->host_pid) : NULL;
+	unsigned char uuid[16], clock_uuid[16];
+	char path[4300];
+
+	*ret = 0;
+	if (g)
+		return g;
+	g = calloc(1, sizeof(*g));
+	if (!g || !(g->functions = ht_thread_table_new()) || ht_thread_table_put(x->guests, r->host_pid, 0, g)) {
+		if (g)
+			ht_thread_table_free(g->functions);
+		free(g);
+		*ret = errorf(err, errlen, -ENOMEM, "out of memory");
+		return NULL;
+	}
+	g->pid = r->host_pid;
+	g->first_ns = UINT64_MAX;
+	guest_dirname(g->dirname, sizeof(g->dirname), vm_name, r->host_pid);
+	snprintf(path, sizeof(path), "%s/%s", x->dir, g->dirname);
+	random_uuid(uuid, r->exit_ns);
+	/* A clock of its own: Trace Compass tells machines apart by their clock's uuid. */
+	random_uuid(clock_uuid, r->exit_ns ^ r->host_pid);
+	*ret = ht_lttng_trace_open(x->out.fd, g->dirname, path, false, MAX_GUEST_CPUS, uuid, clock_uuid, &g->trace, err,
+				   errlen);
+	if (!*ret && (guest_classes(g) || common_env(g->trace, g->dirname) ||
+		      ht_lttng_trace_env_str(g->trace, "vm_name", vm_name ? vm_name : "") ||
+		      ht_lttng_trace_env_int(g->trace, "vm_pid", r->host_pid) ||
+		      ht_lttng_trace_env_int(g->trace, "vm_uid", r->host_pid)))
+		*ret = errorf(err, errlen, -ENOMEM, "out of memory");
+	return *ret ? NULL : g;
+}
+
+/* The event classes of a guest function: NAME_entry and NAME_exit, as LTTng names a kretprobe's. */
+static int function_class(struct guest *g, const struct ht_decoder *dec, uint64_t addr, bool exit)
+{
+	struct fn_class *f = ht_thread_table_get(g->functions, (uint32_t)(addr >> 32), (uint32_t)addr);
+	char name[300], ev[320];
+	size_t l;
+
+	if (f)
+		return f->id[exit];
+	if (g->nfunctions >= MAX_FUNCTIONS)
+		return g->cls.func_other[exit];
+	if (!ht_decoder_symbol(dec, addr, name, sizeof(name)))
+		snprintf(name, sizeof(name), "func_0x%llx", (unsigned long long)addr);
+	/* A probe sits at the function's start: "+0x0" says nothing. */
+	l = strlen(name);
+	if (l > 4 && !strcmp(name + l - 4, "+0x0"))
+		name[l - 4] = '\0';
+	f = calloc(1, sizeof(*f));
+	if (!f || ht_thread_table_put(g->functions, (uint32_t)(addr >> 32), (uint32_t)addr, f)) {
+		free(f);
+		return -ENOMEM;
+	}
+	snprintf(ev, sizeof(ev), "%s_entry", name);
+	f->id[0] = ht_lttng_trace_add_class(g->trace, ev, "\t\t" HT_TSDL_X64 " _ip;\n\t\t" HT_TSDL_X64 " _parent_ip;\n");
+	snprintf(ev, sizeof(ev), "%s_exit", name);
+	f->id[1] = ht_lttng_trace_add_class(g->trace, ev, "\t\t" HT_TSDL_X64 " _ip;\n\t\t" HT_TSDL_X64 " _parent_ip;\n");
+	g->nfunctions++;
+	if (f->id[0] < 0 || f->id[1] < 0)
+		return f->id[0] < 0 ? f->id[0] : f->id[1];
+	return f->id[exit];
+}
+
+static void guest_ctx(struct ht_lttng_export *x, const struct ht_record *r, int64_t tid, uint32_t cpu,
+		      struct ht_lttng_ctx *ctx)
+{
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->pid = -1;
+	ctx->tid = (int32_t)tid;
+	if (tid >= 0)
+		ht_guest_task_comm(x->gstate, r->host_pid, (uint32_t)tid, cpu, ctx->procname);
+}
+
+/* The guest side of a hypertraced hypercall: the event, then the vmsync pair. */
+static int guest_events(struct ht_lttng_export *x, struct guest *g, const struct ht_record *r,
+			const struct ht_gev *ev, int64_t task_before, uint64_t entry_ns)
+{
+	struct payload p = { .len = 0 };
+	struct ht_lttng_ctx ctx;
+	int64_t tid = task_before;
+	int id, ret;
+	char comm[HT_GEV_COMM_LEN + 1];
+
+	switch (ev->kind) {
+	case HT_GEV_SCHED_SWITCH:
+		tid = ev->u.sw.prev_tid;
+		id = g->cls.sched_switch;
+		ht_guest_task_comm(x->gstate, r->host_pid, ev->u.sw.prev_tid, ev->cpu, comm);
+		put_comm(&p, comm);
+		put_u32(&p, ev->u.sw.prev_tid);
+		put_u32(&p, (uint32_t)(ev->u.sw.prev_prio - LTTNG_PRIO_OFFSET));
+		put_u64(&p, ev->u.sw.prev_state);
+		ht_guest_task_comm(x->gstate, r->host_pid, ev->u.sw.next_tid, ev->cpu, comm);
+		put_comm(&p, ev->u.sw.next_tid ? ev->u.sw.next_comm : comm);
+		put_u32(&p, ev->u.sw.next_tid);
+		put_u32(&p, (uint32_t)(ev->u.sw.next_prio - LTTNG_PRIO_OFFSET));
+		break;
+	case HT_GEV_SCHED_WAKEUP:
+		id = g->cls.sched_wakeup;
+		put_comm(&p, ev->u.wake.comm);
+		put_u32(&p, ev->u.wake.tid);
+		put_u32(&p, (uint32_t)(ev->u.wake.prio - LTTNG_PRIO_OFFSET));
+		put_u32(&p, ev->u.wake.target_cpu);
+		break;
+	case HT_GEV_IRQ_ENTRY:
+		id = g->cls.irq_entry;
+		put_u32(&p, ev->u.irq.irq);
+		put_string(&p, ev->u.irq.name);
+		break;
+	case HT_GEV_IRQ_EXIT:
+		id = g->cls.irq_exit;
+		put_u32(&p, ev->u.irq.irq);
+		put_u32(&p, (uint32_t)(int32_t)ev->u.irq.ret); /* irqreturn_t: an int */
+		break;
+	case HT_GEV_FUNC_ENTRY:
+	case HT_GEV_FUNC_EXIT:
+		tid = ev->u.func.tid;
+		id = function_class(g, x->dec, ev->u.func.addr, ev->kind == HT_GEV_FUNC_EXIT);
+		if (id < 0)
+			return id;
+		put_u64(&p, ev->u.func.addr);
+		put_u64(&p, ev->u.func.call_site);
+		break;
+	case HT_GEV_MODULE: {
+		const struct ht_event_desc *d = ev->desc;
+		const char *names[] = { "state", "events", "functions", "missed", "anchor_addr" };
+		char anchor[33] = "";
+
+		id = g->cls.module;
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+			const struct ht_field *f = ht_event_field(d, names[i]);
+			put_u64(&p, f ? ht_field_bits(f, r) : 0);
+		}
+		if (ht_event_field(d, "anchor_name"))
+			ht_field_text(ht_event_field(d, "anchor_name"), r, anchor);
+		put_string(&p, anchor);
+		break;
+	}
+	default:
+		return 0;
+	}
+	guest_ctx(x, r, tid, ev->cpu, &ctx);
+	if ((ret = push(x, g->trace, ev->cpu, r->exit_ns, id, &ctx, &p)))
+		return ret;
+	/* What the guest's vmsync module traces around its hypercall: the message out, then the answer in. */
+	p.len = 0;
+	put_u32(&p, g->cnt);
+	put_u64(&p, g->pid);
+	if ((ret = push(x, g->trace, ev->cpu, r->exit_ns, g->cls.gh_guest, &ctx, &p)))
+		return ret;
+	p.len = 0;
+	put_u32(&p, g->cnt + 1);
+	put_u64(&p, g->pid);
+	if (r->exit_ns < g->first_ns)
+		g->first_ns = r->exit_ns;
+	if (entry_ns > g->last_ns)
+		g->last_ns = entry_ns;
+	return push(x, g->trace, ev->cpu, entry_ns, g->cls.hg_guest, &ctx, &p);
+}
+
+/* ---- each record ---- */
+
+int ht_lttng_add(struct ht_lttng_export *x, const struct ht_record *r, struct ht_reader *reader, char *err,
+		 size_t errlen)
+{
+	uint64_t hcall_ns = r->exit_ns + r->exit_to_hcall_ns, entry_ns = hcall_ns + r->hcall_to_entry_ns;
+	struct ht_lttng_ctx hctx = { .pid = (int32_t)r->host_pid, .tid = (int32_t)r->host_tid };
+	struct guest *g = NULL;
+	struct payload p = { .len = 0 };
+	struct ht_gev ev;
+	const char *procname = host_procname(x, r, reader);
+	int ret = 0;
+
+	if (!procname)
+		return errorf(err, errlen, -ENOMEM, "out of memory");
+	snprintf(hctx.procname, sizeof(hctx.procname), "%s", procname);
+	/* The task on the event's guest CPU before it: a sched_switch changes it. */
+	int64_t task_before = -1;
+	if (ht_guest_state_feed(x->gstate, r, &ev))
+		return errorf(err, errlen, -ENOMEM, "out of memory");
+	if (ev.kind != HT_GEV_NONE) {
+		task_before = ev.kind == HT_GEV_SCHED_SWITCH ? (int64_t)ev.u.sw.prev_tid :
+							      ht_guest_cpu_task(x->gstate, r->host_pid, ev.cpu);
+		g = guest_of(x, r, reader, err, errlen, &ret);
+		if (!g)
+			return ret;
+	}
+
+	put_u32(&p, r->exit_reason);
+	put_u64(&p, r->guest_rip);
+	put_u32(&p, r->isa);
+	put_u64(&p, 0); /* info1, info2: a hypercall exit has none (VMCALL and VMMCALL exits qualify nothing) */
+	put_u64(&p, 0);
+	if (x->exit_has_vcpu) {
+		put_u32(&p, 0); /* intr_info, error_code: no event was being delivered */
+		put_u32(&p, 0);
+		put_u32(&p, r->vcpu_id);
+	}
+	ret = push(x, x->host, r->exit_cpu, r->exit_ns, x->hcls.exit, &hctx, &p);
+	p.len = 0;
+	put_u64(&p, r->nr);
+	put_u64(&p, r->a0);
+	put_u64(&p, r->a1);
+	put_u64(&p, r->a2);
+	put_u64(&p, r->a3);
+	/* The record knows the CPUs at exit and entry; the hypercall event is put on the exit's. */
+	ret = ret ? ret : push(x, x->host, r->exit_cpu, hcall_ns, x->hcls.hypercall, &hctx, &p);
+	if (!ret && g) {
+		p.len = 0;
+		put_u32(&p, g->cnt);
+		put_u64(&p, g->pid);
+		ret = push(x, x->host, r->exit_cpu, hcall_ns, x->hcls.gh_host, &hctx, &p);
+		p.len = 0;
+		put_u32(&p, g->cnt + 1);
+		put_u64(&p, g->pid);
+		ret = ret ? ret : push(x, x->host, r->entry_cpu, entry_ns, x->hcls.hg_host, &hctx, &p);
+		ret = ret ? ret : guest_events(x, g, r, &ev, task_before, entry_ns);
+		g->cnt += 2;
+	}
+	p.len = 0;
+	put_u32(&p, r->vcpu_id);
+	ret = ret ? ret : push(x, x->host, r->entry_cpu, entry_ns, x->hcls.entry, &hctx, &p);
+	if (ret)
+		return errorf(err, errlen, ret, "out of memory");
+	if (r->exit_ns < x->first_ns)
+		x->first_ns = r->exit_ns;
+	if (entry_ns > x->last_ns)
+		x->last_ns = entry_ns;
+	if (entry_ns > x->last_entry_ns)
+		x->last_entry_ns = entry_ns;
+	x->records++;
+	return release(x, false, err, errlen);
+}
+
+/* ---- the end ---- */
+
+static int identity_env(struct ht_lttng_export *x, struct ht_lttng_trace *t, const struct ht_read_status *st,
+			const char *source, const char *selection)
+{
+	const struct ht_file_header *h = &x->hdr;
+	char when[64];
+	int ret = ht_lttng_trace_env_str(t, "trace_file", source);
+
+	ret = ret ? ret : ht_lttng_trace_env_int(t, "trace_file_format", h->version);
+	ht_format_wallclock(when, sizeof(when), h, h->start_monotonic_ns, HT_TIME_ISO);
+	ret = ret ? ret : ht_lttng_trace_env_str(t, "recording_start", when);
+	ret = ret ? ret : ht_lttng_trace_env_str(t, "trace_creation_datetime", when);
+	if (st->has_trailer) {
+		ht_format_wallclock(when, sizeof(when), h, st->trailer.end_monotonic_ns, HT_TIME_ISO);
+		ret = ret ? ret : ht_lttng_trace_env_str(t, "recording_end", when);
+		ret = ret ? ret : ht_lttng_trace_env_int(t, "recording_end_monotonic_ns",
+							 (long long)st->trailer.end_monotonic_ns);
+		ret = ret ? ret : ht_lttng_trace_env_int(t, "dropped", (long long)ht_trailer_lost(&st->trailer));
+	} else {
+		ret = ret ? ret : ht_lttng_trace_env_str(t, "recording_end", "unknown: the trace file has no trailer");
+	}
+	ret = ret ? ret : ht_lttng_trace_env_str(t, "selection", selection);
+	ret = ret ? ret : ht_lttng_trace_env_str(t, "read_status",
+						 st->damaged ? st->reason : st->has_trailer ? "complete" : st->reason);
+	return ret;
+}
+
+static int64_t clock_offset(const struct ht_file_header *h)
+{
+	return (int64_t)h->start_realtime_ns - (int64_t)h->start_monotonic_ns;
+}
+
+int ht_lttng_close(struct ht_lttng_export *x, const struct ht_read_status *st, const char *source,
+		   const char *selection, struct ht_lttng_counts *counts, char *err, size_t errlen)
+{
+	uint64_t start = x->hdr.start_monotonic_ns;
+	uint64_t end = st->has_trailer ? st->trailer.end_monotonic_ns : x->last_ns;
+	uint64_t lost = st->has_trailer ? ht_trailer_lost(&st->trailer) : 0;
+	int ret = release(x, true, err, errlen);
+
+	if (end < start)
+		end = start;
+	for (size_t i = 0; !ret && i < ht_thread_table_len(x->guests); i++) {
+		struct guest *g = ht_thread_table_at(x->guests, i);
+		if (identity_env(x, g->trace, st, source, selection)) {
+			ret = errorf(err, errlen, -ENOMEM, "out of memory");
+			break;
+		}
+		x->counts.reordered += ht_lttng_trace_reordered(g->trace);
+		x->counts.not_written += ht_lttng_trace_dropped(g->trace);
+		/* The recording's drops are the host's to report: a guest trace has none of its own. */
+		ret = ht_lttng_trace_close(g->trace, clock_offset(&x->hdr), start, end, 0, err, errlen);
+		g->trace = NULL;
+	}
+	if (!ret && identity_env(x, x->host, st, source, selection))
+		ret = errorf(err, errlen, -ENOMEM, "out of memory");
+	if (!ret) {
+		x->counts.reordered += ht_lttng_trace_reordered(x->host);
+		x->counts.not_written += ht_lttng_trace_dropped(x->host);
+		ret = ht_lttng_trace_close(x->host, clock_offset(&x->hdr), start, end, lost, err, errlen);
+		x->host = NULL;
+	}
+	if (!ret)
+		ret = ht_output_publish(&x->out, err, errlen);
+	if (counts)
+		*counts = x->counts;
+	ht_lttng_abandon(x);
+	return ret;
+}
+
+void ht_lttng_abandon(struct ht_lttng_export *x)
+{
+	if (!x)
+		return;
+	for (size_t i = 0; x->guests && i < ht_thread_table_len(x->guests); i++) {
+		struct guest *g = ht_thread_table_at(x->guests, i);
+		ht_lttng_trace_free(g->trace);
+		for (size_t j = 0; j < ht_thread_table_len(g->functions); j++)
+			free(ht_thread_table_at(g->functions, j));
+		ht_thread_table_free(g->functions);
+		free(g);
+	}
+	ht_thread_table_free(x->guests);
+	for (size_t i = 0; x->threads && i < ht_thread_table_len(x->threads); i++)
+		free(ht_thread_table_at(x->threads, i));
+	ht_thread_table_free(x->threads);
+	ht_lttng_trace_free(x->host);
+	ht_guest_state_free(x->gstate);
+	free(x->heap);
+	/* Unpublished: the temporary directory and everything in it go. */
+	ht_output_release(&x->out);
+	free(x);
+}

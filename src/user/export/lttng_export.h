@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * convert --lttng DIR: the trace file as an experiment of LTTng-kernel-shaped
+ * CTF traces that Trace Compass's virtual machine analysis opens
+ * (docs/exports.md): DIR/host/, the host's view of each hypercall
+ * (kvm_x86_exit, kvm_x86_hypercall, kvm_x86_entry), and one DIR/guest-<vm>/
+ * per VM that sent the project's guest events, holding them under LTTng's
+ * names (sched_switch, sched_wakeup, irq_handler_entry/exit, function
+ * entry/exit as LTTng's kretprobes name them). Each hypertraced hypercall
+ * also gives the vmsync_gh_* and vmsync_hg_* pairs the VM analysis matches
+ * host and guest with: both sides are on the host's clock, so they match
+ * exactly.
+ *
+ * Records come in kvm_entry order; a hypercall's events span exit to entry,
+ * so events wait in a bounded time-ordered queue before they reach their
+ * per-CPU streams. Memory grows with the CPUs, VMs and guest tasks of the
+ * trace, not with its records.
+ */
+#ifndef HT_EXPORT_LTTNG_EXPORT_H
+#define HT_EXPORT_LTTNG_EXPORT_H
+
+#include <stddef.h>
+#include <sys/types.h>
+#include "decode/decoder.h"
+#include "tracefile/trace_reader.h"
+
+struct ht_lttng_export;
+
+struct ht_lttng_counts {
+	unsigned long long reordered;   /* events whose time was raised to keep a stream in order */
+	unsigned long long not_written; /* events of CPUs beyond what one trace holds */
+};
+
+/*
+ * Prepares DIR (new, or an existing empty directory): built in a private
+ * directory next to it, named when complete. dec decodes the guest events
+ * and outlives x. 0, or -errno with a one-line err.
+ */
+int ht_lttng_open(const char *dir, mode_t mode, const struct ht_file_header *h, const struct ht_decoder *dec,
+		  struct ht_lttng_export **out, char *err, size_t errlen);
+/* Adds one record; reader gives the names of VMs and threads. 0, or -errno with err. */
+int ht_lttng_add(struct ht_lttng_export *x, const struct ht_record *r, struct ht_reader *reader, char *err,
+		 size_t errlen);
+/* Writes everything out and names DIR. Frees x. 0, or -errno with err (then DIR is as it was). */
+int ht_lttng_close(struct ht_lttng_export *x, const struct ht_read_status *st, const char *source,
+		   const char *selection, struct ht_lttng_counts *counts, char *err, size_t errlen);
+/* Frees x and removes the unfinished experiment. NULL is fine. */
+void ht_lttng_abandon(struct ht_lttng_export *x);
+
+#endif
