@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages (Debian 12 or 13) hypertrace-bpf needs to build
 # and test, if missing, then the npm package the Chrome trace export test reads its output
-# with (tests/export/install-trace-engine.sh, into .cache/). Needs root
+# with (tests/export/install-trace-engine.sh, into .cache/) and the source of
+# LTTng's event declarations the LTTng export test compares with
+# (tests/export/fetch-lttng-modules.sh, into .cache/). Needs root
 # (apt-get). Guest kernel, busybox and qemu for the nested end-to-end test are
 # NOT installed: tests/e2e fetches them into .cache/.
 # libclang-rt-N-dev holds libFuzzer (tests/fuzz) for clang N, the clang Debian
@@ -72,3 +74,5 @@ if [ ${#missing[@]} -gt 0 ]; then
 	fi
 fi
 tests/export/install-trace-engine.sh
+# Debian's lttng-modules source (unpacked into .cache/, never built): the LTTng export test compares with it.
+tests/export/fetch-lttng-modules.sh >/dev/null

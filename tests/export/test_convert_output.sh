@@ -78,6 +78,7 @@ killed_midway chrome_killed_by_sigint_leaves_nothing INT big.json --chrome big.j
 killed_midway chrome_killed_by_sigterm_leaves_nothing TERM big.json --chrome big.json chrome.htr
 killed_midway ctf_killed_by_sigterm_leaves_nothing TERM big-ctf --ctf big-ctf big.htr
 killed_midway ctf_killed_by_sigint_leaves_nothing INT big-ctf --ctf big-ctf big.htr
+killed_midway lttng_killed_by_sigint_leaves_nothing INT big-lttng --lttng big-lttng big.htr
 # A killed run over an old file leaves the old file as it was.
 echo old >kept.json
 killed_midway chrome_killed_with_force_keeps_the_old_file TERM no-such-name --chrome kept.json --force chrome.htr
@@ -99,13 +100,16 @@ modes() { # FILE or DIR: its mode, then the modes of the files in it
 	stat -c %a "$1"
 	[ -d "$1" ] && find "$1" -mindepth 1 -printf '%m\n' | sort -u
 }
-(umask 022 && "$HT" convert --chrome m.json small.htr >/dev/null 2>&1 && "$HT" convert --ctf m-ctf small.htr >/dev/null 2>&1)
-[ "$(modes m.json)" = 600 ] && [ "$(modes m-ctf | tr '\n' ' ')" = "700 600 " ] && pass exports_are_private_by_default \
-	|| fail exports_are_private_by_default "chrome $(modes m.json), ctf $(modes m-ctf | tr '\n' ' ')"
+(umask 022 && "$HT" convert --chrome m.json small.htr >/dev/null 2>&1 && "$HT" convert --ctf m-ctf small.htr >/dev/null 2>&1 &&
+	"$HT" convert --lttng m-lttng small.htr >/dev/null 2>&1)
+[ "$(modes m.json)" = 600 ] && [ "$(modes m-ctf | tr '\n' ' ')" = "700 600 " ] && [ "$(modes m-lttng | tr '\n' ' ')" = "700 600 700 " ] &&
+	pass exports_are_private_by_default \
+	|| fail exports_are_private_by_default "chrome $(modes m.json), ctf $(modes m-ctf | tr '\n' ' '), lttng $(modes m-lttng | tr '\n' ' ')"
 (umask 077 && "$HT" convert --mode 0644 --chrome m2.json small.htr >/dev/null 2>&1 &&
-	"$HT" convert --mode 640 --ctf m2-ctf small.htr >/dev/null 2>&1)
-[ "$(modes m2.json)" = 644 ] && [ "$(modes m2-ctf | tr '\n' ' ')" = "750 640 " ] && pass mode_option_sets_the_export_modes \
-	|| fail mode_option_sets_the_export_modes "chrome $(modes m2.json), ctf $(modes m2-ctf | tr '\n' ' ')"
+	"$HT" convert --mode 640 --ctf m2-ctf small.htr >/dev/null 2>&1 && "$HT" convert --mode 640 --lttng m2-lttng small.htr >/dev/null 2>&1)
+[ "$(modes m2.json)" = 644 ] && [ "$(modes m2-ctf | tr '\n' ' ')" = "750 640 " ] && [ "$(modes m2-lttng | tr '\n' ' ')" = "750 640 750 " ] &&
+	pass mode_option_sets_the_export_modes \
+	|| fail mode_option_sets_the_export_modes "chrome $(modes m2.json), ctf $(modes m2-ctf | tr '\n' ' '), lttng $(modes m2-lttng | tr '\n' ' ')"
 
 expect_run convert_mode_refuses_world_writable 2 "invalid --mode '0646': refused bits 0002 \(writable by every user" -- \
 	"$HT" convert --mode 0646 --chrome w.json small.htr

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# convert --lttng read back as Trace Compass's virtual machine analysis would:
+#   - every event it writes that lttng-modules declares has lttng-modules'
+#     name, field names and field types for the traced kernel's branch of
+#     its #ifs, and so have the pid/tid/procname contexts and the packet
+#     context (Debian's lttng-modules-dkms, unpacked, never built:
+#     tests/export/check_lttng_modules.py; a changed field is caught);
+#   - babeltrace2 reads the host trace and each guest trace with no warning;
+#   - a bt2 checker matches host and guests through their vmsync events and
+#     follows the virtual CPU state model: per vCPU, the time in the
+#     hypervisor and each guest task's run time equal what report --csv and
+#     report --sched say of the same file (tests/export/check_lttng.py).
+# Inputs: trace_gen's crafted hypertracing trace (two VMs, one named with
+# hostile bytes, a vCPU switched out mid-hypercall), and synthetic events
+# through the real BPF handlers (root).
+source "$(dirname "$0")/../lib.sh"
+
+GEN=$OUTPUT/tests/tools/trace_gen
+PY=/usr/bin/python3
+
+if ! command -v babeltrace2 >/dev/null || ! $PY -c 'import bt2' 2>/dev/null; then
+	skip lttng_export "babeltrace2 and python3-bt2 are not installed: run 'make deps' as root"
+	suite_exit
+fi
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 1
+
+if ! out=$("$GEN" guest g.htr --rounds 40 2>&1); then
+	fail lttng_guest_trace "trace_gen: $out"
+	suite_exit
+fi
+"$HT" report --csv g.htr >g.csv
+"$HT" report --sched g.htr >g.sched
+records=$(($(wc -l <g.csv) - 1))
+
+out=$("$HT" convert --lttng exp --guest-symbols g.htr.kallsyms g.htr 2>&1); status=$?
+if [ $status -eq 0 ] && [ "$out" = "hypertrace-bpf: $records of $records records converted to exp" ] &&
+	[ "$(cd exp && ls | tr '\n' ' ')" = "guest-vm____31mx-4342 guest-web1-4242 host " ]; then
+	pass lttng_experiment_has_a_host_and_a_trace_per_guest
+else
+	fail lttng_experiment_has_a_host_and_a_trace_per_guest "status $status: $out; $(ls exp 2>&1)"
+fi
+
+# One stream per CPU, cpu_id in its packets, as LTTng's kernel channels.
+streams=$(cd exp && ls host | tr '\n' ' ' && ls guest-web1-4242 | tr '\n' ' ')
+[ "$streams" = "channel0_0 channel0_1 metadata channel0_0 channel0_1 metadata " ] && pass lttng_one_stream_per_cpu \
+	|| fail lttng_one_stream_per_cpu "$streams"
+
+# babeltrace2 reads each trace with no warning; every record is on the host,
+# every guest event in its guest.
+warnings=0
+for t in exp/host exp/guest-*; do
+	babeltrace2 "$t" >"$work/bt.out" 2>"$work/bt.err" || warnings=$((warnings + 1000))
+	warnings=$((warnings + $(wc -l <"$work/bt.err")))
+	count[${#count[@]}]=$(wc -l <"$work/bt.out")
+done
+guest_events=$(awk -F, 'NR > 1 && $23 != "" { n++ } END { print n }' g.csv)
+host_want=$((3 * records + 2 * guest_events))
+guest_want=$((3 * guest_events))
+if [ $warnings -eq 0 ] && [ "${count[0]}" -eq $host_want ] && [ $((count[1] + count[2])) -eq $guest_want ]; then
+	pass lttng_babeltrace2_reads_host_and_guests_without_warning
+else
+	fail lttng_babeltrace2_reads_host_and_guests_without_warning "$warnings warning lines; host ${count[0]} events (want $host_want), guests $((count[1] + count[2])) (want $guest_want)"
+fi
+
+# What LTTng's kernel tracer declares, for the traced host's kernel.
+release=$(sed -n 's/^\tkernel_release = "\(.*\)";$/\1/p' exp/host/metadata)
+if ! src=$("$TOP/tests/export/fetch-lttng-modules.sh" 2>&1); then
+	fail lttng_events_are_lttng_modules_events "cannot unpack Debian's lttng-modules-dkms: $src"
+elif out=$($PY "$TOP/tests/export/check_lttng_modules.py" "$src" "$release" exp/*/metadata 2>&1) &&
+	grep -q '^0 differences$' <<<"$out"; then
+	pass lttng_events_are_lttng_modules_events
+	grep -E "^(lttng|not declared)" <<<"$out" | sed 's/^/    /'
+else
+	fail lttng_events_are_lttng_modules_events "$out"
+fi
+# The comparison sees a difference when there is one.
+if [ -n "${src:-}" ] && [ -d "$src" ]; then
+	sed 's/ _prev_prio;/ _prev_priority;/' exp/guest-web1-4242/metadata >changed.metadata
+	out=$($PY "$TOP/tests/export/check_lttng_modules.py" "$src" "$release" changed.metadata 2>&1)
+	[ $? -eq 1 ] && grep -q "DIFFERENT: sched_switch" <<<"$out" && pass lttng_modules_check_sees_a_changed_field \
+		|| fail lttng_modules_check_sees_a_changed_field "$out"
+fi
+
+# The VM analysis' view: vmsync pairs, the vCPU state model, equal to report.
+if out=$($PY "$TOP/tests/export/check_lttng.py" exp g.csv g.sched 2>&1); then
+	pass lttng_vcpu_states_equal_report
+	sed 's/^/  /' <<<"$out"
+else
+	fail lttng_vcpu_states_equal_report "$out"
+fi
+
+# A name the VM's owner chose: a safe directory name, the bytes escaped visibly in env.
+if grep -qF "$(printf '\tvm_name = "vm\\"\\\\\\\\x1b[31mx";')" exp/guest-vm____31mx-4342/metadata &&
+	babeltrace2 --output-format=ctf-metadata exp/guest-vm____31mx-4342 >/dev/null 2>&1; then
+	pass lttng_hostile_vm_name_escaped
+else
+	fail lttng_hostile_vm_name_escaped "$(grep vm_name exp/guest-*/metadata)"
+fi
+
+# Guest functions as LTTng names kretprobe events, named by --guest-symbols.
+fn=$(babeltrace2 exp/guest-web1-4242 | grep -c ' iterate_supers_exit: .* ip = 0xFFFFFFFF9A3B1000, parent_ip = 0xFFFFFFFF9A3AC07A }$')
+[ "$fn" -gt 0 ] && pass lttng_function_exit_carries_its_call_site || fail lttng_function_exit_carries_its_call_site "$fn"
+
+# Host records from synthetic events through the BPF handlers (root).
+if [ "$(id -u)" -eq 0 ]; then
+	"$GEN" synth s.htr --calls 500 >/dev/null 2>&1
+	"$HT" report --csv s.htr >s.csv
+	if "$HT" convert --lttng s-exp s.htr >/dev/null 2>&1 && [ -z "$(babeltrace2 s-exp/host 2>&1 >/dev/null)" ] &&
+		out=$($PY "$TOP/tests/export/check_lttng.py" s-exp s.csv 2>&1); then
+		pass lttng_host_of_bpf_records_equals_report
+	else
+		fail lttng_host_of_bpf_records_equals_report "$out"
+	fi
+else
+	skip lttng_host_of_bpf_records_equals_report "synthetic events through the BPF handlers need root"
+fi
+
+# Errors: one line, usage 2, runtime 1; nothing left behind.
+mkdir full && touch full/x
+expect_run lttng_refuses_a_non_empty_directory 1 "full is not empty: give a new or empty directory|full.*not empty" -- \
+	"$HT" convert --lttng full g.htr
+expect_run lttng_force_is_a_usage_error 2 "--force goes with --chrome: --lttng writes only into a new or empty directory" -- \
+	"$HT" convert --lttng new --force g.htr
+expect_run lttng_needs_a_directory 2 "--lttng needs a directory name" -- "$HT" convert --lttng "" g.htr
+[ ! -e new ] && [ "$(ls full)" = x ] && pass lttng_errors_leave_nothing || fail lttng_errors_leave_nothing "$(ls -la)"
+
+suite_exit
