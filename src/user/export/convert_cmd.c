@@ -2,7 +2,7 @@
 /*
  * `hypertrace-bpf convert`: streams the selected records of a trace file,
  * through the trace file reader, into a CTF trace, an LTTng-kernel-shaped
- * experiment or a Chrome trace JSON file.
+ * experiment, a Perfetto trace or a Chrome trace JSON file.
  * The output gets its name only once complete; SIGINT, SIGTERM or SIGHUP
  * (unless ignored) stop the conversion and leave nothing behind.
  */
@@ -17,6 +17,7 @@
 #include "export/convert_options.h"
 #include "export/ctf_writer.h"
 #include "export/lttng_export.h"
+#include "export/perfetto_export.h"
 #include "tracefile/trace_reader.h"
 
 /* The writers behind one shape, so the read loop is written once. */
@@ -24,6 +25,7 @@ struct exporter {
 	struct ht_ctf_writer *ctf;
 	struct ht_chrome_writer *chrome;
 	struct ht_lttng_export *lttng;
+	struct ht_perfetto_export *perfetto;
 	struct ht_reader *reader; /* the names of VMs and threads, for the exports that show them */
 	struct ht_decoder dec;    /* decodes guest events */
 	bool have_dec;
@@ -77,6 +79,8 @@ static int exporter_open(struct exporter *x, const struct ht_convert_config *cfg
 	x->have_dec = true;
 	if (cfg->format == HT_CONVERT_LTTNG)
 		return ht_lttng_open(cfg->output, cfg->mode, h, &x->dec, &x->lttng, err, errlen);
+	if (cfg->format == HT_CONVERT_PERFETTO)
+		return ht_perfetto_open(cfg->output, cfg->force, cfg->mode, h, &x->dec, &x->perfetto, err, errlen);
 	if (cfg->format == HT_CONVERT_CTF) {
 		ret = ht_ctf_open(cfg->output, cfg->mode, h, &x->ctf, err, errlen);
 		/* The guest event classes only where there can be guest events: other traces stay as they were. */
@@ -99,6 +103,8 @@ static int exporter_add(struct exporter *x, const struct ht_record *r, char *err
 {
 	if (x->lttng)
 		return ht_lttng_add(x->lttng, r, x->reader, err, errlen);
+	if (x->perfetto)
+		return ht_perfetto_add(x->perfetto, r, x->reader, err, errlen);
 	return x->ctf ? ht_ctf_add(x->ctf, r, err, errlen) : ht_chrome_add(x->chrome, r, err, errlen);
 }
 
@@ -127,6 +133,19 @@ static int exporter_close(struct exporter *x, const struct ht_read_status *st, c
 				counts.not_written);
 		return ret;
 	}
+	if (x->perfetto) {
+		struct ht_perfetto_counts counts;
+		int ret = ht_perfetto_close(x->perfetto, st, source, selection, &counts, err, errlen);
+
+		x->perfetto = NULL;
+		if (!ret && counts.reordered)
+			fprintf(stderr, "hypertrace-bpf: warning: %llu events came out of time order on their track: their timestamps were raised to the previous one's (the trace file itself is unusual)\n",
+				counts.reordered);
+		if (!ret && counts.not_scheduled)
+			fprintf(stderr, "hypertrace-bpf: warning: %llu guest events name a guest CPU or task beyond what one Perfetto trace holds (8 VMs of 128 CPUs, tids below 2^22): they are on their vCPU's track only\n",
+				counts.not_scheduled);
+		return ret;
+	}
 	if (!x->chrome)
 		return 0;
 	int ret = ht_chrome_close(x->chrome, st, source, selection, err, errlen);
@@ -143,6 +162,8 @@ static void exporter_abandon(struct exporter *x)
 	x->chrome = NULL;
 	ht_lttng_abandon(x->lttng);
 	x->lttng = NULL;
+	ht_perfetto_abandon(x->perfetto);
+	x->perfetto = NULL;
 }
 
 static void exporter_free(struct exporter *x)

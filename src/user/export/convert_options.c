@@ -9,7 +9,7 @@
 #include "parse.h"
 
 static const char convert_help[] =
-	"Usage: hypertrace-bpf convert (--ctf DIR | --lttng DIR | --chrome FILE.json)\n"
+	"Usage: hypertrace-bpf convert (--ctf DIR | --lttng DIR | --perfetto FILE | --chrome FILE.json)\n"
 	"                              [--force] [--mode MODE]\n"
 	"                              [-p PID] [--vcpu N] [-n N]... [--since TIME]\n"
 	"                              [--until TIME] [--catalog FILE]...\n"
@@ -34,6 +34,11 @@ static const char convert_help[] =
 	"                       DIR/guest-VM per VM that sent guest events (sched_switch,\n"
 	"                       sched_wakeup, irq_handler_*, function entry/exit per guest\n"
 	"                       CPU), with the vmsync events that match host and guest\n"
+	"      --perfetto FILE  Perfetto's protobuf trace for ui.perfetto.dev: a process\n"
+	"                       per VM, a thread track per vCPU thread, a slice per\n"
+	"                       hypercall with its phases nested; guest scheduling and\n"
+	"                       IRQs on CPU tracks, guest calls on a track per guest\n"
+	"                       task, flows from each guest event to its hypercall\n"
 	"      --chrome FILE    Chrome trace event JSON for Perfetto UI and\n"
 	"                       chrome://tracing: a track per vCPU thread in its VM\n"
 	"                       process, a slice per hypercall with its two phases\n"
@@ -44,7 +49,7 @@ static const char convert_help[] =
 	"      --catalog FILE, --guest-symbols FILE, --kaslr-offset N\n"
 	"                       as for report (docs/hypertracing.md); in CTF each\n"
 	"                       decoded event is an event class of its own\n"
-	"  -f, --force          with --chrome: replace FILE if it exists (the new file\n"
+	"  -f, --force          with --chrome or --perfetto: replace FILE if it exists (the new file\n"
 	"                       takes its place in one rename)\n"
 	"      --mode MODE      the output's mode, octal (default 0600: guest arguments\n"
 	"                       are not for every user), not writable by others, not\n"
@@ -60,9 +65,10 @@ static const char convert_help[] =
 	"EXAMPLES:\n"
 	"    hypertrace-bpf convert --ctf t-ctf t.htr && babeltrace2 t-ctf\n"
 	"    hypertrace-bpf convert --chrome t.json --vcpu 0 --since 2 --until 3 t.htr\n"
-	"    hypertrace-bpf convert --lttng t-vm --guest-symbols kallsyms.txt guest.htr\n";
+	"    hypertrace-bpf convert --lttng t-vm --guest-symbols kallsyms.txt guest.htr\n"
+	"    hypertrace-bpf convert --perfetto t.pftrace --guest-symbols kallsyms.txt guest.htr\n";
 
-enum { OPT_CTF = 0x200, OPT_CHROME, OPT_MODE, OPT_LTTNG };
+enum { OPT_CTF = 0x200, OPT_CHROME, OPT_MODE, OPT_LTTNG, OPT_PERFETTO };
 /* One getopt_long loop for the format, selection and guest-event options: their codes must not meet. */
 _Static_assert((int)HT_OPT_CATALOG > (int)HT_SELECT_OPT_VM, "guest-event and selection option codes overlap");
 
@@ -70,6 +76,7 @@ static const struct option convert_longopts[] = {
 	{ "ctf", required_argument, NULL, OPT_CTF },
 	{ "chrome", required_argument, NULL, OPT_CHROME },
 	{ "lttng", required_argument, NULL, OPT_LTTNG },
+	{ "perfetto", required_argument, NULL, OPT_PERFETTO },
 	{ "force", no_argument, NULL, 'f' },
 	{ "mode", required_argument, NULL, OPT_MODE },
 	{ "version", no_argument, NULL, 'V' },
@@ -103,11 +110,16 @@ int ht_convert_parse(int argc, char **argv, struct ht_convert_config *cfg)
 		case OPT_CTF:
 		case OPT_CHROME:
 		case OPT_LTTNG:
+		case OPT_PERFETTO:
 			if (!optarg[0])
 				return ht_usage_error("convert", "%s", opt == OPT_CTF ? "--ctf needs a directory name" :
 								       opt == OPT_LTTNG ? "--lttng needs a directory name" :
+								       opt == OPT_PERFETTO ? "--perfetto needs a file name" :
 											  "--chrome needs a file name");
-			cfg->format = opt == OPT_CTF ? HT_CONVERT_CTF : opt == OPT_LTTNG ? HT_CONVERT_LTTNG : HT_CONVERT_CHROME;
+			cfg->format = opt == OPT_CTF	    ? HT_CONVERT_CTF :
+				      opt == OPT_LTTNG	    ? HT_CONVERT_LTTNG :
+				      opt == OPT_PERFETTO ? HT_CONVERT_PERFETTO :
+							    HT_CONVERT_CHROME;
 			cfg->output = optarg;
 			formats++;
 			break;
@@ -128,13 +140,13 @@ int ht_convert_parse(int argc, char **argv, struct ht_convert_config *cfg)
 		}
 	}
 	if (formats == 0)
-		return ht_usage_error("convert", "no format given: add --ctf DIR, --lttng DIR or --chrome FILE.json");
+		return ht_usage_error("convert", "no format given: add --ctf DIR, --lttng DIR, --perfetto FILE or --chrome FILE.json");
 	if (formats > 1)
-		return ht_usage_error("convert", "one format at a time: --ctf, --lttng or --chrome");
+		return ht_usage_error("convert", "one format at a time: --ctf, --lttng, --perfetto or --chrome");
 	if (cfg->decode.analysis != HT_ANALYSIS_NONE)
 		return ht_usage_error("convert", "--graph and --sched are report's: use 'hypertrace-bpf report --graph' or '--sched'");
 	if (cfg->force && (cfg->format == HT_CONVERT_CTF || cfg->format == HT_CONVERT_LTTNG))
-		return ht_usage_error("convert", "--force goes with --chrome: %s writes only into a new or empty directory",
+		return ht_usage_error("convert", "--force goes with --chrome or --perfetto: %s writes only into a new or empty directory",
 				      cfg->format == HT_CONVERT_CTF ? "--ctf" : "--lttng");
 	if (ht_selection_check(&cfg->selection, err, sizeof(err)))
 		return ht_usage_error("convert", "%s", err);

@@ -10,12 +10,12 @@
 /* Mode of the exports unless --mode says otherwise: guest arguments are not for every user. */
 #define HT_EXPORT_DEFAULT_MODE 0600
 
-enum ht_convert_format { HT_CONVERT_CTF, HT_CONVERT_CHROME, HT_CONVERT_LTTNG };
+enum ht_convert_format { HT_CONVERT_CTF, HT_CONVERT_CHROME, HT_CONVERT_LTTNG, HT_CONVERT_PERFETTO };
 
 struct ht_convert_config {
 	enum ht_convert_format format;
-	const char *output; /* CTF, LTTng: a directory; Chrome: a file */
-	bool force;         /* Chrome: replace the file */
+	const char *output; /* CTF, LTTng: a directory; Chrome, Perfetto: a file */
+	bool force;         /* Chrome, Perfetto: replace the file */
 	unsigned int mode;  /* of the files written (a CTF directory: plus x where r) */
 	struct ht_selection selection;
 	struct ht_decode_config decode; /* Chrome: user catalogs and guest symbols */

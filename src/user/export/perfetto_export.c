@@ -1,0 +1,945 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "export/perfetto_export.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+#include "cli.h"
+#include "export/guest_event.h"
+#include "export/protobuf.h"
+#include "export/thread_table.h"
+#include "hypertrace/guest.h"
+#include "tracefile/output_file.h"
+#include "tracefile/wallclock.h"
+
+/* Field numbers of third_party/perfetto/perfetto_trace.proto (Perfetto's own). */
+enum {
+	TRACE_PACKET = 1,
+	PKT_FTRACE_EVENTS = 1, PKT_TIMESTAMP = 8, PKT_SEQ_ID = 10, PKT_TRACK_EVENT = 11, PKT_INTERNED = 12,
+	PKT_SEQ_FLAGS = 13, PKT_COMPRESSED = 50, PKT_TRACK_DESCRIPTOR = 60, PKT_FIRST_ON_SEQ = 87,
+	PKT_TRACE_ATTRIBUTES = 126,
+	TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT = 5, TD_SIBLING_RANK = 12,
+	PD_PID = 1, PD_NAME = 6,
+	THD_PID = 1, THD_TID = 2, THD_NAME = 5,
+	TE_DEBUG = 4, TE_TYPE = 9, TE_NAME_IID = 10, TE_TRACK = 11, TE_NAME = 23, TE_FLOW = 47, TE_TERM_FLOW = 48,
+	DA_NAME_IID = 1, DA_UINT = 3, DA_INT = 4, DA_STRING = 6, DA_POINTER = 7, DA_NAME = 10, DA_DICT = 11,
+	ID_EVENT_NAMES = 2, ID_DEBUG_NAMES = 3, IN_IID = 1, IN_NAME = 2,
+	FB_CPU = 1, FB_EVENT = 2,
+	FE_TIMESTAMP = 1, FE_PID = 2, FE_SCHED_SWITCH = 4, FE_SCHED_WAKEUP = 17, FE_IRQ_ENTRY = 36, FE_IRQ_EXIT = 37,
+	TA_ATTRIBUTE = 1, TA_KEY = 1, TA_LONG = 2, TA_STRING = 3,
+};
+enum { SLICE_BEGIN = 1, SLICE_END = 2, INSTANT = 3 };
+enum { SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2 };
+
+#define SEQUENCE_ID 1             /* every packet that uses interned names or track events */
+#define BUNDLE_BYTES (512 * 1024) /* packets deflated together, as the tracing service bundles them */
+#define MAX_INTERNED 65536u       /* names of each kind interned; later ones are written in full */
+
+/*
+ * Guests on one trace: a guest CPU is an ftrace CPU of its VM's block of
+ * GUEST_CPUS (Perfetto takes CPUs below 1024), a guest task a thread whose
+ * tid is its VM's block of 2^22 (Linux's PID_MAX_LIMIT on x86-64) plus its
+ * own tid, so that host and guests never share a thread.
+ */
+#define GUEST_CPUS 128u
+#define MAX_CPU_SLOTS 8u
+#define GUEST_TID_BITS 22
+#define MAX_TID_SLOTS 511u
+
+/* Track uuids: the kind in the top byte. */
+enum track_kind { TRACK_VM = 1, TRACK_VCPU, TRACK_GUEST_KERNEL, TRACK_GUEST_TASK, TRACK_GUEST_CPU };
+
+struct track {
+	uint64_t last_ts;
+};
+
+struct intern {
+	uint64_t iid;
+	char *s;
+};
+
+struct vm {
+	uint32_t slot; /* its place among the VMs with guest events */
+	bool has_slot;
+};
+
+struct ht_perfetto_export {
+	struct ht_output out;
+	char path[4096];
+	struct ht_file_header hdr;
+	const struct ht_decoder *dec;
+	struct ht_guest_state *gstate;
+	struct ht_pb raw; /* packets not yet deflated: a Trace message */
+	unsigned char *zbuf;
+	size_t zcap;
+	struct ht_thread_table *tracks;                  /* (uuid >> 32, uuid) -> struct track */
+	struct ht_thread_table *event_names, *arg_names; /* (hash >> 32, hash) -> struct intern */
+	uint64_t nevent_names, narg_names;
+	struct ht_thread_table *vms; /* (host pid, 0) -> struct vm */
+	uint32_t nslots;
+	uint64_t flows;
+	struct ht_perfetto_counts counts;
+	unsigned int open_packets; /* packets being written: no interned_data packet may start inside one */
+	uint64_t arg_iid[13];      /* of record_args, interned first */
+	uint64_t phase_iid[2];     /* "exit->hypercall", "hypercall->entry" */
+	uint32_t last_nr;          /* the nr of the last "hypercall NR" name, and its iid */
+	uint64_t last_nr_iid;
+	bool failed;
+};
+
+__attribute__((format(printf, 4, 5)))
+static int errorf(char *err, size_t errlen, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+/*
+ * Text a guest or a VM owner chose, as a protobuf string (valid UTF-8, no
+ * control characters): printable ASCII kept, every other byte as a visible
+ * \xNN, as the reports show them.
+ */
+static void visible(char *out, size_t len, const char *s)
+{
+	size_t n = 0;
+
+	for (; *s && n + 5 < len; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c >= 0x20 && c < 0x7f && c != '\\')
+			out[n++] = (char)c;
+		else
+			n += (size_t)snprintf(out + n, len - n, "\\x%02x", c);
+	}
+	out[n] = '\0';
+}
+
+/* ---- output: packets deflated in bundles ---- */
+
+static int write_all(struct ht_perfetto_export *x, const void *data, size_t len, char *err, size_t errlen)
+{
+	const unsigned char *p = data;
+
+	while (len) {
+		ssize_t n = write(x->out.fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return errorf(err, errlen, n < 0 ? -errno : -EIO, "cannot write %s: %s", x->path,
+				      strerror(n < 0 ? errno : EIO));
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Deflates the packets gathered so far into one compressed_packets packet. */
+static int flush_bundle(struct ht_perfetto_export *x, char *err, size_t errlen)
+{
+	uLongf zlen;
+	struct ht_pb outer = { 0 };
+	int ret;
+
+	if (x->raw.oom)
+		return errorf(err, errlen, -ENOMEM, "out of memory");
+	if (!x->raw.len)
+		return 0;
+	zlen = compressBound(x->raw.len);
+	if (zlen > x->zcap) {
+		unsigned char *z = realloc(x->zbuf, zlen);
+		if (!z)
+			return errorf(err, errlen, -ENOMEM, "out of memory");
+		x->zbuf = z;
+		x->zcap = zlen;
+	}
+	/* The fastest level: the bundles still shrink about sixfold, at a third of level 6's time. */
+	if (compress2(x->zbuf, &zlen, x->raw.buf, x->raw.len, Z_BEST_SPEED) != Z_OK)
+		return errorf(err, errlen, -EIO, "cannot compress the packets of %s", x->path);
+	ht_pb_msg m = ht_pb_begin(&outer, TRACE_PACKET);
+	ht_pb_bytes(&outer, PKT_COMPRESSED, x->zbuf, zlen);
+	ht_pb_end(&outer, m);
+	ret = outer.oom ? errorf(err, errlen, -ENOMEM, "out of memory") : write_all(x, outer.buf, outer.len, err, errlen);
+	ht_pb_free(&outer);
+	ht_pb_reset(&x->raw);
+	return ret;
+}
+
+static ht_pb_msg packet_begin(struct ht_perfetto_export *x)
+{
+	x->open_packets++;
+	return ht_pb_begin(&x->raw, TRACE_PACKET);
+}
+
+static void packet_end(struct ht_perfetto_export *x, ht_pb_msg p)
+{
+	ht_pb_end(&x->raw, p);
+	x->open_packets--;
+}
+
+/* A packet of the sequence that interns names: its id and flags. */
+static void sequence_fields(struct ht_perfetto_export *x)
+{
+	ht_pb_varint(&x->raw, PKT_SEQ_ID, SEQUENCE_ID);
+	ht_pb_varint(&x->raw, PKT_SEQ_FLAGS, SEQ_NEEDS_INCREMENTAL_STATE);
+}
+
+/* ---- interned names ---- */
+
+static uint64_t hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return h;
+}
+
+/*
+ * The iid of s in table (event names or debug annotation names), writing the
+ * interned_data packet that defines it when it is new; 0 when s cannot be
+ * interned (table full, or another name with its hash): then write it whole.
+ */
+static uint64_t intern(struct ht_perfetto_export *x, bool event_name, const char *s)
+{
+	struct ht_thread_table *t = event_name ? x->event_names : x->arg_names;
+	uint64_t *n = event_name ? &x->nevent_names : &x->narg_names, h = hash(s);
+	struct intern *e = ht_thread_table_get(t, (uint32_t)(h >> 32), (uint32_t)h);
+
+	if (e)
+		return strcmp(e->s, s) ? 0 : e->iid;
+	/* Defined in a packet of its own, never inside the one being written (then the name goes whole). */
+	if (*n >= MAX_INTERNED || x->open_packets || !(e = calloc(1, sizeof(*e))) || !(e->s = strdup(s)) ||
+	    ht_thread_table_put(t, (uint32_t)(h >> 32), (uint32_t)h, e)) {
+		if (e)
+			free(e->s);
+		free(e);
+		return 0;
+	}
+	e->iid = ++*n;
+	ht_pb_msg p = packet_begin(x);
+	sequence_fields(x);
+	ht_pb_msg d = ht_pb_begin(&x->raw, PKT_INTERNED);
+	ht_pb_msg entry = ht_pb_begin(&x->raw, event_name ? ID_EVENT_NAMES : ID_DEBUG_NAMES);
+	ht_pb_varint(&x->raw, IN_IID, e->iid);
+	ht_pb_string(&x->raw, IN_NAME, s);
+	ht_pb_end(&x->raw, entry);
+	ht_pb_end(&x->raw, d);
+	packet_end(x, p);
+	return e->iid;
+}
+
+static void event_name(struct ht_perfetto_export *x, const char *name)
+{
+	uint64_t iid = intern(x, true, name);
+
+	if (iid)
+		ht_pb_varint(&x->raw, TE_NAME_IID, iid);
+	else
+		ht_pb_string(&x->raw, TE_NAME, name);
+}
+
+static void arg_name(struct ht_perfetto_export *x, const char *name)
+{
+	uint64_t iid = intern(x, false, name);
+
+	if (iid)
+		ht_pb_varint(&x->raw, DA_NAME_IID, iid);
+	else
+		ht_pb_string(&x->raw, DA_NAME, name);
+}
+
+enum arg_kind { ARG_UINT, ARG_INT, ARG_HEX, ARG_STRING };
+
+static const char *const record_args[] = { "nr", "a0", "a1", "a2", "a3", "guest_rip", "exit_reason", "isa",
+					   "vcpu_id", "exit_cpu", "entry_cpu", "flags", "fields" };
+enum { ARG_NR, ARG_A0, ARG_A1, ARG_A2, ARG_A3, ARG_RIP, ARG_REASON, ARG_ISA, ARG_VCPU, ARG_EXIT_CPU, ARG_ENTRY_CPU,
+       ARG_FLAGS, ARG_FIELDS };
+
+/* One of the record's arguments, by its interned name (record_args[which]). */
+static void arg(struct ht_perfetto_export *x, int which, enum arg_kind kind, uint64_t v, const char *s)
+{
+	ht_pb_msg a = ht_pb_begin(&x->raw, TE_DEBUG);
+
+	if (x->arg_iid[which])
+		ht_pb_varint(&x->raw, DA_NAME_IID, x->arg_iid[which]);
+	else
+		ht_pb_string(&x->raw, DA_NAME, record_args[which]);
+	if (kind == ARG_STRING)
+		ht_pb_string(&x->raw, DA_STRING, s);
+	else
+		ht_pb_varint(&x->raw, kind == ARG_HEX ? DA_POINTER : kind == ARG_INT ? DA_INT : DA_UINT, v);
+	ht_pb_end(&x->raw, a);
+}
+
+/* ---- tracks ---- */
+
+static uint64_t track_uuid(enum track_kind kind, uint32_t a, uint32_t b)
+{
+	return (uint64_t)kind << 56 | ((uint64_t)(a & 0xffffff) << 32) | b;
+}
+
+/* The track's state if described already, else NULL (then describe it). */
+static struct track *track_of(struct ht_perfetto_export *x, uint64_t uuid, bool *new_track)
+{
+	struct track *t = ht_thread_table_get(x->tracks, (uint32_t)(uuid >> 32), (uint32_t)uuid);
+
+	*new_track = false;
+	if (t)
+		return t;
+	t = calloc(1, sizeof(*t));
+	if (!t || ht_thread_table_put(x->tracks, (uint32_t)(uuid >> 32), (uint32_t)uuid, t)) {
+		free(t);
+		x->failed = true;
+		return NULL;
+	}
+	*new_track = true;
+	return t;
+}
+
+/* A process track; ts: the descriptor's time (before its first event, as Perfetto's docs ask). */
+static void describe_process(struct ht_perfetto_export *x, uint64_t uuid, int32_t pid, const char *name, uint64_t ts)
+{
+	ht_pb_msg p = packet_begin(x);
+	ht_pb_varint(&x->raw, PKT_TIMESTAMP, ts);
+	ht_pb_msg d = ht_pb_begin(&x->raw, PKT_TRACK_DESCRIPTOR);
+	ht_pb_varint(&x->raw, TD_UUID, uuid);
+	ht_pb_msg pd = ht_pb_begin(&x->raw, TD_PROCESS);
+	ht_pb_int(&x->raw, PD_PID, pid);
+	ht_pb_string(&x->raw, PD_NAME, name);
+	ht_pb_end(&x->raw, pd);
+	ht_pb_end(&x->raw, d);
+	packet_end(x, p);
+}
+
+static void describe_thread(struct ht_perfetto_export *x, uint64_t uuid, int32_t pid, int64_t tid, const char *name,
+			    int32_t rank, uint64_t ts)
+{
+	ht_pb_msg p = packet_begin(x);
+	ht_pb_varint(&x->raw, PKT_TIMESTAMP, ts);
+	ht_pb_msg d = ht_pb_begin(&x->raw, PKT_TRACK_DESCRIPTOR);
+	ht_pb_varint(&x->raw, TD_UUID, uuid);
+	ht_pb_int(&x->raw, TD_SIBLING_RANK, rank);
+	ht_pb_msg td = ht_pb_begin(&x->raw, TD_THREAD);
+	ht_pb_int(&x->raw, THD_PID, pid);
+	ht_pb_int(&x->raw, THD_TID, tid);
+	ht_pb_string(&x->raw, THD_NAME, name);
+	ht_pb_end(&x->raw, td);
+	ht_pb_end(&x->raw, d);
+	packet_end(x, p);
+}
+
+static void describe_named(struct ht_perfetto_export *x, uint64_t uuid, uint64_t parent, const char *name,
+			   int32_t rank, uint64_t ts)
+{
+	ht_pb_msg p = packet_begin(x);
+	ht_pb_varint(&x->raw, PKT_TIMESTAMP, ts);
+	ht_pb_msg d = ht_pb_begin(&x->raw, PKT_TRACK_DESCRIPTOR);
+	ht_pb_varint(&x->raw, TD_UUID, uuid);
+	ht_pb_varint(&x->raw, TD_PARENT, parent);
+	ht_pb_string(&x->raw, TD_NAME, name);
+	ht_pb_int(&x->raw, TD_SIBLING_RANK, rank);
+	ht_pb_end(&x->raw, d);
+	packet_end(x, p);
+}
+
+/* The VM's name as its owner chose it (escaped), else its process name, else its pid. */
+static void vm_label(char *out, size_t len, struct ht_reader *reader, uint32_t pid)
+{
+	const char *name = reader ? ht_reader_vm_name(reader, pid) : NULL;
+	char esc[300];
+
+	visible(esc, sizeof(esc), name ? name : "");
+	if (esc[0])
+		snprintf(out, len, "VM %s (pid %u)", esc, pid);
+	else
+		snprintf(out, len, "VM process %u", pid);
+}
+
+/* The vCPU thread's track (and its VM's), described at its first record. */
+static struct track *vcpu_track(struct ht_perfetto_export *x, const struct ht_record *r, struct ht_reader *reader)
+{
+	uint64_t uuid = track_uuid(TRACK_VCPU, r->host_pid, r->host_tid), vm_uuid = track_uuid(TRACK_VM, r->host_pid, 0);
+	const struct ht_identity *id = reader ? ht_reader_identity(reader, r->host_pid, r->host_tid) : NULL;
+	char name[400], thread[80];
+	bool is_new;
+	struct track *t = track_of(x, vm_uuid, &is_new);
+
+	if (!t)
+		return NULL;
+	if (is_new) {
+		vm_label(name, sizeof(name), reader, r->host_pid);
+		describe_process(x, vm_uuid, (int32_t)r->host_pid, name, r->exit_ns);
+	}
+	t = track_of(x, uuid, &is_new);
+	if (t && is_new) {
+		visible(thread, sizeof(thread), id ? id->thread_name : "");
+		if (thread[0])
+			snprintf(name, sizeof(name), "vCPU %u: %s", r->vcpu_id, thread);
+		else
+			snprintf(name, sizeof(name), "vCPU %u (tid %u)", r->vcpu_id, r->host_tid);
+		describe_thread(x, uuid, (int32_t)r->host_pid, r->host_tid, name, r->vcpu_id, r->exit_ns);
+	}
+	return t;
+}
+
+/* ---- events ---- */
+
+/* An event's time on its track, raised (and counted) if the track has a later one. */
+static uint64_t on_track(struct ht_perfetto_export *x, struct track *t, uint64_t ts)
+{
+	if (ts < t->last_ts) {
+		ts = t->last_ts;
+		x->counts.reordered++;
+	}
+	t->last_ts = ts;
+	return ts;
+}
+
+static ht_pb_msg track_event_begin(struct ht_perfetto_export *x, struct track *t, uint64_t uuid, uint64_t ts, int type,
+				   ht_pb_msg *pkt)
+{
+	*pkt = packet_begin(x);
+	ht_pb_varint(&x->raw, PKT_TIMESTAMP, on_track(x, t, ts));
+	sequence_fields(x);
+	ht_pb_msg e = ht_pb_begin(&x->raw, PKT_TRACK_EVENT);
+	ht_pb_varint(&x->raw, TE_TYPE, (uint64_t)type);
+	ht_pb_varint(&x->raw, TE_TRACK, uuid);
+	return e;
+}
+
+static void track_event_end(struct ht_perfetto_export *x, ht_pb_msg e, ht_pb_msg pkt)
+{
+	ht_pb_end(&x->raw, e);
+	packet_end(x, pkt);
+}
+
+static void slice_end(struct ht_perfetto_export *x, struct track *t, uint64_t uuid, uint64_t ts)
+{
+	ht_pb_msg pkt, e = track_event_begin(x, t, uuid, ts, SLICE_END, &pkt);
+	track_event_end(x, e, pkt);
+}
+
+/* A decoded event's fields, as report decodes them, in a dict "fields". */
+static void decoded_fields(struct ht_perfetto_export *x, const struct ht_event_desc *ev, const struct ht_record *r)
+{
+	ht_pb_msg d = ht_pb_begin(&x->raw, TE_DEBUG);
+
+	ht_pb_varint(&x->raw, DA_NAME_IID, x->arg_iid[ARG_FIELDS]);
+	for (unsigned int i = 0; i < ev->nfields; i++) {
+		const struct ht_field *f = &ev->fields[i];
+		ht_pb_msg a = ht_pb_begin(&x->raw, DA_DICT);
+		char text[33], esc[200], sym[512];
+
+		arg_name(x, f->name);
+		switch (f->type) {
+		case HT_FT_STR:
+			ht_field_text(f, r, text);
+			visible(esc, sizeof(esc), text);
+			ht_pb_string(&x->raw, DA_STRING, esc);
+			break;
+		case HT_FT_S:
+			ht_pb_varint(&x->raw, DA_INT, (uint64_t)ht_field_signed(f, r));
+			break;
+		case HT_FT_X:
+		case HT_FT_SYM:
+			ht_pb_varint(&x->raw, DA_POINTER, ht_field_bits(f, r));
+			break;
+		default:
+			ht_pb_varint(&x->raw, DA_UINT, ht_field_bits(f, r));
+			break;
+		}
+		ht_pb_end(&x->raw, a);
+		if (f->type == HT_FT_SYM && ht_decoder_symbol(x->dec, ht_field_bits(f, r), sym, sizeof(sym))) {
+			char key[HT_CAT_NAME_MAX + 8];
+
+			snprintf(key, sizeof(key), "%s_sym", f->name);
+			a = ht_pb_begin(&x->raw, DA_DICT);
+			arg_name(x, key);
+			visible(esc, sizeof(esc), sym);
+			ht_pb_string(&x->raw, DA_STRING, esc);
+			ht_pb_end(&x->raw, a);
+		}
+	}
+	ht_pb_end(&x->raw, d);
+}
+
+/* The function's name for a slice: its symbol without "+0x0", else its address. */
+static void function_name(struct ht_perfetto_export *x, uint64_t addr, char *out, size_t len)
+{
+	char sym[512];
+	size_t l;
+
+	if (!ht_decoder_symbol(x->dec, addr, sym, sizeof(sym)))
+		snprintf(sym, sizeof(sym), "0x%llx", (unsigned long long)addr);
+	l = strlen(sym);
+	if (l > 4 && !strcmp(sym + l - 4, "+0x0"))
+		sym[l - 4] = '\0';
+	visible(out, len, sym);
+}
+
+static void prepare_field_names(struct ht_perfetto_export *x, const struct ht_event_desc *ev)
+{
+	for (unsigned int i = 0; ev && i < ev->nfields; i++) {
+		intern(x, false, ev->fields[i].name);
+		if (ev->fields[i].type == HT_FT_SYM) {
+			char key[HT_CAT_NAME_MAX + 8];
+			snprintf(key, sizeof(key), "%s_sym", ev->fields[i].name);
+			intern(x, false, key);
+		}
+	}
+}
+
+/* The host's view: the hypercall and its two phases on the vCPU thread's track. */
+static void host_slices(struct ht_perfetto_export *x, struct track *t, const struct ht_record *r,
+			const struct ht_event_desc *ev, const char *name, uint64_t flow)
+{
+	uint64_t uuid = track_uuid(TRACK_VCPU, r->host_pid, r->host_tid);
+	uint64_t hcall = r->exit_ns + r->exit_to_hcall_ns, entry = hcall + r->hcall_to_entry_ns;
+	uint64_t iid;
+	ht_pb_msg pkt, e;
+
+	/* "hypercall NR" names repeat: the last one's iid is kept. */
+	if (!ev && x->last_nr_iid && x->last_nr == r->nr) {
+		iid = x->last_nr_iid;
+	} else {
+		iid = intern(x, true, name);
+		if (!ev) {
+			x->last_nr = r->nr;
+			x->last_nr_iid = iid;
+		}
+	}
+	prepare_field_names(x, ev);
+	e = track_event_begin(x, t, uuid, r->exit_ns, SLICE_BEGIN, &pkt);
+	if (iid)
+		ht_pb_varint(&x->raw, TE_NAME_IID, iid);
+	else
+		ht_pb_string(&x->raw, TE_NAME, name);
+	arg(x, ARG_NR, ARG_UINT, r->nr, NULL);
+	arg(x, ARG_A0, ARG_HEX, r->a0, NULL);
+	arg(x, ARG_A1, ARG_HEX, r->a1, NULL);
+	arg(x, ARG_A2, ARG_HEX, r->a2, NULL);
+	arg(x, ARG_A3, ARG_HEX, r->a3, NULL);
+	arg(x, ARG_RIP, ARG_HEX, r->guest_rip, NULL);
+	arg(x, ARG_REASON, ARG_HEX, r->exit_reason, NULL);
+	arg(x, ARG_ISA, ARG_STRING, 0, r->isa == HT_ISA_VMX ? "VMX" : r->isa == HT_ISA_SVM ? "SVM" : "?");
+	arg(x, ARG_VCPU, ARG_UINT, r->vcpu_id, NULL);
+	arg(x, ARG_EXIT_CPU, ARG_UINT, r->exit_cpu, NULL);
+	arg(x, ARG_ENTRY_CPU, ARG_UINT, r->entry_cpu, NULL);
+	arg(x, ARG_FLAGS, ARG_UINT, r->flags, NULL);
+	if (ev)
+		decoded_fields(x, ev, r);
+	if (flow)
+		ht_pb_fixed64(&x->raw, TE_TERM_FLOW, flow);
+	track_event_end(x, e, pkt);
+	e = track_event_begin(x, t, uuid, r->exit_ns, SLICE_BEGIN, &pkt);
+	ht_pb_varint(&x->raw, TE_NAME_IID, x->phase_iid[0]);
+	track_event_end(x, e, pkt);
+	slice_end(x, t, uuid, hcall);
+	e = track_event_begin(x, t, uuid, hcall, SLICE_BEGIN, &pkt);
+	ht_pb_varint(&x->raw, TE_NAME_IID, x->phase_iid[1]);
+	track_event_end(x, e, pkt);
+	slice_end(x, t, uuid, entry);
+	slice_end(x, t, uuid, entry);
+}
+
+/* ---- guests ---- */
+
+static struct vm *vm_of(struct ht_perfetto_export *x, uint32_t pid)
+{
+	struct vm *v = ht_thread_table_get(x->vms, pid, 0);
+
+	if (v)
+		return v;
+	v = calloc(1, sizeof(*v));
+	if (!v || ht_thread_table_put(x->vms, pid, 0, v)) {
+		free(v);
+		x->failed = true;
+		return NULL;
+	}
+	if (x->nslots < MAX_TID_SLOTS) {
+		v->slot = x->nslots++;
+		v->has_slot = true;
+	}
+	return v;
+}
+
+/* A guest task's tid on the trace: its VM's block plus its own; 0 (idle) stays 0; -1 if it does not fit. */
+static int64_t guest_tid(const struct vm *v, uint32_t tid)
+{
+	if (tid == 0)
+		return 0;
+	if (!v->has_slot || tid >= 1u << GUEST_TID_BITS)
+		return -1;
+	return (int64_t)(v->slot + 1) << GUEST_TID_BITS | tid;
+}
+
+/* A guest CPU's ftrace CPU on the trace, or -1 if it does not fit. */
+static int64_t guest_cpu(const struct vm *v, uint32_t cpu)
+{
+	if (!v->has_slot || v->slot >= MAX_CPU_SLOTS || cpu >= GUEST_CPUS)
+		return -1;
+	return (int64_t)v->slot * GUEST_CPUS + cpu;
+}
+
+static uint64_t guest_kernel_track(struct ht_perfetto_export *x, const struct vm *v, const struct ht_record *r,
+				   struct ht_reader *reader)
+{
+	uint64_t uuid = track_uuid(TRACK_GUEST_KERNEL, r->host_pid, 0);
+	char label[400], name[440];
+	bool is_new;
+
+	if (track_of(x, uuid, &is_new) && is_new) {
+		vm_label(label, sizeof(label), reader, r->host_pid);
+		snprintf(name, sizeof(name), "guest kernel of %s", label);
+		describe_process(x, uuid, (int32_t)((v->slot + 1) << GUEST_TID_BITS), name, r->exit_ns);
+	}
+	return uuid;
+}
+
+/* A guest task's thread track (described the first time it is named), or NULL if it has none. */
+static struct track *guest_task_track(struct ht_perfetto_export *x, const struct vm *v, const struct ht_record *r,
+				      struct ht_reader *reader, uint32_t tid, uint32_t cpu, uint64_t *uuid)
+{
+	int64_t mapped = guest_tid(v, tid);
+	char comm[HT_GEV_COMM_LEN + 1], esc[80], name[120];
+	struct track *t;
+	bool is_new;
+
+	if (mapped <= 0)
+		return NULL;
+	guest_kernel_track(x, v, r, reader);
+	*uuid = track_uuid(TRACK_GUEST_TASK, r->host_pid, tid);
+	t = track_of(x, *uuid, &is_new);
+	if (t && is_new) {
+		ht_guest_task_comm(x->gstate, r->host_pid, tid, cpu, comm);
+		visible(esc, sizeof(esc), comm);
+		snprintf(name, sizeof(name), "%s (guest tid %u)", esc[0] ? esc : "task", tid);
+		describe_thread(x, *uuid, (int32_t)((v->slot + 1) << GUEST_TID_BITS), mapped, name, (int32_t)tid, r->exit_ns);
+	}
+	return t;
+}
+
+/* A guest CPU's event track, under its guest kernel. */
+static struct track *guest_cpu_track(struct ht_perfetto_export *x, const struct vm *v, const struct ht_record *r,
+				     struct ht_reader *reader, uint32_t cpu, uint64_t *uuid)
+{
+	uint64_t parent = guest_kernel_track(x, v, r, reader);
+	char name[64];
+	struct track *t;
+	bool is_new;
+
+	*uuid = track_uuid(TRACK_GUEST_CPU, r->host_pid, cpu);
+	t = track_of(x, *uuid, &is_new);
+	if (t && is_new) {
+		snprintf(name, sizeof(name), "guest CPU %u events", cpu);
+		describe_named(x, *uuid, parent, name, (int32_t)cpu, r->exit_ns);
+	}
+	return t;
+}
+
+/* The guest's scheduling and IRQs as ftrace events of its CPU, as Perfetto shows a kernel's. */
+static void guest_ftrace(struct ht_perfetto_export *x, const struct vm *v, const struct ht_record *r,
+			 const struct ht_gev *ev, int64_t task_before)
+{
+	int64_t cpu = guest_cpu(v, ev->cpu), cur = task_before >= 0 ? guest_tid(v, (uint32_t)task_before) : 0;
+	char comm[HT_GEV_COMM_LEN + 1], esc[80];
+	ht_pb_msg p, b, e, s;
+
+	if (ev->kind != HT_GEV_SCHED_SWITCH && ev->kind != HT_GEV_SCHED_WAKEUP && ev->kind != HT_GEV_IRQ_ENTRY &&
+	    ev->kind != HT_GEV_IRQ_EXIT)
+		return;
+	if (cpu < 0) {
+		x->counts.not_scheduled++;
+		return;
+	}
+	p = packet_begin(x);
+	b = ht_pb_begin(&x->raw, PKT_FTRACE_EVENTS);
+	ht_pb_varint(&x->raw, FB_CPU, (uint64_t)cpu);
+	e = ht_pb_begin(&x->raw, FB_EVENT);
+	ht_pb_varint(&x->raw, FE_TIMESTAMP, r->exit_ns);
+	switch (ev->kind) {
+	case HT_GEV_SCHED_SWITCH: {
+		int64_t prev = guest_tid(v, ev->u.sw.prev_tid), next = guest_tid(v, ev->u.sw.next_tid);
+
+		ht_pb_varint(&x->raw, FE_PID, prev > 0 ? (uint64_t)prev : 0);
+		s = ht_pb_begin(&x->raw, FE_SCHED_SWITCH);
+		ht_guest_task_comm(x->gstate, r->host_pid, ev->u.sw.prev_tid, ev->cpu, comm);
+		visible(esc, sizeof(esc), comm);
+		ht_pb_string(&x->raw, 1, esc);
+		ht_pb_int(&x->raw, 2, prev > 0 ? prev : 0);
+		ht_pb_int(&x->raw, 3, ev->u.sw.prev_prio);
+		ht_pb_int(&x->raw, 4, ev->u.sw.prev_state);
+		ht_guest_task_comm(x->gstate, r->host_pid, ev->u.sw.next_tid, ev->cpu, comm);
+		visible(esc, sizeof(esc), ev->u.sw.next_tid ? ev->u.sw.next_comm : comm);
+		ht_pb_string(&x->raw, 5, esc);
+		ht_pb_int(&x->raw, 6, next > 0 ? next : 0);
+		ht_pb_int(&x->raw, 7, ev->u.sw.next_prio);
+		break;
+	}
+	case HT_GEV_SCHED_WAKEUP: {
+		int64_t tid = guest_tid(v, ev->u.wake.tid), target = guest_cpu(v, ev->u.wake.target_cpu);
+
+		ht_pb_varint(&x->raw, FE_PID, cur > 0 ? (uint64_t)cur : 0);
+		s = ht_pb_begin(&x->raw, FE_SCHED_WAKEUP);
+		visible(esc, sizeof(esc), ev->u.wake.comm);
+		ht_pb_string(&x->raw, 1, esc);
+		ht_pb_int(&x->raw, 2, tid > 0 ? tid : 0);
+		ht_pb_int(&x->raw, 3, ev->u.wake.prio);
+		ht_pb_int(&x->raw, 4, 1);
+		ht_pb_int(&x->raw, 5, target >= 0 ? target : cpu);
+		break;
+	}
+	case HT_GEV_IRQ_ENTRY:
+		ht_pb_varint(&x->raw, FE_PID, cur > 0 ? (uint64_t)cur : 0);
+		s = ht_pb_begin(&x->raw, FE_IRQ_ENTRY);
+		ht_pb_int(&x->raw, 1, (int32_t)ev->u.irq.irq);
+		visible(esc, sizeof(esc), ev->u.irq.name);
+		ht_pb_string(&x->raw, 2, esc);
+		break;
+	default:
+		ht_pb_varint(&x->raw, FE_PID, cur > 0 ? (uint64_t)cur : 0);
+		s = ht_pb_begin(&x->raw, FE_IRQ_EXIT);
+		ht_pb_int(&x->raw, 1, (int32_t)ev->u.irq.irq);
+		ht_pb_int(&x->raw, 2, (int32_t)ev->u.irq.ret);
+		break;
+	}
+	ht_pb_end(&x->raw, s);
+	ht_pb_end(&x->raw, e);
+	ht_pb_end(&x->raw, b);
+	packet_end(x, p);
+}
+
+/*
+ * The guest's side of a project event: a function call as a slice on its
+ * task's track, any other event as an instant on its CPU's event track, with
+ * a flow to the host's slice. Returns the flow id, 0 when it has no guest
+ * track.
+ */
+static uint64_t guest_side(struct ht_perfetto_export *x, const struct ht_record *r, struct ht_reader *reader,
+			   const struct ht_gev *ev, const struct ht_event_desc *desc, int64_t task_before)
+{
+	struct vm *v = vm_of(x, r->host_pid);
+	uint64_t uuid, flow;
+	struct track *t;
+	ht_pb_msg pkt, e;
+	char name[400];
+
+	if (!v)
+		return 0;
+	guest_ftrace(x, v, r, ev, task_before);
+	if (ev->kind == HT_GEV_FUNC_ENTRY || ev->kind == HT_GEV_FUNC_EXIT) {
+		t = guest_task_track(x, v, r, reader, ev->u.func.tid, ev->cpu, &uuid);
+		if (!t) {
+			x->counts.not_scheduled++;
+			return 0;
+		}
+		function_name(x, ev->u.func.addr, name, sizeof(name));
+		if (ev->kind == HT_GEV_FUNC_ENTRY)
+			intern(x, true, name);
+		flow = ++x->flows;
+		e = track_event_begin(x, t, uuid, r->exit_ns, ev->kind == HT_GEV_FUNC_ENTRY ? SLICE_BEGIN : SLICE_END, &pkt);
+		if (ev->kind == HT_GEV_FUNC_ENTRY)
+			event_name(x, name);
+		ht_pb_fixed64(&x->raw, TE_FLOW, flow);
+		track_event_end(x, e, pkt);
+		return flow;
+	}
+	if (ev->kind == HT_GEV_SCHED_SWITCH) {
+		/* Name the tasks' threads before the ftrace events that show them run. */
+		guest_task_track(x, v, r, reader, ev->u.sw.prev_tid, ev->cpu, &uuid);
+		guest_task_track(x, v, r, reader, ev->u.sw.next_tid, ev->cpu, &uuid);
+	}
+	t = guest_cpu_track(x, v, r, reader, ev->cpu, &uuid);
+	if (!t)
+		return 0;
+	intern(x, true, desc->name);
+	prepare_field_names(x, desc);
+	flow = ++x->flows;
+	e = track_event_begin(x, t, uuid, r->exit_ns, INSTANT, &pkt);
+	event_name(x, desc->name);
+	decoded_fields(x, desc, r);
+	ht_pb_fixed64(&x->raw, TE_FLOW, flow);
+	track_event_end(x, e, pkt);
+	return flow;
+}
+
+/* ---- the export ---- */
+
+int ht_perfetto_open(const char *path, bool force, mode_t mode, const struct ht_file_header *h,
+		     const struct ht_decoder *dec, struct ht_perfetto_export **out, char *err, size_t errlen)
+{
+	const struct ht_output_spec spec = { .cmd = "convert", .opt = "--perfetto", .what = "a Perfetto trace",
+					     .force = force };
+	struct ht_perfetto_export *x = calloc(1, sizeof(*x));
+	int ret;
+
+	if (!x)
+		return errorf(err, errlen, -ENOMEM, "out of memory");
+	x->out.fd = x->out.dirfd = -1;
+	if (!(x->tracks = ht_thread_table_new()) || !(x->event_names = ht_thread_table_new()) ||
+	    !(x->arg_names = ht_thread_table_new()) || !(x->vms = ht_thread_table_new()) ||
+	    !(x->gstate = ht_guest_state_new(dec))) {
+		ht_perfetto_abandon(x);
+		return errorf(err, errlen, -ENOMEM, "out of memory");
+	}
+	ret = ht_output_create(&x->out, path, &spec, err, errlen);
+	if (!ret)
+		ret = ht_output_set_access(&x->out, mode, (uid_t)-1, (gid_t)-1, err, errlen);
+	if (ret) {
+		ht_perfetto_abandon(x);
+		return ret;
+	}
+	snprintf(x->path, sizeof(x->path), "%s", path);
+	x->hdr = *h;
+	x->dec = dec;
+	/* The sequence's first packet: its interned names start empty. */
+	ht_pb_msg p = packet_begin(x);
+	ht_pb_varint(&x->raw, PKT_SEQ_ID, SEQUENCE_ID);
+	ht_pb_varint(&x->raw, PKT_SEQ_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
+	ht_pb_varint(&x->raw, PKT_FIRST_ON_SEQ, 1);
+	packet_end(x, p);
+	/* The names every record uses, interned once (the tables are empty: they get iids). */
+	for (size_t i = 0; i < sizeof(record_args) / sizeof(record_args[0]); i++)
+		x->arg_iid[i] = intern(x, false, record_args[i]);
+	x->phase_iid[0] = intern(x, true, "exit->hypercall");
+	x->phase_iid[1] = intern(x, true, "hypercall->entry");
+	*out = x;
+	return 0;
+}
+
+int ht_perfetto_add(struct ht_perfetto_export *x, const struct ht_record *r, struct ht_reader *reader, char *err,
+		    size_t errlen)
+{
+	const struct ht_event_desc *desc = ht_decoder_event(x->dec, r);
+	struct ht_gev ev;
+	struct track *t;
+	uint64_t flow = 0;
+	int64_t task_before;
+	char name[400];
+
+	if (ht_guest_state_feed(x->gstate, r, &ev))
+		return errorf(err, errlen, -ENOMEM, "out of memory");
+	task_before = ev.kind == HT_GEV_SCHED_SWITCH ? (int64_t)ev.u.sw.prev_tid :
+			ev.kind != HT_GEV_NONE ? ht_guest_cpu_task(x->gstate, r->host_pid, ev.cpu) : -1;
+	t = vcpu_track(x, r, reader);
+	if (!t)
+		return errorf(err, errlen, -ENOMEM, "out of memory");
+	/* The guest's event first: its flow goes from there to the host's slice. */
+	if (ev.kind != HT_GEV_NONE)
+		flow = guest_side(x, r, reader, &ev, desc, task_before);
+	if (ev.kind == HT_GEV_FUNC_ENTRY || ev.kind == HT_GEV_FUNC_EXIT) {
+		char fn[300];
+		function_name(x, ev.u.func.addr, fn, sizeof(fn));
+		snprintf(name, sizeof(name), "%s %s", desc->name, fn);
+	} else if (desc) {
+		snprintf(name, sizeof(name), "%s", desc->name);
+	} else {
+		snprintf(name, sizeof(name), "hypercall %u", r->nr);
+	}
+	host_slices(x, t, r, desc, name, flow);
+	if (x->failed || x->raw.oom)
+		return errorf(err, errlen, -ENOMEM, "out of memory");
+	return x->raw.len >= BUNDLE_BYTES ? flush_bundle(x, err, errlen) : 0;
+}
+
+static void attribute(struct ht_perfetto_export *x, const char *key, const char *s, long long v)
+{
+	ht_pb_msg a = ht_pb_begin(&x->raw, TA_ATTRIBUTE);
+
+	ht_pb_string(&x->raw, TA_KEY, key);
+	if (s)
+		ht_pb_string(&x->raw, TA_STRING, s);
+	else
+		ht_pb_int(&x->raw, TA_LONG, v);
+	ht_pb_end(&x->raw, a);
+}
+
+/* The recording's identity, as trace attributes (Perfetto UI: Overview, Info and Stats). */
+static void identity(struct ht_perfetto_export *x, const struct ht_read_status *st, const char *source,
+		     const char *selection)
+{
+	const struct ht_file_header *h = &x->hdr;
+	char buf[256], esc[600];
+	ht_pb_msg p = packet_begin(x), a = ht_pb_begin(&x->raw, PKT_TRACE_ATTRIBUTES);
+
+	attribute(x, "dev.hypertrace.tracer", "hypertrace-bpf " HT_VERSION, 0);
+	visible(esc, sizeof(esc), source);
+	attribute(x, "dev.hypertrace.trace_file", esc, 0);
+	visible(esc, sizeof(esc), h->kernel_release);
+	attribute(x, "dev.hypertrace.host_kernel_release", esc, 0);
+	visible(esc, sizeof(esc), h->cpu_vendor);
+	attribute(x, "dev.hypertrace.cpu_vendor", esc, 0);
+	ht_format_wallclock(buf, sizeof(buf), h, h->start_monotonic_ns, HT_TIME_ISO);
+	attribute(x, "dev.hypertrace.recording_start", buf, 0);
+	attribute(x, "dev.hypertrace.recording_start_monotonic_ns", NULL, (long long)h->start_monotonic_ns);
+	if (st->has_trailer) {
+		ht_format_wallclock(buf, sizeof(buf), h, st->trailer.end_monotonic_ns, HT_TIME_ISO);
+		attribute(x, "dev.hypertrace.recording_end", buf, 0);
+		attribute(x, "dev.hypertrace.dropped", NULL, (long long)ht_trailer_lost(&st->trailer));
+	}
+	visible(esc, sizeof(esc), selection);
+	attribute(x, "dev.hypertrace.selection", esc, 0);
+	visible(esc, sizeof(esc), st->has_trailer && !st->damaged ? "complete" : st->reason);
+	attribute(x, "dev.hypertrace.read_status", esc, 0);
+	ht_pb_end(&x->raw, a);
+	packet_end(x, p);
+}
+
+int ht_perfetto_close(struct ht_perfetto_export *x, const struct ht_read_status *st, const char *source,
+		      const char *selection, struct ht_perfetto_counts *counts, char *err, size_t errlen)
+{
+	int ret;
+
+	identity(x, st, source, selection);
+	ret = flush_bundle(x, err, errlen);
+	/* On disk before it has its name: a crash leaves the old file or the whole new one. */
+	if (!ret && fsync(x->out.fd))
+		ret = errorf(err, errlen, -errno, "cannot write %s: %s", x->path, strerror(errno));
+	if (!ret)
+		ret = ht_output_publish(&x->out, err, errlen);
+	if (counts)
+		*counts = x->counts;
+	ht_perfetto_abandon(x);
+	return ret;
+}
+
+static void free_interned(struct ht_thread_table *t)
+{
+	for (size_t i = 0; t && i < ht_thread_table_len(t); i++) {
+		struct intern *e = ht_thread_table_at(t, i);
+		free(e->s);
+		free(e);
+	}
+	ht_thread_table_free(t);
+}
+
+static void free_values(struct ht_thread_table *t)
+{
+	for (size_t i = 0; t && i < ht_thread_table_len(t); i++)
+		free(ht_thread_table_at(t, i));
+	ht_thread_table_free(t);
+}
+
+void ht_perfetto_abandon(struct ht_perfetto_export *x)
+{
+	if (!x)
+		return;
+	free_values(x->tracks);
+	free_values(x->vms);
+	free_interned(x->event_names);
+	free_interned(x->arg_names);
+	ht_guest_state_free(x->gstate);
+	ht_pb_free(&x->raw);
+	free(x->zbuf);
+	/* Unpublished: the unnamed file goes with its descriptor. */
+	ht_output_release(&x->out);
+	free(x);
+}

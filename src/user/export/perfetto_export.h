@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * convert --perfetto FILE: Perfetto's native protobuf trace, written without
+ * Perfetto's SDK (export/protobuf.c; the messages are Perfetto's own, a
+ * subset vendored in third_party/perfetto/): a process track per VM, a
+ * thread track per vCPU thread, each hypercall a slice with its two phases
+ * nested; the guests' scheduling and IRQs as ftrace events on CPU tracks,
+ * their function calls as slices on a thread track per guest task, their
+ * other events as instants on a track per guest CPU, each with a flow to the
+ * host slice of the hypercall that carried it. Names are interned; packets
+ * are deflated in bundles, as Perfetto's tracing service writes them.
+ * docs/exports.md describes it.
+ *
+ * Streaming: memory grows with the threads, guest tasks and CPUs of the
+ * trace (and the names it interns, capped), never with its records.
+ */
+#ifndef HT_EXPORT_PERFETTO_EXPORT_H
+#define HT_EXPORT_PERFETTO_EXPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include "decode/decoder.h"
+#include "tracefile/trace_reader.h"
+
+struct ht_perfetto_export;
+
+struct ht_perfetto_counts {
+	unsigned long long reordered;     /* events raised to keep their track in time order */
+	unsigned long long not_scheduled; /* guest CPU events beyond the CPU tracks one trace holds */
+};
+
+/* Creates FILE unnamed (an existing one only with force). 0, or -errno with a one-line err. */
+int ht_perfetto_open(const char *path, bool force, mode_t mode, const struct ht_file_header *h,
+		     const struct ht_decoder *dec, struct ht_perfetto_export **out, char *err, size_t errlen);
+/* Adds one record; reader names VMs and threads. 0, or -errno with err. */
+int ht_perfetto_add(struct ht_perfetto_export *x, const struct ht_record *r, struct ht_reader *reader, char *err,
+		    size_t errlen);
+/* Writes the rest and the trace's identity, then names FILE. Frees x. 0, or -errno with err. */
+int ht_perfetto_close(struct ht_perfetto_export *x, const struct ht_read_status *st, const char *source,
+		      const char *selection, struct ht_perfetto_counts *counts, char *err, size_t errlen);
+/* Frees x and the unnamed file. NULL is fine. */
+void ht_perfetto_abandon(struct ht_perfetto_export *x);
+
+#endif
