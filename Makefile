@@ -235,7 +235,7 @@ demo: deps
 	tests/demo.sh
 
 bench: deps
-	$(MAKE) all static $(BENCH_BINS)
+	$(MAKE) all static $(BENCH_BINS) $(OUTPUT)/tests/tools/trace_gen
 	bench/run
 
 deps:

@@ -11,14 +11,16 @@
 set -eu
 cd "$(dirname "$0")/.."
 # prometheus and curl: the real Prometheus server that tests/prometheus scrapes record --metrics with.
-# babeltrace2, python3-bt2: the CTF export test reads the export with them.
+# babeltrace2, python3-bt2: the CTF and LTTng export tests read the exports with them.
+# protobuf-compiler, python3-protobuf: the Perfetto export test decodes the export with them.
 # scdoc: the man pages; debhelper, dkms, lintian, fakeroot: `make deb` and its
 # tests; debootstrap: the Debian 13 root tests/distro builds; bash-completion:
 # the completion test drives the installed completion with it; man-db: man -w;
 # git: the build test and make deb take the tracked files from git;
 # build-essential: dpkg-buildpackage checks for it.
 pkgs=(git make build-essential gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev tmux python3 util-linux prometheus curl time
-	e2fsprogs babeltrace2 python3-bt2 scdoc debhelper dkms lintian fakeroot debootstrap bash-completion man-db)
+	e2fsprogs babeltrace2 python3-bt2 scdoc debhelper dkms lintian fakeroot debootstrap bash-completion man-db
+	protobuf-compiler python3-protobuf)
 missing=()
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
 for p in "${pkgs[@]}"; do

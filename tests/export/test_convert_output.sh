@@ -79,6 +79,7 @@ killed_midway chrome_killed_by_sigterm_leaves_nothing TERM big.json --chrome big
 killed_midway ctf_killed_by_sigterm_leaves_nothing TERM big-ctf --ctf big-ctf big.htr
 killed_midway ctf_killed_by_sigint_leaves_nothing INT big-ctf --ctf big-ctf big.htr
 killed_midway lttng_killed_by_sigint_leaves_nothing INT big-lttng --lttng big-lttng big.htr
+killed_midway perfetto_killed_by_sigterm_leaves_nothing TERM big.pftrace --perfetto big.pftrace big.htr
 # A killed run over an old file leaves the old file as it was.
 echo old >kept.json
 killed_midway chrome_killed_with_force_keeps_the_old_file TERM no-such-name --chrome kept.json --force chrome.htr

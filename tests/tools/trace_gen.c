@@ -7,10 +7,11 @@
  *       run through the real BPF handlers as synthetic events, drained by the
  *       real recording into FILE. --drops: 100 calls each into a one-page ring
  *       buffer that overflows, so the trailer counts drops. Needs root.
- *   trace_gen bulk FILE N [--wide]   N records of 4 vCPU threads written with
- *       the trace file writer (no BPF): a large input for memory tests.
- *       --wide: latencies spread over 4 us .. 1 ms, higher on higher vCPUs,
- *       so percentiles fall in wide histogram buckets.
+ *   trace_gen bulk FILE N [--wide] [--compress]   N records of 4 vCPU threads
+ *       written with the trace file writer (no BPF): a large input for memory
+ *       tests. --wide: latencies spread over 4 us .. 1 ms, higher on higher
+ *       vCPUs, so percentiles fall in wide histogram buckets. --compress:
+ *       delta + zlib blocks (about 10 bytes a record).
  *   trace_gen guest FILE [--rounds N]   hypertracing as the guest module
  *       sends it (no BPF): two VMs ("web1", and one whose name holds a
  *       quote, a backslash and an escape byte) of two vCPU threads each; in
@@ -106,7 +107,7 @@ static int synth(const char *path, bool drops)
 	return 0;
 }
 
-static int bulk(const char *path, uint64_t n, bool wide)
+static int bulk(const char *path, uint64_t n, bool wide, bool compress)
 {
 	struct ht_file_header hdr;
 	struct ht_trailer t = { 0 };
@@ -118,6 +119,8 @@ static int bulk(const char *path, uint64_t n, bool wide)
 		fprintf(stderr, "trace_gen: %s\n", err);
 		return 1;
 	}
+	if (compress)
+		ht_writer_set_encoding(w, HT_ENCODING_DELTA_ZLIB);
 	for (uint64_t i = 0; i < n; i++) {
 		struct ht_record r = {
 			.exit_ns = hdr.start_monotonic_ns + 1000 + i * 250,
@@ -339,11 +342,20 @@ int main(int argc, char **argv)
 			goto usage;
 		return guest(argv[2], rounds);
 	}
-	if ((argc == 4 || (argc == 5 && !strcmp(argv[4], "--wide"))) && !strcmp(argv[1], "bulk") &&
-	    ht_parse_u64(argv[3], 1, UINT64_MAX, &n))
-		return bulk(argv[2], n, argc == 5);
+	if (argc >= 4 && !strcmp(argv[1], "bulk") && ht_parse_u64(argv[3], 1, UINT64_MAX, &n)) {
+		bool wide = false, compress = false;
+		for (int i = 4; i < argc; i++) {
+			if (!strcmp(argv[i], "--wide"))
+				wide = true;
+			else if (!strcmp(argv[i], "--compress"))
+				compress = true;
+			else
+				goto usage;
+		}
+		return bulk(argv[2], n, wide, compress);
+	}
 usage:
-	fprintf(stderr, "usage: trace_gen synth FILE [--calls N] [--drops] | trace_gen bulk FILE N [--wide]"
+	fprintf(stderr, "usage: trace_gen synth FILE [--calls N] [--drops] | trace_gen bulk FILE N [--wide] [--compress]"
 			" | trace_gen guest FILE [--rounds N]\n");
 	return 2;
 }

@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""Checks a `convert --perfetto` trace with python3-protobuf, through the
+message definitions of third_party/perfetto/perfetto_trace.proto (compiled
+with protoc into a temporary directory).
+
+    check_perfetto.py PROTO TRACE REPORT.csv [--payloads DIR]
+
+- every packet decodes, the deflated bundles (compressed_packets) too, and
+  no field is unknown to Perfetto's definitions;
+- every track is described (track_descriptor) before an event uses it, and
+  every interned name before a packet refers to its iid;
+- timestamps are integers (ns) and never go back on a track, nor on an
+  ftrace CPU;
+- the slices of each vCPU thread's track are report --csv's records, one for
+  one: start = exit_ns, duration = total_ns, the two phases nested with
+  their durations, and every field of the record in the slice's arguments;
+- every flow joins a guest event to the host slice of its hypercall, at the
+  same time; the guests' sched_switch ftrace events are the decoded ones.
+--payloads DIR writes each deflated bundle's packets there (bundle-N.pb),
+for `protoc --decode`.
+"""
+import collections
+import csv
+import importlib
+import os
+import subprocess
+import sys
+import tempfile
+import zlib
+
+
+def fail(msg):
+    print(f"check_perfetto: {msg}")
+    sys.exit(1)
+
+
+def load_module(proto):
+    d = tempfile.mkdtemp()
+    subprocess.run(["protoc", f"--proto_path={os.path.dirname(os.path.abspath(proto))}", f"--python_out={d}",
+                    os.path.abspath(proto)], check=True)
+    sys.path.insert(0, d)
+    return importlib.import_module(os.path.basename(proto)[:-len(".proto")] + "_pb2")
+
+
+def no_unknown_fields(msg, where):
+    if len(msg.UnknownFields()):
+        fail(f"{where}: fields unknown to Perfetto's definitions: {[f.field_number for f in msg.UnknownFields()]}")
+    for fd, v in msg.ListFields():
+        if fd.message_type is None:
+            continue
+        for m in (v if fd.label == fd.LABEL_REPEATED else [v]):
+            no_unknown_fields(m, f"{where}.{fd.name}")
+
+
+def packets(pb, path, payloads):
+    trace = pb.Trace()
+    trace.ParseFromString(open(path, "rb").read())
+    no_unknown_fields(trace, "trace")
+    out, bundles = [], 0
+    for p in trace.packet:
+        if p.HasField("compressed_packets"):
+            raw = zlib.decompress(p.compressed_packets)
+            inner = pb.Trace()
+            inner.ParseFromString(raw)
+            no_unknown_fields(inner, f"bundle {bundles}")
+            if payloads:
+                open(os.path.join(payloads, f"bundle-{bundles}.pb"), "wb").write(raw)
+            bundles += 1
+            out.extend(inner.packet)
+        else:
+            out.append(p)
+    return out, bundles
+
+
+def arg_value(a):
+    kind = a.WhichOneof("value")
+    return getattr(a, kind) if kind else {d_name: arg_value(d) for d_name, d in []}
+
+
+def main():
+    args = sys.argv[1:]
+    payloads = None
+    if "--payloads" in args:
+        i = args.index("--payloads")
+        payloads = args[i + 1]
+        del args[i:i + 2]
+    if len(args) != 3:
+        sys.exit(__doc__)
+    pb = load_module(args[0])
+    pkts, bundles = packets(pb, args[1], payloads)
+    tracks, names, arg_names = {}, {}, {}
+    last_ts, last_cpu_ts = {}, {}
+    stacks = collections.defaultdict(list)
+    slices = []                    # (pid, tid, ts, dur, name, args, phases)
+    flows_out, flows_in = {}, {}   # flow id -> ts
+    switches, calls = 0, 0
+    for n, p in enumerate(pkts):
+        if p.HasField("interned_data"):
+            for e in p.interned_data.event_names:
+                names[e.iid] = e.name
+            for e in p.interned_data.debug_annotation_names:
+                arg_names[e.iid] = e.name
+        data = p.WhichOneof("data")
+        if data == "track_descriptor":
+            d = p.track_descriptor
+            if d.uuid in tracks:
+                fail(f"packet {n}: track {d.uuid} described twice")
+            tracks[d.uuid] = d
+        elif data == "track_event":
+            e = p.track_event
+            if e.track_uuid not in tracks:
+                fail(f"packet {n}: track {e.track_uuid:#x} used before it is described")
+            if p.trusted_packet_sequence_id != 1:
+                fail(f"packet {n}: a track event outside the interning sequence")
+            if e.track_uuid in last_ts and p.timestamp < last_ts[e.track_uuid]:
+                fail(f"packet {n}: time goes back on track {e.track_uuid:#x}: {p.timestamp} < {last_ts[e.track_uuid]}")
+            last_ts[e.track_uuid] = p.timestamp
+            name = None
+            if e.HasField("name_iid"):
+                if e.name_iid not in names:
+                    fail(f"packet {n}: event name iid {e.name_iid} used before it is interned")
+                name = names[e.name_iid]
+            elif e.HasField("name"):
+                name = e.name
+            argv = {}
+            for a in e.debug_annotations:
+                key = arg_names.get(a.name_iid) if a.HasField("name_iid") else a.name
+                if key is None:
+                    fail(f"packet {n}: annotation name iid {a.name_iid} used before it is interned")
+                for d in a.dict_entries:
+                    if d.HasField("name_iid") and d.name_iid not in arg_names:
+                        fail(f"packet {n}: annotation name iid {d.name_iid} used before it is interned")
+                kind = a.WhichOneof("value")
+                argv[key] = getattr(a, kind) if kind else {arg_names[d.name_iid]: getattr(d, d.WhichOneof("value"))
+                                                           for d in a.dict_entries}
+            for f in e.flow_ids:
+                flows_out[f] = p.timestamp
+            for f in e.terminating_flow_ids:
+                flows_in[f] = p.timestamp
+            td = tracks[e.track_uuid]
+            if td.HasField("thread") and td.thread.pid < (1 << 22):  # a vCPU thread: the host's slices
+                st = stacks[e.track_uuid]
+                if e.type == pb.TrackEvent.TYPE_SLICE_BEGIN:
+                    st.append([p.timestamp, name, argv, []])
+                elif e.type == pb.TrackEvent.TYPE_SLICE_END:
+                    if not st:
+                        fail(f"packet {n}: a slice ends on track {e.track_uuid:#x} with none open")
+                    ts, nm, av, kids = st.pop()
+                    if st:
+                        st[-1][3].append((nm, ts, p.timestamp - ts))
+                    else:
+                        slices.append((td.thread.pid, td.thread.tid, ts, p.timestamp - ts, nm, av, kids))
+            elif td.HasField("thread") and e.type == pb.TrackEvent.TYPE_SLICE_BEGIN:
+                calls += 1
+        elif data == "ftrace_events":
+            b = p.ftrace_events
+            for ev in b.event:
+                if ev.timestamp < last_cpu_ts.get(b.cpu, 0):
+                    fail(f"packet {n}: time goes back on ftrace CPU {b.cpu}")
+                last_cpu_ts[b.cpu] = ev.timestamp
+                switches += ev.HasField("sched_switch")
+    for st in stacks.values():
+        if st:
+            fail(f"{len(st)} slices never end")
+    with open(args[2], newline="") as f:
+        rows = list(csv.DictReader(f))
+    rows.sort(key=lambda r: (int(r["exit_ns"]), int(r["host_tid"])))
+    slices.sort(key=lambda s: (s[2], s[1]))
+    if len(rows) != len(slices):
+        fail(f"{len(slices)} hypercall slices, report --csv has {len(rows)} records")
+    for r, s in zip(rows, slices):
+        pid, tid, ts, dur, name, av, kids = s
+        want = {"nr": int(r["nr"]), "a0": int(r["a0"], 16), "a1": int(r["a1"], 16), "a2": int(r["a2"], 16),
+                "a3": int(r["a3"], 16), "guest_rip": int(r["guest_rip"], 16), "exit_reason": int(r["exit_reason"], 16),
+                "isa": r["isa"], "vcpu_id": int(r["vcpu_id"]), "exit_cpu": int(r["exit_cpu"]),
+                "entry_cpu": int(r["entry_cpu"]), "flags": int(r["flags"], 16)}
+        got = {k: av.get(k) for k in want}
+        phases = [("exit->hypercall", ts, int(r["exit_to_hcall_ns"])),
+                  ("hypercall->entry", ts + int(r["exit_to_hcall_ns"]), int(r["hcall_to_entry_ns"]))]
+        ev = r.get("event") or ""
+        if (pid, tid, ts, dur) != (int(r["host_pid"]), int(r["host_tid"]), int(r["exit_ns"]), int(r["total_ns"])) \
+                or got != want or kids != phases or not (name == f"hypercall {r['nr']}" or (ev and name.startswith(ev))):
+            fail(f"slice {s[:5]} {got} {kids} is not the record {r}")
+    if set(flows_out) != set(flows_in):
+        fail(f"{len(set(flows_out) ^ set(flows_in))} flows have only one end")
+    for f, ts in flows_out.items():
+        if flows_in[f] != ts:
+            fail(f"flow {f}: the guest event at {ts}, its hypercall at {flows_in[f]}")
+    want_switches = sum(1 for r in rows if r.get("event") == "sched_switch")
+    if switches != want_switches:
+        fail(f"{switches} guest sched_switch ftrace events, report --csv decodes {want_switches}")
+    print(f"  {len(pkts)} packets ({bundles} deflated bundles), {len(tracks)} tracks, {len(slices)} hypercall "
+          f"slices = report --csv, {len(flows_in)} flows, {switches} guest sched_switch, {calls} guest calls")
+    print("check_perfetto: OK")
+
+
+if __name__ == "__main__":
+    main()

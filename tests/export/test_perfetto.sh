@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# convert --perfetto read back with Perfetto's own message definitions
+# (third_party/perfetto/perfetto_trace.proto, a subset of Perfetto's):
+#   - protoc --decode=perfetto.protos.Trace (Debian's protobuf-compiler)
+#     decodes the file and the packets of every deflated bundle in it;
+#   - a python3-protobuf checker: no unknown field, every track described
+#     and every name interned before use, timestamps in ns never going back
+#     on a track, the vCPU threads' slices equal report --csv record for
+#     record, every flow from a guest event to its hypercall's slice
+#     (tests/export/check_perfetto.py);
+#   - the file takes at most 1/6 of the bytes of convert --chrome;
+#   - memory stays flat: 10 M records convert in the RSS of 1 M (the 100 M
+#     case is in `make bench`, bench/perfetto_memory.sh).
+source "$(dirname "$0")/../lib.sh"
+
+GEN=$OUTPUT/tests/tools/trace_gen
+PY=/usr/bin/python3
+PROTO=$TOP/third_party/perfetto/perfetto_trace.proto
+
+if ! command -v protoc >/dev/null || ! $PY -c 'import google.protobuf' 2>/dev/null; then
+	skip perfetto_export "protobuf-compiler and python3-protobuf are not installed: run 'make deps' as root"
+	suite_exit
+fi
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 1
+
+"$GEN" guest g.htr --rounds 40 >/dev/null
+"$HT" report --csv g.htr >g.csv
+records=$(($(wc -l <g.csv) - 1))
+out=$("$HT" convert --perfetto g.pftrace --guest-symbols g.htr.kallsyms g.htr 2>&1); status=$?
+[ $status -eq 0 ] && [ "$out" = "hypertrace-bpf: $records of $records records converted to g.pftrace" ] &&
+	pass perfetto_convert_reports_the_records || fail perfetto_convert_reports_the_records "status $status: $out"
+
+# protoc decodes the file, then each deflated bundle's packets.
+mkdir payloads
+if out=$($PY "$TOP/tests/export/check_perfetto.py" "$PROTO" g.pftrace g.csv --payloads payloads 2>&1); then
+	pass perfetto_checker_slices_equal_report_csv
+	sed 's/^/  /' <<<"$out"
+else
+	fail perfetto_checker_slices_equal_report_csv "$out"
+fi
+total=$(sed -n 's/^ *\([0-9]*\) packets (.*/\1/p' <<<"$out")
+decoded=0 errors=0
+protoc --proto_path="$TOP/third_party/perfetto" --decode=perfetto.protos.Trace perfetto_trace.proto <g.pftrace >outer.txt 2>protoc.err ||
+	errors=$((errors + 1))
+for b in payloads/bundle-*.pb; do
+	if protoc --proto_path="$TOP/third_party/perfetto" --decode=perfetto.protos.Trace perfetto_trace.proto <"$b" >"$b.txt" 2>>protoc.err; then
+		decoded=$((decoded + $(grep -c '^packet {' "$b.txt")))
+	else
+		errors=$((errors + 1))
+	fi
+done
+# protoc shows a field it does not know by its number ("12345: ..."): there must be none.
+unknown=$(cat outer.txt payloads/*.txt | grep -cE '^ *[0-9]+: ' || true)
+if [ $errors -eq 0 ] && [ -n "$total" ] && [ "$decoded" -eq "$total" ] && [ "$unknown" -eq 0 ] && [ ! -s protoc.err ]; then
+	pass perfetto_protoc_decodes_every_packet
+else
+	fail perfetto_protoc_decodes_every_packet "$errors failures, $decoded of ${total:-?} packets, $unknown unknown fields: $(head -c 300 protoc.err)"
+fi
+
+# Guest names as sent, made visible; the hostile VM name shown escaped.
+if grep -q 'process_name: "VM vm\\"\\\\x5c\\\\x1b\[31mx (pid 4342)"' payloads/bundle-0.pb.txt &&
+	grep -q 'next_comm: "worker-101"' payloads/*.txt && grep -q 'name: "iterate_supers"' payloads/*.txt; then
+	pass perfetto_names_escaped_and_symbolized
+else
+	fail perfetto_names_escaped_and_symbolized "$(grep -h 'process_name' payloads/*.txt | sort -u | head -5)"
+fi
+
+# Size: at most 1/6 of the Chrome JSON of the same trace.
+"$HT" convert --chrome g.json --guest-symbols g.htr.kallsyms g.htr >/dev/null 2>&1
+pf=$(stat -c %s g.pftrace) js=$(stat -c %s g.json)
+[ $((pf * 6)) -le "$js" ] && pass perfetto_guest_trace_is_a_sixth_of_chrome_json \
+	|| fail perfetto_guest_trace_is_a_sixth_of_chrome_json "$pf bytes, Chrome JSON $js"
+echo "    guest trace: $pf bytes, Chrome JSON $js bytes"
+
+if [ "$(id -u)" -eq 0 ]; then
+	"$GEN" synth s.htr --calls 1000 >/dev/null 2>&1
+	"$HT" report --csv s.htr >s.csv
+	"$HT" convert --perfetto s.pftrace s.htr >/dev/null 2>&1
+	"$HT" convert --chrome s.json s.htr >/dev/null 2>&1
+	pf=$(stat -c %s s.pftrace) js=$(stat -c %s s.json)
+	if out=$($PY "$TOP/tests/export/check_perfetto.py" "$PROTO" s.pftrace s.csv 2>&1) && [ $((pf * 6)) -le "$js" ]; then
+		pass perfetto_bpf_records_equal_report_csv_in_a_sixth_of_chrome
+	else
+		fail perfetto_bpf_records_equal_report_csv_in_a_sixth_of_chrome "$pf bytes, Chrome JSON $js: $out"
+	fi
+	echo "    records of the BPF handlers: $pf bytes, Chrome JSON $js bytes"
+else
+	skip perfetto_bpf_records_equal_report_csv_in_a_sixth_of_chrome "synthetic events through the BPF handlers need root"
+fi
+
+# Memory stays flat: the RSS of 10 M records is that of 1 M.
+rss() {
+	$PY -c '
+import resource, subprocess, sys
+r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if r.returncode == 0 else -1)' "$@"
+}
+if "$GEN" bulk m1.htr 1000000 2>/dev/null && "$GEN" bulk m10.htr 10000000 2>/dev/null; then
+	r1=$(rss "$OUTPUT/hypertrace-bpf" convert --perfetto m1.pftrace m1.htr)
+	r10=$(rss "$OUTPUT/hypertrace-bpf" convert --perfetto m10.pftrace m10.htr)
+	echo "    max RSS: 1 M records $r1 KiB, 10 M records $r10 KiB ($(($(stat -c %s m10.pftrace) / 1048576)) MiB written)"
+	# Flat: within 10% and 1 MiB of the 1 M case (allocator noise).
+	if [ "$r1" -gt 0 ] && [ "$r10" -gt 0 ] && [ $((r10 * 10)) -le $((r1 * 11 + 10240)) ]; then
+		pass perfetto_memory_flat_from_1M_to_10M_records
+	else
+		fail perfetto_memory_flat_from_1M_to_10M_records "max RSS $r1 KiB for 1 M, $r10 KiB for 10 M"
+	fi
+	rm -f m1.* m10.*
+else
+	fail perfetto_memory_flat_from_1M_to_10M_records "trace_gen bulk failed"
+fi
+
+# Errors: one line, usage 2, runtime 1.
+echo old >old.pftrace
+expect_run perfetto_refuses_an_existing_file 1 "old.pftrace already exists: use --force" -- \
+	"$HT" convert --perfetto old.pftrace g.htr
+expect_run perfetto_needs_a_file_name 2 "--perfetto needs a file name" -- "$HT" convert --perfetto "" g.htr
+expect_run perfetto_one_format_at_a_time 2 "one format at a time" -- "$HT" convert --perfetto a.pftrace --chrome a.json g.htr
+if "$HT" convert --force --perfetto old.pftrace g.htr >/dev/null 2>&1 && [ "$(head -c 3 old.pftrace)" != old ] &&
+	[ "$(stat -c %a old.pftrace)" = 600 ]; then
+	pass perfetto_force_replaces_privately
+else
+	fail perfetto_force_replaces_privately "$(stat -c '%a %s' old.pftrace)"
+fi
+
+suite_exit
