@@ -11,12 +11,13 @@ const char ht_decode_help[] =
 	"                            (docs/hypertracing.md); repeat for up to 8 files\n"
 	"      --guest-symbols FILE  the guest kernel's System.map or a copy of its\n"
 	"                            /proc/kallsyms: addresses and RIPs become name+0xoff\n"
-	"      --kaslr-offset N      run-time minus file addresses; default: found from\n"
-	"                            the guest module's hypertrace_module event\n"
+	"      --kaslr-offset N      run-time minus file addresses, negative if lower\n"
+	"                            (-0xde00000); default: found from the guest\n"
+	"                            module's hypertrace_module event\n"
 	"      --graph               guest function graph (func_entry/func_exit), per vCPU\n"
 	"      --sched               guest scheduling summary (sched_switch), per vCPU\n"
 	"  Decoded events add ' => NAME: field=value...' to --dump lines, 'event,fields,\n"
-	"  rip_sym' columns to --csv and \"event\"/\"fields\" members to --json.\n";
+	"  rip_sym,rip_module' columns to --csv and \"event\"/\"fields\" members to --json.\n";
 
 int ht_decode_option(const char *cmd, int opt, const char *arg, struct ht_decode_config *cfg)
 {
@@ -32,8 +33,11 @@ int ht_decode_option(const char *cmd, int opt, const char *arg, struct ht_decode
 		cfg->symbols = arg;
 		return 1;
 	case HT_OPT_KASLR_OFFSET:
-		if (!ht_parse_u64(arg, 0, UINT64_MAX, &cfg->offset))
-			return ht_usage_error(cmd, "invalid --kaslr-offset '%s': expected an integer, e.g. 0x1a000000", arg);
+		/* Negative when the run-time addresses are below the file's (another boot's kallsyms): mod 2^64. */
+		if (!ht_parse_u64(arg[0] == '-' ? arg + 1 : arg, 0, UINT64_MAX, &cfg->offset) || (arg[0] == '-' && arg[1] == '-'))
+			return ht_usage_error(cmd, "invalid --kaslr-offset '%s': expected an integer, e.g. 0x1a000000 or -0xde00000", arg);
+		if (arg[0] == '-')
+			cfg->offset = 0 - cfg->offset;
 		cfg->offset_given = true;
 		return 1;
 	case HT_OPT_GRAPH:
