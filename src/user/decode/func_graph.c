@@ -417,6 +417,8 @@ void ht_fgraph_print(struct ht_fgraph *g, FILE *out, uint64_t start_ns, struct h
 		if (new_vcpu) {
 			fprintf(out, "%s# vCPU %u of VM pid %u\n#     TIME(s)  CPU  DURATION        FUNCTION CALLS\n",
 				k ? "\n" : "", e->vcpu, e->host_pid);
+			/* Whose calls these are, from the first: later changes say so too. */
+			fprintf(out, " ------------------------------------------ tid %u\n", e->tid);
 		} else if (prev->tid != e->tid) {
 			fprintf(out, " ------------------------------------------ tid %u => tid %u\n", prev->tid, e->tid);
 		}
