@@ -324,13 +324,18 @@ static const char *comm_text(char buf[HT_ESC_SIZE(16)], const char *comm)
 	return ht_escape(buf, HT_ESC_SIZE(16), comm, HT_ESC_TEXT);
 }
 
+static void print_total_head(FILE *out, uint32_t host_pid, bool head)
+{
+	if (head)
+		fprintf(out, "\nVM pid %u, every vCPU:\n  %8s  %-16s %8s %14s  %s\n", host_pid, "tid", "comm", "runs",
+			"run_ms", "vcpus");
+}
+
 static void print_total_row(FILE *out, const struct run_stat *r, bool head)
 {
 	char comm[HT_ESC_SIZE(16)];
 
-	if (head)
-		fprintf(out, "\nVM pid %u, every vCPU:\n  %8s  %-16s %8s %14s  %s\n", r->host_pid, "tid", "comm",
-			"runs", "run_ms", "vcpus");
+	print_total_head(out, r->host_pid, head);
 	fprintf(out, "  %8u  %-16s %8" PRIu64 " %14.3f  ", r->tid, comm_text(comm, r->comm[0] ? r->comm : "?"),
 		r->runs, (double)r->run_ns / 1e6);
 	for (unsigned int c = 0, first = 1; c < 64; c++)
@@ -339,6 +344,29 @@ static void print_total_row(FILE *out, const struct run_stat *r, bool head)
 			first = 0;
 		}
 	fputc('\n', out);
+}
+
+/*
+ * The idle tasks of a VM's CPUs in its every-vCPU table: tid 0 on each, one
+ * row per vCPU from its per-vCPU rows (the n rows at rows, sorted before
+ * the VM's totals). Returns the rows printed.
+ */
+static unsigned int print_idle_rows(FILE *out, struct run_stat *const *rows, size_t n, bool head)
+{
+	char comm[HT_ESC_SIZE(16)];
+	unsigned int printed = 0;
+
+	for (size_t k = 0; k < n; k++) {
+		const struct run_stat *r = rows[k];
+
+		if (r->tid != 0 || r->vcpu == ALL_VCPUS)
+			continue;
+		print_total_head(out, r->host_pid, head && !printed);
+		fprintf(out, "  %8u  %-16s %8" PRIu64 " %14.3f  %u\n", 0u,
+			comm_text(comm, r->comm[0] ? r->comm : "swapper"), r->runs, (double)r->run_ns / 1e6, r->vcpu);
+		printed++;
+	}
+	return printed;
 }
 
 static void print_vcpu_row(struct ht_sched *s, FILE *out, const struct run_stat *r, bool head, uint64_t start_ns,
@@ -398,11 +426,18 @@ void ht_sched_print(struct ht_sched *s, FILE *out, uint64_t start_ns, uint64_t e
 	if (!s->switches)
 		fprintf(out, "  no sched_switch events (nr %u) in the trace: load the guest module with sched_switch=1 and record --nr %u\n",
 			HT_GUEST_NR_SCHED_SWITCH, HT_GUEST_NR_SCHED_SWITCH);
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0, vm_first = 0; i < n; i++) {
 		const struct run_stat *r = rows[i];
 		bool head = i == 0 || rows[i - 1]->host_pid != r->host_pid || rows[i - 1]->vcpu != r->vcpu;
 
+		if (i && rows[i - 1]->host_pid != r->host_pid)
+			vm_first = i;
 		if (r->vcpu == ALL_VCPUS) {
+			if (r->tid == 0) {
+				/* Each CPU has an idle task of its own (swapper/N), all tid 0: one row each. */
+				st.tasks += print_idle_rows(out, rows + vm_first, i - vm_first, head);
+				continue;
+			}
 			st.tasks++;
 			print_total_row(out, r, head);
 		} else {
