@@ -274,7 +274,7 @@ static void test_symbols_kallsyms_modules_and_refusals(void)
 	CHECK(ht_symtab_parse(&syms, "ffffffffc0a00000 t kvm_foo\t[kvm]\nffffffff81000000 T _stext\n", "kallsyms",
 			      err, sizeof(err)) == 0, "%s", err);
 	char buf[128];
-	CHECK(ht_symtab_format(&syms, 0xffffffffc0a00020ull, buf, sizeof(buf)) && !strcmp(buf, "kvm_foo [kvm]+0x20"), "%s", buf);
+	CHECK(ht_symtab_format(&syms, 0xffffffffc0a00020ull, buf, sizeof(buf)) && !strcmp(buf, "kvm_foo+0x20 [kvm]"), "%s", buf);
 	/* Another boot's kallsyms (offset != 0) cannot name module addresses: modules move on their own. */
 	syms.offset = 0x2000000;
 	CHECK(!ht_symtab_format(&syms, 0xffffffffc0a00020ull, buf, sizeof(buf)), "module address named with an offset: %s", buf);
@@ -390,7 +390,7 @@ static void test_decoded_text_csv_json_forms(void)
 	fclose(m);
 	const char *want =
 		" => sched_switch: prev_tid=0 next_tid=12 prev_prio=120 next_prio=120 prev_state=0x0 cpu_id=1 next_comm=\"my \\\"sh\\\"\"\n"
-		",\"sched_switch\",\"prev_tid=0 next_tid=12 prev_prio=120 next_prio=120 prev_state=0x0 cpu_id=1 next_comm=\"\"my \\\"\"sh\\\"\"\"\"\",\"\"\n"
+		",\"sched_switch\",\"prev_tid=0 next_tid=12 prev_prio=120 next_prio=120 prev_state=0x0 cpu_id=1 next_comm=\"\"my \\\"\"sh\\\"\"\"\"\",\"\",\"\"\n"
 		",\"event\":\"sched_switch\",\"fields\":{\"prev_tid\":0,\"next_tid\":12,\"prev_prio\":120,\"next_prio\":120,"
 		"\"prev_state\":\"0x0\",\"cpu_id\":1,\"next_comm\":\"my \\\"sh\\\"\"}";
 	int same = !strcmp(text, want);
@@ -864,7 +864,7 @@ static void test_forged_guest_events_are_counted_never_decoded(void)
 	CHECK(ok, "--json");
 	out = report_on("forged.htr", "--csv", &status);
 	CHECK(out, "popen");
-	ok = status == 0 && strstr(out, ",0x401000,") && strstr(out, ",\"(forged)\",\"\",\"\"\n") && !strstr(out, "evil");
+	ok = status == 0 && strstr(out, ",0x401000,") && strstr(out, ",\"(forged)\",\"\",\"\",\"\"\n") && !strstr(out, "evil");
 	if (!ok)
 		printf("    --csv, status %d:\n%.2000s\n", status, out);
 	free(out);

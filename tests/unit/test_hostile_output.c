@@ -44,7 +44,9 @@ static const char symbol_file[] =
 	"ffffffff81004000 T \xc2\x9b" "31m_c1\n"
 	"ffffffff81005000 T =HYPERLINK(\"http://x\",\"y\")\n"
 	"ffffffff81006000 T a,b\n"
-	"ffffffff81100000 T _printk\n";
+	"ffffffff81100000 T _printk\n"
+	/* The guest module's text, in a module whose name is a formula with an escape sequence. */
+	"ffffffffc0001000 t mod_fn\t[=evil\x1b[1m]\n";
 
 static struct ht_record rec(uint32_t nr, struct ht_guest_args a, uint64_t t_us)
 {
@@ -241,6 +243,7 @@ static const char json_check[] =
 	"    assert len(recs) == 14, len(recs)\n"
 	"    assert recs[0]['vm_name'] == '\\x1b]0;pwned\\x07\\u7f51\\u7ad9\\xff', repr(recs[0]['vm_name'])\n"
 	"    assert recs[0]['process_name'] == 'q\\x1b[2J' and recs[0]['thread_name'] == 'CPU 0/\\x9b31m'\n"
+	"    assert recs[0]['rip_sym'] == 'mod_fn+0x0' and recs[0]['rip_module'] == '=evil\\x1b[1m', recs[0]\n"
 	"    four = [r for r in recs if r['nr'] == 1202][0]['fields']\n"
 	"    for k, off in (('a', 1), ('b', 2), ('c', 3), ('d', 4)): long_symbol(four[k + '_sym'], off)\n"
 	"    long_symbol([r for r in recs if r['guest_rip'] == '0xffffffff81007010'][0]['rip_sym'], 0x10)\n"
@@ -275,7 +278,7 @@ static void json_outputs_parse_strictly_whatever_the_input(void)
 }
 
 /*
- * Python's csv reads every row with the header's 25 columns (a symbol or a
+ * Python's csv reads every row with the header's 26 columns (a symbol or a
  * name with a comma shifts nothing), every text field is quoted, and no
  * cell starts with = + - or @: a spreadsheet shows text, runs no formula.
  */
@@ -284,17 +287,18 @@ static const char csv_check[] =
 	"lines = open(sys.argv[1], newline='', encoding='utf-8').read().splitlines()\n"
 	"rows = list(csv.reader(lines))\n"
 	"head = rows[0]\n"
-	"assert len(head) == 25 and head[-3:] == ['event', 'fields', 'rip_sym'], head\n"
+	"assert len(head) == 26 and head[-4:] == ['event', 'fields', 'rip_sym', 'rip_module'], head\n"
 	"assert len(rows) == 15, len(rows)\n"
 	"for line, row in zip(lines[1:], rows[1:]):\n"
-	"    assert len(row) == 25, (len(row), line)\n"
-	"    text = [row[i] for i in (19, 20, 21, 22, 23, 24)]\n"
+	"    assert len(row) == 26, (len(row), line)\n"
+	"    text = [row[i] for i in (19, 20, 21, 22, 23, 24, 25)]\n"
 	"    assert line.endswith(','.join('\"' + t.replace('\"', '\"\"') + '\"' for t in text)), line\n"
 	"    for cell in row:\n"
 	"        assert cell[:1] not in ('=', '+', '-', '@'), (cell, line)\n"
 	"evil = [r for r in rows if r[2] == '600']\n"
 	"assert [r[19:22] for r in evil] == [[\"'=HYPERLINK(\\\"http://x\\\",\\\"y\\\")\", \"'+cmd|' /C calc'\", \"'@SUM(A1)\"]] * 2, evil\n"
 	"assert [r[24] for r in evil] == ['a,b+0x8', \"'=HYPERLINK(\\\"http://x\\\",\\\"y\\\")+0x0\"], evil\n"
+	"assert rows[1][24:26] == ['mod_fn+0x0', \"'=evil\\\\x1b[1m\"], rows[1]\n"
 	"print('ok')\n";
 
 static void csv_keeps_its_columns_and_neutralises_formulas(void)

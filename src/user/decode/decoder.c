@@ -126,6 +126,16 @@ bool ht_decoder_symbol(const struct ht_decoder *d, uint64_t addr, char *buf, siz
 	return d->have_syms && ht_symtab_format(&d->syms, addr, buf, len);
 }
 
+bool ht_decoder_symbol_parts(const struct ht_decoder *d, uint64_t addr, char *buf, size_t len, const char **mod)
+{
+	return d->have_syms && ht_symtab_format_parts(&d->syms, addr, buf, len, mod);
+}
+
+bool ht_decoder_function(const struct ht_decoder *d, uint64_t addr, char *buf, size_t len)
+{
+	return d->have_syms && ht_symtab_function(&d->syms, addr, buf, len);
+}
+
 /* What a forged record shows instead of its decoding: its CSV event column, its --dump text. */
 #define HT_FORGED_EVENT "(forged)"
 #define HT_FORGED_TEXT "(forged: not from the guest kernel's module, not decoded)"
@@ -162,11 +172,18 @@ static void print_field(const struct ht_decoder *d, const struct ht_field *f, co
 		break;
 	case HT_FT_SYM:
 		if (json) {
+			const char *mod;
+
 			fprintf(out, "\"0x%" PRIx64 "\"", ht_field_bits(f, r));
-			if (ht_decoder_symbol(d, ht_field_bits(f, r), sym, sizeof(sym))) {
+			if (ht_decoder_symbol_parts(d, ht_field_bits(f, r), sym, sizeof(sym), &mod)) {
 				fprintf(out, ",\"%s_sym\":\"", f->name);
 				ht_escape_fputs(out, sym, HT_ESC_JSON);
 				fputc('"', out);
+				if (mod) {
+					fprintf(out, ",\"%s_module\":\"", f->name);
+					ht_escape_fputs(out, mod, HT_ESC_JSON);
+					fputc('"', out);
+				}
 			}
 		} else if (ht_decoder_symbol(d, ht_field_bits(f, r), sym, sizeof(sym))) {
 			ht_escape_fputs(out, sym, HT_ESC_TEXT);
@@ -219,7 +236,7 @@ void ht_decode_print_text(const struct ht_decoder *d, const struct ht_record *r,
 void ht_decode_print_csv_header(const struct ht_decoder *d, FILE *out)
 {
 	if (d->columns)
-		fputs(",event,fields,rip_sym", out);
+		fputs(",event,fields,rip_sym,rip_module", out);
 }
 
 void ht_decode_print_csv(const struct ht_decoder *d, const struct ht_record *r, FILE *out)
@@ -249,7 +266,10 @@ void ht_decode_print_csv(const struct ht_decoder *d, const struct ht_record *r, 
 		ht_csv_fputs(out, "");
 	}
 	fputc(',', out);
-	ht_csv_fputs(out, ht_decoder_symbol(d, r->guest_rip, sym, sizeof(sym)) ? sym : "");
+	const char *mod = NULL;
+	ht_csv_fputs(out, ht_decoder_symbol_parts(d, r->guest_rip, sym, sizeof(sym), &mod) ? sym : "");
+	fputc(',', out);
+	ht_csv_fputs(out, mod ? mod : "");
 }
 
 void ht_decode_print_json(const struct ht_decoder *d, const struct ht_record *r, FILE *out)
@@ -263,9 +283,15 @@ void ht_decode_print_json(const struct ht_decoder *d, const struct ht_record *r,
 	} else if (ht_decoder_forged(d, r)) {
 		fputs(",\"forged\":true", out);
 	}
-	if (ht_decoder_symbol(d, r->guest_rip, sym, sizeof(sym))) {
+	const char *mod;
+	if (ht_decoder_symbol_parts(d, r->guest_rip, sym, sizeof(sym), &mod)) {
 		fputs(",\"rip_sym\":\"", out);
 		ht_escape_fputs(out, sym, HT_ESC_JSON);
 		fputc('"', out);
+		if (mod) {
+			fputs(",\"rip_module\":\"", out);
+			ht_escape_fputs(out, mod, HT_ESC_JSON);
+			fputc('"', out);
+		}
 	}
 }

@@ -60,8 +60,12 @@ bool ht_decoder_forged(const struct ht_decoder *d, const struct ht_record *r);
 bool ht_decoder_file_has_events(const struct ht_decoder *d, const struct ht_file_header *h);
 /* The event a record is, or NULL (undecoded, or forged). */
 const struct ht_event_desc *ht_decoder_event(const struct ht_decoder *d, const struct ht_record *r);
-/* Symbolizes a guest address: "name+0xoff", or false. */
+/* Symbolizes a guest address: "name+0xoff" ("name+0xoff [module]" in a module), or false. */
 bool ht_decoder_symbol(const struct ht_decoder *d, uint64_t addr, char *buf, size_t len);
+/* The same with the module apart (*mod, NULL for the kernel), for CSV and JSON. */
+bool ht_decoder_symbol_parts(const struct ht_decoder *d, uint64_t addr, char *buf, size_t len, const char **mod);
+/* The name of the function at addr for a call (ht_symtab_function), or false. */
+bool ht_decoder_function(const struct ht_decoder *d, uint64_t addr, char *buf, size_t len);
 
 /*
  * " => NAME: field=value ..." and " rip_sym=..." for a dump line (nothing if
@@ -73,16 +77,17 @@ void ht_decode_print_fields(const struct ht_decoder *d, const struct ht_event_de
 			    const struct ht_record *r, FILE *out);
 /*
  * The fields as one JSON object, {"field":value,...} (sym fields add
- * "FIELD_sym"), whole and valid JSON whatever the strings and symbols hold.
+ * "FIELD_sym", and "FIELD_module" for a module's address), whole and valid JSON whatever the strings and symbols hold.
  */
 void ht_decode_print_json_fields(const struct ht_decoder *d, const struct ht_event_desc *ev,
 				 const struct ht_record *r, FILE *out);
-/* CSV: extra header columns ",event,fields,rip_sym" and their values, when d->columns. */
+/* CSV: extra header columns ",event,fields,rip_sym,rip_module" and their values, when d->columns. */
 void ht_decode_print_csv_header(const struct ht_decoder *d, FILE *out);
 void ht_decode_print_csv(const struct ht_decoder *d, const struct ht_record *r, FILE *out);
 /*
  * JSON: ',"event":"NAME","fields":{...}' and ',"rip_sym":"..."' members
- * (nothing if undecoded; ',"forged":true' for a forged one).
+ * (nothing if undecoded; ',"forged":true' for a forged one); a module's
+ * address adds ',"rip_module":"..."'.
  */
 void ht_decode_print_json(const struct ht_decoder *d, const struct ht_record *r, FILE *out);
 

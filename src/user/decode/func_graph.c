@@ -233,14 +233,10 @@ static void name_of(const struct ht_fgraph *g, uint64_t addr, char *buf, size_t 
 {
 	char sym[HT_SYM_TEXT_MAX];
 
-	if (!g->syms || !ht_symtab_format(g->syms, addr, sym, sizeof(sym))) {
+	if (!g->syms || !ht_symtab_function(g->syms, addr, sym, sizeof(sym))) {
 		snprintf(buf, len, "0x%" PRIx64, addr);
 		return;
 	}
-	/* A probe sits at the function's start: "+0x0" says nothing. */
-	size_t l = strlen(sym);
-	if (l > 4 && !strcmp(sym + l - 4, "+0x0"))
-		sym[l - 4] = '\0';
 	ht_escape(buf, len, sym, HT_ESC_TEXT);
 }
 

@@ -16,6 +16,12 @@
 /* x86-64's module area (MODULES_VADDR): above the kernel image's 1 GiB. */
 #define HT_MODULES_VADDR 0xffffffffc0000000ull
 
+/* x86-64's entry point of a syscall: of its aliases, the name a probe of it was given. */
+static bool is_x64_syscall(const char *name)
+{
+	return !strncmp(name, "__x64_sys_", 10);
+}
+
 static int cmp_sym(const void *a, const void *b)
 {
 	const struct ht_sym *x = a, *y = b;
@@ -26,6 +32,8 @@ static int cmp_sym(const void *a, const void *b)
 		return x->addr < y->addr ? -1 : 1;
 	if (gx != gy)
 		return gx ? -1 : 1;
+	if (is_x64_syscall(x->name) != is_x64_syscall(y->name))
+		return is_x64_syscall(x->name) ? -1 : 1;
 	return strcmp(x->name, y->name);
 }
 
@@ -80,9 +88,12 @@ int ht_symtab_parse(struct ht_symtab *t, const char *text, const char *origin, c
 			zero++;
 			continue;
 		}
-		/* A module symbol keeps its module: "name [mod]" (the text after it is ours). */
-		if (mod && mod[0] == '[')
-			name[strlen(name)] = ' ';
+		/* A module symbol keeps its module, apart from its name: "[mod]" -> "mod". */
+		if (mod && mod[0] == '[') {
+			mod++;
+			if (mod[0] && mod[strlen(mod) - 1] == ']')
+				mod[strlen(mod) - 1] = '\0';
+		}
 		if (t->n == cap) {
 			size_t ncap = cap ? 2 * cap : 4096;
 			struct ht_sym *s = realloc(t->syms, ncap * sizeof(*s));
@@ -97,7 +108,8 @@ int ht_symtab_parse(struct ht_symtab *t, const char *text, const char *origin, c
 		t->syms[t->n].addr = addr;
 		t->syms[t->n].name = name;
 		t->syms[t->n].type = type[0];
-		t->syms[t->n].module = mod && mod[0] == '[';
+		t->syms[t->n].module = mod && mod[-1] == '[';
+		t->syms[t->n].mod = t->syms[t->n].module ? mod : NULL;
 		t->n++;
 	}
 	if (t->n == 0) {
@@ -161,8 +173,9 @@ void ht_symtab_free(struct ht_symtab *t)
 
 bool ht_symtab_addr_of(const struct ht_symtab *t, const char *name, uint64_t *addr)
 {
+	/* The kernel's own: a module's symbol of that name is somewhere else in every boot. */
 	for (size_t i = 0; i < t->n; i++)
-		if (!strcmp(t->syms[i].name, name)) {
+		if (!t->syms[i].module && !strcmp(t->syms[i].name, name)) {
 			*addr = t->syms[i].addr;
 			return true;
 		}
@@ -210,25 +223,71 @@ const struct ht_sym *ht_symtab_lookup(const struct ht_symtab *t, uint64_t addr, 
 	return &t->syms[lo];
 }
 
-bool ht_symtab_format(const struct ht_symtab *t, uint64_t addr, char *buf, size_t len)
+/*
+ * "name+0xoff" into buf (len > 0), or "name" alone at the symbol's start
+ * when with_zero is false: a name too long is cut, at a character of UTF-8,
+ * never the offset.
+ */
+static void place_text(const struct ht_sym *s, uint64_t off, bool with_zero, char *buf, size_t len)
+{
+	char tail[24] = "";
+	size_t tail_len, keep;
+
+	if (off || with_zero)
+		snprintf(tail, sizeof(tail), "+0x%" PRIx64, off);
+	tail_len = strlen(tail);
+	if (tail_len >= len) {
+		memcpy(buf, tail, len - 1);
+		buf[len - 1] = '\0';
+		return;
+	}
+	keep = ht_utf8_prefix(s->name, len - tail_len - 1);
+	memcpy(buf, s->name, keep);
+	memcpy(buf + keep, tail, tail_len + 1);
+}
+
+bool ht_symtab_format_parts(const struct ht_symtab *t, uint64_t addr, char *buf, size_t len, const char **mod)
 {
 	uint64_t off;
 	const struct ht_sym *s = ht_symtab_lookup(t, addr, &off);
 
-	char tail[24];
-	size_t tail_len, keep;
+	if (!s || !len)
+		return false;
+	place_text(s, off, true, buf, len);
+	*mod = s->mod;
+	return true;
+}
+
+/* "name+0xoff [module]" (or without "+0x0" when with_zero is false) into buf. */
+static bool format(const struct ht_symtab *t, uint64_t addr, bool with_zero, char *buf, size_t len)
+{
+	uint64_t off;
+	const struct ht_sym *s = ht_symtab_lookup(t, addr, &off);
+	char module[HT_SYM_MODULE_MAX + 4] = "";
+	size_t module_len = 0, n;
 
 	if (!s || !len)
 		return false;
-	tail_len = (size_t)snprintf(tail, sizeof(tail), "+0x%" PRIx64, off);
-	if (tail_len >= len) {
-		memcpy(buf, tail, len - 1);
-		buf[len - 1] = '\0';
-		return true;
+	/* One token for the place, then its module, as the kernel prints a module's address. */
+	if (s->mod) {
+		snprintf(module, sizeof(module), " [%.*s]", (int)ht_utf8_prefix(s->mod, HT_SYM_MODULE_MAX), s->mod);
+		module_len = strlen(module);
+		if (module_len >= len)
+			module_len = 0;
 	}
-	/* Cut the name, not the offset, and never inside a character of a name in UTF-8. */
-	keep = ht_utf8_prefix(s->name, len - tail_len - 1);
-	memcpy(buf, s->name, keep);
-	memcpy(buf + keep, tail, tail_len + 1);
+	place_text(s, off, with_zero, buf, len - module_len);
+	n = strlen(buf);
+	memcpy(buf + n, module, module_len);
+	buf[n + module_len] = '\0';
 	return true;
+}
+
+bool ht_symtab_format(const struct ht_symtab *t, uint64_t addr, char *buf, size_t len)
+{
+	return format(t, addr, true, buf, len);
+}
+
+bool ht_symtab_function(const struct ht_symtab *t, uint64_t addr, char *buf, size_t len)
+{
+	return format(t, addr, false, buf, len);
 }

@@ -18,6 +18,7 @@ struct ht_sym {
 	const char *name;
 	char type;     /* t, T, w or W: upper case is global */
 	bool module;   /* a module's ("name [mod]" in kallsyms) */
+	const char *mod; /* that module's name, without brackets (NULL: the kernel's) */
 };
 
 struct ht_symtab {
@@ -39,9 +40,11 @@ bool ht_symtab_addr_of(const struct ht_symtab *t, const char *name, uint64_t *ad
  * The symbol holding run-time address addr (the offset applied): the nearest
  * symbol at or below it, with *off the distance. Of aliases at one address
  * (a syscall wrapper and the function inlined into it, _stext and _text), a
- * global symbol is preferred, then the first by name. No symbol is farther
- * than 1 MiB below an address (no kernel function is that long: the address
- * is in a gap). Addresses in the module area (0xffffffffc0000000 and up on
+ * global symbol is preferred, then x86-64's own syscall entry (__x64_sys_*,
+ * what a probe of a syscall names: a syscall without arguments has its
+ * __ia32_sys_* alias at the same address), then the first by name. No
+ * symbol is farther than 1 MiB below an address (no kernel function is that
+ * long: the address is in a gap). Addresses in the module area (0xffffffffc0000000 and up on
  * x86-64) are looked up among module symbols without the offset, and only
  * when the offset is 0: modules load at their own random addresses, so only
  * a kallsyms copy from the guest's current boot names them. NULL below the first
@@ -49,10 +52,23 @@ bool ht_symtab_addr_of(const struct ht_symtab *t, const char *name, uint64_t *ad
  * of the kernel text are not code of the last symbol).
  */
 const struct ht_sym *ht_symtab_lookup(const struct ht_symtab *t, uint64_t addr, uint64_t *off);
-/* A buffer that holds any "name+0xoff" whole: longer names are cut (at a character), the offset never. */
+/* A buffer that holds any "name+0xoff [module]" whole: longer names are cut (at a character), the offset never. */
 #define HT_SYM_TEXT_MAX 512
+/* A module's name in that text, at most (MODULE_NAME_LEN - 1 on 64-bit): a longer one is cut. */
+#define HT_SYM_MODULE_MAX 55
 
-/* "name+0xoff" into buf, or false (buf untouched) when addr is no symbol's. */
+/*
+ * "name+0xoff" into buf -- "name+0xoff [module]" for a module's symbol --
+ * or false (buf untouched) when addr is no symbol's.
+ */
 bool ht_symtab_format(const struct ht_symtab *t, uint64_t addr, char *buf, size_t len);
+/* The same with the module apart: "name+0xoff" into buf, *mod the module or NULL. */
+bool ht_symtab_format_parts(const struct ht_symtab *t, uint64_t addr, char *buf, size_t len, const char **mod);
+/*
+ * A function's name where a call is shown (a graph line, a slice, an event
+ * class): as ht_symtab_format without the "+0x0" of an address at the
+ * function's start, where a probe sits ("vfs_read", "kvm_foo [kvm]").
+ */
+bool ht_symtab_function(const struct ht_symtab *t, uint64_t addr, char *buf, size_t len);
 
 #endif

@@ -160,12 +160,8 @@ static int func_event(struct ht_chrome_guest *g, FILE *f, ht_chrome_sep_fn sep, 
 
 	if (name_track(g, f, sep, arg, pid, tid, r->host_pid, "task", tid))
 		return -ENOMEM;
-	if (!ht_decoder_symbol(g->dec, r->a0, name, sizeof(name)))
+	if (!ht_decoder_function(g->dec, r->a0, name, sizeof(name)))
 		snprintf(name, sizeof(name), "0x%llx", (unsigned long long)r->a0);
-	/* A probe sits at the function's start: "+0x0" says nothing. */
-	size_t l = strlen(name);
-	if (l > 4 && !strcmp(name + l - 4, "+0x0"))
-		name[l - 4] = '\0';
 	sep(arg);
 	/* The symbol file's name: escaped, whole. */
 	fprintf(f, "{\"ph\":\"%s\",\"cat\":\"guest_call\",\"name\":\"", r->nr == HT_GUEST_NR_FUNC_ENTRY ? "B" : "E");

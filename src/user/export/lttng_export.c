@@ -445,18 +445,13 @@ static int function_class(struct guest *g, const struct ht_decoder *dec, uint64_
 {
 	struct fn_class *f = ht_thread_table_get(g->functions, (uint32_t)(addr >> 32), (uint32_t)addr);
 	char name[300], ev[320];
-	size_t l;
 
 	if (f)
 		return f->id[exit];
 	if (g->nfunctions >= MAX_FUNCTIONS)
 		return g->cls.func_other[exit];
-	if (!ht_decoder_symbol(dec, addr, name, sizeof(name)))
+	if (!ht_decoder_function(dec, addr, name, sizeof(name)))
 		snprintf(name, sizeof(name), "func_0x%llx", (unsigned long long)addr);
-	/* A probe sits at the function's start: "+0x0" says nothing. */
-	l = strlen(name);
-	if (l > 4 && !strcmp(name + l - 4, "+0x0"))
-		name[l - 4] = '\0';
 	f = calloc(1, sizeof(*f));
 	if (!f || ht_thread_table_put(g->functions, (uint32_t)(addr >> 32), (uint32_t)addr, f)) {
 		free(f);

@@ -471,17 +471,13 @@ static void decoded_fields(struct ht_perfetto_export *x, const struct ht_event_d
 	ht_pb_end(&x->raw, d);
 }
 
-/* The function's name for a slice: its symbol without "+0x0", else its address. */
+/* The function's name for a slice: its symbol (ht_decoder_function), else its address. */
 static void function_name(struct ht_perfetto_export *x, uint64_t addr, char *out, size_t len)
 {
 	char sym[512];
-	size_t l;
 
-	if (!ht_decoder_symbol(x->dec, addr, sym, sizeof(sym)))
+	if (!ht_decoder_function(x->dec, addr, sym, sizeof(sym)))
 		snprintf(sym, sizeof(sym), "0x%llx", (unsigned long long)addr);
-	l = strlen(sym);
-	if (l > 4 && !strcmp(sym + l - 4, "+0x0"))
-		sym[l - 4] = '\0';
 	visible(out, len, sym);
 }
 
