@@ -57,7 +57,7 @@ expect_run report_unknown_option 2 "unknown option '--xml'" -- "$HT" report --xm
 expect_run report_bad_since 2 "invalid --since 'yesterday': expected seconds from the start" -- "$HT" report --since yesterday a.htr
 expect_run report_since_after_until 2 "--since is after --until: swap them" -- "$HT" report --since 5 --until 2 a.htr
 expect_run report_bad_vcpu 2 "invalid --vcpu '65536'" -- "$HT" report --vcpu 65536 a.htr
-expect_run convert_no_format 2 "no format given: add --ctf DIR or --chrome FILE.json" -- "$HT" convert a.htr
+expect_run convert_no_format 2 "no format given: add --ctf DIR, --lttng DIR, --perfetto FILE or --chrome FILE.json" -- "$HT" convert a.htr
 expect_run convert_two_formats 2 "one format at a time" -- "$HT" convert --ctf d --chrome f.json a.htr
 expect_run convert_force_with_ctf 2 "--force goes with --chrome" -- "$HT" convert --ctf d -f a.htr
 expect_run convert_no_file 2 "no trace file given" -- "$HT" convert --ctf d

@@ -173,8 +173,10 @@ hypertrace-bpf report --graph --guest-symbols /tmp/l1.kallsyms /tmp/s.htr >/out/
 echo $? >/out/s.graph.rc
 hypertrace-bpf report --dump --guest-symbols /tmp/l1.kallsyms /tmp/s.htr 2>&1 | grep ' => func_entry: ' >/out/s.symdump
 hypertrace-bpf report --sched /tmp/s.htr >/out/s.sched 2>/out/s.sched.err
-# The trace itself, for the exports on the host (babeltrace2, Python's json).
+# The trace itself, for the exports on the host (babeltrace2, Python's json,
+# the LTTng and Perfetto readers), and the symbols that name its functions.
 cp /tmp/s.htr /out/s.htr
+cp /tmp/l1.kallsyms /out/l1.kallsyms
 echo $? >/out/s.sched.rc
 say "sched and functions done"
 # Loaded before this recording: it holds the unload, the reload and the second unload.
@@ -400,6 +402,16 @@ print(len(cpu), len({e["tid"] for e in cpu}), len(calls))' "$work/s.json" 2>&1) 
 	pass chrome_export_has_guest_cpu_and_call_tracks
 else
 	fail chrome_export_has_guest_cpu_and_call_tracks "task slices, guest CPUs, call events: '${verdict:-convert failed}', want '$switches 2 $((8 * SYNCS))'"
+fi
+
+# The kernel-shaped exports of the real recording: LTTng for Trace Compass's VM
+# analysis (lttng-modules' declarations for the recording's 6.1 kernel, the
+# vCPU state model equal to report), Perfetto (protoc, report --csv).
+if [ -s "$F/s.htr" ]; then
+	source "$TOP/tests/export/export_checks.sh"
+	check_kernel_exports real_guest "$F/s.htr" "$F/l1.kallsyms"
+else
+	fail real_guest_lttng_export_matches "no trace file came back from the nested machine"
 fi
 
 # --- unload under load, reload --------------------------------------------------------------

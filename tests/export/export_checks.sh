@@ -32,3 +32,52 @@ check_exports() {
 	fi
 	rm -rf "$dir"
 }
+
+# check_kernel_exports NAME HTR [SYMBOLS]: convert --lttng and --perfetto of a
+# trace file of guest events, read back as tests/export/test_lttng.sh and
+# test_perfetto.sh do (lttng-modules' declarations for the traced kernel,
+# babeltrace2 with no warning, the vCPU state model against report; protoc
+# and the Perfetto checker against report --csv, a sixth of the Chrome JSON).
+# PASS/FAIL NAME_lttng_export_matches, NAME_perfetto_export_matches.
+check_kernel_exports() {
+	local name=$1 htr=$2 syms=${3:-} dir out src release total decoded pf js t
+	local py=/usr/bin/python3 ht=$OUTPUT/hypertrace-bpf proto=$TOP/third_party/perfetto/perfetto_trace.proto
+	local symopt=()
+	[ -n "$syms" ] && symopt=(--guest-symbols "$syms")
+	dir=$(mktemp -d)
+	"$ht" report --csv "${symopt[@]}" "$htr" >"$dir/t.csv" 2>/dev/null || true
+	"$ht" report --sched "$htr" >"$dir/t.sched" 2>/dev/null || true
+	if ! command -v babeltrace2 >/dev/null || ! $py -c 'import bt2' 2>/dev/null; then
+		skip "${name}_lttng_export_matches" "babeltrace2 and python3-bt2 are not installed: run 'make deps' as root"
+	elif ! src=$("$TOP/tests/export/fetch-lttng-modules.sh" 2>&1); then
+		fail "${name}_lttng_export_matches" "cannot unpack Debian's lttng-modules-dkms: $src"
+	elif out=$("$ht" convert --lttng "$dir/exp" "${symopt[@]}" "$htr" 2>&1) &&
+		release=$(sed -n 's/^\tkernel_release = "\(.*\)";$/\1/p' "$dir/exp/host/metadata") &&
+		out=$($py "$TOP/tests/export/check_lttng_modules.py" "$src" "$release" "$dir"/exp/*/metadata 2>&1) &&
+		out="$out"$'\n'$(for t in "$dir"/exp/*/; do babeltrace2 "$t" 2>&1 >/dev/null; done) &&
+		! grep -qiE "warning|error" <<<"$(for t in "$dir"/exp/*/; do babeltrace2 "$t" 2>&1 >/dev/null; done)" &&
+		out=$($py "$TOP/tests/export/check_lttng.py" "$dir/exp" "$dir/t.csv" "$dir/t.sched" 2>&1); then
+		pass "${name}_lttng_export_matches"
+		echo "  lttng-modules $release: 0 differences; $(ls "$dir/exp" | tr '\n' ' ')"
+		echo "$out"
+	else
+		fail "${name}_lttng_export_matches" "$out"
+	fi
+	if ! command -v protoc >/dev/null || ! $py -c 'import google.protobuf' 2>/dev/null; then
+		skip "${name}_perfetto_export_matches" "protobuf-compiler and python3-protobuf are not installed: run 'make deps' as root"
+	elif mkdir "$dir/payloads" && out=$("$ht" convert --perfetto "$dir/t.pftrace" "${symopt[@]}" "$htr" 2>&1) &&
+		out=$($py "$TOP/tests/export/check_perfetto.py" "$proto" "$dir/t.pftrace" "$dir/t.csv" --payloads "$dir/payloads" 2>&1) &&
+		total=$(sed -n 's/^ *\([0-9]*\) packets (.*/\1/p' <<<"$out") &&
+		decoded=$(for b in "$dir"/payloads/*.pb; do
+			protoc --proto_path="$TOP/third_party/perfetto" --decode=perfetto.protos.Trace perfetto_trace.proto <"$b" || echo FAILED
+		done | grep -c '^packet {') && [ "$decoded" = "$total" ] &&
+		"$ht" convert --chrome "$dir/t.json" "${symopt[@]}" "$htr" >/dev/null 2>&1 &&
+		pf=$(stat -c %s "$dir/t.pftrace") && js=$(stat -c %s "$dir/t.json") && [ $((pf * 6)) -le "$js" ]; then
+		pass "${name}_perfetto_export_matches"
+		echo "$out"
+		echo "  protoc decoded $decoded packets; $pf bytes, Chrome JSON $js bytes"
+	else
+		fail "${name}_perfetto_export_matches" "${out:-} (decoded ${decoded:-?} of ${total:-?} packets, ${pf:-?} bytes vs Chrome ${js:-?})"
+	fi
+	rm -rf "$dir"
+}

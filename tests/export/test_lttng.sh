@@ -122,7 +122,7 @@ fi
 mkdir full && touch full/x
 expect_run lttng_refuses_a_non_empty_directory 1 "full is not empty: give a new or empty directory|full.*not empty" -- \
 	"$HT" convert --lttng full g.htr
-expect_run lttng_force_is_a_usage_error 2 "--force goes with --chrome: --lttng writes only into a new or empty directory" -- \
+expect_run lttng_force_is_a_usage_error 2 "--force goes with --chrome or --perfetto: --lttng writes only into a new or empty directory" -- \
 	"$HT" convert --lttng new --force g.htr
 expect_run lttng_needs_a_directory 2 "--lttng needs a directory name" -- "$HT" convert --lttng "" g.htr
 [ ! -e new ] && [ "$(ls full)" = x ] && pass lttng_errors_leave_nothing || fail lttng_errors_leave_nothing "$(ls -la)"
