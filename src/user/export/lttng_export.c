@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "export/lttng_export.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -171,6 +172,8 @@ static int push(struct ht_lttng_export *x, struct ht_lttng_trace *trace, uint32_
 	struct pending *e;
 	size_t i;
 
+	/* Every payload is built below its limit (the largest, sched_switch, takes 56 bytes). */
+	assert(p->len <= HT_LTTNG_MAX_PAYLOAD);
 	if (x->npending == x->cap) {
 		size_t cap = x->cap ? x->cap * 2 : 1024;
 		struct pending *h = realloc(x->heap, cap * sizeof(*h));
