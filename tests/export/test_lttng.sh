@@ -56,7 +56,7 @@ for t in exp/host exp/guest-*; do
 	warnings=$((warnings + $(wc -l <"$work/bt.err")))
 	count[${#count[@]}]=$(wc -l <"$work/bt.out")
 done
-guest_events=$(awk -F, 'NR > 1 && $23 != "" { n++ } END { print n }' g.csv)
+guest_events=$(awk -F, 'NR > 1 && $23 != "" && $23 != "\"\"" { n++ } END { print n + 0 }' g.csv)
 host_want=$((3 * records + 2 * guest_events))
 guest_want=$((3 * guest_events))
 if [ $warnings -eq 0 ] && [ "${count[0]}" -eq $host_want ] && [ $((count[1] + count[2])) -eq $guest_want ]; then
@@ -92,12 +92,29 @@ else
 	fail lttng_vcpu_states_equal_report "$out"
 fi
 
-# A name the VM's owner chose: a safe directory name, the bytes escaped visibly in env.
-if grep -qF "$(printf '\tvm_name = "vm\\"\\\\\\\\x1b[31mx";')" exp/guest-vm____31mx-4342/metadata &&
+# A name the VM's owner chose: a safe directory name; in env as the CTF
+# export writes env strings (quote and backslash escaped, control bytes dropped).
+if grep -qF "$(printf '\tvm_name = "vm\\"\\\\[31mx";')" exp/guest-vm____31mx-4342/metadata &&
 	babeltrace2 --output-format=ctf-metadata exp/guest-vm____31mx-4342 >/dev/null 2>&1; then
 	pass lttng_hostile_vm_name_escaped
 else
-	fail lttng_hostile_vm_name_escaped "$(grep vm_name exp/guest-*/metadata)"
+	fail lttng_hostile_vm_name_escaped "$(grep vm_name exp/guest-*/metadata | cat -v)"
+fi
+
+# Task names a guest chose, kept as sent (as lttng-modules keeps a comm):
+# babeltrace2 shows the escape byte as \e, never raw; bt2 reads the bytes back exactly.
+if babeltrace2 exp/guest-vm____31mx-4342 >bt-hostile.out 2>&1 && grep -q 'next_comm = "\\ew-101"' bt-hostile.out &&
+	! grep -q "$(printf '\033')" bt-hostile.out &&
+	$PY - exp/guest-vm____31mx-4342 <<'PY'
+import sys, bt2
+names = {str(m.event.payload_field["next_comm"]) for m in bt2.TraceCollectionMessageIterator(sys.argv[1])
+         if type(m) is bt2._EventMessageConst and m.event.name == "sched_switch"}
+assert "\x1bw-101" in names, names
+PY
+then
+	pass lttng_guest_task_names_kept
+else
+	fail lttng_guest_task_names_kept "$(grep -m1 -o 'next_comm = "[^"]*"' bt-hostile.out | cat -v)"
 fi
 
 # Guest functions as LTTng names kretprobe events, named by --guest-symbols.

@@ -62,7 +62,8 @@ fi
 
 # Guest names as sent, made visible; the hostile VM name shown escaped.
 if grep -q 'process_name: "VM vm\\"\\\\x5c\\\\x1b\[31mx (pid 4342)"' payloads/bundle-0.pb.txt &&
-	grep -q 'next_comm: "worker-101"' payloads/*.txt && grep -q 'name: "iterate_supers"' payloads/*.txt; then
+	grep -q 'next_comm: "worker-101"' payloads/*.txt && grep -q 'next_comm: "\\\\x1bw-101"' payloads/*.txt &&
+	! grep -q "$(printf '\033')" payloads/*.txt && grep -q 'name: "iterate_supers"' payloads/*.txt; then
 	pass perfetto_names_escaped_and_symbolized
 else
 	fail perfetto_names_escaped_and_symbolized "$(grep -h 'process_name' payloads/*.txt | sort -u | head -5)"

@@ -15,7 +15,8 @@
  *   trace_gen guest FILE [--rounds N]   hypertracing as the guest module
  *       sends it (no BPF): two VMs ("web1", and one whose name holds a
  *       quote, a backslash and an escape byte) of two vCPU threads each; in
- *       each of N rounds (default 50) each vCPU switches tasks, wakes one,
+ *       each of N rounds (default 50) each vCPU switches tasks (named with an
+ *       escape byte in the second VM), wakes one,
  *       takes an IRQ and calls __x64_sys_sync -> iterate_supers; the module
  *       loads first and unloads last. Once, a vCPU thread is switched out in
  *       the middle of a hypercall and enters on another host CPU while the
@@ -208,9 +209,12 @@ static void gen_round(struct gen_vcpu *v, unsigned int round)
 	uint32_t c = v->vcpu, worker = 100 + v->vcpu * 10 + round % 3, next = 100 + v->vcpu * 10 + (round + 1) % 3;
 	char comm[16];
 
-	snprintf(comm, sizeof(comm), "worker-%u", worker);
+	/* The second VM's tasks are named with an escape byte: a guest chooses its task names. */
+	const char *fmt = v->pid == 4242 ? "worker-%u" : "\x1bw-%u";
+
+	snprintf(comm, sizeof(comm), fmt, worker);
 	gen_call(v, HT_GUEST_NR_SCHED_SWITCH, ht_guest_pack_sched_switch(0, 120, 0, worker, 120, comm, c));
-	snprintf(comm, sizeof(comm), "worker-%u", next);
+	snprintf(comm, sizeof(comm), fmt, next);
 	gen_call(v, HT_GUEST_NR_SCHED_WAKEUP, ht_guest_pack_sched_wakeup(next, 120, c, comm, c));
 	gen_call(v, HT_GUEST_NR_IRQ_ENTRY, ht_guest_pack_irq_entry(4, "ttyS0", c));
 	gen_call(v, HT_GUEST_NR_IRQ_EXIT, ht_guest_pack_irq_exit(4, 1, c));

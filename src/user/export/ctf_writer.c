@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "export/ctf_guest.h"
 #include "export/thread_table.h"
+#include "export/tsdl.h"
 #include "tracefile/output_file.h"
 #include "tracefile/wallclock.h"
 
@@ -279,16 +280,11 @@ unsigned long long ht_ctf_reordered(const struct ht_ctf_writer *w)
 	return w->reordered;
 }
 
-/* A TSDL string literal: quotes and backslashes escaped, control characters dropped. */
+/* A TSDL string entry (export/tsdl.h). */
 static void put_string(FILE *f, const char *key, const char *v)
 {
 	fprintf(f, "\t%s = \"", key);
-	for (; *v; v++) {
-		if (*v == '"' || *v == '\\')
-			fputc('\\', f);
-		if ((unsigned char)*v >= 0x20)
-			fputc(*v, f);
-	}
+	ht_tsdl_string(f, v);
 	fputs("\";\n", f);
 }
 

@@ -138,6 +138,13 @@ static void put_u64(struct payload *p, uint64_t v)
 	put(p, &v, 8);
 }
 
+/*
+ * Text a guest or a VM owner chose goes into the data streams as sent, as
+ * lttng-modules writes a task's comm and the CTF export a guest's string:
+ * the bytes are the reader's to show (babeltrace2 prints control bytes
+ * escaped, bt2 hands invalid UTF-8 back as surrogate escapes).
+ */
+
 /* A char[16] field: the text NUL-padded, as the kernel's comm. */
 static void put_comm(struct payload *p, const char *s)
 {
@@ -147,6 +154,7 @@ static void put_comm(struct payload *p, const char *s)
 	put(p, c, sizeof(c));
 }
 
+/* A string field (a guest's text holds no NUL: ht_field_text stops there). */
 static void put_string(struct payload *p, const char *s)
 {
 	put(p, s, strlen(s) + 1);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "export/thread_table.h"
+#include "export/tsdl.h"
 
 #define CTF_MAGIC 0xc1fc1fc1u
 /* packet.header: magic, uuid, stream_id, stream_instance_id; packet.context: six u64 and cpu_id. */
@@ -54,21 +55,6 @@ static int errorf(char *err, size_t errlen, int ret, const char *fmt, ...)
 	return ret;
 }
 
-void ht_tsdl_escape(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20 || c > 0x7e)
-			/* Visible, as the reports show them: the bytes stay readable and TSDL stays ASCII. */
-			fprintf(f, "\\\\x%02x", c);
-		else
-			fputc(c, f);
-	}
-}
-
 /* Appends formatted text to a growing buffer. 0 or -ENOMEM. */
 __attribute__((format(printf, 4, 5)))
 static int appendf(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
@@ -105,7 +91,7 @@ static char *escaped(const char *s)
 
 	if (!f)
 		return NULL;
-	ht_tsdl_escape(f, s);
+	ht_tsdl_string(f, s);
 	if (fclose(f)) {
 		free(out);
 		return NULL;

@@ -55,12 +55,12 @@ int ht_lttng_trace_open(int parent_fd, const char *subdir, const char *path, boo
 			unsigned int max_streams, const unsigned char uuid[16], const unsigned char clock_uuid[16],
 			struct ht_lttng_trace **out, char *err, size_t errlen);
 /*
- * Declares an event class: its name (any text: escaped for TSDL here) and
- * its fields, TSDL lines "TYPE _name;" each ending in a newline. Returns
- * its id (0..65534), or -ENOMEM / -ENOSPC (too many classes).
+ * Declares an event class: its name (any text, written as export/tsdl.h
+ * says) and its fields, TSDL lines "TYPE _name;" each ending in a newline.
+ * Returns its id (0..65534), or -ENOMEM / -ENOSPC (too many classes).
  */
 int ht_lttng_trace_add_class(struct ht_lttng_trace *t, const char *name, const char *fields);
-/* An env entry: a string (escaped here) or an integer. */
+/* An env entry: a string (written as export/tsdl.h says) or an integer. */
 int ht_lttng_trace_env_str(struct ht_lttng_trace *t, const char *key, const char *value);
 int ht_lttng_trace_env_int(struct ht_lttng_trace *t, const char *key, long long value);
 /*
@@ -82,8 +82,5 @@ void ht_lttng_trace_free(struct ht_lttng_trace *t);
 /* Events whose time was raised to keep their stream in order; events not written (too many CPUs). */
 unsigned long long ht_lttng_trace_reordered(const struct ht_lttng_trace *t);
 unsigned long long ht_lttng_trace_dropped(const struct ht_lttng_trace *t);
-
-/* A TSDL string literal's text: quotes and backslashes escaped, control characters as spaces. */
-void ht_tsdl_escape(FILE *f, const char *s);
 
 #endif
