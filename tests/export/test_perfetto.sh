@@ -60,9 +60,10 @@ else
 	fail perfetto_protoc_decodes_every_packet "$errors failures, $decoded of ${total:-?} packets, $unknown unknown fields: $(head -c 300 protoc.err)"
 fi
 
-# Guest names as sent, made visible; the hostile VM name shown escaped.
-if grep -q 'process_name: "VM vm\\"\\\\x5c\\\\x1b\[31mx (pid 4342)"' payloads/bundle-0.pb.txt &&
-	grep -q 'next_comm: "worker-101"' payloads/*.txt && grep -q 'next_comm: "\\\\x1bw-101"' payloads/*.txt &&
+# Foreign names escaped as report shows them (a backslash as \\, the escape
+# byte as \x1b; protoc's text quotes each backslash once more).
+if grep -qF 'process_name: "VM vm\"\\\\\\x1b[31mx (pid 4342)"' payloads/bundle-0.pb.txt &&
+	grep -q 'next_comm: "worker-101"' payloads/*.txt && grep -qF 'next_comm: "\\x1bw-101"' payloads/*.txt &&
 	! grep -q "$(printf '\033')" payloads/*.txt && grep -q 'name: "iterate_supers"' payloads/*.txt; then
 	pass perfetto_names_escaped_and_symbolized
 else

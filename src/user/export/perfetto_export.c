@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <zlib.h>
 #include "cli.h"
+#include "common/escape.h"
 #include "export/guest_event.h"
 #include "export/protobuf.h"
 #include "export/thread_table.h"
@@ -103,24 +104,21 @@ static int errorf(char *err, size_t errlen, int ret, const char *fmt, ...)
 }
 
 /*
- * Text a guest or a VM owner chose, as a protobuf string (valid UTF-8, no
- * control characters): printable ASCII kept, every other byte as a visible
- * \xNN, as the reports show them.
+ * Text a guest, a VM owner or the file chose, as a protobuf string (which
+ * must be UTF-8): as report shows it on a terminal (common/escape.h), valid
+ * UTF-8 kept, control bytes and each byte of invalid UTF-8 as \xNN, C1
+ * controls, bidirectional overrides and line separators as \uNNNN, a
+ * backslash as \\ (docs/exports.md).
  */
-static void visible(char *out, size_t len, const char *s)
+static const char *shown(char *out, size_t len, const char *s)
 {
-	size_t n = 0;
-
-	for (; *s && n + 5 < len; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c >= 0x20 && c < 0x7f && c != '\\')
-			out[n++] = (char)c;
-		else
-			n += (size_t)snprintf(out + n, len - n, "\\x%02x", c);
-	}
-	out[n] = '\0';
+	return ht_escape(out, len, s, HT_ESC_TEXT);
 }
+
+/* A function's name, escaped, whatever its length: HT_SYM_TEXT_MAX bytes of symbol. */
+#define FUNCTION_NAME_SIZE HT_ESC_SIZE(HT_SYM_TEXT_MAX)
+/* A slice's name: an event's (HT_CAT_NAME_MAX) then a function's. */
+#define SLICE_NAME_SIZE (HT_CAT_NAME_MAX + 2 + FUNCTION_NAME_SIZE)
 
 /* ---- output: packets deflated in bundles ---- */
 
@@ -350,13 +348,16 @@ static void describe_named(struct ht_perfetto_export *x, uint64_t uuid, uint64_t
 	packet_end(x, p);
 }
 
-/* The VM's name as its owner chose it (escaped), else its process name, else its pid. */
+/* A VM's label: "VM " + its escaped name (64 bytes) + " (pid N)". */
+#define VM_LABEL_SIZE (HT_ESC_SIZE(64) + 32)
+
+/* The VM's name as its owner chose it (escaped), else its pid. */
 static void vm_label(char *out, size_t len, struct ht_reader *reader, uint32_t pid)
 {
 	const char *name = reader ? ht_reader_vm_name(reader, pid) : NULL;
-	char esc[300];
+	char esc[HT_ESC_SIZE(64)];
 
-	visible(esc, sizeof(esc), name ? name : "");
+	shown(esc, sizeof(esc), name ? name : "");
 	if (esc[0])
 		snprintf(out, len, "VM %s (pid %u)", esc, pid);
 	else
@@ -368,7 +369,7 @@ static struct track *vcpu_track(struct ht_perfetto_export *x, const struct ht_re
 {
 	uint64_t uuid = track_uuid(TRACK_VCPU, r->host_pid, r->host_tid), vm_uuid = track_uuid(TRACK_VM, r->host_pid, 0);
 	const struct ht_identity *id = reader ? ht_reader_identity(reader, r->host_pid, r->host_tid) : NULL;
-	char name[400], thread[80];
+	char name[VM_LABEL_SIZE], thread[HT_ESC_SIZE(16)];
 	bool is_new;
 	struct track *t = track_of(x, vm_uuid, &is_new);
 
@@ -380,7 +381,7 @@ static struct track *vcpu_track(struct ht_perfetto_export *x, const struct ht_re
 	}
 	t = track_of(x, uuid, &is_new);
 	if (t && is_new) {
-		visible(thread, sizeof(thread), id ? id->thread_name : "");
+		shown(thread, sizeof(thread), id ? id->thread_name : "");
 		if (thread[0])
 			snprintf(name, sizeof(name), "vCPU %u: %s", r->vcpu_id, thread);
 		else
@@ -436,14 +437,13 @@ static void decoded_fields(struct ht_perfetto_export *x, const struct ht_event_d
 	for (unsigned int i = 0; i < ev->nfields; i++) {
 		const struct ht_field *f = &ev->fields[i];
 		ht_pb_msg a = ht_pb_begin(&x->raw, DA_DICT);
-		char text[33], esc[200], sym[512];
+		char text[33], esc[FUNCTION_NAME_SIZE], sym[HT_SYM_TEXT_MAX];
 
 		arg_name(x, f->name);
 		switch (f->type) {
 		case HT_FT_STR:
 			ht_field_text(f, r, text);
-			visible(esc, sizeof(esc), text);
-			ht_pb_string(&x->raw, DA_STRING, esc);
+			ht_pb_string(&x->raw, DA_STRING, shown(esc, sizeof(esc), text));
 			break;
 		case HT_FT_S:
 			ht_pb_varint(&x->raw, DA_INT, (uint64_t)ht_field_signed(f, r));
@@ -463,22 +463,21 @@ static void decoded_fields(struct ht_perfetto_export *x, const struct ht_event_d
 			snprintf(key, sizeof(key), "%s_sym", f->name);
 			a = ht_pb_begin(&x->raw, DA_DICT);
 			arg_name(x, key);
-			visible(esc, sizeof(esc), sym);
-			ht_pb_string(&x->raw, DA_STRING, esc);
+			ht_pb_string(&x->raw, DA_STRING, shown(esc, sizeof(esc), sym));
 			ht_pb_end(&x->raw, a);
 		}
 	}
 	ht_pb_end(&x->raw, d);
 }
 
-/* The function's name for a slice: its symbol (ht_decoder_function), else its address. */
-static void function_name(struct ht_perfetto_export *x, uint64_t addr, char *out, size_t len)
+/* The function's name for a slice (FUNCTION_NAME_SIZE bytes): its symbol, escaped, else its address. */
+static void function_name(struct ht_perfetto_export *x, uint64_t addr, char *out)
 {
-	char sym[512];
+	char sym[HT_SYM_TEXT_MAX];
 
 	if (!ht_decoder_function(x->dec, addr, sym, sizeof(sym)))
 		snprintf(sym, sizeof(sym), "0x%llx", (unsigned long long)addr);
-	visible(out, len, sym);
+	shown(out, FUNCTION_NAME_SIZE, sym);
 }
 
 static void prepare_field_names(struct ht_perfetto_export *x, const struct ht_event_desc *ev)
@@ -589,7 +588,7 @@ static uint64_t guest_kernel_track(struct ht_perfetto_export *x, const struct vm
 				   struct ht_reader *reader)
 {
 	uint64_t uuid = track_uuid(TRACK_GUEST_KERNEL, r->host_pid, 0);
-	char label[400], name[440];
+	char label[VM_LABEL_SIZE], name[VM_LABEL_SIZE + 32];
 	bool is_new;
 
 	if (track_of(x, uuid, &is_new) && is_new) {
@@ -605,7 +604,7 @@ static struct track *guest_task_track(struct ht_perfetto_export *x, const struct
 				      struct ht_reader *reader, uint32_t tid, uint32_t cpu, uint64_t *uuid)
 {
 	int64_t mapped = guest_tid(v, tid);
-	char comm[HT_GEV_COMM_LEN + 1], esc[80], name[120];
+	char comm[HT_GEV_COMM_LEN + 1], esc[HT_ESC_SIZE(HT_GEV_COMM_LEN)], name[HT_ESC_SIZE(HT_GEV_COMM_LEN) + 32];
 	struct track *t;
 	bool is_new;
 
@@ -616,7 +615,7 @@ static struct track *guest_task_track(struct ht_perfetto_export *x, const struct
 	t = track_of(x, *uuid, &is_new);
 	if (t && is_new) {
 		ht_guest_task_comm(x->gstate, r->host_pid, tid, cpu, comm);
-		visible(esc, sizeof(esc), comm);
+		shown(esc, sizeof(esc), comm);
 		snprintf(name, sizeof(name), "%s (guest tid %u)", esc[0] ? esc : "task", tid);
 		describe_thread(x, *uuid, (int32_t)((v->slot + 1) << GUEST_TID_BITS), mapped, name, (int32_t)tid, r->exit_ns);
 	}
@@ -646,7 +645,7 @@ static void guest_ftrace(struct ht_perfetto_export *x, const struct vm *v, const
 			 const struct ht_gev *ev, int64_t task_before)
 {
 	int64_t cpu = guest_cpu(v, ev->cpu), cur = task_before >= 0 ? guest_tid(v, (uint32_t)task_before) : 0;
-	char comm[HT_GEV_COMM_LEN + 1], esc[80];
+	char comm[HT_GEV_COMM_LEN + 1], esc[HT_ESC_SIZE(sizeof(ev->u.irq.name))];
 	ht_pb_msg p, b, e, s;
 
 	if (ev->kind != HT_GEV_SCHED_SWITCH && ev->kind != HT_GEV_SCHED_WAKEUP && ev->kind != HT_GEV_IRQ_ENTRY &&
@@ -668,14 +667,12 @@ static void guest_ftrace(struct ht_perfetto_export *x, const struct vm *v, const
 		ht_pb_varint(&x->raw, FE_PID, prev > 0 ? (uint64_t)prev : 0);
 		s = ht_pb_begin(&x->raw, FE_SCHED_SWITCH);
 		ht_guest_task_comm(x->gstate, r->host_pid, ev->u.sw.prev_tid, ev->cpu, comm);
-		visible(esc, sizeof(esc), comm);
-		ht_pb_string(&x->raw, 1, esc);
+		ht_pb_string(&x->raw, 1, shown(esc, sizeof(esc), comm));
 		ht_pb_int(&x->raw, 2, prev > 0 ? prev : 0);
 		ht_pb_int(&x->raw, 3, ev->u.sw.prev_prio);
 		ht_pb_int(&x->raw, 4, ev->u.sw.prev_state);
 		ht_guest_task_comm(x->gstate, r->host_pid, ev->u.sw.next_tid, ev->cpu, comm);
-		visible(esc, sizeof(esc), ev->u.sw.next_tid ? ev->u.sw.next_comm : comm);
-		ht_pb_string(&x->raw, 5, esc);
+		ht_pb_string(&x->raw, 5, shown(esc, sizeof(esc), ev->u.sw.next_tid ? ev->u.sw.next_comm : comm));
 		ht_pb_int(&x->raw, 6, next > 0 ? next : 0);
 		ht_pb_int(&x->raw, 7, ev->u.sw.next_prio);
 		break;
@@ -685,8 +682,7 @@ static void guest_ftrace(struct ht_perfetto_export *x, const struct vm *v, const
 
 		ht_pb_varint(&x->raw, FE_PID, cur > 0 ? (uint64_t)cur : 0);
 		s = ht_pb_begin(&x->raw, FE_SCHED_WAKEUP);
-		visible(esc, sizeof(esc), ev->u.wake.comm);
-		ht_pb_string(&x->raw, 1, esc);
+		ht_pb_string(&x->raw, 1, shown(esc, sizeof(esc), ev->u.wake.comm));
 		ht_pb_int(&x->raw, 2, tid > 0 ? tid : 0);
 		ht_pb_int(&x->raw, 3, ev->u.wake.prio);
 		ht_pb_int(&x->raw, 4, 1);
@@ -697,8 +693,7 @@ static void guest_ftrace(struct ht_perfetto_export *x, const struct vm *v, const
 		ht_pb_varint(&x->raw, FE_PID, cur > 0 ? (uint64_t)cur : 0);
 		s = ht_pb_begin(&x->raw, FE_IRQ_ENTRY);
 		ht_pb_int(&x->raw, 1, (int32_t)ev->u.irq.irq);
-		visible(esc, sizeof(esc), ev->u.irq.name);
-		ht_pb_string(&x->raw, 2, esc);
+		ht_pb_string(&x->raw, 2, shown(esc, sizeof(esc), ev->u.irq.name));
 		break;
 	default:
 		ht_pb_varint(&x->raw, FE_PID, cur > 0 ? (uint64_t)cur : 0);
@@ -726,7 +721,7 @@ static uint64_t guest_side(struct ht_perfetto_export *x, const struct ht_record 
 	uint64_t uuid, flow;
 	struct track *t;
 	ht_pb_msg pkt, e;
-	char name[400];
+	char name[FUNCTION_NAME_SIZE];
 
 	if (!v)
 		return 0;
@@ -737,7 +732,7 @@ static uint64_t guest_side(struct ht_perfetto_export *x, const struct ht_record 
 			x->counts.not_scheduled++;
 			return 0;
 		}
-		function_name(x, ev->u.func.addr, name, sizeof(name));
+		function_name(x, ev->u.func.addr, name);
 		if (ev->kind == HT_GEV_FUNC_ENTRY)
 			intern(x, true, name);
 		flow = ++x->flows;
@@ -819,7 +814,7 @@ int ht_perfetto_add(struct ht_perfetto_export *x, const struct ht_record *r, str
 	struct track *t;
 	uint64_t flow = 0;
 	int64_t task_before;
-	char name[400];
+	char name[SLICE_NAME_SIZE];
 
 	if (ht_guest_state_feed(x->gstate, r, &ev))
 		return errorf(err, errlen, -ENOMEM, "out of memory");
@@ -832,8 +827,9 @@ int ht_perfetto_add(struct ht_perfetto_export *x, const struct ht_record *r, str
 	if (ev.kind != HT_GEV_NONE)
 		flow = guest_side(x, r, reader, &ev, desc, task_before);
 	if (ev.kind == HT_GEV_FUNC_ENTRY || ev.kind == HT_GEV_FUNC_EXIT) {
-		char fn[300];
-		function_name(x, ev.u.func.addr, fn, sizeof(fn));
+		char fn[FUNCTION_NAME_SIZE];
+
+		function_name(x, ev.u.func.addr, fn);
 		snprintf(name, sizeof(name), "%s %s", desc->name, fn);
 	} else if (desc) {
 		snprintf(name, sizeof(name), "%s", desc->name);
@@ -858,21 +854,32 @@ static void attribute(struct ht_perfetto_export *x, const char *key, const char 
 	ht_pb_end(&x->raw, a);
 }
 
+/* A text attribute: the file's strings (the path given, the header's) escaped as every foreign text. */
+static void text_attribute(struct ht_perfetto_export *x, const char *key, const char *s)
+{
+	size_t size = HT_ESC_SIZE(strlen(s));
+	char *esc = malloc(size);
+
+	if (!esc) {
+		x->failed = true;
+		return;
+	}
+	attribute(x, key, shown(esc, size, s), 0);
+	free(esc);
+}
+
 /* The recording's identity, as trace attributes (Perfetto UI: Overview, Info and Stats). */
 static void identity(struct ht_perfetto_export *x, const struct ht_read_status *st, const char *source,
 		     const char *selection)
 {
 	const struct ht_file_header *h = &x->hdr;
-	char buf[256], esc[600];
+	char buf[256];
 	ht_pb_msg p = packet_begin(x), a = ht_pb_begin(&x->raw, PKT_TRACE_ATTRIBUTES);
 
 	attribute(x, "dev.hypertrace.tracer", "hypertrace-bpf " HT_VERSION, 0);
-	visible(esc, sizeof(esc), source);
-	attribute(x, "dev.hypertrace.trace_file", esc, 0);
-	visible(esc, sizeof(esc), h->kernel_release);
-	attribute(x, "dev.hypertrace.host_kernel_release", esc, 0);
-	visible(esc, sizeof(esc), h->cpu_vendor);
-	attribute(x, "dev.hypertrace.cpu_vendor", esc, 0);
+	text_attribute(x, "dev.hypertrace.trace_file", source);
+	text_attribute(x, "dev.hypertrace.host_kernel_release", h->kernel_release);
+	text_attribute(x, "dev.hypertrace.cpu_vendor", h->cpu_vendor);
 	ht_format_wallclock(buf, sizeof(buf), h, h->start_monotonic_ns, HT_TIME_ISO);
 	attribute(x, "dev.hypertrace.recording_start", buf, 0);
 	attribute(x, "dev.hypertrace.recording_start_monotonic_ns", NULL, (long long)h->start_monotonic_ns);
@@ -881,10 +888,8 @@ static void identity(struct ht_perfetto_export *x, const struct ht_read_status *
 		attribute(x, "dev.hypertrace.recording_end", buf, 0);
 		attribute(x, "dev.hypertrace.dropped", NULL, (long long)ht_trailer_lost(&st->trailer));
 	}
-	visible(esc, sizeof(esc), selection);
-	attribute(x, "dev.hypertrace.selection", esc, 0);
-	visible(esc, sizeof(esc), st->has_trailer && !st->damaged ? "complete" : st->reason);
-	attribute(x, "dev.hypertrace.read_status", esc, 0);
+	text_attribute(x, "dev.hypertrace.selection", selection);
+	text_attribute(x, "dev.hypertrace.read_status", st->has_trailer && !st->damaged ? "complete" : st->reason);
 	ht_pb_end(&x->raw, a);
 	packet_end(x, p);
 }
@@ -895,7 +900,7 @@ int ht_perfetto_close(struct ht_perfetto_export *x, const struct ht_read_status 
 	int ret;
 
 	identity(x, st, source, selection);
-	ret = flush_bundle(x, err, errlen);
+	ret = x->failed ? errorf(err, errlen, -ENOMEM, "out of memory") : flush_bundle(x, err, errlen);
 	/* On disk before it has its name: a crash leaves the old file or the whole new one. */
 	if (!ret && fsync(x->out.fd))
 		ret = errorf(err, errlen, -errno, "cannot write %s: %s", x->path, strerror(errno));
