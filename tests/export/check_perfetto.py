@@ -4,7 +4,7 @@
 message definitions of third_party/perfetto/perfetto_trace.proto (compiled
 with protoc into a temporary directory).
 
-    check_perfetto.py PROTO TRACE REPORT.csv [--payloads DIR]
+    check_perfetto.py PROTO TRACE REPORT.csv [--payloads DIR] [--attribute KEY=VALUE]...
 
 - every packet decodes, the deflated bundles (compressed_packets) too, and
   no field is unknown to Perfetto's definitions;
@@ -18,7 +18,8 @@ with protoc into a temporary directory).
 - every flow joins a guest event to the host slice of its hypercall, at the
   same time; the guests' sched_switch ftrace events are the decoded ones.
 --payloads DIR writes each deflated bundle's packets there (bundle-N.pb),
-for `protoc --decode`.
+for `protoc --decode`. --attribute KEY=VALUE: the trace attribute KEY is
+VALUE (an integer or a string); KEY= : the trace has no attribute KEY.
 """
 import collections
 import csv
@@ -85,6 +86,12 @@ def main():
         i = args.index("--payloads")
         payloads = args[i + 1]
         del args[i:i + 2]
+    want_attrs = {}
+    while "--attribute" in args:
+        i = args.index("--attribute")
+        key, _, value = args[i + 1].partition("=")
+        want_attrs[key] = value
+        del args[i:i + 2]
     if len(args) != 3:
         sys.exit(__doc__)
     pb = load_module(args[0])
@@ -95,7 +102,12 @@ def main():
     slices = []                    # (pid, tid, ts, dur, name, args, phases)
     flows_out, flows_in = {}, {}   # flow id -> ts
     switches, calls = 0, 0
+    attrs = {}
     for n, p in enumerate(pkts):
+        if p.HasField("trace_attributes"):
+            for a in p.trace_attributes.attribute:
+                kind = a.WhichOneof("value")
+                attrs[a.key] = str(getattr(a, kind)) if kind else ""
         if p.HasField("interned_data"):
             for e in p.interned_data.event_names:
                 names[e.iid] = e.name
@@ -190,6 +202,9 @@ def main():
     want_switches = sum(1 for r in rows if r.get("event") == "sched_switch")
     if switches != want_switches:
         fail(f"{switches} guest sched_switch ftrace events, report --csv decodes {want_switches}")
+    for key, value in want_attrs.items():
+        if (value == "" and key in attrs) or (value != "" and attrs.get(key) != value):
+            fail(f"trace attribute {key}: {attrs.get(key, '(none)')}, want {value or '(none)'}")
     print(f"  {len(pkts)} packets ({bundles} deflated bundles), {len(tracks)} tracks, {len(slices)} hypercall "
           f"slices = report --csv, {len(flows_in)} flows, {switches} guest sched_switch, {calls} guest calls")
     print("check_perfetto: OK")

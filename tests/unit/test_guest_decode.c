@@ -900,6 +900,45 @@ static void test_forged_guest_events_are_counted_never_decoded(void)
 	out = run(args, &status);
 	CHECK(out && !strcmp(out, "1\n"), "CTF env: %s", out ? out : "");
 	free(out);
+
+	char cmd[2400];
+
+	/*
+	 * LTTng: the forged records are the host's kvm events alone, no guest
+	 * event and no vmsync pair (the module's 5 events have theirs), counted
+	 * in the host's env.
+	 */
+	snprintf(cmd, sizeof(cmd),
+		 "%s convert --lttng %s/forged-lttng %s/forged.htr >/dev/null 2>&1 && cd %s/forged-lttng && ls && "
+		 "grep -c 'forged_guest_events = 502;' host/metadata && babeltrace2 host | grep -c 'kvm_x86_hypercall: .* nr = 1101,' && "
+		 "babeltrace2 host | grep -c 'vmsync_gh_host:' && babeltrace2 guest-500 | grep -c ' sched_switch:' && "
+		 "! babeltrace2 guest-500 host 2>&1 | grep -i -e evil -e 'tid = 66[67]' -e warning",
+		 ht_bin(), dir, dir, dir);
+	out = run(cmd, &status);
+	CHECK(out, "popen");
+	ok = status == 0 && !strcmp(out, "guest-500\nhost\n1\n502\n5\n2\n");
+	if (!ok)
+		printf("    lttng, status %d: %.2000s\n", status, out);
+	free(out);
+	CHECK(ok, "convert --lttng used forged events");
+
+	/* Perfetto: plain hypercall slices equal to report --csv, 2 guest switches, the count an attribute. */
+	snprintf(cmd, sizeof(cmd),
+		 "%s convert --perfetto %s/forged.pftrace %s/forged.htr >/dev/null 2>&1 && "
+		 "%s report --csv %s/forged.htr >%s/forged.csv && mkdir -p %s/forged-pb && "
+		 "/usr/bin/python3 tests/export/check_perfetto.py third_party/perfetto/perfetto_trace.proto %s/forged.pftrace "
+		 "%s/forged.csv --payloads %s/forged-pb --attribute dev.hypertrace.forged_guest_events=502 2>&1 | tail -n 1 && "
+		 "protoc --proto_path=third_party/perfetto --decode=perfetto.protos.Trace perfetto_trace.proto "
+		 "<%s/forged-pb/bundle-0.pb >%s/forged-pb/bundle-0.txt && grep -c 'name: \"hypercall 1101\"' %s/forged-pb/bundle-0.txt && "
+		 "! grep -e evil -e 'pid: 66[67]$' %s/forged-pb/bundle-0.txt",
+		 ht_bin(), dir, dir, ht_bin(), dir, dir, dir, dir, dir, dir, dir, dir, dir, dir);
+	out = run(cmd, &status);
+	CHECK(out, "popen");
+	ok = status == 0 && !strcmp(out, "check_perfetto: OK\n1\n");
+	if (!ok)
+		printf("    perfetto, status %d: %.2000s\n", status, out);
+	free(out);
+	CHECK(ok, "convert --perfetto used forged events");
 }
 
 /* The rules of decode/guest_origin.c one by one, per VM. */

@@ -88,6 +88,7 @@ struct ht_lttng_export {
 	size_t npending, cap;
 	uint64_t seq, last_entry_ns, first_ns, last_ns;
 	unsigned long long records;
+	unsigned long long forged; /* records of the guest module's nr it did not send: host events only */
 	struct ht_lttng_counts counts;
 };
 
@@ -591,6 +592,8 @@ int ht_lttng_add(struct ht_lttng_export *x, const struct ht_record *r, struct ht
 	if (!procname)
 		return errorf(err, errlen, -ENOMEM, "out of memory");
 	snprintf(hctx.procname, sizeof(hctx.procname), "%s", procname);
+	/* A forged one decodes to nothing (ht_decoder_event): no guest trace, no vmsync, only the host's events. */
+	x->forged += ht_decoder_forged(x->dec, r);
 	/* The task on the event's guest CPU before it: a sched_switch changes it. */
 	int64_t task_before = -1;
 	if (ht_guest_state_feed(x->gstate, r, &ev))
@@ -704,7 +707,8 @@ int ht_lttng_close(struct ht_lttng_export *x, const struct ht_read_status *st, c
 		ret = ht_lttng_trace_close(g->trace, clock_offset(&x->hdr), start, end, 0, err, errlen);
 		g->trace = NULL;
 	}
-	if (!ret && identity_env(x, x->host, st, source, selection))
+	if (!ret && (identity_env(x, x->host, st, source, selection) ||
+		     (x->forged && ht_lttng_trace_env_int(x->host, "forged_guest_events", (long long)x->forged))))
 		ret = errorf(err, errlen, -ENOMEM, "out of memory");
 	if (!ret) {
 		x->counts.reordered += ht_lttng_trace_reordered(x->host);

@@ -83,6 +83,7 @@ struct ht_perfetto_export {
 	struct ht_thread_table *vms; /* (host pid, 0) -> struct vm */
 	uint32_t nslots;
 	uint64_t flows;
+	unsigned long long forged; /* records of the guest module's nr it did not send: plain hypercall slices */
 	struct ht_perfetto_counts counts;
 	unsigned int open_packets; /* packets being written: no interned_data packet may start inside one */
 	uint64_t arg_iid[13];      /* of record_args, interned first */
@@ -816,6 +817,8 @@ int ht_perfetto_add(struct ht_perfetto_export *x, const struct ht_record *r, str
 	int64_t task_before;
 	char name[SLICE_NAME_SIZE];
 
+	/* A forged one decodes to nothing (ht_decoder_event): a "hypercall NR" slice, no guest side. */
+	x->forged += ht_decoder_forged(x->dec, r);
 	if (ht_guest_state_feed(x->gstate, r, &ev))
 		return errorf(err, errlen, -ENOMEM, "out of memory");
 	task_before = ev.kind == HT_GEV_SCHED_SWITCH ? (int64_t)ev.u.sw.prev_tid :
@@ -888,6 +891,8 @@ static void identity(struct ht_perfetto_export *x, const struct ht_read_status *
 		attribute(x, "dev.hypertrace.recording_end", buf, 0);
 		attribute(x, "dev.hypertrace.dropped", NULL, (long long)ht_trailer_lost(&st->trailer));
 	}
+	if (x->forged)
+		attribute(x, "dev.hypertrace.forged_guest_events", NULL, (long long)x->forged);
 	text_attribute(x, "dev.hypertrace.selection", selection);
 	text_attribute(x, "dev.hypertrace.read_status", st->has_trailer && !st->damaged ? "complete" : st->reason);
 	ht_pb_end(&x->raw, a);
