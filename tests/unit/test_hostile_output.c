@@ -333,6 +333,120 @@ static void ctf_of_hostile_strings_reads_in_babeltrace2(void)
 	      "%zu events:\n%s", lines, out);
 }
 
+/*
+ * The LTTng export of the hostile trace: babeltrace2 reads the host's and
+ * the guest's traces with no warning; bt2 finds every string as the CTF
+ * export keeps them (docs/exports.md): in the data streams the bytes as sent
+ * (a comm's escape sequences, a thread name's lone 0x9b), in the metadata
+ * TSDL literals without control characters (the VM's name, the header's
+ * strings, event classes named after the hostile symbols).
+ */
+static const char lttng_check[] =
+	"import glob, sys, bt2\n"
+	"exp = sys.argv[1]\n"
+	"guests = glob.glob(exp + '/guest-*')\n"
+	"assert len(guests) == 1 and guests[0].endswith('-500'), guests\n"
+	"env, names, comms, procnames, hypercalls = {}, set(), set(), set(), 0\n"
+	"for t in (exp + '/host', guests[0]):\n"
+	"    for m in bt2.TraceCollectionMessageIterator(t):\n"
+	"        if type(m) is bt2._StreamBeginningMessageConst:\n"
+	"            env[t] = {k: str(v) for k, v in m.stream.trace.environment.items()}\n"
+	"        elif type(m) is bt2._EventMessageConst:\n"
+	"            e = m.event\n"
+	"            names.add(e.name)\n"
+	"            hypercalls += e.name == 'kvm_x86_hypercall'\n"
+	"            procnames.add(str(e.common_context_field['procname']))\n"
+	"            for k in ('next_comm', 'prev_comm', 'comm'):\n"
+	"                if k in e.payload_field:\n"
+	"                    comms.add(str(e.payload_field[k]))\n"
+	"g, h = env[guests[0]], env[exp + '/host']\n"
+	"assert g['vm_name'] == ']0;pwned\\u7f51\\u7ad9\\udcff', repr(g['vm_name'])\n"
+	"assert h['kernel_release'] == '6.1[5m' and h['cpu_vendor'] == 'Auth[8m', h\n"
+	"assert hypercalls == 14, hypercalls\n"
+	"assert {'evil[31m_fn_entry', 'evil[31m_fn_exit', '\\x9b31m_c1_entry'} <= names, names\n"
+	"assert {'\\x1b[2J\\x1b[H', '\\x1b]0;pwned\\x07ab'} <= comms, comms\n"
+	"assert 'CPU 0/\\udc9b31m' in procnames and '\\x1b[2J\\x1b[H' in procnames, procnames\n"
+	"print('ok')\n";
+
+static void lttng_of_hostile_strings_reads_in_babeltrace2_and_bt2(void)
+{
+	char script[320], cmd[2000];
+	size_t len;
+	int status;
+
+	snprintf(script, sizeof(script), "%s/lttng_check.py", dir);
+	CHECK(ht_test_write_file(script, lttng_check, strlen(lttng_check)) == 0, "write");
+	snprintf(cmd, sizeof(cmd),
+		 "%s convert --lttng %s/lttng --catalog %s --guest-symbols %s --kaslr-offset 0 %s >/dev/null 2>&1 && "
+		 "for t in %s/lttng/*/; do babeltrace2 \"$t\" 2>&1 >/dev/null || echo \"babeltrace2 failed on $t\"; done && "
+		 "/usr/bin/python3 %s %s/lttng 2>&1",
+		 ht_test_bin(), dir, catalog, symbols, trace, dir, script, dir);
+	out = ht_test_run(cmd, &len, &status);
+	CHECK(out && status == 0 && !strcmp(out, "ok\n"), "status %d: %s", status, out ? out : "");
+}
+
+/*
+ * The Perfetto export of the hostile trace: python3-protobuf reads every
+ * packet; every string is valid UTF-8 (strictly) with nothing a terminal or
+ * a browser would act on (controls, C1, bidi overrides, line separators),
+ * and each hostile name is there escaped as report shows it, whole (the
+ * long symbol with its offset). check_perfetto.py finds the slices equal to
+ * report --csv, and protoc decodes every bundle.
+ */
+static const char perfetto_check[] =
+	"import sys\n"
+	"sys.path.insert(0, 'tests/export')\n"
+	"import check_perfetto\n"
+	"pb = check_perfetto.load_module('third_party/perfetto/perfetto_trace.proto')\n"
+	"pkts, bundles = check_perfetto.packets(pb, sys.argv[1], None)\n"
+	"strings = []\n"
+	"def walk(m):\n"
+	"    for fd, v in m.ListFields():\n"
+	"        for x in (v if fd.label == fd.LABEL_REPEATED else [v]):\n"
+	"            if fd.message_type is not None:\n"
+	"                walk(x)\n"
+	"            elif fd.type == fd.TYPE_STRING:\n"
+	"                x.encode('utf-8')  # strict: a surrogate (an invalid byte let through) raises\n"
+	"                strings.append(x)\n"
+	"for p in pkts:\n"
+	"    walk(p)\n"
+	"def unsafe(c):\n"
+	"    o = ord(c)\n"
+	"    return o < 0x20 or 0x7f <= o <= 0x9f or 0x202a <= o <= 0x202e or 0x2066 <= o <= 0x2069 or o in (0x2028, 0x2029)\n"
+	"bad = [s for s in strings if any(unsafe(c) for c in s)]\n"
+	"assert not bad, bad[:3]\n"
+	"want = ['VM \\\\x1b]0;pwned\\\\x07\\u7f51\\u7ad9\\\\xff (pid 500)', 'vCPU 0: CPU 0/\\\\x9b31m',\n"
+	"        'VM =HYPERLINK(\"http://x\",\"y\") (pid 600)', '\\\\x1b[2J\\\\x1b[H', 'evil\\\\x1b[31m_fn', '\\\\u009b31m_c1',\n"
+	"        '\\\\x1b[5mblink\\\\xff', 'idle\\\\u202e', '6.1\\\\x1b[5m', 'Auth\\\\x1b[8m']\n"
+	"missing = [w for w in want if w not in strings]\n"
+	"assert not missing, missing\n"
+	"unit = '\\\\x01\"\\\\\\\\\\\\xff\\u00e9'\n"
+	"long_syms = [s for s in strings if s.startswith(unit * 3)]\n"
+	"assert long_syms and all(s.endswith(('+0x1', '+0x2', '+0x3', '+0x4')) for s in long_syms), long_syms[:1]\n"
+	"print('ok')\n";
+
+static void perfetto_of_hostile_strings_is_valid_utf8_escaped(void)
+{
+	char script[320], cmd[6000];
+	size_t len;
+	int status;
+
+	snprintf(script, sizeof(script), "%s/perfetto_check.py", dir);
+	CHECK(ht_test_write_file(script, perfetto_check, strlen(perfetto_check)) == 0, "write");
+	snprintf(cmd, sizeof(cmd),
+		 "%s convert --perfetto %s/t.pftrace --catalog %s --guest-symbols %s --kaslr-offset 0 %s >/dev/null 2>&1 && "
+		 "%s report --csv --catalog %s --guest-symbols %s --kaslr-offset 0 %s >%s/p.csv && mkdir %s/pb && "
+		 "/usr/bin/python3 tests/export/check_perfetto.py third_party/perfetto/perfetto_trace.proto %s/t.pftrace "
+		 "%s/p.csv --payloads %s/pb >/dev/null 2>&1 && "
+		 "protoc --proto_path=third_party/perfetto --decode=perfetto.protos.Trace perfetto_trace.proto "
+		 "<%s/pb/bundle-0.pb >/dev/null 2>%s/protoc.err && ! test -s %s/protoc.err && "
+		 "/usr/bin/python3 %s %s/t.pftrace 2>&1",
+		 ht_test_bin(), dir, catalog, symbols, trace, ht_test_bin(), catalog, symbols, trace, dir, dir, dir, dir,
+		 dir, dir, dir, dir, script, dir);
+	out = ht_test_run(cmd, &len, &status);
+	CHECK(out && status == 0 && !strcmp(out, "ok\n"), "status %d: %s", status, out ? out : "");
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) {
@@ -347,6 +461,8 @@ int main(void)
 	RUN(json_outputs_parse_strictly_whatever_the_input);
 	RUN(csv_keeps_its_columns_and_neutralises_formulas);
 	RUN(ctf_of_hostile_strings_reads_in_babeltrace2);
+	RUN(lttng_of_hostile_strings_reads_in_babeltrace2_and_bt2);
+	RUN(perfetto_of_hostile_strings_is_valid_utf8_escaped);
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd) != 0)
