@@ -3,7 +3,8 @@
  * Time and output grow with the input, not with its square, whatever a
  * guest sends or a file holds: the function graph (deep nesting, many
  * tasks, many functions, exits that match nothing), the scheduling summary
- * (many vCPUs, unloads), the catalog and the symbol file loaders.
+ * (many vCPUs, unloads), the catalog and the symbol file loaders, and the
+ * guest state the LTTng and Perfetto exports keep (tasks, CPUs, unloads).
  *
  * No absolute time is checked: each case runs at size n and 4n in this same
  * process, and the ratio of their CPU times must stay well below 16, what a
@@ -13,11 +14,14 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include "decode/catalog.h"
+#include "decode/decoder.h"
 #include "decode/func_graph.h"
 #include "decode/guest_symbols.h"
 #include "decode/sched_summary.h"
+#include "export/guest_event.h"
 #include "hypertrace/guest.h"
 #include "test.h"
 
@@ -377,6 +381,118 @@ static void symbol_loading_is_n_log_n(void)
 	CHECK(t4 / (t1 > 1e-4 ? t1 : 1e-4) <= MAX_TIME_RATIO, "time grows %.1f times for 4 times the lines", t4 / t1);
 }
 
+/*
+ * Guest tids chosen against a fixed hash: the one the exports' tables
+ * (export/thread_table.c) used, Fibonacci hashing of pid << 32 | tid, slot
+ * = (key * C) >> 17 masked. Every tid whose key * C has bits 17..32 clear
+ * lands in slot 0 of any table of up to 2^16 slots: n of them made each
+ * insertion a walk of all the ones before.
+ */
+static size_t colliding_tids(uint32_t pid, uint32_t *tids, size_t n)
+{
+	const uint64_t c = 0x9e3779b97f4a7c15ull, base = ((uint64_t)pid << 32) * c;
+	uint64_t inv = c; /* C's inverse mod 2^64, by Newton's iteration */
+	size_t got = 0;
+
+	for (int i = 0; i < 5; i++)
+		inv *= 2 - c * inv;
+	for (uint64_t y = 0; y < (1u << 17) && got < n; y++) {
+		uint64_t tid = ((y - base) * inv) & ((1ull << 33) - 1);
+
+		if (tid && tid < (1ull << 32))
+			tids[got++] = (uint32_t)tid;
+	}
+	return got;
+}
+
+/* CPU seconds (best of 3) of the exports' guest state fed r[0..n). */
+static int guest_state_run(const struct ht_record *r, size_t n, double *secs)
+{
+	struct ht_decoder d;
+	char err[256];
+	int ret = 0;
+
+	memset(&d, 0, sizeof(d));
+	ht_guest_origin_init(&d.origin);
+	if (ht_catalog_init(&d.cat, err, sizeof(err)))
+		return -1;
+	*secs = 1e9;
+	for (int round = 0; round < 3 && !ret; round++) {
+		struct ht_guest_state *g = ht_guest_state_new(&d);
+		struct ht_gev ev;
+		double t0 = cpu_seconds();
+
+		if (!g) {
+			ret = -1;
+			break;
+		}
+		for (size_t i = 0; i < n && !ret; i++)
+			ret = ht_guest_state_feed(g, &r[i], &ev) || ev.kind == HT_GEV_NONE;
+		double t = cpu_seconds() - t0;
+		*secs = t < *secs ? t : *secs;
+		ht_guest_state_free(g);
+	}
+	ht_decoder_close(&d);
+	return ret;
+}
+
+/* n wake-ups of n guest tasks whose tids collide in a fixed hash. */
+static int colliding_tasks_run(size_t n, double *secs)
+{
+	struct ht_record *r = calloc(n, sizeof(*r));
+	uint32_t *tids = calloc(n, sizeof(*tids));
+	int ret = -1;
+
+	if (r && tids && colliding_tids(500, tids, n) == n) {
+		for (size_t i = 0; i < n; i++)
+			r[i] = rec(HT_GUEST_NR_SCHED_WAKEUP, ht_guest_pack_sched_wakeup(tids[i], 120, 0, "t", 0), i);
+		ret = guest_state_run(r, n, secs);
+	}
+	free(r);
+	free(tids);
+	return ret;
+}
+
+static void export_guest_tasks_with_colliding_tids_are_linear(void)
+{
+	double t1, t4;
+
+	CHECK(colliding_tasks_run(8000, &t1) == 0 && colliding_tasks_run(32000, &t4) == 0, "setup");
+	printf("    exports' guest tasks, colliding tids: n %.4f s, 4n %.4f s\n", t1, t4);
+	CHECK(t4 / (t1 > 1e-4 ? t1 : 1e-4) <= MAX_TIME_RATIO, "time grows %.1f times for 4 times the tasks", t4 / t1);
+}
+
+/* n/2 switches on n/2 guest CPUs, then n/2 unloads of the module (unloads: the second half, or none). */
+static int cpus_and_unloads_run(size_t n, bool unloads, double *secs)
+{
+	struct ht_record *r = calloc(n, sizeof(*r));
+	int ret = -1;
+
+	if (r) {
+		for (size_t i = 0; i < n; i++)
+			r[i] = unloads && i >= n / 2 ?
+				       rec(HT_GUEST_NR_MODULE, ht_guest_pack_module(0, 1, 0, 0, 0, "_printk"), i) :
+				       rec(HT_GUEST_NR_SCHED_SWITCH, ht_guest_pack_sched_switch(0, 120, 0, (uint32_t)i + 1, 120, "t",
+											 (uint32_t)(i % 32768)), i);
+		ret = guest_state_run(r, n, secs);
+	}
+	free(r);
+	return ret;
+}
+
+/* An unload forgets the VM's CPUs: it costs about a record, not a walk of every CPU id. */
+static void export_guest_unloads_cost_about_a_record(void)
+{
+	double t_switches, t_unloads;
+
+	CHECK(cpus_and_unloads_run(20000, false, &t_switches) == 0 && cpus_and_unloads_run(20000, true, &t_unloads) == 0,
+	      "setup");
+	printf("    exports' guest state: 20000 switches %.4f s, 10000 switches then 10000 unloads %.4f s\n",
+	       t_switches, t_unloads);
+	CHECK(t_unloads / (t_switches > 1e-4 ? t_switches : 1e-4) <= 3.0,
+	      "10000 unloads cost %.1f times 10000 switches", t_unloads / t_switches);
+}
+
 int main(void)
 {
 	RUN(graph_of_deeply_nested_calls_is_linear);
@@ -388,5 +504,7 @@ int main(void)
 	RUN(catalog_loading_is_linear);
 	RUN(symbol_lookups_do_not_walk_aliases);
 	RUN(symbol_loading_is_n_log_n);
+	RUN(export_guest_tasks_with_colliding_tids_are_linear);
+	RUN(export_guest_unloads_cost_about_a_record);
 	return ht_test_exit_status();
 }

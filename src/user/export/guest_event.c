@@ -23,6 +23,13 @@ struct task {
 
 struct cpu {
 	int64_t task; /* -1: unknown */
+	bool listed;  /* in its VM's list of CPUs with a known task */
+};
+
+/* A VM's CPUs whose task is known: what an unload forgets, without a walk of every CPU id. */
+struct cpu_list {
+	struct cpu **v;
+	size_t n, cap;
 };
 
 struct vcpu {
@@ -35,15 +42,20 @@ struct ht_guest_state {
 	struct ht_thread_table *tasks; /* (host pid, guest tid) -> struct task */
 	struct ht_thread_table *cpus;  /* (host pid, guest cpu) -> struct cpu */
 	struct ht_thread_table *vcpus; /* (host pid, host tid) -> struct vcpu */
+	struct ht_thread_table *vms;   /* (host pid, 0) -> struct cpu_list */
 };
 
-static void free_values(struct ht_thread_table *t, bool tasks)
+enum value_kind { VALUE_PLAIN, VALUE_TASK, VALUE_CPU_LIST };
+
+static void free_values(struct ht_thread_table *t, enum value_kind kind)
 {
 	if (!t)
 		return;
 	for (size_t i = 0; i < ht_thread_table_len(t); i++) {
-		if (tasks)
+		if (kind == VALUE_TASK)
 			free(((struct task *)ht_thread_table_at(t, i))->calls);
+		else if (kind == VALUE_CPU_LIST)
+			free(((struct cpu_list *)ht_thread_table_at(t, i))->v);
 		free(ht_thread_table_at(t, i));
 	}
 	ht_thread_table_free(t);
@@ -53,9 +65,10 @@ void ht_guest_state_free(struct ht_guest_state *s)
 {
 	if (!s)
 		return;
-	free_values(s->tasks, true);
-	free_values(s->cpus, false);
-	free_values(s->vcpus, false);
+	free_values(s->tasks, VALUE_TASK);
+	free_values(s->cpus, VALUE_PLAIN);
+	free_values(s->vcpus, VALUE_PLAIN);
+	free_values(s->vms, VALUE_CPU_LIST);
 	free(s);
 }
 
@@ -69,7 +82,8 @@ struct ht_guest_state *ht_guest_state_new(const struct ht_decoder *dec)
 	s->tasks = ht_thread_table_new();
 	s->cpus = ht_thread_table_new();
 	s->vcpus = ht_thread_table_new();
-	if (!s->tasks || !s->cpus || !s->vcpus) {
+	s->vms = ht_thread_table_new();
+	if (!s->tasks || !s->cpus || !s->vcpus || !s->vms) {
 		ht_guest_state_free(s);
 		return NULL;
 	}
@@ -131,10 +145,28 @@ static int set_comm(struct ht_guest_state *s, uint32_t pid, uint32_t tid, const 
 static int set_cpu_task(struct ht_guest_state *s, uint32_t pid, uint32_t cpu, int64_t task)
 {
 	struct cpu *c = get_or_add(s->cpus, pid, cpu, sizeof(*c));
+	struct cpu_list *l;
 
 	if (!c)
 		return -ENOMEM;
 	c->task = task;
+	if (c->listed)
+		return 0;
+	/* Listed once until the VM's next unload, which empties the list. */
+	l = get_or_add(s->vms, pid, 0, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 8;
+		struct cpu **v = realloc(l->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = c;
+	c->listed = true;
 	return 0;
 }
 
@@ -168,15 +200,22 @@ static int func_call(struct ht_guest_state *s, const struct ht_record *r, struct
 	return 0;
 }
 
-/* The module went away: nothing is known of what runs on the VM's CPUs from here on. */
+/*
+ * The module went away: nothing is known of what runs on the VM's CPUs from
+ * here on. Only the CPUs given a task since the last unload are walked: a
+ * guest that sends unloads by the million costs one step each.
+ */
 static void forget_cpus(struct ht_guest_state *s, uint32_t pid)
 {
-	/* The table does not hand out its keys: the VM's CPUs by key (an unload is rare). */
-	for (uint32_t cpu = 0; cpu <= 0xffff; cpu++) {
-		struct cpu *c = ht_thread_table_get(s->cpus, pid, cpu);
-		if (c)
-			c->task = -1;
+	struct cpu_list *l = ht_thread_table_get(s->vms, pid, 0);
+
+	if (!l)
+		return;
+	for (size_t i = 0; i < l->n; i++) {
+		l->v[i]->task = -1;
+		l->v[i]->listed = false;
 	}
+	l->n = 0;
 }
 
 static enum ht_gev_kind kind_of(uint32_t nr)

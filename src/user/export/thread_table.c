@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include "common/hashmap.h"
 
 /* Open addressing over indices into values[] (insertion order); 0 marks a free slot. */
 struct ht_thread_table {
@@ -20,8 +21,12 @@ static uint64_t key_of(uint32_t pid, uint32_t tid)
 
 static size_t hash(uint64_t key, size_t slots)
 {
-	/* Fibonacci hashing: tids are dense, so spread them over the table. */
-	return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 17) & (slots - 1);
+	/*
+	 * Seeded (common/hashmap.h): the guest exports key guest tids, CPUs and
+	 * addresses here, and with a fixed hash a guest could choose keys whose
+	 * slots run together, making every insertion a walk of all of them.
+	 */
+	return (size_t)ht_hash_u64(key) & (slots - 1);
 }
 
 struct ht_thread_table *ht_thread_table_new(void)

@@ -2,7 +2,9 @@
 /*
  * The vCPU threads an export has met, keyed by (VM process, thread): the
  * exports keep per-thread state (a CTF stream, a Chrome track), so their
- * memory grows with the threads of the trace, never with its records.
+ * memory grows with the threads of the trace, never with its records. The
+ * guest exports key guest tasks, CPUs and functions the same way: the
+ * hash is seeded, so a guest cannot choose keys that collide.
  */
 #ifndef HT_THREAD_TABLE_H
 #define HT_THREAD_TABLE_H
