@@ -77,6 +77,9 @@ check completes_trace_files_convert "$(printf '%s\n' a.htr b.htr sub.d)" "$(comp
 check completes_trace_files_by_prefix "a.htr" "$(complete_words report --dump a)"
 check completes_any_file_for_output "$(printf '%s\n' a.htr b.htr notes.txt sub.d)" "$(complete_words record -o '')"
 check completes_directories_for_ctf "sub.d" "$(complete_words convert --ctf '')"
+check completes_directories_for_lttng "sub.d" "$(complete_words convert --lttng '')"
+check completes_any_file_for_perfetto "$(printf '%s\n' a.htr b.htr notes.txt sub.d)" "$(complete_words convert --perfetto '')"
+check completes_trace_files_after_perfetto "$(printf '%s\n' a.htr b.htr sub.d)" "$(complete_words convert --perfetto t.pftrace '')"
 check completes_nothing_for_a_number "" "$(complete_words record --nr '')"
 check completes_a_command_after_double_dash "$(compgen -c -- bas | sort -u)" "$(complete_words record -- bas)"
 
