@@ -10,13 +10,17 @@
  *
  * (a short input leaves the later parts empty). The harness writes them as
  * files, the records as a trace through the real writer, and runs the
- * report modes and the Chrome export that decode, through the commands'
- * own entry points. Then it checks what they wrote, not only that they did
- * not crash: every --json line is one strict JSON value (so is the Chrome
+ * report modes and the exports that decode, through the commands' own
+ * entry points. Then it checks what they wrote, not only that they did not
+ * crash: every --json line is one strict JSON value (so is the Chrome
  * file), every --csv row has the header's columns, and nothing a terminal
- * interprets is in any output (tests/fuzz/output_check.c). A violation
- * aborts, and libFuzzer saves the input.
+ * interprets is in any output (tests/fuzz/output_check.c). The LTTng and
+ * Perfetto exports are binary: sanitizers and exit statuses only (their
+ * strings are checked on a hostile trace by tests/unit/test_hostile_output.c).
+ * A violation aborts, and libFuzzer saves the input.
  */
+#include <errno.h>
+#include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +33,7 @@
 
 #define NAMES_BYTES 96
 
-enum check { CHECK_TEXT, CHECK_JSON_LINES, CHECK_CSV, CHECK_JSON_FILE };
+enum check { CHECK_TEXT, CHECK_JSON_LINES, CHECK_CSV, CHECK_JSON_FILE, CHECK_EXPORT_RUNS };
 
 struct run {
 	int (*cmd)(int argc, char **argv);
@@ -42,6 +46,7 @@ struct run {
 #define CATALOG "@CATALOG@"
 #define SYMBOLS "@SYMBOLS@"
 #define OUT "@OUT@"
+#define EXPORT "@EXPORT@" /* an LTTng experiment's directory or a Perfetto file */
 
 static const struct run runs[] = {
 	{ ht_cmd_report, CHECK_JSON_LINES,
@@ -56,9 +61,28 @@ static const struct run runs[] = {
 	{ ht_cmd_report, CHECK_TEXT, { "report", "--hist", "--per-vcpu", TRACE } },
 	{ ht_cmd_convert, CHECK_JSON_FILE,
 	  { "convert", "--chrome", OUT, "--catalog", CATALOG, "--guest-symbols", SYMBOLS, "--kaslr-offset", "0", TRACE } },
+	{ ht_cmd_convert, CHECK_EXPORT_RUNS,
+	  { "convert", "--lttng", EXPORT, "--catalog", CATALOG, "--guest-symbols", SYMBOLS, "--kaslr-offset", "0", TRACE } },
+	{ ht_cmd_convert, CHECK_EXPORT_RUNS,
+	  { "convert", "--perfetto", EXPORT, "--catalog", CATALOG, "--guest-symbols", SYMBOLS, "--kaslr-offset", "0",
+	    TRACE } },
 };
 
-static char trace_path[64], catalog_path[64], symbols_path[64], out_path[64], stdout_path[64];
+static char trace_path[64], catalog_path[64], symbols_path[64], out_path[64], stdout_path[64], export_path[64];
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	return type == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+/* An export's output: a file, or an LTTng experiment's directory tree. */
+static void remove_export(void)
+{
+	if (nftw(export_path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) && errno != ENOENT)
+		abort();
+}
 
 /* The checkers must catch what they are for: a harness that checks nothing is no test. */
 static void self_test(void)
@@ -91,6 +115,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	snprintf(symbols_path, sizeof(symbols_path), "/tmp/ht-fuzzd-%d.map", (int)getpid());
 	snprintf(out_path, sizeof(out_path), "/tmp/ht-fuzzd-%d.json", (int)getpid());
 	snprintf(stdout_path, sizeof(stdout_path), "/tmp/ht-fuzzd-%d.out", (int)getpid());
+	snprintf(export_path, sizeof(export_path), "/tmp/ht-fuzzd-%d.export", (int)getpid());
 	return 0;
 }
 
@@ -222,10 +247,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			const char *a = r->argv[argc];
 
 			argv[argc] = (char *)(!strcmp(a, TRACE) ? trace_path : !strcmp(a, CATALOG) ? catalog_path :
-					      !strcmp(a, SYMBOLS) ? symbols_path : !strcmp(a, OUT) ? out_path : a);
+					      !strcmp(a, SYMBOLS) ? symbols_path : !strcmp(a, OUT) ? out_path :
+					      !strcmp(a, EXPORT) ? export_path : a);
 		}
 		argv[argc] = NULL;
 		unlink(out_path);
+		remove_export();
 		if (!freopen(stdout_path, "w", stdout))
 			abort();
 		int status = r->cmd(argc, argv);
@@ -252,5 +279,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unlink(symbols_path);
 	unlink(stdout_path);
 	unlink(out_path);
+	remove_export();
 	return 0;
 }

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * libFuzzer harness: each input is a trace file, read by every report mode
- * and both exports through the command's own entry point, as a user would
+ * and every export through the command's own entry point, as a user would
  * run it. A new mode
  * or export is one line in `runs` below.
  */
-#include <dirent.h>
 #include <errno.h>
+#include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +36,8 @@ static const struct run runs[] = {
 	{ ht_cmd_report, { "report", "--sched", INPUT } },
 	{ ht_cmd_convert, { "convert", "--ctf", OUTPUT, INPUT } },
 	{ ht_cmd_convert, { "convert", "--chrome", OUTPUT, INPUT } },
+	{ ht_cmd_convert, { "convert", "--lttng", OUTPUT, INPUT } },
+	{ ht_cmd_convert, { "convert", "--perfetto", OUTPUT, INPUT } },
 };
 
 static char input_path[64], output_path[64];
@@ -52,25 +54,18 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* The scratch output: a file, or the directory of a CTF trace. */
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	return type == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+/* The scratch output: a file, or the directory of a CTF trace or an LTTng experiment (with subdirectories). */
 static void remove_output(void)
 {
-	DIR *d = opendir(output_path);
-	struct dirent *e;
-	char path[sizeof(output_path) + 256];
-
-	if (!d) {
-		unlink(output_path);
-		return;
-	}
-	while ((e = readdir(d))) {
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-			snprintf(path, sizeof(path), "%s/%s", output_path, e->d_name);
-			unlink(path);
-		}
-	}
-	closedir(d);
-	rmdir(output_path);
+	if (nftw(output_path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) && errno != ENOENT)
+		abort();
 }
 
 static void write_input(const uint8_t *data, size_t size)

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Fuzzes (libFuzzer + ASan + UBSan) for FUZZ_SECONDS in all (60 here; `make
 # fuzz` runs longer), split between two targets:
-#   fuzz_report.c: the trace file reader, every report mode and both
-#     exports, from the committed corpus and fresh seeds the real writer
+#   fuzz_report.c: the trace file reader, every report mode and every
+#     export, from the committed corpus and fresh seeds the real writer
 #     writes (plain and compressed);
 #   fuzz_decode.c: catalog text, symbol-file text, VM names and guest events
-#     through the decoding report modes and the Chrome export, checking
-#     their output: every --json line (and the Chrome file) strict JSON,
-#     every --csv row with the header's columns, nothing a terminal
+#     through the decoding report modes and every export that decodes,
+#     checking their output: every --json line (and the Chrome file) strict
+#     JSON, every --csv row with the header's columns, nothing a terminal
 #     interprets (tests/fuzz/output_check.c).
 # First replays every input that once failed (tests/fuzz/regressions/,
 # tests/fuzz/regressions-decode/). A failing input is saved under
