@@ -22,22 +22,31 @@ if ! out=$("$GEN" bulk big.htr 1000000 2>&1) || ! out=$("$GEN" bulk chrome.htr 2
 fi
 chmod 600 ./*.htr
 
-# stop_midway PID: stops PID (SIGSTOP) once it has written 256 KiB, so the
-# export is under way and unfinished. Prints "stopped", or "finished" if
-# the process ended first (the machine was too fast to catch it).
+# stop_midway PID INPUT: stops PID (SIGSTOP) once it has written 256 KiB, so
+# the export is under way and unfinished. Prints "stopped", or "finished" if
+# the process ended first or had already read all of INPUT when the stop
+# took effect (then it may have named its output: it is let go on). The
+# machine was too fast to catch it.
 stop_midway() {
-	python3 - "$1" <<'PY'
+	python3 - "$1" "$2" <<'PY'
 import os, signal, sys, time
-pid, end = int(sys.argv[1]), time.monotonic() + 30
+pid, size, end = int(sys.argv[1]), os.path.getsize(sys.argv[2]), time.monotonic() + 30
+def io(key):
+    return int(open(f"/proc/{pid}/io").read().split(key + ": ")[1].split()[0])
 while time.monotonic() < end:
     try:
-        io = open(f"/proc/{pid}/io").read()
-    except OSError:
+        if io("wchar") >= 256 * 1024:
+            os.kill(pid, signal.SIGSTOP)
+            state = ""
+            while state not in ("T", "Z", "X"):
+                state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+            if state == "T" and io("rchar") < size:
+                print("stopped")
+                sys.exit(0)
+            os.kill(pid, signal.SIGCONT)
+            break
+    except (OSError, IndexError):
         break
-    if int(io.split("wchar: ")[1].split()[0]) >= 256 * 1024:
-        os.kill(pid, signal.SIGSTOP)
-        print("stopped")
-        sys.exit(0)
 print("finished")
 PY
 }
@@ -53,7 +62,7 @@ killed_midway() {
 	python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])' \
 		"$HT" convert "$@" >"$name.log" 2>&1 &
 	pid=$!
-	state=$(stop_midway $pid)
+	state=$(stop_midway $pid "${@: -1}")
 	if [ "$state" != stopped ]; then
 		wait $pid
 		skip "$name" "convert finished before it could be stopped: nothing to check"
