@@ -12,7 +12,9 @@
 #
 # As a library (source it):
 #   nested_fetch                        fill or validate the cache
-#   nested_run OUTDIR SCRIPT [FILE...]  boot, run SCRIPT inside, collect results
+#   nested_run OUTDIR SCRIPT [FILE...]  boot, run SCRIPT inside, collect results;
+#                                       once more from the start after a stall
+#   nested_run_once OUTDIR SCRIPT [FILE...]  the same, one attempt
 # As a command:
 #   tests/e2e/nested.sh fetch
 #   tests/e2e/nested.sh run OUTDIR SCRIPT [FILE...]
@@ -30,8 +32,35 @@
 #   OUTDIR/boot_seconds guest uptime when the script started
 #   OUTDIR/qemu_seconds wall time of the whole qemu run
 # nested_run returns non-zero, with the reason in NESTED_ERR and on stderr,
-# when the machine did not boot, KVM did not load, or the results did not
-# arrive complete. The script's own exit status does not affect it.
+# when the machine did not boot, KVM did not load, the results did not
+# arrive complete, or the machine stalled twice in a row. The script's own
+# exit status does not affect it.
+#
+# Emulation stalls. QEMU's TCG sometimes stops running the machine for a
+# while: the host is busy, or, while the machine runs a KVM guest of its own,
+# its timer interrupt is not delivered until another interrupt comes (seen:
+# the machine's soft lockup report names the guest's vCPU thread, stuck in
+# KVM_RUN). Nothing inside can tell that from a hang, so nested_run tells
+# a stall from a failure and reruns the whole machine from the start, once,
+# after a stall; it prints one "  info:" line saying so, and a second stall
+# in a row fails. A stall is
+#   - a machine silent for NESTED_SILENCE s: /init prints a heartbeat every
+#     2 s, so a silent console means the machine does not run, never that a
+#     step is quiet. After every NESTED_KICK s of silence a line is typed on
+#     its console: that interrupt wakes a machine waiting for a lost one;
+#   - a line the script appended to /out/stalls (tests/e2e/l2_guest.sh: a
+#     KVM guest that did not boot);
+#   - lockup or RCU stall reports, of the machine (its console) or of a KVM
+#     guest in it (/out/NAME.kmsg and NAME.console), that a pause of the
+#     whole machine explains (tests/e2e/stalls.sh).
+# A BUG, Oops, WARNING, panic, hung task, or a lockup of some vCPUs only, in
+# any of those logs, is a failure: that run is never retried.
+# Pauses the machine survives (a gap in its heartbeat, woken by a kick) are
+# not retried: the lockup detectors of the machine (and of the KVM guests of
+# tests/e2e/l2_guest.sh) are set to report only what lasts longer than the
+# silence that kills a run, so they stay quiet about them, and what the
+# script checks is as valid as on a slow machine. nested_run prints one info
+# line about them.
 #
 # Environment:
 #   NESTED_CACHE    cache directory (default: <repo>/.cache/nested)
@@ -44,13 +73,17 @@
 #   NESTED_APPEND   more kernel command line for the emulated machine
 #   NESTED_KVM_AMD_PARAMS  module parameters for kvm-amd (e.g. npt=0)
 #   NESTED_SILENCE  seconds without console or result output after which the
-#                   run is killed as stalled (NESTED_STALLED=1); 0: never
+#                   run is killed as stalled (NESTED_STALLED=1; default: 60);
+#                   0: never (and no kicks)
+#   NESTED_KICK     seconds of silence after which, and then again every as
+#                   many, a line is typed on the console (default: 6)
 #   NESTED_STAGE_HOOK  a function called as HOOK STAGE_DIR before the
 #                   initramfs is packed, to add files (nested_stage_program
 #                   copies a program of the fetched tree with its libraries)
 # shellcheck shell=bash
 
 NESTED_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+source "$NESTED_TOP/tests/e2e/stalls.sh"
 NESTED_CACHE=${NESTED_CACHE:-$NESTED_TOP/.cache/nested}
 NESTED_TIMEOUT=${NESTED_TIMEOUT:-300}
 NESTED_SMP=${NESTED_SMP:-2}
@@ -64,10 +97,20 @@ NESTED_TCG_OPTS=${NESTED_TCG_OPTS-thread=single}
 NESTED_MEM=${NESTED_MEM:-512}
 NESTED_APPEND=${NESTED_APPEND:-}
 NESTED_KVM_AMD_PARAMS=${NESTED_KVM_AMD_PARAMS:-}
-NESTED_SILENCE=${NESTED_SILENCE:-0}
+NESTED_SILENCE=${NESTED_SILENCE:-60}
+NESTED_KICK=${NESTED_KICK:-6}
 NESTED_STAGE_HOOK=${NESTED_STAGE_HOOK:-}
 NESTED_STALLED=0
+NESTED_KICKS=0
 NESTED_ERR=
+# The lockup detectors of an emulated kernel measure wall-clock time, which
+# runs on while the emulator pauses the machine. watchdog_thresh=30: a soft
+# lockup is reported after 60 s (default 20 s); the RCU stall timeout is
+# 60 s (default 21 s). A pause of 60 s is a silent machine, killed by the
+# silence watchdog; what a run survives stays below both. Lockups that last
+# longer are still reported, and the functional checks still fail on a
+# guest that hangs.
+NESTED_DETECTORS="watchdog_thresh=30 rcupdate.rcu_cpu_stall_timeout=60"
 # Bumped when the layout of a cached tree changes, so older trees are rebuilt.
 NESTED_LAYOUT=3
 
@@ -359,6 +402,26 @@ mount -t bpf bpf /sys/fs/bpf
 mkdir -p /tmp /out
 # Only emergencies on the console from here on.
 dmesg -n 1
+# Heartbeat: a line on the console every 2 s while the machine runs, so the
+# host's silence watchdog tells a stalled machine from a quiet step. A gap of
+# 6 s or more between two beats is a pause of the whole machine (the clock
+# went on, the machine did not run): NESTED-PAUSE. Shell builtins only (the
+# wait is a read with a timeout on a FIFO nobody writes): it starts no
+# process, as tests count process exits.
+mkfifo /tmp/beat
+(
+	exec 3<>/tmp/beat
+	read -r last _ </proc/uptime
+	last=${last%.*}
+	while :; do
+		read -r -t 2 -u 3 _
+		read -r now _ </proc/uptime
+		now=${now%.*}
+		[ $((now - last)) -ge 6 ] && echo "NESTED-PAUSE $((now - last)) s before uptime $now s"
+		echo "NESTED-BEAT $now"
+		last=$now
+	done
+) &
 say() { echo "NESTED: $*"; }
 ok=1
 for m in irqbypass ccp kvm kvm-amd; do
@@ -373,7 +436,8 @@ if [ $ok = 1 ]; then
 	cut -d' ' -f1 /proc/uptime >/tmp/boot_uptime
 	say "script start at uptime $(cat /tmp/boot_uptime) s"
 	cd /out
-	{ OUT=/out sh /script; echo $? >/tmp/status; } 2>&1 | tee /tmp/stdout
+	# Not the console's input: the host types kicks there.
+	{ OUT=/out sh /script </dev/null; echo $? >/tmp/status; } 2>&1 | tee /tmp/stdout
 	status=$(cat /tmp/status)
 	say "script exit status $status"
 fi
@@ -400,8 +464,8 @@ poweroff -f
 EOF
 }
 
-# nested_run OUTDIR SCRIPT [FILE...]
-nested_run() {
+# nested_run_once OUTDIR SCRIPT [FILE...]: one attempt of nested_run.
+nested_run_once() {
 	local outdir=$1 script=$2 f stage start end rc
 	shift 2
 	NESTED_ERR=
@@ -441,7 +505,7 @@ nested_run() {
 	local cmd=("${NESTED_QEMU[@]}"
 		-accel "tcg${NESTED_TCG_OPTS:+,$NESTED_TCG_OPTS}" -cpu max -smp "$NESTED_SMP" -m "$NESTED_MEM"
 		-kernel "$kernel" -initrd "$outdir/initrd.cpio"
-		-append "console=ttyS0 rdinit=/init panic=-1 mitigations=off quiet${NESTED_APPEND:+ $NESTED_APPEND}"
+		-append "console=ttyS0 rdinit=/init panic=-1 mitigations=off quiet $NESTED_DETECTORS${NESTED_APPEND:+ $NESTED_APPEND}"
 		-display none -nodefaults -no-reboot
 		-serial stdio -serial "file:$outdir/results.raw")
 	start=$(date +%s.%N)
@@ -450,37 +514,41 @@ nested_run() {
 	: >"$outdir/results.raw"
 	# The console's input is a FIFO the watchdog below can type into; held
 	# open read-write so that it never reaches end of file.
-	local kick_fd kicked=0
+	local kick_fd
 	rm -f "$outdir/console.in" && mkfifo "$outdir/console.in" && exec {kick_fd}<>"$outdir/console.in" ||
 		{ nested_err "cannot create the console FIFO in $outdir"; return 1; }
 	timeout --kill-after=10 "$NESTED_TIMEOUT" "${cmd[@]}" <"$outdir/console.in" >"$outdir/console.log" 2>&1 &
-	local qpid=$! last=-1 size quiet_since tailpid=
+	local qpid=$! last=-1 size now quiet_since kicked_at tailpid=
 	if [ "${NESTED_VERBOSE:-0}" = 1 ]; then
 		tail -f "$outdir/console.log" >&2 &
 		tailpid=$!
 	fi
 	quiet_since=$(date +%s)
-	# The silence watchdog: a machine whose console and result port both stay
-	# quiet that long has stalled (a lost timer interrupt under TCG). Half way
-	# there, a line typed on its console raises an interrupt of another kind,
-	# which can wake it; the script inside never reads the console.
+	kicked_at=$quiet_since
+	# The silence watchdog: the heartbeat of /init keeps a running machine's
+	# console growing, so a machine whose console and result port both stay
+	# quiet does not run. Every NESTED_KICK s of silence a line typed on its
+	# console raises an interrupt, which wakes a machine that waits for a lost
+	# one (nobody inside reads the console); after NESTED_SILENCE s it is
+	# killed as stalled.
 	while kill -0 "$qpid" 2>/dev/null; do
 		sleep 1
 		[ "$NESTED_SILENCE" -gt 0 ] || continue
 		size=$(($(wc -c <"$outdir/console.log") + $(wc -c <"$outdir/results.raw")))
+		now=$(date +%s)
 		if [ "$size" != "$last" ]; then
 			last=$size
-			quiet_since=$(date +%s)
-			kicked=0
-		elif [ $kicked = 0 ] && [ $(($(date +%s) - quiet_since)) -ge $((NESTED_SILENCE / 2)) ]; then
-			kicked=1
-			NESTED_KICKS=$((${NESTED_KICKS:-0} + 1))
-			echo >&"$kick_fd"
-		elif [ $(($(date +%s) - quiet_since)) -ge "$NESTED_SILENCE" ]; then
+			quiet_since=$now
+			kicked_at=$now
+		elif [ $((now - quiet_since)) -ge "$NESTED_SILENCE" ]; then
 			NESTED_STALLED=1
 			pkill -KILL -P "$qpid" 2>/dev/null
 			kill -KILL "$qpid" 2>/dev/null
 			break
+		elif [ $((now - kicked_at)) -ge "$NESTED_KICK" ]; then
+			kicked_at=$now
+			NESTED_KICKS=$((NESTED_KICKS + 1))
+			echo >&"$kick_fd"
 		fi
 	done
 	wait "$qpid" || rc=$?
@@ -491,7 +559,7 @@ nested_run() {
 	awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f\n", b - a }' >"$outdir/qemu_seconds"
 	rm -f "$outdir/initrd.cpio"
 	if [ "$NESTED_STALLED" = 1 ]; then
-		nested_err "the emulated machine stalled (no output for ${NESTED_SILENCE}s); console tail: $(nested_tail "$outdir/console.log")"
+		nested_err "the emulated machine stalled: no output for ${NESTED_SILENCE} s, console kicks did not wake it; console tail: $(nested_tail "$outdir/console.log")"
 		return 1
 	fi
 	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
@@ -505,6 +573,73 @@ nested_run() {
 	nested_collect "$outdir" || return 1
 	[ "$rc" -eq 0 ] || nested_log "qemu exited with status $rc after the guest finished"
 	return 0
+}
+
+# nested_run OUTDIR SCRIPT [FILE...]: nested_run_once, and once more from
+# the start if that attempt stalled (see "Emulation stalls" above). The
+# stalled attempt's output is kept in OUTDIR.stalled. Sets NESTED_RETRIED to
+# what the first attempt stalled on, or empty, and NESTED_KICKS to the
+# console kicks of both attempts.
+nested_run() {
+	local outdir=$1 rc first
+	NESTED_KICKS=0
+	NESTED_RETRIED=
+	nested_run_once "$@"
+	rc=$?
+	nested_stall "$outdir"
+	if [ -n "$NESTED_STALL" ]; then
+		first=$NESTED_STALL
+		NESTED_RETRIED=$first
+		echo "  info: emulation stall ($first); running the nested machine again from the start"
+		rm -rf "$outdir.stalled" && mv "$outdir" "$outdir.stalled"
+		nested_run_once "$@"
+		rc=$?
+		nested_stall "$outdir"
+		if [ -n "$NESTED_STALL" ]; then
+			nested_err "the emulated machine stalled twice in a row: $NESTED_STALL (first: $first)"
+			return 1
+		fi
+	fi
+	nested_pauses "$outdir"
+	return "$rc"
+}
+
+# nested_stall OUTDIR: sets NESTED_STALL to what the attempt in OUTDIR
+# stalled on, or empty if it did not stall (or failed in a way a stall does
+# not explain).
+nested_stall() {
+	local outdir=$1 v log cpus stall=
+	NESTED_STALL=
+	# Kernel reports first: a failure among them is never retried.
+	v=$(stall_verdict "$NESTED_SMP" "$outdir/console.log")
+	[[ $v == failure:* ]] && return
+	[ -z "$v" ] || stall="nested machine: ${v#stall: }"
+	for log in "$outdir"/files/*.kmsg; do
+		[ -f "$log" ] || continue
+		# A KVM guest of tests/e2e/l2_guest.sh: its kernel log and its
+		# console, which says how many vCPUs it has once it is up.
+		cpus=$(tr -d '\r' <"${log%.kmsg}.console" 2>/dev/null | sed -n 's/^L2-READY cpus=\([0-9]*\).*/\1/p' | head -n 1)
+		[ -n "$cpus" ] || continue
+		v=$(stall_verdict "$cpus" "$log" "${log%.kmsg}.console")
+		[[ $v == failure:* ]] && return
+		[ -z "$v" ] || [ -n "$stall" ] || stall="KVM guest ${log##*/}: ${v#stall: }"
+	done
+	if [ "$NESTED_STALLED" = 1 ]; then
+		NESTED_STALL=${NESTED_ERR#the emulated machine stalled: }
+	elif [ -s "$outdir/files/stalls" ]; then
+		NESTED_STALL=$(head -n 1 "$outdir/files/stalls")
+	else
+		NESTED_STALL=$stall
+	fi
+}
+
+# nested_pauses OUTDIR: one info line if the machine paused and went on.
+nested_pauses() {
+	local n longest
+	read -r n longest < <(tr -d '\r' <"$1/console.log" 2>/dev/null |
+		sed -n 's/.*NESTED-PAUSE \([0-9]*\) s .*/\1/p' | awk '{ n++; if ($1 > m) m = $1 } END { print n + 0, m + 0 }')
+	[ "${n:-0}" = 0 ] ||
+		echo "  info: the emulated machine paused $n time(s), up to $longest s, and went on ($NESTED_KICKS console kicks)"
 }
 
 # nested_stage_program STAGE PATH...: copies each PATH of the fetched tree
@@ -558,7 +693,8 @@ nested_tail() {
 	local p
 	p=$(tr -d '\r' <"$1" 2>/dev/null | grep -m1 'Kernel panic' || true)
 	if [ -n "$p" ]; then echo "guest kernel panic: $p"; return; fi
-	tail -n 5 "$1" 2>/dev/null | tr -d '\r' | tr '\n' '|'
+	# Without the heartbeat, which says nothing here.
+	tr -d '\r' <"$1" 2>/dev/null | grep -v '^NESTED-BEAT ' | tail -n 5 | tr '\n' '|'
 }
 
 # nested_collect OUTDIR: decodes results.raw into stdout, status and files/.

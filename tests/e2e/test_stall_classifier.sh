@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# How an emulation stall is told from a failure, without booting anything:
-# stall_verdict (tests/e2e/stalls.sh) on kernel logs captured from the nested
-# machine (stall_logs/) or written here in the kernel's own formats.
+# How the nested driver tells an emulation stall from a failure, without
+# booting anything: stall_verdict (tests/e2e/stalls.sh) on kernel logs
+# captured from the nested machine (stall_logs/) or written here in the
+# kernel's own formats, then nested_run's decision (tests/e2e/nested.sh) on
+# the outputs of constructed attempts, with the attempt itself replaced.
 set -uo pipefail
 source "$(dirname "$0")/../lib.sh"
-source "$(dirname "$0")/stalls.sh"
+source "$(dirname "$0")/nested.sh"
 
 LOGS=$TOP/tests/e2e/stall_logs
 work=$(mktemp -d)
@@ -131,5 +133,90 @@ if stall_verdict two "$issue" >/dev/null 2>&1; [ $? = 2 ]; then
 else
 	fail cpu_count_must_be_a_number "stall_verdict two ... did not exit with status 2"
 fi
+
+# --- nested_stall: what an attempt's outputs say -----------------------------------
+# attempt DIR: an attempt's output directory with a normal console.
+attempt() {
+	rm -rf "$1" && mkdir -p "$1/files"
+	printf 'NESTED: script start at uptime 3.1 s\nNESTED-BEAT 5\nNESTED: script exit status 0\n' >"$1/console.log"
+}
+# expect_stall NAME WANT: nested_stall on $work/a sets NESTED_STALL to match WANT.
+expect_stall() {
+	NESTED_SMP=1 nested_stall "$work/a"
+	if [[ $NESTED_STALL =~ ^$2$ ]]; then pass "$1"; else fail "$1" "NESTED_STALL '$NESTED_STALL', want /^$2\$/"; fi
+}
+NESTED_STALLED=0
+attempt "$work/a"
+expect_stall run_without_reports_is_no_stall ''
+echo "the KVM guest hyper (L2) did not boot in 120 s; console: |" >"$work/a/files/stalls"
+expect_stall l2_guest_that_did_not_boot_is_a_stall 'the KVM guest hyper \(L2\) did not boot in 120 s; console: \|'
+printf '%s\n' "[    9.000000] WARNING: CPU: 0 PID: 1 at kernel/x.c:1 f+0x1/0x2" >"$work/a/files/hyper.kmsg"
+echo "L2-READY cpus=2" >"$work/a/files/hyper.console"
+expect_stall guest_warning_outweighs_a_boot_failure ''
+
+attempt "$work/a"
+cp "$issue" "$work/a/files/hyper.console"
+sed -i '1i L2-READY cpus=2' "$work/a/files/hyper.console"
+grep '^\[' "$issue" >"$work/a/files/hyper.kmsg"
+expect_stall guest_lockups_on_every_vcpu_are_a_stall 'KVM guest hyper.kmsg: soft lockup on all 2 vCPU\(s\) at 85 s, stuck 64-67 s'
+echo "DMESG [   86.000000] BUG: unable to handle page fault for address: ffffffffc0a01000" >>"$work/a/files/hyper.console"
+expect_stall guest_oops_beside_lockups_is_never_retried ''
+
+attempt "$work/a"
+NESTED_STALLED=1 NESTED_ERR="the emulated machine stalled: no output for 60 s, console kicks did not wake it"
+expect_stall silent_machine_is_a_stall 'no output for 60 s, console kicks did not wake it'
+echo "[   30.000000] Kernel panic - not syncing: Fatal exception in interrupt" >>"$work/a/console.log"
+expect_stall panic_before_the_silence_is_never_retried ''
+NESTED_STALLED=0 NESTED_ERR=
+
+# --- nested_run: retry once after a stall, never after a failure --------------------
+# The attempts play SCENARIO_1, SCENARIO_2, ... in turn (functions below).
+nested_run_once() {
+	ATTEMPTS=$((ATTEMPTS + 1))
+	NESTED_STALLED=0 NESTED_ERR=
+	attempt "$1"
+	"${SCENARIO[$ATTEMPTS]}" "$1"
+}
+clean() { return 0; }
+l2_not_booted() { echo "the KVM guest two (L2) did not boot in 120 s; console: |" >"$1/files/stalls"; return 0; }
+silent() { NESTED_STALLED=1 NESTED_ERR="the emulated machine stalled: no output for 60 s, console kicks did not wake it"; return 1; }
+hung() { NESTED_ERR="qemu did not finish within 300s; console tail: |"; return 1; }
+paused() { printf 'NESTED-PAUSE 8 s before uptime 40 s\nNESTED-BEAT 40\nNESTED-PAUSE 12 s before uptime 70 s\n' >>"$1/console.log"; return 0; }
+# run_scenario NAME WANT_STATUS WANT_ATTEMPTS WANT_INFO_REGEX WANT_ERR_REGEX ATTEMPT...
+run_scenario() {
+	local name=$1 want_rc=$2 want_attempts=$3 want_info=$4 want_err=$5 rc out infos
+	shift 5
+	SCENARIO=(none "$@") ATTEMPTS=0
+	out=$(NESTED_SMP=1 nested_run "$work/run" /dev/null 2>/dev/null; echo "rc=$? attempts=$ATTEMPTS err=$NESTED_ERR")
+	rc=$(sed -n 's/^rc=\([0-9]*\) .*/\1/p' <<<"$out")
+	infos=$(grep -c '^  info: ' <<<"$out")
+	if [ "$rc" != "$want_rc" ] || [[ $out != *"attempts=$want_attempts "* ]]; then
+		fail "$name" "status $rc after $(sed -n 's/.* attempts=\([0-9]*\) .*/\1/p' <<<"$out") attempt(s), want $want_rc after $want_attempts: $out"
+	elif [ -n "$want_info" ] && { [ "$infos" != 1 ] || ! grep -Eq "^  info: $want_info" <<<"$out"; }; then
+		fail "$name" "want one info line matching /$want_info/, got: $out"
+	elif [ -z "$want_info" ] && [ "$infos" != 0 ]; then
+		fail "$name" "want no info line, got: $out"
+	elif ! grep -Eq "err=$want_err" <<<"$out"; then
+		fail "$name" "NESTED_ERR does not match /$want_err/: $out"
+	else
+		pass "$name"
+	fi
+}
+run_scenario clean_run_runs_once 0 1 '' '$' clean
+run_scenario stall_is_retried_once_from_the_start 0 2 \
+	'emulation stall \(the KVM guest two \(L2\) did not boot in 120 s; console: \|\); running the nested machine again from the start$' '$' \
+	l2_not_booted clean
+if [ -f "$work/run.stalled/files/stalls" ] && [ ! -e "$work/run/files/stalls" ]; then
+	pass stalled_attempt_is_kept_beside_the_new_one
+else
+	fail stalled_attempt_is_kept_beside_the_new_one "want run.stalled/files/stalls and a fresh run/"
+fi
+run_scenario second_stall_in_a_row_fails 1 2 'emulation stall \(no output for 60 s' \
+	'the emulated machine stalled twice in a row: the KVM guest two \(L2\) did not boot.*\(first: no output for 60 s' \
+	silent l2_not_booted
+run_scenario failure_is_not_retried 1 1 '' 'qemu did not finish within 300s' hung
+run_scenario failure_after_a_stall_fails 1 2 'emulation stall' 'qemu did not finish within 300s' silent hung
+run_scenario pauses_it_survived_are_reported_not_retried 0 1 \
+	'the emulated machine paused 2 time\(s\), up to 12 s, and went on' '$' paused
 
 suite_exit
