@@ -12,13 +12,20 @@
 #                            nested machine: /bin/l2lib.sh and /bin/l2cmd
 #
 # In the nested machine's script, `. /bin/l2lib.sh` gives
-#   l2_start NAME SMP   boot the guest (once more if it does not come up); sets
-#                       QPID (its qemu) and CON (console log); writes
-#                       /out/NAME.qpid and /out/NAME.threads (tid, thread name)
+#   l2_start NAME SMP   boot the guest; sets QPID (its qemu) and CON (console
+#                       log, /out/NAME.console); writes /out/NAME.qpid and
+#                       /out/NAME.threads (tid, thread name). If the guest does
+#                       not come up, appends why to /out/stalls (nested_run
+#                       then runs the whole nested machine again: see
+#                       nested.sh) and returns 1
 #   l2_stop             power it off
 #   l2cmd ID COMMAND... run COMMAND in the guest (sh -c), wait for it, exit with
 #                       its status; its output is in $CON between
 #                       "L2-BEGIN ID" and "L2-END ID STATUS"
+# The guest's kernel log goes to a serial port of its own (/out/NAME.kmsg),
+# never to the console that carries the commands and their markers: a kernel
+# message (a lockup report after a pause of the emulator, say) cannot split a
+# marker line and lose a command's end or status.
 # shellcheck shell=bash
 
 l2_init() {
@@ -29,7 +36,6 @@ exec </dev/ttyS0 >/dev/ttyS0 2>&1
 /bin/busybox --install -s
 mount -t proc proc /proc
 mount -t sysfs sys /sys
-dmesg -n 1
 stty -echo
 echo "L2-READY cpus=$(nproc)"
 while read -r id cmd; do
@@ -49,7 +55,9 @@ l2_stage() {
 		cp -L "$NESTED_ROOT/$f" "$stage/usr/share/qemu/" || { NESTED_ERR="no $f in the fetched tree"; return 1; }
 	done
 	cp "$NESTED_ROOT/kernel/vmlinuz" "$stage/l2/vmlinuz" || return 1
-	rm -rf "$l2" && mkdir -p "$l2"/{bin,dev,proc,sys} || return 1
+	# busybox --install -s links applets into all four bin directories: each
+	# one missing costs an error line per applet on the console at every boot.
+	rm -rf "$l2" && mkdir -p "$l2"/{bin,sbin,usr/bin,usr/sbin,dev,proc,sys} || return 1
 	cp "$NESTED_ROOT/busybox" "$l2/bin/" || return 1
 	for f in "${L2_FILES[@]}"; do
 		src=${f%%:*}
@@ -66,8 +74,9 @@ l2_l1_files() {
 	cat >"$L2_WORK/l2cmd" <<'EOF'
 #!/bin/sh
 # l2cmd ID COMMAND...: runs COMMAND in the KVM guest whose console is $CON and
-# waits (300 s at most: emulated and on a busy host) for its end; exits with
-# COMMAND's status.
+# waits for its end, 1500 turns of 0.2 s at most (about 300 s of this
+# machine's running time: a pause of the emulator stops the count too);
+# exits with COMMAND's status.
 id=$1
 shift
 echo "$id $*" >/tmp/l2.in
@@ -75,19 +84,21 @@ i=0
 while ! grep -q "L2-END $id " "$CON"; do
 	i=$((i + 1))
 	[ $i -le 1500 ] || { echo "l2cmd: no end of '$id' from the guest" >&2; exit 124; }
-	# A line now and then on the console, whatever our stdout is: the nested
-	# machine's silence watchdog watches the console.
+	# Progress on the nested machine's console, whatever our stdout is.
 	[ $((i % 50)) = 0 ] && echo "L1: guest command $id running ($((i / 5)) s)" >/dev/console 2>/dev/null
 	sleep 0.2
 done
 exit "$(tr -d '\r' <"$CON" | sed -n "s/^L2-END $id \([0-9]*\)$/\1/p")"
 EOF
-	cat >"$L2_WORK/l2lib.sh" <<'EOF'
+	{
+		# The lockup detectors of the nested machine's kernel, in the guest's
+		# too: it runs under the same emulation (see nested.sh).
+		echo "L2_DETECTORS='$NESTED_DETECTORS'"
+		cat <<'EOF'
 say() { echo "L1: $*"; }
-# l2_boot NAME SMP: starts qemu with a KVM guest and waits (120 s at most)
-# for its /init; sets QPID (the qemu process) and CON (its console log). While
-# waiting it says so every 20 s: the nested machine's silence watchdog watches
-# the console, and a silent machine is a stalled one.
+# l2_boot NAME SMP: starts qemu with a KVM guest and waits for its /init, for
+# 120 s of this machine's own running time; sets QPID (the qemu process) and
+# CON (its console log). While waiting it says so every 20 s.
 l2_boot() {
 	CON=/out/$1.console
 	export CON
@@ -96,36 +107,46 @@ l2_boot() {
 	: >"$CON"
 	qemu-system-x86_64 -name "$1,debug-threads=on" -enable-kvm -cpu host -smp "$2" -m 256 \
 		-kernel /l2/vmlinuz -initrd /l2/initrd.cpio -L /usr/share/qemu \
-		-append "console=ttyS0 rdinit=/init panic=-1 mitigations=off quiet" \
-		-nodefaults -display none -serial stdio -no-reboot </tmp/l2.in >"$CON" 2>&1 &
+		-append "console=ttyS1 rdinit=/init panic=-1 mitigations=off quiet $L2_DETECTORS" \
+		-nodefaults -display none -serial stdio -serial "file:/out/$1.kmsg" -no-reboot \
+		</tmp/l2.in >"$CON" 2>&1 &
 	QPID=$!
 	# Holding the FIFO open keeps qemu's stdin from reaching end of file
 	# (read-write: an open that cannot block, even if qemu died at once).
 	exec 3<>/tmp/l2.in
-	start=$(date +%s)
-	last=$start
+	# The deadline counts only the time this machine ran: a turn of this loop
+	# (0.5 s) that took over 5 s was a pause of the emulator, in which the
+	# guest did not boot either. A guest that does not boot still fails after
+	# 120 s of running time.
+	waited=0
+	prev=$(date +%s)
+	last=0
 	while ! grep -q L2-READY "$CON"; do
 		now=$(date +%s)
-		if [ $((now - start)) -ge 120 ] || ! kill -0 $QPID 2>/dev/null; then
-			say "guest $1 did not start in $((now - start)) s: $(tail -n 3 "$CON" | tr -d '\r' | tr '\n' '|')"
+		[ $((now - prev)) -gt 5 ] || waited=$((waited + now - prev))
+		prev=$now
+		if [ $waited -ge 120 ] || ! kill -0 $QPID 2>/dev/null; then
+			why="the KVM guest $1 (L2) did not boot"
+			if kill -0 $QPID 2>/dev/null; then why="$why in $waited s"; else why="$why: its qemu exited"; fi
+			why="$why; console: $(tail -n 2 "$CON" | tr -d '\r' | tr '\n' '|') kernel: $(tail -n 2 "/out/$1.kmsg" 2>/dev/null | tr -d '\r' | tr '\n' '|')"
+			say "$why"
+			echo "$why" >>/out/stalls
 			return 1
 		fi
-		if [ $((now - last)) -ge 20 ]; then
-			last=$now
-			say "waiting for guest $1 ($((now - start)) s): $(tail -n 1 "$CON" | tr -d '\r')"
+		if [ $((waited - last)) -ge 20 ]; then
+			last=$waited
+			say "waiting for guest $1 ($waited s): $(tail -n 1 "$CON" | tr -d '\r')"
 		fi
 		sleep 0.5
 	done
 }
-# l2_start NAME SMP: l2_boot, once more if the guest did not come up (nested
-# KVM under emulation rarely loses a guest at boot); then writes NAME.qpid and
-# NAME.threads (tid, thread name).
+# l2_start NAME SMP: l2_boot, then writes NAME.qpid and NAME.threads (tid,
+# thread name). A guest that did not come up is not booted again here: the
+# line in /out/stalls makes nested_run run the whole nested machine again.
 l2_start() {
 	if ! l2_boot "$1" "$2"; then
 		l2_stop
-		mv "$CON" "/out/$1.console.failed"
-		say "starting guest $1 again"
-		l2_boot "$1" "$2" || return 1
+		return 1
 	fi
 	echo $QPID >/out/$1.qpid
 	for t in /proc/$QPID/task/*; do echo "${t##*/} $(cat $t/comm)"; done >/out/$1.threads
@@ -137,6 +158,7 @@ l2_stop() {
 	exec 3>&-
 }
 EOF
+	} >"$L2_WORK/l2lib.sh"
 	chmod 755 "$L2_WORK/l2cmd"
 	echo "$L2_WORK/l2cmd" "$L2_WORK/l2lib.sh"
 }
