@@ -62,7 +62,7 @@ done
 	while IFS= read -r -d '' f; do [ -e "$stage/$f" ] || rm -f "$src/$f"; done
 rm -rf "$stage"
 
-skips="tests/e2e/ the nested-machine suites run on the host, which boots their kernels
+skips="tests/e2e/test_nested the nested-machine suites run on the host, which boots their kernels
 tests/distro/ this is the Debian 13 root
 tests/debian/test_deb_install the host installs the packages into a clean Debian 13 root"
 
