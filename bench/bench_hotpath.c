@@ -179,6 +179,8 @@ int main(void)
 	double ns[NCASES][ROUNDS], med[NCASES];
 	cpu_set_t one;
 
+	if (bench_mount_tracefs("bench_hotpath"))
+		return 1;
 	/* One core: the measurement is about instructions, not scheduling. */
 	CPU_ZERO(&one);
 	CPU_SET(0, &one);

@@ -157,6 +157,8 @@ int main(int argc, char **argv)
 	double ns[NCASES][2][ROUNDS], rate[NCASES][2][ROUNDS];
 	__u64 counters[HT_CNT_MAX] = { 0 };
 
+	if (bench_mount_tracefs("bench_producers"))
+		return 1;
 	skel = producers_bpf__open();
 	if (!skel)
 		return 1;

@@ -3,8 +3,12 @@
 #ifndef HT_BENCH_UTIL_H
 #define HT_BENCH_UTIL_H
 
+#include "record/preflight.h"
+
 #include <sched.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/resource.h>
 
 /*
@@ -33,6 +37,27 @@ static inline int cmp_double(const void *a, const void *b)
 static inline int discard(void *ctx, void *data, size_t size)
 {
 	(void)ctx; (void)data; (void)size;
+	return 0;
+}
+
+/*
+ * libbpf finds a tracepoint's id under tracefs, which a freshly booted host
+ * has not mounted until something mounts it: mount it as record does (the
+ * same helper), and say so, since the run then changed the machine.
+ * 0, or -1 after printing why on stderr.
+ */
+static inline int bench_mount_tracefs(const char *prog)
+{
+	char err[256];
+	bool mounted;
+
+	if (ht_mount_tracefs(&ht_preflight_system_paths, 1, &mounted, err, sizeof(err))) {
+		fprintf(stderr, "%s: %s\n", prog, err);
+		return -1;
+	}
+	if (mounted)
+		printf("%s: tracefs was not mounted: mounted it at %s, as record does\n", prog,
+		       ht_preflight_system_paths.tracefs);
 	return 0;
 }
 

@@ -27,6 +27,6 @@ echo "convert --perfetto: 1 M records: max RSS $small KiB ($small_s s); $((N / 1
 awk -v a="$small" -v b="$big" -v n="$((N / 1000000))" 'BEGIN {
 	ok = (a > 0 && b > 0 && b <= 1.10 * a)
 	ratio = (a > 0) ? b / a : 0
-	what = "perfetto export max RSS, " n " M records vs 1 M"
-	printf "TARGET %-52s %6.2fx  (limit 1.10x)  %s\n", what, ratio, (ok ? "met" : "NOT MET")
+	what = "perfetto export max RSS, large file vs 1 M records"
+	printf "TARGET %-52s %6.2fx  (limit 1.10x; %d M records)  %s\n", what, ratio, n, (ok ? "met" : "NOT MET")
 }'

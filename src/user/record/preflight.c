@@ -98,12 +98,14 @@ static int events_dir(const struct ht_preflight_paths *p, char *out, size_t len)
 	return ret;
 }
 
-int ht_check_tracefs(const struct ht_preflight_paths *p, int mount_if_missing, char *err,
-		     size_t errlen)
+int ht_mount_tracefs(const struct ht_preflight_paths *p, int mount_if_missing, bool *mounted,
+		     char *err, size_t errlen)
 {
 	char dir[512];
 	int ret = events_dir(p, dir, sizeof(dir));
 
+	if (mounted)
+		*mounted = false;
 	if (ret == 0)
 		return 0;
 	/*
@@ -117,11 +119,20 @@ int ht_check_tracefs(const struct ht_preflight_paths *p, int mount_if_missing, c
 	}
 	/* libbpf resolves tracepoint ids through tracefs: mount it where the kernel expects it. */
 	if (mount_if_missing && dir_exists(p->tracefs) &&
-	    mount("nodev", p->tracefs, "tracefs", 0, NULL) == 0 && events_dir(p, dir, sizeof(dir)) == 0)
+	    mount("nodev", p->tracefs, "tracefs", 0, NULL) == 0 && events_dir(p, dir, sizeof(dir)) == 0) {
+		if (mounted)
+			*mounted = true;
 		return 0;
+	}
 	snprintf(err, errlen, "tracefs is not mounted and could not be mounted: run 'mount -t tracefs nodev %s'",
 		 p->tracefs);
 	return -ENOENT;
+}
+
+int ht_check_tracefs(const struct ht_preflight_paths *p, int mount_if_missing, char *err,
+		     size_t errlen)
+{
+	return ht_mount_tracefs(p, mount_if_missing, NULL, err, errlen);
 }
 
 static const char *kvm_module_for_cpu(void)

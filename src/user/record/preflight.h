@@ -6,6 +6,7 @@
 #ifndef HT_PREFLIGHT_H
 #define HT_PREFLIGHT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Paths are parameters so the checks can be tested on fake trees. */
@@ -27,6 +28,9 @@ int ht_check_btf(const struct ht_preflight_paths *p, char *err, size_t errlen);
  */
 int ht_check_tracefs(const struct ht_preflight_paths *p, int mount_if_missing, char *err,
 		     size_t errlen);
+/* The same, telling whether it mounted tracefs (*mounted), for callers that say so. */
+int ht_mount_tracefs(const struct ht_preflight_paths *p, int mount_if_missing, bool *mounted,
+		     char *err, size_t errlen);
 /* 0 if the kvm:kvm_exit/hypercall/entry tracepoints exist, else -ENOENT and which module to load. */
 int ht_check_kvm_tracepoints(const struct ht_preflight_paths *p, char *err, size_t errlen);
 
