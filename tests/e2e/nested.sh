@@ -215,7 +215,7 @@ nested_qemu_env() {
 	for d in "$root"/usr/lib/*-linux-gnu "$root"/lib/*-linux-gnu; do
 		[ -d "$d" ] && libpath+=${libpath:+:}$d
 	done
-	# Debian builds the accelerators as loadable modules: without
+	# Debian 12 builds the accelerators as loadable modules: without
 	# QEMU_MODULE_DIR qemu looks for them under /usr/lib.
 	NESTED_QEMU=(env "LD_LIBRARY_PATH=$libpath${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 		"QEMU_MODULE_DIR=$(echo "$root"/usr/lib/*-linux-gnu/qemu)"
@@ -236,13 +236,16 @@ nested_validate() {
 	[ -s "$root/usr/share/seabios/bios-256k.bin" ] || { NESTED_ERR="no bios-256k.bin in $root"; return 1; }
 	[ -s "$root/usr/share/qemu/linuxboot_dma.bin" ] || { NESTED_ERR="no linuxboot_dma.bin in $root"; return 1; }
 	[ -x "$root/usr/bin/perf" ] || { NESTED_ERR="no perf in $root"; return 1; }
+	# QEMU 7.2 (Debian 12) loads TCG as a module; QEMU 10 (Debian 13) has
+	# it built in, and `-accel help` below finds it either way.
 	tcg=$(echo "$root"/usr/lib/*-linux-gnu/qemu/accel-tcg-x86_64.so)
-	[ -s "$tcg" ] || { NESTED_ERR="no TCG accelerator module in $root"; return 1; }
+	[ -s "$tcg" ] || tcg=
 	nested_qemu_env "$root"
 	# ldd reports libraries neither the host nor the tree provides.
-	missing=$("${NESTED_QEMU[@]:0:2}" ldd "$root/usr/bin/qemu-system-x86_64" "$tcg" "$root/usr/bin/perf" 2>&1 | awk '/not found/ { print $1 }' | sort -u | tr '\n' ' ')
+	missing=$("${NESTED_QEMU[@]:0:2}" ldd "$root/usr/bin/qemu-system-x86_64" ${tcg:+"$tcg"} "$root/usr/bin/perf" 2>&1 | awk '/not found/ { print $1 }' | sort -u | tr '\n' ' ')
 	[ -z "$missing" ] || { NESTED_ERR="qemu or perf needs libraries that are missing: $missing"; return 1; }
 	"${NESTED_QEMU[@]}" -version >/dev/null 2>&1 || { NESTED_ERR="qemu-system-x86_64 -version fails"; return 1; }
+	"${NESTED_QEMU[@]}" -accel help 2>/dev/null | grep -qx tcg || { NESTED_ERR="qemu-system-x86_64 in $root has no TCG accelerator"; return 1; }
 }
 
 # nested_build_tree TMPDIR: downloads NESTED_PKGS and lays out TMPDIR/root.
@@ -288,7 +291,12 @@ nested_build_tree() {
 		nested_extract_vmlinux "$root/kernel/vmlinuz" "$root/kernel/vmlinux" ||
 			nested_log "cannot unpack vmlinux from the bzImage; booting the bzImage (slower)"
 	fi
-	mv "$tmp/busybox-x/bin/busybox" "$root/busybox" || { nested_err "no busybox in busybox-static"; return 1; }
+	# /usr/bin on Debian 13 (merged /usr), /bin before.
+	for f in usr/bin/busybox bin/busybox ""; do
+		[ -z "$f" ] || [ -f "$tmp/busybox-x/$f" ] && break
+	done
+	[ -n "$f" ] && mv "$tmp/busybox-x/$f" "$root/busybox" ||
+		{ nested_err "no busybox in busybox-static (neither usr/bin/busybox nor bin/busybox)"; return 1; }
 	for m in "${NESTED_MODULES[@]}"; do
 		f=$(find "$tmp/kernel-x" -path "*/kernel/$m.ko*" | head -n 1)
 		[ -n "$f" ] || { nested_err "module $m not in the kernel package"; return 1; }
