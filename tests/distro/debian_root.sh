@@ -13,6 +13,10 @@
 #                           ~/.npmrc (npm behind a TLS-inspecting proxy needs them)
 #   droot_leave ROOT        unmounts what droot_enter mounted
 #   droot_run ROOT CMD...   runs CMD in ROOT as root with a clean environment
+#   droot_ca_certificates ROOT  apt and npm in ROOT trust the CA certificates
+#                           droot_enter copied in
+#   droot_copy_tree ROOT TOP  the files git tracks in TOP into ROOT's
+#                           /src/hypertrace-bpf, over the previous copy
 # On failure the functions return non-zero with the reason in DR_ERR.
 # Environment: DISTRO_CACHE (default <repo>/.cache/distro).
 # shellcheck shell=bash
@@ -104,4 +108,30 @@ droot_run() {
 	shift
 	chroot "$root" /usr/bin/env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 		LANG=C.UTF-8 TERM="${TERM:-dumb}" DEBIAN_FRONTEND=noninteractive "$@"
+}
+
+droot_ca_certificates() {
+	local root=$1
+	droot_run "$root" sh -c 'dpkg -s ca-certificates >/dev/null 2>&1 ||
+		{ apt-get update -qq && apt-get install -y -qq --no-install-recommends ca-certificates >/dev/null; }
+		update-ca-certificates >/dev/null 2>&1' >"$root/ca.log" 2>&1 ||
+		dr_err "cannot install the CA certificates in $root: $(tail -n 3 "$root/ca.log" | tr '\n' ' ')"
+}
+
+# The tracked files of TOP, over the previous copy: its .output and .cache
+# stay, so make rebuilds only what changed and downloads stay cached. A file
+# whose content changed is written anew (its time is now, newer than any
+# object built from its old content); the others keep theirs.
+droot_copy_tree() {
+	local root=$1 top=$2 src=$1/src/hypertrace-bpf stage=$1/src/stage
+	rm -rf "$stage"
+	mkdir -p "$src" "$stage" || dr_err "cannot create $src" || return 1
+	(cd "$top" && git ls-files -z | xargs -0 tar -cf - --no-recursion) | tar -xmf - -C "$stage" ||
+		{ rm -rf "$stage"; dr_err "cannot copy the tracked files of $top"; return 1; }
+	(cd "$stage" && find . -type f -print0) | while IFS= read -r -d '' f; do
+		cmp -s "$stage/$f" "$src/$f" || { mkdir -p "$(dirname "$src/$f")" && cp -p "$stage/$f" "$src/$f"; }
+	done
+	(cd "$src" && find . \( -path ./.output -o -path ./.cache -o -path ./.git \) -prune -o -type f -print0) |
+		while IFS= read -r -d '' f; do [ -e "$stage/$f" ] || rm -f "$src/$f"; done
+	rm -rf "$stage"
 }

@@ -38,29 +38,14 @@ fi
 trap 'droot_leave "$root"' EXIT
 echo "    ($NAME root ready after $(($(date +%s) - t0)) s)"
 
-# apt and npm trust the host's extra CA certificates (copied in by droot_enter).
-if ! droot_run "$root" sh -c 'dpkg -s ca-certificates >/dev/null 2>&1 ||
-	{ apt-get update -qq && apt-get install -y -qq --no-install-recommends ca-certificates >/dev/null; }
-	update-ca-certificates >/dev/null 2>&1' >"$root/ca.log" 2>&1; then
-	fail ${NAME}_ca_certificates "$(tail -n 3 "$root/ca.log" | tr '\n' ' ')"
+if ! droot_ca_certificates "$root"; then
+	fail ${NAME}_ca_certificates "$DR_ERR"
 	suite_exit
 fi
 
-# The tracked files of this tree, over the previous copy: its .output and
-# .cache stay, so make rebuilds only what changed and downloads stay cached.
-# A file whose content changed is written anew (its time is now, newer than
-# any object built from its old content); the others keep theirs.
-src=$root/src/hypertrace-bpf
-stage=$root/src/stage
-rm -rf "$stage"
-mkdir -p "$src" "$stage"
-(cd "$TOP" && git ls-files -z | xargs -0 tar -cf - --no-recursion) | tar -xmf - -C "$stage"
-(cd "$stage" && find . -type f -print0) | while IFS= read -r -d '' f; do
-	cmp -s "$stage/$f" "$src/$f" || { mkdir -p "$(dirname "$src/$f")" && cp -p "$stage/$f" "$src/$f"; }
-done
-(cd "$src" && find . \( -path ./.output -o -path ./.cache -o -path ./.git \) -prune -o -type f -print0) |
-	while IFS= read -r -d '' f; do [ -e "$stage/$f" ] || rm -f "$src/$f"; done
-rm -rf "$stage"
+# The tracked files of this tree, over the previous copy (its .output and
+# .cache stay).
+droot_copy_tree "$root" "$TOP" || { fail ${NAME}_copy_sources "$DR_ERR"; suite_exit; }
 
 skips="tests/e2e/test_nested the nested-machine suites run on the host, which boots their kernels
 tests/distro/ this is the Debian 13 root
