@@ -64,6 +64,17 @@
 #
 # Environment:
 #   NESTED_CACHE    cache directory (default: <repo>/.cache/nested)
+#   NESTED_KERNEL_DIST  the Debian release whose kernel the machine boots, by
+#                   its suite name (e.g. trixie for Debian 13's 6.12); default:
+#                   the kernel of this machine's own apt sources. The kernel
+#                   package (what linux-image-amd64 depends on there) comes
+#                   through a private apt configuration in
+#                   NESTED_CACHE/apt-DIST: the sources this machine has for
+#                   Debian's archive (and its security archive), with their
+#                   release name replaced; this machine's apt sources are
+#                   never changed. QEMU, busybox and perf still come from
+#                   this machine's release. Each release's tree is cached
+#                   apart (NESTED_CACHE/current-DIST).
 #   NESTED_TIMEOUT  seconds one qemu run may take (default: 300)
 #   NESTED_SMP      virtual CPUs of the emulated machine (default: 2)
 #   NESTED_TCG_OPTS options for -accel tcg (default: thread=single)
@@ -100,6 +111,9 @@ NESTED_KVM_AMD_PARAMS=${NESTED_KVM_AMD_PARAMS:-}
 NESTED_SILENCE=${NESTED_SILENCE:-60}
 NESTED_KICK=${NESTED_KICK:-6}
 NESTED_STAGE_HOOK=${NESTED_STAGE_HOOK:-}
+NESTED_KERNEL_DIST=${NESTED_KERNEL_DIST:-}
+NESTED_APT_OPTS=()
+NESTED_KAPT=()
 NESTED_STALLED=0
 NESTED_KICKS=0
 NESTED_ERR=
@@ -143,9 +157,12 @@ nested_installed() {
 # apt keeps no binary cache, as in Debian's container images), so each
 # helper below asks about many packages at once.
 
+# The helpers below ask apt with the options in NESTED_APT_OPTS (an array;
+# none unless set).
+
 # nested_candidates PKG...: prints "PKG VERSION" for each PKG apt can download.
 nested_candidates() {
-	apt-cache policy "$@" 2>/dev/null |
+	apt-cache ${NESTED_APT_OPTS[@]+"${NESTED_APT_OPTS[@]}"} policy "$@" 2>/dev/null |
 		awk '/^[^ ]/ { sub(/:$/, "", $1); p = $1 } $1 == "Candidate:" && $2 != "(none)" { print p, $2 }'
 }
 
@@ -153,7 +170,7 @@ nested_candidates() {
 # group of alternatives every member is printed: a spare library costs
 # little, a missing one makes qemu unusable.
 nested_depends() {
-	apt-cache depends --no-recommends --no-suggests --no-conflicts --no-breaks \
+	apt-cache ${NESTED_APT_OPTS[@]+"${NESTED_APT_OPTS[@]}"} depends --no-recommends --no-suggests --no-conflicts --no-breaks \
 		--no-replaces --no-enhances "$@" 2>/dev/null |
 		awk '/^[^ ]/ { p = $1 }
 			($1 ~ /^\|?(Pre)?Depends:$/) && $2 !~ /^</ { print p, $2 }'
@@ -164,26 +181,34 @@ nested_depends() {
 # dependencies that the host has not installed; installed ones are used from
 # the host (same release, and the host's own libc must stay in charge).
 nested_resolve() {
-	local kpkg p d level deps
-	deps=$(nested_depends linux-image-amd64 qemu-system-x86 linux-perf)
+	local kpkg kver p d level deps
+	deps=$(nested_depends qemu-system-x86 linux-perf)
 	if [ -z "$deps" ]; then
 		# A fresh container may have no package lists yet.
 		if [ "$(id -u)" -eq 0 ]; then
 			nested_log "apt knows no packages; running apt-get update"
 			apt-get update -qq >/dev/null 2>&1 || { nested_err "apt-get update failed"; return 1; }
-			deps=$(nested_depends linux-image-amd64 qemu-system-x86 linux-perf)
+			deps=$(nested_depends qemu-system-x86 linux-perf)
 		fi
 		[ -n "$deps" ] || { nested_err "apt cannot find qemu-system-x86 (run apt-get update as root)"; return 1; }
 	fi
+	nested_kernel_apt || return 1
 	# linux-image-amd64 is a metapackage: its dependency names the real,
 	# versioned kernel package.
-	kpkg=$(awk '$1 == "linux-image-amd64" && $2 ~ /^linux-image-[0-9]/ { print $2; exit }' <<<"$deps")
-	[ -n "$kpkg" ] || { nested_err "cannot find the kernel package linux-image-amd64 depends on"; return 1; }
-	# qemu-system-common has the TCG accelerator module, qemu-system-data the
-	# option ROMs (linuxboot_dma.bin, kvmvapic.bin), seabios bios-256k.bin.
+	NESTED_APT_OPTS=(${NESTED_KAPT[@]+"${NESTED_KAPT[@]}"})
+	kpkg=$(nested_depends linux-image-amd64 | awk '$2 ~ /^linux-image-[0-9]/ { print $2; exit }')
+	kver=
+	[ -z "$kpkg" ] || kver=$(nested_candidates "$kpkg" | awk '{ print $2 }')
+	NESTED_APT_OPTS=()
+	[ -n "$kpkg" ] || { nested_err "cannot find the kernel package linux-image-amd64 depends on${NESTED_KERNEL_DIST:+ in $NESTED_KERNEL_DIST}"; return 1; }
+	[ -n "$kver" ] || { nested_err "apt has no candidate for $kpkg"; return 1; }
+	NESTED_KPKG=$kpkg=$kver
+	# qemu-system-common has the TCG accelerator module (QEMU 7.2),
+	# qemu-system-data the option ROMs (linuxboot_dma.bin, kvmvapic.bin),
+	# seabios bios-256k.bin.
 	# linux-perf is not run on the host: the nested machine runs it, and runs
 	# this qemu too (for a KVM guest of its own).
-	local want=("$kpkg" busybox-static qemu-system-x86 qemu-system-common qemu-system-data seabios linux-perf)
+	local want=(busybox-static qemu-system-x86 qemu-system-common qemu-system-data seabios linux-perf)
 	local -A seen=()
 	deps=$(awk '$1 == "qemu-system-x86" || $1 == "linux-perf" { print $2 }' <<<"$deps")
 	# Breadth first, one apt-cache call per level.
@@ -202,11 +227,46 @@ nested_resolve() {
 	done
 	local -A ver=()
 	while read -r p d; do ver[$p]=$d; done < <(nested_candidates "${want[@]}")
-	NESTED_PKGS=()
+	NESTED_PKGS=("$NESTED_KPKG")
 	for p in "${want[@]}"; do
 		[ -n "${ver[$p]:-}" ] || { nested_err "apt has no candidate for $p"; return 1; }
 		NESTED_PKGS+=("$p=${ver[$p]}")
 	done
+}
+
+# nested_kernel_apt: sets NESTED_KAPT to the apt options that find the
+# kernel package: none for this machine's own release; for
+# NESTED_KERNEL_DIST, a private configuration (sources, lists, caches and
+# no preferences of this machine) whose lists it brings up to date.
+nested_kernel_apt() {
+	local dir dist=$NESTED_KERNEL_DIST codename uri rel comp keyring= line
+	NESTED_KAPT=()
+	[ -n "$dist" ] || return 0
+	codename=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
+	[ -n "$codename" ] || { nested_err "cannot tell this machine's Debian release (no VERSION_CODENAME in /etc/os-release)"; return 1; }
+	dir=$NESTED_CACHE/apt-$dist
+	mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial" "$dir/empty" ||
+		{ nested_err "cannot create $dir"; return 1; }
+	[ -f /usr/share/keyrings/debian-archive-keyring.gpg ] && keyring=" [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]"
+	# This machine's sources for Debian's archives, CODENAME[-updates|-security]
+	# main (by the codename in their Release files, whatever suite name the
+	# sources use), with the codename replaced.
+	: >"$dir/sources.list.new"
+	while read -r uri rel comp; do
+		[ "$comp" = main ] || continue
+		case $rel in "$codename" | "$codename"-*) ;; *) continue ;; esac
+		line="deb$keyring $uri $dist${rel#"$codename"} main"
+		grep -qxF "$line" "$dir/sources.list.new" || echo "$line" >>"$dir/sources.list.new"
+	done < <(apt-get indextargets --format '$(REPO_URI) $(CODENAME) $(COMPONENT)' 'Created-By: Packages' 'Origin: Debian' 2>/dev/null)
+	[ -s "$dir/sources.list.new" ] ||
+		{ nested_err "this machine's apt sources have no Debian archive for $codename to take $dist's kernel from"; return 1; }
+	mv "$dir/sources.list.new" "$dir/sources.list" || return 1
+	NESTED_KAPT=(-o "Dir::Etc::SourceList=$dir/sources.list" -o "Dir::Etc::SourceParts=$dir/empty"
+		-o "Dir::Etc::Preferences=$dir/empty/none" -o "Dir::Etc::PreferencesParts=$dir/empty"
+		-o "Dir::State::Lists=$dir/lists" -o "Dir::Cache=$dir/cache" -o Acquire::Languages=none)
+	nested_log "updating the package lists of $dist (private apt configuration in $dir)"
+	apt-get -q "${NESTED_KAPT[@]}" update >"$dir/update.log" 2>&1 ||
+		{ nested_err "apt-get update for $dist failed: $(tail -n 2 "$dir/update.log" | tr '\n' ' ')"; return 1; }
 }
 
 # nested_qemu_env: sets NESTED_QEMU (command array) for the tree in $1.
@@ -228,6 +288,8 @@ nested_validate() {
 	local root=$1 m missing tcg
 	[ -f "$root/MANIFEST" ] || { NESTED_ERR="no MANIFEST in $root"; return 1; }
 	grep -qx "layout $NESTED_LAYOUT" "$root/MANIFEST" || { NESTED_ERR="tree in $root has an old layout"; return 1; }
+	[ "$(sed -n 's/^kernel-dist //p' "$root/MANIFEST")" = "$NESTED_KERNEL_DIST" ] ||
+		{ NESTED_ERR="tree in $root has a kernel of another release"; return 1; }
 	[ -s "$root/kernel/vmlinuz" ] || { NESTED_ERR="no kernel in $root"; return 1; }
 	for m in "${NESTED_MODULES[@]}"; do
 		[ -s "$root/kernel/modules/${m##*/}.ko" ] || { NESTED_ERR="module ${m##*/}.ko missing in $root"; return 1; }
@@ -254,8 +316,9 @@ nested_build_tree() {
 	mkdir -p "$tmp/debs" "$tmp/kernel-x" "$root/kernel/modules" || return 1
 	# apt drops privileges to _apt for downloading: let it write there.
 	if [ "$(id -u)" -eq 0 ] && id _apt >/dev/null 2>&1; then chown _apt "$tmp/debs"; fi
-	nested_log "downloading ${NESTED_PKGS[*]}"
-	(cd "$tmp/debs" && apt-get download -q "${NESTED_PKGS[@]}") >"$tmp/apt.log" 2>&1 ||
+	nested_log "downloading ${NESTED_PKGS[*]}${NESTED_KERNEL_DIST:+ (the kernel from $NESTED_KERNEL_DIST)}"
+	(cd "$tmp/debs" && apt-get download -q ${NESTED_KAPT[@]+"${NESTED_KAPT[@]}"} "$NESTED_KPKG" &&
+		apt-get download -q "${NESTED_PKGS[@]:1}") >"$tmp/apt.log" 2>&1 ||
 		{ nested_err "apt-get download failed: $(tail -n 3 "$tmp/apt.log" | tr '\n' ' ')"; return 1; }
 	for p in "${NESTED_PKGS[@]}"; do
 		p=${p%%=*}
@@ -309,7 +372,11 @@ nested_build_tree() {
 		*) nested_err "cannot decompress $f"; return 1 ;;
 		esac || { nested_err "cannot unpack module $f"; return 1; }
 	done
-	{ echo "layout $NESTED_LAYOUT"; printf '%s\n' "${NESTED_PKGS[@]}"; } >"$root/MANIFEST"
+	{
+		echo "layout $NESTED_LAYOUT"
+		[ -z "$NESTED_KERNEL_DIST" ] || echo "kernel-dist $NESTED_KERNEL_DIST"
+		printf '%s\n' "${NESTED_PKGS[@]}"
+	} >"$root/MANIFEST"
 }
 
 # nested_extract_vmlinux BZIMAGE OUT: unpacks the kernel's compressed payload
@@ -347,8 +414,12 @@ nested_extract_vmlinux() {
 # symlink, so an interrupted or failed download never replaces a good tree
 # nor leaves a half one that looks complete.
 nested_fetch() {
-	local cur=$NESTED_CACHE/current key tmp rc=0
+	local cur=$NESTED_CACHE/current${NESTED_KERNEL_DIST:+-$NESTED_KERNEL_DIST} key tmp rc=0
 	NESTED_ERR=
+	if [ -n "$NESTED_KERNEL_DIST" ] && ! [[ $NESTED_KERNEL_DIST =~ ^[a-z][a-z0-9]*$ ]]; then
+		nested_err "NESTED_KERNEL_DIST='$NESTED_KERNEL_DIST' is not a Debian release name (e.g. trixie)"
+		return 1
+	fi
 	mkdir -p "$NESTED_CACHE" || { nested_err "cannot create $NESTED_CACHE"; return 1; }
 	# One fetch at a time per cache (e.g. a test and the demo started together).
 	exec {NESTED_LOCK_FD}>"$NESTED_CACHE/.lock"
@@ -365,7 +436,7 @@ nested_fetch() {
 		exec {NESTED_LOCK_FD}>&-
 		return 1
 	fi
-	key=$({ echo "layout $NESTED_LAYOUT"; printf '%s\n' "${NESTED_PKGS[@]}" | sort; } | sha256sum | cut -c1-16)
+	key=$({ echo "layout $NESTED_LAYOUT"; [ -z "$NESTED_KERNEL_DIST" ] || echo "kernel-dist $NESTED_KERNEL_DIST"; printf '%s\n' "${NESTED_PKGS[@]}" | sort; } | sha256sum | cut -c1-16)
 	if [ -d "$NESTED_CACHE/tree-$key" ] && nested_validate "$NESTED_CACHE/tree-$key"; then
 		ln -sfn "tree-$key" "$cur"
 	else
@@ -383,10 +454,14 @@ nested_fetch() {
 		rm -rf "$tmp"
 	fi
 	if [ $rc -eq 0 ]; then
-		# Trees of older package versions are dead weight (~100 MB each).
-		local t
+		# Trees of older package versions are dead weight (~100 MB each);
+		# the current tree of each kernel release stays.
+		local t l keep=" "
+		for l in "$NESTED_CACHE"/current*; do
+			[ -L "$l" ] && keep+="$(readlink "$l") "
+		done
 		for t in "$NESTED_CACHE"/tree-*; do
-			[ "$t" = "$NESTED_CACHE/tree-$key" ] || rm -rf "$t"
+			[[ $keep == *" ${t##*/} "* ]] || rm -rf "$t"
 		done
 		NESTED_ROOT=$(readlink -f "$cur")
 	fi
