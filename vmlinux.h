@@ -60,9 +60,12 @@ enum {
 
 /* Passed to helpers; pid (the thread id) and tgid are read through CO-RE. */
 struct task_struct {
+	unsigned int __state; /* since 5.14 */
 	int pid;
 	int tgid;
 } __attribute__((preserve_access_index));
+
+#define TASK_RUNNING 0x00000000
 
 struct trace_entry {
 	unsigned short type;

@@ -64,17 +64,17 @@ static __noinline int empty_handler(void *ctx)
 /* As on_kvm_exit_vmx: the synthetic events are VMX. */
 static __noinline int call_exit(struct trace_event_raw_kvm_exit *ctx)
 {
-	return handle_kvm_exit(ctx, HT_VMX_EXIT_REASON_MASK, HT_VMX_EXIT_REASON_VMCALL);
+	return handle_kvm_exit(ctx, HT_VMX_EXIT_REASON_MASK, HT_VMX_EXIT_REASON_VMCALL, 0);
 }
 /* A context switch from this thread to itself: the checks of a switch, no real switch. */
 static __noinline int call_sched_switch(void)
 {
 	struct task_struct *self = bpf_get_current_task_btf();
 
-	return handle_sched_switch(self, self);
+	return handle_sched_switch(self, self, false);
 }
 static __noinline int call_hypercall(struct trace_event_raw_kvm_hypercall *ctx) { return handle_kvm_hypercall(ctx); }
-static __noinline int call_entry(struct trace_event_raw_kvm_entry *ctx) { return handle_kvm_entry(ctx); }
+static __noinline int call_entry(struct trace_event_raw_kvm_entry *ctx) { return handle_kvm_entry(ctx, 0); }
 static __noinline int call_hash_exit(struct trace_event_raw_kvm_exit *ctx) { return hash_kvm_exit(ctx); }
 static __noinline int call_hash_hypercall(struct trace_event_raw_kvm_hypercall *ctx) { return hash_kvm_hypercall(ctx); }
 static __noinline int call_hash_entry(struct trace_event_raw_kvm_entry *ctx) { return hash_kvm_entry(ctx); }

@@ -75,6 +75,8 @@ enum ht_counter {
 	HT_CNT_SUPERSEDED,          /* hypercall seen, but another exit came before kvm_entry: lost */
 	HT_CNT_HCALL_UNSELECTED_NR, /* hypercall exit matched, nr not selected: not recorded by design */
 	HT_CNT_AGG_GROUPS_FULL,     /* --no-file: a new group found all HT_AGG_MAX_GROUPS taken: lost */
+	HT_CNT_EXIT_SERIES_FULL,    /* --exits: an exit of a new series found all HT_EXIT_MAX_SERIES taken: lost */
+	HT_CNT_EXIT_NO_THREAD,      /* --exits: an open exit of a thread switched out found no vCPU thread slot: lost */
 	HT_CNT_MAX,
 };
 
@@ -105,5 +107,55 @@ enum ht_agg_group_by {
 struct ht_agg_hist {
 	__u64 slots[HT_AGG_NSERIES][HT_AGG_SLOTS];
 };
+
+/*
+ * Exits (record --exits): every VM exit of the host, aggregated in BPF per
+ * (VM process, vCPU id, ISA, exit reason) into a per-CPU histogram of the
+ * time in the host (kvm_exit to the next kvm_entry of the same vCPU thread);
+ * no record per exit. Slot k holds [2^k, 2^(k+1) - 1] ns (slot 0 also 0),
+ * the last slot everything from 2^(HT_EXIT_SLOTS - 1) ns on (about 550 s).
+ * The reason is VMX's basic exit reason (low 16 bits) or SVM's exit code.
+ */
+#define HT_EXIT_SLOTS 40
+#define HT_EXIT_MAX_SERIES 16384
+struct ht_exit_key {
+	__u32 pid;    /* the VM process (tgid of the vCPU thread) */
+	__u16 vcpu;   /* KVM vcpu_id */
+	__u8 isa;     /* HT_ISA_VMX or HT_ISA_SVM */
+	__u8 pad;     /* 0 */
+	__u32 reason; /* VMX: exit_reason & 0xffff; SVM: the exit code */
+};
+struct ht_exit_hist {
+	__u64 count;    /* exits whose entry came: the sum of slots */
+	__u64 total_ns; /* their time in the host, summed */
+	__u64 min_ns, max_ns;
+	__u64 slots[HT_EXIT_SLOTS];
+};
+_Static_assert(sizeof(struct ht_exit_key) == 12, "ht_exit_key layout changed");
+_Static_assert(sizeof(struct ht_exit_hist) == 32 + 8 * HT_EXIT_SLOTS, "ht_exit_hist layout changed");
+
+/*
+ * A vCPU thread's waiting and switching on the host (record --exits), kept
+ * by the sched_switch and sched_wakeup programs, cumulative since load. A
+ * vCPU thread is a thread seen entering a guest (kvm_entry) or switched out
+ * between its kvm_exit and kvm_entry. Involuntary: switched out while still
+ * runnable (preempted; a vCPU thread runs guest code with preemption off, so
+ * this happens after a VM exit, in the host's part of the vCPU loop or in
+ * the VMM); voluntary: switched out blocked (e.g. a halted vCPU).
+ */
+struct ht_vcpu_wait {
+	__u32 pid;              /* the VM process */
+	__u32 tid;              /* the vCPU thread */
+	__u16 vcpu;             /* KVM vcpu_id (of its latest exit) */
+	__u16 pad0;
+	__u32 pad1;
+	__u64 wait_ns;          /* runnable but not running: woken or preempted, until switched in */
+	__u64 preempt_count;    /* involuntary switch-outs */
+	__u64 preempt_ns;       /* their time off the CPU until switched in again */
+	__u64 voluntary_count;  /* voluntary switch-outs (blocked) */
+	__u64 voluntary_ns;     /* their time off the CPU until switched in again */
+};
+_Static_assert(sizeof(struct ht_vcpu_wait) == 56, "ht_vcpu_wait layout changed");
+#define HT_MAX_VCPU_THREADS 8192
 
 #endif /* HYPERTRACE_RECORD_H */

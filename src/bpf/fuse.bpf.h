@@ -155,6 +155,9 @@ static __always_inline struct vcpu_state *cpu_slot(__u32 cpu)
 	return &cpu_states[cpu & (HT_MAX_CPUS - 1)];
 }
 
+/* record --exits: its handlers, called below. */
+#include "exits.bpf.h"
+
 /*
  * The calling thread's armed state, or NULL. A running thread's armed state
  * is always in its CPU's slot (see cpu_states): one load, no lookup.
@@ -206,10 +209,19 @@ static __noinline int handle_hypercall_exit(struct trace_event_raw_kvm_exit *ctx
  * what a non-matching exit cost over an empty handler.
  */
 static __always_inline int handle_kvm_exit(struct trace_event_raw_kvm_exit *ctx, __u32 mask,
-					   __u32 value)
+					   __u32 value, __u64 synthetic_now)
 {
 	__u32 reason = ctx->exit_reason;
 
+	if (exits_on) {
+		/* A path of its own: without --exits the code below is what the verifier keeps. */
+		struct vcpu_state *slot = cpu_slot(bpf_get_smp_processor_id());
+
+		exit_begin(ctx, slot, reason, clock_ns(synthetic_now));
+		if (!may_be_hypercall_exit(reason, mask, value))
+			return slot->phase != PHASE_IDLE ? cut_armed_window(slot) : 0;
+		return handle_hypercall_exit(ctx, reason);
+	}
 	if (!may_be_hypercall_exit(reason, mask, value)) {
 		struct vcpu_state *slot = cpu_slot(bpf_get_smp_processor_id());
 
@@ -327,11 +339,13 @@ static __always_inline int emit_fused(struct trace_event_raw_kvm_entry *ctx, str
 	return 0;
 }
 
-static __always_inline int handle_kvm_entry(struct trace_event_raw_kvm_entry *ctx)
+static __always_inline int handle_kvm_entry(struct trace_event_raw_kvm_entry *ctx, __u64 synthetic_now)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct vcpu_state *slot = cpu_slot(cpu);
 
+	if (exits_on)
+		exit_end(ctx, slot, clock_ns(synthetic_now));
 	if (slot->phase == PHASE_IDLE)
 		return 0;
 	return emit_fused(ctx, slot, cpu);
@@ -348,6 +362,8 @@ static __always_inline int handle_thread_exit(void)
 
 	if (slot->phase != PHASE_IDLE)
 		disarm(slot);
+	if (exits_on)
+		exits_thread_exit(slot);
 	return 0;
 }
 
@@ -387,7 +403,7 @@ static __noinline int move_in(struct task_struct *next, struct vcpu_state *slot)
  * cpu_states). While nothing is armed: one load of the slot and one of
  * armed_moved.
  */
-static __always_inline int handle_sched_switch(struct task_struct *prev, struct task_struct *next)
+static __always_inline int handle_sched_switch(struct task_struct *prev, struct task_struct *next, bool preempt)
 {
 	struct vcpu_state *slot = cpu_slot(bpf_get_smp_processor_id());
 
@@ -395,6 +411,10 @@ static __always_inline int handle_sched_switch(struct task_struct *prev, struct 
 		move_out(prev, slot);
 	if (armed_moved)
 		move_in(next, slot);
+	/* Still runnable when switched out (preempted, or a yield): it waits for a CPU from now on. */
+	if (exits_on)
+		exits_sched_switch(slot, prev->pid, prev->tgid, next->pid, next->tgid,
+				   preempt || prev->__state == TASK_RUNNING, 0);
 	return 0;
 }
 

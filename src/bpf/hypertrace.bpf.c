@@ -45,6 +45,12 @@ const volatile __u32 aggregate_group_by = HT_AGG_BY_NONE;
 const volatile bool aggregate_by_nr = false;
 /* The consumer is woken each time the ring's fill level crosses a multiple of 1 << wakeup_shift; 0: kernel default. */
 const volatile __u32 wakeup_shift = 0;
+/*
+ * record --exits: every exit's time in the host and the vCPU threads'
+ * waiting (exits.bpf.h). Off, the verifier removes all of it: the hot path
+ * is what it is without it.
+ */
+const volatile bool exits_on = false;
 
 /* A record as it sits in the ring buffer: 8-byte sample header + the record. */
 #define HT_RINGBUF_SAMPLE_BYTES (8 + sizeof(struct ht_record))
@@ -87,6 +93,30 @@ struct {
 } latency_hists SEC(".maps");
 
 #include "vcpu_state.h"
+
+/* --exits: per-CPU histograms of the time in the host, per (VM process, vCPU, ISA, exit reason). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, HT_EXIT_MAX_SERIES);
+	/* Memory only for the series that occur: a host may run few VMs on many CPUs. */
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct ht_exit_key);
+	__type(value, struct ht_exit_hist);
+} exit_hists SEC(".maps");
+
+/*
+ * --exits: vCPU threads by thread id. Preallocated: sched_switch creates
+ * entries with the runqueue lock held (see moved_states).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, HT_MAX_VCPU_THREADS);
+	__type(key, __u32);
+	__type(value, struct vcpu_thread);
+} vcpu_threads SEC(".maps");
+
+/* --exits: bit tid set while vcpu_threads has an entry for tid (512 KiB: one bit per possible thread id). */
+__u64 vcpu_tid_bits[HT_TID_BITS / 64] = {};
 
 /*
  * Where an armed thread's state lives. A vCPU thread runs its kvm_exit,
@@ -152,21 +182,21 @@ __u64 ring_emitted[HT_MAX_RINGS_BPF][8] = {};
 SEC("tp/kvm/kvm_exit")
 int on_kvm_exit_vmx(struct trace_event_raw_kvm_exit *ctx)
 {
-	handle_kvm_exit(ctx, HT_VMX_EXIT_REASON_MASK, HT_VMX_EXIT_REASON_VMCALL);
+	handle_kvm_exit(ctx, HT_VMX_EXIT_REASON_MASK, HT_VMX_EXIT_REASON_VMCALL, 0);
 	return TP_PASS_EVENT;
 }
 
 SEC("tp/kvm/kvm_exit")
 int on_kvm_exit_svm(struct trace_event_raw_kvm_exit *ctx)
 {
-	handle_kvm_exit(ctx, HT_SVM_EXIT_CODE_MASK, HT_SVM_EXIT_CODE_VMMCALL);
+	handle_kvm_exit(ctx, HT_SVM_EXIT_CODE_MASK, HT_SVM_EXIT_CODE_VMMCALL, 0);
 	return TP_PASS_EVENT;
 }
 
 SEC("tp/kvm/kvm_exit")
 int on_kvm_exit(struct trace_event_raw_kvm_exit *ctx)
 {
-	handle_kvm_exit(ctx, prefilter_mask, prefilter_value);
+	handle_kvm_exit(ctx, prefilter_mask, prefilter_value, 0);
 	return TP_PASS_EVENT;
 }
 
@@ -180,7 +210,7 @@ int on_kvm_hypercall(struct trace_event_raw_kvm_hypercall *ctx)
 SEC("tp/kvm/kvm_entry")
 int on_kvm_entry(struct trace_event_raw_kvm_entry *ctx)
 {
-	handle_kvm_entry(ctx);
+	handle_kvm_entry(ctx, 0);
 	return TP_PASS_EVENT;
 }
 
@@ -203,25 +233,32 @@ int on_thread_exit(void *ctx)
 SEC("tp_btf/sched_switch")
 int on_sched_switch(unsigned long long *ctx)
 {
-	return handle_sched_switch((struct task_struct *)ctx[1], (struct task_struct *)ctx[2]);
+	return handle_sched_switch((struct task_struct *)ctx[1], (struct task_struct *)ctx[2], (bool)ctx[0]);
+}
+
+/* --exits: a vCPU thread woken starts waiting for a CPU. ctx: (p). Loaded only with --exits. */
+SEC("tp_btf/sched_wakeup")
+int on_sched_wakeup(unsigned long long *ctx)
+{
+	return handle_sched_wakeup(((struct task_struct *)ctx[0])->pid, 0);
 }
 
 SEC("syscall")
 int synthetic_kvm_exit_vmx(struct trace_event_raw_kvm_exit *ctx)
 {
-	return handle_kvm_exit(ctx, HT_VMX_EXIT_REASON_MASK, HT_VMX_EXIT_REASON_VMCALL);
+	return handle_kvm_exit(ctx, HT_VMX_EXIT_REASON_MASK, HT_VMX_EXIT_REASON_VMCALL, 0);
 }
 
 SEC("syscall")
 int synthetic_kvm_exit_svm(struct trace_event_raw_kvm_exit *ctx)
 {
-	return handle_kvm_exit(ctx, HT_SVM_EXIT_CODE_MASK, HT_SVM_EXIT_CODE_VMMCALL);
+	return handle_kvm_exit(ctx, HT_SVM_EXIT_CODE_MASK, HT_SVM_EXIT_CODE_VMMCALL, 0);
 }
 
 SEC("syscall")
 int synthetic_kvm_exit(struct trace_event_raw_kvm_exit *ctx)
 {
-	return handle_kvm_exit(ctx, prefilter_mask, prefilter_value);
+	return handle_kvm_exit(ctx, prefilter_mask, prefilter_value, 0);
 }
 
 SEC("syscall")
@@ -233,7 +270,75 @@ int synthetic_kvm_hypercall(struct trace_event_raw_kvm_hypercall *ctx)
 SEC("syscall")
 int synthetic_kvm_entry(struct trace_event_raw_kvm_entry *ctx)
 {
-	return handle_kvm_entry(ctx);
+	return handle_kvm_entry(ctx, 0);
+}
+
+/*
+ * Synthetic events at a given time, for the exits' tests: the real handlers
+ * with the caller's clock, so a time in the host is exactly what the test
+ * says. The event is laid out in the kernel's format after the time.
+ */
+struct synthetic_timed_event {
+	__u64 now_ns;
+	__u64 pad;
+	__u8 event[256];
+};
+
+/* The event, copied out of the context: a program may not read through a pointer moved into its context. */
+__u8 synthetic_event[256] = {};
+
+SEC("syscall")
+int synthetic_kvm_exit_at(struct synthetic_timed_event *args)
+{
+	__builtin_memcpy(synthetic_event, args->event, sizeof(synthetic_event));
+	return handle_kvm_exit((struct trace_event_raw_kvm_exit *)synthetic_event, prefilter_mask, prefilter_value,
+			       args->now_ns);
+}
+
+SEC("syscall")
+int synthetic_kvm_entry_at(struct synthetic_timed_event *args)
+{
+	__builtin_memcpy(synthetic_event, args->event, sizeof(synthetic_event));
+	return handle_kvm_entry((struct trace_event_raw_kvm_entry *)synthetic_event, args->now_ns);
+}
+
+/* A context switch of the vCPU threads' accounting, between any two thread ids, on this CPU. */
+struct synthetic_switch_args {
+	__u32 prev_tid, prev_tgid, next_tid, next_tgid;
+	__u32 prev_involuntary, pad;
+	__u64 now_ns;
+};
+
+SEC("syscall")
+int synthetic_sched_switch(struct synthetic_switch_args *a)
+{
+	struct vcpu_state *slot = cpu_slot(bpf_get_smp_processor_id());
+
+	exits_sched_switch(slot, a->prev_tid, a->prev_tgid, a->next_tid, a->next_tgid, a->prev_involuntary,
+			   a->now_ns);
+	return 0;
+}
+
+struct synthetic_wakeup_args {
+	__u32 tid, pad;
+	__u64 now_ns;
+};
+
+SEC("syscall")
+int synthetic_sched_wakeup(struct synthetic_wakeup_args *a)
+{
+	return handle_sched_wakeup(a->tid, a->now_ns);
+}
+
+/* A vCPU thread as kvm_entry first registers one, for the waiting tests' made-up threads. */
+struct synthetic_register_args {
+	__u32 tid, tgid, vcpu, running;
+};
+
+SEC("syscall")
+int synthetic_vcpu_register(struct synthetic_register_args *a)
+{
+	return vcpu_thread_register(a->tid, a->tgid, a->vcpu, a->running) ? 0 : 1;
 }
 
 /*

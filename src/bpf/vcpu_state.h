@@ -26,9 +26,39 @@ struct vcpu_state {
 	struct ht_record rec; /* filled as events arrive, copied out at entry */
 	__u64 hcall_ns;
 	__u32 phase;
-	__u8 pad[36];
+	/*
+	 * --exits: the open exit of the thread running here (kvm_exit seen, its
+	 * kvm_entry not yet), and who runs here (written at every switch).
+	 */
+	__u32 exit_reason;
+	__u64 exit_ns;
+	__u64 owner;     /* tgid << 32 | tid of the thread running on this CPU; 0: not known yet */
+	__u16 exit_vcpu;
+	__u8 exit_isa;
+	__u8 exit_open;  /* 1: exit_* hold an exit whose entry has not come */
+	__u8 pad[12];
 };
 
 _Static_assert(sizeof(struct vcpu_state) == 128, "a CPU's slot must fill whole cache lines");
+
+/*
+ * --exits: a vCPU thread's state, by thread id (vcpu_threads): its waiting
+ * and switching statistics, what its last switch-out was, and its open exit
+ * while it is switched out (taken from its CPU's slot at the switch).
+ */
+struct vcpu_thread {
+	struct ht_vcpu_wait stat;
+	__u64 wait_start_ns; /* runnable since (woken or preempted); 0: not waiting */
+	__u64 out_ns;        /* switched out at; 0: running or never seen switched out */
+	__u64 exit_ns;       /* the open exit, while exit_open */
+	__u32 exit_reason;
+	__u8 exit_isa;
+	__u8 exit_open;
+	__u8 running;        /* on a CPU now */
+	__u8 out_involuntary;
+};
+
+/* Thread ids are below PID_MAX_LIMIT (2^22): one bit each says "a vCPU thread with a vcpu_threads entry". */
+#define HT_TID_BITS (1u << 22)
 
 #endif /* HYPERTRACE_VCPU_STATE_H */

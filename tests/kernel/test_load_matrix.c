@@ -6,7 +6,8 @@
  * prunes what they turn off, so each combination is a different program to
  * verify: the kvm_exit program (VMX, SVM, or generic for --exit-reason with
  * either ISA's pre-filter), records or aggregate-only (--no-file) with each
- * grouping (and per nr, for --metrics), the wake-up policy, and the filters (--nr list, -p, --vcpu): none
+ * grouping (and per nr, for --metrics), records and --no-file --metrics with --exits too, the
+ * wake-up policy, and the filters (--nr list, -p, --vcpu): none
  * and all of them everywhere, each alone in both kinds of output.
  *
  * One test per kvm_exit program and mode; a failure names the configuration
@@ -24,10 +25,11 @@
 enum exit_prog { PROG_VMX, PROG_SVM, PROG_GENERIC_VMX, PROG_GENERIC_SVM };
 static const char *const exit_prog_names[] = { "vmx", "svm", "generic_vmx", "generic_svm" };
 
-enum mode { MODE_RECORDS, MODE_RECORDS_KERNEL_WAKEUP, MODE_AGG, MODE_AGG_PER_VCPU, MODE_AGG_PER_VM,
-	    MODE_AGG_METRICS };
-static const char *const mode_names[] = { "records", "records_kernel_wakeup", "no_file",
-					  "no_file_per_vcpu", "no_file_per_vm", "no_file_metrics" };
+enum mode { MODE_RECORDS, MODE_RECORDS_KERNEL_WAKEUP, MODE_RECORDS_EXITS, MODE_AGG, MODE_AGG_PER_VCPU,
+	    MODE_AGG_PER_VM, MODE_AGG_METRICS, MODE_AGG_METRICS_EXITS };
+static const char *const mode_names[] = { "records", "records_kernel_wakeup", "records_exits", "no_file",
+					  "no_file_per_vcpu", "no_file_per_vm", "no_file_metrics",
+					  "no_file_metrics_exits" };
 
 enum filter_set { FILTERS_NONE, FILTER_NR_LIST, FILTER_PID, FILTER_VCPU, FILTERS_ALL, FILTER_SETS };
 static const char *const filter_names[] = { "no filter", "--nr x8", "-p", "--vcpu", "all filters" };
@@ -64,7 +66,11 @@ static void config_opts(struct ht_tracer_opts *o, enum exit_prog prog, enum mode
 	o->group_by = mode == MODE_AGG_PER_VCPU || mode == MODE_AGG_METRICS ? HT_AGG_BY_VCPU :
 		      mode == MODE_AGG_PER_VM ? HT_AGG_BY_VM : HT_AGG_BY_NONE;
 	/* --no-file --metrics: per vCPU and per selected nr. */
-	o->aggregate_by_nr = mode == MODE_AGG_METRICS;
+	o->aggregate_by_nr = mode == MODE_AGG_METRICS || mode == MODE_AGG_METRICS_EXITS;
+	if (mode == MODE_AGG_METRICS_EXITS)
+		o->group_by = HT_AGG_BY_VCPU;
+	/* --exits: every exit's time in the host, the vCPU threads' waiting (and the sched_wakeup program). */
+	o->exits = mode == MODE_RECORDS_EXITS || mode == MODE_AGG_METRICS_EXITS;
 }
 
 static void check_configs(enum exit_prog prog, enum mode mode)
@@ -77,7 +83,8 @@ static void check_configs(enum exit_prog prog, enum mode mode)
 	 * (every attach and detach waits for the kernel, ~0.3 s on a busy host).
 	 */
 	bool singles = (prog == PROG_VMX || prog == PROG_SVM) &&
-		       (mode == MODE_RECORDS || mode == MODE_AGG_PER_VCPU || mode == MODE_AGG_METRICS);
+		       (mode == MODE_RECORDS || mode == MODE_AGG_PER_VCPU || mode == MODE_AGG_METRICS ||
+			mode == MODE_RECORDS_EXITS || mode == MODE_AGG_METRICS_EXITS);
 	for (int fs = 0; fs < FILTER_SETS; fs++) {
 		if (!singles && fs != FILTERS_NONE && fs != FILTERS_ALL)
 			continue;
@@ -101,10 +108,12 @@ static void check_configs(enum exit_prog prog, enum mode mode)
 #define MATRIX_ROW(prog)                                                          \
 	MATRIX_TEST(prog, RECORDS)                                                \
 	MATRIX_TEST(prog, RECORDS_KERNEL_WAKEUP)                                  \
+	MATRIX_TEST(prog, RECORDS_EXITS)                                          \
 	MATRIX_TEST(prog, AGG)                                                    \
 	MATRIX_TEST(prog, AGG_PER_VCPU)                                           \
 	MATRIX_TEST(prog, AGG_PER_VM)                                             \
-	MATRIX_TEST(prog, AGG_METRICS)
+	MATRIX_TEST(prog, AGG_METRICS)                                            \
+	MATRIX_TEST(prog, AGG_METRICS_EXITS)
 MATRIX_ROW(VMX)
 MATRIX_ROW(SVM)
 MATRIX_ROW(GENERIC_VMX)
@@ -112,10 +121,12 @@ MATRIX_ROW(GENERIC_SVM)
 #define RUN_ROW(prog)                                                             \
 	RUN(load_attach_##prog##_RECORDS);                                        \
 	RUN(load_attach_##prog##_RECORDS_KERNEL_WAKEUP);                          \
+	RUN(load_attach_##prog##_RECORDS_EXITS);                                  \
 	RUN(load_attach_##prog##_AGG);                                            \
 	RUN(load_attach_##prog##_AGG_PER_VCPU);                                   \
 	RUN(load_attach_##prog##_AGG_PER_VM);                                     \
-	RUN(load_attach_##prog##_AGG_METRICS)
+	RUN(load_attach_##prog##_AGG_METRICS);                                    \
+	RUN(load_attach_##prog##_AGG_METRICS_EXITS)
 
 int main(void)
 {

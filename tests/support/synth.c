@@ -161,3 +161,44 @@ int ht_synth_entry(const struct ht_synth_layout *l, const struct ht_tracer *t, _
 	ht_synth_build_entry(l, ev, vcpu, rip);
 	return run(t, HT_SYNTH_KVM_ENTRY, ev, l->entry_size);
 }
+
+int ht_synth_exit_at(const struct ht_synth_layout *l, const struct ht_tracer *t, __u32 isa, __u32 reason,
+		     __u32 vcpu, __u64 now_ns)
+{
+	struct ht_synth_timed_event ev = { .now_ns = now_ns };
+
+	_Static_assert(sizeof(ev.event) >= MAX_EVENT_SIZE, "event buffer");
+	ht_synth_build_exit(l, ev.event, isa, reason, 0x1000, vcpu);
+	return run(t, HT_SYNTH_KVM_EXIT_AT, &ev, sizeof(ev));
+}
+
+int ht_synth_entry_at(const struct ht_synth_layout *l, const struct ht_tracer *t, __u32 vcpu, __u64 now_ns)
+{
+	struct ht_synth_timed_event ev = { .now_ns = now_ns };
+
+	ht_synth_build_entry(l, ev.event, vcpu, 0x1003);
+	return run(t, HT_SYNTH_KVM_ENTRY_AT, &ev, sizeof(ev));
+}
+
+int ht_synth_switch(const struct ht_tracer *t, __u32 prev_tid, __u32 prev_tgid, __u32 next_tid,
+		    __u32 next_tgid, bool prev_involuntary, __u64 now_ns)
+{
+	struct ht_synth_switch a = { .prev_tid = prev_tid, .prev_tgid = prev_tgid, .next_tid = next_tid,
+				     .next_tgid = next_tgid, .prev_involuntary = prev_involuntary, .now_ns = now_ns };
+
+	return run(t, HT_SYNTH_SCHED_SWITCH, &a, sizeof(a));
+}
+
+int ht_synth_wakeup(const struct ht_tracer *t, __u32 tid, __u64 now_ns)
+{
+	struct ht_synth_wakeup a = { .tid = tid, .now_ns = now_ns };
+
+	return run(t, HT_SYNTH_SCHED_WAKEUP, &a, sizeof(a));
+}
+
+int ht_synth_register(const struct ht_tracer *t, __u32 tid, __u32 tgid, __u32 vcpu, bool running)
+{
+	struct ht_synth_register a = { .tid = tid, .tgid = tgid, .vcpu = vcpu, .running = running };
+
+	return run(t, HT_SYNTH_VCPU_REGISTER, &a, sizeof(a));
+}

@@ -45,4 +45,17 @@ int ht_synth_hypercall(const struct ht_synth_layout *l, const struct ht_tracer *
 int ht_synth_entry(const struct ht_synth_layout *l, const struct ht_tracer *t, __u32 vcpu,
 		   __u64 rip);
 
+/*
+ * --exits: the same handlers at a time the caller gives (now_ns), so a time
+ * in the host is exact; and the vCPU threads' switch, wake-up and
+ * registration between made-up thread ids. 0 or -errno.
+ */
+int ht_synth_exit_at(const struct ht_synth_layout *l, const struct ht_tracer *t, __u32 isa, __u32 reason,
+		     __u32 vcpu, __u64 now_ns);
+int ht_synth_entry_at(const struct ht_synth_layout *l, const struct ht_tracer *t, __u32 vcpu, __u64 now_ns);
+int ht_synth_switch(const struct ht_tracer *t, __u32 prev_tid, __u32 prev_tgid, __u32 next_tid,
+		    __u32 next_tgid, bool prev_involuntary, __u64 now_ns);
+int ht_synth_wakeup(const struct ht_tracer *t, __u32 tid, __u64 now_ns);
+int ht_synth_register(const struct ht_tracer *t, __u32 tid, __u32 tgid, __u32 vcpu, bool running);
+
 #endif

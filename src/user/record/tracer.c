@@ -200,6 +200,7 @@ static int attach_programs(struct ht_tracer *t, bool kvm, char *err, size_t errl
 		 * fused only by them. The exit program, which arms, comes last.
 		 */
 		{ t->skel->progs.on_sched_switch, &t->skel->links.on_sched_switch, false },
+		{ t->skel->progs.on_sched_wakeup, &t->skel->links.on_sched_wakeup, false },
 		{ t->skel->progs.on_thread_exit, &t->skel->links.on_thread_exit, false },
 		{ t->skel->progs.on_kvm_entry, &t->skel->links.on_kvm_entry, true },
 		{ t->skel->progs.on_kvm_hypercall, &t->skel->links.on_kvm_hypercall, true },
@@ -216,7 +217,7 @@ static int attach_programs(struct ht_tracer *t, bool kvm, char *err, size_t errl
 	if (ret)
 		return ret;
 	for (size_t i = 0; i < ARRAY_SIZE(tps); i++) {
-		if ((tps[i].kvm && !kvm) || *tps[i].link)
+		if ((tps[i].kvm && !kvm) || *tps[i].link || !bpf_program__autoload(tps[i].prog))
 			continue;
 		/* libbpf takes the tracepoint from the program's SEC("tp/CATEGORY/NAME") or SEC("tp_btf/NAME"). */
 		*tps[i].link = bpf_program__attach(tps[i].prog);
@@ -300,6 +301,8 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 	ro->aggregate_only = opts->aggregate_only;
 	ro->aggregate_group_by = opts->group_by;
 	ro->aggregate_by_nr = opts->aggregate_by_nr;
+	ro->exits_on = opts->exits;
+	bpf_program__set_autoload(sk->progs.on_sched_wakeup, opts->exits);
 
 	if (cpus > HT_MAX_CPUS) {
 		snprintf(err, errlen, "this host has %d possible CPUs; hypertrace-bpf keeps a state slot for at most %d",
@@ -324,6 +327,11 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 	bpf_program__set_autoload(t->skel->progs.synthetic_kvm_hypercall, opts->synthetic);
 	bpf_program__set_autoload(t->skel->progs.synthetic_kvm_entry, opts->synthetic);
 	bpf_program__set_autoload(t->skel->progs.synthetic_fill, opts->synthetic);
+	struct bpf_program *synthetic_timed[] = { sk->progs.synthetic_kvm_exit_at, sk->progs.synthetic_kvm_entry_at,
+						  sk->progs.synthetic_sched_switch, sk->progs.synthetic_sched_wakeup,
+						  sk->progs.synthetic_vcpu_register };
+	for (size_t i = 0; i < ARRAY_SIZE(synthetic_timed); i++)
+		bpf_program__set_autoload(synthetic_timed[i], opts->synthetic);
 
 	struct verifier_logs logs;
 	ret = verifier_logs_attach(&logs, t->skel->obj);
@@ -367,6 +375,16 @@ int ht_tracer_attach(struct ht_tracer *t, char *err, size_t errlen)
 
 void ht_tracer_detach(struct ht_tracer *t)
 {
+	/*
+	 * The kvm programs first: while they run, every switch must still be
+	 * seen (an armed or open exit's state moves with its thread).
+	 */
+	struct bpf_link **kvm_links[] = { t->exit_link, &t->skel->links.on_kvm_hypercall,
+					  &t->skel->links.on_kvm_entry };
+	for (size_t i = 0; i < ARRAY_SIZE(kvm_links); i++) {
+		bpf_link__destroy(*kvm_links[i]);
+		*kvm_links[i] = NULL;
+	}
 	hypertrace_bpf__detach(t->skel);
 	/*
 	 * A tracepoint program that started before the detach may still be
@@ -395,6 +413,16 @@ int ht_tracer_synthetic_fd(const struct ht_tracer *t, enum ht_synthetic_prog whi
 		return bpf_program__fd(t->skel->progs.synthetic_kvm_entry);
 	case HT_SYNTH_FILL:
 		return bpf_program__fd(t->skel->progs.synthetic_fill);
+	case HT_SYNTH_KVM_EXIT_AT:
+		return bpf_program__fd(t->skel->progs.synthetic_kvm_exit_at);
+	case HT_SYNTH_KVM_ENTRY_AT:
+		return bpf_program__fd(t->skel->progs.synthetic_kvm_entry_at);
+	case HT_SYNTH_SCHED_SWITCH:
+		return bpf_program__fd(t->skel->progs.synthetic_sched_switch);
+	case HT_SYNTH_SCHED_WAKEUP:
+		return bpf_program__fd(t->skel->progs.synthetic_sched_wakeup);
+	case HT_SYNTH_VCPU_REGISTER:
+		return bpf_program__fd(t->skel->progs.synthetic_vcpu_register);
 	}
 	return -EINVAL;
 }
@@ -452,6 +480,90 @@ int ht_tracer_read_aggregates(const struct ht_tracer *t, ht_agg_fn fn, void *ctx
 	}
 	free(percpu);
 	return ret;
+}
+
+int ht_tracer_read_exits(const struct ht_tracer *t, ht_exit_fn fn, void *ctx)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	int fd = bpf_map__fd(t->skel->maps.exit_hists);
+	struct ht_exit_hist *percpu, sum;
+	struct ht_exit_key key, next;
+	bool first = true;
+
+	if (ncpus <= 0)
+		return -EINVAL;
+	percpu = calloc((size_t)ncpus, sizeof(*percpu));
+	if (!percpu)
+		return -ENOMEM;
+	while (bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
+		first = false;
+		key = next;
+		if (bpf_map_lookup_elem(fd, &key, percpu))
+			continue; /* series are never deleted; a racing miss is harmless */
+		memset(&sum, 0, sizeof(sum));
+		for (int c = 0; c < ncpus; c++) {
+			const struct ht_exit_hist *h = &percpu[c];
+
+			if (!h->count)
+				continue;
+			if (!sum.count || h->min_ns < sum.min_ns)
+				sum.min_ns = h->min_ns;
+			if (h->max_ns > sum.max_ns)
+				sum.max_ns = h->max_ns;
+			sum.count += h->count;
+			sum.total_ns += h->total_ns;
+			for (int i = 0; i < HT_EXIT_SLOTS; i++)
+				sum.slots[i] += h->slots[i];
+		}
+		if (sum.count)
+			fn(ctx, &key, &sum);
+	}
+	free(percpu);
+	return 0;
+}
+
+int ht_tracer_read_vcpu_waits(const struct ht_tracer *t, ht_vcpu_wait_fn fn, void *ctx)
+{
+	int fd = bpf_map__fd(t->skel->maps.vcpu_threads);
+	struct vcpu_thread v;
+	__u32 key, next;
+	bool first = true;
+
+	while (bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
+		first = false;
+		key = next;
+		if (bpf_map_lookup_elem(fd, &key, &v) == 0)
+			fn(ctx, &v.stat);
+	}
+	return 0;
+}
+
+int ht_tracer_read_open_exits(const struct ht_tracer *t, ht_open_exit_fn fn, void *ctx)
+{
+	int fd = bpf_map__fd(t->skel->maps.vcpu_threads);
+	struct vcpu_thread v;
+	__u32 key, next;
+	bool first = true;
+
+	for (unsigned int cpu = 0; cpu < HT_MAX_CPUS; cpu++) {
+		const struct vcpu_state *slot = &t->skel->bss->cpu_states[cpu];
+
+		if (!slot->exit_open)
+			continue;
+		struct ht_exit_key k = { .pid = (__u32)(slot->owner >> 32), .vcpu = slot->exit_vcpu,
+					 .isa = slot->exit_isa, .reason = slot->exit_reason };
+		fn(ctx, &k);
+	}
+	while (bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
+		first = false;
+		key = next;
+		if (bpf_map_lookup_elem(fd, &key, &v) || !v.exit_open)
+			continue;
+		struct ht_exit_key k = { .pid = v.stat.pid, .vcpu = v.stat.vcpu, .isa = v.exit_isa,
+					 .reason = v.exit_reason };
+		fn(ctx, &k);
+	}
+	return 0;
 }
 
 int ht_tracer_enable_stats(struct ht_tracer *t)

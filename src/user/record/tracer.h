@@ -86,6 +86,7 @@ struct ht_tracer_opts {
 	bool aggregate_only;         /* histograms in BPF, no records (record --no-file) */
 	enum ht_agg_group_by group_by; /* aggregate_only: how histograms are keyed */
 	bool aggregate_by_nr;        /* aggregate_only, HT_AGG_BY_VCPU: nr index in the key too */
+	bool exits;                  /* every exit's time in the host and the vCPU threads' waiting (record --exits) */
 	bool synthetic;              /* also load the synthetic-event programs, and attach the sched programs */
 	bool verbose;                /* libbpf debug output and verifier log on stderr */
 };
@@ -95,6 +96,31 @@ enum ht_synthetic_prog {
 	HT_SYNTH_KVM_HYPERCALL,
 	HT_SYNTH_KVM_ENTRY,
 	HT_SYNTH_FILL, /* submits N records straight into the ring buffer (drain tests, benchmarks) */
+	/* --exits tests: the real handlers at a time the caller gives, and made-up threads. */
+	HT_SYNTH_KVM_EXIT_AT,   /* ctx: struct ht_synth_timed_event */
+	HT_SYNTH_KVM_ENTRY_AT,  /* ctx: struct ht_synth_timed_event */
+	HT_SYNTH_SCHED_SWITCH,  /* ctx: struct ht_synth_switch */
+	HT_SYNTH_SCHED_WAKEUP,  /* ctx: struct ht_synth_wakeup */
+	HT_SYNTH_VCPU_REGISTER, /* ctx: struct ht_synth_register */
+};
+
+/* The contexts of the timed synthetic programs (hypertrace.bpf.c, which has its own copies: checked in tests). */
+struct ht_synth_timed_event {
+	__u64 now_ns;
+	__u64 pad;
+	__u8 event[256];
+};
+struct ht_synth_switch {
+	__u32 prev_tid, prev_tgid, next_tid, next_tgid;
+	__u32 prev_involuntary, pad;
+	__u64 now_ns;
+};
+struct ht_synth_wakeup {
+	__u32 tid, pad;
+	__u64 now_ns;
+};
+struct ht_synth_register {
+	__u32 tid, tgid, vcpu, running;
 };
 
 struct ht_tracer;
@@ -120,6 +146,23 @@ int ht_tracer_counters(const struct ht_tracer *t, __u64 out[HT_CNT_MAX]);
  */
 typedef void (*ht_agg_fn)(void *ctx, __u64 key, const struct ht_agg_hist *h);
 int ht_tracer_read_aggregates(const struct ht_tracer *t, ht_agg_fn fn, void *ctx);
+/*
+ * --exits: calls fn once per series (VM process, vCPU, ISA, reason) with its
+ * histogram summed over CPUs (min and max over them), cumulative since load.
+ * Cost: series x CPUs, whatever the exit rate. 0 or -errno.
+ */
+typedef void (*ht_exit_fn)(void *ctx, const struct ht_exit_key *key, const struct ht_exit_hist *h);
+int ht_tracer_read_exits(const struct ht_tracer *t, ht_exit_fn fn, void *ctx);
+/* --exits: calls fn once per vCPU thread known to BPF, with its counters since load. 0 or -errno. */
+typedef void (*ht_vcpu_wait_fn)(void *ctx, const struct ht_vcpu_wait *w);
+int ht_tracer_read_vcpu_waits(const struct ht_tracer *t, ht_vcpu_wait_fn fn, void *ctx);
+/*
+ * --exits, after ht_tracer_detach: calls fn for every exit seen whose
+ * kvm_entry had not come (a vCPU halted, or its VMM stopped); key->pid is 0
+ * if the thread could not be told. 0 or -errno.
+ */
+typedef void (*ht_open_exit_fn)(void *ctx, const struct ht_exit_key *key);
+int ht_tracer_read_open_exits(const struct ht_tracer *t, ht_open_exit_fn fn, void *ctx);
 /* Run-time statistics of one tracepoint program (kernel.bpf_stats_enabled). */
 struct ht_prog_stats {
 	const char *tracepoint;

@@ -1,0 +1,268 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * record --exits: every VM exit of the host, and how its vCPU threads wait
+ * for a host CPU. Included by fuse.bpf.h, whose kvm_exit, kvm_entry,
+ * sched_switch and thread-exit handlers call in here; the maps and the
+ * exits_on switch are hypertrace.bpf.c's. With exits_on false (rodata) the
+ * verifier removes every call of this file from the programs.
+ *
+ * Time in the host: kvm_exit notes the exit in its CPU's slot (cpu_states);
+ * the next kvm_entry on that CPU is the same thread's unless the thread was
+ * switched out in between, and then sched_switch has moved the open exit
+ * into the thread's vcpu_threads entry, where kvm_entry finds it. So the
+ * common pair costs two slot accesses, a clock read at each end and one
+ * per-CPU hash update (exit_hists); nothing goes through a ring buffer.
+ *
+ * Waiting: sched_switch and sched_wakeup test one bit per thread id
+ * (vcpu_tid_bits) and touch vcpu_threads only for vCPU threads; for every
+ * other thread a switch costs a few loads and one store into the CPU's own
+ * slot (who runs there: the VM process of the next exit on that CPU, with
+ * no helper call).
+ */
+#ifndef HYPERTRACE_EXITS_BPF_H
+#define HYPERTRACE_EXITS_BPF_H
+
+/* The synthetic-event programs pass their own clock; the tracepoint programs pass 0 and read the real one. */
+static __always_inline __u64 clock_ns(__u64 synthetic_now)
+{
+	return synthetic_now ? synthetic_now : bpf_ktime_get_ns();
+}
+
+static __always_inline bool tid_is_vcpu(__u32 tid)
+{
+	__u32 bit = tid & (HT_TID_BITS - 1);
+
+	return (vcpu_tid_bits[bit >> 6] >> (bit & 63)) & 1;
+}
+
+static __always_inline void tid_mark_vcpu(__u32 tid, bool on)
+{
+	__u32 bit = tid & (HT_TID_BITS - 1);
+	__u64 mask = 1ull << (bit & 63);
+
+	if (on)
+		__sync_fetch_and_or(&vcpu_tid_bits[bit >> 6], mask);
+	else
+		__sync_fetch_and_and(&vcpu_tid_bits[bit >> 6], ~mask);
+}
+
+/* The slot of a time in the host, bounded for the verifier (see agg_slot). */
+static __always_inline __u32 exit_slot(__u64 ns)
+{
+	__u32 slot = log2_slot(ns);
+
+	barrier_var(slot);
+	return slot < HT_EXIT_SLOTS - 1 ? slot : HT_EXIT_SLOTS - 1;
+}
+
+static __noinline struct ht_exit_hist *new_exit_series(struct ht_exit_key *key)
+{
+	static const struct ht_exit_hist zero;
+
+	bpf_map_update_elem(&exit_hists, key, &zero, BPF_NOEXIST);
+	struct ht_exit_hist *h = bpf_map_lookup_elem(&exit_hists, key);
+	if (!h)
+		count(HT_CNT_EXIT_SERIES_FULL); /* lost, and counted */
+	return h;
+}
+
+/* One exit of (tgid, vcpu, isa, reason) that spent ns in the host, unless a filter leaves it out. */
+static __always_inline void count_exit(__u32 tgid, __u32 vcpu, __u32 isa, __u32 reason, __u64 ns)
+{
+	if (filter_tgid && tgid != filter_tgid)
+		return;
+	if (filter_vcpu_on && vcpu != filter_vcpu)
+		return;
+	struct ht_exit_key key = { .pid = tgid, .vcpu = vcpu, .isa = isa, .reason = reason };
+	struct ht_exit_hist *h = bpf_map_lookup_elem(&exit_hists, &key);
+	if (!h && !(h = new_exit_series(&key)))
+		return;
+	h->slots[exit_slot(ns)]++;
+	if (!h->count || ns < h->min_ns)
+		h->min_ns = ns;
+	if (ns > h->max_ns)
+		h->max_ns = ns;
+	h->count++;
+	h->total_ns += ns;
+}
+
+/* kvm_exit: the running thread's exit is open from now on. */
+static __always_inline void exit_begin(struct trace_event_raw_kvm_exit *ctx, struct vcpu_state *slot,
+				       __u32 reason, __u64 now)
+{
+	__u32 isa = ctx->isa;
+
+	slot->exit_ns = now;
+	slot->exit_reason = isa == HT_ISA_VMX ? reason & HT_VMX_EXIT_REASON_MASK : reason;
+	slot->exit_isa = isa;
+	slot->exit_vcpu = bpf_core_field_exists(ctx->vcpu_id) ? ctx->vcpu_id : 0;
+	slot->exit_open = 1;
+	/* No switch on this CPU since attach named the thread running here: it is the caller. */
+	if (!slot->owner)
+		slot->owner = bpf_get_current_pid_tgid();
+}
+
+/* A new vcpu_threads entry for tid, marked in vcpu_tid_bits; NULL if the table is full. */
+static __noinline struct vcpu_thread *vcpu_thread_register(__u32 tid, __u32 tgid, __u32 vcpu, __u32 running)
+{
+	struct vcpu_thread init = {
+		.stat = { .pid = tgid, .tid = tid, .vcpu = vcpu },
+		.running = running,
+	};
+
+	/* Preallocated elements: safe under the runqueue lock (see moved_states). */
+	if (bpf_map_update_elem(&vcpu_threads, &tid, &init, BPF_NOEXIST) && !bpf_map_lookup_elem(&vcpu_threads, &tid))
+		return NULL;
+	tid_mark_vcpu(tid, true);
+	return bpf_map_lookup_elem(&vcpu_threads, &tid);
+}
+
+/*
+ * kvm_entry whose CPU slot holds no open exit: the thread was switched out
+ * since its exit (the exit is in its vcpu_threads entry), or its exit came
+ * before the programs were attached. Also where a vCPU thread that was not
+ * switched out yet gets its vcpu_threads entry, and where the running
+ * thread is found when no switch on this CPU named it yet.
+ */
+static __noinline int exit_end_moved(struct trace_event_raw_kvm_entry *ctx, struct vcpu_state *slot, __u64 now)
+{
+	__u64 owner = slot->owner;
+
+	if (!owner) {
+		/* No switch on this CPU since attach: the running thread is the caller. */
+		__u64 pid_tgid = bpf_get_current_pid_tgid();
+		owner = pid_tgid;
+		slot->owner = owner;
+	}
+	__u32 tid = (__u32)owner, tgid = owner >> 32;
+	if (slot->exit_open) {
+		slot->exit_open = 0;
+		count_exit(tgid, slot->exit_vcpu, slot->exit_isa, slot->exit_reason, now - slot->exit_ns);
+		return 0;
+	}
+	struct vcpu_thread *t = tid_is_vcpu(tid) ? bpf_map_lookup_elem(&vcpu_threads, &tid) : NULL;
+
+	if (!t) {
+		vcpu_thread_register(tid, tgid, ctx->vcpu_id, 1);
+		return 0;
+	}
+	if (t->exit_open) {
+		t->exit_open = 0;
+		count_exit(tgid, t->stat.vcpu, t->exit_isa, t->exit_reason, now - t->exit_ns);
+	}
+	return 0;
+}
+
+/* kvm_entry: the running thread's open exit ends here. */
+static __always_inline void exit_end(struct trace_event_raw_kvm_entry *ctx, struct vcpu_state *slot, __u64 now)
+{
+	if (!slot->exit_open) {
+		exit_end_moved(ctx, slot, now);
+		return;
+	}
+	slot->exit_open = 0;
+	count_exit(slot->owner >> 32, slot->exit_vcpu, slot->exit_isa, slot->exit_reason, now - slot->exit_ns);
+}
+
+/*
+ * A switch with a vCPU thread on either side: prev's open exit goes into its
+ * entry; prev's waiting starts if it is still runnable; next's waiting and
+ * time off the CPU end. synthetic_now: 0 reads the clock.
+ */
+static __noinline int vcpu_switch(struct vcpu_state *slot, __u64 prev_ids, __u32 next_tid, __u32 prev_involuntary,
+				  __u64 synthetic_now)
+{
+	__u64 now = clock_ns(synthetic_now);
+	__u32 prev_tid = (__u32)prev_ids, prev_tgid = prev_ids >> 32;
+	struct vcpu_thread *t = tid_is_vcpu(prev_tid) ? bpf_map_lookup_elem(&vcpu_threads, &prev_tid) : NULL;
+
+	if (slot->exit_open) {
+		/* The running thread is the one that exited (see cpu_states): its exit goes with it. */
+		slot->exit_open = 0;
+		if (!t)
+			t = vcpu_thread_register(prev_tid, prev_tgid, slot->exit_vcpu, 1);
+		if (t) {
+			t->exit_ns = slot->exit_ns;
+			t->exit_reason = slot->exit_reason;
+			t->exit_isa = slot->exit_isa;
+			t->stat.vcpu = slot->exit_vcpu;
+			t->exit_open = 1;
+		} else {
+			count(HT_CNT_EXIT_NO_THREAD);
+		}
+	}
+	if (t && prev_tid != next_tid) {
+		t->running = 0;
+		t->out_ns = now;
+		t->out_involuntary = prev_involuntary;
+		if (prev_involuntary) {
+			t->stat.preempt_count++;
+			t->wait_start_ns = now;
+		} else {
+			t->stat.voluntary_count++;
+			t->wait_start_ns = 0;
+		}
+	}
+	struct vcpu_thread *n = tid_is_vcpu(next_tid) ? bpf_map_lookup_elem(&vcpu_threads, &next_tid) : NULL;
+	if (!n || (t == n && prev_tid == next_tid))
+		return 0;
+	n->running = 1;
+	if (n->wait_start_ns) {
+		n->stat.wait_ns += now - n->wait_start_ns;
+		n->wait_start_ns = 0;
+	}
+	if (n->out_ns) {
+		if (n->out_involuntary)
+			n->stat.preempt_ns += now - n->out_ns;
+		else
+			n->stat.voluntary_ns += now - n->out_ns;
+		n->out_ns = 0;
+	}
+	return 0;
+}
+
+/*
+ * Every switch: who runs on this CPU from now on (the slot's owner, for the
+ * VM process of its exits), and the vCPU threads' part if either side is one.
+ */
+static __always_inline void exits_sched_switch(struct vcpu_state *slot, __u32 prev_tid, __u32 prev_tgid,
+					       __u32 next_tid, __u32 next_tgid, bool prev_involuntary,
+					       __u64 synthetic_now)
+{
+	if (slot->exit_open || tid_is_vcpu(prev_tid) || tid_is_vcpu(next_tid))
+		vcpu_switch(slot, (__u64)prev_tgid << 32 | prev_tid, next_tid, prev_involuntary, synthetic_now);
+	slot->owner = (__u64)next_tgid << 32 | next_tid;
+}
+
+/* A wake-up: a vCPU thread that is not on a CPU waits for one from now on. */
+static __noinline int vcpu_wakeup(__u32 tid, __u64 synthetic_now)
+{
+	struct vcpu_thread *t = bpf_map_lookup_elem(&vcpu_threads, &tid);
+
+	/* Woken while still on its CPU (before it switched out): it never waits. */
+	if (t && !t->running && !t->wait_start_ns)
+		t->wait_start_ns = clock_ns(synthetic_now);
+	return 0;
+}
+
+static __always_inline int handle_sched_wakeup(__u32 tid, __u64 synthetic_now)
+{
+	if (tid_is_vcpu(tid))
+		vcpu_wakeup(tid, synthetic_now);
+	return 0;
+}
+
+/* A thread exits: its open exit and its vcpu_threads entry go with it. */
+static __noinline int exits_thread_exit(struct vcpu_state *slot)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
+	slot->exit_open = 0;
+	if (tid_is_vcpu(tid)) {
+		bpf_map_delete_elem(&vcpu_threads, &tid);
+		tid_mark_vcpu(tid, false);
+	}
+	return 0;
+}
+
+#endif /* HYPERTRACE_EXITS_BPF_H */

@@ -1,0 +1,439 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * record --exits through the real BPF handlers: synthetic kvm_exit and
+ * kvm_entry events at times the test gives (so every time in the host is
+ * exact), and synthetic switches and wake-ups of made-up vCPU threads,
+ * read back with the functions record uses. The calling thread plays the
+ * vCPU thread of the exits. Needs root.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include "record/recording.h"
+#include "record/tracer.h"
+#include "synth.h"
+#include "test.h"
+#include "tracefile/trace_reader.h"
+#include "common/util.h"
+
+#define VMX HT_ISA_VMX
+#define SVM HT_ISA_SVM
+#define VMX_IO 30
+#define VMX_HLT 12
+#define SVM_IO 0x7b
+#define SVM_NPF 0x400
+
+static struct ht_synth_layout layout;
+static struct ht_tracer *tracer;
+
+static void destroy_tracer(void)
+{
+	ht_tracer_destroy(tracer);
+	tracer = NULL;
+}
+
+static struct ht_tracer *exits_tracer(int isa, const struct ht_filters *f)
+{
+	struct ht_tracer_opts o = { .isa = isa, .synthetic = true, .exits = true, .ringbuf_bytes = 1 << 20 };
+	char err[512];
+
+	if (f)
+		o.filters = *f;
+	else
+		ht_filters_default(&o.filters);
+	destroy_tracer();
+	if (ht_tracer_load(&tracer, &o, err, sizeof(err))) {
+		printf("    load failed: %s\n", err);
+		return NULL;
+	}
+	return tracer;
+}
+
+#define LOAD(t, expr)                    \
+	struct ht_tracer *t = (expr);    \
+	CHECK(t != NULL, "tracer did not load")
+
+/* What the tracer's maps hold, read as record reads them. */
+#define MAX_SERIES 64
+struct series {
+	struct ht_exit_key key;
+	struct ht_exit_hist h;
+};
+static struct series got[MAX_SERIES];
+static size_t ngot;
+
+static void keep_series(void *ctx, const struct ht_exit_key *key, const struct ht_exit_hist *h)
+{
+	(void)ctx;
+	if (ngot < MAX_SERIES) {
+		got[ngot].key = *key;
+		got[ngot].h = *h;
+	}
+	ngot++;
+}
+
+static int read_series(struct ht_tracer *t)
+{
+	ngot = 0;
+	return ht_tracer_read_exits(t, keep_series, NULL);
+}
+
+static const struct ht_exit_hist *find(__u32 pid, __u16 vcpu, __u8 isa, __u32 reason)
+{
+	for (size_t i = 0; i < ngot && i < MAX_SERIES; i++)
+		if (got[i].key.pid == pid && got[i].key.vcpu == vcpu && got[i].key.isa == isa &&
+		    got[i].key.reason == reason)
+			return &got[i].h;
+	return NULL;
+}
+
+#define MAX_WAITS 64
+static struct ht_vcpu_wait waits[MAX_WAITS];
+static size_t nwaits;
+
+static void keep_wait(void *ctx, const struct ht_vcpu_wait *w)
+{
+	(void)ctx;
+	if (nwaits < MAX_WAITS)
+		waits[nwaits] = *w;
+	nwaits++;
+}
+
+static const struct ht_vcpu_wait *wait_of(struct ht_tracer *t, __u32 tid)
+{
+	nwaits = 0;
+	ht_tracer_read_vcpu_waits(t, keep_wait, NULL);
+	for (size_t i = 0; i < nwaits && i < MAX_WAITS; i++)
+		if (waits[i].tid == tid)
+			return &waits[i];
+	return NULL;
+}
+
+/* One exit of the calling thread and its entry, dur ns later. */
+static int exit_for(struct ht_tracer *t, __u32 isa, __u32 reason, __u32 vcpu, __u64 at, __u64 dur)
+{
+	int ret = ht_synth_exit_at(&layout, t, isa, reason, vcpu, at);
+
+	return ret ? ret : ht_synth_entry_at(&layout, t, vcpu, at + dur);
+}
+
+static void an_exit_and_its_entry_count_one_exit_with_its_time_in_the_host(void)
+{
+	LOAD(t, exits_tracer(VMX, NULL));
+	CHECK(exit_for(t, VMX, VMX_IO, 2, 1000000, 5000) == 0, "events");
+	CHECK(read_series(t) == 0, "read");
+	CHECK_EQ_U64(ngot, 1);
+	const struct ht_exit_hist *h = find((__u32)getpid(), 2, VMX, VMX_IO);
+	CHECK(h != NULL, "no series for (this process, vcpu 2, VMX, 30)");
+	CHECK_EQ_U64(h->count, 1);
+	CHECK_EQ_U64(h->total_ns, 5000);
+	CHECK_EQ_U64(h->min_ns, 5000);
+	CHECK_EQ_U64(h->max_ns, 5000);
+	CHECK_EQ_U64(h->slots[12], 1); /* 4096..8191 */
+}
+
+/* Slot k holds [2^k, 2^(k+1) - 1] ns, slot 0 also 0; the last slot holds the rest. */
+static void times_fall_in_their_log2_buckets_at_both_edges(void)
+{
+	static const __u64 durs[] = { 0, 1, 2, 3, 4, 7, 8, 1023, 1024, 2047, 2048,
+				      (1ull << 38) - 1, 1ull << 38, (1ull << 39) - 1, 1ull << 39, 1ull << 45 };
+	static const unsigned int slot_of[] = { 0, 0, 1, 1, 2, 2, 3, 9, 10, 10, 11, 37, 38, 38, 39, 39 };
+	__u64 want[HT_EXIT_SLOTS] = { 0 }, total = 0;
+
+	LOAD(t, exits_tracer(SVM, NULL));
+	for (size_t i = 0; i < ARRAY_SIZE(durs); i++) {
+		CHECK(exit_for(t, SVM, SVM_NPF, 0, 1ull << 50, durs[i]) == 0, "events");
+		want[slot_of[i]]++;
+		total += durs[i];
+	}
+	CHECK(read_series(t) == 0, "read");
+	const struct ht_exit_hist *h = find((__u32)getpid(), 0, SVM, SVM_NPF);
+	CHECK(h != NULL, "no series");
+	CHECK_EQ_U64(h->count, ARRAY_SIZE(durs));
+	CHECK_EQ_U64(h->min_ns, 0);
+	CHECK_EQ_U64(h->max_ns, 1ull << 45);
+	CHECK_EQ_U64(h->total_ns, total);
+	for (unsigned int k = 0; k < HT_EXIT_SLOTS; k++)
+		CHECK(h->slots[k] == want[k], "slot %u: %llu, want %llu", k, (unsigned long long)h->slots[k],
+		      (unsigned long long)want[k]);
+}
+
+static void both_isas_vcpus_and_reasons_are_series_of_their_own(void)
+{
+	LOAD(t, exits_tracer(SVM, NULL));
+	__u32 pid = (__u32)getpid();
+	/* VMX: the basic reason; flag bits (here FAILED_VMENTRY, enclave) do not make another series. */
+	CHECK(exit_for(t, VMX, VMX_IO, 0, 1000, 100) == 0, "events");
+	CHECK(exit_for(t, VMX, VMX_IO | 0x80000000u, 0, 2000, 300) == 0, "events");
+	CHECK(exit_for(t, VMX, VMX_IO | 0x08000000u, 0, 3000, 200) == 0, "events");
+	/* SVM: the whole exit code. Reason 30 of the other ISA is another series. */
+	CHECK(exit_for(t, SVM, SVM_IO, 0, 4000, 10) == 0, "events");
+	CHECK(exit_for(t, SVM, SVM_IO | 0x10000u, 0, 5000, 10) == 0, "events");
+	CHECK(exit_for(t, SVM, VMX_IO, 0, 6000, 10) == 0, "events");
+	CHECK(exit_for(t, SVM, SVM_IO, 1, 7000, 20) == 0, "events");
+	CHECK(exit_for(t, VMX, VMX_HLT, 1, 8000, 30) == 0, "events");
+	CHECK(read_series(t) == 0, "read");
+	CHECK_EQ_U64(ngot, 6);
+	const struct ht_exit_hist *h = find(pid, 0, VMX, VMX_IO);
+	CHECK(h && h->count == 3 && h->min_ns == 100 && h->max_ns == 300 && h->total_ns == 600, "VMX io on vcpu 0");
+	CHECK((h = find(pid, 0, SVM, SVM_IO)) && h->count == 1 && h->total_ns == 10, "SVM io on vcpu 0");
+	CHECK((h = find(pid, 0, SVM, SVM_IO | 0x10000u)) && h->count == 1, "SVM code 0x1007b");
+	CHECK((h = find(pid, 0, SVM, VMX_IO)) && h->count == 1, "SVM code 30");
+	CHECK((h = find(pid, 1, SVM, SVM_IO)) && h->count == 1 && h->total_ns == 20, "SVM io on vcpu 1");
+	CHECK((h = find(pid, 1, VMX, VMX_HLT)) && h->count == 1 && h->total_ns == 30, "VMX hlt on vcpu 1");
+}
+
+static void pid_and_vcpu_filters_select_exits(void)
+{
+	struct ht_filters f;
+
+	ht_filters_default(&f);
+	f.tgid_on = true;
+	f.tgid = (__u32)getpid() + 1;
+	LOAD(t, exits_tracer(VMX, &f));
+	CHECK(exit_for(t, VMX, VMX_IO, 0, 1000, 100) == 0, "events");
+	CHECK(read_series(t) == 0 && ngot == 0, "another process's filter counted %zu series", ngot);
+
+	f.tgid = (__u32)getpid();
+	f.vcpu_on = true;
+	f.vcpu = 1;
+	LOAD(t2, exits_tracer(VMX, &f));
+	for (__u32 v = 0; v < 3; v++)
+		CHECK(exit_for(t2, VMX, VMX_IO, v, 1000, 100 + v) == 0, "events");
+	CHECK(read_series(t2) == 0, "read");
+	CHECK_EQ_U64(ngot, 1);
+	CHECK_EQ_U64(got[0].key.vcpu, 1);
+	CHECK_EQ_U64(got[0].h.total_ns, 101);
+}
+
+/* Sums over CPUs: a vCPU thread that migrates adds to one series; min and max are over all CPUs. */
+static void a_series_is_summed_over_cpus(void)
+{
+	cpu_set_t all, one;
+
+	if (libbpf_num_possible_cpus() < 2)
+		SKIP("one CPU");
+	sched_getaffinity(0, sizeof(all), &all);
+	LOAD(t, exits_tracer(SVM, NULL));
+	int ret = 0;
+	for (int cpu = 0; cpu < 2; cpu++) {
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		sched_setaffinity(0, sizeof(one), &one);
+		ret |= exit_for(t, SVM, SVM_IO, 0, 1000, cpu ? 7 : 70);
+	}
+	sched_setaffinity(0, sizeof(all), &all);
+	CHECK(ret == 0, "events");
+	CHECK(read_series(t) == 0, "read");
+	const struct ht_exit_hist *h = find((__u32)getpid(), 0, SVM, SVM_IO);
+	CHECK(h && h->count == 2 && h->min_ns == 7 && h->max_ns == 70 && h->total_ns == 77, "summed series");
+}
+
+/*
+ * A vCPU thread switched out between its exit and its entry (preempted
+ * here) takes its open exit with it: its entry, wherever it comes, counts
+ * the whole time in the host. Meanwhile another thread's exits on the CPU
+ * are their own.
+ */
+static void an_exit_goes_with_its_thread_when_it_is_switched_out(void)
+{
+	__u32 me = (__u32)gettid(), pid = (__u32)getpid();
+	cpu_set_t all, one;
+
+	sched_getaffinity(0, sizeof(all), &all);
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	sched_setaffinity(0, sizeof(one), &one); /* the synthetic switches play this CPU's */
+	LOAD(t, exits_tracer(VMX, NULL));
+	int ret = ht_synth_switch(t, 1, 1, me, pid, false, 500); /* this thread runs here */
+	ret = ret ?: ht_synth_exit_at(&layout, t, VMX, VMX_HLT, 3, 1000);
+	ret = ret ?: ht_synth_switch(t, me, pid, 4242, 4242, true, 1100);
+	ret = ret ?: ht_synth_switch(t, 4242, 4242, me, pid, false, 1600);
+	ret = ret ?: ht_synth_entry_at(&layout, t, 3, 2000);
+	sched_setaffinity(0, sizeof(all), &all);
+	CHECK(ret == 0, "events");
+	CHECK(read_series(t) == 0, "read");
+	CHECK_EQ_U64(ngot, 1);
+	const struct ht_exit_hist *h = find(pid, 3, VMX, VMX_HLT);
+	CHECK(h && h->count == 1 && h->total_ns == 1000, "the exit's time in the host");
+	const struct ht_vcpu_wait *w = wait_of(t, me);
+	CHECK(w != NULL, "the switched-out thread is not a vCPU thread");
+	CHECK_EQ_U64(w->pid, pid);
+	CHECK_EQ_U64(w->vcpu, 3);
+	CHECK_EQ_U64(w->preempt_count, 1);
+	CHECK_EQ_U64(w->preempt_ns, 500);
+	CHECK_EQ_U64(w->wait_ns, 500);
+	CHECK_EQ_U64(w->voluntary_count, 0);
+	CHECK(wait_of(t, 4242) == NULL, "a thread without exits became a vCPU thread");
+}
+
+/*
+ * Waiting: from a wake-up or a preemption until switched in. Voluntary
+ * switch-outs (blocked) count their whole time off the CPU as voluntary,
+ * and only the part after the wake-up as waiting; a wake-up that finds the
+ * thread still on its CPU starts no wait.
+ */
+static void vcpu_threads_wait_from_wakeup_or_preemption_until_switched_in(void)
+{
+	const __u32 T = 3000001, G = 3000000, OTHER = 77;
+
+	LOAD(t, exits_tracer(SVM, NULL));
+	int ret = ht_synth_register(t, T, G, 5, true);
+	ret = ret ?: ht_synth_switch(t, T, G, OTHER, OTHER, false, 100); /* blocks */
+	ret = ret ?: ht_synth_wakeup(t, T, 250);
+	ret = ret ?: ht_synth_switch(t, OTHER, OTHER, T, G, false, 400);
+	CHECK(ret == 0, "events");
+	const struct ht_vcpu_wait *w = wait_of(t, T);
+	CHECK(w != NULL, "not registered");
+	CHECK_EQ_U64(w->pid, G);
+	CHECK_EQ_U64(w->vcpu, 5);
+	CHECK_EQ_U64(w->voluntary_count, 1);
+	CHECK_EQ_U64(w->voluntary_ns, 300);
+	CHECK_EQ_U64(w->wait_ns, 150);
+	CHECK_EQ_U64(w->preempt_count, 0);
+
+	ret = ht_synth_switch(t, T, G, OTHER, OTHER, true, 500); /* preempted */
+	ret = ret ?: ht_synth_wakeup(t, T, 600);                 /* not blocked: no new wait start */
+	ret = ret ?: ht_synth_switch(t, OTHER, OTHER, T, G, false, 900);
+	CHECK(ret == 0, "events");
+	w = wait_of(t, T);
+	CHECK_EQ_U64(w->preempt_count, 1);
+	CHECK_EQ_U64(w->preempt_ns, 400);
+	CHECK_EQ_U64(w->wait_ns, 550);
+
+	ret = ht_synth_wakeup(t, T, 1000);                         /* still on its CPU */
+	ret = ret ?: ht_synth_switch(t, T, G, OTHER, OTHER, false, 1100); /* then blocks */
+	ret = ret ?: ht_synth_switch(t, OTHER, OTHER, T, G, false, 1200); /* and runs: no wake-up seen */
+	CHECK(ret == 0, "events");
+	w = wait_of(t, T);
+	CHECK_EQ_U64(w->wait_ns, 550);
+	CHECK_EQ_U64(w->voluntary_count, 2);
+	CHECK_EQ_U64(w->voluntary_ns, 400);
+	/* Threads that are not vCPU threads are not followed. */
+	CHECK(wait_of(t, OTHER) == NULL, "the other thread was followed");
+	CHECK_EQ_U64(nwaits, 1);
+}
+
+/* What record reads at the end: exits whose entry has not come. */
+static struct ht_exit_key open_keys[4];
+static size_t nopen;
+
+static void keep_open(void *ctx, const struct ht_exit_key *k)
+{
+	(void)ctx;
+	if (nopen < ARRAY_SIZE(open_keys))
+		open_keys[nopen] = *k;
+	nopen++;
+}
+
+static void open_exits_are_read_after_the_end(void)
+{
+	LOAD(t, exits_tracer(SVM, NULL));
+	CHECK(ht_synth_exit_at(&layout, t, SVM, 0x78 /* hlt */, 1, 1000) == 0, "exit");
+	nopen = 0;
+	CHECK(ht_tracer_read_open_exits(t, keep_open, NULL) == 0, "read");
+	CHECK_EQ_U64(nopen, 1);
+	CHECK_EQ_U64(open_keys[0].pid, (__u64)getpid());
+	CHECK_EQ_U64(open_keys[0].vcpu, 1);
+	CHECK_EQ_U64(open_keys[0].isa, SVM);
+	CHECK_EQ_U64(open_keys[0].reason, 0x78);
+}
+
+/* A hypercall with --exits: the same fused record, and one exit of reason VMCALL. */
+static void a_hypercall_with_exits_on_is_still_one_fused_record(void)
+{
+	char dir[] = "/tmp/ht-exits-XXXXXX", path[64], err[512];
+	struct ht_file_header hdr;
+	struct ht_recording rec;
+	struct ht_trailer trailer;
+	struct ht_writer *w;
+	struct ht_reader *r;
+	struct ht_record one;
+
+	LOAD(t, exits_tracer(VMX, NULL));
+	CHECK(ht_synth_exit(&layout, t, VMX, HT_VMX_EXIT_REASON_VMCALL, 0x1000, 0) == 0, "exit");
+	CHECK(ht_synth_hypercall(&layout, t, 1000, 1, 2, 3, 4) == 0, "hypercall");
+	CHECK(ht_synth_entry(&layout, t, 0, 0x1003) == 0, "entry");
+	CHECK(read_series(t) == 0, "read");
+	const struct ht_exit_hist *h = find((__u32)getpid(), 0, VMX, HT_VMX_EXIT_REASON_VMCALL);
+	CHECK(h && h->count == 1, "the hypercall's exit was not counted");
+	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+	snprintf(path, sizeof(path), "%s/t.htr", dir);
+	ht_header_init(&hdr);
+	int ret = ht_writer_open(path, true, &hdr, &w, err, sizeof(err));
+	ret = ret ?: ht_recording_init(&rec, t, w);
+	ret = ret ?: ht_recording_finish(&rec, &trailer);
+	ret = ret ?: ht_reader_open(path, &r, err, sizeof(err));
+	CHECK(ret == 0, "recording: %s", strerror(-ret));
+	int n = 0;
+	while (ht_reader_next(r, &one) == 1)
+		n++;
+	ht_reader_close(r);
+	unlink(path);
+	rmdir(dir);
+	CHECK_EQ_U64(n, 1);
+	CHECK_EQ_U64(one.a3, 4);
+	CHECK_EQ_U64(one.nr, 1000);
+}
+
+static int thread_result;
+
+static void *exit_then_block_then_die(void *arg)
+{
+	(void)arg;
+	/* An exit left open, then a real switch (the sleep) makes this a vCPU thread. */
+	thread_result = ht_synth_exit_at(&layout, tracer, SVM, 0x78, 0, 1000);
+	usleep(2000);
+	return (void *)(long)gettid();
+}
+
+/* A vCPU thread that exits leaves no entry behind (its thread id may come back as any thread's). */
+static void a_vcpu_thread_that_exits_is_forgotten(void)
+{
+	char err[512];
+	pthread_t th;
+	void *tid;
+
+	LOAD(t, exits_tracer(SVM, NULL));
+	CHECK(ht_tracer_attach(t, err, sizeof(err)) == 0, "%s", err);
+	pthread_create(&th, NULL, exit_then_block_then_die, NULL);
+	pthread_join(th, &tid);
+	CHECK(thread_result == 0, "exit event");
+	const struct ht_vcpu_wait *w = NULL;
+	/* sched_process_exit fires just after the join can return: give it up to a second. */
+	for (int i = 0; i < 1000 && (w = wait_of(t, (__u32)(long)tid)); i++)
+		usleep(1000);
+	CHECK(w == NULL, "the dead thread is still a vCPU thread");
+	ht_tracer_detach(t);
+}
+
+int main(void)
+{
+	char err[512];
+
+	if (geteuid() != 0) {
+		printf("SKIP: exits: the in-kernel tests load BPF programs and need root\n");
+		return 0;
+	}
+	if (ht_synth_layout_load(&layout, err, sizeof(err))) {
+		printf("FAIL: exits_setup: %s\n", err);
+		return 1;
+	}
+	ht_test_cleanup = destroy_tracer;
+	RUN(an_exit_and_its_entry_count_one_exit_with_its_time_in_the_host);
+	RUN(times_fall_in_their_log2_buckets_at_both_edges);
+	RUN(both_isas_vcpus_and_reasons_are_series_of_their_own);
+	RUN(pid_and_vcpu_filters_select_exits);
+	RUN(a_series_is_summed_over_cpus);
+	RUN(an_exit_goes_with_its_thread_when_it_is_switched_out);
+	RUN(vcpu_threads_wait_from_wakeup_or_preemption_until_switched_in);
+	RUN(open_exits_are_read_after_the_end);
+	RUN(a_hypercall_with_exits_on_is_still_one_fused_record);
+	RUN(a_vcpu_thread_that_exits_is_forgotten);
+	return ht_test_exit_status();
+}
