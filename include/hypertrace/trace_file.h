@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The hypertrace-bpf trace file (.htr), format version 2. Shared by the writer
+ * The hypertrace-bpf trace file (.htr), format version 3. Shared by the writer
  * and the reader; docs/trace-format.md describes it byte by byte.
  *
- *   file   := header block* 
+ *   file   := header block*
  *   block  := block_header payload
  *   payload:= record* (type RECORDS) | trailer (type TRAILER)
  *            | identity* (type IDENTITY)
+ *            | exits_header exit_series* vcpu_wait* (type EXITS)
  *
  * Every block carries its length and a CRC32 (zlib's crc32) of its payload, so
  * a reader can stop at the first damaged or truncated block and still use all
@@ -19,8 +20,11 @@
 #include "hypertrace/record.h"
 
 #define HT_FILE_MAGIC "HYPTRACE" /* 8 bytes, no terminating NUL in the file */
-/* 2: IDENTITY blocks may appear; a version-1 file is read the same, without names. */
-#define HT_FILE_VERSION 2
+/*
+ * 2: IDENTITY blocks may appear; a version-1 file is read the same, without names.
+ * 3: EXITS blocks may appear (record --exits); earlier files are read the same, without them.
+ */
+#define HT_FILE_VERSION 3
 #define HT_FILE_HEADER_SIZE 256
 
 /* ht_file_header.filter_flags */
@@ -55,6 +59,8 @@ struct ht_file_header {
 #define HT_BLOCK_TRAILER 2
 /* Who a VM process or vCPU thread is: written when record first sees it. */
 #define HT_BLOCK_IDENTITY 3
+/* record --exits: the exit statistics that changed since the last such block (cumulative numbers). */
+#define HT_BLOCK_EXITS 4
 #define HT_ENCODING_RAW 0
 /* Records as ten u64 columns, each delta-coded, then deflated (src/user/block_codec.c). */
 #define HT_ENCODING_DELTA_ZLIB 1
@@ -102,7 +108,42 @@ struct ht_identity {
 	char vm_name[64];          /* 48 QEMU's -name guest name from the command line */
 };
 
+/*
+ * Payload of an EXITS block: this header, then nseries struct
+ * ht_exit_series_rec, then nthreads struct ht_vcpu_wait_rec. Every number
+ * is cumulative since the recording started; a block holds the series and
+ * threads whose numbers changed since the block before, so the state at a
+ * block is every block up to it applied in order. One block per interval;
+ * the last one (flag final) also counts the exits still in the host at the end.
+ */
+#define HT_EXITS_F_FINAL (1u << 0)
+struct ht_exits_header {
+	__u64 time_ns;           /*  0 CLOCK_MONOTONIC when the numbers were read */
+	__u32 nseries;           /*  8 */
+	__u32 nthreads;          /* 12 */
+	__u32 flags;             /* 16 HT_EXITS_F_* */
+	__u32 reserved0;         /* 20 0 */
+	__u64 lost_series_full;  /* 24 exits lost so far: all HT_EXIT_MAX_SERIES series taken */
+	__u64 lost_no_thread;    /* 32 exits lost so far: their thread found no vCPU thread slot */
+	__u64 reserved1;         /* 40 0 */
+};
+
+struct ht_exit_series_rec {
+	struct ht_exit_key key;  /*   0 pid, vcpu, isa, pad, reason */
+	__u32 flags;             /*  12 0 */
+	__u64 in_host_at_end;    /*  16 final block: exits seen whose kvm_entry had not come */
+	struct ht_exit_hist h;   /*  24 count, total_ns, min_ns, max_ns, slots[HT_EXIT_SLOTS] */
+};
+
+#define HT_VCPU_WAIT_F_GONE (1u << 0) /* the thread ended: these are its last numbers */
+struct ht_vcpu_wait_rec {
+	struct ht_vcpu_wait w;   /*   0; w.pad1 holds HT_VCPU_WAIT_F_* */
+};
+
 _Static_assert(sizeof(struct ht_file_header) == HT_FILE_HEADER_SIZE, "header layout changed");
+_Static_assert(sizeof(struct ht_exits_header) == 48, "exits header layout changed");
+_Static_assert(sizeof(struct ht_exit_series_rec) == 24 + 32 + 8 * HT_EXIT_SLOTS, "exit series layout changed");
+_Static_assert(sizeof(struct ht_vcpu_wait_rec) == 56, "vcpu wait layout changed");
 _Static_assert(sizeof(struct ht_identity) == 112, "identity layout changed");
 _Static_assert(__builtin_offsetof(struct ht_file_header, filter_nr_count) == 120, "header layout");
 _Static_assert(__builtin_offsetof(struct ht_file_header, header_crc32) == 252, "header layout");

@@ -10,14 +10,15 @@
  * the next kvm_entry on that CPU is the same thread's unless the thread was
  * switched out in between, and then sched_switch has moved the open exit
  * into the thread's vcpu_threads entry, where kvm_entry finds it. So the
- * common pair costs two slot accesses, a clock read at each end and one
- * per-CPU hash update (exit_hists); nothing goes through a ring buffer.
+ * common pair costs two slot accesses, a clock read at each end, the
+ * thread's ids at the entry and one per-CPU hash update (exit_hists);
+ * nothing goes through a ring buffer.
  *
  * Waiting: sched_switch and sched_wakeup test one bit per thread id
  * (vcpu_tid_bits) and touch vcpu_threads only for vCPU threads; for every
  * other thread a switch costs a few loads and one store into the CPU's own
- * slot (who runs there: the VM process of the next exit on that CPU, with
- * no helper call).
+ * slot (who runs there: kvm_entry compares it with its own thread, so an
+ * open exit is never paired with another thread's entry).
  */
 #ifndef HYPERTRACE_EXITS_BPF_H
 #define HYPERTRACE_EXITS_BPF_H
@@ -97,7 +98,7 @@ static __always_inline void exit_begin(struct trace_event_raw_kvm_exit *ctx, str
 	slot->exit_isa = isa;
 	slot->exit_vcpu = bpf_core_field_exists(ctx->vcpu_id) ? ctx->vcpu_id : 0;
 	slot->exit_open = 1;
-	/* No switch on this CPU since attach named the thread running here: it is the caller. */
+	/* Until a switch on this CPU names who runs here (just after attach): ask, once. */
 	if (!slot->owner)
 		slot->owner = bpf_get_current_pid_tgid();
 }
@@ -118,27 +119,28 @@ static __noinline struct vcpu_thread *vcpu_thread_register(__u32 tid, __u32 tgid
 }
 
 /*
- * kvm_entry whose CPU slot holds no open exit: the thread was switched out
- * since its exit (the exit is in its vcpu_threads entry), or its exit came
- * before the programs were attached. Also where a vCPU thread that was not
- * switched out yet gets its vcpu_threads entry, and where the running
- * thread is found when no switch on this CPU named it yet.
+ * kvm_entry whose CPU slot holds no open exit of the caller (me: its
+ * tgid << 32 | tid): the thread was switched out since its exit (the exit
+ * is in its vcpu_threads entry), or its exit came before the programs were
+ * attached. Also where a vCPU thread that was not switched out yet gets its
+ * vcpu_threads entry, and where a slot whose owner is wrong is put right.
  */
-static __noinline int exit_end_moved(struct trace_event_raw_kvm_entry *ctx, struct vcpu_state *slot, __u64 now)
+static __noinline int exit_end_moved(struct trace_event_raw_kvm_entry *ctx, struct vcpu_state *slot, __u64 now,
+				     __u64 me)
 {
-	__u64 owner = slot->owner;
+	__u32 tid = (__u32)me, tgid = me >> 32;
 
-	if (!owner) {
-		/* No switch on this CPU since attach: the running thread is the caller. */
-		__u64 pid_tgid = bpf_get_current_pid_tgid();
-		owner = pid_tgid;
-		slot->owner = owner;
-	}
-	__u32 tid = (__u32)owner, tgid = owner >> 32;
-	if (slot->exit_open) {
-		slot->exit_open = 0;
-		count_exit(tgid, slot->exit_vcpu, slot->exit_isa, slot->exit_reason, now - slot->exit_ns);
-		return 0;
+	if (slot->owner != me) {
+		/*
+		 * A switch went unseen (the kernel may skip a raw tracepoint
+		 * program while another one on sched_switch comes or goes): an open
+		 * exit here is another thread's. Lost, counted, never paired.
+		 */
+		if (slot->exit_open) {
+			slot->exit_open = 0;
+			count(HT_CNT_EXIT_NO_THREAD);
+		}
+		slot->owner = me;
 	}
 	struct vcpu_thread *t = tid_is_vcpu(tid) ? bpf_map_lookup_elem(&vcpu_threads, &tid) : NULL;
 
@@ -153,15 +155,23 @@ static __noinline int exit_end_moved(struct trace_event_raw_kvm_entry *ctx, stru
 	return 0;
 }
 
-/* kvm_entry: the running thread's open exit ends here. */
+/*
+ * kvm_entry: the running thread's open exit ends here. The thread's ids
+ * cost one helper call; the switches keep the slot's owner, so an open exit
+ * of the slot is this thread's when the two agree (or no switch on this CPU
+ * named anyone since attach).
+ */
 static __always_inline void exit_end(struct trace_event_raw_kvm_entry *ctx, struct vcpu_state *slot, __u64 now)
 {
-	if (!slot->exit_open) {
-		exit_end_moved(ctx, slot, now);
+	__u64 me = bpf_get_current_pid_tgid();
+
+	if (!slot->exit_open || (slot->owner != me && slot->owner)) {
+		exit_end_moved(ctx, slot, now, me);
 		return;
 	}
 	slot->exit_open = 0;
-	count_exit(slot->owner >> 32, slot->exit_vcpu, slot->exit_isa, slot->exit_reason, now - slot->exit_ns);
+	slot->owner = me;
+	count_exit(me >> 32, slot->exit_vcpu, slot->exit_isa, slot->exit_reason, now - slot->exit_ns);
 }
 
 /*

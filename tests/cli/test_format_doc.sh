@@ -80,6 +80,47 @@ if [ $status -eq 0 ] && [ "$(wc -l <<<"$csv")" -eq 11 ] && [ "$line4" = "$want" 
 else
 	fail format_doc_report_reads_a_doc_written_file "status $status; record 2: $line3; want $want2; record 3: $line4; want $want; record 7: $line8; want $want8"
 fi
+# Version 3: two EXITS blocks written from the doc's tables; the second only
+# what changed (series 2), cumulative; the state at the end is both applied.
+cat >"$work/exits.py" <<'PY'
+import struct, sys, zlib
+path = sys.argv[1]
+hdr = bytearray(256)
+hdr[0:8] = b'HYPTRACE'
+struct.pack_into('<IIII', hdr, 8, 3, 256, 80, 0)
+struct.pack_into('<QQ', hdr, 24, 5_000_000_000, 1_700_000_000_000_000_000)
+struct.pack_into('<I', hdr, 120, 1)
+struct.pack_into('<I', hdr, 124, 1000)
+struct.pack_into('<I', hdr, 252, zlib.crc32(bytes(hdr[:252])))
+def block(typ, count, payload):
+    return struct.pack('<IHHIIII', 0x4b425448, typ, 0, len(payload), count, len(payload), zlib.crc32(payload)) + payload
+def series(pid, vcpu, isa, reason, slots, in_host=0):
+    count = sum(slots)
+    total = sum(n * (1 << k) for k, n in enumerate(slots))
+    lo = min(k for k, n in enumerate(slots) if n)
+    hi = max(k for k, n in enumerate(slots) if n)
+    return struct.pack('<IHBBIIQQQQQ40Q', pid, vcpu, isa, 0, reason, 0, in_host, count, total, 1 << lo, 1 << hi,
+                       *(slots + [0] * (40 - len(slots))))
+def thread(pid, tid, vcpu, wait, pc, pns, vc, vns, gone=0):
+    return struct.pack('<IIHHIQQQQQ', pid, tid, vcpu, 0, gone, wait, pc, pns, vc, vns)
+def exits(time, flags, ser, thr):
+    return block(4, len(ser) + len(thr), struct.pack('<QIIIIQQQ', time, len(ser), len(thr), flags, 0, 0, 0, 0) + b''.join(ser + thr))
+ident = struct.pack('<QII16s16s64s', 5_000_000_001, 4242, 4250, b'qemu-system-x86', b'CPU 0/KVM', b'docvm')
+b1 = exits(6_000_000_000, 0, [series(4242, 0, 2, 0x7b, [0] * 10 + [5]), series(4242, 1, 2, 0x78, [0] * 20 + [2])],
+           [thread(4242, 4250, 0, 1000, 1, 1000, 2, 5000)])
+b2 = exits(7_000_000_000, 1, [series(4242, 1, 2, 0x78, [0] * 20 + [3], in_host=1)], [thread(4242, 4250, 0, 3000, 2, 3000, 3, 9000, 1)])
+trailer = struct.pack('<8Q', 0, 0, 0, 0, 0, 7_000_000_000, 1_700_000_002_000_000_000, 0)
+open(path, 'wb').write(bytes(hdr) + block(3, 1, ident) + b1 + b2 + block(2, 1, trailer))
+PY
+python3 "$work/exits.py" "$work/exits.htr"
+got=$("$HT" report --exits --csv "$work/exits.htr" 2>&1 | cut -d, -f1-12 | tail -n +2 | tr '\n' ' ')
+want='4242,docvm,0,SVM,123,io,5,5120,1024,1024,1024,1024 4242,docvm,1,SVM,120,hlt,3,3145728,1048576,1048576,1048576,1048576 '
+[ "$got" = "$want" ] && pass format_doc_exits_blocks_are_read_as_documented ||
+	fail format_doc_exits_blocks_are_read_as_documented "got '$got', want '$want'"
+text=$("$HT" report --exits "$work/exits.htr" 2>&1)
+grep -q "vCPU 0 (CPU 0/KVM, tid 4250, ended): 5 exits, wait 3.00us" <<<"$text" && grep -q "1 still in the host at the end" <<<"$text" &&
+	pass format_doc_exits_threads_are_read_as_documented || fail format_doc_exits_threads_are_read_as_documented "$text"
+
 sum=$("$HT" report "$work/doc.htr" 2>&1)
 grep -q "^records: 10$" <<<"$sum" && grep -q "host kernel 6.1.0-doc, CPU AuthenticAMD" <<<"$sum" \
 	&& pass format_doc_header_fields_are_read || fail format_doc_header_fields_are_read "$sum"

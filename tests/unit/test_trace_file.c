@@ -330,6 +330,126 @@ static void compressed_blocks_round_trip_at_a_fraction_of_the_size(void)
 	printf("    (%.1f bytes per record compressed)\n", (double)size / n);
 }
 
+/* One EXITS block: 2 series and 1 thread, cumulative numbers. */
+struct exits_payload {
+	struct ht_exits_header h;
+	struct ht_exit_series_rec s[2];
+	struct ht_vcpu_wait_rec w[1];
+};
+
+static void fill_exits(struct exits_payload *p, unsigned int k)
+{
+	memset(p, 0, sizeof(*p));
+	p->h = (struct ht_exits_header){ .time_ns = 1000 + k, .nseries = 2, .nthreads = 1, .lost_no_thread = k };
+	for (int i = 0; i < 2; i++) {
+		p->s[i].key = (struct ht_exit_key){ .pid = 4242, .vcpu = (__u16)i, .isa = HT_ISA_SVM, .reason = 0x7b + (unsigned)i };
+		p->s[i].h.count = 10 * k + (unsigned)i;
+		p->s[i].h.slots[12] = p->s[i].h.count;
+	}
+	p->w[0].w = (struct ht_vcpu_wait){ .pid = 4242, .tid = 4250, .vcpu = 1, .wait_ns = 7 * k, .preempt_count = k };
+}
+
+static unsigned int exits_seen;
+static struct exits_payload exits_last;
+
+static void see_exits(void *ctx, const struct ht_exits_header *h, const struct ht_exit_series_rec *s,
+		      const struct ht_vcpu_wait_rec *w)
+{
+	(void)ctx;
+	exits_seen++;
+	exits_last.h = *h;
+	memcpy(exits_last.s, s, sizeof(exits_last.s[0]) * (h->nseries < 2 ? h->nseries : 2));
+	if (h->nthreads)
+		exits_last.w[0] = w[0];
+}
+
+/* Writes records and EXITS blocks interleaved; returns 0. */
+static int write_exits_file(unsigned int blocks)
+{
+	struct ht_file_header h;
+	struct ht_writer *w;
+	struct ht_trailer t = { 0 };
+	struct exits_payload p;
+	char err[256];
+
+	ht_header_init(&h);
+	if (ht_writer_open(path, true, &h, &w, err, sizeof(err)))
+		return -1;
+	for (unsigned int k = 1; k <= blocks; k++) {
+		struct ht_record r = make_record(k - 1);
+		fill_exits(&p, k);
+		if (ht_writer_add_block(w, HT_BLOCK_EXITS, &p, sizeof(p), 3))
+			return -1;
+		ht_writer_add(w, &r);
+		ht_writer_flush(w);
+	}
+	return ht_writer_close(w, &t);
+}
+
+static void exits_blocks_round_trip_between_records(void)
+{
+	struct ht_reader *r;
+	struct ht_record rec;
+	char err[256];
+	long n = 0;
+
+	CHECK(write_exits_file(3) == 0, "write");
+	CHECK(ht_reader_open(path, &r, err, sizeof(err)) == 0, "%s", err);
+	exits_seen = 0;
+	ht_reader_set_exits_visitor(r, see_exits, NULL);
+	while (ht_reader_next(r, &rec) == 1)
+		n++;
+	const struct ht_read_status *st = ht_reader_status(r);
+	CHECK(st->has_trailer && !st->damaged, "file not whole: %s", st->reason);
+	CHECK_EQ_U64(n, 3);
+	CHECK_EQ_U64(ht_reader_exits_blocks(r), 3);
+	ht_reader_close(r);
+	CHECK_EQ_U64(exits_seen, 3);
+	struct exits_payload want;
+	fill_exits(&want, 3);
+	CHECK(memcmp(&exits_last, &want, sizeof(want)) == 0, "the last EXITS block differs from what was written");
+}
+
+static void an_exits_block_whose_counts_do_not_add_up_stops_reading(void)
+{
+	struct ht_read_status st;
+	char err[256];
+	__u32 bad = 5; /* nseries: 5 series do not fit the payload */
+
+	CHECK(write_exits_file(1) == 0, "write");
+	patch(HT_FILE_HEADER_SIZE + (long)sizeof(struct ht_block_header) + 8, &bad, sizeof(bad));
+	/* With a consistent CRC: only the counts are wrong. */
+	unsigned char buf[sizeof(struct exits_payload)];
+	int fd = open(path, O_RDONLY);
+	CHECK(fd >= 0 && pread(fd, buf, sizeof(buf), HT_FILE_HEADER_SIZE + (long)sizeof(struct ht_block_header)) ==
+				 (ssize_t)sizeof(buf), "read");
+	close(fd);
+	__u32 crc = (__u32)crc32(0, buf, sizeof(buf));
+	patch(HT_FILE_HEADER_SIZE + 20, &crc, sizeof(crc));
+	CHECK(read_back(&st, err, sizeof(err)) == 0, "records before the bad block");
+	CHECK(st.damaged && strstr(st.reason, "exits block"), "reason: %s", st.reason);
+}
+
+/* A file written by an earlier version (1: no identities, 2: no exits) reads the same. */
+static void files_of_earlier_versions_still_read(void)
+{
+	struct ht_read_status st;
+	char err[256];
+	struct ht_file_header h;
+
+	for (__u32 v = 1; v < HT_FILE_VERSION; v++) {
+		write_file(5, true);
+		int fd = open(path, O_RDONLY);
+		CHECK(fd >= 0 && read(fd, &h, sizeof(h)) == sizeof(h), "read header");
+		close(fd);
+		h.version = v;
+		h.header_crc32 = (__u32)crc32(0, (const Bytef *)&h, offsetof(struct ht_file_header, header_crc32));
+		patch(0, &h, sizeof(h));
+		CHECK(read_back(&st, err, sizeof(err)) == 5, "version %u: %s", v, err);
+		CHECK(st.has_trailer && !st.damaged, "version %u: %s", v, st.reason);
+	}
+}
+
 static void a_compressed_block_that_does_not_decode_stops_reading(void)
 {
 	struct ht_read_status st;
@@ -377,6 +497,9 @@ int main(void)
 	RUN(the_writer_never_overwrites_without_force);
 	RUN(compressed_blocks_round_trip_at_a_fraction_of_the_size);
 	RUN(a_compressed_block_that_does_not_decode_stops_reading);
+	RUN(exits_blocks_round_trip_between_records);
+	RUN(an_exits_block_whose_counts_do_not_add_up_stops_reading);
+	RUN(files_of_earlier_versions_still_read);
 	unlink(path);
 	rmdir(dir);
 	return ht_test_exit_status();

@@ -187,7 +187,7 @@ static void identity_blocks_come_back_before_their_records(void)
 	CHECK(ht_writer_close(w, &t) == 0, "close");
 
 	CHECK(ht_reader_open(path, &r, err, sizeof(err)) == 0, "%s", err);
-	CHECK(ht_reader_header(r)->version == 2, "version %u", ht_reader_header(r)->version);
+	CHECK(ht_reader_header(r)->version == HT_FILE_VERSION, "version %u", ht_reader_header(r)->version);
 	unsigned int n = 0, named = 0;
 	while (ht_reader_next(r, &rec) == 1) {
 		const struct ht_identity *got = ht_reader_identity(r, rec.host_pid, rec.host_tid);

@@ -377,6 +377,12 @@ int ht_hv_render(FILE *out, struct ht_latset *set, const struct ht_hv_opts *opts
 	int err;
 
 	emit_frame(&l, set, mask ? mask : HT_HV_SERIES(HT_LAT_TOTAL), opts, frame);
+	for (const char *p = frame->extra; p && *p;) {
+		size_t n = strcspn(p, "\n");
+
+		emit(&l, "%.*s", (int)n, p);
+		p += n + (p[n] == '\n');
+	}
 	err = l.err ? l.err : write_lines(out, &l, opts->mode, opts->height);
 	lines_free(&l);
 	return err;

@@ -71,6 +71,7 @@ struct ht_hv_frame {
 	uint64_t elapsed_ns;   /* length of the interval (or run) for the rate; 0: no rate */
 	uint64_t drops;        /* records lost in the interval (or run) */
 	time_t now;            /* wall clock, printed in local time with opts.timestamp */
+	const char *extra;     /* more lines after the histograms ("\n"-separated), cut to fit as they are; NULL: none */
 };
 
 /*

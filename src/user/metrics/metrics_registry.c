@@ -6,6 +6,8 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include "exits/exit_reasons.h"
+#include "exits/name_escape.h"
 
 int ht_metrics_registry_init(struct ht_metrics_registry *r, size_t max_sets, bool with_index)
 {
@@ -39,8 +41,126 @@ void ht_metrics_registry_free(struct ht_metrics_registry *r)
 {
 	free(r->sets);
 	free(r->slots);
+	free(r->exits.sets);
+	free(r->exits.vcpus);
 	r->sets = NULL;
 	r->slots = NULL;
+	memset(&r->exits, 0, sizeof(r->exits));
+}
+
+int ht_metrics_registry_enable_exits(struct ht_metrics_registry *r, bool per_vcpu)
+{
+	r->exits.sets = calloc(HT_METRICS_MAX_EXIT_SETS, sizeof(*r->exits.sets));
+	r->exits.vcpus = calloc(HT_METRICS_MAX_VCPU_SETS, sizeof(*r->exits.vcpus));
+	if (!r->exits.sets || !r->exits.vcpus)
+		return -ENOMEM;
+	r->exits.on = true;
+	r->exits.per_vcpu = per_vcpu;
+	return 0;
+}
+
+/* The label value of a VM: its name made printable (ht_escape_name), or "pid N". */
+static void vm_label_of(char *out, uint32_t pid, const char *(*vm_label)(void *, uint32_t), void *ctx)
+{
+	const char *name = vm_label ? vm_label(ctx, pid) : NULL;
+
+	if (name && name[0])
+		ht_escape_name(name, out, HT_METRICS_VM_LABEL);
+	else
+		snprintf(out, HT_METRICS_VM_LABEL, "pid %" PRIu32, pid);
+}
+
+static struct ht_metrics_exit_set *exit_set(struct ht_metrics_exits *e, const char *vm, const char *reason,
+					    int32_t vcpu)
+{
+	for (size_t i = e->nsets; i-- > 0;) {
+		struct ht_metrics_exit_set *x = &e->sets[i];
+
+		if (x->vcpu == vcpu && !strcmp(x->reason, reason) && !strcmp(x->vm, vm))
+			return x;
+	}
+	if (e->nsets == HT_METRICS_MAX_EXIT_SETS) {
+		e->other_used = true;
+		return NULL;
+	}
+	struct ht_metrics_exit_set *x = &e->sets[e->nsets++];
+	memset(x, 0, sizeof(*x));
+	snprintf(x->vm, sizeof(x->vm), "%s", vm);
+	snprintf(x->reason, sizeof(x->reason), "%s", reason);
+	x->vcpu = vcpu;
+	return x;
+}
+
+static struct ht_metrics_vcpu_set *vcpu_set(struct ht_metrics_exits *e, const char *vm, uint32_t vcpu)
+{
+	for (size_t i = e->nvcpus; i-- > 0;)
+		if (e->vcpus[i].vcpu == vcpu && !strcmp(e->vcpus[i].vm, vm))
+			return &e->vcpus[i];
+	if (e->nvcpus == HT_METRICS_MAX_VCPU_SETS) {
+		e->vcpu_other_used = true;
+		return &e->vcpu_other;
+	}
+	struct ht_metrics_vcpu_set *v = &e->vcpus[e->nvcpus++];
+	memset(v, 0, sizeof(*v));
+	snprintf(v->vm, sizeof(v->vm), "%s", vm);
+	v->vcpu = vcpu;
+	return v;
+}
+
+static void exit_set_add(struct ht_metrics_exit_set *x, const struct ht_exit_series *s)
+{
+	for (unsigned int k = 0; k < HT_EXIT_SLOTS; k++)
+		x->buckets[k < HT_METRICS_EXIT_BUCKETS ? k : HT_METRICS_EXIT_BUCKETS] += s->h.slots[k];
+	x->count += s->h.count;
+	x->sum_ns += s->h.total_ns;
+}
+
+void ht_metrics_set_exits(struct ht_metrics_registry *r, const struct ht_exit_table *t,
+			  const char *(*vm_label)(void *ctx, uint32_t pid), void *ctx)
+{
+	struct ht_metrics_exits *e = &r->exits;
+	char vm[HT_METRICS_VM_LABEL], reason[48];
+	uint32_t last_pid = 0;
+	bool have_vm = false;
+
+	if (!e->on)
+		return;
+	e->nsets = e->nvcpus = 0;
+	e->other_used = e->vcpu_other_used = false;
+	memset(&e->other, 0, sizeof(e->other));
+	memset(&e->vcpu_other, 0, sizeof(e->vcpu_other));
+	e->overflow_exits = 0;
+	e->lost = t->lost_series_full + t->lost_no_thread;
+	for (size_t i = 0; i < t->nseries; i++) {
+		const struct ht_exit_series *s = &t->series[i];
+
+		if (!have_vm || s->key.pid != last_pid) {
+			vm_label_of(vm, s->key.pid, vm_label, ctx);
+			last_pid = s->key.pid;
+			have_vm = true;
+		}
+		ht_exit_reason_format(reason, sizeof(reason), s->key.isa, s->key.reason);
+		struct ht_metrics_exit_set *x = exit_set(e, vm, reason, e->per_vcpu ? (int32_t)s->key.vcpu : -1);
+		if (!x) {
+			x = &e->other;
+			e->overflow_exits += s->h.count;
+		}
+		exit_set_add(x, s);
+	}
+	have_vm = false;
+	for (size_t i = 0; i < t->nthreads; i++) {
+		const struct ht_vcpu_wait *w = &t->threads[i].w;
+
+		if (!have_vm || w->pid != last_pid) {
+			vm_label_of(vm, w->pid, vm_label, ctx);
+			last_pid = w->pid;
+			have_vm = true;
+		}
+		struct ht_metrics_vcpu_set *v = vcpu_set(e, vm, w->vcpu);
+		v->wait_ns += w->wait_ns;
+		v->preemptions += w->preempt_count;
+	}
+	/* Stable output: sets sorted by their labels at render time (see ht_metrics_render). */
 }
 
 static uint64_t set_hash(uint32_t vm_pid, uint16_t vcpu, uint32_t nr)
@@ -181,12 +301,22 @@ void ht_metrics_registry_copy(struct ht_metrics_registry *dst, const struct ht_m
 	struct ht_metrics_set *sets = dst->sets;
 	uint32_t *slots = dst->slots;
 	size_t slot_mask = dst->slot_mask;
+	struct ht_metrics_exit_set *exit_sets = dst->exits.sets;
+	struct ht_metrics_vcpu_set *vcpus = dst->exits.vcpus;
 
 	memcpy(sets, src->sets, src->nsets * sizeof(*sets));
+	if (src->exits.on && exit_sets && vcpus) {
+		memcpy(exit_sets, src->exits.sets, src->exits.nsets * sizeof(*exit_sets));
+		memcpy(vcpus, src->exits.vcpus, src->exits.nvcpus * sizeof(*vcpus));
+	}
 	*dst = *src;
 	dst->sets = sets;
 	dst->slots = slots;
 	dst->slot_mask = slot_mask;
+	dst->exits.sets = exit_sets;
+	dst->exits.vcpus = vcpus;
+	if (!exit_sets || !vcpus)
+		dst->exits.on = false; /* a copy made without them renders none */
 	dst->log = NULL;
 }
 
@@ -290,6 +420,109 @@ static const char *const drop_reasons[HT_METRICS_NDROPS] = {
 	[HT_METRICS_DROP_MALFORMED_SAMPLE] = "malformed_sample",
 };
 
+static int cmp_exit_sets(const void *a, const void *b)
+{
+	const struct ht_metrics_exit_set *x = a, *y = b;
+	int c = strcmp(x->vm, y->vm);
+
+	if (!c)
+		c = (x->vcpu > y->vcpu) - (x->vcpu < y->vcpu);
+	return c ? c : strcmp(x->reason, y->reason);
+}
+
+static int cmp_vcpu_sets(const void *a, const void *b)
+{
+	const struct ht_metrics_vcpu_set *x = a, *y = b;
+	int c = strcmp(x->vm, y->vm);
+
+	return c ? c : (x->vcpu > y->vcpu) - (x->vcpu < y->vcpu);
+}
+
+/* vm="...",reason="..."[,vcpu="..."], escaped for the text format. */
+static void exit_labels(const struct ht_metrics_exit_set *x, bool other, bool per_vcpu, char *out, size_t len)
+{
+	char vm[2 * HT_METRICS_VM_LABEL], reason[2 * sizeof(x->reason)];
+
+	if (other) {
+		snprintf(out, len, "vm=\"other\",reason=\"other\"%s", per_vcpu ? ",vcpu=\"other\"" : "");
+		return;
+	}
+	ht_metrics_escape_label(x->vm, vm, sizeof(vm));
+	ht_metrics_escape_label(x->reason, reason, sizeof(reason));
+	if (per_vcpu)
+		snprintf(out, len, "vm=\"%s\",reason=\"%s\",vcpu=\"%" PRId32 "\"", vm, reason, x->vcpu);
+	else
+		snprintf(out, len, "vm=\"%s\",reason=\"%s\"", vm, reason);
+}
+
+static void render_exit_histogram(FILE *out, const struct ht_metrics_exit_set *x, bool other, bool per_vcpu)
+{
+	char labels[512], le[32], sum[32];
+	uint64_t cum = 0;
+
+	exit_labels(x, other, per_vcpu, labels, sizeof(labels));
+	for (unsigned int k = 0; k < HT_METRICS_EXIT_BUCKETS; k++) {
+		cum += x->buckets[k];
+		ht_metrics_format_seconds(ht_exit_slot_high(k), le, sizeof(le));
+		fprintf(out, "hypertrace_exit_duration_seconds_bucket{%s,le=\"%s\"} %" PRIu64 "\n", labels, le, cum);
+	}
+	fprintf(out, "hypertrace_exit_duration_seconds_bucket{%s,le=\"+Inf\"} %" PRIu64 "\n", labels, x->count);
+	ht_metrics_format_seconds(x->sum_ns, sum, sizeof(sum));
+	fprintf(out, "hypertrace_exit_duration_seconds_sum{%s} %s\n", labels, sum);
+	fprintf(out, "hypertrace_exit_duration_seconds_count{%s} %" PRIu64 "\n", labels, x->count);
+}
+
+static void vcpu_labels(const struct ht_metrics_vcpu_set *v, bool other, char *out, size_t len)
+{
+	char vm[2 * HT_METRICS_VM_LABEL];
+
+	if (other) {
+		snprintf(out, len, "vm=\"other\",vcpu=\"other\"");
+		return;
+	}
+	ht_metrics_escape_label(v->vm, vm, sizeof(vm));
+	snprintf(out, len, "vm=\"%s\",vcpu=\"%" PRIu32 "\"", vm, v->vcpu);
+}
+
+static void render_exits(FILE *out, struct ht_metrics_exits *e)
+{
+	char labels[512], secs[32];
+
+	qsort(e->sets, e->nsets, sizeof(*e->sets), cmp_exit_sets);
+	qsort(e->vcpus, e->nvcpus, sizeof(*e->vcpus), cmp_vcpu_sets);
+	fputs("# HELP hypertrace_exit_duration_seconds Time in the host per VM exit (kvm_exit to the next kvm_entry of the vCPU thread), by VM and exit reason.\n"
+	      "# TYPE hypertrace_exit_duration_seconds histogram\n", out);
+	for (size_t i = 0; i < e->nsets; i++)
+		render_exit_histogram(out, &e->sets[i], false, e->per_vcpu);
+	if (e->other_used)
+		render_exit_histogram(out, &e->other, true, e->per_vcpu);
+	fputs("# HELP hypertrace_vcpu_wait_seconds_total Time vCPU threads were runnable but not running (waiting for a host CPU: the guest's steal).\n"
+	      "# TYPE hypertrace_vcpu_wait_seconds_total counter\n", out);
+	for (size_t i = 0; i <= e->nvcpus; i++) {
+		const struct ht_metrics_vcpu_set *v = i < e->nvcpus ? &e->vcpus[i] : &e->vcpu_other;
+		if (i == e->nvcpus && !e->vcpu_other_used)
+			break;
+		vcpu_labels(v, i == e->nvcpus, labels, sizeof(labels));
+		ht_metrics_format_seconds(v->wait_ns, secs, sizeof(secs));
+		fprintf(out, "hypertrace_vcpu_wait_seconds_total{%s} %s\n", labels, secs);
+	}
+	fputs("# HELP hypertrace_vcpu_preemptions_total Involuntary switch-outs of vCPU threads (preempted while runnable).\n"
+	      "# TYPE hypertrace_vcpu_preemptions_total counter\n", out);
+	for (size_t i = 0; i <= e->nvcpus; i++) {
+		const struct ht_metrics_vcpu_set *v = i < e->nvcpus ? &e->vcpus[i] : &e->vcpu_other;
+		if (i == e->nvcpus && !e->vcpu_other_used)
+			break;
+		vcpu_labels(v, i == e->nvcpus, labels, sizeof(labels));
+		fprintf(out, "hypertrace_vcpu_preemptions_total{%s} %" PRIu64 "\n", labels, v->preemptions);
+	}
+	fputs("# HELP hypertrace_exits_lost_total VM exits the BPF side could not count (series or vCPU thread tables full).\n"
+	      "# TYPE hypertrace_exits_lost_total counter\n", out);
+	fprintf(out, "hypertrace_exits_lost_total %" PRIu64 "\n", e->lost);
+	fputs("# HELP hypertrace_exit_metrics_overflow_exits_total Exits counted under vm=\"other\" because the label sets were at their cap.\n"
+	      "# TYPE hypertrace_exit_metrics_overflow_exits_total counter\n", out);
+	fprintf(out, "hypertrace_exit_metrics_overflow_exits_total %" PRIu64 "\n", e->overflow_exits);
+}
+
 int ht_metrics_render(struct ht_metrics_registry *r, FILE *out)
 {
 	char version[256], mode[64], labels[128];
@@ -339,5 +572,7 @@ int ht_metrics_render(struct ht_metrics_registry *r, FILE *out)
 	if (r->other_used)
 		for (int p = 0; p < HT_LAT_NSERIES; p++)
 			render_histogram(out, r, &r->other, true, p);
+	if (r->exits.on)
+		render_exits(out, &r->exits);
 	return ferror(out) ? -EIO : 0;
 }

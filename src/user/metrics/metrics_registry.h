@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "exits/exit_table.h"
 #include "hist/latency_hist.h"
 #include "hypertrace/record.h"
 
@@ -56,6 +57,44 @@ struct ht_metrics_set {
 	uint64_t sum_ns[HT_LAT_NSERIES]; /* only while exact_sums */
 };
 
+/*
+ * record --exits: hypertrace_exit_duration_seconds per (vm, reason[, vcpu]),
+ * the slots of HT_EXIT_SLOTS as buckets (the last slot, open-ended, only in
+ * +Inf), and the vCPU threads' waiting per (vm, vcpu). Label sets are capped
+ * like the hypercalls'; the rest are summed under vm="other".
+ */
+#define HT_METRICS_EXIT_BUCKETS (HT_EXIT_SLOTS - 1)
+#define HT_METRICS_MAX_EXIT_SETS 1024
+#define HT_METRICS_MAX_VCPU_SETS 1024
+#define HT_METRICS_VM_LABEL 136 /* a VM name escaped for a terminal (ht_escape_name), NUL included */
+
+struct ht_metrics_exit_set {
+	char vm[HT_METRICS_VM_LABEL];
+	char reason[48];
+	int32_t vcpu; /* -1: the VM's vCPUs together */
+	uint64_t buckets[HT_METRICS_EXIT_BUCKETS + 1]; /* the last: slots beyond the finite buckets */
+	uint64_t count, sum_ns;
+};
+
+struct ht_metrics_vcpu_set {
+	char vm[HT_METRICS_VM_LABEL];
+	uint32_t vcpu;
+	uint64_t wait_ns, preemptions;
+};
+
+struct ht_metrics_exits {
+	bool on;       /* render the exit metrics (record --exits) */
+	bool per_vcpu; /* a vcpu label on the exit histograms */
+	size_t nsets, nvcpus;
+	struct ht_metrics_exit_set *sets;   /* HT_METRICS_MAX_EXIT_SETS */
+	struct ht_metrics_vcpu_set *vcpus;  /* HT_METRICS_MAX_VCPU_SETS */
+	bool other_used, vcpu_other_used;
+	struct ht_metrics_exit_set other;
+	struct ht_metrics_vcpu_set vcpu_other;
+	uint64_t lost;           /* exits the BPF side could not count */
+	uint64_t overflow_exits; /* exits counted under vm="other" */
+};
+
 struct ht_metrics_registry {
 	const char *version;   /* hypertrace_build_info{version} */
 	const char *mode;      /* hypertrace_build_info{mode}: "file" or "no_file" */
@@ -77,6 +116,7 @@ struct ht_metrics_registry {
 	size_t last;      /* the set of the last record: records come in runs per vCPU */
 	FILE *log;        /* the overflow line goes here (NULL: nowhere) */
 	bool overflow_logged;
+	struct ht_metrics_exits exits;
 };
 
 /* max_sets 0: HT_METRICS_DEFAULT_MAX_SETS. with_index: false for a copy that is only rendered. */
@@ -94,6 +134,16 @@ void ht_metrics_add_record(struct ht_metrics_registry *r, const struct ht_record
 void ht_metrics_begin_aggregates(struct ht_metrics_registry *r);
 void ht_metrics_set_aggregate(struct ht_metrics_registry *r, uint32_t vm_pid, uint16_t vcpu,
 			      uint32_t nr, const struct ht_agg_hist *cumulative);
+
+/* Turns the exit metrics on (record --exits), optionally by vCPU too. 0 or -ENOMEM. */
+int ht_metrics_registry_enable_exits(struct ht_metrics_registry *r, bool per_vcpu);
+/*
+ * Sets the exit metrics to a cumulative exit table: every label set is
+ * recomputed from it. vm_label gives a VM process's label value (raw: it is
+ * escaped here); NULL or "" for none, then "pid N".
+ */
+void ht_metrics_set_exits(struct ht_metrics_registry *r, const struct ht_exit_table *t,
+			  const char *(*vm_label)(void *ctx, uint32_t pid), void *ctx);
 
 /* Copies the numbers of src into dst, made with the same max_sets. Never allocates. */
 void ht_metrics_registry_copy(struct ht_metrics_registry *dst, const struct ht_metrics_registry *src);

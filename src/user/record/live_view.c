@@ -132,7 +132,16 @@ static void render(struct ht_live *l, enum ht_lat_view view, unsigned long long 
 		o.width = ws.ws_col;
 		o.height = ws.ws_row;
 	}
+	char *extra = NULL;
+	size_t extra_len = 0;
+	FILE *mem = l->opts.extra ? open_memstream(&extra, &extra_len) : NULL;
+	if (mem) {
+		l->opts.extra(l->opts.extra_ctx, view, o.width ? o.width : HT_HV_DEFAULT_WIDTH, mem);
+		if (fclose(mem) == 0)
+			f.extra = extra;
+	}
 	ht_hv_render(l->out, l->set, &o, &f);
+	free(extra);
 	fflush(l->out);
 }
 

@@ -23,6 +23,9 @@ struct ht_live_opts {
 	const char *(*vm_name)(void *ctx, uint32_t pid); /* names next to pids; NULL: none */
 	const char *(*thread_name)(void *ctx, uint32_t pid, uint32_t tid); /* same ctx; NULL: none */
 	void *vm_name_ctx;
+	/* Optional: more lines for each frame (record --exits), written to out for a view and width. */
+	void (*extra)(void *ctx, enum ht_lat_view view, unsigned int width, FILE *out);
+	void *extra_ctx;
 };
 
 struct ht_live;

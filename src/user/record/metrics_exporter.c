@@ -18,6 +18,8 @@ struct ht_metrics {
 	unsigned long long last_publish_ns;
 	struct ht_filters filters;
 	bool aggregate;
+	const char *(*vm_label)(void *ctx, uint32_t pid);
+	void *vm_label_ctx;
 	struct ht_metrics_http *http;
 };
 
@@ -65,6 +67,16 @@ int ht_metrics_start(struct ht_metrics **out, const struct ht_metrics_opts *o, c
 		ht_metrics_stop(m);
 		return ret;
 	}
+	if (o->exits && ((ret = ht_metrics_registry_enable_exits(&m->live, o->exits_per_vcpu)) ||
+			 (ret = ht_metrics_registry_enable_exits(&m->spare, o->exits_per_vcpu)) ||
+			 (ret = ht_metrics_registry_enable_exits(&m->shared, o->exits_per_vcpu)) ||
+			 (ret = ht_metrics_registry_enable_exits(&m->front, o->exits_per_vcpu)))) {
+		snprintf(err, errlen, "out of memory");
+		ht_metrics_stop(m);
+		return ret;
+	}
+	m->vm_label = o->vm_label;
+	m->vm_label_ctx = o->vm_label_ctx;
 	m->live.version = o->version ? o->version : "";
 	m->live.mode = o->aggregate ? "no_file" : "file";
 	m->live.exact_sums = !o->aggregate;
@@ -124,6 +136,12 @@ void ht_metrics_update(struct ht_metrics *m, const struct ht_tracer *t,
 	swap_registries(&m->spare, &m->shared);
 	m->published++;
 	pthread_mutex_unlock(&m->lock);
+}
+
+void ht_metrics_observe_exits(struct ht_metrics *m, const struct ht_exit_table *t)
+{
+	if (m)
+		ht_metrics_set_exits(&m->live, t, m->vm_label, m->vm_label_ctx);
 }
 
 uint16_t ht_metrics_port(const struct ht_metrics *m)

@@ -29,6 +29,11 @@ struct ht_metrics_opts {
 	const char *version;
 	int timeout_ms;      /* per HTTP connection; 0: the server's default */
 	FILE *log;           /* the one-line cardinality warning (stderr) */
+	bool exits;          /* record --exits: the exit and vCPU waiting metrics */
+	bool exits_per_vcpu; /* --metrics-per-vcpu */
+	/* The vm label of a VM process (QEMU's guest name), NULL if none; called on the drain thread. */
+	const char *(*vm_label)(void *ctx, uint32_t pid);
+	void *vm_label_ctx;
 };
 
 struct ht_metrics;
@@ -45,6 +50,9 @@ void ht_metrics_observe(void *metrics, const struct ht_record *rec);
  */
 void ht_metrics_update(struct ht_metrics *m, const struct ht_tracer *t,
 		       const struct ht_recording *rec, unsigned long long now_ns, bool force);
+/* record --exits: the cumulative exit table of the latest sample (published with the next update). */
+struct ht_exit_table;
+void ht_metrics_observe_exits(struct ht_metrics *m, const struct ht_exit_table *t);
 uint16_t ht_metrics_port(const struct ht_metrics *m);
 /* Hypercalls counted so far (all label sets, "other" included); 0 for NULL. */
 unsigned long long ht_metrics_hypercalls(const struct ht_metrics *m);

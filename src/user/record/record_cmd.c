@@ -18,6 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
+#include "exits/exit_view.h"
+#include "record/exit_sampler.h"
 #include "record/metrics_exporter.h"
 #include "record/live_view.h"
 #include "record/preflight.h"
@@ -215,6 +217,10 @@ struct session {
 	struct ht_recording rec; /* file mode */
 	struct ht_live *live;    /* NULL with --quiet */
 	struct ht_metrics *metrics; /* NULL without --metrics */
+	struct ht_exit_sampler exits; /* --exits */
+	bool exits_ready;             /* exits is set up */
+	unsigned long long exits_due; /* without the live view: when the next sample is due */
+	struct ht_vm_names *names;    /* VM and thread names for the live view */
 	pid_t child;          /* CMD while it runs, else -1 */
 	int child_status;     /* waitpid status of CMD once it ended */
 	bool command_ended;   /* CMD ended by itself (not by the SIGTERM that stopping sends) */
@@ -272,10 +278,23 @@ static void session_observe(void *ctx, const struct ht_record *rec)
 		ht_metrics_observe(s->metrics, rec);
 }
 
+/* --exits: one interval's sample, at each live frame (or each interval without one). */
+static void sample_exits(struct session *s, unsigned long long now, bool final)
+{
+	int ret = ht_exit_sampler_sample(&s->exits, now, final);
+
+	if (ret && !s->exits.write_error)
+		fprintf(stderr, "hypertrace-bpf: warning: cannot read the exit statistics: %s\n", strerror(-ret));
+	ht_metrics_observe_exits(s->metrics, &s->exits.total);
+	s->exits_due = now + (unsigned long long)(s->cfg->interval_s * 1e9);
+}
+
 static bool session_tick(struct session *s, unsigned long long now)
 {
 	__u64 c[HT_CNT_MAX];
 
+	if (s->exits_ready && (s->live ? !ht_live_until_due(s->live, now) : now >= s->exits_due))
+		sample_exits(s, now, false);
 	ht_metrics_update(s->metrics, s->tracer, s->cfg->no_file ? NULL : &s->rec, now, false);
 
 	if (!s->live || ht_live_until_due(s->live, now))
@@ -292,6 +311,8 @@ static int poll_timeout_ms(const struct session *s, unsigned long long now)
 
 	if (s->live && ht_live_until_due(s->live, now) < wait_ns)
 		wait_ns = ht_live_until_due(s->live, now);
+	if (!s->live && s->exits_ready && s->exits_due - now < wait_ns)
+		wait_ns = s->exits_due > now ? s->exits_due - now : 0;
 	return (int)(wait_ns / 1000000ull);
 }
 
@@ -339,10 +360,30 @@ static void discard_output(struct session *s, struct ht_writer *writer)
 	ht_writer_abandon(writer);
 }
 
-static struct ht_live *live_view_new(const struct ht_record_config *cfg)
+/* The live view's exits part: the interval's table, or the whole run's in the final frame. */
+static void live_exits(void *ctx, enum ht_lat_view view, unsigned int width, FILE *out)
 {
+	struct session *s = ctx;
+	const struct ht_exit_sampler *e = &s->exits;
+	struct ht_exit_view_opts o = {
+		.elapsed_ns = view == HT_LAT_CUMULATIVE ? e->last_ns - e->start_ns : e->interval_ns,
+		.width = width,
+		.max_reasons = 5,
+		.vm_name = ht_vm_names_lookup,
+		.thread_name = ht_vm_names_thread,
+		.name_ctx = s->names,
+	};
+
+	fputs("\n", out);
+	ht_exit_view_write(out, view == HT_LAT_CUMULATIVE ? &e->total : &e->interval, &o);
+}
+
+static struct ht_live *live_view_new(struct session *s)
+{
+	const struct ht_record_config *cfg = s->cfg;
 	/* Names of the VM processes in per-vCPU/per-VM histograms, read once per pid. */
 	static struct ht_vm_names vm_names = { .proc = "/proc" };
+	s->names = &vm_names;
 	struct ht_live_opts lo = {
 		.interval_ns = (unsigned long long)(cfg->interval_s * 1e9),
 		.series = cfg->series,
@@ -353,9 +394,35 @@ static struct ht_live *live_view_new(const struct ht_record_config *cfg)
 		.vm_name = ht_vm_names_lookup,
 		.thread_name = ht_vm_names_thread,
 		.vm_name_ctx = &vm_names,
+		.extra = cfg->exits ? live_exits : NULL,
+		.extra_ctx = s,
 	};
 
 	return ht_live_new(&lo, stdout, ht_monotonic_ns());
+}
+
+/* record --exits: the final numbers, with the programs detached (file mode: before the trailer). */
+static void final_exits(void *ctx, struct ht_writer *writer)
+{
+	struct session *s = ctx;
+
+	(void)writer;
+	sample_exits(s, ht_monotonic_ns(), true);
+}
+
+static int setup_exits(struct session *s, struct ht_writer *writer)
+{
+	unsigned long long now = ht_monotonic_ns();
+
+	if (ht_exit_sampler_init(&s->exits, s->tracer, writer, now))
+		return ht_runtime_error("out of memory");
+	s->exits_ready = true;
+	s->exits_due = now + (unsigned long long)(s->cfg->interval_s * 1e9);
+	if (writer) {
+		s->rec.before_close = final_exits;
+		s->rec.before_close_ctx = s;
+	}
+	return HT_EXIT_OK;
 }
 
 /* Loads and attaches the BPF programs and opens what they feed. */
@@ -372,6 +439,7 @@ static int setup_tracing(struct session *s, struct ht_writer **writer)
 		/* Metrics label by vCPU and nr; the live view groups the finer keys as asked. */
 		.group_by = cfg->metrics ? HT_AGG_BY_VCPU : cfg->group_by,
 		.aggregate_by_nr = cfg->metrics,
+		.exits = cfg->exits,
 		.verbose = cfg->verbose,
 	};
 	char err[512];
@@ -386,14 +454,16 @@ static int setup_tracing(struct session *s, struct ht_writer **writer)
 					strerror(-ret));
 	if (ht_tracer_attach(s->tracer, err, sizeof(err)))
 		return ht_runtime_error("%s", err);
-	if (!cfg->quiet && !(s->live = live_view_new(cfg)))
+	if (!cfg->quiet && !(s->live = live_view_new(s)))
 		return ht_runtime_error("out of memory");
 	if (cfg->no_file)
-		return HT_EXIT_OK;
+		return cfg->exits ? setup_exits(s, NULL) : HT_EXIT_OK;
 	ret = ht_recording_init(&s->rec, s->tracer, *writer);
 	*writer = NULL;
 	if (ret)
 		return ht_runtime_error("cannot set up the ring buffer consumer: %s", strerror(-ret));
+	if (cfg->exits && (ret = setup_exits(s, s->rec.writer)) != HT_EXIT_OK)
+		return ret;
 	/* Each VM process and vCPU thread is named in the file (IDENTITY blocks). */
 	s->rec.identities = ht_thread_set_new();
 	if (!s->rec.identities)
@@ -412,6 +482,8 @@ static int setup_tracing(struct session *s, struct ht_writer **writer)
  */
 static int session_setup(struct session *s)
 {
+	/* The metrics' vm labels, read on the recording thread (the live view has its own cache). */
+	static struct ht_vm_names metrics_vm_names = { .proc = "/proc" };
 	const struct ht_record_config *cfg = s->cfg;
 	struct ht_command_user user = { .set = false }, owner;
 	struct ht_writer *writer = NULL;
@@ -440,7 +512,9 @@ static int session_setup(struct session *s)
 	}
 	if (cfg->metrics) {
 		struct ht_metrics_opts mo = { .addr = cfg->metrics_addr, .filters = &cfg->filters,
-					      .aggregate = cfg->no_file, .version = HT_VERSION, .log = stderr };
+					      .aggregate = cfg->no_file, .version = HT_VERSION, .log = stderr,
+					      .exits = cfg->exits, .exits_per_vcpu = cfg->metrics_per_vcpu,
+					      .vm_label = ht_vm_names_guest, .vm_label_ctx = &metrics_vm_names };
 		if (ht_metrics_start(&s->metrics, &mo, err, sizeof(err))) {
 			discard_output(s, writer);
 			return ht_runtime_error("%s", err);
@@ -549,6 +623,8 @@ static int run_aggregate_loop(struct session *s, struct run_totals *t)
 			break;
 	}
 	ht_tracer_detach(s->tracer);
+	if (s->exits_ready)
+		sample_exits(s, ht_monotonic_ns(), true);
 	ht_metrics_update(s->metrics, s->tracer, NULL, ht_monotonic_ns(), true);
 	t->lost = lost_now(s->tracer, t->counters);
 	t->records = ht_metrics_hypercalls(s->metrics); /* --quiet needs --metrics here */
@@ -557,6 +633,31 @@ static int run_aggregate_loop(struct session *s, struct run_totals *t)
 		t->records = ht_live_total(s->live);
 	}
 	return HT_EXIT_OK;
+}
+
+/* --exits: one line, and why exits were lost if any were. */
+static void print_exits_summary(const struct ht_exit_sampler *e)
+{
+	unsigned long long exits = 0, in_host = 0, vms = 0;
+
+	for (size_t i = 0; i < e->total.nseries; i++) {
+		exits += e->total.series[i].h.count;
+		in_host += e->total.series[i].in_host_at_end;
+		if (!i || e->total.series[i].key.pid != e->total.series[i - 1].key.pid)
+			vms++;
+	}
+	printf("hypertrace-bpf: %llu exits of %llu VM processes (%zu series, %zu vCPU threads), %llu still in the host at the end, %llu lost\n",
+	       exits, vms, e->total.nseries, e->total.nthreads, in_host,
+	       (unsigned long long)(e->total.lost_series_full + e->total.lost_no_thread));
+	if (e->total.lost_series_full)
+		fprintf(stderr, "hypertrace-bpf: %llu exits were not counted: more than %u series (VM process, vCPU, reason): select a VM with -p or --vm\n",
+			(unsigned long long)e->total.lost_series_full, HT_EXIT_MAX_SERIES);
+	if (e->total.lost_no_thread)
+		fprintf(stderr, "hypertrace-bpf: %llu exits were not counted: more than %u vCPU threads\n",
+			(unsigned long long)e->total.lost_no_thread, HT_MAX_VCPU_THREADS);
+	if (e->write_error)
+		fprintf(stderr, "hypertrace-bpf: warning: exit statistics could not be queued for the file: %s\n",
+			strerror(-e->write_error));
 }
 
 /* The one end-of-run summary: last interval, totals, one line, the drop detail. */
@@ -578,6 +679,8 @@ static void print_summary(const struct session *s, const struct run_totals *t)
 		       t->records, t->lost, t->secs, t->secs > 0 ? t->records / t->secs : 0.0, size,
 		       cfg->output);
 	}
+	if (s->exits_ready)
+		print_exits_summary(&s->exits);
 	fflush(stdout); /* the summary first, then what went wrong, even into one log */
 	if (t->malformed)
 		fprintf(stderr, "hypertrace-bpf: warning: %llu ring buffer samples were not whole records and were skipped: the BPF programs and this binary disagree on the record layout; rebuild both\n",
@@ -590,6 +693,8 @@ static void print_summary(const struct session *s, const struct run_totals *t)
 static void session_teardown(struct session *s)
 {
 	stop_command(s);
+	if (s->exits_ready)
+		ht_exit_sampler_free(&s->exits);
 	ht_metrics_stop(s->metrics);
 	ht_live_free(s->live);
 	ht_tracer_destroy(s->tracer);

@@ -13,8 +13,9 @@ static const char record_help[] =
 	"                             [--exit-reason N] [-p PID | --vm NAME] [--vcpu N]\n"
 	"                             [-d SECONDS] [--ringbuf-size BYTES] [-i SECONDS]\n"
 	"                             [--intervals N] [-T] [--per-vcpu | --per-vm]\n"
-	"                             [--hist SERIES] [-q] [--no-file]\n"
-	"                             [--metrics [ADDR:]PORT] [-v] [-V] [-- CMD [ARGS...]]\n"
+	"                             [--hist SERIES] [-q] [--no-file] [--exits]\n"
+	"                             [--metrics [ADDR:]PORT [--metrics-per-vcpu]] [-v] [-V]\n"
+	"                             [-- CMD [ARGS...]]\n"
 	"\n"
 	"Trace KVM hypercalls system-wide into a trace file. Each traced hypercall\n"
 	"becomes one fused record: the hypercall exit (VMX exit reason 18 VMCALL, SVM\n"
@@ -59,11 +60,19 @@ static const char record_help[] =
 	"                           options of the live view are then refused\n"
 	"      --no-file            aggregate only: histograms kept in BPF, no record\n"
 	"                           per hypercall, no trace file (lowest overhead)\n"
+	"      --exits              also every VM exit of every VM: per VM process, vCPU\n"
+	"                           and exit reason the count and a log2 histogram of\n"
+	"                           the time in the host (kvm_exit to kvm_entry), and\n"
+	"                           each vCPU thread's wait for a host CPU and\n"
+	"                           preemptions; counted in BPF, kept in the trace file\n"
+	"                           every interval (report --exits), shown live\n"
 	"      --metrics [ADDR:]PORT\n"
 	"                           serve Prometheus metrics at http://ADDR:PORT/metrics\n"
 	"                           while recording: hypercalls by VM process, vCPU and\n"
 	"                           nr, drops by reason, latency histograms (ADDR:\n"
 	"                           default 127.0.0.1; 0.0.0.0 for every interface)\n"
+	"      --metrics-per-vcpu   with --exits: the exit time histograms by vCPU too\n"
+	"                           (more series: see docs/metrics.md)\n"
 	"      --bpf-stats          at the end, print each tracepoint program's run count\n"
 	"                           and average cost (kernel BPF run-time statistics)\n"
 	"  -v, --verbose            show libbpf debug output and the verifier log\n"
@@ -86,10 +95,11 @@ static const char record_help[] =
 	"    sudo hypertrace-bpf record --nr 1000 --nr 1001 -p $(pgrep -f qemu-system)\n"
 	"    sudo hypertrace-bpf record -- minivm --vcpus 2 --count 1000\n"
 	"    sudo hypertrace-bpf record --no-file --per-vcpu -i 5   # watch a production host\n"
-	"    sudo hypertrace-bpf record --no-file -q --metrics 0.0.0.0:9470   # for Prometheus\n";
+	"    sudo hypertrace-bpf record --no-file -q --metrics 0.0.0.0:9470   # for Prometheus\n"
+	"    sudo hypertrace-bpf record --exits -d 10 -o t.htr   # every exit, then: report --exits t.htr\n";
 
 /* Long-only options without a letter of their own. */
-enum { OPT_MODE = 0x100 };
+enum { OPT_MODE = 0x100, OPT_EXITS, OPT_METRICS_PER_VCPU };
 
 static const struct option record_longopts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -113,6 +123,8 @@ static const struct option record_longopts[] = {
 	{ "no-file", no_argument, NULL, 'F' },
 	{ "bpf-stats", no_argument, NULL, 'S' },
 	{ "metrics", required_argument, NULL, 'X' },
+	{ "exits", no_argument, NULL, OPT_EXITS },
+	{ "metrics-per-vcpu", no_argument, NULL, OPT_METRICS_PER_VCPU },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "version", no_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
@@ -248,6 +260,12 @@ int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg)
 				return ht_usage_error("record", "invalid --metrics '%s': expected [ADDR:]PORT with PORT 1..65535 and ADDR an IP address (IPv6 in brackets), e.g. 9470 or 0.0.0.0:9470", optarg);
 			cfg->metrics = true;
 			break;
+		case OPT_EXITS:
+			cfg->exits = true;
+			break;
+		case OPT_METRICS_PER_VCPU:
+			cfg->metrics_per_vcpu = true;
+			break;
 		case 'v':
 			cfg->verbose = true;
 			break;
@@ -280,6 +298,8 @@ int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg)
 		return ht_usage_error("record", "--no-file with --quiet would show nothing: drop one of them, or add --metrics");
 	if (cfg->no_file && ringbuf_given)
 		return ht_usage_error("record", "--no-file sends no records through the ring buffer: drop --ringbuf-size");
+	if (cfg->metrics_per_vcpu && (!cfg->metrics || !cfg->exits))
+		return ht_usage_error("record", "--metrics-per-vcpu splits the exit metrics by vCPU: it needs --exits and --metrics");
 	if (cfg->quiet && cfg->intervals)
 		return ht_usage_error("record", "--intervals counts live histograms, which --quiet turns off: drop -q, or stop after a time with -d");
 	if (cfg->quiet && live_option)

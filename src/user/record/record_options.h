@@ -34,6 +34,8 @@ struct ht_record_config {
 	bool metrics;         /* serve Prometheus metrics on metrics_addr */
 	struct ht_listen_addr metrics_addr;
 	const char *vm_name;  /* --vm: the QEMU guest name, resolved to -p at start */
+	bool exits;           /* --exits: every exit's time in the host, vCPU waiting */
+	bool metrics_per_vcpu; /* --metrics-per-vcpu: the exit histograms also by vCPU */
 };
 
 /* Parses argv (argv[0] is "record"). Returns -1 to go on, else the exit status. */

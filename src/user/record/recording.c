@@ -74,6 +74,8 @@ int ht_recording_finish(struct ht_recording *r, struct ht_trailer *trailer)
 		ht_recording_abandon(r);
 		return ret;
 	}
+	if (r->before_close)
+		r->before_close(r->before_close_ctx, r->writer);
 	trailer->ringbuf_drops = counters[HT_CNT_RINGBUF_DROPS];
 	trailer->state_alloc_fail = counters[HT_CNT_STATE_ALLOC_FAIL];
 	trailer->superseded = counters[HT_CNT_SUPERSEDED];

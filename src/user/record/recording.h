@@ -27,6 +27,12 @@ struct ht_recording {
 	 * Owned; freed by finish/abandon.
 	 */
 	struct ht_thread_set *identities;
+	/*
+	 * If set, called by finish after the last drain and before the trailer,
+	 * with the programs detached: the last blocks of other kinds go in here.
+	 */
+	void (*before_close)(void *ctx, struct ht_writer *writer);
+	void *before_close_ctx;
 	int write_error;           /* set by finish: -errno of the first failed write, or 0 */
 	unsigned long long malformed; /* ring samples that were not a whole record (set by finish) */
 };

@@ -11,6 +11,7 @@
 #include "common/escape.h"
 #include "decode/report_guest.h"
 #include "record/live_view.h"
+#include "report/report_exits.h"
 #include "report/report_options.h"
 #include "report/report_summary.h"
 #include "tracefile/trace_reader.h"
@@ -138,6 +139,8 @@ int ht_cmd_report(int argc, char **argv)
 
 	if ((ret = ht_report_parse(argc, argv, &cfg)) >= 0)
 		return ret;
+	if (cfg.exits)
+		return ht_report_exits(&cfg);
 	const enum ht_report_mode mode = cfg.mode;
 	const char *path = cfg.path;
 	if (ht_reader_open(path, &reader, err, sizeof(err)))

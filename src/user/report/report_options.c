@@ -9,7 +9,7 @@
 #include "report/report_options.h"
 
 static const char report_help[] =
-	"Usage: hypertrace-bpf report [--dump | --csv | --json | --hist [SERIES]]\n"
+	"Usage: hypertrace-bpf report [--dump | --csv | --json | --hist [SERIES]] [--exits]\n"
 	"                             [--per-vcpu | --per-vm] [-p PID] [--vcpu N] [-n N]...\n"
 	"                             [--since TIME] [--until TIME] [--graph | --sched]\n"
 	"                             [--catalog FILE]... [--guest-symbols FILE] FILE\n"
@@ -31,6 +31,12 @@ static const char report_help[] =
 	"               or a comma list (default all). A FILE named like a SERIES\n"
 	"               needs a path: ./total\n"
 	"      --per-vcpu, --per-vm  with --hist: one histogram per vCPU / VM process\n"
+	"      --exits  the exit statistics of a recording made with record --exits:\n"
+	"               per VM, per vCPU and per exit reason the count, rate and\n"
+	"               min/p50/p99/max time in the host, and each vCPU's wait for a\n"
+	"               host CPU and preemptions; with --csv or --json one row per\n"
+	"               (VM, vCPU, exit reason) with its log2 buckets. Selection by\n"
+	"               -p, --vm, --vcpu, --since, --until (at the recording's intervals)\n"
 	"  -V, --version  print the version\n"
 	"  -h, --help   show this help\n"
 	"\n"
@@ -43,7 +49,8 @@ static const char report_help[] =
 	"    hypertrace-bpf report --csv t.htr > t.csv\n"
 	"    hypertrace-bpf report --hist total --per-vcpu t.htr\n"
 	"    hypertrace-bpf report --json -p 4242 --vcpu 1 --since 10 --until 12.5 t.htr\n"
-	"    hypertrace-bpf report --graph --guest-symbols kallsyms.txt t.htr\n";
+	"    hypertrace-bpf report --graph --guest-symbols kallsyms.txt t.htr\n"
+	"    hypertrace-bpf report --exits --vm web1 t.htr\n";
 
 static const struct option report_longopts[] = {
 	{ "dump", no_argument, NULL, 'D' },
@@ -52,6 +59,7 @@ static const struct option report_longopts[] = {
 	{ "hist", optional_argument, NULL, 'H' },
 	{ "per-vcpu", no_argument, NULL, 'P' },
 	{ "per-vm", no_argument, NULL, 'M' },
+	{ "exits", no_argument, NULL, 'E' },
 	{ "version", no_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
 	HT_SELECT_LONGOPTS,
@@ -106,6 +114,7 @@ int ht_report_parse(int argc, char **argv, struct ht_report_config *cfg)
 				return ht_usage_error("report", "--per-vcpu and --per-vm exclude each other");
 			cfg->group_by = opt == 'P' ? HT_LAT_BY_VCPU : HT_LAT_BY_VM;
 			break;
+		case 'E': cfg->exits = true; break;
 		case 'D': cfg->mode = HT_REPORT_DUMP; modes++; break;
 		case 'C': cfg->mode = HT_REPORT_CSV; modes++; break;
 		case 'J': cfg->mode = HT_REPORT_JSON; modes++; break;
@@ -126,6 +135,12 @@ int ht_report_parse(int argc, char **argv, struct ht_report_config *cfg)
 	    cfg->decode.analysis == HT_ANALYSIS_NONE &&
 	    (cfg->mode == HT_REPORT_SUMMARY || cfg->mode == HT_REPORT_HIST))
 		return ht_usage_error("report", "--catalog, --guest-symbols and --kaslr-offset go with --dump, --csv, --json, --graph or --sched");
+	if (cfg->exits && (cfg->mode == HT_REPORT_DUMP || cfg->mode == HT_REPORT_HIST ||
+			   cfg->decode.analysis != HT_ANALYSIS_NONE || cfg->decode.ncatalogs || cfg->decode.symbols ||
+			   cfg->decode.offset_given))
+		return ht_usage_error("report", "--exits prints the exit statistics as text, --csv or --json: drop --dump, --hist and the guest-event options");
+	if (cfg->exits && cfg->selection.nr_count)
+		return ht_usage_error("report", "--nr selects hypercalls; exits have no nr: drop --nr with --exits");
 	if (cfg->group_by != HT_LAT_BY_NONE && cfg->mode != HT_REPORT_HIST)
 		return ht_usage_error("report", "--per-vcpu and --per-vm go with --hist");
 	if (ht_selection_check(&cfg->selection, err, sizeof(err)))

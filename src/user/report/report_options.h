@@ -15,6 +15,7 @@ struct ht_report_config {
 	enum ht_lat_group_by group_by;  /* --hist: --per-vcpu / --per-vm */
 	struct ht_selection selection;
 	struct ht_decode_config decode; /* guest events: catalogs, symbols, --graph/--sched */
+	bool exits;                     /* --exits: the exit statistics (text, --csv, --json) */
 	const char *path;
 };
 

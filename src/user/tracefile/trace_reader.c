@@ -27,6 +27,9 @@ struct ht_reader {
 	bool done;
 	struct ht_identity *ids;  /* from IDENTITY blocks, in file order */
 	size_t nids, ids_cap, last_hit;
+	ht_exits_visitor exits_fn; /* EXITS blocks go here as they are read */
+	void *exits_ctx;
+	unsigned long long exits_blocks;
 };
 
 /* Reads exactly len bytes unless the file ends first; returns bytes read or -errno. */
@@ -244,8 +247,9 @@ static bool load_block(struct ht_reader *r)
 		    (bh.type == HT_BLOCK_TRAILER && bh.payload_len != sizeof(struct ht_trailer)) ||
 		    (bh.type == HT_BLOCK_IDENTITY &&
 		     (__u64)bh.item_count * sizeof(struct ht_identity) != bh.payload_len) ||
+		    (bh.type == HT_BLOCK_EXITS && bh.payload_len < sizeof(struct ht_exits_header)) ||
 		    (bh.type != HT_BLOCK_RECORDS && bh.type != HT_BLOCK_TRAILER &&
-		     bh.type != HT_BLOCK_IDENTITY)) {
+		     bh.type != HT_BLOCK_IDENTITY && bh.type != HT_BLOCK_EXITS)) {
 			stop(r, true, "bad block header at byte %llu", at);
 			return false;
 		}
@@ -275,6 +279,25 @@ static bool load_block(struct ht_reader *r)
 		if (bh.type == HT_BLOCK_TRAILER) {
 			memcpy(&r->st.trailer, r->payload, sizeof(r->st.trailer));
 			r->st.has_trailer = true;
+			at += sizeof(bh) + bh.payload_len;
+			r->st.good_bytes = at;
+			continue;
+		}
+		if (bh.type == HT_BLOCK_EXITS) {
+			struct ht_exits_header eh;
+
+			memcpy(&eh, r->payload, sizeof(eh));
+			if ((__u64)eh.nseries + eh.nthreads != bh.item_count ||
+			    sizeof(eh) + (__u64)eh.nseries * sizeof(struct ht_exit_series_rec) +
+					    (__u64)eh.nthreads * sizeof(struct ht_vcpu_wait_rec) != bh.payload_len) {
+				stop(r, true, "exits block at byte %llu does not add up", at);
+				return false;
+			}
+			const unsigned char *p = r->payload + sizeof(eh);
+			r->exits_blocks++;
+			if (r->exits_fn)
+				r->exits_fn(r->exits_ctx, &eh, (const struct ht_exit_series_rec *)p,
+					    (const struct ht_vcpu_wait_rec *)(p + (size_t)eh.nseries * sizeof(struct ht_exit_series_rec)));
 			at += sizeof(bh) + bh.payload_len;
 			r->st.good_bytes = at;
 			continue;
@@ -328,6 +351,17 @@ int ht_reader_next(struct ht_reader *r, struct ht_record *rec)
 	r->next++;
 	r->st.records++;
 	return 1;
+}
+
+void ht_reader_set_exits_visitor(struct ht_reader *r, ht_exits_visitor fn, void *ctx)
+{
+	r->exits_fn = fn;
+	r->exits_ctx = ctx;
+}
+
+unsigned long long ht_reader_exits_blocks(const struct ht_reader *r)
+{
+	return r->exits_blocks;
 }
 
 void ht_reader_close(struct ht_reader *r)

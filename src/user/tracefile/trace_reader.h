@@ -43,6 +43,17 @@ const struct ht_identity *ht_reader_identity(struct ht_reader *r, __u32 pid, __u
 const char *ht_reader_vm_name(void *reader, __u32 pid);
 /* The name of thread tid of process pid ("CPU 1/KVM"), or NULL; reader: a struct ht_reader. */
 const char *ht_reader_thread_name(void *reader, __u32 pid, __u32 tid);
+/*
+ * EXITS blocks (record --exits): fn is called for each one as reading
+ * passes it (ht_reader_next), with its header, its series and its threads
+ * (pointers valid during the call only). The payload's counts are checked;
+ * the numbers are the file's, as they are.
+ */
+typedef void (*ht_exits_visitor)(void *ctx, const struct ht_exits_header *h, const struct ht_exit_series_rec *series,
+				 const struct ht_vcpu_wait_rec *threads);
+void ht_reader_set_exits_visitor(struct ht_reader *r, ht_exits_visitor fn, void *ctx);
+/* EXITS blocks read so far. */
+unsigned long long ht_reader_exits_blocks(const struct ht_reader *r);
 void ht_reader_close(struct ht_reader *r);
 
 #endif

@@ -35,6 +35,9 @@ struct block {
 	/* Identities of threads first seen in this block: an IDENTITY block written before it. */
 	unsigned char *ids;  /* block header + nids struct ht_identity */
 	unsigned int nids, ids_cap;
+	/* Other blocks to write before it (EXITS), each a block header and its payload, one after the other. */
+	unsigned char *extra;
+	size_t extra_len, extra_cap;
 };
 
 struct ht_writer {
@@ -104,6 +107,7 @@ static void free_writer(struct ht_writer *w)
 	for (int i = 0; i < N_BLOCKS; i++) {
 		free(w->blocks[i].data);
 		free(w->blocks[i].ids);
+		free(w->blocks[i].extra);
 	}
 	pthread_mutex_destroy(&w->lock);
 	pthread_cond_destroy(&w->changed);
@@ -248,6 +252,23 @@ static void write_records(struct ht_writer *w, struct block *b)
 			pthread_mutex_unlock(&w->lock);
 		}
 	}
+	for (size_t off = 0; off < b->extra_len;) {
+		struct ht_block_header bh;
+
+		memcpy(&bh, b->extra + off, sizeof(bh));
+		ret = write_block(w, bh.type, HT_ENCODING_RAW, b->extra + off, bh.payload_len, bh.payload_len,
+				  bh.item_count);
+		off += sizeof(bh) + bh.payload_len;
+		if (ret) {
+			pthread_mutex_lock(&w->lock);
+			if (!w->error)
+				w->error = ret;
+			pthread_mutex_unlock(&w->lock);
+		}
+	}
+	b->extra_len = 0;
+	if (!b->count)
+		return;
 	if (w->encoding == HT_ENCODING_DELTA_ZLIB) {
 		size_t len = ht_block_encode((const struct ht_record *)(b->data + sizeof(struct ht_block_header)),
 					     b->count, w->encoded + sizeof(struct ht_block_header),
@@ -323,7 +344,7 @@ static void hand_over(struct ht_writer *w)
 {
 	struct block *b = &w->blocks[w->filling];
 
-	if (!b->count)
+	if (!b->count && !b->nids && !b->extra_len)
 		return;
 	if (!w->thread_running && !w->stopping)
 		start_thread(w);
@@ -371,6 +392,31 @@ int ht_writer_add_identity(struct ht_writer *w, const struct ht_identity *id)
 	}
 	memcpy(b->ids + sizeof(struct ht_block_header) + (size_t)b->nids * sizeof(*id), id, sizeof(*id));
 	b->nids++;
+	return 0;
+}
+
+int ht_writer_add_block(struct ht_writer *w, __u16 type, const void *payload, __u32 len, __u32 items)
+{
+	struct block *b = &w->blocks[w->filling];
+	size_t need = b->extra_len + sizeof(struct ht_block_header) + len;
+	struct ht_block_header bh = { .magic = HT_BLOCK_MAGIC, .type = type, .payload_len = len,
+				      .item_count = items, .raw_len = len };
+
+	if (len > HT_BLOCK_MAX_PAYLOAD)
+		return -E2BIG;
+	if (need > b->extra_cap) {
+		size_t cap = b->extra_cap ? b->extra_cap : 4096;
+		while (cap < need)
+			cap *= 2;
+		unsigned char *p = realloc(b->extra, cap);
+		if (!p)
+			return -ENOMEM;
+		b->extra = p;
+		b->extra_cap = cap;
+	}
+	memcpy(b->extra + b->extra_len, &bh, sizeof(bh));
+	memcpy(b->extra + b->extra_len + sizeof(bh), payload, len);
+	b->extra_len = need;
 	return 0;
 }
 

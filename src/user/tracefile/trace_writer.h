@@ -62,6 +62,13 @@ int ht_writer_set_encoding(struct ht_writer *w, unsigned int encoding);
  * 0 or -ENOMEM.
  */
 int ht_writer_add_identity(struct ht_writer *w, const struct ht_identity *id);
+/*
+ * Queues a raw block of another kind (HT_BLOCK_EXITS) of items items: it is
+ * written after the identities queued so far and before the records block
+ * being filled, at the next hand-over (a flush, a full block or the close).
+ * 0, -ENOMEM, or -E2BIG for a payload over HT_BLOCK_MAX_PAYLOAD.
+ */
+int ht_writer_add_block(struct ht_writer *w, __u16 type, const void *payload, __u32 len, __u32 items);
 /* Buffers one record; hands the block to the writer thread when it is full. */
 void ht_writer_add(struct ht_writer *w, const struct ht_record *rec);
 /*

@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "exits/exit_table.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "hist/latency_hist.h"
+
+void ht_exit_table_init(struct ht_exit_table *t)
+{
+	memset(t, 0, sizeof(*t));
+}
+
+void ht_exit_table_free(struct ht_exit_table *t)
+{
+	free(t->series);
+	free(t->threads);
+	ht_exit_table_init(t);
+}
+
+void ht_exit_table_reset(struct ht_exit_table *t)
+{
+	t->nseries = t->nthreads = 0;
+	t->lost_series_full = t->lost_no_thread = 0;
+}
+
+static int grow(void **v, size_t *cap, size_t need, size_t size)
+{
+	if (need <= *cap)
+		return 0;
+	size_t n = *cap ? *cap : 16;
+	while (n < need)
+		n *= 2;
+	void *p = realloc(*v, n * size);
+	if (!p)
+		return -ENOMEM;
+	*v = p;
+	*cap = n;
+	return 0;
+}
+
+int ht_exit_table_copy(struct ht_exit_table *dst, const struct ht_exit_table *src)
+{
+	if (grow((void **)&dst->series, &dst->series_cap, src->nseries, sizeof(*src->series)) ||
+	    grow((void **)&dst->threads, &dst->threads_cap, src->nthreads, sizeof(*src->threads)))
+		return -ENOMEM;
+	if (src->nseries)
+		memcpy(dst->series, src->series, src->nseries * sizeof(*src->series));
+	if (src->nthreads)
+		memcpy(dst->threads, src->threads, src->nthreads * sizeof(*src->threads));
+	dst->nseries = src->nseries;
+	dst->nthreads = src->nthreads;
+	dst->lost_series_full = src->lost_series_full;
+	dst->lost_no_thread = src->lost_no_thread;
+	return 0;
+}
+
+static int key_cmp(const struct ht_exit_key *a, const struct ht_exit_key *b)
+{
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	if (a->vcpu != b->vcpu)
+		return a->vcpu < b->vcpu ? -1 : 1;
+	if (a->isa != b->isa)
+		return a->isa < b->isa ? -1 : 1;
+	return (a->reason > b->reason) - (a->reason < b->reason);
+}
+
+/* Index of key, or where it would go (*found false). */
+static size_t series_index(const struct ht_exit_table *t, const struct ht_exit_key *key, bool *found)
+{
+	size_t lo = 0, hi = t->nseries;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = key_cmp(&t->series[mid].key, key);
+
+		if (c == 0) {
+			*found = true;
+			return mid;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*found = false;
+	return lo;
+}
+
+struct ht_exit_series *ht_exit_table_series(struct ht_exit_table *t, const struct ht_exit_key *key, bool create)
+{
+	bool found;
+	size_t i = series_index(t, key, &found);
+
+	if (found)
+		return &t->series[i];
+	if (!create || grow((void **)&t->series, &t->series_cap, t->nseries + 1, sizeof(*t->series)))
+		return NULL;
+	memmove(&t->series[i + 1], &t->series[i], (t->nseries - i) * sizeof(*t->series));
+	t->nseries++;
+	memset(&t->series[i], 0, sizeof(t->series[i]));
+	t->series[i].key = *key;
+	t->series[i].key.pad = 0;
+	t->series[i].minmax_exact = true;
+	return &t->series[i];
+}
+
+static size_t thread_index(const struct ht_exit_table *t, uint32_t tid, bool *found)
+{
+	size_t lo = 0, hi = t->nthreads;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint32_t m = t->threads[mid].w.tid;
+
+		if (m == tid) {
+			*found = true;
+			return mid;
+		}
+		if (m < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*found = false;
+	return lo;
+}
+
+struct ht_vcpu_thread_row *ht_exit_table_thread(struct ht_exit_table *t, uint32_t tid, bool create)
+{
+	bool found;
+	size_t i = thread_index(t, tid, &found);
+
+	if (found)
+		return &t->threads[i];
+	if (!create || grow((void **)&t->threads, &t->threads_cap, t->nthreads + 1, sizeof(*t->threads)))
+		return NULL;
+	memmove(&t->threads[i + 1], &t->threads[i], (t->nthreads - i) * sizeof(*t->threads));
+	t->nthreads++;
+	memset(&t->threads[i], 0, sizeof(t->threads[i]));
+	t->threads[i].w.tid = tid;
+	return &t->threads[i];
+}
+
+int ht_exit_table_set_series(struct ht_exit_table *t, const struct ht_exit_key *key, const struct ht_exit_hist *h)
+{
+	struct ht_exit_series *s = ht_exit_table_series(t, key, true);
+
+	if (!s)
+		return -ENOMEM;
+	if (s->h.count != h->count || s->h.total_ns != h->total_ns)
+		s->changed = true;
+	s->h = *h;
+	s->minmax_exact = true;
+	return 0;
+}
+
+int ht_exit_table_set_thread(struct ht_exit_table *t, const struct ht_vcpu_wait *w)
+{
+	struct ht_vcpu_thread_row *r = ht_exit_table_thread(t, w->tid, true);
+
+	if (!r)
+		return -ENOMEM;
+	if (memcmp(&r->w, w, sizeof(*w)) || r->gone)
+		r->changed = true;
+	r->w = *w;
+	r->gone = false;
+	return 0;
+}
+
+void ht_exit_table_clear_changed(struct ht_exit_table *t)
+{
+	for (size_t i = 0; i < t->nseries; i++)
+		t->series[i].changed = false;
+	for (size_t i = 0; i < t->nthreads; i++)
+		t->threads[i].changed = false;
+}
+
+uint64_t ht_exit_slot_low(unsigned int slot)
+{
+	return slot ? 1ull << slot : 0;
+}
+
+uint64_t ht_exit_slot_high(unsigned int slot)
+{
+	return slot >= HT_EXIT_SLOTS - 1 ? UINT64_MAX : (1ull << (slot + 1)) - 1;
+}
+
+/* The interval's min and max from its buckets. */
+static void minmax_from_slots(struct ht_exit_hist *h)
+{
+	int lo = -1, hi = -1;
+
+	for (int k = 0; k < HT_EXIT_SLOTS; k++) {
+		if (!h->slots[k])
+			continue;
+		if (lo < 0)
+			lo = k;
+		hi = k;
+	}
+	h->min_ns = lo < 0 ? 0 : ht_exit_slot_low((unsigned int)lo);
+	h->max_ns = hi < 0 ? 0 : ht_exit_slot_high((unsigned int)hi);
+}
+
+int ht_exit_table_delta(struct ht_exit_table *out, const struct ht_exit_table *now,
+			const struct ht_exit_table *before)
+{
+	ht_exit_table_reset(out);
+	out->lost_series_full = now->lost_series_full - before->lost_series_full;
+	out->lost_no_thread = now->lost_no_thread - before->lost_no_thread;
+	for (size_t i = 0; i < now->nseries; i++) {
+		const struct ht_exit_series *n = &now->series[i];
+		bool found;
+		size_t j = series_index(before, &n->key, &found);
+		const struct ht_exit_series *b = found ? &before->series[j] : NULL;
+
+		if (b && n->h.count == b->h.count && n->in_host_at_end == b->in_host_at_end)
+			continue;
+		struct ht_exit_series *d = ht_exit_table_series(out, &n->key, true);
+		if (!d)
+			return -ENOMEM;
+		*d = *n;
+		d->changed = true;
+		if (!b || !b->h.count)
+			continue; /* everything of this series is in the interval: min/max as they are */
+		d->h.count -= b->h.count;
+		d->h.total_ns -= b->h.total_ns;
+		for (int k = 0; k < HT_EXIT_SLOTS; k++)
+			d->h.slots[k] -= b->h.slots[k];
+		d->in_host_at_end = n->in_host_at_end - b->in_host_at_end;
+		d->minmax_exact = false;
+		minmax_from_slots(&d->h);
+	}
+	for (size_t i = 0; i < now->nthreads; i++) {
+		const struct ht_vcpu_thread_row *n = &now->threads[i];
+		bool found;
+		size_t j = thread_index(before, n->w.tid, &found);
+		const struct ht_vcpu_thread_row *b = found ? &before->threads[j] : NULL;
+
+		if (b && !memcmp(&n->w, &b->w, sizeof(n->w)))
+			continue;
+		struct ht_vcpu_thread_row *d = ht_exit_table_thread(out, n->w.tid, true);
+		if (!d)
+			return -ENOMEM;
+		*d = *n;
+		d->changed = true;
+		if (!b)
+			continue;
+		d->w.wait_ns -= b->w.wait_ns;
+		d->w.preempt_count -= b->w.preempt_count;
+		d->w.preempt_ns -= b->w.preempt_ns;
+		d->w.voluntary_count -= b->w.voluntary_count;
+		d->w.voluntary_ns -= b->w.voluntary_ns;
+	}
+	return 0;
+}
+
+uint64_t ht_exit_percentile(const struct ht_exit_series *s, double p)
+{
+	uint64_t cum = 0;
+
+	if (!s->h.count)
+		return 0;
+	uint64_t rank = ht_nearest_rank(p, s->h.count);
+	for (unsigned int k = 0; k < HT_EXIT_SLOTS; k++) {
+		cum += s->h.slots[k];
+		if (cum >= rank) {
+			uint64_t bound = ht_exit_slot_high(k);
+			return bound > s->h.max_ns && s->minmax_exact ? s->h.max_ns : bound;
+		}
+	}
+	return s->h.max_ns;
+}
+
+uint64_t ht_exit_min(const struct ht_exit_series *s)
+{
+	return s->h.min_ns;
+}
+
+uint64_t ht_exit_max(const struct ht_exit_series *s)
+{
+	return s->h.max_ns;
+}
+
+void ht_exit_series_add(struct ht_exit_series *sum, const struct ht_exit_series *s)
+{
+	if (!s->h.count) {
+		sum->in_host_at_end += s->in_host_at_end;
+		return;
+	}
+	if (!sum->h.count || s->h.min_ns < sum->h.min_ns)
+		sum->h.min_ns = s->h.min_ns;
+	if (s->h.max_ns > sum->h.max_ns)
+		sum->h.max_ns = s->h.max_ns;
+	if (!s->minmax_exact)
+		sum->minmax_exact = false;
+	sum->h.count += s->h.count;
+	sum->h.total_ns += s->h.total_ns;
+	for (int k = 0; k < HT_EXIT_SLOTS; k++)
+		sum->h.slots[k] += s->h.slots[k];
+	sum->in_host_at_end += s->in_host_at_end;
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Exit statistics as user space keeps them: series (VM process, vCPU, ISA,
+ * exit reason) with their log2 histograms of the time in the host, and vCPU
+ * threads with their waiting and switching. The same table is filled from
+ * the BPF maps by record and top, and from a trace file's EXITS blocks by
+ * report; values are cumulative, and two tables give an interval by
+ * difference. Pure: no I/O, no clock.
+ */
+#ifndef HT_EXIT_TABLE_H
+#define HT_EXIT_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "hypertrace/record.h"
+
+struct ht_exit_series {
+	struct ht_exit_key key;
+	bool changed;            /* since ht_exit_table_clear_changed */
+	bool minmax_exact;       /* min_ns/max_ns are the exits' own, not bucket bounds */
+	struct ht_exit_hist h;
+	uint64_t in_host_at_end; /* exits seen whose entry had not come when the recording ended */
+};
+
+struct ht_vcpu_thread_row {
+	struct ht_vcpu_wait w;
+	bool changed;
+	bool gone;               /* no longer in BPF (the thread ended): its last numbers */
+	bool seen;               /* scratch of whoever fills the table (e.g. seen in this read) */
+};
+
+struct ht_exit_table {
+	struct ht_exit_series *series; /* sorted by key */
+	size_t nseries, series_cap;
+	struct ht_vcpu_thread_row *threads; /* sorted by tid */
+	size_t nthreads, threads_cap;
+	uint64_t lost_series_full;  /* exits lost: HT_CNT_EXIT_SERIES_FULL */
+	uint64_t lost_no_thread;    /* exits lost: HT_CNT_EXIT_NO_THREAD */
+};
+
+void ht_exit_table_init(struct ht_exit_table *t);
+void ht_exit_table_free(struct ht_exit_table *t);
+/* Empties the table, keeping its memory. */
+void ht_exit_table_reset(struct ht_exit_table *t);
+/* dst becomes a copy of src. 0 or -ENOMEM. */
+int ht_exit_table_copy(struct ht_exit_table *dst, const struct ht_exit_table *src);
+
+/* The series of key, added (zero) if create; NULL if absent or out of memory. */
+struct ht_exit_series *ht_exit_table_series(struct ht_exit_table *t, const struct ht_exit_key *key, bool create);
+/* The thread tid, added (zero, with pid) if create; NULL if absent or out of memory. */
+struct ht_vcpu_thread_row *ht_exit_table_thread(struct ht_exit_table *t, uint32_t tid, bool create);
+
+/* Sets a series to cumulative numbers read from BPF (min and max exact); changed if they moved. 0 or -ENOMEM. */
+int ht_exit_table_set_series(struct ht_exit_table *t, const struct ht_exit_key *key, const struct ht_exit_hist *h);
+/* The same for a vCPU thread. */
+int ht_exit_table_set_thread(struct ht_exit_table *t, const struct ht_vcpu_wait *w);
+void ht_exit_table_clear_changed(struct ht_exit_table *t);
+
+/*
+ * out = now - before, series by series and thread by thread (out is reset
+ * first). Min and max of an interval are known only as bucket bounds unless
+ * the series had no exit before. Series and threads with nothing in the
+ * interval are left out. 0 or -ENOMEM.
+ */
+int ht_exit_table_delta(struct ht_exit_table *out, const struct ht_exit_table *now,
+			const struct ht_exit_table *before);
+
+/* Bucket bounds of a slot: [low, high] ns; the last slot has no upper bound (UINT64_MAX). */
+uint64_t ht_exit_slot_low(unsigned int slot);
+uint64_t ht_exit_slot_high(unsigned int slot);
+
+/*
+ * The p-th percentile (nearest rank) as the upper bound of its bucket,
+ * lowered to max_ns where that is exact and smaller. 0 for no exits.
+ */
+uint64_t ht_exit_percentile(const struct ht_exit_series *s, double p);
+/* Min and max: the exits' own when exact, else the bounds of the lowest and highest bucket. */
+uint64_t ht_exit_min(const struct ht_exit_series *s);
+uint64_t ht_exit_max(const struct ht_exit_series *s);
+
+/* Sums of a group of series (a VM, a vCPU, everything): count and time; min/max over them. */
+void ht_exit_series_add(struct ht_exit_series *sum, const struct ht_exit_series *s);
+
+#endif

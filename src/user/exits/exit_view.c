@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "exits/exit_view.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include "exits/exit_reasons.h"
+#include "exits/name_escape.h"
+
+void ht_exit_fmt_ns(char *buf, size_t len, uint64_t ns)
+{
+	/* Three significant digits at most: a column stays narrow whatever the unit. */
+	static const struct { uint64_t below; double div; const char *unit; } units[] = {
+		{ 1000, 1, "ns" }, { 1000000, 1e3, "us" }, { 1000000000, 1e6, "ms" }, { 1000000000000ull, 1e9, "s" },
+	};
+
+	if (ns == UINT64_MAX) {
+		snprintf(buf, len, "inf");
+		return;
+	}
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (ns >= units[i].below)
+			continue;
+		double v = (double)ns / units[i].div;
+		snprintf(buf, len, v < 9.995 && i ? "%.2f%s" : v < 99.95 && i ? "%.1f%s" : "%.0f%s", v, units[i].unit);
+		return;
+	}
+	snprintf(buf, len, "%.0fs", (double)ns / 1e9);
+}
+
+struct view {
+	FILE *out;
+	unsigned int width;
+	int err;
+};
+
+/* One line, cut to the width at a character boundary. */
+static void __attribute__((format(printf, 2, 3))) line(struct view *v, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	size_t n;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	n = strlen(buf);
+	if (n > v->width) {
+		n = v->width;
+		while (n > 0 && ((unsigned char)buf[n] & 0xc0) == 0x80)
+			n--;
+		buf[n] = '\0';
+	}
+	if (fprintf(v->out, "%s\n", buf) < 0)
+		v->err = -EIO;
+}
+
+static void fmt_rate(char *buf, size_t len, uint64_t count, uint64_t elapsed_ns)
+{
+	if (elapsed_ns)
+		snprintf(buf, len, "%.1f", (double)count * 1e9 / (double)elapsed_ns);
+	else
+		snprintf(buf, len, "-");
+}
+
+static void reason_header(struct view *v, const char *indent)
+{
+	line(v, "%s%-20s %9s %9s %8s %9s %9s %8s", indent, "reason", "count", "rate/s", "min", "p50", "p99", "max");
+}
+
+static void reason_row(struct view *v, const char *indent, const struct ht_exit_series *s, uint64_t elapsed_ns)
+{
+	char name[48], rate[24], mn[16], p50[16], p99[16], mx[16], le50[20], le99[20];
+
+	ht_exit_reason_format(name, sizeof(name), s->key.isa, s->key.reason);
+	fmt_rate(rate, sizeof(rate), s->h.count, elapsed_ns);
+	ht_exit_fmt_ns(mn, sizeof(mn), ht_exit_min(s));
+	ht_exit_fmt_ns(p50, sizeof(p50), ht_exit_percentile(s, 50));
+	ht_exit_fmt_ns(p99, sizeof(p99), ht_exit_percentile(s, 99));
+	ht_exit_fmt_ns(mx, sizeof(mx), ht_exit_max(s));
+	snprintf(le50, sizeof(le50), "<=%s", p50);
+	snprintf(le99, sizeof(le99), "<=%s", p99);
+	line(v, "%s%-20s %9llu %9s %s%7s %9s %9s %s%7s", indent, name, (unsigned long long)s->h.count, rate,
+	     s->minmax_exact ? " " : ">", mn, le50, le99, s->minmax_exact ? " " : "<", mx);
+}
+
+static int by_count_desc(const void *a, const void *b)
+{
+	const struct ht_exit_series *x = a, *y = b;
+
+	if (x->h.count != y->h.count)
+		return x->h.count < y->h.count ? 1 : -1;
+	if (x->key.isa != y->key.isa)
+		return x->key.isa < y->key.isa ? -1 : 1;
+	return (x->key.reason > y->key.reason) - (x->key.reason < y->key.reason);
+}
+
+/* Series [from, to) summed per (isa, reason) over vCPUs into sums (n of them), busiest first. */
+static size_t sum_reasons(const struct ht_exit_series *from, const struct ht_exit_series *to,
+			  struct ht_exit_series *sums)
+{
+	size_t n = 0;
+
+	for (const struct ht_exit_series *s = from; s < to; s++) {
+		size_t i;
+
+		for (i = 0; i < n; i++)
+			if (sums[i].key.isa == s->key.isa && sums[i].key.reason == s->key.reason)
+				break;
+		if (i == n) {
+			memset(&sums[n], 0, sizeof(sums[n]));
+			sums[n].key = s->key;
+			sums[n].key.vcpu = 0;
+			sums[n].minmax_exact = true;
+			n++;
+		}
+		ht_exit_series_add(&sums[i], s);
+	}
+	qsort(sums, n, sizeof(*sums), by_count_desc);
+	return n;
+}
+
+static void reason_table(struct view *v, const char *indent, struct ht_exit_series *sums, size_t n,
+			 const struct ht_exit_view_opts *o)
+{
+	size_t shown = o->max_reasons && n > o->max_reasons ? o->max_reasons : n;
+	uint64_t rest = 0;
+
+	reason_header(v, indent);
+	for (size_t i = 0; i < n; i++) {
+		if (i < shown)
+			reason_row(v, indent, &sums[i], o->elapsed_ns);
+		else
+			rest += sums[i].h.count;
+	}
+	if (shown < n)
+		line(v, "%s... %zu more reasons, %llu exits", indent, n - shown, (unsigned long long)rest);
+}
+
+static void vcpu_line(struct view *v, const struct ht_vcpu_thread_row *r, uint64_t exits,
+		      const struct ht_exit_view_opts *o)
+{
+	char thread[80] = "", wait[16], pre[16], vol[16], share[24] = "";
+	const char *tn = o->thread_name ? o->thread_name(o->name_ctx, r->w.pid, r->w.tid) : NULL;
+
+	if (tn && tn[0]) {
+		char esc[64];
+
+		snprintf(thread, sizeof(thread), "%s, ", ht_escape_name(tn, esc, sizeof(esc)));
+	}
+	ht_exit_fmt_ns(wait, sizeof(wait), r->w.wait_ns);
+	ht_exit_fmt_ns(pre, sizeof(pre), r->w.preempt_ns);
+	ht_exit_fmt_ns(vol, sizeof(vol), r->w.voluntary_ns);
+	if (o->elapsed_ns)
+		snprintf(share, sizeof(share), " (%.1f%%)", 100.0 * (double)r->w.wait_ns / (double)o->elapsed_ns);
+	line(v, "  vCPU %u (%stid %u%s): %llu exits, wait %s%s, preempted %llu (%s), voluntary %llu (%s)",
+	     (unsigned int)r->w.vcpu, thread, r->w.tid, r->gone ? ", ended" : "", (unsigned long long)exits, wait,
+	     share, (unsigned long long)r->w.preempt_count, pre, (unsigned long long)r->w.voluntary_count, vol);
+}
+
+static uint64_t vcpu_exits(const struct ht_exit_series *from, const struct ht_exit_series *to, uint16_t vcpu)
+{
+	uint64_t n = 0;
+
+	for (const struct ht_exit_series *s = from; s < to; s++)
+		if (s->key.vcpu == vcpu)
+			n += s->h.count;
+	return n;
+}
+
+/* One VM: its series are [from, to), its threads those of t with its pid. */
+static void vm_block(struct view *v, const struct ht_exit_table *t, uint32_t pid, const struct ht_exit_series *from,
+		     const struct ht_exit_series *to, const struct ht_exit_view_opts *o, struct ht_exit_series *scratch)
+{
+	char name[160] = "", rate[24], esc[130];
+	const char *vm = o->vm_name ? o->vm_name(o->name_ctx, pid) : NULL;
+	uint64_t total = 0, in_host = 0;
+
+	for (const struct ht_exit_series *s = from; s < to; s++) {
+		total += s->h.count;
+		in_host += s->in_host_at_end;
+	}
+	if (vm && vm[0])
+		snprintf(name, sizeof(name), "%s ", ht_escape_name(vm, esc, sizeof(esc)));
+	fmt_rate(rate, sizeof(rate), total, o->elapsed_ns);
+	line(v, "%s", "");
+	if (in_host)
+		line(v, "VM %s(pid %u): %llu exits, %s/s; %llu still in the host at the end", name, pid,
+		     (unsigned long long)total, rate, (unsigned long long)in_host);
+	else
+		line(v, "VM %s(pid %u): %llu exits, %s/s", name, pid, (unsigned long long)total, rate);
+	size_t n = sum_reasons(from, to, scratch);
+	if (n)
+		reason_table(v, "  ", scratch, n, o);
+	/* vCPU threads, then (report) each vCPU's own reasons. */
+	for (size_t i = 0; i < t->nthreads; i++)
+		if (t->threads[i].w.pid == pid)
+			vcpu_line(v, &t->threads[i], vcpu_exits(from, to, t->threads[i].w.vcpu), o);
+	if (!o->per_vcpu_reasons)
+		return;
+	for (const struct ht_exit_series *s = from; s < to;) {
+		const struct ht_exit_series *end = s;
+		while (end < to && end->key.vcpu == s->key.vcpu)
+			end++;
+		n = sum_reasons(s, end, scratch);
+		line(v, "  vCPU %u: %llu exits", (unsigned int)s->key.vcpu,
+		     (unsigned long long)vcpu_exits(s, end, s->key.vcpu));
+		reason_table(v, "    ", scratch, n, o);
+		s = end;
+	}
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+int ht_exit_view_write(FILE *out, const struct ht_exit_table *t, const struct ht_exit_view_opts *o)
+{
+	struct view v = { .out = out, .width = o->width ? o->width : 80 };
+	struct ht_exit_series *scratch = calloc(t->nseries + 1, sizeof(*scratch));
+	uint32_t *pids = calloc(t->nseries + t->nthreads + 1, sizeof(*pids));
+	uint64_t total = 0;
+	size_t npids = 0;
+	char rate[24];
+
+	if (!scratch || !pids) {
+		free(scratch);
+		free(pids);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < t->nseries; i++) {
+		total += t->series[i].h.count;
+		pids[npids++] = t->series[i].key.pid;
+	}
+	for (size_t i = 0; i < t->nthreads; i++)
+		pids[npids++] = t->threads[i].w.pid;
+	qsort(pids, npids, sizeof(*pids), cmp_u32);
+	fmt_rate(rate, sizeof(rate), total, o->elapsed_ns);
+	if (t->lost_series_full || t->lost_no_thread)
+		line(&v, "exits: %llu, %s/s; lost %llu (series full %llu, no vCPU thread slot %llu)",
+		     (unsigned long long)total, rate, (unsigned long long)(t->lost_series_full + t->lost_no_thread),
+		     (unsigned long long)t->lost_series_full, (unsigned long long)t->lost_no_thread);
+	else
+		line(&v, "exits: %llu, %s/s", (unsigned long long)total, rate);
+	size_t s = 0;
+	for (size_t i = 0; i < npids; i++) {
+		if (i && pids[i] == pids[i - 1])
+			continue;
+		while (s < t->nseries && t->series[s].key.pid < pids[i])
+			s++;
+		size_t e = s;
+		while (e < t->nseries && t->series[e].key.pid == pids[i])
+			e++;
+		vm_block(&v, t, pids[i], t->series + s, t->series + e, o, scratch);
+		s = e;
+	}
+	free(scratch);
+	free(pids);
+	if (!v.err && (fflush(out) == EOF || ferror(out)))
+		v.err = -EIO;
+	return v.err;
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Exit statistics as text: per VM, its exits per reason (count, rate,
+ * min/p50/p99/max time in the host) and its vCPUs' waiting and switching;
+ * for the live view of record --exits and for report --exits. Names pass
+ * through ht_escape_name. Percentiles are log2 bucket bounds, printed as
+ * "<=" values; min and max are exact where the table knows them.
+ */
+#ifndef HT_EXIT_VIEW_H
+#define HT_EXIT_VIEW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "exits/exit_table.h"
+
+struct ht_exit_view_opts {
+	uint64_t elapsed_ns;      /* the table's time span, for rates and wait shares; 0: none */
+	unsigned int width;       /* columns; 0: 80 */
+	unsigned int max_reasons; /* reasons listed per VM (the busiest); 0: all */
+	bool per_vcpu_reasons;    /* report: a reason table per vCPU too */
+	const char *(*vm_name)(void *ctx, uint32_t pid);            /* NULL or "" if unknown */
+	const char *(*thread_name)(void *ctx, uint32_t pid, uint32_t tid);
+	void *name_ctx;
+};
+
+/* Writes the view of t; lines are cut to the width. 0 or -errno. */
+int ht_exit_view_write(FILE *out, const struct ht_exit_table *t, const struct ht_exit_view_opts *o);
+
+/* ns in a short form, three digits at most: "812ns", "16.4us", "3.21ms", "1.20s", "750s". */
+void ht_exit_fmt_ns(char *buf, size_t len, uint64_t ns);
+
+#endif

@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "record/exit_sampler.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "hypertrace/trace_file.h"
+
+int ht_exit_sampler_init(struct ht_exit_sampler *s, struct ht_tracer *t, struct ht_writer *writer,
+			 unsigned long long now_ns)
+{
+	memset(s, 0, sizeof(*s));
+	s->tracer = t;
+	s->writer = writer;
+	s->proc = "/proc";
+	s->start_ns = s->last_ns = now_ns;
+	ht_exit_table_init(&s->total);
+	ht_exit_table_init(&s->last);
+	ht_exit_table_init(&s->interval);
+	if (writer && !(s->named = ht_thread_set_new()))
+		return -ENOMEM;
+	return 0;
+}
+
+void ht_exit_sampler_free(struct ht_exit_sampler *s)
+{
+	ht_exit_table_free(&s->total);
+	ht_exit_table_free(&s->last);
+	ht_exit_table_free(&s->interval);
+	ht_thread_set_free(s->named);
+	s->named = NULL;
+}
+
+struct reading {
+	struct ht_exit_table *t;
+	int err;
+};
+
+static void keep_series(void *ctx, const struct ht_exit_key *key, const struct ht_exit_hist *h)
+{
+	struct reading *r = ctx;
+
+	if (!r->err)
+		r->err = ht_exit_table_set_series(r->t, key, h);
+}
+
+static void keep_thread(void *ctx, const struct ht_vcpu_wait *w)
+{
+	struct reading *r = ctx;
+	struct ht_vcpu_thread_row *row;
+
+	if (r->err)
+		return;
+	r->err = ht_exit_table_set_thread(r->t, w);
+	/* Seen again in BPF: not gone (see read_bpf). */
+	if (!r->err && (row = ht_exit_table_thread(r->t, w->tid, false)))
+		row->seen = true;
+}
+
+static void keep_open_exit(void *ctx, const struct ht_exit_key *key)
+{
+	struct reading *r = ctx;
+	struct ht_exit_series *s;
+
+	if (r->err)
+		return;
+	s = ht_exit_table_series(r->t, key, true);
+	if (!s) {
+		r->err = -ENOMEM;
+		return;
+	}
+	s->in_host_at_end++;
+	s->changed = true;
+}
+
+/*
+ * Everything BPF has now. A thread BPF no longer has has ended: it keeps its
+ * last numbers, marked gone, so the totals never go down.
+ */
+static int read_bpf(struct ht_exit_sampler *s, bool final)
+{
+	struct reading r = { .t = &s->total };
+	__u64 c[HT_CNT_MAX];
+
+	for (size_t i = 0; i < s->total.nthreads; i++)
+		s->total.threads[i].seen = false;
+	int ret = ht_tracer_read_exits(s->tracer, keep_series, &r);
+	if (!ret)
+		ret = ht_tracer_read_vcpu_waits(s->tracer, keep_thread, &r);
+	if (!ret && final)
+		ret = ht_tracer_read_open_exits(s->tracer, keep_open_exit, &r);
+	if (!ret)
+		ret = r.err;
+	for (size_t i = 0; i < s->total.nthreads; i++) {
+		struct ht_vcpu_thread_row *row = &s->total.threads[i];
+
+		if (!row->seen && !row->gone) {
+			row->gone = true;
+			row->changed = true;
+		}
+	}
+	if (!ret && ht_tracer_counters(s->tracer, c) == 0) {
+		s->total.lost_series_full = c[HT_CNT_EXIT_SERIES_FULL];
+		s->total.lost_no_thread = c[HT_CNT_EXIT_NO_THREAD];
+	}
+	return ret;
+}
+
+/* The identities of VM processes and threads the file does not name yet, queued before the block. */
+static void name_new(struct ht_exit_sampler *s, unsigned long long now_ns)
+{
+	struct ht_identity id;
+
+	for (size_t i = 0; i < s->total.nthreads; i++) {
+		const struct ht_vcpu_wait *w = &s->total.threads[i].w;
+
+		if (ht_thread_set_add(s->named, w->pid, w->tid) > 0) {
+			ht_identity_read(s->proc, w->pid, w->tid, now_ns, &id);
+			ht_writer_add_identity(s->writer, &id);
+		}
+	}
+	/* A VM process with exits but no vCPU thread known (yet): named by its main thread. */
+	for (size_t i = 0; i < s->total.nseries; i++) {
+		__u32 pid = s->total.series[i].key.pid;
+
+		if (pid && ht_thread_set_add(s->named, pid, pid) > 0) {
+			ht_identity_read(s->proc, pid, pid, now_ns, &id);
+			ht_writer_add_identity(s->writer, &id);
+		}
+	}
+}
+
+/* What changed since the last block, as one EXITS block. */
+static int write_block(struct ht_exit_sampler *s, unsigned long long now_ns, bool final)
+{
+	struct ht_exits_header h = { .time_ns = now_ns, .flags = final ? HT_EXITS_F_FINAL : 0,
+				     .lost_series_full = s->total.lost_series_full,
+				     .lost_no_thread = s->total.lost_no_thread };
+
+	for (size_t i = 0; i < s->total.nseries; i++)
+		h.nseries += s->total.series[i].changed;
+	for (size_t i = 0; i < s->total.nthreads; i++)
+		h.nthreads += s->total.threads[i].changed;
+	if (!final && !h.nseries && !h.nthreads && h.lost_series_full == s->last.lost_series_full &&
+	    h.lost_no_thread == s->last.lost_no_thread)
+		return 0;
+	size_t len = sizeof(h) + h.nseries * sizeof(struct ht_exit_series_rec) +
+		     h.nthreads * sizeof(struct ht_vcpu_wait_rec);
+	unsigned char *buf = calloc(1, len), *p = buf + sizeof(h);
+	if (!buf)
+		return -ENOMEM;
+	memcpy(buf, &h, sizeof(h));
+	for (size_t i = 0; i < s->total.nseries; i++) {
+		const struct ht_exit_series *e = &s->total.series[i];
+		struct ht_exit_series_rec rec = { .key = e->key, .in_host_at_end = e->in_host_at_end, .h = e->h };
+
+		if (!e->changed)
+			continue;
+		memcpy(p, &rec, sizeof(rec));
+		p += sizeof(rec);
+	}
+	for (size_t i = 0; i < s->total.nthreads; i++) {
+		const struct ht_vcpu_thread_row *r = &s->total.threads[i];
+		struct ht_vcpu_wait_rec rec = { .w = r->w };
+
+		if (!r->changed)
+			continue;
+		rec.w.pad0 = 0;
+		rec.w.pad1 = r->gone ? HT_VCPU_WAIT_F_GONE : 0;
+		memcpy(p, &rec, sizeof(rec));
+		p += sizeof(rec);
+	}
+	name_new(s, now_ns);
+	int ret = ht_writer_add_block(s->writer, HT_BLOCK_EXITS, buf, (__u32)len, h.nseries + h.nthreads);
+	free(buf);
+	return ret;
+}
+
+int ht_exit_sampler_sample(struct ht_exit_sampler *s, unsigned long long now_ns, bool final)
+{
+	int ret = read_bpf(s, final);
+
+	if (!ret && s->writer) {
+		ret = write_block(s, now_ns, final);
+		if (ret && !s->write_error)
+			s->write_error = ret;
+	}
+	if (!ret)
+		ret = ht_exit_table_delta(&s->interval, &s->total, &s->last);
+	if (!ret)
+		ret = ht_exit_table_copy(&s->last, &s->total);
+	ht_exit_table_clear_changed(&s->total);
+	s->interval_ns = now_ns - s->last_ns;
+	s->last_ns = now_ns;
+	return ret;
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * record --exits in user space: once per interval, read the BPF exit
+ * histograms and vCPU threads into a cumulative table, write what changed
+ * as an EXITS block (with the identities of new VM processes and threads
+ * before it), and keep the interval's difference for the live view. Its
+ * cost per interval follows the number of series and threads, never the
+ * exit rate: the kernel counted the exits already.
+ */
+#ifndef HT_EXIT_SAMPLER_H
+#define HT_EXIT_SAMPLER_H
+
+#include <stdbool.h>
+#include "exits/exit_table.h"
+#include "record/tracer.h"
+#include "record/vm_identity.h"
+#include "tracefile/trace_writer.h"
+
+struct ht_exit_sampler {
+	struct ht_tracer *tracer;       /* not owned */
+	struct ht_writer *writer;       /* NULL: no file (--no-file); not owned */
+	struct ht_thread_set *named;    /* (pid, tid) whose IDENTITY is written; owned */
+	const char *proc;               /* "/proc" (tests: a fake tree) */
+	struct ht_exit_table total;     /* cumulative since start */
+	struct ht_exit_table last;      /* total at the previous sample */
+	struct ht_exit_table interval;  /* total - last */
+	unsigned long long start_ns, last_ns, interval_ns; /* interval_ns: length of the last interval */
+	int write_error;                /* -errno of the first block that could not be queued */
+};
+
+/* writer may be NULL. 0 or -ENOMEM. */
+int ht_exit_sampler_init(struct ht_exit_sampler *s, struct ht_tracer *t, struct ht_writer *writer,
+			 unsigned long long now_ns);
+/*
+ * Reads the BPF maps and ends an interval at now_ns: total, interval. With
+ * final (after ht_tracer_detach) it also counts the exits still in the host
+ * and writes the final block. 0 or -errno.
+ */
+int ht_exit_sampler_sample(struct ht_exit_sampler *s, unsigned long long now_ns, bool final);
+void ht_exit_sampler_free(struct ht_exit_sampler *s);
+
+#endif

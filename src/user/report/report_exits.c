@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * `report --exits`: the exit statistics of a trace file (EXITS blocks,
+ * record --exits) per VM, per vCPU and per exit reason, as text, CSV or
+ * JSON lines, for the shared selection. Each EXITS block holds the
+ * cumulative numbers of what changed, so the state at any block is every
+ * block up to it; a time window is the state at its end minus the state at
+ * its start, at the recording's interval granularity.
+ */
+#include "report/report_exits.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#include "exits/exit_reasons.h"
+#include "exits/exit_view.h"
+#include "exits/name_escape.h"
+#include "tracefile/trace_reader.h"
+
+struct exits_reading {
+	const struct ht_selection *sel;
+	struct ht_exit_table state;      /* cumulative, as of the last block read */
+	struct ht_exit_table at_since;   /* state at the last block at or before --since */
+	struct ht_exit_table at_until;   /* state at the last block at or before --until */
+	unsigned long long state_ns, since_ns, until_ns;
+	bool have_since, have_until;
+	int err;
+};
+
+static void apply_block(void *ctx, const struct ht_exits_header *h, const struct ht_exit_series_rec *series,
+			const struct ht_vcpu_wait_rec *threads)
+{
+	struct exits_reading *r = ctx;
+
+	if (r->err)
+		return;
+	/* Before applying: the state up to the block before this one may be the window's start. */
+	if (h->time_ns > r->sel->from_ns && !r->have_since && r->sel->since.on) {
+		r->have_since = true;
+		r->since_ns = r->state_ns;
+		r->err = ht_exit_table_copy(&r->at_since, &r->state);
+	}
+	if (h->time_ns > r->sel->to_ns && !r->have_until) {
+		r->have_until = true;
+		r->until_ns = r->state_ns;
+		r->err = r->err ? r->err : ht_exit_table_copy(&r->at_until, &r->state);
+	}
+	for (__u32 i = 0; i < h->nseries && !r->err; i++) {
+		struct ht_exit_series *s = ht_exit_table_series(&r->state, &series[i].key, true);
+		if (!s) {
+			r->err = -ENOMEM;
+			break;
+		}
+		s->h = series[i].h;
+		s->in_host_at_end = series[i].in_host_at_end;
+		s->minmax_exact = true;
+	}
+	for (__u32 i = 0; i < h->nthreads && !r->err; i++) {
+		struct ht_vcpu_thread_row *t = ht_exit_table_thread(&r->state, threads[i].w.tid, true);
+		if (!t) {
+			r->err = -ENOMEM;
+			break;
+		}
+		t->w = threads[i].w;
+		t->w.pad0 = 0;
+		t->w.pad1 = 0;
+		t->gone = threads[i].w.pad1 & HT_VCPU_WAIT_F_GONE;
+	}
+	r->state.lost_series_full = h->lost_series_full;
+	r->state.lost_no_thread = h->lost_no_thread;
+	r->state_ns = h->time_ns;
+}
+
+/* Keeps the series and threads the selection takes: VM process, VM name, vCPU. */
+static void select_rows(struct ht_exit_table *t, const struct ht_selection *sel, struct ht_reader *reader)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < t->nseries; i++) {
+		const struct ht_exit_series *s = &t->series[i];
+		const char *vm = sel->vm_name ? ht_reader_vm_name(reader, s->key.pid) : NULL;
+
+		if ((sel->pid_on && s->key.pid != sel->pid) || (sel->vm_name && (!vm || strcmp(vm, sel->vm_name))) ||
+		    (sel->vcpu_on && s->key.vcpu != sel->vcpu))
+			continue;
+		t->series[n++] = *s;
+	}
+	t->nseries = n;
+	n = 0;
+	for (size_t i = 0; i < t->nthreads; i++) {
+		const struct ht_vcpu_wait *w = &t->threads[i].w;
+		const char *vm = sel->vm_name ? ht_reader_vm_name(reader, w->pid) : NULL;
+
+		if ((sel->pid_on && w->pid != sel->pid) || (sel->vm_name && (!vm || strcmp(vm, sel->vm_name))) ||
+		    (sel->vcpu_on && w->vcpu != sel->vcpu))
+			continue;
+		t->threads[n++] = t->threads[i];
+	}
+	t->nthreads = n;
+}
+
+static void csv_field(const char *v)
+{
+	if (!strpbrk(v, ",\"\r\n")) {
+		fputs(v, stdout);
+		return;
+	}
+	putchar('"');
+	for (; *v; v++) {
+		if (*v == '"')
+			putchar('"');
+		putchar(*v);
+	}
+	putchar('"');
+}
+
+static void json_string(const char *v)
+{
+	putchar('"');
+	for (; *v; v++) {
+		if (*v == '"' || *v == '\\')
+			putchar('\\');
+		putchar(*v); /* escaped names hold no control bytes and only valid UTF-8 */
+	}
+	putchar('"');
+}
+
+static void print_rows(enum ht_report_mode mode, const struct ht_exit_table *t, struct ht_reader *reader)
+{
+	if (mode == HT_REPORT_CSV) {
+		fputs("vm_pid,vm_name,vcpu,isa,exit_reason,reason,count,total_ns,min_ns,p50_ns,p99_ns,max_ns", stdout);
+		for (int k = 0; k < HT_EXIT_SLOTS; k++)
+			printf(",bucket_%d", k);
+		putchar('\n');
+	}
+	for (size_t i = 0; i < t->nseries; i++) {
+		const struct ht_exit_series *s = &t->series[i];
+		const char *vm = ht_reader_vm_name(reader, s->key.pid);
+		char name[160], reason[48];
+
+		ht_escape_name(vm ? vm : "", name, sizeof(name));
+		ht_exit_reason_format(reason, sizeof(reason), s->key.isa, s->key.reason);
+		if (mode == HT_REPORT_CSV) {
+			printf("%u,", s->key.pid);
+			csv_field(name);
+			printf(",%u,%s,%u,", (unsigned int)s->key.vcpu, ht_isa_name(s->key.isa), s->key.reason);
+			csv_field(reason);
+			printf(",%llu,%llu,%llu,%llu,%llu,%llu", (unsigned long long)s->h.count,
+			       (unsigned long long)s->h.total_ns, (unsigned long long)ht_exit_min(s),
+			       (unsigned long long)ht_exit_percentile(s, 50), (unsigned long long)ht_exit_percentile(s, 99),
+			       (unsigned long long)ht_exit_max(s));
+			for (int k = 0; k < HT_EXIT_SLOTS; k++)
+				printf(",%llu", (unsigned long long)s->h.slots[k]);
+			putchar('\n');
+			continue;
+		}
+		printf("{\"vm_pid\":%u,\"vm_name\":", s->key.pid);
+		json_string(name);
+		printf(",\"vcpu\":%u,\"isa\":\"%s\",\"exit_reason\":%u,\"reason\":", (unsigned int)s->key.vcpu,
+		       ht_isa_name(s->key.isa), s->key.reason);
+		json_string(reason);
+		/* Counts and times stay below 2^53 in any recording a machine can make: plain numbers. */
+		printf(",\"count\":%llu,\"total_ns\":%llu,\"min_ns\":%llu,\"p50_ns\":%llu,\"p99_ns\":%llu,\"max_ns\":%llu,\"buckets\":[",
+		       (unsigned long long)s->h.count, (unsigned long long)s->h.total_ns,
+		       (unsigned long long)ht_exit_min(s), (unsigned long long)ht_exit_percentile(s, 50),
+		       (unsigned long long)ht_exit_percentile(s, 99), (unsigned long long)ht_exit_max(s));
+		for (int k = 0; k < HT_EXIT_SLOTS; k++)
+			printf("%s%llu", k ? "," : "", (unsigned long long)s->h.slots[k]);
+		fputs("]}\n", stdout);
+	}
+}
+
+static const char *vm_name_of(void *ctx, uint32_t pid)
+{
+	return ht_reader_vm_name(ctx, pid);
+}
+
+static const char *thread_name_of(void *ctx, uint32_t pid, uint32_t tid)
+{
+	return ht_reader_thread_name(ctx, pid, tid);
+}
+
+/* The window's numbers: the state at its end minus the state at its start. */
+static int window_of(struct exits_reading *r, struct ht_exit_table *out, unsigned long long start_ns,
+		     unsigned long long *from_ns, unsigned long long *to_ns)
+{
+	static const struct ht_exit_table empty;
+	const struct ht_exit_table *end = r->have_until ? &r->at_until : &r->state;
+	const struct ht_exit_table *begin = r->have_since ? &r->at_since : &empty;
+
+	*from_ns = r->have_since ? r->since_ns : start_ns;
+	*to_ns = r->have_until ? r->until_ns : r->state_ns;
+	if (r->sel->since.on && !r->have_since) {
+		begin = &r->state; /* --since after the last block: nothing in the window */
+		*from_ns = r->state_ns;
+	}
+	return ht_exit_table_delta(out, end, begin);
+}
+
+int ht_report_exits(struct ht_report_config *cfg)
+{
+	struct exits_reading r = { .sel = &cfg->selection };
+	struct ht_exit_table window;
+	struct ht_reader *reader;
+	struct ht_record rec;
+	unsigned long long from_ns, to_ns;
+	char err[512];
+	int status;
+
+	if (ht_reader_open(cfg->path, &reader, err, sizeof(err)))
+		return ht_runtime_error("%s", err);
+	const struct ht_file_header *h = ht_reader_header(reader);
+	if (ht_selection_resolve(&cfg->selection, h, err, sizeof(err))) {
+		ht_reader_close(reader);
+		return ht_usage_error("report", "%s", err);
+	}
+	ht_exit_table_init(&r.state);
+	ht_exit_table_init(&r.at_since);
+	ht_exit_table_init(&r.at_until);
+	ht_exit_table_init(&window);
+	r.state_ns = h->start_monotonic_ns;
+	ht_reader_set_exits_visitor(reader, apply_block, &r);
+	while (ht_reader_next(reader, &rec) == 1)
+		; /* the records are not this report's; the visitor takes the EXITS blocks as they pass */
+	const struct ht_read_status *st = ht_reader_status(reader);
+	if (r.err) {
+		status = ht_runtime_error("out of memory");
+	} else if (!ht_reader_exits_blocks(reader)) {
+		status = ht_runtime_error("%s has no exit statistics: it was recorded without --exits (record --exits -o FILE)",
+					  cfg->path);
+		if (st->damaged)
+			ht_report_read_outcome(cfg->path, st);
+	} else if (window_of(&r, &window, h->start_monotonic_ns, &from_ns, &to_ns)) {
+		status = ht_runtime_error("out of memory");
+	} else {
+		select_rows(&window, &cfg->selection, reader);
+		if (cfg->mode == HT_REPORT_CSV || cfg->mode == HT_REPORT_JSON) {
+			print_rows(cfg->mode, &window, reader);
+		} else {
+			struct ht_exit_view_opts o = {
+				.elapsed_ns = to_ns > from_ns ? to_ns - from_ns : 0,
+				.width = 200,
+				.per_vcpu_reasons = true,
+				.vm_name = vm_name_of,
+				.thread_name = thread_name_of,
+				.name_ctx = reader,
+			};
+			if (ht_selection_active(&cfg->selection)) {
+				ht_selection_describe(&cfg->selection, err, sizeof(err));
+				printf("selection: %s (time windows at the recording's intervals: +%.3f s to +%.3f s)\n", err,
+				       (double)(from_ns - h->start_monotonic_ns) / 1e9,
+				       (double)(to_ns - h->start_monotonic_ns) / 1e9);
+			}
+			printf("%s: %.3f s of exits; times in the host: min and max %s, p50 and p99 as log2 bucket bounds\n",
+			       cfg->path, (double)(to_ns - from_ns) / 1e9,
+			       cfg->selection.since.on ? "as bucket bounds where an interval cuts a series (>, <)" : "exact");
+			ht_exit_view_write(stdout, &window, &o);
+		}
+		fflush(stdout);
+		status = ht_report_read_outcome(cfg->path, st);
+	}
+	ht_exit_table_free(&r.state);
+	ht_exit_table_free(&r.at_since);
+	ht_exit_table_free(&r.at_until);
+	ht_exit_table_free(&window);
+	ht_reader_close(reader);
+	return status;
+}

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The exit statistics model: cumulative tables, intervals by difference,
+ * percentiles and min/max from log2 buckets, and the escaping of names
+ * before any terminal or text format sees them.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "exits/exit_table.h"
+#include "exits/exit_view.h"
+#include "exits/name_escape.h"
+#include "test.h"
+
+static struct ht_exit_table a, b, d;
+
+static void cleanup(void)
+{
+	ht_exit_table_free(&a);
+	ht_exit_table_free(&b);
+	ht_exit_table_free(&d);
+}
+
+static struct ht_exit_key key(__u32 pid, __u16 vcpu, __u32 reason)
+{
+	return (struct ht_exit_key){ .pid = pid, .vcpu = vcpu, .isa = HT_ISA_SVM, .reason = reason };
+}
+
+/* A histogram of n exits of ns each. */
+static struct ht_exit_hist hist_of(__u64 n, __u64 ns)
+{
+	struct ht_exit_hist h = { .count = n, .total_ns = n * ns, .min_ns = ns, .max_ns = ns };
+	unsigned int k = 0;
+
+	while (k < HT_EXIT_SLOTS - 1 && ns >> (k + 1))
+		k++;
+	h.slots[k] = n;
+	return h;
+}
+
+static void series_stay_sorted_and_unique(void)
+{
+	struct ht_exit_hist h = hist_of(1, 100);
+	struct ht_exit_key keys[] = { key(5, 1, 0x7b), key(5, 0, 0x78), key(3, 9, 1), key(5, 0, 0x7b), key(5, 0, 0x78) };
+
+	ht_exit_table_init(&a);
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		CHECK(ht_exit_table_set_series(&a, &keys[i], &h) == 0, "set");
+	CHECK_EQ_U64(a.nseries, 4);
+	CHECK(a.series[0].key.pid == 3 && a.series[1].key.reason == 0x78 && a.series[2].key.reason == 0x7b &&
+	      a.series[3].key.vcpu == 1, "order");
+	CHECK(ht_exit_table_series(&a, &keys[2], false) == &a.series[0], "lookup");
+	struct ht_exit_key missing = key(4, 0, 0);
+	CHECK(ht_exit_table_series(&a, &missing, false) == NULL, "missing key found");
+}
+
+static void an_interval_is_the_difference_with_bucket_bound_min_and_max(void)
+{
+	struct ht_exit_key k1 = key(7, 0, 0x7b), k2 = key(7, 1, 0x400);
+	struct ht_exit_hist h = hist_of(10, 1000); /* slot 9 */
+	struct ht_vcpu_wait w = { .pid = 7, .tid = 70, .wait_ns = 100, .preempt_count = 1 };
+
+	ht_exit_table_init(&a);
+	ht_exit_table_init(&b);
+	ht_exit_table_init(&d);
+	CHECK(ht_exit_table_set_series(&b, &k1, &h) == 0 && ht_exit_table_set_thread(&b, &w) == 0, "before");
+	/* Then 5 more exits of 3000 ns (slot 11) on k1, and a new series k2. */
+	h.count += 5;
+	h.total_ns += 5 * 3000;
+	h.max_ns = 3000;
+	h.slots[11] += 5;
+	struct ht_exit_hist h2 = hist_of(4, 50);
+	w.wait_ns = 350;
+	w.preempt_count = 3;
+	CHECK(ht_exit_table_copy(&a, &b) == 0, "copy");
+	CHECK(ht_exit_table_set_series(&a, &k1, &h) == 0 && ht_exit_table_set_series(&a, &k2, &h2) == 0 &&
+	      ht_exit_table_set_thread(&a, &w) == 0, "after");
+	CHECK(ht_exit_table_delta(&d, &a, &b) == 0, "delta");
+	CHECK_EQ_U64(d.nseries, 2);
+	const struct ht_exit_series *s = ht_exit_table_series(&d, &k1, false);
+	CHECK(s && s->h.count == 5 && s->h.total_ns == 15000 && s->h.slots[11] == 5 && s->h.slots[9] == 0, "k1");
+	CHECK(!s->minmax_exact && s->h.min_ns == 2048 && s->h.max_ns == 4095, "k1 min/max as bounds: %llu %llu",
+	      (unsigned long long)s->h.min_ns, (unsigned long long)s->h.max_ns);
+	s = ht_exit_table_series(&d, &k2, false);
+	CHECK(s && s->h.count == 4 && s->minmax_exact && s->h.min_ns == 50, "k2: new in the interval, exact");
+	CHECK_EQ_U64(d.nthreads, 1);
+	CHECK_EQ_U64(d.threads[0].w.wait_ns, 250);
+	CHECK_EQ_U64(d.threads[0].w.preempt_count, 2);
+	/* Nothing new: an empty interval. */
+	CHECK(ht_exit_table_delta(&d, &a, &a) == 0 && d.nseries == 0 && d.nthreads == 0, "no change");
+}
+
+static void percentiles_are_bucket_upper_bounds_lowered_to_an_exact_max(void)
+{
+	struct ht_exit_series s = { .minmax_exact = true };
+
+	s.h.slots[9] = 90;   /* 512..1023 */
+	s.h.slots[20] = 10;  /* 1048576..2097151 */
+	s.h.count = 100;
+	s.h.min_ns = 600;
+	s.h.max_ns = 1500000;
+	CHECK_EQ_U64(ht_exit_percentile(&s, 50), 1023);
+	CHECK_EQ_U64(ht_exit_percentile(&s, 90), 1023);
+	CHECK_EQ_U64(ht_exit_percentile(&s, 91), 1500000); /* slot 20's bound, lowered to the max */
+	s.minmax_exact = false;
+	CHECK_EQ_U64(ht_exit_percentile(&s, 99), 2097151);
+	CHECK_EQ_U64(ht_exit_slot_low(0), 0);
+	CHECK_EQ_U64(ht_exit_slot_high(0), 1);
+	CHECK_EQ_U64(ht_exit_slot_low(10), 1024);
+	CHECK_EQ_U64(ht_exit_slot_high(10), 2047);
+	CHECK_EQ_U64(ht_exit_slot_high(HT_EXIT_SLOTS - 1), UINT64_MAX);
+}
+
+static void names_are_made_visible_and_valid_utf8(void)
+{
+	char out[64];
+	static const struct { const char *in, *want; } cases[] = {
+		{ "web1", "web1" },
+		{ "caf\xc3\xa9 \xe2\x82\xac", "caf\xc3\xa9 \xe2\x82\xac" },  /* valid UTF-8 stays */
+		{ "a\x1b[31mred", "a\\x1b[31mred" },                         /* ESC */
+		{ "tab\tnl\n", "tab\\x09nl\\x0a" },
+		{ "del\x7f", "del\\x7f" },
+		{ "back\\slash", "back\\\\slash" },
+		{ "bad\xff\xc3", "bad\\xff\\xc3" },                           /* invalid, truncated sequence */
+		{ "c1\xc2\x9b" "2J", "c1\\u009b2J" },                         /* C1 CSI */
+		{ "over\xc0\xaf", "over\\xc0\\xaf" },                         /* overlong '/' */
+		{ "sur\xed\xa0\x80", "sur\\xed\\xa0\\x80" },                  /* a surrogate */
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ht_escape_name(cases[i].in, out, sizeof(out));
+		CHECK(!strcmp(out, cases[i].want), "case %zu: got \"%s\", want \"%s\"", i, out, cases[i].want);
+	}
+	/* Cut at a whole escape, and marked. */
+	ht_escape_name("abcdef\x1b", out, 10);
+	CHECK(!strcmp(out, "abcdef..."), "cut: %s", out);
+	ht_escape_name("\x1b\x1b\x1b", out, 9);
+	CHECK(!strcmp(out, "\\x1b..."), "cut in escapes: %s", out);
+}
+
+static void short_times_keep_three_digits(void)
+{
+	static const struct { unsigned long long ns; const char *want; } cases[] = {
+		{ 0, "0ns" }, { 999, "999ns" }, { 1000, "1.00us" }, { 8191, "8.19us" }, { 16384, "16.4us" },
+		{ 999999, "1000us" }, { 2000000, "2.00ms" }, { 1500000000, "1.50s" }, { 750000000000ull, "750s" },
+	};
+	char buf[16];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ht_exit_fmt_ns(buf, sizeof(buf), cases[i].ns);
+		CHECK(!strcmp(buf, cases[i].want), "%llu: %s, want %s", cases[i].ns, buf, cases[i].want);
+	}
+}
+
+int main(void)
+{
+	ht_test_cleanup = cleanup;
+	RUN(series_stay_sorted_and_unique);
+	RUN(an_interval_is_the_difference_with_bucket_bound_min_and_max);
+	RUN(percentiles_are_bucket_upper_bounds_lowered_to_an_exact_max);
+	RUN(names_are_made_visible_and_valid_utf8);
+	RUN(short_times_keep_three_digits);
+	return ht_test_exit_status();
+}
