@@ -6,9 +6,11 @@
 # host cannot run a guest), Prometheus must count exactly the records of the
 # trace file, and histogram_quantile() must fall in the log2 bucket of the
 # file's exact p50/p99 (from `report`). Then the same with --no-file, and
-# the real `record --metrics` scraped in both modes, also while 500 slow
-# clients (idle, or trickling a request head) keep connecting to it. Every
-# wait is bounded.
+# the real `record --metrics` scraped in both modes (--no-file with --exits),
+# also while 500 slow clients (idle, or trickling a request head) keep
+# connecting to it. record --exits too: exit histograms and vCPU waiting of
+# synthetic exits at exact times, under a hostile VM name. Every wait is
+# bounded.
 # shellcheck source=../lib.sh
 source "$(dirname "$0")/../lib.sh"
 
@@ -36,9 +38,9 @@ cleanup() {
 trap cleanup EXIT
 
 # Free loopback ports, chosen by the kernel.
-read -r PROM_PORT FILE_PORT NOFILE_PORT REC_PORT RECNF_PORT < <(python3 -c '
+read -r PROM_PORT FILE_PORT NOFILE_PORT REC_PORT RECNF_PORT EXITS_PORT < <(python3 -c '
 import socket
-socks = [socket.socket() for _ in range(5)]
+socks = [socket.socket() for _ in range(6)]
 for s in socks: s.bind(("127.0.0.1", 0))
 print(" ".join(str(s.getsockname()[1]) for s in socks))')
 
@@ -55,6 +57,8 @@ scrape_configs:
     static_configs: [{ targets: ["127.0.0.1:$REC_PORT"] }]
   - job_name: record_nofile
     static_configs: [{ targets: ["127.0.0.1:$RECNF_PORT"] }]
+  - job_name: exits
+    static_configs: [{ targets: ["127.0.0.1:$EXITS_PORT"] }]
 EOF
 prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/data" \
 	--web.listen-address="127.0.0.1:$PROM_PORT" >"$work/prometheus.log" 2>&1 &
@@ -161,11 +165,49 @@ else
 	fail prometheus_no_file_p99_in_bucket_of_bpf_p99 "histogram_quantile gives $got s, the BPF histogram's p99 bucket ends at $p99_high ns"
 fi
 
+# --- record --exits: exit histograms and vCPU waiting, the VM named hostilely --
+# exits_feed (tests/tools): synthetic exits at exact times through the real
+# handlers and sampler. Its name has a quote, a backslash, a newline, an
+# escape sequence and a byte that is not UTF-8: Prometheus must accept the
+# scrape and give back the name made visible.
+EXITS_NAME=$'we"b\\1\n\e[31m\xff'
+"$OUTPUT/tests/tools/exits_feed" "$work/ready.exits" "$work/stop" --metrics "$EXITS_PORT" -name "$EXITS_NAME" \
+	2>"$work/feed.exits.log" &
+pids+=($!)
+if ! wait_for 60 test -s "$work/ready.exits"; then
+	fail exits_feed_ready "$(cat "$work/feed.exits.log")"
+elif wait_for 30 query_is 'sum(hypertrace_exit_duration_seconds_count{job="exits"})' 1320 &&
+	query_is 'sum(hypertrace_exit_duration_seconds_count{job="exits",reason="io"})' 1000 &&
+	query_is 'sum(hypertrace_exit_duration_seconds_count{job="exits",reason="npf"})' 300 &&
+	query_is 'sum(hypertrace_exit_duration_seconds_sum{job="exits",reason="hlt"})' 0.04; then
+	pass prometheus_exit_counts_and_sums_per_reason
+else
+	fail prometheus_exit_counts_and_sums_per_reason "count $(query 'sum(hypertrace_exit_duration_seconds_count{job="exits"})'), io $(query 'sum(hypertrace_exit_duration_seconds_count{job="exits",reason="io"})'); $(cat "$work/feed.exits.log")"
+fi
+# The io exits spend 1000, 2000, ... 10000 ns, 100 each: the exact p50 is 5000 ns.
+got=$(query 'histogram_quantile(0.5, sum by (le) (hypertrace_exit_duration_seconds_bucket{job="exits",reason="io"}))')
+if [ "$got" != none ] && in_bucket "$got" 5000; then
+	pass prometheus_exit_p50_in_bucket_of_exact_p50
+else
+	fail prometheus_exit_p50_in_bucket_of_exact_p50 "histogram_quantile gives $got s, the exact p50 is 5000 ns"
+fi
+if query_is 'hypertrace_vcpu_wait_seconds_total{job="exits",vcpu="2"}' 0.005 &&
+	query_is 'hypertrace_vcpu_preemptions_total{job="exits",vcpu="2"}' 3; then
+	pass prometheus_vcpu_wait_and_preemptions
+else
+	fail prometheus_vcpu_wait_and_preemptions "wait $(query 'hypertrace_vcpu_wait_seconds_total{job="exits",vcpu="2"}'), preemptions $(query 'hypertrace_vcpu_preemptions_total{job="exits",vcpu="2"}')"
+fi
+vm=$(curl -s --max-time 5 --get --data-urlencode 'query=count by (vm) (hypertrace_exit_duration_seconds_count{job="exits"})' "$API/api/v1/query" |
+	python3 -c 'import json, sys; r = json.load(sys.stdin)["data"]["result"]; print(r[0]["metric"]["vm"] if len(r) == 1 else "%d label values" % len(r))' 2>&1)
+want_vm='we"b\\1\x0a\x1b[31m\xff'
+[ "$vm" = "$want_vm" ] && pass prometheus_vm_label_is_the_name_made_visible ||
+	fail prometheus_vm_label_is_the_name_made_visible "vm label '$vm', want '$want_vm'"
+
 # --- the real record --metrics, both modes (no guest here: zero hypercalls) --
 "$HT" record -q -o "$work/rec.htr" -d 90 --metrics "127.0.0.1:$REC_PORT" >"$work/rec.log" 2>&1 &
 rec_pid=$!
 pids+=($rec_pid)
-"$HT" record --no-file -q -d 90 --metrics "$RECNF_PORT" >"$work/recnf.log" 2>&1 &
+"$HT" record --no-file -q --exits -d 90 --metrics "$RECNF_PORT" >"$work/recnf.log" 2>&1 &
 recnf_pid=$!
 pids+=($recnf_pid)
 if wait_for 30 query_is 'hypertrace_build_info{job="record",mode="file"}' 1 &&
@@ -174,7 +216,8 @@ if wait_for 30 query_is 'hypertrace_build_info{job="record",mode="file"}' 1 &&
 else
 	fail prometheus_scrapes_record "up: $(query 'up{job="record"}'); $(cat "$work/rec.log")"
 fi
-if wait_for 30 query_is 'hypertrace_build_info{job="record_nofile",mode="no_file"}' 1; then
+if wait_for 30 query_is 'hypertrace_build_info{job="record_nofile",mode="no_file"}' 1 &&
+	wait_for 30 query_is 'hypertrace_exits_lost_total{job="record_nofile"}' 0; then
 	pass prometheus_scrapes_record_no_file
 else
 	fail prometheus_scrapes_record_no_file "up: $(query 'up{job="record_nofile"}'); $(cat "$work/recnf.log")"

@@ -50,6 +50,8 @@ static int render(struct ht_metrics_registry *r)
 
 	if (ht_metrics_registry_init(&copy, r->max_sets, false))
 		return -1;
+	if (r->exits.on && ht_metrics_registry_enable_exits(&copy, r->exits.per_vcpu))
+		return -1;
 	ht_metrics_registry_copy(&copy, r);
 	f = open_memstream(&text, &text_len);
 	if (!f)
@@ -243,6 +245,95 @@ static void listen_address_is_port_or_addr_and_port(void)
 	CHECK(!strcmp(cfg.metrics_addr.text, "10.1.2.3:9470"), "%s", cfg.metrics_addr.text);
 }
 
+/* The exit metrics of a table: pid 100 named with every byte a label must not carry raw. */
+static const char *hostile_name(void *ctx, uint32_t pid)
+{
+	(void)ctx;
+	return pid == 100 ? "we\"b\\1\n\x1b[2J\xff" : NULL;
+}
+
+static void fill_exit_table(struct ht_exit_table *t)
+{
+	struct ht_exit_key k1 = { .pid = 100, .vcpu = 0, .isa = HT_ISA_SVM, .reason = 0x7b };
+	struct ht_exit_key k2 = { .pid = 100, .vcpu = 1, .isa = HT_ISA_SVM, .reason = 0x7b };
+	struct ht_exit_key k3 = { .pid = 200, .vcpu = 0, .isa = HT_ISA_VMX, .reason = 0x4d2 };
+	struct ht_exit_hist h = { .count = 3, .total_ns = 3000, .min_ns = 1000, .max_ns = 1000 };
+	struct ht_vcpu_wait w = { .pid = 100, .tid = 101, .vcpu = 0, .wait_ns = 1500000000, .preempt_count = 4 };
+
+	h.slots[9] = 3;
+	ht_exit_table_init(t);
+	ht_exit_table_set_series(t, &k1, &h);
+	h.slots[9] = 1;
+	h.slots[HT_EXIT_SLOTS - 1] = 1; /* the open-ended last slot: only in +Inf */
+	h.count = 2;
+	h.total_ns = 1000 + (1ull << 40);
+	ht_exit_table_set_series(t, &k2, &h);
+	ht_exit_table_set_series(t, &k3, &h);
+	ht_exit_table_set_thread(t, &w);
+	t->lost_series_full = 5;
+}
+
+static void exit_metrics_are_histograms_by_vm_and_reason_with_escaped_labels(void)
+{
+	struct ht_exit_table t;
+	const char *vm = "vm=\"we\\\"b\\\\\\\\1\\\\x0a\\\\x1b[2J\\\\xff\"";
+	char line[512];
+
+	fill_exit_table(&t);
+	CHECK(ht_metrics_registry_init(&reg, 4, true) == 0 && ht_metrics_registry_enable_exits(&reg, false) == 0, "init");
+	ht_metrics_set_exits(&reg, &t, hostile_name, NULL);
+	ht_exit_table_free(&t);
+	CHECK(render(&reg) == 0, "render");
+	/* vCPUs of one VM and reason are one label set; the unnamed VM is "pid N", its unknown reason a number. */
+	snprintf(line, sizeof(line), "hypertrace_exit_duration_seconds_bucket{%s,reason=\"io\",le=\"0.000001023\"} 4", vm);
+	CHECK(has_line(text, line), "no line '%s' in:\n%s", line, text);
+	snprintf(line, sizeof(line), "hypertrace_exit_duration_seconds_bucket{%s,reason=\"io\",le=\"274.877906943\"} 4", vm);
+	CHECK(has_line(text, line), "no line '%s'", line);
+	snprintf(line, sizeof(line), "hypertrace_exit_duration_seconds_bucket{%s,reason=\"io\",le=\"+Inf\"} 5", vm);
+	CHECK(has_line(text, line), "no line '%s'", line);
+	snprintf(line, sizeof(line), "hypertrace_exit_duration_seconds_count{%s,reason=\"io\"} 5", vm);
+	CHECK(has_line(text, line), "no line '%s'", line);
+	snprintf(line, sizeof(line), "hypertrace_exit_duration_seconds_sum{%s,reason=\"io\"} 1099.511631776", vm);
+	CHECK(has_line(text, line), "no line '%s'", line);
+	CHECK(has_line(text, "hypertrace_exit_duration_seconds_count{vm=\"pid 200\",reason=\"0x4d2\"} 2"), "unnamed VM");
+	snprintf(line, sizeof(line), "hypertrace_vcpu_wait_seconds_total{%s,vcpu=\"0\"} 1.5", vm);
+	CHECK(has_line(text, line), "no line '%s'", line);
+	snprintf(line, sizeof(line), "hypertrace_vcpu_preemptions_total{%s,vcpu=\"0\"} 4", vm);
+	CHECK(has_line(text, line), "no line '%s'", line);
+	CHECK(has_line(text, "hypertrace_exits_lost_total 5"), "lost");
+	CHECK(has_line(text, "# TYPE hypertrace_exit_duration_seconds histogram"), "type");
+	/* Nothing of the name reaches the text raw: no control byte, no invalid UTF-8. */
+	for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+		CHECK(*p == '\n' || (*p >= 0x20 && *p < 0x7f), "byte 0x%02x in the exposition", *p);
+}
+
+static void exit_metrics_by_vcpu_on_request_and_capped(void)
+{
+	struct ht_exit_table t;
+
+	fill_exit_table(&t);
+	CHECK(ht_metrics_registry_init(&reg, 4, true) == 0 && ht_metrics_registry_enable_exits(&reg, true) == 0, "init");
+	ht_metrics_set_exits(&reg, &t, NULL, NULL);
+	CHECK(render(&reg) == 0, "render");
+	CHECK(has_line(text, "hypertrace_exit_duration_seconds_count{vm=\"pid 100\",reason=\"io\",vcpu=\"0\"} 3"), "vcpu 0:\n%s", text);
+	CHECK(has_line(text, "hypertrace_exit_duration_seconds_count{vm=\"pid 100\",reason=\"io\",vcpu=\"1\"} 2"), "vcpu 1");
+	free(text);
+	text = NULL;
+	ht_metrics_registry_free(&copy);
+	/* More label sets than the cap: the rest under "other", counted, sums kept. */
+	struct ht_exit_hist h = { .count = 1, .total_ns = 10, .min_ns = 10, .max_ns = 10 };
+	h.slots[3] = 1;
+	for (uint32_t pid = 1000; pid < 1000 + HT_METRICS_MAX_EXIT_SETS + 10; pid++) {
+		struct ht_exit_key k = { .pid = pid, .isa = HT_ISA_SVM, .reason = 0x78 };
+		ht_exit_table_set_series(&t, &k, &h);
+	}
+	ht_metrics_set_exits(&reg, &t, NULL, NULL);
+	ht_exit_table_free(&t);
+	CHECK(render(&reg) == 0, "render");
+	CHECK(has_line(text, "hypertrace_exit_metrics_overflow_exits_total 13"), "overflow: %s", strstr(text, "overflow_exits") ?: "none");
+	CHECK(has_line(text, "hypertrace_exit_duration_seconds_count{vm=\"other\",reason=\"other\",vcpu=\"other\"} 13"), "other");
+}
+
 int main(void)
 {
 	ht_test_cleanup = cleanup;
@@ -252,5 +343,7 @@ int main(void)
 	RUN(aggregates_set_cumulative_counts_and_have_no_sum);
 	RUN(seconds_are_written_exactly);
 	RUN(listen_address_is_port_or_addr_and_port);
+	RUN(exit_metrics_are_histograms_by_vm_and_reason_with_escaped_labels);
+	RUN(exit_metrics_by_vcpu_on_request_and_capped);
 	return ht_test_exit_status();
 }
