@@ -35,5 +35,6 @@ int ht_report_read_outcome(const char *path, const struct ht_read_status *st);
 int ht_cmd_record(int argc, char **argv);
 int ht_cmd_report(int argc, char **argv);
 int ht_cmd_convert(int argc, char **argv);
+int ht_cmd_top(int argc, char **argv);
 
 #endif

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-/* hypertrace-bpf: dispatch to the record, report and convert commands. */
+/* hypertrace-bpf: dispatch to the record, report, convert and top commands. */
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
@@ -18,6 +18,8 @@ static const char usage[] =
 	"            Compass), LTTng kernel traces (Trace Compass's VM analysis),\n"
 	"            Perfetto's protobuf trace, Chrome trace JSON (Perfetto UI,\n"
 	"            DevTools, chrome://tracing)\n"
+	"  top       every VM of the host live: exits/s, time in the host, vCPU wait\n"
+	"            for a host CPU, hypercalls/s (needs root)\n"
 	"\n"
 	"Options:\n"
 	"  -V, --version  print the version\n"
@@ -27,7 +29,8 @@ static const char usage[] =
 	"\n"
 	"EXAMPLES:\n"
 	"    sudo hypertrace-bpf record -d 10          # trace hypercall nr 1000 for 10 s\n"
-	"    hypertrace-bpf report hypertrace.htr      # latency summary per vCPU and nr\n";
+	"    hypertrace-bpf report hypertrace.htr      # latency summary per vCPU and nr\n"
+	"    sudo hypertrace-bpf top                   # every VM's exits, live\n";
 
 int main(int argc, char **argv)
 {
@@ -40,6 +43,8 @@ int main(int argc, char **argv)
 		return ht_cmd_report(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "convert"))
 		return ht_cmd_convert(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "top"))
+		return ht_cmd_top(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
 		fputs(usage, stdout);
 		return HT_EXIT_OK;

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * `hypertrace-bpf top`: a live view of every VM of the host, like top and
+ * kvm_stat: one row per VM (exits/s, p50/p99 time in the host, wait for a
+ * host CPU, hypercalls/s), its vCPUs and exit reasons on request. The BPF
+ * side is record --exits' (no trace file, no record per event).
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "cli.h"
+#include "parse.h"
+#include "record/preflight.h"
+#include "record/privileges.h"
+#include "record/tracer.h"
+#include "record/vm_identity.h"
+#include "top/top_run.h"
+
+static const char top_help[] =
+	"Usage: hypertrace-bpf top [-d SECONDS] [-n N] [-b] [-o KEY] [--vcpus] [--reasons]\n"
+	"                          [-p PID | --vm NAME] [-v]\n"
+	"\n"
+	"Every VM of the host, live: one row per VM process (its QEMU -name, else its\n"
+	"process name, and pid) with exits/s, the p50 and p99 time in the host of its\n"
+	"exits (log2 bucket bounds), the share of time its vCPU threads waited for a\n"
+	"host CPU (WAIT%: the guest's steal) and hypercalls/s. VMs appear when they\n"
+	"first exit and go when their process ends. Needs root (as record).\n"
+	"\n"
+	"Options:\n"
+	"  -d, --delay SECONDS  between frames (default 2; decimals allowed)\n"
+	"  -n, --iterations N   stop after N frames\n"
+	"  -b, --batch          plain tables one after the other, no full screen (as\n"
+	"                       top -b; also when stdout is not a terminal)\n"
+	"  -o, --sort KEY       exits, wait, hcalls, p99, name or pid (default exits)\n"
+	"      --vcpus          start with a row per vCPU thread under each VM\n"
+	"      --reasons        start with a row per exit reason under each VM\n"
+	"  -p, --pid PID        only this VM process\n"
+	"      --vm NAME        only the QEMU started with -name NAME\n"
+	"  -v, --verbose        libbpf debug output and the verifier log\n"
+	"  -h, --help           this help\n"
+	"\n"
+	"Keys: q quit, v vCPUs on/off, r exit reasons on/off, s next sort key.\n"
+	"\n"
+	"EXAMPLES:\n"
+	"    sudo hypertrace-bpf top\n"
+	"    sudo hypertrace-bpf top -b -n 3 -d 1 --reasons > top.txt\n";
+
+enum { OPT_VCPUS = 0x100, OPT_REASONS, OPT_VM };
+
+static const struct option top_longopts[] = {
+	{ "delay", required_argument, NULL, 'd' },
+	{ "iterations", required_argument, NULL, 'n' },
+	{ "batch", no_argument, NULL, 'b' },
+	{ "sort", required_argument, NULL, 'o' },
+	{ "vcpus", no_argument, NULL, OPT_VCPUS },
+	{ "reasons", no_argument, NULL, OPT_REASONS },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "vm", required_argument, NULL, OPT_VM },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+int ht_cmd_top(int argc, char **argv)
+{
+	struct ht_top_opts o = { .interval_s = 2.0, .sort = HT_TOP_SORT_EXITS, .proc = "/proc" };
+	struct ht_tracer_opts topts = { .ringbuf_bytes = 4096, .aggregate_only = true, .exits = true };
+	const char *vm = NULL;
+	struct ht_tracer *tracer = NULL;
+	char err[512];
+	uint64_t v;
+	int opt, status;
+
+	ht_filters_default(&topts.filters);
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, ":d:n:bo:p:vh", top_longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'd':
+			if (!ht_parse_seconds(optarg, 86400, &o.interval_s) || o.interval_s < 0.1)
+				return ht_usage_error("top", "invalid --delay '%s': expected seconds, at least 0.1", optarg);
+			break;
+		case 'n':
+			if (!ht_parse_u64(optarg, 1, 1000000, &v))
+				return ht_usage_error("top", "invalid --iterations '%s': expected a count 1..1000000", optarg);
+			o.iterations = (unsigned int)v;
+			break;
+		case 'b':
+			o.batch = true;
+			break;
+		case 'o':
+			if (!ht_top_sort_parse(optarg, &o.sort))
+				return ht_usage_error("top", "invalid --sort '%s': expected exits, wait, hcalls, p99, name or pid", optarg);
+			break;
+		case OPT_VCPUS:
+			o.vcpus = true;
+			break;
+		case OPT_REASONS:
+			o.reasons = true;
+			break;
+		case 'p':
+			if (!ht_parse_u64(optarg, 1, INT32_MAX, &v))
+				return ht_usage_error("top", "invalid --pid '%s': expected a process id", optarg);
+			topts.filters.tgid_on = true;
+			topts.filters.tgid = (__u32)v;
+			break;
+		case OPT_VM:
+			if (!optarg[0])
+				return ht_usage_error("top", "--vm needs a QEMU guest name");
+			vm = optarg;
+			break;
+		case 'v':
+			topts.verbose = true;
+			break;
+		case 'h':
+			fputs(top_help, stdout);
+			return HT_EXIT_OK;
+		default:
+			return ht_option_error("top", opt, argv);
+		}
+	}
+	if (optind < argc)
+		return ht_usage_error("top", "unexpected argument '%s'", argv[optind]);
+	if (vm && topts.filters.tgid_on)
+		return ht_usage_error("top", "-p and --vm both select the VM process: give one of them");
+	if (vm) {
+		__u32 pid;
+
+		if (ht_find_vm("/proc", vm, &pid, err, sizeof(err)))
+			return ht_runtime_error("%s", err);
+		topts.filters.tgid_on = true;
+		topts.filters.tgid = pid;
+	}
+	if (ht_preflight(err, sizeof(err)))
+		return ht_runtime_error("%s", err);
+	if (ht_tracer_load(&tracer, &topts, err, sizeof(err)))
+		return ht_runtime_error("%s", err);
+	if (ht_tracer_attach(tracer, err, sizeof(err))) {
+		ht_tracer_destroy(tracer);
+		return ht_runtime_error("%s", err);
+	}
+	/* Attached: only reading the maps is left (see record). */
+	if ((status = ht_drop_privileges(false))) {
+		ht_tracer_destroy(tracer);
+		return ht_runtime_error("cannot drop the capabilities top no longer needs: %s", strerror(-status));
+	}
+	status = ht_top_run(&o, tracer);
+	ht_tracer_destroy(tracer);
+	return status;
+}
