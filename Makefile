@@ -148,7 +148,8 @@ $(OUTPUT)/tests/%: $(OUTPUT)/san/tests/%.o $(TEST_SUPPORT_OBJS) $(SAN_LIB_OBJS)
 	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $(LDFLAGS) $^ $(LIBS) -lpthread -o $@
 
 # Benchmarks: their own BPF object (the real handlers next to reference designs) and drivers.
-BENCH_BINS := $(OUTPUT)/bench/bench_hotpath $(OUTPUT)/bench/bench_drain $(OUTPUT)/bench/bench_producers
+BENCH_BINS := $(OUTPUT)/bench/bench_hotpath $(OUTPUT)/bench/bench_drain $(OUTPUT)/bench/bench_producers \
+	$(OUTPUT)/bench/bench_exits
 
 $(OUTPUT)/bench/%.bpf.o: bench/%.bpf.c
 	$(call msg,BPF,$@)
@@ -170,6 +171,10 @@ $(OUTPUT)/bench/bench_hotpath: $(OUTPUT)/obj/bench/bench_hotpath.o $(OUTPUT)/obj
 $(OUTPUT)/bench/bench_producers: $(OUTPUT)/obj/bench/bench_producers.o $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LIBS) -lpthread -o $@
+
+$(OUTPUT)/bench/bench_exits: $(OUTPUT)/obj/bench/bench_exits.o $(OUTPUT)/obj/tests/support/synth.o $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LIBS) -o $@
 
 $(OUTPUT)/bench/bench_drain: $(OUTPUT)/obj/bench/bench_drain.o $(LIB_OBJS)
 	$(call msg,LINK,$@)

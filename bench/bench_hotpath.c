@@ -27,7 +27,12 @@ enum { EMPTY, EXIT_NOMATCH, ENTRY_NOMATCH, FUSED, HASH_EXIT_NOMATCH, HASH_ENTRY_
        ANCHOR_EXIT_NOMATCH, ANCHOR_ENTRY_NOMATCH, ANCHOR_HYPERCALL,
        PART_CLOCK3, PART_STORAGE3, PART_RESERVE_SUBMIT, PART_RESERVE_COPY_SUBMIT, PART_WAKEUP_TEST, PART_WAKEUP_QUERY, SWITCH_OUT,
        /* Not programs of their own: EXIT_NOMATCH, ENTRY_NOMATCH or SWITCH_OUT with a slot armed or a state moved (see the rounds). */
-       EXIT_ARMED_ELSEWHERE, SWITCH_WHILE_MOVED, ENTRY_ARMED_ELSEWHERE, SWITCH_OUT_ARMED_ELSEWHERE, NCASES };
+       EXIT_ARMED_ELSEWHERE, SWITCH_WHILE_MOVED, ENTRY_ARMED_ELSEWHERE, SWITCH_OUT_ARMED_ELSEWHERE,
+       /* --exits: programs of the second instance, loaded with exits_on. */
+       FLOOR_PAIR, EXITS_PAIR, SWITCH_EXITS, SWITCH_VCPUS, NCASES };
+/* The BENCH_* case of hotpath.bpf.c each --exits case runs (its enum goes on after BENCH_SWITCH_OUT). */
+static const int exits_case_prog[] = { [FLOOR_PAIR - FLOOR_PAIR] = SWITCH_OUT + 1, [EXITS_PAIR - FLOOR_PAIR] = SWITCH_OUT + 2,
+				       [SWITCH_EXITS - FLOOR_PAIR] = SWITCH_OUT, [SWITCH_VCPUS - FLOOR_PAIR] = SWITCH_OUT + 3 };
 static const char *const names[NCASES] = {
 	"empty handler (floor)", "kvm_exit, not a hypercall", "kvm_entry, nothing armed",
 	"fused hypercall (exit+hcall+entry+ringbuf)",
@@ -42,6 +47,10 @@ static const char *const names[NCASES] = {
 	"sched_switch while an armed thread is off-CPU",
 	"kvm_entry, not armed, a thread armed on another CPU",
 	"sched_switch, a thread armed on another CPU",
+	"--exits floor: 2 empty handlers + 2 clock reads",
+	"--exits: kvm_exit (not a hypercall) + kvm_entry",
+	"--exits: sched_switch, not a vCPU thread",
+	"--exits: sched_switch between two vCPU threads",
 };
 #define ROUNDS 41
 
@@ -170,11 +179,72 @@ static void return_value_cost(struct hotpath_bpf *skel)
 	}
 }
 
+/* One instance of the benchmark object, as record would load it (exits_on as asked), with its rings drained by rb. */
+static struct hotpath_bpf *load_instance(const struct ht_synth_layout *l, bool exits, struct ring_buffer **out_rb)
+{
+	struct hotpath_bpf *skel;
+	struct ring_buffer *rb;
+
+	skel = hotpath_bpf__open();
+	if (!skel)
+		return NULL;
+	/* The anchor's one shared ring, and the rings per CPU of record's defaults. */
+	int cpus = libbpf_num_possible_cpus();
+	unsigned int nrings = ht_rings_for(cpus > 0 ? (unsigned int)cpus : 1);
+	unsigned long ring_bytes = ht_ring_bytes_for(HT_DEFAULT_RINGBUF_BYTES, nrings);
+	bpf_map__set_max_entries(skel->maps.records, HT_DEFAULT_RINGBUF_BYTES);
+	int ring_fds[HT_MAX_RINGS];
+	if (ht_rings_prepare(skel->maps.rings, nrings, ring_bytes, ring_fds)) {
+		fprintf(stderr, "bench_hotpath: cannot create the rings\n");
+		return NULL;
+	}
+	skel->rodata->ring_mask = nrings - 1;
+	/* The production wake-up policy for these rings: see ht_wakeup_bytes_for. */
+	skel->rodata->wakeup_shift = ht_wakeup_shift_for(ht_wakeup_bytes_for(ring_bytes));
+	skel->rodata->exits_on = exits;
+	if (hotpath_bpf__load(skel)) {
+		fprintf(stderr, "bench_hotpath: cannot load the benchmark programs\n");
+		return NULL;
+	}
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.records), discard, NULL, NULL);
+	if (!rb)
+		return NULL;
+	if (ht_rings_install(skel->maps.rings, nrings, ring_fds))
+		return NULL;
+	for (__u32 i = 0; i < nrings; i++) {
+		if (ring_buffer__add(rb, ring_fds[i], discard, NULL)) {
+			fprintf(stderr, "bench_hotpath: cannot create the rings: %s\n", strerror(errno));
+			return NULL;
+		}
+	}
+	ht_synth_build_exit(l, skel->bss->ev_exit_hypercall, HT_ISA_VMX, HT_VMX_EXIT_REASON_VMCALL, 0x1000, 0);
+	ht_synth_build_exit(l, skel->bss->ev_exit_other, HT_ISA_VMX, 1 /* external interrupt */, 0x1000, 0);
+	ht_synth_build_hypercall(l, skel->bss->ev_hypercall, 1000, 1, 2, 3, 4);
+	ht_synth_build_entry(l, skel->bss->ev_entry, 0, 0x1003);
+	*out_rb = rb;
+	return skel;
+}
+
+/* Two made-up vCPU threads in the --exits instance, for the switch between them. */
+static int register_vcpu_threads(struct hotpath_bpf *skel)
+{
+	for (__u32 i = 0; i < 2; i++) {
+		struct ht_synth_register a = { .tid = 3900000 + i, .tgid = 3900000, .vcpu = i, .running = !i };
+		LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &a, .ctx_size_in = sizeof(a));
+
+		if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.synthetic_vcpu_register), &opts) || opts.retval)
+			return -1;
+		skel->bss->bench_vcpu_tid[i] = a.tid;
+	}
+	skel->bss->bench_vcpu_tgid = 3900000;
+	return 0;
+}
+
 int main(void)
 {
 	struct ht_synth_layout l;
-	struct hotpath_bpf *skel;
-	struct ring_buffer *rb;
+	struct hotpath_bpf *skel, *exits_skel;
+	struct ring_buffer *rb, *exits_rb;
 	char err[256];
 	double ns[NCASES][ROUNDS], med[NCASES];
 	cpu_set_t one;
@@ -189,43 +259,17 @@ int main(void)
 		fprintf(stderr, "bench_hotpath: %s\n", err);
 		return 1;
 	}
-	skel = hotpath_bpf__open();
-	if (!skel)
-		return 1;
-	/* The anchor's one shared ring, and the rings per CPU of record's defaults. */
 	int cpus = libbpf_num_possible_cpus();
-	unsigned int nrings = ht_rings_for(cpus > 0 ? (unsigned int)cpus : 1);
-	unsigned long ring_bytes = ht_ring_bytes_for(HT_DEFAULT_RINGBUF_BYTES, nrings);
-	bpf_map__set_max_entries(skel->maps.records, HT_DEFAULT_RINGBUF_BYTES);
-	int ring_fds[HT_MAX_RINGS];
 	/* Another CPU, whose slot a thread armed there fills (the benchmark runs on CPU 0). */
 	__u32 other_cpu = cpus > 1 ? 1 : 0;
-	if (ht_rings_prepare(skel->maps.rings, nrings, ring_bytes, ring_fds)) {
-		fprintf(stderr, "bench_hotpath: cannot create the rings\n");
+	skel = load_instance(&l, false, &rb);
+	exits_skel = skel ? load_instance(&l, true, &exits_rb) : NULL;
+	if (!exits_skel || register_vcpu_threads(exits_skel)) {
+		fprintf(stderr, "bench_hotpath: cannot set up the --exits instance\n");
 		return 1;
 	}
-	skel->rodata->ring_mask = nrings - 1;
-	/* The production wake-up policy for these rings: see ht_wakeup_bytes_for. */
-	skel->rodata->wakeup_shift = ht_wakeup_shift_for(ht_wakeup_bytes_for(ring_bytes));
-	if (hotpath_bpf__load(skel)) {
-		fprintf(stderr, "bench_hotpath: cannot load the benchmark programs\n");
-		return 1;
-	}
-	rb = ring_buffer__new(bpf_map__fd(skel->maps.records), discard, NULL, NULL);
-	if (!rb)
-		return 1;
-	if (ht_rings_install(skel->maps.rings, nrings, ring_fds))
-		return 1;
-	for (__u32 i = 0; i < nrings; i++) {
-		if (ring_buffer__add(rb, ring_fds[i], discard, NULL)) {
-			fprintf(stderr, "bench_hotpath: cannot create the rings: %s\n", strerror(errno));
-			return 1;
-		}
-	}
-	ht_synth_build_exit(&l, skel->bss->ev_exit_hypercall, HT_ISA_VMX, HT_VMX_EXIT_REASON_VMCALL, 0x1000, 0);
-	ht_synth_build_exit(&l, skel->bss->ev_exit_other, HT_ISA_VMX, 1 /* external interrupt */, 0x1000, 0);
-	ht_synth_build_hypercall(&l, skel->bss->ev_hypercall, 1000, 1, 2, 3, 4);
-	ht_synth_build_entry(&l, skel->bss->ev_entry, 0, 0x1003);
+	/* This thread, when it plays a thread that is no vCPU thread (see the rounds). */
+	__u32 me = (__u32)gettid() & (HT_TID_BITS - 1);
 
 	for (int r = 0; r < ROUNDS; r++)
 		for (int c = 0; c < NCASES; c++) {
@@ -234,6 +278,19 @@ int main(void)
 				   c == PART_RESERVE_COPY_SUBMIT) ? 50000 : 500000;
 			if (c < EXIT_ARMED_ELSEWHERE) {
 				ns[c][r] = run_case(skel, rb, c, n);
+				continue;
+			}
+			if (c >= FLOOR_PAIR) {
+				/*
+				 * An entry whose slot another thread's switch named (the
+				 * vCPU-switch case) takes this thread for a vCPU thread:
+				 * it is none for the switch of "not a vCPU thread".
+				 */
+				if (c == SWITCH_EXITS)
+					exits_skel->bss->vcpu_tid_bits[me / 64] &= ~(1ull << (me % 64));
+				ns[c][r] = run_case(exits_skel, exits_rb, exits_case_prog[c - FLOOR_PAIR], n);
+				if (c == SWITCH_VCPUS)
+					ns[c][r] /= 2; /* per switch */
 				continue;
 			}
 			/*
@@ -273,8 +330,21 @@ int main(void)
 		armed_ratio, 1.3);
 	verdict("fused hypercall vs anchor design (hash, a record per event)",
 		med[FUSED] / med[ANCHOR_HYPERCALL], fused_ratio, 0.4);
+	struct ratio exits_ratio = paired_ratio(ns[EXITS_PAIR], ns[FLOOR_PAIR]);
+	verdict("--exits: exit + entry (not a hypercall) vs its floor", med[EXITS_PAIR] / med[FLOOR_PAIR], exits_ratio,
+		1.3);
+	struct ratio sw_ratio = paired_ratio(ns[SWITCH_EXITS], ns[SWITCH_OUT]);
+	struct ratio swv_ratio = paired_ratio(ns[SWITCH_VCPUS], ns[SWITCH_OUT]);
+	printf("INFO   %-52s %6.2fx  (quartiles %.2f-%.2f; fastest rounds %.2fx)\n",
+	       "--exits: sched_switch, not a vCPU thread, vs without", sw_ratio.median, sw_ratio.q1, sw_ratio.q3,
+	       med[SWITCH_EXITS] / med[SWITCH_OUT]);
+	printf("INFO   %-52s %6.2fx  (quartiles %.2f-%.2f; fastest rounds %.2fx)\n",
+	       "--exits: sched_switch between vCPU threads, vs without", swv_ratio.median, swv_ratio.q1, swv_ratio.q3,
+	       med[SWITCH_VCPUS] / med[SWITCH_OUT]);
 	return_value_cost(skel);
 	ring_buffer__free(rb);
+	ring_buffer__free(exits_rb);
 	hotpath_bpf__destroy(skel);
+	hotpath_bpf__destroy(exits_skel);
 	return 0;
 }

@@ -8,7 +8,11 @@
 #include "hypertrace.bpf.c" /* the production object: maps, handlers, programs */
 #include "hash_design.bpf.h"
 
-/* Events in the running kernel's layout, written by user space before a run. */
+/*
+ * Events in the running kernel's layout, written by user space before a run.
+ * A second instance of this object, loaded with exits_on, runs the --exits
+ * cases: the first one's programs stay what record loads without --exits.
+ */
 unsigned char ev_exit_hypercall[256];
 unsigned char ev_exit_other[256];
 unsigned char ev_hypercall[256];
@@ -35,6 +39,10 @@ enum bench_case {
 	BENCH_PART_WAKEUP_TEST,
 	BENCH_PART_WAKEUP_QUERY,
 	BENCH_SWITCH_OUT,
+	/* --exits (in an instance loaded with exits_on). */
+	BENCH_FLOOR_PAIR,        /* two empty handler dispatches and two clock reads */
+	BENCH_EXITS_PAIR,        /* kvm_exit (not a hypercall) + kvm_entry with --exits */
+	BENCH_SWITCH_VCPUS,      /* two switches between two vCPU threads (per switch: half) */
 };
 
 struct bench_args {
@@ -83,6 +91,30 @@ static __noinline int call_anchor_hypercall(struct trace_event_raw_kvm_hypercall
 static __noinline int call_anchor_entry(struct trace_event_raw_kvm_entry *ctx) { return anchor_kvm_entry(ctx); }
 
 LOOP_CALLBACK(cb_sched_switch) { call_sched_switch(); return 0; }
+
+/*
+ * The floor of an exit and its entry with --exits: the two handler
+ * dispatches and the two clock reads any measurement of a time in the
+ * host needs.
+ */
+static __noinline int clock_handler(void *ctx)
+{
+	asm volatile("" ::: "memory");
+	return bpf_ktime_get_ns() == (__u64)(long)ctx;
+}
+LOOP_CALLBACK(cb_floor_pair) { clock_handler(EXIT_OTHER); clock_handler(ENTRY); return 0; }
+LOOP_CALLBACK(cb_exits_pair) { call_exit(EXIT_OTHER); call_entry(ENTRY); return 0; }
+
+/* Two vCPU threads (tids set by user space, registered as vCPU threads) switching back and forth. */
+__u32 bench_vcpu_tid[2], bench_vcpu_tgid;
+static __noinline int call_vcpu_switch(__u32 from, __u32 to)
+{
+	struct vcpu_state *slot = cpu_slot(bpf_get_smp_processor_id());
+
+	exits_sched_switch(slot, bench_vcpu_tid[from], bench_vcpu_tgid, bench_vcpu_tid[to], bench_vcpu_tgid, true, 0);
+	return 0;
+}
+LOOP_CALLBACK(cb_switch_vcpus) { call_vcpu_switch(0, 1); call_vcpu_switch(1, 0); return 0; }
 LOOP_CALLBACK(cb_empty) { empty_handler(EXIT_OTHER); return 0; }
 LOOP_CALLBACK(cb_exit_nomatch) { call_exit(EXIT_OTHER); return 0; }
 LOOP_CALLBACK(cb_entry_nomatch) { call_entry(ENTRY); return 0; }
@@ -211,6 +243,9 @@ int bench_run(struct bench_args *args)
 	case BENCH_PART_WAKEUP_TEST: bpf_loop(n, cb_part_wakeup_test, NULL, 0); break;
 	case BENCH_PART_WAKEUP_QUERY: bpf_loop(n, cb_part_wakeup_query, NULL, 0); break;
 	case BENCH_SWITCH_OUT: bpf_loop(n, cb_sched_switch, NULL, 0); break;
+	case BENCH_FLOOR_PAIR: bpf_loop(n, cb_floor_pair, NULL, 0); break;
+	case BENCH_EXITS_PAIR: bpf_loop(n, cb_exits_pair, NULL, 0); break;
+	case BENCH_SWITCH_VCPUS: bpf_loop(n, cb_switch_vcpus, NULL, 0); break;
 	default: return 1;
 	}
 	bench_elapsed_ns = bpf_ktime_get_ns() - t0;

@@ -11,8 +11,9 @@
  * switched out in between, and then sched_switch has moved the open exit
  * into the thread's vcpu_threads entry, where kvm_entry finds it. So the
  * common pair costs two slot accesses, a clock read at each end, the
- * thread's ids at the entry and one per-CPU hash update (exit_hists);
- * nothing goes through a ring buffer.
+ * thread's ids at the entry and the update of the series' entry in its
+ * CPU's own table (exit_cache: an array lookup, no helper call); nothing
+ * goes through a ring buffer.
  *
  * Waiting: sched_switch and sched_wakeup test one bit per thread id
  * (vcpu_tid_bits) and touch vcpu_threads only for vCPU threads; for every
@@ -67,16 +68,45 @@ static __noinline struct ht_exit_hist *new_exit_series(struct ht_exit_key *key)
 	return h;
 }
 
-/* One exit of (tgid, vcpu, isa, reason) that spent ns in the host, unless a filter leaves it out. */
-static __always_inline void count_exit(__u32 tgid, __u32 vcpu, __u32 isa, __u32 reason, __u64 ns)
+/* The series' entry in this CPU's exit_cache, taken if free; else its entry in exit_hists. NULL: lost (counted). */
+static __always_inline struct ht_exit_hist *exit_hist_of(struct ht_exit_key *key, __u32 cpu)
+{
+	__u64 head = (__u64)key->pid | (__u64)key->vcpu << 32 | (__u64)key->isa << 48; /* the key's first 8 bytes */
+	__u32 hash = key->reason * 0x9e3779b1u ^ (__u32)(head >> 16) * 0x85ebca77u ^ (__u32)head;
+	__u32 base = cpu * HT_EXIT_CACHE_WAYS;
+
+	hash ^= hash >> 15;
+#pragma unroll
+	for (__u32 i = 0; i < HT_EXIT_CACHE_PROBES; i++) {
+		__u32 idx = base + ((hash + i) & (HT_EXIT_CACHE_WAYS - 1));
+		struct exit_cache_entry *e = bpf_map_lookup_elem(&exit_cache, &idx);
+
+		if (!e)
+			break;
+		if (e->used) {
+			if (*(__u64 *)&e->key == head && e->key.reason == key->reason)
+				return &e->h;
+			continue;
+		}
+		e->key = *key;
+		barrier(); /* the key before used: see exit_cache_entry */
+		e->used = 1;
+		return &e->h;
+	}
+	struct ht_exit_hist *h = bpf_map_lookup_elem(&exit_hists, key);
+	return h ? h : new_exit_series(key);
+}
+
+/* One exit of (tgid, vcpu, isa, reason) that spent ns in the host, on this CPU, unless a filter leaves it out. */
+static __always_inline void count_exit(__u32 tgid, __u32 vcpu, __u32 isa, __u32 reason, __u64 ns, __u32 cpu)
 {
 	if (filter_tgid && tgid != filter_tgid)
 		return;
 	if (filter_vcpu_on && vcpu != filter_vcpu)
 		return;
 	struct ht_exit_key key = { .pid = tgid, .vcpu = vcpu, .isa = isa, .reason = reason };
-	struct ht_exit_hist *h = bpf_map_lookup_elem(&exit_hists, &key);
-	if (!h && !(h = new_exit_series(&key)))
+	struct ht_exit_hist *h = exit_hist_of(&key, cpu);
+	if (!h)
 		return;
 	h->slots[exit_slot(ns)]++;
 	if (!h->count || ns < h->min_ns)
@@ -126,7 +156,7 @@ static __noinline struct vcpu_thread *vcpu_thread_register(__u32 tid, __u32 tgid
  * vcpu_threads entry, and where a slot whose owner is wrong is put right.
  */
 static __noinline int exit_end_moved(struct trace_event_raw_kvm_entry *ctx, struct vcpu_state *slot, __u64 now,
-				     __u64 me)
+				     __u64 me, __u32 cpu)
 {
 	__u32 tid = (__u32)me, tgid = me >> 32;
 
@@ -150,7 +180,7 @@ static __noinline int exit_end_moved(struct trace_event_raw_kvm_entry *ctx, stru
 	}
 	if (t->exit_open) {
 		t->exit_open = 0;
-		count_exit(tgid, t->stat.vcpu, t->exit_isa, t->exit_reason, now - t->exit_ns);
+		count_exit(tgid, t->stat.vcpu, t->exit_isa, t->exit_reason, now - t->exit_ns, cpu);
 	}
 	return 0;
 }
@@ -161,17 +191,18 @@ static __noinline int exit_end_moved(struct trace_event_raw_kvm_entry *ctx, stru
  * of the slot is this thread's when the two agree (or no switch on this CPU
  * named anyone since attach).
  */
-static __always_inline void exit_end(struct trace_event_raw_kvm_entry *ctx, struct vcpu_state *slot, __u64 now)
+static __always_inline void exit_end(struct trace_event_raw_kvm_entry *ctx, struct vcpu_state *slot, __u64 now,
+				     __u32 cpu)
 {
 	__u64 me = bpf_get_current_pid_tgid();
 
 	if (!slot->exit_open || (slot->owner != me && slot->owner)) {
-		exit_end_moved(ctx, slot, now, me);
+		exit_end_moved(ctx, slot, now, me, cpu);
 		return;
 	}
 	slot->exit_open = 0;
 	slot->owner = me;
-	count_exit(me >> 32, slot->exit_vcpu, slot->exit_isa, slot->exit_reason, now - slot->exit_ns);
+	count_exit(me >> 32, slot->exit_vcpu, slot->exit_isa, slot->exit_reason, now - slot->exit_ns, cpu);
 }
 
 /*

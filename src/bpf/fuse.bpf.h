@@ -345,7 +345,7 @@ static __always_inline int handle_kvm_entry(struct trace_event_raw_kvm_entry *ct
 	struct vcpu_state *slot = cpu_slot(cpu);
 
 	if (exits_on)
-		exit_end(ctx, slot, clock_ns(synthetic_now));
+		exit_end(ctx, slot, clock_ns(synthetic_now), cpu);
 	if (slot->phase == PHASE_IDLE)
 		return 0;
 	return emit_fused(ctx, slot, cpu);

@@ -94,7 +94,11 @@ struct {
 
 #include "vcpu_state.h"
 
-/* --exits: per-CPU histograms of the time in the host, per (VM process, vCPU, ISA, exit reason). */
+/*
+ * --exits: per-CPU histograms of the time in the host, per (VM process, vCPU,
+ * ISA, exit reason), of the series that found no entry in their CPU's
+ * exit_cache.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, HT_EXIT_MAX_SERIES);
@@ -103,6 +107,15 @@ struct {
 	__type(key, struct ht_exit_key);
 	__type(value, struct ht_exit_hist);
 } exit_hists SEC(".maps");
+
+/* --exits: each CPU's table of series (see exit_cache_entry); CPUs x HT_EXIT_CACHE_WAYS entries, set by user space. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, HT_EXIT_CACHE_WAYS);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct exit_cache_entry);
+} exit_cache SEC(".maps");
 
 /*
  * --exits: vCPU threads by thread id. Preallocated: sched_switch creates

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
+#include "bpf/vcpu_state.h"
 #include "record/recording.h"
 #include "record/tracer.h"
 #include "synth.h"
@@ -59,7 +60,7 @@ static struct ht_tracer *exits_tracer(int isa, const struct ht_filters *f)
 	CHECK(t != NULL, "tracer did not load")
 
 /* What the tracer's maps hold, read as record reads them. */
-#define MAX_SERIES 64
+#define MAX_SERIES 1024
 struct series {
 	struct ht_exit_key key;
 	struct ht_exit_hist h;
@@ -232,6 +233,38 @@ static void a_series_is_summed_over_cpus(void)
 	CHECK(read_series(t) == 0, "read");
 	const struct ht_exit_hist *h = find((__u32)getpid(), 0, SVM, SVM_IO);
 	CHECK(h && h->count == 2 && h->min_ns == 7 && h->max_ns == 70 && h->total_ns == 77, "summed series");
+}
+
+/*
+ * More series than a CPU's table holds (or than its probes reach): the rest
+ * are counted in the per-CPU hash map, and a read gives every one exactly.
+ */
+static void more_series_than_a_cpus_table_are_all_counted(void)
+{
+	cpu_set_t all, one;
+	const unsigned int n = HT_EXIT_CACHE_WAYS + 200;
+
+	sched_getaffinity(0, sizeof(all), &all);
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	sched_setaffinity(0, sizeof(one), &one);
+	LOAD(t, exits_tracer(SVM, NULL));
+	int ret = 0;
+	for (unsigned int i = 0; i < n && !ret; i++)
+		for (unsigned int k = 0; k <= i % 3 && !ret; k++)
+			ret = exit_for(t, SVM, 0x1000 + i, (__u32)(i % 7), 1000, 100 + i);
+	sched_setaffinity(0, sizeof(all), &all);
+	CHECK(ret == 0, "events");
+	CHECK(read_series(t) == 0, "read");
+	CHECK_EQ_U64(ngot, n);
+	size_t wrong = 0;
+	for (size_t i = 0; i < ngot && i < MAX_SERIES; i++) {
+		const struct series *g = &got[i];
+		unsigned int k = g->key.reason - 0x1000;
+		if (g->key.vcpu != k % 7 || g->h.count != k % 3 + 1 || g->h.min_ns != 100 + k)
+			wrong++;
+	}
+	CHECK_EQ_U64(wrong, 0);
 }
 
 /*
@@ -430,6 +463,7 @@ int main(void)
 	RUN(both_isas_vcpus_and_reasons_are_series_of_their_own);
 	RUN(pid_and_vcpu_filters_select_exits);
 	RUN(a_series_is_summed_over_cpus);
+	RUN(more_series_than_a_cpus_table_are_all_counted);
 	RUN(an_exit_goes_with_its_thread_when_it_is_switched_out);
 	RUN(vcpu_threads_wait_from_wakeup_or_preemption_until_switched_in);
 	RUN(open_exits_are_read_after_the_end);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/membarrier.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -16,6 +17,7 @@
 #include "bpf/vcpu_state.h" /* before the skeleton, whose .bss holds the CPU slots */
 #include "hypertrace.skel.h"
 #include "common/util.h"
+#include "exits/exit_table.h"
 
 struct ht_tracer {
 	struct hypertrace_bpf *skel;
@@ -25,6 +27,11 @@ struct ht_tracer {
 	int stats_fd; /* holds BPF run-time statistics on while open; -1 if not asked */
 	int ring_fds[HT_MAX_RINGS]; /* also held by the rings map */
 	unsigned int nrings;        /* created and in the map */
+	/* --exits: the CPUs' series tables, mapped (read-only), and the sums of a read. */
+	const struct exit_cache_entry *exit_cache;
+	size_t exit_cache_entries, exit_cache_bytes;
+	struct exit_part *exit_parts; /* a read's parts: see ht_tracer_read_exits */
+	size_t exit_parts_cap;
 };
 
 static bool libbpf_verbose;
@@ -304,6 +311,10 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 	ro->exits_on = opts->exits;
 	bpf_program__set_autoload(sk->progs.on_sched_wakeup, opts->exits);
 
+	/* Each CPU's table of exit series; one entry if --exits is off (the map must exist). */
+	t->exit_cache_entries = opts->exits ? (size_t)(cpus > 0 ? cpus : 1) * HT_EXIT_CACHE_WAYS : 1;
+	bpf_map__set_max_entries(sk->maps.exit_cache, (__u32)t->exit_cache_entries);
+
 	if (cpus > HT_MAX_CPUS) {
 		snprintf(err, errlen, "this host has %d possible CPUs; hypertrace-bpf keeps a state slot for at most %d",
 			 cpus, HT_MAX_CPUS);
@@ -354,6 +365,21 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 		snprintf(err, errlen, "cannot install the ring buffers: %s", strerror(-ret));
 		ht_tracer_destroy(t);
 		return ret;
+	}
+	if (opts->exits) {
+		long page = sysconf(_SC_PAGESIZE);
+		size_t bytes = t->exit_cache_entries * sizeof(struct exit_cache_entry);
+
+		bytes = (bytes + (size_t)page - 1) / (size_t)page * (size_t)page;
+		void *p = mmap(NULL, bytes, PROT_READ, MAP_SHARED, bpf_map__fd(sk->maps.exit_cache), 0);
+		if (p == MAP_FAILED) {
+			ret = -errno;
+			snprintf(err, errlen, "cannot map the exit tables: %s", strerror(-ret));
+			ht_tracer_destroy(t);
+			return ret;
+		}
+		t->exit_cache = p;
+		t->exit_cache_bytes = bytes;
 	}
 	/*
 	 * Threads that play vCPU threads with synthetic events are switched out
@@ -482,43 +508,110 @@ int ht_tracer_read_aggregates(const struct ht_tracer *t, ht_agg_fn fn, void *ctx
 	return ret;
 }
 
+/* Series of exit_hists read per system call. */
+#define EXIT_READ_BATCH 256
+
+/* The parts of a read, one per (series, CPU), kept for the next read. */
+struct exit_part {
+	struct ht_exit_key key;
+	struct ht_exit_hist h;
+};
+
+static int add_exit_part(struct exit_part **parts, size_t *n, size_t *cap, const struct ht_exit_key *key,
+			 const struct ht_exit_hist *h)
+{
+	if (!h->count)
+		return 0;
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 256;
+		struct exit_part *p = realloc(*parts, c * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		*parts = p;
+		*cap = c;
+	}
+	(*parts)[*n].key = *key;
+	(*parts)[*n].h = *h;
+	(*n)++;
+	return 0;
+}
+
+static int cmp_parts(const void *a, const void *b)
+{
+	const struct ht_exit_key *x = &((const struct exit_part *)a)->key, *y = &((const struct exit_part *)b)->key;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->vcpu != y->vcpu)
+		return x->vcpu < y->vcpu ? -1 : 1;
+	if (x->isa != y->isa)
+		return x->isa < y->isa ? -1 : 1;
+	return (x->reason > y->reason) - (x->reason < y->reason);
+}
+
 int ht_tracer_read_exits(const struct ht_tracer *t, ht_exit_fn fn, void *ctx)
 {
 	int ncpus = libbpf_num_possible_cpus();
 	int fd = bpf_map__fd(t->skel->maps.exit_hists);
-	struct ht_exit_hist *percpu, sum;
-	struct ht_exit_key key, next;
+	struct ht_tracer *w = (struct ht_tracer *)t; /* scratch memory, reused from read to read */
+	struct ht_exit_hist *percpu;
+	struct ht_exit_key *keys;
+	size_t n = 0;
 	bool first = true;
+	int ret = 0;
 
 	if (ncpus <= 0)
 		return -EINVAL;
-	percpu = calloc((size_t)ncpus, sizeof(*percpu));
-	if (!percpu)
+	percpu = calloc((size_t)ncpus * EXIT_READ_BATCH, sizeof(*percpu));
+	keys = calloc(EXIT_READ_BATCH, sizeof(*keys));
+	if (!percpu || !keys) {
+		free(percpu);
+		free(keys);
 		return -ENOMEM;
-	while (bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
-		first = false;
-		key = next;
-		if (bpf_map_lookup_elem(fd, &key, percpu))
-			continue; /* series are never deleted; a racing miss is harmless */
-		memset(&sum, 0, sizeof(sum));
-		for (int c = 0; c < ncpus; c++) {
-			const struct ht_exit_hist *h = &percpu[c];
+	}
+	/* Each CPU's table; an entry another CPU is taking right now is read once its key is whole. */
+	for (size_t i = 0; t->exit_cache && i < t->exit_cache_entries && !ret; i++) {
+		const struct exit_cache_entry *e = &t->exit_cache[i];
 
-			if (!h->count)
-				continue;
-			if (!sum.count || h->min_ns < sum.min_ns)
-				sum.min_ns = h->min_ns;
-			if (h->max_ns > sum.max_ns)
-				sum.max_ns = h->max_ns;
-			sum.count += h->count;
-			sum.total_ns += h->total_ns;
-			for (int i = 0; i < HT_EXIT_SLOTS; i++)
-				sum.slots[i] += h->slots[i];
+		if (!__atomic_load_n(&e->used, __ATOMIC_ACQUIRE))
+			continue;
+		struct ht_exit_key k = e->key;
+		struct ht_exit_hist h = e->h;
+		ret = add_exit_part(&w->exit_parts, &n, &w->exit_parts_cap, &k, &h);
+	}
+	/* The series that found no entry in their CPU's table: a batch of them per system call. */
+	__u32 batch = 0, count = EXIT_READ_BATCH;
+	bool more = !ret;
+	while (more && !ret) {
+		count = EXIT_READ_BATCH;
+		int err = bpf_map_lookup_batch(fd, first ? NULL : &batch, &batch, keys, percpu, &count, NULL);
+		if (err && errno != ENOENT) {
+			ret = -errno;
+			break;
 		}
-		if (sum.count)
-			fn(ctx, &key, &sum);
+		more = !err;
+		first = false;
+		for (__u32 k = 0; k < count && !ret; k++)
+			for (int c = 0; c < ncpus && !ret; c++)
+				ret = add_exit_part(&w->exit_parts, &n, &w->exit_parts_cap, &keys[k],
+						    &percpu[(size_t)k * (size_t)ncpus + (size_t)c]);
 	}
 	free(percpu);
+	free(keys);
+	if (ret)
+		return ret;
+	/* Sorted by series, the parts of one series next to each other: summed in one pass. */
+	if (n)
+		qsort(w->exit_parts, n, sizeof(*w->exit_parts), cmp_parts);
+	for (size_t i = 0; i < n;) {
+		struct ht_exit_series sum = { .key = w->exit_parts[i].key, .minmax_exact = true };
+
+		for (; i < n && !cmp_parts(&w->exit_parts[i], &sum); i++) {
+			struct ht_exit_series part = { .key = sum.key, .minmax_exact = true, .h = w->exit_parts[i].h };
+			ht_exit_series_add(&sum, &part);
+		}
+		fn(ctx, &sum.key, &sum.h);
+	}
 	return 0;
 }
 
@@ -609,6 +702,9 @@ void ht_tracer_destroy(struct ht_tracer *t)
 		return;
 	if (t->stats_fd >= 0)
 		close(t->stats_fd);
+	if (t->exit_cache)
+		munmap((void *)t->exit_cache, t->exit_cache_bytes);
+	free(t->exit_parts);
 	for (unsigned int i = 0; i < t->nrings; i++)
 		close(t->ring_fds[i]);
 	hypertrace_bpf__destroy(t->skel);
