@@ -162,9 +162,9 @@ static __noinline int exit_end_moved(struct trace_event_raw_kvm_entry *ctx, stru
 
 	if (slot->owner != me) {
 		/*
-		 * A switch went unseen (the kernel may skip a raw tracepoint
-		 * program while another one on sched_switch comes or goes): an open
-		 * exit here is another thread's. Lost, counted, never paired.
+		 * A switch went unseen (seen once in tests, while other tracers
+		 * attached and detached sched_switch programs): an open exit here
+		 * may be another thread's. Lost, counted, never paired.
 		 */
 		if (slot->exit_open) {
 			slot->exit_open = 0;

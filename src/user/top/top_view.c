@@ -104,7 +104,7 @@ static void __attribute__((format(printf, 2, 3))) row(struct frame *f, const cha
 	va_list ap;
 	size_t n;
 
-	/* One row stays free: a newline on the last row would scroll the screen. */
+	/* The last row for "... N more rows"; the caller leaves out the newline of the last line (no scroll). */
 	if (f->height && f->lines + 2 > f->height) {
 		f->dropped++;
 		return;

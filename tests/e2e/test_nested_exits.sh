@@ -1,0 +1,297 @@
+#!/usr/bin/env bash
+# record --exits, report --exits and top on REAL VM exits: inside the nested
+# machine (tests/e2e/nested.sh), Debian's QEMU runs Linux guests with KVM
+# (tests/e2e/l2_guest.sh) and hypertrace-bpf counts every exit of them,
+# with independent counters running at the same time:
+#
+#  - counts: perf stat counts kvm:kvm_exit with one filter per exit reason
+#    of the kernel's own table; per reason, hypertrace-bpf's count plus its
+#    exits still in the host at the end must equal perf's, exactly.
+#  - times: perf record captures the raw kvm_exit and kvm_entry
+#    tracepoints (CLOCK_MONOTONIC, nanoseconds: ftrace's text output has
+#    microseconds only); each exit's time to its vCPU thread's next entry
+#    is the reference, and per reason the counts per log2 bucket must equal
+#    hypertrace-bpf's.
+#    The guest is stopped (SIGSTOP to its QEMU) while the counters start and
+#    stop, so no exit straddles a start or an end.
+#  - waiting: two vCPUs and a CPU hog on the nested machine's one CPU;
+#    each vCPU thread's wait must be within 2% of its /proc/TID/schedstat
+#    run_delay over the same time, and the guest's own steal time
+#    (/proc/stat) must move with it.
+#  - top -b shows the guest by name with its exits/s (the nested machine
+#    has no tmux: tests/term/test_top_tty.sh tests the full screen).
+#
+# Needs `make static` and apt access on the first run (the nested cache).
+# HT_E2E=0 skips it.
+set -euo pipefail
+# Before nested.sh, which sets its defaults: a stalled emulated machine is
+# killed after 150 s of silence and rerun once (see the end of the run).
+export NESTED_SILENCE=${NESTED_SILENCE:-150} NESTED_TIMEOUT=${NESTED_TIMEOUT:-600}
+source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/nested.sh"
+source "$(dirname "$0")/l2_guest.sh"
+
+HT_STATIC=${HT_STATIC:-$OUTPUT/static/hypertrace-bpf}
+# One CPU (see test_nested_qemu.sh): two L2 vCPU threads and a hog then
+# compete for it, which is what the waiting test needs.
+export NESTED_SMP=1 NESTED_MEM=${NESTED_MEM:-2048}
+export NESTED_APPEND=${NESTED_APPEND:-tsc=reliable} NESTED_KVM_AMD_PARAMS=${NESTED_KVM_AMD_PARAMS:-npt=0}
+export NESTED_STAGE_HOOK=l2_stage
+
+if [ "${HT_E2E:-1}" = 0 ]; then
+	skip nested_exits "disabled by HT_E2E=0"
+	exit 0
+fi
+if [ ! -x "$HT_STATIC" ]; then
+	fail nested_exits "$HT_STATIC is missing: run 'make static' first"
+	suite_exit
+fi
+work=$(mktemp -d)
+trap '[ "${HT_E2E_KEEP:-0}" = 1 ] && echo "  info: kept $work" || rm -rf "$work"' EXIT
+
+L2_WORK=$work
+L2_FILES=()
+L2_L1_PROGRAMS=(usr/bin/perf)
+
+cat >"$work/guest.sh" <<'EOF'
+. /bin/l2lib.sh
+T=/sys/kernel/tracing
+# published FILE: waits (30 s at most) until record has attached and named FILE.
+published() {
+	i=0
+	while [ ! -e "$1" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+	[ -e "$1" ]
+}
+
+# ---- counts and times: one vCPU, a mixed workload -----------------------------
+l2_start ex 1 || exit 1
+kill -STOP $QPID
+sleep 1
+# One perf filter per SVM exit code of the running kernel's kvm_exit table
+# (its print format), in that order; the last event counts them all.
+sed -n 's/.*__print_symbolic(REC->exit_reason, \(.*\)), (REC->isa.*/\1/p' $T/events/kvm/kvm_exit/format |
+	tr '}' '\n' | sed -n 's/.*{ *\([^,]*\), *"\([^"]*\)".*/\1|\2/p' |
+	awk -F'|' '{ v = 0; n = split($1, p, "+"); for (i = 1; i <= n; i++) { x = p[i]; gsub(/ /, "", x); v += x + 0 }
+		if (v < 0) v += 4294967296; name = $2; gsub(/ /, "_", name); printf "%.0f %s\n", v, name }' >/out/svm_reasons
+EV=
+while read -r code name; do EV="$EV -e kvm:kvm_exit --filter exit_reason==$code"; done </out/svm_reasons
+perf stat -a -x, -o /out/perf_stat.txt $EV -e kvm:kvm_exit -- sleep 600 >/out/perf_stat.out 2>&1 &
+PSTAT=$!
+perf record -a -k mono -e kvm:kvm_exit -e kvm:kvm_entry -o /tmp/ex.data -- sleep 600 >/out/perf_record.out 2>&1 &
+PREC=$!
+hypertrace-bpf record --exits --vm ex -q -i 1 -o /tmp/ex.htr >/out/ex.out 2>/out/ex.err &
+REC=$!
+published /tmp/ex.htr || say "record did not start: $(cat /out/ex.err)"
+sleep 2 # perf's events open (it has no such sign)
+kill -CONT $QPID
+l2cmd ex_work 'i=0; while [ $i -lt 3000 ]; do i=$((i + 1)); done; dd if=/dev/zero of=/dev/null bs=4k count=3000 2>/dev/null; for j in 1 2 3 4 5; do sleep 0.2; echo tick $j; done'
+sleep 1
+kill -STOP $QPID
+sleep 1
+kill -INT $REC; wait $REC; echo $? >/out/ex.rc
+kill -INT $PREC; wait $PREC
+kill -INT $PSTAT; wait $PSTAT
+kill -CONT $QPID
+hypertrace-bpf report --exits --csv /tmp/ex.htr >/out/ex.csv 2>>/out/ex.err
+hypertrace-bpf report --exits /tmp/ex.htr >/out/ex.report 2>>/out/ex.err
+# The reference, paired here (the raw events would be megabytes on the serial line):
+# per tid, an exit and the next entry; REF reason slot count, and OPEN reason count.
+perf script -i /tmp/ex.data --ns -F tid,time,event,trace 2>/out/perf_script.err | awk '
+	function ns(t,   s, f) { sub(/:$/, "", t); s = t; sub(/\..*/, "", s); f = t; sub(/^[0-9]*\./, "", f); return s * 1000000000 + f }
+	$3 == "kvm:kvm_exit:" { r = $0; sub(/.* reason /, "", r); sub(/ rip .*/, "", r); gsub(/ /, "_", r); open[$1] = ns($2); reason[$1] = r; exits[r]++ }
+	$3 == "kvm:kvm_entry:" && ($1 in open) { d = ns($2) - open[$1]; k = 0; while (d >= 2 && k < 39) { d = int(d / 2); k++ }
+		n[reason[$1] " " k]++; delete open[$1] }
+	END { for (x in n) print "REF", x, n[x]; for (t in open) pend[reason[t]]++; for (r in pend) print "OPEN", r, pend[r]; for (r in exits) print "EXITS", r, exits[r] }' >/out/reference.txt
+say "ex done: $(cat /out/ex.rc) $(wc -l </out/reference.txt) reference lines"
+l2_stop
+
+# ---- waiting: two vCPUs, a hog, one CPU ---------------------------------------
+l2_start st 2 || exit 1
+tids=$(awk '$2 == "CPU" { print $1 }' /out/st.threads)
+l2cmd st_steal0 'head -1 /proc/stat'
+hypertrace-bpf record --exits --vm st -q -i 1 -o /out/st.htr >/out/st.out 2>/out/st.err &
+REC=$!
+published /out/st.htr || say "record did not start: $(cat /out/st.err)"
+sleep 1
+for t in $tids; do echo "$t $(cut -d' ' -f2 /proc/$QPID/task/$t/schedstat)"; done >/out/st.schedstat0
+sh -c 'while :; do :; done' &
+HOG=$!
+l2cmd st_load 'for c in 1 2; do taskset $c timeout 10 sh -c "while :; do :; done" & done'
+timeout 8 hypertrace-bpf top -b -n 3 -d 2 --vcpus >/out/top.txt 2>/out/top.err
+sleep 3
+kill $HOG
+sleep 3 # the guest's loops end (timeout 10): nothing waits any more
+for t in $tids; do echo "$t $(cut -d' ' -f2 /proc/$QPID/task/$t/schedstat)"; done >/out/st.schedstat1
+kill -INT $REC; wait $REC; echo $? >/out/st.rc
+l2cmd st_steal1 'head -1 /proc/stat'
+hypertrace-bpf report --exits /out/st.htr >/out/st.report 2>>/out/st.err
+l2_stop
+EOF
+
+start=$(date +%s)
+if ! nested_fetch 2>"$work/fetch.log"; then
+	fail nested_exits_boot "cannot fetch qemu/perf/kernel/busybox: $NESTED_ERR"
+	suite_exit
+fi
+out=$work/out
+run_once() { nested_run "$out" "$work/guest.sh" "$HT_STATIC" $(l2_l1_files) 2>"$work/run.log"; }
+if ! run_once; then
+	if [ "$NESTED_STALLED" = 1 ]; then
+		echo "  info: $NESTED_ERR; running once more"
+		run_once || { fail nested_exits_boot "$NESTED_ERR"; suite_exit; }
+	else
+		fail nested_exits_boot "$NESTED_ERR"
+		suite_exit
+	fi
+fi
+pass nested_exits_boot
+echo "  info: qemu run $(cat "$out/qemu_seconds") s (script exit status $(cat "$out/status")), $(($(date +%s) - start)) s in all"
+F=$out/files
+rc() { cat "$F/$1" 2>/dev/null || echo missing; }
+tail_of() { tail -n 3 "$1" 2>/dev/null | tr '\n' '|'; }
+[ "${HT_E2E_SHOW:-0}" = 1 ] && cat "$F/ex.report" "$F/top.txt" "$F/st.report" 2>/dev/null
+
+# --- counts: hypertrace-bpf (count + still in the host) against perf stat, per reason
+if [ "$(rc ex.rc)" != 0 ]; then
+	fail nested_exits_record "record --exits exited with status $(rc ex.rc): $(tail_of "$F/ex.err")"
+else
+	pass nested_exits_record
+fi
+# hypertrace-bpf: "reason count in_host" per reason (one vCPU; in_host from the text report's VM line is for all).
+verdict=$(python3 - "$F" <<'PY'
+import csv, re, sys
+F = sys.argv[1]
+names = {}
+order = []
+for line in open(F + '/svm_reasons'):
+    code, name = line.split()
+    names[int(code)] = name
+    order.append(int(code))
+perf = []
+for line in open(F + '/perf_stat.txt'):
+    f = line.split(',')
+    if len(f) > 2 and f[2].startswith('kvm:kvm_exit'):
+        perf.append(int(f[0]) if f[0].isdigit() else -1)
+if len(perf) != len(order) + 1:
+    print('perf stat gave %d counts for %d reasons + total' % (len(perf), len(order))); sys.exit()
+perf_by = {names[c]: perf[i] for i, c in enumerate(order) if perf[i] > 0}
+hyper, buckets = {}, {}
+for row in csv.DictReader(open(F + '/ex.csv')):
+    r = row['reason'].replace(' ', '_')
+    hyper[r] = hyper.get(r, 0) + int(row['count'])
+    b = buckets.setdefault(r, [0] * 40)
+    for k in range(40):
+        b[k] += int(row['bucket_%d' % k])
+# Still in the host at the end: from the final block, as the text report sums it per VM; per reason from
+# the reference's open exits (checked against the report's total below).
+ref, ref_open, ref_exits = {}, {}, {}
+for line in open(F + '/reference.txt'):
+    f = line.split()
+    if f[0] == 'REF':
+        ref.setdefault(f[1], [0] * 40)[int(f[2])] = int(f[3])
+    elif f[0] == 'OPEN':
+        ref_open[f[1]] = int(f[2])
+    elif f[0] == 'EXITS':
+        ref_exits[f[1]] = int(f[2])
+report = open(F + '/ex.report').read()
+m = re.search(r'; (\d+) still in the host at the end', report)
+in_host = int(m.group(1)) if m else 0
+out = []
+total_perf = perf[-1]
+out.append('INFO perf stat: %d exits in all, %d reasons: %s' % (total_perf, len(perf_by), ' '.join('%s=%d' % kv for kv in sorted(perf_by.items()))))
+out.append('INFO hypertrace-bpf: %d exits with a time in the host, %d still in the host at the end' % (sum(hyper.values()), in_host))
+bad = []
+for r in sorted(set(perf_by) | set(hyper) | set(ref_open)):
+    got = hyper.get(r, 0) + ref_open.get(r, 0)
+    if got != perf_by.get(r, 0):
+        bad.append('%s: hypertrace-bpf %d + still in the host %d, perf stat %d' % (r, hyper.get(r, 0), ref_open.get(r, 0), perf_by.get(r, 0)))
+out.append('COUNTS ' + ('ok' if not bad and sum(perf_by.values()) == total_perf and in_host == sum(ref_open.values()) else
+    'bad: ' + '; '.join(bad) + ' (in the host at the end: report %d, reference %d; perf total %d, per reason %d)' % (in_host, sum(ref_open.values()), total_perf, sum(perf_by.values()))))
+out.append('REFCOUNT ' + ('ok' if ref_exits == perf_by else 'bad: perf record %s, perf stat %s' % (ref_exits, perf_by)))
+bad = []
+for r in sorted(set(ref) | set(buckets)):
+    a, b = buckets.get(r, [0] * 40), ref.get(r, [0] * 40)
+    if a != b:
+        diff = ['%d:%d/%d' % (k, a[k], b[k]) for k in range(40) if a[k] != b[k]]
+        bad.append('%s (bucket:hypertrace/reference) %s' % (r, ' '.join(diff)))
+out.append('BUCKETS ' + ('ok' if not bad else 'bad: ' + '; '.join(bad)))
+print('\n'.join(out))
+PY
+)
+grep '^INFO' <<<"$verdict" | sed 's/^INFO /  info: /'
+v=$(sed -n 's/^COUNTS //p' <<<"$verdict")
+[ "$v" = ok ] && pass nested_exit_counts_per_reason_equal_perf_stat || fail nested_exit_counts_per_reason_equal_perf_stat "${v:-$verdict}"
+v=$(sed -n 's/^REFCOUNT //p' <<<"$verdict")
+[ "$v" = ok ] && pass nested_perf_record_reference_counts_equal_perf_stat || fail nested_perf_record_reference_counts_equal_perf_stat "${v:-$verdict}"
+v=$(sed -n 's/^BUCKETS //p' <<<"$verdict")
+[ "$v" = ok ] && pass nested_exit_time_buckets_per_reason_equal_the_raw_tracepoints ||
+	fail nested_exit_time_buckets_per_reason_equal_the_raw_tracepoints "${v:-$verdict}"
+
+# --- waiting: each vCPU thread's wait against its schedstat run_delay ---------------
+if [ "$(rc st.rc)" != 0 ]; then
+	fail nested_wait_record "record --exits exited with status $(rc st.rc): $(tail_of "$F/st.err")"
+else
+	pass nested_wait_record
+fi
+verdict=$(python3 - "$F" <<'PY'
+import struct, sys, re
+F = sys.argv[1]
+# The trace file's EXITS blocks (docs/trace-format.md), their vCPU threads' cumulative numbers.
+data = open(F + '/st.htr', 'rb').read()
+off, waits, preempts = 256, {}, {}
+while off + 24 <= len(data):
+    magic, typ, enc, plen, count, raw, crc = struct.unpack_from('<IHHIIII', data, off)
+    if typ == 4:
+        p = off + 24
+        t, ns, nt = struct.unpack_from('<QII', data, p)
+        p += 48 + ns * 376
+        for i in range(nt):
+            pid, tid, vcpu, pad0, flags, wait, pc, pns, vc, vns = struct.unpack_from('<IIHHIQQQQQ', data, p + i * 56)
+            waits[tid] = wait
+            preempts[tid] = pc
+    off += 24 + plen
+s0 = dict(map(int, l.split()) for l in open(F + '/st.schedstat0'))
+s1 = dict(map(int, l.split()) for l in open(F + '/st.schedstat1'))
+out = []
+total = 0
+for tid in sorted(s0):
+    ref = s1[tid] - s0[tid]
+    got = waits.get(tid, 0)
+    total += got
+    ok = ref > 1e9 and abs(got - ref) <= 0.02 * ref
+    out.append('WAIT %d %s hypertrace-bpf %.3f s, schedstat run_delay %.3f s (%+.2f%%), %d preemptions' %
+               (tid, 'ok' if ok else 'bad', got / 1e9, ref / 1e9, 100.0 * (got - ref) / ref if ref else 0, preempts.get(tid, 0)))
+def steal(name):
+    con = open(F + '/st.console', errors='replace').read().replace('\r', '')
+    m = re.search(r'L2-BEGIN %s\ncpu +(.*)\n' % name, con)
+    return int(m.group(1).split()[7]) if m else None
+a, b = steal('st_steal0'), steal('st_steal1')
+if a is None or b is None:
+    out.append('STEAL bad: no /proc/stat line from the guest')
+else:
+    # USER_HZ ticks of 10 ms, over both vCPUs.
+    d = (b - a) / 100.0
+    ok = d >= 0.5 * total / 1e9 and d <= 1.5 * total / 1e9
+    out.append('STEAL %s guest steal %.2f s, hypertrace-bpf wait of both vCPUs %.2f s' % ('ok' if ok else 'bad', d, total / 1e9))
+print('\n'.join(out))
+PY
+)
+n=0
+while read -r kind tid ok rest; do
+	[ "$kind" = WAIT ] || continue
+	n=$((n + 1))
+	echo "  info: vCPU thread $tid: $rest"
+	[ "$ok" = ok ] && pass "nested_vcpu_wait_within_2pct_of_schedstat_$n" || fail "nested_vcpu_wait_within_2pct_of_schedstat_$n" "$rest"
+done <<<"$verdict"
+[ $n = 2 ] || fail nested_vcpu_wait_threads "$n vCPU threads compared, want 2: $verdict"
+v=$(sed -n 's/^STEAL //p' <<<"$verdict")
+echo "  info: $v"
+[[ $v == ok* ]] && pass nested_guest_steal_moves_with_the_wait || fail nested_guest_steal_moves_with_the_wait "${v:-$verdict}"
+
+# --- top -b shows the guest by name with its exits/s --------------------------------
+if grep -Eq '^ +[0-9]+ st +[1-9][0-9]* ' "$F/top.txt" 2>/dev/null && grep -q 'vCPU 1 CPU 1/KVM' "$F/top.txt"; then
+	pass nested_top_shows_the_guest_by_name_with_exits
+else
+	fail nested_top_shows_the_guest_by_name_with_exits "$(cat "$F/top.txt" "$F/top.err" 2>&1 | head -20)"
+fi
+suite_exit
