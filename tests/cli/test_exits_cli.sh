@@ -105,6 +105,15 @@ expect_run record_metrics_per_vcpu_needs_exits 2 "needs --exits and --metrics" -
 "$HT" record -q -o "$work/plain.htr" -d 0.3 >/dev/null 2>&1
 expect_run report_exits_of_a_file_without_exits 1 "recorded without --exits" -- "$HT" report --exits "$work/plain.htr"
 
+# -i with -q: how often the exit statistics are kept, with --exits; nothing without.
+expect_run record_quiet_interval_without_exits_is_refused 2 "only changes the live histograms" -- "$HT" record -q -i 1 -d 1
+out=$("$HT" record --exits -q -i 0.2 -o "$work/q.htr" -d 0.7 2>&1)
+if [ $? -eq 0 ] && grep -q "^hypertrace-bpf: 0 exits" <<<"$out"; then
+	pass record_exits_quiet_takes_an_interval
+else
+	fail record_exits_quiet_takes_an_interval "$out"
+fi
+
 # The real record --exits, with and without a file (no guest here: no exits).
 out=$("$HT" record --exits -o "$work/r.htr" -d 1 -i 0.4 2>&1)
 if grep -q "^exits: 0, 0.0/s" <<<"$out" && grep -q "^hypertrace-bpf: 0 exits of 0 VM processes" <<<"$out" &&

@@ -62,6 +62,14 @@ published() {
 	while [ ! -e "$1" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 	[ -e "$1" ]
 }
+# stop PID: SIGINT, and what will not end in 20 s is killed; then reaped.
+stop() {
+	kill -INT $1 2>/dev/null
+	i=0
+	while kill -0 $1 2>/dev/null && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done
+	kill -KILL $1 2>/dev/null
+	wait $1
+}
 
 # ---- counts and times: one vCPU, a mixed workload -----------------------------
 l2_start ex 1 || exit 1
@@ -75,9 +83,10 @@ sed -n 's/.*__print_symbolic(REC->exit_reason, \(.*\)), (REC->isa.*/\1/p' $T/eve
 		if (v < 0) v += 4294967296; name = $2; gsub(/ /, "_", name); printf "%.0f %s\n", v, name }' >/out/svm_reasons
 EV=
 while read -r code name; do EV="$EV -e kvm:kvm_exit --filter exit_reason==$code"; done </out/svm_reasons
-perf stat -a -x, -o /out/perf_stat.txt $EV -e kvm:kvm_exit -- sleep 600 >/out/perf_stat.out 2>&1 &
+# Both system-wide until SIGINT.
+perf stat -a -x, -o /out/perf_stat.txt $EV -e kvm:kvm_exit >/out/perf_stat.out 2>&1 &
 PSTAT=$!
-perf record -a -k mono -e kvm:kvm_exit -e kvm:kvm_entry -o /tmp/ex.data -- sleep 600 >/out/perf_record.out 2>&1 &
+perf record -a -k mono -e kvm:kvm_exit -e kvm:kvm_entry -o /tmp/ex.data >/out/perf_record.out 2>&1 &
 PREC=$!
 hypertrace-bpf record --exits --vm ex -q -i 1 -o /tmp/ex.htr >/out/ex.out 2>/out/ex.err &
 REC=$!
@@ -88,9 +97,9 @@ l2cmd ex_work 'i=0; while [ $i -lt 3000 ]; do i=$((i + 1)); done; dd if=/dev/zer
 sleep 1
 kill -STOP $QPID
 sleep 1
-kill -INT $REC; wait $REC; echo $? >/out/ex.rc
-kill -INT $PREC; wait $PREC
-kill -INT $PSTAT; wait $PSTAT
+stop $REC; echo $? >/out/ex.rc
+stop $PREC
+stop $PSTAT
 kill -CONT $QPID
 hypertrace-bpf report --exits --csv /tmp/ex.htr >/out/ex.csv 2>>/out/ex.err
 hypertrace-bpf report --exits /tmp/ex.htr >/out/ex.report 2>>/out/ex.err
@@ -122,7 +131,7 @@ sleep 3
 kill $HOG
 sleep 3 # the guest's loops end (timeout 10): nothing waits any more
 for t in $tids; do echo "$t $(cut -d' ' -f2 /proc/$QPID/task/$t/schedstat)"; done >/out/st.schedstat1
-kill -INT $REC; wait $REC; echo $? >/out/st.rc
+stop $REC; echo $? >/out/st.rc
 l2cmd st_steal1 'head -1 /proc/stat'
 hypertrace-bpf report --exits /out/st.htr >/out/st.report 2>>/out/st.err
 l2_stop

@@ -49,7 +49,8 @@ static const char record_help[] =
 	"  -b, --ringbuf-size BYTES\n"
 	"                           BPF ring buffer memory (one ring per CPU), a power\n"
 	"                           of two with K/M/G (default 64M)\n"
-	"  -i, --interval SECONDS   live histograms every SECONDS (default 1)\n"
+	"  -i, --interval SECONDS   live histograms every SECONDS (default 1); with\n"
+	"                           --exits also how often the exit statistics are kept\n"
 	"      --intervals N        stop after N intervals\n"
 	"  -T, --timestamp          wall-clock time on each interval\n"
 	"      --per-vcpu           one histogram per vCPU (and VM process)\n"
@@ -133,7 +134,7 @@ static const struct option record_longopts[] = {
 
 int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg)
 {
-	bool nr_given = false, ringbuf_given = false;
+	bool nr_given = false, ringbuf_given = false, interval_given = false;
 	const char *live_option = NULL; /* the first option that only the live view uses */
 	char err[256];
 	uint64_t v;
@@ -222,7 +223,7 @@ int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg)
 		case 'i':
 			if (!ht_parse_seconds(optarg, 86400, &cfg->interval_s) || cfg->interval_s < 0.01)
 				return ht_usage_error("record", "invalid --interval '%s': expected seconds, at least 0.01", optarg);
-			live_option = live_option ? live_option : "-i/--interval";
+			interval_given = true;
 			break;
 		case 'N':
 			if (!ht_parse_u64(optarg, 0, 1000000, &v) || v == 0)
@@ -300,6 +301,9 @@ int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg)
 		return ht_usage_error("record", "--no-file sends no records through the ring buffer: drop --ringbuf-size");
 	if (cfg->metrics_per_vcpu && (!cfg->metrics || !cfg->exits))
 		return ht_usage_error("record", "--metrics-per-vcpu splits the exit metrics by vCPU: it needs --exits and --metrics");
+	/* With --exits the interval is also how often the exit statistics are read and kept. */
+	if (interval_given && !cfg->exits && !live_option)
+		live_option = "-i/--interval";
 	if (cfg->quiet && cfg->intervals)
 		return ht_usage_error("record", "--intervals counts live histograms, which --quiet turns off: drop -q, or stop after a time with -d");
 	if (cfg->quiet && live_option)
