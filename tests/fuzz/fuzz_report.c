@@ -20,7 +20,7 @@
 
 struct run {
 	int (*cmd)(int argc, char **argv);
-	const char *argv[8];
+	const char *argv[10];
 };
 
 static const struct run runs[] = {
@@ -34,6 +34,9 @@ static const struct run runs[] = {
 	{ ht_cmd_report, { "report", "--csv", "--vcpu", "1", "--until", "2", INPUT } },
 	{ ht_cmd_report, { "report", "--graph", INPUT } },
 	{ ht_cmd_report, { "report", "--sched", INPUT } },
+	{ ht_cmd_report, { "report", "--exits", INPUT } },
+	{ ht_cmd_report, { "report", "--exits", "--json", "--vcpu", "0", "--since", "0.5", INPUT } },
+	{ ht_cmd_report, { "report", "--exits", "--csv", "--until", "1", INPUT } },
 	{ ht_cmd_convert, { "convert", "--ctf", OUTPUT, INPUT } },
 	{ ht_cmd_convert, { "convert", "--chrome", OUTPUT, INPUT } },
 	{ ht_cmd_convert, { "convert", "--lttng", OUTPUT, INPUT } },

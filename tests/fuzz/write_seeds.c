@@ -2,8 +2,8 @@
 /*
  * Writes the fuzzer's seed trace files with the real writer, so the seeds
  * follow the format: plain and compressed, with and without a trailer, empty,
- * several vCPUs and nrs. Usage: write_seeds DIR; write_seeds --decode DIR
- * writes fuzz_decode's seeds instead.
+ * several vCPUs and nrs, with exit statistics. Usage: write_seeds DIR;
+ * write_seeds --decode DIR writes fuzz_decode's seeds instead.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -40,6 +40,41 @@ static struct ht_record record(unsigned int i)
 
 /* start_realtime_ns of the header; 0 in a call means the fixed default. */
 static __u64 seed_realtime;
+/* Seeds with EXITS blocks (record --exits) next to the records. */
+static int with_exits;
+
+/* An EXITS block of the k-th interval: 3 series and 2 vCPU threads, cumulative; the last one final. */
+static int add_exits(struct ht_writer *w, unsigned int k, int final)
+{
+	struct {
+		struct ht_exits_header h;
+		struct ht_exit_series_rec s[3];
+		struct ht_vcpu_wait_rec t[2];
+	} b;
+
+	memset(&b, 0, sizeof(b));
+	b.h = (struct ht_exits_header){ .time_ns = 5000000000ull + k * 500000000ull, .nseries = 3, .nthreads = 2,
+					.flags = final ? HT_EXITS_F_FINAL : 0 };
+	for (unsigned int i = 0; i < 3; i++) {
+		struct ht_exit_series_rec *r = &b.s[i];
+
+		r->key = (struct ht_exit_key){ .pid = 4242 + i % 2, .vcpu = (__u16)(i % 2), .isa = i == 2 ? HT_ISA_VMX : HT_ISA_SVM,
+					       .reason = i == 2 ? 30 : 0x7b + i };
+		r->h.slots[9 + i] = 10 * (k + 1);
+		r->h.slots[20] = k;
+		r->h.count = 10 * (k + 1) + k;
+		r->h.total_ns = r->h.count * 1000;
+		r->h.min_ns = 512u << i;
+		r->h.max_ns = k ? 1u << 20 : 1023u << i;
+		r->in_host_at_end = final ? i : 0;
+	}
+	for (unsigned int i = 0; i < 2; i++)
+		b.t[i].w = (struct ht_vcpu_wait){ .pid = 4242 + i, .tid = 4300 + i, .vcpu = (__u16)i,
+						  .pad1 = final && i ? HT_VCPU_WAIT_F_GONE : 0, .wait_ns = 1000000ull * (k + 1),
+						  .preempt_count = k, .preempt_ns = 500000ull * k, .voluntary_count = 3 * k,
+						  .voluntary_ns = 7000000ull * k };
+	return ht_writer_add_block(w, HT_BLOCK_EXITS, &b, sizeof(b), 5);
+}
 
 static int write_seed(const char *dir, const char *name, unsigned int n, unsigned int encoding)
 {
@@ -77,10 +112,14 @@ static int write_seed(const char *dir, const char *name, unsigned int n, unsigne
 			if (ht_writer_add_identity(w, &id))
 				return 1;
 		}
+		if (with_exits && (i == 0 || i == n / 2) && add_exits(w, i ? 1 : 0, 0))
+			return 1;
 		ht_writer_add(w, &r);
 		if (i == n / 2)
 			ht_writer_flush(w); /* two blocks */
 	}
+	if (with_exits && add_exits(w, 2, 1))
+		return 1;
 	return ht_writer_close(w, &t) != 0;
 }
 
@@ -184,6 +223,9 @@ int main(int argc, char **argv)
 	guest_events = 1;
 	ret |= write_seed(dir, "guest-events", 42, HT_ENCODING_RAW);
 	guest_events = 0;
+	with_exits = 1;
+	ret |= write_seed(dir, "exits", 10, HT_ENCODING_RAW);
+	with_exits = 0;
 	/* Wall-clock times past 2262: a signed 64-bit sum of the clocks overflows. */
 	seed_realtime = INT64_MAX;
 	return ret | write_seed(dir, "clocks-past-int64", 3, HT_ENCODING_RAW);
