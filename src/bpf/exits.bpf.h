@@ -97,8 +97,14 @@ static __always_inline struct ht_exit_hist *exit_hist_of(struct ht_exit_key *key
 	return h ? h : new_exit_series(key);
 }
 
-/* One exit of (tgid, vcpu, isa, reason) that spent ns in the host, on this CPU, unless a filter leaves it out. */
-static __always_inline void count_exit(__u32 tgid, __u32 vcpu, __u32 isa, __u32 reason, __u64 ns, __u32 cpu)
+/*
+ * One exit of (tgid, vcpu, isa, reason) that began at exit_ns, counted on
+ * this CPU unless a filter leaves it out. The clock is read only once the
+ * series' histogram is found: the entry's own work before it is not the
+ * exit's time, as the exit's after its clock read is not (see exit_begin).
+ */
+static __always_inline void count_exit(__u32 tgid, __u32 vcpu, __u32 isa, __u32 reason, __u64 exit_ns,
+				       __u64 synthetic_now, __u32 cpu)
 {
 	if (filter_tgid && tgid != filter_tgid)
 		return;
@@ -108,6 +114,7 @@ static __always_inline void count_exit(__u32 tgid, __u32 vcpu, __u32 isa, __u32 
 	struct ht_exit_hist *h = exit_hist_of(&key, cpu);
 	if (!h)
 		return;
+	__u64 ns = clock_ns(synthetic_now) - exit_ns;
 	h->slots[exit_slot(ns)]++;
 	if (!h->count || ns < h->min_ns)
 		h->min_ns = ns;
@@ -117,13 +124,17 @@ static __always_inline void count_exit(__u32 tgid, __u32 vcpu, __u32 isa, __u32 
 	h->total_ns += ns;
 }
 
-/* kvm_exit: the running thread's exit is open from now on. */
+/*
+ * kvm_exit: the running thread's exit is open from now on. The clock is
+ * read last, so the time in the host starts where the program hands the
+ * event back (as kvm_entry's count_exit reads it only once its work is
+ * done): the programs' own cost is in neither end.
+ */
 static __always_inline void exit_begin(struct trace_event_raw_kvm_exit *ctx, struct vcpu_state *slot,
-				       __u32 reason, __u64 now)
+				       __u32 reason, __u64 synthetic_now)
 {
 	__u32 isa = ctx->isa;
 
-	slot->exit_ns = now;
 	slot->exit_reason = isa == HT_ISA_VMX ? reason & HT_VMX_EXIT_REASON_MASK : reason;
 	slot->exit_isa = isa;
 	slot->exit_vcpu = bpf_core_field_exists(ctx->vcpu_id) ? ctx->vcpu_id : 0;
@@ -131,6 +142,7 @@ static __always_inline void exit_begin(struct trace_event_raw_kvm_exit *ctx, str
 	/* Until a switch on this CPU names who runs here (just after attach): ask, once. */
 	if (!slot->owner)
 		slot->owner = bpf_get_current_pid_tgid();
+	slot->exit_ns = clock_ns(synthetic_now);
 }
 
 /* A new vcpu_threads entry for tid, marked in vcpu_tid_bits; NULL if the table is full. */
@@ -155,8 +167,8 @@ static __noinline struct vcpu_thread *vcpu_thread_register(__u32 tid, __u32 tgid
  * attached. Also where a vCPU thread that was not switched out yet gets its
  * vcpu_threads entry, and where a slot whose owner is wrong is put right.
  */
-static __noinline int exit_end_moved(struct trace_event_raw_kvm_entry *ctx, struct vcpu_state *slot, __u64 now,
-				     __u64 me, __u32 cpu)
+static __noinline int exit_end_moved(struct trace_event_raw_kvm_entry *ctx, struct vcpu_state *slot,
+				     __u64 synthetic_now, __u64 me, __u32 cpu)
 {
 	__u32 tid = (__u32)me, tgid = me >> 32;
 
@@ -180,7 +192,7 @@ static __noinline int exit_end_moved(struct trace_event_raw_kvm_entry *ctx, stru
 	}
 	if (t->exit_open) {
 		t->exit_open = 0;
-		count_exit(tgid, t->stat.vcpu, t->exit_isa, t->exit_reason, now - t->exit_ns, cpu);
+		count_exit(tgid, t->stat.vcpu, t->exit_isa, t->exit_reason, t->exit_ns, synthetic_now, cpu);
 	}
 	return 0;
 }
@@ -191,18 +203,18 @@ static __noinline int exit_end_moved(struct trace_event_raw_kvm_entry *ctx, stru
  * of the slot is this thread's when the two agree (or no switch on this CPU
  * named anyone since attach).
  */
-static __always_inline void exit_end(struct trace_event_raw_kvm_entry *ctx, struct vcpu_state *slot, __u64 now,
-				     __u32 cpu)
+static __always_inline void exit_end(struct trace_event_raw_kvm_entry *ctx, struct vcpu_state *slot,
+				     __u64 synthetic_now, __u32 cpu)
 {
 	__u64 me = bpf_get_current_pid_tgid();
 
 	if (!slot->exit_open || (slot->owner != me && slot->owner)) {
-		exit_end_moved(ctx, slot, now, me, cpu);
+		exit_end_moved(ctx, slot, synthetic_now, me, cpu);
 		return;
 	}
 	slot->exit_open = 0;
 	slot->owner = me;
-	count_exit(me >> 32, slot->exit_vcpu, slot->exit_isa, slot->exit_reason, now - slot->exit_ns, cpu);
+	count_exit(me >> 32, slot->exit_vcpu, slot->exit_isa, slot->exit_reason, slot->exit_ns, synthetic_now, cpu);
 }
 
 /*

@@ -217,7 +217,7 @@ static __always_inline int handle_kvm_exit(struct trace_event_raw_kvm_exit *ctx,
 		/* A path of its own: without --exits the code below is what the verifier keeps. */
 		struct vcpu_state *slot = cpu_slot(bpf_get_smp_processor_id());
 
-		exit_begin(ctx, slot, reason, clock_ns(synthetic_now));
+		exit_begin(ctx, slot, reason, synthetic_now);
 		if (!may_be_hypercall_exit(reason, mask, value))
 			return slot->phase != PHASE_IDLE ? cut_armed_window(slot) : 0;
 		return handle_hypercall_exit(ctx, reason);
@@ -345,7 +345,7 @@ static __always_inline int handle_kvm_entry(struct trace_event_raw_kvm_entry *ct
 	struct vcpu_state *slot = cpu_slot(cpu);
 
 	if (exits_on)
-		exit_end(ctx, slot, clock_ns(synthetic_now), cpu);
+		exit_end(ctx, slot, synthetic_now, cpu);
 	if (slot->phase == PHASE_IDLE)
 		return 0;
 	return emit_fused(ctx, slot, cpu);

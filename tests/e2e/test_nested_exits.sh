@@ -83,15 +83,19 @@ sed -n 's/.*__print_symbolic(REC->exit_reason, \(.*\)), (REC->isa.*/\1/p' $T/eve
 		if (v < 0) v += 4294967296; name = $2; gsub(/ /, "_", name); printf "%.0f %s\n", v, name }' >/out/svm_reasons
 EV=
 while read -r code name; do EV="$EV -e kvm:kvm_exit --filter exit_reason==$code"; done </out/svm_reasons
-# Both system-wide until SIGINT.
+# Both system-wide until SIGINT. perf record's events open last: the kernel
+# hands a tracepoint event to the newest perf events first, so its time is
+# taken before perf stat's 100-odd filters are evaluated (under emulation
+# they take ~15 us of every kvm_exit, and would be in perf's exit times).
 perf stat -a -x, -o /out/perf_stat.txt $EV -e kvm:kvm_exit >/out/perf_stat.out 2>&1 &
 PSTAT=$!
+sleep 3
 perf record -a -k mono -e kvm:kvm_exit -e kvm:kvm_entry -o /tmp/ex.data >/out/perf_record.out 2>&1 &
 PREC=$!
+sleep 3
 hypertrace-bpf record --exits --vm ex -q -i 1 -o /tmp/ex.htr >/out/ex.out 2>/out/ex.err &
 REC=$!
 published /tmp/ex.htr || say "record did not start: $(cat /out/ex.err)"
-sleep 2 # perf's events open (it has no such sign)
 kill -CONT $QPID
 l2cmd ex_work 'i=0; while [ $i -lt 3000 ]; do i=$((i + 1)); done; dd if=/dev/zero of=/dev/null bs=4k count=3000 2>/dev/null; for j in 1 2 3 4 5; do sleep 0.2; echo tick $j; done'
 sleep 1
@@ -108,7 +112,8 @@ hypertrace-bpf report --exits /tmp/ex.htr >/out/ex.report 2>>/out/ex.err
 perf script -i /tmp/ex.data --ns -F tid,time,event,trace 2>/out/perf_script.err | awk '
 	function ns(t,   s, f) { sub(/:$/, "", t); s = t; sub(/\..*/, "", s); f = t; sub(/^[0-9]*\./, "", f); return s * 1000000000 + f }
 	$3 == "kvm:kvm_exit:" { r = $0; sub(/.* reason /, "", r); sub(/ rip .*/, "", r); gsub(/ /, "_", r); open[$1] = ns($2); reason[$1] = r; exits[r]++ }
-	$3 == "kvm:kvm_entry:" && ($1 in open) { d = ns($2) - open[$1]; k = 0; while (d >= 2 && k < 39) { d = int(d / 2); k++ }
+	$3 == "kvm:kvm_entry:" && ($1 in open) { d = ns($2) - open[$1]; printf "D %s %.0f\n", reason[$1], d >"/out/reference_ns.txt"
+		k = 0; while (d >= 2 && k < 39) { d = int(d / 2); k++ }
 		n[reason[$1] " " k]++; delete open[$1] }
 	END { for (x in n) print "REF", x, n[x]; for (t in open) pend[reason[t]]++; for (r in pend) print "OPEN", r, pend[r]; for (r in exits) print "EXITS", r, exits[r] }' >/out/reference.txt
 say "ex done: $(cat /out/ex.rc) $(wc -l </out/reference.txt) reference lines"
@@ -224,6 +229,21 @@ for r in sorted(set(ref) | set(buckets)):
         diff = ['%d:%d/%d' % (k, a[k], b[k]) for k in range(40) if a[k] != b[k]]
         bad.append('%s (bucket:hypertrace/reference) %s' % (r, ' '.join(diff)))
 out.append('BUCKETS ' + ('ok' if not bad else 'bad: ' + '; '.join(bad)))
+# How far apart the two clocks' pairs are: the mean difference per exit (hypertrace-bpf's total
+# minus the reference's), and how many reference times lie that close to a bucket boundary.
+totals = {}
+for row in csv.DictReader(open(F + '/ex.csv')):
+    r = row['reason'].replace(' ', '_')
+    totals[r] = totals.get(r, 0) + int(row['total_ns'])
+refs = {}
+for line in open(F + '/reference_ns.txt'):
+    _, r, d = line.split()
+    refs.setdefault(r, []).append(int(d))
+for r in sorted(refs):
+    n = len(refs[r])
+    off = (totals.get(r, 0) - sum(refs[r])) / n if n else 0
+    near = sum(1 for d in refs[r] if any(abs(d - (1 << k)) <= abs(off) + 1 for k in range(1, 40)))
+    out.append('INFO %s: %d exits, hypertrace-bpf - reference = %+.0f ns per exit on average; %d reference times within that of a bucket boundary' % (r, n, off, near))
 print('\n'.join(out))
 PY
 )

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "bpf/vcpu_state.h"
+#include "record/exit_sampler.h"
 #include "record/recording.h"
 #include "record/tracer.h"
 #include "synth.h"
@@ -352,6 +353,29 @@ static void vcpu_threads_wait_from_wakeup_or_preemption_until_switched_in(void)
 	CHECK_EQ_U64(nwaits, 1);
 }
 
+/* record -p/--vcpu: the sampler keeps the selected VM's vCPU threads only (BPF follows them all). */
+static void the_sampler_keeps_the_selected_vcpu_threads(void)
+{
+	struct ht_exit_sampler sm;
+	struct ht_filters f;
+
+	LOAD(t, exits_tracer(SVM, NULL));
+	CHECK(ht_synth_register(t, 3100001, 3100000, 0, true) == 0 && ht_synth_register(t, 3200001, 3200000, 1, true) == 0,
+	      "register");
+	ht_filters_default(&f);
+	f.tgid_on = true;
+	f.tgid = 3200000;
+	CHECK(ht_exit_sampler_init(&sm, t, NULL, 1) == 0, "init");
+	sm.filters = &f;
+	int ret = ht_exit_sampler_sample(&sm, 2, false);
+	size_t n = sm.total.nthreads;
+	__u32 tid = n ? sm.total.threads[0].w.tid : 0;
+	ht_exit_sampler_free(&sm);
+	CHECK(ret == 0, "sample");
+	CHECK_EQ_U64(n, 1);
+	CHECK_EQ_U64(tid, 3200001);
+}
+
 /* What record reads at the end: exits whose entry has not come. */
 static struct ht_exit_key open_keys[4];
 static size_t nopen;
@@ -466,6 +490,7 @@ int main(void)
 	RUN(more_series_than_a_cpus_table_are_all_counted);
 	RUN(an_exit_goes_with_its_thread_when_it_is_switched_out);
 	RUN(vcpu_threads_wait_from_wakeup_or_preemption_until_switched_in);
+	RUN(the_sampler_keeps_the_selected_vcpu_threads);
 	RUN(open_exits_are_read_after_the_end);
 	RUN(a_hypercall_with_exits_on_is_still_one_fused_record);
 	RUN(a_vcpu_thread_that_exits_is_forgotten);

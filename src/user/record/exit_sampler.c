@@ -33,6 +33,7 @@ void ht_exit_sampler_free(struct ht_exit_sampler *s)
 
 struct reading {
 	struct ht_exit_table *t;
+	const struct ht_filters *filters;
 	int err;
 };
 
@@ -47,9 +48,10 @@ static void keep_series(void *ctx, const struct ht_exit_key *key, const struct h
 static void keep_thread(void *ctx, const struct ht_vcpu_wait *w)
 {
 	struct reading *r = ctx;
+	const struct ht_filters *f = r->filters;
 	struct ht_vcpu_thread_row *row;
 
-	if (r->err)
+	if (r->err || (f && ((f->tgid_on && w->pid != f->tgid) || (f->vcpu_on && w->vcpu != f->vcpu))))
 		return;
 	r->err = ht_exit_table_set_thread(r->t, w);
 	/* Seen again in BPF: not gone (see read_bpf). */
@@ -79,7 +81,7 @@ static void keep_open_exit(void *ctx, const struct ht_exit_key *key)
  */
 static int read_bpf(struct ht_exit_sampler *s, bool final)
 {
-	struct reading r = { .t = &s->total };
+	struct reading r = { .t = &s->total, .filters = s->filters };
 	__u64 c[HT_CNT_MAX];
 
 	for (size_t i = 0; i < s->total.nthreads; i++)

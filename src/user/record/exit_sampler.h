@@ -26,6 +26,8 @@ struct ht_exit_sampler {
 	struct ht_exit_table interval;  /* total - last */
 	unsigned long long start_ns, last_ns, interval_ns; /* interval_ns: length of the last interval */
 	int write_error;                /* -errno of the first block that could not be queued */
+	/* The recording's -p and --vcpu: BPF follows every vCPU thread's waiting, these keep the selected ones. */
+	const struct ht_filters *filters; /* NULL: all */
 };
 
 /* writer may be NULL. 0 or -ENOMEM. */

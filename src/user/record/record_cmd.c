@@ -416,6 +416,7 @@ static int setup_exits(struct session *s, struct ht_writer *writer)
 
 	if (ht_exit_sampler_init(&s->exits, s->tracer, writer, now))
 		return ht_runtime_error("out of memory");
+	s->exits.filters = &s->cfg->filters;
 	s->exits_ready = true;
 	s->exits_due = now + (unsigned long long)(s->cfg->interval_s * 1e9);
 	if (writer) {

@@ -145,6 +145,7 @@ int ht_cmd_top(int argc, char **argv)
 		ht_tracer_destroy(tracer);
 		return ht_runtime_error("cannot drop the capabilities top no longer needs: %s", strerror(-status));
 	}
+	o.filters = &topts.filters;
 	status = ht_top_run(&o, tracer);
 	ht_tracer_destroy(tracer);
 	return status;

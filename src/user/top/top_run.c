@@ -168,6 +168,7 @@ int ht_top_run(const struct ht_top_opts *o, struct ht_tracer *tracer)
 					    .thread_name = thread_name, .ctx = &t };
 	if (ht_exit_sampler_init(&t.sampler, tracer, NULL, ht_monotonic_ns()))
 		return ht_runtime_error("out of memory");
+	t.sampler.filters = o->filters;
 	sigaction(SIGINT, &stop, NULL);
 	sigaction(SIGTERM, &stop, NULL);
 	sigaction(SIGHUP, &stop, NULL);

@@ -20,6 +20,7 @@ struct ht_top_opts {
 	enum ht_top_sort sort;   /* -o */
 	bool vcpus, reasons;     /* rows per vCPU / per reason from the start */
 	const char *proc;        /* "/proc" */
+	const struct ht_filters *filters; /* -p: only that VM's vCPU threads; NULL: all */
 };
 
 /* Runs until q, a signal, or the iterations; the exit status. */
