@@ -20,7 +20,8 @@ cd "$(dirname "$0")/.."
 # build-essential: dpkg-buildpackage checks for it. zstd: Debian 13's kernel
 # image is zstd-compressed, and the nested machine (tests/e2e/nested.sh, `make
 # demo` on a CPU without VMX/SVM) boots it unpacked, seconds faster.
-pkgs=(git make build-essential gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev tmux python3 util-linux prometheus curl time
+# linux-libc-dev: the kernel's UAPI headers, whose exit reason tables (asm/vmx.h, asm/svm.h) the build compiles in.
+pkgs=(git make build-essential gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev linux-libc-dev tmux python3 util-linux prometheus curl time
 	e2fsprogs babeltrace2 python3-bt2 scdoc debhelper dkms lintian fakeroot debootstrap bash-completion man-db
 	protobuf-compiler python3-protobuf zstd)
 missing=()
