@@ -42,9 +42,9 @@ b() { # b SLOT=COUNT...: the 40 buckets
 	echo "${v[*]}"
 }
 want=$(printf '%s\n' \
-	"$pid,$esc,0,SVM,120,hlt,20,40000000,2000000,2000000,2000000,2000000,$(b 20=20)" \
-	"$pid,$esc,0,SVM,123,io,1000,5500000,1000,8191,10000,10000,$(b 9=100 10=100 11=200 12=400 13=200)" \
-	"$pid,$esc,1,SVM,1024,npf,300,210000,700,700,700,700,$(b 9=300)")
+	"$pid,$esc,0,SVM,120,\"hlt\",20,40000000,2000000,2000000,2000000,2000000,$(b 20=20)" \
+	"$pid,$esc,0,SVM,123,\"io\",1000,5500000,1000,8191,10000,10000,$(b 9=100 10=100 11=200 12=400 13=200)" \
+	"$pid,$esc,1,SVM,1024,\"npf\",300,210000,700,700,700,700,$(b 9=300)")
 if [ "$(tail -n +2 <<<"$csv")" = "$want" ]; then
 	pass report_exits_csv_rows_are_exact
 else
@@ -63,7 +63,7 @@ bad = [r for r in rows if list(r) != keys or len(r["buckets"]) != 40 or sum(r["b
 got = sorted((r["vcpu"], r["reason"], r["count"], r["total_ns"]) for r in rows)
 want = [(0, "hlt", 20, 40000000), (0, "io", 1000, 5500000), (1, "npf", 300, 210000)]
 names = {r["vm_name"] for r in rows}
-print("ok" if not bad and got == want and names == {"we\"b1\\\\\\x1b[31m\\xff"} else "bad %s got %s names %s" % (bad[:1], got, names))' 2>&1)
+print("ok" if not bad and got == want and names == {"we\"b1\\\x1b[31m\xff"} else "bad %s got %s names %s" % (bad[:1], got, names))' 2>&1)
 [ "$verdict" = ok ] && pass report_exits_json_rows || fail report_exits_json_rows "$verdict"
 
 # Text: per VM, per reason, per vCPU; the made-up vCPU thread's waiting; the name escaped.
@@ -85,16 +85,16 @@ check_sel() { # NAME WANT ARGS...
 	got=$(rows "$@")
 	[ "$got" = "$want" ] && pass "report_exits_selects_$name" || fail "report_exits_selects_$name" "got '$got', want '$want'"
 }
-check_sel pid "0,hlt,20 0,io,1000 1,npf,300 " -p "$pid"
+check_sel pid '0,"hlt",20 0,"io",1000 1,"npf",300 ' -p "$pid"
 check_sel other_pid "" -p $((pid + 1))
-check_sel vm "0,hlt,20 0,io,1000 1,npf,300 " --vm "$NAME"
-check_sel vcpu "1,npf,300 " --vcpu 1
+check_sel vm '0,"hlt",20 0,"io",1000 1,"npf",300 ' --vm "$NAME"
+check_sel vcpu '1,"npf",300 ' --vcpu 1
 # The halves were sampled a second apart: up to 0.5 s the first one, from 0.5 s the second.
-check_sel until "0,hlt,10 0,io,500 1,npf,150 " --until 0.5
-check_sel since "0,hlt,10 0,io,500 1,npf,150 " --since 0.5
+check_sel until '0,"hlt",10 0,"io",500 1,"npf",150 ' --until 0.5
+check_sel since '0,"hlt",10 0,"io",500 1,"npf",150 ' --since 0.5
 check_sel since_past_the_end "" --since 100
 # In a window cut by an interval, min and max are bucket bounds.
-got=$("$HT" report --exits --csv --since 0.5 --vcpu 0 "$work/e.htr" | awk -F, '$6 == "io" { print $9, $12 }')
+got=$("$HT" report --exits --csv --since 0.5 --vcpu 0 "$work/e.htr" | awk -F, '$6 == "\"io\"" { print $9, $12 }')
 [ "$got" = "512 16383" ] && pass report_exits_window_min_max_are_bucket_bounds ||
 	fail report_exits_window_min_max_are_bucket_bounds "io min/max '$got', want '512 16383'"
 

@@ -114,7 +114,7 @@ open(path, 'wb').write(bytes(hdr) + block(3, 1, ident) + b1 + b2 + block(2, 1, t
 PY
 python3 "$work/exits.py" "$work/exits.htr"
 got=$("$HT" report --exits --csv "$work/exits.htr" 2>&1 | cut -d, -f1-12 | tail -n +2 | tr '\n' ' ')
-want='4242,docvm,0,SVM,123,io,5,5120,1024,1024,1024,1024 4242,docvm,1,SVM,120,hlt,3,3145728,1048576,1048576,1048576,1048576 '
+want='4242,"docvm",0,SVM,123,"io",5,5120,1024,1024,1024,1024 4242,"docvm",1,SVM,120,"hlt",3,3145728,1048576,1048576,1048576,1048576 '
 [ "$got" = "$want" ] && pass format_doc_exits_blocks_are_read_as_documented ||
 	fail format_doc_exits_blocks_are_read_as_documented "got '$got', want '$want'"
 text=$("$HT" report --exits "$work/exits.htr" 2>&1)

@@ -1,14 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * The exit statistics model: cumulative tables, intervals by difference,
- * percentiles and min/max from log2 buckets, and the escaping of names
- * before any terminal or text format sees them.
+ * percentiles and min/max from log2 buckets, short times.
  */
 #include <stdio.h>
 #include <string.h>
 #include "exits/exit_table.h"
 #include "exits/exit_view.h"
-#include "exits/name_escape.h"
 #include "test.h"
 
 static struct ht_exit_table a, b, d;
@@ -110,33 +108,6 @@ static void percentiles_are_bucket_upper_bounds_lowered_to_an_exact_max(void)
 	CHECK_EQ_U64(ht_exit_slot_high(HT_EXIT_SLOTS - 1), UINT64_MAX);
 }
 
-static void names_are_made_visible_and_valid_utf8(void)
-{
-	char out[64];
-	static const struct { const char *in, *want; } cases[] = {
-		{ "web1", "web1" },
-		{ "caf\xc3\xa9 \xe2\x82\xac", "caf\xc3\xa9 \xe2\x82\xac" },  /* valid UTF-8 stays */
-		{ "a\x1b[31mred", "a\\x1b[31mred" },                         /* ESC */
-		{ "tab\tnl\n", "tab\\x09nl\\x0a" },
-		{ "del\x7f", "del\\x7f" },
-		{ "back\\slash", "back\\\\slash" },
-		{ "bad\xff\xc3", "bad\\xff\\xc3" },                           /* invalid, truncated sequence */
-		{ "c1\xc2\x9b" "2J", "c1\\u009b2J" },                         /* C1 CSI */
-		{ "over\xc0\xaf", "over\\xc0\\xaf" },                         /* overlong '/' */
-		{ "sur\xed\xa0\x80", "sur\\xed\\xa0\\x80" },                  /* a surrogate */
-	};
-
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		ht_escape_name(cases[i].in, out, sizeof(out));
-		CHECK(!strcmp(out, cases[i].want), "case %zu: got \"%s\", want \"%s\"", i, out, cases[i].want);
-	}
-	/* Cut at a whole escape, and marked. */
-	ht_escape_name("abcdef\x1b", out, 10);
-	CHECK(!strcmp(out, "abcdef..."), "cut: %s", out);
-	ht_escape_name("\x1b\x1b\x1b", out, 9);
-	CHECK(!strcmp(out, "\\x1b..."), "cut in escapes: %s", out);
-}
-
 static void short_times_keep_three_digits(void)
 {
 	static const struct { unsigned long long ns; const char *want; } cases[] = {
@@ -157,7 +128,6 @@ int main(void)
 	RUN(series_stay_sorted_and_unique);
 	RUN(an_interval_is_the_difference_with_bucket_bound_min_and_max);
 	RUN(percentiles_are_bucket_upper_bounds_lowered_to_an_exact_max);
-	RUN(names_are_made_visible_and_valid_utf8);
 	RUN(short_times_keep_three_digits);
 	return ht_test_exit_status();
 }

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "exits/exit_reasons.h"
-#include "exits/name_escape.h"
+#include "common/escape.h"
 
 void ht_exit_fmt_ns(char *buf, size_t len, uint64_t ns)
 {
@@ -141,13 +141,13 @@ static void reason_table(struct view *v, const char *indent, struct ht_exit_seri
 static void vcpu_line(struct view *v, const struct ht_vcpu_thread_row *r, uint64_t exits,
 		      const struct ht_exit_view_opts *o)
 {
-	char thread[80] = "", wait[16], pre[16], vol[16], share[24] = "";
+	char thread[HT_ESC_SIZE(16) + 4] = "", wait[16], pre[16], vol[16], share[24] = "";
 	const char *tn = o->thread_name ? o->thread_name(o->name_ctx, r->w.pid, r->w.tid) : NULL;
 
 	if (tn && tn[0]) {
-		char esc[64];
+		char esc[HT_ESC_SIZE(16)];
 
-		snprintf(thread, sizeof(thread), "%s, ", ht_escape_name(tn, esc, sizeof(esc)));
+		snprintf(thread, sizeof(thread), "%s, ", ht_escape(esc, sizeof(esc), tn, HT_ESC_TEXT));
 	}
 	ht_exit_fmt_ns(wait, sizeof(wait), r->w.wait_ns);
 	ht_exit_fmt_ns(pre, sizeof(pre), r->w.preempt_ns);
@@ -173,7 +173,7 @@ static uint64_t vcpu_exits(const struct ht_exit_series *from, const struct ht_ex
 static void vm_block(struct view *v, const struct ht_exit_table *t, uint32_t pid, const struct ht_exit_series *from,
 		     const struct ht_exit_series *to, const struct ht_exit_view_opts *o, struct ht_exit_series *scratch)
 {
-	char name[160] = "", rate[24], esc[130];
+	char name[HT_ESC_SIZE(64) + 2] = "", rate[24], esc[HT_ESC_SIZE(64)];
 	const char *vm = o->vm_name ? o->vm_name(o->name_ctx, pid) : NULL;
 	uint64_t total = 0, in_host = 0;
 
@@ -182,7 +182,7 @@ static void vm_block(struct view *v, const struct ht_exit_table *t, uint32_t pid
 		in_host += s->in_host_at_end;
 	}
 	if (vm && vm[0])
-		snprintf(name, sizeof(name), "%s ", ht_escape_name(vm, esc, sizeof(esc)));
+		snprintf(name, sizeof(name), "%s ", ht_escape(esc, sizeof(esc), vm, HT_ESC_TEXT));
 	fmt_rate(rate, sizeof(rate), total, o->elapsed_ns);
 	line(v, "%s", "");
 	if (in_host)

@@ -3,7 +3,7 @@
  * Exit statistics as text: per VM, its exits per reason (count, rate,
  * min/p50/p99/max time in the host) and its vCPUs' waiting and switching;
  * for the live view of record --exits and for report --exits. Names pass
- * through ht_escape_name. Percentiles are log2 bucket bounds, printed as
+ * through ht_escape (common/escape.h). Percentiles are log2 bucket bounds, printed as
  * "<=" values; min and max are exact where the table knows them.
  */
 #ifndef HT_EXIT_VIEW_H

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "exits/exit_reasons.h"
-#include "exits/name_escape.h"
+#include "common/escape.h"
 
 int ht_metrics_registry_init(struct ht_metrics_registry *r, size_t max_sets, bool with_index)
 {
@@ -59,13 +59,13 @@ int ht_metrics_registry_enable_exits(struct ht_metrics_registry *r, bool per_vcp
 	return 0;
 }
 
-/* The label value of a VM: its name made printable (ht_escape_name), or "pid N". */
+/* The label value of a VM: its name made printable (ht_escape, as every output shows it), or "pid N". */
 static void vm_label_of(char *out, uint32_t pid, const char *(*vm_label)(void *, uint32_t), void *ctx)
 {
 	const char *name = vm_label ? vm_label(ctx, pid) : NULL;
 
 	if (name && name[0])
-		ht_escape_name(name, out, HT_METRICS_VM_LABEL);
+		ht_escape(out, HT_METRICS_VM_LABEL, name, HT_ESC_TEXT);
 	else
 		snprintf(out, HT_METRICS_VM_LABEL, "pid %" PRIu32, pid);
 }
@@ -457,7 +457,7 @@ static void exit_labels(const struct ht_metrics_exit_set *x, bool other, bool pe
 
 static void render_exit_histogram(FILE *out, const struct ht_metrics_exit_set *x, bool other, bool per_vcpu)
 {
-	char labels[512], le[32], sum[32];
+	char labels[2 * HT_METRICS_VM_LABEL + 160], le[32], sum[32];
 	uint64_t cum = 0;
 
 	exit_labels(x, other, per_vcpu, labels, sizeof(labels));
@@ -486,7 +486,7 @@ static void vcpu_labels(const struct ht_metrics_vcpu_set *v, bool other, char *o
 
 static void render_exits(FILE *out, struct ht_metrics_exits *e)
 {
-	char labels[512], secs[32];
+	char labels[2 * HT_METRICS_VM_LABEL + 64], secs[32];
 
 	qsort(e->sets, e->nsets, sizeof(*e->sets), cmp_exit_sets);
 	qsort(e->vcpus, e->nvcpus, sizeof(*e->vcpus), cmp_vcpu_sets);

@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "common/escape.h"
 #include "exits/exit_table.h"
 #include "hist/latency_hist.h"
 #include "hypertrace/record.h"
@@ -66,7 +67,7 @@ struct ht_metrics_set {
 #define HT_METRICS_EXIT_BUCKETS (HT_EXIT_SLOTS - 1)
 #define HT_METRICS_MAX_EXIT_SETS 1024
 #define HT_METRICS_MAX_VCPU_SETS 1024
-#define HT_METRICS_VM_LABEL 136 /* a VM name escaped for a terminal (ht_escape_name), NUL included */
+#define HT_METRICS_VM_LABEL HT_ESC_SIZE(64) /* a VM name (64 bytes) escaped for a terminal, NUL included */
 
 struct ht_metrics_exit_set {
 	char vm[HT_METRICS_VM_LABEL];

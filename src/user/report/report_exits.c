@@ -15,7 +15,7 @@
 #include "cli.h"
 #include "exits/exit_reasons.h"
 #include "exits/exit_view.h"
-#include "exits/name_escape.h"
+#include "common/escape.h"
 #include "tracefile/trace_reader.h"
 
 struct exits_reading {
@@ -100,29 +100,11 @@ static void select_rows(struct ht_exit_table *t, const struct ht_selection *sel,
 	t->nthreads = n;
 }
 
-static void csv_field(const char *v)
-{
-	if (!strpbrk(v, ",\"\r\n")) {
-		fputs(v, stdout);
-		return;
-	}
-	putchar('"');
-	for (; *v; v++) {
-		if (*v == '"')
-			putchar('"');
-		putchar(*v);
-	}
-	putchar('"');
-}
-
+/* A JSON string: valid JSON whatever v holds (names are the VM owner's, docs/exports.md). */
 static void json_string(const char *v)
 {
 	putchar('"');
-	for (; *v; v++) {
-		if (*v == '"' || *v == '\\')
-			putchar('\\');
-		putchar(*v); /* escaped names hold no control bytes and only valid UTF-8 */
-	}
+	ht_escape_fputs(stdout, v, HT_ESC_JSON);
 	putchar('"');
 }
 
@@ -137,15 +119,16 @@ static void print_rows(enum ht_report_mode mode, const struct ht_exit_table *t, 
 	for (size_t i = 0; i < t->nseries; i++) {
 		const struct ht_exit_series *s = &t->series[i];
 		const char *vm = ht_reader_vm_name(reader, s->key.pid);
-		char name[160], reason[48];
+		const char *name = vm ? vm : "";
+		char reason[48];
 
-		ht_escape_name(vm ? vm : "", name, sizeof(name));
 		ht_exit_reason_format(reason, sizeof(reason), s->key.isa, s->key.reason);
 		if (mode == HT_REPORT_CSV) {
+			/* Text fields as every CSV of report writes them: quoted, escaped, formulas neutralised. */
 			printf("%u,", s->key.pid);
-			csv_field(name);
+			ht_csv_fputs(stdout, name);
 			printf(",%u,%s,%u,", (unsigned int)s->key.vcpu, ht_isa_name(s->key.isa), s->key.reason);
-			csv_field(reason);
+			ht_csv_fputs(stdout, reason);
 			printf(",%llu,%llu,%llu,%llu,%llu,%llu", (unsigned long long)s->h.count,
 			       (unsigned long long)s->h.total_ns, (unsigned long long)ht_exit_min(s),
 			       (unsigned long long)ht_exit_percentile(s, 50), (unsigned long long)ht_exit_percentile(s, 99),

@@ -8,7 +8,7 @@
 #include <time.h>
 #include "exits/exit_reasons.h"
 #include "exits/exit_view.h"
-#include "exits/name_escape.h"
+#include "common/escape.h"
 #include "hypertrace/record.h"
 
 static const char *const sort_names[HT_TOP_NSORTS] = {
@@ -34,7 +34,7 @@ bool ht_top_sort_parse(const char *arg, enum ht_top_sort *out)
 
 struct vm_row {
 	uint32_t pid;
-	char name[96];             /* escaped */
+	char name[HT_ESC_SIZE(64)]; /* escaped */
 	uint64_t hcalls;
 	struct ht_exit_series sum; /* every exit of the VM in the interval */
 	uint64_t wait_ns;
@@ -154,7 +154,7 @@ static void columns(char *buf, size_t len, const struct ht_exit_series *s, uint6
 static void vm_details(struct frame *f, const struct vm_row *r, const struct ht_exit_table *interval,
 		       const struct ht_exit_table *total, const struct ht_top_view_opts *o)
 {
-	char cols[96], name[64], esc[40];
+	char cols[96], name[HT_ESC_SIZE(16) + 16], esc[HT_ESC_SIZE(16)];
 
 	if (o->vcpus) {
 		for (size_t i = 0; i < total->nthreads; i++) {
@@ -176,7 +176,7 @@ static void vm_details(struct frame *f, const struct vm_row *r, const struct ht_
 					wait = interval->threads[k].w.wait_ns;
 			const char *tn = o->thread_name ? o->thread_name(o->ctx, t->w.pid, t->w.tid) : NULL;
 			snprintf(name, sizeof(name), "vCPU %u %s", (unsigned int)t->w.vcpu,
-				 ht_escape_name(tn ? tn : "", esc, sizeof(esc)));
+				 ht_escape(esc, sizeof(esc), tn ? tn : "", HT_ESC_TEXT));
 			columns(cols, sizeof(cols), &s, hc, wait_pct(wait, o->interval_ns, 1), true, o->interval_ns);
 			row(f, "%7u   %-18.18s %s", t->w.tid, name, cols);
 		}
@@ -234,7 +234,7 @@ static bool row_for(struct vm_row *rows, size_t *n, uint32_t pid, const struct h
 	r->pid = pid;
 	r->sum.minmax_exact = true;
 	const char *name = o->vm_name ? o->vm_name(o->ctx, pid) : NULL;
-	ht_escape_name(name ? name : "", r->name, sizeof(r->name));
+	ht_escape(r->name, sizeof(r->name), name ? name : "", HT_ESC_TEXT);
 	return true;
 }
 
@@ -299,7 +299,10 @@ int ht_top_view_write(FILE *out, const struct ht_exit_table *interval, const str
 
 		columns(cols, sizeof(cols), &r->sum, r->hcalls, wait_pct(r->wait_ns, o->interval_ns, r->threads),
 			r->threads > 0, o->interval_ns);
-		row(&f, "%7u %-20.20s %s", r->pid, r->name[0] ? r->name : "?", cols);
+		/* The name cut to its column between two characters, never inside one. */
+		const char *nm = r->name[0] ? r->name : "?";
+		int cut = (int)ht_utf8_prefix(nm, 20);
+		row(&f, "%7u %.*s%*s %s", r->pid, cut, nm, 20 - cut, "", cols);
 		vm_details(&f, r, interval, total, o);
 	}
 	if (f.dropped) {
