@@ -19,7 +19,7 @@
 
 static const char top_help[] =
 	"Usage: hypertrace-bpf top [-d SECONDS] [-n N] [-b] [-o KEY] [--vcpus] [--reasons]\n"
-	"                          [-p PID | --vm NAME] [-v]\n"
+	"                          [-p PID | --vm NAME] [-c N] [-v]\n"
 	"\n"
 	"Every VM of the host, live: one row per VM process (its QEMU -name, else its\n"
 	"process name, and pid) with exits/s, the p50 and p99 time in the host of its\n"
@@ -37,6 +37,7 @@ static const char top_help[] =
 	"      --reasons        start with a row per exit reason under each VM\n"
 	"  -p, --pid PID        only this VM process\n"
 	"      --vm NAME        only the QEMU started with -name NAME\n"
+	"  -c, --vcpu N         only vCPU id N\n"
 	"  -v, --verbose        libbpf debug output and the verifier log\n"
 	"  -h, --help           this help\n"
 	"\n"
@@ -57,6 +58,7 @@ static const struct option top_longopts[] = {
 	{ "reasons", no_argument, NULL, OPT_REASONS },
 	{ "pid", required_argument, NULL, 'p' },
 	{ "vm", required_argument, NULL, OPT_VM },
+	{ "vcpu", required_argument, NULL, 'c' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -75,7 +77,7 @@ int ht_cmd_top(int argc, char **argv)
 	ht_filters_default(&topts.filters);
 	opterr = 0;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":d:n:bo:p:vh", top_longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":d:n:bo:p:c:vh", top_longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'd':
 			if (!ht_parse_seconds(optarg, 86400, &o.interval_s) || o.interval_s < 0.1)
@@ -104,6 +106,12 @@ int ht_cmd_top(int argc, char **argv)
 				return ht_usage_error("top", "invalid --pid '%s': expected a process id", optarg);
 			topts.filters.tgid_on = true;
 			topts.filters.tgid = (__u32)v;
+			break;
+		case 'c':
+			if (!ht_parse_u64(optarg, 0, UINT16_MAX, &v))
+				return ht_usage_error("top", "invalid --vcpu '%s': expected a vCPU id 0..65535", optarg);
+			topts.filters.vcpu_on = true;
+			topts.filters.vcpu = (__u32)v;
 			break;
 		case OPT_VM:
 			if (!optarg[0])
