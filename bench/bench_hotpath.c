@@ -29,10 +29,11 @@ enum { EMPTY, EXIT_NOMATCH, ENTRY_NOMATCH, FUSED, HASH_EXIT_NOMATCH, HASH_ENTRY_
        /* Not programs of their own: EXIT_NOMATCH, ENTRY_NOMATCH or SWITCH_OUT with a slot armed or a state moved (see the rounds). */
        EXIT_ARMED_ELSEWHERE, SWITCH_WHILE_MOVED, ENTRY_ARMED_ELSEWHERE, SWITCH_OUT_ARMED_ELSEWHERE,
        /* --exits: programs of the second instance, loaded with exits_on. */
-       FLOOR_PAIR, EXITS_PAIR, SWITCH_EXITS, SWITCH_VCPUS, NCASES };
+       FLOOR_PAIR, EXITS_PAIR, SWITCH_EXITS, SWITCH_VCPUS, WAKEUP_EXITS, NCASES };
 /* The BENCH_* case of hotpath.bpf.c each --exits case runs (its enum goes on after BENCH_SWITCH_OUT). */
 static const int exits_case_prog[] = { [FLOOR_PAIR - FLOOR_PAIR] = SWITCH_OUT + 1, [EXITS_PAIR - FLOOR_PAIR] = SWITCH_OUT + 2,
-				       [SWITCH_EXITS - FLOOR_PAIR] = SWITCH_OUT, [SWITCH_VCPUS - FLOOR_PAIR] = SWITCH_OUT + 3 };
+				       [SWITCH_EXITS - FLOOR_PAIR] = SWITCH_OUT, [SWITCH_VCPUS - FLOOR_PAIR] = SWITCH_OUT + 3,
+				       [WAKEUP_EXITS - FLOOR_PAIR] = SWITCH_OUT + 4 };
 static const char *const names[NCASES] = {
 	"empty handler (floor)", "kvm_exit, not a hypercall", "kvm_entry, nothing armed",
 	"fused hypercall (exit+hcall+entry+ringbuf)",
@@ -51,6 +52,7 @@ static const char *const names[NCASES] = {
 	"--exits: kvm_exit (not a hypercall) + kvm_entry",
 	"--exits: sched_switch, not a vCPU thread",
 	"--exits: sched_switch between two vCPU threads",
+	"--exits: sched_wakeup, not a vCPU thread",
 };
 #define ROUNDS 41
 
@@ -341,6 +343,11 @@ int main(void)
 	printf("INFO   %-52s %6.2fx  (quartiles %.2f-%.2f; fastest rounds %.2fx)\n",
 	       "--exits: sched_switch between vCPU threads, vs without", swv_ratio.median, swv_ratio.q1, swv_ratio.q3,
 	       med[SWITCH_VCPUS] / med[SWITCH_OUT]);
+	/* Without --exits there is no sched_wakeup program: the whole program is its cost, against the floor. */
+	struct ratio wk_ratio = paired_ratio(ns[WAKEUP_EXITS], ns[EMPTY]);
+	printf("INFO   %-52s %6.2fx  (quartiles %.2f-%.2f; fastest rounds %.2fx)\n",
+	       "--exits: sched_wakeup, not a vCPU thread, vs empty", wk_ratio.median, wk_ratio.q1, wk_ratio.q3,
+	       med[WAKEUP_EXITS] / med[EMPTY]);
 	return_value_cost(skel);
 	ring_buffer__free(rb);
 	ring_buffer__free(exits_rb);

@@ -43,6 +43,7 @@ enum bench_case {
 	BENCH_FLOOR_PAIR,        /* two empty handler dispatches and two clock reads */
 	BENCH_EXITS_PAIR,        /* kvm_exit (not a hypercall) + kvm_entry with --exits */
 	BENCH_SWITCH_VCPUS,      /* two switches between two vCPU threads (per switch: half) */
+	BENCH_WAKEUP_PLAIN,      /* sched_wakeup of a thread that is no vCPU thread */
 };
 
 struct bench_args {
@@ -115,6 +116,11 @@ static __noinline int call_vcpu_switch(__u32 from, __u32 to)
 	return 0;
 }
 LOOP_CALLBACK(cb_switch_vcpus) { call_vcpu_switch(0, 1); call_vcpu_switch(1, 0); return 0; }
+
+/* A wake-up of a thread that is no vCPU thread (the real program reads its tid from the woken task). */
+__u32 bench_plain_tid = 1;
+static __noinline int call_wakeup(__u32 tid) { return handle_sched_wakeup(tid, 0); }
+LOOP_CALLBACK(cb_wakeup_plain) { call_wakeup(bench_plain_tid); return 0; }
 LOOP_CALLBACK(cb_empty) { empty_handler(EXIT_OTHER); return 0; }
 LOOP_CALLBACK(cb_exit_nomatch) { call_exit(EXIT_OTHER); return 0; }
 LOOP_CALLBACK(cb_entry_nomatch) { call_entry(ENTRY); return 0; }
@@ -246,6 +252,7 @@ int bench_run(struct bench_args *args)
 	case BENCH_FLOOR_PAIR: bpf_loop(n, cb_floor_pair, NULL, 0); break;
 	case BENCH_EXITS_PAIR: bpf_loop(n, cb_exits_pair, NULL, 0); break;
 	case BENCH_SWITCH_VCPUS: bpf_loop(n, cb_switch_vcpus, NULL, 0); break;
+	case BENCH_WAKEUP_PLAIN: bpf_loop(n, cb_wakeup_plain, NULL, 0); break;
 	default: return 1;
 	}
 	bench_elapsed_ns = bpf_ktime_get_ns() - t0;
