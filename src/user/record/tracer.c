@@ -386,7 +386,7 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 	 * and move between CPUs as real ones do: the sched programs that move
 	 * their states with them (see cpu_states) run from the start.
 	 */
-	if (opts->synthetic && (ret = attach_programs(t, false, err, errlen))) {
+	if (opts->synthetic && !opts->synthetic_switches_only && (ret = attach_programs(t, false, err, errlen))) {
 		ht_tracer_destroy(t);
 		return ret;
 	}

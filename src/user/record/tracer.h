@@ -88,6 +88,12 @@ struct ht_tracer_opts {
 	bool aggregate_by_nr;        /* aggregate_only, HT_AGG_BY_VCPU: nr index in the key too */
 	bool exits;                  /* every exit's time in the host and the vCPU threads' waiting (record --exits) */
 	bool synthetic;              /* also load the synthetic-event programs, and attach the sched programs */
+	/*
+	 * synthetic: leave the sched programs detached (ht_tracer_attach attaches
+	 * them): only synthetic switches move states, for tests that play every
+	 * switch themselves on one CPU, where a real one would only add noise.
+	 */
+	bool synthetic_switches_only;
 	bool verbose;                /* libbpf debug output and verifier log on stderr */
 };
 
