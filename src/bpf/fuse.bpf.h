@@ -382,14 +382,22 @@ static __noinline int move_out(struct task_struct *prev, struct vcpu_state *slot
 	return 0;
 }
 
-/* next, switched in, was switched out armed: its state comes back into this CPU's slot. */
+/*
+ * next, switched in, was switched out armed: its fusion state comes back
+ * into this CPU's slot. Only that part: the slot's --exits fields are the
+ * CPU's (its open exit went with the thread into vcpu_threads when it was
+ * switched out), and a stale copy of them here would hand that exit to the
+ * thread switched out next.
+ */
 static __noinline int move_in(struct task_struct *next, struct vcpu_state *slot)
 {
 	__u32 tid = next->pid;
 	struct vcpu_state *st = bpf_map_lookup_elem(&moved_states, &tid);
 
 	if (st) {
-		__builtin_memcpy(slot, st, sizeof(*slot));
+		slot->rec = st->rec;
+		slot->hcall_ns = st->hcall_ns;
+		slot->phase = st->phase;
 		bpf_map_delete_elem(&moved_states, &tid);
 		__sync_fetch_and_add(&armed_moved, -1);
 	}

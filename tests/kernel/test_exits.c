@@ -437,6 +437,44 @@ static void a_hypercall_with_exits_on_is_still_one_fused_record(void)
 	CHECK_EQ_U64(one.nr, 1000);
 }
 
+/*
+ * A hypercall whose window (exit to entry) spans real switches: the thread
+ * sleeps armed, so sched_switch moves its fusion state out and back in, and
+ * its open exit out into its vcpu_threads entry. Coming back must bring the
+ * fusion state only: the exit went with the thread, and a stale copy of it
+ * in the slot would be handed to whichever thread is switched out next,
+ * making that thread (the idle task, a kernel thread, any) a vCPU thread of
+ * this VM with an exit that never ends. One exit, one record, one vCPU
+ * thread, nothing left open.
+ */
+static void a_hypercall_armed_across_real_switches_leaves_no_exit_behind(void)
+{
+	__u32 me = (__u32)gettid(), pid = (__u32)getpid();
+	char err[512];
+	int ret;
+
+	LOAD(t, exits_tracer(SVM, NULL));
+	CHECK(ht_tracer_attach(t, err, sizeof(err)) == 0, "%s", err); /* the real switches */
+	ret = ht_synth_exit(&layout, t, SVM, HT_SVM_EXIT_CODE_VMMCALL, 0x1000, 1);
+	for (int i = 0; i < 3 && !ret; i++)
+		usleep(2000); /* switched out armed, and in again */
+	ret = ret ?: ht_synth_hypercall(&layout, t, 1000, 1, 2, 3, 4);
+	ret = ret ?: ht_synth_entry(&layout, t, 1, 0x1003);
+	CHECK(ret == 0, "events");
+	CHECK(read_series(t) == 0, "read");
+	CHECK_EQ_U64(ngot, 1);
+	const struct ht_exit_hist *h = find(pid, 1, SVM, HT_SVM_EXIT_CODE_VMMCALL);
+	CHECK(h && h->count == 1, "the hypercall's exit was not counted once");
+	nopen = 0;
+	CHECK(ht_tracer_read_open_exits(t, keep_open, NULL) == 0, "read open exits");
+	CHECK(nopen == 0, "%zu exits left open, the first of pid %u vCPU %u", nopen, open_keys[0].pid,
+	      (unsigned int)open_keys[0].vcpu);
+	nwaits = 0;
+	ht_tracer_read_vcpu_waits(t, keep_wait, NULL);
+	CHECK(nwaits == 1 && waits[0].tid == me, "%zu vCPU threads, the first tid %u; want only this thread (%u)",
+	      nwaits, nwaits ? waits[0].tid : 0, me);
+}
+
 static int thread_result;
 
 static void *exit_then_block_then_die(void *arg)
@@ -504,6 +542,7 @@ int main(void)
 	RUN(the_sampler_keeps_the_selected_vcpu_threads);
 	RUN(open_exits_are_read_after_the_end);
 	RUN(a_hypercall_with_exits_on_is_still_one_fused_record);
+	RUN(a_hypercall_armed_across_real_switches_leaves_no_exit_behind);
 	RUN(a_vcpu_thread_that_exits_is_forgotten);
 	return ht_test_exit_status();
 }
