@@ -2,11 +2,15 @@
 /*
  * Writes trace files for the export tests.
  *
- *   trace_gen synth FILE [--calls N] [--drops]   N (default 300) hypercalls
+ *   trace_gen synth FILE [--calls N] [--drops] [--exits]   N (default 300) hypercalls
  *       on each of 3 vCPU threads (2 nr values, 64-bit arguments above 2^53)
  *       run through the real BPF handlers as synthetic events, drained by the
  *       real recording into FILE. --drops: 100 calls each into a one-page ring
- *       buffer that overflows, so the trailer counts drops. Needs root.
+ *       buffer that overflows, so the trailer counts drops. --exits: as
+ *       record --exits writes it, the hypercalls' exits counted too: an EXITS
+ *       block between the records of the first and the second half of the
+ *       calls, and the final one before the trailer; the threads run one
+ *       after the other (see run_round). Needs root.
  *   trace_gen bulk FILE N [--wide] [--compress]   N records of 4 vCPU threads
  *       written with the trace file writer (no BPF): a large input for memory
  *       tests. --wide: latencies spread over 4 us .. 1 ms, higher on higher
@@ -30,7 +34,9 @@
 #include <string.h>
 #include <unistd.h>
 #include "common/parse_number.h"
+#include "common/util.h"
 #include "hypertrace/guest.h"
+#include "record/exit_sampler.h"
 #include "record/recording.h"
 #include "record/tracer.h"
 #include "synth.h"
@@ -43,6 +49,7 @@
 static struct ht_synth_layout layout;
 static struct ht_tracer *tracer;
 static unsigned int calls_per_thread = CALLS_PER_THREAD;
+static unsigned int calls_from, calls_to; /* the calls of the current round: [from, to) */
 static int thread_errors;
 
 static void *vcpu_thread(void *arg)
@@ -50,7 +57,7 @@ static void *vcpu_thread(void *arg)
 	__u32 vcpu = (__u32)(unsigned long)arg;
 	int err = 0;
 
-	for (__u64 i = 0; i < calls_per_thread; i++) {
+	for (__u64 i = calls_from; i < calls_to; i++) {
 		__u64 rip = 0x7f0000001000ull + vcpu * 0x100 + (i % 4);
 		err |= ht_synth_exit(&layout, tracer, HT_ISA_SVM, HT_SVM_EXIT_CODE_VMMCALL, rip, vcpu);
 		err |= ht_synth_hypercall(&layout, tracer, i % 5 ? 1000 : 1001, KERNEL_ADDRESS + i,
@@ -62,15 +69,49 @@ static void *vcpu_thread(void *arg)
 	return NULL;
 }
 
-static int synth(const char *path, bool drops)
+/*
+ * One round of calls [from, to) on every vCPU thread: at once, or one thread
+ * after the other. A synthetic event's program can be preempted half-way
+ * (BPF_PROG_TEST_RUN only disables migration; a tracepoint's program runs
+ * with preemption off), and --exits keeps its open exit in the CPU's slot:
+ * another of these threads running in that gap would find it half-written,
+ * which no real kvm_exit can cause. One thread at a time keeps every event
+ * whole as far as the programs can tell.
+ */
+static void run_round(unsigned int from, unsigned int to, bool one_at_a_time)
 {
-	struct ht_tracer_opts o = { .isa = HT_ISA_SVM, .synthetic = true,
+	pthread_t th[THREADS];
+
+	calls_from = from;
+	calls_to = to;
+	for (unsigned long i = 0; i < THREADS; i++) {
+		pthread_create(&th[i], NULL, vcpu_thread, (void *)i);
+		if (one_at_a_time)
+			pthread_join(th[i], NULL);
+	}
+	for (int i = 0; i < THREADS && !one_at_a_time; i++)
+		pthread_join(th[i], NULL);
+}
+
+/* --exits: the final EXITS block, as record writes it (programs detached, before the trailer). */
+static void final_exits(void *ctx, struct ht_writer *writer)
+{
+	struct ht_exit_sampler *s = ctx;
+
+	(void)writer;
+	if (ht_exit_sampler_sample(s, ht_monotonic_ns(), true))
+		__atomic_fetch_add(&thread_errors, 1, __ATOMIC_RELAXED);
+}
+
+static int synth(const char *path, bool drops, bool exits)
+{
+	struct ht_tracer_opts o = { .isa = HT_ISA_SVM, .synthetic = true, .exits = exits,
 				    .ringbuf_bytes = drops ? 4096 : HT_DEFAULT_RINGBUF_BYTES };
+	struct ht_exit_sampler sampler;
 	struct ht_file_header hdr;
 	struct ht_recording rec;
 	struct ht_trailer trailer;
 	struct ht_writer *w;
-	pthread_t th[THREADS];
 	char err[512];
 	int ret;
 
@@ -91,16 +132,33 @@ static int synth(const char *path, bool drops)
 		fprintf(stderr, "trace_gen: %s\n", err);
 		return 1;
 	}
+	if (exits) {
+		if (ht_exit_sampler_init(&sampler, tracer, w, ht_monotonic_ns())) {
+			fprintf(stderr, "trace_gen: out of memory\n");
+			return 1;
+		}
+		rec.before_close = final_exits;
+		rec.before_close_ctx = &sampler;
+	}
 	if (drops)
 		calls_per_thread = 100; /* 46 records fit in one page: the rest is dropped */
-	for (unsigned long i = 0; i < THREADS; i++)
-		pthread_create(&th[i], NULL, vcpu_thread, (void *)i);
-	for (int i = 0; i < THREADS; i++)
-		pthread_join(th[i], NULL);
+	if (exits) {
+		/* The first half's records drained, then an EXITS block, then the second half. */
+		run_round(0, calls_per_thread / 2, true);
+		while ((ret = ht_recording_pump(&rec, 0)) > 0)
+			;
+		if (ret < 0 || ht_exit_sampler_sample(&sampler, ht_monotonic_ns(), false))
+			thread_errors++;
+		run_round(calls_per_thread / 2, calls_per_thread, true);
+	} else {
+		run_round(0, calls_per_thread, false);
+	}
 	ret = ht_recording_finish(&rec, &trailer);
+	if (exits)
+		ht_exit_sampler_free(&sampler);
 	ht_tracer_destroy(tracer);
 	if (ret || thread_errors) {
-		fprintf(stderr, "trace_gen: recording failed: %s\n", ret ? strerror(-ret) : "a synthetic event failed");
+		fprintf(stderr, "trace_gen: recording failed: %s\n", ret ? strerror(-ret) : "a synthetic event or an exit sample failed");
 		return 1;
 	}
 	printf("%llu records, %llu dropped\n", (unsigned long long)trailer.records,
@@ -327,16 +385,18 @@ int main(int argc, char **argv)
 	uint64_t n;
 
 	if (argc >= 3 && !strcmp(argv[1], "synth")) {
-		bool drops = false;
+		bool drops = false, exits = false;
 		for (int i = 3; i < argc; i++) {
 			if (!strcmp(argv[i], "--drops"))
 				drops = true;
+			else if (!strcmp(argv[i], "--exits"))
+				exits = true;
 			else if (!strcmp(argv[i], "--calls") && i + 1 < argc && ht_parse_u64(argv[i + 1], 1, 100000, &n))
 				calls_per_thread = (unsigned int)n, i++;
 			else
 				goto usage;
 		}
-		return synth(argv[2], drops);
+		return synth(argv[2], drops, exits);
 	}
 	if (argc >= 3 && !strcmp(argv[1], "guest")) {
 		unsigned int rounds = 50;
@@ -359,7 +419,7 @@ int main(int argc, char **argv)
 		return bulk(argv[2], n, wide, compress);
 	}
 usage:
-	fprintf(stderr, "usage: trace_gen synth FILE [--calls N] [--drops] | trace_gen bulk FILE N [--wide] [--compress]"
+	fprintf(stderr, "usage: trace_gen synth FILE [--calls N] [--drops] [--exits] | trace_gen bulk FILE N [--wide] [--compress]"
 			" | trace_gen guest FILE [--rounds N]\n");
 	return 2;
 }
