@@ -78,6 +78,13 @@ static struct ratio_result { double median, q1, q3; } paired(double a[ROUNDS], d
 	return (struct ratio_result){ r[ROUNDS / 2], r[ROUNDS / 4], r[3 * ROUNDS / 4] };
 }
 
+/* The target's line, as bench/run collects it: at most limit times the reference. */
+static void verdict(const char *what, struct ratio_result r, double limit)
+{
+	printf("TARGET %-52s %6.2fx  (limit %.2fx; quartiles %.2f-%.2f)  %s\n", what, r.median, limit, r.q1, r.q3,
+	       r.median <= limit ? "met" : "NOT MET");
+}
+
 int main(void)
 {
 	struct ht_tracer_opts o = { .isa = HT_ISA_SVM, .synthetic = true, .exits = true, .aggregate_only = true,
@@ -122,9 +129,7 @@ int main(void)
 	printf("  %-52s %10.1f\n", "64 series, 20000 exits in the interval", once[ROUNDS / 2] / 1e3);
 	printf("  %-52s %10.1f\n", "64 series, 40000 exits in the interval", twice[ROUNDS / 2] / 1e3);
 	printf("  %-52s %10.1f\n", "640 series, 20000 exits in the interval", wide[ROUNDS / 2] / 1e3);
-	printf("TARGET %-52s %6.2fx  (limit 1.10x; quartiles %.2f-%.2f)  %s\n",
-	       "--exits: user CPU per interval, 2x the exit rate", rate.median, rate.q1, rate.q3,
-	       rate.median <= 1.1 ? "met" : "NOT MET");
+	verdict("--exits: user CPU per interval, 2x the exit rate", rate, 1.1);
 	printf("INFO   %-52s %6.2fx\n", "--exits: user CPU per interval, 10x the series", wide[ROUNDS / 2] / once[ROUNDS / 2]);
 	ht_exit_sampler_free(&s);
 	ht_tracer_destroy(t);

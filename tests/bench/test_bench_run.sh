@@ -48,6 +48,7 @@ EOF
 	chmod +x "$1"
 }
 stub "$work/out/bench/bench_hotpath" 1
+stub "$work/out/bench/bench_exits" 1b
 stub "$work/out/bench/bench_drain" 2
 stub "$work/out/bench/bench_producers" 2b
 stub "$work/scripts/perfetto_memory.sh" 4b
