@@ -6,8 +6,8 @@
  * prunes what they turn off, so each combination is a different program to
  * verify: the kvm_exit program (VMX, SVM, or generic for --exit-reason with
  * either ISA's pre-filter), records or aggregate-only (--no-file) with each
- * grouping (and per nr, for --metrics), records and --no-file --metrics with --exits too, the
- * wake-up policy, and the filters (--nr list, -p, --vcpu): none
+ * grouping (and per nr, for --metrics), the wake-up policy, each of these
+ * without and with --exits, and the filters (--nr list, -p, --vcpu): none
  * and all of them everywhere, each alone in both kinds of output.
  *
  * One test per kvm_exit program and mode; a failure names the configuration
@@ -25,11 +25,21 @@
 enum exit_prog { PROG_VMX, PROG_SVM, PROG_GENERIC_VMX, PROG_GENERIC_SVM };
 static const char *const exit_prog_names[] = { "vmx", "svm", "generic_vmx", "generic_svm" };
 
-enum mode { MODE_RECORDS, MODE_RECORDS_KERNEL_WAKEUP, MODE_RECORDS_EXITS, MODE_AGG, MODE_AGG_PER_VCPU,
-	    MODE_AGG_PER_VM, MODE_AGG_METRICS, MODE_AGG_METRICS_EXITS };
-static const char *const mode_names[] = { "records", "records_kernel_wakeup", "records_exits", "no_file",
-					  "no_file_per_vcpu", "no_file_per_vm", "no_file_metrics",
-					  "no_file_metrics_exits" };
+/*
+ * The modes: records (and with the kernel's wake-up policy), --no-file with
+ * each grouping, --no-file --metrics; each without and with --exits, which
+ * adds its code to the kvm_exit, kvm_entry and sched_switch programs (and
+ * the sched_wakeup program) whatever else is on.
+ */
+enum mode { MODE_RECORDS, MODE_RECORDS_KERNEL_WAKEUP, MODE_AGG, MODE_AGG_PER_VCPU, MODE_AGG_PER_VM,
+	    MODE_AGG_METRICS, MODE_RECORDS_EXITS, MODE_RECORDS_KERNEL_WAKEUP_EXITS, MODE_AGG_EXITS,
+	    MODE_AGG_PER_VCPU_EXITS, MODE_AGG_PER_VM_EXITS, MODE_AGG_METRICS_EXITS };
+static const char *const mode_names[] = { "records", "records_kernel_wakeup", "no_file", "no_file_per_vcpu",
+					  "no_file_per_vm", "no_file_metrics", "records_exits",
+					  "records_kernel_wakeup_exits", "no_file_exits", "no_file_per_vcpu_exits",
+					  "no_file_per_vm_exits", "no_file_metrics_exits" };
+#define MODE_FIRST_EXITS MODE_RECORDS_EXITS
+_Static_assert(MODE_AGG_METRICS_EXITS - MODE_FIRST_EXITS == MODE_AGG_METRICS, "each mode has its --exits twin");
 
 enum filter_set { FILTERS_NONE, FILTER_NR_LIST, FILTER_PID, FILTER_VCPU, FILTERS_ALL, FILTER_SETS };
 static const char *const filter_names[] = { "no filter", "--nr x8", "-p", "--vcpu", "all filters" };
@@ -59,18 +69,17 @@ static void config_opts(struct ht_tracer_opts *o, enum exit_prog prog, enum mode
 		o->filters.vcpu_on = true;
 		o->filters.vcpu = 1;
 	}
-	/* As record sets them: a small ring for --no-file, the default wake-up threshold. */
-	o->ringbuf_bytes = mode >= MODE_AGG ? 4096 : 1u << 20;
-	o->wakeup_bytes = mode == MODE_RECORDS_KERNEL_WAKEUP ? 0 : ht_wakeup_bytes_for(o->ringbuf_bytes);
-	o->aggregate_only = mode >= MODE_AGG;
-	o->group_by = mode == MODE_AGG_PER_VCPU || mode == MODE_AGG_METRICS ? HT_AGG_BY_VCPU :
-		      mode == MODE_AGG_PER_VM ? HT_AGG_BY_VM : HT_AGG_BY_NONE;
-	/* --no-file --metrics: per vCPU and per selected nr. */
-	o->aggregate_by_nr = mode == MODE_AGG_METRICS || mode == MODE_AGG_METRICS_EXITS;
-	if (mode == MODE_AGG_METRICS_EXITS)
-		o->group_by = HT_AGG_BY_VCPU;
 	/* --exits: every exit's time in the host, the vCPU threads' waiting (and the sched_wakeup program). */
-	o->exits = mode == MODE_RECORDS_EXITS || mode == MODE_AGG_METRICS_EXITS;
+	o->exits = mode >= MODE_FIRST_EXITS;
+	enum mode base = o->exits ? (enum mode)(mode - MODE_FIRST_EXITS) : mode;
+	/* As record sets them: a small ring for --no-file, the default wake-up threshold. */
+	o->aggregate_only = base >= MODE_AGG;
+	o->ringbuf_bytes = o->aggregate_only ? 4096 : 1u << 20;
+	o->wakeup_bytes = base == MODE_RECORDS_KERNEL_WAKEUP ? 0 : ht_wakeup_bytes_for(o->ringbuf_bytes);
+	o->group_by = base == MODE_AGG_PER_VCPU || base == MODE_AGG_METRICS ? HT_AGG_BY_VCPU :
+		      base == MODE_AGG_PER_VM ? HT_AGG_BY_VM : HT_AGG_BY_NONE;
+	/* --no-file --metrics: per vCPU and per selected nr. */
+	o->aggregate_by_nr = base == MODE_AGG_METRICS;
 }
 
 static void check_configs(enum exit_prog prog, enum mode mode)
@@ -84,7 +93,7 @@ static void check_configs(enum exit_prog prog, enum mode mode)
 	 */
 	bool singles = (prog == PROG_VMX || prog == PROG_SVM) &&
 		       (mode == MODE_RECORDS || mode == MODE_AGG_PER_VCPU || mode == MODE_AGG_METRICS ||
-			mode == MODE_RECORDS_EXITS || mode == MODE_AGG_METRICS_EXITS);
+			mode == MODE_RECORDS_EXITS || mode == MODE_AGG_PER_VCPU_EXITS || mode == MODE_AGG_METRICS_EXITS);
 	for (int fs = 0; fs < FILTER_SETS; fs++) {
 		if (!singles && fs != FILTERS_NONE && fs != FILTERS_ALL)
 			continue;
@@ -108,11 +117,15 @@ static void check_configs(enum exit_prog prog, enum mode mode)
 #define MATRIX_ROW(prog)                                                          \
 	MATRIX_TEST(prog, RECORDS)                                                \
 	MATRIX_TEST(prog, RECORDS_KERNEL_WAKEUP)                                  \
-	MATRIX_TEST(prog, RECORDS_EXITS)                                          \
 	MATRIX_TEST(prog, AGG)                                                    \
 	MATRIX_TEST(prog, AGG_PER_VCPU)                                           \
 	MATRIX_TEST(prog, AGG_PER_VM)                                             \
 	MATRIX_TEST(prog, AGG_METRICS)                                            \
+	MATRIX_TEST(prog, RECORDS_EXITS)                                          \
+	MATRIX_TEST(prog, RECORDS_KERNEL_WAKEUP_EXITS)                            \
+	MATRIX_TEST(prog, AGG_EXITS)                                              \
+	MATRIX_TEST(prog, AGG_PER_VCPU_EXITS)                                     \
+	MATRIX_TEST(prog, AGG_PER_VM_EXITS)                                       \
 	MATRIX_TEST(prog, AGG_METRICS_EXITS)
 MATRIX_ROW(VMX)
 MATRIX_ROW(SVM)
@@ -121,11 +134,15 @@ MATRIX_ROW(GENERIC_SVM)
 #define RUN_ROW(prog)                                                             \
 	RUN(load_attach_##prog##_RECORDS);                                        \
 	RUN(load_attach_##prog##_RECORDS_KERNEL_WAKEUP);                          \
-	RUN(load_attach_##prog##_RECORDS_EXITS);                                  \
 	RUN(load_attach_##prog##_AGG);                                            \
 	RUN(load_attach_##prog##_AGG_PER_VCPU);                                   \
 	RUN(load_attach_##prog##_AGG_PER_VM);                                     \
 	RUN(load_attach_##prog##_AGG_METRICS);                                    \
+	RUN(load_attach_##prog##_RECORDS_EXITS);                                  \
+	RUN(load_attach_##prog##_RECORDS_KERNEL_WAKEUP_EXITS);                    \
+	RUN(load_attach_##prog##_AGG_EXITS);                                      \
+	RUN(load_attach_##prog##_AGG_PER_VCPU_EXITS);                             \
+	RUN(load_attach_##prog##_AGG_PER_VM_EXITS);                               \
 	RUN(load_attach_##prog##_AGG_METRICS_EXITS)
 
 int main(void)
