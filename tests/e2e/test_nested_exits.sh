@@ -194,9 +194,10 @@ done
 # for the other. A reference with our very clock reads would have to come
 # out of our own BPF programs, which proves nothing about them (the exact
 # bucketing of given times is tests/kernel/test_exits.c's), so the buckets
-# are compared with a bound: per reason (20 exits or more), at most
-# MOVED_PCT% of the exits in another bucket than the reference's, and the
-# mean time per exit within MEAN_NS or 2% of the reference's. The exact
+# are compared with a bound: at most MOVED_PCT% of the exits in another
+# bucket than the reference's, over all exits and per reason of 100 exits
+# or more, and per reason of 20 exits or more the mean time per exit within
+# MEAN_NS or 2% of the reference's. The exact
 # numbers are printed: per reason, how many exits are in another bucket
 # (the least possible, and the count if each moved by one bucket only) and
 # each differing bucket.
@@ -289,8 +290,13 @@ for r in sorted(set(ref) | set(ex2)):
     diff = ex2.get(r, (0, 0, 0, 0))[3] / n - ref_mean
     out.append('INFO %s: %d exits, %d in another bucket; mean time %.1f us, hypertrace-bpf %+.2f us from the raw tracepoints' %
                (r, n, m, ref_mean / 1e3, diff / 1e3))
-    if n >= 20 and (100 * m > moved_pct * n or abs(diff) > max(mean_ns, 0.02 * ref_mean)):
+    # The share of moved exits is a sample's: with a few dozen exits of a
+    # reason near a boundary it swings by tens of percent (18 of 97 once),
+    # so it is bounded per reason from 100 exits on, and over all exits.
+    if (n >= 100 and 100 * m > moved_pct * n) or (n >= 20 and abs(diff) > max(mean_ns, 0.02 * ref_mean)):
         bad.append('%s: %d of %d exits in another bucket, mean %+.0f ns from the reference' % (r, m, n, diff))
+if total and 100 * moved > moved_pct * total:
+    bad.append('all reasons: %d of %d exits in another bucket' % (moved, total))
 out.append('BUCKETS_EXACT %d of %d reasons equal in every bucket; of %d exits, %d (%.2f%%) at least are in another bucket than the reference\'s, %d (%.2f%%) if none moved further than a neighbouring bucket%s' %
            (equal, equal + len(exact), total, moved, 100.0 * moved / total if total else 0, steps,
             100.0 * steps / total if total else 0, '; per reason, the least and the one-bucket-moves count: ' + '; '.join(exact) if exact else ''))
