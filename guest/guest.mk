@@ -51,7 +51,7 @@ GUEST_MODULE_OUT := $(OUTPUT)/guest/module
 GUEST_MODULE_SRCS := guest/module/Kbuild guest/module/hypertrace_guest.c
 
 .PHONY: guest-module
-guest-module: $(GUEST_MODULE_SRCS) include/hypertrace/guest.h
+guest-module: $(GUEST_MODULE_SRCS) include/hypertrace/guest.h include/hypertrace/hypercall_abi.h
 	@if [ -z "$(KDIR)" ]; then echo "make guest-module: give KDIR=<guest kernel build tree>, e.g. KDIR=/lib/modules/\$$(uname -r)/build or tests/guest_kernel.sh fetch" >&2; exit 2; fi
 	@if [ ! -f "$(KDIR)/Makefile" ]; then echo "make guest-module: KDIR=$(KDIR) has no Makefile: give a kernel build tree (linux-headers)" >&2; exit 2; fi
 	$(call msg,KMOD,$(GUEST_MODULE_OUT)/hypertrace_guest.ko)

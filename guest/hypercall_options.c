@@ -80,7 +80,7 @@ int hypercall_options_parse(int argc, char **argv, struct hypercall_options *o, 
 	int c;
 
 	memset(o, 0, sizeof(*o));
-	o->nr = HYPERCALL_DEFAULT_NR;
+	o->nr = HT_DEFAULT_HYPERCALL_NR;
 	o->count = 1;
 	o->insn = HYPERCALL_INSN_UNKNOWN;
 

@@ -9,7 +9,6 @@
 
 #include "cpuid_info.h"
 
-#define HYPERCALL_DEFAULT_NR 1000
 /* Samples are kept in memory (8 bytes each) for the median and p99: cap at 80 MB. */
 #define HYPERCALL_MAX_COUNT 10000000ull
 #define HYPERCALL_MAX_RATE 1000000000ull

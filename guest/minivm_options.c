@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/parse_number.h"
+#include "hypertrace/hypercall_abi.h"
 
 const char minivm_usage[] =
 	"Usage: minivm [OPTIONS]\n"
@@ -130,7 +131,7 @@ int minivm_options_parse(int argc, char **argv, struct minivm_options *o, char *
 	memset(o, 0, sizeof(*o));
 	o->vcpus = 1;
 	o->count = MINIVM_DEFAULT_COUNT;
-	o->nr = MINIVM_DEFAULT_NR;
+	o->nr = HT_DEFAULT_HYPERCALL_NR;
 	o->other_nr = MINIVM_DEFAULT_OTHER_NR;
 	o->mix_per_call = 1;
 	o->insn = HYPERCALL_INSN_UNKNOWN;

@@ -11,7 +11,6 @@
 #include "minivm_payload.h"
 
 #define MINIVM_DEFAULT_COUNT 1000u
-#define MINIVM_DEFAULT_NR 1000u
 #define MINIVM_DEFAULT_OTHER_NR 1001u
 #define MINIVM_DEFAULT_TIMEOUT 30u
 #define MINIVM_MAX_TIMEOUT 86400u

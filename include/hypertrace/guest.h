@@ -4,9 +4,10 @@
  * event and the host (hypertrace-bpf record) stamps it with the host's clock,
  * so guest and host clocks never need to be synchronised.
  *
- * This header is self-contained and works in guest kernel code (a module)
- * and in guest user space alike: it includes nothing but <linux/types.h> (in
- * the kernel) or <stdint.h>, and executes CPUID itself.
+ * This header works in guest kernel code (a module) and in guest user space
+ * alike: it includes nothing but <linux/types.h> (in the kernel) or
+ * <stdint.h>, and hypercall_abi.h beside it (what host and guest agree on:
+ * the default nr, the vendor table), and executes CPUID itself.
  *
  * KVM hypercall ABI (x86-64): nr in RAX, a0..a3 in RBX, RCX, RDX, RSI, result
  * in RAX. The instruction is `vmcall` on Intel (VMX) and `vmmcall` on AMD and
@@ -90,9 +91,9 @@ typedef u32 ht_u32;
 typedef uint64_t ht_u64;
 typedef uint32_t ht_u32;
 #endif
+#include "hypercall_abi.h"
 
-/* The nr map above. */
-#define HT_GUEST_NR_DEFAULT 1000u
+/* The nr map above (the default, 1000: HT_DEFAULT_HYPERCALL_NR in hypercall_abi.h). */
 #define HT_GUEST_NR_PROJECT_FIRST 1100u
 #define HT_GUEST_NR_PROJECT_LAST 1199u
 #define HT_GUEST_NR_MODULE 1100u
@@ -111,13 +112,6 @@ typedef uint32_t ht_u32;
 
 /* A deadline task's prio (-1) as sent in 8 bits. */
 #define HT_GUEST_PRIO_DEADLINE 255u
-
-/* The hypercall instruction of the CPU vendor; UNKNOWN until probed. */
-enum ht_guest_insn {
-	HT_GUEST_INSN_UNKNOWN = 0,
-	HT_GUEST_INSN_VMCALL,  /* Intel VMX: 0f 01 c1 */
-	HT_GUEST_INSN_VMMCALL, /* AMD/Hygon SVM: 0f 01 d9 */
-};
 
 /* What ht_guest_probe() found. */
 enum ht_guest_kind {
@@ -141,20 +135,26 @@ static inline int ht_guest_reg_is(ht_u32 reg, const char *four)
 	       ((reg >> 24) & 0xff) == (ht_u32)(unsigned char)four[3];
 }
 
+static inline void ht_guest_reg_text(ht_u32 reg, char *four)
+{
+	for (int i = 0; i < 4; i++)
+		four[i] = (char)(reg >> (8 * i));
+}
+
 /*
  * The instruction for the leaf-0 vendor registers (EBX, EDX, ECX order in the
- * string): pure, so it can be tested with any vendor's values.
+ * string), from the vendor table of hypercall_abi.h: pure, so it can be
+ * tested with any vendor's values.
  */
 static inline enum ht_guest_insn ht_guest_vendor_insn(ht_u32 ebx, ht_u32 ecx, ht_u32 edx)
 {
-	if (ht_guest_reg_is(ebx, "Genu") && ht_guest_reg_is(edx, "ineI") && ht_guest_reg_is(ecx, "ntel"))
-		return HT_GUEST_INSN_VMCALL;
-	if (ht_guest_reg_is(ebx, "Auth") && ht_guest_reg_is(edx, "enti") && ht_guest_reg_is(ecx, "cAMD"))
-		return HT_GUEST_INSN_VMMCALL;
-	/* Hygon CPUs are AMD Zen derivatives with SVM. */
-	if (ht_guest_reg_is(ebx, "Hygo") && ht_guest_reg_is(edx, "nGen") && ht_guest_reg_is(ecx, "uine"))
-		return HT_GUEST_INSN_VMMCALL;
-	return HT_GUEST_INSN_UNKNOWN;
+	char vendor[13];
+
+	ht_guest_reg_text(ebx, vendor);
+	ht_guest_reg_text(edx, vendor + 4);
+	ht_guest_reg_text(ecx, vendor + 8);
+	vendor[12] = '\0';
+	return ht_vendor_insn(vendor);
 }
 
 /* KVM's signature at leaf 0x40000000 is "KVMKVMKVM\0\0\0" in EBX, ECX, EDX. */

@@ -16,6 +16,7 @@
 #ifndef __VMLINUX_H__
 #include <linux/types.h>
 #endif
+#include "hypercall_abi.h" /* HT_DEFAULT_HYPERCALL_NR */
 
 /* kvm_exit.isa values (arch/x86/kvm/trace.h: KVM_ISA_VMX / KVM_ISA_SVM). */
 #define HT_ISA_VMX 1
@@ -25,9 +26,6 @@
 #define HT_VMX_EXIT_REASON_VMCALL 18
 #define HT_VMX_EXIT_REASON_MASK 0xffffu
 #define HT_SVM_EXIT_CODE_VMMCALL 0x81
-
-/* The hypercall nr KVM leaves unused and the project traces by default. */
-#define HT_DEFAULT_HYPERCALL_NR 1000
 
 /* How many hypercall nr values one recording may select. */
 #define HT_MAX_SELECTED_NR 8

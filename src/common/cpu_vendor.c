@@ -18,14 +18,17 @@ void ht_cpu_vendor(char vendor[13])
 	}
 }
 
+/* The vendor's hypercall instruction says which: vmcall is VMX's, vmmcall SVM's. */
 int ht_vendor_isa(const char *vendor)
 {
-	if (!strcmp(vendor, "GenuineIntel"))
+	switch (ht_vendor_insn(vendor)) {
+	case HT_GUEST_INSN_VMCALL:
 		return HT_ISA_VMX;
-	/* Hygon CPUs are AMD Zen derivatives with SVM. */
-	if (!strcmp(vendor, "AuthenticAMD") || !strcmp(vendor, "HygonGenuine"))
+	case HT_GUEST_INSN_VMMCALL:
 		return HT_ISA_SVM;
-	return 0;
+	default:
+		return 0;
+	}
 }
 
 int ht_host_isa(void)

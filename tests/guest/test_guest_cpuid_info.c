@@ -7,7 +7,9 @@
 
 #include "cpuid_info.h"
 #include "test.h"
+#include "common/cpu_vendor.h"
 #include "common/util.h"
+#include "hypertrace/record.h"
 
 /* Builds a snapshot the way the CPU reports it: strings in little-endian registers. */
 static struct cpuid_snapshot snapshot(const char *vendor, int hypervisor_bit, const char sig[12])
@@ -83,6 +85,12 @@ static void test_cpuid_vendor_picks_instruction(void)
 	CHECK(cpuid_vendor_hypercall_insn(&via) == HYPERCALL_INSN_UNKNOWN, "Centaur");
 	cpuid_vendor_string(&amd, vendor);
 	CHECK(strcmp(vendor, "AuthenticAMD") == 0, "vendor '%s'", vendor);
+	/* The host reads the same table: vmcall is VMX's, vmmcall SVM's; whole strings only. */
+	CHECK(ht_vendor_isa("GenuineIntel") == HT_ISA_VMX, "host: Intel");
+	CHECK(ht_vendor_isa("AuthenticAMD") == HT_ISA_SVM && ht_vendor_isa("HygonGenuine") == HT_ISA_SVM, "host: AMD, Hygon");
+	CHECK(ht_vendor_isa("CentaurHauls") == 0 && ht_vendor_isa("Genuine") == 0 &&
+		      ht_vendor_isa("GenuineIntelX") == 0 && ht_vendor_isa("") == 0,
+	      "host: an unknown vendor or a prefix taken for a known one");
 }
 
 static void test_cpuid_hardware_virtualization(void)

@@ -143,7 +143,7 @@ static void test_builtin_catalog_decodes_every_project_event(void)
 		      field_u(ev, "state", &r) == 0, "module event with its text: start 0x%llx size 0x%llx missed 0x%llx",
 	      (unsigned long long)field_u(ev, "text_start", &r), (unsigned long long)field_u(ev, "text_size", &r),
 	      (unsigned long long)field_u(ev, "missed", &r));
-	CHECK(!ht_catalog_find(&cat, HT_GUEST_NR_DEFAULT), "nr 1000 must stay undecoded");
+	CHECK(!ht_catalog_find(&cat, HT_DEFAULT_HYPERCALL_NR), "nr 1000 must stay undecoded");
 }
 
 static void test_guest_header_chooses_the_instruction_by_vendor_and_knows_kvm(void)

@@ -27,8 +27,6 @@ const char ht_builtin_catalog[] =
 	"1105 func_entry addr=a0:sym call_site=a1:sym tid=a2[0-31] cpu_id=a2[32-47]\n"
 	"1106 func_exit addr=a0:sym ret=a1:x tid=a2[0-31] cpu_id=a2[32-47]\n";
 
-_Static_assert(HT_GUEST_NR_DEFAULT == HT_DEFAULT_HYPERCALL_NR, "guest and host default nr differ");
-
 static bool valid_name(const char *s, size_t len)
 {
 	if (len == 0 || len >= HT_CAT_NAME_MAX || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
