@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/nearest_rank.h"
 
 static int compare_u64(const void *a, const void *b)
 {
@@ -15,7 +16,6 @@ static int compare_u64(const void *a, const void *b)
 void latency_summarize(uint64_t *samples, size_t count, struct latency_summary *out)
 {
 	double mean = 0, m2 = 0;
-	size_t rank;
 
 	memset(out, 0, sizeof(*out));
 	if (count == 0)
@@ -39,7 +39,5 @@ void latency_summarize(uint64_t *samples, size_t count, struct latency_summary *
 		out->median = (double)samples[count / 2];
 	else
 		out->median = ((double)samples[count / 2 - 1] + (double)samples[count / 2]) / 2;
-	/* Nearest rank ceil(0.99 * count), in integers to avoid float rounding at exact multiples. */
-	rank = count / 100 * 99 + (count % 100 * 99 + 99) / 100;
-	out->p99 = samples[rank - 1];
+	out->p99 = samples[ht_nearest_rank(99, count) - 1];
 }

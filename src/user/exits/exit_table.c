@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/nearest_rank.h"
 #include "hist/latency_hist.h"
 
 void ht_exit_table_init(struct ht_exit_table *t)

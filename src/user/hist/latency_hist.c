@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/nearest_rank.h"
 
 unsigned int ht_hist_slot(uint64_t ns)
 {
@@ -106,23 +107,6 @@ bool ht_hist_sum(const struct ht_hist *h, uint64_t *sum)
 {
 	*sum = h->sum;
 	return all_exact(h);
-}
-
-/*
- * Nearest rank, in integers so that e.g. p99 of 100 values is rank 99 and
- * not 100 through a rounding error of 0.99 * 100. p is clamped to [0, 100].
- */
-uint64_t ht_nearest_rank(double p, uint64_t n)
-{
-	uint64_t q, rank;
-
-	if (!(p > 0)) /* also NaN */
-		p = 0;
-	if (p > 100)
-		p = 100;
-	q = (uint64_t)(p * 1000 + 0.5); /* thousandths of a percent */
-	rank = (uint64_t)(((unsigned __int128)q * n + 99999) / 100000);
-	return rank ? rank : 1;
 }
 
 struct ht_lat_value ht_hist_percentile(const struct ht_hist *h, double p)

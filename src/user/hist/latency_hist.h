@@ -76,9 +76,6 @@ bool ht_hist_sum(const struct ht_hist *h, uint64_t *sum);
  */
 struct ht_lat_value ht_hist_percentile(const struct ht_hist *h, double p);
 
-/* The 1-based nearest rank of percentile p (clamped to 0..100) among n values; n > 0. */
-uint64_t ht_nearest_rank(double p, uint64_t n);
-
 /* A growable array of values, for exact percentiles. Zero-initialize it. */
 struct ht_samples {
 	uint64_t *v;

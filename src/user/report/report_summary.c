@@ -15,6 +15,7 @@
 #include "hist/latency_hist.h"
 #include "tracefile/wallclock.h"
 #include "common/escape.h"
+#include "common/nearest_rank.h"
 #include "common/util.h"
 
 #include <errno.h>
