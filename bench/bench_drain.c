@@ -31,6 +31,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "hypertrace/synthetic_fill.h"
 #include "record/recording.h"
 #include "record/tracer.h"
 #include "common/util.h"
@@ -47,12 +48,6 @@ static const char *const consumer_names[NCONSUMERS] = {
 	"(a) copy limit: ring bytes to the file, no per-record work",
 	"(b) libbpf ring_buffer__poll + the trace writer",
 	"(c) hypertrace-bpf drain, as record runs it",
-};
-
-struct fill_args {
-	__u64 seq;
-	__u32 count;
-	__u32 pad;
 };
 
 struct producer {
@@ -89,7 +84,7 @@ static void *produce(void *arg)
 	cpu0 = cpu_s(RUSAGE_THREAD);
 	start = now_s();
 	while (!p->stop) {
-		struct fill_args a = { .seq = p->produced, .count = BATCH };
+		struct ht_synthetic_fill_args a = { .seq = p->produced, .count = BATCH };
 		LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &a, .ctx_size_in = sizeof(a));
 		if (bpf_prog_test_run_opts(fd, &opts))
 			break;
@@ -375,7 +370,7 @@ static int profile(enum consumer which, const char *dir, unsigned int n)
 {
 	struct ht_tracer_opts o = { .synthetic = true, .ringbuf_bytes = HT_DEFAULT_RINGBUF_BYTES,
 				    .wakeup_bytes = ht_wakeup_bytes_for(HT_DEFAULT_RINGBUF_BYTES) };
-	struct fill_args a = { .seq = 0, .count = n };
+	struct ht_synthetic_fill_args a = { .seq = 0, .count = n };
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &a, .ctx_size_in = sizeof(a));
 	struct ht_tracer *t;
 	struct ht_writer *w;

@@ -13,6 +13,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 #include "hypertrace/record.h"
+#include "hypertrace/synthetic_fill.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -360,12 +361,7 @@ int synthetic_vcpu_register(struct synthetic_register_args *a)
  * handle_kvm_entry, with a1 = seq, seq + 1, ... so the consumer can check order
  * and loss.
  */
-struct synthetic_fill_args {
-	__u64 seq;
-	__u32 count;
-};
-
-static long fill_one(__u32 i, struct synthetic_fill_args *args)
+static long fill_one(__u32 i, struct ht_synthetic_fill_args *args)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 	void *ring = cpu_ring(cpu);
@@ -387,9 +383,9 @@ static long fill_one(__u32 i, struct synthetic_fill_args *args)
 }
 
 SEC("syscall")
-int synthetic_fill(struct synthetic_fill_args *args)
+int synthetic_fill(struct ht_synthetic_fill_args *args)
 {
-	struct synthetic_fill_args a = *args;
+	struct ht_synthetic_fill_args a = *args;
 
 	bpf_loop(a.count, fill_one, &a, 0);
 	return 0;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "hypertrace/synthetic_fill.h"
 #include "record/recording.h"
 #include "synth.h"
 #include "test.h"
@@ -24,12 +25,6 @@
 
 static char path[] = "/tmp/ht-drain-XXXXXX";
 static struct ht_tracer *tracer;
-
-struct fill_args {
-	__u64 seq;
-	__u32 count;
-	__u32 pad;
-};
 
 static volatile int stop;
 static unsigned long long produced;
@@ -52,7 +47,7 @@ static void *produce(void *arg)
 	stay_on_cpu(sched_getcpu());
 
 	while (!stop) {
-		struct fill_args a = { .seq = produced, .count = 2000 };
+		struct ht_synthetic_fill_args a = { .seq = produced, .count = 2000 };
 		LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &a, .ctx_size_in = sizeof(a));
 		if (bpf_prog_test_run_opts(fd, &opts))
 			break;
@@ -131,7 +126,7 @@ struct fill_on_cpu {
 static void *fill_on_cpu(void *arg)
 {
 	struct fill_on_cpu *f = arg;
-	struct fill_args a = { .seq = f->seq, .count = f->count };
+	struct ht_synthetic_fill_args a = { .seq = f->seq, .count = f->count };
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &a, .ctx_size_in = sizeof(a));
 
 	stay_on_cpu(f->cpu);

@@ -35,16 +35,11 @@
 #include <bpf/libbpf.h>
 #include "bpf/vcpu_state.h" /* before the skeleton, whose .bss holds the CPU slots */
 #include "hypertrace.skel.h"
+#include "hypertrace/synthetic_fill.h"
 #include "tracefile/trace_reader.h"
 #include "common/util.h"
 
 #define BPF_MAP_TYPE_ARRAY_OF_MAPS_ID 12
-
-struct fill_args {
-	__u64 seq;
-	__u32 count;
-	__u32 pad;
-};
 
 /* The id of the one array of maps PID holds open (its rings), or 0. */
 static unsigned int find_rings(int pid)
@@ -128,7 +123,7 @@ static unsigned long long dropped(struct hypertrace_bpf *skel)
 
 static int fill(int prog_fd, unsigned long long seq, unsigned int count)
 {
-	struct fill_args a = { .seq = seq, .count = count };
+	struct ht_synthetic_fill_args a = { .seq = seq, .count = count };
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &a, .ctx_size_in = sizeof(a));
 
 	return bpf_prog_test_run_opts(prog_fd, &opts);
