@@ -99,8 +99,23 @@ static const char record_help[] =
 	"    sudo hypertrace-bpf record --no-file -q --metrics 0.0.0.0:9470   # for Prometheus\n"
 	"    sudo hypertrace-bpf record --exits -d 10 -o t.htr   # every exit, then: report --exits t.htr\n";
 
-/* Long-only options without a letter of their own. */
-enum { OPT_MODE = 0x100, OPT_EXITS, OPT_METRICS_PER_VCPU };
+/*
+ * Long-only options: no letter of their own, so values above every char that
+ * the short-option string could ever hold.
+ */
+enum {
+	OPT_MODE = 0x100,
+	OPT_VM,
+	OPT_INTERVALS,
+	OPT_PER_VCPU,
+	OPT_PER_VM,
+	OPT_HIST,
+	OPT_NO_FILE,
+	OPT_BPF_STATS,
+	OPT_METRICS,
+	OPT_EXITS,
+	OPT_METRICS_PER_VCPU,
+};
 
 static const struct option record_longopts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -110,20 +125,20 @@ static const struct option record_longopts[] = {
 	{ "nr", required_argument, NULL, 'n' },
 	{ "exit-reason", required_argument, NULL, 'e' },
 	{ "pid", required_argument, NULL, 'p' },
-	{ "vm", required_argument, NULL, 'W' },
+	{ "vm", required_argument, NULL, OPT_VM },
 	{ "vcpu", required_argument, NULL, 'c' },
 	{ "duration", required_argument, NULL, 'd' },
 	{ "ringbuf-size", required_argument, NULL, 'b' },
 	{ "interval", required_argument, NULL, 'i' },
-	{ "intervals", required_argument, NULL, 'N' },
+	{ "intervals", required_argument, NULL, OPT_INTERVALS },
 	{ "timestamp", no_argument, NULL, 'T' },
-	{ "per-vcpu", no_argument, NULL, 'P' },
-	{ "per-vm", no_argument, NULL, 'M' },
-	{ "hist", required_argument, NULL, 'H' },
+	{ "per-vcpu", no_argument, NULL, OPT_PER_VCPU },
+	{ "per-vm", no_argument, NULL, OPT_PER_VM },
+	{ "hist", required_argument, NULL, OPT_HIST },
 	{ "quiet", no_argument, NULL, 'q' },
-	{ "no-file", no_argument, NULL, 'F' },
-	{ "bpf-stats", no_argument, NULL, 'S' },
-	{ "metrics", required_argument, NULL, 'X' },
+	{ "no-file", no_argument, NULL, OPT_NO_FILE },
+	{ "bpf-stats", no_argument, NULL, OPT_BPF_STATS },
+	{ "metrics", required_argument, NULL, OPT_METRICS },
 	{ "exits", no_argument, NULL, OPT_EXITS },
 	{ "metrics-per-vcpu", no_argument, NULL, OPT_METRICS_PER_VCPU },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -199,7 +214,7 @@ int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg)
 			cfg->filters.tgid_on = true;
 			cfg->filters.tgid = (__u32)v;
 			break;
-		case 'W': /* long only */
+		case OPT_VM:
 			if (!optarg[0])
 				return ht_usage_error("record", "--vm needs a QEMU guest name");
 			cfg->vm_name = optarg;
@@ -225,7 +240,7 @@ int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg)
 				return ht_usage_error("record", "invalid --interval '%s': expected seconds, at least 0.01", optarg);
 			interval_given = true;
 			break;
-		case 'N':
+		case OPT_INTERVALS:
 			if (!ht_parse_u64(optarg, 0, 1000000, &v) || v == 0)
 				return ht_usage_error("record", "invalid --intervals '%s': expected a count 1..1000000", optarg);
 			cfg->intervals = (unsigned int)v;
@@ -235,14 +250,14 @@ int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg)
 			cfg->timestamp = true;
 			live_option = live_option ? live_option : "-T/--timestamp";
 			break;
-		case 'P':
-		case 'M':
+		case OPT_PER_VCPU:
+		case OPT_PER_VM:
 			if (cfg->group_by != HT_AGG_BY_NONE)
 				return ht_usage_error("record", "--per-vcpu and --per-vm exclude each other");
-			cfg->group_by = opt == 'P' ? HT_AGG_BY_VCPU : HT_AGG_BY_VM;
-			live_option = live_option ? live_option : opt == 'P' ? "--per-vcpu" : "--per-vm";
+			cfg->group_by = opt == OPT_PER_VCPU ? HT_AGG_BY_VCPU : HT_AGG_BY_VM;
+			live_option = live_option ? live_option : opt == OPT_PER_VCPU ? "--per-vcpu" : "--per-vm";
 			break;
-		case 'H':
+		case OPT_HIST:
 			if (!ht_hv_parse_series(optarg, &cfg->series))
 				return ht_usage_error("record", "invalid --hist '%s': expected total, exit-hcall, hcall-entry, all or a comma list", optarg);
 			live_option = live_option ? live_option : "--hist";
@@ -250,13 +265,13 @@ int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg)
 		case 'q':
 			cfg->quiet = true;
 			break;
-		case 'F':
+		case OPT_NO_FILE:
 			cfg->no_file = true;
 			break;
-		case 'S':
+		case OPT_BPF_STATS:
 			cfg->bpf_stats = true;
 			break;
-		case 'X':
+		case OPT_METRICS:
 			if (!ht_listen_addr_parse(optarg, &cfg->metrics_addr))
 				return ht_usage_error("record", "invalid --metrics '%s': expected [ADDR:]PORT with PORT 1..65535 and ADDR an IP address (IPv6 in brackets), e.g. 9470 or 0.0.0.0:9470", optarg);
 			cfg->metrics = true;
