@@ -270,14 +270,20 @@ static int consume(struct ht_drain *d, unsigned int max, __u64 before)
 	return ret ? ret : (int)n;
 }
 
+/*
+ * Ready rings taken from one epoll_wait. Which rings are ready does not
+ * matter (consume() reads them all): the wait only sleeps until one is.
+ */
+#define WAKEUPS_PER_WAIT 8
+
 int ht_drain_poll(struct ht_drain *d, int timeout_ms)
 {
-	struct epoll_event ev[8];
+	struct epoll_event ev[WAKEUPS_PER_WAIT];
 	int n;
 
 	/* Wake-ups are sparse (see wakeup_flags in BPF): data may be waiting without one. */
 	if (!ht_drain_pending_bytes(d) && timeout_ms != 0) {
-		if (epoll_wait(d->epfd, ev, 8, timeout_ms) < 0 && errno != EINTR)
+		if (epoll_wait(d->epfd, ev, WAKEUPS_PER_WAIT, timeout_ms) < 0 && errno != EINTR)
 			return -errno;
 	}
 	n = consume(d, HT_DRAIN_BATCH, ht_monotonic_ns() - HT_DRAIN_ORDER_SLACK_NS);
