@@ -494,11 +494,3 @@ int ht_writer_error(struct ht_writer *w, unsigned long long *not_written)
 	pthread_mutex_unlock(&w->lock);
 	return ret;
 }
-
-unsigned long long ht_writer_bytes(struct ht_writer *w)
-{
-	pthread_mutex_lock(&w->lock);
-	unsigned long long bytes = w->bytes;
-	pthread_mutex_unlock(&w->lock);
-	return bytes;
-}

@@ -94,8 +94,6 @@ void ht_writer_abandon(struct ht_writer *w);
 unsigned long long ht_writer_records(const struct ht_writer *w);
 /* -errno of the first failed write so far, or 0; and how many records it cost. */
 int ht_writer_error(struct ht_writer *w, unsigned long long *not_written);
-/* Bytes of whole blocks in the file so far. */
-unsigned long long ht_writer_bytes(struct ht_writer *w);
 
 /* Fills the identity part of a header: clocks, kernel release, CPU vendor. */
 void ht_header_init(struct ht_file_header *hdr);
