@@ -479,7 +479,8 @@ static int setup_tracing(struct session *s, struct ht_writer **writer)
 /*
  * Everything before the loop: host checks, the trace file, the BPF programs,
  * the live view, signal handlers and CMD. On failure nothing is left behind
- * but what session_teardown frees.
+ * but what session_teardown frees: every failure leaves through `fail`,
+ * which discards the output (nothing yet acquired is nothing to discard).
  */
 static int session_setup(struct session *s)
 {
@@ -488,46 +489,37 @@ static int session_setup(struct session *s)
 	const struct ht_record_config *cfg = s->cfg;
 	struct ht_command_user user = { .set = false }, owner;
 	struct ht_writer *writer = NULL;
+	struct sigaction sa = { .sa_handler = on_stop_signal };
 	struct ht_file_header hdr;
 	char err[512];
 	int status, gate = -1, ret;
 
-	if (cfg->command && check_command_runnable(cfg->command[0], err, sizeof(err)))
-		return ht_runtime_error("%s", err);
-	if (cfg->command && ht_command_user_from_sudo(&user, err, sizeof(err)))
-		return ht_runtime_error("%s", err);
-	if (ht_preflight(err, sizeof(err)))
-		return ht_runtime_error("%s", err);
+	if ((cfg->command && check_command_runnable(cfg->command[0], err, sizeof(err))) ||
+	    (cfg->command && ht_command_user_from_sudo(&user, err, sizeof(err))) ||
+	    ht_preflight(err, sizeof(err)))
+		goto fail_err;
 	if (!cfg->no_file) {
 		/* Under sudo the trace belongs to the user who asked for it, not to root. */
 		if (ht_command_user_from_sudo(&owner, err, sizeof(err)))
-			return ht_runtime_error("%s", err);
+			goto fail_err;
 		header_from_config(&hdr, cfg);
-		if (ht_writer_open(cfg->output, cfg->force, &hdr, &writer, err, sizeof(err)))
-			return ht_runtime_error("%s", err);
-		if (ht_writer_set_access(writer, cfg->file_mode, owner.set ? owner.uid : (uid_t)-1,
-					 owner.set ? owner.gid : (gid_t)-1, err, sizeof(err))) {
-			discard_output(s, writer);
-			return ht_runtime_error("%s", err);
-		}
+		if (ht_writer_open(cfg->output, cfg->force, &hdr, &writer, err, sizeof(err)) ||
+		    ht_writer_set_access(writer, cfg->file_mode, owner.set ? owner.uid : (uid_t)-1,
+					 owner.set ? owner.gid : (gid_t)-1, err, sizeof(err)))
+			goto fail_err;
 	}
 	if (cfg->metrics) {
 		struct ht_metrics_opts mo = { .addr = cfg->metrics_addr, .filters = &cfg->filters,
 					      .aggregate = cfg->no_file, .version = HT_VERSION, .log = stderr,
 					      .exits = cfg->exits, .exits_per_vcpu = cfg->metrics_per_vcpu,
 					      .vm_label = ht_vm_names_guest, .vm_label_ctx = &metrics_vm_names };
-		if (ht_metrics_start(&s->metrics, &mo, err, sizeof(err))) {
-			discard_output(s, writer);
-			return ht_runtime_error("%s", err);
-		}
+		if (ht_metrics_start(&s->metrics, &mo, err, sizeof(err)))
+			goto fail_err;
 	}
-	status = setup_tracing(s, &writer);
-	if (status != HT_EXIT_OK) {
-		discard_output(s, writer);
-		return status;
-	}
+	status = setup_tracing(s, &writer); /* takes writer over once the recording has it */
+	if (status != HT_EXIT_OK)
+		goto fail;
 
-	struct sigaction sa = { .sa_handler = on_stop_signal };
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
@@ -536,17 +528,13 @@ static int session_setup(struct session *s)
 	 * failed or was killed before leaves none. Before dropping privileges:
 	 * replacing another user's file in a sticky directory takes CAP_FOWNER.
 	 */
-	if (!cfg->no_file && ht_writer_publish(s->rec.writer, err, sizeof(err))) {
-		status = ht_runtime_error("%s", err);
-		discard_output(s, NULL);
-		return status;
-	}
+	if (!cfg->no_file && ht_writer_publish(s->rec.writer, err, sizeof(err)))
+		goto fail_err;
 	if (cfg->command) {
 		s->child = start_command(cfg->command, &user, &gate);
 		if (s->child < 0) {
 			status = ht_runtime_error("cannot start '%s': %s", cfg->command[0], strerror(errno));
-			discard_output(s, NULL);
-			return status;
+			goto fail;
 		}
 	}
 	ret = ht_drop_privileges(user.set);
@@ -555,14 +543,19 @@ static int session_setup(struct session *s)
 	if (ret) {
 		status = ht_runtime_error("cannot drop the capabilities tracing no longer needs: %s",
 					  strerror(-ret));
-		discard_output(s, NULL);
-		return status;
+		goto fail;
 	}
 	if (cfg->verbose)
 		fprintf(stderr, "hypertrace-bpf: tracing; stop with Ctrl-C\n");
 	s->start = ht_monotonic_ns();
 	s->deadline = cfg->duration_s > 0 ? s->start + (unsigned long long)(cfg->duration_s * 1e9) : 0;
 	return HT_EXIT_OK;
+
+fail_err:
+	status = ht_runtime_error("%s", err);
+fail:
+	discard_output(s, writer);
+	return status;
 }
 
 /* File mode: drain into the file until told to stop, then finish it. */
