@@ -126,47 +126,55 @@ static bool selected(const void *selection, const struct ht_record *r, void *rea
 	return ht_selection_match(selection, r, reader);
 }
 
+/*
+ * Every resource is released at `out`, whatever the outcome: the reader, the
+ * guest decoding, the summary and the histograms (each NULL until made).
+ */
 int ht_cmd_report(int argc, char **argv)
 {
 	struct ht_report_config cfg;
 	struct ht_summary *summary = NULL;
 	struct ht_live *live = NULL;
 	struct ht_report_guest *guest = NULL;
-	struct ht_reader *reader;
+	struct ht_reader *reader = NULL;
+	const struct ht_read_status *st;
+	const struct ht_file_header *h;
+	enum ht_report_mode mode;
 	struct ht_record rec;
+	bool analysis;
+	__u64 last_ns;
 	char err[512];
-	int ret;
+	int status;
 
-	if ((ret = ht_report_parse(argc, argv, &cfg)) >= 0)
-		return ret;
+	if ((status = ht_report_parse(argc, argv, &cfg)) >= 0)
+		return status;
 	if (cfg.exits)
 		return ht_report_exits(&cfg);
-	const enum ht_report_mode mode = cfg.mode;
-	const char *path = cfg.path;
-	if (ht_reader_open(path, &reader, err, sizeof(err)))
-		return ht_runtime_error("%s", err);
-	const struct ht_file_header *h = ht_reader_header(reader);
-	if (ht_selection_resolve(&cfg.selection, h, err, sizeof(err))) {
-		ht_reader_close(reader);
-		return ht_usage_error("report", "%s", err);
+	mode = cfg.mode;
+	if (ht_reader_open(cfg.path, &reader, err, sizeof(err))) {
+		status = ht_runtime_error("%s", err);
+		goto out;
 	}
-	const bool analysis = cfg.decode.analysis != HT_ANALYSIS_NONE;
+	h = ht_reader_header(reader);
+	if (ht_selection_resolve(&cfg.selection, h, err, sizeof(err))) {
+		status = ht_usage_error("report", "%s", err);
+		goto out;
+	}
+	analysis = cfg.decode.analysis != HT_ANALYSIS_NONE;
 	/* The summary too: it counts the guest module's events that guest user space forged. */
-	if (analysis || mode != HT_REPORT_HIST) {
-		if (ht_report_guest_open(&guest, &cfg.decode, path, h, err, sizeof(err))) {
-			ht_reader_close(reader);
-			return ht_runtime_error("%s", err);
-		}
+	if ((analysis || mode != HT_REPORT_HIST) &&
+	    ht_report_guest_open(&guest, &cfg.decode, cfg.path, h, err, sizeof(err))) {
+		status = ht_runtime_error("%s", err);
+		goto out;
 	}
 
+	status = HT_EXIT_OK;
 	if (analysis) {
 		/* --graph or --sched: fed below, printed at the end. */
 	} else if (mode == HT_REPORT_SUMMARY) {
 		summary = ht_summary_new();
-		if (!summary) {
-			ht_reader_close(reader);
-			return ht_runtime_error("out of memory");
-		}
+		if (!summary)
+			goto out_of_memory;
 		/* Its percentiles may read the file again: the same records. */
 		ht_summary_set_filter(summary, selected, &cfg.selection);
 		if (ht_selection_active(&cfg.selection)) {
@@ -182,64 +190,55 @@ int ht_cmd_report(int argc, char **argv)
 					   .vm_name = ht_reader_vm_name,
 					   .thread_name = ht_reader_thread_name, .vm_name_ctx = reader };
 		live = ht_live_new(&lo, stdout, h->start_monotonic_ns);
-		if (!live) {
-			ht_reader_close(reader);
-			return ht_runtime_error("out of memory");
-		}
+		if (!live)
+			goto out_of_memory;
 	}
-	__u64 last_ns = h->start_monotonic_ns;
+	last_ns = h->start_monotonic_ns;
 	while (ht_reader_next(reader, &rec) == 1) {
 		if (rec.exit_ns > last_ns)
 			last_ns = rec.exit_ns;
 		/* Every record, selected or not: the guest module's load event says which are its own. */
-		if (guest && ht_report_guest_note(guest, &rec)) {
-			ht_report_guest_close(guest);
-			ht_summary_free(summary);
-			ht_reader_close(reader);
-			return ht_runtime_error("out of memory");
-		}
+		if (guest && ht_report_guest_note(guest, &rec))
+			goto out_of_memory;
 		if (!ht_selection_match(&cfg.selection, &rec, reader))
 			continue;
-		if (guest && (analysis || summary) && ht_report_guest_observe(guest, &rec)) {
-			ht_report_guest_close(guest);
-			ht_summary_free(summary);
-			ht_reader_close(reader);
-			return ht_runtime_error("out of memory");
-		}
+		if (guest && (analysis || summary) && ht_report_guest_observe(guest, &rec))
+			goto out_of_memory;
 		if (analysis) {
 			/* Fed above. */
 		} else if (live) {
 			ht_live_observe(live, &rec);
 		} else if (summary) {
-			if (ht_summary_add(summary, &rec)) {
-				ht_summary_free(summary);
-				ht_reader_close(reader);
-				return ht_runtime_error("out of memory");
-			}
+			if (ht_summary_add(summary, &rec))
+				goto out_of_memory;
 		} else {
 			print_record(mode, h, &rec, ht_reader_identity(reader, rec.host_pid, rec.host_tid),
 				     ht_report_guest_decoder(guest));
 		}
 	}
-	const struct ht_read_status *st = ht_reader_status(reader);
+	st = ht_reader_status(reader);
 	if (analysis)
 		ht_report_guest_finish(guest, stdout, h->start_monotonic_ns,
 				       st->has_trailer ? st->trailer.end_monotonic_ns : last_ns);
 	if (summary) {
 		ht_summary_set_forged(summary, ht_report_guest_forged(guest));
-		ht_summary_print(summary, stdout, path, h, st, reader);
-		ht_summary_free(summary);
+		ht_summary_print(summary, stdout, cfg.path, h, st, reader);
 	}
-	ht_report_guest_close(guest);
 	if (live) {
 		/* The file's own clock: rates are over the recording, not over reading it. */
 		ht_live_final(live, st->has_trailer ? st->trailer.end_monotonic_ns : last_ns,
 			      st->has_trailer ? ht_trailer_lost(&st->trailer) : 0);
-		ht_live_free(live);
 	}
 	fflush(stdout);
+	status = ht_report_read_outcome(cfg.path, st);
+	goto out;
 
-	int status = ht_report_read_outcome(path, st);
+out_of_memory:
+	status = ht_runtime_error("out of memory");
+out:
+	ht_live_free(live);
+	ht_summary_free(summary);
+	ht_report_guest_close(guest);
 	ht_reader_close(reader);
 	return status;
 }
