@@ -5,7 +5,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include "tracefile/trace_reader.h"
 
 int ht_usage_error(const char *cmd, const char *fmt, ...)
 {
@@ -55,27 +54,4 @@ int ht_print_version(void)
 {
 	printf("hypertrace-bpf %s\n", HT_VERSION);
 	return HT_EXIT_OK;
-}
-
-int ht_report_read_outcome(const char *path, const struct ht_read_status *st)
-{
-	if (st->damaged) {
-		fprintf(stderr, "hypertrace-bpf: %s is damaged: read %llu records, stopped at byte %llu of %llu: %s\n",
-			path, st->records, st->good_bytes, st->file_bytes, st->reason);
-		return HT_EXIT_RUNTIME;
-	}
-	if (!st->has_trailer)
-		fprintf(stderr, "hypertrace-bpf: warning: %s: read %llu records: %s\n", path, st->records,
-			st->reason);
-	return HT_EXIT_OK;
-}
-
-int ht_errf(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
 }

@@ -10,7 +10,7 @@
 #include "export/convert_options.h"
 #include "hist/hist_view.h"
 #include "report/report_options.h"
-#include "report/selection.h"
+#include "reading/selection.h"
 #include "test.h"
 #include "tracefile/trace_reader.h"
 #include "tracefile/trace_writer.h"

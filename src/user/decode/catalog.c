@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "decode/catalog.h"
-#include "cli.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -8,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/errf.h"
 #include "common/escape.h"
 #include "common/hashmap.h"
 #include "common/parse_number.h"

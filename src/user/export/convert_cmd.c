@@ -18,6 +18,7 @@
 #include "export/ctf_writer.h"
 #include "export/lttng_export.h"
 #include "export/perfetto_export.h"
+#include "reading/read_outcome.h"
 #include "tracefile/trace_reader.h"
 
 /* The writers behind one shape, so the read loop is written once. */

@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 #include "decode/decoder.h"
-#include "report/selection.h"
+#include "reading/selection.h"
 
 /* Mode of the exports unless --mode says otherwise: guest arguments are not for every user. */
 #define HT_EXPORT_DEFAULT_MODE 0600

@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "common/escape.h"
 #include "decode/report_guest.h"
+#include "reading/read_outcome.h"
 #include "record/live_view.h"
 #include "report/report_exits.h"
 #include "report/report_options.h"

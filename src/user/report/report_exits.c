@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "exits/exit_reasons.h"
 #include "exits/exit_view.h"
+#include "reading/read_outcome.h"
 #include "common/escape.h"
 #include "tracefile/trace_reader.h"
 

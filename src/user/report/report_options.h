@@ -5,7 +5,7 @@
 
 #include "decode/decoder.h"
 #include "hist/latency_hist.h"
-#include "report/selection.h"
+#include "reading/selection.h"
 
 enum ht_report_mode { HT_REPORT_SUMMARY, HT_REPORT_DUMP, HT_REPORT_CSV, HT_REPORT_JSON, HT_REPORT_HIST };
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include "report/selection.h"
+#include "reading/selection.h"
 
 #include <ctype.h>
 #include <stdio.h>
