@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/option_error.h"
 #include "common/parse_number.h"
 #include "hypertrace/guest.h"
 
@@ -134,13 +135,14 @@ int hypercall_options_parse(int argc, char **argv, struct hypercall_options *o, 
 		case 'h':
 			o->help = true;
 			break;
-		case ':':
-			snprintf(err, err_size, "option %s needs a value; see --help",
-				 argv[optind - 1]);
+		default: {
+			/* '?' or ':': the option as typed, in the host commands' words. */
+			char problem[128];
+
+			ht_option_problem(c, argv, problem, sizeof(problem));
+			snprintf(err, err_size, "%s; see --help", problem);
 			return -1;
-		default:
-			snprintf(err, err_size, "unknown option '%s'; see --help", argv[optind - 1]);
-			return -1;
+		}
 		}
 		if (!ok)
 			return -1;

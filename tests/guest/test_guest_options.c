@@ -72,9 +72,12 @@ static void test_hypercall_errors(void)
 
 	CHECK(parse_hc(ARGS("-n", "12abc"), &o) < 0, "12abc accepted");
 	CHECK(strstr(err, "--count '12abc'") && strstr(err, "see --help"), "message: %s", err);
-	CHECK(parse_hc(ARGS("--nr"), &o) < 0 && strstr(err, "--nr needs a value"), "%s", err);
+	CHECK(parse_hc(ARGS("--nr"), &o) < 0 && strstr(err, "option '--nr' needs a value"), "%s", err);
 	CHECK(parse_hc(ARGS("--wat"), &o) < 0 && strstr(err, "unknown option '--wat'"), "%s",
 	      err);
+	/* The offending letter, not the cluster it came in; the host's wording. */
+	CHECK(parse_hc(ARGS("-hx"), &o) < 0 && strstr(err, "unknown option '-x'; see --help"), "%s", err);
+	CHECK(parse_hc(ARGS("-hn"), &o) < 0 && strstr(err, "option '-n' needs a value; see --help"), "%s", err);
 	CHECK(parse_hc(ARGS("1"), &o) < 0 && strstr(err, "unexpected argument '1'"), "%s", err);
 	CHECK(parse_hc(ARGS("--insn", "vmrun"), &o) < 0 && strstr(err, "vmcall or vmmcall"),
 	      "%s", err);

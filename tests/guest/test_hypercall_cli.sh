@@ -18,7 +18,7 @@ bad_args=(
 	"-n 12abc" "-n -1" "-n 0" "-n 10000001" "-n ''" "--count 0x" "--count 1.5"
 	"--nr 18446744073709551616" "--nr -5" "--a0 x" "--a1 1e3" "--a2 ' 1'" "--a3 +1"
 	"--rate 0" "--rate 1000000001" "--insn syscall" "--insn VMCALL" "--bogus" "-x"
-	"extra-arg" "-n" "--nr" "--rate"
+	"extra-arg" "-n" "--nr" "--rate" "-hx"
 )
 for args in "${bad_args[@]}"; do
 	eval "set -- $args"
