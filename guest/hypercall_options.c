@@ -13,8 +13,8 @@ const char hypercall_usage[] =
 	"Usage: hypercall [OPTIONS]\n"
 	"Issues KVM hypercalls from user space in a Linux KVM guest and times each round trip.\n"
 	"\n"
-	"  -n, --count COUNT   hypercalls to issue (default 1, at most 10000000)\n"
-	"      --nr N          hypercall number, in RAX (default 1000, unused by KVM)\n"
+	"  -N, --count COUNT   hypercalls to issue (default 1, at most 10000000)\n"
+	"  -n, --nr N          hypercall number, in RAX (default 1000, unused by KVM)\n"
 	"      --a0 VALUE      fix a0 (RBX); default: the sequence number 0, 1, 2, ...\n"
 	"      --a1 VALUE      a1, in RCX (default 0)\n"
 	"      --a2 VALUE      a2, in RDX (default 0)\n"
@@ -49,8 +49,7 @@ const char hypercall_usage[] =
 	"stops after the KVM check and instruction choice, without issuing any call.\n";
 
 enum {
-	OPT_NR = 256,
-	OPT_A0,
+	OPT_A0 = 256,
 	OPT_A1,
 	OPT_A2,
 	OPT_A3,
@@ -60,8 +59,8 @@ enum {
 };
 
 static const struct option long_options[] = {
-	{ "count", required_argument, NULL, 'n' },
-	{ "nr", required_argument, NULL, OPT_NR },
+	{ "count", required_argument, NULL, 'N' },
+	{ "nr", required_argument, NULL, 'n' },
 	{ "a0", required_argument, NULL, OPT_A0 },
 	{ "a1", required_argument, NULL, OPT_A1 },
 	{ "a2", required_argument, NULL, OPT_A2 },
@@ -88,15 +87,15 @@ int hypercall_options_parse(int argc, char **argv, struct hypercall_options *o, 
 	/* Our own one-line messages instead of getopt's; optind 0 rescans from scratch. */
 	opterr = 0;
 	optind = 0;
-	while ((c = getopt_long(argc, argv, ":n:h", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":N:n:h", long_options, NULL)) != -1) {
 		bool ok = true;
 
 		switch (c) {
-		case 'n':
+		case 'N':
 			ok = ht_parse_u64_option("--count", optarg, 1, HYPERCALL_MAX_COUNT, &o->count, err,
 					   err_size);
 			break;
-		case OPT_NR:
+		case 'n':
 			ok = ht_parse_u64_option("--nr", optarg, 0, UINT64_MAX, &o->nr, err, err_size);
 			break;
 		case OPT_A0:

@@ -81,7 +81,7 @@ EOF
 	cat <<'EOF'
 # The guest test program in this machine, whose hypervisor is QEMU's TCG, not
 # KVM: it must refuse cleanly instead of executing a hypercall instruction.
-hypercall -n 1 >/out/hypercall.out 2>/out/hypercall.err
+hypercall -N 1 >/out/hypercall.out 2>/out/hypercall.err
 echo $? >/out/hypercall.rc
 EOF
 } >"$work/guest.sh"

@@ -86,13 +86,13 @@ for f in __x64_sys_sync iterate_supers; do
 done
 insmod /hypertrace_guest.ko sched_switch=1 sched_wakeup=1 irq=1 functions=$FUNCS || exit 1
 echo HT-BEGIN >\$T/trace_marker
-hypercall -n 3 --nr 1201 --text 'workload begins' >/dev/null
+hypercall -N 3 --nr 1201 --text 'workload begins' >/dev/null
 taskset 1 sh -c 'i=0; while [ \$i -lt $SYNCS ]; do sync; usleep 3000; i=\$((i + 1)); done' &
 # Console output raises the serial port's interrupt: IRQ events.
 taskset 2 sh -c 'i=0; while [ \$i -lt 20 ]; do usleep 2000; echo "tick \$i"; i=\$((i + 1)); done'
 wait
 # Guest user space forging the module's sched_switch: recorded, never decoded.
-hypercall -n $FORGED --nr 1101 --a1 0 >/dev/null
+hypercall -N $FORGED --nr 1101 --a1 0 >/dev/null
 echo HT-END >\$T/trace_marker
 rmmod hypertrace_guest || exit 1
 echo 0 >\$T/tracing_on

@@ -97,14 +97,14 @@ rec perf_on -- perf stat -a -x, -o /out/perf_on.txt $EV -- sh -c "$LOAD"
 say "perf done"
 
 l2_start one 1 || exit 1
-rec one -p $QPID -- l2cmd one_a hypercall -n 200
-rec one_z -z -p $QPID -- l2cmd one_z hypercall -n 200
-nofile one_nofile -p $QPID -- l2cmd one_nofile hypercall -n 200
+rec one -p $QPID -- l2cmd one_a hypercall -N 200
+rec one_z -z -p $QPID -- l2cmd one_z hypercall -N 200
+nofile one_nofile -p $QPID -- l2cmd one_nofile hypercall -N 200
 l2_stop
 
 # Two vCPUs, one hypercall program pinned to each guest CPU at the same time;
 # a1 says which CPU issued it.
-TWO='taskset 1 hypercall -n 100 --a1 0 & taskset 2 hypercall -n 100 --a1 1; wait'
+TWO='taskset 1 hypercall -N 100 --a1 0 & taskset 2 hypercall -N 100 --a1 1; wait'
 l2_start two 2 || exit 1
 SELECT_VM=two rec two -p $QPID -- l2cmd two_a "$TWO"
 # Compressed, and the VM selected by its QEMU name instead of its pid.

@@ -42,7 +42,7 @@ static void test_hypercall_every_option(void)
 {
 	struct hypercall_options o;
 
-	CHECK(parse_hc(ARGS("-n", "5", "--nr", "0x3e9", "--a0", "7", "--a1", "0xffffffffffffffff",
+	CHECK(parse_hc(ARGS("-N", "5", "--nr", "0x3e9", "--a0", "7", "--a1", "0xffffffffffffffff",
 			    "--a2", "2", "--a3", "3", "--rate", "100", "--insn", "vmmcall"),
 		       &o) == 0,
 	      "%s", err);
@@ -70,7 +70,7 @@ static void test_hypercall_errors(void)
 {
 	struct hypercall_options o;
 
-	CHECK(parse_hc(ARGS("-n", "12abc"), &o) < 0, "12abc accepted");
+	CHECK(parse_hc(ARGS("-N", "12abc"), &o) < 0, "12abc accepted");
 	CHECK(strstr(err, "--count '12abc'") && strstr(err, "see --help"), "message: %s", err);
 	CHECK(parse_hc(ARGS("--nr"), &o) < 0 && strstr(err, "option '--nr' needs a value"), "%s", err);
 	CHECK(parse_hc(ARGS("--wat"), &o) < 0 && strstr(err, "unknown option '--wat'"), "%s",

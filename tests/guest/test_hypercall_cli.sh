@@ -15,10 +15,10 @@ fi
 
 # Usage errors: one line naming the problem and pointing to --help, status 2.
 bad_args=(
-	"-n 12abc" "-n -1" "-n 0" "-n 10000001" "-n ''" "--count 0x" "--count 1.5"
+	"-N 12abc" "-N -1" "-N 0" "-N 10000001" "-N ''" "--count 0x" "--count 1.5" "-n 1x"
 	"--nr 18446744073709551616" "--nr -5" "--a0 x" "--a1 1e3" "--a2 ' 1'" "--a3 +1"
 	"--rate 0" "--rate 1000000001" "--insn syscall" "--insn VMCALL" "--bogus" "-x"
-	"extra-arg" "-n" "--nr" "--rate" "-hx"
+	"extra-arg" "-N" "-n" "--nr" "--rate" "-hx"
 )
 for args in "${bad_args[@]}"; do
 	eval "set -- $args"
@@ -43,12 +43,12 @@ fi
 
 # The refusal path of the real binary, through the test hook.
 HYPERCALL_TEST_CPUID="GenuineIntel,0," expect_run hypercall_refuses_bare_metal 1 \
-	'^hypercall: not running under a hypervisor .*refusing' -- "$HC" -n 3
+	'^hypercall: not running under a hypervisor .*refusing' -- "$HC" -N 3
 HYPERCALL_TEST_CPUID="AuthenticAMD,0,KVMKVMKVM" expect_run hypercall_refuses_bare_metal_stale_leaf 1 \
 	'refusing' -- "$HC"
 for sig in XenVMMXenVMM VMwareVMware "Microsoft Hv" TCGTCGTCGTCG; do
 	HYPERCALL_TEST_CPUID="GenuineIntel,1,$sig" expect_run "hypercall_refuses_${sig// /_}" 1 \
-		"^hypercall: the hypervisor is '$sig', not KVM .*refusing" -- "$HC" -n 2
+		"^hypercall: the hypervisor is '$sig', not KVM .*refusing" -- "$HC" -N 2
 done
 HYPERCALL_TEST_CPUID="CentaurHauls,1,KVMKVMKVM" expect_run hypercall_unknown_vendor_needs_insn 1 \
 	"CPU vendor 'CentaurHauls'; pass --insn" -- "$HC"
@@ -67,10 +67,10 @@ check_accept() { # NAME CPUID WANT_INSN ARGS...
 		fail "$name" "status $status, want 0 and insn=$want: $out"
 	fi
 }
-check_accept hypercall_kvm_intel_vmcall "GenuineIntel,1,KVMKVMKVM" vmcall -n 10
+check_accept hypercall_kvm_intel_vmcall "GenuineIntel,1,KVMKVMKVM" vmcall -N 10
 check_accept hypercall_kvm_amd_vmmcall "AuthenticAMD,1,KVMKVMKVM" vmmcall
 check_accept hypercall_insn_forced "GenuineIntel,1,KVMKVMKVM" vmmcall --insn vmmcall
 check_accept hypercall_all_options "AuthenticAMD,1,KVMKVMKVM" vmcall --nr 0x3e9 --a0 7 --a1 1 \
-	--a2 0xffffffffffffffff --a3 3 --rate 1000 -n 10000000 --insn vmcall
+	--a2 0xffffffffffffffff --a3 3 --rate 1000 -N 10000000 --insn vmcall
 
 suite_exit
