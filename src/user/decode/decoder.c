@@ -140,55 +140,98 @@ bool ht_decoder_function(const struct ht_decoder *d, uint64_t addr, char *buf, s
 #define HT_FORGED_EVENT "(forged)"
 #define HT_FORGED_TEXT "(forged: not from the guest kernel's module, not decoded)"
 
+void ht_decoder_visit_fields(const struct ht_decoder *d, const struct ht_event_desc *ev,
+			     const struct ht_record *r, ht_field_visit_fn visit, void *ctx)
+{
+	struct ht_field_value v;
+
+	for (unsigned int i = 0; i < ev->nfields; i++) {
+		const struct ht_field *f = &ev->fields[i];
+
+		v.field = f;
+		v.bits = 0;
+		v.sval = 0;
+		v.text[0] = v.sym[0] = v.place[0] = '\0';
+		v.has_sym = false;
+		v.module = NULL;
+		switch (f->type) {
+		case HT_FT_STR:
+			ht_field_text(f, r, v.text);
+			break;
+		case HT_FT_S:
+			v.sval = ht_field_signed(f, r);
+			v.bits = (uint64_t)v.sval;
+			break;
+		case HT_FT_SYM:
+			v.bits = ht_field_bits(f, r);
+			/* Both forms come from the same lookup: both or neither. */
+			v.has_sym = ht_decoder_symbol(d, v.bits, v.sym, sizeof(v.sym)) &&
+				    ht_decoder_symbol_parts(d, v.bits, v.place, sizeof(v.place), &v.module);
+			break;
+		case HT_FT_U:
+		case HT_FT_X:
+			v.bits = ht_field_bits(f, r);
+			break;
+		}
+		visit(ctx, i, &v);
+	}
+}
+
+struct field_printer {
+	FILE *out;
+	bool json;
+};
+
 /*
  * One field, as text ("name=value", json false) or as JSON members
  * ("name":value, json true), written whole to out: however long a symbol
  * name and its escaped form, nothing is cut. Strings are the guest's and
  * symbol names the symbol file's: escaped (common/escape.h).
  */
-static void print_field(const struct ht_decoder *d, const struct ht_field *f, const struct ht_record *r,
-			bool json, FILE *out)
+static void print_field(void *ctx, unsigned int i, const struct ht_field_value *v)
 {
+	const struct field_printer *p = ctx;
+	const struct ht_field *f = v->field;
 	unsigned int width = f->hi - f->lo + 1u;
-	char text[33], sym[HT_SYM_TEXT_MAX];
+	bool json = p->json;
+	FILE *out = p->out;
 
+	if (i)
+		fputc(json ? ',' : ' ', out);
 	fprintf(out, json ? "\"%s\":" : "%s=", f->name);
 	switch (f->type) {
 	case HT_FT_STR:
-		ht_field_text(f, r, text);
 		fputc('"', out);
-		ht_escape_fputs(out, text, json ? HT_ESC_JSON : HT_ESC_QUOTED);
+		ht_escape_fputs(out, v->text, json ? HT_ESC_JSON : HT_ESC_QUOTED);
 		fputc('"', out);
 		break;
 	case HT_FT_S:
 		/* JSON numbers are doubles: exact below 2^53. */
-		fprintf(out, json && width > 53 ? "\"%" PRId64 "\"" : "%" PRId64, ht_field_signed(f, r));
+		fprintf(out, json && width > 53 ? "\"%" PRId64 "\"" : "%" PRId64, v->sval);
 		break;
 	case HT_FT_U:
-		fprintf(out, json && width > 53 ? "\"%" PRIu64 "\"" : "%" PRIu64, ht_field_bits(f, r));
+		fprintf(out, json && width > 53 ? "\"%" PRIu64 "\"" : "%" PRIu64, v->bits);
 		break;
 	case HT_FT_X:
-		fprintf(out, json ? "\"0x%" PRIx64 "\"" : "0x%" PRIx64, ht_field_bits(f, r));
+		fprintf(out, json ? "\"0x%" PRIx64 "\"" : "0x%" PRIx64, v->bits);
 		break;
 	case HT_FT_SYM:
 		if (json) {
-			const char *mod;
-
-			fprintf(out, "\"0x%" PRIx64 "\"", ht_field_bits(f, r));
-			if (ht_decoder_symbol_parts(d, ht_field_bits(f, r), sym, sizeof(sym), &mod)) {
+			fprintf(out, "\"0x%" PRIx64 "\"", v->bits);
+			if (v->has_sym) {
 				fprintf(out, ",\"%s_sym\":\"", f->name);
-				ht_escape_fputs(out, sym, HT_ESC_JSON);
+				ht_escape_fputs(out, v->place, HT_ESC_JSON);
 				fputc('"', out);
-				if (mod) {
+				if (v->module) {
 					fprintf(out, ",\"%s_module\":\"", f->name);
-					ht_escape_fputs(out, mod, HT_ESC_JSON);
+					ht_escape_fputs(out, v->module, HT_ESC_JSON);
 					fputc('"', out);
 				}
 			}
-		} else if (ht_decoder_symbol(d, ht_field_bits(f, r), sym, sizeof(sym))) {
-			ht_escape_fputs(out, sym, HT_ESC_TEXT);
+		} else if (v->has_sym) {
+			ht_escape_fputs(out, v->sym, HT_ESC_TEXT);
 		} else {
-			fprintf(out, "0x%" PRIx64, ht_field_bits(f, r));
+			fprintf(out, "0x%" PRIx64, v->bits);
 		}
 		break;
 	}
@@ -197,22 +240,18 @@ static void print_field(const struct ht_decoder *d, const struct ht_field *f, co
 void ht_decode_print_fields(const struct ht_decoder *d, const struct ht_event_desc *ev,
 			    const struct ht_record *r, FILE *out)
 {
-	for (unsigned int i = 0; i < ev->nfields; i++) {
-		if (i)
-			fputc(' ', out);
-		print_field(d, &ev->fields[i], r, false, out);
-	}
+	struct field_printer p = { out, false };
+
+	ht_decoder_visit_fields(d, ev, r, print_field, &p);
 }
 
 void ht_decode_print_json_fields(const struct ht_decoder *d, const struct ht_event_desc *ev,
 				 const struct ht_record *r, FILE *out)
 {
+	struct field_printer p = { out, true };
+
 	fputc('{', out);
-	for (unsigned int i = 0; i < ev->nfields; i++) {
-		if (i)
-			fputc(',', out);
-		print_field(d, &ev->fields[i], r, true, out);
-	}
+	ht_decoder_visit_fields(d, ev, r, print_field, &p);
 	fputc('}', out);
 }
 

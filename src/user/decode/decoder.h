@@ -68,6 +68,28 @@ bool ht_decoder_symbol_parts(const struct ht_decoder *d, uint64_t addr, char *bu
 bool ht_decoder_function(const struct ht_decoder *d, uint64_t addr, char *buf, size_t len);
 
 /*
+ * One decoded field of a record, as every output reads it: the value for its
+ * type, read once here, so a new field type is taught to the outputs in one
+ * place. Text is the guest's and symbols the symbol file's: raw bytes, for
+ * the output to escape as its format needs.
+ */
+struct ht_field_value {
+	const struct ht_field *field;
+	uint64_t bits;           /* u, x, sym: the raw bits, zero-extended; s: the signed value's bits */
+	int64_t sval;            /* s: sign-extended from the field's width */
+	char text[33];           /* str: the bytes up to the first NUL, at most 32 */
+	bool has_sym;            /* sym: the address is in the guest symbols */
+	char sym[HT_SYM_TEXT_MAX]; /* sym: "name+0xoff [module]" (ht_decoder_symbol) */
+	char place[HT_SYM_TEXT_MAX]; /* sym: "name+0xoff" alone, with ... */
+	const char *module;      /* ... its module (NULL: the kernel) (ht_decoder_symbol_parts) */
+};
+
+/* Called with each field of a record in catalog order; i is the field's index. */
+typedef void (*ht_field_visit_fn)(void *ctx, unsigned int i, const struct ht_field_value *v);
+void ht_decoder_visit_fields(const struct ht_decoder *d, const struct ht_event_desc *ev,
+			     const struct ht_record *r, ht_field_visit_fn visit, void *ctx);
+
+/*
  * " => NAME: field=value ..." and " rip_sym=..." for a dump line (nothing if
  * undecoded; " => (forged: ...)" for a forged one).
  */

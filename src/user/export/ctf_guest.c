@@ -11,37 +11,6 @@ uint16_t ht_ctf_guest_event_id(const struct ht_decoder *dec, const struct ht_eve
 	return (uint16_t)(1 + (ev - dec->cat.events));
 }
 
-static void sym_text(const struct ht_decoder *dec, uint64_t addr, char out[HT_CTF_GUEST_SYM_MAX])
-{
-	char buf[512];
-
-	if (!ht_decoder_symbol(dec, addr, buf, sizeof(buf)))
-		buf[0] = '\0';
-	snprintf(out, HT_CTF_GUEST_SYM_MAX, "%s", buf);
-}
-
-size_t ht_ctf_guest_size(const struct ht_decoder *dec, const struct ht_event_desc *ev,
-			 const struct ht_record *r)
-{
-	size_t n = RECORD_PART_BYTES;
-	char text[HT_CTF_GUEST_SYM_MAX];
-
-	for (unsigned int i = 0; i < ev->nfields; i++) {
-		const struct ht_field *f = &ev->fields[i];
-
-		if (f->type == HT_FT_STR) {
-			ht_field_text(f, r, text);
-			n += strlen(text) + 1;
-		} else if (f->type == HT_FT_SYM) {
-			sym_text(dec, ht_field_bits(f, r), text);
-			n += 8 + strlen(text) + 1;
-		} else {
-			n += 8;
-		}
-	}
-	return n;
-}
-
 static unsigned char *put_le(unsigned char *p, uint64_t v, int bytes)
 {
 	for (int i = 0; i < bytes; i++)
@@ -57,37 +26,73 @@ static unsigned char *put_text(unsigned char *p, const char *s)
 	return p + n;
 }
 
+/* Where the next field goes; with p NULL, only how many bytes the fields take. */
+struct field_cursor {
+	unsigned char *p;
+	size_t n;
+};
+
+/* One decoded field as its event class declares it (ht_ctf_guest_metadata). */
+static void put_field(void *ctx, unsigned int i, const struct ht_field_value *v)
+{
+	struct field_cursor *c = ctx;
+	char sym[HT_CTF_GUEST_SYM_MAX];
+	const char *text = NULL;
+	bool number = true;
+
+	(void)i;
+	switch (v->field->type) {
+	case HT_FT_STR:
+		text = v->text;
+		number = false;
+		break;
+	case HT_FT_SYM: {
+		/* The address, then its symbol cut to HT_CTF_GUEST_SYM_MAX bytes ("" when unknown). */
+		size_t len = v->has_sym ? strnlen(v->sym, sizeof(sym) - 1) : 0;
+
+		memcpy(sym, v->sym, len);
+		sym[len] = '\0';
+		text = sym;
+		break;
+	}
+	case HT_FT_S:
+	case HT_FT_U:
+	case HT_FT_X:
+		break;
+	}
+	if (number) {
+		c->n += 8;
+		if (c->p)
+			c->p = put_le(c->p, v->bits, 8);
+	}
+	if (text) {
+		c->n += strlen(text) + 1;
+		if (c->p)
+			c->p = put_text(c->p, text);
+	}
+}
+
+size_t ht_ctf_guest_size(const struct ht_decoder *dec, const struct ht_event_desc *ev,
+			 const struct ht_record *r)
+{
+	struct field_cursor c = { NULL, RECORD_PART_BYTES };
+
+	ht_decoder_visit_fields(dec, ev, r, put_field, &c);
+	return c.n;
+}
+
 unsigned char *ht_ctf_guest_put(const struct ht_decoder *dec, const struct ht_event_desc *ev,
 				const struct ht_record *r, unsigned char *p)
 {
-	char text[HT_CTF_GUEST_SYM_MAX];
+	struct field_cursor c;
 
 	p = put_le(p, r->vcpu_id, 2);
 	p = put_le(p, r->guest_rip, 8);
 	p = put_le(p, r->exit_to_hcall_ns, 4);
 	p = put_le(p, r->hcall_to_entry_ns, 4);
-	for (unsigned int i = 0; i < ev->nfields; i++) {
-		const struct ht_field *f = &ev->fields[i];
-
-		switch (f->type) {
-		case HT_FT_STR:
-			ht_field_text(f, r, text);
-			p = put_text(p, text);
-			break;
-		case HT_FT_SYM:
-			p = put_le(p, ht_field_bits(f, r), 8);
-			sym_text(dec, ht_field_bits(f, r), text);
-			p = put_text(p, text);
-			break;
-		case HT_FT_S:
-			p = put_le(p, (uint64_t)ht_field_signed(f, r), 8);
-			break;
-		default:
-			p = put_le(p, ht_field_bits(f, r), 8);
-			break;
-		}
-	}
-	return p;
+	c = (struct field_cursor){ p, 0 };
+	ht_decoder_visit_fields(dec, ev, r, put_field, &c);
+	return c.p;
 }
 
 void ht_ctf_guest_metadata(const struct ht_decoder *dec, FILE *f)

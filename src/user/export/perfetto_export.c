@@ -429,45 +429,50 @@ static void slice_end(struct ht_perfetto_export *x, struct track *t, uint64_t uu
 	track_event_end(x, e, pkt);
 }
 
+/* One decoded field as a debug annotation of the "fields" dict (a sym adds NAME_sym). */
+static void decoded_field(void *ctx, unsigned int i, const struct ht_field_value *v)
+{
+	struct ht_perfetto_export *x = ctx;
+	const struct ht_field *f = v->field;
+	ht_pb_msg a = ht_pb_begin(&x->raw, DA_DICT);
+	char esc[FUNCTION_NAME_SIZE];
+
+	(void)i;
+	arg_name(x, f->name);
+	switch (f->type) {
+	case HT_FT_STR:
+		ht_pb_string(&x->raw, DA_STRING, shown(esc, sizeof(esc), v->text));
+		break;
+	case HT_FT_S:
+		ht_pb_varint(&x->raw, DA_INT, (uint64_t)v->sval);
+		break;
+	case HT_FT_X:
+	case HT_FT_SYM:
+		ht_pb_varint(&x->raw, DA_POINTER, v->bits);
+		break;
+	case HT_FT_U:
+		ht_pb_varint(&x->raw, DA_UINT, v->bits);
+		break;
+	}
+	ht_pb_end(&x->raw, a);
+	if (f->type == HT_FT_SYM && v->has_sym) {
+		char key[HT_CAT_NAME_MAX + 8];
+
+		snprintf(key, sizeof(key), "%s_sym", f->name);
+		a = ht_pb_begin(&x->raw, DA_DICT);
+		arg_name(x, key);
+		ht_pb_string(&x->raw, DA_STRING, shown(esc, sizeof(esc), v->sym));
+		ht_pb_end(&x->raw, a);
+	}
+}
+
 /* A decoded event's fields, as report decodes them, in a dict "fields". */
 static void decoded_fields(struct ht_perfetto_export *x, const struct ht_event_desc *ev, const struct ht_record *r)
 {
 	ht_pb_msg d = ht_pb_begin(&x->raw, TE_DEBUG);
 
 	ht_pb_varint(&x->raw, DA_NAME_IID, x->arg_iid[ARG_FIELDS]);
-	for (unsigned int i = 0; i < ev->nfields; i++) {
-		const struct ht_field *f = &ev->fields[i];
-		ht_pb_msg a = ht_pb_begin(&x->raw, DA_DICT);
-		char text[33], esc[FUNCTION_NAME_SIZE], sym[HT_SYM_TEXT_MAX];
-
-		arg_name(x, f->name);
-		switch (f->type) {
-		case HT_FT_STR:
-			ht_field_text(f, r, text);
-			ht_pb_string(&x->raw, DA_STRING, shown(esc, sizeof(esc), text));
-			break;
-		case HT_FT_S:
-			ht_pb_varint(&x->raw, DA_INT, (uint64_t)ht_field_signed(f, r));
-			break;
-		case HT_FT_X:
-		case HT_FT_SYM:
-			ht_pb_varint(&x->raw, DA_POINTER, ht_field_bits(f, r));
-			break;
-		default:
-			ht_pb_varint(&x->raw, DA_UINT, ht_field_bits(f, r));
-			break;
-		}
-		ht_pb_end(&x->raw, a);
-		if (f->type == HT_FT_SYM && ht_decoder_symbol(x->dec, ht_field_bits(f, r), sym, sizeof(sym))) {
-			char key[HT_CAT_NAME_MAX + 8];
-
-			snprintf(key, sizeof(key), "%s_sym", f->name);
-			a = ht_pb_begin(&x->raw, DA_DICT);
-			arg_name(x, key);
-			ht_pb_string(&x->raw, DA_STRING, shown(esc, sizeof(esc), sym));
-			ht_pb_end(&x->raw, a);
-		}
-	}
+	ht_decoder_visit_fields(x->dec, ev, r, decoded_field, x);
 	ht_pb_end(&x->raw, d);
 }
 
