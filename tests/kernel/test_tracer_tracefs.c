@@ -19,14 +19,6 @@
 
 #define TRACEFS "/sys/kernel/tracing"
 
-static struct ht_tracer *tracer;
-
-static void destroy_tracer(void)
-{
-	ht_tracer_destroy(tracer);
-	tracer = NULL;
-}
-
 static int tracefs_mounted(void)
 {
 	struct stat sb;
@@ -37,6 +29,7 @@ static int tracefs_mounted(void)
 static void a_synthetic_tracer_loads_where_tracefs_is_not_mounted(void)
 {
 	struct ht_tracer_opts o = { .isa = HT_ISA_SVM, .synthetic = true, .ringbuf_bytes = 1 << 20 };
+	struct ht_tracer *tracer;
 	char err[512] = "";
 
 	/* A namespace of our own whose mounts do not propagate back to the host. */
@@ -47,7 +40,8 @@ static void a_synthetic_tracer_loads_where_tracefs_is_not_mounted(void)
 	while (tracefs_mounted())
 		CHECK(umount2(TRACEFS, MNT_DETACH) == 0, "umount %s: %s", TRACEFS, strerror(errno));
 	CHECK(ht_tracer_load(&tracer, &o, err, sizeof(err)) == 0, "%s", err);
-	CHECK(tracefs_mounted(), "the tracer loaded but %s/events is not there", TRACEFS);
+	ASSERT_TRUE(tracefs_mounted(), "the tracer loaded but " TRACEFS "/events is not there");
+	ht_tracer_destroy(tracer);
 }
 
 int main(void)
@@ -56,7 +50,6 @@ int main(void)
 		printf("SKIP: tracer_tracefs: the in-kernel tests load BPF programs and need root\n");
 		return 0;
 	}
-	ht_test_cleanup = destroy_tracer;
 	RUN(a_synthetic_tracer_loads_where_tracefs_is_not_mounted);
 	return ht_test_exit_status();
 }

@@ -11,14 +11,6 @@
 #include "fixture.h"
 #include "test.h"
 
-static char *mem;
-
-static void free_mem(void)
-{
-	free(mem);
-	mem = NULL;
-}
-
 static bool escapes_to(const char *in, enum ht_escape_style style, const char *want)
 {
 	char buf[256];
@@ -91,23 +83,30 @@ static void csv_fields_are_quoted_and_formulas_neutralised(void)
 		{ "\tline\r\nbreak", "\"\\x09line\\x0d\\x0abreak\"" },
 		{ "a=b", "\"a=b\"" },
 	};
+	char *mem = NULL;
 	size_t len = 0;
 	FILE *m;
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		m = open_memstream(&mem, &len);
-		CHECK(m, "open_memstream");
+		if (!ASSERT_OK_PTR(m, "open_memstream"))
+			return;
 		ht_csv_fputs(m, cases[i].in);
 		fclose(m);
-		CHECK(!strcmp(mem, cases[i].want), "'%s' -> %s, want %s", cases[i].in, mem, cases[i].want);
-		free_mem();
+		if (!ASSERT_STREQ(mem, cases[i].want, cases[i].in))
+			goto cleanup;
+		free(mem);
+		mem = NULL;
 	}
 	/* Text already escaped for display is quoted and neutralised, not escaped again. */
 	m = open_memstream(&mem, &len);
-	CHECK(m, "open_memstream");
+	if (!ASSERT_OK_PTR(m, "open_memstream"))
+		return;
 	ht_csv_quote(m, "-x=\\x1b \"q\"");
 	fclose(m);
-	CHECK(!strcmp(mem, "\"'-x=\\x1b \"\"q\"\"\""), "quoted %s", mem);
+	ASSERT_STREQ(mem, "\"'-x=\\x1b \"\"q\"\"\"", "already escaped text, quoted");
+cleanup:
+	free(mem);
 }
 
 static void any_bytes_escape_to_safe_text_and_json(void)
@@ -139,7 +138,6 @@ static void any_bytes_escape_to_safe_text_and_json(void)
 
 int main(void)
 {
-	ht_test_cleanup = free_mem;
 	RUN(text_shows_control_bytes_and_invalid_utf8_keeps_other_scripts);
 	RUN(json_is_valid_utf8_and_keeps_valid_text_exact);
 	RUN(a_small_buffer_never_cuts_an_escape_or_a_character);

@@ -21,6 +21,13 @@
 static char dir[] = "/tmp/ht-summary-XXXXXX";
 static char path[160];
 
+/* The trace file a test wrote, unless HT_KEEP asks to keep it for a look. */
+static void remove_file(void)
+{
+	if (!getenv("HT_KEEP"))
+		unlink(path);
+}
+
 typedef void (*fill_fn)(struct ht_record *r, unsigned int i);
 
 static uint64_t rng = 88172645463325252ull;
@@ -103,24 +110,32 @@ static void mixed_latencies(struct ht_record *r, unsigned int i)
 
 static void percentiles_beyond_the_exact_limit_are_the_exact_ones(void)
 {
+	char *exact = NULL, *collected = NULL, *refined = NULL;
 	unsigned int passes = 0;
 
-	CHECK(write_file(40000, mixed_latencies, HT_ENCODING_RAW) == 0, "write");
-	char *exact = summarize(0, 0, &passes);
-	CHECK(exact && passes == 1, "all kept: one read, got %u", passes);
+	if (!ASSERT_OK(write_file(40000, mixed_latencies, HT_ENCODING_RAW), "write"))
+		goto cleanup;
+	exact = summarize(0, 0, &passes);
+	if (!ASSERT_OK_PTR(exact, "summary, all kept") || !ASSERT_EQ(passes, 1, "reads, all kept"))
+		goto cleanup;
 	/* Histograms refined by collecting each percentile's bucket. */
-	char *collected = summarize(1000, 100000, &passes);
-	CHECK(!strcmp(latency_table(exact), latency_table(collected)), "collected:\n%s\nwant:\n%s",
-	      latency_table(collected), latency_table(exact));
-	CHECK(passes == 2, "collecting: 2 reads, got %u", passes);
+	collected = summarize(1000, 100000, &passes);
+	if (!ASSERT_OK_PTR(collected, "summary, collecting") ||
+	    !ASSERT_STREQ(latency_table(collected), latency_table(exact), "collected latencies"))
+		goto cleanup;
+	ASSERT_EQ(passes, 2, "reads, collecting");
 	/* Histograms refined through sub-buckets (nothing collected until a bucket is tiny). */
-	char *refined = summarize(1000, 1, &passes);
-	CHECK(!strcmp(latency_table(exact), latency_table(refined)), "refined:\n%s\nwant:\n%s",
-	      latency_table(refined), latency_table(exact));
-	CHECK(passes >= 2 && passes <= 4, "refining: %u reads", passes);
+	refined = summarize(1000, 1, &passes);
+	if (!ASSERT_OK_PTR(refined, "summary, refining") ||
+	    !ASSERT_STREQ(latency_table(refined), latency_table(exact), "refined latencies"))
+		goto cleanup;
+	ASSERT_GE(passes, 2, "reads, refining");
+	ASSERT_LE(passes, 4, "reads, refining");
+cleanup:
 	free(exact);
 	free(collected);
 	free(refined);
+	remove_file();
 }
 
 static void identical_latencies(struct ht_record *r, unsigned int i)
@@ -132,13 +147,21 @@ static void identical_latencies(struct ht_record *r, unsigned int i)
 
 static void a_file_of_one_repeated_value_gives_that_value(void)
 {
-	CHECK(write_file(5000, identical_latencies, HT_ENCODING_DELTA_ZLIB) == 0, "write");
-	char *text = summarize(10, 1, NULL);
-	CHECK(text && strstr(text, "exit->hypercall       123456789  123456789  123456789  123456789  123456789"),
-	      "%s", latency_table(text));
-	CHECK(strstr(text, "total (exit->entry)  4123456789 4123456789 4123456789 4123456789 4123456789"),
-	      "%s", latency_table(text));
+	char *text = NULL;
+
+	if (!ASSERT_OK(write_file(5000, identical_latencies, HT_ENCODING_DELTA_ZLIB), "write"))
+		goto cleanup;
+	text = summarize(10, 1, NULL);
+	if (!ASSERT_OK_PTR(text, "summary"))
+		goto cleanup;
+	if (!ASSERT_TRUE(strstr(text, "exit->hypercall       123456789  123456789  123456789  123456789  123456789"),
+			 "exit->hypercall row") ||
+	    !ASSERT_TRUE(strstr(text, "total (exit->entry)  4123456789 4123456789 4123456789 4123456789 4123456789"),
+			 "total row"))
+		printf("%s\n", latency_table(text));
+cleanup:
 	free(text);
+	remove_file();
 }
 
 static void many_vcpus(struct ht_record *r, unsigned int i)
@@ -150,12 +173,20 @@ static void many_vcpus(struct ht_record *r, unsigned int i)
 
 static void keys_beyond_the_limit_are_counted_together(void)
 {
-	CHECK(write_file(HT_SUMMARY_MAX_KEYS + 1234, many_vcpus, HT_ENCODING_DELTA_ZLIB) == 0, "write");
-	char *text = summarize(0, 0, NULL);
-	CHECK(text && strstr(text, "(1234 records of further vCPUs, not listed: at most 65536 are)"),
-	      "%.300s", text ? text : "");
-	CHECK(strstr(text, "\n           0      33385\n           1      33385\n"), "per nr");
+	char *text = NULL;
+
+	if (!ASSERT_OK(write_file(HT_SUMMARY_MAX_KEYS + 1234, many_vcpus, HT_ENCODING_DELTA_ZLIB), "write"))
+		goto cleanup;
+	text = summarize(0, 0, NULL);
+	if (!ASSERT_OK_PTR(text, "summary"))
+		goto cleanup;
+	if (!ASSERT_TRUE(strstr(text, "(1234 records of further vCPUs, not listed: at most 65536 are)"),
+			 "further vCPUs counted together"))
+		printf("%.300s\n", text);
+	ASSERT_TRUE(strstr(text, "\n           0      33385\n           1      33385\n"), "per nr");
+cleanup:
 	free(text);
+	remove_file();
 }
 
 static void a_trailer_ending_before_the_start_is_not_a_huge_duration(void)
@@ -170,7 +201,9 @@ static void a_trailer_ending_before_the_start_is_not_a_huge_duration(void)
 	ht_summary_print(s, out, "t.htr", &h, &st, NULL);
 	fclose(out);
 	ht_summary_free(s);
-	CHECK(strstr(text, "duration: unknown: the trailer's end is 3.290 s before the start"), "%s", text);
+	if (!ASSERT_TRUE(strstr(text, "duration: unknown: the trailer's end is 3.290 s before the start"),
+			 "duration line"))
+		printf("%s\n", text);
 	free(text);
 }
 
@@ -223,17 +256,15 @@ static void a_big_compressed_file_is_summarized_in_bounded_memory(void)
 		SKIP("%s is not built (make): RSS is measured on the unsanitized binary", bin);
 	if (access(GNU_TIME, X_OK))
 		SKIP("%s is missing (Debian package time, installed by make deps)", GNU_TIME);
-	CHECK(write_file(n, slowly_rising, HT_ENCODING_DELTA_ZLIB) == 0, "write");
-	long kib = report_peak_rss_kib(bin);
-	CHECK(kib > 0, "report failed");
-	printf("    (report of %u records: peak RSS %ld KiB)\n", n, kib);
-	CHECK(kib < 48 * 1024, "peak RSS %ld KiB, want < 48 MiB", kib);
-}
+	if (ASSERT_OK(write_file(n, slowly_rising, HT_ENCODING_DELTA_ZLIB), "write")) {
+		long kib = report_peak_rss_kib(bin);
 
-static void cleanup(void)
-{
-	if (!getenv("HT_KEEP"))
-		unlink(path);
+		if (ASSERT_GT(kib, 0, "report's peak RSS (report failed)")) {
+			printf("    (report of %u records: peak RSS %ld KiB)\n", n, kib);
+			ASSERT_LT(kib, 48 * 1024, "peak RSS in KiB, want < 48 MiB");
+		}
+	}
+	remove_file();
 }
 
 int main(void)
@@ -241,7 +272,6 @@ int main(void)
 	if (!mkdtemp(dir))
 		return perror("mkdtemp"), 1;
 	snprintf(path, sizeof(path), "%s/t.htr", dir);
-	ht_test_cleanup = cleanup;
 	RUN(percentiles_beyond_the_exact_limit_are_the_exact_ones);
 	RUN(a_file_of_one_repeated_value_gives_that_value);
 	RUN(keys_beyond_the_limit_are_counted_together);

@@ -4,48 +4,48 @@
 #include "export/thread_table.h"
 #include "test.h"
 
-static struct ht_thread_table *table;
-
-static void free_table(void)
-{
-	ht_thread_table_free(table);
-	table = NULL;
-}
-
 static void values_survive_growth_and_keep_insertion_order(void)
 {
 	enum { N = 10000 };
 	static int values[N];
+	struct ht_thread_table *table = ht_thread_table_new();
 
-	table = ht_thread_table_new();
-	CHECK(table != NULL, "no table");
+	if (!ASSERT_OK_PTR(table, "ht_thread_table_new"))
+		return;
 	/* Dense tids in a few processes, as on a host with many VMs. */
 	for (uint32_t i = 0; i < N; i++)
-		CHECK(ht_thread_table_put(table, 1000 + i % 7, 5000 + i, &values[i]) == 0, "put %u", i);
-	CHECK_EQ_U64(ht_thread_table_len(table), N);
-	for (uint32_t i = 0; i < N; i++) {
-		CHECK(ht_thread_table_get(table, 1000 + i % 7, 5000 + i) == &values[i], "get %u", i);
-		CHECK(ht_thread_table_at(table, i) == &values[i], "at %u", i);
-	}
-	CHECK(ht_thread_table_get(table, 1001, 5000) == NULL, "same tid, other pid");
-	CHECK(ht_thread_table_get(table, 1000, 5000 + N) == NULL, "unknown tid");
-	CHECK(ht_thread_table_at(table, N) == NULL, "past the end");
+		if (!ASSERT_OK(ht_thread_table_put(table, 1000 + i % 7, 5000 + i, &values[i]), "put"))
+			goto cleanup;
+	if (!ASSERT_EQ(ht_thread_table_len(table), N, "len"))
+		goto cleanup;
+	for (uint32_t i = 0; i < N; i++)
+		if (!ASSERT_TRUE(ht_thread_table_get(table, 1000 + i % 7, 5000 + i) == &values[i], "get") ||
+		    !ASSERT_TRUE(ht_thread_table_at(table, i) == &values[i], "at"))
+			goto cleanup;
+	ASSERT_TRUE(ht_thread_table_get(table, 1001, 5000) == NULL, "same tid, other pid");
+	ASSERT_TRUE(ht_thread_table_get(table, 1000, 5000 + N) == NULL, "unknown tid");
+	ASSERT_TRUE(ht_thread_table_at(table, N) == NULL, "past the end");
+cleanup:
+	ht_thread_table_free(table);
 }
 
 static void putting_a_key_again_replaces_its_value(void)
 {
+	struct ht_thread_table *table = ht_thread_table_new();
 	int a, b;
 
-	table = ht_thread_table_new();
-	CHECK(table != NULL, "no table");
-	CHECK(ht_thread_table_put(table, 1, 2, &a) == 0 && ht_thread_table_put(table, 1, 2, &b) == 0, "put");
-	CHECK_EQ_U64(ht_thread_table_len(table), 1);
-	CHECK(ht_thread_table_get(table, 1, 2) == &b, "old value");
+	if (!ASSERT_OK_PTR(table, "ht_thread_table_new"))
+		return;
+	if (ASSERT_OK(ht_thread_table_put(table, 1, 2, &a), "put") &&
+	    ASSERT_OK(ht_thread_table_put(table, 1, 2, &b), "put again")) {
+		ASSERT_EQ(ht_thread_table_len(table), 1, "len");
+		ASSERT_TRUE(ht_thread_table_get(table, 1, 2) == &b, "the new value");
+	}
+	ht_thread_table_free(table);
 }
 
 int main(void)
 {
-	ht_test_cleanup = free_table;
 	RUN(values_survive_growth_and_keep_insertion_order);
 	RUN(putting_a_key_again_replaces_its_value);
 	return ht_test_exit_status();
