@@ -10,9 +10,12 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 SUITE_FAILED=0
 
-pass() { echo "PASS: $1"; }
-fail() { echo "FAIL: $1: ${2:-}"; SUITE_FAILED=1; }
-skip() { echo "SKIP: $1: $2"; }
+# `tests/run -t NAME` sets HT_TEST_ONLY: a suite's checks share their setup,
+# so the suite runs whole, but only NAME's verdict is printed and counted.
+shown() { [ -z "${HT_TEST_ONLY:-}" ] || [ "$1" = "$HT_TEST_ONLY" ]; }
+pass() { if shown "$1"; then echo "PASS: $1"; fi; }
+fail() { if shown "$1"; then echo "FAIL: $1: ${2:-}"; SUITE_FAILED=1; fi; }
+skip() { if shown "$1"; then echo "SKIP: $1: $2"; fi; }
 
 # expect_run NAME WANT_STATUS WANT_STDERR_REGEX -- CMD...
 # Runs CMD, checks its exit status and that stderr matches the regex.

@@ -9,6 +9,10 @@ ht_test_fn ht_test_cleanup;
 
 void ht_run_test(const char *name, ht_test_fn fn)
 {
+	const char *only = getenv("HT_TEST_ONLY"); /* tests/run -t NAME */
+
+	if (only && *only && strcmp(only, name) != 0)
+		return;
 	ht_test_current = name;
 	ht_test_failed = 0;
 	ht_test_skipped = 0;
