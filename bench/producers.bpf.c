@@ -64,7 +64,7 @@ static long produce_per_cpu(__u32 i __attribute__((unused)), __u32 *slot)
 	void *ring = cpu_ring(cpu);
 
 	if (ring)
-		emit(ring, &ring_emitted[cpu & ring_mask & (HT_MAX_RINGS_BPF - 1)][0], &producer_state[*slot & 1]);
+		emit(ring, &ring_emitted[cpu & ring_mask & (HT_MAX_RINGS - 1)][0], &producer_state[*slot & 1]);
 	return 0;
 }
 

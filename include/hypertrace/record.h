@@ -26,6 +26,17 @@
 #define HT_VMX_EXIT_REASON_VMCALL 18
 #define HT_VMX_EXIT_REASON_MASK 0xffffu
 #define HT_SVM_EXIT_CODE_VMMCALL 0x81
+/* SVM's exit code has no flag bits: the whole 32 bits are compared. */
+#define HT_SVM_EXIT_CODE_MASK 0xffffffffu
+
+/*
+ * Most ring buffers one recording makes (one per CPU, rounded up to a power
+ * of two; beyond this CPUs share rings). BPF masks its per-ring wake-up
+ * counters with it, user space sizes the rings and the drain with it: one
+ * value for both, or rings would silently share counters.
+ */
+#define HT_MAX_RINGS 64u
+_Static_assert((HT_MAX_RINGS & (HT_MAX_RINGS - 1)) == 0, "BPF masks ring indexes with HT_MAX_RINGS - 1");
 
 /* How many hypercall nr values one recording may select. */
 #define HT_MAX_SELECTED_NR 8

@@ -3,9 +3,12 @@
  * The fusion state machine: kvm_exit + kvm_hypercall + kvm_entry of one vCPU
  * thread become ONE struct ht_record in the ring buffer.
  *
- * Every handler is static __always_inline and takes the tracepoint's raw
- * struct, so the tracepoint programs and the synthetic-event programs used by
- * tests and benchmarks run exactly the same code against the same maps.
+ * Every handler takes the tracepoint's raw struct, so the tracepoint programs
+ * and the synthetic-event programs used by tests and benchmarks run exactly
+ * the same code against the same maps. Handlers are static __always_inline,
+ * except the few marked __noinline on purpose: paths off the hot one (a
+ * hypercall exit, a cut window, a state moved on a switch) kept out of line so that the non-matching
+ * path of kvm_exit stays a load, an AND and a compare.
  * The maps, globals and filters they use, and the license, are the BPF
  * object's own: hypertrace.bpf.c defines them and then includes this file.
  *
@@ -70,7 +73,7 @@ static __always_inline __u64 wakeup_flags_of(__u64 *emitted)
 
 static __always_inline __u64 wakeup_flags(__u32 cpu)
 {
-	return wakeup_flags_of(&ring_emitted[cpu & ring_mask & (HT_MAX_RINGS_BPF - 1)][0]);
+	return wakeup_flags_of(&ring_emitted[cpu & ring_mask & (HT_MAX_RINGS - 1)][0]);
 }
 
 /* floor(log2(v)), 0 for 0: the slot of a latency in struct ht_agg_hist. */

@@ -35,7 +35,6 @@ const volatile __u32 filter_exit_reason = 0; /* VMX: compared with the low 16 bi
  */
 const volatile __u32 prefilter_mask = HT_VMX_EXIT_REASON_MASK;
 const volatile __u32 prefilter_value = HT_VMX_EXIT_REASON_VMCALL;
-#define HT_SVM_EXIT_CODE_MASK 0xffffffffu
 const volatile __u32 filter_tgid = 0;        /* 0: every VM process */
 const volatile bool filter_vcpu_on = false;
 const volatile __u32 filter_vcpu = 0;
@@ -77,7 +76,6 @@ struct {
 } rings SEC(".maps");
 
 const volatile __u32 ring_mask = 0;
-#define HT_MAX_RINGS_BPF 64 /* HT_MAX_RINGS of user space */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -178,7 +176,7 @@ __u64 armed_moved = 0;
  * Bytes of records emitted into each ring ([ring][0]; 64 bytes a ring, so CPUs
  * do not write each other's line), for the wake-up test.
  */
-__u64 ring_emitted[HT_MAX_RINGS_BPF][8] = {};
+__u64 ring_emitted[HT_MAX_RINGS][8] = {};
 
 #include "fuse.bpf.h"
 
@@ -192,7 +190,7 @@ __u64 ring_emitted[HT_MAX_RINGS_BPF][8] = {};
  */
 #define TP_PASS_EVENT 1
 
-/* One of the three kvm_exit programs is loaded: see prefilter_mask in fuse.bpf.h. */
+/* One of the three kvm_exit programs is loaded: see prefilter_mask above. */
 SEC("tp/kvm/kvm_exit")
 int on_kvm_exit_vmx(struct trace_event_raw_kvm_exit *ctx)
 {

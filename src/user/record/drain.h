@@ -29,8 +29,8 @@ struct ht_record_sink {
 
 /* Most records one call consumes: about 25 ms of work at 10 M records/s. */
 #define HT_DRAIN_BATCH (256u * 1024)
-/* Most rings one drain merges (the tracer makes at most HT_MAX_RINGS). */
-#define HT_DRAIN_MAX_RINGS 64u
+/* Most rings one drain merges: every ring a recording makes. */
+#define HT_DRAIN_MAX_RINGS HT_MAX_RINGS
 /*
  * ht_drain_poll writes records at least this old (by their kvm_entry time):
  * by then every record of an earlier time is in its ring, so records of all

@@ -274,7 +274,7 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 	ro->filter_exit_reason = f->exit_reason;
 	int isa = opts->isa ? opts->isa : ht_host_isa();
 	struct hypertrace_bpf *sk = t->skel;
-	ro->prefilter_mask = isa == HT_ISA_VMX ? HT_VMX_EXIT_REASON_MASK : 0xffffffffu;
+	ro->prefilter_mask = isa == HT_ISA_VMX ? HT_VMX_EXIT_REASON_MASK : HT_SVM_EXIT_CODE_MASK;
 	ro->prefilter_value = f->exit_reason_on ? f->exit_reason :
 			      isa == HT_ISA_VMX ? HT_VMX_EXIT_REASON_VMCALL : HT_SVM_EXIT_CODE_VMMCALL;
 	if (f->exit_reason_on) {

@@ -38,7 +38,6 @@ struct ht_filters {
  * up to a power of two and at most HT_MAX_RINGS: on bigger hosts CPUs share
  * rings (CPU c uses ring c % rings). Each ring is at least a page.
  */
-#define HT_MAX_RINGS 64u
 
 static inline unsigned int ht_rings_for(unsigned int cpus)
 {
