@@ -15,6 +15,7 @@
 #include "hist/latency_hist.h"
 #include "tracefile/wallclock.h"
 #include "common/escape.h"
+#include "common/hashmap.h"
 #include "common/nearest_rank.h"
 #include "common/util.h"
 
@@ -29,7 +30,10 @@
 #define HIST_BUCKETS ((1u << SUB_BITS) + (64 - SUB_BITS) * (1u << (SUB_BITS - 1)))
 #define REFINE_BUCKETS (1u << 16)
 
-/* Counters keyed by (pid, vcpu) or by nr, in an open-addressing hash table. */
+/*
+ * Counters keyed by (pid, vcpu) or by nr: an array in order of first sight,
+ * found through the project's seeded map (keys come from the guest and the file).
+ */
 struct key_count {
 	__u64 key;
 	__u64 count;
@@ -37,8 +41,9 @@ struct key_count {
 };
 
 struct key_counts {
-	struct key_count *slots; /* count 0: empty */
-	size_t len, cap;         /* cap: a power of two, at most 2 * HT_SUMMARY_MAX_KEYS */
+	struct ht_hashmap index; /* key -> index into items */
+	struct key_count *items;
+	size_t len, cap;          /* len at most HT_SUMMARY_MAX_KEYS */
 	__u64 other_keys_records; /* records of keys beyond HT_SUMMARY_MAX_KEYS */
 };
 
@@ -71,6 +76,8 @@ struct ht_summary *ht_summary_new(void)
 		s->exact_limit = DEFAULT_EXACT_LIMIT;
 		s->collect_limit = DEFAULT_COLLECT_LIMIT;
 		s->passes = 1;
+		ht_hashmap_init(&s->per_vcpu.index, ht_hash_long, ht_equal_long, NULL);
+		ht_hashmap_init(&s->per_nr.index, ht_hash_long, ht_equal_long, NULL);
 	}
 	return s;
 }
@@ -86,15 +93,6 @@ unsigned int ht_summary_passes(const struct ht_summary *s)
 	return s->passes;
 }
 
-static size_t key_slot(const struct key_counts *kc, __u64 key)
-{
-	size_t i = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (kc->cap - 1);
-
-	while (kc->slots[i].count && kc->slots[i].key != key)
-		i = (i + 1) & (kc->cap - 1);
-	return i;
-}
-
 void ht_summary_set_filter(struct ht_summary *s,
 			   bool (*match)(const void *ctx, const struct ht_record *r, void *reader),
 			   const void *ctx)
@@ -103,44 +101,31 @@ void ht_summary_set_filter(struct ht_summary *s,
 	s->match_ctx = ctx;
 }
 
-static int grow(struct key_counts *kc)
-{
-	struct key_counts bigger = { .cap = kc->cap ? kc->cap * 2 : 64, .len = kc->len,
-				     .other_keys_records = kc->other_keys_records };
-
-	bigger.slots = calloc(bigger.cap, sizeof(*bigger.slots));
-	if (!bigger.slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < kc->cap; i++)
-		if (kc->slots[i].count)
-			bigger.slots[key_slot(&bigger, kc->slots[i].key)] = kc->slots[i];
-	free(kc->slots);
-	*kc = bigger;
-	return 0;
-}
-
 static int bump(struct key_counts *kc, __u64 key, __u32 tid)
 {
-	size_t i;
+	long i;
 
-	if (kc->cap) {
-		i = key_slot(kc, key);
-		if (kc->slots[i].count) {
-			kc->slots[i].count++;
-			kc->slots[i].tid = tid;
-			return 0;
-		}
+	if (ht_hashmap_find(&kc->index, (long)key, &i)) {
+		kc->items[i].count++;
+		kc->items[i].tid = tid;
+		return 0;
 	}
 	if (kc->len == HT_SUMMARY_MAX_KEYS) {
 		kc->other_keys_records++;
 		return 0;
 	}
-	/* Half full at most, so probes stay short. */
-	if (2 * (kc->len + 1) > kc->cap && grow(kc))
+	if (kc->len == kc->cap) {
+		size_t cap = kc->cap ? kc->cap * 2 : 64;
+		struct key_count *items = realloc(kc->items, cap * sizeof(*items));
+
+		if (!items)
+			return -ENOMEM;
+		kc->items = items;
+		kc->cap = cap;
+	}
+	if (ht_hashmap_insert(&kc->index, (long)key, (long)kc->len, HT_HASHMAP_ADD, NULL, NULL))
 		return -ENOMEM;
-	i = key_slot(kc, key);
-	kc->slots[i] = (struct key_count){ .key = key, .count = 1, .tid = tid };
-	kc->len++;
+	kc->items[kc->len++] = (struct key_count){ .key = key, .count = 1, .tid = tid };
 	return 0;
 }
 
@@ -417,19 +402,18 @@ static void print_filters(FILE *out, const struct ht_file_header *h)
 	fputc('\n', out);
 }
 
-/* Keys in ascending order; the table is left unusable for bump (report time only). */
-/* One line per key, sorted; per vCPU with the VM's and the thread's names from names (if any). */
+/*
+ * One line per key, in ascending order; per vCPU with the VM's and the
+ * thread's names from names (if any). Sorting the items leaves the index
+ * pointing at the wrong ones: report time only, no bump after.
+ */
 static void print_counts(FILE *out, struct key_counts *kc, bool per_vcpu, struct ht_reader *names,
 			 const char *what)
 {
-	size_t n = 0;
-
-	for (size_t i = 0; i < kc->cap; i++)
-		if (kc->slots[i].count)
-			kc->slots[n++] = kc->slots[i];
-	qsort(kc->slots, n, sizeof(*kc->slots), cmp_key);
-	for (size_t i = 0; i < n; i++) {
-		const struct key_count *k = &kc->slots[i];
+	if (kc->len)
+		qsort(kc->items, kc->len, sizeof(*kc->items), cmp_key);
+	for (size_t i = 0; i < kc->len; i++) {
+		const struct key_count *k = &kc->items[i];
 
 		if (per_vcpu) {
 			const struct ht_identity *id =
@@ -530,8 +514,10 @@ void ht_summary_free(struct ht_summary *s)
 {
 	if (!s)
 		return;
-	free(s->per_vcpu.slots);
-	free(s->per_nr.slots);
+	ht_hashmap_clear(&s->per_vcpu.index);
+	free(s->per_vcpu.items);
+	ht_hashmap_clear(&s->per_nr.index);
+	free(s->per_nr.items);
 	for (int i = 0; i < LAT_N; i++) {
 		ht_samples_free(&s->lat[i].samples);
 		free(s->lat[i].buckets);
