@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "record/live_view.h"
+#include "hist/live_view.h"
 #include "record/recording.h"
 #include "synth.h"
 #include "test.h"

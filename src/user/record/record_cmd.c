@@ -19,9 +19,9 @@
 #include <unistd.h>
 #include "cli.h"
 #include "exits/exit_view.h"
+#include "hist/live_view.h"
 #include "record/exit_sampler.h"
 #include "record/metrics_exporter.h"
-#include "record/live_view.h"
 #include "record/preflight.h"
 #include "record/privileges.h"
 #include "record/record_options.h"

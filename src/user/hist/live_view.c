@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include "record/live_view.h"
+#include "hist/live_view.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,7 +3,8 @@
  * Live latency histograms while recording: collects each interval's
  * latencies (from records, or from the BPF histograms in aggregate-only mode),
  * and every interval draws them — in place on a terminal, as appended plain
- * blocks otherwise.
+ * blocks otherwise. `report --hist` draws a file's frames with it too, which
+ * is why it lives in hist/ and knows nothing of record/.
  */
 #ifndef HT_LIVE_VIEW_H
 #define HT_LIVE_VIEW_H
