@@ -315,33 +315,11 @@ static void interleaved_vcpu_threads_are_fused_per_thread(void)
 			CHECK(seen[i][j] == 1, "thread %d round %d seen %u times", i, j, seen[i][j]);
 }
 
-static void a_second_exit_before_entry_on_one_cpu(void)
-{
-	LOAD(t, vmx_tracer());
-	/* hypercall exit, hypercall, another exit, entry: the hypercall's window was cut. */
-	CHECK(ht_synth_exit(&layout, t, VMX, VMCALL, 0x1000, 0) == 0, "exit");
-	CHECK(ht_synth_hypercall(&layout, t, 1000, 1, 1, 1, 1) == 0, "hypercall");
-	CHECK(ht_synth_exit(&layout, t, VMX, VMX_EXTERNAL_INTERRUPT, 0x1003, 0) == 0, "exit");
-	CHECK(ht_tracer_armed_threads(t) == 0, "a non-hypercall exit must disarm");
-	CHECK(ht_synth_entry(&layout, t, 0, 0x1003) == 0, "entry");
-	/* hypercall exit twice (old kernels' fast-path reentry): the newer one wins. */
-	CHECK(ht_synth_exit(&layout, t, VMX, VMCALL, 0x2000, 0) == 0, "exit");
-	__u64 between = ht_monotonic_ns();
-	CHECK(ht_synth_exit(&layout, t, VMX, VMCALL, 0x3000, 0) == 0, "exit");
-	CHECK(ht_tracer_armed_threads(t) == 1, "re-arming must not count twice");
-	CHECK(ht_synth_hypercall(&layout, t, 1000, 2, 2, 2, 2) == 0, "hypercall");
-	CHECK(ht_synth_entry(&layout, t, 0, 0x3003) == 0, "entry");
-	COLLECT(t);
-	CHECK_EQ_U64(out.n, 1);
-	CHECK_EQ_U64(out.rec[0].guest_rip, 0x3000);
-	CHECK_EQ_U64(out.rec[0].a0, 2);
-	CHECK(out.rec[0].exit_ns >= between, "fused with the stale exit");
-	CHECK_EQ_U64(out.trailer.superseded, 1);
-}
-
 static void a_second_exit_before_entry_is_never_fused(void)
 {
+	struct ht_tracer *t;
 	cpu_set_t all, one;
+	__u64 between;
 
 	/*
 	 * As in the kernel: a thread's exit that follows its exit without a
@@ -351,7 +329,31 @@ static void a_second_exit_before_entry_is_never_fused(void)
 	CPU_ZERO(&one);
 	CPU_SET(sched_getcpu(), &one);
 	sched_setaffinity(0, sizeof(one), &one);
-	a_second_exit_before_entry_on_one_cpu();
+	if (!ASSERT_OK_PTR(t = vmx_tracer(), "tracer did not load"))
+		goto cleanup;
+	/* hypercall exit, hypercall, another exit, entry: the hypercall's window was cut. */
+	if (!ASSERT_OK(ht_synth_exit(&layout, t, VMX, VMCALL, 0x1000, 0), "exit") ||
+	    !ASSERT_OK(ht_synth_hypercall(&layout, t, 1000, 1, 1, 1, 1), "hypercall") ||
+	    !ASSERT_OK(ht_synth_exit(&layout, t, VMX, VMX_EXTERNAL_INTERRUPT, 0x1003, 0), "exit") ||
+	    !ASSERT_EQ(ht_tracer_armed_threads(t), 0, "a non-hypercall exit must disarm") ||
+	    !ASSERT_OK(ht_synth_entry(&layout, t, 0, 0x1003), "entry"))
+		goto cleanup;
+	/* hypercall exit twice (old kernels' fast-path reentry): the newer one wins. */
+	if (!ASSERT_OK(ht_synth_exit(&layout, t, VMX, VMCALL, 0x2000, 0), "exit"))
+		goto cleanup;
+	between = ht_monotonic_ns();
+	if (!ASSERT_OK(ht_synth_exit(&layout, t, VMX, VMCALL, 0x3000, 0), "exit") ||
+	    !ASSERT_EQ(ht_tracer_armed_threads(t), 1, "re-arming must not count twice") ||
+	    !ASSERT_OK(ht_synth_hypercall(&layout, t, 1000, 2, 2, 2, 2), "hypercall") ||
+	    !ASSERT_OK(ht_synth_entry(&layout, t, 0, 0x3003), "entry") ||
+	    !ASSERT_OK(collect(t), "collecting the records failed") ||
+	    !ASSERT_EQ(out.n, 1, "records"))
+		goto cleanup;
+	ASSERT_EQ(out.rec[0].guest_rip, 0x3000, "guest_rip");
+	ASSERT_EQ(out.rec[0].a0, 2, "a0");
+	ASSERT_GE(out.rec[0].exit_ns, between, "fused with the stale exit");
+	ASSERT_EQ(out.trailer.superseded, 1, "superseded");
+cleanup:
 	sched_setaffinity(0, sizeof(all), &all);
 }
 
@@ -426,52 +428,56 @@ static void run_on_cpu(int cpu)
  * sched_switch program moved its state out of the old CPU's slot and into
  * the new one's (see cpu_states).
  */
-static void armed_threads_are_found_on_the_cpu_they_move_to_on_cpus(void)
-{
-	char err[512];
-
-	LOAD(t, vmx_tracer());
-	CHECK(ht_tracer_attach(t, err, sizeof(err)) == 0, "%s", err);
-	/* Armed on CPU 0, switched out (a sleep), entry on CPU 1: one record. */
-	run_on_cpu(0);
-	CHECK(ht_synth_exit(&layout, t, VMX, VMCALL, 0x1000, 0) == 0, "exit");
-	CHECK(ht_synth_hypercall(&layout, t, 1000, 1, 1, 1, 1) == 0, "hypercall");
-	usleep(1000);
-	run_on_cpu(1);
-	CHECK(ht_synth_entry(&layout, t, 0, 0x1003) == 0, "entry");
-	CHECK(ht_tracer_armed_threads(t) == 0, "entry on the other CPU did not disarm");
-	/* Armed on CPU 1, hypercall there, moved to CPU 0: another exit there cuts the window. */
-	CHECK(ht_synth_exit(&layout, t, VMX, VMCALL, 0x2000, 0) == 0, "exit");
-	CHECK(ht_synth_hypercall(&layout, t, 1000, 2, 2, 2, 2) == 0, "hypercall");
-	usleep(1000);
-	run_on_cpu(0);
-	CHECK(ht_synth_exit(&layout, t, VMX, VMX_EXTERNAL_INTERRUPT, 0x2003, 0) == 0, "exit");
-	CHECK(ht_tracer_armed_threads(t) == 0, "an exit on the other CPU did not disarm");
-	CHECK(ht_synth_entry(&layout, t, 0, 0x2003) == 0, "entry");
-	/* Armed on CPU 0, moved to CPU 1 before its hypercall: fused on CPU 1. */
-	CHECK(ht_synth_exit(&layout, t, VMX, VMCALL, 0x3000, 0) == 0, "exit");
-	usleep(1000);
-	run_on_cpu(1);
-	CHECK(ht_synth_hypercall(&layout, t, 1000, 3, 3, 3, 3) == 0, "hypercall");
-	CHECK(ht_synth_entry(&layout, t, 0, 0x3003) == 0, "entry");
-	ht_tracer_detach(t);
-	COLLECT(t);
-	CHECK_EQ_U64(out.n, 2);
-	CHECK_EQ_U64(out.rec[0].a0, 1);
-	CHECK_EQ_U64(out.rec[0].exit_cpu, 0);
-	CHECK_EQ_U64(out.rec[0].entry_cpu, 1);
-	CHECK_EQ_U64(out.rec[1].a0, 3);
-	CHECK_EQ_U64(out.trailer.superseded, 1);
-}
-
 static void armed_threads_are_found_on_the_cpu_they_move_to(void)
 {
+	struct ht_tracer *t;
+	char err[512];
 	cpu_set_t all;
 
 	if (libbpf_num_possible_cpus() < 2)
 		SKIP("one CPU: a thread cannot move");
 	sched_getaffinity(0, sizeof(all), &all);
-	armed_threads_are_found_on_the_cpu_they_move_to_on_cpus();
+	if (!ASSERT_OK_PTR(t = vmx_tracer(), "tracer did not load"))
+		goto cleanup;
+	if (!ASSERT_OK(ht_tracer_attach(t, err, sizeof(err)), err))
+		goto cleanup;
+	/* Armed on CPU 0, switched out (a sleep), entry on CPU 1: one record. */
+	run_on_cpu(0);
+	if (!ASSERT_OK(ht_synth_exit(&layout, t, VMX, VMCALL, 0x1000, 0), "exit") ||
+	    !ASSERT_OK(ht_synth_hypercall(&layout, t, 1000, 1, 1, 1, 1), "hypercall"))
+		goto cleanup;
+	usleep(1000);
+	run_on_cpu(1);
+	if (!ASSERT_OK(ht_synth_entry(&layout, t, 0, 0x1003), "entry") ||
+	    !ASSERT_EQ(ht_tracer_armed_threads(t), 0, "entry on the other CPU did not disarm"))
+		goto cleanup;
+	/* Armed on CPU 1, hypercall there, moved to CPU 0: another exit there cuts the window. */
+	if (!ASSERT_OK(ht_synth_exit(&layout, t, VMX, VMCALL, 0x2000, 0), "exit") ||
+	    !ASSERT_OK(ht_synth_hypercall(&layout, t, 1000, 2, 2, 2, 2), "hypercall"))
+		goto cleanup;
+	usleep(1000);
+	run_on_cpu(0);
+	if (!ASSERT_OK(ht_synth_exit(&layout, t, VMX, VMX_EXTERNAL_INTERRUPT, 0x2003, 0), "exit") ||
+	    !ASSERT_EQ(ht_tracer_armed_threads(t), 0, "an exit on the other CPU did not disarm") ||
+	    !ASSERT_OK(ht_synth_entry(&layout, t, 0, 0x2003), "entry"))
+		goto cleanup;
+	/* Armed on CPU 0, moved to CPU 1 before its hypercall: fused on CPU 1. */
+	if (!ASSERT_OK(ht_synth_exit(&layout, t, VMX, VMCALL, 0x3000, 0), "exit"))
+		goto cleanup;
+	usleep(1000);
+	run_on_cpu(1);
+	if (!ASSERT_OK(ht_synth_hypercall(&layout, t, 1000, 3, 3, 3, 3), "hypercall") ||
+	    !ASSERT_OK(ht_synth_entry(&layout, t, 0, 0x3003), "entry"))
+		goto cleanup;
+	ht_tracer_detach(t);
+	if (!ASSERT_OK(collect(t), "collecting the records failed") || !ASSERT_EQ(out.n, 2, "records"))
+		goto cleanup;
+	ASSERT_EQ(out.rec[0].a0, 1, "first record's a0");
+	ASSERT_EQ(out.rec[0].exit_cpu, 0, "first record's exit_cpu");
+	ASSERT_EQ(out.rec[0].entry_cpu, 1, "first record's entry_cpu");
+	ASSERT_EQ(out.rec[1].a0, 3, "second record's a0");
+	ASSERT_EQ(out.trailer.superseded, 1, "superseded");
+cleanup:
 	sched_setaffinity(0, sizeof(all), &all);
 }
 
@@ -501,17 +507,19 @@ static void an_unseen_switch_never_fuses_across_vcpus(void)
 	ht_tracer_detach(t); /* the sched programs a synthetic tracer attaches */
 	shared_tracer = t;
 	run_on_cpu(sched_getcpu()); /* the second thread inherits this CPU */
-	CHECK(ht_synth_exit(&layout, t, VMX, VMCALL, 0x1000, 0) == 0, "exit");
-	CHECK(ht_synth_hypercall(&layout, t, 1000, 1, 1, 1, 1) == 0, "hypercall");
+	if (!ASSERT_OK(ht_synth_exit(&layout, t, VMX, VMCALL, 0x1000, 0), "exit") ||
+	    !ASSERT_OK(ht_synth_hypercall(&layout, t, 1000, 1, 1, 1, 1), "hypercall"))
+		goto cleanup;
 	pthread_create(&th, NULL, foreign_vcpu_entry_then_own_hypercall, &ret);
 	pthread_join(th, NULL);
+	if (!ASSERT_OK(ret, "synthetic events failed") ||
+	    !ASSERT_OK(collect(t), "collecting the records failed") || !ASSERT_EQ(out.n, 1, "records"))
+		goto cleanup;
+	ASSERT_EQ(out.rec[0].a0, 2, "a0");
+	ASSERT_EQ(out.rec[0].vcpu_id, 1, "vcpu_id");
+	ASSERT_EQ(out.trailer.superseded, 1, "superseded");
+cleanup:
 	sched_setaffinity(0, sizeof(all), &all);
-	CHECK(ret == 0, "synthetic events failed");
-	COLLECT(t);
-	CHECK_EQ_U64(out.n, 1);
-	CHECK_EQ_U64(out.rec[0].a0, 2);
-	CHECK_EQ_U64(out.rec[0].vcpu_id, 1);
-	CHECK_EQ_U64(out.trailer.superseded, 1);
 }
 
 static void pid_filter_keeps_only_that_process(void)
