@@ -34,10 +34,12 @@ static void missing_btf_says_which_kernel_option_is_needed(void)
 }
 
 /* Fake kernels: everything there but one map type or one helper. */
-static int missing_map_type, missing_helper;
-static int fake_map_type(int type) { return type != missing_map_type; }
-static int fake_helper(int func) { return func != missing_helper; }
-static const struct ht_bpf_feature_probes fake_probes = { fake_map_type, fake_helper };
+static int missing_map_type, missing_helper, bpf_refused;
+static int fake_bpf_syscall(void) { return bpf_refused ? -EPERM : 0; }
+/* A refused bpf() fails every probe, as libbpf's do. */
+static int fake_map_type(int type) { return !bpf_refused && type != missing_map_type; }
+static int fake_helper(int func) { return !bpf_refused && func != missing_helper; }
+static const struct ht_bpf_feature_probes fake_probes = { fake_bpf_syscall, fake_map_type, fake_helper };
 
 static void missing_bpf_features_are_named_with_the_kernel_needed(void)
 {
@@ -54,6 +56,18 @@ static void missing_bpf_features_are_named_with_the_kernel_needed(void)
 	missing_map_type = -1, missing_helper = BPF_FUNC_ringbuf_reserve;
 	CHECK(ht_check_bpf_features(&fake_probes, err, sizeof(err)) == -EOPNOTSUPP, "helper missing");
 	CHECK(strstr(err, "bpf_ringbuf_reserve") != NULL, "err: %s", err);
+}
+
+/* A seccomp filter (a container's, a service's) refusing bpf() is no old kernel. */
+static void refused_bpf_syscall_is_not_a_missing_feature(void)
+{
+	char err[512];
+
+	missing_map_type = -1, missing_helper = -1, bpf_refused = 1;
+	CHECK(ht_check_bpf_features(&fake_probes, err, sizeof(err)) == -EPERM, "bpf() refused");
+	CHECK(strstr(err, "not permitted") && strstr(err, "seccomp") && !strstr(err, "Linux 6.1"),
+	      "err: %s", err);
+	bpf_refused = 0;
 }
 
 static void kvm_module_without_btf_is_named(void)
@@ -130,6 +144,7 @@ int main(void)
 	paths = (struct ht_preflight_paths){ btf, tracefs, debugfs };
 	RUN(missing_btf_says_which_kernel_option_is_needed);
 	RUN(missing_bpf_features_are_named_with_the_kernel_needed);
+	RUN(refused_bpf_syscall_is_not_a_missing_feature);
 	RUN(kvm_module_without_btf_is_named);
 	RUN(unmounted_tracefs_says_how_to_mount_it);
 	RUN(missing_kvm_tracepoints_say_which_module_to_load);

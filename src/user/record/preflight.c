@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/capability.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #ifndef CAP_PERFMON
@@ -165,6 +166,16 @@ int ht_check_kvm_tracepoints(const struct ht_preflight_paths *p, char *err, size
 	return 0;
 }
 
+static int probe_bpf_syscall(void)
+{
+	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, 4, 4, 1, NULL);
+
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
 static int probe_map_type(int type)
 {
 	return libbpf_probe_bpf_map_type((enum bpf_map_type)type, NULL);
@@ -176,6 +187,7 @@ static int probe_tracepoint_helper(int func)
 }
 
 const struct ht_bpf_feature_probes ht_bpf_kernel_probes = {
+	.bpf_syscall = probe_bpf_syscall,
 	.map_type = probe_map_type,
 	.tracepoint_helper = probe_tracepoint_helper,
 };
@@ -200,6 +212,14 @@ int ht_check_bpf_features(const struct ht_bpf_feature_probes *p, char *err, size
 		{ BPF_FUNC_ringbuf_submit, "bpf_ringbuf_submit() in tracepoint programs (Linux 5.8)" },
 	};
 
+	/*
+	 * Every probe below fails alike when bpf() itself is refused: a
+	 * container's or a service's seccomp filter must not read as an old kernel.
+	 */
+	if (p->bpf_syscall && p->bpf_syscall() == -EPERM) {
+		snprintf(err, errlen, "the bpf() system call is not permitted here: a seccomp filter or a security module refuses it (a container or a service's SystemCallFilter=): allow the bpf and perf_event_open system calls");
+		return -EPERM;
+	}
 	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
 		if (p->map_type(maps[i].map_type) == 0) {
 			snprintf(err, errlen, "this kernel lacks %s: hypertrace-bpf needs %s or newer",

@@ -40,6 +40,8 @@ int ht_check_kvm_tracepoints(const struct ht_preflight_paths *p, char *err, size
  * it could not tell (then the load reports the kernel's own reason).
  */
 struct ht_bpf_feature_probes {
+	/* 0 if bpf() may be called at all, else -errno (EPERM: a seccomp filter or an LSM says no). */
+	int (*bpf_syscall)(void);
 	int (*map_type)(int bpf_map_type);
 	int (*tracepoint_helper)(int bpf_func_id);
 };
