@@ -409,6 +409,8 @@ static void *serve(void *arg)
 	struct pollfd *pfd;
 
 	drop_thread_capabilities();
+	/* Named, so that /proc/PID/task/TID/comm tells this thread from the recorder's. */
+	pthread_setname_np(pthread_self(), "ht-metrics-http");
 	pfd = calloc(h->max_conns + 2, sizeof(*pfd));
 
 	if (!pfd)
