@@ -7,6 +7,7 @@
 #   make bench      benchmarks
 #   make man        man pages (docs/man), filled with each command's --help
 #   make install    PREFIX=/usr/local, DESTDIR= for staging; make uninstall
+#   make install-service  the systemd unit and its settings file
 #   make deb        Debian packages into $(OUTPUT)/deb (dpkg-buildpackage)
 #   make deps       install the Debian packages the build and tests need (root)
 # Everything generated goes to $(OUTPUT); `make clean` removes exactly that.
@@ -23,6 +24,8 @@ DOCDIR ?= $(PREFIX)/share/doc/hypertrace-bpf
 MANDIR ?= $(PREFIX)/share/man
 # bash-completion's directory under PREFIX, as its pkg-config file names it.
 BASHCOMPDIR ?= $(or $(shell pkg-config --define-variable=datadir=$(PREFIX)/share --variable=completionsdir bash-completion 2>/dev/null),$(PREFIX)/share/bash-completion/completions)
+SYSCONFDIR ?= /etc
+SYSTEMD_UNITDIR ?= $(PREFIX)/lib/systemd/system
 INSTALL ?= install
 
 ifeq ($(V),1)
@@ -98,7 +101,7 @@ BIN := $(OUTPUT)/hypertrace-bpf
 SAN_BIN := $(OUTPUT)/san/hypertrace-bpf
 STATIC_BIN := $(OUTPUT)/static/hypertrace-bpf
 
-.PHONY: all static test demo bench deps clean tests-build guest install uninstall fuzz man deb
+.PHONY: all static test demo bench deps clean tests-build guest install uninstall fuzz man deb install-service
 .DELETE_ON_ERROR:
 # Keep every intermediate (BPF objects, skeletons): a second `make` does nothing.
 .SECONDARY:
@@ -304,6 +307,16 @@ deb:
 		{ echo "make deb: dpkg-buildpackage failed, see $(DEB_OUT)/build.log" >&2; exit 1; }
 	rm -rf $(DEB_OUT)/src
 	@echo "make deb: the packages and hypertrace-bpf_*.changes are in $(DEB_OUT)"
+
+# The unit runs $(BINDIR)/hypertrace-bpf; an existing settings file is kept.
+SERVICE := hypertrace-exporter
+install-service:
+	$(INSTALL) -d $(DESTDIR)$(SYSTEMD_UNITDIR) $(DESTDIR)$(SYSCONFDIR)/default
+	sed 's|/usr/bin/hypertrace-bpf|$(BINDIR)/hypertrace-bpf|' deploy/systemd/$(SERVICE).service \
+		> $(DESTDIR)$(SYSTEMD_UNITDIR)/$(SERVICE).service
+	chmod 0644 $(DESTDIR)$(SYSTEMD_UNITDIR)/$(SERVICE).service
+	[ -e $(DESTDIR)$(SYSCONFDIR)/default/$(SERVICE) ] || \
+		$(INSTALL) -m 0644 deploy/systemd/$(SERVICE).default $(DESTDIR)$(SYSCONFDIR)/default/$(SERVICE)
 
 clean:
 	rm -rf $(OUTPUT)

@@ -21,9 +21,11 @@ cd "$(dirname "$0")/.."
 # image is zstd-compressed, and the nested machine (tests/e2e/nested.sh, `make
 # demo` on a CPU without VMX/SVM) boots it unpacked, seconds faster.
 # linux-libc-dev: the kernel's UAPI headers, whose exit reason tables (asm/vmx.h, asm/svm.h) the build compiles in.
+# systemd (systemd-analyze), systemd-container (systemd-nspawn), mmdebstrap:
+# tests/service boots the unit under a real systemd in a Debian root.
 pkgs=(git make build-essential gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev linux-libc-dev tmux python3 util-linux prometheus curl time
 	e2fsprogs babeltrace2 python3-bt2 scdoc debhelper dkms lintian fakeroot debootstrap bash-completion man-db
-	protobuf-compiler python3-protobuf zstd)
+	protobuf-compiler python3-protobuf zstd systemd systemd-container mmdebstrap)
 missing=()
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
 for p in "${pkgs[@]}"; do

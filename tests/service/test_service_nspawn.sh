@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# hypertrace-exporter.service under a real systemd: a Debian 13 root
+# (systemd_root.sh: mmdebstrap, cached under .cache/service/) booted with
+# systemd-nspawn, the static binary and the unit installed into it with
+# `make install-service`. Then, through systemctl inside the container:
+# start, /metrics answers within 5 s and `promtool check metrics` finds
+# nothing wrong in it; the recorder runs as a user of its own with
+# no_new_privs, its main thread holds exactly CAP_BPF and its HTTP thread
+# none; SIGSEGV and SIGKILL are each followed by a restart that serves
+# again; `systemctl stop` ends it with status 0 and no failed state.
+#
+# What the container needs for BPF to load in it (each an nspawn option):
+#   --capability=CAP_BPF,CAP_PERFMON   nspawn's default bounding set lacks
+#       both; without them the unit's AmbientCapabilities cannot be granted
+#       (CAP_DAC_READ_SEARCH is in the default set);
+#   --system-call-filter='bpf perf_event_open'   nspawn's own seccomp
+#       filter refuses both system calls otherwise (record then says
+#       "bpf() system call is not permitted");
+#   --bind-ro=/sys/kernel/tracing   nspawn mounts a fresh /sys without
+#       tracefs, and systemd's sys-kernel-tracing.mount skips itself in a
+#       container (ConditionCapability=CAP_SYS_RAWIO): the host's tracefs,
+#       read-only, plays its part (the unit orders itself after it);
+#   no --private-users (nspawn's default): capabilities in a user namespace
+#       do not count for bpf() and perf_event_open().
+# /sys/kernel/btf needs nothing: nspawn's /sys is the host's sysfs, read-only.
+# No --private-network either: the container shares the host's network, so
+# the host's curl and promtool scrape the service on 127.0.0.1.
+# shellcheck source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
+# shellcheck source=systemd_root.sh
+source "$(dirname "$0")/systemd_root.sh"
+
+SUITE_NAME=service_nspawn
+STATIC=$OUTPUT/static/hypertrace-bpf
+SUITE=trixie
+CAP_BPF_MASK=0000008000000000
+
+if [ "$(id -u)" -ne 0 ]; then
+	skip $SUITE_NAME "booting a container and loading BPF need root"
+	exit 0
+fi
+for tool in systemd-nspawn nsenter curl promtool; do
+	if ! command -v "$tool" >/dev/null; then
+		fail $SUITE_NAME "$tool is missing: run tests/install-deps.sh (make deps)"
+		suite_exit
+	fi
+done
+if [ ! -x "$STATIC" ]; then
+	fail $SUITE_NAME "$STATIC is missing: run make static"
+	suite_exit
+fi
+
+t_start=$(date +%s)
+work=$(mktemp -d /tmp/ht-service.XXXXXX)
+root=$work/root
+nspawn_pid=
+ct_pid=
+cleanup() {
+	if [ -n "$nspawn_pid" ] && kill -0 "$nspawn_pid" 2>/dev/null; then
+		# SIGTERM asks nspawn to shut the container down; SIGKILL if it does not within 20 s.
+		kill -TERM "$nspawn_pid" 2>/dev/null
+		for _ in $(seq 40); do kill -0 "$nspawn_pid" 2>/dev/null || break; sleep 0.5; done
+		kill -KILL "$nspawn_pid" 2>/dev/null
+		wait "$nspawn_pid" 2>/dev/null
+	fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+t0=$(date +%s)
+if ! sdroot_unpack $SUITE "$root"; then
+	fail service_root "$SD_ERR"
+	suite_exit
+fi
+echo "   root ready in $(( $(date +%s) - t0 )) s"
+
+# The tracepoint ids come from the host's tracefs: mount it if nobody has.
+mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+strip -o "$root/usr/bin/hypertrace-bpf" "$STATIC"
+if ! make -s -C "$TOP" install-service DESTDIR="$root" PREFIX=/usr >"$work/install.log" 2>&1; then
+	fail service_install "make install-service: $(cat "$work/install.log")"
+	suite_exit
+fi
+# The settings file as an administrator would edit it.
+sed -i "s|^#HYPERTRACE_METRICS=.*|HYPERTRACE_METRICS=127.0.0.1:$port|" "$root/etc/default/hypertrace-exporter"
+
+systemd-nspawn --register=no --keep-unit --quiet -b -D "$root" \
+	--capability=CAP_BPF,CAP_PERFMON --system-call-filter='bpf perf_event_open' \
+	--bind-ro=/sys/kernel/tracing >"$work/console.log" 2>&1 </dev/null &
+nspawn_pid=$!
+for _ in $(seq 100); do
+	ct_pid=$(pgrep -P "$nspawn_pid" -x systemd)
+	[ -n "$ct_pid" ] && break
+	sleep 0.2
+done
+in_ct() { nsenter -t "$ct_pid" -m -u -i -p -n -- "$@"; }
+state=
+[ -n "$ct_pid" ] && state=$(in_ct timeout 60 systemctl is-system-running --wait 2>/dev/null)
+if [ "$state" != running ] && [ "$state" != degraded ]; then
+	skip $SUITE_NAME "systemd did not boot in systemd-nspawn here (state '${state:-none}': $(tail -n 3 "$work/console.log" | tr '\n' ' ')); what is proven instead: tests/service/test_unit_security.sh (the unit as systemd-analyze reads it)"
+	exit 0
+fi
+pass "service_container_boots_systemd_$(in_ct systemctl --version | awk 'NR == 1 { print $2 }')"
+
+# scrape FILE: /metrics into FILE; true if it answered with the build info.
+scrape() { curl -sf --max-time 2 -o "$1" "http://127.0.0.1:$port/metrics" && grep -q '^hypertrace_build_info{' "$1"; }
+# answers_within SECONDS: /metrics answers before SECONDS pass; sets waited_ms.
+answers_within() {
+	local from now
+	from=$(date +%s%N)
+	while :; do
+		scrape "$work/metrics.txt" && break
+		now=$(date +%s%N)
+		[ $(( (now - from) / 1000000 )) -ge $(( $1 * 1000 )) ] && return 1
+		sleep 0.1
+	done
+	waited_ms=$(( ($(date +%s%N) - from) / 1000000 ))
+}
+prop() { in_ct systemctl show -P "$1" hypertrace-exporter; }
+
+in_ct systemctl start hypertrace-exporter
+if answers_within 5; then
+	pass "service_start_metrics_answer_in_${waited_ms}ms_within_5s"
+else
+	fail service_start_metrics_answer_within_5s "state $(prop ActiveState); $(in_ct journalctl -u hypertrace-exporter --no-pager -n 5 -o cat | tr '\n' ' ')"
+	suite_exit
+fi
+if promtool check metrics <"$work/metrics.txt" >"$work/promtool.log" 2>&1; then
+	pass service_scrape_promtool_check_metrics_clean
+else
+	fail service_scrape_promtool_check_metrics_clean "$(head -n 5 "$work/promtool.log" | tr '\n' ' ')"
+fi
+
+# Each task of the recorder: its name and effective capabilities, read inside the container.
+main=$(prop MainPID)
+in_ct sh -c "for t in /proc/$main/task/*; do echo \"\${t##*/} \$(cat \$t/comm) \$(awk '/^CapEff/ { print \$2 }' \$t/status)\"; done" >"$work/tasks"
+in_ct cat "/proc/$main/status" >"$work/status"
+main_caps=$(awk -v p="$main" '$1 == p { print $NF }' "$work/tasks")
+http_caps=$(awk '$2 == "ht-metrics-http" { print $NF }' "$work/tasks")
+if [ "$main_caps" = $CAP_BPF_MASK ] && [ "$http_caps" = 0000000000000000 ]; then
+	pass service_main_thread_cap_bpf_only_http_thread_none
+else
+	fail service_main_thread_cap_bpf_only_http_thread_none "tasks (tid comm CapEff): $(tr '\n' ';' <"$work/tasks")"
+fi
+uid=$(awk '/^Uid:/ { print $3 }' "$work/status")
+if [ "${uid:-0}" -ne 0 ] && grep -q '^NoNewPrivs:[[:space:]]*1' "$work/status" &&
+	grep -q '^Seccomp:[[:space:]]*2' "$work/status"; then
+	pass service_runs_as_own_user_no_new_privs_seccomp
+else
+	fail service_runs_as_own_user_no_new_privs_seccomp "$(grep -E '^(Uid|NoNewPrivs|Seccomp):' "$work/status" | tr '\n' ' ')"
+fi
+
+# A crash of each kind is followed by a restart that serves again.
+restarts=0
+for sig in SEGV KILL; do
+	before=$(prop MainPID)
+	in_ct systemctl kill --kill-whom=main --signal=$sig hypertrace-exporter
+	restarts=$((restarts + 1))
+	for _ in $(seq 50); do
+		[ "$(prop NRestarts)" = $restarts ] && [ "$(prop ActiveState)" = active ] && break
+		sleep 0.2
+	done
+	after=$(prop MainPID)
+	if [ "$(prop NRestarts)" = $restarts ] && [ "$after" != "$before" ] && [ "$after" != 0 ] && answers_within 5; then
+		pass "service_restarted_after_sig$sig"
+	else
+		fail "service_restarted_after_sig$sig" "restarts $(prop NRestarts), main pid $before -> $after, state $(prop ActiveState)"
+	fi
+done
+
+in_ct systemctl stop hypertrace-exporter
+if [ "$(prop ActiveState)" = inactive ] && [ "$(prop Result)" = success ] && [ "$(prop ExecMainStatus)" = 0 ] &&
+	! in_ct systemctl -q is-failed hypertrace-exporter &&
+	in_ct journalctl -u hypertrace-exporter --no-pager -o cat | grep -q '^hypertrace-bpf: 0 hypercalls, 0 dropped'; then
+	pass service_stop_exits_0_not_failed
+else
+	fail service_stop_exits_0_not_failed "state $(prop ActiveState), result $(prop Result), status $(prop ExecMainStatus); $(in_ct journalctl -u hypertrace-exporter --no-pager -n 3 -o cat | tr '\n' ' ')"
+fi
+in_ct systemctl poweroff
+for _ in $(seq 60); do kill -0 "$nspawn_pid" 2>/dev/null || break; sleep 0.5; done
+echo "   suite time $(( $(date +%s) - t_start )) s"
+suite_exit

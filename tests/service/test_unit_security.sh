@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# deploy/systemd/hypertrace-exporter.service read by systemd's own tools on
+# this host (no running systemd needed): `systemd-analyze security
+# --offline=yes` must rate its exposure at 2.5 or less, and the settings the
+# service relies on must be there as systemd parses them: exactly the three
+# capabilities, a user of its own, /proc left visible (VM names are read
+# there), the settings file, restart on failure.
+# shellcheck source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
+
+UNIT=$TOP/deploy/systemd/hypertrace-exporter.service
+MAX_EXPOSURE=2.5
+
+if ! command -v systemd-analyze >/dev/null; then
+	fail unit_security "systemd-analyze is missing: run tests/install-deps.sh (make deps)"
+	suite_exit
+fi
+
+out=$(systemd-analyze security --offline=yes "$UNIT" 2>&1)
+exposure=$(sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p' <<<"$out")
+if [ -n "$exposure" ] && awk -v e="$exposure" -v m="$MAX_EXPOSURE" 'BEGIN { exit !(e <= m) }'; then
+	pass "unit_exposure_${exposure}_at_most_$MAX_EXPOSURE"
+else
+	fail unit_exposure_at_most_$MAX_EXPOSURE "systemd-analyze says '${exposure:-nothing}': $(tail -n 3 <<<"$out")"
+fi
+
+# What systemd makes of the file, one setting per line (comments and continuation as systemd reads them).
+setting() { sed -n "s/^$1=//p" "$UNIT"; }
+words() { tr ' ' '\n' | sed '/^$/d' | sort | tr '\n' ' '; }
+want_caps="CAP_BPF CAP_DAC_READ_SEARCH CAP_PERFMON "
+if [ "$(setting CapabilityBoundingSet | words)" = "$want_caps" ] &&
+	[ "$(setting AmbientCapabilities | words)" = "$want_caps" ]; then
+	pass unit_capabilities_bpf_perfmon_dac_read_search_only
+else
+	fail unit_capabilities_bpf_perfmon_dac_read_search_only "bounding: $(setting CapabilityBoundingSet); ambient: $(setting AmbientCapabilities)"
+fi
+# systemd-analyze's own table: the sandboxing lines the service must pass.
+missing=
+for check in 'User=/DynamicUser=' 'NoNewPrivileges=' 'ProtectSystem=' 'ProtectHome=' 'PrivateTmp=' \
+	'RestrictAddressFamilies=~AF_UNIX' 'RestrictAddressFamilies=~AF_NETLINK' 'SystemCallFilter=~@mount' \
+	'SystemCallFilter=~@module' 'UMask=' 'CapabilityBoundingSet=~CAP_SYS_ADMIN' 'CapabilityBoundingSet=~CAP_SYS_PTRACE'; do
+	grep -Eq "^✓ ${check//[\/\~]/.}" <<<"$out" || missing+=" $check"
+done
+if [ -z "$missing" ]; then
+	pass unit_sandboxing_as_systemd_analyze_reads_it
+else
+	fail unit_sandboxing_as_systemd_analyze_reads_it "not passed:$missing"
+fi
+if grep -Eq '^ProtectProc=invisible|^ProcSubset=pid' "$UNIT"; then
+	fail unit_proc_of_vms_visible "QEMU's /proc entries must stay visible (VM names): $(grep -E '^Proc' "$UNIT")"
+else
+	pass unit_proc_of_vms_visible
+fi
+if [ "$(setting EnvironmentFile)" = "-/etc/default/hypertrace-exporter" ] && [ "$(setting Restart)" = on-failure ] &&
+	grep -q '^ExecStart=.* record --no-file -q --metrics ${HYPERTRACE_METRICS} $HYPERTRACE_OPTIONS$' "$UNIT"; then
+	pass unit_settings_file_and_restart
+else
+	fail unit_settings_file_and_restart "$(grep -E '^(EnvironmentFile|Restart|ExecStart)=' "$UNIT" | tr '\n' ' ')"
+fi
+# Every variable the unit reads is documented in the settings file, and only those.
+used=$(grep -o '\${\?HYPERTRACE_[A-Z_]*' "$UNIT" | tr -d '${' | sort -u | tr '\n' ' ')
+documented=$(grep -o '^#\?HYPERTRACE_[A-Z_]*=' "$TOP/deploy/systemd/hypertrace-exporter.default" | tr -d '#=' | sort -u | tr '\n' ' ')
+if [ -n "$used" ] && [ "$used" = "$documented" ]; then
+	pass unit_variables_documented_in_settings_file
+else
+	fail unit_variables_documented_in_settings_file "unit reads '$used', settings file documents '$documented'"
+fi
+suite_exit
