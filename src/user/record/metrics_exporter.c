@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "metrics/metrics_registry.h"
+#include "metrics/process_metrics.h"
 
 struct ht_metrics {
 	struct ht_metrics_registry live;   /* the drain thread's, fed per record */
@@ -42,7 +43,9 @@ static int render_body(void *ctx, FILE *out)
 		m->served = m->published;
 	}
 	pthread_mutex_unlock(&m->lock);
-	return ht_metrics_render(&m->front, out);
+	/* The recorder's own process_* metrics, read now: the HTTP thread's /proc/self is the process's. */
+	int ret = ht_metrics_render(&m->front, out);
+	return ret ? ret : ht_process_metrics_render(&ht_process_paths_live, out);
 }
 
 int ht_metrics_start(struct ht_metrics **out, const struct ht_metrics_opts *o, char *err,
