@@ -532,9 +532,13 @@ int ht_metrics_render(struct ht_metrics_registry *r, FILE *out)
 		return -EINVAL;
 	qsort(r->sets, r->nsets, sizeof(*r->sets), cmp_sets);
 
-	fputs("# HELP hypertrace_build_info The hypertrace-bpf serving these metrics; always 1.\n"
+	/* Build info carries what the binary is; how it runs is another info metric. */
+	fputs("# HELP hypertrace_build_info The hypertrace-bpf version serving these metrics; always 1.\n"
 	      "# TYPE hypertrace_build_info gauge\n", out);
-	fprintf(out, "hypertrace_build_info{version=\"%s\",mode=\"%s\"} 1\n", version, mode);
+	fprintf(out, "hypertrace_build_info{version=\"%s\"} 1\n", version);
+	fputs("# HELP hypertrace_recording_info How this recording runs: mode file (a trace file) or no_file (aggregates only); always 1.\n"
+	      "# TYPE hypertrace_recording_info gauge\n", out);
+	fprintf(out, "hypertrace_recording_info{mode=\"%s\"} 1\n", mode);
 
 	fputs("# HELP hypertrace_hypercalls_total Hypercalls traced, by VM process (host pid), vCPU and hypercall nr.\n"
 	      "# TYPE hypertrace_hypercalls_total counter\n", out);

@@ -98,7 +98,7 @@ struct ht_metrics_exits {
 
 struct ht_metrics_registry {
 	const char *version;   /* hypertrace_build_info{version} */
-	const char *mode;      /* hypertrace_build_info{mode}: "file" or "no_file" */
+	const char *mode;      /* hypertrace_recording_info{mode}: "file" or "no_file" */
 	/*
 	 * True when fed with records: the _sum series are exact. The BPF
 	 * aggregates carry counts only, so without records there is no _sum.
