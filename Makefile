@@ -7,7 +7,7 @@
 #   make bench      benchmarks
 #   make man        man pages (docs/man), filled with each command's --help
 #   make install    PREFIX=/usr/local, DESTDIR= for staging; make uninstall
-#   make install-service  the systemd unit and its settings file
+#   make install-service  the systemd unit, its settings file and the Prometheus rules
 #   make deb        Debian packages into $(OUTPUT)/deb (dpkg-buildpackage)
 #   make deps       install the Debian packages the build and tests need (root)
 # Everything generated goes to $(OUTPUT); `make clean` removes exactly that.
@@ -26,6 +26,7 @@ MANDIR ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(or $(shell pkg-config --define-variable=datadir=$(PREFIX)/share --variable=completionsdir bash-completion 2>/dev/null),$(PREFIX)/share/bash-completion/completions)
 SYSCONFDIR ?= /etc
 SYSTEMD_UNITDIR ?= $(PREFIX)/lib/systemd/system
+DATADIR ?= $(PREFIX)/share/hypertrace-bpf
 INSTALL ?= install
 
 ifeq ($(V),1)
@@ -311,12 +312,13 @@ deb:
 # The unit runs $(BINDIR)/hypertrace-bpf; an existing settings file is kept.
 SERVICE := hypertrace-exporter
 install-service:
-	$(INSTALL) -d $(DESTDIR)$(SYSTEMD_UNITDIR) $(DESTDIR)$(SYSCONFDIR)/default
+	$(INSTALL) -d $(DESTDIR)$(SYSTEMD_UNITDIR) $(DESTDIR)$(SYSCONFDIR)/default $(DESTDIR)$(DATADIR)/prometheus
 	sed 's|/usr/bin/hypertrace-bpf|$(BINDIR)/hypertrace-bpf|' deploy/systemd/$(SERVICE).service \
 		> $(DESTDIR)$(SYSTEMD_UNITDIR)/$(SERVICE).service
 	chmod 0644 $(DESTDIR)$(SYSTEMD_UNITDIR)/$(SERVICE).service
 	[ -e $(DESTDIR)$(SYSCONFDIR)/default/$(SERVICE) ] || \
 		$(INSTALL) -m 0644 deploy/systemd/$(SERVICE).default $(DESTDIR)$(SYSCONFDIR)/default/$(SERVICE)
+	$(INSTALL) -m 0644 deploy/prometheus/hypertrace.rules.yml $(DESTDIR)$(DATADIR)/prometheus/
 
 clean:
 	rm -rf $(OUTPUT)

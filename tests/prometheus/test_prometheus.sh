@@ -8,7 +8,8 @@
 # file's exact p50/p99 (from `report`). Then the same with --no-file, and
 # the real `record --metrics` scraped in both modes (--no-file with --exits),
 # also while 500 slow clients (idle, or trickling a request head) keep
-# connecting to it. record --exits too: exit histograms and vCPU waiting of
+# connecting to it; `promtool check metrics` on its scrapes, and its
+# process_* metrics. record --exits too: exit histograms and vCPU waiting of
 # synthetic exits at exact times, under a hostile VM name. Every wait is
 # bounded.
 # shellcheck source=../lib.sh
@@ -210,17 +211,41 @@ pids+=($rec_pid)
 "$HT" record --no-file -q --exits -d 90 --metrics "$RECNF_PORT" >"$work/recnf.log" 2>&1 &
 recnf_pid=$!
 pids+=($recnf_pid)
-if wait_for 30 query_is 'hypertrace_build_info{job="record",mode="file"}' 1 &&
+if wait_for 30 query_is 'hypertrace_recording_info{job="record",mode="file"}' 1 &&
 	wait_for 30 query_is 'sum(hypertrace_dropped_hypercalls_total{job="record"})' 0; then
 	pass prometheus_scrapes_record
 else
 	fail prometheus_scrapes_record "up: $(query 'up{job="record"}'); $(cat "$work/rec.log")"
 fi
-if wait_for 30 query_is 'hypertrace_build_info{job="record_nofile",mode="no_file"}' 1 &&
+if wait_for 30 query_is 'hypertrace_recording_info{job="record_nofile",mode="no_file"}' 1 &&
 	wait_for 30 query_is 'hypertrace_exits_lost_total{job="record_nofile"}' 0; then
 	pass prometheus_scrapes_record_no_file
 else
 	fail prometheus_scrapes_record_no_file "up: $(query 'up{job="record_nofile"}'); $(cat "$work/recnf.log")"
+fi
+
+# Prometheus' own linter on a scrape of each: names, types, HELP, histograms.
+for port in "$REC_PORT" "$RECNF_PORT"; do
+	if curl -sf --max-time 5 "http://127.0.0.1:$port/metrics" >"$work/scrape.$port" &&
+		promtool check metrics <"$work/scrape.$port" >"$work/promtool.$port" 2>&1; then
+		pass "promtool_check_metrics_clean_$([ "$port" = "$REC_PORT" ] && echo file || echo no_file)"
+	else
+		fail promtool_check_metrics_clean "port $port: $(head -n 5 "$work/promtool.$port" 2>/dev/null | tr '\n' ' ')"
+	fi
+done
+# The standard process metrics, as Prometheus stored them: the recorder's own numbers.
+start=$(query 'process_start_time_seconds{job="record"}')
+rss=$(query 'process_resident_memory_bytes{job="record"}')
+fds=$(query 'process_open_fds{job="record"}')
+maxfds=$(query 'process_max_fds{job="record"}')
+cpu=$(query 'process_cpu_seconds_total{job="record"}')
+if python3 -c 'import sys, time
+start, rss, fds, maxfds, cpu = (float(v) for v in sys.argv[1:])
+sys.exit(0 if time.time() - 120 < start <= time.time() and rss > 1e6 and 3 <= fds <= maxfds and cpu >= 0 else 1)' \
+	"$start" "$rss" "$fds" "$maxfds" "$cpu" 2>/dev/null; then
+	pass prometheus_process_metrics_of_record
+else
+	fail prometheus_process_metrics_of_record "start $start, rss $rss, fds $fds/$maxfds, cpu $cpu"
 fi
 
 # 500 clients that connect and send nothing, or trickle a request head that
