@@ -9,6 +9,7 @@
 #   make install    PREFIX=/usr/local, DESTDIR= for staging; make uninstall
 #   make install-service  the systemd unit, its settings file and the Prometheus rules
 #   make deb        Debian packages into $(OUTPUT)/deb (dpkg-buildpackage)
+#   make image      an OCI image FROM scratch holding the static binary (buildah, nothing pulled)
 #   make deps       install the Debian packages the build and tests need (root)
 # Everything generated goes to $(OUTPUT); `make clean` removes exactly that.
 # Quiet by default; `make V=1` prints every command. The usual variables
@@ -102,7 +103,7 @@ BIN := $(OUTPUT)/hypertrace-bpf
 SAN_BIN := $(OUTPUT)/san/hypertrace-bpf
 STATIC_BIN := $(OUTPUT)/static/hypertrace-bpf
 
-.PHONY: all static test demo bench deps clean tests-build guest install uninstall fuzz man deb install-service
+.PHONY: all static test demo bench deps clean tests-build guest install uninstall fuzz man deb install-service image
 .DELETE_ON_ERROR:
 # Keep every intermediate (BPF objects, skeletons): a second `make` does nothing.
 .SECONDARY:
@@ -319,6 +320,10 @@ install-service:
 	[ -e $(DESTDIR)$(SYSCONFDIR)/default/$(SERVICE) ] || \
 		$(INSTALL) -m 0644 deploy/systemd/$(SERVICE).default $(DESTDIR)$(SYSCONFDIR)/default/$(SERVICE)
 	$(INSTALL) -m 0644 deploy/prometheus/hypertrace.rules.yml $(DESTDIR)$(DATADIR)/prometheus/
+
+# The image and its seccomp profile under $(OUTPUT)/image (deploy/container/build-image.sh).
+image: $(STATIC_BIN)
+	deploy/container/build-image.sh $(STATIC_BIN) $(OUTPUT)/image
 
 clean:
 	rm -rf $(OUTPUT)

@@ -23,9 +23,11 @@ cd "$(dirname "$0")/.."
 # linux-libc-dev: the kernel's UAPI headers, whose exit reason tables (asm/vmx.h, asm/svm.h) the build compiles in.
 # systemd (systemd-analyze), systemd-container (systemd-nspawn), mmdebstrap:
 # tests/service boots the unit under a real systemd in a Debian root.
+# buildah, podman: make image and tests/container; file, python3-yaml: that test reads the image and the DaemonSet.
 pkgs=(git make build-essential gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev linux-libc-dev tmux python3 util-linux prometheus curl time
 	e2fsprogs babeltrace2 python3-bt2 scdoc debhelper dkms lintian fakeroot debootstrap bash-completion man-db
-	protobuf-compiler python3-protobuf zstd systemd systemd-container mmdebstrap)
+	protobuf-compiler python3-protobuf zstd systemd systemd-container mmdebstrap
+	buildah podman file python3-yaml)
 missing=()
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
 for p in "${pkgs[@]}"; do
