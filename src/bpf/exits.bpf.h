@@ -106,7 +106,7 @@ static __always_inline struct ht_exit_hist *exit_hist_of(struct ht_exit_key *key
 static __always_inline void count_exit(__u32 tgid, __u32 vcpu, __u32 isa, __u32 reason, __u64 exit_ns,
 				       __u64 synthetic_now, __u32 cpu)
 {
-	if (filter_tgid && tgid != filter_tgid)
+	if (filter_tgid_on && !tgid_traced(tgid))
 		return;
 	if (filter_vcpu_on && vcpu != filter_vcpu)
 		return;

@@ -158,6 +158,23 @@ static __always_inline struct vcpu_state *cpu_slot(__u32 cpu)
 	return &cpu_states[cpu & (HT_MAX_CPUS - 1)];
 }
 
+/*
+ * With a VM process filter: is tgid traced? If not, it is a candidate for
+ * user space to look at. Added only if absent: an update of an LRU map
+ * takes a free node first, which can evict another candidate even when the
+ * key is there already.
+ */
+static __always_inline bool tgid_traced(__u32 tgid)
+{
+	__u8 fresh = 0;
+
+	if (bpf_map_lookup_elem(&traced_tgids, &tgid))
+		return true;
+	if (!bpf_map_lookup_elem(&vm_candidates, &tgid))
+		bpf_map_update_elem(&vm_candidates, &tgid, &fresh, BPF_NOEXIST);
+	return false;
+}
+
 /* record --exits: its handlers, called below. */
 #include "exits.bpf.h"
 
@@ -244,7 +261,7 @@ static __noinline int handle_hypercall_exit(struct trace_event_raw_kvm_exit *ctx
 
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32;
-	if (filter_tgid && tgid != filter_tgid)
+	if (filter_tgid_on && !tgid_traced(tgid))
 		return 0;
 
 	__u8 flags = 0;

@@ -35,7 +35,8 @@ const volatile __u32 filter_exit_reason = 0; /* VMX: compared with the low 16 bi
  */
 const volatile __u32 prefilter_mask = HT_VMX_EXIT_REASON_MASK;
 const volatile __u32 prefilter_value = HT_VMX_EXIT_REASON_VMCALL;
-const volatile __u32 filter_tgid = 0;        /* 0: every VM process */
+/* VM processes: every one, or (filter_tgid_on) those in traced_tgids below. */
+const volatile bool filter_tgid_on = false;
 const volatile bool filter_vcpu_on = false;
 const volatile __u32 filter_vcpu = 0;
 /* Aggregate-only mode: histograms in BPF instead of records (enum ht_agg_group_by). */
@@ -90,6 +91,35 @@ struct {
 	__type(key, __u64);
 	__type(value, struct ht_agg_hist);
 } latency_hists SEC(".maps");
+
+/*
+ * With filter_tgid_on: the VM processes traced (-p PID; the processes of
+ * --vm NAME, which user space adds and removes while VMs come and go). Read
+ * on a hypercall exit and, with exits_on, where an exit is counted; never
+ * on the path of other exits otherwise.
+ */
+#define HT_MAX_TRACED_TGIDS 1024
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, HT_MAX_TRACED_TGIDS);
+	__type(key, __u32);
+	__type(value, __u8);
+} traced_tgids SEC(".maps");
+
+/*
+ * With filter_tgid_on: processes that exited for a hypercall (with exits_on:
+ * that exited at all) but are not traced, so user space can tell whether a
+ * new one is the VM it follows
+ * (value 0: new; user space sets 1 once it has looked). A kvm_exit comes
+ * only from a thread running a vCPU of a KVM VM: the kernel vouches that
+ * each is a VM. LRU: a host with more untraced VMs forgets the oldest.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, HT_MAX_TRACED_TGIDS);
+	__type(key, __u32);
+	__type(value, __u8);
+} vm_candidates SEC(".maps");
 
 #include "vcpu_state.h"
 

@@ -215,6 +215,39 @@ static void pid_and_vcpu_filters_select_exits(void)
 	CHECK_EQ_U64(got[0].h.total_ns, 101);
 }
 
+static void note_candidate(void *ctx, __u32 tgid, bool fresh)
+{
+	__u32 *fresh_tgid = ctx;
+
+	if (fresh)
+		*fresh_tgid = tgid;
+}
+
+/*
+ * record --exits --vm NAME: a VM that makes no hypercall is still found by
+ * its exits (a candidate for user space to match by name), and counted once
+ * traced.
+ */
+static void a_followed_vm_is_found_by_any_exit(void)
+{
+	struct ht_filters f;
+	__u32 fresh = 0;
+
+	ht_filters_default(&f);
+	f.tgid_on = true;
+	f.tgid = 0; /* --vm NAME before its process is known */
+	LOAD(t, exits_tracer(VMX, &f));
+	CHECK(exit_for(t, VMX, VMX_IO, 0, 1000, 100) == 0, "events");
+	CHECK(read_series(t) == 0 && ngot == 0, "an untraced process counted %zu series", ngot);
+	CHECK(ht_tracer_vm_candidates(t, note_candidate, &fresh) == 1 && fresh == (__u32)getpid(),
+	      "candidate %u, want this process %u", fresh, (__u32)getpid());
+	CHECK(ht_tracer_trace_tgid(t, (__u32)getpid(), true) == 0, "trace");
+	CHECK(exit_for(t, VMX, VMX_IO, 0, 2000, 200) == 0, "events");
+	CHECK(read_series(t) == 0, "read");
+	CHECK_EQ_U64(ngot, 1);
+	CHECK_EQ_U64(got[0].h.total_ns, 200);
+}
+
 /* Sums over CPUs: a vCPU thread that migrates adds to one series; min and max are over all CPUs. */
 static void a_series_is_summed_over_cpus(void)
 {
@@ -540,6 +573,7 @@ int main(void)
 	RUN(an_exit_goes_with_its_thread_when_it_is_switched_out);
 	RUN(vcpu_threads_wait_from_wakeup_or_preemption_until_switched_in);
 	RUN(the_sampler_keeps_the_selected_vcpu_threads);
+	RUN(a_followed_vm_is_found_by_any_exit);
 	RUN(open_exits_are_read_after_the_end);
 	RUN(a_hypercall_with_exits_on_is_still_one_fused_record);
 	RUN(a_hypercall_armed_across_real_switches_leaves_no_exit_behind);

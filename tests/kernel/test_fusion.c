@@ -541,6 +541,54 @@ static void pid_filter_keeps_only_that_process(void)
 	CHECK_EQ_U64(out.n, 0);
 }
 
+struct candidates {
+	unsigned int seen, fresh;
+	__u32 last;
+};
+
+static void note_candidate(void *ctx, __u32 tgid, bool fresh)
+{
+	struct candidates *c = ctx;
+
+	c->seen++;
+	c->fresh += fresh;
+	c->last = tgid;
+}
+
+/*
+ * record --vm NAME follows its VM: processes are traced from when user space
+ * adds them to the filter until it takes them out, and an untraced process
+ * that exits for a hypercall is reported once as a candidate (again only
+ * after it is forgotten: its pid may come back as a new process).
+ */
+static void followed_vm_processes_come_and_go(void)
+{
+	struct candidates c = { 0 };
+	struct ht_filters f;
+
+	ht_filters_default(&f);
+	f.tgid_on = true;
+	f.tgid = 0; /* no process yet */
+	LOAD(t, tracer_with(VMX, &f, HT_DEFAULT_RINGBUF_BYTES));
+	CHECK(hypercall(t, VMX, VMCALL, 0, 1000, 1, 1) == 0, "events");
+	CHECK(hypercall(t, VMX, VMCALL, 0, 1000, 2, 1) == 0, "events");
+	CHECK(ht_tracer_vm_candidates(t, note_candidate, &c) == 1, "one fresh candidate");
+	CHECK(c.seen == 1 && c.fresh == 1 && c.last == (__u32)getpid(), "seen %u fresh %u tgid %u", c.seen, c.fresh, c.last);
+	CHECK(ht_tracer_trace_tgid(t, (__u32)getpid(), true) == 0, "trace");
+	CHECK(hypercall(t, VMX, VMCALL, 0, 1000, 3, 1) == 0, "events");
+	CHECK(ht_tracer_trace_tgid(t, (__u32)getpid(), false) == 0, "untrace");
+	CHECK(hypercall(t, VMX, VMCALL, 0, 1000, 4, 1) == 0, "events");
+	c = (struct candidates){ 0 };
+	CHECK(ht_tracer_vm_candidates(t, note_candidate, &c) == 0, "already looked at");
+	CHECK(c.seen == 1, "seen %u", c.seen);
+	ht_tracer_forget_candidate(t, (__u32)getpid());
+	CHECK(hypercall(t, VMX, VMCALL, 0, 1000, 5, 1) == 0, "events");
+	CHECK(ht_tracer_vm_candidates(t, note_candidate, &c) == 1, "fresh again once forgotten");
+	COLLECT(t);
+	CHECK_EQ_U64(out.n, 1);
+	CHECK_EQ_U64(out.rec[0].a0, 3);
+}
+
 static void vcpu_filter_keeps_only_that_vcpu(void)
 {
 	struct ht_filters f;
@@ -623,6 +671,7 @@ int main(void)
 	RUN(armed_threads_are_found_on_the_cpu_they_move_to);
 	RUN(an_unseen_switch_never_fuses_across_vcpus);
 	RUN(pid_filter_keeps_only_that_process);
+	RUN(followed_vm_processes_come_and_go);
 	RUN(vcpu_filter_keeps_only_that_vcpu);
 	RUN(explicit_exit_reason_replaces_the_hypercall_exit);
 	RUN(a_full_ring_buffer_drops_are_counted_and_records_stay_whole);

@@ -42,7 +42,7 @@ static const char *const mode_names[] = { "records", "records_kernel_wakeup", "n
 _Static_assert(MODE_AGG_METRICS_EXITS - MODE_FIRST_EXITS == MODE_AGG_METRICS, "each mode has its --exits twin");
 
 enum filter_set { FILTERS_NONE, FILTER_NR_LIST, FILTER_PID, FILTER_VCPU, FILTERS_ALL, FILTER_SETS };
-static const char *const filter_names[] = { "no filter", "--nr x8", "-p", "--vcpu", "all filters" };
+static const char *const filter_names[] = { "no filter", "--nr x8", "-p/--vm (traced_tgids)", "--vcpu", "all filters" };
 
 static bool kvm_ready;
 static unsigned int loads;

@@ -34,6 +34,7 @@ void ht_exit_sampler_free(struct ht_exit_sampler *s)
 struct reading {
 	struct ht_exit_table *t;
 	const struct ht_filters *filters;
+	const struct ht_tracer *tracer;
 	int err;
 };
 
@@ -51,7 +52,9 @@ static void keep_thread(void *ctx, const struct ht_vcpu_wait *w)
 	const struct ht_filters *f = r->filters;
 	struct ht_vcpu_thread_row *row;
 
-	if (r->err || (f && ((f->tgid_on && w->pid != f->tgid) || (f->vcpu_on && w->vcpu != f->vcpu))))
+	/* The process filter: -p PID, or the processes --vm NAME follows now (the tracer's set). */
+	if (r->err || (f && ((f->tgid_on && w->pid != f->tgid && !ht_tracer_tgid_traced(r->tracer, w->pid)) ||
+			     (f->vcpu_on && w->vcpu != f->vcpu))))
 		return;
 	r->err = ht_exit_table_set_thread(r->t, w);
 	/* Seen again in BPF: not gone (see read_bpf). */
@@ -81,7 +84,7 @@ static void keep_open_exit(void *ctx, const struct ht_exit_key *key)
  */
 static int read_bpf(struct ht_exit_sampler *s, bool final)
 {
-	struct reading r = { .t = &s->total, .filters = s->filters };
+	struct reading r = { .t = &s->total, .filters = s->filters, .tracer = s->tracer };
 	__u64 c[HT_CNT_MAX];
 
 	for (size_t i = 0; i < s->total.nthreads; i++)

@@ -294,7 +294,7 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 					     sk->progs.on_kvm_exit_svm };
 	for (size_t i = 0; i < 3; i++)
 		bpf_program__set_autoload(exit_progs[i], exit_progs[i] == t->exit_prog);
-	ro->filter_tgid = f->tgid_on ? f->tgid : 0;
+	ro->filter_tgid_on = f->tgid_on;
 	ro->filter_vcpu_on = f->vcpu_on;
 	ro->filter_vcpu = f->vcpu;
 	int cpus = libbpf_num_possible_cpus();
@@ -360,6 +360,12 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 		return ret;
 	}
 	verifier_logs_free(&logs);
+	/* -p PID: the one process traced from the start (--vm NAME adds its own later). */
+	if (f->tgid_on && f->tgid && (ret = ht_tracer_trace_tgid(t, f->tgid, true))) {
+		snprintf(err, errlen, "cannot set the VM process filter: %s", strerror(-ret));
+		ht_tracer_destroy(t);
+		return ret;
+	}
 	ret = ht_rings_install(sk->maps.rings, t->nrings, t->ring_fds);
 	if (ret) {
 		snprintf(err, errlen, "cannot install the ring buffers: %s", strerror(-ret));
@@ -657,6 +663,74 @@ int ht_tracer_read_open_exits(const struct ht_tracer *t, ht_open_exit_fn fn, voi
 		fn(ctx, &k);
 	}
 	return 0;
+}
+
+int ht_tracer_trace_tgid(struct ht_tracer *t, __u32 tgid, bool on)
+{
+	int fd = bpf_map__fd(t->skel->maps.traced_tgids);
+	__u8 one = 1;
+
+	if (!on)
+		return bpf_map_delete_elem(fd, &tgid) && errno != ENOENT ? -errno : 0;
+	return bpf_map_update_elem(fd, &tgid, &one, BPF_ANY) ? -errno : 0;
+}
+
+bool ht_tracer_tgid_traced(const struct ht_tracer *t, __u32 tgid)
+{
+	__u8 v;
+
+	return bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.traced_tgids), &tgid, &v) == 0;
+}
+
+int ht_tracer_vm_candidates(const struct ht_tracer *t, ht_tgid_fn fn, void *ctx)
+{
+	int fd = bpf_map__fd(t->skel->maps.vm_candidates);
+	__u32 key, next;
+	__u8 value, looked = 1;
+	bool first = true;
+	int n = 0;
+
+	while (bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
+		first = false;
+		key = next;
+		if (bpf_map_lookup_elem(fd, &key, &value))
+			continue; /* gone meanwhile (LRU, or forgotten) */
+		if (value == 0) {
+			bpf_map_update_elem(fd, &key, &looked, BPF_EXIST);
+			n++;
+		}
+		fn(ctx, key, value == 0);
+	}
+	return n;
+}
+
+void ht_tracer_forget_candidate(const struct ht_tracer *t, __u32 tgid)
+{
+	bpf_map_delete_elem(bpf_map__fd(t->skel->maps.vm_candidates), &tgid);
+}
+
+int ht_tracer_forget_vm(const struct ht_tracer *t, __u32 tgid)
+{
+	int fd = bpf_map__fd(t->skel->maps.latency_hists);
+	__u64 key, next, doomed[64];
+	unsigned int n, total = 0;
+
+	/* Collected first, then deleted: deleting while walking could skip keys. */
+	do {
+		bool first = true;
+
+		n = 0;
+		while (n < ARRAY_SIZE(doomed) && bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
+			first = false;
+			key = next;
+			if ((__u32)(key >> 32) == tgid)
+				doomed[n++] = key;
+		}
+		for (unsigned int i = 0; i < n; i++)
+			bpf_map_delete_elem(fd, &doomed[i]);
+		total += n;
+	} while (n == ARRAY_SIZE(doomed));
+	return (int)total;
 }
 
 int ht_tracer_enable_stats(struct ht_tracer *t)

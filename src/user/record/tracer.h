@@ -173,6 +173,25 @@ struct ht_prog_stats {
 	const char *tracepoint;
 	unsigned long long run_cnt, run_time_ns;
 };
+/*
+ * The VM process filter (filters.tgid_on): traces tgid, or stops tracing it.
+ * -p PID is in from the load on; record --vm NAME adds each process of the
+ * VM as it appears. 0 or -errno (-E2BIG: HT_MAX_TRACED_TGIDS are traced).
+ */
+int ht_tracer_trace_tgid(struct ht_tracer *t, __u32 tgid, bool on);
+/* With the filter on: is tgid traced now? */
+bool ht_tracer_tgid_traced(const struct ht_tracer *t, __u32 tgid);
+/*
+ * With the filter on, VM processes that exited but are not traced (from a
+ * hypercall exit; with --exits, from any exit): fn(ctx, tgid, fresh) for
+ * each, fresh the first time it is reported. Returns the number of fresh ones.
+ */
+typedef void (*ht_tgid_fn)(void *ctx, __u32 tgid, bool fresh);
+int ht_tracer_vm_candidates(const struct ht_tracer *t, ht_tgid_fn fn, void *ctx);
+/* A candidate that has ended: forgotten, so that a new process with its pid is fresh again. */
+void ht_tracer_forget_candidate(const struct ht_tracer *t, __u32 tgid);
+/* Aggregate-only: deletes the histograms of VM process tgid (it ended). The number deleted. */
+int ht_tracer_forget_vm(const struct ht_tracer *t, __u32 tgid);
 /* Turns on the kernel's BPF run-time statistics while the tracer lives. 0 or -errno. */
 int ht_tracer_enable_stats(struct ht_tracer *t);
 /* Fills out[3] for kvm_exit, kvm_hypercall, kvm_entry. 0 or -errno. */
