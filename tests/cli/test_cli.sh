@@ -20,7 +20,13 @@ expect_run record_pid_zero 2 "invalid --pid '0'" -- "$HT" record -p 0
 expect_run record_pid_word 2 "invalid --pid 'qemu'" -- "$HT" record -p qemu
 expect_run record_pid_and_vm 2 "-p and --vm both select the VM process" -- "$HT" record -p 1 --vm web1
 expect_run record_vm_empty 2 "--vm needs a QEMU guest name" -- "$HT" record --vm ""
-expect_run record_vm_not_running 1 "no running process has QEMU guest name 'no-such-vm-here'" -- "$HT" record --vm no-such-vm-here -d 0.1
+# --vm waits for its VM; a process that only carries -name NAME in its arguments is no VM.
+python3 -c 'import time; time.sleep(30)' -name no-such-vm-here &
+impostor=$!
+sleep 0.2
+expect_run record_vm_not_running_waits_for_it_impostor_ignored 0 "no VM with QEMU guest name 'no-such-vm-here' .* runs yet: it is traced once it starts" -- "$HT" record --vm no-such-vm-here -d 0.3 -q -o "$work/vm.htr"
+kill "$impostor" 2>/dev/null
+wait "$impostor" 2>/dev/null
 expect_run record_vcpu_too_big 2 "invalid --vcpu '65536'" -- "$HT" record --vcpu 65536
 expect_run record_duration_zero 2 "invalid --duration '0'" -- "$HT" record -d 0
 expect_run record_duration_unit 2 "invalid --duration '5s'" -- "$HT" record -d 5s

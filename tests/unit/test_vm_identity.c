@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "record/vm_identity.h"
 #include "test.h"
 #include "tracefile/crc32.h"
@@ -112,21 +113,51 @@ static void names_keep_their_bytes_and_are_cut_between_characters(void)
 	CHECK(!strcmp(id.thread_name, "x网网网网"), "thread name '%s'", id.thread_name);
 }
 
-static void a_vm_is_found_by_its_guest_name_alone(void)
+/* Gives fake process pid a descriptor fd linking to target (readlink reads it back). */
+static void fake_fd(__u32 pid, int fd, const char *target)
+{
+	char path[600];
+
+	snprintf(path, sizeof(path), "%s/%u/fd", root, pid);
+	mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/%u/fd/%d", root, pid, fd);
+	if (symlink(target, path))
+		printf("    setup: symlink %s failed\n", path);
+}
+
+/*
+ * A VM is a process with the guest name that holds a KVM VM descriptor:
+ * another process with "-name web1" in its arguments (anyone can start one)
+ * is not, and several VMs with one name are all found (a VM restarting).
+ */
+static void a_vm_is_found_by_guest_name_and_kvm_vm_descriptor(void)
 {
 	static const char *const web[] = { "qemu", "-name", "web1", NULL };
+	static const char *const impostor[] = { "sleep", "1000", "-name", "web1", NULL };
 	static const char *const db[] = { "qemu", "-name", "guest=db", NULL };
-	char err[512];
-	__u32 pid = 0;
+	__u32 pids[8];
+	size_t unverified;
 
 	fake_process(200, "qemu", web, 200, "qemu");
+	fake_fd(200, 0, "/dev/null");
+	fake_fd(200, 11, "/dev/kvm");
+	fake_fd(200, 12, "anon_inode:kvm-vm");
+	fake_fd(200, 13, "anon_inode:kvm-vcpu:0");
+	fake_process(250, "sleep", impostor, 250, "sleep");
+	fake_fd(250, 3, "/dev/kvm");
 	fake_process(300, "qemu", db, 300, "qemu");
-	/* web1 is also process 100's name from the test above: two of them. */
-	CHECK(ht_find_vm(root, "web1", &pid, err, sizeof(err)) == -EEXIST, "two web1 VMs");
-	CHECK(strstr(err, "-p PID") != NULL, "err: %s", err);
-	CHECK(ht_find_vm(root, "db", &pid, err, sizeof(err)) == 0 && pid == 300, "pid %u: %s", pid, err);
-	CHECK(ht_find_vm(root, "nope", &pid, err, sizeof(err)) == -ENOENT, "found nope");
-	CHECK(strstr(err, "'nope'") != NULL, "err: %s", err);
+	fake_fd(300, 9, "anon_inode:kvm-vm");
+	fake_process(310, "qemu", db, 310, "qemu");
+	fake_fd(310, 9, "anon_inode:kvm-vm");
+	/* Process 100 (the test above) is named web1 too, with no descriptors at all. */
+	CHECK(ht_holds_kvm_vm(root, 200) == 1 && ht_holds_kvm_vm(root, 250) == 0 && ht_holds_kvm_vm(root, 100) == 0,
+	      "kvm-vm descriptors");
+	CHECK(ht_find_vms(root, "web1", pids, 8, &unverified) == 1 && pids[0] == 200 && unverified == 0,
+	      "web1: only the process holding a VM");
+	int n = ht_find_vms(root, "db", pids, 8, &unverified);
+	CHECK(n == 2 && ((pids[0] == 300 && pids[1] == 310) || (pids[0] == 310 && pids[1] == 300)), "db: both, %d", n);
+	CHECK(ht_find_vms(root, "nope", pids, 8, &unverified) == 0, "found nope");
+	CHECK(ht_is_vm_named(root, 250, "web1") && !ht_is_vm_named(root, 300, "web1"), "names");
 }
 
 /* The live view's names: a VM by its guest name, a vCPU thread by its own, read once each. */
@@ -248,7 +279,7 @@ int main(void)
 	RUN(qemu_guest_name_in_every_spelling);
 	RUN(identity_names_process_vm_and_thread);
 	RUN(names_keep_their_bytes_and_are_cut_between_characters);
-	RUN(a_vm_is_found_by_its_guest_name_alone);
+	RUN(a_vm_is_found_by_guest_name_and_kvm_vm_descriptor);
 	RUN(live_names_of_vms_and_vcpu_threads);
 	RUN(thread_set_counts_each_thread_once);
 	RUN(identity_blocks_come_back_before_their_records);

@@ -137,17 +137,48 @@ void ht_identity_read(const char *proc, __u32 pid, __u32 tid, __u64 first_seen_n
 	read_guest_name(proc, pid, id->vm_name, sizeof(id->vm_name));
 }
 
-int ht_find_vm(const char *proc, const char *name, __u32 *pid, char *err, size_t errlen)
+int ht_holds_kvm_vm(const char *proc, __u32 pid)
+{
+	char path[300], link[64];
+	struct dirent *e;
+	int ret = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/%u/fd", proc, pid);
+	d = opendir(path);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while (!ret && (e = readdir(d))) {
+		char fd_path[600];
+		ssize_t n;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(fd_path, sizeof(fd_path), "%s/%s", path, e->d_name);
+		n = readlink(fd_path, link, sizeof(link) - 1);
+		if (n < 0) {
+			if (errno == EACCES || errno == EPERM)
+				ret = -errno; /* the fd table of another user's process */
+			continue;
+		}
+		link[n] = '\0';
+		if (!strcmp(link, "anon_inode:kvm-vm"))
+			ret = 1;
+	}
+	closedir(d);
+	return ret;
+}
+
+int ht_find_vms(const char *proc, const char *name, __u32 *pids, size_t max, size_t *unverified)
 {
 	DIR *d = opendir(proc);
 	struct dirent *e;
-	unsigned int found = 0;
+	size_t found = 0;
 	char vm[sizeof(((struct ht_identity *)0)->vm_name)];
 
-	if (!d) {
-		snprintf(err, errlen, "cannot list %s: %s", proc, strerror(errno));
+	*unverified = 0;
+	if (!d)
 		return -errno;
-	}
 	while ((e = readdir(d))) {
 		char *endp;
 		unsigned long p = strtoul(e->d_name, &endp, 10);
@@ -155,22 +186,24 @@ int ht_find_vm(const char *proc, const char *name, __u32 *pid, char *err, size_t
 		if (*endp || !p || p > UINT32_MAX)
 			continue;
 		read_guest_name(proc, (__u32)p, vm, sizeof(vm));
-		if (strcmp(vm, name) == 0) {
-			if (found++)
-				break;
-			*pid = (__u32)p;
-		}
+		if (strcmp(vm, name))
+			continue;
+		int holds = ht_holds_kvm_vm(proc, (__u32)p);
+		if (holds < 0)
+			(*unverified)++;
+		else if (holds && found < max)
+			pids[found++] = (__u32)p;
 	}
 	closedir(d);
-	if (found == 1)
-		return 0;
-	if (found == 0) {
-		snprintf(err, errlen, "no running process has QEMU guest name '%s' (-name %s): check the name with 'ps -eo pid,args | grep -- -name'",
-			 name, name);
-		return -ENOENT;
-	}
-	snprintf(err, errlen, "several processes have QEMU guest name '%s': select one with -p PID", name);
-	return -EEXIST;
+	return (int)found;
+}
+
+bool ht_is_vm_named(const char *proc, __u32 pid, const char *name)
+{
+	char vm[sizeof(((struct ht_identity *)0)->vm_name)];
+
+	read_guest_name(proc, pid, vm, sizeof(vm));
+	return vm[0] && !strcmp(vm, name);
 }
 
 const char *ht_vm_names_lookup(void *ctx, __u32 pid)

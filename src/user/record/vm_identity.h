@@ -3,7 +3,7 @@
  * Who a VM process and its vCPU threads are, for people reading a trace: the
  * process name, QEMU's guest name (-name) and the thread name ("CPU 1/KVM"),
  * read from /proc when `record` first drains a record of a thread (never in
- * BPF), and the reverse: a QEMU process found by its guest name (record --vm).
+ * BPF), and the reverse: the VM processes with a guest name (record --vm).
  * /proc is a parameter so that tests can use fake trees.
  */
 #ifndef HT_VM_IDENTITY_H
@@ -25,10 +25,21 @@ void ht_identity_read(const char *proc, __u32 pid, __u32 tid, __u64 first_seen_n
 		      struct ht_identity *id);
 
 /*
- * The process whose QEMU guest name is name. 0 and *pid; -ENOENT if none,
- * -EEXIST if several, with a one-line message in err.
+ * 1 if process pid holds a KVM VM (an anon_inode:kvm-vm descriptor in
+ * /proc/PID/fd), 0 if not or gone, -EACCES/-EPERM if its descriptors cannot
+ * be read (another user's process, without CAP_SYS_PTRACE).
  */
-int ht_find_vm(const char *proc, const char *name, __u32 *pid, char *err, size_t errlen);
+int ht_holds_kvm_vm(const char *proc, __u32 pid);
+/*
+ * The processes with QEMU guest name `name` that hold a KVM VM: a process
+ * that merely has "-name NAME" in its arguments is not one. Up to max pids;
+ * returns how many, or -errno. *unverified: processes with that name whose
+ * descriptors could not be read (left out: the kernel vouches for them at
+ * their first hypercall exit, see ht_tracer_vm_candidates).
+ */
+int ht_find_vms(const char *proc, const char *name, __u32 *pids, size_t max, size_t *unverified);
+/* True if process pid has QEMU guest name `name` (its command line). */
+bool ht_is_vm_named(const char *proc, __u32 pid, const char *name);
 
 /*
  * Names of running VM processes for the live view, read from /proc once per

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
+#include "common/util.h"
 #include "parse.h"
 #include "record/preflight.h"
 #include "record/privileges.h"
@@ -132,18 +133,31 @@ int ht_cmd_top(int argc, char **argv)
 		return ht_usage_error("top", "unexpected argument '%s'", argv[optind]);
 	if (vm && topts.filters.tgid_on)
 		return ht_usage_error("top", "-p and --vm both select the VM process: give one of them");
+	/* Every process that is the VM (it holds a KVM VM: not any process with -name NAME in its arguments). */
+	__u32 vm_pids[64];
+	int nvm = 0;
 	if (vm) {
-		__u32 pid;
+		size_t unverified = 0;
 
-		if (ht_find_vm("/proc", vm, &pid, err, sizeof(err)))
-			return ht_runtime_error("%s", err);
+		nvm = ht_find_vms("/proc", vm, vm_pids, ARRAY_SIZE(vm_pids), &unverified);
+		if (nvm < 0)
+			return ht_runtime_error("cannot list /proc: %s", strerror(-nvm));
+		if (nvm == 0)
+			return ht_runtime_error("no VM with QEMU guest name '%s' (-name %s) runs%s: check the name with 'ps -eo pid,args | grep -- -name'",
+						vm, vm, unverified ? " that this user may check (run as root)" : "");
 		topts.filters.tgid_on = true;
-		topts.filters.tgid = pid;
+		topts.filters.tgid = vm_pids[0];
 	}
 	if (ht_preflight(err, sizeof(err)))
 		return ht_runtime_error("%s", err);
 	if (ht_tracer_load(&tracer, &topts, err, sizeof(err)))
 		return ht_runtime_error("%s", err);
+	for (int i = 1; i < nvm; i++) {
+		if ((status = ht_tracer_trace_tgid(tracer, vm_pids[i], true))) {
+			ht_tracer_destroy(tracer);
+			return ht_runtime_error("cannot select process %u of VM '%s': %s", vm_pids[i], vm, strerror(-status));
+		}
+	}
 	if (ht_tracer_attach(tracer, err, sizeof(err))) {
 		ht_tracer_destroy(tracer);
 		return ht_runtime_error("%s", err);
