@@ -158,8 +158,8 @@ check_metrics() {
 		return
 	fi
 	total=$(metric_sum "$prom" '^hypertrace_hypercalls_total[{]')
-	v0=$(metric_sum "$prom" '^hypertrace_hypercalls_total[{]vm_pid="[0-9]+",vcpu="0",nr="1000"[}]$')
-	v1=$(metric_sum "$prom" '^hypertrace_hypercalls_total[{]vm_pid="[0-9]+",vcpu="1",nr="1000"[}]$')
+	v0=$(metric_sum "$prom" '^hypertrace_hypercalls_total[{]vm="[^"]+",vcpu="0",nr="1000"[}]$')
+	v1=$(metric_sum "$prom" '^hypertrace_hypercalls_total[{]vm="[^"]+",vcpu="1",nr="1000"[}]$')
 	inf=$(metric_sum "$prom" '^hypertrace_hypercall_duration_seconds_bucket[{]phase="exit_to_entry",.*le="[+]Inf"[}]$')
 	if [ "$total" = 2000 ] && [ "$v0" = 1000 ] && [ "$v1" = 1000 ] && [ "$inf" = 2000 ]; then
 		pass "${name}_scrape_counts_every_hypercall"

@@ -231,9 +231,9 @@ static void scrape_counts_every_record_drained_by_vcpu(void)
 	ht_metrics_update(metrics, tracer, &rec, 0, true);
 
 	CHECK(scrape(ht_metrics_port(metrics), &body) == 200, "scrape failed");
-	snprintf(series, sizeof(series), "hypertrace_hypercalls_total{vm_pid=\"%d\",vcpu=\"0\",nr=\"1000\"}", getpid());
+	snprintf(series, sizeof(series), "hypertrace_hypercalls_total{vm=\"pid %d\",vcpu=\"0\",nr=\"1000\"}", getpid());
 	CHECK(value_of(body, series) == 30, "%s: %lld\n%s", series, value_of(body, series), body);
-	snprintf(series, sizeof(series), "hypertrace_hypercall_duration_seconds_count{phase=\"exit_to_entry\",vm_pid=\"%d\",vcpu=\"1\",nr=\"1000\"}", getpid());
+	snprintf(series, sizeof(series), "hypertrace_hypercall_duration_seconds_count{phase=\"exit_to_entry\",vm=\"pid %d\",vcpu=\"1\",nr=\"1000\"}", getpid());
 	CHECK(value_of(body, series) == 12, "%s: %lld", series, value_of(body, series));
 	CHECK(value_of(body, "hypertrace_dropped_hypercalls_total{reason=\"ringbuf_full\"}") == 0, "drops");
 	CHECK(value_of(body, "hypertrace_build_info{version=\"test\"}") == 1, "build info");
@@ -246,7 +246,7 @@ static void scrape_counts_every_record_drained_by_vcpu(void)
 	free(body);
 	body = NULL;
 	CHECK(scrape(ht_metrics_port(metrics), &body) == 200, "scrape failed");
-	snprintf(series, sizeof(series), "hypertrace_hypercalls_total{vm_pid=\"%d\",vcpu=\"1\",nr=\"1000\"}", getpid());
+	snprintf(series, sizeof(series), "hypertrace_hypercalls_total{vm=\"pid %d\",vcpu=\"1\",nr=\"1000\"}", getpid());
 	CHECK(value_of(body, series) == 17, "%s: %lld", series, value_of(body, series));
 	CHECK_EQ_U64(t.records, 47);
 	unlink(path);
@@ -262,11 +262,11 @@ static void no_file_mode_labels_the_bpf_aggregates_by_vcpu_and_nr(void)
 	      hypercalls(3, 2, nrs[1]) == 0, "events");
 	ht_metrics_update(metrics, tracer, NULL, 0, true);
 	CHECK(scrape(ht_metrics_port(metrics), &body) == 200, "scrape failed");
-	snprintf(series, sizeof(series), "hypertrace_hypercalls_total{vm_pid=\"%d\",vcpu=\"0\",nr=\"1000\"}", getpid());
+	snprintf(series, sizeof(series), "hypertrace_hypercalls_total{vm=\"pid %d\",vcpu=\"0\",nr=\"1000\"}", getpid());
 	CHECK(value_of(body, series) == 4, "%s: %lld\n%s", series, value_of(body, series), body);
-	snprintf(series, sizeof(series), "hypertrace_hypercalls_total{vm_pid=\"%d\",vcpu=\"0\",nr=\"2147418113\"}", getpid());
+	snprintf(series, sizeof(series), "hypertrace_hypercalls_total{vm=\"pid %d\",vcpu=\"0\",nr=\"2147418113\"}", getpid());
 	CHECK(value_of(body, series) == 6, "%s: %lld\n%s", series, value_of(body, series), body);
-	snprintf(series, sizeof(series), "hypertrace_hypercall_duration_seconds_bucket{phase=\"hypercall_to_entry\",vm_pid=\"%d\",vcpu=\"2\",nr=\"2147418113\",le=\"+Inf\"}", getpid());
+	snprintf(series, sizeof(series), "hypertrace_hypercall_duration_seconds_bucket{phase=\"hypercall_to_entry\",vm=\"pid %d\",vcpu=\"2\",nr=\"2147418113\",le=\"+Inf\"}", getpid());
 	CHECK(value_of(body, series) == 3, "%s: %lld\n%s", series, value_of(body, series), body);
 	CHECK(strstr(body, "_sum{") == NULL, "aggregates have no exact sum");
 	CHECK(value_of(body, "hypertrace_build_info{version=\"test\"}") == 1, "build info");
@@ -358,7 +358,7 @@ static void stalled_clients_hold_up_neither_the_drain_nor_other_scrapes(void)
 	ht_metrics_update(metrics, tracer, &rec, 0, true);
 	CHECK(scrape(port, &body) == 200, "scrape failed");
 	char series[128];
-	snprintf(series, sizeof(series), "hypertrace_hypercalls_total{vm_pid=\"%d\",vcpu=\"3\",nr=\"1000\"}", getpid());
+	snprintf(series, sizeof(series), "hypertrace_hypercalls_total{vm=\"pid %d\",vcpu=\"3\",nr=\"1000\"}", getpid());
 	CHECK(value_of(body, series) == 1 + 5 * 50, "%s: %lld", series, value_of(body, series));
 
 	/* Both are closed at their deadline: EOF (or a reset) instead of a hang. */
@@ -495,7 +495,7 @@ static void a_scrape_is_answered_within_a_second_next_to_500_slow_clients(void)
 		ht_slow_clients_stats(slow, &st);
 		CHECK(status == 200, "scrape %d next to %u slow clients: status %d after %.0f ms (%u connected now, %u of them ever)",
 		      i, SLOW_CLIENTS, status, loaded_ms[i], st.connected, st.ever_connected);
-		snprintf(series, sizeof(series), "hypertrace_hypercalls_total{vm_pid=\"%d\",vcpu=\"%d\",nr=\"1000\"}", getpid(), i);
+		snprintf(series, sizeof(series), "hypertrace_hypercalls_total{vm=\"pid %d\",vcpu=\"%d\",nr=\"1000\"}", getpid(), i);
 		CHECK(value_of(body, series) > 0, "%s missing", series);
 		free(body);
 		body = NULL;

@@ -36,6 +36,15 @@ static void cleanup(void)
 	log_text = NULL;
 }
 
+/* The label of an unnamed VM process, as the exporter makes it. */
+static const char *pid_label(uint32_t pid)
+{
+	static char label[HT_METRICS_VM_LABEL];
+
+	ht_metrics_vm_label(NULL, pid, label);
+	return label;
+}
+
 static struct ht_record rec(uint32_t pid, uint16_t vcpu, uint32_t nr, uint32_t e2h, uint32_t h2e)
 {
 	struct ht_record r = { .host_pid = pid, .host_tid = pid + 1, .vcpu_id = vcpu, .nr = nr,
@@ -48,6 +57,10 @@ static int render(struct ht_metrics_registry *r)
 {
 	FILE *f;
 
+	/* A test may render more than once. */
+	ht_metrics_registry_free(&copy);
+	free(text);
+	text = NULL;
 	if (ht_metrics_registry_init(&copy, r->max_sets, false))
 		return -1;
 	if (r->exits.on && ht_metrics_registry_enable_exits(&copy, r->exits.per_vcpu))
@@ -104,7 +117,7 @@ static void exposition_of_known_records_is_exact(void)
 	reg.mode = "file";
 	reg.exact_sums = true;
 	for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++)
-		ht_metrics_add_record(&reg, &r[i]);
+		ht_metrics_add_record(&reg, r[i].host_pid, pid_label(r[i].host_pid), &r[i]);
 	reg.drops[HT_METRICS_DROP_RINGBUF_FULL] = 7;
 	reg.drops[HT_METRICS_DROP_SUPERSEDED] = 2;
 	reg.unselected_nr = 3;
@@ -157,16 +170,16 @@ static void label_sets_past_the_cap_are_counted_as_other_with_one_log_line(void)
 		struct ht_record r = rec(pid, 0, 1000, 100, 100);
 
 		for (uint32_t i = 0; i < pid; i++)
-			ht_metrics_add_record(&reg, &r);
+			ht_metrics_add_record(&reg, r.host_pid, pid_label(r.host_pid), &r);
 	}
 	CHECK_EQ_U64(reg.nsets, 2);
 	CHECK(render(&reg) == 0, "render");
-	CHECK_EQ_U64(counter(text, "hypertrace_hypercalls_total{vm_pid=\"1\",vcpu=\"0\",nr=\"1000\"}"), 1);
-	CHECK_EQ_U64(counter(text, "hypertrace_hypercalls_total{vm_pid=\"2\",vcpu=\"0\",nr=\"1000\"}"), 2);
-	CHECK_EQ_U64(counter(text, "hypertrace_hypercalls_total{vm_pid=\"other\",vcpu=\"other\",nr=\"other\"}"), 3 + 4 + 5);
+	CHECK_EQ_U64(counter(text, "hypertrace_hypercalls_total{vm=\"pid 1\",vcpu=\"0\",nr=\"1000\"}"), 1);
+	CHECK_EQ_U64(counter(text, "hypertrace_hypercalls_total{vm=\"pid 2\",vcpu=\"0\",nr=\"1000\"}"), 2);
+	CHECK_EQ_U64(counter(text, "hypertrace_hypercalls_total{vm=\"other\",vcpu=\"other\",nr=\"other\"}"), 3 + 4 + 5);
 	CHECK_EQ_U64(counter(text, "hypertrace_metrics_overflow_hypercalls_total"), 12);
-	CHECK_EQ_U64(counter(text, "hypertrace_hypercall_duration_seconds_count{phase=\"exit_to_entry\",vm_pid=\"other\",vcpu=\"other\",nr=\"other\"}"), 12);
-	CHECK(strstr(text, "vm_pid=\"3\"") == NULL, "a set past the cap got its own labels");
+	CHECK_EQ_U64(counter(text, "hypertrace_hypercall_duration_seconds_count{phase=\"exit_to_entry\",vm=\"other\",vcpu=\"other\",nr=\"other\"}"), 12);
+	CHECK(strstr(text, "vm=\"pid 3\"") == NULL, "a set past the cap got its own labels");
 	fflush(log_out);
 	CHECK(log_len > 0 && strchr(log_text, '\n') == log_text + log_len - 1,
 	      "want exactly one log line, got: '%s'", log_text);
@@ -183,25 +196,85 @@ static void aggregates_set_cumulative_counts_and_have_no_sum(void)
 	h.slots[HT_AGG_EXIT_HCALL][9] = 3;
 	h.slots[HT_AGG_HCALL_ENTRY][8] = 3;
 	ht_metrics_begin_aggregates(&reg);
-	ht_metrics_set_aggregate(&reg, 42, 1, 1000, &h);
-	ht_metrics_set_aggregate(&reg, 43, 0, 1000, &h); /* past the cap */
+	ht_metrics_set_aggregate(&reg, 42, "pid 42", 1, 1000, &h);
+	ht_metrics_set_aggregate(&reg, 43, "pid 43", 0, 1000, &h); /* past the cap */
 	/* The next read carries the running totals: they replace, not add. */
 	h.slots[HT_AGG_TOTAL][10] = 5;
 	h.slots[HT_AGG_TOTAL][40] = 1; /* beyond the last bucket: still in +Inf */
 	ht_metrics_begin_aggregates(&reg);
-	ht_metrics_set_aggregate(&reg, 42, 1, 1000, &h);
-	ht_metrics_set_aggregate(&reg, 43, 0, 1000, &h);
+	ht_metrics_set_aggregate(&reg, 42, "pid 42", 1, 1000, &h);
+	ht_metrics_set_aggregate(&reg, 43, "pid 43", 0, 1000, &h);
 	CHECK(render(&reg) == 0, "render");
-	CHECK_EQ_U64(counter(text, "hypertrace_hypercalls_total{vm_pid=\"42\",vcpu=\"1\",nr=\"1000\"}"), 6);
-	CHECK_EQ_U64(counter(text, "hypertrace_hypercalls_total{vm_pid=\"other\",vcpu=\"other\",nr=\"other\"}"), 6);
+	CHECK_EQ_U64(counter(text, "hypertrace_hypercalls_total{vm=\"pid 42\",vcpu=\"1\",nr=\"1000\"}"), 6);
+	CHECK_EQ_U64(counter(text, "hypertrace_hypercalls_total{vm=\"other\",vcpu=\"other\",nr=\"other\"}"), 6);
 	CHECK_EQ_U64(counter(text, "hypertrace_metrics_overflow_hypercalls_total"), 6);
-	CHECK_EQ_U64(counter(text, "hypertrace_hypercall_duration_seconds_bucket{phase=\"exit_to_entry\",vm_pid=\"42\",vcpu=\"1\",nr=\"1000\",le=\"0.000001023\"}"), 0);
-	CHECK_EQ_U64(counter(text, "hypertrace_hypercall_duration_seconds_bucket{phase=\"exit_to_entry\",vm_pid=\"42\",vcpu=\"1\",nr=\"1000\",le=\"0.000002047\"}"), 5);
-	CHECK_EQ_U64(counter(text, "hypertrace_hypercall_duration_seconds_bucket{phase=\"exit_to_entry\",vm_pid=\"42\",vcpu=\"1\",nr=\"1000\",le=\"8.589934591\"}"), 5);
-	CHECK_EQ_U64(counter(text, "hypertrace_hypercall_duration_seconds_bucket{phase=\"exit_to_entry\",vm_pid=\"42\",vcpu=\"1\",nr=\"1000\",le=\"+Inf\"}"), 6);
-	CHECK_EQ_U64(counter(text, "hypertrace_hypercall_duration_seconds_count{phase=\"hypercall_to_entry\",vm_pid=\"42\",vcpu=\"1\",nr=\"1000\"}"), 3);
+	CHECK_EQ_U64(counter(text, "hypertrace_hypercall_duration_seconds_bucket{phase=\"exit_to_entry\",vm=\"pid 42\",vcpu=\"1\",nr=\"1000\",le=\"0.000001023\"}"), 0);
+	CHECK_EQ_U64(counter(text, "hypertrace_hypercall_duration_seconds_bucket{phase=\"exit_to_entry\",vm=\"pid 42\",vcpu=\"1\",nr=\"1000\",le=\"0.000002047\"}"), 5);
+	CHECK_EQ_U64(counter(text, "hypertrace_hypercall_duration_seconds_bucket{phase=\"exit_to_entry\",vm=\"pid 42\",vcpu=\"1\",nr=\"1000\",le=\"8.589934591\"}"), 5);
+	CHECK_EQ_U64(counter(text, "hypertrace_hypercall_duration_seconds_bucket{phase=\"exit_to_entry\",vm=\"pid 42\",vcpu=\"1\",nr=\"1000\",le=\"+Inf\"}"), 6);
+	CHECK_EQ_U64(counter(text, "hypertrace_hypercall_duration_seconds_count{phase=\"hypercall_to_entry\",vm=\"pid 42\",vcpu=\"1\",nr=\"1000\"}"), 3);
 	CHECK(strstr(text, "_sum{") == NULL, "the BPF aggregates have no sum, yet a _sum was written");
 	CHECK(has_line(text, "hypertrace_build_info{version=\"\"} 1") && has_line(text, "hypertrace_recording_info{mode=\"no_file\"} 1"), "%s", text);
+}
+
+/*
+ * A VM is one series whatever its processes: a QEMU restarted (a new pid,
+ * the same key and name) goes on counting in it; in aggregate mode the
+ * groups of its processes add up. A VM dropped after its grace period loses
+ * its series, the others keep theirs, and it starts from 0 if it comes back.
+ */
+static void a_restarted_vm_goes_on_in_its_series_until_dropped(void)
+{
+	static struct ht_agg_hist h;
+	struct ht_record r1 = rec(100, 0, 1000, 100, 100), r2 = rec(200, 0, 1000, 100, 100);
+	struct ht_record other = rec(300, 1, 1000, 100, 100);
+
+	CHECK(ht_metrics_registry_init(&reg, 8, true) == 0, "init");
+	ht_metrics_add_record(&reg, 1, "web1", &r1);
+	ht_metrics_add_record(&reg, 1, "web1", &r2); /* web1 restarted: process 200 */
+	ht_metrics_add_record(&reg, 1, "web1", &r2);
+	ht_metrics_add_record(&reg, 2, "db", &other);
+	CHECK(render(&reg) == 0, "render");
+	CHECK_EQ_U64(counter(text, "hypertrace_hypercalls_total{vm=\"web1\",vcpu=\"0\",nr=\"1000\"}"), 3);
+	ht_metrics_drop_vm(&reg, 1);
+	CHECK(render(&reg) == 0, "render");
+	CHECK(!strstr(text, "vm=\"web1\""), "web1 still there:\n%s", text);
+	CHECK_EQ_U64(counter(text, "hypertrace_hypercalls_total{vm=\"db\",vcpu=\"1\",nr=\"1000\"}"), 1);
+	ht_metrics_add_record(&reg, 2, "db", &other); /* the index still finds db */
+	ht_metrics_add_record(&reg, 1, "web1", &r1);
+	CHECK_EQ_U64(reg.nsets, 2);
+	CHECK(render(&reg) == 0, "render");
+	CHECK_EQ_U64(counter(text, "hypertrace_hypercalls_total{vm=\"db\",vcpu=\"1\",nr=\"1000\"}"), 2);
+	CHECK_EQ_U64(counter(text, "hypertrace_hypercalls_total{vm=\"web1\",vcpu=\"0\",nr=\"1000\"}"), 1);
+
+	/* Aggregates: two processes' cumulative groups of one VM add up, read after read. */
+	ht_metrics_registry_free(&reg);
+	CHECK(ht_metrics_registry_init(&reg, 8, true) == 0, "init");
+	h.slots[HT_AGG_TOTAL][10] = 3;
+	for (int read = 0; read < 2; read++) {
+		ht_metrics_begin_aggregates(&reg);
+		ht_metrics_set_aggregate(&reg, 1, "web1", 0, 1000, &h);
+		ht_metrics_set_aggregate(&reg, 1, "web1", 0, 1000, &h);
+	}
+	CHECK(render(&reg) == 0, "render");
+	CHECK_EQ_U64(counter(text, "hypertrace_hypercalls_total{vm=\"web1\",vcpu=\"0\",nr=\"1000\"}"), 6);
+}
+
+/* A VM owner chooses the name: the label is the name as every output shows it (valid UTF-8 stays, the rest as \xNN). */
+static void vm_labels_are_printable_and_bounded(void)
+{
+	char label[HT_METRICS_VM_LABEL], long_name[200];
+
+	ht_metrics_vm_label("web1", 7, label);
+	CHECK(!strcmp(label, "web1"), "%s", label);
+	ht_metrics_vm_label("", 4242, label);
+	CHECK(!strcmp(label, "pid 4242"), "%s", label);
+	ht_metrics_vm_label("a\x1b[31m\xff\xc3\xa9\"q", 1, label);
+	CHECK(!strcmp(label, "a\\x1b[31m\\xff\xc3\xa9\"q"), "%s", label);
+	memset(long_name, '\x01', sizeof(long_name) - 1);
+	long_name[sizeof(long_name) - 1] = '\0';
+	ht_metrics_vm_label(long_name, 1, label);
+	CHECK(strlen(label) < HT_METRICS_VM_LABEL && strlen(label) % 4 == 0, "cut at a whole escape: %zu", strlen(label));
 }
 
 static void seconds_are_written_exactly(void)
@@ -341,6 +414,8 @@ int main(void)
 	RUN(label_values_are_escaped);
 	RUN(label_sets_past_the_cap_are_counted_as_other_with_one_log_line);
 	RUN(aggregates_set_cumulative_counts_and_have_no_sum);
+	RUN(a_restarted_vm_goes_on_in_its_series_until_dropped);
+	RUN(vm_labels_are_printable_and_bounded);
 	RUN(seconds_are_written_exactly);
 	RUN(listen_address_is_port_or_addr_and_port);
 	RUN(exit_metrics_are_histograms_by_vm_and_reason_with_escaped_labels);

@@ -62,12 +62,7 @@ int ht_metrics_registry_enable_exits(struct ht_metrics_registry *r, bool per_vcp
 /* The label value of a VM: its name made printable (ht_escape, as every output shows it), or "pid N". */
 static void vm_label_of(char *out, uint32_t pid, const char *(*vm_label)(void *, uint32_t), void *ctx)
 {
-	const char *name = vm_label ? vm_label(ctx, pid) : NULL;
-
-	if (name && name[0])
-		ht_escape(out, HT_METRICS_VM_LABEL, name, HT_ESC_TEXT);
-	else
-		snprintf(out, HT_METRICS_VM_LABEL, "pid %" PRIu32, pid);
+	ht_metrics_vm_label(vm_label ? vm_label(ctx, pid) : NULL, pid, out);
 }
 
 static struct ht_metrics_exit_set *exit_set(struct ht_metrics_exits *e, const char *vm, const char *reason,
@@ -163,18 +158,18 @@ void ht_metrics_set_exits(struct ht_metrics_registry *r, const struct ht_exit_ta
 	/* Stable output: sets sorted by their labels at render time (see ht_metrics_render). */
 }
 
-static uint64_t set_hash(uint32_t vm_pid, uint16_t vcpu, uint32_t nr)
+static uint64_t set_hash(uint32_t vm_key, uint16_t vcpu, uint32_t nr)
 {
-	uint64_t h = ((uint64_t)vm_pid << 32 | (uint64_t)vcpu << 16) ^ ((uint64_t)nr * 0x9e3779b97f4a7c15ull);
+	uint64_t h = ((uint64_t)vm_key << 32 | (uint64_t)vcpu << 16) ^ ((uint64_t)nr * 0x9e3779b97f4a7c15ull);
 
 	h ^= h >> 29;
 	h *= 0xbf58476d1ce4e5b9ull;
 	return h ^ (h >> 32);
 }
 
-static bool set_is(const struct ht_metrics_set *s, uint32_t vm_pid, uint16_t vcpu, uint32_t nr)
+static bool set_is(const struct ht_metrics_set *s, uint32_t vm_key, uint16_t vcpu, uint32_t nr)
 {
-	return s->vm_pid == vm_pid && s->vcpu == vcpu && s->nr == nr;
+	return s->vm_key == vm_key && s->vcpu == vcpu && s->nr == nr;
 }
 
 static void log_overflow(struct ht_metrics_registry *r)
@@ -183,20 +178,20 @@ static void log_overflow(struct ht_metrics_registry *r)
 	if (r->overflow_logged || !r->log)
 		return;
 	r->overflow_logged = true;
-	fprintf(r->log, "hypertrace-bpf: metrics: more than %zu label sets (VM process, vCPU, nr): the hypercalls of further ones are counted under vm_pid=\"other\" (hypertrace_metrics_overflow_hypercalls_total)\n",
+	fprintf(r->log, "hypertrace-bpf: metrics: more than %zu label sets (VM, vCPU, nr): the hypercalls of further ones are counted under vm=\"other\" (hypertrace_metrics_overflow_hypercalls_total)\n",
 		r->max_sets);
 }
 
 /* The label set's numbers, created on first sight; the "other" set once max_sets are in use. */
-static struct ht_metrics_set *find_set(struct ht_metrics_registry *r, uint32_t vm_pid,
+static struct ht_metrics_set *find_set(struct ht_metrics_registry *r, uint32_t vm_key, const char *vm,
 				       uint16_t vcpu, uint32_t nr)
 {
-	if (r->nsets && set_is(&r->sets[r->last], vm_pid, vcpu, nr))
+	if (r->nsets && set_is(&r->sets[r->last], vm_key, vcpu, nr))
 		return &r->sets[r->last];
-	for (size_t i = set_hash(vm_pid, vcpu, nr) & r->slot_mask;; i = (i + 1) & r->slot_mask) {
+	for (size_t i = set_hash(vm_key, vcpu, nr) & r->slot_mask;; i = (i + 1) & r->slot_mask) {
 		uint32_t idx = r->slots[i];
 
-		if (idx && set_is(&r->sets[idx - 1], vm_pid, vcpu, nr)) {
+		if (idx && set_is(&r->sets[idx - 1], vm_key, vcpu, nr)) {
 			r->last = idx - 1;
 			return &r->sets[idx - 1];
 		}
@@ -208,7 +203,8 @@ static struct ht_metrics_set *find_set(struct ht_metrics_registry *r, uint32_t v
 			struct ht_metrics_set *s = &r->sets[r->nsets];
 
 			memset(s, 0, sizeof(*s));
-			s->vm_pid = vm_pid;
+			s->vm_key = vm_key;
+			snprintf(s->vm, sizeof(s->vm), "%s", vm);
 			s->vcpu = vcpu;
 			s->nr = nr;
 			r->slots[i] = (uint32_t)++r->nsets;
@@ -234,10 +230,11 @@ static void set_add(struct ht_metrics_set *s, const uint64_t ns[HT_LAT_NSERIES])
 	}
 }
 
-void ht_metrics_add_record(struct ht_metrics_registry *r, const struct ht_record *rec)
+void ht_metrics_add_record(struct ht_metrics_registry *r, uint32_t vm_key, const char *vm,
+			   const struct ht_record *rec)
 {
 	uint64_t ns[HT_LAT_NSERIES];
-	struct ht_metrics_set *s = find_set(r, rec->host_pid, rec->vcpu_id, rec->nr);
+	struct ht_metrics_set *s = find_set(r, vm_key, vm, rec->vcpu_id, rec->nr);
 
 	ns[HT_LAT_EXIT_HCALL] = rec->exit_to_hcall_ns;
 	ns[HT_LAT_HCALL_ENTRY] = rec->hcall_to_entry_ns;
@@ -254,6 +251,41 @@ void ht_metrics_begin_aggregates(struct ht_metrics_registry *r)
 {
 	memset(&r->other, 0, sizeof(r->other));
 	r->overflow_hypercalls = 0;
+	for (size_t i = 0; i < r->nsets; i++) {
+		r->sets[i].hypercalls = 0;
+		memset(r->sets[i].buckets, 0, sizeof(r->sets[i].buckets));
+	}
+}
+
+void ht_metrics_drop_vm(struct ht_metrics_registry *r, uint32_t vm_key)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < r->nsets; i++)
+		if (r->sets[i].vm_key != vm_key)
+			r->sets[kept++] = r->sets[i];
+	if (kept == r->nsets)
+		return;
+	r->nsets = kept;
+	r->last = 0;
+	/* The index again, from the sets kept. */
+	memset(r->slots, 0, (r->slot_mask + 1) * sizeof(*r->slots));
+	for (size_t n = 0; n < r->nsets; n++) {
+		const struct ht_metrics_set *s = &r->sets[n];
+		size_t i = set_hash(s->vm_key, s->vcpu, s->nr) & r->slot_mask;
+
+		while (r->slots[i])
+			i = (i + 1) & r->slot_mask;
+		r->slots[i] = (uint32_t)(n + 1);
+	}
+}
+
+void ht_metrics_vm_label(const char *guest_name, uint32_t pid, char *out)
+{
+	if (guest_name && guest_name[0])
+		ht_escape(out, HT_METRICS_VM_LABEL, guest_name, HT_ESC_TEXT);
+	else
+		snprintf(out, HT_METRICS_VM_LABEL, "pid %" PRIu32, pid);
 }
 
 static void slots_to_buckets(const __u64 slots[HT_AGG_SLOTS], uint64_t buckets[HT_METRICS_BUCKETS + 1])
@@ -263,7 +295,7 @@ static void slots_to_buckets(const __u64 slots[HT_AGG_SLOTS], uint64_t buckets[H
 		buckets[i < HT_METRICS_BUCKETS ? i : HT_METRICS_BUCKETS] += slots[i];
 }
 
-void ht_metrics_set_aggregate(struct ht_metrics_registry *r, uint32_t vm_pid, uint16_t vcpu,
+void ht_metrics_set_aggregate(struct ht_metrics_registry *r, uint32_t vm_key, const char *vm, uint16_t vcpu,
 			      uint32_t nr, const struct ht_agg_hist *cumulative)
 {
 	static const int phase_of[HT_AGG_NSERIES] = {
@@ -271,7 +303,7 @@ void ht_metrics_set_aggregate(struct ht_metrics_registry *r, uint32_t vm_pid, ui
 		[HT_AGG_EXIT_HCALL] = HT_LAT_EXIT_HCALL,
 		[HT_AGG_HCALL_ENTRY] = HT_LAT_HCALL_ENTRY,
 	};
-	struct ht_metrics_set *s = find_set(r, vm_pid, vcpu, nr);
+	struct ht_metrics_set *s = find_set(r, vm_key, vm, vcpu, nr);
 	uint64_t buckets[HT_METRICS_BUCKETS + 1];
 	uint64_t n = 0;
 
@@ -281,15 +313,11 @@ void ht_metrics_set_aggregate(struct ht_metrics_registry *r, uint32_t vm_pid, ui
 		int p = phase_of[a];
 
 		slots_to_buckets(cumulative->slots[a], buckets);
-		if (s) {
-			memcpy(s->buckets[p], buckets, sizeof(buckets));
-		} else {
-			for (unsigned int i = 0; i <= HT_METRICS_BUCKETS; i++)
-				r->other.buckets[p][i] += buckets[i];
-		}
+		for (unsigned int i = 0; i <= HT_METRICS_BUCKETS; i++)
+			(s ? s : &r->other)->buckets[p][i] += buckets[i];
 	}
 	if (s) {
-		s->hypercalls = n;
+		s->hypercalls += n;
 	} else {
 		r->other.hypercalls += n;
 		r->overflow_hypercalls += n;
@@ -361,22 +389,26 @@ void ht_metrics_format_seconds(uint64_t ns, char *out, size_t outlen)
 static int cmp_sets(const void *a, const void *b)
 {
 	const struct ht_metrics_set *x = a, *y = b;
+	int c = strcmp(x->vm, y->vm);
 
-	if (x->vm_pid != y->vm_pid)
-		return x->vm_pid < y->vm_pid ? -1 : 1;
+	if (c)
+		return c;
 	if (x->vcpu != y->vcpu)
 		return x->vcpu < y->vcpu ? -1 : 1;
 	return (x->nr > y->nr) - (x->nr < y->nr);
 }
 
-/* The labels of a set, without braces: vm_pid="1234",vcpu="0",nr="1000". */
+/* The labels of a set, without braces: vm="web1",vcpu="0",nr="1000". */
 static void set_labels(const struct ht_metrics_set *s, bool other, char *out, size_t outlen)
 {
-	if (other)
-		snprintf(out, outlen, "vm_pid=\"other\",vcpu=\"other\",nr=\"other\"");
-	else
-		snprintf(out, outlen, "vm_pid=\"%" PRIu32 "\",vcpu=\"%u\",nr=\"%" PRIu32 "\"", s->vm_pid,
-			 (unsigned int)s->vcpu, s->nr);
+	char vm[2 * HT_METRICS_VM_LABEL];
+
+	if (other) {
+		snprintf(out, outlen, "vm=\"other\",vcpu=\"other\",nr=\"other\"");
+		return;
+	}
+	ht_metrics_escape_label(s->vm, vm, sizeof(vm));
+	snprintf(out, outlen, "vm=\"%s\",vcpu=\"%u\",nr=\"%" PRIu32 "\"", vm, (unsigned int)s->vcpu, s->nr);
 }
 
 static const char *const phase_names[HT_LAT_NSERIES] = {
@@ -388,7 +420,7 @@ static const char *const phase_names[HT_LAT_NSERIES] = {
 static void render_histogram(FILE *out, const struct ht_metrics_registry *r,
 			     const struct ht_metrics_set *s, bool other, int phase)
 {
-	char labels[128], le[32];
+	char labels[2 * HT_METRICS_VM_LABEL + 64], le[32];
 	uint64_t cum = 0;
 
 	set_labels(s, other, labels, sizeof(labels));
@@ -525,7 +557,7 @@ static void render_exits(FILE *out, struct ht_metrics_exits *e)
 
 int ht_metrics_render(struct ht_metrics_registry *r, FILE *out)
 {
-	char version[256], mode[64], labels[128];
+	char version[256], mode[64], labels[2 * HT_METRICS_VM_LABEL + 64];
 
 	if (!ht_metrics_escape_label(r->version, version, sizeof(version)) ||
 	    !ht_metrics_escape_label(r->mode, mode, sizeof(mode)))
@@ -540,7 +572,7 @@ int ht_metrics_render(struct ht_metrics_registry *r, FILE *out)
 	      "# TYPE hypertrace_recording_info gauge\n", out);
 	fprintf(out, "hypertrace_recording_info{mode=\"%s\"} 1\n", mode);
 
-	fputs("# HELP hypertrace_hypercalls_total Hypercalls traced, by VM process (host pid), vCPU and hypercall nr.\n"
+	fputs("# HELP hypertrace_hypercalls_total Hypercalls traced, by VM (QEMU guest name, or pid N), vCPU and hypercall nr.\n"
 	      "# TYPE hypertrace_hypercalls_total counter\n", out);
 	for (size_t i = 0; i < r->nsets; i++) {
 		set_labels(&r->sets[i], false, labels, sizeof(labels));
@@ -561,10 +593,10 @@ int ht_metrics_render(struct ht_metrics_registry *r, FILE *out)
 	      "# TYPE hypertrace_unselected_hypercalls_total counter\n", out);
 	fprintf(out, "hypertrace_unselected_hypercalls_total %" PRIu64 "\n", r->unselected_nr);
 
-	fputs("# HELP hypertrace_metrics_overflow_hypercalls_total Hypercalls counted under vm_pid=\"other\" because the label sets were at their cap.\n"
+	fputs("# HELP hypertrace_metrics_overflow_hypercalls_total Hypercalls counted under vm=\"other\" because the label sets were at their cap.\n"
 	      "# TYPE hypertrace_metrics_overflow_hypercalls_total counter\n", out);
 	fprintf(out, "hypertrace_metrics_overflow_hypercalls_total %" PRIu64 "\n", r->overflow_hypercalls);
-	fputs("# HELP hypertrace_metrics_label_sets_max Label sets (VM process, vCPU, nr) kept before \"other\" takes the rest.\n"
+	fputs("# HELP hypertrace_metrics_label_sets_max Label sets (VM, vCPU, nr) kept before \"other\" takes the rest.\n"
 	      "# TYPE hypertrace_metrics_label_sets_max gauge\n", out);
 	fprintf(out, "hypertrace_metrics_label_sets_max %zu\n", r->max_sets);
 

@@ -47,9 +47,20 @@ enum ht_metrics_drop {
 	HT_METRICS_NDROPS,
 };
 
-/* One label set: (VM process, vCPU, nr), or "other" past the cap. */
+/*
+ * A VM's label value: its QEMU guest name (64 bytes at most) made printable
+ * as every output shows it (HT_ESC_TEXT), or "pid N"; NUL included.
+ */
+#define HT_METRICS_VM_LABEL HT_ESC_SIZE(64)
+
+/*
+ * One label set: (VM, vCPU, nr), or "other" past the cap. The VM is a key
+ * the caller gives with its label: every process of one VM (a QEMU
+ * restarted) counts into the same series.
+ */
 struct ht_metrics_set {
-	uint32_t vm_pid;
+	uint32_t vm_key;
+	char vm[HT_METRICS_VM_LABEL];
 	uint32_t nr;
 	uint16_t vcpu;
 	uint64_t hypercalls;
@@ -67,7 +78,6 @@ struct ht_metrics_set {
 #define HT_METRICS_EXIT_BUCKETS (HT_EXIT_SLOTS - 1)
 #define HT_METRICS_MAX_EXIT_SETS 1024
 #define HT_METRICS_MAX_VCPU_SETS 1024
-#define HT_METRICS_VM_LABEL HT_ESC_SIZE(64) /* a VM name (64 bytes) escaped for a terminal, NUL included */
 
 struct ht_metrics_exit_set {
 	char vm[HT_METRICS_VM_LABEL];
@@ -124,17 +134,28 @@ struct ht_metrics_registry {
 int ht_metrics_registry_init(struct ht_metrics_registry *r, size_t max_sets, bool with_index);
 void ht_metrics_registry_free(struct ht_metrics_registry *r);
 
-/* File mode: one drained record. Never allocates. */
-void ht_metrics_add_record(struct ht_metrics_registry *r, const struct ht_record *rec);
+/* File mode: one drained record of the VM vm_key, labelled vm (its first record names the set). Never allocates. */
+void ht_metrics_add_record(struct ht_metrics_registry *r, uint32_t vm_key, const char *vm,
+			   const struct ht_record *rec);
 
 /*
  * Aggregate-only mode: BPF histograms are cumulative since load, so each read
- * sets the label set's numbers instead of adding. Call begin, then set for
- * every group read, so the "other" set is the sum of this read's overflow.
+ * starts every label set from zero and adds every group read (the groups of
+ * all processes of one VM add up). Call begin, then set for every group.
  */
 void ht_metrics_begin_aggregates(struct ht_metrics_registry *r);
-void ht_metrics_set_aggregate(struct ht_metrics_registry *r, uint32_t vm_pid, uint16_t vcpu,
+void ht_metrics_set_aggregate(struct ht_metrics_registry *r, uint32_t vm_key, const char *vm, uint16_t vcpu,
 			      uint32_t nr, const struct ht_agg_hist *cumulative);
+/* The VM vm_key ended long enough ago: its label sets go (a later one starts again from 0). */
+void ht_metrics_drop_vm(struct ht_metrics_registry *r, uint32_t vm_key);
+/*
+ * A VM's label value into out (HT_METRICS_VM_LABEL bytes): the guest name as
+ * every output of hypertrace-bpf shows it (HT_ESC_TEXT: valid UTF-8 stays,
+ * control bytes and invalid UTF-8 become \xNN; a label must be valid UTF-8,
+ * and a VM owner chooses the name), or "pid N" without one. The hypercall
+ * and the exit metrics label a VM alike.
+ */
+void ht_metrics_vm_label(const char *guest_name, uint32_t pid, char *out);
 
 /* Turns the exit metrics on (record --exits), optionally by vCPU too. 0 or -ENOMEM. */
 int ht_metrics_registry_enable_exits(struct ht_metrics_registry *r, bool per_vcpu);

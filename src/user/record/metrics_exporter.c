@@ -4,10 +4,34 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include "metrics/metrics_registry.h"
 #include "metrics/process_metrics.h"
+#include "record/vm_identity.h"
+#include "common/util.h"
+
+/*
+ * Which VM a process is, for the labels: every process of one VM (a QEMU
+ * that restarts) gets the same key, so its series go on. At most VM_PIDS
+ * processes and VM_KEYS VMs are known at once; past that a process is
+ * labelled by its pid without being remembered.
+ */
+#define VM_PIDS 512
+#define VM_KEYS 512
+/* How often the processes are checked for having ended. */
+#define VM_CHECK_NS 1000000000ull
+
+struct vm_pid {
+	uint32_t pid, key; /* key: index in vms + 1; 0: a free entry */
+	bool ended;
+};
+
+struct vm_entry {
+	char label[HT_METRICS_VM_LABEL]; /* "" : a free entry */
+	unsigned long long last_alive_ns; /* a process of it was seen running then */
+};
 
 struct ht_metrics {
 	struct ht_metrics_registry live;   /* the drain thread's, fed per record */
@@ -22,7 +46,101 @@ struct ht_metrics {
 	const char *(*vm_label)(void *ctx, uint32_t pid);
 	void *vm_label_ctx;
 	struct ht_metrics_http *http;
+	/* The drain thread's: processes and VMs labelled so far. */
+	struct vm_pid pids[VM_PIDS];
+	struct vm_entry vms[VM_KEYS];
+	size_t last_pid;
+	unsigned long long grace_ns, last_check_ns;
 };
+
+static bool pid_ended(uint32_t pid)
+{
+	return kill((pid_t)pid, 0) && errno == ESRCH;
+}
+
+/* The key and label of process pid's VM; a process seen for the first time is read from /proc. */
+static uint32_t vm_of(struct ht_metrics *m, uint32_t pid, const char **label)
+{
+	static char unremembered[HT_METRICS_VM_LABEL];
+	struct ht_identity id;
+	char name[HT_METRICS_VM_LABEL];
+	size_t free_pid = VM_PIDS, free_vm = VM_KEYS;
+
+	if (m->pids[m->last_pid].key && m->pids[m->last_pid].pid == pid) {
+		*label = m->vms[m->pids[m->last_pid].key - 1].label;
+		return m->pids[m->last_pid].key;
+	}
+	for (size_t i = 0; i < VM_PIDS; i++) {
+		if (m->pids[i].key && m->pids[i].pid == pid) {
+			m->last_pid = i;
+			*label = m->vms[m->pids[i].key - 1].label;
+			return m->pids[i].key;
+		}
+		if (!m->pids[i].key && free_pid == VM_PIDS)
+			free_pid = i;
+	}
+	ht_identity_read("/proc", pid, pid, 0, &id);
+	ht_metrics_vm_label(id.vm_name, pid, name);
+	for (size_t k = 0; k < VM_KEYS; k++) {
+		if (m->vms[k].label[0] && !strcmp(m->vms[k].label, name)) {
+			free_vm = k;
+			break;
+		}
+		if (!m->vms[k].label[0] && free_vm == VM_KEYS)
+			free_vm = k;
+	}
+	if (free_pid == VM_PIDS || free_vm == VM_KEYS) {
+		/* Keys past VM_KEYS: never a remembered VM's. */
+		snprintf(unremembered, sizeof(unremembered), "%s", name);
+		*label = unremembered;
+		return VM_KEYS + 1 + pid;
+	}
+	if (!m->vms[free_vm].label[0])
+		snprintf(m->vms[free_vm].label, sizeof(m->vms[free_vm].label), "%s", name);
+	m->vms[free_vm].last_alive_ns = ht_monotonic_ns();
+	m->pids[free_pid] = (struct vm_pid){ .pid = pid, .key = (uint32_t)free_vm + 1 };
+	m->last_pid = free_pid;
+	*label = m->vms[free_vm].label;
+	return (uint32_t)free_vm + 1;
+}
+
+/*
+ * Series of VMs that ended go after the grace period: a VM none of whose
+ * processes ran for grace_ns loses its label sets (and, with --no-file, its
+ * processes' BPF histograms). A VM restarted within the grace period keeps
+ * its series going.
+ */
+static void forget_ended_vms(struct ht_metrics *m, const struct ht_tracer *t, unsigned long long now)
+{
+	if (now - m->last_check_ns < VM_CHECK_NS)
+		return;
+	m->last_check_ns = now;
+	for (size_t i = 0; i < VM_PIDS; i++) {
+		struct vm_pid *p = &m->pids[i];
+
+		if (!p->key)
+			continue;
+		if (!p->ended && pid_ended(p->pid))
+			p->ended = true;
+		if (!p->ended)
+			m->vms[p->key - 1].last_alive_ns = now;
+	}
+	for (size_t k = 0; k < VM_KEYS; k++) {
+		struct vm_entry *v = &m->vms[k];
+
+		if (!v->label[0] || now - v->last_alive_ns < m->grace_ns)
+			continue;
+		for (size_t i = 0; i < VM_PIDS; i++) {
+			if (m->pids[i].key != k + 1)
+				continue;
+			if (m->aggregate)
+				ht_tracer_forget_vm(t, m->pids[i].pid);
+			m->pids[i].key = 0;
+		}
+		ht_metrics_drop_vm(&m->live, (uint32_t)k + 1);
+		v->label[0] = '\0';
+	}
+}
 
 static void swap_registries(struct ht_metrics_registry *a, struct ht_metrics_registry *b)
 {
@@ -62,6 +180,7 @@ int ht_metrics_start(struct ht_metrics **out, const struct ht_metrics_opts *o, c
 	pthread_mutex_init(&m->lock, NULL);
 	m->filters = *o->filters;
 	m->aggregate = o->aggregate;
+	m->grace_ns = (unsigned long long)((o->grace_s > 0 ? o->grace_s : HT_METRICS_DEFAULT_GRACE_S) * 1e9);
 	if ((ret = ht_metrics_registry_init(&m->live, o->max_sets, true)) ||
 	    (ret = ht_metrics_registry_init(&m->spare, o->max_sets, false)) ||
 	    (ret = ht_metrics_registry_init(&m->shared, o->max_sets, false)) ||
@@ -99,8 +218,10 @@ int ht_metrics_start(struct ht_metrics **out, const struct ht_metrics_opts *o, c
 void ht_metrics_observe(void *metrics, const struct ht_record *rec)
 {
 	struct ht_metrics *m = metrics;
+	const char *label;
+	uint32_t key = vm_of(m, rec->host_pid, &label);
 
-	ht_metrics_add_record(&m->live, rec);
+	ht_metrics_add_record(&m->live, key, label, rec);
 }
 
 static void add_aggregate(void *ctx, __u64 key, const struct ht_agg_hist *h)
@@ -108,8 +229,10 @@ static void add_aggregate(void *ctx, __u64 key, const struct ht_agg_hist *h)
 	struct ht_metrics *m = ctx;
 	unsigned int idx = (unsigned int)(key >> HT_AGG_KEY_NR_SHIFT) & 0xff;
 	uint32_t nr = idx < m->filters.nr_count ? m->filters.nr[idx] : m->filters.nr[0];
+	const char *label;
+	uint32_t vm = vm_of(m, (uint32_t)(key >> 32), &label);
 
-	ht_metrics_set_aggregate(&m->live, (uint32_t)(key >> 32), (uint16_t)(key & 0xffff), nr, h);
+	ht_metrics_set_aggregate(&m->live, vm, label, (uint16_t)(key & 0xffff), nr, h);
 }
 
 void ht_metrics_update(struct ht_metrics *m, const struct ht_tracer *t,
@@ -130,6 +253,7 @@ void ht_metrics_update(struct ht_metrics *m, const struct ht_tracer *t,
 	if (rec)
 		m->live.drops[HT_METRICS_DROP_MALFORMED_SAMPLE] =
 			rec->drain ? ht_drain_malformed(rec->drain) : rec->malformed;
+	forget_ended_vms(m, t, now_ns);
 	if (m->aggregate) {
 		ht_metrics_begin_aggregates(&m->live);
 		ht_tracer_read_aggregates(t, add_aggregate, m);

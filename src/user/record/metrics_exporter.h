@@ -20,6 +20,12 @@
 
 /* How often the drain publishes: well under any scrape interval. */
 #define HT_METRICS_PUBLISH_NS 250000000ull
+/*
+ * How long the series of a VM that ended stay (record --metrics-grace):
+ * longer than scrape intervals and rate() windows, so the last counts are
+ * scraped, and a VM restarted meanwhile goes on in the same series.
+ */
+#define HT_METRICS_DEFAULT_GRACE_S 300.0
 
 struct ht_metrics_opts {
 	struct ht_listen_addr addr;
@@ -28,6 +34,7 @@ struct ht_metrics_opts {
 	size_t max_sets;     /* label sets; 0: HT_METRICS_DEFAULT_MAX_SETS */
 	const char *version;
 	int timeout_ms;      /* per HTTP connection; 0: the server's default */
+	double grace_s;      /* series of a VM that ended go after this; 0: HT_METRICS_DEFAULT_GRACE_S */
 	FILE *log;           /* the one-line cardinality warning (stderr) */
 	bool exits;          /* record --exits: the exit and vCPU waiting metrics */
 	bool exits_per_vcpu; /* --metrics-per-vcpu */

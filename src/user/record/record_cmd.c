@@ -595,7 +595,8 @@ static int session_setup(struct session *s)
 		struct ht_metrics_opts mo = { .addr = cfg->metrics_addr, .filters = &cfg->filters,
 					      .aggregate = cfg->no_file, .version = HT_VERSION, .log = stderr,
 					      .exits = cfg->exits, .exits_per_vcpu = cfg->metrics_per_vcpu,
-					      .vm_label = ht_vm_names_guest, .vm_label_ctx = &metrics_vm_names };
+					      .vm_label = ht_vm_names_guest, .vm_label_ctx = &metrics_vm_names,
+					      .grace_s = cfg->metrics_grace_s };
 		if (ht_metrics_start(&s->metrics, &mo, err, sizeof(err)))
 			goto fail_err;
 	}

@@ -14,7 +14,8 @@ static const char record_help[] =
 	"                             [-d SECONDS] [--ringbuf-size BYTES] [-i SECONDS]\n"
 	"                             [--intervals N] [-T] [--per-vcpu | --per-vm]\n"
 	"                             [--hist SERIES] [-q] [--no-file] [--exits]\n"
-	"                             [--metrics [ADDR:]PORT [--metrics-per-vcpu]] [-v] [-V]\n"
+	"                             [--metrics [ADDR:]PORT [--metrics-per-vcpu]\n"
+	"                             [--metrics-grace SECONDS]] [-v] [-V]\n"
 	"                             [-- CMD [ARGS...]]\n"
 	"\n"
 	"Trace KVM hypercalls system-wide into a trace file. Each traced hypercall\n"
@@ -75,6 +76,10 @@ static const char record_help[] =
 	"                           default 127.0.0.1; 0.0.0.0 for every interface)\n"
 	"      --metrics-per-vcpu   with --exits: the exit time histograms by vCPU too\n"
 	"                           (more series: see docs/metrics.md)\n"
+	"      --metrics-grace SECONDS\n"
+	"                           keep the series of a VM that ended this long\n"
+	"                           (default 300): a VM restarted meanwhile goes on\n"
+	"                           in the same series, then they are dropped\n"
 	"      --bpf-stats          at the end, print each tracepoint program's run count\n"
 	"                           and average cost (kernel BPF run-time statistics)\n"
 	"  -v, --verbose            show libbpf debug output and the verifier log\n"
@@ -116,6 +121,7 @@ enum {
 	OPT_METRICS,
 	OPT_EXITS,
 	OPT_METRICS_PER_VCPU,
+	OPT_METRICS_GRACE,
 };
 
 static const struct option record_longopts[] = {
@@ -142,6 +148,7 @@ static const struct option record_longopts[] = {
 	{ "metrics", required_argument, NULL, OPT_METRICS },
 	{ "exits", no_argument, NULL, OPT_EXITS },
 	{ "metrics-per-vcpu", no_argument, NULL, OPT_METRICS_PER_VCPU },
+	{ "metrics-grace", required_argument, NULL, OPT_METRICS_GRACE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "version", no_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
@@ -283,6 +290,10 @@ int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg)
 		case OPT_METRICS_PER_VCPU:
 			cfg->metrics_per_vcpu = true;
 			break;
+		case OPT_METRICS_GRACE:
+			if (!ht_parse_seconds(optarg, 1e7, &cfg->metrics_grace_s) || cfg->metrics_grace_s < 1)
+				return ht_usage_error("record", "invalid --metrics-grace '%s': expected seconds, at least 1", optarg);
+			break;
 		case 'v':
 			cfg->verbose = true;
 			break;
@@ -307,6 +318,8 @@ int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg)
 					      argv[optind]);
 		cfg->command = argv + optind;
 	}
+	if (cfg->metrics_grace_s > 0 && !cfg->metrics)
+		return ht_usage_error("record", "--metrics-grace only changes what --metrics serves: add --metrics [ADDR:]PORT");
 	if (cfg->vm_name && cfg->filters.tgid_on)
 		return ht_usage_error("record", "-p and --vm both select the VM process: give one of them");
 	if (cfg->no_file && (cfg->output_given || cfg->force || cfg->compress || cfg->mode_given))

@@ -33,6 +33,7 @@ struct ht_record_config {
 	bool bpf_stats;       /* print each program's run count and cost at the end */
 	bool metrics;         /* serve Prometheus metrics on metrics_addr */
 	struct ht_listen_addr metrics_addr;
+	double metrics_grace_s;   /* --metrics-grace: series of ended VMs kept this long; 0: default */
 	const char *vm_name;  /* --vm: the QEMU guest name, resolved to -p at start */
 	bool exits;           /* --exits: every exit's time in the host, vCPU waiting */
 	bool metrics_per_vcpu; /* --metrics-per-vcpu: the exit histograms also by vCPU */
