@@ -19,6 +19,8 @@ for bad in 0 65536 abc 127.0.0.1: ::1:9470 localhost:9470 '[::1]' 1.2.3:80; do
 		"^hypertrace-bpf record: invalid --metrics '[^']+': expected \[ADDR:\]PORT .*see 'hypertrace-bpf record --help'$" \
 		-- "$HT" record --metrics "$bad"
 done
+expect_run record_metrics_grace_without_metrics 2 "--metrics-grace only changes what --metrics serves" -- "$HT" record --metrics-grace 5
+expect_run record_metrics_grace_too_short 2 "invalid --metrics-grace .0.5." -- "$HT" record --metrics 9470 --metrics-grace 0.5
 expect_run record_metrics_missing_port 2 "option '--metrics' needs a value" -- "$HT" record --metrics
 
 if [ "$(id -u)" -ne 0 ]; then
