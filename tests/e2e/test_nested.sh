@@ -150,7 +150,10 @@ check_vmcall
 
 # --- record --metrics on real events: what a scrape says is what was recorded -----
 # metric_sum FILE SERIES-REGEX: the sum of the values of the matching series.
-metric_sum() { awk -v re="$2" '$0 !~ /^#/ && $1 ~ re { s += $2 } END { print s + 0 }' "$1" 2>/dev/null || echo none; }
+# The value is the last field: a label value may hold spaces (vm="pid 123").
+metric_sum() {
+	awk -v re="$2" '$0 !~ /^#/ { series = $0; sub(/ [^ ]*$/, "", series); if (series ~ re) s += $NF } END { print s + 0 }' "$1" 2>/dev/null || echo none
+}
 check_metrics() {
 	local name=$1 prom=$F/$1.prom total v0 v1 inf
 	if [ "$(rc "$name.prom.rc")" != 0 ]; then
