@@ -8,23 +8,7 @@
 # no_new_privs, its main thread holds exactly CAP_BPF and its HTTP thread
 # none; SIGSEGV and SIGKILL are each followed by a restart that serves
 # again; `systemctl stop` ends it with status 0 and no failed state.
-#
-# What the container needs for BPF to load in it (each an nspawn option):
-#   --capability=CAP_BPF,CAP_PERFMON   nspawn's default bounding set lacks
-#       both; without them the unit's AmbientCapabilities cannot be granted
-#       (CAP_DAC_READ_SEARCH is in the default set);
-#   --system-call-filter='bpf perf_event_open'   nspawn's own seccomp
-#       filter refuses both system calls otherwise (record then says
-#       "bpf() system call is not permitted");
-#   --bind-ro=/sys/kernel/tracing   nspawn mounts a fresh /sys without
-#       tracefs, and systemd's sys-kernel-tracing.mount skips itself in a
-#       container (ConditionCapability=CAP_SYS_RAWIO): the host's tracefs,
-#       read-only, plays its part (the unit orders itself after it);
-#   no --private-users (nspawn's default): capabilities in a user namespace
-#       do not count for bpf() and perf_event_open().
-# /sys/kernel/btf needs nothing: nspawn's /sys is the host's sysfs, read-only.
-# No --private-network either: the container shares the host's network, so
-# the host's curl and promtool scrape the service on 127.0.0.1.
+# The container gets what BPF needs (tests/service/systemd_root.sh).
 # shellcheck source=../lib.sh
 source "$(dirname "$0")/../lib.sh"
 # shellcheck source=systemd_root.sh
@@ -53,16 +37,8 @@ fi
 t_start=$(date +%s)
 work=$(mktemp -d /tmp/ht-service.XXXXXX)
 root=$work/root
-nspawn_pid=
-ct_pid=
 cleanup() {
-	if [ -n "$nspawn_pid" ] && kill -0 "$nspawn_pid" 2>/dev/null; then
-		# SIGTERM asks nspawn to shut the container down; SIGKILL if it does not within 20 s.
-		kill -TERM "$nspawn_pid" 2>/dev/null
-		for _ in $(seq 40); do kill -0 "$nspawn_pid" 2>/dev/null || break; sleep 0.5; done
-		kill -KILL "$nspawn_pid" 2>/dev/null
-		wait "$nspawn_pid" 2>/dev/null
-	fi
+	sdroot_halt
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -85,23 +61,11 @@ fi
 # The settings file as an administrator would edit it.
 sed -i "s|^#HYPERTRACE_METRICS=.*|HYPERTRACE_METRICS=127.0.0.1:$port|" "$root/etc/default/hypertrace-exporter"
 
-systemd-nspawn --register=no --keep-unit --quiet -b -D "$root" \
-	--capability=CAP_BPF,CAP_PERFMON --system-call-filter='bpf perf_event_open' \
-	--bind-ro=/sys/kernel/tracing >"$work/console.log" 2>&1 </dev/null &
-nspawn_pid=$!
-for _ in $(seq 100); do
-	ct_pid=$(pgrep -P "$nspawn_pid" -x systemd)
-	[ -n "$ct_pid" ] && break
-	sleep 0.2
-done
-in_ct() { nsenter -t "$ct_pid" -m -u -i -p -n -- "$@"; }
-state=
-[ -n "$ct_pid" ] && state=$(in_ct timeout 60 systemctl is-system-running --wait 2>/dev/null)
-if [ "$state" != running ] && [ "$state" != degraded ]; then
-	skip $SUITE_NAME "systemd did not boot in systemd-nspawn here (state '${state:-none}': $(tail -n 3 "$work/console.log" | tr '\n' ' ')); what is proven instead: tests/service/test_unit_security.sh (the unit as systemd-analyze reads it)"
+if ! sdroot_boot "$root" "$work/console.log"; then
+	skip $SUITE_NAME "$SD_ERR; what is proven instead: tests/service/test_unit_security.sh (the unit as systemd-analyze reads it)"
 	exit 0
 fi
-pass "service_container_boots_systemd_$(in_ct systemctl --version | awk 'NR == 1 { print $2 }')"
+pass "service_container_boots_systemd_$(sd_in_ct systemctl --version | awk 'NR == 1 { print $2 }')"
 
 # scrape FILE: /metrics into FILE; true if it answered with the build info.
 scrape() { curl -sf --max-time 2 -o "$1" "http://127.0.0.1:$port/metrics" && grep -q '^hypertrace_build_info{' "$1"; }
@@ -117,13 +81,13 @@ answers_within() {
 	done
 	waited_ms=$(( ($(date +%s%N) - from) / 1000000 ))
 }
-prop() { in_ct systemctl show -P "$1" hypertrace-exporter; }
+prop() { sd_in_ct systemctl show -P "$1" hypertrace-exporter; }
 
-in_ct systemctl start hypertrace-exporter
+sd_in_ct systemctl start hypertrace-exporter
 if answers_within 5; then
 	pass "service_start_metrics_answer_in_${waited_ms}ms_within_5s"
 else
-	fail service_start_metrics_answer_within_5s "state $(prop ActiveState); $(in_ct journalctl -u hypertrace-exporter --no-pager -n 5 -o cat | tr '\n' ' ')"
+	fail service_start_metrics_answer_within_5s "state $(prop ActiveState); $(sd_in_ct journalctl -u hypertrace-exporter --no-pager -n 5 -o cat | tr '\n' ' ')"
 	suite_exit
 fi
 if promtool check metrics <"$work/metrics.txt" >"$work/promtool.log" 2>&1; then
@@ -134,8 +98,8 @@ fi
 
 # Each task of the recorder: its name and effective capabilities, read inside the container.
 main=$(prop MainPID)
-in_ct sh -c "for t in /proc/$main/task/*; do echo \"\${t##*/} \$(cat \$t/comm) \$(awk '/^CapEff/ { print \$2 }' \$t/status)\"; done" >"$work/tasks"
-in_ct cat "/proc/$main/status" >"$work/status"
+sd_in_ct sh -c "for t in /proc/$main/task/*; do echo \"\${t##*/} \$(cat \$t/comm) \$(awk '/^CapEff/ { print \$2 }' \$t/status)\"; done" >"$work/tasks"
+sd_in_ct cat "/proc/$main/status" >"$work/status"
 main_caps=$(awk -v p="$main" '$1 == p { print $NF }' "$work/tasks")
 http_caps=$(awk '$2 == "ht-metrics-http" { print $NF }' "$work/tasks")
 if [ "$main_caps" = $CAP_BPF_MASK ] && [ "$http_caps" = 0000000000000000 ]; then
@@ -155,7 +119,7 @@ fi
 restarts=0
 for sig in SEGV KILL; do
 	before=$(prop MainPID)
-	in_ct systemctl kill --kill-whom=main --signal=$sig hypertrace-exporter
+	sd_in_ct systemctl kill --kill-whom=main --signal=$sig hypertrace-exporter
 	restarts=$((restarts + 1))
 	for _ in $(seq 50); do
 		[ "$(prop NRestarts)" = $restarts ] && [ "$(prop ActiveState)" = active ] && break
@@ -169,15 +133,14 @@ for sig in SEGV KILL; do
 	fi
 done
 
-in_ct systemctl stop hypertrace-exporter
+sd_in_ct systemctl stop hypertrace-exporter
 if [ "$(prop ActiveState)" = inactive ] && [ "$(prop Result)" = success ] && [ "$(prop ExecMainStatus)" = 0 ] &&
-	! in_ct systemctl -q is-failed hypertrace-exporter &&
-	in_ct journalctl -u hypertrace-exporter --no-pager -o cat | grep -q '^hypertrace-bpf: 0 hypercalls, 0 dropped'; then
+	! sd_in_ct systemctl -q is-failed hypertrace-exporter &&
+	sd_in_ct journalctl -u hypertrace-exporter --no-pager -o cat | grep -q '^hypertrace-bpf: 0 hypercalls, 0 dropped'; then
 	pass service_stop_exits_0_not_failed
 else
-	fail service_stop_exits_0_not_failed "state $(prop ActiveState), result $(prop Result), status $(prop ExecMainStatus); $(in_ct journalctl -u hypertrace-exporter --no-pager -n 3 -o cat | tr '\n' ' ')"
+	fail service_stop_exits_0_not_failed "state $(prop ActiveState), result $(prop Result), status $(prop ExecMainStatus); $(sd_in_ct journalctl -u hypertrace-exporter --no-pager -n 3 -o cat | tr '\n' ' ')"
 fi
-in_ct systemctl poweroff
-for _ in $(seq 60); do kill -0 "$nspawn_pid" 2>/dev/null || break; sleep 0.5; done
+sdroot_halt
 echo "   suite time $(( $(date +%s) - t_start )) s"
 suite_exit
