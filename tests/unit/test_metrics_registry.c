@@ -407,6 +407,28 @@ static void exit_metrics_by_vcpu_on_request_and_capped(void)
 	CHECK(has_line(text, "hypertrace_exit_duration_seconds_count{vm=\"other\",reason=\"other\",vcpu=\"other\"} 13"), "other");
 }
 
+/* A VM gone past the grace period (the exporter says so with ht_metrics_vm_skip): none of its exit metrics. */
+static const char *pid_100_dropped(void *ctx, uint32_t pid)
+{
+	(void)ctx;
+	return pid == 100 ? ht_metrics_vm_skip : NULL;
+}
+
+static void exit_metrics_leave_out_a_dropped_vm(void)
+{
+	struct ht_exit_table t;
+
+	fill_exit_table(&t);
+	CHECK(ht_metrics_registry_init(&reg, 4, true) == 0 && ht_metrics_registry_enable_exits(&reg, false) == 0, "init");
+	ht_metrics_set_exits(&reg, &t, pid_100_dropped, NULL);
+	ht_exit_table_free(&t);
+	CHECK(render(&reg) == 0, "render");
+	CHECK(has_line(text, "hypertrace_exit_duration_seconds_count{vm=\"pid 200\",reason=\"0x4d2\"} 2"), "the other VM:\n%s", text);
+	CHECK(!strstr(text, "pid 100") && !strstr(text, "reason=\"io\"") && !strstr(text, "hypertrace_vcpu_wait_seconds_total{"),
+	      "the dropped VM's series or vCPUs:\n%s", text);
+	CHECK(has_line(text, "hypertrace_exit_metrics_overflow_exits_total 0"), "no overflow");
+}
+
 int main(void)
 {
 	ht_test_cleanup = cleanup;
@@ -420,5 +442,6 @@ int main(void)
 	RUN(listen_address_is_port_or_addr_and_port);
 	RUN(exit_metrics_are_histograms_by_vm_and_reason_with_escaped_labels);
 	RUN(exit_metrics_by_vcpu_on_request_and_capped);
+	RUN(exit_metrics_leave_out_a_dropped_vm);
 	return ht_test_exit_status();
 }

@@ -60,9 +60,17 @@ int ht_metrics_registry_enable_exits(struct ht_metrics_registry *r, bool per_vcp
 }
 
 /* The label value of a VM: its name made printable (ht_escape, as every output shows it), or "pid N". */
-static void vm_label_of(char *out, uint32_t pid, const char *(*vm_label)(void *, uint32_t), void *ctx)
+const char ht_metrics_vm_skip[] = "";
+
+/* The label value of process pid's VM into out; false: its numbers are left out. */
+static bool vm_label_of(char *out, uint32_t pid, const char *(*vm_label)(void *, uint32_t), void *ctx)
 {
-	ht_metrics_vm_label(vm_label ? vm_label(ctx, pid) : NULL, pid, out);
+	const char *name = vm_label ? vm_label(ctx, pid) : NULL;
+
+	if (name == ht_metrics_vm_skip)
+		return false;
+	ht_metrics_vm_label(name, pid, out);
+	return true;
 }
 
 static struct ht_metrics_exit_set *exit_set(struct ht_metrics_exits *e, const char *vm, const char *reason,
@@ -116,7 +124,7 @@ void ht_metrics_set_exits(struct ht_metrics_registry *r, const struct ht_exit_ta
 	struct ht_metrics_exits *e = &r->exits;
 	char vm[HT_METRICS_VM_LABEL], reason[48];
 	uint32_t last_pid = 0;
-	bool have_vm = false;
+	bool have_vm = false, shown = false;
 
 	if (!e->on)
 		return;
@@ -130,10 +138,12 @@ void ht_metrics_set_exits(struct ht_metrics_registry *r, const struct ht_exit_ta
 		const struct ht_exit_series *s = &t->series[i];
 
 		if (!have_vm || s->key.pid != last_pid) {
-			vm_label_of(vm, s->key.pid, vm_label, ctx);
+			shown = vm_label_of(vm, s->key.pid, vm_label, ctx);
 			last_pid = s->key.pid;
 			have_vm = true;
 		}
+		if (!shown)
+			continue;
 		ht_exit_reason_format(reason, sizeof(reason), s->key.isa, s->key.reason);
 		struct ht_metrics_exit_set *x = exit_set(e, vm, reason, e->per_vcpu ? (int32_t)s->key.vcpu : -1);
 		if (!x) {
@@ -147,10 +157,12 @@ void ht_metrics_set_exits(struct ht_metrics_registry *r, const struct ht_exit_ta
 		const struct ht_vcpu_wait *w = &t->threads[i].w;
 
 		if (!have_vm || w->pid != last_pid) {
-			vm_label_of(vm, w->pid, vm_label, ctx);
+			shown = vm_label_of(vm, w->pid, vm_label, ctx);
 			last_pid = w->pid;
 			have_vm = true;
 		}
+		if (!shown)
+			continue;
 		struct ht_metrics_vcpu_set *v = vcpu_set(e, vm, w->vcpu);
 		v->wait_ns += w->wait_ns;
 		v->preemptions += w->preempt_count;

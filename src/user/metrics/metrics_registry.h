@@ -162,8 +162,10 @@ int ht_metrics_registry_enable_exits(struct ht_metrics_registry *r, bool per_vcp
 /*
  * Sets the exit metrics to a cumulative exit table: every label set is
  * recomputed from it. vm_label gives a VM process's label value (raw: it is
- * escaped here); NULL or "" for none, then "pid N".
+ * escaped here); NULL or "" for none, then "pid N"; ht_metrics_vm_skip: the
+ * process's series and vCPUs are left out (a VM gone past the grace period).
  */
+extern const char ht_metrics_vm_skip[];
 void ht_metrics_set_exits(struct ht_metrics_registry *r, const struct ht_exit_table *t,
 			  const char *(*vm_label)(void *ctx, uint32_t pid), void *ctx);
 

@@ -22,6 +22,11 @@
 #define VM_KEYS 512
 /* How often the processes are checked for having ended. */
 #define VM_CHECK_NS 1000000000ull
+/*
+ * Processes whose VM was dropped, remembered so that the exit metrics (read
+ * from a table that keeps every process's numbers) leave them out too.
+ */
+#define VM_DROPPED 1024
 
 struct vm_pid {
 	uint32_t pid, key; /* key: index in vms + 1; 0: a free entry */
@@ -50,6 +55,8 @@ struct ht_metrics {
 	struct vm_pid pids[VM_PIDS];
 	struct vm_entry vms[VM_KEYS];
 	size_t last_pid;
+	uint32_t dropped[VM_DROPPED]; /* a ring; 0: empty */
+	size_t next_dropped;
 	unsigned long long grace_ns, last_check_ns;
 };
 
@@ -135,11 +142,43 @@ static void forget_ended_vms(struct ht_metrics *m, const struct ht_tracer *t, un
 				continue;
 			if (m->aggregate)
 				ht_tracer_forget_vm(t, m->pids[i].pid);
+			m->dropped[m->next_dropped++ % VM_DROPPED] = m->pids[i].pid;
 			m->pids[i].key = 0;
 		}
 		ht_metrics_drop_vm(&m->live, (uint32_t)k + 1);
 		v->label[0] = '\0';
 	}
+}
+
+/* Was process pid's VM dropped? A pid that runs again is a new process: no longer. */
+static bool vm_dropped(struct ht_metrics *m, uint32_t pid)
+{
+	for (size_t i = 0; i < VM_DROPPED; i++) {
+		if (!pid || m->dropped[i] != pid)
+			continue;
+		if (!pid_ended(pid)) {
+			m->dropped[i] = 0;
+			return false;
+		}
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The exit metrics' name of VM process pid: the guest name (exits' own
+ * lookup), after making the process known to the grace period like the
+ * hypercall metrics' processes; a VM gone past it is left out.
+ */
+static const char *exit_vm_name(void *ctx, uint32_t pid)
+{
+	struct ht_metrics *m = ctx;
+	const char *label;
+
+	if (vm_dropped(m, pid))
+		return ht_metrics_vm_skip;
+	vm_of(m, pid, &label);
+	return m->vm_label ? m->vm_label(m->vm_label_ctx, pid) : NULL;
 }
 
 static void swap_registries(struct ht_metrics_registry *a, struct ht_metrics_registry *b)
@@ -268,7 +307,7 @@ void ht_metrics_update(struct ht_metrics *m, const struct ht_tracer *t,
 void ht_metrics_observe_exits(struct ht_metrics *m, const struct ht_exit_table *t)
 {
 	if (m)
-		ht_metrics_set_exits(&m->live, t, m->vm_label, m->vm_label_ctx);
+		ht_metrics_set_exits(&m->live, t, exit_vm_name, m);
 }
 
 uint16_t ht_metrics_port(const struct ht_metrics *m)
