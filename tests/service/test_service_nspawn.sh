@@ -2,7 +2,8 @@
 # hypertrace-exporter.service under a real systemd: a Debian 13 root
 # (systemd_root.sh: mmdebstrap, cached under .cache/service/) booted with
 # systemd-nspawn, the static binary and the unit installed into it with
-# `make install-service`. Then, through systemctl inside the container:
+# `make install-service`, its settings file set to a port and to --exits.
+# Then, through systemctl inside the container:
 # start, /metrics answers within 5 s and `promtool check metrics` finds
 # nothing wrong in it; the recorder runs as a user of its own with
 # no_new_privs, its main thread holds exactly CAP_BPF and its HTTP thread
@@ -58,8 +59,9 @@ if ! make -s -C "$TOP" install-service DESTDIR="$root" PREFIX=/usr >"$work/insta
 	fail service_install "make install-service: $(cat "$work/install.log")"
 	suite_exit
 fi
-# The settings file as an administrator would edit it.
-sed -i "s|^#HYPERTRACE_METRICS=.*|HYPERTRACE_METRICS=127.0.0.1:$port|" "$root/etc/default/hypertrace-exporter"
+# The settings file as an administrator would edit it, with every VM exit (--exits) too.
+sed -i "s|^#HYPERTRACE_METRICS=.*|HYPERTRACE_METRICS=127.0.0.1:$port|; s|^#HYPERTRACE_OPTIONS=--exits\$|HYPERTRACE_OPTIONS=--exits|" \
+	"$root/etc/default/hypertrace-exporter"
 
 if ! sdroot_boot "$root" "$work/console.log"; then
 	skip $SUITE_NAME "$SD_ERR; what is proven instead: tests/service/test_unit_security.sh (the unit as systemd-analyze reads it)"
@@ -94,6 +96,12 @@ if promtool check metrics <"$work/metrics.txt" >"$work/promtool.log" 2>&1; then
 	pass service_scrape_promtool_check_metrics_clean
 else
 	fail service_scrape_promtool_check_metrics_clean "$(head -n 5 "$work/promtool.log" | tr '\n' ' ')"
+fi
+if grep -q '^# TYPE hypertrace_exit_duration_seconds histogram$' "$work/metrics.txt" &&
+	grep -q '^hypertrace_exits_lost_total 0$' "$work/metrics.txt"; then
+	pass service_with_exits_serves_exit_metrics
+else
+	fail service_with_exits_serves_exit_metrics "$(grep -E '^(# TYPE )?hypertrace_exit' "$work/metrics.txt" | head -n 3 | tr '\n' ' ')"
 fi
 
 # Each task of the recorder: its name and effective capabilities, read inside the container.
