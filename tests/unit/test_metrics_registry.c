@@ -239,6 +239,7 @@ static void a_restarted_vm_goes_on_in_its_series_until_dropped(void)
 	ht_metrics_drop_vm(&reg, 1);
 	CHECK(render(&reg) == 0, "render");
 	CHECK(!strstr(text, "vm=\"web1\""), "web1 still there:\n%s", text);
+	CHECK_EQ_U64(reg.dropped_vm_hypercalls, 3); /* still counted in record's summary */
 	CHECK_EQ_U64(counter(text, "hypertrace_hypercalls_total{vm=\"db\",vcpu=\"1\",nr=\"1000\"}"), 1);
 	ht_metrics_add_record(&reg, 2, "db", &other); /* the index still finds db */
 	ht_metrics_add_record(&reg, 1, "web1", &r1);

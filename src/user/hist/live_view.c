@@ -85,6 +85,13 @@ void ht_live_add_aggregate(void *live, __u64 key, const struct ht_agg_hist *cumu
 
 	if (!prev)
 		return;
+	/* Counts below the last read: the group was deleted (a VM gone, see --metrics-grace) and is a new one. */
+	bool deleted = false;
+	for (int s = 0; s < HT_AGG_NSERIES && !deleted; s++)
+		for (int i = 0; i < HT_AGG_SLOTS && !deleted; i++)
+			deleted = cumulative->slots[s][i] < prev->slots[s][i];
+	if (deleted)
+		memset(prev->slots, 0, sizeof(prev->slots));
 	for (int s = 0; s < HT_AGG_NSERIES; s++) {
 		bool any = false;
 		for (int i = 0; i < HT_AGG_SLOTS; i++) {

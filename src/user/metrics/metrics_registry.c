@@ -273,9 +273,12 @@ void ht_metrics_drop_vm(struct ht_metrics_registry *r, uint32_t vm_key)
 {
 	size_t kept = 0;
 
-	for (size_t i = 0; i < r->nsets; i++)
+	for (size_t i = 0; i < r->nsets; i++) {
 		if (r->sets[i].vm_key != vm_key)
 			r->sets[kept++] = r->sets[i];
+		else
+			r->dropped_vm_hypercalls += r->sets[i].hypercalls;
+	}
 	if (kept == r->nsets)
 		return;
 	r->nsets = kept;

@@ -117,6 +117,7 @@ struct ht_metrics_registry {
 	uint64_t drops[HT_METRICS_NDROPS];
 	uint64_t unselected_nr; /* HT_CNT_HCALL_UNSELECTED_NR: not recorded, by design */
 	uint64_t overflow_hypercalls; /* hypercalls counted in the "other" set */
+	uint64_t dropped_vm_hypercalls; /* the hypercalls of the sets of VMs dropped (ht_metrics_drop_vm) */
 	bool other_used;
 	struct ht_metrics_set other;
 	size_t max_sets, nsets;
@@ -146,7 +147,10 @@ void ht_metrics_add_record(struct ht_metrics_registry *r, uint32_t vm_key, const
 void ht_metrics_begin_aggregates(struct ht_metrics_registry *r);
 void ht_metrics_set_aggregate(struct ht_metrics_registry *r, uint32_t vm_key, const char *vm, uint16_t vcpu,
 			      uint32_t nr, const struct ht_agg_hist *cumulative);
-/* The VM vm_key ended long enough ago: its label sets go (a later one starts again from 0). */
+/*
+ * The VM vm_key ended long enough ago: its label sets go (a later one starts
+ * again from 0); their hypercalls stay counted in dropped_vm_hypercalls.
+ */
 void ht_metrics_drop_vm(struct ht_metrics_registry *r, uint32_t vm_key);
 /*
  * A VM's label value into out (HT_METRICS_VM_LABEL bytes): the guest name as

@@ -326,7 +326,7 @@ unsigned long long ht_metrics_hypercalls(const struct ht_metrics *m)
 
 	if (!m)
 		return 0;
-	n = m->live.other.hypercalls;
+	n = m->live.other.hypercalls + m->live.dropped_vm_hypercalls;
 	for (size_t i = 0; i < m->live.nsets; i++)
 		n += m->live.sets[i].hypercalls;
 	return n;

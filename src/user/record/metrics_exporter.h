@@ -61,7 +61,7 @@ void ht_metrics_update(struct ht_metrics *m, const struct ht_tracer *t,
 struct ht_exit_table;
 void ht_metrics_observe_exits(struct ht_metrics *m, const struct ht_exit_table *t);
 uint16_t ht_metrics_port(const struct ht_metrics *m);
-/* Hypercalls counted so far (all label sets, "other" included); 0 for NULL. */
+/* Hypercalls counted so far (all label sets, "other" and VMs dropped since included); 0 for NULL. */
 unsigned long long ht_metrics_hypercalls(const struct ht_metrics *m);
 /* What the HTTP server holds (connections, responses), for tests. */
 void ht_metrics_server_stats(struct ht_metrics *m, struct ht_metrics_http_stats *out);
