@@ -3,7 +3,8 @@
 # (tests/e2e/nested.sh), Debian's QEMU with KVM runs a VM named web1 that is
 # stopped and started again 10 times (11 QEMU processes, one at a time),
 # while three recordings run through all of it:
-#   agg  record --no-file --metrics --vm web1   (the service's mode)
+#   agg  record --no-file --exits --metrics --metrics-grace 20 --vm web1
+#        (the service's mode, with --exits)
 #   vm   record -o vm.htr --vm web1             (a file: its IDENTITY blocks)
 #   all  record -o all.htr --metrics            (the whole host, the default)
 # A process that is no VM but has "-name web1" in its arguments (and
@@ -14,10 +15,12 @@
 # which a0 the others began with.
 #
 # Checks (tests/e2e/vm_lifecycle_verdict.py, on the host): every QEMU
-# process is traced by all three; /metrics goes on in the same series; the
-# file's IDENTITY blocks gain each new process; each is traced from within
-# 1 s of its first hypercall exit to its end; the impostor is never traced.
-# About 40 s of emulation: QEMU with this guest starts in under a second.
+# process is traced by all three; /metrics goes on in the same series, the
+# exit metrics too; the file's IDENTITY blocks gain each new process; each
+# is traced from within 1 s of its first hypercall exit to its end; the
+# impostor is never traced; 20 s after the last QEMU, web1's series are
+# gone from agg's /metrics. About 65 s of emulation: QEMU with this guest
+# starts in under a second.
 #
 # Needs `make static` and apt access on the first run. HT_E2E=0 skips it.
 set -euo pipefail
@@ -69,6 +72,9 @@ say() { echo "L1: $*"; }
 ip link set lo up 2>/dev/null
 AGG_PORT=9472
 ALL_PORT=9473
+# agg's --metrics-grace: longer than a restart takes (a few seconds), short
+# enough to see web1's series go at the end.
+GRACE=20
 
 # waitfor SECONDS CMD...: runs CMD every 0.2 s until it succeeds, for at
 # most SECONDS of this machine's running time (a turn that took over 5 s was
@@ -138,7 +144,8 @@ started_or_gone() { started $1 || gone $2; }
 vm_start 0
 waitfor 60 holds_kvm_vm $QPID || setup_failed "QEMU 0 holds no KVM VM after 60 s: $(tail -n 3 /out/qemu0.log | tr '\n' '|')"
 # -v: each says when it starts tracing a process.
-hypertrace-bpf record -v -q --no-file --metrics 127.0.0.1:$AGG_PORT --vm web1 >/out/agg.out 2>/tmp/agg.err &
+hypertrace-bpf record -v -q --no-file --exits --metrics 127.0.0.1:$AGG_PORT --metrics-grace $GRACE --vm web1 \
+	>/out/agg.out 2>/tmp/agg.err &
 AGG=$!
 hypertrace-bpf record -v -q -b 1M -o /tmp/vm.htr --vm web1 >/out/vm.out 2>/tmp/vm.err &
 VMREC=$!
@@ -171,11 +178,17 @@ while :; do
 	vm_start $i
 done
 
+stopped_at=$(cut -d. -f1 /proc/uptime)
 scrape $ALL_PORT /out/all.prom || echo "the whole-host recording's scrape failed" >>/out/problems
-for r in agg:$AGG vm:$VMREC all:$ALL; do
+for r in vm:$VMREC all:$ALL; do
 	say "stopping record ${r%:*}"
 	stop_rec ${r%:*} ${r#*:}
 done
+# web1 has not run for the grace period (and a check, 1 s, and a publish): its series are gone.
+past_grace() { [ "$(cut -d. -f1 /proc/uptime)" -ge $((stopped_at + GRACE + 3)) ]; }
+waitfor $((GRACE + 30)) past_grace
+scrape $AGG_PORT /out/agg_end.prom || echo "the last scrape of agg failed" >>/out/problems
+stop_rec agg $AGG
 say "recordings stopped"
 kill $IMPOSTOR
 # What record said, without libbpf's debug output.

@@ -8,7 +8,8 @@ Usage: vm_lifecycle_verdict.py FILES_DIR VM_CSV ALL_CSV RESTARTS
 FILES_DIR holds what the nested machine's script left: problems (what went
 wrong on the way, if anything), qemu.pids ("I PID"
 for QEMU number I of the VM web1), impostor.pid, agg<I>.prom (the --no-file
---metrics --vm web1 recording's /metrics after QEMU I stopped), all.prom,
+--exits --metrics --vm web1 recording's /metrics after QEMU I stopped),
+agg_end.prom (the same past its grace period after the last QEMU), all.prom,
 the recordings' .out/.err/.rc and the trace files vm.htr (--vm web1) and
 all.htr (whole host). VM_CSV and ALL_CSV are `report --csv` of those files.
 The guest issues hypercall nr 1000 with a0 = 0, 1, 2, ... every 5 ms from its
@@ -188,7 +189,7 @@ if lat_vm:
 verdict(f"vm_file_picks_up_each_restart_within_1s_of_its_first_exit", slow)
 
 # --- agg's /metrics: one series that goes on ---------------------------------------
-p, values, lat_agg = [], [], []
+p, values, exits, lat_agg = [], [], [], []
 for i in range(restarts + 1):
     prom = text(f"agg{i}.prom")
     if not prom:
@@ -203,6 +204,13 @@ for i in range(restarts + 1):
     if strangers:
         p.append(f"after QEMU {i}: series of vm {strangers}")
     values.append(sum(v for _, v in series))
+    # --exits: web1's exits, and its vCPU's waiting, in series of their own name that grow too.
+    exits.append(sum(v for name, lab, v in s if name == "hypertrace_exit_duration_seconds_count" and lab.get("vm") == VM))
+    if not any(name == "hypertrace_vcpu_wait_seconds_total" and lab.get("vm") == VM and lab.get("vcpu") == "0"
+               for name, lab, _ in s):
+        p.append(f"after QEMU {i}: no hypertrace_vcpu_wait_seconds_total of web1's vCPU 0")
+    if i and exits[-1] <= exits[-2]:
+        p.append(f"after QEMU {i}: {exits[-1]:.0f} exits, not more than {exits[-2]:.0f} before it")
 for i in range(1, len(values)):
     if values[i] is not None and values[i - 1] is not None and not values[i] > values[i - 1]:
         p.append(f"after QEMU {i}: {values[i]:.0f} hypercalls, not more than {values[i - 1]:.0f} before it")
@@ -210,6 +218,7 @@ final = re.search(r"^hypertrace-bpf: (\d+) hypercalls", text("agg.out"), re.M)
 if values and values[-1] is not None and (not final or int(final.group(1)) != values[-1]):
     p.append(f"last scrape {values[-1]:.0f}, summary {final.group(0) if final else 'none'}")
 print("info: agg's web1 count after each QEMU: " + " ".join("-" if v is None else f"{v:.0f}" for v in values))
+print("info: agg's web1 exits after each QEMU: " + " ".join(f"{v:.0f}" for v in exits))
 verdict(f"metrics_same_series_goes_on_through_{restarts}_restarts", p)
 
 # Each QEMU's share of the count is the end of its hypercalls: where it
@@ -233,6 +242,18 @@ if len(lat_agg) != restarts:
 if lat_agg:
     print(f"info: --no-file --metrics --vm: counting {min(lat_agg) / 1e6:.0f}-{max(lat_agg) / 1e6:.0f} ms after the first hypercall exit")
 verdict("metrics_pick_up_each_restart_within_1s_of_its_first_exit", p)
+
+# --- past the grace period, web1's series are gone ---------------------------------
+p = []
+s = samples(text("agg_end.prom"))
+left = sorted({name for name, lab, _ in s if lab.get("vm") == VM})
+if not s:
+    p.append("no scrape after the grace period")
+elif left:
+    p.append(f"web1 still in {left}")
+elif not any(name == "hypertrace_build_info" for name, _, _ in s):
+    p.append("the scrape has no hypertrace_build_info")
+verdict("metrics_of_an_ended_vm_go_after_the_grace_period", p)
 
 # --- the whole host's /metrics: the same, and equal to its file --------------------
 p = []
