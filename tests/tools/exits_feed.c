@@ -100,9 +100,7 @@ int main(int argc, char **argv)
 	/* Only the synthetic events move states (see main's pinning below). */
 	struct ht_tracer_opts o = { .isa = HT_ISA_SVM, .synthetic = true, .synthetic_switches_only = true,
 				    .exits = true, .ringbuf_bytes = 1 << 20 };
-	static struct ht_vm_names names = { .proc = "/proc" };
-	struct ht_metrics_opts mo = { .version = "feed", .log = stderr, .exits = true,
-				      .vm_label = ht_vm_names_guest, .vm_label_ctx = &names };
+	struct ht_metrics_opts mo = { .version = "feed", .log = stderr, .exits = true };
 	struct ht_exit_sampler sampler;
 	struct ht_writer *w = NULL;
 	struct ht_metrics *m = NULL;

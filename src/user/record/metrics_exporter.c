@@ -35,6 +35,7 @@ struct vm_pid {
 
 struct vm_entry {
 	char label[HT_METRICS_VM_LABEL]; /* "" : a free entry */
+	char guest[64];                   /* the guest name as read (the exit metrics make their label of it); "" if none */
 	unsigned long long last_alive_ns; /* a process of it was seen running then */
 };
 
@@ -48,8 +49,6 @@ struct ht_metrics {
 	unsigned long long last_publish_ns;
 	struct ht_filters filters;
 	bool aggregate;
-	const char *(*vm_label)(void *ctx, uint32_t pid);
-	void *vm_label_ctx;
 	struct ht_metrics_http *http;
 	/* The drain thread's: processes and VMs labelled so far. */
 	struct vm_pid pids[VM_PIDS];
@@ -65,22 +64,28 @@ static bool pid_ended(uint32_t pid)
 	return kill((pid_t)pid, 0) && errno == ESRCH;
 }
 
-/* The key and label of process pid's VM; a process seen for the first time is read from /proc. */
-static uint32_t vm_of(struct ht_metrics *m, uint32_t pid, const char **label)
+/*
+ * The key and label of process pid's VM (and the guest name the label was
+ * made of, "" if none); a process seen for the first time is read from
+ * /proc, once: the names stay those of the running process.
+ */
+static uint32_t vm_of(struct ht_metrics *m, uint32_t pid, const char **label, const char **guest)
 {
-	static char unremembered[HT_METRICS_VM_LABEL];
+	static char unremembered[HT_METRICS_VM_LABEL], unremembered_guest[64];
 	struct ht_identity id;
 	char name[HT_METRICS_VM_LABEL];
 	size_t free_pid = VM_PIDS, free_vm = VM_KEYS;
 
 	if (m->pids[m->last_pid].key && m->pids[m->last_pid].pid == pid) {
 		*label = m->vms[m->pids[m->last_pid].key - 1].label;
+		*guest = m->vms[m->pids[m->last_pid].key - 1].guest;
 		return m->pids[m->last_pid].key;
 	}
 	for (size_t i = 0; i < VM_PIDS; i++) {
 		if (m->pids[i].key && m->pids[i].pid == pid) {
 			m->last_pid = i;
 			*label = m->vms[m->pids[i].key - 1].label;
+			*guest = m->vms[m->pids[i].key - 1].guest;
 			return m->pids[i].key;
 		}
 		if (!m->pids[i].key && free_pid == VM_PIDS)
@@ -99,15 +104,20 @@ static uint32_t vm_of(struct ht_metrics *m, uint32_t pid, const char **label)
 	if (free_pid == VM_PIDS || free_vm == VM_KEYS) {
 		/* Keys past VM_KEYS: never a remembered VM's. */
 		snprintf(unremembered, sizeof(unremembered), "%s", name);
+		snprintf(unremembered_guest, sizeof(unremembered_guest), "%s", id.vm_name);
 		*label = unremembered;
+		*guest = unremembered_guest;
 		return VM_KEYS + 1 + pid;
 	}
-	if (!m->vms[free_vm].label[0])
+	if (!m->vms[free_vm].label[0]) {
 		snprintf(m->vms[free_vm].label, sizeof(m->vms[free_vm].label), "%s", name);
+		snprintf(m->vms[free_vm].guest, sizeof(m->vms[free_vm].guest), "%s", id.vm_name);
+	}
 	m->vms[free_vm].last_alive_ns = ht_monotonic_ns();
 	m->pids[free_pid] = (struct vm_pid){ .pid = pid, .key = (uint32_t)free_vm + 1 };
 	m->last_pid = free_pid;
 	*label = m->vms[free_vm].label;
+	*guest = m->vms[free_vm].guest;
 	return (uint32_t)free_vm + 1;
 }
 
@@ -166,19 +176,20 @@ static bool vm_dropped(struct ht_metrics *m, uint32_t pid)
 }
 
 /*
- * The exit metrics' name of VM process pid: the guest name (exits' own
- * lookup), after making the process known to the grace period like the
- * hypercall metrics' processes; a VM gone past it is left out.
+ * The exit metrics' name of VM process pid: the guest name the hypercall
+ * metrics label it by (read once, maybe while the process ran and the exit
+ * table had not been read yet), and known to the grace period alike; a VM
+ * gone past it is left out.
  */
 static const char *exit_vm_name(void *ctx, uint32_t pid)
 {
 	struct ht_metrics *m = ctx;
-	const char *label;
+	const char *label, *guest;
 
 	if (vm_dropped(m, pid))
 		return ht_metrics_vm_skip;
-	vm_of(m, pid, &label);
-	return m->vm_label ? m->vm_label(m->vm_label_ctx, pid) : NULL;
+	vm_of(m, pid, &label, &guest);
+	return guest[0] ? guest : NULL;
 }
 
 static void swap_registries(struct ht_metrics_registry *a, struct ht_metrics_registry *b)
@@ -236,8 +247,6 @@ int ht_metrics_start(struct ht_metrics **out, const struct ht_metrics_opts *o, c
 		ht_metrics_stop(m);
 		return ret;
 	}
-	m->vm_label = o->vm_label;
-	m->vm_label_ctx = o->vm_label_ctx;
 	m->live.version = o->version ? o->version : "";
 	m->live.mode = o->aggregate ? "no_file" : "file";
 	m->live.exact_sums = !o->aggregate;
@@ -257,8 +266,8 @@ int ht_metrics_start(struct ht_metrics **out, const struct ht_metrics_opts *o, c
 void ht_metrics_observe(void *metrics, const struct ht_record *rec)
 {
 	struct ht_metrics *m = metrics;
-	const char *label;
-	uint32_t key = vm_of(m, rec->host_pid, &label);
+	const char *label, *guest;
+	uint32_t key = vm_of(m, rec->host_pid, &label, &guest);
 
 	ht_metrics_add_record(&m->live, key, label, rec);
 }
@@ -268,8 +277,8 @@ static void add_aggregate(void *ctx, __u64 key, const struct ht_agg_hist *h)
 	struct ht_metrics *m = ctx;
 	unsigned int idx = (unsigned int)(key >> HT_AGG_KEY_NR_SHIFT) & 0xff;
 	uint32_t nr = idx < m->filters.nr_count ? m->filters.nr[idx] : m->filters.nr[0];
-	const char *label;
-	uint32_t vm = vm_of(m, (uint32_t)(key >> 32), &label);
+	const char *label, *guest;
+	uint32_t vm = vm_of(m, (uint32_t)(key >> 32), &label, &guest);
 
 	ht_metrics_set_aggregate(&m->live, vm, label, (uint16_t)(key & 0xffff), nr, h);
 }

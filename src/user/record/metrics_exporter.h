@@ -38,9 +38,6 @@ struct ht_metrics_opts {
 	FILE *log;           /* the one-line cardinality warning (stderr) */
 	bool exits;          /* record --exits: the exit and vCPU waiting metrics */
 	bool exits_per_vcpu; /* --metrics-per-vcpu */
-	/* The vm label of a VM process (QEMU's guest name), NULL if none; called on the drain thread. */
-	const char *(*vm_label)(void *ctx, uint32_t pid);
-	void *vm_label_ctx;
 };
 
 struct ht_metrics;

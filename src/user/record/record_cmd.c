@@ -567,8 +567,6 @@ static int setup_tracing(struct session *s, struct ht_writer **writer)
  */
 static int session_setup(struct session *s)
 {
-	/* The metrics' vm labels, read on the recording thread (the live view has its own cache). */
-	static struct ht_vm_names metrics_vm_names = { .proc = "/proc" };
 	const struct ht_record_config *cfg = s->cfg;
 	struct ht_command_user user = { .set = false }, owner;
 	struct ht_writer *writer = NULL;
@@ -595,7 +593,6 @@ static int session_setup(struct session *s)
 		struct ht_metrics_opts mo = { .addr = cfg->metrics_addr, .filters = &cfg->filters,
 					      .aggregate = cfg->no_file, .version = HT_VERSION, .log = stderr,
 					      .exits = cfg->exits, .exits_per_vcpu = cfg->metrics_per_vcpu,
-					      .vm_label = ht_vm_names_guest, .vm_label_ctx = &metrics_vm_names,
 					      .grace_s = cfg->metrics_grace_s };
 		if (ht_metrics_start(&s->metrics, &mo, err, sizeof(err)))
 			goto fail_err;

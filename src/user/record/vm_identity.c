@@ -220,19 +220,7 @@ const char *ht_vm_names_lookup(void *ctx, __u32 pid)
 	ht_identity_read(n->proc, pid, pid, 0, &id);
 	n->pid[i] = pid;
 	copy_cut(n->name[i], sizeof(n->name[i]), id.vm_name[0] ? id.vm_name : id.process_name);
-	n->guest[i] = id.vm_name[0] != '\0';
 	return n->name[i];
-}
-
-const char *ht_vm_names_guest(void *ctx, __u32 pid)
-{
-	struct ht_vm_names *n = ctx;
-	const char *name = ht_vm_names_lookup(ctx, pid);
-
-	for (unsigned int i = 0; i < n->count; i++)
-		if (n->pid[i] == pid)
-			return n->guest[i] ? name : NULL;
-	return NULL;
 }
 
 const char *ht_vm_names_thread(void *ctx, __u32 pid, __u32 tid)

@@ -52,15 +52,12 @@ struct ht_vm_names {
 	unsigned int count, next;
 	__u32 pid[HT_VM_NAMES_MAX];
 	char name[HT_VM_NAMES_MAX][64];
-	bool guest[HT_VM_NAMES_MAX]; /* name is QEMU's guest name (else the process name) */
 	unsigned int thread_count, thread_next;
 	__u64 thread_key[HT_THREAD_NAMES_MAX]; /* pid << 32 | tid */
 	char thread[HT_THREAD_NAMES_MAX][16];
 };
 /* ctx: a struct ht_vm_names; "" if the process is gone or has no name. */
 const char *ht_vm_names_lookup(void *ctx, __u32 pid);
-/* ctx: a struct ht_vm_names; QEMU's guest name of the process, NULL if it has none (or is gone). */
-const char *ht_vm_names_guest(void *ctx, __u32 pid);
 /* ctx: a struct ht_vm_names; the thread's name ("CPU 1/KVM"), "" if gone; read once per thread. */
 const char *ht_vm_names_thread(void *ctx, __u32 pid, __u32 tid);
 
