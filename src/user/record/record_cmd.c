@@ -267,7 +267,7 @@ static void vm_candidate(void *ctx, __u32 tgid, bool fresh)
 	struct session *s = ctx;
 
 	if (fresh && ht_is_vm_named("/proc", tgid, s->cfg->vm_name))
-		follow_vm_pid(s, tgid, "its first hypercall exit");
+		follow_vm_pid(s, tgid, s->cfg->exits ? "its first exit" : "its first hypercall exit");
 	else if (!fresh && process_gone(tgid))
 		ht_tracer_forget_candidate(s->tracer, tgid); /* its pid may come back as a new process */
 }
