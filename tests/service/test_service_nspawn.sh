@@ -105,11 +105,19 @@ else
 fi
 
 # Each task of the recorder: its name and effective capabilities, read inside the container.
+# /metrics answers while the programs are still being loaded; the recorder
+# drops CAP_PERFMON and CAP_DAC_READ_SEARCH once they are attached, so the
+# capabilities (and the HTTP thread, named once it runs) are read until
+# that has happened (10 s at most).
 main=$(prop MainPID)
-sd_in_ct sh -c "for t in /proc/$main/task/*; do echo \"\${t##*/} \$(cat \$t/comm) \$(awk '/^CapEff/ { print \$2 }' \$t/status)\"; done" >"$work/tasks"
+for _ in $(seq 20); do
+	sd_in_ct sh -c "for t in /proc/$main/task/*; do echo \"\${t##*/} \$(cat \$t/comm) \$(awk '/^CapEff/ { print \$2 }' \$t/status)\"; done" >"$work/tasks"
+	main_caps=$(awk -v p="$main" '$1 == p { print $NF }' "$work/tasks")
+	http_caps=$(awk '$2 == "ht-metrics-http" { print $NF }' "$work/tasks")
+	[ "$main_caps" = $CAP_BPF_MASK ] && [ -n "$http_caps" ] && break
+	sleep 0.5
+done
 sd_in_ct cat "/proc/$main/status" >"$work/status"
-main_caps=$(awk -v p="$main" '$1 == p { print $NF }' "$work/tasks")
-http_caps=$(awk '$2 == "ht-metrics-http" { print $NF }' "$work/tasks")
 if [ "$main_caps" = $CAP_BPF_MASK ] && [ "$http_caps" = 0000000000000000 ]; then
 	pass service_main_thread_cap_bpf_only_http_thread_none
 else
