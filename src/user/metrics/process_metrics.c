@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* process_* metrics from /proc, as Prometheus' client libraries export them. */
 #include "metrics/process_metrics.h"
+#include "common/small_file.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -13,27 +14,6 @@
 #include <unistd.h>
 
 const struct ht_process_paths ht_process_paths_live = { .self = "/proc/self", .stat = "/proc/stat" };
-
-static bool read_text(const char *path, char *buf, size_t cap)
-{
-	size_t got = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return false;
-	while (got < cap - 1) {
-		ssize_t n = read(fd, buf + got, cap - 1 - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	close(fd);
-	buf[got] = '\0';
-	return got > 0;
-}
 
 /* Fields of /proc/PID/stat, counted from 1 as proc(5) does; the name (2) may hold spaces and ')'. */
 struct self_stat {
@@ -164,7 +144,7 @@ int ht_process_metrics_render(const struct ht_process_paths *p, FILE *out)
 	if (hz <= 0)
 		hz = 100;
 	snprintf(path, sizeof(path), "%s/stat", p->self);
-	if (read_text(path, text, sizeof(text)) && parse_stat(text, &st)) {
+	if (ht_read_small_file(path, text, sizeof(text)) > 0 && parse_stat(text, &st)) {
 		ticks_to_seconds(st.utime + st.stime, (uint64_t)hz, value, sizeof(value));
 		metric(out, "process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.", value);
 		metric_u64(out, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.",
@@ -179,7 +159,7 @@ int ht_process_metrics_render(const struct ht_process_paths *p, FILE *out)
 	if (count_fds(p->self, &v))
 		metric_u64(out, "process_open_fds", "gauge", "Number of open file descriptors.", v);
 	snprintf(path, sizeof(path), "%s/limits", p->self);
-	if (read_text(path, text, sizeof(text)) && max_open_files(text, &v))
+	if (ht_read_small_file(path, text, sizeof(text)) > 0 && max_open_files(text, &v))
 		metric_u64(out, "process_max_fds", "gauge", "Maximum number of open file descriptors.", v);
 	return ferror(out) ? -EIO : 0;
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "record/vm_identity.h"
+#include "common/small_file.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -12,26 +13,6 @@
 #include "common/escape.h"
 
 /* Reads at most cap - 1 bytes of path into buf, NUL-terminated; bytes read or -1. */
-static ssize_t read_small_file(const char *path, char *buf, size_t cap)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t got = 0;
-
-	if (fd < 0)
-		return -1;
-	while (got < cap - 1) {
-		ssize_t n = read(fd, buf + got, cap - 1 - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	close(fd);
-	buf[got] = '\0';
-	return (ssize_t)got;
-}
-
 /*
  * Copies src into out, cut to fit: names in the file have fixed sizes. The
  * bytes stay as they are (they are escaped where shown); a cut falls between
@@ -51,7 +32,7 @@ static void read_comm(const char *path, char *out, size_t outlen)
 	char buf[64];
 
 	out[0] = '\0';
-	if (read_small_file(path, buf, sizeof(buf)) <= 0)
+	if (ht_read_small_file(path, buf, sizeof(buf)) <= 0)
 		return;
 	buf[strcspn(buf, "\n")] = '\0';
 	copy_cut(out, outlen, buf);
@@ -116,7 +97,7 @@ static void read_guest_name(const char *proc, __u32 pid, char *out, size_t outle
 
 	out[0] = '\0';
 	snprintf(path, sizeof(path), "%s/%u/cmdline", proc, pid);
-	n = read_small_file(path, buf, sizeof(buf));
+	n = ht_read_small_file(path, buf, sizeof(buf));
 	if (n > 0 && !ht_qemu_guest_name(buf, (size_t)n, out, outlen))
 		out[0] = '\0';
 }
