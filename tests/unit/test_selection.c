@@ -154,6 +154,28 @@ static void since_and_until_as_utc_times_go_through_the_clock_anchor(void)
 	CHECK_EQ_U64(s.to_ns, 102000001000ull);
 }
 
+static void bounds_saturate_whatever_the_header_anchors_hold(void)
+{
+	struct ht_selection s = { 0 };
+	struct ht_file_header h = { 0 };
+	char err[256];
+
+	/* A crafted header: both anchors past INT64_MAX, so every sum would overflow. */
+	h.start_monotonic_ns = UINT64_MAX - 10;
+	h.start_realtime_ns = (uint64_t)INT64_MAX + 10;
+	CHECK(ht_selection_option(&s, HT_SELECT_OPT_SINCE, "1", err, sizeof(err)) == 1, "%s", err);
+	CHECK(ht_selection_option(&s, HT_SELECT_OPT_UNTIL, "2262-01-01T00:00:00Z", err, sizeof(err)) == 1, "%s", err);
+	CHECK(ht_selection_resolve(&s, &h, err, sizeof(err)) == 0, "%s", err);
+	CHECK_EQ_U64(s.from_ns, UINT64_MAX);
+	CHECK_EQ_U64(s.to_ns, UINT64_MAX);
+	h.start_monotonic_ns = 5;
+	h.start_realtime_ns = (uint64_t)INT64_MAX;
+	s = (struct ht_selection){ 0 };
+	CHECK(ht_selection_option(&s, HT_SELECT_OPT_SINCE, "1970-01-01T00:00:00Z", err, sizeof(err)) == 1, "%s", err);
+	CHECK(ht_selection_resolve(&s, &h, err, sizeof(err)) == 0, "%s", err);
+	CHECK_EQ_U64(s.from_ns, 0);
+}
+
 static void bad_values_are_refused_with_what_to_type(void)
 {
 	struct ht_selection s = { 0 };
@@ -163,6 +185,8 @@ static void bad_values_are_refused_with_what_to_type(void)
 	CHECK(strstr(err, "invalid --since 'yesterday': expected seconds from the start") != NULL, "%s", err);
 	CHECK(ht_selection_option(&s, HT_SELECT_OPT_UNTIL, "2026-13-01T00:00:00Z", err, sizeof(err)) == -1, "month 13");
 	CHECK(ht_selection_option(&s, HT_SELECT_OPT_UNTIL, "-1", err, sizeof(err)) == -1, "negative");
+	/* Nanoseconds since 1970 in 64 signed bits end in 2262. */
+	CHECK(ht_selection_option(&s, HT_SELECT_OPT_UNTIL, "9999-12-31T23:59:59Z", err, sizeof(err)) == -1, "year 9999");
 	CHECK(ht_selection_option(&s, HT_SELECT_OPT_PID, "0", err, sizeof(err)) == -1, "pid 0");
 	CHECK(ht_selection_option(&s, HT_SELECT_OPT_VCPU, "65536", err, sizeof(err)) == -1, "vcpu 65536");
 	CHECK(ht_selection_option(&s, HT_SELECT_OPT_NR, "12abc", err, sizeof(err)) == -1, "nr 12abc");
@@ -229,6 +253,7 @@ int main(void)
 	RUN(vm_name_selects_the_processes_recorded_under_it);
 	RUN(since_and_until_in_seconds_count_from_the_recording_start);
 	RUN(since_and_until_as_utc_times_go_through_the_clock_anchor);
+	RUN(bounds_saturate_whatever_the_header_anchors_hold);
 	RUN(bad_values_are_refused_with_what_to_type);
 	RUN(since_after_until_is_refused);
 	RUN(a_window_empty_in_the_file_is_refused);

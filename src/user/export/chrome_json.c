@@ -197,7 +197,8 @@ int ht_chrome_decode(struct ht_chrome_writer *w, const struct ht_decoder *dec)
 int ht_chrome_add(struct ht_chrome_writer *w, const struct ht_record *r, char *err, size_t errlen)
 {
 	__s64 ts = (__s64)(r->exit_ns - w->hdr.start_monotonic_ns);
-	__s64 phase_ts = ts + r->exit_to_hcall_ns;
+	/* Modulo 2^64 as ts is: a crafted record's times must not overflow it. */
+	__s64 phase_ts = (__s64)((__u64)ts + r->exit_to_hcall_ns);
 	__u64 total = (__u64)r->exit_to_hcall_ns + r->hcall_to_entry_ns;
 	char name[32], ts_text[40], phase_ts_text[40], dur_total[40], dur_exit[40], dur_hcall[40];
 

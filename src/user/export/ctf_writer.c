@@ -414,7 +414,8 @@ static int write_metadata(const struct ht_ctf_writer *w, const struct ht_read_st
 		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
 		 u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
 	/* The clock counts CLOCK_MONOTONIC ns; its offset makes readers show wall-clock time. */
-	__s64 offset = (__s64)h->start_realtime_ns - (__s64)h->start_monotonic_ns;
+	/* Modulo 2^64: a crafted header's anchors must not overflow it. */
+	__s64 offset = (__s64)(h->start_realtime_ns - h->start_monotonic_ns);
 	__s64 offset_s = offset / 1000000000, offset_ns = offset % 1000000000;
 	if (offset_ns < 0) {
 		offset_ns += 1000000000;

@@ -680,9 +680,10 @@ static int identity_env(struct ht_lttng_export *x, struct ht_lttng_trace *t, con
 	return ret;
 }
 
+/* Realtime minus monotonic, modulo 2^64: a crafted header's anchors must not overflow it. */
 static int64_t clock_offset(const struct ht_file_header *h)
 {
-	return (int64_t)h->start_realtime_ns - (int64_t)h->start_monotonic_ns;
+	return (int64_t)(h->start_realtime_ns - h->start_monotonic_ns);
 }
 
 int ht_lttng_close(struct ht_lttng_export *x, const struct ht_read_status *st, const char *source,

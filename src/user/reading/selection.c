@@ -50,7 +50,8 @@ static bool parse_wallclock(const char *s, int64_t *out)
 	tm.tm_year -= 1900;
 	tm.tm_mon -= 1;
 	time_t t = timegm(&tm);
-	if (t == (time_t)-1 || t < 0)
+	/* Nanoseconds since 1970 in 64 signed bits end in 2262. */
+	if (t == (time_t)-1 || t < 0 || t > INT64_MAX / 1000000000 - 1)
 		return false;
 	*out = (int64_t)t * 1000000000 + frac;
 	return true;
@@ -124,13 +125,22 @@ int ht_selection_check(const struct ht_selection *s, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * The bound on the file's monotonic clock, saturated at both ends: the
+ * header's clock anchors are the file's (a crafted one chooses them), so
+ * no sum here may overflow.
+ */
 static uint64_t bound_to_monotonic(const struct ht_time_bound *b, const struct ht_file_header *h)
 {
-	int64_t mono = b->wallclock ?
-		(int64_t)h->start_monotonic_ns + (b->realtime_ns - (int64_t)h->start_realtime_ns) :
-		(int64_t)h->start_monotonic_ns + b->offset_ns;
+	uint64_t start = h->start_monotonic_ns;
+	int64_t delta = b->offset_ns;
 
-	return mono < 0 ? 0 : (uint64_t)mono;
+	if (b->wallclock && __builtin_sub_overflow(b->realtime_ns, (int64_t)h->start_realtime_ns, &delta))
+		delta = b->realtime_ns >= 0 ? INT64_MAX : INT64_MIN;
+	if (delta >= 0)
+		return UINT64_MAX - start < (uint64_t)delta ? UINT64_MAX : start + (uint64_t)delta;
+	uint64_t back = 0 - (uint64_t)delta;
+	return back > start ? 0 : start - back;
 }
 
 int ht_selection_resolve(struct ht_selection *s, const struct ht_file_header *h, char *err, size_t errlen)
