@@ -13,9 +13,19 @@ SUITE_FAILED=0
 # `tests/run -t NAME` sets HT_TEST_ONLY: a suite's checks share their setup,
 # so the suite runs whole, but only NAME's verdict is printed and counted.
 shown() { [ -z "${HT_TEST_ONLY:-}" ] || [ "$1" = "$HT_TEST_ONLY" ]; }
+# A reason often quotes a program's output (a console log, a journal): ESC
+# and CR are shown as \x1b and \r, other control bytes as ?, so a verdict
+# line cannot drive the terminal of whoever reads it. Newlines, tabs stay.
+printable() {
+	if [[ $1 == *[$'\x01'-$'\x08'$'\x0b'-$'\x1f'$'\x7f']* ]]; then
+		LC_ALL=C sed 's/\x1b/\\x1b/g; s/\r/\\r/g; s/[\x01-\x08\x0b-\x1f\x7f]/?/g' <<<"$1"
+	else
+		printf '%s\n' "$1"
+	fi
+}
 pass() { if shown "$1"; then echo "PASS: $1"; fi; }
-fail() { if shown "$1"; then echo "FAIL: $1: ${2:-}"; SUITE_FAILED=1; fi; }
-skip() { if shown "$1"; then echo "SKIP: $1: $2"; fi; }
+fail() { if shown "$1"; then printable "FAIL: $1: ${2:-}"; SUITE_FAILED=1; fi; }
+skip() { if shown "$1"; then printable "SKIP: $1: $2"; fi; }
 
 # expect_run NAME WANT_STATUS WANT_STDERR_REGEX -- CMD...
 # Runs CMD, checks its exit status and that stderr matches the regex.
