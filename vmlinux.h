@@ -64,6 +64,7 @@ struct task_struct {
 	unsigned int __state; /* since 5.14 */
 	int pid;
 	int tgid;
+	char comm[16]; /* TASK_COMM_LEN */
 } __attribute__((preserve_access_index));
 
 #define TASK_RUNNING 0x00000000

@@ -45,6 +45,8 @@ _Static_assert((HT_MAX_RINGS & (HT_MAX_RINGS - 1)) == 0, "BPF masks ring indexes
 #define HT_REC_F_EXIT_TO_HCALL_SATURATED (1u << 0) /* true value > UINT32_MAX ns */
 #define HT_REC_F_HCALL_TO_ENTRY_SATURATED (1u << 1)
 #define HT_REC_F_NO_EXIT_VCPU_ID (1u << 2) /* kernel's kvm_exit has no vcpu_id: taken from kvm_entry */
+/* Not a hypercall: a struct ht_vcpu_switch in a record's place (record --vcpu-sched). */
+#define HT_REC_F_VCPU_SWITCH (1u << 7)
 
 struct ht_record {
 	__u64 exit_ns;           /*  0 CLOCK_MONOTONIC ns at kvm_exit */
@@ -75,6 +77,54 @@ _Static_assert(__builtin_offsetof(struct ht_record, vcpu_id) == 72, "ht_record l
 _Static_assert(__builtin_offsetof(struct ht_record, flags) == 79, "ht_record layout changed");
 
 /*
+ * record --vcpu-sched: the host switching a vCPU thread out of its CPU or
+ * back in, for the vCPU's "preempted on the host" time. It travels in the
+ * ring buffers and the RECORDS blocks in a record's place, 80 bytes too,
+ * marked by HT_REC_F_VCPU_SWITCH, with its time, thread, vCPU and CPU where a
+ * hypercall record has them: the drain merges both kinds in one time order
+ * (its time is at exit_ns's place and 0 is at both durations'), and time
+ * and process selections read both alike. Readers that know only hypercalls
+ * must not meet it: files holding it have format version 4.
+ */
+enum ht_switch_kind {
+	HT_SWITCH_OUT = 1, /* the vCPU thread leaves its CPU */
+	HT_SWITCH_IN = 2,  /* the vCPU thread is back on a CPU */
+};
+
+struct ht_vcpu_switch {
+	__u64 time_ns;          /*  0 CLOCK_MONOTONIC ns of the sched_switch (ht_record.exit_ns) */
+	__u64 prev_state;       /*  8 out: the thread's task state, 0 = still runnable (preempted); in: 0 */
+	__u32 other_tid;        /* 16 out: the thread that runs instead; in: the thread it replaces (0: idle) */
+	__u32 other_pid;        /* 20 that thread's process (tgid) */
+	char other_comm[16];    /* 24 that thread's name (the kernel's comm; NUL-padded, maybe 16 long) */
+	__u32 kind;             /* 40 enum ht_switch_kind */
+	__u32 involuntary;      /* 44 out: 1 if still runnable when switched out (preempted, or it yielded) */
+	__u64 reserved[2];      /* 48 0 (56..63 are a record's durations: 0 keeps the drain's order) */
+	__u32 host_pid;         /* 64 tgid of the VMM process (ht_record.host_pid) */
+	__u32 host_tid;         /* 68 the vCPU thread */
+	__u16 vcpu_id;          /* 72 KVM vcpu_id of the thread's latest exit */
+	__u16 cpu;              /* 74 host CPU of the switch (ht_record.exit_cpu) */
+	__u16 reserved2;        /* 76 0 */
+	__u8 isa;               /* 78 0 */
+	__u8 flags;             /* 79 HT_REC_F_VCPU_SWITCH */
+};
+
+_Static_assert(sizeof(struct ht_vcpu_switch) == HT_RECORD_SIZE, "a switch takes a record's place");
+_Static_assert(__builtin_offsetof(struct ht_vcpu_switch, time_ns) == __builtin_offsetof(struct ht_record, exit_ns),
+	       "a switch's time is where a record's is");
+_Static_assert(__builtin_offsetof(struct ht_vcpu_switch, reserved[1]) ==
+		       __builtin_offsetof(struct ht_record, exit_to_hcall_ns),
+	       "a switch's durations are reserved, 0");
+_Static_assert(__builtin_offsetof(struct ht_vcpu_switch, host_pid) == __builtin_offsetof(struct ht_record, host_pid),
+	       "a switch's thread is where a record's is");
+_Static_assert(__builtin_offsetof(struct ht_vcpu_switch, vcpu_id) == __builtin_offsetof(struct ht_record, vcpu_id),
+	       "a switch's vCPU is where a record's is");
+_Static_assert(__builtin_offsetof(struct ht_vcpu_switch, cpu) == __builtin_offsetof(struct ht_record, exit_cpu),
+	       "a switch's CPU is where a record's exit CPU is");
+_Static_assert(__builtin_offsetof(struct ht_vcpu_switch, flags) == __builtin_offsetof(struct ht_record, flags),
+	       "a switch's flags are where a record's are");
+
+/*
  * Per-CPU event counters kept by the BPF programs (map `counters`), summed by
  * user space. Everything the kernel saw but could not record is counted here.
  */
@@ -86,6 +136,7 @@ enum ht_counter {
 	HT_CNT_AGG_GROUPS_FULL,     /* --no-file: a new group found all HT_AGG_MAX_GROUPS taken: lost */
 	HT_CNT_EXIT_SERIES_FULL,    /* --exits: an exit of a new series found all HT_EXIT_MAX_SERIES taken: lost */
 	HT_CNT_EXIT_NO_THREAD,      /* --exits: an open exit lost: its thread found no vCPU thread slot, or a switch went unseen */
+	HT_CNT_SWITCH_DROPS,        /* --vcpu-sched: a vCPU thread's switch lost: the ring buffer was full */
 	HT_CNT_MAX,
 };
 

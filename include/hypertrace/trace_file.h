@@ -23,14 +23,17 @@
 /*
  * 2: IDENTITY blocks may appear; a version-1 file is read the same, without names.
  * 3: EXITS blocks may appear (record --exits); earlier files are read the same, without them.
+ * 4: RECORDS blocks may hold switches of vCPU threads (struct ht_vcpu_switch,
+ *    record --vcpu-sched) between the hypercall records; earlier files have none.
  */
-#define HT_FILE_VERSION 3
+#define HT_FILE_VERSION 4
 #define HT_FILE_HEADER_SIZE 256
 
 /* ht_file_header.filter_flags */
 #define HT_FILTER_F_EXIT_REASON (1u << 0) /* filter_exit_reason is in force */
 #define HT_FILTER_F_VCPU (1u << 1)        /* filter_vcpu is in force */
 #define HT_FILTER_F_TGID (1u << 2)        /* filter_tgid is in force */
+#define HT_FILTER_F_VCPU_SCHED (1u << 3)  /* record --vcpu-sched: the RECORDS blocks hold the vCPU threads' switches */
 
 struct ht_file_header {
 	char magic[8];               /*   0 "HYPTRACE" */
@@ -125,7 +128,7 @@ struct ht_exits_header {
 	__u32 reserved0;         /* 20 0 */
 	__u64 lost_series_full;  /* 24 exits lost so far: all HT_EXIT_MAX_SERIES series taken */
 	__u64 lost_no_thread;    /* 32 exits lost so far: their thread found no vCPU thread slot */
-	__u64 reserved1;         /* 40 0 */
+	__u64 lost_vcpu_switches; /* 40 record --vcpu-sched: switches of vCPU threads lost so far (ring buffer full) */
 };
 
 struct ht_exit_series_rec {

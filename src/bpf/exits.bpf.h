@@ -218,15 +218,71 @@ static __always_inline void exit_end(struct trace_event_raw_kvm_entry *ctx, stru
 }
 
 /*
+ * A sched_switch as the switch handlers take it, from the tracepoint or a
+ * synthetic program. The names are filled only when the switch is recorded
+ * (vcpu_sched_on and a vCPU thread on a side): reading them costs.
+ */
+struct switch_event {
+	__u64 prev_ids, next_ids; /* tgid << 32 | tid */
+	__u64 prev_state;         /* as the sched_switch event has it: 0 when preempted */
+	__u64 now;                /* synthetic time; 0: read the clock */
+	__u32 prev_involuntary;   /* prev is still runnable */
+	__u32 pad;
+	char prev_comm[16], next_comm[16];
+};
+
+/* A switch the vCPU threads' accounting looks at: an open exit leaves, or a vCPU thread is on a side. */
+static __always_inline bool switch_has_vcpu(struct vcpu_state *slot, __u32 prev_tid, __u32 next_tid)
+{
+	return slot->exit_open || tid_is_vcpu(prev_tid) || tid_is_vcpu(next_tid);
+}
+
+/*
+ * --vcpu-sched: thread t's switch (out: t is e's prev; in: t is e's next)
+ * into the ring of this CPU. Lost if the ring is full, and counted.
+ */
+static __noinline int emit_switch(struct vcpu_thread *t, __u32 kind, const struct switch_event *e, __u64 now)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	void *ring = cpu_ring(cpu);
+	struct ht_vcpu_switch *sw = ring ? bpf_ringbuf_reserve(ring, sizeof(*sw), 0) : NULL;
+
+	if (!sw) {
+		count(HT_CNT_SWITCH_DROPS);
+		return 0;
+	}
+	__builtin_memset(sw, 0, sizeof(*sw));
+	sw->time_ns = now;
+	sw->kind = kind;
+	if (kind == HT_SWITCH_OUT) {
+		sw->prev_state = e->prev_state;
+		sw->involuntary = e->prev_involuntary;
+		sw->other_tid = (__u32)e->next_ids;
+		sw->other_pid = e->next_ids >> 32;
+		__builtin_memcpy(sw->other_comm, e->next_comm, sizeof(sw->other_comm));
+	} else {
+		sw->other_tid = (__u32)e->prev_ids;
+		sw->other_pid = e->prev_ids >> 32;
+		__builtin_memcpy(sw->other_comm, e->prev_comm, sizeof(sw->other_comm));
+	}
+	sw->host_pid = t->stat.pid;
+	sw->host_tid = t->stat.tid;
+	sw->vcpu_id = t->stat.vcpu;
+	sw->cpu = cpu;
+	sw->flags = HT_REC_F_VCPU_SWITCH;
+	bpf_ringbuf_submit(sw, wakeup_flags(cpu));
+	return 0;
+}
+
+/*
  * A switch with a vCPU thread on either side: prev's open exit goes into its
  * entry; prev's waiting starts if it is still runnable; next's waiting and
- * time off the CPU end. synthetic_now: 0 reads the clock.
+ * time off the CPU end. With --vcpu-sched each vCPU thread's side is recorded.
  */
-static __noinline int vcpu_switch(struct vcpu_state *slot, __u64 prev_ids, __u32 next_tid, __u32 prev_involuntary,
-				  __u64 synthetic_now)
+static __noinline int vcpu_switch(struct vcpu_state *slot, const struct switch_event *e)
 {
-	__u64 now = clock_ns(synthetic_now);
-	__u32 prev_tid = (__u32)prev_ids, prev_tgid = prev_ids >> 32;
+	__u64 now = clock_ns(e->now);
+	__u32 prev_tid = (__u32)e->prev_ids, prev_tgid = e->prev_ids >> 32, next_tid = (__u32)e->next_ids;
 	struct vcpu_thread *t = tid_is_vcpu(prev_tid) ? bpf_map_lookup_elem(&vcpu_threads, &prev_tid) : NULL;
 
 	if (slot->exit_open) {
@@ -247,14 +303,16 @@ static __noinline int vcpu_switch(struct vcpu_state *slot, __u64 prev_ids, __u32
 	if (t && prev_tid != next_tid) {
 		t->running = 0;
 		t->out_ns = now;
-		t->out_involuntary = prev_involuntary;
-		if (prev_involuntary) {
+		t->out_involuntary = e->prev_involuntary;
+		if (e->prev_involuntary) {
 			t->stat.preempt_count++;
 			t->wait_start_ns = now;
 		} else {
 			t->stat.voluntary_count++;
 			t->wait_start_ns = 0;
 		}
+		if (vcpu_sched_on)
+			emit_switch(t, HT_SWITCH_OUT, e, now);
 	}
 	struct vcpu_thread *n = tid_is_vcpu(next_tid) ? bpf_map_lookup_elem(&vcpu_threads, &next_tid) : NULL;
 	if (!n || (t == n && prev_tid == next_tid))
@@ -271,6 +329,8 @@ static __noinline int vcpu_switch(struct vcpu_state *slot, __u64 prev_ids, __u32
 			n->stat.voluntary_ns += now - n->out_ns;
 		n->out_ns = 0;
 	}
+	if (vcpu_sched_on)
+		emit_switch(n, HT_SWITCH_IN, e, now);
 	return 0;
 }
 
@@ -278,13 +338,11 @@ static __noinline int vcpu_switch(struct vcpu_state *slot, __u64 prev_ids, __u32
  * Every switch: who runs on this CPU from now on (the slot's owner, for the
  * VM process of its exits), and the vCPU threads' part if either side is one.
  */
-static __always_inline void exits_sched_switch(struct vcpu_state *slot, __u32 prev_tid, __u32 prev_tgid,
-					       __u32 next_tid, __u32 next_tgid, bool prev_involuntary,
-					       __u64 synthetic_now)
+static __always_inline void exits_sched_switch(struct vcpu_state *slot, const struct switch_event *e)
 {
-	if (slot->exit_open || tid_is_vcpu(prev_tid) || tid_is_vcpu(next_tid))
-		vcpu_switch(slot, (__u64)prev_tgid << 32 | prev_tid, next_tid, prev_involuntary, synthetic_now);
-	slot->owner = (__u64)next_tgid << 32 | next_tid;
+	if (switch_has_vcpu(slot, (__u32)e->prev_ids, (__u32)e->next_ids))
+		vcpu_switch(slot, e);
+	slot->owner = e->next_ids;
 }
 
 /* A wake-up: a vCPU thread that is not on a CPU waits for one from now on. */

@@ -439,10 +439,23 @@ static __always_inline int handle_sched_switch(struct task_struct *prev, struct 
 		move_out(prev, slot);
 	if (armed_moved)
 		move_in(next, slot);
-	/* Still runnable when switched out (preempted, or a yield): it waits for a CPU from now on. */
-	if (exits_on)
-		exits_sched_switch(slot, prev->pid, prev->tgid, next->pid, next->tgid,
-				   preempt || prev->__state == TASK_RUNNING, 0);
+	if (exits_on) {
+		unsigned int state = prev->__state;
+		struct switch_event e = {
+			.prev_ids = (__u64)prev->tgid << 32 | (__u32)prev->pid,
+			.next_ids = (__u64)next->tgid << 32 | (__u32)next->pid,
+			/* As the sched_switch event's prev_state: a preempted task is still running. */
+			.prev_state = preempt ? TASK_RUNNING : state,
+			/* Still runnable when switched out (preempted, or a yield): it waits for a CPU from now on. */
+			.prev_involuntary = preempt || state == TASK_RUNNING,
+		};
+		/* The names only for a switch that is recorded: --vcpu-sched, a vCPU thread on a side. */
+		if (vcpu_sched_on && switch_has_vcpu(slot, (__u32)prev->pid, (__u32)next->pid)) {
+			bpf_probe_read_kernel(e.prev_comm, sizeof(e.prev_comm), prev->comm);
+			bpf_probe_read_kernel(e.next_comm, sizeof(e.next_comm), next->comm);
+		}
+		exits_sched_switch(slot, &e);
+	}
 	return 0;
 }
 

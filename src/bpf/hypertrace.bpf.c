@@ -52,6 +52,12 @@ const volatile __u32 wakeup_shift = 0;
  * is what it is without it.
  */
 const volatile bool exits_on = false;
+/*
+ * record --vcpu-sched (needs exits_on: its vCPU thread table): each switch of
+ * a vCPU thread out of its CPU and back in, as a struct ht_vcpu_switch in the
+ * rings. Off, the verifier removes it.
+ */
+const volatile bool vcpu_sched_on = false;
 
 /* A record as it sits in the ring buffer: 8-byte sample header + the record. */
 #define HT_RINGBUF_SAMPLE_BYTES (8 + sizeof(struct ht_record))
@@ -349,15 +355,25 @@ struct synthetic_switch_args {
 	__u32 prev_tid, prev_tgid, next_tid, next_tgid;
 	__u32 prev_involuntary, pad;
 	__u64 now_ns;
+	__u64 prev_state;
+	char prev_comm[16], next_comm[16];
 };
 
 SEC("syscall")
 int synthetic_sched_switch(struct synthetic_switch_args *a)
 {
 	struct vcpu_state *slot = cpu_slot(bpf_get_smp_processor_id());
+	struct switch_event e = {
+		.prev_ids = (__u64)a->prev_tgid << 32 | a->prev_tid,
+		.next_ids = (__u64)a->next_tgid << 32 | a->next_tid,
+		.prev_state = a->prev_state,
+		.now = a->now_ns,
+		.prev_involuntary = a->prev_involuntary,
+	};
 
-	exits_sched_switch(slot, a->prev_tid, a->prev_tgid, a->next_tid, a->next_tgid, a->prev_involuntary,
-			   a->now_ns);
+	__builtin_memcpy(e.prev_comm, a->prev_comm, sizeof(e.prev_comm));
+	__builtin_memcpy(e.next_comm, a->next_comm, sizeof(e.next_comm));
+	exits_sched_switch(slot, &e);
 	return 0;
 }
 

@@ -104,6 +104,13 @@ expect_run report_exits_with_nr_is_refused 2 "exits have no nr" -- "$HT" report 
 expect_run record_metrics_per_vcpu_needs_exits 2 "needs --exits and --metrics" -- "$HT" record --metrics-per-vcpu --metrics 9999 -d 1
 "$HT" record -q -o "$work/plain.htr" -d 0.3 >/dev/null 2>&1
 expect_run report_exits_of_a_file_without_exits 1 "recorded without --exits" -- "$HT" report --exits "$work/plain.htr"
+expect_run report_vcpu_switches_of_a_file_without_them 1 "recorded without --vcpu-sched" -- \
+	"$HT" report --vcpu-switches --dump "$work/plain.htr"
+expect_run report_vcpu_switches_needs_a_listing 2 "add --dump, --csv or --json" -- "$HT" report --vcpu-switches "$work/plain.htr"
+expect_run report_vcpu_switches_with_exits_is_refused 2 "not --hist or --exits" -- \
+	"$HT" report --vcpu-switches --exits --csv "$work/plain.htr"
+expect_run report_vcpu_switches_with_nr_is_refused 2 "drop --nr" -- "$HT" report --vcpu-switches --json --nr 1000 "$work/plain.htr"
+expect_run record_vcpu_sched_without_file_is_refused 2 "drop --no-file" -- "$HT" record --vcpu-sched --no-file -d 1
 
 # -i with -q: how often the exit statistics are kept, with --exits; nothing without.
 expect_run record_quiet_interval_without_exits_is_refused 2 "only changes the live histograms" -- "$HT" record -q -i 1 -d 1
@@ -121,6 +128,16 @@ if grep -q "^exits: 0, 0.0/s" <<<"$out" && grep -q "^hypertrace-bpf: 0 exits of 
 	pass record_exits_file
 else
 	fail record_exits_file "$out"
+fi
+# The real record --vcpu-sched (no guest here: no vCPU thread, no switch); the file says it had them on.
+out=$("$HT" record --vcpu-sched -q -o "$work/s.htr" -d 0.5 2>&1)
+if [ $? -eq 0 ] && grep -q "^hypertrace-bpf: of the records, 0 switches of vCPU threads; 0 lost" <<<"$out" &&
+	"$HT" report "$work/s.htr" | grep -q "^switches of vCPU threads: 0 " &&
+	[ "$("$HT" report --vcpu-switches --csv "$work/s.htr" | wc -l)" -eq 1 ] &&
+	"$HT" report --exits "$work/s.htr" | grep -q "^exits: 0"; then
+	pass record_vcpu_sched_file
+else
+	fail record_vcpu_sched_file "$out"
 fi
 out=$("$HT" record --exits --no-file -d 0.6 -i 0.2 2>&1)
 grep -q "^hypertrace-bpf: 0 exits of 0 VM processes" <<<"$out" && pass record_exits_no_file || fail record_exits_no_file "$out"

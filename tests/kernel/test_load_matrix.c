@@ -7,7 +7,7 @@
  * verify: the kvm_exit program (VMX, SVM, or generic for --exit-reason with
  * either ISA's pre-filter), records or aggregate-only (--no-file) with each
  * grouping (and per nr, for --metrics), the wake-up policy, each of these
- * without and with --exits, and the filters (--nr list, -p, --vcpu): none
+ * without and with --exits, records with --vcpu-sched, and the filters (--nr list, -p, --vcpu): none
  * and all of them everywhere, each alone in both kinds of output.
  *
  * One test per kvm_exit program and mode; a failure names the configuration
@@ -33,12 +33,16 @@ static const char *const exit_prog_names[] = { "vmx", "svm", "generic_vmx", "gen
  */
 enum mode { MODE_RECORDS, MODE_RECORDS_KERNEL_WAKEUP, MODE_AGG, MODE_AGG_PER_VCPU, MODE_AGG_PER_VM,
 	    MODE_AGG_METRICS, MODE_RECORDS_EXITS, MODE_RECORDS_KERNEL_WAKEUP_EXITS, MODE_AGG_EXITS,
-	    MODE_AGG_PER_VCPU_EXITS, MODE_AGG_PER_VM_EXITS, MODE_AGG_METRICS_EXITS };
+	    MODE_AGG_PER_VCPU_EXITS, MODE_AGG_PER_VM_EXITS, MODE_AGG_METRICS_EXITS, MODE_RECORDS_VCPU_SCHED,
+	    MODE_RECORDS_KERNEL_WAKEUP_VCPU_SCHED };
 static const char *const mode_names[] = { "records", "records_kernel_wakeup", "no_file", "no_file_per_vcpu",
 					  "no_file_per_vm", "no_file_metrics", "records_exits",
 					  "records_kernel_wakeup_exits", "no_file_exits", "no_file_per_vcpu_exits",
-					  "no_file_per_vm_exits", "no_file_metrics_exits" };
+					  "no_file_per_vm_exits", "no_file_metrics_exits", "records_vcpu_sched",
+					  "records_kernel_wakeup_vcpu_sched" };
 #define MODE_FIRST_EXITS MODE_RECORDS_EXITS
+/* --vcpu-sched (records only; it implies --exits) adds the switch records to the sched_switch program. */
+#define MODE_FIRST_VCPU_SCHED MODE_RECORDS_VCPU_SCHED
 _Static_assert(MODE_AGG_METRICS_EXITS - MODE_FIRST_EXITS == MODE_AGG_METRICS, "each mode has its --exits twin");
 
 enum filter_set { FILTERS_NONE, FILTER_NR_LIST, FILTER_PID, FILTER_VCPU, FILTERS_ALL, FILTER_SETS };
@@ -71,7 +75,10 @@ static void config_opts(struct ht_tracer_opts *o, enum exit_prog prog, enum mode
 	}
 	/* --exits: every exit's time in the host, the vCPU threads' waiting (and the sched_wakeup program). */
 	o->exits = mode >= MODE_FIRST_EXITS;
-	enum mode base = o->exits ? (enum mode)(mode - MODE_FIRST_EXITS) : mode;
+	o->vcpu_sched = mode >= MODE_FIRST_VCPU_SCHED;
+	enum mode base = o->vcpu_sched ? (enum mode)(mode - MODE_FIRST_VCPU_SCHED) :
+			 o->exits      ? (enum mode)(mode - MODE_FIRST_EXITS) :
+					 mode;
 	/* As record sets them: a small ring for --no-file, the default wake-up threshold. */
 	o->aggregate_only = base >= MODE_AGG;
 	o->ringbuf_bytes = o->aggregate_only ? 4096 : 1u << 20;
@@ -93,7 +100,8 @@ static void check_configs(enum exit_prog prog, enum mode mode)
 	 */
 	bool singles = (prog == PROG_VMX || prog == PROG_SVM) &&
 		       (mode == MODE_RECORDS || mode == MODE_AGG_PER_VCPU || mode == MODE_AGG_METRICS ||
-			mode == MODE_RECORDS_EXITS || mode == MODE_AGG_PER_VCPU_EXITS || mode == MODE_AGG_METRICS_EXITS);
+			mode == MODE_RECORDS_EXITS || mode == MODE_AGG_PER_VCPU_EXITS || mode == MODE_AGG_METRICS_EXITS ||
+			mode == MODE_RECORDS_VCPU_SCHED);
 	for (int fs = 0; fs < FILTER_SETS; fs++) {
 		if (!singles && fs != FILTERS_NONE && fs != FILTERS_ALL)
 			continue;
@@ -126,7 +134,9 @@ static void check_configs(enum exit_prog prog, enum mode mode)
 	MATRIX_TEST(prog, AGG_EXITS)                                              \
 	MATRIX_TEST(prog, AGG_PER_VCPU_EXITS)                                     \
 	MATRIX_TEST(prog, AGG_PER_VM_EXITS)                                       \
-	MATRIX_TEST(prog, AGG_METRICS_EXITS)
+	MATRIX_TEST(prog, AGG_METRICS_EXITS)                                      \
+	MATRIX_TEST(prog, RECORDS_VCPU_SCHED)                                     \
+	MATRIX_TEST(prog, RECORDS_KERNEL_WAKEUP_VCPU_SCHED)
 MATRIX_ROW(VMX)
 MATRIX_ROW(SVM)
 MATRIX_ROW(GENERIC_VMX)
@@ -143,7 +153,9 @@ MATRIX_ROW(GENERIC_SVM)
 	RUN(load_attach_##prog##_AGG_EXITS);                                      \
 	RUN(load_attach_##prog##_AGG_PER_VCPU_EXITS);                             \
 	RUN(load_attach_##prog##_AGG_PER_VM_EXITS);                               \
-	RUN(load_attach_##prog##_AGG_METRICS_EXITS)
+	RUN(load_attach_##prog##_AGG_METRICS_EXITS);                              \
+	RUN(load_attach_##prog##_RECORDS_VCPU_SCHED);                             \
+	RUN(load_attach_##prog##_RECORDS_KERNEL_WAKEUP_VCPU_SCHED)
 
 int main(void)
 {

@@ -184,8 +184,13 @@ int ht_synth_switch(const struct ht_tracer *t, __u32 prev_tid, __u32 prev_tgid, 
 		    __u32 next_tgid, bool prev_involuntary, __u64 now_ns)
 {
 	struct ht_synth_switch a = { .prev_tid = prev_tid, .prev_tgid = prev_tgid, .next_tid = next_tid,
-				     .next_tgid = next_tgid, .prev_involuntary = prev_involuntary, .now_ns = now_ns };
+				     .next_tgid = next_tgid, .prev_involuntary = prev_involuntary, .now_ns = now_ns,
+				     /* A blocked thread as the kernel says it: TASK_INTERRUPTIBLE. */
+				     .prev_state = prev_involuntary ? 0 : 1 };
 
+	/* Names that say whose they are: "t<tid>". */
+	snprintf(a.prev_comm, sizeof(a.prev_comm), "t%u", prev_tid);
+	snprintf(a.next_comm, sizeof(a.next_comm), "t%u", next_tid);
 	return run(t, HT_SYNTH_SCHED_SWITCH, &a, sizeof(a));
 }
 

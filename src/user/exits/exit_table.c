@@ -22,7 +22,7 @@ void ht_exit_table_free(struct ht_exit_table *t)
 void ht_exit_table_reset(struct ht_exit_table *t)
 {
 	t->nseries = t->nthreads = 0;
-	t->lost_series_full = t->lost_no_thread = 0;
+	t->lost_series_full = t->lost_no_thread = t->lost_vcpu_switches = 0;
 }
 
 static int grow(void **v, size_t *cap, size_t need, size_t size)
@@ -53,6 +53,7 @@ int ht_exit_table_copy(struct ht_exit_table *dst, const struct ht_exit_table *sr
 	dst->nthreads = src->nthreads;
 	dst->lost_series_full = src->lost_series_full;
 	dst->lost_no_thread = src->lost_no_thread;
+	dst->lost_vcpu_switches = src->lost_vcpu_switches;
 	return 0;
 }
 
@@ -210,6 +211,7 @@ int ht_exit_table_delta(struct ht_exit_table *out, const struct ht_exit_table *n
 	ht_exit_table_reset(out);
 	out->lost_series_full = now->lost_series_full - before->lost_series_full;
 	out->lost_no_thread = now->lost_no_thread - before->lost_no_thread;
+	out->lost_vcpu_switches = now->lost_vcpu_switches - before->lost_vcpu_switches;
 	for (size_t i = 0; i < now->nseries; i++) {
 		const struct ht_exit_series *n = &now->series[i];
 		bool found;

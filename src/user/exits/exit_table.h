@@ -37,6 +37,7 @@ struct ht_exit_table {
 	size_t nthreads, threads_cap;
 	uint64_t lost_series_full;  /* exits lost: HT_CNT_EXIT_SERIES_FULL */
 	uint64_t lost_no_thread;    /* exits lost: HT_CNT_EXIT_NO_THREAD */
+	uint64_t lost_vcpu_switches; /* --vcpu-sched: switch records lost: HT_CNT_SWITCH_DROPS */
 };
 
 void ht_exit_table_init(struct ht_exit_table *t);

@@ -159,7 +159,8 @@ bool ht_selection_active(const struct ht_selection *s)
 	return s->vm_name || s->pid_on || s->vcpu_on || s->nr_count || s->since.on || s->until.on;
 }
 
-bool ht_selection_match(const struct ht_selection *s, const struct ht_record *r, void *names)
+/* Process, VM, vCPU and time: what a hypercall record and a switch record both have, at the same places. */
+static bool match_where(const struct ht_selection *s, const struct ht_record *r, void *names)
 {
 	if (s->pid_on && r->host_pid != s->pid)
 		return false;
@@ -172,7 +173,20 @@ bool ht_selection_match(const struct ht_selection *s, const struct ht_record *r,
 	}
 	if (s->vcpu_on && r->vcpu_id != s->vcpu)
 		return false;
-	if (r->exit_ns < s->from_ns || r->exit_ns > s->to_ns)
+	return r->exit_ns >= s->from_ns && r->exit_ns <= s->to_ns;
+}
+
+bool ht_selection_match_switch(const struct ht_selection *s, const struct ht_vcpu_switch *sw, void *names)
+{
+	struct ht_record r;
+
+	memcpy(&r, sw, sizeof(r)); /* the same layout where match_where looks (record.h asserts it) */
+	return match_where(s, &r, names);
+}
+
+bool ht_selection_match(const struct ht_selection *s, const struct ht_record *r, void *names)
+{
+	if (!match_where(s, r, names))
 		return false;
 	if (!s->nr_count)
 		return true;

@@ -107,6 +107,7 @@ static int read_bpf(struct ht_exit_sampler *s, bool final)
 	if (!ret && ht_tracer_counters(s->tracer, c) == 0) {
 		s->total.lost_series_full = c[HT_CNT_EXIT_SERIES_FULL];
 		s->total.lost_no_thread = c[HT_CNT_EXIT_NO_THREAD];
+		s->total.lost_vcpu_switches = c[HT_CNT_SWITCH_DROPS];
 	}
 	return ret;
 }
@@ -140,14 +141,15 @@ static int write_block(struct ht_exit_sampler *s, unsigned long long now_ns, boo
 {
 	struct ht_exits_header h = { .time_ns = now_ns, .flags = final ? HT_EXITS_F_FINAL : 0,
 				     .lost_series_full = s->total.lost_series_full,
-				     .lost_no_thread = s->total.lost_no_thread };
+				     .lost_no_thread = s->total.lost_no_thread,
+				     .lost_vcpu_switches = s->total.lost_vcpu_switches };
 
 	for (size_t i = 0; i < s->total.nseries; i++)
 		h.nseries += s->total.series[i].changed;
 	for (size_t i = 0; i < s->total.nthreads; i++)
 		h.nthreads += s->total.threads[i].changed;
 	if (!final && !h.nseries && !h.nthreads && h.lost_series_full == s->last.lost_series_full &&
-	    h.lost_no_thread == s->last.lost_no_thread)
+	    h.lost_no_thread == s->last.lost_no_thread && h.lost_vcpu_switches == s->last.lost_vcpu_switches)
 		return 0;
 	size_t len = sizeof(h) + h.nseries * sizeof(struct ht_exit_series_rec) +
 		     h.nthreads * sizeof(struct ht_vcpu_wait_rec);

@@ -147,6 +147,8 @@ static void header_from_config(struct ht_file_header *hdr, const struct ht_recor
 		hdr->filter_flags |= HT_FILTER_F_VCPU;
 		hdr->filter_vcpu = f->vcpu;
 	}
+	if (cfg->vcpu_sched)
+		hdr->filter_flags |= HT_FILTER_F_VCPU_SCHED;
 	hdr->ringbuf_bytes = (__u32)cfg->ringbuf_bytes;
 }
 
@@ -424,6 +426,7 @@ static int finish_command(struct session *s)
  */
 struct run_totals {
 	unsigned long long records, lost;
+	unsigned long long vcpu_switches; /* --vcpu-sched: of the records, switches of vCPU threads */
 	__u64 counters[HT_CNT_MAX];
 	double secs;
 	unsigned long long malformed; /* file mode: ring samples that were not whole records */
@@ -524,6 +527,7 @@ static int setup_tracing(struct session *s, struct ht_writer **writer)
 		.group_by = cfg->metrics ? HT_AGG_BY_VCPU : cfg->group_by,
 		.aggregate_by_nr = cfg->metrics,
 		.exits = cfg->exits,
+		.vcpu_sched = cfg->vcpu_sched,
 		.verbose = cfg->verbose,
 	};
 	char err[512];
@@ -679,6 +683,7 @@ static int run_file_loop(struct session *s, struct run_totals *t)
 					strerror(-ret));
 	ht_metrics_update(s->metrics, s->tracer, &s->rec, ht_monotonic_ns(), true);
 	t->records = trailer.records;
+	t->vcpu_switches = s->rec.vcpu_switches;
 	t->lost = ht_trailer_lost(&trailer);
 	t->counters[HT_CNT_RINGBUF_DROPS] = trailer.ringbuf_drops;
 	t->counters[HT_CNT_STATE_ALLOC_FAIL] = trailer.state_alloc_fail;
@@ -759,6 +764,9 @@ static void print_summary(const struct session *s, const struct run_totals *t)
 	}
 	if (s->exits_ready)
 		print_exits_summary(&s->exits);
+	if (cfg->vcpu_sched)
+		printf("hypertrace-bpf: of the records, %llu switches of vCPU threads; %llu lost (ring buffer full)\n",
+		       t->vcpu_switches, s->exits_ready ? (unsigned long long)s->exits.total.lost_vcpu_switches : 0ull);
 	fflush(stdout); /* the summary first, then what went wrong, even into one log */
 	if (t->malformed)
 		fprintf(stderr, "hypertrace-bpf: warning: %llu ring buffer samples were not whole records and were skipped: the BPF programs and this binary disagree on the record layout; rebuild both\n",

@@ -14,6 +14,7 @@ static const char record_help[] =
 	"                             [-d SECONDS] [--ringbuf-size BYTES] [-i SECONDS]\n"
 	"                             [--intervals N] [-T] [--per-vcpu | --per-vm]\n"
 	"                             [--hist SERIES] [-q] [--no-file] [--exits]\n"
+	"                             [--vcpu-sched]\n"
 	"                             [--metrics [ADDR:]PORT [--metrics-per-vcpu]\n"
 	"                             [--metrics-grace SECONDS]] [-v] [-V]\n"
 	"                             [-- CMD [ARGS...]]\n"
@@ -69,6 +70,10 @@ static const char record_help[] =
 	"                           each vCPU thread's wait for a host CPU and\n"
 	"                           preemptions; counted in BPF, kept in the trace file\n"
 	"                           every interval (report --exits), shown live\n"
+	"      --vcpu-sched         also each switch of a vCPU thread out of its host\n"
+	"                           CPU and back in (its time preempted or blocked on\n"
+	"                           the host), as records in the trace file\n"
+	"                           (report --vcpu-switches, convert); implies --exits\n"
 	"      --metrics [ADDR:]PORT\n"
 	"                           serve Prometheus metrics at http://ADDR:PORT/metrics\n"
 	"                           while recording: hypercalls by VM process, vCPU and\n"
@@ -122,6 +127,7 @@ enum {
 	OPT_EXITS,
 	OPT_METRICS_PER_VCPU,
 	OPT_METRICS_GRACE,
+	OPT_VCPU_SCHED,
 };
 
 static const struct option record_longopts[] = {
@@ -147,6 +153,7 @@ static const struct option record_longopts[] = {
 	{ "bpf-stats", no_argument, NULL, OPT_BPF_STATS },
 	{ "metrics", required_argument, NULL, OPT_METRICS },
 	{ "exits", no_argument, NULL, OPT_EXITS },
+	{ "vcpu-sched", no_argument, NULL, OPT_VCPU_SCHED },
 	{ "metrics-per-vcpu", no_argument, NULL, OPT_METRICS_PER_VCPU },
 	{ "metrics-grace", required_argument, NULL, OPT_METRICS_GRACE },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -287,6 +294,11 @@ int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg)
 		case OPT_EXITS:
 			cfg->exits = true;
 			break;
+		case OPT_VCPU_SCHED:
+			/* Which threads are vCPU threads is what --exits keeps track of. */
+			cfg->vcpu_sched = true;
+			cfg->exits = true;
+			break;
 		case OPT_METRICS_PER_VCPU:
 			cfg->metrics_per_vcpu = true;
 			break;
@@ -326,6 +338,8 @@ int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg)
 		return ht_usage_error("record", "--no-file writes no trace file: drop -o/--force/--compress/--mode");
 	if (cfg->no_file && cfg->quiet && !cfg->metrics)
 		return ht_usage_error("record", "--no-file with --quiet would show nothing: drop one of them, or add --metrics");
+	if (cfg->no_file && cfg->vcpu_sched)
+		return ht_usage_error("record", "--vcpu-sched writes each switch of a vCPU thread to the trace file: drop --no-file");
 	if (cfg->no_file && ringbuf_given)
 		return ht_usage_error("record", "--no-file sends no records through the ring buffer: drop --ringbuf-size");
 	if (cfg->metrics_per_vcpu && (!cfg->metrics || !cfg->exits))

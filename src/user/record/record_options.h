@@ -36,6 +36,7 @@ struct ht_record_config {
 	double metrics_grace_s;   /* --metrics-grace: series of ended VMs kept this long; 0: default */
 	const char *vm_name;  /* --vm: the QEMU guest name, resolved to -p at start */
 	bool exits;           /* --exits: every exit's time in the host, vCPU waiting */
+	bool vcpu_sched;      /* --vcpu-sched: each switch of a vCPU thread, in the file (implies exits) */
 	bool metrics_per_vcpu; /* --metrics-per-vcpu: the exit histograms also by vCPU */
 };
 

@@ -31,7 +31,10 @@ static int recording_commit(void *ctx, unsigned int n)
 			ht_identity_read("/proc", rec[i].host_pid, rec[i].host_tid, rec[i].exit_ns, &id);
 			(void)ht_writer_add_identity(r->writer, &id);
 		}
-		if (r->observer)
+		/* The live view and metrics count hypercalls: a vCPU thread's switch is none. */
+		if (rec[i].flags & HT_REC_F_VCPU_SWITCH)
+			r->vcpu_switches++;
+		else if (r->observer)
 			r->observer(r->observer_ctx, &rec[i]);
 	}
 	/* A block the file system refuses is counted by the writer; draining goes on. */

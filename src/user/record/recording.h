@@ -34,6 +34,7 @@ struct ht_recording {
 	void (*before_close)(void *ctx, struct ht_writer *writer);
 	void *before_close_ctx;
 	int write_error;           /* set by finish: -errno of the first failed write, or 0 */
+	unsigned long long vcpu_switches; /* switch records of vCPU threads drained (record --vcpu-sched) */
 	unsigned long long malformed; /* ring samples that were not a whole record (set by finish) */
 };
 

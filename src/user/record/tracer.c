@@ -309,6 +309,7 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 	ro->aggregate_group_by = opts->group_by;
 	ro->aggregate_by_nr = opts->aggregate_by_nr;
 	ro->exits_on = opts->exits;
+	ro->vcpu_sched_on = opts->exits && opts->vcpu_sched;
 	bpf_program__set_autoload(sk->progs.on_sched_wakeup, opts->exits);
 
 	/* Each CPU's table of exit series; one entry if --exits is off (the map must exist). */

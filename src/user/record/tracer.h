@@ -86,6 +86,7 @@ struct ht_tracer_opts {
 	enum ht_agg_group_by group_by; /* aggregate_only: how histograms are keyed */
 	bool aggregate_by_nr;        /* aggregate_only, HT_AGG_BY_VCPU: nr index in the key too */
 	bool exits;                  /* every exit's time in the host and the vCPU threads' waiting (record --exits) */
+	bool vcpu_sched;             /* with exits: each switch of a vCPU thread as a record (record --vcpu-sched) */
 	bool synthetic;              /* also load the synthetic-event programs, and attach the sched programs */
 	/*
 	 * synthetic: leave the sched programs detached (ht_tracer_attach attaches
@@ -119,6 +120,8 @@ struct ht_synth_switch {
 	__u32 prev_tid, prev_tgid, next_tid, next_tgid;
 	__u32 prev_involuntary, pad;
 	__u64 now_ns;
+	__u64 prev_state;
+	char prev_comm[16], next_comm[16];
 };
 struct ht_synth_wakeup {
 	__u32 tid, pad;

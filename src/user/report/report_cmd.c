@@ -15,6 +15,7 @@
 #include "report/report_exits.h"
 #include "report/report_options.h"
 #include "report/report_summary.h"
+#include "report/report_switches.h"
 #include "tracefile/trace_reader.h"
 #include "tracefile/wallclock.h"
 
@@ -151,6 +152,8 @@ int ht_cmd_report(int argc, char **argv)
 		return status;
 	if (cfg.exits)
 		return ht_report_exits(&cfg);
+	if (cfg.vcpu_switches)
+		return ht_report_switches(&cfg);
 	mode = cfg.mode;
 	if (ht_reader_open(cfg.path, &reader, err, sizeof(err))) {
 		status = ht_runtime_error("%s", err);

@@ -70,6 +70,7 @@ static void apply_block(void *ctx, const struct ht_exits_header *h, const struct
 	}
 	r->state.lost_series_full = h->lost_series_full;
 	r->state.lost_no_thread = h->lost_no_thread;
+	r->state.lost_vcpu_switches = h->lost_vcpu_switches;
 	r->state_ns = h->time_ns;
 }
 

@@ -12,7 +12,8 @@ static const char report_help[] =
 	"Usage: hypertrace-bpf report [--dump | --csv | --json | --hist [SERIES]] [--exits]\n"
 	"                             [--per-vcpu | --per-vm] [-p PID] [--vcpu N] [-n N]...\n"
 	"                             [--since TIME] [--until TIME] [--graph | --sched]\n"
-	"                             [--catalog FILE]... [--guest-symbols FILE] FILE\n"
+	"                             [--vcpu-switches] [--catalog FILE]...\n"
+	"                             [--guest-symbols FILE] FILE\n"
 	"\n"
 	"Read a trace file written by 'hypertrace-bpf record'. Without an option, print\n"
 	"a summary: records and drops, counts per vCPU and per hypercall nr, and\n"
@@ -38,6 +39,10 @@ static const char report_help[] =
 	"               (VM, vCPU, exit reason) with its log2 buckets. The selection\n"
 	"               below applies but for --nr; a time window is cut at the\n"
 	"               recording's intervals\n"
+	"      --vcpu-switches  with --dump, --csv or --json: instead of the\n"
+	"               hypercalls, the switches of vCPU threads out of their host\n"
+	"               CPU and back in (record --vcpu-sched); the selection\n"
+	"               applies but for --nr\n"
 	"  -V, --version  print the version\n"
 	"  -h, --help   show this help\n"
 	"\n"
@@ -61,6 +66,7 @@ static const struct option report_longopts[] = {
 	{ "per-vcpu", no_argument, NULL, 'P' },
 	{ "per-vm", no_argument, NULL, 'M' },
 	{ "exits", no_argument, NULL, 'E' },
+	{ "vcpu-switches", no_argument, NULL, 'W' },
 	{ "version", no_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
 	HT_SELECT_LONGOPTS,
@@ -116,6 +122,7 @@ int ht_report_parse(int argc, char **argv, struct ht_report_config *cfg)
 			cfg->group_by = opt == 'P' ? HT_LAT_BY_VCPU : HT_LAT_BY_VM;
 			break;
 		case 'E': cfg->exits = true; break;
+		case 'W': cfg->vcpu_switches = true; break;
 		case 'D': cfg->mode = HT_REPORT_DUMP; modes++; break;
 		case 'C': cfg->mode = HT_REPORT_CSV; modes++; break;
 		case 'J': cfg->mode = HT_REPORT_JSON; modes++; break;
@@ -142,6 +149,11 @@ int ht_report_parse(int argc, char **argv, struct ht_report_config *cfg)
 		return ht_usage_error("report", "--exits prints the exit statistics as text, --csv or --json: drop --dump, --hist and the guest-event options");
 	if (cfg->exits && cfg->selection.nr_count)
 		return ht_usage_error("report", "--nr selects hypercalls; exits have no nr: drop --nr with --exits");
+	if (cfg->vcpu_switches && (cfg->mode == HT_REPORT_SUMMARY || cfg->mode == HT_REPORT_HIST || cfg->exits))
+		return ht_usage_error("report", "--vcpu-switches lists the switches of vCPU threads: add --dump, --csv or --json (not --hist or --exits)");
+	if (cfg->vcpu_switches && (cfg->selection.nr_count || cfg->decode.ncatalogs || cfg->decode.symbols ||
+				   cfg->decode.offset_given))
+		return ht_usage_error("report", "--vcpu-switches lists switches, which carry no hypercall: drop --nr and the guest-event options");
 	if (cfg->group_by != HT_LAT_BY_NONE && cfg->mode != HT_REPORT_HIST)
 		return ht_usage_error("report", "--per-vcpu and --per-vm go with --hist");
 	if (ht_selection_check(&cfg->selection, err, sizeof(err)))

@@ -16,6 +16,7 @@ struct ht_report_config {
 	struct ht_selection selection;
 	struct ht_decode_config decode; /* guest events: catalogs, symbols, --graph/--sched */
 	bool exits;                     /* --exits: the exit statistics (text, --csv, --json) */
+	bool vcpu_switches;             /* --vcpu-switches: the switch records of vCPU threads instead */
 	const char *path;
 };
 

@@ -465,6 +465,9 @@ void ht_summary_print(struct ht_summary *s, FILE *out, const char *path,
 	}
 	print_filters(out, h);
 	fprintf(out, "records: %llu\n", (unsigned long long)s->records);
+	if (st->vcpu_switches || (h->filter_flags & HT_FILTER_F_VCPU_SCHED))
+		fprintf(out, "switches of vCPU threads: %llu (the whole file's; report --vcpu-switches --dump lists them)\n",
+			st->vcpu_switches);
 	if (st->has_trailer) {
 		const struct ht_trailer *t = &st->trailer;
 		fprintf(out, "dropped: %llu (ring buffer full %llu, no per-thread state %llu, another exit before entry %llu, not written: disk full %llu)\n",

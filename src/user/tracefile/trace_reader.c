@@ -29,6 +29,8 @@ struct ht_reader {
 	size_t nids, ids_cap, last_hit;
 	ht_exits_visitor exits_fn; /* EXITS blocks go here as they are read */
 	void *exits_ctx;
+	ht_switch_visitor switch_fn; /* switches of vCPU threads go here as they are read */
+	void *switch_ctx;
 	unsigned long long exits_blocks;
 };
 
@@ -225,10 +227,10 @@ static bool load_block(struct ht_reader *r)
 		if (n == 0) {
 			if (!r->st.has_trailer)
 				stop(r, false, "no trailer after byte %llu: the recording did not end cleanly", at);
-			else if (r->st.trailer.records != r->st.records)
+			else if (r->st.trailer.records != r->st.records + r->st.vcpu_switches)
 				/* Every block checked out, so blocks were removed, added or the trailer replaced. */
 				stop(r, true, "the trailer counts %llu records but the file holds %llu: the file was altered",
-				     (unsigned long long)r->st.trailer.records, r->st.records);
+				     (unsigned long long)r->st.trailer.records, r->st.records + r->st.vcpu_switches);
 			else
 				r->done = true;
 			return false;
@@ -343,14 +345,33 @@ static bool load_block(struct ht_reader *r)
 
 int ht_reader_next(struct ht_reader *r, struct ht_record *rec)
 {
-	if (r->next == r->count) {
-		if (r->done || !load_block(r))
-			return 0;
+	for (;;) {
+		if (r->next == r->count) {
+			if (r->done || !load_block(r))
+				return 0;
+			continue;
+		}
+		const struct ht_record *item = &r->records[r->next++];
+
+		if (!(item->flags & HT_REC_F_VCPU_SWITCH)) {
+			memcpy(rec, item, sizeof(*rec));
+			r->st.records++;
+			return 1;
+		}
+		r->st.vcpu_switches++;
+		if (r->switch_fn) {
+			struct ht_vcpu_switch sw;
+
+			memcpy(&sw, item, sizeof(sw));
+			r->switch_fn(r->switch_ctx, &sw);
+		}
 	}
-	memcpy(rec, &r->records[r->next], sizeof(*rec));
-	r->next++;
-	r->st.records++;
-	return 1;
+}
+
+void ht_reader_set_switch_visitor(struct ht_reader *r, ht_switch_visitor fn, void *ctx)
+{
+	r->switch_fn = fn;
+	r->switch_ctx = ctx;
 }
 
 void ht_reader_set_exits_visitor(struct ht_reader *r, ht_exits_visitor fn, void *ctx)

@@ -16,7 +16,8 @@ struct ht_reader;
 struct ht_read_status {
 	bool has_trailer;              /* the recording ended cleanly */
 	bool damaged;                  /* stopped at a bad or truncated block */
-	unsigned long long records;    /* records delivered so far */
+	unsigned long long records;    /* hypercall records delivered so far */
+	unsigned long long vcpu_switches; /* switch records of vCPU threads read so far (record --vcpu-sched) */
 	unsigned long long good_bytes; /* end offset of the last whole block */
 	unsigned long long file_bytes;
 	char reason[192];              /* why reading stopped early, if it did */
@@ -30,8 +31,15 @@ struct ht_read_status {
  */
 int ht_reader_open(const char *path, struct ht_reader **out, char *err, size_t errlen);
 const struct ht_file_header *ht_reader_header(const struct ht_reader *r);
-/* 1: *rec filled; 0: no more records (see ht_reader_status for why). */
+/*
+ * 1: *rec filled with the next hypercall record; 0: no more records (see
+ * ht_reader_status for why). The switch records of vCPU threads between
+ * them go to the switch visitor, if one is set, as they are passed.
+ */
 int ht_reader_next(struct ht_reader *r, struct ht_record *rec);
+/* Switches of vCPU threads (record --vcpu-sched), in file order, interleaved with ht_reader_next's records. */
+typedef void (*ht_switch_visitor)(void *ctx, const struct ht_vcpu_switch *sw);
+void ht_reader_set_switch_visitor(struct ht_reader *r, ht_switch_visitor fn, void *ctx);
 const struct ht_read_status *ht_reader_status(const struct ht_reader *r);
 /*
  * The identity of thread tid of process pid from the IDENTITY blocks read so
