@@ -62,4 +62,31 @@ else
 	fail record_no_file_quiet_with_metrics "status $status: $out"
 fi
 
+# Stopped the moment its metrics port listens, before its programs are
+# loaded (a service manager stopping a service that is starting): a clean
+# end, status 0, a whole file. The checker starts record itself, so the stop
+# follows the listen by well under a millisecond.
+port2=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+python3 - "$port2" "$HT" record -q -o "$work/early-stop.htr" --force --metrics "$port2" -d 30 \
+	>"$work/early-stop.out" 2>&1 <<'PY'
+import signal, socket, subprocess, sys, time
+port = int(sys.argv[1])
+rec = subprocess.Popen(sys.argv[2:])
+for _ in range(200000):
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        break
+    except OSError:
+        if rec.poll() is not None:
+            break
+rec.send_signal(signal.SIGTERM)
+sys.exit(rec.wait())
+PY
+status=$?
+if [ $status -eq 0 ] && "$HT" report "$work/early-stop.htr" | grep -q "^records: 0$"; then
+	pass record_stopped_while_loading_ends_cleanly
+else
+	fail record_stopped_while_loading_ends_cleanly "status $status: $(cat "$work/early-stop.out")"
+fi
+
 suite_exit

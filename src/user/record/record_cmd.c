@@ -593,6 +593,13 @@ static int session_setup(struct session *s)
 					 owner.set ? owner.gid : (gid_t)-1, err, sizeof(err)))
 			goto fail_err;
 	}
+	/*
+	 * From the moment anything can see us (the metrics port; a service
+	 * manager stopping us while the programs load), a stop request ends the
+	 * run cleanly instead of killing it half-made.
+	 */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
 	if (cfg->metrics) {
 		struct ht_metrics_opts mo = { .addr = cfg->metrics_addr, .filters = &cfg->filters,
 					      .aggregate = cfg->no_file, .version = HT_VERSION, .log = stderr,
@@ -608,9 +615,6 @@ static int session_setup(struct session *s)
 	if (cfg->vm_name)
 		find_vm_at_start(s);
 
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-
 	/*
 	 * Only now does the file get its name, replacing an older one: a run that
 	 * failed or was killed before leaves none. Before dropping privileges:
@@ -618,7 +622,8 @@ static int session_setup(struct session *s)
 	 */
 	if (!cfg->no_file && ht_writer_publish(s->rec.writer, err, sizeof(err)))
 		goto fail_err;
-	if (cfg->command) {
+	/* Asked to stop while setting up: the run ends at once (CMD is not started). */
+	if (cfg->command && !stop_requested) {
 		s->child = start_command(cfg->command, &user, &gate);
 		if (s->child < 0) {
 			status = ht_runtime_error("cannot start '%s': %s", cfg->command[0], strerror(errno));
