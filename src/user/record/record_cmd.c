@@ -219,6 +219,7 @@ static void print_bpf_stats(const struct ht_tracer *t)
 /* What the loop does each time it wakes; shared by both modes. */
 struct session {
 	const struct ht_record_config *cfg;
+	bool stopped_in_setup;   /* a stop request came before tracing began: nothing to run */
 	struct ht_tracer *tracer;
 	struct ht_recording rec; /* file mode */
 	struct ht_live *live;    /* NULL with --quiet */
@@ -614,6 +615,13 @@ static int session_setup(struct session *s)
 
 	if (cfg->vm_name)
 		find_vm_at_start(s);
+	if (stop_requested) {
+		/* Nothing was traced: no file (an older one stays as it was), and a clean end. */
+		discard_output(s, NULL);
+		s->stopped_in_setup = true;
+		fprintf(stderr, "hypertrace-bpf: stopped before tracing began: no trace file written\n");
+		return HT_EXIT_OK;
+	}
 
 	/*
 	 * Only now does the file get its name, replacing an older one: a run that
@@ -622,8 +630,7 @@ static int session_setup(struct session *s)
 	 */
 	if (!cfg->no_file && ht_writer_publish(s->rec.writer, err, sizeof(err)))
 		goto fail_err;
-	/* Asked to stop while setting up: the run ends at once (CMD is not started). */
-	if (cfg->command && !stop_requested) {
+	if (cfg->command) {
 		s->child = start_command(cfg->command, &user, &gate);
 		if (s->child < 0) {
 			status = ht_runtime_error("cannot start '%s': %s", cfg->command[0], strerror(errno));
@@ -797,7 +804,7 @@ static int run_record(const struct ht_record_config *cfg)
 	struct run_totals totals = { 0 };
 	int status = session_setup(&s);
 
-	if (status == HT_EXIT_OK) {
+	if (status == HT_EXIT_OK && !s.stopped_in_setup) {
 		status = cfg->no_file ? run_aggregate_loop(&s, &totals) : run_file_loop(&s, &totals);
 		totals.secs = (ht_monotonic_ns() - s.start) / 1e9;
 		if (status == HT_EXIT_OK) {
