@@ -239,10 +239,15 @@ static __always_inline bool switch_has_vcpu(struct vcpu_state *slot, __u32 prev_
 
 /*
  * --vcpu-sched: thread t's switch (out: t is e's prev; in: t is e's next)
- * into the ring of this CPU. Lost if the ring is full, and counted.
+ * into the ring of this CPU, if -p/--vm and --vcpu select the thread's VM
+ * and vCPU. Lost if the ring is full, and counted.
  */
 static __noinline int emit_switch(struct vcpu_thread *t, __u32 kind, const struct switch_event *e, __u64 now)
 {
+	if (filter_tgid_on && !tgid_traced(t->stat.pid))
+		return 0;
+	if (filter_vcpu_on && t->stat.vcpu != filter_vcpu)
+		return 0;
 	__u32 cpu = bpf_get_smp_processor_id();
 	void *ring = cpu_ring(cpu);
 	struct ht_vcpu_switch *sw = ring ? bpf_ringbuf_reserve(ring, sizeof(*sw), 0) : NULL;

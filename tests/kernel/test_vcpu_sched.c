@@ -29,7 +29,7 @@
 #define OTHER2 78u
 #define MAX_DRAINED 64
 
-static struct ht_tracer *sched_tracer(bool vcpu_sched, unsigned long ring_bytes)
+static struct ht_tracer *filtered_sched_tracer(bool vcpu_sched, unsigned long ring_bytes, const struct ht_filters *f)
 {
 	/* Only the test's events move states: no real switch (see main). */
 	struct ht_tracer_opts o = { .isa = HT_ISA_SVM, .synthetic = true, .synthetic_switches_only = true,
@@ -37,10 +37,18 @@ static struct ht_tracer *sched_tracer(bool vcpu_sched, unsigned long ring_bytes)
 	struct ht_tracer *t = NULL;
 	char err[512];
 
-	ht_filters_default(&o.filters);
+	if (f)
+		o.filters = *f;
+	else
+		ht_filters_default(&o.filters);
 	if (ht_tracer_load(&t, &o, err, sizeof(err)))
 		printf("    load failed: %s\n", err);
 	return t;
+}
+
+static struct ht_tracer *sched_tracer(bool vcpu_sched, unsigned long ring_bytes)
+{
+	return filtered_sched_tracer(vcpu_sched, ring_bytes, NULL);
 }
 
 struct drained {
@@ -179,6 +187,35 @@ static void without_vcpu_sched_no_switch_is_recorded(void)
 	ht_tracer_destroy(t);
 }
 
+/* -p and --vcpu select the switches as they select hypercalls: only the selected VM's and vCPU's. */
+static unsigned int switches_recorded_with(bool tgid_on, __u32 tgid, bool vcpu_on, __u32 vcpu)
+{
+	struct ht_filters f;
+	struct drained *d = calloc(1, sizeof(*d));
+	unsigned int n = ~0u;
+
+	ht_filters_default(&f);
+	f.tgid_on = tgid_on;
+	f.tgid = tgid;
+	f.vcpu_on = vcpu_on;
+	f.vcpu = vcpu;
+	struct ht_tracer *t = filtered_sched_tracer(true, 1 << 20, &f);
+	if (ASSERT_OK_PTR(t, "tracer") && ASSERT_OK_PTR(d, "memory") && ASSERT_OK(play_switches(t), "events") &&
+	    drain_all(t, d))
+		n = d->n;
+	free(d);
+	ht_tracer_destroy(t);
+	return n;
+}
+
+static void pid_and_vcpu_filters_select_switches(void)
+{
+	ASSERT_EQ(switches_recorded_with(true, G, false, 0), 4, "-p of the thread's VM");
+	ASSERT_EQ(switches_recorded_with(true, G + 1, false, 0), 0, "-p of another VM");
+	ASSERT_EQ(switches_recorded_with(false, 0, true, 5), 4, "--vcpu of the thread");
+	ASSERT_EQ(switches_recorded_with(false, 0, true, 4), 0, "--vcpu of another vCPU");
+}
+
 /* A ring filled by the synthetic producer: the next switch is lost, and counted. */
 static void a_switch_that_finds_its_ring_full_is_counted(void)
 {
@@ -301,6 +338,7 @@ int main(void)
 	RUN(each_switch_of_a_vcpu_thread_is_one_record);
 	RUN(switch_records_add_up_to_the_exit_statistics);
 	RUN(without_vcpu_sched_no_switch_is_recorded);
+	RUN(pid_and_vcpu_filters_select_switches);
 	RUN(a_switch_that_finds_its_ring_full_is_counted);
 	RUN(the_trace_file_keeps_switches_between_hypercalls);
 	return ht_test_exit_status();
