@@ -165,7 +165,8 @@ CAT
 NRS="--nr 1100 --nr 1101 --nr 1102 --nr 1103 --nr 1104 --nr 1105 --nr 1106 --nr 1201"
 
 l2_start hyper 2 || exit 1
-timeout 320 hypertrace-bpf record -q -o /tmp/s.htr -p $QPID $NRS -- l2cmd s ht_sched_and_functions >/out/s.out 2>/out/s.err
+# --vcpu-sched: the host's switches of the vCPU threads too, for the exports' preempted state.
+timeout 320 hypertrace-bpf record -q --vcpu-sched -o /tmp/s.htr -p $QPID $NRS -- l2cmd s ht_sched_and_functions >/out/s.out 2>/out/s.err
 echo $? >/out/s.rc
 hypertrace-bpf report --dump --catalog /tmp/marker.cat /tmp/s.htr >/out/s.dump 2>/out/s.dump.err
 echo $? >/out/s.dump.rc
@@ -236,7 +237,8 @@ if [ "$(guest_status s)" != 0 ]; then
 	suite_exit
 fi
 pass module_loads_in_a_kvm_guest
-if [ "$(rc s.rc)" = 0 ] && grep -q "^hypertrace-bpf: [0-9]* records, 0 dropped" "$F/s.out"; then
+if [ "$(rc s.rc)" = 0 ] && grep -q "^hypertrace-bpf: [0-9]* records, 0 dropped" "$F/s.out" &&
+	grep -q "^hypertrace-bpf: of the records, [1-9][0-9]* switches of vCPU threads; 0 lost" "$F/s.out"; then
 	pass record_of_guest_events_drops_nothing
 else
 	fail record_of_guest_events_drops_nothing "record status $(rc s.rc): $(grep '^hypertrace-bpf:' "$F/s.out" || tail_of "$F/s.err")"
