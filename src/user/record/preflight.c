@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "record/preflight.h"
 #include "common/cpu_vendor.h"
+#include "common/util.h"
 #include "hypertrace/record.h"
 
 #include <errno.h>
@@ -155,7 +156,7 @@ int ht_check_kvm_tracepoints(const struct ht_preflight_paths *p, char *err, size
 		snprintf(err, errlen, "tracefs is not mounted: run 'mount -t tracefs nodev %s'", p->tracefs);
 		return -ENOENT;
 	}
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
 		snprintf(tp, sizeof(tp), "%s/kvm/%s", dir, names[i]);
 		if (!dir_exists(tp)) {
 			snprintf(err, errlen, "the kvm:%s tracepoint is missing: KVM is not loaded: run 'modprobe %s'",

@@ -741,13 +741,13 @@ int ht_tracer_enable_stats(struct ht_tracer *t)
 	return t->stats_fd < 0 ? -errno : 0;
 }
 
-int ht_tracer_prog_stats(const struct ht_tracer *t, struct ht_prog_stats out[3])
+int ht_tracer_prog_stats(const struct ht_tracer *t, struct ht_prog_stats out[HT_HYPERCALL_TRACEPOINTS])
 {
-	struct bpf_program *progs[3] = { t->exit_prog, t->skel->progs.on_kvm_hypercall,
-					 t->skel->progs.on_kvm_entry };
-	static const char *const names[3] = { "kvm_exit", "kvm_hypercall", "kvm_entry" };
+	struct bpf_program *progs[HT_HYPERCALL_TRACEPOINTS] = { t->exit_prog, t->skel->progs.on_kvm_hypercall,
+								t->skel->progs.on_kvm_entry };
+	static const char *const names[HT_HYPERCALL_TRACEPOINTS] = { "kvm_exit", "kvm_hypercall", "kvm_entry" };
 
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < HT_HYPERCALL_TRACEPOINTS; i++) {
 		struct bpf_prog_info info;
 		__u32 len = sizeof(info);
 

@@ -171,6 +171,8 @@ int ht_tracer_read_vcpu_waits(const struct ht_tracer *t, ht_vcpu_wait_fn fn, voi
  */
 typedef void (*ht_open_exit_fn)(void *ctx, const struct ht_exit_key *key);
 int ht_tracer_read_open_exits(const struct ht_tracer *t, ht_open_exit_fn fn, void *ctx);
+/* The tracepoints of a hypercall: kvm_exit, kvm_hypercall, kvm_entry. */
+#define HT_HYPERCALL_TRACEPOINTS 3
 /* Run-time statistics of one tracepoint program (kernel.bpf_stats_enabled). */
 struct ht_prog_stats {
 	const char *tracepoint;
@@ -197,8 +199,8 @@ void ht_tracer_forget_candidate(const struct ht_tracer *t, __u32 tgid);
 int ht_tracer_forget_vm(const struct ht_tracer *t, __u32 tgid);
 /* Turns on the kernel's BPF run-time statistics while the tracer lives. 0 or -errno. */
 int ht_tracer_enable_stats(struct ht_tracer *t);
-/* Fills out[3] for kvm_exit, kvm_hypercall, kvm_entry. 0 or -errno. */
-int ht_tracer_prog_stats(const struct ht_tracer *t, struct ht_prog_stats out[3]);
+/* Fills out[] for kvm_exit, kvm_hypercall, kvm_entry. 0 or -errno. */
+int ht_tracer_prog_stats(const struct ht_tracer *t, struct ht_prog_stats out[HT_HYPERCALL_TRACEPOINTS]);
 /* Threads armed right now (a hypercall exit seen, entry not yet): CPU slots armed + states moved. */
 __u64 ht_tracer_armed_threads(const struct ht_tracer *t);
 void ht_tracer_destroy(struct ht_tracer *t);
