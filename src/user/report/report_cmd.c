@@ -16,6 +16,7 @@
 #include "report/report_options.h"
 #include "report/report_summary.h"
 #include "report/report_switches.h"
+#include "report/thread_label.h"
 #include "tracefile/trace_reader.h"
 #include "tracefile/wallclock.h"
 
@@ -55,19 +56,8 @@ static void print_record(enum ht_report_mode mode, const struct ht_file_header *
 		id = &unknown;
 	switch (mode) {
 	case HT_REPORT_DUMP:
-		printf("%s pid %u", when, r->host_pid);
-		/* Names a VM owner chose: escaped, never raw on the terminal. */
-		if (id->vm_name[0] || id->process_name[0]) {
-			fputs(id->vm_name[0] ? " (vm " : " (", stdout);
-			ht_escape_fputs(stdout, id->vm_name[0] ? id->vm_name : id->process_name, HT_ESC_TEXT);
-			putchar(')');
-		}
-		printf(" tid %u", r->host_tid);
-		if (id->thread_name[0]) {
-			fputs(" (", stdout);
-			ht_escape_fputs(stdout, id->thread_name, HT_ESC_TEXT);
-			putchar(')');
-		}
+		printf("%s ", when);
+		ht_print_thread_label(stdout, r->host_pid, r->host_tid, id);
 		printf(" vcpu %u cpu %u->%u %s reason 0x%x nr %u a0 0x%llx a1 0x%llx a2 0x%llx a3 0x%llx rip 0x%llx exit->hcall %u ns hcall->entry %u ns total %llu ns%s",
 		       r->vcpu_id, r->exit_cpu, r->entry_cpu,
 		       isa_name(r->isa), r->exit_reason, r->nr, (unsigned long long)r->a0,

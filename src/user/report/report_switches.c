@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "common/escape.h"
 #include "reading/read_outcome.h"
+#include "report/thread_label.h"
 #include "tracefile/trace_reader.h"
 #include "tracefile/wallclock.h"
 
@@ -60,19 +61,9 @@ static void print_switch(void *ctx, const struct ht_vcpu_switch *sw)
 	p->shown++;
 	switch (p->mode) {
 	case HT_REPORT_DUMP:
-		printf("%s pid %u", when, sw->host_pid);
-		/* Names a VM owner chose, and any thread's name: escaped, never raw on the terminal. */
-		if (id->vm_name[0] || id->process_name[0]) {
-			fputs(id->vm_name[0] ? " (vm " : " (", stdout);
-			ht_escape_fputs(stdout, id->vm_name[0] ? id->vm_name : id->process_name, HT_ESC_TEXT);
-			putchar(')');
-		}
-		printf(" tid %u", sw->host_tid);
-		if (id->thread_name[0]) {
-			fputs(" (", stdout);
-			ht_escape_fputs(stdout, id->thread_name, HT_ESC_TEXT);
-			putchar(')');
-		}
+		printf("%s ", when);
+		ht_print_thread_label(stdout, sw->host_pid, sw->host_tid, id);
+		/* Any thread's name is its owner's choice too: escaped. */
 		printf(" vcpu %u cpu %u switch-%s", sw->vcpu_id, sw->cpu, kind);
 		if (out)
 			printf(" state %s (%s)", state_name(sw->prev_state), sw->involuntary ? "preempted" : "blocked");
