@@ -114,6 +114,15 @@ int main(int argc, char **argv)
 		rec.observer_ctx = m;
 	}
 
+	/*
+	 * The synthetic programs must not be preempted half-way (see
+	 * ht_synth_hold_cpu); only this thread: the metrics server's, made
+	 * above, keeps the normal policy.
+	 */
+	int held = ht_synth_hold_cpu();
+	if (held)
+		fprintf(stderr, "metrics_feed: note: cannot hold the CPU (%s): a real switch may cut a synthetic event\n",
+			strerror(-held));
 	for (unsigned int i = 0; i < count; i++) {
 		if (hypercall(i))
 			return fail("synthetic event", strerror(errno));

@@ -2,6 +2,7 @@
 #include "synth.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <bpf/bpf.h>
@@ -206,4 +207,19 @@ int ht_synth_register(const struct ht_tracer *t, __u32 tid, __u32 tgid, __u32 vc
 	struct ht_synth_register a = { .tid = tid, .tgid = tgid, .vcpu = vcpu, .running = running };
 
 	return run(t, HT_SYNTH_VCPU_REGISTER, &a, sizeof(a));
+}
+
+int ht_synth_hold_cpu(void)
+{
+	struct sched_param low_rt = { .sched_priority = 1 };
+	cpu_set_t one;
+	int cpu = sched_getcpu();
+
+	if (cpu < 0)
+		return -errno;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	if (sched_setaffinity(0, sizeof(one), &one) || sched_setscheduler(0, SCHED_FIFO, &low_rt))
+		return -errno;
+	return 0;
 }

@@ -24,6 +24,17 @@ struct ht_synth_layout {
 	int entry_vcpu_id, entry_rip;
 };
 
+/*
+ * A synthetic event's program runs with preemption on (BPF_PROG_TEST_RUN
+ * only disables migration), which no tracepoint program does: a real
+ * sched_switch in its middle moves a half-written state (see cpu_states in
+ * hypertrace.bpf.c), and a record is lost that the product would never
+ * lose. The calling thread stays on its CPU at a real-time priority, so
+ * ordinary threads do not preempt it. 0, or -errno (then the tests run as
+ * before, exposed to that).
+ */
+int ht_synth_hold_cpu(void);
+
 /* 0, or -errno with a reason in err (no BTF, kvm types missing). */
 int ht_synth_layout_load(struct ht_synth_layout *l, char *err, size_t errlen);
 
