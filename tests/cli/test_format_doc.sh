@@ -103,12 +103,13 @@ def series(pid, vcpu, isa, reason, slots, in_host=0):
                        *(slots + [0] * (40 - len(slots))))
 def thread(pid, tid, vcpu, wait, pc, pns, vc, vns, gone=0):
     return struct.pack('<IIHHIQQQQQ', pid, tid, vcpu, 0, gone, wait, pc, pns, vc, vns)
-def exits(time, flags, ser, thr):
-    return block(4, len(ser) + len(thr), struct.pack('<QIIIIQQQ', time, len(ser), len(thr), flags, 0, 0, 0, 0) + b''.join(ser + thr))
+def exits(time, flags, ser, thr, lost_switches=0):
+    return block(4, len(ser) + len(thr), struct.pack('<QIIIIQQQ', time, len(ser), len(thr), flags, 0, 0, 0, lost_switches) + b''.join(ser + thr))
 ident = struct.pack('<QII16s16s64s', 5_000_000_001, 4242, 4250, b'qemu-system-x86', b'CPU 0/KVM', b'docvm')
 b1 = exits(6_000_000_000, 0, [series(4242, 0, 2, 0x7b, [0] * 10 + [5]), series(4242, 1, 2, 0x78, [0] * 20 + [2])],
            [thread(4242, 4250, 0, 1000, 1, 1000, 2, 5000)])
-b2 = exits(7_000_000_000, 1, [series(4242, 1, 2, 0x78, [0] * 20 + [3], in_host=1)], [thread(4242, 4250, 0, 3000, 2, 3000, 3, 9000, 1)])
+b2 = exits(7_000_000_000, 1, [series(4242, 1, 2, 0x78, [0] * 20 + [3], in_host=1)], [thread(4242, 4250, 0, 3000, 2, 3000, 3, 9000, 1)],
+           lost_switches=7)
 trailer = struct.pack('<8Q', 0, 0, 0, 0, 0, 7_000_000_000, 1_700_000_002_000_000_000, 0)
 open(path, 'wb').write(bytes(hdr) + block(3, 1, ident) + b1 + b2 + block(2, 1, trailer))
 PY
@@ -119,6 +120,7 @@ want='4242,"docvm",0,SVM,123,"io",5,5120,1024,1024,1024,1024 4242,"docvm",1,SVM,
 	fail format_doc_exits_blocks_are_read_as_documented "got '$got', want '$want'"
 text=$("$HT" report --exits "$work/exits.htr" 2>&1)
 grep -q "vCPU 0 (CPU 0/KVM, tid 4250, ended): 5 exits, wait 3.00us" <<<"$text" && grep -q "1 still in the host at the end" <<<"$text" &&
+	grep -q "^switches of vCPU threads not recorded (ring buffer full): 7$" <<<"$text" &&
 	pass format_doc_exits_threads_are_read_as_documented || fail format_doc_exits_threads_are_read_as_documented "$text"
 
 sum=$("$HT" report "$work/doc.htr" 2>&1)

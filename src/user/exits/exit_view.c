@@ -246,6 +246,10 @@ int ht_exit_view_write(FILE *out, const struct ht_exit_table *t, const struct ht
 		     (unsigned long long)t->lost_series_full, (unsigned long long)t->lost_no_thread);
 	else
 		line(&v, "exits: %llu, %s/s", (unsigned long long)total, rate);
+	/* --vcpu-sched: its losses are counted with the exits' (one BPF read, one block). */
+	if (t->lost_vcpu_switches)
+		line(&v, "switches of vCPU threads not recorded (ring buffer full): %llu",
+		     (unsigned long long)t->lost_vcpu_switches);
 	size_t s = 0;
 	for (size_t i = 0; i < npids; i++) {
 		if (i && pids[i] == pids[i - 1])
