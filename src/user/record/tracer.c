@@ -247,15 +247,21 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 		   size_t errlen)
 {
 	const struct ht_filters *f = &opts->filters;
-	struct ht_tracer *t;
-	int ret;
+	struct ht_tracer *t = NULL;
+	struct verifier_logs logs = { .n = 0 };
+	struct hypertrace_bpf__rodata *ro;
+	struct hypertrace_bpf *sk;
+	unsigned long ring_bytes, wakeup_bytes;
+	unsigned int nrings;
+	int isa, cpus, ret;
 
 	ht_libbpf_set_verbose(opts->verbose);
 	libbpf_last_warning[0] = '\0';
 	t = calloc(1, sizeof(*t));
 	if (!t) {
 		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
+		ret = -ENOMEM;
+		goto out;
 	}
 	t->stats_fd = -1;
 	t->skel = hypertrace_bpf__open();
@@ -263,17 +269,16 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 		ret = -errno;
 		snprintf(err, errlen, "cannot open the BPF object: %s (%s)", strerror(-ret),
 			 ht_libbpf_last_warning());
-		free(t);
-		return ret;
+		goto out;
 	}
-	struct hypertrace_bpf__rodata *ro = t->skel->rodata;
+	ro = t->skel->rodata;
 	for (unsigned int i = 0; i < HT_MAX_SELECTED_NR; i++)
 		ro->filter_nr[i] = i < f->nr_count ? f->nr[i] : 0;
 	ro->filter_nr_count = f->nr_count;
 	ro->filter_exit_reason_on = f->exit_reason_on;
 	ro->filter_exit_reason = f->exit_reason;
-	int isa = opts->isa ? opts->isa : ht_host_isa();
-	struct hypertrace_bpf *sk = t->skel;
+	isa = opts->isa ? opts->isa : ht_host_isa();
+	sk = t->skel;
 	ro->prefilter_mask = isa == HT_ISA_VMX ? HT_VMX_EXIT_REASON_MASK : HT_SVM_EXIT_CODE_MASK;
 	ro->prefilter_value = f->exit_reason_on ? f->exit_reason :
 			      isa == HT_ISA_VMX ? HT_VMX_EXIT_REASON_VMCALL : HT_SVM_EXIT_CODE_VMMCALL;
@@ -290,17 +295,19 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 		t->synthetic_exit_prog = sk->progs.synthetic_kvm_exit_svm;
 		t->exit_link = &sk->links.on_kvm_exit_svm;
 	}
-	struct bpf_program *exit_progs[] = { sk->progs.on_kvm_exit, sk->progs.on_kvm_exit_vmx,
-					     sk->progs.on_kvm_exit_svm };
-	for (size_t i = 0; i < 3; i++)
-		bpf_program__set_autoload(exit_progs[i], exit_progs[i] == t->exit_prog);
+	{
+		struct bpf_program *exit_progs[] = { sk->progs.on_kvm_exit, sk->progs.on_kvm_exit_vmx,
+						     sk->progs.on_kvm_exit_svm };
+		for (size_t i = 0; i < 3; i++)
+			bpf_program__set_autoload(exit_progs[i], exit_progs[i] == t->exit_prog);
+	}
 	ro->filter_tgid_on = f->tgid_on;
 	ro->filter_vcpu_on = f->vcpu_on;
 	ro->filter_vcpu = f->vcpu;
-	int cpus = libbpf_num_possible_cpus();
-	unsigned int nrings = ht_rings_for(cpus > 0 ? (unsigned int)cpus : 1);
-	unsigned long ring_bytes = ht_ring_bytes_for(opts->ringbuf_bytes, nrings);
-	unsigned long wakeup_bytes = opts->wakeup_bytes;
+	cpus = libbpf_num_possible_cpus();
+	nrings = ht_rings_for(cpus > 0 ? (unsigned int)cpus : 1);
+	ring_bytes = ht_ring_bytes_for(opts->ringbuf_bytes, nrings);
+	wakeup_bytes = opts->wakeup_bytes;
 	if (wakeup_bytes > ht_wakeup_bytes_for(ring_bytes))
 		wakeup_bytes = ht_wakeup_bytes_for(ring_bytes);
 	ro->wakeup_shift = ht_wakeup_shift_for(wakeup_bytes);
@@ -319,33 +326,35 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 	if (cpus > HT_MAX_CPUS) {
 		snprintf(err, errlen, "this host has %d possible CPUs; hypertrace-bpf keeps a state slot for at most %d",
 			 cpus, HT_MAX_CPUS);
-		ht_tracer_destroy(t);
-		return -E2BIG;
+		ret = -E2BIG;
+		goto out;
 	}
 	ret = ht_rings_prepare(sk->maps.rings, nrings, ring_bytes, t->ring_fds);
 	if (ret) {
 		snprintf(err, errlen, "cannot create the ring buffers (%u of %lu bytes): %s: try a smaller --ringbuf-size",
 			 nrings, ring_bytes, strerror(-ret));
-		ht_tracer_destroy(t);
-		return ret;
+		goto out;
 	}
 	t->nrings = nrings;
 	/* Production loads only the tracepoint programs; tests and benchmarks add the synthetic ones. */
-	struct bpf_program *synthetic_exits[] = { sk->progs.synthetic_kvm_exit, sk->progs.synthetic_kvm_exit_vmx,
-						  sk->progs.synthetic_kvm_exit_svm };
-	for (size_t i = 0; i < 3; i++)
-		bpf_program__set_autoload(synthetic_exits[i],
-					  opts->synthetic && synthetic_exits[i] == t->synthetic_exit_prog);
+	{
+		struct bpf_program *synthetic_exits[] = { sk->progs.synthetic_kvm_exit, sk->progs.synthetic_kvm_exit_vmx,
+							  sk->progs.synthetic_kvm_exit_svm };
+		for (size_t i = 0; i < 3; i++)
+			bpf_program__set_autoload(synthetic_exits[i],
+						  opts->synthetic && synthetic_exits[i] == t->synthetic_exit_prog);
+	}
 	bpf_program__set_autoload(t->skel->progs.synthetic_kvm_hypercall, opts->synthetic);
 	bpf_program__set_autoload(t->skel->progs.synthetic_kvm_entry, opts->synthetic);
 	bpf_program__set_autoload(t->skel->progs.synthetic_fill, opts->synthetic);
-	struct bpf_program *synthetic_timed[] = { sk->progs.synthetic_kvm_exit_at, sk->progs.synthetic_kvm_entry_at,
-						  sk->progs.synthetic_sched_switch, sk->progs.synthetic_sched_wakeup,
-						  sk->progs.synthetic_vcpu_register };
-	for (size_t i = 0; i < ARRAY_SIZE(synthetic_timed); i++)
-		bpf_program__set_autoload(synthetic_timed[i], opts->synthetic);
+	{
+		struct bpf_program *synthetic_timed[] = { sk->progs.synthetic_kvm_exit_at, sk->progs.synthetic_kvm_entry_at,
+							  sk->progs.synthetic_sched_switch, sk->progs.synthetic_sched_wakeup,
+							  sk->progs.synthetic_vcpu_register };
+		for (size_t i = 0; i < ARRAY_SIZE(synthetic_timed); i++)
+			bpf_program__set_autoload(synthetic_timed[i], opts->synthetic);
+	}
 
-	struct verifier_logs logs;
 	ret = verifier_logs_attach(&logs, t->skel->obj);
 	if (!ret)
 		ret = hypertrace_bpf__load(t->skel);
@@ -356,22 +365,17 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 			snprintf(reason, sizeof(reason), "%s", ht_libbpf_last_warning());
 		snprintf(err, errlen, "cannot load the BPF programs: %s (%s): rerun with -v to see the libbpf and verifier log",
 			 strerror(-ret), reason);
-		verifier_logs_free(&logs);
-		ht_tracer_destroy(t);
-		return ret;
+		goto out;
 	}
-	verifier_logs_free(&logs);
 	/* -p PID: the one process traced from the start (--vm NAME adds its own later). */
 	if (f->tgid_on && f->tgid && (ret = ht_tracer_trace_tgid(t, f->tgid, true))) {
 		snprintf(err, errlen, "cannot set the VM process filter: %s", strerror(-ret));
-		ht_tracer_destroy(t);
-		return ret;
+		goto out;
 	}
 	ret = ht_rings_install(sk->maps.rings, t->nrings, t->ring_fds);
 	if (ret) {
 		snprintf(err, errlen, "cannot install the ring buffers: %s", strerror(-ret));
-		ht_tracer_destroy(t);
-		return ret;
+		goto out;
 	}
 	if (opts->exits) {
 		long page = sysconf(_SC_PAGESIZE);
@@ -382,8 +386,7 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 		if (p == MAP_FAILED) {
 			ret = -errno;
 			snprintf(err, errlen, "cannot map the exit tables: %s", strerror(-ret));
-			ht_tracer_destroy(t);
-			return ret;
+			goto out;
 		}
 		t->exit_cache = p;
 		t->exit_cache_bytes = bytes;
@@ -394,11 +397,14 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 	 * their states with them (see cpu_states) run from the start.
 	 */
 	if (opts->synthetic && !opts->synthetic_switches_only && (ret = attach_programs(t, false, err, errlen))) {
-		ht_tracer_destroy(t);
-		return ret;
+		goto out;
 	}
 	*out = t;
-	return 0;
+	t = NULL;
+out:
+	verifier_logs_free(&logs); /* before the skeleton its programs belong to */
+	ht_tracer_destroy(t);
+	return ret;
 }
 
 int ht_tracer_attach(struct ht_tracer *t, char *err, size_t errlen)
