@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "record/preflight.h"
+#include "record/privileges.h"
 #include "common/cpu_vendor.h"
 #include "common/util.h"
 #include "hypertrace/record.h"
@@ -9,7 +10,6 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/capability.h>
 #include <bpf/bpf.h>
@@ -28,9 +28,9 @@ const struct ht_preflight_paths ht_preflight_system_paths = {
 	.debugfs_tracing = "/sys/kernel/debug/tracing",
 };
 
-static int has_cap(const struct __user_cap_data_struct d[2], int cap)
+static bool has_cap(unsigned long long effective, int cap)
 {
-	return !!(d[cap / 32].effective & (1u << (cap % 32)));
+	return effective & 1ull << cap;
 }
 
 /*
@@ -57,12 +57,9 @@ int ht_check_privileges(char *err, size_t errlen)
 		snprintf(err, errlen, "running in a user namespace (a rootless container?): BPF tracing needs CAP_BPF and CAP_PERFMON on the host: run it as root on the host");
 		return -EPERM;
 	}
-	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
-	struct __user_cap_data_struct d[2];
+	unsigned long long caps = ht_effective_caps(); /* 0 if it cannot be read: refused below */
 
-	memset(d, 0, sizeof(d));
-	if (syscall(SYS_capget, &h, d) == 0 &&
-	    (has_cap(d, CAP_SYS_ADMIN) || (has_cap(d, CAP_BPF) && has_cap(d, CAP_PERFMON))))
+	if (has_cap(caps, CAP_SYS_ADMIN) || (has_cap(caps, CAP_BPF) && has_cap(caps, CAP_PERFMON)))
 		return 0;
 	snprintf(err, errlen, "tracing needs root (or CAP_BPF and CAP_PERFMON): run it with sudo");
 	return -EPERM;

@@ -39,7 +39,7 @@ int ht_command_user_apply(const struct ht_command_user *u, char *err, size_t err
  * reduced set. 0 or -errno.
  */
 int ht_drop_privileges(bool keep_kill);
-/* The effective capability set of this process (bit n: capability n), for tests and messages. */
+/* The effective capability set of the calling thread (bit n: capability n); 0 if it cannot be read. */
 unsigned long long ht_effective_caps(void);
 
 #endif
