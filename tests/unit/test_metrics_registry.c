@@ -61,7 +61,7 @@ static int render(struct ht_metrics_registry *r)
 	ht_metrics_registry_free(&copy);
 	free(text);
 	text = NULL;
-	if (ht_metrics_registry_init(&copy, r->max_sets, false))
+	if (ht_metrics_registry_init(&copy, r->max_sets))
 		return -1;
 	if (r->exits.on && ht_metrics_registry_enable_exits(&copy, r->exits.per_vcpu))
 		return -1;
@@ -112,7 +112,7 @@ static void exposition_of_known_records_is_exact(void)
 		rec(100, 0, 1001, 5000, 3000),
 	};
 
-	CHECK(ht_metrics_registry_init(&reg, 4, true) == 0, "init");
+	CHECK(ht_metrics_registry_init(&reg, 4) == 0, "init");
 	reg.version = "0.1.0";
 	reg.mode = "file";
 	reg.exact_sums = true;
@@ -139,7 +139,7 @@ static void label_values_are_escaped(void)
 	CHECK(!ht_metrics_escape_label("\"\"\"", out, 6), "6 bytes cannot hold 3 escaped quotes");
 	CHECK(ht_metrics_escape_label("\"\"\"", out, 7) && !strcmp(out, "\\\"\\\"\\\""), "exactly fits: %s", out);
 
-	CHECK(ht_metrics_registry_init(&reg, 1, true) == 0, "init");
+	CHECK(ht_metrics_registry_init(&reg, 1) == 0, "init");
 	reg.version = "1.0 \"dev\"\\x\n";
 	reg.mode = "file";
 	CHECK(render(&reg) == 0, "render");
@@ -162,7 +162,7 @@ static uint64_t counter(const char *t, const char *series)
 
 static void label_sets_past_the_cap_are_counted_as_other_with_one_log_line(void)
 {
-	CHECK(ht_metrics_registry_init(&reg, 2, true) == 0, "init");
+	CHECK(ht_metrics_registry_init(&reg, 2) == 0, "init");
 	log_out = open_memstream(&log_text, &log_len);
 	reg.log = log_out;
 	reg.exact_sums = true;
@@ -190,7 +190,7 @@ static void aggregates_set_cumulative_counts_and_have_no_sum(void)
 {
 	static struct ht_agg_hist h;
 
-	CHECK(ht_metrics_registry_init(&reg, 1, true) == 0, "init");
+	CHECK(ht_metrics_registry_init(&reg, 1) == 0, "init");
 	reg.mode = "no_file";
 	h.slots[HT_AGG_TOTAL][10] = 3;       /* 1024..2047 ns */
 	h.slots[HT_AGG_EXIT_HCALL][9] = 3;
@@ -229,7 +229,7 @@ static void a_restarted_vm_goes_on_in_its_series_until_dropped(void)
 	struct ht_record r1 = rec(100, 0, 1000, 100, 100), r2 = rec(200, 0, 1000, 100, 100);
 	struct ht_record other = rec(300, 1, 1000, 100, 100);
 
-	CHECK(ht_metrics_registry_init(&reg, 8, true) == 0, "init");
+	CHECK(ht_metrics_registry_init(&reg, 8) == 0, "init");
 	ht_metrics_add_record(&reg, 1, "web1", &r1);
 	ht_metrics_add_record(&reg, 1, "web1", &r2); /* web1 restarted: process 200 */
 	ht_metrics_add_record(&reg, 1, "web1", &r2);
@@ -250,7 +250,7 @@ static void a_restarted_vm_goes_on_in_its_series_until_dropped(void)
 
 	/* Aggregates: two processes' cumulative groups of one VM add up, read after read. */
 	ht_metrics_registry_free(&reg);
-	CHECK(ht_metrics_registry_init(&reg, 8, true) == 0, "init");
+	CHECK(ht_metrics_registry_init(&reg, 8) == 0, "init");
 	h.slots[HT_AGG_TOTAL][10] = 3;
 	for (int read = 0; read < 2; read++) {
 		ht_metrics_begin_aggregates(&reg);
@@ -354,7 +354,7 @@ static void exit_metrics_are_histograms_by_vm_and_reason_with_escaped_labels(voi
 	char line[512];
 
 	fill_exit_table(&t);
-	CHECK(ht_metrics_registry_init(&reg, 4, true) == 0 && ht_metrics_registry_enable_exits(&reg, false) == 0, "init");
+	CHECK(ht_metrics_registry_init(&reg, 4) == 0 && ht_metrics_registry_enable_exits(&reg, false) == 0, "init");
 	ht_metrics_set_exits(&reg, &t, hostile_name, NULL);
 	ht_exit_table_free(&t);
 	CHECK(render(&reg) == 0, "render");
@@ -386,7 +386,7 @@ static void exit_metrics_by_vcpu_on_request_and_capped(void)
 	struct ht_exit_table t;
 
 	fill_exit_table(&t);
-	CHECK(ht_metrics_registry_init(&reg, 4, true) == 0 && ht_metrics_registry_enable_exits(&reg, true) == 0, "init");
+	CHECK(ht_metrics_registry_init(&reg, 4) == 0 && ht_metrics_registry_enable_exits(&reg, true) == 0, "init");
 	ht_metrics_set_exits(&reg, &t, NULL, NULL);
 	CHECK(render(&reg) == 0, "render");
 	CHECK(has_line(text, "hypertrace_exit_duration_seconds_count{vm=\"pid 100\",reason=\"io\",vcpu=\"0\"} 3"), "vcpu 0:\n%s", text);
@@ -420,7 +420,7 @@ static void exit_metrics_leave_out_a_dropped_vm(void)
 	struct ht_exit_table t;
 
 	fill_exit_table(&t);
-	CHECK(ht_metrics_registry_init(&reg, 4, true) == 0 && ht_metrics_registry_enable_exits(&reg, false) == 0, "init");
+	CHECK(ht_metrics_registry_init(&reg, 4) == 0 && ht_metrics_registry_enable_exits(&reg, false) == 0, "init");
 	ht_metrics_set_exits(&reg, &t, pid_100_dropped, NULL);
 	ht_exit_table_free(&t);
 	CHECK(render(&reg) == 0, "render");

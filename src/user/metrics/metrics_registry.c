@@ -9,29 +9,38 @@
 #include "exits/exit_reasons.h"
 #include "common/escape.h"
 
-int ht_metrics_registry_init(struct ht_metrics_registry *r, size_t max_sets, bool with_index)
+/* The index's keys: pointers to sets (in r->sets, or a probe), compared by their labels. */
+static size_t set_key_hash(long key, void *ctx)
 {
-	size_t nslots = 16;
+	const struct ht_metrics_set *s = (const struct ht_metrics_set *)key;
 
+	(void)ctx;
+	return (size_t)ht_hash_mix(ht_hash_mix(ht_hash_u64(s->vm_key), s->vcpu), s->nr);
+}
+
+static bool set_is(const struct ht_metrics_set *s, uint32_t vm_key, uint16_t vcpu, uint32_t nr)
+{
+	return s->vm_key == vm_key && s->vcpu == vcpu && s->nr == nr;
+}
+
+static bool set_key_equal(long a, long b, void *ctx)
+{
+	const struct ht_metrics_set *x = (const struct ht_metrics_set *)a, *y = (const struct ht_metrics_set *)b;
+
+	(void)ctx;
+	return set_is(x, y->vm_key, y->vcpu, y->nr);
+}
+
+int ht_metrics_registry_init(struct ht_metrics_registry *r, size_t max_sets)
+{
 	memset(r, 0, sizeof(*r));
+	ht_hashmap_init(&r->index, set_key_hash, set_key_equal, NULL);
 	r->max_sets = max_sets ? max_sets : HT_METRICS_DEFAULT_MAX_SETS;
 	if (r->max_sets > UINT32_MAX / 4)
 		return -EINVAL;
 	r->sets = calloc(r->max_sets, sizeof(*r->sets));
 	if (!r->sets)
 		return -ENOMEM;
-	if (with_index) {
-		/* At most half full: probes stay short. */
-		while (nslots < 2 * r->max_sets)
-			nslots *= 2;
-		r->slots = calloc(nslots, sizeof(*r->slots));
-		if (!r->slots) {
-			free(r->sets);
-			r->sets = NULL;
-			return -ENOMEM;
-		}
-		r->slot_mask = nslots - 1;
-	}
 	r->version = "";
 	r->mode = "";
 	return 0;
@@ -40,11 +49,10 @@ int ht_metrics_registry_init(struct ht_metrics_registry *r, size_t max_sets, boo
 void ht_metrics_registry_free(struct ht_metrics_registry *r)
 {
 	free(r->sets);
-	free(r->slots);
+	ht_hashmap_clear(&r->index);
 	free(r->exits.sets);
 	free(r->exits.vcpus);
 	r->sets = NULL;
-	r->slots = NULL;
 	memset(&r->exits, 0, sizeof(r->exits));
 }
 
@@ -170,20 +178,6 @@ void ht_metrics_set_exits(struct ht_metrics_registry *r, const struct ht_exit_ta
 	/* Stable output: sets sorted by their labels at render time (see ht_metrics_render). */
 }
 
-static uint64_t set_hash(uint32_t vm_key, uint16_t vcpu, uint32_t nr)
-{
-	uint64_t h = ((uint64_t)vm_key << 32 | (uint64_t)vcpu << 16) ^ ((uint64_t)nr * 0x9e3779b97f4a7c15ull);
-
-	h ^= h >> 29;
-	h *= 0xbf58476d1ce4e5b9ull;
-	return h ^ (h >> 32);
-}
-
-static bool set_is(const struct ht_metrics_set *s, uint32_t vm_key, uint16_t vcpu, uint32_t nr)
-{
-	return s->vm_key == vm_key && s->vcpu == vcpu && s->nr == nr;
-}
-
 static void log_overflow(struct ht_metrics_registry *r)
 {
 	r->other_used = true;
@@ -194,36 +188,42 @@ static void log_overflow(struct ht_metrics_registry *r)
 		r->max_sets);
 }
 
-/* The label set's numbers, created on first sight; the "other" set once max_sets are in use. */
+/*
+ * The label set's numbers, created on first sight; NULL for the "other" set:
+ * once max_sets are in use, or if its index entry cannot be allocated.
+ */
 static struct ht_metrics_set *find_set(struct ht_metrics_registry *r, uint32_t vm_key, const char *vm,
 				       uint16_t vcpu, uint32_t nr)
 {
+	struct ht_metrics_set probe, *s;
+	long idx;
+
 	if (r->nsets && set_is(&r->sets[r->last], vm_key, vcpu, nr))
 		return &r->sets[r->last];
-	for (size_t i = set_hash(vm_key, vcpu, nr) & r->slot_mask;; i = (i + 1) & r->slot_mask) {
-		uint32_t idx = r->slots[i];
-
-		if (idx && set_is(&r->sets[idx - 1], vm_key, vcpu, nr)) {
-			r->last = idx - 1;
-			return &r->sets[idx - 1];
-		}
-		if (!idx) {
-			if (r->nsets == r->max_sets) {
-				log_overflow(r);
-				return NULL;
-			}
-			struct ht_metrics_set *s = &r->sets[r->nsets];
-
-			memset(s, 0, sizeof(*s));
-			s->vm_key = vm_key;
-			snprintf(s->vm, sizeof(s->vm), "%s", vm);
-			s->vcpu = vcpu;
-			s->nr = nr;
-			r->slots[i] = (uint32_t)++r->nsets;
-			r->last = r->nsets - 1;
-			return s;
-		}
+	/* Only the labels of a key are read (set_key_hash, set_key_equal). */
+	probe.vm_key = vm_key;
+	probe.vcpu = vcpu;
+	probe.nr = nr;
+	if (ht_hashmap_find(&r->index, (long)&probe, &idx)) {
+		r->last = (size_t)idx;
+		return &r->sets[idx];
 	}
+	if (r->nsets == r->max_sets) {
+		log_overflow(r);
+		return NULL;
+	}
+	s = &r->sets[r->nsets];
+	memset(s, 0, sizeof(*s));
+	s->vm_key = vm_key;
+	snprintf(s->vm, sizeof(s->vm), "%s", vm);
+	s->vcpu = vcpu;
+	s->nr = nr;
+	if (ht_hashmap_insert(&r->index, (long)s, (long)r->nsets, HT_HASHMAP_ADD, NULL, NULL)) {
+		r->other_used = true; /* counted under "other" (and its overflow counter) as past the cap */
+		return NULL;
+	}
+	r->last = r->nsets++;
+	return s;
 }
 
 static unsigned int bucket_of(uint64_t ns)
@@ -273,26 +273,31 @@ void ht_metrics_drop_vm(struct ht_metrics_registry *r, uint32_t vm_key)
 {
 	size_t kept = 0;
 
+	/* The dropped sets' entries first, while every key still points at its own set. */
 	for (size_t i = 0; i < r->nsets; i++) {
-		if (r->sets[i].vm_key != vm_key)
-			r->sets[kept++] = r->sets[i];
-		else
+		if (r->sets[i].vm_key == vm_key) {
 			r->dropped_vm_hypercalls += r->sets[i].hypercalls;
+			ht_hashmap_delete(&r->index, (long)&r->sets[i], NULL, NULL);
+		}
+	}
+	/*
+	 * Then the kept ones move down, each entry repointed as its set moves:
+	 * no entry ever points at a slot that holds another set. Replacing an
+	 * entry's key and value never allocates.
+	 */
+	for (size_t i = 0; i < r->nsets; i++) {
+		if (r->sets[i].vm_key == vm_key)
+			continue;
+		if (kept != i) {
+			r->sets[kept] = r->sets[i];
+			ht_hashmap_insert(&r->index, (long)&r->sets[kept], (long)kept, HT_HASHMAP_UPDATE, NULL, NULL);
+		}
+		kept++;
 	}
 	if (kept == r->nsets)
 		return;
 	r->nsets = kept;
 	r->last = 0;
-	/* The index again, from the sets kept. */
-	memset(r->slots, 0, (r->slot_mask + 1) * sizeof(*r->slots));
-	for (size_t n = 0; n < r->nsets; n++) {
-		const struct ht_metrics_set *s = &r->sets[n];
-		size_t i = set_hash(s->vm_key, s->vcpu, s->nr) & r->slot_mask;
-
-		while (r->slots[i])
-			i = (i + 1) & r->slot_mask;
-		r->slots[i] = (uint32_t)(n + 1);
-	}
 }
 
 void ht_metrics_vm_label(const char *guest_name, uint32_t pid, char *out)
@@ -342,8 +347,7 @@ void ht_metrics_set_aggregate(struct ht_metrics_registry *r, uint32_t vm_key, co
 void ht_metrics_registry_copy(struct ht_metrics_registry *dst, const struct ht_metrics_registry *src)
 {
 	struct ht_metrics_set *sets = dst->sets;
-	uint32_t *slots = dst->slots;
-	size_t slot_mask = dst->slot_mask;
+	struct ht_hashmap index = dst->index;
 	struct ht_metrics_exit_set *exit_sets = dst->exits.sets;
 	struct ht_metrics_vcpu_set *vcpus = dst->exits.vcpus;
 
@@ -354,8 +358,7 @@ void ht_metrics_registry_copy(struct ht_metrics_registry *dst, const struct ht_m
 	}
 	*dst = *src;
 	dst->sets = sets;
-	dst->slots = slots;
-	dst->slot_mask = slot_mask;
+	dst->index = index; /* its own, empty: a copy is rendered, never fed */
 	dst->exits.sets = exit_sets;
 	dst->exits.vcpus = vcpus;
 	if (!exit_sets || !vcpus)

@@ -7,8 +7,9 @@
  * copy of it (ht_metrics_registry_copy), so a scrape never touches the one
  * being fed. docs/metrics.md describes every metric.
  *
- * Memory is fixed when the registry is made: at most max_sets label sets
- * (VM process, vCPU, nr). Hypercalls of further label sets are counted in one
+ * Memory is bounded when the registry is made: max_sets label sets (VM
+ * process, vCPU, nr), allocated then, and an index of at most one entry per
+ * set in use. Hypercalls of further label sets are counted in one
  * set labelled "other", with an overflow counter and one log line, so the
  * sum over all sets stays the number of hypercalls traced.
  *
@@ -24,6 +25,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "common/escape.h"
+#include "common/hashmap.h"
 #include "exits/exit_table.h"
 #include "hist/latency_hist.h"
 #include "hypertrace/record.h"
@@ -122,20 +124,26 @@ struct ht_metrics_registry {
 	struct ht_metrics_set other;
 	size_t max_sets, nsets;
 	struct ht_metrics_set *sets; /* max_sets of them; the first nsets in use */
-	/* Open addressing over sets (index + 1, 0: empty); a copy has none. */
-	uint32_t *slots;
-	size_t slot_mask;
+	/*
+	 * (VM, vCPU, nr) -> index into sets: one entry per set in use, so at
+	 * most max_sets. Keys point at the sets themselves. A copy's stays empty.
+	 */
+	struct ht_hashmap index;
 	size_t last;      /* the set of the last record: records come in runs per vCPU */
 	FILE *log;        /* the overflow line goes here (NULL: nowhere) */
 	bool overflow_logged;
 	struct ht_metrics_exits exits;
 };
 
-/* max_sets 0: HT_METRICS_DEFAULT_MAX_SETS. with_index: false for a copy that is only rendered. */
-int ht_metrics_registry_init(struct ht_metrics_registry *r, size_t max_sets, bool with_index);
+/* max_sets 0: HT_METRICS_DEFAULT_MAX_SETS. */
+int ht_metrics_registry_init(struct ht_metrics_registry *r, size_t max_sets);
 void ht_metrics_registry_free(struct ht_metrics_registry *r);
 
-/* File mode: one drained record of the VM vm_key, labelled vm (its first record names the set). Never allocates. */
+/*
+ * File mode: one drained record of the VM vm_key, labelled vm (its first
+ * record names the set). Allocates only the index entry of a label set it
+ * has not seen; if that fails the record is counted in the "other" set.
+ */
 void ht_metrics_add_record(struct ht_metrics_registry *r, uint32_t vm_key, const char *vm,
 			   const struct ht_record *rec);
 

@@ -231,10 +231,10 @@ int ht_metrics_start(struct ht_metrics **out, const struct ht_metrics_opts *o, c
 	m->filters = *o->filters;
 	m->aggregate = o->aggregate;
 	m->grace_ns = (unsigned long long)((o->grace_s > 0 ? o->grace_s : HT_METRICS_DEFAULT_GRACE_S) * 1e9);
-	if ((ret = ht_metrics_registry_init(&m->live, o->max_sets, true)) ||
-	    (ret = ht_metrics_registry_init(&m->spare, o->max_sets, false)) ||
-	    (ret = ht_metrics_registry_init(&m->shared, o->max_sets, false)) ||
-	    (ret = ht_metrics_registry_init(&m->front, o->max_sets, false))) {
+	if ((ret = ht_metrics_registry_init(&m->live, o->max_sets)) ||
+	    (ret = ht_metrics_registry_init(&m->spare, o->max_sets)) ||
+	    (ret = ht_metrics_registry_init(&m->shared, o->max_sets)) ||
+	    (ret = ht_metrics_registry_init(&m->front, o->max_sets))) {
 		snprintf(err, errlen, "out of memory");
 		ht_metrics_stop(m);
 		return ret;
