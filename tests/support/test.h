@@ -104,6 +104,23 @@ bool ht_assert_true(const char *file, int line, const char *name, const char *te
 /* A call that returns 0 on success (an errno-style status otherwise). */
 #define ASSERT_OK(v, name) ASSERT_EQ(v, 0, name)
 #define ASSERT_OK_PTR(p, name) ht_assert_true(__FILE__, __LINE__, name, #p " != NULL", (p) != NULL)
+/*
+ * A condition with CHECK's message (printf-style: the output it judged, the
+ * values that explain it), for tests that must go on to free what they hold:
+ *     if (!ASSERT_MSG(strstr(out, "x"), "no x in:\n%s", out))
+ *             goto cleanup;
+ */
+#define ASSERT_MSG(cond, ...)                                                                  \
+	({                                                                                     \
+		bool ht_ok_ = !!(cond);                                                        \
+		if (!ht_ok_) {                                                                 \
+			fprintf(stdout, "    %s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
+			fprintf(stdout, __VA_ARGS__);                                          \
+			fputc('\n', stdout);                                                   \
+			ht_test_failed = 1;                                                    \
+		}                                                                              \
+		ht_ok_;                                                                        \
+	})
 
 extern const char *ht_test_current;
 

@@ -54,6 +54,8 @@ static void strings_pointers_and_conditions(void)
 	EXPECT_FAILS(ASSERT_OK_PTR(none, "expected failure"));
 	EXPECT_FAILS(ASSERT_OK(-22, "expected failure"));
 	EXPECT_FAILS(ASSERT_TRUE(0, "expected failure"));
+	CHECK(ASSERT_MSG(1 + 1 == 2, "%d", 2), "a condition with a message");
+	EXPECT_FAILS(ASSERT_MSG(1 + 1 == 3, "1 + 1 is %d (expected failure)", 1 + 1));
 }
 
 int main(void)
