@@ -19,13 +19,6 @@
 
 static char dir[] = "/tmp/ht-hostile-XXXXXX";
 static char trace[300], symbols[300], catalog[300], err[512];
-static char *out;
-
-static void free_out(void)
-{
-	free(out);
-	out = NULL;
-}
 
 #define PID 500
 #define TID 501
@@ -178,12 +171,16 @@ static void every_text_mode_shows_foreign_control_bytes_visibly(void)
 	int status;
 
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
-		out = report(modes[i].mode, modes[i].catalog, modes[i].symbols, &len, &status);
-		CHECK(out && WIFEXITED(status) && WEXITSTATUS(status) == 0, "report %s: status %d: %s", modes[i].mode,
-		      status, out ? out : "");
-		CHECK(safe_or_say(modes[i].mode, out, len), "report %s writes raw control bytes", modes[i].mode);
-		CHECK(strstr(out, "\\x1b"), "report %s shows no \\x1b:\n%s", modes[i].mode, out);
-		free_out();
+		char *out = report(modes[i].mode, modes[i].catalog, modes[i].symbols, &len, &status);
+		bool ok = ASSERT_MSG(out && WIFEXITED(status) && WEXITSTATUS(status) == 0, "report %s: status %d: %s",
+				     modes[i].mode, status, out ? out : "") &&
+			  ASSERT_MSG(safe_or_say(modes[i].mode, out, len), "report %s writes raw control bytes",
+				     modes[i].mode) &&
+			  ASSERT_MSG(strstr(out, "\\x1b"), "report %s shows no \\x1b:\n%s", modes[i].mode, out);
+
+		free(out);
+		if (!ok)
+			return;
 	}
 }
 
@@ -191,22 +188,28 @@ static void names_in_other_scripts_stay_readable(void)
 {
 	size_t len;
 	int status;
+	char *out = report("", false, false, &len, &status);
 
-	out = report("", false, false, &len, &status);
-	CHECK(out && strstr(out, "\\x1b]0;pwned\\x07网站\\xff"), "VM name in the summary:\n%s", out ? out : "");
-	CHECK(strstr(out, "CPU 0/\\x9b31m"), "thread name in the summary:\n%s", out);
-	CHECK(strstr(out, "host kernel 6.1\\x1b[5m, CPU Auth\\x1b[8m"), "header strings:\n%s", out);
-	free_out();
+	if (!ASSERT_MSG(out && strstr(out, "\\x1b]0;pwned\\x07网站\\xff"), "VM name in the summary:\n%s", out ? out : "") ||
+	    !ASSERT_MSG(strstr(out, "CPU 0/\\x9b31m"), "thread name in the summary:\n%s", out) ||
+	    !ASSERT_MSG(strstr(out, "host kernel 6.1\\x1b[5m, CPU Auth\\x1b[8m"), "header strings:\n%s", out))
+		goto cleanup;
+	free(out);
 	out = report("--dump", false, false, &len, &status);
-	CHECK(out && strstr(out, "(vm \\x1b]0;pwned\\x07网站\\xff) tid 501 (CPU 0/\\x9b31m)"), "--dump:\n%s",
-	      out ? out : "");
-	free_out();
+	if (!ASSERT_MSG(out && strstr(out, "(vm \\x1b]0;pwned\\x07网站\\xff) tid 501 (CPU 0/\\x9b31m)"), "--dump:\n%s",
+			out ? out : ""))
+		goto cleanup;
+	free(out);
 	out = report("--sched", false, false, &len, &status);
-	CHECK(out && strstr(out, "\\x1b[2J\\x1b[H") && strstr(out, "idle\\u202e"), "--sched:\n%s", out ? out : "");
-	free_out();
+	if (!ASSERT_MSG(out && strstr(out, "\\x1b[2J\\x1b[H") && strstr(out, "idle\\u202e"), "--sched:\n%s",
+			out ? out : ""))
+		goto cleanup;
+	free(out);
 	out = report("--graph", false, true, &len, &status);
-	CHECK(out && strstr(out, "evil\\x1b[31m_fn() {") && strstr(out, "\\u009b31m_c1();"), "--graph:\n%s",
-	      out ? out : "");
+	ASSERT_MSG(out && strstr(out, "evil\\x1b[31m_fn() {") && strstr(out, "\\u009b31m_c1();"), "--graph:\n%s",
+		   out ? out : "");
+cleanup:
+	free(out);
 }
 
 static void errors_quoting_a_symbol_file_show_its_bytes_escaped(void)
@@ -218,10 +221,11 @@ static void errors_quoting_a_symbol_file_show_its_bytes_escaped(void)
 	snprintf(path, sizeof(path), "%s/bad.map", dir);
 	CHECK(ht_test_write_file(path, "\x1b[2Jzz T x\n", 11) == 0, "write");
 	snprintf(args, sizeof(args), "report --dump --guest-symbols %s %s", path, trace);
-	out = run_ht(args, &len, &status);
-	CHECK(out && WEXITSTATUS(status) == 1 && strstr(out, "'\\x1b[2Jzz' is not a hexadecimal address"),
-	      "status %d: %s", status, out ? out : "");
-	CHECK(safe_or_say("error", out, len), "raw bytes in the error");
+	char *out = run_ht(args, &len, &status);
+	if (ASSERT_MSG(out && WEXITSTATUS(status) == 1 && strstr(out, "'\\x1b[2Jzz' is not a hexadecimal address"),
+		       "status %d: %s", status, out ? out : ""))
+		ASSERT_MSG(safe_or_say("error", out, len), "raw bytes in the error");
+	free(out);
 }
 
 /*
@@ -268,13 +272,16 @@ static void json_outputs_parse_strictly_whatever_the_input(void)
 	CHECK(ht_test_write_file(script, json_check, strlen(json_check)) == 0, "write");
 	snprintf(cmd, sizeof(cmd), "%s report --json --catalog %s --guest-symbols %s --kaslr-offset 0 %s >%s/t.jsonl 2>&1 && "
 		 "python3 %s lines %s/t.jsonl 2>&1", ht_test_bin(), catalog, symbols, trace, dir, script, dir);
-	out = ht_test_run(cmd, &len, &status);
-	CHECK(out && status == 0 && !strcmp(out, "ok\n"), "report --json: %s", out ? out : "");
-	free_out();
+	char *out = ht_test_run(cmd, &len, &status);
+	bool ok = ASSERT_MSG(out && status == 0 && !strcmp(out, "ok\n"), "report --json: %s", out ? out : "");
+	free(out);
+	if (!ok)
+		return;
 	snprintf(cmd, sizeof(cmd), "%s convert --chrome %s/t.json --catalog %s --guest-symbols %s --kaslr-offset 0 %s >/dev/null 2>&1 && "
 		 "python3 %s whole %s/t.json 2>&1", ht_test_bin(), dir, catalog, symbols, trace, script, dir);
 	out = ht_test_run(cmd, &len, &status);
-	CHECK(out && status == 0 && !strcmp(out, "ok\n"), "convert --chrome: %s", out ? out : "");
+	ASSERT_MSG(out && status == 0 && !strcmp(out, "ok\n"), "convert --chrome: %s", out ? out : "");
+	free(out);
 }
 
 /*
@@ -311,8 +318,9 @@ static void csv_keeps_its_columns_and_neutralises_formulas(void)
 	CHECK(ht_test_write_file(script, csv_check, strlen(csv_check)) == 0, "write");
 	snprintf(cmd, sizeof(cmd), "%s report --csv --catalog %s --guest-symbols %s --kaslr-offset 0 %s >%s/t.csv 2>&1 && "
 		 "python3 %s %s/t.csv 2>&1", ht_test_bin(), catalog, symbols, trace, dir, script, dir);
-	out = ht_test_run(cmd, &len, &status);
-	CHECK(out && status == 0 && !strcmp(out, "ok\n"), "report --csv: %s", out ? out : "");
+	char *out = ht_test_run(cmd, &len, &status);
+	ASSERT_MSG(out && status == 0 && !strcmp(out, "ok\n"), "report --csv: %s", out ? out : "");
+	free(out);
 }
 
 /* babeltrace2 reads the CTF export of the hostile trace: every event, the header's strings in env. */
@@ -324,13 +332,17 @@ static void ctf_of_hostile_strings_reads_in_babeltrace2(void)
 
 	snprintf(cmd, sizeof(cmd), "%s convert --ctf %s/ctf --catalog %s --guest-symbols %s --kaslr-offset 0 %s >/dev/null 2>&1 && "
 		 "babeltrace2 %s/ctf 2>&1", ht_test_bin(), dir, catalog, symbols, trace, dir);
-	out = ht_test_run(cmd, &len, &status);
-	CHECK(out && status == 0, "status %d: %s", status, out ? out : "");
+	char *out = ht_test_run(cmd, &len, &status);
 	size_t lines = 0;
+
+	if (!ASSERT_MSG(out && status == 0, "status %d: %s", status, out ? out : ""))
+		goto cleanup;
 	for (char *p = out; (p = strchr(p, '\n')); p++)
 		lines++;
-	CHECK(lines == 14 && strstr(out, "] (+") && strstr(out, "four: ") && strstr(out, "sched_switch: "),
-	      "%zu events:\n%s", lines, out);
+	ASSERT_MSG(lines == 14 && strstr(out, "] (+") && strstr(out, "four: ") && strstr(out, "sched_switch: "),
+		   "%zu events:\n%s", lines, out);
+cleanup:
+	free(out);
 }
 
 /*
@@ -381,8 +393,9 @@ static void lttng_of_hostile_strings_reads_in_babeltrace2_and_bt2(void)
 		 "for t in %s/lttng/*/; do babeltrace2 \"$t\" 2>&1 >/dev/null || echo \"babeltrace2 failed on $t\"; done && "
 		 "/usr/bin/python3 %s %s/lttng 2>&1",
 		 ht_test_bin(), dir, catalog, symbols, trace, dir, script, dir);
-	out = ht_test_run(cmd, &len, &status);
-	CHECK(out && status == 0 && !strcmp(out, "ok\n"), "status %d: %s", status, out ? out : "");
+	char *out = ht_test_run(cmd, &len, &status);
+	ASSERT_MSG(out && status == 0 && !strcmp(out, "ok\n"), "status %d: %s", status, out ? out : "");
+	free(out);
 }
 
 /*
@@ -443,8 +456,9 @@ static void perfetto_of_hostile_strings_is_valid_utf8_escaped(void)
 		 "/usr/bin/python3 %s %s/t.pftrace 2>&1",
 		 ht_test_bin(), dir, catalog, symbols, trace, ht_test_bin(), catalog, symbols, trace, dir, dir, dir, dir,
 		 dir, dir, dir, dir, script, dir);
-	out = ht_test_run(cmd, &len, &status);
-	CHECK(out && status == 0 && !strcmp(out, "ok\n"), "status %d: %s", status, out ? out : "");
+	char *out = ht_test_run(cmd, &len, &status);
+	ASSERT_MSG(out && status == 0 && !strcmp(out, "ok\n"), "status %d: %s", status, out ? out : "");
+	free(out);
 }
 
 int main(void)
@@ -454,7 +468,6 @@ int main(void)
 		return 1;
 	}
 	setup();
-	ht_test_cleanup = free_out;
 	RUN(every_text_mode_shows_foreign_control_bytes_visibly);
 	RUN(names_in_other_scripts_stay_readable);
 	RUN(errors_quoting_a_symbol_file_show_its_bytes_escaped);
