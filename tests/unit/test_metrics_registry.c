@@ -16,24 +16,25 @@
 
 #define EXPECTED_FILE "tests/unit/metrics_exposition.txt"
 
-static struct ht_metrics_registry reg, copy;
-static char *text;
-static size_t text_len;
-static char *log_text;
-static size_t log_len;
-static FILE *log_out;
+/* What a test holds: the registry it feeds, the copy rendered and its text, the log. */
+struct fixture {
+	struct ht_metrics_registry reg, copy;
+	char *text;
+	size_t text_len;
+	char *log_text;
+	size_t log_len;
+	FILE *log_out;
+};
 
-static void cleanup(void)
+/* Frees what f holds; a fixture all zero holds nothing. */
+static void fixture_free(struct fixture *f)
 {
-	ht_metrics_registry_free(&reg);
-	ht_metrics_registry_free(&copy);
-	free(text);
-	text = NULL;
-	if (log_out)
-		fclose(log_out);
-	log_out = NULL;
-	free(log_text);
-	log_text = NULL;
+	ht_metrics_registry_free(&f->reg);
+	ht_metrics_registry_free(&f->copy);
+	free(f->text);
+	if (f->log_out)
+		fclose(f->log_out);
+	free(f->log_text);
 }
 
 /* The label of an unnamed VM process, as the exporter makes it. */
@@ -52,24 +53,25 @@ static struct ht_record rec(uint32_t pid, uint16_t vcpu, uint32_t nr, uint32_t e
 	return r;
 }
 
-/* Renders a copy, as the HTTP thread does. 0 or -1. */
-static int render(struct ht_metrics_registry *r)
+/* Renders a copy of fx->reg into fx->text, as the HTTP thread does. 0 or -1. */
+static int render(struct fixture *fx)
 {
+	const struct ht_metrics_registry *r = &fx->reg;
 	FILE *f;
 
 	/* A test may render more than once. */
-	ht_metrics_registry_free(&copy);
-	free(text);
-	text = NULL;
-	if (ht_metrics_registry_init(&copy, r->max_sets))
+	ht_metrics_registry_free(&fx->copy);
+	free(fx->text);
+	fx->text = NULL;
+	if (ht_metrics_registry_init(&fx->copy, r->max_sets))
 		return -1;
-	if (r->exits.on && ht_metrics_registry_enable_exits(&copy, r->exits.per_vcpu))
+	if (r->exits.on && ht_metrics_registry_enable_exits(&fx->copy, r->exits.per_vcpu))
 		return -1;
-	ht_metrics_registry_copy(&copy, r);
-	f = open_memstream(&text, &text_len);
+	ht_metrics_registry_copy(&fx->copy, r);
+	f = open_memstream(&fx->text, &fx->text_len);
 	if (!f)
 		return -1;
-	int ret = ht_metrics_render(&copy, f);
+	int ret = ht_metrics_render(&fx->copy, f);
 	fclose(f);
 	return ret;
 }
@@ -105,46 +107,61 @@ static bool has_line(const char *t, const char *line)
 
 static void exposition_of_known_records_is_exact(void)
 {
+	struct fixture fx = { 0 };
 	struct ht_record r[] = {
 		rec(200, 1, 1000, 300, 700),  /* exit->entry 1000 ns: bucket le 1.023 us */
 		rec(100, 0, 1000, 1024, 0),   /* 1024 ns: the next bucket, le 2.047 us */
 		rec(200, 1, 1000, 1, 1),      /* 2 ns */
 		rec(100, 0, 1001, 5000, 3000),
 	};
+	char *want = NULL;
 
-	CHECK(ht_metrics_registry_init(&reg, 4) == 0, "init");
-	reg.version = "0.1.0";
-	reg.mode = "file";
-	reg.exact_sums = true;
+	if (!ASSERT_MSG(ht_metrics_registry_init(&fx.reg, 4) == 0, "init"))
+		goto cleanup;
+	fx.reg.version = "0.1.0";
+	fx.reg.mode = "file";
+	fx.reg.exact_sums = true;
 	for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++)
-		ht_metrics_add_record(&reg, r[i].host_pid, pid_label(r[i].host_pid), &r[i]);
-	reg.drops[HT_METRICS_DROP_RINGBUF_FULL] = 7;
-	reg.drops[HT_METRICS_DROP_SUPERSEDED] = 2;
-	reg.unselected_nr = 3;
-	CHECK(render(&reg) == 0, "render");
+		ht_metrics_add_record(&fx.reg, r[i].host_pid, pid_label(r[i].host_pid), &r[i]);
+	fx.reg.drops[HT_METRICS_DROP_RINGBUF_FULL] = 7;
+	fx.reg.drops[HT_METRICS_DROP_SUPERSEDED] = 2;
+	fx.reg.unselected_nr = 3;
+	if (!ASSERT_MSG(render(&fx) == 0, "render"))
+		goto cleanup;
 
-	char *want = read_file(EXPECTED_FILE);
-	CHECK(want != NULL, "cannot read %s", EXPECTED_FILE);
-	bool same = strcmp(text, want) == 0;
+	want = read_file(EXPECTED_FILE);
+	if (!ASSERT_MSG(want != NULL, "cannot read %s", EXPECTED_FILE))
+		goto cleanup;
+	ASSERT_MSG(strcmp(fx.text, want) == 0, "exposition differs from %s; got:\n%s", EXPECTED_FILE, fx.text);
+cleanup:
 	free(want);
-	CHECK(same, "exposition differs from %s; got:\n%s", EXPECTED_FILE, text);
+	fixture_free(&fx);
 }
 
 static void label_values_are_escaped(void)
 {
+	struct fixture fx = { 0 };
 	char out[64];
 
-	CHECK(ht_metrics_escape_label("a\"b\\c\nd", out, sizeof(out)), "fits");
-	CHECK(!strcmp(out, "a\\\"b\\\\c\\nd"), "escaped: %s", out);
-	CHECK(!ht_metrics_escape_label("\"\"\"", out, 6), "6 bytes cannot hold 3 escaped quotes");
-	CHECK(ht_metrics_escape_label("\"\"\"", out, 7) && !strcmp(out, "\\\"\\\"\\\""), "exactly fits: %s", out);
+	if (!ASSERT_MSG(ht_metrics_escape_label("a\"b\\c\nd", out, sizeof(out)), "fits"))
+		goto cleanup;
+	if (!ASSERT_MSG(!strcmp(out, "a\\\"b\\\\c\\nd"), "escaped: %s", out))
+		goto cleanup;
+	if (!ASSERT_MSG(!ht_metrics_escape_label("\"\"\"", out, 6), "6 bytes cannot hold 3 escaped quotes"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_metrics_escape_label("\"\"\"", out, 7) && !strcmp(out, "\\\"\\\"\\\""), "exactly fits: %s", out))
+		goto cleanup;
 
-	CHECK(ht_metrics_registry_init(&reg, 1) == 0, "init");
-	reg.version = "1.0 \"dev\"\\x\n";
-	reg.mode = "file";
-	CHECK(render(&reg) == 0, "render");
-	CHECK(has_line(text, "hypertrace_build_info{version=\"1.0 \\\"dev\\\"\\\\x\\n\"} 1"),
-	      "build info:\n%s", text);
+	if (!ASSERT_MSG(ht_metrics_registry_init(&fx.reg, 1) == 0, "init"))
+		goto cleanup;
+	fx.reg.version = "1.0 \"dev\"\\x\n";
+	fx.reg.mode = "file";
+	if (!ASSERT_MSG(render(&fx) == 0, "render"))
+		goto cleanup;
+	ASSERT_MSG(has_line(fx.text, "hypertrace_build_info{version=\"1.0 \\\"dev\\\"\\\\x\\n\"} 1"),
+		   "build info:\n%s", fx.text);
+cleanup:
+	fixture_free(&fx);
 }
 
 static uint64_t counter(const char *t, const char *series)
@@ -162,59 +179,86 @@ static uint64_t counter(const char *t, const char *series)
 
 static void label_sets_past_the_cap_are_counted_as_other_with_one_log_line(void)
 {
-	CHECK(ht_metrics_registry_init(&reg, 2) == 0, "init");
-	log_out = open_memstream(&log_text, &log_len);
-	reg.log = log_out;
-	reg.exact_sums = true;
+	struct fixture fx = { 0 };
+	if (!ASSERT_MSG(ht_metrics_registry_init(&fx.reg, 2) == 0, "init"))
+		goto cleanup;
+	fx.log_out = open_memstream(&fx.log_text, &fx.log_len);
+	fx.reg.log = fx.log_out;
+	fx.reg.exact_sums = true;
 	for (uint32_t pid = 1; pid <= 5; pid++) {
 		struct ht_record r = rec(pid, 0, 1000, 100, 100);
 
 		for (uint32_t i = 0; i < pid; i++)
-			ht_metrics_add_record(&reg, r.host_pid, pid_label(r.host_pid), &r);
+			ht_metrics_add_record(&fx.reg, r.host_pid, pid_label(r.host_pid), &r);
 	}
-	CHECK_EQ_U64(reg.nsets, 2);
-	CHECK(render(&reg) == 0, "render");
-	CHECK_EQ_U64(counter(text, "hypertrace_hypercalls_total{vm=\"pid 1\",vcpu=\"0\",nr=\"1000\"}"), 1);
-	CHECK_EQ_U64(counter(text, "hypertrace_hypercalls_total{vm=\"pid 2\",vcpu=\"0\",nr=\"1000\"}"), 2);
-	CHECK_EQ_U64(counter(text, "hypertrace_hypercalls_total{vm=\"other\",vcpu=\"other\",nr=\"other\"}"), 3 + 4 + 5);
-	CHECK_EQ_U64(counter(text, "hypertrace_metrics_overflow_hypercalls_total"), 12);
-	CHECK_EQ_U64(counter(text, "hypertrace_hypercall_duration_seconds_count{phase=\"exit_to_entry\",vm=\"other\",vcpu=\"other\",nr=\"other\"}"), 12);
-	CHECK(strstr(text, "vm=\"pid 3\"") == NULL, "a set past the cap got its own labels");
-	fflush(log_out);
-	CHECK(log_len > 0 && strchr(log_text, '\n') == log_text + log_len - 1,
-	      "want exactly one log line, got: '%s'", log_text);
-	CHECK(strstr(log_text, "more than 2 label sets") != NULL, "log: %s", log_text);
+	if (!ASSERT_EQ(fx.reg.nsets, 2, "value"))
+		goto cleanup;
+	if (!ASSERT_MSG(render(&fx) == 0, "render"))
+		goto cleanup;
+	if (!ASSERT_EQ(counter(fx.text, "hypertrace_hypercalls_total{vm=\"pid 1\",vcpu=\"0\",nr=\"1000\"}"), 1, "count"))
+		goto cleanup;
+	if (!ASSERT_EQ(counter(fx.text, "hypertrace_hypercalls_total{vm=\"pid 2\",vcpu=\"0\",nr=\"1000\"}"), 2, "count"))
+		goto cleanup;
+	if (!ASSERT_EQ(counter(fx.text, "hypertrace_hypercalls_total{vm=\"other\",vcpu=\"other\",nr=\"other\"}"), 3 + 4 + 5, "count"))
+		goto cleanup;
+	if (!ASSERT_EQ(counter(fx.text, "hypertrace_metrics_overflow_hypercalls_total"), 12, "count"))
+		goto cleanup;
+	if (!ASSERT_EQ(counter(fx.text, "hypertrace_hypercall_duration_seconds_count{phase=\"exit_to_entry\",vm=\"other\",vcpu=\"other\",nr=\"other\"}"), 12, "count"))
+		goto cleanup;
+	if (!ASSERT_MSG(strstr(fx.text, "vm=\"pid 3\"") == NULL, "a set past the cap got its own labels"))
+		goto cleanup;
+	fflush(fx.log_out);
+	if (!ASSERT_MSG(fx.log_len > 0 && strchr(fx.log_text, '\n') == fx.log_text + fx.log_len - 1,
+			"want exactly one log line, got: '%s'", fx.log_text))
+		goto cleanup;
+	ASSERT_MSG(strstr(fx.log_text, "more than 2 label sets") != NULL, "log: %s", fx.log_text);
+cleanup:
+	fixture_free(&fx);
 }
 
 static void aggregates_set_cumulative_counts_and_have_no_sum(void)
 {
+	struct fixture fx = { 0 };
 	static struct ht_agg_hist h;
 
-	CHECK(ht_metrics_registry_init(&reg, 1) == 0, "init");
-	reg.mode = "no_file";
+	if (!ASSERT_MSG(ht_metrics_registry_init(&fx.reg, 1) == 0, "init"))
+		goto cleanup;
+	fx.reg.mode = "no_file";
 	h.slots[HT_AGG_TOTAL][10] = 3;       /* 1024..2047 ns */
 	h.slots[HT_AGG_EXIT_HCALL][9] = 3;
 	h.slots[HT_AGG_HCALL_ENTRY][8] = 3;
-	ht_metrics_begin_aggregates(&reg);
-	ht_metrics_set_aggregate(&reg, 42, "pid 42", 1, 1000, &h);
-	ht_metrics_set_aggregate(&reg, 43, "pid 43", 0, 1000, &h); /* past the cap */
+	ht_metrics_begin_aggregates(&fx.reg);
+	ht_metrics_set_aggregate(&fx.reg, 42, "pid 42", 1, 1000, &h);
+	ht_metrics_set_aggregate(&fx.reg, 43, "pid 43", 0, 1000, &h); /* past the cap */
 	/* The next read carries the running totals: they replace, not add. */
 	h.slots[HT_AGG_TOTAL][10] = 5;
 	h.slots[HT_AGG_TOTAL][40] = 1; /* beyond the last bucket: still in +Inf */
-	ht_metrics_begin_aggregates(&reg);
-	ht_metrics_set_aggregate(&reg, 42, "pid 42", 1, 1000, &h);
-	ht_metrics_set_aggregate(&reg, 43, "pid 43", 0, 1000, &h);
-	CHECK(render(&reg) == 0, "render");
-	CHECK_EQ_U64(counter(text, "hypertrace_hypercalls_total{vm=\"pid 42\",vcpu=\"1\",nr=\"1000\"}"), 6);
-	CHECK_EQ_U64(counter(text, "hypertrace_hypercalls_total{vm=\"other\",vcpu=\"other\",nr=\"other\"}"), 6);
-	CHECK_EQ_U64(counter(text, "hypertrace_metrics_overflow_hypercalls_total"), 6);
-	CHECK_EQ_U64(counter(text, "hypertrace_hypercall_duration_seconds_bucket{phase=\"exit_to_entry\",vm=\"pid 42\",vcpu=\"1\",nr=\"1000\",le=\"0.000001023\"}"), 0);
-	CHECK_EQ_U64(counter(text, "hypertrace_hypercall_duration_seconds_bucket{phase=\"exit_to_entry\",vm=\"pid 42\",vcpu=\"1\",nr=\"1000\",le=\"0.000002047\"}"), 5);
-	CHECK_EQ_U64(counter(text, "hypertrace_hypercall_duration_seconds_bucket{phase=\"exit_to_entry\",vm=\"pid 42\",vcpu=\"1\",nr=\"1000\",le=\"8.589934591\"}"), 5);
-	CHECK_EQ_U64(counter(text, "hypertrace_hypercall_duration_seconds_bucket{phase=\"exit_to_entry\",vm=\"pid 42\",vcpu=\"1\",nr=\"1000\",le=\"+Inf\"}"), 6);
-	CHECK_EQ_U64(counter(text, "hypertrace_hypercall_duration_seconds_count{phase=\"hypercall_to_entry\",vm=\"pid 42\",vcpu=\"1\",nr=\"1000\"}"), 3);
-	CHECK(strstr(text, "_sum{") == NULL, "the BPF aggregates have no sum, yet a _sum was written");
-	CHECK(has_line(text, "hypertrace_build_info{version=\"\"} 1") && has_line(text, "hypertrace_recording_info{mode=\"no_file\"} 1"), "%s", text);
+	ht_metrics_begin_aggregates(&fx.reg);
+	ht_metrics_set_aggregate(&fx.reg, 42, "pid 42", 1, 1000, &h);
+	ht_metrics_set_aggregate(&fx.reg, 43, "pid 43", 0, 1000, &h);
+	if (!ASSERT_MSG(render(&fx) == 0, "render"))
+		goto cleanup;
+	if (!ASSERT_EQ(counter(fx.text, "hypertrace_hypercalls_total{vm=\"pid 42\",vcpu=\"1\",nr=\"1000\"}"), 6, "count"))
+		goto cleanup;
+	if (!ASSERT_EQ(counter(fx.text, "hypertrace_hypercalls_total{vm=\"other\",vcpu=\"other\",nr=\"other\"}"), 6, "count"))
+		goto cleanup;
+	if (!ASSERT_EQ(counter(fx.text, "hypertrace_metrics_overflow_hypercalls_total"), 6, "count"))
+		goto cleanup;
+	if (!ASSERT_EQ(counter(fx.text, "hypertrace_hypercall_duration_seconds_bucket{phase=\"exit_to_entry\",vm=\"pid 42\",vcpu=\"1\",nr=\"1000\",le=\"0.000001023\"}"), 0, "count"))
+		goto cleanup;
+	if (!ASSERT_EQ(counter(fx.text, "hypertrace_hypercall_duration_seconds_bucket{phase=\"exit_to_entry\",vm=\"pid 42\",vcpu=\"1\",nr=\"1000\",le=\"0.000002047\"}"), 5, "count"))
+		goto cleanup;
+	if (!ASSERT_EQ(counter(fx.text, "hypertrace_hypercall_duration_seconds_bucket{phase=\"exit_to_entry\",vm=\"pid 42\",vcpu=\"1\",nr=\"1000\",le=\"8.589934591\"}"), 5, "count"))
+		goto cleanup;
+	if (!ASSERT_EQ(counter(fx.text, "hypertrace_hypercall_duration_seconds_bucket{phase=\"exit_to_entry\",vm=\"pid 42\",vcpu=\"1\",nr=\"1000\",le=\"+Inf\"}"), 6, "count"))
+		goto cleanup;
+	if (!ASSERT_EQ(counter(fx.text, "hypertrace_hypercall_duration_seconds_count{phase=\"hypercall_to_entry\",vm=\"pid 42\",vcpu=\"1\",nr=\"1000\"}"), 3, "count"))
+		goto cleanup;
+	if (!ASSERT_MSG(strstr(fx.text, "_sum{") == NULL, "the BPF aggregates have no sum, yet a _sum was written"))
+		goto cleanup;
+	ASSERT_MSG(has_line(fx.text, "hypertrace_build_info{version=\"\"} 1") && has_line(fx.text, "hypertrace_recording_info{mode=\"no_file\"} 1"), "%s", fx.text);
+cleanup:
+	fixture_free(&fx);
 }
 
 /*
@@ -225,40 +269,56 @@ static void aggregates_set_cumulative_counts_and_have_no_sum(void)
  */
 static void a_restarted_vm_goes_on_in_its_series_until_dropped(void)
 {
+	struct fixture fx = { 0 };
 	static struct ht_agg_hist h;
 	struct ht_record r1 = rec(100, 0, 1000, 100, 100), r2 = rec(200, 0, 1000, 100, 100);
 	struct ht_record other = rec(300, 1, 1000, 100, 100);
 
-	CHECK(ht_metrics_registry_init(&reg, 8) == 0, "init");
-	ht_metrics_add_record(&reg, 1, "web1", &r1);
-	ht_metrics_add_record(&reg, 1, "web1", &r2); /* web1 restarted: process 200 */
-	ht_metrics_add_record(&reg, 1, "web1", &r2);
-	ht_metrics_add_record(&reg, 2, "db", &other);
-	CHECK(render(&reg) == 0, "render");
-	CHECK_EQ_U64(counter(text, "hypertrace_hypercalls_total{vm=\"web1\",vcpu=\"0\",nr=\"1000\"}"), 3);
-	ht_metrics_drop_vm(&reg, 1);
-	CHECK(render(&reg) == 0, "render");
-	CHECK(!strstr(text, "vm=\"web1\""), "web1 still there:\n%s", text);
-	CHECK_EQ_U64(reg.dropped_vm_hypercalls, 3); /* still counted in record's summary */
-	CHECK_EQ_U64(counter(text, "hypertrace_hypercalls_total{vm=\"db\",vcpu=\"1\",nr=\"1000\"}"), 1);
-	ht_metrics_add_record(&reg, 2, "db", &other); /* the index still finds db */
-	ht_metrics_add_record(&reg, 1, "web1", &r1);
-	CHECK_EQ_U64(reg.nsets, 2);
-	CHECK(render(&reg) == 0, "render");
-	CHECK_EQ_U64(counter(text, "hypertrace_hypercalls_total{vm=\"db\",vcpu=\"1\",nr=\"1000\"}"), 2);
-	CHECK_EQ_U64(counter(text, "hypertrace_hypercalls_total{vm=\"web1\",vcpu=\"0\",nr=\"1000\"}"), 1);
+	if (!ASSERT_MSG(ht_metrics_registry_init(&fx.reg, 8) == 0, "init"))
+		goto cleanup;
+	ht_metrics_add_record(&fx.reg, 1, "web1", &r1);
+	ht_metrics_add_record(&fx.reg, 1, "web1", &r2); /* web1 restarted: process 200 */
+	ht_metrics_add_record(&fx.reg, 1, "web1", &r2);
+	ht_metrics_add_record(&fx.reg, 2, "db", &other);
+	if (!ASSERT_MSG(render(&fx) == 0, "render"))
+		goto cleanup;
+	if (!ASSERT_EQ(counter(fx.text, "hypertrace_hypercalls_total{vm=\"web1\",vcpu=\"0\",nr=\"1000\"}"), 3, "count"))
+		goto cleanup;
+	ht_metrics_drop_vm(&fx.reg, 1);
+	if (!ASSERT_MSG(render(&fx) == 0, "render"))
+		goto cleanup;
+	if (!ASSERT_MSG(!strstr(fx.text, "vm=\"web1\""), "web1 still there:\n%s", fx.text))
+		goto cleanup;
+	if (!ASSERT_EQ(fx.reg.dropped_vm_hypercalls, 3, "value"))
+		goto cleanup; /* still counted in record's summary */
+	if (!ASSERT_EQ(counter(fx.text, "hypertrace_hypercalls_total{vm=\"db\",vcpu=\"1\",nr=\"1000\"}"), 1, "count"))
+		goto cleanup;
+	ht_metrics_add_record(&fx.reg, 2, "db", &other); /* the index still finds db */
+	ht_metrics_add_record(&fx.reg, 1, "web1", &r1);
+	if (!ASSERT_EQ(fx.reg.nsets, 2, "value"))
+		goto cleanup;
+	if (!ASSERT_MSG(render(&fx) == 0, "render"))
+		goto cleanup;
+	if (!ASSERT_EQ(counter(fx.text, "hypertrace_hypercalls_total{vm=\"db\",vcpu=\"1\",nr=\"1000\"}"), 2, "count"))
+		goto cleanup;
+	if (!ASSERT_EQ(counter(fx.text, "hypertrace_hypercalls_total{vm=\"web1\",vcpu=\"0\",nr=\"1000\"}"), 1, "count"))
+		goto cleanup;
 
 	/* Aggregates: two processes' cumulative groups of one VM add up, read after read. */
-	ht_metrics_registry_free(&reg);
-	CHECK(ht_metrics_registry_init(&reg, 8) == 0, "init");
+	ht_metrics_registry_free(&fx.reg);
+	if (!ASSERT_MSG(ht_metrics_registry_init(&fx.reg, 8) == 0, "init"))
+		goto cleanup;
 	h.slots[HT_AGG_TOTAL][10] = 3;
 	for (int read = 0; read < 2; read++) {
-		ht_metrics_begin_aggregates(&reg);
-		ht_metrics_set_aggregate(&reg, 1, "web1", 0, 1000, &h);
-		ht_metrics_set_aggregate(&reg, 1, "web1", 0, 1000, &h);
+		ht_metrics_begin_aggregates(&fx.reg);
+		ht_metrics_set_aggregate(&fx.reg, 1, "web1", 0, 1000, &h);
+		ht_metrics_set_aggregate(&fx.reg, 1, "web1", 0, 1000, &h);
 	}
-	CHECK(render(&reg) == 0, "render");
-	CHECK_EQ_U64(counter(text, "hypertrace_hypercalls_total{vm=\"web1\",vcpu=\"0\",nr=\"1000\"}"), 6);
+	if (!ASSERT_MSG(render(&fx) == 0, "render"))
+		goto cleanup;
+	ASSERT_EQ(counter(fx.text, "hypertrace_hypercalls_total{vm=\"web1\",vcpu=\"0\",nr=\"1000\"}"), 6, "count");
+cleanup:
+	fixture_free(&fx);
 }
 
 /* A VM owner chooses the name: the label is the name as every output shows it (valid UTF-8 stays, the rest as \xNN). */
@@ -349,63 +409,88 @@ static void fill_exit_table(struct ht_exit_table *t)
 
 static void exit_metrics_are_histograms_by_vm_and_reason_with_escaped_labels(void)
 {
+	struct fixture fx = { 0 };
 	struct ht_exit_table t;
 	const char *vm = "vm=\"we\\\"b\\\\\\\\1\\\\x0a\\\\x1b[2J\\\\xff\"";
 	char line[512];
 
 	fill_exit_table(&t);
-	CHECK(ht_metrics_registry_init(&reg, 4) == 0 && ht_metrics_registry_enable_exits(&reg, false) == 0, "init");
-	ht_metrics_set_exits(&reg, &t, hostile_name, NULL);
-	ht_exit_table_free(&t);
-	CHECK(render(&reg) == 0, "render");
+	if (!ASSERT_MSG(ht_metrics_registry_init(&fx.reg, 4) == 0 && ht_metrics_registry_enable_exits(&fx.reg, false) == 0, "init"))
+		goto cleanup;
+	ht_metrics_set_exits(&fx.reg, &t, hostile_name, NULL);
+	if (!ASSERT_MSG(render(&fx) == 0, "render"))
+		goto cleanup;
 	/* vCPUs of one VM and reason are one label set; the unnamed VM is "pid N", its unknown reason a number. */
 	snprintf(line, sizeof(line), "hypertrace_exit_duration_seconds_bucket{%s,reason=\"io\",le=\"0.000001023\"} 4", vm);
-	CHECK(has_line(text, line), "no line '%s' in:\n%s", line, text);
+	if (!ASSERT_MSG(has_line(fx.text, line), "no line '%s' in:\n%s", line, fx.text))
+		goto cleanup;
 	snprintf(line, sizeof(line), "hypertrace_exit_duration_seconds_bucket{%s,reason=\"io\",le=\"274.877906943\"} 4", vm);
-	CHECK(has_line(text, line), "no line '%s'", line);
+	if (!ASSERT_MSG(has_line(fx.text, line), "no line '%s'", line))
+		goto cleanup;
 	snprintf(line, sizeof(line), "hypertrace_exit_duration_seconds_bucket{%s,reason=\"io\",le=\"+Inf\"} 5", vm);
-	CHECK(has_line(text, line), "no line '%s'", line);
+	if (!ASSERT_MSG(has_line(fx.text, line), "no line '%s'", line))
+		goto cleanup;
 	snprintf(line, sizeof(line), "hypertrace_exit_duration_seconds_count{%s,reason=\"io\"} 5", vm);
-	CHECK(has_line(text, line), "no line '%s'", line);
+	if (!ASSERT_MSG(has_line(fx.text, line), "no line '%s'", line))
+		goto cleanup;
 	snprintf(line, sizeof(line), "hypertrace_exit_duration_seconds_sum{%s,reason=\"io\"} 1099.511631776", vm);
-	CHECK(has_line(text, line), "no line '%s'", line);
-	CHECK(has_line(text, "hypertrace_exit_duration_seconds_count{vm=\"pid 200\",reason=\"0x4d2\"} 2"), "unnamed VM");
+	if (!ASSERT_MSG(has_line(fx.text, line), "no line '%s'", line))
+		goto cleanup;
+	if (!ASSERT_MSG(has_line(fx.text, "hypertrace_exit_duration_seconds_count{vm=\"pid 200\",reason=\"0x4d2\"} 2"), "unnamed VM"))
+		goto cleanup;
 	snprintf(line, sizeof(line), "hypertrace_vcpu_wait_seconds_total{%s,vcpu=\"0\"} 1.5", vm);
-	CHECK(has_line(text, line), "no line '%s'", line);
+	if (!ASSERT_MSG(has_line(fx.text, line), "no line '%s'", line))
+		goto cleanup;
 	snprintf(line, sizeof(line), "hypertrace_vcpu_preemptions_total{%s,vcpu=\"0\"} 4", vm);
-	CHECK(has_line(text, line), "no line '%s'", line);
-	CHECK(has_line(text, "hypertrace_exits_lost_total 5"), "lost");
-	CHECK(has_line(text, "# TYPE hypertrace_exit_duration_seconds histogram"), "type");
+	if (!ASSERT_MSG(has_line(fx.text, line), "no line '%s'", line))
+		goto cleanup;
+	if (!ASSERT_MSG(has_line(fx.text, "hypertrace_exits_lost_total 5"), "lost"))
+		goto cleanup;
+	if (!ASSERT_MSG(has_line(fx.text, "# TYPE hypertrace_exit_duration_seconds histogram"), "type"))
+		goto cleanup;
 	/* Nothing of the name reaches the text raw: no control byte, no invalid UTF-8. */
-	for (const unsigned char *p = (const unsigned char *)text; *p; p++)
-		CHECK(*p == '\n' || (*p >= 0x20 && *p < 0x7f), "byte 0x%02x in the exposition", *p);
+	for (const unsigned char *p = (const unsigned char *)fx.text; *p; p++)
+		if (!ASSERT_MSG(*p == '\n' || (*p >= 0x20 && *p < 0x7f), "byte 0x%02x in the exposition", *p))
+			goto cleanup;
+cleanup:
+	ht_exit_table_free(&t);
+	fixture_free(&fx);
 }
 
 static void exit_metrics_by_vcpu_on_request_and_capped(void)
 {
+	struct fixture fx = { 0 };
+	struct ht_exit_hist h = { .count = 1, .total_ns = 10, .min_ns = 10, .max_ns = 10 };
 	struct ht_exit_table t;
 
 	fill_exit_table(&t);
-	CHECK(ht_metrics_registry_init(&reg, 4) == 0 && ht_metrics_registry_enable_exits(&reg, true) == 0, "init");
-	ht_metrics_set_exits(&reg, &t, NULL, NULL);
-	CHECK(render(&reg) == 0, "render");
-	CHECK(has_line(text, "hypertrace_exit_duration_seconds_count{vm=\"pid 100\",reason=\"io\",vcpu=\"0\"} 3"), "vcpu 0:\n%s", text);
-	CHECK(has_line(text, "hypertrace_exit_duration_seconds_count{vm=\"pid 100\",reason=\"io\",vcpu=\"1\"} 2"), "vcpu 1");
-	free(text);
-	text = NULL;
-	ht_metrics_registry_free(&copy);
+	if (!ASSERT_MSG(ht_metrics_registry_init(&fx.reg, 4) == 0 && ht_metrics_registry_enable_exits(&fx.reg, true) == 0, "init"))
+		goto cleanup;
+	ht_metrics_set_exits(&fx.reg, &t, NULL, NULL);
+	if (!ASSERT_MSG(render(&fx) == 0, "render"))
+		goto cleanup;
+	if (!ASSERT_MSG(has_line(fx.text, "hypertrace_exit_duration_seconds_count{vm=\"pid 100\",reason=\"io\",vcpu=\"0\"} 3"), "vcpu 0:\n%s", fx.text))
+		goto cleanup;
+	if (!ASSERT_MSG(has_line(fx.text, "hypertrace_exit_duration_seconds_count{vm=\"pid 100\",reason=\"io\",vcpu=\"1\"} 2"), "vcpu 1"))
+		goto cleanup;
+	free(fx.text);
+	fx.text = NULL;
+	ht_metrics_registry_free(&fx.copy);
 	/* More label sets than the cap: the rest under "other", counted, sums kept. */
-	struct ht_exit_hist h = { .count = 1, .total_ns = 10, .min_ns = 10, .max_ns = 10 };
 	h.slots[3] = 1;
 	for (uint32_t pid = 1000; pid < 1000 + HT_METRICS_MAX_EXIT_SETS + 10; pid++) {
 		struct ht_exit_key k = { .pid = pid, .isa = HT_ISA_SVM, .reason = 0x78 };
 		ht_exit_table_set_series(&t, &k, &h);
 	}
-	ht_metrics_set_exits(&reg, &t, NULL, NULL);
+	ht_metrics_set_exits(&fx.reg, &t, NULL, NULL);
+	if (!ASSERT_MSG(render(&fx) == 0, "render"))
+		goto cleanup;
+	if (!ASSERT_MSG(has_line(fx.text, "hypertrace_exit_metrics_overflow_exits_total 13"), "overflow: %s", strstr(fx.text, "overflow_exits") ?: "none"))
+		goto cleanup;
+	ASSERT_MSG(has_line(fx.text, "hypertrace_exit_duration_seconds_count{vm=\"other\",reason=\"other\",vcpu=\"other\"} 13"), "other");
+cleanup:
 	ht_exit_table_free(&t);
-	CHECK(render(&reg) == 0, "render");
-	CHECK(has_line(text, "hypertrace_exit_metrics_overflow_exits_total 13"), "overflow: %s", strstr(text, "overflow_exits") ?: "none");
-	CHECK(has_line(text, "hypertrace_exit_duration_seconds_count{vm=\"other\",reason=\"other\",vcpu=\"other\"} 13"), "other");
+	fixture_free(&fx);
 }
 
 /* A VM gone past the grace period (the exporter says so with ht_metrics_vm_skip): none of its exit metrics. */
@@ -417,22 +502,28 @@ static const char *pid_100_dropped(void *ctx, uint32_t pid)
 
 static void exit_metrics_leave_out_a_dropped_vm(void)
 {
+	struct fixture fx = { 0 };
 	struct ht_exit_table t;
 
 	fill_exit_table(&t);
-	CHECK(ht_metrics_registry_init(&reg, 4) == 0 && ht_metrics_registry_enable_exits(&reg, false) == 0, "init");
-	ht_metrics_set_exits(&reg, &t, pid_100_dropped, NULL);
+	if (!ASSERT_MSG(ht_metrics_registry_init(&fx.reg, 4) == 0 && ht_metrics_registry_enable_exits(&fx.reg, false) == 0, "init"))
+		goto cleanup;
+	ht_metrics_set_exits(&fx.reg, &t, pid_100_dropped, NULL);
+	if (!ASSERT_MSG(render(&fx) == 0, "render"))
+		goto cleanup;
+	if (!ASSERT_MSG(has_line(fx.text, "hypertrace_exit_duration_seconds_count{vm=\"pid 200\",reason=\"0x4d2\"} 2"), "the other VM:\n%s", fx.text))
+		goto cleanup;
+	if (!ASSERT_MSG(!strstr(fx.text, "pid 100") && !strstr(fx.text, "reason=\"io\"") && !strstr(fx.text, "hypertrace_vcpu_wait_seconds_total{"),
+			"the dropped VM's series or vCPUs:\n%s", fx.text))
+		goto cleanup;
+	ASSERT_MSG(has_line(fx.text, "hypertrace_exit_metrics_overflow_exits_total 0"), "no overflow");
+cleanup:
 	ht_exit_table_free(&t);
-	CHECK(render(&reg) == 0, "render");
-	CHECK(has_line(text, "hypertrace_exit_duration_seconds_count{vm=\"pid 200\",reason=\"0x4d2\"} 2"), "the other VM:\n%s", text);
-	CHECK(!strstr(text, "pid 100") && !strstr(text, "reason=\"io\"") && !strstr(text, "hypertrace_vcpu_wait_seconds_total{"),
-	      "the dropped VM's series or vCPUs:\n%s", text);
-	CHECK(has_line(text, "hypertrace_exit_metrics_overflow_exits_total 0"), "no overflow");
+	fixture_free(&fx);
 }
 
 int main(void)
 {
-	ht_test_cleanup = cleanup;
 	RUN(exposition_of_known_records_is_exact);
 	RUN(label_values_are_escaped);
 	RUN(label_sets_past_the_cap_are_counted_as_other_with_one_log_line);
