@@ -18,44 +18,45 @@
 
 static struct ht_synth_layout layout;
 static char path[] = "/tmp/ht-live-XXXXXX";
-static struct ht_tracer *tracer;
-static struct ht_live *live;
-static char *frame;
-static size_t frame_len;
-static FILE *frame_out;
 
-static void cleanup(void)
+/* What a test holds: the tracer, the live view and the frames it draws. */
+struct fixture {
+	struct ht_tracer *tracer;
+	struct ht_live *live;
+	char *frame;
+	size_t frame_len;
+	FILE *frame_out;
+};
+
+/* Frees what f holds; a fixture all zero holds nothing. */
+static void fixture_free(struct fixture *f)
 {
-	ht_live_free(live);
-	live = NULL;
-	ht_tracer_destroy(tracer);
-	tracer = NULL;
-	if (frame_out)
-		fclose(frame_out);
-	frame_out = NULL;
-	free(frame);
-	frame = NULL;
+	ht_live_free(f->live);
+	ht_tracer_destroy(f->tracer);
+	if (f->frame_out)
+		fclose(f->frame_out);
+	free(f->frame);
 }
 
-static int load(bool aggregate, enum ht_agg_group_by by)
+static int load(struct fixture *f, bool aggregate, enum ht_agg_group_by by)
 {
 	struct ht_tracer_opts o = { .isa = HT_ISA_SVM, .synthetic = true, .ringbuf_bytes = 1 << 20,
 				    .aggregate_only = aggregate, .group_by = by };
 	char err[512];
 
 	ht_filters_default(&o.filters);
-	if (ht_tracer_load(&tracer, &o, err, sizeof(err))) {
+	if (ht_tracer_load(&f->tracer, &o, err, sizeof(err))) {
 		printf("    %s\n", err);
 		return -1;
 	}
 	struct ht_live_opts lo = { .interval_ns = 1000, .terminal = 0,
 				   .group_by = by == HT_AGG_BY_VCPU ? HT_LAT_BY_VCPU : HT_LAT_BY_NONE };
-	frame_out = open_memstream(&frame, &frame_len);
-	live = ht_live_new(&lo, frame_out, 0);
-	return live && frame_out ? 0 : -1;
+	f->frame_out = open_memstream(&f->frame, &f->frame_len);
+	f->live = ht_live_new(&lo, f->frame_out, 0);
+	return f->live && f->frame_out ? 0 : -1;
 }
 
-static int hypercalls(unsigned int n, __u32 vcpu)
+static int hypercalls(struct ht_tracer *tracer, unsigned int n, __u32 vcpu)
 {
 	for (unsigned int i = 0; i < n; i++) {
 		if (ht_synth_exit(&layout, tracer, HT_ISA_SVM, HT_SVM_EXIT_CODE_VMMCALL, 0x1000, vcpu) ||
@@ -68,31 +69,49 @@ static int hypercalls(unsigned int n, __u32 vcpu)
 
 static void interval_frame_counts_every_record_drained(void)
 {
-	struct ht_recording rec;
-	struct ht_writer *w;
+	struct fixture fx = { 0 };
+	struct ht_recording rec = { 0 };
+	struct ht_writer *w = NULL;
 	struct ht_file_header h;
 	struct ht_trailer t;
 	char err[256];
+	int ret;
 
-	CHECK(load(false, HT_AGG_BY_NONE) == 0, "setup");
+	if (!ASSERT_MSG(load(&fx, false, HT_AGG_BY_NONE) == 0, "setup"))
+		goto cleanup;
 	ht_header_init(&h);
-	CHECK(ht_writer_open(path, true, &h, &w, err, sizeof(err)) == 0, "%s", err);
-	CHECK(ht_recording_init(&rec, tracer, w) == 0, "recording");
+	if (!ASSERT_MSG(ht_writer_open(path, true, &h, &w, err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
+	ret = ht_recording_init(&rec, fx.tracer, w); /* it owns the writer from here, even if it fails */
+	if (!ASSERT_MSG(ret == 0, "recording"))
+		goto cleanup;
 	rec.observer = ht_live_observe;
-	rec.observer_ctx = live;
-	CHECK(hypercalls(37, 0) == 0, "events");
+	rec.observer_ctx = fx.live;
+	if (!ASSERT_MSG(hypercalls(fx.tracer, 37, 0) == 0, "events"))
+		goto cleanup;
 	/* The drain writes a record once every CPU's earlier records are surely in their rings. */
 	usleep(HT_DRAIN_ORDER_SLACK_NS / 1000 + 1000);
-	CHECK(ht_recording_pump(&rec, 0) == 37, "drained a different number of records");
-	CHECK(ht_live_tick(live, 1000000, 0) == 1, "no frame drawn");
-	CHECK(hypercalls(5, 0) == 0, "events");
-	CHECK(ht_recording_finish(&rec, &t) == 0, "finish");
-	CHECK(ht_live_tick(live, 2000000, 0) == 2, "no second frame");
-	fflush(frame_out);
-	CHECK(strstr(frame, "interval 1: 37 hypercalls") != NULL, "frame:\n%s", frame);
-	CHECK(strstr(frame, "interval 2: 5 hypercalls") != NULL, "frame:\n%s", frame);
-	CHECK(strstr(frame, "exit->entry:") && strstr(frame, ": count    distribution"), "no histogram:\n%s", frame);
-	CHECK_EQ_U64(ht_live_total(live), 42);
+	if (!ASSERT_MSG(ht_recording_pump(&rec, 0) == 37, "drained a different number of records"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_live_tick(fx.live, 1000000, 0) == 1, "no frame drawn"))
+		goto cleanup;
+	if (!ASSERT_MSG(hypercalls(fx.tracer, 5, 0) == 0, "events"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_recording_finish(&rec, &t) == 0, "finish"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_live_tick(fx.live, 2000000, 0) == 2, "no second frame"))
+		goto cleanup;
+	fflush(fx.frame_out);
+	if (!ASSERT_MSG(strstr(fx.frame, "interval 1: 37 hypercalls") != NULL, "frame:\n%s", fx.frame))
+		goto cleanup;
+	if (!ASSERT_MSG(strstr(fx.frame, "interval 2: 5 hypercalls") != NULL, "frame:\n%s", fx.frame))
+		goto cleanup;
+	if (!ASSERT_MSG(strstr(fx.frame, "exit->entry:") && strstr(fx.frame, ": count    distribution"), "no histogram:\n%s", fx.frame))
+		goto cleanup;
+	ASSERT_EQ(ht_live_total(fx.live), 42, "value");
+cleanup:
+	ht_recording_abandon(&rec); /* nothing left after a finish */
+	fixture_free(&fx);
 	unlink(path);
 }
 
@@ -112,56 +131,88 @@ static void count_groups(void *ctx, __u64 key, const struct ht_agg_hist *h)
 
 static void aggregate_only_counts_in_bpf_per_vcpu_and_emits_no_records(void)
 {
+	struct fixture fx = { 0 };
 	struct agg_seen seen = { { 0 } };
 	__u64 c[HT_CNT_MAX];
-
-	CHECK(load(true, HT_AGG_BY_VCPU) == 0, "setup");
-	CHECK(hypercalls(3, 0) == 0 && hypercalls(5, 1) == 0, "events");
-	CHECK(ht_tracer_read_aggregates(tracer, count_groups, &seen) == 0, "read");
-	CHECK_EQ_U64(seen.count[0], 3);
-	CHECK_EQ_U64(seen.count[1], 5);
-	CHECK(ht_tracer_counters(tracer, c) == 0, "counters");
-	CHECK_EQ_U64(c[HT_CNT_RINGBUF_DROPS], 0);
-
-	/* The view takes each interval's share of the cumulative BPF counts. */
-	CHECK(ht_tracer_read_aggregates(tracer, ht_live_add_aggregate, live) == 0, "read");
-	CHECK(ht_live_tick(live, 1000000, 0) == 1, "no frame");
-	CHECK(hypercalls(2, 1) == 0, "events");
-	CHECK(ht_tracer_read_aggregates(tracer, ht_live_add_aggregate, live) == 0, "read");
-	CHECK(ht_live_tick(live, 2000000, 0) == 2, "no frame");
-	fflush(frame_out);
-	CHECK(strstr(frame, "interval 1: 8 hypercalls") != NULL, "frame:\n%s", frame);
-	CHECK(strstr(frame, "vcpu 0 (pid ") && strstr(frame, "): 3 hypercalls"), "frame:\n%s", frame);
-	CHECK(strstr(frame, "): 5 hypercalls") != NULL, "frame:\n%s", frame);
-	CHECK(strstr(frame, "interval 2: 2 hypercalls") != NULL, "frame:\n%s", frame);
-	/* From buckets, percentiles are bounds and say so. */
-	CHECK(strstr(frame, "p99 <=") != NULL, "bucket bounds not marked:\n%s", frame);
-	CHECK_EQ_U64(ht_live_total(live), 10);
-
-	/* Nothing went through the ring buffer. */
-	struct ht_recording rec;
-	struct ht_writer *w;
+	struct ht_recording rec = { 0 };
+	struct ht_writer *w = NULL;
 	struct ht_file_header h;
 	char err[256];
+	int ret;
+
+	if (!ASSERT_MSG(load(&fx, true, HT_AGG_BY_VCPU) == 0, "setup"))
+		goto cleanup;
+	if (!ASSERT_MSG(hypercalls(fx.tracer, 3, 0) == 0 && hypercalls(fx.tracer, 5, 1) == 0, "events"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_tracer_read_aggregates(fx.tracer, count_groups, &seen) == 0, "read"))
+		goto cleanup;
+	if (!ASSERT_EQ(seen.count[0], 3, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(seen.count[1], 5, "value"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_tracer_counters(fx.tracer, c) == 0, "counters"))
+		goto cleanup;
+	if (!ASSERT_EQ(c[HT_CNT_RINGBUF_DROPS], 0, "value"))
+		goto cleanup;
+
+	/* The view takes each interval's share of the cumulative BPF counts. */
+	if (!ASSERT_MSG(ht_tracer_read_aggregates(fx.tracer, ht_live_add_aggregate, fx.live) == 0, "read"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_live_tick(fx.live, 1000000, 0) == 1, "no frame"))
+		goto cleanup;
+	if (!ASSERT_MSG(hypercalls(fx.tracer, 2, 1) == 0, "events"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_tracer_read_aggregates(fx.tracer, ht_live_add_aggregate, fx.live) == 0, "read"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_live_tick(fx.live, 2000000, 0) == 2, "no frame"))
+		goto cleanup;
+	fflush(fx.frame_out);
+	if (!ASSERT_MSG(strstr(fx.frame, "interval 1: 8 hypercalls") != NULL, "frame:\n%s", fx.frame))
+		goto cleanup;
+	if (!ASSERT_MSG(strstr(fx.frame, "vcpu 0 (pid ") && strstr(fx.frame, "): 3 hypercalls"), "frame:\n%s", fx.frame))
+		goto cleanup;
+	if (!ASSERT_MSG(strstr(fx.frame, "): 5 hypercalls") != NULL, "frame:\n%s", fx.frame))
+		goto cleanup;
+	if (!ASSERT_MSG(strstr(fx.frame, "interval 2: 2 hypercalls") != NULL, "frame:\n%s", fx.frame))
+		goto cleanup;
+	/* From buckets, percentiles are bounds and say so. */
+	if (!ASSERT_MSG(strstr(fx.frame, "p99 <=") != NULL, "bucket bounds not marked:\n%s", fx.frame))
+		goto cleanup;
+	if (!ASSERT_EQ(ht_live_total(fx.live), 10, "value"))
+		goto cleanup;
+
+	/* Nothing went through the ring buffer. */
 	ht_header_init(&h);
-	CHECK(ht_writer_open(path, true, &h, &w, err, sizeof(err)) == 0, "%s", err);
-	CHECK(ht_recording_init(&rec, tracer, w) == 0, "recording");
-	CHECK(ht_recording_pump(&rec, 0) == 0, "records were emitted in aggregate-only mode");
+	if (!ASSERT_MSG(ht_writer_open(path, true, &h, &w, err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
+	ret = ht_recording_init(&rec, fx.tracer, w); /* it owns the writer from here, even if it fails */
+	if (!ASSERT_MSG(ret == 0, "recording"))
+		goto cleanup;
+	ASSERT_MSG(ht_recording_pump(&rec, 0) == 0, "records were emitted in aggregate-only mode");
+cleanup:
 	ht_recording_abandon(&rec);
+	fixture_free(&fx);
 	unlink(path);
 }
 
 /* More groups than the BPF map holds: the rest are counted as such, not as ring-buffer drops. */
 static void aggregate_groups_beyond_the_map_are_counted_on_their_own(void)
 {
+	struct fixture fx = { 0 };
 	__u64 c[HT_CNT_MAX];
 
-	CHECK(load(true, HT_AGG_BY_VCPU) == 0, "setup");
+	if (!ASSERT_MSG(load(&fx, true, HT_AGG_BY_VCPU) == 0, "setup"))
+		goto cleanup;
 	for (__u32 vcpu = 0; vcpu < HT_AGG_MAX_GROUPS + 3; vcpu++)
-		CHECK(hypercalls(1, vcpu) == 0, "events");
-	CHECK(ht_tracer_counters(tracer, c) == 0, "counters");
-	CHECK_EQ_U64(c[HT_CNT_AGG_GROUPS_FULL], 3);
-	CHECK_EQ_U64(c[HT_CNT_RINGBUF_DROPS], 0);
+		if (!ASSERT_MSG(hypercalls(fx.tracer, 1, vcpu) == 0, "events"))
+			goto cleanup;
+	if (!ASSERT_MSG(ht_tracer_counters(fx.tracer, c) == 0, "counters"))
+		goto cleanup;
+	if (!ASSERT_EQ(c[HT_CNT_AGG_GROUPS_FULL], 3, "value"))
+		goto cleanup;
+	ASSERT_EQ(c[HT_CNT_RINGBUF_DROPS], 0, "value");
+cleanup:
+	fixture_free(&fx);
 }
 
 int main(void)
@@ -182,7 +233,6 @@ int main(void)
 		return 1;
 	}
 	close(fd);
-	ht_test_cleanup = cleanup;
 	RUN(interval_frame_counts_every_record_drained);
 	RUN(aggregate_only_counts_in_bpf_per_vcpu_and_emits_no_records);
 	RUN(aggregate_groups_beyond_the_map_are_counted_on_their_own);
