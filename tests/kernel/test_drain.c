@@ -24,7 +24,6 @@
 #include "common/util.h"
 
 static char path[] = "/tmp/ht-drain-XXXXXX";
-static struct ht_tracer *tracer;
 
 static volatile int stop;
 static unsigned long long produced;
@@ -39,9 +38,8 @@ static void stay_on_cpu(int cpu)
 	sched_setaffinity(0, sizeof(set), &set);
 }
 
-static void *produce(void *arg)
+static void *produce(void *tracer)
 {
-	(void)arg;
 	int fd = ht_tracer_synthetic_fd(tracer, HT_SYNTH_FILL);
 
 	stay_on_cpu(sched_getcpu());
@@ -56,53 +54,61 @@ static void *produce(void *arg)
 	return NULL;
 }
 
-static void cleanup(void)
-{
-	ht_tracer_destroy(tracer);
-	tracer = NULL;
-	unlink(path);
-}
-
 static void every_record_produced_is_written_in_order_or_counted_as_dropped(void)
 {
 	/* 64 KiB: ~740 records, so the ring wraps around thousands of times. */
 	struct ht_tracer_opts o = { .synthetic = true, .ringbuf_bytes = 64 << 10,
 				    .wakeup_bytes = ht_wakeup_bytes_for(64 << 10) };
-	struct ht_recording rec;
-	struct ht_writer *w;
+	struct ht_tracer *tracer = NULL;
+	struct ht_recording rec = { 0 };
+	struct ht_writer *w = NULL;
 	struct ht_file_header h;
 	struct ht_trailer t;
 	struct ht_reader *r;
 	struct ht_record x;
+	struct timespec t0, now;
+	unsigned long long n = 0, last = 0;
+	int in_order = 1, pumped, ret;
 	char err[512];
 	pthread_t th;
 
 	ht_filters_default(&o.filters);
-	CHECK(ht_tracer_load(&tracer, &o, err, sizeof(err)) == 0, "%s", err);
+	if (!ASSERT_MSG(ht_tracer_load(&tracer, &o, err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
 	ht_header_init(&h);
-	CHECK(ht_writer_open(path, true, &h, &w, err, sizeof(err)) == 0, "%s", err);
-	CHECK(ht_recording_init(&rec, tracer, w) == 0, "recording");
+	if (!ASSERT_MSG(ht_writer_open(path, true, &h, &w, err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
+	ret = ht_recording_init(&rec, tracer, w); /* it owns the writer from here, even if it fails */
+	if (!ASSERT_MSG(ret == 0, "recording"))
+		goto cleanup;
 	stop = 0;
 	produced = 0;
-	pthread_create(&th, NULL, produce, NULL);
-	struct timespec t0, now;
+	pthread_create(&th, NULL, produce, tracer);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
-		CHECK(ht_recording_pump(&rec, 10) >= 0, "pump failed");
+		pumped = ht_recording_pump(&rec, 10);
 		clock_gettime(CLOCK_MONOTONIC, &now);
-	} while ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 < 150);
+	} while (pumped >= 0 && (now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 < 150);
+	/* The producer stops before anything it uses is freed. */
 	stop = 1;
 	pthread_join(th, NULL);
-	CHECK(ht_recording_finish(&rec, &t) == 0, "finish");
-	CHECK(rec.write_error == 0, "write error %d", rec.write_error);
-	CHECK_EQ_U64(t.not_written, 0);
+	if (!ASSERT_MSG(pumped >= 0, "pump failed"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_recording_finish(&rec, &t) == 0, "finish"))
+		goto cleanup;
+	if (!ASSERT_MSG(rec.write_error == 0, "write error %d", rec.write_error))
+		goto cleanup;
+	if (!ASSERT_EQ(t.not_written, 0, "value"))
+		goto cleanup;
 
-	CHECK(produced > 20 * 740, "only %llu records produced", produced);
-	CHECK_EQ_U64(t.records + t.ringbuf_drops, produced);
-	CHECK(t.records > 0, "nothing written");
-	CHECK(ht_reader_open(path, &r, err, sizeof(err)) == 0, "%s", err);
-	unsigned long long n = 0, last = 0;
-	int in_order = 1;
+	if (!ASSERT_MSG(produced > 20 * 740, "only %llu records produced", produced))
+		goto cleanup;
+	if (!ASSERT_EQ(t.records + t.ringbuf_drops, produced, "value"))
+		goto cleanup;
+	if (!ASSERT_MSG(t.records > 0, "nothing written"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_reader_open(path, &r, err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
 	while (ht_reader_next(r, &x) == 1) {
 		if (n && x.a1 <= last)
 			in_order = 0;
@@ -110,13 +116,20 @@ static void every_record_produced_is_written_in_order_or_counted_as_dropped(void
 		n++;
 	}
 	ht_reader_close(r);
-	CHECK_EQ_U64(n, t.records);
-	CHECK(in_order, "records out of order or repeated");
+	if (!ASSERT_EQ(n, t.records, "value"))
+		goto cleanup;
+	if (!ASSERT_MSG(in_order, "records out of order or repeated"))
+		goto cleanup;
 	printf("    (%llu produced, %llu written, %llu dropped)\n", produced,
 	       (unsigned long long)t.records, (unsigned long long)t.ringbuf_drops);
+cleanup:
+	ht_recording_abandon(&rec); /* nothing left after a finish */
+	ht_tracer_destroy(tracer);
+	unlink(path);
 }
 
 struct fill_on_cpu {
+	struct ht_tracer *tracer;
 	int cpu;
 	__u64 seq;
 	__u32 count;
@@ -130,7 +143,7 @@ static void *fill_on_cpu(void *arg)
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &a, .ctx_size_in = sizeof(a));
 
 	stay_on_cpu(f->cpu);
-	f->ret = bpf_prog_test_run_opts(ht_tracer_synthetic_fd(tracer, HT_SYNTH_FILL), &opts);
+	f->ret = bpf_prog_test_run_opts(ht_tracer_synthetic_fd(f->tracer, HT_SYNTH_FILL), &opts);
 	return NULL;
 }
 
@@ -143,34 +156,45 @@ static void records_of_every_cpu_are_merged_in_time_order(void)
 {
 	struct ht_tracer_opts o = { .synthetic = true, .ringbuf_bytes = 4 << 20,
 				    .wakeup_bytes = ht_wakeup_bytes_for(4 << 20) };
-	struct fill_on_cpu fills[2] = { { 0, 0, 3000, 0 }, { 1, 1500, 3000, 0 } };
-	struct ht_recording rec;
-	struct ht_writer *w;
+	struct fill_on_cpu fills[2] = { { NULL, 0, 0, 3000, 0 }, { NULL, 1, 1500, 3000, 0 } };
+	struct ht_tracer *tracer = NULL;
+	struct ht_recording rec = { 0 };
+	struct ht_writer *w = NULL;
 	struct ht_file_header h;
 	struct ht_trailer t;
 	struct ht_reader *r;
 	struct ht_record x;
+	unsigned long long n = 0, last = 0, from_cpu1_early = 0;
+	int in_order = 1, ret;
 	char err[512];
 
 	if (libbpf_num_possible_cpus() < 2)
 		SKIP("one CPU: one ring, nothing to merge");
 	ht_filters_default(&o.filters);
-	CHECK(ht_tracer_load(&tracer, &o, err, sizeof(err)) == 0, "%s", err);
+	if (!ASSERT_MSG(ht_tracer_load(&tracer, &o, err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
 	for (int i = 0; i < 2; i++) {
 		pthread_t th;
+		fills[i].tracer = tracer;
 		pthread_create(&th, NULL, fill_on_cpu, &fills[i]);
 		pthread_join(th, NULL);
-		CHECK(fills[i].ret == 0, "fill on CPU %d: %s", fills[i].cpu, strerror(errno));
+		if (!ASSERT_MSG(fills[i].ret == 0, "fill on CPU %d: %s", fills[i].cpu, strerror(errno)))
+			goto cleanup;
 	}
 	ht_header_init(&h);
-	CHECK(ht_writer_open(path, true, &h, &w, err, sizeof(err)) == 0, "%s", err);
-	CHECK(ht_recording_init(&rec, tracer, w) == 0, "recording");
-	CHECK(ht_recording_pump(&rec, 0) == 6000, "one pass takes both rings");
-	CHECK(ht_recording_finish(&rec, &t) == 0, "finish");
-	CHECK_EQ_U64(t.records, 6000);
-	CHECK(ht_reader_open(path, &r, err, sizeof(err)) == 0, "%s", err);
-	unsigned long long n = 0, last = 0, from_cpu1_early = 0;
-	int in_order = 1;
+	if (!ASSERT_MSG(ht_writer_open(path, true, &h, &w, err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
+	ret = ht_recording_init(&rec, tracer, w); /* it owns the writer from here, even if it fails */
+	if (!ASSERT_MSG(ret == 0, "recording"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_recording_pump(&rec, 0) == 6000, "one pass takes both rings"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_recording_finish(&rec, &t) == 0, "finish"))
+		goto cleanup;
+	if (!ASSERT_EQ(t.records, 6000, "value"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_reader_open(path, &r, err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
 	while (ht_reader_next(r, &x) == 1) {
 		if (n && x.exit_ns < last)
 			in_order = 0;
@@ -180,9 +204,15 @@ static void records_of_every_cpu_are_merged_in_time_order(void)
 		n++;
 	}
 	ht_reader_close(r);
-	CHECK_EQ_U64(n, 6000);
-	CHECK(in_order, "records not in time order");
-	CHECK(from_cpu1_early == 750, "%llu of CPU 1's records among the first 3000, expected 750", from_cpu1_early);
+	if (!ASSERT_EQ(n, 6000, "value"))
+		goto cleanup;
+	if (!ASSERT_MSG(in_order, "records not in time order"))
+		goto cleanup;
+	ASSERT_MSG(from_cpu1_early == 750, "%llu of CPU 1's records among the first 3000, expected 750", from_cpu1_early);
+cleanup:
+	ht_recording_abandon(&rec); /* nothing left after a finish */
+	ht_tracer_destroy(tracer);
+	unlink(path);
 }
 
 /*
@@ -194,36 +224,52 @@ static void a_record_is_written_once_it_is_older_than_the_order_slack(void)
 {
 	struct ht_tracer_opts o = { .isa = HT_ISA_SVM, .synthetic = true, .ringbuf_bytes = 1 << 20 };
 	struct ht_synth_layout l;
-	struct ht_recording rec;
-	struct ht_writer *w;
+	struct ht_tracer *tracer = NULL;
+	struct ht_recording rec = { 0 };
+	struct ht_writer *w = NULL;
 	struct ht_file_header h;
 	struct ht_trailer t;
+	__u64 before_entry;
 	char err[512];
+	int n, ret;
 
 	if (ht_synth_layout_load(&l, err, sizeof(err)))
 		SKIP("%s", err);
 	ht_filters_default(&o.filters);
-	CHECK(ht_tracer_load(&tracer, &o, err, sizeof(err)) == 0, "%s", err);
+	if (!ASSERT_MSG(ht_tracer_load(&tracer, &o, err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
 	ht_header_init(&h);
-	CHECK(ht_writer_open(path, true, &h, &w, err, sizeof(err)) == 0, "%s", err);
-	CHECK(ht_recording_init(&rec, tracer, w) == 0, "recording");
+	if (!ASSERT_MSG(ht_writer_open(path, true, &h, &w, err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
+	ret = ht_recording_init(&rec, tracer, w); /* it owns the writer from here, even if it fails */
+	if (!ASSERT_MSG(ret == 0, "recording"))
+		goto cleanup;
 	/* One whole hypercall with real clock readings, then at once a pump: too recent. */
-	__u64 before_entry = ht_monotonic_ns();
-	CHECK(ht_synth_exit(&l, tracer, HT_ISA_SVM, HT_SVM_EXIT_CODE_VMMCALL, 0x1000, 0) == 0 &&
-	      ht_synth_hypercall(&l, tracer, 1000, 1, 2, 3, 4) == 0 && ht_synth_entry(&l, tracer, 0, 0x1003) == 0,
-	      "events");
-	int n = ht_recording_pump(&rec, 0);
+	before_entry = ht_monotonic_ns();
+	if (!ASSERT_MSG(ht_synth_exit(&l, tracer, HT_ISA_SVM, HT_SVM_EXIT_CODE_VMMCALL, 0x1000, 0) == 0 &&
+			ht_synth_hypercall(&l, tracer, 1000, 1, 2, 3, 4) == 0 && ht_synth_entry(&l, tracer, 0, 0x1003) == 0,
+			"events"))
+		goto cleanup;
+	n = ht_recording_pump(&rec, 0);
 	/* Only if this thread was not held up longer than the slack meanwhile (a loaded machine). */
 	if (ht_monotonic_ns() - before_entry < HT_DRAIN_ORDER_SLACK_NS)
-		CHECK(n == 0, "a record younger than the slack was written");
+		if (!ASSERT_MSG(n == 0, "a record younger than the slack was written"))
+			goto cleanup;
 	usleep(HT_DRAIN_ORDER_SLACK_NS / 1000 + 1000);
-	CHECK(n + ht_recording_pump(&rec, 0) == 1, "the record was not written once older than the slack");
+	if (!ASSERT_MSG(n + ht_recording_pump(&rec, 0) == 1, "the record was not written once older than the slack"))
+		goto cleanup;
 	/* A second one, taken by the final drain however recent. */
-	CHECK(ht_synth_exit(&l, tracer, HT_ISA_SVM, HT_SVM_EXIT_CODE_VMMCALL, 0x1000, 0) == 0 &&
-	      ht_synth_hypercall(&l, tracer, 1000, 1, 2, 3, 4) == 0 && ht_synth_entry(&l, tracer, 0, 0x1003) == 0,
-	      "events");
-	CHECK(ht_recording_finish(&rec, &t) == 0, "finish");
-	CHECK_EQ_U64(t.records, 2);
+	if (!ASSERT_MSG(ht_synth_exit(&l, tracer, HT_ISA_SVM, HT_SVM_EXIT_CODE_VMMCALL, 0x1000, 0) == 0 &&
+			ht_synth_hypercall(&l, tracer, 1000, 1, 2, 3, 4) == 0 && ht_synth_entry(&l, tracer, 0, 0x1003) == 0,
+			"events"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_recording_finish(&rec, &t) == 0, "finish"))
+		goto cleanup;
+	ASSERT_EQ(t.records, 2, "value");
+cleanup:
+	ht_recording_abandon(&rec); /* nothing left after a finish */
+	ht_tracer_destroy(tracer);
+	unlink(path);
 }
 
 static struct ht_record *slots_nowhere(void *ctx, unsigned int *room)
@@ -250,7 +296,8 @@ static void a_map_that_is_not_a_ring_buffer_is_refused(void)
 	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "not_a_ring", 4, 8, 1, NULL);
 
 	CHECK(fd >= 0, "bpf_map_create: %s", strerror(errno));
-	CHECK(ht_drain_new(&fd, 1, &sink, &d) == -EINVAL, "an array map was accepted");
+	ASSERT_MSG(ht_drain_new(&fd, 1, &sink, &d) == -EINVAL, "an array map was accepted");
+	ht_drain_free(d);
 	close(fd);
 }
 
@@ -266,10 +313,10 @@ int main(void)
 		return 1;
 	}
 	close(fd);
-	ht_test_cleanup = cleanup;
 	RUN(every_record_produced_is_written_in_order_or_counted_as_dropped);
 	RUN(records_of_every_cpu_are_merged_in_time_order);
 	RUN(a_record_is_written_once_it_is_older_than_the_order_slack);
 	RUN(a_map_that_is_not_a_ring_buffer_is_refused);
+	unlink(path);
 	return ht_test_exit_status();
 }
