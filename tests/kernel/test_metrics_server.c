@@ -36,34 +36,33 @@
 
 static struct ht_synth_layout layout;
 static char path[] = "/tmp/ht-metrics-XXXXXX";
-static struct ht_tracer *tracer;
-static struct ht_metrics *metrics;
-static struct ht_recording rec;
-static char *body;
-static int idle_fd = -1, stalled_fd = -1;
-static struct ht_slow_clients *slow;
-static int hostile_fds[100];
-static unsigned int nhostile;
+/* What a test holds: made by FIXTURE_INIT, freed by fixture_free at its cleanup label. */
+struct fixture {
+	struct ht_tracer *tracer;
+	struct ht_metrics *metrics;
+	struct ht_recording rec; /* owns the trace writer once initialised */
+	char *body;              /* the last scrape's */
+	int idle_fd, stalled_fd;
+	struct ht_slow_clients *slow;
+	int hostile_fds[100];
+	unsigned int nhostile;
+};
 
-static void cleanup(void)
+#define FIXTURE_INIT { .idle_fd = -1, .stalled_fd = -1 }
+
+static void fixture_free(struct fixture *f)
 {
-	ht_recording_abandon(&rec);
-	memset(&rec, 0, sizeof(rec));
-	ht_metrics_stop(metrics);
-	metrics = NULL;
-	ht_tracer_destroy(tracer);
-	tracer = NULL;
-	free(body);
-	body = NULL;
-	if (idle_fd >= 0)
-		close(idle_fd);
-	if (stalled_fd >= 0)
-		close(stalled_fd);
-	idle_fd = stalled_fd = -1;
-	ht_slow_clients_stop(slow);
-	slow = NULL;
-	while (nhostile)
-		close(hostile_fds[--nhostile]);
+	ht_recording_abandon(&f->rec); /* nothing left after a finish */
+	ht_metrics_stop(f->metrics);
+	ht_tracer_destroy(f->tracer);
+	free(f->body);
+	if (f->idle_fd >= 0)
+		close(f->idle_fd);
+	if (f->stalled_fd >= 0)
+		close(f->stalled_fd);
+	ht_slow_clients_stop(f->slow);
+	while (f->nhostile)
+		close(f->hostile_fds[--f->nhostile]);
 }
 
 static unsigned long long now_ms(void)
@@ -75,7 +74,7 @@ static unsigned long long now_ms(void)
 }
 
 /* timeout_ms 0: the server's own deadlines, as record runs it. */
-static int load_with(bool aggregate, const __u32 *nrs, unsigned int nnr, int timeout_ms)
+static int load_with(struct fixture *f, bool aggregate, const __u32 *nrs, unsigned int nnr, int timeout_ms)
 {
 	struct ht_tracer_opts o = { .isa = HT_ISA_SVM, .synthetic = true, .ringbuf_bytes = 4 << 20,
 				    .aggregate_only = aggregate, .group_by = HT_AGG_BY_VCPU,
@@ -95,17 +94,17 @@ static int load_with(bool aggregate, const __u32 *nrs, unsigned int nnr, int tim
 	sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	mo.addr.len = sizeof(*sin);
 	snprintf(mo.addr.text, sizeof(mo.addr.text), "127.0.0.1:0");
-	if (ht_tracer_load(&tracer, &o, err, sizeof(err)) ||
-	    ht_metrics_start(&metrics, &mo, err, sizeof(err))) {
+	if (ht_tracer_load(&f->tracer, &o, err, sizeof(err)) ||
+	    ht_metrics_start(&f->metrics, &mo, err, sizeof(err))) {
 		printf("    %s\n", err);
 		return -1;
 	}
 	return 0;
 }
 
-static int load(bool aggregate, const __u32 *nrs, unsigned int nnr)
+static int load(struct fixture *f, bool aggregate, const __u32 *nrs, unsigned int nnr)
 {
-	return load_with(aggregate, nrs, nnr, CONN_TIMEOUT_MS);
+	return load_with(f, aggregate, nrs, nnr, CONN_TIMEOUT_MS);
 }
 
 /* The drain writes a record once every CPU's earlier records are surely in their rings. */
@@ -114,7 +113,7 @@ static void settle(void)
 	usleep(HT_DRAIN_ORDER_SLACK_NS / 1000 + 1000);
 }
 
-static int hypercalls(unsigned int n, __u32 vcpu, __u32 nr)
+static int hypercalls(struct ht_tracer *tracer, unsigned int n, __u32 vcpu, __u32 nr)
 {
 	for (unsigned int i = 0; i < n; i++) {
 		if (ht_synth_exit(&layout, tracer, HT_ISA_SVM, HT_SVM_EXIT_CODE_VMMCALL, 0x1000, vcpu) ||
@@ -213,64 +212,93 @@ static long long value_of(const char *text, const char *series)
 
 static void scrape_counts_every_record_drained_by_vcpu(void)
 {
+	struct fixture fx = FIXTURE_INIT;
 	struct ht_writer *w;
 	struct ht_file_header h;
 	struct ht_trailer t;
 	char err[256], series[128];
 	const __u32 nr = 1000;
 
-	CHECK(load(false, &nr, 1) == 0, "setup");
+	if (!ASSERT_MSG(load(&fx, false, &nr, 1) == 0, "setup"))
+		goto cleanup;
 	ht_header_init(&h);
-	CHECK(ht_writer_open(path, true, &h, &w, err, sizeof(err)) == 0, "%s", err);
-	CHECK(ht_recording_init(&rec, tracer, w) == 0, "recording");
-	rec.observer = ht_metrics_observe;
-	rec.observer_ctx = metrics;
-	CHECK(hypercalls(30, 0, nr) == 0 && hypercalls(12, 1, nr) == 0, "events");
+	if (!ASSERT_MSG(ht_writer_open(path, true, &h, &w, err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_recording_init(&fx.rec, fx.tracer, w) == 0, "recording"))
+		goto cleanup;
+	fx.rec.observer = ht_metrics_observe;
+	fx.rec.observer_ctx = fx.metrics;
+	if (!ASSERT_MSG(hypercalls(fx.tracer, 30, 0, nr) == 0 && hypercalls(fx.tracer, 12, 1, nr) == 0, "events"))
+		goto cleanup;
 	settle();
-	CHECK(ht_recording_pump(&rec, 0) == 42, "drained a different number of records");
-	ht_metrics_update(metrics, tracer, &rec, 0, true);
+	if (!ASSERT_MSG(ht_recording_pump(&fx.rec, 0) == 42, "drained a different number of records"))
+		goto cleanup;
+	ht_metrics_update(fx.metrics, fx.tracer, &fx.rec, 0, true);
 
-	CHECK(scrape(ht_metrics_port(metrics), &body) == 200, "scrape failed");
+	if (!ASSERT_MSG(scrape(ht_metrics_port(fx.metrics), &fx.body) == 200, "scrape failed"))
+		goto cleanup;
 	snprintf(series, sizeof(series), "hypertrace_hypercalls_total{vm=\"pid %d\",vcpu=\"0\",nr=\"1000\"}", getpid());
-	CHECK(value_of(body, series) == 30, "%s: %lld\n%s", series, value_of(body, series), body);
+	if (!ASSERT_MSG(value_of(fx.body, series) == 30, "%s: %lld\n%s", series, value_of(fx.body, series), fx.body))
+		goto cleanup;
 	snprintf(series, sizeof(series), "hypertrace_hypercall_duration_seconds_count{phase=\"exit_to_entry\",vm=\"pid %d\",vcpu=\"1\",nr=\"1000\"}", getpid());
-	CHECK(value_of(body, series) == 12, "%s: %lld", series, value_of(body, series));
-	CHECK(value_of(body, "hypertrace_dropped_hypercalls_total{reason=\"ringbuf_full\"}") == 0, "drops");
-	CHECK(value_of(body, "hypertrace_build_info{version=\"test\"}") == 1, "build info");
-	CHECK(value_of(body, "hypertrace_recording_info{mode=\"file\"}") == 1, "recording info");
+	if (!ASSERT_MSG(value_of(fx.body, series) == 12, "%s: %lld", series, value_of(fx.body, series)))
+		goto cleanup;
+	if (!ASSERT_MSG(value_of(fx.body, "hypertrace_dropped_hypercalls_total{reason=\"ringbuf_full\"}") == 0, "drops"))
+		goto cleanup;
+	if (!ASSERT_MSG(value_of(fx.body, "hypertrace_build_info{version=\"test\"}") == 1, "build info"))
+		goto cleanup;
+	if (!ASSERT_MSG(value_of(fx.body, "hypertrace_recording_info{mode=\"file\"}") == 1, "recording info"))
+		goto cleanup;
 
 	/* The last records, drained at the end, are in the final snapshot. */
-	CHECK(hypercalls(5, 1, nr) == 0, "events");
-	CHECK(ht_recording_finish(&rec, &t) == 0, "finish");
-	ht_metrics_update(metrics, tracer, &rec, 0, true);
-	free(body);
-	body = NULL;
-	CHECK(scrape(ht_metrics_port(metrics), &body) == 200, "scrape failed");
+	if (!ASSERT_MSG(hypercalls(fx.tracer, 5, 1, nr) == 0, "events"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_recording_finish(&fx.rec, &t) == 0, "finish"))
+		goto cleanup;
+	ht_metrics_update(fx.metrics, fx.tracer, &fx.rec, 0, true);
+	free(fx.body);
+	fx.body = NULL;
+	if (!ASSERT_MSG(scrape(ht_metrics_port(fx.metrics), &fx.body) == 200, "scrape failed"))
+		goto cleanup;
 	snprintf(series, sizeof(series), "hypertrace_hypercalls_total{vm=\"pid %d\",vcpu=\"1\",nr=\"1000\"}", getpid());
-	CHECK(value_of(body, series) == 17, "%s: %lld", series, value_of(body, series));
-	CHECK_EQ_U64(t.records, 47);
+	if (!ASSERT_MSG(value_of(fx.body, series) == 17, "%s: %lld", series, value_of(fx.body, series)))
+		goto cleanup;
+	ASSERT_EQ(t.records, 47, "value");
+cleanup:
+	fixture_free(&fx);
 	unlink(path);
 }
 
 static void no_file_mode_labels_the_bpf_aggregates_by_vcpu_and_nr(void)
 {
+	struct fixture fx = FIXTURE_INIT;
 	const __u32 nrs[2] = { 1000, 0x7fff0001 };
 	char series[160];
 
-	CHECK(load(true, nrs, 2) == 0, "setup");
-	CHECK(hypercalls(4, 0, nrs[0]) == 0 && hypercalls(6, 0, nrs[1]) == 0 &&
-	      hypercalls(3, 2, nrs[1]) == 0, "events");
-	ht_metrics_update(metrics, tracer, NULL, 0, true);
-	CHECK(scrape(ht_metrics_port(metrics), &body) == 200, "scrape failed");
+	if (!ASSERT_MSG(load(&fx, true, nrs, 2) == 0, "setup"))
+		goto cleanup;
+	if (!ASSERT_MSG(hypercalls(fx.tracer, 4, 0, nrs[0]) == 0 && hypercalls(fx.tracer, 6, 0, nrs[1]) == 0 &&
+			hypercalls(fx.tracer, 3, 2, nrs[1]) == 0, "events"))
+		goto cleanup;
+	ht_metrics_update(fx.metrics, fx.tracer, NULL, 0, true);
+	if (!ASSERT_MSG(scrape(ht_metrics_port(fx.metrics), &fx.body) == 200, "scrape failed"))
+		goto cleanup;
 	snprintf(series, sizeof(series), "hypertrace_hypercalls_total{vm=\"pid %d\",vcpu=\"0\",nr=\"1000\"}", getpid());
-	CHECK(value_of(body, series) == 4, "%s: %lld\n%s", series, value_of(body, series), body);
+	if (!ASSERT_MSG(value_of(fx.body, series) == 4, "%s: %lld\n%s", series, value_of(fx.body, series), fx.body))
+		goto cleanup;
 	snprintf(series, sizeof(series), "hypertrace_hypercalls_total{vm=\"pid %d\",vcpu=\"0\",nr=\"2147418113\"}", getpid());
-	CHECK(value_of(body, series) == 6, "%s: %lld\n%s", series, value_of(body, series), body);
+	if (!ASSERT_MSG(value_of(fx.body, series) == 6, "%s: %lld\n%s", series, value_of(fx.body, series), fx.body))
+		goto cleanup;
 	snprintf(series, sizeof(series), "hypertrace_hypercall_duration_seconds_bucket{phase=\"hypercall_to_entry\",vm=\"pid %d\",vcpu=\"2\",nr=\"2147418113\",le=\"+Inf\"}", getpid());
-	CHECK(value_of(body, series) == 3, "%s: %lld\n%s", series, value_of(body, series), body);
-	CHECK(strstr(body, "_sum{") == NULL, "aggregates have no exact sum");
-	CHECK(value_of(body, "hypertrace_build_info{version=\"test\"}") == 1, "build info");
-	CHECK(value_of(body, "hypertrace_recording_info{mode=\"no_file\"}") == 1, "recording info");
+	if (!ASSERT_MSG(value_of(fx.body, series) == 3, "%s: %lld\n%s", series, value_of(fx.body, series), fx.body))
+		goto cleanup;
+	if (!ASSERT_MSG(strstr(fx.body, "_sum{") == NULL, "aggregates have no exact sum"))
+		goto cleanup;
+	if (!ASSERT_MSG(value_of(fx.body, "hypertrace_build_info{version=\"test\"}") == 1, "build info"))
+		goto cleanup;
+	ASSERT_MSG(value_of(fx.body, "hypertrace_recording_info{mode=\"no_file\"}") == 1, "recording info");
+cleanup:
+	fixture_free(&fx);
 }
 
 struct scraper {
@@ -298,6 +326,9 @@ static void *scrape_loop(void *arg)
 
 static void stalled_clients_hold_up_neither_the_drain_nor_other_scrapes(void)
 {
+	struct fixture fx = FIXTURE_INIT;
+	uint16_t port;
+	unsigned long long drained = 0;
 	static const char req[] = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
 	const unsigned int nvcpus = 150; /* a response of about 2 MB: more than the socket buffers hold */
 	struct ht_writer *w;
@@ -309,63 +340,82 @@ static void stalled_clients_hold_up_neither_the_drain_nor_other_scrapes(void)
 	const __u32 nr = 1000;
 	long got;
 
-	CHECK(load(false, &nr, 1) == 0, "setup");
+	if (!ASSERT_MSG(load(&fx, false, &nr, 1) == 0, "setup"))
+		goto cleanup;
 	ht_header_init(&h);
-	CHECK(ht_writer_open(path, true, &h, &w, err, sizeof(err)) == 0, "%s", err);
-	CHECK(ht_recording_init(&rec, tracer, w) == 0, "recording");
-	rec.observer = ht_metrics_observe;
-	rec.observer_ctx = metrics;
+	if (!ASSERT_MSG(ht_writer_open(path, true, &h, &w, err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_recording_init(&fx.rec, fx.tracer, w) == 0, "recording"))
+		goto cleanup;
+	fx.rec.observer = ht_metrics_observe;
+	fx.rec.observer_ctx = fx.metrics;
 	for (unsigned int v = 0; v < nvcpus; v++)
-		CHECK(hypercalls(1, v, nr) == 0, "events");
+		if (!ASSERT_MSG(hypercalls(fx.tracer, 1, v, nr) == 0, "events"))
+			goto cleanup;
 	settle();
-	CHECK(ht_recording_pump(&rec, 0) == (int)nvcpus, "drained");
-	ht_metrics_update(metrics, tracer, &rec, 0, true);
+	if (!ASSERT_MSG(ht_recording_pump(&fx.rec, 0) == (int)nvcpus, "drained"))
+		goto cleanup;
+	ht_metrics_update(fx.metrics, fx.tracer, &fx.rec, 0, true);
 
-	uint16_t port = ht_metrics_port(metrics);
-	idle_fd = connect_loopback(port, 0);                /* connects, never sends */
-	stalled_fd = connect_loopback(port, 4096);          /* asks, never reads */
-	CHECK(idle_fd >= 0 && stalled_fd >= 0, "connect: %s", strerror(errno));
-	CHECK(send(stalled_fd, req, sizeof(req) - 1, MSG_NOSIGNAL) == (ssize_t)sizeof(req) - 1, "send");
+	port = ht_metrics_port(fx.metrics);
+	fx.idle_fd = connect_loopback(port, 0);                /* connects, never sends */
+	fx.stalled_fd = connect_loopback(port, 4096);          /* asks, never reads */
+	if (!ASSERT_MSG(fx.idle_fd >= 0 && fx.stalled_fd >= 0, "connect: %s", strerror(errno)))
+		goto cleanup;
+	if (!ASSERT_MSG(send(fx.stalled_fd, req, sizeof(req) - 1, MSG_NOSIGNAL) == (ssize_t)sizeof(req) - 1, "send"))
+		goto cleanup;
 	sc.port = port;
-	CHECK(pthread_create(&thr, NULL, scrape_loop, &sc) == 0, "thread");
+	if (!ASSERT_MSG(pthread_create(&thr, NULL, scrape_loop, &sc) == 0, "thread"))
+		goto cleanup;
 
 	/* The drain goes on, publishing as it goes, while those clients hang on. */
-	unsigned long long drained = 0;
 	for (int round = 0; round < 20; round++) {
-		if (hypercalls(50, (__u32)round % 4, nr)) {
+		if (hypercalls(fx.tracer, 50, (__u32)round % 4, nr)) {
 			sc.stop = 1;
 			pthread_join(thr, NULL);
-			CHECK(0, "events");
+			ASSERT_MSG(0, "events");
+			goto cleanup;
 		}
 		settle();
-		int n = ht_recording_pump(&rec, 0);
+		int n = ht_recording_pump(&fx.rec, 0);
 		if (n > 0)
 			drained += (unsigned long long)n;
-		ht_metrics_update(metrics, tracer, &rec, 0, true);
+		ht_metrics_update(fx.metrics, fx.tracer, &fx.rec, 0, true);
 	}
 	/* At least one whole scrape ran next to the stalled clients (bounded wait). */
 	for (unsigned long long end = now_ms() + WAIT_MS; !sc.ok && !sc.failed && now_ms() < end;)
 		usleep(10000);
 	sc.stop = 1;
 	pthread_join(thr, NULL);
-	CHECK_EQ_U64(drained, 1000);
-	CHECK(sc.ok > 0 && sc.failed == 0, "concurrent scrapes: %u ok, %u failed", sc.ok, sc.failed);
-	CHECK(ht_recording_finish(&rec, &t) == 0, "finish");
-	CHECK_EQ_U64(t.records, nvcpus + 1000);
-	CHECK_EQ_U64(t.ringbuf_drops, 0);
+	if (!ASSERT_EQ(drained, 1000, "value"))
+		goto cleanup;
+	if (!ASSERT_MSG(sc.ok > 0 && sc.failed == 0, "concurrent scrapes: %u ok, %u failed", sc.ok, sc.failed))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_recording_finish(&fx.rec, &t) == 0, "finish"))
+		goto cleanup;
+	if (!ASSERT_EQ(t.records, nvcpus + 1000, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(t.ringbuf_drops, 0, "value"))
+		goto cleanup;
 
 	/* A scrape now sees every record, the stalled ones notwithstanding. */
-	ht_metrics_update(metrics, tracer, &rec, 0, true);
-	CHECK(scrape(port, &body) == 200, "scrape failed");
+	ht_metrics_update(fx.metrics, fx.tracer, &fx.rec, 0, true);
+	if (!ASSERT_MSG(scrape(port, &fx.body) == 200, "scrape failed"))
+		goto cleanup;
 	char series[128];
 	snprintf(series, sizeof(series), "hypertrace_hypercalls_total{vm=\"pid %d\",vcpu=\"3\",nr=\"1000\"}", getpid());
-	CHECK(value_of(body, series) == 1 + 5 * 50, "%s: %lld", series, value_of(body, series));
+	if (!ASSERT_MSG(value_of(fx.body, series) == 1 + 5 * 50, "%s: %lld", series, value_of(fx.body, series)))
+		goto cleanup;
 
 	/* Both are closed at their deadline: EOF (or a reset) instead of a hang. */
-	CHECK(read_to_eof(idle_fd, NULL) == 0, "the idle connection was not closed");
-	got = read_to_eof(stalled_fd, NULL);
-	CHECK(got >= 0, "the stalled connection was not closed");
-	CHECK(got < (long)strlen(body), "the stalled client got the whole response (%ld bytes): nothing was stalled", got);
+	if (!ASSERT_MSG(read_to_eof(fx.idle_fd, NULL) == 0, "the idle connection was not closed"))
+		goto cleanup;
+	got = read_to_eof(fx.stalled_fd, NULL);
+	if (!ASSERT_MSG(got >= 0, "the stalled connection was not closed"))
+		goto cleanup;
+	ASSERT_MSG(got < (long)strlen(fx.body), "the stalled client got the whole response (%ld bytes): nothing was stalled", got);
+cleanup:
+	fixture_free(&fx);
 	unlink(path);
 }
 
@@ -426,18 +476,20 @@ static int cmp_double(const void *a, const void *b)
 #define SCRAPES 5
 
 /* Feeds, drains and publishes one round of hypercalls; the records drained, or -1. */
-static int record_round(unsigned int n, __u32 vcpu)
+static int record_round(struct fixture *f, unsigned int n, __u32 vcpu)
 {
-	if (hypercalls(n, vcpu, 1000))
+	if (hypercalls(f->tracer, n, vcpu, 1000))
 		return -1;
 	settle();
-	int got = ht_recording_pump(&rec, 0);
-	ht_metrics_update(metrics, tracer, &rec, 0, true);
+	int got = ht_recording_pump(&f->rec, 0);
+	ht_metrics_update(f->metrics, f->tracer, &f->rec, 0, true);
 	return got;
 }
 
 static void a_scrape_is_answered_within_a_second_next_to_500_slow_clients(void)
 {
+	struct fixture fx = FIXTURE_INIT;
+	uint16_t port;
 	const unsigned int nvcpus = 20;
 	struct ht_writer *w;
 	struct ht_file_header h;
@@ -450,36 +502,45 @@ static void a_scrape_is_answered_within_a_second_next_to_500_slow_clients(void)
 	int n;
 
 	/* The server's own deadlines and slots, as record runs it. */
-	CHECK(load_with(false, &nr, 1, 0) == 0, "setup");
+	if (!ASSERT_MSG(load_with(&fx, false, &nr, 1, 0) == 0, "setup"))
+		goto cleanup;
 	ht_header_init(&h);
-	CHECK(ht_writer_open(path, true, &h, &w, err, sizeof(err)) == 0, "%s", err);
-	CHECK(ht_recording_init(&rec, tracer, w) == 0, "recording");
-	rec.observer = ht_metrics_observe;
-	rec.observer_ctx = metrics;
+	if (!ASSERT_MSG(ht_writer_open(path, true, &h, &w, err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_recording_init(&fx.rec, fx.tracer, w) == 0, "recording"))
+		goto cleanup;
+	fx.rec.observer = ht_metrics_observe;
+	fx.rec.observer_ctx = fx.metrics;
 	for (unsigned int v = 0; v < nvcpus; v++)
-		CHECK(hypercalls(1, v, nr) == 0, "events");
+		if (!ASSERT_MSG(hypercalls(fx.tracer, 1, v, nr) == 0, "events"))
+			goto cleanup;
 	fired = nvcpus;
 	settle();
-	CHECK((n = ht_recording_pump(&rec, 0)) == (int)nvcpus, "drained %d", n);
-	ht_metrics_update(metrics, tracer, &rec, 0, true);
-	uint16_t port = ht_metrics_port(metrics);
+	if (!ASSERT_MSG((n = ht_recording_pump(&fx.rec, 0)) == (int)nvcpus, "drained %d", n))
+		goto cleanup;
+	ht_metrics_update(fx.metrics, fx.tracer, &fx.rec, 0, true);
+	port = ht_metrics_port(fx.metrics);
 
 	/* The reference: the same scrape with no other client, in this run, on this machine (after a warm-up). */
-	CHECK(scrape_timed(port, &idle_ms[0], &body) == 200, "scrape with no other client failed");
-	free(body);
-	body = NULL;
+	if (!ASSERT_MSG(scrape_timed(port, &idle_ms[0], &fx.body) == 200, "scrape with no other client failed"))
+		goto cleanup;
+	free(fx.body);
+	fx.body = NULL;
 	for (int i = 0; i < SCRAPES; i++) {
-		CHECK(scrape_timed(port, &idle_ms[i], &body) == 200, "scrape with no other client failed");
-		free(body);
-		body = NULL;
+		if (!ASSERT_MSG(scrape_timed(port, &idle_ms[i], &fx.body) == 200, "scrape with no other client failed"))
+			goto cleanup;
+		free(fx.body);
+		fx.body = NULL;
 	}
 
-	CHECK(ht_slow_clients_start(&slow, port, SLOW_CLIENTS) == 0, "cannot start the slow clients");
+	if (!ASSERT_MSG(ht_slow_clients_start(&fx.slow, port, SLOW_CLIENTS) == 0, "cannot start the slow clients"))
+		goto cleanup;
 	/* Every client connects (bounded wait), while the recording goes on. */
 	for (unsigned long long end = now_ms() + WAIT_MS; now_ms() < end;) {
-		CHECK(record_round(10, 0) >= 0, "events");
+		if (!ASSERT_MSG(record_round(&fx, 10, 0) >= 0, "events"))
+			goto cleanup;
 		fired += 10;
-		ht_slow_clients_stats(slow, &st);
+		ht_slow_clients_stats(fx.slow, &st);
 		if (st.ever_connected == SLOW_CLIENTS)
 			break;
 	}
@@ -489,33 +550,40 @@ static void a_scrape_is_answered_within_a_second_next_to_500_slow_clients(void)
 	 */
 	for (int i = 0; i < SCRAPES; i++) {
 		usleep(500000);
-		CHECK(record_round(50, (__u32)i) >= 0, "events");
+		if (!ASSERT_MSG(record_round(&fx, 50, (__u32)i) >= 0, "events"))
+			goto cleanup;
 		fired += 50;
-		int status = scrape_timed(port, &loaded_ms[i], &body);
-		ht_slow_clients_stats(slow, &st);
-		CHECK(status == 200, "scrape %d next to %u slow clients: status %d after %.0f ms (%u connected now, %u of them ever)",
-		      i, SLOW_CLIENTS, status, loaded_ms[i], st.connected, st.ever_connected);
+		int status = scrape_timed(port, &loaded_ms[i], &fx.body);
+		ht_slow_clients_stats(fx.slow, &st);
+		if (!ASSERT_MSG(status == 200, "scrape %d next to %u slow clients: status %d after %.0f ms (%u connected now, %u of them ever)",
+				i, SLOW_CLIENTS, status, loaded_ms[i], st.connected, st.ever_connected))
+			goto cleanup;
 		snprintf(series, sizeof(series), "hypertrace_hypercalls_total{vm=\"pid %d\",vcpu=\"%d\",nr=\"1000\"}", getpid(), i);
-		CHECK(value_of(body, series) > 0, "%s missing", series);
-		free(body);
-		body = NULL;
+		if (!ASSERT_MSG(value_of(fx.body, series) > 0, "%s missing", series))
+			goto cleanup;
+		free(fx.body);
+		fx.body = NULL;
 	}
-	ht_slow_clients_stats(slow, &st);
-	ht_slow_clients_stop(slow);
-	slow = NULL;
+	ht_slow_clients_stats(fx.slow, &st);
+	ht_slow_clients_stop(fx.slow);
+	fx.slow = NULL;
 
 	/* The recording did not notice: every record drained, none dropped. */
-	CHECK(ht_recording_finish(&rec, &t) == 0, "finish");
-	CHECK_EQ_U64(t.records, fired);
-	CHECK_EQ_U64(t.ringbuf_drops, 0);
+	if (!ASSERT_MSG(ht_recording_finish(&fx.rec, &t) == 0, "finish"))
+		goto cleanup;
+	if (!ASSERT_EQ(t.records, fired, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(t.ringbuf_drops, 0, "value"))
+		goto cleanup;
 
 	qsort(idle_ms, SCRAPES, sizeof(double), cmp_double);
 	qsort(loaded_ms, SCRAPES, sizeof(double), cmp_double);
 	printf("    scrape: %.1f ms median alone, %.1f ms median and %.1f ms max next to %u slow clients (%llu connections opened, %llu closed by the server)\n",
 	       idle_ms[SCRAPES / 2], loaded_ms[SCRAPES / 2], loaded_ms[SCRAPES - 1], SLOW_CLIENTS,
 	       st.opened, st.closed_by_server);
-	CHECK(st.ever_connected == SLOW_CLIENTS, "only %u of %u clients could connect: the others waited in the listen backlog",
-	      st.ever_connected, SLOW_CLIENTS);
+	if (!ASSERT_MSG(st.ever_connected == SLOW_CLIENTS, "only %u of %u clients could connect: the others waited in the listen backlog",
+			st.ever_connected, SLOW_CLIENTS))
+		goto cleanup;
 	/*
 	 * Two bounds, both needed. Every scrape under 1 s is the target itself
 	 * (Prometheus' default timeout is 10 s; a slot held for its 10 s
@@ -526,11 +594,14 @@ static void a_scrape_is_answered_within_a_second_next_to_500_slow_clients(void)
 	 * the accepts and evictions the slow clients cause, and none for a
 	 * scrape that waits on them. A slow machine raises both medians alike.
 	 */
-	CHECK(loaded_ms[SCRAPES - 1] < 1000.0, "a scrape took %.0f ms next to %u slow clients", loaded_ms[SCRAPES - 1],
-	      SLOW_CLIENTS);
-	CHECK(loaded_ms[SCRAPES / 2] <= 5 * idle_ms[SCRAPES / 2] + 100.0,
-	      "scrapes took %.1f ms (median) next to slow clients, %.1f ms alone", loaded_ms[SCRAPES / 2],
-	      idle_ms[SCRAPES / 2]);
+	if (!ASSERT_MSG(loaded_ms[SCRAPES - 1] < 1000.0, "a scrape took %.0f ms next to %u slow clients", loaded_ms[SCRAPES - 1],
+			SLOW_CLIENTS))
+		goto cleanup;
+	ASSERT_MSG(loaded_ms[SCRAPES / 2] <= 5 * idle_ms[SCRAPES / 2] + 100.0,
+		   "scrapes took %.1f ms (median) next to slow clients, %.1f ms alone", loaded_ms[SCRAPES / 2],
+		   idle_ms[SCRAPES / 2]);
+cleanup:
+	fixture_free(&fx);
 	unlink(path);
 }
 
@@ -541,6 +612,8 @@ static void a_scrape_is_answered_within_a_second_next_to_500_slow_clients(void)
  */
 static void hostile_clients_cost_bounded_memory(void)
 {
+	struct fixture fx = FIXTURE_INIT;
+	uint16_t port;
 	static const char req[] = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
 	const unsigned int nvcpus = 150; /* a response of about 2 MB: more than the socket buffers hold */
 	struct ht_metrics_http_stats st;
@@ -551,24 +624,29 @@ static void hostile_clients_cost_bounded_memory(void)
 	const __u32 nr = 1000;
 	bool cut = false;
 
-	CHECK(load_with(true, &nr, 1, 0) == 0, "setup");
+	if (!ASSERT_MSG(load_with(&fx, true, &nr, 1, 0) == 0, "setup"))
+		goto cleanup;
 	for (unsigned int v = 0; v < nvcpus; v++)
-		CHECK(hypercalls(1, v, nr) == 0, "events");
-	ht_metrics_update(metrics, tracer, NULL, 0, true);
-	uint16_t port = ht_metrics_port(metrics);
+		if (!ASSERT_MSG(hypercalls(fx.tracer, 1, v, nr) == 0, "events"))
+			goto cleanup;
+	ht_metrics_update(fx.metrics, fx.tracer, NULL, 0, true);
+	port = ht_metrics_port(fx.metrics);
 
 	/* Ask, never read: each would pin a whole rendered response. */
-	for (nhostile = 0; nhostile < ARRAY_SIZE(hostile_fds);) {
+	for (fx.nhostile = 0; fx.nhostile < ARRAY_SIZE(fx.hostile_fds);) {
 		int fd = connect_bounded(port, WAIT_MS);
 
-		CHECK(fd >= 0, "connect %u: %s", nhostile, strerror(errno));
-		hostile_fds[nhostile++] = fd;
+		if (!ASSERT_MSG(fd >= 0, "connect %u: %s", fx.nhostile, strerror(errno)))
+			goto cleanup;
+		fx.hostile_fds[fx.nhostile++] = fd;
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
-		CHECK(send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL) == (ssize_t)sizeof(req) - 1, "send");
+		if (!ASSERT_MSG(send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL) == (ssize_t)sizeof(req) - 1, "send"))
+			goto cleanup;
 	}
 	/* A head without end, as fast as the server takes it: it must be cut off, not buffered. */
 	endless = connect_bounded(port, WAIT_MS);
-	CHECK(endless >= 0, "connect: %s", strerror(errno));
+	if (!ASSERT_MSG(endless >= 0, "connect: %s", strerror(errno)))
+		goto cleanup;
 	memset(junk, 'a', sizeof(junk));
 	memcpy(junk, "GET /metrics HTTP/1.1\r\nX-Endless: ", 34);
 	for (unsigned long long end = now_ms() + WAIT_MS; now_ms() < end && pushed < (64ull << 20);) {
@@ -586,17 +664,25 @@ static void hostile_clients_cost_bounded_memory(void)
 			pushed += (unsigned long long)n;
 	}
 	close(endless);
-	CHECK(cut, "an endless request head was not cut off: %llu bytes taken", pushed);
+	if (!ASSERT_MSG(cut, "an endless request head was not cut off: %llu bytes taken", pushed))
+		goto cleanup;
 
-	CHECK(scrape_timed(port, &ms, &body) == 200, "scrape next to clients that never read failed");
-	CHECK(ms < 1000.0, "the scrape took %.0f ms next to clients that never read", ms);
-	ht_metrics_server_stats(metrics, &st);
+	if (!ASSERT_MSG(scrape_timed(port, &ms, &fx.body) == 200, "scrape next to clients that never read failed"))
+		goto cleanup;
+	if (!ASSERT_MSG(ms < 1000.0, "the scrape took %.0f ms next to clients that never read", ms))
+		goto cleanup;
+	ht_metrics_server_stats(fx.metrics, &st);
 	printf("    %llu bytes of endless head taken; at most %u connections, %u responses, %llu response bytes held (a response is %zu bytes)\n",
-	       pushed, st.peak_connections, st.peak_responses, st.peak_response_bytes, strlen(body));
-	CHECK(st.peak_connections <= 64, "%u connections held", st.peak_connections);
-	CHECK(st.peak_responses <= 8, "%u responses held", st.peak_responses);
-	CHECK(st.peak_response_bytes <= 8 * (strlen(body) + 512), "%llu response bytes held", st.peak_response_bytes);
-	CHECK(st.evicted > 0, "no response gave way, yet %u clients never read", nhostile);
+	       pushed, st.peak_connections, st.peak_responses, st.peak_response_bytes, strlen(fx.body));
+	if (!ASSERT_MSG(st.peak_connections <= 64, "%u connections held", st.peak_connections))
+		goto cleanup;
+	if (!ASSERT_MSG(st.peak_responses <= 8, "%u responses held", st.peak_responses))
+		goto cleanup;
+	if (!ASSERT_MSG(st.peak_response_bytes <= 8 * (strlen(fx.body) + 512), "%llu response bytes held", st.peak_response_bytes))
+		goto cleanup;
+	ASSERT_MSG(st.evicted > 0, "no response gave way, yet %u clients never read", fx.nhostile);
+cleanup:
+	fixture_free(&fx);
 }
 
 int main(void)
@@ -617,7 +703,6 @@ int main(void)
 		return 1;
 	}
 	close(fd);
-	ht_test_cleanup = cleanup;
 	RUN(scrape_counts_every_record_drained_by_vcpu);
 	RUN(no_file_mode_labels_the_bpf_aggregates_by_vcpu_and_nr);
 	RUN(stalled_clients_hold_up_neither_the_drain_nor_other_scrapes);
