@@ -42,17 +42,6 @@ struct outcome {
 };
 static struct outcome out;
 
-/* Tracers of the running test, destroyed after it whatever its outcome. */
-static struct ht_tracer *live[4];
-
-static void destroy_live_tracers(void)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(live); i++) {
-		ht_tracer_destroy(live[i]);
-		live[i] = NULL;
-	}
-}
-
 /* A tracer for one host ISA: its hot-path pre-filter is set for that ISA, as on a real host. */
 static struct ht_tracer *tracer_with(int isa, const struct ht_filters *f, unsigned long ringbuf_bytes)
 {
@@ -67,12 +56,6 @@ static struct ht_tracer *tracer_with(int isa, const struct ht_filters *f, unsign
 	if (ht_tracer_load(&t, &o, err, sizeof(err))) {
 		printf("    load failed: %s\n", err);
 		return NULL;
-	}
-	for (size_t i = 0; i < ARRAY_SIZE(live); i++) {
-		if (!live[i]) {
-			live[i] = t;
-			break;
-		}
 	}
 	return t;
 }
@@ -99,8 +82,13 @@ static int collect(struct ht_tracer *t)
 
 	snprintf(path, sizeof(path), "%s/t.htr", tmpdir);
 	ht_header_init(&hdr);
-	if ((ret = ht_writer_open(path, true, &hdr, &w, err, sizeof(err))) ||
-	    (ret = ht_recording_init(&rec, t, w)) || (ret = ht_recording_finish(&rec, &out.trailer))) {
+	if ((ret = ht_writer_open(path, true, &hdr, &w, err, sizeof(err)))) {
+		printf("    %s\n", err);
+		return ret;
+	}
+	/* The recording owns the writer from its init on, and a failed finish frees what it holds. */
+	if ((ret = ht_recording_init(&rec, t, w)) || (ret = ht_recording_finish(&rec, &out.trailer))) {
+		ht_recording_abandon(&rec);
 		printf("    recording failed: %s\n", strerror(-ret));
 		return ret;
 	}
@@ -129,112 +117,187 @@ static int hypercall(struct ht_tracer *t, __u32 isa, __u32 reason, __u32 vcpu, _
 	return ret;
 }
 
-#define LOAD(t, expr)                                          \
-	struct ht_tracer *t = (expr);                          \
-	CHECK(t != NULL, "tracer did not load")
+/* Tracer t (NULL until then) is loaded, or the test goes to the cleanup label that destroys it. */
+#define LOAD(t, expr)                                                    \
+	if (!ASSERT_OK_PTR((t) = (expr), "tracer did not load"))         \
+		goto cleanup
 
-#define COLLECT(t) CHECK(collect(t) == 0, "collecting the records failed")
+#define COLLECT(t)                                                                   \
+	if (!ASSERT_MSG(collect(t) == 0, "collecting the records failed")) \
+		goto cleanup
 
 static void vmx_hypercall_becomes_one_fused_record(void)
 {
+	struct ht_tracer *t = NULL;
+	const struct ht_record *r;
+	__u64 before, after;
+
 	LOAD(t, vmx_tracer());
-	__u64 before = ht_monotonic_ns();
-	CHECK(ht_synth_exit(&layout, t, VMX, VMCALL, 0x7f001000, 3) == 0, "exit");
-	CHECK(ht_tracer_armed_threads(t) == 1, "exit did not arm the thread");
-	CHECK(ht_synth_hypercall(&layout, t, 1000, 0x11, 0x22, 0x33, 0x44) == 0, "hypercall");
-	CHECK(ht_synth_entry(&layout, t, 3, 0x7f001003) == 0, "entry");
-	__u64 after = ht_monotonic_ns();
-	CHECK(ht_tracer_armed_threads(t) == 0, "entry did not disarm the thread");
+	before = ht_monotonic_ns();
+	if (!ASSERT_MSG(ht_synth_exit(&layout, t, VMX, VMCALL, 0x7f001000, 3) == 0, "exit"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_tracer_armed_threads(t) == 1, "exit did not arm the thread"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_synth_hypercall(&layout, t, 1000, 0x11, 0x22, 0x33, 0x44) == 0, "hypercall"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_synth_entry(&layout, t, 3, 0x7f001003) == 0, "entry"))
+		goto cleanup;
+	after = ht_monotonic_ns();
+	if (!ASSERT_MSG(ht_tracer_armed_threads(t) == 0, "entry did not disarm the thread"))
+		goto cleanup;
 	COLLECT(t);
-	CHECK_EQ_U64(out.n, 1);
-	const struct ht_record *r = &out.rec[0];
-	CHECK_EQ_U64(r->nr, 1000);
-	CHECK_EQ_U64(r->a0, 0x11);
-	CHECK_EQ_U64(r->a1, 0x22);
-	CHECK_EQ_U64(r->a2, 0x33);
-	CHECK_EQ_U64(r->a3, 0x44);
-	CHECK_EQ_U64(r->guest_rip, 0x7f001000);
-	CHECK_EQ_U64(r->vcpu_id, 3);
-	CHECK_EQ_U64(r->isa, VMX);
-	CHECK_EQ_U64(r->exit_reason, VMCALL);
-	CHECK_EQ_U64(r->host_pid, (__u64)getpid());
-	CHECK_EQ_U64(r->host_tid, (__u64)gettid());
-	CHECK_EQ_U64(r->flags, 0);
-	CHECK(r->exit_ns >= before && r->exit_ns <= after, "exit_ns %llu outside [%llu, %llu]",
-	      (unsigned long long)r->exit_ns, (unsigned long long)before, (unsigned long long)after);
-	CHECK(r->exit_to_hcall_ns > 0 && r->hcall_to_entry_ns > 0, "latencies %u %u",
-	      r->exit_to_hcall_ns, r->hcall_to_entry_ns);
-	CHECK(r->exit_ns + r->exit_to_hcall_ns + r->hcall_to_entry_ns <= after, "latencies too long");
-	CHECK(r->exit_cpu < 4096 && r->entry_cpu < 4096, "cpu %u %u", r->exit_cpu, r->entry_cpu);
-	CHECK(out.status.has_trailer && !out.status.damaged, "file not whole");
-	CHECK_EQ_U64(out.trailer.records, 1);
-	CHECK_EQ_U64(ht_trailer_lost(&out.trailer), 0);
+	if (!ASSERT_EQ(out.n, 1, "value"))
+		goto cleanup;
+	r = &out.rec[0];
+	if (!ASSERT_EQ(r->nr, 1000, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(r->a0, 0x11, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(r->a1, 0x22, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(r->a2, 0x33, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(r->a3, 0x44, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(r->guest_rip, 0x7f001000, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(r->vcpu_id, 3, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(r->isa, VMX, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(r->exit_reason, VMCALL, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(r->host_pid, (__u64)getpid(), "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(r->host_tid, (__u64)gettid(), "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(r->flags, 0, "value"))
+		goto cleanup;
+	if (!ASSERT_MSG(r->exit_ns >= before && r->exit_ns <= after, "exit_ns %llu outside [%llu, %llu]",
+			(unsigned long long)r->exit_ns, (unsigned long long)before, (unsigned long long)after))
+		goto cleanup;
+	if (!ASSERT_MSG(r->exit_to_hcall_ns > 0 && r->hcall_to_entry_ns > 0, "latencies %u %u",
+			r->exit_to_hcall_ns, r->hcall_to_entry_ns))
+		goto cleanup;
+	if (!ASSERT_MSG(r->exit_ns + r->exit_to_hcall_ns + r->hcall_to_entry_ns <= after, "latencies too long"))
+		goto cleanup;
+	if (!ASSERT_MSG(r->exit_cpu < 4096 && r->entry_cpu < 4096, "cpu %u %u", r->exit_cpu, r->entry_cpu))
+		goto cleanup;
+	if (!ASSERT_MSG(out.status.has_trailer && !out.status.damaged, "file not whole"))
+		goto cleanup;
+	if (!ASSERT_EQ(out.trailer.records, 1, "value"))
+		goto cleanup;
+	ASSERT_EQ(ht_trailer_lost(&out.trailer), 0, "value");
+cleanup:
+	ht_tracer_destroy(t);
 }
 
 static void svm_vmmcall_becomes_one_fused_record(void)
 {
+	struct ht_tracer *t = NULL;
 	LOAD(t, svm_tracer());
-	CHECK(hypercall(t, SVM, VMMCALL, 0, 1000, 7, 8) == 0, "events");
+	if (!ASSERT_MSG(hypercall(t, SVM, VMMCALL, 0, 1000, 7, 8) == 0, "events"))
+		goto cleanup;
 	COLLECT(t);
-	CHECK_EQ_U64(out.n, 1);
-	CHECK_EQ_U64(out.rec[0].isa, SVM);
-	CHECK_EQ_U64(out.rec[0].exit_reason, VMMCALL);
-	CHECK_EQ_U64(out.rec[0].a0, 7);
-	CHECK_EQ_U64(out.rec[0].a1, 8);
-	CHECK_EQ_U64(out.rec[0].a2, 0xa2a2a2a2);
-	CHECK_EQ_U64(out.rec[0].a3, 0xa3a3a3a3);
+	if (!ASSERT_EQ(out.n, 1, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(out.rec[0].isa, SVM, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(out.rec[0].exit_reason, VMMCALL, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(out.rec[0].a0, 7, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(out.rec[0].a1, 8, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(out.rec[0].a2, 0xa2a2a2a2, "value"))
+		goto cleanup;
+	ASSERT_EQ(out.rec[0].a3, 0xa3a3a3a3, "value");
+cleanup:
+	ht_tracer_destroy(t);
 }
 
 static void vmx_exit_reason_flag_bits_are_ignored_for_matching_and_kept(void)
 {
+	struct ht_tracer *t = NULL;
 	/* Bits 16..31 of a VMX exit reason are flags (e.g. bit 27: exit from enclave mode). */
 	__u32 reason = VMCALL | (1u << 27);
 	LOAD(t, vmx_tracer());
-	CHECK(hypercall(t, VMX, reason, 1, 1000, 1, 1) == 0, "events");
+	if (!ASSERT_MSG(hypercall(t, VMX, reason, 1, 1000, 1, 1) == 0, "events"))
+		goto cleanup;
 	COLLECT(t);
-	CHECK_EQ_U64(out.n, 1);
-	CHECK_EQ_U64(out.rec[0].exit_reason, reason);
+	if (!ASSERT_EQ(out.n, 1, "value"))
+		goto cleanup;
+	ASSERT_EQ(out.rec[0].exit_reason, reason, "value");
+cleanup:
+	ht_tracer_destroy(t);
 }
 
 static void exit_reasons_are_matched_per_isa(void)
 {
+	struct ht_tracer *t = NULL, *t2 = NULL;
 	/* On an SVM host: 18 is write_cr2, VMX events never match, SVM compares all 32 bits. */
 	LOAD(t, svm_tracer());
-	CHECK(hypercall(t, SVM, VMCALL, 0, 1000, 1, 1) == 0, "events");
-	CHECK(hypercall(t, VMX, VMMCALL, 0, 1000, 1, 2) == 0, "events");
-	CHECK(hypercall(t, VMX, VMCALL, 0, 1000, 1, 3) == 0, "events");
-	CHECK(hypercall(t, SVM, VMMCALL | 0x10000, 0, 1000, 1, 4) == 0, "events");
-	CHECK(hypercall(t, SVM, VMMCALL, 0, 1000, 1, 5) == 0, "events");
+	if (!ASSERT_MSG(hypercall(t, SVM, VMCALL, 0, 1000, 1, 1) == 0, "events"))
+		goto cleanup;
+	if (!ASSERT_MSG(hypercall(t, VMX, VMMCALL, 0, 1000, 1, 2) == 0, "events"))
+		goto cleanup;
+	if (!ASSERT_MSG(hypercall(t, VMX, VMCALL, 0, 1000, 1, 3) == 0, "events"))
+		goto cleanup;
+	if (!ASSERT_MSG(hypercall(t, SVM, VMMCALL | 0x10000, 0, 1000, 1, 4) == 0, "events"))
+		goto cleanup;
+	if (!ASSERT_MSG(hypercall(t, SVM, VMMCALL, 0, 1000, 1, 5) == 0, "events"))
+		goto cleanup;
 	COLLECT(t);
-	CHECK_EQ_U64(out.n, 1);
-	CHECK_EQ_U64(out.rec[0].a1, 5);
+	if (!ASSERT_EQ(out.n, 1, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(out.rec[0].a1, 5, "value"))
+		goto cleanup;
 
 	/* On a VMX host: only basic reason 18 of a VMX exit, whatever its flag bits. */
 	LOAD(t2, vmx_tracer());
-	CHECK(hypercall(t2, SVM, VMCALL, 0, 1000, 1, 1) == 0, "events");
-	CHECK(hypercall(t2, SVM, VMMCALL, 0, 1000, 1, 2) == 0, "events");
-	CHECK(hypercall(t2, VMX, VMMCALL, 0, 1000, 1, 3) == 0, "events");
-	CHECK(hypercall(t2, VMX, VMCALL | 0x10000, 0, 1000, 1, 4) == 0, "events");
+	if (!ASSERT_MSG(hypercall(t2, SVM, VMCALL, 0, 1000, 1, 1) == 0, "events"))
+		goto cleanup;
+	if (!ASSERT_MSG(hypercall(t2, SVM, VMMCALL, 0, 1000, 1, 2) == 0, "events"))
+		goto cleanup;
+	if (!ASSERT_MSG(hypercall(t2, VMX, VMMCALL, 0, 1000, 1, 3) == 0, "events"))
+		goto cleanup;
+	if (!ASSERT_MSG(hypercall(t2, VMX, VMCALL | 0x10000, 0, 1000, 1, 4) == 0, "events"))
+		goto cleanup;
 	COLLECT(t2);
-	CHECK_EQ_U64(out.n, 1);
-	CHECK_EQ_U64(out.rec[0].a1, 4);
+	if (!ASSERT_EQ(out.n, 1, "value"))
+		goto cleanup;
+	ASSERT_EQ(out.rec[0].a1, 4, "value");
+cleanup:
+	ht_tracer_destroy(t);
+	ht_tracer_destroy(t2);
 }
 
 static void nr_1000_is_recorded_and_1001_is_not(void)
 {
+	struct ht_tracer *t = NULL;
 	LOAD(t, vmx_tracer());
-	CHECK(hypercall(t, VMX, VMCALL, 0, 1001, 1, 1) == 0, "events");
-	CHECK(hypercall(t, VMX, VMCALL, 0, 1000, 1, 2) == 0, "events");
-	CHECK(hypercall(t, VMX, VMCALL, 0, 1000 + (1ull << 32), 1, 3) == 0, "events");
+	if (!ASSERT_MSG(hypercall(t, VMX, VMCALL, 0, 1001, 1, 1) == 0, "events"))
+		goto cleanup;
+	if (!ASSERT_MSG(hypercall(t, VMX, VMCALL, 0, 1000, 1, 2) == 0, "events"))
+		goto cleanup;
+	if (!ASSERT_MSG(hypercall(t, VMX, VMCALL, 0, 1000 + (1ull << 32), 1, 3) == 0, "events"))
+		goto cleanup;
 	COLLECT(t);
-	CHECK_EQ_U64(out.n, 1);
-	CHECK_EQ_U64(out.rec[0].nr, 1000);
-	CHECK_EQ_U64(out.rec[0].a1, 2);
-	CHECK_EQ_U64(out.trailer.unselected_nr, 2);
+	if (!ASSERT_EQ(out.n, 1, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(out.rec[0].nr, 1000, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(out.rec[0].a1, 2, "value"))
+		goto cleanup;
+	ASSERT_EQ(out.trailer.unselected_nr, 2, "value");
+cleanup:
+	ht_tracer_destroy(t);
 }
 
 static void nr_set_selects_exactly_its_members(void)
 {
+	static const __u64 nrs[] = { 1000, 1001, 42, 43, 0xffffffffull, 0 };
+	struct ht_tracer *t = NULL;
 	struct ht_filters f;
 	ht_filters_default(&f);
 	f.nr_count = 3;
@@ -242,14 +305,19 @@ static void nr_set_selects_exactly_its_members(void)
 	f.nr[1] = 42;
 	f.nr[2] = 0xffffffffu;
 	LOAD(t, tracer_with(SVM, &f, HT_DEFAULT_RINGBUF_BYTES));
-	__u64 nrs[] = { 1000, 1001, 42, 43, 0xffffffffull, 0 };
 	for (size_t i = 0; i < ARRAY_SIZE(nrs); i++)
-		CHECK(hypercall(t, SVM, VMMCALL, 0, nrs[i], 0, i) == 0, "events");
+		if (!ASSERT_MSG(hypercall(t, SVM, VMMCALL, 0, nrs[i], 0, i) == 0, "events"))
+			goto cleanup;
 	COLLECT(t);
-	CHECK_EQ_U64(out.n, 3);
-	CHECK_EQ_U64(out.rec[0].nr, 1001);
-	CHECK_EQ_U64(out.rec[1].nr, 42);
-	CHECK_EQ_U64(out.rec[2].nr, 0xffffffffu);
+	if (!ASSERT_EQ(out.n, 3, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(out.rec[0].nr, 1001, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(out.rec[1].nr, 42, "value"))
+		goto cleanup;
+	ASSERT_EQ(out.rec[2].nr, 0xffffffffu, "value");
+cleanup:
+	ht_tracer_destroy(t);
 }
 
 /* Interleaving vCPU threads: every step of every thread happens between the same barriers. */
@@ -281,6 +349,8 @@ static void *vcpu_thread(void *arg)
 
 static void interleaved_vcpu_threads_are_fused_per_thread(void)
 {
+	struct ht_tracer *t = NULL;
+	unsigned int seen[THREADS][ROUNDS];
 	pthread_t th[THREADS];
 	/*
 	 * Four threads on fewer CPUs switch each other out mid-hypercall: their
@@ -296,28 +366,37 @@ static void interleaved_vcpu_threads_are_fused_per_thread(void)
 	for (int i = 0; i < THREADS; i++)
 		pthread_join(th[i], NULL);
 	pthread_barrier_destroy(&barrier);
-	CHECK(thread_errors == 0, "a synthetic event failed");
+	if (!ASSERT_MSG(thread_errors == 0, "a synthetic event failed"))
+		goto cleanup;
 	COLLECT(t);
-	CHECK_EQ_U64(out.n, THREADS * ROUNDS);
-	unsigned int seen[THREADS][ROUNDS] = { { 0 } };
+	if (!ASSERT_EQ(out.n, THREADS * ROUNDS, "value"))
+		goto cleanup;
+	memset(seen, 0, sizeof(seen));
 	for (size_t k = 0; k < out.n; k++) {
 		const struct ht_record *r = &out.rec[k];
-		CHECK(r->a0 < THREADS && r->a1 < ROUNDS, "bad args a0 %llu a1 %llu",
-		      (unsigned long long)r->a0, (unsigned long long)r->a1);
+		if (!ASSERT_MSG(r->a0 < THREADS && r->a1 < ROUNDS, "bad args a0 %llu a1 %llu",
+				(unsigned long long)r->a0, (unsigned long long)r->a1))
+			goto cleanup;
 		/* Each field must come from the thread that issued it: nothing crossed threads. */
-		CHECK_EQ_U64(r->vcpu_id, r->a0);
-		CHECK_EQ_U64(r->guest_rip, 0x1000 + r->a0);
-		CHECK_EQ_U64(r->host_tid, (__u64)thread_tids[r->a0]);
+		if (!ASSERT_EQ(r->vcpu_id, r->a0, "value"))
+			goto cleanup;
+		if (!ASSERT_EQ(r->guest_rip, 0x1000 + r->a0, "value"))
+			goto cleanup;
+		if (!ASSERT_EQ(r->host_tid, (__u64)thread_tids[r->a0], "value"))
+			goto cleanup;
 		seen[r->a0][r->a1]++;
 	}
 	for (int i = 0; i < THREADS; i++)
 		for (int j = 0; j < ROUNDS; j++)
-			CHECK(seen[i][j] == 1, "thread %d round %d seen %u times", i, j, seen[i][j]);
+			if (!ASSERT_MSG(seen[i][j] == 1, "thread %d round %d seen %u times", i, j, seen[i][j]))
+				goto cleanup;
+cleanup:
+	ht_tracer_destroy(t);
 }
 
 static void a_second_exit_before_entry_is_never_fused(void)
 {
-	struct ht_tracer *t;
+	struct ht_tracer *t = NULL;
 	cpu_set_t all, one;
 	__u64 between;
 
@@ -354,35 +433,55 @@ static void a_second_exit_before_entry_is_never_fused(void)
 	ASSERT_GE(out.rec[0].exit_ns, between, "fused with the stale exit");
 	ASSERT_EQ(out.trailer.superseded, 1, "superseded");
 cleanup:
+	ht_tracer_destroy(t);
 	sched_setaffinity(0, sizeof(all), &all);
 }
 
 static void an_exit_without_hypercall_records_nothing(void)
 {
+	struct ht_tracer *t = NULL;
 	LOAD(t, svm_tracer());
-	CHECK(ht_synth_exit(&layout, t, SVM, VMMCALL, 0x1000, 0) == 0, "exit");
-	CHECK(ht_synth_entry(&layout, t, 0, 0x1003) == 0, "entry");
-	CHECK(ht_tracer_armed_threads(t) == 0, "entry must disarm");
+	if (!ASSERT_MSG(ht_synth_exit(&layout, t, SVM, VMMCALL, 0x1000, 0) == 0, "exit"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_synth_entry(&layout, t, 0, 0x1003) == 0, "entry"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_tracer_armed_threads(t) == 0, "entry must disarm"))
+		goto cleanup;
 	/* A later hypercall alone must not complete the old exit. */
-	CHECK(ht_synth_hypercall(&layout, t, 1000, 9, 9, 9, 9) == 0, "hypercall");
-	CHECK(ht_synth_entry(&layout, t, 0, 0x1003) == 0, "entry");
-	CHECK(hypercall(t, SVM, VMMCALL, 0, 1000, 5, 5) == 0, "events");
+	if (!ASSERT_MSG(ht_synth_hypercall(&layout, t, 1000, 9, 9, 9, 9) == 0, "hypercall"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_synth_entry(&layout, t, 0, 0x1003) == 0, "entry"))
+		goto cleanup;
+	if (!ASSERT_MSG(hypercall(t, SVM, VMMCALL, 0, 1000, 5, 5) == 0, "events"))
+		goto cleanup;
 	COLLECT(t);
-	CHECK_EQ_U64(out.n, 1);
-	CHECK_EQ_U64(out.rec[0].a0, 5);
+	if (!ASSERT_EQ(out.n, 1, "value"))
+		goto cleanup;
+	ASSERT_EQ(out.rec[0].a0, 5, "value");
+cleanup:
+	ht_tracer_destroy(t);
 }
 
 static void a_hypercall_without_hypercall_exit_records_nothing(void)
 {
+	struct ht_tracer *t = NULL;
 	LOAD(t, svm_tracer());
-	CHECK(ht_synth_hypercall(&layout, t, 1000, 1, 1, 1, 1) == 0, "hypercall");
-	CHECK(ht_synth_entry(&layout, t, 0, 0) == 0, "entry");
-	CHECK(ht_synth_exit(&layout, t, SVM, SVM_NPF, 0x1000, 0) == 0, "exit");
-	CHECK(ht_synth_hypercall(&layout, t, 1000, 2, 2, 2, 2) == 0, "hypercall");
-	CHECK(ht_synth_entry(&layout, t, 0, 0) == 0, "entry");
+	if (!ASSERT_MSG(ht_synth_hypercall(&layout, t, 1000, 1, 1, 1, 1) == 0, "hypercall"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_synth_entry(&layout, t, 0, 0) == 0, "entry"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_synth_exit(&layout, t, SVM, SVM_NPF, 0x1000, 0) == 0, "exit"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_synth_hypercall(&layout, t, 1000, 2, 2, 2, 2) == 0, "hypercall"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_synth_entry(&layout, t, 0, 0) == 0, "entry"))
+		goto cleanup;
 	COLLECT(t);
-	CHECK_EQ_U64(out.n, 0);
-	CHECK_EQ_U64(ht_trailer_lost(&out.trailer), 0);
+	if (!ASSERT_EQ(out.n, 0, "value"))
+		goto cleanup;
+	ASSERT_EQ(ht_trailer_lost(&out.trailer), 0, "value");
+cleanup:
+	ht_tracer_destroy(t);
 }
 
 static void *arm_and_exit(void *arg)
@@ -394,23 +493,29 @@ static void *arm_and_exit(void *arg)
 
 static void a_thread_that_exits_while_armed_is_disarmed(void)
 {
+	struct ht_tracer *t = NULL;
 	char err[512];
 	pthread_t th;
 	int ret = -1;
 
 	LOAD(t, vmx_tracer());
 	/* The thread-exit program is a real tracepoint program: attach them all. */
-	CHECK(ht_tracer_attach(t, err, sizeof(err)) == 0, "%s", err);
+	if (!ASSERT_MSG(ht_tracer_attach(t, err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
 	shared_tracer = t;
 	pthread_create(&th, NULL, arm_and_exit, &ret);
 	pthread_join(th, NULL);
-	CHECK(ret == 0, "exit event failed");
+	if (!ASSERT_MSG(ret == 0, "exit event failed"))
+		goto cleanup;
 	/* pthread_join returns when do_exit releases the thread's memory, just before
 	 * sched_process_exit fires: give it up to a second. */
 	for (int i = 0; i < 1000 && ht_tracer_armed_threads(t); i++)
 		usleep(1000);
-	CHECK_EQ_U64(ht_tracer_armed_threads(t), 0);
+	if (!ASSERT_EQ(ht_tracer_armed_threads(t), 0, "value"))
+		goto cleanup;
 	ht_tracer_detach(t);
+cleanup:
+	ht_tracer_destroy(t);
 }
 
 static void run_on_cpu(int cpu)
@@ -430,7 +535,7 @@ static void run_on_cpu(int cpu)
  */
 static void armed_threads_are_found_on_the_cpu_they_move_to(void)
 {
-	struct ht_tracer *t;
+	struct ht_tracer *t = NULL;
 	char err[512];
 	cpu_set_t all;
 
@@ -478,6 +583,7 @@ static void armed_threads_are_found_on_the_cpu_they_move_to(void)
 	ASSERT_EQ(out.rec[1].a0, 3, "second record's a0");
 	ASSERT_EQ(out.trailer.superseded, 1, "superseded");
 cleanup:
+	ht_tracer_destroy(t);
 	sched_setaffinity(0, sizeof(all), &all);
 }
 
@@ -498,6 +604,7 @@ static void *foreign_vcpu_entry_then_own_hypercall(void *arg)
  */
 static void an_unseen_switch_never_fuses_across_vcpus(void)
 {
+	struct ht_tracer *t = NULL;
 	cpu_set_t all;
 	pthread_t th;
 	int ret = -1;
@@ -519,26 +626,35 @@ static void an_unseen_switch_never_fuses_across_vcpus(void)
 	ASSERT_EQ(out.rec[0].vcpu_id, 1, "vcpu_id");
 	ASSERT_EQ(out.trailer.superseded, 1, "superseded");
 cleanup:
+	ht_tracer_destroy(t);
 	sched_setaffinity(0, sizeof(all), &all);
 }
 
 static void pid_filter_keeps_only_that_process(void)
 {
+	struct ht_tracer *t = NULL, *t2 = NULL;
 	struct ht_filters f;
 	ht_filters_default(&f);
 	f.tgid_on = true;
 	f.tgid = (__u32)getpid();
 	LOAD(t, tracer_with(VMX, &f, HT_DEFAULT_RINGBUF_BYTES));
-	CHECK(hypercall(t, VMX, VMCALL, 0, 1000, 1, 1) == 0, "events");
+	if (!ASSERT_MSG(hypercall(t, VMX, VMCALL, 0, 1000, 1, 1) == 0, "events"))
+		goto cleanup;
 	COLLECT(t);
-	CHECK_EQ_U64(out.n, 1);
+	if (!ASSERT_EQ(out.n, 1, "value"))
+		goto cleanup;
 
 	f.tgid = (__u32)getpid() + 1;
 	LOAD(t2, tracer_with(VMX, &f, HT_DEFAULT_RINGBUF_BYTES));
-	CHECK(hypercall(t2, VMX, VMCALL, 0, 1000, 1, 1) == 0, "events");
-	CHECK(ht_tracer_armed_threads(t2) == 0, "a filtered exit must not arm");
+	if (!ASSERT_MSG(hypercall(t2, VMX, VMCALL, 0, 1000, 1, 1) == 0, "events"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_tracer_armed_threads(t2) == 0, "a filtered exit must not arm"))
+		goto cleanup;
 	COLLECT(t2);
-	CHECK_EQ_U64(out.n, 0);
+	ASSERT_EQ(out.n, 0, "value");
+cleanup:
+	ht_tracer_destroy(t);
+	ht_tracer_destroy(t2);
 }
 
 struct candidates {
@@ -563,6 +679,7 @@ static void note_candidate(void *ctx, __u32 tgid, bool fresh)
  */
 static void followed_vm_processes_come_and_go(void)
 {
+	struct ht_tracer *t = NULL;
 	struct candidates c = { 0 };
 	struct ht_filters f;
 
@@ -570,74 +687,113 @@ static void followed_vm_processes_come_and_go(void)
 	f.tgid_on = true;
 	f.tgid = 0; /* no process yet */
 	LOAD(t, tracer_with(VMX, &f, HT_DEFAULT_RINGBUF_BYTES));
-	CHECK(hypercall(t, VMX, VMCALL, 0, 1000, 1, 1) == 0, "events");
-	CHECK(hypercall(t, VMX, VMCALL, 0, 1000, 2, 1) == 0, "events");
-	CHECK(ht_tracer_vm_candidates(t, note_candidate, &c) == 1, "one fresh candidate");
-	CHECK(c.seen == 1 && c.fresh == 1 && c.last == (__u32)getpid(), "seen %u fresh %u tgid %u", c.seen, c.fresh, c.last);
-	CHECK(ht_tracer_trace_tgid(t, (__u32)getpid(), true) == 0, "trace");
-	CHECK(hypercall(t, VMX, VMCALL, 0, 1000, 3, 1) == 0, "events");
-	CHECK(ht_tracer_trace_tgid(t, (__u32)getpid(), false) == 0, "untrace");
-	CHECK(hypercall(t, VMX, VMCALL, 0, 1000, 4, 1) == 0, "events");
+	if (!ASSERT_MSG(hypercall(t, VMX, VMCALL, 0, 1000, 1, 1) == 0, "events"))
+		goto cleanup;
+	if (!ASSERT_MSG(hypercall(t, VMX, VMCALL, 0, 1000, 2, 1) == 0, "events"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_tracer_vm_candidates(t, note_candidate, &c) == 1, "one fresh candidate"))
+		goto cleanup;
+	if (!ASSERT_MSG(c.seen == 1 && c.fresh == 1 && c.last == (__u32)getpid(), "seen %u fresh %u tgid %u", c.seen, c.fresh, c.last))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_tracer_trace_tgid(t, (__u32)getpid(), true) == 0, "trace"))
+		goto cleanup;
+	if (!ASSERT_MSG(hypercall(t, VMX, VMCALL, 0, 1000, 3, 1) == 0, "events"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_tracer_trace_tgid(t, (__u32)getpid(), false) == 0, "untrace"))
+		goto cleanup;
+	if (!ASSERT_MSG(hypercall(t, VMX, VMCALL, 0, 1000, 4, 1) == 0, "events"))
+		goto cleanup;
 	c = (struct candidates){ 0 };
-	CHECK(ht_tracer_vm_candidates(t, note_candidate, &c) == 0, "already looked at");
-	CHECK(c.seen == 1, "seen %u", c.seen);
+	if (!ASSERT_MSG(ht_tracer_vm_candidates(t, note_candidate, &c) == 0, "already looked at"))
+		goto cleanup;
+	if (!ASSERT_MSG(c.seen == 1, "seen %u", c.seen))
+		goto cleanup;
 	ht_tracer_forget_candidate(t, (__u32)getpid());
-	CHECK(hypercall(t, VMX, VMCALL, 0, 1000, 5, 1) == 0, "events");
-	CHECK(ht_tracer_vm_candidates(t, note_candidate, &c) == 1, "fresh again once forgotten");
+	if (!ASSERT_MSG(hypercall(t, VMX, VMCALL, 0, 1000, 5, 1) == 0, "events"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_tracer_vm_candidates(t, note_candidate, &c) == 1, "fresh again once forgotten"))
+		goto cleanup;
 	COLLECT(t);
-	CHECK_EQ_U64(out.n, 1);
-	CHECK_EQ_U64(out.rec[0].a0, 3);
+	if (!ASSERT_EQ(out.n, 1, "value"))
+		goto cleanup;
+	ASSERT_EQ(out.rec[0].a0, 3, "value");
+cleanup:
+	ht_tracer_destroy(t);
 }
 
 static void vcpu_filter_keeps_only_that_vcpu(void)
 {
+	struct ht_tracer *t = NULL;
 	struct ht_filters f;
 	ht_filters_default(&f);
 	f.vcpu_on = true;
 	f.vcpu = 1;
 	LOAD(t, tracer_with(VMX, &f, HT_DEFAULT_RINGBUF_BYTES));
 	for (__u32 v = 0; v < 3; v++)
-		CHECK(hypercall(t, VMX, VMCALL, v, 1000, v, 0) == 0, "events");
+		if (!ASSERT_MSG(hypercall(t, VMX, VMCALL, v, 1000, v, 0) == 0, "events"))
+			goto cleanup;
 	COLLECT(t);
-	CHECK_EQ_U64(out.n, 1);
-	CHECK_EQ_U64(out.rec[0].vcpu_id, 1);
+	if (!ASSERT_EQ(out.n, 1, "value"))
+		goto cleanup;
+	ASSERT_EQ(out.rec[0].vcpu_id, 1, "value");
+cleanup:
+	ht_tracer_destroy(t);
 }
 
 static void explicit_exit_reason_replaces_the_hypercall_exit(void)
 {
+	struct ht_tracer *t = NULL;
 	struct ht_filters f;
 	ht_filters_default(&f);
 	f.exit_reason_on = true;
 	f.exit_reason = VMX_IO_INSTRUCTION;
 	LOAD(t, tracer_with(VMX, &f, HT_DEFAULT_RINGBUF_BYTES));
-	CHECK(hypercall(t, VMX, VMCALL, 0, 1000, 1, 1) == 0, "events");
-	CHECK(hypercall(t, VMX, VMX_IO_INSTRUCTION | (1u << 28), 0, 1000, 1, 2) == 0, "events");
+	if (!ASSERT_MSG(hypercall(t, VMX, VMCALL, 0, 1000, 1, 1) == 0, "events"))
+		goto cleanup;
+	if (!ASSERT_MSG(hypercall(t, VMX, VMX_IO_INSTRUCTION | (1u << 28), 0, 1000, 1, 2) == 0, "events"))
+		goto cleanup;
 	COLLECT(t);
-	CHECK_EQ_U64(out.n, 1);
-	CHECK_EQ_U64(out.rec[0].a1, 2);
+	if (!ASSERT_EQ(out.n, 1, "value"))
+		goto cleanup;
+	ASSERT_EQ(out.rec[0].a1, 2, "value");
+cleanup:
+	ht_tracer_destroy(t);
 }
 
 static void a_full_ring_buffer_drops_are_counted_and_records_stay_whole(void)
 {
+	struct ht_tracer *t = NULL;
 	const unsigned int burst = 500;
 	/* One page holds 4096 / (80 + 8 byte sample header) = 46 records. */
 	LOAD(t, tracer_with(SVM, NULL, 4096));
 	for (unsigned int i = 0; i < burst; i++)
-		CHECK(hypercall(t, SVM, VMMCALL, 2, 1000, 2, i) == 0, "events");
+		if (!ASSERT_MSG(hypercall(t, SVM, VMMCALL, 2, 1000, 2, i) == 0, "events"))
+			goto cleanup;
 	COLLECT(t);
-	CHECK(out.n > 0 && out.n < burst, "%zu records of a %u burst", out.n, burst);
-	CHECK_EQ_U64(out.n + out.trailer.ringbuf_drops, burst);
-	CHECK_EQ_U64(out.trailer.records, out.n);
+	if (!ASSERT_MSG(out.n > 0 && out.n < burst, "%zu records of a %u burst", out.n, burst))
+		goto cleanup;
+	if (!ASSERT_EQ(out.n + out.trailer.ringbuf_drops, burst, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(out.trailer.records, out.n, "value"))
+		goto cleanup;
 	for (size_t k = 0; k < out.n; k++) {
 		const struct ht_record *r = &out.rec[k];
 		/* Records are whole and in order: the first ones fit, the rest were dropped. */
-		CHECK_EQ_U64(r->a1, k);
-		CHECK_EQ_U64(r->a0, 2);
-		CHECK_EQ_U64(r->a2, 0xa2a2a2a2);
-		CHECK_EQ_U64(r->a3, 0xa3a3a3a3);
-		CHECK_EQ_U64(r->guest_rip, 0xffffffff81000000ull + k);
-		CHECK_EQ_U64(r->vcpu_id, 2);
+		if (!ASSERT_EQ(r->a1, k, "value"))
+			goto cleanup;
+		if (!ASSERT_EQ(r->a0, 2, "value"))
+			goto cleanup;
+		if (!ASSERT_EQ(r->a2, 0xa2a2a2a2, "value"))
+			goto cleanup;
+		if (!ASSERT_EQ(r->a3, 0xa3a3a3a3, "value"))
+			goto cleanup;
+		if (!ASSERT_EQ(r->guest_rip, 0xffffffff81000000ull + k, "value"))
+			goto cleanup;
+		if (!ASSERT_EQ(r->vcpu_id, 2, "value"))
+			goto cleanup;
 	}
+cleanup:
+	ht_tracer_destroy(t);
 }
 
 int main(void)
@@ -656,7 +812,6 @@ int main(void)
 		printf("FAIL: fusion_setup: mkdtemp: %s\n", strerror(errno));
 		return 1;
 	}
-	ht_test_cleanup = destroy_live_tracers;
 	RUN(vmx_hypercall_becomes_one_fused_record);
 	RUN(svm_vmmcall_becomes_one_fused_record);
 	RUN(vmx_exit_reason_flag_bits_are_ignored_for_matching_and_kept);
