@@ -19,18 +19,8 @@
 #include "test.h"
 #include "tracefile/trace_writer.h"
 
-static struct ht_catalog cat;
-static struct ht_symtab syms;
-static struct ht_decoder dec;
 static char err[512];
 static char dir[] = "/tmp/ht-decode-XXXXXX";
-
-static void cleanup(void)
-{
-	ht_catalog_free(&cat);
-	ht_symtab_free(&syms);
-	ht_decoder_close(&dec);
-}
 
 /* Where the guest module's text is in the tests' guests, and a hypercall instruction in it. */
 #define MODULE_TEXT 0xffffffffc0a00000ull
@@ -77,73 +67,99 @@ static const char *field_s(const struct ht_event_desc *ev, const char *name, con
 
 static void test_builtin_catalog_decodes_what_the_guest_header_packs_sched_switch(void)
 {
+	struct ht_catalog cat = { 0 };
 	struct ht_record r = rec_of(HT_GUEST_NR_SCHED_SWITCH,
 				    ht_guest_pack_sched_switch(4194303, 120, 0x100, 77, -1, "kworker/1:2H-ev", 3));
 	const struct ht_event_desc *ev;
 
-	CHECK(ht_catalog_init(&cat, err, sizeof(err)) == 0, "%s", err);
+	if (!ASSERT_MSG(ht_catalog_init(&cat, err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
 	ev = ht_catalog_find(&cat, HT_GUEST_NR_SCHED_SWITCH);
-	CHECK(ev && !strcmp(ev->name, "sched_switch"), "no sched_switch");
-	CHECK_EQ_U64(field_u(ev, "prev_tid", &r), 4194303);
-	CHECK_EQ_U64(field_u(ev, "next_tid", &r), 77);
-	CHECK_EQ_U64(field_u(ev, "prev_prio", &r), 120);
-	CHECK_EQ_U64(field_u(ev, "next_prio", &r), HT_GUEST_PRIO_DEADLINE);
-	CHECK_EQ_U64(field_u(ev, "prev_state", &r), 0x100);
-	CHECK_EQ_U64(field_u(ev, "cpu_id", &r), 3);
-	CHECK(!strcmp(field_s(ev, "next_comm", &r), "kworker/1:2H-ev"), "next_comm '%s'", field_s(ev, "next_comm", &r));
+	if (!ASSERT_MSG(ev && !strcmp(ev->name, "sched_switch"), "no sched_switch"))
+		goto cleanup;
+	if (!ASSERT_EQ(field_u(ev, "prev_tid", &r), 4194303, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(field_u(ev, "next_tid", &r), 77, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(field_u(ev, "prev_prio", &r), 120, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(field_u(ev, "next_prio", &r), HT_GUEST_PRIO_DEADLINE, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(field_u(ev, "prev_state", &r), 0x100, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(field_u(ev, "cpu_id", &r), 3, "value"))
+		goto cleanup;
+	ASSERT_MSG(!strcmp(field_s(ev, "next_comm", &r), "kworker/1:2H-ev"), "next_comm '%s'", field_s(ev, "next_comm", &r));
+cleanup:
+	ht_catalog_free(&cat);
 }
 
 static void test_builtin_catalog_decodes_every_project_event(void)
 {
+	struct ht_catalog cat = { 0 };
 	struct ht_record r;
 	const struct ht_event_desc *ev;
 	const struct ht_field *f;
 
-	CHECK(ht_catalog_init(&cat, err, sizeof(err)) == 0, "%s", err);
+	if (!ASSERT_MSG(ht_catalog_init(&cat, err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
 	r = rec_of(HT_GUEST_NR_SCHED_WAKEUP, ht_guest_pack_sched_wakeup(1234, 98, 1, "a-sixteen-chars!", 0));
 	ev = ht_catalog_find(&cat, r.nr);
-	CHECK(ev && !strcmp(ev->name, "sched_wakeup"), "no sched_wakeup");
-	CHECK(field_u(ev, "tid", &r) == 1234 && field_u(ev, "prio", &r) == 98 && field_u(ev, "target_cpu", &r) == 1,
-	      "wakeup fields");
+	if (!ASSERT_MSG(ev && !strcmp(ev->name, "sched_wakeup"), "no sched_wakeup"))
+		goto cleanup;
+	if (!ASSERT_MSG(field_u(ev, "tid", &r) == 1234 && field_u(ev, "prio", &r) == 98 && field_u(ev, "target_cpu", &r) == 1,
+			"wakeup fields"))
+		goto cleanup;
 	/* A 16-byte comm has no NUL: all 16 bytes are kept. */
-	CHECK(!strcmp(field_s(ev, "comm", &r), "a-sixteen-chars!"), "comm '%s'", field_s(ev, "comm", &r));
+	if (!ASSERT_MSG(!strcmp(field_s(ev, "comm", &r), "a-sixteen-chars!"), "comm '%s'", field_s(ev, "comm", &r)))
+		goto cleanup;
 
 	r = rec_of(HT_GUEST_NR_IRQ_ENTRY, ht_guest_pack_irq_entry(11, "virtio0-input.0-and-more-than-24", 1));
 	ev = ht_catalog_find(&cat, r.nr);
-	CHECK(ev && !strcmp(ev->name, "irq_handler_entry") && field_u(ev, "irq", &r) == 11 &&
-		      field_u(ev, "cpu_id", &r) == 1, "irq entry");
-	CHECK(!strcmp(field_s(ev, "name", &r), "virtio0-input.0-and-more"), "name cut at 24: '%s'", field_s(ev, "name", &r));
+	if (!ASSERT_MSG(ev && !strcmp(ev->name, "irq_handler_entry") && field_u(ev, "irq", &r) == 11 &&
+			field_u(ev, "cpu_id", &r) == 1, "irq entry"))
+		goto cleanup;
+	if (!ASSERT_MSG(!strcmp(field_s(ev, "name", &r), "virtio0-input.0-and-more"), "name cut at 24: '%s'", field_s(ev, "name", &r)))
+		goto cleanup;
 
 	r = rec_of(HT_GUEST_NR_IRQ_EXIT, ht_guest_pack_irq_exit(11, -22, 1));
 	ev = ht_catalog_find(&cat, r.nr);
 	f = ev ? ht_event_field(ev, "ret") : NULL;
-	CHECK(f && f->type == HT_FT_S && ht_field_signed(f, &r) == -22, "irq exit ret");
+	if (!ASSERT_MSG(f && f->type == HT_FT_S && ht_field_signed(f, &r) == -22, "irq exit ret"))
+		goto cleanup;
 
 	r = rec_of(HT_GUEST_NR_FUNC_ENTRY, ht_guest_pack_func(0xffffffff81234560ull, 0xffffffff81100010ull, 42, 1));
 	ev = ht_catalog_find(&cat, r.nr);
-	CHECK(ev && !strcmp(ev->name, "func_entry") && field_u(ev, "addr", &r) == 0xffffffff81234560ull &&
-		      field_u(ev, "call_site", &r) == 0xffffffff81100010ull && field_u(ev, "tid", &r) == 42 &&
-		      field_u(ev, "cpu_id", &r) == 1, "func_entry");
+	if (!ASSERT_MSG(ev && !strcmp(ev->name, "func_entry") && field_u(ev, "addr", &r) == 0xffffffff81234560ull &&
+			field_u(ev, "call_site", &r) == 0xffffffff81100010ull && field_u(ev, "tid", &r) == 42 &&
+			field_u(ev, "cpu_id", &r) == 1, "func_entry"))
+		goto cleanup;
 	r = rec_of(HT_GUEST_NR_FUNC_EXIT, ht_guest_pack_func(0xffffffff81234560ull, (uint64_t)-12, 42, 1));
 	ev = ht_catalog_find(&cat, r.nr);
-	CHECK(ev && !strcmp(ev->name, "func_exit") && field_u(ev, "ret", &r) == (uint64_t)-12, "func_exit");
+	if (!ASSERT_MSG(ev && !strcmp(ev->name, "func_exit") && field_u(ev, "ret", &r) == (uint64_t)-12, "func_exit"))
+		goto cleanup;
 
 	r = rec_of(HT_GUEST_NR_MODULE, ht_guest_pack_module(1, 0xf, 3, 5, 0xffffffff9a0c1230ull, "_printk"));
 	ev = ht_catalog_find(&cat, r.nr);
-	CHECK(ev && field_u(ev, "state", &r) == 1 && field_u(ev, "events", &r) == 0xf &&
-		      field_u(ev, "functions", &r) == 3 && field_u(ev, "missed", &r) == 5 &&
-		      field_u(ev, "anchor_addr", &r) == 0xffffffff9a0c1230ull &&
-		      !strcmp(field_s(ev, "anchor_name", &r), "_printk"), "module event");
-	CHECK(field_u(ev, "text_start", &r) == 0 && field_u(ev, "text_size", &r) == 0, "no text range");
+	if (!ASSERT_MSG(ev && field_u(ev, "state", &r) == 1 && field_u(ev, "events", &r) == 0xf &&
+			field_u(ev, "functions", &r) == 3 && field_u(ev, "missed", &r) == 5 &&
+			field_u(ev, "anchor_addr", &r) == 0xffffffff9a0c1230ull &&
+			!strcmp(field_s(ev, "anchor_name", &r), "_printk"), "module event"))
+		goto cleanup;
+	if (!ASSERT_MSG(field_u(ev, "text_start", &r) == 0 && field_u(ev, "text_size", &r) == 0, "no text range"))
+		goto cleanup;
 	/* With the module's text range; missed keeps 32 bits, saturated. */
 	r = rec_of(HT_GUEST_NR_MODULE, ht_guest_module_text(ht_guest_pack_module(0, 0xf, 3, 1ull << 40, 0, "_printk"),
 							     0xffffffffc0a02000ull, 0x5000));
-	CHECK(field_u(ev, "text_start", &r) == 0xc0a02000u && field_u(ev, "text_size", &r) == 0x5000 &&
-		      field_u(ev, "missed", &r) == 0xffffffffu && field_u(ev, "functions", &r) == 3 &&
-		      field_u(ev, "state", &r) == 0, "module event with its text: start 0x%llx size 0x%llx missed 0x%llx",
-	      (unsigned long long)field_u(ev, "text_start", &r), (unsigned long long)field_u(ev, "text_size", &r),
-	      (unsigned long long)field_u(ev, "missed", &r));
-	CHECK(!ht_catalog_find(&cat, HT_DEFAULT_HYPERCALL_NR), "nr 1000 must stay undecoded");
+	if (!ASSERT_MSG(field_u(ev, "text_start", &r) == 0xc0a02000u && field_u(ev, "text_size", &r) == 0x5000 &&
+			field_u(ev, "missed", &r) == 0xffffffffu && field_u(ev, "functions", &r) == 3 &&
+			field_u(ev, "state", &r) == 0, "module event with its text: start 0x%llx size 0x%llx missed 0x%llx",
+			(unsigned long long)field_u(ev, "text_start", &r), (unsigned long long)field_u(ev, "text_size", &r),
+			(unsigned long long)field_u(ev, "missed", &r)))
+		goto cleanup;
+	ASSERT_MSG(!ht_catalog_find(&cat, HT_DEFAULT_HYPERCALL_NR), "nr 1000 must stay undecoded");
+cleanup:
+	ht_catalog_free(&cat);
 }
 
 static void test_guest_header_chooses_the_instruction_by_vendor_and_knows_kvm(void)
@@ -162,44 +178,59 @@ static void test_guest_header_chooses_the_instruction_by_vendor_and_knows_kvm(vo
 
 static void test_guest_header_packs_marker_text_in_memory_order(void)
 {
+	struct ht_catalog cat = { 0 };
 	const char *t = "startup done, phase two of three!";
 	struct ht_record r = rec_of(1201, (struct ht_guest_args){ { ht_guest_text_word(t, 32, 0),
 		ht_guest_text_word(t, 32, 1), ht_guest_text_word(t, 32, 2), ht_guest_text_word(t, 32, 3) } });
 
-	CHECK(ht_catalog_init(&cat, err, sizeof(err)) == 0, "%s", err);
-	CHECK(ht_catalog_parse(&cat, "1201 phase name=a0-a3:str\n", "user", false, err, sizeof(err)) == 0, "%s", err);
-	CHECK(!strcmp(field_s(ht_catalog_find(&cat, 1201), "name", &r), "startup done, phase two of three"),
-	      "32-byte cut: '%s'", field_s(ht_catalog_find(&cat, 1201), "name", &r));
+	if (!ASSERT_MSG(ht_catalog_init(&cat, err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_catalog_parse(&cat, "1201 phase name=a0-a3:str\n", "user", false, err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
+	if (!ASSERT_MSG(!strcmp(field_s(ht_catalog_find(&cat, 1201), "name", &r), "startup done, phase two of three"),
+			"32-byte cut: '%s'", field_s(ht_catalog_find(&cat, 1201), "name", &r)))
+		goto cleanup;
 	r = rec_of(1201, (struct ht_guest_args){ { ht_guest_text_word("ab", 32, 0), ht_guest_text_word("ab", 32, 1), 0, 0 } });
-	CHECK(r.a0 == 0x6261 && r.a1 == 0, "short text a0=0x%llx a1=0x%llx", (unsigned long long)r.a0,
-	      (unsigned long long)r.a1);
+	ASSERT_MSG(r.a0 == 0x6261 && r.a1 == 0, "short text a0=0x%llx a1=0x%llx", (unsigned long long)r.a0,
+		   (unsigned long long)r.a1);
+cleanup:
+	ht_catalog_free(&cat);
 }
 
 static void test_user_catalog_fields_bits_types(void)
 {
+	struct ht_catalog cat = { 0 };
 	struct ht_record r;
 	const struct ht_event_desc *ev;
 
-	CHECK(ht_catalog_init(&cat, err, sizeof(err)) == 0, "%s", err);
-	CHECK(ht_catalog_parse(&cat,
-			       "# my app\n\n"
-			       "  1200 request  req=a0[0-31] status=a0[32-47]:s  bytes=a1 # trailing comment\n"
-			       "0x4b1 tag t=a2[8-23]:str whole=a3:x\n",
-			       "app.cat", false, err, sizeof(err)) == 0,
-	      "%s", err);
+	if (!ASSERT_MSG(ht_catalog_init(&cat, err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_catalog_parse(&cat,
+			"# my app\n\n"
+			"  1200 request  req=a0[0-31] status=a0[32-47]:s  bytes=a1 # trailing comment\n"
+			"0x4b1 tag t=a2[8-23]:str whole=a3:x\n",
+			"app.cat", false, err, sizeof(err)) == 0,
+			"%s", err))
+		goto cleanup;
 	ev = ht_catalog_find(&cat, 1200);
-	CHECK(ev && !strcmp(ev->name, "request") && ev->nfields == 3 && !ev->builtin, "request");
+	if (!ASSERT_MSG(ev && !strcmp(ev->name, "request") && ev->nfields == 3 && !ev->builtin, "request"))
+		goto cleanup;
 	r = rec_of(1200, (struct ht_guest_args){ { 0x0000fffe00000007ull, 4096, 0, 0 } });
-	CHECK(field_u(ev, "req", &r) == 7 && ht_field_signed(ht_event_field(ev, "status"), &r) == -2 &&
-		      field_u(ev, "bytes", &r) == 4096, "request values");
+	if (!ASSERT_MSG(field_u(ev, "req", &r) == 7 && ht_field_signed(ht_event_field(ev, "status"), &r) == -2 &&
+			field_u(ev, "bytes", &r) == 4096, "request values"))
+		goto cleanup;
 	ev = ht_catalog_find(&cat, 0x4b1);
-	CHECK(ev && ht_event_field(ev, "whole")->type == HT_FT_X, "tag");
+	if (!ASSERT_MSG(ev && ht_event_field(ev, "whole")->type == HT_FT_X, "tag"))
+		goto cleanup;
 	r = rec_of(0x4b1, (struct ht_guest_args){ { 0, 0, 0x00594b00ull, 0 } });
-	CHECK(!strcmp(field_s(ev, "t", &r), "KY"), "str from bits 8-23: '%s'", field_s(ev, "t", &r));
+	ASSERT_MSG(!strcmp(field_s(ev, "t", &r), "KY"), "str from bits 8-23: '%s'", field_s(ev, "t", &r));
+cleanup:
+	ht_catalog_free(&cat);
 }
 
 static void test_user_catalog_errors_name_the_line_and_the_fix(void)
 {
+	struct ht_catalog cat = { 0 };
 	static const struct { const char *text, *want; } cases[] = {
 		{ "1101 mine a=a0\n", "app.cat:1: nr 1101 belongs to the project's own events (1100-1199): choose another nr" },
 		{ "\n1200 x a=a0\n1200 y b=a1\n", "app.cat:3: nr 1200 is already defined (as x)" },
@@ -227,14 +258,19 @@ static void test_user_catalog_errors_name_the_line_and_the_fix(void)
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		ht_catalog_free(&cat);
-		CHECK(ht_catalog_init(&cat, err, sizeof(err)) == 0, "%s", err);
+		if (!ASSERT_MSG(ht_catalog_init(&cat, err, sizeof(err)) == 0, "%s", err))
+			goto cleanup;
 		err[0] = '\0';
-		CHECK(ht_catalog_parse(&cat, cases[i].text, "app.cat", false, err, sizeof(err)) < 0,
-		      "accepted: %s", cases[i].text);
-		CHECK(strstr(err, cases[i].want), "case %zu: message '%s', want '%s'", i, err, cases[i].want);
+		if (!ASSERT_MSG(ht_catalog_parse(&cat, cases[i].text, "app.cat", false, err, sizeof(err)) < 0,
+				"accepted: %s", cases[i].text))
+			goto cleanup;
+		if (!ASSERT_MSG(strstr(err, cases[i].want), "case %zu: message '%s', want '%s'", i, err, cases[i].want))
+			goto cleanup;
 	}
-	CHECK(ht_catalog_load_file(&cat, "/nonexistent/app.cat", err, sizeof(err)) < 0 &&
-		      strstr(err, "cannot open catalog /nonexistent/app.cat"), "%s", err);
+	ASSERT_MSG(ht_catalog_load_file(&cat, "/nonexistent/app.cat", err, sizeof(err)) < 0 &&
+		   strstr(err, "cannot open catalog /nonexistent/app.cat"), "%s", err);
+cleanup:
+	ht_catalog_free(&cat);
 }
 
 static const char system_map[] =
@@ -249,60 +285,90 @@ static const char system_map[] =
 
 static void test_symbols_name_plus_offset_with_kaslr(void)
 {
+	struct ht_symtab syms = { 0 };
 	char buf[128];
 	uint64_t addr;
 
-	CHECK(ht_symtab_parse(&syms, system_map, "System.map", err, sizeof(err)) == 0, "%s", err);
-	CHECK(syms.n == 7, "code symbols %zu, want 7 (data skipped)", syms.n);
-	CHECK(ht_symtab_format(&syms, 0xffffffff81003010ull, buf, sizeof(buf)) && !strcmp(buf, "vfs_read+0x10"), "%s", buf);
-	CHECK(ht_symtab_format(&syms, 0xffffffff81000004ull, buf, sizeof(buf)) && !strcmp(buf, "_stext+0x4"),
-	      "aliases: first by name, got %s", buf);
-	CHECK(ht_symtab_format(&syms, 0xffffffff81002100ull, buf, sizeof(buf)) && !strcmp(buf, "local_helper+0x1100"),
-	      "data symbols are not code: %s", buf);
-	CHECK(!ht_symtab_format(&syms, 0xffffffff80ffffffull, buf, sizeof(buf)), "below the first symbol");
-	CHECK(!ht_symtab_format(&syms, 0xffffffff81200000ull + (2u << 20), buf, sizeof(buf)), "far past the end");
-	CHECK(!ht_symtab_format(&syms, 0x401000, buf, sizeof(buf)), "user-space address");
+	if (!ASSERT_MSG(ht_symtab_parse(&syms, system_map, "System.map", err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
+	if (!ASSERT_MSG(syms.n == 7, "code symbols %zu, want 7 (data skipped)", syms.n))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_symtab_format(&syms, 0xffffffff81003010ull, buf, sizeof(buf)) && !strcmp(buf, "vfs_read+0x10"), "%s", buf))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_symtab_format(&syms, 0xffffffff81000004ull, buf, sizeof(buf)) && !strcmp(buf, "_stext+0x4"),
+			"aliases: first by name, got %s", buf))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_symtab_format(&syms, 0xffffffff81002100ull, buf, sizeof(buf)) && !strcmp(buf, "local_helper+0x1100"),
+			"data symbols are not code: %s", buf))
+		goto cleanup;
+	if (!ASSERT_MSG(!ht_symtab_format(&syms, 0xffffffff80ffffffull, buf, sizeof(buf)), "below the first symbol"))
+		goto cleanup;
+	if (!ASSERT_MSG(!ht_symtab_format(&syms, 0xffffffff81200000ull + (2u << 20), buf, sizeof(buf)), "far past the end"))
+		goto cleanup;
+	if (!ASSERT_MSG(!ht_symtab_format(&syms, 0x401000, buf, sizeof(buf)), "user-space address"))
+		goto cleanup;
 	/* KASLR: run-time = file + offset. */
-	CHECK(ht_symtab_format(&syms, 0xffffffff811fff00ull, buf, sizeof(buf)) && !strcmp(buf, "_printk+0xfff00"), "%s", buf);
-	CHECK(ht_symtab_addr_of(&syms, "_printk", &addr) && addr == 0xffffffff81100000ull, "addr_of");
+	if (!ASSERT_MSG(ht_symtab_format(&syms, 0xffffffff811fff00ull, buf, sizeof(buf)) && !strcmp(buf, "_printk+0xfff00"), "%s", buf))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_symtab_addr_of(&syms, "_printk", &addr) && addr == 0xffffffff81100000ull, "addr_of"))
+		goto cleanup;
 	syms.offset = 0x1a000000;
-	CHECK(ht_symtab_format(&syms, 0xffffffff9b003404ull, buf, sizeof(buf)) && !strcmp(buf, "vfs_write+0x4"), "%s", buf);
+	ASSERT_MSG(ht_symtab_format(&syms, 0xffffffff9b003404ull, buf, sizeof(buf)) && !strcmp(buf, "vfs_write+0x4"), "%s", buf);
+cleanup:
+	ht_symtab_free(&syms);
 }
 
 static void test_symbols_kallsyms_modules_and_refusals(void)
 {
-	CHECK(ht_symtab_parse(&syms, "ffffffffc0a00000 t kvm_foo\t[kvm]\nffffffff81000000 T _stext\n", "kallsyms",
-			      err, sizeof(err)) == 0, "%s", err);
+	struct ht_symtab syms = { 0 };
+	if (!ASSERT_MSG(ht_symtab_parse(&syms, "ffffffffc0a00000 t kvm_foo\t[kvm]\nffffffff81000000 T _stext\n", "kallsyms",
+			err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
 	char buf[128];
-	CHECK(ht_symtab_format(&syms, 0xffffffffc0a00020ull, buf, sizeof(buf)) && !strcmp(buf, "kvm_foo+0x20 [kvm]"), "%s", buf);
+	if (!ASSERT_MSG(ht_symtab_format(&syms, 0xffffffffc0a00020ull, buf, sizeof(buf)) && !strcmp(buf, "kvm_foo+0x20 [kvm]"), "%s", buf))
+		goto cleanup;
 	/* Another boot's kallsyms (offset != 0) cannot name module addresses: modules move on their own. */
 	syms.offset = 0x2000000;
-	CHECK(!ht_symtab_format(&syms, 0xffffffffc0a00020ull, buf, sizeof(buf)), "module address named with an offset: %s", buf);
-	CHECK(ht_symtab_format(&syms, 0xffffffff83000010ull, buf, sizeof(buf)) && !strcmp(buf, "_stext+0x10"), "%s", buf);
+	if (!ASSERT_MSG(!ht_symtab_format(&syms, 0xffffffffc0a00020ull, buf, sizeof(buf)), "module address named with an offset: %s", buf))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_symtab_format(&syms, 0xffffffff83000010ull, buf, sizeof(buf)) && !strcmp(buf, "_stext+0x10"), "%s", buf))
+		goto cleanup;
 	ht_symtab_free(&syms);
-	CHECK(ht_symtab_parse(&syms, "ffffffff81000000 T a\nffffffff81400000 T b\n", "map", err, sizeof(err)) == 0, "%s", err);
-	CHECK(!ht_symtab_format(&syms, 0xffffffff81200000ull, buf, sizeof(buf)), "in a gap of 2 MiB: %s", buf);
-	CHECK(ht_symtab_format(&syms, 0xffffffff810fffffull, buf, sizeof(buf)), "within 1 MiB");
+	if (!ASSERT_MSG(ht_symtab_parse(&syms, "ffffffff81000000 T a\nffffffff81400000 T b\n", "map", err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
+	if (!ASSERT_MSG(!ht_symtab_format(&syms, 0xffffffff81200000ull, buf, sizeof(buf)), "in a gap of 2 MiB: %s", buf))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_symtab_format(&syms, 0xffffffff810fffffull, buf, sizeof(buf)), "within 1 MiB"))
+		goto cleanup;
 	ht_symtab_free(&syms);
-	CHECK(ht_symtab_parse(&syms, "ffffffffc0a00000 t kvm_foo\t[kvm]\nffffffff81000000 T _stext\n", "kallsyms",
-			      err, sizeof(err)) == 0, "%s", err);
+	if (!ASSERT_MSG(ht_symtab_parse(&syms, "ffffffffc0a00000 t kvm_foo\t[kvm]\nffffffff81000000 T _stext\n", "kallsyms",
+			err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
 	/* A kernel-image address never lands on a module symbol. */
 	syms.offset = 0;
-	CHECK(!ht_symtab_format(&syms, 0xffffffffbfff0000ull, buf, sizeof(buf)), "image address named: %s", buf);
+	if (!ASSERT_MSG(!ht_symtab_format(&syms, 0xffffffffbfff0000ull, buf, sizeof(buf)), "image address named: %s", buf))
+		goto cleanup;
 	ht_symtab_free(&syms);
 	/* A syscall wrapper and the local function inlined into it share an address: the global name wins. */
-	CHECK(ht_symtab_parse(&syms, "ffffffff812ac050 t __do_sys_sync\nffffffff812ac050 T __x64_sys_sync\n", "kallsyms",
-			      err, sizeof(err)) == 0, "%s", err);
-	CHECK(ht_symtab_format(&syms, 0xffffffff812ac050ull, buf, sizeof(buf)) && !strcmp(buf, "__x64_sys_sync+0x0"), "%s", buf);
+	if (!ASSERT_MSG(ht_symtab_parse(&syms, "ffffffff812ac050 t __do_sys_sync\nffffffff812ac050 T __x64_sys_sync\n", "kallsyms",
+			err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_symtab_format(&syms, 0xffffffff812ac050ull, buf, sizeof(buf)) && !strcmp(buf, "__x64_sys_sync+0x0"), "%s", buf))
+		goto cleanup;
 	ht_symtab_free(&syms);
-	CHECK(ht_symtab_parse(&syms, "0000000000000000 T _stext\n0000000000000000 T vfs_read\n", "kallsyms", err,
-			      sizeof(err)) < 0 && strstr(err, "every address is 0: copy /proc/kallsyms as root"), "%s", err);
-	CHECK(ht_symtab_parse(&syms, "hello world\n", "x", err, sizeof(err)) < 0 && strstr(err, "x:1: expected 'ADDRESS TYPE NAME'"),
-	      "%s", err);
-	CHECK(ht_symtab_parse(&syms, "zzzz T foo\n", "x", err, sizeof(err)) < 0 && strstr(err, "not a hexadecimal address"),
-	      "%s", err);
-	CHECK(ht_symtab_load(&syms, "/nonexistent/System.map", err, sizeof(err)) < 0 &&
-		      strstr(err, "cannot open guest symbols /nonexistent/System.map"), "%s", err);
+	if (!ASSERT_MSG(ht_symtab_parse(&syms, "0000000000000000 T _stext\n0000000000000000 T vfs_read\n", "kallsyms", err,
+			sizeof(err)) < 0 && strstr(err, "every address is 0: copy /proc/kallsyms as root"), "%s", err))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_symtab_parse(&syms, "hello world\n", "x", err, sizeof(err)) < 0 && strstr(err, "x:1: expected 'ADDRESS TYPE NAME'"),
+			"%s", err))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_symtab_parse(&syms, "zzzz T foo\n", "x", err, sizeof(err)) < 0 && strstr(err, "not a hexadecimal address"),
+			"%s", err))
+		goto cleanup;
+	ASSERT_MSG(ht_symtab_load(&syms, "/nonexistent/System.map", err, sizeof(err)) < 0 &&
+		   strstr(err, "cannot open guest symbols /nonexistent/System.map"), "%s", err);
+cleanup:
+	ht_symtab_free(&syms);
 }
 
 /* A trace file in dir with these records; returns its path. */
@@ -330,6 +396,7 @@ static const char *write_trace(const char *name, const struct ht_record *recs, s
 
 static void test_decoder_finds_kaslr_offset_from_module_event(void)
 {
+	struct ht_decoder dec = { 0 };
 	struct ht_record recs[2];
 	struct ht_decode_config cfg = { 0 };
 	struct ht_file_header h;
@@ -342,35 +409,45 @@ static void test_decoder_finds_kaslr_offset_from_module_event(void)
 	recs[1] = rec_of(HT_GUEST_NR_FUNC_ENTRY, ht_guest_pack_func(0xffffffff81003000ull + 0x2c000000, 0, 1, 0));
 	recs[0].exit_ns = 1000001000;
 	recs[1].exit_ns = 1000002000;
-	CHECK(write_trace("kaslr.htr", recs, 2, nrs, 2), "%s", err);
+	if (!ASSERT_MSG(write_trace("kaslr.htr", recs, 2, nrs, 2), "%s", err))
+		goto cleanup;
 	snprintf(path, sizeof(path), "%s/kaslr.htr", dir);
 	snprintf(symfile, sizeof(symfile), "%s/System.map", dir);
 	f = fopen(symfile, "w");
-	CHECK(f && fputs(system_map, f) >= 0 && fclose(f) == 0, "cannot write %s", symfile);
+	if (!ASSERT_MSG(f && fputs(system_map, f) >= 0 && fclose(f) == 0, "cannot write %s", symfile))
+		goto cleanup;
 	memset(&h, 0, sizeof(h));
 	h.filter_nr_count = 2;
 	h.filter_nr[0] = 1100;
 	h.filter_nr[1] = 1105;
 	cfg.symbols = symfile;
-	CHECK(ht_decoder_open(&dec, &cfg, path, &h, err, sizeof(err)) == 0, "%s", err);
-	CHECK(dec.syms.offset == 0x2c000000, "offset 0x%llx", (unsigned long long)dec.syms.offset);
-	CHECK(dec.columns, "a file selecting nr 1100 has decoded columns");
-	CHECK(ht_decoder_symbol(&dec, recs[1].a0, buf, sizeof(buf)) && !strcmp(buf, "vfs_read+0x0"), "%s", buf);
+	if (!ASSERT_MSG(ht_decoder_open(&dec, &cfg, path, &h, err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
+	if (!ASSERT_MSG(dec.syms.offset == 0x2c000000, "offset 0x%llx", (unsigned long long)dec.syms.offset))
+		goto cleanup;
+	if (!ASSERT_MSG(dec.columns, "a file selecting nr 1100 has decoded columns"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_decoder_symbol(&dec, recs[1].a0, buf, sizeof(buf)) && !strcmp(buf, "vfs_read+0x0"), "%s", buf))
+		goto cleanup;
 	ht_decoder_close(&dec);
 	/* Given explicitly, the offset wins over the anchor. */
 	cfg.offset_given = true;
 	cfg.offset = 0;
-	CHECK(ht_decoder_open(&dec, &cfg, path, &h, err, sizeof(err)) == 0 && dec.syms.offset == 0, "given offset");
+	if (!ASSERT_MSG(ht_decoder_open(&dec, &cfg, path, &h, err, sizeof(err)) == 0 && dec.syms.offset == 0, "given offset"))
+		goto cleanup;
 	ht_decoder_close(&dec);
 	/* A file selecting only nr 1000 and no symbols: CSV stays as it was. */
 	cfg = (struct ht_decode_config){ 0 };
 	h.filter_nr_count = 1;
 	h.filter_nr[0] = 1000;
-	CHECK(ht_decoder_open(&dec, &cfg, path, &h, err, sizeof(err)) == 0 && !dec.columns, "undecodable file has no columns");
+	ASSERT_MSG(ht_decoder_open(&dec, &cfg, path, &h, err, sizeof(err)) == 0 && !dec.columns, "undecodable file has no columns");
+cleanup:
+	ht_decoder_close(&dec);
 }
 
 static void test_decoded_text_csv_json_forms(void)
 {
+	struct ht_decoder dec = { 0 };
 	struct ht_decode_config cfg = { 0 };
 	struct ht_file_header h = { .filter_nr_count = 1, .filter_nr = { 1101 } };
 	struct ht_record r = rec_of(HT_GUEST_NR_SCHED_SWITCH,
@@ -378,26 +455,31 @@ static void test_decoded_text_csv_json_forms(void)
 	char *text = NULL;
 	size_t len = 0;
 	FILE *m;
+	int same;
 
-	CHECK(ht_decoder_open(&dec, &cfg, "/nonexistent.htr", &h, err, sizeof(err)) == 0, "%s", err);
+	if (!ASSERT_MSG(ht_decoder_open(&dec, &cfg, "/nonexistent.htr", &h, err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
 	m = open_memstream(&text, &len);
-	CHECK(m, "open_memstream");
+	if (!ASSERT_MSG(m, "open_memstream"))
+		goto cleanup;
 	ht_decode_print_text(&dec, &r, m);
 	fputc('\n', m);
 	ht_decode_print_csv(&dec, &r, m);
 	fputc('\n', m);
 	ht_decode_print_json(&dec, &r, m);
 	fclose(m);
-	const char *want =
+	static const char want[] =
 		" => sched_switch: prev_tid=0 next_tid=12 prev_prio=120 next_prio=120 prev_state=0x0 cpu_id=1 next_comm=\"my \\\"sh\\\"\"\n"
 		",\"sched_switch\",\"prev_tid=0 next_tid=12 prev_prio=120 next_prio=120 prev_state=0x0 cpu_id=1 next_comm=\"\"my \\\"\"sh\\\"\"\"\"\",\"\",\"\"\n"
 		",\"event\":\"sched_switch\",\"fields\":{\"prev_tid\":0,\"next_tid\":12,\"prev_prio\":120,\"next_prio\":120,"
 		"\"prev_state\":\"0x0\",\"cpu_id\":1,\"next_comm\":\"my \\\"sh\\\"\"}";
-	int same = !strcmp(text, want);
+	same = !strcmp(text, want);
 	if (!same)
 		printf("    got:\n%s\n    want:\n%s\n", text, want);
 	free(text);
-	CHECK(same, "decoded forms differ");
+	ASSERT_MSG(same, "decoded forms differ");
+cleanup:
+	ht_decoder_close(&dec);
 }
 
 /* Runs the sanitized binary; returns its stdout (malloc'd) and status. */
@@ -649,18 +731,19 @@ static void test_convert_chrome_shows_guest_tasks_calls_and_events(void)
 	CHECK(ok, "CTF guest event classes");
 }
 
-static struct ht_sched *sched;
-static char *mem;
-
 static void test_sched_run_ends_at_module_unload_and_idle_names_per_vcpu(void)
 {
+	struct ht_sched *sched = NULL;
+	char *mem = NULL;
 	struct ht_record r[4];
 	struct ht_sched_stats st;
 	size_t len = 0;
 	FILE *m;
+	int ok;
 
 	sched = ht_sched_new();
-	CHECK(sched, "ht_sched_new");
+	if (!ASSERT_MSG(sched, "ht_sched_new"))
+		goto cleanup;
 	r[0] = rec_of(1101, ht_guest_pack_sched_switch(10, 120, 1, 0, 120, "swapper/0", 0));
 	r[1] = rec_of(1101, ht_guest_pack_sched_switch(11, 120, 1, 0, 120, "swapper/1", 1));
 	r[1].vcpu_id = 1;
@@ -671,28 +754,24 @@ static void test_sched_run_ends_at_module_unload_and_idle_names_per_vcpu(void)
 	r[2].exit_ns = 2000000;
 	r[3].exit_ns = 3000000;
 	for (int i = 0; i < 4; i++)
-		CHECK(ht_sched_observe(sched, &r[i]) == 0, "observe %d", i);
+		if (!ASSERT_MSG(ht_sched_observe(sched, &r[i]) == 0, "observe %d", i))
+			goto cleanup;
 	m = open_memstream(&mem, &len);
-	CHECK(m, "open_memstream");
+	if (!ASSERT_MSG(m, "open_memstream"))
+		goto cleanup;
 	ht_sched_print(sched, m, 0, 10000000, &st);
 	fclose(m);
 	/* tid 10 ran from 2 ms to the unload at 3 ms, not to the end at 10 ms; so did vCPU 1's idle task from 1.5 ms. */
-	int ok = st.switches == 3 && st.gaps == 0 && st.vcpus == 2 &&
-		 strstr(mem, "        10  sh                      1          1.000   50.0%") &&
-		 strstr(mem, "         0  swapper/0               1          1.000   50.0%") &&
-		 strstr(mem, "         0  swapper/1               1          1.500  100.0%");
+	ok = st.switches == 3 && st.gaps == 0 && st.vcpus == 2 &&
+	     strstr(mem, "        10  sh                      1          1.000   50.0%") &&
+	     strstr(mem, "         0  swapper/0               1          1.000   50.0%") &&
+	     strstr(mem, "         0  swapper/1               1          1.500  100.0%");
 	if (!ok)
 		printf("%s", mem);
-	CHECK(ok, "run times or names");
-}
-
-static void sched_cleanup(void)
-{
+	ASSERT_MSG(ok, "run times or names");
+cleanup:
 	ht_sched_free(sched);
-	sched = NULL;
 	free(mem);
-	mem = NULL;
-	cleanup();
 }
 
 static void test_report_dump_decodes_user_catalog_and_leaves_others(void)
@@ -1001,7 +1080,6 @@ int main(void)
 		perror("mkdtemp");
 		return 1;
 	}
-	ht_test_cleanup = cleanup;
 	RUN(test_builtin_catalog_decodes_what_the_guest_header_packs_sched_switch);
 	RUN(test_builtin_catalog_decodes_every_project_event);
 	RUN(test_guest_header_chooses_the_instruction_by_vendor_and_knows_kvm);
@@ -1021,7 +1099,6 @@ int main(void)
 	RUN(test_forged_guest_events_are_counted_never_decoded);
 	RUN(test_without_a_text_range_kernel_addresses_decode);
 	RUN(test_guest_origin_rules);
-	ht_test_cleanup = sched_cleanup;
 	RUN(test_sched_run_ends_at_module_unload_and_idle_names_per_vcpu);
 	char cmd[300];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
