@@ -321,6 +321,74 @@ cleanup:
 	fixture_free(&fx);
 }
 
+/* The hypercalls of the set (vm_key, vcpu, nr) in r, or -1 if it has no set. */
+static long long set_count(const struct ht_metrics_registry *r, uint32_t vm_key, uint16_t vcpu, uint32_t nr)
+{
+	for (size_t i = 0; i < r->nsets; i++)
+		if (r->sets[i].vm_key == vm_key && r->sets[i].vcpu == vcpu && r->sets[i].nr == nr)
+			return (long long)r->sets[i].hypercalls;
+	return -1;
+}
+
+/*
+ * Dropping a VM whose sets lie between other VMs' moves the others down:
+ * each must still be found (its count goes on, no second set is made), and
+ * a dropped VM that comes back starts new sets.
+ */
+static void dropping_a_vm_keeps_every_other_set_findable(void)
+{
+	struct fixture fx = { 0 };
+
+	if (!ASSERT_MSG(ht_metrics_registry_init(&fx.reg, 64) == 0, "init"))
+		goto cleanup;
+	/* 4 VMs x 4 vCPUs x 2 nrs, the VMs' sets interleaved. */
+	for (uint16_t vcpu = 0; vcpu < 4; vcpu++)
+		for (uint32_t nr = 1000; nr < 1002; nr++)
+			for (uint32_t vm = 1; vm <= 4; vm++) {
+				struct ht_record r = rec(100 * vm, vcpu, nr, 100, 100);
+
+				ht_metrics_add_record(&fx.reg, vm, pid_label(100 * vm), &r);
+			}
+	if (!ASSERT_EQ(fx.reg.nsets, 32, "sets"))
+		goto cleanup;
+	ht_metrics_drop_vm(&fx.reg, 2);
+	if (!ASSERT_EQ(fx.reg.nsets, 24, "sets after dropping VM 2") ||
+	    !ASSERT_EQ(fx.reg.dropped_vm_hypercalls, 8, "dropped hypercalls"))
+		goto cleanup;
+	for (uint32_t vm = 1; vm <= 4; vm++)
+		for (uint16_t vcpu = 0; vcpu < 4; vcpu++)
+			for (uint32_t nr = 1000; nr < 1002; nr++) {
+				struct ht_record r = rec(100 * vm, vcpu, nr, 100, 100);
+
+				ht_metrics_add_record(&fx.reg, vm, pid_label(100 * vm), &r);
+			}
+	if (!ASSERT_EQ(fx.reg.nsets, 32, "sets once VM 2 is back"))
+		goto cleanup;
+	for (uint32_t vm = 1; vm <= 4; vm++)
+		for (uint16_t vcpu = 0; vcpu < 4; vcpu++)
+			for (uint32_t nr = 1000; nr < 1002; nr++)
+				if (!ASSERT_MSG(set_count(&fx.reg, vm, vcpu, nr) == (vm == 2 ? 1 : 2),
+						"VM %u vCPU %u nr %u: %lld hypercalls", vm, vcpu, nr,
+						set_count(&fx.reg, vm, vcpu, nr)))
+					goto cleanup;
+	ht_metrics_drop_vm(&fx.reg, 1);
+	ht_metrics_drop_vm(&fx.reg, 3);
+	for (uint16_t vcpu = 0; vcpu < 4; vcpu++) {
+		struct ht_record r = rec(400, vcpu, 1001, 100, 100);
+
+		ht_metrics_add_record(&fx.reg, 4, pid_label(400), &r);
+	}
+	if (!ASSERT_EQ(fx.reg.nsets, 16, "sets of VMs 2 and 4"))
+		goto cleanup;
+	for (uint16_t vcpu = 0; vcpu < 4; vcpu++)
+		if (!ASSERT_EQ(set_count(&fx.reg, 4, vcpu, 1001), 3, "VM 4's nr 1001") ||
+		    !ASSERT_EQ(set_count(&fx.reg, 4, vcpu, 1000), 2, "VM 4's nr 1000") ||
+		    !ASSERT_EQ(set_count(&fx.reg, 2, vcpu, 1000), 1, "VM 2's nr 1000"))
+			goto cleanup;
+cleanup:
+	fixture_free(&fx);
+}
+
 /* A VM owner chooses the name: the label is the name as every output shows it (valid UTF-8 stays, the rest as \xNN). */
 static void vm_labels_are_printable_and_bounded(void)
 {
@@ -529,6 +597,7 @@ int main(void)
 	RUN(label_sets_past_the_cap_are_counted_as_other_with_one_log_line);
 	RUN(aggregates_set_cumulative_counts_and_have_no_sum);
 	RUN(a_restarted_vm_goes_on_in_its_series_until_dropped);
+	RUN(dropping_a_vm_keeps_every_other_set_findable);
 	RUN(vm_labels_are_printable_and_bounded);
 	RUN(seconds_are_written_exactly);
 	RUN(listen_address_is_port_or_addr_and_port);
