@@ -334,6 +334,9 @@ static void *vcpu_thread(void *arg)
 	int err = 0;
 
 	thread_tids[idx] = gettid();
+	/* Switched out at the barriers, never in the middle of a synthetic event (see ht_synth_unpreempted). */
+	if (ht_synth_unpreempted())
+		printf("    note: no real-time priority (%s): a preemption may cut a synthetic event\n", strerror(errno));
 	for (__u64 i = 0; i < ROUNDS; i++) {
 		pthread_barrier_wait(&barrier);
 		err |= ht_synth_exit(&layout, shared_tracer, VMX, VMCALL, 0x1000 + idx, idx);

@@ -233,6 +233,9 @@ int main(void)
 		return 1;
 	}
 	close(fd);
+	/* No preemption in the middle of a synthetic event (see ht_synth_unpreempted). */
+	if (ht_synth_unpreempted())
+		printf("    note: no real-time priority (%s): a preemption may cut a synthetic event\n", strerror(errno));
 	RUN(interval_frame_counts_every_record_drained);
 	RUN(aggregate_only_counts_in_bpf_per_vcpu_and_emits_no_records);
 	RUN(aggregate_groups_beyond_the_map_are_counted_on_their_own);

@@ -209,9 +209,15 @@ int ht_synth_register(const struct ht_tracer *t, __u32 tid, __u32 tgid, __u32 vc
 	return run(t, HT_SYNTH_VCPU_REGISTER, &a, sizeof(a));
 }
 
-int ht_synth_hold_cpu(void)
+int ht_synth_unpreempted(void)
 {
 	struct sched_param low_rt = { .sched_priority = 1 };
+
+	return sched_setscheduler(0, SCHED_FIFO, &low_rt) ? -errno : 0;
+}
+
+int ht_synth_hold_cpu(void)
+{
 	cpu_set_t one;
 	int cpu = sched_getcpu();
 
@@ -219,7 +225,7 @@ int ht_synth_hold_cpu(void)
 		return -errno;
 	CPU_ZERO(&one);
 	CPU_SET(cpu, &one);
-	if (sched_setaffinity(0, sizeof(one), &one) || sched_setscheduler(0, SCHED_FIFO, &low_rt))
+	if (sched_setaffinity(0, sizeof(one), &one))
 		return -errno;
-	return 0;
+	return ht_synth_unpreempted();
 }

@@ -29,10 +29,12 @@ struct ht_synth_layout {
  * only disables migration), which no tracepoint program does: a real
  * sched_switch in its middle moves a half-written state (see cpu_states in
  * hypertrace.bpf.c), and a record is lost that the product would never
- * lose. The calling thread stays on its CPU at a real-time priority, so
- * ordinary threads do not preempt it. 0, or -errno (then the tests run as
- * before, exposed to that).
+ * lose. ht_synth_unpreempted gives the calling thread a real-time
+ * priority, so ordinary threads do not preempt it (it still blocks and
+ * migrates as it would); ht_synth_hold_cpu also keeps it on its CPU. 0, or
+ * -errno (then the tests run as before, exposed to that).
  */
+int ht_synth_unpreempted(void);
 int ht_synth_hold_cpu(void);
 
 /* 0, or -errno with a reason in err (no BTF, kvm types missing). */
