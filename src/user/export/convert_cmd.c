@@ -19,6 +19,7 @@
 #include "export/lttng_export.h"
 #include "export/perfetto_export.h"
 #include "reading/read_outcome.h"
+#include "reading/selection.h"
 #include "tracefile/trace_reader.h"
 
 /* The writers behind one shape, so the read loop is written once. */
@@ -109,6 +110,42 @@ static int exporter_add(struct exporter *x, const struct ht_record *r, char *err
 	return x->ctf ? ht_ctf_add(x->ctf, r, err, errlen) : ht_chrome_add(x->chrome, r, err, errlen);
 }
 
+/*
+ * A switch of a vCPU thread (record --vcpu-sched): the LTTng and Perfetto
+ * exports show it; CTF and Chrome hold hypercalls only.
+ */
+static int exporter_add_switch(struct exporter *x, const struct ht_vcpu_switch *sw, char *err, size_t errlen)
+{
+	if (x->lttng)
+		return ht_lttng_add_switch(x->lttng, sw, x->reader, err, errlen);
+	if (x->perfetto)
+		return ht_perfetto_add_switch(x->perfetto, sw, x->reader, err, errlen);
+	return 1;
+}
+
+/* The reader's switch visitor: the selected switches into the export; the first failure stops them. */
+struct switch_sink {
+	struct exporter *x;
+	const struct ht_selection *selection;
+	int ret;
+	char err[512];
+	unsigned long long converted;
+};
+
+static void on_switch(void *ctx, const struct ht_vcpu_switch *sw)
+{
+	struct switch_sink *s = ctx;
+	int ret;
+
+	if (s->ret || stop_signal || !ht_selection_match_switch(s->selection, sw, s->x->reader))
+		return;
+	ret = exporter_add_switch(s->x, sw, s->err, sizeof(s->err));
+	if (ret < 0)
+		s->ret = ret;
+	else
+		s->converted += ret == 0;
+}
+
 static int exporter_close(struct exporter *x, const struct ht_read_status *st, const char *source,
 			  const char *selection, char *err, size_t errlen)
 {
@@ -195,9 +232,21 @@ int ht_cmd_convert(int argc, char **argv)
 	}
 	ht_selection_describe(&cfg.selection, selection, sizeof(selection));
 	x.reader = reader;
+	struct switch_sink sink = { .x = &x, .selection = &cfg.selection };
+	ht_reader_set_switch_visitor(reader, on_switch, &sink);
 	catch_stop_signals(&handlers);
 	ret = exporter_open(&x, &cfg, ht_reader_header(reader), err, sizeof(err));
-	while (!ret && !stop_signal && ht_reader_next(reader, &rec) == 1) {
+	while (!ret && !stop_signal) {
+		int got = ht_reader_next(reader, &rec);
+
+		/* The switches before this record went through the visitor. */
+		if (sink.ret) {
+			ret = sink.ret;
+			snprintf(err, sizeof(err), "%s", sink.err);
+			break;
+		}
+		if (got != 1)
+			break;
 		/* Every record, selected or not: the guest module's load event says which are its own. */
 		if (ht_decoder_note(&x.dec, &rec)) {
 			ret = -ENOMEM;
@@ -232,8 +281,12 @@ int ht_cmd_convert(int argc, char **argv)
 		ht_reader_close(reader);
 		return ht_runtime_error("%s", err);
 	}
-	fprintf(stderr, "hypertrace-bpf: %llu of %llu records converted to %s\n", converted, st->records,
-		cfg.output);
+	if (sink.converted)
+		fprintf(stderr, "hypertrace-bpf: %llu of %llu records and %llu of %llu switches of vCPU threads converted to %s\n",
+			converted, st->records, sink.converted, st->vcpu_switches, cfg.output);
+	else
+		fprintf(stderr, "hypertrace-bpf: %llu of %llu records converted to %s\n", converted, st->records,
+			cfg.output);
 	ret = ht_report_read_outcome(cfg.path, st);
 	ht_reader_close(reader);
 	return ret;

@@ -45,7 +45,27 @@ struct pending {
 
 /* Event classes of the host trace. */
 struct host_classes {
-	int exit, hypercall, entry, gh_host, hg_host;
+	int exit, hypercall, entry, gh_host, hg_host, sched_switch;
+};
+
+/* lttng-modules' sched_switch (events/sched.h, kernels 4.4 and newer), for the host and the guests alike. */
+static const char sched_switch_fields[] =
+	"\t\t" HT_TSDL_CHAR " _prev_comm[16];\n\t\t" HT_TSDL_S32 " _prev_tid;\n\t\t" HT_TSDL_S32
+	" _prev_prio;\n\t\t" HT_TSDL_S64 " _prev_state;\n\t\t" HT_TSDL_CHAR " _next_comm[16];\n\t\t" HT_TSDL_S32
+	" _next_tid;\n\t\t" HT_TSDL_S32 " _next_prio;\n";
+
+/*
+ * The trace file does not keep priorities: a host sched_switch says 20, the
+ * value lttng-modules writes for a nice-0 task (prio 120 - MAX_RT_PRIO).
+ */
+#define HOST_UNKNOWN_PRIO 20
+/* The kernel's TASK_REPORT_MAX: what lttng-modules' prev_state says of a preempted task. */
+#define TASK_REPORT_MAX 0x100u
+
+/* The last host sched_switch written on a host CPU: a switch between two vCPU threads is two records. */
+struct host_cpu {
+	uint64_t ts;
+	uint32_t prev_tid, next_tid;
 };
 
 /* Event classes of a guest trace. */
@@ -84,6 +104,7 @@ struct ht_lttng_export {
 	bool exit_has_vcpu; /* kvm_x86_exit's fields for the host's kernel (5.10 and newer: 8) */
 	struct ht_thread_table *guests;  /* (host pid, 0) -> struct guest */
 	struct ht_thread_table *threads; /* (host pid, host tid) -> struct host_thread */
+	struct ht_thread_table *cpus;    /* (0, host CPU) -> struct host_cpu */
 	struct pending *heap;
 	size_t npending, cap;
 	uint64_t seq, last_entry_ns, first_ns, last_ns;
@@ -273,6 +294,7 @@ static int host_classes(struct ht_lttng_export *x)
 	c->entry = ht_lttng_trace_add_class(x->host, "kvm_x86_entry", "\t\t" HT_TSDL_U32 " _vcpu_id;\n");
 	c->gh_host = ht_lttng_trace_add_class(x->host, "vmsync_gh_host", sync_fields);
 	c->hg_host = ht_lttng_trace_add_class(x->host, "vmsync_hg_host", sync_fields);
+	c->sched_switch = -1; /* declared at the first switch: files without --vcpu-sched keep their metadata */
 	return c->exit < 0 || c->hypercall < 0 || c->entry < 0 || c->gh_host < 0 || c->hg_host < 0 ? -ENOMEM : 0;
 }
 
@@ -302,10 +324,11 @@ int ht_lttng_open(const char *dir, mode_t mode, const struct ht_file_header *h, 
 	int ret;
 
 	if (!x || !(x->guests = ht_thread_table_new()) || !(x->threads = ht_thread_table_new()) ||
-	    !(x->gstate = ht_guest_state_new(dec))) {
+	    !(x->cpus = ht_thread_table_new()) || !(x->gstate = ht_guest_state_new(dec))) {
 		if (x) {
 			ht_thread_table_free(x->guests);
 			ht_thread_table_free(x->threads);
+			ht_thread_table_free(x->cpus);
 		}
 		free(x);
 		return errorf(err, errlen, -ENOMEM, "out of memory");
@@ -340,20 +363,20 @@ int ht_lttng_open(const char *dir, mode_t mode, const struct ht_file_header *h, 
 	return 0;
 }
 
-static const char *host_procname(struct ht_lttng_export *x, const struct ht_record *r, struct ht_reader *reader)
+static const char *host_procname(struct ht_lttng_export *x, uint32_t pid, uint32_t tid, struct ht_reader *reader)
 {
-	struct host_thread *t = ht_thread_table_get(x->threads, r->host_pid, r->host_tid);
+	struct host_thread *t = ht_thread_table_get(x->threads, pid, tid);
 	const struct ht_identity *id;
 
 	if (t)
 		return t->procname;
 	t = calloc(1, sizeof(*t));
-	if (!t || ht_thread_table_put(x->threads, r->host_pid, r->host_tid, t)) {
+	if (!t || ht_thread_table_put(x->threads, pid, tid, t)) {
 		free(t);
 		return NULL;
 	}
 	/* The thread's name (QEMU's "CPU 0/KVM"), else its process's: what procname would show. */
-	id = reader ? ht_reader_identity(reader, r->host_pid, r->host_tid) : NULL;
+	id = reader ? ht_reader_identity(reader, pid, tid) : NULL;
 	if (id)
 		snprintf(t->procname, sizeof(t->procname), "%.16s", id->thread_name[0] ? id->thread_name : id->process_name);
 	return t->procname;
@@ -367,11 +390,7 @@ static int guest_classes(struct guest *g)
 	static const char sync_fields[] = "\t\t" HT_TSDL_U32 " _cnt;\n\t\t" HT_TSDL_U64 " _vm_uid;\n";
 	static const char fn_fields[] = "\t\t" HT_TSDL_X64 " _ip;\n\t\t" HT_TSDL_X64 " _parent_ip;\n";
 
-	c->sched_switch = ht_lttng_trace_add_class(
-		g->trace, "sched_switch",
-		"\t\t" HT_TSDL_CHAR " _prev_comm[16];\n\t\t" HT_TSDL_S32 " _prev_tid;\n\t\t" HT_TSDL_S32
-		" _prev_prio;\n\t\t" HT_TSDL_S64 " _prev_state;\n\t\t" HT_TSDL_CHAR " _next_comm[16];\n\t\t" HT_TSDL_S32
-		" _next_tid;\n\t\t" HT_TSDL_S32 " _next_prio;\n");
+	c->sched_switch = ht_lttng_trace_add_class(g->trace, "sched_switch", sched_switch_fields);
 	c->sched_wakeup = ht_lttng_trace_add_class(g->trace, "sched_wakeup",
 						   "\t\t" HT_TSDL_CHAR " _comm[16];\n\t\t" HT_TSDL_S32 " _tid;\n\t\t" HT_TSDL_S32
 						   " _prio;\n\t\t" HT_TSDL_S32 " _target_cpu;\n");
@@ -586,7 +605,7 @@ int ht_lttng_add(struct ht_lttng_export *x, const struct ht_record *r, struct ht
 	struct guest *g = NULL;
 	struct payload p = { .len = 0 };
 	struct ht_gev ev;
-	const char *procname = host_procname(x, r, reader);
+	const char *procname = host_procname(x, r->host_pid, r->host_tid, reader);
 	int ret = 0;
 
 	if (!procname)
@@ -649,6 +668,105 @@ int ht_lttng_add(struct ht_lttng_export *x, const struct ht_record *r, struct ht
 	if (entry_ns > x->last_entry_ns)
 		x->last_entry_ns = entry_ns;
 	x->records++;
+	return release(x, false, err, errlen);
+}
+
+/* ---- the host's switches of vCPU threads (record --vcpu-sched) ---- */
+
+/*
+ * prev_state as lttng-modules writes it (__trace_sched_switch_state): a
+ * preempted task TASK_REPORT_MAX, else the bit of its reported state
+ * (TASK_REPORT: the low 7 bits; TASK_IDLE its own, 0x80).
+ */
+static uint64_t lttng_prev_state(const struct ht_vcpu_switch *sw)
+{
+	uint64_t state = sw->prev_state & 0x7f;
+	unsigned int bit = 0;
+
+	if (sw->involuntary)
+		return TASK_REPORT_MAX;
+	if (sw->prev_state == 0x402) /* TASK_IDLE: TASK_UNINTERRUPTIBLE | TASK_NOLOAD */
+		return 0x80;
+	while (state >> bit > 1)
+		bit++;
+	return state ? 1ull << bit : 0;
+}
+
+/* A switch's other thread's name: the kernel's comm, NUL-padded, 16 bytes without NUL when full. */
+static void other_comm(const struct ht_vcpu_switch *sw, char out[HT_LTTNG_COMM_LEN + 1])
+{
+	memcpy(out, sw->other_comm, HT_LTTNG_COMM_LEN);
+	out[HT_LTTNG_COMM_LEN] = '\0';
+}
+
+/*
+ * The host's sched_switch of a switch record, on the switch's CPU at its
+ * time: out, the vCPU thread is prev and the thread that runs instead next;
+ * in, the thread it replaces is prev. The context is the running task's,
+ * prev's, as lttng-modules' is. When a vCPU thread replaces another one,
+ * both threads have a record of the one switch: it is written once.
+ */
+int ht_lttng_add_switch(struct ht_lttng_export *x, const struct ht_vcpu_switch *sw, struct ht_reader *reader,
+			char *err, size_t errlen)
+{
+	bool out = sw->kind == HT_SWITCH_OUT;
+	struct host_cpu *c = ht_thread_table_get(x->cpus, 0, sw->cpu);
+	struct ht_lttng_ctx ctx;
+	struct payload p = { .len = 0 };
+	char comm[HT_LTTNG_COMM_LEN + 1];
+	const char *vcpu_name = host_procname(x, sw->host_pid, sw->host_tid, reader);
+	uint32_t prev_tid = out ? sw->host_tid : sw->other_tid, next_tid = out ? sw->other_tid : sw->host_tid;
+	int ret;
+
+	if (!vcpu_name)
+		return errorf(err, errlen, -ENOMEM, "out of memory");
+	if (sw->kind != HT_SWITCH_OUT && sw->kind != HT_SWITCH_IN)
+		return 1; /* a kind this version does not know: nothing to show */
+	if (c && c->ts == sw->time_ns && c->prev_tid == prev_tid && c->next_tid == next_tid)
+		return 0;
+	if (!c) {
+		c = calloc(1, sizeof(*c));
+		if (!c || ht_thread_table_put(x->cpus, 0, sw->cpu, c)) {
+			free(c);
+			return errorf(err, errlen, -ENOMEM, "out of memory");
+		}
+	}
+	*c = (struct host_cpu){ .ts = sw->time_ns, .prev_tid = prev_tid, .next_tid = next_tid };
+	if (x->hcls.sched_switch < 0 &&
+	    (x->hcls.sched_switch = ht_lttng_trace_add_class(x->host, "sched_switch", sched_switch_fields)) < 0)
+		return errorf(err, errlen, -ENOMEM, "out of memory");
+	other_comm(sw, comm);
+	memset(&ctx, 0, sizeof(ctx));
+	if (out) {
+		ctx = (struct ht_lttng_ctx){ .pid = (int32_t)sw->host_pid, .tid = (int32_t)sw->host_tid };
+		snprintf(ctx.procname, sizeof(ctx.procname), "%s", vcpu_name);
+		put_comm(&p, vcpu_name);
+		put_u32(&p, sw->host_tid);
+		put_u32(&p, (uint32_t)HOST_UNKNOWN_PRIO);
+		put_u64(&p, lttng_prev_state(sw));
+		put_comm(&p, comm);
+		put_u32(&p, sw->other_tid);
+		put_u32(&p, (uint32_t)HOST_UNKNOWN_PRIO);
+	} else {
+		ctx = (struct ht_lttng_ctx){ .pid = (int32_t)sw->other_pid, .tid = (int32_t)sw->other_tid };
+		memcpy(ctx.procname, comm, sizeof(ctx.procname));
+		put_comm(&p, comm);
+		put_u32(&p, sw->other_tid);
+		put_u32(&p, (uint32_t)HOST_UNKNOWN_PRIO);
+		put_u64(&p, 0); /* the record does not say how the thread replaced left: as if preempted */
+		put_comm(&p, vcpu_name);
+		put_u32(&p, sw->host_tid);
+		put_u32(&p, (uint32_t)HOST_UNKNOWN_PRIO);
+	}
+	if ((ret = push(x, x->host, sw->cpu, sw->time_ns, x->hcls.sched_switch, &ctx, &p)))
+		return errorf(err, errlen, ret, "out of memory");
+	if (sw->time_ns < x->first_ns)
+		x->first_ns = sw->time_ns;
+	if (sw->time_ns > x->last_ns)
+		x->last_ns = sw->time_ns;
+	/* Switches come in their own time order among the records' entries: the queue may move on. */
+	if (sw->time_ns > x->last_entry_ns)
+		x->last_entry_ns = sw->time_ns;
 	return release(x, false, err, errlen);
 }
 
@@ -741,6 +859,9 @@ void ht_lttng_abandon(struct ht_lttng_export *x)
 	for (size_t i = 0; x->threads && i < ht_thread_table_len(x->threads); i++)
 		free(ht_thread_table_at(x->threads, i));
 	ht_thread_table_free(x->threads);
+	for (size_t i = 0; x->cpus && i < ht_thread_table_len(x->cpus); i++)
+		free(ht_thread_table_at(x->cpus, i));
+	ht_thread_table_free(x->cpus);
 	ht_lttng_trace_free(x->host);
 	ht_guest_state_free(x->gstate);
 	free(x->heap);

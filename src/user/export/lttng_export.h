@@ -3,7 +3,8 @@
  * convert --lttng DIR: the trace file as an experiment of LTTng-kernel-shaped
  * CTF traces that Trace Compass's virtual machine analysis opens
  * (docs/exports.md): DIR/host/, the host's view of each hypercall
- * (kvm_x86_exit, kvm_x86_hypercall, kvm_x86_entry), and one DIR/guest-<vm>/
+ * (kvm_x86_exit, kvm_x86_hypercall, kvm_x86_entry, and with record
+ * --vcpu-sched the sched_switch of vCPU threads), and one DIR/guest-<vm>/
  * per VM that sent the project's guest events, holding them under LTTng's
  * names (sched_switch, sched_wakeup, irq_handler_entry/exit, function
  * entry/exit as LTTng's kretprobes name them). Each hypertraced hypercall
@@ -11,9 +12,9 @@
  * host and guest with: both sides are on the host's clock, so they match
  * exactly.
  *
- * Records come in kvm_entry order; a hypercall's events span exit to entry,
- * so events wait in a bounded time-ordered queue before they reach their
- * per-CPU streams. Memory grows with the CPUs, VMs and guest tasks of the
+ * Records come in kvm_entry order, switches by their own time among them; a
+ * hypercall's events span exit to entry, so events wait in a bounded
+ * time-ordered queue before they reach their per-CPU streams. Memory grows with the CPUs, VMs and guest tasks of the
  * trace, not with its records.
  */
 #ifndef HT_EXPORT_LTTNG_EXPORT_H
@@ -41,6 +42,13 @@ int ht_lttng_open(const char *dir, mode_t mode, const struct ht_file_header *h, 
 /* Adds one record; reader gives the names of VMs and threads. 0, or -errno with err. */
 int ht_lttng_add(struct ht_lttng_export *x, const struct ht_record *r, struct ht_reader *reader, char *err,
 		 size_t errlen);
+/*
+ * Adds one switch of a vCPU thread (record --vcpu-sched) as the host's
+ * sched_switch. 0 (written, or the second record of one switch), 1 (a kind
+ * of switch this version does not show), or -errno with err.
+ */
+int ht_lttng_add_switch(struct ht_lttng_export *x, const struct ht_vcpu_switch *sw, struct ht_reader *reader,
+			char *err, size_t errlen);
 /* Writes everything out and names DIR. Frees x. 0, or -errno with err (then DIR is as it was). */
 int ht_lttng_close(struct ht_lttng_export *x, const struct ht_read_status *st, const char *source,
 		   const char *selection, struct ht_lttng_counts *counts, char *err, size_t errlen);

@@ -52,10 +52,11 @@ enum { SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2 };
 #define MAX_TID_SLOTS 511u
 
 /* Track uuids: the kind in the top byte. */
-enum track_kind { TRACK_VM = 1, TRACK_VCPU, TRACK_GUEST_KERNEL, TRACK_GUEST_TASK, TRACK_GUEST_CPU };
+enum track_kind { TRACK_VM = 1, TRACK_VCPU, TRACK_GUEST_KERNEL, TRACK_GUEST_TASK, TRACK_GUEST_CPU, TRACK_OFF_CPU };
 
 struct track {
 	uint64_t last_ts;
+	bool open; /* an off-CPU track: a switch-out's slice waits for its switch-in */
 };
 
 struct intern {
@@ -88,6 +89,9 @@ struct ht_perfetto_export {
 	unsigned int open_packets; /* packets being written: no interned_data packet may start inside one */
 	uint64_t arg_iid[13];      /* of record_args, interned first */
 	uint64_t phase_iid[2];     /* "exit->hypercall", "hypercall->entry" */
+	uint64_t off_iid[2];       /* "preempted", "blocked": interned at the first switch */
+	uint64_t switch_arg_iid[9]; /* of switch_args */
+	bool switch_names;         /* off_iid and switch_arg_iid are interned */
 	uint32_t last_nr;          /* the nr of the last "hypercall NR" name, and its iid */
 	uint64_t last_nr_iid;
 	bool failed;
@@ -278,6 +282,27 @@ static void arg(struct ht_perfetto_export *x, int which, enum arg_kind kind, uin
 	ht_pb_end(&x->raw, a);
 }
 
+static const char *const switch_args[] = { "cpu",      "prev_state", "next_tid", "next_pid", "next_comm",
+					   "in_cpu",   "prev_tid",   "prev_pid", "prev_comm" };
+enum { SW_CPU, SW_PREV_STATE, SW_NEXT_TID, SW_NEXT_PID, SW_NEXT_COMM, SW_IN_CPU, SW_PREV_TID, SW_PREV_PID,
+       SW_PREV_COMM };
+
+/* One of a switch's arguments, by its interned name (switch_args[which]). */
+static void switch_arg(struct ht_perfetto_export *x, int which, enum arg_kind kind, uint64_t v, const char *s)
+{
+	ht_pb_msg a = ht_pb_begin(&x->raw, TE_DEBUG);
+
+	if (x->switch_arg_iid[which])
+		ht_pb_varint(&x->raw, DA_NAME_IID, x->switch_arg_iid[which]);
+	else
+		ht_pb_string(&x->raw, DA_NAME, switch_args[which]);
+	if (kind == ARG_STRING)
+		ht_pb_string(&x->raw, DA_STRING, s);
+	else
+		ht_pb_varint(&x->raw, kind == ARG_INT ? DA_INT : DA_UINT, v);
+	ht_pb_end(&x->raw, a);
+}
+
 /* ---- tracks ---- */
 
 static uint64_t track_uuid(enum track_kind kind, uint32_t a, uint32_t b)
@@ -365,21 +390,33 @@ static void vm_label(char *out, size_t len, struct ht_reader *reader, uint32_t p
 		snprintf(out, len, "VM process %u", pid);
 }
 
+/* A VM process's track, described the first time (at ts); its uuid, 0 when out of memory. */
+static uint64_t vm_track(struct ht_perfetto_export *x, uint32_t pid, struct ht_reader *reader, uint64_t ts)
+{
+	uint64_t vm_uuid = track_uuid(TRACK_VM, pid, 0);
+	char name[VM_LABEL_SIZE];
+	bool is_new;
+
+	if (!track_of(x, vm_uuid, &is_new))
+		return 0;
+	if (is_new) {
+		vm_label(name, sizeof(name), reader, pid);
+		describe_process(x, vm_uuid, (int32_t)pid, name, ts);
+	}
+	return vm_uuid;
+}
+
 /* The vCPU thread's track (and its VM's), described at its first record. */
 static struct track *vcpu_track(struct ht_perfetto_export *x, const struct ht_record *r, struct ht_reader *reader)
 {
-	uint64_t uuid = track_uuid(TRACK_VCPU, r->host_pid, r->host_tid), vm_uuid = track_uuid(TRACK_VM, r->host_pid, 0);
+	uint64_t uuid = track_uuid(TRACK_VCPU, r->host_pid, r->host_tid);
 	const struct ht_identity *id = reader ? ht_reader_identity(reader, r->host_pid, r->host_tid) : NULL;
 	char name[VM_LABEL_SIZE], thread[HT_ESC_SIZE(16)];
 	bool is_new;
-	struct track *t = track_of(x, vm_uuid, &is_new);
+	struct track *t;
 
-	if (!t)
+	if (!vm_track(x, r->host_pid, reader, r->exit_ns))
 		return NULL;
-	if (is_new) {
-		vm_label(name, sizeof(name), reader, r->host_pid);
-		describe_process(x, vm_uuid, (int32_t)r->host_pid, name, r->exit_ns);
-	}
 	t = track_of(x, uuid, &is_new);
 	if (t && is_new) {
 		shown(thread, sizeof(thread), id ? id->thread_name : "");
@@ -845,6 +882,98 @@ int ht_perfetto_add(struct ht_perfetto_export *x, const struct ht_record *r, str
 		snprintf(name, sizeof(name), "hypercall %u", r->nr);
 	}
 	host_slices(x, t, r, desc, name, flow);
+	if (x->failed || x->raw.oom)
+		return errorf(err, errlen, -ENOMEM, "out of memory");
+	return x->raw.len >= BUNDLE_BYTES ? flush_bundle(x, err, errlen) : 0;
+}
+
+/* ---- the host's switches of vCPU threads (record --vcpu-sched) ---- */
+
+/*
+ * A vCPU thread's time off its host CPU, on a track of its own under its
+ * VM: a switch can come in the middle of a hypercall (preempted between
+ * kvm_exit and kvm_entry), and the records come in kvm_entry order, after
+ * the switches inside them: on the thread's own track the slices would go
+ * back in time.
+ */
+static struct track *off_cpu_track(struct ht_perfetto_export *x, const struct ht_vcpu_switch *sw,
+				   struct ht_reader *reader, uint64_t *uuid)
+{
+	const struct ht_identity *id = reader ? ht_reader_identity(reader, sw->host_pid, sw->host_tid) : NULL;
+	char name[HT_ESC_SIZE(16) + 64], thread[HT_ESC_SIZE(16)];
+	uint64_t parent = vm_track(x, sw->host_pid, reader, sw->time_ns);
+	struct track *t;
+	bool is_new;
+
+	if (!parent)
+		return NULL;
+	*uuid = track_uuid(TRACK_OFF_CPU, sw->host_pid, sw->host_tid);
+	t = track_of(x, *uuid, &is_new);
+	if (t && is_new) {
+		shown(thread, sizeof(thread), id ? id->thread_name : "");
+		snprintf(name, sizeof(name), "vCPU %u off its host CPU: %s%s(tid %u)", sw->vcpu_id, thread,
+			 thread[0] ? " " : "", sw->host_tid);
+		describe_named(x, *uuid, parent, name, sw->vcpu_id, sw->time_ns);
+	}
+	return t;
+}
+
+static void intern_switch_names(struct ht_perfetto_export *x)
+{
+	if (x->switch_names)
+		return;
+	x->switch_names = true;
+	x->off_iid[0] = intern(x, true, "preempted");
+	x->off_iid[1] = intern(x, true, "blocked");
+	for (size_t i = 0; i < sizeof(switch_args) / sizeof(switch_args[0]); i++)
+		x->switch_arg_iid[i] = intern(x, false, switch_args[i]);
+}
+
+int ht_perfetto_add_switch(struct ht_perfetto_export *x, const struct ht_vcpu_switch *sw, struct ht_reader *reader,
+			   char *err, size_t errlen)
+{
+	char comm[sizeof(sw->other_comm) + 1], esc[HT_ESC_SIZE(sizeof(sw->other_comm))];
+	uint64_t uuid;
+	struct track *t;
+	ht_pb_msg pkt, e;
+
+	if (sw->kind != HT_SWITCH_OUT && sw->kind != HT_SWITCH_IN)
+		return 1; /* a kind this version does not know: nothing to show */
+	intern_switch_names(x);
+	t = off_cpu_track(x, sw, reader, &uuid);
+	if (!t)
+		return errorf(err, errlen, -ENOMEM, "out of memory");
+	/* The kernel's comm: NUL-padded, not terminated when 16 long; a name another process chose. */
+	memcpy(comm, sw->other_comm, sizeof(sw->other_comm));
+	comm[sizeof(sw->other_comm)] = '\0';
+	shown(esc, sizeof(esc), comm);
+	if (sw->kind == HT_SWITCH_OUT) {
+		/* Two switch-outs in a row: the switch-in between was lost (counted): the first ends here. */
+		if (t->open)
+			slice_end(x, t, uuid, sw->time_ns);
+		e = track_event_begin(x, t, uuid, sw->time_ns, SLICE_BEGIN, &pkt);
+		if (x->off_iid[!sw->involuntary])
+			ht_pb_varint(&x->raw, TE_NAME_IID, x->off_iid[!sw->involuntary]);
+		else
+			ht_pb_string(&x->raw, TE_NAME, sw->involuntary ? "preempted" : "blocked");
+		switch_arg(x, SW_CPU, ARG_UINT, sw->cpu, NULL);
+		switch_arg(x, SW_PREV_STATE, ARG_UINT, sw->prev_state, NULL);
+		switch_arg(x, SW_NEXT_TID, ARG_UINT, sw->other_tid, NULL);
+		switch_arg(x, SW_NEXT_PID, ARG_UINT, sw->other_pid, NULL);
+		switch_arg(x, SW_NEXT_COMM, ARG_STRING, 0, esc);
+		track_event_end(x, e, pkt);
+		t->open = true;
+	} else if (t->open) {
+		/* The end's arguments join the slice's: the thread it replaced on its way back. */
+		e = track_event_begin(x, t, uuid, sw->time_ns, SLICE_END, &pkt);
+		switch_arg(x, SW_IN_CPU, ARG_UINT, sw->cpu, NULL);
+		switch_arg(x, SW_PREV_TID, ARG_UINT, sw->other_tid, NULL);
+		switch_arg(x, SW_PREV_PID, ARG_UINT, sw->other_pid, NULL);
+		switch_arg(x, SW_PREV_COMM, ARG_STRING, 0, esc);
+		track_event_end(x, e, pkt);
+		t->open = false;
+	}
+	/* A switch-in without its switch-out (off its CPU when the recording started) makes no slice. */
 	if (x->failed || x->raw.oom)
 		return errorf(err, errlen, -ENOMEM, "out of memory");
 	return x->raw.len >= BUNDLE_BYTES ? flush_bundle(x, err, errlen) : 0;

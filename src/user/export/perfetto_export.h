@@ -7,7 +7,8 @@
  * nested; the guests' scheduling and IRQs as ftrace events on CPU tracks,
  * their function calls as slices on a thread track per guest task, their
  * other events as instants on a track per guest CPU, each with a flow to the
- * host slice of the hypercall that carried it. Names are interned; packets
+ * host slice of the hypercall that carried it; with record --vcpu-sched, each
+ * vCPU thread's time off its host CPU as slices on a track of its own. Names are interned; packets
  * are deflated in bundles, as Perfetto's tracing service writes them.
  * docs/exports.md describes it.
  *
@@ -36,6 +37,14 @@ int ht_perfetto_open(const char *path, bool force, mode_t mode, const struct ht_
 /* Adds one record; reader names VMs and threads. 0, or -errno with err. */
 int ht_perfetto_add(struct ht_perfetto_export *x, const struct ht_record *r, struct ht_reader *reader, char *err,
 		    size_t errlen);
+/*
+ * Adds one switch of a vCPU thread (record --vcpu-sched): a switch-out opens
+ * a "preempted" or "blocked" slice on the thread's off-CPU track, its
+ * switch-in ends it. 0, 1 (a kind of switch this version does not show), or
+ * -errno with err.
+ */
+int ht_perfetto_add_switch(struct ht_perfetto_export *x, const struct ht_vcpu_switch *sw, struct ht_reader *reader,
+			   char *err, size_t errlen);
 /* Writes the rest and the trace's identity, then names FILE. Frees x. 0, or -errno with err. */
 int ht_perfetto_close(struct ht_perfetto_export *x, const struct ht_read_status *st, const char *source,
 		      const char *selection, struct ht_perfetto_counts *counts, char *err, size_t errlen);
