@@ -4,7 +4,7 @@
 as Trace Compass's virtual machine analysis does, and checks it against
 `report`'s view of the same trace file.
 
-    check_lttng.py EXPERIMENT REPORT.csv [REPORT.sched]
+    check_lttng.py EXPERIMENT REPORT.csv [REPORT.sched] [--switches SWITCHES.csv]
 
 - Host and guests are told apart and matched as the VM analysis does: a
   trace with kvm_* events is the host; a guest names its vm_uid in its
@@ -14,7 +14,9 @@ as Trace Compass's virtual machine analysis does, and checks it against
   is received.
 - The virtual CPU state model: for each vCPU, every instant is in one
   state, by precedence preempted on the host (the host's sched_switch of the
-  vCPU thread) > in the hypervisor (kvm_x86_exit to kvm_x86_entry) > guest
+  vCPU thread out, to the one back in: Trace Compass's VM analysis marks the
+  vCPU preempted whenever its thread leaves its host CPU, whatever its
+  prev_state) > in the hypervisor (kvm_x86_exit to kvm_x86_entry) > guest
   running (a guest task other than the idle one, from the guest's
   sched_switch) > idle; before the first guest sched_switch, and after the
   module's unload, the guest part is unknown. Prints each vCPU's times.
@@ -23,6 +25,13 @@ as Trace Compass's virtual machine analysis does, and checks it against
   computed from report --csv's decoded sched_switch rows (a run ends at the
   switch out, the module's unload or the recording's end), exactly in ns;
   and report --sched's run_ms, to its microsecond.
+- Each vCPU's preempted time equals, exactly in ns, the sum of its thread's
+  switch-out to next switch-in intervals in SWITCHES.csv (report
+  --vcpu-switches --csv); split by the sched_switch's prev_state (lttng's
+  TASK_REPORT_MAX: preempted; a task state: blocked), the preempted part
+  equals the intervals from switch-outs with involuntary=1, the blocked part
+  those with involuntary=0. Without --switches the host must have no
+  sched_switch of a vCPU thread.
 """
 import collections
 import csv
@@ -32,6 +41,8 @@ import sys
 import bt2
 
 PREEMPTED, HYPERVISOR, RUNNING, IDLE = "preempted", "hypervisor", "running", "idle"
+# lttng-modules' prev_state of a task switched out while still runnable (the kernel's TASK_REPORT_MAX).
+TASK_REPORT_MAX = 0x100
 
 
 def fail(msg):
@@ -47,7 +58,7 @@ def events(path):
 
 def read_experiment(path):
     hyp = collections.defaultdict(list)      # (pid, vcpu) -> [(exit, entry)]
-    preempt = collections.defaultdict(list)  # (pid, vcpu) -> [(out, in)]
+    preempt = collections.defaultdict(list)  # (pid, vcpu) -> [(out, in, involuntary)]
     runs = collections.defaultdict(list)     # (vm_uid, cpu) -> [(start, end, tid)]
     sync_host, sync_guest = {}, {}           # (kind, vm_uid, cnt) -> ts
     uid_pid, tid_vcpu, open_exit, out_since, cur = {}, {}, {}, {}, {}
@@ -84,10 +95,12 @@ def read_experiment(path):
         if name == "sched_switch" and hostname == "host":
             # The host's scheduling of vCPU threads: the thread out is preempted until it is back.
             if int(p["prev_tid"]) in tid_vcpu:
-                out_since[int(p["prev_tid"])] = ts
+                state = int(p["prev_state"])
+                out_since[int(p["prev_tid"])] = (ts, state in (0, TASK_REPORT_MAX))
             t = int(p["next_tid"])
             if t in out_since and t in tid_vcpu:
-                preempt[tid_vcpu[t]].append((out_since.pop(t), ts))
+                since, involuntary = out_since.pop(t)
+                preempt[tid_vcpu[t]].append((since, ts, involuntary))
             continue
         uid = int(env["vm_uid"])
         guests.add(uid)
@@ -144,7 +157,7 @@ def state_times(hyp, preempt, runs, vm):
         pid, vcpu = key
         uid = next((u for u, p in vm.items() if p == pid), None)
         marks = []
-        for a, b in preempt.get(key, []):
+        for a, b, _ in preempt.get(key, []):
             marks += [(a, 0, +1), (b, 0, -1)]
         for a, b in hyp.get(key, []):
             marks += [(a, 1, +1), (b, 1, -1)]
@@ -159,10 +172,10 @@ def state_times(hyp, preempt, runs, vm):
                 if top is not None:
                     times[(PREEMPTED, HYPERVISOR, RUNNING, IDLE)[top]] += ts - last
                     # What the guest believed meanwhile (Trace Compass shows both).
-                    if top == 1 and depth[2]:
-                        times["hypervisor while running"] += ts - last
-                    elif top == 1 and depth[3]:
-                        times["hypervisor while idle"] += ts - last
+                    if top in (0, 1) and depth[2]:
+                        times["host while running"] += ts - last
+                    elif top in (0, 1) and depth[3]:
+                        times["host while idle"] += ts - last
             depth[layer] += d
             last = ts
         out[key] = times
@@ -194,6 +207,21 @@ def expected_from_csv(path, end):
     return total, runs
 
 
+def expected_switches(path):
+    """report --vcpu-switches --csv: (pid, vcpu) -> [preempted ns, blocked ns], each switch-out to its
+    thread's next switch-in (a later switch-out replaces an earlier one whose switch-in was lost)."""
+    out, open_out = collections.defaultdict(lambda: [0, 0]), {}
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            tid, ts = int(r["host_tid"]), int(r["time_ns"])
+            if r["switch"] == "out":
+                open_out[tid] = (ts, int(r["involuntary"]))
+            elif r["switch"] == "in" and tid in open_out:
+                since, involuntary = open_out.pop(tid)
+                out[(int(r["host_pid"]), int(r["vcpu_id"]))][0 if involuntary else 1] += ts - since
+    return out
+
+
 def sched_report(path):
     """report --sched: (pid, vcpu, tid) -> run_ms text."""
     out, key = {}, None
@@ -212,8 +240,15 @@ def sched_report(path):
 
 
 def main():
-    if len(sys.argv) not in (3, 4):
+    args = sys.argv[1:]
+    switches = None
+    if "--switches" in args:
+        i = args.index("--switches")
+        switches = expected_switches(args[i + 1])
+        del args[i:i + 2]
+    if len(args) not in (2, 3):
         sys.exit(__doc__)
+    sys.argv[1:] = args
     hyp, preempt, runs, sync_host, sync_guest, uid_pid, guests, end = read_experiment(sys.argv[1])
     matched = check_sync(sync_host, sync_guest, uid_pid, guests)
     times = state_times(hyp, preempt, runs, uid_pid)
@@ -236,16 +271,29 @@ def main():
         mine = {k: f"{v / 1e6:.3f}" for k, v in got_runs.items()}
         if report != mine or not report:
             problems.append(f"report --sched run_ms {report} differ from the export's {mine}")
+    if switches is None and preempt:
+        problems.append(f"the host has sched_switch events of vCPU threads {sorted(preempt)}: give --switches")
+    for key in sorted(set(switches or {}) | {k for k in preempt if k[0] is not None}):
+        got = [sum(b - a for a, b, inv in preempt.get(key, []) if inv == want_inv) for want_inv in (True, False)]
+        want = list((switches or {}).get(key, [0, 0]))
+        if got != want:
+            problems.append(f"vCPU {key}: off its host CPU {got[0]} ns preempted and {got[1]} ns blocked, "
+                            f"report --vcpu-switches --csv gives {want[0]} and {want[1]}")
+        if times.get(key, collections.Counter())[PREEMPTED] != sum(want):
+            problems.append(f"vCPU {key}: the state model's preempted time {times.get(key, {}).get(PREEMPTED, 0)} ns "
+                            f"is not its thread's time off its host CPU, {sum(want)} ns")
     for key in sorted(k for k in times if k[0] is not None):
         t = times[key]
         span = sum(t[s] for s in (PREEMPTED, HYPERVISOR, RUNNING, IDLE))
         running = sum(v for (p, c, tid), v in got_runs.items() if (p, c) == key and tid)
         idle = sum(v for (p, c, tid), v in got_runs.items() if (p, c) == key and not tid)
-        # The guest's own view is the model's running/idle plus the hypervisor time spent under it.
-        if t[RUNNING] + t["hypervisor while running"] != running or t[IDLE] + t["hypervisor while idle"] != idle:
+        # The guest's own view is the model's running/idle plus the host's time (hypervisor, preempted) under it.
+        if t[RUNNING] + t["host while running"] != running or t[IDLE] + t["host while idle"] != idle:
             problems.append(f"vCPU {key}: the state model's guest time does not add up to its task runs")
+        inv = sum(b - a for a, b, i in preempt.get(key, []) if i)
         print(f"  vCPU {key[1]} of VM pid {key[0]}: running {t[RUNNING]} ns, hypervisor {t[HYPERVISOR]} ns, "
-              f"preempted {t[PREEMPTED]} ns, idle {t[IDLE]} ns ({span} ns with a known state)")
+              f"preempted {t[PREEMPTED]} ns (off its host CPU: {inv} preempted, {t[PREEMPTED] - inv} blocked), "
+              f"idle {t[IDLE]} ns ({span} ns with a known state)")
     print(f"  {matched} vmsync messages matched between host and {len(guests)} guest(s)")
     if problems:
         fail("; ".join(problems))

@@ -4,7 +4,7 @@
 message definitions of third_party/perfetto/perfetto_trace.proto (compiled
 with protoc into a temporary directory).
 
-    check_perfetto.py PROTO TRACE REPORT.csv [--payloads DIR] [--attribute KEY=VALUE]...
+    check_perfetto.py PROTO TRACE REPORT.csv [--payloads DIR] [--attribute KEY=VALUE]... [--switches SWITCHES.csv]
 
 - every packet decodes, the deflated bundles (compressed_packets) too, and
   no field is unknown to Perfetto's definitions;
@@ -16,7 +16,15 @@ with protoc into a temporary directory).
   one: start = exit_ns, duration = total_ns, the two phases nested with
   their durations, and every field of the record in the slice's arguments;
 - every flow joins a guest event to the host slice of its hypercall, at the
-  same time; the guests' sched_switch ftrace events are the decoded ones.
+  same time; the guests' sched_switch ftrace events are the decoded ones;
+- the slices of each vCPU thread's off-CPU track (a track under its VM's
+  process track, named "... (tid TID)") are the switches of SWITCHES.csv
+  (report --vcpu-switches --csv), one for one: "preempted" (involuntary=1)
+  or "blocked" from a switch-out to the thread's next switch-in (or its next
+  switch-out, the switch-in lost; never ended if none comes), never nested,
+  with every field of both switches in the slice's arguments (the name of
+  the thread on the other side escaped as report writes it). Without
+  --switches there must be none.
 --payloads DIR writes each deflated bundle's packets there (bundle-N.pb),
 for `protoc --decode`. --attribute KEY=VALUE: the trace attribute KEY is
 VALUE (an integer or a string); KEY= : the trace has no attribute KEY.
@@ -25,6 +33,7 @@ import collections
 import csv
 import importlib
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -79,12 +88,38 @@ def arg_value(a):
     return getattr(a, kind) if kind else {d_name: arg_value(d) for d_name, d in []}
 
 
+def expected_off_cpu(path):
+    """The off-CPU slices report --vcpu-switches --csv's rows give: (pid, tid, start, end or None, name, args)."""
+    out, open_out = [], {}
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            key, ts = (int(r["host_pid"]), int(r["host_tid"])), int(r["time_ns"])
+            if r["switch"] == "out":
+                if key in open_out:
+                    start, nm, av = open_out.pop(key)
+                    out.append(key + (start, ts, nm, av))
+                open_out[key] = (ts, "preempted" if r["involuntary"] == "1" else "blocked",
+                                 {"cpu": int(r["cpu"]), "prev_state": int(r["prev_state"]),
+                                  "next_tid": int(r["other_tid"]), "next_pid": int(r["other_pid"]),
+                                  "next_comm": r["other_comm"]})
+            elif r["switch"] == "in" and key in open_out:
+                start, nm, av = open_out.pop(key)
+                out.append(key + (start, ts, nm, {**av, "in_cpu": int(r["cpu"]), "prev_tid": int(r["other_tid"]),
+                                                  "prev_pid": int(r["other_pid"]), "prev_comm": r["other_comm"]}))
+    return out + [k + (start, None, nm, av) for k, (start, nm, av) in open_out.items()]
+
+
 def main():
     args = sys.argv[1:]
     payloads = None
     if "--payloads" in args:
         i = args.index("--payloads")
         payloads = args[i + 1]
+        del args[i:i + 2]
+    switches_csv = None
+    if "--switches" in args:
+        i = args.index("--switches")
+        switches_csv = args[i + 1]
         del args[i:i + 2]
     want_attrs = {}
     while "--attribute" in args:
@@ -100,6 +135,7 @@ def main():
     last_ts, last_cpu_ts = {}, {}
     stacks = collections.defaultdict(list)
     slices = []                    # (pid, tid, ts, dur, name, args, phases)
+    off_open, off_slices = {}, []  # off-CPU tracks: the open slice; (pid, tid, ts, end, name, args)
     flows_out, flows_in = {}, {}   # flow id -> ts
     switches, calls = 0, 0
     attrs = {}
@@ -165,6 +201,23 @@ def main():
                         slices.append((td.thread.pid, td.thread.tid, ts, p.timestamp - ts, nm, av, kids))
             elif td.HasField("thread") and e.type == pb.TrackEvent.TYPE_SLICE_BEGIN:
                 calls += 1
+            elif td.HasField("parent_uuid") and tracks[td.parent_uuid].HasField("process") and \
+                    tracks[td.parent_uuid].process.pid < (1 << 22):  # a vCPU thread's time off its host CPU
+                m = re.search(r"\(tid (\d+)\)$", td.name)
+                if not m:
+                    fail(f"packet {n}: off-CPU track {td.name!r} does not name its thread")
+                key = (tracks[td.parent_uuid].process.pid, int(m[1]))
+                if e.type == pb.TrackEvent.TYPE_SLICE_BEGIN:
+                    if e.track_uuid in off_open:
+                        fail(f"packet {n}: off-CPU slices nested on track {td.name!r}")
+                    off_open[e.track_uuid] = [key, p.timestamp, name, argv]
+                elif e.type == pb.TrackEvent.TYPE_SLICE_END:
+                    if e.track_uuid not in off_open:
+                        fail(f"packet {n}: an off-CPU slice ends on track {td.name!r} with none open")
+                    k, ts, nm, av = off_open.pop(e.track_uuid)
+                    off_slices.append(k + (ts, p.timestamp, nm, {**av, **argv}))
+                else:
+                    fail(f"packet {n}: an event of type {e.type} on off-CPU track {td.name!r}")
         elif data == "ftrace_events":
             b = p.ftrace_events
             for ev in b.event:
@@ -202,11 +255,20 @@ def main():
     want_switches = sum(1 for r in rows if r.get("event") == "sched_switch")
     if switches != want_switches:
         fail(f"{switches} guest sched_switch ftrace events, report --csv decodes {want_switches}")
+    for k, ts, nm, av in off_open.values():
+        off_slices.append(k + (ts, None, nm, av))
+    want_off = expected_off_cpu(switches_csv) if switches_csv else []
+    if sorted(off_slices, key=repr) != sorted(want_off, key=repr):
+        got, want = set(map(repr, off_slices)), set(map(repr, want_off))
+        fail(f"off-CPU slices differ from report --vcpu-switches --csv: export only {sorted(got - want)[:3]}, "
+             f"report only {sorted(want - got)[:3]} ({len(off_slices)} vs {len(want_off)})")
     for key, value in want_attrs.items():
         if (value == "" and key in attrs) or (value != "" and attrs.get(key) != value):
             fail(f"trace attribute {key}: {attrs.get(key, '(none)')}, want {value or '(none)'}")
     print(f"  {len(pkts)} packets ({bundles} deflated bundles), {len(tracks)} tracks, {len(slices)} hypercall "
-          f"slices = report --csv, {len(flows_in)} flows, {switches} guest sched_switch, {calls} guest calls")
+          f"slices = report --csv, {len(flows_in)} flows, {switches} guest sched_switch, {calls} guest calls, "
+          f"{len(off_slices)} off-CPU slices = report --vcpu-switches --csv "
+          f"({sum(1 for s in off_slices if s[3] is None)} never ended)")
     print("check_perfetto: OK")
 
 

@@ -9,9 +9,12 @@
 #   - a bt2 checker matches host and guests through their vmsync events and
 #     follows the virtual CPU state model: per vCPU, the time in the
 #     hypervisor and each guest task's run time equal what report --csv and
-#     report --sched say of the same file (tests/export/check_lttng.py).
+#     report --sched say of the same file, its time preempted and blocked on
+#     the host (the host's sched_switch of its thread) what report
+#     --vcpu-switches --csv says (tests/export/check_lttng.py).
 # Inputs: trace_gen's crafted hypertracing trace (two VMs, one named with
-# hostile bytes, a vCPU switched out mid-hypercall), and synthetic events
+# hostile bytes, a vCPU switched out mid-hypercall, switches of vCPU threads
+# as record --vcpu-sched writes them), and synthetic events and switches
 # through the real BPF handlers (root).
 source "$(dirname "$0")/../lib.sh"
 
@@ -33,10 +36,15 @@ if ! out=$("$GEN" guest g.htr --rounds 40 2>&1); then
 fi
 "$HT" report --csv g.htr >g.csv
 "$HT" report --sched g.htr >g.sched
+"$HT" report --vcpu-switches --csv g.htr >g.switches.csv
 records=$(($(wc -l <g.csv) - 1))
+switches=$(($(wc -l <g.switches.csv) - 1))
+# One host sched_switch per switch; a vCPU thread switched in for another is one switch of two records.
+host_switches=$(awk -F, 'NR > 1 { print $1, $6 }' g.switches.csv | sort -u | wc -l)
 
 out=$("$HT" convert --lttng exp --guest-symbols g.htr.kallsyms g.htr 2>&1); status=$?
-if [ $status -eq 0 ] && [ "$out" = "hypertrace-bpf: $records of $records records converted to exp" ] &&
+if [ $status -eq 0 ] && [ $switches -eq 5 ] && [ $host_switches -eq 4 ] &&
+	[ "$out" = "hypertrace-bpf: $records of $records records and $switches of $switches switches of vCPU threads converted to exp" ] &&
 	[ "$(cd exp && ls | tr '\n' ' ')" = "guest-vm____31mx-4342 guest-web1-4242 host " ]; then
 	pass lttng_experiment_has_a_host_and_a_trace_per_guest
 else
@@ -57,7 +65,7 @@ for t in exp/host exp/guest-*; do
 	count[${#count[@]}]=$(wc -l <"$work/bt.out")
 done
 guest_events=$(awk -F, 'NR > 1 && $23 != "" && $23 != "\"\"" { n++ } END { print n + 0 }' g.csv)
-host_want=$((3 * records + 2 * guest_events))
+host_want=$((3 * records + 2 * guest_events + host_switches))
 guest_want=$((3 * guest_events))
 if [ $warnings -eq 0 ] && [ "${count[0]}" -eq $host_want ] && [ $((count[1] + count[2])) -eq $guest_want ]; then
 	pass lttng_babeltrace2_reads_host_and_guests_without_warning
@@ -82,10 +90,17 @@ if [ -n "${src:-}" ] && [ -d "$src" ]; then
 	out=$($PY "$TOP/tests/export/check_lttng_modules.py" "$src" "$release" changed.metadata 2>&1)
 	[ $? -eq 1 ] && grep -q "DIFFERENT: sched_switch" <<<"$out" && pass lttng_modules_check_sees_a_changed_field \
 		|| fail lttng_modules_check_sees_a_changed_field "$out"
+	# The host's sched_switch is compared too.
+	sed 's/ _next_tid;/ _next_pid;/' exp/host/metadata >changed-host.metadata
+	out=$($PY "$TOP/tests/export/check_lttng_modules.py" "$src" "$release" changed-host.metadata 2>&1)
+	[ $? -eq 1 ] && grep -q "DIFFERENT: sched_switch" <<<"$out" && pass lttng_modules_check_sees_a_changed_host_sched_switch \
+		|| fail lttng_modules_check_sees_a_changed_host_sched_switch "$out"
 fi
 
 # The VM analysis' view: vmsync pairs, the vCPU state model, equal to report.
-if out=$($PY "$TOP/tests/export/check_lttng.py" exp g.csv g.sched 2>&1); then
+if out=$($PY "$TOP/tests/export/check_lttng.py" exp g.csv g.sched --switches g.switches.csv 2>&1) &&
+	grep -q "vCPU 0 of VM pid 4242: .* (off its host CPU: [1-9][0-9]* preempted, 0 blocked)" <<<"$out" &&
+	grep -q "vCPU 1 of VM pid 4242: .* (off its host CPU: 0 preempted, [1-9][0-9]* blocked)" <<<"$out"; then
 	pass lttng_vcpu_states_equal_report
 	sed 's/^/  /' <<<"$out"
 else
@@ -117,16 +132,40 @@ else
 	fail lttng_guest_task_names_kept "$(grep -m1 -o 'next_comm = "[^"]*"' bt-hostile.out | cat -v)"
 fi
 
+# The host's switches: each at its time on its host CPU, the vCPU thread
+# prev when it leaves and next when it comes back, named as its identity
+# says; the other thread's name as the kernel gave it (an escape byte shown
+# \e by babeltrace2, the bytes back exactly through bt2).
+babeltrace2 exp/host 2>&1 | grep -a ' sched_switch: ' >bt-host-switches.out
+if [ "$(wc -l <bt-host-switches.out)" -eq 4 ] &&
+	LC_ALL=C grep -aq '{ cpu_id = 0 }, { pid = 4242, tid = 4243, procname = "CPU 0/KVM" }, { prev_comm = "CPU 0/KVM", prev_tid = 4243, prev_prio = 20, prev_state = 256, next_comm = "CPU 1/KVM", next_tid = 4244, next_prio = 20 }' bt-host-switches.out &&
+	LC_ALL=C grep -aq '{ cpu_id = 1 }, { pid = 4242, tid = 4244, procname = "CPU 1/KVM" }, { prev_comm = "CPU 1/KVM", prev_tid = 4244, prev_prio = 20, prev_state = 1, next_comm = "kw\\e\[31m.*", next_tid = 77, next_prio = 20 }' bt-host-switches.out &&
+	LC_ALL=C grep -aq '{ cpu_id = 1 }, { pid = 77, tid = 77, procname = "kw\\e\[31m.*prev_tid = 77, prev_prio = 20, prev_state = 0, next_comm = "CPU 0/KVM", next_tid = 4243' bt-host-switches.out &&
+	! grep -q "$(printf '\033')" bt-host-switches.out &&
+	$PY - exp/host <<'PY'
+import sys, bt2
+names = {str(m.event.payload_field["next_comm"]) for m in bt2.TraceCollectionMessageIterator(sys.argv[1])
+         if type(m) is bt2._EventMessageConst and m.event.name == "sched_switch"}
+assert "kw\x1b[31m\udcff/1:2-evt" in names, names
+PY
+then
+	pass lttng_host_sched_switch_of_vcpu_threads
+else
+	fail lttng_host_sched_switch_of_vcpu_threads "$(cat -v bt-host-switches.out)"
+fi
+
 # Guest functions as LTTng names kretprobe events, named by --guest-symbols.
 fn=$(babeltrace2 exp/guest-web1-4242 | grep -c ' iterate_supers_exit: .* ip = 0xFFFFFFFF9A3B1000, parent_ip = 0xFFFFFFFF9A3AC07A }$')
 [ "$fn" -gt 0 ] && pass lttng_function_exit_carries_its_call_site || fail lttng_function_exit_carries_its_call_site "$fn"
 
 # Host records from synthetic events through the BPF handlers (root).
 if [ "$(id -u)" -eq 0 ]; then
-	"$GEN" synth s.htr --calls 500 >/dev/null 2>&1
+	"$GEN" synth s.htr --calls 500 --exits --vcpu-sched >/dev/null 2>&1
 	"$HT" report --csv s.htr >s.csv
+	"$HT" report --vcpu-switches --csv s.htr >s.switches.csv
 	if "$HT" convert --lttng s-exp s.htr >/dev/null 2>&1 && [ -z "$(babeltrace2 s-exp/host 2>&1 >/dev/null)" ] &&
-		out=$($PY "$TOP/tests/export/check_lttng.py" s-exp s.csv 2>&1); then
+		[ "$(wc -l <s.switches.csv)" -eq 13 ] &&
+		out=$($PY "$TOP/tests/export/check_lttng.py" s-exp s.csv --switches s.switches.csv 2>&1); then
 		pass lttng_host_of_bpf_records_equals_report
 	else
 		fail lttng_host_of_bpf_records_equals_report "$out"

@@ -6,7 +6,9 @@
 #   - a python3-protobuf checker: no unknown field, every track described
 #     and every name interned before use, timestamps in ns never going back
 #     on a track, the vCPU threads' slices equal report --csv record for
-#     record, every flow from a guest event to its hypercall's slice
+#     record, every flow from a guest event to its hypercall's slice, each
+#     vCPU thread's "preempted" and "blocked" slices on its off-CPU track
+#     equal report --vcpu-switches --csv switch for switch
 #     (tests/export/check_perfetto.py);
 #   - the file takes at most 1/6 of the bytes of convert --chrome;
 #   - memory stays flat: 10 M records convert in the RSS of 1 M (the 100 M
@@ -28,14 +30,19 @@ cd "$work" || exit 1
 
 "$GEN" guest g.htr --rounds 40 >/dev/null
 "$HT" report --csv g.htr >g.csv
+"$HT" report --vcpu-switches --csv g.htr >g.switches.csv
 records=$(($(wc -l <g.csv) - 1))
+switches=$(($(wc -l <g.switches.csv) - 1))
 out=$("$HT" convert --perfetto g.pftrace --guest-symbols g.htr.kallsyms g.htr 2>&1); status=$?
-[ $status -eq 0 ] && [ "$out" = "hypertrace-bpf: $records of $records records converted to g.pftrace" ] &&
+[ $status -eq 0 ] && [ $switches -eq 5 ] &&
+	[ "$out" = "hypertrace-bpf: $records of $records records and $switches of $switches switches of vCPU threads converted to g.pftrace" ] &&
 	pass perfetto_convert_reports_the_records || fail perfetto_convert_reports_the_records "status $status: $out"
 
 # protoc decodes the file, then each deflated bundle's packets.
 mkdir payloads
-if out=$($PY "$TOP/tests/export/check_perfetto.py" "$PROTO" g.pftrace g.csv --payloads payloads 2>&1); then
+# Three off-CPU slices: vCPU 1 blocked, vCPU 0 preempted inside a hypercall, a vCPU of the other VM never back.
+if out=$($PY "$TOP/tests/export/check_perfetto.py" "$PROTO" g.pftrace g.csv --payloads payloads \
+	--switches g.switches.csv 2>&1) && grep -q " 3 off-CPU slices = report --vcpu-switches --csv (1 never ended)" <<<"$out"; then
 	pass perfetto_checker_slices_equal_report_csv
 	sed 's/^/  /' <<<"$out"
 else
@@ -61,10 +68,13 @@ else
 fi
 
 # Foreign names escaped as report shows them (a backslash as \\, the escape
-# byte as \x1b; protoc's text quotes each backslash once more).
+# byte as \x1b, invalid UTF-8 as \xNN; protoc's text quotes each backslash
+# once more): a VM's, a guest task's, a host thread's that ran instead of a vCPU.
 if grep -qF 'process_name: "VM vm\"\\\\\\x1b[31mx (pid 4342)"' payloads/bundle-0.pb.txt &&
 	grep -q 'next_comm: "worker-101"' payloads/*.txt && grep -qF 'next_comm: "\\x1bw-101"' payloads/*.txt &&
-	! grep -q "$(printf '\033')" payloads/*.txt && grep -q 'name: "iterate_supers"' payloads/*.txt; then
+	! grep -q "$(printf '\033')" payloads/*.txt && grep -q 'name: "iterate_supers"' payloads/*.txt &&
+	grep -qF 'name: "vCPU 0 off its host CPU: CPU 0/KVM (tid 4243)"' payloads/*.txt &&
+	grep -qF 'string_value: "kw\\x1b[31m\\xff/1:2-evt"' payloads/*.txt; then
 	pass perfetto_names_escaped_and_symbolized
 else
 	fail perfetto_names_escaped_and_symbolized "$(grep -h 'process_name' payloads/*.txt | sort -u | head -5)"
@@ -78,12 +88,14 @@ pf=$(stat -c %s g.pftrace) js=$(stat -c %s g.json)
 echo "    guest trace: $pf bytes, Chrome JSON $js bytes"
 
 if [ "$(id -u)" -eq 0 ]; then
-	"$GEN" synth s.htr --calls 1000 >/dev/null 2>&1
+	"$GEN" synth s.htr --calls 1000 --exits --vcpu-sched >/dev/null 2>&1
 	"$HT" report --csv s.htr >s.csv
+	"$HT" report --vcpu-switches --csv s.htr >s.switches.csv
 	"$HT" convert --perfetto s.pftrace s.htr >/dev/null 2>&1
 	"$HT" convert --chrome s.json s.htr >/dev/null 2>&1
 	pf=$(stat -c %s s.pftrace) js=$(stat -c %s s.json)
-	if out=$($PY "$TOP/tests/export/check_perfetto.py" "$PROTO" s.pftrace s.csv 2>&1) && [ $((pf * 6)) -le "$js" ]; then
+	if out=$($PY "$TOP/tests/export/check_perfetto.py" "$PROTO" s.pftrace s.csv --switches s.switches.csv 2>&1) &&
+		grep -q " 6 off-CPU slices = report --vcpu-switches" <<<"$out" && [ $((pf * 6)) -le "$js" ]; then
 		pass perfetto_bpf_records_equal_report_csv_in_a_sixth_of_chrome
 	else
 		fail perfetto_bpf_records_equal_report_csv_in_a_sixth_of_chrome "$pf bytes, Chrome JSON $js: $out"

@@ -2,7 +2,7 @@
 /*
  * Writes trace files for the export tests.
  *
- *   trace_gen synth FILE [--calls N] [--drops] [--exits]   N (default 300) hypercalls
+ *   trace_gen synth FILE [--calls N] [--drops] [--exits [--vcpu-sched]]   N (default 300) hypercalls
  *       on each of 3 vCPU threads (2 nr values, 64-bit arguments above 2^53)
  *       run through the real BPF handlers as synthetic events, drained by the
  *       real recording into FILE. --drops: 100 calls each into a one-page ring
@@ -25,7 +25,16 @@
  *       loads first and unloads last. Once, a vCPU thread is switched out in
  *       the middle of a hypercall and enters on another host CPU while the
  *       other vCPU exits and enters on the first one. Writes FILE.kallsyms,
- *       the guest's symbols (this boot's: offset 0), beside it.
+ *       the guest's symbols (this boot's: offset 0), beside it. The host's
+ *       switches of vCPU threads are in the file (record --vcpu-sched): the
+ *       other vCPU blocks on the second host CPU (a host thread named with an
+ *       escape byte runs instead), is switched in on the first one when the
+ *       switched-out vCPU is preempted there (one switch, a record for each
+ *       thread), the switched-out one comes back on the second CPU; at the
+ *       end a vCPU of the second VM blocks and is never switched back in.
+ *   trace_gen synth ... --vcpu-sched   (with --exits) as record --vcpu-sched:
+ *       between rounds of calls, each vCPU thread is switched out (preempted,
+ *       or blocked) and back in, as synthetic events.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -48,6 +57,7 @@
 
 static struct ht_synth_layout layout;
 static struct ht_tracer *tracer;
+static __u32 vcpu_tids[THREADS]; /* the threads' tids, once they ran */
 static unsigned int calls_per_thread = CALLS_PER_THREAD;
 static unsigned int calls_from, calls_to; /* the calls of the current round: [from, to) */
 static int thread_errors;
@@ -57,6 +67,7 @@ static void *vcpu_thread(void *arg)
 	__u32 vcpu = (__u32)(unsigned long)arg;
 	int err = 0;
 
+	vcpu_tids[vcpu] = (__u32)gettid();
 	for (__u64 i = calls_from; i < calls_to; i++) {
 		__u64 rip = 0x7f0000001000ull + vcpu * 0x100 + (i % 4);
 		err |= ht_synth_exit(&layout, tracer, HT_ISA_SVM, HT_SVM_EXIT_CODE_VMMCALL, rip, vcpu);
@@ -103,9 +114,40 @@ static void final_exits(void *ctx, struct ht_writer *writer)
 		__atomic_fetch_add(&thread_errors, 1, __ATOMIC_RELAXED);
 }
 
-static int synth(const char *path, bool drops, bool exits)
+/*
+ * --vcpu-sched: each vCPU thread (they all ran, and are vCPU threads to the
+ * programs) is switched out for a host thread, thread 0 and 2 preempted,
+ * thread 1 blocked, and back in, one after the other, at the clock's time.
+ */
+static int switch_rounds(void)
 {
-	struct ht_tracer_opts o = { .isa = HT_ISA_SVM, .synthetic = true, .exits = exits,
+	const __u32 other = 1, tgid = (__u32)getpid();
+	int err = 0;
+
+	/*
+	 * A thread whose exits and entries all found its CPU's slot its own was
+	 * never switched out in an exit: the programs know it from now on (as
+	 * they would from its first switch-out with an exit open).
+	 */
+	for (unsigned int i = 0; i < THREADS; i++)
+		err |= ht_synth_register(tracer, vcpu_tids[i], tgid, i, true);
+	for (unsigned int i = 0; i < THREADS; i++)
+		err |= ht_synth_switch(tracer, vcpu_tids[i], tgid, other + i, other + i, i != 1, 0);
+	for (unsigned int i = 0; i < THREADS; i++)
+		err |= ht_synth_switch(tracer, other + i, other + i, vcpu_tids[i], tgid, true, 0);
+	return err;
+}
+
+static int synth(const char *path, bool drops, bool exits, bool vcpu_sched)
+{
+	/*
+	 * --vcpu-sched: only the synthetic switches move the threads' states (no
+	 * real sched_switch or thread exit): the vCPU threads stay known after
+	 * they ended, for the switches between rounds, and the file holds
+	 * exactly those.
+	 */
+	struct ht_tracer_opts o = { .isa = HT_ISA_SVM, .synthetic = true, .synthetic_switches_only = vcpu_sched,
+				    .exits = exits, .vcpu_sched = vcpu_sched,
 				    .ringbuf_bytes = drops ? 4096 : HT_DEFAULT_RINGBUF_BYTES };
 	struct ht_exit_sampler sampler;
 	struct ht_file_header hdr;
@@ -128,6 +170,8 @@ static int synth(const char *path, bool drops, bool exits)
 	hdr.filter_nr[0] = 1000;
 	hdr.filter_nr[1] = 1001;
 	hdr.ringbuf_bytes = (__u32)o.ringbuf_bytes;
+	if (vcpu_sched)
+		hdr.filter_flags |= HT_FILTER_F_VCPU_SCHED;
 	if (ht_writer_open(path, true, &hdr, &w, err, sizeof(err)) || ht_recording_init(&rec, tracer, w)) {
 		fprintf(stderr, "trace_gen: %s\n", err);
 		return 1;
@@ -145,11 +189,15 @@ static int synth(const char *path, bool drops, bool exits)
 	if (exits) {
 		/* The first half's records drained, then an EXITS block, then the second half. */
 		run_round(0, calls_per_thread / 2, true);
+		if (vcpu_sched && switch_rounds())
+			thread_errors++;
 		while ((ret = ht_recording_pump(&rec, 0)) > 0)
 			;
 		if (ret < 0 || ht_exit_sampler_sample(&sampler, ht_monotonic_ns(), false))
 			thread_errors++;
 		run_round(calls_per_thread / 2, calls_per_thread, true);
+		if (vcpu_sched && switch_rounds())
+			thread_errors++;
 	} else {
 		run_round(0, calls_per_thread, false);
 	}
@@ -261,6 +309,30 @@ static uint64_t entry_of(const struct ht_record *r)
 	return r->exit_ns + r->exit_to_hcall_ns + r->hcall_to_entry_ns;
 }
 
+/* The switch records of one round, written among its records in time order (as the drain merges them). */
+static struct ht_record round_switches[8];
+static unsigned int nswitches;
+
+/* A switch of vCPU thread v at time ns on host CPU cpu; other: the thread on the other side. */
+static void gen_switch(const struct gen_vcpu *v, uint32_t kind, uint64_t ns, uint32_t cpu, bool involuntary,
+		       uint64_t state, uint32_t other_tid, uint32_t other_pid, const char *other_comm)
+{
+	struct ht_vcpu_switch sw = { .time_ns = ns, .kind = kind, .involuntary = involuntary, .prev_state = state,
+				     .other_tid = other_tid, .other_pid = other_pid, .host_pid = v->pid,
+				     .host_tid = v->tid, .vcpu_id = (__u16)v->vcpu, .cpu = (__u16)cpu,
+				     .flags = HT_REC_F_VCPU_SWITCH };
+
+	/* The kernel's comm: NUL-padded, all 16 bytes when full. */
+	memcpy(sw.other_comm, other_comm, strnlen(other_comm, sizeof(sw.other_comm)));
+	memcpy(&round_switches[nswitches++], &sw, sizeof(sw));
+}
+
+/* Where a record or a switch goes in the file: a record at its entry, a switch at its time. */
+static uint64_t file_time(const struct ht_record *r)
+{
+	return r->flags & HT_REC_F_VCPU_SWITCH ? r->exit_ns : entry_of(r);
+}
+
 /* One round of vCPU v: a switch to a worker, its wakeup of the next, an IRQ, a sync() call, back to idle. */
 static void gen_round(struct gen_vcpu *v, unsigned int round)
 {
@@ -298,6 +370,7 @@ static int guest(const char *path, unsigned int rounds)
 	for (int i = 0; i < 7; i++)
 		hdr.filter_nr[i] = HT_GUEST_NR_MODULE + (unsigned int)i;
 	hdr.filter_nr_count = 7;
+	hdr.filter_flags |= HT_FILTER_F_VCPU_SCHED;
 	if (ht_writer_open(path, true, &hdr, &w, err, sizeof(err))) {
 		fprintf(stderr, "trace_gen: %s\n", err);
 		return 1;
@@ -316,6 +389,9 @@ static int guest(const char *path, unsigned int rounds)
 		ht_writer_add_identity(w, &id);
 	}
 	for (unsigned int round = 0; round <= rounds + 1; round++) {
+		unsigned int swnext = 0;
+
+		nswitches = 0;
 		for (unsigned int i = 0; i < 4; i++) {
 			v[i].n = v[i].next = 0;
 			if (round == 0 && i % 2 == 0)
@@ -333,8 +409,20 @@ static int guest(const char *path, unsigned int rounds)
 			 * later, while vCPU 1 (on CPU 0 from here on) exits and enters there.
 			 */
 			struct ht_record *r = &v[0].recs[v[0].n - 1];
+			uint64_t preempted = r->exit_ns + r->exit_to_hcall_ns + 1000;
+
 			r->hcall_to_entry_ns += 60000;
 			r->entry_cpu = 1;
+			/*
+			 * vCPU 1 blocks on host CPU 1 before its round (a host thread named
+			 * with an escape byte runs instead), vCPU 0 is preempted on CPU 0 for
+			 * vCPU 1 after its hypercall (one switch, a record for each), and
+			 * comes back on CPU 1 in place of the host thread before its entry.
+			 */
+			gen_switch(&v[1], HT_SWITCH_OUT, v[1].recs[0].exit_ns - 500, 1, false, 1, 77, 77, "kw\x1b[31m\xff/1:2-evt");
+			gen_switch(&v[0], HT_SWITCH_OUT, preempted, 0, true, 0, v[1].tid, v[1].pid, "CPU 1/KVM");
+			gen_switch(&v[1], HT_SWITCH_IN, preempted, 0, false, 0, v[0].tid, v[0].pid, "CPU 0/KVM");
+			gen_switch(&v[0], HT_SWITCH_IN, entry_of(r) - 2000, 1, false, 0, 77, 77, "kw\x1b[31m\xff/1:2-evt");
 			v[0].cpu = 1;
 			v[1].cpu = 0;
 			for (unsigned int j = 0; j < v[1].n; j++) {
@@ -351,6 +439,12 @@ static int guest(const char *path, unsigned int rounds)
 				if (v[i].next < v[i].n &&
 				    (best < 0 || entry_of(&v[i].recs[v[i].next]) < entry_of(&v[best].recs[v[best].next])))
 					best = i;
+			if (swnext < nswitches &&
+			    (best < 0 || file_time(&round_switches[swnext]) <= entry_of(&v[best].recs[v[best].next]))) {
+				ht_writer_add(w, &round_switches[swnext++]);
+				t.records++;
+				continue;
+			}
 			if (best < 0)
 				break;
 			ht_writer_add(w, &v[best].recs[v[best].next]);
@@ -364,6 +458,11 @@ static int guest(const char *path, unsigned int rounds)
 			if (v[i].t < last + 1000)
 				v[i].t = last + 1000 + (uint64_t)i * 1700;
 	}
+	/* The second VM's vCPU 0 blocks (a halted vCPU) and is still off its CPU when the recording ends. */
+	nswitches = 0;
+	gen_switch(&v[2], HT_SWITCH_OUT, last + 500, v[2].cpu, false, 1, 0, 0, "swapper/0");
+	ht_writer_add(w, &round_switches[0]);
+	t.records++;
 	t.end_monotonic_ns = last + 1000000;
 	t.end_realtime_ns = hdr.start_realtime_ns + (t.end_monotonic_ns - hdr.start_monotonic_ns);
 	if (ht_writer_close(w, &t)) {
@@ -385,18 +484,22 @@ int main(int argc, char **argv)
 	uint64_t n;
 
 	if (argc >= 3 && !strcmp(argv[1], "synth")) {
-		bool drops = false, exits = false;
+		bool drops = false, exits = false, vcpu_sched = false;
 		for (int i = 3; i < argc; i++) {
 			if (!strcmp(argv[i], "--drops"))
 				drops = true;
 			else if (!strcmp(argv[i], "--exits"))
 				exits = true;
+			else if (!strcmp(argv[i], "--vcpu-sched"))
+				vcpu_sched = true;
 			else if (!strcmp(argv[i], "--calls") && i + 1 < argc && ht_parse_u64(argv[i + 1], 1, 100000, &n))
 				calls_per_thread = (unsigned int)n, i++;
 			else
 				goto usage;
 		}
-		return synth(argv[2], drops, exits);
+		if (vcpu_sched && !exits)
+			goto usage; /* as record: --vcpu-sched needs the vCPU threads --exits knows */
+		return synth(argv[2], drops, exits, vcpu_sched);
 	}
 	if (argc >= 3 && !strcmp(argv[1], "guest")) {
 		unsigned int rounds = 50;
@@ -419,7 +522,7 @@ int main(int argc, char **argv)
 		return bulk(argv[2], n, wide, compress);
 	}
 usage:
-	fprintf(stderr, "usage: trace_gen synth FILE [--calls N] [--drops] [--exits] | trace_gen bulk FILE N [--wide] [--compress]"
+	fprintf(stderr, "usage: trace_gen synth FILE [--calls N] [--drops] [--exits [--vcpu-sched]] | trace_gen bulk FILE N [--wide] [--compress]"
 			" | trace_gen guest FILE [--rounds N]\n");
 	return 2;
 }
