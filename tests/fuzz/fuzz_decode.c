@@ -6,7 +6,8 @@
  *
  *   u16 catalog length, u16 symbols length (little-endian),
  *   catalog text, symbol text, 96 bytes of names (process 16, thread 16,
- *   VM 64), then records (struct ht_record, 80 bytes each)
+ *   VM 64), then records (struct ht_record, 80 bytes each; one with flags
+ *   bit 7 is a switch of a vCPU thread, struct ht_vcpu_switch)
  *
  * (a short input leaves the later parts empty). The harness writes them as
  * files, the records as a trace through the real writer, and runs the
@@ -59,6 +60,9 @@ static const struct run runs[] = {
 	{ ht_cmd_report, CHECK_TEXT, { "report", "--sched", TRACE } },
 	{ ht_cmd_report, CHECK_TEXT, { "report", TRACE } },
 	{ ht_cmd_report, CHECK_TEXT, { "report", "--hist", "--per-vcpu", TRACE } },
+	{ ht_cmd_report, CHECK_CSV, { "report", "--vcpu-switches", "--csv", TRACE } },
+	{ ht_cmd_report, CHECK_JSON_LINES, { "report", "--vcpu-switches", "--json", TRACE } },
+	{ ht_cmd_report, CHECK_TEXT, { "report", "--vcpu-switches", "--dump", TRACE } },
 	{ ht_cmd_convert, CHECK_JSON_FILE,
 	  { "convert", "--chrome", OUT, "--catalog", CATALOG, "--guest-symbols", SYMBOLS, "--kaslr-offset", "0", TRACE } },
 	{ ht_cmd_convert, CHECK_EXPORT_RUNS,

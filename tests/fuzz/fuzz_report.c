@@ -37,6 +37,8 @@ static const struct run runs[] = {
 	{ ht_cmd_report, { "report", "--exits", INPUT } },
 	{ ht_cmd_report, { "report", "--exits", "--json", "--vcpu", "0", "--since", "0.5", INPUT } },
 	{ ht_cmd_report, { "report", "--exits", "--csv", "--until", "1", INPUT } },
+	{ ht_cmd_report, { "report", "--vcpu-switches", "--dump", INPUT } },
+	{ ht_cmd_report, { "report", "--vcpu-switches", "--json", "--vcpu", "1", INPUT } },
 	{ ht_cmd_convert, { "convert", "--ctf", OUTPUT, INPUT } },
 	{ ht_cmd_convert, { "convert", "--chrome", OUTPUT, INPUT } },
 	{ ht_cmd_convert, { "convert", "--lttng", OUTPUT, INPUT } },

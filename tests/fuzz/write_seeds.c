@@ -2,7 +2,7 @@
 /*
  * Writes the fuzzer's seed trace files with the real writer, so the seeds
  * follow the format: plain and compressed, with and without a trailer, empty,
- * several vCPUs and nrs, with exit statistics. Usage: write_seeds DIR;
+ * several vCPUs and nrs, with exit statistics, with switches of vCPU threads. Usage: write_seeds DIR;
  * write_seeds --decode DIR writes fuzz_decode's seeds instead.
  */
 #include <stdbool.h>
@@ -42,6 +42,29 @@ static struct ht_record record(unsigned int i)
 static __u64 seed_realtime;
 /* Seeds with EXITS blocks (record --exits) next to the records. */
 static int with_exits;
+/* Seeds with switches of vCPU threads (record --vcpu-sched) among the records. */
+static int with_switches;
+
+/*
+ * A switch of the vCPU thread of record i's (out or in) just after it, on
+ * its exit CPU; out: preempted on even i, blocked (interruptible) on odd.
+ */
+static struct ht_record vcpu_switch(const struct ht_record *r, unsigned int i, __u32 kind)
+{
+	struct ht_vcpu_switch sw = { .time_ns = r->exit_ns + r->exit_to_hcall_ns + r->hcall_to_entry_ns + 10 + kind,
+				     .kind = kind, .involuntary = kind == HT_SWITCH_OUT && i % 2 == 0,
+				     .prev_state = kind == HT_SWITCH_OUT && i % 2, .other_tid = 77 + i % 3,
+				     .other_pid = 77, .host_pid = r->host_pid, .host_tid = r->host_tid,
+				     .vcpu_id = r->vcpu_id, .cpu = r->exit_cpu, .flags = HT_REC_F_VCPU_SWITCH };
+	struct ht_record out;
+
+	/* A host thread's name: 16 bytes, no NUL, an escape byte in one of them. */
+	static const char names[2][17] = { "kw\x1b[31m\xff/1:2-evt", "kworker/1:2-evts" };
+
+	memcpy(sw.other_comm, names[i % 3 != 0], 16);
+	memcpy(&out, &sw, sizeof(out));
+	return out;
+}
 
 /* An EXITS block of the k-th interval: 3 series and 2 vCPU threads, cumulative; the last one final. */
 static int add_exits(struct ht_writer *w, unsigned int k, int final)
@@ -89,6 +112,8 @@ static int write_seed(const char *dir, const char *name, unsigned int n, unsigne
 	/* Fixed identity and clocks: the same seeds on every machine. */
 	ht_header_init(&h);
 	snprintf(h.kernel_release, sizeof(h.kernel_release), "6.1.0-seed");
+	if (with_switches)
+		h.filter_flags |= HT_FILTER_F_VCPU_SCHED;
 	snprintf(h.cpu_vendor, sizeof(h.cpu_vendor), "AuthenticAMD");
 	h.start_realtime_ns = seed_realtime ? seed_realtime : 1795318801000000000ull;
 	h.start_monotonic_ns = 4999999000ull;
@@ -115,6 +140,13 @@ static int write_seed(const char *dir, const char *name, unsigned int n, unsigne
 		if (with_exits && (i == 0 || i == n / 2) && add_exits(w, i ? 1 : 0, 0))
 			return 1;
 		ht_writer_add(w, &r);
+		if (with_switches) {
+			/* Each of the 4 threads out after one of its records, back in after its next. */
+			struct ht_record sw = vcpu_switch(&r, i, (i / 4) % 2 ? HT_SWITCH_IN : HT_SWITCH_OUT);
+
+			ht_writer_add(w, &sw);
+			t.records++;
+		}
 		if (i == n / 2)
 			ht_writer_flush(w); /* two blocks */
 	}
@@ -149,7 +181,7 @@ static int write_cut(const char *dir, const char *name, long cut, const char *su
  * a symbol file, a VM thread's names and guest events, once plain and once
  * with the strings and names a hostile guest or VM owner would choose.
  */
-static int write_decode_seed(const char *dir, const char *name, bool hostile)
+static int write_decode_seed(const char *dir, const char *name, bool hostile, bool switches)
 {
 	static const char catalog[] = "# the user's events\n1201 phase name=a0-a3:str\n"
 				      "1202 four a=a0:sym b=a1:x c=a2[0-15]:s d=a3[8-31]:str\n";
@@ -158,7 +190,7 @@ static int write_decode_seed(const char *dir, const char *name, bool hostile)
 				      "ffffffff81100000 T _printk\nffffffffc0a00000 t probe\t[hypertrace_guest]\n"
 				      "ffffffff81200000 T e\x1b[2J\xff,=x\n";
 	const uint64_t text = 0xffffffffc0a00000ull, rip = text + 0x1234;
-	struct ht_record r[10];
+	struct ht_record r[16];
 	char names[96] = { 0 }, path[512];
 	size_t n = 0;
 	FILE *f;
@@ -188,6 +220,24 @@ static int write_decode_seed(const char *dir, const char *name, bool hostile)
 	EV(1101, 42, 0, 0x6c697665ull, 0, 0x401006); /* forged: from user space */
 	EV(1100, 0, 5, 0xffffffff81100000ull + 0x2c000000, 0x6b746e6972705f, rip);
 #undef EV
+	/*
+	 * Switches of the vCPU thread (record --vcpu-sched; flags bit 7): a lone
+	 * switch-in, preempted for a host thread whose name a terminal would
+	 * interpret and back, blocked and never back; a kind no version knows.
+	 */
+	for (unsigned int k = 0; switches && k < 5; k++) {
+		static const __u32 kinds[5] = { HT_SWITCH_IN, HT_SWITCH_OUT, HT_SWITCH_IN, HT_SWITCH_OUT, 7 };
+		struct ht_vcpu_switch sw = { .time_ns = 1000001000ull + n * 1000, .kind = kinds[k],
+					     .involuntary = k == 1, .prev_state = k == 3 ? 0x402 : 0,
+					     .other_tid = 100 + k, .other_pid = 100, .host_pid = 4242, .host_tid = 4243,
+					     .cpu = (__u16)(k % 2), .flags = HT_REC_F_VCPU_SWITCH };
+
+		/* 16 bytes, no NUL: controls, a C1 control, invalid UTF-8, a quote and a backslash. */
+		static const char names[2][17] = { "kworker/0:1", "\x1b]0;t\x07\xc2\x9b\xff\\\",\n\r\x7fx" };
+
+		memcpy(sw.other_comm, names[hostile], 16);
+		memcpy(&r[n++], &sw, sizeof(sw));
+	}
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	f = fopen(path, "wb");
 	if (!f)
@@ -208,7 +258,9 @@ int main(int argc, char **argv)
 	const char *dir = argv[1];
 
 	if (argc == 3 && !strcmp(argv[1], "--decode"))
-		return write_decode_seed(argv[2], "decode-plain", false) | write_decode_seed(argv[2], "decode-hostile", true);
+		return write_decode_seed(argv[2], "decode-plain", false, false) |
+		       write_decode_seed(argv[2], "decode-hostile", true, false) |
+		       write_decode_seed(argv[2], "decode-vcpu-switches", true, true);
 	if (argc != 2) {
 		fprintf(stderr, "usage: write_seeds DIR | write_seeds --decode DIR\n");
 		return 2;
@@ -226,6 +278,9 @@ int main(int argc, char **argv)
 	with_exits = 1;
 	ret |= write_seed(dir, "exits", 10, HT_ENCODING_RAW);
 	with_exits = 0;
+	with_switches = 1;
+	ret |= write_seed(dir, "vcpu-switches", 12, HT_ENCODING_DELTA_ZLIB);
+	with_switches = 0;
 	/* Wall-clock times past 2262: a signed 64-bit sum of the clocks overflows. */
 	seed_realtime = INT64_MAX;
 	return ret | write_seed(dir, "clocks-past-int64", 3, HT_ENCODING_RAW);
