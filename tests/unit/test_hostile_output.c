@@ -25,6 +25,7 @@ static char trace[300], symbols[300], catalog[300], err[512];
 #define KERNEL_RIP 0xffffffffc0001000ull /* the guest module's text */
 #define SCREEN_CLEAR "\x1b[2J\x1b[H"
 #define TITLE "\x1b]0;pwned\x07"
+#define HOST_COMM "\x1b[2J\xc2\x9b\xff\xe2\x80\xae" "kworke" /* 16 bytes */
 
 /* A symbol whose name escapes to far more than its length in JSON: control bytes, quotes, invalid UTF-8. */
 #define LONG_SYMBOL_ADDR 0xffffffff81007000ull
@@ -64,7 +65,7 @@ static void setup(void)
 {
 	struct ht_identity id = { .pid = PID, .tid = TID };
 	struct ht_file_header h;
-	struct ht_record r[14];
+	struct ht_record r[16];
 	const uint32_t nrs[] = { 1000, 1100, 1101, 1102, 1105, 1106, 1201 };
 	size_t n = 0;
 
@@ -120,6 +121,20 @@ static void setup(void)
 	r[n].host_pid = PID + 100;
 	r[n].host_tid = TID + 100;
 	r[n++].guest_rip = 0xffffffff81005000ull; /* rip_sym: "=HYPERLINK(...)" */
+	/*
+	 * The host's switches of the vCPU thread (record --vcpu-sched): out for a
+	 * host thread whose name (the kernel's comm, 16 bytes, no NUL) clears the
+	 * screen and holds a C1 control, a byte that is no UTF-8 and a bidi
+	 * override, and back in.
+	 */
+	for (uint32_t kind = HT_SWITCH_OUT; kind <= HT_SWITCH_IN; kind++) {
+		struct ht_vcpu_switch sw = { .time_ns = 1000000000ull + (14 + kind) * 1000, .kind = kind,
+					     .involuntary = kind == HT_SWITCH_OUT, .other_tid = 77, .other_pid = 77,
+					     .host_pid = PID, .host_tid = TID, .flags = HT_REC_F_VCPU_SWITCH };
+
+		memcpy(sw.other_comm, HOST_COMM, 16);
+		memcpy(&r[n++], &sw, sizeof(sw));
+	}
 	if (ht_test_write_trace(trace, &h, ids, 2, r, n, NULL, 0, err, sizeof(err)) ||
 	    ht_test_write_file(symbols, syms, (size_t)len) || ht_test_write_file(catalog, cat, strlen(cat)))
 		printf("    setup: %s\n", err);
@@ -376,8 +391,9 @@ static const char lttng_check[] =
 	"assert h['kernel_release'] == '6.1[5m' and h['cpu_vendor'] == 'Auth[8m', h\n"
 	"assert hypercalls == 14, hypercalls\n"
 	"assert {'evil[31m_fn_entry', 'evil[31m_fn_exit', '\\x9b31m_c1_entry'} <= names, names\n"
-	"assert {'\\x1b[2J\\x1b[H', '\\x1b]0;pwned\\x07ab'} <= comms, comms\n"
+	"assert {'\\x1b[2J\\x1b[H', '\\x1b]0;pwned\\x07ab', '\\x1b[2J\\x9b\\udcff\\u202ekworke'} <= comms, comms\n"
 	"assert 'CPU 0/\\udc9b31m' in procnames and '\\x1b[2J\\x1b[H' in procnames, procnames\n"
+	"assert '\\x1b[2J\\x9b\\udcff\\u202ekworke' in procnames, procnames  # the host thread a vCPU replaced\n"
 	"print('ok')\n";
 
 static void lttng_of_hostile_strings_reads_in_babeltrace2_and_bt2(void)
@@ -404,7 +420,8 @@ static void lttng_of_hostile_strings_reads_in_babeltrace2_and_bt2(void)
  * a browser would act on (controls, C1, bidi overrides, line separators),
  * and each hostile name is there escaped as report shows it, whole (the
  * long symbol with its offset). check_perfetto.py finds the slices equal to
- * report --csv, and protoc decodes every bundle.
+ * report --csv (the off-CPU ones to report --vcpu-switches --csv), and
+ * protoc decodes every bundle.
  */
 static const char perfetto_check[] =
 	"import sys\n"
@@ -430,7 +447,8 @@ static const char perfetto_check[] =
 	"assert not bad, bad[:3]\n"
 	"want = ['VM \\\\x1b]0;pwned\\\\x07\\u7f51\\u7ad9\\\\xff (pid 500)', 'vCPU 0: CPU 0/\\\\x9b31m',\n"
 	"        'VM =HYPERLINK(\"http://x\",\"y\") (pid 600)', '\\\\x1b[2J\\\\x1b[H', 'evil\\\\x1b[31m_fn', '\\\\u009b31m_c1',\n"
-	"        '\\\\x1b[5mblink\\\\xff', 'idle\\\\u202e', '6.1\\\\x1b[5m', 'Auth\\\\x1b[8m']\n"
+	"        '\\\\x1b[5mblink\\\\xff', 'idle\\\\u202e', '6.1\\\\x1b[5m', 'Auth\\\\x1b[8m',\n"
+	"        '\\\\x1b[2J\\\\u009b\\\\xff\\\\u202ekworke', 'vCPU 0 off its host CPU: CPU 0/\\\\x9b31m (tid 501)']\n"
 	"missing = [w for w in want if w not in strings]\n"
 	"assert not missing, missing\n"
 	"unit = '\\\\x01\"\\\\\\\\\\\\xff\\u00e9'\n"
@@ -449,13 +467,14 @@ static void perfetto_of_hostile_strings_is_valid_utf8_escaped(void)
 	snprintf(cmd, sizeof(cmd),
 		 "%s convert --perfetto %s/t.pftrace --catalog %s --guest-symbols %s --kaslr-offset 0 %s >/dev/null 2>&1 && "
 		 "%s report --csv --catalog %s --guest-symbols %s --kaslr-offset 0 %s >%s/p.csv && mkdir %s/pb && "
+		 "%s report --vcpu-switches --csv %s >%s/sw.csv && "
 		 "/usr/bin/python3 tests/export/check_perfetto.py third_party/perfetto/perfetto_trace.proto %s/t.pftrace "
-		 "%s/p.csv --payloads %s/pb >/dev/null 2>&1 && "
+		 "%s/p.csv --payloads %s/pb --switches %s/sw.csv >/dev/null 2>&1 && "
 		 "protoc --proto_path=third_party/perfetto --decode=perfetto.protos.Trace perfetto_trace.proto "
 		 "<%s/pb/bundle-0.pb >/dev/null 2>%s/protoc.err && ! test -s %s/protoc.err && "
 		 "/usr/bin/python3 %s %s/t.pftrace 2>&1",
-		 ht_test_bin(), dir, catalog, symbols, trace, ht_test_bin(), catalog, symbols, trace, dir, dir, dir, dir,
-		 dir, dir, dir, dir, script, dir);
+		 ht_test_bin(), dir, catalog, symbols, trace, ht_test_bin(), catalog, symbols, trace, dir, dir,
+		 ht_test_bin(), trace, dir, dir, dir, dir, dir, dir, dir, dir, script, dir);
 	char *out = ht_test_run(cmd, &len, &status);
 	ASSERT_MSG(out && status == 0 && !strcmp(out, "ok\n"), "status %d: %s", status, out ? out : "");
 	free(out);
