@@ -27,7 +27,8 @@ as Trace Compass's virtual machine analysis does, and checks it against
   and report --sched's run_ms, to its microsecond.
 - Each vCPU's preempted time equals, exactly in ns, the sum of its thread's
   switch-out to next switch-in intervals in SWITCHES.csv (report
-  --vcpu-switches --csv); split by the sched_switch's prev_state (lttng's
+  --vcpu-switches --csv), from its first hypercall record on (the VM
+  analysis knows a vCPU thread from its kvm_x86_* events); split by the sched_switch's prev_state (lttng's
   TASK_REPORT_MAX: preempted; a task state: blocked), the preempted part
   equals the intervals from switch-outs with involuntary=1, the blocked part
   those with involuntary=0. Without --switches the host must have no
@@ -207,19 +208,40 @@ def expected_from_csv(path, end):
     return total, runs
 
 
-def expected_switches(path):
+def expected_switches(path, known_since):
     """report --vcpu-switches --csv: (pid, vcpu) -> [preempted ns, blocked ns], each switch-out to its
-    thread's next switch-in (a later switch-out replaces an earlier one whose switch-in was lost)."""
+    thread's next switch-in (a later switch-out replaces an earlier one whose switch-in was lost).
+    Only from the time the VM analysis knows the thread as a vCPU's (known_since: tid -> ns)."""
     out, open_out = collections.defaultdict(lambda: [0, 0]), {}
     with open(path, newline="") as f:
         for r in csv.DictReader(f):
             tid, ts = int(r["host_tid"]), int(r["time_ns"])
+            if ts < known_since.get(tid, float("inf")):
+                continue
             if r["switch"] == "out":
                 open_out[tid] = (ts, int(r["involuntary"]))
             elif r["switch"] == "in" and tid in open_out:
                 since, involuntary = open_out.pop(tid)
                 out[(int(r["host_pid"]), int(r["vcpu_id"]))][0 if involuntary else 1] += ts - since
     return out
+
+
+def exit_has_vcpu(exp):
+    """Whether the host's kvm_x86_exit names its vCPU (kernels 5.10 and newer): then the analysis knows a
+    vCPU thread from its first exit, else from its first entry."""
+    return "_vcpu_id;" in open(exp + "/host/metadata").read().split('name = "kvm_x86_exit";')[1].split("};")[0]
+
+
+def vcpu_threads_known(path, at_exit):
+    """report --csv: tid -> the time its first record names it as a vCPU's thread (its kvm_x86_* events):
+    a switch before that is no vCPU's to the VM analysis, which learns vCPU threads from those events."""
+    known = {}
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            t = int(r["exit_ns"]) + (0 if at_exit else int(r["total_ns"]))
+            tid = int(r["host_tid"])
+            known[tid] = min(known.get(tid, t), t)
+    return known
 
 
 def sched_report(path):
@@ -241,10 +263,10 @@ def sched_report(path):
 
 def main():
     args = sys.argv[1:]
-    switches = None
+    switches_csv, switches = None, None
     if "--switches" in args:
         i = args.index("--switches")
-        switches = expected_switches(args[i + 1])
+        switches_csv = args[i + 1]
         del args[i:i + 2]
     if len(args) not in (2, 3):
         sys.exit(__doc__)
@@ -253,6 +275,8 @@ def main():
     matched = check_sync(sync_host, sync_guest, uid_pid, guests)
     times = state_times(hyp, preempt, runs, uid_pid)
     want_hyp, want_runs = expected_from_csv(sys.argv[2], end)
+    if switches_csv:
+        switches = expected_switches(switches_csv, vcpu_threads_known(sys.argv[2], exit_has_vcpu(sys.argv[1])))
     problems = []
     for key in sorted(set(want_hyp) | {k for k in times if k[0] is not None}):
         got = sum(b - a for a, b in hyp.get(key, []))

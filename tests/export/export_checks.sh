@@ -36,8 +36,9 @@ check_exports() {
 # check_kernel_exports NAME HTR [SYMBOLS]: convert --lttng and --perfetto of a
 # trace file of guest events, read back as tests/export/test_lttng.sh and
 # test_perfetto.sh do (lttng-modules' declarations for the traced kernel,
-# babeltrace2 with no warning, the vCPU state model against report; protoc
-# and the Perfetto checker against report --csv, a sixth of the Chrome JSON).
+# babeltrace2 with no warning, the vCPU state model against report, its
+# preempted time against report --vcpu-switches; protoc and the Perfetto
+# checker against report --csv and --vcpu-switches, a sixth of the Chrome JSON).
 # PASS/FAIL NAME_lttng_export_matches, NAME_perfetto_export_matches.
 check_kernel_exports() {
 	local name=$1 htr=$2 syms=${3:-} dir out src release total decoded pf js t
@@ -47,6 +48,8 @@ check_kernel_exports() {
 	dir=$(mktemp -d)
 	"$ht" report --csv "${symopt[@]}" "$htr" >"$dir/t.csv" 2>/dev/null || true
 	"$ht" report --sched "$htr" >"$dir/t.sched" 2>/dev/null || true
+	# The switches of vCPU threads (record --vcpu-sched); only the CSV header for a file without them.
+	"$ht" report --vcpu-switches --csv "$htr" >"$dir/t.switches.csv" 2>/dev/null || true
 	if ! command -v babeltrace2 >/dev/null || ! $py -c 'import bt2' 2>/dev/null; then
 		skip "${name}_lttng_export_matches" "babeltrace2 and python3-bt2 are not installed: run 'make deps' as root"
 	elif ! src=$("$TOP/tests/export/fetch-lttng-modules.sh" 2>&1); then
@@ -56,7 +59,7 @@ check_kernel_exports() {
 		out=$($py "$TOP/tests/export/check_lttng_modules.py" "$src" "$release" "$dir"/exp/*/metadata 2>&1) &&
 		out="$out"$'\n'$(for t in "$dir"/exp/*/; do babeltrace2 "$t" 2>&1 >/dev/null; done) &&
 		! grep -qiE "warning|error" <<<"$(for t in "$dir"/exp/*/; do babeltrace2 "$t" 2>&1 >/dev/null; done)" &&
-		out=$($py "$TOP/tests/export/check_lttng.py" "$dir/exp" "$dir/t.csv" "$dir/t.sched" 2>&1); then
+		out=$($py "$TOP/tests/export/check_lttng.py" "$dir/exp" "$dir/t.csv" "$dir/t.sched" --switches "$dir/t.switches.csv" 2>&1); then
 		pass "${name}_lttng_export_matches"
 		echo "  lttng-modules $release: 0 differences; $(ls "$dir/exp" | tr '\n' ' ')"
 		echo "$out"
@@ -66,7 +69,8 @@ check_kernel_exports() {
 	if ! command -v protoc >/dev/null || ! $py -c 'import google.protobuf' 2>/dev/null; then
 		skip "${name}_perfetto_export_matches" "protobuf-compiler and python3-protobuf are not installed: run 'make deps' as root"
 	elif mkdir "$dir/payloads" && out=$("$ht" convert --perfetto "$dir/t.pftrace" "${symopt[@]}" "$htr" 2>&1) &&
-		out=$($py "$TOP/tests/export/check_perfetto.py" "$proto" "$dir/t.pftrace" "$dir/t.csv" --payloads "$dir/payloads" 2>&1) &&
+		out=$($py "$TOP/tests/export/check_perfetto.py" "$proto" "$dir/t.pftrace" "$dir/t.csv" --payloads "$dir/payloads" \
+			--switches "$dir/t.switches.csv" 2>&1) &&
 		total=$(sed -n 's/^ *\([0-9]*\) packets (.*/\1/p' <<<"$out") &&
 		decoded=$(for b in "$dir"/payloads/*.pb; do
 			protoc --proto_path="$TOP/third_party/perfetto" --decode=perfetto.protos.Trace perfetto_trace.proto <"$b" || echo FAILED
