@@ -88,6 +88,40 @@ def arg_value(a):
     return getattr(a, kind) if kind else {d_name: arg_value(d) for d_name, d in []}
 
 
+def off_cpu_track(tracks, td):
+    """A vCPU thread's off-CPU track: a named track under a VM's process track (a host pid, below 2^22)."""
+    parent = tracks.get(td.parent_uuid) if td.HasField("parent_uuid") else None
+    return parent is not None and parent.HasField("process") and parent.process.pid < (1 << 22)
+
+
+def varint(v):
+    out = b""
+    while True:
+        out += bytes([(v & 0x7f) | (0x80 if v > 0x7f else 0)])
+        v >>= 7
+        if not v:
+            return out
+
+
+def size_without(pkts, drop):
+    """The bytes of the trace as the export writes it (packets deflated at level 1 in bundles of 512 KiB,
+    each a compressed_packets packet) without the packets of the indexes in drop."""
+    size, raw = 0, b""
+
+    def bundle(raw):
+        z = zlib.compress(raw, 1)
+        inner = varint(50 << 3 | 2) + varint(len(z)) + z
+        return 1 + len(varint(len(inner))) + len(inner)
+    for n, p in enumerate(pkts):
+        if n in drop:
+            continue
+        b = p.SerializeToString()
+        raw += b"\x0a" + varint(len(b)) + b
+        if len(raw) >= 512 * 1024:
+            size, raw = size + bundle(raw), b""
+    return size + (bundle(raw) if raw else 0)
+
+
 def expected_off_cpu(path):
     """The off-CPU slices report --vcpu-switches --csv's rows give: (pid, tid, start, end or None, name, args)."""
     out, open_out = [], {}
@@ -136,6 +170,7 @@ def main():
     stacks = collections.defaultdict(list)
     slices = []                    # (pid, tid, ts, dur, name, args, phases)
     off_open, off_slices = {}, []  # off-CPU tracks: the open slice; (pid, tid, ts, end, name, args)
+    off_packets = set()            # indexes of the off-CPU tracks' packets (descriptors and events)
     flows_out, flows_in = {}, {}   # flow id -> ts
     switches, calls = 0, 0
     attrs = {}
@@ -155,6 +190,8 @@ def main():
             if d.uuid in tracks:
                 fail(f"packet {n}: track {d.uuid} described twice")
             tracks[d.uuid] = d
+            if off_cpu_track(tracks, d):
+                off_packets.add(n)
         elif data == "track_event":
             e = p.track_event
             if e.track_uuid not in tracks:
@@ -201,8 +238,8 @@ def main():
                         slices.append((td.thread.pid, td.thread.tid, ts, p.timestamp - ts, nm, av, kids))
             elif td.HasField("thread") and e.type == pb.TrackEvent.TYPE_SLICE_BEGIN:
                 calls += 1
-            elif td.HasField("parent_uuid") and tracks[td.parent_uuid].HasField("process") and \
-                    tracks[td.parent_uuid].process.pid < (1 << 22):  # a vCPU thread's time off its host CPU
+            elif off_cpu_track(tracks, td):
+                off_packets.add(n)
                 m = re.search(r"\(tid (\d+)\)$", td.name)
                 if not m:
                     fail(f"packet {n}: off-CPU track {td.name!r} does not name its thread")
@@ -265,6 +302,9 @@ def main():
     for key, value in want_attrs.items():
         if (value == "" and key in attrs) or (value != "" and attrs.get(key) != value):
             fail(f"trace attribute {key}: {attrs.get(key, '(none)')}, want {value or '(none)'}")
+    if off_packets:
+        # Chrome's JSON has no switches: the size to compare with it is the trace's without them.
+        print(f"  {size_without(pkts, off_packets)} bytes without the off-CPU tracks")
     print(f"  {len(pkts)} packets ({bundles} deflated bundles), {len(tracks)} tracks, {len(slices)} hypercall "
           f"slices = report --csv, {len(flows_in)} flows, {switches} guest sched_switch, {calls} guest calls, "
           f"{len(off_slices)} off-CPU slices = report --vcpu-switches --csv "
