@@ -6,6 +6,7 @@
 #     context (Debian's lttng-modules-dkms, unpacked, never built:
 #     tests/export/check_lttng_modules.py; a changed field is caught);
 #   - babeltrace2 reads the host trace and each guest trace with no warning;
+#   - memory stays flat: 1 M records and switches convert in the RSS of 100 k;
 #   - a bt2 checker matches host and guests through their vmsync events and
 #     follows the virtual CPU state model: per vCPU, the time in the
 #     hypervisor and each guest task's run time equal what report --csv and
@@ -172,6 +173,30 @@ if [ "$(id -u)" -eq 0 ]; then
 	fi
 else
 	skip lttng_host_of_bpf_records_equals_report "synthetic events through the BPF handlers need root"
+fi
+
+# Memory stays flat: 1 M records and 1 M switches of vCPU threads (the
+# host's sched_switch) convert in the RSS of 100 k of each.
+rss() {
+	$PY -c '
+import resource, subprocess, sys
+r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if r.returncode == 0 else -1)' "$@"
+}
+if "$GEN" bulk m1.htr 100000 --switches 2>/dev/null && "$GEN" bulk m10.htr 1000000 --switches 2>/dev/null; then
+	r1=$(rss "$OUTPUT/hypertrace-bpf" convert --lttng m1-exp m1.htr)
+	r10=$(rss "$OUTPUT/hypertrace-bpf" convert --lttng m10-exp m10.htr)
+	events=$(babeltrace2 m10-exp/host 2>/dev/null | grep -c ' sched_switch: ')
+	echo "    max RSS: 100 k records and switches $r1 KiB, 1 M $r10 KiB ($events host sched_switch events)"
+	# Flat: within 10% and 1 MiB of the smaller case (allocator noise).
+	if [ "$r1" -gt 0 ] && [ "$r10" -gt 0 ] && [ $((r10 * 10)) -le $((r1 * 11 + 10240)) ] && [ "$events" -eq 1000000 ]; then
+		pass lttng_memory_flat_with_switches_from_100k_to_1M
+	else
+		fail lttng_memory_flat_with_switches_from_100k_to_1M "max RSS $r1 KiB for 100 k, $r10 KiB for 1 M; $events sched_switch events"
+	fi
+	rm -rf m1.* m10.* m1-exp m10-exp
+else
+	fail lttng_memory_flat_with_switches_from_100k_to_1M "trace_gen bulk failed"
 fi
 
 # Errors: one line, usage 2, runtime 1; nothing left behind.

@@ -11,11 +11,13 @@
  *       block between the records of the first and the second half of the
  *       calls, and the final one before the trailer; the threads run one
  *       after the other (see run_round). Needs root.
- *   trace_gen bulk FILE N [--wide] [--compress]   N records of 4 vCPU threads
- *       written with the trace file writer (no BPF): a large input for memory
- *       tests. --wide: latencies spread over 4 us .. 1 ms, higher on higher
- *       vCPUs, so percentiles fall in wide histogram buckets. --compress:
- *       delta + zlib blocks (about 10 bytes a record).
+ *   trace_gen bulk FILE N [--wide] [--compress] [--switches]   N records of 4
+ *       vCPU threads written with the trace file writer (no BPF): a large
+ *       input for memory tests. --wide: latencies spread over 4 us .. 1 ms,
+ *       higher on higher vCPUs, so percentiles fall in wide histogram
+ *       buckets. --compress: delta + zlib blocks (about 10 bytes a record).
+ *       --switches: after each record its thread is switched out or, the
+ *       next time, back in (record --vcpu-sched): N switches more.
  *   trace_gen guest FILE [--rounds N]   hypertracing as the guest module
  *       sends it (no BPF): two VMs ("web1", and one whose name holds a
  *       quote, a backslash and an escape byte) of two vCPU threads each; in
@@ -214,7 +216,7 @@ static int synth(const char *path, bool drops, bool exits, bool vcpu_sched)
 	return 0;
 }
 
-static int bulk(const char *path, uint64_t n, bool wide, bool compress)
+static int bulk(const char *path, uint64_t n, bool wide, bool compress, bool switches)
 {
 	struct ht_file_header hdr;
 	struct ht_trailer t = { 0 };
@@ -222,6 +224,8 @@ static int bulk(const char *path, uint64_t n, bool wide, bool compress)
 	char err[512];
 
 	ht_header_init(&hdr);
+	if (switches)
+		hdr.filter_flags |= HT_FILTER_F_VCPU_SCHED;
 	if (ht_writer_open(path, true, &hdr, &w, err, sizeof(err))) {
 		fprintf(stderr, "trace_gen: %s\n", err);
 		return 1;
@@ -245,8 +249,20 @@ static int bulk(const char *path, uint64_t n, bool wide, bool compress)
 			r.hcall_to_entry_ns = (__u32)(4096 + (spread * 7) % 500000);
 		}
 		ht_writer_add(w, &r);
+		if (switches) {
+			/* Before the next record's entry and its thread's next exit (a record takes at most 258 ns). */
+			struct ht_vcpu_switch sw = {
+				.time_ns = r.exit_ns + r.exit_to_hcall_ns + r.hcall_to_entry_ns + 10,
+				.kind = (i / 4) % 2 ? HT_SWITCH_IN : HT_SWITCH_OUT, .involuntary = (i / 8) % 2,
+				.prev_state = !((i / 8) % 2), .other_tid = 77, .other_pid = 77, .other_comm = "kworker/0:1",
+				.host_pid = r.host_pid, .host_tid = r.host_tid, .vcpu_id = r.vcpu_id, .cpu = r.exit_cpu,
+				.flags = HT_REC_F_VCPU_SWITCH,
+			};
+			memcpy(&r, &sw, sizeof(r));
+			ht_writer_add(w, &r);
+		}
 	}
-	t.records = n;
+	t.records = switches ? 2 * n : n;
 	t.end_monotonic_ns = hdr.start_monotonic_ns + 1000 + n * 250;
 	t.end_realtime_ns = hdr.start_realtime_ns + 1000 + n * 250;
 	if (ht_writer_close(w, &t)) {
@@ -510,19 +526,23 @@ int main(int argc, char **argv)
 		return guest(argv[2], rounds);
 	}
 	if (argc >= 4 && !strcmp(argv[1], "bulk") && ht_parse_u64(argv[3], 1, UINT64_MAX, &n)) {
-		bool wide = false, compress = false;
+		bool wide = false, compress = false, switches = false;
 		for (int i = 4; i < argc; i++) {
 			if (!strcmp(argv[i], "--wide"))
 				wide = true;
 			else if (!strcmp(argv[i], "--compress"))
 				compress = true;
+			else if (!strcmp(argv[i], "--switches"))
+				switches = true;
 			else
 				goto usage;
 		}
-		return bulk(argv[2], n, wide, compress);
+		if (wide && switches)
+			goto usage; /* wide latencies overlap the switches */
+		return bulk(argv[2], n, wide, compress, switches);
 	}
 usage:
-	fprintf(stderr, "usage: trace_gen synth FILE [--calls N] [--drops] [--exits [--vcpu-sched]] | trace_gen bulk FILE N [--wide] [--compress]"
+	fprintf(stderr, "usage: trace_gen synth FILE [--calls N] [--drops] [--exits [--vcpu-sched]] | trace_gen bulk FILE N [--wide | --switches] [--compress]"
 			" | trace_gen guest FILE [--rounds N]\n");
 	return 2;
 }
