@@ -619,7 +619,8 @@ static int session_setup(struct session *s)
 		/* Nothing was traced: no file (an older one stays as it was), and a clean end. */
 		discard_output(s, NULL);
 		s->stopped_in_setup = true;
-		fprintf(stderr, "hypertrace-bpf: stopped before tracing began: no trace file written\n");
+		fprintf(stderr, "hypertrace-bpf: stopped before tracing began%s\n",
+			cfg->no_file ? "" : ": no trace file written");
 		return HT_EXIT_OK;
 	}
 
