@@ -13,14 +13,6 @@
 #include "hypertrace/record.h"
 #include "test.h"
 
-static char *format;
-
-static void free_format(void)
-{
-	free(format);
-	format = NULL;
-}
-
 static void known_codes_have_the_kernels_names(void)
 {
 	char buf[32];
@@ -72,32 +64,42 @@ static void names_match_the_running_kernels_print_format(void)
 {
 	const char *path = "/sys/kernel/tracing/events/kvm/kvm_exit/format";
 	FILE *f = fopen(path, "r");
+	char *format = NULL;
+	const char *fmt;
 	size_t len = 0;
 
 	if (!f)
 		SKIP("%s cannot be read (tracefs not mounted, KVM not loaded or not root)", path);
-	ht_test_cleanup = free_format;
-	if (getdelim(&format, &len, '\0', f) < 0)
+	if (getdelim(&format, &len, '\0', f) < 0) {
+		free(format);
 		format = NULL;
+	}
 	fclose(f);
-	CHECK(format && strstr(format, "print fmt:"), "no print format in %s", path);
-	const char *fmt = strstr(format, "print fmt:");
+	if (!ASSERT_MSG(format && strstr(format, "print fmt:"), "no print format in %s", path))
+		goto cleanup;
+	fmt = strstr(format, "print fmt:");
 	for (unsigned int isa = HT_ISA_VMX; isa <= HT_ISA_SVM; isa++) {
 		size_t n;
 		const struct ht_exit_reason *t = ht_exit_reasons(isa, &n);
 		const char *table = isa_table(fmt, isa);
 
-		CHECK(table != NULL, "no table for ISA %u in the print format", isa);
-		CHECK(n > 50, "ISA %u: only %zu names", isa, n);
+		if (!ASSERT_MSG(table != NULL, "no table for ISA %u in the print format", isa))
+			goto cleanup;
+		if (!ASSERT_MSG(n > 50, "ISA %u: only %zu names", isa, n))
+			goto cleanup;
 		for (size_t i = 0; i < n; i++) {
 			long long code;
 
-			CHECK(kernel_code(table, t[i].name, &code), "ISA %u: the kernel has no reason \"%s\"", isa,
-			      t[i].name);
-			CHECK((uint32_t)code == t[i].code, "ISA %u: \"%s\" is %#llx in the kernel, %#x here", isa, t[i].name,
-			      code, t[i].code);
+			if (!ASSERT_MSG(kernel_code(table, t[i].name, &code), "ISA %u: the kernel has no reason \"%s\"",
+					isa, t[i].name))
+				goto cleanup;
+			if (!ASSERT_MSG((uint32_t)code == t[i].code, "ISA %u: \"%s\" is %#llx in the kernel, %#x here",
+					isa, t[i].name, code, t[i].code))
+				goto cleanup;
 		}
 	}
+cleanup:
+	free(format);
 }
 
 int main(void)
