@@ -9,15 +9,6 @@
 #include "exits/exit_view.h"
 #include "test.h"
 
-static struct ht_exit_table a, b, d;
-
-static void cleanup(void)
-{
-	ht_exit_table_free(&a);
-	ht_exit_table_free(&b);
-	ht_exit_table_free(&d);
-}
-
 static struct ht_exit_key key(__u32 pid, __u16 vcpu, __u32 reason)
 {
 	return (struct ht_exit_key){ .pid = pid, .vcpu = vcpu, .isa = HT_ISA_SVM, .reason = reason };
@@ -39,52 +30,77 @@ static void series_stay_sorted_and_unique(void)
 {
 	struct ht_exit_hist h = hist_of(1, 100);
 	struct ht_exit_key keys[] = { key(5, 1, 0x7b), key(5, 0, 0x78), key(3, 9, 1), key(5, 0, 0x7b), key(5, 0, 0x78) };
+	struct ht_exit_key missing = key(4, 0, 0);
+	struct ht_exit_table a;
 
 	ht_exit_table_init(&a);
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		CHECK(ht_exit_table_set_series(&a, &keys[i], &h) == 0, "set");
-	CHECK_EQ_U64(a.nseries, 4);
-	CHECK(a.series[0].key.pid == 3 && a.series[1].key.reason == 0x78 && a.series[2].key.reason == 0x7b &&
-	      a.series[3].key.vcpu == 1, "order");
-	CHECK(ht_exit_table_series(&a, &keys[2], false) == &a.series[0], "lookup");
-	struct ht_exit_key missing = key(4, 0, 0);
-	CHECK(ht_exit_table_series(&a, &missing, false) == NULL, "missing key found");
+		if (!ASSERT_MSG(ht_exit_table_set_series(&a, &keys[i], &h) == 0, "set"))
+			goto cleanup;
+	if (!ASSERT_EQ(a.nseries, 4, "value"))
+		goto cleanup;
+	if (!ASSERT_MSG(a.series[0].key.pid == 3 && a.series[1].key.reason == 0x78 && a.series[2].key.reason == 0x7b &&
+			a.series[3].key.vcpu == 1, "order"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_exit_table_series(&a, &keys[2], false) == &a.series[0], "lookup"))
+		goto cleanup;
+	ASSERT_MSG(ht_exit_table_series(&a, &missing, false) == NULL, "missing key found");
+cleanup:
+	ht_exit_table_free(&a);
 }
 
 static void an_interval_is_the_difference_with_bucket_bound_min_and_max(void)
 {
 	struct ht_exit_key k1 = key(7, 0, 0x7b), k2 = key(7, 1, 0x400);
 	struct ht_exit_hist h = hist_of(10, 1000); /* slot 9 */
+	struct ht_exit_hist h2 = hist_of(4, 50);
 	struct ht_vcpu_wait w = { .pid = 7, .tid = 70, .wait_ns = 100, .preempt_count = 1 };
+	const struct ht_exit_series *s;
+	struct ht_exit_table a, b, d;
 
 	ht_exit_table_init(&a);
 	ht_exit_table_init(&b);
 	ht_exit_table_init(&d);
-	CHECK(ht_exit_table_set_series(&b, &k1, &h) == 0 && ht_exit_table_set_thread(&b, &w) == 0, "before");
+	if (!ASSERT_MSG(ht_exit_table_set_series(&b, &k1, &h) == 0 && ht_exit_table_set_thread(&b, &w) == 0, "before"))
+		goto cleanup;
 	/* Then 5 more exits of 3000 ns (slot 11) on k1, and a new series k2. */
 	h.count += 5;
 	h.total_ns += 5 * 3000;
 	h.max_ns = 3000;
 	h.slots[11] += 5;
-	struct ht_exit_hist h2 = hist_of(4, 50);
 	w.wait_ns = 350;
 	w.preempt_count = 3;
-	CHECK(ht_exit_table_copy(&a, &b) == 0, "copy");
-	CHECK(ht_exit_table_set_series(&a, &k1, &h) == 0 && ht_exit_table_set_series(&a, &k2, &h2) == 0 &&
-	      ht_exit_table_set_thread(&a, &w) == 0, "after");
-	CHECK(ht_exit_table_delta(&d, &a, &b) == 0, "delta");
-	CHECK_EQ_U64(d.nseries, 2);
-	const struct ht_exit_series *s = ht_exit_table_series(&d, &k1, false);
-	CHECK(s && s->h.count == 5 && s->h.total_ns == 15000 && s->h.slots[11] == 5 && s->h.slots[9] == 0, "k1");
-	CHECK(!s->minmax_exact && s->h.min_ns == 2048 && s->h.max_ns == 4095, "k1 min/max as bounds: %llu %llu",
-	      (unsigned long long)s->h.min_ns, (unsigned long long)s->h.max_ns);
+	if (!ASSERT_MSG(ht_exit_table_copy(&a, &b) == 0, "copy"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_exit_table_set_series(&a, &k1, &h) == 0 && ht_exit_table_set_series(&a, &k2, &h2) == 0 &&
+			ht_exit_table_set_thread(&a, &w) == 0, "after"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_exit_table_delta(&d, &a, &b) == 0, "delta"))
+		goto cleanup;
+	if (!ASSERT_EQ(d.nseries, 2, "value"))
+		goto cleanup;
+	s = ht_exit_table_series(&d, &k1, false);
+	if (!ASSERT_MSG(s && s->h.count == 5 && s->h.total_ns == 15000 && s->h.slots[11] == 5 && s->h.slots[9] == 0,
+			"k1"))
+		goto cleanup;
+	if (!ASSERT_MSG(!s->minmax_exact && s->h.min_ns == 2048 && s->h.max_ns == 4095, "k1 min/max as bounds: %llu %llu",
+			(unsigned long long)s->h.min_ns, (unsigned long long)s->h.max_ns))
+		goto cleanup;
 	s = ht_exit_table_series(&d, &k2, false);
-	CHECK(s && s->h.count == 4 && s->minmax_exact && s->h.min_ns == 50, "k2: new in the interval, exact");
-	CHECK_EQ_U64(d.nthreads, 1);
-	CHECK_EQ_U64(d.threads[0].w.wait_ns, 250);
-	CHECK_EQ_U64(d.threads[0].w.preempt_count, 2);
+	if (!ASSERT_MSG(s && s->h.count == 4 && s->minmax_exact && s->h.min_ns == 50, "k2: new in the interval, exact"))
+		goto cleanup;
+	if (!ASSERT_EQ(d.nthreads, 1, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(d.threads[0].w.wait_ns, 250, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(d.threads[0].w.preempt_count, 2, "value"))
+		goto cleanup;
 	/* Nothing new: an empty interval. */
-	CHECK(ht_exit_table_delta(&d, &a, &a) == 0 && d.nseries == 0 && d.nthreads == 0, "no change");
+	ASSERT_MSG(ht_exit_table_delta(&d, &a, &a) == 0 && d.nseries == 0 && d.nthreads == 0, "no change");
+cleanup:
+	ht_exit_table_free(&a);
+	ht_exit_table_free(&b);
+	ht_exit_table_free(&d);
 }
 
 static void percentiles_are_bucket_upper_bounds_lowered_to_an_exact_max(void)
@@ -124,7 +140,6 @@ static void short_times_keep_three_digits(void)
 
 int main(void)
 {
-	ht_test_cleanup = cleanup;
 	RUN(series_stay_sorted_and_unique);
 	RUN(an_interval_is_the_difference_with_bucket_bound_min_and_max);
 	RUN(percentiles_are_bucket_upper_bounds_lowered_to_an_exact_max);
