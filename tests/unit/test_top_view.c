@@ -7,16 +7,27 @@
 #include "test.h"
 #include "top/top_view.h"
 
-static struct ht_exit_table interval, total;
-static char *text;
-static size_t len;
+/* An interval's and the run's exit tables, and the text of the last frame written from them. */
+struct fixture {
+	struct ht_exit_table interval, total;
+	char *text;
+	size_t len;
+};
 
-static void cleanup(void)
+static void fixture_init(struct fixture *fx)
 {
-	ht_exit_table_free(&interval);
-	ht_exit_table_free(&total);
-	free(text);
-	text = NULL;
+	ht_exit_table_init(&fx->interval);
+	ht_exit_table_init(&fx->total);
+	fx->text = NULL;
+	fx->len = 0;
+}
+
+static void fixture_free(struct fixture *fx)
+{
+	ht_exit_table_free(&fx->interval);
+	ht_exit_table_free(&fx->total);
+	free(fx->text);
+	fx->text = NULL;
 }
 
 static const char *names(void *ctx, uint32_t pid)
@@ -32,7 +43,7 @@ static bool alive(void *ctx, uint32_t pid)
 }
 
 /* VM pid: n io exits and h hypercalls on vCPU 0 in the interval, one vCPU thread waiting w ns. */
-static void vm(uint32_t pid, uint64_t n, uint64_t h, uint64_t w)
+static void vm(struct fixture *fx, uint32_t pid, uint64_t n, uint64_t h, uint64_t w)
 {
 	struct ht_exit_key io = { .pid = pid, .isa = HT_ISA_SVM, .reason = 0x7b };
 	struct ht_exit_key hc = { .pid = pid, .isa = HT_ISA_SVM, .reason = HT_SVM_EXIT_CODE_VMMCALL };
@@ -40,22 +51,27 @@ static void vm(uint32_t pid, uint64_t n, uint64_t h, uint64_t w)
 	struct ht_vcpu_wait wt = { .pid = pid, .tid = pid + 1, .wait_ns = w };
 
 	hist.slots[9] = n;
-	ht_exit_table_set_series(&interval, &io, &hist);
+	ht_exit_table_set_series(&fx->interval, &io, &hist);
 	hist.count = hist.slots[9] = h;
 	if (h)
-		ht_exit_table_set_series(&interval, &hc, &hist);
-	ht_exit_table_set_thread(&interval, &wt);
-	ht_exit_table_set_thread(&total, &wt);
+		ht_exit_table_set_series(&fx->interval, &hc, &hist);
+	ht_exit_table_set_thread(&fx->interval, &wt);
+	ht_exit_table_set_thread(&fx->total, &wt);
 }
 
-static int frame(struct ht_top_view_opts *o)
+/* A frame written into fx->text (in place of the last one); its number of lines. */
+static int frame(struct fixture *fx, struct ht_top_view_opts *o)
 {
-	FILE *f = open_memstream(&text, &len);
+	FILE *f;
+	int n;
 
+	free(fx->text);
+	fx->text = NULL;
+	f = open_memstream(&fx->text, &fx->len);
 	o->interval_ns = 1000000000;
 	o->vm_name = names;
 	o->alive = alive;
-	int n = ht_top_view_write(f, &interval, &total, o);
+	n = ht_top_view_write(f, &fx->interval, &fx->total, o);
 	fclose(f);
 	return n;
 }
@@ -63,56 +79,70 @@ static int frame(struct ht_top_view_opts *o)
 static void rows_per_vm_sorted_by_the_key_with_names_escaped(void)
 {
 	struct ht_top_view_opts o = { .sort = HT_TOP_SORT_EXITS };
+	struct fixture fx;
+	const char *a, *b;
 
-	ht_exit_table_init(&interval);
-	ht_exit_table_init(&total);
-	vm(10, 100, 0, 500000000);
-	vm(20, 300, 40, 0);
-	vm(30, 999, 0, 0);
-	CHECK(frame(&o) == 4, "lines: %s", text);
-	const char *a = strstr(text, " alpha "), *b = strstr(text, " b\\x1b[2Jeta ");
-	CHECK(a && b && b < a, "exits/s: beta (340) before alpha (100):\n%s", text);
-	CHECK(!strstr(text, "gamma"), "an ended VM is shown:\n%s", text);
-	CHECK(!strchr(text, '\x1b'), "a raw escape byte");
-	CHECK(strstr(text, "     20 b\\x1b[2Jeta                 340  1.00us  1.00us    0.0       40\n") != NULL,
-	      "the beta row:\n%s", text);
-	CHECK(strstr(text, "   50.0        0\n") != NULL, "alpha waits 50%%:\n%s", text);
-	free(text);
-	text = NULL;
+	fixture_init(&fx);
+	vm(&fx, 10, 100, 0, 500000000);
+	vm(&fx, 20, 300, 40, 0);
+	vm(&fx, 30, 999, 0, 0);
+	if (!ASSERT_MSG(frame(&fx, &o) == 4, "lines: %s", fx.text))
+		goto cleanup;
+	a = strstr(fx.text, " alpha ");
+	b = strstr(fx.text, " b\\x1b[2Jeta ");
+	if (!ASSERT_MSG(a && b && b < a, "exits/s: beta (340) before alpha (100):\n%s", fx.text))
+		goto cleanup;
+	if (!ASSERT_MSG(!strstr(fx.text, "gamma"), "an ended VM is shown:\n%s", fx.text))
+		goto cleanup;
+	if (!ASSERT_MSG(!strchr(fx.text, '\x1b'), "a raw escape byte"))
+		goto cleanup;
+	if (!ASSERT_MSG(strstr(fx.text, "     20 b\\x1b[2Jeta                 340  1.00us  1.00us    0.0       40\n") != NULL,
+			"the beta row:\n%s", fx.text))
+		goto cleanup;
+	if (!ASSERT_MSG(strstr(fx.text, "   50.0        0\n") != NULL, "alpha waits 50%%:\n%s", fx.text))
+		goto cleanup;
 	o.sort = HT_TOP_SORT_WAIT;
-	CHECK(frame(&o) == 4, "lines");
-	a = strstr(text, " alpha ");
-	b = strstr(text, " b\\x1b[2Jeta ");
-	CHECK(a && b && a < b, "wait: alpha before beta:\n%s", text);
-	free(text);
-	text = NULL;
+	if (!ASSERT_MSG(frame(&fx, &o) == 4, "lines"))
+		goto cleanup;
+	a = strstr(fx.text, " alpha ");
+	b = strstr(fx.text, " b\\x1b[2Jeta ");
+	if (!ASSERT_MSG(a && b && a < b, "wait: alpha before beta:\n%s", fx.text))
+		goto cleanup;
 	o.sort = HT_TOP_SORT_HCALLS;
 	o.reasons = true;
-	CHECK(frame(&o) == 7, "lines with reasons: %s", text);
-	CHECK(strstr(text, "  hypercall ") != NULL, "the hypercall reason row");
+	if (!ASSERT_MSG(frame(&fx, &o) == 7, "lines with reasons: %s", fx.text))
+		goto cleanup;
+	ASSERT_MSG(strstr(fx.text, "  hypercall ") != NULL, "the hypercall reason row");
+cleanup:
+	fixture_free(&fx);
 }
 
 static void a_frame_fits_the_screen(void)
 {
 	struct ht_top_view_opts o = { .sort = HT_TOP_SORT_PID, .width = 40, .height = 6, .vcpus = true };
+	struct fixture fx;
+	int n;
 
-	ht_exit_table_init(&interval);
-	ht_exit_table_init(&total);
+	fixture_init(&fx);
 	for (uint32_t p = 100; p < 120; p++)
-		vm(p, p, 0, 0);
-	int n = frame(&o);
-	CHECK(n == 6, "%d lines for 6 rows:\n%s", n, text);
-	CHECK(strstr(text, "\n... 37 more rows\n") != NULL, "the cut is said:\n%s", text);
-	for (char *l = text; *l;) {
+		vm(&fx, p, p, 0, 0);
+	n = frame(&fx, &o);
+	if (!ASSERT_MSG(n == 6, "%d lines for 6 rows:\n%s", n, fx.text))
+		goto cleanup;
+	if (!ASSERT_MSG(strstr(fx.text, "\n... 37 more rows\n") != NULL, "the cut is said:\n%s", fx.text))
+		goto cleanup;
+	for (char *l = fx.text; *l;) {
 		size_t w = strcspn(l, "\n");
-		CHECK(w <= 40, "a line of %zu columns", w);
+		if (!ASSERT_MSG(w <= 40, "a line of %zu columns", w))
+			goto cleanup;
 		l += w + (l[w] == '\n');
 	}
+cleanup:
+	fixture_free(&fx);
 }
 
 int main(void)
 {
-	ht_test_cleanup = cleanup;
 	RUN(rows_per_vm_sorted_by_the_key_with_names_escaped);
 	RUN(a_frame_fits_the_screen);
 	return ht_test_exit_status();
