@@ -31,26 +31,20 @@
 #define SVM_NPF 0x400
 
 static struct ht_synth_layout layout;
-static struct ht_tracer *tracer;
 
-static void destroy_tracer(void)
-{
-	ht_tracer_destroy(tracer);
-	tracer = NULL;
-}
-
+/* A tracer of exits for the caller to destroy, or NULL (said why). */
 static struct ht_tracer *exits_tracer(int isa, const struct ht_filters *f)
 {
 	/* Only the test's events move states: no real switch (see main). */
 	struct ht_tracer_opts o = { .isa = isa, .synthetic = true, .synthetic_switches_only = true, .exits = true,
 				    .ringbuf_bytes = 1 << 20 };
+	struct ht_tracer *tracer;
 	char err[512];
 
 	if (f)
 		o.filters = *f;
 	else
 		ht_filters_default(&o.filters);
-	destroy_tracer();
 	if (ht_tracer_load(&tracer, &o, err, sizeof(err))) {
 		printf("    load failed: %s\n", err);
 		return NULL;
@@ -58,9 +52,10 @@ static struct ht_tracer *exits_tracer(int isa, const struct ht_filters *f)
 	return tracer;
 }
 
-#define LOAD(t, expr)                    \
-	struct ht_tracer *t = (expr);    \
-	CHECK(t != NULL, "tracer did not load")
+/* Tracer t (NULL until then) is loaded, or the test goes to the cleanup label that destroys it. */
+#define LOAD(t, expr)                                            \
+	if (!ASSERT_OK_PTR((t) = (expr), "tracer did not load")) \
+		goto cleanup
 
 /* What the tracer's maps hold, read as record reads them. */
 #define MAX_SERIES 1024
@@ -128,17 +123,30 @@ static int exit_for(struct ht_tracer *t, __u32 isa, __u32 reason, __u32 vcpu, __
 
 static void an_exit_and_its_entry_count_one_exit_with_its_time_in_the_host(void)
 {
+	struct ht_tracer *t = NULL;
+	const struct ht_exit_hist *h;
+
 	LOAD(t, exits_tracer(VMX, NULL));
-	CHECK(exit_for(t, VMX, VMX_IO, 2, 1000000, 5000) == 0, "events");
-	CHECK(read_series(t) == 0, "read");
-	CHECK_EQ_U64(ngot, 1);
-	const struct ht_exit_hist *h = find((__u32)getpid(), 2, VMX, VMX_IO);
-	CHECK(h != NULL, "no series for (this process, vcpu 2, VMX, 30)");
-	CHECK_EQ_U64(h->count, 1);
-	CHECK_EQ_U64(h->total_ns, 5000);
-	CHECK_EQ_U64(h->min_ns, 5000);
-	CHECK_EQ_U64(h->max_ns, 5000);
-	CHECK_EQ_U64(h->slots[12], 1); /* 4096..8191 */
+	if (!ASSERT_MSG(exit_for(t, VMX, VMX_IO, 2, 1000000, 5000) == 0, "events"))
+		goto cleanup;
+	if (!ASSERT_MSG(read_series(t) == 0, "read"))
+		goto cleanup;
+	if (!ASSERT_EQ(ngot, 1, "value"))
+		goto cleanup;
+	h = find((__u32)getpid(), 2, VMX, VMX_IO);
+	if (!ASSERT_MSG(h != NULL, "no series for (this process, vcpu 2, VMX, 30)"))
+		goto cleanup;
+	if (!ASSERT_EQ(h->count, 1, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(h->total_ns, 5000, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(h->min_ns, 5000, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(h->max_ns, 5000, "value"))
+		goto cleanup;
+	ASSERT_EQ(h->slots[12], 1, "value"); /* 4096..8191 */
+cleanup:
+	ht_tracer_destroy(t);
 }
 
 /* Slot k holds [2^k, 2^(k+1) - 1] ns, slot 0 also 0; the last slot holds the rest. */
@@ -148,71 +156,116 @@ static void times_fall_in_their_log2_buckets_at_both_edges(void)
 				      (1ull << 38) - 1, 1ull << 38, (1ull << 39) - 1, 1ull << 39, 1ull << 45 };
 	static const unsigned int slot_of[] = { 0, 0, 1, 1, 2, 2, 3, 9, 10, 10, 11, 37, 38, 38, 39, 39 };
 	__u64 want[HT_EXIT_SLOTS] = { 0 }, total = 0;
+	struct ht_tracer *t = NULL;
+	const struct ht_exit_hist *h;
 
 	LOAD(t, exits_tracer(SVM, NULL));
 	for (size_t i = 0; i < ARRAY_SIZE(durs); i++) {
-		CHECK(exit_for(t, SVM, SVM_NPF, 0, 1ull << 50, durs[i]) == 0, "events");
+		if (!ASSERT_MSG(exit_for(t, SVM, SVM_NPF, 0, 1ull << 50, durs[i]) == 0, "events"))
+			goto cleanup;
 		want[slot_of[i]]++;
 		total += durs[i];
 	}
-	CHECK(read_series(t) == 0, "read");
-	const struct ht_exit_hist *h = find((__u32)getpid(), 0, SVM, SVM_NPF);
-	CHECK(h != NULL, "no series");
-	CHECK_EQ_U64(h->count, ARRAY_SIZE(durs));
-	CHECK_EQ_U64(h->min_ns, 0);
-	CHECK_EQ_U64(h->max_ns, 1ull << 45);
-	CHECK_EQ_U64(h->total_ns, total);
-	for (unsigned int k = 0; k < HT_EXIT_SLOTS; k++)
-		CHECK(h->slots[k] == want[k], "slot %u: %llu, want %llu", k, (unsigned long long)h->slots[k],
-		      (unsigned long long)want[k]);
+	if (!ASSERT_MSG(read_series(t) == 0, "read"))
+		goto cleanup;
+	h = find((__u32)getpid(), 0, SVM, SVM_NPF);
+	if (!ASSERT_MSG(h != NULL, "no series"))
+		goto cleanup;
+	if (!ASSERT_EQ(h->count, ARRAY_SIZE(durs), "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(h->min_ns, 0, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(h->max_ns, 1ull << 45, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(h->total_ns, total, "value"))
+		goto cleanup;
+	for (unsigned int k = 0; k < HT_EXIT_SLOTS; k++) {
+		if (!ASSERT_MSG(h->slots[k] == want[k], "slot %u: %llu, want %llu", k, (unsigned long long)h->slots[k],
+				(unsigned long long)want[k]))
+			goto cleanup;
+	}
+cleanup:
+	ht_tracer_destroy(t);
 }
 
 static void both_isas_vcpus_and_reasons_are_series_of_their_own(void)
 {
-	LOAD(t, exits_tracer(SVM, NULL));
 	__u32 pid = (__u32)getpid();
+	struct ht_tracer *t = NULL;
+	const struct ht_exit_hist *h;
+
+	LOAD(t, exits_tracer(SVM, NULL));
 	/* VMX: the basic reason; flag bits (here FAILED_VMENTRY, enclave) do not make another series. */
-	CHECK(exit_for(t, VMX, VMX_IO, 0, 1000, 100) == 0, "events");
-	CHECK(exit_for(t, VMX, VMX_IO | 0x80000000u, 0, 2000, 300) == 0, "events");
-	CHECK(exit_for(t, VMX, VMX_IO | 0x08000000u, 0, 3000, 200) == 0, "events");
+	if (!ASSERT_MSG(exit_for(t, VMX, VMX_IO, 0, 1000, 100) == 0, "events"))
+		goto cleanup;
+	if (!ASSERT_MSG(exit_for(t, VMX, VMX_IO | 0x80000000u, 0, 2000, 300) == 0, "events"))
+		goto cleanup;
+	if (!ASSERT_MSG(exit_for(t, VMX, VMX_IO | 0x08000000u, 0, 3000, 200) == 0, "events"))
+		goto cleanup;
 	/* SVM: the whole exit code. Reason 30 of the other ISA is another series. */
-	CHECK(exit_for(t, SVM, SVM_IO, 0, 4000, 10) == 0, "events");
-	CHECK(exit_for(t, SVM, SVM_IO | 0x10000u, 0, 5000, 10) == 0, "events");
-	CHECK(exit_for(t, SVM, VMX_IO, 0, 6000, 10) == 0, "events");
-	CHECK(exit_for(t, SVM, SVM_IO, 1, 7000, 20) == 0, "events");
-	CHECK(exit_for(t, VMX, VMX_HLT, 1, 8000, 30) == 0, "events");
-	CHECK(read_series(t) == 0, "read");
-	CHECK_EQ_U64(ngot, 6);
-	const struct ht_exit_hist *h = find(pid, 0, VMX, VMX_IO);
-	CHECK(h && h->count == 3 && h->min_ns == 100 && h->max_ns == 300 && h->total_ns == 600, "VMX io on vcpu 0");
-	CHECK((h = find(pid, 0, SVM, SVM_IO)) && h->count == 1 && h->total_ns == 10, "SVM io on vcpu 0");
-	CHECK((h = find(pid, 0, SVM, SVM_IO | 0x10000u)) && h->count == 1, "SVM code 0x1007b");
-	CHECK((h = find(pid, 0, SVM, VMX_IO)) && h->count == 1, "SVM code 30");
-	CHECK((h = find(pid, 1, SVM, SVM_IO)) && h->count == 1 && h->total_ns == 20, "SVM io on vcpu 1");
-	CHECK((h = find(pid, 1, VMX, VMX_HLT)) && h->count == 1 && h->total_ns == 30, "VMX hlt on vcpu 1");
+	if (!ASSERT_MSG(exit_for(t, SVM, SVM_IO, 0, 4000, 10) == 0, "events"))
+		goto cleanup;
+	if (!ASSERT_MSG(exit_for(t, SVM, SVM_IO | 0x10000u, 0, 5000, 10) == 0, "events"))
+		goto cleanup;
+	if (!ASSERT_MSG(exit_for(t, SVM, VMX_IO, 0, 6000, 10) == 0, "events"))
+		goto cleanup;
+	if (!ASSERT_MSG(exit_for(t, SVM, SVM_IO, 1, 7000, 20) == 0, "events"))
+		goto cleanup;
+	if (!ASSERT_MSG(exit_for(t, VMX, VMX_HLT, 1, 8000, 30) == 0, "events"))
+		goto cleanup;
+	if (!ASSERT_MSG(read_series(t) == 0, "read"))
+		goto cleanup;
+	if (!ASSERT_EQ(ngot, 6, "value"))
+		goto cleanup;
+	h = find(pid, 0, VMX, VMX_IO);
+	if (!ASSERT_MSG(h && h->count == 3 && h->min_ns == 100 && h->max_ns == 300 && h->total_ns == 600,
+			"VMX io on vcpu 0"))
+		goto cleanup;
+	if (!ASSERT_MSG((h = find(pid, 0, SVM, SVM_IO)) && h->count == 1 && h->total_ns == 10, "SVM io on vcpu 0"))
+		goto cleanup;
+	if (!ASSERT_MSG((h = find(pid, 0, SVM, SVM_IO | 0x10000u)) && h->count == 1, "SVM code 0x1007b"))
+		goto cleanup;
+	if (!ASSERT_MSG((h = find(pid, 0, SVM, VMX_IO)) && h->count == 1, "SVM code 30"))
+		goto cleanup;
+	if (!ASSERT_MSG((h = find(pid, 1, SVM, SVM_IO)) && h->count == 1 && h->total_ns == 20, "SVM io on vcpu 1"))
+		goto cleanup;
+	ASSERT_MSG((h = find(pid, 1, VMX, VMX_HLT)) && h->count == 1 && h->total_ns == 30, "VMX hlt on vcpu 1");
+cleanup:
+	ht_tracer_destroy(t);
 }
 
 static void pid_and_vcpu_filters_select_exits(void)
 {
+	struct ht_tracer *t = NULL, *t2 = NULL;
 	struct ht_filters f;
 
 	ht_filters_default(&f);
 	f.tgid_on = true;
 	f.tgid = (__u32)getpid() + 1;
 	LOAD(t, exits_tracer(VMX, &f));
-	CHECK(exit_for(t, VMX, VMX_IO, 0, 1000, 100) == 0, "events");
-	CHECK(read_series(t) == 0 && ngot == 0, "another process's filter counted %zu series", ngot);
+	if (!ASSERT_MSG(exit_for(t, VMX, VMX_IO, 0, 1000, 100) == 0, "events"))
+		goto cleanup;
+	if (!ASSERT_MSG(read_series(t) == 0 && ngot == 0, "another process's filter counted %zu series", ngot))
+		goto cleanup;
 
 	f.tgid = (__u32)getpid();
 	f.vcpu_on = true;
 	f.vcpu = 1;
 	LOAD(t2, exits_tracer(VMX, &f));
-	for (__u32 v = 0; v < 3; v++)
-		CHECK(exit_for(t2, VMX, VMX_IO, v, 1000, 100 + v) == 0, "events");
-	CHECK(read_series(t2) == 0, "read");
-	CHECK_EQ_U64(ngot, 1);
-	CHECK_EQ_U64(got[0].key.vcpu, 1);
-	CHECK_EQ_U64(got[0].h.total_ns, 101);
+	for (__u32 v = 0; v < 3; v++) {
+		if (!ASSERT_MSG(exit_for(t2, VMX, VMX_IO, v, 1000, 100 + v) == 0, "events"))
+			goto cleanup;
+	}
+	if (!ASSERT_MSG(read_series(t2) == 0, "read"))
+		goto cleanup;
+	if (!ASSERT_EQ(ngot, 1, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(got[0].key.vcpu, 1, "value"))
+		goto cleanup;
+	ASSERT_EQ(got[0].h.total_ns, 101, "value");
+cleanup:
+	ht_tracer_destroy(t);
+	ht_tracer_destroy(t2);
 }
 
 static void note_candidate(void *ctx, __u32 tgid, bool fresh)
@@ -230,6 +283,7 @@ static void note_candidate(void *ctx, __u32 tgid, bool fresh)
  */
 static void a_followed_vm_is_found_by_any_exit(void)
 {
+	struct ht_tracer *t = NULL;
 	struct ht_filters f;
 	__u32 fresh = 0;
 
@@ -237,27 +291,38 @@ static void a_followed_vm_is_found_by_any_exit(void)
 	f.tgid_on = true;
 	f.tgid = 0; /* --vm NAME before its process is known */
 	LOAD(t, exits_tracer(VMX, &f));
-	CHECK(exit_for(t, VMX, VMX_IO, 0, 1000, 100) == 0, "events");
-	CHECK(read_series(t) == 0 && ngot == 0, "an untraced process counted %zu series", ngot);
-	CHECK(ht_tracer_vm_candidates(t, note_candidate, &fresh) == 1 && fresh == (__u32)getpid(),
-	      "candidate %u, want this process %u", fresh, (__u32)getpid());
-	CHECK(ht_tracer_trace_tgid(t, (__u32)getpid(), true) == 0, "trace");
-	CHECK(exit_for(t, VMX, VMX_IO, 0, 2000, 200) == 0, "events");
-	CHECK(read_series(t) == 0, "read");
-	CHECK_EQ_U64(ngot, 1);
-	CHECK_EQ_U64(got[0].h.total_ns, 200);
+	if (!ASSERT_MSG(exit_for(t, VMX, VMX_IO, 0, 1000, 100) == 0, "events"))
+		goto cleanup;
+	if (!ASSERT_MSG(read_series(t) == 0 && ngot == 0, "an untraced process counted %zu series", ngot))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_tracer_vm_candidates(t, note_candidate, &fresh) == 1 && fresh == (__u32)getpid(),
+			"candidate %u, want this process %u", fresh, (__u32)getpid()))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_tracer_trace_tgid(t, (__u32)getpid(), true) == 0, "trace"))
+		goto cleanup;
+	if (!ASSERT_MSG(exit_for(t, VMX, VMX_IO, 0, 2000, 200) == 0, "events"))
+		goto cleanup;
+	if (!ASSERT_MSG(read_series(t) == 0, "read"))
+		goto cleanup;
+	if (!ASSERT_EQ(ngot, 1, "value"))
+		goto cleanup;
+	ASSERT_EQ(got[0].h.total_ns, 200, "value");
+cleanup:
+	ht_tracer_destroy(t);
 }
 
 /* Sums over CPUs: a vCPU thread that migrates adds to one series; min and max are over all CPUs. */
 static void a_series_is_summed_over_cpus(void)
 {
+	struct ht_tracer *t = NULL;
+	const struct ht_exit_hist *h;
 	cpu_set_t all, one;
+	int ret = 0;
 
 	if (libbpf_num_possible_cpus() < 2)
 		SKIP("one CPU");
 	sched_getaffinity(0, sizeof(all), &all);
 	LOAD(t, exits_tracer(SVM, NULL));
-	int ret = 0;
 	for (int cpu = 0; cpu < 2; cpu++) {
 		CPU_ZERO(&one);
 		CPU_SET(cpu, &one);
@@ -265,10 +330,14 @@ static void a_series_is_summed_over_cpus(void)
 		ret |= exit_for(t, SVM, SVM_IO, 0, 1000, cpu ? 7 : 70);
 	}
 	sched_setaffinity(0, sizeof(all), &all);
-	CHECK(ret == 0, "events");
-	CHECK(read_series(t) == 0, "read");
-	const struct ht_exit_hist *h = find((__u32)getpid(), 0, SVM, SVM_IO);
-	CHECK(h && h->count == 2 && h->min_ns == 7 && h->max_ns == 70 && h->total_ns == 77, "summed series");
+	if (!ASSERT_MSG(ret == 0, "events"))
+		goto cleanup;
+	if (!ASSERT_MSG(read_series(t) == 0, "read"))
+		goto cleanup;
+	h = find((__u32)getpid(), 0, SVM, SVM_IO);
+	ASSERT_MSG(h && h->count == 2 && h->min_ns == 7 && h->max_ns == 70 && h->total_ns == 77, "summed series");
+cleanup:
+	ht_tracer_destroy(t);
 }
 
 /*
@@ -284,26 +353,32 @@ static void a_series_is_summed_over_cpus(void)
 static void more_series_than_a_cpus_table_are_all_counted(void)
 {
 	const unsigned int n = HT_EXIT_CACHE_WAYS + 200;
+	struct ht_tracer *t = NULL;
+	size_t wrong = 0;
+	int ret = 0;
 
 	LOAD(t, exits_tracer(SVM, NULL));
-	int ret = 0;
 	for (unsigned int i = 0; i < n && !ret; i++) {
 		if (i % 8 == 0)
 			usleep(1000);
 		for (unsigned int k = 0; k <= i % 3 && !ret; k++)
 			ret = exit_for(t, SVM, 0x1000 + i, (__u32)(i % 7), 1000, 100 + i);
 	}
-	CHECK(ret == 0, "events");
-	CHECK(read_series(t) == 0, "read");
-	CHECK_EQ_U64(ngot, n);
-	size_t wrong = 0;
+	if (!ASSERT_MSG(ret == 0, "events"))
+		goto cleanup;
+	if (!ASSERT_MSG(read_series(t) == 0, "read"))
+		goto cleanup;
+	if (!ASSERT_EQ(ngot, n, "value"))
+		goto cleanup;
 	for (size_t i = 0; i < ngot && i < MAX_SERIES; i++) {
 		const struct series *g = &got[i];
 		unsigned int k = g->key.reason - 0x1000;
 		if (g->key.vcpu != k % 7 || g->h.count != k % 3 + 1 || g->h.min_ns != 100 + k)
 			wrong++;
 	}
-	CHECK_EQ_U64(wrong, 0);
+	ASSERT_EQ(wrong, 0, "value");
+cleanup:
+	ht_tracer_destroy(t);
 }
 
 /*
@@ -315,27 +390,44 @@ static void more_series_than_a_cpus_table_are_all_counted(void)
 static void an_exit_goes_with_its_thread_when_it_is_switched_out(void)
 {
 	__u32 me = (__u32)gettid(), pid = (__u32)getpid();
+	struct ht_tracer *t = NULL;
+	const struct ht_exit_hist *h;
+	const struct ht_vcpu_wait *w;
+	int ret;
 
 	LOAD(t, exits_tracer(VMX, NULL));
-	int ret = ht_synth_switch(t, 1, 1, me, pid, false, 500); /* this thread runs here */
+	ret = ht_synth_switch(t, 1, 1, me, pid, false, 500); /* this thread runs here */
 	ret = ret ?: ht_synth_exit_at(&layout, t, VMX, VMX_HLT, 3, 1000);
 	ret = ret ?: ht_synth_switch(t, me, pid, 4242, 4242, true, 1100);
 	ret = ret ?: ht_synth_switch(t, 4242, 4242, me, pid, false, 1600);
 	ret = ret ?: ht_synth_entry_at(&layout, t, 3, 2000);
-	CHECK(ret == 0, "events");
-	CHECK(read_series(t) == 0, "read");
-	CHECK_EQ_U64(ngot, 1);
-	const struct ht_exit_hist *h = find(pid, 3, VMX, VMX_HLT);
-	CHECK(h && h->count == 1 && h->total_ns == 1000, "the exit's time in the host");
-	const struct ht_vcpu_wait *w = wait_of(t, me);
-	CHECK(w != NULL, "the switched-out thread is not a vCPU thread");
-	CHECK_EQ_U64(w->pid, pid);
-	CHECK_EQ_U64(w->vcpu, 3);
-	CHECK_EQ_U64(w->preempt_count, 1);
-	CHECK_EQ_U64(w->preempt_ns, 500);
-	CHECK_EQ_U64(w->wait_ns, 500);
-	CHECK_EQ_U64(w->voluntary_count, 0);
-	CHECK(wait_of(t, 4242) == NULL, "a thread without exits became a vCPU thread");
+	if (!ASSERT_MSG(ret == 0, "events"))
+		goto cleanup;
+	if (!ASSERT_MSG(read_series(t) == 0, "read"))
+		goto cleanup;
+	if (!ASSERT_EQ(ngot, 1, "value"))
+		goto cleanup;
+	h = find(pid, 3, VMX, VMX_HLT);
+	if (!ASSERT_MSG(h && h->count == 1 && h->total_ns == 1000, "the exit's time in the host"))
+		goto cleanup;
+	w = wait_of(t, me);
+	if (!ASSERT_MSG(w != NULL, "the switched-out thread is not a vCPU thread"))
+		goto cleanup;
+	if (!ASSERT_EQ(w->pid, pid, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(w->vcpu, 3, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(w->preempt_count, 1, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(w->preempt_ns, 500, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(w->wait_ns, 500, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(w->voluntary_count, 0, "value"))
+		goto cleanup;
+	ASSERT_MSG(wait_of(t, 4242) == NULL, "a thread without exits became a vCPU thread");
+cleanup:
+	ht_tracer_destroy(t);
 }
 
 /*
@@ -347,65 +439,92 @@ static void an_exit_goes_with_its_thread_when_it_is_switched_out(void)
 static void vcpu_threads_wait_from_wakeup_or_preemption_until_switched_in(void)
 {
 	const __u32 T = 3000001, G = 3000000, OTHER = 77;
+	struct ht_tracer *t = NULL;
+	const struct ht_vcpu_wait *w;
+	int ret;
 
 	LOAD(t, exits_tracer(SVM, NULL));
-	int ret = ht_synth_register(t, T, G, 5, true);
+	ret = ht_synth_register(t, T, G, 5, true);
 	ret = ret ?: ht_synth_switch(t, T, G, OTHER, OTHER, false, 100); /* blocks */
 	ret = ret ?: ht_synth_wakeup(t, T, 250);
 	ret = ret ?: ht_synth_switch(t, OTHER, OTHER, T, G, false, 400);
-	CHECK(ret == 0, "events");
-	const struct ht_vcpu_wait *w = wait_of(t, T);
-	CHECK(w != NULL, "not registered");
-	CHECK_EQ_U64(w->pid, G);
-	CHECK_EQ_U64(w->vcpu, 5);
-	CHECK_EQ_U64(w->voluntary_count, 1);
-	CHECK_EQ_U64(w->voluntary_ns, 300);
-	CHECK_EQ_U64(w->wait_ns, 150);
-	CHECK_EQ_U64(w->preempt_count, 0);
+	if (!ASSERT_MSG(ret == 0, "events"))
+		goto cleanup;
+	w = wait_of(t, T);
+	if (!ASSERT_MSG(w != NULL, "not registered"))
+		goto cleanup;
+	if (!ASSERT_EQ(w->pid, G, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(w->vcpu, 5, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(w->voluntary_count, 1, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(w->voluntary_ns, 300, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(w->wait_ns, 150, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(w->preempt_count, 0, "value"))
+		goto cleanup;
 
 	ret = ht_synth_switch(t, T, G, OTHER, OTHER, true, 500); /* preempted */
 	ret = ret ?: ht_synth_wakeup(t, T, 600);                 /* not blocked: no new wait start */
 	ret = ret ?: ht_synth_switch(t, OTHER, OTHER, T, G, false, 900);
-	CHECK(ret == 0, "events");
+	if (!ASSERT_MSG(ret == 0, "events"))
+		goto cleanup;
 	w = wait_of(t, T);
-	CHECK_EQ_U64(w->preempt_count, 1);
-	CHECK_EQ_U64(w->preempt_ns, 400);
-	CHECK_EQ_U64(w->wait_ns, 550);
+	if (!ASSERT_EQ(w->preempt_count, 1, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(w->preempt_ns, 400, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(w->wait_ns, 550, "value"))
+		goto cleanup;
 
 	ret = ht_synth_wakeup(t, T, 1000);                         /* still on its CPU */
 	ret = ret ?: ht_synth_switch(t, T, G, OTHER, OTHER, false, 1100); /* then blocks */
 	ret = ret ?: ht_synth_switch(t, OTHER, OTHER, T, G, false, 1200); /* and runs: no wake-up seen */
-	CHECK(ret == 0, "events");
+	if (!ASSERT_MSG(ret == 0, "events"))
+		goto cleanup;
 	w = wait_of(t, T);
-	CHECK_EQ_U64(w->wait_ns, 550);
-	CHECK_EQ_U64(w->voluntary_count, 2);
-	CHECK_EQ_U64(w->voluntary_ns, 400);
+	if (!ASSERT_EQ(w->wait_ns, 550, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(w->voluntary_count, 2, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(w->voluntary_ns, 400, "value"))
+		goto cleanup;
 	/* Threads that are not vCPU threads are not followed. */
-	CHECK(wait_of(t, OTHER) == NULL, "the other thread was followed");
-	CHECK_EQ_U64(nwaits, 1);
+	if (!ASSERT_MSG(wait_of(t, OTHER) == NULL, "the other thread was followed"))
+		goto cleanup;
+	ASSERT_EQ(nwaits, 1, "value");
+cleanup:
+	ht_tracer_destroy(t);
 }
 
 /* record -p/--vcpu: the sampler keeps the selected VM's vCPU threads only (BPF follows them all). */
 static void the_sampler_keeps_the_selected_vcpu_threads(void)
 {
-	struct ht_exit_sampler sm;
+	struct ht_exit_sampler sm = { 0 }; /* freeing one never initialized is a no-op */
+	struct ht_tracer *t = NULL;
 	struct ht_filters f;
 
 	LOAD(t, exits_tracer(SVM, NULL));
-	CHECK(ht_synth_register(t, 3100001, 3100000, 0, true) == 0 && ht_synth_register(t, 3200001, 3200000, 1, true) == 0,
-	      "register");
+	if (!ASSERT_MSG(ht_synth_register(t, 3100001, 3100000, 0, true) == 0 &&
+				ht_synth_register(t, 3200001, 3200000, 1, true) == 0,
+			"register"))
+		goto cleanup;
 	ht_filters_default(&f);
 	f.tgid_on = true;
 	f.tgid = 3200000;
-	CHECK(ht_exit_sampler_init(&sm, t, NULL, 1) == 0, "init");
+	if (!ASSERT_MSG(ht_exit_sampler_init(&sm, t, NULL, 1) == 0, "init"))
+		goto cleanup;
 	sm.filters = &f;
-	int ret = ht_exit_sampler_sample(&sm, 2, false);
-	size_t n = sm.total.nthreads;
-	__u32 tid = n ? sm.total.threads[0].w.tid : 0;
+	if (!ASSERT_MSG(ht_exit_sampler_sample(&sm, 2, false) == 0, "sample"))
+		goto cleanup;
+	if (!ASSERT_EQ(sm.total.nthreads, 1, "value"))
+		goto cleanup;
+	ASSERT_EQ(sm.total.threads[0].w.tid, 3200001, "value");
+cleanup:
 	ht_exit_sampler_free(&sm);
-	CHECK(ret == 0, "sample");
-	CHECK_EQ_U64(n, 1);
-	CHECK_EQ_U64(tid, 3200001);
+	ht_tracer_destroy(t);
 }
 
 /* What record reads at the end: exits whose entry has not come. */
@@ -422,52 +541,81 @@ static void keep_open(void *ctx, const struct ht_exit_key *k)
 
 static void open_exits_are_read_after_the_end(void)
 {
+	struct ht_tracer *t = NULL;
+
 	LOAD(t, exits_tracer(SVM, NULL));
-	CHECK(ht_synth_exit_at(&layout, t, SVM, 0x78 /* hlt */, 1, 1000) == 0, "exit");
+	if (!ASSERT_MSG(ht_synth_exit_at(&layout, t, SVM, 0x78 /* hlt */, 1, 1000) == 0, "exit"))
+		goto cleanup;
 	nopen = 0;
-	CHECK(ht_tracer_read_open_exits(t, keep_open, NULL) == 0, "read");
-	CHECK_EQ_U64(nopen, 1);
-	CHECK_EQ_U64(open_keys[0].pid, (__u64)getpid());
-	CHECK_EQ_U64(open_keys[0].vcpu, 1);
-	CHECK_EQ_U64(open_keys[0].isa, SVM);
-	CHECK_EQ_U64(open_keys[0].reason, 0x78);
+	if (!ASSERT_MSG(ht_tracer_read_open_exits(t, keep_open, NULL) == 0, "read"))
+		goto cleanup;
+	if (!ASSERT_EQ(nopen, 1, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(open_keys[0].pid, (__u64)getpid(), "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(open_keys[0].vcpu, 1, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(open_keys[0].isa, SVM, "value"))
+		goto cleanup;
+	ASSERT_EQ(open_keys[0].reason, 0x78, "value");
+cleanup:
+	ht_tracer_destroy(t);
 }
 
 /* A hypercall with --exits: the same fused record, and one exit of reason VMCALL. */
 static void a_hypercall_with_exits_on_is_still_one_fused_record(void)
 {
-	char dir[] = "/tmp/ht-exits-XXXXXX", path[64], err[512];
+	char dir[] = "/tmp/ht-exits-XXXXXX", path[64] = "", err[512];
+	struct ht_recording rec = { 0 };
+	struct ht_tracer *t = NULL;
+	struct ht_writer *w = NULL;
+	struct ht_reader *r = NULL;
+	const struct ht_exit_hist *h;
 	struct ht_file_header hdr;
-	struct ht_recording rec;
 	struct ht_trailer trailer;
-	struct ht_writer *w;
-	struct ht_reader *r;
 	struct ht_record one;
+	char *tmpdir = NULL;
+	int n = 0, ret;
 
 	LOAD(t, exits_tracer(VMX, NULL));
-	CHECK(ht_synth_exit(&layout, t, VMX, HT_VMX_EXIT_REASON_VMCALL, 0x1000, 0) == 0, "exit");
-	CHECK(ht_synth_hypercall(&layout, t, 1000, 1, 2, 3, 4) == 0, "hypercall");
-	CHECK(ht_synth_entry(&layout, t, 0, 0x1003) == 0, "entry");
-	CHECK(read_series(t) == 0, "read");
-	const struct ht_exit_hist *h = find((__u32)getpid(), 0, VMX, HT_VMX_EXIT_REASON_VMCALL);
-	CHECK(h && h->count == 1, "the hypercall's exit was not counted");
-	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
-	snprintf(path, sizeof(path), "%s/t.htr", dir);
+	if (!ASSERT_MSG(ht_synth_exit(&layout, t, VMX, HT_VMX_EXIT_REASON_VMCALL, 0x1000, 0) == 0, "exit"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_synth_hypercall(&layout, t, 1000, 1, 2, 3, 4) == 0, "hypercall"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_synth_entry(&layout, t, 0, 0x1003) == 0, "entry"))
+		goto cleanup;
+	if (!ASSERT_MSG(read_series(t) == 0, "read"))
+		goto cleanup;
+	h = find((__u32)getpid(), 0, VMX, HT_VMX_EXIT_REASON_VMCALL);
+	if (!ASSERT_MSG(h && h->count == 1, "the hypercall's exit was not counted"))
+		goto cleanup;
+	tmpdir = mkdtemp(dir);
+	if (!ASSERT_MSG(tmpdir != NULL, "mkdtemp"))
+		goto cleanup;
+	snprintf(path, sizeof(path), "%s/t.htr", tmpdir);
 	ht_header_init(&hdr);
-	int ret = ht_writer_open(path, true, &hdr, &w, err, sizeof(err));
+	/* The recording owns the writer from its init on, even if that fails; a failed finish frees it. */
+	ret = ht_writer_open(path, true, &hdr, &w, err, sizeof(err));
 	ret = ret ?: ht_recording_init(&rec, t, w);
 	ret = ret ?: ht_recording_finish(&rec, &trailer);
 	ret = ret ?: ht_reader_open(path, &r, err, sizeof(err));
-	CHECK(ret == 0, "recording: %s", strerror(-ret));
-	int n = 0;
+	if (!ASSERT_MSG(ret == 0, "recording: %s", strerror(-ret)))
+		goto cleanup;
 	while (ht_reader_next(r, &one) == 1)
 		n++;
+	if (!ASSERT_EQ(n, 1, "value"))
+		goto cleanup;
+	if (!ASSERT_EQ(one.a3, 4, "value"))
+		goto cleanup;
+	ASSERT_EQ(one.nr, 1000, "value");
+cleanup:
 	ht_reader_close(r);
-	unlink(path);
-	rmdir(dir);
-	CHECK_EQ_U64(n, 1);
-	CHECK_EQ_U64(one.a3, 4);
-	CHECK_EQ_U64(one.nr, 1000);
+	ht_recording_abandon(&rec); /* nothing left after a finish */
+	if (tmpdir) {
+		unlink(path);
+		rmdir(tmpdir);
+	}
+	ht_tracer_destroy(t);
 }
 
 /*
@@ -483,36 +631,46 @@ static void a_hypercall_with_exits_on_is_still_one_fused_record(void)
 static void a_hypercall_armed_across_real_switches_leaves_no_exit_behind(void)
 {
 	__u32 me = (__u32)gettid(), pid = (__u32)getpid();
+	struct ht_tracer *t = NULL;
+	const struct ht_exit_hist *h;
 	char err[512];
 	int ret;
 
 	LOAD(t, exits_tracer(SVM, NULL));
-	CHECK(ht_tracer_attach(t, err, sizeof(err)) == 0, "%s", err); /* the real switches */
+	if (!ASSERT_MSG(ht_tracer_attach(t, err, sizeof(err)) == 0, "%s", err)) /* the real switches */
+		goto cleanup;
 	ret = ht_synth_exit(&layout, t, SVM, HT_SVM_EXIT_CODE_VMMCALL, 0x1000, 1);
 	for (int i = 0; i < 3 && !ret; i++)
 		usleep(2000); /* switched out armed, and in again */
 	ret = ret ?: ht_synth_hypercall(&layout, t, 1000, 1, 2, 3, 4);
 	ret = ret ?: ht_synth_entry(&layout, t, 1, 0x1003);
-	CHECK(ret == 0, "events");
-	CHECK(read_series(t) == 0, "read");
-	CHECK_EQ_U64(ngot, 1);
-	const struct ht_exit_hist *h = find(pid, 1, SVM, HT_SVM_EXIT_CODE_VMMCALL);
-	CHECK(h && h->count == 1, "the hypercall's exit was not counted once");
+	if (!ASSERT_MSG(ret == 0, "events"))
+		goto cleanup;
+	if (!ASSERT_MSG(read_series(t) == 0, "read"))
+		goto cleanup;
+	if (!ASSERT_EQ(ngot, 1, "value"))
+		goto cleanup;
+	h = find(pid, 1, SVM, HT_SVM_EXIT_CODE_VMMCALL);
+	if (!ASSERT_MSG(h && h->count == 1, "the hypercall's exit was not counted once"))
+		goto cleanup;
 	nopen = 0;
-	CHECK(ht_tracer_read_open_exits(t, keep_open, NULL) == 0, "read open exits");
-	CHECK(nopen == 0, "%zu exits left open, the first of pid %u vCPU %u", nopen, open_keys[0].pid,
-	      (unsigned int)open_keys[0].vcpu);
+	if (!ASSERT_MSG(ht_tracer_read_open_exits(t, keep_open, NULL) == 0, "read open exits"))
+		goto cleanup;
+	if (!ASSERT_MSG(nopen == 0, "%zu exits left open, the first of pid %u vCPU %u", nopen, open_keys[0].pid,
+			(unsigned int)open_keys[0].vcpu))
+		goto cleanup;
 	nwaits = 0;
 	ht_tracer_read_vcpu_waits(t, keep_wait, NULL);
-	CHECK(nwaits == 1 && waits[0].tid == me, "%zu vCPU threads, the first tid %u; want only this thread (%u)",
-	      nwaits, nwaits ? waits[0].tid : 0, me);
+	ASSERT_MSG(nwaits == 1 && waits[0].tid == me, "%zu vCPU threads, the first tid %u; want only this thread (%u)",
+		   nwaits, nwaits ? waits[0].tid : 0, me);
+cleanup:
+	ht_tracer_destroy(t);
 }
 
 static int thread_result;
 
-static void *exit_then_block_then_die(void *arg)
+static void *exit_then_block_then_die(void *tracer)
 {
-	(void)arg;
 	/* An exit left open, then a real switch (the sleep) makes this a vCPU thread. */
 	thread_result = ht_synth_exit_at(&layout, tracer, SVM, 0x78, 0, 1000);
 	usleep(2000);
@@ -522,21 +680,25 @@ static void *exit_then_block_then_die(void *arg)
 /* A vCPU thread that exits leaves no entry behind (its thread id may come back as any thread's). */
 static void a_vcpu_thread_that_exits_is_forgotten(void)
 {
+	const struct ht_vcpu_wait *w = NULL;
+	struct ht_tracer *t = NULL;
 	char err[512];
 	pthread_t th;
 	void *tid;
 
 	LOAD(t, exits_tracer(SVM, NULL));
-	CHECK(ht_tracer_attach(t, err, sizeof(err)) == 0, "%s", err);
-	pthread_create(&th, NULL, exit_then_block_then_die, NULL);
+	if (!ASSERT_MSG(ht_tracer_attach(t, err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
+	pthread_create(&th, NULL, exit_then_block_then_die, t);
 	pthread_join(th, &tid);
-	CHECK(thread_result == 0, "exit event");
-	const struct ht_vcpu_wait *w = NULL;
+	if (!ASSERT_MSG(thread_result == 0, "exit event"))
+		goto cleanup;
 	/* sched_process_exit fires just after the join can return: give it up to a second. */
 	for (int i = 0; i < 1000 && (w = wait_of(t, (__u32)(long)tid)); i++)
 		usleep(1000);
-	CHECK(w == NULL, "the dead thread is still a vCPU thread");
-	ht_tracer_detach(t);
+	ASSERT_MSG(w == NULL, "the dead thread is still a vCPU thread");
+cleanup:
+	ht_tracer_destroy(t); /* detaches the programs first */
 }
 
 int main(void)
@@ -563,7 +725,6 @@ int main(void)
 	CPU_ZERO(&one);
 	CPU_SET(sched_getcpu(), &one);
 	sched_setaffinity(0, sizeof(one), &one);
-	ht_test_cleanup = destroy_tracer;
 	RUN(an_exit_and_its_entry_count_one_exit_with_its_time_in_the_host);
 	RUN(times_fall_in_their_log2_buckets_at_both_edges);
 	RUN(both_isas_vcpus_and_reasons_are_series_of_their_own);
