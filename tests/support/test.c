@@ -5,7 +5,6 @@ int ht_test_failed;
 int ht_test_skipped;
 int ht_suite_failures;
 const char *ht_test_current = "";
-ht_test_fn ht_test_cleanup;
 
 void ht_run_test(const char *name, ht_test_fn fn)
 {
@@ -18,8 +17,6 @@ void ht_run_test(const char *name, ht_test_fn fn)
 	ht_test_skipped = 0;
 	fflush(stdout);
 	fn();
-	if (ht_test_cleanup)
-		ht_test_cleanup();
 	if (ht_test_skipped)
 		return;
 	if (ht_test_failed) {

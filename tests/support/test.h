@@ -125,8 +125,6 @@ bool ht_assert_true(const char *file, int line, const char *name, const char *te
 extern const char *ht_test_current;
 
 typedef void (*ht_test_fn)(void);
-/* Called after every test, passed or failed: frees what a failed CHECK left behind. */
-extern ht_test_fn ht_test_cleanup;
 void ht_run_test(const char *name, ht_test_fn fn);
 /* Returns the exit status for main(): 1 if any test failed. */
 int ht_test_exit_status(void);
