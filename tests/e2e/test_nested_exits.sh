@@ -20,6 +20,9 @@
 #    each vCPU thread's wait must be within 2% of its /proc/TID/schedstat
 #    run_delay over the same time, and the guest's own steal time
 #    (/proc/stat) must move with it.
+#  - switches: the first and the last recording are made with --vcpu-sched;
+#    each vCPU thread's switch records and the EXITS blocks' counters of its
+#    time off the CPU, preempted and blocked, must agree exactly.
 #  - top -b shows the guest by name with its exits/s (the nested machine
 #    has no tmux: tests/term/test_top_tty.sh tests the full screen).
 #
@@ -90,7 +93,7 @@ while read -r code name; do EV="$EV -e kvm:kvm_exit --filter exit_reason==$code"
 perf stat -a -x, -o /out/perf_stat.txt $EV -e kvm:kvm_exit >/out/perf_stat.out 2>&1 &
 PSTAT=$!
 sleep 3
-hypertrace-bpf record --exits --vm ex -q -i 1 -o /out/ex.htr >/out/ex.out 2>/out/ex.err &
+hypertrace-bpf record --exits --vcpu-sched --vm ex -q -i 1 -o /out/ex.htr >/out/ex.out 2>/out/ex.err &
 REC=$!
 published /out/ex.htr || say "record did not start: $(cat /out/ex.err)"
 kill -CONT $QPID
@@ -139,7 +142,11 @@ l2_stop
 l2_start st 2 || exit 1
 tids=$(awk '$2 == "CPU" { print $1 }' /out/st.threads)
 l2cmd st_steal0 'head -1 /proc/stat'
-hypertrace-bpf record --exits --vm st -q -i 1 -o /out/st.htr >/out/st.out 2>/out/st.err &
+# -p, not --vm: --vm follows the VM from just after the programs are attached,
+# and a switch in between is counted in the EXITS blocks but not recorded
+# (the guest runs; the switch check below wants every one). ex's guest is
+# stopped while its record starts: no switch there.
+hypertrace-bpf record --exits --vcpu-sched -p $QPID -q -i 1 -o /out/st.htr >/out/st.out 2>/out/st.err &
 REC=$!
 published /out/st.htr || say "record did not start: $(cat /out/st.err)"
 sleep 1
@@ -375,6 +382,124 @@ done <<<"$verdict"
 v=$(sed -n 's/^STEAL //p' <<<"$verdict")
 echo "  info: $v"
 [[ $v == ok* ]] && pass nested_guest_steal_moves_with_the_wait || fail nested_guest_steal_moves_with_the_wait "${v:-$verdict}"
+
+# --- record --vcpu-sched: the switch records against the EXITS blocks' counters ------
+# ex (one vCPU, stopped and continued) and st (two vCPUs and a hog on one CPU:
+# preempted and blocked) were recorded with --vcpu-sched. The counters of
+# each vCPU thread (preempt_count/_ns, voluntary_count/_ns of the final
+# EXITS block) come from the same clock reads in BPF as the switch records
+# (src/bpf/exits.bpf.h, vcpu_switch), so they must equal exactly what the
+# records say, read back by report --vcpu-switches --csv:
+#  - a count is the number of switch-outs of its kind (involuntary or not):
+#    each one counted is recorded, and none is counted but not recorded;
+#  - a time is the sum, over switch-outs of its kind that a switch-in of the
+#    same thread follows, of in time - out time. A switch-out at the end of
+#    the recording (no in) counts, its time does not.
+#  - a thread's records alternate out, in, out...: it has its vcpu_threads
+#    entry (and so its records) from its first kvm_entry (running) or from
+#    the switch-out of an open exit (recorded), so its first record is an
+#    out; a switch-in before its entry is neither recorded nor counted, nor
+#    is a switch-out before it. A switch-in that no out precedes (possible
+#    only as a thread's first record) adds nothing and is allowed there.
+#  - none lost: the EXITS header's lost_vcpu_switches (offset 40) is 0. A
+#    lost switch would leave a count without its record: the comparison
+#    would then be void, and it fails saying so.
+#  - the recordings trace their VM process from before any switch of it:
+#    ex's with --vm while the guest is stopped, st's with -p. (A switch of a
+#    process not yet traced, as --vm's of a running VM between the attach
+#    and the VM found, is counted in its thread's numbers, not recorded.)
+for r in ex st; do
+	if ! "$HT_STATIC" report --vcpu-switches --csv "$F/$r.htr" >"$work/$r.switches.csv" 2>"$work/$r.switches.err"; then
+		fail "nested_vcpu_sched_report_$r" "report --vcpu-switches --csv failed: $(tail_of "$work/$r.switches.err")"
+	fi
+done
+verdict=$(python3 - "$F" "$work" <<'PY'
+import csv, struct, sys
+F, W = sys.argv[1], sys.argv[2]
+def exits_threads(path):
+    """The final EXITS state of each vCPU thread, and lost_vcpu_switches of the last block (docs/trace-format.md)."""
+    data = open(path, 'rb').read()
+    off, threads, lost, final = 256, {}, None, False
+    while off + 24 <= len(data):
+        magic, typ, enc, plen, count, raw, crc = struct.unpack_from('<IHHIIII', data, off)
+        if typ == 4:
+            p = off + 24
+            t, ns, nt, flags = struct.unpack_from('<QIII', data, p)
+            lost = struct.unpack_from('<Q', data, p + 40)[0]
+            final = final or bool(flags & 1)
+            p += 48 + ns * 376
+            for i in range(nt):
+                pid, tid, vcpu, pad0, fl, wait, pc, pns, vc, vns = struct.unpack_from('<IIHHIQQQQQ', data, p + i * 56)
+                threads[tid] = (pc, pns, vc, vns)
+        off += 24 + plen
+    return threads, lost, final
+out = []
+for r in ('ex', 'st'):
+    try:
+        threads, lost, final = exits_threads(F + '/%s.htr' % r)
+        rows = list(csv.DictReader(open(W + '/%s.switches.csv' % r, newline='')))
+    except (OSError, struct.error, ValueError) as e:
+        out.append('SWITCHES %s bad: cannot read the file or its switches: %s' % (r, e))
+        continue
+    per = {}
+    for i, row in enumerate(rows):
+        per.setdefault(int(row['host_tid']), []).append((int(row['time_ns']), i, row['switch'], int(row['involuntary'])))
+    bad = []
+    if not final:
+        bad.append('no final EXITS block')
+    if lost is None:
+        bad.append('no EXITS block')
+    elif lost:
+        bad.append('%d switches lost (ring full): the records cannot account for every count' % lost)
+    if not threads:
+        bad.append('no vCPU thread in the EXITS blocks')
+    if set(per) != set(threads):
+        bad.append('threads with switch records %s, in the EXITS blocks %s' % (sorted(per), sorted(threads)))
+    tot = [0, 0, 0, 0]
+    for tid in sorted(set(per) | set(threads)):
+        seq = sorted(per.get(tid, []))
+        want = [0, 0, 0, 0]  # preempt count, ns, voluntary count, ns, from the records
+        prev, unpaired_in, repeats = None, 0, 0
+        for k, (t, _, kind, invol) in enumerate(seq):
+            if kind == 'out':
+                if prev and prev[2] == 'out':
+                    repeats += 1
+                want[0 if invol else 2] += 1
+            elif kind == 'in':
+                if prev and prev[2] == 'out':
+                    want[1 if prev[3] else 3] += t - prev[0]
+                elif k == 0:
+                    unpaired_in += 1
+                else:
+                    repeats += 1
+            else:
+                bad.append('tid %d: switch %r' % (tid, kind))
+            prev = (t, _, kind, invol)
+        got = list(threads.get(tid, (0, 0, 0, 0)))
+        tot = [a + b for a, b in zip(tot, got)]
+        outs, ins = sum(1 for x in seq if x[2] == 'out'), sum(1 for x in seq if x[2] == 'in')
+        out.append('INFO %s tid %d: %d switch records (%d out, %d in%s); preempted %d times %.6f s, blocked %d times %.6f s (EXITS block); from the records %d %.6f s, %d %.6f s' %
+                   (r, tid, len(seq), outs, ins, ', the first an in' if unpaired_in else '', got[0], got[1] / 1e9, got[2], got[3] / 1e9,
+                    want[0], want[1] / 1e9, want[2], want[3] / 1e9))
+        if repeats:
+            bad.append('tid %d: %d records repeat the kind of the one before (out and in must alternate)' % (tid, repeats))
+        if not outs or not ins:
+            bad.append('tid %d: %d switch-outs and %d switch-ins recorded' % (tid, outs, ins))
+        if got != want:
+            bad.append('tid %d: EXITS block preempt %d/%d ns voluntary %d/%d ns, the records say %d/%d ns, %d/%d ns' % tuple([tid] + got + want))
+    # The two vCPUs and the hog on one CPU must give both kinds (ex, mostly blocked, may not be preempted).
+    if r == 'st' and (not tot[0] or not tot[2]):
+        bad.append('st: %d preemptions and %d blocks over its vCPU threads, want both' % (tot[0], tot[2]))
+    out.append('SWITCHES %s %s' % (r, 'ok' if not bad else 'bad: ' + '; '.join(bad)))
+print('\n'.join(out))
+PY
+)
+grep '^INFO' <<<"$verdict" | sed 's/^INFO /  info: /'
+for r in ex st; do
+	v=$(sed -n "s/^SWITCHES $r //p" <<<"$verdict")
+	[ "$v" = ok ] && pass "nested_vcpu_switch_records_equal_the_exits_counters_$r" ||
+		fail "nested_vcpu_switch_records_equal_the_exits_counters_$r" "${v:-$verdict}"
+done
 
 # --- top -b shows the guest by name with its exits/s --------------------------------
 if grep -Eq '^ +[0-9]+ st +[1-9][0-9]* ' "$F/top.txt" 2>/dev/null && grep -q 'vCPU 1 CPU 1/KVM' "$F/top.txt"; then
