@@ -316,6 +316,11 @@ int main(void)
 	struct ratio fused_ratio = paired_ratio(ns[FUSED], ns[ANCHOR_HYPERCALL]);
 	struct ratio armed_ratio = paired_ratio(ns[EXIT_ARMED_ELSEWHERE], ns[EMPTY]);
 	struct ratio state_ratio = paired_ratio(ns[FUSED], ns[HASH_FUSED]);
+	struct ratio exits_ratio = paired_ratio(ns[EXITS_PAIR], ns[FLOOR_PAIR]);
+	struct ratio sw_ratio = paired_ratio(ns[SWITCH_EXITS], ns[SWITCH_OUT]);
+	struct ratio swv_ratio = paired_ratio(ns[SWITCH_VCPUS], ns[SWITCH_OUT]);
+	/* Without --exits there is no sched_wakeup program: the whole program is its cost, against the floor. */
+	struct ratio wk_ratio = paired_ratio(ns[WAKEUP_EXITS], ns[EMPTY]);
 
 	printf("BPF cost per event, native speed (bpf_loop over the real handlers, %d rounds)\n", ROUNDS);
 	printf("  %-52s %8s %8s %8s\n", "case", "min ns", "median", "x floor");
@@ -332,19 +337,14 @@ int main(void)
 		armed_ratio, 1.3);
 	verdict("fused hypercall vs anchor design (hash, a record per event)",
 		med[FUSED] / med[ANCHOR_HYPERCALL], fused_ratio, 0.4);
-	struct ratio exits_ratio = paired_ratio(ns[EXITS_PAIR], ns[FLOOR_PAIR]);
 	verdict("--exits: exit + entry (not a hypercall) vs its floor", med[EXITS_PAIR] / med[FLOOR_PAIR], exits_ratio,
 		1.3);
-	struct ratio sw_ratio = paired_ratio(ns[SWITCH_EXITS], ns[SWITCH_OUT]);
-	struct ratio swv_ratio = paired_ratio(ns[SWITCH_VCPUS], ns[SWITCH_OUT]);
 	printf("INFO   %-52s %6.2fx  (quartiles %.2f-%.2f; fastest rounds %.2fx)\n",
 	       "--exits: sched_switch, not a vCPU thread, vs without", sw_ratio.median, sw_ratio.q1, sw_ratio.q3,
 	       med[SWITCH_EXITS] / med[SWITCH_OUT]);
 	printf("INFO   %-52s %6.2fx  (quartiles %.2f-%.2f; fastest rounds %.2fx)\n",
 	       "--exits: sched_switch between vCPU threads, vs without", swv_ratio.median, swv_ratio.q1, swv_ratio.q3,
 	       med[SWITCH_VCPUS] / med[SWITCH_OUT]);
-	/* Without --exits there is no sched_wakeup program: the whole program is its cost, against the floor. */
-	struct ratio wk_ratio = paired_ratio(ns[WAKEUP_EXITS], ns[EMPTY]);
 	printf("INFO   %-52s %6.2fx  (quartiles %.2f-%.2f; fastest rounds %.2fx)\n",
 	       "--exits: sched_wakeup, not a vCPU thread, vs empty", wk_ratio.median, wk_ratio.q1, wk_ratio.q3,
 	       med[WAKEUP_EXITS] / med[EMPTY]);

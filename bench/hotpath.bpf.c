@@ -112,7 +112,13 @@ static __noinline int call_vcpu_switch(__u32 from, __u32 to)
 {
 	struct vcpu_state *slot = cpu_slot(bpf_get_smp_processor_id());
 
-	exits_sched_switch(slot, bench_vcpu_tid[from], bench_vcpu_tgid, bench_vcpu_tid[to], bench_vcpu_tgid, true, 0);
+	struct switch_event e = {
+		.prev_ids = (__u64)bench_vcpu_tgid << 32 | bench_vcpu_tid[from],
+		.next_ids = (__u64)bench_vcpu_tgid << 32 | bench_vcpu_tid[to],
+		.prev_involuntary = 1,
+	};
+
+	exits_sched_switch(slot, &e);
 	return 0;
 }
 LOOP_CALLBACK(cb_switch_vcpus) { call_vcpu_switch(0, 1); call_vcpu_switch(1, 0); return 0; }
