@@ -342,6 +342,8 @@ static __noinline int vcpu_switch(struct vcpu_state *slot, const struct switch_e
 /*
  * Every switch: who runs on this CPU from now on (the slot's owner, for the
  * VM process of its exits), and the vCPU threads' part if either side is one.
+ * For an event already built (the synthetic switches); the tracepoint's
+ * handle_sched_switch does the same and builds its event only for that part.
  */
 static __always_inline void exits_sched_switch(struct vcpu_state *slot, const struct switch_event *e)
 {

@@ -440,21 +440,31 @@ static __always_inline int handle_sched_switch(struct task_struct *prev, struct 
 	if (armed_moved)
 		move_in(next, slot);
 	if (exits_on) {
-		unsigned int state = prev->__state;
-		struct switch_event e = {
-			.prev_ids = (__u64)prev->tgid << 32 | (__u32)prev->pid,
-			.next_ids = (__u64)next->tgid << 32 | (__u32)next->pid,
-			/* As the sched_switch event's prev_state: a preempted task is still running. */
-			.prev_state = preempt ? TASK_RUNNING : state,
-			/* Still runnable when switched out (preempted, or a yield): it waits for a CPU from now on. */
-			.prev_involuntary = preempt || state == TASK_RUNNING,
-		};
-		/* The names only for a switch that is recorded: --vcpu-sched, a vCPU thread on a side. */
-		if (vcpu_sched_on && switch_has_vcpu(slot, (__u32)prev->pid, (__u32)next->pid)) {
-			bpf_probe_read_kernel(e.prev_comm, sizeof(e.prev_comm), prev->comm);
-			bpf_probe_read_kernel(e.next_comm, sizeof(e.next_comm), next->comm);
+		__u32 prev_tid = prev->pid, next_tid = next->pid;
+
+		/*
+		 * As exits_sched_switch, with the event built only for a switch
+		 * the vCPU threads' part looks at: a switch of other threads
+		 * costs the same with --vcpu-sched as without it.
+		 */
+		if (switch_has_vcpu(slot, prev_tid, next_tid)) {
+			unsigned int state = prev->__state;
+			struct switch_event e = {
+				.prev_ids = (__u64)prev->tgid << 32 | prev_tid,
+				.next_ids = (__u64)next->tgid << 32 | next_tid,
+				/* As the sched_switch event's prev_state: a preempted task is still running. */
+				.prev_state = preempt ? TASK_RUNNING : state,
+				/* Still runnable when switched out (preempted, or a yield): it waits for a CPU from now on. */
+				.prev_involuntary = preempt || state == TASK_RUNNING,
+			};
+			/* The names only for a switch that is recorded: --vcpu-sched. */
+			if (vcpu_sched_on) {
+				bpf_probe_read_kernel(e.prev_comm, sizeof(e.prev_comm), prev->comm);
+				bpf_probe_read_kernel(e.next_comm, sizeof(e.next_comm), next->comm);
+			}
+			vcpu_switch(slot, &e);
 		}
-		exits_sched_switch(slot, &e);
+		slot->owner = (__u64)next->tgid << 32 | next_tid;
 	}
 	return 0;
 }
