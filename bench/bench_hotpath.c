@@ -29,7 +29,16 @@ enum { EMPTY, EXIT_NOMATCH, ENTRY_NOMATCH, FUSED, HASH_EXIT_NOMATCH, HASH_ENTRY_
        /* Not programs of their own: EXIT_NOMATCH, ENTRY_NOMATCH or SWITCH_OUT with a slot armed or a state moved (see the rounds). */
        EXIT_ARMED_ELSEWHERE, SWITCH_WHILE_MOVED, ENTRY_ARMED_ELSEWHERE, SWITCH_OUT_ARMED_ELSEWHERE,
        /* --exits: programs of the second instance, loaded with exits_on. */
-       FLOOR_PAIR, EXITS_PAIR, SWITCH_EXITS, SWITCH_VCPUS, WAKEUP_EXITS, NCASES };
+       FLOOR_PAIR, EXITS_PAIR, SWITCH_EXITS, SWITCH_VCPUS, WAKEUP_EXITS,
+       /*
+        * The whole sched_switch handler on two real threads (this one and its
+        * parent), in two more instances: exits_on, and exits_on with
+        * vcpu_sched_on. Neither thread a vCPU thread, then both.
+        */
+       PAIR_PLAIN_EXITS, PAIR_PLAIN_VSCHED, PAIR_VCPU_EXITS, PAIR_VCPU_VSCHED, NCASES };
+/* hotpath.bpf.c's BENCH_SWITCH_PAIR and BENCH_REGISTER_PAIR: after the --exits cases' programs. */
+#define PROG_SWITCH_PAIR (SWITCH_OUT + 5)
+#define PROG_REGISTER_PAIR (SWITCH_OUT + 6)
 /* The BENCH_* case of hotpath.bpf.c each --exits case runs (its enum goes on after BENCH_SWITCH_OUT). */
 static const int exits_case_prog[] = { [FLOOR_PAIR - FLOOR_PAIR] = SWITCH_OUT + 1, [EXITS_PAIR - FLOOR_PAIR] = SWITCH_OUT + 2,
 				       [SWITCH_EXITS - FLOOR_PAIR] = SWITCH_OUT, [SWITCH_VCPUS - FLOOR_PAIR] = SWITCH_OUT + 3,
@@ -53,6 +62,10 @@ static const char *const names[NCASES] = {
 	"--exits: sched_switch, not a vCPU thread",
 	"--exits: sched_switch between two vCPU threads",
 	"--exits: sched_wakeup, not a vCPU thread",
+	"--exits: sched_switch handler, no vCPU thread",
+	"--vcpu-sched: sched_switch handler, no vCPU thread",
+	"--exits: sched_switch handler, two vCPU threads",
+	"--vcpu-sched: sched_switch handler, two vCPU threads",
 };
 #define ROUNDS 41
 
@@ -181,8 +194,9 @@ static void return_value_cost(struct hotpath_bpf *skel)
 	}
 }
 
-/* One instance of the benchmark object, as record would load it (exits_on as asked), with its rings drained by rb. */
-static struct hotpath_bpf *load_instance(const struct ht_synth_layout *l, bool exits, struct ring_buffer **out_rb)
+/* One instance of the benchmark object, as record would load it (exits_on, vcpu_sched_on as asked), with its rings drained by rb. */
+static struct hotpath_bpf *load_instance(const struct ht_synth_layout *l, bool exits, bool vcpu_sched,
+					 struct ring_buffer **out_rb)
 {
 	struct hotpath_bpf *skel;
 	struct ring_buffer *rb;
@@ -204,6 +218,7 @@ static struct hotpath_bpf *load_instance(const struct ht_synth_layout *l, bool e
 	/* The production wake-up policy for these rings: see ht_wakeup_bytes_for. */
 	skel->rodata->wakeup_shift = ht_wakeup_shift_for(ht_wakeup_bytes_for(ring_bytes));
 	skel->rodata->exits_on = exits;
+	skel->rodata->vcpu_sched_on = vcpu_sched;
 	if (hotpath_bpf__load(skel)) {
 		fprintf(stderr, "bench_hotpath: cannot load the benchmark programs\n");
 		return NULL;
@@ -242,11 +257,55 @@ static int register_vcpu_threads(struct hotpath_bpf *skel)
 	return 0;
 }
 
+/*
+ * This thread and its parent as vCPU threads of an instance (their entries
+ * in vcpu_threads, made by the real registration); tids[] gets their ids.
+ */
+static int register_pair(struct hotpath_bpf *skel, __u32 tids[2])
+{
+	struct bench_args args = { .which = PROG_REGISTER_PAIR, .iterations = 1 };
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &args, .ctx_size_in = sizeof(args));
+
+	if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.bench_run), &opts) || opts.retval)
+		return -1;
+	tids[0] = skel->bss->bench_pair_tid[0];
+	tids[1] = skel->bss->bench_pair_tid[1];
+	/* Each thread's own bit: one thread must not make the other look like a vCPU thread. */
+	return (tids[0] & (HT_TID_BITS - 1)) == (tids[1] & (HT_TID_BITS - 1)) ? -1 : 0;
+}
+
+/* Marks (or unmarks) the pair as vCPU threads, as their bits in vcpu_tid_bits say to the switch handler. */
+static void mark_pair(struct hotpath_bpf *skel, const __u32 tids[2], bool vcpu)
+{
+	for (int i = 0; i < 2; i++) {
+		__u32 bit = tids[i] & (HT_TID_BITS - 1);
+
+		if (vcpu)
+			skel->bss->vcpu_tid_bits[bit / 64] |= 1ull << (bit % 64);
+		else
+			skel->bss->vcpu_tid_bits[bit / 64] &= ~(1ull << (bit % 64));
+	}
+}
+
+/* A counter of an instance, over all CPUs (the counters map is per CPU). */
+static __u64 counter(struct hotpath_bpf *skel, __u32 which)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	__u64 vals[ncpus > 0 ? ncpus : 1], sum = 0;
+
+	if (ncpus <= 0 || bpf_map_lookup_elem(bpf_map__fd(skel->maps.counters), &which, vals))
+		return ~0ull;
+	for (int c = 0; c < ncpus; c++)
+		sum += vals[c];
+	return sum;
+}
+
 int main(void)
 {
 	struct ht_synth_layout l;
-	struct hotpath_bpf *skel, *exits_skel;
-	struct ring_buffer *rb, *exits_rb;
+	struct hotpath_bpf *skel, *exits_skel, *pair_skel[2] = { NULL, NULL };
+	struct ring_buffer *rb, *exits_rb, *pair_rb[2];
+	__u32 pair_tids[2][2];
 	char err[256];
 	double ns[NCASES][ROUNDS], med[NCASES];
 	cpu_set_t one;
@@ -264,11 +323,20 @@ int main(void)
 	int cpus = libbpf_num_possible_cpus();
 	/* Another CPU, whose slot a thread armed there fills (the benchmark runs on CPU 0). */
 	__u32 other_cpu = cpus > 1 ? 1 : 0;
-	skel = load_instance(&l, false, &rb);
-	exits_skel = skel ? load_instance(&l, true, &exits_rb) : NULL;
+	skel = load_instance(&l, false, false, &rb);
+	exits_skel = skel ? load_instance(&l, true, false, &exits_rb) : NULL;
 	if (!exits_skel || register_vcpu_threads(exits_skel)) {
 		fprintf(stderr, "bench_hotpath: cannot set up the --exits instance\n");
 		return 1;
+	}
+	/* The pair's instances: --exits, and --exits --vcpu-sched; the same threads registered in both. */
+	for (int i = 0; i < 2; i++) {
+		pair_skel[i] = load_instance(&l, true, i == 1, &pair_rb[i]);
+		if (!pair_skel[i] || register_pair(pair_skel[i], pair_tids[i])) {
+			fprintf(stderr, "bench_hotpath: cannot set up the --exits%s instance of the switch pair\n",
+				i ? " --vcpu-sched" : "");
+			return 1;
+		}
 	}
 	/* This thread, when it plays a thread that is no vCPU thread (see the rounds). */
 	__u32 me = (__u32)gettid() & (HT_TID_BITS - 1);
@@ -278,6 +346,16 @@ int main(void)
 			/* Fused cases emit a record per iteration: fewer, so the ring never fills. */
 			__u32 n = (c == FUSED || c == HASH_FUSED || c == ANCHOR_HYPERCALL || c == PART_RESERVE_SUBMIT ||
 				   c == PART_RESERVE_COPY_SUBMIT) ? 50000 : 500000;
+			if (c >= PAIR_PLAIN_EXITS) {
+				bool vsched = c == PAIR_PLAIN_VSCHED || c == PAIR_VCPU_VSCHED;
+				bool vcpu = c >= PAIR_VCPU_EXITS;
+
+				mark_pair(pair_skel[vsched], pair_tids[vsched], vcpu);
+				/* With --vcpu-sched four records per iteration: fewer, so the ring never fills. */
+				n = vcpu ? 50000 : 500000;
+				ns[c][r] = run_case(pair_skel[vsched], pair_rb[vsched], PROG_SWITCH_PAIR, n) / 2; /* per switch */
+				continue;
+			}
 			if (c < EXIT_ARMED_ELSEWHERE) {
 				ns[c][r] = run_case(skel, rb, c, n);
 				continue;
@@ -311,6 +389,13 @@ int main(void)
 			skel->bss->armed_moved = 0;
 		}
 
+	/* A switch record lost to a full ring would have made the --vcpu-sched case cheaper than it is. */
+	__u64 lost = counter(pair_skel[1], HT_CNT_SWITCH_DROPS);
+	if (lost) {
+		fprintf(stderr, "bench_hotpath: %llu switch records found the ring full: the --vcpu-sched case is void\n",
+			(unsigned long long)lost);
+		return 1;
+	}
 	struct ratio exit_ratio = paired_ratio(ns[EXIT_NOMATCH], ns[EMPTY]);
 	struct ratio entry_ratio = paired_ratio(ns[ENTRY_NOMATCH], ns[EMPTY]);
 	struct ratio fused_ratio = paired_ratio(ns[FUSED], ns[ANCHOR_HYPERCALL]);
@@ -321,6 +406,8 @@ int main(void)
 	struct ratio swv_ratio = paired_ratio(ns[SWITCH_VCPUS], ns[SWITCH_OUT]);
 	/* Without --exits there is no sched_wakeup program: the whole program is its cost, against the floor. */
 	struct ratio wk_ratio = paired_ratio(ns[WAKEUP_EXITS], ns[EMPTY]);
+	struct ratio vs_plain = paired_ratio(ns[PAIR_PLAIN_VSCHED], ns[PAIR_PLAIN_EXITS]);
+	struct ratio vs_vcpu = paired_ratio(ns[PAIR_VCPU_VSCHED], ns[PAIR_VCPU_EXITS]);
 
 	printf("BPF cost per event, native speed (bpf_loop over the real handlers, %d rounds)\n", ROUNDS);
 	printf("  %-52s %8s %8s %8s\n", "case", "min ns", "median", "x floor");
@@ -348,10 +435,26 @@ int main(void)
 	printf("INFO   %-52s %6.2fx  (quartiles %.2f-%.2f; fastest rounds %.2fx)\n",
 	       "--exits: sched_wakeup, not a vCPU thread, vs empty", wk_ratio.median, wk_ratio.q1, wk_ratio.q3,
 	       med[WAKEUP_EXITS] / med[EMPTY]);
+	/*
+	 * A switch of threads that are no vCPU threads must cost what it costs
+	 * with --exits alone: the handler builds the switch's event, names
+	 * included, only for a vCPU thread's switch. A switch of vCPU threads
+	 * pays for its two records (names read, reserved, filled, submitted):
+	 * reported, as those are the events the option is for.
+	 */
+	verdict("--vcpu-sched: switch, no vCPU thread, vs --exits", med[PAIR_PLAIN_VSCHED] / med[PAIR_PLAIN_EXITS],
+		vs_plain, 1.05);
+	printf("INFO   %-52s %6.2fx  (quartiles %.2f-%.2f; fastest rounds %.2fx; +%.1f ns per switch)\n",
+	       "--vcpu-sched: switch of two vCPU threads, vs --exits", vs_vcpu.median, vs_vcpu.q1, vs_vcpu.q3,
+	       med[PAIR_VCPU_VSCHED] / med[PAIR_VCPU_EXITS], med[PAIR_VCPU_VSCHED] - med[PAIR_VCPU_EXITS]);
 	return_value_cost(skel);
 	ring_buffer__free(rb);
 	ring_buffer__free(exits_rb);
 	hotpath_bpf__destroy(skel);
 	hotpath_bpf__destroy(exits_skel);
+	for (int i = 0; i < 2; i++) {
+		ring_buffer__free(pair_rb[i]);
+		hotpath_bpf__destroy(pair_skel[i]);
+	}
 	return 0;
 }

@@ -44,6 +44,9 @@ enum bench_case {
 	BENCH_EXITS_PAIR,        /* kvm_exit (not a hypercall) + kvm_entry with --exits */
 	BENCH_SWITCH_VCPUS,      /* two switches between two vCPU threads (per switch: half) */
 	BENCH_WAKEUP_PLAIN,      /* sched_wakeup of a thread that is no vCPU thread */
+	/* --exits, and --vcpu-sched (in instances loaded with exits_on, one also with vcpu_sched_on). */
+	BENCH_SWITCH_PAIR,       /* the real sched_switch handler, this thread to its parent and back (per switch: half) */
+	BENCH_REGISTER_PAIR,     /* once: both threads of the pair into vcpu_threads (not a loop) */
 };
 
 struct bench_args {
@@ -122,6 +125,46 @@ static __noinline int call_vcpu_switch(__u32 from, __u32 to)
 	return 0;
 }
 LOOP_CALLBACK(cb_switch_vcpus) { call_vcpu_switch(0, 1); call_vcpu_switch(1, 0); return 0; }
+
+/*
+ * Two real threads, this one and its parent, switching back and forth
+ * through the whole sched_switch handler as the tracepoint program runs it
+ * (the tasks' ids, state and, with --vcpu-sched, names read from the
+ * task_structs): a preemption of this thread, then its parent switched
+ * out as its state says (a shell waiting for the benchmark: blocked).
+ * Whether they are vCPU threads is their bits in vcpu_tid_bits, which user
+ * space sets or clears between cases (their vcpu_threads entries stay).
+ */
+__u32 bench_pair_tid[2];
+/* The one field the benchmark needs that the programs do not (vmlinux.h holds theirs only). */
+struct task_struct___bench {
+	struct task_struct *real_parent;
+} __attribute__((preserve_access_index));
+#define PARENT_OF(task) (((struct task_struct___bench *)(task))->real_parent)
+
+static __noinline int call_switch_pair(void)
+{
+	struct task_struct *self = bpf_get_current_task_btf();
+	struct task_struct *parent = PARENT_OF(self);
+
+	handle_sched_switch(self, parent, true);
+	handle_sched_switch(parent, self, false);
+	return 0;
+}
+LOOP_CALLBACK(cb_switch_pair) { call_switch_pair(); return 0; }
+
+static __noinline int register_pair(void)
+{
+	struct task_struct *self = bpf_get_current_task_btf();
+	struct task_struct *parent = PARENT_OF(self);
+	__u32 tid = self->pid, ptid = parent->pid;
+
+	if (!vcpu_thread_register(tid, self->tgid, 0, 1) || !vcpu_thread_register(ptid, parent->tgid, 1, 0))
+		return 1;
+	bench_pair_tid[0] = tid;
+	bench_pair_tid[1] = ptid;
+	return 0;
+}
 
 /* A wake-up of a thread that is no vCPU thread (the real program reads its tid from the woken task). */
 __u32 bench_plain_tid = 1;
@@ -259,6 +302,8 @@ int bench_run(struct bench_args *args)
 	case BENCH_EXITS_PAIR: bpf_loop(n, cb_exits_pair, NULL, 0); break;
 	case BENCH_SWITCH_VCPUS: bpf_loop(n, cb_switch_vcpus, NULL, 0); break;
 	case BENCH_WAKEUP_PLAIN: bpf_loop(n, cb_wakeup_plain, NULL, 0); break;
+	case BENCH_SWITCH_PAIR: bpf_loop(n, cb_switch_pair, NULL, 0); break;
+	case BENCH_REGISTER_PAIR: return register_pair();
 	default: return 1;
 	}
 	bench_elapsed_ns = bpf_ktime_get_ns() - t0;
