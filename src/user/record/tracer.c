@@ -298,7 +298,7 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 	{
 		struct bpf_program *exit_progs[] = { sk->progs.on_kvm_exit, sk->progs.on_kvm_exit_vmx,
 						     sk->progs.on_kvm_exit_svm };
-		for (size_t i = 0; i < 3; i++)
+		for (size_t i = 0; i < ARRAY_SIZE(exit_progs); i++)
 			bpf_program__set_autoload(exit_progs[i], exit_progs[i] == t->exit_prog);
 	}
 	ro->filter_tgid_on = f->tgid_on;
@@ -340,7 +340,7 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 	{
 		struct bpf_program *synthetic_exits[] = { sk->progs.synthetic_kvm_exit, sk->progs.synthetic_kvm_exit_vmx,
 							  sk->progs.synthetic_kvm_exit_svm };
-		for (size_t i = 0; i < 3; i++)
+		for (size_t i = 0; i < ARRAY_SIZE(synthetic_exits); i++)
 			bpf_program__set_autoload(synthetic_exits[i],
 						  opts->synthetic && synthetic_exits[i] == t->synthetic_exit_prog);
 	}
