@@ -137,6 +137,7 @@ enum ht_counter {
 	HT_CNT_EXIT_SERIES_FULL,    /* --exits: an exit of a new series found all HT_EXIT_MAX_SERIES taken: lost */
 	HT_CNT_EXIT_NO_THREAD,      /* --exits: an open exit lost: its thread found no vCPU thread slot, or a switch went unseen */
 	HT_CNT_SWITCH_DROPS,        /* --vcpu-sched: a vCPU thread's switch lost: the ring buffer was full */
+	HT_CNT_UNREPORTED_SWITCH,   /* an armed thread's switch that no sched_switch reported, put right: not a loss */
 	HT_CNT_MAX,
 };
 

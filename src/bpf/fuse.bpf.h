@@ -178,15 +178,6 @@ static __always_inline bool tgid_traced(__u32 tgid)
 /* record --exits: its handlers, called below. */
 #include "exits.bpf.h"
 
-/*
- * The calling thread's armed state, or NULL. A running thread's armed state
- * is always in its CPU's slot (see cpu_states): one load, no lookup.
- */
-static __always_inline struct vcpu_state *armed_state(struct vcpu_state *slot)
-{
-	return slot->phase != PHASE_IDLE ? slot : NULL;
-}
-
 static __always_inline void disarm(struct vcpu_state *st)
 {
 	st->phase = PHASE_IDLE;
@@ -209,11 +200,102 @@ static __always_inline bool is_hypercall_exit(__u32 isa, __u32 reason)
 }
 
 /*
+ * The armed state in the slot goes into moved_states under its thread's id,
+ * and the slot is free: what a reported switch-out of that thread does.
+ * armed_moved counts the entries that hold an armed state. There is at most
+ * one entry per thread: an armed one already there is a window of that
+ * thread that never came back to a CPU (see take_own_state), now overtaken
+ * by this one; an idle one is what a failed delete left (unpark_state).
+ */
+static __noinline int park_state(__u32 tid, struct vcpu_state *slot)
+{
+	struct vcpu_state *stale = bpf_map_lookup_elem(&moved_states, &tid);
+
+	if (stale) {
+		if (stale->phase == PHASE_HCALL)
+			count(HT_CNT_SUPERSEDED);
+		if (stale->phase == PHASE_IDLE)
+			__sync_fetch_and_add(&armed_moved, 1);
+		__builtin_memcpy(stale, slot, sizeof(*stale));
+	} else if (bpf_map_update_elem(&moved_states, &tid, slot, BPF_NOEXIST)) {
+		count(HT_CNT_STATE_ALLOC_FAIL); /* the hypercall is lost, and counted */
+	} else {
+		__sync_fetch_and_add(&armed_moved, 1);
+	}
+	disarm(slot);
+	return 0;
+}
+
+/*
+ * A parked state comes back into the slot of the CPU its thread runs on
+ * (the slot is free): 1 when it was armed. Only the fusion part: the slot's
+ * --exits fields are the CPU's (the open exit of a thread went with it into
+ * vcpu_threads when it was switched out), and a stale copy of them here
+ * would hand that exit to the thread switched out next. The entry is
+ * disarmed before its delete, so one the delete leaves is no window.
+ */
+static __always_inline int unpark_state(__u32 tid, struct vcpu_state *st, struct vcpu_state *slot)
+{
+	int armed = st->phase != PHASE_IDLE;
+
+	if (armed) {
+		slot->rec = st->rec;
+		slot->hcall_ns = st->hcall_ns;
+		slot->phase = st->phase;
+		disarm(st);
+		__sync_fetch_and_add(&armed_moved, -1);
+	}
+	bpf_map_delete_elem(&moved_states, &tid);
+	return armed;
+}
+
+/*
+ * For the calling thread's own events when its CPU's slot may not hold its
+ * armed state: 1 when it does after this. The sched_switch program keeps
+ * a running thread's state in its CPU's slot, but only for the switches the
+ * kernel reports: a context switch that no sched_switch event shows (some
+ * kernels do not report switching out of some tasks) leaves a thread's
+ * state parked while the thread runs again, or in the slot of a CPU it
+ * left. So the caller's own parked state comes back, and another thread's
+ * state here is parked for it, each counted (HT_CNT_UNREPORTED_SWITCH).
+ * Called where the thread id is at hand, or costs a helper call only off
+ * the common path: while a state is parked (armed_moved), when a non-
+ * hypercall exit or another vCPU's entry finds the slot armed. Another
+ * thread's state found by this thread's kvm_hypercall, or by its kvm_entry
+ * for the same vCPU number, while nothing is parked, is not told apart
+ * (that would cost a helper call per hypercall).
+ */
+static __noinline int take_own_state(struct vcpu_state *slot, __u32 me)
+{
+	struct vcpu_state *st;
+
+	if (slot->phase != PHASE_IDLE) {
+		if (slot->rec.host_tid == me)
+			return 1;
+		count(HT_CNT_UNREPORTED_SWITCH);
+		park_state(slot->rec.host_tid, slot);
+	}
+	if (!armed_moved)
+		return 0;
+	st = bpf_map_lookup_elem(&moved_states, &me);
+	if (!st || !unpark_state(me, st, slot))
+		return 0;
+	count(HT_CNT_UNREPORTED_SWITCH);
+	return 1;
+}
+
+/*
  * Ends the calling thread's open window: any exit but a hypercall's (never
- * fuse across it), or a new hypercall exit (the newer one wins).
+ * fuse across it), or a new hypercall exit (the newer one wins). A window
+ * of another thread, left here by a switch nobody reported, is kept for
+ * that thread instead (see take_own_state).
  */
 static __noinline int cut_armed_window(struct vcpu_state *slot)
 {
+	if (slot->rec.host_tid != (__u32)bpf_get_current_pid_tgid()) {
+		count(HT_CNT_UNREPORTED_SWITCH);
+		return park_state(slot->rec.host_tid, slot);
+	}
 	if (slot->phase == PHASE_HCALL)
 		count(HT_CNT_SUPERSEDED);
 	disarm(slot);
@@ -273,8 +355,11 @@ static __noinline int handle_hypercall_exit(struct trace_event_raw_kvm_exit *ctx
 	} else {
 		flags |= HT_REC_F_NO_EXIT_VCPU_ID; /* filtered at kvm_entry instead */
 	}
-	/* A stale armed state of this thread (exit, exit, ... on old kernels) is dropped, never fused. */
-	if (slot->phase != PHASE_IDLE)
+	/*
+	 * A stale armed state of this thread (exit, exit, ... on old kernels),
+	 * here or parked, is dropped, never fused; another thread's is kept for it.
+	 */
+	if ((slot->phase != PHASE_IDLE || armed_moved) && take_own_state(slot, (__u32)pid_tgid))
 		cut_armed_window(slot);
 	slot->phase = PHASE_EXITED;
 	slot->rec.exit_ns = bpf_ktime_get_ns();
@@ -291,9 +376,12 @@ static __noinline int handle_hypercall_exit(struct trace_event_raw_kvm_exit *ctx
 
 static __always_inline int handle_kvm_hypercall(struct trace_event_raw_kvm_hypercall *ctx)
 {
-	struct vcpu_state *st = armed_state(cpu_slot(bpf_get_smp_processor_id()));
+	struct vcpu_state *st = cpu_slot(bpf_get_smp_processor_id());
 
-	if (!st || st->phase != PHASE_EXITED)
+	/* A state parked: perhaps this thread's, back on a CPU by a switch nobody reported. */
+	if (armed_moved)
+		take_own_state(st, (__u32)bpf_get_current_pid_tgid());
+	if (st->phase != PHASE_EXITED)
 		return 0; /* no hypercall exit before it on this thread */
 
 	unsigned long nr = ctx->nr;
@@ -366,7 +454,18 @@ static __always_inline int handle_kvm_entry(struct trace_event_raw_kvm_entry *ct
 
 	if (exits_on)
 		exit_end(ctx, slot, synthetic_now, cpu);
-	if (slot->phase == PHASE_IDLE)
+	/*
+	 * The non-matching path: two independent loads and one branch;
+	 * armed_moved is 0 but while an armed thread is off-CPU.
+	 */
+	if (!(slot->phase | armed_moved))
+		return 0;
+	/*
+	 * Whose the slot's state is, asked (a helper call) only when it may not
+	 * be this thread's: a state is parked, or the slot's is another vCPU's.
+	 */
+	if ((armed_moved || (!(slot->rec.flags & HT_REC_F_NO_EXIT_VCPU_ID) && slot->rec.vcpu_id != ctx->vcpu_id)) &&
+	    !take_own_state(slot, (__u32)bpf_get_current_pid_tgid()))
 		return 0;
 	return emit_fused(ctx, slot, cpu);
 }
@@ -380,47 +479,34 @@ static __always_inline int handle_thread_exit(void)
 {
 	struct vcpu_state *slot = cpu_slot(bpf_get_smp_processor_id());
 
-	if (slot->phase != PHASE_IDLE)
+	/* The exiting thread's window, here or parked, ends with it; another thread's is kept for it. */
+	if ((slot->phase != PHASE_IDLE || armed_moved) && take_own_state(slot, (__u32)bpf_get_current_pid_tgid()))
 		disarm(slot);
 	if (exits_on)
 		exits_thread_exit(slot);
 	return 0;
 }
 
-/* prev is switched out armed: its state goes from the CPU's slot into moved_states. */
+/*
+ * prev is switched out with the slot armed: the state goes into moved_states,
+ * under the id of the thread that armed it (prev's, unless a switch went
+ * unreported: see take_own_state).
+ */
 static __noinline int move_out(struct task_struct *prev, struct vcpu_state *slot)
 {
-	__u32 tid = prev->pid; /* a BTF pointer: a direct load */
-
-	if (bpf_map_update_elem(&moved_states, &tid, slot, BPF_ANY)) {
-		count(HT_CNT_STATE_ALLOC_FAIL); /* the hypercall is lost, and counted */
-		disarm(slot);
-		return 0;
-	}
-	disarm(slot);
-	__sync_fetch_and_add(&armed_moved, 1);
-	return 0;
+	if (slot->rec.host_tid != (__u32)prev->pid) /* a BTF pointer: a direct load */
+		count(HT_CNT_UNREPORTED_SWITCH);
+	return park_state(slot->rec.host_tid, slot);
 }
 
-/*
- * next, switched in, was switched out armed: its fusion state comes back
- * into this CPU's slot. Only that part: the slot's --exits fields are the
- * CPU's (its open exit went with the thread into vcpu_threads when it was
- * switched out), and a stale copy of them here would hand that exit to the
- * thread switched out next.
- */
+/* next, switched in, was switched out armed: its fusion state comes back into this CPU's slot. */
 static __noinline int move_in(struct task_struct *next, struct vcpu_state *slot)
 {
 	__u32 tid = next->pid;
 	struct vcpu_state *st = bpf_map_lookup_elem(&moved_states, &tid);
 
-	if (st) {
-		slot->rec = st->rec;
-		slot->hcall_ns = st->hcall_ns;
-		slot->phase = st->phase;
-		bpf_map_delete_elem(&moved_states, &tid);
-		__sync_fetch_and_add(&armed_moved, -1);
-	}
+	if (st)
+		unpark_state(tid, st, slot);
 	return 0;
 }
 

@@ -175,9 +175,10 @@ __u64 vcpu_tid_bits[HT_TID_BITS / 64] = {};
  * sched_switch program moves it into moved_states when the thread is
  * switched out armed, and back into the slot of whatever CPU it is switched
  * in on. While a CPU's slot is armed, the thread running there is the one
- * that armed it. armed_moved counts the states in moved_states (armed
- * threads off-CPU, rare: a hypercall's window is microseconds); only
- * sched_switch looks at it.
+ * that armed it, as far as the kernel reports switches (take_own_state in
+ * fuse.bpf.h puts right a switch it did not report). armed_moved counts the
+ * states in moved_states (armed threads off-CPU, rare: a hypercall's window
+ * is microseconds): while it is 0, no handler looks into moved_states.
  *
  * This needs the sched_switch program attached before the kvm_exit program
  * (ht_tracer_attach does; a tracer loaded for synthetic events attaches it at

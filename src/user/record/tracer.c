@@ -769,12 +769,17 @@ int ht_tracer_prog_stats(const struct ht_tracer *t, struct ht_prog_stats out[HT_
 
 __u64 ht_tracer_armed_threads(const struct ht_tracer *t)
 {
-	__u64 armed = __atomic_load_n(&t->skel->bss->armed_moved, __ATOMIC_RELAXED);
+	__u64 armed = ht_tracer_parked_states(t);
 
 	for (unsigned int cpu = 0; cpu < HT_MAX_CPUS; cpu++)
 		if (__atomic_load_n(&t->skel->bss->cpu_states[cpu].phase, __ATOMIC_RELAXED) != PHASE_IDLE)
 			armed++;
 	return armed;
+}
+
+__u64 ht_tracer_parked_states(const struct ht_tracer *t)
+{
+	return __atomic_load_n(&t->skel->bss->armed_moved, __ATOMIC_RELAXED);
 }
 
 void ht_tracer_destroy(struct ht_tracer *t)

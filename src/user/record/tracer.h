@@ -203,6 +203,8 @@ int ht_tracer_enable_stats(struct ht_tracer *t);
 int ht_tracer_prog_stats(const struct ht_tracer *t, struct ht_prog_stats out[HT_HYPERCALL_TRACEPOINTS]);
 /* Threads armed right now (a hypercall exit seen, entry not yet): CPU slots armed + states moved. */
 __u64 ht_tracer_armed_threads(const struct ht_tracer *t);
+/* Of those, the ones switched out (their states parked in moved_states). */
+__u64 ht_tracer_parked_states(const struct ht_tracer *t);
 void ht_tracer_destroy(struct ht_tracer *t);
 
 /* Where the libbpf messages go: stderr when verbose, else only the last warning is kept. */
