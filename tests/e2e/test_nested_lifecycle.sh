@@ -7,6 +7,7 @@
 #        (the service's mode, with --exits)
 #   vm   record -o vm.htr --vm web1             (a file: its IDENTITY blocks)
 #   all  record -o all.htr --metrics            (the whole host, the default)
+# and a live view of it: top -b --vm web1.
 # A process that is no VM but has "-name web1" in its arguments (and
 # /dev/kvm open) runs all along; the first QEMU runs before the recordings
 # start. The guest is tests/e2e/tick_firmware.S: QEMU starts it at once and
@@ -19,7 +20,8 @@
 # exit metrics too; the file's IDENTITY blocks gain each new process; each
 # is traced from within 1 s of its first hypercall exit to its end; the
 # impostor is never traced; 20 s after the last QEMU, web1's series are
-# gone from agg's /metrics. About 65 s of emulation: QEMU with this guest
+# gone from agg's /metrics; top shows a row of every QEMU process, and
+# never one of the impostor. About 65 s of emulation: QEMU with this guest
 # starts in under a second.
 #
 # Needs `make static` and apt access on the first run. HT_E2E=0 skips it.
@@ -136,7 +138,7 @@ echo $IMPOSTOR >/out/impostor.pid
 # setup_failed WHY: ends the script, leaving nothing running.
 setup_failed() {
 	echo "$*" >>/out/setup_failed
-	kill $QPID $IMPOSTOR $AGG $VMREC $ALL 2>/dev/null
+	kill $QPID $IMPOSTOR $AGG $VMREC $ALL $TOPV 2>/dev/null
 	exit 1
 }
 started_or_gone() { started $1 || gone $2; }
@@ -151,6 +153,9 @@ hypertrace-bpf record -v -q -b 1M -o /tmp/vm.htr --vm web1 >/out/vm.out 2>/tmp/v
 VMREC=$!
 hypertrace-bpf record -v -q -b 1M -o /tmp/all.htr --metrics 127.0.0.1:$ALL_PORT >/out/all.out 2>/tmp/all.err &
 ALL=$!
+# Plain tables every 0.5 s; -v: it says when it takes a process on.
+hypertrace-bpf top -v -b -d 0.5 --vm web1 >/out/top.txt 2>/tmp/top.err &
+TOPV=$!
 for r in agg:$AGG vm:$VMREC all:$ALL; do
 	waitfor 120 started_or_gone ${r%:*} ${r#*:}
 	started ${r%:*} ||
@@ -180,8 +185,8 @@ done
 
 stopped_at=$(cut -d. -f1 /proc/uptime)
 scrape $ALL_PORT /out/all.prom || echo "the whole-host recording's scrape failed" >>/out/problems
-for r in vm:$VMREC all:$ALL; do
-	say "stopping record ${r%:*}"
+for r in vm:$VMREC all:$ALL top:$TOPV; do
+	say "stopping ${r%:*}"
 	stop_rec ${r%:*} ${r#*:}
 done
 # web1 has not run for the grace period (and a check, 1 s, and a publish): its series are gone.
@@ -192,7 +197,7 @@ stop_rec agg $AGG
 say "recordings stopped"
 kill $IMPOSTOR
 # What record said, without libbpf's debug output.
-for r in agg vm all; do grep -v '^libbpf: ' /tmp/$r.err >/out/$r.err; done
+for r in agg vm all top; do grep -v '^libbpf: ' /tmp/$r.err >/out/$r.err; done
 cp /tmp/vm.htr /tmp/all.htr /out/
 EOF
 
@@ -221,6 +226,19 @@ for r in vm all; do
 		fail "nested_lifecycle_${r}_report" "report --csv $r.htr: $(tail -n 2 "$work/$r.csv.err" | tr '\n' ' ')"
 	fi
 done
+# top --vm follows the VM as record does: a row of every QEMU process (from
+# the frames of 0.5 s while it ran), none of the impostor, and a clean end.
+missing=
+while read -r n qpid; do
+	grep -Eq "^ *$qpid +web1 " "$F/top.txt" || missing="$missing QEMU $n (pid $qpid)"
+done <"$F/qemu.pids"
+impostor=$(cat "$F/impostor.pid")
+if [ -z "$missing" ] && ! grep -Eq "^ *$impostor " "$F/top.txt" && [ "$(cat "$F/top.rc")" = 0 ]; then
+	pass nested_lifecycle_top_follows_every_qemu_process
+else
+	fail nested_lifecycle_top_follows_every_qemu_process \
+		"no row of:${missing:- (none missing)}; status $(cat "$F/top.rc"); $(grep -c '^ *PID' "$F/top.txt") frames; $(tail -n 3 "$F/top.err" | tr '\n' ' ')"
+fi
 # It prints the PASS:/FAIL: lines itself.
 vrc=0
 python3 "$TOP/tests/e2e/vm_lifecycle_verdict.py" "$F" "$work/vm.csv" "$work/all.csv" "$RESTARTS" >"$work/verdict" 2>&1 || vrc=$?

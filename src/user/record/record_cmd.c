@@ -26,6 +26,7 @@
 #include "record/privileges.h"
 #include "record/record_options.h"
 #include "record/recording.h"
+#include "record/vm_follower.h"
 #include "record/vm_identity.h"
 #include "tracefile/trace_writer.h"
 #include "common/util.h"
@@ -212,10 +213,6 @@ static void print_bpf_stats(const struct ht_tracer *t)
 		       st[i].run_cnt ? (double)st[i].run_time_ns / st[i].run_cnt : 0.0);
 }
 
-/* record --vm NAME: how often the VM population is looked at, and how many processes of one VM are followed. */
-#define VM_FOLLOW_INTERVAL_NS 250000000ull
-#define VM_FOLLOW_MAX_PIDS 64
-
 /* What the loop does each time it wakes; shared by both modes. */
 struct session {
 	const struct ht_record_config *cfg;
@@ -232,85 +229,8 @@ struct session {
 	int child_status;     /* waitpid status of CMD once it ended */
 	bool command_ended;   /* CMD ended by itself (not by the SIGTERM that stopping sends) */
 	unsigned long long start, deadline;
-	/* --vm NAME: the processes of the VM traced now, and when the population was last looked at. */
-	__u32 vm_pids[VM_FOLLOW_MAX_PIDS];
-	size_t nvm_pids;
-	unsigned long long vm_followed_ns;
+	struct ht_vm_follower vm; /* --vm NAME */
 };
-
-static bool process_gone(__u32 pid)
-{
-	/* EPERM: it exists, it is only another user's. */
-	return kill((pid_t)pid, 0) && errno == ESRCH;
-}
-
-static void follow_vm_pid(struct session *s, __u32 pid, const char *why)
-{
-	for (size_t i = 0; i < s->nvm_pids; i++)
-		if (s->vm_pids[i] == pid)
-			return;
-	if (s->nvm_pids == VM_FOLLOW_MAX_PIDS) {
-		fprintf(stderr, "hypertrace-bpf: VM '%s': more than %d processes at once: process %u is not traced\n",
-			s->cfg->vm_name, VM_FOLLOW_MAX_PIDS, pid);
-		return;
-	}
-	if (ht_tracer_trace_tgid(s->tracer, pid, true)) {
-		fprintf(stderr, "hypertrace-bpf: VM '%s': cannot trace process %u: %s\n", s->cfg->vm_name, pid,
-			strerror(errno));
-		return;
-	}
-	s->vm_pids[s->nvm_pids++] = pid;
-	if (s->cfg->verbose)
-		fprintf(stderr, "hypertrace-bpf: VM '%s': tracing process %u (%s)\n", s->cfg->vm_name, pid, why);
-}
-
-/* A process that exited for a hypercall and is not traced: is it (a new process of) the VM? */
-static void vm_candidate(void *ctx, __u32 tgid, bool fresh)
-{
-	struct session *s = ctx;
-
-	if (fresh && ht_is_vm_named("/proc", tgid, s->cfg->vm_name))
-		follow_vm_pid(s, tgid, s->cfg->exits ? "its first exit" : "its first hypercall exit");
-	else if (!fresh && process_gone(tgid))
-		ht_tracer_forget_candidate(s->tracer, tgid); /* its pid may come back as a new process */
-}
-
-/*
- * record --vm NAME follows the VM while it comes and goes: processes of it
- * that ended leave the filter; a new one is traced from the first hypercall
- * exit the kernel reports from it (a kvm_exit comes only from a thread
- * running a vCPU of a KVM VM, so a process that is not a VM never counts,
- * whatever its arguments say).
- */
-static void follow_vm(struct session *s, unsigned long long now)
-{
-	if (!s->cfg->vm_name || now - s->vm_followed_ns < VM_FOLLOW_INTERVAL_NS)
-		return;
-	s->vm_followed_ns = now;
-	for (size_t i = 0; i < s->nvm_pids;) {
-		if (process_gone(s->vm_pids[i])) {
-			ht_tracer_trace_tgid(s->tracer, s->vm_pids[i], false);
-			s->vm_pids[i] = s->vm_pids[--s->nvm_pids];
-		} else {
-			i++;
-		}
-	}
-	ht_tracer_vm_candidates(s->tracer, vm_candidate, s);
-}
-
-/* At start, with the privileges to read other processes' descriptors: the VM's running processes. */
-static void find_vm_at_start(struct session *s)
-{
-	__u32 pids[VM_FOLLOW_MAX_PIDS];
-	size_t unverified = 0;
-	int n = ht_find_vms("/proc", s->cfg->vm_name, pids, VM_FOLLOW_MAX_PIDS, &unverified);
-
-	for (int i = 0; i < n; i++)
-		follow_vm_pid(s, pids[i], "running at start");
-	if (n <= 0 && !unverified)
-		fprintf(stderr, "hypertrace-bpf: no VM with QEMU guest name '%s' (-name %s) runs yet: it is traced once it starts\n",
-			s->cfg->vm_name, s->cfg->vm_name);
-}
 
 /* Collects CMD's status if it has ended; true if it has. */
 static bool reap_command(struct session *s)
@@ -381,7 +301,8 @@ static bool session_tick(struct session *s, unsigned long long now)
 	if (s->exits_ready && (s->live ? !ht_live_until_due(s->live, now) : now >= s->exits_due))
 		sample_exits(s, now, false);
 	ht_metrics_update(s->metrics, s->tracer, s->cfg->no_file ? NULL : &s->rec, now, false);
-	follow_vm(s, now);
+	if (s->cfg->vm_name)
+		ht_vm_follower_tick(&s->vm, now);
 
 	if (!s->live || ht_live_until_due(s->live, now))
 		return false;
@@ -613,8 +534,14 @@ static int session_setup(struct session *s)
 	if (status != HT_EXIT_OK)
 		goto fail;
 
-	if (cfg->vm_name)
-		find_vm_at_start(s);
+	if (cfg->vm_name) {
+		size_t unverified = 0;
+
+		s->vm = (struct ht_vm_follower){ .tracer = s->tracer, .name = cfg->vm_name, .proc = "/proc", .log = stderr,
+						 .verbose = cfg->verbose,
+						 .found_by = cfg->exits ? "its first exit" : "its first hypercall exit" };
+		ht_vm_follower_start(&s->vm, &unverified);
+	}
 	if (stop_requested) {
 		/* Nothing was traced: no file (an older one stays as it was), and a clean end. */
 		discard_output(s, NULL);
@@ -833,7 +760,7 @@ int ht_cmd_record(int argc, char **argv)
 	if (ret >= 0)
 		return ret;
 	if (cfg.vm_name) {
-		/* The VM's processes go into the filter as they are found (follow_vm). */
+		/* The VM's processes go into the filter as they are found (vm_follower.h). */
 		cfg.filters.tgid_on = true;
 		cfg.filters.tgid = 0;
 	}

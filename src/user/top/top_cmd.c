@@ -15,7 +15,7 @@
 #include "record/preflight.h"
 #include "record/privileges.h"
 #include "record/tracer.h"
-#include "record/vm_identity.h"
+#include "record/vm_follower.h"
 #include "top/top_run.h"
 
 static const char top_help[] =
@@ -37,7 +37,9 @@ static const char top_help[] =
 	"      --vcpus          start with a row per vCPU thread under each VM\n"
 	"      --reasons        start with a row per exit reason under each VM\n"
 	"  -p, --pid PID        only this VM process\n"
-	"      --vm NAME        only the QEMU started with -name NAME\n"
+	"      --vm NAME        only the QEMU started with -name NAME, followed while it\n"
+	"                       stops, starts and restarts (a new process within a\n"
+	"                       second of its first exit)\n"
 	"  -c, --vcpu N         only vCPU id N\n"
 	"  -v, --verbose        libbpf debug output and the verifier log\n"
 	"  -h, --help           this help\n"
@@ -133,30 +135,27 @@ int ht_cmd_top(int argc, char **argv)
 		return ht_usage_error("top", "unexpected argument '%s'", argv[optind]);
 	if (vm && topts.filters.tgid_on)
 		return ht_usage_error("top", "-p and --vm both select the VM process: give one of them");
-	/* Every process that is the VM (it holds a KVM VM: not any process with -name NAME in its arguments). */
-	__u32 vm_pids[64];
-	int nvm = 0;
+	/* --vm NAME: its processes join the filter as they are found (vm_follower.h); none is needed at start. */
+	struct ht_vm_follower follow = { .name = vm, .proc = o.proc, .log = stderr, .found_by = "its first exit" };
 	if (vm) {
-		size_t unverified = 0;
-
-		nvm = ht_find_vms("/proc", vm, vm_pids, ARRAY_SIZE(vm_pids), &unverified);
-		if (nvm < 0)
-			return ht_runtime_error("cannot list /proc: %s", strerror(-nvm));
-		if (nvm == 0)
-			return ht_runtime_error("no VM with QEMU guest name '%s' (-name %s) runs%s: check the name with 'ps -eo pid,args | grep -- -name'",
-						vm, vm, unverified ? " that this user may check (run as root)" : "");
 		topts.filters.tgid_on = true;
-		topts.filters.tgid = vm_pids[0];
+		topts.filters.tgid = 0;
 	}
 	if (ht_preflight(err, sizeof(err)))
 		return ht_runtime_error("%s", err);
 	if (ht_tracer_load(&tracer, &topts, err, sizeof(err)))
 		return ht_runtime_error("%s", err);
-	for (int i = 1; i < nvm; i++) {
-		if ((status = ht_tracer_trace_tgid(tracer, vm_pids[i], true))) {
+	if (vm) {
+		size_t unverified = 0;
+
+		follow.tracer = tracer;
+		follow.verbose = topts.verbose;
+		/* Now, while top may still read every process's descriptors: the VM's processes that run already. */
+		if ((status = ht_vm_follower_start(&follow, &unverified)) < 0) {
 			ht_tracer_destroy(tracer);
-			return ht_runtime_error("cannot select process %u of VM '%s': %s", vm_pids[i], vm, strerror(-status));
+			return ht_runtime_error("cannot list /proc: %s", strerror(-status));
 		}
+		o.follow = &follow;
 	}
 	if (ht_tracer_attach(tracer, err, sizeof(err))) {
 		ht_tracer_destroy(tracer);

@@ -177,10 +177,14 @@ int ht_top_run(const struct ht_top_opts *o, struct ht_tracer *tracer)
 		take_terminal();
 		draw(&t); /* at once: the header, and the VMs known so far */
 	}
+	if (o->follow && t.terminal)
+		o->follow->log = NULL; /* the screen is the view's: a message would scroll it */
 	unsigned long long next = ht_monotonic_ns() + interval_ns;
 	bool running = true;
 	while (running && !stop_requested) {
 		unsigned long long now = ht_monotonic_ns();
+		if (o->follow)
+			ht_vm_follower_tick(o->follow, now);
 		if (now >= next) {
 			if (ht_exit_sampler_sample(&t.sampler, now, false) == 0)
 				t.sampled = true;
@@ -196,6 +200,9 @@ int ht_top_run(const struct ht_top_opts *o, struct ht_tracer *tracer)
 		}
 		struct pollfd in = { .fd = STDIN_FILENO, .events = POLLIN };
 		int ms = (int)((next - now) / 1000000ull) + 1;
+		/* A VM's new process is taken on between frames too: within a follow interval of its first exit. */
+		if (o->follow && ms > (int)(HT_VM_FOLLOW_INTERVAL_NS / 1000000ull))
+			ms = (int)(HT_VM_FOLLOW_INTERVAL_NS / 1000000ull);
 		if (termios_saved && poll(&in, 1, ms) > 0) {
 			char c;
 			while (running && read(STDIN_FILENO, &c, 1) == 1)

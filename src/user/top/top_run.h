@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include "record/tracer.h"
+#include "record/vm_follower.h"
 #include "top/top_view.h"
 
 struct ht_top_opts {
@@ -21,6 +22,7 @@ struct ht_top_opts {
 	bool vcpus, reasons;     /* rows per vCPU / per reason from the start */
 	const char *proc;        /* "/proc" */
 	const struct ht_filters *filters; /* -p: only that VM's vCPU threads; NULL: all */
+	struct ht_vm_follower *follow;    /* --vm NAME: its processes as they come and go; NULL: none */
 };
 
 /* Runs until q, a signal, or the iterations; the exit status. */
