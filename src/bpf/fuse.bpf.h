@@ -285,20 +285,26 @@ static __noinline int take_own_state(struct vcpu_state *slot, __u32 me)
 }
 
 /*
- * Ends the calling thread's open window: any exit but a hypercall's (never
- * fuse across it), or a new hypercall exit (the newer one wins). A window
- * of another thread, left here by a switch nobody reported, is kept for
- * that thread instead (see take_own_state).
+ * Ends the calling thread's open window, which the slot holds: any exit but
+ * a hypercall's (never fuse across it), or a new hypercall exit (the newer
+ * one wins).
  */
-static __noinline int cut_armed_window(struct vcpu_state *slot)
+static __always_inline void end_own_window(struct vcpu_state *slot)
 {
-	if (slot->rec.host_tid != (__u32)bpf_get_current_pid_tgid()) {
-		count(HT_CNT_UNREPORTED_SWITCH);
-		return park_state(slot->rec.host_tid, slot);
-	}
 	if (slot->phase == PHASE_HCALL)
 		count(HT_CNT_SUPERSEDED);
 	disarm(slot);
+}
+
+/*
+ * An exit that is no hypercall exit finds the slot armed: the calling
+ * thread's window ends; another thread's, left here by a switch nobody
+ * reported, is kept for that thread (see take_own_state).
+ */
+static __noinline int cut_armed_window(struct vcpu_state *slot)
+{
+	if (take_own_state(slot, (__u32)bpf_get_current_pid_tgid()))
+		end_own_window(slot);
 	return 0;
 }
 
@@ -360,7 +366,7 @@ static __noinline int handle_hypercall_exit(struct trace_event_raw_kvm_exit *ctx
 	 * here or parked, is dropped, never fused; another thread's is kept for it.
 	 */
 	if ((slot->phase != PHASE_IDLE || armed_moved) && take_own_state(slot, (__u32)pid_tgid))
-		cut_armed_window(slot);
+		end_own_window(slot);
 	slot->phase = PHASE_EXITED;
 	slot->rec.exit_ns = bpf_ktime_get_ns();
 	slot->rec.guest_rip = ctx->guest_rip;

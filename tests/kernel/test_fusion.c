@@ -363,6 +363,7 @@ static void interleaved_vcpu_threads_are_fused_per_thread(void)
 	struct ht_tracer *t = NULL;
 	unsigned int seen[THREADS][ROUNDS];
 	pthread_t th[THREADS];
+	__u64 unreported;
 	/*
 	 * Four threads on fewer CPUs switch each other out mid-hypercall: their
 	 * states move out of the CPU slots and back only through the sched_switch
@@ -401,9 +402,10 @@ static void interleaved_vcpu_threads_are_fused_per_thread(void)
 		for (int j = 0; j < ROUNDS; j++)
 			if (!ASSERT_MSG(seen[i][j] == 1, "thread %d round %d seen %u times", i, j, seen[i][j]))
 				goto cleanup;
-	if (counter(t, HT_CNT_UNREPORTED_SWITCH))
+	unreported = counter(t, HT_CNT_UNREPORTED_SWITCH);
+	if (unreported)
 		printf("    note: %llu switches of the threads were not reported by the kernel and were put right\n",
-		       (unsigned long long)counter(t, HT_CNT_UNREPORTED_SWITCH));
+		       (unsigned long long)unreported);
 cleanup:
 	ht_tracer_destroy(t);
 }

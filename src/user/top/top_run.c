@@ -200,9 +200,10 @@ int ht_top_run(const struct ht_top_opts *o, struct ht_tracer *tracer)
 		}
 		struct pollfd in = { .fd = STDIN_FILENO, .events = POLLIN };
 		int ms = (int)((next - now) / 1000000ull) + 1;
+		const int follow_ms = (int)(HT_VM_FOLLOW_INTERVAL_NS / 1000000ull);
 		/* A VM's new process is taken on between frames too: within a follow interval of its first exit. */
-		if (o->follow && ms > (int)(HT_VM_FOLLOW_INTERVAL_NS / 1000000ull))
-			ms = (int)(HT_VM_FOLLOW_INTERVAL_NS / 1000000ull);
+		if (o->follow && ms > follow_ms)
+			ms = follow_ms;
 		if (termios_saved && poll(&in, 1, ms) > 0) {
 			char c;
 			while (running && read(STDIN_FILENO, &c, 1) == 1)
