@@ -42,7 +42,7 @@ static bool alive(void *ctx, uint32_t pid)
 	return pid != 30; /* gamma has ended */
 }
 
-/* VM pid: n io exits and h hypercalls on vCPU 0 in the interval, one vCPU thread waiting w ns. */
+/* VM pid: n io exits and h hypercalls on vCPU 0 in the interval, one vCPU thread waiting w ns of it, in guest the rest. */
 static void vm(struct fixture *fx, uint32_t pid, uint64_t n, uint64_t h, uint64_t w)
 {
 	struct ht_exit_key io = { .pid = pid, .isa = HT_ISA_SVM, .reason = 0x7b };
@@ -55,8 +55,12 @@ static void vm(struct fixture *fx, uint32_t pid, uint64_t n, uint64_t h, uint64_
 	hist.count = hist.slots[9] = h;
 	if (h)
 		ht_exit_table_set_series(&fx->interval, &hc, &hist);
-	ht_exit_table_set_thread(&fx->interval, &wt);
-	ht_exit_table_set_thread(&fx->total, &wt);
+	struct ht_vcpu_account a = { .start_ns = 1000, .as_of_ns = 1000 + 1000000000 };
+
+	a.state_ns[HT_VCPU_WAIT] = w;
+	a.state_ns[HT_VCPU_GUEST] = 1000000000 - w;
+	ht_exit_table_set_thread(&fx->interval, &wt, &a, false);
+	ht_exit_table_set_thread(&fx->total, &wt, &a, false);
 }
 
 /* A frame written into fx->text (in place of the last one); its number of lines. */
@@ -96,11 +100,21 @@ static void rows_per_vm_sorted_by_the_key_with_names_escaped(void)
 		goto cleanup;
 	if (!ASSERT_MSG(!strchr(fx.text, '\x1b'), "a raw escape byte"))
 		goto cleanup;
-	if (!ASSERT_MSG(strstr(fx.text, "     20 b\\x1b[2Jeta                 340  1.00us  1.00us    0.0       40\n") != NULL,
+	/* 80 columns: the exit rate and where the vCPUs' time went; p50, p99 and hypercalls/s dropped. */
+	if (!ASSERT_MSG(strstr(fx.text, "    PID VM                    EXITS/S GUEST%   KVM%   VMM%  WAIT%  HALT%   BLK%\n") &&
+				strstr(fx.text, "     20 b\\x1b[2Jeta               340  100.0    0.0    0.0    0.0    0.0    0.0\n"),
 			"the beta row:\n%s", fx.text))
 		goto cleanup;
-	if (!ASSERT_MSG(strstr(fx.text, "   50.0        0\n") != NULL, "alpha waits 50%%:\n%s", fx.text))
+	if (!ASSERT_MSG(strstr(fx.text, "     10 alpha                     100   50.0    0.0    0.0   50.0    0.0    0.0\n") != NULL,
+			"alpha waits 50%%:\n%s", fx.text))
 		goto cleanup;
+	/* Wide enough: every column. */
+	o.width = 120;
+	if (!ASSERT_MSG(frame(&fx, &o) == 4 &&
+				strstr(fx.text, "     20 b\\x1b[2Jeta               340 1.00us 1.00us  100.0    0.0    0.0    0.0    0.0    0.0       40\n"),
+			"every column at 120:\n%s", fx.text))
+		goto cleanup;
+	o.width = 0;
 	o.sort = HT_TOP_SORT_WAIT;
 	if (!ASSERT_MSG(frame(&fx, &o) == 4, "lines"))
 		goto cleanup;

@@ -58,15 +58,11 @@ static void apply_block(void *ctx, const struct ht_exits_header *h, const struct
 		s->minmax_exact = true;
 	}
 	for (__u32 i = 0; i < h->nthreads && !r->err; i++) {
-		struct ht_vcpu_thread_row *t = ht_exit_table_thread(&r->state, threads[i].w.tid, true);
-		if (!t) {
-			r->err = -ENOMEM;
-			break;
-		}
-		t->w = threads[i].w;
-		t->w.pad0 = 0;
-		t->w.pad1 = 0;
-		t->gone = threads[i].w.pad1 & HT_VCPU_WAIT_F_GONE;
+		struct ht_vcpu_wait w = threads[i].w;
+
+		w.pad0 = 0;
+		w.pad1 = 0;
+		r->err = ht_exit_table_set_thread(&r->state, &w, &threads[i].a, threads[i].w.pad1 & HT_VCPU_WAIT_F_GONE);
 	}
 	r->state.lost_series_full = h->lost_series_full;
 	r->state.lost_no_thread = h->lost_no_thread;
@@ -156,6 +152,110 @@ static void print_rows(enum ht_report_mode mode, const struct ht_exit_table *t, 
 	}
 }
 
+/*
+ * --vcpu-time: where each vCPU thread's time went in the window, its states
+ * adding up to the thread's time in it; text (shares per thread and per VM),
+ * or one CSV/JSON row per (VM, thread, state) in ns.
+ */
+static void print_vcpu_time(enum ht_report_mode mode, const struct ht_exit_table *t, struct ht_reader *reader)
+{
+	if (mode == HT_REPORT_CSV)
+		puts("vm_pid,vm_name,vcpu,tid,thread_name,thread_start_ns,from_ns,to_ns,ended,state,ns");
+	for (size_t i = 0; i < t->nthreads; i++) {
+		const struct ht_vcpu_thread_row *r = &t->threads[i];
+		const char *vm = ht_reader_vm_name(reader, r->w.pid), *tn = ht_reader_thread_name(reader, r->w.pid, r->w.tid);
+
+		for (int k = 0; k < HT_VCPU_NSTATES; k++) {
+			if (mode == HT_REPORT_CSV) {
+				printf("%u,", r->w.pid);
+				ht_csv_fputs(stdout, vm ? vm : "");
+				printf(",%u,%u,", (unsigned int)r->w.vcpu, r->w.tid);
+				ht_csv_fputs(stdout, tn ? tn : "");
+				printf(",%llu,%llu,%llu,%d,%s,%llu\n", (unsigned long long)r->a.start_ns,
+				       (unsigned long long)r->from_ns, (unsigned long long)r->a.as_of_ns, r->gone,
+				       ht_vcpu_state_names[k], (unsigned long long)r->a.state_ns[k]);
+				continue;
+			}
+			printf("{\"vm_pid\":%u,\"vm_name\":", r->w.pid);
+			json_string(vm ? vm : "");
+			printf(",\"vcpu\":%u,\"tid\":%u,\"thread_name\":", (unsigned int)r->w.vcpu, r->w.tid);
+			json_string(tn ? tn : "");
+			printf(",\"thread_start_ns\":%llu,\"from_ns\":%llu,\"to_ns\":%llu,\"ended\":%s,\"state\":\"%s\",\"ns\":%llu}\n",
+			       (unsigned long long)r->a.start_ns, (unsigned long long)r->from_ns,
+			       (unsigned long long)r->a.as_of_ns, r->gone ? "true" : "false", ht_vcpu_state_names[k],
+			       (unsigned long long)r->a.state_ns[k]);
+		}
+	}
+}
+
+/* One text row: a thread's (or a VM's summed) states as shares of their sum. */
+static void vcpu_time_row(const char *label, const __u64 ns[HT_VCPU_NSTATES])
+{
+	uint64_t span = 0;
+	char total[16];
+
+	for (int k = 0; k < HT_VCPU_NSTATES; k++)
+		span += ns[k];
+	ht_exit_fmt_ns(total, sizeof(total), span);
+	printf("  %-36s %8s", label, total);
+	for (int k = 0; k < HT_VCPU_NSTATES; k++)
+		printf(" %7.1f%%", span ? 100.0 * (double)ns[k] / (double)span : 0.0);
+	putchar('\n');
+}
+
+static int by_vm_vcpu(const void *a, const void *b)
+{
+	const struct ht_vcpu_thread_row *x = *(const struct ht_vcpu_thread_row *const *)a,
+					*y = *(const struct ht_vcpu_thread_row *const *)b;
+
+	if (x->w.pid != y->w.pid)
+		return x->w.pid < y->w.pid ? -1 : 1;
+	if (x->w.vcpu != y->w.vcpu)
+		return x->w.vcpu < y->w.vcpu ? -1 : 1;
+	return (x->w.tid > y->w.tid) - (x->w.tid < y->w.tid);
+}
+
+/* The text view: per VM (in pid order) its vCPU threads (in vCPU order) and their sum. 0 or -ENOMEM. */
+static int write_vcpu_time(const struct ht_exit_table *t, struct ht_reader *reader)
+{
+	const struct ht_vcpu_thread_row **rows = calloc(t->nthreads + 1, sizeof(*rows));
+
+	if (!rows)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->nthreads; i++)
+		rows[i] = &t->threads[i];
+	qsort(rows, t->nthreads, sizeof(*rows), by_vm_vcpu);
+	for (size_t i = 0; i < t->nthreads;) {
+		uint32_t pid = rows[i]->w.pid;
+		const char *vm = ht_reader_vm_name(reader, pid);
+		__u64 sum[HT_VCPU_NSTATES] = { 0 };
+		size_t first = i;
+		char esc[HT_ESC_SIZE(64)];
+
+		printf("\nVM %s%s(pid %u)\n  %-36s %8s", vm ? ht_escape(esc, sizeof(esc), vm, HT_ESC_TEXT) : "",
+		       vm ? " " : "", pid, "vCPU thread", "time");
+		for (int k = 0; k < HT_VCPU_NSTATES; k++)
+			printf(" %8s", ht_vcpu_state_names[k]);
+		putchar('\n');
+		for (; i < t->nthreads && rows[i]->w.pid == pid; i++) {
+			const struct ht_vcpu_thread_row *r = rows[i];
+			const char *tn = ht_reader_thread_name(reader, pid, r->w.tid);
+			char label[HT_ESC_SIZE(16) + 64], tesc[HT_ESC_SIZE(16)];
+
+			snprintf(label, sizeof(label), "vCPU %u (%s%stid %u%s)", (unsigned int)r->w.vcpu,
+				 tn ? ht_escape(tesc, sizeof(tesc), tn, HT_ESC_TEXT) : "", tn ? ", " : "", r->w.tid,
+				 r->gone ? ", ended" : "");
+			vcpu_time_row(label, r->a.state_ns);
+			for (int k = 0; k < HT_VCPU_NSTATES; k++)
+				sum[k] += r->a.state_ns[k];
+		}
+		if (i - first > 1)
+			vcpu_time_row("all its vCPU threads", sum);
+	}
+	free(rows);
+	return 0;
+}
+
 static const char *vm_name_of(void *ctx, uint32_t pid)
 {
 	return ht_reader_vm_name(ctx, pid);
@@ -220,7 +320,14 @@ int ht_report_exits(struct ht_report_config *cfg)
 		status = ht_runtime_error("out of memory");
 	} else {
 		select_rows(&window, &cfg->selection, reader);
-		if (cfg->mode == HT_REPORT_CSV || cfg->mode == HT_REPORT_JSON) {
+		if (cfg->vcpu_time && (cfg->mode == HT_REPORT_CSV || cfg->mode == HT_REPORT_JSON)) {
+			print_vcpu_time(cfg->mode, &window, reader);
+		} else if (cfg->vcpu_time) {
+			printf("%s: where each vCPU thread's time went, +%.3f s to +%.3f s (its states add up to its time)\n",
+			       cfg->path, (double)(from_ns - h->start_monotonic_ns) / 1e9,
+			       (double)(to_ns - h->start_monotonic_ns) / 1e9);
+			r.err = write_vcpu_time(&window, reader);
+		} else if (cfg->mode == HT_REPORT_CSV || cfg->mode == HT_REPORT_JSON) {
 			print_rows(cfg->mode, &window, reader);
 		} else {
 			struct ht_exit_view_opts o = {
@@ -243,7 +350,7 @@ int ht_report_exits(struct ht_report_config *cfg)
 			ht_exit_view_write(stdout, &window, &o);
 		}
 		fflush(stdout);
-		status = ht_report_read_outcome(cfg->path, st);
+		status = r.err ? ht_runtime_error("out of memory") : ht_report_read_outcome(cfg->path, st);
 	}
 	ht_exit_table_free(&r.state);
 	ht_exit_table_free(&r.at_since);
