@@ -366,9 +366,19 @@ int main(void)
 				 * vCPU-switch case) takes this thread for a vCPU thread:
 				 * it is none for the switch of "not a vCPU thread".
 				 */
+				__u64 bits = exits_skel->bss->vcpu_tid_bits[me / 64];
+
 				if (c == SWITCH_EXITS)
 					exits_skel->bss->vcpu_tid_bits[me / 64] &= ~(1ull << (me % 64));
 				ns[c][r] = run_case(exits_skel, exits_rb, exits_case_prog[c - FLOOR_PAIR], n);
+				/*
+				 * And a vCPU thread again after it: the exit pair of a vCPU
+				 * thread finds its entry through its bit, as in record (an
+				 * entry without its bit would be registered anew at every
+				 * exit, and fail).
+				 */
+				if (c == SWITCH_EXITS)
+					exits_skel->bss->vcpu_tid_bits[me / 64] = bits;
 				if (c == SWITCH_VCPUS)
 					ns[c][r] /= 2; /* per switch */
 				continue;

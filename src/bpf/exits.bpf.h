@@ -144,25 +144,34 @@ static __always_inline struct vcpu_thread *thread_of(__u32 tid, __u32 *idx)
 	return thread_at(*i);
 }
 
+/* The thread's current state. */
+static __always_inline __u32 thread_state(const struct vcpu_thread *t)
+{
+	return t->since_state & VCPU_STATE_MASK;
+}
+
 /*
  * The account's one transition: the current state ends at now and state
- * begins. seq is odd meanwhile, so that user space, which reads the entry
- * while it changes, never takes a half-written one (see vcpu_thread).
- * A clock value before since_ns (the clocks of two CPUs a few ns apart, a
+ * begins (gone: the thread ended, and its account with it). The state's
+ * time goes into state_ns before the new time goes into since_state, one
+ * store: user space, which reads the entry while it changes, knows a copy
+ * taken in between by its states not adding up (see vcpu_thread). A clock
+ * value before the state's start (the clocks of two CPUs a few ns apart, a
  * wake-up read on one and a switch on another) moves nothing back: the
- * states still add up to since_ns - start_ns, and none goes below zero.
+ * states still add up, and none goes below zero.
  */
-static __always_inline void account_to(struct vcpu_thread *t, __u32 state, __u64 now)
+static __always_inline void account_to(struct vcpu_thread *t, __u32 state, __u64 now, __u64 gone)
 {
-	t->seq++;
-	barrier();
-	if (now > t->since_ns) {
-		t->state_ns[t->state & 7] += now - t->since_ns;
-		t->since_ns = now;
+	__u64 w = t->since_state, since = vcpu_thread_time(w);
+	__u32 from = w & VCPU_STATE_MASK;
+
+	if (now > since) {
+		if (from < HT_VCPU_NSTATES)
+			t->state_ns[from] += now - since;
+		since = now;
 	}
-	t->state = state;
 	barrier();
-	t->seq++;
+	t->since_state = since << VCPU_TIME_SHIFT | (w & VCPU_GONE) | gone | state;
 }
 
 static __always_inline bool is_halt_exit(__u32 isa, __u32 reason)
@@ -196,31 +205,29 @@ static __noinline struct vcpu_thread *vcpu_thread_register(__u64 ids, __u32 vcpu
 		if (!t)
 			return NULL;
 		/* Taken with one atomic step: two CPUs may register two threads at once. */
-		if (t->in_use || __sync_val_compare_and_swap(&t->in_use, 0, 1) != 0)
+		if (t->in_use != VCPU_ENTRY_FREE ||
+		    __sync_val_compare_and_swap(&t->in_use, VCPU_ENTRY_FREE, VCPU_ENTRY_TAKEN) != VCPU_ENTRY_FREE)
 			continue;
 		/* Preallocated elements: safe under the runqueue lock (see moved_states). */
 		if (bpf_map_update_elem(&vcpu_thread_ids, &tid, &at, BPF_NOEXIST)) {
-			t->in_use = 0;
+			t->in_use = VCPU_ENTRY_FREE;
 			return NULL;
 		}
-		t->seq++;
-		barrier();
 		__builtin_memset(&t->stat, 0, sizeof(t->stat));
 		t->stat.pid = tgid;
 		t->stat.tid = tid;
 		t->stat.vcpu = vcpu;
 		__builtin_memset(t->state_ns, 0, sizeof(t->state_ns));
 		t->start_ns = now;
-		t->since_ns = now;
-		t->state = state;
+		t->since_state = now << VCPU_TIME_SHIFT | state;
 		t->resume_state = HT_VCPU_KVM;
 		t->running = state <= HT_VCPU_VMM;
 		t->out_ns = 0;
 		t->exit_open = 0;
 		t->out_involuntary = 0;
-		t->gone = 0;
+		/* Whole before user space may read it. */
 		barrier();
-		t->seq++;
+		t->in_use = VCPU_ENTRY_READY;
 		tid_mark_vcpu(tid, true);
 		*idx = at;
 		return t;
@@ -250,13 +257,9 @@ static __noinline struct vcpu_thread *own_thread(struct vcpu_state *slot, __u64 
 	return t;
 }
 
-/*
- * The running thread's account goes into state at now: kvm_exit (kvm),
- * kvm_entry (guest), kvm_userspace_exit (vmm). Its entry is the one the
- * switches put in the CPU's slot: an array access the verifier inlines, no
- * helper call.
- */
-static __always_inline void account_running(struct vcpu_state *slot, __u32 state, __u64 now, __u32 vcpu, bool create)
+/* The running thread's entry, as the switches put it into the CPU's slot; else found (or made) by its id. */
+static __always_inline struct vcpu_thread *running_thread(struct vcpu_state *slot, __u32 vcpu, __u32 state, __u64 now,
+							  bool create)
 {
 	struct vcpu_thread *t = NULL;
 
@@ -264,13 +267,53 @@ static __always_inline void account_running(struct vcpu_state *slot, __u32 state
 		t = thread_at(slot->running_thread - 1);
 	if (!t)
 		t = own_thread(slot, bpf_get_current_pid_tgid(), VCPU_AND_STATE(vcpu, state), now, create);
-	if (t && t->state != state)
-		account_to(t, state, now);
+	return t;
 }
 
 /*
- * kvm_exit: the running thread's exit is open from now on, and its account
- * goes from guest to kvm. The clock is read last, so the time in the host
+ * The account's guest state, chained to the exit that ended it: kvm_exit
+ * does not touch the account (it leaves the exit's time in the CPU's slot),
+ * so the thread's entry still says guest while KVM handles the exit. The
+ * next event of the thread that changes its account ends the guest state
+ * at the exit's time (exit_ns) and begins kvm there: one write of the
+ * account per exit, at its end, with the clock reads the exit's timing
+ * makes anyway. User space reads the open exits of the CPU slots to do the
+ * same for a read in between (tracer.c).
+ */
+static __always_inline void guest_until_exit(struct vcpu_thread *t, __u64 exit_ns)
+{
+	if ((t->since_state & (VCPU_STATE_MASK | VCPU_GONE)) == HT_VCPU_GUEST &&
+	    exit_ns >= vcpu_thread_time(t->since_state))
+		account_to(t, HT_VCPU_KVM, exit_ns, 0);
+}
+
+/*
+ * kvm_entry of the thread whose exit the slot holds: guest until the exit
+ * (unless a return to user space or a switch ended it already), then kvm
+ * or vmm until now, and guest from now on. The common case, guest to guest
+ * across one exit, in one write of the entry.
+ */
+static __always_inline void account_entry(struct vcpu_state *slot, __u64 now)
+{
+	struct vcpu_thread *t = running_thread(slot, slot->exit_vcpu, HT_VCPU_GUEST, now, true);
+	__u64 exit_ns = slot->exit_ns;
+
+	if (!t)
+		return;
+	__u64 w = t->since_state, since = vcpu_thread_time(w);
+	if ((w & (VCPU_STATE_MASK | VCPU_GONE)) == HT_VCPU_GUEST && exit_ns >= since && now >= exit_ns) {
+		t->state_ns[HT_VCPU_GUEST] += exit_ns - since;
+		t->state_ns[HT_VCPU_KVM] += now - exit_ns;
+		barrier();
+		t->since_state = now << VCPU_TIME_SHIFT | HT_VCPU_GUEST;
+	} else if ((w & VCPU_STATE_MASK) != HT_VCPU_GUEST) {
+		account_to(t, HT_VCPU_GUEST, now, 0);
+	}
+}
+
+/*
+ * kvm_exit: the running thread's exit is open from now on (its account's
+ * guest state ends there: guest_until_exit). The clock is read last, so the time in the host
  * starts where the program hands the event back (as kvm_entry's count_exit
  * reads it only once its work is done): the programs' own cost is in
  * neither end.
@@ -284,13 +327,17 @@ static __always_inline void exit_begin(struct trace_event_raw_kvm_exit *ctx, str
 	slot->exit_reason = isa == HT_ISA_VMX ? reason & HT_VMX_EXIT_REASON_MASK : reason;
 	slot->exit_isa = isa;
 	slot->exit_vcpu = vcpu;
-	slot->exit_open = 1;
 	/* Until a switch on this CPU names who runs here (just after attach): ask, once. */
 	if (!slot->owner)
 		slot->owner = bpf_get_current_pid_tgid();
 	__u64 now = clock_ns(synthetic_now);
 	slot->exit_ns = now;
-	account_running(slot, HT_VCPU_KVM, now, vcpu, true);
+	/* Its time before it is open: a reader that sees it open sees its time (see guest_until_exit). */
+	barrier();
+	slot->exit_open = 1;
+	/* A thread the switches have not named here (first seen): its entry, in kvm from now, once. */
+	if (!slot->running_thread)
+		running_thread(slot, vcpu, HT_VCPU_KVM, now, true);
 }
 
 /* kvm_userspace_exit: the running vCPU thread returns to the VMM. */
@@ -299,8 +346,15 @@ static __always_inline int handle_kvm_userspace_exit(__u64 synthetic_now)
 	if (!exits_on)
 		return 0;
 	struct vcpu_state *slot = cpu_slot(bpf_get_smp_processor_id());
+	__u64 now = clock_ns(synthetic_now);
+	struct vcpu_thread *t = running_thread(slot, 0, HT_VCPU_VMM, now, false);
 
-	account_running(slot, HT_VCPU_VMM, clock_ns(synthetic_now), 0, false);
+	if (!t)
+		return 0;
+	if (slot->exit_open)
+		guest_until_exit(t, slot->exit_ns);
+	if (thread_state(t) != HT_VCPU_VMM)
+		account_to(t, HT_VCPU_VMM, now, 0);
 	return 0;
 }
 
@@ -347,8 +401,8 @@ static __noinline int exit_end_moved(struct trace_event_raw_kvm_entry *ctx, stru
 			count_exit(tgid, t->stat.vcpu, t->exit_isa, t->exit_reason, t->exit_ns, now, cpu);
 		}
 	}
-	if (t && t->state != HT_VCPU_GUEST)
-		account_to(t, HT_VCPU_GUEST, now);
+	if (t && thread_state(t) != HT_VCPU_GUEST)
+		account_to(t, HT_VCPU_GUEST, now, 0);
 	return 0;
 }
 
@@ -368,11 +422,13 @@ static __always_inline void exit_end(struct trace_event_raw_kvm_entry *ctx, stru
 		exit_end_moved(ctx, slot, synthetic_now, me, cpu);
 		return;
 	}
-	slot->exit_open = 0;
 	slot->owner = me;
 	__u64 now = count_exit(me >> 32, slot->exit_vcpu, slot->exit_isa, slot->exit_reason, slot->exit_ns,
 			       synthetic_now, cpu);
-	account_running(slot, HT_VCPU_GUEST, now ? now : clock_ns(synthetic_now), ctx->vcpu_id, true);
+	account_entry(slot, now ? now : clock_ns(synthetic_now));
+	/* Closed after the account took it: a reader sees the exit open, or the account past it. */
+	barrier();
+	slot->exit_open = 0;
 }
 
 /*
@@ -457,6 +513,7 @@ static __noinline int vcpu_switch(struct vcpu_state *slot, const struct switch_e
 		if (!t)
 			t = vcpu_thread_register(e->prev_ids, VCPU_AND_STATE(slot->exit_vcpu, HT_VCPU_KVM), now, &idx);
 		if (t) {
+			guest_until_exit(t, slot->exit_ns);
 			t->exit_ns = slot->exit_ns;
 			t->exit_reason = slot->exit_reason;
 			t->exit_isa = slot->exit_isa;
@@ -474,12 +531,12 @@ static __noinline int vcpu_switch(struct vcpu_state *slot, const struct switch_e
 			t->stat.preempt_count++;
 		else
 			t->stat.voluntary_count++;
-		if (t->state <= HT_VCPU_VMM)
-			t->resume_state = t->state;
+		if (thread_state(t) <= HT_VCPU_VMM)
+			t->resume_state = thread_state(t);
 		account_to(t, e->prev_involuntary ? HT_VCPU_WAIT
 			   : t->exit_open && is_halt_exit(t->exit_isa, t->exit_reason) ? HT_VCPU_HALTED
 										: HT_VCPU_BLOCKED,
-			   now);
+			   now, 0);
 		if (vcpu_sched_on)
 			emit_switch(t, HT_SWITCH_OUT, e, now);
 	}
@@ -495,8 +552,8 @@ static __noinline int vcpu_switch(struct vcpu_state *slot, const struct switch_e
 			n->stat.voluntary_ns += now - n->out_ns;
 		n->out_ns = 0;
 	}
-	if (n->state > HT_VCPU_VMM)
-		account_to(n, n->resume_state, now);
+	if (thread_state(n) > HT_VCPU_VMM)
+		account_to(n, n->resume_state, now, 0);
 	if (vcpu_sched_on)
 		emit_switch(n, HT_SWITCH_IN, e, now);
 	return 0;
@@ -525,8 +582,8 @@ static __noinline int vcpu_wakeup(__u32 tid, __u64 synthetic_now)
 	struct vcpu_thread *t = thread_of(tid, &idx);
 
 	/* Woken while still on its CPU (before it switched out), or already runnable: nothing changes. */
-	if (t && !t->running && (t->state == HT_VCPU_HALTED || t->state == HT_VCPU_BLOCKED))
-		account_to(t, HT_VCPU_WAIT, clock_ns(synthetic_now));
+	if (t && !t->running && (thread_state(t) == HT_VCPU_HALTED || thread_state(t) == HT_VCPU_BLOCKED))
+		account_to(t, HT_VCPU_WAIT, clock_ns(synthetic_now), 0);
 	return 0;
 }
 
@@ -552,8 +609,12 @@ static __noinline int exits_thread_exit(struct vcpu_state *slot)
 	__u64 now = 0;
 	struct vcpu_thread *t = thread_of(tid, &idx);
 
-	if (slot->exit_open && slot->owner == me)
-		now = count_exit(me >> 32, slot->exit_vcpu, slot->exit_isa, slot->exit_reason, slot->exit_ns, 0, cpu);
+	__u64 exit_ns = slot->exit_open && slot->owner == me ? slot->exit_ns : 0;
+
+	if (exit_ns)
+		now = count_exit(me >> 32, slot->exit_vcpu, slot->exit_isa, slot->exit_reason, exit_ns, 0, cpu);
+	if (t && exit_ns)
+		guest_until_exit(t, exit_ns);
 	slot->exit_open = 0;
 	slot->running_thread = 0;
 	if (!t)
@@ -565,16 +626,8 @@ static __noinline int exits_thread_exit(struct vcpu_state *slot)
 		count_exit(me >> 32, t->stat.vcpu, t->exit_isa, t->exit_reason, t->exit_ns, now, cpu);
 	}
 	t->running = 0;
-	/* As account_to, and gone in the same write: a reader sees the last numbers and gone together. */
-	t->seq++;
-	barrier();
-	if (now > t->since_ns) {
-		t->state_ns[t->state & 7] += now - t->since_ns;
-		t->since_ns = now;
-	}
-	t->gone = 1;
-	barrier();
-	t->seq++;
+	/* Its last numbers and gone in one write: a reader sees both or neither. */
+	account_to(t, thread_state(t), now, VCPU_GONE);
 	bpf_map_delete_elem(&vcpu_thread_ids, &tid);
 	tid_mark_vcpu(tid, false);
 	return 0;

@@ -54,37 +54,54 @@ _Static_assert(sizeof(struct vcpu_state) == 128, "a CPU's slot must fill whole c
  * ht_vcpu_state), what its last switch-out was, and its open exit while it
  * is switched out (taken from its CPU's slot at the switch).
  *
- * The account: the thread is in one state since since_ns; state_ns holds
- * each state's time up to since_ns. A transition reads the clock once
- * (account_to), so the states add up to the time since start_ns exactly.
- * The thread's own CPU writes it (its exits, entries, switches) and so do
+ * The account: the thread is in one state since a time; state_ns holds
+ * each state's time up to that time, so the states add up to it minus
+ * start_ns exactly. A transition reads the clock once (account_to). The
+ * thread's own CPU writes it (its exits, entries, switches) and so do
  * wake-ups from other CPUs, which the scheduler serializes with the
  * switches (a wake-up of a thread that is off its CPU comes after its
  * switch-out, under the run-queue lock). User space reads the entries
- * through a mapping while they change: seq is odd while a program writes
- * one, so a reader copies an entry whole or tries again.
+ * through a mapping while they change: a transition writes state_ns first
+ * and then since_state, which holds the time, the state and the gone flag
+ * in one word (one store), so a copy whose states do not add up to its
+ * time minus start_ns was taken half-way, and the reader copies again
+ * (tracer.c). No count to keep: the identity is the check.
  */
+#define VCPU_STATE_MASK 7ull
+#define VCPU_GONE (1ull << 3) /* the thread ended at the time: state_ns are its last numbers */
+#define VCPU_TIME_SHIFT 4     /* the time is since_state >> 4: 2^60 ns, 36 years of uptime */
+/* in_use: who owns an entry. */
+#define VCPU_ENTRY_FREE 0     /* any registration may take it */
+#define VCPU_ENTRY_READY 1    /* a thread's, whole: user space reads it (and frees it once gone and read) */
+#define VCPU_ENTRY_TAKEN 2    /* a registration is filling it: not for user space yet */
 struct vcpu_thread {
-	__u32 seq;            /* odd while being written (a seqlock's count) */
-	__u32 in_use;         /* 1: a thread's (a program took it); 0: free (user space frees a gone one once read) */
-	struct ht_vcpu_wait stat;
+	/* The account, what every exit and entry writes: one cache line. */
+	__u64 since_state;    /* time << VCPU_TIME_SHIFT | VCPU_GONE | enum ht_vcpu_state */
+	__u64 state_ns[HT_VCPU_NSTATES]; /* by enum ht_vcpu_state, up to the time */
+	__u8 resume_state;    /* off its CPU: the state it goes back to when switched in (kvm or vmm) */
+	__u8 running;         /* on a CPU now */
+	__u8 pad0[2];
+	__u32 in_use;         /* VCPU_ENTRY_* */
+	/* The rest: switches, wake-ups, registration. */
 	__u64 start_ns;       /* first seen */
-	__u64 since_ns;       /* the current state began */
-	__u64 state_ns[8];    /* by enum ht_vcpu_state, up to since_ns (8: a masked index) */
-	__u64 out_ns;         /* switched out at; 0: running or never seen switched out */
-	__u64 exit_ns;        /* the open exit, while exit_open */
 	__u32 exit_reason;
 	__u8 exit_isa;
 	__u8 exit_open;
-	__u8 running;         /* on a CPU now */
 	__u8 out_involuntary;
-	__u8 state;           /* enum ht_vcpu_state */
-	__u8 resume_state;    /* off its CPU: the state it goes back to when switched in (kvm or vmm) */
-	__u8 gone;            /* the thread ended at since_ns: state_ns are its last numbers */
-	__u8 pad[5];
+	__u8 pad1;
+	struct ht_vcpu_wait stat;
+	__u64 out_ns;         /* switched out at; 0: running or never seen switched out */
+	__u64 exit_ns;        /* the open exit, while exit_open */
+	__u8 pad2[40];
 };
 
-_Static_assert(HT_VCPU_NSTATES <= 8, "state_ns is indexed with state & 7");
+_Static_assert(__builtin_offsetof(struct vcpu_thread, start_ns) == 64, "the account fills the first cache line");
+_Static_assert(sizeof(struct vcpu_thread) == 192, "entries in whole cache lines: an exit touches one line of its thread");
+
+static inline __u64 vcpu_thread_time(__u64 since_state)
+{
+	return since_state >> VCPU_TIME_SHIFT;
+}
 
 /*
  * --exits: each CPU's own table of series (exit_cache, HT_EXIT_CACHE_WAYS

@@ -147,26 +147,34 @@ l2_start st 2 || exit 1
 tids=$(awk '$2 == "CPU" { print $1 }' /out/st.threads)
 # thread_times FILE: per vCPU thread its schedstat (on-CPU ns, run_delay ns,
 # timeslices) and its guest_time (clock ticks: /proc/TID/stat field 43,
-# counted after the name, which has spaces).
+# counted after the name, which has spaces); then this machine's /proc/stat
+# cpu line (its irq and softirq time: the kernel leaves it out of a task's
+# schedstat run time).
 thread_times() {
 	for t in $tids; do
 		echo "$t $(cat /proc/$QPID/task/$t/schedstat) $(sed 's/.*) //' /proc/$QPID/task/$t/stat | cut -d' ' -f41)"
 	done >"$1"
+	head -1 /proc/stat >>"$1"
 }
-# The guest is stopped while record starts and while the threads' times are
-# read at both ends: a stopped vCPU thread neither runs nor waits, so its
-# on-CPU time, run_delay and guest time are the same at the read and at the
-# EXITS blocks around it, whatever their exact instants. -p, not --vm: --vm
-# follows the VM from just after the programs are attached, and a switch in
-# between is counted in the EXITS blocks but not recorded (the switch check
-# below wants every one).
-l2cmd st_steal0 'head -1 /proc/stat'
-kill -STOP $QPID
-sleep 0.5
+# The threads' own times are read while the guest is stopped (SIGSTOP), at
+# both ends, after the programs know the threads: a stopped vCPU thread
+# neither runs nor waits, so its on-CPU time, run_delay and guest time are
+# the same at the read and at the EXITS blocks of the stop, whatever their
+# exact instants. perf stat counts each thread's task-clock (its time on a
+# CPU, from one context switch to the next) over the same time. -p, not
+# --vm: --vm follows the VM from just after the programs are attached, and a
+# switch in between is counted in the EXITS blocks but not recorded (the
+# switch check below wants every one).
 hypertrace-bpf record --exits --vcpu-sched -p $QPID -q -i 1 -o /out/st.htr >/out/st.out 2>/out/st.err &
 REC=$!
 published /out/st.htr || say "record did not start: $(cat /out/st.err)"
+l2cmd st_steal0 'head -1 /proc/stat'
+kill -STOP $QPID
+sleep 2.5 # stopped: an EXITS block sees it
 thread_times /out/st.schedstat0
+perf stat -e task-clock --per-thread -x, -o /out/st.taskclock -t "$(echo $tids | tr ' ' ,)" >/dev/null 2>/out/st.perf.err &
+PTC=$!
+sleep 1
 kill -CONT $QPID
 sh -c 'while :; do :; done' &
 HOG=$!
@@ -177,7 +185,8 @@ kill $HOG
 sleep 3 # the guest's loops end (timeout 10): its vCPUs halt
 l2cmd st_steal1 'head -1 /proc/stat'
 kill -STOP $QPID
-sleep 1.5 # stopped: an EXITS block sees them stopped
+sleep 2.5 # stopped: an EXITS block sees it
+stop $PTC
 thread_times /out/st.schedstat1
 stop $REC; echo $? >/out/st.rc
 kill -CONT $QPID
@@ -354,55 +363,82 @@ import struct, sys, re
 F = sys.argv[1]
 STATES = ('guest', 'kvm', 'vmm', 'wait', 'halted', 'blocked')
 # The trace file's EXITS blocks (docs/trace-format.md): each vCPU thread's
-# cumulative numbers and account (120-byte thread records, version 5).
+# cumulative numbers and account (120-byte thread records, version 5), at
+# every block.
 data = open(F + '/st.htr', 'rb').read()
-off, last, identity_bad, blocks = 256, {}, [], 0
+off, blocks, identity_bad = 256, [], []
+state = {}
 while off + 24 <= len(data):
     magic, typ, enc, plen, count, raw, crc = struct.unpack_from('<IHHIIII', data, off)
     if typ == 4:
         p = off + 24
         t, ns, nt = struct.unpack_from('<QII', data, p)
         p += 48 + ns * 376
-        blocks += 1
         for i in range(nt):
             f = struct.unpack_from('<IIHHIQQQQQQQ6Q', data, p + i * 120)
-            tid, wait, pc, start, as_of, st = f[1], f[5], f[6], f[10], f[11], list(f[12:18])
+            tid, wait, start, as_of, st = f[1], f[5], f[10], f[11], list(f[12:18])
             # The identity, at every block: the states add up to the thread's time, to the nanosecond.
             if sum(st) != as_of - start:
-                identity_bad.append('tid %d block %d: states %d ns, as_of - start %d ns' % (tid, blocks, sum(st), as_of - start))
+                identity_bad.append('tid %d block %d: states %d ns, as_of - start %d ns' % (tid, len(blocks), sum(st), as_of - start))
             if wait != st[3]:
-                identity_bad.append('tid %d block %d: wait_ns %d, the account\'s wait %d' % (tid, blocks, wait, st[3]))
-            last[tid] = (st, pc, start, as_of)
+                identity_bad.append('tid %d block %d: wait_ns %d, the account\'s wait %d' % (tid, len(blocks), wait, st[3]))
+            state[tid] = st
+        blocks.append(dict(state))
     off += 24 + plen
 def times(path):
-    r = {}
+    r, cpu = {}, None
     for l in open(path):
         f = l.split()
-        r[int(f[0])] = (int(f[1]), int(f[2]), int(f[4]))  # on-CPU ns, run_delay ns, guest_time ticks
-    return r
-s0, s1 = times(F + '/st.schedstat0'), times(F + '/st.schedstat1')
-out = ['IDENTITY ' + ('ok %d blocks' % blocks if blocks and not identity_bad else 'bad: ' + '; '.join(identity_bad[:5]))]
+        if f[0] == 'cpu':
+            cpu = [int(x) for x in f[1:]]
+        else:
+            r[int(f[0])] = (int(f[1]), int(f[2]), int(f[4]))  # on-CPU ns, run_delay ns, guest_time ticks
+    return r, cpu
+(s0, cpu0), (s1, cpu1) = times(F + '/st.schedstat0'), times(F + '/st.schedstat1')
+tids = sorted(s0)
+out = ['IDENTITY ' + ('ok %d blocks' % len(blocks) if blocks and not identity_bad else 'bad: ' + '; '.join(identity_bad[:5]))]
+# The stops: blocks in which no thread's guest, kvm, vmm or wait moved.
+def on(st):
+    return st[:4]
+stopped = [k for k in range(1, len(blocks)) if all(t in blocks[k] and t in blocks[k - 1] and on(blocks[k][t]) == on(blocks[k - 1][t]) for t in tids)]
+if not stopped:
+    print('\n'.join(out + ['STOPS bad: no EXITS block of a stopped guest']))
+    sys.exit()
+first, last = blocks[stopped[0]], blocks[-1]
+out.append('INFO the interval: EXITS block %d (the first of the guest stopped) to the last, %d' % (stopped[0], len(blocks) - 1))
+taskclock = {}
+for l in open(F + '/st.taskclock'):
+    m = re.search(r'-(\d+),([0-9.]+),msec,task-clock', l)
+    if m:
+        taskclock[int(m.group(1))] = float(m.group(2)) * 1e6
+# This machine's irq + softirq time over the interval (USER_HZ ticks, all of its one CPU).
+irq_ns = ((cpu1[5] + cpu1[6]) - (cpu0[5] + cpu0[6])) * 10 ** 7
 tick_ns = 10 ** 9 // 100  # USER_HZ
-for tid in sorted(s0):
-    st, pc, start, as_of = last.get(tid, ([0] * 6, 0, 0, 0))
+out.append('INFO this machine\'s interrupts over the interval: %.3f s (irq + softirq, /proc/stat)' % (irq_ns / 1e9))
+def pct(a, b):
+    return 100.0 * (a - b) / b if b else 0.0
+for tid in tids:
+    d = [a - b for a, b in zip(last.get(tid, [0] * 6), first.get(tid, [0] * 6))]
     oncpu_ref, wait_ref, guest_ref = (s1[tid][k] - s0[tid][k] for k in range(3))
-    oncpu = st[0] + st[1] + st[2]
-    def pct(a, b):
-        return 100.0 * (a - b) / b if b else 0.0
-    out.append('INFO vCPU thread %d: %s of %.3f s; %d preemptions' % (tid, ', '.join('%s %.3f s' % (n, v / 1e9) for n, v in zip(STATES, st)), (as_of - start) / 1e9, pc))
-    ok = wait_ref > 1e9 and abs(st[3] - wait_ref) <= 0.01 * wait_ref
-    out.append('WAIT %d %s wait %.4f s, schedstat run_delay %.4f s (%+.2f%%)' % (tid, 'ok' if ok else 'bad', st[3] / 1e9, wait_ref / 1e9, pct(st[3], wait_ref)))
-    ok = oncpu_ref > 1e9 and abs(oncpu - oncpu_ref) <= 0.01 * oncpu_ref
-    out.append('ONCPU %d %s guest + kvm + vmm %.4f s, schedstat on-CPU %.4f s (%+.2f%%)' % (tid, 'ok' if ok else 'bad', oncpu / 1e9, oncpu_ref / 1e9, pct(oncpu, oncpu_ref)))
-    ok = abs(st[0] - guest_ref * tick_ns) <= max(0.05 * guest_ref * tick_ns, 3 * tick_ns)
-    out.append('GUEST %d %s guest %.3f s, /proc guest_time %d ticks = %.2f s (%+.2f%%)' % (tid, 'ok' if ok else 'bad', st[0] / 1e9, guest_ref, guest_ref / 100.0, pct(st[0], guest_ref * tick_ns)))
+    oncpu = d[0] + d[1] + d[2]
+    out.append('INFO vCPU thread %d over the interval: %s' % (tid, ', '.join('%s %.3f s' % (n, v / 1e9) for n, v in zip(STATES, d))))
+    ok = wait_ref > 1e9 and abs(d[3] - wait_ref) <= 0.01 * wait_ref
+    out.append('WAIT %d %s wait %.4f s, schedstat run_delay %.4f s (%+.2f%%)' % (tid, 'ok' if ok else 'bad', d[3] / 1e9, wait_ref / 1e9, pct(d[3], wait_ref)))
+    tc = taskclock.get(tid, 0)
+    ok = tc > 1e9 and abs(oncpu - tc) <= 0.01 * tc
+    out.append('ONCPU %d %s guest + kvm + vmm %.4f s, perf task-clock %.4f s (%+.2f%%)' % (tid, 'ok' if ok else 'bad', oncpu / 1e9, tc / 1e9, pct(oncpu, tc)))
+    # schedstat's run time leaves out the interrupts that came while the thread ran (the kernel's task clock).
+    ok = oncpu_ref > 1e9 and -0.01 * oncpu_ref <= oncpu - oncpu_ref <= 0.01 * oncpu_ref + irq_ns
+    out.append('SCHED %d %s guest + kvm + vmm %.4f s, schedstat run time %.4f s (%+.2f%%; this machine\'s interrupts %.3f s)' % (tid, 'ok' if ok else 'bad', oncpu / 1e9, oncpu_ref / 1e9, pct(oncpu, oncpu_ref), irq_ns / 1e9))
+    ok = abs(d[0] - guest_ref * tick_ns) <= max(0.05 * guest_ref * tick_ns, 3 * tick_ns)
+    out.append('GUEST %d %s guest %.3f s, /proc guest_time %d ticks = %.2f s (%+.2f%%)' % (tid, 'ok' if ok else 'bad', d[0] / 1e9, guest_ref, guest_ref / 100.0, pct(d[0], guest_ref * tick_ns)))
 def cpu_line(name):
     con = open(F + '/st.console', errors='replace').read().replace('\r', '')
     m = re.search(r'L2-BEGIN %s\ncpu +(.*)\n' % name, con)
     return [int(x) for x in m.group(1).split()] if m else None
 a, b = cpu_line('st_steal0'), cpu_line('st_steal1')
-total_wait = sum(last.get(t, ([0] * 6,))[0][3] for t in s0)
-total_halted = sum(last.get(t, ([0] * 6,))[0][4] for t in s0)
+total_wait = sum(last[t][3] - first[t][3] for t in tids)
+total_halted = sum(last[t][4] - first[t][4] for t in tids)
 if a is None or b is None:
     out.append('STEAL bad: no /proc/stat line from the guest')
 else:
@@ -419,11 +455,14 @@ grep '^INFO' <<<"$verdict" | sed 's/^INFO /  info: /'
 v=$(sed -n 's/^IDENTITY //p' <<<"$verdict")
 [[ $v == ok* ]] && pass nested_vcpu_states_add_up_to_the_wall_clock_at_every_block ||
 	fail nested_vcpu_states_add_up_to_the_wall_clock_at_every_block "${v:-$verdict}"
-for kind in WAIT ONCPU GUEST; do
+v=$(sed -n 's/^STOPS //p' <<<"$verdict")
+[ -z "$v" ] || fail nested_vcpu_account_stops "$v"
+for kind in WAIT ONCPU SCHED GUEST; do
 	n=0
 	case $kind in
 	WAIT) name=nested_vcpu_wait_within_1pct_of_schedstat_run_delay ;;
-	ONCPU) name=nested_vcpu_on_cpu_states_within_1pct_of_schedstat_run_time ;;
+	ONCPU) name=nested_vcpu_on_cpu_states_within_1pct_of_perf_task_clock ;;
+	SCHED) name=nested_vcpu_on_cpu_states_within_1pct_of_schedstat_run_time_and_interrupts ;;
 	GUEST) name=nested_vcpu_guest_state_within_5pct_of_proc_guest_time ;;
 	esac
 	while read -r k tid ok rest; do

@@ -779,7 +779,16 @@ static void the_account_puts_each_nanosecond_in_one_state(void)
 	if (!adds_up(a))
 		goto cleanup;
 	/* The waiting statistics are the account's wait. */
-	ASSERT_EQ(waits[0].wait_ns, 600, "wait_ns is the account's wait");
+	if (!ASSERT_EQ(waits[0].wait_ns, 600, "wait_ns is the account's wait"))
+		goto cleanup;
+	/* Read while an exit is open: guest until the exit, kvm from there to the read. */
+	if (!ASSERT_OK(ht_synth_exit_at(&layout, t, SVM, SVM_IO, 0, 4800), "exit"))
+		goto cleanup;
+	a = account_of(t, me, &gone);
+	if (!ASSERT_OK_PTR(a, "the thread") || !ASSERT_EQ(a->state_ns[HT_VCPU_GUEST], 500, "guest until the open exit") ||
+	    !ASSERT_EQ(a->state_ns[HT_VCPU_KVM], 800 + (a->as_of_ns - 4800), "kvm from the open exit to the read"))
+		goto cleanup;
+	adds_up(a);
 cleanup:
 	ht_tracer_destroy(t);
 }

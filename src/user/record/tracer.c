@@ -648,56 +648,182 @@ int ht_tracer_read_exits(const struct ht_tracer *t, ht_exit_fn fn, void *ctx)
 
 /*
  * A whole copy of a vcpu_thread_table entry, read while BPF programs may
- * write it (see vcpu_thread in vcpu_state.h): seq is odd during a write and
- * moves with each one. false if the entry is free. A write lasts a few
- * instructions, so a retry finds it done; the bound only keeps a broken
- * writer from hanging the reader.
+ * write it (see vcpu_thread in vcpu_state.h): its states add up to its time
+ * minus its start in a copy taken between two writes, and not in one taken
+ * half-way, which is copied again. false if the entry is no thread's. A
+ * write lasts a few instructions, so a second copy finds it done; the bound
+ * only keeps a broken writer from hanging the reader.
  */
 static bool copy_vcpu_thread(const struct vcpu_thread *e, struct vcpu_thread *out)
 {
 	for (int tries = 0; tries < 1000000; tries++) {
-		__u32 before = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
+		__u64 sum = 0;
 
-		if (!__atomic_load_n(&e->in_use, __ATOMIC_ACQUIRE))
+		if (__atomic_load_n(&e->in_use, __ATOMIC_ACQUIRE) != VCPU_ENTRY_READY)
 			return false;
-		if (before & 1)
-			continue;
 		memcpy(out, e, sizeof(*out));
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (__atomic_load_n(&e->seq, __ATOMIC_RELAXED) == before)
-			return out->in_use;
+		for (int k = 0; k < HT_VCPU_NSTATES; k++)
+			sum += out->state_ns[k];
+		if (sum == vcpu_thread_time(out->since_state) - out->start_ns)
+			return __atomic_load_n(&e->in_use, __ATOMIC_RELAXED) == VCPU_ENTRY_READY;
+	}
+	return false;
+}
+
+/* An exit open in a CPU's slot: the thread's guest state ended at exit_ns (see guest_until_exit). */
+struct open_exit {
+	__u32 tid;
+	__u64 exit_ns;
+};
+
+static int cmp_open_exit(const void *a, const void *b)
+{
+	const struct open_exit *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return (x->exit_ns > y->exit_ns) - (x->exit_ns < y->exit_ns);
+}
+
+/* The open exits of every CPU's slot now, sorted by thread; their number. */
+static size_t snapshot_open_exits(const struct ht_tracer *t, struct open_exit *out)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	size_t n = 0;
+
+	for (int cpu = 0; cpu < ncpus && cpu < HT_MAX_CPUS; cpu++) {
+		const struct vcpu_state *slot = &t->skel->bss->cpu_states[cpu];
+
+		/* BPF writes exit_ns before it sets exit_open (exit_begin). */
+		if (!__atomic_load_n(&slot->exit_open, __ATOMIC_ACQUIRE))
+			continue;
+		out[n].exit_ns = __atomic_load_n(&slot->exit_ns, __ATOMIC_RELAXED);
+		out[n].tid = (__u32)__atomic_load_n(&slot->owner, __ATOMIC_RELAXED);
+		n++;
+	}
+	qsort(out, n, sizeof(*out), cmp_open_exit);
+	return n;
+}
+
+/* The open exit of tid in a snapshot, or NULL. */
+static const struct open_exit *open_exit_of(const struct open_exit *v, size_t n, __u32 tid)
+{
+	struct open_exit key = { .tid = tid };
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo].tid == key.tid ? &v[lo] : NULL;
+}
+
+/* A thread as one read sees it, before it is handed on. */
+struct thread_read {
+	struct ht_vcpu_wait w;
+	struct ht_vcpu_account a;
+	bool gone;
+	size_t idx;
+};
+
+/*
+ * One read of every thread's account up to now: the state current in a copy
+ * runs up to now (or up to its start, if later); a running thread whose
+ * guest state an open exit ended (the BPF side writes that at the exit's end:
+ * guest_until_exit) is in guest until the exit and in kvm from there. Its
+ * threads into out; their number.
+ */
+static size_t read_accounts(const struct ht_tracer *t, __u64 now, const struct open_exit *open, size_t nopen,
+			    struct thread_read *out)
+{
+	struct vcpu_thread v;
+	size_t n = 0;
+
+	for (size_t i = 0; i < HT_MAX_VCPU_THREADS; i++) {
+		if (!copy_vcpu_thread(&t->vcpu_thread_table[i], &v))
+			continue;
+		__u64 since = vcpu_thread_time(v.since_state);
+		__u32 state = v.since_state & VCPU_STATE_MASK;
+		struct thread_read *r = &out[n++];
+		const struct open_exit *e;
+
+		memset(r, 0, sizeof(*r));
+		r->w = v.stat;
+		r->idx = i;
+		r->gone = v.since_state & VCPU_GONE;
+		r->a.start_ns = v.start_ns;
+		r->a.as_of_ns = since;
+		for (int k = 0; k < HT_VCPU_NSTATES; k++)
+			r->a.state_ns[k] = v.state_ns[k];
+		if (r->gone || state >= HT_VCPU_NSTATES || now <= since)
+			goto done;
+		if (state == HT_VCPU_GUEST && (e = open_exit_of(open, nopen, v.stat.tid)) && e->exit_ns >= since &&
+		    e->exit_ns < now) {
+			r->a.state_ns[HT_VCPU_GUEST] += e->exit_ns - since;
+			r->a.state_ns[HT_VCPU_KVM] += now - e->exit_ns;
+		} else {
+			r->a.state_ns[state] += now - since;
+		}
+		r->a.as_of_ns = now;
+done:
+		r->w.wait_ns = r->a.state_ns[HT_VCPU_WAIT];
+	}
+	return n;
+}
+
+/* An exit opened before now that the first snapshot did not see open: the read may have missed a split. */
+static bool missed_an_exit(const struct open_exit *before, size_t nbefore, const struct open_exit *after, size_t nafter,
+			   __u64 now)
+{
+	for (size_t i = 0; i < nafter; i++) {
+		const struct open_exit *b = open_exit_of(before, nbefore, after[i].tid);
+
+		if (after[i].exit_ns < now && (!b || b->exit_ns != after[i].exit_ns))
+			return true;
 	}
 	return false;
 }
 
 int ht_tracer_read_vcpu_waits(const struct ht_tracer *t, ht_vcpu_wait_fn fn, void *ctx)
 {
+	struct open_exit before[HT_MAX_CPUS], after[HT_MAX_CPUS];
+	struct thread_read *reads;
+	size_t n = 0;
+
+	if (!t->vcpu_thread_table)
+		return 0;
+	reads = calloc(HT_MAX_VCPU_THREADS, sizeof(*reads));
+	if (!reads)
+		return -ENOMEM;
 	/*
-	 * The time of the read, taken before any entry is copied: a state
+	 * The time of the read is taken before anything is copied: a state
 	 * current in a copy began before the copy and lasted at least until
 	 * it, so crediting it up to max(now, its start) never credits time a
-	 * later read takes back (each state's time only grows).
+	 * later read takes back (each state's time only grows). The open exits
+	 * are read before the threads and again after: one that opened before
+	 * now and was not seen the first time is read again (a few
+	 * nanoseconds' window of a write not yet seen; tries are bounded).
 	 */
-	__u64 now = ht_monotonic_ns();
-	struct vcpu_thread v;
+	for (int tries = 0; tries < 100; tries++) {
+		__u64 now = ht_monotonic_ns();
+		size_t nbefore = snapshot_open_exits(t, before);
 
-	for (size_t i = 0; t->vcpu_thread_table && i < HT_MAX_VCPU_THREADS; i++) {
-		if (!copy_vcpu_thread(&t->vcpu_thread_table[i], &v))
-			continue;
-		struct ht_vcpu_account a = { .start_ns = v.start_ns, .as_of_ns = v.since_ns };
-
-		for (int k = 0; k < HT_VCPU_NSTATES; k++)
-			a.state_ns[k] = v.state_ns[k];
-		if (!v.gone && v.state < HT_VCPU_NSTATES && now > v.since_ns) {
-			a.state_ns[v.state] += now - v.since_ns;
-			a.as_of_ns = now;
-		}
-		v.stat.wait_ns = a.state_ns[HT_VCPU_WAIT];
-		fn(ctx, &v.stat, &a, v.gone);
-		/* Read once with its last numbers: its entry is free for another thread. */
-		if (v.gone)
-			__atomic_store_n(&t->vcpu_thread_table[i].in_use, 0, __ATOMIC_RELEASE);
+		n = read_accounts(t, now, before, nbefore, reads);
+		if (!missed_an_exit(before, nbefore, after, snapshot_open_exits(t, after), now))
+			break;
 	}
+	for (size_t i = 0; i < n; i++) {
+		fn(ctx, &reads[i].w, &reads[i].a, reads[i].gone);
+		/* Read once with its last numbers: its entry is free for another thread. */
+		if (reads[i].gone)
+			__atomic_store_n(&t->vcpu_thread_table[reads[i].idx].in_use, VCPU_ENTRY_FREE, __ATOMIC_RELEASE);
+	}
+	free(reads);
 	return 0;
 }
 
@@ -715,7 +841,7 @@ int ht_tracer_read_open_exits(const struct ht_tracer *t, ht_open_exit_fn fn, voi
 		fn(ctx, &k);
 	}
 	for (size_t i = 0; t->vcpu_thread_table && i < HT_MAX_VCPU_THREADS; i++) {
-		if (!copy_vcpu_thread(&t->vcpu_thread_table[i], &v) || !v.exit_open || v.gone)
+		if (!copy_vcpu_thread(&t->vcpu_thread_table[i], &v) || !v.exit_open || (v.since_state & VCPU_GONE))
 			continue;
 		struct ht_exit_key k = { .pid = v.stat.pid, .vcpu = v.stat.vcpu, .isa = v.exit_isa,
 					 .reason = v.exit_reason };
