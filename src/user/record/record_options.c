@@ -15,7 +15,7 @@ static const char record_help[] =
 	"                             [--intervals N] [-T] [--per-vcpu | --per-vm]\n"
 	"                             [--hist SERIES] [-q] [--no-file] [--exits]\n"
 	"                             [--vcpu-sched]\n"
-	"                             [--metrics [ADDR:]PORT [--metrics-per-vcpu]\n"
+	"                             [--metrics [ADDR:]PORT|systemd [--metrics-per-vcpu]\n"
 	"                             [--metrics-grace SECONDS]] [-v] [-V]\n"
 	"                             [-- CMD [ARGS...]]\n"
 	"\n"
@@ -74,11 +74,14 @@ static const char record_help[] =
 	"                           CPU and back in (its time preempted or blocked on\n"
 	"                           the host), as records in the trace file\n"
 	"                           (report --vcpu-switches, convert); implies --exits\n"
-	"      --metrics [ADDR:]PORT\n"
+	"      --metrics [ADDR:]PORT|systemd\n"
 	"                           serve Prometheus metrics at http://ADDR:PORT/metrics\n"
 	"                           while recording: hypercalls by VM process, vCPU and\n"
 	"                           nr, drops by reason, latency histograms (ADDR:\n"
-	"                           default 127.0.0.1; 0.0.0.0 for every interface)\n"
+	"                           default 127.0.0.1; 0.0.0.0 for every interface);\n"
+	"                           'systemd': on the listening socket systemd passed\n"
+	"                           (socket activation: LISTEN_FDS, fd 3), which stays\n"
+	"                           bound while the service restarts\n"
 	"      --metrics-per-vcpu   with --exits: the exit time histograms by vCPU too\n"
 	"                           (more series: see docs/metrics.md)\n"
 	"      --metrics-grace SECONDS\n"
@@ -288,7 +291,7 @@ int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg)
 			break;
 		case OPT_METRICS:
 			if (!ht_listen_addr_parse(optarg, &cfg->metrics_addr))
-				return ht_usage_error("record", "invalid --metrics '%s': expected [ADDR:]PORT with PORT 1..65535 and ADDR an IP address (IPv6 in brackets), e.g. 9470 or 0.0.0.0:9470", optarg);
+				return ht_usage_error("record", "invalid --metrics '%s': expected [ADDR:]PORT with PORT 1..65535 and ADDR an IP address (IPv6 in brackets), e.g. 9470 or 0.0.0.0:9470, or 'systemd' for the socket systemd passes", optarg);
 			cfg->metrics = true;
 			break;
 		case OPT_EXITS:
