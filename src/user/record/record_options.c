@@ -10,7 +10,8 @@
 
 static const char record_help[] =
 	"Usage: hypertrace-bpf record [-o FILE] [--force] [--mode MODE] [-z] [--nr N]...\n"
-	"                             [--exit-reason N] [-p PID | --vm NAME] [--vcpu N]\n"
+	"                             [--exit-reason N] [-p PID | --vm NAME [--vm-user USER]]\n"
+	"                             [--vcpu N]\n"
 	"                             [-d SECONDS] [--ringbuf-size BYTES] [-i SECONDS]\n"
 	"                             [--intervals N] [-T] [--per-vcpu | --per-vm]\n"
 	"                             [--hist SERIES] [-q] [--no-file] [--exits]\n"
@@ -45,7 +46,11 @@ static const char record_help[] =
 	"      --vm NAME            only the VM QEMU runs with -name NAME (or\n"
 	"                           guest=NAME), followed while it stops, starts and\n"
 	"                           restarts: a process counts only if it holds a KVM\n"
-	"                           VM (its hypercall exits, an anon_inode:kvm-vm fd)\n"
+	"                           VM (its hypercall exits, an anon_inode:kvm-vm fd);\n"
+	"                           NAME is matched whole, whoever runs the process\n"
+	"                           (a warning names the uids when several users do)\n"
+	"      --vm-user USER       with --vm: only the processes USER (a name or a\n"
+	"                           uid) runs\n"
 	"  -c, --vcpu N             only vCPU id N (-c is a cgroup in libbpf-tools; no\n"
 	"                           cgroup filter exists here, a VM is chosen with -p)\n"
 	"  -d, --duration SECONDS   stop after SECONDS (decimals allowed)\n"
@@ -131,6 +136,7 @@ enum {
 	OPT_METRICS_PER_VCPU,
 	OPT_METRICS_GRACE,
 	OPT_VCPU_SCHED,
+	OPT_VM_USER,
 };
 
 static const struct option record_longopts[] = {
@@ -142,6 +148,7 @@ static const struct option record_longopts[] = {
 	{ "exit-reason", required_argument, NULL, 'e' },
 	{ "pid", required_argument, NULL, 'p' },
 	{ "vm", required_argument, NULL, OPT_VM },
+	{ "vm-user", required_argument, NULL, OPT_VM_USER },
 	{ "vcpu", required_argument, NULL, 'c' },
 	{ "duration", required_argument, NULL, 'd' },
 	{ "ringbuf-size", required_argument, NULL, 'b' },
@@ -236,6 +243,11 @@ int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg)
 			if (!optarg[0])
 				return ht_usage_error("record", "--vm needs a QEMU guest name");
 			cfg->vm_name = optarg;
+			break;
+		case OPT_VM_USER:
+			if (!ht_parse_user(optarg, &cfg->vm_uid))
+				return ht_usage_error("record", "invalid --vm-user '%s': expected a user name of /etc/passwd or a numeric uid", optarg);
+			cfg->vm_uid_on = true;
 			break;
 		case 'c':
 			if (!ht_parse_u64(optarg, 0, UINT16_MAX, &v))
@@ -335,6 +347,8 @@ int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg)
 	}
 	if (cfg->metrics_grace_s > 0 && !cfg->metrics)
 		return ht_usage_error("record", "--metrics-grace only changes what --metrics serves: add --metrics [ADDR:]PORT");
+	if (cfg->vm_uid_on && !cfg->vm_name)
+		return ht_usage_error("record", "--vm-user chooses among the processes of --vm NAME: add --vm NAME (with -p the process is chosen already)");
 	if (cfg->vm_name && cfg->filters.tgid_on)
 		return ht_usage_error("record", "-p and --vm both select the VM process: give one of them");
 	if (cfg->no_file && (cfg->output_given || cfg->force || cfg->compress || cfg->mode_given))

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "common/escape.h"
+#include "common/parse_number.h"
 
 /*
  * Copies src into out, cut to fit: names in the file have fixed sizes. The
@@ -153,6 +154,32 @@ int ht_holds_kvm_vm(const char *proc, __u32 pid)
 	}
 	closedir(d);
 	return ret;
+}
+
+int ht_process_uid(const char *proc, __u32 pid, uid_t *uid)
+{
+	char path[300], buf[2048];
+	const char *line;
+	uint64_t v;
+
+	snprintf(path, sizeof(path), "%s/%u/status", proc, pid);
+	if (ht_read_small_file(path, buf, sizeof(buf)) <= 0)
+		return -ENOENT;
+	line = strstr(buf, "\nUid:\t");
+	if (!line)
+		return -EINVAL;
+	/* Real, effective, saved, filesystem: the first is who runs it. */
+	line += strlen("\nUid:\t");
+	char digits[16];
+	size_t n = strspn(line, "0123456789");
+	if (n == 0 || n >= sizeof(digits))
+		return -EINVAL;
+	memcpy(digits, line, n);
+	digits[n] = '\0';
+	if (!ht_parse_u64(digits, 0, UINT32_MAX - 1, &v))
+		return -EINVAL;
+	*uid = (uid_t)v;
+	return 0;
 }
 
 int ht_find_vms(const char *proc, const char *name, __u32 *pids, size_t max, size_t *unverified)

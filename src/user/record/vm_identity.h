@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include "hypertrace/trace_file.h"
 
 /*
@@ -38,6 +39,11 @@ void ht_identity_read(const char *proc, __u32 pid, __u32 tid, __u64 first_seen_n
  * be read (another user's process, without CAP_SYS_PTRACE).
  */
 int ht_holds_kvm_vm(const char *proc, __u32 pid);
+/*
+ * The real uid of process pid (the first field of Uid: in /proc/PID/status):
+ * the user who runs it. 0, or -ENOENT if it is gone.
+ */
+int ht_process_uid(const char *proc, __u32 pid, uid_t *uid);
 /*
  * The processes with QEMU guest name `name` (the whole name) that hold a
  * KVM VM: a process that merely has "-name NAME" in its arguments is not one. Up to max pids;
