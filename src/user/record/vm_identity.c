@@ -158,9 +158,10 @@ int ht_holds_kvm_vm(const char *proc, __u32 pid)
 
 int ht_process_uid(const char *proc, __u32 pid, uid_t *uid)
 {
-	char path[300], buf[2048];
+	char path[300], buf[2048], digits[16];
 	const char *line;
 	uint64_t v;
+	size_t n;
 
 	snprintf(path, sizeof(path), "%s/%u/status", proc, pid);
 	if (ht_read_small_file(path, buf, sizeof(buf)) <= 0)
@@ -170,8 +171,7 @@ int ht_process_uid(const char *proc, __u32 pid, uid_t *uid)
 		return -EINVAL;
 	/* Real, effective, saved, filesystem: the first is who runs it. */
 	line += strlen("\nUid:\t");
-	char digits[16];
-	size_t n = strspn(line, "0123456789");
+	n = strspn(line, "0123456789");
 	if (n == 0 || n >= sizeof(digits))
 		return -EINVAL;
 	memcpy(digits, line, n);
