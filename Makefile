@@ -7,7 +7,7 @@
 #   make bench      benchmarks
 #   make man        man pages (docs/man), filled with each command's --help
 #   make install    PREFIX=/usr/local, DESTDIR= for staging; make uninstall
-#   make install-service  the systemd unit, its settings file and the Prometheus rules
+#   make install-service  the systemd units, its settings file and the Prometheus rules
 #   make deb        Debian packages into $(OUTPUT)/deb (dpkg-buildpackage)
 #   make image      an OCI image FROM scratch holding the static binary (buildah, nothing pulled)
 #   make deps       install the Debian packages the build and tests need (root)
@@ -310,13 +310,15 @@ deb:
 	rm -rf $(DEB_OUT)/src
 	@echo "make deb: the packages and hypertrace-bpf_*.changes are in $(DEB_OUT)"
 
-# The unit runs $(BINDIR)/hypertrace-bpf; an existing settings file is kept.
+# The units (the service runs $(BINDIR)/hypertrace-bpf on the port its
+# socket unit holds); an existing settings file is kept.
 SERVICE := hypertrace-exporter
 install-service:
 	$(INSTALL) -d $(DESTDIR)$(SYSTEMD_UNITDIR) $(DESTDIR)$(SYSCONFDIR)/default $(DESTDIR)$(DATADIR)/prometheus
 	sed 's|/usr/bin/hypertrace-bpf|$(BINDIR)/hypertrace-bpf|' deploy/systemd/$(SERVICE).service \
 		> $(DESTDIR)$(SYSTEMD_UNITDIR)/$(SERVICE).service
 	chmod 0644 $(DESTDIR)$(SYSTEMD_UNITDIR)/$(SERVICE).service
+	$(INSTALL) -m 0644 deploy/systemd/$(SERVICE).socket $(DESTDIR)$(SYSTEMD_UNITDIR)/
 	[ -e $(DESTDIR)$(SYSCONFDIR)/default/$(SERVICE) ] || \
 		$(INSTALL) -m 0644 deploy/systemd/$(SERVICE).default $(DESTDIR)$(SYSCONFDIR)/default/$(SERVICE)
 	$(INSTALL) -m 0644 deploy/prometheus/hypertrace.rules.yml $(DESTDIR)$(DATADIR)/prometheus/

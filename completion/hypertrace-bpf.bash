@@ -9,6 +9,7 @@
 #   DIR                   directories
 #   PID                   VM processes running now (holding a kvm-vm fd)
 #   NAME (--vm)           QEMU guest names (-name) of those processes
+#   USER (--vm-user)      user names
 #   SERIES, [SERIES]      the latency series, a comma list
 # shellcheck shell=bash
 
@@ -157,6 +158,10 @@ _hypertrace_bpf() {
 		done
 		local IFS=$'\n'
 		COMPREPLY=($(compgen -W "${names[*]}" -- "$cur"))
+		return 0
+		;;
+	USER)
+		COMPREPLY=($(compgen -u -- "$cur"))
 		return 0
 		;;
 	SERIES | \[SERIES\])

@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,4 +81,26 @@ bool ht_parse_mode(const char *s, unsigned int *out, char *err, size_t errlen)
 	}
 	*out = v;
 	return true;
+}
+
+bool ht_parse_user(const char *s, uid_t *uid)
+{
+	struct passwd *pw;
+	uint64_t v;
+	FILE *f;
+
+	/* (uid_t)-1 means "no change" to the kernel: never a user. */
+	if (ht_parse_u64(s, 0, UINT32_MAX - 1, &v)) {
+		*uid = (uid_t)v;
+		return true;
+	}
+	if (!s[0] || !(f = fopen("/etc/passwd", "re")))
+		return false;
+	while ((pw = fgetpwent(f)))
+		if (!strcmp(pw->pw_name, s))
+			break;
+	if (pw)
+		*uid = pw->pw_uid;
+	fclose(f);
+	return pw != NULL;
 }

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include "common/parse_number.h"
 
 /* Non-negative decimal seconds, e.g. "1", "0.5"; max bounds it. */
@@ -19,5 +20,12 @@ bool ht_parse_size(const char *s, uint64_t *out);
  * executable for nobody (0111). False with the one-line reason in err.
  */
 bool ht_parse_mode(const char *s, unsigned int *out, char *err, size_t errlen);
+
+/*
+ * --vm-user of record and top: a numeric uid, or a user name in
+ * /etc/passwd (read directly, not through NSS, which a static binary cannot
+ * load). False if neither.
+ */
+bool ht_parse_user(const char *s, uid_t *uid);
 
 #endif

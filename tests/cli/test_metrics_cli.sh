@@ -2,7 +2,9 @@
 # record --metrics on the command line: a malformed [ADDR:]PORT is a usage
 # error (exit 2), a port already taken or an address not of this host a
 # runtime error (exit 1) that leaves no trace file; each says what to do in
-# one line. Loopback only.
+# one line. `--metrics systemd` without a socket passed (or one for another
+# process, or not listening) is a runtime error too; with one, it serves on
+# it, and CMD inherits neither the socket nor the variables. Loopback only.
 source "$(dirname "$0")/../lib.sh"
 
 work=$(mktemp -d)
@@ -51,6 +53,44 @@ expect_run record_metrics_address_in_use 1 \
 expect_run record_metrics_foreign_address 1 \
 	"cannot listen on 192\.0\.2\.1:9470 for --metrics: Cannot assign requested address: give an address of this host" \
 	-- "$HT" record --no-file -d 5 --metrics 192.0.2.1:9470
+
+# --metrics systemd: the listening socket systemd passes (socket activation).
+# Without one, or with one meant for another process or not listening, a
+# runtime error (exit 1) that says what to do.
+expect_run record_metrics_systemd_without_socket 1 \
+	"^hypertrace-bpf: --metrics systemd: no socket was passed \(LISTEN_FDS is not set\): start it through hypertrace-exporter\.socket, or give --metrics \[ADDR:\]PORT$" \
+	-- env -u LISTEN_FDS -u LISTEN_PID "$HT" record --no-file -q -d 5 --metrics systemd
+expect_run record_metrics_systemd_other_process 1 \
+	"^hypertrace-bpf: --metrics systemd: the sockets were passed to process 1, not to this one \([0-9]+\): run hypertrace-bpf itself" \
+	-- env LISTEN_PID=1 LISTEN_FDS=1 "$HT" record --no-file -q -d 5 --metrics systemd
+# activate PORT CMD...: runs CMD as systemd would, with a socket listening on 127.0.0.1:PORT as fd 3.
+activate() {
+	python3 - "$@" <<'PY'
+import os, socket, sys
+port = int(sys.argv[1])
+s = socket.socket()
+s.bind(("127.0.0.1", port))
+s.listen(16)
+os.dup2(s.fileno(), 3, inheritable=True)
+os.environ.update(LISTEN_PID=str(os.getpid()), LISTEN_FDS="1", LISTEN_FDNAMES="metrics")
+os.execvp(sys.argv[2], sys.argv[2:])
+PY
+}
+expect_run record_metrics_systemd_socket_not_listening 1 \
+	"^hypertrace-bpf: --metrics systemd: the socket passed as fd 3 is not a socket: the socket unit needs ListenStream=\[ADDR:\]PORT \(TCP\) and Accept=no$" \
+	-- env LISTEN_FDS=1 sh -c 'export LISTEN_PID=$$; exec "$@" 3<"$0"' "$work" "$HT" record --no-file -q -d 5 --metrics systemd
+# The socket passed is served; CMD inherits neither the variables nor the fd.
+port3=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+activate "$port3" "$HT" record --no-file -q --metrics systemd -- sh -c \
+	'env | grep "^LISTEN_"; [ -e /proc/$$/fd/3 ] && echo "fd 3 inherited"; curl -sf --max-time 5 "http://127.0.0.1:$0/metrics"' \
+	"$port3" >"$work/activated.out" 2>"$work/activated.err"
+status=$?
+if [ $status -eq 0 ] && grep -q '^hypertrace_build_info{' "$work/activated.out" &&
+	! grep -Eq '^LISTEN_|^fd 3 inherited' "$work/activated.out"; then
+	pass record_metrics_systemd_serves_passed_socket_cmd_inherits_nothing
+else
+	fail record_metrics_systemd_serves_passed_socket_cmd_inherits_nothing "status $status: $(grep -Ev '^(#|hypertrace_|process_)' "$work/activated.out" | head -n 5 | tr '\n' ' ') $(head -n 3 "$work/activated.err" | tr '\n' ' ')"
+fi
 
 # A fleet host: --no-file -q --metrics draws nothing and ends with its one summary line.
 free_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `make deb` (dpkg-buildpackage -us -uc -b on a copy of the tracked files)
 # builds the three packages, lintian finds no error and no warning in the
-# .debs and the .changes, each package holds what it promises, and the
-# package version is the program's.
+# .debs and the .changes, each package holds what it promises, the package
+# version is the program's, and an upgrade leaves the exporter's socket
+# bound.
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 cd "$TOP" || exit 1
@@ -71,4 +72,23 @@ if dpkg-deb -f "${debs[0]}" Depends | grep -q 'libbpf1' && ldd "$work/usr/bin/hy
 else
 	fail deb_links_debians_libbpf "Depends: $(dpkg-deb -f "${debs[0]}" Depends)"
 fi
+
+# The exporter's port stays bound by systemd through an upgrade: the
+# maintainer scripts restart the service alone then (the socket is only
+# ever started, which does nothing to a running one), and stop its socket
+# only when the package is removed.
+ctl=$(mktemp -d)
+dpkg-deb -e "${debs[0]}" "$ctl"
+code() { grep -v '^[[:space:]]*#' "$ctl/$1"; }
+# The condition of each stop of the socket: the line before it.
+socket_stops=$(code prerm | grep -B1 "deb-systemd-invoke stop.*hypertrace-exporter\.socket" | grep '^if ')
+if dpkg-deb -c "${debs[0]}" | grep ' ./lib/systemd/system/hypertrace-exporter\.socket$' >/dev/null &&
+	code postinst | grep -q "deb-systemd-invoke try-restart hypertrace-exporter.service" &&
+	! code postinst | grep "deb-systemd-invoke.*hypertrace-exporter\.socket" | grep -vq "deb-systemd-invoke start " &&
+	[ -n "$socket_stops" ] && ! grep -vq '"$1" = remove' <<<"$socket_stops"; then
+	pass deb_upgrade_restarts_exporter_keeps_its_socket
+else
+	fail deb_upgrade_restarts_exporter_keeps_its_socket "postinst: $(code postinst | grep -E 'invoke|systemctl' | tr '\n' ' '); prerm: $(code prerm | grep -E 'invoke|remove' | tr '\n' ' ')"
+fi
+rm -rf "$ctl"
 suite_exit

@@ -5,8 +5,9 @@
 # installer does, and the root is then booted with systemd-nspawn. The unit
 # is installed and disabled, installing started nothing, its settings file
 # /etc/default/hypertrace-exporter is a conffile and the Prometheus rules
-# are in place; once the administrator sets a port there, `systemctl enable
-# --now hypertrace-exporter` serves /metrics within 5 s, and `systemctl
+# are in place; once the administrator sets a port (a drop-in for
+# hypertrace-exporter.socket), `systemctl enable --now hypertrace-exporter`
+# enables the socket too and serves /metrics within 5 s, and `systemctl
 # stop` ends it with status 0.
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
@@ -69,15 +70,21 @@ if ! sdroot_boot "$root" "$work/console.log"; then
 fi
 prop() { sd_in_ct systemctl show -P "$1" $UNIT; }
 enabled=$(sd_in_ct systemctl is-enabled $UNIT 2>&1)
+socket_enabled=$(sd_in_ct systemctl is-enabled hypertrace-exporter.socket 2>&1)
+socket_state=$(sd_in_ct systemctl show -P ActiveState hypertrace-exporter.socket)
 if [ "$enabled" = disabled ] && [ "$(prop ActiveState)" = inactive ] && [ "$(prop ExecMainPID)" = 0 ] &&
-	[[ $(prop FragmentPath) == */lib/systemd/system/$UNIT ]]; then
+	[[ $(prop FragmentPath) == */lib/systemd/system/$UNIT ]] &&
+	[ "$socket_enabled" = disabled ] && [ "$socket_state" = inactive ]; then
 	pass deb_service_unit_installed_disabled_not_started
 else
-	fail deb_service_unit_installed_disabled_not_started "is-enabled '$enabled', state $(prop ActiveState), main pid $(prop ExecMainPID), unit file '$(prop FragmentPath)'"
+	fail deb_service_unit_installed_disabled_not_started "is-enabled '$enabled', state $(prop ActiveState), main pid $(prop ExecMainPID), unit file '$(prop FragmentPath)'; socket '$socket_enabled', $socket_state"
 fi
 
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-sed -i "s|^#HYPERTRACE_METRICS=.*|HYPERTRACE_METRICS=127.0.0.1:$port|" "$root/etc/default/hypertrace-exporter"
+mkdir -p "$root/etc/systemd/system/hypertrace-exporter.socket.d"
+printf '[Socket]\nListenStream=\nListenStream=127.0.0.1:%s\n' "$port" \
+	>"$root/etc/systemd/system/hypertrace-exporter.socket.d/listen.conf"
+sd_in_ct systemctl daemon-reload
 sd_in_ct systemctl enable --now $UNIT >"$work/enable.log" 2>&1
 answered=
 for _ in $(seq 50); do
@@ -88,7 +95,8 @@ for _ in $(seq 50); do
 	fi
 	sleep 0.1
 done
-if [ -n "$answered" ] && [ "$(sd_in_ct systemctl is-enabled $UNIT 2>&1)" = enabled ]; then
+if [ -n "$answered" ] && [ "$(sd_in_ct systemctl is-enabled $UNIT 2>&1)" = enabled ] &&
+	[ "$(sd_in_ct systemctl is-enabled hypertrace-exporter.socket 2>&1)" = enabled ]; then
 	pass deb_service_enable_now_serves_metrics_within_5s
 else
 	fail deb_service_enable_now_serves_metrics_within_5s "state $(prop ActiveState): $(tr '\n' ' ' <"$work/enable.log") $(sd_in_ct journalctl -u $UNIT --no-pager -n 5 -o cat | tr '\n' ' ')"

@@ -72,6 +72,7 @@ fi
 # "--hist=" as bash splits it: "--hist" "=" (then the value).
 check completes_a_value_after_equals "$series" "$(complete_words record --hist =)"
 check completes_a_value_prefix_after_equals "total" "$(complete_words record --hist = to)"
+check completes_vm_user_with_user_names "root" "$(complete_words top --vm-user roo)"
 check completes_trace_files_report "$(printf '%s\n' a.htr b.htr sub.d)" "$(complete_words report '')"
 check completes_trace_files_convert "$(printf '%s\n' a.htr b.htr sub.d)" "$(complete_words convert --ctf out.d '')"
 check completes_trace_files_by_prefix "a.htr" "$(complete_words report --dump a)"

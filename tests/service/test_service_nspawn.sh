@@ -2,7 +2,8 @@
 # hypertrace-exporter.service under a real systemd: a Debian 13 root
 # (systemd_root.sh: mmdebstrap, cached under .cache/service/) booted with
 # systemd-nspawn, the static binary and the unit installed into it with
-# `make install-service`, its settings file set to a port and to --exits.
+# `make install-service`, its settings file set to --exits and its socket
+# unit to a port (a drop-in).
 # Then, through systemctl inside the container:
 # start, /metrics answers within 5 s and `promtool check metrics` finds
 # nothing wrong in it; the recorder runs as a user of its own with
@@ -59,9 +60,12 @@ if ! make -s -C "$TOP" install-service DESTDIR="$root" PREFIX=/usr >"$work/insta
 	fail service_install "make install-service: $(cat "$work/install.log")"
 	suite_exit
 fi
-# The settings file as an administrator would edit it, with every VM exit (--exits) too.
-sed -i "s|^#HYPERTRACE_METRICS=.*|HYPERTRACE_METRICS=127.0.0.1:$port|; s|^#HYPERTRACE_OPTIONS=--exits\$|HYPERTRACE_OPTIONS=--exits|" \
-	"$root/etc/default/hypertrace-exporter"
+# The settings file as an administrator would edit it, with every VM exit
+# (--exits) too; the port in a drop-in for the socket unit.
+sed -i "s|^#HYPERTRACE_OPTIONS=--exits\$|HYPERTRACE_OPTIONS=--exits|" "$root/etc/default/hypertrace-exporter"
+mkdir -p "$root/etc/systemd/system/hypertrace-exporter.socket.d"
+printf '[Socket]\nListenStream=\nListenStream=127.0.0.1:%s\n' "$port" \
+	>"$root/etc/systemd/system/hypertrace-exporter.socket.d/listen.conf"
 
 if ! sdroot_boot "$root" "$work/console.log"; then
 	skip $SUITE_NAME "$SD_ERR; what is proven instead: tests/service/test_unit_security.sh (the unit as systemd-analyze reads it)"

@@ -4,16 +4,43 @@
 # --offline=yes` must rate its exposure at 2.5 or less, and the settings the
 # service relies on must be there as systemd parses them: exactly the three
 # capabilities, a user of its own, /proc left visible (VM names are read
-# there), the settings file, restart on failure.
+# there), the settings file, restart on failure, no socket of its own. And
+# its socket unit (systemd-analyze rates services only): one loopback TCP
+# socket by default, passed to the service by name, which requires it.
 # shellcheck source=../lib.sh
 source "$(dirname "$0")/../lib.sh"
 
 UNIT=$TOP/deploy/systemd/hypertrace-exporter.service
+SOCKET=$TOP/deploy/systemd/hypertrace-exporter.socket
 MAX_EXPOSURE=2.5
 
 if ! command -v systemd-analyze >/dev/null; then
 	fail unit_security "systemd-analyze is missing: run tests/install-deps.sh (make deps)"
-	suite_exit
+	
+# The port is systemd's: the service takes the socket it passes and can open none itself.
+socket_setting() { sed -n "s/^$1=//p" "$SOCKET"; }
+fd_name=$(sed -n 's/^#define HT_METRICS_FD_NAME "\(.*\)"$/\1/p' "$TOP/src/user/metrics/socket_activation.h")
+if [ "$(socket_setting ListenStream)" = 127.0.0.1:9470 ] && [ "$(socket_setting Accept)" = no ] &&
+	[ -n "$fd_name" ] && [ "$(socket_setting FileDescriptorName)" = "$fd_name" ] &&
+	[ "$(socket_setting ReusePort)" = no ] && [ "$(socket_setting WantedBy)" = sockets.target ]; then
+	pass unit_socket_loopback_9470_one_listener_named_for_record
+else
+	fail unit_socket_loopback_9470_one_listener_named_for_record "$(grep -E '^[A-Z]' "$SOCKET" | tr '\n' ' ') (record looks for '$fd_name')"
+fi
+if [ "$(setting Requires)" = hypertrace-exporter.socket ] && setting After | grep -qw hypertrace-exporter.socket &&
+	[ "$(setting Also)" = hypertrace-exporter.socket ] && [ "$(setting RestrictAddressFamilies)" = none ]; then
+	pass unit_service_requires_its_socket_opens_none
+else
+	fail unit_service_requires_its_socket_opens_none "$(grep -E '^(Requires|After|Also|RestrictAddressFamilies)=' "$UNIT" | tr '\n' ' ')"
+fi
+# The package installs the same files.
+if [ "$(readlink "$TOP/debian/hypertrace-bpf.hypertrace-exporter.service")" = ../deploy/systemd/hypertrace-exporter.service ] &&
+	[ "$(readlink "$TOP/debian/hypertrace-bpf.hypertrace-exporter.socket")" = ../deploy/systemd/hypertrace-exporter.socket ]; then
+	pass unit_debian_ships_the_same_units
+else
+	fail unit_debian_ships_the_same_units "$(ls -l "$TOP"/debian/hypertrace-bpf.hypertrace-exporter.* | tr '\n' ' ')"
+fi
+suite_exit
 fi
 
 out=$(systemd-analyze security --offline=yes "$UNIT" 2>&1)
@@ -52,7 +79,7 @@ else
 	pass unit_proc_of_vms_visible
 fi
 if [ "$(setting EnvironmentFile)" = "-/etc/default/hypertrace-exporter" ] && [ "$(setting Restart)" = on-failure ] &&
-	grep -q '^ExecStart=.* record --no-file -q --metrics ${HYPERTRACE_METRICS} $HYPERTRACE_OPTIONS$' "$UNIT"; then
+	grep -q '^ExecStart=.* record --no-file -q --metrics systemd $HYPERTRACE_OPTIONS$' "$UNIT"; then
 	pass unit_settings_file_and_restart
 else
 	fail unit_settings_file_and_restart "$(grep -E '^(EnvironmentFile|Restart|ExecStart)=' "$UNIT" | tr '\n' ' ')"
@@ -64,5 +91,29 @@ if [ -n "$used" ] && [ "$used" = "$documented" ]; then
 	pass unit_variables_documented_in_settings_file
 else
 	fail unit_variables_documented_in_settings_file "unit reads '$used', settings file documents '$documented'"
+fi
+
+# The port is systemd's: the service takes the socket it passes and can open none itself.
+socket_setting() { sed -n "s/^$1=//p" "$SOCKET"; }
+fd_name=$(sed -n 's/^#define HT_METRICS_FD_NAME "\(.*\)"$/\1/p' "$TOP/src/user/metrics/socket_activation.h")
+if [ "$(socket_setting ListenStream)" = 127.0.0.1:9470 ] && [ "$(socket_setting Accept)" = no ] &&
+	[ -n "$fd_name" ] && [ "$(socket_setting FileDescriptorName)" = "$fd_name" ] &&
+	[ "$(socket_setting ReusePort)" = no ] && [ "$(socket_setting WantedBy)" = sockets.target ]; then
+	pass unit_socket_loopback_9470_one_listener_named_for_record
+else
+	fail unit_socket_loopback_9470_one_listener_named_for_record "$(grep -E '^[A-Z]' "$SOCKET" | tr '\n' ' ') (record looks for '$fd_name')"
+fi
+if [ "$(setting Requires)" = hypertrace-exporter.socket ] && setting After | grep -qw hypertrace-exporter.socket &&
+	[ "$(setting Also)" = hypertrace-exporter.socket ] && [ "$(setting RestrictAddressFamilies)" = none ]; then
+	pass unit_service_requires_its_socket_opens_none
+else
+	fail unit_service_requires_its_socket_opens_none "$(grep -E '^(Requires|After|Also|RestrictAddressFamilies)=' "$UNIT" | tr '\n' ' ')"
+fi
+# The package installs the same files.
+if [ "$(readlink "$TOP/debian/hypertrace-bpf.hypertrace-exporter.service")" = ../deploy/systemd/hypertrace-exporter.service ] &&
+	[ "$(readlink "$TOP/debian/hypertrace-bpf.hypertrace-exporter.socket")" = ../deploy/systemd/hypertrace-exporter.socket ]; then
+	pass unit_debian_ships_the_same_units
+else
+	fail unit_debian_ships_the_same_units "$(ls -l "$TOP"/debian/hypertrace-bpf.hypertrace-exporter.* | tr '\n' ' ')"
 fi
 suite_exit

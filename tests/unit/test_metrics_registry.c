@@ -426,7 +426,8 @@ static void listen_address_is_port_or_addr_and_port(void)
 {
 	static const char *const bad[] = { "0", "65536", "abc", "", ":9470", "1.2.3:9470",
 					   "::1:9470", "[::1]", "[::1]9470", "localhost:9470",
-					   "9470 ", "127.0.0.1:", "[127.0.0.1]:9470" };
+					   "9470 ", "127.0.0.1:", "[127.0.0.1]:9470", "Systemd",
+					   "systemd:3", "fd:3", "systemd " };
 	struct ht_listen_addr a;
 	const struct sockaddr_in *v4 = (const struct sockaddr_in *)&a.sa;
 	const struct sockaddr_in6 *v6 = (const struct sockaddr_in6 *)&a.sa;
@@ -439,6 +440,8 @@ static void listen_address_is_port_or_addr_and_port(void)
 	      ntohs(v4->sin_port) == 65535, "0.0.0.0:65535");
 	CHECK(ht_listen_addr_parse("[::1]:1", &a) && v6->sin6_family == AF_INET6 &&
 	      ntohs(v6->sin6_port) == 1 && !strcmp(a.text, "[::1]:1"), "[::1]:1");
+	CHECK(!a.from_systemd, "an address is not the socket systemd passes");
+	CHECK(ht_listen_addr_parse("systemd", &a) && a.from_systemd, "systemd: the socket systemd passes");
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		CHECK(!ht_listen_addr_parse(bad[i], &a), "'%s' accepted", bad[i]);
 

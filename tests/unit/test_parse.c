@@ -91,6 +91,20 @@ static void modes_are_octal_private_enough_and_not_executable(void)
 	      "%s", err);
 }
 
+/* --vm-user: a uid as it is, a name from /etc/passwd (root is 0 on every system). */
+static void users_are_uids_or_names_of_etc_passwd(void)
+{
+	static const char *const bad[] = { "", "-1", "4294967295", "no-such-user-here", "root ", "12x" };
+	uid_t uid = 1;
+
+	CHECK(ht_parse_user("1000", &uid) && uid == 1000, "1000: %u", (unsigned int)uid);
+	CHECK(ht_parse_user("0", &uid) && uid == 0, "0: %u", (unsigned int)uid);
+	uid = 1;
+	CHECK(ht_parse_user("root", &uid) && uid == 0, "root: %u", (unsigned int)uid);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK(!ht_parse_user(bad[i], &uid), "'%s' accepted", bad[i]);
+}
+
 int main(void)
 {
 	RUN(integers_are_whole_and_in_range);
@@ -99,5 +113,6 @@ int main(void)
 	RUN(seconds_allow_decimals_only_when_finite_and_positive);
 	RUN(sizes_take_binary_suffixes);
 	RUN(modes_are_octal_private_enough_and_not_executable);
+	RUN(users_are_uids_or_names_of_etc_passwd);
 	return ht_test_exit_status();
 }

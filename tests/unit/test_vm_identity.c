@@ -160,6 +160,77 @@ static void a_vm_is_found_by_guest_name_and_kvm_vm_descriptor(void)
 	CHECK(ht_is_vm_named(root, 250, "web1") && !ht_is_vm_named(root, 300, "web1"), "names");
 }
 
+/*
+ * record/top --vm match the whole guest name, however long: the 63 bytes a
+ * trace file keeps are not enough to tell two VMs apart, and a longer NAME
+ * must still find its VM. (The file keeps the cut name: identity above.)
+ */
+static void whole_guest_names_are_matched_not_their_first_63_bytes(void)
+{
+	char one[400], two[400], prefix[64], huge[400];
+	__u32 pids[8];
+	size_t unverified;
+
+	memset(one, 'v', 70);
+	strcpy(one + 70, "-one");
+	memset(two, 'v', 70);
+	strcpy(two + 70, "-two");
+	memcpy(prefix, one, 63);
+	prefix[63] = '\0';
+	memset(huge, 'h', 300); /* longer than any buffer a name went through before */
+	strcpy(huge + 300, ",,x");
+	const char *const a1[] = { "qemu", "-name", one, NULL };
+	const char *const a2[] = { "qemu", "-name", two, NULL };
+	const char *const a3[] = { "qemu", "-name", huge, NULL };
+	fake_process(800, "qemu", a1, 800, "qemu");
+	fake_fd(800, 9, "anon_inode:kvm-vm");
+	fake_process(810, "qemu", a2, 810, "qemu");
+	fake_fd(810, 9, "anon_inode:kvm-vm");
+	fake_process(820, "qemu", a3, 820, "qemu");
+	fake_fd(820, 9, "anon_inode:kvm-vm");
+
+	CHECK(ht_find_vms(root, one, pids, 8, &unverified) == 1 && pids[0] == 800, "the 74-byte name");
+	CHECK(ht_find_vms(root, two, pids, 8, &unverified) == 1 && pids[0] == 810, "the other 74-byte name");
+	CHECK(ht_find_vms(root, prefix, pids, 8, &unverified) == 0, "the first 63 bytes matched a longer name");
+	CHECK(ht_is_vm_named(root, 800, one) && !ht_is_vm_named(root, 810, one) && !ht_is_vm_named(root, 800, prefix),
+	      "named");
+	huge[300] = ',';
+	huge[301] = 'x';
+	huge[302] = '\0'; /* ",," is a comma in QEMU's options */
+	CHECK(ht_find_vms(root, huge, pids, 8, &unverified) == 1 && pids[0] == 820, "a 302-byte name");
+}
+
+/* Gives fake process pid a status file whose Uid: line is real, effective, saved, fs. */
+static void fake_status(__u32 pid, const char *uids)
+{
+	char path[600];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%u/status", root, pid);
+	if ((f = fopen(path, "w"))) {
+		fprintf(f, "Name:\tqemu\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t%u\nUid:\t%s\nGid:\t0\t0\t0\t0\n", pid, uids);
+		fclose(f);
+	}
+}
+
+/* Who runs a VM process (--vm-user, and the warning when users differ): the real uid. */
+static void the_user_of_a_process_is_its_real_uid(void)
+{
+	static const char *const args[] = { "qemu", "-name", "web1", NULL };
+	uid_t uid = 1;
+
+	fake_process(900, "qemu", args, 900, "qemu");
+	fake_status(900, "1000\t0\t0\t0");
+	CHECK(ht_process_uid(root, 900, &uid) == 0 && uid == 1000, "uid %u", (unsigned int)uid);
+	fake_process(910, "qemu", args, 910, "qemu");
+	fake_status(910, "4294967294\t4294967294\t4294967294\t4294967294");
+	CHECK(ht_process_uid(root, 910, &uid) == 0 && uid == 4294967294u, "uid %u", (unsigned int)uid);
+	fake_process(920, "qemu", args, 920, "qemu");
+	fake_status(920, "x");
+	CHECK(ht_process_uid(root, 920, &uid) == -EINVAL, "a malformed Uid: line");
+	CHECK(ht_process_uid(root, 999, &uid) == -ENOENT, "a process that is gone");
+}
+
 /* The live view's names: a VM by its guest name, a vCPU thread by its own, read once each. */
 static void live_names_of_vms_and_vcpu_threads(void)
 {
@@ -280,6 +351,8 @@ int main(void)
 	RUN(identity_names_process_vm_and_thread);
 	RUN(names_keep_their_bytes_and_are_cut_between_characters);
 	RUN(a_vm_is_found_by_guest_name_and_kvm_vm_descriptor);
+	RUN(whole_guest_names_are_matched_not_their_first_63_bytes);
+	RUN(the_user_of_a_process_is_its_real_uid);
 	RUN(live_names_of_vms_and_vcpu_threads);
 	RUN(thread_set_counts_each_thread_once);
 	RUN(identity_blocks_come_back_before_their_records);

@@ -18,6 +18,7 @@
 #include <linux/capability.h>
 #include "parse.h"
 #include "common/util.h"
+#include "metrics/socket_activation.h"
 
 #define REQUEST_MAX 8192
 /*
@@ -76,6 +77,11 @@ bool ht_listen_addr_parse(const char *spec, struct ht_listen_addr *out)
 	uint64_t port;
 
 	memset(out, 0, sizeof(*out));
+	if (!strcmp(spec, HT_METRICS_FROM_SYSTEMD)) {
+		out->from_systemd = true;
+		snprintf(out->text, sizeof(out->text), "the socket systemd passed");
+		return true;
+	}
 	snprintf(host, sizeof(host), "%s", HT_METRICS_DEFAULT_ADDR);
 	if (spec[0] == '[') { /* [IPv6]:PORT */
 		const char *end = strchr(spec, ']');
@@ -458,6 +464,40 @@ static void *serve(void *arg)
 	return NULL;
 }
 
+/* The socket of [ADDR:]PORT, bound and listening. 0 or -errno, the reason in err. */
+static int bind_socket(struct ht_metrics_http *h, const struct ht_listen_addr *addr, char *err, size_t errlen)
+{
+	int one = 1;
+
+	h->listen_fd = socket(addr->sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (h->listen_fd < 0) {
+		int e = errno;
+
+		snprintf(err, errlen, "cannot set up the metrics server: %s", strerror(e));
+		return -e;
+	}
+	/* A restarted recorder must get its port back at once, not after TIME_WAIT. */
+	setsockopt(h->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(h->listen_fd, (const struct sockaddr *)&addr->sa, addr->len) ||
+	    listen(h->listen_fd, SOMAXCONN)) {
+		int e = errno;
+
+		snprintf(err, errlen, "cannot listen on %s for --metrics: %s: %s", addr->text, strerror(e),
+			 e == EADDRINUSE ? "choose another port" :
+			 e == EADDRNOTAVAIL ? "give an address of this host, or only a port for 127.0.0.1" :
+			 e == EACCES ? "choose a port above 1023 or run as root" : "check the address");
+		return -e;
+	}
+	return 0;
+}
+
+/* The listening socket systemd passed: it stays bound while we restart. */
+static int take_passed_socket(struct ht_metrics_http *h, char *err, size_t errlen)
+{
+	h->listen_fd = ht_socket_activation_take(err, errlen);
+	return h->listen_fd < 0 ? -EBADF : 0;
+}
+
 int ht_metrics_http_start(struct ht_metrics_http **out, const struct ht_listen_addr *addr,
 			  const struct ht_metrics_http_opts *opts, ht_metrics_body_fn body, void *ctx,
 			  char *err, size_t errlen)
@@ -466,7 +506,7 @@ int ht_metrics_http_start(struct ht_metrics_http **out, const struct ht_listen_a
 	struct sockaddr_storage bound;
 	socklen_t blen = sizeof(bound);
 	sigset_t all, old;
-	int one = 1, ret;
+	int ret;
 
 	if (!h) {
 		snprintf(err, errlen, "out of memory");
@@ -486,25 +526,15 @@ int ht_metrics_http_start(struct ht_metrics_http **out, const struct ht_listen_a
 	h->conns = calloc(h->max_conns, sizeof(*h->conns));
 	for (unsigned int i = 0; h->conns && i < h->max_conns; i++)
 		h->conns[i].fd = -1;
-	h->listen_fd = socket(addr->sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	h->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (!h->conns || h->listen_fd < 0 || h->wake_fd < 0) {
+	if (!h->conns || h->wake_fd < 0) {
 		ret = -errno;
 		snprintf(err, errlen, "cannot set up the metrics server: %s", strerror(errno));
 		goto fail;
 	}
-	/* A restarted recorder must get its port back at once, not after TIME_WAIT. */
-	setsockopt(h->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(h->listen_fd, (const struct sockaddr *)&addr->sa, addr->len) ||
-	    listen(h->listen_fd, SOMAXCONN)) {
-		ret = -errno;
-		snprintf(err, errlen, "cannot listen on %s for --metrics: %s: %s", addr->text,
-			 strerror(errno),
-			 errno == EADDRINUSE ? "choose another port" :
-			 errno == EADDRNOTAVAIL ? "give an address of this host, or only a port for 127.0.0.1" :
-			 errno == EACCES ? "choose a port above 1023 or run as root" : "check the address");
+	ret = addr->from_systemd ? take_passed_socket(h, err, errlen) : bind_socket(h, addr, err, errlen);
+	if (ret)
 		goto fail;
-	}
 	if (getsockname(h->listen_fd, (struct sockaddr *)&bound, &blen) == 0)
 		h->port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port :
 							    ((struct sockaddr_in *)&bound)->sin_port);

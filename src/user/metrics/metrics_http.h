@@ -28,16 +28,22 @@
 #include <stdio.h>
 #include <sys/socket.h>
 
-/* Where to listen: [ADDR:]PORT, ADDR an IPv4 address or a bracketed IPv6 one. */
+/*
+ * Where to listen: [ADDR:]PORT, ADDR an IPv4 address or a bracketed IPv6 one;
+ * or "systemd": the listening socket systemd passed (socket_activation.h),
+ * which stays bound while the recorder restarts.
+ */
 struct ht_listen_addr {
 	struct sockaddr_storage sa;
 	socklen_t len;
+	bool from_systemd; /* "systemd": sa and len unused */
 	char text[96]; /* as the user wrote it, for messages: "127.0.0.1:9464" */
 };
 
 #define HT_METRICS_DEFAULT_ADDR "127.0.0.1"
+#define HT_METRICS_FROM_SYSTEMD "systemd"
 
-/* Parses "[ADDR:]PORT" (PORT 1..65535). False if malformed. */
+/* Parses "[ADDR:]PORT" (PORT 1..65535) or "systemd". False if malformed. */
 bool ht_listen_addr_parse(const char *spec, struct ht_listen_addr *out);
 
 /* Writes the body of GET /metrics into out; called on the HTTP thread. 0 or -errno. */
@@ -64,8 +70,9 @@ struct ht_metrics_http_stats {
 struct ht_metrics_http;
 
 /*
- * Binds and listens (so "address in use" is known at once), then starts the
- * thread. 0, or -errno with a one-line reason in err.
+ * Binds and listens (so "address in use" is known at once), or takes the
+ * socket systemd passed, then starts the thread. 0, or a negative errno with
+ * a one-line reason in err.
  */
 int ht_metrics_http_start(struct ht_metrics_http **out, const struct ht_listen_addr *addr,
 			  const struct ht_metrics_http_opts *opts, ht_metrics_body_fn body, void *ctx,

@@ -9,11 +9,15 @@
 #include "parse.h"
 #include "tracefile/trace_reader.h"
 
+/* What the IDENTITY block's vm_name holds, without its NUL. */
+#define HT_FILE_VM_NAME_MAX ((int)sizeof(((struct ht_identity *)0)->vm_name) - 1)
+
 const char ht_selection_help[] =
 	"Selection (the same for every mode; records outside it are skipped):\n"
 	"  -p, --pid PID        only the VM process PID\n"
 	"      --vm NAME        only the VM named NAME (QEMU's -name; else the process\n"
-	"                       name), as the file recorded it\n"
+	"                       name), as the file recorded it: at most 63 bytes\n"
+	"                       (a longer name is kept cut, as report shows it)\n"
 	"      --vcpu N         only vCPU id N\n"
 	"  -n, --nr N           only hypercall nr N; repeat for several\n"
 	"      --since TIME     only records from TIME on, and\n"
@@ -87,6 +91,10 @@ int ht_selection_option(struct ht_selection *s, int opt, const char *arg, char *
 	case HT_SELECT_OPT_VM:
 		if (!arg[0])
 			return snprintf(err, errlen, "--vm needs a VM name"), -1;
+		/* A name the file cannot hold would match nothing: say why instead. */
+		if (strlen(arg) > HT_FILE_VM_NAME_MAX)
+			return snprintf(err, errlen, "--vm NAME is %zu bytes: a trace file keeps at most %d bytes of a VM name (a longer one is cut between two characters): give the name as report shows it",
+					strlen(arg), HT_FILE_VM_NAME_MAX), -1;
 		s->vm_name = arg;
 		return 1;
 	case HT_SELECT_OPT_VCPU:

@@ -538,6 +538,7 @@ static int session_setup(struct session *s)
 		size_t unverified = 0;
 
 		s->vm = (struct ht_vm_follower){ .tracer = s->tracer, .name = cfg->vm_name, .proc = "/proc", .log = stderr,
+						 .uid_on = cfg->vm_uid_on, .uid = cfg->vm_uid,
 						 .verbose = cfg->verbose,
 						 .found_by = cfg->exits ? "its first exit" : "its first hypercall exit" };
 		ht_vm_follower_start(&s->vm, &unverified);

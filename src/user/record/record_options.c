@@ -10,12 +10,13 @@
 
 static const char record_help[] =
 	"Usage: hypertrace-bpf record [-o FILE] [--force] [--mode MODE] [-z] [--nr N]...\n"
-	"                             [--exit-reason N] [-p PID | --vm NAME] [--vcpu N]\n"
+	"                             [--exit-reason N] [-p PID | --vm NAME [--vm-user USER]]\n"
+	"                             [--vcpu N]\n"
 	"                             [-d SECONDS] [--ringbuf-size BYTES] [-i SECONDS]\n"
 	"                             [--intervals N] [-T] [--per-vcpu | --per-vm]\n"
 	"                             [--hist SERIES] [-q] [--no-file] [--exits]\n"
 	"                             [--vcpu-sched]\n"
-	"                             [--metrics [ADDR:]PORT [--metrics-per-vcpu]\n"
+	"                             [--metrics [ADDR:]PORT|systemd [--metrics-per-vcpu]\n"
 	"                             [--metrics-grace SECONDS]] [-v] [-V]\n"
 	"                             [-- CMD [ARGS...]]\n"
 	"\n"
@@ -45,7 +46,11 @@ static const char record_help[] =
 	"      --vm NAME            only the VM QEMU runs with -name NAME (or\n"
 	"                           guest=NAME), followed while it stops, starts and\n"
 	"                           restarts: a process counts only if it holds a KVM\n"
-	"                           VM (its hypercall exits, an anon_inode:kvm-vm fd)\n"
+	"                           VM (its hypercall exits, an anon_inode:kvm-vm fd);\n"
+	"                           NAME is matched whole, whoever runs the process\n"
+	"                           (a warning names the uids when several users do)\n"
+	"      --vm-user USER       with --vm: only the processes USER (a name or a\n"
+	"                           uid) runs\n"
 	"  -c, --vcpu N             only vCPU id N (-c is a cgroup in libbpf-tools; no\n"
 	"                           cgroup filter exists here, a VM is chosen with -p)\n"
 	"  -d, --duration SECONDS   stop after SECONDS (decimals allowed)\n"
@@ -74,11 +79,14 @@ static const char record_help[] =
 	"                           CPU and back in (its time preempted or blocked on\n"
 	"                           the host), as records in the trace file\n"
 	"                           (report --vcpu-switches, convert); implies --exits\n"
-	"      --metrics [ADDR:]PORT\n"
+	"      --metrics [ADDR:]PORT|systemd\n"
 	"                           serve Prometheus metrics at http://ADDR:PORT/metrics\n"
 	"                           while recording: hypercalls by VM process, vCPU and\n"
 	"                           nr, drops by reason, latency histograms (ADDR:\n"
-	"                           default 127.0.0.1; 0.0.0.0 for every interface)\n"
+	"                           default 127.0.0.1; 0.0.0.0 for every interface);\n"
+	"                           'systemd': on the listening socket systemd passed\n"
+	"                           (socket activation: LISTEN_FDS, fd 3), which stays\n"
+	"                           bound while the service restarts\n"
 	"      --metrics-per-vcpu   with --exits: the exit time histograms by vCPU too\n"
 	"                           (more series: see docs/metrics.md)\n"
 	"      --metrics-grace SECONDS\n"
@@ -128,6 +136,7 @@ enum {
 	OPT_METRICS_PER_VCPU,
 	OPT_METRICS_GRACE,
 	OPT_VCPU_SCHED,
+	OPT_VM_USER,
 };
 
 static const struct option record_longopts[] = {
@@ -139,6 +148,7 @@ static const struct option record_longopts[] = {
 	{ "exit-reason", required_argument, NULL, 'e' },
 	{ "pid", required_argument, NULL, 'p' },
 	{ "vm", required_argument, NULL, OPT_VM },
+	{ "vm-user", required_argument, NULL, OPT_VM_USER },
 	{ "vcpu", required_argument, NULL, 'c' },
 	{ "duration", required_argument, NULL, 'd' },
 	{ "ringbuf-size", required_argument, NULL, 'b' },
@@ -234,6 +244,11 @@ int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg)
 				return ht_usage_error("record", "--vm needs a QEMU guest name");
 			cfg->vm_name = optarg;
 			break;
+		case OPT_VM_USER:
+			if (!ht_parse_user(optarg, &cfg->vm_uid))
+				return ht_usage_error("record", "invalid --vm-user '%s': expected a user name of /etc/passwd or a numeric uid", optarg);
+			cfg->vm_uid_on = true;
+			break;
 		case 'c':
 			if (!ht_parse_u64(optarg, 0, UINT16_MAX, &v))
 				return ht_usage_error("record", "invalid --vcpu '%s': expected a vCPU id 0..65535", optarg);
@@ -288,7 +303,7 @@ int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg)
 			break;
 		case OPT_METRICS:
 			if (!ht_listen_addr_parse(optarg, &cfg->metrics_addr))
-				return ht_usage_error("record", "invalid --metrics '%s': expected [ADDR:]PORT with PORT 1..65535 and ADDR an IP address (IPv6 in brackets), e.g. 9470 or 0.0.0.0:9470", optarg);
+				return ht_usage_error("record", "invalid --metrics '%s': expected [ADDR:]PORT with PORT 1..65535 and ADDR an IP address (IPv6 in brackets), e.g. 9470 or 0.0.0.0:9470, or 'systemd' for the socket systemd passes", optarg);
 			cfg->metrics = true;
 			break;
 		case OPT_EXITS:
@@ -332,6 +347,8 @@ int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg)
 	}
 	if (cfg->metrics_grace_s > 0 && !cfg->metrics)
 		return ht_usage_error("record", "--metrics-grace only changes what --metrics serves: add --metrics [ADDR:]PORT");
+	if (cfg->vm_uid_on && !cfg->vm_name)
+		return ht_usage_error("record", "--vm-user chooses among the processes of --vm NAME: add --vm NAME (with -p the process is chosen already)");
 	if (cfg->vm_name && cfg->filters.tgid_on)
 		return ht_usage_error("record", "-p and --vm both select the VM process: give one of them");
 	if (cfg->no_file && (cfg->output_given || cfg->force || cfg->compress || cfg->mode_given))

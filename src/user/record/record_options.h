@@ -35,6 +35,8 @@ struct ht_record_config {
 	struct ht_listen_addr metrics_addr;
 	double metrics_grace_s;   /* --metrics-grace: series of ended VMs kept this long; 0: default */
 	const char *vm_name;  /* --vm: the QEMU guest name, resolved to -p at start */
+	bool vm_uid_on;       /* --vm-user: only the VM's processes this user runs */
+	uid_t vm_uid;
 	bool exits;           /* --exits: every exit's time in the host, vCPU waiting */
 	bool vcpu_sched;      /* --vcpu-sched: each switch of a vCPU thread, in the file (implies exits) */
 	bool metrics_per_vcpu; /* --metrics-per-vcpu: the exit histograms also by vCPU */

@@ -13,16 +13,25 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/types.h>
 #include <linux/types.h>
 #include "record/tracer.h"
 
 /* How often the VM population is looked at, and how many processes of one VM are followed. */
 #define HT_VM_FOLLOW_INTERVAL_NS 250000000ull
 #define HT_VM_FOLLOW_MAX_PIDS 64
+/* The users told apart when several run processes under the VM's name (a warning lists them). */
+#define HT_VM_FOLLOW_MAX_UIDS 8
 
 struct ht_vm_follower {
 	struct ht_tracer *tracer;
-	const char *name;        /* QEMU's guest name (-name) */
+	const char *name;        /* QEMU's guest name (-name), matched whole */
+	/*
+	 * --vm-user: only processes this user runs. Without it, whoever starts
+	 * a VM under the name joins it, and a second user is warned about.
+	 */
+	bool uid_on;
+	uid_t uid;
 	const char *proc;        /* "/proc" */
 	FILE *log;               /* where problems go; NULL: nowhere (a full-screen view) */
 	bool verbose;            /* also each process taken on */
@@ -30,6 +39,8 @@ struct ht_vm_follower {
 	__u32 pids[HT_VM_FOLLOW_MAX_PIDS];
 	size_t npids;
 	unsigned long long looked_ns; /* when the population was last looked at */
+	uid_t uids[HT_VM_FOLLOW_MAX_UIDS]; /* the users of the processes taken on */
+	size_t nuids;
 };
 
 /*

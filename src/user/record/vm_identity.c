@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "common/escape.h"
+#include "common/parse_number.h"
 
-/* Reads at most cap - 1 bytes of path into buf, NUL-terminated; bytes read or -1. */
 /*
  * Copies src into out, cut to fit: names in the file have fixed sizes. The
  * bytes stay as they are (they are escaped where shown); a cut falls between
@@ -38,17 +38,21 @@ static void read_comm(const char *path, char *out, size_t outlen)
 	copy_cut(out, outlen, buf);
 }
 
-/* The guest name in one -name value: its first item without '=', or guest=. */
+/*
+ * The guest name in one -name value: its first item without '=', or guest=.
+ * Items are decoded whole (",," is a comma), however long: only out cuts.
+ */
 static bool guest_name_of_value(const char *v, char *out, size_t outlen)
 {
-	char item[256];
+	char *item = malloc(strlen(v) + 1);
 	size_t n = 0;
-	bool first = true;
+	bool first = true, found = false;
 
+	if (!item)
+		return false;
 	for (const char *p = v;; p++) {
 		if (*p == ',' && p[1] == ',') { /* QEMU's escaped comma */
-			if (n < sizeof(item) - 1)
-				item[n++] = ',';
+			item[n++] = ',';
 			p++;
 			continue;
 		}
@@ -61,17 +65,19 @@ static bool guest_name_of_value(const char *v, char *out, size_t outlen)
 				name = item;
 			if (name && name[0]) {
 				copy_cut(out, outlen, name);
-				return true;
+				found = true;
+				break;
 			}
 			if (*p == '\0')
-				return false;
+				break;
 			first = false;
 			n = 0;
 			continue;
 		}
-		if (n < sizeof(item) - 1)
-			item[n++] = *p;
+		item[n++] = *p;
 	}
+	free(item);
+	return found;
 }
 
 bool ht_qemu_guest_name(const char *cmdline, size_t len, char *out, size_t outlen)
@@ -92,7 +98,7 @@ bool ht_qemu_guest_name(const char *cmdline, size_t len, char *out, size_t outle
 
 static void read_guest_name(const char *proc, __u32 pid, char *out, size_t outlen)
 {
-	char path[300], buf[8192];
+	char path[300], buf[HT_CMDLINE_READ];
 	ssize_t n;
 
 	out[0] = '\0';
@@ -150,12 +156,38 @@ int ht_holds_kvm_vm(const char *proc, __u32 pid)
 	return ret;
 }
 
+int ht_process_uid(const char *proc, __u32 pid, uid_t *uid)
+{
+	char path[300], buf[2048], digits[16];
+	const char *line;
+	uint64_t v;
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s/%u/status", proc, pid);
+	if (ht_read_small_file(path, buf, sizeof(buf)) <= 0)
+		return -ENOENT;
+	line = strstr(buf, "\nUid:\t");
+	if (!line)
+		return -EINVAL;
+	/* Real, effective, saved, filesystem: the first is who runs it. */
+	line += strlen("\nUid:\t");
+	n = strspn(line, "0123456789");
+	if (n == 0 || n >= sizeof(digits))
+		return -EINVAL;
+	memcpy(digits, line, n);
+	digits[n] = '\0';
+	if (!ht_parse_u64(digits, 0, UINT32_MAX - 1, &v))
+		return -EINVAL;
+	*uid = (uid_t)v;
+	return 0;
+}
+
 int ht_find_vms(const char *proc, const char *name, __u32 *pids, size_t max, size_t *unverified)
 {
 	DIR *d = opendir(proc);
 	struct dirent *e;
 	size_t found = 0;
-	char vm[sizeof(((struct ht_identity *)0)->vm_name)];
+	char vm[HT_CMDLINE_READ];
 
 	*unverified = 0;
 	if (!d)
@@ -181,7 +213,7 @@ int ht_find_vms(const char *proc, const char *name, __u32 *pids, size_t max, siz
 
 bool ht_is_vm_named(const char *proc, __u32 pid, const char *name)
 {
-	char vm[sizeof(((struct ht_identity *)0)->vm_name)];
+	char vm[HT_CMDLINE_READ];
 
 	read_guest_name(proc, pid, vm, sizeof(vm));
 	return vm[0] && !strcmp(vm, name);

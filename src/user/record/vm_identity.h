@@ -11,7 +11,16 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include "hypertrace/trace_file.h"
+
+/*
+ * How much of /proc/PID/cmdline is read. A guest name is matched whole
+ * (record/top --vm): it is never longer than this. The trace file keeps the
+ * first 63 bytes of it (struct ht_identity's vm_name, cut between two
+ * characters), and so do the live views' names.
+ */
+#define HT_CMDLINE_READ 8192
 
 /*
  * QEMU's guest name from its command line (arguments separated by NULs, as
@@ -31,14 +40,19 @@ void ht_identity_read(const char *proc, __u32 pid, __u32 tid, __u64 first_seen_n
  */
 int ht_holds_kvm_vm(const char *proc, __u32 pid);
 /*
- * The processes with QEMU guest name `name` that hold a KVM VM: a process
- * that merely has "-name NAME" in its arguments is not one. Up to max pids;
+ * The real uid of process pid (the first field of Uid: in /proc/PID/status):
+ * the user who runs it. 0, or -ENOENT if it is gone.
+ */
+int ht_process_uid(const char *proc, __u32 pid, uid_t *uid);
+/*
+ * The processes with QEMU guest name `name` (the whole name) that hold a
+ * KVM VM: a process that merely has "-name NAME" in its arguments is not one. Up to max pids;
  * returns how many, or -errno. *unverified: processes with that name whose
  * descriptors could not be read (left out: the kernel vouches for them at
  * their first hypercall exit, see ht_tracer_vm_candidates).
  */
 int ht_find_vms(const char *proc, const char *name, __u32 *pids, size_t max, size_t *unverified);
-/* True if process pid has QEMU guest name `name` (its command line). */
+/* True if process pid has QEMU guest name `name`, whole (its command line). */
 bool ht_is_vm_named(const char *proc, __u32 pid, const char *name);
 
 /*

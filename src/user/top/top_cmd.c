@@ -20,7 +20,7 @@
 
 static const char top_help[] =
 	"Usage: hypertrace-bpf top [-d SECONDS] [-n N] [-b] [-o KEY] [--vcpus] [--reasons]\n"
-	"                          [-p PID | --vm NAME] [-c N] [-v]\n"
+	"                          [-p PID | --vm NAME [--vm-user USER]] [-c N] [-v]\n"
 	"\n"
 	"Every VM of the host, live: one row per VM process (its QEMU -name, else its\n"
 	"process name, and pid) with exits/s, the p50 and p99 time in the host of its\n"
@@ -44,7 +44,10 @@ static const char top_help[] =
 	"  -p, --pid PID        only this VM process\n"
 	"      --vm NAME        only the QEMU started with -name NAME, followed while it\n"
 	"                       stops, starts and restarts (a new process within a\n"
-	"                       second of its first exit)\n"
+	"                       second of its first exit); NAME is matched whole,\n"
+	"                       whoever runs the process (a warning names the uids\n"
+	"                       when several users do)\n"
+	"      --vm-user USER   with --vm: only the processes USER (a name or a uid) runs\n"
 	"  -c, --vcpu N         only vCPU id N\n"
 	"  -v, --verbose        libbpf debug output and the verifier log\n"
 	"  -h, --help           this help\n"
@@ -55,7 +58,7 @@ static const char top_help[] =
 	"    sudo hypertrace-bpf top\n"
 	"    sudo hypertrace-bpf top -b -n 3 -d 1 --reasons > top.txt\n";
 
-enum { OPT_VCPUS = 0x100, OPT_REASONS, OPT_VM };
+enum { OPT_VCPUS = 0x100, OPT_REASONS, OPT_VM, OPT_VM_USER };
 
 static const struct option top_longopts[] = {
 	{ "delay", required_argument, NULL, 'd' },
@@ -66,6 +69,7 @@ static const struct option top_longopts[] = {
 	{ "reasons", no_argument, NULL, OPT_REASONS },
 	{ "pid", required_argument, NULL, 'p' },
 	{ "vm", required_argument, NULL, OPT_VM },
+	{ "vm-user", required_argument, NULL, OPT_VM_USER },
 	{ "vcpu", required_argument, NULL, 'c' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -77,6 +81,8 @@ int ht_cmd_top(int argc, char **argv)
 	struct ht_top_opts o = { .interval_s = 2.0, .sort = HT_TOP_SORT_EXITS, .proc = "/proc" };
 	struct ht_tracer_opts topts = { .ringbuf_bytes = 4096, .aggregate_only = true, .exits = true };
 	const char *vm = NULL;
+	bool vm_uid_on = false;
+	uid_t vm_uid = 0;
 	struct ht_tracer *tracer = NULL;
 	char err[512];
 	uint64_t v;
@@ -126,6 +132,11 @@ int ht_cmd_top(int argc, char **argv)
 				return ht_usage_error("top", "--vm needs a QEMU guest name");
 			vm = optarg;
 			break;
+		case OPT_VM_USER:
+			if (!ht_parse_user(optarg, &vm_uid))
+				return ht_usage_error("top", "invalid --vm-user '%s': expected a user name of /etc/passwd or a numeric uid", optarg);
+			vm_uid_on = true;
+			break;
 		case 'v':
 			topts.verbose = true;
 			break;
@@ -138,10 +149,13 @@ int ht_cmd_top(int argc, char **argv)
 	}
 	if (optind < argc)
 		return ht_usage_error("top", "unexpected argument '%s'", argv[optind]);
+	if (vm_uid_on && !vm)
+		return ht_usage_error("top", "--vm-user chooses among the processes of --vm NAME: add --vm NAME (with -p the process is chosen already)");
 	if (vm && topts.filters.tgid_on)
 		return ht_usage_error("top", "-p and --vm both select the VM process: give one of them");
 	/* --vm NAME: its processes join the filter as they are found (vm_follower.h); none is needed at start. */
-	struct ht_vm_follower follow = { .name = vm, .proc = o.proc, .log = stderr, .found_by = "its first exit" };
+	struct ht_vm_follower follow = { .name = vm, .proc = o.proc, .log = stderr, .found_by = "its first exit",
+					 .uid_on = vm_uid_on, .uid = vm_uid };
 	if (vm) {
 		topts.filters.tgid_on = true;
 		topts.filters.tgid = 0;
