@@ -10,6 +10,7 @@
 #include <zlib.h>
 #include "cli.h"
 #include "common/escape.h"
+#include "common/util.h"
 #include "export/guest_event.h"
 #include "export/protobuf.h"
 #include "export/thread_table.h"
@@ -69,6 +70,24 @@ struct vm {
 	bool has_slot;
 };
 
+/*
+ * The debug annotation names every record's and every switch's slice
+ * carries, interned once: the enums index them, the iid arrays of the
+ * export are sized from them, and a name added to a table without its enum
+ * (or the reverse) does not compile.
+ */
+enum { ARG_NR, ARG_A0, ARG_A1, ARG_A2, ARG_A3, ARG_RIP, ARG_REASON, ARG_ISA, ARG_VCPU, ARG_EXIT_CPU, ARG_ENTRY_CPU,
+       ARG_FLAGS, ARG_FIELDS, ARG_COUNT };
+static const char *const record_args[] = { "nr", "a0", "a1", "a2", "a3", "guest_rip", "exit_reason", "isa",
+					   "vcpu_id", "exit_cpu", "entry_cpu", "flags", "fields" };
+_Static_assert(ARRAY_SIZE(record_args) == ARG_COUNT, "record_args and its enum disagree");
+
+enum { SW_CPU, SW_PREV_STATE, SW_NEXT_TID, SW_NEXT_PID, SW_NEXT_COMM, SW_IN_CPU, SW_PREV_TID, SW_PREV_PID,
+       SW_PREV_COMM, SW_COUNT };
+static const char *const switch_args[] = { "cpu",      "prev_state", "next_tid", "next_pid", "next_comm",
+					   "in_cpu",   "prev_tid",   "prev_pid", "prev_comm" };
+_Static_assert(ARRAY_SIZE(switch_args) == SW_COUNT, "switch_args and its enum disagree");
+
 struct ht_perfetto_export {
 	struct ht_output out;
 	char path[4096];
@@ -87,10 +106,10 @@ struct ht_perfetto_export {
 	unsigned long long forged; /* records of the guest module's nr it did not send: plain hypercall slices */
 	struct ht_perfetto_counts counts;
 	unsigned int open_packets; /* packets being written: no interned_data packet may start inside one */
-	uint64_t arg_iid[13];      /* of record_args, interned first */
+	uint64_t arg_iid[ARRAY_SIZE(record_args)]; /* of record_args, interned first */
 	uint64_t phase_iid[2];     /* "exit->hypercall", "hypercall->entry" */
 	uint64_t off_iid[2];       /* "preempted", "blocked": interned at the first switch */
-	uint64_t switch_arg_iid[9]; /* of switch_args */
+	uint64_t switch_arg_iid[ARRAY_SIZE(switch_args)]; /* of switch_args */
 	bool switch_names;         /* off_iid and switch_arg_iid are interned */
 	uint32_t last_nr;          /* the nr of the last "hypercall NR" name, and its iid */
 	uint64_t last_nr_iid;
@@ -261,10 +280,6 @@ static void arg_name(struct ht_perfetto_export *x, const char *name)
 
 enum arg_kind { ARG_UINT, ARG_INT, ARG_HEX, ARG_STRING };
 
-static const char *const record_args[] = { "nr", "a0", "a1", "a2", "a3", "guest_rip", "exit_reason", "isa",
-					   "vcpu_id", "exit_cpu", "entry_cpu", "flags", "fields" };
-enum { ARG_NR, ARG_A0, ARG_A1, ARG_A2, ARG_A3, ARG_RIP, ARG_REASON, ARG_ISA, ARG_VCPU, ARG_EXIT_CPU, ARG_ENTRY_CPU,
-       ARG_FLAGS, ARG_FIELDS };
 
 /* One of the record's arguments, by its interned name (record_args[which]). */
 static void arg(struct ht_perfetto_export *x, int which, enum arg_kind kind, uint64_t v, const char *s)
@@ -282,10 +297,6 @@ static void arg(struct ht_perfetto_export *x, int which, enum arg_kind kind, uin
 	ht_pb_end(&x->raw, a);
 }
 
-static const char *const switch_args[] = { "cpu",      "prev_state", "next_tid", "next_pid", "next_comm",
-					   "in_cpu",   "prev_tid",   "prev_pid", "prev_comm" };
-enum { SW_CPU, SW_PREV_STATE, SW_NEXT_TID, SW_NEXT_PID, SW_NEXT_COMM, SW_IN_CPU, SW_PREV_TID, SW_PREV_PID,
-       SW_PREV_COMM };
 
 /* One of a switch's arguments, by its interned name (switch_args[which]). */
 static void switch_arg(struct ht_perfetto_export *x, int which, enum arg_kind kind, uint64_t v, const char *s)
@@ -841,7 +852,7 @@ int ht_perfetto_open(const char *path, bool force, mode_t mode, const struct ht_
 	ht_pb_varint(&x->raw, PKT_FIRST_ON_SEQ, 1);
 	packet_end(x, p);
 	/* The names every record uses, interned once (the tables are empty: they get iids). */
-	for (size_t i = 0; i < sizeof(record_args) / sizeof(record_args[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(record_args); i++)
 		x->arg_iid[i] = intern(x, false, record_args[i]);
 	x->phase_iid[0] = intern(x, true, "exit->hypercall");
 	x->phase_iid[1] = intern(x, true, "hypercall->entry");
@@ -925,7 +936,7 @@ static void intern_switch_names(struct ht_perfetto_export *x)
 	x->switch_names = true;
 	x->off_iid[0] = intern(x, true, "preempted");
 	x->off_iid[1] = intern(x, true, "blocked");
-	for (size_t i = 0; i < sizeof(switch_args) / sizeof(switch_args[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(switch_args); i++)
 		x->switch_arg_iid[i] = intern(x, false, switch_args[i]);
 }
 
