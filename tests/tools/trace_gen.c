@@ -37,11 +37,12 @@
  *       The guest's tasks leave their CPU in every state the guest module
  *       reports (TASK_REPORT as kernels since 4.14 encode it, 0x100 for a
  *       preempted task), one after the other.
- *   trace_gen guests FILE N [--inside-calls] [--lost-exit]   N VMs of one
- *       vCPU thread each, one after the other on two host CPUs (no VM
- *       overlaps another), each sending the guest module's events: its load,
- *       a switch to a task, that task's call __x64_sys_sync -> iterate_supers,
- *       and the switch back (in each of the module's states in turn).
+ *   trace_gen guests FILE N [--vcpus M] [--inside-calls] [--lost-exit]   N
+ *       VMs of M vCPU threads each (default 1; vCPU k is guest CPU k), one
+ *       vCPU after the other on two host CPUs (no two overlap), each
+ *       sending the guest module's events: its load (from vCPU 0), a switch
+ *       to a task, that task's call __x64_sys_sync -> iterate_supers, and
+ *       the switch back (in each of the module's states in turn).
  *       --inside-calls: the recording starts inside two calls: each VM's
  *       task first returns from iterate_supers and __x64_sys_sync it entered
  *       before. --lost-exit: the exit of iterate_supers is lost (the module
@@ -532,7 +533,7 @@ static int write_kallsyms(const char *path)
 	return 0;
 }
 
-static int guests(const char *path, unsigned int nvms, bool inside_calls, bool lost_exit)
+static int guests(const char *path, unsigned int nvms, unsigned int nvcpus, bool inside_calls, bool lost_exit)
 {
 	struct ht_file_header hdr;
 	struct ht_trailer t = { 0 };
@@ -548,29 +549,31 @@ static int guests(const char *path, unsigned int nvms, bool inside_calls, bool l
 		fprintf(stderr, "trace_gen: %s\n", err);
 		return 1;
 	}
-	for (unsigned int i = 0; i < nvms; i++) {
-		/* Each VM's calls after the previous VM's: two host CPUs, never two VMs at once on one. */
-		struct gen_vcpu v = { .pid = 20000 + 2 * i, .tid = 20001 + 2 * i, .vcpu = 0, .cpu = i % 2,
-				      .t = hdr.start_monotonic_ns + 10000 + (uint64_t)i * 40000 };
+	for (unsigned int n = 0; n < nvms * nvcpus; n++) {
+		/* Each vCPU's calls after the previous one's: two host CPUs, never two vCPUs at once on one. */
+		unsigned int i = n / nvcpus, k = n % nvcpus;
+		struct gen_vcpu v = { .pid = 20000 + (nvcpus + 1) * i, .tid = 20001 + (nvcpus + 1) * i + k, .vcpu = k,
+				      .cpu = n % 2, .t = hdr.start_monotonic_ns + 10000 + (uint64_t)n * 40000 };
 		struct ht_identity id = { .pid = v.pid, .tid = v.tid, .first_seen_ns = hdr.start_monotonic_ns };
-		uint32_t task = 100 + i % 7, state = guest_states[i % ARRAY_SIZE(guest_states)];
+		uint32_t task = 100 + k * 10 + i % 7, state = guest_states[n % ARRAY_SIZE(guest_states)];
 
 		snprintf(id.process_name, sizeof(id.process_name), "qemu-system-x86");
-		snprintf(id.thread_name, sizeof(id.thread_name), "CPU 0/KVM");
+		snprintf(id.thread_name, sizeof(id.thread_name), "CPU %u/KVM", k & 127);
 		snprintf(id.vm_name, sizeof(id.vm_name), "vm%u", i);
 		ht_writer_add_identity(w, &id);
-		gen_call(&v, HT_GUEST_NR_MODULE, ht_guest_pack_module(1, 0xf, 2, 0, GUEST_PRINTK, "_printk"));
+		if (k == 0)
+			gen_call(&v, HT_GUEST_NR_MODULE, ht_guest_pack_module(1, 0xf, 2, 0, GUEST_PRINTK, "_printk"));
 		if (inside_calls) {
-			gen_call(&v, HT_GUEST_NR_FUNC_EXIT, ht_guest_pack_func(GUEST_ITERATE, 0, task, 0));
-			gen_call(&v, HT_GUEST_NR_FUNC_EXIT, ht_guest_pack_func(GUEST_SYS_SYNC, 0, task, 0));
+			gen_call(&v, HT_GUEST_NR_FUNC_EXIT, ht_guest_pack_func(GUEST_ITERATE, 0, task, k));
+			gen_call(&v, HT_GUEST_NR_FUNC_EXIT, ht_guest_pack_func(GUEST_SYS_SYNC, 0, task, k));
 		}
-		gen_call(&v, HT_GUEST_NR_SCHED_SWITCH, ht_guest_pack_sched_switch(0, 120, 0, task, 120, "worker", 0));
-		gen_call(&v, HT_GUEST_NR_FUNC_ENTRY, ht_guest_pack_func(GUEST_SYS_SYNC, GUEST_DO_SYSCALL + 0x4c, task, 0));
-		gen_call(&v, HT_GUEST_NR_FUNC_ENTRY, ht_guest_pack_func(GUEST_ITERATE, GUEST_SYS_SYNC + 0x2a, task, 0));
+		gen_call(&v, HT_GUEST_NR_SCHED_SWITCH, ht_guest_pack_sched_switch(0, 120, 0, task, 120, "worker", k));
+		gen_call(&v, HT_GUEST_NR_FUNC_ENTRY, ht_guest_pack_func(GUEST_SYS_SYNC, GUEST_DO_SYSCALL + 0x4c, task, k));
+		gen_call(&v, HT_GUEST_NR_FUNC_ENTRY, ht_guest_pack_func(GUEST_ITERATE, GUEST_SYS_SYNC + 0x2a, task, k));
 		if (!lost_exit)
-			gen_call(&v, HT_GUEST_NR_FUNC_EXIT, ht_guest_pack_func(GUEST_ITERATE, 0, task, 0));
-		gen_call(&v, HT_GUEST_NR_FUNC_EXIT, ht_guest_pack_func(GUEST_SYS_SYNC, 0, task, 0));
-		gen_call(&v, HT_GUEST_NR_SCHED_SWITCH, ht_guest_pack_sched_switch(task, 120, state, 0, 120, "swapper", 0));
+			gen_call(&v, HT_GUEST_NR_FUNC_EXIT, ht_guest_pack_func(GUEST_ITERATE, 0, task, k));
+		gen_call(&v, HT_GUEST_NR_FUNC_EXIT, ht_guest_pack_func(GUEST_SYS_SYNC, 0, task, k));
+		gen_call(&v, HT_GUEST_NR_SCHED_SWITCH, ht_guest_pack_sched_switch(task, 120, state, 0, 120, "swapper", k));
 		for (unsigned int j = 0; j < v.n; j++) {
 			ht_writer_add(w, &v.recs[j]);
 			t.records++;
@@ -619,15 +622,18 @@ int main(int argc, char **argv)
 	}
 	if (argc >= 4 && !strcmp(argv[1], "guests") && ht_parse_u64(argv[3], 1, 1000000, &n)) {
 		bool inside_calls = false, lost_exit = false;
+		uint64_t nvcpus = 1;
 		for (int i = 4; i < argc; i++) {
-			if (!strcmp(argv[i], "--inside-calls"))
+			if (!strcmp(argv[i], "--vcpus") && i + 1 < argc && ht_parse_u64(argv[i + 1], 1, 64, &nvcpus))
+				i++;
+			else if (!strcmp(argv[i], "--inside-calls"))
 				inside_calls = true;
 			else if (!strcmp(argv[i], "--lost-exit"))
 				lost_exit = true;
 			else
 				goto usage;
 		}
-		return guests(argv[2], (unsigned int)n, inside_calls, lost_exit);
+		return guests(argv[2], (unsigned int)n, (unsigned int)nvcpus, inside_calls, lost_exit);
 	}
 	if (argc >= 4 && !strcmp(argv[1], "bulk") && ht_parse_u64(argv[3], 1, UINT64_MAX, &n)) {
 		bool wide = false, compress = false, switches = false;
@@ -647,6 +653,6 @@ int main(int argc, char **argv)
 	}
 usage:
 	fprintf(stderr, "usage: trace_gen synth FILE [--calls N] [--drops] [--exits [--vcpu-sched]] | trace_gen bulk FILE N [--wide | --switches] [--compress]"
-			" | trace_gen guest FILE [--rounds N] | trace_gen guests FILE N [--inside-calls] [--lost-exit]\n");
+			" | trace_gen guest FILE [--rounds N] | trace_gen guests FILE N [--vcpus M] [--inside-calls] [--lost-exit]\n");
 	return 2;
 }
