@@ -393,6 +393,20 @@ static void gen_round(struct gen_vcpu *v, unsigned int round)
 		 ht_guest_pack_sched_switch(worker, 120, guest_states[round % ARRAY_SIZE(guest_states)], 0, 120, "swapper", c));
 }
 
+static int write_kallsyms(const char *path)
+{
+	char sympath[4096];
+	FILE *f;
+
+	snprintf(sympath, sizeof(sympath), "%s.kallsyms", path);
+	f = fopen(sympath, "w");
+	if (!f || fputs(guest_kallsyms, f) < 0 || fclose(f)) {
+		fprintf(stderr, "trace_gen: cannot write %s\n", sympath);
+		return 1;
+	}
+	return 0;
+}
+
 static int guest(const char *path, unsigned int rounds)
 {
 	static const char *names[2] = { "web1", "vm\"\\\x1b[31mx" };
@@ -400,9 +414,8 @@ static int guest(const char *path, unsigned int rounds)
 	struct ht_file_header hdr;
 	struct ht_trailer t = { 0 };
 	struct ht_writer *w;
-	char err[512], sympath[4096];
+	char err[512];
 	uint64_t last = 0;
-	FILE *f;
 
 	ht_header_init(&hdr);
 	for (int i = 0; i < 7; i++)
@@ -507,31 +520,11 @@ static int guest(const char *path, unsigned int rounds)
 		fprintf(stderr, "trace_gen: cannot write %s\n", path);
 		return 1;
 	}
-	snprintf(sympath, sizeof(sympath), "%s.kallsyms", path);
-	f = fopen(sympath, "w");
-	if (!f || fputs(guest_kallsyms, f) < 0 || fclose(f)) {
-		fprintf(stderr, "trace_gen: cannot write %s\n", sympath);
-		return 1;
-	}
 	printf("%llu records\n", (unsigned long long)t.records);
-	return 0;
+	return write_kallsyms(path);
 }
 
 /* ---- trace_gen guests ---- */
-
-static int write_kallsyms(const char *path)
-{
-	char sympath[4096];
-	FILE *f;
-
-	snprintf(sympath, sizeof(sympath), "%s.kallsyms", path);
-	f = fopen(sympath, "w");
-	if (!f || fputs(guest_kallsyms, f) < 0 || fclose(f)) {
-		fprintf(stderr, "trace_gen: cannot write %s\n", sympath);
-		return 1;
-	}
-	return 0;
-}
 
 static int guests(const char *path, unsigned int nvms, unsigned int nvcpus, bool inside_calls, bool lost_exit)
 {
