@@ -199,8 +199,13 @@ def task_state(raw, version):
 
 
 def number_in(name):
-    m = re.search(r"(?:vCPU|guest CPU|guest tid) (\d+)", name or "")
-    return int(m[1]) if m else None
+    """The number a track is ordered by, from the parts of its name the export writes (a guest task's
+    or a host thread's own name, which anyone chooses, is not looked into)."""
+    for pattern in (r"^vCPU (\d+)[:( ]", r"^guest CPU (\d+) events$", r"\(guest tid (\d+)\)$"):
+        m = re.search(pattern, name or "")
+        if m:
+            return int(m[1])
+    return None
 
 
 def import_rules(pb, pkts):
