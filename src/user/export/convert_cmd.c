@@ -180,7 +180,7 @@ static int exporter_close(struct exporter *x, const struct ht_read_status *st, c
 			fprintf(stderr, "hypertrace-bpf: warning: %llu events came out of time order on their track: their timestamps were raised to the previous one's (the trace file itself is unusual)\n",
 				counts.reordered);
 		if (!ret && counts.not_scheduled)
-			fprintf(stderr, "hypertrace-bpf: warning: %llu guest events name a guest CPU or task beyond what one Perfetto trace holds (8 VMs of 128 CPUs, tids below 2^22): they are on their vCPU's track only\n",
+			fprintf(stderr, "hypertrace-bpf: warning: %llu guest events name a guest CPU or task beyond what one Perfetto trace holds (the CPUs of 8 VMs, 128 each; the tasks of 511 VMs, tids below 2^22): they are on their vCPU's track only\n",
 				counts.not_scheduled);
 		return ret;
 	}
