@@ -25,6 +25,12 @@ with protoc into a temporary directory).
   with every field of both switches in the slice's arguments (the name of
   the thread on the other side escaped as report writes it). Without
   --switches there must be none.
+- the trace processor's import rules (src/trace_processor/ of Perfetto at
+  the commit third_party/perfetto/perfetto_trace.proto names; each rule
+  below cites the file and line it follows): the guests' task states
+  decode as the guest module sent them, the clock is CLOCK_MONOTONIC, the
+  tracks are ordered by their rank, no pid or tid is read as reused, and
+  every slice end ends the slice it means (import_rules).
 --payloads DIR writes each deflated bundle's packets there (bundle-N.pb),
 for `protoc --decode`. --attribute KEY=VALUE: the trace attribute KEY is
 VALUE (an integer or a string); KEY= : the trace has no attribute KEY.
@@ -141,6 +147,197 @@ def expected_off_cpu(path):
                 out.append(key + (start, ts, nm, {**av, "in_cpu": int(r["cpu"]), "prev_tid": int(r["other_tid"]),
                                                   "prev_pid": int(r["other_pid"]), "prev_comm": r["other_comm"]}))
     return out + [k + (start, None, nm, av) for k, (start, nm, av) in open_out.items()]
+
+
+# ---- the trace processor's import rules ----
+
+# BuiltinClock, FtraceClock, ChildTracksOrdering, ThreadOrdering values.
+MONOTONIC, REALTIME, SEQUENCE_CLOCK = 3, 1, 64
+FTRACE_CLOCK_GLOBAL = 2
+CHILD_ORDERING_EXPLICIT, THREAD_ORDERING_EXPLICIT = 3, 1
+
+# TaskState's flags (src/trace_processor/types/task_state.h:63-85).
+K_PARKED, K_TASK_DEAD, K_WAKE_KILL, K_WAKING, K_NO_LOAD = 0x40, 0x80, 0x100, 0x200, 0x400
+K_IDLE, K_PREEMPTED, K_INVALID = 0x4000, 0x8000, 0xffff
+# What each prev_state the guest module sends means: TASK_REPORT's bits of
+# kernels since 4.14 (R S D T t X Z P I) and TASK_REPORT_MAX, preempted.
+MODULE_STATES = {0: 0, 0x1: 0x1, 0x2: 0x2, 0x4: 0x4, 0x8: 0x8, 0x10: 0x10, 0x20: 0x20, 0x40: K_PARKED,
+                 0x80: K_IDLE, 0x100: K_PREEMPTED}
+
+
+def kernel_version(utsname):
+    """SystemInfoTracker::SetKernelVersion (system_info_tracker.cc:31-49): (major, minor) or None."""
+    if utsname is None or utsname.sysname != "Linux" or not utsname.release:
+        return None
+    rel = utsname.release
+    first = rel.find(".")
+    second = rel.find(".", first + 1) if first >= 0 else -1
+    major = rel[:first] if first >= 0 else rel
+    minor = rel[first + 1:second if second >= 0 else len(rel)] if first >= 0 else ""
+    if not major.isdigit() or not minor.isdigit() or not int(major) or not int(minor):
+        return None  # base::StringToUInt32 fails, or gives 0 (the importer's `!minor_version`)
+    return (int(major), int(minor))
+
+
+def task_state(raw, version):
+    """TaskState::TaskState (task_state.cc:57-137): the parsed flags of a raw prev_state."""
+    raw &= 0xffff
+    parsed = raw & 0x3f
+    version = version or (4, 4)  # task_state.cc:65
+    if version >= (4, 14):  # task_state.cc:73-99
+        parsed |= K_PARKED if raw & 0x40 else 0
+        parsed |= K_IDLE if raw & 0x80 else 0
+        parsed |= K_PREEMPTED if raw & 0x100 else 0
+        return K_INVALID if raw & 0xfe00 else parsed
+    for bit, flag in ((0x40, K_TASK_DEAD), (0x80, K_WAKE_KILL), (0x100, K_WAKING), (0x200, K_PARKED),
+                      (0x400, K_NO_LOAD)):
+        parsed |= flag if raw & bit else 0
+    if parsed == (0x2 | K_NO_LOAD):
+        parsed = K_IDLE
+    parsed |= K_PREEMPTED if raw & (0x1000 if version >= (4, 8) else 0x800) else 0
+    return parsed
+
+
+def number_in(name):
+    """The number a track is ordered by, from the parts of its name the export writes (a guest task's
+    or a host thread's own name, which anyone chooses, is not looked into)."""
+    for pattern in (r"^vCPU (\d+)[:( ]", r"^guest CPU (\d+) events$", r"\(guest tid (\d+)\)$"):
+        m = re.search(pattern, name or "")
+        if m:
+            return int(m[1])
+    return None
+
+
+def import_rules(pb, pkts):
+    """Follows the trace processor's importer over the packets; fails on what it would read other than meant."""
+    version, utsname_seen, defaults_clock, snapshot = None, False, {}, None
+    descriptors, pids, tids = {}, {}, {}
+    stacks = collections.defaultdict(list)
+    states, unpaired, lost_exits = collections.Counter(), 0, 0
+    for n, p in enumerate(pkts):
+        seq = p.trusted_packet_sequence_id if p.HasField("trusted_packet_sequence_id") else 0
+        # proto_trace_reader.cc:340-353: the defaults of a sequence, read after its state is cleared.
+        if p.HasField("trace_packet_defaults"):
+            if not seq:
+                fail(f"packet {n}: trace_packet_defaults outside a sequence (proto_trace_reader.cc:676-680 drops them)")
+            defaults_clock[seq] = p.trace_packet_defaults.timestamp_clock_id
+        data = p.WhichOneof("data")
+        if data == "clock_snapshot":
+            cs = p.clock_snapshot
+            clocks = {c.clock_id: c.timestamp for c in cs.clocks}
+            # proto_trace_reader.cc:740-762: sequence clocks need the packet's sequence; the primary clock is trace time.
+            if SEQUENCE_CLOCK in clocks and seq != 1:
+                fail(f"packet {n}: a sequence clock declared outside sequence 1")
+            if cs.primary_trace_clock != MONOTONIC or MONOTONIC not in clocks or REALTIME not in clocks or \
+                    clocks.get(SEQUENCE_CLOCK) != clocks[MONOTONIC]:
+                fail(f"packet {n}: the clock snapshot does not make CLOCK_MONOTONIC the trace's time: {clocks}")
+            snapshot = clocks
+        elif data == "system_info":
+            # system_probes_module.cc:50 (read at tokenization, in file order), system_probes_parser.cc:976.
+            utsname_seen = True
+            version = kernel_version(p.system_info.utsname if p.system_info.HasField("utsname") else None)
+        if p.HasField("timestamp") and data != "clock_snapshot":
+            # proto_trace_reader.cc:486-488: a packet's clock, else its sequence's default (the export names
+            # no clock per packet: the subset has no such field, and an unknown field fails above).
+            clock = defaults_clock.get(seq)
+            if clock != MONOTONIC:
+                fail(f"packet {n}: a timestamp on clock {clock}, not CLOCK_MONOTONIC (sequence {seq})")
+            if snapshot is None:
+                fail(f"packet {n}: a timestamp before the clock snapshot")
+        if data == "track_descriptor":
+            d = p.track_descriptor
+            if d.uuid == 0:
+                # track_event_tracker.cc:268-277: thread order is read from the root track only.
+                if descriptors:
+                    fail(f"packet {n}: the root track is described after other tracks")
+                if d.thread_ordering != THREAD_ORDERING_EXPLICIT:
+                    fail(f"packet {n}: the root track does not ask for explicit thread order")
+            elif 0 not in descriptors:
+                fail(f"packet {n}: a track described before the root track")
+            descriptors[d.uuid] = d
+            # track_event_tracker.cc:340-361 and 310-325: a pid or tid described again is read as reused.
+            if d.HasField("process"):
+                if d.process.pid in pids:
+                    fail(f"packet {n}: pid {d.process.pid} of {d.process.process_name!r} is "
+                         f"{pids[d.process.pid]!r}'s too: read as pid reuse")
+                pids[d.process.pid] = d.process.process_name
+            if d.HasField("thread"):
+                if d.thread.tid in tids:
+                    fail(f"packet {n}: tid {d.thread.tid} described twice: read as tid reuse")
+                tids[d.thread.tid] = d.thread.thread_name
+        elif data == "ftrace_events":
+            b = p.ftrace_events
+            # ftrace_tokenizer.cc:144-151, 481-502: unspecified is BOOTTIME; global is sequence clock 64.
+            if b.ftrace_clock != FTRACE_CLOCK_GLOBAL or seq != 1 or snapshot is None:
+                fail(f"packet {n}: ftrace events not on the sequence clock the snapshot declares CLOCK_MONOTONIC")
+            for ev in b.event:
+                if not ev.HasField("sched_switch"):
+                    continue
+                if not utsname_seen:
+                    fail(f"packet {n}: a sched_switch before the system is declared: decoded as a 4.4 kernel's")
+                raw = ev.sched_switch.prev_state
+                want = MODULE_STATES.get(raw)
+                # ftrace_sched_event_tracker.cc:312-316: decoded with the declared kernel version.
+                got = task_state(raw, version)
+                if want is None or got != want:
+                    fail(f"packet {n}: prev_state {raw:#x} decodes as {got:#x} with kernel {version}, "
+                         f"the guest module means {want if want is None else hex(want)}")
+                states[raw] += 1
+        elif data == "track_event":
+            e = p.track_event
+            td = descriptors.get(e.track_uuid)
+            if td is None or not td.HasField("thread"):
+                continue
+            name = e.name if e.HasField("name") else ("iid", e.name_iid) if e.HasField("name_iid") else None
+            st = stacks[e.track_uuid]
+            notes = {a.name: a.string_value for a in e.debug_annotations if a.HasField("name")}
+            if e.type == pb.TrackEvent.TYPE_SLICE_BEGIN:
+                st.append(name)
+            elif e.type == pb.TrackEvent.TYPE_SLICE_END:
+                # slice_tracker.cc:271-288: an end with a name ends the innermost open slice of that name;
+                # none: dropped with its flow (slice_tracker.cc:185, track_event_event_importer.h:847).
+                match = [i for i in range(len(st)) if name is None or st[i] is None or st[i] == name]
+                if not match:
+                    fail(f"packet {n}: a slice end on {td.thread.thread_name!r} matches no open slice: dropped")
+                if match[-1] != len(st) - 1:
+                    fail(f"packet {n}: a slice end on {td.thread.thread_name!r} ends {st[match[-1]]} "
+                         f"over {st[match[-1] + 1:]}: another slice's end")
+                if td.thread.pid >= (1 << 22) and name is None:
+                    fail(f"packet {n}: a guest function's end without its name")
+                st.pop()
+            elif e.type == pb.TrackEvent.TYPE_INSTANT and td.thread.pid >= (1 << 22):
+                unpaired += 1
+    # Lost exits: ends named "exit": "lost" (interned names are resolved by the caller's check; count the flagged).
+    for p in pkts:
+        if p.WhichOneof("data") == "track_event":
+            lost_exits += sum(1 for a in p.track_event.debug_annotations
+                              if a.HasField("string_value") and a.string_value == "lost")
+    # track_event_tokenizer.cc:146-160: a parent orders its children by rank only when it asks for EXPLICIT.
+    children = collections.defaultdict(list)
+    for d in descriptors.values():
+        if d.HasField("parent_uuid"):
+            children[d.parent_uuid].append(d)
+    for parent, kids in children.items():
+        if descriptors[parent].child_ordering != CHILD_ORDERING_EXPLICIT:
+            fail(f"track {parent:#x}: children ordered by rank but the parent does not ask for EXPLICIT order")
+    # The order shown: threads of a process and named children by rank; it must be the numeric order.
+    groups = collections.defaultdict(list)
+    for d in descriptors.values():
+        if d.HasField("thread"):
+            groups[("threads", d.thread.pid)].append((d.sibling_order_rank, d.thread.thread_name))
+        elif d.HasField("parent_uuid"):
+            groups[("children", d.parent_uuid)].append((d.sibling_order_rank, d.name))
+    ordered = 0
+    for key, members in groups.items():
+        shown = [nm for _, nm in sorted(members, key=lambda m: m[0])]
+        numbers = [number_in(nm) for nm in shown]
+        if None not in numbers and numbers != sorted(numbers):
+            fail(f"{key}: tracks shown as {shown}: not in numeric order")
+        ordered += len(members) > 1
+    return (f"{sum(states.values())} guest task states ({len(states)} distinct) decode as sent with kernel "
+            f"{'.'.join(map(str, version)) if version else 'undeclared'}, {len(pids)} processes and {len(tids)} "
+            f"threads unique, {ordered} groups of tracks in rank order, {unpaired} unpaired guest calls, "
+            f"{lost_exits} lost exits")
 
 
 def main():
@@ -265,8 +462,15 @@ def main():
     for st in stacks.values():
         if st:
             fail(f"{len(st)} slices never end")
+    rules = import_rules(pb, pkts)
     with open(args[2], newline="") as f:
         rows = list(csv.DictReader(f))
+    # The export gives ftrace CPUs to the first 8 VMs with guest events, in file order (docs/exports.md).
+    ftrace_vms = []
+    for r in rows:
+        if r.get("event") and 1100 <= int(r["nr"]) <= 1199 and r["host_pid"] not in ftrace_vms:
+            ftrace_vms.append(r["host_pid"])
+    ftrace_vms = set(ftrace_vms[:8])
     rows.sort(key=lambda r: (int(r["exit_ns"]), int(r["host_tid"])))
     slices.sort(key=lambda s: (s[2], s[1]))
     if len(rows) != len(slices):
@@ -289,7 +493,7 @@ def main():
     for f, ts in flows_out.items():
         if flows_in[f] != ts:
             fail(f"flow {f}: the guest event at {ts}, its hypercall at {flows_in[f]}")
-    want_switches = sum(1 for r in rows if r.get("event") == "sched_switch")
+    want_switches = sum(1 for r in rows if r.get("event") == "sched_switch" and r["host_pid"] in ftrace_vms)
     if switches != want_switches:
         fail(f"{switches} guest sched_switch ftrace events, report --csv decodes {want_switches}")
     for k, ts, nm, av in off_open.values():
@@ -309,6 +513,7 @@ def main():
           f"slices = report --csv, {len(flows_in)} flows, {switches} guest sched_switch, {calls} guest calls, "
           f"{len(off_slices)} off-CPU slices = report --vcpu-switches --csv "
           f"({sum(1 for s in off_slices if s[3] is None)} never ended)")
+    print(f"  import rules: {rules}")
     print("check_perfetto: OK")
 
 

@@ -105,6 +105,72 @@ fi
 left=$(ls -A | grep -v -e '\.htr$' -e '\.log$' -e '^big\.json$' -e '^big-ctf$' -e '^kept\.json$')
 [ -z "$left" ] && pass convert_leaves_no_temporary || fail convert_leaves_no_temporary "$left"
 
+# --- a failed conversion leaves nothing; a killed one's temporary goes later ---
+cp small.htr cut.htr
+truncate -s $(($(stat -c %s small.htr) - 100)) cut.htr
+for f in chrome perfetto ctf lttng; do
+	before=$(ls -A)
+	out=$("$HT" convert --$f "cut-$f" cut.htr 2>&1); status=$?
+	after=$(ls -A)
+	if [ $status -eq 1 ] && grep -q "cut.htr is damaged" <<<"$out" && grep -q "nothing written to cut-$f" <<<"$out" &&
+		[ ! -e "cut-$f" ] && [ "$after" = "$before" ]; then
+		pass "${f}_of_a_damaged_input_leaves_nothing"
+	else
+		fail "${f}_of_a_damaged_input_leaves_nothing" "status $status: $out; left: $(ls -A)"
+	fi
+done
+
+# SIGKILL: nothing can run, the temporary directory stays; the next conversion into the directory removes it.
+"$HT" convert --lttng killed-lttng big.htr >/dev/null 2>&1 &
+pid=$!
+if [ "$(stop_midway $pid big.htr)" = stopped ]; then
+	kill -9 $pid
+	wait $pid 2>/dev/null
+	stale=$(ls -A | grep -x "\.htr-$pid-[0-9a-f]*\.tmp")
+	out=$("$HT" convert --lttng killed-lttng small.htr 2>&1); status=$?
+	if [ -n "$stale" ] && [ $status -eq 0 ] && [ -s killed-lttng/host/metadata ] && [ ! -e "$stale" ]; then
+		pass lttng_killed_by_sigkill_is_cleaned_up_by_the_next_conversion
+	else
+		fail lttng_killed_by_sigkill_is_cleaned_up_by_the_next_conversion "stale '$stale', status $status: $out; $(ls -A)"
+	fi
+else
+	wait $pid
+	skip lttng_killed_by_sigkill_is_cleaned_up_by_the_next_conversion "convert finished before it could be stopped"
+fi
+
+# Never another running conversion's: one stopped mid-way keeps its directory while others
+# start beside it, and finishes; nor one whose pid lives, or whose lock is held (another pid namespace).
+"$HT" convert --ctf running-ctf big.htr >running.log 2>&1 &
+pid=$!
+if [ "$(stop_midway $pid big.htr)" = stopped ]; then
+	ours=$(ls -A | grep -x "\.htr-$pid-[0-9a-f]*\.tmp")
+	true &
+	dead=$!
+	wait $dead
+	mkdir ".htr-$$-0123456789abcdef.tmp" ".htr-$dead-0123456789abcdef.tmp" ".htr-$dead-fedcba9876543210.tmp"
+	flock ".htr-$dead-fedcba9876543210.tmp" sleep 60 &
+	holder=$!
+	sleep 0.2
+	"$HT" convert --ctf beside-ctf small.htr >/dev/null 2>&1
+	"$HT" convert --lttng beside-lttng small.htr >/dev/null 2>&1
+	kept=$(ls -A | grep '^\.htr-' | sort | tr '\n' ' ')
+	want=$(printf '%s\n' "$ours" ".htr-$$-0123456789abcdef.tmp" ".htr-$dead-fedcba9876543210.tmp" | sort | tr '\n' ' ')
+	kill -CONT $pid
+	wait $pid
+	status=$?
+	kill $holder 2>/dev/null
+	wait $holder 2>/dev/null
+	if [ -n "$ours" ] && [ "$kept" = "$want" ] && [ $status -eq 0 ] && [ -s running-ctf/metadata ] && [ -s beside-ctf/metadata ]; then
+		pass convert_never_removes_a_running_conversions_directory
+	else
+		fail convert_never_removes_a_running_conversions_directory "kept '$kept', want '$want', status $status: $(cat running.log)"
+	fi
+	rm -rf ".htr-$$-0123456789abcdef.tmp" ".htr-$dead-fedcba9876543210.tmp"
+else
+	wait $pid
+	skip convert_never_removes_a_running_conversions_directory "convert finished before it could be stopped"
+fi
+
 # --- modes ----------------------------------------------------------------------
 modes() { # FILE or DIR: its mode, then the modes of the files in it
 	stat -c %a "$1"

@@ -98,22 +98,17 @@ else
 	fail ctf_selection_matches_report_selection "$out"
 fi
 
-# A damaged file: a clear error, exit 1, and a CTF trace of its readable part.
+# A damaged file: a clear error, exit 1, and, as any failed conversion, nothing written.
 cp s.htr cut.htr
 truncate -s $((256 + 24 + 4096 * 80 + 24 + 1000)) cut.htr
-"$HT" report --csv cut.htr >cut.csv 2>/dev/null
 out=$("$HT" convert --ctf cut-ctf cut.htr 2>&1); status=$?
 if [ $status -eq 1 ] && grep -q "cut.htr is damaged: read 4096 records, stopped at byte $((256 + 24 + 4096 * 80))" <<<"$out"; then
 	pass ctf_damaged_file_is_a_clear_error
 else
 	fail ctf_damaged_file_is_a_clear_error "status $status: $out"
 fi
-if out=$($PY "$CHECK" cut-ctf cut.csv --env recording_end="unknown: the trace file has no trailer" 2>&1) \
-	&& [ "$(wc -l <cut.csv)" -eq 4097 ] && [ -z "$(babeltrace2 cut-ctf 2>&1 >/dev/null)" ]; then
-	pass ctf_damaged_file_gives_a_trace_of_its_readable_part
-else
-	fail ctf_damaged_file_gives_a_trace_of_its_readable_part "$out"
-fi
+left=$(ls -A | grep -e '^cut-ctf' -e '^\.htr-')
+[ -z "$left" ] && pass ctf_damaged_file_writes_nothing || fail ctf_damaged_file_writes_nothing "$left"
 
 # Streaming: memory stays flat. 5 M records (400 MB) convert within a few MB.
 n=5000000

@@ -199,6 +199,23 @@ else
 	fail lttng_memory_flat_with_switches_from_100k_to_1M "trace_gen bulk failed"
 fi
 
+# More guest VMs than the process may open files: the experiment holds a
+# trace per guest, and none of them keeps a descriptor open between writes.
+if "$GEN" guests many.htr 300 >/dev/null; then
+	out=$(ulimit -n 100 && "$HT" convert --lttng many many.htr 2>&1); status=$?
+	traces=$(find many -mindepth 1 -maxdepth 1 -type d 2>/dev/null | wc -l)
+	metadata=$(find many -mindepth 2 -maxdepth 2 -name metadata 2>/dev/null | wc -l)
+	if [ $status -eq 0 ] && [ "$traces" -eq 301 ] && [ "$metadata" -eq 301 ] &&
+		babeltrace2 many/guest-vm299-20598 2>&1 | grep -q ' sched_switch: '; then
+		pass lttng_more_guests_than_open_files
+	else
+		fail lttng_more_guests_than_open_files "status $status, $traces traces, $metadata metadata files: $out"
+	fi
+	rm -rf many many.htr many.htr.kallsyms
+else
+	fail lttng_more_guests_than_open_files "trace_gen guests failed"
+fi
+
 # Errors: one line, usage 2, runtime 1; nothing left behind.
 mkdir full && touch full/x
 expect_run lttng_refuses_a_non_empty_directory 1 "full is not empty: give a new or empty directory|full.*not empty" -- \

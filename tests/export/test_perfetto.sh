@@ -8,8 +8,13 @@
 #     on a track, the vCPU threads' slices equal report --csv record for
 #     record, every flow from a guest event to its hypercall's slice, each
 #     vCPU thread's "preempted" and "blocked" slices on its off-CPU track
-#     equal report --vcpu-switches --csv switch for switch
-#     (tests/export/check_perfetto.py);
+#     equal report --vcpu-switches --csv switch for switch, and the trace
+#     processor's import rules, each from its source: the guests' task
+#     states (every one the guest module sends) decode as sent, the times
+#     are CLOCK_MONOTONIC, tracks show in the order of their vCPU, guest CPU
+#     and tid, no pid or tid is read as reused (600 VMs), and every slice end
+#     ends its own slice (a trace that starts inside calls, one that lost an
+#     exit) (tests/export/check_perfetto.py);
 #   - the file takes at most 1/6 of the bytes of convert --chrome;
 #   - memory stays flat: 10 M records and as many switches of vCPU threads
 #     convert in the RSS of 1 M of each (the 100 M case is in `make bench`,
@@ -49,6 +54,9 @@ if out=$($PY "$TOP/tests/export/check_perfetto.py" "$PROTO" g.pftrace g.csv --pa
 else
 	fail perfetto_checker_slices_equal_report_csv "$out"
 fi
+grep -q " 320 guest task states (10 distinct) decode as sent with kernel " <<<"$out" &&
+	pass perfetto_guest_task_states_decode_as_the_module_sent_them ||
+	fail perfetto_guest_task_states_decode_as_the_module_sent_them "$(grep 'import rules' <<<"$out")"
 total=$(sed -n 's/^ *\([0-9]*\) packets (.*/\1/p' <<<"$out")
 decoded=0 errors=0
 protoc --proto_path="$TOP/third_party/perfetto" --decode=perfetto.protos.Trace perfetto_trace.proto <g.pftrace >outer.txt 2>protoc.err ||
@@ -80,6 +88,37 @@ if grep -qF 'process_name: "VM vm\"\\\\\\x1b[31mx (pid 4342)"' payloads/bundle-0
 else
 	fail perfetto_names_escaped_and_symbolized "$(grep -h 'process_name' payloads/*.txt | sort -u | head -5)"
 fi
+
+# The clock the times are on: CLOCK_MONOTONIC, declared as the sequence's default and the trace's own time.
+if grep -q 'timestamp_clock_id: 3' payloads/bundle-0.pb.txt && grep -q 'primary_trace_clock: BUILTIN_CLOCK_MONOTONIC' payloads/bundle-0.pb.txt &&
+	grep -q 'ftrace_clock: FTRACE_CLOCK_GLOBAL' payloads/*.txt && grep -q 'sysname: "Linux"' payloads/bundle-0.pb.txt; then
+	pass perfetto_declares_its_clock_and_system
+else
+	fail perfetto_declares_its_clock_and_system "$(head -40 payloads/bundle-0.pb.txt)"
+fi
+
+# guests_case NAME WANT ARGS...: trace_gen guests ARGS, converted and checked; the checker's import rules say WANT.
+guests_case() {
+	local name=$1 want=$2 out status
+	shift 2
+	rm -f c.htr c.htr.kallsyms c.csv c.pftrace
+	"$GEN" guests c.htr "$@" >/dev/null && "$HT" report --csv c.htr >c.csv 2>/dev/null
+	out=$("$HT" convert --perfetto c.pftrace --guest-symbols c.htr.kallsyms c.htr 2>&1); status=$?
+	if [ $status -eq 0 ] && out=$($PY "$TOP/tests/export/check_perfetto.py" "$PROTO" c.pftrace c.csv 2>&1) &&
+		grep -q "$want" <<<"$out"; then
+		pass "$name"
+	else
+		fail "$name" "status $status: $out"
+	fi
+}
+# vCPU and guest CPU 10 after 2: the rank orders the tracks only where the parent asks for it.
+guests_case perfetto_tracks_in_vcpu_order "48 threads unique, 6 groups of tracks in rank order" 2 --vcpus 12
+# Past 511 VMs with guest events: no guest kernel takes another's pid.
+guests_case perfetto_600_vms_no_pid_read_as_reused "1111 processes and 1111 threads unique" 600
+# The recording starts inside two calls per VM: their exits stay, as instants with their flows.
+guests_case perfetto_exits_of_calls_entered_before_the_recording_kept "6 unpaired guest calls, 0 lost exits" 3 --inside-calls
+# An exit lost per VM: the caller's exit ends the lost call first, then its own.
+guests_case perfetto_lost_exit_never_closes_another_call "0 unpaired guest calls, 3 lost exits" 3 --lost-exit
 
 # Size: at most 1/6 of the Chrome JSON of the same trace.
 "$HT" convert --chrome g.json --guest-symbols g.htr.kallsyms g.htr >/dev/null 2>&1

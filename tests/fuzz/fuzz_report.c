@@ -99,6 +99,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fprintf(stderr, "fuzz: '%s %s' exited with %d\n", argv[0], argv[1], status);
 			abort();
 		}
+		/* A failed conversion (a damaged input) leaves nothing under the output's name. */
+		if (runs[i].cmd == ht_cmd_convert && status != 0 && access(output_path, F_OK) == 0) {
+			fprintf(stderr, "fuzz: '%s %s' failed with %d and left %s\n", argv[0], argv[1], status, output_path);
+			abort();
+		}
 		fflush(stdout);
 		remove_output();
 	}

@@ -34,6 +34,20 @@
  *       switched-out vCPU is preempted there (one switch, a record for each
  *       thread), the switched-out one comes back on the second CPU; at the
  *       end a vCPU of the second VM blocks and is never switched back in.
+ *       The guest's tasks leave their CPU in every state the guest module
+ *       reports (TASK_REPORT as kernels since 4.14 encode it, 0x100 for a
+ *       preempted task), one after the other.
+ *   trace_gen guests FILE N [--vcpus M] [--inside-calls] [--lost-exit]   N
+ *       VMs of M vCPU threads each (default 1; vCPU k is guest CPU k), one
+ *       vCPU after the other on two host CPUs (no two overlap), each
+ *       sending the guest module's events: its load (from vCPU 0), a switch
+ *       to a task, that task's call __x64_sys_sync -> iterate_supers, and
+ *       the switch back (in each of the module's states in turn).
+ *       --inside-calls: the recording starts inside two calls: each VM's
+ *       task first returns from iterate_supers and __x64_sys_sync it entered
+ *       before. --lost-exit: the exit of iterate_supers is lost (the module
+ *       counts it), so __x64_sys_sync's exit comes with iterate_supers open.
+ *       Writes FILE.kallsyms as guest does.
  *   trace_gen synth ... --vcpu-sched   (with --exits) as record --vcpu-sched:
  *       between rounds of calls, each vCPU thread is switched out (preempted,
  *       or blocked) and back in, as synthetic events.
@@ -320,6 +334,13 @@ static void gen_call(struct gen_vcpu *v, uint32_t nr, struct ht_guest_args a)
 	v->t += r->exit_to_hcall_ns + r->hcall_to_entry_ns + 3000;
 }
 
+/*
+ * Every prev_state the guest module sends: 0 (runnable), TASK_REPORT's bits
+ * as __trace_sched_switch_state() gives them on kernels since 4.14 (S D T t
+ * X Z P I), and TASK_REPORT_MAX (0x100) for a preempted task.
+ */
+static const uint32_t guest_states[] = { 0x1, 0x2, 0x4, 0x8, 0x10, 0x20, 0x40, 0x80, 0x100, 0x0 };
+
 static uint64_t entry_of(const struct ht_record *r)
 {
 	return r->exit_ns + r->exit_to_hcall_ns + r->hcall_to_entry_ns;
@@ -368,7 +389,22 @@ static void gen_round(struct gen_vcpu *v, unsigned int round)
 	gen_call(v, HT_GUEST_NR_FUNC_ENTRY, ht_guest_pack_func(GUEST_ITERATE, GUEST_SYS_SYNC + 0x2a, worker, c));
 	gen_call(v, HT_GUEST_NR_FUNC_EXIT, ht_guest_pack_func(GUEST_ITERATE, 0, worker, c));
 	gen_call(v, HT_GUEST_NR_FUNC_EXIT, ht_guest_pack_func(GUEST_SYS_SYNC, 0, worker, c));
-	gen_call(v, HT_GUEST_NR_SCHED_SWITCH, ht_guest_pack_sched_switch(worker, 120, 1, 0, 120, "swapper", c));
+	gen_call(v, HT_GUEST_NR_SCHED_SWITCH,
+		 ht_guest_pack_sched_switch(worker, 120, guest_states[round % ARRAY_SIZE(guest_states)], 0, 120, "swapper", c));
+}
+
+static int write_kallsyms(const char *path)
+{
+	char sympath[4096];
+	FILE *f;
+
+	snprintf(sympath, sizeof(sympath), "%s.kallsyms", path);
+	f = fopen(sympath, "w");
+	if (!f || fputs(guest_kallsyms, f) < 0 || fclose(f)) {
+		fprintf(stderr, "trace_gen: cannot write %s\n", sympath);
+		return 1;
+	}
+	return 0;
 }
 
 static int guest(const char *path, unsigned int rounds)
@@ -378,9 +414,8 @@ static int guest(const char *path, unsigned int rounds)
 	struct ht_file_header hdr;
 	struct ht_trailer t = { 0 };
 	struct ht_writer *w;
-	char err[512], sympath[4096];
+	char err[512];
 	uint64_t last = 0;
-	FILE *f;
 
 	ht_header_init(&hdr);
 	for (int i = 0; i < 7; i++)
@@ -485,14 +520,67 @@ static int guest(const char *path, unsigned int rounds)
 		fprintf(stderr, "trace_gen: cannot write %s\n", path);
 		return 1;
 	}
-	snprintf(sympath, sizeof(sympath), "%s.kallsyms", path);
-	f = fopen(sympath, "w");
-	if (!f || fputs(guest_kallsyms, f) < 0 || fclose(f)) {
-		fprintf(stderr, "trace_gen: cannot write %s\n", sympath);
+	printf("%llu records\n", (unsigned long long)t.records);
+	return write_kallsyms(path);
+}
+
+/* ---- trace_gen guests ---- */
+
+static int guests(const char *path, unsigned int nvms, unsigned int nvcpus, bool inside_calls, bool lost_exit)
+{
+	struct ht_file_header hdr;
+	struct ht_trailer t = { 0 };
+	struct ht_writer *w;
+	char err[512];
+	uint64_t last = 0;
+
+	ht_header_init(&hdr);
+	for (int i = 0; i < 7; i++)
+		hdr.filter_nr[i] = HT_GUEST_NR_MODULE + (unsigned int)i;
+	hdr.filter_nr_count = 7;
+	if (ht_writer_open(path, true, &hdr, &w, err, sizeof(err))) {
+		fprintf(stderr, "trace_gen: %s\n", err);
+		return 1;
+	}
+	for (unsigned int n = 0; n < nvms * nvcpus; n++) {
+		/* Each vCPU's calls after the previous one's: two host CPUs, never two vCPUs at once on one. */
+		unsigned int i = n / nvcpus, k = n % nvcpus;
+		struct gen_vcpu v = { .pid = 20000 + (nvcpus + 1) * i, .tid = 20001 + (nvcpus + 1) * i + k, .vcpu = k,
+				      .cpu = n % 2, .t = hdr.start_monotonic_ns + 10000 + (uint64_t)n * 40000 };
+		struct ht_identity id = { .pid = v.pid, .tid = v.tid, .first_seen_ns = hdr.start_monotonic_ns };
+		uint32_t task = 100 + k * 10 + i % 7, state = guest_states[n % ARRAY_SIZE(guest_states)];
+
+		snprintf(id.process_name, sizeof(id.process_name), "qemu-system-x86");
+		snprintf(id.thread_name, sizeof(id.thread_name), "CPU %u/KVM", k & 127);
+		snprintf(id.vm_name, sizeof(id.vm_name), "vm%u", i);
+		ht_writer_add_identity(w, &id);
+		if (k == 0)
+			gen_call(&v, HT_GUEST_NR_MODULE, ht_guest_pack_module(1, 0xf, 2, 0, GUEST_PRINTK, "_printk"));
+		if (inside_calls) {
+			gen_call(&v, HT_GUEST_NR_FUNC_EXIT, ht_guest_pack_func(GUEST_ITERATE, 0, task, k));
+			gen_call(&v, HT_GUEST_NR_FUNC_EXIT, ht_guest_pack_func(GUEST_SYS_SYNC, 0, task, k));
+		}
+		gen_call(&v, HT_GUEST_NR_SCHED_SWITCH, ht_guest_pack_sched_switch(0, 120, 0, task, 120, "worker", k));
+		gen_call(&v, HT_GUEST_NR_FUNC_ENTRY, ht_guest_pack_func(GUEST_SYS_SYNC, GUEST_DO_SYSCALL + 0x4c, task, k));
+		gen_call(&v, HT_GUEST_NR_FUNC_ENTRY, ht_guest_pack_func(GUEST_ITERATE, GUEST_SYS_SYNC + 0x2a, task, k));
+		if (!lost_exit)
+			gen_call(&v, HT_GUEST_NR_FUNC_EXIT, ht_guest_pack_func(GUEST_ITERATE, 0, task, k));
+		gen_call(&v, HT_GUEST_NR_FUNC_EXIT, ht_guest_pack_func(GUEST_SYS_SYNC, 0, task, k));
+		gen_call(&v, HT_GUEST_NR_SCHED_SWITCH, ht_guest_pack_sched_switch(task, 120, state, 0, 120, "swapper", k));
+		for (unsigned int j = 0; j < v.n; j++) {
+			ht_writer_add(w, &v.recs[j]);
+			t.records++;
+		}
+		last = entry_of(&v.recs[v.n - 1]);
+	}
+	t.end_monotonic_ns = last + 1000000;
+	t.end_realtime_ns = hdr.start_realtime_ns + (t.end_monotonic_ns - hdr.start_monotonic_ns);
+	if (ht_writer_close(w, &t)) {
+		fprintf(stderr, "trace_gen: cannot write %s\n", path);
 		return 1;
 	}
 	printf("%llu records\n", (unsigned long long)t.records);
-	return 0;
+	return write_kallsyms(path);
 }
 
 int main(int argc, char **argv)
@@ -525,6 +613,21 @@ int main(int argc, char **argv)
 			goto usage;
 		return guest(argv[2], rounds);
 	}
+	if (argc >= 4 && !strcmp(argv[1], "guests") && ht_parse_u64(argv[3], 1, 1000000, &n)) {
+		bool inside_calls = false, lost_exit = false;
+		uint64_t nvcpus = 1;
+		for (int i = 4; i < argc; i++) {
+			if (!strcmp(argv[i], "--vcpus") && i + 1 < argc && ht_parse_u64(argv[i + 1], 1, 64, &nvcpus))
+				i++;
+			else if (!strcmp(argv[i], "--inside-calls"))
+				inside_calls = true;
+			else if (!strcmp(argv[i], "--lost-exit"))
+				lost_exit = true;
+			else
+				goto usage;
+		}
+		return guests(argv[2], (unsigned int)n, (unsigned int)nvcpus, inside_calls, lost_exit);
+	}
 	if (argc >= 4 && !strcmp(argv[1], "bulk") && ht_parse_u64(argv[3], 1, UINT64_MAX, &n)) {
 		bool wide = false, compress = false, switches = false;
 		for (int i = 4; i < argc; i++) {
@@ -543,6 +646,6 @@ int main(int argc, char **argv)
 	}
 usage:
 	fprintf(stderr, "usage: trace_gen synth FILE [--calls N] [--drops] [--exits [--vcpu-sched]] | trace_gen bulk FILE N [--wide | --switches] [--compress]"
-			" | trace_gen guest FILE [--rounds N]\n");
+			" | trace_gen guest FILE [--rounds N] | trace_gen guests FILE N [--vcpus M] [--inside-calls] [--lost-exit]\n");
 	return 2;
 }

@@ -180,7 +180,7 @@ static int exporter_close(struct exporter *x, const struct ht_read_status *st, c
 			fprintf(stderr, "hypertrace-bpf: warning: %llu events came out of time order on their track: their timestamps were raised to the previous one's (the trace file itself is unusual)\n",
 				counts.reordered);
 		if (!ret && counts.not_scheduled)
-			fprintf(stderr, "hypertrace-bpf: warning: %llu guest events name a guest CPU or task beyond what one Perfetto trace holds (8 VMs of 128 CPUs, tids below 2^22): they are on their vCPU's track only\n",
+			fprintf(stderr, "hypertrace-bpf: warning: %llu guest events name a guest CPU or task beyond what one Perfetto trace holds (the CPUs of 8 VMs, 128 each; the tasks of 511 VMs, tids below 2^22): they are on their vCPU's track only\n",
 				counts.not_scheduled);
 		return ret;
 	}
@@ -259,7 +259,9 @@ int ht_cmd_convert(int argc, char **argv)
 		converted += !ret;
 	}
 	const struct ht_read_status *st = ht_reader_status(reader);
-	if (!ret && !stop_signal)
+	/* A damaged input fails the conversion: as any failed one, it leaves nothing under the output's name. */
+	bool damaged = !ret && !stop_signal && st->damaged;
+	if (!ret && !stop_signal && !damaged)
 		ret = exporter_close(&x, st, cfg.path, selection, err, sizeof(err));
 	/* A failed or interrupted conversion: the output never got its name, and now goes. */
 	exporter_abandon(&x);
@@ -280,6 +282,13 @@ int ht_cmd_convert(int argc, char **argv)
 	if (ret) {
 		ht_reader_close(reader);
 		return ht_runtime_error("%s", err);
+	}
+	if (damaged) {
+		ret = ht_report_read_outcome(cfg.path, st);
+		fprintf(stderr, "hypertrace-bpf: nothing written to %s: the input is damaged (report --dump shows the records before the damage)\n",
+			cfg.output);
+		ht_reader_close(reader);
+		return ret;
 	}
 	if (sink.converted)
 		fprintf(stderr, "hypertrace-bpf: %llu of %llu records and %llu of %llu switches of vCPU threads converted to %s\n",

@@ -8,17 +8,11 @@
 #include "export/thread_table.h"
 #include "hypertrace/guest.h"
 
-/* Calls deeper than this in one guest task are not remembered (their exits get call site 0). */
-#define MAX_DEPTH 256
-
-struct call {
-	uint64_t addr, site;
-};
 
 struct task {
 	char comm[HT_GEV_COMM_LEN + 1];
 	uint32_t depth, cap;
-	struct call *calls; /* open calls, innermost last */
+	struct ht_gev_call *calls; /* open calls, innermost last */
 };
 
 struct cpu {
@@ -176,24 +170,31 @@ static int func_call(struct ht_guest_state *s, const struct ht_record *r, struct
 
 	if (!t)
 		return -ENOMEM;
+	ev->u.func.matched = false;
+	ev->u.func.nlost = 0;
+	ev->u.func.lost = NULL;
 	if (ev->kind == HT_GEV_FUNC_ENTRY) {
-		if (t->depth == MAX_DEPTH)
+		if (t->depth == HT_GEV_MAX_DEPTH)
 			return 0;
 		if (t->depth == t->cap) {
 			uint32_t cap = t->cap ? t->cap * 2 : 8;
-			struct call *c = realloc(t->calls, cap * sizeof(*c));
+			struct ht_gev_call *c = realloc(t->calls, cap * sizeof(*c));
 			if (!c)
 				return -ENOMEM;
 			t->calls = c;
 			t->cap = cap;
 		}
-		t->calls[t->depth++] = (struct call){ ev->u.func.addr, ev->u.func.call_site };
+		t->calls[t->depth++] = (struct ht_gev_call){ ev->u.func.addr, ev->u.func.call_site };
+		ev->u.func.matched = true;
 		return 0;
 	}
 	/* The innermost open call of that function; calls above it never returned here (lost exits). */
 	for (uint32_t i = t->depth; i-- > 0;)
 		if (t->calls[i].addr == ev->u.func.addr) {
 			ev->u.func.call_site = t->calls[i].site;
+			ev->u.func.matched = true;
+			ev->u.func.nlost = t->depth - i - 1;
+			ev->u.func.lost = t->calls + i + 1;
 			t->depth = i;
 			break;
 		}

@@ -28,6 +28,14 @@ enum ht_gev_kind {
 	HT_GEV_FUNC_EXIT,
 };
 
+/* Calls deeper than this in one guest task are not remembered (their exits get call site 0). */
+#define HT_GEV_MAX_DEPTH 256
+
+/* A guest function call still open in its task: the function and where it was called from. */
+struct ht_gev_call {
+	uint64_t addr, site;
+};
+
 /* Task names as the kernel keeps them: TASK_COMM_LEN bytes, NUL-terminated here. */
 #define HT_GEV_COMM_LEN 16
 
@@ -55,6 +63,19 @@ struct ht_gev {
 			uint64_t addr, call_site; /* exit: call_site of the matching entry, 0 if unknown */
 			uint64_t ret;
 			uint32_t tid;
+			/*
+			 * Entry: the call is remembered as open (not beyond the depth
+			 * kept). Exit: it closes a call open in its task (else it was
+			 * entered before the recording, or beyond that depth).
+			 */
+			bool matched;
+			/*
+			 * Exit: the calls opened after the one it closes, whose exits
+			 * were lost (they close with it), innermost last; valid until
+			 * the next record is fed.
+			 */
+			uint32_t nlost;
+			const struct ht_gev_call *lost;
 		} func;
 		struct {
 			uint32_t state; /* 1 loaded, 0 unloading */

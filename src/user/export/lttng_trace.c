@@ -25,8 +25,16 @@ struct stream {
 	unsigned char buf[HT_LTTNG_PACKET_BYTES];
 };
 
+/*
+ * A trace keeps no descriptor open between packets: an experiment holds a
+ * trace per guest VM, and one open directory each would run out of
+ * descriptors (RLIMIT_NOFILE, 1024 by default) past about a thousand VMs.
+ * Its directory is opened again, by name in the parent the caller keeps
+ * open, for each packet (16 KiB) and for the metadata.
+ */
 struct ht_lttng_trace {
-	int dirfd;
+	int parent_fd; /* the caller's, open while t lives */
+	char subdir[256];
 	char path[4096];
 	bool pid_context;
 	unsigned int max_streams;
@@ -110,9 +118,13 @@ int ht_lttng_trace_open(int parent_fd, const char *subdir, const char *path, boo
 		return errorf(err, errlen, -ENOMEM, "out of memory");
 	}
 	snprintf(t->path, sizeof(t->path), "%s", path);
-	t->dirfd = -1;
-	if (mkdirat(parent_fd, subdir, 0700) ||
-	    (t->dirfd = openat(parent_fd, subdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+	if (strlen(subdir) >= sizeof(t->subdir)) {
+		ht_lttng_trace_free(t);
+		return errorf(err, errlen, -ENAMETOOLONG, "cannot create %s: name too long", path);
+	}
+	snprintf(t->subdir, sizeof(t->subdir), "%s", subdir);
+	t->parent_fd = parent_fd;
+	if (mkdirat(parent_fd, subdir, 0700)) {
 		int ret = -errno;
 		ht_lttng_trace_free(t);
 		return errorf(err, errlen, ret, "cannot create %s: %s", path, strerror(-ret));
@@ -132,8 +144,6 @@ void ht_lttng_trace_free(struct ht_lttng_trace *t)
 	for (size_t i = 0; i < ht_thread_table_len(t->streams); i++)
 		free(ht_thread_table_at(t->streams, i));
 	ht_thread_table_free(t->streams);
-	if (t->dirfd >= 0)
-		close(t->dirfd);
 	free(t->classes);
 	free(t->env);
 	free(t);
@@ -173,6 +183,20 @@ int ht_lttng_trace_env_int(struct ht_lttng_trace *t, const char *key, long long 
 	return appendf(&t->env, &t->env_len, &t->env_cap, "\t%s = %lld;\n", key, value);
 }
 
+/* Opens NAME in the trace's directory (see struct ht_lttng_trace): a descriptor, or -1 with errno. */
+static int open_in_trace(struct ht_lttng_trace *t, const char *name, int flags)
+{
+	int dirfd = openat(t->parent_fd, t->subdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), fd, saved;
+
+	if (dirfd < 0)
+		return -1;
+	fd = openat(dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC, 0600);
+	saved = errno;
+	close(dirfd);
+	errno = saved;
+	return fd;
+}
+
 static unsigned char *put(unsigned char *p, const void *v, size_t n)
 {
 	memcpy(p, v, n); /* CTF byte order le, as x86-64's */
@@ -205,7 +229,7 @@ static int flush_packet(struct ht_lttng_trace *t, struct stream *s, uint64_t ts_
 	assert(p == s->buf + PACKET_PREAMBLE_BYTES);
 
 	snprintf(name, sizeof(name), "channel0_%u", s->cpu);
-	fd = openat(t->dirfd, name, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+	fd = open_in_trace(t, name, O_WRONLY | O_CREAT | O_APPEND);
 	if (fd < 0)
 		return errorf(err, errlen, -errno, "cannot write %s/%s: %s", t->path, name, strerror(errno));
 	while (off < s->len) {
@@ -301,7 +325,7 @@ static int write_metadata(struct ht_lttng_trace *t, int64_t clock_offset_ns, cha
 {
 	char uuid[37], clock_uuid[37];
 	int64_t offset_s = clock_offset_ns / 1000000000, offset_ns = clock_offset_ns % 1000000000;
-	int fd = openat(t->dirfd, "metadata", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int fd = open_in_trace(t, "metadata", O_WRONLY | O_CREAT | O_TRUNC);
 	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
 
 	if (!f) {

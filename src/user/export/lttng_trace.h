@@ -46,6 +46,9 @@ struct ht_lttng_ctx {
 
 /*
  * Creates subdir (mode 0700) in the directory parent_fd and the trace in it.
+ * parent_fd stays the caller's, open while the trace lives: the trace holds
+ * no descriptor of its own between writes, so any number of traces can be
+ * open at once.
  * path names it in messages. pid_context: events carry `_pid` too.
  * max_streams: CPUs beyond that many are not written (counted). uuid: the
  * trace's; clock_uuid: the clock's, the same for every trace on one host's

@@ -10,6 +10,7 @@
 #include <zlib.h>
 #include "cli.h"
 #include "common/escape.h"
+#include "common/util.h"
 #include "export/guest_event.h"
 #include "export/protobuf.h"
 #include "export/thread_table.h"
@@ -20,21 +21,29 @@
 /* Field numbers of third_party/perfetto/perfetto_trace.proto (Perfetto's own). */
 enum {
 	TRACE_PACKET = 1,
-	PKT_FTRACE_EVENTS = 1, PKT_TIMESTAMP = 8, PKT_SEQ_ID = 10, PKT_TRACK_EVENT = 11, PKT_INTERNED = 12,
-	PKT_SEQ_FLAGS = 13, PKT_COMPRESSED = 50, PKT_TRACK_DESCRIPTOR = 60, PKT_FIRST_ON_SEQ = 87,
-	PKT_TRACE_ATTRIBUTES = 126,
-	TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT = 5, TD_SIBLING_RANK = 12,
+	PKT_FTRACE_EVENTS = 1, PKT_CLOCK_SNAPSHOT = 6, PKT_TIMESTAMP = 8, PKT_SEQ_ID = 10, PKT_TRACK_EVENT = 11,
+	PKT_INTERNED = 12, PKT_SEQ_FLAGS = 13, PKT_SYSTEM_INFO = 45, PKT_COMPRESSED = 50, PKT_DEFAULTS = 59,
+	PKT_TRACK_DESCRIPTOR = 60, PKT_FIRST_ON_SEQ = 87, PKT_TRACE_ATTRIBUTES = 126,
+	DEF_TIMESTAMP_CLOCK_ID = 58,
+	CS_CLOCKS = 1, CS_PRIMARY_TRACE_CLOCK = 2, CLK_ID = 1, CLK_TIMESTAMP = 2,
+	SI_UTSNAME = 1, UTS_SYSNAME = 1, UTS_RELEASE = 3, UTS_MACHINE = 4,
+	TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT = 5, TD_CHILD_ORDERING = 11,
+	TD_SIBLING_RANK = 12, TD_THREAD_ORDERING = 20,
 	PD_PID = 1, PD_NAME = 6,
 	THD_PID = 1, THD_TID = 2, THD_NAME = 5,
 	TE_DEBUG = 4, TE_TYPE = 9, TE_NAME_IID = 10, TE_TRACK = 11, TE_NAME = 23, TE_FLOW = 47, TE_TERM_FLOW = 48,
 	DA_NAME_IID = 1, DA_UINT = 3, DA_INT = 4, DA_STRING = 6, DA_POINTER = 7, DA_NAME = 10, DA_DICT = 11,
 	ID_EVENT_NAMES = 2, ID_DEBUG_NAMES = 3, IN_IID = 1, IN_NAME = 2,
-	FB_CPU = 1, FB_EVENT = 2,
+	FB_CPU = 1, FB_EVENT = 2, FB_FTRACE_CLOCK = 5,
 	FE_TIMESTAMP = 1, FE_PID = 2, FE_SCHED_SWITCH = 4, FE_SCHED_WAKEUP = 17, FE_IRQ_ENTRY = 36, FE_IRQ_EXIT = 37,
 	TA_ATTRIBUTE = 1, TA_KEY = 1, TA_LONG = 2, TA_STRING = 3,
 };
 enum { SLICE_BEGIN = 1, SLICE_END = 2, INSTANT = 3 };
 enum { SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2 };
+/* BuiltinClock; FtraceClock; TrackDescriptor's ChildTracksOrdering and ThreadOrdering. */
+enum { CLOCK_REALTIME_ID = 1, CLOCK_MONOTONIC_ID = 3, CLOCK_SEQUENCE_ID = 64 };
+enum { FTRACE_CLOCK_GLOBAL = 2 };
+enum { CHILD_ORDERING_EXPLICIT = 3, THREAD_ORDERING_EXPLICIT = 1 };
 
 #define SEQUENCE_ID 1             /* every packet that uses interned names or track events */
 #define BUNDLE_BYTES (512 * 1024) /* packets deflated together, as the tracing service bundles them */
@@ -69,6 +78,24 @@ struct vm {
 	bool has_slot;
 };
 
+/*
+ * The debug annotation names every record's and every switch's slice
+ * carries, interned once: the enums index them, the iid arrays of the
+ * export are sized from them, and a name added to a table without its enum
+ * (or the reverse) does not compile.
+ */
+enum { ARG_NR, ARG_A0, ARG_A1, ARG_A2, ARG_A3, ARG_RIP, ARG_REASON, ARG_ISA, ARG_VCPU, ARG_EXIT_CPU, ARG_ENTRY_CPU,
+       ARG_FLAGS, ARG_FIELDS, ARG_COUNT };
+static const char *const record_args[] = { "nr", "a0", "a1", "a2", "a3", "guest_rip", "exit_reason", "isa",
+					   "vcpu_id", "exit_cpu", "entry_cpu", "flags", "fields" };
+_Static_assert(ARRAY_SIZE(record_args) == ARG_COUNT, "record_args and its enum disagree");
+
+enum { SW_CPU, SW_PREV_STATE, SW_NEXT_TID, SW_NEXT_PID, SW_NEXT_COMM, SW_IN_CPU, SW_PREV_TID, SW_PREV_PID,
+       SW_PREV_COMM, SW_COUNT };
+static const char *const switch_args[] = { "cpu",      "prev_state", "next_tid", "next_pid", "next_comm",
+					   "in_cpu",   "prev_tid",   "prev_pid", "prev_comm" };
+_Static_assert(ARRAY_SIZE(switch_args) == SW_COUNT, "switch_args and its enum disagree");
+
 struct ht_perfetto_export {
 	struct ht_output out;
 	char path[4096];
@@ -87,10 +114,10 @@ struct ht_perfetto_export {
 	unsigned long long forged; /* records of the guest module's nr it did not send: plain hypercall slices */
 	struct ht_perfetto_counts counts;
 	unsigned int open_packets; /* packets being written: no interned_data packet may start inside one */
-	uint64_t arg_iid[13];      /* of record_args, interned first */
+	uint64_t arg_iid[ARRAY_SIZE(record_args)]; /* of record_args, interned first */
 	uint64_t phase_iid[2];     /* "exit->hypercall", "hypercall->entry" */
 	uint64_t off_iid[2];       /* "preempted", "blocked": interned at the first switch */
-	uint64_t switch_arg_iid[9]; /* of switch_args */
+	uint64_t switch_arg_iid[ARRAY_SIZE(switch_args)]; /* of switch_args */
 	bool switch_names;         /* off_iid and switch_arg_iid are interned */
 	uint32_t last_nr;          /* the nr of the last "hypercall NR" name, and its iid */
 	uint64_t last_nr_iid;
@@ -261,10 +288,6 @@ static void arg_name(struct ht_perfetto_export *x, const char *name)
 
 enum arg_kind { ARG_UINT, ARG_INT, ARG_HEX, ARG_STRING };
 
-static const char *const record_args[] = { "nr", "a0", "a1", "a2", "a3", "guest_rip", "exit_reason", "isa",
-					   "vcpu_id", "exit_cpu", "entry_cpu", "flags", "fields" };
-enum { ARG_NR, ARG_A0, ARG_A1, ARG_A2, ARG_A3, ARG_RIP, ARG_REASON, ARG_ISA, ARG_VCPU, ARG_EXIT_CPU, ARG_ENTRY_CPU,
-       ARG_FLAGS, ARG_FIELDS };
 
 /* One of the record's arguments, by its interned name (record_args[which]). */
 static void arg(struct ht_perfetto_export *x, int which, enum arg_kind kind, uint64_t v, const char *s)
@@ -282,10 +305,6 @@ static void arg(struct ht_perfetto_export *x, int which, enum arg_kind kind, uin
 	ht_pb_end(&x->raw, a);
 }
 
-static const char *const switch_args[] = { "cpu",      "prev_state", "next_tid", "next_pid", "next_comm",
-					   "in_cpu",   "prev_tid",   "prev_pid", "prev_comm" };
-enum { SW_CPU, SW_PREV_STATE, SW_NEXT_TID, SW_NEXT_PID, SW_NEXT_COMM, SW_IN_CPU, SW_PREV_TID, SW_PREV_PID,
-       SW_PREV_COMM };
 
 /* One of a switch's arguments, by its interned name (switch_args[which]). */
 static void switch_arg(struct ht_perfetto_export *x, int which, enum arg_kind kind, uint64_t v, const char *s)
@@ -328,13 +347,30 @@ static struct track *track_of(struct ht_perfetto_export *x, uint64_t uuid, bool 
 	return t;
 }
 
-/* A process track; ts: the descriptor's time (before its first event, as Perfetto's docs ask). */
-static void describe_process(struct ht_perfetto_export *x, uint64_t uuid, int32_t pid, const char *name, uint64_t ts)
+/*
+ * A descriptor's packet: its time (before its first event, as Perfetto's
+ * docs ask) on the sequence whose defaults say the clock (CLOCK_MONOTONIC).
+ */
+static ht_pb_msg descriptor_begin(struct ht_perfetto_export *x, uint64_t uuid, uint64_t ts, ht_pb_msg *pkt)
 {
-	ht_pb_msg p = packet_begin(x);
+	*pkt = packet_begin(x);
 	ht_pb_varint(&x->raw, PKT_TIMESTAMP, ts);
+	ht_pb_varint(&x->raw, PKT_SEQ_ID, SEQUENCE_ID);
 	ht_pb_msg d = ht_pb_begin(&x->raw, PKT_TRACK_DESCRIPTOR);
 	ht_pb_varint(&x->raw, TD_UUID, uuid);
+	return d;
+}
+
+/*
+ * A process track. Its named child tracks (off-CPU tracks, guest CPU event
+ * tracks) are shown in the order of their sibling rank: the trace processor
+ * keeps the rank but lets it order the children only when the parent asks
+ * for explicit order (track_event_tokenizer.cc:146, child_ordering).
+ */
+static void describe_process(struct ht_perfetto_export *x, uint64_t uuid, int32_t pid, const char *name, uint64_t ts)
+{
+	ht_pb_msg p, d = descriptor_begin(x, uuid, ts, &p);
+	ht_pb_varint(&x->raw, TD_CHILD_ORDERING, CHILD_ORDERING_EXPLICIT);
 	ht_pb_msg pd = ht_pb_begin(&x->raw, TD_PROCESS);
 	ht_pb_int(&x->raw, PD_PID, pid);
 	ht_pb_string(&x->raw, PD_NAME, name);
@@ -343,13 +379,11 @@ static void describe_process(struct ht_perfetto_export *x, uint64_t uuid, int32_
 	packet_end(x, p);
 }
 
+/* A thread track, ranked among its process's threads (the root track asks for explicit thread order). */
 static void describe_thread(struct ht_perfetto_export *x, uint64_t uuid, int32_t pid, int64_t tid, const char *name,
 			    int32_t rank, uint64_t ts)
 {
-	ht_pb_msg p = packet_begin(x);
-	ht_pb_varint(&x->raw, PKT_TIMESTAMP, ts);
-	ht_pb_msg d = ht_pb_begin(&x->raw, PKT_TRACK_DESCRIPTOR);
-	ht_pb_varint(&x->raw, TD_UUID, uuid);
+	ht_pb_msg p, d = descriptor_begin(x, uuid, ts, &p);
 	ht_pb_int(&x->raw, TD_SIBLING_RANK, rank);
 	ht_pb_msg td = ht_pb_begin(&x->raw, TD_THREAD);
 	ht_pb_int(&x->raw, THD_PID, pid);
@@ -360,14 +394,15 @@ static void describe_thread(struct ht_perfetto_export *x, uint64_t uuid, int32_t
 	packet_end(x, p);
 }
 
+/* A named track under parent (0: a top-level track), ranked among its siblings. */
 static void describe_named(struct ht_perfetto_export *x, uint64_t uuid, uint64_t parent, const char *name,
 			   int32_t rank, uint64_t ts)
 {
-	ht_pb_msg p = packet_begin(x);
-	ht_pb_varint(&x->raw, PKT_TIMESTAMP, ts);
-	ht_pb_msg d = ht_pb_begin(&x->raw, PKT_TRACK_DESCRIPTOR);
-	ht_pb_varint(&x->raw, TD_UUID, uuid);
-	ht_pb_varint(&x->raw, TD_PARENT, parent);
+	ht_pb_msg p, d = descriptor_begin(x, uuid, ts, &p);
+	if (parent)
+		ht_pb_varint(&x->raw, TD_PARENT, parent);
+	else
+		ht_pb_varint(&x->raw, TD_CHILD_ORDERING, CHILD_ORDERING_EXPLICIT);
 	ht_pb_string(&x->raw, TD_NAME, name);
 	ht_pb_int(&x->raw, TD_SIBLING_RANK, rank);
 	ht_pb_end(&x->raw, d);
@@ -619,6 +654,12 @@ static int64_t guest_tid(const struct vm *v, uint32_t tid)
 	return (int64_t)(v->slot + 1) << GUEST_TID_BITS | tid;
 }
 
+/* The pid of a VM's guest kernel: its block of tids (it has a slot). */
+static int32_t guest_pid(const struct vm *v)
+{
+	return (int32_t)((v->slot + 1) << GUEST_TID_BITS);
+}
+
 /* A guest CPU's ftrace CPU on the trace, or -1 if it does not fit. */
 static int64_t guest_cpu(const struct vm *v, uint32_t cpu)
 {
@@ -637,7 +678,16 @@ static uint64_t guest_kernel_track(struct ht_perfetto_export *x, const struct vm
 	if (track_of(x, uuid, &is_new) && is_new) {
 		vm_label(label, sizeof(label), reader, r->host_pid);
 		snprintf(name, sizeof(name), "guest kernel of %s", label);
-		describe_process(x, uuid, (int32_t)((v->slot + 1) << GUEST_TID_BITS), name, r->exit_ns);
+		/*
+		 * A VM beyond the pid blocks (MAX_TID_SLOTS) gets no process: one
+		 * with the pid of another VM's guest kernel would be read as that
+		 * pid reused (track_event_tracker.cc:353). Its CPU event tracks stay
+		 * under a named track; its tasks have none (counted).
+		 */
+		if (v->has_slot)
+			describe_process(x, uuid, guest_pid(v), name, r->exit_ns);
+		else
+			describe_named(x, uuid, 0, name, 0, r->exit_ns);
 	}
 	return uuid;
 }
@@ -660,7 +710,7 @@ static struct track *guest_task_track(struct ht_perfetto_export *x, const struct
 		ht_guest_task_comm(x->gstate, r->host_pid, tid, cpu, comm);
 		shown(esc, sizeof(esc), comm);
 		snprintf(name, sizeof(name), "%s (guest tid %u)", esc[0] ? esc : "task", tid);
-		describe_thread(x, *uuid, (int32_t)((v->slot + 1) << GUEST_TID_BITS), mapped, name, (int32_t)tid, r->exit_ns);
+		describe_thread(x, *uuid, guest_pid(v), mapped, name, (int32_t)tid, r->exit_ns);
 	}
 	return t;
 }
@@ -699,8 +749,17 @@ static void guest_ftrace(struct ht_perfetto_export *x, const struct vm *v, const
 		return;
 	}
 	p = packet_begin(x);
+	ht_pb_varint(&x->raw, PKT_SEQ_ID, SEQUENCE_ID);
 	b = ht_pb_begin(&x->raw, PKT_FTRACE_EVENTS);
 	ht_pb_varint(&x->raw, FB_CPU, (uint64_t)cpu);
+	/*
+	 * ftrace's times are BOOTTIME unless the bundle names another clock
+	 * (ftrace_tokenizer.cc:144-151), and no FtraceClock is CLOCK_MONOTONIC:
+	 * "global" makes them the sequence's clock 64 (ftrace_tokenizer.cc:488,
+	 * kSequenceScopedClockId), which the clock snapshot declares equal to
+	 * CLOCK_MONOTONIC (see head_packets).
+	 */
+	ht_pb_varint(&x->raw, FB_FTRACE_CLOCK, FTRACE_CLOCK_GLOBAL);
 	e = ht_pb_begin(&x->raw, FB_EVENT);
 	ht_pb_varint(&x->raw, FE_TIMESTAMP, r->exit_ns);
 	switch (ev->kind) {
@@ -751,6 +810,61 @@ static void guest_ftrace(struct ht_perfetto_export *x, const struct vm *v, const
 	packet_end(x, p);
 }
 
+/* A debug annotation with a string value, its name interned beforehand. */
+static void note(struct ht_perfetto_export *x, const char *key, const char *value)
+{
+	ht_pb_msg a = ht_pb_begin(&x->raw, TE_DEBUG);
+
+	arg_name(x, key);
+	ht_pb_string(&x->raw, DA_STRING, value);
+	ht_pb_end(&x->raw, a);
+}
+
+/*
+ * A guest function's entry or exit on its task's track; returns its flow.
+ * The trace processor ends, on an end event with a name, the innermost open
+ * slice of that name on the track, and drops an end that matches none, with
+ * its flow (track_event_event_importer.h:847, slice_tracker.cc:185 and
+ * 271-288); an end without a name ends whatever slice is innermost. So:
+ * - every end carries its function's name;
+ * - an exit whose entry is in the trace ends that call, after ending, each
+ *   with its own name and "exit": "lost", the calls entered after it whose
+ *   exits were lost (the guest state's open calls say which): no exit ever
+ *   closes another function's slice;
+ * - an exit whose entry is not (entered before the recording started), and
+ *   an entry deeper than the calls followed per task, are instants with the
+ *   function's name and "unpaired" saying why: nothing the importer drops.
+ */
+static uint64_t function_event(struct ht_perfetto_export *x, struct track *t, uint64_t uuid, const struct ht_record *r,
+			       const struct ht_gev *ev)
+{
+	bool entry = ev->kind == HT_GEV_FUNC_ENTRY, paired = ev->u.func.matched;
+	char name[FUNCTION_NAME_SIZE], lost[FUNCTION_NAME_SIZE];
+	uint64_t flow = ++x->flows;
+	ht_pb_msg pkt, e;
+
+	/* Names interned before the packets that use them (none may be defined inside one). */
+	function_name(x, ev->u.func.addr, name);
+	intern(x, true, name);
+	intern(x, false, paired ? "exit" : "unpaired");
+	for (uint32_t i = ev->u.func.nlost; i-- > 0;) {
+		function_name(x, ev->u.func.lost[i].addr, lost);
+		e = track_event_begin(x, t, uuid, r->exit_ns, SLICE_END, &pkt);
+		event_name(x, lost);
+		note(x, "exit", "lost");
+		track_event_end(x, e, pkt);
+	}
+	e = track_event_begin(x, t, uuid, r->exit_ns, !paired ? INSTANT : entry ? SLICE_BEGIN : SLICE_END, &pkt);
+	event_name(x, name);
+	if (!paired)
+		note(x, "unpaired",
+		     entry ? "entry deeper than the calls followed per task" :
+			     "exit of a call entered before the recording (or deeper than the calls followed)");
+	ht_pb_fixed64(&x->raw, TE_FLOW, flow);
+	track_event_end(x, e, pkt);
+	return flow;
+}
+
 /*
  * The guest's side of a project event: a function call as a slice on its
  * task's track, any other event as an instant on its CPU's event track, with
@@ -764,7 +878,6 @@ static uint64_t guest_side(struct ht_perfetto_export *x, const struct ht_record 
 	uint64_t uuid, flow;
 	struct track *t;
 	ht_pb_msg pkt, e;
-	char name[FUNCTION_NAME_SIZE];
 
 	if (!v)
 		return 0;
@@ -775,16 +888,7 @@ static uint64_t guest_side(struct ht_perfetto_export *x, const struct ht_record 
 			x->counts.not_scheduled++;
 			return 0;
 		}
-		function_name(x, ev->u.func.addr, name);
-		if (ev->kind == HT_GEV_FUNC_ENTRY)
-			intern(x, true, name);
-		flow = ++x->flows;
-		e = track_event_begin(x, t, uuid, r->exit_ns, ev->kind == HT_GEV_FUNC_ENTRY ? SLICE_BEGIN : SLICE_END, &pkt);
-		if (ev->kind == HT_GEV_FUNC_ENTRY)
-			event_name(x, name);
-		ht_pb_fixed64(&x->raw, TE_FLOW, flow);
-		track_event_end(x, e, pkt);
-		return flow;
+		return function_event(x, t, uuid, r, ev);
 	}
 	if (ev->kind == HT_GEV_SCHED_SWITCH) {
 		/* Name the tasks' threads before the ftrace events that show them run. */
@@ -806,6 +910,101 @@ static uint64_t guest_side(struct ht_perfetto_export *x, const struct ht_record 
 }
 
 /* ---- the export ---- */
+
+/*
+ * The kernel release the trace declares: the trace processor decodes every
+ * sched_switch's prev_state by it, as a 4.4 kernel's when none is declared
+ * (task_state.cc:65), as kernels' since 4.14 from 4.14 on (task_state.cc:73:
+ * 0x40 parked, 0x80 idle, 0x100 preempted), which is what the guest module
+ * sends whatever the guest's kernel (__trace_sched_switch_state()). The file
+ * does not record the guests' releases: the host's is declared when the
+ * importer reads it as 4.14 or later (its parse: the digits before the first
+ * dot, then those before the second, system_info_tracker.cc:38-49), else
+ * "4.14".
+ */
+static const char *declared_release(const char *host)
+{
+	const char *dot = strchr(host, '.');
+	char *end;
+	unsigned long major, minor;
+
+	if (!dot || dot == host || strspn(host, "0123456789") != (size_t)(dot - host))
+		return "4.14";
+	major = strtoul(host, NULL, 10);
+	minor = strtoul(dot + 1, &end, 10);
+	if (end == dot + 1 || (*end && *end != '.') || major > 100000 || minor > 100000)
+		return "4.14";
+	return major > 4 || (major == 4 && minor >= 14) ? host : "4.14";
+}
+
+/*
+ * What the trace processor must know before the first event (these are read
+ * as they come, not sorted by time):
+ * - the sequence's first packet: its interned names start empty, and its
+ *   defaults say that every timestamp is CLOCK_MONOTONIC, the clock of the
+ *   records (read after the state is cleared, proto_trace_reader.cc:340-353;
+ *   used for every packet of the sequence without a clock of its own,
+ *   proto_trace_reader.cc:486-488);
+ * - a clock snapshot from the file's anchor: CLOCK_MONOTONIC and
+ *   CLOCK_REALTIME at the recording's start, and the sequence's clock 64
+ *   (the guests' ftrace events) equal to CLOCK_MONOTONIC; CLOCK_MONOTONIC
+ *   is the trace's own time (primary_trace_clock, proto_trace_reader.cc:760),
+ *   so the times are the records' to the ns, the UI shows wall-clock time,
+ *   and a trace of the same host merged with this one is related to it
+ *   through these clocks;
+ * - the system: Linux, the kernel release that decodes the guests' task
+ *   states (declared_release; read at tokenization,
+ *   system_probes_module.cc:50, system_probes_parser.cc:976);
+ * - the root track, asking for the threads in the order of their sibling
+ *   rank, vCPU id and guest tid (track_event_tracker.cc:268-277, 332).
+ */
+static void head_packets(struct ht_perfetto_export *x)
+{
+	char release[HT_ESC_SIZE(sizeof(x->hdr.kernel_release))];
+	ht_pb_msg p, m, c;
+
+	p = packet_begin(x);
+	ht_pb_varint(&x->raw, PKT_SEQ_ID, SEQUENCE_ID);
+	ht_pb_varint(&x->raw, PKT_SEQ_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
+	ht_pb_varint(&x->raw, PKT_FIRST_ON_SEQ, 1);
+	m = ht_pb_begin(&x->raw, PKT_DEFAULTS);
+	ht_pb_varint(&x->raw, DEF_TIMESTAMP_CLOCK_ID, CLOCK_MONOTONIC_ID);
+	ht_pb_end(&x->raw, m);
+	packet_end(x, p);
+
+	p = packet_begin(x);
+	ht_pb_varint(&x->raw, PKT_SEQ_ID, SEQUENCE_ID);
+	m = ht_pb_begin(&x->raw, PKT_CLOCK_SNAPSHOT);
+	const uint64_t clocks[][2] = { { CLOCK_MONOTONIC_ID, x->hdr.start_monotonic_ns },
+				       { CLOCK_REALTIME_ID, x->hdr.start_realtime_ns },
+				       { CLOCK_SEQUENCE_ID, x->hdr.start_monotonic_ns } };
+	for (size_t i = 0; i < ARRAY_SIZE(clocks); i++) {
+		c = ht_pb_begin(&x->raw, CS_CLOCKS);
+		ht_pb_varint(&x->raw, CLK_ID, clocks[i][0]);
+		ht_pb_varint(&x->raw, CLK_TIMESTAMP, clocks[i][1]);
+		ht_pb_end(&x->raw, c);
+	}
+	ht_pb_varint(&x->raw, CS_PRIMARY_TRACE_CLOCK, CLOCK_MONOTONIC_ID);
+	ht_pb_end(&x->raw, m);
+	packet_end(x, p);
+
+	p = packet_begin(x);
+	m = ht_pb_begin(&x->raw, PKT_SYSTEM_INFO);
+	c = ht_pb_begin(&x->raw, SI_UTSNAME);
+	ht_pb_string(&x->raw, UTS_SYSNAME, "Linux");
+	ht_pb_string(&x->raw, UTS_RELEASE, declared_release(shown(release, sizeof(release), x->hdr.kernel_release)));
+	ht_pb_string(&x->raw, UTS_MACHINE, "x86_64");
+	ht_pb_end(&x->raw, c);
+	ht_pb_end(&x->raw, m);
+	packet_end(x, p);
+
+	p = packet_begin(x);
+	m = ht_pb_begin(&x->raw, PKT_TRACK_DESCRIPTOR);
+	ht_pb_varint(&x->raw, TD_UUID, 0);
+	ht_pb_varint(&x->raw, TD_THREAD_ORDERING, THREAD_ORDERING_EXPLICIT);
+	ht_pb_end(&x->raw, m);
+	packet_end(x, p);
+}
 
 int ht_perfetto_open(const char *path, bool force, mode_t mode, const struct ht_file_header *h,
 		     const struct ht_decoder *dec, struct ht_perfetto_export **out, char *err, size_t errlen)
@@ -834,14 +1033,9 @@ int ht_perfetto_open(const char *path, bool force, mode_t mode, const struct ht_
 	snprintf(x->path, sizeof(x->path), "%s", path);
 	x->hdr = *h;
 	x->dec = dec;
-	/* The sequence's first packet: its interned names start empty. */
-	ht_pb_msg p = packet_begin(x);
-	ht_pb_varint(&x->raw, PKT_SEQ_ID, SEQUENCE_ID);
-	ht_pb_varint(&x->raw, PKT_SEQ_FLAGS, SEQ_INCREMENTAL_STATE_CLEARED);
-	ht_pb_varint(&x->raw, PKT_FIRST_ON_SEQ, 1);
-	packet_end(x, p);
+	head_packets(x);
 	/* The names every record uses, interned once (the tables are empty: they get iids). */
-	for (size_t i = 0; i < sizeof(record_args) / sizeof(record_args[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(record_args); i++)
 		x->arg_iid[i] = intern(x, false, record_args[i]);
 	x->phase_iid[0] = intern(x, true, "exit->hypercall");
 	x->phase_iid[1] = intern(x, true, "hypercall->entry");
@@ -925,7 +1119,7 @@ static void intern_switch_names(struct ht_perfetto_export *x)
 	x->switch_names = true;
 	x->off_iid[0] = intern(x, true, "preempted");
 	x->off_iid[1] = intern(x, true, "blocked");
-	for (size_t i = 0; i < sizeof(switch_args) / sizeof(switch_args[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(switch_args); i++)
 		x->switch_arg_iid[i] = intern(x, false, switch_args[i]);
 }
 

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -196,6 +198,68 @@ static void temp_name(char *buf, size_t len)
 	snprintf(buf, len, ".htr-%016llx.tmp", r);
 }
 
+/*
+ * A directory output's temporary name: ".htr-PID-RANDOM.tmp". Its owner
+ * holds an exclusive flock on it from just after mkdir until it is renamed
+ * or removed; a SIGKILL drops the lock with the process, and the pid in the
+ * name covers the moment between mkdir and flock. See remove_stale_dirs.
+ */
+static void temp_dir_name(char *buf, size_t len)
+{
+	char r[32];
+
+	temp_name(r, sizeof(r)); /* ".htr-%016llx.tmp" */
+	snprintf(buf, len, ".htr-%d-%s", (int)getpid(), r + 5);
+}
+
+static int remove_entry(struct ht_output *o, int dirfd, const char *name);
+static int for_each_entry(struct ht_output *o, int dirfd, int (*fn)(struct ht_output *o, int dirfd, const char *name));
+
+/*
+ * Removes the temporary directories of directory outputs that a killed
+ * convert (SIGKILL, a crash, a power cut) left in dirfd. One is stale, and
+ * removed, only when all of these hold, so a running conversion's is never
+ * touched: its name is exactly ".htr-PID-<16 hex>.tmp", it is a directory
+ * (not a link) of the caller's effective uid, no process PID exists (the
+ * owner may be between mkdir and flock), and its flock is free (no owner
+ * holds it, whatever pid namespace the owner runs in). A temporary
+ * directory of an older version (no pid in its name) is left alone.
+ */
+static void remove_stale_dirs(struct ht_output *o)
+{
+	int fd = openat(o->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	struct dirent *e;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((e = readdir(d))) {
+		char hex[17], check[64];
+		int pid, n = 0, sub;
+		struct stat st;
+
+		if (sscanf(e->d_name, ".htr-%d-%16[0-9a-f].tmp%n", &pid, hex, &n) != 2 || e->d_name[n] || pid <= 0 ||
+		    strlen(hex) != 16)
+			continue;
+		snprintf(check, sizeof(check), ".htr-%d-%s.tmp", pid, hex);
+		if (strcmp(check, e->d_name) || fstatat(o->dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    !S_ISDIR(st.st_mode) || st.st_uid != geteuid() || kill(pid, 0) == 0 || errno != ESRCH)
+			continue;
+		sub = openat(o->dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0)
+			continue;
+		if (flock(sub, LOCK_EX | LOCK_NB) == 0) {
+			for_each_entry(o, sub, remove_entry);
+			unlinkat(o->dirfd, e->d_name, AT_REMOVEDIR);
+		}
+		close(sub);
+	}
+	closedir(d);
+}
+
 /* Gives the unnamed (O_TMPFILE) file the name NAME in dirfd; -EEXIST if NAME exists. */
 static int link_unnamed(struct ht_output *o, const char *name)
 {
@@ -369,8 +433,10 @@ int ht_output_create_dir(struct ht_output *o, const char *path, const struct ht_
 	} else {
 		ret = check_existing_dir(o, err, errlen);
 	}
+	if (!ret)
+		remove_stale_dirs(o);
 	for (int tries = 0; !ret && tries < 100; tries++) {
-		temp_name(tmp, sizeof(tmp));
+		temp_dir_name(tmp, sizeof(tmp));
 		if (mkdirat(o->dirfd, tmp, 0700) == 0) {
 			o->tmpname = strdup(tmp);
 			if (!o->tmpname) {
@@ -388,6 +454,11 @@ int ht_output_create_dir(struct ht_output *o, const char *path, const struct ht_
 	}
 	if (!ret) {
 		o->fd = openat(o->dirfd, o->tmpname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		/* Ours, and marked so until it is renamed or removed (remove_stale_dirs). */
+		if (o->fd >= 0 && flock(o->fd, LOCK_EX | LOCK_NB)) {
+			close(o->fd);
+			o->fd = -1;
+		}
 		if (o->fd < 0) {
 			ret = -errno;
 			snprintf(err, errlen, "cannot create directory %s: %s: choose a writable path with %s", path,

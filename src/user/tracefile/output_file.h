@@ -21,7 +21,10 @@
  *
  * A directory output (a CTF trace: several files) is built in a private
  * temporary directory next to it (mode 0700) and renamed into place when
- * published: over nothing, or over an empty directory.
+ * published: over nothing, or over an empty directory. A SIGKILL leaves that
+ * directory behind; the next directory output created in the same directory
+ * removes it, and only it: the name carries the owner's pid and the owner
+ * holds a flock on it, so a running conversion's is never taken for stale.
  */
 #ifndef HT_OUTPUT_FILE_H
 #define HT_OUTPUT_FILE_H
