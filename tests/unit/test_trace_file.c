@@ -373,6 +373,7 @@ static int write_exits_file(unsigned int blocks)
 	char err[256];
 
 	ht_header_init(&h);
+	h.start_monotonic_ns = 1000; /* the blocks' times (fill_exits) come after the start, as a recording's */
 	if (ht_writer_open(path, true, &h, &w, err, sizeof(err)))
 		return -1;
 	for (unsigned int k = 1; k <= blocks; k++) {

@@ -27,7 +27,28 @@ struct exits_reading {
 	unsigned long long state_ns, since_ns, until_ns;
 	bool have_since, have_until;
 	int err;
+	const struct ht_reader *reader;
+	char why[256];                   /* err -EBADMSG: what the file got wrong */
 };
+
+/* A cumulative series that goes down is not a recording's: say which and where. */
+static bool series_goes_down(struct exits_reading *r, const struct ht_exit_series *was,
+			     const struct ht_exit_series_rec *now)
+{
+	bool down = now->h.count < was->h.count || now->h.total_ns < was->h.total_ns;
+
+	for (int k = 0; k < HT_EXIT_SLOTS && !down; k++)
+		down = now->h.slots[k] < was->h.slots[k];
+	if (!down)
+		return false;
+	snprintf(r->why, sizeof(r->why),
+		 "exits block at byte %llu: the series of pid %u, vCPU %u, reason %u goes down from %llu exits (%llu ns) to %llu (%llu ns): the file is corrupt",
+		 ht_reader_block_at(r->reader), now->key.pid, (unsigned int)now->key.vcpu, now->key.reason,
+		 (unsigned long long)was->h.count, (unsigned long long)was->h.total_ns,
+		 (unsigned long long)now->h.count, (unsigned long long)now->h.total_ns);
+	r->err = -EBADMSG;
+	return true;
+}
 
 static void apply_block(void *ctx, const struct ht_exits_header *h, const struct ht_exit_series_rec *series,
 			const struct ht_vcpu_wait_rec *threads)
@@ -47,26 +68,35 @@ static void apply_block(void *ctx, const struct ht_exits_header *h, const struct
 		r->until_ns = r->state_ns;
 		r->err = r->err ? r->err : ht_exit_table_copy(&r->at_until, &r->state);
 	}
+	/* Any order, whatever the block holds: the state is sorted once, when it is shown. */
 	for (__u32 i = 0; i < h->nseries && !r->err; i++) {
-		struct ht_exit_series *s = ht_exit_table_series(&r->state, &series[i].key, true);
+		size_t had = r->state.nseries;
+		struct ht_exit_series *s = ht_exit_table_series_any_order(&r->state, &series[i].key);
 		if (!s) {
 			r->err = -ENOMEM;
 			break;
 		}
+		if (r->state.nseries == had && series_goes_down(r, s, &series[i]))
+			break;
 		s->h = series[i].h;
 		s->in_host_at_end = series[i].in_host_at_end;
 		s->minmax_exact = true;
 	}
-	for (__u32 i = 0; i < h->nthreads && !r->err; i++) {
-		struct ht_vcpu_thread_row *t = ht_exit_table_thread(&r->state, threads[i].w.tid, true);
-		if (!t) {
-			r->err = -ENOMEM;
-			break;
+	if (h->nthreads && !r->err) {
+		uint32_t *tids = malloc(h->nthreads * sizeof(*tids));
+		struct ht_vcpu_thread_row **rows = malloc(h->nthreads * sizeof(*rows));
+
+		for (__u32 i = 0; tids && i < h->nthreads; i++)
+			tids[i] = threads[i].w.tid;
+		r->err = tids && rows ? ht_exit_table_threads(&r->state, tids, h->nthreads, rows) : -ENOMEM;
+		for (__u32 i = 0; i < h->nthreads && !r->err; i++) {
+			rows[i]->w = threads[i].w;
+			rows[i]->w.pad0 = 0;
+			rows[i]->w.pad1 = 0;
+			rows[i]->gone = threads[i].w.pad1 & HT_VCPU_WAIT_F_GONE;
 		}
-		t->w = threads[i].w;
-		t->w.pad0 = 0;
-		t->w.pad1 = 0;
-		t->gone = threads[i].w.pad1 & HT_VCPU_WAIT_F_GONE;
+		free(tids);
+		free(rows);
 	}
 	r->state.lost_series_full = h->lost_series_full;
 	r->state.lost_no_thread = h->lost_no_thread;
@@ -74,8 +104,8 @@ static void apply_block(void *ctx, const struct ht_exits_header *h, const struct
 	r->state_ns = h->time_ns;
 }
 
-/* Keeps the series and threads the selection takes: VM process, VM name, vCPU. */
-static void select_rows(struct ht_exit_table *t, const struct ht_selection *sel, struct ht_reader *reader)
+/* Keeps the series and threads the selection takes: VM process, VM name, vCPU. 0 or -ENOMEM. */
+static int select_rows(struct ht_exit_table *t, const struct ht_selection *sel, struct ht_reader *reader)
 {
 	size_t n = 0;
 
@@ -100,6 +130,7 @@ static void select_rows(struct ht_exit_table *t, const struct ht_selection *sel,
 		t->threads[n++] = t->threads[i];
 	}
 	t->nthreads = n;
+	return ht_exit_table_series_moved(t);
 }
 
 /* A JSON string: valid JSON whatever v holds (names are the VM owner's, docs/exports.md). */
@@ -205,21 +236,26 @@ int ht_report_exits(struct ht_report_config *cfg)
 	ht_exit_table_init(&r.at_until);
 	ht_exit_table_init(&window);
 	r.state_ns = h->start_monotonic_ns;
+	r.reader = reader;
 	ht_reader_set_exits_visitor(reader, apply_block, &r);
 	while (ht_reader_next(reader, &rec) == 1)
 		; /* the records are not this report's; the visitor takes the EXITS blocks as they pass */
 	const struct ht_read_status *st = ht_reader_status(reader);
-	if (r.err) {
+	if (r.err == -EBADMSG) {
+		status = ht_runtime_error("%s: %s", cfg->path, r.why);
+	} else if (r.err) {
 		status = ht_runtime_error("out of memory");
+	} else if (!ht_reader_exits_blocks(reader) && st->damaged) {
+		status = ht_report_read_outcome(cfg->path, st); /* its first EXITS block may be what is damaged */
 	} else if (!ht_reader_exits_blocks(reader)) {
 		status = ht_runtime_error("%s has no exit statistics: it was recorded without --exits (record --exits -o FILE)",
 					  cfg->path);
 		if (st->damaged)
 			ht_report_read_outcome(cfg->path, st);
-	} else if (window_of(&r, &window, h->start_monotonic_ns, &from_ns, &to_ns)) {
+	} else if (window_of(&r, &window, h->start_monotonic_ns, &from_ns, &to_ns) || ht_exit_table_sort(&window) ||
+		   select_rows(&window, &cfg->selection, reader)) {
 		status = ht_runtime_error("out of memory");
 	} else {
-		select_rows(&window, &cfg->selection, reader);
 		if (cfg->mode == HT_REPORT_CSV || cfg->mode == HT_REPORT_JSON) {
 			print_rows(cfg->mode, &window, reader);
 		} else {
