@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "exits/exit_table.h"
 #include "test.h"
 #include "top/top_view.h"
@@ -141,8 +142,126 @@ cleanup:
 	fixture_free(&fx);
 }
 
+/* Exits BPF could not count (series table full, no vCPU thread slot): a line of their own, in 80x24 too. */
+static void lost_exits_are_shown(void)
+{
+	struct ht_top_view_opts o = { .sort = HT_TOP_SORT_EXITS, .width = 80, .height = 24, .terminal = true };
+	struct fixture fx;
+
+	fixture_init(&fx);
+	vm(&fx, 10, 100, 0, 0);
+	if (!ASSERT_MSG(frame(&fx, &o) == 4 && !strstr(fx.text, "lost"), "no loss, no line:\n%s", fx.text))
+		goto cleanup;
+	fx.interval.lost_series_full = 30;
+	fx.interval.lost_no_thread = 12;
+	if (!ASSERT_MSG(frame(&fx, &o) == 5, "lines:\n%s", fx.text))
+		goto cleanup;
+	ASSERT_MSG(strstr(fx.text, "\nlost 42 exits/s: 30/s series table full, 12/s no vCPU thread slot\n") != NULL,
+		   "the loss line:\n%s", fx.text);
+	o.terminal = false; /* batch */
+	if (!ASSERT_MSG(frame(&fx, &o) == 4, "batch lines:\n%s", fx.text))
+		goto cleanup;
+	ASSERT_MSG(strstr(fx.text, "\nlost 42 exits/s:") != NULL, "the loss line in batch:\n%s", fx.text);
+cleanup:
+	fixture_free(&fx);
+}
+
+/*
+ * A wait is credited when its thread runs again, all of it: a thread that
+ * waited 3 s of earlier intervals and ran in this 1 s one. No thread waits
+ * longer than the interval within it, so a VM's share stays within 100%,
+ * and a thread that ended in the interval counts among the VM's threads.
+ */
+static void wait_share_never_exceeds_100(void)
+{
+	struct ht_top_view_opts o = { .sort = HT_TOP_SORT_WAIT, .vcpus = true };
+	struct ht_vcpu_wait idle = { .pid = 10, .tid = 12, .wait_ns = 0 };
+	struct ht_vcpu_wait ended = { .pid = 20, .tid = 22, .wait_ns = 500000000 };
+	struct fixture fx;
+
+	fixture_init(&fx);
+	vm(&fx, 10, 100, 0, 3000000000ull);
+	vm(&fx, 20, 100, 0, 0);
+	ht_exit_table_set_thread(&fx.total, &idle);
+	ht_exit_table_set_thread(&fx.interval, &ended);
+	ht_exit_table_set_thread(&fx.total, &ended);
+	ht_exit_table_thread(&fx.total, 22, false)->gone = true;
+	if (!ASSERT_MSG(frame(&fx, &o) > 0, "frame"))
+		goto cleanup;
+	if (!ASSERT_MSG(strstr(fx.text, " alpha                       100  1.00us  1.00us   50.0        0\n") != NULL,
+			"alpha: one thread 3 s (counted as 1 s) and one idle over 1 s: 50%%:\n%s", fx.text))
+		goto cleanup;
+	if (!ASSERT_MSG(strstr(fx.text, "     11   vCPU 0                    100  1.00us  1.00us  100.0        0\n") != NULL,
+			"alpha's waiting thread: 100%%:\n%s", fx.text))
+		goto cleanup;
+	ASSERT_MSG(strstr(fx.text, " b\\x1b[2Jeta                 100  1.00us  1.00us   25.0        0\n") != NULL,
+		   "beta: 0 s and 0.5 s of a thread that ended, over two threads: 25%%:\n%s", fx.text);
+cleanup:
+	fixture_free(&fx);
+}
+
+static double cpu_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* CPU seconds of one frame (every row, vCPUs and reasons) of n series over n/2 VMs and n/2 threads. */
+static double frame_seconds(uint32_t n)
+{
+	struct ht_top_view_opts o = { .sort = HT_TOP_SORT_EXITS, .vcpus = true, .reasons = true,
+				      .interval_ns = 1000000000 };
+	struct ht_exit_hist h = { .count = 1, .total_ns = 1000, .min_ns = 1000, .max_ns = 1000 };
+	struct ht_exit_table interval, total;
+	FILE *null = fopen("/dev/null", "w");
+	double t = -1;
+
+	h.slots[9] = 1;
+	ht_exit_table_init(&interval);
+	ht_exit_table_init(&total);
+	for (uint32_t i = 0; i < n; i++) {
+		struct ht_exit_key k = { .pid = 1000 + i / 2, .vcpu = 0, .isa = HT_ISA_SVM, .reason = i % 2 };
+		struct ht_vcpu_wait w = { .pid = 1000 + i, .tid = 100000 + i, .wait_ns = 5 };
+
+		if (ht_exit_table_set_series(&interval, &k, &h) ||
+		    (i < n / 2 && (ht_exit_table_set_thread(&interval, &w) || ht_exit_table_set_thread(&total, &w))))
+			goto out;
+	}
+	if (!null)
+		goto out;
+	t = cpu_seconds();
+	if (ht_top_view_write(null, &interval, &total, &o) < 0)
+		t = -1;
+	else
+		t = cpu_seconds() - t;
+out:
+	if (null)
+		fclose(null);
+	ht_exit_table_free(&interval);
+	ht_exit_table_free(&total);
+	return t;
+}
+
+/*
+ * As many series and threads as BPF holds (16384, 8192): a frame costs about
+ * ten times what a tenth costs (quadratic: a hundred), measured here.
+ */
+static void a_frame_is_linear_in_the_tables(void)
+{
+	double small = frame_seconds(1638), big = frame_seconds(16384);
+
+	if (!ASSERT_MSG(small >= 0 && big >= 0, "frames"))
+		return;
+	ASSERT_MSG(big < 30 * (small > 0.002 ? small : 0.002), "%.3f s for 16384 series, %.3f s for 1638", big, small);
+}
+
 int main(void)
 {
+	RUN(a_frame_is_linear_in_the_tables);
+	RUN(lost_exits_are_shown);
+	RUN(wait_share_never_exceeds_100);
 	RUN(rows_per_vm_sorted_by_the_key_with_names_escaped);
 	RUN(a_frame_fits_the_screen);
 	return ht_test_exit_status();
