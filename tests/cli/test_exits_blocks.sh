@@ -42,6 +42,23 @@ else
 	fail exits_blocks_of_the_largest_size_read_in_linear_time "exits_craft failed"
 fi
 
+# Many small blocks, each with a new series and a new thread below all the
+# ones before, all of one vCPU: a merge of the threads per block, or a scan
+# of the vCPU's series per thread, would be quadratic.
+if "$CRAFT" "$work/blocks-big.htr" blocks 40000 && "$CRAFT" "$work/blocks-small.htr" blocks 4000; then
+	small=$(cpu_seconds "$HT" report --exits "$work/blocks-small.htr")
+	big=$(cpu_seconds "$HT" report --exits "$work/blocks-big.htr")
+	ratio=$(awk -v b="$big" -v s="$small" 'BEGIN { printf "%.1f", b / (s > 0.01 ? s : 0.01) }')
+	if grep -q "^VM (pid 1000): 40000 exits" "$work/out" && awk -v r="$ratio" 'BEGIN { exit !(r < 30) }'; then
+		pass exits_blocks_many_small_ones_read_in_linear_time
+	else
+		fail exits_blocks_many_small_ones_read_in_linear_time \
+			"${big}s for 40000 blocks, ${small}s for a tenth: ratio $ratio (want < 30): $(head -3 "$work/out")"
+	fi
+else
+	fail exits_blocks_many_small_ones_read_in_linear_time "exits_craft failed"
+fi
+
 # 16384 vCPU threads in a block are what a recording can write (8192 live,
 # 8192 that ended since the block before); one more is a crafted file.
 "$CRAFT" "$work/t16384.htr" threads 16384 && "$CRAFT" "$work/t16385.htr" threads 16385

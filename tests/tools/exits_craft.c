@@ -10,6 +10,8 @@
  *               order: half the series in one VM (every reason its own),
  *               half one series per VM, and the threads spread over those VMs
  *   threads N   one block of N vCPU threads of one VM, no series
+ *   blocks N    N blocks of one new series and one new vCPU thread each,
+ *               each below all the ones before (in key and tid order)
  *   slots       a series whose buckets hold far fewer exits than its count
  *   minmax      a series whose min is above its max
  *   total       a series whose time in the host is beyond its buckets
@@ -100,7 +102,7 @@ int main(int argc, char **argv)
 	int ret = 0;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: exits_craft FILE big|threads|slots|minmax|total|down|backwards|wrap [N]\n");
+		fprintf(stderr, "usage: exits_craft FILE big|threads|blocks|slots|minmax|total|down|backwards|wrap [N]\n");
 		return 2;
 	}
 	const char *shape = argv[2];
@@ -117,6 +119,13 @@ int main(int argc, char **argv)
 		ret = big(w, (__u32)n, (__u32)(n / 2 < 2 * HT_MAX_VCPU_THREADS ? n / 2 : 2 * HT_MAX_VCPU_THREADS));
 	} else if (!strcmp(shape, "threads")) {
 		ret = big(w, 0, (__u32)n);
+	} else if (!strcmp(shape, "blocks")) {
+		for (unsigned long i = 0; i < n && !ret; i++) {
+			struct ht_vcpu_wait_rec t = { .w = { .pid = 1000, .tid = (__u32)(10000000 - i), .wait_ns = 10 } };
+
+			series_of(&s[0], 1000, (__u16)((n - i) / 65536), (__u32)(n - i), 1, 1000);
+			ret = add(w, T0 + 1 + i, s, 1, &t, 1);
+		}
 	} else if (!strcmp(shape, "slots")) {
 		s[0].h.count = UINT64_MAX;
 		ret = add(w, T0 + 1, s, 1, NULL, 0);

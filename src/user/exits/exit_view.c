@@ -175,30 +175,35 @@ static void vcpu_line(struct view *v, const struct ht_vcpu_thread_row *r, uint64
 	     share, (unsigned long long)r->w.preempt_count, pre, (unsigned long long)r->w.voluntary_count, vol);
 }
 
-/* The exits of a vCPU's series: [from, to) hold one VM's series in key order, so a vCPU's are a run. */
-static uint64_t vcpu_exits(const struct ht_exit_series *const *from, const struct ht_exit_series *const *to,
-			   uint16_t vcpu)
+/* A vCPU's exits: the sum of its run of series. */
+struct vcpu_total {
+	uint16_t vcpu;
+	uint64_t exits;
+};
+
+/* The exits of vcpu among a VM's totals (in vCPU order), by bisection; 0 if it has none. */
+static uint64_t vcpu_exits(const struct vcpu_total *totals, size_t n, uint16_t vcpu)
 {
-	const struct ht_exit_series *const *end = to;
-	uint64_t n = 0;
+	size_t a = 0, b = n;
 
-	while (from < to) { /* the first series of vcpu or later, by bisection */
-		const struct ht_exit_series *const *mid = from + (to - from) / 2;
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
 
-		if ((*mid)->key.vcpu < vcpu)
-			from = mid + 1;
+		if (totals[mid].vcpu == vcpu)
+			return totals[mid].exits;
+		if (totals[mid].vcpu < vcpu)
+			a = mid + 1;
 		else
-			to = mid;
+			b = mid;
 	}
-	for (; from < end && (*from)->key.vcpu == vcpu; from++)
-		n = ht_sat_add(n, (*from)->h.count);
-	return n;
+	return 0;
 }
 
 /* Scratch of a view: as large as the table, allocated once. */
 struct scratch {
 	struct ht_exit_series *sums;
 	const struct ht_exit_series **order;
+	struct vcpu_total *totals;
 };
 
 /* One VM: its series are [from, to) (key order), its threads [tfrom, tto) (tid order). */
@@ -223,22 +228,28 @@ static void vm_block(struct view *v, uint32_t pid, const struct ht_exit_series *
 		     (unsigned long long)total, rate, (unsigned long long)in_host);
 	else
 		line(v, "VM %s(pid %u): %llu exits, %s/s", name, pid, (unsigned long long)total, rate);
-	size_t n = sum_reasons(from, to, sc->sums, sc->order);
+	size_t n = sum_reasons(from, to, sc->sums, sc->order), nvcpus = 0;
 	if (n)
 		reason_table(v, "  ", sc->sums, n, o);
+	/* Each vCPU's exits once (its series are a run), for its threads and its own table. */
+	for (const struct ht_exit_series *const *s = from; s < to; s++) {
+		if (!nvcpus || sc->totals[nvcpus - 1].vcpu != (*s)->key.vcpu)
+			sc->totals[nvcpus++] = (struct vcpu_total){ .vcpu = (*s)->key.vcpu };
+		sc->totals[nvcpus - 1].exits = ht_sat_add(sc->totals[nvcpus - 1].exits, (*s)->h.count);
+	}
 	/* vCPU threads, then (report) each vCPU's own reasons. */
 	for (const struct ht_vcpu_thread_row *const *r = tfrom; r < tto; r++)
-		vcpu_line(v, *r, vcpu_exits(from, to, (*r)->w.vcpu), o);
+		vcpu_line(v, *r, vcpu_exits(sc->totals, nvcpus, (*r)->w.vcpu), o);
 	if (!o->per_vcpu_reasons)
 		return;
-	for (const struct ht_exit_series *const *s = from; s < to;) {
+	size_t k = 0;
+	for (const struct ht_exit_series *const *s = from; s < to; k++) {
 		const struct ht_exit_series *const *end = s;
-		uint64_t exits = 0;
 
-		for (; end < to && (*end)->key.vcpu == (*s)->key.vcpu; end++)
-			exits = ht_sat_add(exits, (*end)->h.count);
+		while (end < to && (*end)->key.vcpu == (*s)->key.vcpu)
+			end++;
 		n = sum_reasons(s, end, sc->sums, sc->order);
-		line(v, "  vCPU %u: %llu exits", (unsigned int)(*s)->key.vcpu, (unsigned long long)exits);
+		line(v, "  vCPU %u: %llu exits", (unsigned int)(*s)->key.vcpu, (unsigned long long)sc->totals[k].exits);
 		reason_table(v, "    ", sc->sums, n, o);
 		s = end;
 	}
@@ -284,7 +295,8 @@ int ht_exit_view_write(FILE *out, const struct ht_exit_table *t, const struct ht
 {
 	struct view v = { .out = out, .width = o->width ? o->width : 80 };
 	struct scratch sc = { .sums = calloc(t->nseries + 1, sizeof(*sc.sums)),
-			      .order = calloc(t->nseries + 1, sizeof(*sc.order)) };
+			      .order = calloc(t->nseries + 1, sizeof(*sc.order)),
+			      .totals = calloc(t->nseries + 1, sizeof(*sc.totals)) };
 	const struct ht_exit_series **series = calloc(t->nseries + 1, sizeof(*series));
 	const struct ht_vcpu_thread_row **threads = calloc(t->nthreads + 1, sizeof(*threads));
 	uint32_t *pids = calloc(t->nseries + t->nthreads + 1, sizeof(*pids));
@@ -292,7 +304,7 @@ int ht_exit_view_write(FILE *out, const struct ht_exit_table *t, const struct ht
 	size_t npids = 0, s = 0, th = 0;
 	char rate[24];
 
-	if (!sc.sums || !sc.order || !series || !threads || !pids) {
+	if (!sc.sums || !sc.order || !sc.totals || !series || !threads || !pids) {
 		v.err = -ENOMEM;
 		goto out;
 	}
@@ -336,6 +348,7 @@ int ht_exit_view_write(FILE *out, const struct ht_exit_table *t, const struct ht
 out:
 	free(sc.sums);
 	free(sc.order);
+	free(sc.totals);
 	free(series);
 	free(threads);
 	free(pids);

@@ -17,6 +17,7 @@
 #include "exits/exit_view.h"
 #include "reading/read_outcome.h"
 #include "common/escape.h"
+#include "common/hashmap.h"
 #include "tracefile/trace_reader.h"
 
 struct exits_reading {
@@ -29,7 +30,72 @@ struct exits_reading {
 	int err;
 	const struct ht_reader *reader;
 	char why[256];                   /* err -EBADMSG: what the file got wrong */
+	/* Threads new since the last merge into state (see apply_threads), and tid -> index in them. */
+	struct ht_vcpu_thread_row *pending;
+	size_t npending, pending_cap;
+	struct ht_hashmap pending_index;
 };
+
+/* The pending threads into the state: one sort and one merge (ht_exit_table_threads). */
+static int merge_pending(struct exits_reading *r)
+{
+	if (!r->npending)
+		return 0;
+	uint32_t *tids = malloc(r->npending * sizeof(*tids));
+	struct ht_vcpu_thread_row **rows = malloc(r->npending * sizeof(*rows));
+	int ret = tids && rows ? 0 : -ENOMEM;
+
+	for (size_t i = 0; !ret && i < r->npending; i++)
+		tids[i] = r->pending[i].w.tid;
+	if (!ret)
+		ret = ht_exit_table_threads(&r->state, tids, r->npending, rows);
+	for (size_t i = 0; !ret && i < r->npending; i++)
+		*rows[i] = r->pending[i];
+	free(tids);
+	free(rows);
+	r->npending = 0;
+	ht_hashmap_clear(&r->pending_index);
+	return ret;
+}
+
+/*
+ * A block's threads: those the state has are set in place (bisection);
+ * new ones wait in pending, found by their tid, until they are as many as
+ * the state's threads, and are merged then. A merge moves every thread of
+ * the state, so merging each block's new threads would cost a hostile file
+ * of many small blocks the square of its size; this way a thread moves a
+ * logarithmic number of times in all.
+ */
+static int apply_threads(struct exits_reading *r, const struct ht_vcpu_wait_rec *threads, __u32 n)
+{
+	for (__u32 i = 0; i < n; i++) {
+		struct ht_vcpu_thread_row *row = ht_exit_table_thread(&r->state, threads[i].w.tid, false);
+		long k;
+
+		if (!row && ht_hashmap_find(&r->pending_index, threads[i].w.tid, &k))
+			row = &r->pending[k];
+		if (!row) {
+			if (r->npending == r->pending_cap) {
+				size_t cap = r->pending_cap ? 2 * r->pending_cap : 64;
+				struct ht_vcpu_thread_row *p = realloc(r->pending, cap * sizeof(*p));
+				if (!p)
+					return -ENOMEM;
+				r->pending = p;
+				r->pending_cap = cap;
+			}
+			if (ht_hashmap_insert(&r->pending_index, threads[i].w.tid, (long)r->npending, HT_HASHMAP_ADD, NULL,
+					      NULL))
+				return -ENOMEM;
+			row = &r->pending[r->npending++];
+			memset(row, 0, sizeof(*row));
+		}
+		row->w = threads[i].w;
+		row->w.pad0 = 0;
+		row->w.pad1 = 0;
+		row->gone = threads[i].w.pad1 & HT_VCPU_WAIT_F_GONE;
+	}
+	return r->npending > r->state.nthreads ? merge_pending(r) : 0;
+}
 
 /* A cumulative series that goes down is not a recording's: say which and where. */
 static bool series_goes_down(struct exits_reading *r, const struct ht_exit_series *was,
@@ -61,11 +127,13 @@ static void apply_block(void *ctx, const struct ht_exits_header *h, const struct
 	if (h->time_ns > r->sel->from_ns && !r->have_since && r->sel->since.on) {
 		r->have_since = true;
 		r->since_ns = r->state_ns;
-		r->err = ht_exit_table_copy(&r->at_since, &r->state);
+		r->err = merge_pending(r);
+		r->err = r->err ? r->err : ht_exit_table_copy(&r->at_since, &r->state);
 	}
 	if (h->time_ns > r->sel->to_ns && !r->have_until) {
 		r->have_until = true;
 		r->until_ns = r->state_ns;
+		r->err = r->err ? r->err : merge_pending(r);
 		r->err = r->err ? r->err : ht_exit_table_copy(&r->at_until, &r->state);
 	}
 	/* Any order, whatever the block holds: the state is sorted once, when it is shown. */
@@ -82,22 +150,8 @@ static void apply_block(void *ctx, const struct ht_exits_header *h, const struct
 		s->in_host_at_end = series[i].in_host_at_end;
 		s->minmax_exact = true;
 	}
-	if (h->nthreads && !r->err) {
-		uint32_t *tids = malloc(h->nthreads * sizeof(*tids));
-		struct ht_vcpu_thread_row **rows = malloc(h->nthreads * sizeof(*rows));
-
-		for (__u32 i = 0; tids && i < h->nthreads; i++)
-			tids[i] = threads[i].w.tid;
-		r->err = tids && rows ? ht_exit_table_threads(&r->state, tids, h->nthreads, rows) : -ENOMEM;
-		for (__u32 i = 0; i < h->nthreads && !r->err; i++) {
-			rows[i]->w = threads[i].w;
-			rows[i]->w.pad0 = 0;
-			rows[i]->w.pad1 = 0;
-			rows[i]->gone = threads[i].w.pad1 & HT_VCPU_WAIT_F_GONE;
-		}
-		free(tids);
-		free(rows);
-	}
+	if (!r->err)
+		r->err = apply_threads(r, threads, h->nthreads);
 	r->state.lost_series_full = h->lost_series_full;
 	r->state.lost_no_thread = h->lost_no_thread;
 	r->state.lost_vcpu_switches = h->lost_vcpu_switches;
@@ -238,8 +292,11 @@ int ht_report_exits(struct ht_report_config *cfg)
 	r.state_ns = h->start_monotonic_ns;
 	r.reader = reader;
 	ht_reader_set_exits_visitor(reader, apply_block, &r);
+	ht_hashmap_init(&r.pending_index, ht_hash_long, ht_equal_long, NULL);
 	while (ht_reader_next(reader, &rec) == 1)
 		; /* the records are not this report's; the visitor takes the EXITS blocks as they pass */
+	if (!r.err)
+		r.err = merge_pending(&r);
 	const struct ht_read_status *st = ht_reader_status(reader);
 	if (r.err == -EBADMSG) {
 		status = ht_runtime_error("%s: %s", cfg->path, r.why);
@@ -281,6 +338,8 @@ int ht_report_exits(struct ht_report_config *cfg)
 		fflush(stdout);
 		status = ht_report_read_outcome(cfg->path, st);
 	}
+	free(r.pending);
+	ht_hashmap_clear(&r.pending_index);
 	ht_exit_table_free(&r.state);
 	ht_exit_table_free(&r.at_since);
 	ht_exit_table_free(&r.at_until);

@@ -260,6 +260,13 @@ static uint64_t interval_wait(const struct groups *g, uint32_t tid, uint64_t int
 	return 0;
 }
 
+/* A vCPU's exits in the interval, summed over its reasons. */
+struct vcpu_sum {
+	uint16_t vcpu;
+	struct ht_exit_series s;
+	uint64_t hcalls;
+};
+
 static void vm_details(struct frame *f, const struct vm_row *r, const struct groups *g,
 		       const struct ht_top_view_opts *o)
 {
@@ -267,27 +274,50 @@ static void vm_details(struct frame *f, const struct vm_row *r, const struct gro
 	size_t from, to;
 
 	if (o->vcpus) {
+		/* Each vCPU's sums once (its series are a run): threads of one vCPU share them. */
+		size_t sa, sb, nv = 0;
+		series_run(g, r->pid, -1, &sa, &sb);
+		struct vcpu_sum *sums = calloc(sb - sa + 1, sizeof(*sums));
+		if (!sums)
+			return;
+		for (size_t k = sa; k < sb; k++) {
+			const struct ht_exit_series *e = g->series[k];
+
+			if (!nv || sums[nv - 1].vcpu != e->key.vcpu)
+				sums[nv++] = (struct vcpu_sum){ .vcpu = e->key.vcpu, .s = { .minmax_exact = true } };
+			ht_exit_series_add(&sums[nv - 1].s, e);
+			sums[nv - 1].hcalls = ht_sat_add(sums[nv - 1].hcalls, is_hypercall(&e->key) ? e->h.count : 0);
+		}
 		thread_run(g, r->pid, &from, &to);
 		for (size_t i = from; i < to; i++) {
 			const struct ht_vcpu_thread_row *t = g->threads[i];
-			struct ht_exit_series s = { .minmax_exact = true };
-			uint64_t hc = 0, wait;
-			size_t a, b;
+			static const struct vcpu_sum none = { .s = { .minmax_exact = true } };
+			const struct vcpu_sum *vs = &none;
+			uint64_t wait;
+			size_t a = 0, b = nv;
 
 			if (t->gone)
 				continue;
-			series_run(g, r->pid, t->w.vcpu, &a, &b);
-			for (size_t k = a; k < b; k++) {
-				ht_exit_series_add(&s, g->series[k]);
-				hc = ht_sat_add(hc, is_hypercall(&g->series[k]->key) ? g->series[k]->h.count : 0);
+			while (a < b) {
+				size_t mid = a + (b - a) / 2;
+
+				if (sums[mid].vcpu == t->w.vcpu) {
+					vs = &sums[mid];
+					break;
+				}
+				if (sums[mid].vcpu < t->w.vcpu)
+					a = mid + 1;
+				else
+					b = mid;
 			}
 			wait = interval_wait(g, t->w.tid, o->interval_ns);
 			const char *tn = o->thread_name ? o->thread_name(o->ctx, t->w.pid, t->w.tid) : NULL;
 			snprintf(name, sizeof(name), "vCPU %u %s", (unsigned int)t->w.vcpu,
 				 ht_escape(esc, sizeof(esc), tn ? tn : "", HT_ESC_TEXT));
-			columns(cols, sizeof(cols), &s, hc, wait_pct(wait, o->interval_ns, 1), true, o->interval_ns);
+			columns(cols, sizeof(cols), &vs->s, vs->hcalls, wait_pct(wait, o->interval_ns, 1), true, o->interval_ns);
 			row(f, "%7u   %-18.18s %s", t->w.tid, name, cols);
 		}
+		free(sums);
 	}
 	if (!o->reasons)
 		return;
