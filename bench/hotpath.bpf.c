@@ -159,7 +159,11 @@ static __noinline int register_pair(void)
 	struct task_struct *parent = PARENT_OF(self);
 	__u32 tid = self->pid, ptid = parent->pid;
 
-	if (!vcpu_thread_register(tid, self->tgid, 0, 1) || !vcpu_thread_register(ptid, parent->tgid, 1, 0))
+	__u64 now = bpf_ktime_get_ns();
+	__u32 idx;
+
+	if (!vcpu_thread_register((__u64)self->tgid << 32 | tid, VCPU_AND_STATE(0, HT_VCPU_GUEST), now, &idx) ||
+	    !vcpu_thread_register((__u64)parent->tgid << 32 | ptid, VCPU_AND_STATE(1, HT_VCPU_BLOCKED), now, &idx))
 		return 1;
 	bench_pair_tid[0] = tid;
 	bench_pair_tid[1] = ptid;

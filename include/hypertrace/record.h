@@ -219,4 +219,39 @@ struct ht_vcpu_wait {
 _Static_assert(sizeof(struct ht_vcpu_wait) == 56, "ht_vcpu_wait layout changed");
 #define HT_MAX_VCPU_THREADS 8192
 
+/*
+ * Where a vCPU thread's time goes (record --exits): it is in exactly one of
+ * these states from when the BPF programs first see it until it ends, and
+ * each transition reads the clock once, ending one state and starting the
+ * next, so the states add up to the thread's wall-clock time
+ * (docs/design.md, "The vCPU account").
+ */
+enum ht_vcpu_state {
+	HT_VCPU_GUEST = 0, /* kvm_entry .. kvm_exit: running guest code */
+	HT_VCPU_KVM,       /* kvm_exit .. kvm_entry or kvm_userspace_exit, on a CPU: KVM handling the exit */
+	HT_VCPU_VMM,       /* kvm_userspace_exit .. kvm_entry, on a CPU: the VMM (e.g. QEMU) in user space */
+	HT_VCPU_WAIT,      /* runnable but not on a CPU (preempted, or woken): the guest's steal time */
+	HT_VCPU_HALTED,    /* off the CPU, blocked while its open exit is a halt (the guest is idle) */
+	HT_VCPU_BLOCKED,   /* off the CPU, blocked otherwise (e.g. the VMM waiting on a lock or I/O) */
+	HT_VCPU_NSTATES,
+};
+
+/* The exits that halt a vCPU: an off-CPU thread blocked in one of them is halted, not blocked. */
+#define HT_VMX_EXIT_REASON_HLT 12
+#define HT_SVM_EXIT_CODE_HLT 0x78
+#define HT_SVM_EXIT_CODE_IDLE_HLT 0xa6 /* AMD's idle-HLT intercept (kernels since 6.14) */
+
+/*
+ * A vCPU thread's account as user space reads it: the time in each state
+ * from start_ns up to as_of_ns, so the states sum to as_of_ns - start_ns
+ * exactly. (tid, start_ns) names a thread: a thread id the kernel gives
+ * again later is another thread.
+ */
+struct ht_vcpu_account {
+	__u64 start_ns;                     /*  0 CLOCK_MONOTONIC when first seen */
+	__u64 as_of_ns;                     /*  8 the states below are up to here */
+	__u64 state_ns[HT_VCPU_NSTATES];    /* 16 by enum ht_vcpu_state */
+};
+_Static_assert(sizeof(struct ht_vcpu_account) == 16 + 8 * HT_VCPU_NSTATES, "ht_vcpu_account layout changed");
+
 #endif /* HYPERTRACE_RECORD_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The hypertrace-bpf trace file (.htr), format version 3. Shared by the writer
+ * The hypertrace-bpf trace file (.htr), format version 5. Shared by the writer
  * and the reader; docs/trace-format.md describes it byte by byte.
  *
  *   file   := header block*
@@ -25,8 +25,11 @@
  * 3: EXITS blocks may appear (record --exits); earlier files are read the same, without them.
  * 4: RECORDS blocks may hold switches of vCPU threads (struct ht_vcpu_switch,
  *    record --vcpu-sched) between the hypercall records; earlier files have none.
+ * 5: an EXITS block's thread records carry the thread's start and its
+ *    account (struct ht_vcpu_account: where its time went); earlier files'
+ *    thread records are 56 bytes, without it.
  */
-#define HT_FILE_VERSION 4
+#define HT_FILE_VERSION 5
 #define HT_FILE_HEADER_SIZE 256
 
 /* ht_file_header.filter_flags */
@@ -139,14 +142,21 @@ struct ht_exit_series_rec {
 };
 
 #define HT_VCPU_WAIT_F_GONE (1u << 0) /* the thread ended: these are its last numbers */
+/*
+ * A vCPU thread, named by (w.tid, a.start_ns): the states of a add up to
+ * a.as_of_ns - a.start_ns exactly; w.wait_ns equals a's wait.
+ */
 struct ht_vcpu_wait_rec {
-	struct ht_vcpu_wait w;   /*   0; w.pad1 holds HT_VCPU_WAIT_F_* */
+	struct ht_vcpu_wait w;    /*   0; w.pad1 holds HT_VCPU_WAIT_F_* */
+	struct ht_vcpu_account a; /*  56 version 5 on */
 };
+/* A thread record in files of versions 3 and 4: w alone. */
+#define HT_VCPU_WAIT_REC_V4_SIZE 56
 
 _Static_assert(sizeof(struct ht_file_header) == HT_FILE_HEADER_SIZE, "header layout changed");
 _Static_assert(sizeof(struct ht_exits_header) == 48, "exits header layout changed");
 _Static_assert(sizeof(struct ht_exit_series_rec) == 24 + 32 + 8 * HT_EXIT_SLOTS, "exit series layout changed");
-_Static_assert(sizeof(struct ht_vcpu_wait_rec) == 56, "vcpu wait layout changed");
+_Static_assert(sizeof(struct ht_vcpu_wait_rec) == 56 + 16 + 8 * HT_VCPU_NSTATES, "vcpu wait layout changed");
 _Static_assert(sizeof(struct ht_identity) == 112, "identity layout changed");
 _Static_assert(__builtin_offsetof(struct ht_file_header, filter_nr_count) == 120, "header layout");
 _Static_assert(__builtin_offsetof(struct ht_file_header, header_crc32) == 252, "header layout");

@@ -102,19 +102,21 @@ static __always_inline struct ht_exit_hist *exit_hist_of(struct ht_exit_key *key
  * this CPU unless a filter leaves it out. The clock is read only once the
  * series' histogram is found: the entry's own work before it is not the
  * exit's time, as the exit's after its clock read is not (see exit_begin).
+ * Returns the clock value the exit ended at, 0 if it was not counted.
  */
-static __always_inline void count_exit(__u32 tgid, __u32 vcpu, __u32 isa, __u32 reason, __u64 exit_ns,
-				       __u64 synthetic_now, __u32 cpu)
+static __always_inline __u64 count_exit(__u32 tgid, __u32 vcpu, __u32 isa, __u32 reason, __u64 exit_ns,
+					__u64 synthetic_now, __u32 cpu)
 {
 	if (filter_tgid_on && !tgid_traced(tgid))
-		return;
+		return 0;
 	if (filter_vcpu_on && vcpu != filter_vcpu)
-		return;
+		return 0;
 	struct ht_exit_key key = { .pid = tgid, .vcpu = vcpu, .isa = isa, .reason = reason };
 	struct ht_exit_hist *h = exit_hist_of(&key, cpu);
 	if (!h)
-		return;
-	__u64 ns = clock_ns(synthetic_now) - exit_ns;
+		return 0;
+	__u64 now = clock_ns(synthetic_now);
+	__u64 ns = now - exit_ns;
 	h->slots[exit_slot(ns)]++;
 	if (!h->count || ns < h->min_ns)
 		h->min_ns = ns;
@@ -122,55 +124,198 @@ static __always_inline void count_exit(__u32 tgid, __u32 vcpu, __u32 isa, __u32 
 		h->max_ns = ns;
 	h->count++;
 	h->total_ns += ns;
+	return now;
+}
+
+/* The entry at idx of vcpu_thread_table; NULL if out of range. */
+static __always_inline struct vcpu_thread *thread_at(__u32 idx)
+{
+	return bpf_map_lookup_elem(&vcpu_thread_table, &idx);
+}
+
+/* The entry of vCPU thread tid and its index (*idx); NULL if tid has none. */
+static __always_inline struct vcpu_thread *thread_of(__u32 tid, __u32 *idx)
+{
+	__u32 *i = tid_is_vcpu(tid) ? bpf_map_lookup_elem(&vcpu_thread_ids, &tid) : NULL;
+
+	if (!i)
+		return NULL;
+	*idx = *i;
+	return thread_at(*i);
 }
 
 /*
- * kvm_exit: the running thread's exit is open from now on. The clock is
- * read last, so the time in the host starts where the program hands the
- * event back (as kvm_entry's count_exit reads it only once its work is
- * done): the programs' own cost is in neither end.
+ * The account's one transition: the current state ends at now and state
+ * begins. seq is odd meanwhile, so that user space, which reads the entry
+ * while it changes, never takes a half-written one (see vcpu_thread).
+ * A clock value before since_ns (the clocks of two CPUs a few ns apart, a
+ * wake-up read on one and a switch on another) moves nothing back: the
+ * states still add up to since_ns - start_ns, and none goes below zero.
+ */
+static __always_inline void account_to(struct vcpu_thread *t, __u32 state, __u64 now)
+{
+	t->seq++;
+	barrier();
+	if (now > t->since_ns) {
+		t->state_ns[t->state & 7] += now - t->since_ns;
+		t->since_ns = now;
+	}
+	t->state = state;
+	barrier();
+	t->seq++;
+}
+
+static __always_inline bool is_halt_exit(__u32 isa, __u32 reason)
+{
+	if (isa == HT_ISA_VMX)
+		return reason == HT_VMX_EXIT_REASON_HLT;
+	return reason == HT_SVM_EXIT_CODE_HLT || reason == HT_SVM_EXIT_CODE_IDLE_HLT;
+}
+
+/* Threads a probe for a free entry looks at: a host with far fewer vCPU threads than entries finds one at once. */
+#define HT_VCPU_THREAD_PROBES 8
+
+/* A subprogram takes at most five arguments: a vCPU id and a state travel as one. */
+#define VCPU_AND_STATE(vcpu, state) ((__u32)(vcpu) | (__u32)(state) << 16)
+
+/*
+ * A new entry for vCPU thread ids (tgid << 32 | tid) of vcpu_and_state
+ * (VCPU_AND_STATE), in that state from now on, marked in vcpu_tid_bits;
+ * *idx its index. NULL if none is free among the probed ones or
+ * vcpu_thread_ids is full (the caller counts it).
+ */
+static __noinline struct vcpu_thread *vcpu_thread_register(__u64 ids, __u32 vcpu_and_state, __u64 now, __u32 *idx)
+{
+	__u32 tid = (__u32)ids, tgid = ids >> 32, vcpu = vcpu_and_state & 0xffff, state = vcpu_and_state >> 16;
+	__u32 first = tid * 0x9e3779b1u;
+
+	for (__u32 i = 0; i < HT_VCPU_THREAD_PROBES; i++) {
+		__u32 at = (first + i) & (HT_MAX_VCPU_THREADS - 1);
+		struct vcpu_thread *t = thread_at(at);
+
+		if (!t)
+			return NULL;
+		/* Taken with one atomic step: two CPUs may register two threads at once. */
+		if (t->in_use || __sync_val_compare_and_swap(&t->in_use, 0, 1) != 0)
+			continue;
+		/* Preallocated elements: safe under the runqueue lock (see moved_states). */
+		if (bpf_map_update_elem(&vcpu_thread_ids, &tid, &at, BPF_NOEXIST)) {
+			t->in_use = 0;
+			return NULL;
+		}
+		t->seq++;
+		barrier();
+		__builtin_memset(&t->stat, 0, sizeof(t->stat));
+		t->stat.pid = tgid;
+		t->stat.tid = tid;
+		t->stat.vcpu = vcpu;
+		__builtin_memset(t->state_ns, 0, sizeof(t->state_ns));
+		t->start_ns = now;
+		t->since_ns = now;
+		t->state = state;
+		t->resume_state = HT_VCPU_KVM;
+		t->running = state <= HT_VCPU_VMM;
+		t->out_ns = 0;
+		t->exit_open = 0;
+		t->out_involuntary = 0;
+		t->gone = 0;
+		barrier();
+		t->seq++;
+		tid_mark_vcpu(tid, true);
+		*idx = at;
+		return t;
+	}
+	return NULL;
+}
+
+/*
+ * The calling thread's entry when its CPU's slot does not name it (a
+ * thread not seen before, or a switch nobody reported): found by its id,
+ * or made, in vcpu_and_state (VCPU_AND_STATE), if create (an exit or an
+ * entry; not a return to user space, which has no vCPU id); the slot names
+ * it from now on. NULL if it has none.
+ */
+static __noinline struct vcpu_thread *own_thread(struct vcpu_state *slot, __u64 me, __u32 vcpu_and_state, __u64 now,
+						   bool create)
+{
+	__u32 idx = 0;
+	struct vcpu_thread *t = thread_of((__u32)me, &idx);
+
+	if (!t && create) {
+		t = vcpu_thread_register(me, vcpu_and_state, now, &idx);
+		if (!t)
+			count(HT_CNT_EXIT_NO_THREAD);
+	}
+	slot->running_thread = t ? idx + 1 : 0;
+	return t;
+}
+
+/*
+ * The running thread's account goes into state at now: kvm_exit (kvm),
+ * kvm_entry (guest), kvm_userspace_exit (vmm). Its entry is the one the
+ * switches put in the CPU's slot: an array access the verifier inlines, no
+ * helper call.
+ */
+static __always_inline void account_running(struct vcpu_state *slot, __u32 state, __u64 now, __u32 vcpu, bool create)
+{
+	struct vcpu_thread *t = NULL;
+
+	if (slot->running_thread)
+		t = thread_at(slot->running_thread - 1);
+	if (!t)
+		t = own_thread(slot, bpf_get_current_pid_tgid(), VCPU_AND_STATE(vcpu, state), now, create);
+	if (t && t->state != state)
+		account_to(t, state, now);
+}
+
+/*
+ * kvm_exit: the running thread's exit is open from now on, and its account
+ * goes from guest to kvm. The clock is read last, so the time in the host
+ * starts where the program hands the event back (as kvm_entry's count_exit
+ * reads it only once its work is done): the programs' own cost is in
+ * neither end.
  */
 static __always_inline void exit_begin(struct trace_event_raw_kvm_exit *ctx, struct vcpu_state *slot,
 				       __u32 reason, __u64 synthetic_now)
 {
 	__u32 isa = ctx->isa;
+	__u32 vcpu = bpf_core_field_exists(ctx->vcpu_id) ? ctx->vcpu_id : 0;
 
 	slot->exit_reason = isa == HT_ISA_VMX ? reason & HT_VMX_EXIT_REASON_MASK : reason;
 	slot->exit_isa = isa;
-	slot->exit_vcpu = bpf_core_field_exists(ctx->vcpu_id) ? ctx->vcpu_id : 0;
+	slot->exit_vcpu = vcpu;
 	slot->exit_open = 1;
 	/* Until a switch on this CPU names who runs here (just after attach): ask, once. */
 	if (!slot->owner)
 		slot->owner = bpf_get_current_pid_tgid();
-	slot->exit_ns = clock_ns(synthetic_now);
+	__u64 now = clock_ns(synthetic_now);
+	slot->exit_ns = now;
+	account_running(slot, HT_VCPU_KVM, now, vcpu, true);
 }
 
-/* A new vcpu_threads entry for tid, marked in vcpu_tid_bits; NULL if the table is full. */
-static __noinline struct vcpu_thread *vcpu_thread_register(__u32 tid, __u32 tgid, __u32 vcpu, __u32 running)
+/* kvm_userspace_exit: the running vCPU thread returns to the VMM. */
+static __always_inline int handle_kvm_userspace_exit(__u64 synthetic_now)
 {
-	struct vcpu_thread init = {
-		.stat = { .pid = tgid, .tid = tid, .vcpu = vcpu },
-		.running = running,
-	};
+	if (!exits_on)
+		return 0;
+	struct vcpu_state *slot = cpu_slot(bpf_get_smp_processor_id());
 
-	/* Preallocated elements: safe under the runqueue lock (see moved_states). */
-	if (bpf_map_update_elem(&vcpu_threads, &tid, &init, BPF_NOEXIST) && !bpf_map_lookup_elem(&vcpu_threads, &tid))
-		return NULL;
-	tid_mark_vcpu(tid, true);
-	return bpf_map_lookup_elem(&vcpu_threads, &tid);
+	account_running(slot, HT_VCPU_VMM, clock_ns(synthetic_now), 0, false);
+	return 0;
 }
 
 /*
  * kvm_entry whose CPU slot holds no open exit of the caller (me: its
  * tgid << 32 | tid): the thread was switched out since its exit (the exit
- * is in its vcpu_threads entry), or its exit came before the programs were
- * attached. Also where a vCPU thread that was not switched out yet gets its
- * vcpu_threads entry, and where a slot whose owner is wrong is put right.
+ * is in its vcpu_thread_table entry), or its exit came before the programs
+ * were attached. Also where a vCPU thread that was not switched out yet
+ * gets its entry, and where a slot whose owner is wrong is put right.
  */
 static __noinline int exit_end_moved(struct trace_event_raw_kvm_entry *ctx, struct vcpu_state *slot,
 				     __u64 synthetic_now, __u64 me, __u32 cpu)
 {
-	__u32 tid = (__u32)me, tgid = me >> 32;
+	__u32 tgid = me >> 32;
+	__u64 now = 0;
 
 	if (slot->owner != me) {
 		/*
@@ -183,24 +328,35 @@ static __noinline int exit_end_moved(struct trace_event_raw_kvm_entry *ctx, stru
 			count(HT_CNT_EXIT_NO_THREAD);
 		}
 		slot->owner = me;
+		slot->running_thread = 0;
 	}
-	struct vcpu_thread *t = tid_is_vcpu(tid) ? bpf_map_lookup_elem(&vcpu_threads, &tid) : NULL;
+	struct vcpu_thread *t = NULL;
 
-	if (!t) {
-		vcpu_thread_register(tid, tgid, ctx->vcpu_id, 1);
-		return 0;
-	}
-	if (t->exit_open) {
+	if (slot->running_thread)
+		t = thread_at(slot->running_thread - 1);
+	if (t && t->exit_open) {
 		t->exit_open = 0;
-		count_exit(tgid, t->stat.vcpu, t->exit_isa, t->exit_reason, t->exit_ns, synthetic_now, cpu);
+		now = count_exit(tgid, t->stat.vcpu, t->exit_isa, t->exit_reason, t->exit_ns, synthetic_now, cpu);
 	}
+	if (!now)
+		now = clock_ns(synthetic_now);
+	if (!t) {
+		t = own_thread(slot, me, VCPU_AND_STATE(ctx->vcpu_id, HT_VCPU_GUEST), now, true);
+		if (t && t->exit_open) {
+			t->exit_open = 0;
+			count_exit(tgid, t->stat.vcpu, t->exit_isa, t->exit_reason, t->exit_ns, now, cpu);
+		}
+	}
+	if (t && t->state != HT_VCPU_GUEST)
+		account_to(t, HT_VCPU_GUEST, now);
 	return 0;
 }
 
 /*
- * kvm_entry: the running thread's open exit ends here. The thread's ids
- * cost one helper call; the switches keep the slot's owner, so an open exit
- * of the slot is this thread's when the two agree (or no switch on this CPU
+ * kvm_entry: the running thread's open exit ends here, and its account goes
+ * into guest at the clock value the exit ended at. The thread's ids cost
+ * one helper call; the switches keep the slot's owner, so an open exit of
+ * the slot is this thread's when the two agree (or no switch on this CPU
  * named anyone since attach).
  */
 static __always_inline void exit_end(struct trace_event_raw_kvm_entry *ctx, struct vcpu_state *slot,
@@ -214,7 +370,9 @@ static __always_inline void exit_end(struct trace_event_raw_kvm_entry *ctx, stru
 	}
 	slot->exit_open = 0;
 	slot->owner = me;
-	count_exit(me >> 32, slot->exit_vcpu, slot->exit_isa, slot->exit_reason, slot->exit_ns, synthetic_now, cpu);
+	__u64 now = count_exit(me >> 32, slot->exit_vcpu, slot->exit_isa, slot->exit_reason, slot->exit_ns,
+			       synthetic_now, cpu);
+	account_running(slot, HT_VCPU_GUEST, now ? now : clock_ns(synthetic_now), ctx->vcpu_id, true);
 }
 
 /*
@@ -281,20 +439,23 @@ static __noinline int emit_switch(struct vcpu_thread *t, __u32 kind, const struc
 
 /*
  * A switch with a vCPU thread on either side: prev's open exit goes into its
- * entry; prev's waiting starts if it is still runnable; next's waiting and
- * time off the CPU end. With --vcpu-sched each vCPU thread's side is recorded.
+ * entry; prev's account goes to wait if it is still runnable, else to halted
+ * (blocked in a halt exit) or blocked; next's account goes back to the state
+ * it left (kvm or vmm), its time off the CPU ends, and the slot names it.
+ * With --vcpu-sched each vCPU thread's side is recorded.
  */
 static __noinline int vcpu_switch(struct vcpu_state *slot, const struct switch_event *e)
 {
 	__u64 now = clock_ns(e->now);
-	__u32 prev_tid = (__u32)e->prev_ids, prev_tgid = e->prev_ids >> 32, next_tid = (__u32)e->next_ids;
-	struct vcpu_thread *t = tid_is_vcpu(prev_tid) ? bpf_map_lookup_elem(&vcpu_threads, &prev_tid) : NULL;
+	__u32 prev_tid = (__u32)e->prev_ids, next_tid = (__u32)e->next_ids;
+	__u32 idx = 0;
+	struct vcpu_thread *t = thread_of(prev_tid, &idx);
 
 	if (slot->exit_open) {
 		/* The running thread is the one that exited (see cpu_states): its exit goes with it. */
 		slot->exit_open = 0;
 		if (!t)
-			t = vcpu_thread_register(prev_tid, prev_tgid, slot->exit_vcpu, 1);
+			t = vcpu_thread_register(e->prev_ids, VCPU_AND_STATE(slot->exit_vcpu, HT_VCPU_KVM), now, &idx);
 		if (t) {
 			t->exit_ns = slot->exit_ns;
 			t->exit_reason = slot->exit_reason;
@@ -309,24 +470,24 @@ static __noinline int vcpu_switch(struct vcpu_state *slot, const struct switch_e
 		t->running = 0;
 		t->out_ns = now;
 		t->out_involuntary = e->prev_involuntary;
-		if (e->prev_involuntary) {
+		if (e->prev_involuntary)
 			t->stat.preempt_count++;
-			t->wait_start_ns = now;
-		} else {
+		else
 			t->stat.voluntary_count++;
-			t->wait_start_ns = 0;
-		}
+		if (t->state <= HT_VCPU_VMM)
+			t->resume_state = t->state;
+		account_to(t, e->prev_involuntary ? HT_VCPU_WAIT
+			   : t->exit_open && is_halt_exit(t->exit_isa, t->exit_reason) ? HT_VCPU_HALTED
+										: HT_VCPU_BLOCKED,
+			   now);
 		if (vcpu_sched_on)
 			emit_switch(t, HT_SWITCH_OUT, e, now);
 	}
-	struct vcpu_thread *n = tid_is_vcpu(next_tid) ? bpf_map_lookup_elem(&vcpu_threads, &next_tid) : NULL;
+	struct vcpu_thread *n = thread_of(next_tid, &idx);
+	slot->running_thread = n ? idx + 1 : 0;
 	if (!n || (t == n && prev_tid == next_tid))
 		return 0;
 	n->running = 1;
-	if (n->wait_start_ns) {
-		n->stat.wait_ns += now - n->wait_start_ns;
-		n->wait_start_ns = 0;
-	}
 	if (n->out_ns) {
 		if (n->out_involuntary)
 			n->stat.preempt_ns += now - n->out_ns;
@@ -334,6 +495,8 @@ static __noinline int vcpu_switch(struct vcpu_state *slot, const struct switch_e
 			n->stat.voluntary_ns += now - n->out_ns;
 		n->out_ns = 0;
 	}
+	if (n->state > HT_VCPU_VMM)
+		account_to(n, n->resume_state, now);
 	if (vcpu_sched_on)
 		emit_switch(n, HT_SWITCH_IN, e, now);
 	return 0;
@@ -341,25 +504,29 @@ static __noinline int vcpu_switch(struct vcpu_state *slot, const struct switch_e
 
 /*
  * Every switch: who runs on this CPU from now on (the slot's owner, for the
- * VM process of its exits), and the vCPU threads' part if either side is one.
- * For an event already built (the synthetic switches); the tracepoint's
- * handle_sched_switch does the same and builds its event only for that part.
+ * VM process of its exits, and its vCPU thread entry), and the vCPU threads'
+ * part if either side is one. For an event already built (the synthetic
+ * switches); the tracepoint's handle_sched_switch does the same and builds
+ * its event only for that part.
  */
 static __always_inline void exits_sched_switch(struct vcpu_state *slot, const struct switch_event *e)
 {
 	if (switch_has_vcpu(slot, (__u32)e->prev_ids, (__u32)e->next_ids))
 		vcpu_switch(slot, e);
+	else
+		slot->running_thread = 0;
 	slot->owner = e->next_ids;
 }
 
-/* A wake-up: a vCPU thread that is not on a CPU waits for one from now on. */
+/* A wake-up: a vCPU thread blocked off its CPU waits for one from now on. */
 static __noinline int vcpu_wakeup(__u32 tid, __u64 synthetic_now)
 {
-	struct vcpu_thread *t = bpf_map_lookup_elem(&vcpu_threads, &tid);
+	__u32 idx;
+	struct vcpu_thread *t = thread_of(tid, &idx);
 
-	/* Woken while still on its CPU (before it switched out): it never waits. */
-	if (t && !t->running && !t->wait_start_ns)
-		t->wait_start_ns = clock_ns(synthetic_now);
+	/* Woken while still on its CPU (before it switched out), or already runnable: nothing changes. */
+	if (t && !t->running && (t->state == HT_VCPU_HALTED || t->state == HT_VCPU_BLOCKED))
+		account_to(t, HT_VCPU_WAIT, clock_ns(synthetic_now));
 	return 0;
 }
 
@@ -370,16 +537,46 @@ static __always_inline int handle_sched_wakeup(__u32 tid, __u64 synthetic_now)
 	return 0;
 }
 
-/* A thread exits: its open exit and its vcpu_threads entry go with it. */
+/*
+ * A thread exits. Its open exit ends with it and is counted, with its time
+ * in the host until now: a vCPU thread's last exits (a VM shutting down, a
+ * VMM stopping a vCPU) never come back to kvm_entry, and every exit the
+ * kernel reported must be in the numbers. Its account closes at now and its
+ * entry stays, marked gone, until user space has read it; its id can be
+ * some other thread's from now on.
+ */
 static __noinline int exits_thread_exit(struct vcpu_state *slot)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 me = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)me, idx = 0, cpu = bpf_get_smp_processor_id();
+	__u64 now = 0;
+	struct vcpu_thread *t = thread_of(tid, &idx);
 
+	if (slot->exit_open && slot->owner == me)
+		now = count_exit(me >> 32, slot->exit_vcpu, slot->exit_isa, slot->exit_reason, slot->exit_ns, 0, cpu);
 	slot->exit_open = 0;
-	if (tid_is_vcpu(tid)) {
-		bpf_map_delete_elem(&vcpu_threads, &tid);
-		tid_mark_vcpu(tid, false);
+	slot->running_thread = 0;
+	if (!t)
+		return 0;
+	if (!now)
+		now = bpf_ktime_get_ns();
+	if (t->exit_open) {
+		t->exit_open = 0;
+		count_exit(me >> 32, t->stat.vcpu, t->exit_isa, t->exit_reason, t->exit_ns, now, cpu);
 	}
+	t->running = 0;
+	/* As account_to, and gone in the same write: a reader sees the last numbers and gone together. */
+	t->seq++;
+	barrier();
+	if (now > t->since_ns) {
+		t->state_ns[t->state & 7] += now - t->since_ns;
+		t->since_ns = now;
+	}
+	t->gone = 1;
+	barrier();
+	t->seq++;
+	bpf_map_delete_elem(&vcpu_thread_ids, &tid);
+	tid_mark_vcpu(tid, false);
 	return 0;
 }
 

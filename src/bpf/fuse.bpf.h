@@ -555,6 +555,8 @@ static __always_inline int handle_sched_switch(struct task_struct *prev, struct 
 				bpf_probe_read_kernel(e.next_comm, sizeof(e.next_comm), next->comm);
 			}
 			vcpu_switch(slot, &e);
+		} else {
+			slot->running_thread = 0; /* no vCPU thread runs here now */
 		}
 		slot->owner = (__u64)next->tgid << 32 | next_tid;
 	}

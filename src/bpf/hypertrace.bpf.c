@@ -153,17 +153,29 @@ struct {
 } exit_cache SEC(".maps");
 
 /*
- * --exits: vCPU threads by thread id. Preallocated: sched_switch creates
- * entries with the runqueue lock held (see moved_states).
+ * --exits: the vCPU threads (struct vcpu_thread), one entry each, read by
+ * user space through a mapping (no system call per thread, no copy); an
+ * entry of a thread that ended stays until user space has read its last
+ * numbers and frees it. vcpu_thread_ids finds a thread's entry by its id.
+ * Preallocated: sched_switch creates entries with the runqueue lock held
+ * (see moved_states).
  */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, HT_MAX_VCPU_THREADS);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct vcpu_thread);
+} vcpu_thread_table SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, HT_MAX_VCPU_THREADS);
-	__type(key, __u32);
-	__type(value, struct vcpu_thread);
-} vcpu_threads SEC(".maps");
+	__type(key, __u32);   /* the thread's id */
+	__type(value, __u32); /* its index in vcpu_thread_table */
+} vcpu_thread_ids SEC(".maps");
 
-/* --exits: bit tid set while vcpu_threads has an entry for tid (512 KiB: one bit per possible thread id). */
+/* --exits: bit tid set while vcpu_thread_ids has an entry for tid (512 KiB: one bit per possible thread id). */
 __u64 vcpu_tid_bits[HT_TID_BITS / 64] = {};
 
 /*
@@ -263,6 +275,15 @@ int on_kvm_entry(struct trace_event_raw_kvm_entry *ctx)
 	return TP_PASS_EVENT;
 }
 
+/* --exits: a vCPU thread goes back to the VMM (the vCPU account's vmm state). Loaded only with --exits. */
+SEC("tp/kvm/kvm_userspace_exit")
+int on_kvm_userspace_exit(void *ctx)
+{
+	(void)ctx;
+	handle_kvm_userspace_exit(0);
+	return TP_PASS_EVENT;
+}
+
 /* The per-thread state's end of life: see handle_thread_exit. */
 SEC("tp/sched/sched_process_exit")
 int on_thread_exit(void *ctx)
@@ -351,6 +372,12 @@ int synthetic_kvm_entry_at(struct synthetic_timed_event *args)
 	return handle_kvm_entry((struct trace_event_raw_kvm_entry *)synthetic_event, args->now_ns);
 }
 
+SEC("syscall")
+int synthetic_kvm_userspace_exit_at(struct synthetic_timed_event *args)
+{
+	return handle_kvm_userspace_exit(args->now_ns);
+}
+
 /* A context switch of the vCPU threads' accounting, between any two thread ids, on this CPU. */
 struct synthetic_switch_args {
 	__u32 prev_tid, prev_tgid, next_tid, next_tgid;
@@ -392,12 +419,17 @@ int synthetic_sched_wakeup(struct synthetic_wakeup_args *a)
 /* A vCPU thread as kvm_entry first registers one, for the waiting tests' made-up threads. */
 struct synthetic_register_args {
 	__u32 tid, tgid, vcpu, running;
+	__u64 now_ns;
 };
 
 SEC("syscall")
 int synthetic_vcpu_register(struct synthetic_register_args *a)
 {
-	return vcpu_thread_register(a->tid, a->tgid, a->vcpu, a->running) ? 0 : 1;
+	__u32 idx;
+
+	return vcpu_thread_register((__u64)a->tgid << 32 | a->tid,
+				    VCPU_AND_STATE(a->vcpu, a->running ? HT_VCPU_GUEST : HT_VCPU_BLOCKED),
+				    a->now_ns ? a->now_ns : bpf_ktime_get_ns(), &idx) ? 0 : 1;
 }
 
 /*

@@ -36,27 +36,55 @@ struct vcpu_state {
 	__u16 exit_vcpu;
 	__u8 exit_isa;
 	__u8 exit_open;  /* 1: exit_* hold an exit whose entry has not come */
-	__u8 pad[12];
+	/*
+	 * --exits: the vcpu_thread_table index + 1 of the thread running here,
+	 * as the switches say (0: not a vCPU thread, or not known yet); kvm_entry
+	 * checks it against its own thread (owner) before it trusts it.
+	 */
+	__u32 running_thread;
+	__u8 pad[8];
 };
 
 _Static_assert(sizeof(struct vcpu_state) == 128, "a CPU's slot must fill whole cache lines");
 
 /*
- * --exits: a vCPU thread's state, by thread id (vcpu_threads): its waiting
- * and switching statistics, what its last switch-out was, and its open exit
- * while it is switched out (taken from its CPU's slot at the switch).
+ * --exits: a vCPU thread's entry in vcpu_thread_table (an mmapable array;
+ * vcpu_thread_ids maps the thread id to its index): its waiting and
+ * switching statistics, its account (where its time goes: enum
+ * ht_vcpu_state), what its last switch-out was, and its open exit while it
+ * is switched out (taken from its CPU's slot at the switch).
+ *
+ * The account: the thread is in one state since since_ns; state_ns holds
+ * each state's time up to since_ns. A transition reads the clock once
+ * (account_to), so the states add up to the time since start_ns exactly.
+ * The thread's own CPU writes it (its exits, entries, switches) and so do
+ * wake-ups from other CPUs, which the scheduler serializes with the
+ * switches (a wake-up of a thread that is off its CPU comes after its
+ * switch-out, under the run-queue lock). User space reads the entries
+ * through a mapping while they change: seq is odd while a program writes
+ * one, so a reader copies an entry whole or tries again.
  */
 struct vcpu_thread {
+	__u32 seq;            /* odd while being written (a seqlock's count) */
+	__u32 in_use;         /* 1: a thread's (a program took it); 0: free (user space frees a gone one once read) */
 	struct ht_vcpu_wait stat;
-	__u64 wait_start_ns; /* runnable since (woken or preempted); 0: not waiting */
-	__u64 out_ns;        /* switched out at; 0: running or never seen switched out */
-	__u64 exit_ns;       /* the open exit, while exit_open */
+	__u64 start_ns;       /* first seen */
+	__u64 since_ns;       /* the current state began */
+	__u64 state_ns[8];    /* by enum ht_vcpu_state, up to since_ns (8: a masked index) */
+	__u64 out_ns;         /* switched out at; 0: running or never seen switched out */
+	__u64 exit_ns;        /* the open exit, while exit_open */
 	__u32 exit_reason;
 	__u8 exit_isa;
 	__u8 exit_open;
-	__u8 running;        /* on a CPU now */
+	__u8 running;         /* on a CPU now */
 	__u8 out_involuntary;
+	__u8 state;           /* enum ht_vcpu_state */
+	__u8 resume_state;    /* off its CPU: the state it goes back to when switched in (kvm or vmm) */
+	__u8 gone;            /* the thread ended at since_ns: state_ns are its last numbers */
+	__u8 pad[5];
 };
+
+_Static_assert(HT_VCPU_NSTATES <= 8, "state_ns is indexed with state & 7");
 
 /*
  * --exits: each CPU's own table of series (exit_cache, HT_EXIT_CACHE_WAYS

@@ -16,10 +16,14 @@
 #    (see MOVED_PCT below), and how many exits differ is printed.
 #    The guest is stopped (SIGSTOP to its QEMU) while the counters start and
 #    stop, so no exit straddles a start or an end.
-#  - waiting: two vCPUs and a CPU hog on the nested machine's one CPU;
-#    each vCPU thread's wait must be within 2% of its /proc/TID/schedstat
-#    run_delay over the same time, and the guest's own steal time
-#    (/proc/stat) must move with it.
+#  - the account: two vCPUs and a CPU hog on the nested machine's one CPU,
+#    then an idle guest; the guest is stopped while the threads' own times
+#    are read at both ends. Each vCPU thread's states add up to its time at
+#    every EXITS block, exactly; its wait is within 1% of its
+#    /proc/TID/schedstat run_delay, guest + kvm + vmm within 1% of its
+#    schedstat run time, guest within 5% (or 3 ticks) of its tick-sampled
+#    guest_time (/proc/TID/stat); the guest's own steal time (/proc/stat)
+#    moves with the wait, and the idle guest is halted.
 #  - switches: the first and the last recording are made with --vcpu-sched;
 #    each vCPU thread's switch records and the EXITS blocks' counters of its
 #    time off the CPU, preempted and blocked, must agree exactly.
@@ -138,30 +142,47 @@ awk '
 say "ex done: $(cat /out/ex.rc) $(cat /out/ex2.rc), $(wc -l </out/reference.txt) reference lines"
 l2_stop
 
-# ---- waiting: two vCPUs, a hog, one CPU ---------------------------------------
+# ---- waiting and the account: two vCPUs, a hog, one CPU -------------------------
 l2_start st 2 || exit 1
 tids=$(awk '$2 == "CPU" { print $1 }' /out/st.threads)
+# thread_times FILE: per vCPU thread its schedstat (on-CPU ns, run_delay ns,
+# timeslices) and its guest_time (clock ticks: /proc/TID/stat field 43,
+# counted after the name, which has spaces).
+thread_times() {
+	for t in $tids; do
+		echo "$t $(cat /proc/$QPID/task/$t/schedstat) $(sed 's/.*) //' /proc/$QPID/task/$t/stat | cut -d' ' -f41)"
+	done >"$1"
+}
+# The guest is stopped while record starts and while the threads' times are
+# read at both ends: a stopped vCPU thread neither runs nor waits, so its
+# on-CPU time, run_delay and guest time are the same at the read and at the
+# EXITS blocks around it, whatever their exact instants. -p, not --vm: --vm
+# follows the VM from just after the programs are attached, and a switch in
+# between is counted in the EXITS blocks but not recorded (the switch check
+# below wants every one).
 l2cmd st_steal0 'head -1 /proc/stat'
-# -p, not --vm: --vm follows the VM from just after the programs are attached,
-# and a switch in between is counted in the EXITS blocks but not recorded
-# (the guest runs; the switch check below wants every one). ex's guest is
-# stopped while its record starts: no switch there.
+kill -STOP $QPID
+sleep 0.5
 hypertrace-bpf record --exits --vcpu-sched -p $QPID -q -i 1 -o /out/st.htr >/out/st.out 2>/out/st.err &
 REC=$!
 published /out/st.htr || say "record did not start: $(cat /out/st.err)"
-sleep 1
-for t in $tids; do echo "$t $(cut -d' ' -f2 /proc/$QPID/task/$t/schedstat)"; done >/out/st.schedstat0
+thread_times /out/st.schedstat0
+kill -CONT $QPID
 sh -c 'while :; do :; done' &
 HOG=$!
 l2cmd st_load 'for c in 1 2; do taskset $c timeout 10 sh -c "while :; do :; done" & done'
 timeout 8 hypertrace-bpf top -b -n 3 -d 2 --vcpus >/out/top.txt 2>/out/top.err
 sleep 3
 kill $HOG
-sleep 3 # the guest's loops end (timeout 10): nothing waits any more
-for t in $tids; do echo "$t $(cut -d' ' -f2 /proc/$QPID/task/$t/schedstat)"; done >/out/st.schedstat1
-stop $REC; echo $? >/out/st.rc
+sleep 3 # the guest's loops end (timeout 10): its vCPUs halt
 l2cmd st_steal1 'head -1 /proc/stat'
+kill -STOP $QPID
+sleep 1.5 # stopped: an EXITS block sees them stopped
+thread_times /out/st.schedstat1
+stop $REC; echo $? >/out/st.rc
+kill -CONT $QPID
 hypertrace-bpf report --exits /out/st.htr >/out/st.report 2>>/out/st.err
+hypertrace-bpf report --vcpu-time /out/st.htr >/out/st.time 2>>/out/st.err
 l2_stop
 EOF
 
@@ -331,57 +352,98 @@ fi
 verdict=$(python3 - "$F" <<'PY'
 import struct, sys, re
 F = sys.argv[1]
-# The trace file's EXITS blocks (docs/trace-format.md), their vCPU threads' cumulative numbers.
+STATES = ('guest', 'kvm', 'vmm', 'wait', 'halted', 'blocked')
+# The trace file's EXITS blocks (docs/trace-format.md): each vCPU thread's
+# cumulative numbers and account (120-byte thread records, version 5).
 data = open(F + '/st.htr', 'rb').read()
-off, waits, preempts = 256, {}, {}
+off, last, identity_bad, blocks = 256, {}, [], 0
 while off + 24 <= len(data):
     magic, typ, enc, plen, count, raw, crc = struct.unpack_from('<IHHIIII', data, off)
     if typ == 4:
         p = off + 24
         t, ns, nt = struct.unpack_from('<QII', data, p)
         p += 48 + ns * 376
+        blocks += 1
         for i in range(nt):
-            pid, tid, vcpu, pad0, flags, wait, pc, pns, vc, vns = struct.unpack_from('<IIHHIQQQQQ', data, p + i * 56)
-            waits[tid] = wait
-            preempts[tid] = pc
+            f = struct.unpack_from('<IIHHIQQQQQQQ6Q', data, p + i * 120)
+            tid, wait, pc, start, as_of, st = f[1], f[5], f[6], f[10], f[11], list(f[12:18])
+            # The identity, at every block: the states add up to the thread's time, to the nanosecond.
+            if sum(st) != as_of - start:
+                identity_bad.append('tid %d block %d: states %d ns, as_of - start %d ns' % (tid, blocks, sum(st), as_of - start))
+            if wait != st[3]:
+                identity_bad.append('tid %d block %d: wait_ns %d, the account\'s wait %d' % (tid, blocks, wait, st[3]))
+            last[tid] = (st, pc, start, as_of)
     off += 24 + plen
-s0 = dict(map(int, l.split()) for l in open(F + '/st.schedstat0'))
-s1 = dict(map(int, l.split()) for l in open(F + '/st.schedstat1'))
-out = []
-total = 0
+def times(path):
+    r = {}
+    for l in open(path):
+        f = l.split()
+        r[int(f[0])] = (int(f[1]), int(f[2]), int(f[4]))  # on-CPU ns, run_delay ns, guest_time ticks
+    return r
+s0, s1 = times(F + '/st.schedstat0'), times(F + '/st.schedstat1')
+out = ['IDENTITY ' + ('ok %d blocks' % blocks if blocks and not identity_bad else 'bad: ' + '; '.join(identity_bad[:5]))]
+tick_ns = 10 ** 9 // 100  # USER_HZ
 for tid in sorted(s0):
-    ref = s1[tid] - s0[tid]
-    got = waits.get(tid, 0)
-    total += got
-    ok = ref > 1e9 and abs(got - ref) <= 0.02 * ref
-    out.append('WAIT %d %s hypertrace-bpf %.3f s, schedstat run_delay %.3f s (%+.2f%%), %d preemptions' %
-               (tid, 'ok' if ok else 'bad', got / 1e9, ref / 1e9, 100.0 * (got - ref) / ref if ref else 0, preempts.get(tid, 0)))
-def steal(name):
+    st, pc, start, as_of = last.get(tid, ([0] * 6, 0, 0, 0))
+    oncpu_ref, wait_ref, guest_ref = (s1[tid][k] - s0[tid][k] for k in range(3))
+    oncpu = st[0] + st[1] + st[2]
+    def pct(a, b):
+        return 100.0 * (a - b) / b if b else 0.0
+    out.append('INFO vCPU thread %d: %s of %.3f s; %d preemptions' % (tid, ', '.join('%s %.3f s' % (n, v / 1e9) for n, v in zip(STATES, st)), (as_of - start) / 1e9, pc))
+    ok = wait_ref > 1e9 and abs(st[3] - wait_ref) <= 0.01 * wait_ref
+    out.append('WAIT %d %s wait %.4f s, schedstat run_delay %.4f s (%+.2f%%)' % (tid, 'ok' if ok else 'bad', st[3] / 1e9, wait_ref / 1e9, pct(st[3], wait_ref)))
+    ok = oncpu_ref > 1e9 and abs(oncpu - oncpu_ref) <= 0.01 * oncpu_ref
+    out.append('ONCPU %d %s guest + kvm + vmm %.4f s, schedstat on-CPU %.4f s (%+.2f%%)' % (tid, 'ok' if ok else 'bad', oncpu / 1e9, oncpu_ref / 1e9, pct(oncpu, oncpu_ref)))
+    ok = abs(st[0] - guest_ref * tick_ns) <= max(0.05 * guest_ref * tick_ns, 3 * tick_ns)
+    out.append('GUEST %d %s guest %.3f s, /proc guest_time %d ticks = %.2f s (%+.2f%%)' % (tid, 'ok' if ok else 'bad', st[0] / 1e9, guest_ref, guest_ref / 100.0, pct(st[0], guest_ref * tick_ns)))
+def cpu_line(name):
     con = open(F + '/st.console', errors='replace').read().replace('\r', '')
     m = re.search(r'L2-BEGIN %s\ncpu +(.*)\n' % name, con)
-    return int(m.group(1).split()[7]) if m else None
-a, b = steal('st_steal0'), steal('st_steal1')
+    return [int(x) for x in m.group(1).split()] if m else None
+a, b = cpu_line('st_steal0'), cpu_line('st_steal1')
+total_wait = sum(last.get(t, ([0] * 6,))[0][3] for t in s0)
+total_halted = sum(last.get(t, ([0] * 6,))[0][4] for t in s0)
 if a is None or b is None:
     out.append('STEAL bad: no /proc/stat line from the guest')
 else:
-    # USER_HZ ticks of 10 ms, over both vCPUs.
-    d = (b - a) / 100.0
-    ok = d >= 0.5 * total / 1e9 and d <= 1.5 * total / 1e9
-    out.append('STEAL %s guest steal %.2f s, hypertrace-bpf wait of both vCPUs %.2f s' % ('ok' if ok else 'bad', d, total / 1e9))
+    # USER_HZ ticks of 10 ms, over both vCPUs: steal (8th field) and idle (4th).
+    d = (b[7] - a[7]) / 100.0
+    ok = d >= 0.5 * total_wait / 1e9 and d <= 1.5 * total_wait / 1e9
+    out.append('STEAL %s guest steal %.2f s, hypertrace-bpf wait of both vCPUs %.2f s' % ('ok' if ok else 'bad', d, total_wait / 1e9))
+    out.append('INFO the guest\'s own idle time %.2f s (its /proc/stat, both vCPUs, over a slightly shorter time), halted %.2f s' % ((b[3] - a[3]) / 100.0, total_halted / 1e9))
+    out.append('HALTED ' + ('ok' if total_halted > 1e9 else 'bad: %.3f s halted over both vCPUs, after 3 s of an idle guest' % (total_halted / 1e9)))
 print('\n'.join(out))
 PY
 )
-n=0
-while read -r kind tid ok rest; do
-	[ "$kind" = WAIT ] || continue
-	n=$((n + 1))
-	echo "  info: vCPU thread $tid: $rest"
-	[ "$ok" = ok ] && pass "nested_vcpu_wait_within_2pct_of_schedstat_$n" || fail "nested_vcpu_wait_within_2pct_of_schedstat_$n" "$rest"
-done <<<"$verdict"
-[ $n = 2 ] || fail nested_vcpu_wait_threads "$n vCPU threads compared, want 2: $verdict"
+grep '^INFO' <<<"$verdict" | sed 's/^INFO /  info: /'
+v=$(sed -n 's/^IDENTITY //p' <<<"$verdict")
+[[ $v == ok* ]] && pass nested_vcpu_states_add_up_to_the_wall_clock_at_every_block ||
+	fail nested_vcpu_states_add_up_to_the_wall_clock_at_every_block "${v:-$verdict}"
+for kind in WAIT ONCPU GUEST; do
+	n=0
+	case $kind in
+	WAIT) name=nested_vcpu_wait_within_1pct_of_schedstat_run_delay ;;
+	ONCPU) name=nested_vcpu_on_cpu_states_within_1pct_of_schedstat_run_time ;;
+	GUEST) name=nested_vcpu_guest_state_within_5pct_of_proc_guest_time ;;
+	esac
+	while read -r k tid ok rest; do
+		[ "$k" = $kind ] || continue
+		n=$((n + 1))
+		echo "  info: vCPU thread $tid: $rest"
+		[ "$ok" = ok ] && pass "${name}_$n" || fail "${name}_$n" "$rest"
+	done <<<"$verdict"
+	[ $n = 2 ] || fail "${name}_threads" "$n vCPU threads compared, want 2: $verdict"
+done
 v=$(sed -n 's/^STEAL //p' <<<"$verdict")
 echo "  info: $v"
 [[ $v == ok* ]] && pass nested_guest_steal_moves_with_the_wait || fail nested_guest_steal_moves_with_the_wait "${v:-$verdict}"
+v=$(sed -n 's/^HALTED //p' <<<"$verdict")
+[ "$v" = ok ] && pass nested_an_idle_guest_is_halted || fail nested_an_idle_guest_is_halted "${v:-$verdict}"
+if grep -q '^  vCPU 1 (CPU 1/KVM' "$F/st.time" 2>/dev/null; then
+	pass nested_report_vcpu_time_names_each_vcpu
+else
+	fail nested_report_vcpu_time_names_each_vcpu "$(head -20 "$F/st.time" 2>&1)"
+fi
 
 # --- record --vcpu-sched: the switch records against the EXITS blocks' counters ------
 # ex (one vCPU, stopped and continued) and st (two vCPUs and a hog on one CPU:
@@ -429,7 +491,7 @@ def exits_threads(path):
             final = final or bool(flags & 1)
             p += 48 + ns * 376
             for i in range(nt):
-                pid, tid, vcpu, pad0, fl, wait, pc, pns, vc, vns = struct.unpack_from('<IIHHIQQQQQ', data, p + i * 56)
+                pid, tid, vcpu, pad0, fl, wait, pc, pns, vc, vns = struct.unpack_from('<IIHHIQQQQQ', data, p + i * 120)
                 threads[tid] = (pc, pns, vc, vns)
         off += 24 + plen
     return threads, lost, final

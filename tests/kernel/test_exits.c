@@ -93,13 +93,18 @@ static const struct ht_exit_hist *find(__u32 pid, __u16 vcpu, __u8 isa, __u32 re
 
 #define MAX_WAITS 64
 static struct ht_vcpu_wait waits[MAX_WAITS];
+static struct ht_vcpu_account accounts[MAX_WAITS];
+static bool gones[MAX_WAITS];
 static size_t nwaits;
 
-static void keep_wait(void *ctx, const struct ht_vcpu_wait *w)
+static void keep_wait(void *ctx, const struct ht_vcpu_wait *w, const struct ht_vcpu_account *a, bool gone)
 {
 	(void)ctx;
-	if (nwaits < MAX_WAITS)
+	if (nwaits < MAX_WAITS) {
 		waits[nwaits] = *w;
+		accounts[nwaits] = *a;
+		gones[nwaits] = gone;
+	}
 	nwaits++;
 }
 
@@ -444,7 +449,7 @@ static void vcpu_threads_wait_from_wakeup_or_preemption_until_switched_in(void)
 	int ret;
 
 	LOAD(t, exits_tracer(SVM, NULL));
-	ret = ht_synth_register(t, T, G, 5, true);
+	ret = ht_synth_register(t, T, G, 5, true, 1);
 	ret = ret ?: ht_synth_switch(t, T, G, OTHER, OTHER, false, 100); /* blocks */
 	ret = ret ?: ht_synth_wakeup(t, T, 250);
 	ret = ret ?: ht_synth_switch(t, OTHER, OTHER, T, G, false, 400);
@@ -507,8 +512,8 @@ static void the_sampler_keeps_the_selected_vcpu_threads(void)
 	struct ht_filters f;
 
 	LOAD(t, exits_tracer(SVM, NULL));
-	if (!ASSERT_MSG(ht_synth_register(t, 3100001, 3100000, 0, true) == 0 &&
-				ht_synth_register(t, 3200001, 3200000, 1, true) == 0,
+	if (!ASSERT_MSG(ht_synth_register(t, 3100001, 3100000, 0, true, 1) == 0 &&
+				ht_synth_register(t, 3200001, 3200000, 1, true, 1) == 0,
 			"register"))
 		goto cleanup;
 	ht_filters_default(&f);
@@ -701,6 +706,143 @@ cleanup:
 	ht_tracer_destroy(t); /* detaches the programs first */
 }
 
+/* The account read now of thread tid (its wait entry too), or NULL. */
+static const struct ht_vcpu_account *account_of(struct ht_tracer *t, __u32 tid, bool *gone)
+{
+	nwaits = 0;
+	ht_tracer_read_vcpu_waits(t, keep_wait, NULL);
+	for (size_t i = 0; i < nwaits && i < MAX_WAITS; i++)
+		if (waits[i].tid == tid) {
+			*gone = gones[i];
+			return &accounts[i];
+		}
+	return NULL;
+}
+
+/* The states of an account add up to its span: to the nanosecond. */
+static bool adds_up(const struct ht_vcpu_account *a)
+{
+	__u64 sum = 0;
+
+	for (int k = 0; k < HT_VCPU_NSTATES; k++)
+		sum += a->state_ns[k];
+	return ASSERT_EQ(sum, a->as_of_ns - a->start_ns, "the states add up to the wall clock");
+}
+
+/*
+ * The vCPU account: one vCPU thread through every state, each transition at
+ * a time the test gives. Guest from entry to exit, kvm from exit to entry or
+ * to the return to user space, vmm from there to the entry, halted when it
+ * blocks in a halt exit, blocked when it blocks otherwise, wait when it is
+ * runnable off its CPU (woken, or preempted); a switch-in resumes what it
+ * left. The state it is in when read runs up to the read.
+ */
+static void the_account_puts_each_nanosecond_in_one_state(void)
+{
+	const __u32 me = (__u32)gettid(), pid = (__u32)getpid(), OTHER = 77;
+	const struct ht_vcpu_account *a;
+	struct ht_tracer *t = NULL;
+	bool gone = true;
+	int ret;
+
+	LOAD(t, exits_tracer(SVM, NULL));
+	ret = ht_synth_exit_at(&layout, t, SVM, SVM_IO, 0, 1000);           /* first seen: kvm */
+	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 1300);                 /* kvm 300 */
+	ret = ret ?: ht_synth_exit_at(&layout, t, SVM, SVM_IO, 0, 1500);     /* guest 200 */
+	ret = ret ?: ht_synth_userspace_exit_at(t, 1600);                    /* kvm 100 */
+	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 2000);                 /* vmm 400 */
+	ret = ret ?: ht_synth_exit_at(&layout, t, SVM, HT_SVM_EXIT_CODE_HLT, 0, 2100); /* guest 100 */
+	ret = ret ?: ht_synth_switch(t, me, pid, OTHER, OTHER, false, 2200); /* kvm 100, then halted */
+	ret = ret ?: ht_synth_wakeup(t, me, 3200);                           /* halted 1000, then wait */
+	ret = ret ?: ht_synth_switch(t, OTHER, OTHER, me, pid, false, 3500); /* wait 300, back in kvm */
+	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 3600);                 /* kvm 100 */
+	ret = ret ?: ht_synth_exit_at(&layout, t, SVM, SVM_IO, 0, 3700);     /* guest 100 */
+	ret = ret ?: ht_synth_switch(t, me, pid, OTHER, OTHER, true, 3800);  /* kvm 100, preempted: wait */
+	ret = ret ?: ht_synth_switch(t, OTHER, OTHER, me, pid, false, 4000); /* wait 200, back in kvm */
+	ret = ret ?: ht_synth_userspace_exit_at(t, 4100);                    /* kvm 100 */
+	ret = ret ?: ht_synth_switch(t, me, pid, OTHER, OTHER, false, 4200); /* vmm 100, then blocked (no halt) */
+	ret = ret ?: ht_synth_wakeup(t, me, 4500);                           /* blocked 300, then wait */
+	ret = ret ?: ht_synth_switch(t, OTHER, OTHER, me, pid, false, 4600); /* wait 100, back in vmm */
+	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 4700);                 /* vmm 100, guest from here */
+	if (!ASSERT_OK(ret, "events"))
+		goto cleanup;
+	a = account_of(t, me, &gone);
+	if (!ASSERT_OK_PTR(a, "the thread has an account") || !ASSERT_FALSE(gone, "running, not gone"))
+		goto cleanup;
+	if (!ASSERT_EQ(a->start_ns, 1000, "first seen at its first exit") ||
+	    !ASSERT_EQ(a->state_ns[HT_VCPU_KVM], 800, "kvm") || !ASSERT_EQ(a->state_ns[HT_VCPU_VMM], 600, "vmm") ||
+	    !ASSERT_EQ(a->state_ns[HT_VCPU_WAIT], 600, "wait") ||
+	    !ASSERT_EQ(a->state_ns[HT_VCPU_HALTED], 1000, "halted") ||
+	    !ASSERT_EQ(a->state_ns[HT_VCPU_BLOCKED], 300, "blocked") ||
+	    !ASSERT_EQ(a->state_ns[HT_VCPU_GUEST], 400 + (a->as_of_ns - 4700), "guest, up to the read"))
+		goto cleanup;
+	if (!adds_up(a))
+		goto cleanup;
+	/* The waiting statistics are the account's wait. */
+	ASSERT_EQ(waits[0].wait_ns, 600, "wait_ns is the account's wait");
+cleanup:
+	ht_tracer_destroy(t);
+}
+
+static void *halt_then_die(void *tracer)
+{
+	/* A halt exit that goes to user space, and the thread ends there: as a VMM stopping a vCPU does. */
+	__u64 now = ht_monotonic_ns();
+
+	thread_result = ht_synth_exit_at(&layout, tracer, SVM, HT_SVM_EXIT_CODE_HLT, 1, now);
+	thread_result = thread_result ?: ht_synth_userspace_exit_at(tracer, now + 10);
+	return (void *)(long)gettid();
+}
+
+/*
+ * Every exit the kernel reports is counted: a vCPU thread's last exit,
+ * whose entry never comes because the thread ends, is counted when it ends,
+ * with its time in the host until then; its account closes there and is
+ * read once more, gone, with its states adding up to its life.
+ */
+static void a_thread_that_ends_keeps_its_last_exit_and_account(void)
+{
+	const struct ht_vcpu_account *a = NULL;
+	const struct ht_exit_hist *h;
+	struct ht_tracer *t = NULL;
+	bool gone = false;
+	char err[512];
+	pthread_t th;
+	void *tid;
+
+	LOAD(t, exits_tracer(SVM, NULL));
+	if (!ASSERT_MSG(ht_tracer_attach(t, err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
+	pthread_create(&th, NULL, halt_then_die, t);
+	pthread_join(th, &tid);
+	if (!ASSERT_OK(thread_result, "events"))
+		goto cleanup;
+	/* sched_process_exit fires just after the join can return: give it up to a second. */
+	for (int i = 0; i < 1000; i++) {
+		a = account_of(t, (__u32)(long)tid, &gone);
+		if (!a || gone)
+			break;
+		usleep(1000);
+	}
+	if (!ASSERT_OK_PTR(a, "the ended thread is read once more") || !ASSERT_TRUE(gone, "marked gone"))
+		goto cleanup;
+	if (!ASSERT_EQ(a->state_ns[HT_VCPU_KVM], 10, "kvm until it went to user space") ||
+	    !ASSERT_EQ(a->state_ns[HT_VCPU_GUEST] + a->state_ns[HT_VCPU_WAIT] + a->state_ns[HT_VCPU_HALTED] +
+			       a->state_ns[HT_VCPU_BLOCKED], 0, "no other state") ||
+	    !adds_up(a))
+		goto cleanup;
+	if (!ASSERT_MSG(account_of(t, (__u32)(long)tid, &gone) == NULL, "read once gone, then forgotten"))
+		goto cleanup;
+	if (!ASSERT_OK(read_series(t), "read"))
+		goto cleanup;
+	h = find((__u32)getpid(), 1, SVM, HT_SVM_EXIT_CODE_HLT);
+	if (!ASSERT_OK_PTR(h, "the last exit's series") || !ASSERT_EQ(h->count, 1, "the last exit counted"))
+		goto cleanup;
+	ASSERT_EQ(h->total_ns, a->as_of_ns - a->start_ns, "its time in the host: until the thread ended");
+cleanup:
+	ht_tracer_destroy(t);
+}
+
 int main(void)
 {
 	char err[512];
@@ -739,5 +881,7 @@ int main(void)
 	RUN(a_hypercall_with_exits_on_is_still_one_fused_record);
 	RUN(a_hypercall_armed_across_real_switches_leaves_no_exit_behind);
 	RUN(a_vcpu_thread_that_exits_is_forgotten);
+	RUN(the_account_puts_each_nanosecond_in_one_state);
+	RUN(a_thread_that_ends_keeps_its_last_exit_and_account);
 	return ht_test_exit_status();
 }

@@ -181,6 +181,13 @@ int ht_synth_entry_at(const struct ht_synth_layout *l, const struct ht_tracer *t
 	return run(t, HT_SYNTH_KVM_ENTRY_AT, &ev, sizeof(ev));
 }
 
+int ht_synth_userspace_exit_at(const struct ht_tracer *t, __u64 now_ns)
+{
+	struct ht_synth_timed_event ev = { .now_ns = now_ns };
+
+	return run(t, HT_SYNTH_KVM_USERSPACE_EXIT_AT, &ev, sizeof(ev));
+}
+
 int ht_synth_switch(const struct ht_tracer *t, __u32 prev_tid, __u32 prev_tgid, __u32 next_tid,
 		    __u32 next_tgid, bool prev_involuntary, __u64 now_ns)
 {
@@ -202,9 +209,9 @@ int ht_synth_wakeup(const struct ht_tracer *t, __u32 tid, __u64 now_ns)
 	return run(t, HT_SYNTH_SCHED_WAKEUP, &a, sizeof(a));
 }
 
-int ht_synth_register(const struct ht_tracer *t, __u32 tid, __u32 tgid, __u32 vcpu, bool running)
+int ht_synth_register(const struct ht_tracer *t, __u32 tid, __u32 tgid, __u32 vcpu, bool running, __u64 now_ns)
 {
-	struct ht_synth_register a = { .tid = tid, .tgid = tgid, .vcpu = vcpu, .running = running };
+	struct ht_synth_register a = { .tid = tid, .tgid = tgid, .vcpu = vcpu, .running = running, .now_ns = now_ns };
 
 	return run(t, HT_SYNTH_VCPU_REGISTER, &a, sizeof(a));
 }

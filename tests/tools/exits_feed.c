@@ -80,7 +80,7 @@ static int fake_thread(void)
 {
 	const __u32 me = (__u32)gettid(), pid = (__u32)getpid(), other = FAKE_TID + 1;
 	unsigned long long t = 1ull << 41;
-	int ret = ht_synth_register(tracer, FAKE_TID, pid, 2, true);
+	int ret = ht_synth_register(tracer, FAKE_TID, pid, 2, true, t);
 
 	for (int i = 0; i < 3 && !ret; i++) {
 		ret = ht_synth_switch(tracer, FAKE_TID, pid, other, pid, true, t);

@@ -132,7 +132,7 @@ static int switch_rounds(void)
 	 * they would from its first switch-out with an exit open).
 	 */
 	for (unsigned int i = 0; i < THREADS; i++)
-		err |= ht_synth_register(tracer, vcpu_tids[i], tgid, i, true);
+		err |= ht_synth_register(tracer, vcpu_tids[i], tgid, i, true, 0);
 	for (unsigned int i = 0; i < THREADS; i++)
 		err |= ht_synth_switch(tracer, vcpu_tids[i], tgid, other + i, other + i, i != 1, 0);
 	for (unsigned int i = 0; i < THREADS; i++)

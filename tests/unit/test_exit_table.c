@@ -62,7 +62,7 @@ static void an_interval_is_the_difference_with_bucket_bound_min_and_max(void)
 	ht_exit_table_init(&a);
 	ht_exit_table_init(&b);
 	ht_exit_table_init(&d);
-	if (!ASSERT_MSG(ht_exit_table_set_series(&b, &k1, &h) == 0 && ht_exit_table_set_thread(&b, &w) == 0, "before"))
+	if (!ASSERT_MSG(ht_exit_table_set_series(&b, &k1, &h) == 0 && ht_exit_table_set_thread(&b, &w, &(struct ht_vcpu_account){ 0 }, false) == 0, "before"))
 		goto cleanup;
 	/* Then 5 more exits of 3000 ns (slot 11) on k1, and a new series k2. */
 	h.count += 5;
@@ -74,7 +74,7 @@ static void an_interval_is_the_difference_with_bucket_bound_min_and_max(void)
 	if (!ASSERT_MSG(ht_exit_table_copy(&a, &b) == 0, "copy"))
 		goto cleanup;
 	if (!ASSERT_MSG(ht_exit_table_set_series(&a, &k1, &h) == 0 && ht_exit_table_set_series(&a, &k2, &h2) == 0 &&
-			ht_exit_table_set_thread(&a, &w) == 0, "after"))
+			ht_exit_table_set_thread(&a, &w, &(struct ht_vcpu_account){ 0 }, false) == 0, "after"))
 		goto cleanup;
 	if (!ASSERT_MSG(ht_exit_table_delta(&d, &a, &b) == 0, "delta"))
 		goto cleanup;
@@ -172,29 +172,35 @@ cleanup:
 	ht_exit_table_free(&a);
 }
 
-/* A block's threads in any order, a tid twice among them: one row each, in tid order, the last numbers win. */
+/* A block's threads in any order, one twice among them: one row each, in (tid, start) order, the last numbers win. */
 static void a_blocks_threads_merge_in_tid_order(void)
 {
 	struct ht_vcpu_wait w = { .pid = 1, .tid = 50, .wait_ns = 1 };
-	uint32_t tids[] = { 90, 10, 50, 70, 10, 30 };
-	struct ht_vcpu_thread_row *rows[6];
+	struct ht_vcpu_account acc = { .start_ns = 5 };
+	/* tid 10 twice, and once more as another thread (a later start). */
+	struct ht_vcpu_thread_key keys[] = { { 90, 5 }, { 10, 5 }, { 50, 5 }, { 70, 5 }, { 10, 5 }, { 30, 5 }, { 10, 9 } };
+	struct ht_vcpu_thread_row *rows[7];
 	struct ht_exit_table a;
 
 	ht_exit_table_init(&a);
-	if (!ASSERT_MSG(ht_exit_table_set_thread(&a, &w) == 0, "set"))
+	if (!ASSERT_MSG(ht_exit_table_set_thread(&a, &w, &acc, false) == 0, "set"))
 		goto cleanup;
-	if (!ASSERT_MSG(ht_exit_table_threads(&a, tids, 6, rows) == 0, "threads"))
+	if (!ASSERT_MSG(ht_exit_table_threads(&a, keys, 7, rows) == 0, "threads"))
 		goto cleanup;
-	for (int i = 0; i < 6; i++)
+	for (int i = 0; i < 7; i++)
 		rows[i]->w.wait_ns = 100 + (uint64_t)i;
-	if (!ASSERT_EQ(a.nthreads, 5, "rows"))
+	if (!ASSERT_EQ(a.nthreads, 6, "rows"))
 		goto cleanup;
 	for (size_t i = 1; i < a.nthreads; i++)
-		if (!ASSERT_MSG(a.threads[i - 1].w.tid < a.threads[i].w.tid, "order at %zu", i))
+		if (!ASSERT_MSG(a.threads[i - 1].w.tid < a.threads[i].w.tid ||
+					(a.threads[i - 1].w.tid == a.threads[i].w.tid &&
+					 a.threads[i - 1].a.start_ns < a.threads[i].a.start_ns),
+				"order at %zu", i))
 			goto cleanup;
-	ASSERT_MSG(ht_exit_table_thread(&a, 10, false)->w.wait_ns == 104 &&
-			   ht_exit_table_thread(&a, 50, false)->w.wait_ns == 102,
-		   "the rows of tids 10 and 50");
+	ASSERT_MSG(ht_exit_table_thread(&a, 10, 5, false)->w.wait_ns == 104 &&
+			   ht_exit_table_thread(&a, 10, 9, false)->w.wait_ns == 106 &&
+			   ht_exit_table_thread(&a, 50, 5, false)->w.wait_ns == 102,
+		   "the rows of (10, 5), (10, 9) and (50, 5)");
 cleanup:
 	ht_exit_table_free(&a);
 }
@@ -217,6 +223,88 @@ static void sums_saturate_and_percentiles_stay_within_min_and_max(void)
 	CHECK_EQ_U64(ht_exit_percentile(&s, 99), 1000);
 }
 
+/* An account of a thread started at start, with ns in state k and the rest in guest, up to as_of. */
+static struct ht_vcpu_account account_of(__u64 start, __u64 as_of, int k, __u64 ns)
+{
+	struct ht_vcpu_account a = { .start_ns = start, .as_of_ns = as_of };
+
+	a.state_ns[k] = ns;
+	a.state_ns[HT_VCPU_GUEST] += as_of - start - ns;
+	return a;
+}
+
+/*
+ * A thread id the kernel gives again is another thread: (tid, start) names a
+ * row, so the first thread's last numbers stay and the second's interval
+ * starts from nothing; an interval's account covers exactly the interval.
+ */
+static void a_thread_id_that_comes_back_is_another_row(void)
+{
+	struct ht_vcpu_wait w = { .pid = 7, .tid = 70, .wait_ns = 300 };
+	struct ht_vcpu_account first = account_of(1000, 5000, HT_VCPU_WAIT, 300);
+	struct ht_vcpu_account second = account_of(9000, 9500, HT_VCPU_WAIT, 100);
+	const struct ht_vcpu_thread_row *r;
+	struct ht_exit_table before, now, d;
+	__u64 sum = 0;
+
+	ht_exit_table_init(&before);
+	ht_exit_table_init(&now);
+	ht_exit_table_init(&d);
+	if (!ASSERT_OK(ht_exit_table_set_thread(&before, &w, &first, false), "first thread"))
+		goto cleanup;
+	/* It ends at 6000; its id comes back at 9000, with less wait so far. */
+	first = account_of(1000, 6000, HT_VCPU_WAIT, 400);
+	if (!ASSERT_OK(ht_exit_table_copy(&now, &before), "copy") ||
+	    !ASSERT_OK(ht_exit_table_set_thread(&now, &w, &first, true), "first ends"))
+		goto cleanup;
+	w.wait_ns = 100;
+	if (!ASSERT_OK(ht_exit_table_set_thread(&now, &w, &second, false), "second thread") ||
+	    !ASSERT_EQ(now.nthreads, 2, "two rows for one id") || !ASSERT_OK(ht_exit_table_delta(&d, &now, &before), "delta"))
+		goto cleanup;
+	if (!ASSERT_EQ(d.went_down, 0, "nothing went down") || !ASSERT_EQ(d.nthreads, 2, "both in the interval"))
+		goto cleanup;
+	r = ht_exit_table_thread(&d, 70, 1000, false);
+	if (!ASSERT_OK_PTR(r, "first") || !ASSERT_EQ(r->from_ns, 5000, "its interval starts at the last read") ||
+	    !ASSERT_EQ(r->a.state_ns[HT_VCPU_WAIT], 100, "its wait in the interval") || !ASSERT_TRUE(r->gone, "ended"))
+		goto cleanup;
+	for (int k = 0; k < HT_VCPU_NSTATES; k++)
+		sum += r->a.state_ns[k];
+	if (!ASSERT_EQ(sum, r->a.as_of_ns - r->from_ns, "its states add up to its interval"))
+		goto cleanup;
+	r = ht_exit_table_thread(&d, 70, 9000, false);
+	if (ASSERT_OK_PTR(r, "second") && ASSERT_EQ(r->w.wait_ns, 100, "its own wait, not a difference with the first's"))
+		ASSERT_EQ(r->from_ns, 9000, "from its start");
+cleanup:
+	ht_exit_table_free(&before);
+	ht_exit_table_free(&now);
+	ht_exit_table_free(&d);
+}
+
+/* A number that goes down (a bug, or a damaged file) is no change, counted: never a wrapped difference. */
+static void a_number_that_goes_down_is_counted_not_wrapped(void)
+{
+	struct ht_exit_key k = key(7, 0, 0x7b);
+	struct ht_exit_hist h = hist_of(10, 1000), less = hist_of(4, 1000);
+	struct ht_exit_table before, now, d;
+	const struct ht_exit_series *s;
+
+	ht_exit_table_init(&before);
+	ht_exit_table_init(&now);
+	ht_exit_table_init(&d);
+	if (!ASSERT_OK(ht_exit_table_set_series(&before, &k, &h), "before") ||
+	    !ASSERT_OK(ht_exit_table_set_series(&now, &k, &less), "now") ||
+	    !ASSERT_OK(ht_exit_table_delta(&d, &now, &before), "delta"))
+		goto cleanup;
+	s = ht_exit_table_series(&d, &k, false);
+	if (ASSERT_OK_PTR(s, "series") && ASSERT_EQ(s->h.count, 0, "no exits, not 2^64 - 6") &&
+	    ASSERT_EQ(s->h.total_ns, 0, "no time"))
+		ASSERT_TRUE(d.went_down > 0, "counted");
+cleanup:
+	ht_exit_table_free(&before);
+	ht_exit_table_free(&now);
+	ht_exit_table_free(&d);
+}
+
 int main(void)
 {
 	RUN(series_in_any_order_are_found_and_sorted_once);
@@ -226,5 +314,7 @@ int main(void)
 	RUN(an_interval_is_the_difference_with_bucket_bound_min_and_max);
 	RUN(percentiles_are_bucket_upper_bounds_lowered_to_an_exact_max);
 	RUN(short_times_keep_three_digits);
+	RUN(a_thread_id_that_comes_back_is_another_row);
+	RUN(a_number_that_goes_down_is_counted_not_wrapped);
 	return ht_test_exit_status();
 }

@@ -12,6 +12,7 @@
 #include "metrics/metrics_http.h"
 #include "metrics/metrics_registry.h"
 #include "record/record_options.h"
+#include "common/util.h"
 #include "test.h"
 
 #define EXPECTED_FILE "tests/unit/metrics_exposition.txt"
@@ -461,6 +462,9 @@ static void fill_exit_table(struct ht_exit_table *t)
 	struct ht_exit_key k3 = { .pid = 200, .vcpu = 0, .isa = HT_ISA_VMX, .reason = 0x4d2 };
 	struct ht_exit_hist h = { .count = 3, .total_ns = 3000, .min_ns = 1000, .max_ns = 1000 };
 	struct ht_vcpu_wait w = { .pid = 100, .tid = 101, .vcpu = 0, .wait_ns = 1500000000, .preempt_count = 4 };
+	struct ht_vcpu_account a = { .start_ns = 1, .as_of_ns = 1 + 4000000000ull };
+	struct ht_vcpu_wait w2 = { .pid = 100, .tid = 102, .vcpu = 1 };
+	struct ht_vcpu_account a2 = { .start_ns = 2, .as_of_ns = 2 + 250000000 };
 
 	h.slots[9] = 3;
 	ht_exit_table_init(t);
@@ -471,7 +475,12 @@ static void fill_exit_table(struct ht_exit_table *t)
 	h.total_ns = 1000 + (1ull << 40);
 	ht_exit_table_set_series(t, &k2, &h);
 	ht_exit_table_set_series(t, &k3, &h);
-	ht_exit_table_set_thread(t, &w);
+	a.state_ns[HT_VCPU_GUEST] = 2000000000;
+	a.state_ns[HT_VCPU_WAIT] = 1500000000;
+	a.state_ns[HT_VCPU_HALTED] = 500000000;
+	a2.state_ns[HT_VCPU_VMM] = 250000000;
+	ht_exit_table_set_thread(t, &w, &a, false);
+	ht_exit_table_set_thread(t, &w2, &a2, false);
 	t->lost_series_full = 5;
 }
 
@@ -514,6 +523,16 @@ static void exit_metrics_are_histograms_by_vm_and_reason_with_escaped_labels(voi
 		goto cleanup;
 	if (!ASSERT_MSG(has_line(fx.text, "hypertrace_exits_lost_total 5"), "lost"))
 		goto cleanup;
+	/* Where the time went, by VM and state: the VM's two vCPU threads summed, every state said. */
+	static const struct { const char *state, *secs; } want[] = {
+		{ "guest", "2" }, { "kvm", "0" }, { "vmm", "0.25" }, { "wait", "1.5" }, { "halted", "0.5" }, { "blocked", "0" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
+		snprintf(line, sizeof(line), "hypertrace_vcpu_seconds_total{%s,state=\"%s\"} %s", vm, want[i].state,
+			 want[i].secs);
+		if (!ASSERT_MSG(has_line(fx.text, line), "no line '%s' in:\n%s", line, fx.text))
+			goto cleanup;
+	}
 	if (!ASSERT_MSG(has_line(fx.text, "# TYPE hypertrace_exit_duration_seconds histogram"), "type"))
 		goto cleanup;
 	/* Nothing of the name reaches the text raw: no control byte, no invalid UTF-8. */

@@ -46,6 +46,7 @@ void ht_exit_table_reset(struct ht_exit_table *t)
 	t->series_unordered = false;
 	ht_hashmap_clear(&t->series_index);
 	t->lost_series_full = t->lost_no_thread = t->lost_vcpu_switches = 0;
+	t->went_down = 0;
 }
 
 /* Indexes series [from, nseries). A table zeroed rather than initialised gets its functions here. */
@@ -111,6 +112,7 @@ int ht_exit_table_copy(struct ht_exit_table *dst, const struct ht_exit_table *sr
 	dst->lost_series_full = src->lost_series_full;
 	dst->lost_no_thread = src->lost_no_thread;
 	dst->lost_vcpu_switches = src->lost_vcpu_switches;
+	dst->went_down = src->went_down;
 	return 0;
 }
 
@@ -218,19 +220,26 @@ int ht_exit_table_sort(struct ht_exit_table *t)
 	return reindex(t);
 }
 
-static size_t thread_index(const struct ht_exit_table *t, uint32_t tid, bool *found)
+static int thread_cmp(const struct ht_vcpu_thread_row *r, uint32_t tid, uint64_t start_ns)
+{
+	if (r->w.tid != tid)
+		return r->w.tid < tid ? -1 : 1;
+	return (r->a.start_ns > start_ns) - (r->a.start_ns < start_ns);
+}
+
+static size_t thread_index(const struct ht_exit_table *t, uint32_t tid, uint64_t start_ns, bool *found)
 {
 	size_t lo = 0, hi = t->nthreads;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		uint32_t m = t->threads[mid].w.tid;
+		int c = thread_cmp(&t->threads[mid], tid, start_ns);
 
-		if (m == tid) {
+		if (c == 0) {
 			*found = true;
 			return mid;
 		}
-		if (m < tid)
+		if (c < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -239,10 +248,10 @@ static size_t thread_index(const struct ht_exit_table *t, uint32_t tid, bool *fo
 	return lo;
 }
 
-struct ht_vcpu_thread_row *ht_exit_table_thread(struct ht_exit_table *t, uint32_t tid, bool create)
+struct ht_vcpu_thread_row *ht_exit_table_thread(struct ht_exit_table *t, uint32_t tid, uint64_t start_ns, bool create)
 {
 	bool found;
-	size_t i = thread_index(t, tid, &found);
+	size_t i = thread_index(t, tid, start_ns, &found);
 
 	if (found)
 		return &t->threads[i];
@@ -252,52 +261,63 @@ struct ht_vcpu_thread_row *ht_exit_table_thread(struct ht_exit_table *t, uint32_
 	t->nthreads++;
 	memset(&t->threads[i], 0, sizeof(t->threads[i]));
 	t->threads[i].w.tid = tid;
+	t->threads[i].a.start_ns = start_ns;
+	t->threads[i].from_ns = start_ns;
 	return &t->threads[i];
 }
 
-static int cmp_u32(const void *a, const void *b)
+static int key_order(const struct ht_vcpu_thread_key *x, const struct ht_vcpu_thread_key *y)
 {
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return (x > y) - (x < y);
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
 }
 
-int ht_exit_table_threads(struct ht_exit_table *t, const uint32_t *tids, size_t n, struct ht_vcpu_thread_row **rows)
+static int cmp_thread_keys(const void *a, const void *b)
 {
-	uint32_t *missing = n ? malloc(n * sizeof(*missing)) : NULL;
+	return key_order(a, b);
+}
+
+int ht_exit_table_threads(struct ht_exit_table *t, const struct ht_vcpu_thread_key *keys, size_t n,
+			  struct ht_vcpu_thread_row **rows)
+{
+	struct ht_vcpu_thread_key *missing = n ? malloc(n * sizeof(*missing)) : NULL;
 	size_t nmissing = 0, m = 0;
 	bool found;
 
 	if (n && !missing)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		thread_index(t, tids[i], &found);
+		thread_index(t, keys[i].tid, keys[i].start_ns, &found);
 		if (!found)
-			missing[nmissing++] = tids[i];
+			missing[nmissing++] = keys[i];
 	}
-	qsort(missing, nmissing, sizeof(*missing), cmp_u32);
+	qsort(missing, nmissing, sizeof(*missing), cmp_thread_keys);
 	for (size_t i = 0; i < nmissing; i++)
-		if (!m || missing[m - 1] != missing[i])
+		if (!m || key_order(&missing[m - 1], &missing[i]))
 			missing[m++] = missing[i];
 	if (grow((void **)&t->threads, &t->threads_cap, t->nthreads + m, sizeof(*t->threads))) {
 		free(missing);
 		return -ENOMEM;
 	}
-	/* One merge from the back: every row moves once, whatever the order of the tids. */
+	/* One merge from the back: every row moves once, whatever the order of the keys. */
 	size_t a = t->nthreads, b = m, out = t->nthreads + m;
 	while (b > 0) {
-		if (a > 0 && t->threads[a - 1].w.tid > missing[b - 1]) {
+		if (a > 0 && thread_cmp(&t->threads[a - 1], missing[b - 1].tid, missing[b - 1].start_ns) > 0) {
 			t->threads[--out] = t->threads[--a];
 			continue;
 		}
 		struct ht_vcpu_thread_row *r = &t->threads[--out];
 		memset(r, 0, sizeof(*r));
-		r->w.tid = missing[--b];
+		b--;
+		r->w.tid = missing[b].tid;
+		r->a.start_ns = missing[b].start_ns;
+		r->from_ns = missing[b].start_ns;
 	}
 	t->nthreads += m;
 	free(missing);
 	for (size_t i = 0; i < n; i++)
-		rows[i] = &t->threads[thread_index(t, tids[i], &found)];
+		rows[i] = &t->threads[thread_index(t, keys[i].tid, keys[i].start_ns, &found)];
 	return 0;
 }
 
@@ -314,16 +334,19 @@ int ht_exit_table_set_series(struct ht_exit_table *t, const struct ht_exit_key *
 	return 0;
 }
 
-int ht_exit_table_set_thread(struct ht_exit_table *t, const struct ht_vcpu_wait *w)
+int ht_exit_table_set_thread(struct ht_exit_table *t, const struct ht_vcpu_wait *w, const struct ht_vcpu_account *a,
+			     bool gone)
 {
-	struct ht_vcpu_thread_row *r = ht_exit_table_thread(t, w->tid, true);
+	struct ht_vcpu_thread_row *r = ht_exit_table_thread(t, w->tid, a->start_ns, true);
 
 	if (!r)
 		return -ENOMEM;
-	if (memcmp(&r->w, w, sizeof(*w)) || r->gone)
+	if (memcmp(&r->w, w, sizeof(*w)) || memcmp(&r->a, a, sizeof(*a)) || r->gone != gone)
 		r->changed = true;
 	r->w = *w;
-	r->gone = false;
+	r->a = *a;
+	r->from_ns = a->start_ns;
+	r->gone = gone;
 	return 0;
 }
 
@@ -361,13 +384,24 @@ static void minmax_from_slots(struct ht_exit_hist *h)
 	h->max_ns = hi < 0 ? 0 : ht_exit_slot_high((unsigned int)hi);
 }
 
+/* a - b, or 0 (counted in *went_down) if the number went down: never a wrapped difference. */
+static uint64_t sub_or_zero(uint64_t a, uint64_t b, uint64_t *went_down)
+{
+	if (a >= b)
+		return a - b;
+	(*went_down)++;
+	return 0;
+}
+
 int ht_exit_table_delta(struct ht_exit_table *out, const struct ht_exit_table *now,
 			const struct ht_exit_table *before)
 {
+	uint64_t *down = &out->went_down;
+
 	ht_exit_table_reset(out);
-	out->lost_series_full = now->lost_series_full - before->lost_series_full;
-	out->lost_no_thread = now->lost_no_thread - before->lost_no_thread;
-	out->lost_vcpu_switches = now->lost_vcpu_switches - before->lost_vcpu_switches;
+	out->lost_series_full = sub_or_zero(now->lost_series_full, before->lost_series_full, down);
+	out->lost_no_thread = sub_or_zero(now->lost_no_thread, before->lost_no_thread, down);
+	out->lost_vcpu_switches = sub_or_zero(now->lost_vcpu_switches, before->lost_vcpu_switches, down);
 	for (size_t i = 0; i < now->nseries; i++) {
 		const struct ht_exit_series *n = &now->series[i];
 		bool found;
@@ -383,34 +417,38 @@ int ht_exit_table_delta(struct ht_exit_table *out, const struct ht_exit_table *n
 		d->changed = true;
 		if (!b || !b->h.count)
 			continue; /* everything of this series is in the interval: min/max as they are */
-		d->h.count -= b->h.count;
-		d->h.total_ns -= b->h.total_ns;
+		d->h.count = sub_or_zero(n->h.count, b->h.count, down);
+		d->h.total_ns = sub_or_zero(n->h.total_ns, b->h.total_ns, down);
 		for (int k = 0; k < HT_EXIT_SLOTS; k++)
-			d->h.slots[k] -= b->h.slots[k];
-		d->in_host_at_end = n->in_host_at_end - b->in_host_at_end;
+			d->h.slots[k] = sub_or_zero(n->h.slots[k], b->h.slots[k], down);
+		d->in_host_at_end = sub_or_zero(n->in_host_at_end, b->in_host_at_end, down);
 		d->minmax_exact = false;
 		minmax_from_slots(&d->h);
 	}
 	for (size_t i = 0; i < now->nthreads; i++) {
 		const struct ht_vcpu_thread_row *n = &now->threads[i];
 		bool found;
-		size_t j = thread_index(before, n->w.tid, &found);
+		size_t j = thread_index(before, n->w.tid, n->a.start_ns, &found);
 		const struct ht_vcpu_thread_row *b = found ? &before->threads[j] : NULL;
 
-		if (b && !memcmp(&n->w, &b->w, sizeof(n->w)))
+		if (b && !memcmp(&n->w, &b->w, sizeof(n->w)) && !memcmp(&n->a, &b->a, sizeof(n->a)))
 			continue;
-		struct ht_vcpu_thread_row *d = ht_exit_table_thread(out, n->w.tid, true);
+		struct ht_vcpu_thread_row *d = ht_exit_table_thread(out, n->w.tid, n->a.start_ns, true);
 		if (!d)
 			return -ENOMEM;
 		*d = *n;
 		d->changed = true;
 		if (!b)
 			continue;
-		d->w.wait_ns -= b->w.wait_ns;
-		d->w.preempt_count -= b->w.preempt_count;
-		d->w.preempt_ns -= b->w.preempt_ns;
-		d->w.voluntary_count -= b->w.voluntary_count;
-		d->w.voluntary_ns -= b->w.voluntary_ns;
+		d->w.wait_ns = sub_or_zero(n->w.wait_ns, b->w.wait_ns, down);
+		d->w.preempt_count = sub_or_zero(n->w.preempt_count, b->w.preempt_count, down);
+		d->w.preempt_ns = sub_or_zero(n->w.preempt_ns, b->w.preempt_ns, down);
+		d->w.voluntary_count = sub_or_zero(n->w.voluntary_count, b->w.voluntary_count, down);
+		d->w.voluntary_ns = sub_or_zero(n->w.voluntary_ns, b->w.voluntary_ns, down);
+		/* The interval's account: from the time the before table's ended. */
+		d->from_ns = b->a.as_of_ns <= n->a.as_of_ns ? b->a.as_of_ns : n->a.as_of_ns;
+		for (int k = 0; k < HT_VCPU_NSTATES; k++)
+			d->a.state_ns[k] = sub_or_zero(n->a.state_ns[k], b->a.state_ns[k], down);
 	}
 	return 0;
 }
@@ -462,4 +500,18 @@ void ht_exit_series_add(struct ht_exit_series *sum, const struct ht_exit_series 
 	for (int k = 0; k < HT_EXIT_SLOTS; k++)
 		sum->h.slots[k] = ht_sat_add(sum->h.slots[k], s->h.slots[k]);
 	sum->in_host_at_end = ht_sat_add(sum->in_host_at_end, s->in_host_at_end);
+}
+
+const char *const ht_vcpu_state_names[HT_VCPU_NSTATES] = {
+	[HT_VCPU_GUEST] = "guest", [HT_VCPU_KVM] = "kvm",       [HT_VCPU_VMM] = "vmm",
+	[HT_VCPU_WAIT] = "wait",   [HT_VCPU_HALTED] = "halted", [HT_VCPU_BLOCKED] = "blocked",
+};
+
+uint64_t ht_vcpu_account_span(const struct ht_vcpu_thread_row *r)
+{
+	uint64_t sum = 0;
+
+	for (int k = 0; k < HT_VCPU_NSTATES; k++)
+		sum += r->a.state_ns[k];
+	return sum;
 }

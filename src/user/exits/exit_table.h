@@ -24,8 +24,11 @@ struct ht_exit_series {
 	uint64_t in_host_at_end; /* exits seen whose entry had not come when the recording ended */
 };
 
+/* A vCPU thread: (w.tid, a.start_ns) names it (a thread id can come back as another thread). */
 struct ht_vcpu_thread_row {
 	struct ht_vcpu_wait w;
+	struct ht_vcpu_account a; /* where its time went: from from_ns up to a.as_of_ns */
+	uint64_t from_ns;         /* a.start_ns; in an interval (ht_exit_table_delta) where it begins */
 	bool changed;
 	bool gone;               /* no longer in BPF (the thread ended): its last numbers */
 	bool seen;               /* scratch of whoever fills the table (e.g. seen in this read) */
@@ -41,11 +44,17 @@ struct ht_exit_table {
 	 */
 	struct ht_hashmap series_index;
 	bool series_unordered;      /* appended out of key order: ht_exit_table_sort restores it */
-	struct ht_vcpu_thread_row *threads; /* sorted by tid */
+	struct ht_vcpu_thread_row *threads; /* sorted by (tid, start) */
 	size_t nthreads, threads_cap;
 	uint64_t lost_series_full;  /* exits lost: HT_CNT_EXIT_SERIES_FULL */
 	uint64_t lost_no_thread;    /* exits lost: HT_CNT_EXIT_NO_THREAD */
 	uint64_t lost_vcpu_switches; /* --vcpu-sched: switch records lost: HT_CNT_SWITCH_DROPS */
+	/*
+	 * ht_exit_table_delta: numbers of one series or thread that went down
+	 * between the two tables (a bug, or a damaged file: a thread id that
+	 * came back is another row), taken as no change.
+	 */
+	uint64_t went_down;
 };
 
 void ht_exit_table_init(struct ht_exit_table *t);
@@ -67,29 +76,38 @@ struct ht_exit_series *ht_exit_table_series_any_order(struct ht_exit_table *t, c
 int ht_exit_table_sort(struct ht_exit_table *t);
 /* After a caller removed or moved series itself (a selection): the index follows. 0 or -ENOMEM. */
 int ht_exit_table_series_moved(struct ht_exit_table *t);
-/* The thread tid, added (zero, with pid) if create; NULL if absent or out of memory. */
-struct ht_vcpu_thread_row *ht_exit_table_thread(struct ht_exit_table *t, uint32_t tid, bool create);
+/* The thread (tid, start_ns), added (zero) if create; NULL if absent or out of memory. */
+struct ht_vcpu_thread_row *ht_exit_table_thread(struct ht_exit_table *t, uint32_t tid, uint64_t start_ns, bool create);
+
+/* A thread's name in a table: a thread id can come back as another thread. */
+struct ht_vcpu_thread_key {
+	uint32_t tid;
+	uint64_t start_ns;
+};
 
 /*
  * The rows of n threads at once, in any order (a file's block): rows[i]
- * becomes the row of tids[i], added (zero) where absent, as
+ * becomes the row of keys[i], added (zero) where absent, as
  * ht_exit_table_thread would, but with one sort and one merge instead of a
  * move of the array for each new thread. The pointers stay valid until the
  * next addition. 0 or -ENOMEM.
  */
-int ht_exit_table_threads(struct ht_exit_table *t, const uint32_t *tids, size_t n, struct ht_vcpu_thread_row **rows);
+int ht_exit_table_threads(struct ht_exit_table *t, const struct ht_vcpu_thread_key *keys, size_t n,
+			  struct ht_vcpu_thread_row **rows);
 
 /* Sets a series to cumulative numbers read from BPF (min and max exact); changed if they moved. 0 or -ENOMEM. */
 int ht_exit_table_set_series(struct ht_exit_table *t, const struct ht_exit_key *key, const struct ht_exit_hist *h);
-/* The same for a vCPU thread. */
-int ht_exit_table_set_thread(struct ht_exit_table *t, const struct ht_vcpu_wait *w);
+/* The same for a vCPU thread and its account (gone: the thread ended, these are its last numbers). */
+int ht_exit_table_set_thread(struct ht_exit_table *t, const struct ht_vcpu_wait *w, const struct ht_vcpu_account *a,
+			     bool gone);
 void ht_exit_table_clear_changed(struct ht_exit_table *t);
 
 /*
  * out = now - before, series by series and thread by thread (out is reset
  * first; its series in the order of now's). Min and max of an interval are known only as bucket bounds unless
  * the series had no exit before. Series and threads with nothing in the
- * interval are left out. 0 or -ENOMEM.
+ * interval are left out. A thread's account in out covers the interval:
+ * from the before table's as_of_ns (from_ns) to now's. 0 or -ENOMEM.
  */
 int ht_exit_table_delta(struct ht_exit_table *out, const struct ht_exit_table *now,
 			const struct ht_exit_table *before);
@@ -106,6 +124,11 @@ uint64_t ht_exit_percentile(const struct ht_exit_series *s, double p);
 /* Min and max: the exits' own when exact, else the bounds of the lowest and highest bucket. */
 uint64_t ht_exit_min(const struct ht_exit_series *s);
 uint64_t ht_exit_max(const struct ht_exit_series *s);
+
+/* The states' names, by enum ht_vcpu_state, as every output says them: "guest", "kvm", ... */
+extern const char *const ht_vcpu_state_names[HT_VCPU_NSTATES];
+/* The time of a thread row's account: what its states add up to (0 if the span is empty). */
+uint64_t ht_vcpu_account_span(const struct ht_vcpu_thread_row *r);
 
 /* a + b, or UINT64_MAX where that would wrap. */
 static inline uint64_t ht_sat_add(uint64_t a, uint64_t b)

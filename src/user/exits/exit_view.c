@@ -154,6 +154,22 @@ static void reason_table(struct view *v, const char *indent, struct ht_exit_seri
 		line(v, "%s... %zu more reasons, %llu exits", indent, n - shown, (unsigned long long)rest);
 }
 
+/* Where a vCPU thread's time went: each state's share of its span, and the span. Nothing for an empty one. */
+static void account_line(struct view *v, const char *indent, const struct ht_vcpu_thread_row *r)
+{
+	uint64_t span = ht_vcpu_account_span(r);
+	char buf[256], total[16];
+	size_t n = 0;
+
+	if (!span)
+		return;
+	for (int k = 0; k < HT_VCPU_NSTATES && n < sizeof(buf); k++)
+		n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s %s %.1f%%", k ? "," : "", ht_vcpu_state_names[k],
+				      100.0 * (double)r->a.state_ns[k] / (double)span);
+	ht_exit_fmt_ns(total, sizeof(total), span);
+	line(v, "%s%s of %s", indent, buf + 1, total);
+}
+
 static void vcpu_line(struct view *v, const struct ht_vcpu_thread_row *r, uint64_t exits,
 		      const struct ht_exit_view_opts *o)
 {
@@ -173,6 +189,7 @@ static void vcpu_line(struct view *v, const struct ht_vcpu_thread_row *r, uint64
 	line(v, "  vCPU %u (%stid %u%s): %llu exits, wait %s%s, preempted %llu (%s), voluntary %llu (%s)",
 	     (unsigned int)r->w.vcpu, thread, r->w.tid, r->gone ? ", ended" : "", (unsigned long long)exits, wait,
 	     share, (unsigned long long)r->w.preempt_count, pre, (unsigned long long)r->w.voluntary_count, vol);
+	account_line(v, "    time: ", r);
 }
 
 /* A vCPU's exits: the sum of its run of series. */
@@ -278,12 +295,14 @@ static int series_by_key(const void *a, const void *b)
 
 static int threads_by_pid(const void *a, const void *b)
 {
-	const struct ht_vcpu_wait *x = &(*(const struct ht_vcpu_thread_row *const *)a)->w;
-	const struct ht_vcpu_wait *y = &(*(const struct ht_vcpu_thread_row *const *)b)->w;
+	const struct ht_vcpu_thread_row *x = *(const struct ht_vcpu_thread_row *const *)a;
+	const struct ht_vcpu_thread_row *y = *(const struct ht_vcpu_thread_row *const *)b;
 
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	return (x->tid > y->tid) - (x->tid < y->tid);
+	if (x->w.pid != y->w.pid)
+		return x->w.pid < y->w.pid ? -1 : 1;
+	if (x->w.tid != y->w.tid)
+		return x->w.tid < y->w.tid ? -1 : 1;
+	return (x->a.start_ns > y->a.start_ns) - (x->a.start_ns < y->a.start_ns); /* a tid that came back: in order */
 }
 
 /*

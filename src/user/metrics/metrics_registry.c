@@ -235,6 +235,8 @@ void ht_metrics_set_exits(struct ht_metrics_registry *r, const struct ht_exit_ta
 		struct ht_metrics_vcpu_set *v = vcpu_set(e, &vcpus, vm, w->vcpu);
 		v->wait_ns += w->wait_ns;
 		v->preemptions += w->preempt_count;
+		for (int k = 0; k < HT_VCPU_NSTATES; k++)
+			v->state_ns[k] += t->threads[i].a.state_ns[k];
 	}
 	ht_hashmap_clear(&sets);
 	ht_hashmap_clear(&vcpus);
@@ -597,6 +599,49 @@ static void vcpu_labels(const struct ht_metrics_vcpu_set *v, bool other, char *o
 	snprintf(out, len, "vm=\"%s\",vcpu=\"%" PRIu32 "\"", vm, v->vcpu);
 }
 
+/*
+ * Where the vCPU threads' time went, as node_cpu_seconds_total{cpu,mode}
+ * tells a host's: by VM and state, and by vCPU too with --metrics-per-vcpu.
+ * The sets are sorted by (vm, vcpu): a VM's are next to each other.
+ */
+static void render_vcpu_seconds(FILE *out, const struct ht_metrics_exits *e)
+{
+	char vm[2 * HT_METRICS_VM_LABEL], secs[32];
+
+	fputs("# HELP hypertrace_vcpu_seconds_total Time of vCPU threads in each state: guest, kvm (KVM handling an exit), vmm (the VMM in user space), wait (runnable, no host CPU), halted, blocked; the states add up to the threads' time.\n"
+	      "# TYPE hypertrace_vcpu_seconds_total counter\n", out);
+	for (size_t i = 0; i <= e->nvcpus; i++) {
+		const struct ht_metrics_vcpu_set *v = i < e->nvcpus ? &e->vcpus[i] : &e->vcpu_other;
+		uint64_t sum[HT_VCPU_NSTATES] = { 0 };
+		char labels[sizeof(vm) + 64];
+		size_t j = i;
+
+		if (i == e->nvcpus && !e->vcpu_other_used)
+			break;
+		/* Per VM: this set and the next ones of the same VM, summed. */
+		for (; j <= e->nvcpus; j++) {
+			const struct ht_metrics_vcpu_set *u = j < e->nvcpus ? &e->vcpus[j] : &e->vcpu_other;
+
+			if (j > i && (e->per_vcpu || j == e->nvcpus || i == e->nvcpus || strcmp(u->vm, v->vm)))
+				break;
+			for (int k = 0; k < HT_VCPU_NSTATES; k++)
+				sum[k] += u->state_ns[k];
+		}
+		if (i == e->nvcpus)
+			snprintf(labels, sizeof(labels), e->per_vcpu ? "vm=\"other\",vcpu=\"other\"" : "vm=\"other\"");
+		else if (e->per_vcpu)
+			vcpu_labels(v, false, labels, sizeof(labels));
+		else
+			snprintf(labels, sizeof(labels), "vm=\"%s\"", ht_metrics_escape_label(v->vm, vm, sizeof(vm)) ? vm : "");
+		for (int k = 0; k < HT_VCPU_NSTATES; k++) {
+			ht_metrics_format_seconds(sum[k], secs, sizeof(secs));
+			fprintf(out, "hypertrace_vcpu_seconds_total{%s,state=\"%s\"} %s\n", labels, ht_vcpu_state_names[k],
+				secs);
+		}
+		i = j - 1;
+	}
+}
+
 static void render_exits(FILE *out, struct ht_metrics_exits *e)
 {
 	char labels[2 * HT_METRICS_VM_LABEL + 64], secs[32];
@@ -619,6 +664,7 @@ static void render_exits(FILE *out, struct ht_metrics_exits *e)
 		ht_metrics_format_seconds(v->wait_ns, secs, sizeof(secs));
 		fprintf(out, "hypertrace_vcpu_wait_seconds_total{%s} %s\n", labels, secs);
 	}
+	render_vcpu_seconds(out, e);
 	fputs("# HELP hypertrace_vcpu_preemptions_total Involuntary switch-outs of vCPU threads (preempted while runnable).\n"
 	      "# TYPE hypertrace_vcpu_preemptions_total counter\n", out);
 	for (size_t i = 0; i <= e->nvcpus; i++) {

@@ -93,6 +93,7 @@ struct ht_metrics_vcpu_set {
 	char vm[HT_METRICS_VM_LABEL];
 	uint32_t vcpu;
 	uint64_t wait_ns, preemptions;
+	uint64_t state_ns[HT_VCPU_NSTATES]; /* where its threads' time went (hypertrace_vcpu_seconds_total) */
 };
 
 struct ht_metrics_exits {

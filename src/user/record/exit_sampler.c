@@ -46,7 +46,7 @@ static void keep_series(void *ctx, const struct ht_exit_key *key, const struct h
 		r->err = ht_exit_table_set_series(r->t, key, h);
 }
 
-static void keep_thread(void *ctx, const struct ht_vcpu_wait *w)
+static void keep_thread(void *ctx, const struct ht_vcpu_wait *w, const struct ht_vcpu_account *a, bool gone)
 {
 	struct reading *r = ctx;
 	const struct ht_filters *f = r->filters;
@@ -56,9 +56,9 @@ static void keep_thread(void *ctx, const struct ht_vcpu_wait *w)
 	if (r->err || (f && ((f->tgid_on && w->pid != f->tgid && !ht_tracer_tgid_traced(r->tracer, w->pid)) ||
 			     (f->vcpu_on && w->vcpu != f->vcpu))))
 		return;
-	r->err = ht_exit_table_set_thread(r->t, w);
-	/* Seen again in BPF: not gone (see read_bpf). */
-	if (!r->err && (row = ht_exit_table_thread(r->t, w->tid, false)))
+	r->err = ht_exit_table_set_thread(r->t, w, a, gone);
+	/* Seen again in BPF (see read_bpf). */
+	if (!r->err && (row = ht_exit_table_thread(r->t, w->tid, a->start_ns, false)))
 		row->seen = true;
 }
 
@@ -79,8 +79,9 @@ static void keep_open_exit(void *ctx, const struct ht_exit_key *key)
 }
 
 /*
- * Everything BPF has now. A thread BPF no longer has has ended: it keeps its
- * last numbers, marked gone, so the totals never go down.
+ * Everything BPF has now. A thread that ended is read once more with its
+ * last numbers, marked gone; one BPF no longer has (read as gone before) keeps
+ * them, so the totals never go down.
  */
 static int read_bpf(struct ht_exit_sampler *s, bool final)
 {
@@ -168,7 +169,7 @@ static int write_block(struct ht_exit_sampler *s, unsigned long long now_ns, boo
 	}
 	for (size_t i = 0; i < s->total.nthreads; i++) {
 		const struct ht_vcpu_thread_row *r = &s->total.threads[i];
-		struct ht_vcpu_wait_rec rec = { .w = r->w };
+		struct ht_vcpu_wait_rec rec = { .w = r->w, .a = r->a };
 
 		if (!r->changed)
 			continue;

@@ -30,6 +30,8 @@ struct ht_tracer {
 	/* --exits: the CPUs' series tables, mapped (read-only), and the sums of a read. */
 	const struct exit_cache_entry *exit_cache;
 	size_t exit_cache_entries, exit_cache_bytes;
+	struct vcpu_thread *vcpu_thread_table; /* --exits: the mapping of vcpu_thread_table */
+	size_t vcpu_thread_table_bytes;
 	struct exit_part *exit_parts; /* a read's parts: see ht_tracer_read_exits */
 	size_t exit_parts_cap;
 };
@@ -210,6 +212,7 @@ static int attach_programs(struct ht_tracer *t, bool kvm, char *err, size_t errl
 		{ t->skel->progs.on_sched_wakeup, &t->skel->links.on_sched_wakeup, false },
 		{ t->skel->progs.on_thread_exit, &t->skel->links.on_thread_exit, false },
 		{ t->skel->progs.on_kvm_entry, &t->skel->links.on_kvm_entry, true },
+		{ t->skel->progs.on_kvm_userspace_exit, &t->skel->links.on_kvm_userspace_exit, true },
 		{ t->skel->progs.on_kvm_hypercall, &t->skel->links.on_kvm_hypercall, true },
 		{ t->exit_prog, t->exit_link, true },
 	};
@@ -318,6 +321,7 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 	ro->exits_on = opts->exits;
 	ro->vcpu_sched_on = opts->exits && opts->vcpu_sched;
 	bpf_program__set_autoload(sk->progs.on_sched_wakeup, opts->exits);
+	bpf_program__set_autoload(sk->progs.on_kvm_userspace_exit, opts->exits);
 
 	/* Each CPU's table of exit series; one entry if --exits is off (the map must exist). */
 	t->exit_cache_entries = opts->exits ? (size_t)(cpus > 0 ? cpus : 1) * HT_EXIT_CACHE_WAYS : 1;
@@ -350,7 +354,8 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 	{
 		struct bpf_program *synthetic_timed[] = { sk->progs.synthetic_kvm_exit_at, sk->progs.synthetic_kvm_entry_at,
 							  sk->progs.synthetic_sched_switch, sk->progs.synthetic_sched_wakeup,
-							  sk->progs.synthetic_vcpu_register };
+							  sk->progs.synthetic_vcpu_register,
+							  sk->progs.synthetic_kvm_userspace_exit_at };
 		for (size_t i = 0; i < ARRAY_SIZE(synthetic_timed); i++)
 			bpf_program__set_autoload(synthetic_timed[i], opts->synthetic);
 	}
@@ -390,6 +395,17 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 		}
 		t->exit_cache = p;
 		t->exit_cache_bytes = bytes;
+		bytes = (sizeof(struct vcpu_thread) * HT_MAX_VCPU_THREADS + (size_t)page - 1) / (size_t)page *
+			(size_t)page;
+		/* Writable: user space frees the entry of a thread that ended once it has read it. */
+		p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(sk->maps.vcpu_thread_table), 0);
+		if (p == MAP_FAILED) {
+			ret = -errno;
+			snprintf(err, errlen, "cannot map the vCPU thread table: %s", strerror(-ret));
+			goto out;
+		}
+		t->vcpu_thread_table = p;
+		t->vcpu_thread_table_bytes = bytes;
 	}
 	/*
 	 * Threads that play vCPU threads with synthetic events are switched out
@@ -462,6 +478,8 @@ int ht_tracer_synthetic_fd(const struct ht_tracer *t, enum ht_synthetic_prog whi
 		return bpf_program__fd(t->skel->progs.synthetic_sched_wakeup);
 	case HT_SYNTH_VCPU_REGISTER:
 		return bpf_program__fd(t->skel->progs.synthetic_vcpu_register);
+	case HT_SYNTH_KVM_USERSPACE_EXIT_AT:
+		return bpf_program__fd(t->skel->progs.synthetic_kvm_userspace_exit_at);
 	}
 	return -EINVAL;
 }
@@ -628,28 +646,64 @@ int ht_tracer_read_exits(const struct ht_tracer *t, ht_exit_fn fn, void *ctx)
 	return 0;
 }
 
+/*
+ * A whole copy of a vcpu_thread_table entry, read while BPF programs may
+ * write it (see vcpu_thread in vcpu_state.h): seq is odd during a write and
+ * moves with each one. false if the entry is free. A write lasts a few
+ * instructions, so a retry finds it done; the bound only keeps a broken
+ * writer from hanging the reader.
+ */
+static bool copy_vcpu_thread(const struct vcpu_thread *e, struct vcpu_thread *out)
+{
+	for (int tries = 0; tries < 1000000; tries++) {
+		__u32 before = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
+
+		if (!__atomic_load_n(&e->in_use, __ATOMIC_ACQUIRE))
+			return false;
+		if (before & 1)
+			continue;
+		memcpy(out, e, sizeof(*out));
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&e->seq, __ATOMIC_RELAXED) == before)
+			return out->in_use;
+	}
+	return false;
+}
+
 int ht_tracer_read_vcpu_waits(const struct ht_tracer *t, ht_vcpu_wait_fn fn, void *ctx)
 {
-	int fd = bpf_map__fd(t->skel->maps.vcpu_threads);
+	/*
+	 * The time of the read, taken before any entry is copied: a state
+	 * current in a copy began before the copy and lasted at least until
+	 * it, so crediting it up to max(now, its start) never credits time a
+	 * later read takes back (each state's time only grows).
+	 */
+	__u64 now = ht_monotonic_ns();
 	struct vcpu_thread v;
-	__u32 key, next;
-	bool first = true;
 
-	while (bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
-		first = false;
-		key = next;
-		if (bpf_map_lookup_elem(fd, &key, &v) == 0)
-			fn(ctx, &v.stat);
+	for (size_t i = 0; t->vcpu_thread_table && i < HT_MAX_VCPU_THREADS; i++) {
+		if (!copy_vcpu_thread(&t->vcpu_thread_table[i], &v))
+			continue;
+		struct ht_vcpu_account a = { .start_ns = v.start_ns, .as_of_ns = v.since_ns };
+
+		for (int k = 0; k < HT_VCPU_NSTATES; k++)
+			a.state_ns[k] = v.state_ns[k];
+		if (!v.gone && v.state < HT_VCPU_NSTATES && now > v.since_ns) {
+			a.state_ns[v.state] += now - v.since_ns;
+			a.as_of_ns = now;
+		}
+		v.stat.wait_ns = a.state_ns[HT_VCPU_WAIT];
+		fn(ctx, &v.stat, &a, v.gone);
+		/* Read once with its last numbers: its entry is free for another thread. */
+		if (v.gone)
+			__atomic_store_n(&t->vcpu_thread_table[i].in_use, 0, __ATOMIC_RELEASE);
 	}
 	return 0;
 }
 
 int ht_tracer_read_open_exits(const struct ht_tracer *t, ht_open_exit_fn fn, void *ctx)
 {
-	int fd = bpf_map__fd(t->skel->maps.vcpu_threads);
 	struct vcpu_thread v;
-	__u32 key, next;
-	bool first = true;
 
 	for (unsigned int cpu = 0; cpu < HT_MAX_CPUS; cpu++) {
 		const struct vcpu_state *slot = &t->skel->bss->cpu_states[cpu];
@@ -660,10 +714,8 @@ int ht_tracer_read_open_exits(const struct ht_tracer *t, ht_open_exit_fn fn, voi
 					 .isa = slot->exit_isa, .reason = slot->exit_reason };
 		fn(ctx, &k);
 	}
-	while (bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
-		first = false;
-		key = next;
-		if (bpf_map_lookup_elem(fd, &key, &v) || !v.exit_open)
+	for (size_t i = 0; t->vcpu_thread_table && i < HT_MAX_VCPU_THREADS; i++) {
+		if (!copy_vcpu_thread(&t->vcpu_thread_table[i], &v) || !v.exit_open || v.gone)
 			continue;
 		struct ht_exit_key k = { .pid = v.stat.pid, .vcpu = v.stat.vcpu, .isa = v.exit_isa,
 					 .reason = v.exit_reason };
@@ -790,6 +842,8 @@ void ht_tracer_destroy(struct ht_tracer *t)
 		close(t->stats_fd);
 	if (t->exit_cache)
 		munmap((void *)t->exit_cache, t->exit_cache_bytes);
+	if (t->vcpu_thread_table)
+		munmap(t->vcpu_thread_table, t->vcpu_thread_table_bytes);
 	free(t->exit_parts);
 	for (unsigned int i = 0; i < t->nrings; i++)
 		close(t->ring_fds[i]);

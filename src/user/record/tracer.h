@@ -108,6 +108,7 @@ enum ht_synthetic_prog {
 	HT_SYNTH_SCHED_SWITCH,  /* ctx: struct ht_synth_switch */
 	HT_SYNTH_SCHED_WAKEUP,  /* ctx: struct ht_synth_wakeup */
 	HT_SYNTH_VCPU_REGISTER, /* ctx: struct ht_synth_register */
+	HT_SYNTH_KVM_USERSPACE_EXIT_AT, /* ctx: struct ht_synth_timed_event (the event part unused) */
 };
 
 /* The contexts of the timed synthetic programs (hypertrace.bpf.c, which has its own copies: checked in tests). */
@@ -128,7 +129,8 @@ struct ht_synth_wakeup {
 	__u64 now_ns;
 };
 struct ht_synth_register {
-	__u32 tid, tgid, vcpu, running;
+	__u32 tid, tgid, vcpu, running; /* running: in guest from now_ns on; else blocked */
+	__u64 now_ns;                    /* 0: the clock now */
 };
 
 struct ht_tracer;
@@ -161,8 +163,14 @@ int ht_tracer_read_aggregates(const struct ht_tracer *t, ht_agg_fn fn, void *ctx
  */
 typedef void (*ht_exit_fn)(void *ctx, const struct ht_exit_key *key, const struct ht_exit_hist *h);
 int ht_tracer_read_exits(const struct ht_tracer *t, ht_exit_fn fn, void *ctx);
-/* --exits: calls fn once per vCPU thread known to BPF, with its counters since load. 0 or -errno. */
-typedef void (*ht_vcpu_wait_fn)(void *ctx, const struct ht_vcpu_wait *w);
+/*
+ * --exits: calls fn once per vCPU thread known to BPF, with its counters
+ * since load and its account (where its time went) up to the time of the
+ * read: a thread that ended is passed once more, with its last numbers
+ * (its as_of_ns the time it ended), and then forgotten. w->wait_ns is the
+ * account's wait. 0 or -errno.
+ */
+typedef void (*ht_vcpu_wait_fn)(void *ctx, const struct ht_vcpu_wait *w, const struct ht_vcpu_account *a, bool gone);
 int ht_tracer_read_vcpu_waits(const struct ht_tracer *t, ht_vcpu_wait_fn fn, void *ctx);
 /*
  * --exits, after ht_tracer_detach: calls fn for every exit seen whose

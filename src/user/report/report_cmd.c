@@ -140,7 +140,7 @@ int ht_cmd_report(int argc, char **argv)
 
 	if ((status = ht_report_parse(argc, argv, &cfg)) >= 0)
 		return status;
-	if (cfg.exits)
+	if (cfg.exits || cfg.vcpu_time)
 		return ht_report_exits(&cfg);
 	if (cfg.vcpu_switches)
 		return ht_report_switches(&cfg);

@@ -36,63 +36,97 @@ struct exits_reading {
 	struct ht_hashmap pending_index;
 };
 
+/* pending_index: keys point to pending rows (or to a probe), named by (tid, start) as in the table. */
+static size_t hash_row(long key, void *ctx)
+{
+	const struct ht_vcpu_thread_row *t = (const struct ht_vcpu_thread_row *)key;
+
+	(void)ctx;
+	return (size_t)ht_hash_mix(ht_hash_u64(t->w.tid), t->a.start_ns);
+}
+
+static bool equal_row(long a, long b, void *ctx)
+{
+	const struct ht_vcpu_thread_row *x = (const struct ht_vcpu_thread_row *)a, *y = (const struct ht_vcpu_thread_row *)b;
+
+	(void)ctx;
+	return x->w.tid == y->w.tid && x->a.start_ns == y->a.start_ns;
+}
+
 /* The pending threads into the state: one sort and one merge (ht_exit_table_threads). */
 static int merge_pending(struct exits_reading *r)
 {
 	if (!r->npending)
 		return 0;
-	uint32_t *tids = malloc(r->npending * sizeof(*tids));
+	struct ht_vcpu_thread_key *keys = malloc(r->npending * sizeof(*keys));
 	struct ht_vcpu_thread_row **rows = malloc(r->npending * sizeof(*rows));
-	int ret = tids && rows ? 0 : -ENOMEM;
+	int ret = keys && rows ? 0 : -ENOMEM;
 
 	for (size_t i = 0; !ret && i < r->npending; i++)
-		tids[i] = r->pending[i].w.tid;
+		keys[i] = (struct ht_vcpu_thread_key){ .tid = r->pending[i].w.tid, .start_ns = r->pending[i].a.start_ns };
 	if (!ret)
-		ret = ht_exit_table_threads(&r->state, tids, r->npending, rows);
+		ret = ht_exit_table_threads(&r->state, keys, r->npending, rows);
 	for (size_t i = 0; !ret && i < r->npending; i++)
 		*rows[i] = r->pending[i];
-	free(tids);
+	free(keys);
 	free(rows);
 	r->npending = 0;
 	ht_hashmap_clear(&r->pending_index);
 	return ret;
 }
 
+/* Room for one more pending thread; the index follows the rows if they moved. */
+static int grow_pending(struct exits_reading *r)
+{
+	if (r->npending < r->pending_cap)
+		return 0;
+	size_t cap = r->pending_cap ? 2 * r->pending_cap : 64;
+	struct ht_vcpu_thread_row *p = realloc(r->pending, cap * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	r->pending = p;
+	r->pending_cap = cap;
+	ht_hashmap_clear(&r->pending_index);
+	for (size_t i = 0; i < r->npending; i++)
+		if (ht_hashmap_insert(&r->pending_index, (long)&p[i], (long)i, HT_HASHMAP_ADD, NULL, NULL))
+			return -ENOMEM;
+	return 0;
+}
+
 /*
  * A block's threads: those the state has are set in place (bisection);
- * new ones wait in pending, found by their tid, until they are as many as
- * the state's threads, and are merged then. A merge moves every thread of
- * the state, so merging each block's new threads would cost a hostile file
- * of many small blocks the square of its size; this way a thread moves a
- * logarithmic number of times in all.
+ * new ones wait in pending, found by (tid, start), until they are as many
+ * as the state's threads, and are merged then. A merge moves every thread
+ * of the state, so merging each block's new threads would cost a hostile
+ * file of many small blocks the square of its size; this way a thread
+ * moves a logarithmic number of times in all.
  */
 static int apply_threads(struct exits_reading *r, const struct ht_vcpu_wait_rec *threads, __u32 n)
 {
 	for (__u32 i = 0; i < n; i++) {
-		struct ht_vcpu_thread_row *row = ht_exit_table_thread(&r->state, threads[i].w.tid, false);
+		const struct ht_vcpu_wait_rec *rec = &threads[i];
+		struct ht_vcpu_thread_row *row = ht_exit_table_thread(&r->state, rec->w.tid, rec->a.start_ns, false);
+		struct ht_vcpu_thread_row probe = { .w.tid = rec->w.tid, .a.start_ns = rec->a.start_ns };
 		long k;
 
-		if (!row && ht_hashmap_find(&r->pending_index, threads[i].w.tid, &k))
+		if (!row && ht_hashmap_find(&r->pending_index, (long)&probe, &k))
 			row = &r->pending[k];
 		if (!row) {
-			if (r->npending == r->pending_cap) {
-				size_t cap = r->pending_cap ? 2 * r->pending_cap : 64;
-				struct ht_vcpu_thread_row *p = realloc(r->pending, cap * sizeof(*p));
-				if (!p)
-					return -ENOMEM;
-				r->pending = p;
-				r->pending_cap = cap;
-			}
-			if (ht_hashmap_insert(&r->pending_index, threads[i].w.tid, (long)r->npending, HT_HASHMAP_ADD, NULL,
-					      NULL))
+			if (grow_pending(r))
 				return -ENOMEM;
-			row = &r->pending[r->npending++];
-			memset(row, 0, sizeof(*row));
+			row = &r->pending[r->npending];
+			*row = probe;
+			if (ht_hashmap_insert(&r->pending_index, (long)row, (long)r->npending, HT_HASHMAP_ADD, NULL, NULL))
+				return -ENOMEM;
+			r->npending++;
 		}
-		row->w = threads[i].w;
+		/* As ht_exit_table_set_thread sets a row. */
+		row->w = rec->w;
 		row->w.pad0 = 0;
 		row->w.pad1 = 0;
-		row->gone = threads[i].w.pad1 & HT_VCPU_WAIT_F_GONE;
+		row->a = rec->a;
+		row->from_ns = rec->a.start_ns;
+		row->gone = rec->w.pad1 & HT_VCPU_WAIT_F_GONE;
 	}
 	return r->npending > r->state.nthreads ? merge_pending(r) : 0;
 }
@@ -241,6 +275,110 @@ static void print_rows(enum ht_report_mode mode, const struct ht_exit_table *t, 
 	}
 }
 
+/*
+ * --vcpu-time: where each vCPU thread's time went in the window, its states
+ * adding up to the thread's time in it; text (shares per thread and per VM),
+ * or one CSV/JSON row per (VM, thread, state) in ns.
+ */
+static void print_vcpu_time(enum ht_report_mode mode, const struct ht_exit_table *t, struct ht_reader *reader)
+{
+	if (mode == HT_REPORT_CSV)
+		puts("vm_pid,vm_name,vcpu,tid,thread_name,thread_start_ns,from_ns,to_ns,ended,state,ns");
+	for (size_t i = 0; i < t->nthreads; i++) {
+		const struct ht_vcpu_thread_row *r = &t->threads[i];
+		const char *vm = ht_reader_vm_name(reader, r->w.pid), *tn = ht_reader_thread_name(reader, r->w.pid, r->w.tid);
+
+		for (int k = 0; k < HT_VCPU_NSTATES; k++) {
+			if (mode == HT_REPORT_CSV) {
+				printf("%u,", r->w.pid);
+				ht_csv_fputs(stdout, vm ? vm : "");
+				printf(",%u,%u,", (unsigned int)r->w.vcpu, r->w.tid);
+				ht_csv_fputs(stdout, tn ? tn : "");
+				printf(",%llu,%llu,%llu,%d,%s,%llu\n", (unsigned long long)r->a.start_ns,
+				       (unsigned long long)r->from_ns, (unsigned long long)r->a.as_of_ns, r->gone,
+				       ht_vcpu_state_names[k], (unsigned long long)r->a.state_ns[k]);
+				continue;
+			}
+			printf("{\"vm_pid\":%u,\"vm_name\":", r->w.pid);
+			json_string(vm ? vm : "");
+			printf(",\"vcpu\":%u,\"tid\":%u,\"thread_name\":", (unsigned int)r->w.vcpu, r->w.tid);
+			json_string(tn ? tn : "");
+			printf(",\"thread_start_ns\":%llu,\"from_ns\":%llu,\"to_ns\":%llu,\"ended\":%s,\"state\":\"%s\",\"ns\":%llu}\n",
+			       (unsigned long long)r->a.start_ns, (unsigned long long)r->from_ns,
+			       (unsigned long long)r->a.as_of_ns, r->gone ? "true" : "false", ht_vcpu_state_names[k],
+			       (unsigned long long)r->a.state_ns[k]);
+		}
+	}
+}
+
+/* One text row: a thread's (or a VM's summed) states as shares of their sum. */
+static void vcpu_time_row(const char *label, const __u64 ns[HT_VCPU_NSTATES])
+{
+	uint64_t span = 0;
+	char total[16];
+
+	for (int k = 0; k < HT_VCPU_NSTATES; k++)
+		span += ns[k];
+	ht_exit_fmt_ns(total, sizeof(total), span);
+	printf("  %-36s %8s", label, total);
+	for (int k = 0; k < HT_VCPU_NSTATES; k++)
+		printf(" %7.1f%%", span ? 100.0 * (double)ns[k] / (double)span : 0.0);
+	putchar('\n');
+}
+
+static int by_vm_vcpu(const void *a, const void *b)
+{
+	const struct ht_vcpu_thread_row *x = *(const struct ht_vcpu_thread_row *const *)a,
+					*y = *(const struct ht_vcpu_thread_row *const *)b;
+
+	if (x->w.pid != y->w.pid)
+		return x->w.pid < y->w.pid ? -1 : 1;
+	if (x->w.vcpu != y->w.vcpu)
+		return x->w.vcpu < y->w.vcpu ? -1 : 1;
+	return (x->w.tid > y->w.tid) - (x->w.tid < y->w.tid);
+}
+
+/* The text view: per VM (in pid order) its vCPU threads (in vCPU order) and their sum. 0 or -ENOMEM. */
+static int write_vcpu_time(const struct ht_exit_table *t, struct ht_reader *reader)
+{
+	const struct ht_vcpu_thread_row **rows = calloc(t->nthreads + 1, sizeof(*rows));
+
+	if (!rows)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->nthreads; i++)
+		rows[i] = &t->threads[i];
+	qsort(rows, t->nthreads, sizeof(*rows), by_vm_vcpu);
+	for (size_t i = 0; i < t->nthreads;) {
+		uint32_t pid = rows[i]->w.pid;
+		const char *vm = ht_reader_vm_name(reader, pid);
+		__u64 sum[HT_VCPU_NSTATES] = { 0 };
+		size_t first = i;
+		char esc[HT_ESC_SIZE(64)];
+
+		printf("\nVM %s%s(pid %u)\n  %-36s %8s", vm ? ht_escape(esc, sizeof(esc), vm, HT_ESC_TEXT) : "",
+		       vm ? " " : "", pid, "vCPU thread", "time");
+		for (int k = 0; k < HT_VCPU_NSTATES; k++)
+			printf(" %8s", ht_vcpu_state_names[k]);
+		putchar('\n');
+		for (; i < t->nthreads && rows[i]->w.pid == pid; i++) {
+			const struct ht_vcpu_thread_row *r = rows[i];
+			const char *tn = ht_reader_thread_name(reader, pid, r->w.tid);
+			char label[HT_ESC_SIZE(16) + 64], tesc[HT_ESC_SIZE(16)];
+
+			snprintf(label, sizeof(label), "vCPU %u (%s%stid %u%s)", (unsigned int)r->w.vcpu,
+				 tn ? ht_escape(tesc, sizeof(tesc), tn, HT_ESC_TEXT) : "", tn ? ", " : "", r->w.tid,
+				 r->gone ? ", ended" : "");
+			vcpu_time_row(label, r->a.state_ns);
+			for (int k = 0; k < HT_VCPU_NSTATES; k++)
+				sum[k] += r->a.state_ns[k];
+		}
+		if (i - first > 1)
+			vcpu_time_row("all its vCPU threads", sum);
+	}
+	free(rows);
+	return 0;
+}
+
 static const char *vm_name_of(void *ctx, uint32_t pid)
 {
 	return ht_reader_vm_name(ctx, pid);
@@ -292,7 +430,7 @@ int ht_report_exits(struct ht_report_config *cfg)
 	r.state_ns = h->start_monotonic_ns;
 	r.reader = reader;
 	ht_reader_set_exits_visitor(reader, apply_block, &r);
-	ht_hashmap_init(&r.pending_index, ht_hash_long, ht_equal_long, NULL);
+	ht_hashmap_init(&r.pending_index, hash_row, equal_row, NULL);
 	while (ht_reader_next(reader, &rec) == 1)
 		; /* the records are not this report's; the visitor takes the EXITS blocks as they pass */
 	if (!r.err)
@@ -313,7 +451,14 @@ int ht_report_exits(struct ht_report_config *cfg)
 		   select_rows(&window, &cfg->selection, reader)) {
 		status = ht_runtime_error("out of memory");
 	} else {
-		if (cfg->mode == HT_REPORT_CSV || cfg->mode == HT_REPORT_JSON) {
+		if (cfg->vcpu_time && (cfg->mode == HT_REPORT_CSV || cfg->mode == HT_REPORT_JSON)) {
+			print_vcpu_time(cfg->mode, &window, reader);
+		} else if (cfg->vcpu_time) {
+			printf("%s: where each vCPU thread's time went, +%.3f s to +%.3f s (its states add up to its time)\n",
+			       cfg->path, (double)(from_ns - h->start_monotonic_ns) / 1e9,
+			       (double)(to_ns - h->start_monotonic_ns) / 1e9);
+			r.err = write_vcpu_time(&window, reader);
+		} else if (cfg->mode == HT_REPORT_CSV || cfg->mode == HT_REPORT_JSON) {
 			print_rows(cfg->mode, &window, reader);
 		} else {
 			struct ht_exit_view_opts o = {
@@ -336,7 +481,7 @@ int ht_report_exits(struct ht_report_config *cfg)
 			ht_exit_view_write(stdout, &window, &o);
 		}
 		fflush(stdout);
-		status = ht_report_read_outcome(cfg->path, st);
+		status = r.err ? ht_runtime_error("out of memory") : ht_report_read_outcome(cfg->path, st);
 	}
 	free(r.pending);
 	ht_hashmap_clear(&r.pending_index);

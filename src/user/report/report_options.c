@@ -12,7 +12,7 @@ static const char report_help[] =
 	"Usage: hypertrace-bpf report [--dump | --csv | --json | --hist [SERIES]] [--exits]\n"
 	"                             [--per-vcpu | --per-vm] [-p PID] [--vcpu N] [-n N]...\n"
 	"                             [--since TIME] [--until TIME] [--graph | --sched]\n"
-	"                             [--vcpu-switches] [--catalog FILE]...\n"
+	"                             [--vcpu-switches | --vcpu-time] [--catalog FILE]...\n"
 	"                             [--guest-symbols FILE] FILE\n"
 	"\n"
 	"Read a trace file written by 'hypertrace-bpf record'. Without an option, print\n"
@@ -39,6 +39,13 @@ static const char report_help[] =
 	"               (VM, vCPU, exit reason) with its log2 buckets. The selection\n"
 	"               below applies but for --nr; a time window is cut at the\n"
 	"               recording's intervals\n"
+	"      --vcpu-time  where each vCPU's time went, from a recording made with\n"
+	"               record --exits: per VM and vCPU thread the time in guest,\n"
+	"               kvm (KVM handling an exit), vmm (the VMM in user space),\n"
+	"               wait (runnable, no host CPU), halted (idle in a halt) and\n"
+	"               blocked, adding up to its wall-clock time; with --csv or\n"
+	"               --json one row per (VM, vCPU thread, state). The selection\n"
+	"               applies but for --nr, as with --exits\n"
 	"      --vcpu-switches  with --dump, --csv or --json: instead of the\n"
 	"               hypercalls, the switches of vCPU threads out of their host\n"
 	"               CPU and back in (record --vcpu-sched); the selection\n"
@@ -56,7 +63,8 @@ static const char report_help[] =
 	"    hypertrace-bpf report --hist total --per-vcpu t.htr\n"
 	"    hypertrace-bpf report --json -p 4242 --vcpu 1 --since 10 --until 12.5 t.htr\n"
 	"    hypertrace-bpf report --graph --guest-symbols kallsyms.txt t.htr\n"
-	"    hypertrace-bpf report --exits --vm web1 t.htr\n";
+	"    hypertrace-bpf report --exits --vm web1 t.htr\n"
+	"    hypertrace-bpf report --vcpu-time --csv t.htr\n";
 
 static const struct option report_longopts[] = {
 	{ "dump", no_argument, NULL, 'D' },
@@ -67,6 +75,7 @@ static const struct option report_longopts[] = {
 	{ "per-vm", no_argument, NULL, 'M' },
 	{ "exits", no_argument, NULL, 'E' },
 	{ "vcpu-switches", no_argument, NULL, 'W' },
+	{ "vcpu-time", no_argument, NULL, 'A' },
 	{ "version", no_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
 	HT_SELECT_LONGOPTS,
@@ -123,6 +132,7 @@ int ht_report_parse(int argc, char **argv, struct ht_report_config *cfg)
 			break;
 		case 'E': cfg->exits = true; break;
 		case 'W': cfg->vcpu_switches = true; break;
+		case 'A': cfg->vcpu_time = true; break;
 		case 'D': cfg->mode = HT_REPORT_DUMP; modes++; break;
 		case 'C': cfg->mode = HT_REPORT_CSV; modes++; break;
 		case 'J': cfg->mode = HT_REPORT_JSON; modes++; break;
@@ -143,6 +153,12 @@ int ht_report_parse(int argc, char **argv, struct ht_report_config *cfg)
 	    cfg->decode.analysis == HT_ANALYSIS_NONE &&
 	    (cfg->mode == HT_REPORT_SUMMARY || cfg->mode == HT_REPORT_HIST))
 		return ht_usage_error("report", "--catalog, --guest-symbols and --kaslr-offset go with --dump, --csv, --json, --graph or --sched");
+	if (cfg->vcpu_time && cfg->exits)
+		return ht_usage_error("report", "--vcpu-time and --exits are two views of the exit statistics: give one");
+	if (cfg->vcpu_time && (cfg->mode == HT_REPORT_DUMP || cfg->mode == HT_REPORT_HIST ||
+			       cfg->decode.analysis != HT_ANALYSIS_NONE || cfg->decode.ncatalogs || cfg->decode.symbols ||
+			       cfg->decode.offset_given || cfg->selection.nr_count || cfg->vcpu_switches))
+		return ht_usage_error("report", "--vcpu-time prints where the vCPUs' time went as text, --csv or --json: drop --dump, --hist, --nr, --vcpu-switches and the guest-event options");
 	if (cfg->exits && (cfg->mode == HT_REPORT_DUMP || cfg->mode == HT_REPORT_HIST ||
 			   cfg->decode.analysis != HT_ANALYSIS_NONE || cfg->decode.ncatalogs || cfg->decode.symbols ||
 			   cfg->decode.offset_given))

@@ -17,6 +17,7 @@ struct ht_report_config {
 	struct ht_decode_config decode; /* guest events: catalogs, symbols, --graph/--sched */
 	bool exits;                     /* --exits: the exit statistics (text, --csv, --json) */
 	bool vcpu_switches;             /* --vcpu-switches: the switch records of vCPU threads instead */
+	bool vcpu_time;                 /* --vcpu-time: where each vCPU thread's time went (text, --csv, --json) */
 	const char *path;
 };
 

@@ -37,9 +37,50 @@ struct vm_row {
 	char name[HT_ESC_SIZE(64)]; /* escaped */
 	uint64_t hcalls;
 	struct ht_exit_series sum; /* every exit of the VM in the interval */
-	uint64_t wait_ns;
+	__u64 state_ns[HT_VCPU_NSTATES]; /* its vCPU threads' accounts in the interval, summed */
 	unsigned int threads;      /* vCPU threads known */
 };
+
+/*
+ * The columns after PID and VM, in the order shown. A screen too narrow for
+ * all of them drops them in the order of drop_rank, highest first: the
+ * hypercall rate, then p50, then p99, then the rarer states; the exit rate
+ * and where the vCPUs' time went stay (docs: top(1), "COLUMNS").
+ */
+enum column { COL_EXITS, COL_P50, COL_P99, COL_GUEST, COL_KVM, COL_VMM, COL_WAIT, COL_HALT, COL_BLK, COL_HCALLS, NCOLS };
+static const struct {
+	const char *title;
+	int width;
+	int drop_rank;
+} column_info[NCOLS] = {
+	[COL_EXITS] = { "EXITS/S", 8, 0 }, [COL_P50] = { "P50", 6, 8 },    [COL_P99] = { "P99", 6, 7 },
+	[COL_GUEST] = { "GUEST%", 6, 1 },  [COL_KVM] = { "KVM%", 6, 2 },   [COL_VMM] = { "VMM%", 6, 3 },
+	[COL_WAIT] = { "WAIT%", 6, 4 },    [COL_HALT] = { "HALT%", 6, 5 }, [COL_BLK] = { "BLK%", 6, 6 },
+	[COL_HCALLS] = { "HCALL/S", 8, 9 },
+};
+/* The state of each account column. */
+static const enum ht_vcpu_state column_state[NCOLS] = {
+	[COL_GUEST] = HT_VCPU_GUEST, [COL_KVM] = HT_VCPU_KVM,       [COL_VMM] = HT_VCPU_VMM,
+	[COL_WAIT] = HT_VCPU_WAIT,   [COL_HALT] = HT_VCPU_HALTED,   [COL_BLK] = HT_VCPU_BLOCKED,
+};
+#define NAME_COLS 28 /* "%7u %-20s" */
+
+/* Which columns fit in width: all, less the highest drop ranks until they do. */
+static void columns_that_fit(unsigned int width, bool show[NCOLS])
+{
+	unsigned int used = NAME_COLS;
+
+	for (int c = 0; c < NCOLS; c++) {
+		show[c] = true;
+		used += 1 + (unsigned int)column_info[c].width;
+	}
+	for (int rank = NCOLS - 1; rank > 0 && used > width; rank--)
+		for (int c = 0; c < NCOLS; c++)
+			if (column_info[c].drop_rank == rank && show[c]) {
+				show[c] = false;
+				used -= 1 + (unsigned int)column_info[c].width;
+			}
+}
 
 static bool is_hypercall(const struct ht_exit_key *k)
 {
@@ -52,9 +93,14 @@ static double rate(uint64_t n, uint64_t ns)
 	return ns ? (double)n * 1e9 / (double)ns : 0.0;
 }
 
-static double wait_pct(uint64_t wait_ns, uint64_t interval_ns, unsigned int threads)
+/* A state's share of an account's time, in %; negative if there is no time (shown "-"). */
+static double state_pct(const __u64 ns[HT_VCPU_NSTATES], enum ht_vcpu_state k)
 {
-	return interval_ns && threads ? 100.0 * (double)wait_ns / ((double)interval_ns * threads) : 0.0;
+	uint64_t span = 0;
+
+	for (int i = 0; i < HT_VCPU_NSTATES; i++)
+		span += ns[i];
+	return span ? 100.0 * (double)ns[k] / (double)span : -1.0;
 }
 
 static enum ht_top_sort sort_key;
@@ -69,7 +115,7 @@ static int cmp_rows(const void *a, const void *b)
 		dx = (double)x->sum.h.count, dy = (double)y->sum.h.count;
 		break;
 	case HT_TOP_SORT_WAIT:
-		dx = x->threads ? (double)x->wait_ns / x->threads : 0, dy = y->threads ? (double)y->wait_ns / y->threads : 0;
+		dx = state_pct(x->state_ns, HT_VCPU_WAIT), dy = state_pct(y->state_ns, HT_VCPU_WAIT);
 		break;
 	case HT_TOP_SORT_HCALLS:
 		dx = (double)x->hcalls, dy = (double)y->hcalls;
@@ -135,20 +181,39 @@ static void fmt_le(char *buf, size_t len, uint64_t ns, uint64_t count)
 	snprintf(buf, len, "%s", v);
 }
 
-/* The columns after the name: exits/s, p50, p99, wait %, hypercalls/s. */
-static void columns(char *buf, size_t len, const struct ht_exit_series *s, uint64_t hcalls, double wait,
-		    bool has_wait, uint64_t interval_ns)
+/* The columns after the name that fit (show): exits/s, p50, p99, each state's %, hypercalls/s. */
+static void columns(char *buf, size_t len, const bool show[NCOLS], const struct ht_exit_series *s, uint64_t hcalls,
+		    const __u64 *state_ns, uint64_t interval_ns)
 {
-	char p50[16], p99[16], w[16];
+	size_t n = 0;
 
-	fmt_le(p50, sizeof(p50), ht_exit_percentile(s, 50), s->h.count);
-	fmt_le(p99, sizeof(p99), ht_exit_percentile(s, 99), s->h.count);
-	if (has_wait)
-		snprintf(w, sizeof(w), "%.1f", wait);
-	else
-		snprintf(w, sizeof(w), "-");
-	snprintf(buf, len, "%10.0f %7s %7s %6s %8.0f", rate(s->h.count, interval_ns), p50, p99, w,
-		 rate(hcalls, interval_ns));
+	buf[0] = '\0';
+	for (int c = 0; c < NCOLS && n < len; c++) {
+		char v[16];
+		double pct;
+
+		if (!show[c])
+			continue;
+		switch (c) {
+		case COL_EXITS:
+			snprintf(v, sizeof(v), "%.0f", rate(s->h.count, interval_ns));
+			break;
+		case COL_P50:
+		case COL_P99:
+			fmt_le(v, sizeof(v), ht_exit_percentile(s, c == COL_P50 ? 50 : 99), s->h.count);
+			break;
+		case COL_HCALLS:
+			snprintf(v, sizeof(v), "%.0f", rate(hcalls, interval_ns));
+			break;
+		default:
+			pct = state_ns ? state_pct(state_ns, column_state[c]) : -1.0;
+			if (pct < 0)
+				snprintf(v, sizeof(v), "-");
+			else
+				snprintf(v, sizeof(v), "%.1f", pct);
+		}
+		n += (size_t)snprintf(buf + n, len - n, "%s%*s", n ? " " : "", column_info[c].width, v);
+	}
 }
 
 /*
@@ -160,7 +225,7 @@ static void columns(char *buf, size_t len, const struct ht_exit_series *s, uint6
 struct groups {
 	const struct ht_exit_table *interval, *total;
 	const struct ht_exit_series **series;     /* interval's, by key */
-	const struct ht_vcpu_thread_row **threads; /* total's, by (pid, tid) */
+	const struct ht_vcpu_thread_row **threads; /* total's, by (pid, tid, start) */
 };
 
 static int series_by_key(const void *a, const void *b)
@@ -179,12 +244,14 @@ static int series_by_key(const void *a, const void *b)
 
 static int threads_by_pid(const void *a, const void *b)
 {
-	const struct ht_vcpu_wait *x = &(*(const struct ht_vcpu_thread_row *const *)a)->w;
-	const struct ht_vcpu_wait *y = &(*(const struct ht_vcpu_thread_row *const *)b)->w;
+	const struct ht_vcpu_thread_row *x = *(const struct ht_vcpu_thread_row *const *)a;
+	const struct ht_vcpu_thread_row *y = *(const struct ht_vcpu_thread_row *const *)b;
 
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	return (x->tid > y->tid) - (x->tid < y->tid);
+	if (x->w.pid != y->w.pid)
+		return x->w.pid < y->w.pid ? -1 : 1;
+	if (x->w.tid != y->w.tid)
+		return x->w.tid < y->w.tid ? -1 : 1;
+	return (x->a.start_ns > y->a.start_ns) - (x->a.start_ns < y->a.start_ns);
 }
 
 /* [*from, *to) of the interval's series of pid, and of vcpu too if vcpu >= 0. */
@@ -231,33 +298,25 @@ static void thread_run(const struct groups *g, uint32_t pid, size_t *from, size_
 	*to = b;
 }
 
-/*
- * A thread's wait in the interval, as a share of it can be: the BPF side
- * credits a wait when the thread is switched in, all of it, so a thread
- * that waited 3 s and ran again in this 1 s interval shows 3 s here (the
- * part of the intervals before went unseen then). No thread can have waited
- * longer than the interval within it: its wait is counted up to the
- * interval's wall time, so a VM's share (over its threads) stays within
- * 100% by construction. The interval's threads are in tid order (exit_table.h).
- */
-static uint64_t interval_wait(const struct groups *g, uint32_t tid, uint64_t interval_ns)
+/* A thread's account in the interval, or NULL: the interval's threads are in (tid, start) order (exit_table.h). */
+static const __u64 *interval_states(const struct groups *g, const struct ht_vcpu_thread_row *t)
 {
 	size_t a = 0, b = g->interval->nthreads;
 
 	while (a < b) {
 		size_t mid = a + (b - a) / 2;
-		uint32_t m = g->interval->threads[mid].w.tid;
+		const struct ht_vcpu_thread_row *m = &g->interval->threads[mid];
+		int c = m->w.tid != t->w.tid ? (m->w.tid < t->w.tid ? -1 : 1) :
+					      (m->a.start_ns > t->a.start_ns) - (m->a.start_ns < t->a.start_ns);
 
-		if (m == tid) {
-			uint64_t w = g->interval->threads[mid].w.wait_ns;
-			return interval_ns && w > interval_ns ? interval_ns : w;
-		}
-		if (m < tid)
+		if (c == 0)
+			return m->a.state_ns;
+		if (c < 0)
 			a = mid + 1;
 		else
 			b = mid;
 	}
-	return 0;
+	return NULL;
 }
 
 /* A vCPU's exits in the interval, summed over its reasons. */
@@ -267,10 +326,10 @@ struct vcpu_sum {
 	uint64_t hcalls;
 };
 
-static void vm_details(struct frame *f, const struct vm_row *r, const struct groups *g,
+static void vm_details(struct frame *f, const bool show[NCOLS], const struct vm_row *r, const struct groups *g,
 		       const struct ht_top_view_opts *o)
 {
-	char cols[96], name[HT_ESC_SIZE(16) + 16], esc[HT_ESC_SIZE(16)];
+	char cols[160], name[HT_ESC_SIZE(16) + 16], esc[HT_ESC_SIZE(16)];
 	size_t from, to;
 
 	if (o->vcpus) {
@@ -293,7 +352,6 @@ static void vm_details(struct frame *f, const struct vm_row *r, const struct gro
 			const struct ht_vcpu_thread_row *t = g->threads[i];
 			static const struct vcpu_sum none = { .s = { .minmax_exact = true } };
 			const struct vcpu_sum *vs = &none;
-			uint64_t wait;
 			size_t a = 0, b = nv;
 
 			if (t->gone)
@@ -310,11 +368,10 @@ static void vm_details(struct frame *f, const struct vm_row *r, const struct gro
 				else
 					b = mid;
 			}
-			wait = interval_wait(g, t->w.tid, o->interval_ns);
 			const char *tn = o->thread_name ? o->thread_name(o->ctx, t->w.pid, t->w.tid) : NULL;
 			snprintf(name, sizeof(name), "vCPU %u %s", (unsigned int)t->w.vcpu,
 				 ht_escape(esc, sizeof(esc), tn ? tn : "", HT_ESC_TEXT));
-			columns(cols, sizeof(cols), &vs->s, vs->hcalls, wait_pct(wait, o->interval_ns, 1), true, o->interval_ns);
+			columns(cols, sizeof(cols), show, &vs->s, vs->hcalls, interval_states(g, t), o->interval_ns);
 			row(f, "%7u   %-18.18s %s", t->w.tid, name, cols);
 		}
 		free(sums);
@@ -353,7 +410,7 @@ static void vm_details(struct frame *f, const struct vm_row *r, const struct gro
 
 		ht_exit_reason_format(reason, sizeof(reason), sums[j].key.isa, sums[j].key.reason);
 		snprintf(name, sizeof(name), "  %s", reason);
-		columns(cols, sizeof(cols), &sums[j], is_hypercall(&sums[j].key) ? sums[j].h.count : 0, 0, false,
+		columns(cols, sizeof(cols), show, &sums[j], is_hypercall(&sums[j].key) ? sums[j].h.count : 0, NULL,
 			o->interval_ns);
 		row(f, "%7s   %-18.18s %s", "", name, cols);
 	}
@@ -419,7 +476,8 @@ int ht_top_view_write(FILE *out, const struct ht_exit_table *interval, const str
 			    .series = calloc(interval->nseries + 1, sizeof(*g.series)),
 			    .threads = calloc(total->nthreads + 1, sizeof(*g.threads)) };
 	uint64_t exits = 0, lost;
-	char when[16] = "", cols[96];
+	char when[16] = "", cols[160];
+	bool show[NCOLS];
 	struct tm tm;
 	int ret;
 
@@ -443,20 +501,15 @@ int ht_top_view_write(FILE *out, const struct ht_exit_table *interval, const str
 		r->hcalls = ht_sat_add(r->hcalls, is_hypercall(&s->key) ? s->h.count : 0);
 		exits = ht_sat_add(exits, s->h.count);
 	}
-	/*
-	 * A VM's wait share is over the threads that were there in the
-	 * interval: those still running, and those that ended in it with a
-	 * wait to count (each capped at the interval, interval_wait).
-	 */
 	for (size_t i = 0; i < total->nthreads; i++) {
-		const struct ht_vcpu_thread_row *t = &total->threads[i];
-		struct vm_row *r = find_row(rows, n, t->w.pid);
-		uint64_t w = r ? interval_wait(&g, t->w.tid, o->interval_ns) : 0;
-
-		if (!r || (t->gone && !w))
-			continue;
-		r->threads++;
-		r->wait_ns = ht_sat_add(r->wait_ns, w);
+		struct vm_row *r = find_row(rows, n, total->threads[i].w.pid);
+		if (r && !total->threads[i].gone)
+			r->threads++;
+	}
+	for (size_t i = 0; i < interval->nthreads; i++) {
+		struct vm_row *r = find_row(rows, n, interval->threads[i].w.pid);
+		for (int k = 0; r && k < HT_VCPU_NSTATES; k++)
+			r->state_ns[k] += interval->threads[i].a.state_ns[k];
 	}
 	sort_key = o->sort;
 	qsort(rows, n, sizeof(*rows), cmp_rows);
@@ -473,17 +526,26 @@ int ht_top_view_write(FILE *out, const struct ht_exit_table *interval, const str
 	if (o->terminal)
 		row(&f, "keys: q quit, v vCPUs %s, r reasons %s, s sort (%s)", o->vcpus ? "on" : "off",
 		    o->reasons ? "on" : "off", ht_top_sort_name((o->sort + 1) % HT_TOP_NSORTS));
-	row(&f, "%7s %-20s %10s %7s %7s %6s %8s", "PID", "VM", "EXITS/S", "P50", "P99", "WAIT%", "HCALL/S");
+	columns_that_fit(f.width, show);
+	{
+		char head[160];
+		size_t hn = 0;
+
+		for (int c = 0; c < NCOLS; c++)
+			if (show[c])
+				hn += (size_t)snprintf(head + hn, sizeof(head) - hn, " %*s", column_info[c].width,
+						       column_info[c].title);
+		row(&f, "%7s %-20s%s", "PID", "VM", head);
+	}
 	for (size_t i = 0; i < n; i++) {
 		const struct vm_row *r = &rows[i];
 
-		columns(cols, sizeof(cols), &r->sum, r->hcalls, wait_pct(r->wait_ns, o->interval_ns, r->threads),
-			r->threads > 0, o->interval_ns);
+		columns(cols, sizeof(cols), show, &r->sum, r->hcalls, r->threads ? r->state_ns : NULL, o->interval_ns);
 		/* The name cut to its column between two characters, never inside one. */
 		const char *nm = r->name[0] ? r->name : "?";
 		int cut = (int)ht_utf8_prefix(nm, 20);
 		row(&f, "%7u %.*s%*s %s", r->pid, cut, nm, 20 - cut, "", cols);
-		vm_details(&f, r, &g, o);
+		vm_details(&f, show, r, &g, o);
 	}
 	if (f.dropped) {
 		f.height = 0;

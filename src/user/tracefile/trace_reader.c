@@ -51,6 +51,7 @@ struct ht_reader {
 	unsigned long long exits_blocks;
 	__u64 exits_time_ns;       /* the time of the last EXITS block */
 	unsigned long long block_at; /* where the block being visited starts */
+	struct ht_vcpu_wait_rec *exits_threads; /* a version 3-4 block's thread records, widened */
 };
 
 /* Reads exactly len bytes unless the file ends first; returns bytes read or -errno. */
@@ -361,10 +362,13 @@ static bool load_block(struct ht_reader *r)
 		if (bh.type == HT_BLOCK_EXITS) {
 			struct ht_exits_header eh;
 
+			/* Thread records grew in version 5 (the account); older ones are read into the new layout. */
+			size_t thread_rec = r->hdr.version >= 5 ? sizeof(struct ht_vcpu_wait_rec) : HT_VCPU_WAIT_REC_V4_SIZE;
+
 			memcpy(&eh, r->payload, sizeof(eh));
 			if ((__u64)eh.nseries + eh.nthreads != bh.item_count ||
 			    sizeof(eh) + (__u64)eh.nseries * sizeof(struct ht_exit_series_rec) +
-					    (__u64)eh.nthreads * sizeof(struct ht_vcpu_wait_rec) != bh.payload_len) {
+					    (__u64)eh.nthreads * thread_rec != bh.payload_len) {
 				stop(r, true, "exits block at byte %llu does not add up", at);
 				return false;
 			}
@@ -380,11 +384,25 @@ static bool load_block(struct ht_reader *r)
 				return false;
 			}
 			r->exits_time_ns = eh.time_ns;
+			const unsigned char *threads = p + (size_t)eh.nseries * sizeof(struct ht_exit_series_rec);
+			if (thread_rec != sizeof(struct ht_vcpu_wait_rec) && eh.nthreads) {
+				struct ht_vcpu_wait_rec *widened = calloc(eh.nthreads, sizeof(*widened));
+
+				if (!widened) {
+					stop(r, true, "out of memory for the exits block at byte %llu", at);
+					return false;
+				}
+				for (__u32 i = 0; i < eh.nthreads; i++)
+					memcpy(&widened[i].w, threads + (size_t)i * thread_rec, thread_rec);
+				free(r->exits_threads);
+				r->exits_threads = widened;
+				threads = (const unsigned char *)widened;
+			}
 			r->exits_blocks++;
 			r->block_at = at;
 			if (r->exits_fn)
 				r->exits_fn(r->exits_ctx, &eh, (const struct ht_exit_series_rec *)p,
-					    (const struct ht_vcpu_wait_rec *)(p + (size_t)eh.nseries * sizeof(struct ht_exit_series_rec)));
+					    (const struct ht_vcpu_wait_rec *)threads);
 			at += sizeof(bh) + bh.payload_len;
 			r->st.good_bytes = at;
 			continue;
@@ -481,6 +499,7 @@ void ht_reader_close(struct ht_reader *r)
 		return;
 	close(r->fd);
 	free(r->payload);
+	free(r->exits_threads);
 	free(r->decoded);
 	free(r->scratch);
 	free(r->ids);
