@@ -10,6 +10,7 @@
 #include <zlib.h>
 #include "test.h"
 #include "tracefile/trace_reader.h"
+#include "bpf/vcpu_state.h"
 #include "tracefile/trace_writer.h"
 
 static char dir[] = "/tmp/ht-file-XXXXXX";
@@ -474,6 +475,11 @@ static void version_4_thread_records_read_without_an_account(void)
 	CHECK(exits_last.w[0].w.tid == 4250 && exits_last.w[0].w.wait_ns == 7, "the first thread as written");
 	CHECK(exits_last.w[0].a.start_ns == 0 && exits_last.w[0].a.as_of_ns == 0, "no account in a version 4 file");
 }
+
+/* The reader's bound on an EXITS block is what the BPF side can hold (it may not include the BPF headers). */
+_Static_assert(HT_READER_MAX_CPUS == HT_MAX_CPUS, "the reader's CPUs are the BPF side's");
+_Static_assert(HT_READER_MAX_EXITS_SERIES == HT_EXIT_MAX_SERIES + HT_MAX_CPUS * HT_EXIT_CACHE_WAYS,
+	       "the reader's series bound is the BPF side's series map and caches");
 
 /* A file written by an earlier version (1: no identities, 2: no exits) reads the same. */
 static void files_of_earlier_versions_still_read(void)

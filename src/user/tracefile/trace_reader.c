@@ -10,25 +10,18 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "bpf/vcpu_state.h"
 #include "tracefile/block_codec.h"
 #include "tracefile/crc32.h"
 
-/*
- * What one EXITS block can hold, as the BPF side can produce it (the
- * reader's bound, docs/trace-format.md): every series of its series map and
- * of every CPU's cache; every vCPU thread of its map, and as many that ended
- * since the block before. More is a crafted file.
- */
-#define MAX_BLOCK_SERIES (HT_EXIT_MAX_SERIES + HT_MAX_CPUS * HT_EXIT_CACHE_WAYS)
-#define MAX_BLOCK_THREADS (2 * HT_MAX_VCPU_THREADS)
+#define MAX_BLOCK_SERIES HT_READER_MAX_EXITS_SERIES
+#define MAX_BLOCK_THREADS HT_READER_MAX_EXITS_THREADS
 /*
  * A series is read from the BPF side while CPUs count into it: each of its
  * parts (one per CPU) may show an exit in its slot whose count, min, max or
  * total has not been written yet. Differences up to one exit per CPU are
  * such a read; more is a damaged or crafted block.
  */
-#define TORN_EXITS ((unsigned __int128)HT_MAX_CPUS)
+#define TORN_EXITS ((unsigned __int128)HT_READER_MAX_CPUS)
 
 struct ht_reader {
 	int fd;
