@@ -185,15 +185,20 @@ $(OUTPUT)/bench/bench_drain: $(OUTPUT)/obj/bench/bench_drain.o $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LIBS) -lpthread -o $@
 
-# Fuzzing (tests/fuzz): the reader and every report mode (fuzz_report), and the
-# guest-event decoding with checks of its output (fuzz_decode), under libFuzzer
-# with ASan and UBSan, built with clang whatever CC is; seeds come from write_seeds.
+# Fuzzing (tests/fuzz): the reader and every report mode (fuzz_report), the
+# same with checksums made right after each mutation so that inputs reach
+# EXITS blocks and vCPU switches (fuzz_blocks), and the guest-event decoding
+# with checks of its output (fuzz_decode), under libFuzzer with ASan and
+# UBSan, built with clang whatever CC is; seeds come from write_seeds.
+# clang's UBSan also stops at an offset applied to a NULL pointer (gcc's does
+# not): pointer-overflow is part of undefined, named here so it stays on.
 FUZZ_CC ?= $(CLANG)
-FUZZ_SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+FUZZ_SAN := -fsanitize=address,undefined,pointer-overflow -fno-omit-frame-pointer -fno-sanitize-recover=all
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) -Iinclude -Isrc -Isrc/user -I$(OUTPUT) -MMD -MP \
 	-g -O1 -fsanitize=fuzzer-no-link $(FUZZ_SAN)
 FUZZ_BIN := $(OUTPUT)/fuzz/fuzz_report
 FUZZ_DECODE_BIN := $(OUTPUT)/fuzz/fuzz_decode
+FUZZ_BLOCKS_BIN := $(OUTPUT)/fuzz/fuzz_blocks
 SEED_BIN := $(OUTPUT)/fuzz/write_seeds
 FUZZ_SECONDS ?= 600
 
@@ -203,6 +208,17 @@ $(OUTPUT)/fuzz/obj/%.o: %.c | $(SKELS)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
 
 $(FUZZ_BIN): $(OUTPUT)/fuzz/obj/tests/fuzz/fuzz_report.o $(call obj,fuzz/obj,$(LIB_SRCS))
+	$(call msg,LINK,$@)
+	$(Q)$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) $(LDFLAGS) $^ $(LIBS) -o $@
+
+# fuzz_report's harness with HT_FUZZ_BLOCKS: checksums fixed up (tests/fuzz/fix_crcs.c).
+$(OUTPUT)/fuzz/obj/tests/fuzz/fuzz_blocks.o: tests/fuzz/fuzz_report.c | $(SKELS)
+	$(call msg,CC-FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -DHT_FUZZ_BLOCKS -c $< -o $@
+
+$(FUZZ_BLOCKS_BIN): $(OUTPUT)/fuzz/obj/tests/fuzz/fuzz_blocks.o $(OUTPUT)/fuzz/obj/tests/fuzz/fix_crcs.o \
+		$(call obj,fuzz/obj,$(LIB_SRCS))
 	$(call msg,LINK,$@)
 	$(Q)$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) $(LDFLAGS) $^ $(LIBS) -o $@
 
@@ -217,7 +233,7 @@ $(SEED_BIN): $(OUTPUT)/obj/tests/fuzz/write_seeds.o $(LIB_OBJS)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LIBS) -o $@
 
 # Longer than the bounded run of `make test`: make fuzz FUZZ_SECONDS=3600
-fuzz: $(FUZZ_BIN) $(FUZZ_DECODE_BIN) $(SEED_BIN)
+fuzz: $(FUZZ_BIN) $(FUZZ_DECODE_BIN) $(FUZZ_BLOCKS_BIN) $(SEED_BIN)
 	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/test_fuzz.sh
 
 # The BPF load matrix (tests/kernel/test_load_matrix.c), also static: the
@@ -234,7 +250,7 @@ include guest/guest.mk
 
 static: $(STATIC_BIN) $(STATIC_LOAD_MATRIX) guest
 
-tests-build: $(BIN) $(SAN_BIN) $(TEST_BINS) $(TEST_HELPERS) $(FUZZ_BIN) $(FUZZ_DECODE_BIN) $(SEED_BIN) static man
+tests-build: $(BIN) $(SAN_BIN) $(TEST_BINS) $(TEST_HELPERS) $(FUZZ_BIN) $(FUZZ_DECODE_BIN) $(FUZZ_BLOCKS_BIN) $(SEED_BIN) static man
 
 test: deps
 	$(MAKE) tests-build

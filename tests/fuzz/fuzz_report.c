@@ -4,6 +4,11 @@
  * and every export through the command's own entry point, as a user would
  * run it. A new mode
  * or export is one line in `runs` below.
+ *
+ * Built with HT_FUZZ_BLOCKS it is fuzz_blocks: each input's checksums are
+ * made right again first (fix_crcs.h), so mutations get past the CRCs into
+ * EXITS blocks and vCPU switch records, and the modes are those that read
+ * them (the others are fuzz_report's).
  */
 #include <errno.h>
 #include <ftw.h>
@@ -14,6 +19,9 @@
 #include <unistd.h>
 #include "cli.h"
 #include "common/util.h"
+#ifdef HT_FUZZ_BLOCKS
+#include "fix_crcs.h"
+#endif
 
 #define INPUT "@INPUT@"   /* replaced by the input's path */
 #define OUTPUT "@OUTPUT@" /* replaced by a scratch output path */
@@ -23,6 +31,21 @@ struct run {
 	const char *argv[10];
 };
 
+#ifdef HT_FUZZ_BLOCKS
+static const struct run runs[] = {
+	{ ht_cmd_report, { "report", INPUT } },
+	{ ht_cmd_report, { "report", "--exits", INPUT } },
+	{ ht_cmd_report, { "report", "--exits", "--json", "--vcpu", "0", "--since", "0.5", INPUT } },
+	{ ht_cmd_report, { "report", "--exits", "--csv", "--until", "1", INPUT } },
+	{ ht_cmd_report, { "report", "--vcpu-time", INPUT } },
+	{ ht_cmd_report, { "report", "--vcpu-time", "--json", "--since", "0.5", INPUT } },
+	{ ht_cmd_report, { "report", "--vcpu-switches", "--csv", INPUT } },
+	{ ht_cmd_report, { "report", "--vcpu-switches", "--dump", INPUT } },
+	{ ht_cmd_report, { "report", "--vcpu-switches", "--json", "--vcpu", "1", INPUT } },
+	{ ht_cmd_report, { "report", "--sched", INPUT } },
+	{ ht_cmd_convert, { "convert", "--perfetto", OUTPUT, INPUT } },
+};
+#else
 static const struct run runs[] = {
 	{ ht_cmd_report, { "report", INPUT } },
 	{ ht_cmd_report, { "report", "--dump", INPUT } },
@@ -37,6 +60,7 @@ static const struct run runs[] = {
 	{ ht_cmd_report, { "report", "--exits", INPUT } },
 	{ ht_cmd_report, { "report", "--exits", "--json", "--vcpu", "0", "--since", "0.5", INPUT } },
 	{ ht_cmd_report, { "report", "--exits", "--csv", "--until", "1", INPUT } },
+	{ ht_cmd_report, { "report", "--vcpu-time", "--csv", INPUT } },
 	{ ht_cmd_report, { "report", "--vcpu-switches", "--dump", INPUT } },
 	{ ht_cmd_report, { "report", "--vcpu-switches", "--json", "--vcpu", "1", INPUT } },
 	{ ht_cmd_convert, { "convert", "--ctf", OUTPUT, INPUT } },
@@ -44,6 +68,7 @@ static const struct run runs[] = {
 	{ ht_cmd_convert, { "convert", "--lttng", OUTPUT, INPUT } },
 	{ ht_cmd_convert, { "convert", "--perfetto", OUTPUT, INPUT } },
 };
+#endif
 
 static char input_path[64], output_path[64];
 
@@ -76,9 +101,21 @@ static void remove_output(void)
 static void write_input(const uint8_t *data, size_t size)
 {
 	FILE *f = fopen(input_path, "wb");
+#ifdef HT_FUZZ_BLOCKS
+	uint8_t *fixed = malloc(size ? size : 1);
 
+	if (!fixed)
+		abort();
+	if (size)
+		memcpy(fixed, data, size);
+	ht_fuzz_fix_crcs(fixed, size);
+	data = fixed;
+#endif
 	if (!f || (size && fwrite(data, 1, size, f) != size) || fclose(f))
 		abort(); /* the harness, not the reader, failed */
+#ifdef HT_FUZZ_BLOCKS
+	free(fixed);
+#endif
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

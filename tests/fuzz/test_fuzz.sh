@@ -1,34 +1,39 @@
 #!/usr/bin/env bash
 # Fuzzes (libFuzzer + ASan + UBSan) for FUZZ_SECONDS in all (60 here; `make
-# fuzz` runs longer), split between two targets:
+# fuzz` runs longer), split between three targets:
 #   fuzz_report.c: the trace file reader, every report mode and every
 #     export, from the committed corpus and fresh seeds the real writer
 #     writes (plain and compressed);
+#   fuzz_blocks (fuzz_report.c with HT_FUZZ_BLOCKS): the same reader with
+#     each input's checksums made right again, so mutations reach EXITS
+#     blocks and vCPU switch records, through the modes that read them;
 #   fuzz_decode.c: catalog text, symbol-file text, VM names and guest events
 #     through the decoding report modes and every export that decodes,
 #     checking their output: every --json line (and the Chrome file) strict
 #     JSON, every --csv row with the header's columns, nothing a terminal
 #     interprets (tests/fuzz/output_check.c).
 # First replays every input that once failed (tests/fuzz/regressions/,
-# tests/fuzz/regressions-decode/). A failing input is saved under
+# tests/fuzz/regressions-blocks/, tests/fuzz/regressions-decode/). A failing input is saved under
 # $OUTPUT/fuzz/crashes/: fix it and add the input to the regressions.
 source "$(dirname "$0")/../lib.sh"
 FUZZ=$OUTPUT/fuzz/fuzz_report
 FUZZ_DECODE=$OUTPUT/fuzz/fuzz_decode
+FUZZ_BLOCKS=$OUTPUT/fuzz/fuzz_blocks
 SEEDS=$OUTPUT/fuzz/write_seeds
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
-DECODE_SECONDS=$((FUZZ_SECONDS / 2))
-REPORT_SECONDS=$((FUZZ_SECONDS - DECODE_SECONDS))
+DECODE_SECONDS=$((FUZZ_SECONDS / 3))
+BLOCKS_SECONDS=$((FUZZ_SECONDS / 3))
+REPORT_SECONDS=$((FUZZ_SECONDS - DECODE_SECONDS - BLOCKS_SECONDS))
 # libFuzzer reports leaks itself, per input.
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 
-if [ ! -x "$FUZZ" ] || [ ! -x "$FUZZ_DECODE" ] || [ ! -x "$SEEDS" ]; then
-	fail fuzz_harness_built "$FUZZ, $FUZZ_DECODE or $SEEDS is missing: run make tests-build"
+if [ ! -x "$FUZZ" ] || [ ! -x "$FUZZ_DECODE" ] || [ ! -x "$FUZZ_BLOCKS" ] || [ ! -x "$SEEDS" ]; then
+	fail fuzz_harness_built "$FUZZ, $FUZZ_DECODE, $FUZZ_BLOCKS or $SEEDS is missing: run make tests-build"
 	suite_exit
 fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir "$work/seeds" "$work/new" "$work/decode-seeds" "$work/decode-new"
+mkdir "$work/seeds" "$work/new" "$work/blocks-new" "$work/decode-seeds" "$work/decode-new"
 # -close_fd_mask=2: the reports' own messages on stderr are silenced, libFuzzer's are not.
 fuzz_opts=(-close_fd_mask=2 -timeout=10 -rss_limit_mb=2048 -max_len=65536)
 
@@ -51,6 +56,7 @@ replay() {
 	fi
 }
 replay fuzz_regression_inputs_pass "$FUZZ" tests/fuzz/regressions
+replay fuzz_blocks_regression_inputs_pass "$FUZZ_BLOCKS" tests/fuzz/regressions-blocks
 replay fuzz_decode_regression_inputs_pass "$FUZZ_DECODE" tests/fuzz/regressions-decode
 
 # run NAME FUZZER SECONDS CORPUS...: fuzzes; a failing input goes to $OUTPUT/fuzz/crashes/.
@@ -70,5 +76,6 @@ run() {
 	fi
 }
 run fuzz_reader_and_report_modes "$FUZZ" "$REPORT_SECONDS" "$work/new" tests/fuzz/corpus "$work/seeds"
+run fuzz_blocks_exits_and_switches "$FUZZ_BLOCKS" "$BLOCKS_SECONDS" "$work/blocks-new" "$work/seeds"
 run fuzz_decode_outputs_checked "$FUZZ_DECODE" "$DECODE_SECONDS" "$work/decode-new" "$work/decode-seeds"
 suite_exit

@@ -280,6 +280,10 @@ int main(int argc, char **argv)
 	with_exits = 0;
 	with_switches = 1;
 	ret |= write_seed(dir, "vcpu-switches", 12, HT_ENCODING_DELTA_ZLIB);
+	/* Raw: fuzz_blocks' mutations reach the switch records themselves, and the EXITS blocks beside them. */
+	with_exits = 1;
+	ret |= write_seed(dir, "exits-and-switches", 12, HT_ENCODING_RAW);
+	with_exits = 0;
 	with_switches = 0;
 	/* Wall-clock times past 2262: a signed 64-bit sum of the clocks overflows. */
 	seed_realtime = INT64_MAX;

@@ -3,6 +3,7 @@
  * The exit statistics model: cumulative tables, intervals by difference,
  * percentiles and min/max from log2 buckets, short times.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include "exits/exit_table.h"
@@ -138,6 +139,90 @@ static void short_times_keep_three_digits(void)
 	}
 }
 
+/* A file's series in any order: appended, found through the index, in key order after one sort. */
+static void series_in_any_order_are_found_and_sorted_once(void)
+{
+	struct ht_exit_key k42 = key(7 + (42u * 7919) % 5000, 0, 42);
+	const struct ht_exit_series *s;
+	struct ht_exit_table a;
+	const unsigned int n = 5000;
+
+	ht_exit_table_init(&a);
+	for (unsigned int i = 0; i < n; i++) {
+		struct ht_exit_key k = key(7 + (i * 7919) % n, (__u16)(i % 3), i);
+		struct ht_exit_series *added = ht_exit_table_series_any_order(&a, &k);
+
+		if (!ASSERT_MSG(added != NULL, "add %u", i))
+			goto cleanup;
+		added->h.count = i;
+	}
+	if (!ASSERT_MSG(a.nseries == n && a.series_unordered, "%zu series, unordered", a.nseries))
+		goto cleanup;
+	s = ht_exit_table_series(&a, &k42, false);
+	if (!ASSERT_MSG(s && s->h.count == 42, "lookup before the sort"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_exit_table_sort(&a) == 0 && !a.series_unordered, "sort"))
+		goto cleanup;
+	for (size_t i = 1; i < a.nseries; i++)
+		if (!ASSERT_MSG(a.series[i - 1].key.pid <= a.series[i].key.pid, "order at %zu", i))
+			goto cleanup;
+	s = ht_exit_table_series(&a, &k42, false);
+	ASSERT_MSG(s && s->h.count == 42, "lookup after the sort");
+cleanup:
+	ht_exit_table_free(&a);
+}
+
+/* A block's threads in any order, one twice among them: one row each, in (tid, start) order, the last numbers win. */
+static void a_blocks_threads_merge_in_tid_order(void)
+{
+	struct ht_vcpu_wait w = { .pid = 1, .tid = 50, .wait_ns = 1 };
+	struct ht_vcpu_account acc = { .start_ns = 5 };
+	/* tid 10 twice, and once more as another thread (a later start). */
+	struct ht_vcpu_thread_key keys[] = { { 90, 5 }, { 10, 5 }, { 50, 5 }, { 70, 5 }, { 10, 5 }, { 30, 5 }, { 10, 9 } };
+	struct ht_vcpu_thread_row *rows[7];
+	struct ht_exit_table a;
+
+	ht_exit_table_init(&a);
+	if (!ASSERT_MSG(ht_exit_table_set_thread(&a, &w, &acc, false) == 0, "set"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_exit_table_threads(&a, keys, 7, rows) == 0, "threads"))
+		goto cleanup;
+	for (int i = 0; i < 7; i++)
+		rows[i]->w.wait_ns = 100 + (uint64_t)i;
+	if (!ASSERT_EQ(a.nthreads, 6, "rows"))
+		goto cleanup;
+	for (size_t i = 1; i < a.nthreads; i++)
+		if (!ASSERT_MSG(a.threads[i - 1].w.tid < a.threads[i].w.tid ||
+					(a.threads[i - 1].w.tid == a.threads[i].w.tid &&
+					 a.threads[i - 1].a.start_ns < a.threads[i].a.start_ns),
+				"order at %zu", i))
+			goto cleanup;
+	ASSERT_MSG(ht_exit_table_thread(&a, 10, 5, false)->w.wait_ns == 104 &&
+			   ht_exit_table_thread(&a, 10, 9, false)->w.wait_ns == 106 &&
+			   ht_exit_table_thread(&a, 50, 5, false)->w.wait_ns == 102,
+		   "the rows of (10, 5), (10, 9) and (50, 5)");
+cleanup:
+	ht_exit_table_free(&a);
+}
+
+/* Sums that would pass 2^64 stop there; an exact min bounds a percentile from below. */
+static void sums_saturate_and_percentiles_stay_within_min_and_max(void)
+{
+	struct ht_exit_series sum = { .minmax_exact = true }, s = { .minmax_exact = true };
+
+	s.h = hist_of(1ull << 63, 0);
+	ht_exit_series_add(&sum, &s);
+	ht_exit_series_add(&sum, &s);
+	CHECK_EQ_U64(sum.h.count, UINT64_MAX);
+	CHECK_EQ_U64(sum.h.slots[0], UINT64_MAX);
+	/* A series read while counting: its min (1000 ns) above the bucket of its lowest exit. */
+	s.h = hist_of(10, 1000);
+	s.h.slots[3] = 1;
+	s.h.slots[9] = 9;
+	CHECK_EQ_U64(ht_exit_percentile(&s, 1), 1000);
+	CHECK_EQ_U64(ht_exit_percentile(&s, 99), 1000);
+}
+
 /* An account of a thread started at start, with ns in state k and the rest in guest, up to as_of. */
 static struct ht_vcpu_account account_of(__u64 start, __u64 as_of, int k, __u64 ns)
 {
@@ -222,6 +307,9 @@ cleanup:
 
 int main(void)
 {
+	RUN(series_in_any_order_are_found_and_sorted_once);
+	RUN(a_blocks_threads_merge_in_tid_order);
+	RUN(sums_saturate_and_percentiles_stay_within_min_and_max);
 	RUN(series_stay_sorted_and_unique);
 	RUN(an_interval_is_the_difference_with_bucket_bound_min_and_max);
 	RUN(percentiles_are_bucket_upper_bounds_lowered_to_an_exact_max);

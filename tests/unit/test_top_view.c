@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "exits/exit_table.h"
 #include "test.h"
 #include "top/top_view.h"
@@ -155,8 +156,102 @@ cleanup:
 	fixture_free(&fx);
 }
 
+/* Exits BPF could not count (series table full, no vCPU thread slot): a line of their own, in 80x24 too. */
+static void lost_exits_are_shown(void)
+{
+	struct ht_top_view_opts o = { .sort = HT_TOP_SORT_EXITS, .width = 80, .height = 24, .terminal = true };
+	struct fixture fx;
+
+	fixture_init(&fx);
+	vm(&fx, 10, 100, 0, 0);
+	if (!ASSERT_MSG(frame(&fx, &o) == 4 && !strstr(fx.text, "lost"), "no loss, no line:\n%s", fx.text))
+		goto cleanup;
+	fx.interval.lost_series_full = 30;
+	fx.interval.lost_no_thread = 12;
+	if (!ASSERT_MSG(frame(&fx, &o) == 5, "lines:\n%s", fx.text))
+		goto cleanup;
+	ASSERT_MSG(strstr(fx.text, "\nlost 42 exits/s: 30/s series table full, 12/s no vCPU thread slot\n") != NULL,
+		   "the loss line:\n%s", fx.text);
+	o.terminal = false; /* batch */
+	if (!ASSERT_MSG(frame(&fx, &o) == 4, "batch lines:\n%s", fx.text))
+		goto cleanup;
+	ASSERT_MSG(strstr(fx.text, "\nlost 42 exits/s:") != NULL, "the loss line in batch:\n%s", fx.text);
+cleanup:
+	fixture_free(&fx);
+}
+
+static double cpu_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * CPU seconds of one frame (every row, vCPUs and reasons) of n series and
+ * n/2 threads: over n/2 VMs, or all of one vCPU of one VM (one_vm).
+ */
+static double frame_seconds(uint32_t n, bool one_vm)
+{
+	struct ht_top_view_opts o = { .sort = HT_TOP_SORT_EXITS, .vcpus = true, .reasons = true,
+				      .interval_ns = 1000000000 };
+	struct ht_exit_hist h = { .count = 1, .total_ns = 1000, .min_ns = 1000, .max_ns = 1000 };
+	struct ht_exit_table interval, total;
+	FILE *null = fopen("/dev/null", "w");
+	double t = -1;
+
+	h.slots[9] = 1;
+	ht_exit_table_init(&interval);
+	ht_exit_table_init(&total);
+	for (uint32_t i = 0; i < n; i++) {
+		struct ht_exit_key k = { .pid = one_vm ? 1000 : 1000 + i / 2, .vcpu = 0, .isa = HT_ISA_SVM,
+					 .reason = one_vm ? i : i % 2 };
+		struct ht_vcpu_wait w = { .pid = one_vm ? 1000 : 1000 + i, .tid = 100000 + i, .wait_ns = 5 };
+		struct ht_vcpu_account acc = { .start_ns = 1, .as_of_ns = 1000000001, .state_ns = { 1000000000 } };
+
+		if (ht_exit_table_set_series(&interval, &k, &h) ||
+		    (i < n / 2 && (ht_exit_table_set_thread(&interval, &w, &acc, false) ||
+				       ht_exit_table_set_thread(&total, &w, &acc, false))))
+			goto out;
+	}
+	if (!null)
+		goto out;
+	t = cpu_seconds();
+	if (ht_top_view_write(null, &interval, &total, &o) < 0)
+		t = -1;
+	else
+		t = cpu_seconds() - t;
+out:
+	if (null)
+		fclose(null);
+	ht_exit_table_free(&interval);
+	ht_exit_table_free(&total);
+	return t;
+}
+
+/*
+ * As many series and threads as BPF holds (16384, 8192), over many VMs or
+ * on one vCPU: a frame costs about ten times what a tenth costs
+ * (quadratic: a hundred), measured here.
+ */
+static void a_frame_is_linear_in_the_tables(void)
+{
+	for (int one_vm = 0; one_vm < 2; one_vm++) {
+		double small = frame_seconds(1638, one_vm), big = frame_seconds(16384, one_vm);
+
+		if (!ASSERT_MSG(small >= 0 && big >= 0, "frames"))
+			return;
+		if (!ASSERT_MSG(big < 30 * (small > 0.002 ? small : 0.002), "%s: %.3f s for 16384 series, %.3f s for 1638",
+				one_vm ? "one vCPU" : "many VMs", big, small))
+			return;
+	}
+}
+
 int main(void)
 {
+	RUN(a_frame_is_linear_in_the_tables);
+	RUN(lost_exits_are_shown);
 	RUN(rows_per_vm_sorted_by_the_key_with_names_escaped);
 	RUN(a_frame_fits_the_screen);
 	return ht_test_exit_status();

@@ -10,6 +10,7 @@
 #include <zlib.h>
 #include "test.h"
 #include "tracefile/trace_reader.h"
+#include "bpf/vcpu_state.h"
 #include "tracefile/trace_writer.h"
 
 static char dir[] = "/tmp/ht-file-XXXXXX";
@@ -373,6 +374,7 @@ static int write_exits_file(unsigned int blocks)
 	char err[256];
 
 	ht_header_init(&h);
+	h.start_monotonic_ns = 1000; /* the blocks' times (fill_exits) come after the start, as a recording's */
 	if (ht_writer_open(path, true, &h, &w, err, sizeof(err)))
 		return -1;
 	for (unsigned int k = 1; k <= blocks; k++) {
@@ -451,6 +453,7 @@ static void version_4_thread_records_read_without_an_account(void)
 	for (int i = 0; i < 2; i++)
 		p.w[i] = (struct ht_vcpu_wait){ .pid = 4242, .tid = 4250 + (unsigned)i, .wait_ns = 7 + (unsigned)i };
 	ht_header_init(&h);
+	h.start_monotonic_ns = 1000; /* the block's time comes after the start, as a recording's */
 	CHECK(ht_writer_open(path, true, &h, &w, err, sizeof(err)) == 0, "%s", err);
 	CHECK(ht_writer_add_block(w, HT_BLOCK_EXITS, &p, sizeof(p), 2) == 0, "block");
 	CHECK(ht_writer_close(w, &t) == 0, "close");
@@ -472,6 +475,11 @@ static void version_4_thread_records_read_without_an_account(void)
 	CHECK(exits_last.w[0].w.tid == 4250 && exits_last.w[0].w.wait_ns == 7, "the first thread as written");
 	CHECK(exits_last.w[0].a.start_ns == 0 && exits_last.w[0].a.as_of_ns == 0, "no account in a version 4 file");
 }
+
+/* The reader's bound on an EXITS block is what the BPF side can hold (it may not include the BPF headers). */
+_Static_assert(HT_READER_MAX_CPUS == HT_MAX_CPUS, "the reader's CPUs are the BPF side's");
+_Static_assert(HT_READER_MAX_EXITS_SERIES == HT_EXIT_MAX_SERIES + HT_MAX_CPUS * HT_EXIT_CACHE_WAYS,
+	       "the reader's series bound is the BPF side's series map and caches");
 
 /* A file written by an earlier version (1: no identities, 2: no exits) reads the same. */
 static void files_of_earlier_versions_still_read(void)

@@ -7,23 +7,67 @@
 #include "common/nearest_rank.h"
 #include "hist/latency_hist.h"
 
+/* The index's keys are pointers to keys in the series array; probes point to the caller's key. */
+static size_t hash_key(long key, void *ctx)
+{
+	const struct ht_exit_key *k = (const struct ht_exit_key *)key;
+
+	(void)ctx;
+	/* Seeded (common/hashmap.h): keys come from files. pad is left out: it is not part of the key. */
+	return (size_t)ht_hash_mix(ht_hash_u64((uint64_t)k->pid | (uint64_t)k->vcpu << 32 | (uint64_t)k->isa << 48),
+				   k->reason);
+}
+
+static bool equal_key(long a, long b, void *ctx)
+{
+	const struct ht_exit_key *x = (const struct ht_exit_key *)a, *y = (const struct ht_exit_key *)b;
+
+	(void)ctx;
+	return x->pid == y->pid && x->vcpu == y->vcpu && x->isa == y->isa && x->reason == y->reason;
+}
+
 void ht_exit_table_init(struct ht_exit_table *t)
 {
 	memset(t, 0, sizeof(*t));
+	ht_hashmap_init(&t->series_index, hash_key, equal_key, NULL);
 }
 
 void ht_exit_table_free(struct ht_exit_table *t)
 {
 	free(t->series);
 	free(t->threads);
+	ht_hashmap_clear(&t->series_index);
 	ht_exit_table_init(t);
 }
 
 void ht_exit_table_reset(struct ht_exit_table *t)
 {
 	t->nseries = t->nthreads = 0;
+	t->series_unordered = false;
+	ht_hashmap_clear(&t->series_index);
 	t->lost_series_full = t->lost_no_thread = t->lost_vcpu_switches = 0;
 	t->went_down = 0;
+}
+
+/* Indexes series [from, nseries). A table zeroed rather than initialised gets its functions here. */
+static int index_from(struct ht_exit_table *t, size_t from)
+{
+	if (!t->series_index.hash_fn)
+		ht_hashmap_init(&t->series_index, hash_key, equal_key, NULL);
+	for (size_t i = from; i < t->nseries; i++)
+		if (ht_hashmap_insert(&t->series_index, (long)&t->series[i].key, (long)i, HT_HASHMAP_SET, NULL, NULL))
+			return -ENOMEM;
+	return 0;
+}
+
+/* After the series moved (grown, sorted, shifted): every key pointer changed. */
+static int reindex(struct ht_exit_table *t)
+{
+	ht_hashmap_clear(&t->series_index);
+	int ret = index_from(t, 0);
+	if (ret)
+		t->nseries = 0; /* never an index that points outside the array */
+	return ret;
 }
 
 static int grow(void **v, size_t *cap, size_t need, size_t size)
@@ -41,6 +85,16 @@ static int grow(void **v, size_t *cap, size_t need, size_t size)
 	return 0;
 }
 
+/* Room for need series; the index follows if the array moved. */
+static int grow_series(struct ht_exit_table *t, size_t need)
+{
+	const struct ht_exit_series *before = t->series;
+
+	if (grow((void **)&t->series, &t->series_cap, need, sizeof(*t->series)))
+		return -ENOMEM;
+	return t->series != before && t->nseries ? reindex(t) : 0;
+}
+
 int ht_exit_table_copy(struct ht_exit_table *dst, const struct ht_exit_table *src)
 {
 	if (grow((void **)&dst->series, &dst->series_cap, src->nseries, sizeof(*src->series)) ||
@@ -52,6 +106,9 @@ int ht_exit_table_copy(struct ht_exit_table *dst, const struct ht_exit_table *sr
 		memcpy(dst->threads, src->threads, src->nthreads * sizeof(*src->threads));
 	dst->nseries = src->nseries;
 	dst->nthreads = src->nthreads;
+	dst->series_unordered = src->series_unordered;
+	if (reindex(dst))
+		return -ENOMEM;
 	dst->lost_series_full = src->lost_series_full;
 	dst->lost_no_thread = src->lost_no_thread;
 	dst->lost_vcpu_switches = src->lost_vcpu_switches;
@@ -70,26 +127,57 @@ static int key_cmp(const struct ht_exit_key *a, const struct ht_exit_key *b)
 	return (a->reason > b->reason) - (a->reason < b->reason);
 }
 
-/* Index of key, or where it would go (*found false). */
+/* Index of key, or where it would go in key order (*found false; only meaningful in an ordered table). */
 static size_t series_index(const struct ht_exit_table *t, const struct ht_exit_key *key, bool *found)
 {
-	size_t lo = 0, hi = t->nseries;
+	long i;
 
+	if (ht_hashmap_find(&t->series_index, (long)key, &i)) {
+		*found = true;
+		return (size_t)i;
+	}
+	*found = false;
+	if (t->series_unordered || !t->nseries || key_cmp(&t->series[t->nseries - 1].key, key) < 0)
+		return t->nseries;
+	/* A key inside the order (a new series of an earlier VM): found by bisection. */
+	size_t lo = 0, hi = t->nseries;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		int c = key_cmp(&t->series[mid].key, key);
 
-		if (c == 0) {
-			*found = true;
-			return mid;
-		}
-		if (c < 0)
+		if (key_cmp(&t->series[mid].key, key) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	*found = false;
 	return lo;
+}
+
+/* A zero series of key at i (where series_index put it). */
+static struct ht_exit_series *insert_series(struct ht_exit_table *t, size_t i, const struct ht_exit_key *key)
+{
+	if (grow_series(t, t->nseries + 1))
+		return NULL;
+	bool shift = i < t->nseries;
+	if (shift)
+		memmove(&t->series[i + 1], &t->series[i], (t->nseries - i) * sizeof(*t->series));
+	t->nseries++;
+	memset(&t->series[i], 0, sizeof(t->series[i]));
+	t->series[i].key = *key;
+	t->series[i].key.pad = 0;
+	t->series[i].minmax_exact = true;
+	/*
+	 * Appending indexes one series; a shift moves every later one, as costly
+	 * as the move itself. Those come from BPF in key order, so only a series
+	 * new since the last read shifts; a file's blocks use the any-order path.
+	 */
+	if (shift) {
+		if (reindex(t))
+			return NULL; /* reindex emptied the table */
+	} else if (index_from(t, i)) {
+		t->nseries = i;
+		return NULL;
+	}
+	return &t->series[i];
 }
 
 struct ht_exit_series *ht_exit_table_series(struct ht_exit_table *t, const struct ht_exit_key *key, bool create)
@@ -99,15 +187,37 @@ struct ht_exit_series *ht_exit_table_series(struct ht_exit_table *t, const struc
 
 	if (found)
 		return &t->series[i];
-	if (!create || grow((void **)&t->series, &t->series_cap, t->nseries + 1, sizeof(*t->series)))
-		return NULL;
-	memmove(&t->series[i + 1], &t->series[i], (t->nseries - i) * sizeof(*t->series));
-	t->nseries++;
-	memset(&t->series[i], 0, sizeof(t->series[i]));
-	t->series[i].key = *key;
-	t->series[i].key.pad = 0;
-	t->series[i].minmax_exact = true;
-	return &t->series[i];
+	return create ? insert_series(t, i, key) : NULL;
+}
+
+struct ht_exit_series *ht_exit_table_series_any_order(struct ht_exit_table *t, const struct ht_exit_key *key)
+{
+	long i;
+
+	if (ht_hashmap_find(&t->series_index, (long)key, &i))
+		return &t->series[i];
+	if (t->nseries && key_cmp(&t->series[t->nseries - 1].key, key) > 0)
+		t->series_unordered = true;
+	return insert_series(t, t->nseries, key);
+}
+
+int ht_exit_table_series_moved(struct ht_exit_table *t)
+{
+	return reindex(t);
+}
+
+static int cmp_series(const void *a, const void *b)
+{
+	return key_cmp(&((const struct ht_exit_series *)a)->key, &((const struct ht_exit_series *)b)->key);
+}
+
+int ht_exit_table_sort(struct ht_exit_table *t)
+{
+	if (!t->series_unordered)
+		return 0;
+	qsort(t->series, t->nseries, sizeof(*t->series), cmp_series);
+	t->series_unordered = false;
+	return reindex(t);
 }
 
 static int thread_cmp(const struct ht_vcpu_thread_row *r, uint32_t tid, uint64_t start_ns)
@@ -154,6 +264,61 @@ struct ht_vcpu_thread_row *ht_exit_table_thread(struct ht_exit_table *t, uint32_
 	t->threads[i].a.start_ns = start_ns;
 	t->threads[i].from_ns = start_ns;
 	return &t->threads[i];
+}
+
+static int key_order(const struct ht_vcpu_thread_key *x, const struct ht_vcpu_thread_key *y)
+{
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
+}
+
+static int cmp_thread_keys(const void *a, const void *b)
+{
+	return key_order(a, b);
+}
+
+int ht_exit_table_threads(struct ht_exit_table *t, const struct ht_vcpu_thread_key *keys, size_t n,
+			  struct ht_vcpu_thread_row **rows)
+{
+	struct ht_vcpu_thread_key *missing = n ? malloc(n * sizeof(*missing)) : NULL;
+	size_t nmissing = 0, m = 0;
+	bool found;
+
+	if (n && !missing)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		thread_index(t, keys[i].tid, keys[i].start_ns, &found);
+		if (!found)
+			missing[nmissing++] = keys[i];
+	}
+	qsort(missing, nmissing, sizeof(*missing), cmp_thread_keys);
+	for (size_t i = 0; i < nmissing; i++)
+		if (!m || key_order(&missing[m - 1], &missing[i]))
+			missing[m++] = missing[i];
+	if (grow((void **)&t->threads, &t->threads_cap, t->nthreads + m, sizeof(*t->threads))) {
+		free(missing);
+		return -ENOMEM;
+	}
+	/* One merge from the back: every row moves once, whatever the order of the keys. */
+	size_t a = t->nthreads, b = m, out = t->nthreads + m;
+	while (b > 0) {
+		if (a > 0 && thread_cmp(&t->threads[a - 1], missing[b - 1].tid, missing[b - 1].start_ns) > 0) {
+			t->threads[--out] = t->threads[--a];
+			continue;
+		}
+		struct ht_vcpu_thread_row *r = &t->threads[--out];
+		memset(r, 0, sizeof(*r));
+		b--;
+		r->w.tid = missing[b].tid;
+		r->a.start_ns = missing[b].start_ns;
+		r->from_ns = missing[b].start_ns;
+	}
+	t->nthreads += m;
+	free(missing);
+	for (size_t i = 0; i < n; i++)
+		rows[i] = &t->threads[thread_index(t, keys[i].tid, keys[i].start_ns, &found)];
+	return 0;
 }
 
 int ht_exit_table_set_series(struct ht_exit_table *t, const struct ht_exit_key *key, const struct ht_exit_hist *h)
@@ -245,7 +410,7 @@ int ht_exit_table_delta(struct ht_exit_table *out, const struct ht_exit_table *n
 
 		if (b && n->h.count == b->h.count && n->in_host_at_end == b->in_host_at_end)
 			continue;
-		struct ht_exit_series *d = ht_exit_table_series(out, &n->key, true);
+		struct ht_exit_series *d = ht_exit_table_series_any_order(out, &n->key);
 		if (!d)
 			return -ENOMEM;
 		*d = *n;
@@ -299,7 +464,10 @@ uint64_t ht_exit_percentile(const struct ht_exit_series *s, double p)
 		cum += s->h.slots[k];
 		if (cum >= rank) {
 			uint64_t bound = ht_exit_slot_high(k);
-			return bound > s->h.max_ns && s->minmax_exact ? s->h.max_ns : bound;
+			if (!s->minmax_exact)
+				return bound;
+			/* Exact min and max bound every exit: a percentile never lies outside them. */
+			return bound > s->h.max_ns ? s->h.max_ns : bound < s->h.min_ns ? s->h.min_ns : bound;
 		}
 	}
 	return s->h.max_ns;
@@ -318,7 +486,7 @@ uint64_t ht_exit_max(const struct ht_exit_series *s)
 void ht_exit_series_add(struct ht_exit_series *sum, const struct ht_exit_series *s)
 {
 	if (!s->h.count) {
-		sum->in_host_at_end += s->in_host_at_end;
+		sum->in_host_at_end = ht_sat_add(sum->in_host_at_end, s->in_host_at_end);
 		return;
 	}
 	if (!sum->h.count || s->h.min_ns < sum->h.min_ns)
@@ -327,11 +495,11 @@ void ht_exit_series_add(struct ht_exit_series *sum, const struct ht_exit_series 
 		sum->h.max_ns = s->h.max_ns;
 	if (!s->minmax_exact)
 		sum->minmax_exact = false;
-	sum->h.count += s->h.count;
-	sum->h.total_ns += s->h.total_ns;
+	sum->h.count = ht_sat_add(sum->h.count, s->h.count);
+	sum->h.total_ns = ht_sat_add(sum->h.total_ns, s->h.total_ns);
 	for (int k = 0; k < HT_EXIT_SLOTS; k++)
-		sum->h.slots[k] += s->h.slots[k];
-	sum->in_host_at_end += s->in_host_at_end;
+		sum->h.slots[k] = ht_sat_add(sum->h.slots[k], s->h.slots[k]);
+	sum->in_host_at_end = ht_sat_add(sum->in_host_at_end, s->in_host_at_end);
 }
 
 const char *const ht_vcpu_state_names[HT_VCPU_NSTATES] = {

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "common/hashmap.h"
 #include "hypertrace/record.h"
 
 struct ht_exit_series {
@@ -34,8 +35,15 @@ struct ht_vcpu_thread_row {
 };
 
 struct ht_exit_table {
-	struct ht_exit_series *series; /* sorted by key */
+	struct ht_exit_series *series; /* sorted by key, unless series_unordered */
 	size_t nseries, series_cap;
+	/*
+	 * key -> index in series, so that a lookup costs the same whatever the
+	 * table holds (a file's blocks may name up to the reader's bound, in any
+	 * order). Its keys point into series: rebuilt when series moves.
+	 */
+	struct ht_hashmap series_index;
+	bool series_unordered;      /* appended out of key order: ht_exit_table_sort restores it */
 	struct ht_vcpu_thread_row *threads; /* sorted by (tid, start) */
 	size_t nthreads, threads_cap;
 	uint64_t lost_series_full;  /* exits lost: HT_CNT_EXIT_SERIES_FULL */
@@ -58,8 +66,34 @@ int ht_exit_table_copy(struct ht_exit_table *dst, const struct ht_exit_table *sr
 
 /* The series of key, added (zero) if create; NULL if absent or out of memory. */
 struct ht_exit_series *ht_exit_table_series(struct ht_exit_table *t, const struct ht_exit_key *key, bool create);
+/*
+ * The same, for a reader adding many series in any order (a file's blocks):
+ * an absent key is appended, without moving the series after it, and the
+ * table is marked unordered until ht_exit_table_sort. NULL if out of memory.
+ */
+struct ht_exit_series *ht_exit_table_series_any_order(struct ht_exit_table *t, const struct ht_exit_key *key);
+/* Restores key order after ht_exit_table_series_any_order: n log n once. 0 or -ENOMEM. */
+int ht_exit_table_sort(struct ht_exit_table *t);
+/* After a caller removed or moved series itself (a selection): the index follows. 0 or -ENOMEM. */
+int ht_exit_table_series_moved(struct ht_exit_table *t);
 /* The thread (tid, start_ns), added (zero) if create; NULL if absent or out of memory. */
 struct ht_vcpu_thread_row *ht_exit_table_thread(struct ht_exit_table *t, uint32_t tid, uint64_t start_ns, bool create);
+
+/* A thread's name in a table: a thread id can come back as another thread. */
+struct ht_vcpu_thread_key {
+	uint32_t tid;
+	uint64_t start_ns;
+};
+
+/*
+ * The rows of n threads at once, in any order (a file's block): rows[i]
+ * becomes the row of keys[i], added (zero) where absent, as
+ * ht_exit_table_thread would, but with one sort and one merge instead of a
+ * move of the array for each new thread. The pointers stay valid until the
+ * next addition. 0 or -ENOMEM.
+ */
+int ht_exit_table_threads(struct ht_exit_table *t, const struct ht_vcpu_thread_key *keys, size_t n,
+			  struct ht_vcpu_thread_row **rows);
 
 /* Sets a series to cumulative numbers read from BPF (min and max exact); changed if they moved. 0 or -ENOMEM. */
 int ht_exit_table_set_series(struct ht_exit_table *t, const struct ht_exit_key *key, const struct ht_exit_hist *h);
@@ -70,7 +104,7 @@ void ht_exit_table_clear_changed(struct ht_exit_table *t);
 
 /*
  * out = now - before, series by series and thread by thread (out is reset
- * first). Min and max of an interval are known only as bucket bounds unless
+ * first; its series in the order of now's). Min and max of an interval are known only as bucket bounds unless
  * the series had no exit before. Series and threads with nothing in the
  * interval are left out. A thread's account in out covers the interval:
  * from the before table's as_of_ns (from_ns) to now's. 0 or -ENOMEM.
@@ -96,7 +130,16 @@ extern const char *const ht_vcpu_state_names[HT_VCPU_NSTATES];
 /* The time of a thread row's account: what its states add up to (0 if the span is empty). */
 uint64_t ht_vcpu_account_span(const struct ht_vcpu_thread_row *r);
 
-/* Sums of a group of series (a VM, a vCPU, everything): count and time; min/max over them. */
+/* a + b, or UINT64_MAX where that would wrap. */
+static inline uint64_t ht_sat_add(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
+/*
+ * Sums of a group of series (a VM, a vCPU, everything): count and time; min/max over them.
+ * Sums stop at UINT64_MAX rather than wrap (only a crafted file gets there).
+ */
 void ht_exit_series_add(struct ht_exit_series *sum, const struct ht_exit_series *s);
 
 #endif

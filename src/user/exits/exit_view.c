@@ -96,26 +96,42 @@ static int by_count_desc(const void *a, const void *b)
 	return (x->key.reason > y->key.reason) - (x->key.reason < y->key.reason);
 }
 
-/* Series [from, to) summed per (isa, reason) over vCPUs into sums (n of them), busiest first. */
-static size_t sum_reasons(const struct ht_exit_series *from, const struct ht_exit_series *to,
-			  struct ht_exit_series *sums)
+static int by_reason(const void *a, const void *b)
 {
-	size_t n = 0;
+	const struct ht_exit_series *x = *(const struct ht_exit_series *const *)a;
+	const struct ht_exit_series *y = *(const struct ht_exit_series *const *)b;
 
-	for (const struct ht_exit_series *s = from; s < to; s++) {
-		size_t i;
+	if (x->key.isa != y->key.isa)
+		return x->key.isa < y->key.isa ? -1 : 1;
+	return (x->key.reason > y->key.reason) - (x->key.reason < y->key.reason);
+}
 
-		for (i = 0; i < n; i++)
-			if (sums[i].key.isa == s->key.isa && sums[i].key.reason == s->key.reason)
-				break;
-		if (i == n) {
+/*
+ * Series [from, to) summed per (isa, reason) over vCPUs into sums (n of
+ * them), busiest first. One sort puts a reason's series next to each other
+ * (order is scratch space the size of the group): n log n however many
+ * reasons a VM has.
+ */
+static size_t sum_reasons(const struct ht_exit_series *const *from, const struct ht_exit_series *const *to,
+			  struct ht_exit_series *sums, const struct ht_exit_series **order)
+{
+	size_t n = 0, k = (size_t)(to - from);
+
+	if (!k)
+		return 0;
+	memcpy(order, from, k * sizeof(*order));
+	qsort(order, k, sizeof(*order), by_reason);
+	for (size_t i = 0; i < k; i++) {
+		const struct ht_exit_series *s = order[i];
+
+		if (!n || by_reason(&order[i - 1], &order[i])) {
 			memset(&sums[n], 0, sizeof(sums[n]));
 			sums[n].key = s->key;
 			sums[n].key.vcpu = 0;
 			sums[n].minmax_exact = true;
 			n++;
 		}
-		ht_exit_series_add(&sums[i], s);
+		ht_exit_series_add(&sums[n - 1], s);
 	}
 	qsort(sums, n, sizeof(*sums), by_count_desc);
 	return n;
@@ -176,27 +192,49 @@ static void vcpu_line(struct view *v, const struct ht_vcpu_thread_row *r, uint64
 	account_line(v, "    time: ", r);
 }
 
-static uint64_t vcpu_exits(const struct ht_exit_series *from, const struct ht_exit_series *to, uint16_t vcpu)
-{
-	uint64_t n = 0;
+/* A vCPU's exits: the sum of its run of series. */
+struct vcpu_total {
+	uint16_t vcpu;
+	uint64_t exits;
+};
 
-	for (const struct ht_exit_series *s = from; s < to; s++)
-		if (s->key.vcpu == vcpu)
-			n += s->h.count;
-	return n;
+/* The exits of vcpu among a VM's totals (in vCPU order), by bisection; 0 if it has none. */
+static uint64_t vcpu_exits(const struct vcpu_total *totals, size_t n, uint16_t vcpu)
+{
+	size_t a = 0, b = n;
+
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+
+		if (totals[mid].vcpu == vcpu)
+			return totals[mid].exits;
+		if (totals[mid].vcpu < vcpu)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return 0;
 }
 
-/* One VM: its series are [from, to), its threads those of t with its pid. */
-static void vm_block(struct view *v, const struct ht_exit_table *t, uint32_t pid, const struct ht_exit_series *from,
-		     const struct ht_exit_series *to, const struct ht_exit_view_opts *o, struct ht_exit_series *scratch)
+/* Scratch of a view: as large as the table, allocated once. */
+struct scratch {
+	struct ht_exit_series *sums;
+	const struct ht_exit_series **order;
+	struct vcpu_total *totals;
+};
+
+/* One VM: its series are [from, to) (key order), its threads [tfrom, tto) (tid order). */
+static void vm_block(struct view *v, uint32_t pid, const struct ht_exit_series *const *from,
+		     const struct ht_exit_series *const *to, const struct ht_vcpu_thread_row *const *tfrom,
+		     const struct ht_vcpu_thread_row *const *tto, const struct ht_exit_view_opts *o, struct scratch *sc)
 {
 	char name[HT_ESC_SIZE(64) + 2] = "", rate[24], esc[HT_ESC_SIZE(64)];
 	const char *vm = o->vm_name ? o->vm_name(o->name_ctx, pid) : NULL;
 	uint64_t total = 0, in_host = 0;
 
-	for (const struct ht_exit_series *s = from; s < to; s++) {
-		total += s->h.count;
-		in_host += s->in_host_at_end;
+	for (const struct ht_exit_series *const *s = from; s < to; s++) {
+		total = ht_sat_add(total, (*s)->h.count);
+		in_host = ht_sat_add(in_host, (*s)->in_host_at_end);
 	}
 	if (vm && vm[0])
 		snprintf(name, sizeof(name), "%s ", ht_escape(esc, sizeof(esc), vm, HT_ESC_TEXT));
@@ -207,23 +245,29 @@ static void vm_block(struct view *v, const struct ht_exit_table *t, uint32_t pid
 		     (unsigned long long)total, rate, (unsigned long long)in_host);
 	else
 		line(v, "VM %s(pid %u): %llu exits, %s/s", name, pid, (unsigned long long)total, rate);
-	size_t n = sum_reasons(from, to, scratch);
+	size_t n = sum_reasons(from, to, sc->sums, sc->order), nvcpus = 0;
 	if (n)
-		reason_table(v, "  ", scratch, n, o);
+		reason_table(v, "  ", sc->sums, n, o);
+	/* Each vCPU's exits once (its series are a run), for its threads and its own table. */
+	for (const struct ht_exit_series *const *s = from; s < to; s++) {
+		if (!nvcpus || sc->totals[nvcpus - 1].vcpu != (*s)->key.vcpu)
+			sc->totals[nvcpus++] = (struct vcpu_total){ .vcpu = (*s)->key.vcpu };
+		sc->totals[nvcpus - 1].exits = ht_sat_add(sc->totals[nvcpus - 1].exits, (*s)->h.count);
+	}
 	/* vCPU threads, then (report) each vCPU's own reasons. */
-	for (size_t i = 0; i < t->nthreads; i++)
-		if (t->threads[i].w.pid == pid)
-			vcpu_line(v, &t->threads[i], vcpu_exits(from, to, t->threads[i].w.vcpu), o);
+	for (const struct ht_vcpu_thread_row *const *r = tfrom; r < tto; r++)
+		vcpu_line(v, *r, vcpu_exits(sc->totals, nvcpus, (*r)->w.vcpu), o);
 	if (!o->per_vcpu_reasons)
 		return;
-	for (const struct ht_exit_series *s = from; s < to;) {
-		const struct ht_exit_series *end = s;
-		while (end < to && end->key.vcpu == s->key.vcpu)
+	size_t k = 0;
+	for (const struct ht_exit_series *const *s = from; s < to; k++) {
+		const struct ht_exit_series *const *end = s;
+
+		while (end < to && (*end)->key.vcpu == (*s)->key.vcpu)
 			end++;
-		n = sum_reasons(s, end, scratch);
-		line(v, "  vCPU %u: %llu exits", (unsigned int)s->key.vcpu,
-		     (unsigned long long)vcpu_exits(s, end, s->key.vcpu));
-		reason_table(v, "    ", scratch, n, o);
+		n = sum_reasons(s, end, sc->sums, sc->order);
+		line(v, "  vCPU %u: %llu exits", (unsigned int)(*s)->key.vcpu, (unsigned long long)sc->totals[k].exits);
+		reason_table(v, "    ", sc->sums, n, o);
 		s = end;
 	}
 }
@@ -235,31 +279,72 @@ static int cmp_u32(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+static int series_by_key(const void *a, const void *b)
+{
+	const struct ht_exit_key *x = &(*(const struct ht_exit_series *const *)a)->key;
+	const struct ht_exit_key *y = &(*(const struct ht_exit_series *const *)b)->key;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->vcpu != y->vcpu)
+		return x->vcpu < y->vcpu ? -1 : 1;
+	if (x->isa != y->isa)
+		return x->isa < y->isa ? -1 : 1;
+	return (x->reason > y->reason) - (x->reason < y->reason);
+}
+
+static int threads_by_pid(const void *a, const void *b)
+{
+	const struct ht_vcpu_thread_row *x = *(const struct ht_vcpu_thread_row *const *)a;
+	const struct ht_vcpu_thread_row *y = *(const struct ht_vcpu_thread_row *const *)b;
+
+	if (x->w.pid != y->w.pid)
+		return x->w.pid < y->w.pid ? -1 : 1;
+	if (x->w.tid != y->w.tid)
+		return x->w.tid < y->w.tid ? -1 : 1;
+	return (x->a.start_ns > y->a.start_ns) - (x->a.start_ns < y->a.start_ns); /* a tid that came back: in order */
+}
+
+/*
+ * Every grouping comes from sorting once (series by key, threads by VM and
+ * tid, VMs by pid) and walking: n log n whatever a file holds, where a VM's
+ * threads or reasons looked up one by one would cost their product.
+ */
 int ht_exit_view_write(FILE *out, const struct ht_exit_table *t, const struct ht_exit_view_opts *o)
 {
 	struct view v = { .out = out, .width = o->width ? o->width : 80 };
-	struct ht_exit_series *scratch = calloc(t->nseries + 1, sizeof(*scratch));
+	struct scratch sc = { .sums = calloc(t->nseries + 1, sizeof(*sc.sums)),
+			      .order = calloc(t->nseries + 1, sizeof(*sc.order)),
+			      .totals = calloc(t->nseries + 1, sizeof(*sc.totals)) };
+	const struct ht_exit_series **series = calloc(t->nseries + 1, sizeof(*series));
+	const struct ht_vcpu_thread_row **threads = calloc(t->nthreads + 1, sizeof(*threads));
 	uint32_t *pids = calloc(t->nseries + t->nthreads + 1, sizeof(*pids));
-	uint64_t total = 0;
-	size_t npids = 0;
+	uint64_t total = 0, lost;
+	size_t npids = 0, s = 0, th = 0;
 	char rate[24];
 
-	if (!scratch || !pids) {
-		free(scratch);
-		free(pids);
-		return -ENOMEM;
+	if (!sc.sums || !sc.order || !sc.totals || !series || !threads || !pids) {
+		v.err = -ENOMEM;
+		goto out;
 	}
+	/* Indexes, never t->series + i: a table with threads but no series has no array at all. */
 	for (size_t i = 0; i < t->nseries; i++) {
-		total += t->series[i].h.count;
+		series[i] = &t->series[i];
+		total = ht_sat_add(total, t->series[i].h.count);
 		pids[npids++] = t->series[i].key.pid;
 	}
-	for (size_t i = 0; i < t->nthreads; i++)
+	for (size_t i = 0; i < t->nthreads; i++) {
+		threads[i] = &t->threads[i];
 		pids[npids++] = t->threads[i].w.pid;
+	}
+	qsort(series, t->nseries, sizeof(*series), series_by_key);
+	qsort(threads, t->nthreads, sizeof(*threads), threads_by_pid);
 	qsort(pids, npids, sizeof(*pids), cmp_u32);
 	fmt_rate(rate, sizeof(rate), total, o->elapsed_ns);
-	if (t->lost_series_full || t->lost_no_thread)
+	lost = ht_sat_add(t->lost_series_full, t->lost_no_thread);
+	if (lost)
 		line(&v, "exits: %llu, %s/s; lost %llu (series full %llu, no vCPU thread slot %llu)",
-		     (unsigned long long)total, rate, (unsigned long long)(t->lost_series_full + t->lost_no_thread),
+		     (unsigned long long)total, rate, (unsigned long long)lost,
 		     (unsigned long long)t->lost_series_full, (unsigned long long)t->lost_no_thread);
 	else
 		line(&v, "exits: %llu, %s/s", (unsigned long long)total, rate);
@@ -267,19 +352,24 @@ int ht_exit_view_write(FILE *out, const struct ht_exit_table *t, const struct ht
 	if (t->lost_vcpu_switches)
 		line(&v, "switches of vCPU threads not recorded (ring buffer full): %llu",
 		     (unsigned long long)t->lost_vcpu_switches);
-	size_t s = 0;
 	for (size_t i = 0; i < npids; i++) {
 		if (i && pids[i] == pids[i - 1])
 			continue;
-		while (s < t->nseries && t->series[s].key.pid < pids[i])
-			s++;
-		size_t e = s;
-		while (e < t->nseries && t->series[e].key.pid == pids[i])
+		size_t e = s, te = th;
+		while (e < t->nseries && series[e]->key.pid == pids[i])
 			e++;
-		vm_block(&v, t, pids[i], t->series + s, t->series + e, o, scratch);
+		while (te < t->nthreads && threads[te]->w.pid == pids[i])
+			te++;
+		vm_block(&v, pids[i], series + s, series + e, threads + th, threads + te, o, &sc);
 		s = e;
+		th = te;
 	}
-	free(scratch);
+out:
+	free(sc.sums);
+	free(sc.order);
+	free(sc.totals);
+	free(series);
+	free(threads);
 	free(pids);
 	if (!v.err && (fflush(out) == EOF || ferror(out)))
 		v.err = -EIO;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include "exits/exit_reasons.h"
 #include "common/escape.h"
+#include "common/hashmap.h"
 
 /* The index's keys: pointers to sets (in r->sets, or a probe), compared by their labels. */
 static size_t set_key_hash(long key, void *ctx)
@@ -81,49 +82,107 @@ static bool vm_label_of(char *out, uint32_t pid, const char *(*vm_label)(void *,
 	return true;
 }
 
-static struct ht_metrics_exit_set *exit_set(struct ht_metrics_exits *e, const char *vm, const char *reason,
-					    int32_t vcpu)
+/*
+ * The label sets of one ht_metrics_set_exits, found through hash maps (keys
+ * point to sets, or to a probe): a table of as many series as BPF holds
+ * costs one lookup each, not a scan of up to 1024 sets.
+ */
+static size_t hash_exit_set(long key, void *ctx)
 {
-	for (size_t i = e->nsets; i-- > 0;) {
-		struct ht_metrics_exit_set *x = &e->sets[i];
+	const struct ht_metrics_exit_set *x = (const struct ht_metrics_exit_set *)key;
 
-		if (x->vcpu == vcpu && !strcmp(x->reason, reason) && !strcmp(x->vm, vm))
-			return x;
-	}
+	(void)ctx;
+	return (size_t)ht_hash_mix(ht_hash_mix(ht_hash_bytes(x->vm, strlen(x->vm)), ht_hash_bytes(x->reason, strlen(x->reason))),
+				   (uint32_t)x->vcpu);
+}
+
+static bool equal_exit_set(long a, long b, void *ctx)
+{
+	const struct ht_metrics_exit_set *x = (const struct ht_metrics_exit_set *)a, *y = (const struct ht_metrics_exit_set *)b;
+
+	(void)ctx;
+	return x->vcpu == y->vcpu && !strcmp(x->reason, y->reason) && !strcmp(x->vm, y->vm);
+}
+
+static size_t hash_vcpu_set(long key, void *ctx)
+{
+	const struct ht_metrics_vcpu_set *v = (const struct ht_metrics_vcpu_set *)key;
+
+	(void)ctx;
+	return (size_t)ht_hash_mix(ht_hash_bytes(v->vm, strlen(v->vm)), v->vcpu);
+}
+
+static bool equal_vcpu_set(long a, long b, void *ctx)
+{
+	const struct ht_metrics_vcpu_set *x = (const struct ht_metrics_vcpu_set *)a, *y = (const struct ht_metrics_vcpu_set *)b;
+
+	(void)ctx;
+	return x->vcpu == y->vcpu && !strcmp(x->vm, y->vm);
+}
+
+static struct ht_metrics_exit_set *exit_set(struct ht_metrics_exits *e, struct ht_hashmap *index, const char *vm,
+					    const char *reason, int32_t vcpu)
+{
+	struct ht_metrics_exit_set probe;
+	long found;
+
+	snprintf(probe.vm, sizeof(probe.vm), "%s", vm);
+	snprintf(probe.reason, sizeof(probe.reason), "%s", reason);
+	probe.vcpu = vcpu;
+	if (ht_hashmap_find(index, (long)&probe, &found))
+		return (struct ht_metrics_exit_set *)found;
 	if (e->nsets == HT_METRICS_MAX_EXIT_SETS) {
 		e->other_used = true;
 		return NULL;
 	}
-	struct ht_metrics_exit_set *x = &e->sets[e->nsets++];
+	struct ht_metrics_exit_set *x = &e->sets[e->nsets];
 	memset(x, 0, sizeof(*x));
-	snprintf(x->vm, sizeof(x->vm), "%s", vm);
-	snprintf(x->reason, sizeof(x->reason), "%s", reason);
+	snprintf(x->vm, sizeof(x->vm), "%s", probe.vm);
+	snprintf(x->reason, sizeof(x->reason), "%s", probe.reason);
 	x->vcpu = vcpu;
+	if (ht_hashmap_insert(index, (long)x, (long)x, HT_HASHMAP_ADD, NULL, NULL)) {
+		e->other_used = true; /* out of memory: counted as other, as past the cap */
+		return NULL;
+	}
+	e->nsets++;
 	return x;
 }
 
-static struct ht_metrics_vcpu_set *vcpu_set(struct ht_metrics_exits *e, const char *vm, uint32_t vcpu)
+static struct ht_metrics_vcpu_set *vcpu_set(struct ht_metrics_exits *e, struct ht_hashmap *index, const char *vm,
+					    uint32_t vcpu)
 {
-	for (size_t i = e->nvcpus; i-- > 0;)
-		if (e->vcpus[i].vcpu == vcpu && !strcmp(e->vcpus[i].vm, vm))
-			return &e->vcpus[i];
+	struct ht_metrics_vcpu_set probe;
+	long found;
+
+	snprintf(probe.vm, sizeof(probe.vm), "%s", vm);
+	probe.vcpu = vcpu;
+	if (ht_hashmap_find(index, (long)&probe, &found))
+		return (struct ht_metrics_vcpu_set *)found;
 	if (e->nvcpus == HT_METRICS_MAX_VCPU_SETS) {
 		e->vcpu_other_used = true;
 		return &e->vcpu_other;
 	}
-	struct ht_metrics_vcpu_set *v = &e->vcpus[e->nvcpus++];
+	struct ht_metrics_vcpu_set *v = &e->vcpus[e->nvcpus];
 	memset(v, 0, sizeof(*v));
-	snprintf(v->vm, sizeof(v->vm), "%s", vm);
+	snprintf(v->vm, sizeof(v->vm), "%s", probe.vm);
 	v->vcpu = vcpu;
+	if (ht_hashmap_insert(index, (long)v, (long)v, HT_HASHMAP_ADD, NULL, NULL)) {
+		e->vcpu_other_used = true;
+		return &e->vcpu_other;
+	}
+	e->nvcpus++;
 	return v;
 }
 
+/* Sums stop at UINT64_MAX rather than wrap, as the exit table's (ht_sat_add). */
 static void exit_set_add(struct ht_metrics_exit_set *x, const struct ht_exit_series *s)
 {
-	for (unsigned int k = 0; k < HT_EXIT_SLOTS; k++)
-		x->buckets[k < HT_METRICS_EXIT_BUCKETS ? k : HT_METRICS_EXIT_BUCKETS] += s->h.slots[k];
-	x->count += s->h.count;
-	x->sum_ns += s->h.total_ns;
+	for (unsigned int k = 0; k < HT_EXIT_SLOTS; k++) {
+		uint64_t *b = &x->buckets[k < HT_METRICS_EXIT_BUCKETS ? k : HT_METRICS_EXIT_BUCKETS];
+		*b = ht_sat_add(*b, s->h.slots[k]);
+	}
+	x->count = ht_sat_add(x->count, s->h.count);
+	x->sum_ns = ht_sat_add(x->sum_ns, s->h.total_ns);
 }
 
 void ht_metrics_set_exits(struct ht_metrics_registry *r, const struct ht_exit_table *t,
@@ -133,6 +192,8 @@ void ht_metrics_set_exits(struct ht_metrics_registry *r, const struct ht_exit_ta
 	char vm[HT_METRICS_VM_LABEL], reason[48];
 	uint32_t last_pid = 0;
 	bool have_vm = false, shown = false;
+	struct ht_hashmap sets = HT_HASHMAP_INIT(hash_exit_set, equal_exit_set, NULL);
+	struct ht_hashmap vcpus = HT_HASHMAP_INIT(hash_vcpu_set, equal_vcpu_set, NULL);
 
 	if (!e->on)
 		return;
@@ -153,7 +214,7 @@ void ht_metrics_set_exits(struct ht_metrics_registry *r, const struct ht_exit_ta
 		if (!shown)
 			continue;
 		ht_exit_reason_format(reason, sizeof(reason), s->key.isa, s->key.reason);
-		struct ht_metrics_exit_set *x = exit_set(e, vm, reason, e->per_vcpu ? (int32_t)s->key.vcpu : -1);
+		struct ht_metrics_exit_set *x = exit_set(e, &sets, vm, reason, e->per_vcpu ? (int32_t)s->key.vcpu : -1);
 		if (!x) {
 			x = &e->other;
 			e->overflow_exits += s->h.count;
@@ -171,12 +232,14 @@ void ht_metrics_set_exits(struct ht_metrics_registry *r, const struct ht_exit_ta
 		}
 		if (!shown)
 			continue;
-		struct ht_metrics_vcpu_set *v = vcpu_set(e, vm, w->vcpu);
+		struct ht_metrics_vcpu_set *v = vcpu_set(e, &vcpus, vm, w->vcpu);
 		v->wait_ns += w->wait_ns;
 		v->preemptions += w->preempt_count;
 		for (int k = 0; k < HT_VCPU_NSTATES; k++)
 			v->state_ns[k] += t->threads[i].a.state_ns[k];
 	}
+	ht_hashmap_clear(&sets);
+	ht_hashmap_clear(&vcpus);
 	/* Stable output: sets sorted by their labels at render time (see ht_metrics_render). */
 }
 

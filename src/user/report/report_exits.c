@@ -17,6 +17,7 @@
 #include "exits/exit_view.h"
 #include "reading/read_outcome.h"
 #include "common/escape.h"
+#include "common/hashmap.h"
 #include "tracefile/trace_reader.h"
 
 struct exits_reading {
@@ -27,7 +28,127 @@ struct exits_reading {
 	unsigned long long state_ns, since_ns, until_ns;
 	bool have_since, have_until;
 	int err;
+	const struct ht_reader *reader;
+	char why[256];                   /* err -EBADMSG: what the file got wrong */
+	/* Threads new since the last merge into state (see apply_threads), and tid -> index in them. */
+	struct ht_vcpu_thread_row *pending;
+	size_t npending, pending_cap;
+	struct ht_hashmap pending_index;
 };
+
+/* pending_index: keys point to pending rows (or to a probe), named by (tid, start) as in the table. */
+static size_t hash_row(long key, void *ctx)
+{
+	const struct ht_vcpu_thread_row *t = (const struct ht_vcpu_thread_row *)key;
+
+	(void)ctx;
+	return (size_t)ht_hash_mix(ht_hash_u64(t->w.tid), t->a.start_ns);
+}
+
+static bool equal_row(long a, long b, void *ctx)
+{
+	const struct ht_vcpu_thread_row *x = (const struct ht_vcpu_thread_row *)a, *y = (const struct ht_vcpu_thread_row *)b;
+
+	(void)ctx;
+	return x->w.tid == y->w.tid && x->a.start_ns == y->a.start_ns;
+}
+
+/* The pending threads into the state: one sort and one merge (ht_exit_table_threads). */
+static int merge_pending(struct exits_reading *r)
+{
+	if (!r->npending)
+		return 0;
+	struct ht_vcpu_thread_key *keys = malloc(r->npending * sizeof(*keys));
+	struct ht_vcpu_thread_row **rows = malloc(r->npending * sizeof(*rows));
+	int ret = keys && rows ? 0 : -ENOMEM;
+
+	for (size_t i = 0; !ret && i < r->npending; i++)
+		keys[i] = (struct ht_vcpu_thread_key){ .tid = r->pending[i].w.tid, .start_ns = r->pending[i].a.start_ns };
+	if (!ret)
+		ret = ht_exit_table_threads(&r->state, keys, r->npending, rows);
+	for (size_t i = 0; !ret && i < r->npending; i++)
+		*rows[i] = r->pending[i];
+	free(keys);
+	free(rows);
+	r->npending = 0;
+	ht_hashmap_clear(&r->pending_index);
+	return ret;
+}
+
+/* Room for one more pending thread; the index follows the rows if they moved. */
+static int grow_pending(struct exits_reading *r)
+{
+	if (r->npending < r->pending_cap)
+		return 0;
+	size_t cap = r->pending_cap ? 2 * r->pending_cap : 64;
+	struct ht_vcpu_thread_row *p = realloc(r->pending, cap * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	r->pending = p;
+	r->pending_cap = cap;
+	ht_hashmap_clear(&r->pending_index);
+	for (size_t i = 0; i < r->npending; i++)
+		if (ht_hashmap_insert(&r->pending_index, (long)&p[i], (long)i, HT_HASHMAP_ADD, NULL, NULL))
+			return -ENOMEM;
+	return 0;
+}
+
+/*
+ * A block's threads: those the state has are set in place (bisection);
+ * new ones wait in pending, found by (tid, start), until they are as many
+ * as the state's threads, and are merged then. A merge moves every thread
+ * of the state, so merging each block's new threads would cost a hostile
+ * file of many small blocks the square of its size; this way a thread
+ * moves a logarithmic number of times in all.
+ */
+static int apply_threads(struct exits_reading *r, const struct ht_vcpu_wait_rec *threads, __u32 n)
+{
+	for (__u32 i = 0; i < n; i++) {
+		const struct ht_vcpu_wait_rec *rec = &threads[i];
+		struct ht_vcpu_thread_row *row = ht_exit_table_thread(&r->state, rec->w.tid, rec->a.start_ns, false);
+		struct ht_vcpu_thread_row probe = { .w.tid = rec->w.tid, .a.start_ns = rec->a.start_ns };
+		long k;
+
+		if (!row && ht_hashmap_find(&r->pending_index, (long)&probe, &k))
+			row = &r->pending[k];
+		if (!row) {
+			if (grow_pending(r))
+				return -ENOMEM;
+			row = &r->pending[r->npending];
+			*row = probe;
+			if (ht_hashmap_insert(&r->pending_index, (long)row, (long)r->npending, HT_HASHMAP_ADD, NULL, NULL))
+				return -ENOMEM;
+			r->npending++;
+		}
+		/* As ht_exit_table_set_thread sets a row. */
+		row->w = rec->w;
+		row->w.pad0 = 0;
+		row->w.pad1 = 0;
+		row->a = rec->a;
+		row->from_ns = rec->a.start_ns;
+		row->gone = rec->w.pad1 & HT_VCPU_WAIT_F_GONE;
+	}
+	return r->npending > r->state.nthreads ? merge_pending(r) : 0;
+}
+
+/* A cumulative series that goes down is not a recording's: say which and where. */
+static bool series_goes_down(struct exits_reading *r, const struct ht_exit_series *was,
+			     const struct ht_exit_series_rec *now)
+{
+	bool down = now->h.count < was->h.count || now->h.total_ns < was->h.total_ns;
+
+	for (int k = 0; k < HT_EXIT_SLOTS && !down; k++)
+		down = now->h.slots[k] < was->h.slots[k];
+	if (!down)
+		return false;
+	snprintf(r->why, sizeof(r->why),
+		 "exits block at byte %llu: the series of pid %u, vCPU %u, reason %u goes down from %llu exits (%llu ns) to %llu (%llu ns): the file is corrupt",
+		 ht_reader_block_at(r->reader), now->key.pid, (unsigned int)now->key.vcpu, now->key.reason,
+		 (unsigned long long)was->h.count, (unsigned long long)was->h.total_ns,
+		 (unsigned long long)now->h.count, (unsigned long long)now->h.total_ns);
+	r->err = -EBADMSG;
+	return true;
+}
 
 static void apply_block(void *ctx, const struct ht_exits_header *h, const struct ht_exit_series_rec *series,
 			const struct ht_vcpu_wait_rec *threads)
@@ -40,38 +161,39 @@ static void apply_block(void *ctx, const struct ht_exits_header *h, const struct
 	if (h->time_ns > r->sel->from_ns && !r->have_since && r->sel->since.on) {
 		r->have_since = true;
 		r->since_ns = r->state_ns;
-		r->err = ht_exit_table_copy(&r->at_since, &r->state);
+		r->err = merge_pending(r);
+		r->err = r->err ? r->err : ht_exit_table_copy(&r->at_since, &r->state);
 	}
 	if (h->time_ns > r->sel->to_ns && !r->have_until) {
 		r->have_until = true;
 		r->until_ns = r->state_ns;
+		r->err = r->err ? r->err : merge_pending(r);
 		r->err = r->err ? r->err : ht_exit_table_copy(&r->at_until, &r->state);
 	}
+	/* Any order, whatever the block holds: the state is sorted once, when it is shown. */
 	for (__u32 i = 0; i < h->nseries && !r->err; i++) {
-		struct ht_exit_series *s = ht_exit_table_series(&r->state, &series[i].key, true);
+		size_t had = r->state.nseries;
+		struct ht_exit_series *s = ht_exit_table_series_any_order(&r->state, &series[i].key);
 		if (!s) {
 			r->err = -ENOMEM;
 			break;
 		}
+		if (r->state.nseries == had && series_goes_down(r, s, &series[i]))
+			break;
 		s->h = series[i].h;
 		s->in_host_at_end = series[i].in_host_at_end;
 		s->minmax_exact = true;
 	}
-	for (__u32 i = 0; i < h->nthreads && !r->err; i++) {
-		struct ht_vcpu_wait w = threads[i].w;
-
-		w.pad0 = 0;
-		w.pad1 = 0;
-		r->err = ht_exit_table_set_thread(&r->state, &w, &threads[i].a, threads[i].w.pad1 & HT_VCPU_WAIT_F_GONE);
-	}
+	if (!r->err)
+		r->err = apply_threads(r, threads, h->nthreads);
 	r->state.lost_series_full = h->lost_series_full;
 	r->state.lost_no_thread = h->lost_no_thread;
 	r->state.lost_vcpu_switches = h->lost_vcpu_switches;
 	r->state_ns = h->time_ns;
 }
 
-/* Keeps the series and threads the selection takes: VM process, VM name, vCPU. */
-static void select_rows(struct ht_exit_table *t, const struct ht_selection *sel, struct ht_reader *reader)
+/* Keeps the series and threads the selection takes: VM process, VM name, vCPU. 0 or -ENOMEM. */
+static int select_rows(struct ht_exit_table *t, const struct ht_selection *sel, struct ht_reader *reader)
 {
 	size_t n = 0;
 
@@ -96,6 +218,7 @@ static void select_rows(struct ht_exit_table *t, const struct ht_selection *sel,
 		t->threads[n++] = t->threads[i];
 	}
 	t->nthreads = n;
+	return ht_exit_table_series_moved(t);
 }
 
 /* A JSON string: valid JSON whatever v holds (names are the VM owner's, docs/exports.md). */
@@ -305,21 +428,29 @@ int ht_report_exits(struct ht_report_config *cfg)
 	ht_exit_table_init(&r.at_until);
 	ht_exit_table_init(&window);
 	r.state_ns = h->start_monotonic_ns;
+	r.reader = reader;
 	ht_reader_set_exits_visitor(reader, apply_block, &r);
+	ht_hashmap_init(&r.pending_index, hash_row, equal_row, NULL);
 	while (ht_reader_next(reader, &rec) == 1)
 		; /* the records are not this report's; the visitor takes the EXITS blocks as they pass */
+	if (!r.err)
+		r.err = merge_pending(&r);
 	const struct ht_read_status *st = ht_reader_status(reader);
-	if (r.err) {
+	if (r.err == -EBADMSG) {
+		status = ht_runtime_error("%s: %s", cfg->path, r.why);
+	} else if (r.err) {
 		status = ht_runtime_error("out of memory");
+	} else if (!ht_reader_exits_blocks(reader) && st->damaged) {
+		status = ht_report_read_outcome(cfg->path, st); /* its first EXITS block may be what is damaged */
 	} else if (!ht_reader_exits_blocks(reader)) {
 		status = ht_runtime_error("%s has no exit statistics: it was recorded without --exits (record --exits -o FILE)",
 					  cfg->path);
 		if (st->damaged)
 			ht_report_read_outcome(cfg->path, st);
-	} else if (window_of(&r, &window, h->start_monotonic_ns, &from_ns, &to_ns)) {
+	} else if (window_of(&r, &window, h->start_monotonic_ns, &from_ns, &to_ns) || ht_exit_table_sort(&window) ||
+		   select_rows(&window, &cfg->selection, reader)) {
 		status = ht_runtime_error("out of memory");
 	} else {
-		select_rows(&window, &cfg->selection, reader);
 		if (cfg->vcpu_time && (cfg->mode == HT_REPORT_CSV || cfg->mode == HT_REPORT_JSON)) {
 			print_vcpu_time(cfg->mode, &window, reader);
 		} else if (cfg->vcpu_time) {
@@ -352,6 +483,8 @@ int ht_report_exits(struct ht_report_config *cfg)
 		fflush(stdout);
 		status = r.err ? ht_runtime_error("out of memory") : ht_report_read_outcome(cfg->path, st);
 	}
+	free(r.pending);
+	ht_hashmap_clear(&r.pending_index);
 	ht_exit_table_free(&r.state);
 	ht_exit_table_free(&r.at_since);
 	ht_exit_table_free(&r.at_until);

@@ -216,49 +216,176 @@ static void columns(char *buf, size_t len, const bool show[NCOLS], const struct 
 	}
 }
 
-static void vm_details(struct frame *f, const bool show[NCOLS], const struct vm_row *r,
-		       const struct ht_exit_table *interval, const struct ht_exit_table *total,
+/*
+ * The interval's tables, grouped once: series by key (a VM's, then a
+ * vCPU's, are runs), the run's threads by VM. Every lookup below is a
+ * bisection: a frame costs n log n whatever the host or BPF holds, where
+ * scanning every series or thread for each VM or vCPU cost their product.
+ */
+struct groups {
+	const struct ht_exit_table *interval, *total;
+	const struct ht_exit_series **series;     /* interval's, by key */
+	const struct ht_vcpu_thread_row **threads; /* total's, by (pid, tid, start) */
+};
+
+static int series_by_key(const void *a, const void *b)
+{
+	const struct ht_exit_key *x = &(*(const struct ht_exit_series *const *)a)->key;
+	const struct ht_exit_key *y = &(*(const struct ht_exit_series *const *)b)->key;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->vcpu != y->vcpu)
+		return x->vcpu < y->vcpu ? -1 : 1;
+	if (x->isa != y->isa)
+		return x->isa < y->isa ? -1 : 1;
+	return (x->reason > y->reason) - (x->reason < y->reason);
+}
+
+static int threads_by_pid(const void *a, const void *b)
+{
+	const struct ht_vcpu_thread_row *x = *(const struct ht_vcpu_thread_row *const *)a;
+	const struct ht_vcpu_thread_row *y = *(const struct ht_vcpu_thread_row *const *)b;
+
+	if (x->w.pid != y->w.pid)
+		return x->w.pid < y->w.pid ? -1 : 1;
+	if (x->w.tid != y->w.tid)
+		return x->w.tid < y->w.tid ? -1 : 1;
+	return (x->a.start_ns > y->a.start_ns) - (x->a.start_ns < y->a.start_ns);
+}
+
+/* [*from, *to) of the interval's series of pid, and of vcpu too if vcpu >= 0. */
+static void series_run(const struct groups *g, uint32_t pid, int vcpu, size_t *from, size_t *to)
+{
+	size_t lo = 0, hi = g->interval->nseries;
+
+	for (int end = 0; end < 2; end++) { /* the first not below (pid, vcpu), then the first above */
+		size_t a = 0, b = g->interval->nseries;
+
+		while (a < b) {
+			size_t mid = a + (b - a) / 2;
+			const struct ht_exit_key *k = &g->series[mid]->key;
+			bool below = k->pid < pid || (k->pid == pid && vcpu >= 0 && k->vcpu < vcpu);
+			bool at = k->pid == pid && (vcpu < 0 || k->vcpu == vcpu);
+
+			if (below || (end && at))
+				a = mid + 1;
+			else
+				b = mid;
+		}
+		*(end ? &hi : &lo) = a;
+	}
+	*from = lo;
+	*to = hi;
+}
+
+/* [*from, *to) of the run's threads of pid. */
+static void thread_run(const struct groups *g, uint32_t pid, size_t *from, size_t *to)
+{
+	size_t a = 0, b = g->total->nthreads;
+
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+
+		if (g->threads[mid]->w.pid < pid)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	*from = a;
+	for (b = a; b < g->total->nthreads && g->threads[b]->w.pid == pid;)
+		b++;
+	*to = b;
+}
+
+/* A thread's account in the interval, or NULL: the interval's threads are in (tid, start) order (exit_table.h). */
+static const __u64 *interval_states(const struct groups *g, const struct ht_vcpu_thread_row *t)
+{
+	size_t a = 0, b = g->interval->nthreads;
+
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+		const struct ht_vcpu_thread_row *m = &g->interval->threads[mid];
+		int c = m->w.tid != t->w.tid ? (m->w.tid < t->w.tid ? -1 : 1) :
+					      (m->a.start_ns > t->a.start_ns) - (m->a.start_ns < t->a.start_ns);
+
+		if (c == 0)
+			return m->a.state_ns;
+		if (c < 0)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return NULL;
+}
+
+/* A vCPU's exits in the interval, summed over its reasons. */
+struct vcpu_sum {
+	uint16_t vcpu;
+	struct ht_exit_series s;
+	uint64_t hcalls;
+};
+
+static void vm_details(struct frame *f, const bool show[NCOLS], const struct vm_row *r, const struct groups *g,
 		       const struct ht_top_view_opts *o)
 {
 	char cols[160], name[HT_ESC_SIZE(16) + 16], esc[HT_ESC_SIZE(16)];
+	size_t from, to;
 
 	if (o->vcpus) {
-		for (size_t i = 0; i < total->nthreads; i++) {
-			const struct ht_vcpu_thread_row *t = &total->threads[i];
-			struct ht_exit_series s = { .minmax_exact = true };
-			const __u64 *state_ns = NULL;
-			uint64_t hc = 0;
+		/* Each vCPU's sums once (its series are a run): threads of one vCPU share them. */
+		size_t sa, sb, nv = 0;
+		series_run(g, r->pid, -1, &sa, &sb);
+		struct vcpu_sum *sums = calloc(sb - sa + 1, sizeof(*sums));
+		if (!sums)
+			return;
+		for (size_t k = sa; k < sb; k++) {
+			const struct ht_exit_series *e = g->series[k];
 
-			if (t->w.pid != r->pid || t->gone)
+			if (!nv || sums[nv - 1].vcpu != e->key.vcpu)
+				sums[nv++] = (struct vcpu_sum){ .vcpu = e->key.vcpu, .s = { .minmax_exact = true } };
+			ht_exit_series_add(&sums[nv - 1].s, e);
+			sums[nv - 1].hcalls = ht_sat_add(sums[nv - 1].hcalls, is_hypercall(&e->key) ? e->h.count : 0);
+		}
+		thread_run(g, r->pid, &from, &to);
+		for (size_t i = from; i < to; i++) {
+			const struct ht_vcpu_thread_row *t = g->threads[i];
+			static const struct vcpu_sum none = { .s = { .minmax_exact = true } };
+			const struct vcpu_sum *vs = &none;
+			size_t a = 0, b = nv;
+
+			if (t->gone)
 				continue;
-			for (size_t k = 0; k < interval->nseries; k++) {
-				const struct ht_exit_series *e = &interval->series[k];
-				if (e->key.pid == r->pid && e->key.vcpu == t->w.vcpu) {
-					ht_exit_series_add(&s, e);
-					hc += is_hypercall(&e->key) ? e->h.count : 0;
+			while (a < b) {
+				size_t mid = a + (b - a) / 2;
+
+				if (sums[mid].vcpu == t->w.vcpu) {
+					vs = &sums[mid];
+					break;
 				}
+				if (sums[mid].vcpu < t->w.vcpu)
+					a = mid + 1;
+				else
+					b = mid;
 			}
-			for (size_t k = 0; k < interval->nthreads; k++)
-				if (interval->threads[k].w.tid == t->w.tid && interval->threads[k].a.start_ns == t->a.start_ns)
-					state_ns = interval->threads[k].a.state_ns;
 			const char *tn = o->thread_name ? o->thread_name(o->ctx, t->w.pid, t->w.tid) : NULL;
 			snprintf(name, sizeof(name), "vCPU %u %s", (unsigned int)t->w.vcpu,
 				 ht_escape(esc, sizeof(esc), tn ? tn : "", HT_ESC_TEXT));
-			columns(cols, sizeof(cols), show, &s, hc, state_ns, o->interval_ns);
+			columns(cols, sizeof(cols), show, &vs->s, vs->hcalls, interval_states(g, t), o->interval_ns);
 			row(f, "%7u   %-18.18s %s", t->w.tid, name, cols);
 		}
+		free(sums);
 	}
 	if (!o->reasons)
 		return;
-	/* The VM's reasons, busiest first, summed over its vCPUs. */
+	/* The VM's reasons, busiest first, summed over its vCPUs (the first 64 of them). */
 	struct ht_exit_series sums[64];
 	size_t n = 0;
-	for (size_t k = 0; k < interval->nseries; k++) {
-		const struct ht_exit_series *e = &interval->series[k];
+	series_run(g, r->pid, -1, &from, &to);
+	for (size_t k = from; k < to; k++) {
+		const struct ht_exit_series *e = g->series[k];
 		size_t j;
 
-		if (e->key.pid != r->pid)
-			continue;
 		for (j = 0; j < n; j++)
 			if (sums[j].key.isa == e->key.isa && sums[j].key.reason == e->key.reason)
 				break;
@@ -289,57 +416,90 @@ static void vm_details(struct frame *f, const bool show[NCOLS], const struct vm_
 	}
 }
 
-static bool row_for(struct vm_row *rows, size_t *n, uint32_t pid, const struct ht_top_view_opts *o)
+static int cmp_u32(const void *a, const void *b)
 {
-	for (size_t i = 0; i < *n; i++)
-		if (rows[i].pid == pid)
-			return true;
-	if (o->alive && !o->alive(o->ctx, pid))
-		return false;
-	struct vm_row *r = &rows[(*n)++];
-	memset(r, 0, sizeof(*r));
-	r->pid = pid;
-	r->sum.minmax_exact = true;
-	const char *name = o->vm_name ? o->vm_name(o->ctx, pid) : NULL;
-	ht_escape(r->name, sizeof(r->name), name ? name : "", HT_ESC_TEXT);
-	return true;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
 }
 
 static struct vm_row *find_row(struct vm_row *rows, size_t n, uint32_t pid)
 {
-	for (size_t i = 0; i < n; i++)
-		if (rows[i].pid == pid)
-			return &rows[i];
+	size_t a = 0, b = n;
+
+	while (a < b) { /* rows are in pid order until they are sorted for the screen */
+		size_t mid = a + (b - a) / 2;
+
+		if (rows[mid].pid == pid)
+			return &rows[mid];
+		if (rows[mid].pid < pid)
+			a = mid + 1;
+		else
+			b = mid;
+	}
 	return NULL;
+}
+
+/* The rows: every live VM process with vCPU threads or exits, in pid order. */
+static size_t make_rows(struct vm_row *rows, uint32_t *pids, const struct ht_exit_table *interval,
+			const struct ht_exit_table *total, const struct ht_top_view_opts *o)
+{
+	size_t np = 0, n = 0;
+
+	for (size_t i = 0; i < total->nthreads; i++)
+		if (!total->threads[i].gone)
+			pids[np++] = total->threads[i].w.pid;
+	for (size_t i = 0; i < interval->nseries; i++)
+		pids[np++] = interval->series[i].key.pid;
+	qsort(pids, np, sizeof(*pids), cmp_u32);
+	for (size_t i = 0; i < np; i++) {
+		if ((i && pids[i] == pids[i - 1]) || (o->alive && !o->alive(o->ctx, pids[i])))
+			continue;
+		struct vm_row *r = &rows[n++];
+		memset(r, 0, sizeof(*r));
+		r->pid = pids[i];
+		r->sum.minmax_exact = true;
+		const char *name = o->vm_name ? o->vm_name(o->ctx, pids[i]) : NULL;
+		ht_escape(r->name, sizeof(r->name), name ? name : "", HT_ESC_TEXT);
+	}
+	return n;
 }
 
 int ht_top_view_write(FILE *out, const struct ht_exit_table *interval, const struct ht_exit_table *total,
 		      const struct ht_top_view_opts *o)
 {
 	struct frame f = { .out = out, .width = o->width ? o->width : 80, .height = o->height };
-	size_t cap = interval->nseries + total->nthreads + 1, n = 0;
+	size_t cap = interval->nseries + total->nthreads + 1, n;
 	struct vm_row *rows = calloc(cap, sizeof(*rows));
-	uint64_t exits = 0;
+	uint32_t *pids = calloc(cap, sizeof(*pids));
+	struct groups g = { .interval = interval, .total = total,
+			    .series = calloc(interval->nseries + 1, sizeof(*g.series)),
+			    .threads = calloc(total->nthreads + 1, sizeof(*g.threads)) };
+	uint64_t exits = 0, lost;
 	char when[16] = "", cols[160];
 	bool show[NCOLS];
 	struct tm tm;
+	int ret;
 
-	if (!rows)
-		return -ENOMEM;
-	/* VMs: every live process with vCPU threads or exits. */
-	for (size_t i = 0; i < total->nthreads; i++)
-		if (!total->threads[i].gone)
-			row_for(rows, &n, total->threads[i].w.pid, o);
+	if (!rows || !pids || !g.series || !g.threads) {
+		ret = -ENOMEM;
+		goto out;
+	}
 	for (size_t i = 0; i < interval->nseries; i++)
-		row_for(rows, &n, interval->series[i].key.pid, o);
+		g.series[i] = &interval->series[i];
+	for (size_t i = 0; i < total->nthreads; i++)
+		g.threads[i] = &total->threads[i];
+	qsort(g.series, interval->nseries, sizeof(*g.series), series_by_key);
+	qsort(g.threads, total->nthreads, sizeof(*g.threads), threads_by_pid);
+	n = make_rows(rows, pids, interval, total, o);
 	for (size_t i = 0; i < interval->nseries; i++) {
 		const struct ht_exit_series *s = &interval->series[i];
 		struct vm_row *r = find_row(rows, n, s->key.pid);
 		if (!r)
 			continue;
 		ht_exit_series_add(&r->sum, s);
-		r->hcalls += is_hypercall(&s->key) ? s->h.count : 0;
-		exits += s->h.count;
+		r->hcalls = ht_sat_add(r->hcalls, is_hypercall(&s->key) ? s->h.count : 0);
+		exits = ht_sat_add(exits, s->h.count);
 	}
 	for (size_t i = 0; i < total->nthreads; i++) {
 		struct vm_row *r = find_row(rows, n, total->threads[i].w.pid);
@@ -358,6 +518,11 @@ int ht_top_view_write(FILE *out, const struct ht_exit_table *interval, const str
 		strftime(when, sizeof(when), "%H:%M:%S", &tm);
 	row(&f, "hypertrace-bpf top - %s, every %.1fs: %zu VMs, %.0f exits/s, sort %s", when,
 	    (double)o->interval_ns / 1e9, n, rate(exits, o->interval_ns), ht_top_sort_name(o->sort));
+	/* Exits BPF could not count are not in EXITS/S: say how many, and why, while it happens. */
+	lost = ht_sat_add(interval->lost_series_full, interval->lost_no_thread);
+	if (lost)
+		row(&f, "lost %.0f exits/s: %.0f/s series table full, %.0f/s no vCPU thread slot", rate(lost, o->interval_ns),
+		    rate(interval->lost_series_full, o->interval_ns), rate(interval->lost_no_thread, o->interval_ns));
 	if (o->terminal)
 		row(&f, "keys: q quit, v vCPUs %s, r reasons %s, s sort (%s)", o->vcpus ? "on" : "off",
 		    o->reasons ? "on" : "off", ht_top_sort_name((o->sort + 1) % HT_TOP_NSORTS));
@@ -380,12 +545,17 @@ int ht_top_view_write(FILE *out, const struct ht_exit_table *interval, const str
 		const char *nm = r->name[0] ? r->name : "?";
 		int cut = (int)ht_utf8_prefix(nm, 20);
 		row(&f, "%7u %.*s%*s %s", r->pid, cut, nm, 20 - cut, "", cols);
-		vm_details(&f, show, r, interval, total, o);
+		vm_details(&f, show, r, &g, o);
 	}
 	if (f.dropped) {
 		f.height = 0;
 		row(&f, "... %zu more rows", f.dropped);
 	}
+	ret = ferror(out) ? -EIO : (int)f.lines;
+out:
 	free(rows);
-	return ferror(out) ? -EIO : (int)f.lines;
+	free(pids);
+	free(g.series);
+	free(g.threads);
+	return ret;
 }

@@ -13,6 +13,16 @@
 #include "tracefile/block_codec.h"
 #include "tracefile/crc32.h"
 
+#define MAX_BLOCK_SERIES HT_READER_MAX_EXITS_SERIES
+#define MAX_BLOCK_THREADS HT_READER_MAX_EXITS_THREADS
+/*
+ * A series is read from the BPF side while CPUs count into it: each of its
+ * parts (one per CPU) may show an exit in its slot whose count, min, max or
+ * total has not been written yet. Differences up to one exit per CPU are
+ * such a read; more is a damaged or crafted block.
+ */
+#define TORN_EXITS ((unsigned __int128)HT_READER_MAX_CPUS)
+
 struct ht_reader {
 	int fd;
 	struct ht_file_header hdr;
@@ -32,6 +42,8 @@ struct ht_reader {
 	ht_switch_visitor switch_fn; /* switches of vCPU threads go here as they are read */
 	void *switch_ctx;
 	unsigned long long exits_blocks;
+	__u64 exits_time_ns;       /* the time of the last EXITS block */
+	unsigned long long block_at; /* where the block being visited starts */
 	struct ht_vcpu_wait_rec *exits_threads; /* a version 3-4 block's thread records, widened */
 };
 
@@ -216,6 +228,60 @@ const char *ht_reader_thread_name(void *reader, __u32 pid, __u32 tid)
 	return id && id->thread_name[0] ? id->thread_name : NULL;
 }
 
+/* The numbers of one series as a recording can write them (see TORN_EXITS); else why not into why. */
+static bool series_ok(const struct ht_exit_series_rec *rec, char *why, size_t len)
+{
+	const struct ht_exit_hist *h = &rec->h;
+	unsigned __int128 slots = 0, count = h->count;
+	int low = -1, high = -1;
+
+	for (int k = 0; k < HT_EXIT_SLOTS; k++) {
+		slots += h->slots[k];
+		if (h->slots[k]) {
+			low = low < 0 ? k : low;
+			high = k;
+		}
+	}
+	if (slots > count + TORN_EXITS || count > slots + TORN_EXITS) {
+		snprintf(why, len, "a series counts %llu exits but its buckets hold %.0f", (unsigned long long)h->count,
+			 (double)slots);
+		return false;
+	}
+	if (h->count && h->min_ns > h->max_ns) {
+		snprintf(why, len, "a series' shortest exit (%llu ns) is longer than its longest (%llu ns)",
+			 (unsigned long long)h->min_ns, (unsigned long long)h->max_ns);
+		return false;
+	}
+	/* Every exit counted lies in a bucket: the total is within count times the bounds of the outer ones. */
+	unsigned __int128 most = high < 0 ? 0 : (count + TORN_EXITS) * (high >= HT_EXIT_SLOTS - 1 ? UINT64_MAX : (2ull << high) - 1);
+	unsigned __int128 least = low <= 0 || count <= TORN_EXITS ? 0 : (count - TORN_EXITS) * (1ull << low);
+	if (h->total_ns > most || h->total_ns < least) {
+		snprintf(why, len, "a series' time in the host (%llu ns) does not fit its %llu exits in buckets %d to %d",
+			 (unsigned long long)h->total_ns, (unsigned long long)h->count, low, high);
+		return false;
+	}
+	return true;
+}
+
+/* What a reader must not take from an EXITS block whose CRC is right: time going back, impossible series. */
+static bool exits_block_ok(const struct ht_reader *r, const struct ht_exits_header *eh, const unsigned char *p,
+			   char *why, size_t len)
+{
+	if (eh->time_ns < r->hdr.start_monotonic_ns || eh->time_ns < r->exits_time_ns) {
+		snprintf(why, len, "its time (%llu ns) is before the %s", (unsigned long long)eh->time_ns,
+			 eh->time_ns < r->hdr.start_monotonic_ns ? "recording's start" : "block before");
+		return false;
+	}
+	for (__u32 i = 0; i < eh->nseries; i++) {
+		struct ht_exit_series_rec rec;
+
+		memcpy(&rec, p + (size_t)i * sizeof(rec), sizeof(rec));
+		if (!series_ok(&rec, why, len))
+			return false;
+	}
+	return true;
+}
+
 /* Loads the next records block; returns false when reading is over. */
 static bool load_block(struct ht_reader *r)
 {
@@ -299,7 +365,18 @@ static bool load_block(struct ht_reader *r)
 				stop(r, true, "exits block at byte %llu does not add up", at);
 				return false;
 			}
+			if (eh.nseries > MAX_BLOCK_SERIES || eh.nthreads > MAX_BLOCK_THREADS) {
+				stop(r, true, "exits block at byte %llu holds %u series and %u vCPU threads, more than the %u and %u a recording can hold: the file is corrupt",
+				     at, eh.nseries, eh.nthreads, MAX_BLOCK_SERIES, MAX_BLOCK_THREADS);
+				return false;
+			}
 			const unsigned char *p = r->payload + sizeof(eh);
+			char why[160];
+			if (!exits_block_ok(r, &eh, p, why, sizeof(why))) {
+				stop(r, true, "exits block at byte %llu: %s: the file is corrupt", at, why);
+				return false;
+			}
+			r->exits_time_ns = eh.time_ns;
 			const unsigned char *threads = p + (size_t)eh.nseries * sizeof(struct ht_exit_series_rec);
 			if (thread_rec != sizeof(struct ht_vcpu_wait_rec) && eh.nthreads) {
 				struct ht_vcpu_wait_rec *widened = calloc(eh.nthreads, sizeof(*widened));
@@ -315,6 +392,7 @@ static bool load_block(struct ht_reader *r)
 				threads = (const unsigned char *)widened;
 			}
 			r->exits_blocks++;
+			r->block_at = at;
 			if (r->exits_fn)
 				r->exits_fn(r->exits_ctx, &eh, (const struct ht_exit_series_rec *)p,
 					    (const struct ht_vcpu_wait_rec *)threads);
@@ -396,6 +474,11 @@ void ht_reader_set_exits_visitor(struct ht_reader *r, ht_exits_visitor fn, void 
 {
 	r->exits_fn = fn;
 	r->exits_ctx = ctx;
+}
+
+unsigned long long ht_reader_block_at(const struct ht_reader *r)
+{
+	return r->block_at;
 }
 
 unsigned long long ht_reader_exits_blocks(const struct ht_reader *r)

@@ -54,12 +54,28 @@ const char *ht_reader_thread_name(void *reader, __u32 pid, __u32 tid);
 /*
  * EXITS blocks (record --exits): fn is called for each one as reading
  * passes it (ht_reader_next), with its header, its series and its threads
- * (pointers valid during the call only). The payload's counts are checked;
- * the numbers are the file's, as they are.
+ * (pointers valid during the call only). The payload's counts (at most
+ * what a recording can hold), its time and each series' numbers are
+ * checked (docs/trace-format.md); the numbers are the file's.
  */
+/*
+ * What one EXITS block can hold, as the BPF side can produce it (the
+ * reader's bound, docs/trace-format.md): every series of its series map and
+ * of the cache of each of up to HT_READER_MAX_CPUS CPUs (HT_MAX_CPUS and
+ * HT_EXIT_CACHE_WAYS of src/bpf/vcpu_state.h, which the reader may not
+ * include: tests/unit/test_trace_file.c checks that they agree); every vCPU
+ * thread of its map, and as many that ended since the block before. More
+ * is a crafted file.
+ */
+#define HT_READER_MAX_CPUS 1024u
+#define HT_READER_MAX_EXITS_SERIES (HT_EXIT_MAX_SERIES + HT_READER_MAX_CPUS * 256u)
+#define HT_READER_MAX_EXITS_THREADS (2u * HT_MAX_VCPU_THREADS)
+
 typedef void (*ht_exits_visitor)(void *ctx, const struct ht_exits_header *h, const struct ht_exit_series_rec *series,
 				 const struct ht_vcpu_wait_rec *threads);
 void ht_reader_set_exits_visitor(struct ht_reader *r, ht_exits_visitor fn, void *ctx);
+/* For a visitor's messages: the byte where the block it is given starts. */
+unsigned long long ht_reader_block_at(const struct ht_reader *r);
 /* EXITS blocks read so far. */
 unsigned long long ht_reader_exits_blocks(const struct ht_reader *r);
 void ht_reader_close(struct ht_reader *r);

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Test driver: trace files whose EXITS blocks a recording could not write,
+ * or could only at its limits, with right CRCs, for what report --exits
+ * must refuse or must read in time linear in their size.
+ *
+ * Usage: exits_craft FILE SHAPE [N]
+ *   big N       one block of N series and N/2 vCPU threads (at most the
+ *               16384 a block can hold), in reverse key
+ *               order: half the series in one VM (every reason its own),
+ *               half one series per VM, and the threads spread over those VMs
+ *   threads N   one block of N vCPU threads of one VM, no series
+ *   blocks N    N blocks of one new series and one new vCPU thread each,
+ *               each below all the ones before (in key and tid order)
+ *   slots       a series whose buckets hold far fewer exits than its count
+ *   minmax      a series whose min is above its max
+ *   total       a series whose time in the host is beyond its buckets
+ *   down        two blocks, the second's series counting fewer exits
+ *   backwards   two blocks, the second's time before the first's
+ *   wrap        two series of 2^63 exits each (right on their own): sums must not wrap
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "hypertrace/trace_file.h"
+#include "tracefile/trace_writer.h"
+
+static const __u64 T0 = 1000000000ull;
+
+/* n exits of ns each: a series as BPF counts it. */
+static void series_of(struct ht_exit_series_rec *s, __u32 pid, __u16 vcpu, __u32 reason, __u64 n, __u64 ns)
+{
+	unsigned int k = 0;
+
+	memset(s, 0, sizeof(*s));
+	s->key = (struct ht_exit_key){ .pid = pid, .vcpu = vcpu, .isa = HT_ISA_SVM, .reason = reason };
+	while (k < HT_EXIT_SLOTS - 1 && ns >> (k + 1))
+		k++;
+	s->h.count = n;
+	s->h.total_ns = n * ns;
+	s->h.min_ns = s->h.max_ns = ns;
+	s->h.slots[k] = n;
+}
+
+static int add(struct ht_writer *w, __u64 time_ns, const struct ht_exit_series_rec *s, __u32 ns,
+	       const struct ht_vcpu_wait_rec *t, __u32 nt)
+{
+	size_t len = sizeof(struct ht_exits_header) + (size_t)ns * sizeof(*s) + (size_t)nt * sizeof(*t);
+	unsigned char *b = calloc(1, len);
+	struct ht_exits_header h = { .time_ns = time_ns, .nseries = ns, .nthreads = nt };
+
+	if (!b)
+		return -1;
+	memcpy(b, &h, sizeof(h));
+	if (ns)
+		memcpy(b + sizeof(h), s, (size_t)ns * sizeof(*s));
+	if (nt)
+		memcpy(b + sizeof(h) + (size_t)ns * sizeof(*s), t, (size_t)nt * sizeof(*t));
+	int ret = ht_writer_add_block(w, HT_BLOCK_EXITS, b, (__u32)len, ns + nt);
+	free(b);
+	return ret;
+}
+
+static int big(struct ht_writer *w, __u32 n, __u32 nt)
+{
+	struct ht_exit_series_rec *s = calloc(n + 1, sizeof(*s));
+	struct ht_vcpu_wait_rec *t = calloc(nt + 1, sizeof(*t));
+	__u32 half = n / 2 ? n / 2 : 1;
+	int ret = -1;
+
+	if (!s || !t)
+		goto out;
+	for (__u32 i = 0; i < n; i++) {
+		__u32 j = n - 1 - i; /* reverse order: every insertion would land in front */
+
+		if (j < n / 2)
+			series_of(&s[i], 1000, (__u16)(j % 4), j, 1 + j % 7, 1000 + j);
+		else
+			series_of(&s[i], 100000 + j, 0, 0x7b, 3, 2000);
+	}
+	for (__u32 i = 0; i < nt; i++) {
+		__u32 j = nt - 1 - i;
+
+		t[i].w = (struct ht_vcpu_wait){ .pid = 100000 + half + j % half, .tid = 5000000 + j, .vcpu = 0,
+						.wait_ns = 10, .preempt_count = 1, .preempt_ns = 10 };
+	}
+	ret = add(w, T0 + 1000000000ull, s, n, t, nt);
+out:
+	free(s);
+	free(t);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	struct ht_exit_series_rec s[2];
+	struct ht_file_header hdr;
+	struct ht_trailer trailer;
+	struct ht_writer *w;
+	char err[512];
+	int ret = 0;
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: exits_craft FILE big|threads|blocks|slots|minmax|total|down|backwards|wrap [N]\n");
+		return 2;
+	}
+	const char *shape = argv[2];
+	unsigned long n = argc > 3 ? strtoul(argv[3], NULL, 10) : 0;
+	ht_header_init(&hdr);
+	hdr.start_monotonic_ns = T0;
+	if (ht_writer_open(argv[1], true, &hdr, &w, err, sizeof(err))) {
+		fprintf(stderr, "exits_craft: %s\n", err);
+		return 1;
+	}
+	series_of(&s[0], 1000, 0, 0x7b, 5, 1000);
+	series_of(&s[1], 1000, 1, 0x78, 5, 1000);
+	if (!strcmp(shape, "big")) {
+		ret = big(w, (__u32)n, (__u32)(n / 2 < 2 * HT_MAX_VCPU_THREADS ? n / 2 : 2 * HT_MAX_VCPU_THREADS));
+	} else if (!strcmp(shape, "threads")) {
+		ret = big(w, 0, (__u32)n);
+	} else if (!strcmp(shape, "blocks")) {
+		for (unsigned long i = 0; i < n && !ret; i++) {
+			struct ht_vcpu_wait_rec t = { .w = { .pid = 1000, .tid = (__u32)(10000000 - i), .wait_ns = 10 } };
+
+			series_of(&s[0], 1000, (__u16)((n - i) / 65536), (__u32)(n - i), 1, 1000);
+			ret = add(w, T0 + 1 + i, s, 1, &t, 1);
+		}
+	} else if (!strcmp(shape, "slots")) {
+		s[0].h.count = UINT64_MAX;
+		ret = add(w, T0 + 1, s, 1, NULL, 0);
+	} else if (!strcmp(shape, "minmax")) {
+		s[0].h.min_ns = 1023;
+		s[0].h.max_ns = 513;
+		ret = add(w, T0 + 1, s, 1, NULL, 0);
+	} else if (!strcmp(shape, "total")) {
+		s[0].h.total_ns = UINT64_MAX - 1;
+		ret = add(w, T0 + 1, s, 1, NULL, 0);
+	} else if (!strcmp(shape, "down")) {
+		ret = add(w, T0 + 1, s, 2, NULL, 0);
+		series_of(&s[0], 1000, 0, 0x7b, 4, 1000);
+		ret |= add(w, T0 + 2, s, 1, NULL, 0);
+	} else if (!strcmp(shape, "backwards")) {
+		ret = add(w, T0 + 10, s, 1, NULL, 0);
+		ret |= add(w, T0 + 5, s, 1, NULL, 0);
+	} else if (!strcmp(shape, "wrap")) {
+		series_of(&s[0], 1000, 0, 0x7b, 1ull << 63, 0);
+		series_of(&s[1], 1000, 1, 0x7b, 1ull << 63, 0);
+		ret = add(w, T0 + 1, s, 2, NULL, 0);
+	} else {
+		fprintf(stderr, "exits_craft: unknown shape %s\n", shape);
+		ht_writer_abandon(w);
+		return 2;
+	}
+	if (ret) {
+		fprintf(stderr, "exits_craft: the block could not be queued\n");
+		ht_writer_abandon(w);
+		return 1;
+	}
+	return ht_writer_close(w, &trailer) ? 1 : 0;
+}
