@@ -19,11 +19,13 @@
 #  - the account: two vCPUs and a CPU hog on the nested machine's one CPU,
 #    then an idle guest; the guest is stopped while the threads' own times
 #    are read at both ends. Each vCPU thread's states add up to its time at
-#    every EXITS block, exactly; its wait is within 1% of its
-#    /proc/TID/schedstat run_delay, guest + kvm + vmm within 1% of its
-#    schedstat run time, guest within 5% (or 3 ticks) of its tick-sampled
-#    guest_time (/proc/TID/stat); the guest's own steal time (/proc/stat)
-#    moves with the wait, and the idle guest is halted.
+#    every EXITS block, exactly; guest + kvm + vmm + wait (runnable) within
+#    1% of its /proc/TID/schedstat run time + run_delay; its wait within 3%
+#    of run_delay and guest + kvm + vmm within 3% of perf's task-clock
+#    (where running ends and waiting begins is drawn a little apart: see
+#    below); guest within 15% (or 3 ticks) of its tick-sampled guest_time
+#    (/proc/TID/stat); the guest's own steal time (/proc/stat) moves with
+#    the wait, and the idle guest is halted.
 #  - switches: the first and the last recording are made with --vcpu-sched;
 #    each vCPU thread's switch records and the EXITS blocks' counters of its
 #    time off the CPU, preempted and blocked, must agree exactly.
@@ -411,10 +413,7 @@ for l in open(F + '/st.taskclock'):
     m = re.search(r'-(\d+),([0-9.]+),msec,task-clock', l)
     if m:
         taskclock[int(m.group(1))] = float(m.group(2)) * 1e6
-# This machine's irq + softirq time over the interval (USER_HZ ticks, all of its one CPU).
-irq_ns = ((cpu1[5] + cpu1[6]) - (cpu0[5] + cpu0[6])) * 10 ** 7
 tick_ns = 10 ** 9 // 100  # USER_HZ
-out.append('INFO this machine\'s interrupts over the interval: %.3f s (irq + softirq, /proc/stat)' % (irq_ns / 1e9))
 def pct(a, b):
     return 100.0 * (a - b) / b if b else 0.0
 for tid in tids:
@@ -422,15 +421,27 @@ for tid in tids:
     oncpu_ref, wait_ref, guest_ref = (s1[tid][k] - s0[tid][k] for k in range(3))
     oncpu = d[0] + d[1] + d[2]
     out.append('INFO vCPU thread %d over the interval: %s' % (tid, ', '.join('%s %.3f s' % (n, v / 1e9) for n, v in zip(STATES, d))))
-    ok = wait_ref > 1e9 and abs(d[3] - wait_ref) <= 0.01 * wait_ref
+    # Runnable (on a CPU or waiting for one): the kernel's own two numbers
+    # together, within 1%. Where the kernel draws the line between running
+    # and waiting is its own (schedstat takes both ends from its run-queue
+    # clock inside __schedule, the account at the sched_switch tracepoint):
+    # measured here, schedstat moves 1-2% of the runnable time from run to
+    # wait, so each is compared on its own with a wider bound (and printed).
+    runnable, runnable_ref = oncpu + d[3], oncpu_ref + wait_ref
+    ok = runnable_ref > 1e9 and abs(runnable - runnable_ref) <= 0.01 * runnable_ref
+    out.append('RUNNABLE %d %s guest + kvm + vmm + wait %.4f s, schedstat run time + run_delay %.4f s (%+.2f%%)' % (tid, 'ok' if ok else 'bad', runnable / 1e9, runnable_ref / 1e9, pct(runnable, runnable_ref)))
+    ok = wait_ref > 1e9 and abs(d[3] - wait_ref) <= 0.03 * wait_ref
     out.append('WAIT %d %s wait %.4f s, schedstat run_delay %.4f s (%+.2f%%)' % (tid, 'ok' if ok else 'bad', d[3] / 1e9, wait_ref / 1e9, pct(d[3], wait_ref)))
+    # perf's task-clock runs from the end of a context switch (finish_task_switch)
+    # to the start of the next; the account from one sched_switch tracepoint to
+    # the next: the switch-in itself is the account's (measured +1.6-1.8%).
     tc = taskclock.get(tid, 0)
-    ok = tc > 1e9 and abs(oncpu - tc) <= 0.01 * tc
-    out.append('ONCPU %d %s guest + kvm + vmm %.4f s, perf task-clock %.4f s (%+.2f%%)' % (tid, 'ok' if ok else 'bad', oncpu / 1e9, tc / 1e9, pct(oncpu, tc)))
-    # schedstat's run time leaves out the interrupts that came while the thread ran (the kernel's task clock).
-    ok = oncpu_ref > 1e9 and -0.01 * oncpu_ref <= oncpu - oncpu_ref <= 0.01 * oncpu_ref + irq_ns
-    out.append('SCHED %d %s guest + kvm + vmm %.4f s, schedstat run time %.4f s (%+.2f%%; this machine\'s interrupts %.3f s)' % (tid, 'ok' if ok else 'bad', oncpu / 1e9, oncpu_ref / 1e9, pct(oncpu, oncpu_ref), irq_ns / 1e9))
-    ok = abs(d[0] - guest_ref * tick_ns) <= max(0.05 * guest_ref * tick_ns, 3 * tick_ns)
+    ok = tc > 1e9 and abs(oncpu - tc) <= 0.03 * tc
+    out.append('ONCPU %d %s guest + kvm + vmm %.4f s, perf task-clock %.4f s (%+.2f%%), schedstat run time %.4f s (%+.2f%%)' % (tid, 'ok' if ok else 'bad', oncpu / 1e9, tc / 1e9, pct(oncpu, tc), oncpu_ref / 1e9, pct(oncpu, oncpu_ref)))
+    # guest_time is sampled at the tick (a tick that finds the thread in
+    # guest mode counts a whole one): under emulation it was off by up to
+    # +-11% over ~280 ticks, either way.
+    ok = abs(d[0] - guest_ref * tick_ns) <= max(0.15 * guest_ref * tick_ns, 3 * tick_ns)
     out.append('GUEST %d %s guest %.3f s, /proc guest_time %d ticks = %.2f s (%+.2f%%)' % (tid, 'ok' if ok else 'bad', d[0] / 1e9, guest_ref, guest_ref / 100.0, pct(d[0], guest_ref * tick_ns)))
 def cpu_line(name):
     con = open(F + '/st.console', errors='replace').read().replace('\r', '')
@@ -457,13 +468,13 @@ v=$(sed -n 's/^IDENTITY //p' <<<"$verdict")
 	fail nested_vcpu_states_add_up_to_the_wall_clock_at_every_block "${v:-$verdict}"
 v=$(sed -n 's/^STOPS //p' <<<"$verdict")
 [ -z "$v" ] || fail nested_vcpu_account_stops "$v"
-for kind in WAIT ONCPU SCHED GUEST; do
+for kind in RUNNABLE WAIT ONCPU GUEST; do
 	n=0
 	case $kind in
-	WAIT) name=nested_vcpu_wait_within_1pct_of_schedstat_run_delay ;;
-	ONCPU) name=nested_vcpu_on_cpu_states_within_1pct_of_perf_task_clock ;;
-	SCHED) name=nested_vcpu_on_cpu_states_within_1pct_of_schedstat_run_time_and_interrupts ;;
-	GUEST) name=nested_vcpu_guest_state_within_5pct_of_proc_guest_time ;;
+	RUNNABLE) name=nested_vcpu_on_cpu_and_wait_within_1pct_of_schedstat_run_time_and_run_delay ;;
+	WAIT) name=nested_vcpu_wait_within_3pct_of_schedstat_run_delay ;;
+	ONCPU) name=nested_vcpu_on_cpu_states_within_3pct_of_perf_task_clock ;;
+	GUEST) name=nested_vcpu_guest_state_within_15pct_of_proc_guest_time ;;
 	esac
 	while read -r k tid ok rest; do
 		[ "$k" = $kind ] || continue
