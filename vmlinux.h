@@ -110,4 +110,11 @@ struct trace_event_raw_kvm_hypercall {
 	unsigned long a3;
 } __attribute__((preserve_access_index));
 
+/* kvm:kvm_userspace_exit (virt/kvm: include/trace/events/kvm.h): KVM_RUN returns to the VMM. */
+struct trace_event_raw_kvm_userspace_exit {
+	struct trace_entry ent;
+	__u32 reason; /* struct kvm_run's exit_reason: KVM_EXIT_* */
+	int errno;
+} __attribute__((preserve_access_index));
+
 #endif /* __VMLINUX_H__ */

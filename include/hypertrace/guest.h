@@ -94,8 +94,6 @@ typedef uint32_t ht_u32;
 #include "hypercall_abi.h"
 
 /* The nr map above (the default, 1000: HT_DEFAULT_HYPERCALL_NR in hypercall_abi.h). */
-#define HT_GUEST_NR_PROJECT_FIRST 1100u
-#define HT_GUEST_NR_PROJECT_LAST 1199u
 #define HT_GUEST_NR_MODULE 1100u
 #define HT_GUEST_NR_SCHED_SWITCH 1101u
 #define HT_GUEST_NR_SCHED_WAKEUP 1102u

@@ -15,6 +15,17 @@
 /* The hypercall nr KVM leaves unused and the project traces by default (guest.h: the nr map). */
 #define HT_DEFAULT_HYPERCALL_NR 1000u
 
+/*
+ * The project's own guest events (guest.h: the nr map): only the guest
+ * kernel may send them, from a kernel address (the upper half of the
+ * address space: bit 63 of the guest RIP). KVM traces a hypercall before its
+ * privilege check, so guest user space can issue these nr too; the BPF
+ * programs drop such a forged one (counted) and the host never decodes one.
+ */
+#define HT_GUEST_NR_PROJECT_FIRST 1100u
+#define HT_GUEST_NR_PROJECT_LAST 1199u
+#define HT_GUEST_KERNEL_HALF_BIT 63
+
 /* The hypercall instruction of the CPU vendor; UNKNOWN until probed. */
 enum ht_guest_insn {
 	HT_GUEST_INSN_UNKNOWN = 0,

@@ -138,6 +138,7 @@ enum ht_counter {
 	HT_CNT_EXIT_NO_THREAD,      /* --exits: an open exit lost: its thread found no vCPU thread slot, or a switch went unseen */
 	HT_CNT_SWITCH_DROPS,        /* --vcpu-sched: a vCPU thread's switch lost: the ring buffer was full */
 	HT_CNT_UNREPORTED_SWITCH,   /* an armed thread's switch that no sched_switch reported, put right: not a loss */
+	HT_CNT_FORGED_GUEST_EVENT,  /* one of the project's guest events (1100..1199) from guest user space: dropped by design */
 	HT_CNT_MAX,
 };
 
@@ -240,6 +241,8 @@ enum ht_vcpu_state {
 #define HT_VMX_EXIT_REASON_HLT 12
 #define HT_SVM_EXIT_CODE_HLT 0x78
 #define HT_SVM_EXIT_CODE_IDLE_HLT 0xa6 /* AMD's idle-HLT intercept (kernels since 6.14) */
+/* KVM_EXIT_HLT (linux/kvm.h): the VMM handles the halt (no in-kernel irqchip); blocked then, it is halted. */
+#define HT_KVM_EXIT_HLT 5
 
 /*
  * A vCPU thread's account as user space reads it: the time in each state

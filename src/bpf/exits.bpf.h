@@ -225,6 +225,7 @@ static __noinline struct vcpu_thread *vcpu_thread_register(__u64 ids, __u32 vcpu
 		t->out_ns = 0;
 		t->exit_open = 0;
 		t->out_involuntary = 0;
+		t->uexit_hlt = 0;
 		/* Whole before user space may read it. */
 		barrier();
 		t->in_use = VCPU_ENTRY_READY;
@@ -340,8 +341,8 @@ static __always_inline void exit_begin(struct trace_event_raw_kvm_exit *ctx, str
 		running_thread(slot, vcpu, HT_VCPU_KVM, now, true);
 }
 
-/* kvm_userspace_exit: the running vCPU thread returns to the VMM. */
-static __always_inline int handle_kvm_userspace_exit(__u64 synthetic_now)
+/* kvm_userspace_exit: the running vCPU thread returns to the VMM (reason: KVM_EXIT_*). */
+static __always_inline int handle_kvm_userspace_exit(__u32 reason, __u64 synthetic_now)
 {
 	if (!exits_on)
 		return 0;
@@ -353,6 +354,7 @@ static __always_inline int handle_kvm_userspace_exit(__u64 synthetic_now)
 		return 0;
 	if (slot->exit_open)
 		guest_until_exit(t, slot->exit_ns);
+	t->uexit_hlt = reason == HT_KVM_EXIT_HLT;
 	if (thread_state(t) != HT_VCPU_VMM)
 		account_to(t, HT_VCPU_VMM, now, 0);
 	return 0;
@@ -494,6 +496,20 @@ static __noinline int emit_switch(struct vcpu_thread *t, __u32 kind, const struc
 }
 
 /*
+ * A thread that blocks is halted if its open exit is a halt and the halt is
+ * what it waits in: in KVM (the in-kernel halt), or in the VMM after KVM
+ * handed it the halt (KVM_EXIT_HLT). A thread back in the VMM for anything
+ * else (a signal: a VM stopped, say) is blocked, whatever exit it left.
+ */
+static __always_inline bool halted(const struct vcpu_thread *t)
+{
+	__u32 state = thread_state(t);
+
+	return t->exit_open && is_halt_exit(t->exit_isa, t->exit_reason) &&
+	       (state == HT_VCPU_KVM || (state == HT_VCPU_VMM && t->uexit_hlt));
+}
+
+/*
  * A switch with a vCPU thread on either side: prev's open exit goes into its
  * entry; prev's account goes to wait if it is still runnable, else to halted
  * (blocked in a halt exit) or blocked; next's account goes back to the state
@@ -533,10 +549,7 @@ static __noinline int vcpu_switch(struct vcpu_state *slot, const struct switch_e
 			t->stat.voluntary_count++;
 		if (thread_state(t) <= HT_VCPU_VMM)
 			t->resume_state = thread_state(t);
-		account_to(t, e->prev_involuntary ? HT_VCPU_WAIT
-			   : t->exit_open && is_halt_exit(t->exit_isa, t->exit_reason) ? HT_VCPU_HALTED
-										: HT_VCPU_BLOCKED,
-			   now, 0);
+		account_to(t, e->prev_involuntary ? HT_VCPU_WAIT : halted(t) ? HT_VCPU_HALTED : HT_VCPU_BLOCKED, now, 0);
 		if (vcpu_sched_on)
 			emit_switch(t, HT_SWITCH_OUT, e, now);
 	}

@@ -396,6 +396,17 @@ static __always_inline int handle_kvm_hypercall(struct trace_event_raw_kvm_hyper
 		disarm(st);
 		return 0;
 	}
+	/*
+	 * The project's guest events come from the guest kernel only: one from a
+	 * user-space address is forged (the host would never decode it) and
+	 * must not take a real event's place in the ring. Dropped, counted.
+	 */
+	if (nr >= HT_GUEST_NR_PROJECT_FIRST && nr <= HT_GUEST_NR_PROJECT_LAST &&
+	    !(st->rec.guest_rip >> HT_GUEST_KERNEL_HALF_BIT)) {
+		count(HT_CNT_FORGED_GUEST_EVENT);
+		disarm(st);
+		return 0;
+	}
 	__u64 now = bpf_ktime_get_ns();
 	st->hcall_ns = now;
 	st->rec.exit_to_hcall_ns =

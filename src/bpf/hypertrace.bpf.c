@@ -277,10 +277,9 @@ int on_kvm_entry(struct trace_event_raw_kvm_entry *ctx)
 
 /* --exits: a vCPU thread goes back to the VMM (the vCPU account's vmm state). Loaded only with --exits. */
 SEC("tp/kvm/kvm_userspace_exit")
-int on_kvm_userspace_exit(void *ctx)
+int on_kvm_userspace_exit(struct trace_event_raw_kvm_userspace_exit *ctx)
 {
-	(void)ctx;
-	handle_kvm_userspace_exit(0);
+	handle_kvm_userspace_exit(ctx->reason, 0);
 	return TP_PASS_EVENT;
 }
 
@@ -372,10 +371,14 @@ int synthetic_kvm_entry_at(struct synthetic_timed_event *args)
 	return handle_kvm_entry((struct trace_event_raw_kvm_entry *)synthetic_event, args->now_ns);
 }
 
+/* The event's first four bytes are the KVM_EXIT_* reason. */
 SEC("syscall")
 int synthetic_kvm_userspace_exit_at(struct synthetic_timed_event *args)
 {
-	return handle_kvm_userspace_exit(args->now_ns);
+	__u32 reason;
+
+	__builtin_memcpy(&reason, args->event, sizeof(reason));
+	return handle_kvm_userspace_exit(reason, args->now_ns);
 }
 
 /* A context switch of the vCPU threads' accounting, between any two thread ids, on this CPU. */

@@ -88,7 +88,7 @@ struct vcpu_thread {
 	__u8 exit_isa;
 	__u8 exit_open;
 	__u8 out_involuntary;
-	__u8 pad1;
+	__u8 uexit_hlt;       /* its last return to the VMM was KVM_EXIT_HLT (the VMM halts it) */
 	struct ht_vcpu_wait stat;
 	__u64 out_ns;         /* switched out at; 0: running or never seen switched out */
 	__u64 exit_ns;        /* the open exit, while exit_open */

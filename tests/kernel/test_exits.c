@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/kvm.h>
 #include <bpf/libbpf.h>
 #include "bpf/vcpu_state.h"
 #include "record/exit_sampler.h"
@@ -749,7 +750,7 @@ static void the_account_puts_each_nanosecond_in_one_state(void)
 	ret = ht_synth_exit_at(&layout, t, SVM, SVM_IO, 0, 1000);           /* first seen: kvm */
 	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 1300);                 /* kvm 300 */
 	ret = ret ?: ht_synth_exit_at(&layout, t, SVM, SVM_IO, 0, 1500);     /* guest 200 */
-	ret = ret ?: ht_synth_userspace_exit_at(t, 1600);                    /* kvm 100 */
+	ret = ret ?: ht_synth_userspace_exit_at(t, KVM_EXIT_IO, 1600);                    /* kvm 100 */
 	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 2000);                 /* vmm 400 */
 	ret = ret ?: ht_synth_exit_at(&layout, t, SVM, HT_SVM_EXIT_CODE_HLT, 0, 2100); /* guest 100 */
 	ret = ret ?: ht_synth_switch(t, me, pid, OTHER, OTHER, false, 2200); /* kvm 100, then halted */
@@ -759,7 +760,7 @@ static void the_account_puts_each_nanosecond_in_one_state(void)
 	ret = ret ?: ht_synth_exit_at(&layout, t, SVM, SVM_IO, 0, 3700);     /* guest 100 */
 	ret = ret ?: ht_synth_switch(t, me, pid, OTHER, OTHER, true, 3800);  /* kvm 100, preempted: wait */
 	ret = ret ?: ht_synth_switch(t, OTHER, OTHER, me, pid, false, 4000); /* wait 200, back in kvm */
-	ret = ret ?: ht_synth_userspace_exit_at(t, 4100);                    /* kvm 100 */
+	ret = ret ?: ht_synth_userspace_exit_at(t, KVM_EXIT_MMIO, 4100);                    /* kvm 100 */
 	ret = ret ?: ht_synth_switch(t, me, pid, OTHER, OTHER, false, 4200); /* vmm 100, then blocked (no halt) */
 	ret = ret ?: ht_synth_wakeup(t, me, 4500);                           /* blocked 300, then wait */
 	ret = ret ?: ht_synth_switch(t, OTHER, OTHER, me, pid, false, 4600); /* wait 100, back in vmm */
@@ -793,13 +794,48 @@ cleanup:
 	ht_tracer_destroy(t);
 }
 
+/*
+ * Halted is blocking in a halt: in KVM's own halt, or in the VMM after KVM
+ * handed it the halt (KVM_EXIT_HLT). A thread that went back to the VMM
+ * for something else (a signal: its VM stopped) and blocks there is
+ * blocked, whatever exit it left open.
+ */
+static void a_vcpu_blocked_in_the_vmm_is_halted_only_in_a_halt(void)
+{
+	const __u32 me = (__u32)gettid(), pid = (__u32)getpid(), OTHER = 77;
+	const struct ht_vcpu_account *a;
+	struct ht_tracer *t = NULL;
+	bool gone;
+	int ret;
+
+	LOAD(t, exits_tracer(SVM, NULL));
+	ret = ht_synth_exit_at(&layout, t, SVM, HT_SVM_EXIT_CODE_HLT, 0, 1000);
+	ret = ret ?: ht_synth_userspace_exit_at(t, KVM_EXIT_INTR, 1100);     /* a signal, not the halt */
+	ret = ret ?: ht_synth_switch(t, me, pid, OTHER, OTHER, false, 1200); /* stopped in the VMM: blocked */
+	ret = ret ?: ht_synth_switch(t, OTHER, OTHER, me, pid, false, 1500);
+	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 1600);
+	ret = ret ?: ht_synth_exit_at(&layout, t, SVM, HT_SVM_EXIT_CODE_HLT, 0, 1700);
+	ret = ret ?: ht_synth_userspace_exit_at(t, KVM_EXIT_HLT, 1800);      /* the VMM halts it */
+	ret = ret ?: ht_synth_switch(t, me, pid, OTHER, OTHER, false, 1900); /* halted */
+	ret = ret ?: ht_synth_switch(t, OTHER, OTHER, me, pid, false, 2600);
+	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 2700);
+	if (!ASSERT_OK(ret, "events"))
+		goto cleanup;
+	a = account_of(t, me, &gone);
+	if (ASSERT_OK_PTR(a, "the thread") && ASSERT_EQ(a->state_ns[HT_VCPU_BLOCKED], 300, "blocked after a signal") &&
+	    ASSERT_EQ(a->state_ns[HT_VCPU_HALTED], 700, "halted in the VMM's halt"))
+		adds_up(a);
+cleanup:
+	ht_tracer_destroy(t);
+}
+
 static void *halt_then_die(void *tracer)
 {
 	/* A halt exit that goes to user space, and the thread ends there: as a VMM stopping a vCPU does. */
 	__u64 now = ht_monotonic_ns();
 
 	thread_result = ht_synth_exit_at(&layout, tracer, SVM, HT_SVM_EXIT_CODE_HLT, 1, now);
-	thread_result = thread_result ?: ht_synth_userspace_exit_at(tracer, now + 10);
+	thread_result = thread_result ?: ht_synth_userspace_exit_at(tracer, KVM_EXIT_HLT, now + 10);
 	return (void *)(long)gettid();
 }
 
@@ -892,5 +928,6 @@ int main(void)
 	RUN(a_vcpu_thread_that_exits_is_forgotten);
 	RUN(the_account_puts_each_nanosecond_in_one_state);
 	RUN(a_thread_that_ends_keeps_its_last_exit_and_account);
+	RUN(a_vcpu_blocked_in_the_vmm_is_halted_only_in_a_halt);
 	return ht_test_exit_status();
 }

@@ -328,6 +328,44 @@ cleanup:
 	ht_tracer_destroy(t);
 }
 
+/*
+ * The project's guest events (1100..1199) come from the guest kernel only:
+ * one issued from guest user space (a user-half RIP) is dropped in BPF and
+ * counted, and cannot take a real event's place in the ring; the same nr
+ * from a kernel RIP, and a marker nr from user space, are recorded.
+ */
+static void a_guest_event_forged_from_user_space_is_dropped_and_counted(void)
+{
+	struct ht_tracer *t = NULL;
+	struct ht_filters f;
+	int ret;
+
+	ht_filters_default(&f);
+	f.nr_count = 2;
+	f.nr[0] = HT_GUEST_NR_PROJECT_FIRST + 1;
+	f.nr[1] = 1001;
+	LOAD(t, tracer_with(SVM, &f, HT_DEFAULT_RINGBUF_BYTES));
+	/* From user space (RIP 0x401000): forged. */
+	ret = ht_synth_exit(&layout, t, SVM, VMMCALL, 0x401000, 0);
+	ret = ret ?: ht_synth_hypercall(&layout, t, HT_GUEST_NR_PROJECT_FIRST + 1, 1, 2, 3, 4);
+	ret = ret ?: ht_synth_entry(&layout, t, 0, 0x401003);
+	/* A marker from user space: fine. */
+	ret = ret ?: ht_synth_exit(&layout, t, SVM, VMMCALL, 0x401000, 0);
+	ret = ret ?: ht_synth_hypercall(&layout, t, 1001, 5, 6, 7, 8);
+	ret = ret ?: ht_synth_entry(&layout, t, 0, 0x401003);
+	/* The event from the kernel: recorded. */
+	ret = ret ?: hypercall(t, SVM, VMMCALL, 0, HT_GUEST_NR_PROJECT_FIRST + 1, 9, 10);
+	if (!ASSERT_OK(ret, "events"))
+		goto cleanup;
+	if (!ASSERT_EQ(counter(t, HT_CNT_FORGED_GUEST_EVENT), 1, "forged, counted"))
+		goto cleanup;
+	COLLECT(t);
+	if (ASSERT_EQ(out.n, 2, "the marker and the kernel's event") && ASSERT_EQ(out.rec[0].nr, 1001, "the marker"))
+		ASSERT_EQ(out.rec[1].a0, 9, "the kernel's event");
+cleanup:
+	ht_tracer_destroy(t);
+}
+
 /* Interleaving vCPU threads: every step of every thread happens between the same barriers. */
 #define THREADS 4
 #define ROUNDS 50
@@ -913,6 +951,7 @@ int main(void)
 	RUN(exit_reasons_are_matched_per_isa);
 	RUN(nr_1000_is_recorded_and_1001_is_not);
 	RUN(nr_set_selects_exactly_its_members);
+	RUN(a_guest_event_forged_from_user_space_is_dropped_and_counted);
 	RUN(interleaved_vcpu_threads_are_fused_per_thread);
 	RUN(a_second_exit_before_entry_is_never_fused);
 	RUN(an_exit_without_hypercall_records_nothing);

@@ -181,10 +181,11 @@ int ht_synth_entry_at(const struct ht_synth_layout *l, const struct ht_tracer *t
 	return run(t, HT_SYNTH_KVM_ENTRY_AT, &ev, sizeof(ev));
 }
 
-int ht_synth_userspace_exit_at(const struct ht_tracer *t, __u64 now_ns)
+int ht_synth_userspace_exit_at(const struct ht_tracer *t, __u32 reason, __u64 now_ns)
 {
 	struct ht_synth_timed_event ev = { .now_ns = now_ns };
 
+	memcpy(ev.event, &reason, sizeof(reason));
 	return run(t, HT_SYNTH_KVM_USERSPACE_EXIT_AT, &ev, sizeof(ev));
 }
 

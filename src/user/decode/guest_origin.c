@@ -10,7 +10,6 @@
  * (0xffff800000000000 with 4-level paging, 0xff00000000000000 with 5), and
  * user space never has it.
  */
-#define KERNEL_HALF_BIT 63
 /* The module's text is in the top 2 GiB (kernel code model): its start's high 32 bits are all ones. */
 #define TOP_HALF_OF_64 0xffffffff00000000ull
 
@@ -40,7 +39,7 @@ static bool project_nr(uint32_t nr)
 
 static bool from_kernel(const struct ht_record *r)
 {
-	return r->guest_rip >> KERNEL_HALF_BIT;
+	return r->guest_rip >> HT_GUEST_KERNEL_HALF_BIT;
 }
 
 static bool is_load_event(const struct ht_record *r)

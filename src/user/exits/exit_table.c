@@ -116,7 +116,7 @@ int ht_exit_table_copy(struct ht_exit_table *dst, const struct ht_exit_table *sr
 	return 0;
 }
 
-static int key_cmp(const struct ht_exit_key *a, const struct ht_exit_key *b)
+int ht_exit_key_cmp(const struct ht_exit_key *a, const struct ht_exit_key *b)
 {
 	if (a->pid != b->pid)
 		return a->pid < b->pid ? -1 : 1;
@@ -137,14 +137,14 @@ static size_t series_index(const struct ht_exit_table *t, const struct ht_exit_k
 		return (size_t)i;
 	}
 	*found = false;
-	if (t->series_unordered || !t->nseries || key_cmp(&t->series[t->nseries - 1].key, key) < 0)
+	if (t->series_unordered || !t->nseries || ht_exit_key_cmp(&t->series[t->nseries - 1].key, key) < 0)
 		return t->nseries;
 	/* A key inside the order (a new series of an earlier VM): found by bisection. */
 	size_t lo = 0, hi = t->nseries;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (key_cmp(&t->series[mid].key, key) < 0)
+		if (ht_exit_key_cmp(&t->series[mid].key, key) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -196,7 +196,7 @@ struct ht_exit_series *ht_exit_table_series_any_order(struct ht_exit_table *t, c
 
 	if (ht_hashmap_find(&t->series_index, (long)key, &i))
 		return &t->series[i];
-	if (t->nseries && key_cmp(&t->series[t->nseries - 1].key, key) > 0)
+	if (t->nseries && ht_exit_key_cmp(&t->series[t->nseries - 1].key, key) > 0)
 		t->series_unordered = true;
 	return insert_series(t, t->nseries, key);
 }
@@ -208,7 +208,7 @@ int ht_exit_table_series_moved(struct ht_exit_table *t)
 
 static int cmp_series(const void *a, const void *b)
 {
-	return key_cmp(&((const struct ht_exit_series *)a)->key, &((const struct ht_exit_series *)b)->key);
+	return ht_exit_key_cmp(&((const struct ht_exit_series *)a)->key, &((const struct ht_exit_series *)b)->key);
 }
 
 int ht_exit_table_sort(struct ht_exit_table *t)
@@ -514,4 +514,22 @@ uint64_t ht_vcpu_account_span(const struct ht_vcpu_thread_row *r)
 	for (int k = 0; k < HT_VCPU_NSTATES; k++)
 		sum += r->a.state_ns[k];
 	return sum;
+}
+
+int ht_exit_series_ptr_cmp(const void *a, const void *b)
+{
+	return ht_exit_key_cmp(&(*(const struct ht_exit_series *const *)a)->key,
+			       &(*(const struct ht_exit_series *const *)b)->key);
+}
+
+int ht_vcpu_thread_ptr_cmp_by_vm(const void *a, const void *b)
+{
+	const struct ht_vcpu_thread_row *x = *(const struct ht_vcpu_thread_row *const *)a;
+	const struct ht_vcpu_thread_row *y = *(const struct ht_vcpu_thread_row *const *)b;
+
+	if (x->w.pid != y->w.pid)
+		return x->w.pid < y->w.pid ? -1 : 1;
+	if (x->w.tid != y->w.tid)
+		return x->w.tid < y->w.tid ? -1 : 1;
+	return (x->a.start_ns > y->a.start_ns) - (x->a.start_ns < y->a.start_ns);
 }

@@ -125,6 +125,15 @@ uint64_t ht_exit_percentile(const struct ht_exit_series *s, double p);
 uint64_t ht_exit_min(const struct ht_exit_series *s);
 uint64_t ht_exit_max(const struct ht_exit_series *s);
 
+/* The order of series: (pid, vcpu, isa, reason). <0, 0, >0 as strcmp. */
+int ht_exit_key_cmp(const struct ht_exit_key *a, const struct ht_exit_key *b);
+/*
+ * qsort comparators of arrays of pointers: series by key; thread rows by
+ * VM, then tid, then start (a thread id that came back, in order).
+ */
+int ht_exit_series_ptr_cmp(const void *a, const void *b);
+int ht_vcpu_thread_ptr_cmp_by_vm(const void *a, const void *b);
+
 /* The states' names, by enum ht_vcpu_state, as every output says them: "guest", "kvm", ... */
 extern const char *const ht_vcpu_state_names[HT_VCPU_NSTATES];
 /* The time of a thread row's account: what its states add up to (0 if the span is empty). */

@@ -279,31 +279,6 @@ static int cmp_u32(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static int series_by_key(const void *a, const void *b)
-{
-	const struct ht_exit_key *x = &(*(const struct ht_exit_series *const *)a)->key;
-	const struct ht_exit_key *y = &(*(const struct ht_exit_series *const *)b)->key;
-
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->vcpu != y->vcpu)
-		return x->vcpu < y->vcpu ? -1 : 1;
-	if (x->isa != y->isa)
-		return x->isa < y->isa ? -1 : 1;
-	return (x->reason > y->reason) - (x->reason < y->reason);
-}
-
-static int threads_by_pid(const void *a, const void *b)
-{
-	const struct ht_vcpu_thread_row *x = *(const struct ht_vcpu_thread_row *const *)a;
-	const struct ht_vcpu_thread_row *y = *(const struct ht_vcpu_thread_row *const *)b;
-
-	if (x->w.pid != y->w.pid)
-		return x->w.pid < y->w.pid ? -1 : 1;
-	if (x->w.tid != y->w.tid)
-		return x->w.tid < y->w.tid ? -1 : 1;
-	return (x->a.start_ns > y->a.start_ns) - (x->a.start_ns < y->a.start_ns); /* a tid that came back: in order */
-}
 
 /*
  * Every grouping comes from sorting once (series by key, threads by VM and
@@ -337,8 +312,8 @@ int ht_exit_view_write(FILE *out, const struct ht_exit_table *t, const struct ht
 		threads[i] = &t->threads[i];
 		pids[npids++] = t->threads[i].w.pid;
 	}
-	qsort(series, t->nseries, sizeof(*series), series_by_key);
-	qsort(threads, t->nthreads, sizeof(*threads), threads_by_pid);
+	qsort(series, t->nseries, sizeof(*series), ht_exit_series_ptr_cmp);
+	qsort(threads, t->nthreads, sizeof(*threads), ht_vcpu_thread_ptr_cmp_by_vm);
 	qsort(pids, npids, sizeof(*pids), cmp_u32);
 	fmt_rate(rate, sizeof(rate), total, o->elapsed_ns);
 	lost = ht_sat_add(t->lost_series_full, t->lost_no_thread);

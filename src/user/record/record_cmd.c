@@ -629,6 +629,12 @@ static int run_file_loop(struct session *s, struct run_totals *t)
 	t->counters[HT_CNT_RINGBUF_DROPS] = trailer.ringbuf_drops;
 	t->counters[HT_CNT_STATE_ALLOC_FAIL] = trailer.state_alloc_fail;
 	t->counters[HT_CNT_SUPERSEDED] = trailer.superseded;
+	{
+		__u64 c[HT_CNT_MAX];
+
+		if (ht_tracer_counters(s->tracer, c) == 0)
+			t->counters[HT_CNT_FORGED_GUEST_EVENT] = c[HT_CNT_FORGED_GUEST_EVENT];
+	}
 	t->malformed = s->rec.malformed;
 	t->not_written = trailer.not_written;
 	t->write_error = s->rec.write_error;
@@ -713,6 +719,11 @@ static void print_summary(const struct session *s, const struct run_totals *t)
 		fprintf(stderr, "hypertrace-bpf: warning: %llu ring buffer samples were not whole records and were skipped: the BPF programs and this binary disagree on the record layout; rebuild both\n",
 			t->malformed);
 	print_lost_detail(t->lost, t->counters, cfg->no_file ? NULL : &t->not_written);
+	/* Not a loss, but never silent: events of the guest module forged from guest user space. */
+	if (t->counters[HT_CNT_FORGED_GUEST_EVENT])
+		printf("hypertrace-bpf: %llu hypercalls of the project's guest events (nr %u..%u) came from guest user space, not its kernel: forged, not recorded\n",
+		       (unsigned long long)t->counters[HT_CNT_FORGED_GUEST_EVENT], HT_GUEST_NR_PROJECT_FIRST,
+		       HT_GUEST_NR_PROJECT_LAST);
 	if (cfg->bpf_stats)
 		print_bpf_stats(s->tracer);
 }

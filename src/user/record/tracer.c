@@ -569,15 +569,7 @@ static int add_exit_part(struct exit_part **parts, size_t *n, size_t *cap, const
 
 static int cmp_parts(const void *a, const void *b)
 {
-	const struct ht_exit_key *x = &((const struct exit_part *)a)->key, *y = &((const struct exit_part *)b)->key;
-
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->vcpu != y->vcpu)
-		return x->vcpu < y->vcpu ? -1 : 1;
-	if (x->isa != y->isa)
-		return x->isa < y->isa ? -1 : 1;
-	return (x->reason > y->reason) - (x->reason < y->reason);
+	return ht_exit_key_cmp(&((const struct exit_part *)a)->key, &((const struct exit_part *)b)->key);
 }
 
 int ht_tracer_read_exits(const struct ht_tracer *t, ht_exit_fn fn, void *ctx)

@@ -326,19 +326,7 @@ static void vcpu_time_row(const char *label, const __u64 ns[HT_VCPU_NSTATES])
 	putchar('\n');
 }
 
-static int by_vm_vcpu(const void *a, const void *b)
-{
-	const struct ht_vcpu_thread_row *x = *(const struct ht_vcpu_thread_row *const *)a,
-					*y = *(const struct ht_vcpu_thread_row *const *)b;
-
-	if (x->w.pid != y->w.pid)
-		return x->w.pid < y->w.pid ? -1 : 1;
-	if (x->w.vcpu != y->w.vcpu)
-		return x->w.vcpu < y->w.vcpu ? -1 : 1;
-	return (x->w.tid > y->w.tid) - (x->w.tid < y->w.tid);
-}
-
-/* The text view: per VM (in pid order) its vCPU threads (in vCPU order) and their sum. 0 or -ENOMEM. */
+/* The text view: per VM (in pid order) its vCPU threads (in thread order) and their sum. 0 or -ENOMEM. */
 static int write_vcpu_time(const struct ht_exit_table *t, struct ht_reader *reader)
 {
 	const struct ht_vcpu_thread_row **rows = calloc(t->nthreads + 1, sizeof(*rows));
@@ -347,7 +335,7 @@ static int write_vcpu_time(const struct ht_exit_table *t, struct ht_reader *read
 		return -ENOMEM;
 	for (size_t i = 0; i < t->nthreads; i++)
 		rows[i] = &t->threads[i];
-	qsort(rows, t->nthreads, sizeof(*rows), by_vm_vcpu);
+	qsort(rows, t->nthreads, sizeof(*rows), ht_vcpu_thread_ptr_cmp_by_vm);
 	for (size_t i = 0; i < t->nthreads;) {
 		uint32_t pid = rows[i]->w.pid;
 		const char *vm = ht_reader_vm_name(reader, pid);

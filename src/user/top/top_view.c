@@ -228,31 +228,6 @@ struct groups {
 	const struct ht_vcpu_thread_row **threads; /* total's, by (pid, tid, start) */
 };
 
-static int series_by_key(const void *a, const void *b)
-{
-	const struct ht_exit_key *x = &(*(const struct ht_exit_series *const *)a)->key;
-	const struct ht_exit_key *y = &(*(const struct ht_exit_series *const *)b)->key;
-
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->vcpu != y->vcpu)
-		return x->vcpu < y->vcpu ? -1 : 1;
-	if (x->isa != y->isa)
-		return x->isa < y->isa ? -1 : 1;
-	return (x->reason > y->reason) - (x->reason < y->reason);
-}
-
-static int threads_by_pid(const void *a, const void *b)
-{
-	const struct ht_vcpu_thread_row *x = *(const struct ht_vcpu_thread_row *const *)a;
-	const struct ht_vcpu_thread_row *y = *(const struct ht_vcpu_thread_row *const *)b;
-
-	if (x->w.pid != y->w.pid)
-		return x->w.pid < y->w.pid ? -1 : 1;
-	if (x->w.tid != y->w.tid)
-		return x->w.tid < y->w.tid ? -1 : 1;
-	return (x->a.start_ns > y->a.start_ns) - (x->a.start_ns < y->a.start_ns);
-}
 
 /* [*from, *to) of the interval's series of pid, and of vcpu too if vcpu >= 0. */
 static void series_run(const struct groups *g, uint32_t pid, int vcpu, size_t *from, size_t *to)
@@ -489,8 +464,8 @@ int ht_top_view_write(FILE *out, const struct ht_exit_table *interval, const str
 		g.series[i] = &interval->series[i];
 	for (size_t i = 0; i < total->nthreads; i++)
 		g.threads[i] = &total->threads[i];
-	qsort(g.series, interval->nseries, sizeof(*g.series), series_by_key);
-	qsort(g.threads, total->nthreads, sizeof(*g.threads), threads_by_pid);
+	qsort(g.series, interval->nseries, sizeof(*g.series), ht_exit_series_ptr_cmp);
+	qsort(g.threads, total->nthreads, sizeof(*g.threads), ht_vcpu_thread_ptr_cmp_by_vm);
 	n = make_rows(rows, pids, interval, total, o);
 	for (size_t i = 0; i < interval->nseries; i++) {
 		const struct ht_exit_series *s = &interval->series[i];
