@@ -128,10 +128,16 @@ droot_copy_tree() {
 	mkdir -p "$src" "$stage" || dr_err "cannot create $src" || return 1
 	(cd "$top" && git ls-files -z | xargs -0 tar -cf - --no-recursion) | tar -xmf - -C "$stage" ||
 		{ rm -rf "$stage"; dr_err "cannot copy the tracked files of $top"; return 1; }
-	(cd "$stage" && find . -type f -print0) | while IFS= read -r -d '' f; do
-		cmp -s "$stage/$f" "$src/$f" || { mkdir -p "$(dirname "$src/$f")" && cp -p "$stage/$f" "$src/$f"; }
+	# Symbolic links too (the package's units in debian/ are links to deploy/), as links.
+	(cd "$stage" && find . \( -type f -o -type l \) -print0) | while IFS= read -r -d '' f; do
+		if [ -L "$stage/$f" ]; then
+			[ -L "$src/$f" ] && [ "$(readlink "$stage/$f")" = "$(readlink "$src/$f")" ] ||
+				{ mkdir -p "$(dirname "$src/$f")" && rm -f "$src/$f" && cp -P "$stage/$f" "$src/$f"; }
+		elif [ -L "$src/$f" ] || ! cmp -s "$stage/$f" "$src/$f"; then
+			mkdir -p "$(dirname "$src/$f")" && rm -f "$src/$f" && cp -p "$stage/$f" "$src/$f"
+		fi
 	done
-	(cd "$src" && find . \( -path ./.output -o -path ./.cache -o -path ./.git \) -prune -o -type f -print0) |
-		while IFS= read -r -d '' f; do [ -e "$stage/$f" ] || rm -f "$src/$f"; done
+	(cd "$src" && find . \( -path ./.output -o -path ./.cache -o -path ./.git \) -prune -o \( -type f -o -type l \) -print0) |
+		while IFS= read -r -d '' f; do [ -e "$stage/$f" ] || [ -L "$stage/$f" ] || rm -f "$src/$f"; done
 	rm -rf "$stage"
 }
