@@ -82,7 +82,8 @@ dpkg-deb -e "${debs[0]}" "$ctl"
 code() { grep -v '^[[:space:]]*#' "$ctl/$1"; }
 # The condition of each stop of the socket: the line before it.
 socket_stops=$(code prerm | grep -B1 "deb-systemd-invoke stop.*hypertrace-exporter\.socket" | grep '^if ')
-if dpkg-deb -c "${debs[0]}" | grep ' ./lib/systemd/system/hypertrace-exporter\.socket$' >/dev/null &&
+# Units go to /lib/systemd/system (Debian 12's debhelper) or /usr/lib/systemd/system (Debian 13's, merged /usr).
+if dpkg-deb -c "${debs[0]}" | grep -E ' \./(usr/)?lib/systemd/system/hypertrace-exporter\.socket$' >/dev/null &&
 	code postinst | grep -q "deb-systemd-invoke try-restart hypertrace-exporter.service" &&
 	! code postinst | grep "deb-systemd-invoke.*hypertrace-exporter\.socket" | grep -vq "deb-systemd-invoke start " &&
 	[ -n "$socket_stops" ] && ! grep -vq '"$1" = remove' <<<"$socket_stops"; then
