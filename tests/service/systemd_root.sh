@@ -10,6 +10,9 @@
 #   sd_in_ct CMD...           runs CMD in the booted container
 #   sdroot_halt               powers the container off (killed if it does not
 #                             stop); nothing if none runs
+#   sdroot_preflight NAME STATIC TOOL...  a suite's start: skips it (exit 0)
+#                             without root, fails it (suite_exit) when a TOOL
+#                             or the static binary STATIC is missing
 # On failure: non-zero, the reason in SD_ERR. SERVICE_CACHE overrides the
 # cache directory.
 #
@@ -36,6 +39,24 @@ SERVICE_CACHE=${SERVICE_CACHE:-$SD_TOP/.cache/service}
 SD_ERR=
 SD_NSPAWN_PID=
 SD_CT_PID=
+
+sdroot_preflight() {
+	local name=$1 static=$2 tool
+	shift 2
+	if [ "$(id -u)" -ne 0 ]; then
+		skip "$name" "booting a container and loading BPF need root"
+		exit 0
+	fi
+	for tool in systemd-nspawn nsenter "$@"; do
+		command -v "$tool" >/dev/null && continue
+		fail "$name" "$tool is missing: run tests/install-deps.sh (make deps)"
+		suite_exit
+	done
+	if [ ! -x "$static" ]; then
+		fail "$name" "$static is missing: run make static"
+		suite_exit
+	fi
+}
 
 sdroot_tar() {
 	local suite=$1 log

@@ -21,20 +21,7 @@ STATIC=$OUTPUT/static/hypertrace-bpf
 SUITE=trixie
 CAP_BPF_MASK=0000008000000000
 
-if [ "$(id -u)" -ne 0 ]; then
-	skip $SUITE_NAME "booting a container and loading BPF need root"
-	exit 0
-fi
-for tool in systemd-nspawn nsenter curl promtool; do
-	if ! command -v "$tool" >/dev/null; then
-		fail $SUITE_NAME "$tool is missing: run tests/install-deps.sh (make deps)"
-		suite_exit
-	fi
-done
-if [ ! -x "$STATIC" ]; then
-	fail $SUITE_NAME "$STATIC is missing: run make static"
-	suite_exit
-fi
+sdroot_preflight $SUITE_NAME "$STATIC" curl promtool
 
 t_start=$(date +%s)
 work=$(mktemp -d /tmp/ht-service.XXXXXX)

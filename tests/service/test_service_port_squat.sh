@@ -29,22 +29,9 @@ STATIC=$OUTPUT/static/hypertrace-bpf
 SUITE=trixie
 UNIT=hypertrace-exporter
 
-if [ "$(id -u)" -ne 0 ]; then
-	skip $SUITE_NAME "booting a container and loading BPF need root"
-	exit 0
-fi
 # The squatter runs as nobody: the system's python3, not one under root's home.
 SQUAT_PY=/usr/bin/python3
-for tool in systemd-nspawn nsenter curl python3 setpriv $SQUAT_PY; do
-	if ! command -v "$tool" >/dev/null; then
-		fail $SUITE_NAME "$tool is missing: run tests/install-deps.sh (make deps)"
-		suite_exit
-	fi
-done
-if [ ! -x "$STATIC" ]; then
-	fail $SUITE_NAME "$STATIC is missing: run make static"
-	suite_exit
-fi
+sdroot_preflight $SUITE_NAME "$STATIC" curl python3 setpriv $SQUAT_PY
 
 t_start=$(date +%s)
 work=$(mktemp -d /tmp/ht-squat.XXXXXX)
