@@ -13,6 +13,9 @@
 #                         demo's 2000 hypercalls, none dropped
 # Runs when HT_DISTRO_TESTS=1 (.ci/run sets it), after test_debian13.sh has
 # installed and built in the root (run alone, make demo does both itself).
+# It needs the root test_debian13.sh leaves (it runs after it, beside the
+# nested-machine suites: its own nested machine has its own cache).
+# tests/run: alongside the nested-machine suites
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 source "$TOP/tests/distro/debian_root.sh"

@@ -19,6 +19,9 @@
 #   - memory stays flat: 10 M records and as many switches of vCPU threads
 #     convert in the RSS of 1 M of each (the 100 M case is in `make bench`,
 #     bench/perfetto_memory.sh).
+# Files and protoc only (its memory verdicts are ratios of one process's
+# peak): tests/run runs it beside the nested-machine suites.
+# tests/run: alongside the nested-machine suites
 source "$(dirname "$0")/../lib.sh"
 
 GEN=$OUTPUT/tests/tools/trace_gen

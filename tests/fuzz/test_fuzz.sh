@@ -15,6 +15,9 @@
 # First replays every input that once failed (tests/fuzz/regressions/,
 # tests/fuzz/regressions-blocks/, tests/fuzz/regressions-decode/). A failing input is saved under
 # $OUTPUT/fuzz/crashes/: fix it and add the input to the regressions.
+# CPU-bound for a fixed time, no port, no verdict on speed: tests/run runs it
+# beside the nested-machine suites.
+# tests/run: alongside the nested-machine suites
 source "$(dirname "$0")/../lib.sh"
 FUZZ=$OUTPUT/fuzz/fuzz_report
 FUZZ_DECODE=$OUTPUT/fuzz/fuzz_decode
