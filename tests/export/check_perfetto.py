@@ -27,10 +27,16 @@ with protoc into a temporary directory).
   --switches there must be none.
 - the trace processor's import rules (src/trace_processor/ of Perfetto at
   the commit third_party/perfetto/perfetto_trace.proto names; each rule
-  below cites the file and line it follows): the guests' task states
-  decode as the guest module sent them, the clock is CLOCK_MONOTONIC, the
-  tracks are ordered by their rank, no pid or tid is read as reused, and
-  every slice end ends the slice it means (import_rules).
+  below cites the file and line it follows): no packet is skipped for its
+  sequence's state (cleared before any packet needs it), every interned
+  name resolves on its sequence's current generation, every event's track
+  is reserved by a descriptor, the guests' task states decode as the guest
+  module sent them, the clock is CLOCK_MONOTONIC, the tracks are ordered by
+  their rank, no pid or tid is read as reused, and every slice end ends the
+  slice it means (import_rules).
+PROTO may be the vendored subset or Perfetto's full merged
+perfetto_trace.proto: the checks are the same, and "no unknown field" is
+then against every field Perfetto defines.
 --payloads DIR writes each deflated bundle's packets there (bundle-N.pb),
 for `protoc --decode`. --attribute KEY=VALUE: the trace attribute KEY is
 VALUE (an integer or a string); KEY= : the trace has no attribute KEY.
@@ -151,8 +157,9 @@ def expected_off_cpu(path):
 
 # ---- the trace processor's import rules ----
 
-# BuiltinClock, FtraceClock, ChildTracksOrdering, ThreadOrdering values.
+# BuiltinClock, FtraceClock, ChildTracksOrdering, ThreadOrdering, SequenceFlags values.
 MONOTONIC, REALTIME, SEQUENCE_CLOCK = 3, 1, 64
+SEQ_INCREMENTAL_STATE_CLEARED, SEQ_NEEDS_INCREMENTAL_STATE = 1, 2
 FTRACE_CLOCK_GLOBAL = 2
 CHILD_ORDERING_EXPLICIT, THREAD_ORDERING_EXPLICIT = 3, 1
 
@@ -214,13 +221,39 @@ def import_rules(pb, pkts):
     descriptors, pids, tids = {}, {}, {}
     stacks = collections.defaultdict(list)
     states, unpaired, lost_exits = collections.Counter(), 0, 0
+    valid = set()                                 # sequences whose incremental state is valid
+    interned = collections.defaultdict(dict)      # (sequence, InternedData field) -> iid -> name
     for n, p in enumerate(pkts):
         seq = p.trusted_packet_sequence_id if p.HasField("trusted_packet_sequence_id") else 0
+        flags = p.sequence_flags
+        # proto_trace_reader.cc:340-347: a cleared state starts a new generation: no interned name and no
+        # defaults carry over (packet_sequence_state_builder.h:58-63; state is invalid until the first clear,
+        # packet_sequence_state_builder.h:74).
+        legacy_cleared = "incremental_state_cleared" in p.DESCRIPTOR.fields_by_name and p.incremental_state_cleared
+        if legacy_cleared or flags & SEQ_INCREMENTAL_STATE_CLEARED:
+            if not seq:
+                fail(f"packet {n}: incremental state cleared outside a sequence (proto_trace_reader.cc:593-599)")
+            valid.add(seq)
+            defaults_clock.pop(seq, None)
+            for key in [k for k in interned if k[0] == seq]:
+                del interned[key]
+        # proto_trace_reader.cc:398-425: a packet that needs incremental state on a sequence whose state is
+        # not valid (not cleared yet) is skipped whole.
+        if flags & SEQ_NEEDS_INCREMENTAL_STATE and seq not in valid:
+            fail(f"packet {n}: needs the incremental state of sequence {seq}, not cleared yet: skipped")
         # proto_trace_reader.cc:340-353: the defaults of a sequence, read after its state is cleared.
         if p.HasField("trace_packet_defaults"):
             if not seq:
                 fail(f"packet {n}: trace_packet_defaults outside a sequence (proto_trace_reader.cc:676-680 drops them)")
             defaults_clock[seq] = p.trace_packet_defaults.timestamp_clock_id
+        # proto_trace_reader.cc:688-713: interned data needs a sequence whose state is valid, else it is skipped.
+        if p.HasField("interned_data"):
+            if not seq or seq not in valid:
+                fail(f"packet {n}: interned data outside a valid sequence: skipped")
+            for e in p.interned_data.event_names:
+                interned[(seq, "event_names")][e.iid] = e.name
+            for e in p.interned_data.debug_annotation_names:
+                interned[(seq, "debug_annotation_names")][e.iid] = e.name
         data = p.WhichOneof("data")
         if data == "clock_snapshot":
             cs = p.clock_snapshot
@@ -285,10 +318,24 @@ def import_rules(pb, pkts):
                 states[raw] += 1
         elif data == "track_event":
             e = p.track_event
+            # track_event_event_importer.h:314-325: a name_iid is looked up in the sequence's current
+            # generation; one not defined there gives no name.
+            name = None
+            if e.HasField("name_iid"):
+                name = interned[(seq, "event_names")].get(e.name_iid)
+                if name is None:
+                    fail(f"packet {n}: event name iid {e.name_iid} not interned on sequence {seq}: no name")
+            elif e.HasField("name"):
+                name = e.name
+            for a in e.debug_annotations:
+                if a.HasField("name_iid") and a.name_iid not in interned[(seq, "debug_annotation_names")]:
+                    fail(f"packet {n}: annotation name iid {a.name_iid} not interned on sequence {seq}")
+            # track_event_event_importer.h:349-356: an event on a uuid no descriptor reserved is an error.
             td = descriptors.get(e.track_uuid)
-            if td is None or not td.HasField("thread"):
+            if td is None:
+                fail(f"packet {n}: an event on track {e.track_uuid:#x}, which no descriptor reserved")
+            if not td.HasField("thread"):
                 continue
-            name = e.name if e.HasField("name") else ("iid", e.name_iid) if e.HasField("name_iid") else None
             st = stacks[e.track_uuid]
             notes = {a.name: a.string_value for a in e.debug_annotations if a.HasField("name")}
             if e.type == pb.TrackEvent.TYPE_SLICE_BEGIN:
