@@ -334,10 +334,10 @@ def import_rules(pb, pkts):
             td = descriptors.get(e.track_uuid)
             if td is None:
                 fail(f"packet {n}: an event on track {e.track_uuid:#x}, which no descriptor reserved")
-            if not td.HasField("thread"):
-                continue
+            # Slices begin and end per track, whatever its kind (host vCPU threads, guest tasks, off-CPU tracks).
+            guest_task = td.HasField("thread") and td.thread.pid >= (1 << 22)
+            label = td.thread.thread_name if td.HasField("thread") else td.name
             st = stacks[e.track_uuid]
-            notes = {a.name: a.string_value for a in e.debug_annotations if a.HasField("name")}
             if e.type == pb.TrackEvent.TYPE_SLICE_BEGIN:
                 st.append(name)
             elif e.type == pb.TrackEvent.TYPE_SLICE_END:
@@ -345,14 +345,14 @@ def import_rules(pb, pkts):
                 # none: dropped with its flow (slice_tracker.cc:185, track_event_event_importer.h:847).
                 match = [i for i in range(len(st)) if name is None or st[i] is None or st[i] == name]
                 if not match:
-                    fail(f"packet {n}: a slice end on {td.thread.thread_name!r} matches no open slice: dropped")
+                    fail(f"packet {n}: a slice end on {label!r} matches no open slice: dropped")
                 if match[-1] != len(st) - 1:
-                    fail(f"packet {n}: a slice end on {td.thread.thread_name!r} ends {st[match[-1]]} "
+                    fail(f"packet {n}: a slice end on {label!r} ends {st[match[-1]]} "
                          f"over {st[match[-1] + 1:]}: another slice's end")
-                if td.thread.pid >= (1 << 22) and name is None:
+                if guest_task and name is None:
                     fail(f"packet {n}: a guest function's end without its name")
                 st.pop()
-            elif e.type == pb.TrackEvent.TYPE_INSTANT and td.thread.pid >= (1 << 22):
+            elif e.type == pb.TrackEvent.TYPE_INSTANT and guest_task:
                 unpaired += 1
     # Lost exits: ends named "exit": "lost" (interned names are resolved by the caller's check; count the flagged).
     for p in pkts:
