@@ -40,6 +40,9 @@ then against every field Perfetto defines.
 --payloads DIR writes each deflated bundle's packets there (bundle-N.pb),
 for `protoc --decode`. --attribute KEY=VALUE: the trace attribute KEY is
 VALUE (an integer or a string); KEY= : the trace has no attribute KEY.
+--plant WHAT breaks the decoded trace first, as the export must never write
+it (uncleared, unknown_iid, unreserved_track, unnamed_guest_end, old_kernel,
+boottime, implicit_order): the checker must then fail (test_perfetto.sh).
 """
 import collections
 import csv
@@ -387,8 +390,44 @@ def import_rules(pb, pkts):
             f"{lost_exits} lost exits")
 
 
+def plant(pb, pkts, what):
+    """Breaks the decoded trace as the export must never write it, for the checker to show it refuses it."""
+    def first(test):
+        for p in pkts:
+            if test(p):
+                return p
+        fail(f"--plant {what}: nothing to break in this trace")
+    events = lambda test: first(lambda p: p.WhichOneof("data") == "track_event" and test(p.track_event))
+    if what == "uncleared":
+        first(lambda p: p.sequence_flags & SEQ_INCREMENTAL_STATE_CLEARED).sequence_flags = SEQ_NEEDS_INCREMENTAL_STATE
+    elif what == "unknown_iid":
+        events(lambda e: e.HasField("name_iid")).track_event.name_iid = 1 << 40
+    elif what == "unreserved_track":
+        events(lambda e: True).track_event.track_uuid = 0xdead
+    elif what == "unnamed_guest_end":
+        guest = {p.track_descriptor.uuid for p in pkts if p.WhichOneof("data") == "track_descriptor"
+                 and p.track_descriptor.thread.pid >= (1 << 22)}
+        e = events(lambda e: e.track_uuid in guest and e.type == pb.TrackEvent.TYPE_SLICE_END).track_event
+        e.ClearField("name_iid")
+        e.ClearField("name")
+    elif what == "old_kernel":
+        first(lambda p: p.WhichOneof("data") == "system_info").system_info.utsname.release = "4.4.0"
+    elif what == "boottime":
+        first(lambda p: p.HasField("trace_packet_defaults")).trace_packet_defaults.timestamp_clock_id = 6
+    elif what == "implicit_order":
+        first(lambda p: p.WhichOneof("data") == "track_descriptor" and p.track_descriptor.child_ordering) \
+            .track_descriptor.ClearField("child_ordering")
+    else:
+        sys.exit(f"--plant {what}: unknown")
+
+
 def main():
     args = sys.argv[1:]
+    planted = None
+    if "--plant" in args:
+        i = args.index("--plant")
+        planted = args[i + 1]
+        del args[i:i + 2]
     payloads = None
     if "--payloads" in args:
         i = args.index("--payloads")
@@ -409,6 +448,8 @@ def main():
         sys.exit(__doc__)
     pb = load_module(args[0])
     pkts, bundles = packets(pb, args[1], payloads)
+    if planted:
+        plant(pb, pkts, planted)
     tracks, names, arg_names = {}, {}, {}
     last_ts, last_cpu_ts = {}, {}
     stacks = collections.defaultdict(list)

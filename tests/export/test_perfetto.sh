@@ -15,6 +15,10 @@
 #     and tid, no pid or tid is read as reused (600 VMs), and every slice end
 #     ends its own slice (a trace that starts inside calls, one that lost an
 #     exit) (tests/export/check_perfetto.py);
+#   - the checker refuses the same trace with each import rule broken
+#     (--plant: packets before the sequence is cleared, an unknown iid or
+#     track, a guest function's end without its name, an old kernel, the
+#     BOOTTIME clock, children without explicit order);
 #   - with Perfetto's full merged perfetto_trace.proto of the subset's
 #     commit in .cache/perfetto/ (or PERFETTO_PROTO=FILE; skipped without):
 #     the subset is upstream's, field for field (check_perfetto_schema.py),
@@ -59,6 +63,18 @@ if out=$($PY "$TOP/tests/export/check_perfetto.py" "$PROTO" g.pftrace g.csv --pa
 else
 	fail perfetto_checker_slices_equal_report_csv "$out"
 fi
+# The checker refuses each way of breaking the import rules, planted in the same trace.
+refused=0 accepted=
+for what in uncleared unknown_iid unreserved_track unnamed_guest_end old_kernel boottime implicit_order; do
+	if planted=$($PY "$TOP/tests/export/check_perfetto.py" "$PROTO" g.pftrace g.csv --switches g.switches.csv --plant "$what" 2>&1) ||
+		! grep -q '^check_perfetto: ' <<<"$planted" || grep -q 'Traceback' <<<"$planted"; then
+		accepted="$accepted $what"
+	else
+		refused=$((refused + 1))
+	fi
+done
+[ $refused -eq 7 ] && pass perfetto_checker_refuses_broken_import_rules ||
+	fail perfetto_checker_refuses_broken_import_rules "accepted (or crashed on):$accepted"
 grep -q " 320 guest task states (10 distinct) decode as sent with kernel " <<<"$out" &&
 	pass perfetto_guest_task_states_decode_as_the_module_sent_them ||
 	fail perfetto_guest_task_states_decode_as_the_module_sent_them "$(grep 'import rules' <<<"$out")"
