@@ -27,13 +27,22 @@ with protoc into a temporary directory).
   --switches there must be none.
 - the trace processor's import rules (src/trace_processor/ of Perfetto at
   the commit third_party/perfetto/perfetto_trace.proto names; each rule
-  below cites the file and line it follows): the guests' task states
-  decode as the guest module sent them, the clock is CLOCK_MONOTONIC, the
-  tracks are ordered by their rank, no pid or tid is read as reused, and
-  every slice end ends the slice it means (import_rules).
+  below cites the file and line it follows): no packet is skipped for its
+  sequence's state (cleared before any packet needs it), every interned
+  name resolves on its sequence's current generation, every event's track
+  is reserved by a descriptor, the guests' task states decode as the guest
+  module sent them, the clock is CLOCK_MONOTONIC, the tracks are ordered by
+  their rank, no pid or tid is read as reused, and every slice end ends the
+  slice it means (import_rules).
+PROTO may be the vendored subset or Perfetto's full merged
+perfetto_trace.proto: the checks are the same, and "no unknown field" is
+then against every field Perfetto defines.
 --payloads DIR writes each deflated bundle's packets there (bundle-N.pb),
 for `protoc --decode`. --attribute KEY=VALUE: the trace attribute KEY is
 VALUE (an integer or a string); KEY= : the trace has no attribute KEY.
+--plant WHAT breaks the decoded trace first, as the export must never write
+it (uncleared, unknown_iid, unreserved_track, unnamed_guest_end, old_kernel,
+boottime, implicit_order): the checker must then fail (test_perfetto.sh).
 """
 import collections
 import csv
@@ -151,8 +160,9 @@ def expected_off_cpu(path):
 
 # ---- the trace processor's import rules ----
 
-# BuiltinClock, FtraceClock, ChildTracksOrdering, ThreadOrdering values.
+# BuiltinClock, FtraceClock, ChildTracksOrdering, ThreadOrdering, SequenceFlags values.
 MONOTONIC, REALTIME, SEQUENCE_CLOCK = 3, 1, 64
+SEQ_INCREMENTAL_STATE_CLEARED, SEQ_NEEDS_INCREMENTAL_STATE = 1, 2
 FTRACE_CLOCK_GLOBAL = 2
 CHILD_ORDERING_EXPLICIT, THREAD_ORDERING_EXPLICIT = 3, 1
 
@@ -214,13 +224,39 @@ def import_rules(pb, pkts):
     descriptors, pids, tids = {}, {}, {}
     stacks = collections.defaultdict(list)
     states, unpaired, lost_exits = collections.Counter(), 0, 0
+    valid = set()                                 # sequences whose incremental state is valid
+    interned = collections.defaultdict(dict)      # (sequence, InternedData field) -> iid -> name
     for n, p in enumerate(pkts):
         seq = p.trusted_packet_sequence_id if p.HasField("trusted_packet_sequence_id") else 0
+        flags = p.sequence_flags
+        # proto_trace_reader.cc:340-347: a cleared state starts a new generation: no interned name and no
+        # defaults carry over (packet_sequence_state_builder.h:58-63; state is invalid until the first clear,
+        # packet_sequence_state_builder.h:74).
+        legacy_cleared = "incremental_state_cleared" in p.DESCRIPTOR.fields_by_name and p.incremental_state_cleared
+        if legacy_cleared or flags & SEQ_INCREMENTAL_STATE_CLEARED:
+            if not seq:
+                fail(f"packet {n}: incremental state cleared outside a sequence (proto_trace_reader.cc:593-599)")
+            valid.add(seq)
+            defaults_clock.pop(seq, None)
+            for key in [k for k in interned if k[0] == seq]:
+                del interned[key]
+        # proto_trace_reader.cc:398-425: a packet that needs incremental state on a sequence whose state is
+        # not valid (not cleared yet) is skipped whole.
+        if flags & SEQ_NEEDS_INCREMENTAL_STATE and seq not in valid:
+            fail(f"packet {n}: needs the incremental state of sequence {seq}, not cleared yet: skipped")
         # proto_trace_reader.cc:340-353: the defaults of a sequence, read after its state is cleared.
         if p.HasField("trace_packet_defaults"):
             if not seq:
                 fail(f"packet {n}: trace_packet_defaults outside a sequence (proto_trace_reader.cc:676-680 drops them)")
             defaults_clock[seq] = p.trace_packet_defaults.timestamp_clock_id
+        # proto_trace_reader.cc:688-713: interned data needs a sequence whose state is valid, else it is skipped.
+        if p.HasField("interned_data"):
+            if not seq or seq not in valid:
+                fail(f"packet {n}: interned data outside a valid sequence: skipped")
+            for e in p.interned_data.event_names:
+                interned[(seq, "event_names")][e.iid] = e.name
+            for e in p.interned_data.debug_annotation_names:
+                interned[(seq, "debug_annotation_names")][e.iid] = e.name
         data = p.WhichOneof("data")
         if data == "clock_snapshot":
             cs = p.clock_snapshot
@@ -285,12 +321,26 @@ def import_rules(pb, pkts):
                 states[raw] += 1
         elif data == "track_event":
             e = p.track_event
+            # track_event_event_importer.h:314-325: a name_iid is looked up in the sequence's current
+            # generation; one not defined there gives no name.
+            name = None
+            if e.HasField("name_iid"):
+                name = interned[(seq, "event_names")].get(e.name_iid)
+                if name is None:
+                    fail(f"packet {n}: event name iid {e.name_iid} not interned on sequence {seq}: no name")
+            elif e.HasField("name"):
+                name = e.name
+            for a in e.debug_annotations:
+                if a.HasField("name_iid") and a.name_iid not in interned[(seq, "debug_annotation_names")]:
+                    fail(f"packet {n}: annotation name iid {a.name_iid} not interned on sequence {seq}")
+            # track_event_event_importer.h:349-356: an event on a uuid no descriptor reserved is an error.
             td = descriptors.get(e.track_uuid)
-            if td is None or not td.HasField("thread"):
-                continue
-            name = e.name if e.HasField("name") else ("iid", e.name_iid) if e.HasField("name_iid") else None
+            if td is None:
+                fail(f"packet {n}: an event on track {e.track_uuid:#x}, which no descriptor reserved")
+            # Slices begin and end per track, whatever its kind (host vCPU threads, guest tasks, off-CPU tracks).
+            guest_task = td.HasField("thread") and td.thread.pid >= (1 << 22)
+            label = td.thread.thread_name if td.HasField("thread") else td.name
             st = stacks[e.track_uuid]
-            notes = {a.name: a.string_value for a in e.debug_annotations if a.HasField("name")}
             if e.type == pb.TrackEvent.TYPE_SLICE_BEGIN:
                 st.append(name)
             elif e.type == pb.TrackEvent.TYPE_SLICE_END:
@@ -298,14 +348,14 @@ def import_rules(pb, pkts):
                 # none: dropped with its flow (slice_tracker.cc:185, track_event_event_importer.h:847).
                 match = [i for i in range(len(st)) if name is None or st[i] is None or st[i] == name]
                 if not match:
-                    fail(f"packet {n}: a slice end on {td.thread.thread_name!r} matches no open slice: dropped")
+                    fail(f"packet {n}: a slice end on {label!r} matches no open slice: dropped")
                 if match[-1] != len(st) - 1:
-                    fail(f"packet {n}: a slice end on {td.thread.thread_name!r} ends {st[match[-1]]} "
+                    fail(f"packet {n}: a slice end on {label!r} ends {st[match[-1]]} "
                          f"over {st[match[-1] + 1:]}: another slice's end")
-                if td.thread.pid >= (1 << 22) and name is None:
+                if guest_task and name is None:
                     fail(f"packet {n}: a guest function's end without its name")
                 st.pop()
-            elif e.type == pb.TrackEvent.TYPE_INSTANT and td.thread.pid >= (1 << 22):
+            elif e.type == pb.TrackEvent.TYPE_INSTANT and guest_task:
                 unpaired += 1
     # Lost exits: ends named "exit": "lost" (interned names are resolved by the caller's check; count the flagged).
     for p in pkts:
@@ -340,8 +390,44 @@ def import_rules(pb, pkts):
             f"{lost_exits} lost exits")
 
 
+def plant(pb, pkts, what):
+    """Breaks the decoded trace as the export must never write it, for the checker to show it refuses it."""
+    def first(test):
+        for p in pkts:
+            if test(p):
+                return p
+        fail(f"--plant {what}: nothing to break in this trace")
+    events = lambda test: first(lambda p: p.WhichOneof("data") == "track_event" and test(p.track_event))
+    if what == "uncleared":
+        first(lambda p: p.sequence_flags & SEQ_INCREMENTAL_STATE_CLEARED).sequence_flags = SEQ_NEEDS_INCREMENTAL_STATE
+    elif what == "unknown_iid":
+        events(lambda e: e.HasField("name_iid")).track_event.name_iid = 1 << 40
+    elif what == "unreserved_track":
+        events(lambda e: True).track_event.track_uuid = 0xdead
+    elif what == "unnamed_guest_end":
+        guest = {p.track_descriptor.uuid for p in pkts if p.WhichOneof("data") == "track_descriptor"
+                 and p.track_descriptor.thread.pid >= (1 << 22)}
+        e = events(lambda e: e.track_uuid in guest and e.type == pb.TrackEvent.TYPE_SLICE_END).track_event
+        e.ClearField("name_iid")
+        e.ClearField("name")
+    elif what == "old_kernel":
+        first(lambda p: p.WhichOneof("data") == "system_info").system_info.utsname.release = "4.4.0"
+    elif what == "boottime":
+        first(lambda p: p.HasField("trace_packet_defaults")).trace_packet_defaults.timestamp_clock_id = 6
+    elif what == "implicit_order":
+        first(lambda p: p.WhichOneof("data") == "track_descriptor" and p.track_descriptor.child_ordering) \
+            .track_descriptor.ClearField("child_ordering")
+    else:
+        sys.exit(f"--plant {what}: unknown")
+
+
 def main():
     args = sys.argv[1:]
+    planted = None
+    if "--plant" in args:
+        i = args.index("--plant")
+        planted = args[i + 1]
+        del args[i:i + 2]
     payloads = None
     if "--payloads" in args:
         i = args.index("--payloads")
@@ -362,6 +448,8 @@ def main():
         sys.exit(__doc__)
     pb = load_module(args[0])
     pkts, bundles = packets(pb, args[1], payloads)
+    if planted:
+        plant(pb, pkts, planted)
     tracks, names, arg_names = {}, {}, {}
     last_ts, last_cpu_ts = {}, {}
     stacks = collections.defaultdict(list)

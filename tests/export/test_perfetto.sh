@@ -15,6 +15,15 @@
 #     and tid, no pid or tid is read as reused (600 VMs), and every slice end
 #     ends its own slice (a trace that starts inside calls, one that lost an
 #     exit) (tests/export/check_perfetto.py);
+#   - the checker refuses the same trace with each import rule broken
+#     (--plant: packets before the sequence is cleared, an unknown iid or
+#     track, a guest function's end without its name, an old kernel, the
+#     BOOTTIME clock, children without explicit order);
+#   - with Perfetto's full merged perfetto_trace.proto of the subset's
+#     commit in .cache/perfetto/ (or PERFETTO_PROTO=FILE; skipped without):
+#     the subset is upstream's, field for field (check_perfetto_schema.py),
+#     and the trace decodes with upstream's schema, protoc and the checker,
+#     without an unknown field;
 #   - the file takes at most 1/6 of the bytes of convert --chrome;
 #   - memory stays flat: 10 M records and as many switches of vCPU threads
 #     convert in the RSS of 1 M of each (the 100 M case is in `make bench`,
@@ -57,6 +66,18 @@ if out=$($PY "$TOP/tests/export/check_perfetto.py" "$PROTO" g.pftrace g.csv --pa
 else
 	fail perfetto_checker_slices_equal_report_csv "$out"
 fi
+# The checker refuses each way of breaking the import rules, planted in the same trace.
+refused=0 accepted=
+for what in uncleared unknown_iid unreserved_track unnamed_guest_end old_kernel boottime implicit_order; do
+	if planted=$($PY "$TOP/tests/export/check_perfetto.py" "$PROTO" g.pftrace g.csv --switches g.switches.csv --plant "$what" 2>&1) ||
+		! grep -q '^check_perfetto: ' <<<"$planted" || grep -q 'Traceback' <<<"$planted"; then
+		accepted="$accepted $what"
+	else
+		refused=$((refused + 1))
+	fi
+done
+[ $refused -eq 7 ] && pass perfetto_checker_refuses_broken_import_rules ||
+	fail perfetto_checker_refuses_broken_import_rules "accepted (or crashed on):$accepted"
 grep -q " 320 guest task states (10 distinct) decode as sent with kernel " <<<"$out" &&
 	pass perfetto_guest_task_states_decode_as_the_module_sent_them ||
 	fail perfetto_guest_task_states_decode_as_the_module_sent_them "$(grep 'import rules' <<<"$out")"
@@ -77,6 +98,39 @@ if [ $errors -eq 0 ] && [ -n "$total" ] && [ "$decoded" -eq "$total" ] && [ "$un
 	pass perfetto_protoc_decodes_every_packet
 else
 	fail perfetto_protoc_decodes_every_packet "$errors failures, $decoded of ${total:-?} packets, $unknown unknown fields: $(head -c 300 protoc.err)"
+fi
+
+# Perfetto's full merged schema (protos/perfetto/trace/perfetto_trace.proto at
+# the commit the subset names; 682 KB, so not vendored): the subset's every
+# message, field and enum value is upstream's, and the trace decodes with it
+# (protoc and the checker) without a field Perfetto does not define.
+UPSTREAM_SHA256=c43d1658360a80a144a2d7a0a6e58a70795b0051f4e333db9d17834eab4a7a1a
+upstream=${PERFETTO_PROTO:-$TOP/.cache/perfetto/perfetto_trace.proto}
+if [ ! -f "$upstream" ]; then
+	why="Perfetto's merged perfetto_trace.proto (the commit third_party/perfetto/perfetto_trace.proto names) is not in .cache/perfetto/: put it there or set PERFETTO_PROTO=FILE"
+	skip perfetto_subset_is_upstreams_schema "$why"
+	skip perfetto_upstream_schema_decodes_every_packet "$why"
+elif [ "$(sha256sum <"$upstream" | cut -d' ' -f1)" != "$UPSTREAM_SHA256" ]; then
+	fail perfetto_subset_is_upstreams_schema "$upstream is not the merged perfetto_trace.proto of the subset's commit (sha256 $UPSTREAM_SHA256)"
+else
+	out=$($PY "$TOP/tests/export/check_perfetto_schema.py" "$PROTO" "$upstream" 2>&1) &&
+		pass perfetto_subset_is_upstreams_schema || fail perfetto_subset_is_upstreams_schema "$out"
+	sed 's/^/  /' <<<"$out" | grep -v ': OK$'
+	mkdir up && cp "$upstream" up/perfetto_trace.proto
+	errors=0 unknown=0
+	for b in g.pftrace payloads/bundle-*.pb; do
+		if protoc --proto_path=up --decode=perfetto.protos.Trace perfetto_trace.proto <"$b" >up/decoded.txt 2>>up/protoc.err; then
+			unknown=$((unknown + $(grep -cE '^ *[0-9]+: ' up/decoded.txt || true)))
+		else
+			errors=$((errors + 1))
+		fi
+	done
+	if [ $errors -eq 0 ] && [ $unknown -eq 0 ] && [ ! -s up/protoc.err ] &&
+		out=$($PY "$TOP/tests/export/check_perfetto.py" up/perfetto_trace.proto g.pftrace g.csv --switches g.switches.csv 2>&1); then
+		pass perfetto_upstream_schema_decodes_every_packet
+	else
+		fail perfetto_upstream_schema_decodes_every_packet "$errors protoc failures, $unknown unknown fields: $(head -c 300 up/protoc.err) $out"
+	fi
 fi
 
 # Foreign names escaped as report shows them (a backslash as \\, the escape

@@ -2,14 +2,15 @@
 #include "export/perfetto_export.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <zlib.h>
 #include "cli.h"
+#include "common/errf.h"
 #include "common/escape.h"
+#include "common/hashmap.h"
 #include "common/util.h"
 #include "export/guest_event.h"
 #include "export/protobuf.h"
@@ -68,11 +69,6 @@ struct track {
 	bool open; /* an off-CPU track: a switch-out's slice waits for its switch-in */
 };
 
-struct intern {
-	uint64_t iid;
-	char *s;
-};
-
 struct vm {
 	uint32_t slot; /* its place among the VMs with guest events */
 	bool has_slot;
@@ -106,7 +102,7 @@ struct ht_perfetto_export {
 	unsigned char *zbuf;
 	size_t zcap;
 	struct ht_thread_table *tracks;                  /* (uuid >> 32, uuid) -> struct track */
-	struct ht_thread_table *event_names, *arg_names; /* (hash >> 32, hash) -> struct intern */
+	struct ht_hashmap event_names, arg_names;        /* name (a copy) -> its iid */
 	uint64_t nevent_names, narg_names;
 	struct ht_thread_table *vms; /* (host pid, 0) -> struct vm */
 	uint32_t nslots;
@@ -123,17 +119,6 @@ struct ht_perfetto_export {
 	uint64_t last_nr_iid;
 	bool failed;
 };
-
-__attribute__((format(printf, 4, 5)))
-static int errorf(char *err, size_t errlen, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return ret;
-}
 
 /*
  * Text a guest, a VM owner or the file chose, as a protobuf string (which
@@ -163,8 +148,7 @@ static int write_all(struct ht_perfetto_export *x, const void *data, size_t len,
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			return errorf(err, errlen, n < 0 ? -errno : -EIO, "cannot write %s: %s", x->path,
-				      strerror(n < 0 ? errno : EIO));
+			return ht_errf(err, errlen, "cannot write %s: %s", x->path, strerror(n < 0 ? errno : EIO));
 		p += n;
 		len -= (size_t)n;
 	}
@@ -179,24 +163,24 @@ static int flush_bundle(struct ht_perfetto_export *x, char *err, size_t errlen)
 	int ret;
 
 	if (x->raw.oom)
-		return errorf(err, errlen, -ENOMEM, "out of memory");
+		return ht_errf(err, errlen, "out of memory");
 	if (!x->raw.len)
 		return 0;
 	zlen = compressBound(x->raw.len);
 	if (zlen > x->zcap) {
 		unsigned char *z = realloc(x->zbuf, zlen);
 		if (!z)
-			return errorf(err, errlen, -ENOMEM, "out of memory");
+			return ht_errf(err, errlen, "out of memory");
 		x->zbuf = z;
 		x->zcap = zlen;
 	}
 	/* The fastest level: the bundles still shrink about sixfold, at a third of level 6's time. */
 	if (compress2(x->zbuf, &zlen, x->raw.buf, x->raw.len, Z_BEST_SPEED) != Z_OK)
-		return errorf(err, errlen, -EIO, "cannot compress the packets of %s", x->path);
+		return ht_errf(err, errlen, "cannot compress the packets of %s", x->path);
 	ht_pb_msg m = ht_pb_begin(&outer, TRACE_PACKET);
 	ht_pb_bytes(&outer, PKT_COMPRESSED, x->zbuf, zlen);
 	ht_pb_end(&outer, m);
-	ret = outer.oom ? errorf(err, errlen, -ENOMEM, "out of memory") : write_all(x, outer.buf, outer.len, err, errlen);
+	ret = outer.oom ? ht_errf(err, errlen, "out of memory") : write_all(x, outer.buf, outer.len, err, errlen);
 	ht_pb_free(&outer);
 	ht_pb_reset(&x->raw);
 	return ret;
@@ -223,47 +207,39 @@ static void sequence_fields(struct ht_perfetto_export *x)
 
 /* ---- interned names ---- */
 
-static uint64_t hash(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	return h;
-}
-
 /*
  * The iid of s in table (event names or debug annotation names), writing the
  * interned_data packet that defines it when it is new; 0 when s cannot be
- * interned (table full, or another name with its hash): then write it whole.
+ * interned (table full, out of memory): then write it whole.
  */
 static uint64_t intern(struct ht_perfetto_export *x, bool event_name, const char *s)
 {
-	struct ht_thread_table *t = event_name ? x->event_names : x->arg_names;
-	uint64_t *n = event_name ? &x->nevent_names : &x->narg_names, h = hash(s);
-	struct intern *e = ht_thread_table_get(t, (uint32_t)(h >> 32), (uint32_t)h);
+	struct ht_hashmap *names = event_name ? &x->event_names : &x->arg_names;
+	uint64_t *n = event_name ? &x->nevent_names : &x->narg_names, iid;
+	long found;
+	char *copy;
 
-	if (e)
-		return strcmp(e->s, s) ? 0 : e->iid;
+	if (ht_hashmap_find(names, (long)s, &found))
+		return (uint64_t)found;
 	/* Defined in a packet of its own, never inside the one being written (then the name goes whole). */
-	if (*n >= MAX_INTERNED || x->open_packets || !(e = calloc(1, sizeof(*e))) || !(e->s = strdup(s)) ||
-	    ht_thread_table_put(t, (uint32_t)(h >> 32), (uint32_t)h, e)) {
-		if (e)
-			free(e->s);
-		free(e);
+	if (*n >= MAX_INTERNED || x->open_packets || !(copy = strdup(s)))
+		return 0;
+	iid = *n + 1;
+	if (ht_hashmap_insert(names, (long)copy, (long)iid, HT_HASHMAP_ADD, NULL, NULL)) {
+		free(copy);
 		return 0;
 	}
-	e->iid = ++*n;
+	*n = iid;
 	ht_pb_msg p = packet_begin(x);
 	sequence_fields(x);
 	ht_pb_msg d = ht_pb_begin(&x->raw, PKT_INTERNED);
 	ht_pb_msg entry = ht_pb_begin(&x->raw, event_name ? ID_EVENT_NAMES : ID_DEBUG_NAMES);
-	ht_pb_varint(&x->raw, IN_IID, e->iid);
+	ht_pb_varint(&x->raw, IN_IID, iid);
 	ht_pb_string(&x->raw, IN_NAME, s);
 	ht_pb_end(&x->raw, entry);
 	ht_pb_end(&x->raw, d);
 	packet_end(x, p);
-	return e->iid;
+	return iid;
 }
 
 static void event_name(struct ht_perfetto_export *x, const char *name)
@@ -1015,13 +991,14 @@ int ht_perfetto_open(const char *path, bool force, mode_t mode, const struct ht_
 	int ret;
 
 	if (!x)
-		return errorf(err, errlen, -ENOMEM, "out of memory");
+		return ht_errf(err, errlen, "out of memory");
 	x->out.fd = x->out.dirfd = -1;
-	if (!(x->tracks = ht_thread_table_new()) || !(x->event_names = ht_thread_table_new()) ||
-	    !(x->arg_names = ht_thread_table_new()) || !(x->vms = ht_thread_table_new()) ||
+	ht_hashmap_init(&x->event_names, ht_hash_str, ht_equal_str, NULL);
+	ht_hashmap_init(&x->arg_names, ht_hash_str, ht_equal_str, NULL);
+	if (!(x->tracks = ht_thread_table_new()) || !(x->vms = ht_thread_table_new()) ||
 	    !(x->gstate = ht_guest_state_new(dec))) {
 		ht_perfetto_abandon(x);
-		return errorf(err, errlen, -ENOMEM, "out of memory");
+		return ht_errf(err, errlen, "out of memory");
 	}
 	ret = ht_output_create(&x->out, path, &spec, err, errlen);
 	if (!ret)
@@ -1056,12 +1033,12 @@ int ht_perfetto_add(struct ht_perfetto_export *x, const struct ht_record *r, str
 	/* A forged one decodes to nothing (ht_decoder_event): a "hypercall NR" slice, no guest side. */
 	x->forged += ht_decoder_forged(x->dec, r);
 	if (ht_guest_state_feed(x->gstate, r, &ev))
-		return errorf(err, errlen, -ENOMEM, "out of memory");
+		return ht_errf(err, errlen, "out of memory");
 	task_before = ev.kind == HT_GEV_SCHED_SWITCH ? (int64_t)ev.u.sw.prev_tid :
 			ev.kind != HT_GEV_NONE ? ht_guest_cpu_task(x->gstate, r->host_pid, ev.cpu) : -1;
 	t = vcpu_track(x, r, reader);
 	if (!t)
-		return errorf(err, errlen, -ENOMEM, "out of memory");
+		return ht_errf(err, errlen, "out of memory");
 	/* The guest's event first: its flow goes from there to the host's slice. */
 	if (ev.kind != HT_GEV_NONE)
 		flow = guest_side(x, r, reader, &ev, desc, task_before);
@@ -1077,7 +1054,7 @@ int ht_perfetto_add(struct ht_perfetto_export *x, const struct ht_record *r, str
 	}
 	host_slices(x, t, r, desc, name, flow);
 	if (x->failed || x->raw.oom)
-		return errorf(err, errlen, -ENOMEM, "out of memory");
+		return ht_errf(err, errlen, "out of memory");
 	return x->raw.len >= BUNDLE_BYTES ? flush_bundle(x, err, errlen) : 0;
 }
 
@@ -1136,7 +1113,7 @@ int ht_perfetto_add_switch(struct ht_perfetto_export *x, const struct ht_vcpu_sw
 	intern_switch_names(x);
 	t = off_cpu_track(x, sw, reader, &uuid);
 	if (!t)
-		return errorf(err, errlen, -ENOMEM, "out of memory");
+		return ht_errf(err, errlen, "out of memory");
 	/* The kernel's comm: NUL-padded, not terminated when 16 long; a name another process chose. */
 	memcpy(comm, sw->other_comm, sizeof(sw->other_comm));
 	comm[sizeof(sw->other_comm)] = '\0';
@@ -1169,7 +1146,7 @@ int ht_perfetto_add_switch(struct ht_perfetto_export *x, const struct ht_vcpu_sw
 	}
 	/* A switch-in without its switch-out (off its CPU when the recording started) makes no slice. */
 	if (x->failed || x->raw.oom)
-		return errorf(err, errlen, -ENOMEM, "out of memory");
+		return ht_errf(err, errlen, "out of memory");
 	return x->raw.len >= BUNDLE_BYTES ? flush_bundle(x, err, errlen) : 0;
 }
 
@@ -1233,10 +1210,10 @@ int ht_perfetto_close(struct ht_perfetto_export *x, const struct ht_read_status 
 	int ret;
 
 	identity(x, st, source, selection);
-	ret = x->failed ? errorf(err, errlen, -ENOMEM, "out of memory") : flush_bundle(x, err, errlen);
+	ret = x->failed ? ht_errf(err, errlen, "out of memory") : flush_bundle(x, err, errlen);
 	/* On disk before it has its name: a crash leaves the old file or the whole new one. */
 	if (!ret && fsync(x->out.fd))
-		ret = errorf(err, errlen, -errno, "cannot write %s: %s", x->path, strerror(errno));
+		ret = ht_errf(err, errlen, "cannot write %s: %s", x->path, strerror(errno));
 	if (!ret)
 		ret = ht_output_publish(&x->out, err, errlen);
 	if (counts)
@@ -1245,14 +1222,15 @@ int ht_perfetto_close(struct ht_perfetto_export *x, const struct ht_read_status 
 	return ret;
 }
 
-static void free_interned(struct ht_thread_table *t)
+/* The interned names: the map owns its keys. */
+static void free_interned(struct ht_hashmap *names)
 {
-	for (size_t i = 0; t && i < ht_thread_table_len(t); i++) {
-		struct intern *e = ht_thread_table_at(t, i);
-		free(e->s);
-		free(e);
-	}
-	ht_thread_table_free(t);
+	struct ht_hashmap_entry *cur;
+	size_t bkt;
+
+	ht_hashmap_for_each(names, cur, bkt)
+		free((void *)cur->pkey);
+	ht_hashmap_clear(names);
 }
 
 static void free_values(struct ht_thread_table *t)
@@ -1268,8 +1246,8 @@ void ht_perfetto_abandon(struct ht_perfetto_export *x)
 		return;
 	free_values(x->tracks);
 	free_values(x->vms);
-	free_interned(x->event_names);
-	free_interned(x->arg_names);
+	free_interned(&x->event_names);
+	free_interned(&x->arg_names);
 	ht_guest_state_free(x->gstate);
 	ht_pb_free(&x->raw);
 	free(x->zbuf);

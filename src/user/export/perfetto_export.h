@@ -31,21 +31,21 @@ struct ht_perfetto_counts {
 	unsigned long long not_scheduled; /* guest CPU events beyond the CPU tracks one trace holds */
 };
 
-/* Creates FILE unnamed (an existing one only with force). 0, or -errno with a one-line err. */
+/* Creates FILE unnamed (an existing one only with force). 0, or < 0 with a one-line err. */
 int ht_perfetto_open(const char *path, bool force, mode_t mode, const struct ht_file_header *h,
 		     const struct ht_decoder *dec, struct ht_perfetto_export **out, char *err, size_t errlen);
-/* Adds one record; reader names VMs and threads. 0, or -errno with err. */
+/* Adds one record; reader names VMs and threads. 0, or < 0 with err. */
 int ht_perfetto_add(struct ht_perfetto_export *x, const struct ht_record *r, struct ht_reader *reader, char *err,
 		    size_t errlen);
 /*
  * Adds one switch of a vCPU thread (record --vcpu-sched): a switch-out opens
  * a "preempted" or "blocked" slice on the thread's off-CPU track, its
  * switch-in ends it. 0, 1 (a kind of switch this version does not show), or
- * -errno with err.
+ * < 0 with err.
  */
 int ht_perfetto_add_switch(struct ht_perfetto_export *x, const struct ht_vcpu_switch *sw, struct ht_reader *reader,
 			   char *err, size_t errlen);
-/* Writes the rest and the trace's identity, then names FILE. Frees x. 0, or -errno with err. */
+/* Writes the rest and the trace's identity, then names FILE. Frees x. 0, or < 0 with err. */
 int ht_perfetto_close(struct ht_perfetto_export *x, const struct ht_read_status *st, const char *source,
 		      const char *selection, struct ht_perfetto_counts *counts, char *err, size_t errlen);
 /* Frees x and the unnamed file. NULL is fine. */
