@@ -318,8 +318,8 @@ static int poll_timeout_ms(const struct session *s, unsigned long long now)
 
 	if (s->live && ht_live_until_due(s->live, now) < wait_ns)
 		wait_ns = ht_live_until_due(s->live, now);
-	if (!s->live && s->exits_ready && s->exits_due - now < wait_ns)
-		wait_ns = s->exits_due > now ? s->exits_due - now : 0;
+	if (!s->live && s->exits_ready)
+		wait_ns = HT_MIN(wait_ns, ht_ns_until(s->exits_due, now));
 	return (int)(wait_ns / 1000000ull);
 }
 
@@ -541,7 +541,10 @@ static int session_setup(struct session *s)
 						 .uid_on = cfg->vm_uid_on, .uid = cfg->vm_uid,
 						 .verbose = cfg->verbose,
 						 .found_by = cfg->exits ? "its first exit" : "its first hypercall exit" };
-		ht_vm_follower_start(&s->vm, &unverified);
+		if ((ret = ht_vm_follower_start(&s->vm, &unverified)) < 0) {
+			status = ht_runtime_error("cannot list /proc: %s", strerror(-ret));
+			goto fail;
+		}
 	}
 	if (stop_requested) {
 		/* Nothing was traced: no file (an older one stays as it was), and a clean end. */

@@ -162,7 +162,7 @@ int ht_tracer_read_aggregates(const struct ht_tracer *t, ht_agg_fn fn, void *ctx
  * Cost: series x CPUs, whatever the exit rate. 0 or -errno.
  */
 typedef void (*ht_exit_fn)(void *ctx, const struct ht_exit_key *key, const struct ht_exit_hist *h);
-int ht_tracer_read_exits(const struct ht_tracer *t, ht_exit_fn fn, void *ctx);
+int ht_tracer_read_exits(struct ht_tracer *t, ht_exit_fn fn, void *ctx);
 /*
  * --exits: calls fn once per vCPU thread known to BPF, with its counters
  * since load and its account (where its time went) up to the time of the
@@ -222,6 +222,22 @@ void ht_libbpf_set_verbose(bool verbose);
  * statistics ("processed N insns ..."). False if the log holds none.
  */
 bool ht_verifier_log_reason(const char *log, char *out, size_t outlen);
+/*
+ * A log buffer for every program of obj that will load (however many the
+ * object has), so that the one that fails names itself. 0 or -ENOMEM; free
+ * with ht_verifier_logs_free before the object, whatever was returned.
+ */
+struct bpf_object;
+struct bpf_program;
+struct ht_verifier_logs {
+	struct {
+		struct bpf_program *prog;
+		char *buf;
+	} *log;
+	unsigned int n;
+};
+int ht_verifier_logs_attach(struct ht_verifier_logs *logs, struct bpf_object *obj);
+void ht_verifier_logs_free(struct ht_verifier_logs *logs);
 const char *ht_libbpf_last_warning(void);
 
 #endif
