@@ -102,7 +102,7 @@ static bool is_executable_file(const char *path)
 static int check_command_runnable(const char *name, char *err, size_t errlen)
 {
 	const char *path = getenv("PATH");
-	char candidate[4096];
+	char candidate[4096], default_path[256];
 
 	if (strchr(name, '/')) {
 		if (is_executable_file(name))
@@ -111,8 +111,11 @@ static int check_command_runnable(const char *name, char *err, size_t errlen)
 			 access(name, F_OK) ? strerror(errno) : "not an executable file");
 		return -1;
 	}
-	if (!path)
-		path = "/usr/local/bin:/bin:/usr/bin"; /* execvp's default */
+	/* Without PATH, glibc's execvp searches confstr(_CS_PATH): "/bin:/usr/bin". */
+	if (!path) {
+		size_t n = confstr(_CS_PATH, default_path, sizeof(default_path));
+		path = n && n <= sizeof(default_path) ? default_path : "/bin:/usr/bin";
+	}
 	for (const char *dir = path;; dir++) {
 		size_t len = strcspn(dir, ":");
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The BPF side as user space sees it: open the skeleton, fix the filters in
- * rodata, size the ring buffer, load (with a useful error), attach the three
- * kvm tracepoints, read the drop counters, detach so that nothing is in flight.
+ * rodata, size the ring buffer, load (with a useful error), attach the kvm
+ * tracepoint programs (and, with --exits, the sched ones that follow vCPU
+ * threads), read the maps, detach so that nothing is in flight.
  */
 #ifndef HT_TRACER_H
 #define HT_TRACER_H
@@ -111,7 +112,10 @@ enum ht_synthetic_prog {
 	HT_SYNTH_KVM_USERSPACE_EXIT_AT, /* ctx: struct ht_synth_timed_event (the event part unused) */
 };
 
-/* The contexts of the timed synthetic programs (hypertrace.bpf.c, which has its own copies: checked in tests). */
+/*
+ * The contexts of the timed synthetic programs. hypertrace.bpf.c has its own
+ * copies of these layouts, which no test compares: change both together.
+ */
 struct ht_synth_timed_event {
 	__u64 now_ns;
 	__u64 pad;
