@@ -21,6 +21,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include "common/grow.h"
 #include "common/util.h"
 #include "record/metrics_exporter.h"
 #include "record/recording.h"
@@ -144,12 +145,10 @@ static int connect_loopback(uint16_t port, int rcvbuf)
 /* Reads until EOF (or error), at most WAIT_MS. Bytes read, -1 on timeout. */
 static long read_to_eof(int fd, char **out)
 {
-	size_t len = 0, cap = 1 << 16;
-	char *buf = malloc(cap + 1);
+	size_t len = 0, cap = 0;
+	char *buf = NULL;
 	unsigned long long end = now_ms() + WAIT_MS;
 
-	if (!buf)
-		return -1;
 	for (;;) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		unsigned long long now = now_ms();
@@ -158,16 +157,11 @@ static long read_to_eof(int fd, char **out)
 			free(buf);
 			return -1;
 		}
-		if (len == cap) {
-			char *b = realloc(buf, 2 * cap + 1);
-			if (!b) {
-				free(buf);
-				return -1;
-			}
-			buf = b;
-			cap *= 2;
+		if (HT_GROW(buf, cap, len + 2, 1 << 16)) { /* a byte to read, one for the '\0' */
+			free(buf);
+			return -1;
 		}
-		ssize_t n = recv(fd, buf + len, cap - len, 0);
+		ssize_t n = recv(fd, buf + len, cap - len - 1, 0);
 		if (n <= 0)
 			break; /* EOF, or a reset by the server */
 		len += (size_t)n;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include "common/escape.h"
 #include "fixture.h"
+#include "common/util.h"
 #include "test.h"
 
 static bool escapes_to(const char *in, enum ht_escape_style style, const char *want)
@@ -87,7 +88,7 @@ static void csv_fields_are_quoted_and_formulas_neutralised(void)
 	size_t len = 0;
 	FILE *m;
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		m = open_memstream(&mem, &len);
 		if (!ASSERT_OK_PTR(m, "open_memstream"))
 			return;

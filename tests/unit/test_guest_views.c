@@ -17,6 +17,7 @@
 #include "decode/guest_symbols.h"
 #include "decode/sched_summary.h"
 #include "hypertrace/guest.h"
+#include "common/util.h"
 #include "test.h"
 
 static char err[512];
@@ -126,7 +127,7 @@ static void test_graph_names_the_task_of_a_vcpus_first_calls(void)
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
 
-	for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(r); i++)
 		CHECK(ht_fgraph_observe(g, &r[i]) == 0, "observe");
 	ht_fgraph_print(g, f, 0, NULL);
 	fclose(f);
@@ -148,7 +149,7 @@ static void test_sched_every_vcpu_table_keeps_each_cpus_idle_task(void)
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
 
-	for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(r); i++)
 		CHECK(ht_sched_observe(s, &r[i]) == 0, "observe");
 	ht_sched_print(s, f, 0, 6000, NULL);
 	fclose(f);

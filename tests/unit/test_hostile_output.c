@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include "fixture.h"
 #include "hypertrace/guest.h"
+#include "common/util.h"
 #include "test.h"
 
 static char dir[] = "/tmp/ht-hostile-XXXXXX";
@@ -78,7 +79,7 @@ static void setup(void)
 	snprintf(id.thread_name, sizeof(id.thread_name), "CPU 0/\x9b" "31m");
 	memset(&h, 0, sizeof(h));
 	h.start_monotonic_ns = 1000000000ull;
-	h.filter_nr_count = sizeof(nrs) / sizeof(nrs[0]);
+	h.filter_nr_count = ARRAY_SIZE(nrs);
 	memcpy(h.filter_nr, nrs, sizeof(nrs));
 	snprintf(h.kernel_release, sizeof(h.kernel_release), "6.1\x1b[5m");
 	snprintf(h.cpu_vendor, sizeof(h.cpu_vendor), "Auth\x1b[8m");
@@ -185,7 +186,7 @@ static void every_text_mode_shows_foreign_control_bytes_visibly(void)
 	size_t len;
 	int status;
 
-	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(modes); i++) {
 		char *out = report(modes[i].mode, modes[i].catalog, modes[i].symbols, &len, &status);
 		bool ok = ASSERT_MSG(out && WIFEXITED(status) && WEXITSTATUS(status) == 0, "report %s: status %d: %s",
 				     modes[i].mode, status, out ? out : "") &&

@@ -122,7 +122,7 @@ static void exposition_of_known_records_is_exact(void)
 	fx.reg.version = "0.1.0";
 	fx.reg.mode = "file";
 	fx.reg.exact_sums = true;
-	for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(r); i++)
 		ht_metrics_add_record(&fx.reg, r[i].host_pid, pid_label(r[i].host_pid), &r[i]);
 	fx.reg.drops[HT_METRICS_DROP_RINGBUF_FULL] = 7;
 	fx.reg.drops[HT_METRICS_DROP_SUPERSEDED] = 2;
@@ -416,7 +416,7 @@ static void seconds_are_written_exactly(void)
 	};
 	char buf[32];
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		ht_metrics_format_seconds(cases[i].ns, buf, sizeof(buf));
 		CHECK(!strcmp(buf, cases[i].s), "%" PRIu64 " ns: %s, want %s", cases[i].ns, buf, cases[i].s);
 	}
@@ -442,7 +442,7 @@ static void listen_address_is_port_or_addr_and_port(void)
 	      ntohs(v6->sin6_port) == 1 && !strcmp(a.text, "[::1]:1"), "[::1]:1");
 	CHECK(!a.from_systemd, "an address is not the socket systemd passes");
 	CHECK(ht_listen_addr_parse("systemd", &a) && a.from_systemd, "systemd: the socket systemd passes");
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
 		CHECK(!ht_listen_addr_parse(bad[i], &a), "'%s' accepted", bad[i]);
 
 	char *argv[] = { "record", "--metrics", "10.1.2.3:9470", NULL };

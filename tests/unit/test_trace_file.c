@@ -12,6 +12,7 @@
 #include "tracefile/trace_reader.h"
 #include "bpf/vcpu_state.h"
 #include "tracefile/trace_writer.h"
+#include "common/util.h"
 
 static char dir[] = "/tmp/ht-file-XXXXXX";
 static char path[128];
@@ -227,7 +228,7 @@ static void a_trailer_count_that_disagrees_is_reported(void)
 	struct ht_read_status st;
 	char err[256];
 
-	for (size_t i = 0; i < sizeof(claims) / sizeof(claims[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(claims); i++) {
 		long size = write_file(10, true);
 		long trailer = size - (long)sizeof(struct ht_trailer);
 		struct ht_trailer t;

@@ -16,6 +16,7 @@
 #include <bpf/libbpf.h>
 #include "bpf/vcpu_state.h" /* before the skeleton, whose .bss holds the CPU slots */
 #include "hypertrace.skel.h"
+#include "common/grow.h"
 #include "common/util.h"
 #include "exits/exit_table.h"
 
@@ -562,14 +563,8 @@ static int add_exit_part(struct exit_part **parts, size_t *n, size_t *cap, const
 {
 	if (!h->count)
 		return 0;
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 256;
-		struct exit_part *p = realloc(*parts, c * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		*parts = p;
-		*cap = c;
-	}
+	if (HT_GROW(*parts, *cap, *n + 1, 256))
+		return -ENOMEM;
 	(*parts)[*n].key = *key;
 	(*parts)[*n].h = *h;
 	(*n)++;
