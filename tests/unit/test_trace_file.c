@@ -123,23 +123,38 @@ static void round_trip_keeps_every_record_header_and_trailer(void)
 	struct ht_reader *r;
 
 	long size = write_file(n, true);
-	CHECK(size == HT_FILE_HEADER_SIZE + 2 * BLOCK_BYTES + 24 + 5 * 80 + 24 + 64,
-	      "file size %ld", size);
-	CHECK_EQ_U64(read_back(&st, err, sizeof(err)), n);
-	CHECK(st.has_trailer && !st.damaged, "reason: %s", st.reason);
-	CHECK_EQ_U64(st.trailer.records, n);
-	CHECK_EQ_U64(st.trailer.ringbuf_drops, 3);
-	CHECK_EQ_U64(st.trailer.superseded, 1);
-	CHECK_EQ_U64(st.trailer.end_monotonic_ns, 77);
-	CHECK_EQ_U64(st.good_bytes, (unsigned long long)size);
-	CHECK(ht_reader_open(path, &r, err, sizeof(err)) == 0, "%s", err);
+	if (!ASSERT_MSG(size == HT_FILE_HEADER_SIZE + 2 * BLOCK_BYTES + 24 + 5 * 80 + 24 + 64, "file size %ld", size))
+		goto cleanup;
+	if (!ASSERT_EQ(read_back(&st, err, sizeof(err)), n, "read_back(&st, err, sizeof(err))"))
+		goto cleanup;
+	if (!ASSERT_MSG(st.has_trailer && !st.damaged, "reason: %s", st.reason))
+		goto cleanup;
+	if (!ASSERT_EQ(st.trailer.records, n, "st.trailer.records"))
+		goto cleanup;
+	if (!ASSERT_EQ(st.trailer.ringbuf_drops, 3, "st.trailer.ringbuf_drops"))
+		goto cleanup;
+	if (!ASSERT_EQ(st.trailer.superseded, 1, "st.trailer.superseded"))
+		goto cleanup;
+	if (!ASSERT_EQ(st.trailer.end_monotonic_ns, 77, "st.trailer.end_monotonic_ns"))
+		goto cleanup;
+	if (!ASSERT_EQ(st.good_bytes, (unsigned long long)size, "st.good_bytes"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_reader_open(path, &r, err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
 	const struct ht_file_header *h = ht_reader_header(r);
-	CHECK_EQ_U64(h->version, HT_FILE_VERSION);
-	CHECK_EQ_U64(h->record_size, 80);
-	CHECK_EQ_U64(h->filter_nr_count, 2);
-	CHECK_EQ_U64(h->filter_nr[1], 1001);
-	CHECK(h->start_realtime_ns > 1600000000ull * 1000000000ull, "realtime anchor missing");
-	CHECK(h->kernel_release[0] != '\0', "kernel release missing");
+	if (!ASSERT_EQ(h->version, HT_FILE_VERSION, "h->version"))
+		goto cleanup;
+	if (!ASSERT_EQ(h->record_size, 80, "h->record_size"))
+		goto cleanup;
+	if (!ASSERT_EQ(h->filter_nr_count, 2, "h->filter_nr_count"))
+		goto cleanup;
+	if (!ASSERT_EQ(h->filter_nr[1], 1001, "h->filter_nr[1]"))
+		goto cleanup;
+	if (!ASSERT_MSG(h->start_realtime_ns > 1600000000ull * 1000000000ull, "realtime anchor missing"))
+		goto cleanup;
+	if (!ASSERT_MSG(h->kernel_release[0] != '\0', "kernel release missing"))
+		goto cleanup;
+cleanup:
 	ht_reader_close(r);
 }
 
