@@ -90,6 +90,11 @@ int ht_test_write_file(const char *path, const void *text, size_t len)
 	return fclose(f) ? -1 : 0;
 }
 
+int ht_test_write_text(const char *path, const char *text)
+{
+	return ht_test_write_file(path, text, strlen(text));
+}
+
 bool ht_test_terminal_safe(const char *s, size_t len, size_t *bad)
 {
 	mbstate_t st;

@@ -404,7 +404,6 @@ static void test_decoder_finds_kaslr_offset_from_module_event(void)
 	struct ht_file_header h;
 	const uint32_t nrs[] = { 1100, 1105 };
 	char path[256], symfile[256], buf[128];
-	FILE *f;
 
 	recs[0] = rec_of(HT_GUEST_NR_MODULE, ht_guest_pack_module(1, HT_GUEST_EV_FUNCTIONS, 1, 0,
 								  0xffffffff81100000ull + 0x2c000000, "_printk"));
@@ -415,8 +414,7 @@ static void test_decoder_finds_kaslr_offset_from_module_event(void)
 		goto cleanup;
 	snprintf(path, sizeof(path), "%s/kaslr.htr", dir);
 	snprintf(symfile, sizeof(symfile), "%s/System.map", dir);
-	f = fopen(symfile, "w");
-	if (!ASSERT_MSG(f && fputs(system_map, f) >= 0 && fclose(f) == 0, "cannot write %s", symfile))
+	if (!ASSERT_MSG(ht_test_write_text(symfile, system_map) == 0, "cannot write %s", symfile))
 		goto cleanup;
 	memset(&h, 0, sizeof(h));
 	h.filter_nr_count = 2;
@@ -500,8 +498,7 @@ static void test_ctf_field_names_never_clash(void)
 	recs[0].exit_ns = 1000001000;
 	CHECK(write_trace("clash.htr", recs, 1, nrs, 1), "%s", err);
 	snprintf(catfile, sizeof(catfile), "%s/clash.cat", dir);
-	FILE *f = fopen(catfile, "w");
-	CHECK(f && fputs("1200 mine vcpu_id=a0 addr=a1:sym\n", f) >= 0 && fclose(f) == 0, "cannot write %s", catfile);
+	CHECK(ht_test_write_text(catfile, "1200 mine vcpu_id=a0 addr=a1:sym\n") == 0, "cannot write %s", catfile);
 	snprintf(cmd, sizeof(cmd), "%s convert --ctf %s/clash-ctf --catalog %s %s/clash.htr 2>&1; echo status $?; ls %s/clash-ctf 2>&1 | head -1",
 		 ht_test_bin(), dir, catfile, dir, dir);
 	char *out = ht_test_run(cmd, NULL, &status);
@@ -512,8 +509,7 @@ static void test_ctf_field_names_never_clash(void)
 		printf("    %s\n", out);
 	free(out);
 	CHECK(ok, "a clashing catalog was not refused before the output");
-	f = fopen(catfile, "w");
-	CHECK(f && fputs("1200 mine vcpu=a0 addr=a1:sym addr_symbol=a2 _guest_rip=a3\n", f) >= 0 && fclose(f) == 0,
+	CHECK(ht_test_write_text(catfile, "1200 mine vcpu=a0 addr=a1:sym addr_symbol=a2 _guest_rip=a3\n") == 0,
 	      "cannot write %s", catfile);
 	snprintf(cmd, sizeof(cmd), "%s convert --ctf %s/near-ctf --catalog %s %s/clash.htr >/dev/null 2>&1 && babeltrace2 %s/near-ctf 2>&1",
 		 ht_test_bin(), dir, catfile, dir, dir);
@@ -539,7 +535,6 @@ static void test_report_graph_pairs_nests_and_symbolizes(void)
 		{ 1106, B, 4000 }, { 1106, A, 10000 }, { 1106, C, 11000 }, { 1105, C, 12000 },
 	};
 	char cmd[1024], symfile[256];
-	FILE *f;
 	int status;
 
 	for (size_t i = 0; i < 8; i++) {
@@ -548,8 +543,7 @@ static void test_report_graph_pairs_nests_and_symbolizes(void)
 	}
 	CHECK(write_trace("graph.htr", recs, 8, nrs, 2), "%s", err);
 	snprintf(symfile, sizeof(symfile), "%s/kallsyms", dir);
-	f = fopen(symfile, "w");
-	CHECK(f && fputs(system_map, f) >= 0 && fclose(f) == 0, "cannot write %s", symfile);
+	CHECK(ht_test_write_text(symfile, system_map) == 0, "cannot write %s", symfile);
 	snprintf(cmd, sizeof(cmd), "%s report --graph --guest-symbols %s --kaslr-offset 0 %s/graph.htr 2>&1", ht_test_bin(),
 		 symfile, dir);
 	char *out = ht_test_run(cmd, NULL, &status);
@@ -608,7 +602,6 @@ static void test_report_csv_unchanged_for_undecodable_files_and_rip_symbolized(v
 	struct ht_record recs[1];
 	const uint32_t nrs[] = { 1000 };
 	char cmd[1024], symfile[256];
-	FILE *f;
 	int status;
 
 	recs[0] = rec_of(1000, (struct ht_guest_args){ { 1, 2, 3, 4 } });
@@ -626,8 +619,7 @@ static void test_report_csv_unchanged_for_undecodable_files_and_rip_symbolized(v
 	free(out);
 	CHECK(ok, "the CSV header of a file with no catalogued nr changed");
 	snprintf(symfile, sizeof(symfile), "%s/rip.map", dir);
-	f = fopen(symfile, "w");
-	CHECK(f && fputs(system_map, f) >= 0 && fclose(f) == 0, "cannot write %s", symfile);
+	CHECK(ht_test_write_text(symfile, system_map) == 0, "cannot write %s", symfile);
 	snprintf(cmd, sizeof(cmd), "%s report --dump --guest-symbols %s --kaslr-offset 0 %s/plain.htr 2>&1", ht_test_bin(),
 		 symfile, dir);
 	out = ht_test_run(cmd, NULL, &status);
@@ -644,7 +636,6 @@ static void test_convert_chrome_shows_guest_tasks_calls_and_events(void)
 	struct ht_record recs[5];
 	const uint32_t nrs[] = { 1101, 1105, 1106 };
 	char cmd[2048], symfile[256];
-	FILE *f;
 	int status;
 
 	recs[0] = rec_of(1101, ht_guest_pack_sched_switch(0, 120, 0, 42, 120, "worker", 1));
@@ -659,8 +650,7 @@ static void test_convert_chrome_shows_guest_tasks_calls_and_events(void)
 	}
 	CHECK(write_trace("chrome.htr", recs, 5, nrs, 3), "%s", err);
 	snprintf(symfile, sizeof(symfile), "%s/chrome.map", dir);
-	f = fopen(symfile, "w");
-	CHECK(f && fputs(system_map, f) >= 0 && fclose(f) == 0, "cannot write %s", symfile);
+	CHECK(ht_test_write_text(symfile, system_map) == 0, "cannot write %s", symfile);
 	/* Python's json module is the reader: the file must be JSON, and hold the guest tracks. */
 	snprintf(cmd, sizeof(cmd),
 		 "%s convert --chrome %s/g.json --guest-symbols %s --kaslr-offset 0 %s/chrome.htr >/dev/null 2>&1 && "
@@ -751,7 +741,6 @@ static void test_report_dump_decodes_user_catalog_and_leaves_others(void)
 	struct ht_record recs[2];
 	const uint32_t nrs[] = { 1000, 1201 };
 	char cmd[1024], catfile[256];
-	FILE *f;
 	int status;
 
 	recs[0] = rec_of(1000, (struct ht_guest_args){ { 5, 0, 0, 0 } });
@@ -760,8 +749,7 @@ static void test_report_dump_decodes_user_catalog_and_leaves_others(void)
 	recs[1].exit_ns = 1000002000;
 	CHECK(write_trace("marks.htr", recs, 2, nrs, 2), "%s", err);
 	snprintf(catfile, sizeof(catfile), "%s/app.cat", dir);
-	f = fopen(catfile, "w");
-	CHECK(f && fputs("1201 phase name=a0-a3:str\n", f) >= 0 && fclose(f) == 0, "cannot write %s", catfile);
+	CHECK(ht_test_write_text(catfile, "1201 phase name=a0-a3:str\n") == 0, "cannot write %s", catfile);
 	snprintf(cmd, sizeof(cmd), "%s report --dump --catalog %s %s/marks.htr 2>&1", ht_test_bin(), catfile, dir);
 	char *out = ht_test_run(cmd, NULL, &status);
 	CHECK(out, "popen");
@@ -781,8 +769,7 @@ static void test_report_dump_decodes_user_catalog_and_leaves_others(void)
 		printf("    status %d, output:\n%s\n", status, out);
 	free(out);
 	CHECK(ok, "missing catalog is a runtime error");
-	f = fopen(catfile, "w");
-	CHECK(f && fputs("# ok\n1201 phase name=a0[0-3]:str\n", f) >= 0 && fclose(f) == 0, "cannot write %s", catfile);
+	CHECK(ht_test_write_text(catfile, "# ok\n1201 phase name=a0[0-3]:str\n") == 0, "cannot write %s", catfile);
 	snprintf(cmd, sizeof(cmd), "%s report --json --catalog %s %s/marks.htr 2>&1", ht_test_bin(), catfile, dir);
 	out = ht_test_run(cmd, NULL, &status);
 	CHECK(out, "popen");
@@ -860,10 +847,8 @@ static void test_forged_guest_events_are_counted_never_decoded(void)
 	CHECK(write_forged_trace("forged.htr", true), "%s", err);
 	snprintf(symfile, sizeof(symfile), "%s/forged.map", dir);
 	snprintf(catfile, sizeof(catfile), "%s/forged.cat", dir);
-	FILE *f = fopen(symfile, "w");
-	CHECK(f && fputs(system_map, f) >= 0 && fclose(f) == 0, "cannot write %s", symfile);
-	f = fopen(catfile, "w");
-	CHECK(f && fputs("1201 phase name=a0-a3:str\n", f) >= 0 && fclose(f) == 0, "cannot write %s", catfile);
+	CHECK(ht_test_write_text(symfile, system_map) == 0, "cannot write %s", symfile);
+	CHECK(ht_test_write_text(catfile, "1201 phase name=a0-a3:str\n") == 0, "cannot write %s", catfile);
 
 	/* --sched: no invented task, the forged switches counted. */
 	char *out = report_on("forged.htr", "--sched", &status);

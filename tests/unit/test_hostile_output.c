@@ -137,7 +137,7 @@ static void setup(void)
 		memcpy(&r[n++], &sw, sizeof(sw));
 	}
 	if (ht_test_write_trace(trace, &h, ids, 2, r, n, NULL, 0, err, sizeof(err)) ||
-	    ht_test_write_file(symbols, syms, (size_t)len) || ht_test_write_file(catalog, cat, strlen(cat)))
+	    ht_test_write_file(symbols, syms, (size_t)len) || ht_test_write_text(catalog, cat))
 		printf("    setup: %s\n", err);
 }
 
@@ -285,7 +285,7 @@ static void json_outputs_parse_strictly_whatever_the_input(void)
 	int status;
 
 	snprintf(script, sizeof(script), "%s/check.py", dir);
-	CHECK(ht_test_write_file(script, json_check, strlen(json_check)) == 0, "write");
+	CHECK(ht_test_write_text(script, json_check) == 0, "write");
 	snprintf(cmd, sizeof(cmd), "%s report --json --catalog %s --guest-symbols %s --kaslr-offset 0 %s >%s/t.jsonl 2>&1 && "
 		 "python3 %s lines %s/t.jsonl 2>&1", ht_test_bin(), catalog, symbols, trace, dir, script, dir);
 	char *out = ht_test_run(cmd, &len, &status);
@@ -331,7 +331,7 @@ static void csv_keeps_its_columns_and_neutralises_formulas(void)
 	int status;
 
 	snprintf(script, sizeof(script), "%s/check_csv.py", dir);
-	CHECK(ht_test_write_file(script, csv_check, strlen(csv_check)) == 0, "write");
+	CHECK(ht_test_write_text(script, csv_check) == 0, "write");
 	snprintf(cmd, sizeof(cmd), "%s report --csv --catalog %s --guest-symbols %s --kaslr-offset 0 %s >%s/t.csv 2>&1 && "
 		 "python3 %s %s/t.csv 2>&1", ht_test_bin(), catalog, symbols, trace, dir, script, dir);
 	char *out = ht_test_run(cmd, &len, &status);
@@ -404,7 +404,7 @@ static void lttng_of_hostile_strings_reads_in_babeltrace2_and_bt2(void)
 	int status;
 
 	snprintf(script, sizeof(script), "%s/lttng_check.py", dir);
-	CHECK(ht_test_write_file(script, lttng_check, strlen(lttng_check)) == 0, "write");
+	CHECK(ht_test_write_text(script, lttng_check) == 0, "write");
 	snprintf(cmd, sizeof(cmd),
 		 "%s convert --lttng %s/lttng --catalog %s --guest-symbols %s --kaslr-offset 0 %s >/dev/null 2>&1 && "
 		 "for t in %s/lttng/*/; do babeltrace2 \"$t\" 2>&1 >/dev/null || echo \"babeltrace2 failed on $t\"; done && "
@@ -464,7 +464,7 @@ static void perfetto_of_hostile_strings_is_valid_utf8_escaped(void)
 	int status;
 
 	snprintf(script, sizeof(script), "%s/perfetto_check.py", dir);
-	CHECK(ht_test_write_file(script, perfetto_check, strlen(perfetto_check)) == 0, "write");
+	CHECK(ht_test_write_text(script, perfetto_check) == 0, "write");
 	snprintf(cmd, sizeof(cmd),
 		 "%s convert --perfetto %s/t.pftrace --catalog %s --guest-symbols %s --kaslr-offset 0 %s >/dev/null 2>&1 && "
 		 "%s report --csv --catalog %s --guest-symbols %s --kaslr-offset 0 %s >%s/p.csv && mkdir %s/pb && "

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "record/vm_identity.h"
+#include "fixture.h"
 #include "test.h"
 #include "tracefile/crc32.h"
 #include "tracefile/trace_reader.h"
@@ -237,7 +238,6 @@ static void live_names_of_vms_and_vcpu_threads(void)
 	static const char *const args[] = { "qemu", "-name", "mail,debug-threads=on", NULL };
 	struct ht_vm_names *n = calloc(1, sizeof(*n));
 	char path[600];
-	FILE *f;
 
 	if (!ASSERT_MSG(n, "out of memory"))
 		goto cleanup;
@@ -251,8 +251,7 @@ static void live_names_of_vms_and_vcpu_threads(void)
 		goto cleanup;
 	/* Cached: the thread's name stays what it was when first read. */
 	snprintf(path, sizeof(path), "%s/500/task/502/comm", root);
-	f = fopen(path, "w");
-	if (!ASSERT_MSG(f && fputs("renamed\n", f) >= 0 && fclose(f) == 0, "rename"))
+	if (!ASSERT_MSG(ht_test_write_text(path, "renamed\n") == 0, "rename"))
 		goto cleanup;
 	if (!ASSERT_STREQ(ht_vm_names_thread(n, 500, 502), "CPU 1/KVM", "ht_vm_names_thread(n, 500, 502)"))
 		goto cleanup;
