@@ -20,6 +20,7 @@
 #include "common/util.h"
 #include "hist/live_view.h"
 #include "record/recording.h"
+#include "kernel_test.h"
 #include "synth.h"
 #include "test.h"
 #include "record/tracer.h"
@@ -50,13 +51,9 @@ static int load(struct fixture *f, bool aggregate, enum ht_agg_group_by by)
 {
 	struct ht_tracer_opts o = { .isa = HT_ISA_SVM, .synthetic = true, .ringbuf_bytes = 1 << 20,
 				    .aggregate_only = aggregate, .group_by = by };
-	char err[512];
-
 	ht_filters_default(&o.filters);
-	if (ht_tracer_load(&f->tracer, &o, err, sizeof(err))) {
-		printf("    %s\n", err);
+	if (!(f->tracer = ht_kernel_test_tracer(&o)))
 		return -1;
-	}
 	struct ht_live_opts lo = { .interval_ns = 1000, .terminal = 0,
 				   .group_by = by == HT_AGG_BY_VCPU ? HT_LAT_BY_VCPU : HT_LAT_BY_NONE };
 	f->frame_out = open_memstream(&f->frame, &f->frame_len);
@@ -287,22 +284,7 @@ cleanup:
 
 int main(void)
 {
-	char err[512];
-
-	if (geteuid() != 0) {
-		printf("SKIP: live_view: the in-kernel tests load BPF programs and need root\n");
-		return 0;
-	}
-	if (ht_synth_layout_load(&layout, err, sizeof(err))) {
-		printf("FAIL: live_view_setup: %s\n", err);
-		return 1;
-	}
-	int fd = mkstemp(path);
-	if (fd < 0) {
-		printf("FAIL: live_view_setup: %s\n", strerror(errno));
-		return 1;
-	}
-	close(fd);
+	ht_kernel_test_begin("live_view", &layout, path);
 	/* No preemption in the middle of a synthetic event (see ht_synth_unpreempted). */
 	if (ht_synth_unpreempted())
 		printf("    note: no real-time priority (%s): a preemption may cut a synthetic event\n", strerror(errno));

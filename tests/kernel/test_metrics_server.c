@@ -26,6 +26,7 @@
 #include "record/metrics_exporter.h"
 #include "record/recording.h"
 #include "slow_clients.h"
+#include "kernel_test.h"
 #include "synth.h"
 #include "test.h"
 
@@ -681,22 +682,7 @@ cleanup:
 
 int main(void)
 {
-	char err[512];
-
-	if (geteuid() != 0) {
-		printf("SKIP: metrics_server: the in-kernel tests load BPF programs and need root\n");
-		return 0;
-	}
-	if (ht_synth_layout_load(&layout, err, sizeof(err))) {
-		printf("FAIL: metrics_server_setup: %s\n", err);
-		return 1;
-	}
-	int fd = mkstemp(path);
-	if (fd < 0) {
-		printf("FAIL: metrics_server_setup: %s\n", strerror(errno));
-		return 1;
-	}
-	close(fd);
+	ht_kernel_test_begin("metrics_server", &layout, path);
 	RUN(scrape_counts_every_record_drained_by_vcpu);
 	RUN(no_file_mode_labels_the_bpf_aggregates_by_vcpu_and_nr);
 	RUN(stalled_clients_hold_up_neither_the_drain_nor_other_scrapes);

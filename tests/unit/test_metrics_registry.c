@@ -396,11 +396,11 @@ static void vm_labels_are_printable_and_bounded(void)
 	char label[HT_METRICS_VM_LABEL], long_name[200];
 
 	ht_metrics_vm_label("web1", 7, label);
-	CHECK(!strcmp(label, "web1"), "%s", label);
+	ASSERT_STREQ(label, "web1", "label");
 	ht_metrics_vm_label("", 4242, label);
-	CHECK(!strcmp(label, "pid 4242"), "%s", label);
+	ASSERT_STREQ(label, "pid 4242", "label");
 	ht_metrics_vm_label("a\x1b[31m\xff\xc3\xa9\"q", 1, label);
-	CHECK(!strcmp(label, "a\\x1b[31m\\xff\xc3\xa9\"q"), "%s", label);
+	ASSERT_STREQ(label, "a\\x1b[31m\\xff\xc3\xa9\"q", "label");
 	memset(long_name, '\x01', sizeof(long_name) - 1);
 	long_name[sizeof(long_name) - 1] = '\0';
 	ht_metrics_vm_label(long_name, 1, label);
@@ -418,7 +418,7 @@ static void seconds_are_written_exactly(void)
 
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		ht_metrics_format_seconds(cases[i].ns, buf, sizeof(buf));
-		CHECK(!strcmp(buf, cases[i].s), "%" PRIu64 " ns: %s, want %s", cases[i].ns, buf, cases[i].s);
+		ASSERT_STREQ(buf, cases[i].s, "buf");
 	}
 }
 
@@ -435,7 +435,7 @@ static void listen_address_is_port_or_addr_and_port(void)
 	CHECK(ht_listen_addr_parse("9470", &a), "port only");
 	CHECK(v4->sin_family == AF_INET && ntohs(v4->sin_port) == 9470 &&
 	      v4->sin_addr.s_addr == htonl(INADDR_LOOPBACK), "port only listens on 127.0.0.1");
-	CHECK(!strcmp(a.text, "127.0.0.1:9470"), "%s", a.text);
+	ASSERT_STREQ(a.text, "127.0.0.1:9470", "a.text");
 	CHECK(ht_listen_addr_parse("0.0.0.0:65535", &a) && v4->sin_addr.s_addr == 0 &&
 	      ntohs(v4->sin_port) == 65535, "0.0.0.0:65535");
 	CHECK(ht_listen_addr_parse("[::1]:1", &a) && v6->sin6_family == AF_INET6 &&
@@ -448,7 +448,7 @@ static void listen_address_is_port_or_addr_and_port(void)
 	char *argv[] = { "record", "--metrics", "10.1.2.3:9470", NULL };
 	struct ht_record_config cfg;
 	CHECK(ht_record_parse(3, argv, &cfg) == -1 && cfg.metrics, "record --metrics accepted");
-	CHECK(!strcmp(cfg.metrics_addr.text, "10.1.2.3:9470"), "%s", cfg.metrics_addr.text);
+	ASSERT_STREQ(cfg.metrics_addr.text, "10.1.2.3:9470", "cfg.metrics_addr.text");
 }
 
 /* The exit metrics of a table: pid 100 named with every byte a label must not carry raw. */

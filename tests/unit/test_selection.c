@@ -69,7 +69,7 @@ static void pid_vcpu_and_nr_must_all_match(void)
 	CHECK(!ht_selection_match(&cfg.selection, &other_pid, NULL), "other pid");
 	CHECK(!ht_selection_match(&cfg.selection, &other_vcpu, NULL), "other vcpu");
 	CHECK(!ht_selection_match(&cfg.selection, &other_nr, NULL), "other nr");
-	CHECK(!strcmp(cfg.path, "f.htr"), "path %s", cfg.path);
+	ASSERT_STREQ(cfg.path, "f.htr", "cfg.path");
 }
 
 /* --vm selects by the names the file recorded (IDENTITY blocks), as report and convert read it. */
@@ -133,7 +133,7 @@ cleanup:
 	CHECK(!ht_selection_match(&cfg.selection, &x, NULL), "matched without names");
 	char desc[128];
 	ht_selection_describe(&cfg.selection, desc, sizeof(desc));
-	CHECK(!strcmp(desc, "vm web1"), "described as '%s'", desc);
+	ASSERT_STREQ(desc, "vm web1", "desc");
 }
 
 static void since_and_until_in_seconds_count_from_the_recording_start(void)

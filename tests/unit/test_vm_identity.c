@@ -106,12 +106,12 @@ static void names_keep_their_bytes_and_are_cut_between_characters(void)
 
 	fake_process(700, "q\x1b[2J\xc2\x9b", args, 701, "x\xe7\xbd\x91\xe7\xbd\x91\xe7\xbd\x91\xe7\xbd\x91\xe7\xbd\x91");
 	ht_identity_read(root, 700, 701, 1, &id);
-	CHECK(!strcmp(id.process_name, "q\x1b[2J\xc2\x9b"), "process name bytes changed: '%s'", id.process_name);
+	ASSERT_STREQ(id.process_name, "q\x1b[2J\xc2\x9b", "id.process_name");
 	/* "\x1b]0;x\x07\xff" is 7 bytes, then 18 whole characters (54 bytes) fit in 63. */
 	CHECK(strlen(id.vm_name) == 61 && !strncmp(id.vm_name, "\x1b]0;x\x07\xff网", 10), "vm name '%s' (%zu bytes)",
 	      id.vm_name, strlen(id.vm_name));
 	/* 16-byte thread_name: 'x' and 4 characters (13 bytes); the fifth would need bytes 14-16. */
-	CHECK(!strcmp(id.thread_name, "x网网网网"), "thread name '%s'", id.thread_name);
+	ASSERT_STREQ(id.thread_name, "x网网网网", "id.thread_name");
 }
 
 /* Gives fake process pid a descriptor fd linking to target (readlink reads it back). */
