@@ -114,7 +114,8 @@ enum ht_synthetic_prog {
 
 /*
  * The contexts of the timed synthetic programs. hypertrace.bpf.c has its own
- * copies of these layouts, which no test compares: change both together.
+ * copies: test_synthetic_contexts checks each member's place against the BPF
+ * object's BTF.
  */
 struct ht_synth_timed_event {
 	__u64 now_ns;
