@@ -121,12 +121,12 @@ static int merge_commit(void *ctx, unsigned int n)
 static int merge_profile(unsigned int nrings, unsigned int n)
 {
 	struct producers_bpf *skel = producers_bpf__open();
-	int fds[HT_DRAIN_MAX_RINGS];
+	int fds[HT_MAX_RINGS];
 	unsigned long long drained = 0;
 	struct ht_record_sink sink = { .slots = merge_slots, .commit = merge_commit, .ctx = &drained };
 	struct ht_drain *d;
 
-	if (!skel || !nrings || nrings > HT_DRAIN_MAX_RINGS)
+	if (!skel || !nrings || nrings > HT_MAX_RINGS)
 		return 1;
 	unsigned long bytes = 1ul << 20;
 	while (bytes / 96 < n / nrings + 1)

@@ -11,5 +11,7 @@
 
 /* Formats a one-line message into err (for a caller to print) and returns -1. */
 __attribute__((format(printf, 3, 4))) int ht_errf(char *err, size_t errlen, const char *fmt, ...);
+/* The same, returning status (an -errno the caller passes on) instead of -1. */
+__attribute__((format(printf, 4, 5))) int ht_errf_status(char *err, size_t errlen, int status, const char *fmt, ...);
 
 #endif

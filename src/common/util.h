@@ -29,4 +29,10 @@ static inline uint64_t ht_monotonic_ns(void)
 	return ht_clock_ns(CLOCK_MONOTONIC);
 }
 
+/* The time left until due: 0 once it is due or past (an overdue time never wraps around). */
+static inline uint64_t ht_ns_until(uint64_t due, uint64_t now)
+{
+	return due > now ? due - now : 0;
+}
+
 #endif

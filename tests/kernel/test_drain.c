@@ -17,6 +17,7 @@
 #include <bpf/libbpf.h>
 #include "hypertrace/synthetic_fill.h"
 #include "record/recording.h"
+#include "kernel_test.h"
 #include "synth.h"
 #include "test.h"
 #include "tracefile/trace_reader.h"
@@ -303,16 +304,7 @@ static void a_map_that_is_not_a_ring_buffer_is_refused(void)
 
 int main(void)
 {
-	if (geteuid() != 0) {
-		printf("SKIP: drain: the in-kernel tests load BPF programs and need root\n");
-		return 0;
-	}
-	int fd = mkstemp(path);
-	if (fd < 0) {
-		printf("FAIL: drain_setup: %s\n", strerror(errno));
-		return 1;
-	}
-	close(fd);
+	ht_kernel_test_begin("drain", NULL, path);
 	RUN(every_record_produced_is_written_in_order_or_counted_as_dropped);
 	RUN(records_of_every_cpu_are_merged_in_time_order);
 	RUN(a_record_is_written_once_it_is_older_than_the_order_slack);

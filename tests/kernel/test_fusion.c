@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 #include "record/recording.h"
+#include "kernel_test.h"
 #include "synth.h"
 #include "test.h"
 #include "tracefile/trace_reader.h"
@@ -46,18 +47,12 @@ static struct outcome out;
 static struct ht_tracer *tracer_with(int isa, const struct ht_filters *f, unsigned long ringbuf_bytes)
 {
 	struct ht_tracer_opts o = { .isa = isa, .synthetic = true, .ringbuf_bytes = ringbuf_bytes };
-	struct ht_tracer *t = NULL;
-	char err[512];
 
 	if (f)
 		o.filters = *f;
 	else
 		ht_filters_default(&o.filters);
-	if (ht_tracer_load(&t, &o, err, sizeof(err))) {
-		printf("    load failed: %s\n", err);
-		return NULL;
-	}
-	return t;
+	return ht_kernel_test_tracer(&o);
 }
 
 static struct ht_tracer *vmx_tracer(void)
@@ -931,16 +926,7 @@ cleanup:
 
 int main(void)
 {
-	char err[512];
-
-	if (geteuid() != 0) {
-		printf("SKIP: fusion: the in-kernel tests load BPF programs and need root\n");
-		return 0;
-	}
-	if (ht_synth_layout_load(&layout, err, sizeof(err))) {
-		printf("FAIL: fusion_setup: %s\n", err);
-		return 1;
-	}
+	ht_kernel_test_begin("fusion", &layout, NULL);
 	if (!mkdtemp(tmpdir)) {
 		printf("FAIL: fusion_setup: mkdtemp: %s\n", strerror(errno));
 		return 1;

@@ -6,12 +6,21 @@
  * the frames drawn must count exactly the hypercalls issued. Needs root.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <bpf/bpf.h>
+#include "common/util.h"
 #include "hist/live_view.h"
 #include "record/recording.h"
+#include "kernel_test.h"
 #include "synth.h"
 #include "test.h"
 #include "record/tracer.h"
@@ -42,13 +51,9 @@ static int load(struct fixture *f, bool aggregate, enum ht_agg_group_by by)
 {
 	struct ht_tracer_opts o = { .isa = HT_ISA_SVM, .synthetic = true, .ringbuf_bytes = 1 << 20,
 				    .aggregate_only = aggregate, .group_by = by };
-	char err[512];
-
 	ht_filters_default(&o.filters);
-	if (ht_tracer_load(&f->tracer, &o, err, sizeof(err))) {
-		printf("    %s\n", err);
+	if (!(f->tracer = ht_kernel_test_tracer(&o)))
 		return -1;
-	}
 	struct ht_live_opts lo = { .interval_ns = 1000, .terminal = 0,
 				   .group_by = by == HT_AGG_BY_VCPU ? HT_LAT_BY_VCPU : HT_LAT_BY_NONE };
 	f->frame_out = open_memstream(&f->frame, &f->frame_len);
@@ -215,30 +220,78 @@ cleanup:
 	fixture_free(&fx);
 }
 
+/* From now on, in this process, the bpf() command cmd fails with EPERM; 0 or -1. */
+static int fail_bpf_command(__u32 cmd)
+{
+	struct sock_filter filter[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_bpf, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, cmd, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = ARRAY_SIZE(filter), .filter = filter };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -1;
+	return (int)syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
+}
+
+static void ignore_group(void *ctx, __u64 key, const struct ht_agg_hist *h)
+{
+	(void)ctx;
+	(void)key;
+	(void)h;
+}
+
+/*
+ * A map read that fails is the caller's error (-errno), not the end of the
+ * groups: in a child whose bpf() refuses first the walk of the keys, then the
+ * lookups.
+ */
+static void a_failed_aggregate_read_returns_its_errno(void)
+{
+	static const __u32 refused[] = { BPF_MAP_GET_NEXT_KEY, BPF_MAP_LOOKUP_ELEM };
+	struct fixture fx = { 0 };
+
+	if (!ASSERT_MSG(load(&fx, true, HT_AGG_BY_VCPU) == 0, "setup"))
+		goto cleanup;
+	if (!ASSERT_MSG(hypercalls(fx.tracer, 3, 0) == 0, "events"))
+		goto cleanup;
+	for (size_t i = 0; i < ARRAY_SIZE(refused); i++) {
+		int status = 0;
+		pid_t child = fork();
+
+		if (!ASSERT_GE(child, 0, "fork"))
+			goto cleanup;
+		if (child == 0) {
+			if (fail_bpf_command(refused[i]))
+				_exit(3);
+			_exit(ht_tracer_read_aggregates(fx.tracer, ignore_group, NULL) == -EPERM ? 0 : 1);
+		}
+		if (!ASSERT_EQ(waitpid(child, &status, 0), child, "waitpid"))
+			goto cleanup;
+		if (!ASSERT_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+				"bpf command %u refused: status %#x (exit 1: not -EPERM, 3: no seccomp filter)",
+				refused[i], status))
+			goto cleanup;
+	}
+	ASSERT_OK(ht_tracer_read_aggregates(fx.tracer, ignore_group, NULL), "read without a refusal");
+cleanup:
+	fixture_free(&fx);
+}
+
 int main(void)
 {
-	char err[512];
-
-	if (geteuid() != 0) {
-		printf("SKIP: live_view: the in-kernel tests load BPF programs and need root\n");
-		return 0;
-	}
-	if (ht_synth_layout_load(&layout, err, sizeof(err))) {
-		printf("FAIL: live_view_setup: %s\n", err);
-		return 1;
-	}
-	int fd = mkstemp(path);
-	if (fd < 0) {
-		printf("FAIL: live_view_setup: %s\n", strerror(errno));
-		return 1;
-	}
-	close(fd);
+	ht_kernel_test_begin("live_view", &layout, path);
 	/* No preemption in the middle of a synthetic event (see ht_synth_unpreempted). */
 	if (ht_synth_unpreempted())
 		printf("    note: no real-time priority (%s): a preemption may cut a synthetic event\n", strerror(errno));
 	RUN(interval_frame_counts_every_record_drained);
 	RUN(aggregate_only_counts_in_bpf_per_vcpu_and_emits_no_records);
 	RUN(aggregate_groups_beyond_the_map_are_counted_on_their_own);
+	RUN(a_failed_aggregate_read_returns_its_errno);
 	unlink(path);
 	return ht_test_exit_status();
 }

@@ -21,10 +21,12 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include "common/grow.h"
 #include "common/util.h"
 #include "record/metrics_exporter.h"
 #include "record/recording.h"
 #include "slow_clients.h"
+#include "kernel_test.h"
 #include "synth.h"
 #include "test.h"
 
@@ -144,12 +146,10 @@ static int connect_loopback(uint16_t port, int rcvbuf)
 /* Reads until EOF (or error), at most WAIT_MS. Bytes read, -1 on timeout. */
 static long read_to_eof(int fd, char **out)
 {
-	size_t len = 0, cap = 1 << 16;
-	char *buf = malloc(cap + 1);
+	size_t len = 0, cap = 0;
+	char *buf = NULL;
 	unsigned long long end = now_ms() + WAIT_MS;
 
-	if (!buf)
-		return -1;
 	for (;;) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		unsigned long long now = now_ms();
@@ -158,16 +158,11 @@ static long read_to_eof(int fd, char **out)
 			free(buf);
 			return -1;
 		}
-		if (len == cap) {
-			char *b = realloc(buf, 2 * cap + 1);
-			if (!b) {
-				free(buf);
-				return -1;
-			}
-			buf = b;
-			cap *= 2;
+		if (HT_GROW(buf, cap, len + 2, 1 << 16)) { /* a byte to read, one for the '\0' */
+			free(buf);
+			return -1;
 		}
-		ssize_t n = recv(fd, buf + len, cap - len, 0);
+		ssize_t n = recv(fd, buf + len, cap - len - 1, 0);
 		if (n <= 0)
 			break; /* EOF, or a reset by the server */
 		len += (size_t)n;
@@ -687,22 +682,7 @@ cleanup:
 
 int main(void)
 {
-	char err[512];
-
-	if (geteuid() != 0) {
-		printf("SKIP: metrics_server: the in-kernel tests load BPF programs and need root\n");
-		return 0;
-	}
-	if (ht_synth_layout_load(&layout, err, sizeof(err))) {
-		printf("FAIL: metrics_server_setup: %s\n", err);
-		return 1;
-	}
-	int fd = mkstemp(path);
-	if (fd < 0) {
-		printf("FAIL: metrics_server_setup: %s\n", strerror(errno));
-		return 1;
-	}
-	close(fd);
+	ht_kernel_test_begin("metrics_server", &layout, path);
 	RUN(scrape_counts_every_record_drained_by_vcpu);
 	RUN(no_file_mode_labels_the_bpf_aggregates_by_vcpu_and_nr);
 	RUN(stalled_clients_hold_up_neither_the_drain_nor_other_scrapes);

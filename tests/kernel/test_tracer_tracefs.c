@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "record/tracer.h"
+#include "kernel_test.h"
 #include "test.h"
 
 #define TRACEFS "/sys/kernel/tracing"
@@ -46,10 +47,7 @@ static void a_synthetic_tracer_loads_where_tracefs_is_not_mounted(void)
 
 int main(void)
 {
-	if (geteuid() != 0) {
-		printf("SKIP: tracer_tracefs: the in-kernel tests load BPF programs and need root\n");
-		return 0;
-	}
+	ht_kernel_test_begin("tracer_tracefs", NULL, NULL);
 	RUN(a_synthetic_tracer_loads_where_tracefs_is_not_mounted);
 	return ht_test_exit_status();
 }

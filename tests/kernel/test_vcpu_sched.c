@@ -18,6 +18,7 @@
 #include "record/drain.h"
 #include "record/recording.h"
 #include "record/tracer.h"
+#include "kernel_test.h"
 #include "synth.h"
 #include "test.h"
 #include "tracefile/trace_reader.h"
@@ -34,16 +35,12 @@ static struct ht_tracer *filtered_sched_tracer(bool vcpu_sched, unsigned long ri
 	/* Only the test's events move states: no real switch (see main). */
 	struct ht_tracer_opts o = { .isa = HT_ISA_SVM, .synthetic = true, .synthetic_switches_only = true,
 				    .exits = true, .vcpu_sched = vcpu_sched, .ringbuf_bytes = ring_bytes };
-	struct ht_tracer *t = NULL;
-	char err[512];
 
 	if (f)
 		o.filters = *f;
 	else
 		ht_filters_default(&o.filters);
-	if (ht_tracer_load(&t, &o, err, sizeof(err)))
-		printf("    load failed: %s\n", err);
-	return t;
+	return ht_kernel_test_tracer(&o);
 }
 
 static struct ht_tracer *sched_tracer(bool vcpu_sched, unsigned long ring_bytes)
@@ -328,10 +325,7 @@ static void the_trace_file_keeps_switches_between_hypercalls(void)
 
 int main(void)
 {
-	if (geteuid() != 0) {
-		printf("SKIP: vcpu_sched: the in-kernel tests load BPF programs and need root\n");
-		return 0;
-	}
+	ht_kernel_test_begin("vcpu_sched", NULL, NULL);
 	/* One CPU, and only the tests' own switches: see test_exits.c's main. */
 	cpu_set_t one;
 	CPU_ZERO(&one);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
+#include "common/grow.h"
 #include "tracefile/trace_writer.h"
 
 const char *ht_test_bin(void)
@@ -24,15 +25,10 @@ char *ht_test_run(const char *cmd, size_t *len, int *status)
 	if (!p)
 		return NULL;
 	for (;;) {
-		if (cap - used < 65536) {
-			char *n = realloc(out, cap = cap ? 2 * cap : 1 << 17);
-
-			if (!n) {
-				free(out);
-				pclose(p);
-				return NULL;
-			}
-			out = n;
+		if (HT_GROW(out, cap, used + 65536, 1 << 17)) {
+			free(out);
+			pclose(p);
+			return NULL;
 		}
 		size_t got = fread(out + used, 1, cap - used - 1, p);
 		if (!got)
@@ -92,6 +88,11 @@ int ht_test_write_file(const char *path, const void *text, size_t len)
 		return -1;
 	}
 	return fclose(f) ? -1 : 0;
+}
+
+int ht_test_write_text(const char *path, const char *text)
+{
+	return ht_test_write_file(path, text, strlen(text));
 }
 
 bool ht_test_terminal_safe(const char *s, size_t len, size_t *bad)

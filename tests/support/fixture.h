@@ -26,6 +26,8 @@ int ht_test_write_trace(const char *path, const struct ht_file_header *h, const 
 			unsigned int nnrs, char *err, size_t errlen);
 /* Writes text to path; 0 or -1. */
 int ht_test_write_file(const char *path, const void *text, size_t len);
+/* The same for a NUL-terminated text. */
+int ht_test_write_text(const char *path, const char *text);
 /*
  * True if s[0..len) is safe to show on a terminal: valid UTF-8, no control
  * character but '\n' (C0, DEL, C1), no bidi control or line separator. Else

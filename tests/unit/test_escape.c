@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include "common/escape.h"
 #include "fixture.h"
+#include "common/util.h"
 #include "test.h"
 
 static bool escapes_to(const char *in, enum ht_escape_style style, const char *want)
@@ -57,12 +58,12 @@ static void a_small_buffer_never_cuts_an_escape_or_a_character(void)
 {
 	char buf[8];
 
-	CHECK(!strcmp(ht_escape(buf, 6, "ab\x1b", HT_ESC_TEXT), "ab"), "'%s'", buf);
-	CHECK(!strcmp(ht_escape(buf, 7, "ab\x1b", HT_ESC_TEXT), "ab\\x1b"), "'%s'", buf);
-	CHECK(!strcmp(ht_escape(buf, 5, "a网", HT_ESC_TEXT), "a网"), "'%s'", buf);
-	CHECK(!strcmp(ht_escape(buf, 4, "a网", HT_ESC_TEXT), "a"), "'%s'", buf);
-	CHECK(!strcmp(ht_escape(buf, 8, "\xff", HT_ESC_JSON), "\\u00ff"), "'%s'", buf);
-	CHECK(!strcmp(ht_escape(buf, 6, "\xff", HT_ESC_JSON), ""), "'%s'", buf);
+	ASSERT_STREQ(ht_escape(buf, 6, "ab\x1b", HT_ESC_TEXT), "ab", "ht_escape(buf, 6, \"ab\\x1b\", HT_ESC_TEXT)");
+	ASSERT_STREQ(ht_escape(buf, 7, "ab\x1b", HT_ESC_TEXT), "ab\\x1b", "ht_escape(buf, 7, \"ab\\x1b\", HT_ESC_TEXT)");
+	ASSERT_STREQ(ht_escape(buf, 5, "a网", HT_ESC_TEXT), "a网", "ht_escape(buf, 5, \"a网\", HT_ESC_TEXT)");
+	ASSERT_STREQ(ht_escape(buf, 4, "a网", HT_ESC_TEXT), "a", "ht_escape(buf, 4, \"a网\", HT_ESC_TEXT)");
+	ASSERT_STREQ(ht_escape(buf, 8, "\xff", HT_ESC_JSON), "\\u00ff", "ht_escape(buf, 8, \"\\xff\", HT_ESC_JSON)");
+	ASSERT_STREQ(ht_escape(buf, 6, "\xff", HT_ESC_JSON), "", "ht_escape(buf, 6, \"\\xff\", HT_ESC_JSON)");
 	CHECK(ht_escape_mem(buf, sizeof(buf), "a\0b", 3, HT_ESC_TEXT) == 6 && !strcmp(buf, "a\\x00b"),
 	      "NUL bytes of a buffer: '%s'", buf);
 	CHECK(ht_utf8_prefix("网站", 5) == 3 && ht_utf8_prefix("网站", 6) == 6 && ht_utf8_prefix("ab\xff", 2) == 2,
@@ -87,7 +88,7 @@ static void csv_fields_are_quoted_and_formulas_neutralised(void)
 	size_t len = 0;
 	FILE *m;
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		m = open_memstream(&mem, &len);
 		if (!ASSERT_OK_PTR(m, "open_memstream"))
 			return;

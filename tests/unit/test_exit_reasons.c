@@ -17,17 +17,17 @@ static void known_codes_have_the_kernels_names(void)
 {
 	char buf[32];
 
-	CHECK(!strcmp(ht_exit_reason_name(HT_ISA_VMX, 18), "VMCALL"), "VMX 18");
-	CHECK(!strcmp(ht_exit_reason_name(HT_ISA_VMX, 30), "IO_INSTRUCTION"), "VMX 30");
-	CHECK(!strcmp(ht_exit_reason_name(HT_ISA_SVM, 0x81), "hypercall"), "SVM 0x81");
-	CHECK(!strcmp(ht_exit_reason_name(HT_ISA_SVM, 0x78), "hlt"), "SVM 0x78");
-	CHECK(!strcmp(ht_exit_reason_name(HT_ISA_SVM, 0x40 + 6), "UD excp"), "SVM #UD");
-	CHECK(!strcmp(ht_exit_reason_name(HT_ISA_SVM, 0xffffffffu), "invalid_guest_state"), "SVM_EXIT_ERR");
+	ASSERT_STREQ(ht_exit_reason_name(HT_ISA_VMX, 18), "VMCALL", "VMX 18");
+	ASSERT_STREQ(ht_exit_reason_name(HT_ISA_VMX, 30), "IO_INSTRUCTION", "VMX 30");
+	ASSERT_STREQ(ht_exit_reason_name(HT_ISA_SVM, 0x81), "hypercall", "SVM 0x81");
+	ASSERT_STREQ(ht_exit_reason_name(HT_ISA_SVM, 0x78), "hlt", "SVM 0x78");
+	ASSERT_STREQ(ht_exit_reason_name(HT_ISA_SVM, 0x40 + 6), "UD excp", "SVM #UD");
+	ASSERT_STREQ(ht_exit_reason_name(HT_ISA_SVM, 0xffffffffu), "invalid_guest_state", "SVM_EXIT_ERR");
 	CHECK(ht_exit_reason_name(HT_ISA_VMX, 0x4d2) == NULL, "an unknown code has no name");
 	ht_exit_reason_format(buf, sizeof(buf), HT_ISA_VMX, 0x4d2);
-	CHECK(!strcmp(buf, "0x4d2"), "unknown: %s", buf);
+	ASSERT_STREQ(buf, "0x4d2", "buf");
 	ht_exit_reason_format(buf, sizeof(buf), 7, 18);
-	CHECK(!strcmp(buf, "0x12"), "unknown ISA: %s", buf);
+	ASSERT_STREQ(buf, "0x12", "buf");
 }
 
 /* The table of one ISA in the print format: "__print_symbolic(..., { 0, "NAME" }, ...)". */

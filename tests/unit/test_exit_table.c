@@ -8,6 +8,7 @@
 #include <string.h>
 #include "exits/exit_table.h"
 #include "exits/exit_view.h"
+#include "common/util.h"
 #include "test.h"
 
 static struct ht_exit_key key(__u32 pid, __u16 vcpu, __u32 reason)
@@ -35,7 +36,7 @@ static void series_stay_sorted_and_unique(void)
 	struct ht_exit_table a;
 
 	ht_exit_table_init(&a);
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
 		if (!ASSERT_MSG(ht_exit_table_set_series(&a, &keys[i], &h) == 0, "set"))
 			goto cleanup;
 	if (!ASSERT_EQ(a.nseries, 4, "value"))
@@ -133,9 +134,9 @@ static void short_times_keep_three_digits(void)
 	};
 	char buf[16];
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		ht_exit_fmt_ns(buf, sizeof(buf), cases[i].ns);
-		CHECK(!strcmp(buf, cases[i].want), "%llu: %s, want %s", cases[i].ns, buf, cases[i].want);
+		ASSERT_STREQ(buf, cases[i].want, "buf");
 	}
 }
 

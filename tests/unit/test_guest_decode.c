@@ -16,8 +16,10 @@
 #include "decode/guest_symbols.h"
 #include "decode/sched_summary.h"
 #include "hypertrace/guest.h"
+#include "fixture.h"
 #include "test.h"
 #include "tracefile/trace_writer.h"
+#include "common/util.h"
 
 static char err[512];
 static char dir[] = "/tmp/ht-decode-XXXXXX";
@@ -256,7 +258,7 @@ static void test_user_catalog_errors_name_the_line_and_the_fix(void)
 		{ "1200 x addr_sym=a1:str addr=a0:sym\n", "field 'addr_sym' of x is the name of the symbol of field 'addr'" },
 	};
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		ht_catalog_free(&cat);
 		if (!ASSERT_MSG(ht_catalog_init(&cat, err, sizeof(err)) == 0, "%s", err))
 			goto cleanup;
@@ -402,7 +404,6 @@ static void test_decoder_finds_kaslr_offset_from_module_event(void)
 	struct ht_file_header h;
 	const uint32_t nrs[] = { 1100, 1105 };
 	char path[256], symfile[256], buf[128];
-	FILE *f;
 
 	recs[0] = rec_of(HT_GUEST_NR_MODULE, ht_guest_pack_module(1, HT_GUEST_EV_FUNCTIONS, 1, 0,
 								  0xffffffff81100000ull + 0x2c000000, "_printk"));
@@ -413,8 +414,7 @@ static void test_decoder_finds_kaslr_offset_from_module_event(void)
 		goto cleanup;
 	snprintf(path, sizeof(path), "%s/kaslr.htr", dir);
 	snprintf(symfile, sizeof(symfile), "%s/System.map", dir);
-	f = fopen(symfile, "w");
-	if (!ASSERT_MSG(f && fputs(system_map, f) >= 0 && fclose(f) == 0, "cannot write %s", symfile))
+	if (!ASSERT_MSG(ht_test_write_text(symfile, system_map) == 0, "cannot write %s", symfile))
 		goto cleanup;
 	memset(&h, 0, sizeof(h));
 	h.filter_nr_count = 2;
@@ -482,36 +482,6 @@ cleanup:
 	ht_decoder_close(&dec);
 }
 
-/* Runs the sanitized binary; returns its stdout (malloc'd) and status. */
-static char *run(const char *cmd, int *status)
-{
-	FILE *p = popen(cmd, "r");
-	char *out = NULL;
-	size_t len = 0, cap = 0;
-
-	if (!p)
-		return NULL;
-	for (;;) {
-		if (cap - len < 4096) {
-			cap = cap ? 2 * cap : 65536;
-			out = realloc(out, cap);
-		}
-		size_t got = fread(out + len, 1, cap - len - 1, p);
-		if (!got)
-			break;
-		len += got;
-	}
-	out[len] = '\0';
-	*status = pclose(p);
-	return out;
-}
-
-static const char *ht_bin(void)
-{
-	const char *b = getenv("HT");
-	return b ? b : ".output/san/hypertrace-bpf";
-}
-
 /*
  * Field names that clash in the CTF metadata make babeltrace2 refuse the
  * whole trace: such a catalog is refused before any output exists; names
@@ -528,11 +498,10 @@ static void test_ctf_field_names_never_clash(void)
 	recs[0].exit_ns = 1000001000;
 	CHECK(write_trace("clash.htr", recs, 1, nrs, 1), "%s", err);
 	snprintf(catfile, sizeof(catfile), "%s/clash.cat", dir);
-	FILE *f = fopen(catfile, "w");
-	CHECK(f && fputs("1200 mine vcpu_id=a0 addr=a1:sym\n", f) >= 0 && fclose(f) == 0, "cannot write %s", catfile);
+	CHECK(ht_test_write_text(catfile, "1200 mine vcpu_id=a0 addr=a1:sym\n") == 0, "cannot write %s", catfile);
 	snprintf(cmd, sizeof(cmd), "%s convert --ctf %s/clash-ctf --catalog %s %s/clash.htr 2>&1; echo status $?; ls %s/clash-ctf 2>&1 | head -1",
-		 ht_bin(), dir, catfile, dir, dir);
-	char *out = run(cmd, &status);
+		 ht_test_bin(), dir, catfile, dir, dir);
+	char *out = ht_test_run(cmd, NULL, &status);
 	CHECK(out, "popen");
 	int ok = strstr(out, "field 'vcpu_id' of mine: every guest event has a field of that name") &&
 		 strstr(out, "status 1\n") && strstr(out, "No such file or directory") && !strstr(out, "converted");
@@ -540,12 +509,11 @@ static void test_ctf_field_names_never_clash(void)
 		printf("    %s\n", out);
 	free(out);
 	CHECK(ok, "a clashing catalog was not refused before the output");
-	f = fopen(catfile, "w");
-	CHECK(f && fputs("1200 mine vcpu=a0 addr=a1:sym addr_symbol=a2 _guest_rip=a3\n", f) >= 0 && fclose(f) == 0,
+	CHECK(ht_test_write_text(catfile, "1200 mine vcpu=a0 addr=a1:sym addr_symbol=a2 _guest_rip=a3\n") == 0,
 	      "cannot write %s", catfile);
 	snprintf(cmd, sizeof(cmd), "%s convert --ctf %s/near-ctf --catalog %s %s/clash.htr >/dev/null 2>&1 && babeltrace2 %s/near-ctf 2>&1",
-		 ht_bin(), dir, catfile, dir, dir);
-	out = run(cmd, &status);
+		 ht_test_bin(), dir, catfile, dir, dir);
+	out = ht_test_run(cmd, NULL, &status);
 	CHECK(out, "popen");
 	ok = status == 0 && strstr(out, "mine: { pid = 500, tid = 0 }, { vcpu_id = 0, guest_rip = 0xFFFFFFFFC0A01234, "
 				     "exit_to_hcall_ns = 0, hcall_to_entry_ns = 0, vcpu = 7, addr = 0xFFFFFFFF81003000, "
@@ -567,7 +535,6 @@ static void test_report_graph_pairs_nests_and_symbolizes(void)
 		{ 1106, B, 4000 }, { 1106, A, 10000 }, { 1106, C, 11000 }, { 1105, C, 12000 },
 	};
 	char cmd[1024], symfile[256];
-	FILE *f;
 	int status;
 
 	for (size_t i = 0; i < 8; i++) {
@@ -576,11 +543,10 @@ static void test_report_graph_pairs_nests_and_symbolizes(void)
 	}
 	CHECK(write_trace("graph.htr", recs, 8, nrs, 2), "%s", err);
 	snprintf(symfile, sizeof(symfile), "%s/kallsyms", dir);
-	f = fopen(symfile, "w");
-	CHECK(f && fputs(system_map, f) >= 0 && fclose(f) == 0, "cannot write %s", symfile);
-	snprintf(cmd, sizeof(cmd), "%s report --graph --guest-symbols %s --kaslr-offset 0 %s/graph.htr 2>&1", ht_bin(),
+	CHECK(ht_test_write_text(symfile, system_map) == 0, "cannot write %s", symfile);
+	snprintf(cmd, sizeof(cmd), "%s report --graph --guest-symbols %s --kaslr-offset 0 %s/graph.htr 2>&1", ht_test_bin(),
 		 symfile, dir);
-	char *out = run(cmd, &status);
+	char *out = ht_test_run(cmd, NULL, &status);
 	CHECK(out, "popen");
 	int ok = status == 0 && strstr(out, "# vCPU 0 of VM pid 500") &&
 		 strstr(out, "|  vfs_read() {\n") && strstr(out, "0.500 us |    vfs_write();\n") &&
@@ -615,8 +581,8 @@ static void test_report_sched_summary_run_times_and_gaps(void)
 	recs[4].exit_ns = 1000000000ull + 9 * 1000000ull;
 	CHECK(write_trace("sched.htr", recs, 5, nrs, 1), "%s", err);
 	/* The trailer ends the recording 1 us after the last record: 9.001 ms. */
-	snprintf(cmd, sizeof(cmd), "%s report --sched %s/sched.htr 2>&1", ht_bin(), dir);
-	char *out = run(cmd, &status);
+	snprintf(cmd, sizeof(cmd), "%s report --sched %s/sched.htr 2>&1", ht_test_bin(), dir);
+	char *out = ht_test_run(cmd, NULL, &status);
 	CHECK(out, "popen");
 	int ok = status == 0 &&
 		 strstr(out, "guest scheduling: 5 sched_switch events on 2 vCPU(s), 1 gap(s)") &&
@@ -636,15 +602,14 @@ static void test_report_csv_unchanged_for_undecodable_files_and_rip_symbolized(v
 	struct ht_record recs[1];
 	const uint32_t nrs[] = { 1000 };
 	char cmd[1024], symfile[256];
-	FILE *f;
 	int status;
 
 	recs[0] = rec_of(1000, (struct ht_guest_args){ { 1, 2, 3, 4 } });
 	recs[0].exit_ns = 1000001000;
 	recs[0].guest_rip = 0xffffffff81003404ull;
 	CHECK(write_trace("plain.htr", recs, 1, nrs, 1), "%s", err);
-	snprintf(cmd, sizeof(cmd), "%s report --csv %s/plain.htr 2>&1 | head -n 1", ht_bin(), dir);
-	char *out = run(cmd, &status);
+	snprintf(cmd, sizeof(cmd), "%s report --csv %s/plain.htr 2>&1 | head -n 1", ht_test_bin(), dir);
+	char *out = ht_test_run(cmd, NULL, &status);
 	CHECK(out, "popen");
 	int ok = !strcmp(out, "exit_ns,wallclock,host_pid,host_tid,vcpu_id,exit_cpu,entry_cpu,isa,exit_reason,nr,"
 			      "a0,a1,a2,a3,guest_rip,exit_to_hcall_ns,hcall_to_entry_ns,total_ns,flags,"
@@ -654,11 +619,10 @@ static void test_report_csv_unchanged_for_undecodable_files_and_rip_symbolized(v
 	free(out);
 	CHECK(ok, "the CSV header of a file with no catalogued nr changed");
 	snprintf(symfile, sizeof(symfile), "%s/rip.map", dir);
-	f = fopen(symfile, "w");
-	CHECK(f && fputs(system_map, f) >= 0 && fclose(f) == 0, "cannot write %s", symfile);
-	snprintf(cmd, sizeof(cmd), "%s report --dump --guest-symbols %s --kaslr-offset 0 %s/plain.htr 2>&1", ht_bin(),
+	CHECK(ht_test_write_text(symfile, system_map) == 0, "cannot write %s", symfile);
+	snprintf(cmd, sizeof(cmd), "%s report --dump --guest-symbols %s --kaslr-offset 0 %s/plain.htr 2>&1", ht_test_bin(),
 		 symfile, dir);
-	out = run(cmd, &status);
+	out = ht_test_run(cmd, NULL, &status);
 	CHECK(out, "popen");
 	ok = status == 0 && strstr(out, " rip 0xffffffff81003404 ") && strstr(out, " rip_sym=vfs_write+0x4\n") && !strstr(out, "=>");
 	if (!ok)
@@ -672,7 +636,6 @@ static void test_convert_chrome_shows_guest_tasks_calls_and_events(void)
 	struct ht_record recs[5];
 	const uint32_t nrs[] = { 1101, 1105, 1106 };
 	char cmd[2048], symfile[256];
-	FILE *f;
 	int status;
 
 	recs[0] = rec_of(1101, ht_guest_pack_sched_switch(0, 120, 0, 42, 120, "worker", 1));
@@ -687,8 +650,7 @@ static void test_convert_chrome_shows_guest_tasks_calls_and_events(void)
 	}
 	CHECK(write_trace("chrome.htr", recs, 5, nrs, 3), "%s", err);
 	snprintf(symfile, sizeof(symfile), "%s/chrome.map", dir);
-	f = fopen(symfile, "w");
-	CHECK(f && fputs(system_map, f) >= 0 && fclose(f) == 0, "cannot write %s", symfile);
+	CHECK(ht_test_write_text(symfile, system_map) == 0, "cannot write %s", symfile);
 	/* Python's json module is the reader: the file must be JSON, and hold the guest tracks. */
 	snprintf(cmd, sizeof(cmd),
 		 "%s convert --chrome %s/g.json --guest-symbols %s --kaslr-offset 0 %s/chrome.htr >/dev/null 2>&1 && "
@@ -705,8 +667,8 @@ static void test_convert_chrome_shows_guest_tasks_calls_and_events(void)
 		 "assert one(ph=\"M\", pid=tasks, name=\"process_name\")[0][\"args\"][\"name\"] == \"guest tasks of VM 500\"\n"
 		 "assert not one(ph=\"i\", name=\"hypercall 1000\") and len(one(ph=\"i\")) == 4\n"
 		 "print(\"ok\")' %s/g.json 2>&1",
-		 ht_bin(), dir, symfile, dir, dir);
-	char *out = run(cmd, &status);
+		 ht_test_bin(), dir, symfile, dir, dir);
+	char *out = ht_test_run(cmd, NULL, &status);
 	CHECK(out, "popen");
 	int ok = status == 0 && !strcmp(out, "ok\n");
 	if (!ok)
@@ -715,8 +677,8 @@ static void test_convert_chrome_shows_guest_tasks_calls_and_events(void)
 	CHECK(ok, "Chrome JSON guest events");
 	/* CTF: each decoded event an event class of its own, as babeltrace2 reads it. */
 	snprintf(cmd, sizeof(cmd), "%s convert --ctf %s/ctf --guest-symbols %s --kaslr-offset 0 %s/chrome.htr >/dev/null 2>&1 && "
-		 "babeltrace2 %s/ctf 2>&1", ht_bin(), dir, symfile, dir, dir);
-	out = run(cmd, &status);
+		 "babeltrace2 %s/ctf 2>&1", ht_test_bin(), dir, symfile, dir, dir);
+	out = ht_test_run(cmd, NULL, &status);
 	CHECK(out, "popen");
 	ok = status == 0 &&
 	     strstr(out, "sched_switch: { pid = 500, tid = 501 }, { vcpu_id = 1, guest_rip = 0xFFFFFFFFC0A01234, exit_to_hcall_ns = 0, "
@@ -779,7 +741,6 @@ static void test_report_dump_decodes_user_catalog_and_leaves_others(void)
 	struct ht_record recs[2];
 	const uint32_t nrs[] = { 1000, 1201 };
 	char cmd[1024], catfile[256];
-	FILE *f;
 	int status;
 
 	recs[0] = rec_of(1000, (struct ht_guest_args){ { 5, 0, 0, 0 } });
@@ -788,10 +749,9 @@ static void test_report_dump_decodes_user_catalog_and_leaves_others(void)
 	recs[1].exit_ns = 1000002000;
 	CHECK(write_trace("marks.htr", recs, 2, nrs, 2), "%s", err);
 	snprintf(catfile, sizeof(catfile), "%s/app.cat", dir);
-	f = fopen(catfile, "w");
-	CHECK(f && fputs("1201 phase name=a0-a3:str\n", f) >= 0 && fclose(f) == 0, "cannot write %s", catfile);
-	snprintf(cmd, sizeof(cmd), "%s report --dump --catalog %s %s/marks.htr 2>&1", ht_bin(), catfile, dir);
-	char *out = run(cmd, &status);
+	CHECK(ht_test_write_text(catfile, "1201 phase name=a0-a3:str\n") == 0, "cannot write %s", catfile);
+	snprintf(cmd, sizeof(cmd), "%s report --dump --catalog %s %s/marks.htr 2>&1", ht_test_bin(), catfile, dir);
+	char *out = ht_test_run(cmd, NULL, &status);
 	CHECK(out, "popen");
 	/* Line 1: nr 1000, left as it was; line 2: the user's event, decoded. */
 	char *second = strchr(out, '\n');
@@ -801,18 +761,17 @@ static void test_report_dump_decodes_user_catalog_and_leaves_others(void)
 		printf("    status %d, output:\n%s\n", status, out);
 	free(out);
 	CHECK(ok, "dump output");
-	snprintf(cmd, sizeof(cmd), "%s report --dump --catalog %s/missing.cat %s/marks.htr 2>&1", ht_bin(), dir, dir);
-	out = run(cmd, &status);
+	snprintf(cmd, sizeof(cmd), "%s report --dump --catalog %s/missing.cat %s/marks.htr 2>&1", ht_test_bin(), dir, dir);
+	out = ht_test_run(cmd, NULL, &status);
 	CHECK(out, "popen");
 	ok = WEXITSTATUS(status) == 1 && strstr(out, "cannot open catalog");
 	if (!ok)
 		printf("    status %d, output:\n%s\n", status, out);
 	free(out);
 	CHECK(ok, "missing catalog is a runtime error");
-	f = fopen(catfile, "w");
-	CHECK(f && fputs("# ok\n1201 phase name=a0[0-3]:str\n", f) >= 0 && fclose(f) == 0, "cannot write %s", catfile);
-	snprintf(cmd, sizeof(cmd), "%s report --json --catalog %s %s/marks.htr 2>&1", ht_bin(), catfile, dir);
-	out = run(cmd, &status);
+	CHECK(ht_test_write_text(catfile, "# ok\n1201 phase name=a0[0-3]:str\n") == 0, "cannot write %s", catfile);
+	snprintf(cmd, sizeof(cmd), "%s report --json --catalog %s %s/marks.htr 2>&1", ht_test_bin(), catfile, dir);
+	out = ht_test_run(cmd, NULL, &status);
 	CHECK(out, "popen");
 	ok = WEXITSTATUS(status) == 1 && strstr(out, "app.cat:2: field 'name=a0[0-3]:str': a :str bit range must cover whole bytes") &&
 	     !strchr(strchr(out, ':') ? strchr(out, ':') : out, '\n')[1];
@@ -820,8 +779,8 @@ static void test_report_dump_decodes_user_catalog_and_leaves_others(void)
 		printf("    status %d, output:\n%s\n", status, out);
 	free(out);
 	CHECK(ok, "a bad catalog line: one line naming file:line, status 1");
-	snprintf(cmd, sizeof(cmd), "%s report --csv --guest-symbols %s/none.map %s/marks.htr 2>&1", ht_bin(), dir, dir);
-	out = run(cmd, &status);
+	snprintf(cmd, sizeof(cmd), "%s report --csv --guest-symbols %s/none.map %s/marks.htr 2>&1", ht_test_bin(), dir, dir);
+	out = ht_test_run(cmd, NULL, &status);
 	CHECK(out, "popen");
 	ok = WEXITSTATUS(status) == 1 && strstr(out, "cannot open guest symbols");
 	if (!ok)
@@ -876,8 +835,8 @@ static char *report_on(const char *name, const char *args, int *status)
 {
 	char cmd[1400];
 
-	snprintf(cmd, sizeof(cmd), "%s report %s %s/%s 2>&1", ht_bin(), args, dir, name);
-	return run(cmd, status);
+	snprintf(cmd, sizeof(cmd), "%s report %s %s/%s 2>&1", ht_test_bin(), args, dir, name);
+	return ht_test_run(cmd, NULL, status);
 }
 
 static void test_forged_guest_events_are_counted_never_decoded(void)
@@ -888,10 +847,8 @@ static void test_forged_guest_events_are_counted_never_decoded(void)
 	CHECK(write_forged_trace("forged.htr", true), "%s", err);
 	snprintf(symfile, sizeof(symfile), "%s/forged.map", dir);
 	snprintf(catfile, sizeof(catfile), "%s/forged.cat", dir);
-	FILE *f = fopen(symfile, "w");
-	CHECK(f && fputs(system_map, f) >= 0 && fclose(f) == 0, "cannot write %s", symfile);
-	f = fopen(catfile, "w");
-	CHECK(f && fputs("1201 phase name=a0-a3:str\n", f) >= 0 && fclose(f) == 0, "cannot write %s", catfile);
+	CHECK(ht_test_write_text(symfile, system_map) == 0, "cannot write %s", symfile);
+	CHECK(ht_test_write_text(catfile, "1201 phase name=a0-a3:str\n") == 0, "cannot write %s", catfile);
 
 	/* --sched: no invented task, the forged switches counted. */
 	char *out = report_on("forged.htr", "--sched", &status);
@@ -957,8 +914,8 @@ static void test_forged_guest_events_are_counted_never_decoded(void)
 		 "assert len([e for e in ev if e.get(\"ph\") == \"i\" and e[\"name\"] == \"sched_switch\"]) == 2\n"
 		 "assert d[\"metadata\"][\"forged_guest_events\"] == 502, d[\"metadata\"]\n"
 		 "print(\"ok\")' %s/forged.json 2>&1",
-		 ht_bin(), dir, dir, dir);
-	out = run(args, &status);
+		 ht_test_bin(), dir, dir, dir);
+	out = ht_test_run(args, NULL, &status);
 	CHECK(out, "popen");
 	ok = status == 0 && !strcmp(out, "ok\n");
 	if (!ok)
@@ -966,8 +923,8 @@ static void test_forged_guest_events_are_counted_never_decoded(void)
 	free(out);
 	CHECK(ok, "convert --chrome used forged events");
 	snprintf(args, sizeof(args), "%s convert --ctf %s/forged-ctf %s/forged.htr >/dev/null 2>&1 && babeltrace2 %s/forged-ctf 2>&1",
-		 ht_bin(), dir, dir, dir);
-	out = run(args, &status);
+		 ht_test_bin(), dir, dir, dir);
+	out = ht_test_run(args, NULL, &status);
 	CHECK(out, "popen");
 	ok = status == 0 && !strstr(out, "evil") && strstr(out, "sched_switch: ") &&
 	     strstr(out, "hypercall: { pid = 500, tid = 0 }, { nr = 1101,");
@@ -976,7 +933,7 @@ static void test_forged_guest_events_are_counted_never_decoded(void)
 	free(out);
 	CHECK(ok, "convert --ctf used forged events");
 	snprintf(args, sizeof(args), "grep -c 'forged_guest_events = 502;' %s/forged-ctf/metadata", dir);
-	out = run(args, &status);
+	out = ht_test_run(args, NULL, &status);
 	CHECK(out && !strcmp(out, "1\n"), "CTF env: %s", out ? out : "");
 	free(out);
 
@@ -992,8 +949,8 @@ static void test_forged_guest_events_are_counted_never_decoded(void)
 		 "grep -c 'forged_guest_events = 502;' host/metadata && babeltrace2 host | grep -c 'kvm_x86_hypercall: .* nr = 1101,' && "
 		 "babeltrace2 host | grep -c 'vmsync_gh_host:' && babeltrace2 guest-500 | grep -c ' sched_switch:' && "
 		 "! babeltrace2 guest-500 host 2>&1 | grep -i -e evil -e 'tid = 66[67]' -e warning",
-		 ht_bin(), dir, dir, dir);
-	out = run(cmd, &status);
+		 ht_test_bin(), dir, dir, dir);
+	out = ht_test_run(cmd, NULL, &status);
 	CHECK(out, "popen");
 	ok = status == 0 && !strcmp(out, "guest-500\nhost\n1\n502\n5\n2\n");
 	if (!ok)
@@ -1010,8 +967,8 @@ static void test_forged_guest_events_are_counted_never_decoded(void)
 		 "protoc --proto_path=third_party/perfetto --decode=perfetto.protos.Trace perfetto_trace.proto "
 		 "<%s/forged-pb/bundle-0.pb >%s/forged-pb/bundle-0.txt && grep -c 'name: \"hypercall 1101\"' %s/forged-pb/bundle-0.txt && "
 		 "! grep -e evil -e 'pid: 66[67]$' %s/forged-pb/bundle-0.txt",
-		 ht_bin(), dir, dir, ht_bin(), dir, dir, dir, dir, dir, dir, dir, dir, dir, dir);
-	out = run(cmd, &status);
+		 ht_test_bin(), dir, dir, ht_test_bin(), dir, dir, dir, dir, dir, dir, dir, dir, dir, dir);
+	out = ht_test_run(cmd, NULL, &status);
 	CHECK(out, "popen");
 	ok = status == 0 && !strcmp(out, "check_perfetto: OK\n1\n");
 	if (!ok)

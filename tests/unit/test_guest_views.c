@@ -17,6 +17,7 @@
 #include "decode/guest_symbols.h"
 #include "decode/sched_summary.h"
 #include "hypertrace/guest.h"
+#include "common/util.h"
 #include "test.h"
 
 static char err[512];
@@ -36,13 +37,18 @@ static void test_probed_syscall_named_by_its_x64_entry_not_an_alias(void)
 	struct ht_symtab t;
 	char buf[128];
 
-	CHECK(ht_symtab_parse(&t, kallsyms, "kallsyms", err, sizeof(err)) == 0, "%s", err);
-	CHECK(ht_symtab_format(&t, 0xffffffff9a2a1f30ull, buf, sizeof(buf)) && !strcmp(buf, "__x64_sys_getppid+0x0"),
-	      "%s", buf);
-	CHECK(ht_symtab_format(&t, 0xffffffff9a3ac061ull, buf, sizeof(buf)) && !strcmp(buf, "__x64_sys_sync+0x11"),
-	      "%s", buf);
-	CHECK(ht_symtab_format(&t, 0xffffffff9a3b1004ull, buf, sizeof(buf)) && !strcmp(buf, "iterate_supers+0x4"),
-	      "%s", buf);
+	if (!ASSERT_MSG(ht_symtab_parse(&t, kallsyms, "kallsyms", err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_symtab_format(&t, 0xffffffff9a2a1f30ull, buf, sizeof(buf)) && !strcmp(buf, "__x64_sys_getppid+0x0"),
+			"%s", buf))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_symtab_format(&t, 0xffffffff9a3ac061ull, buf, sizeof(buf)) && !strcmp(buf, "__x64_sys_sync+0x11"),
+			"%s", buf))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_symtab_format(&t, 0xffffffff9a3b1004ull, buf, sizeof(buf)) && !strcmp(buf, "iterate_supers+0x4"),
+			"%s", buf))
+		goto cleanup;
+cleanup:
 	ht_symtab_free(&t);
 }
 
@@ -57,34 +63,45 @@ static void test_module_symbol_is_one_token_and_its_module_apart(void)
 
 	memset(&d, 0, sizeof(d));
 	ht_guest_origin_init(&d.origin);
-	CHECK(ht_catalog_init(&d.cat, err, sizeof(err)) == 0, "%s", err);
-	CHECK(ht_symtab_parse(&d.syms, kallsyms, "kallsyms", err, sizeof(err)) == 0, "%s", err);
+	if (!ASSERT_MSG(ht_catalog_init(&d.cat, err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_symtab_parse(&d.syms, kallsyms, "kallsyms", err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
 	d.have_syms = d.columns = true;
-	CHECK(ht_decoder_symbol(&d, r.guest_rip, buf, sizeof(buf)) &&
-		      !strcmp(buf, "emit_module_event+0x71 [hypertrace_guest]"), "text: %s", buf);
-	CHECK(ht_decoder_symbol_parts(&d, r.guest_rip, buf, sizeof(buf), &mod) && !strcmp(buf, "emit_module_event+0x71") &&
-		      mod && !strcmp(mod, "hypertrace_guest"), "parts: %s %s", buf, mod ? mod : "(none)");
-	CHECK(ht_decoder_symbol_parts(&d, 0xffffffff9a3b1000ull, buf, sizeof(buf), &mod) && !mod, "a kernel symbol has no module");
+	if (!ASSERT_MSG(ht_decoder_symbol(&d, r.guest_rip, buf, sizeof(buf)) &&
+		      !strcmp(buf, "emit_module_event+0x71 [hypertrace_guest]"), "text: %s", buf))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_decoder_symbol_parts(&d, r.guest_rip, buf, sizeof(buf), &mod) && !strcmp(buf, "emit_module_event+0x71") &&
+		      mod && !strcmp(mod, "hypertrace_guest"), "parts: %s %s", buf, mod ? mod : "(none)"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_decoder_symbol_parts(&d, 0xffffffff9a3b1000ull, buf, sizeof(buf), &mod) && !mod, "a kernel symbol has no module"))
+		goto cleanup;
 	/* Where a call is shown (graph, slices, event classes): no "+0x0", the module after the name. */
-	CHECK(ht_decoder_function(&d, 0xffffffffc0a01000ull, buf, sizeof(buf)) &&
-		      !strcmp(buf, "emit_module_event [hypertrace_guest]"), "function: %s", buf);
-	CHECK(ht_decoder_function(&d, 0xffffffff9a3b1000ull, buf, sizeof(buf)) && !strcmp(buf, "iterate_supers"),
-	      "function: %s", buf);
-	CHECK(ht_decoder_function(&d, 0xffffffff9a3b1004ull, buf, sizeof(buf)) && !strcmp(buf, "iterate_supers+0x4"),
-	      "function: %s", buf);
+	if (!ASSERT_MSG(ht_decoder_function(&d, 0xffffffffc0a01000ull, buf, sizeof(buf)) &&
+		      !strcmp(buf, "emit_module_event [hypertrace_guest]"), "function: %s", buf))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_decoder_function(&d, 0xffffffff9a3b1000ull, buf, sizeof(buf)) && !strcmp(buf, "iterate_supers"),
+			"function: %s", buf))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_decoder_function(&d, 0xffffffff9a3b1004ull, buf, sizeof(buf)) && !strcmp(buf, "iterate_supers+0x4"),
+			"function: %s", buf))
+		goto cleanup;
 
 	f = open_memstream(&text, &len);
 	ht_decode_print_json(&d, &r, f);
 	fclose(f);
-	CHECK(strstr(text, ",\"rip_sym\":\"emit_module_event+0x71\",\"rip_module\":\"hypertrace_guest\""), "json: %s", text);
+	if (!ASSERT_MSG(strstr(text, ",\"rip_sym\":\"emit_module_event+0x71\",\"rip_module\":\"hypertrace_guest\""), "json: %s", text))
+		goto cleanup;
 	free(text);
 	f = open_memstream(&text, &len);
 	ht_decode_print_csv_header(&d, f);
 	fputc('\n', f);
 	ht_decode_print_csv(&d, &r, f);
 	fclose(f);
-	CHECK(strstr(text, ",event,fields,rip_sym,rip_module\n") &&
-		      strstr(text, ",\"emit_module_event+0x71\",\"hypertrace_guest\""), "csv: %s", text);
+	if (!ASSERT_MSG(strstr(text, ",event,fields,rip_sym,rip_module\n") &&
+		      strstr(text, ",\"emit_module_event+0x71\",\"hypertrace_guest\""), "csv: %s", text))
+		goto cleanup;
+cleanup:
 	free(text);
 	ht_decoder_close(&d);
 }
@@ -126,11 +143,14 @@ static void test_graph_names_the_task_of_a_vcpus_first_calls(void)
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
 
-	for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++)
-		CHECK(ht_fgraph_observe(g, &r[i]) == 0, "observe");
+	for (size_t i = 0; i < ARRAY_SIZE(r); i++)
+		if (!ASSERT_MSG(ht_fgraph_observe(g, &r[i]) == 0, "observe"))
+			goto cleanup;
 	ht_fgraph_print(g, f, 0, NULL);
 	fclose(f);
-	CHECK(strstr(text, "FUNCTION CALLS\n ------------------------------------------ tid 77\n"), "%s", text);
+	if (!ASSERT_MSG(strstr(text, "FUNCTION CALLS\n ------------------------------------------ tid 77\n"), "%s", text))
+		goto cleanup;
+cleanup:
 	free(text);
 	ht_fgraph_free(g);
 }
@@ -148,14 +168,17 @@ static void test_sched_every_vcpu_table_keeps_each_cpus_idle_task(void)
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
 
-	for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++)
-		CHECK(ht_sched_observe(s, &r[i]) == 0, "observe");
+	for (size_t i = 0; i < ARRAY_SIZE(r); i++)
+		if (!ASSERT_MSG(ht_sched_observe(s, &r[i]) == 0, "observe"))
+			goto cleanup;
 	ht_sched_print(s, f, 0, 6000, NULL);
 	fclose(f);
 	table = strstr(text, "every vCPU:");
 	/* swapper/0 ran 2000 ns on vCPU 0, swapper/1 4000 ns on vCPU 1: two rows, not one. */
-	CHECK(table && strstr(table, "         0  swapper/1               1          0.004  1\n") &&
-		      strstr(table, "         0  swapper/0               1          0.002  0\n"), "%s", text);
+	if (!ASSERT_MSG(table && strstr(table, "         0  swapper/1               1          0.004  1\n") &&
+		      strstr(table, "         0  swapper/0               1          0.002  0\n"), "%s", text))
+		goto cleanup;
+cleanup:
 	free(text);
 	ht_sched_free(s);
 }

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include "common/hashmap.h"
+#include "common/util.h"
 #include "test.h"
 
 static void strategies_add_set_update(void)
@@ -169,7 +170,7 @@ static void keys_chosen_to_collide_still_spread(void)
 	const uint64_t patterns[] = { 1ull << 12, 1ull << 32, inverse_of_golden };
 	struct ht_hashmap map;
 
-	for (size_t p = 0; p < sizeof(patterns) / sizeof(patterns[0]); p++) {
+	for (size_t p = 0; p < ARRAY_SIZE(patterns); p++) {
 		bool added = true;
 
 		ht_hashmap_init(&map, ht_hash_long, ht_equal_long, NULL);

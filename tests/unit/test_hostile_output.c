@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include "fixture.h"
 #include "hypertrace/guest.h"
+#include "common/util.h"
 #include "test.h"
 
 static char dir[] = "/tmp/ht-hostile-XXXXXX";
@@ -78,7 +79,7 @@ static void setup(void)
 	snprintf(id.thread_name, sizeof(id.thread_name), "CPU 0/\x9b" "31m");
 	memset(&h, 0, sizeof(h));
 	h.start_monotonic_ns = 1000000000ull;
-	h.filter_nr_count = sizeof(nrs) / sizeof(nrs[0]);
+	h.filter_nr_count = ARRAY_SIZE(nrs);
 	memcpy(h.filter_nr, nrs, sizeof(nrs));
 	snprintf(h.kernel_release, sizeof(h.kernel_release), "6.1\x1b[5m");
 	snprintf(h.cpu_vendor, sizeof(h.cpu_vendor), "Auth\x1b[8m");
@@ -136,7 +137,7 @@ static void setup(void)
 		memcpy(&r[n++], &sw, sizeof(sw));
 	}
 	if (ht_test_write_trace(trace, &h, ids, 2, r, n, NULL, 0, err, sizeof(err)) ||
-	    ht_test_write_file(symbols, syms, (size_t)len) || ht_test_write_file(catalog, cat, strlen(cat)))
+	    ht_test_write_file(symbols, syms, (size_t)len) || ht_test_write_text(catalog, cat))
 		printf("    setup: %s\n", err);
 }
 
@@ -185,7 +186,7 @@ static void every_text_mode_shows_foreign_control_bytes_visibly(void)
 	size_t len;
 	int status;
 
-	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(modes); i++) {
 		char *out = report(modes[i].mode, modes[i].catalog, modes[i].symbols, &len, &status);
 		bool ok = ASSERT_MSG(out && WIFEXITED(status) && WEXITSTATUS(status) == 0, "report %s: status %d: %s",
 				     modes[i].mode, status, out ? out : "") &&
@@ -284,7 +285,7 @@ static void json_outputs_parse_strictly_whatever_the_input(void)
 	int status;
 
 	snprintf(script, sizeof(script), "%s/check.py", dir);
-	CHECK(ht_test_write_file(script, json_check, strlen(json_check)) == 0, "write");
+	CHECK(ht_test_write_text(script, json_check) == 0, "write");
 	snprintf(cmd, sizeof(cmd), "%s report --json --catalog %s --guest-symbols %s --kaslr-offset 0 %s >%s/t.jsonl 2>&1 && "
 		 "python3 %s lines %s/t.jsonl 2>&1", ht_test_bin(), catalog, symbols, trace, dir, script, dir);
 	char *out = ht_test_run(cmd, &len, &status);
@@ -330,7 +331,7 @@ static void csv_keeps_its_columns_and_neutralises_formulas(void)
 	int status;
 
 	snprintf(script, sizeof(script), "%s/check_csv.py", dir);
-	CHECK(ht_test_write_file(script, csv_check, strlen(csv_check)) == 0, "write");
+	CHECK(ht_test_write_text(script, csv_check) == 0, "write");
 	snprintf(cmd, sizeof(cmd), "%s report --csv --catalog %s --guest-symbols %s --kaslr-offset 0 %s >%s/t.csv 2>&1 && "
 		 "python3 %s %s/t.csv 2>&1", ht_test_bin(), catalog, symbols, trace, dir, script, dir);
 	char *out = ht_test_run(cmd, &len, &status);
@@ -403,7 +404,7 @@ static void lttng_of_hostile_strings_reads_in_babeltrace2_and_bt2(void)
 	int status;
 
 	snprintf(script, sizeof(script), "%s/lttng_check.py", dir);
-	CHECK(ht_test_write_file(script, lttng_check, strlen(lttng_check)) == 0, "write");
+	CHECK(ht_test_write_text(script, lttng_check) == 0, "write");
 	snprintf(cmd, sizeof(cmd),
 		 "%s convert --lttng %s/lttng --catalog %s --guest-symbols %s --kaslr-offset 0 %s >/dev/null 2>&1 && "
 		 "for t in %s/lttng/*/; do babeltrace2 \"$t\" 2>&1 >/dev/null || echo \"babeltrace2 failed on $t\"; done && "
@@ -463,7 +464,7 @@ static void perfetto_of_hostile_strings_is_valid_utf8_escaped(void)
 	int status;
 
 	snprintf(script, sizeof(script), "%s/perfetto_check.py", dir);
-	CHECK(ht_test_write_file(script, perfetto_check, strlen(perfetto_check)) == 0, "write");
+	CHECK(ht_test_write_text(script, perfetto_check) == 0, "write");
 	snprintf(cmd, sizeof(cmd),
 		 "%s convert --perfetto %s/t.pftrace --catalog %s --guest-symbols %s --kaslr-offset 0 %s >/dev/null 2>&1 && "
 		 "%s report --csv --catalog %s --guest-symbols %s --kaslr-offset 0 %s >%s/p.csv && mkdir %s/pb && "

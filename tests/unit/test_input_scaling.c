@@ -172,25 +172,32 @@ static void graph_draws_deep_calls_with_their_depth(void)
 	char *text = NULL;
 	size_t len = 0, longest = 0;
 	FILE *m = open_memstream(&text, &len);
+	size_t n;
+	bool ok;
 
-	CHECK(g && m, "setup");
-	size_t n = nested_calls(r, 400);
+	if (!ASSERT_MSG(g && m, "setup"))
+		goto cleanup;
+	n = nested_calls(r, 400);
 	for (size_t i = 0; i < n; i++)
 		ht_fgraph_observe(g, &r[i]);
 	ht_fgraph_print(g, m, 1000000000ull, NULL);
 	fclose(m);
-	ht_fgraph_free(g);
+	m = NULL;
 	for (char *line = text, *nl; (nl = strchr(line, '\n')); line = nl + 1)
 		if ((size_t)(nl - line) > longest)
 			longest = (size_t)(nl - line);
 	/* The innermost call (depth 199) is a leaf; the one around it opens and closes at depth 198. */
-	bool ok = longest < 160 && strstr(text, "[depth 199] 0xffffffff81000030();\n") &&
+	ok = longest < 160 && strstr(text, "[depth 199] 0xffffffff81000030();\n") &&
 		  strstr(text, "[depth 198] 0xffffffff81000020() {\n") &&
 		  strstr(text, "[depth 198] } /* 0xffffffff81000020 */\n") && strstr(text, "max depth 199");
 	if (!ok)
 		printf("    longest line %zu:\n%.3000s\n", longest, text);
+	ASSERT_MSG(ok, "deep calls");
+cleanup:
+	if (m)
+		fclose(m);
+	ht_fgraph_free(g);
 	free(text);
-	CHECK(ok, "deep calls");
 }
 
 /* Switches on n/2 vCPUs of one VM, then n/2 module unloads. */

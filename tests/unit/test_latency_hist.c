@@ -154,12 +154,19 @@ static void test_samples_percentile_empty_and_one(void)
 	struct ht_samples s = { 0 };
 	uint64_t v = 42;
 
-	CHECK(!ht_samples_percentile(&s, 50, &v), "empty has no percentile");
-	CHECK_EQ_U64(v, 42);
-	CHECK(ht_samples_push(&s, 777) == 0, "push");
-	CHECK(ht_samples_percentile(&s, 0, &v) && v == 777, "p0 of one");
-	CHECK(ht_samples_percentile(&s, 50, &v) && v == 777, "p50 of one");
-	CHECK(ht_samples_percentile(&s, 100, &v) && v == 777, "p100 of one");
+	if (!ASSERT_MSG(!ht_samples_percentile(&s, 50, &v), "empty has no percentile"))
+		goto cleanup;
+	if (!ASSERT_EQ(v, 42, "v"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_samples_push(&s, 777) == 0, "push"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_samples_percentile(&s, 0, &v) && v == 777, "p0 of one"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_samples_percentile(&s, 50, &v) && v == 777, "p50 of one"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_samples_percentile(&s, 100, &v) && v == 777, "p100 of one"))
+		goto cleanup;
+cleanup:
 	ht_samples_free(&s);
 }
 
@@ -173,38 +180,59 @@ static void test_samples_percentile_known_sets(void)
 	uint64_t v;
 
 	for (size_t i = 0; i < 10; i++)
-		CHECK(ht_samples_push(&s, ten[i]) == 0, "push");
-	CHECK(ht_samples_percentile(&s, 50, &v) && v == 5, "p50 = %llu", (unsigned long long)v);
-	CHECK(ht_samples_percentile(&s, 90, &v) && v == 9, "p90 = %llu", (unsigned long long)v);
-	CHECK(ht_samples_percentile(&s, 99, &v) && v == 10, "p99 = %llu", (unsigned long long)v);
-	CHECK(ht_samples_percentile(&s, 0, &v) && v == 1, "p0 = %llu", (unsigned long long)v);
-	CHECK(ht_samples_percentile(&s, 10, &v) && v == 1, "p10 = %llu", (unsigned long long)v);
-	CHECK(ht_samples_percentile(&s, 11, &v) && v == 2, "p11 = %llu", (unsigned long long)v);
+		if (!ASSERT_MSG(ht_samples_push(&s, ten[i]) == 0, "push"))
+			goto cleanup;
+	if (!ASSERT_MSG(ht_samples_percentile(&s, 50, &v) && v == 5, "p50 = %llu", (unsigned long long)v))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_samples_percentile(&s, 90, &v) && v == 9, "p90 = %llu", (unsigned long long)v))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_samples_percentile(&s, 99, &v) && v == 10, "p99 = %llu", (unsigned long long)v))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_samples_percentile(&s, 0, &v) && v == 1, "p0 = %llu", (unsigned long long)v))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_samples_percentile(&s, 10, &v) && v == 1, "p10 = %llu", (unsigned long long)v))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_samples_percentile(&s, 11, &v) && v == 2, "p11 = %llu", (unsigned long long)v))
+		goto cleanup;
 
 	ht_samples_clear(&s);
 	for (size_t i = 0; i < 10; i++)
-		CHECK(ht_samples_push(&s, tail[i]) == 0, "push");
-	CHECK(ht_samples_percentile(&s, 50, &v) && v == 50, "p50 = %llu", (unsigned long long)v);
-	CHECK(ht_samples_percentile(&s, 90, &v) && v == 90, "p90 = %llu", (unsigned long long)v);
-	CHECK(ht_samples_percentile(&s, 99, &v) && v == 1000, "p99 = %llu", (unsigned long long)v);
+		if (!ASSERT_MSG(ht_samples_push(&s, tail[i]) == 0, "push"))
+			goto cleanup;
+	if (!ASSERT_MSG(ht_samples_percentile(&s, 50, &v) && v == 50, "p50 = %llu", (unsigned long long)v))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_samples_percentile(&s, 90, &v) && v == 90, "p90 = %llu", (unsigned long long)v))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_samples_percentile(&s, 99, &v) && v == 1000, "p99 = %llu", (unsigned long long)v))
+		goto cleanup;
 
 	/* 100 values 100..1 (reversed): p50 = 50, p90 = 90, p99 = 99 with no rounding slip. */
 	ht_samples_clear(&s);
 	for (uint64_t i = 100; i >= 1; i--)
-		CHECK(ht_samples_push(&s, i) == 0, "push");
-	CHECK(ht_samples_percentile(&s, 50, &v) && v == 50, "p50 = %llu", (unsigned long long)v);
-	CHECK(ht_samples_percentile(&s, 90, &v) && v == 90, "p90 = %llu", (unsigned long long)v);
-	CHECK(ht_samples_percentile(&s, 99, &v) && v == 99, "p99 = %llu", (unsigned long long)v);
+		if (!ASSERT_MSG(ht_samples_push(&s, i) == 0, "push"))
+			goto cleanup;
+	if (!ASSERT_MSG(ht_samples_percentile(&s, 50, &v) && v == 50, "p50 = %llu", (unsigned long long)v))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_samples_percentile(&s, 90, &v) && v == 90, "p90 = %llu", (unsigned long long)v))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_samples_percentile(&s, 99, &v) && v == 99, "p99 = %llu", (unsigned long long)v))
+		goto cleanup;
 
 	/* 1000 values 1..1000: p99.9 is rank 999; adding after a read re-sorts. */
 	ht_samples_clear(&s);
 	for (uint64_t i = 1; i <= 999; i++)
-		CHECK(ht_samples_push(&s, i) == 0, "push");
-	CHECK(ht_samples_percentile(&s, 50, &v) && v == 500, "p50 = %llu", (unsigned long long)v);
-	CHECK(ht_samples_push(&s, 0) == 0, "push"); /* now 0..999 */
-	CHECK(ht_samples_percentile(&s, 99.9, &v) && v == 998, "p99.9 = %llu",
-	      (unsigned long long)v);
-	CHECK(ht_samples_percentile(&s, 0, &v) && v == 0, "p0 = %llu", (unsigned long long)v);
+		if (!ASSERT_MSG(ht_samples_push(&s, i) == 0, "push"))
+			goto cleanup;
+	if (!ASSERT_MSG(ht_samples_percentile(&s, 50, &v) && v == 500, "p50 = %llu", (unsigned long long)v))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_samples_push(&s, 0) == 0, "push"))
+		goto cleanup; /* now 0..999 */
+	if (!ASSERT_MSG(ht_samples_percentile(&s, 99.9, &v) && v == 998, "p99.9 = %llu",
+			(unsigned long long)v))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_samples_percentile(&s, 0, &v) && v == 0, "p0 = %llu", (unsigned long long)v))
+		goto cleanup;
+cleanup:
 	ht_samples_free(&s);
 }
 
@@ -250,32 +278,45 @@ static void test_set_ungrouped_series(void)
 	struct ht_lat_stats st;
 	struct ht_record r;
 
-	CHECK(set, "new");
+	if (!ASSERT_MSG(set, "new"))
+		goto cleanup;
 	for (uint32_t i = 1; i <= 10; i++) {
 		r = rec(100 + i, (uint16_t)i, i * 100, i * 10);
 		ht_latset_add_record(set, &r);
 	}
-	CHECK_EQ_U64(ht_latset_ngroups(set), 1);
+	if (!ASSERT_EQ(ht_latset_ngroups(set), 1, "ht_latset_ngroups(set)"))
+		goto cleanup;
 	g = ht_latset_group(set, 0);
-	CHECK(g->kind == HT_LAT_GROUP_ALL, "group 0 is all");
+	if (!ASSERT_MSG(g->kind == HT_LAT_GROUP_ALL, "group 0 is all"))
+		goto cleanup;
 	ht_lat_series_stats(&g->series[HT_LAT_TOTAL], HT_LAT_INTERVAL, &st);
-	CHECK_EQ_U64(st.count, 10);
-	CHECK(st.p50.exact && st.p50.ns == 550, "total p50 %llu", (unsigned long long)st.p50.ns);
-	CHECK(st.p90.exact && st.p90.ns == 990, "total p90 %llu", (unsigned long long)st.p90.ns);
-	CHECK(st.p99.exact && st.p99.ns == 1100, "total p99 %llu", (unsigned long long)st.p99.ns);
-	CHECK(st.max.exact && st.max.ns == 1100, "total max");
+	if (!ASSERT_EQ(st.count, 10, "st.count"))
+		goto cleanup;
+	if (!ASSERT_MSG(st.p50.exact && st.p50.ns == 550, "total p50 %llu", (unsigned long long)st.p50.ns))
+		goto cleanup;
+	if (!ASSERT_MSG(st.p90.exact && st.p90.ns == 990, "total p90 %llu", (unsigned long long)st.p90.ns))
+		goto cleanup;
+	if (!ASSERT_MSG(st.p99.exact && st.p99.ns == 1100, "total p99 %llu", (unsigned long long)st.p99.ns))
+		goto cleanup;
+	if (!ASSERT_MSG(st.max.exact && st.max.ns == 1100, "total max"))
+		goto cleanup;
 	ht_lat_series_stats(&g->series[HT_LAT_EXIT_HCALL], HT_LAT_INTERVAL, &st);
-	CHECK(st.p50.exact && st.p50.ns == 500, "exit-hcall p50 %llu", (unsigned long long)st.p50.ns);
-	CHECK(st.max.ns == 1000, "exit-hcall max");
+	if (!ASSERT_MSG(st.p50.exact && st.p50.ns == 500, "exit-hcall p50 %llu", (unsigned long long)st.p50.ns))
+		goto cleanup;
+	if (!ASSERT_MSG(st.max.ns == 1000, "exit-hcall max"))
+		goto cleanup;
 	ht_lat_series_stats(&g->series[HT_LAT_HCALL_ENTRY], HT_LAT_INTERVAL, &st);
-	CHECK(st.p90.exact && st.p90.ns == 90, "hcall-entry p90 %llu",
-	      (unsigned long long)st.p90.ns);
+	if (!ASSERT_MSG(st.p90.exact && st.p90.ns == 90, "hcall-entry p90 %llu",
+			(unsigned long long)st.p90.ns))
+		goto cleanup;
 
 	/* Saturated components still add up without overflow. */
 	r = rec(1, 0, UINT32_MAX, UINT32_MAX);
 	ht_latset_add_record(set, &r);
 	ht_lat_series_stats(&g->series[HT_LAT_TOTAL], HT_LAT_INTERVAL, &st);
-	CHECK_EQ_U64(st.max.ns, 2ull * UINT32_MAX);
+	if (!ASSERT_EQ(st.max.ns, 2ull * UINT32_MAX, "st.max.ns"))
+		goto cleanup;
+cleanup:
 	ht_latset_free(set);
 }
 
@@ -286,7 +327,8 @@ static void test_set_grouping_and_other_group(void)
 	struct ht_record r;
 	const int nkeys = HT_LAT_MAX_GROUPS + 6;
 
-	CHECK(set, "new");
+	if (!ASSERT_MSG(set, "new"))
+		goto cleanup;
 	/* Keys arrive in descending order: the first 64 seen get groups. */
 	for (int v = nkeys - 1; v >= 0; v--) {
 		r = rec(4242, (uint16_t)v, 100, 10);
@@ -296,22 +338,33 @@ static void test_set_grouping_and_other_group(void)
 	r = rec(4242, (uint16_t)(nkeys - 1), 200, 20);
 	ht_latset_add_record(set, &r);
 
-	CHECK_EQ_U64(ht_latset_ngroups(set), 1 + HT_LAT_MAX_GROUPS + 1);
-	CHECK_EQ_U64(ht_latset_group(set, 0)->series[HT_LAT_TOTAL].interval.count, nkeys + 1);
+	if (!ASSERT_EQ(ht_latset_ngroups(set), 1 + HT_LAT_MAX_GROUPS + 1, "ht_latset_ngroups(set)"))
+		goto cleanup;
+	if (!ASSERT_EQ(ht_latset_group(set, 0)->series[HT_LAT_TOTAL].interval.count, nkeys + 1, "ht_latset_group(set, 0)->series[HT_LAT_TOTAL].interval.count"))
+		goto cleanup;
 	/* Keyed groups come sorted by key. */
 	for (size_t i = 1; i <= HT_LAT_MAX_GROUPS; i++) {
 		g = ht_latset_group(set, i);
-		CHECK(g->kind == HT_LAT_GROUP_KEY, "group %zu keyed", i);
-		CHECK_EQ_U64(g->host_pid, 4242);
-		CHECK_EQ_U64(g->vcpu_id, i + 5);
+		if (!ASSERT_MSG(g->kind == HT_LAT_GROUP_KEY, "group %zu keyed", i))
+			goto cleanup;
+		if (!ASSERT_EQ(g->host_pid, 4242, "g->host_pid"))
+			goto cleanup;
+		if (!ASSERT_EQ(g->vcpu_id, i + 5, "g->vcpu_id"))
+			goto cleanup;
 	}
 	g = ht_latset_group(set, HT_LAT_MAX_GROUPS);
-	CHECK_EQ_U64(g->series[HT_LAT_TOTAL].interval.count, 2);
-	CHECK_EQ_U64(g->series[HT_LAT_TOTAL].interval.max, 220);
+	if (!ASSERT_EQ(g->series[HT_LAT_TOTAL].interval.count, 2, "g->series[HT_LAT_TOTAL].interval.count"))
+		goto cleanup;
+	if (!ASSERT_EQ(g->series[HT_LAT_TOTAL].interval.max, 220, "g->series[HT_LAT_TOTAL].interval.max"))
+		goto cleanup;
 	g = ht_latset_group(set, HT_LAT_MAX_GROUPS + 1);
-	CHECK(g->kind == HT_LAT_GROUP_OTHER, "last is other");
-	CHECK_EQ_U64(g->series[HT_LAT_TOTAL].interval.count, 6);
-	CHECK(ht_latset_group(set, HT_LAT_MAX_GROUPS + 2) == NULL, "no group past the end");
+	if (!ASSERT_MSG(g->kind == HT_LAT_GROUP_OTHER, "last is other"))
+		goto cleanup;
+	if (!ASSERT_EQ(g->series[HT_LAT_TOTAL].interval.count, 6, "g->series[HT_LAT_TOTAL].interval.count"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_latset_group(set, HT_LAT_MAX_GROUPS + 2) == NULL, "no group past the end"))
+		goto cleanup;
+cleanup:
 	ht_latset_free(set);
 }
 
@@ -323,21 +376,33 @@ static void test_set_vcpu_and_vm_keys(void)
 	struct ht_record rs[] = { rec(200, 0, 1, 1), rec(100, 0, 1, 1), rec(100, 1, 1, 1),
 				  rec(100, 0, 1, 1) };
 
-	CHECK(vcpu && vm, "new");
+	if (!ASSERT_MSG(vcpu && vm, "new"))
+		goto cleanup;
 	for (size_t i = 0; i < 4; i++) {
 		ht_latset_add_record(vcpu, &rs[i]);
 		ht_latset_add_record(vm, &rs[i]);
 	}
-	CHECK_EQ_U64(ht_latset_ngroups(vcpu), 4); /* all + (100,0) (100,1) (200,0) */
-	CHECK_EQ_U64(ht_latset_group(vcpu, 1)->host_pid, 100);
-	CHECK_EQ_U64(ht_latset_group(vcpu, 1)->vcpu_id, 0);
-	CHECK_EQ_U64(ht_latset_group(vcpu, 1)->series[HT_LAT_TOTAL].interval.count, 2);
-	CHECK_EQ_U64(ht_latset_group(vcpu, 2)->vcpu_id, 1);
-	CHECK_EQ_U64(ht_latset_group(vcpu, 3)->host_pid, 200);
-	CHECK_EQ_U64(ht_latset_ngroups(vm), 3); /* all + pid 100 + pid 200 */
-	CHECK_EQ_U64(ht_latset_group(vm, 1)->host_pid, 100);
-	CHECK_EQ_U64(ht_latset_group(vm, 1)->series[HT_LAT_EXIT_HCALL].interval.count, 3);
-	CHECK_EQ_U64(ht_latset_group(vm, 2)->host_pid, 200);
+	if (!ASSERT_EQ(ht_latset_ngroups(vcpu), 4, "ht_latset_ngroups(vcpu)"))
+		goto cleanup; /* all + (100,0) (100,1) (200,0) */
+	if (!ASSERT_EQ(ht_latset_group(vcpu, 1)->host_pid, 100, "ht_latset_group(vcpu, 1)->host_pid"))
+		goto cleanup;
+	if (!ASSERT_EQ(ht_latset_group(vcpu, 1)->vcpu_id, 0, "ht_latset_group(vcpu, 1)->vcpu_id"))
+		goto cleanup;
+	if (!ASSERT_EQ(ht_latset_group(vcpu, 1)->series[HT_LAT_TOTAL].interval.count, 2, "ht_latset_group(vcpu, 1)->series[HT_LAT_TOTAL].interval.count"))
+		goto cleanup;
+	if (!ASSERT_EQ(ht_latset_group(vcpu, 2)->vcpu_id, 1, "ht_latset_group(vcpu, 2)->vcpu_id"))
+		goto cleanup;
+	if (!ASSERT_EQ(ht_latset_group(vcpu, 3)->host_pid, 200, "ht_latset_group(vcpu, 3)->host_pid"))
+		goto cleanup;
+	if (!ASSERT_EQ(ht_latset_ngroups(vm), 3, "ht_latset_ngroups(vm)"))
+		goto cleanup; /* all + pid 100 + pid 200 */
+	if (!ASSERT_EQ(ht_latset_group(vm, 1)->host_pid, 100, "ht_latset_group(vm, 1)->host_pid"))
+		goto cleanup;
+	if (!ASSERT_EQ(ht_latset_group(vm, 1)->series[HT_LAT_EXIT_HCALL].interval.count, 3, "ht_latset_group(vm, 1)->series[HT_LAT_EXIT_HCALL].interval.count"))
+		goto cleanup;
+	if (!ASSERT_EQ(ht_latset_group(vm, 2)->host_pid, 200, "ht_latset_group(vm, 2)->host_pid"))
+		goto cleanup;
+cleanup:
 	ht_latset_free(vcpu);
 	ht_latset_free(vm);
 }
@@ -349,18 +414,23 @@ static void test_set_interval_reset_vs_cumulative(void)
 	struct ht_lat_stats st;
 	struct ht_record r;
 
-	CHECK(set, "new");
+	if (!ASSERT_MSG(set, "new"))
+		goto cleanup;
 	for (uint32_t i = 1; i <= 3; i++) {
 		r = rec(7, 0, i * 1000, 0);
 		ht_latset_add_record(set, &r);
 	}
 	ht_latset_next_interval(set);
 	s = &ht_latset_group(set, 1)->series[HT_LAT_EXIT_HCALL];
-	CHECK_EQ_U64(s->interval.count, 0);
-	CHECK_EQ_U64(s->samples.len, 0);
-	CHECK_EQ_U64(s->cumulative.count, 3);
+	if (!ASSERT_EQ(s->interval.count, 0, "s->interval.count"))
+		goto cleanup;
+	if (!ASSERT_EQ(s->samples.len, 0, "s->samples.len"))
+		goto cleanup;
+	if (!ASSERT_EQ(s->cumulative.count, 3, "s->cumulative.count"))
+		goto cleanup;
 	ht_lat_series_stats(s, HT_LAT_INTERVAL, &st);
-	CHECK_EQ_U64(st.count, 0);
+	if (!ASSERT_EQ(st.count, 0, "st.count"))
+		goto cleanup;
 
 	r = rec(7, 0, 50, 0);
 	ht_latset_add_record(set, &r);
@@ -368,19 +438,28 @@ static void test_set_interval_reset_vs_cumulative(void)
 	ht_latset_add_record(set, &r);
 	s = &ht_latset_group(set, 1)->series[HT_LAT_EXIT_HCALL];
 	ht_lat_series_stats(s, HT_LAT_INTERVAL, &st);
-	CHECK_EQ_U64(st.count, 2);
-	CHECK(st.p50.exact && st.p50.ns == 50, "interval p50 %llu", (unsigned long long)st.p50.ns);
-	CHECK(st.max.exact && st.max.ns == 60, "interval max");
+	if (!ASSERT_EQ(st.count, 2, "st.count"))
+		goto cleanup;
+	if (!ASSERT_MSG(st.p50.exact && st.p50.ns == 50, "interval p50 %llu", (unsigned long long)st.p50.ns))
+		goto cleanup;
+	if (!ASSERT_MSG(st.max.exact && st.max.ns == 60, "interval max"))
+		goto cleanup;
 	/* Since start: 50 60 1000 2000 3000, percentiles from buckets, max exact. */
 	ht_lat_series_stats(s, HT_LAT_CUMULATIVE, &st);
-	CHECK_EQ_U64(st.count, 5);
-	CHECK(!st.p50.exact && st.p50.ns == 1023, "cumulative p50 %llu",
-	      (unsigned long long)st.p50.ns);
+	if (!ASSERT_EQ(st.count, 5, "st.count"))
+		goto cleanup;
+	if (!ASSERT_MSG(!st.p50.exact && st.p50.ns == 1023, "cumulative p50 %llu",
+			(unsigned long long)st.p50.ns))
+		goto cleanup;
 	/* p90 is rank 5 of 5: the maximum, known exactly. */
-	CHECK(st.p90.exact && st.p90.ns == 3000, "cumulative p90 %llu",
-	      (unsigned long long)st.p90.ns);
-	CHECK(st.max.exact && st.max.ns == 3000, "cumulative max");
-	CHECK_EQ_U64(ht_latset_group(set, 0)->series[HT_LAT_TOTAL].cumulative.count, 5);
+	if (!ASSERT_MSG(st.p90.exact && st.p90.ns == 3000, "cumulative p90 %llu",
+			(unsigned long long)st.p90.ns))
+		goto cleanup;
+	if (!ASSERT_MSG(st.max.exact && st.max.ns == 3000, "cumulative max"))
+		goto cleanup;
+	if (!ASSERT_EQ(ht_latset_group(set, 0)->series[HT_LAT_TOTAL].cumulative.count, 5, "ht_latset_group(set, 0)->series[HT_LAT_TOTAL].cumulative.count"))
+		goto cleanup;
+cleanup:
 	ht_latset_free(set);
 }
 
@@ -392,26 +471,32 @@ static void test_set_sample_budget(void)
 	struct ht_lat_stats st;
 	struct ht_record r;
 
-	CHECK(set, "new");
+	if (!ASSERT_MSG(set, "new"))
+		goto cleanup;
 	r = rec(1, 0, 100, 10);
 	ht_latset_add_record(set, &r);
 	r = rec(1, 0, 300, 30);
 	ht_latset_add_record(set, &r);
 	g = ht_latset_group(set, 0);
 	ht_lat_series_stats(&g->series[HT_LAT_TOTAL], HT_LAT_INTERVAL, &st);
-	CHECK(st.p50.exact && st.p50.ns == 110, "total p50 exact %llu",
-	      (unsigned long long)st.p50.ns);
+	if (!ASSERT_MSG(st.p50.exact && st.p50.ns == 110, "total p50 exact %llu",
+			(unsigned long long)st.p50.ns))
+		goto cleanup;
 	ht_lat_series_stats(&g->series[HT_LAT_EXIT_HCALL], HT_LAT_INTERVAL, &st);
-	CHECK(!st.p50.exact && st.p50.ns == 127, "exit-hcall p50 bound %llu",
-	      (unsigned long long)st.p50.ns);
-	CHECK(st.max.exact && st.max.ns == 300, "max stays exact");
+	if (!ASSERT_MSG(!st.p50.exact && st.p50.ns == 127, "exit-hcall p50 bound %llu",
+			(unsigned long long)st.p50.ns))
+		goto cleanup;
+	if (!ASSERT_MSG(st.max.exact && st.max.ns == 300, "max stays exact"))
+		goto cleanup;
 
 	/* A new interval has a new budget. */
 	ht_latset_next_interval(set);
 	r = rec(1, 0, 100, 10);
 	ht_latset_add_record(set, &r);
 	ht_lat_series_stats(&g->series[HT_LAT_HCALL_ENTRY], HT_LAT_INTERVAL, &st);
-	CHECK(st.p50.exact && st.p50.ns == 10, "hcall-entry p50 exact again");
+	if (!ASSERT_MSG(st.p50.exact && st.p50.ns == 10, "hcall-entry p50 exact again"))
+		goto cleanup;
+cleanup:
 	ht_latset_free(set);
 }
 
@@ -422,22 +507,31 @@ static void test_set_raw_slots(void)
 	struct ht_lat_stats st;
 	struct ht_lat_group *g;
 
-	CHECK(set, "new");
+	if (!ASSERT_MSG(set, "new"))
+		goto cleanup;
 	cpu0[10] = 3;
 	cpu1[10] = 1;
 	cpu1[11] = 1;
 	ht_latset_add_slots(set, HT_LAT_TOTAL, 9, 2, cpu0);
 	ht_latset_add_slots(set, HT_LAT_TOTAL, 9, 2, cpu1);
 	ht_latset_add_slots(set, HT_LAT_NSERIES, 9, 2, cpu1); /* ignored */
-	CHECK_EQ_U64(ht_latset_ngroups(set), 2);
+	if (!ASSERT_EQ(ht_latset_ngroups(set), 2, "ht_latset_ngroups(set)"))
+		goto cleanup;
 	g = ht_latset_group(set, 1);
-	CHECK_EQ_U64(g->vcpu_id, 2);
+	if (!ASSERT_EQ(g->vcpu_id, 2, "g->vcpu_id"))
+		goto cleanup;
 	ht_lat_series_stats(&g->series[HT_LAT_TOTAL], HT_LAT_INTERVAL, &st);
-	CHECK_EQ_U64(st.count, 5);
-	CHECK(!st.p50.exact && st.p50.ns == 2047, "p50 bound %llu", (unsigned long long)st.p50.ns);
-	CHECK(!st.max.exact && st.max.ns == 4095, "max bound %llu", (unsigned long long)st.max.ns);
-	CHECK_EQ_U64(g->series[HT_LAT_EXIT_HCALL].interval.count, 0);
-	CHECK_EQ_U64(ht_latset_group(set, 0)->series[HT_LAT_TOTAL].cumulative.count, 5);
+	if (!ASSERT_EQ(st.count, 5, "st.count"))
+		goto cleanup;
+	if (!ASSERT_MSG(!st.p50.exact && st.p50.ns == 2047, "p50 bound %llu", (unsigned long long)st.p50.ns))
+		goto cleanup;
+	if (!ASSERT_MSG(!st.max.exact && st.max.ns == 4095, "max bound %llu", (unsigned long long)st.max.ns))
+		goto cleanup;
+	if (!ASSERT_EQ(g->series[HT_LAT_EXIT_HCALL].interval.count, 0, "g->series[HT_LAT_EXIT_HCALL].interval.count"))
+		goto cleanup;
+	if (!ASSERT_EQ(ht_latset_group(set, 0)->series[HT_LAT_TOTAL].cumulative.count, 5, "ht_latset_group(set, 0)->series[HT_LAT_TOTAL].cumulative.count"))
+		goto cleanup;
+cleanup:
 	ht_latset_free(set);
 }
 

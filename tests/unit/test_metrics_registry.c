@@ -122,7 +122,7 @@ static void exposition_of_known_records_is_exact(void)
 	fx.reg.version = "0.1.0";
 	fx.reg.mode = "file";
 	fx.reg.exact_sums = true;
-	for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(r); i++)
 		ht_metrics_add_record(&fx.reg, r[i].host_pid, pid_label(r[i].host_pid), &r[i]);
 	fx.reg.drops[HT_METRICS_DROP_RINGBUF_FULL] = 7;
 	fx.reg.drops[HT_METRICS_DROP_SUPERSEDED] = 2;
@@ -396,11 +396,11 @@ static void vm_labels_are_printable_and_bounded(void)
 	char label[HT_METRICS_VM_LABEL], long_name[200];
 
 	ht_metrics_vm_label("web1", 7, label);
-	CHECK(!strcmp(label, "web1"), "%s", label);
+	ASSERT_STREQ(label, "web1", "label");
 	ht_metrics_vm_label("", 4242, label);
-	CHECK(!strcmp(label, "pid 4242"), "%s", label);
+	ASSERT_STREQ(label, "pid 4242", "label");
 	ht_metrics_vm_label("a\x1b[31m\xff\xc3\xa9\"q", 1, label);
-	CHECK(!strcmp(label, "a\\x1b[31m\\xff\xc3\xa9\"q"), "%s", label);
+	ASSERT_STREQ(label, "a\\x1b[31m\\xff\xc3\xa9\"q", "label");
 	memset(long_name, '\x01', sizeof(long_name) - 1);
 	long_name[sizeof(long_name) - 1] = '\0';
 	ht_metrics_vm_label(long_name, 1, label);
@@ -416,9 +416,9 @@ static void seconds_are_written_exactly(void)
 	};
 	char buf[32];
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		ht_metrics_format_seconds(cases[i].ns, buf, sizeof(buf));
-		CHECK(!strcmp(buf, cases[i].s), "%" PRIu64 " ns: %s, want %s", cases[i].ns, buf, cases[i].s);
+		ASSERT_STREQ(buf, cases[i].s, "buf");
 	}
 }
 
@@ -435,20 +435,20 @@ static void listen_address_is_port_or_addr_and_port(void)
 	CHECK(ht_listen_addr_parse("9470", &a), "port only");
 	CHECK(v4->sin_family == AF_INET && ntohs(v4->sin_port) == 9470 &&
 	      v4->sin_addr.s_addr == htonl(INADDR_LOOPBACK), "port only listens on 127.0.0.1");
-	CHECK(!strcmp(a.text, "127.0.0.1:9470"), "%s", a.text);
+	ASSERT_STREQ(a.text, "127.0.0.1:9470", "a.text");
 	CHECK(ht_listen_addr_parse("0.0.0.0:65535", &a) && v4->sin_addr.s_addr == 0 &&
 	      ntohs(v4->sin_port) == 65535, "0.0.0.0:65535");
 	CHECK(ht_listen_addr_parse("[::1]:1", &a) && v6->sin6_family == AF_INET6 &&
 	      ntohs(v6->sin6_port) == 1 && !strcmp(a.text, "[::1]:1"), "[::1]:1");
 	CHECK(!a.from_systemd, "an address is not the socket systemd passes");
 	CHECK(ht_listen_addr_parse("systemd", &a) && a.from_systemd, "systemd: the socket systemd passes");
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
 		CHECK(!ht_listen_addr_parse(bad[i], &a), "'%s' accepted", bad[i]);
 
 	char *argv[] = { "record", "--metrics", "10.1.2.3:9470", NULL };
 	struct ht_record_config cfg;
 	CHECK(ht_record_parse(3, argv, &cfg) == -1 && cfg.metrics, "record --metrics accepted");
-	CHECK(!strcmp(cfg.metrics_addr.text, "10.1.2.3:9470"), "%s", cfg.metrics_addr.text);
+	ASSERT_STREQ(cfg.metrics_addr.text, "10.1.2.3:9470", "cfg.metrics_addr.text");
 }
 
 /* The exit metrics of a table: pid 100 named with every byte a label must not carry raw. */

@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include "parse.h"
 #include "record/record_options.h"
+#include "common/util.h"
 #include "test.h"
 
 static void integers_are_whole_and_in_range(void)
@@ -76,13 +77,13 @@ static void modes_are_octal_private_enough_and_not_executable(void)
 	unsigned int m;
 	char err[256];
 
-	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(ok); i++)
 		CHECK(ht_parse_mode(ok[i].s, &m, err, sizeof(err)) && m == ok[i].want, "%s: %s", ok[i].s, err);
-	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(refused); i++) {
 		CHECK(!ht_parse_mode(refused[i], &m, err, sizeof(err)), "%s accepted", refused[i]);
 		CHECK(strstr(err, "refused bits"), "%s: %s", refused[i], err);
 	}
-	for (size_t i = 0; i < sizeof(malformed) / sizeof(malformed[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(malformed); i++) {
 		CHECK(!ht_parse_mode(malformed[i], &m, err, sizeof(err)), "%s accepted", malformed[i]);
 		CHECK(strstr(err, "expected an octal file mode"), "%s: %s", malformed[i], err);
 	}
@@ -101,7 +102,7 @@ static void users_are_uids_or_names_of_etc_passwd(void)
 	CHECK(ht_parse_user("0", &uid) && uid == 0, "0: %u", (unsigned int)uid);
 	uid = 1;
 	CHECK(ht_parse_user("root", &uid) && uid == 0, "root: %u", (unsigned int)uid);
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
 		CHECK(!ht_parse_user(bad[i], &uid), "'%s' accepted", bad[i]);
 }
 

@@ -48,10 +48,11 @@ static char *render(const struct ht_process_paths *p)
 static void fake_proc_gives_exact_values(void)
 {
 	struct ht_process_paths p = { .self = self, .stat = stat_path };
-	char path[400], want[2048], *text;
+	char path[400], want[2048], *text = NULL;
 	long hz = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
 
-	CHECK(hz == 100, "these expected values assume 100 ticks per second, not %ld", hz);
+	if (!ASSERT_MSG(hz == 100, "these expected values assume 100 ticks per second, not %ld", hz))
+		goto cleanup;
 	snprintf(path, sizeof(path), "%s/stat", self);
 	/* utime 250 and stime 75 ticks, start 1234 ticks after boot, 10 MB virtual, 300 pages resident. */
 	write_file(path, "4242 (my (odd) name) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 75 0 0 20 0 3 0 1234 10485760 300 18446744073709551615\n");
@@ -60,7 +61,8 @@ static void fake_proc_gives_exact_values(void)
 			 "Max cpu time              unlimited            unlimited            seconds   \n"
 			 "Max open files            1024                 524288               files     \n");
 	snprintf(path, sizeof(path), "%s/fd", self);
-	CHECK(mkdir(path, 0700) == 0, "mkdir %s", path);
+	if (!ASSERT_MSG(mkdir(path, 0700) == 0, "mkdir %s", path))
+		goto cleanup;
 	for (int i = 0; i < 5; i++) {
 		snprintf(path, sizeof(path), "%s/fd/%d", self, i);
 		write_file(path, "");
@@ -70,7 +72,8 @@ static void fake_proc_gives_exact_values(void)
 		size_t n = 20000;
 		char *intr = malloc(n + 64);
 
-		CHECK(intr, "out of memory");
+		if (!ASSERT_MSG(intr, "out of memory"))
+			goto cleanup;
 		size_t l;
 
 		strcpy(intr, "cpu  1 2 3 4\nintr 1");
@@ -81,7 +84,8 @@ static void fake_proc_gives_exact_values(void)
 		free(intr);
 	}
 	text = render(&p);
-	CHECK(text, "render failed");
+	if (!ASSERT_MSG(text, "render failed"))
+		goto cleanup;
 	snprintf(want, sizeof(want),
 		 "# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.\n"
 		 "# TYPE process_cpu_seconds_total counter\n"
@@ -102,7 +106,9 @@ static void fake_proc_gives_exact_values(void)
 		 "# TYPE process_max_fds gauge\n"
 		 "process_max_fds 1024\n",
 		 300 * page);
-	CHECK(!strcmp(text, want), "got:\n%s\nwant:\n%s", text, want);
+	if (!ASSERT_MSG(!strcmp(text, want), "got:\n%s\nwant:\n%s", text, want))
+		goto cleanup;
+cleanup:
 	free(text);
 }
 
@@ -111,8 +117,11 @@ static void missing_files_leave_their_metrics_out(void)
 	struct ht_process_paths p = { .self = "/nonexistent/self", .stat = "/nonexistent/stat" };
 	char *text = render(&p);
 
-	CHECK(text, "render failed");
-	CHECK(text[0] == '\0', "made-up values: %s", text);
+	if (!ASSERT_MSG(text, "render failed"))
+		goto cleanup;
+	if (!ASSERT_MSG(text[0] == '\0', "made-up values: %s", text))
+		goto cleanup;
+cleanup:
 	free(text);
 }
 
@@ -131,11 +140,17 @@ static void own_process_is_plausible(void)
 	char *text = render(&ht_process_paths_live);
 	uint64_t start = value_of(text ? text : "", "process_start_time_seconds");
 
-	CHECK(text, "render failed");
-	CHECK(value_of(text, "process_resident_memory_bytes") > 4096, "%s", text);
-	CHECK(value_of(text, "process_open_fds") >= 3, "stdin, stdout, stderr at least: %s", text);
-	CHECK(value_of(text, "process_max_fds") >= 64, "%s", text);
-	CHECK(start > 1600000000 && start <= (uint64_t)time(NULL) + 1, "start %" PRIu64, start);
+	if (!ASSERT_MSG(text, "render failed"))
+		goto cleanup;
+	if (!ASSERT_MSG(value_of(text, "process_resident_memory_bytes") > 4096, "%s", text))
+		goto cleanup;
+	if (!ASSERT_MSG(value_of(text, "process_open_fds") >= 3, "stdin, stdout, stderr at least: %s", text))
+		goto cleanup;
+	if (!ASSERT_MSG(value_of(text, "process_max_fds") >= 64, "%s", text))
+		goto cleanup;
+	if (!ASSERT_MSG(start > 1600000000 && start <= (uint64_t)time(NULL) + 1, "start %" PRIu64, start))
+		goto cleanup;
+cleanup:
 	free(text);
 }
 

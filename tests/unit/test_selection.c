@@ -69,7 +69,7 @@ static void pid_vcpu_and_nr_must_all_match(void)
 	CHECK(!ht_selection_match(&cfg.selection, &other_pid, NULL), "other pid");
 	CHECK(!ht_selection_match(&cfg.selection, &other_vcpu, NULL), "other vcpu");
 	CHECK(!ht_selection_match(&cfg.selection, &other_nr, NULL), "other nr");
-	CHECK(!strcmp(cfg.path, "f.htr"), "path %s", cfg.path);
+	ASSERT_STREQ(cfg.path, "f.htr", "cfg.path");
 }
 
 /* --vm selects by the names the file recorded (IDENTITY blocks), as report and convert read it. */
@@ -82,37 +82,50 @@ static void vm_name_selects_the_processes_recorded_under_it(void)
 	struct ht_identity db = { .pid = 20, .tid = 21, .vm_name = "db2", .process_name = "qemu-system-x86" };
 	struct ht_file_header h;
 	struct ht_trailer t;
-	struct ht_writer *w;
-	struct ht_reader *r;
+	struct ht_writer *w = NULL;
+	struct ht_reader *r = NULL;
 	struct ht_record x;
 	char err[256];
-	int fd = mkstemp(path);
+	unsigned int selected = 0, total = 0;
+	int ret, fd = mkstemp(path);
 
 	CHECK(fd >= 0, "mkstemp");
 	close(fd);
 	ht_header_init(&h);
-	CHECK(ht_writer_open(path, true, &h, &w, err, sizeof(err)) == 0, "%s", err);
-	CHECK(ht_writer_add_identity(w, &web) == 0 && ht_writer_add_identity(w, &db) == 0, "identities");
+	if (!ASSERT_MSG(ht_writer_open(path, true, &h, &w, err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_writer_add_identity(w, &web) == 0 && ht_writer_add_identity(w, &db) == 0, "identities"))
+		goto cleanup;
 	for (unsigned int i = 0; i < 6; i++) {
 		x = rec(i % 3 ? 20 : 10, 0, 1000, h.start_monotonic_ns + i);
 		x.host_tid = x.host_pid + 1;
 		ht_writer_add(w, &x);
 	}
-	CHECK(ht_writer_close(w, &t) == 0, "close");
+	ret = ht_writer_close(w, &t);
+	w = NULL; /* freed either way */
+	if (!ASSERT_OK(ret, "close"))
+		goto cleanup;
 
-	CHECK(parse_report(4, argv, &cfg) == -1, "options refused");
-	CHECK(ht_reader_open(path, &r, err, sizeof(err)) == 0, "%s", err);
-	CHECK(ht_selection_resolve(&cfg.selection, ht_reader_header(r), err, sizeof(err)) == 0, "%s", err);
-	unsigned int selected = 0, total = 0;
+	if (!ASSERT_EQ(parse_report(4, argv, &cfg), -1, "options refused"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_reader_open(path, &r, err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_selection_resolve(&cfg.selection, ht_reader_header(r), err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
 	while (ht_reader_next(r, &x) == 1) {
 		total++;
 		if (ht_selection_match(&cfg.selection, &x, r)) {
 			selected++;
-			CHECK(x.host_pid == 10, "pid %u selected as web1", x.host_pid);
+			if (!ASSERT_EQ(x.host_pid, 10, "pid selected as web1"))
+				goto cleanup;
 		}
 	}
+cleanup:
+	ht_writer_abandon(w);
 	ht_reader_close(r);
 	unlink(path);
+	if (ht_test_failed)
+		return;
 	CHECK_EQ_U64(total, 6);
 	CHECK_EQ_U64(selected, 2);
 	/* Without the names (a file from before they were recorded) nothing can match a name. */
@@ -120,7 +133,7 @@ static void vm_name_selects_the_processes_recorded_under_it(void)
 	CHECK(!ht_selection_match(&cfg.selection, &x, NULL), "matched without names");
 	char desc[128];
 	ht_selection_describe(&cfg.selection, desc, sizeof(desc));
-	CHECK(!strcmp(desc, "vm web1"), "described as '%s'", desc);
+	ASSERT_STREQ(desc, "vm web1", "desc");
 }
 
 static void since_and_until_in_seconds_count_from_the_recording_start(void)

@@ -12,6 +12,7 @@
 #include "tracefile/trace_reader.h"
 #include "bpf/vcpu_state.h"
 #include "tracefile/trace_writer.h"
+#include "common/util.h"
 
 static char dir[] = "/tmp/ht-file-XXXXXX";
 static char path[128];
@@ -119,26 +120,42 @@ static void round_trip_keeps_every_record_header_and_trailer(void)
 	const unsigned int n = 2 * HT_WRITER_BLOCK_RECORDS + 5; /* three blocks, the last partial */
 	struct ht_read_status st;
 	char err[256];
-	struct ht_reader *r;
-
+	struct ht_reader *r = NULL;
+	const struct ht_file_header *h;
 	long size = write_file(n, true);
-	CHECK(size == HT_FILE_HEADER_SIZE + 2 * BLOCK_BYTES + 24 + 5 * 80 + 24 + 64,
-	      "file size %ld", size);
-	CHECK_EQ_U64(read_back(&st, err, sizeof(err)), n);
-	CHECK(st.has_trailer && !st.damaged, "reason: %s", st.reason);
-	CHECK_EQ_U64(st.trailer.records, n);
-	CHECK_EQ_U64(st.trailer.ringbuf_drops, 3);
-	CHECK_EQ_U64(st.trailer.superseded, 1);
-	CHECK_EQ_U64(st.trailer.end_monotonic_ns, 77);
-	CHECK_EQ_U64(st.good_bytes, (unsigned long long)size);
-	CHECK(ht_reader_open(path, &r, err, sizeof(err)) == 0, "%s", err);
-	const struct ht_file_header *h = ht_reader_header(r);
-	CHECK_EQ_U64(h->version, HT_FILE_VERSION);
-	CHECK_EQ_U64(h->record_size, 80);
-	CHECK_EQ_U64(h->filter_nr_count, 2);
-	CHECK_EQ_U64(h->filter_nr[1], 1001);
-	CHECK(h->start_realtime_ns > 1600000000ull * 1000000000ull, "realtime anchor missing");
-	CHECK(h->kernel_release[0] != '\0', "kernel release missing");
+
+	if (!ASSERT_MSG(size == HT_FILE_HEADER_SIZE + 2 * BLOCK_BYTES + 24 + 5 * 80 + 24 + 64, "file size %ld", size))
+		goto cleanup;
+	if (!ASSERT_EQ(read_back(&st, err, sizeof(err)), n, "read_back(&st, err, sizeof(err))"))
+		goto cleanup;
+	if (!ASSERT_MSG(st.has_trailer && !st.damaged, "reason: %s", st.reason))
+		goto cleanup;
+	if (!ASSERT_EQ(st.trailer.records, n, "st.trailer.records"))
+		goto cleanup;
+	if (!ASSERT_EQ(st.trailer.ringbuf_drops, 3, "st.trailer.ringbuf_drops"))
+		goto cleanup;
+	if (!ASSERT_EQ(st.trailer.superseded, 1, "st.trailer.superseded"))
+		goto cleanup;
+	if (!ASSERT_EQ(st.trailer.end_monotonic_ns, 77, "st.trailer.end_monotonic_ns"))
+		goto cleanup;
+	if (!ASSERT_EQ(st.good_bytes, (unsigned long long)size, "st.good_bytes"))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_reader_open(path, &r, err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
+	h = ht_reader_header(r);
+	if (!ASSERT_EQ(h->version, HT_FILE_VERSION, "h->version"))
+		goto cleanup;
+	if (!ASSERT_EQ(h->record_size, 80, "h->record_size"))
+		goto cleanup;
+	if (!ASSERT_EQ(h->filter_nr_count, 2, "h->filter_nr_count"))
+		goto cleanup;
+	if (!ASSERT_EQ(h->filter_nr[1], 1001, "h->filter_nr[1]"))
+		goto cleanup;
+	if (!ASSERT_MSG(h->start_realtime_ns > 1600000000ull * 1000000000ull, "realtime anchor missing"))
+		goto cleanup;
+	if (!ASSERT_MSG(h->kernel_release[0] != '\0', "kernel release missing"))
+		goto cleanup;
+cleanup:
 	ht_reader_close(r);
 }
 
@@ -227,7 +244,7 @@ static void a_trailer_count_that_disagrees_is_reported(void)
 	struct ht_read_status st;
 	char err[256];
 
-	for (size_t i = 0; i < sizeof(claims) / sizeof(claims[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(claims); i++) {
 		long size = write_file(10, true);
 		long trailer = size - (long)sizeof(struct ht_trailer);
 		struct ht_trailer t;
@@ -390,26 +407,34 @@ static int write_exits_file(unsigned int blocks)
 
 static void exits_blocks_round_trip_between_records(void)
 {
-	struct ht_reader *r;
+	struct ht_reader *r = NULL;
+	const struct ht_read_status *st;
+	struct exits_payload want;
 	struct ht_record rec;
 	char err[256];
 	long n = 0;
 
-	CHECK(write_exits_file(3) == 0, "write");
-	CHECK(ht_reader_open(path, &r, err, sizeof(err)) == 0, "%s", err);
+	if (!ASSERT_OK(write_exits_file(3), "write"))
+		return;
+	if (!ASSERT_MSG(ht_reader_open(path, &r, err, sizeof(err)) == 0, "%s", err))
+		return;
 	exits_seen = 0;
 	ht_reader_set_exits_visitor(r, see_exits, NULL);
 	while (ht_reader_next(r, &rec) == 1)
 		n++;
-	const struct ht_read_status *st = ht_reader_status(r);
-	CHECK(st->has_trailer && !st->damaged, "file not whole: %s", st->reason);
-	CHECK_EQ_U64(n, 3);
-	CHECK_EQ_U64(ht_reader_exits_blocks(r), 3);
-	ht_reader_close(r);
-	CHECK_EQ_U64(exits_seen, 3);
-	struct exits_payload want;
+	st = ht_reader_status(r);
+	if (!ASSERT_MSG(st->has_trailer && !st->damaged, "file not whole: %s", st->reason))
+		goto cleanup;
+	if (!ASSERT_EQ(n, 3, "records"))
+		goto cleanup;
+	if (!ASSERT_EQ(ht_reader_exits_blocks(r), 3, "EXITS blocks"))
+		goto cleanup;
+	if (!ASSERT_EQ(exits_seen, 3, "EXITS blocks visited"))
+		goto cleanup;
 	fill_exits(&want, 3);
-	CHECK(memcmp(&exits_last, &want, sizeof(want)) == 0, "the last EXITS block differs from what was written");
+	ASSERT_MSG(memcmp(&exits_last, &want, sizeof(want)) == 0, "the last EXITS block differs from what was written");
+cleanup:
+	ht_reader_close(r);
 }
 
 static void an_exits_block_whose_counts_do_not_add_up_stops_reading(void)
@@ -423,9 +448,11 @@ static void an_exits_block_whose_counts_do_not_add_up_stops_reading(void)
 	/* With a consistent CRC: only the counts are wrong. */
 	unsigned char buf[sizeof(struct exits_payload)];
 	int fd = open(path, O_RDONLY);
-	CHECK(fd >= 0 && pread(fd, buf, sizeof(buf), HT_FILE_HEADER_SIZE + (long)sizeof(struct ht_block_header)) ==
-				 (ssize_t)sizeof(buf), "read");
-	close(fd);
+	bool read_whole = fd >= 0 && pread(fd, buf, sizeof(buf), HT_FILE_HEADER_SIZE + (long)sizeof(struct ht_block_header)) ==
+					     (ssize_t)sizeof(buf);
+	if (fd >= 0)
+		close(fd);
+	CHECK(read_whole, "read");
 	__u32 crc = (__u32)crc32(0, buf, sizeof(buf));
 	patch(HT_FILE_HEADER_SIZE + 20, &crc, sizeof(crc));
 	CHECK(read_back(&st, err, sizeof(err)) == 0, "records before the bad block");
@@ -444,36 +471,51 @@ static void version_4_thread_records_read_without_an_account(void)
 	} p = { .h = { .time_ns = 1000, .nthreads = 2 } };
 	struct ht_file_header h;
 	struct ht_trailer t = { 0 };
-	struct ht_writer *w;
-	struct ht_reader *r;
+	struct ht_writer *w = NULL;
+	struct ht_reader *r = NULL;
 	struct ht_record rec;
 	char err[256];
+	int fd, ret;
+	bool damaged;
 
 	_Static_assert(sizeof(struct ht_vcpu_wait) == HT_VCPU_WAIT_REC_V4_SIZE, "a version 4 thread record");
 	for (int i = 0; i < 2; i++)
 		p.w[i] = (struct ht_vcpu_wait){ .pid = 4242, .tid = 4250 + (unsigned)i, .wait_ns = 7 + (unsigned)i };
 	ht_header_init(&h);
 	h.start_monotonic_ns = 1000; /* the block's time comes after the start, as a recording's */
-	CHECK(ht_writer_open(path, true, &h, &w, err, sizeof(err)) == 0, "%s", err);
-	CHECK(ht_writer_add_block(w, HT_BLOCK_EXITS, &p, sizeof(p), 2) == 0, "block");
-	CHECK(ht_writer_close(w, &t) == 0, "close");
-	int fd = open(path, O_RDONLY);
-	CHECK(fd >= 0 && read(fd, &h, sizeof(h)) == sizeof(h), "read header");
-	close(fd);
+	if (!ASSERT_MSG(ht_writer_open(path, true, &h, &w, err, sizeof(err)) == 0, "%s", err))
+		return;
+	if (!ASSERT_OK(ht_writer_add_block(w, HT_BLOCK_EXITS, &p, sizeof(p), 2), "block"))
+		goto cleanup;
+	ret = ht_writer_close(w, &t);
+	w = NULL; /* freed either way */
+	if (!ASSERT_OK(ret, "close"))
+		goto cleanup;
+	fd = open(path, O_RDONLY);
+	ret = fd >= 0 && read(fd, &h, sizeof(h)) == sizeof(h);
+	if (fd >= 0)
+		close(fd);
+	if (!ASSERT_TRUE(ret, "read header"))
+		goto cleanup;
 	h.version = 4;
 	h.header_crc32 = (__u32)crc32(0, (const Bytef *)&h, offsetof(struct ht_file_header, header_crc32));
 	patch(0, &h, sizeof(h));
-	CHECK(ht_reader_open(path, &r, err, sizeof(err)) == 0, "%s", err);
+	if (!ASSERT_MSG(ht_reader_open(path, &r, err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
 	exits_seen = 0;
 	memset(&exits_last, 0xff, sizeof(exits_last));
 	ht_reader_set_exits_visitor(r, see_exits, NULL);
 	while (ht_reader_next(r, &rec) == 1)
 		;
-	bool damaged = ht_reader_status(r)->damaged;
+	damaged = ht_reader_status(r)->damaged;
+	if (!ASSERT_MSG(!damaged && exits_seen == 1, "the block was not read whole"))
+		goto cleanup;
+	if (!ASSERT_MSG(exits_last.w[0].w.tid == 4250 && exits_last.w[0].w.wait_ns == 7, "the first thread as written"))
+		goto cleanup;
+	ASSERT_MSG(exits_last.w[0].a.start_ns == 0 && exits_last.w[0].a.as_of_ns == 0, "no account in a version 4 file");
+cleanup:
+	ht_writer_abandon(w);
 	ht_reader_close(r);
-	CHECK(!damaged && exits_seen == 1, "the block was not read whole");
-	CHECK(exits_last.w[0].w.tid == 4250 && exits_last.w[0].w.wait_ns == 7, "the first thread as written");
-	CHECK(exits_last.w[0].a.start_ns == 0 && exits_last.w[0].a.as_of_ns == 0, "no account in a version 4 file");
 }
 
 /* The reader's bound on an EXITS block is what the BPF side can hold (it may not include the BPF headers). */
@@ -491,8 +533,10 @@ static void files_of_earlier_versions_still_read(void)
 	for (__u32 v = 1; v < HT_FILE_VERSION; v++) {
 		write_file(5, true);
 		int fd = open(path, O_RDONLY);
-		CHECK(fd >= 0 && read(fd, &h, sizeof(h)) == sizeof(h), "read header");
-		close(fd);
+		bool read_whole = fd >= 0 && read(fd, &h, sizeof(h)) == sizeof(h);
+		if (fd >= 0)
+			close(fd);
+		CHECK(read_whole, "read header");
 		h.version = v;
 		h.header_crc32 = (__u32)crc32(0, (const Bytef *)&h, offsetof(struct ht_file_header, header_crc32));
 		patch(0, &h, sizeof(h));

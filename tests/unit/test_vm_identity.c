@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "record/vm_identity.h"
+#include "fixture.h"
 #include "test.h"
 #include "tracefile/crc32.h"
 #include "tracefile/trace_reader.h"
@@ -105,12 +106,12 @@ static void names_keep_their_bytes_and_are_cut_between_characters(void)
 
 	fake_process(700, "q\x1b[2J\xc2\x9b", args, 701, "x\xe7\xbd\x91\xe7\xbd\x91\xe7\xbd\x91\xe7\xbd\x91\xe7\xbd\x91");
 	ht_identity_read(root, 700, 701, 1, &id);
-	CHECK(!strcmp(id.process_name, "q\x1b[2J\xc2\x9b"), "process name bytes changed: '%s'", id.process_name);
+	ASSERT_STREQ(id.process_name, "q\x1b[2J\xc2\x9b", "id.process_name");
 	/* "\x1b]0;x\x07\xff" is 7 bytes, then 18 whole characters (54 bytes) fit in 63. */
 	CHECK(strlen(id.vm_name) == 61 && !strncmp(id.vm_name, "\x1b]0;x\x07\xff网", 10), "vm name '%s' (%zu bytes)",
 	      id.vm_name, strlen(id.vm_name));
 	/* 16-byte thread_name: 'x' and 4 characters (13 bytes); the fifth would need bytes 14-16. */
-	CHECK(!strcmp(id.thread_name, "x网网网网"), "thread name '%s'", id.thread_name);
+	ASSERT_STREQ(id.thread_name, "x网网网网", "id.thread_name");
 }
 
 /* Gives fake process pid a descriptor fd linking to target (readlink reads it back). */
@@ -238,17 +239,23 @@ static void live_names_of_vms_and_vcpu_threads(void)
 	struct ht_vm_names *n = calloc(1, sizeof(*n));
 	char path[600];
 
-	CHECK(n, "out of memory");
+	if (!ASSERT_MSG(n, "out of memory"))
+		goto cleanup;
 	n->proc = root;
 	fake_process(500, "qemu-system-x86", args, 502, "CPU 1/KVM");
-	CHECK(!strcmp(ht_vm_names_lookup(n, 500), "mail"), "vm '%s'", ht_vm_names_lookup(n, 500));
-	CHECK(!strcmp(ht_vm_names_thread(n, 500, 502), "CPU 1/KVM"), "thread '%s'", ht_vm_names_thread(n, 500, 502));
-	CHECK(!strcmp(ht_vm_names_thread(n, 500, 599), ""), "a thread that is gone has a name");
+	if (!ASSERT_STREQ(ht_vm_names_lookup(n, 500), "mail", "ht_vm_names_lookup(n, 500)"))
+		goto cleanup;
+	if (!ASSERT_STREQ(ht_vm_names_thread(n, 500, 502), "CPU 1/KVM", "ht_vm_names_thread(n, 500, 502)"))
+		goto cleanup;
+	if (!ASSERT_STREQ(ht_vm_names_thread(n, 500, 599), "", "ht_vm_names_thread(n, 500, 599)"))
+		goto cleanup;
 	/* Cached: the thread's name stays what it was when first read. */
 	snprintf(path, sizeof(path), "%s/500/task/502/comm", root);
-	FILE *f = fopen(path, "w");
-	CHECK(f && fputs("renamed\n", f) >= 0 && fclose(f) == 0, "rename");
-	CHECK(!strcmp(ht_vm_names_thread(n, 500, 502), "CPU 1/KVM"), "read again");
+	if (!ASSERT_MSG(ht_test_write_text(path, "renamed\n") == 0, "rename"))
+		goto cleanup;
+	if (!ASSERT_STREQ(ht_vm_names_thread(n, 500, 502), "CPU 1/KVM", "ht_vm_names_thread(n, 500, 502)"))
+		goto cleanup;
+cleanup:
 	free(n);
 }
 
@@ -256,12 +263,17 @@ static void thread_set_counts_each_thread_once(void)
 {
 	struct ht_thread_set *s = ht_thread_set_new();
 
-	CHECK(s, "out of memory");
+	if (!ASSERT_MSG(s, "out of memory"))
+		goto cleanup;
 	for (unsigned int i = 0; i < 1000; i++)
-		CHECK(ht_thread_set_add(s, 100 + i / 10, i) == 1, "thread %u new", i);
+		if (!ASSERT_MSG(ht_thread_set_add(s, 100 + i / 10, i) == 1, "thread %u new", i))
+			goto cleanup;
 	for (unsigned int i = 0; i < 1000; i++)
-		CHECK(ht_thread_set_add(s, 100 + i / 10, i) == 0, "thread %u again", i);
-	CHECK(ht_thread_set_add(s, 0, 0) == 1 && ht_thread_set_add(s, 0, 0) == 0, "pid 0 tid 0");
+		if (!ASSERT_MSG(ht_thread_set_add(s, 100 + i / 10, i) == 0, "thread %u again", i))
+			goto cleanup;
+	if (!ASSERT_MSG(ht_thread_set_add(s, 0, 0) == 1 && ht_thread_set_add(s, 0, 0) == 0, "pid 0 tid 0"))
+		goto cleanup;
+cleanup:
 	ht_thread_set_free(s);
 }
 
@@ -269,42 +281,55 @@ static void identity_blocks_come_back_before_their_records(void)
 {
 	char path[600], err[256];
 	struct ht_file_header h;
-	struct ht_writer *w;
-	struct ht_reader *r;
+	struct ht_writer *w = NULL;
+	struct ht_reader *r = NULL;
 	struct ht_trailer t = { .records = 3 };
+	unsigned int n = 0, named = 0;
+	int ret;
 	struct ht_identity id = { .first_seen_ns = 5, .pid = 7, .tid = 8 };
 	struct ht_record rec = { .exit_ns = 5, .host_pid = 7, .host_tid = 8 };
 
 	snprintf(path, sizeof(path), "%s/ids.htr", root);
 	ht_header_init(&h);
-	CHECK(ht_writer_open(path, true, &h, &w, err, sizeof(err)) == 0, "%s", err);
+	if (!ASSERT_MSG(ht_writer_open(path, true, &h, &w, err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
 	ht_writer_add(w, &rec); /* before the identity, in the same block */
 	strcpy(id.vm_name, "web1");
 	strcpy(id.thread_name, "CPU 0/KVM");
 	strcpy(id.process_name, "qemu-system-x86");
 	rec.host_tid = 8;
-	CHECK(ht_writer_add_identity(w, &id) == 0, "identity");
+	if (!ASSERT_MSG(ht_writer_add_identity(w, &id) == 0, "identity"))
+		goto cleanup;
 	ht_writer_add(w, &rec);
 	ht_writer_add(w, &rec);
-	CHECK(ht_writer_close(w, &t) == 0, "close");
+	ret = ht_writer_close(w, &t);
+	w = NULL; /* freed either way */
+	if (!ASSERT_OK(ret, "close"))
+		goto cleanup;
 
-	CHECK(ht_reader_open(path, &r, err, sizeof(err)) == 0, "%s", err);
-	CHECK(ht_reader_header(r)->version == HT_FILE_VERSION, "version %u", ht_reader_header(r)->version);
-	unsigned int n = 0, named = 0;
+	if (!ASSERT_MSG(ht_reader_open(path, &r, err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_reader_header(r)->version == HT_FILE_VERSION, "version %u", ht_reader_header(r)->version))
+		goto cleanup;
 	while (ht_reader_next(r, &rec) == 1) {
 		const struct ht_identity *got = ht_reader_identity(r, rec.host_pid, rec.host_tid);
 		n++;
 		if (got) {
 			named++;
-			CHECK(strcmp(got->vm_name, "web1") == 0 && strcmp(got->thread_name, "CPU 0/KVM") == 0,
-			      "names '%s' '%s'", got->vm_name, got->thread_name);
+			if (!ASSERT_MSG(strcmp(got->vm_name, "web1") == 0 && strcmp(got->thread_name, "CPU 0/KVM") == 0, "names '%s' '%s'", got->vm_name, got->thread_name))
+				goto cleanup;
 		}
 	}
 	/* The IDENTITY block goes before the block holding the records: all are named when read. */
-	CHECK(n == 3 && named == 3, "%u records, %u named", n, named);
-	CHECK(!ht_reader_status(r)->damaged && ht_reader_status(r)->has_trailer, "%s", ht_reader_status(r)->reason);
-	CHECK(ht_reader_vm_name(r, 7) && strcmp(ht_reader_vm_name(r, 7), "web1") == 0, "vm name of pid 7");
-	CHECK(ht_reader_vm_name(r, 8) == NULL, "pid 8 has no identity");
+	if (!ASSERT_MSG(n == 3 && named == 3, "%u records, %u named", n, named))
+		goto cleanup;
+	if (!ASSERT_MSG(!ht_reader_status(r)->damaged && ht_reader_status(r)->has_trailer, "%s", ht_reader_status(r)->reason))
+		goto cleanup;
+	if (!ASSERT_MSG(ht_reader_vm_name(r, 7) && strcmp(ht_reader_vm_name(r, 7), "web1") == 0, "vm name of pid 7"))
+		goto cleanup;
+	ASSERT_MSG(ht_reader_vm_name(r, 8) == NULL, "pid 8 has no identity");
+cleanup:
+	ht_writer_abandon(w);
 	ht_reader_close(r);
 }
 
@@ -313,29 +338,44 @@ static void a_version_1_file_still_reads(void)
 {
 	char path[600], err[256];
 	struct ht_file_header h;
-	struct ht_writer *w;
-	struct ht_reader *r;
+	struct ht_writer *w = NULL;
+	struct ht_reader *r = NULL;
 	struct ht_trailer t = { .records = 2 };
 	struct ht_record rec = { .exit_ns = 5, .host_pid = 7, .host_tid = 8 };
-	FILE *f;
+	FILE *f = NULL;
+	unsigned int n = 0;
+	int ret;
 
 	snprintf(path, sizeof(path), "%s/v1.htr", root);
 	ht_header_init(&h);
-	CHECK(ht_writer_open(path, true, &h, &w, err, sizeof(err)) == 0, "%s", err);
+	if (!ASSERT_MSG(ht_writer_open(path, true, &h, &w, err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
 	ht_writer_add(w, &rec);
 	ht_writer_add(w, &rec);
-	CHECK(ht_writer_close(w, &t) == 0, "close");
+	ret = ht_writer_close(w, &t);
+	w = NULL; /* freed either way */
+	if (!ASSERT_OK(ret, "close"))
+		goto cleanup;
 	f = fopen(path, "r+b");
-	CHECK(f && fread(&h, sizeof(h), 1, f) == 1, "read header");
+	if (!ASSERT_MSG(f && fread(&h, sizeof(h), 1, f) == 1, "read header"))
+		goto cleanup;
 	h.version = 1;
 	h.header_crc32 = ht_crc32(0, &h, offsetof(struct ht_file_header, header_crc32));
-	CHECK(fseek(f, 0, SEEK_SET) == 0 && fwrite(&h, sizeof(h), 1, f) == 1 && fclose(f) == 0, "rewrite header");
+	ret = fseek(f, 0, SEEK_SET) == 0 && fwrite(&h, sizeof(h), 1, f) == 1;
+	ret = fclose(f) == 0 && ret;
+	f = NULL;
+	if (!ASSERT_TRUE(ret, "rewrite header"))
+		goto cleanup;
 
-	CHECK(ht_reader_open(path, &r, err, sizeof(err)) == 0, "%s", err);
-	unsigned int n = 0;
+	if (!ASSERT_MSG(ht_reader_open(path, &r, err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
 	while (ht_reader_next(r, &rec) == 1)
 		n += ht_reader_identity(r, rec.host_pid, rec.host_tid) == NULL;
-	CHECK(n == 2 && ht_reader_status(r)->has_trailer && !ht_reader_status(r)->damaged, "%u unnamed records", n);
+	ASSERT_MSG(n == 2 && ht_reader_status(r)->has_trailer && !ht_reader_status(r)->damaged, "%u unnamed records", n);
+cleanup:
+	if (f)
+		fclose(f);
+	ht_writer_abandon(w);
 	ht_reader_close(r);
 }
 

@@ -19,7 +19,7 @@ static const char *wallclock(__u64 start_realtime, __u64 start_monotonic, __u64 
 	return buf;
 }
 
-#define CHECK_STR(got, want) CHECK(!strcmp((got), (want)), "got '%s', want '%s'", (got), (want))
+#define CHECK_STR(got, want) ASSERT_STREQ((got), (want), #got)
 
 static void a_record_time_is_the_start_plus_its_monotonic_offset(void)
 {

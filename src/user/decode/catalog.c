@@ -11,7 +11,9 @@
 #include "common/escape.h"
 #include "common/hashmap.h"
 #include "common/parse_number.h"
+#include "common/grow.h"
 #include "hypertrace/guest.h"
+#include "common/util.h"
 
 /* The events of include/hypertrace/guest.h; tests/unit/test_catalog.c packs with the header and decodes with this. */
 const char ht_builtin_catalog[] =
@@ -88,7 +90,7 @@ static int parse_field(const char *tok, size_t len, struct ht_field *f, const ch
 		};
 		bool found = false;
 
-		for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		for (size_t i = 0; i < ARRAY_SIZE(types); i++)
 			if (strlen(types[i].s) == tl && !memcmp(colon + 1, types[i].s, tl)) {
 				f->type = types[i].t;
 				found = true;
@@ -137,15 +139,8 @@ static int parse_field(const char *tok, size_t len, struct ht_field *f, const ch
 
 static int add_event(struct ht_catalog *c, const struct ht_event_desc *ev)
 {
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 16;
-		struct ht_event_desc *e = realloc(c->events, cap * sizeof(*e));
-
-		if (!e)
-			return -1;
-		c->events = e;
-		c->cap = cap;
-	}
+	if (HT_GROW(c->events, c->cap, c->n + 1, 16))
+		return -1;
 	c->events[c->n++] = *ev;
 	return 0;
 }
@@ -172,7 +167,7 @@ static int check_export_names(const struct ht_event_desc *ev, const char *where,
 		const struct ht_field *f = &ev->fields[i];
 		char twin[HT_CAT_NAME_MAX + 8];
 
-		for (size_t k = 0; k < sizeof(export_fields) / sizeof(export_fields[0]); k++)
+		for (size_t k = 0; k < ARRAY_SIZE(export_fields); k++)
 			if (!strcmp(f->name, export_fields[k]))
 				return ht_errf(err, errlen, "%s: field '%s' of %s: every guest event has a field of that name in the exports (vcpu_id, guest_rip, exit_to_hcall_ns, hcall_to_entry_ns): choose another name",
 					       where, f->name, ev->name);

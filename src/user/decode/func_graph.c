@@ -7,6 +7,7 @@
 #include <string.h>
 #include "common/escape.h"
 #include "common/hashmap.h"
+#include "common/grow.h"
 #include "hypertrace/guest.h"
 
 #define NO_MATCH SIZE_MAX
@@ -52,15 +53,8 @@ int ht_fgraph_observe(struct ht_fgraph *g, const struct ht_record *r)
 {
 	if (r->nr != HT_GUEST_NR_FUNC_ENTRY && r->nr != HT_GUEST_NR_FUNC_EXIT)
 		return 0;
-	if (g->n == g->cap) {
-		size_t cap = g->cap ? 2 * g->cap : 1024;
-		struct fg_event *e = realloc(g->ev, cap * sizeof(*e));
-
-		if (!e)
-			return -1;
-		g->ev = e;
-		g->cap = cap;
-	}
+	if (HT_GROW(g->ev, g->cap, g->n + 1, 1024))
+		return -1;
 	/* Layout of guest.h: addr=a0, tid=a2[0-31], cpu_id=a2[32-47]. */
 	g->ev[g->n++] = (struct fg_event){
 		.t = r->exit_ns,
@@ -154,15 +148,8 @@ static int push_entry(struct ht_fgraph *g, struct fg_task *t, size_t i, struct h
 {
 	struct fg_event *e = &g->ev[i];
 
-	if (t->depth == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 16;
-		size_t *s = realloc(t->stack, cap * sizeof(*s));
-
-		if (!s)
-			return -1;
-		t->stack = s;
-		t->cap = cap;
-	}
+	if (HT_GROW(t->stack, t->cap, t->depth + 1, 16))
+		return -1;
 	st->entries++;
 	e->depth = (unsigned int)t->depth;
 	if (e->depth > st->max_depth)

@@ -10,6 +10,7 @@
 #include "common/errf.h"
 #include "common/escape.h"
 #include "common/parse_number.h"
+#include "common/grow.h"
 
 /* Farther than this past a symbol, an address is in a gap, not in that symbol's function. */
 #define HT_SYM_MAX_OFF (1ull << 20)
@@ -94,16 +95,9 @@ int ht_symtab_parse(struct ht_symtab *t, const char *text, const char *origin, c
 			if (mod[0] && mod[strlen(mod) - 1] == ']')
 				mod[strlen(mod) - 1] = '\0';
 		}
-		if (t->n == cap) {
-			size_t ncap = cap ? 2 * cap : 4096;
-			struct ht_sym *s = realloc(t->syms, ncap * sizeof(*s));
-
-			if (!s) {
-				ht_symtab_free(t);
-				return ht_errf(err, errlen, "out of memory");
-			}
-			t->syms = s;
-			cap = ncap;
+		if (HT_GROW(t->syms, cap, t->n + 1, 4096)) {
+			ht_symtab_free(t);
+			return ht_errf(err, errlen, "out of memory");
 		}
 		t->syms[t->n].addr = addr;
 		t->syms[t->n].name = name;
@@ -134,16 +128,10 @@ int ht_symtab_load(struct ht_symtab *t, const char *path, char *err, size_t errl
 	if (!f)
 		return ht_errf(err, errlen, "cannot open guest symbols %s: %s", path, strerror(errno));
 	for (;;) {
-		if (cap - len < 65536) {
-			char *n = realloc(text, cap ? 2 * cap : 1 << 20);
-
-			if (!n) {
-				free(text);
-				fclose(f);
-				return ht_errf(err, errlen, "out of memory");
-			}
-			text = n;
-			cap = cap ? 2 * cap : 1 << 20;
+		if (HT_GROW(text, cap, len + 65536, 1 << 20)) {
+			free(text);
+			fclose(f);
+			return ht_errf(err, errlen, "out of memory");
 		}
 		size_t got = fread(text + len, 1, cap - len - 1, f);
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "common/escape.h"
 #include "common/hashmap.h"
+#include "common/grow.h"
 #include "hypertrace/guest.h"
 
 #define ALL_VCPUS 0xffffu /* key of a task's total over every vCPU */
@@ -179,15 +180,8 @@ static int list_running(struct ht_sched *s, struct vcpu_state *v)
 	vm = vm_of(s, v->host_pid);
 	if (!vm)
 		return -1;
-	if (vm->n == vm->cap) {
-		size_t cap = vm->cap ? 2 * vm->cap : 8;
-		struct vcpu_state **r = realloc(vm->running, cap * sizeof(*r));
-
-		if (!r)
-			return -1;
-		vm->running = r;
-		vm->cap = cap;
-	}
+	if (HT_GROW(vm->running, vm->cap, vm->n + 1, 8))
+		return -1;
 	vm->running[vm->n++] = v;
 	v->running_listed = true;
 	return 0;

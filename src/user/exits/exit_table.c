@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/grow.h"
 #include "common/nearest_rank.h"
 #include "hist/latency_hist.h"
 
@@ -70,35 +71,20 @@ static int reindex(struct ht_exit_table *t)
 	return ret;
 }
 
-static int grow(void **v, size_t *cap, size_t need, size_t size)
-{
-	if (need <= *cap)
-		return 0;
-	size_t n = *cap ? *cap : 16;
-	while (n < need)
-		n *= 2;
-	void *p = realloc(*v, n * size);
-	if (!p)
-		return -ENOMEM;
-	*v = p;
-	*cap = n;
-	return 0;
-}
-
 /* Room for need series; the index follows if the array moved. */
 static int grow_series(struct ht_exit_table *t, size_t need)
 {
 	const struct ht_exit_series *before = t->series;
 
-	if (grow((void **)&t->series, &t->series_cap, need, sizeof(*t->series)))
+	if (HT_GROW(t->series, t->series_cap, need, 16))
 		return -ENOMEM;
 	return t->series != before && t->nseries ? reindex(t) : 0;
 }
 
 int ht_exit_table_copy(struct ht_exit_table *dst, const struct ht_exit_table *src)
 {
-	if (grow((void **)&dst->series, &dst->series_cap, src->nseries, sizeof(*src->series)) ||
-	    grow((void **)&dst->threads, &dst->threads_cap, src->nthreads, sizeof(*src->threads)))
+	if (HT_GROW(dst->series, dst->series_cap, src->nseries, 16) ||
+	    HT_GROW(dst->threads, dst->threads_cap, src->nthreads, 16))
 		return -ENOMEM;
 	if (src->nseries)
 		memcpy(dst->series, src->series, src->nseries * sizeof(*src->series));
@@ -255,7 +241,7 @@ struct ht_vcpu_thread_row *ht_exit_table_thread(struct ht_exit_table *t, uint32_
 
 	if (found)
 		return &t->threads[i];
-	if (!create || grow((void **)&t->threads, &t->threads_cap, t->nthreads + 1, sizeof(*t->threads)))
+	if (!create || HT_GROW(t->threads, t->threads_cap, t->nthreads + 1, 16))
 		return NULL;
 	memmove(&t->threads[i + 1], &t->threads[i], (t->nthreads - i) * sizeof(*t->threads));
 	t->nthreads++;
@@ -296,7 +282,7 @@ int ht_exit_table_threads(struct ht_exit_table *t, const struct ht_vcpu_thread_k
 	for (size_t i = 0; i < nmissing; i++)
 		if (!m || key_order(&missing[m - 1], &missing[i]))
 			missing[m++] = missing[i];
-	if (grow((void **)&t->threads, &t->threads_cap, t->nthreads + m, sizeof(*t->threads))) {
+	if (HT_GROW(t->threads, t->threads_cap, t->nthreads + m, 16)) {
 		free(missing);
 		return -ENOMEM;
 	}

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "exits/exit_reasons.h"
 #include "common/escape.h"
+#include "common/util.h"
 
 void ht_exit_fmt_ns(char *buf, size_t len, uint64_t ns)
 {
@@ -19,7 +20,7 @@ void ht_exit_fmt_ns(char *buf, size_t len, uint64_t ns)
 		snprintf(buf, len, "inf");
 		return;
 	}
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
 		if (ns >= units[i].below)
 			continue;
 		double v = (double)ns / units[i].div;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "common/escape.h"
 #include "common/hashmap.h"
+#include "common/grow.h"
 #include "export/thread_table.h"
 #include "hypertrace/guest.h"
 
@@ -40,15 +41,8 @@ static char on;
 
 static int list_add(struct track_list *l, size_t i)
 {
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 8;
-		size_t *v = realloc(l->v, cap * sizeof(*v));
-
-		if (!v)
-			return -1;
-		l->v = v;
-		l->cap = cap;
-	}
+	if (HT_GROW(l->v, l->cap, l->n + 1, 8))
+		return -1;
 	l->v[l->n++] = i;
 	return 0;
 }
@@ -59,15 +53,8 @@ static struct cpu_track *cpu_track(struct ht_chrome_guest *g, uint32_t pid, uint
 
 	if (ht_hashmap_find(&g->by_key, key, &i))
 		return &g->cpus[i];
-	if (g->ncpus == g->cap) {
-		size_t cap = g->cap ? 2 * g->cap : 16;
-		struct cpu_track *t = realloc(g->cpus, cap * sizeof(*t));
-
-		if (!t)
-			return NULL;
-		g->cpus = t;
-		g->cap = cap;
-	}
+	if (HT_GROW(g->cpus, g->cap, g->ncpus + 1, 16))
+		return NULL;
 	if (ht_hashmap_insert(&g->by_key, key, (long)g->ncpus, HT_HASHMAP_ADD, NULL, NULL))
 		return NULL;
 	g->cpus[g->ncpus] = (struct cpu_track){ .pid = pid, .cpu = cpu };

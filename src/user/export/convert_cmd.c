@@ -21,6 +21,7 @@
 #include "reading/read_outcome.h"
 #include "reading/selection.h"
 #include "tracefile/trace_reader.h"
+#include "common/util.h"
 
 /* The writers behind one shape, so the read loop is written once. */
 struct exporter {
@@ -43,8 +44,8 @@ static void on_stop_signal(int sig)
 }
 
 struct signal_handlers {
-	struct sigaction old[sizeof(stop_signals) / sizeof(stop_signals[0])];
-	bool caught[sizeof(stop_signals) / sizeof(stop_signals[0])];
+	struct sigaction old[ARRAY_SIZE(stop_signals)];
+	bool caught[ARRAY_SIZE(stop_signals)];
 };
 
 /*
@@ -57,7 +58,7 @@ static void catch_stop_signals(struct signal_handlers *h)
 
 	stop_signal = 0;
 	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(stop_signals); i++) {
 		h->caught[i] = sigaction(stop_signals[i], NULL, &h->old[i]) == 0 && h->old[i].sa_handler != SIG_IGN &&
 			       sigaction(stop_signals[i], &sa, NULL) == 0;
 	}
@@ -65,7 +66,7 @@ static void catch_stop_signals(struct signal_handlers *h)
 
 static void restore_signals(struct signal_handlers *h)
 {
-	for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(stop_signals); i++)
 		if (h->caught[i])
 			sigaction(stop_signals[i], &h->old[i], NULL);
 }

@@ -4,7 +4,6 @@
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cli.h"
+#include "common/errf.h"
 #include "export/ctf_guest.h"
 #include "export/thread_table.h"
 #include "export/tsdl.h"
@@ -61,17 +61,6 @@ void ht_ctf_decode(struct ht_ctf_writer *w, const struct ht_decoder *dec)
 	w->dec = dec;
 }
 
-__attribute__((format(printf, 4, 5)))
-static int errorf(char *err, size_t errlen, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return ret;
-}
-
 /* Each stores v at p and returns the byte after it. The CTF byte order is little-endian, as x86-64's. */
 static unsigned char *put_u8(unsigned char *p, uint8_t v)
 {
@@ -105,11 +94,11 @@ int ht_ctf_open(const char *dir, mode_t mode, const struct ht_file_header *h, st
 	int ret;
 
 	if (strlen(dir) + 80 > sizeof(w->dir))
-		return errorf(err, errlen, -ENAMETOOLONG, "directory name too long: %s", dir);
+		return ht_errf_status(err, errlen, -ENAMETOOLONG, "directory name too long: %s", dir);
 	w = calloc(1, sizeof(*w));
 	if (!w || !(w->streams = ht_thread_table_new())) {
 		free(w);
-		return errorf(err, errlen, -ENOMEM, "out of memory");
+		return ht_errf_status(err, errlen, -ENOMEM, "out of memory");
 	}
 	ret = ht_output_create_dir(&w->out, dir, &spec, err, errlen);
 	if (!ret)
@@ -175,7 +164,7 @@ static int flush_packet(struct ht_ctf_writer *w, struct ctf_stream *s, uint64_t 
 	snprintf(path, sizeof(path), "%s/%s", w->dir, s->name);
 	fd = openat(w->dirfd, s->name, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
-		return errorf(err, errlen, -errno, "cannot write %s: %s", path, strerror(errno));
+		return ht_errf_status(err, errlen, -errno, "cannot write %s: %s", path, strerror(errno));
 	while (off < s->len) {
 		ssize_t n = write(fd, packet + off, s->len - off);
 		if (n < 0 && errno == EINTR)
@@ -183,12 +172,12 @@ static int flush_packet(struct ht_ctf_writer *w, struct ctf_stream *s, uint64_t 
 		if (n <= 0) {
 			int ret = n < 0 ? -errno : -EIO;
 			close(fd);
-			return errorf(err, errlen, ret, "cannot write %s: %s", path, strerror(-ret));
+			return ht_errf_status(err, errlen, ret, "cannot write %s: %s", path, strerror(-ret));
 		}
 		off += (size_t)n;
 	}
 	if (close(fd))
-		return errorf(err, errlen, -errno, "cannot write %s: %s", path, strerror(errno));
+		return ht_errf_status(err, errlen, -errno, "cannot write %s: %s", path, strerror(errno));
 	s->seq++;
 	s->len = PACKET_PREAMBLE_BYTES;
 	return 0;
@@ -219,7 +208,7 @@ int ht_ctf_add(struct ht_ctf_writer *w, const struct ht_record *r, char *err, si
 	int ret;
 
 	if (!s)
-		return errorf(err, errlen, -ENOMEM, "out of memory");
+		return ht_errf_status(err, errlen, -ENOMEM, "out of memory");
 	const struct ht_event_desc *gev = w->dec ? ht_decoder_event(w->dec, r) : NULL;
 
 	w->forged += w->dec && ht_decoder_forged(w->dec, r);
@@ -428,7 +417,7 @@ static int write_metadata(const struct ht_ctf_writer *w, const struct ht_read_st
 	if (!f && fd >= 0)
 		close(fd);
 	if (!f)
-		return errorf(err, errlen, -errno, "cannot write %s: %s", path, strerror(errno));
+		return ht_errf_status(err, errlen, -errno, "cannot write %s: %s", path, strerror(errno));
 	fputs("/* CTF 1.8 */\n\n", f);
 	fputs(tsdl_types, f);
 	fprintf(f,
@@ -461,7 +450,7 @@ static int write_metadata(const struct ht_ctf_writer *w, const struct ht_read_st
 	if (w->dec)
 		ht_ctf_guest_metadata(w->dec, f);
 	if (ferror(f) | fclose(f))
-		return errorf(err, errlen, -EIO, "cannot write %s", path);
+		return ht_errf_status(err, errlen, -EIO, "cannot write %s", path);
 	return 0;
 }
 
@@ -480,7 +469,7 @@ static int write_recording_stream(struct ht_ctf_writer *w, const struct ht_read_
 	int ret;
 
 	if (!s)
-		return errorf(err, errlen, -ENOMEM, "out of memory");
+		return ht_errf_status(err, errlen, -ENOMEM, "out of memory");
 	if (end < start)
 		end = start;
 	s->ts_begin = start;

@@ -7,11 +7,12 @@
 #include <string.h>
 #include "export/thread_table.h"
 #include "hypertrace/guest.h"
-
+#include "common/grow.h"
 
 struct task {
 	char comm[HT_GEV_COMM_LEN + 1];
-	uint32_t depth, cap;
+	uint32_t depth;
+	size_t cap;
 	struct ht_gev_call *calls; /* open calls, innermost last */
 };
 
@@ -150,15 +151,8 @@ static int set_cpu_task(struct ht_guest_state *s, uint32_t pid, uint32_t cpu, in
 	l = get_or_add(s->vms, pid, 0, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 8;
-		struct cpu **v = realloc(l->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		l->v = v;
-		l->cap = cap;
-	}
+	if (HT_GROW(l->v, l->cap, l->n + 1, 8))
+		return -ENOMEM;
 	l->v[l->n++] = c;
 	c->listed = true;
 	return 0;
@@ -176,14 +170,8 @@ static int func_call(struct ht_guest_state *s, const struct ht_record *r, struct
 	if (ev->kind == HT_GEV_FUNC_ENTRY) {
 		if (t->depth == HT_GEV_MAX_DEPTH)
 			return 0;
-		if (t->depth == t->cap) {
-			uint32_t cap = t->cap ? t->cap * 2 : 8;
-			struct ht_gev_call *c = realloc(t->calls, cap * sizeof(*c));
-			if (!c)
-				return -ENOMEM;
-			t->calls = c;
-			t->cap = cap;
-		}
+		if (HT_GROW(t->calls, t->cap, (size_t)t->depth + 1, 8))
+			return -ENOMEM;
 		t->calls[t->depth++] = (struct ht_gev_call){ ev->u.func.addr, ev->u.func.call_site };
 		ev->u.func.matched = true;
 		return 0;

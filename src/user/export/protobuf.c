@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include "common/grow.h"
 
 enum { WIRE_VARINT = 0, WIRE_I64 = 1, WIRE_LEN = 2 };
 
@@ -10,19 +11,9 @@ static bool room(struct ht_pb *b, size_t n)
 {
 	if (b->oom)
 		return false;
-	if (b->len + n > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		unsigned char *p;
-
-		while (cap < b->len + n)
-			cap *= 2;
-		p = realloc(b->buf, cap);
-		if (!p) {
-			b->oom = true;
-			return false;
-		}
-		b->buf = p;
-		b->cap = cap;
+	if (HT_GROW(b->buf, b->cap, b->len + n, 4096)) {
+		b->oom = true;
+		return false;
 	}
 	return true;
 }

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include "common/hashmap.h"
+#include "common/grow.h"
 
 /*
  * The project's map (seeded: see common/hashmap.h) from (pid, tid) to an
@@ -45,14 +46,8 @@ int ht_thread_table_put(struct ht_thread_table *t, uint32_t pid, uint32_t tid, v
 		t->values[i] = value;
 		return 0;
 	}
-	if (t->len == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 16;
-		void **values = realloc(t->values, cap * sizeof(*values));
-		if (!values)
-			return -ENOMEM;
-		t->values = values;
-		t->cap = cap;
-	}
+	if (HT_GROW(t->values, t->cap, t->len + 1, 16))
+		return -ENOMEM;
 	if (ht_hashmap_insert(&t->index, key, (long)t->len, HT_HASHMAP_ADD, NULL, NULL))
 		return -ENOMEM;
 	t->values[t->len++] = value;

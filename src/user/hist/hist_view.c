@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/escape.h"
+#include "common/grow.h"
 
 /*
  * A frame is first built as a list of lines, each already cut to the width,
@@ -26,16 +27,9 @@ static void __attribute__((format(printf, 2, 3))) emit(struct lines *l, const ch
 
 	if (l->err)
 		return;
-	if (l->len == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 64;
-		char **v = realloc(l->v, cap * sizeof(*v));
-
-		if (!v) {
-			l->err = -ENOMEM;
-			return;
-		}
-		l->v = v;
-		l->cap = cap;
+	if (HT_GROW(l->v, l->cap, l->len + 1, 64)) {
+		l->err = -ENOMEM;
+		return;
 	}
 	va_start(ap, fmt);
 	if (vasprintf(&s, fmt, ap) < 0) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/nearest_rank.h"
+#include "common/grow.h"
 
 unsigned int ht_hist_slot(uint64_t ns)
 {
@@ -133,18 +134,8 @@ struct ht_lat_value ht_hist_percentile(const struct ht_hist *h, double p)
 
 int ht_samples_push(struct ht_samples *s, uint64_t ns)
 {
-	if (s->len == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 256;
-		uint64_t *v;
-
-		if (cap > SIZE_MAX / sizeof(*v))
-			return -ENOMEM;
-		v = realloc(s->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		s->v = v;
-		s->cap = cap;
-	}
+	if (HT_GROW(s->v, s->cap, s->len + 1, 256))
+		return -ENOMEM;
 	s->v[s->len++] = ns;
 	s->sorted = false;
 	return 0;

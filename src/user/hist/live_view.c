@@ -6,6 +6,7 @@
 #include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
+#include "common/grow.h"
 
 /* Aggregate mode: last cumulative counts seen per group, to derive each interval's share. */
 struct agg_prev {
@@ -59,14 +60,8 @@ static struct agg_prev *prev_for(struct ht_live *l, __u64 key)
 	for (size_t i = 0; i < l->nprev; i++)
 		if (l->prev[i].key == key)
 			return &l->prev[i];
-	if (l->nprev == l->cap_prev) {
-		size_t cap = l->cap_prev ? l->cap_prev * 2 : 8;
-		struct agg_prev *p = realloc(l->prev, cap * sizeof(*p));
-		if (!p)
-			return NULL;
-		l->prev = p;
-		l->cap_prev = cap;
-	}
+	if (HT_GROW(l->prev, l->cap_prev, l->nprev + 1, 8))
+		return NULL;
 	memset(&l->prev[l->nprev], 0, sizeof(l->prev[0]));
 	l->prev[l->nprev].key = key;
 	return &l->prev[l->nprev++];

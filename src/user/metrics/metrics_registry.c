@@ -68,7 +68,7 @@ int ht_metrics_registry_enable_exits(struct ht_metrics_registry *r, bool per_vcp
 	return 0;
 }
 
-/* The label value of a VM: its name made printable (ht_escape, as every output shows it), or "pid N". */
+/* What a vm_label callback returns for a VM whose numbers are left out: told apart by its address. */
 const char ht_metrics_vm_skip[] = "";
 
 /* The label value of process pid's VM into out; false: its numbers are left out. */

@@ -186,8 +186,8 @@ void ht_metrics_set_exits(struct ht_metrics_registry *r, const struct ht_exit_ta
 void ht_metrics_registry_copy(struct ht_metrics_registry *dst, const struct ht_metrics_registry *src);
 
 /*
- * Writes the exposition text, label sets sorted by (vm_pid, vcpu, nr), "other"
- * last. Sorts r->sets in place (a copy's, never the fed registry's). 0 or -errno.
+ * Writes the exposition text, label sets sorted by (vm label, vcpu, nr),
+ * "other" last. Sorts r->sets in place (a copy's, never the fed registry's). 0 or -errno.
  */
 int ht_metrics_render(struct ht_metrics_registry *r, FILE *out);
 

@@ -51,7 +51,7 @@ struct ht_drain {
 	struct heap_entry {
 		__u64 key;          /* the ring's head_ns; 0 for a busy head, which must come first */
 		unsigned int ring;
-	} heap[HT_DRAIN_MAX_RINGS];
+	} heap[HT_MAX_RINGS];
 	unsigned int heap_len;
 	struct ht_record_sink sink;
 	unsigned long long malformed;
@@ -95,7 +95,7 @@ int ht_drain_new(const int *ring_fds, unsigned int nrings, const struct ht_recor
 	struct ht_drain *d;
 	int ret = 0;
 
-	if (!nrings || nrings > HT_DRAIN_MAX_RINGS)
+	if (!nrings || nrings > HT_MAX_RINGS)
 		return -EINVAL;
 	d = calloc(1, sizeof(*d));
 	if (!d || !(d->rings = calloc(nrings, sizeof(*d->rings)))) {

@@ -29,8 +29,6 @@ struct ht_record_sink {
 
 /* Most records one call consumes: about 25 ms of work at 10 M records/s. */
 #define HT_DRAIN_BATCH (256u * 1024)
-/* Most rings one drain merges: every ring a recording makes. */
-#define HT_DRAIN_MAX_RINGS HT_MAX_RINGS
 /*
  * ht_drain_poll writes records at least this old (by their kvm_entry time):
  * by then every record of an earlier time is in its ring, so records of all
@@ -40,7 +38,7 @@ struct ht_record_sink {
 
 struct ht_drain;
 
-/* nrings ring buffers, 1..HT_DRAIN_MAX_RINGS. 0 or -errno (-EINVAL: not a ring buffer). */
+/* nrings ring buffers, 1..HT_MAX_RINGS (every ring a recording makes). 0 or -errno (-EINVAL: not a ring buffer). */
 int ht_drain_new(const int *ring_fds, unsigned int nrings, const struct ht_record_sink *sink,
 		 struct ht_drain **out);
 /*

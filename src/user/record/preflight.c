@@ -218,14 +218,14 @@ int ht_check_bpf_features(const struct ht_bpf_feature_probes *p, char *err, size
 		snprintf(err, errlen, "the bpf() system call is not permitted here: a seccomp filter or a security module refuses it (a container or a service's SystemCallFilter=): allow the bpf and perf_event_open system calls");
 		return -EPERM;
 	}
-	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(maps); i++) {
 		if (p->map_type(maps[i].map_type) == 0) {
 			snprintf(err, errlen, "this kernel lacks %s: hypertrace-bpf needs %s or newer",
 				 maps[i].what, HT_OLDEST_PROVEN_KERNEL);
 			return -EOPNOTSUPP;
 		}
 	}
-	for (size_t i = 0; i < sizeof(helpers) / sizeof(helpers[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(helpers); i++) {
 		if (p->tracepoint_helper(helpers[i].func) == 0) {
 			snprintf(err, errlen, "this kernel lacks %s: hypertrace-bpf needs %s or newer",
 				 helpers[i].what, HT_OLDEST_PROVEN_KERNEL);

@@ -102,7 +102,7 @@ static bool is_executable_file(const char *path)
 static int check_command_runnable(const char *name, char *err, size_t errlen)
 {
 	const char *path = getenv("PATH");
-	char candidate[4096];
+	char candidate[4096], default_path[256];
 
 	if (strchr(name, '/')) {
 		if (is_executable_file(name))
@@ -111,8 +111,11 @@ static int check_command_runnable(const char *name, char *err, size_t errlen)
 			 access(name, F_OK) ? strerror(errno) : "not an executable file");
 		return -1;
 	}
-	if (!path)
-		path = "/usr/local/bin:/bin:/usr/bin"; /* execvp's default */
+	/* Without PATH, glibc's execvp searches confstr(_CS_PATH): "/bin:/usr/bin". */
+	if (!path) {
+		size_t n = confstr(_CS_PATH, default_path, sizeof(default_path));
+		path = n && n <= sizeof(default_path) ? default_path : "/bin:/usr/bin";
+	}
 	for (const char *dir = path;; dir++) {
 		size_t len = strcspn(dir, ":");
 
@@ -318,8 +321,8 @@ static int poll_timeout_ms(const struct session *s, unsigned long long now)
 
 	if (s->live && ht_live_until_due(s->live, now) < wait_ns)
 		wait_ns = ht_live_until_due(s->live, now);
-	if (!s->live && s->exits_ready && s->exits_due - now < wait_ns)
-		wait_ns = s->exits_due > now ? s->exits_due - now : 0;
+	if (!s->live && s->exits_ready)
+		wait_ns = HT_MIN(wait_ns, ht_ns_until(s->exits_due, now));
 	return (int)(wait_ns / 1000000ull);
 }
 
@@ -541,7 +544,10 @@ static int session_setup(struct session *s)
 						 .uid_on = cfg->vm_uid_on, .uid = cfg->vm_uid,
 						 .verbose = cfg->verbose,
 						 .found_by = cfg->exits ? "its first exit" : "its first hypercall exit" };
-		ht_vm_follower_start(&s->vm, &unverified);
+		if ((ret = ht_vm_follower_start(&s->vm, &unverified)) < 0) {
+			status = ht_runtime_error("cannot list /proc: %s", strerror(-ret));
+			goto fail;
+		}
 	}
 	if (stop_requested) {
 		/* Nothing was traced: no file (an older one stays as it was), and a clean end. */

@@ -5,8 +5,6 @@
 #include <time.h>
 #include "common/util.h"
 
-_Static_assert(HT_MAX_RINGS <= HT_DRAIN_MAX_RINGS, "the drain must take every ring the tracer makes");
-
 static struct ht_record *recording_slots(void *ctx, unsigned int *room)
 {
 	struct ht_recording *r = ctx;

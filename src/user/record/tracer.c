@@ -16,6 +16,7 @@
 #include <bpf/libbpf.h>
 #include "bpf/vcpu_state.h" /* before the skeleton, whose .bss holds the CPU slots */
 #include "hypertrace.skel.h"
+#include "common/grow.h"
 #include "common/util.h"
 #include "exits/exit_table.h"
 
@@ -27,8 +28,8 @@ struct ht_tracer {
 	int stats_fd; /* holds BPF run-time statistics on while open; -1 if not asked */
 	int ring_fds[HT_MAX_RINGS]; /* also held by the rings map */
 	unsigned int nrings;        /* created and in the map */
-	/* --exits: the CPUs' series tables, mapped (read-only), and the sums of a read. */
-	const struct exit_cache_entry *exit_cache;
+	/* --exits: the CPUs' series tables, mapped (PROT_READ), and the sums of a read. */
+	struct exit_cache_entry *exit_cache;
 	size_t exit_cache_entries, exit_cache_bytes;
 	struct vcpu_thread *vcpu_thread_table; /* --exits: the mapping of vcpu_thread_table */
 	size_t vcpu_thread_table_bytes;
@@ -98,25 +99,25 @@ const char *ht_libbpf_last_warning(void)
  */
 #define HT_VERIFIER_LOG_SIZE (512u << 10)
 
-struct verifier_logs {
-	struct bpf_program *prog[16];
-	char *buf[16];
-	unsigned int n;
-};
-
-static int verifier_logs_attach(struct verifier_logs *logs, struct bpf_object *obj)
+int ht_verifier_logs_attach(struct ht_verifier_logs *logs, struct bpf_object *obj)
 {
 	struct bpf_program *prog;
+	unsigned int n = 0;
 
 	memset(logs, 0, sizeof(*logs));
+	bpf_object__for_each_program(prog, obj)
+		n += bpf_program__autoload(prog);
+	logs->log = calloc(n ? n : 1, sizeof(*logs->log));
+	if (!logs->log)
+		return -ENOMEM;
 	bpf_object__for_each_program(prog, obj) {
-		if (!bpf_program__autoload(prog) || logs->n == ARRAY_SIZE(logs->buf))
+		if (!bpf_program__autoload(prog))
 			continue;
 		char *buf = calloc(1, HT_VERIFIER_LOG_SIZE);
 		if (!buf)
 			return -ENOMEM;
-		logs->prog[logs->n] = prog;
-		logs->buf[logs->n++] = buf;
+		logs->log[logs->n].prog = prog;
+		logs->log[logs->n++].buf = buf;
 		bpf_program__set_log_buf(prog, buf, HT_VERIFIER_LOG_SIZE);
 	}
 	return 0;
@@ -140,25 +141,27 @@ bool ht_verifier_log_reason(const char *log, char *out, size_t outlen)
 }
 
 /* "program NAME: REASON" from the one program whose load failed. */
-static bool verifier_logs_reason(const struct verifier_logs *logs, char *out, size_t outlen)
+static bool verifier_logs_reason(const struct ht_verifier_logs *logs, char *out, size_t outlen)
 {
 	char reason[200];
 
 	for (unsigned int i = 0; i < logs->n; i++) {
-		if (ht_verifier_log_reason(logs->buf[i], reason, sizeof(reason))) {
-			snprintf(out, outlen, "program %s: %s", bpf_program__name(logs->prog[i]), reason);
+		if (ht_verifier_log_reason(logs->log[i].buf, reason, sizeof(reason))) {
+			snprintf(out, outlen, "program %s: %s", bpf_program__name(logs->log[i].prog), reason);
 			return true;
 		}
 	}
 	return false;
 }
 
-static void verifier_logs_free(struct verifier_logs *logs)
+void ht_verifier_logs_free(struct ht_verifier_logs *logs)
 {
 	for (unsigned int i = 0; i < logs->n; i++) {
-		bpf_program__set_log_buf(logs->prog[i], NULL, 0);
-		free(logs->buf[i]);
+		bpf_program__set_log_buf(logs->log[i].prog, NULL, 0);
+		free(logs->log[i].buf);
 	}
+	free(logs->log);
+	logs->log = NULL;
 	logs->n = 0;
 }
 
@@ -251,7 +254,7 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 {
 	const struct ht_filters *f = &opts->filters;
 	struct ht_tracer *t = NULL;
-	struct verifier_logs logs = { .n = 0 };
+	struct ht_verifier_logs logs = { .n = 0 };
 	struct hypertrace_bpf__rodata *ro;
 	struct hypertrace_bpf *sk;
 	unsigned long ring_bytes, wakeup_bytes;
@@ -360,7 +363,7 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 			bpf_program__set_autoload(synthetic_timed[i], opts->synthetic);
 	}
 
-	ret = verifier_logs_attach(&logs, t->skel->obj);
+	ret = ht_verifier_logs_attach(&logs, t->skel->obj);
 	if (!ret)
 		ret = hypertrace_bpf__load(t->skel);
 	if (ret) {
@@ -418,7 +421,7 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 	*out = t;
 	t = NULL;
 out:
-	verifier_logs_free(&logs); /* before the skeleton its programs belong to */
+	ht_verifier_logs_free(&logs); /* before the skeleton its programs belong to */
 	ht_tracer_destroy(t);
 	return ret;
 }
@@ -523,11 +526,18 @@ int ht_tracer_read_aggregates(const struct ht_tracer *t, ht_agg_fn fn, void *ctx
 	percpu = calloc((size_t)ncpus, sizeof(*percpu));
 	if (!percpu)
 		return -ENOMEM;
-	while (bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
+	while (!ret) {
+		if (bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
+			ret = errno == ENOENT ? 0 : -errno; /* ENOENT: the last group was read */
+			break;
+		}
 		first = false;
 		key = next;
-		if (bpf_map_lookup_elem(fd, &key, percpu))
-			continue; /* groups are never deleted; a racing lookup miss is harmless */
+		if (bpf_map_lookup_elem(fd, &key, percpu)) {
+			/* Groups are never deleted; a racing lookup miss is harmless. */
+			ret = errno == ENOENT ? 0 : -errno;
+			continue;
+		}
 		memset(&sum, 0, sizeof(sum));
 		for (int c = 0; c < ncpus; c++)
 			for (int s = 0; s < HT_AGG_NSERIES; s++)
@@ -553,14 +563,8 @@ static int add_exit_part(struct exit_part **parts, size_t *n, size_t *cap, const
 {
 	if (!h->count)
 		return 0;
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 256;
-		struct exit_part *p = realloc(*parts, c * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		*parts = p;
-		*cap = c;
-	}
+	if (HT_GROW(*parts, *cap, *n + 1, 256))
+		return -ENOMEM;
 	(*parts)[*n].key = *key;
 	(*parts)[*n].h = *h;
 	(*n)++;
@@ -572,11 +576,10 @@ static int cmp_parts(const void *a, const void *b)
 	return ht_exit_key_cmp(&((const struct exit_part *)a)->key, &((const struct exit_part *)b)->key);
 }
 
-int ht_tracer_read_exits(const struct ht_tracer *t, ht_exit_fn fn, void *ctx)
+int ht_tracer_read_exits(struct ht_tracer *t, ht_exit_fn fn, void *ctx)
 {
 	int ncpus = libbpf_num_possible_cpus();
 	int fd = bpf_map__fd(t->skel->maps.exit_hists);
-	struct ht_tracer *w = (struct ht_tracer *)t; /* scratch memory, reused from read to read */
 	struct ht_exit_hist *percpu;
 	struct ht_exit_key *keys;
 	size_t n = 0;
@@ -600,7 +603,7 @@ int ht_tracer_read_exits(const struct ht_tracer *t, ht_exit_fn fn, void *ctx)
 			continue;
 		struct ht_exit_key k = e->key;
 		struct ht_exit_hist h = e->h;
-		ret = add_exit_part(&w->exit_parts, &n, &w->exit_parts_cap, &k, &h);
+		ret = add_exit_part(&t->exit_parts, &n, &t->exit_parts_cap, &k, &h);
 	}
 	/* The series that found no entry in their CPU's table: a batch of them per system call. */
 	__u32 batch = 0, count = EXIT_READ_BATCH;
@@ -616,7 +619,7 @@ int ht_tracer_read_exits(const struct ht_tracer *t, ht_exit_fn fn, void *ctx)
 		first = false;
 		for (__u32 k = 0; k < count && !ret; k++)
 			for (int c = 0; c < ncpus && !ret; c++)
-				ret = add_exit_part(&w->exit_parts, &n, &w->exit_parts_cap, &keys[k],
+				ret = add_exit_part(&t->exit_parts, &n, &t->exit_parts_cap, &keys[k],
 						    &percpu[(size_t)k * (size_t)ncpus + (size_t)c]);
 	}
 	free(percpu);
@@ -625,12 +628,12 @@ int ht_tracer_read_exits(const struct ht_tracer *t, ht_exit_fn fn, void *ctx)
 		return ret;
 	/* Sorted by series, the parts of one series next to each other: summed in one pass. */
 	if (n)
-		qsort(w->exit_parts, n, sizeof(*w->exit_parts), cmp_parts);
+		qsort(t->exit_parts, n, sizeof(*t->exit_parts), cmp_parts);
 	for (size_t i = 0; i < n;) {
-		struct ht_exit_series sum = { .key = w->exit_parts[i].key, .minmax_exact = true };
+		struct ht_exit_series sum = { .key = t->exit_parts[i].key, .minmax_exact = true };
 
-		for (; i < n && !cmp_parts(&w->exit_parts[i], &sum); i++) {
-			struct ht_exit_series part = { .key = sum.key, .minmax_exact = true, .h = w->exit_parts[i].h };
+		for (; i < n && !cmp_parts(&t->exit_parts[i], &sum); i++) {
+			struct ht_exit_series part = { .key = sum.key, .minmax_exact = true, .h = t->exit_parts[i].h };
 			ht_exit_series_add(&sum, &part);
 		}
 		fn(ctx, &sum.key, &sum.h);
@@ -959,7 +962,7 @@ void ht_tracer_destroy(struct ht_tracer *t)
 	if (t->stats_fd >= 0)
 		close(t->stats_fd);
 	if (t->exit_cache)
-		munmap((void *)t->exit_cache, t->exit_cache_bytes);
+		munmap(t->exit_cache, t->exit_cache_bytes);
 	if (t->vcpu_thread_table)
 		munmap(t->vcpu_thread_table, t->vcpu_thread_table_bytes);
 	free(t->exit_parts);

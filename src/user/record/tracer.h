@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The BPF side as user space sees it: open the skeleton, fix the filters in
- * rodata, size the ring buffer, load (with a useful error), attach the three
- * kvm tracepoints, read the drop counters, detach so that nothing is in flight.
+ * rodata, size the ring buffer, load (with a useful error), attach the kvm
+ * tracepoint programs (and, with --exits, the sched ones that follow vCPU
+ * threads), read the maps, detach so that nothing is in flight.
  */
 #ifndef HT_TRACER_H
 #define HT_TRACER_H
@@ -111,7 +112,11 @@ enum ht_synthetic_prog {
 	HT_SYNTH_KVM_USERSPACE_EXIT_AT, /* ctx: struct ht_synth_timed_event (the event part unused) */
 };
 
-/* The contexts of the timed synthetic programs (hypertrace.bpf.c, which has its own copies: checked in tests). */
+/*
+ * The contexts of the timed synthetic programs. hypertrace.bpf.c has its own
+ * copies: test_synthetic_contexts checks each member's place against the BPF
+ * object's BTF.
+ */
 struct ht_synth_timed_event {
 	__u64 now_ns;
 	__u64 pad;
@@ -162,7 +167,7 @@ int ht_tracer_read_aggregates(const struct ht_tracer *t, ht_agg_fn fn, void *ctx
  * Cost: series x CPUs, whatever the exit rate. 0 or -errno.
  */
 typedef void (*ht_exit_fn)(void *ctx, const struct ht_exit_key *key, const struct ht_exit_hist *h);
-int ht_tracer_read_exits(const struct ht_tracer *t, ht_exit_fn fn, void *ctx);
+int ht_tracer_read_exits(struct ht_tracer *t, ht_exit_fn fn, void *ctx);
 /*
  * --exits: calls fn once per vCPU thread known to BPF, with its counters
  * since load and its account (where its time went) up to the time of the
@@ -222,6 +227,22 @@ void ht_libbpf_set_verbose(bool verbose);
  * statistics ("processed N insns ..."). False if the log holds none.
  */
 bool ht_verifier_log_reason(const char *log, char *out, size_t outlen);
+/*
+ * A log buffer for every program of obj that will load (however many the
+ * object has), so that the one that fails names itself. 0 or -ENOMEM; free
+ * with ht_verifier_logs_free before the object, whatever was returned.
+ */
+struct bpf_object;
+struct bpf_program;
+struct ht_verifier_logs {
+	struct {
+		struct bpf_program *prog;
+		char *buf;
+	} *log;
+	unsigned int n;
+};
+int ht_verifier_logs_attach(struct ht_verifier_logs *logs, struct bpf_object *obj);
+void ht_verifier_logs_free(struct ht_verifier_logs *logs);
 const char *ht_libbpf_last_warning(void);
 
 #endif

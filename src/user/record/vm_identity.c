@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "common/escape.h"
 #include "common/parse_number.h"
+#include "common/hashmap.h"
 
 /*
  * Copies src into out, cut to fit: names in the file have fixed sizes. The
@@ -253,71 +254,32 @@ const char *ht_vm_names_thread(void *ctx, __u32 pid, __u32 tid)
 	return n->thread[i];
 }
 
-/* Open addressing on (pid << 32 | tid); 0 is never a key (pid 0 is not a VM). */
+/* The one hash map (seeded: a guest's tids cannot be chosen to collide), keyed by pid << 32 | tid. */
 struct ht_thread_set {
-	__u64 *keys;
-	size_t cap, count;
+	struct ht_hashmap keys;
 };
 
 struct ht_thread_set *ht_thread_set_new(void)
 {
 	struct ht_thread_set *s = calloc(1, sizeof(*s));
 
-	if (!s)
-		return NULL;
-	s->cap = 64;
-	s->keys = calloc(s->cap, sizeof(*s->keys));
-	if (!s->keys) {
-		free(s);
-		return NULL;
-	}
+	if (s)
+		ht_hashmap_init(&s->keys, ht_hash_long, ht_equal_long, NULL);
 	return s;
-}
-
-static size_t slot_of(__u64 key, size_t cap)
-{
-	return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 17) & (cap - 1);
-}
-
-static void insert(__u64 *keys, size_t cap, __u64 key)
-{
-	size_t i = slot_of(key, cap);
-
-	while (keys[i])
-		i = (i + 1) & (cap - 1);
-	keys[i] = key;
 }
 
 int ht_thread_set_add(struct ht_thread_set *s, __u32 pid, __u32 tid)
 {
-	__u64 key = (__u64)pid << 32 | tid;
-	size_t i;
+	long key = (long)((__u64)pid << 32 | tid);
+	int ret = ht_hashmap_insert(&s->keys, key, 0, HT_HASHMAP_ADD, NULL, NULL);
 
-	if (!key)
-		key = 1ull << 63; /* pid 0 tid 0: a key of its own */
-	for (i = slot_of(key, s->cap); s->keys[i]; i = (i + 1) & (s->cap - 1))
-		if (s->keys[i] == key)
-			return 0;
-	if ((s->count + 1) * 2 > s->cap) {
-		__u64 *keys = calloc(s->cap * 2, sizeof(*keys));
-		if (!keys)
-			return -ENOMEM;
-		for (size_t j = 0; j < s->cap; j++)
-			if (s->keys[j])
-				insert(keys, s->cap * 2, s->keys[j]);
-		free(s->keys);
-		s->keys = keys;
-		s->cap *= 2;
-	}
-	insert(s->keys, s->cap, key);
-	s->count++;
-	return 1;
+	return ret == -EEXIST ? 0 : ret ? ret : 1;
 }
 
 void ht_thread_set_free(struct ht_thread_set *s)
 {
 	if (!s)
 		return;
-	free(s->keys);
+	ht_hashmap_clear(&s->keys);
 	free(s);
 }

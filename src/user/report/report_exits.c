@@ -18,6 +18,7 @@
 #include "reading/read_outcome.h"
 #include "common/escape.h"
 #include "common/hashmap.h"
+#include "common/grow.h"
 #include "tracefile/trace_reader.h"
 
 struct exits_reading {
@@ -80,15 +81,11 @@ static int grow_pending(struct exits_reading *r)
 {
 	if (r->npending < r->pending_cap)
 		return 0;
-	size_t cap = r->pending_cap ? 2 * r->pending_cap : 64;
-	struct ht_vcpu_thread_row *p = realloc(r->pending, cap * sizeof(*p));
-	if (!p)
+	if (HT_GROW(r->pending, r->pending_cap, r->npending + 1, 64))
 		return -ENOMEM;
-	r->pending = p;
-	r->pending_cap = cap;
 	ht_hashmap_clear(&r->pending_index);
 	for (size_t i = 0; i < r->npending; i++)
-		if (ht_hashmap_insert(&r->pending_index, (long)&p[i], (long)i, HT_HASHMAP_ADD, NULL, NULL))
+		if (ht_hashmap_insert(&r->pending_index, (long)&r->pending[i], (long)i, HT_HASHMAP_ADD, NULL, NULL))
 			return -ENOMEM;
 	return 0;
 }

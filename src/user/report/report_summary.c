@@ -18,6 +18,7 @@
 #include "common/hashmap.h"
 #include "common/nearest_rank.h"
 #include "common/util.h"
+#include "common/grow.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -114,15 +115,8 @@ static int bump(struct key_counts *kc, __u64 key, __u32 tid)
 		kc->other_keys_records++;
 		return 0;
 	}
-	if (kc->len == kc->cap) {
-		size_t cap = kc->cap ? kc->cap * 2 : 64;
-		struct key_count *items = realloc(kc->items, cap * sizeof(*items));
-
-		if (!items)
-			return -ENOMEM;
-		kc->items = items;
-		kc->cap = cap;
-	}
+	if (HT_GROW(kc->items, kc->cap, kc->len + 1, 64))
+		return -ENOMEM;
 	if (ht_hashmap_insert(&kc->index, (long)key, (long)kc->len, HT_HASHMAP_ADD, NULL, NULL))
 		return -ENOMEM;
 	kc->items[kc->len++] = (struct key_count){ .key = key, .count = 1, .tid = tid };

@@ -171,22 +171,23 @@ int ht_cmd_top(int argc, char **argv)
 		follow.verbose = topts.verbose;
 		/* Now, while top may still read every process's descriptors: the VM's processes that run already. */
 		if ((status = ht_vm_follower_start(&follow, &unverified)) < 0) {
-			ht_tracer_destroy(tracer);
-			return ht_runtime_error("cannot list /proc: %s", strerror(-status));
+			status = ht_runtime_error("cannot list /proc: %s", strerror(-status));
+			goto cleanup;
 		}
 		o.follow = &follow;
 	}
 	if (ht_tracer_attach(tracer, err, sizeof(err))) {
-		ht_tracer_destroy(tracer);
-		return ht_runtime_error("%s", err);
+		status = ht_runtime_error("%s", err);
+		goto cleanup;
 	}
 	/* Attached: only reading the maps is left (see record). */
 	if ((status = ht_drop_privileges(false))) {
-		ht_tracer_destroy(tracer);
-		return ht_runtime_error("cannot drop the capabilities top no longer needs: %s", strerror(-status));
+		status = ht_runtime_error("cannot drop the capabilities top no longer needs: %s", strerror(-status));
+		goto cleanup;
 	}
 	o.filters = &topts.filters;
 	status = ht_top_run(&o, tracer);
+cleanup:
 	ht_tracer_destroy(tracer);
 	return status;
 }

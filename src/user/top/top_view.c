@@ -10,6 +10,7 @@
 #include "exits/exit_view.h"
 #include "common/escape.h"
 #include "hypertrace/record.h"
+#include "common/util.h"
 
 static const char *const sort_names[HT_TOP_NSORTS] = {
 	[HT_TOP_SORT_EXITS] = "exits", [HT_TOP_SORT_WAIT] = "wait", [HT_TOP_SORT_HCALLS] = "hcalls",
@@ -365,7 +366,7 @@ static void vm_details(struct frame *f, const bool show[NCOLS], const struct vm_
 			if (sums[j].key.isa == e->key.isa && sums[j].key.reason == e->key.reason)
 				break;
 		if (j == n) {
-			if (n == sizeof(sums) / sizeof(sums[0]))
+			if (n == ARRAY_SIZE(sums))
 				continue;
 			memset(&sums[n], 0, sizeof(sums[n]));
 			sums[n].key = e->key;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "tracefile/block_codec.h"
 #include "tracefile/crc32.h"
+#include "common/grow.h"
 
 #define MAX_BLOCK_SERIES HT_READER_MAX_EXITS_SERIES
 #define MAX_BLOCK_THREADS HT_READER_MAX_EXITS_THREADS
@@ -176,16 +177,8 @@ static bool keep_identities(struct ht_reader *r, __u32 n)
 		n = (__u32)(MAX_IDENTITIES - r->nids);
 	if (n == 0)
 		return true;
-	if (r->nids + n > r->ids_cap) {
-		size_t cap = r->ids_cap ? r->ids_cap * 2 : 16;
-		while (cap < r->nids + n)
-			cap *= 2;
-		struct ht_identity *ids = realloc(r->ids, cap * sizeof(*ids));
-		if (!ids)
-			return false;
-		r->ids = ids;
-		r->ids_cap = cap;
-	}
+	if (HT_GROW(r->ids, r->ids_cap, r->nids + n, 16))
+		return false;
 	memcpy(r->ids + r->nids, r->payload, (size_t)n * sizeof(*r->ids));
 	for (size_t i = r->nids; i < r->nids + n; i++) {
 		/* Strings from the file: always terminated here. */

@@ -26,6 +26,7 @@
 #include "tracefile/output_file.h"
 #include "common/cpu_vendor.h"
 #include "common/util.h"
+#include "common/grow.h"
 
 #define N_BLOCKS HT_WRITER_QUEUE_BLOCKS
 
@@ -404,16 +405,8 @@ int ht_writer_add_block(struct ht_writer *w, __u16 type, const void *payload, __
 
 	if (len > HT_BLOCK_MAX_PAYLOAD)
 		return -E2BIG;
-	if (need > b->extra_cap) {
-		size_t cap = b->extra_cap ? b->extra_cap : 4096;
-		while (cap < need)
-			cap *= 2;
-		unsigned char *p = realloc(b->extra, cap);
-		if (!p)
-			return -ENOMEM;
-		b->extra = p;
-		b->extra_cap = cap;
-	}
+	if (HT_GROW(b->extra, b->extra_cap, need, 4096))
+		return -ENOMEM;
 	memcpy(b->extra + b->extra_len, &bh, sizeof(bh));
 	memcpy(b->extra + b->extra_len + sizeof(bh), payload, len);
 	b->extra_len = need;
