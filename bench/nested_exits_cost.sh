@@ -80,6 +80,7 @@ way() {
 		kill -CONT $QPID ;;
 	esac
 	l2cmd $1$2 "$WORK" >/dev/null
+	[ $1 = off ] || echo "CPU $1 $2 $(cut -d' ' -f14-15 /proc/$T/stat)" >>/out/cpu.txt
 	case $1 in
 	record)
 		kill -STOP $QPID
@@ -112,7 +113,7 @@ kill -STOP $QPID
 perf kvm stat record -a -o /tmp/both.data >/out/both_perf.out 2>&1 &
 P=$!
 started /tmp/both.data
-hypertrace-bpf record --exits --vm cost -q -o /tmp/both.htr >/out/both_rec.out 2>&1 &
+hypertrace-bpf record --exits --bpf-stats --vm cost -q -o /tmp/both.htr >/out/both_rec.out 2>&1 &
 R=$!
 i=0
 while [ ! -e /tmp/both.htr ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
