@@ -22,6 +22,9 @@
 #     and said at the end of record, never in the file; the module's load
 #     event carries its text range, which holds its own RIP;
 #   - unloading under load leaves the guest healthy and a second load works;
+#   - the LTTng exports of the --vcpu-sched recording and of a default one
+#     give Trace Compass's fused VM analysis a complete view, replayed as
+#     its source is written (tests/export/check_lttng.py);
 #   - the module refuses to load where the hypervisor is not KVM (the nested
 #     machine itself runs under QEMU's TCG).
 #
@@ -188,6 +191,7 @@ timeout 320 hypertrace-bpf record -q -o /tmp/u.htr -p $QPID $NRS -- l2cmd u ht_u
 echo $? >/out/u.rc
 hypertrace-bpf report --dump /tmp/u.htr >/out/u.dump 2>/out/u.dump.err
 echo $? >/out/u.dump.rc
+cp /tmp/u.htr /out/u.htr
 l2cmd alive "echo STILL-ALIVE" >/dev/null
 echo $? >/out/alive.rc
 l2_stop
@@ -413,6 +417,22 @@ if [ -s "$F/s.htr" ]; then
 	check_kernel_exports real_guest "$F/s.htr" "$F/l1.kallsyms"
 else
 	fail real_guest_lttng_export_matches "no trace file came back from the nested machine"
+fi
+
+# The default mode (no --vcpu-sched: the unload-under-load recording): its
+# LTTng export replayed as Trace Compass's fused VM analysis is written
+# (tests/export/check_lttng.py); the --vcpu-sched one is in check_kernel_exports.
+if ! command -v babeltrace2 >/dev/null || ! /usr/bin/python3 -c 'import bt2' 2>/dev/null; then
+	skip real_guest_default_mode_lttng_fused_view "babeltrace2 and python3-bt2 are not installed: run 'make deps' as root"
+elif [ -s "$F/u.htr" ] && "$HT" report --csv "$F/u.htr" >"$work/u.csv" 2>/dev/null &&
+	"$HT" report --sched "$F/u.htr" >"$work/u.sched" 2>/dev/null &&
+	"$HT" convert --lttng "$work/u-exp" "$F/u.htr" >/dev/null 2>&1 &&
+	out=$(/usr/bin/python3 "$TOP/tests/export/check_lttng.py" "$work/u-exp" "$work/u.csv" "$work/u.sched" 2>&1) &&
+	grep -q "kvm_x86_entry placing its VM [1-9]" <<<"$out" && grep -q "guest events placed [1-9]" <<<"$out"; then
+	pass real_guest_default_mode_lttng_fused_view
+	echo "$out" | head -n 1
+else
+	fail real_guest_default_mode_lttng_fused_view "${out:-no default-mode trace file came back from the nested machine}"
 fi
 
 # --- unload under load, reload --------------------------------------------------------------
