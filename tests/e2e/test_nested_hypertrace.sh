@@ -168,7 +168,10 @@ cat >/tmp/marker.cat <<'CAT'
 CAT
 NRS="--nr 1100 --nr 1101 --nr 1102 --nr 1103 --nr 1104 --nr 1105 --nr 1106 --nr 1201"
 
-l2_start hyper 2 || exit 1
+# Two vCPUs whose KVM vcpu_ids (the APIC IDs QEMU gives) have a gap: one in
+# socket 0, one hot-plugged at start into socket 1 of 2-core sockets: 0 and 2,
+# while the guest numbers its CPUs 0 and 1.
+l2_start hyper "1,sockets=2,cores=2,maxcpus=4 -device host-x86_64-cpu,socket-id=1,core-id=0,thread-id=0" || exit 1
 # --vcpu-sched: the host's switches of the vCPU threads too, for the exports' preempted state.
 timeout 320 hypertrace-bpf record -q --vcpu-sched -o /tmp/s.htr -p $QPID $NRS -- l2cmd s ht_sched_and_functions >/out/s.out 2>/out/s.err
 echo $? >/out/s.rc
@@ -417,6 +420,24 @@ if [ -s "$F/s.htr" ]; then
 	check_kernel_exports real_guest "$F/s.htr" "$F/l1.kallsyms"
 else
 	fail real_guest_lttng_export_matches "no trace file came back from the nested machine"
+fi
+
+# The guest's CPUs 0 and 1 are KVM's vcpu_ids 0 and 2: the records carry
+# both, and the LTTng guest trace numbers its CPUs by vcpu_id.
+if [ -s "$F/s.htr" ] && ids=$("$HT" report --csv "$F/s.htr" 2>/dev/null | python3 -c '
+import csv, re, sys
+pairs = set()
+for r in csv.DictReader(sys.stdin):
+    m = re.search(r"\bcpu_id=(\d+)", r["fields"])
+    if r["event"] and m:
+        pairs.add((int(m[1]), int(r["vcpu_id"])))
+print(" ".join(f"{c}:{v}" for c, v in sorted(pairs)))') &&
+	"$HT" convert --lttng "$work/ids-exp" "$F/s.htr" >/dev/null 2>&1 &&
+	streams=$(ls "$work"/ids-exp/guest-*/ | grep channel0_ | tr '\n' ' ') &&
+	[ "$ids" = "0:0 1:2" ] && [ "$streams" = "channel0_0 channel0_2 " ]; then
+	pass real_guest_cpus_are_kvm_vcpu_ids_with_a_gap
+else
+	fail real_guest_cpus_are_kvm_vcpu_ids_with_a_gap "guest CPU:vcpu_id pairs '${ids:-}' (want 0:0 1:2), LTTng guest streams '${streams:-}'"
 fi
 
 # The default mode (no --vcpu-sched: the unload-under-load recording): its
