@@ -97,6 +97,8 @@ EOF
 		cat <<'EOF'
 say() { echo "L1: $*"; }
 # l2_boot NAME SMP: starts qemu with a KVM guest and waits for its /init, for
+# (SMP is -smp's value, and may go on with options that complete the
+# topology, e.g. "-device host-x86_64-cpu,socket-id=1,...")
 # 120 s of this machine's own running time; sets QPID (the qemu process) and
 # CON (its console log). While waiting it says so every 20 s.
 l2_boot() {
@@ -105,7 +107,8 @@ l2_boot() {
 	rm -f /tmp/l2.in
 	mkfifo /tmp/l2.in
 	: >"$CON"
-	qemu-system-x86_64 -name "$1,debug-threads=on" -enable-kvm -cpu host -smp "$2" -m 256 \
+	# shellcheck disable=SC2086 # SMP's words are options
+	qemu-system-x86_64 -name "$1,debug-threads=on" -enable-kvm -cpu host -smp $2 -m 256 \
 		-kernel /l2/vmlinuz -initrd /l2/initrd.cpio -L /usr/share/qemu \
 		-append "console=ttyS1 rdinit=/init panic=-1 mitigations=off quiet $L2_DETECTORS" \
 		-nodefaults -display none -serial stdio -serial "file:/out/$1.kmsg" -no-reboot \

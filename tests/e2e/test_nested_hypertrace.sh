@@ -22,6 +22,9 @@
 #     and said at the end of record, never in the file; the module's load
 #     event carries its text range, which holds its own RIP;
 #   - unloading under load leaves the guest healthy and a second load works;
+#   - the LTTng exports of the --vcpu-sched recording and of a default one
+#     give Trace Compass's fused VM analysis a complete view, replayed as
+#     its source is written (tests/export/check_lttng.py);
 #   - the module refuses to load where the hypervisor is not KVM (the nested
 #     machine itself runs under QEMU's TCG).
 #
@@ -165,7 +168,10 @@ cat >/tmp/marker.cat <<'CAT'
 CAT
 NRS="--nr 1100 --nr 1101 --nr 1102 --nr 1103 --nr 1104 --nr 1105 --nr 1106 --nr 1201"
 
-l2_start hyper 2 || exit 1
+# Two vCPUs whose KVM vcpu_ids (the APIC IDs QEMU gives) have a gap: one in
+# socket 0, one hot-plugged at start into socket 1 of 2-core sockets: 0 and 2,
+# while the guest numbers its CPUs 0 and 1.
+l2_start hyper "1,sockets=2,cores=2,maxcpus=4 -device host-x86_64-cpu,socket-id=1,core-id=0,thread-id=0" || exit 1
 # --vcpu-sched: the host's switches of the vCPU threads too, for the exports' preempted state.
 timeout 320 hypertrace-bpf record -q --vcpu-sched -o /tmp/s.htr -p $QPID $NRS -- l2cmd s ht_sched_and_functions >/out/s.out 2>/out/s.err
 echo $? >/out/s.rc
@@ -188,6 +194,7 @@ timeout 320 hypertrace-bpf record -q -o /tmp/u.htr -p $QPID $NRS -- l2cmd u ht_u
 echo $? >/out/u.rc
 hypertrace-bpf report --dump /tmp/u.htr >/out/u.dump 2>/out/u.dump.err
 echo $? >/out/u.dump.rc
+cp /tmp/u.htr /out/u.htr
 l2cmd alive "echo STILL-ALIVE" >/dev/null
 echo $? >/out/alive.rc
 l2_stop
@@ -413,6 +420,40 @@ if [ -s "$F/s.htr" ]; then
 	check_kernel_exports real_guest "$F/s.htr" "$F/l1.kallsyms"
 else
 	fail real_guest_lttng_export_matches "no trace file came back from the nested machine"
+fi
+
+# The guest's CPUs 0 and 1 are KVM's vcpu_ids 0 and 2: the records carry
+# both, and the LTTng guest trace numbers its CPUs by vcpu_id.
+if [ -s "$F/s.htr" ] && ids=$("$HT" report --csv "$F/s.htr" 2>/dev/null | python3 -c '
+import csv, re, sys
+pairs = set()
+for r in csv.DictReader(sys.stdin):
+    m = re.search(r"\bcpu_id=(\d+)", r["fields"])
+    if r["event"] and m:
+        pairs.add((int(m[1]), int(r["vcpu_id"])))
+print(" ".join(f"{c}:{v}" for c, v in sorted(pairs)))') &&
+	"$HT" convert --lttng "$work/ids-exp" "$F/s.htr" >/dev/null 2>&1 &&
+	streams=$(ls "$work"/ids-exp/guest-*/ | grep channel0_ | tr '\n' ' ') &&
+	[ "$ids" = "0:0 1:2" ] && [ "$streams" = "channel0_0 channel0_2 " ]; then
+	pass real_guest_cpus_are_kvm_vcpu_ids_with_a_gap
+else
+	fail real_guest_cpus_are_kvm_vcpu_ids_with_a_gap "guest CPU:vcpu_id pairs '${ids:-}' (want 0:0 1:2), LTTng guest streams '${streams:-}'"
+fi
+
+# The default mode (no --vcpu-sched: the unload-under-load recording): its
+# LTTng export replayed as Trace Compass's fused VM analysis is written
+# (tests/export/check_lttng.py); the --vcpu-sched one is in check_kernel_exports.
+if ! command -v babeltrace2 >/dev/null || ! /usr/bin/python3 -c 'import bt2' 2>/dev/null; then
+	skip real_guest_default_mode_lttng_fused_view "babeltrace2 and python3-bt2 are not installed: run 'make deps' as root"
+elif [ -s "$F/u.htr" ] && "$HT" report --csv "$F/u.htr" >"$work/u.csv" 2>/dev/null &&
+	"$HT" report --sched "$F/u.htr" >"$work/u.sched" 2>/dev/null &&
+	"$HT" convert --lttng "$work/u-exp" "$F/u.htr" >/dev/null 2>&1 &&
+	out=$(/usr/bin/python3 "$TOP/tests/export/check_lttng.py" "$work/u-exp" "$work/u.csv" "$work/u.sched" 2>&1) &&
+	grep -q "kvm_x86_entry placing its VM [1-9]" <<<"$out" && grep -q "guest events placed [1-9]" <<<"$out"; then
+	pass real_guest_default_mode_lttng_fused_view
+	echo "$out" | head -n 1
+else
+	fail real_guest_default_mode_lttng_fused_view "${out:-no default-mode trace file came back from the nested machine}"
 fi
 
 # --- unload under load, reload --------------------------------------------------------------

@@ -6,12 +6,26 @@ as Trace Compass's virtual machine analysis does, and checks it against
 
     check_lttng.py EXPERIMENT REPORT.csv [REPORT.sched] [--switches SWITCHES.csv]
 
+First, Trace Compass's fused virtual machine analysis as its source is
+written (fused_view below, each rule with the file and line it follows, in
+eclipse-tracecompass/org.eclipse.tracecompass at 14360afb and
+eclipse-tracecompass-incubator/org.eclipse.tracecompass.incubator at
+63dcfa8e): an experiment whose fused view would stay empty, or place a VM
+on no or the wrong host CPU, or give a VM's threads the wrong process,
+fails. With --switches (a recording with every switch of vCPU threads), a
+thread that leaves a host CPU in the middle of its hypercall must do so by a
+recorded switch: records of two threads interleaved on one CPU without one
+are physically impossible, and rejected.
+
 - Host and guests are told apart and matched as the VM analysis does: a
   trace with kvm_* events is the host; a guest names its vm_uid in its
   vmsync_*_guest events; the host's vmsync_gh_host of that vm_uid names the
   VM's process (pid context). Every vmsync message of one side has exactly
   one of the other side with the same (vm_uid, cnt), sent no later than it
   is received.
+- The host's sched_switch events are the recorded ones (SWITCHES.csv) and
+  the ones the export infers or restates (docs/exports.md); only the
+  recorded ones count below.
 - The virtual CPU state model: for each vCPU, every instant is in one
   state, by precedence preempted on the host (the host's sched_switch of the
   vCPU thread out, to the one back in: Trace Compass's VM analysis marks the
@@ -34,8 +48,10 @@ as Trace Compass's virtual machine analysis does, and checks it against
   those with involuntary=0. Without --switches the host must have no
   sched_switch of a vCPU thread.
 """
+import bisect
 import collections
 import csv
+import os
 import re
 import sys
 
@@ -57,7 +73,7 @@ def events(path):
             yield msg
 
 
-def read_experiment(path):
+def read_experiment(path, recorded):
     hyp = collections.defaultdict(list)      # (pid, vcpu) -> [(exit, entry)]
     preempt = collections.defaultdict(list)  # (pid, vcpu) -> [(out, in, involuntary)]
     runs = collections.defaultdict(list)     # (vm_uid, cpu) -> [(start, end, tid)]
@@ -94,6 +110,8 @@ def read_experiment(path):
                 uid_pid.setdefault(int(p["vm_uid"]), int(ctx["pid"]))
             continue
         if name == "sched_switch" and hostname == "host":
+            if not is_recorded(recorded, ts, ev, p):
+                continue
             # The host's scheduling of vCPU threads: the thread out is preempted until it is back.
             if int(p["prev_tid"]) in tid_vcpu:
                 state = int(p["prev_state"])
@@ -102,6 +120,8 @@ def read_experiment(path):
             if t in out_since and t in tid_vcpu:
                 since, involuntary = out_since.pop(t)
                 preempt[tid_vcpu[t]].append((since, ts, involuntary))
+            continue
+        if name.startswith("lttng_statedump_") or name == "sched_switch" and hostname == "host":
             continue
         uid = int(env["vm_uid"])
         guests.add(uid)
@@ -130,6 +150,262 @@ def read_experiment(path):
     for (u, c), (start, tid) in cur.items():
         runs[(u, c)].append((start, end, tid))
     return hyp, preempt, runs, sync_host, sync_guest, uid_pid, guests, end
+
+
+def recorded_switches(path):
+    """report --vcpu-switches --csv: {(time_ns, host cpu, tid)} of the recorded switches' threads."""
+    out = set()
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            out.add((int(r["time_ns"]), int(r["cpu"]), int(r["host_tid"])))
+    return out
+
+
+def is_recorded(recorded, ts, ev, p):
+    """Whether a host sched_switch is one record --vcpu-sched recorded (else the export inferred or restated it)."""
+    cpu = int(ev.packet.context_field["cpu_id"])
+    return any((ts, cpu, int(p[k])) in recorded for k in ("prev_tid", "next_tid"))
+
+
+# ---- Trace Compass's fused virtual machine analysis, as written ----
+# TC: eclipse-tracecompass/org.eclipse.tracecompass, TCI: eclipse-tracecompass-incubator/org.eclipse.tracecompass.incubator.
+CTF_TRACE = "TC ctf/org.eclipse.tracecompass.tmf.ctf.core/src/org/eclipse/tracecompass/tmf/ctf/core/trace/CtfTmfTrace.java"
+LINUX = "TC analysis/org.eclipse.tracecompass.analysis.os.linux.core/src/org/eclipse/tracecompass"
+KERNEL_UTILS = LINUX + "/analysis/os/linux/core/kernel/KernelUtils.java"
+ACTIVE_TID = LINUX + "/analysis/os/linux/core/tid/ActiveTidStateProvider.java"
+PID_ASPECT = LINUX + "/internal/analysis/os/linux/core/kernel/KernelPidAspect.java"
+THREAD_INFO = LINUX + "/analysis/os/linux/core/kernel/KernelThreadInformationProvider.java"
+STATEDUMP = LINUX + "/internal/analysis/os/linux/core/kernel/handlers/StateDumpHandler.java"
+LTTNG_TRACE = ("TC lttng/org.eclipse.tracecompass.lttng2.kernel.core/src/org/eclipse/tracecompass/lttng2/kernel/core/"
+               "trace/LttngKernelTrace.java")
+VM = ("TCI vm/org.eclipse.tracecompass.incubator.virtual.machine.analysis.core/src/org/eclipse/tracecompass/"
+      "incubator/internal/virtual/machine/analysis/core")
+FUSED = VM + "/fused/handlers/FusedVirtualMachineStateProvider.java"
+KVM_MODEL = VM + "/model/qemukvm/QemuKvmVmModel.java"
+KVM_ENTRY = VM + "/fused/handlers/KvmEntryHandler.java"
+FUSED_SWITCH = VM + "/fused/handlers/SchedSwitchHandler.java"
+LXC = VM + "/model/lxc/LxcModel.java"
+VM_MODEL_HANDLER = VM + "/model/handlers/QemuKvmEventHandler.java"
+# LxcModel.getRequiredEvents (LXC:101-111): the only events the fused analysis handles before the roles gate.
+BEFORE_GATE = {"lttng_statedump_process_state", "sched_process_fork"}
+
+
+class Problems(list):
+    def add(self, rule, msg):
+        self.append(f"{msg} [{rule}]")
+
+
+def host_clock_uuid(path):
+    """The clock uuid of the trace with kvm_* events (read from the metadata, before any event)."""
+    for d in sorted(os.listdir(path)):
+        meta = os.path.join(path, d, "metadata")
+        if os.path.isfile(meta):
+            text = open(meta, errors="replace").read()
+            if 'name = "kvm_x86_entry";' in text:
+                return re.search(r'clock \{[^}]*?uuid = "([0-9a-f-]+)"', text)[1]
+    return None
+
+
+def host_prepass(path):
+    """What the kernel analyses of the host trace know once built (the fused analysis queries them complete):
+    per CPU, the sched_switch times and next_tid (the TID analysis, ACTIVE_TID:76-95, and the kernel analysis'
+    CPUs/*/Current_thread that THREAD_INFO:79-94 reads); every thread they know (a sched_switch's prev or next,
+    a statedump); each statedump's pid and ppid."""
+    switches = collections.defaultdict(list)  # cpu -> [(ts, next_tid)], time order
+    known, dump = set(), {}
+    host = host_clock_uuid(path)
+    for msg in events(path):
+        ev = msg.event
+        if ev.name not in ("sched_switch", "lttng_statedump_process_state") or \
+                str(msg.default_clock_snapshot.clock_class.uuid) != host:
+            continue
+        p = ev.payload_field
+        ts = msg.default_clock_snapshot.value
+        if ev.name == "sched_switch":
+            switches[int(ev.packet.context_field["cpu_id"])].append((ts, int(p["next_tid"])))
+            known |= {int(p["prev_tid"]), int(p["next_tid"])}
+        else:
+            dump.setdefault(int(p["tid"]), (ts, int(p["pid"]), int(p["ppid"])))
+            known.add(int(p["tid"]))
+    return switches, known, dump
+
+
+def thread_on_cpu(switches, cpu, ts, since=False):
+    """The thread the TID analysis puts on cpu at ts (a state set at ts holds at ts), or None; with since,
+    (thread, the time of the switch that put it there)."""
+    lst = switches.get(cpu, [])
+    i = bisect.bisect_right(lst, (ts, float("inf")))
+    t = lst[i - 1][1] if i else None
+    return (t, lst[i - 1][0] if i else None) if since else t
+
+
+def fused_view(path, recorded):
+    """Replays the fused VM analysis over the experiment; returns (problems, numbers)."""
+    problems = Problems()
+    traces = [d for d in sorted(os.listdir(path)) if os.path.isfile(os.path.join(path, d, "metadata"))]
+    switches, known, dump = host_prepass(path)
+
+    def process_of(tid, ts):
+        # KernelPidAspect (PID_ASPECT:57-75) answers before the pid context (LTTNG_TRACE:128-137 adds the
+        # context aspects after KernelUtils' KERNEL_UTILS:38-40): getProcessId (THREAD_INFO:331-356) gives the
+        # statedump's pid from its time on (STATEDUMP:81-90: set only for tid != pid), the tid itself for a
+        # thread the kernel analysis knows without one, nothing (then the context) for one it does not know.
+        if tid in dump and tid != dump[tid][1]:
+            return dump[tid][1] if ts >= dump[tid][0] else None
+        return tid if tid in known else None
+
+    host_ids = {}        # trace dir -> host ID
+    machines = {}        # host ID -> "host" or ("guest", vm_uid)
+    trace_dir = {}       # host ID -> trace dir
+    vm_pid = {}          # guest host ID -> the VM process its export names (env vm_pid)
+    children = set()     # guest host IDs the host adopted
+    tid_vm, tid_vcpu, vcpu_tid, v2p = {}, {}, {}, {}
+    fused_thread = {}    # host CPU -> the thread the fused analysis' own sched_switch handling put there
+    open_call = {}       # host tid -> (cpu, exit ts): in a hypercall
+    gate_ts = None
+    n = collections.Counter()
+    last_entry = {}      # (vm, vcpu) -> ts of its last kvm_x86_entry
+    for msg in events(path):
+        ev = msg.event
+        ts = msg.default_clock_snapshot.value
+        clock = msg.default_clock_snapshot.clock_class
+        env = ev.stream.trace.environment
+        name, p = ev.name, ev.payload_field
+        cpu = int(ev.packet.context_field["cpu_id"])
+        # The host ID of a CTF trace is its clock's uuid (CTF_TRACE:136, 469-481).
+        hid = str(clock.uuid)
+        tdir = str(env["trace_name"]) if "trace_name" in env else "?"
+        if hid in trace_dir and trace_dir[hid] != tdir:
+            problems.add(CTF_TRACE + ":469-481", f"traces {trace_dir[hid]} and {tdir} share the clock uuid {hid}: "
+                         "Trace Compass takes them for one machine")
+            return problems, n
+        trace_dir[hid] = tdir
+        if "vm_pid" in env:
+            vm_pid[hid] = int(env["vm_pid"])
+        is_host_trace = machines.get(hid) == "host"
+        # Roles (KVM_MODEL:116-153, called for every event until the gate, FUSED:198-199): a trace with a kvm_*
+        # event is a host; one with vmsync_gh_guest/vmsync_hg_guest a guest, by its vm_uid.
+        if gate_ts is None:
+            if name.startswith("kvm_"):
+                machines[hid] = "host"
+                is_host_trace = True
+            elif name in ("vmsync_gh_guest", "vmsync_hg_guest") and hid not in machines:
+                machines[hid] = ("guest", int(p["vm_uid"]))
+        host_hid = next((h for h, m in machines.items() if m == "host"), None)
+        ctx = ev.common_context_field
+        if is_host_trace and (name.startswith("kvm_x86_") or name.startswith("vmsync_")):
+            # The thread of an event is the TID analysis' (KernelTidAspect first: KERNEL_UTILS:38-40), from
+            # sched_switch only (ACTIVE_TID:76-95): it must be the thread the event is of.
+            t = thread_on_cpu(switches, cpu, ts)
+            if t != int(ctx["tid"]):
+                n["wrong thread"] += 1
+                if n["wrong thread"] <= 3:
+                    problems.add(ACTIVE_TID + ":76-95", f"{name} of thread {int(ctx['tid'])} at {ts} on host CPU {cpu}: "
+                                 f"the host's sched_switch events put thread {t} there")
+            tid = int(ctx["tid"])
+            if name == "kvm_x86_exit":
+                open_call[tid] = (cpu, ts)
+            elif name == "kvm_x86_entry":
+                open_call.pop(tid, None)
+        if is_host_trace and name == "sched_switch":
+            prev = int(p["prev_tid"])
+            # One thread per CPU at a time: with every switch of vCPU threads recorded, a thread in its
+            # hypercall leaves its CPU only by a recorded switch.
+            if recorded is not None and prev in open_call and open_call[prev][0] == cpu and \
+                    int(p["next_tid"]) != prev and not is_recorded(recorded, ts, ev, p):
+                n["impossible"] += 1
+                if n["impossible"] <= 3:
+                    problems.add("physically consistent input", f"thread {prev} is in a hypercall on host CPU {cpu} "
+                                 f"since {open_call[prev][1]} when thread {int(p['next_tid'])} has an event there at "
+                                 f"{ts}, with no recorded switch between them: records of two threads interleaved "
+                                 "on one CPU")
+        # The VM model (KVM_MODEL:260-366) sees every event.
+        if is_host_trace and name == "vmsync_gh_host":
+            t = thread_on_cpu(switches, cpu, ts)  # KVM_MODEL:277-285, the host model's thread on the CPU
+            if t is None:
+                n["vmsync_gh_host with no thread"] += 1
+            elif t not in tid_vm:
+                for mh, m in list(machines.items()):
+                    if m != "host" and m[1] == int(p["vm_uid"]):
+                        children.add(mh)  # KVM_MODEL:301-312
+                        tid_vm[t] = mh
+                        ppid = dump.get(t, (0, 0, None))[2]  # KVM_MODEL:324-328: the parent's TID too
+                        if ppid is not None:
+                            tid_vm[ppid] = mh
+                        # The VM model's "Process Id" (VM_MODEL_HANDLER:132-143): the pid aspect of the event.
+                        pid = process_of(t, ts)
+                        pid = pid if pid is not None else int(ctx["pid"])
+                        if mh in vm_pid and pid != vm_pid[mh]:
+                            problems.add(PID_ASPECT + ":57-75", f"the VM model would show process {pid} for the VM "
+                                         f"of pid {vm_pid[mh]} (thread {t})")
+        if is_host_trace and name == "kvm_x86_entry":
+            t = thread_on_cpu(switches, cpu, ts)  # KVM_MODEL:346: the kernel analysis' thread on the CPU
+            if t is not None:
+                vm = tid_vm.get(t)
+                if vm is None:  # findVmFromParent (KVM_MODEL:168-191)
+                    ppid = dump.get(t, (0, 0, None))[2]
+                    vm = tid_vm.get(ppid)
+                    if vm is not None:
+                        tid_vm[t] = vm
+                if vm is not None:
+                    key = tid_vcpu.get(t)
+                    if key is None:  # KVM_MODEL:204-227: bound once, by the entry's vcpu_id
+                        key = tid_vcpu[t] = (vm, int(p["vcpu_id"]))
+                        if key in vcpu_tid and vcpu_tid[key] != t:
+                            problems.add(KVM_MODEL + ":224-225", f"threads {vcpu_tid[key]} and {t} are both bound to "
+                                         f"vCPU {key[1]} of {trace_dir[vm]}")
+                        vcpu_tid[key] = t
+                    v2p[key] = cpu  # KVM_MODEL:360
+                    last_entry[key] = ts
+        # The roles gate (FUSED:472-500, 225-227): all traces are machines the host knows as itself or its guests.
+        if gate_ts is None and host_hid is not None and len(traces) == 1 + len(children):
+            gate_ts = ts
+        guest = machines.get(hid) not in (None, "host")
+        if gate_ts is None:
+            if name not in BEFORE_GATE:
+                n["guest events before the roles gate" if guest else "host events before the roles gate"] += 1
+            continue
+        if is_host_trace and name == "sched_switch":
+            fused_thread[cpu] = int(p["next_tid"])  # FUSED_SWITCH:116, 131
+        elif is_host_trace and name == "kvm_x86_entry":
+            t = fused_thread.get(cpu, -1)  # KVM_ENTRY:65-68
+            if t != -1 and t in tid_vm and t in tid_vcpu:  # KVM_ENTRY:142-151
+                n["kvm_x86_entry placing its VM"] += 1
+            elif int(ctx["pid"]) not in vm_pid.values():
+                n["kvm_x86_entry of a VM with no guest trace"] += 1
+            else:
+                n["kvm_x86_entry placing no VM"] += 1
+                if n["kvm_x86_entry placing no VM"] <= 3:
+                    problems.add(KVM_ENTRY + ":65-68,142-151", f"kvm_x86_entry at {ts} on host CPU {cpu} places no VM "
+                                 f"(the fused analysis' thread there: {t})")
+        elif guest:
+            # A guest event goes to the host CPU of its vCPU (FUSED:233-242): the guest trace's CPU is the vCPU.
+            key = (hid, cpu)
+            pcpu = v2p.get(key)
+            if pcpu is None:
+                n["guest events before their vCPU's first kvm_x86_entry"] += 1
+                continue
+            tid = vcpu_tid.get(key)
+            where = next((c for c in switches if thread_on_cpu(switches, c, ts) == tid), None)
+            moved = where is not None and thread_on_cpu(switches, where, ts, since=True)[1] > last_entry[key]
+            if where is not None and where != pcpu and moved:
+                # The analysis moves a vCPU only at a kvm_x86_entry (KVM_MODEL:360); the guest ran on the CPU its
+                # thread was switched to by an entry no record shows (only hypercalls' are recorded).
+                n["guest events on the host CPU of their last kvm_x86_entry, their thread moved since"] += 1
+            elif where is not None and where != pcpu:
+                n["guest events on a wrong host CPU"] += 1
+                if n["guest events on a wrong host CPU"] <= 3:
+                    problems.add(FUSED + ":233-242", f"{name} of vCPU {cpu} of {trace_dir[hid]} at {ts} is placed on "
+                                 f"host CPU {pcpu}, its thread {tid} is on {where}")
+            else:
+                n["guest events placed"] += 1
+    if gate_ts is None:
+        problems.add(FUSED + ":472-500", f"the roles gate never opens ({len(traces)} traces, the host and "
+                     f"{len(children)} guest(s) identified): the fused view is empty")
+    elif vm_pid and not n["guest events placed"]:
+        problems.add(FUSED + ":233-242", "no guest event is placed on a host CPU: the fused view is empty")
+    n["roles gate opens at"] = gate_ts or 0
+    return problems, n
 
 
 def check_sync(sync_host, sync_guest, uid_pid, guests):
@@ -195,7 +471,8 @@ def expected_from_csv(path, end):
         ev, fields = r.get("event", ""), dict(re.findall(r'(\w+)=("[^"]*"|\S+)', r.get("fields", "")))
         pid, ts = int(r["host_pid"]), int(r["exit_ns"])
         if ev == "sched_switch":
-            cpu = int(fields["cpu_id"])
+            # The export numbers a guest CPU by KVM's vcpu_id: the record's.
+            cpu = int(r["vcpu_id"])
             if (pid, cpu) in cur and cur[(pid, cpu)][1] == int(fields["prev_tid"]):
                 runs[(pid, cpu, cur[(pid, cpu)][1])] += ts - cur[(pid, cpu)][0]
             cur[(pid, cpu)] = (ts, int(fields["next_tid"]))
@@ -244,13 +521,24 @@ def vcpu_threads_known(path, at_exit):
     return known
 
 
-def sched_report(path):
-    """report --sched: (pid, vcpu, tid) -> run_ms text."""
+def guest_cpu_vcpu(path):
+    """report --csv: (pid, guest CPU) -> vcpu_id, from the records of the guest's events."""
+    out = {}
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            m = re.search(r"\bcpu_id=(\d+)", r.get("fields", ""))
+            if r.get("event") and m:
+                out[(int(r["host_pid"]), int(m[1]))] = int(r["vcpu_id"])
+    return out
+
+
+def sched_report(path, cpu_vcpu):
+    """report --sched: (pid, vcpu_id, tid) -> run_ms text (report numbers a vCPU by the guest's CPU)."""
     out, key = {}, None
     for line in open(path):
         m = re.match(r"vCPU (\d+) of VM pid (\d+):", line)
         if m:
-            key = (int(m[2]), int(m[1]))
+            key = (int(m[2]), cpu_vcpu.get((int(m[2]), int(m[1])), int(m[1])))
             continue
         if line.startswith("VM pid"):
             key = None
@@ -271,7 +559,12 @@ def main():
     if len(args) not in (2, 3):
         sys.exit(__doc__)
     sys.argv[1:] = args
-    hyp, preempt, runs, sync_host, sync_guest, uid_pid, guests, end = read_experiment(sys.argv[1])
+    recorded = recorded_switches(switches_csv) if switches_csv else None
+    problems, numbers = fused_view(sys.argv[1], recorded)
+    print("  Trace Compass's fused VM analysis: " + ", ".join(f"{k} {v}" for k, v in sorted(numbers.items())))
+    if problems:
+        fail("; ".join(problems))
+    hyp, preempt, runs, sync_host, sync_guest, uid_pid, guests, end = read_experiment(sys.argv[1], recorded or set())
     matched = check_sync(sync_host, sync_guest, uid_pid, guests)
     times = state_times(hyp, preempt, runs, uid_pid)
     want_hyp, want_runs = expected_from_csv(sys.argv[2], end)
@@ -291,7 +584,7 @@ def main():
                 if got_runs.get(k) != want_runs.get(k)}
         problems.append(f"guest task run times differ from report --csv's (ns, export vs report): {diff}")
     if len(sys.argv) == 4:
-        report = sched_report(sys.argv[3])
+        report = sched_report(sys.argv[3], guest_cpu_vcpu(sys.argv[2]))
         mine = {k: f"{v / 1e6:.3f}" for k, v in got_runs.items()}
         if report != mine or not report:
             problems.append(f"report --sched run_ms {report} differ from the export's {mine}")

@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 HEADERS = ["include/instrumentation/events/arch/x86/kvm/trace.h",
+           "include/instrumentation/events/lttng-statedump.h",
            "include/instrumentation/events/sched.h",
            "include/instrumentation/events/irq.h"]
 KRETPROBES = "src/probes/lttng-kretprobes.c"
@@ -130,6 +131,8 @@ def split_args(s):
 
 def c_integer(ctype, base=10, encoding="none"):
     ctype = " ".join(ctype.replace("const", "").split())
+    if ctype.endswith("*"):
+        return ("integer", 64, False, base, encoding)  # a pointer: unsigned long on x86-64
     if ctype not in C_TYPES:
         return ("unknown C type", ctype)  # an event the export does not write, or a difference
     size, signed = C_TYPES[ctype]

@@ -7,6 +7,9 @@
 #     tests/export/check_lttng_modules.py; a changed field is caught);
 #   - babeltrace2 reads the host trace and each guest trace with no warning;
 #   - memory stays flat: 1 M records and switches convert in the RSS of 100 k;
+#   - Trace Compass's fused VM view is complete, replayed as its analyses are
+#     written, with and without record --vcpu-sched, for vcpu_ids with gaps;
+#     the checker fails an empty view and rejects an impossible input;
 #   - a bt2 checker matches host and guests through their vmsync events and
 #     follows the virtual CPU state model: per vCPU, the time in the
 #     hypervisor and each guest task's run time equal what report --csv and
@@ -52,10 +55,17 @@ else
 	fail lttng_experiment_has_a_host_and_a_trace_per_guest "status $status: $out; $(ls exp 2>&1)"
 fi
 
-# One stream per CPU, cpu_id in its packets, as LTTng's kernel channels.
-streams=$(cd exp && ls host | tr '\n' ' ' && ls guest-web1-4242 | tr '\n' ' ')
-[ "$streams" = "channel0_0 channel0_1 metadata channel0_0 channel0_1 metadata " ] && pass lttng_one_stream_per_cpu \
-	|| fail lttng_one_stream_per_cpu "$streams"
+# One stream per CPU, cpu_id in its packets, as LTTng's kernel channels, and
+# the statedump's channel on the host; a guest's CPUs are numbered by KVM's
+# vcpu_id (the second VM's are 0 and 2, its guest's CPUs 0 and 1).
+streams=$(cd exp && ls host | tr '\n' ' ' && ls guest-web1-4242 | tr '\n' ' ' && ls guest-vm____31mx-4342 | tr '\n' ' ')
+[ "$streams" = "channel0_0 channel0_1 channel0_2 channel0_3 metadata statedump_0 channel0_0 channel0_1 metadata channel0_0 channel0_2 metadata " ] &&
+	pass lttng_one_stream_per_cpu_guest_cpus_by_vcpu_id || fail lttng_one_stream_per_cpu_guest_cpus_by_vcpu_id "$streams"
+
+# The host's env counts the sched_switch events the export adds (docs/exports.md).
+env_int() { sed -n "s/^\t$2 = \([0-9]*\);\$/\1/p" "$1/host/metadata"; }
+inferred=$(env_int exp inferred_sched_switches)
+restated=$(env_int exp restated_sched_switches)
 
 # babeltrace2 reads each trace with no warning; every record is on the host,
 # every guest event in its guest.
@@ -66,7 +76,8 @@ for t in exp/host exp/guest-*; do
 	count[${#count[@]}]=$(wc -l <"$work/bt.out")
 done
 guest_events=$(awk -F, 'NR > 1 && $23 != "" && $23 != "\"\"" { n++ } END { print n + 0 }' g.csv)
-host_want=$((3 * records + 2 * guest_events + host_switches))
+# Besides: the statedump (one per host thread: four vCPU threads and the one running instead of a vCPU).
+host_want=$((3 * records + 2 * guest_events + host_switches + inferred + restated + 5))
 guest_want=$((3 * guest_events))
 if [ $warnings -eq 0 ] && [ "${count[0]}" -eq $host_want ] && [ $((count[1] + count[2])) -eq $guest_want ]; then
 	pass lttng_babeltrace2_reads_host_and_guests_without_warning
@@ -108,6 +119,56 @@ else
 	fail lttng_vcpu_states_equal_report "$out"
 fi
 
+# Trace Compass's fused VM view (the checker replays its analyses as
+# written): the roles gate opens, every kvm_x86_entry after it places its VM,
+# guest events are placed on their vCPU's host CPU, and the VM model's
+# process is the VM's pid, with --vcpu-sched's switches (above) and without
+# (a default recording, whose vcpu_ids have gaps: 0,1,2,4 and 0,2).
+fused_ok() { grep -q "kvm_x86_entry placing its VM [1-9]" <<<"$1" && ! grep -q "placing no VM" <<<"$1" && grep -q "check_lttng: OK" <<<"$1"; }
+if fused_ok "$out" && grep -q "guest events placed [1-9]" <<<"$out"; then
+	pass lttng_fused_view_with_vcpu_sched
+else
+	fail lttng_fused_view_with_vcpu_sched "$out"
+fi
+for spec in "1 --vcpus 4 --vcpu-ids 0,1,2,4" "2 --vcpus 2 --vcpu-ids 0,2"; do
+	rm -rf d.htr d-exp
+	"$GEN" guests d.htr $spec >/dev/null && "$HT" convert --lttng d-exp d.htr >/dev/null 2>&1 &&
+		"$HT" report --csv d.htr >d.csv && "$HT" report --sched d.htr >d.sched
+	ids=$(echo "$spec" | sed 's/.*--vcpu-ids //')
+	streams=$(ls d-exp/guest-vm0-20000 | grep channel0_ | sed 's/channel0_//' | sort -n | paste -sd,)
+	if out=$($PY "$TOP/tests/export/check_lttng.py" d-exp d.csv d.sched 2>&1) && fused_ok "$out" &&
+		[ "$streams" = "$ids" ] && [ -z "$(babeltrace2 d-exp 2>&1 >/dev/null)" ]; then
+		pass "lttng_fused_view_default_mode_vcpu_ids_$ids"
+	else
+		fail "lttng_fused_view_default_mode_vcpu_ids_$ids" "guest streams $streams; $out"
+	fi
+done
+# Each VM's first vmsync_gh_host is followed by each host CPU's thread
+# restated (a sched_switch from it to itself): the fused analysis drops
+# everything before its roles gate, and the second VM's link opens it.
+if [ "$(env_int d-exp restated_sched_switches)" -gt 0 ]; then
+	pass lttng_threads_restated_at_each_vm_link
+else
+	fail lttng_threads_restated_at_each_vm_link "$(grep _sched_switches d-exp/host/metadata)"
+fi
+
+# The checker fails on an empty fused view: a trace that is not the host or
+# a guest of the export (here a copy of the host, one more trace of the same
+# machine) keeps the roles gate closed.
+cp -r exp extra && cp -r extra/host extra/host-copy
+out=$($PY "$TOP/tests/export/check_lttng.py" extra g.csv g.sched --switches g.switches.csv 2>&1)
+[ $? -eq 1 ] && grep -q "the roles gate never opens.*the fused view is empty" <<<"$out" && pass lttng_checker_fails_an_empty_fused_view \
+	|| fail lttng_checker_fails_an_empty_fused_view "$out"
+rm -rf extra
+
+# The checker rejects records no host can run: two VMs' vCPU threads
+# interleaved on one host CPU with no switch between them.
+"$GEN" guest i.htr --rounds 4 --impossible >/dev/null && "$HT" convert --lttng i-exp i.htr >/dev/null 2>&1 &&
+	"$HT" report --csv i.htr >i.csv && "$HT" report --vcpu-switches --csv i.htr >i.switches.csv
+out=$($PY "$TOP/tests/export/check_lttng.py" i-exp i.csv --switches i.switches.csv 2>&1)
+[ $? -eq 1 ] && grep -q "records of two threads interleaved on one CPU \[physically consistent input\]" <<<"$out" &&
+	pass lttng_checker_rejects_an_impossible_input || fail lttng_checker_rejects_an_impossible_input "$out"
+
 # A name the VM's owner chose: a safe directory name; in env as the CTF
 # export writes env strings (quote and backslash escaped, control bytes dropped).
 if grep -qF "$(printf '\tvm_name = "vm\\"\\\\[31mx";')" exp/guest-vm____31mx-4342/metadata &&
@@ -138,7 +199,7 @@ fi
 # says; the other thread's name as the kernel gave it (an escape byte shown
 # \e by babeltrace2, the bytes back exactly through bt2).
 babeltrace2 exp/host 2>&1 | grep -a ' sched_switch: ' >bt-host-switches.out
-if [ "$(wc -l <bt-host-switches.out)" -eq 4 ] &&
+if [ "$(wc -l <bt-host-switches.out)" -eq $((4 + inferred + restated)) ] &&
 	LC_ALL=C grep -aq '{ cpu_id = 0 }, { pid = 4242, tid = 4243, procname = "CPU 0/KVM" }, { prev_comm = "CPU 0/KVM", prev_tid = 4243, prev_prio = 20, prev_state = 256, next_comm = "CPU 1/KVM", next_tid = 4244, next_prio = 20 }' bt-host-switches.out &&
 	LC_ALL=C grep -aq '{ cpu_id = 1 }, { pid = 4242, tid = 4244, procname = "CPU 1/KVM" }, { prev_comm = "CPU 1/KVM", prev_tid = 4244, prev_prio = 20, prev_state = 1, next_comm = "kw\\e\[31m.*", next_tid = 77, next_prio = 20 }' bt-host-switches.out &&
 	LC_ALL=C grep -aq '{ cpu_id = 1 }, { pid = 77, tid = 77, procname = "kw\\e\[31m.*prev_tid = 77, prev_prio = 20, prev_state = 0, next_comm = "CPU 0/KVM", next_tid = 4243' bt-host-switches.out &&
@@ -187,12 +248,13 @@ if "$GEN" bulk m1.htr 100000 --switches 2>/dev/null && "$GEN" bulk m10.htr 10000
 	r1=$(rss "$OUTPUT/hypertrace-bpf" convert --lttng m1-exp m1.htr)
 	r10=$(rss "$OUTPUT/hypertrace-bpf" convert --lttng m10-exp m10.htr)
 	events=$(babeltrace2 m10-exp/host 2>/dev/null | grep -c ' sched_switch: ')
+	added=$(($(env_int m10-exp inferred_sched_switches) + $(env_int m10-exp restated_sched_switches)))
 	echo "    max RSS: 100 k records and switches $r1 KiB, 1 M $r10 KiB ($events host sched_switch events)"
 	# Flat: within 10% and 1 MiB of the smaller case (allocator noise).
-	if [ "$r1" -gt 0 ] && [ "$r10" -gt 0 ] && [ $((r10 * 10)) -le $((r1 * 11 + 10240)) ] && [ "$events" -eq 1000000 ]; then
+	if [ "$r1" -gt 0 ] && [ "$r10" -gt 0 ] && [ $((r10 * 10)) -le $((r1 * 11 + 10240)) ] && [ "$events" -eq $((1000000 + added)) ]; then
 		pass lttng_memory_flat_with_switches_from_100k_to_1M
 	else
-		fail lttng_memory_flat_with_switches_from_100k_to_1M "max RSS $r1 KiB for 100 k, $r10 KiB for 1 M; $events sched_switch events"
+		fail lttng_memory_flat_with_switches_from_100k_to_1M "max RSS $r1 KiB for 100 k, $r10 KiB for 1 M; $events sched_switch events ($added added)"
 	fi
 	rm -rf m1.* m10.* m1-exp m10-exp
 else

@@ -18,9 +18,10 @@
  *       buckets. --compress: delta + zlib blocks (about 10 bytes a record).
  *       --switches: after each record its thread is switched out or, the
  *       next time, back in (record --vcpu-sched): N switches more.
- *   trace_gen guest FILE [--rounds N]   hypertracing as the guest module
+ *   trace_gen guest FILE [--rounds N] [--impossible]   hypertracing as the guest module
  *       sends it (no BPF): two VMs ("web1", and one whose name holds a
- *       quote, a backslash and an escape byte) of two vCPU threads each; in
+ *       quote, a backslash and an escape byte, whose vcpu_ids are 0 and 2)
+ *       of two vCPU threads each, each thread on a host CPU of its own; in
  *       each of N rounds (default 50) each vCPU switches tasks (named with an
  *       escape byte in the second VM), wakes one,
  *       takes an IRQ and calls __x64_sys_sync -> iterate_supers; the module
@@ -36,9 +37,14 @@
  *       end a vCPU of the second VM blocks and is never switched back in.
  *       The guest's tasks leave their CPU in every state the guest module
  *       reports (TASK_REPORT as kernels since 4.14 encode it, 0x100 for a
- *       preempted task), one after the other.
- *   trace_gen guests FILE N [--vcpus M] [--inside-calls] [--lost-exit]   N
- *       VMs of M vCPU threads each (default 1; vCPU k is guest CPU k), one
+ *       preempted task), one after the other. --impossible: the second VM's
+ *       vCPU threads on the first one's host CPUs, their records interleaved
+ *       with no switch between them (what no host can run: a checker must
+ *       reject it).
+ *   trace_gen guests FILE N [--vcpus M [--vcpu-ids ID,...]] [--inside-calls] [--lost-exit]   N
+ *       VMs of M vCPU threads each (default 1; vCPU k is guest CPU k, its
+ *       vcpu_id k or the k-th of --vcpu-ids, e.g. 0,1,2,4 as QEMU's APIC IDs
+ *       for sockets of 3 cores), one
  *       vCPU after the other on two host CPUs (no two overlap), each
  *       sending the guest module's events: its load (from vCPU 0), a switch
  *       to a task, that task's call __x64_sys_sync -> iterate_supers, and
@@ -304,7 +310,10 @@ static const char guest_kallsyms[] =
 	"ffffffffc0a01000 t emit_module_event\t[hypertrace_guest]\n";
 
 struct gen_vcpu {
-	uint32_t pid, tid, vcpu, cpu; /* the host CPU it runs on */
+	uint32_t pid, tid;
+	uint32_t vcpu;                /* KVM's vcpu_id (the APIC ID QEMU gave it) */
+	uint32_t gcpu;                /* the guest's number of the CPU, smp_processor_id() */
+	uint32_t cpu;                 /* the host CPU it runs on */
 	uint64_t t;                   /* its next exit time */
 	struct ht_record recs[64];    /* one round's records */
 	unsigned int n, next;
@@ -373,7 +382,7 @@ static uint64_t file_time(const struct ht_record *r)
 /* One round of vCPU v: a switch to a worker, its wakeup of the next, an IRQ, a sync() call, back to idle. */
 static void gen_round(struct gen_vcpu *v, unsigned int round)
 {
-	uint32_t c = v->vcpu, worker = 100 + v->vcpu * 10 + round % 3, next = 100 + v->vcpu * 10 + (round + 1) % 3;
+	uint32_t c = v->gcpu, worker = 100 + c * 10 + round % 3, next = 100 + c * 10 + (round + 1) % 3;
 	char comm[16];
 
 	/* The second VM's tasks are named with an escape byte: a guest chooses its task names. */
@@ -407,7 +416,7 @@ static int write_kallsyms(const char *path)
 	return 0;
 }
 
-static int guest(const char *path, unsigned int rounds)
+static int guest(const char *path, unsigned int rounds, bool impossible)
 {
 	static const char *names[2] = { "web1", "vm\"\\\x1b[31mx" };
 	struct gen_vcpu v[4];
@@ -429,13 +438,19 @@ static int guest(const char *path, unsigned int rounds)
 	for (unsigned int i = 0; i < 4; i++) {
 		struct ht_identity id = { .first_seen_ns = hdr.start_monotonic_ns };
 
+		/*
+		 * Each vCPU thread on a host CPU of its own (one thread per CPU at a
+		 * time, as a host runs them); the second VM's vcpu_ids have a gap
+		 * (0 and 2, as QEMU's APIC IDs for sockets of 2 cores with one CPU
+		 * each) while its guest numbers its CPUs 0 and 1.
+		 */
 		v[i] = (struct gen_vcpu){ .pid = 4242 + 100 * (i / 2), .tid = 4243 + 100 * (i / 2) + i % 2,
-					  .vcpu = i % 2, .cpu = i % 2,
+					  .vcpu = i < 2 ? i : 2 * (i % 2), .gcpu = i % 2, .cpu = impossible ? i % 2 : i,
 					  .t = hdr.start_monotonic_ns + 10000 + i * 1700 };
 		id.pid = v[i].pid;
 		id.tid = v[i].tid;
 		snprintf(id.process_name, sizeof(id.process_name), "qemu-system-x86");
-		snprintf(id.thread_name, sizeof(id.thread_name), "CPU %u/KVM", v[i].vcpu);
+		snprintf(id.thread_name, sizeof(id.thread_name), "CPU %u/KVM", v[i].gcpu);
 		snprintf(id.vm_name, sizeof(id.vm_name), "%s", names[i / 2]);
 		ht_writer_add_identity(w, &id);
 	}
@@ -526,7 +541,8 @@ static int guest(const char *path, unsigned int rounds)
 
 /* ---- trace_gen guests ---- */
 
-static int guests(const char *path, unsigned int nvms, unsigned int nvcpus, bool inside_calls, bool lost_exit)
+static int guests(const char *path, unsigned int nvms, unsigned int nvcpus, const uint32_t *vcpu_ids,
+		  bool inside_calls, bool lost_exit)
 {
 	struct ht_file_header hdr;
 	struct ht_trailer t = { 0 };
@@ -545,8 +561,9 @@ static int guests(const char *path, unsigned int nvms, unsigned int nvcpus, bool
 	for (unsigned int n = 0; n < nvms * nvcpus; n++) {
 		/* Each vCPU's calls after the previous one's: two host CPUs, never two vCPUs at once on one. */
 		unsigned int i = n / nvcpus, k = n % nvcpus;
-		struct gen_vcpu v = { .pid = 20000 + (nvcpus + 1) * i, .tid = 20001 + (nvcpus + 1) * i + k, .vcpu = k,
-				      .cpu = n % 2, .t = hdr.start_monotonic_ns + 10000 + (uint64_t)n * 40000 };
+		struct gen_vcpu v = { .pid = 20000 + (nvcpus + 1) * i, .tid = 20001 + (nvcpus + 1) * i + k,
+				      .vcpu = vcpu_ids ? vcpu_ids[k] : k, .gcpu = k, .cpu = n % 2,
+				      .t = hdr.start_monotonic_ns + 10000 + (uint64_t)n * 40000 };
 		struct ht_identity id = { .pid = v.pid, .tid = v.tid, .first_seen_ns = hdr.start_monotonic_ns };
 		uint32_t task = 100 + k * 10 + i % 7, state = guest_states[n % ARRAY_SIZE(guest_states)];
 
@@ -607,18 +624,34 @@ int main(int argc, char **argv)
 	}
 	if (argc >= 3 && !strcmp(argv[1], "guest")) {
 		unsigned int rounds = 50;
-		if (argc == 5 && !strcmp(argv[3], "--rounds") && ht_parse_u64(argv[4], 2, 100000, &n))
-			rounds = (unsigned int)n;
-		else if (argc != 3)
-			goto usage;
-		return guest(argv[2], rounds);
+		bool impossible = false;
+		for (int i = 3; i < argc; i++) {
+			if (!strcmp(argv[i], "--rounds") && i + 1 < argc && ht_parse_u64(argv[i + 1], 2, 100000, &n))
+				rounds = (unsigned int)n, i++;
+			else if (!strcmp(argv[i], "--impossible"))
+				impossible = true;
+			else
+				goto usage;
+		}
+		return guest(argv[2], rounds, impossible);
 	}
 	if (argc >= 4 && !strcmp(argv[1], "guests") && ht_parse_u64(argv[3], 1, 1000000, &n)) {
 		bool inside_calls = false, lost_exit = false;
 		uint64_t nvcpus = 1;
+		uint32_t ids[64];
+		unsigned int nids = 0;
 		for (int i = 4; i < argc; i++) {
 			if (!strcmp(argv[i], "--vcpus") && i + 1 < argc && ht_parse_u64(argv[i + 1], 1, 64, &nvcpus))
 				i++;
+			else if (!strcmp(argv[i], "--vcpu-ids") && i + 1 < argc) {
+				char *list = argv[++i], *tok, *save = NULL;
+				uint64_t id;
+				for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+					if (nids == 64 || !ht_parse_u64(tok, 0, 4095, &id))
+						goto usage;
+					ids[nids++] = (uint32_t)id;
+				}
+			}
 			else if (!strcmp(argv[i], "--inside-calls"))
 				inside_calls = true;
 			else if (!strcmp(argv[i], "--lost-exit"))
@@ -626,7 +659,9 @@ int main(int argc, char **argv)
 			else
 				goto usage;
 		}
-		return guests(argv[2], (unsigned int)n, (unsigned int)nvcpus, inside_calls, lost_exit);
+		if (nids && nids != nvcpus)
+			goto usage; /* a vcpu_id for each vCPU */
+		return guests(argv[2], (unsigned int)n, (unsigned int)nvcpus, nids ? ids : NULL, inside_calls, lost_exit);
 	}
 	if (argc >= 4 && !strcmp(argv[1], "bulk") && ht_parse_u64(argv[3], 1, UINT64_MAX, &n)) {
 		bool wide = false, compress = false, switches = false;
@@ -646,6 +681,6 @@ int main(int argc, char **argv)
 	}
 usage:
 	fprintf(stderr, "usage: trace_gen synth FILE [--calls N] [--drops] [--exits [--vcpu-sched]] | trace_gen bulk FILE N [--wide | --switches] [--compress]"
-			" | trace_gen guest FILE [--rounds N] | trace_gen guests FILE N [--vcpus M] [--inside-calls] [--lost-exit]\n");
+			" | trace_gen guest FILE [--rounds N] [--impossible] | trace_gen guests FILE N [--vcpus M [--vcpu-ids ID,...]] [--inside-calls] [--lost-exit]\n");
 	return 2;
 }

@@ -3,13 +3,14 @@
 
 #include <assert.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <unistd.h>
+#include "bpf/vcpu_state.h"
 #include "cli.h"
+#include "common/errf.h"
 #include "export/guest_event.h"
 #include "export/lttng_trace.h"
 #include "export/thread_table.h"
@@ -26,7 +27,6 @@
 #define ORDER_WINDOW_NS 2000000000ull
 #define ORDER_MAX_PENDING 32768u
 
-#define MAX_HOST_CPUS 1024u  /* HT_MAX_CPUS of the tracer */
 #define MAX_GUEST_CPUS 256u  /* per guest trace: a hostile guest names any 16-bit CPU */
 #define MAX_FUNCTIONS 1024u  /* event classes of guest functions per guest trace */
 
@@ -39,13 +39,22 @@ struct pending {
 	uint32_t cpu;
 	int id;
 	struct ht_lttng_ctx ctx;
+	struct ht_lttng_ctx next; /* a host sched_switch's: the thread switched in */
+	uint8_t mark;             /* enum mark */
 	uint8_t len;
 	unsigned char payload[HT_LTTNG_MAX_PAYLOAD];
 };
 
+/* What a queued host event also does when it is written. */
+enum mark {
+	MARK_NONE,
+	MARK_FIRST_LINK, /* a VM's first vmsync_gh_host: its CPUs' threads are restated just after it */
+	MARK_RESTATE,    /* not an event: restate the thread of host CPU cpu */
+};
+
 /* Event classes of the host trace. */
 struct host_classes {
-	int exit, hypercall, entry, gh_host, hg_host, sched_switch;
+	int exit, hypercall, entry, gh_host, hg_host, sched_switch, statedump;
 };
 
 /* lttng-modules' sched_switch (events/sched.h, kernels 4.4 and newer), for the host and the guests alike. */
@@ -62,11 +71,29 @@ static const char sched_switch_fields[] =
 /* The kernel's TASK_REPORT_MAX: what lttng-modules' prev_state says of a preempted task. */
 #define TASK_REPORT_MAX 0x100u
 
-/* The last host sched_switch written on a host CPU: a switch between two vCPU threads is two records. */
+/* The last host sched_switch queued on a host CPU: a switch between two vCPU threads is two records. */
 struct host_cpu {
 	uint64_t ts;
 	uint32_t prev_tid, next_tid;
 };
+
+/* What the host trace, as written so far, says runs on a host CPU. */
+struct cpu_thread {
+	uint32_t cpu;
+	struct ht_lttng_ctx cur;
+};
+
+/* lttng-modules' lttng_statedump_process_state (events/lttng-statedump.h, 2.13). */
+static const char statedump_fields[] =
+	"\t\t" HT_TSDL_S32 " _tid;\n\t\t" HT_TSDL_S32 " _pid;\n\t\t" HT_TSDL_S32 " _ppid;\n\t\t" HT_TSDL_CHAR
+	" _name[16];\n\t\t" HT_TSDL_S32 " _type;\n\t\t" HT_TSDL_S32 " _mode;\n\t\t" HT_TSDL_S32
+	" _submode;\n\t\t" HT_TSDL_S32 " _status;\n\t\t" HT_TSDL_U32 " _cpu;\n\t\t" HT_TSDL_X64
+	" _file_table_address;\n";
+/* Its enum values (lttng-statedump-impl.c) that the export writes. */
+#define LTTNG_USER_THREAD 0
+#define LTTNG_MODE_UNKNOWN 5
+#define LTTNG_NONE 0
+#define LTTNG_UNNAMED 0 /* the status: the trace file does not say what the thread did at the start */
 
 /* Event classes of a guest trace. */
 struct guest_classes {
@@ -77,6 +104,10 @@ struct fn_class {
 	int id[2]; /* entry, exit */
 };
 
+struct vcpu_of {
+	uint32_t vcpu_id;
+};
+
 struct guest {
 	uint32_t pid;
 	uint32_t cnt; /* vmsync message counter: two per hypertraced hypercall */
@@ -84,12 +115,17 @@ struct guest {
 	struct ht_lttng_trace *trace;
 	struct guest_classes cls;
 	struct ht_thread_table *functions; /* (addr >> 32, addr) -> struct fn_class */
+	struct ht_thread_table *vcpus;     /* (0, guest CPU) -> struct vcpu_of: KVM's vcpu_id of a guest CPU */
 	unsigned int nfunctions;
 	uint64_t first_ns, last_ns;
 };
 
 struct host_thread {
 	char procname[HT_LTTNG_COMM_LEN + 1];
+	uint32_t pid, tid;
+	uint32_t first_cpu; /* where the host trace first shows it */
+	int64_t on_cpu;     /* where the host trace says it runs, or -1 */
+	bool written;       /* the host trace shows it */
 };
 
 struct ht_lttng_export {
@@ -105,6 +141,9 @@ struct ht_lttng_export {
 	struct ht_thread_table *guests;  /* (host pid, 0) -> struct guest */
 	struct ht_thread_table *threads; /* (host pid, host tid) -> struct host_thread */
 	struct ht_thread_table *cpus;    /* (0, host CPU) -> struct host_cpu */
+	struct ht_thread_table *running; /* (0, host CPU) -> struct cpu_thread */
+	unsigned long long inferred;     /* sched_switch events the records prove, not recorded */
+	unsigned long long restated;     /* sched_switch events from a CPU's thread to itself */
 	struct pending *heap;
 	size_t npending, cap;
 	uint64_t seq, last_entry_ns, first_ns, last_ns;
@@ -112,17 +151,6 @@ struct ht_lttng_export {
 	unsigned long long forged; /* records of the guest module's nr it did not send: host events only */
 	struct ht_lttng_counts counts;
 };
-
-__attribute__((format(printf, 4, 5)))
-static int errorf(char *err, size_t errlen, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return ret;
-}
 
 static void random_uuid(unsigned char u[16], uint64_t salt)
 {
@@ -196,8 +224,8 @@ static void swap(struct pending *a, struct pending *b)
 	*b = t;
 }
 
-static int push(struct ht_lttng_export *x, struct ht_lttng_trace *trace, uint32_t cpu, uint64_t ts, int id,
-		const struct ht_lttng_ctx *ctx, const struct payload *p)
+static int push_switch(struct ht_lttng_export *x, struct ht_lttng_trace *trace, uint32_t cpu, uint64_t ts, int id,
+		       const struct ht_lttng_ctx *ctx, const struct ht_lttng_ctx *next, const struct payload *p)
 {
 	struct pending *e;
 	size_t i;
@@ -220,12 +248,185 @@ static int push(struct ht_lttng_export *x, struct ht_lttng_trace *trace, uint32_
 	e->cpu = cpu;
 	e->id = id;
 	e->ctx = *ctx;
+	if (next)
+		e->next = *next;
+	e->mark = MARK_NONE;
 	e->len = (uint8_t)p->len;
 	memcpy(e->payload, p->buf, p->len);
 	while (i && before(&x->heap[i], &x->heap[(i - 1) / 2])) {
 		swap(&x->heap[i], &x->heap[(i - 1) / 2]);
 		i = (i - 1) / 2;
 	}
+	return 0;
+}
+
+static int push(struct ht_lttng_export *x, struct ht_lttng_trace *trace, uint32_t cpu, uint64_t ts, int id,
+		const struct ht_lttng_ctx *ctx, const struct payload *p)
+{
+	return push_switch(x, trace, cpu, ts, id, ctx, NULL, p);
+}
+
+/* Marks the event pushed last (found by its seq: it sifted up from the end of the heap). */
+static void mark_last_pushed(struct ht_lttng_export *x, enum mark mark)
+{
+	for (size_t j = x->npending; j-- > 0;)
+		if (x->heap[j].seq == x->seq - 1) {
+			x->heap[j].mark = (uint8_t)mark;
+			return;
+		}
+}
+
+/* ---- which thread the host trace says runs on each host CPU ---- */
+
+/* The idle task, as the kernel names it: what a CPU runs as far as the records tell, before and between threads. */
+static void idle_ctx(uint32_t cpu, struct ht_lttng_ctx *c)
+{
+	memset(c, 0, sizeof(*c));
+	snprintf(c->procname, sizeof(c->procname), "swapper/%u", cpu % 100000000u); /* host CPUs: < HT_MAX_CPUS */
+}
+
+/* A host thread's entry: NULL when out of memory. */
+static struct host_thread *thread_entry(struct ht_lttng_export *x, uint32_t pid, uint32_t tid, const char *procname)
+{
+	struct host_thread *t = ht_thread_table_get(x->threads, pid, tid);
+
+	if (t)
+		return t;
+	t = calloc(1, sizeof(*t));
+	if (!t || ht_thread_table_put(x->threads, pid, tid, t)) {
+		free(t);
+		return NULL;
+	}
+	t->pid = pid;
+	t->tid = tid;
+	t->on_cpu = -1;
+	snprintf(t->procname, sizeof(t->procname), "%s", procname);
+	return t;
+}
+
+static int host_switch_class(struct ht_lttng_export *x)
+{
+	if (x->hcls.sched_switch < 0)
+		x->hcls.sched_switch = ht_lttng_trace_add_class(x->host, "sched_switch", sched_switch_fields);
+	return x->hcls.sched_switch;
+}
+
+/* An inferred sched_switch from prev to next on cpu at ts (prev_state 0: the records do not say how prev left). */
+static int write_inferred_switch(struct ht_lttng_export *x, uint32_t cpu, uint64_t ts, const struct ht_lttng_ctx *prev,
+				 const struct ht_lttng_ctx *next, char *err, size_t errlen)
+{
+	struct payload p = { .len = 0 };
+	int ret;
+
+	if (host_switch_class(x) < 0)
+		return ht_errf(err, errlen, "out of memory");
+	put_comm(&p, prev->procname);
+	put_u32(&p, (uint32_t)prev->tid);
+	put_u32(&p, (uint32_t)HOST_UNKNOWN_PRIO);
+	put_u64(&p, 0);
+	put_comm(&p, next->procname);
+	put_u32(&p, (uint32_t)next->tid);
+	put_u32(&p, (uint32_t)HOST_UNKNOWN_PRIO);
+	x->inferred++;
+	ret = ht_lttng_trace_event(x->host, cpu, ts, x->hcls.sched_switch, prev, p.buf, p.len, err, errlen);
+	return ret < 0 ? ret : 0;
+}
+
+/*
+ * Keeps the host trace telling which thread runs on each host CPU, as
+ * Trace Compass reads it (from sched_switch only: its TID analysis, and the
+ * kernel analysis the VM model asks): thread n runs on cpu from ts.
+ * switched: a recorded sched_switch (record --vcpu-sched) says so, about to
+ * be written; otherwise an event of n on cpu proves it, and when the trace
+ * said another thread ran there, an inferred sched_switch to n is written
+ * first, at the event's time. Either way, when the trace said n ran on
+ * another CPU, an inferred sched_switch from n to the idle task is written
+ * there: a thread runs on one CPU at a time.
+ */
+static int thread_runs(struct ht_lttng_export *x, uint32_t cpu, uint64_t ts, const struct ht_lttng_ctx *n,
+		       bool switched, char *err, size_t errlen)
+{
+	struct cpu_thread *c = ht_thread_table_get(x->running, 0, cpu);
+	struct host_thread *t = n->tid ? thread_entry(x, (uint32_t)n->pid, (uint32_t)n->tid, n->procname) : NULL;
+	struct ht_lttng_ctx idle;
+	int ret;
+
+	if (n->tid && !t)
+		return ht_errf(err, errlen, "out of memory");
+	if (!c) {
+		c = calloc(1, sizeof(*c));
+		if (!c || ht_thread_table_put(x->running, 0, cpu, c)) {
+			free(c);
+			return ht_errf(err, errlen, "out of memory");
+		}
+		c->cpu = cpu;
+		idle_ctx(cpu, &c->cur);
+	}
+	if (!switched && c->cur.tid == n->tid)
+		return 0;
+	if (t && t->on_cpu >= 0 && t->on_cpu != (int64_t)cpu) {
+		struct cpu_thread *o = ht_thread_table_get(x->running, 0, (uint32_t)t->on_cpu);
+		if (o && o->cur.tid == n->tid) {
+			idle_ctx((uint32_t)t->on_cpu, &idle);
+			if ((ret = write_inferred_switch(x, (uint32_t)t->on_cpu, ts, &o->cur, &idle, err, errlen)))
+				return ret;
+			o->cur = idle;
+		}
+	}
+	if (!switched && (ret = write_inferred_switch(x, cpu, ts, &c->cur, n, err, errlen)))
+		return ret;
+	if (c->cur.tid) {
+		struct host_thread *prev = ht_thread_table_get(x->threads, (uint32_t)c->cur.pid, (uint32_t)c->cur.tid);
+		if (prev && prev->on_cpu == (int64_t)cpu)
+			prev->on_cpu = -1;
+	}
+	c->cur = *n;
+	if (t) {
+		if (!t->written)
+			t->first_cpu = cpu;
+		t->written = true;
+		t->on_cpu = cpu;
+	}
+	return 0;
+}
+
+/*
+ * Trace Compass's fused VM analysis drops every event, sched_switch
+ * included, until each guest trace of the experiment is linked to its host
+ * thread (its first vmsync_gh_host: the "roles"), and places a VM on a host
+ * CPU only from the thread its own sched_switch handling last put there.
+ * After each VM's first vmsync_gh_host, 1 ns later, each host CPU's thread
+ * is restated: a sched_switch from it to itself, so that from whichever VM
+ * is linked last on, the analysis knows every CPU's thread.
+ */
+static int queue_restatements(struct ht_lttng_export *x, uint64_t ts)
+{
+	static const struct payload none = { .len = 0 };
+	struct ht_lttng_ctx ctx;
+
+	memset(&ctx, 0, sizeof(ctx));
+	for (size_t i = 0; i < ht_thread_table_len(x->running); i++) {
+		const struct cpu_thread *c = ht_thread_table_at(x->running, i);
+		if (c->cur.tid == 0)
+			continue; /* the idle task: no VM to place */
+		if (push(x, x->host, c->cpu, ts + 1, 0, &ctx, &none))
+			return -ENOMEM;
+		mark_last_pushed(x, MARK_RESTATE);
+	}
+	return 0;
+}
+
+static int write_restatement(struct ht_lttng_export *x, uint32_t cpu, uint64_t ts, char *err, size_t errlen)
+{
+	const struct cpu_thread *c = ht_thread_table_get(x->running, 0, cpu);
+	int ret;
+
+	if (!c || c->cur.tid == 0)
+		return 0;
+	if ((ret = write_inferred_switch(x, cpu, ts, &c->cur, &c->cur, err, errlen)))
+		return ret;
+	x->inferred--;
+	x->restated++;
 	return 0;
 }
 
@@ -248,7 +449,16 @@ static int pop(struct ht_lttng_export *x, char *err, size_t errlen)
 		swap(&x->heap[i], &x->heap[m]);
 		i = m;
 	}
+	if (top.mark == MARK_RESTATE)
+		return write_restatement(x, top.cpu, top.ts, err, errlen);
+	if (top.trace == x->host) {
+		bool switched = top.id == x->hcls.sched_switch;
+		if ((ret = thread_runs(x, top.cpu, top.ts, switched ? &top.next : &top.ctx, switched, err, errlen)))
+			return ret;
+	}
 	ret = ht_lttng_trace_event(top.trace, top.cpu, top.ts, top.id, &top.ctx, top.payload, top.len, err, errlen);
+	if (ret >= 0 && top.mark == MARK_FIRST_LINK && queue_restatements(x, top.ts))
+		return ht_errf(err, errlen, "out of memory");
 	return ret < 0 ? ret : 0;
 }
 
@@ -294,7 +504,8 @@ static int host_classes(struct ht_lttng_export *x)
 	c->entry = ht_lttng_trace_add_class(x->host, "kvm_x86_entry", "\t\t" HT_TSDL_U32 " _vcpu_id;\n");
 	c->gh_host = ht_lttng_trace_add_class(x->host, "vmsync_gh_host", sync_fields);
 	c->hg_host = ht_lttng_trace_add_class(x->host, "vmsync_hg_host", sync_fields);
-	c->sched_switch = -1; /* declared at the first switch: files without --vcpu-sched keep their metadata */
+	c->sched_switch = -1; /* declared at the first switch */
+	c->statedump = -1;
 	return c->exit < 0 || c->hypercall < 0 || c->entry < 0 || c->gh_host < 0 || c->hg_host < 0 ? -ENOMEM : 0;
 }
 
@@ -324,14 +535,16 @@ int ht_lttng_open(const char *dir, mode_t mode, const struct ht_file_header *h, 
 	int ret;
 
 	if (!x || !(x->guests = ht_thread_table_new()) || !(x->threads = ht_thread_table_new()) ||
-	    !(x->cpus = ht_thread_table_new()) || !(x->gstate = ht_guest_state_new(dec))) {
+	    !(x->cpus = ht_thread_table_new()) || !(x->running = ht_thread_table_new()) ||
+	    !(x->gstate = ht_guest_state_new(dec))) {
 		if (x) {
 			ht_thread_table_free(x->guests);
 			ht_thread_table_free(x->threads);
 			ht_thread_table_free(x->cpus);
+			ht_thread_table_free(x->running);
 		}
 		free(x);
-		return errorf(err, errlen, -ENOMEM, "out of memory");
+		return ht_errf(err, errlen, "out of memory");
 	}
 	x->out.fd = x->out.dirfd = -1;
 	ret = ht_output_create_dir(&x->out, dir, &spec, err, errlen);
@@ -349,12 +562,12 @@ int ht_lttng_open(const char *dir, mode_t mode, const struct ht_file_header *h, 
 	random_uuid(x->clock_uuid, h->start_realtime_ns);
 	random_uuid(uuid, h->start_monotonic_ns);
 	snprintf(path, sizeof(path), "%s/host", dir);
-	ret = ht_lttng_trace_open(x->out.fd, "host", path, true, MAX_HOST_CPUS, uuid, x->clock_uuid, &x->host, err,
+	ret = ht_lttng_trace_open(x->out.fd, "host", path, true, HT_MAX_CPUS, uuid, x->clock_uuid, &x->host, err,
 				  errlen);
 	if (!ret && (host_classes(x) || common_env(x->host, "host") ||
 		     ht_lttng_trace_env_str(x->host, "kernel_release", h->kernel_release) ||
 		     ht_lttng_trace_env_str(x->host, "cpu_vendor", h->cpu_vendor)))
-		ret = errorf(err, errlen, -ENOMEM, "out of memory");
+		ret = ht_errf(err, errlen, "out of memory");
 	if (ret) {
 		ht_lttng_abandon(x);
 		return ret;
@@ -370,11 +583,8 @@ static const char *host_procname(struct ht_lttng_export *x, uint32_t pid, uint32
 
 	if (t)
 		return t->procname;
-	t = calloc(1, sizeof(*t));
-	if (!t || ht_thread_table_put(x->threads, pid, tid, t)) {
-		free(t);
+	if (!(t = thread_entry(x, pid, tid, "")))
 		return NULL;
-	}
 	/* The thread's name (QEMU's "CPU 0/KVM"), else its process's: what procname would show. */
 	id = reader ? ht_reader_identity(reader, pid, tid) : NULL;
 	if (id)
@@ -447,11 +657,14 @@ static struct guest *guest_of(struct ht_lttng_export *x, const struct ht_record 
 	if (g)
 		return g;
 	g = calloc(1, sizeof(*g));
-	if (!g || !(g->functions = ht_thread_table_new()) || ht_thread_table_put(x->guests, r->host_pid, 0, g)) {
-		if (g)
+	if (!g || !(g->functions = ht_thread_table_new()) || !(g->vcpus = ht_thread_table_new()) ||
+	    ht_thread_table_put(x->guests, r->host_pid, 0, g)) {
+		if (g) {
 			ht_thread_table_free(g->functions);
+			ht_thread_table_free(g->vcpus);
+		}
 		free(g);
-		*ret = errorf(err, errlen, -ENOMEM, "out of memory");
+		*ret = ht_errf(err, errlen, "out of memory");
 		return NULL;
 	}
 	g->pid = r->host_pid;
@@ -467,7 +680,7 @@ static struct guest *guest_of(struct ht_lttng_export *x, const struct ht_record 
 		      ht_lttng_trace_env_str(g->trace, "vm_name", vm_name ? vm_name : "") ||
 		      ht_lttng_trace_env_int(g->trace, "vm_pid", r->host_pid) ||
 		      ht_lttng_trace_env_int(g->trace, "vm_uid", r->host_pid)))
-		*ret = errorf(err, errlen, -ENOMEM, "out of memory");
+		*ret = ht_errf(err, errlen, "out of memory");
 	return *ret ? NULL : g;
 }
 
@@ -508,6 +721,36 @@ static void guest_ctx(struct ht_lttng_export *x, const struct ht_record *r, int6
 		ht_guest_task_comm(x->gstate, r->host_pid, (uint32_t)tid, cpu, ctx->procname);
 }
 
+/*
+ * A guest CPU's number in the guest trace: KVM's vcpu_id of the vCPU it is,
+ * which Trace Compass's VM analyses key the vCPU by on the host's side
+ * (kvm_x86_entry's vcpu_id) and on the guest's (the trace's CPU). The
+ * guest's smp_processor_id() differs where QEMU's APIC IDs have gaps (e.g.
+ * sockets of 3 cores: 0, 1, 2, 4). Each hypertraced hypercall carries both:
+ * learn the pairs; a CPU not seen making one keeps its number.
+ */
+static int guest_vcpu_learn(struct guest *g, uint32_t cpu, uint32_t vcpu_id)
+{
+	struct vcpu_of *v = ht_thread_table_get(g->vcpus, 0, cpu);
+
+	if (!v) {
+		v = malloc(sizeof(*v));
+		if (!v || ht_thread_table_put(g->vcpus, 0, cpu, v)) {
+			free(v);
+			return -ENOMEM;
+		}
+	}
+	v->vcpu_id = vcpu_id;
+	return 0;
+}
+
+static uint32_t guest_vcpu(struct guest *g, uint32_t cpu)
+{
+	const struct vcpu_of *v = ht_thread_table_get(g->vcpus, 0, cpu);
+
+	return v ? v->vcpu_id : cpu;
+}
+
 /* The guest side of a hypertraced hypercall: the event, then the vmsync pair. */
 static int guest_events(struct ht_lttng_export *x, struct guest *g, const struct ht_record *r,
 			const struct ht_gev *ev, int64_t task_before, uint64_t entry_ns)
@@ -517,6 +760,11 @@ static int guest_events(struct ht_lttng_export *x, struct guest *g, const struct
 	int64_t tid = task_before;
 	int id, ret;
 	char comm[HT_GEV_COMM_LEN + 1];
+	/* The event's CPU made this hypercall: the record's vCPU is the one it runs on. */
+	uint32_t vcpu = r->vcpu_id;
+
+	if (guest_vcpu_learn(g, ev->cpu, r->vcpu_id))
+		return -ENOMEM;
 
 	switch (ev->kind) {
 	case HT_GEV_SCHED_SWITCH:
@@ -537,7 +785,7 @@ static int guest_events(struct ht_lttng_export *x, struct guest *g, const struct
 		put_comm(&p, ev->u.wake.comm);
 		put_u32(&p, ev->u.wake.tid);
 		put_u32(&p, (uint32_t)(ev->u.wake.prio - LTTNG_PRIO_OFFSET));
-		put_u32(&p, ev->u.wake.target_cpu);
+		put_u32(&p, guest_vcpu(g, ev->u.wake.target_cpu));
 		break;
 	case HT_GEV_IRQ_ENTRY:
 		id = g->cls.irq_entry;
@@ -577,13 +825,13 @@ static int guest_events(struct ht_lttng_export *x, struct guest *g, const struct
 		return 0;
 	}
 	guest_ctx(x, r, tid, ev->cpu, &ctx);
-	if ((ret = push(x, g->trace, ev->cpu, r->exit_ns, id, &ctx, &p)))
+	if ((ret = push(x, g->trace, vcpu, r->exit_ns, id, &ctx, &p)))
 		return ret;
 	/* What the guest's vmsync module traces around its hypercall: the message out, then the answer in. */
 	p.len = 0;
 	put_u32(&p, g->cnt);
 	put_u64(&p, g->pid);
-	if ((ret = push(x, g->trace, ev->cpu, r->exit_ns, g->cls.gh_guest, &ctx, &p)))
+	if ((ret = push(x, g->trace, vcpu, r->exit_ns, g->cls.gh_guest, &ctx, &p)))
 		return ret;
 	p.len = 0;
 	put_u32(&p, g->cnt + 1);
@@ -592,7 +840,7 @@ static int guest_events(struct ht_lttng_export *x, struct guest *g, const struct
 		g->first_ns = r->exit_ns;
 	if (entry_ns > g->last_ns)
 		g->last_ns = entry_ns;
-	return push(x, g->trace, ev->cpu, entry_ns, g->cls.hg_guest, &ctx, &p);
+	return push(x, g->trace, vcpu, entry_ns, g->cls.hg_guest, &ctx, &p);
 }
 
 /* ---- each record ---- */
@@ -609,14 +857,14 @@ int ht_lttng_add(struct ht_lttng_export *x, const struct ht_record *r, struct ht
 	int ret = 0;
 
 	if (!procname)
-		return errorf(err, errlen, -ENOMEM, "out of memory");
+		return ht_errf(err, errlen, "out of memory");
 	snprintf(hctx.procname, sizeof(hctx.procname), "%s", procname);
 	/* A forged one decodes to nothing (ht_decoder_event): no guest trace, no vmsync, only the host's events. */
 	x->forged += ht_decoder_forged(x->dec, r);
 	/* The task on the event's guest CPU before it: a sched_switch changes it. */
 	int64_t task_before = -1;
 	if (ht_guest_state_feed(x->gstate, r, &ev))
-		return errorf(err, errlen, -ENOMEM, "out of memory");
+		return ht_errf(err, errlen, "out of memory");
 	if (ev.kind != HT_GEV_NONE) {
 		task_before = ev.kind == HT_GEV_SCHED_SWITCH ? (int64_t)ev.u.sw.prev_tid :
 							      ht_guest_cpu_task(x->gstate, r->host_pid, ev.cpu);
@@ -649,6 +897,8 @@ int ht_lttng_add(struct ht_lttng_export *x, const struct ht_record *r, struct ht
 		put_u32(&p, g->cnt);
 		put_u64(&p, g->pid);
 		ret = push(x, x->host, r->exit_cpu, hcall_ns, x->hcls.gh_host, &hctx, &p);
+		if (!ret && g->cnt == 0)
+			mark_last_pushed(x, MARK_FIRST_LINK);
 		p.len = 0;
 		put_u32(&p, g->cnt + 1);
 		put_u64(&p, g->pid);
@@ -660,7 +910,7 @@ int ht_lttng_add(struct ht_lttng_export *x, const struct ht_record *r, struct ht
 	put_u32(&p, r->vcpu_id);
 	ret = ret ? ret : push(x, x->host, r->entry_cpu, entry_ns, x->hcls.entry, &hctx, &p);
 	if (ret)
-		return errorf(err, errlen, ret, "out of memory");
+		return ht_errf(err, errlen, "out of memory");
 	if (r->exit_ns < x->first_ns)
 		x->first_ns = r->exit_ns;
 	if (entry_ns > x->last_ns)
@@ -711,7 +961,7 @@ int ht_lttng_add_switch(struct ht_lttng_export *x, const struct ht_vcpu_switch *
 {
 	bool out = sw->kind == HT_SWITCH_OUT;
 	struct host_cpu *c = ht_thread_table_get(x->cpus, 0, sw->cpu);
-	struct ht_lttng_ctx ctx;
+	struct ht_lttng_ctx ctx, next;
 	struct payload p = { .len = 0 };
 	char comm[HT_LTTNG_COMM_LEN + 1];
 	const char *vcpu_name = host_procname(x, sw->host_pid, sw->host_tid, reader);
@@ -719,7 +969,7 @@ int ht_lttng_add_switch(struct ht_lttng_export *x, const struct ht_vcpu_switch *
 	int ret;
 
 	if (!vcpu_name)
-		return errorf(err, errlen, -ENOMEM, "out of memory");
+		return ht_errf(err, errlen, "out of memory");
 	if (sw->kind != HT_SWITCH_OUT && sw->kind != HT_SWITCH_IN)
 		return 1; /* a kind this version does not know: nothing to show */
 	if (c && c->ts == sw->time_ns && c->prev_tid == prev_tid && c->next_tid == next_tid)
@@ -728,14 +978,16 @@ int ht_lttng_add_switch(struct ht_lttng_export *x, const struct ht_vcpu_switch *
 		c = calloc(1, sizeof(*c));
 		if (!c || ht_thread_table_put(x->cpus, 0, sw->cpu, c)) {
 			free(c);
-			return errorf(err, errlen, -ENOMEM, "out of memory");
+			return ht_errf(err, errlen, "out of memory");
 		}
 	}
 	*c = (struct host_cpu){ .ts = sw->time_ns, .prev_tid = prev_tid, .next_tid = next_tid };
-	if (x->hcls.sched_switch < 0 &&
-	    (x->hcls.sched_switch = ht_lttng_trace_add_class(x->host, "sched_switch", sched_switch_fields)) < 0)
-		return errorf(err, errlen, -ENOMEM, "out of memory");
+	if (host_switch_class(x) < 0)
+		return ht_errf(err, errlen, "out of memory");
 	other_comm(sw, comm);
+	/* The other thread is one the analysis sees (the idle task aside): the statedump names its process. */
+	if (sw->other_tid && !thread_entry(x, sw->other_pid, sw->other_tid, comm))
+		return ht_errf(err, errlen, "out of memory");
 	memset(&ctx, 0, sizeof(ctx));
 	if (out) {
 		ctx = (struct ht_lttng_ctx){ .pid = (int32_t)sw->host_pid, .tid = (int32_t)sw->host_tid };
@@ -747,6 +999,10 @@ int ht_lttng_add_switch(struct ht_lttng_export *x, const struct ht_vcpu_switch *
 		put_comm(&p, comm);
 		put_u32(&p, sw->other_tid);
 		put_u32(&p, (uint32_t)HOST_UNKNOWN_PRIO);
+		next = (struct ht_lttng_ctx){ .pid = (int32_t)sw->other_pid, .tid = (int32_t)sw->other_tid };
+		memcpy(next.procname, comm, sizeof(next.procname));
+		if (!sw->other_tid)
+			idle_ctx(sw->cpu, &next);
 	} else {
 		ctx = (struct ht_lttng_ctx){ .pid = (int32_t)sw->other_pid, .tid = (int32_t)sw->other_tid };
 		memcpy(ctx.procname, comm, sizeof(ctx.procname));
@@ -757,9 +1013,11 @@ int ht_lttng_add_switch(struct ht_lttng_export *x, const struct ht_vcpu_switch *
 		put_comm(&p, vcpu_name);
 		put_u32(&p, sw->host_tid);
 		put_u32(&p, (uint32_t)HOST_UNKNOWN_PRIO);
+		next = (struct ht_lttng_ctx){ .pid = (int32_t)sw->host_pid, .tid = (int32_t)sw->host_tid };
+		snprintf(next.procname, sizeof(next.procname), "%s", vcpu_name);
 	}
-	if ((ret = push(x, x->host, sw->cpu, sw->time_ns, x->hcls.sched_switch, &ctx, &p)))
-		return errorf(err, errlen, ret, "out of memory");
+	if ((ret = push_switch(x, x->host, sw->cpu, sw->time_ns, x->hcls.sched_switch, &ctx, &next, &p)))
+		return ht_errf(err, errlen, "out of memory");
 	if (sw->time_ns < x->first_ns)
 		x->first_ns = sw->time_ns;
 	if (sw->time_ns > x->last_ns)
@@ -798,6 +1056,57 @@ static int identity_env(struct ht_lttng_export *x, struct ht_lttng_trace *t, con
 	return ret;
 }
 
+/*
+ * lttng-modules' statedump at the start of the host trace: a
+ * lttng_statedump_process_state for each thread the host trace shows, so
+ * that Trace Compass's kernel analysis knows each thread's process
+ * (KernelPidAspect answers with it, before the pid context). The trace file
+ * keeps neither a thread's parent nor its state at the start: a VM's
+ * threads are written as children of its process (the VM model maps a
+ * thread's ppid to its VM), a process as a child of 0, every status as
+ * LTTNG_UNNAMED (unknown), the mode unknown. Written on the lowest CPU the
+ * trace shows, at the recording's start.
+ */
+static int write_statedump(struct ht_lttng_export *x, uint64_t ts, char *err, size_t errlen)
+{
+	uint32_t cpu = UINT32_MAX;
+	struct ht_lttng_ctx ctx;
+
+	for (size_t i = 0; i < ht_thread_table_len(x->running); i++) {
+		const struct cpu_thread *c = ht_thread_table_at(x->running, i);
+		if (c->cpu < cpu)
+			cpu = c->cpu;
+	}
+	if (cpu == UINT32_MAX)
+		return 0;
+	if (x->hcls.statedump < 0 &&
+	    (x->hcls.statedump = ht_lttng_trace_add_class(x->host, "lttng_statedump_process_state", statedump_fields)) < 0)
+		return ht_errf(err, errlen, "out of memory");
+	idle_ctx(cpu, &ctx);
+	for (size_t i = 0; i < ht_thread_table_len(x->threads); i++) {
+		const struct host_thread *t = ht_thread_table_at(x->threads, i);
+		struct payload p = { .len = 0 };
+		int ret;
+
+		if (!t->written)
+			continue;
+		put_u32(&p, t->tid);
+		put_u32(&p, t->pid);
+		put_u32(&p, t->tid == t->pid ? 0 : t->pid);
+		put_comm(&p, t->procname);
+		put_u32(&p, LTTNG_USER_THREAD);
+		put_u32(&p, LTTNG_MODE_UNKNOWN);
+		put_u32(&p, LTTNG_NONE);
+		put_u32(&p, LTTNG_UNNAMED);
+		put_u32(&p, t->first_cpu);
+		put_u64(&p, 0); /* file_table_address: not known */
+		ret = ht_lttng_trace_statedump_event(x->host, cpu, ts, x->hcls.statedump, &ctx, p.buf, p.len, err, errlen);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
 /* Realtime minus monotonic, modulo 2^64: a crafted header's anchors must not overflow it. */
 static int64_t clock_offset(const struct ht_file_header *h)
 {
@@ -817,7 +1126,7 @@ int ht_lttng_close(struct ht_lttng_export *x, const struct ht_read_status *st, c
 	for (size_t i = 0; !ret && i < ht_thread_table_len(x->guests); i++) {
 		struct guest *g = ht_thread_table_at(x->guests, i);
 		if (identity_env(x, g->trace, st, source, selection)) {
-			ret = errorf(err, errlen, -ENOMEM, "out of memory");
+			ret = ht_errf(err, errlen, "out of memory");
 			break;
 		}
 		x->counts.reordered += ht_lttng_trace_reordered(g->trace);
@@ -827,8 +1136,12 @@ int ht_lttng_close(struct ht_lttng_export *x, const struct ht_read_status *st, c
 		g->trace = NULL;
 	}
 	if (!ret && (identity_env(x, x->host, st, source, selection) ||
+		     ht_lttng_trace_env_int(x->host, "inferred_sched_switches", (long long)x->inferred) ||
+		     ht_lttng_trace_env_int(x->host, "restated_sched_switches", (long long)x->restated) ||
 		     (x->forged && ht_lttng_trace_env_int(x->host, "forged_guest_events", (long long)x->forged))))
-		ret = errorf(err, errlen, -ENOMEM, "out of memory");
+		ret = ht_errf(err, errlen, "out of memory");
+	if (!ret)
+		ret = write_statedump(x, start, err, errlen);
 	if (!ret) {
 		x->counts.reordered += ht_lttng_trace_reordered(x->host);
 		x->counts.not_written += ht_lttng_trace_dropped(x->host);
@@ -853,6 +1166,9 @@ void ht_lttng_abandon(struct ht_lttng_export *x)
 		for (size_t j = 0; j < ht_thread_table_len(g->functions); j++)
 			free(ht_thread_table_at(g->functions, j));
 		ht_thread_table_free(g->functions);
+		for (size_t j = 0; g->vcpus && j < ht_thread_table_len(g->vcpus); j++)
+			free(ht_thread_table_at(g->vcpus, j));
+		ht_thread_table_free(g->vcpus);
 		free(g);
 	}
 	ht_thread_table_free(x->guests);
@@ -862,6 +1178,9 @@ void ht_lttng_abandon(struct ht_lttng_export *x)
 	for (size_t i = 0; x->cpus && i < ht_thread_table_len(x->cpus); i++)
 		free(ht_thread_table_at(x->cpus, i));
 	ht_thread_table_free(x->cpus);
+	for (size_t i = 0; x->running && i < ht_thread_table_len(x->running); i++)
+		free(ht_thread_table_at(x->running, i));
+	ht_thread_table_free(x->running);
 	ht_lttng_trace_free(x->host);
 	ht_guest_state_free(x->gstate);
 	free(x->heap);

@@ -3,14 +3,17 @@
  * convert --lttng DIR: the trace file as an experiment of LTTng-kernel-shaped
  * CTF traces that Trace Compass's virtual machine analysis opens
  * (docs/exports.md): DIR/host/, the host's view of each hypercall
- * (kvm_x86_exit, kvm_x86_hypercall, kvm_x86_entry, and with record
- * --vcpu-sched the sched_switch of vCPU threads), and one DIR/guest-<vm>/
+ * (kvm_x86_exit, kvm_x86_hypercall, kvm_x86_entry), the sched_switch
+ * events that say which thread runs on each host CPU (record --vcpu-sched's,
+ * and those the records prove), and lttng-modules' statedump of the threads
+ * it shows; and one DIR/guest-<vm>/
  * per VM that sent the project's guest events, holding them under LTTng's
  * names (sched_switch, sched_wakeup, irq_handler_entry/exit, function
  * entry/exit as LTTng's kretprobes name them). Each hypertraced hypercall
  * also gives the vmsync_gh_* and vmsync_hg_* pairs the VM analysis matches
  * host and guest with: both sides are on the host's clock, so they match
- * exactly.
+ * exactly. A guest trace's CPUs are KVM's vcpu_ids, as the VM analysis keys
+ * them on the host's side.
  *
  * Records come in kvm_entry order, switches by their own time among them; a
  * hypercall's events span exit to entry, so events wait in a bounded
@@ -35,21 +38,21 @@ struct ht_lttng_counts {
 /*
  * Prepares DIR (new, or an existing empty directory): built in a private
  * directory next to it, named when complete. dec decodes the guest events
- * and outlives x. 0, or -errno with a one-line err.
+ * and outlives x. 0, or a negative value with a one-line err.
  */
 int ht_lttng_open(const char *dir, mode_t mode, const struct ht_file_header *h, const struct ht_decoder *dec,
 		  struct ht_lttng_export **out, char *err, size_t errlen);
-/* Adds one record; reader gives the names of VMs and threads. 0, or -errno with err. */
+/* Adds one record; reader gives the names of VMs and threads. 0, or a negative value with err. */
 int ht_lttng_add(struct ht_lttng_export *x, const struct ht_record *r, struct ht_reader *reader, char *err,
 		 size_t errlen);
 /*
  * Adds one switch of a vCPU thread (record --vcpu-sched) as the host's
  * sched_switch. 0 (written, or the second record of one switch), 1 (a kind
- * of switch this version does not show), or -errno with err.
+ * of switch this version does not show), or a negative value with err.
  */
 int ht_lttng_add_switch(struct ht_lttng_export *x, const struct ht_vcpu_switch *sw, struct ht_reader *reader,
 			char *err, size_t errlen);
-/* Writes everything out and names DIR. Frees x. 0, or -errno with err (then DIR is as it was). */
+/* Writes everything out and names DIR. Frees x. 0, or a negative value with err (then DIR is as it was). */
 int ht_lttng_close(struct ht_lttng_export *x, const struct ht_read_status *st, const char *source,
 		   const char *selection, struct ht_lttng_counts *counts, char *err, size_t errlen);
 /* Frees x and removes the unfinished experiment. NULL is fine. */

@@ -5,10 +5,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "common/errf.h"
 #include "export/thread_table.h"
 #include "export/tsdl.h"
 
@@ -18,8 +20,11 @@
 #define EVENT_HEADER_BYTES (2 + 8)
 #define MAX_CLASSES 65535u /* LTTng's large event header: id 65535 is its escape */
 
+/* The statedump's stream: a channel of its own, as LTTng writes one per channel and CPU. */
+#define STATEDUMP_CHANNEL 1u
+
 struct stream {
-	uint32_t cpu;
+	uint32_t cpu, channel; /* channel 0 ("channel0_CPU") or STATEDUMP_CHANNEL ("statedump_CPU") */
 	uint64_t seq, ts_begin, ts_last;
 	size_t len; /* bytes used in buf, the preamble included */
 	unsigned char buf[HT_LTTNG_PACKET_BYTES];
@@ -39,7 +44,8 @@ struct ht_lttng_trace {
 	bool pid_context;
 	unsigned int max_streams;
 	unsigned char uuid[16], clock_uuid[16];
-	struct ht_thread_table *streams; /* (0, cpu) -> struct stream */
+	struct ht_thread_table *streams; /* (channel, cpu) -> struct stream */
+	unsigned int nstreams;           /* of channel 0 */
 	char *classes;                   /* the event classes' TSDL, id order */
 	size_t classes_len, classes_cap;
 	unsigned int nclasses;
@@ -51,17 +57,6 @@ struct ht_lttng_trace {
 _Static_assert(PACKET_PREAMBLE_BYTES + EVENT_HEADER_BYTES + 4 + 4 + HT_LTTNG_COMM_LEN + HT_LTTNG_MAX_PAYLOAD <=
 		       HT_LTTNG_PACKET_BYTES,
 	       "packet too small");
-
-__attribute__((format(printf, 4, 5)))
-static int errorf(char *err, size_t errlen, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return ret;
-}
 
 /* Appends formatted text to a growing buffer. 0 or -ENOMEM. */
 __attribute__((format(printf, 4, 5)))
@@ -115,19 +110,19 @@ int ht_lttng_trace_open(int parent_fd, const char *subdir, const char *path, boo
 
 	if (!t || !(t->streams = ht_thread_table_new())) {
 		free(t);
-		return errorf(err, errlen, -ENOMEM, "out of memory");
+		return ht_errf(err, errlen, "out of memory");
 	}
 	snprintf(t->path, sizeof(t->path), "%s", path);
 	if (strlen(subdir) >= sizeof(t->subdir)) {
 		ht_lttng_trace_free(t);
-		return errorf(err, errlen, -ENAMETOOLONG, "cannot create %s: name too long", path);
+		return ht_errf(err, errlen, "cannot create %s: name too long", path);
 	}
 	snprintf(t->subdir, sizeof(t->subdir), "%s", subdir);
 	t->parent_fd = parent_fd;
 	if (mkdirat(parent_fd, subdir, 0700)) {
 		int ret = -errno;
 		ht_lttng_trace_free(t);
-		return errorf(err, errlen, ret, "cannot create %s: %s", path, strerror(-ret));
+		return ht_errf(err, errlen, "cannot create %s: %s", path, strerror(-ret));
 	}
 	t->pid_context = pid_context;
 	t->max_streams = max_streams;
@@ -210,7 +205,8 @@ static int flush_packet(struct ht_lttng_trace *t, struct stream *s, uint64_t ts_
 	char name[32];
 	unsigned char *p = s->buf;
 	uint32_t magic = CTF_MAGIC, stream_id = 0;
-	uint64_t instance = s->cpu, bits = (uint64_t)s->len * 8;
+	/* A stream instance of its own for the statedump's stream: CTF readers keep the two apart. */
+	uint64_t instance = (uint64_t)s->channel << 32 | s->cpu, bits = (uint64_t)s->len * 8;
 	size_t off = 0;
 	int fd;
 
@@ -228,10 +224,10 @@ static int flush_packet(struct ht_lttng_trace *t, struct stream *s, uint64_t ts_
 	p = put(p, &s->cpu, 4);
 	assert(p == s->buf + PACKET_PREAMBLE_BYTES);
 
-	snprintf(name, sizeof(name), "channel0_%u", s->cpu);
+	snprintf(name, sizeof(name), "%s_%u", s->channel == STATEDUMP_CHANNEL ? "statedump" : "channel0", s->cpu);
 	fd = open_in_trace(t, name, O_WRONLY | O_CREAT | O_APPEND);
 	if (fd < 0)
-		return errorf(err, errlen, -errno, "cannot write %s/%s: %s", t->path, name, strerror(errno));
+		return ht_errf(err, errlen, "cannot write %s/%s: %s", t->path, name, strerror(errno));
 	while (off < s->len) {
 		ssize_t n = write(fd, s->buf + off, s->len - off);
 		if (n < 0 && errno == EINTR)
@@ -239,42 +235,44 @@ static int flush_packet(struct ht_lttng_trace *t, struct stream *s, uint64_t ts_
 		if (n <= 0) {
 			int ret = n < 0 ? -errno : -EIO;
 			close(fd);
-			return errorf(err, errlen, ret, "cannot write %s/%s: %s", t->path, name, strerror(-ret));
+			return ht_errf(err, errlen, "cannot write %s/%s: %s", t->path, name, strerror(-ret));
 		}
 		off += (size_t)n;
 	}
 	if (close(fd))
-		return errorf(err, errlen, -errno, "cannot write %s/%s: %s", t->path, name, strerror(errno));
+		return ht_errf(err, errlen, "cannot write %s/%s: %s", t->path, name, strerror(errno));
 	s->seq++;
 	s->len = PACKET_PREAMBLE_BYTES;
 	return 0;
 }
 
-static struct stream *stream_of(struct ht_lttng_trace *t, uint32_t cpu, int *ret)
+static struct stream *stream_of(struct ht_lttng_trace *t, uint32_t channel, uint32_t cpu, int *ret)
 {
-	struct stream *s = ht_thread_table_get(t->streams, 0, cpu);
+	struct stream *s = ht_thread_table_get(t->streams, channel, cpu);
 
 	*ret = 0;
 	if (s)
 		return s;
-	if (ht_thread_table_len(t->streams) >= t->max_streams) {
+	if (channel == 0 && t->nstreams >= t->max_streams) {
 		*ret = 1;
 		return NULL;
 	}
 	s = malloc(sizeof(*s));
-	if (!s || ht_thread_table_put(t->streams, 0, cpu, s)) {
+	if (!s || ht_thread_table_put(t->streams, channel, cpu, s)) {
 		free(s);
 		*ret = -ENOMEM;
 		return NULL;
 	}
 	memset(s, 0, offsetof(struct stream, buf));
 	s->cpu = cpu;
+	s->channel = channel;
+	t->nstreams += channel == 0;
 	s->len = PACKET_PREAMBLE_BYTES;
 	return s;
 }
 
-int ht_lttng_trace_event(struct ht_lttng_trace *t, uint32_t cpu, uint64_t ts, int id, const struct ht_lttng_ctx *ctx,
-			 const void *payload, size_t len, char *err, size_t errlen)
+static int stream_event(struct ht_lttng_trace *t, uint32_t channel, uint32_t cpu, uint64_t ts, int id,
+			const struct ht_lttng_ctx *ctx, const void *payload, size_t len, char *err, size_t errlen)
 {
 	size_t need = EVENT_HEADER_BYTES + (t->pid_context ? 4 : 0) + 4 + HT_LTTNG_COMM_LEN + len;
 	uint16_t id16 = (uint16_t)id;
@@ -284,11 +282,11 @@ int ht_lttng_trace_event(struct ht_lttng_trace *t, uint32_t cpu, uint64_t ts, in
 	int ret;
 
 	assert(len <= HT_LTTNG_MAX_PAYLOAD && id >= 0 && (unsigned int)id < t->nclasses);
-	s = stream_of(t, cpu, &ret);
+	s = stream_of(t, channel, cpu, &ret);
 	if (!s) {
 		if (ret == 1)
 			t->dropped++;
-		return ret < 0 ? errorf(err, errlen, ret, "out of memory") : ret;
+		return ret < 0 ? ht_errf(err, errlen, "out of memory") : ret;
 	}
 	if (s->len + need > sizeof(s->buf) && (ret = flush_packet(t, s, s->ts_last, 0, err, errlen)))
 		return ret;
@@ -315,6 +313,19 @@ int ht_lttng_trace_event(struct ht_lttng_trace *t, uint32_t cpu, uint64_t ts, in
 	return 0;
 }
 
+int ht_lttng_trace_event(struct ht_lttng_trace *t, uint32_t cpu, uint64_t ts, int id, const struct ht_lttng_ctx *ctx,
+			 const void *payload, size_t len, char *err, size_t errlen)
+{
+	return stream_event(t, 0, cpu, ts, id, ctx, payload, len, err, errlen);
+}
+
+int ht_lttng_trace_statedump_event(struct ht_lttng_trace *t, uint32_t cpu, uint64_t ts, int id,
+				   const struct ht_lttng_ctx *ctx, const void *payload, size_t len, char *err,
+				   size_t errlen)
+{
+	return stream_event(t, STATEDUMP_CHANNEL, cpu, ts, id, ctx, payload, len, err, errlen);
+}
+
 static void uuid_text(char out[37], const unsigned char *u)
 {
 	snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2],
@@ -332,7 +343,7 @@ static int write_metadata(struct ht_lttng_trace *t, int64_t clock_offset_ns, cha
 		int ret = -errno;
 		if (fd >= 0)
 			close(fd);
-		return errorf(err, errlen, ret, "cannot write %s/metadata: %s", t->path, strerror(-ret));
+		return ht_errf(err, errlen, "cannot write %s/metadata: %s", t->path, strerror(-ret));
 	}
 	if (offset_ns < 0) {
 		offset_ns += 1000000000;
@@ -352,7 +363,11 @@ static int write_metadata(struct ht_lttng_trace *t, int64_t clock_offset_ns, cha
 		   "\t\tuint32_t stream_id;\n\t\tuint64_t stream_instance_id;\n\t};\n};\n\n",
 		uuid);
 	fprintf(f, "env {\n%s};\n\n", t->env ? t->env : "");
-	/* One clock for the host and its guests: CLOCK_MONOTONIC of the host, offset to wall-clock time. */
+	/*
+	 * CLOCK_MONOTONIC of the host, offset to wall-clock time, for the host
+	 * and its guests alike; each trace names it with its own uuid, which
+	 * Trace Compass takes as the machine's host ID.
+	 */
 	fprintf(f, "clock {\n\tname = \"monotonic\";\n\tuuid = \"%s\";\n"
 		   "\tdescription = \"CLOCK_MONOTONIC of the traced host (the guests' events too: they were stamped there)\";\n"
 		   "\tfreq = 1000000000;\n\tprecision = 1;\n\toffset_s = %lld;\n\toffset = %lld;\n\tabsolute = true;\n};\n\n"
@@ -369,7 +384,7 @@ static int write_metadata(struct ht_lttng_trace *t, int64_t clock_offset_ns, cha
 	if (t->classes)
 		fputs(t->classes, f);
 	if (ferror(f) | fclose(f))
-		return errorf(err, errlen, -EIO, "cannot write %s/metadata", t->path);
+		return ht_errf(err, errlen, "cannot write %s/metadata", t->path);
 	return 0;
 }
 
@@ -381,13 +396,13 @@ int ht_lttng_trace_close(struct ht_lttng_trace *t, int64_t clock_offset_ns, uint
 
 	for (size_t i = 0; i < ht_thread_table_len(t->streams); i++) {
 		struct stream *s = ht_thread_table_at(t->streams, i);
-		if (!lowest || s->cpu < lowest->cpu)
+		if (s->channel == 0 && (!lowest || s->cpu < lowest->cpu))
 			lowest = s;
 	}
 	if (!lowest && discarded) {
-		lowest = stream_of(t, 0, &ret);
+		lowest = stream_of(t, 0, 0, &ret);
 		if (!lowest)
-			ret = -ENOMEM;
+			ret = ht_errf(err, errlen, "out of memory");
 		else
 			lowest->ts_begin = lowest->ts_last = start_ns;
 	}
@@ -405,8 +420,6 @@ int ht_lttng_trace_close(struct ht_lttng_trace *t, int64_t clock_offset_ns, uint
 		lowest->ts_begin = lowest->ts_last > end_ns ? lowest->ts_last : end_ns;
 		ret = flush_packet(t, lowest, lowest->ts_begin, discarded, err, errlen);
 	}
-	if (ret == -ENOMEM)
-		errorf(err, errlen, ret, "out of memory");
 	if (!ret)
 		ret = write_metadata(t, clock_offset_ns, err, errlen);
 	ht_lttng_trace_free(t);

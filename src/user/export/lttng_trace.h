@@ -8,6 +8,10 @@
  * Trace Compass recognises a kernel trace. Field types are written exactly as
  * lttng-modules writes them (export/lttng_export.c chooses which).
  *
+ * A second channel, `statedump_<cpu>`, holds what lttng-modules' statedump
+ * writes when a session starts (its own stream instance: readers keep it
+ * apart from the CPU's `channel0_<cpu>`).
+ *
  * Streaming: each stream holds one packet (HT_LTTNG_PACKET_BYTES) in memory;
  * events must come in time order per CPU (an earlier one is raised to the
  * stream's last time and counted). The metadata is written at the end, when
@@ -51,8 +55,11 @@ struct ht_lttng_ctx {
  * open at once.
  * path names it in messages. pid_context: events carry `_pid` too.
  * max_streams: CPUs beyond that many are not written (counted). uuid: the
- * trace's; clock_uuid: the clock's, the same for every trace on one host's
- * clock (as LTTng uses the boot id). 0, or -errno with a one-line err.
+ * trace's; clock_uuid: its clock's. Every trace of an experiment needs a
+ * clock uuid of its own, even on one clock: Trace Compass takes a CTF
+ * trace's clock uuid as the host ID of the machine it traced
+ * (CtfTmfTrace.getHostId), and tells the host from its guests by it. 0, or
+ * -1 with a one-line err.
  */
 int ht_lttng_trace_open(int parent_fd, const char *subdir, const char *path, bool pid_context,
 			unsigned int max_streams, const unsigned char uuid[16], const unsigned char clock_uuid[16],
@@ -68,15 +75,20 @@ int ht_lttng_trace_env_str(struct ht_lttng_trace *t, const char *key, const char
 int ht_lttng_trace_env_int(struct ht_lttng_trace *t, const char *key, long long value);
 /*
  * Appends an event of class id at time ts (ns of the clock) to CPU cpu's
- * stream. Returns 0, 1 when not written (a CPU beyond max_streams), or
- * -errno with err.
+ * stream. Returns 0, 1 when not written (a CPU beyond max_streams), or -1
+ * with err.
  */
 int ht_lttng_trace_event(struct ht_lttng_trace *t, uint32_t cpu, uint64_t ts, int id, const struct ht_lttng_ctx *ctx,
 			 const void *payload, size_t len, char *err, size_t errlen);
+/* The same into CPU cpu's statedump stream (not counted in max_streams). */
+int ht_lttng_trace_statedump_event(struct ht_lttng_trace *t, uint32_t cpu, uint64_t ts, int id,
+				   const struct ht_lttng_ctx *ctx, const void *payload, size_t len, char *err,
+				   size_t errlen);
 /*
  * Writes the last packets (the recording's drops, `discarded`, as a last
  * packet of the lowest CPU's stream at end_ns) and the metadata with the
- * clock's offset from CLOCK_MONOTONIC to wall-clock time. Frees t.
+ * clock's offset from CLOCK_MONOTONIC to wall-clock time. Frees t. 0, or -1
+ * with err.
  */
 int ht_lttng_trace_close(struct ht_lttng_trace *t, int64_t clock_offset_ns, uint64_t start_ns, uint64_t end_ns,
 			 uint64_t discarded, char *err, size_t errlen);
