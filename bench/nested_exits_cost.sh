@@ -27,9 +27,9 @@ export NESTED_SMP=1 NESTED_MEM=${NESTED_MEM:-2048}
 export NESTED_APPEND="tsc=reliable" NESTED_KVM_AMD_PARAMS="npt=0"
 export NESTED_STAGE_HOOK=l2_stage
 # Exits of each kind per run, and rounds (the ratio is their median).
-CPUIDS=${EXITCOST_CPUIDS:-20000}
-OUTS=${EXITCOST_OUTS:-5000}
-ROUNDS=${EXITCOST_ROUNDS:-5}
+CPUIDS=${EXITCOST_CPUIDS:-100000}
+OUTS=${EXITCOST_OUTS:-20000}
+ROUNDS=${EXITCOST_ROUNDS:-3}
 
 work=$(mktemp -d)
 L2_WORK=$work
@@ -184,6 +184,14 @@ print('Whole-tool CPU on %d CPUID + %d port 0x80 exits per run, %d rounds (neste
 print('  %-58s %s' % ('workload, nothing traced', ' '.join(str(ticks.get(('off', r), '-')) for r in range(1, rounds + 1))))
 print('  %-58s %s' % ('added by record --exits + report --exits', ' '.join(map(str, rec_costs))))
 print('  %-58s %s' % ('added by perf kvm stat record + perf kvm stat report', ' '.join(map(str, perf_costs))))
+cpu = {}
+for line in open(F + '/cpu.txt') if __import__('os').path.exists(F + '/cpu.txt') else []:
+    _, way, r, ut, st = line.split()
+    cpu.setdefault(way, []).append(int(ut) + int(st))
+for way, label in (('record', 'of which the record process (user + system; loading the BPF programs included)'),
+                   ('perf', 'of which the perf kvm stat record process')):
+    if way in cpu:
+        print('  %-58s %s' % (label, ' '.join(map(str, cpu[way]))))
 # A round whose paired difference is not above zero was noise as large as the
 # cost: the verdict is then "inconclusive" (NOT MET), never a made-up ratio.
 if ratios and min(rec_costs + perf_costs) > 0:
@@ -196,6 +204,11 @@ elif ratios:
           % ("whole-tool CPU, record --exits vs perf kvm stat", 'n/a'))
 # perf kvm stat counts an exit once its entry comes; the exit the stopped guest
 # is in at the end (SIGSTOP took it to user space) is one more in the host.
+for line in open(F + '/both_rec.out', errors='replace'):
+    m = re.match(r'hypertrace-bpf: bpf-stats (\S+): (\d+) runs, (\d+) ns', line)
+    if m and int(m.group(2)):
+        print('  BPF program %-13s %8s runs %8.1f us/run (kernel bpf_stats, in the run with both tools)'
+              % (m.group(1), m.group(2), int(m.group(3)) / int(m.group(2)) / 1e3))
 rec, open_at_end = exits_of_record(F + '/both_rec.report')
 perf = exits_of_perf(F + '/both_perf.report')
 if rec is None or not perf:

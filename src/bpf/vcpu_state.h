@@ -7,10 +7,8 @@
 #ifndef HYPERTRACE_VCPU_STATE_H
 #define HYPERTRACE_VCPU_STATE_H
 
+#include "hypertrace/limits.h"
 #include "hypertrace/record.h"
-
-/* CPUs a host may have for record to run (user space checks): one state slot each. */
-#define HT_MAX_CPUS 1024
 
 enum vcpu_phase {
 	PHASE_IDLE = 0,
@@ -112,7 +110,6 @@ static inline __u64 vcpu_thread_time(__u64 since_state)
  * in HT_EXIT_CACHE_PROBES tries goes to exit_hists, the per-CPU hash map.
  * used is set after the key is written: a reader that sees it sees the key.
  */
-#define HT_EXIT_CACHE_WAYS 256
 #define HT_EXIT_CACHE_PROBES 4
 struct exit_cache_entry {
 	struct ht_exit_key key;

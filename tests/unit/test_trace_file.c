@@ -518,11 +518,6 @@ cleanup:
 	ht_reader_close(r);
 }
 
-/* The reader's bound on an EXITS block is what the BPF side can hold (it may not include the BPF headers). */
-_Static_assert(HT_READER_MAX_CPUS == HT_MAX_CPUS, "the reader's CPUs are the BPF side's");
-_Static_assert(HT_READER_MAX_EXITS_SERIES == HT_EXIT_MAX_SERIES + HT_MAX_CPUS * HT_EXIT_CACHE_WAYS,
-	       "the reader's series bound is the BPF side's series map and caches");
-
 /* A file written by an earlier version (1: no identities, 2: no exits) reads the same. */
 static void files_of_earlier_versions_still_read(void)
 {

@@ -13,22 +13,17 @@
 #include <string.h>
 #include "cli.h"
 #include "decode/decoder.h"
-#include "export/chrome_json.h"
 #include "export/convert_options.h"
-#include "export/ctf_writer.h"
-#include "export/lttng_export.h"
-#include "export/perfetto_export.h"
+#include "export/exporter.h"
 #include "reading/read_outcome.h"
 #include "reading/selection.h"
 #include "tracefile/trace_reader.h"
 #include "common/util.h"
 
-/* The writers behind one shape, so the read loop is written once. */
+/* The output's writer behind its format's interface, so the read loop is written once. */
 struct exporter {
-	struct ht_ctf_writer *ctf;
-	struct ht_chrome_writer *chrome;
-	struct ht_lttng_export *lttng;
-	struct ht_perfetto_export *perfetto;
+	const struct ht_exporter *ops;
+	void *w;
 	struct ht_reader *reader; /* the names of VMs and threads, for the exports that show them */
 	struct ht_decoder dec;    /* decodes guest events */
 	bool have_dec;
@@ -74,54 +69,18 @@ static void restore_signals(struct signal_handlers *h)
 static int exporter_open(struct exporter *x, const struct ht_convert_config *cfg,
 			 const struct ht_file_header *h, char *err, size_t errlen)
 {
-	int ret;
-
 	/* Before the output exists: a wrong catalog or symbol file leaves nothing behind. */
 	if (ht_decoder_open(&x->dec, &cfg->decode, cfg->path, h, err, errlen))
 		return -EINVAL;
 	x->have_dec = true;
-	if (cfg->format == HT_CONVERT_LTTNG)
-		return ht_lttng_open(cfg->output, cfg->mode, h, &x->dec, &x->lttng, err, errlen);
-	if (cfg->format == HT_CONVERT_PERFETTO)
-		return ht_perfetto_open(cfg->output, cfg->force, cfg->mode, h, &x->dec, &x->perfetto, err, errlen);
-	if (cfg->format == HT_CONVERT_CTF) {
-		ret = ht_ctf_open(cfg->output, cfg->mode, h, &x->ctf, err, errlen);
-		/* The guest event classes only where there can be guest events: other traces stay as they were. */
-		if (!ret && ht_decoder_file_has_events(&x->dec, h))
-			ht_ctf_decode(x->ctf, &x->dec);
-		return ret;
-	}
-	ret = ht_chrome_open(cfg->output, cfg->force, cfg->mode, h, &x->chrome, err, errlen);
-	if (ret)
-		return ret;
-	if (ht_chrome_decode(x->chrome, &x->dec)) {
-		/* The caller abandons the writer. */
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	return 0;
+	x->ops = ht_exporter_of(cfg->format);
+	return x->ops->open(cfg, h, &x->dec, &x->w, err, errlen);
 }
 
-static int exporter_add(struct exporter *x, const struct ht_record *r, char *err, size_t errlen)
-{
-	if (x->lttng)
-		return ht_lttng_add(x->lttng, r, x->reader, err, errlen);
-	if (x->perfetto)
-		return ht_perfetto_add(x->perfetto, r, x->reader, err, errlen);
-	return x->ctf ? ht_ctf_add(x->ctf, r, err, errlen) : ht_chrome_add(x->chrome, r, err, errlen);
-}
-
-/*
- * A switch of a vCPU thread (record --vcpu-sched): the LTTng and Perfetto
- * exports show it; CTF and Chrome hold hypercalls only.
- */
+/* A switch of a vCPU thread (record --vcpu-sched), where the format shows them: 0 written, 1 not. */
 static int exporter_add_switch(struct exporter *x, const struct ht_vcpu_switch *sw, char *err, size_t errlen)
 {
-	if (x->lttng)
-		return ht_lttng_add_switch(x->lttng, sw, x->reader, err, errlen);
-	if (x->perfetto)
-		return ht_perfetto_add_switch(x->perfetto, sw, x->reader, err, errlen);
-	return 1;
+	return x->ops->add_switch ? x->ops->add_switch(x->w, sw, x->reader, err, errlen) : 1;
 }
 
 /* The reader's switch visitor: the selected switches into the export; the first failure stops them. */
@@ -147,62 +106,22 @@ static void on_switch(void *ctx, const struct ht_vcpu_switch *sw)
 		s->converted += ret == 0;
 }
 
+/* Names the output; the writer is gone after it, whatever the result. */
 static int exporter_close(struct exporter *x, const struct ht_read_status *st, const char *source,
 			  const char *selection, char *err, size_t errlen)
 {
-	if (x->ctf) {
-		unsigned long long reordered = ht_ctf_reordered(x->ctf);
-		if (reordered)
-			fprintf(stderr, "hypertrace-bpf: warning: %llu records were out of time order in their vCPU thread: their CTF timestamps were raised to the previous one's (the trace file itself is unusual)\n",
-				reordered);
-		int ret = ht_ctf_close(x->ctf, st, source, selection, err, errlen);
-		x->ctf = NULL;
-		return ret;
-	}
-	if (x->lttng) {
-		struct ht_lttng_counts counts;
-		int ret = ht_lttng_close(x->lttng, st, source, selection, &counts, err, errlen);
+	int ret = x->ops->close(x->w, st, source, selection, err, errlen);
 
-		x->lttng = NULL;
-		if (!ret && counts.reordered)
-			fprintf(stderr, "hypertrace-bpf: warning: %llu events came out of time order on their CPU: their timestamps were raised to the previous one's (a hypercall longer than the export's reorder window, or an unusual trace file)\n",
-				counts.reordered);
-		if (!ret && counts.not_written)
-			fprintf(stderr, "hypertrace-bpf: warning: %llu events of CPUs beyond what one trace holds (1024 host, 256 guest CPUs) were not written\n",
-				counts.not_written);
-		return ret;
-	}
-	if (x->perfetto) {
-		struct ht_perfetto_counts counts;
-		int ret = ht_perfetto_close(x->perfetto, st, source, selection, &counts, err, errlen);
-
-		x->perfetto = NULL;
-		if (!ret && counts.reordered)
-			fprintf(stderr, "hypertrace-bpf: warning: %llu events came out of time order on their track: their timestamps were raised to the previous one's (the trace file itself is unusual)\n",
-				counts.reordered);
-		if (!ret && counts.not_scheduled)
-			fprintf(stderr, "hypertrace-bpf: warning: %llu guest events name a guest CPU or task beyond what one Perfetto trace holds (the CPUs of 8 VMs, 128 each; the tasks of 511 VMs, tids below 2^22): they are on their vCPU's track only\n",
-				counts.not_scheduled);
-		return ret;
-	}
-	if (!x->chrome)
-		return 0;
-	int ret = ht_chrome_close(x->chrome, st, source, selection, err, errlen);
-	x->chrome = NULL;
+	x->w = NULL;
 	return ret;
 }
 
 /* Drops the unfinished output: nothing of it stays. */
 static void exporter_abandon(struct exporter *x)
 {
-	ht_ctf_abandon(x->ctf);
-	x->ctf = NULL;
-	ht_chrome_abandon(x->chrome);
-	x->chrome = NULL;
-	ht_lttng_abandon(x->lttng);
-	x->lttng = NULL;
-	ht_perfetto_abandon(x->perfetto);
-	x->perfetto = NULL;
+	if (x->ops)
+		x->ops->abandon(x->w);
+	x->w = NULL;
 }
 
 static void exporter_free(struct exporter *x)
@@ -256,7 +175,7 @@ int ht_cmd_convert(int argc, char **argv)
 		}
 		if (!ht_selection_match(&cfg.selection, &rec, reader))
 			continue;
-		ret = exporter_add(&x, &rec, err, sizeof(err));
+		ret = x.ops->add(x.w, &rec, reader, err, sizeof(err));
 		converted += !ret;
 	}
 	const struct ht_read_status *st = ht_reader_status(reader);

@@ -8,13 +8,13 @@
 #include <string.h>
 #include <sys/random.h>
 #include <unistd.h>
-#include "bpf/vcpu_state.h"
 #include "cli.h"
 #include "common/errf.h"
 #include "export/guest_event.h"
 #include "export/lttng_trace.h"
 #include "export/thread_table.h"
 #include "hypertrace/guest.h"
+#include "hypertrace/limits.h"
 #include "tracefile/output_file.h"
 #include "tracefile/wallclock.h"
 
@@ -27,7 +27,6 @@
 #define ORDER_WINDOW_NS 2000000000ull
 #define ORDER_MAX_PENDING 32768u
 
-#define MAX_GUEST_CPUS 256u  /* per guest trace: a hostile guest names any 16-bit CPU */
 #define MAX_FUNCTIONS 1024u  /* event classes of guest functions per guest trace */
 
 /* lttng-modules' prio is the task's prio - MAX_RT_PRIO; ftrace's, which the module sends, is prio itself. */
@@ -674,7 +673,7 @@ static struct guest *guest_of(struct ht_lttng_export *x, const struct ht_record 
 	random_uuid(uuid, r->exit_ns);
 	/* A clock of its own: Trace Compass tells machines apart by their clock's uuid. */
 	random_uuid(clock_uuid, r->exit_ns ^ r->host_pid);
-	*ret = ht_lttng_trace_open(x->out.fd, g->dirname, path, false, MAX_GUEST_CPUS, uuid, clock_uuid, &g->trace, err,
+	*ret = ht_lttng_trace_open(x->out.fd, g->dirname, path, false, HT_LTTNG_MAX_GUEST_CPUS, uuid, clock_uuid, &g->trace, err,
 				   errlen);
 	if (!*ret && (guest_classes(g) || common_env(g->trace, g->dirname) ||
 		      ht_lttng_trace_env_str(g->trace, "vm_name", vm_name ? vm_name : "") ||

@@ -28,6 +28,9 @@
 #include "decode/decoder.h"
 #include "tracefile/trace_reader.h"
 
+/* The CPUs of one guest trace: a hostile guest names any 16-bit CPU. */
+#define HT_LTTNG_MAX_GUEST_CPUS 256u
+
 struct ht_lttng_export;
 
 struct ht_lttng_counts {

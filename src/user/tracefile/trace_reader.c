@@ -22,7 +22,7 @@
  * total has not been written yet. Differences up to one exit per CPU are
  * such a read; more is a damaged or crafted block.
  */
-#define TORN_EXITS ((unsigned __int128)HT_READER_MAX_CPUS)
+#define TORN_EXITS ((unsigned __int128)HT_MAX_CPUS)
 
 struct ht_reader {
 	int fd;

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include "hypertrace/limits.h"
 #include "hypertrace/trace_file.h"
 
 struct ht_reader;
@@ -61,14 +62,11 @@ const char *ht_reader_thread_name(void *reader, __u32 pid, __u32 tid);
 /*
  * What one EXITS block can hold, as the BPF side can produce it (the
  * reader's bound, docs/trace-format.md): every series of its series map and
- * of the cache of each of up to HT_READER_MAX_CPUS CPUs (HT_MAX_CPUS and
- * HT_EXIT_CACHE_WAYS of src/bpf/vcpu_state.h, which the reader may not
- * include: tests/unit/test_trace_file.c checks that they agree); every vCPU
- * thread of its map, and as many that ended since the block before. More
- * is a crafted file.
+ * of the cache of each of up to HT_MAX_CPUS CPUs; every vCPU thread of its
+ * map, and as many that ended since the block before. More is a crafted
+ * file.
  */
-#define HT_READER_MAX_CPUS 1024u
-#define HT_READER_MAX_EXITS_SERIES (HT_EXIT_MAX_SERIES + HT_READER_MAX_CPUS * 256u)
+#define HT_READER_MAX_EXITS_SERIES (HT_EXIT_MAX_SERIES + HT_MAX_CPUS * HT_EXIT_CACHE_WAYS)
 #define HT_READER_MAX_EXITS_THREADS (2u * HT_MAX_VCPU_THREADS)
 
 typedef void (*ht_exits_visitor)(void *ctx, const struct ht_exits_header *h, const struct ht_exit_series_rec *series,

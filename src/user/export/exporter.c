@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Each format's writer adapted to struct ht_exporter (export/exporter.h). */
+#include "export/exporter.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include "export/chrome_json.h"
+#include "export/ctf_writer.h"
+#include "export/lttng_export.h"
+#include "export/perfetto_export.h"
+#include "common/util.h"
+#include "hypertrace/limits.h"
+
+#define WARNING "hypertrace-bpf: warning: "
+
+/* CTF: hypercalls, a stream per vCPU thread; guest events as classes of their own. */
+static int ctf_open(const struct ht_convert_config *cfg, const struct ht_file_header *h, struct ht_decoder *dec,
+		    void **out, char *err, size_t errlen)
+{
+	struct ht_ctf_writer *w = NULL;
+	int ret = ht_ctf_open(cfg->output, cfg->mode, h, &w, err, errlen);
+
+	*out = w;
+	/* The guest event classes only where there can be guest events: other traces stay as they were. */
+	if (!ret && ht_decoder_file_has_events(dec, h))
+		ht_ctf_decode(w, dec);
+	return ret;
+}
+
+static int ctf_add(void *w, const struct ht_record *r, struct ht_reader *reader, char *err, size_t errlen)
+{
+	(void)reader;
+	return ht_ctf_add(w, r, err, errlen);
+}
+
+static int ctf_close(void *w, const struct ht_read_status *st, const char *source, const char *selection, char *err,
+		     size_t errlen)
+{
+	unsigned long long reordered = ht_ctf_reordered(w);
+
+	if (reordered)
+		fprintf(stderr, WARNING "%llu records were out of time order in their vCPU thread: their CTF timestamps were raised to the previous one's (the trace file itself is unusual)\n",
+			reordered);
+	return ht_ctf_close(w, st, source, selection, err, errlen);
+}
+
+static void ctf_abandon(void *w)
+{
+	ht_ctf_abandon(w);
+}
+
+/* Chrome's JSON: hypercalls and the decoded guest events. */
+static int chrome_open(const struct ht_convert_config *cfg, const struct ht_file_header *h, struct ht_decoder *dec,
+		       void **out, char *err, size_t errlen)
+{
+	struct ht_chrome_writer *w = NULL;
+	int ret = ht_chrome_open(cfg->output, cfg->force, cfg->mode, h, &w, err, errlen);
+
+	*out = w;
+	if (!ret && ht_chrome_decode(w, dec)) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	return ret;
+}
+
+static int chrome_add(void *w, const struct ht_record *r, struct ht_reader *reader, char *err, size_t errlen)
+{
+	(void)reader;
+	return ht_chrome_add(w, r, err, errlen);
+}
+
+static int chrome_close(void *w, const struct ht_read_status *st, const char *source, const char *selection,
+			char *err, size_t errlen)
+{
+	return ht_chrome_close(w, st, source, selection, err, errlen);
+}
+
+static void chrome_abandon(void *w)
+{
+	ht_chrome_abandon(w);
+}
+
+/* LTTng: a host trace and a trace per guest, for Trace Compass's VM analyses. */
+static int lttng_open(const struct ht_convert_config *cfg, const struct ht_file_header *h, struct ht_decoder *dec,
+		      void **out, char *err, size_t errlen)
+{
+	struct ht_lttng_export *x = NULL;
+	int ret = ht_lttng_open(cfg->output, cfg->mode, h, dec, &x, err, errlen);
+
+	*out = x;
+	return ret;
+}
+
+static int lttng_add(void *w, const struct ht_record *r, struct ht_reader *reader, char *err, size_t errlen)
+{
+	return ht_lttng_add(w, r, reader, err, errlen);
+}
+
+static int lttng_add_switch(void *w, const struct ht_vcpu_switch *sw, struct ht_reader *reader, char *err,
+			    size_t errlen)
+{
+	return ht_lttng_add_switch(w, sw, reader, err, errlen);
+}
+
+static int lttng_close(void *w, const struct ht_read_status *st, const char *source, const char *selection,
+		       char *err, size_t errlen)
+{
+	struct ht_lttng_counts counts;
+	int ret = ht_lttng_close(w, st, source, selection, &counts, err, errlen);
+
+	if (!ret && counts.reordered)
+		fprintf(stderr, WARNING "%llu events came out of time order on their CPU: their timestamps were raised to the previous one's (a hypercall longer than the export's reorder window, or an unusual trace file)\n",
+			counts.reordered);
+	if (!ret && counts.not_written)
+		fprintf(stderr, WARNING "%llu events of CPUs beyond what one trace holds (%d host, %u guest CPUs) were not written\n",
+			counts.not_written, HT_MAX_CPUS, HT_LTTNG_MAX_GUEST_CPUS);
+	return ret;
+}
+
+static void lttng_abandon(void *w)
+{
+	ht_lttng_abandon(w);
+}
+
+/* Perfetto: tracks per VM, vCPU and guest CPU; the guest's scheduling as thread states. */
+static int perfetto_open(const struct ht_convert_config *cfg, const struct ht_file_header *h,
+			 struct ht_decoder *dec, void **out, char *err, size_t errlen)
+{
+	struct ht_perfetto_export *x = NULL;
+	int ret = ht_perfetto_open(cfg->output, cfg->force, cfg->mode, h, dec, &x, err, errlen);
+
+	*out = x;
+	return ret;
+}
+
+static int perfetto_add(void *w, const struct ht_record *r, struct ht_reader *reader, char *err, size_t errlen)
+{
+	return ht_perfetto_add(w, r, reader, err, errlen);
+}
+
+static int perfetto_add_switch(void *w, const struct ht_vcpu_switch *sw, struct ht_reader *reader, char *err,
+			       size_t errlen)
+{
+	return ht_perfetto_add_switch(w, sw, reader, err, errlen);
+}
+
+static int perfetto_close(void *w, const struct ht_read_status *st, const char *source, const char *selection,
+			  char *err, size_t errlen)
+{
+	struct ht_perfetto_counts counts;
+	int ret = ht_perfetto_close(w, st, source, selection, &counts, err, errlen);
+
+	if (!ret && counts.reordered)
+		fprintf(stderr, WARNING "%llu events came out of time order on their track: their timestamps were raised to the previous one's (the trace file itself is unusual)\n",
+			counts.reordered);
+	if (!ret && counts.not_scheduled)
+		fprintf(stderr, WARNING "%llu guest events name a guest CPU or task beyond what one Perfetto trace holds (the CPUs of 8 VMs, 128 each; the tasks of 511 VMs, tids below 2^22): they are on their vCPU's track only\n",
+			counts.not_scheduled);
+	return ret;
+}
+
+static void perfetto_abandon(void *w)
+{
+	ht_perfetto_abandon(w);
+}
+
+static const struct ht_exporter exporters[] = {
+	[HT_CONVERT_CTF] = { ctf_open, ctf_add, NULL, ctf_close, ctf_abandon },
+	[HT_CONVERT_CHROME] = { chrome_open, chrome_add, NULL, chrome_close, chrome_abandon },
+	[HT_CONVERT_LTTNG] = { lttng_open, lttng_add, lttng_add_switch, lttng_close, lttng_abandon },
+	[HT_CONVERT_PERFETTO] = { perfetto_open, perfetto_add, perfetto_add_switch, perfetto_close,
+				  perfetto_abandon },
+};
+
+const struct ht_exporter *ht_exporter_of(enum ht_convert_format format)
+{
+	return (size_t)format < ARRAY_SIZE(exporters) ? &exporters[format] : NULL;
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The output formats of `convert` behind one interface, so its read loop is
+ * written once: each format's writer adapted to the same five calls.
+ */
+#ifndef HT_EXPORTER_H
+#define HT_EXPORTER_H
+
+#include <stddef.h>
+#include "decode/decoder.h"
+#include "export/convert_options.h"
+#include "tracefile/trace_reader.h"
+
+struct ht_exporter {
+	/*
+	 * Creates the output, not yet under its name, into *out. dec (opened on
+	 * the same file) outlives the writer. 0, or < 0 with err; on failure the
+	 * caller abandons *out.
+	 */
+	int (*open)(const struct ht_convert_config *cfg, const struct ht_file_header *h, struct ht_decoder *dec,
+		    void **out, char *err, size_t errlen);
+	/* One selected record; reader names VMs and threads. 0, or < 0 with err. */
+	int (*add)(void *w, const struct ht_record *r, struct ht_reader *reader, char *err, size_t errlen);
+	/*
+	 * One switch of a vCPU thread (record --vcpu-sched): 0 written, 1 not
+	 * shown, < 0 with err. NULL for a format that holds hypercalls only.
+	 */
+	int (*add_switch)(void *w, const struct ht_vcpu_switch *sw, struct ht_reader *reader, char *err,
+			  size_t errlen);
+	/*
+	 * Completes the output and gives it its name; frees w whatever the result.
+	 * What the output could not hold as recorded goes to stderr as warnings.
+	 * 0, or < 0 with err (then the name is as it was).
+	 */
+	int (*close)(void *w, const struct ht_read_status *st, const char *source, const char *selection, char *err,
+		     size_t errlen);
+	/* Frees w and what it wrote: the output's name stays as it was. NULL is fine. */
+	void (*abandon)(void *w);
+};
+
+/* The interface of FORMAT. */
+const struct ht_exporter *ht_exporter_of(enum ht_convert_format format);
+
+#endif
