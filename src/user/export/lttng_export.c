@@ -474,7 +474,11 @@ static int release(struct ht_lttng_export *x, bool drain, char *err, size_t errl
 
 /* ---- the host trace ---- */
 
-/* kvm_x86_exit's fields since Linux 5.10 (lttng-modules' #if branches); vcpu_id and two more then. */
+/*
+ * Whether RELEASE ("6.1.0-...") is MAJOR.MINOR or later; an unreadable one
+ * counts as current. lttng-modules picks kvm_x86_exit's fields by the
+ * kernel's version (vcpu_id and two more since 5.10): so does the host trace.
+ */
 static bool kernel_at_least(const char *release, unsigned int major, unsigned int minor)
 {
 	unsigned int a = 0, b = 0;
