@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * record --exits: every VM exit of the host, and how its vCPU threads wait
- * for a host CPU. Included by fuse.bpf.h, whose kvm_exit, kvm_entry,
- * sched_switch and thread-exit handlers call in here; the maps and the
- * exits_on switch are hypertrace.bpf.c's. With exits_on false (rodata) the
+ * for a host CPU. fuse.bpf.h's kvm_exit, kvm_entry, sched_switch and
+ * thread-exit handlers call in here; the maps and the exits_on switch are
+ * maps.bpf.h's. With exits_on false (rodata) the
  * verifier removes every call of this file from the programs.
  *
  * Time in the host: kvm_exit notes the exit in its CPU's slot (cpu_states);
@@ -23,6 +23,8 @@
  */
 #ifndef HYPERTRACE_EXITS_BPF_H
 #define HYPERTRACE_EXITS_BPF_H
+
+#include "helpers.bpf.h"
 
 /* The synthetic-event programs pass their own clock; the tracepoint programs pass 0 and read the real one. */
 static __always_inline __u64 clock_ns(__u64 synthetic_now)
@@ -60,13 +62,22 @@ static __always_inline __u32 exit_slot(__u64 ns)
 static __noinline struct ht_exit_hist *new_exit_series(struct ht_exit_key *key)
 {
 	static const struct ht_exit_hist zero;
+	struct ht_exit_hist *h = lookup_or_try_init(&exit_hists, key, &zero);
 
-	bpf_map_update_elem(&exit_hists, key, &zero, BPF_NOEXIST);
-	struct ht_exit_hist *h = bpf_map_lookup_elem(&exit_hists, key);
 	if (!h)
 		count(HT_CNT_EXIT_SERIES_FULL); /* lost, and counted */
 	return h;
 }
+
+/*
+ * exit_hist_of compares a key's first 8 bytes as one word, pid | vcpu << 32 |
+ * isa << 48 (pad, 0, in the top byte): the layout it relies on.
+ */
+_Static_assert(__builtin_offsetof(struct ht_exit_key, pid) == 0, "exit_hist_of: pid is bits 0..31 of the head");
+_Static_assert(__builtin_offsetof(struct ht_exit_key, vcpu) == 4, "exit_hist_of: vcpu is bits 32..47 of the head");
+_Static_assert(__builtin_offsetof(struct ht_exit_key, isa) == 6, "exit_hist_of: isa is bits 48..55 of the head");
+_Static_assert(__builtin_offsetof(struct ht_exit_key, pad) == 7, "exit_hist_of: pad (0) is bits 56..63 of the head");
+_Static_assert(__builtin_offsetof(struct ht_exit_key, reason) == 8, "exit_hist_of: reason is compared on its own");
 
 /* The series' entry in this CPU's exit_cache, taken if free; else its entry in exit_hists. NULL: lost (counted). */
 static __always_inline struct ht_exit_hist *exit_hist_of(struct ht_exit_key *key, __u32 cpu)
