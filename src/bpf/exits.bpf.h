@@ -138,6 +138,82 @@ static __always_inline __u64 count_exit(__u32 tgid, __u32 vcpu, __u32 isa, __u32
 	return now;
 }
 
+/* This CPU's note of the cause of the exit open in its slot. */
+static __always_inline struct exit_cause_note *cpu_cause_note(__u32 cpu)
+{
+	return &cpu_exit_causes[cpu & (HT_MAX_CPUS - 1)].note;
+}
+
+/*
+ * A cause of a new series of causes: the (VM process, ISA, reason) names it
+ * if it has named fewer than HT_EXIT_CAUSES_PER_REASON, else it is counted
+ * under the reason's "other" cause. NULL: lost (counted).
+ */
+static __noinline struct ht_exit_cause_hist *new_cause_series(struct ht_exit_cause_key *key)
+{
+	static const struct ht_exit_cause_hist zero;
+	static const __u32 none;
+	struct ht_exit_cause_key reason = { .pid = key->pid, .reason = key->reason, .isa = key->isa };
+	struct ht_exit_cause_hist *h = NULL;
+	__u32 *named = lookup_or_try_init(&exit_cause_names, &reason, &none);
+
+	/* The count is read before it is taken: once full it stops moving (and cannot wrap). */
+	if (named && *named < HT_EXIT_CAUSES_PER_REASON &&
+	    __sync_fetch_and_add(named, 1) < HT_EXIT_CAUSES_PER_REASON)
+		h = lookup_or_try_init(&exit_causes, key, &zero);
+	if (h)
+		return h;
+	key->kind = HT_CAUSE_OTHER;
+	key->detail = 0;
+	key->value = 0;
+	h = bpf_map_lookup_elem(&exit_causes, key);
+	if (!h)
+		h = lookup_or_try_init(&exit_causes, key, &zero);
+	if (!h)
+		count(HT_CNT_EXIT_CAUSE_LOST);
+	return h;
+}
+
+/*
+ * An exit of (tgid, isa, reason) that ended at now, with its cause noted in
+ * n: counted under its cause, with its time in KVM (to its return to user
+ * space, or to now) and in the VMM (from that return to now). The note is
+ * used up, so a later exit stamped alike (synthetic times) starts without it.
+ */
+static __noinline int count_cause(__u32 tgid, __u32 isa, __u32 reason, struct exit_cause_note *n, __u64 now)
+{
+	struct ht_exit_cause_key key = {
+		.pid = tgid, .reason = reason, .isa = isa, .kind = n->kind, .detail = n->detail, .value = n->value,
+	};
+	__u64 exit_ns = n->exit_ns, uexit_ns = n->uexit_ns;
+
+	n->kind = HT_CAUSE_NONE;
+	struct ht_exit_cause_hist *h = bpf_map_lookup_elem(&exit_causes, &key);
+	if (!h)
+		h = new_cause_series(&key);
+	if (!h)
+		return 0;
+	bool to_vmm = uexit_ns >= exit_ns && uexit_ns && uexit_ns <= now;
+	__u64 kvm_ns = (to_vmm ? uexit_ns : now) - exit_ns;
+	h->count++;
+	h->kvm_ns += kvm_ns;
+	h->kvm_slots[exit_slot(kvm_ns)]++;
+	if (to_vmm) {
+		h->vmm_count++;
+		h->vmm_ns += now - uexit_ns;
+		h->vmm_slots[exit_slot(now - uexit_ns)]++;
+	}
+	return 0;
+}
+
+/* An exit counted (now: where it ended; 0: not counted) whose open exit began at exit_ns: its cause, if noted. */
+static __always_inline void exit_cause_done(__u32 tgid, __u32 isa, __u32 reason, struct exit_cause_note *n,
+					    __u64 exit_ns, __u64 now)
+{
+	if (now && n->kind != HT_CAUSE_NONE && n->exit_ns == exit_ns)
+		count_cause(tgid, isa, reason, n, now);
+}
+
 /* The entry at idx of vcpu_thread_table; NULL if out of range. */
 static __always_inline struct vcpu_thread *thread_at(__u32 idx)
 {
@@ -352,13 +428,96 @@ static __always_inline void exit_begin(struct trace_event_raw_kvm_exit *ctx, str
 		running_thread(slot, vcpu, HT_VCPU_KVM, now, true);
 }
 
+/*
+ * The note of the running thread's open exit (its CPU's, or its entry's if
+ * it was switched out since the exit), stamped for that exit; NULL if it
+ * has none open.
+ */
+static __always_inline struct exit_cause_note *open_exit_note(struct vcpu_state *slot, __u32 cpu)
+{
+	struct exit_cause_note *n;
+	__u64 exit_ns;
+
+	if (slot->exit_open) {
+		n = cpu_cause_note(cpu);
+		exit_ns = slot->exit_ns;
+	} else {
+		struct vcpu_thread *t = slot->running_thread ? thread_at(slot->running_thread - 1) : NULL;
+
+		if (!t || !t->exit_open)
+			return NULL;
+		n = &t->cause;
+		exit_ns = t->exit_ns;
+	}
+	if (n->exit_ns != exit_ns) {
+		n->kind = HT_CAUSE_NONE;
+		n->uexit_ns = 0;
+		n->exit_ns = exit_ns;
+	}
+	return n;
+}
+
+/*
+ * kvm_pio, kvm_mmio, kvm_msr, kvm_cpuid, kvm_hypercall: the cause of the
+ * running thread's open exit (the last one KVM reports wins). A CPU with no
+ * open exit (untraced, or not a vCPU thread's) costs a load and a branch.
+ * Whether the VM is traced is asked when the exit is counted.
+ */
+static __always_inline int note_exit_cause(__u8 kind, __u64 value, __u32 detail)
+{
+	if (!exits_on)
+		return 0;
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct vcpu_state *slot = cpu_slot(cpu);
+
+	if (!slot->exit_open && !slot->running_thread)
+		return 0;
+	struct exit_cause_note *n = open_exit_note(slot, cpu);
+	if (n) {
+		n->value = value;
+		n->detail = detail;
+		n->kind = kind;
+	}
+	return 0;
+}
+
+static __always_inline int handle_kvm_pio(struct trace_event_raw_kvm_pio *ctx)
+{
+	return note_exit_cause(HT_CAUSE_PIO, ctx->port, (ctx->rw ? HT_CAUSE_DIR_OUT : HT_CAUSE_DIR_IN) | ctx->size << 8);
+}
+
+/* KVM_TRACE_MMIO_WRITE (2) is a write; READ_UNSATISFIED (0, sent to user space) and READ (1, its completion) reads. */
+static __always_inline int handle_kvm_mmio(struct trace_event_raw_kvm_mmio *ctx)
+{
+	return note_exit_cause(HT_CAUSE_MMIO, ctx->gpa,
+			       (ctx->type == 2 ? HT_CAUSE_DIR_OUT : HT_CAUSE_DIR_IN) | ctx->len << 8);
+}
+
+static __always_inline int handle_kvm_msr(struct trace_event_raw_kvm_msr *ctx)
+{
+	return note_exit_cause(HT_CAUSE_MSR, ctx->ecx, ctx->write ? HT_CAUSE_DIR_OUT : HT_CAUSE_DIR_IN);
+}
+
+static __always_inline int handle_kvm_cpuid(struct trace_event_raw_kvm_cpuid *ctx)
+{
+	__u32 subleaf = bpf_core_field_exists(ctx->index) ? ctx->index : 0;
+
+	return note_exit_cause(HT_CAUSE_CPUID, ctx->function, subleaf);
+}
+
 /* kvm_userspace_exit: the running vCPU thread returns to the VMM (reason: KVM_EXIT_*). */
 static __always_inline int handle_kvm_userspace_exit(__u32 reason, __u64 synthetic_now)
 {
 	if (!exits_on)
 		return 0;
-	struct vcpu_state *slot = cpu_slot(bpf_get_smp_processor_id());
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct vcpu_state *slot = cpu_slot(cpu);
 	__u64 now = clock_ns(synthetic_now);
+	/* Where its exit's time in KVM ends and its time in the VMM begins. */
+	struct exit_cause_note *n = open_exit_note(slot, cpu);
+
+	if (n && !n->uexit_ns)
+		n->uexit_ns = now;
 	struct vcpu_thread *t = running_thread(slot, 0, HT_VCPU_VMM, now, false);
 
 	if (!t)
@@ -404,6 +563,7 @@ static __noinline int exit_end_moved(struct trace_event_raw_kvm_entry *ctx, stru
 	if (t && t->exit_open) {
 		t->exit_open = 0;
 		now = count_exit(tgid, t->stat.vcpu, t->exit_isa, t->exit_reason, t->exit_ns, synthetic_now, cpu);
+		exit_cause_done(tgid, t->exit_isa, t->exit_reason, &t->cause, t->exit_ns, now);
 	}
 	if (!now)
 		now = clock_ns(synthetic_now);
@@ -411,7 +571,8 @@ static __noinline int exit_end_moved(struct trace_event_raw_kvm_entry *ctx, stru
 		t = own_thread(slot, me, VCPU_AND_STATE(ctx->vcpu_id, HT_VCPU_GUEST), now, true);
 		if (t && t->exit_open) {
 			t->exit_open = 0;
-			count_exit(tgid, t->stat.vcpu, t->exit_isa, t->exit_reason, t->exit_ns, now, cpu);
+			exit_cause_done(tgid, t->exit_isa, t->exit_reason, &t->cause, t->exit_ns,
+					count_exit(tgid, t->stat.vcpu, t->exit_isa, t->exit_reason, t->exit_ns, now, cpu));
 		}
 	}
 	if (t && thread_state(t) != HT_VCPU_GUEST)
@@ -438,6 +599,7 @@ static __always_inline void exit_end(struct trace_event_raw_kvm_entry *ctx, stru
 	slot->owner = me;
 	__u64 now = count_exit(me >> 32, slot->exit_vcpu, slot->exit_isa, slot->exit_reason, slot->exit_ns,
 			       synthetic_now, cpu);
+	exit_cause_done(me >> 32, slot->exit_isa, slot->exit_reason, cpu_cause_note(cpu), slot->exit_ns, now);
 	account_entry(slot, now ? now : clock_ns(synthetic_now));
 	/* Closed after the account took it: a reader sees the exit open, or the account past it. */
 	barrier();
@@ -545,6 +707,8 @@ static __noinline int vcpu_switch(struct vcpu_state *slot, const struct switch_e
 			t->exit_reason = slot->exit_reason;
 			t->exit_isa = slot->exit_isa;
 			t->stat.vcpu = slot->exit_vcpu;
+			/* Its cause goes with it (valid if stamped with its time: see exit_cause_note). */
+			t->cause = *cpu_cause_note(bpf_get_smp_processor_id());
 			t->exit_open = 1;
 		} else {
 			count(HT_CNT_EXIT_NO_THREAD);
@@ -635,8 +799,10 @@ static __noinline int exits_thread_exit(struct vcpu_state *slot)
 
 	__u64 exit_ns = slot->exit_open && slot->owner == me ? slot->exit_ns : 0;
 
-	if (exit_ns)
+	if (exit_ns) {
 		now = count_exit(me >> 32, slot->exit_vcpu, slot->exit_isa, slot->exit_reason, exit_ns, 0, cpu);
+		exit_cause_done(me >> 32, slot->exit_isa, slot->exit_reason, cpu_cause_note(cpu), exit_ns, now);
+	}
 	if (t && exit_ns)
 		guest_until_exit(t, exit_ns);
 	slot->exit_open = 0;
@@ -647,7 +813,8 @@ static __noinline int exits_thread_exit(struct vcpu_state *slot)
 		now = bpf_ktime_get_ns();
 	if (t->exit_open) {
 		t->exit_open = 0;
-		count_exit(me >> 32, t->stat.vcpu, t->exit_isa, t->exit_reason, t->exit_ns, now, cpu);
+		exit_cause_done(me >> 32, t->exit_isa, t->exit_reason, &t->cause, t->exit_ns,
+				count_exit(me >> 32, t->stat.vcpu, t->exit_isa, t->exit_reason, t->exit_ns, now, cpu));
 	}
 	t->running = 0;
 	/* Its last numbers and gone in one write: a reader sees both or neither. */

@@ -304,6 +304,8 @@ static __always_inline int handle_kvm_hypercall(struct trace_event_raw_kvm_hyper
 {
 	struct vcpu_state *st = cpu_slot(bpf_get_smp_processor_id());
 
+	if (exits_on)
+		note_exit_cause(HT_CAUSE_HYPERCALL, ctx->nr, 0);
 	/* A state parked: perhaps this thread's, back on a CPU by a switch nobody reported. */
 	if (armed_moved)
 		take_own_state(st, (__u32)bpf_get_current_pid_tgid());

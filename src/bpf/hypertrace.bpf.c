@@ -74,6 +74,35 @@ int on_kvm_userspace_exit(struct trace_event_raw_kvm_userspace_exit *ctx)
 	return TP_PASS_EVENT;
 }
 
+/* --exits: the causes of exits (see note_exit_cause). Loaded only with --exits. */
+SEC("tp/kvm/kvm_pio")
+int on_kvm_pio(struct trace_event_raw_kvm_pio *ctx)
+{
+	handle_kvm_pio(ctx);
+	return TP_PASS_EVENT;
+}
+
+SEC("tp/kvm/kvm_mmio")
+int on_kvm_mmio(struct trace_event_raw_kvm_mmio *ctx)
+{
+	handle_kvm_mmio(ctx);
+	return TP_PASS_EVENT;
+}
+
+SEC("tp/kvm/kvm_msr")
+int on_kvm_msr(struct trace_event_raw_kvm_msr *ctx)
+{
+	handle_kvm_msr(ctx);
+	return TP_PASS_EVENT;
+}
+
+SEC("tp/kvm/kvm_cpuid")
+int on_kvm_cpuid(struct trace_event_raw_kvm_cpuid *ctx)
+{
+	handle_kvm_cpuid(ctx);
+	return TP_PASS_EVENT;
+}
+
 /* The per-thread state's end of life: see handle_thread_exit. */
 SEC("tp/sched/sched_process_exit")
 int on_thread_exit(void *ctx)
@@ -170,6 +199,31 @@ int synthetic_kvm_userspace_exit_at(struct synthetic_timed_event *args)
 
 	__builtin_memcpy(&reason, args->event, sizeof(reason));
 	return handle_kvm_userspace_exit(reason, args->now_ns);
+}
+
+/* The cause tracepoints with the event as ctx, laid out as the kernel's. */
+SEC("syscall")
+int synthetic_kvm_pio(struct trace_event_raw_kvm_pio *ctx)
+{
+	return handle_kvm_pio(ctx);
+}
+
+SEC("syscall")
+int synthetic_kvm_mmio(struct trace_event_raw_kvm_mmio *ctx)
+{
+	return handle_kvm_mmio(ctx);
+}
+
+SEC("syscall")
+int synthetic_kvm_msr(struct trace_event_raw_kvm_msr *ctx)
+{
+	return handle_kvm_msr(ctx);
+}
+
+SEC("syscall")
+int synthetic_kvm_cpuid(struct trace_event_raw_kvm_cpuid *ctx)
+{
+	return handle_kvm_cpuid(ctx);
 }
 
 /* A context switch of the vCPU threads' accounting, between any two thread ids, on this CPU. */

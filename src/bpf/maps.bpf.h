@@ -149,6 +149,30 @@ struct {
 } exit_cache SEC(".maps");
 
 /*
+ * --exits: the causes of exits (struct ht_exit_cause_hist), per CPU, and how
+ * many causes each (VM process, ISA, reason) has named (key: kind, detail
+ * and value 0), for the bound (see enum ht_cause_kind).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, HT_EXIT_MAX_CAUSES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct ht_exit_cause_key);
+	__type(value, struct ht_exit_cause_hist);
+} exit_causes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, HT_EXIT_MAX_CAUSES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct ht_exit_cause_key);
+	__type(value, __u32);
+} exit_cause_names SEC(".maps");
+
+/* --exits: each CPU's note of its open exit's cause, a cache line each (see exit_cause_note). */
+struct cpu_exit_cause cpu_exit_causes[HT_MAX_CPUS] = {};
+
+/*
  * --exits: the vCPU threads (struct vcpu_thread), one entry each, read by
  * user space through a mapping (no system call per thread, no copy); an
  * entry of a thread that ended stays until user space has read its last
