@@ -243,6 +243,10 @@ done
 MOVED_PCT=${MOVED_PCT:-20} MEAN_NS=${MEAN_NS:-10000}
 verdict=$(python3 - "$F" "$MOVED_PCT" "$MEAN_NS" <<'PY'
 import struct, sys
+
+def exits_header_size(data):
+    """An EXITS block's header: 56 bytes from format version 6 (lost_causes), 48 before."""
+    return 56 if struct.unpack_from('<I', data, 8)[0] >= 6 else 48
 F, moved_pct, mean_ns = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 names = {}
 order = []
@@ -259,7 +263,7 @@ def exits(path):
         if typ == 4:
             t, ns, nt = struct.unpack_from('<QII', data, off + 24)
             for i in range(ns):
-                f = struct.unpack_from('<IHBBIIQQQQQ40Q', data, off + 24 + 48 + i * 376)
+                f = struct.unpack_from('<IHBBIIQQQQQ40Q', data, off + 24 + exits_header_size(data) + i * 376)
                 state[(f[0], f[1], f[2], f[4])] = (f[7], list(f[11:]), f[6], f[8])
         off += 24 + plen
     per = {}
@@ -362,6 +366,10 @@ else
 fi
 verdict=$(python3 - "$F" <<'PY'
 import struct, sys, re
+
+def exits_header_size(data):
+    """An EXITS block's header: 56 bytes from format version 6 (lost_causes), 48 before."""
+    return 56 if struct.unpack_from('<I', data, 8)[0] >= 6 else 48
 F = sys.argv[1]
 STATES = ('guest', 'kvm', 'vmm', 'wait', 'halted', 'blocked')
 # The trace file's EXITS blocks (docs/trace-format.md): each vCPU thread's
@@ -375,7 +383,7 @@ while off + 24 <= len(data):
     if typ == 4:
         p = off + 24
         t, ns, nt = struct.unpack_from('<QII', data, p)
-        p += 48 + ns * 376
+        p += exits_header_size(data) + ns * 376
         for i in range(nt):
             f = struct.unpack_from('<IIHHIQQQQQQQ6Q', data, p + i * 120)
             tid, wait, start, as_of, st = f[1], f[5], f[10], f[11], list(f[12:18])
@@ -527,6 +535,10 @@ for r in ex st; do
 done
 verdict=$(python3 - "$F" "$work" <<'PY'
 import csv, struct, sys
+
+def exits_header_size(data):
+    """An EXITS block's header: 56 bytes from format version 6 (lost_causes), 48 before."""
+    return 56 if struct.unpack_from('<I', data, 8)[0] >= 6 else 48
 F, W = sys.argv[1], sys.argv[2]
 def exits_threads(path):
     """The final EXITS state of each vCPU thread, and lost_vcpu_switches of the last block (docs/trace-format.md)."""
@@ -539,7 +551,7 @@ def exits_threads(path):
             t, ns, nt, flags = struct.unpack_from('<QIII', data, p)
             lost = struct.unpack_from('<Q', data, p + 40)[0]
             final = final or bool(flags & 1)
-            p += 48 + ns * 376
+            p += exits_header_size(data) + ns * 376
             for i in range(nt):
                 pid, tid, vcpu, pad0, fl, wait, pc, pns, vc, vns = struct.unpack_from('<IIHHIQQQQQ', data, p + i * 120)
                 threads[tid] = (pc, pns, vc, vns)
