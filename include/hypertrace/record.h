@@ -242,7 +242,7 @@ enum ht_cause_kind {
 	HT_CAUSE_PIO,       /* kvm_pio: value the port; detail HT_CAUSE_DIR_* | size in bytes << 8 */
 	HT_CAUSE_MMIO,      /* kvm_mmio: value the guest-physical address; detail HT_CAUSE_DIR_* | length << 8 */
 	HT_CAUSE_MSR,       /* kvm_msr: value the MSR index (ECX); detail HT_CAUSE_DIR_* */
-	HT_CAUSE_CPUID,     /* kvm_cpuid: value the leaf (EAX); detail the subleaf (ECX) */
+	HT_CAUSE_CPUID,     /* kvm_cpuid: value the leaf (EAX); detail the subleaf (ECX) of a leaf that has subleaves, else 0 */
 	HT_CAUSE_HYPERCALL, /* kvm_hypercall: value the hypercall nr (RAX) */
 	HT_CAUSE_OTHER,     /* the reason's causes beyond HT_EXIT_CAUSES_PER_REASON, together */
 	HT_CAUSE_NKINDS,

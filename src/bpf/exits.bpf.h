@@ -498,11 +498,29 @@ static __always_inline int handle_kvm_msr(struct trace_event_raw_kvm_msr *ctx)
 	return note_exit_cause(HT_CAUSE_MSR, ctx->ecx, ctx->write ? HT_CAUSE_DIR_OUT : HT_CAUSE_DIR_IN);
 }
 
+/*
+ * The leaves whose subleaf (ECX) selects what CPUID returns, as KVM's own
+ * list of leaves with a significant index (arch/x86/kvm/cpuid.c). For any
+ * other leaf ECX is whatever the guest left there (seen: bytes of a vendor
+ * string), and a cause per value would spend a reason's named causes.
+ */
+static __always_inline bool cpuid_leaf_has_subleaves(__u32 leaf)
+{
+	switch (leaf) {
+	case 0x4: case 0x7: case 0xb: case 0xd: case 0xf: case 0x10: case 0x12: case 0x14: case 0x17:
+	case 0x18: case 0x1d: case 0x1e: case 0x1f: case 0x20: case 0x23: case 0x24:
+	case 0x8000001d: case 0x80000020: case 0x80000026:
+		return true;
+	}
+	return false;
+}
+
 static __always_inline int handle_kvm_cpuid(struct trace_event_raw_kvm_cpuid *ctx)
 {
-	__u32 subleaf = bpf_core_field_exists(ctx->index) ? ctx->index : 0;
+	__u32 leaf = ctx->function;
+	__u32 subleaf = bpf_core_field_exists(ctx->index) && cpuid_leaf_has_subleaves(leaf) ? ctx->index : 0;
 
-	return note_exit_cause(HT_CAUSE_CPUID, ctx->function, subleaf);
+	return note_exit_cause(HT_CAUSE_CPUID, leaf, subleaf);
 }
 
 /* kvm_userspace_exit: the running vCPU thread returns to the VMM (reason: KVM_EXIT_*). */

@@ -5,7 +5,11 @@
  * each.
  *
  *   l2_exit_causes outb N        N writes of a byte to I/O port 0x80 (QEMU
- *                                handles the port in user space)
+ *                                handles the port in user space), each an
+ *                                outb of the guest kernel: a write of one
+ *                                byte at offset 0x80 of /dev/port (an outb
+ *                                from user space after ioperm() faults
+ *                                under the nested machine's emulation)
  *   l2_exit_causes cpuid N LEAF  N CPUID instructions of leaf LEAF (KVM
  *                                handles them itself)
  *
@@ -15,19 +19,28 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/io.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 int main(int argc, char **argv)
 {
 	unsigned long n = argc > 2 ? strtoul(argv[2], NULL, 0) : 0;
 
 	if (argc > 2 && !strcmp(argv[1], "outb")) {
-		if (ioperm(0x80, 1, 1)) {
-			perror("l2_exit_causes: ioperm 0x80");
+		int fd = open("/dev/port", O_WRONLY);
+		const char zero = 0;
+
+		if (fd < 0) {
+			perror("l2_exit_causes: /dev/port");
 			return 1;
 		}
-		for (unsigned long i = 0; i < n; i++)
-			outb(0, 0x80);
+		for (unsigned long i = 0; i < n; i++) {
+			if (pwrite(fd, &zero, 1, 0x80) != 1) {
+				perror("l2_exit_causes: write to port 0x80");
+				return 1;
+			}
+		}
+		close(fd);
 	} else if (argc > 3 && !strcmp(argv[1], "cpuid")) {
 		unsigned int leaf = (unsigned int)strtoul(argv[3], NULL, 0), a, b, c, d;
 

@@ -168,7 +168,7 @@ hypertrace-bpf record --exits --vm ca -q -i 1 -o /out/ca.htr >/out/ca.out 2>/out
 REC=$!
 published /out/ca.htr || say "record did not start: $(cat /out/ca.err)"
 kill -CONT $QPID
-l2cmd ca_work '/bin/l2_exit_causes outb 2000 && /bin/l2_exit_causes cpuid 3000 1'
+l2cmd ca_work '/bin/l2_exit_causes outb 2000; /bin/l2_exit_causes cpuid 3000 1'
 sleep 1
 kill -STOP $QPID
 sleep 1
