@@ -117,4 +117,41 @@ struct trace_event_raw_kvm_userspace_exit {
 	int errno;
 } __attribute__((preserve_access_index));
 
+/*
+ * The tracepoints KVM fires while handling an exit, for its cause (record
+ * --exits): arch/x86/kvm/trace.h (kvm_pio, kvm_msr, kvm_cpuid) and
+ * include/trace/events/kvm.h (kvm_mmio), the same fields on 6.1 and 6.18.
+ * kvm_cpuid's index (the subleaf) is read where it exists.
+ */
+struct trace_event_raw_kvm_pio {
+	struct trace_entry ent;
+	unsigned int rw; /* KVM_PIO_IN 0, KVM_PIO_OUT 1 */
+	unsigned int port;
+	unsigned int size;
+	unsigned int count;
+	unsigned int val;
+} __attribute__((preserve_access_index));
+
+struct trace_event_raw_kvm_mmio {
+	struct trace_entry ent;
+	u32 type; /* KVM_TRACE_MMIO_READ_UNSATISFIED 0, _READ 1, _WRITE 2 */
+	u32 len;
+	u64 gpa;
+	u64 val;
+} __attribute__((preserve_access_index));
+
+struct trace_event_raw_kvm_msr {
+	struct trace_entry ent;
+	unsigned int write;
+	u32 ecx;
+	u64 data;
+	u8 exception;
+} __attribute__((preserve_access_index));
+
+struct trace_event_raw_kvm_cpuid {
+	struct trace_entry ent;
+	unsigned int function;
+	unsigned int index;
+} __attribute__((preserve_access_index));
+
 #endif /* __VMLINUX_H__ */

@@ -139,6 +139,7 @@ enum ht_counter {
 	HT_CNT_SWITCH_DROPS,        /* --vcpu-sched: a vCPU thread's switch lost: the ring buffer was full */
 	HT_CNT_UNREPORTED_SWITCH,   /* an armed thread's switch that no sched_switch reported, put right: not a loss */
 	HT_CNT_FORGED_GUEST_EVENT,  /* one of the project's guest events (1100..1199) from guest user space: dropped by design */
+	HT_CNT_EXIT_CAUSE_LOST,     /* --exits: an exit's cause not counted: even its reason's "other" cause found the table full */
 	HT_CNT_MAX,
 };
 
@@ -219,6 +220,58 @@ struct ht_vcpu_wait {
 };
 _Static_assert(sizeof(struct ht_vcpu_wait) == 56, "ht_vcpu_wait layout changed");
 #define HT_MAX_VCPU_THREADS 8192
+
+/*
+ * The cause of an exit (record --exits): what KVM reported while handling it,
+ * from the tracepoint it fires then (the last one before the exit's entry, if
+ * several). Counted per (VM process, ISA, exit reason, cause) with the
+ * exit's time in KVM (from kvm_exit to the return to user space, or to the
+ * entry) and, for an exit that went to user space, its time in the VMM (from
+ * kvm_userspace_exit to the entry), each a log2 histogram as ht_exit_hist's.
+ * Exits of whose handling KVM reports nothing (an external interrupt, say)
+ * have no cause: they are in the series only.
+ *
+ * Bounded in BPF: a (VM process, ISA, reason) names at most
+ * HT_EXIT_CAUSES_PER_REASON causes, the first ones seen; its later causes
+ * are counted together under HT_CAUSE_OTHER (value and detail 0). An exit
+ * whose cause finds even that entry impossible (HT_EXIT_MAX_CAUSES taken) is
+ * counted in HT_CNT_EXIT_CAUSE_LOST. Nothing is dropped silently.
+ */
+enum ht_cause_kind {
+	HT_CAUSE_NONE = 0,  /* (BPF only: no cause noted for the exit) */
+	HT_CAUSE_PIO,       /* kvm_pio: value the port; detail HT_CAUSE_DIR_* | size in bytes << 8 */
+	HT_CAUSE_MMIO,      /* kvm_mmio: value the guest-physical address; detail HT_CAUSE_DIR_* | length << 8 */
+	HT_CAUSE_MSR,       /* kvm_msr: value the MSR index (ECX); detail HT_CAUSE_DIR_* */
+	HT_CAUSE_CPUID,     /* kvm_cpuid: value the leaf (EAX); detail the subleaf (ECX) of a leaf that has subleaves, else 0 */
+	HT_CAUSE_HYPERCALL, /* kvm_hypercall: value the hypercall nr (RAX) */
+	HT_CAUSE_OTHER,     /* the reason's causes beyond HT_EXIT_CAUSES_PER_REASON, together */
+	HT_CAUSE_NKINDS,
+};
+/* The direction in a cause's detail (low byte): in/read or out/write. */
+#define HT_CAUSE_DIR_IN 0
+#define HT_CAUSE_DIR_OUT 1
+#define HT_EXIT_CAUSES_PER_REASON 16
+#define HT_EXIT_MAX_CAUSES 4096
+struct ht_exit_cause_key {
+	__u32 pid;    /*  0 the VM process */
+	__u32 reason; /*  4 as ht_exit_key's */
+	__u8 isa;     /*  8 HT_ISA_VMX or HT_ISA_SVM */
+	__u8 kind;    /*  9 enum ht_cause_kind */
+	__u16 pad;    /* 10 0 */
+	__u32 detail; /* 12 by kind (see enum ht_cause_kind) */
+	__u64 value;  /* 16 by kind */
+};
+struct ht_exit_cause_hist {
+	__u64 count;        /* exits of this cause */
+	__u64 kvm_ns;       /* their time in KVM, summed */
+	__u64 vmm_count;    /* of them, those that went to user space */
+	__u64 vmm_ns;       /* their time in the VMM, summed */
+	__u64 kvm_slots[HT_EXIT_SLOTS];
+	__u64 vmm_slots[HT_EXIT_SLOTS];
+};
+_Static_assert(sizeof(struct ht_exit_cause_key) == 24, "ht_exit_cause_key layout changed");
+_Static_assert(__builtin_offsetof(struct ht_exit_cause_key, value) == 16, "ht_exit_cause_key layout changed");
+_Static_assert(sizeof(struct ht_exit_cause_hist) == 32 + 16 * HT_EXIT_SLOTS, "ht_exit_cause_hist layout changed");
 
 /*
  * Where a vCPU thread's time goes (record --exits): it is in exactly one of

@@ -7,7 +7,7 @@
  *   block  := block_header payload
  *   payload:= record* (type RECORDS) | trailer (type TRAILER)
  *            | identity* (type IDENTITY)
- *            | exits_header exit_series* vcpu_wait* (type EXITS)
+ *            | exits_header exit_series* vcpu_wait* exit_cause* (type EXITS)
  *
  * Every block carries its length and a CRC32 (zlib's crc32) of its payload, so
  * a reader can stop at the first damaged or truncated block and still use all
@@ -28,8 +28,11 @@
  * 5: an EXITS block's thread records carry the thread's start and its
  *    account (struct ht_vcpu_account: where its time went); earlier files'
  *    thread records are 56 bytes, without it.
+ * 6: an EXITS block's header is 56 bytes (lost_causes) and the block ends
+ *    with its causes of exits (struct ht_exit_cause_rec, ncauses of them);
+ *    earlier files' headers are 48 bytes, their ncauses (reserved0) 0.
  */
-#define HT_FILE_VERSION 5
+#define HT_FILE_VERSION 6
 #define HT_FILE_HEADER_SIZE 256
 
 /* ht_file_header.filter_flags */
@@ -116,7 +119,8 @@ struct ht_identity {
 
 /*
  * Payload of an EXITS block: this header, then nseries struct
- * ht_exit_series_rec, then nthreads struct ht_vcpu_wait_rec. Every number
+ * ht_exit_series_rec, then nthreads struct ht_vcpu_wait_rec, then ncauses
+ * struct ht_exit_cause_rec (version 6 on). Every number
  * is cumulative since the recording started; a block holds the series and
  * threads whose numbers changed since the block before, so the state at a
  * block is every block up to it applied in order. One block per interval;
@@ -128,10 +132,19 @@ struct ht_exits_header {
 	__u32 nseries;           /*  8 */
 	__u32 nthreads;          /* 12 */
 	__u32 flags;             /* 16 HT_EXITS_F_* */
-	__u32 reserved0;         /* 20 0 */
+	__u32 ncauses;           /* 20 version 6 on; 0 before (reserved) */
 	__u64 lost_series_full;  /* 24 exits lost so far: all HT_EXIT_MAX_SERIES series taken */
 	__u64 lost_no_thread;    /* 32 exits lost so far: their thread found no vCPU thread slot */
 	__u64 lost_vcpu_switches; /* 40 record --vcpu-sched: switches of vCPU threads lost so far (ring buffer full) */
+	__u64 lost_causes;       /* 48 version 6 on: exits whose cause could not be counted so far (HT_CNT_EXIT_CAUSE_LOST) */
+};
+/* The header of EXITS blocks in files of versions 3 to 5: without lost_causes. */
+#define HT_EXITS_HEADER_V5_SIZE 48
+
+/* A cause of exits (version 6 on): cumulative, as the series. */
+struct ht_exit_cause_rec {
+	struct ht_exit_cause_key key;  /*  0 pid, reason, isa, kind, pad, detail, value */
+	struct ht_exit_cause_hist h;   /* 24 count, kvm_ns, vmm_count, vmm_ns, kvm_slots, vmm_slots */
 };
 
 struct ht_exit_series_rec {
@@ -154,7 +167,9 @@ struct ht_vcpu_wait_rec {
 #define HT_VCPU_WAIT_REC_V4_SIZE 56
 
 _Static_assert(sizeof(struct ht_file_header) == HT_FILE_HEADER_SIZE, "header layout changed");
-_Static_assert(sizeof(struct ht_exits_header) == 48, "exits header layout changed");
+_Static_assert(sizeof(struct ht_exits_header) == 56, "exits header layout changed");
+_Static_assert(__builtin_offsetof(struct ht_exits_header, lost_causes) == HT_EXITS_HEADER_V5_SIZE, "exits header layout");
+_Static_assert(sizeof(struct ht_exit_cause_rec) == 24 + 32 + 16 * HT_EXIT_SLOTS, "exit cause layout changed");
 _Static_assert(sizeof(struct ht_exit_series_rec) == 24 + 32 + 8 * HT_EXIT_SLOTS, "exit series layout changed");
 _Static_assert(sizeof(struct ht_vcpu_wait_rec) == 56 + 16 + 8 * HT_VCPU_NSTATES, "vcpu wait layout changed");
 _Static_assert(sizeof(struct ht_identity) == 112, "identity layout changed");

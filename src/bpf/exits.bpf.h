@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * record --exits: every VM exit of the host, and how its vCPU threads wait
- * for a host CPU. Included by fuse.bpf.h, whose kvm_exit, kvm_entry,
- * sched_switch and thread-exit handlers call in here; the maps and the
- * exits_on switch are hypertrace.bpf.c's. With exits_on false (rodata) the
+ * for a host CPU. fuse.bpf.h's kvm_exit, kvm_entry, sched_switch and
+ * thread-exit handlers call in here; the maps and the exits_on switch are
+ * maps.bpf.h's. With exits_on false (rodata) the
  * verifier removes every call of this file from the programs.
  *
  * Time in the host: kvm_exit notes the exit in its CPU's slot (cpu_states);
@@ -23,6 +23,8 @@
  */
 #ifndef HYPERTRACE_EXITS_BPF_H
 #define HYPERTRACE_EXITS_BPF_H
+
+#include "helpers.bpf.h"
 
 /* The synthetic-event programs pass their own clock; the tracepoint programs pass 0 and read the real one. */
 static __always_inline __u64 clock_ns(__u64 synthetic_now)
@@ -60,13 +62,22 @@ static __always_inline __u32 exit_slot(__u64 ns)
 static __noinline struct ht_exit_hist *new_exit_series(struct ht_exit_key *key)
 {
 	static const struct ht_exit_hist zero;
+	struct ht_exit_hist *h = lookup_or_try_init(&exit_hists, key, &zero);
 
-	bpf_map_update_elem(&exit_hists, key, &zero, BPF_NOEXIST);
-	struct ht_exit_hist *h = bpf_map_lookup_elem(&exit_hists, key);
 	if (!h)
 		count(HT_CNT_EXIT_SERIES_FULL); /* lost, and counted */
 	return h;
 }
+
+/*
+ * exit_hist_of compares a key's first 8 bytes as one word, pid | vcpu << 32 |
+ * isa << 48 (pad, 0, in the top byte): the layout it relies on.
+ */
+_Static_assert(__builtin_offsetof(struct ht_exit_key, pid) == 0, "exit_hist_of: pid is bits 0..31 of the head");
+_Static_assert(__builtin_offsetof(struct ht_exit_key, vcpu) == 4, "exit_hist_of: vcpu is bits 32..47 of the head");
+_Static_assert(__builtin_offsetof(struct ht_exit_key, isa) == 6, "exit_hist_of: isa is bits 48..55 of the head");
+_Static_assert(__builtin_offsetof(struct ht_exit_key, pad) == 7, "exit_hist_of: pad (0) is bits 56..63 of the head");
+_Static_assert(__builtin_offsetof(struct ht_exit_key, reason) == 8, "exit_hist_of: reason is compared on its own");
 
 /* The series' entry in this CPU's exit_cache, taken if free; else its entry in exit_hists. NULL: lost (counted). */
 static __always_inline struct ht_exit_hist *exit_hist_of(struct ht_exit_key *key, __u32 cpu)
@@ -125,6 +136,82 @@ static __always_inline __u64 count_exit(__u32 tgid, __u32 vcpu, __u32 isa, __u32
 	h->count++;
 	h->total_ns += ns;
 	return now;
+}
+
+/* This CPU's note of the cause of the exit open in its slot. */
+static __always_inline struct exit_cause_note *cpu_cause_note(__u32 cpu)
+{
+	return &cpu_exit_causes[cpu & (HT_MAX_CPUS - 1)].note;
+}
+
+/*
+ * A cause of a new series of causes: the (VM process, ISA, reason) names it
+ * if it has named fewer than HT_EXIT_CAUSES_PER_REASON, else it is counted
+ * under the reason's "other" cause. NULL: lost (counted).
+ */
+static __noinline struct ht_exit_cause_hist *new_cause_series(struct ht_exit_cause_key *key)
+{
+	static const struct ht_exit_cause_hist zero;
+	static const __u32 none;
+	struct ht_exit_cause_key reason = { .pid = key->pid, .reason = key->reason, .isa = key->isa };
+	struct ht_exit_cause_hist *h = NULL;
+	__u32 *named = lookup_or_try_init(&exit_cause_names, &reason, &none);
+
+	/* The count is read before it is taken: once full it stops moving (and cannot wrap). */
+	if (named && *named < HT_EXIT_CAUSES_PER_REASON &&
+	    __sync_fetch_and_add(named, 1) < HT_EXIT_CAUSES_PER_REASON)
+		h = lookup_or_try_init(&exit_causes, key, &zero);
+	if (h)
+		return h;
+	key->kind = HT_CAUSE_OTHER;
+	key->detail = 0;
+	key->value = 0;
+	h = bpf_map_lookup_elem(&exit_causes, key);
+	if (!h)
+		h = lookup_or_try_init(&exit_causes, key, &zero);
+	if (!h)
+		count(HT_CNT_EXIT_CAUSE_LOST);
+	return h;
+}
+
+/*
+ * An exit of (tgid, isa, reason) that ended at now, with its cause noted in
+ * n: counted under its cause, with its time in KVM (to its return to user
+ * space, or to now) and in the VMM (from that return to now). The note is
+ * used up, so a later exit stamped alike (synthetic times) starts without it.
+ */
+static __noinline int count_cause(__u32 tgid, __u32 isa, __u32 reason, struct exit_cause_note *n, __u64 now)
+{
+	struct ht_exit_cause_key key = {
+		.pid = tgid, .reason = reason, .isa = isa, .kind = n->kind, .detail = n->detail, .value = n->value,
+	};
+	__u64 exit_ns = n->exit_ns, uexit_ns = n->uexit_ns;
+
+	n->kind = HT_CAUSE_NONE;
+	struct ht_exit_cause_hist *h = bpf_map_lookup_elem(&exit_causes, &key);
+	if (!h)
+		h = new_cause_series(&key);
+	if (!h)
+		return 0;
+	bool to_vmm = uexit_ns >= exit_ns && uexit_ns && uexit_ns <= now;
+	__u64 kvm_ns = (to_vmm ? uexit_ns : now) - exit_ns;
+	h->count++;
+	h->kvm_ns += kvm_ns;
+	h->kvm_slots[exit_slot(kvm_ns)]++;
+	if (to_vmm) {
+		h->vmm_count++;
+		h->vmm_ns += now - uexit_ns;
+		h->vmm_slots[exit_slot(now - uexit_ns)]++;
+	}
+	return 0;
+}
+
+/* An exit counted (now: where it ended; 0: not counted) whose open exit began at exit_ns: its cause, if noted. */
+static __always_inline void exit_cause_done(__u32 tgid, __u32 isa, __u32 reason, struct exit_cause_note *n,
+					    __u64 exit_ns, __u64 now)
+{
+	if (now && n->kind != HT_CAUSE_NONE && n->exit_ns == exit_ns)
+		count_cause(tgid, isa, reason, n, now);
 }
 
 /* The entry at idx of vcpu_thread_table; NULL if out of range. */
@@ -341,13 +428,114 @@ static __always_inline void exit_begin(struct trace_event_raw_kvm_exit *ctx, str
 		running_thread(slot, vcpu, HT_VCPU_KVM, now, true);
 }
 
+/*
+ * The note of the running thread's open exit (its CPU's, or its entry's if
+ * it was switched out since the exit), stamped for that exit; NULL if it
+ * has none open.
+ */
+static __always_inline struct exit_cause_note *open_exit_note(struct vcpu_state *slot, __u32 cpu)
+{
+	struct exit_cause_note *n;
+	__u64 exit_ns;
+
+	if (slot->exit_open) {
+		n = cpu_cause_note(cpu);
+		exit_ns = slot->exit_ns;
+	} else {
+		struct vcpu_thread *t = slot->running_thread ? thread_at(slot->running_thread - 1) : NULL;
+
+		if (!t || !t->exit_open)
+			return NULL;
+		n = &t->cause;
+		exit_ns = t->exit_ns;
+	}
+	if (n->exit_ns != exit_ns) {
+		n->kind = HT_CAUSE_NONE;
+		n->uexit_ns = 0;
+		n->exit_ns = exit_ns;
+	}
+	return n;
+}
+
+/*
+ * kvm_pio, kvm_mmio, kvm_msr, kvm_cpuid, kvm_hypercall: the cause of the
+ * running thread's open exit (the last one KVM reports wins). A CPU with no
+ * open exit (untraced, or not a vCPU thread's) costs a load and a branch.
+ * Whether the VM is traced is asked when the exit is counted.
+ */
+static __always_inline int note_exit_cause(__u8 kind, __u64 value, __u32 detail)
+{
+	if (!exits_on)
+		return 0;
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct vcpu_state *slot = cpu_slot(cpu);
+
+	if (!slot->exit_open && !slot->running_thread)
+		return 0;
+	struct exit_cause_note *n = open_exit_note(slot, cpu);
+	if (n) {
+		n->value = value;
+		n->detail = detail;
+		n->kind = kind;
+	}
+	return 0;
+}
+
+static __always_inline int handle_kvm_pio(struct trace_event_raw_kvm_pio *ctx)
+{
+	return note_exit_cause(HT_CAUSE_PIO, ctx->port, (ctx->rw ? HT_CAUSE_DIR_OUT : HT_CAUSE_DIR_IN) | ctx->size << 8);
+}
+
+/* KVM_TRACE_MMIO_WRITE (2) is a write; READ_UNSATISFIED (0, sent to user space) and READ (1, its completion) reads. */
+static __always_inline int handle_kvm_mmio(struct trace_event_raw_kvm_mmio *ctx)
+{
+	return note_exit_cause(HT_CAUSE_MMIO, ctx->gpa,
+			       (ctx->type == 2 ? HT_CAUSE_DIR_OUT : HT_CAUSE_DIR_IN) | ctx->len << 8);
+}
+
+static __always_inline int handle_kvm_msr(struct trace_event_raw_kvm_msr *ctx)
+{
+	return note_exit_cause(HT_CAUSE_MSR, ctx->ecx, ctx->write ? HT_CAUSE_DIR_OUT : HT_CAUSE_DIR_IN);
+}
+
+/*
+ * The leaves whose subleaf (ECX) selects what CPUID returns, as KVM's own
+ * list of leaves with a significant index (arch/x86/kvm/cpuid.c). For any
+ * other leaf ECX is whatever the guest left there (seen: bytes of a vendor
+ * string), and a cause per value would spend a reason's named causes.
+ */
+static __always_inline bool cpuid_leaf_has_subleaves(__u32 leaf)
+{
+	switch (leaf) {
+	case 0x4: case 0x7: case 0xb: case 0xd: case 0xf: case 0x10: case 0x12: case 0x14: case 0x17:
+	case 0x18: case 0x1d: case 0x1e: case 0x1f: case 0x20: case 0x23: case 0x24:
+	case 0x8000001d: case 0x80000020: case 0x80000026:
+		return true;
+	}
+	return false;
+}
+
+static __always_inline int handle_kvm_cpuid(struct trace_event_raw_kvm_cpuid *ctx)
+{
+	__u32 leaf = ctx->function;
+	__u32 subleaf = bpf_core_field_exists(ctx->index) && cpuid_leaf_has_subleaves(leaf) ? ctx->index : 0;
+
+	return note_exit_cause(HT_CAUSE_CPUID, leaf, subleaf);
+}
+
 /* kvm_userspace_exit: the running vCPU thread returns to the VMM (reason: KVM_EXIT_*). */
 static __always_inline int handle_kvm_userspace_exit(__u32 reason, __u64 synthetic_now)
 {
 	if (!exits_on)
 		return 0;
-	struct vcpu_state *slot = cpu_slot(bpf_get_smp_processor_id());
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct vcpu_state *slot = cpu_slot(cpu);
 	__u64 now = clock_ns(synthetic_now);
+	/* Where its exit's time in KVM ends and its time in the VMM begins. */
+	struct exit_cause_note *n = open_exit_note(slot, cpu);
+
+	if (n && !n->uexit_ns)
+		n->uexit_ns = now;
 	struct vcpu_thread *t = running_thread(slot, 0, HT_VCPU_VMM, now, false);
 
 	if (!t)
@@ -393,6 +581,7 @@ static __noinline int exit_end_moved(struct trace_event_raw_kvm_entry *ctx, stru
 	if (t && t->exit_open) {
 		t->exit_open = 0;
 		now = count_exit(tgid, t->stat.vcpu, t->exit_isa, t->exit_reason, t->exit_ns, synthetic_now, cpu);
+		exit_cause_done(tgid, t->exit_isa, t->exit_reason, &t->cause, t->exit_ns, now);
 	}
 	if (!now)
 		now = clock_ns(synthetic_now);
@@ -400,7 +589,8 @@ static __noinline int exit_end_moved(struct trace_event_raw_kvm_entry *ctx, stru
 		t = own_thread(slot, me, VCPU_AND_STATE(ctx->vcpu_id, HT_VCPU_GUEST), now, true);
 		if (t && t->exit_open) {
 			t->exit_open = 0;
-			count_exit(tgid, t->stat.vcpu, t->exit_isa, t->exit_reason, t->exit_ns, now, cpu);
+			exit_cause_done(tgid, t->exit_isa, t->exit_reason, &t->cause, t->exit_ns,
+					count_exit(tgid, t->stat.vcpu, t->exit_isa, t->exit_reason, t->exit_ns, now, cpu));
 		}
 	}
 	if (t && thread_state(t) != HT_VCPU_GUEST)
@@ -427,6 +617,7 @@ static __always_inline void exit_end(struct trace_event_raw_kvm_entry *ctx, stru
 	slot->owner = me;
 	__u64 now = count_exit(me >> 32, slot->exit_vcpu, slot->exit_isa, slot->exit_reason, slot->exit_ns,
 			       synthetic_now, cpu);
+	exit_cause_done(me >> 32, slot->exit_isa, slot->exit_reason, cpu_cause_note(cpu), slot->exit_ns, now);
 	account_entry(slot, now ? now : clock_ns(synthetic_now));
 	/* Closed after the account took it: a reader sees the exit open, or the account past it. */
 	barrier();
@@ -534,6 +725,8 @@ static __noinline int vcpu_switch(struct vcpu_state *slot, const struct switch_e
 			t->exit_reason = slot->exit_reason;
 			t->exit_isa = slot->exit_isa;
 			t->stat.vcpu = slot->exit_vcpu;
+			/* Its cause goes with it (valid if stamped with its time: see exit_cause_note). */
+			t->cause = *cpu_cause_note(bpf_get_smp_processor_id());
 			t->exit_open = 1;
 		} else {
 			count(HT_CNT_EXIT_NO_THREAD);
@@ -624,8 +817,10 @@ static __noinline int exits_thread_exit(struct vcpu_state *slot)
 
 	__u64 exit_ns = slot->exit_open && slot->owner == me ? slot->exit_ns : 0;
 
-	if (exit_ns)
+	if (exit_ns) {
 		now = count_exit(me >> 32, slot->exit_vcpu, slot->exit_isa, slot->exit_reason, exit_ns, 0, cpu);
+		exit_cause_done(me >> 32, slot->exit_isa, slot->exit_reason, cpu_cause_note(cpu), exit_ns, now);
+	}
 	if (t && exit_ns)
 		guest_until_exit(t, exit_ns);
 	slot->exit_open = 0;
@@ -636,7 +831,8 @@ static __noinline int exits_thread_exit(struct vcpu_state *slot)
 		now = bpf_ktime_get_ns();
 	if (t->exit_open) {
 		t->exit_open = 0;
-		count_exit(me >> 32, t->stat.vcpu, t->exit_isa, t->exit_reason, t->exit_ns, now, cpu);
+		exit_cause_done(me >> 32, t->exit_isa, t->exit_reason, &t->cause, t->exit_ns,
+				count_exit(me >> 32, t->stat.vcpu, t->exit_isa, t->exit_reason, t->exit_ns, now, cpu));
 	}
 	t->running = 0;
 	/* Its last numbers and gone in one write: a reader sees both or neither. */

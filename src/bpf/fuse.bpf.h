@@ -9,8 +9,8 @@
  * except the few marked __noinline on purpose: paths off the hot one (a
  * hypercall exit, a cut window, a state moved on a switch) kept out of line so that the non-matching
  * path of kvm_exit stays a load, an AND and a compare.
- * The maps, globals and filters they use, and the license, are the BPF
- * object's own: hypertrace.bpf.c defines them and then includes this file.
+ * The maps, globals and filters they use are maps.bpf.h's; the helpers
+ * they share with exits.bpf.h are helpers.bpf.h's.
  *
  * State is per vCPU *thread*, not per CPU: vCPUs of one VM interleave on one
  * physical CPU, and a vCPU thread may be switched out between its exit and its
@@ -25,23 +25,8 @@
 #ifndef HYPERTRACE_FUSE_BPF_H
 #define HYPERTRACE_FUSE_BPF_H
 
-/* This CPU's ring; NULL only if user space did not put one in. */
-static __always_inline void *cpu_ring(__u32 cpu)
-{
-	__u32 i = cpu & ring_mask;
-
-	return bpf_map_lookup_elem(&rings, &i);
-}
-
-
-static __always_inline void count(enum ht_counter which)
-{
-	__u32 key = which;
-	__u64 *v = bpf_map_lookup_elem(&counters, &key);
-
-	if (v)
-		*v += 1;
-}
+#include "helpers.bpf.h"
+#include "exits.bpf.h" /* record --exits: its handlers, called below */
 
 static __always_inline __u32 ns_saturated(__u64 delta, __u8 *flags, __u8 flag)
 {
@@ -50,44 +35,6 @@ static __always_inline __u32 ns_saturated(__u64 delta, __u8 *flags, __u8 flag)
 		return 0xffffffffu;
 	}
 	return (__u32)delta;
-}
-
-/*
- * Wake the consumer each time the records emitted into a ring cross a
- * multiple of 1 << wakeup_shift bytes (a shift, not a division: this runs for
- * every record). A wake-up (irq_work) costs far more than a record, so
- * neither "every record" (the kernel's default while the consumer keeps up)
- * nor "every record above a threshold" will do. A count of our own, not
- * bpf_ringbuf_query: no helper call (10 ns of a ~250 ns hypercall). CPUs
- * sharing a ring may race on its count; a lost increment only delays a
- * wake-up, and the consumer's poll timeout bounds that.
- */
-static __always_inline __u64 wakeup_flags_of(__u64 *emitted)
-{
-	if (!wakeup_shift)
-		return 0; /* the kernel's adaptive policy (tests) */
-	__u64 before = *emitted, after = before + HT_RINGBUF_SAMPLE_BYTES;
-	*emitted = after;
-	return after >> wakeup_shift != before >> wakeup_shift ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
-}
-
-static __always_inline __u64 wakeup_flags(__u32 cpu)
-{
-	return wakeup_flags_of(&ring_emitted[cpu & ring_mask & (HT_MAX_RINGS - 1)][0]);
-}
-
-/* floor(log2(v)), 0 for 0: the slot of a latency in struct ht_agg_hist. */
-static __always_inline __u32 log2_slot(__u64 v)
-{
-	__u32 r = 0, shift;
-
-	shift = (v > 0xffffffffull) << 5; v >>= shift; r |= shift;
-	shift = (v > 0xffff) << 4; v >>= shift; r |= shift;
-	shift = (v > 0xff) << 3; v >>= shift; r |= shift;
-	shift = (v > 0xf) << 2; v >>= shift; r |= shift;
-	shift = (v > 0x3) << 1; v >>= shift; r |= shift;
-	r |= (v >> 1);
-	return r;
 }
 
 /*
@@ -140,8 +87,7 @@ static __always_inline void aggregate(const struct ht_record *r, __u64 hcall_to_
 		key |= (__u64)(nr_position(r->nr) & (HT_MAX_SELECTED_NR - 1)) << HT_AGG_KEY_NR_SHIFT; /* selected: < 8 */
 	struct ht_agg_hist *h = bpf_map_lookup_elem(&latency_hists, &key);
 	if (!h) {
-		bpf_map_update_elem(&latency_hists, &key, &zero, BPF_NOEXIST);
-		h = bpf_map_lookup_elem(&latency_hists, &key);
+		h = lookup_or_try_init(&latency_hists, &key, &zero);
 		if (!h) {
 			count(HT_CNT_AGG_GROUPS_FULL); /* out of groups: counted as lost, never silent */
 			return;
@@ -151,32 +97,6 @@ static __always_inline void aggregate(const struct ht_record *r, __u64 hcall_to_
 	h->slots[HT_AGG_EXIT_HCALL][agg_slot(r->exit_to_hcall_ns)]++;
 	h->slots[HT_AGG_HCALL_ENTRY][agg_slot(hcall_to_entry)]++;
 }
-
-/* The slot of the CPU the program runs on. */
-static __always_inline struct vcpu_state *cpu_slot(__u32 cpu)
-{
-	return &cpu_states[cpu & (HT_MAX_CPUS - 1)];
-}
-
-/*
- * With a VM process filter: is tgid traced? If not, it is a candidate for
- * user space to look at. Added only if absent: an update of an LRU map
- * takes a free node first, which can evict another candidate even when the
- * key is there already.
- */
-static __always_inline bool tgid_traced(__u32 tgid)
-{
-	__u8 fresh = 0;
-
-	if (bpf_map_lookup_elem(&traced_tgids, &tgid))
-		return true;
-	if (!bpf_map_lookup_elem(&vm_candidates, &tgid))
-		bpf_map_update_elem(&vm_candidates, &tgid, &fresh, BPF_NOEXIST);
-	return false;
-}
-
-/* record --exits: its handlers, called below. */
-#include "exits.bpf.h"
 
 static __always_inline void disarm(struct vcpu_state *st)
 {
@@ -384,6 +304,8 @@ static __always_inline int handle_kvm_hypercall(struct trace_event_raw_kvm_hyper
 {
 	struct vcpu_state *st = cpu_slot(bpf_get_smp_processor_id());
 
+	if (exits_on)
+		note_exit_cause(HT_CAUSE_HYPERCALL, ctx->nr, 0);
 	/* A state parked: perhaps this thread's, back on a CPU by a switch nobody reported. */
 	if (armed_moved)
 		take_own_state(st, (__u32)bpf_get_current_pid_tgid());

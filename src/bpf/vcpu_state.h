@@ -46,6 +46,29 @@ struct vcpu_state {
 _Static_assert(sizeof(struct vcpu_state) == 128, "a CPU's slot must fill whole cache lines");
 
 /*
+ * --exits: the cause noted for an open exit (enum ht_cause_kind) and when it
+ * went to user space. Stamped with the exit's time (exit_ns): a note whose
+ * stamp is not the open exit's is an older exit's, and is none, so kvm_exit
+ * need not clear it. Kept per CPU (cpu_exit_causes) while the exit is in
+ * its CPU's slot, and in the thread's vcpu_thread entry while the exit is
+ * (moved there with it when the thread is switched out).
+ */
+struct exit_cause_note {
+	__u64 exit_ns;  /* the exit it belongs to */
+	__u64 value;    /* ht_exit_cause_key.value */
+	__u64 uexit_ns; /* kvm_userspace_exit of that exit; 0: none yet */
+	__u32 detail;   /* ht_exit_cause_key.detail */
+	__u8 kind;      /* enum ht_cause_kind; HT_CAUSE_NONE: none noted */
+	__u8 pad[3];
+};
+
+/* A CPU's note, alone in its cache line (cpu_exit_causes). */
+struct cpu_exit_cause {
+	struct exit_cause_note note;
+	__u8 pad[64 - sizeof(struct exit_cause_note)];
+};
+
+/*
  * --exits: a vCPU thread's entry in vcpu_thread_table (an mmapable array;
  * vcpu_thread_ids maps the thread id to its index): its waiting and
  * switching statistics, its account (where its time goes: enum
@@ -90,7 +113,8 @@ struct vcpu_thread {
 	struct ht_vcpu_wait stat;
 	__u64 out_ns;         /* switched out at; 0: running or never seen switched out */
 	__u64 exit_ns;        /* the open exit, while exit_open */
-	__u8 pad2[40];
+	struct exit_cause_note cause; /* the open exit's cause, while exit_open (see exit_cause_note) */
+	__u8 pad2[8];
 };
 
 _Static_assert(__builtin_offsetof(struct vcpu_thread, start_ns) == 64, "the account fills the first cache line");

@@ -4,6 +4,10 @@
 # (tests/e2e/l2_guest.sh) and hypertrace-bpf counts every exit of them,
 # with independent counters running at the same time:
 #
+#  - causes: a guest program writes port 0x80 and runs cpuid, a given
+#    number of times each; per cause the exits record counted equal what
+#    perf stat counts of kvm:kvm_pio (port 0x80, out) and kvm:kvm_cpuid
+#    (leaf 1) in the same run, exactly.
 #  - counts: perf stat counts kvm:kvm_exit with one filter per exit reason
 #    of the kernel's own table; per reason, hypertrace-bpf's count plus its
 #    exits still in the host at the end must equal perf's, exactly.
@@ -60,7 +64,12 @@ work=$(mktemp -d)
 trap '[ "${HT_E2E_KEEP:-0}" = 1 ] && echo "  info: kept $work" || rm -rf "$work"' EXIT
 
 L2_WORK=$work
-L2_FILES=()
+# The guest's workload of exits of known causes (outb to port 0x80, cpuid), static.
+if ! ${CC:-cc} -static -O2 -Wall -Wextra -Werror -o "$work/l2_exit_causes" "$(dirname "$0")/l2_exit_causes.c" 2>"$work/cc.err"; then
+	fail nested_exits_boot "cannot build tests/e2e/l2_exit_causes.c statically: $(head -3 "$work/cc.err" | tr '\n' ' ')"
+	suite_exit
+fi
+L2_FILES=("$work/l2_exit_causes:bin/l2_exit_causes")
 L2_L1_PROGRAMS=(usr/bin/perf)
 
 cat >"$work/guest.sh" <<'EOF'
@@ -142,6 +151,32 @@ awk '
 		n[reason[$1] " " k]++; delete open[$1] }
 	END { for (x in n) print "REF", x, n[x]; for (t in open) pend[reason[t]]++; for (r in pend) print "OPEN", r, pend[r]; for (r in exits) print "EXITS", r, exits[r] }' /out/perf_script.txt >/out/reference.txt
 say "ex done: $(cat /out/ex.rc) $(cat /out/ex2.rc), $(wc -l </out/reference.txt) reference lines"
+l2_stop
+
+# ---- causes: outb to port 0x80 and cpuid, counted by kvm_pio and kvm_cpuid too -----
+# perf stat counts the kernel's own tracepoints of the causes, filtered as
+# the workload makes them, while record counts the causes of the same run;
+# the guest is stopped while both start and stop.
+l2_start ca 1 || exit 1
+kill -STOP $QPID
+sleep 1
+perf stat -a -x, -o /out/ca_perf.txt -e kvm:kvm_pio --filter 'port == 128 && rw == 1' \
+	-e kvm:kvm_cpuid --filter 'function == 1' >/out/ca_perf.out 2>&1 &
+PSTAT=$!
+sleep 3
+hypertrace-bpf record --exits --vm ca -q -i 1 -o /out/ca.htr >/out/ca.out 2>/out/ca.err &
+REC=$!
+published /out/ca.htr || say "record did not start: $(cat /out/ca.err)"
+kill -CONT $QPID
+l2cmd ca_work '/bin/l2_exit_causes outb 2000; /bin/l2_exit_causes cpuid 3000 1'
+sleep 1
+kill -STOP $QPID
+sleep 1
+stop $REC; echo $? >/out/ca.rc
+stop $PSTAT
+kill -CONT $QPID
+hypertrace-bpf report --causes --csv /out/ca.htr >/out/ca.csv 2>>/out/ca.err
+hypertrace-bpf report --exits /out/ca.htr >/out/ca.report 2>>/out/ca.err
 l2_stop
 
 # ---- waiting and the account: two vCPUs, a hog, one CPU -------------------------
@@ -243,6 +278,10 @@ done
 MOVED_PCT=${MOVED_PCT:-20} MEAN_NS=${MEAN_NS:-10000}
 verdict=$(python3 - "$F" "$MOVED_PCT" "$MEAN_NS" <<'PY'
 import struct, sys
+
+def exits_header_size(data):
+    """An EXITS block's header: 56 bytes from format version 6 (lost_causes), 48 before."""
+    return 56 if struct.unpack_from('<I', data, 8)[0] >= 6 else 48
 F, moved_pct, mean_ns = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 names = {}
 order = []
@@ -259,7 +298,7 @@ def exits(path):
         if typ == 4:
             t, ns, nt = struct.unpack_from('<QII', data, off + 24)
             for i in range(ns):
-                f = struct.unpack_from('<IHBBIIQQQQQ40Q', data, off + 24 + 48 + i * 376)
+                f = struct.unpack_from('<IHBBIIQQQQQ40Q', data, off + 24 + exits_header_size(data) + i * 376)
                 state[(f[0], f[1], f[2], f[4])] = (f[7], list(f[11:]), f[6], f[8])
         off += 24 + plen
     per = {}
@@ -362,6 +401,10 @@ else
 fi
 verdict=$(python3 - "$F" <<'PY'
 import struct, sys, re
+
+def exits_header_size(data):
+    """An EXITS block's header: 56 bytes from format version 6 (lost_causes), 48 before."""
+    return 56 if struct.unpack_from('<I', data, 8)[0] >= 6 else 48
 F = sys.argv[1]
 STATES = ('guest', 'kvm', 'vmm', 'wait', 'halted', 'blocked')
 # The trace file's EXITS blocks (docs/trace-format.md): each vCPU thread's
@@ -375,7 +418,7 @@ while off + 24 <= len(data):
     if typ == 4:
         p = off + 24
         t, ns, nt = struct.unpack_from('<QII', data, p)
-        p += 48 + ns * 376
+        p += exits_header_size(data) + ns * 376
         for i in range(nt):
             f = struct.unpack_from('<IIHHIQQQQQQQ6Q', data, p + i * 120)
             tid, wait, start, as_of, st = f[1], f[5], f[10], f[11], list(f[12:18])
@@ -527,6 +570,10 @@ for r in ex st; do
 done
 verdict=$(python3 - "$F" "$work" <<'PY'
 import csv, struct, sys
+
+def exits_header_size(data):
+    """An EXITS block's header: 56 bytes from format version 6 (lost_causes), 48 before."""
+    return 56 if struct.unpack_from('<I', data, 8)[0] >= 6 else 48
 F, W = sys.argv[1], sys.argv[2]
 def exits_threads(path):
     """The final EXITS state of each vCPU thread, and lost_vcpu_switches of the last block (docs/trace-format.md)."""
@@ -539,7 +586,7 @@ def exits_threads(path):
             t, ns, nt, flags = struct.unpack_from('<QIII', data, p)
             lost = struct.unpack_from('<Q', data, p + 40)[0]
             final = final or bool(flags & 1)
-            p += 48 + ns * 376
+            p += exits_header_size(data) + ns * 376
             for i in range(nt):
                 pid, tid, vcpu, pad0, fl, wait, pc, pns, vc, vns = struct.unpack_from('<IIHHIQQQQQ', data, p + i * 120)
                 threads[tid] = (pc, pns, vc, vns)
@@ -611,6 +658,57 @@ for r in ex st; do
 	v=$(sed -n "s/^SWITCHES $r //p" <<<"$verdict")
 	[ "$v" = ok ] && pass "nested_vcpu_switch_records_equal_the_exits_counters_$r" ||
 		fail "nested_vcpu_switch_records_equal_the_exits_counters_$r" "${v:-$verdict}"
+done
+
+# --- the causes of exits against perf's counts of their tracepoints ---------------
+# Per cause, the exits record counted under it equal what perf stat counted
+# of the tracepoint that names it, filtered alike, in the same run: outb to
+# port 0x80 (kvm_pio, QEMU handles it in user space: each also has a time in
+# the VMM) and cpuid leaf 1 (kvm_cpuid, handled in KVM).
+[ "${HT_E2E_SHOW:-0}" = 1 ] && cat "$F/ca.report" "$F/ca.csv" "$F/ca_perf.txt" 2>/dev/null
+causes=$(python3 - "$F" <<'PY'
+import csv, sys
+F = sys.argv[1]
+perf = {}
+for line in open(F + '/ca_perf.txt'):
+    f = line.strip().split(',')
+    if len(f) > 2 and f[2] in ('kvm:kvm_pio', 'kvm:kvm_cpuid') and f[0].isdigit():
+        perf[f[2]] = int(f[0])
+ours = {'io': [0, 0, 0], 'cpuid': [0, 0, 0]}
+other = 0
+for row in csv.DictReader(open(F + '/ca.csv')):
+    if row['cause_kind'] == 'io' and int(row['cause_value']) == 0x80 and row['direction'] == 'out':
+        k = 'io'
+    elif row['cause_kind'] == 'cpuid' and int(row['cause_value']) == 1:
+        k = 'cpuid'
+    else:
+        other += int(row['count']) if row['cause_kind'] == 'other' else 0
+        continue
+    ours[k][0] += int(row['count'])
+    ours[k][1] += int(row['vmm_count'])
+    ours[k][2] += 1
+out = ['INFO causes: io 0x80 out %d exits (%d to the VMM), cpuid 0x1 %d; perf stat kvm_pio %s, kvm_cpuid %s; %d exits of other causes' %
+       (ours['io'][0], ours['io'][1], ours['cpuid'][0], perf.get('kvm:kvm_pio'), perf.get('kvm:kvm_cpuid'), other)]
+for k, ev, least in (('io', 'kvm:kvm_pio', 2000), ('cpuid', 'kvm:kvm_cpuid', 3000)):
+    got, want = ours[k][0], perf.get(ev)
+    if want is None:
+        out.append('CAUSE %s bad: perf stat counted no %s (%s)' % (k, ev, open(F + '/ca_perf.out').read()[-200:]))
+    elif got != want or got < least:
+        out.append('CAUSE %s bad: record counted %d, perf stat %d of %s (the workload made %d)' % (k, got, want, ev, least))
+    elif k == 'io' and ours[k][1] != got:
+        out.append('CAUSE %s bad: %d of %d outb exits went to the VMM' % (k, ours[k][1], got))
+    else:
+        out.append('CAUSE %s ok' % k)
+print('\n'.join(out))
+PY
+)
+grep '^INFO' <<<"$causes" | sed 's/^INFO /  info: /'
+if [ "$(rc ca.rc)" != 0 ]; then
+	fail nested_exit_causes_record "record --exits exited with status $(rc ca.rc): $(tail_of "$F/ca.err")"
+fi
+for k in io cpuid; do
+	v=$(sed -n "s/^CAUSE $k //p" <<<"$causes")
+	[ "$v" = ok ] && pass "nested_exit_causes_equal_perf_$k" || fail "nested_exit_causes_equal_perf_$k" "${v:-$causes}"
 done
 
 # --- top -b shows the guest by name with its exits/s --------------------------------

@@ -24,7 +24,7 @@ void ht_fuzz_fix_crcs(uint8_t *data, size_t size)
 			struct ht_exits_header eh;
 
 			memcpy(&eh, payload, sizeof(eh));
-			bh.item_count = eh.nseries + eh.nthreads;
+			bh.item_count = eh.nseries + eh.nthreads + eh.ncauses;
 		}
 		bh.crc32 = ht_crc32(0, payload, bh.payload_len);
 		memcpy(data + off, &bh, sizeof(bh));

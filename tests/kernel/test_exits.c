@@ -888,6 +888,277 @@ cleanup:
 	ht_tracer_destroy(t);
 }
 
+/* The causes of exits, read as record reads them. */
+#define MAX_CAUSES 256
+struct cause {
+	struct ht_exit_cause_key key;
+	struct ht_exit_cause_hist h;
+};
+static struct cause causes[MAX_CAUSES];
+static size_t ncauses;
+
+static void keep_cause(void *ctx, const struct ht_exit_cause_key *key, const struct ht_exit_cause_hist *h)
+{
+	(void)ctx;
+	if (ncauses < MAX_CAUSES) {
+		causes[ncauses].key = *key;
+		causes[ncauses].h = *h;
+	}
+	ncauses++;
+}
+
+static int read_causes(struct ht_tracer *t)
+{
+	ncauses = 0;
+	return ht_tracer_read_exit_causes(t, keep_cause, NULL);
+}
+
+static const struct ht_exit_cause_hist *cause_of(__u32 reason, __u8 kind, __u64 value, __u32 detail)
+{
+	for (size_t i = 0; i < ncauses && i < MAX_CAUSES; i++) {
+		const struct ht_exit_cause_key *k = &causes[i].key;
+
+		if (k->pid == (__u32)getpid() && k->reason == reason && k->kind == kind && k->value == value &&
+		    k->detail == detail)
+			return &causes[i].h;
+	}
+	return NULL;
+}
+
+#define VMX_EXTERNAL_INTERRUPT 1
+#define VMX_CPUID 10
+#define VMX_VMCALL 18
+#define VMX_MSR_READ 31
+#define VMX_MSR_WRITE 32
+#define VMX_EPT_MISCONFIG 49
+#define PIO(dir, size) ((dir) | (size) << 8)
+
+/* A cause's numbers: count, time in KVM, and in the VMM (exits that went there, their time). */
+static bool cause_is(const struct ht_exit_cause_hist *h, const char *what, __u64 count, __u64 kvm_ns,
+		     __u64 vmm_count, __u64 vmm_ns)
+{
+	return ASSERT_MSG(h != NULL, "%s: no cause", what) &&
+	       ASSERT_MSG(h->count == count && h->kvm_ns == kvm_ns && h->vmm_count == vmm_count && h->vmm_ns == vmm_ns,
+			  "%s: count %llu kvm %llu ns vmm %llu/%llu ns; want %llu, %llu, %llu/%llu", what,
+			  (unsigned long long)h->count, (unsigned long long)h->kvm_ns, (unsigned long long)h->vmm_count,
+			  (unsigned long long)h->vmm_ns, (unsigned long long)count, (unsigned long long)kvm_ns,
+			  (unsigned long long)vmm_count, (unsigned long long)vmm_ns);
+}
+
+/*
+ * Each tracepoint KVM fires while handling an exit names the exit's cause:
+ * counted per (VM, reason, cause), with the time in KVM up to the return to
+ * user space (or to the entry) and the time in the VMM from there to the
+ * entry, in log2 buckets. An exit with no such event has no cause; an
+ * event with no open exit is no one's.
+ */
+static void each_cause_is_counted_with_its_time_in_kvm_and_in_the_vmm(void)
+{
+	const struct ht_exit_cause_hist *h;
+	struct ht_tracer *t = NULL;
+	int ret;
+
+	LOAD(t, exits_tracer(VMX, NULL));
+	/* outb to 0x80, to user space: 400 ns in KVM, 600 in the VMM. */
+	ret = ht_synth_exit_at(&layout, t, VMX, VMX_IO, 0, 1000);
+	ret = ret ?: ht_synth_pio(&layout, t, 1, 0x80, 1);
+	ret = ret ?: ht_synth_userspace_exit_at(t, KVM_EXIT_IO, 1400);
+	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 2000);
+	/* Again, handled in KVM: 100 ns. */
+	ret = ret ?: ht_synth_exit_at(&layout, t, VMX, VMX_IO, 0, 3000);
+	ret = ret ?: ht_synth_pio(&layout, t, 1, 0x80, 1);
+	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 3100);
+	/* inb from 0x3f8: another cause of the same reason. */
+	ret = ret ?: ht_synth_exit_at(&layout, t, VMX, VMX_IO, 0, 4000);
+	ret = ret ?: ht_synth_pio(&layout, t, 0, 0x3f8, 1);
+	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 4010);
+	/* wrmsr 0x6e0 (TSC deadline) and rdmsr 0x1b (APIC base). */
+	ret = ret ?: ht_synth_exit_at(&layout, t, VMX, VMX_MSR_WRITE, 0, 5000);
+	ret = ret ?: ht_synth_msr(&layout, t, 1, 0x6e0);
+	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 5050);
+	ret = ret ?: ht_synth_exit_at(&layout, t, VMX, VMX_MSR_READ, 0, 6000);
+	ret = ret ?: ht_synth_msr(&layout, t, 0, 0x1b);
+	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 6020);
+	/* cpuid leaf 0xd subleaf 1; leaf 1, whose ECX means nothing, whatever the guest left in it. */
+	ret = ret ?: ht_synth_exit_at(&layout, t, VMX, VMX_CPUID, 0, 7000);
+	ret = ret ?: ht_synth_cpuid(&layout, t, 0xd, 1);
+	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 7030);
+	ret = ret ?: ht_synth_exit_at(&layout, t, VMX, VMX_CPUID, 0, 7100);
+	ret = ret ?: ht_synth_cpuid(&layout, t, 1, 0x444d4163);
+	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 7110);
+	ret = ret ?: ht_synth_exit_at(&layout, t, VMX, VMX_CPUID, 0, 7200);
+	ret = ret ?: ht_synth_cpuid(&layout, t, 1, 7);
+	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 7210);
+	/* An MMIO read through user space: KVM reports it unsatisfied, then read; one exit, a read. */
+	ret = ret ?: ht_synth_exit_at(&layout, t, VMX, VMX_EPT_MISCONFIG, 0, 8000);
+	ret = ret ?: ht_synth_mmio(&layout, t, 0, 4, 0xfebf1000);
+	ret = ret ?: ht_synth_userspace_exit_at(t, KVM_EXIT_MMIO, 8100);
+	ret = ret ?: ht_synth_mmio(&layout, t, 1, 4, 0xfebf1000);
+	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 9100);
+	/* An MMIO write handled in KVM. */
+	ret = ret ?: ht_synth_exit_at(&layout, t, VMX, VMX_EPT_MISCONFIG, 0, 10000);
+	ret = ret ?: ht_synth_mmio(&layout, t, 2, 8, 0xfee000b0);
+	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 10070);
+	/* No cause: an external interrupt. And an event after the entry: no exit is open. */
+	ret = ret ?: ht_synth_exit_at(&layout, t, VMX, VMX_EXTERNAL_INTERRUPT, 0, 11000);
+	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 11005);
+	ret = ret ?: ht_synth_pio(&layout, t, 1, 0x70, 1);
+	/* A hypercall's nr. */
+	ret = ret ?: ht_synth_exit_at(&layout, t, VMX, VMX_VMCALL, 0, 12000);
+	ret = ret ?: ht_synth_hypercall(&layout, t, 1042, 0, 0, 0, 0);
+	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 12500);
+	if (!ASSERT_OK(ret, "events") || !ASSERT_OK(read_causes(t), "read"))
+		goto cleanup;
+	if (!ASSERT_EQ(ncauses, 9, "causes"))
+		goto cleanup;
+	h = cause_of(VMX_IO, HT_CAUSE_PIO, 0x80, PIO(HT_CAUSE_DIR_OUT, 1));
+	if (!cause_is(h, "outb 0x80", 2, 400 + 100, 1, 600) ||
+	    !ASSERT_EQ(h->kvm_slots[8], 1, "400 ns: slot 8") || !ASSERT_EQ(h->kvm_slots[6], 1, "100 ns: slot 6") ||
+	    !ASSERT_EQ(h->vmm_slots[9], 1, "600 ns: slot 9"))
+		goto cleanup;
+	if (!cause_is(cause_of(VMX_IO, HT_CAUSE_PIO, 0x3f8, PIO(HT_CAUSE_DIR_IN, 1)), "inb 0x3f8", 1, 10, 0, 0) ||
+	    !cause_is(cause_of(VMX_MSR_WRITE, HT_CAUSE_MSR, 0x6e0, HT_CAUSE_DIR_OUT), "wrmsr", 1, 50, 0, 0) ||
+	    !cause_is(cause_of(VMX_MSR_READ, HT_CAUSE_MSR, 0x1b, HT_CAUSE_DIR_IN), "rdmsr", 1, 20, 0, 0) ||
+	    !cause_is(cause_of(VMX_CPUID, HT_CAUSE_CPUID, 0xd, 1), "cpuid", 1, 30, 0, 0) ||
+	    !cause_is(cause_of(VMX_CPUID, HT_CAUSE_CPUID, 1, 0), "cpuid leaf 1, any ECX", 2, 20, 0, 0) ||
+	    !cause_is(cause_of(VMX_EPT_MISCONFIG, HT_CAUSE_MMIO, 0xfebf1000, PIO(HT_CAUSE_DIR_IN, 4)), "mmio read", 1,
+		      100, 1, 1000) ||
+	    !cause_is(cause_of(VMX_EPT_MISCONFIG, HT_CAUSE_MMIO, 0xfee000b0, PIO(HT_CAUSE_DIR_OUT, 8)), "mmio write",
+		      1, 70, 0, 0))
+		goto cleanup;
+	cause_is(cause_of(VMX_VMCALL, HT_CAUSE_HYPERCALL, 1042, 0), "hypercall", 1, 500, 0, 0);
+cleanup:
+	ht_tracer_destroy(t);
+}
+
+/*
+ * A (VM, reason) names HT_EXIT_CAUSES_PER_REASON causes, the first seen;
+ * the exits of any cause after them are counted together as its "other"
+ * cause, while the named ones go on counting. Another reason has a bound of
+ * its own. Nothing is lost.
+ */
+static void a_reasons_causes_beyond_the_bound_are_counted_as_other(void)
+{
+	const unsigned int ports = HT_EXIT_CAUSES_PER_REASON + 5;
+	struct ht_tracer *t = NULL;
+	__u64 c[HT_CNT_MAX], at = 1000;
+	size_t named = 0;
+	int ret = 0;
+
+	LOAD(t, exits_tracer(VMX, NULL));
+	for (unsigned int i = 0; i < ports && !ret; i++, at += 1000) {
+		ret = ht_synth_exit_at(&layout, t, VMX, VMX_IO, 0, at);
+		ret = ret ?: ht_synth_pio(&layout, t, 1, 0x100 + i, 2);
+		ret = ret ?: ht_synth_entry_at(&layout, t, 0, at + 10);
+	}
+	/* The first port once more: still its own. */
+	ret = ret ?: ht_synth_exit_at(&layout, t, VMX, VMX_IO, 0, at);
+	ret = ret ?: ht_synth_pio(&layout, t, 1, 0x100, 2);
+	ret = ret ?: ht_synth_entry_at(&layout, t, 0, at + 10);
+	ret = ret ?: ht_synth_exit_at(&layout, t, VMX, VMX_MSR_WRITE, 0, at + 1000);
+	ret = ret ?: ht_synth_msr(&layout, t, 1, 0x10);
+	ret = ret ?: ht_synth_entry_at(&layout, t, 0, at + 1010);
+	if (!ASSERT_OK(ret, "events") || !ASSERT_OK(read_causes(t), "read"))
+		goto cleanup;
+	for (unsigned int i = 0; i < HT_EXIT_CAUSES_PER_REASON; i++)
+		named += cause_of(VMX_IO, HT_CAUSE_PIO, 0x100 + i, PIO(HT_CAUSE_DIR_OUT, 2)) != NULL;
+	if (!ASSERT_EQ(named, HT_EXIT_CAUSES_PER_REASON, "the first causes are named") ||
+	    !ASSERT_EQ(ncauses, HT_EXIT_CAUSES_PER_REASON + 2, "named, other, and the msr") ||
+	    !cause_is(cause_of(VMX_IO, HT_CAUSE_PIO, 0x100, PIO(HT_CAUSE_DIR_OUT, 2)), "the first port", 2, 20, 0, 0) ||
+	    !cause_is(cause_of(VMX_IO, HT_CAUSE_OTHER, 0, 0), "other", 5, 50, 0, 0) ||
+	    !cause_is(cause_of(VMX_MSR_WRITE, HT_CAUSE_MSR, 0x10, HT_CAUSE_DIR_OUT), "another reason's", 1, 10, 0, 0))
+		goto cleanup;
+	if (ASSERT_OK(ht_tracer_counters(t, c), "counters"))
+		ASSERT_EQ(c[HT_CNT_EXIT_CAUSE_LOST], 0, "nothing lost");
+cleanup:
+	ht_tracer_destroy(t);
+}
+
+/* A thread switched out in the VMM takes its exit's cause along: counted at its entry on its return. */
+static void a_cause_goes_with_its_thread_when_it_is_switched_out(void)
+{
+	__u32 me = (__u32)gettid(), pid = (__u32)getpid();
+	struct ht_tracer *t = NULL;
+	int ret;
+
+	LOAD(t, exits_tracer(VMX, NULL));
+	ret = ht_synth_switch(t, 1, 1, me, pid, false, 500);
+	ret = ret ?: ht_synth_exit_at(&layout, t, VMX, VMX_IO, 3, 1000);
+	ret = ret ?: ht_synth_pio(&layout, t, 1, 0x510, 2);
+	ret = ret ?: ht_synth_userspace_exit_at(t, KVM_EXIT_IO, 1050);
+	ret = ret ?: ht_synth_switch(t, me, pid, 4242, 4242, true, 1100);
+	/* Another thread's exit on the CPU meanwhile has no cause of this one. */
+	ret = ret ?: ht_synth_switch(t, 4242, 4242, me, pid, false, 1600);
+	ret = ret ?: ht_synth_entry_at(&layout, t, 3, 2000);
+	if (!ASSERT_OK(ret, "events") || !ASSERT_OK(read_causes(t), "read") || !ASSERT_EQ(ncauses, 1, "causes"))
+		goto cleanup;
+	cause_is(cause_of(VMX_IO, HT_CAUSE_PIO, 0x510, PIO(HT_CAUSE_DIR_OUT, 2)), "outw 0x510", 1, 50, 1, 950);
+cleanup:
+	ht_tracer_destroy(t);
+}
+
+/* With -p: the causes of another process's exits are not counted. */
+static void an_untraced_vms_causes_are_not_counted(void)
+{
+	struct ht_tracer *t = NULL;
+	struct ht_filters f;
+	int ret;
+
+	ht_filters_default(&f);
+	f.tgid_on = true;
+	f.tgid = (__u32)getpid() + 1;
+	LOAD(t, exits_tracer(VMX, &f));
+	ret = ht_synth_exit_at(&layout, t, VMX, VMX_IO, 0, 1000);
+	ret = ret ?: ht_synth_pio(&layout, t, 1, 0x80, 1);
+	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 1100);
+	if (ASSERT_OK(ret, "events") && ASSERT_OK(read_causes(t), "read"))
+		ASSERT_EQ(ncauses, 0, "causes");
+cleanup:
+	ht_tracer_destroy(t);
+}
+
+static void *io_then_die(void *tracer)
+{
+	/* An I/O exit that goes to user space, and the thread ends there. */
+	__u64 now = ht_monotonic_ns();
+
+	thread_result = ht_synth_exit_at(&layout, tracer, VMX, VMX_IO, 1, now);
+	thread_result = thread_result ?: ht_synth_pio(&layout, tracer, 1, 0x604, 2);
+	thread_result = thread_result ?: ht_synth_userspace_exit_at(tracer, KVM_EXIT_IO, now + 10);
+	return (void *)(long)gettid();
+}
+
+/* The cause of a vCPU thread's last exit, whose entry never comes: counted when the thread ends. */
+static void a_thread_that_ends_keeps_its_last_exits_cause(void)
+{
+	const struct ht_exit_cause_hist *h = NULL;
+	struct ht_tracer *t = NULL;
+	char err[512];
+	pthread_t th;
+	void *tid;
+
+	LOAD(t, exits_tracer(VMX, NULL));
+	if (!ASSERT_MSG(ht_tracer_attach(t, err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
+	pthread_create(&th, NULL, io_then_die, t);
+	pthread_join(th, &tid);
+	if (!ASSERT_OK(thread_result, "events"))
+		goto cleanup;
+	/* sched_process_exit fires just after the join can return: give it up to a second. */
+	for (int i = 0; i < 1000 && !h; i++) {
+		if (!ASSERT_OK(read_causes(t), "read"))
+			goto cleanup;
+		h = cause_of(VMX_IO, HT_CAUSE_PIO, 0x604, PIO(HT_CAUSE_DIR_OUT, 2));
+		if (!h)
+			usleep(1000);
+	}
+	if (ASSERT_OK_PTR(h, "the last exit's cause") && ASSERT_EQ(h->count, 1, "counted once") &&
+	    ASSERT_EQ(h->kvm_ns, 10, "in KVM until it went to user space"))
+		ASSERT_EQ(h->vmm_count, 1, "then in the VMM until the thread ended");
+cleanup:
+	ht_tracer_destroy(t);
+}
+
 int main(void)
 {
 	char err[512];
@@ -929,5 +1200,10 @@ int main(void)
 	RUN(the_account_puts_each_nanosecond_in_one_state);
 	RUN(a_thread_that_ends_keeps_its_last_exit_and_account);
 	RUN(a_vcpu_blocked_in_the_vmm_is_halted_only_in_a_halt);
+	RUN(each_cause_is_counted_with_its_time_in_kvm_and_in_the_vmm);
+	RUN(a_reasons_causes_beyond_the_bound_are_counted_as_other);
+	RUN(a_cause_goes_with_its_thread_when_it_is_switched_out);
+	RUN(an_untraced_vms_causes_are_not_counted);
+	RUN(a_thread_that_ends_keeps_its_last_exits_cause);
 	return ht_test_exit_status();
 }

@@ -29,7 +29,8 @@ static const char *const exit_prog_names[] = { "vmx", "svm", "generic_vmx", "gen
  * The modes: records (and with the kernel's wake-up policy), --no-file with
  * each grouping, --no-file --metrics; each without and with --exits, which
  * adds its code to the kvm_exit, kvm_entry and sched_switch programs (and
- * the sched_wakeup program) whatever else is on.
+ * the sched_wakeup program, and the programs of the exits' causes on
+ * kvm_pio, kvm_mmio, kvm_msr and kvm_cpuid) whatever else is on.
  */
 enum mode { MODE_RECORDS, MODE_RECORDS_KERNEL_WAKEUP, MODE_AGG, MODE_AGG_PER_VCPU, MODE_AGG_PER_VM,
 	    MODE_AGG_METRICS, MODE_RECORDS_EXITS, MODE_RECORDS_KERNEL_WAKEUP_EXITS, MODE_AGG_EXITS,

@@ -75,6 +75,33 @@ int ht_synth_layout_load(struct ht_synth_layout *l, char *err, size_t errlen)
 	l->hcall_a[3] = member_offset(bhc, hc, "a3");
 	l->entry_vcpu_id = member_offset(ben, en, "vcpu_id");
 	l->entry_rip = member_offset(ben, en, "rip");
+	{
+		const struct btf *b = NULL;
+		const struct btf_type *s;
+
+		if ((s = find_struct(vmlinux, &kvm, "trace_event_raw_kvm_pio", &b)) && s->size <= MAX_EVENT_SIZE) {
+			l->pio_size = s->size;
+			l->pio_rw = member_offset(b, s, "rw");
+			l->pio_port = member_offset(b, s, "port");
+			l->pio_size_field = member_offset(b, s, "size");
+		}
+		if ((s = find_struct(vmlinux, &kvm, "trace_event_raw_kvm_mmio", &b)) && s->size <= MAX_EVENT_SIZE) {
+			l->mmio_size = s->size;
+			l->mmio_type = member_offset(b, s, "type");
+			l->mmio_len = member_offset(b, s, "len");
+			l->mmio_gpa = member_offset(b, s, "gpa");
+		}
+		if ((s = find_struct(vmlinux, &kvm, "trace_event_raw_kvm_msr", &b)) && s->size <= MAX_EVENT_SIZE) {
+			l->msr_size = s->size;
+			l->msr_write = member_offset(b, s, "write");
+			l->msr_ecx = member_offset(b, s, "ecx");
+		}
+		if ((s = find_struct(vmlinux, &kvm, "trace_event_raw_kvm_cpuid", &b)) && s->size <= MAX_EVENT_SIZE) {
+			l->cpuid_size = s->size;
+			l->cpuid_function = member_offset(b, s, "function");
+			l->cpuid_index = member_offset(b, s, "index");
+		}
+	}
 	if (l->exit_size > MAX_EVENT_SIZE || l->hcall_size > MAX_EVENT_SIZE ||
 	    l->entry_size > MAX_EVENT_SIZE || l->exit_reason < 0 || l->exit_isa < 0 ||
 	    l->exit_guest_rip < 0 || l->hcall_nr < 0 || l->entry_vcpu_id < 0) {
@@ -187,6 +214,45 @@ int ht_synth_userspace_exit_at(const struct ht_tracer *t, __u32 reason, __u64 no
 
 	memcpy(ev.event, &reason, sizeof(reason));
 	return run(t, HT_SYNTH_KVM_USERSPACE_EXIT_AT, &ev, sizeof(ev));
+}
+
+/* A cause event of size bytes (0: the kernel has none) with up to three fields at their offsets. */
+static int run_cause(const struct ht_tracer *t, enum ht_synthetic_prog which, size_t size, int off0, __u64 v0,
+		     size_t len0, int off1, __u64 v1, size_t len1, int off2, __u64 v2, size_t len2)
+{
+	unsigned char ev[MAX_EVENT_SIZE] = { 0 };
+
+	if (!size)
+		return -ENOENT;
+	/* Little-endian: the low len bytes of each value. */
+	put(ev, off0, &v0, len0);
+	put(ev, off1, &v1, len1);
+	put(ev, off2, &v2, len2);
+	return run(t, which, ev, size);
+}
+
+int ht_synth_pio(const struct ht_synth_layout *l, const struct ht_tracer *t, __u32 rw, __u32 port, __u32 size)
+{
+	return run_cause(t, HT_SYNTH_KVM_PIO, l->pio_size, l->pio_rw, rw, 4, l->pio_port, port, 4, l->pio_size_field,
+			 size, 4);
+}
+
+int ht_synth_mmio(const struct ht_synth_layout *l, const struct ht_tracer *t, __u32 type, __u32 len, __u64 gpa)
+{
+	return run_cause(t, HT_SYNTH_KVM_MMIO, l->mmio_size, l->mmio_type, type, 4, l->mmio_len, len, 4, l->mmio_gpa,
+			 gpa, 8);
+}
+
+int ht_synth_msr(const struct ht_synth_layout *l, const struct ht_tracer *t, __u32 write, __u32 ecx)
+{
+	return run_cause(t, HT_SYNTH_KVM_MSR, l->msr_size, l->msr_write, write, 4, l->msr_ecx, ecx, 4,
+			 HT_SYNTH_NO_FIELD, 0, 0);
+}
+
+int ht_synth_cpuid(const struct ht_synth_layout *l, const struct ht_tracer *t, __u32 function, __u32 index)
+{
+	return run_cause(t, HT_SYNTH_KVM_CPUID, l->cpuid_size, l->cpuid_function, function, 4, l->cpuid_index, index,
+			 4, HT_SYNTH_NO_FIELD, 0, 0);
 }
 
 int ht_synth_switch(const struct ht_tracer *t, __u32 prev_tid, __u32 prev_tgid, __u32 next_tid,

@@ -22,6 +22,10 @@ struct ht_synth_layout {
 	int exit_reason, exit_guest_rip, exit_isa, exit_vcpu_id; /* byte offsets */
 	int hcall_nr, hcall_a[4];
 	int entry_vcpu_id, entry_rip;
+	/* The causes' tracepoints (size 0: the kernel has no such event). */
+	size_t pio_size, mmio_size, msr_size, cpuid_size;
+	int pio_rw, pio_port, pio_size_field, mmio_type, mmio_len, mmio_gpa, msr_write, msr_ecx, cpuid_function,
+		cpuid_index;
 };
 
 /*
@@ -71,6 +75,15 @@ int ht_synth_userspace_exit_at(const struct ht_tracer *t, __u32 reason, __u64 no
 int ht_synth_switch(const struct ht_tracer *t, __u32 prev_tid, __u32 prev_tgid, __u32 next_tid,
 		    __u32 next_tgid, bool prev_involuntary, __u64 now_ns);
 int ht_synth_wakeup(const struct ht_tracer *t, __u32 tid, __u64 now_ns);
+/*
+ * --exits: the tracepoints KVM fires while it handles an exit, for its cause:
+ * kvm_pio (rw: 1 out), kvm_mmio (type: KVM_TRACE_MMIO_*), kvm_msr, kvm_cpuid.
+ * 0, -ENOENT if the kernel has no such event, or -errno.
+ */
+int ht_synth_pio(const struct ht_synth_layout *l, const struct ht_tracer *t, __u32 rw, __u32 port, __u32 size);
+int ht_synth_mmio(const struct ht_synth_layout *l, const struct ht_tracer *t, __u32 type, __u32 len, __u64 gpa);
+int ht_synth_msr(const struct ht_synth_layout *l, const struct ht_tracer *t, __u32 write, __u32 ecx);
+int ht_synth_cpuid(const struct ht_synth_layout *l, const struct ht_tracer *t, __u32 function, __u32 index);
 /* A vCPU thread first seen at now_ns (0: the clock now), in guest if running, else blocked. */
 int ht_synth_register(const struct ht_tracer *t, __u32 tid, __u32 tgid, __u32 vcpu, bool running, __u64 now_ns);
 

@@ -18,6 +18,10 @@
  *   down        two blocks, the second's series counting fewer exits
  *   backwards   two blocks, the second's time before the first's
  *   wrap        two series of 2^63 exits each (right on their own): sums must not wrap
+ *   causes      three blocks of a VM's I/O, MSR and CPUID exits with their
+ *               causes, as a recording writes them (one second apart)
+ *   cause_slots a cause whose buckets hold fewer exits than its count
+ *   cause_down  two blocks, the second's cause counting fewer exits
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -62,6 +66,71 @@ static int add(struct ht_writer *w, __u64 time_ns, const struct ht_exit_series_r
 	return ret;
 }
 
+/* n exits of a cause, kvm_ns each in KVM, and vmm of them then vmm_ns in the VMM. */
+static struct ht_exit_cause_rec cause_of(__u32 reason, __u8 kind, __u64 value, __u32 detail, __u64 n, __u64 kvm_ns,
+					 __u64 vmm, __u64 vmm_ns)
+{
+	struct ht_exit_cause_rec c = { .key = { .pid = 1000, .reason = reason, .isa = HT_ISA_VMX, .kind = kind,
+						.detail = detail, .value = value } };
+	unsigned int k = 0, j = 0;
+
+	while (k < HT_EXIT_SLOTS - 1 && kvm_ns >> (k + 1))
+		k++;
+	while (j < HT_EXIT_SLOTS - 1 && vmm_ns >> (j + 1))
+		j++;
+	c.h.count = n;
+	c.h.kvm_ns = n * kvm_ns;
+	c.h.kvm_slots[k] = n;
+	c.h.vmm_count = vmm;
+	c.h.vmm_ns = vmm * vmm_ns;
+	c.h.vmm_slots[j] = vmm;
+	return c;
+}
+
+/* A block of series and causes (no threads). */
+static int add_causes(struct ht_writer *w, __u64 time_ns, const struct ht_exit_series_rec *s, __u32 ns,
+		      const struct ht_exit_cause_rec *c, __u32 nc)
+{
+	size_t len = sizeof(struct ht_exits_header) + (size_t)ns * sizeof(*s) + (size_t)nc * sizeof(*c);
+	unsigned char *b = calloc(1, len);
+	struct ht_exits_header h = { .time_ns = time_ns, .nseries = ns, .ncauses = nc };
+
+	if (!b)
+		return -1;
+	memcpy(b, &h, sizeof(h));
+	if (ns)
+		memcpy(b + sizeof(h), s, (size_t)ns * sizeof(*s));
+	memcpy(b + sizeof(h) + (size_t)ns * sizeof(*s), c, (size_t)nc * sizeof(*c));
+	int ret = ht_writer_add_block(w, HT_BLOCK_EXITS, b, (__u32)len, ns + nc);
+	free(b);
+	return ret;
+}
+
+/*
+ * VM 1000's exits over three seconds: I/O (30) to port 0x80 out (from user
+ * space: 400 ns in KVM, 300000 in the VMM) and 0x3f8 in, wrmsr (32) of the
+ * TSC deadline, cpuid (10) leaf 0xd.1; one block a second, cumulative.
+ */
+static int causes(struct ht_writer *w)
+{
+	struct ht_exit_series_rec s[3];
+	struct ht_exit_cause_rec c[4];
+	int ret = 0;
+
+	for (__u64 t = 1; t <= 3 && !ret; t++) {
+		series_of(&s[0], 1000, 0, 30, 110 * t, 1000);
+		series_of(&s[1], 1000, 0, 32, 20 * t, 1000);
+		series_of(&s[2], 1000, 0, 10, 3 * t, 1000);
+		s[0].key.isa = s[1].key.isa = s[2].key.isa = HT_ISA_VMX;
+		c[0] = cause_of(30, HT_CAUSE_PIO, 0x80, HT_CAUSE_DIR_OUT | 1 << 8, 100 * t, 400, 100 * t, 300000);
+		c[1] = cause_of(30, HT_CAUSE_PIO, 0x3f8, HT_CAUSE_DIR_IN | 1 << 8, 10 * t, 3000, 0, 0);
+		c[2] = cause_of(32, HT_CAUSE_MSR, 0x6e0, HT_CAUSE_DIR_OUT, 20 * t, 600, 0, 0);
+		c[3] = cause_of(10, HT_CAUSE_CPUID, 0xd, 1, 3 * t, 200, 0, 0);
+		ret = add_causes(w, T0 + t * 1000000000ull, s, 3, c, 4);
+	}
+	return ret;
+}
+
 static int big(struct ht_writer *w, __u32 n, __u32 nt)
 {
 	struct ht_exit_series_rec *s = calloc(n + 1, sizeof(*s));
@@ -102,7 +171,7 @@ int main(int argc, char **argv)
 	int ret = 0;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: exits_craft FILE big|threads|blocks|slots|minmax|total|down|backwards|wrap [N]\n");
+		fprintf(stderr, "usage: exits_craft FILE big|threads|blocks|slots|minmax|total|down|backwards|wrap|causes|cause_slots|cause_down [N]\n");
 		return 2;
 	}
 	const char *shape = argv[2];
@@ -143,6 +212,19 @@ int main(int argc, char **argv)
 	} else if (!strcmp(shape, "backwards")) {
 		ret = add(w, T0 + 10, s, 1, NULL, 0);
 		ret |= add(w, T0 + 5, s, 1, NULL, 0);
+	} else if (!strcmp(shape, "causes")) {
+		ret = causes(w);
+	} else if (!strcmp(shape, "cause_slots")) {
+		struct ht_exit_cause_rec c = cause_of(30, HT_CAUSE_PIO, 0x80, 1, 10, 400, 0, 0);
+
+		c.h.count = 100000; /* beyond what torn reads of 1024 CPUs explain */
+		ret = add_causes(w, T0 + 1, s, 1, &c, 1);
+	} else if (!strcmp(shape, "cause_down")) {
+		struct ht_exit_cause_rec c = cause_of(30, HT_CAUSE_PIO, 0x80, 1, 10, 400, 0, 0);
+
+		ret = add_causes(w, T0 + 1, s, 1, &c, 1);
+		c = cause_of(30, HT_CAUSE_PIO, 0x80, 1, 9, 400, 0, 0);
+		ret |= add_causes(w, T0 + 2, s, 1, &c, 1);
 	} else if (!strcmp(shape, "wrap")) {
 		series_of(&s[0], 1000, 0, 0x7b, 1ull << 63, 0);
 		series_of(&s[1], 1000, 1, 0x7b, 1ull << 63, 0);

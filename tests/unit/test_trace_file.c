@@ -466,7 +466,7 @@ static void an_exits_block_whose_counts_do_not_add_up_stops_reading(void)
 static void version_4_thread_records_read_without_an_account(void)
 {
 	struct {
-		struct ht_exits_header h;
+		struct ht_exits_header h; /* its first HT_EXITS_HEADER_V5_SIZE bytes: a version 4 header */
 		struct ht_vcpu_wait w[2];
 	} p = { .h = { .time_ns = 1000, .nthreads = 2 } };
 	struct ht_file_header h;
@@ -485,7 +485,8 @@ static void version_4_thread_records_read_without_an_account(void)
 	h.start_monotonic_ns = 1000; /* the block's time comes after the start, as a recording's */
 	if (!ASSERT_MSG(ht_writer_open(path, true, &h, &w, err, sizeof(err)) == 0, "%s", err))
 		return;
-	if (!ASSERT_OK(ht_writer_add_block(w, HT_BLOCK_EXITS, &p, sizeof(p), 2), "block"))
+	memmove((char *)&p + HT_EXITS_HEADER_V5_SIZE, p.w, sizeof(p.w));
+	if (!ASSERT_OK(ht_writer_add_block(w, HT_BLOCK_EXITS, &p, HT_EXITS_HEADER_V5_SIZE + sizeof(p.w), 2), "block"))
 		goto cleanup;
 	ret = ht_writer_close(w, &t);
 	w = NULL; /* freed either way */

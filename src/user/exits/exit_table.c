@@ -31,6 +31,7 @@ void ht_exit_table_init(struct ht_exit_table *t)
 {
 	memset(t, 0, sizeof(*t));
 	ht_hashmap_init(&t->series_index, hash_key, equal_key, NULL);
+	ht_exit_causes_init(&t->causes);
 }
 
 void ht_exit_table_free(struct ht_exit_table *t)
@@ -38,6 +39,7 @@ void ht_exit_table_free(struct ht_exit_table *t)
 	free(t->series);
 	free(t->threads);
 	ht_hashmap_clear(&t->series_index);
+	ht_exit_causes_free(&t->causes);
 	ht_exit_table_init(t);
 }
 
@@ -48,6 +50,7 @@ void ht_exit_table_reset(struct ht_exit_table *t)
 	ht_hashmap_clear(&t->series_index);
 	t->lost_series_full = t->lost_no_thread = t->lost_vcpu_switches = 0;
 	t->went_down = 0;
+	ht_exit_causes_reset(&t->causes);
 }
 
 /* Indexes series [from, nseries). A table zeroed rather than initialised gets its functions here. */
@@ -99,7 +102,7 @@ int ht_exit_table_copy(struct ht_exit_table *dst, const struct ht_exit_table *sr
 	dst->lost_no_thread = src->lost_no_thread;
 	dst->lost_vcpu_switches = src->lost_vcpu_switches;
 	dst->went_down = src->went_down;
-	return 0;
+	return ht_exit_causes_copy(&dst->causes, &src->causes);
 }
 
 int ht_exit_key_cmp(const struct ht_exit_key *a, const struct ht_exit_key *b)
@@ -342,6 +345,7 @@ void ht_exit_table_clear_changed(struct ht_exit_table *t)
 		t->series[i].changed = false;
 	for (size_t i = 0; i < t->nthreads; i++)
 		t->threads[i].changed = false;
+	ht_exit_causes_clear_changed(&t->causes);
 }
 
 uint64_t ht_exit_slot_low(unsigned int slot)
@@ -436,6 +440,9 @@ int ht_exit_table_delta(struct ht_exit_table *out, const struct ht_exit_table *n
 		for (int k = 0; k < HT_VCPU_NSTATES; k++)
 			d->a.state_ns[k] = sub_or_zero(n->a.state_ns[k], b->a.state_ns[k], down);
 	}
+	if (ht_exit_causes_delta(&out->causes, &now->causes, &before->causes))
+		return -ENOMEM;
+	out->went_down += out->causes.went_down;
 	return 0;
 }
 

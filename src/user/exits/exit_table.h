@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "common/hashmap.h"
+#include "exits/exit_causes.h"
 #include "hypertrace/record.h"
 
 struct ht_exit_series {
@@ -49,6 +50,7 @@ struct ht_exit_table {
 	uint64_t lost_series_full;  /* exits lost: HT_CNT_EXIT_SERIES_FULL */
 	uint64_t lost_no_thread;    /* exits lost: HT_CNT_EXIT_NO_THREAD */
 	uint64_t lost_vcpu_switches; /* --vcpu-sched: switch records lost: HT_CNT_SWITCH_DROPS */
+	struct ht_exit_cause_table causes; /* the causes of the exits (record --exits, format version 6 on) */
 	/*
 	 * ht_exit_table_delta: numbers of one series or thread that went down
 	 * between the two tables (a bug, or a damaged file: a thread id that

@@ -34,6 +34,8 @@ struct view {
 	FILE *out;
 	unsigned int width;
 	int err;
+	const struct ht_exit_cause_row **causes; /* t->causes sorted (ht_exit_causes_sorted); NULL: none */
+	size_t ncauses;
 };
 
 /* One line, cut to the width at a character boundary. */
@@ -138,6 +140,42 @@ static size_t sum_reasons(const struct ht_exit_series *const *from, const struct
 	return n;
 }
 
+void ht_exit_cause_summary(char *buf, size_t len, const struct ht_exit_cause_row *c, uint64_t elapsed_ns)
+{
+	char name[96], rate[24], kvm[16], vmm[16], vmm_part[40] = "";
+
+	ht_exit_cause_format(name, sizeof(name), &c->key);
+	fmt_rate(rate, sizeof(rate), c->h.count, elapsed_ns);
+	ht_exit_fmt_ns(kvm, sizeof(kvm), ht_exit_cause_percentile(c->h.kvm_slots, c->h.count, 50));
+	if (c->h.vmm_count) {
+		ht_exit_fmt_ns(vmm, sizeof(vmm), ht_exit_cause_percentile(c->h.vmm_slots, c->h.vmm_count, 50));
+		snprintf(vmm_part, sizeof(vmm_part), ", vmm p50 <=%s", vmm);
+	}
+	if (elapsed_ns)
+		snprintf(buf, len, "%s: %s/s, kvm p50 <=%s%s", name, rate, kvm, vmm_part);
+	else
+		snprintf(buf, len, "%s: %llu, kvm p50 <=%s%s", name, (unsigned long long)c->h.count, kvm, vmm_part);
+}
+
+/* Under a VM's reason (key: its VM, ISA and reason): its busiest causes, one line each. */
+static void reason_causes(struct view *v, const char *indent, const struct ht_exit_key *key,
+			  const struct ht_exit_view_opts *o)
+{
+	size_t first, n, shown;
+	char buf[200];
+
+	if (!o->causes_per_reason || !v->causes)
+		return;
+	n = ht_exit_causes_of_reason(v->causes, v->ncauses, key->pid, key->isa, key->reason, &first);
+	shown = n > o->causes_per_reason ? o->causes_per_reason : n;
+	for (size_t i = 0; i < shown; i++) {
+		ht_exit_cause_summary(buf, sizeof(buf), v->causes[first + i], o->elapsed_ns);
+		line(v, "%s    %s", indent, buf);
+	}
+	if (shown < n)
+		line(v, "%s    ... %zu more causes", indent, n - shown);
+}
+
 static void reason_table(struct view *v, const char *indent, struct ht_exit_series *sums, size_t n,
 			 const struct ht_exit_view_opts *o)
 {
@@ -146,10 +184,12 @@ static void reason_table(struct view *v, const char *indent, struct ht_exit_seri
 
 	reason_header(v, indent);
 	for (size_t i = 0; i < n; i++) {
-		if (i < shown)
+		if (i < shown) {
 			reason_row(v, indent, &sums[i], o->elapsed_ns);
-		else
+			reason_causes(v, indent, &sums[i].key, o);
+		} else {
 			rest += sums[i].h.count;
+		}
 	}
 	if (shown < n)
 		line(v, "%s... %zu more reasons, %llu exits", indent, n - shown, (unsigned long long)rest);
@@ -260,6 +300,9 @@ static void vm_block(struct view *v, uint32_t pid, const struct ht_exit_series *
 		vcpu_line(v, *r, vcpu_exits(sc->totals, nvcpus, (*r)->w.vcpu), o);
 	if (!o->per_vcpu_reasons)
 		return;
+	/* Causes are per VM: a vCPU's reasons have none of their own. */
+	struct ht_exit_view_opts per_vcpu = *o;
+	per_vcpu.causes_per_reason = 0;
 	size_t k = 0;
 	for (const struct ht_exit_series *const *s = from; s < to; k++) {
 		const struct ht_exit_series *const *end = s;
@@ -268,7 +311,7 @@ static void vm_block(struct view *v, uint32_t pid, const struct ht_exit_series *
 			end++;
 		n = sum_reasons(s, end, sc->sums, sc->order);
 		line(v, "  vCPU %u: %llu exits", (unsigned int)(*s)->key.vcpu, (unsigned long long)sc->totals[k].exits);
-		reason_table(v, "    ", sc->sums, n, o);
+		reason_table(v, "    ", sc->sums, n, &per_vcpu);
 		s = end;
 	}
 }
@@ -299,6 +342,13 @@ int ht_exit_view_write(FILE *out, const struct ht_exit_table *t, const struct ht
 	size_t npids = 0, s = 0, th = 0;
 	char rate[24];
 
+	if (o->causes_per_reason) {
+		v.causes = ht_exit_causes_sorted(&t->causes, &v.ncauses);
+		if (v.ncauses == SIZE_MAX) {
+			v.err = -ENOMEM;
+			goto out;
+		}
+	}
 	if (!sc.sums || !sc.order || !sc.totals || !series || !threads || !pids) {
 		v.err = -ENOMEM;
 		goto out;
@@ -341,12 +391,65 @@ int ht_exit_view_write(FILE *out, const struct ht_exit_table *t, const struct ht
 		th = te;
 	}
 out:
+	free(v.causes);
 	free(sc.sums);
 	free(sc.order);
 	free(sc.totals);
 	free(series);
 	free(threads);
 	free(pids);
+	if (!v.err && (fflush(out) == EOF || ferror(out)))
+		v.err = -EIO;
+	return v.err;
+}
+
+int ht_exit_causes_view_write(FILE *out, const struct ht_exit_table *t, const struct ht_exit_view_opts *o)
+{
+	struct view v = { .out = out, .width = o->width ? o->width : 80 };
+	const struct ht_exit_cause_row **rows = ht_exit_causes_sorted(&t->causes, &v.ncauses);
+	size_t n = v.ncauses;
+
+	if (n == SIZE_MAX)
+		return -ENOMEM;
+	if (!n && !t->causes.lost)
+		return 0;
+	line(&v, "%s", "");
+	if (t->causes.lost)
+		line(&v, "causes of exits (%llu exits' causes lost: the cause table was full)",
+		     (unsigned long long)t->causes.lost);
+	else
+		line(&v, "causes of exits (at most %d named per VM and reason, the rest 'other'):", HT_EXIT_CAUSES_PER_REASON);
+	for (size_t i = 0; i < n; i++) {
+		const struct ht_exit_cause_row *c = rows[i];
+		char name[96], reason[48], rate[24], k50[16], k99[16], v50[16] = "-", v99[16] = "-";
+
+		if (!i || c->key.pid != rows[i - 1]->key.pid) {
+			const char *vm = o->vm_name ? o->vm_name(o->name_ctx, c->key.pid) : NULL;
+			char esc[HT_ESC_SIZE(64)];
+
+			line(&v, "%s", "");
+			line(&v, "VM %s%s(pid %u)", vm && vm[0] ? ht_escape(esc, sizeof(esc), vm, HT_ESC_TEXT) : "",
+			     vm && vm[0] ? " " : "", c->key.pid);
+		}
+		if (!i || c->key.pid != rows[i - 1]->key.pid || c->key.isa != rows[i - 1]->key.isa ||
+		    c->key.reason != rows[i - 1]->key.reason) {
+			ht_exit_reason_format(reason, sizeof(reason), c->key.isa, c->key.reason);
+			line(&v, "  %s", reason);
+			line(&v, "    %-40s %9s %9s %9s %9s %9s %9s %9s", "cause", "count", "rate/s", "kvm p50", "kvm p99",
+			     "to vmm", "vmm p50", "vmm p99");
+		}
+		ht_exit_cause_format(name, sizeof(name), &c->key);
+		fmt_rate(rate, sizeof(rate), c->h.count, o->elapsed_ns);
+		ht_exit_fmt_ns(k50, sizeof(k50), ht_exit_cause_percentile(c->h.kvm_slots, c->h.count, 50));
+		ht_exit_fmt_ns(k99, sizeof(k99), ht_exit_cause_percentile(c->h.kvm_slots, c->h.count, 99));
+		if (c->h.vmm_count) {
+			ht_exit_fmt_ns(v50, sizeof(v50), ht_exit_cause_percentile(c->h.vmm_slots, c->h.vmm_count, 50));
+			ht_exit_fmt_ns(v99, sizeof(v99), ht_exit_cause_percentile(c->h.vmm_slots, c->h.vmm_count, 99));
+		}
+		line(&v, "    %-40s %9llu %9s %9s %9s %9llu %9s %9s", name, (unsigned long long)c->h.count, rate, k50, k99,
+		     (unsigned long long)c->h.vmm_count, v50, v99);
+	}
+	free(rows);
 	if (!v.err && (fflush(out) == EOF || ferror(out)))
 		v.err = -EIO;
 	return v.err;

@@ -19,6 +19,7 @@ struct ht_exit_view_opts {
 	unsigned int width;       /* columns; 0: 80 */
 	unsigned int max_reasons; /* reasons listed per VM (the busiest); 0: all */
 	bool per_vcpu_reasons;    /* report: a reason table per vCPU too */
+	unsigned int causes_per_reason; /* under each of a VM's reasons its busiest causes (t->causes); 0: none */
 	const char *(*vm_name)(void *ctx, uint32_t pid);            /* NULL or "" if unknown */
 	const char *(*thread_name)(void *ctx, uint32_t pid, uint32_t tid);
 	void *name_ctx;
@@ -26,6 +27,15 @@ struct ht_exit_view_opts {
 
 /* Writes the view of t; lines are cut to the width. 0 or -errno. */
 int ht_exit_view_write(FILE *out, const struct ht_exit_table *t, const struct ht_exit_view_opts *o);
+
+/*
+ * The causes of exits as text: per VM and exit reason (busiest first) each
+ * cause's count, rate, and time in KVM and in the VMM (p50, p99 as log2
+ * bucket bounds). Nothing if t has no causes. 0 or -errno.
+ */
+int ht_exit_causes_view_write(FILE *out, const struct ht_exit_table *t, const struct ht_exit_view_opts *o);
+/* One cause in a line: "io 0x3f8 out 1: 1200/s, kvm p50 <=4.1us, vmm p50 <=262us" (no vmm part if none went there). */
+void ht_exit_cause_summary(char *buf, size_t len, const struct ht_exit_cause_row *c, uint64_t elapsed_ns);
 
 /* ns in a short form, three digits at most: "812ns", "16.4us", "3.21ms", "1.20s", "750s". */
 void ht_exit_fmt_ns(char *buf, size_t len, uint64_t ns);

@@ -53,6 +53,7 @@ void ht_metrics_registry_free(struct ht_metrics_registry *r)
 	ht_hashmap_clear(&r->index);
 	free(r->exits.sets);
 	free(r->exits.vcpus);
+	ht_metrics_causes_free(&r->exits.causes);
 	r->sets = NULL;
 	memset(&r->exits, 0, sizeof(r->exits));
 }
@@ -61,7 +62,7 @@ int ht_metrics_registry_enable_exits(struct ht_metrics_registry *r, bool per_vcp
 {
 	r->exits.sets = calloc(HT_METRICS_MAX_EXIT_SETS, sizeof(*r->exits.sets));
 	r->exits.vcpus = calloc(HT_METRICS_MAX_VCPU_SETS, sizeof(*r->exits.vcpus));
-	if (!r->exits.sets || !r->exits.vcpus)
+	if (!r->exits.sets || !r->exits.vcpus || ht_metrics_causes_init(&r->exits.causes))
 		return -ENOMEM;
 	r->exits.on = true;
 	r->exits.per_vcpu = per_vcpu;
@@ -185,6 +186,19 @@ static void exit_set_add(struct ht_metrics_exit_set *x, const struct ht_exit_ser
 	x->sum_ns = ht_sat_add(x->sum_ns, s->h.total_ns);
 }
 
+/* vm_label_of for the causes (metrics_causes.c): the same label values as the series'. */
+struct cause_labels {
+	const char *(*vm_label)(void *ctx, uint32_t pid);
+	void *ctx;
+};
+
+static bool cause_vm_label(char *out, uint32_t pid, void *ctx)
+{
+	const struct cause_labels *cl = ctx;
+
+	return vm_label_of(out, pid, cl->vm_label, cl->ctx);
+}
+
 void ht_metrics_set_exits(struct ht_metrics_registry *r, const struct ht_exit_table *t,
 			  const char *(*vm_label)(void *ctx, uint32_t pid), void *ctx)
 {
@@ -240,6 +254,8 @@ void ht_metrics_set_exits(struct ht_metrics_registry *r, const struct ht_exit_ta
 	}
 	ht_hashmap_clear(&sets);
 	ht_hashmap_clear(&vcpus);
+	struct cause_labels cl = { .vm_label = vm_label, .ctx = ctx };
+	ht_metrics_causes_set(&e->causes, &t->causes, cause_vm_label, &cl);
 	/* Stable output: sets sorted by their labels at render time (see ht_metrics_render). */
 }
 
@@ -415,8 +431,10 @@ void ht_metrics_registry_copy(struct ht_metrics_registry *dst, const struct ht_m
 	struct ht_hashmap index = dst->index;
 	struct ht_metrics_exit_set *exit_sets = dst->exits.sets;
 	struct ht_metrics_vcpu_set *vcpus = dst->exits.vcpus;
+	struct ht_metrics_causes causes = dst->exits.causes;
 
 	memcpy(sets, src->sets, src->nsets * sizeof(*sets));
+	ht_metrics_causes_copy(&causes, &src->exits.causes);
 	if (src->exits.on && exit_sets && vcpus) {
 		memcpy(exit_sets, src->exits.sets, src->exits.nsets * sizeof(*exit_sets));
 		memcpy(vcpus, src->exits.vcpus, src->exits.nvcpus * sizeof(*vcpus));
@@ -426,6 +444,7 @@ void ht_metrics_registry_copy(struct ht_metrics_registry *dst, const struct ht_m
 	dst->index = index; /* its own, empty: a copy is rendered, never fed */
 	dst->exits.sets = exit_sets;
 	dst->exits.vcpus = vcpus;
+	dst->exits.causes = causes;
 	if (!exit_sets || !vcpus)
 		dst->exits.on = false; /* a copy made without them renders none */
 	dst->log = NULL;
@@ -680,6 +699,7 @@ static void render_exits(FILE *out, struct ht_metrics_exits *e)
 	fputs("# HELP hypertrace_exit_metrics_overflow_exits_total Exits counted under vm=\"other\" because the label sets were at their cap.\n"
 	      "# TYPE hypertrace_exit_metrics_overflow_exits_total counter\n", out);
 	fprintf(out, "hypertrace_exit_metrics_overflow_exits_total %" PRIu64 "\n", e->overflow_exits);
+	ht_metrics_causes_render(&e->causes, out);
 }
 
 int ht_metrics_render(struct ht_metrics_registry *r, FILE *out)

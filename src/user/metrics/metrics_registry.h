@@ -27,6 +27,7 @@
 #include "common/escape.h"
 #include "common/hashmap.h"
 #include "exits/exit_table.h"
+#include "metrics/metrics_causes.h"
 #include "hist/latency_hist.h"
 #include "hypertrace/record.h"
 
@@ -107,6 +108,7 @@ struct ht_metrics_exits {
 	struct ht_metrics_vcpu_set vcpu_other;
 	uint64_t lost;           /* exits the BPF side could not count */
 	uint64_t overflow_exits; /* exits counted under vm="other" */
+	struct ht_metrics_causes causes; /* the causes of the exits (metrics_causes.h) */
 };
 
 struct ht_metrics_registry {

@@ -46,6 +46,14 @@ static void keep_series(void *ctx, const struct ht_exit_key *key, const struct h
 		r->err = ht_exit_table_set_series(r->t, key, h);
 }
 
+static void keep_cause(void *ctx, const struct ht_exit_cause_key *key, const struct ht_exit_cause_hist *h)
+{
+	struct reading *r = ctx;
+
+	if (!r->err)
+		r->err = ht_exit_causes_set(&r->t->causes, key, h);
+}
+
 static void keep_thread(void *ctx, const struct ht_vcpu_wait *w, const struct ht_vcpu_account *a, bool gone)
 {
 	struct reading *r = ctx;
@@ -92,6 +100,8 @@ static int read_bpf(struct ht_exit_sampler *s, bool final)
 		s->total.threads[i].seen = false;
 	int ret = ht_tracer_read_exits(s->tracer, keep_series, &r);
 	if (!ret)
+		ret = ht_tracer_read_exit_causes(s->tracer, keep_cause, &r);
+	if (!ret)
 		ret = ht_tracer_read_vcpu_waits(s->tracer, keep_thread, &r);
 	if (!ret && final)
 		ret = ht_tracer_read_open_exits(s->tracer, keep_open_exit, &r);
@@ -109,6 +119,7 @@ static int read_bpf(struct ht_exit_sampler *s, bool final)
 		s->total.lost_series_full = c[HT_CNT_EXIT_SERIES_FULL];
 		s->total.lost_no_thread = c[HT_CNT_EXIT_NO_THREAD];
 		s->total.lost_vcpu_switches = c[HT_CNT_SWITCH_DROPS];
+		s->total.causes.lost = c[HT_CNT_EXIT_CAUSE_LOST];
 	}
 	return ret;
 }
@@ -143,17 +154,22 @@ static int write_block(struct ht_exit_sampler *s, unsigned long long now_ns, boo
 	struct ht_exits_header h = { .time_ns = now_ns, .flags = final ? HT_EXITS_F_FINAL : 0,
 				     .lost_series_full = s->total.lost_series_full,
 				     .lost_no_thread = s->total.lost_no_thread,
-				     .lost_vcpu_switches = s->total.lost_vcpu_switches };
+				     .lost_vcpu_switches = s->total.lost_vcpu_switches,
+				     .lost_causes = s->total.causes.lost };
+	const struct ht_exit_cause_table *causes = &s->total.causes;
 
 	for (size_t i = 0; i < s->total.nseries; i++)
 		h.nseries += s->total.series[i].changed;
 	for (size_t i = 0; i < s->total.nthreads; i++)
 		h.nthreads += s->total.threads[i].changed;
-	if (!final && !h.nseries && !h.nthreads && h.lost_series_full == s->last.lost_series_full &&
-	    h.lost_no_thread == s->last.lost_no_thread && h.lost_vcpu_switches == s->last.lost_vcpu_switches)
+	for (size_t i = 0; i < causes->n; i++)
+		h.ncauses += causes->rows[i].changed;
+	if (!final && !h.nseries && !h.nthreads && !h.ncauses && h.lost_series_full == s->last.lost_series_full &&
+	    h.lost_no_thread == s->last.lost_no_thread && h.lost_vcpu_switches == s->last.lost_vcpu_switches &&
+	    h.lost_causes == s->last.causes.lost)
 		return 0;
 	size_t len = sizeof(h) + h.nseries * sizeof(struct ht_exit_series_rec) +
-		     h.nthreads * sizeof(struct ht_vcpu_wait_rec);
+		     h.nthreads * sizeof(struct ht_vcpu_wait_rec) + h.ncauses * sizeof(struct ht_exit_cause_rec);
 	unsigned char *buf = calloc(1, len), *p = buf + sizeof(h);
 	if (!buf)
 		return -ENOMEM;
@@ -178,8 +194,17 @@ static int write_block(struct ht_exit_sampler *s, unsigned long long now_ns, boo
 		memcpy(p, &rec, sizeof(rec));
 		p += sizeof(rec);
 	}
+	for (size_t i = 0; i < causes->n; i++) {
+		const struct ht_exit_cause_row *c = &causes->rows[i];
+		struct ht_exit_cause_rec rec = { .key = c->key, .h = c->h };
+
+		if (!c->changed)
+			continue;
+		memcpy(p, &rec, sizeof(rec));
+		p += sizeof(rec);
+	}
 	name_new(s, now_ns);
-	int ret = ht_writer_add_block(s->writer, HT_BLOCK_EXITS, buf, (__u32)len, h.nseries + h.nthreads);
+	int ret = ht_writer_add_block(s->writer, HT_BLOCK_EXITS, buf, (__u32)len, h.nseries + h.nthreads + h.ncauses);
 	free(buf);
 	return ret;
 }

@@ -216,6 +216,10 @@ static int attach_programs(struct ht_tracer *t, bool kvm, char *err, size_t errl
 		{ t->skel->progs.on_thread_exit, &t->skel->links.on_thread_exit, false },
 		{ t->skel->progs.on_kvm_entry, &t->skel->links.on_kvm_entry, true },
 		{ t->skel->progs.on_kvm_userspace_exit, &t->skel->links.on_kvm_userspace_exit, true },
+		{ t->skel->progs.on_kvm_pio, &t->skel->links.on_kvm_pio, true },
+		{ t->skel->progs.on_kvm_mmio, &t->skel->links.on_kvm_mmio, true },
+		{ t->skel->progs.on_kvm_msr, &t->skel->links.on_kvm_msr, true },
+		{ t->skel->progs.on_kvm_cpuid, &t->skel->links.on_kvm_cpuid, true },
 		{ t->skel->progs.on_kvm_hypercall, &t->skel->links.on_kvm_hypercall, true },
 		{ t->exit_prog, t->exit_link, true },
 	};
@@ -325,6 +329,15 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 	ro->vcpu_sched_on = opts->exits && opts->vcpu_sched;
 	bpf_program__set_autoload(sk->progs.on_sched_wakeup, opts->exits);
 	bpf_program__set_autoload(sk->progs.on_kvm_userspace_exit, opts->exits);
+	{
+		/* The causes of exits: their tracepoints only with --exits. */
+		struct bpf_program *causes[] = { sk->progs.on_kvm_pio, sk->progs.on_kvm_mmio, sk->progs.on_kvm_msr,
+						 sk->progs.on_kvm_cpuid, sk->progs.synthetic_kvm_pio,
+						 sk->progs.synthetic_kvm_mmio, sk->progs.synthetic_kvm_msr,
+						 sk->progs.synthetic_kvm_cpuid };
+		for (size_t i = 0; i < ARRAY_SIZE(causes); i++)
+			bpf_program__set_autoload(causes[i], opts->exits && (i < 4 || opts->synthetic));
+	}
 
 	/* Each CPU's table of exit series; one entry if --exits is off (the map must exist). */
 	t->exit_cache_entries = opts->exits ? (size_t)(cpus > 0 ? cpus : 1) * HT_EXIT_CACHE_WAYS : 1;
@@ -483,6 +496,14 @@ int ht_tracer_synthetic_fd(const struct ht_tracer *t, enum ht_synthetic_prog whi
 		return bpf_program__fd(t->skel->progs.synthetic_vcpu_register);
 	case HT_SYNTH_KVM_USERSPACE_EXIT_AT:
 		return bpf_program__fd(t->skel->progs.synthetic_kvm_userspace_exit_at);
+	case HT_SYNTH_KVM_PIO:
+		return bpf_program__fd(t->skel->progs.synthetic_kvm_pio);
+	case HT_SYNTH_KVM_MMIO:
+		return bpf_program__fd(t->skel->progs.synthetic_kvm_mmio);
+	case HT_SYNTH_KVM_MSR:
+		return bpf_program__fd(t->skel->progs.synthetic_kvm_msr);
+	case HT_SYNTH_KVM_CPUID:
+		return bpf_program__fd(t->skel->progs.synthetic_kvm_cpuid);
 	}
 	return -EINVAL;
 }
@@ -782,6 +803,59 @@ static bool missed_an_exit(const struct open_exit *before, size_t nbefore, const
 			return true;
 	}
 	return false;
+}
+
+int ht_tracer_read_exit_causes(const struct ht_tracer *t, ht_exit_cause_fn fn, void *ctx)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	int fd = bpf_map__fd(t->skel->maps.exit_causes);
+	struct ht_exit_cause_key *keys = NULL;
+	struct ht_exit_cause_hist *percpu = NULL;
+	__u32 batch = 0, count;
+	bool first = true, more = true;
+	int ret = 0;
+
+	if (ncpus <= 0)
+		return -EINVAL;
+	percpu = calloc((size_t)ncpus * EXIT_READ_BATCH, sizeof(*percpu));
+	keys = calloc(EXIT_READ_BATCH, sizeof(*keys));
+	if (!percpu || !keys) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	/* Causes are never deleted while the tracer lives: a batch walk sees each once. */
+	while (more) {
+		count = EXIT_READ_BATCH;
+		int err = bpf_map_lookup_batch(fd, first ? NULL : &batch, &batch, keys, percpu, &count, NULL);
+		if (err && errno != ENOENT) {
+			ret = -errno;
+			goto out;
+		}
+		more = !err;
+		first = false;
+		for (__u32 k = 0; k < count; k++) {
+			struct ht_exit_cause_hist sum = { 0 };
+
+			for (int c = 0; c < ncpus; c++) {
+				const struct ht_exit_cause_hist *h = &percpu[(size_t)k * (size_t)ncpus + (size_t)c];
+
+				sum.count += h->count;
+				sum.kvm_ns = ht_sat_add(sum.kvm_ns, h->kvm_ns);
+				sum.vmm_count += h->vmm_count;
+				sum.vmm_ns = ht_sat_add(sum.vmm_ns, h->vmm_ns);
+				for (int s = 0; s < HT_EXIT_SLOTS; s++) {
+					sum.kvm_slots[s] += h->kvm_slots[s];
+					sum.vmm_slots[s] += h->vmm_slots[s];
+				}
+			}
+			if (sum.count)
+				fn(ctx, &keys[k], &sum);
+		}
+	}
+out:
+	free(percpu);
+	free(keys);
+	return ret;
 }
 
 int ht_tracer_read_vcpu_waits(const struct ht_tracer *t, ht_vcpu_wait_fn fn, void *ctx)

@@ -110,6 +110,11 @@ enum ht_synthetic_prog {
 	HT_SYNTH_SCHED_WAKEUP,  /* ctx: struct ht_synth_wakeup */
 	HT_SYNTH_VCPU_REGISTER, /* ctx: struct ht_synth_register */
 	HT_SYNTH_KVM_USERSPACE_EXIT_AT, /* ctx: struct ht_synth_timed_event (the event part unused) */
+	/* --exits: the causes of exits, the event as ctx in the kernel's layout. */
+	HT_SYNTH_KVM_PIO,
+	HT_SYNTH_KVM_MMIO,
+	HT_SYNTH_KVM_MSR,
+	HT_SYNTH_KVM_CPUID,
 };
 
 /*
@@ -168,6 +173,13 @@ int ht_tracer_read_aggregates(const struct ht_tracer *t, ht_agg_fn fn, void *ctx
  */
 typedef void (*ht_exit_fn)(void *ctx, const struct ht_exit_key *key, const struct ht_exit_hist *h);
 int ht_tracer_read_exits(struct ht_tracer *t, ht_exit_fn fn, void *ctx);
+/*
+ * --exits: calls fn once per cause of exits (VM process, ISA, reason, cause;
+ * see enum ht_cause_kind) with its histograms summed over CPUs, cumulative
+ * since load. 0 or -errno.
+ */
+typedef void (*ht_exit_cause_fn)(void *ctx, const struct ht_exit_cause_key *key, const struct ht_exit_cause_hist *h);
+int ht_tracer_read_exit_causes(const struct ht_tracer *t, ht_exit_cause_fn fn, void *ctx);
 /*
  * --exits: calls fn once per vCPU thread known to BPF, with its counters
  * since load and its account (where its time went) up to the time of the

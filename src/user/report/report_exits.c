@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "exits/exit_causes.h"
 #include "exits/exit_reasons.h"
 #include "exits/exit_view.h"
 #include "reading/read_outcome.h"
@@ -186,7 +187,33 @@ static void apply_block(void *ctx, const struct ht_exits_header *h, const struct
 	r->state.lost_series_full = h->lost_series_full;
 	r->state.lost_no_thread = h->lost_no_thread;
 	r->state.lost_vcpu_switches = h->lost_vcpu_switches;
+	r->state.causes.lost = h->lost_causes;
 	r->state_ns = h->time_ns;
+}
+
+/* A block's causes (after its series and threads: apply_block took the window's states before it). */
+static void apply_causes(void *ctx, const struct ht_exits_header *h, const struct ht_exit_cause_rec *causes)
+{
+	struct exits_reading *r = ctx;
+
+	for (__u32 i = 0; i < h->ncauses && !r->err; i++) {
+		const struct ht_exit_cause_rec *c = &causes[i];
+		struct ht_exit_cause_row *row = ht_exit_causes_row(&r->state.causes, &c->key, true);
+
+		if (!row) {
+			r->err = -ENOMEM;
+			break;
+		}
+		if (c->h.count < row->h.count || c->h.kvm_ns < row->h.kvm_ns || c->h.vmm_ns < row->h.vmm_ns) {
+			snprintf(r->why, sizeof(r->why),
+				 "exits block at byte %llu: a cause of pid %u, reason %u goes down from %llu exits to %llu: the file is corrupt",
+				 ht_reader_block_at(r->reader), c->key.pid, c->key.reason,
+				 (unsigned long long)row->h.count, (unsigned long long)c->h.count);
+			r->err = -EBADMSG;
+			break;
+		}
+		row->h = c->h;
+	}
 }
 
 /* Keeps the series and threads the selection takes: VM process, VM name, vCPU. 0 or -ENOMEM. */
@@ -215,6 +242,30 @@ static int select_rows(struct ht_exit_table *t, const struct ht_selection *sel, 
 		t->threads[n++] = t->threads[i];
 	}
 	t->nthreads = n;
+	/* Causes are per VM: the VM selections apply, --vcpu does not. */
+	struct ht_exit_cause_table *c = &t->causes;
+	n = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		const struct ht_exit_cause_key *k = &c->rows[i].key;
+		const char *vm = sel->vm_name ? ht_reader_vm_name(reader, k->pid) : NULL;
+
+		if ((sel->pid_on && k->pid != sel->pid) || (sel->vm_name && (!vm || strcmp(vm, sel->vm_name))))
+			continue;
+		c->rows[n++] = c->rows[i];
+	}
+	if (n != c->n) {
+		/* Rebuilt through a copy: the index points into the rows that moved. */
+		struct ht_exit_cause_table kept;
+
+		ht_exit_causes_init(&kept);
+		c->n = n;
+		if (ht_exit_causes_copy(&kept, c)) {
+			ht_exit_causes_free(&kept);
+			return -ENOMEM;
+		}
+		ht_exit_causes_free(c);
+		*c = kept;
+	}
 	return ht_exit_table_series_moved(t);
 }
 
@@ -270,6 +321,82 @@ static void print_rows(enum ht_report_mode mode, const struct ht_exit_table *t, 
 			printf("%s%llu", k ? "," : "", (unsigned long long)s->h.slots[k]);
 		fputs("]}\n", stdout);
 	}
+}
+
+/*
+ * --causes --csv/--json: one row per (VM, exit reason, cause), with the
+ * cause's parts as fields, its count and times, and its log2 buckets of the
+ * time in KVM and in the VMM.
+ */
+static int print_causes(enum ht_report_mode mode, const struct ht_exit_table *t, struct ht_reader *reader)
+{
+	size_t n;
+	const struct ht_exit_cause_row **rows = ht_exit_causes_sorted(&t->causes, &n);
+
+	if (n == SIZE_MAX)
+		return -ENOMEM;
+	if (mode == HT_REPORT_CSV) {
+		fputs("vm_pid,vm_name,isa,exit_reason,reason,cause_kind,cause_value,cause_detail,direction,size,cause,"
+		      "count,kvm_ns,kvm_p50_ns,kvm_p99_ns,vmm_count,vmm_ns,vmm_p50_ns,vmm_p99_ns", stdout);
+		for (int k = 0; k < HT_EXIT_SLOTS; k++)
+			printf(",kvm_bucket_%d", k);
+		for (int k = 0; k < HT_EXIT_SLOTS; k++)
+			printf(",vmm_bucket_%d", k);
+		putchar('\n');
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct ht_exit_cause_row *c = rows[i];
+		const struct ht_exit_cause_key *k = &c->key;
+		const char *vm = ht_reader_vm_name(reader, k->pid);
+		char reason[48], cause[96];
+		/* Size: the bytes of an I/O or MMIO access; none for the other kinds. */
+		unsigned int size = k->kind == HT_CAUSE_PIO || k->kind == HT_CAUSE_MMIO ? k->detail >> 8 : 0;
+		unsigned long long k50 = ht_exit_cause_percentile(c->h.kvm_slots, c->h.count, 50),
+				   k99 = ht_exit_cause_percentile(c->h.kvm_slots, c->h.count, 99),
+				   v50 = ht_exit_cause_percentile(c->h.vmm_slots, c->h.vmm_count, 50),
+				   v99 = ht_exit_cause_percentile(c->h.vmm_slots, c->h.vmm_count, 99);
+
+		ht_exit_reason_format(reason, sizeof(reason), k->isa, k->reason);
+		ht_exit_cause_format(cause, sizeof(cause), k);
+		if (mode == HT_REPORT_CSV) {
+			printf("%u,", k->pid);
+			ht_csv_fputs(stdout, vm ? vm : "");
+			printf(",%s,%u,", ht_isa_name(k->isa), k->reason);
+			ht_csv_fputs(stdout, reason);
+			printf(",%s,%llu,%u,%s,%u,", ht_exit_cause_kind_name(k->kind), (unsigned long long)k->value, k->detail,
+			       ht_exit_cause_direction(k), size);
+			ht_csv_fputs(stdout, cause);
+			printf(",%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu", (unsigned long long)c->h.count,
+			       (unsigned long long)c->h.kvm_ns, k50, k99, (unsigned long long)c->h.vmm_count,
+			       (unsigned long long)c->h.vmm_ns, v50, v99);
+			for (int s = 0; s < HT_EXIT_SLOTS; s++)
+				printf(",%llu", (unsigned long long)c->h.kvm_slots[s]);
+			for (int s = 0; s < HT_EXIT_SLOTS; s++)
+				printf(",%llu", (unsigned long long)c->h.vmm_slots[s]);
+			putchar('\n');
+			continue;
+		}
+		printf("{\"vm_pid\":%u,\"vm_name\":", k->pid);
+		json_string(vm ? vm : "");
+		printf(",\"isa\":\"%s\",\"exit_reason\":%u,\"reason\":", ht_isa_name(k->isa), k->reason);
+		json_string(reason);
+		/* The value (an address, an MSR index) below 2^53 in any recording: a plain number. */
+		printf(",\"cause_kind\":\"%s\",\"cause_value\":%llu,\"cause_detail\":%u,\"direction\":\"%s\",\"size\":%u,\"cause\":",
+		       ht_exit_cause_kind_name(k->kind), (unsigned long long)k->value, k->detail, ht_exit_cause_direction(k),
+		       size);
+		json_string(cause);
+		printf(",\"count\":%llu,\"kvm_ns\":%llu,\"kvm_p50_ns\":%llu,\"kvm_p99_ns\":%llu,\"vmm_count\":%llu,\"vmm_ns\":%llu,\"vmm_p50_ns\":%llu,\"vmm_p99_ns\":%llu,\"kvm_buckets\":[",
+		       (unsigned long long)c->h.count, (unsigned long long)c->h.kvm_ns, k50, k99,
+		       (unsigned long long)c->h.vmm_count, (unsigned long long)c->h.vmm_ns, v50, v99);
+		for (int s = 0; s < HT_EXIT_SLOTS; s++)
+			printf("%s%llu", s ? "," : "", (unsigned long long)c->h.kvm_slots[s]);
+		fputs("],\"vmm_buckets\":[", stdout);
+		for (int s = 0; s < HT_EXIT_SLOTS; s++)
+			printf("%s%llu", s ? "," : "", (unsigned long long)c->h.vmm_slots[s]);
+		fputs("]}\n", stdout);
+	}
+	free(rows);
+	return 0;
 }
 
 /*
@@ -415,6 +542,7 @@ int ht_report_exits(struct ht_report_config *cfg)
 	r.state_ns = h->start_monotonic_ns;
 	r.reader = reader;
 	ht_reader_set_exits_visitor(reader, apply_block, &r);
+	ht_reader_set_exit_causes_visitor(reader, apply_causes, &r);
 	ht_hashmap_init(&r.pending_index, hash_row, equal_row, NULL);
 	while (ht_reader_next(reader, &rec) == 1)
 		; /* the records are not this report's; the visitor takes the EXITS blocks as they pass */
@@ -443,6 +571,8 @@ int ht_report_exits(struct ht_report_config *cfg)
 			       cfg->path, (double)(from_ns - h->start_monotonic_ns) / 1e9,
 			       (double)(to_ns - h->start_monotonic_ns) / 1e9);
 			r.err = write_vcpu_time(&window, reader);
+		} else if (cfg->causes && (cfg->mode == HT_REPORT_CSV || cfg->mode == HT_REPORT_JSON)) {
+			r.err = print_causes(cfg->mode, &window, reader);
 		} else if (cfg->mode == HT_REPORT_CSV || cfg->mode == HT_REPORT_JSON) {
 			print_rows(cfg->mode, &window, reader);
 		} else {
@@ -463,7 +593,12 @@ int ht_report_exits(struct ht_report_config *cfg)
 			printf("%s: %.3f s of exits; times in the host: min and max %s, p50 and p99 as log2 bucket bounds\n",
 			       cfg->path, (double)(to_ns - from_ns) / 1e9,
 			       cfg->selection.since.on ? "as bucket bounds where an interval cuts a series (>, <)" : "exact");
-			ht_exit_view_write(stdout, &window, &o);
+			if (!cfg->causes)
+				ht_exit_view_write(stdout, &window, &o);
+			if (ht_exit_causes_view_write(stdout, &window, &o) == -ENOMEM)
+				r.err = -ENOMEM;
+			else if (cfg->causes && !window.causes.n)
+				printf("no causes of exits: the recording was made before record --exits counted them, or the selection has none\n");
 		}
 		fflush(stdout);
 		status = r.err ? ht_runtime_error("out of memory") : ht_report_read_outcome(cfg->path, st);

@@ -9,7 +9,7 @@
 #include "report/report_options.h"
 
 static const char report_help[] =
-	"Usage: hypertrace-bpf report [--dump | --csv | --json | --hist [SERIES]] [--exits]\n"
+	"Usage: hypertrace-bpf report [--dump | --csv | --json | --hist [SERIES]] [--exits [--causes]]\n"
 	"                             [--per-vcpu | --per-vm] [-p PID] [--vcpu N] [-n N]...\n"
 	"                             [--since TIME] [--until TIME] [--graph | --sched]\n"
 	"                             [--vcpu-switches | --vcpu-time] [--catalog FILE]...\n"
@@ -38,7 +38,14 @@ static const char report_help[] =
 	"               host CPU and preemptions; with --csv or --json one row per\n"
 	"               (VM, vCPU, exit reason) with its log2 buckets. The selection\n"
 	"               below applies but for --nr; a time window is cut at the\n"
-	"               recording's intervals\n"
+	"               recording's intervals; the text ends with the causes\n"
+	"      --causes  the causes of the exits (record --exits): per VM and exit\n"
+	"               reason the I/O ports, MMIO addresses, MSRs, CPUID leaves\n"
+	"               and hypercall nrs KVM reported, each with its count and\n"
+	"               time in KVM and in the VMM; with --csv or --json one row\n"
+	"               per (VM, exit reason, cause) with its log2 buckets. A VM\n"
+	"               names at most 16 causes per reason, the rest are 'other';\n"
+	"               causes are per VM: --vcpu does not apply\n"
 	"      --vcpu-time  where each vCPU's time went, from a recording made with\n"
 	"               record --exits: per VM and vCPU thread the time in guest,\n"
 	"               kvm (KVM handling an exit), vmm (the VMM in user space),\n"
@@ -64,6 +71,7 @@ static const char report_help[] =
 	"    hypertrace-bpf report --json -p 4242 --vcpu 1 --since 10 --until 12.5 t.htr\n"
 	"    hypertrace-bpf report --graph --guest-symbols kallsyms.txt t.htr\n"
 	"    hypertrace-bpf report --exits --vm web1 t.htr\n"
+	"    hypertrace-bpf report --causes --csv t.htr\n"
 	"    hypertrace-bpf report --vcpu-time --csv t.htr\n";
 
 static const struct option report_longopts[] = {
@@ -76,6 +84,7 @@ static const struct option report_longopts[] = {
 	{ "exits", no_argument, NULL, 'E' },
 	{ "vcpu-switches", no_argument, NULL, 'W' },
 	{ "vcpu-time", no_argument, NULL, 'A' },
+	{ "causes", no_argument, NULL, 'U' },
 	{ "version", no_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
 	HT_SELECT_LONGOPTS,
@@ -133,6 +142,7 @@ int ht_report_parse(int argc, char **argv, struct ht_report_config *cfg)
 		case 'E': cfg->exits = true; break;
 		case 'W': cfg->vcpu_switches = true; break;
 		case 'A': cfg->vcpu_time = true; break;
+		case 'U': cfg->causes = true; break;
 		case 'D': cfg->mode = HT_REPORT_DUMP; modes++; break;
 		case 'C': cfg->mode = HT_REPORT_CSV; modes++; break;
 		case 'J': cfg->mode = HT_REPORT_JSON; modes++; break;
@@ -153,6 +163,9 @@ int ht_report_parse(int argc, char **argv, struct ht_report_config *cfg)
 	    cfg->decode.analysis == HT_ANALYSIS_NONE &&
 	    (cfg->mode == HT_REPORT_SUMMARY || cfg->mode == HT_REPORT_HIST))
 		return ht_usage_error("report", "--catalog, --guest-symbols and --kaslr-offset go with --dump, --csv, --json, --graph or --sched");
+	if (cfg->causes && cfg->vcpu_time)
+		return ht_usage_error("report", "--causes and --vcpu-time are two views of the exit statistics: give one");
+	cfg->exits |= cfg->causes;
 	if (cfg->vcpu_time && cfg->exits)
 		return ht_usage_error("report", "--vcpu-time and --exits are two views of the exit statistics: give one");
 	if (cfg->vcpu_time && (cfg->mode == HT_REPORT_DUMP || cfg->mode == HT_REPORT_HIST ||

@@ -18,6 +18,7 @@ struct ht_report_config {
 	bool exits;                     /* --exits: the exit statistics (text, --csv, --json) */
 	bool vcpu_switches;             /* --vcpu-switches: the switch records of vCPU threads instead */
 	bool vcpu_time;                 /* --vcpu-time: where each vCPU thread's time went (text, --csv, --json) */
+	bool causes;                    /* --causes: the causes of the exits (text, --csv, --json); sets exits */
 	const char *path;
 };
 

@@ -227,7 +227,12 @@ struct groups {
 	const struct ht_exit_table *interval, *total;
 	const struct ht_exit_series **series;     /* interval's, by key */
 	const struct ht_vcpu_thread_row **threads; /* total's, by (pid, tid, start) */
+	const struct ht_exit_cause_row **causes;  /* interval's, by reason, busiest first (ht_exit_causes_sorted) */
+	size_t ncauses;
 };
+
+/* Causes shown under each exit reason: the busiest of the interval. */
+#define TOP_CAUSES_PER_REASON 2
 
 
 /* [*from, *to) of the interval's series of pid, and of vcpu too if vcpu >= 0. */
@@ -389,6 +394,15 @@ static void vm_details(struct frame *f, const bool show[NCOLS], const struct vm_
 		columns(cols, sizeof(cols), show, &sums[j], is_hypercall(&sums[j].key) ? sums[j].h.count : 0, NULL,
 			o->interval_ns);
 		row(f, "%7s   %-18.18s %s", "", name, cols);
+		/* Its causes: one line each, cut to the screen ("io 0x3f8 out 1: 1200/s, kvm p50 <=4.1us, ..."). */
+		size_t first, nc = ht_exit_causes_of_reason(g->causes, g->ncauses, r->pid, sums[j].key.isa,
+							   sums[j].key.reason, &first);
+		for (size_t c = 0; c < nc && c < TOP_CAUSES_PER_REASON; c++) {
+			char cause[200];
+
+			ht_exit_cause_summary(cause, sizeof(cause), g->causes[first + c], o->interval_ns);
+			row(f, "%7s       %s", "", cause);
+		}
 	}
 }
 
@@ -467,6 +481,13 @@ int ht_top_view_write(FILE *out, const struct ht_exit_table *interval, const str
 		g.threads[i] = &total->threads[i];
 	qsort(g.series, interval->nseries, sizeof(*g.series), ht_exit_series_ptr_cmp);
 	qsort(g.threads, total->nthreads, sizeof(*g.threads), ht_vcpu_thread_ptr_cmp_by_vm);
+	if (o->reasons) {
+		g.causes = ht_exit_causes_sorted(&interval->causes, &g.ncauses);
+		if (g.ncauses == SIZE_MAX) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
 	n = make_rows(rows, pids, interval, total, o);
 	for (size_t i = 0; i < interval->nseries; i++) {
 		const struct ht_exit_series *s = &interval->series[i];
@@ -533,5 +554,6 @@ out:
 	free(pids);
 	free(g.series);
 	free(g.threads);
+	free(g.causes);
 	return ret;
 }

@@ -40,6 +40,8 @@ struct ht_reader {
 	size_t nids, ids_cap, last_hit;
 	ht_exits_visitor exits_fn; /* EXITS blocks go here as they are read */
 	void *exits_ctx;
+	ht_exit_causes_visitor causes_fn; /* and their causes */
+	void *causes_ctx;
 	ht_switch_visitor switch_fn; /* switches of vCPU threads go here as they are read */
 	void *switch_ctx;
 	unsigned long long exits_blocks;
@@ -256,6 +258,29 @@ static bool series_ok(const struct ht_exit_series_rec *rec, char *why, size_t le
 	return true;
 }
 
+/* A cause's numbers as a recording can write them: its buckets hold its exits (see TORN_EXITS). */
+static bool cause_ok(const struct ht_exit_cause_rec *rec, char *why, size_t len)
+{
+	const struct ht_exit_cause_hist *h = &rec->h;
+	unsigned __int128 kvm = 0, vmm = 0;
+
+	for (int k = 0; k < HT_EXIT_SLOTS; k++) {
+		kvm += h->kvm_slots[k];
+		vmm += h->vmm_slots[k];
+	}
+	if (kvm > h->count + TORN_EXITS || h->count > kvm + TORN_EXITS || vmm > h->vmm_count + TORN_EXITS ||
+	    h->vmm_count > vmm + TORN_EXITS || h->vmm_count > h->count + TORN_EXITS) {
+		snprintf(why, len, "a cause counts %llu exits (%llu to user space) but its buckets hold %.0f (%.0f)",
+			 (unsigned long long)h->count, (unsigned long long)h->vmm_count, (double)kvm, (double)vmm);
+		return false;
+	}
+	if (rec->key.kind == HT_CAUSE_NONE || rec->key.kind >= HT_CAUSE_NKINDS) {
+		snprintf(why, len, "a cause of kind %u, which no recording writes", (unsigned int)rec->key.kind);
+		return false;
+	}
+	return true;
+}
+
 /* What a reader must not take from an EXITS block whose CRC is right: time going back, impossible series. */
 static bool exits_block_ok(const struct ht_reader *r, const struct ht_exits_header *eh, const unsigned char *p,
 			   char *why, size_t len)
@@ -270,6 +295,19 @@ static bool exits_block_ok(const struct ht_reader *r, const struct ht_exits_head
 
 		memcpy(&rec, p + (size_t)i * sizeof(rec), sizeof(rec));
 		if (!series_ok(&rec, why, len))
+			return false;
+	}
+	return true;
+}
+
+/* The block's causes, after its series and threads (version 6 on). */
+static bool causes_ok(const struct ht_exits_header *eh, const unsigned char *causes, char *why, size_t len)
+{
+	for (__u32 i = 0; i < eh->ncauses; i++) {
+		struct ht_exit_cause_rec rec;
+
+		memcpy(&rec, causes + (size_t)i * sizeof(rec), sizeof(rec));
+		if (!cause_ok(&rec, why, len))
 			return false;
 	}
 	return true;
@@ -309,7 +347,7 @@ static bool load_block(struct ht_reader *r)
 		    (bh.type == HT_BLOCK_TRAILER && bh.payload_len != sizeof(struct ht_trailer)) ||
 		    (bh.type == HT_BLOCK_IDENTITY &&
 		     (__u64)bh.item_count * sizeof(struct ht_identity) != bh.payload_len) ||
-		    (bh.type == HT_BLOCK_EXITS && bh.payload_len < sizeof(struct ht_exits_header)) ||
+		    (bh.type == HT_BLOCK_EXITS && bh.payload_len < HT_EXITS_HEADER_V5_SIZE) ||
 		    (bh.type != HT_BLOCK_RECORDS && bh.type != HT_BLOCK_TRAILER &&
 		     bh.type != HT_BLOCK_IDENTITY && bh.type != HT_BLOCK_EXITS)) {
 			stop(r, true, "bad block header at byte %llu", at);
@@ -346,26 +384,38 @@ static bool load_block(struct ht_reader *r)
 			continue;
 		}
 		if (bh.type == HT_BLOCK_EXITS) {
-			struct ht_exits_header eh;
+			struct ht_exits_header eh = { 0 };
 
 			/* Thread records grew in version 5 (the account); older ones are read into the new layout. */
 			size_t thread_rec = r->hdr.version >= 5 ? sizeof(struct ht_vcpu_wait_rec) : HT_VCPU_WAIT_REC_V4_SIZE;
+			/* The header grew in version 6 (lost_causes), and the causes follow the threads. */
+			size_t header = r->hdr.version >= 6 ? sizeof(eh) : HT_EXITS_HEADER_V5_SIZE;
 
-			memcpy(&eh, r->payload, sizeof(eh));
-			if ((__u64)eh.nseries + eh.nthreads != bh.item_count ||
-			    sizeof(eh) + (__u64)eh.nseries * sizeof(struct ht_exit_series_rec) +
-					    (__u64)eh.nthreads * thread_rec != bh.payload_len) {
+			if (bh.payload_len < header) {
 				stop(r, true, "exits block at byte %llu does not add up", at);
 				return false;
 			}
-			if (eh.nseries > MAX_BLOCK_SERIES || eh.nthreads > MAX_BLOCK_THREADS) {
-				stop(r, true, "exits block at byte %llu holds %u series and %u vCPU threads, more than the %u and %u a recording can hold: the file is corrupt",
-				     at, eh.nseries, eh.nthreads, MAX_BLOCK_SERIES, MAX_BLOCK_THREADS);
+			memcpy(&eh, r->payload, header);
+			if (r->hdr.version < 6)
+				eh.ncauses = 0; /* reserved, 0 */
+			if ((__u64)eh.nseries + eh.nthreads + eh.ncauses != bh.item_count ||
+			    header + (__u64)eh.nseries * sizeof(struct ht_exit_series_rec) + (__u64)eh.nthreads * thread_rec +
+					    (__u64)eh.ncauses * sizeof(struct ht_exit_cause_rec) != bh.payload_len) {
+				stop(r, true, "exits block at byte %llu does not add up", at);
 				return false;
 			}
-			const unsigned char *p = r->payload + sizeof(eh);
+			if (eh.nseries > MAX_BLOCK_SERIES || eh.nthreads > MAX_BLOCK_THREADS ||
+			    eh.ncauses > HT_READER_MAX_EXITS_CAUSES) {
+				stop(r, true, "exits block at byte %llu holds %u series, %u vCPU threads and %u causes, more than the %u, %u and %u a recording can hold: the file is corrupt",
+				     at, eh.nseries, eh.nthreads, eh.ncauses, MAX_BLOCK_SERIES, MAX_BLOCK_THREADS,
+				     HT_READER_MAX_EXITS_CAUSES);
+				return false;
+			}
+			const unsigned char *p = r->payload + header;
+			const unsigned char *causes = p + (size_t)eh.nseries * sizeof(struct ht_exit_series_rec) +
+						      (size_t)eh.nthreads * thread_rec;
 			char why[160];
-			if (!exits_block_ok(r, &eh, p, why, sizeof(why))) {
+			if (!exits_block_ok(r, &eh, p, why, sizeof(why)) || !causes_ok(&eh, causes, why, sizeof(why))) {
 				stop(r, true, "exits block at byte %llu: %s: the file is corrupt", at, why);
 				return false;
 			}
@@ -389,6 +439,8 @@ static bool load_block(struct ht_reader *r)
 			if (r->exits_fn)
 				r->exits_fn(r->exits_ctx, &eh, (const struct ht_exit_series_rec *)p,
 					    (const struct ht_vcpu_wait_rec *)threads);
+			if (r->causes_fn && eh.ncauses)
+				r->causes_fn(r->causes_ctx, &eh, (const struct ht_exit_cause_rec *)causes);
 			at += sizeof(bh) + bh.payload_len;
 			r->st.good_bytes = at;
 			continue;
@@ -467,6 +519,12 @@ void ht_reader_set_exits_visitor(struct ht_reader *r, ht_exits_visitor fn, void 
 {
 	r->exits_fn = fn;
 	r->exits_ctx = ctx;
+}
+
+void ht_reader_set_exit_causes_visitor(struct ht_reader *r, ht_exit_causes_visitor fn, void *ctx)
+{
+	r->causes_fn = fn;
+	r->causes_ctx = ctx;
 }
 
 unsigned long long ht_reader_block_at(const struct ht_reader *r)

@@ -68,10 +68,20 @@ const char *ht_reader_thread_name(void *reader, __u32 pid, __u32 tid);
  */
 #define HT_READER_MAX_EXITS_SERIES (HT_EXIT_MAX_SERIES + HT_MAX_CPUS * HT_EXIT_CACHE_WAYS)
 #define HT_READER_MAX_EXITS_THREADS (2u * HT_MAX_VCPU_THREADS)
+/* Causes: every one the BPF map can hold (it never forgets one while a recording runs). */
+#define HT_READER_MAX_EXITS_CAUSES HT_EXIT_MAX_CAUSES
 
 typedef void (*ht_exits_visitor)(void *ctx, const struct ht_exits_header *h, const struct ht_exit_series_rec *series,
 				 const struct ht_vcpu_wait_rec *threads);
 void ht_reader_set_exits_visitor(struct ht_reader *r, ht_exits_visitor fn, void *ctx);
+/*
+ * The causes of exits an EXITS block holds (version 6 on): fn is called
+ * after the block's exits visitor, if the block has any (pointer valid
+ * during the call only). Each cause's counts are checked against its buckets.
+ */
+typedef void (*ht_exit_causes_visitor)(void *ctx, const struct ht_exits_header *h,
+				       const struct ht_exit_cause_rec *causes);
+void ht_reader_set_exit_causes_visitor(struct ht_reader *r, ht_exit_causes_visitor fn, void *ctx);
 /* For a visitor's messages: the byte where the block it is given starts. */
 unsigned long long ht_reader_block_at(const struct ht_reader *r);
 /* EXITS blocks read so far. */

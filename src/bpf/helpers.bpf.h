@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the handlers of exits.bpf.h and fuse.bpf.h share: counters, rings and
+ * their wake-ups, log2 slots, the CPU's slot, the VM process filter, and the
+ * "create if absent, then look up" of a hash map (as libbpf-tools'
+ * bits.bpf.h and maps.bpf.h are for its tools). Above maps.bpf.h, below
+ * exits.bpf.h.
+ */
+#ifndef HYPERTRACE_HELPERS_BPF_H
+#define HYPERTRACE_HELPERS_BPF_H
+
+#include "maps.bpf.h"
+
+/* This CPU's ring; NULL only if user space did not put one in. */
+static __always_inline void *cpu_ring(__u32 cpu)
+{
+	__u32 i = cpu & ring_mask;
+
+	return bpf_map_lookup_elem(&rings, &i);
+}
+
+static __always_inline void count(enum ht_counter which)
+{
+	__u32 key = which;
+	__u64 *v = bpf_map_lookup_elem(&counters, &key);
+
+	if (v)
+		*v += 1;
+}
+
+/*
+ * The value of key in map, created from init if absent; NULL if the map is
+ * full (the caller counts what it loses). Two CPUs creating the same key at
+ * once both find the one that was created first.
+ */
+static __always_inline void *lookup_or_try_init(void *map, const void *key, const void *init)
+{
+	bpf_map_update_elem(map, key, init, BPF_NOEXIST);
+	return bpf_map_lookup_elem(map, key);
+}
+
+/*
+ * Wake the consumer each time the records emitted into a ring cross a
+ * multiple of 1 << wakeup_shift bytes (a shift, not a division: this runs for
+ * every record). A wake-up (irq_work) costs far more than a record, so
+ * neither "every record" (the kernel's default while the consumer keeps up)
+ * nor "every record above a threshold" will do. A count of our own, not
+ * bpf_ringbuf_query: no helper call (10 ns of a ~250 ns hypercall). CPUs
+ * sharing a ring may race on its count; a lost increment only delays a
+ * wake-up, and the consumer's poll timeout bounds that.
+ */
+static __always_inline __u64 wakeup_flags_of(__u64 *emitted)
+{
+	if (!wakeup_shift)
+		return 0; /* the kernel's adaptive policy (tests) */
+	__u64 before = *emitted, after = before + HT_RINGBUF_SAMPLE_BYTES;
+	*emitted = after;
+	return after >> wakeup_shift != before >> wakeup_shift ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline __u64 wakeup_flags(__u32 cpu)
+{
+	return wakeup_flags_of(&ring_emitted[cpu & ring_mask & (HT_MAX_RINGS - 1)][0]);
+}
+
+/* floor(log2(v)), 0 for 0: the slot of a latency in struct ht_agg_hist. */
+static __always_inline __u32 log2_slot(__u64 v)
+{
+	__u32 r = 0, shift;
+
+	shift = (v > 0xffffffffull) << 5; v >>= shift; r |= shift;
+	shift = (v > 0xffff) << 4; v >>= shift; r |= shift;
+	shift = (v > 0xff) << 3; v >>= shift; r |= shift;
+	shift = (v > 0xf) << 2; v >>= shift; r |= shift;
+	shift = (v > 0x3) << 1; v >>= shift; r |= shift;
+	r |= (v >> 1);
+	return r;
+}
+
+/* The slot of the CPU the program runs on. */
+static __always_inline struct vcpu_state *cpu_slot(__u32 cpu)
+{
+	return &cpu_states[cpu & (HT_MAX_CPUS - 1)];
+}
+
+/*
+ * With a VM process filter: is tgid traced? If not, it is a candidate for
+ * user space to look at. Added only if absent: an update of an LRU map
+ * takes a free node first, which can evict another candidate even when the
+ * key is there already.
+ */
+static __always_inline bool tgid_traced(__u32 tgid)
+{
+	__u8 fresh = 0;
+
+	if (bpf_map_lookup_elem(&traced_tgids, &tgid))
+		return true;
+	if (!bpf_map_lookup_elem(&vm_candidates, &tgid))
+		bpf_map_update_elem(&vm_candidates, &tgid, &fresh, BPF_NOEXIST);
+	return false;
+}
+
+#endif /* HYPERTRACE_HELPERS_BPF_H */

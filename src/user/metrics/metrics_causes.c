@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "metrics/metrics_causes.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include "common/hashmap.h"
+#include "exits/exit_causes.h"
+#include "exits/exit_reasons.h"
+#include "metrics/metrics_registry.h"
+
+_Static_assert(HT_METRICS_CAUSE_VM_LABEL == HT_METRICS_VM_LABEL, "a cause's VM label is the exits' VM label");
+
+int ht_metrics_causes_init(struct ht_metrics_causes *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->sets = calloc(HT_METRICS_MAX_CAUSE_SETS, sizeof(*c->sets));
+	return c->sets ? 0 : -ENOMEM;
+}
+
+void ht_metrics_causes_free(struct ht_metrics_causes *c)
+{
+	free(c->sets);
+	memset(c, 0, sizeof(*c));
+}
+
+void ht_metrics_causes_copy(struct ht_metrics_causes *dst, const struct ht_metrics_causes *src)
+{
+	struct ht_metrics_cause_set *sets = dst->sets;
+
+	if (sets && src->sets)
+		memcpy(sets, src->sets, src->n * sizeof(*sets));
+	*dst = *src;
+	dst->sets = sets;
+	if (!sets)
+		dst->n = 0;
+}
+
+/* Label sets found through a hash map (keys point to sets, or to a probe): one lookup per cause. */
+static size_t hash_set(long key, void *ctx)
+{
+	const struct ht_metrics_cause_set *x = (const struct ht_metrics_cause_set *)key;
+
+	(void)ctx;
+	return (size_t)ht_hash_mix(ht_hash_mix(ht_hash_bytes(x->vm, strlen(x->vm)), ht_hash_bytes(x->reason, strlen(x->reason))),
+				   ht_hash_bytes(x->cause, strlen(x->cause)));
+}
+
+static bool equal_set(long a, long b, void *ctx)
+{
+	const struct ht_metrics_cause_set *x = (const struct ht_metrics_cause_set *)a, *y = (const struct ht_metrics_cause_set *)b;
+
+	(void)ctx;
+	return !strcmp(x->cause, y->cause) && !strcmp(x->reason, y->reason) && !strcmp(x->vm, y->vm);
+}
+
+/* The set of (vm, reason, cause), made on first sight; NULL past the cap (the caller counts it as other). */
+static struct ht_metrics_cause_set *set_of(struct ht_metrics_causes *c, struct ht_hashmap *index,
+					   const struct ht_metrics_cause_set *probe)
+{
+	long found;
+
+	if (ht_hashmap_find(index, (long)probe, &found))
+		return (struct ht_metrics_cause_set *)found;
+	if (c->n == HT_METRICS_MAX_CAUSE_SETS)
+		return NULL;
+	struct ht_metrics_cause_set *x = &c->sets[c->n];
+	memset(x, 0, sizeof(*x));
+	memcpy(x->vm, probe->vm, sizeof(x->vm));
+	memcpy(x->reason, probe->reason, sizeof(x->reason));
+	memcpy(x->cause, probe->cause, sizeof(x->cause));
+	if (ht_hashmap_insert(index, (long)x, (long)x, HT_HASHMAP_ADD, NULL, NULL))
+		return NULL; /* out of memory: counted as other, as past the cap */
+	c->n++;
+	return x;
+}
+
+/* Sums stop at UINT64_MAX rather than wrap, as the exit table's. */
+static void set_add(struct ht_metrics_cause_set *x, const struct ht_exit_cause_hist *h)
+{
+	for (unsigned int k = 0; k < HT_EXIT_SLOTS; k++) {
+		x->kvm_buckets[k] = ht_sat_add(x->kvm_buckets[k], h->kvm_slots[k]);
+		x->vmm_buckets[k] = ht_sat_add(x->vmm_buckets[k], h->vmm_slots[k]);
+	}
+	x->count = ht_sat_add(x->count, h->count);
+	x->kvm_ns = ht_sat_add(x->kvm_ns, h->kvm_ns);
+	x->vmm_count = ht_sat_add(x->vmm_count, h->vmm_count);
+	x->vmm_ns = ht_sat_add(x->vmm_ns, h->vmm_ns);
+}
+
+void ht_metrics_causes_set(struct ht_metrics_causes *c, const struct ht_exit_cause_table *t,
+			   bool (*vm_label_of)(char *out, uint32_t pid, void *ctx), void *ctx)
+{
+	struct ht_hashmap index = HT_HASHMAP_INIT(hash_set, equal_set, NULL);
+	struct ht_metrics_cause_set probe;
+
+	if (!c->sets)
+		return;
+	c->n = 0;
+	c->other_used = false;
+	memset(&c->other, 0, sizeof(c->other));
+	c->overflow_exits = 0;
+	c->lost = t->lost;
+	for (size_t i = 0; i < t->n; i++) {
+		const struct ht_exit_cause_row *r = &t->rows[i];
+
+		if (!vm_label_of(probe.vm, r->key.pid, ctx))
+			continue;
+		ht_exit_reason_format(probe.reason, sizeof(probe.reason), r->key.isa, r->key.reason);
+		ht_exit_cause_format(probe.cause, sizeof(probe.cause), &r->key);
+		struct ht_metrics_cause_set *x = set_of(c, &index, &probe);
+		if (!x) {
+			x = &c->other;
+			c->other_used = true;
+			c->overflow_exits = ht_sat_add(c->overflow_exits, r->h.count);
+		}
+		set_add(x, &r->h);
+	}
+	ht_hashmap_clear(&index);
+}
+
+static int cmp_sets(const void *a, const void *b)
+{
+	const struct ht_metrics_cause_set *x = a, *y = b;
+	int d = strcmp(x->vm, y->vm);
+
+	if (!d)
+		d = strcmp(x->reason, y->reason);
+	return d ? d : strcmp(x->cause, y->cause);
+}
+
+static void labels_of(const struct ht_metrics_cause_set *x, bool other, char *out, size_t len)
+{
+	char vm[2 * HT_METRICS_VM_LABEL], reason[2 * sizeof(x->reason)], cause[2 * sizeof(x->cause)];
+
+	if (other) {
+		snprintf(out, len, "vm=\"other\",reason=\"other\",cause=\"other\"");
+		return;
+	}
+	ht_metrics_escape_label(x->vm, vm, sizeof(vm));
+	ht_metrics_escape_label(x->reason, reason, sizeof(reason));
+	ht_metrics_escape_label(x->cause, cause, sizeof(cause));
+	snprintf(out, len, "vm=\"%s\",reason=\"%s\",cause=\"%s\"", vm, reason, cause);
+}
+
+/* One histogram of a set: cumulative buckets at the slots' upper bounds, the open-ended last slot only in +Inf. */
+static void histogram(FILE *out, const char *name, const char *labels, const uint64_t buckets[HT_EXIT_SLOTS],
+		      uint64_t count, uint64_t sum_ns)
+{
+	char le[32], sum[32];
+	uint64_t cum = 0;
+
+	for (unsigned int k = 0; k < HT_EXIT_SLOTS - 1; k++) {
+		cum += buckets[k];
+		ht_metrics_format_seconds(ht_exit_slot_high(k), le, sizeof(le));
+		fprintf(out, "%s_bucket{%s,le=\"%s\"} %" PRIu64 "\n", name, labels, le, cum);
+	}
+	fprintf(out, "%s_bucket{%s,le=\"+Inf\"} %" PRIu64 "\n", name, labels, count);
+	ht_metrics_format_seconds(sum_ns, sum, sizeof(sum));
+	fprintf(out, "%s_sum{%s} %s\n", name, labels, sum);
+	fprintf(out, "%s_count{%s} %" PRIu64 "\n", name, labels, count);
+}
+
+void ht_metrics_causes_render(struct ht_metrics_causes *c, FILE *out)
+{
+	char labels[2 * HT_METRICS_VM_LABEL + 2 * 48 + 2 * 96 + 64];
+
+	if (!c->sets)
+		return;
+	qsort(c->sets, c->n, sizeof(*c->sets), cmp_sets);
+	fputs("# HELP hypertrace_exit_cause_kvm_seconds Time in KVM per VM exit (kvm_exit to the return to user space, or to kvm_entry), by VM, exit reason and cause (I/O port, MMIO address, MSR, CPUID leaf, hypercall nr; at most 16 per VM and reason, the rest cause=\"other\").\n"
+	      "# TYPE hypertrace_exit_cause_kvm_seconds histogram\n", out);
+	for (size_t i = 0; i <= c->n; i++) {
+		const struct ht_metrics_cause_set *x = i < c->n ? &c->sets[i] : &c->other;
+
+		if (i == c->n && !c->other_used)
+			break;
+		labels_of(x, i == c->n, labels, sizeof(labels));
+		histogram(out, "hypertrace_exit_cause_kvm_seconds", labels, x->kvm_buckets, x->count, x->kvm_ns);
+	}
+	fputs("# HELP hypertrace_exit_cause_vmm_seconds Time in the VMM per VM exit that went to user space (kvm_userspace_exit to kvm_entry), by VM, exit reason and cause.\n"
+	      "# TYPE hypertrace_exit_cause_vmm_seconds histogram\n", out);
+	for (size_t i = 0; i <= c->n; i++) {
+		const struct ht_metrics_cause_set *x = i < c->n ? &c->sets[i] : &c->other;
+
+		if (i == c->n && !c->other_used)
+			break;
+		labels_of(x, i == c->n, labels, sizeof(labels));
+		histogram(out, "hypertrace_exit_cause_vmm_seconds", labels, x->vmm_buckets, x->vmm_count, x->vmm_ns);
+	}
+	fputs("# HELP hypertrace_exit_causes_lost_total VM exits whose cause the BPF side could not count (its cause table full).\n"
+	      "# TYPE hypertrace_exit_causes_lost_total counter\n", out);
+	fprintf(out, "hypertrace_exit_causes_lost_total %" PRIu64 "\n", c->lost);
+	fputs("# HELP hypertrace_exit_cause_metrics_overflow_exits_total Exits counted under cause label set \"other\" because the label sets were at their cap.\n"
+	      "# TYPE hypertrace_exit_cause_metrics_overflow_exits_total counter\n", out);
+	fprintf(out, "hypertrace_exit_cause_metrics_overflow_exits_total %" PRIu64 "\n", c->overflow_exits);
+}

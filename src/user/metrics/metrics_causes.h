@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * record --exits --metrics: the causes of exits as two histograms per
+ * (vm, reason, cause), hypertrace_exit_cause_kvm_seconds (the time in KVM)
+ * and hypertrace_exit_cause_vmm_seconds (the time in the VMM, exits that
+ * went to user space), the slots of HT_EXIT_SLOTS as buckets. Bounded twice:
+ * BPF names at most HT_EXIT_CAUSES_PER_REASON causes per VM and reason (the
+ * rest are cause="other"), and at most HT_METRICS_MAX_CAUSE_SETS label sets
+ * are shown, the rest summed under vm="other",reason="other",cause="other".
+ * Part of the metrics registry (metrics_registry.h); pure, no I/O but the
+ * rendering into a stream.
+ */
+#ifndef HT_METRICS_CAUSES_H
+#define HT_METRICS_CAUSES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "common/escape.h"
+#include "exits/exit_table.h"
+
+#define HT_METRICS_MAX_CAUSE_SETS 512
+#define HT_METRICS_CAUSE_VM_LABEL HT_ESC_SIZE(64) /* HT_METRICS_VM_LABEL: asserted in metrics_causes.c */
+
+struct ht_metrics_cause_set {
+	char vm[HT_METRICS_CAUSE_VM_LABEL];
+	char reason[48];
+	char cause[96];
+	uint64_t kvm_buckets[HT_EXIT_SLOTS], vmm_buckets[HT_EXIT_SLOTS]; /* the last: beyond the finite buckets */
+	uint64_t count, kvm_ns, vmm_count, vmm_ns;
+};
+
+struct ht_metrics_causes {
+	size_t n;
+	struct ht_metrics_cause_set *sets; /* HT_METRICS_MAX_CAUSE_SETS */
+	bool other_used;
+	struct ht_metrics_cause_set other;
+	uint64_t lost;           /* exits whose cause BPF could not count (HT_CNT_EXIT_CAUSE_LOST) */
+	uint64_t overflow_exits; /* exits counted under the "other" label set */
+};
+
+/* 0 or -ENOMEM. */
+int ht_metrics_causes_init(struct ht_metrics_causes *c);
+void ht_metrics_causes_free(struct ht_metrics_causes *c);
+/* dst (made by init) takes src's numbers; never allocates. */
+void ht_metrics_causes_copy(struct ht_metrics_causes *dst, const struct ht_metrics_causes *src);
+/*
+ * Every label set recomputed from the cumulative causes of t; vm_label_of
+ * writes a VM process's label value (HT_METRICS_CAUSE_VM_LABEL bytes) and
+ * says whether its numbers are shown.
+ */
+void ht_metrics_causes_set(struct ht_metrics_causes *c, const struct ht_exit_cause_table *t,
+			   bool (*vm_label_of)(char *out, uint32_t pid, void *ctx), void *ctx);
+/* The exposition text of both histograms and the two counters; sorts the sets. */
+void ht_metrics_causes_render(struct ht_metrics_causes *c, FILE *out);
+
+#endif
