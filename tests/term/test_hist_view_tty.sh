@@ -32,7 +32,7 @@ if "$CC" -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -g \
 	-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all \
 	-I"$TOP/include" -I"$TOP/src" -I"$TOP/src/user" "$TOP/tests/term/hist_view_tty.c" \
 	"$TOP/src/user/hist/latency_hist.c" "$TOP/src/user/hist/hist_view.c" "$TOP/src/common/escape.c" \
-	"$TOP/src/common/nearest_rank.c" -o "$driver" 2>"$work/cc.log"; then
+	"$TOP/src/common/nearest_rank.c" "$TOP/src/common/grow.c" -o "$driver" 2>"$work/cc.log"; then
 	pass hist_view_tty_build
 else
 	fail hist_view_tty_build "$(head -c 2000 "$work/cc.log")"
