@@ -16,6 +16,7 @@
 #include <linux/kvm.h>
 #include <bpf/libbpf.h>
 #include "bpf/vcpu_state.h"
+#include "kernel_test.h"
 #include "record/exit_sampler.h"
 #include "record/recording.h"
 #include "record/tracer.h"
@@ -39,18 +40,12 @@ static struct ht_tracer *exits_tracer(int isa, const struct ht_filters *f)
 	/* Only the test's events move states: no real switch (see main). */
 	struct ht_tracer_opts o = { .isa = isa, .synthetic = true, .synthetic_switches_only = true, .exits = true,
 				    .ringbuf_bytes = 1 << 20 };
-	struct ht_tracer *tracer;
-	char err[512];
 
 	if (f)
 		o.filters = *f;
 	else
 		ht_filters_default(&o.filters);
-	if (ht_tracer_load(&tracer, &o, err, sizeof(err))) {
-		printf("    load failed: %s\n", err);
-		return NULL;
-	}
-	return tracer;
+	return ht_kernel_test_tracer(&o);
 }
 
 /* Tracer t (NULL until then) is loaded, or the test goes to the cleanup label that destroys it. */
@@ -1161,16 +1156,7 @@ cleanup:
 
 int main(void)
 {
-	char err[512];
-
-	if (geteuid() != 0) {
-		printf("SKIP: exits: the in-kernel tests load BPF programs and need root\n");
-		return 0;
-	}
-	if (ht_synth_layout_load(&layout, err, sizeof(err))) {
-		printf("FAIL: exits_setup: %s\n", err);
-		return 1;
-	}
+	ht_kernel_test_begin("exits", &layout, NULL);
 	/*
 	 * One CPU for the whole run, and no real switch seen by the tracers
 	 * (exits_tracer): a synthetic event's program can be preempted half-way
