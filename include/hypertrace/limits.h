@@ -11,4 +11,7 @@
 /* --exits: entries of each CPU's table of series (src/bpf/vcpu_state.h, exit_cache). */
 #define HT_EXIT_CACHE_WAYS 256
 
+/* VM processes -p and --vm can trace at once (traced_tgids): one more is -E2BIG. */
+#define HT_MAX_TRACED_TGIDS 1024
+
 #endif

@@ -102,7 +102,6 @@ struct {
  * on a hypercall exit and, with exits_on, where an exit is counted; never
  * on the path of other exits otherwise.
  */
-#define HT_MAX_TRACED_TGIDS 1024
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, HT_MAX_TRACED_TGIDS);

@@ -206,7 +206,7 @@ struct ht_prog_stats {
 /*
  * The VM process filter (filters.tgid_on): traces tgid, or stops tracing it.
  * -p PID is in from the load on; record --vm NAME adds each process of the
- * VM as it appears. 0 or -errno (-E2BIG: HT_MAX_TRACED_TGIDS are traced).
+ * VM as it appears. 0 or -errno (-E2BIG: HT_MAX_TRACED_TGIDS, include/hypertrace/limits.h, are traced).
  */
 int ht_tracer_trace_tgid(struct ht_tracer *t, __u32 tgid, bool on);
 /* With the filter on: is tgid traced now? */
