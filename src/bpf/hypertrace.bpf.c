@@ -15,6 +15,7 @@
 #include "helpers.bpf.h"
 #include "exits.bpf.h"
 #include "fuse.bpf.h"
+#include "hypertrace/synthetic_events.h"
 #include "hypertrace/synthetic_fill.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -167,17 +168,11 @@ int synthetic_kvm_entry(struct trace_event_raw_kvm_entry *ctx)
  * with the caller's clock, so a time in the host is exactly what the test
  * says. The event is laid out in the kernel's format after the time.
  */
-struct synthetic_timed_event {
-	__u64 now_ns;
-	__u64 pad;
-	__u8 event[256];
-};
-
 /* The event, copied out of the context: a program may not read through a pointer moved into its context. */
 __u8 synthetic_event[256] = {};
 
 SEC("syscall")
-int synthetic_kvm_exit_at(struct synthetic_timed_event *args)
+int synthetic_kvm_exit_at(struct ht_synth_timed_event *args)
 {
 	__builtin_memcpy(synthetic_event, args->event, sizeof(synthetic_event));
 	return handle_kvm_exit((struct trace_event_raw_kvm_exit *)synthetic_event, prefilter_mask, prefilter_value,
@@ -185,7 +180,7 @@ int synthetic_kvm_exit_at(struct synthetic_timed_event *args)
 }
 
 SEC("syscall")
-int synthetic_kvm_entry_at(struct synthetic_timed_event *args)
+int synthetic_kvm_entry_at(struct ht_synth_timed_event *args)
 {
 	__builtin_memcpy(synthetic_event, args->event, sizeof(synthetic_event));
 	return handle_kvm_entry((struct trace_event_raw_kvm_entry *)synthetic_event, args->now_ns);
@@ -193,7 +188,7 @@ int synthetic_kvm_entry_at(struct synthetic_timed_event *args)
 
 /* The event's first four bytes are the KVM_EXIT_* reason. */
 SEC("syscall")
-int synthetic_kvm_userspace_exit_at(struct synthetic_timed_event *args)
+int synthetic_kvm_userspace_exit_at(struct ht_synth_timed_event *args)
 {
 	__u32 reason;
 
@@ -226,17 +221,8 @@ int synthetic_kvm_cpuid(struct trace_event_raw_kvm_cpuid *ctx)
 	return handle_kvm_cpuid(ctx);
 }
 
-/* A context switch of the vCPU threads' accounting, between any two thread ids, on this CPU. */
-struct synthetic_switch_args {
-	__u32 prev_tid, prev_tgid, next_tid, next_tgid;
-	__u32 prev_involuntary, pad;
-	__u64 now_ns;
-	__u64 prev_state;
-	char prev_comm[16], next_comm[16];
-};
-
 SEC("syscall")
-int synthetic_sched_switch(struct synthetic_switch_args *a)
+int synthetic_sched_switch(struct ht_synth_switch *a)
 {
 	struct vcpu_state *slot = cpu_slot(bpf_get_smp_processor_id());
 	struct switch_event e = {
@@ -253,25 +239,15 @@ int synthetic_sched_switch(struct synthetic_switch_args *a)
 	return 0;
 }
 
-struct synthetic_wakeup_args {
-	__u32 tid, pad;
-	__u64 now_ns;
-};
-
 SEC("syscall")
-int synthetic_sched_wakeup(struct synthetic_wakeup_args *a)
+int synthetic_sched_wakeup(struct ht_synth_wakeup *a)
 {
 	return handle_sched_wakeup(a->tid, a->now_ns);
 }
 
 /* A vCPU thread as kvm_entry first registers one, for the waiting tests' made-up threads. */
-struct synthetic_register_args {
-	__u32 tid, tgid, vcpu, running;
-	__u64 now_ns;
-};
-
 SEC("syscall")
-int synthetic_vcpu_register(struct synthetic_register_args *a)
+int synthetic_vcpu_register(struct ht_synth_register *a)
 {
 	__u32 idx;
 

@@ -537,26 +537,21 @@ int ht_lttng_open(const char *dir, mode_t mode, const struct ht_file_header *h, 
 	char path[4200];
 	int ret;
 
-	if (!x || !(x->guests = ht_thread_table_new()) || !(x->threads = ht_thread_table_new()) ||
+	if (!x)
+		return ht_errf(err, errlen, "out of memory");
+	/* ht_lttng_abandon frees what is made of x so far, and removes what was written. */
+	x->out.fd = x->out.dirfd = -1;
+	if (!(x->guests = ht_thread_table_new()) || !(x->threads = ht_thread_table_new()) ||
 	    !(x->cpus = ht_thread_table_new()) || !(x->running = ht_thread_table_new()) ||
 	    !(x->gstate = ht_guest_state_new(dec))) {
-		if (x) {
-			ht_thread_table_free(x->guests);
-			ht_thread_table_free(x->threads);
-			ht_thread_table_free(x->cpus);
-			ht_thread_table_free(x->running);
-		}
-		free(x);
-		return ht_errf(err, errlen, "out of memory");
+		ret = ht_errf(err, errlen, "out of memory");
+		goto fail;
 	}
-	x->out.fd = x->out.dirfd = -1;
 	ret = ht_output_create_dir(&x->out, dir, &spec, err, errlen);
 	if (!ret)
 		ret = ht_output_set_access(&x->out, mode, (uid_t)-1, (gid_t)-1, err, errlen);
-	if (ret) {
-		ht_lttng_abandon(x);
-		return ret;
-	}
+	if (ret)
+		goto fail;
 	snprintf(x->dir, sizeof(x->dir), "%s", dir);
 	x->hdr = *h;
 	x->dec = dec;
@@ -571,12 +566,13 @@ int ht_lttng_open(const char *dir, mode_t mode, const struct ht_file_header *h, 
 		     ht_lttng_trace_env_str(x->host, "kernel_release", h->kernel_release) ||
 		     ht_lttng_trace_env_str(x->host, "cpu_vendor", h->cpu_vendor)))
 		ret = ht_errf(err, errlen, "out of memory");
-	if (ret) {
-		ht_lttng_abandon(x);
-		return ret;
-	}
+	if (ret)
+		goto fail;
 	*out = x;
 	return 0;
+fail:
+	ht_lttng_abandon(x);
+	return ret;
 }
 
 static const char *host_procname(struct ht_lttng_export *x, uint32_t pid, uint32_t tid, struct ht_reader *reader)

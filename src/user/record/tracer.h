@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "hypertrace/record.h"
+#include "hypertrace/synthetic_events.h"
 
 struct ht_filters {
 	__u32 nr[HT_MAX_SELECTED_NR];
@@ -115,32 +116,6 @@ enum ht_synthetic_prog {
 	HT_SYNTH_KVM_MMIO,
 	HT_SYNTH_KVM_MSR,
 	HT_SYNTH_KVM_CPUID,
-};
-
-/*
- * The contexts of the timed synthetic programs. hypertrace.bpf.c has its own
- * copies: test_synthetic_contexts checks each member's place against the BPF
- * object's BTF.
- */
-struct ht_synth_timed_event {
-	__u64 now_ns;
-	__u64 pad;
-	__u8 event[256];
-};
-struct ht_synth_switch {
-	__u32 prev_tid, prev_tgid, next_tid, next_tgid;
-	__u32 prev_involuntary, pad;
-	__u64 now_ns;
-	__u64 prev_state;
-	char prev_comm[16], next_comm[16];
-};
-struct ht_synth_wakeup {
-	__u32 tid, pad;
-	__u64 now_ns;
-};
-struct ht_synth_register {
-	__u32 tid, tgid, vcpu, running; /* running: in guest from now_ns on; else blocked */
-	__u64 now_ns;                    /* 0: the clock now */
 };
 
 struct ht_tracer;

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The contexts of the timed synthetic programs (src/bpf/hypertrace.bpf.c),
+ * which run the real handlers at a time the caller gives, through
+ * BPF_PROG_TEST_RUN: what the kernel tests, the benchmarks and the test
+ * tools pass. One definition for the BPF programs and their callers; the
+ * asserts pin the layout both sides read.
+ */
+#ifndef HYPERTRACE_SYNTHETIC_EVENTS_H
+#define HYPERTRACE_SYNTHETIC_EVENTS_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* A kvm_exit, kvm_entry or kvm_userspace_exit: the event laid out in the kernel's format. */
+struct ht_synth_timed_event {
+	__u64 now_ns;
+	__u64 pad;
+	__u8 event[256]; /* kvm_userspace_exit: its first four bytes are the KVM_EXIT_* reason */
+};
+
+/* A context switch of the vCPU threads' accounting, between any two thread ids, on this CPU. */
+struct ht_synth_switch {
+	__u32 prev_tid, prev_tgid, next_tid, next_tgid;
+	__u32 prev_involuntary, pad;
+	__u64 now_ns;
+	__u64 prev_state;
+	char prev_comm[16], next_comm[16];
+};
+
+struct ht_synth_wakeup {
+	__u32 tid, pad;
+	__u64 now_ns;
+};
+
+/* A vCPU thread as kvm_entry first registers one, for the tests' made-up threads. */
+struct ht_synth_register {
+	__u32 tid, tgid, vcpu, running; /* running: in guest from now_ns on; else blocked */
+	__u64 now_ns;                    /* 0: the clock now */
+};
+
+_Static_assert(sizeof(struct ht_synth_timed_event) == 272 &&
+		       __builtin_offsetof(struct ht_synth_timed_event, event) == 16,
+	       "synthetic timed event layout changed");
+_Static_assert(sizeof(struct ht_synth_switch) == 72 && __builtin_offsetof(struct ht_synth_switch, now_ns) == 24 &&
+		       __builtin_offsetof(struct ht_synth_switch, prev_state) == 32 &&
+		       __builtin_offsetof(struct ht_synth_switch, prev_comm) == 40,
+	       "synthetic switch layout changed");
+_Static_assert(sizeof(struct ht_synth_wakeup) == 16 && __builtin_offsetof(struct ht_synth_wakeup, now_ns) == 8,
+	       "synthetic wakeup layout changed");
+_Static_assert(sizeof(struct ht_synth_register) == 24 && __builtin_offsetof(struct ht_synth_register, now_ns) == 16,
+	       "synthetic register layout changed");
+
+#endif
