@@ -216,7 +216,9 @@ kill -CONT $QPID
 sh -c 'while :; do :; done' &
 HOG=$!
 l2cmd st_load 'for c in 1 2; do taskset $c timeout 10 sh -c "while :; do :; done" & done'
-timeout 8 hypertrace-bpf top -b -n 3 -d 2 --vcpus >/out/top.txt 2>/out/top.err
+# A safety net only: loading top's programs is slow under emulation (it once
+# took more than 8 s on a busy host, and top printed nothing).
+timeout 40 hypertrace-bpf top -b -n 3 -d 2 --vcpus >/out/top.txt 2>/out/top.err
 sleep 3
 kill $HOG
 sleep 3 # the guest's loops end (timeout 10): its vCPUs halt

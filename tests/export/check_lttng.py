@@ -195,6 +195,15 @@ class Problems(list):
         self.append(f"{msg} [{rule}]")
 
 
+def clock_uuid(clock_class):
+    """A CTF 1.8 clock's uuid, as babeltrace2 gives it: a property up to MIP 0
+    (babeltrace2 2.0, Debian 12), the clock class's uid from MIP 1 on (2.1,
+    Debian 13, where .uuid raises)."""
+    if clock_class.graph_mip_version if hasattr(clock_class, "graph_mip_version") else 0:
+        return str(clock_class.uid)
+    return str(clock_class.uuid)
+
+
 def host_clock_uuid(path):
     """The clock uuid of the trace with kvm_* events (read from the metadata, before any event)."""
     for d in sorted(os.listdir(path)):
@@ -217,7 +226,7 @@ def host_prepass(path):
     for msg in events(path):
         ev = msg.event
         if ev.name not in ("sched_switch", "lttng_statedump_process_state") or \
-                str(msg.default_clock_snapshot.clock_class.uuid) != host:
+                clock_uuid(msg.default_clock_snapshot.clock_class) != host:
             continue
         p = ev.payload_field
         ts = msg.default_clock_snapshot.value
@@ -273,7 +282,7 @@ def fused_view(path, recorded):
         name, p = ev.name, ev.payload_field
         cpu = int(ev.packet.context_field["cpu_id"])
         # The host ID of a CTF trace is its clock's uuid (CTF_TRACE:136, 469-481).
-        hid = str(clock.uuid)
+        hid = clock_uuid(clock)
         tdir = str(env["trace_name"]) if "trace_name" in env else "?"
         if hid in trace_dir and trace_dir[hid] != tdir:
             problems.add(CTF_TRACE + ":469-481", f"traces {trace_dir[hid]} and {tdir} share the clock uuid {hid}: "

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include "hypertrace/record.h"
 #include "hypertrace/synthetic_events.h"
+#include "record/bpf_log.h"
 
 struct ht_filters {
 	__u32 nr[HT_MAX_SELECTED_NR];
@@ -207,29 +208,5 @@ __u64 ht_tracer_armed_threads(const struct ht_tracer *t);
 __u64 ht_tracer_parked_states(const struct ht_tracer *t);
 void ht_tracer_destroy(struct ht_tracer *t);
 
-/* Where the libbpf messages go: stderr when verbose, else only the last warning is kept. */
-void ht_libbpf_set_verbose(bool verbose);
-/*
- * The verifier's reason in a failed program's log: its last line before the
- * statistics ("processed N insns ..."). False if the log holds none.
- */
-bool ht_verifier_log_reason(const char *log, char *out, size_t outlen);
-/*
- * A log buffer for every program of obj that will load (however many the
- * object has), so that the one that fails names itself. 0 or -ENOMEM; free
- * with ht_verifier_logs_free before the object, whatever was returned.
- */
-struct bpf_object;
-struct bpf_program;
-struct ht_verifier_logs {
-	struct {
-		struct bpf_program *prog;
-		char *buf;
-	} *log;
-	unsigned int n;
-};
-int ht_verifier_logs_attach(struct ht_verifier_logs *logs, struct bpf_object *obj);
-void ht_verifier_logs_free(struct ht_verifier_logs *logs);
-const char *ht_libbpf_last_warning(void);
 
 #endif

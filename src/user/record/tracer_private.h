@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The tracer's own state, shared by its two files: tracer.c (load, attach,
+ * the filters) and tracer_read.c (the readers of what the BPF programs
+ * counted). Nothing else includes it.
+ */
+#ifndef HT_RECORD_TRACER_PRIVATE_H
+#define HT_RECORD_TRACER_PRIVATE_H
+
+#include <stddef.h>
+#include "bpf/vcpu_state.h" /* before the skeleton, whose .bss holds the CPU slots */
+#include "hypertrace.skel.h"
+#include "record/tracer.h"
+
+struct exit_part;
+
+struct ht_tracer {
+	struct hypertrace_bpf *skel;
+	/* The one kvm_exit program loaded (VMX, SVM or generic) and its synthetic twin. */
+	struct bpf_program *exit_prog, *synthetic_exit_prog;
+	struct bpf_link **exit_link;
+	int stats_fd; /* holds BPF run-time statistics on while open; -1 if not asked */
+	int ring_fds[HT_MAX_RINGS]; /* also held by the rings map */
+	unsigned int nrings;        /* created and in the map */
+	/* --exits: the CPUs' series tables, mapped (PROT_READ), and the sums of a read. */
+	struct exit_cache_entry *exit_cache;
+	size_t exit_cache_entries, exit_cache_bytes;
+	struct vcpu_thread *vcpu_thread_table; /* --exits: the mapping of vcpu_thread_table */
+	size_t vcpu_thread_table_bytes;
+	struct exit_part *exit_parts; /* a read's parts: see ht_tracer_read_exits */
+	size_t exit_parts_cap;
+};
+
+#endif

@@ -1,0 +1,428 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The tracer's readers of what its BPF programs counted: the counters, the
+ * aggregates of --no-file, the exits' series and causes, the vCPU threads'
+ * accounts and open exits (record/tracer.h).
+ */
+#include "record/tracer_private.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "common/grow.h"
+#include "common/util.h"
+#include "exits/exit_table.h"
+
+int ht_tracer_counters(const struct ht_tracer *t, __u64 out[HT_CNT_MAX])
+{
+	int ncpus = libbpf_num_possible_cpus();
+	int fd = bpf_map__fd(t->skel->maps.counters);
+	__u64 *vals;
+
+	if (ncpus <= 0)
+		return -EINVAL;
+	vals = calloc((size_t)ncpus, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (__u32 k = 0; k < HT_CNT_MAX; k++) {
+		out[k] = 0;
+		if (bpf_map_lookup_elem(fd, &k, vals)) {
+			int ret = -errno;
+			free(vals);
+			return ret;
+		}
+		for (int c = 0; c < ncpus; c++)
+			out[k] += vals[c];
+	}
+	free(vals);
+	return 0;
+}
+
+int ht_tracer_read_aggregates(const struct ht_tracer *t, ht_agg_fn fn, void *ctx)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	int fd = bpf_map__fd(t->skel->maps.latency_hists);
+	struct ht_agg_hist *percpu, sum;
+	__u64 key, next;
+	int ret = 0;
+	bool first = true;
+
+	if (ncpus <= 0)
+		return -EINVAL;
+	percpu = calloc((size_t)ncpus, sizeof(*percpu));
+	if (!percpu)
+		return -ENOMEM;
+	while (!ret) {
+		if (bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
+			ret = errno == ENOENT ? 0 : -errno; /* ENOENT: the last group was read */
+			break;
+		}
+		first = false;
+		key = next;
+		if (bpf_map_lookup_elem(fd, &key, percpu)) {
+			/* Groups are never deleted; a racing lookup miss is harmless. */
+			ret = errno == ENOENT ? 0 : -errno;
+			continue;
+		}
+		memset(&sum, 0, sizeof(sum));
+		for (int c = 0; c < ncpus; c++)
+			for (int s = 0; s < HT_AGG_NSERIES; s++)
+				for (int i = 0; i < HT_AGG_SLOTS; i++)
+					sum.slots[s][i] += percpu[c].slots[s][i];
+		fn(ctx, key, &sum);
+	}
+	free(percpu);
+	return ret;
+}
+
+/* Series of exit_hists read per system call. */
+#define EXIT_READ_BATCH 256
+
+/* The parts of a read, one per (series, CPU), kept for the next read. */
+struct exit_part {
+	struct ht_exit_key key;
+	struct ht_exit_hist h;
+};
+
+static int add_exit_part(struct exit_part **parts, size_t *n, size_t *cap, const struct ht_exit_key *key,
+			 const struct ht_exit_hist *h)
+{
+	if (!h->count)
+		return 0;
+	if (HT_GROW(*parts, *cap, *n + 1, 256))
+		return -ENOMEM;
+	(*parts)[*n].key = *key;
+	(*parts)[*n].h = *h;
+	(*n)++;
+	return 0;
+}
+
+static int cmp_parts(const void *a, const void *b)
+{
+	return ht_exit_key_cmp(&((const struct exit_part *)a)->key, &((const struct exit_part *)b)->key);
+}
+
+int ht_tracer_read_exits(struct ht_tracer *t, ht_exit_fn fn, void *ctx)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	int fd = bpf_map__fd(t->skel->maps.exit_hists);
+	struct ht_exit_hist *percpu;
+	struct ht_exit_key *keys;
+	size_t n = 0;
+	bool first = true;
+	int ret = 0;
+
+	if (ncpus <= 0)
+		return -EINVAL;
+	percpu = calloc((size_t)ncpus * EXIT_READ_BATCH, sizeof(*percpu));
+	keys = calloc(EXIT_READ_BATCH, sizeof(*keys));
+	if (!percpu || !keys) {
+		free(percpu);
+		free(keys);
+		return -ENOMEM;
+	}
+	/* Each CPU's table; an entry another CPU is taking right now is read once its key is whole. */
+	for (size_t i = 0; t->exit_cache && i < t->exit_cache_entries && !ret; i++) {
+		const struct exit_cache_entry *e = &t->exit_cache[i];
+
+		if (!__atomic_load_n(&e->used, __ATOMIC_ACQUIRE))
+			continue;
+		struct ht_exit_key k = e->key;
+		struct ht_exit_hist h = e->h;
+		ret = add_exit_part(&t->exit_parts, &n, &t->exit_parts_cap, &k, &h);
+	}
+	/* The series that found no entry in their CPU's table: a batch of them per system call. */
+	__u32 batch = 0, count = EXIT_READ_BATCH;
+	bool more = !ret;
+	while (more && !ret) {
+		count = EXIT_READ_BATCH;
+		int err = bpf_map_lookup_batch(fd, first ? NULL : &batch, &batch, keys, percpu, &count, NULL);
+		if (err && errno != ENOENT) {
+			ret = -errno;
+			break;
+		}
+		more = !err;
+		first = false;
+		for (__u32 k = 0; k < count && !ret; k++)
+			for (int c = 0; c < ncpus && !ret; c++)
+				ret = add_exit_part(&t->exit_parts, &n, &t->exit_parts_cap, &keys[k],
+						    &percpu[(size_t)k * (size_t)ncpus + (size_t)c]);
+	}
+	free(percpu);
+	free(keys);
+	if (ret)
+		return ret;
+	/* Sorted by series, the parts of one series next to each other: summed in one pass. */
+	if (n)
+		qsort(t->exit_parts, n, sizeof(*t->exit_parts), cmp_parts);
+	for (size_t i = 0; i < n;) {
+		struct ht_exit_series sum = { .key = t->exit_parts[i].key, .minmax_exact = true };
+
+		for (; i < n && !cmp_parts(&t->exit_parts[i], &sum); i++) {
+			struct ht_exit_series part = { .key = sum.key, .minmax_exact = true, .h = t->exit_parts[i].h };
+			ht_exit_series_add(&sum, &part);
+		}
+		fn(ctx, &sum.key, &sum.h);
+	}
+	return 0;
+}
+
+/*
+ * A whole copy of a vcpu_thread_table entry, read while BPF programs may
+ * write it (see vcpu_thread in vcpu_state.h): its states add up to its time
+ * minus its start in a copy taken between two writes, and not in one taken
+ * half-way, which is copied again. false if the entry is no thread's. A
+ * write lasts a few instructions, so a second copy finds it done; the bound
+ * only keeps a broken writer from hanging the reader.
+ */
+static bool copy_vcpu_thread(const struct vcpu_thread *e, struct vcpu_thread *out)
+{
+	for (int tries = 0; tries < 1000000; tries++) {
+		__u64 sum = 0;
+
+		if (__atomic_load_n(&e->in_use, __ATOMIC_ACQUIRE) != VCPU_ENTRY_READY)
+			return false;
+		memcpy(out, e, sizeof(*out));
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		for (int k = 0; k < HT_VCPU_NSTATES; k++)
+			sum += out->state_ns[k];
+		if (sum == vcpu_thread_time(out->since_state) - out->start_ns)
+			return __atomic_load_n(&e->in_use, __ATOMIC_RELAXED) == VCPU_ENTRY_READY;
+	}
+	return false;
+}
+
+/* An exit open in a CPU's slot: the thread's guest state ended at exit_ns (see guest_until_exit). */
+struct open_exit {
+	__u32 tid;
+	__u64 exit_ns;
+};
+
+static int cmp_open_exit(const void *a, const void *b)
+{
+	const struct open_exit *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return (x->exit_ns > y->exit_ns) - (x->exit_ns < y->exit_ns);
+}
+
+/* The open exits of every CPU's slot now, sorted by thread; their number. */
+static size_t snapshot_open_exits(const struct ht_tracer *t, struct open_exit *out)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	size_t n = 0;
+
+	for (int cpu = 0; cpu < ncpus && cpu < HT_MAX_CPUS; cpu++) {
+		const struct vcpu_state *slot = &t->skel->bss->cpu_states[cpu];
+
+		/* BPF writes exit_ns before it sets exit_open (exit_begin). */
+		if (!__atomic_load_n(&slot->exit_open, __ATOMIC_ACQUIRE))
+			continue;
+		out[n].exit_ns = __atomic_load_n(&slot->exit_ns, __ATOMIC_RELAXED);
+		out[n].tid = (__u32)__atomic_load_n(&slot->owner, __ATOMIC_RELAXED);
+		n++;
+	}
+	qsort(out, n, sizeof(*out), cmp_open_exit);
+	return n;
+}
+
+/* The open exit of tid in a snapshot, or NULL. */
+static const struct open_exit *open_exit_of(const struct open_exit *v, size_t n, __u32 tid)
+{
+	struct open_exit key = { .tid = tid };
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo].tid == key.tid ? &v[lo] : NULL;
+}
+
+/* A thread as one read sees it, before it is handed on. */
+struct thread_read {
+	struct ht_vcpu_wait w;
+	struct ht_vcpu_account a;
+	bool gone;
+	size_t idx;
+};
+
+/*
+ * One read of every thread's account up to now: the state current in a copy
+ * runs up to now (or up to its start, if later); a running thread whose
+ * guest state an open exit ended (the BPF side writes that at the exit's end:
+ * guest_until_exit) is in guest until the exit and in kvm from there. Its
+ * threads into out; their number.
+ */
+static size_t read_accounts(const struct ht_tracer *t, __u64 now, const struct open_exit *open, size_t nopen,
+			    struct thread_read *out)
+{
+	struct vcpu_thread v;
+	size_t n = 0;
+
+	for (size_t i = 0; i < HT_MAX_VCPU_THREADS; i++) {
+		if (!copy_vcpu_thread(&t->vcpu_thread_table[i], &v))
+			continue;
+		__u64 since = vcpu_thread_time(v.since_state);
+		__u32 state = v.since_state & VCPU_STATE_MASK;
+		struct thread_read *r = &out[n++];
+		const struct open_exit *e;
+
+		memset(r, 0, sizeof(*r));
+		r->w = v.stat;
+		r->idx = i;
+		r->gone = v.since_state & VCPU_GONE;
+		r->a.start_ns = v.start_ns;
+		r->a.as_of_ns = since;
+		for (int k = 0; k < HT_VCPU_NSTATES; k++)
+			r->a.state_ns[k] = v.state_ns[k];
+		if (r->gone || state >= HT_VCPU_NSTATES || now <= since)
+			goto done;
+		if (state == HT_VCPU_GUEST && (e = open_exit_of(open, nopen, v.stat.tid)) && e->exit_ns >= since &&
+		    e->exit_ns < now) {
+			r->a.state_ns[HT_VCPU_GUEST] += e->exit_ns - since;
+			r->a.state_ns[HT_VCPU_KVM] += now - e->exit_ns;
+		} else {
+			r->a.state_ns[state] += now - since;
+		}
+		r->a.as_of_ns = now;
+done:
+		r->w.wait_ns = r->a.state_ns[HT_VCPU_WAIT];
+	}
+	return n;
+}
+
+/* An exit opened before now that the first snapshot did not see open: the read may have missed a split. */
+static bool missed_an_exit(const struct open_exit *before, size_t nbefore, const struct open_exit *after, size_t nafter,
+			   __u64 now)
+{
+	for (size_t i = 0; i < nafter; i++) {
+		const struct open_exit *b = open_exit_of(before, nbefore, after[i].tid);
+
+		if (after[i].exit_ns < now && (!b || b->exit_ns != after[i].exit_ns))
+			return true;
+	}
+	return false;
+}
+
+int ht_tracer_read_exit_causes(const struct ht_tracer *t, ht_exit_cause_fn fn, void *ctx)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	int fd = bpf_map__fd(t->skel->maps.exit_causes);
+	struct ht_exit_cause_key *keys = NULL;
+	struct ht_exit_cause_hist *percpu = NULL;
+	__u32 batch = 0, count;
+	bool first = true, more = true;
+	int ret = 0;
+
+	if (ncpus <= 0)
+		return -EINVAL;
+	percpu = calloc((size_t)ncpus * EXIT_READ_BATCH, sizeof(*percpu));
+	keys = calloc(EXIT_READ_BATCH, sizeof(*keys));
+	if (!percpu || !keys) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	/* Causes are never deleted while the tracer lives: a batch walk sees each once. */
+	while (more) {
+		count = EXIT_READ_BATCH;
+		int err = bpf_map_lookup_batch(fd, first ? NULL : &batch, &batch, keys, percpu, &count, NULL);
+		if (err && errno != ENOENT) {
+			ret = -errno;
+			goto out;
+		}
+		more = !err;
+		first = false;
+		for (__u32 k = 0; k < count; k++) {
+			struct ht_exit_cause_hist sum = { 0 };
+
+			for (int c = 0; c < ncpus; c++) {
+				const struct ht_exit_cause_hist *h = &percpu[(size_t)k * (size_t)ncpus + (size_t)c];
+
+				sum.count += h->count;
+				sum.kvm_ns = ht_sat_add(sum.kvm_ns, h->kvm_ns);
+				sum.vmm_count += h->vmm_count;
+				sum.vmm_ns = ht_sat_add(sum.vmm_ns, h->vmm_ns);
+				for (int s = 0; s < HT_EXIT_SLOTS; s++) {
+					sum.kvm_slots[s] += h->kvm_slots[s];
+					sum.vmm_slots[s] += h->vmm_slots[s];
+				}
+			}
+			if (sum.count)
+				fn(ctx, &keys[k], &sum);
+		}
+	}
+out:
+	free(percpu);
+	free(keys);
+	return ret;
+}
+
+int ht_tracer_read_vcpu_waits(const struct ht_tracer *t, ht_vcpu_wait_fn fn, void *ctx)
+{
+	struct open_exit before[HT_MAX_CPUS], after[HT_MAX_CPUS];
+	struct thread_read *reads;
+	size_t n = 0;
+
+	if (!t->vcpu_thread_table)
+		return 0;
+	reads = calloc(HT_MAX_VCPU_THREADS, sizeof(*reads));
+	if (!reads)
+		return -ENOMEM;
+	/*
+	 * The time of the read is taken before anything is copied: a state
+	 * current in a copy began before the copy and lasted at least until
+	 * it, so crediting it up to max(now, its start) never credits time a
+	 * later read takes back (each state's time only grows). The open exits
+	 * are read before the threads and again after: one that opened before
+	 * now and was not seen the first time is read again (a few
+	 * nanoseconds' window of a write not yet seen; tries are bounded).
+	 */
+	for (int tries = 0; tries < 100; tries++) {
+		__u64 now = ht_monotonic_ns();
+		size_t nbefore = snapshot_open_exits(t, before);
+
+		n = read_accounts(t, now, before, nbefore, reads);
+		if (!missed_an_exit(before, nbefore, after, snapshot_open_exits(t, after), now))
+			break;
+	}
+	for (size_t i = 0; i < n; i++) {
+		fn(ctx, &reads[i].w, &reads[i].a, reads[i].gone);
+		/* Read once with its last numbers: its entry is free for another thread. */
+		if (reads[i].gone)
+			__atomic_store_n(&t->vcpu_thread_table[reads[i].idx].in_use, VCPU_ENTRY_FREE, __ATOMIC_RELEASE);
+	}
+	free(reads);
+	return 0;
+}
+
+int ht_tracer_read_open_exits(const struct ht_tracer *t, ht_open_exit_fn fn, void *ctx)
+{
+	struct vcpu_thread v;
+
+	for (unsigned int cpu = 0; cpu < HT_MAX_CPUS; cpu++) {
+		const struct vcpu_state *slot = &t->skel->bss->cpu_states[cpu];
+
+		if (!slot->exit_open)
+			continue;
+		struct ht_exit_key k = { .pid = (__u32)(slot->owner >> 32), .vcpu = slot->exit_vcpu,
+					 .isa = slot->exit_isa, .reason = slot->exit_reason };
+		fn(ctx, &k);
+	}
+	for (size_t i = 0; t->vcpu_thread_table && i < HT_MAX_VCPU_THREADS; i++) {
+		if (!copy_vcpu_thread(&t->vcpu_thread_table[i], &v) || !v.exit_open || (v.since_state & VCPU_GONE))
+			continue;
+		struct ht_exit_key k = { .pid = v.stat.pid, .vcpu = v.stat.vcpu, .isa = v.exit_isa,
+					 .reason = v.exit_reason };
+		fn(ctx, &k);
+	}
+	return 0;
+}
+
