@@ -373,7 +373,19 @@ for r in sorted(set(ref) | set(ex2)):
     # The share of moved exits is a sample's: with a few dozen exits of a
     # reason near a boundary it swings by tens of percent (18 of 97 once),
     # so it is bounded per reason from 100 exits on, and over all exits.
-    if (n >= 100 and 100 * m > moved_pct * n) or (n >= 20 and abs(diff) > max(mean_ns, 0.02 * ref_mean)):
+    # A pause of the emulator between the two tools' reads of one event (the
+    # host preempting QEMU's thread) moves that exit by milliseconds, several
+    # buckets at once (more bucket steps than moved exits), and the mean with
+    # it: seen once, msr -25 us over 294 exits, one exit of 4-8 ms counted
+    # shorter. Then the mean may differ by that one exit too: at most the
+    # upper bound of the highest bucket where the two histograms differ.
+    pause = 0
+    if st > m:
+        top = max((k for k in range(40) if a[k] != b[k]), default=-1)
+        pause = 2 ** (top + 1) if top >= 0 else 0
+        if pause:
+            out.append('INFO %s: an exit moved by more than one bucket (a pause of the emulator between the two reads?): the mean may differ by up to %.0f us more' % (r, pause / 1e3))
+    if (n >= 100 and 100 * m > moved_pct * n) or (n >= 20 and abs(diff) * n > max(mean_ns, 0.02 * ref_mean) * n + pause):
         bad.append('%s: %d of %d exits in another bucket, mean %+.0f ns from the reference' % (r, m, n, diff))
 if total and 100 * moved > moved_pct * total:
     bad.append('all reasons: %d of %d exits in another bucket' % (moved, total))
