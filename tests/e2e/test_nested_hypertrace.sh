@@ -455,12 +455,12 @@ elif [ -s "$F/u.htr" ] && "$HT" report --csv "$F/u.htr" >"$work/u.csv" 2>/dev/nu
 else
 	fail real_guest_default_mode_lttng_fused_view "${out:-no default-mode trace file came back from the nested machine}"
 fi
-# Both exports of the default-mode recording, read back as the --vcpu-sched
-# one's are (check_kernel_exports: lttng-modules' declarations, babeltrace2,
-# protoc and the Perfetto checker's import rules against report).
+# The default-mode recording's Perfetto export, read back as the --vcpu-sched
+# one's is (check_kernel_exports: protoc and the Perfetto checker's import
+# rules against report); its LTTng export is checked just above.
 if [ -s "$F/u.htr" ]; then
 	source "$TOP/tests/export/export_checks.sh"
-	check_kernel_exports real_guest_default_mode "$F/u.htr" "$F/l1.kallsyms"
+	check_kernel_exports real_guest_default_mode "$F/u.htr" "$F/l1.kallsyms" perfetto
 else
 	fail real_guest_default_mode_perfetto_export_matches "no default-mode trace file came back from the nested machine"
 fi
