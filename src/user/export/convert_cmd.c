@@ -83,7 +83,10 @@ static int exporter_add_switch(struct exporter *x, const struct ht_vcpu_switch *
 	return x->ops->add_switch ? x->ops->add_switch(x->w, sw, x->reader, err, errlen) : 1;
 }
 
-/* The reader's switch visitor: the selected switches into the export; the first failure stops them. */
+/*
+ * The reader's switch and EXITS visitors: the selected switches and vCPU
+ * accounts into the export; the first failure stops them.
+ */
 struct switch_sink {
 	struct exporter *x;
 	const struct ht_selection *selection;
@@ -104,6 +107,33 @@ static void on_switch(void *ctx, const struct ht_vcpu_switch *sw)
 		s->ret = ret;
 	else
 		s->converted += ret == 0;
+}
+
+/*
+ * The vCPU threads' accounts of an EXITS block, where the format shows them:
+ * a thread's is selected as its switches are (VM process, VM, vCPU), at the
+ * time it was read.
+ */
+static void on_exits(void *ctx, const struct ht_exits_header *h, const struct ht_exit_series_rec *series,
+		     const struct ht_vcpu_wait_rec *threads)
+{
+	struct switch_sink *s = ctx;
+
+	(void)series;
+	if (!s->x->ops->add_account)
+		return;
+	for (__u32 i = 0; i < h->nthreads && !s->ret && !stop_signal; i++) {
+		const struct ht_vcpu_wait_rec *row = &threads[i];
+		struct ht_vcpu_switch where = { .time_ns = row->a.as_of_ns, .host_pid = row->w.pid,
+						.host_tid = row->w.tid, .vcpu_id = row->w.vcpu };
+		int ret;
+
+		if (!ht_selection_match_switch(s->selection, &where, s->x->reader))
+			continue;
+		ret = s->x->ops->add_account(s->x->w, row, s->x->reader, s->err, sizeof(s->err));
+		if (ret < 0)
+			s->ret = ret;
+	}
 }
 
 /* Names the output; the writer is gone after it, whatever the result. */
@@ -154,6 +184,7 @@ int ht_cmd_convert(int argc, char **argv)
 	x.reader = reader;
 	struct switch_sink sink = { .x = &x, .selection = &cfg.selection };
 	ht_reader_set_switch_visitor(reader, on_switch, &sink);
+	ht_reader_set_exits_visitor(reader, on_exits, &sink);
 	catch_stop_signals(&handlers);
 	ret = exporter_open(&x, &cfg, ht_reader_header(reader), err, sizeof(err));
 	while (!ret && !stop_signal) {

@@ -123,7 +123,7 @@ static void lttng_abandon(void *w)
 	ht_lttng_abandon(w);
 }
 
-/* Perfetto: tracks per VM, vCPU and guest CPU; the guest's scheduling as thread states. */
+/* Perfetto: tracks per VM, vCPU and guest CPU; the guest's scheduling as thread states; the vCPU account as counters. */
 static int perfetto_open(const struct ht_convert_config *cfg, const struct ht_file_header *h,
 			 struct ht_decoder *dec, void **out, char *err, size_t errlen)
 {
@@ -143,6 +143,12 @@ static int perfetto_add_switch(void *w, const struct ht_vcpu_switch *sw, struct 
 			       size_t errlen)
 {
 	return ht_perfetto_add_switch(w, sw, reader, err, errlen);
+}
+
+static int perfetto_add_account(void *w, const struct ht_vcpu_wait_rec *row, struct ht_reader *reader, char *err,
+				size_t errlen)
+{
+	return ht_perfetto_add_account(w, row, reader, err, errlen);
 }
 
 static int perfetto_close(void *w, const struct ht_read_status *st, const char *source, const char *selection,
@@ -166,11 +172,11 @@ static void perfetto_abandon(void *w)
 }
 
 static const struct ht_exporter exporters[] = {
-	[HT_CONVERT_CTF] = { ctf_open, ctf_add, NULL, ctf_close, ctf_abandon },
-	[HT_CONVERT_CHROME] = { chrome_open, chrome_add, NULL, chrome_close, chrome_abandon },
-	[HT_CONVERT_LTTNG] = { lttng_open, lttng_add, lttng_add_switch, lttng_close, lttng_abandon },
-	[HT_CONVERT_PERFETTO] = { perfetto_open, perfetto_add, perfetto_add_switch, perfetto_close,
-				  perfetto_abandon },
+	[HT_CONVERT_CTF] = { ctf_open, ctf_add, NULL, NULL, ctf_close, ctf_abandon },
+	[HT_CONVERT_CHROME] = { chrome_open, chrome_add, NULL, NULL, chrome_close, chrome_abandon },
+	[HT_CONVERT_LTTNG] = { lttng_open, lttng_add, lttng_add_switch, NULL, lttng_close, lttng_abandon },
+	[HT_CONVERT_PERFETTO] = { perfetto_open, perfetto_add, perfetto_add_switch, perfetto_add_account,
+				  perfetto_close, perfetto_abandon },
 };
 
 const struct ht_exporter *ht_exporter_of(enum ht_convert_format format)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The output formats of `convert` behind one interface, so its read loop is
- * written once: each format's writer adapted to the same five calls.
+ * written once: each format's writer adapted to the same calls.
  */
 #ifndef HT_EXPORTER_H
 #define HT_EXPORTER_H
@@ -27,6 +27,13 @@ struct ht_exporter {
 	 */
 	int (*add_switch)(void *w, const struct ht_vcpu_switch *sw, struct ht_reader *reader, char *err,
 			  size_t errlen);
+	/*
+	 * One vCPU thread's account from an EXITS block (record --exits): 0
+	 * written, 1 not shown, < 0 with err. NULL for a format that does not
+	 * show the account.
+	 */
+	int (*add_account)(void *w, const struct ht_vcpu_wait_rec *row, struct ht_reader *reader, char *err,
+			   size_t errlen);
 	/*
 	 * Completes the output and gives it its name; frees w whatever the result.
 	 * What the output could not hold as recorded goes to stderr as warnings.

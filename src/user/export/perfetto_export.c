@@ -15,6 +15,7 @@
 #include "export/guest_event.h"
 #include "export/protobuf.h"
 #include "export/thread_table.h"
+#include "exits/exit_table.h"
 #include "hypertrace/guest.h"
 #include "tracefile/output_file.h"
 #include "tracefile/wallclock.h"
@@ -28,18 +29,20 @@ enum {
 	DEF_TIMESTAMP_CLOCK_ID = 58,
 	CS_CLOCKS = 1, CS_PRIMARY_TRACE_CLOCK = 2, CLK_ID = 1, CLK_TIMESTAMP = 2,
 	SI_UTSNAME = 1, UTS_SYSNAME = 1, UTS_RELEASE = 3, UTS_MACHINE = 4,
-	TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT = 5, TD_CHILD_ORDERING = 11,
+	TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT = 5, TD_COUNTER = 8, TD_CHILD_ORDERING = 11,
 	TD_SIBLING_RANK = 12, TD_THREAD_ORDERING = 20,
+	CD_UNIT_NAME = 6, CD_Y_AXIS_SHARE_KEY = 7,
 	PD_PID = 1, PD_NAME = 6,
 	THD_PID = 1, THD_TID = 2, THD_NAME = 5,
-	TE_DEBUG = 4, TE_TYPE = 9, TE_NAME_IID = 10, TE_TRACK = 11, TE_NAME = 23, TE_FLOW = 47, TE_TERM_FLOW = 48,
+	TE_DEBUG = 4, TE_TYPE = 9, TE_NAME_IID = 10, TE_TRACK = 11, TE_NAME = 23, TE_COUNTER_DOUBLE = 44, TE_FLOW = 47,
+	TE_TERM_FLOW = 48,
 	DA_NAME_IID = 1, DA_UINT = 3, DA_INT = 4, DA_STRING = 6, DA_POINTER = 7, DA_NAME = 10, DA_DICT = 11,
 	ID_EVENT_NAMES = 2, ID_DEBUG_NAMES = 3, IN_IID = 1, IN_NAME = 2,
 	FB_CPU = 1, FB_EVENT = 2, FB_FTRACE_CLOCK = 5,
 	FE_TIMESTAMP = 1, FE_PID = 2, FE_SCHED_SWITCH = 4, FE_SCHED_WAKEUP = 17, FE_IRQ_ENTRY = 36, FE_IRQ_EXIT = 37,
 	TA_ATTRIBUTE = 1, TA_KEY = 1, TA_LONG = 2, TA_STRING = 3,
 };
-enum { SLICE_BEGIN = 1, SLICE_END = 2, INSTANT = 3 };
+enum { SLICE_BEGIN = 1, SLICE_END = 2, INSTANT = 3, COUNTER = 4 };
 enum { SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2 };
 /* BuiltinClock; FtraceClock; TrackDescriptor's ChildTracksOrdering and ThreadOrdering. */
 enum { CLOCK_REALTIME_ID = 1, CLOCK_MONOTONIC_ID = 3, CLOCK_SEQUENCE_ID = 64 };
@@ -61,12 +64,15 @@ enum { CHILD_ORDERING_EXPLICIT = 3, THREAD_ORDERING_EXPLICIT = 1 };
 #define GUEST_TID_BITS 22
 #define MAX_TID_SLOTS 511u
 
-/* Track uuids: the kind in the top byte. */
-enum track_kind { TRACK_VM = 1, TRACK_VCPU, TRACK_GUEST_KERNEL, TRACK_GUEST_TASK, TRACK_GUEST_CPU, TRACK_OFF_CPU };
+/* Track uuids: the kind in the top byte; a vCPU thread's account takes one kind per state. */
+enum track_kind { TRACK_VM = 1, TRACK_VCPU, TRACK_GUEST_KERNEL, TRACK_GUEST_TASK, TRACK_GUEST_CPU, TRACK_OFF_CPU,
+		  TRACK_ACCOUNT };
+_Static_assert(TRACK_ACCOUNT + HT_VCPU_NSTATES <= 256, "track kinds fit in the uuid's top byte");
 
 struct track {
 	uint64_t last_ts;
-	bool open; /* an off-CPU track: a switch-out's slice waits for its switch-in */
+	uint64_t start_ns; /* an account's guest track: the start of the thread its samples count from */
+	bool open;         /* an off-CPU track: a switch-out's slice waits for its switch-in */
 };
 
 struct vm {
@@ -355,11 +361,17 @@ static void describe_process(struct ht_perfetto_export *x, uint64_t uuid, int32_
 	packet_end(x, p);
 }
 
-/* A thread track, ranked among its process's threads (the root track asks for explicit thread order). */
+/*
+ * A thread track, ranked among its process's threads (the root track asks
+ * for explicit thread order); with ranked_children, its child tracks (a vCPU
+ * thread's account) show in the order of their rank too.
+ */
 static void describe_thread(struct ht_perfetto_export *x, uint64_t uuid, int32_t pid, int64_t tid, const char *name,
-			    int32_t rank, uint64_t ts)
+			    int32_t rank, bool ranked_children, uint64_t ts)
 {
 	ht_pb_msg p, d = descriptor_begin(x, uuid, ts, &p);
+	if (ranked_children)
+		ht_pb_varint(&x->raw, TD_CHILD_ORDERING, CHILD_ORDERING_EXPLICIT);
 	ht_pb_int(&x->raw, TD_SIBLING_RANK, rank);
 	ht_pb_msg td = ht_pb_begin(&x->raw, TD_THREAD);
 	ht_pb_int(&x->raw, THD_PID, pid);
@@ -417,27 +429,37 @@ static uint64_t vm_track(struct ht_perfetto_export *x, uint32_t pid, struct ht_r
 	return vm_uuid;
 }
 
-/* The vCPU thread's track (and its VM's), described at its first record. */
-static struct track *vcpu_track(struct ht_perfetto_export *x, const struct ht_record *r, struct ht_reader *reader)
+/*
+ * The vCPU thread's track (and its VM's), described at its first record or
+ * its first account, whichever comes first; its children (the account's
+ * counters) in the order of their rank.
+ */
+static struct track *vcpu_thread_track(struct ht_perfetto_export *x, uint32_t pid, uint32_t tid, uint16_t vcpu,
+				       uint64_t ts, struct ht_reader *reader)
 {
-	uint64_t uuid = track_uuid(TRACK_VCPU, r->host_pid, r->host_tid);
-	const struct ht_identity *id = reader ? ht_reader_identity(reader, r->host_pid, r->host_tid) : NULL;
+	uint64_t uuid = track_uuid(TRACK_VCPU, pid, tid);
+	const struct ht_identity *id = reader ? ht_reader_identity(reader, pid, tid) : NULL;
 	char name[VM_LABEL_SIZE], thread[HT_ESC_SIZE(16)];
 	bool is_new;
 	struct track *t;
 
-	if (!vm_track(x, r->host_pid, reader, r->exit_ns))
+	if (!vm_track(x, pid, reader, ts))
 		return NULL;
 	t = track_of(x, uuid, &is_new);
 	if (t && is_new) {
 		shown(thread, sizeof(thread), id ? id->thread_name : "");
 		if (thread[0])
-			snprintf(name, sizeof(name), "vCPU %u: %s", r->vcpu_id, thread);
+			snprintf(name, sizeof(name), "vCPU %u: %s", vcpu, thread);
 		else
-			snprintf(name, sizeof(name), "vCPU %u (tid %u)", r->vcpu_id, r->host_tid);
-		describe_thread(x, uuid, (int32_t)r->host_pid, r->host_tid, name, r->vcpu_id, r->exit_ns);
+			snprintf(name, sizeof(name), "vCPU %u (tid %u)", vcpu, tid);
+		describe_thread(x, uuid, (int32_t)pid, tid, name, vcpu, true, ts);
 	}
 	return t;
+}
+
+static struct track *vcpu_track(struct ht_perfetto_export *x, const struct ht_record *r, struct ht_reader *reader)
+{
+	return vcpu_thread_track(x, r->host_pid, r->host_tid, r->vcpu_id, r->exit_ns, reader);
 }
 
 /* ---- events ---- */
@@ -686,7 +708,7 @@ static struct track *guest_task_track(struct ht_perfetto_export *x, const struct
 		ht_guest_task_comm(x->gstate, r->host_pid, tid, cpu, comm);
 		shown(esc, sizeof(esc), comm);
 		snprintf(name, sizeof(name), "%s (guest tid %u)", esc[0] ? esc : "task", tid);
-		describe_thread(x, *uuid, guest_pid(v), mapped, name, (int32_t)tid, r->exit_ns);
+		describe_thread(x, *uuid, guest_pid(v), mapped, name, (int32_t)tid, false, r->exit_ns);
 	}
 	return t;
 }
@@ -1145,6 +1167,96 @@ int ht_perfetto_add_switch(struct ht_perfetto_export *x, const struct ht_vcpu_sw
 		t->open = false;
 	}
 	/* A switch-in without its switch-out (off its CPU when the recording started) makes no slice. */
+	if (x->failed || x->raw.oom)
+		return ht_errf(err, errlen, "out of memory");
+	return x->raw.len >= BUNDLE_BYTES ? flush_bundle(x, err, errlen) : 0;
+}
+
+/* ---- the vCPU account (record --exits) ---- */
+
+/*
+ * A vCPU thread's account as six counter tracks under its thread's track,
+ * one per state ("vCPU time: guest", ...): each state's seconds since the
+ * thread was first seen, sampled at each EXITS block that holds the thread
+ * (the account's as_of_ns), from 0 at the thread's start. Cumulative values
+ * sampled where they were read draw every interval in its place: Perfetto's
+ * counter track in its "rate" mode shows (next - this) / (next time - this
+ * time) over [this, next), the state's share of exactly that interval, and
+ * in its "value" mode the running total; a share written at the interval's
+ * end would be drawn one interval late. Seconds, so that the rate reads as a
+ * share (1 = all the time); the six share one y axis (y_axis_share_key).
+ * The trace processor attaches a counter track whose parent is a thread's
+ * track to that thread (track_event_tracker.cc:484-500,
+ * thread_counter_track_event) and shows it in the thread's group.
+ */
+static struct track *account_tracks(struct ht_perfetto_export *x, const struct ht_vcpu_wait_rec *row,
+				    struct ht_reader *reader, struct track *tracks[HT_VCPU_NSTATES])
+{
+	uint64_t parent = track_uuid(TRACK_VCPU, row->w.pid, row->w.tid);
+	char name[64];
+	bool is_new;
+
+	if (!vcpu_thread_track(x, row->w.pid, row->w.tid, row->w.vcpu, row->a.start_ns, reader))
+		return NULL;
+	for (int k = 0; k < HT_VCPU_NSTATES; k++) {
+		uint64_t uuid = track_uuid(TRACK_ACCOUNT + k, row->w.pid, row->w.tid);
+		ht_pb_msg p, d, c;
+
+		if (!(tracks[k] = track_of(x, uuid, &is_new)))
+			return NULL;
+		if (!is_new)
+			continue;
+		snprintf(name, sizeof(name), "vCPU time: %s", ht_vcpu_state_names[k]);
+		d = descriptor_begin(x, uuid, row->a.start_ns, &p);
+		ht_pb_varint(&x->raw, TD_PARENT, parent);
+		ht_pb_string(&x->raw, TD_NAME, name);
+		ht_pb_int(&x->raw, TD_SIBLING_RANK, k);
+		c = ht_pb_begin(&x->raw, TD_COUNTER);
+		ht_pb_string(&x->raw, CD_UNIT_NAME, "s");
+		ht_pb_string(&x->raw, CD_Y_AXIS_SHARE_KEY, "vcpu-time");
+		ht_pb_end(&x->raw, c);
+		ht_pb_end(&x->raw, d);
+		packet_end(x, p);
+		/* A new track: its thread's start is not sampled yet. */
+		tracks[k]->start_ns = UINT64_MAX;
+	}
+	return tracks[0];
+}
+
+/* One sample: the state's seconds at ts, the nearest double to ns / 1e9 (exact in ns below 2^53 ns, 104 days). */
+static void account_sample(struct ht_perfetto_export *x, struct track *t, uint64_t uuid, uint64_t ts, uint64_t ns)
+{
+	double seconds = (double)ns / 1e9;
+	uint64_t bits;
+	ht_pb_msg pkt, e = track_event_begin(x, t, uuid, ts, COUNTER, &pkt);
+
+	memcpy(&bits, &seconds, sizeof(bits));
+	ht_pb_fixed64(&x->raw, TE_COUNTER_DOUBLE, bits);
+	track_event_end(x, e, pkt);
+}
+
+int ht_perfetto_add_account(struct ht_perfetto_export *x, const struct ht_vcpu_wait_rec *row,
+			    struct ht_reader *reader, char *err, size_t errlen)
+{
+	struct track *tracks[HT_VCPU_NSTATES];
+	struct track *first;
+
+	/* A file before version 5 has no account (its rows are widened with zeros); a crafted one may not add up. */
+	if (x->hdr.version < 5 || !row->a.start_ns || row->a.as_of_ns < row->a.start_ns)
+		return 1;
+	if (!(first = account_tracks(x, row, reader, tracks)))
+		return ht_errf(err, errlen, "out of memory");
+	/* The thread's start, where every state is 0: once per thread (a tid given again is a new start). */
+	if (first->start_ns != row->a.start_ns) {
+		for (int k = 0; k < HT_VCPU_NSTATES; k++)
+			account_sample(x, tracks[k], track_uuid(TRACK_ACCOUNT + k, row->w.pid, row->w.tid),
+				       row->a.start_ns, 0);
+		first->start_ns = row->a.start_ns;
+	}
+	if (row->a.as_of_ns > row->a.start_ns)
+		for (int k = 0; k < HT_VCPU_NSTATES; k++)
+			account_sample(x, tracks[k], track_uuid(TRACK_ACCOUNT + k, row->w.pid, row->w.tid),
+				       row->a.as_of_ns, row->a.state_ns[k]);
 	if (x->failed || x->raw.oom)
 		return ht_errf(err, errlen, "out of memory");
 	return x->raw.len >= BUNDLE_BYTES ? flush_bundle(x, err, errlen) : 0;

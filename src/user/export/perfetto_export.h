@@ -8,7 +8,9 @@
  * their function calls as slices on a thread track per guest task, their
  * other events as instants on a track per guest CPU, each with a flow to the
  * host slice of the hypercall that carried it; with record --vcpu-sched, each
- * vCPU thread's time off its host CPU as slices on a track of its own. Names are interned; packets
+ * vCPU thread's time off its host CPU as slices on a track of its own; with
+ * record --exits, each vCPU thread's account (guest, kvm, vmm, wait, halted,
+ * blocked) as counter tracks of the thread. Names are interned; packets
  * are deflated in bundles, as Perfetto's tracing service writes them.
  * docs/exports.md describes it.
  *
@@ -45,6 +47,14 @@ int ht_perfetto_add(struct ht_perfetto_export *x, const struct ht_record *r, str
  */
 int ht_perfetto_add_switch(struct ht_perfetto_export *x, const struct ht_vcpu_switch *sw, struct ht_reader *reader,
 			   char *err, size_t errlen);
+/*
+ * Adds one vCPU thread's account as an EXITS block holds it (record
+ * --exits, file version 5 on): a sample of each state's seconds since the
+ * thread started on its counter track (and 0 at its start, the first time).
+ * 0, 1 (no account in this row), or < 0 with err.
+ */
+int ht_perfetto_add_account(struct ht_perfetto_export *x, const struct ht_vcpu_wait_rec *row,
+			    struct ht_reader *reader, char *err, size_t errlen);
 /* Writes the rest and the trace's identity, then names FILE. Frees x. 0, or < 0 with err. */
 int ht_perfetto_close(struct ht_perfetto_export *x, const struct ht_read_status *st, const char *source,
 		      const char *selection, struct ht_perfetto_counts *counts, char *err, size_t errlen);
