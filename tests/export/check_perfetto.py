@@ -5,6 +5,7 @@ message definitions of third_party/perfetto/perfetto_trace.proto (compiled
 with protoc into a temporary directory).
 
     check_perfetto.py PROTO TRACE REPORT.csv [--payloads DIR] [--attribute KEY=VALUE]... [--switches SWITCHES.csv]
+                      [--vcpu-time VCPU_TIME.csv] [--account-slack NS]
 
 - every packet decodes, the deflated bundles (compressed_packets) too, and
   no field is unknown to Perfetto's definitions;
@@ -25,6 +26,19 @@ with protoc into a temporary directory).
   with every field of both switches in the slice's arguments (the name of
   the thread on the other side escaped as report writes it). Without
   --switches there must be none.
+- the vCPU account (record --exits): each vCPU thread's counter tracks
+  ("vCPU time: guest", kvm, vmm, wait, halted, blocked, in seconds) under
+  its thread's track, sampled together, 0 at the thread's start, never
+  going down, and at every sample adding up to the time since the start
+  (to the ns); with --vcpu-time, each thread's last sample is report
+  --vcpu-time --csv's row, state for state, to the ns;
+- the account does not contradict the switches, both as the trace shows
+  them (when dev.hypertrace.vcpu_switches_recorded is 1): per thread and
+  per interval between two samples, the time off its CPU that its off-CPU
+  slices cover is wait + halted + blocked, and the rest guest + kvm + vmm
+  (exactly, or within --account-slack NS per interval); and the switches
+  are a host's: a thread comes back on the CPU it next leaves, and no two
+  vCPU threads are on one CPU at once;
 - the trace processor's import rules (src/trace_processor/ of Perfetto at
   the commit third_party/perfetto/perfetto_trace.proto names; each rule
   below cites the file and line it follows): no packet is skipped for its
@@ -42,7 +56,8 @@ for `protoc --decode`. --attribute KEY=VALUE: the trace attribute KEY is
 VALUE (an integer or a string); KEY= : the trace has no attribute KEY.
 --plant WHAT breaks the decoded trace first, as the export must never write
 it (uncleared, unknown_iid, unreserved_track, unnamed_guest_end, old_kernel,
-boottime, implicit_order): the checker must then fail (test_perfetto.sh).
+boottime, implicit_order; migrated_while_running, never_off_cpu,
+account_off_by_one): the checker must then fail (test_perfetto.sh).
 """
 import collections
 import csv
@@ -156,6 +171,104 @@ def expected_off_cpu(path):
                 out.append(key + (start, ts, nm, {**av, "in_cpu": int(r["cpu"]), "prev_tid": int(r["other_tid"]),
                                                   "prev_pid": int(r["other_pid"]), "prev_comm": r["other_comm"]}))
     return out + [k + (start, None, nm, av) for k, (start, nm, av) in open_out.items()]
+
+
+# ---- the vCPU account (record --exits) ----
+
+STATES = ["guest", "kvm", "vmm", "wait", "halted", "blocked"]
+OFF_CPU_STATES = ("wait", "halted", "blocked")
+
+
+def ns_of(v):
+    """The whole ns a counter's seconds stand for: the export writes the nearest double to ns / 1e9."""
+    n = round(v * 1e9)
+    for c in (n, n - 1, n + 1):
+        if c / 1e9 == v:
+            return c
+    fail(f"counter value {v!r} is no whole number of ns")
+
+
+def off_cpu_time(slices, a, b):
+    """The time of [a, b] that a thread's off-CPU slices (start, end or None: never ended) cover."""
+    return sum(max(0, min(b, end if end is not None else b) - max(a, start)) for start, end in slices)
+
+
+def check_switches_physical(off_slices):
+    """A thread comes back on the CPU it next leaves, and no two vCPU threads are on one CPU at once."""
+    by_thread = collections.defaultdict(list)
+    for pid, tid, ts, end, _, av in off_slices:
+        by_thread[(pid, tid)].append((ts, end, av))
+    on_cpu = collections.defaultdict(list)  # cpu -> (from, to, thread)
+    for key, sl in by_thread.items():
+        sl.sort(key=lambda s: s[0])
+        for (ts0, end0, av0), (ts1, _, av1) in zip(sl, sl[1:]):
+            if end0 is None or "in_cpu" not in av0:
+                continue
+            if av0["in_cpu"] != av1["cpu"]:
+                fail(f"thread {key}: switched in on CPU {av0['in_cpu']} at {end0}, switched out of CPU "
+                     f"{av1['cpu']} at {ts1}: it never ran there")
+            on_cpu[av0["in_cpu"]].append((end0, ts1, key))
+    for cpu, stretches in on_cpu.items():
+        stretches.sort()
+        for (f0, t0, k0), (f1, t1, k1) in zip(stretches, stretches[1:]):
+            if f1 < t0:
+                fail(f"CPU {cpu}: vCPU threads {k0} [{f0}, {t0}] and {k1} [{f1}, {t1}] on it at once")
+    return sum(len(v) for v in on_cpu.values())
+
+
+def check_account(account, off_slices, switches_recorded, vcpu_time_csv, slack):
+    """The account's counter tracks as the trace holds them, against the off-CPU slices and report --vcpu-time."""
+    off_by_thread = collections.defaultdict(list)
+    for pid, tid, ts, end, _, _ in off_slices:
+        off_by_thread[(pid, tid)].append((ts, end))
+    intervals = worst = samples = 0
+    last = {}
+    for key, by_state in sorted(account.items()):
+        if sorted(by_state) != sorted(STATES):
+            fail(f"thread {key}: counter tracks {sorted(by_state)}, want one per state {STATES}")
+        times = [ts for ts, _ in by_state["guest"]]
+        for st in STATES:
+            if [ts for ts, _ in by_state[st]] != times:
+                fail(f"thread {key}: the {st} counter is sampled at other times than guest")
+        rows = [(ts, [ns_of(by_state[st][i][1]) for st in STATES]) for i, ts in enumerate(times)]
+        samples += len(rows)
+        start = None
+        for i, (ts, v) in enumerate(rows):
+            if not any(v):
+                start = ts  # the thread's start (or a tid given again: a new thread's)
+                continue
+            if start is None:
+                fail(f"thread {key}: a sample at {ts} before the thread's start (all states 0)")
+            if sum(v) != ts - start:
+                fail(f"thread {key}: at {ts} the states add up to {sum(v)} ns, the thread's time is {ts - start} ns")
+            a, prev = rows[i - 1]
+            d = [y - x for x, y in zip(prev, v)]
+            if min(d) < 0:
+                fail(f"thread {key}: a state's time goes down between {a} and {ts}: {dict(zip(STATES, d))}")
+            last[key] = (start, ts, v)
+            if not switches_recorded:
+                continue
+            off = sum(d[STATES.index(st)] for st in OFF_CPU_STATES)
+            seen_off = off_cpu_time(off_by_thread[key], a, ts)
+            intervals += 1
+            worst = max(worst, abs(off - seen_off))
+            if abs(off - seen_off) > slack:
+                fail(f"thread {key}: [{a}, {ts}]: the account has {off} ns off the CPU (wait+halted+blocked) and "
+                     f"{ts - a - off} on it (guest+kvm+vmm); its off-CPU slices cover {seen_off} ns "
+                     f"({dict(zip(STATES, d))})")
+    if vcpu_time_csv:
+        want = collections.defaultdict(dict)
+        with open(vcpu_time_csv, newline="") as f:
+            for r in csv.DictReader(f):
+                k = (int(r["vm_pid"]), int(r["tid"]))
+                want[k]["span"] = (int(r["thread_start_ns"]), int(r["to_ns"]))
+                want[k][r["state"]] = int(r["ns"])
+        got = {k: {"span": (start, ts), **dict(zip(STATES, v))} for k, (start, ts, v) in last.items()}
+        if got != dict(want):
+            diff = [k for k in set(got) | set(want) if got.get(k) != want.get(k)]
+            fail(f"the account's last samples differ from report --vcpu-time --csv for threads {diff[:3]}: "
+                 f"{[got.get(k) for k in diff[:1]]} vs {[want.get(k) for k in diff[:1]]}")
+    return len(account), samples, intervals, worst
 
 
 # ---- the trace processor's import rules ----
@@ -280,8 +393,27 @@ def import_rules(pb, pkts):
                 fail(f"packet {n}: a timestamp on clock {clock}, not CLOCK_MONOTONIC (sequence {seq})")
             if snapshot is None:
                 fail(f"packet {n}: a timestamp before the clock snapshot")
+        if data == "track_event":
+            e = p.track_event
+            counter_track = e.track_uuid in descriptors and descriptors[e.track_uuid].HasField("counter")
+            # track_event_tokenizer.cc:544-581: a TYPE_COUNTER event needs a value and a track described as a
+            # counter (track_event_tracker.cc:620-633), else it is dropped; the importer parses an event on
+            # a counter track as a counter only when it is one (track_event_event_importer.h:212-214).
+            if (e.type == pb.TrackEvent.TYPE_COUNTER) != counter_track:
+                fail(f"packet {n}: an event of type {e.type} on {'a' if counter_track else 'no'} counter track")
+            if counter_track and not e.HasField("double_counter_value"):
+                fail(f"packet {n}: a counter event without a value: dropped")
         if data == "track_descriptor":
             d = p.track_descriptor
+            # track_event_tokenizer.cc:302-373, track_event_tracker.cc:372-377 and 484-500: a counter track
+            # (no thread or process of its own) whose parent is a thread's track is that thread's
+            # (thread_counter_track_event); its unit is unit_name.
+            if d.HasField("counter"):
+                parent = descriptors.get(d.parent_uuid) if d.HasField("parent_uuid") else None
+                if d.HasField("thread") or d.HasField("process") or parent is None or not parent.HasField("thread"):
+                    fail(f"packet {n}: counter track {d.name!r} is not under a described thread's track")
+                if d.counter.unit_name != "s":
+                    fail(f"packet {n}: counter track {d.name!r} in {d.counter.unit_name!r}, not seconds")
             if d.uuid == 0:
                 # track_event_tracker.cc:268-277: thread order is read from the root track only.
                 if descriptors:
@@ -414,6 +546,28 @@ def plant(pb, pkts, what):
         first(lambda p: p.WhichOneof("data") == "system_info").system_info.utsname.release = "4.4.0"
     elif what == "boottime":
         first(lambda p: p.HasField("trace_packet_defaults")).trace_packet_defaults.timestamp_clock_id = 6
+    elif what == "migrated_while_running":
+        # A switch-in moved to another CPU: the thread would leave a CPU it never ran on.
+        iid = next(e.iid for p in pkts if p.HasField("interned_data") for e in p.interned_data.debug_annotation_names
+                   if e.name == "in_cpu")
+        e = events(lambda e: e.type == pb.TrackEvent.TYPE_SLICE_END and
+                   any(a.name_iid == iid for a in e.debug_annotations)).track_event
+        next(a for a in e.debug_annotations if a.name_iid == iid).uint_value += 1
+    elif what == "never_off_cpu":
+        # The first off-CPU track's slices cut to nothing: its thread would share its CPU with the others.
+        off = first(lambda p: p.WhichOneof("data") == "track_descriptor" and p.track_descriptor.name.startswith("vCPU ")
+                    and " off its host CPU" in p.track_descriptor.name).track_descriptor.uuid
+        begin = None
+        for p in pkts:
+            if p.WhichOneof("data") == "track_event" and p.track_event.track_uuid == off:
+                if p.track_event.type == pb.TrackEvent.TYPE_SLICE_BEGIN:
+                    begin = p.timestamp
+                elif begin is not None:
+                    p.timestamp = begin
+    elif what == "account_off_by_one":
+        # One sample of one state a ns more: that thread's states no longer add up to its time.
+        e = events(lambda e: e.type == pb.TrackEvent.TYPE_COUNTER and e.double_counter_value > 0).track_event
+        e.double_counter_value = (round(e.double_counter_value * 1e9) + 1) / 1e9
     elif what == "implicit_order":
         first(lambda p: p.WhichOneof("data") == "track_descriptor" and p.track_descriptor.child_ordering) \
             .track_descriptor.ClearField("child_ordering")
@@ -432,6 +586,15 @@ def main():
     if "--payloads" in args:
         i = args.index("--payloads")
         payloads = args[i + 1]
+        del args[i:i + 2]
+    vcpu_time_csv, slack = None, 0
+    if "--vcpu-time" in args:
+        i = args.index("--vcpu-time")
+        vcpu_time_csv = args[i + 1]
+        del args[i:i + 2]
+    if "--account-slack" in args:
+        i = args.index("--account-slack")
+        slack = int(args[i + 1])
         del args[i:i + 2]
     switches_csv = None
     if "--switches" in args:
@@ -457,6 +620,8 @@ def main():
     off_open, off_slices = {}, []  # off-CPU tracks: the open slice; (pid, tid, ts, end, name, args)
     off_packets = set()            # indexes of the off-CPU tracks' packets (descriptors and events)
     flows_out, flows_in = {}, {}   # flow id -> ts
+    counters = {}                  # counter track uuid -> ((pid, tid), state)
+    account = collections.defaultdict(lambda: collections.defaultdict(list))  # (pid, tid) -> state -> [(ts, s)]
     switches, calls = 0, 0
     attrs = {}
     for n, p in enumerate(pkts):
@@ -477,6 +642,15 @@ def main():
             tracks[d.uuid] = d
             if off_cpu_track(tracks, d):
                 off_packets.add(n)
+            if d.HasField("counter"):
+                m = re.fullmatch(r"vCPU time: (\w+)", d.name)
+                parent = tracks.get(d.parent_uuid)
+                if not m or m[1] not in STATES or parent is None or not parent.HasField("thread") or \
+                        parent.thread.pid >= (1 << 22):
+                    fail(f"packet {n}: counter track {d.name!r} is not a vCPU thread's account")
+                if d.sibling_order_rank != STATES.index(m[1]):
+                    fail(f"packet {n}: counter track {d.name!r} ranked {d.sibling_order_rank}")
+                counters[d.uuid] = ((parent.thread.pid, parent.thread.tid), m[1])
         elif data == "track_event":
             e = p.track_event
             if e.track_uuid not in tracks:
@@ -509,7 +683,10 @@ def main():
             for f in e.terminating_flow_ids:
                 flows_in[f] = p.timestamp
             td = tracks[e.track_uuid]
-            if td.HasField("thread") and td.thread.pid < (1 << 22):  # a vCPU thread: the host's slices
+            if e.track_uuid in counters:
+                key, state = counters[e.track_uuid]
+                account[key][state].append((p.timestamp, e.double_counter_value))
+            elif td.HasField("thread") and td.thread.pid < (1 << 22):  # a vCPU thread: the host's slices
                 st = stacks[e.track_uuid]
                 if e.type == pb.TrackEvent.TYPE_SLICE_BEGIN:
                     st.append([p.timestamp, name, argv, []])
@@ -586,6 +763,9 @@ def main():
         fail(f"{switches} guest sched_switch ftrace events, report --csv decodes {want_switches}")
     for k, ts, nm, av in off_open.values():
         off_slices.append(k + (ts, None, nm, av))
+    switches_recorded = attrs.get("dev.hypertrace.vcpu_switches_recorded") == "1"
+    on_stretches = check_switches_physical(off_slices) if switches_recorded else 0
+    threads, samples, intervals, worst = check_account(account, off_slices, switches_recorded, vcpu_time_csv, slack)
     want_off = expected_off_cpu(switches_csv) if switches_csv else []
     if sorted(off_slices, key=repr) != sorted(want_off, key=repr):
         got, want = set(map(repr, off_slices)), set(map(repr, want_off))
@@ -601,6 +781,11 @@ def main():
           f"slices = report --csv, {len(flows_in)} flows, {switches} guest sched_switch, {calls} guest calls, "
           f"{len(off_slices)} off-CPU slices = report --vcpu-switches --csv "
           f"({sum(1 for s in off_slices if s[3] is None)} never ended)")
+    print(f"  vCPU account: {threads} threads, {samples} samples of 6 states adding up to each thread's time"
+          + (f", {intervals} intervals whose wait+halted+blocked is the off-CPU slices' time (largest difference "
+             f"{worst} ns), {on_stretches} on-CPU stretches, one thread per CPU at a time"
+             if switches_recorded else ", switches not recorded")
+          + (", last samples = report --vcpu-time --csv" if vcpu_time_csv else ""))
     print(f"  import rules: {rules}")
     print("check_perfetto: OK")
 

@@ -4,8 +4,9 @@
 # succeeds with every record, and the real readers (babeltrace2 for CTF and
 # the LTTng experiment, protoc for Perfetto, Chrome DevTools' trace engine)
 # find exactly what `report --csv` says of the same file. The EXITS blocks
-# are the exit statistics, not events: no export shows them, none trips on
-# them. The file comes from synthetic hypercalls through the real BPF
+# are the exit statistics, not events: no export but Perfetto shows them
+# (the vCPU threads' account as counter tracks, equal to report --vcpu-time
+# --csv), none trips on them. The file comes from synthetic hypercalls through the real BPF
 # handlers with --exits on, drained and sampled as record does it.
 # shellcheck source=../lib.sh
 source "$(dirname "$0")/../lib.sh"
@@ -74,7 +75,11 @@ fi
 if ! command -v protoc >/dev/null || ! $PY -c 'import google.protobuf' 2>/dev/null; then
 	skip exits_exports_perfetto "protobuf-compiler and python3-protobuf are not installed: run 'make deps' as root"
 elif converted perfetto s.pftrace --perfetto s.pftrace; then
-	if out=$($PY "$TOP/tests/export/check_perfetto.py" "$PROTO" s.pftrace s.csv 2>&1); then
+	"$HT" report --vcpu-time --csv s.htr >s.vcpu-time.csv
+	# The vCPU account the BPF handlers kept, as counter tracks: report --vcpu-time's, adding up.
+	if out=$($PY "$TOP/tests/export/check_perfetto.py" "$PROTO" s.pftrace s.csv --vcpu-time s.vcpu-time.csv \
+		--attribute dev.hypertrace.vcpu_switches_recorded=0 2>&1) &&
+		grep -q "vCPU account: 6 threads, .* switches not recorded, last samples = report --vcpu-time --csv" <<<"$out"; then
 		pass exits_exports_perfetto_read_by_protoc_equals_report
 	else
 		fail exits_exports_perfetto_read_by_protoc_equals_report "$out"

@@ -24,6 +24,14 @@
 #     the subset is upstream's, field for field (check_perfetto_schema.py),
 #     and the trace decodes with upstream's schema, protoc and the checker,
 #     without an unknown field;
+#   - the vCPU account (record --exits) as six counter tracks per vCPU
+#     thread, adding up to its time at every sample and equal to report
+#     --vcpu-time --csv; with the switches (record --vcpu-sched), per thread
+#     and interval, wait+halted+blocked is exactly the time its off-CPU
+#     slices cover, and the switches are a host's (one thread per CPU at a
+#     time); an account that contradicts its switches, a switch-in on a CPU
+#     the thread then does not leave, two threads on one CPU and an account
+#     a ns off are refused (trace_gen account [--contradict], --plant);
 #   - the file takes at most 1/6 of the bytes of convert --chrome;
 #   - memory stays flat: 10 M records and as many switches of vCPU threads
 #     convert in the RSS of 1 M of each (the 100 M case is in `make bench`,
@@ -177,6 +185,57 @@ guests_case perfetto_exits_of_calls_entered_before_the_recording_kept "6 unpaire
 # An exit lost per VM: the caller's exit ends the lost call first, then its own.
 guests_case perfetto_lost_exit_never_closes_another_call "0 unpaired guest calls, 3 lost exits" 3 --lost-exit
 
+# The vCPU account (record --exits) as counter tracks of each vCPU thread, and the switches
+# (record --vcpu-sched) it must agree with: 3 vCPU threads on 2 host CPUs, one thread per CPU at
+# a time, an EXITS block every 730 us (trace_gen account). From the exported trace alone, per
+# thread and interval, wait+halted+blocked is the time its off-CPU slices cover, to the ns; the
+# last samples are report --vcpu-time --csv's.
+"$GEN" account a.htr >/dev/null
+"$HT" report --csv a.htr >a.csv
+"$HT" report --vcpu-switches --csv a.htr >a.switches.csv
+"$HT" report --vcpu-time --csv a.htr >a.vcpu-time.csv
+out=$("$HT" convert --perfetto a.pftrace a.htr 2>&1); status=$?
+if [ $status -eq 0 ] && out=$($PY "$TOP/tests/export/check_perfetto.py" "$PROTO" a.pftrace a.csv --switches a.switches.csv \
+	--vcpu-time a.vcpu-time.csv --attribute dev.hypertrace.vcpu_switches_recorded=1 2>&1) &&
+	grep -q "vCPU account: 3 threads, 87 samples of 6 states adding up to each thread's time, 84 intervals whose wait+halted+blocked is the off-CPU slices' time (largest difference 0 ns), 76 on-CPU stretches, one thread per CPU at a time, last samples = report --vcpu-time --csv" <<<"$out"; then
+	pass perfetto_vcpu_account_agrees_with_the_switches
+	grep 'vCPU account' <<<"$out"
+else
+	fail perfetto_vcpu_account_agrees_with_the_switches "status $status: $out"
+fi
+# The same host, but its account says vCPU 0 ran in KVM while its switches say it waited off its CPU.
+"$GEN" account x.htr --contradict >/dev/null
+"$HT" report --csv x.htr >x.csv
+"$HT" report --vcpu-switches --csv x.htr >x.switches.csv
+if out=$("$HT" convert --perfetto x.pftrace x.htr 2>&1) &&
+	! out=$($PY "$TOP/tests/export/check_perfetto.py" "$PROTO" x.pftrace x.csv --switches x.switches.csv 2>&1) &&
+	grep -q "^check_perfetto: thread (5000, 5001): .* the account has 0 ns off the CPU (wait+halted+blocked) and 730000 on it (guest+kvm+vmm); its off-CPU slices cover 300000 ns" <<<"$out"; then
+	pass perfetto_checker_refuses_an_account_that_contradicts_the_switches
+else
+	fail perfetto_checker_refuses_an_account_that_contradicts_the_switches "$out"
+fi
+# The checker refuses a host no machine runs and an account that does not add up, planted in the good trace.
+refused=0 accepted=
+for plant in "migrated_while_running:it never ran there" "never_off_cpu:on it at once" \
+	"account_off_by_one:the states add up to 730001 ns, the thread's time is 730000 ns"; do
+	if ! out=$($PY "$TOP/tests/export/check_perfetto.py" "$PROTO" a.pftrace a.csv --switches a.switches.csv \
+		--plant "${plant%%:*}" 2>&1) && grep -q "^check_perfetto: .*${plant#*:}" <<<"$out"; then
+		refused=$((refused + 1))
+	else
+		accepted="$accepted ${plant%%:*} ($out)"
+	fi
+done
+[ $refused -eq 3 ] && pass perfetto_checker_refuses_impossible_switches_and_accounts ||
+	fail perfetto_checker_refuses_impossible_switches_and_accounts "accepted:$accepted"
+# The trace says whether the switches were recorded (then a thread without off-CPU slices stayed on
+# its CPU): trace_gen guest's were; test_exits_exports.sh checks a recording without --vcpu-sched.
+if out=$($PY "$TOP/tests/export/check_perfetto.py" "$PROTO" g.pftrace g.csv --switches g.switches.csv \
+	--attribute dev.hypertrace.vcpu_switches_recorded=1 2>&1); then
+	pass perfetto_declares_whether_switches_were_recorded
+else
+	fail perfetto_declares_whether_switches_were_recorded "$out"
+fi
+
 # Size: at most 1/6 of the Chrome JSON of the same trace.
 "$HT" convert --chrome g.json --guest-symbols g.htr.kallsyms g.htr >/dev/null 2>&1
 pf=$(stat -c %s g.pftrace) js=$(stat -c %s g.json)
@@ -188,16 +247,21 @@ if [ "$(id -u)" -eq 0 ]; then
 	"$GEN" synth s.htr --calls 1000 --exits --vcpu-sched >/dev/null 2>&1
 	"$HT" report --csv s.htr >s.csv
 	"$HT" report --vcpu-switches --csv s.htr >s.switches.csv
+	"$HT" report --vcpu-time --csv s.htr >s.vcpu-time.csv
 	"$HT" convert --perfetto s.pftrace s.htr >/dev/null 2>&1
 	"$HT" convert --chrome s.json s.htr >/dev/null 2>&1
 	pf=$(stat -c %s s.pftrace) js=$(stat -c %s s.json)
-	if out=$($PY "$TOP/tests/export/check_perfetto.py" "$PROTO" s.pftrace s.csv --switches s.switches.csv 2>&1) &&
-		grep -q " 6 off-CPU slices = report --vcpu-switches" <<<"$out" && [ $((pf * 6)) -le "$js" ]; then
+	# The account the BPF handlers kept agrees with the switches they recorded, to the ns.
+	if out=$($PY "$TOP/tests/export/check_perfetto.py" "$PROTO" s.pftrace s.csv --switches s.switches.csv \
+		--vcpu-time s.vcpu-time.csv 2>&1) &&
+		grep -q " 6 off-CPU slices = report --vcpu-switches" <<<"$out" && [ $((pf * 6)) -le "$js" ] &&
+		grep -q "off-CPU slices' time (largest difference 0 ns), .* last samples = report --vcpu-time --csv" <<<"$out"; then
 		pass perfetto_bpf_records_equal_report_csv_in_a_sixth_of_chrome
 	else
 		fail perfetto_bpf_records_equal_report_csv_in_a_sixth_of_chrome "$pf bytes, Chrome JSON $js: $out"
 	fi
 	echo "    records of the BPF handlers: $pf bytes, Chrome JSON $js bytes"
+	grep 'vCPU account' <<<"$out" | sed 's/^/  /'
 else
 	skip perfetto_bpf_records_equal_report_csv_in_a_sixth_of_chrome "synthetic events through the BPF handlers need root"
 fi

@@ -57,6 +57,19 @@
  *   trace_gen synth ... --vcpu-sched   (with --exits) as record --vcpu-sched:
  *       between rounds of calls, each vCPU thread is switched out (preempted,
  *       or blocked) and back in, as synthetic events.
+ *   trace_gen account FILE [--rounds N] [--contradict]   the vCPU account
+ *       (EXITS blocks of record --exits) and the switches of vCPU threads
+ *       (record --vcpu-sched) of a host that runs 3 vCPU threads of one VM
+ *       on 2 CPUs (no BPF), one thread per CPU at a time, N rounds of 1 ms
+ *       (default 20, at most 512): vCPU 0 is preempted on CPU 0 by vCPU 2 and gets the
+ *       CPU back after a host worker; vCPU 2 halts, is woken, waits and is
+ *       switched in on CPU 1 (it migrated), then is preempted there; vCPU 1
+ *       blocks in the VMM (not halted), is woken and waits. vCPU 2 is first
+ *       seen at its first switch-in and ends in the last round. An EXITS
+ *       block every 730 us (so intervals end inside every state) holds each
+ *       thread's account, its states from the same timeline as the
+ *       switches. --contradict: in round 3 vCPU 0's account says kvm where
+ *       its switches say it waited off its CPU (the sums still add up).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -600,6 +613,204 @@ static int guests(const char *path, unsigned int nvms, unsigned int nvcpus, cons
 	return write_kallsyms(path);
 }
 
+/* ---- trace_gen account: the vCPU account beside the switches it must agree with ---- */
+
+#define ACC_THREADS 3
+#define ACC_ROUND_NS 1000000ull
+#define ACC_BLOCK_NS 730000ull
+#define ACC_MAX_SEGS 4096
+#define ACC_PID 5000u
+
+/* One stretch of a vCPU thread's timeline in one state of the account. */
+struct acc_seg {
+	uint64_t from, to;
+	int state;
+};
+
+struct acc_thread {
+	uint32_t tid;
+	uint16_t vcpu;
+	uint64_t start_ns, end_ns; /* end_ns: UINT64_MAX while it runs */
+	struct acc_seg seg[ACC_MAX_SEGS];
+	unsigned int nseg;
+	bool gone_written;
+};
+
+static struct acc_thread acc[ACC_THREADS];
+static struct ht_record *acc_sw;
+static unsigned int acc_nsw;
+
+/* us: microseconds into the round that starts at base. */
+static void acc_state(struct acc_thread *t, uint64_t base, unsigned int from_us, unsigned int to_us, int state)
+{
+	if (t->nseg < ACC_MAX_SEGS)
+		t->seg[t->nseg++] = (struct acc_seg){ base + from_us * 1000ull, base + to_us * 1000ull, state };
+}
+
+static void acc_switch(const struct acc_thread *t, uint32_t kind, uint64_t ns, uint32_t cpu, bool involuntary,
+		       uint64_t state, uint32_t other_tid, uint32_t other_pid, const char *other_comm)
+{
+	struct ht_vcpu_switch sw = { .time_ns = ns, .kind = kind, .involuntary = involuntary, .prev_state = state,
+				     .other_tid = other_tid, .other_pid = other_pid, .host_pid = ACC_PID,
+				     .host_tid = t->tid, .vcpu_id = t->vcpu, .cpu = (__u16)cpu,
+				     .flags = HT_REC_F_VCPU_SWITCH };
+
+	memcpy(sw.other_comm, other_comm, strnlen(other_comm, sizeof(sw.other_comm)));
+	memcpy(&acc_sw[acc_nsw++], &sw, sizeof(sw));
+}
+
+/*
+ * One round at base (us into it), each CPU running one thread at a time:
+ *   CPU 0: vCPU 0 [0,300) | vCPU 2 [300,500) | worker [500,600) | vCPU 0 [600,1000)
+ *   CPU 1: vCPU 1 [0,400) | idle [400,750) | vCPU 2 [750,900) | softirq [900,950) | vCPU 1 [950,1000)
+ * vCPU 2 waits from 900 into the next round's 300; round 0 first sees it at 300,
+ * the last round ends it at 850 (on CPU 1, no switch after).
+ */
+static void acc_round(uint64_t base, unsigned int round, unsigned int rounds, bool contradict)
+{
+	struct acc_thread *p = &acc[0], *q = &acc[1], *r = &acc[2];
+	bool first = round == 0, last = round == rounds - 1;
+	const uint64_t us = 1000;
+
+	/* vCPU 0 on CPU 0: preempted at 300 by vCPU 2, back at 600 after the worker. */
+	acc_state(p, base, 0, 200, HT_VCPU_GUEST);
+	acc_state(p, base, 200, 260, HT_VCPU_KVM);
+	acc_state(p, base, 260, 300, HT_VCPU_VMM);
+	acc_state(p, base, 300, 600, contradict && round == 3 ? HT_VCPU_KVM : HT_VCPU_WAIT);
+	acc_state(p, base, 600, 620, HT_VCPU_KVM);
+	acc_state(p, base, 620, 1000, HT_VCPU_GUEST);
+	acc_switch(p, HT_SWITCH_OUT, base + 300 * us, 0, true, 0, r->tid, ACC_PID, "CPU 2/KVM");
+	if (first)
+		r->start_ns = base + 300 * us;
+	else
+		acc_state(r, base, 0, 300, HT_VCPU_WAIT);
+	acc_switch(r, HT_SWITCH_IN, base + 300 * us, 0, false, 0, p->tid, ACC_PID, "CPU 0/KVM");
+	acc_state(r, base, 300, 320, HT_VCPU_KVM);
+	acc_state(r, base, 320, 450, HT_VCPU_GUEST);
+	acc_state(r, base, 450, 500, HT_VCPU_KVM);
+	/* vCPU 2 halts at 500 (TASK_INTERRUPTIBLE in a HLT exit), woken at 700. */
+	acc_switch(r, HT_SWITCH_OUT, base + 500 * us, 0, false, 1, 100, 100, "kworker/0:1");
+	acc_state(r, base, 500, 700, HT_VCPU_HALTED);
+	acc_state(r, base, 700, 750, HT_VCPU_WAIT);
+	acc_switch(p, HT_SWITCH_IN, base + 600 * us, 0, false, 0, 100, 100, "kworker/0:1");
+	/* vCPU 1 on CPU 1: blocked in the VMM at 400 (TASK_UNINTERRUPTIBLE), woken at 850, back at 950. */
+	acc_state(q, base, 0, 100, HT_VCPU_GUEST);
+	acc_state(q, base, 100, 150, HT_VCPU_KVM);
+	acc_state(q, base, 150, 400, HT_VCPU_VMM);
+	acc_switch(q, HT_SWITCH_OUT, base + 400 * us, 1, false, 2, 0, 0, "swapper/1");
+	acc_state(q, base, 400, 850, HT_VCPU_BLOCKED);
+	acc_state(q, base, 850, 950, HT_VCPU_WAIT);
+	/* vCPU 2 comes back on CPU 1 (migrated) at 750. */
+	acc_switch(r, HT_SWITCH_IN, base + 750 * us, 1, false, 0, 0, 0, "swapper/1");
+	acc_state(r, base, 750, 800, HT_VCPU_KVM);
+	if (last) {
+		acc_state(r, base, 800, 850, HT_VCPU_GUEST);
+		r->end_ns = base + 850 * us;
+	} else {
+		acc_state(r, base, 800, 900, HT_VCPU_GUEST);
+		acc_switch(r, HT_SWITCH_OUT, base + 900 * us, 1, true, 0, 101, 101, "ksoftirqd/1");
+		acc_state(r, base, 900, 1000, HT_VCPU_WAIT);
+	}
+	acc_switch(q, HT_SWITCH_IN, base + 950 * us, 1, false, 0, 101, 101, "ksoftirqd/1");
+	acc_state(q, base, 950, 1000, HT_VCPU_KVM);
+}
+
+/* Thread t's account up to now (its end, if before): each state's time since its start. */
+static void acc_row(const struct acc_thread *t, uint64_t now, struct ht_vcpu_wait_rec *row)
+{
+	uint64_t until = now < t->end_ns ? now : t->end_ns;
+
+	memset(row, 0, sizeof(*row));
+	row->w.pid = ACC_PID;
+	row->w.tid = t->tid;
+	row->w.vcpu = t->vcpu;
+	row->w.pad1 = t->end_ns <= now ? HT_VCPU_WAIT_F_GONE : 0;
+	row->a.start_ns = t->start_ns;
+	row->a.as_of_ns = until;
+	for (unsigned int i = 0; i < t->nseg; i++) {
+		const struct acc_seg *g = &t->seg[i];
+		if (g->from < until)
+			row->a.state_ns[g->state] += (g->to < until ? g->to : until) - g->from;
+	}
+	row->w.wait_ns = row->a.state_ns[HT_VCPU_WAIT];
+}
+
+/* An EXITS block at now: every thread started by then and not yet written as ended. */
+static int acc_block(struct ht_writer *w, uint64_t now, bool final)
+{
+	unsigned char payload[sizeof(struct ht_exits_header) + ACC_THREADS * sizeof(struct ht_vcpu_wait_rec)];
+	struct ht_exits_header h = { .time_ns = now, .flags = final ? HT_EXITS_F_FINAL : 0 };
+	struct ht_vcpu_wait_rec row;
+
+	for (unsigned int i = 0; i < ACC_THREADS; i++) {
+		struct acc_thread *t = &acc[i];
+		if (t->start_ns > now || t->gone_written)
+			continue;
+		acc_row(t, now, &row);
+		t->gone_written = row.w.pad1 & HT_VCPU_WAIT_F_GONE;
+		memcpy(payload + sizeof(h) + h.nthreads++ * sizeof(row), &row, sizeof(row));
+	}
+	memcpy(payload, &h, sizeof(h));
+	ht_writer_flush(w);
+	return ht_writer_add_block(w, HT_BLOCK_EXITS, payload,
+				   (__u32)(sizeof(h) + h.nthreads * sizeof(struct ht_vcpu_wait_rec)), h.nthreads);
+}
+
+static int account(const char *path, unsigned int rounds, bool contradict)
+{
+	struct ht_file_header hdr;
+	struct ht_trailer trailer;
+	struct ht_writer *w;
+	char err[512];
+	uint64_t t0, end, next_block;
+	unsigned int n = 0;
+	int ret = 0;
+
+	ht_header_init(&hdr);
+	hdr.filter_flags |= HT_FILTER_F_VCPU_SCHED;
+	t0 = hdr.start_monotonic_ns + ACC_ROUND_NS;
+	end = t0 + rounds * ACC_ROUND_NS;
+	acc_sw = calloc((size_t)rounds * 16, sizeof(*acc_sw));
+	if (!acc_sw || ht_writer_open(path, true, &hdr, &w, err, sizeof(err))) {
+		fprintf(stderr, "trace_gen: %s\n", acc_sw ? err : "out of memory");
+		return 1;
+	}
+	for (unsigned int i = 0; i < ACC_THREADS; i++) {
+		struct ht_identity id = { .first_seen_ns = t0, .pid = ACC_PID };
+
+		acc[i] = (struct acc_thread){ .tid = ACC_PID + 1 + i, .vcpu = (uint16_t)i, .start_ns = t0,
+					      .end_ns = UINT64_MAX };
+		id.tid = acc[i].tid;
+		snprintf(id.process_name, sizeof(id.process_name), "qemu-system-x86");
+		snprintf(id.thread_name, sizeof(id.thread_name), "CPU %u/KVM", i);
+		snprintf(id.vm_name, sizeof(id.vm_name), "acct");
+		ht_writer_add_identity(w, &id);
+	}
+	for (unsigned int r = 0; r < rounds; r++)
+		acc_round(t0 + r * ACC_ROUND_NS, r, rounds, contradict);
+	/* The switches in time order (a round's are written in the order of their times), a block every 730 us. */
+	for (unsigned int i = 1; i < acc_nsw; i++)
+		for (unsigned int j = i; j > 0 && acc_sw[j].exit_ns < acc_sw[j - 1].exit_ns; j--) {
+			struct ht_record tmp = acc_sw[j];
+			acc_sw[j] = acc_sw[j - 1];
+			acc_sw[j - 1] = tmp;
+		}
+	for (next_block = t0 + ACC_BLOCK_NS; next_block < end && !ret; next_block += ACC_BLOCK_NS) {
+		while (n < acc_nsw && acc_sw[n].exit_ns <= next_block)
+			ht_writer_add(w, &acc_sw[n++]);
+		ret = acc_block(w, next_block, false);
+	}
+	while (n < acc_nsw)
+		ht_writer_add(w, &acc_sw[n++]);
+	if (ret || acc_block(w, end, true) || ht_writer_close(w, &trailer)) {
+		fprintf(stderr, "trace_gen: cannot write %s\n", path);
+		return 1;
+	}
+	printf("%u switches, %llu ns\n", acc_nsw, (unsigned long long)(end - t0));
+	free(acc_sw);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t n;
@@ -679,8 +890,22 @@ int main(int argc, char **argv)
 			goto usage; /* wide latencies overlap the switches */
 		return bulk(argv[2], n, wide, compress, switches);
 	}
+	if (argc >= 3 && !strcmp(argv[1], "account")) {
+		unsigned int rounds = 20;
+		bool contradict = false;
+		for (int i = 3; i < argc; i++) {
+			if (!strcmp(argv[i], "--rounds") && i + 1 < argc && ht_parse_u64(argv[i + 1], 5, ACC_MAX_SEGS / 8, &n))
+				rounds = (unsigned int)n, i++;
+			else if (!strcmp(argv[i], "--contradict"))
+				contradict = true;
+			else
+				goto usage;
+		}
+		return account(argv[2], rounds, contradict);
+	}
 usage:
 	fprintf(stderr, "usage: trace_gen synth FILE [--calls N] [--drops] [--exits [--vcpu-sched]] | trace_gen bulk FILE N [--wide | --switches] [--compress]"
-			" | trace_gen guest FILE [--rounds N] [--impossible] | trace_gen guests FILE N [--vcpus M [--vcpu-ids ID,...]] [--inside-calls] [--lost-exit]\n");
+			" | trace_gen guest FILE [--rounds N] [--impossible] | trace_gen guests FILE N [--vcpus M [--vcpu-ids ID,...]] [--inside-calls] [--lost-exit]"
+			" | trace_gen account FILE [--rounds N] [--contradict]\n");
 	return 2;
 }

@@ -1303,6 +1303,8 @@ static void identity(struct ht_perfetto_export *x, const struct ht_read_status *
 	ht_format_wallclock(buf, sizeof(buf), h, h->start_monotonic_ns, HT_TIME_ISO);
 	attribute(x, "dev.hypertrace.recording_start", buf, 0);
 	attribute(x, "dev.hypertrace.recording_start_monotonic_ns", NULL, (long long)h->start_monotonic_ns);
+	/* 1: every switch of a vCPU thread is on its off-CPU track, so a thread with none stayed on its CPU. */
+	attribute(x, "dev.hypertrace.vcpu_switches_recorded", NULL, !!(h->filter_flags & HT_FILTER_F_VCPU_SCHED));
 	if (st->has_trailer) {
 		ht_format_wallclock(buf, sizeof(buf), h, st->trailer.end_monotonic_ns, HT_TIME_ISO);
 		attribute(x, "dev.hypertrace.recording_end", buf, 0);
