@@ -618,7 +618,7 @@ def main():
     stacks = collections.defaultdict(list)
     slices = []                    # (pid, tid, ts, dur, name, args, phases)
     off_open, off_slices = {}, []  # off-CPU tracks: the open slice; (pid, tid, ts, end, name, args)
-    off_packets = set()            # indexes of the off-CPU tracks' packets (descriptors and events)
+    off_packets = set()            # indexes of the off-CPU tracks' and the account's packets (descriptors and events)
     flows_out, flows_in = {}, {}   # flow id -> ts
     counters = {}                  # counter track uuid -> ((pid, tid), state)
     account = collections.defaultdict(lambda: collections.defaultdict(list))  # (pid, tid) -> state -> [(ts, s)]
@@ -643,6 +643,7 @@ def main():
             if off_cpu_track(tracks, d):
                 off_packets.add(n)
             if d.HasField("counter"):
+                off_packets.add(n)
                 m = re.fullmatch(r"vCPU time: (\w+)", d.name)
                 parent = tracks.get(d.parent_uuid)
                 if not m or m[1] not in STATES or parent is None or not parent.HasField("thread") or \
@@ -684,6 +685,7 @@ def main():
                 flows_in[f] = p.timestamp
             td = tracks[e.track_uuid]
             if e.track_uuid in counters:
+                off_packets.add(n)
                 key, state = counters[e.track_uuid]
                 account[key][state].append((p.timestamp, e.double_counter_value))
             elif td.HasField("thread") and td.thread.pid < (1 << 22):  # a vCPU thread: the host's slices
@@ -775,8 +777,8 @@ def main():
         if (value == "" and key in attrs) or (value != "" and attrs.get(key) != value):
             fail(f"trace attribute {key}: {attrs.get(key, '(none)')}, want {value or '(none)'}")
     if off_packets:
-        # Chrome's JSON has no switches: the size to compare with it is the trace's without them.
-        print(f"  {size_without(pkts, off_packets)} bytes without the off-CPU tracks")
+        # Chrome's JSON has no switches and no account: the size to compare with it is the trace's without them.
+        print(f"  {size_without(pkts, off_packets)} bytes without the off-CPU tracks and the account")
     print(f"  {len(pkts)} packets ({bundles} deflated bundles), {len(tracks)} tracks, {len(slices)} hypercall "
           f"slices = report --csv, {len(flows_in)} flows, {switches} guest sched_switch, {calls} guest calls, "
           f"{len(off_slices)} off-CPU slices = report --vcpu-switches --csv "

@@ -82,11 +82,11 @@ check_kernel_exports() {
 		done | grep -c '^packet {') && [ "$decoded" = "$total" ] &&
 		"$ht" convert --chrome "$dir/t.json" "${symopt[@]}" "$htr" >/dev/null 2>&1 &&
 		pf=$(stat -c %s "$dir/t.pftrace") && js=$(stat -c %s "$dir/t.json") &&
-		pf_records=$(sed -n 's/^ *\([0-9]*\) bytes without the off-CPU tracks$/\1/p' <<<"$out") &&
+		pf_records=$(sed -n 's/^ *\([0-9]*\) bytes without the off-CPU tracks and the account$/\1/p' <<<"$out") &&
 		[ $((${pf_records:-$pf} * 6)) -le "$js" ]; then
 		pass "${name}_perfetto_export_matches"
 		echo "$out"
-		echo "  protoc decoded $decoded packets; $pf bytes (${pf_records:-$pf} without the off-CPU tracks, which Chrome's JSON has no counterpart of), Chrome JSON $js bytes"
+		echo "  protoc decoded $decoded packets; $pf bytes (${pf_records:-$pf} without the off-CPU tracks and the account, which Chrome's JSON has no counterpart of), Chrome JSON $js bytes"
 	else
 		fail "${name}_perfetto_export_matches" "${out:-} (decoded ${decoded:-?} of ${total:-?} packets, ${pf:-?} bytes vs Chrome ${js:-?})"
 	fi

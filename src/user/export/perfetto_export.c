@@ -1223,7 +1223,11 @@ static struct track *account_tracks(struct ht_perfetto_export *x, const struct h
 	return tracks[0];
 }
 
-/* One sample: the state's seconds at ts, the nearest double to ns / 1e9 (exact in ns below 2^53 ns, 104 days). */
+/*
+ * One sample: the state's seconds at ts, the nearest double to ns / 1e9:
+ * the ns read back exactly while the doubles are closer than 1 ns (below
+ * 2^22 s, 48 days of a thread).
+ */
 static void account_sample(struct ht_perfetto_export *x, struct track *t, uint64_t uuid, uint64_t ts, uint64_t ns)
 {
 	double seconds = (double)ns / 1e9;
