@@ -27,8 +27,9 @@ with protoc into a temporary directory).
   the thread on the other side escaped as report writes it). Without
   --switches there must be none.
 - the vCPU account (record --exits): each vCPU thread's counter tracks
-  ("vCPU time: guest", kvm, vmm, wait, halted, blocked, in seconds) under
-  its thread's track, sampled together, 0 at the thread's start, never
+  ("vCPU time: guest", kvm, vmm, wait, halted, blocked, in seconds, ranked
+  in that order) in a track "vCPU time" under its thread's track, sampled
+  together, 0 at the thread's start, never
   going down, and at every sample adding up to the time since the start
   (to the ns); with --vcpu-time, each thread's last sample is report
   --vcpu-time --csv's row, state for state, to the ns;
@@ -406,11 +407,13 @@ def import_rules(pb, pkts):
         if data == "track_descriptor":
             d = p.track_descriptor
             # track_event_tokenizer.cc:302-373, track_event_tracker.cc:372-377 and 484-500: a counter track
-            # (no thread or process of its own) whose parent is a thread's track is that thread's
+            # (no thread or process of its own) whose ancestor is a thread's track is that thread's
             # (thread_counter_track_event); its unit is unit_name.
             if d.HasField("counter"):
-                parent = descriptors.get(d.parent_uuid) if d.HasField("parent_uuid") else None
-                if d.HasField("thread") or d.HasField("process") or parent is None or not parent.HasField("thread"):
+                up = d
+                while up is not None and not up.HasField("thread"):
+                    up = descriptors.get(up.parent_uuid) if up.HasField("parent_uuid") else None
+                if d.HasField("process") or up is None or up is d:
                     fail(f"packet {n}: counter track {d.name!r} is not under a described thread's track")
                 if d.counter.unit_name != "s":
                     fail(f"packet {n}: counter track {d.name!r} in {d.counter.unit_name!r}, not seconds")
@@ -642,13 +645,20 @@ def main():
             tracks[d.uuid] = d
             if off_cpu_track(tracks, d):
                 off_packets.add(n)
+            if d.name == "vCPU time" and not d.HasField("counter"):
+                # The group of a vCPU thread's account: under the thread's track, its children by rank.
+                parent = tracks.get(d.parent_uuid)
+                if parent is None or not parent.HasField("thread") or parent.thread.pid >= (1 << 22):
+                    fail(f"packet {n}: the account's group is not under a vCPU thread's track")
+                off_packets.add(n)
             if d.HasField("counter"):
                 off_packets.add(n)
                 m = re.fullmatch(r"vCPU time: (\w+)", d.name)
-                parent = tracks.get(d.parent_uuid)
+                group = tracks.get(d.parent_uuid)
+                parent = tracks.get(group.parent_uuid) if group is not None and group.name == "vCPU time" else None
                 if not m or m[1] not in STATES or parent is None or not parent.HasField("thread") or \
                         parent.thread.pid >= (1 << 22):
-                    fail(f"packet {n}: counter track {d.name!r} is not a vCPU thread's account")
+                    fail(f"packet {n}: counter track {d.name!r} is not in a vCPU thread's account group")
                 if d.sibling_order_rank != STATES.index(m[1]):
                     fail(f"packet {n}: counter track {d.name!r} ranked {d.sibling_order_rank}")
                 counters[d.uuid] = ((parent.thread.pid, parent.thread.tid), m[1])

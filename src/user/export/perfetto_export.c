@@ -66,7 +66,7 @@ enum { CHILD_ORDERING_EXPLICIT = 3, THREAD_ORDERING_EXPLICIT = 1 };
 
 /* Track uuids: the kind in the top byte; a vCPU thread's account takes one kind per state. */
 enum track_kind { TRACK_VM = 1, TRACK_VCPU, TRACK_GUEST_KERNEL, TRACK_GUEST_TASK, TRACK_GUEST_CPU, TRACK_OFF_CPU,
-		  TRACK_ACCOUNT };
+		  TRACK_ACCOUNT_GROUP, TRACK_ACCOUNT };
 _Static_assert(TRACK_ACCOUNT + HT_VCPU_NSTATES <= 256, "track kinds fit in the uuid's top byte");
 
 struct track {
@@ -431,8 +431,8 @@ static uint64_t vm_track(struct ht_perfetto_export *x, uint32_t pid, struct ht_r
 
 /*
  * The vCPU thread's track (and its VM's), described at its first record or
- * its first account, whichever comes first; its children (the account's
- * counters) in the order of their rank.
+ * its first account, whichever comes first; its child tracks (the
+ * account's group) in the order of their rank.
  */
 static struct track *vcpu_thread_track(struct ht_perfetto_export *x, uint32_t pid, uint32_t tid, uint16_t vcpu,
 				       uint64_t ts, struct ht_reader *reader)
@@ -1175,32 +1175,48 @@ int ht_perfetto_add_switch(struct ht_perfetto_export *x, const struct ht_vcpu_sw
 /* ---- the vCPU account (record --exits) ---- */
 
 /*
- * A vCPU thread's account as six counter tracks under its thread's track,
- * one per state ("vCPU time: guest", ...): each state's seconds since the
- * thread was first seen, sampled at each EXITS block that holds the thread
- * (the account's as_of_ns), from 0 at the thread's start. Cumulative values
- * sampled where they were read draw every interval in its place: Perfetto's
- * counter track in its "rate" mode shows (next - this) / (next time - this
- * time) over [this, next), the state's share of exactly that interval, and
- * in its "value" mode the running total; a share written at the interval's
- * end would be drawn one interval late. Seconds, so that the rate reads as a
+ * A vCPU thread's account as six counter tracks, one per state ("vCPU
+ * time: guest", ...): each state's seconds since the thread was first
+ * seen, sampled at each EXITS block that holds the thread (the account's
+ * as_of_ns), from 0 at the thread's start. Cumulative values sampled where
+ * they were read draw every interval in its place: Perfetto's counter
+ * track in its "rate" mode shows (next - this) / (next time - this time)
+ * over [this, next), the state's share of exactly that interval, and in its
+ * "value" mode the running total; a share written at the interval's end
+ * would be drawn one interval late. Seconds, so that the rate reads as a
  * share (1 = all the time); the six share one y axis (y_axis_share_key).
- * The trace processor attaches a counter track whose parent is a thread's
- * track to that thread (track_event_tracker.cc:484-500,
- * thread_counter_track_event) and shows it in the thread's group.
+ *
+ * They are the children of a track "vCPU time" under the thread's track.
+ * The trace processor resolves a track without a thread of its own under a
+ * thread's track to that thread (track_event_tracker.cc:372-377) and makes
+ * a counter track in that scope the thread's (thread_counter_track_event,
+ * track_event_tracker.cc:484-500), a child in the track table when its
+ * parent is not the thread's own track. Children are shown in the order
+ * their parent asks for (viz/summary/track_event.sql: by rank when
+ * explicit), the thread's own tracks by name: the group keeps the six in
+ * the account's order, guest first, and folds them in the UI.
  */
 static struct track *account_tracks(struct ht_perfetto_export *x, const struct ht_vcpu_wait_rec *row,
 				    struct ht_reader *reader, struct track *tracks[HT_VCPU_NSTATES])
 {
-	uint64_t parent = track_uuid(TRACK_VCPU, row->w.pid, row->w.tid);
+	uint64_t group = track_uuid(TRACK_ACCOUNT_GROUP, row->w.pid, row->w.tid);
 	char name[64];
 	bool is_new;
+	ht_pb_msg p, d, c;
 
-	if (!vcpu_thread_track(x, row->w.pid, row->w.tid, row->w.vcpu, row->a.start_ns, reader))
+	if (!vcpu_thread_track(x, row->w.pid, row->w.tid, row->w.vcpu, row->a.start_ns, reader) ||
+	    !track_of(x, group, &is_new))
 		return NULL;
+	if (is_new) {
+		d = descriptor_begin(x, group, row->a.start_ns, &p);
+		ht_pb_varint(&x->raw, TD_PARENT, track_uuid(TRACK_VCPU, row->w.pid, row->w.tid));
+		ht_pb_varint(&x->raw, TD_CHILD_ORDERING, CHILD_ORDERING_EXPLICIT);
+		ht_pb_string(&x->raw, TD_NAME, "vCPU time");
+		ht_pb_end(&x->raw, d);
+		packet_end(x, p);
+	}
 	for (int k = 0; k < HT_VCPU_NSTATES; k++) {
 		uint64_t uuid = track_uuid(TRACK_ACCOUNT + k, row->w.pid, row->w.tid);
-		ht_pb_msg p, d, c;
 
 		if (!(tracks[k] = track_of(x, uuid, &is_new)))
 			return NULL;
@@ -1208,7 +1224,7 @@ static struct track *account_tracks(struct ht_perfetto_export *x, const struct h
 			continue;
 		snprintf(name, sizeof(name), "vCPU time: %s", ht_vcpu_state_names[k]);
 		d = descriptor_begin(x, uuid, row->a.start_ns, &p);
-		ht_pb_varint(&x->raw, TD_PARENT, parent);
+		ht_pb_varint(&x->raw, TD_PARENT, group);
 		ht_pb_string(&x->raw, TD_NAME, name);
 		ht_pb_int(&x->raw, TD_SIBLING_RANK, k);
 		c = ht_pb_begin(&x->raw, TD_COUNTER);
