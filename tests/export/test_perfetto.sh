@@ -203,6 +203,18 @@ if [ $status -eq 0 ] && out=$($PY "$TOP/tests/export/check_perfetto.py" "$PROTO"
 else
 	fail perfetto_vcpu_account_agrees_with_the_switches "status $status: $out"
 fi
+# Selected as the switches are: --vcpu 1 keeps that thread's account and switches, nothing of the others.
+"$HT" report --csv --vcpu 1 a.htr >v.csv
+"$HT" report --vcpu-switches --csv --vcpu 1 a.htr >v.switches.csv
+"$HT" report --vcpu-time --csv --vcpu 1 a.htr >v.vcpu-time.csv
+if "$HT" convert --perfetto v.pftrace --vcpu 1 a.htr >/dev/null 2>&1 &&
+	out=$($PY "$TOP/tests/export/check_perfetto.py" "$PROTO" v.pftrace v.csv --switches v.switches.csv \
+		--vcpu-time v.vcpu-time.csv 2>&1) &&
+	grep -q "vCPU account: 1 threads, 29 samples .* 28 intervals .* (largest difference 0 ns)" <<<"$out"; then
+	pass perfetto_vcpu_account_selected_by_vcpu
+else
+	fail perfetto_vcpu_account_selected_by_vcpu "$out"
+fi
 # The same host, but its account says vCPU 0 ran in KVM while its switches say it waited off its CPU.
 "$GEN" account x.htr --contradict >/dev/null
 "$HT" report --csv x.htr >x.csv
