@@ -33,6 +33,9 @@
 #  - switches: the first and the last recording are made with --vcpu-sched;
 #    each vCPU thread's switch records and the EXITS blocks' counters of its
 #    time off the CPU, preempted and blocked, must agree exactly.
+#  - the Perfetto export of those two: each vCPU thread's account as
+#    counter tracks, and per thread and interval its wait + halted + blocked
+#    equal to the time its off-CPU slices cover, exactly.
 #  - top -b shows the guest by name with its exits/s (the nested machine
 #    has no tmux: tests/term/test_top_tty.sh tests the full screen).
 #
@@ -672,6 +675,33 @@ for r in ex st; do
 	v=$(sed -n "s/^SWITCHES $r //p" <<<"$verdict")
 	[ "$v" = ok ] && pass "nested_vcpu_switch_records_equal_the_exits_counters_$r" ||
 		fail "nested_vcpu_switch_records_equal_the_exits_counters_$r" "${v:-$verdict}"
+done
+
+# --- the Perfetto export of the account, against the switches it shows ----------------
+# convert --perfetto of ex and st, read back as a user of Perfetto would see
+# them (tests/export/check_perfetto.py): each vCPU thread's account as
+# counter tracks adding up to its time at every EXITS block, their last
+# samples equal to report --vcpu-time --csv, and per thread and interval
+# the account's wait + halted + blocked equal to the time its off-CPU
+# slices cover, to the ns, with one vCPU thread per CPU at a time.
+PROTO=$TOP/third_party/perfetto/perfetto_trace.proto
+for r in ex st; do
+	if ! command -v protoc >/dev/null || ! /usr/bin/python3 -c 'import google.protobuf' 2>/dev/null; then
+		skip "nested_perfetto_account_agrees_with_the_switches_$r" "protobuf-compiler and python3-protobuf are not installed: run 'make deps' as root"
+		continue
+	fi
+	"$HT_STATIC" report --csv "$F/$r.htr" >"$work/$r.records.csv" 2>/dev/null || true
+	"$HT_STATIC" report --vcpu-time --csv "$F/$r.htr" >"$work/$r.vcpu-time.csv" 2>/dev/null || true
+	if out=$("$HT_STATIC" convert --perfetto "$work/$r.pftrace" "$F/$r.htr" 2>&1) &&
+		out=$(/usr/bin/python3 "$TOP/tests/export/check_perfetto.py" "$PROTO" "$work/$r.pftrace" "$work/$r.records.csv" \
+			--switches "$work/$r.switches.csv" --vcpu-time "$work/$r.vcpu-time.csv" \
+			--attribute dev.hypertrace.vcpu_switches_recorded=1 2>&1) &&
+		grep -q "intervals whose wait+halted+blocked is the off-CPU slices' time (largest difference 0 ns)" <<<"$out"; then
+		pass "nested_perfetto_account_agrees_with_the_switches_$r"
+		grep 'vCPU account' <<<"$out" | sed 's/^ */  info: /'
+	else
+		fail "nested_perfetto_account_agrees_with_the_switches_$r" "$out"
+	fi
 done
 
 # --- the causes of exits against perf's counts of their tracepoints ---------------
