@@ -266,30 +266,38 @@ static size_t whole_pages(size_t bytes)
 	return (bytes + page - 1) / page * page;
 }
 
-/* --exits: the CPUs' tables of exit series and the vCPU threads' table, mapped for the readers. */
-static int map_exit_tables(struct ht_tracer *t, char *err, size_t errlen)
+/* The whole of map's data, mapped into *out; what names it in a failure's message. 0 or -errno. */
+static int map_table(const struct bpf_map *map, size_t bytes, int prot, const char *what, void **out, char *err,
+		     size_t errlen)
 {
-	size_t bytes = whole_pages(t->exit_cache_entries * sizeof(struct exit_cache_entry));
-	void *p = mmap(NULL, bytes, PROT_READ, MAP_SHARED, bpf_map__fd(t->skel->maps.exit_cache), 0);
+	void *p = mmap(NULL, bytes, prot, MAP_SHARED, bpf_map__fd(map), 0);
 	int ret;
 
 	if (p == MAP_FAILED) {
 		ret = -errno;
-		snprintf(err, errlen, "cannot map the exit tables: %s", strerror(-ret));
+		snprintf(err, errlen, "cannot map the %s: %s", what, strerror(-ret));
 		return ret;
 	}
+	*out = p;
+	return 0;
+}
+
+/* --exits: the CPUs' tables of exit series and the vCPU threads' table, mapped for the readers. */
+static int map_exit_tables(struct ht_tracer *t, char *err, size_t errlen)
+{
+	void *p = NULL;
+	int ret;
+
+	t->exit_cache_bytes = whole_pages(t->exit_cache_entries * sizeof(struct exit_cache_entry));
+	if ((ret = map_table(t->skel->maps.exit_cache, t->exit_cache_bytes, PROT_READ, "exit tables", &p, err, errlen)))
+		return ret;
 	t->exit_cache = p;
-	t->exit_cache_bytes = bytes;
-	bytes = whole_pages(sizeof(struct vcpu_thread) * HT_MAX_VCPU_THREADS);
+	t->vcpu_thread_table_bytes = whole_pages(sizeof(struct vcpu_thread) * HT_MAX_VCPU_THREADS);
 	/* Writable: user space frees the entry of a thread that ended once it has read it. */
-	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(t->skel->maps.vcpu_thread_table), 0);
-	if (p == MAP_FAILED) {
-		ret = -errno;
-		snprintf(err, errlen, "cannot map the vCPU thread table: %s", strerror(-ret));
+	if ((ret = map_table(t->skel->maps.vcpu_thread_table, t->vcpu_thread_table_bytes, PROT_READ | PROT_WRITE,
+			     "vCPU thread table", &p, err, errlen)))
 		return ret;
-	}
 	t->vcpu_thread_table = p;
-	t->vcpu_thread_table_bytes = bytes;
 	return 0;
 }
 
