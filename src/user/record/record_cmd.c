@@ -352,6 +352,65 @@ static int setup_tracing(struct session *s, struct ht_writer **writer)
 	return HT_EXIT_OK;
 }
 
+/* The trace file, not yet named (ht_writer_publish): 0, or -1 with the reason in err. */
+static int open_trace_file(const struct ht_record_config *cfg, struct ht_writer **writer, char *err, size_t errlen)
+{
+	struct ht_command_user owner;
+	struct ht_file_header hdr;
+
+	/* Under sudo the trace belongs to the user who asked for it, not to root. */
+	if (ht_command_user_from_sudo(&owner, err, errlen))
+		return -1;
+	header_from_config(&hdr, cfg);
+	if (ht_writer_open(cfg->output, cfg->force, &hdr, writer, err, errlen) ||
+	    ht_writer_set_access(*writer, cfg->file_mode, owner.set ? owner.uid : (uid_t)-1,
+				 owner.set ? owner.gid : (gid_t)-1, err, errlen))
+		return -1;
+	return 0;
+}
+
+static int start_metrics(struct session *s, char *err, size_t errlen)
+{
+	const struct ht_record_config *cfg = s->cfg;
+	struct ht_metrics_opts mo = { .addr = cfg->metrics_addr, .filters = &cfg->filters,
+				      .aggregate = cfg->no_file, .version = HT_VERSION, .log = stderr,
+				      .exits = cfg->exits, .exits_per_vcpu = cfg->metrics_per_vcpu,
+				      .grace_s = cfg->metrics_grace_s };
+
+	return ht_metrics_start(&s->metrics, &mo, err, errlen);
+}
+
+/* --vm NAME: its processes that run now into the filter; the others as they are found. */
+static int follow_vm(struct session *s)
+{
+	const struct ht_record_config *cfg = s->cfg;
+	size_t unverified = 0;
+	int ret;
+
+	s->vm = (struct ht_vm_follower){ .tracer = s->tracer, .name = cfg->vm_name, .proc = "/proc", .log = stderr,
+					 .uid_on = cfg->vm_uid_on, .uid = cfg->vm_uid,
+					 .verbose = cfg->verbose,
+					 .found_by = cfg->exits ? "its first exit" : "its first hypercall exit" };
+	if ((ret = ht_vm_follower_start(&s->vm, &unverified)) < 0)
+		return ht_runtime_error("cannot list /proc: %s", strerror(-ret));
+	return HT_EXIT_OK;
+}
+
+/* CMD forked, waiting while the capabilities tracing no longer needs are dropped, then let run. */
+static int start_command_unprivileged(struct session *s, const struct ht_command_user *user)
+{
+	int gate = -1, ret;
+
+	if (s->cfg->command && (ret = ht_command_start(&s->cmd, s->cfg->command, user, &gate)))
+		return ht_runtime_error("cannot start '%s': %s", s->cfg->command[0], strerror(-ret));
+	ret = ht_drop_privileges(user->set);
+	if (gate >= 0)
+		close(gate); /* CMD may run now */
+	if (ret)
+		return ht_runtime_error("cannot drop the capabilities tracing no longer needs: %s", strerror(-ret));
+	return HT_EXIT_OK;
+}
+
 /*
  * Everything before the loop: host checks, the trace file, the BPF programs,
  * the live view, signal handlers and CMD. On failure nothing is left behind
@@ -361,27 +420,16 @@ static int setup_tracing(struct session *s, struct ht_writer **writer)
 static int session_setup(struct session *s)
 {
 	const struct ht_record_config *cfg = s->cfg;
-	struct ht_command_user user = { .set = false }, owner;
+	struct ht_command_user user = { .set = false };
 	struct ht_writer *writer = NULL;
 	struct sigaction sa = { .sa_handler = on_stop_signal };
-	struct ht_file_header hdr;
 	char err[512];
-	int status, gate = -1, ret;
+	int status;
 
 	if ((cfg->command && ht_command_find(cfg->command[0], err, sizeof(err))) ||
 	    (cfg->command && ht_command_user_from_sudo(&user, err, sizeof(err))) ||
-	    ht_preflight(err, sizeof(err)))
+	    ht_preflight(err, sizeof(err)) || (!cfg->no_file && open_trace_file(cfg, &writer, err, sizeof(err))))
 		goto fail_err;
-	if (!cfg->no_file) {
-		/* Under sudo the trace belongs to the user who asked for it, not to root. */
-		if (ht_command_user_from_sudo(&owner, err, sizeof(err)))
-			goto fail_err;
-		header_from_config(&hdr, cfg);
-		if (ht_writer_open(cfg->output, cfg->force, &hdr, &writer, err, sizeof(err)) ||
-		    ht_writer_set_access(writer, cfg->file_mode, owner.set ? owner.uid : (uid_t)-1,
-					 owner.set ? owner.gid : (gid_t)-1, err, sizeof(err)))
-			goto fail_err;
-	}
 	/*
 	 * From the moment anything can see us (the metrics port; a service
 	 * manager stopping us while the programs load), a stop request ends the
@@ -389,30 +437,13 @@ static int session_setup(struct session *s)
 	 */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	if (cfg->metrics) {
-		struct ht_metrics_opts mo = { .addr = cfg->metrics_addr, .filters = &cfg->filters,
-					      .aggregate = cfg->no_file, .version = HT_VERSION, .log = stderr,
-					      .exits = cfg->exits, .exits_per_vcpu = cfg->metrics_per_vcpu,
-					      .grace_s = cfg->metrics_grace_s };
-		if (ht_metrics_start(&s->metrics, &mo, err, sizeof(err)))
-			goto fail_err;
-	}
+	if (cfg->metrics && start_metrics(s, err, sizeof(err)))
+		goto fail_err;
 	status = setup_tracing(s, &writer); /* takes writer over once the recording has it */
+	if (status == HT_EXIT_OK && cfg->vm_name)
+		status = follow_vm(s);
 	if (status != HT_EXIT_OK)
 		goto fail;
-
-	if (cfg->vm_name) {
-		size_t unverified = 0;
-
-		s->vm = (struct ht_vm_follower){ .tracer = s->tracer, .name = cfg->vm_name, .proc = "/proc", .log = stderr,
-						 .uid_on = cfg->vm_uid_on, .uid = cfg->vm_uid,
-						 .verbose = cfg->verbose,
-						 .found_by = cfg->exits ? "its first exit" : "its first hypercall exit" };
-		if ((ret = ht_vm_follower_start(&s->vm, &unverified)) < 0) {
-			status = ht_runtime_error("cannot list /proc: %s", strerror(-ret));
-			goto fail;
-		}
-	}
 	if (stop_requested) {
 		/* Nothing was traced: no file (an older one stays as it was), and a clean end. */
 		discard_output(s, NULL);
@@ -429,20 +460,8 @@ static int session_setup(struct session *s)
 	 */
 	if (!cfg->no_file && ht_writer_publish(s->rec.writer, err, sizeof(err)))
 		goto fail_err;
-	if (cfg->command) {
-		if ((ret = ht_command_start(&s->cmd, cfg->command, &user, &gate))) {
-			status = ht_runtime_error("cannot start '%s': %s", cfg->command[0], strerror(-ret));
-			goto fail;
-		}
-	}
-	ret = ht_drop_privileges(user.set);
-	if (gate >= 0)
-		close(gate); /* CMD may run now */
-	if (ret) {
-		status = ht_runtime_error("cannot drop the capabilities tracing no longer needs: %s",
-					  strerror(-ret));
+	if ((status = start_command_unprivileged(s, &user)) != HT_EXIT_OK)
 		goto fail;
-	}
 	if (cfg->verbose)
 		fprintf(stderr, "hypertrace-bpf: tracing; stop with Ctrl-C\n");
 	s->start = ht_monotonic_ns();
