@@ -30,7 +30,7 @@
 #    1% of its /proc/TID/schedstat run time + run_delay; its wait within 3%
 #    of run_delay and guest + kvm + vmm within 3% of perf's task-clock
 #    (where running ends and waiting begins is drawn a little apart: see
-#    below); guest within 25% (or 3 ticks) of its tick-sampled guest_time
+#    below); guest within 35% (or 3 ticks) of its tick-sampled guest_time
 #    (/proc/TID/stat); the guest's own steal time (/proc/stat) moves with
 #    the wait, and the idle guest is halted.
 #  - switches: the first and the last recording are made with --vcpu-sched;
@@ -399,17 +399,19 @@ for r in sorted(set(ref) | set(ex2)):
     # reason near a boundary it swings by tens of percent (18 of 97 once),
     # so it is bounded per reason from 100 exits on, and over all exits.
     # A pause of the emulator between the two tools' reads of one event (the
-    # host preempting QEMU's thread) moves that exit by milliseconds, several
-    # buckets at once (more bucket steps than moved exits), and the mean with
-    # it: seen once, msr -25 us over 294 exits, one exit of 4-8 ms counted
-    # shorter. Then the mean may differ by that one exit too: at most the
-    # upper bound of the highest bucket where the two histograms differ.
-    pause = 0
-    if st > m:
-        top = max((k for k in range(40) if a[k] != b[k]), default=-1)
-        pause = 2 ** (top + 1) if top >= 0 else 0
-        if pause:
-            out.append('INFO %s: an exit moved by more than one bucket (a pause of the emulator between the two reads?): the mean may differ by up to %.0f us more' % (r, pause / 1e3))
+    # host preempting QEMU's thread) moves that exit by up to milliseconds,
+    # and the mean with it: by several buckets at once (more bucket steps
+    # than moved exits; seen: msr -25 us over 294 exits, one exit of 4-8 ms
+    # counted shorter), or within its bucket, where no histogram shows it
+    # (seen on a busy host: cpuid +21.6 us over ~200 exits). So the mean may
+    # differ by one such exit: at most the upper bound of the highest bucket
+    # either histogram holds. A bias of every exit (the programs' own cost
+    # inside the window) still shows, in the mean of a reason with many
+    # short exits and in the share of exits in another bucket.
+    top = max((k for k in range(40) if a[k] or b[k]), default=-1)
+    pause = 2 ** (top + 1) if top >= 0 and a != b else 0
+    if st > m and pause:
+        out.append('INFO %s: an exit moved by more than one bucket (a pause of the emulator between the two reads?): the mean may differ by up to %.0f us more' % (r, pause / 1e3))
     if (n >= 100 and 100 * m > moved_pct * n) or (n >= 20 and abs(diff) * n > max(mean_ns, 0.02 * ref_mean) * n + pause):
         bad.append('%s: %d of %d exits in another bucket, mean %+.0f ns from the reference' % (r, m, n, diff))
 if total and 100 * moved > moved_pct * total:
@@ -522,8 +524,9 @@ for tid in tids:
     out.append('ONCPU %d %s guest + kvm + vmm %.4f s, perf task-clock %.4f s (%+.2f%%), schedstat run time %.4f s (%+.2f%%)' % (tid, 'ok' if ok else 'bad', oncpu / 1e9, tc / 1e9, pct(oncpu, tc), oncpu_ref / 1e9, pct(oncpu, oncpu_ref)))
     # guest_time is sampled at the tick (a tick that finds the thread in
     # guest mode counts a whole one): under emulation it was off by -15% to
-    # +11% over ~280 ticks, either way from run to run.
-    ok = abs(d[0] - guest_ref * tick_ns) <= max(0.25 * guest_ref * tick_ns, 3 * tick_ns)
+    # +25% over ~250 ticks, either way from run to run (the emulator delivers
+    # the timer's interrupts where it checks for them, not evenly in time).
+    ok = abs(d[0] - guest_ref * tick_ns) <= max(0.35 * guest_ref * tick_ns, 3 * tick_ns)
     out.append('GUEST %d %s guest %.3f s, /proc guest_time %d ticks = %.2f s (%+.2f%%)' % (tid, 'ok' if ok else 'bad', d[0] / 1e9, guest_ref, guest_ref / 100.0, pct(d[0], guest_ref * tick_ns)))
 def cpu_line(name):
     con = open(F + '/st.console', errors='replace').read().replace('\r', '')
@@ -556,7 +559,7 @@ for kind in RUNNABLE WAIT ONCPU GUEST; do
 	RUNNABLE) name=nested_vcpu_on_cpu_and_wait_within_1pct_of_schedstat_run_time_and_run_delay ;;
 	WAIT) name=nested_vcpu_wait_within_3pct_of_schedstat_run_delay ;;
 	ONCPU) name=nested_vcpu_on_cpu_states_within_3pct_of_perf_task_clock ;;
-	GUEST) name=nested_vcpu_guest_state_within_25pct_of_proc_guest_time ;;
+	GUEST) name=nested_vcpu_guest_state_within_35pct_of_proc_guest_time ;;
 	esac
 	while read -r k tid ok rest; do
 		[ "$k" = $kind ] || continue
