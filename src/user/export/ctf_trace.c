@@ -101,11 +101,6 @@ struct ht_ctf_stream *ht_ctf_stream_new(struct ht_ctf_trace *t, const char *name
 	return s;
 }
 
-size_t ht_ctf_preamble_bytes(const struct ht_ctf_trace *t)
-{
-	return t->preamble;
-}
-
 /* Opens name in the trace's directory (see ctf_trace.h: no descriptor is kept): a descriptor, or -1 with errno. */
 static int open_in_trace(const struct ht_ctf_trace *t, const char *name, int flags)
 {
@@ -217,7 +212,7 @@ int ht_ctf_metadata_open(struct ht_ctf_trace *t, FILE **out, char *err, size_t e
 			close(fd);
 		return ht_errf_status(err, errlen, ret, "cannot write %s/metadata: %s", t->path, strerror(-ret));
 	}
-	/* The integer types of the packet header, as lttng-modules declares them too. */
+	/* The integers of the packet header, declared as lttng-modules declares them. */
 	fputs("/* CTF 1.8 */\n\n"
 	      "typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n"
 	      "typealias integer { size = 16; align = 8; signed = false; } := uint16_t;\n"

@@ -63,11 +63,14 @@ struct ht_ctf_trace_spec {
 	uint64_t salt; /* makes the uuids differ between traces where the kernel gives no random bytes */
 };
 
-/* One stream: fields the writer may read, and set where it says so. */
+/*
+ * One stream. A writer reads its fields, and sets ts_begin and ts_last only
+ * for a packet it flushes without events (a drop count, an empty stream).
+ */
 struct ht_ctf_stream {
 	char name[64];                /* its file in the trace's directory */
 	uint64_t instance_id;         /* stream_instance_id */
-	uint32_t cpu_id;              /* LTTng's packet.context */
+	uint32_t cpu_id;              /* the cpu_id of LTTng's packet.context */
 	uint64_t seq;                 /* packet_seq_num of the packet being filled */
 	uint64_t ts_begin;            /* timestamp_begin of that packet: its first event's time */
 	uint64_t ts_last;             /* the latest event's time in the stream */
@@ -90,10 +93,8 @@ void ht_ctf_trace_free(struct ht_ctf_trace *t);
  */
 struct ht_ctf_stream *ht_ctf_stream_new(struct ht_ctf_trace *t, const char *name, uint64_t instance_id,
 					uint32_t cpu_id);
-/* Bytes every packet of t starts with: HT_CTF_PACKET_PREAMBLE_BYTES or the LTTng layout's. */
-size_t ht_ctf_preamble_bytes(const struct ht_ctf_trace *t);
 /*
- * Starts an event of class id at ts in s, whose event.context and fields
+ * Reserves an event of class id at ts in s, whose event.context and fields
  * take size bytes: first appends the packet to the file if the event does
  * not fit (the writer's largest event must fit an empty packet); an earlier
  * ts than the stream's last is raised to it (CTF wants time order within a
