@@ -10,6 +10,9 @@
  *   exitload mmio FILE COUNT      32-bit reads at offset 0 of a PCI BAR mapped
  *                                 from sysfs (e.g. QEMU's edu device's
  *                                 resource0: KVM_EXIT_MMIO)
+ *   exitload msr INDEX COUNT      RDMSR of INDEX through /dev/cpu/0/msr (the
+ *                                 msr module; e.g. 0x1b, IA32_APICBASE: KVM
+ *                                 intercepts and answers it in the kernel)
  *
  * Prints "exitload: MODE COUNT exits in SECONDS s" on success. Exit status 2
  * for a bad command line, 1 when the guest refuses the access.
@@ -28,7 +31,7 @@
 
 #define USAGE                                                                            \
 	"usage: exitload cpuid COUNT [LEAF] | exitload pio PORT COUNT | exitload mmio FILE " \
-	"COUNT (see guest/README.md)\n"
+	"COUNT | exitload msr INDEX COUNT (see guest/README.md)\n"
 /* Enough for a long run, small enough that a typo cannot hang a guest for days. */
 #define EXITLOAD_MAX_COUNT 100000000ull
 
@@ -108,6 +111,34 @@ static int mmio_loop(uint64_t count, const char *path)
 	return 0;
 }
 
+/*
+ * Through the msr module: the guest kernel issues each RDMSR (on CPU 0, the
+ * file's), which user space cannot. One read, one RDMSR, one exit.
+ */
+static int msr_loop(uint64_t count, uint32_t index)
+{
+	uint64_t value;
+	int fd = open("/dev/cpu/0/msr", O_RDONLY);
+
+	if (fd < 0) {
+		fprintf(stderr,
+			"exitload: /dev/cpu/0/msr: %s: run as root in the guest, with the msr module "
+			"loaded (modprobe msr)\n",
+			strerror(errno));
+		return 1;
+	}
+	for (uint64_t i = 0; i < count; i++) {
+		if (pread(fd, &value, sizeof(value), (off_t)index) != (ssize_t)sizeof(value)) {
+			fprintf(stderr, "exitload: RDMSR 0x%x: %s: the guest cannot read this MSR\n", index,
+				strerror(errno));
+			close(fd);
+			return 1;
+		}
+	}
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t count, value = 0;
@@ -134,6 +165,13 @@ int main(int argc, char **argv)
 			return usage_error("COUNT", argv[3]);
 		start = now_s();
 		err = mmio_loop(count, argv[2]);
+	} else if (!strcmp(mode, "msr") && argc == 4) {
+		if (!ht_parse_u64(argv[2], 0, UINT32_MAX, &value))
+			return usage_error("INDEX", argv[2]);
+		if (!ht_parse_u64(argv[3], 1, EXITLOAD_MAX_COUNT, &count))
+			return usage_error("COUNT", argv[3]);
+		start = now_s();
+		err = msr_loop(count, (uint32_t)value);
 	} else {
 		fputs("exitload: " USAGE, stderr);
 		return 2;

@@ -286,6 +286,40 @@ expect_run record_command_status_kept_when_duration_ends_too 3 "'sh' exited with
 out=$("$HT" record -q -d 0.3 -o cmd7.htr -- sleep 30 2>&1); status=$?
 [ $status -eq 0 ] && grep -q "0 records" <<<"$out" && pass record_duration_stops_the_command || fail record_duration_stops_the_command "status $status: $out"
 
+# Without PATH, CMD is looked up where glibc's execvp looks, confstr(_CS_PATH):
+# /bin:/usr/bin (musl's default adds /usr/local/bin). A command only in
+# /usr/local/bin (a tmpfs of a private mount namespace) is refused before
+# anything loads, and execvp itself does not find it either (env, status 127).
+out=$(unshare -m --propagation private sh -c '
+	mount -t tmpfs -o mode=755 tmpfs /usr/local/bin || exit 99
+	printf "#!/bin/sh\nexit 0\n" >/usr/local/bin/ht-only-in-local-bin && chmod 755 /usr/local/bin/ht-only-in-local-bin || exit 99
+	env -u PATH ht-only-in-local-bin 2>/dev/null; echo "execvp status $?"
+	env -u PATH "$0" record -q -o "$1" -- ht-only-in-local-bin 2>&1; echo "record status $?"' "$HT" "$work/nopath.htr" 2>&1)
+if [ "$out" = "execvp status 127
+hypertrace-bpf: cannot run 'ht-only-in-local-bin': not found in PATH: check the command name and PATH
+record status 1" ] && [ ! -e nopath.htr ]; then
+	pass record_without_path_looks_where_execvp_does
+else
+	fail record_without_path_looks_where_execvp_does "$out"
+fi
+# ... and a command in /usr/bin is found there, and run.
+expect_run record_without_path_runs_a_command_of_usr_bin 5 "'sh' exited with status 5" -- \
+	env -u PATH "$HT" record -q -o nopath2.htr -- sh -c 'exit 5'
+
+# --vm lists /proc once tracing is set up: a /proc it cannot list (a private
+# mount namespace's tmpfs of mode 000, for root without CAP_DAC_OVERRIDE and
+# CAP_DAC_READ_SEARCH) ends the run with one line, status 1, no trace file.
+# The plain binary: the sanitizers read /proc themselves.
+out=$(unshare -m --propagation private sh -c '
+	mount -t tmpfs -o mode=000 tmpfs /proc || exit 99
+	exec setpriv --inh-caps=-dac_override,-dac_read_search --bounding-set=-dac_override,-dac_read_search \
+		"$0" record --vm ht-test-vm -d 5 -q -o "$1"' "$OUTPUT/hypertrace-bpf" "$work/noproc.htr" 2>&1); status=$?
+if [ $status -eq 1 ] && [ "$out" = "hypertrace-bpf: cannot list /proc: Permission denied" ] && [ ! -e noproc.htr ]; then
+	pass record_vm_follower_cannot_start
+else
+	fail record_vm_follower_cannot_start "status $status: $out"
+fi
+
 # -v shows libbpf's own log (the place to read a verifier log).
 out=$("$HT" record -v -o verbose.htr -d 0.2 2>&1)
 grep -q "^libbpf: " <<<"$out" && pass record_verbose_shows_libbpf_log || fail record_verbose_shows_libbpf_log "$out"

@@ -53,7 +53,8 @@ droot_copy_tree "$root" "$TOP" || { fail ${NAME}_copy_sources "$DR_ERR"; suite_e
 skips="tests/e2e/test_nested the nested-machine suites run on the host, which boots their kernels
 tests/distro/ this is the Debian 13 root
 tests/debian/test_deb_install the host installs the packages into a clean Debian 13 root
-tests/debian/test_deb_service the host boots the packaged service in a Debian 13 root"
+tests/debian/test_deb_service the host boots the packaged service in a Debian 13 root
+tests/service/test_service_ systemd does not boot under systemd-nspawn inside this chroot (its state stays offline); the host boots the service, and the packaged one in a Debian 13 root"
 
 log=$root/make-test.log
 # Relays the run: result lines prefixed and counted, the rest indented. The

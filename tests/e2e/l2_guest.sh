@@ -5,6 +5,8 @@
 #   L2_FILES=(SRC:DEST ...)  files for the guest's initramfs (DEST relative to /)
 #   L2_L1_PROGRAMS=(PATH ...) more programs of the fetched tree for the nested
 #                            machine, with their libraries (e.g. usr/bin/perf)
+#   L2_MODULES=(NAME ...)    kernel modules of NESTED_EXTRA_MODULES (nested.sh)
+#                            that the guest loads at boot (e.g. msr)
 #   l2_stage STAGE           NESTED_STAGE_HOOK: stages qemu, its firmware, the
 #                            kernel and the guest initramfs into the nested
 #                            machine's initramfs (needs $L2_WORK, a scratch dir)
@@ -36,6 +38,9 @@ exec </dev/ttyS0 >/dev/ttyS0 2>&1
 /bin/busybox --install -s
 mount -t proc proc /proc
 mount -t sysfs sys /sys
+for m in /lib/modules/*.ko; do
+	[ -e "$m" ] && insmod "$m"
+done
 stty -echo
 echo "L2-READY cpus=$(nproc)"
 while read -r id cmd; do
@@ -63,6 +68,9 @@ l2_stage() {
 		src=${f%%:*}
 		dest=${f#*:}
 		mkdir -p "$l2/$(dirname "$dest")" && cp "$src" "$l2/$dest" || { NESTED_ERR="cannot stage $src"; return 1; }
+	done
+	for f in ${L2_MODULES[@]+"${L2_MODULES[@]}"}; do
+		nested_extra_module "$f" && mkdir -p "$l2/lib/modules" && cp "$NESTED_MODULE_FILE" "$l2/lib/modules/" || return 1
 	done
 	l2_init >"$l2/init"
 	chmod 755 "$l2/init"

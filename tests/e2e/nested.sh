@@ -138,6 +138,15 @@ NESTED_MODULES=(
 	arch/x86/kvm/kvm
 	arch/x86/kvm/kvm-amd
 )
+# Modules of the same kernel for the KVM guests the machine runs
+# (tests/e2e/l2_guest.sh), never loaded by the machine itself: msr gives a
+# guest /dev/cpu/N/msr (guest/exitload msr). They live in kernel/extra/ of
+# the tree and are no part of its validation: a tree made before they were
+# listed stays valid and gets them on first use (nested_extra_module), and
+# the layout is unchanged.
+NESTED_EXTRA_MODULES=(
+	arch/x86/kernel/msr
+)
 
 nested_err() {
 	NESTED_ERR=$*
@@ -327,9 +336,9 @@ nested_build_tree() {
 		[ -f "$deb" ] || { nested_err "download of $p produced no .deb"; return 1; }
 		case $p in
 		linux-image-*)
-			# Only the kernel and the four modules: the full tree is ~400 MB.
+			# Only the kernel and a few modules: the full tree is ~400 MB.
 			local pats=('./boot/vmlinuz-*' './boot/config-*')
-			for m in "${NESTED_MODULES[@]}"; do pats+=("*/kernel/$m.ko*"); done
+			for m in "${NESTED_MODULES[@]}" "${NESTED_EXTRA_MODULES[@]}"; do pats+=("*/kernel/$m.ko*"); done
 			dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$tmp/kernel-x" --wildcards "${pats[@]}" 2>"$tmp/tar.log" ||
 				{ nested_err "cannot unpack $deb: $(tr '\n' ' ' <"$tmp/tar.log")"; return 1; }
 			;;
@@ -361,22 +370,92 @@ nested_build_tree() {
 	[ -n "$f" ] && mv "$tmp/busybox-x/$f" "$root/busybox" ||
 		{ nested_err "no busybox in busybox-static (neither usr/bin/busybox nor bin/busybox)"; return 1; }
 	for m in "${NESTED_MODULES[@]}"; do
-		f=$(find "$tmp/kernel-x" -path "*/kernel/$m.ko*" | head -n 1)
-		[ -n "$f" ] || { nested_err "module $m not in the kernel package"; return 1; }
-		# The guest's busybox insmod wants a plain ELF; newer Debian kernels
-		# ship compressed modules.
-		case $f in
-		*.ko) mv "$f" "$root/kernel/modules/${m##*/}.ko" ;;
-		*.ko.xz) "$root/busybox" unxz -c "$f" >"$root/kernel/modules/${m##*/}.ko" ;;
-		*.ko.gz) "$root/busybox" gunzip -c "$f" >"$root/kernel/modules/${m##*/}.ko" ;;
-		*) nested_err "cannot decompress $f"; return 1 ;;
-		esac || { nested_err "cannot unpack module $f"; return 1; }
+		nested_unpack_module "$tmp/kernel-x" "$m" "$root/busybox" "$root/kernel/modules" || return 1
 	done
+	nested_unpack_extra_modules "$tmp/kernel-x" "$root/busybox" "$root/kernel/extra" || return 1
 	{
 		echo "layout $NESTED_LAYOUT"
 		[ -z "$NESTED_KERNEL_DIST" ] || echo "kernel-dist $NESTED_KERNEL_DIST"
 		printf '%s\n' "${NESTED_PKGS[@]}"
 	} >"$root/MANIFEST"
+}
+
+# nested_unpack_module DIR MODULE BUSYBOX DESTDIR: DESTDIR/NAME.ko, a plain
+# ELF (the guest's busybox insmod wants one; newer Debian kernels ship
+# compressed modules) of MODULE (e.g. arch/x86/kvm/kvm) from the kernel
+# package unpacked (in part) in DIR.
+nested_unpack_module() {
+	local dir=$1 m=$2 busybox=$3 dest=$4/${2##*/}.ko f
+	f=$(find "$dir" -path "*/kernel/$m.ko*" | head -n 1)
+	[ -n "$f" ] || { nested_err "module $m not in the kernel package"; return 1; }
+	mkdir -p "$4" || return 1
+	case $f in
+	*.ko) cp "$f" "$dest" ;;
+	*.ko.xz) "$busybox" unxz -c "$f" >"$dest" ;;
+	*.ko.gz) "$busybox" gunzip -c "$f" >"$dest" ;;
+	*) nested_err "cannot decompress $f"; return 1 ;;
+	esac || { rm -f "$dest"; nested_err "cannot unpack module $f"; return 1; }
+}
+
+# nested_unpack_extra_modules DIR BUSYBOX DESTDIR: NESTED_EXTRA_MODULES into
+# DESTDIR, each written whole under a temporary name first (a run reading
+# the tree never sees half a module), and DESTDIR/done once all are there.
+nested_unpack_extra_modules() {
+	local dir=$1 busybox=$2 dest=$3 m
+	mkdir -p "$dest/new" || return 1
+	for m in "${NESTED_EXTRA_MODULES[@]}"; do
+		nested_unpack_module "$dir" "$m" "$busybox" "$dest/new" && mv "$dest/new/${m##*/}.ko" "$dest/" || return 1
+	done
+	rmdir "$dest/new" && printf '%s\n' "${NESTED_EXTRA_MODULES[@]}" >"$dest/done"
+}
+
+# nested_extra_module NAME: sets NESTED_MODULE_FILE to the plain .ko of NAME
+# (the last part of an entry of NESTED_EXTRA_MODULES) for the tree's kernel.
+# A tree made before the module was listed has none: the kernel package of
+# the tree (its MANIFEST names the version) is downloaded once more and the
+# extra modules are added to the tree, under the cache's lock.
+nested_extra_module() {
+	local name=$1 root=${NESTED_ROOT:-} extra tmp kpkg rc=0 m
+	NESTED_ERR=
+	[ -n "$root" ] || { nested_err "no nested tree (nested_fetch first)"; return 1; }
+	extra=$root/kernel/extra
+	for m in "${NESTED_EXTRA_MODULES[@]}" ""; do [ "${m##*/}" = "$name" ] && break; done
+	[ -n "$m" ] || { nested_err "$name is not in NESTED_EXTRA_MODULES"; return 1; }
+	if ! grep -qx "$m" "$extra/done" 2>/dev/null; then
+		exec {NESTED_LOCK_FD}>"$NESTED_CACHE/.lock"
+		flock "$NESTED_LOCK_FD"
+		if ! grep -qx "$m" "$extra/done" 2>/dev/null; then
+			kpkg=$(sed -n '/^linux-image-/{p;q}' "$root/MANIFEST")
+			tmp=$(mktemp -d "$NESTED_CACHE/tmp.XXXXXX")
+			nested_log "adding the guests' kernel modules (${NESTED_EXTRA_MODULES[*]}) to $root: downloading $kpkg"
+			if [ -z "$kpkg" ]; then
+				nested_err "no kernel package in $root/MANIFEST"
+				rc=1
+			elif ! nested_kernel_apt; then
+				rc=1
+			else
+				mkdir -p "$tmp/debs" "$tmp/kernel-x"
+				if [ "$(id -u)" -eq 0 ] && id _apt >/dev/null 2>&1; then chown _apt "$tmp/debs"; fi
+				local pats=()
+				for m in "${NESTED_EXTRA_MODULES[@]}"; do pats+=("*/kernel/$m.ko*"); done
+				if ! (cd "$tmp/debs" && apt-get download -q ${NESTED_KAPT[@]+"${NESTED_KAPT[@]}"} "$kpkg") >"$tmp/apt.log" 2>&1; then
+					nested_err "apt-get download $kpkg failed: $(tail -n 3 "$tmp/apt.log" | tr '\n' ' ')"
+					rc=1
+				elif ! dpkg-deb --fsys-tarfile "$tmp"/debs/*.deb | tar -x -C "$tmp/kernel-x" --wildcards "${pats[@]}" 2>"$tmp/tar.log"; then
+					nested_err "cannot unpack $kpkg: $(tr '\n' ' ' <"$tmp/tar.log")"
+					rc=1
+				else
+					rm -rf "$extra/new"
+					nested_unpack_extra_modules "$tmp/kernel-x" "$root/busybox" "$extra" || rc=1
+				fi
+			fi
+			rm -rf "$tmp"
+		fi
+		exec {NESTED_LOCK_FD}>&-
+		[ $rc -eq 0 ] || return 1
+	fi
+	[ -s "$extra/$name.ko" ] || { nested_err "no $name.ko in $extra"; return 1; }
+	NESTED_MODULE_FILE=$extra/$name.ko
 }
 
 # nested_extract_vmlinux BZIMAGE OUT: unpacks the kernel's compressed payload

@@ -4,10 +4,13 @@
 # (tests/e2e/l2_guest.sh) and hypertrace-bpf counts every exit of them,
 # with independent counters running at the same time:
 #
-#  - causes: a guest program writes port 0x80 and runs cpuid, a given
-#    number of times each; per cause the exits record counted equal what
-#    perf stat counts of kvm:kvm_pio (port 0x80, out) and kvm:kvm_cpuid
-#    (leaf 1) in the same run, exactly.
+#  - causes: a guest program (guest/exitload) writes port 0x80, runs
+#    cpuid, reads the MMIO BAR of QEMU's edu device and reads an MSR
+#    (IA32_APICBASE, through the msr module), a given number of times each;
+#    per cause the exits record counted equal what perf stat counts of
+#    kvm:kvm_pio (port 0x80, out), kvm:kvm_cpuid (leaf 1), kvm:kvm_mmio (the
+#    BAR's address, read) and kvm:kvm_msr (0x1b, read) in the same run,
+#    exactly; those QEMU answers (the port, the BAR) have a time in the VMM.
 #  - counts: perf stat counts kvm:kvm_exit with one filter per exit reason
 #    of the kernel's own table; per reason, hypertrace-bpf's count plus its
 #    exits still in the host at the end must equal perf's, exactly.
@@ -27,7 +30,7 @@
 #    1% of its /proc/TID/schedstat run time + run_delay; its wait within 3%
 #    of run_delay and guest + kvm + vmm within 3% of perf's task-clock
 #    (where running ends and waiting begins is drawn a little apart: see
-#    below); guest within 25% (or 3 ticks) of its tick-sampled guest_time
+#    below); guest within 35% (or 3 ticks) of its tick-sampled guest_time
 #    (/proc/TID/stat); the guest's own steal time (/proc/stat) moves with
 #    the wait, and the idle guest is halted.
 #  - switches: the first and the last recording are made with --vcpu-sched;
@@ -67,12 +70,16 @@ work=$(mktemp -d)
 trap '[ "${HT_E2E_KEEP:-0}" = 1 ] && echo "  info: kept $work" || rm -rf "$work"' EXIT
 
 L2_WORK=$work
-# The guest's workload of exits of known causes (outb to port 0x80, cpuid), static.
-if ! ${CC:-cc} -static -O2 -Wall -Wextra -Werror -o "$work/l2_exit_causes" "$(dirname "$0")/l2_exit_causes.c" 2>"$work/cc.err"; then
-	fail nested_exits_boot "cannot build tests/e2e/l2_exit_causes.c statically: $(head -3 "$work/cc.err" | tr '\n' ' ')"
+# The guest's workload of exits of known causes, static (make static builds
+# it so; a distribution build, GUEST_STATIC=, does not).
+EXITLOAD=$OUTPUT/guest/exitload
+if [ ! -x "$EXITLOAD" ] || readelf -l "$EXITLOAD" 2>/dev/null | grep -q INTERP; then
+	fail nested_exits_boot "$EXITLOAD is missing or not static: run 'make static' first"
 	suite_exit
 fi
-L2_FILES=("$work/l2_exit_causes:bin/l2_exit_causes")
+L2_FILES=("$EXITLOAD:bin/exitload")
+# /dev/cpu/0/msr in the guest, for exitload msr.
+L2_MODULES=(msr)
 L2_L1_PROGRAMS=(usr/bin/perf)
 
 cat >"$work/guest.sh" <<'EOF'
@@ -156,22 +163,40 @@ awk '
 say "ex done: $(cat /out/ex.rc) $(cat /out/ex2.rc), $(wc -l </out/reference.txt) reference lines"
 l2_stop
 
-# ---- causes: outb to port 0x80 and cpuid, counted by kvm_pio and kvm_cpuid too -----
+# ---- causes: outb to port 0x80, cpuid, MMIO and RDMSR, counted by perf too -----
 # perf stat counts the kernel's own tracepoints of the causes, filtered as
 # the workload makes them, while record counts the causes of the same run;
-# the guest is stopped while both start and stop.
-l2_start ca 1 || exit 1
+# the guest is stopped while both start and stop. The guest has QEMU's edu
+# device (a 1 MB MMIO BAR that QEMU emulates in user space); the guest finds
+# it (vendor 0x1234, device 0x11e8), enables it and names its BAR 0's file
+# and guest-physical address.
+l2_start ca "1 -device edu" || exit 1
+# (One line: l2cmd sends the command as one.)
+EDU_FIND='for d in /sys/bus/pci/devices/*; do [ "$(cat $d/vendor):$(cat $d/device)" = 0x1234:0x11e8 ] && echo 1 >$d/enable && echo "EDU $d $(head -n 1 $d/resource | cut -d" " -f1)"; done; true'
+l2cmd ca_edu "$EDU_FIND"
+EDU=$(tr -d '\r' <$CON | sed -n 's/^EDU //p' | head -n 1)
+EDU_FILE=${EDU% *}/resource0
+EDU_GPA=$((${EDU#* }+0))
+say "edu device: $EDU_FILE at $EDU_GPA"
+echo "$EDU_GPA" >/out/ca_edu_gpa
 kill -STOP $QPID
 sleep 1
+# One user-space MMIO read fires kvm_mmio twice (Linux 6.1, arch/x86/kvm/x86.c):
+# type 0 (READ_UNSATISFIED, read_exit_mmio) as KVM hands it to QEMU, type 1
+# (READ, read_prepare) when it completes the instruction with QEMU's value.
+# Each is counted on its own: one of each per exit.
 perf stat -a -x, -o /out/ca_perf.txt -e kvm:kvm_pio --filter 'port == 128 && rw == 1' \
-	-e kvm:kvm_cpuid --filter 'function == 1' >/out/ca_perf.out 2>&1 &
+	-e kvm:kvm_cpuid --filter 'function == 1' \
+	-e kvm:kvm_mmio --filter "gpa == $EDU_GPA && type == 0" \
+	-e kvm:kvm_mmio --filter "gpa == $EDU_GPA && type == 1" \
+	-e kvm:kvm_msr --filter 'ecx == 27 && write == 0' >/out/ca_perf.out 2>&1 &
 PSTAT=$!
 sleep 3
 hypertrace-bpf record --exits --vm ca -q -i 1 -o /out/ca.htr >/out/ca.out 2>/out/ca.err &
 REC=$!
 published /out/ca.htr || say "record did not start: $(cat /out/ca.err)"
 kill -CONT $QPID
-l2cmd ca_work '/bin/l2_exit_causes outb 2000; /bin/l2_exit_causes cpuid 3000 1'
+l2cmd ca_work "exitload pio 0x80 2000 && exitload cpuid 3000 1 && exitload mmio $EDU_FILE 2000 && exitload msr 0x1b 2000"
 sleep 1
 kill -STOP $QPID
 sleep 1
@@ -377,17 +402,19 @@ for r in sorted(set(ref) | set(ex2)):
     # reason near a boundary it swings by tens of percent (18 of 97 once),
     # so it is bounded per reason from 100 exits on, and over all exits.
     # A pause of the emulator between the two tools' reads of one event (the
-    # host preempting QEMU's thread) moves that exit by milliseconds, several
-    # buckets at once (more bucket steps than moved exits), and the mean with
-    # it: seen once, msr -25 us over 294 exits, one exit of 4-8 ms counted
-    # shorter. Then the mean may differ by that one exit too: at most the
-    # upper bound of the highest bucket where the two histograms differ.
-    pause = 0
-    if st > m:
-        top = max((k for k in range(40) if a[k] != b[k]), default=-1)
-        pause = 2 ** (top + 1) if top >= 0 else 0
-        if pause:
-            out.append('INFO %s: an exit moved by more than one bucket (a pause of the emulator between the two reads?): the mean may differ by up to %.0f us more' % (r, pause / 1e3))
+    # host preempting QEMU's thread) moves that exit by up to milliseconds,
+    # and the mean with it: by several buckets at once (more bucket steps
+    # than moved exits; seen: msr -25 us over 294 exits, one exit of 4-8 ms
+    # counted shorter), or within its bucket, where no histogram shows it
+    # (seen on a busy host: cpuid +21.6 us over ~200 exits). So the mean may
+    # differ by one such exit: at most the upper bound of the highest bucket
+    # either histogram holds. A bias of every exit (the programs' own cost
+    # inside the window) still shows, in the mean of a reason with many
+    # short exits and in the share of exits in another bucket.
+    top = max((k for k in range(40) if a[k] or b[k]), default=-1)
+    pause = 2 ** (top + 1) if top >= 0 and a != b else 0
+    if st > m and pause:
+        out.append('INFO %s: an exit moved by more than one bucket (a pause of the emulator between the two reads?): the mean may differ by up to %.0f us more' % (r, pause / 1e3))
     if (n >= 100 and 100 * m > moved_pct * n) or (n >= 20 and abs(diff) * n > max(mean_ns, 0.02 * ref_mean) * n + pause):
         bad.append('%s: %d of %d exits in another bucket, mean %+.0f ns from the reference' % (r, m, n, diff))
 if total and 100 * moved > moved_pct * total:
@@ -500,8 +527,9 @@ for tid in tids:
     out.append('ONCPU %d %s guest + kvm + vmm %.4f s, perf task-clock %.4f s (%+.2f%%), schedstat run time %.4f s (%+.2f%%)' % (tid, 'ok' if ok else 'bad', oncpu / 1e9, tc / 1e9, pct(oncpu, tc), oncpu_ref / 1e9, pct(oncpu, oncpu_ref)))
     # guest_time is sampled at the tick (a tick that finds the thread in
     # guest mode counts a whole one): under emulation it was off by -15% to
-    # +11% over ~280 ticks, either way from run to run.
-    ok = abs(d[0] - guest_ref * tick_ns) <= max(0.25 * guest_ref * tick_ns, 3 * tick_ns)
+    # +25% over ~250 ticks, either way from run to run (the emulator delivers
+    # the timer's interrupts where it checks for them, not evenly in time).
+    ok = abs(d[0] - guest_ref * tick_ns) <= max(0.35 * guest_ref * tick_ns, 3 * tick_ns)
     out.append('GUEST %d %s guest %.3f s, /proc guest_time %d ticks = %.2f s (%+.2f%%)' % (tid, 'ok' if ok else 'bad', d[0] / 1e9, guest_ref, guest_ref / 100.0, pct(d[0], guest_ref * tick_ns)))
 def cpu_line(name):
     con = open(F + '/st.console', errors='replace').read().replace('\r', '')
@@ -534,7 +562,7 @@ for kind in RUNNABLE WAIT ONCPU GUEST; do
 	RUNNABLE) name=nested_vcpu_on_cpu_and_wait_within_1pct_of_schedstat_run_time_and_run_delay ;;
 	WAIT) name=nested_vcpu_wait_within_3pct_of_schedstat_run_delay ;;
 	ONCPU) name=nested_vcpu_on_cpu_states_within_3pct_of_perf_task_clock ;;
-	GUEST) name=nested_vcpu_guest_state_within_25pct_of_proc_guest_time ;;
+	GUEST) name=nested_vcpu_guest_state_within_35pct_of_proc_guest_time ;;
 	esac
 	while read -r k tid ok rest; do
 		[ "$k" = $kind ] || continue
@@ -706,43 +734,90 @@ done
 
 # --- the causes of exits against perf's counts of their tracepoints ---------------
 # Per cause, the exits record counted under it equal what perf stat counted
-# of the tracepoint that names it, filtered alike, in the same run: outb to
-# port 0x80 (kvm_pio, QEMU handles it in user space: each also has a time in
-# the VMM) and cpuid leaf 1 (kvm_cpuid, handled in KVM).
+# of the tracepoint that names it, filtered alike, in the same run:
+#  - io: outb to port 0x80 (kvm_pio); QEMU answers in user space, so each
+#    also has a time in the VMM;
+#  - cpuid: leaf 1 (kvm_cpuid), handled in KVM;
+#  - mmio: 32-bit reads of the edu device's BAR 0 (kvm_mmio at its
+#    guest-physical address); QEMU answers in user space (a time in the VMM
+#    each). KVM fires kvm_mmio twice per read (see the guest script): perf's
+#    count of each type must equal the exits. The exits are KVM's for a guest
+#    access to a guest-physical address with no memory behind it: NPF (SVM
+#    with nested paging), the #PF intercept (SVM with shadow paging, as this
+#    machine's kvm_amd npt=0 makes it), EPT misconfig or violation (VMX);
+#  - msr: RDMSR of IA32_APICBASE (0x1b) by the guest kernel's msr module
+#    (kvm_msr, read), which KVM intercepts and answers itself.
 [ "${HT_E2E_SHOW:-0}" = 1 ] && cat "$F/ca.report" "$F/ca.csv" "$F/ca_perf.txt" 2>/dev/null
+info_work=$(l2_output "$F/ca.console" ca_work | tr '\n' '|')
+echo "  info: the guest's workload: ${info_work:-no output} (status $(l2_status "$F/ca.console" ca_work))"
 causes=$(python3 - "$F" <<'PY'
 import csv, sys
 F = sys.argv[1]
+try:
+    gpa = int(open(F + '/ca_edu_gpa').read().strip() or 0)
+except (OSError, ValueError):
+    gpa = 0
+# perf stat -x, output: count,unit,event,...; kvm_mmio twice, in the order given (type 0, type 1).
 perf = {}
 for line in open(F + '/ca_perf.txt'):
     f = line.strip().split(',')
-    if len(f) > 2 and f[2] in ('kvm:kvm_pio', 'kvm:kvm_cpuid') and f[0].isdigit():
-        perf[f[2]] = int(f[0])
-ours = {'io': [0, 0, 0], 'cpuid': [0, 0, 0]}
+    if len(f) > 2 and f[2].startswith('kvm:') and f[0].isdigit():
+        ev = f[2]
+        if ev == 'kvm:kvm_mmio':
+            ev = 'kvm:kvm_mmio/read_unsatisfied' if ev + '/read_unsatisfied' not in perf else 'kvm:kvm_mmio/read'
+        perf[ev] = int(f[0])
+# Reasons for a guest access to a guest-physical address without memory:
+# SVM NPF 0x400 and the #PF intercept 0x4e; VMX EPT violation 48, misconfig 49.
+MMIO_REASONS = {('SVM', 0x400), ('SVM', 0x4e), ('VMX', 48), ('VMX', 49)}
+ours = {k: [0, 0, 0, set()] for k in ('io', 'cpuid', 'mmio', 'msr')}  # count, to the VMM, vmm ns, reasons
 other = 0
 for row in csv.DictReader(open(F + '/ca.csv')):
-    if row['cause_kind'] == 'io' and int(row['cause_value']) == 0x80 and row['direction'] == 'out':
+    kind, value, d = row['cause_kind'], int(row['cause_value']), row['direction']
+    if kind == 'io' and value == 0x80 and d == 'out':
         k = 'io'
-    elif row['cause_kind'] == 'cpuid' and int(row['cause_value']) == 1:
+    elif kind == 'cpuid' and value == 1:
         k = 'cpuid'
+    elif kind == 'mmio' and gpa and value == gpa and d == 'read':
+        k = 'mmio'
+    elif kind == 'msr' and value == 0x1b and d == 'read':
+        k = 'msr'
     else:
-        other += int(row['count']) if row['cause_kind'] == 'other' else 0
+        other += int(row['count']) if kind == 'other' else 0
         continue
     ours[k][0] += int(row['count'])
     ours[k][1] += int(row['vmm_count'])
-    ours[k][2] += 1
-out = ['INFO causes: io 0x80 out %d exits (%d to the VMM), cpuid 0x1 %d; perf stat kvm_pio %s, kvm_cpuid %s; %d exits of other causes' %
-       (ours['io'][0], ours['io'][1], ours['cpuid'][0], perf.get('kvm:kvm_pio'), perf.get('kvm:kvm_cpuid'), other)]
-for k, ev, least in (('io', 'kvm:kvm_pio', 2000), ('cpuid', 'kvm:kvm_cpuid', 3000)):
-    got, want = ours[k][0], perf.get(ev)
-    if want is None:
-        out.append('CAUSE %s bad: perf stat counted no %s (%s)' % (k, ev, open(F + '/ca_perf.out').read()[-200:]))
-    elif got != want or got < least:
-        out.append('CAUSE %s bad: record counted %d, perf stat %d of %s (the workload made %d)' % (k, got, want, ev, least))
-    elif k == 'io' and ours[k][1] != got:
-        out.append('CAUSE %s bad: %d of %d outb exits went to the VMM' % (k, ours[k][1], got))
-    else:
-        out.append('CAUSE %s ok' % k)
+    ours[k][2] += int(row['vmm_ns'])
+    ours[k][3].add((row['isa'], int(row['exit_reason']), row['reason']))
+def reasons(k):
+    return '/'.join(sorted(r[2] for r in ours[k][3])) or '-'
+out = ['INFO causes: io 0x80 out %d exits (%d to the VMM), cpuid 0x1 %d, mmio 0x%x read %d (%d to the VMM, exit reason %s), '
+       'msr 0x1b read %d (exit reason %s); perf stat kvm_pio %s, kvm_cpuid %s, kvm_mmio unsatisfied read %s + read %s, kvm_msr %s; '
+       '%d exits of other causes' %
+       (ours['io'][0], ours['io'][1], ours['cpuid'][0], gpa, ours['mmio'][0], ours['mmio'][1], reasons('mmio'),
+        ours['msr'][0], reasons('msr'), perf.get('kvm:kvm_pio'), perf.get('kvm:kvm_cpuid'),
+        perf.get('kvm:kvm_mmio/read_unsatisfied'), perf.get('kvm:kvm_mmio/read'), perf.get('kvm:kvm_msr'), other)]
+checks = (('io', ['kvm:kvm_pio'], 2000, True), ('cpuid', ['kvm:kvm_cpuid'], 3000, False),
+          ('mmio', ['kvm:kvm_mmio/read_unsatisfied', 'kvm:kvm_mmio/read'], 2000, True), ('msr', ['kvm:kvm_msr'], 2000, False))
+for k, evs, least, to_vmm in checks:
+    got = ours[k][0]
+    bad = []
+    if k == 'mmio' and not gpa:
+        bad.append('the guest found no edu device (vendor 0x1234, device 0x11e8)')
+    for ev in evs:
+        want = perf.get(ev)
+        if want is None:
+            bad.append('perf stat counted no %s (%s)' % (ev, open(F + '/ca_perf.out').read()[-200:]))
+        elif got != want:
+            bad.append('record counted %d, perf stat %d of %s' % (got, want, ev))
+    if got < least:
+        bad.append('record counted %d, the workload made %d' % (got, least))
+    if to_vmm and (ours[k][1] != got or ours[k][2] <= 0):
+        bad.append('%d of %d exits went to the VMM, %d ns in all' % (ours[k][1], got, ours[k][2]))
+    if not to_vmm and ours[k][1]:
+        bad.append('%d exits went to the VMM: KVM answers these itself' % ours[k][1])
+    if k == 'mmio' and any((isa, r) not in MMIO_REASONS for isa, r, _ in ours[k][3]):
+        bad.append('exit reasons %s, none of NPF, #PF, EPT violation or misconfig' % reasons(k))
+    out.append('CAUSE %s %s' % (k, 'bad: ' + '; '.join(bad) if bad else 'ok'))
 print('\n'.join(out))
 PY
 )
@@ -750,7 +825,7 @@ grep '^INFO' <<<"$causes" | sed 's/^INFO /  info: /'
 if [ "$(rc ca.rc)" != 0 ]; then
 	fail nested_exit_causes_record "record --exits exited with status $(rc ca.rc): $(tail_of "$F/ca.err")"
 fi
-for k in io cpuid; do
+for k in io cpuid mmio msr; do
 	v=$(sed -n "s/^CAUSE $k //p" <<<"$causes")
 	[ "$v" = ok ] && pass "nested_exit_causes_equal_perf_$k" || fail "nested_exit_causes_equal_perf_$k" "${v:-$causes}"
 done

@@ -256,7 +256,7 @@ pf=$(stat -c %s g.pftrace) js=$(stat -c %s g.json)
 echo "    guest trace: $pf bytes, Chrome JSON $js bytes"
 
 if [ "$(id -u)" -eq 0 ]; then
-	"$GEN" synth s.htr --calls 1000 --exits --vcpu-sched >/dev/null 2>&1
+	gen_out=$("$GEN" synth s.htr --calls 1000 --exits --vcpu-sched 2>&1) || fail perfetto_trace_gen_of_bpf_records "$gen_out"
 	"$HT" report --csv s.htr >s.csv
 	"$HT" report --vcpu-switches --csv s.htr >s.switches.csv
 	"$HT" report --vcpu-time --csv s.htr >s.vcpu-time.csv

@@ -1,20 +1,36 @@
 #!/usr/bin/env bash
 # Command-line behaviour of the `exitload` guest program on this host. Only
 # CPUID runs here (an instruction any x86 CPU has; exits only in a guest):
-# no port or device is touched.
+# no port, device or MSR is touched.
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 EL=$OUTPUT/guest/exitload
 
 if [ ! -x "$EL" ]; then
 	fail exitload_built "$EL missing: run make guest"
-	suite_exit
+	
+# Without the msr module there is no /dev/cpu/0/msr: one line that says to
+# load it, status 1. (Where the module is loaded, reading a host MSR is not
+# this test's business.)
+if [ -e /dev/cpu/0/msr ]; then
+	skip exitload_msr_names_the_module "/dev/cpu/0/msr exists here (the msr module is loaded)"
+else
+	err=$("$EL" msr 0x1b 10 2>&1 >/dev/null)
+	status=$?
+	if [ "$status" -eq 1 ] && [ "$(printf '%s\n' "$err" | grep -c .)" -eq 1 ] && grep -q "msr module" <<<"$err"; then
+		pass exitload_msr_names_the_module
+	else
+		fail exitload_msr_names_the_module "status $status: $err"
+	fi
+fi
+suite_exit
 fi
 
 # Usage errors: one line, naming the problem, status 2, and nothing done.
 bad_args=(
 	"" "cpuid" "cpuid 0" "cpuid x" "cpuid 100000001" "cpuid 1 4294967296" "cpuid 1 2 3"
 	"pio 0x80" "pio 0x10000 1" "pio 0x80 0" "pio -1 1" "mmio /dev/null" "mmio /dev/null 1x"
+	"msr 0x1b" "msr x 1" "msr 0x100000000 1" "msr 0x1b 0" "msr 0x1b 1 2"
 	"halt 1" "--help"
 )
 for args in "${bad_args[@]}"; do
@@ -45,5 +61,20 @@ if [ "$status" -eq 1 ] && [ "$(printf '%s\n' "$err" | grep -c .)" -eq 1 ] && gre
 	pass exitload_mmio_names_what_to_give
 else
 	fail exitload_mmio_names_what_to_give "status $status: $err"
+fi
+
+# Without the msr module there is no /dev/cpu/0/msr: one line that says to
+# load it, status 1. (Where the module is loaded, reading a host MSR is not
+# this test's business.)
+if [ -e /dev/cpu/0/msr ]; then
+	skip exitload_msr_names_the_module "/dev/cpu/0/msr exists here (the msr module is loaded)"
+else
+	err=$("$EL" msr 0x1b 10 2>&1 >/dev/null)
+	status=$?
+	if [ "$status" -eq 1 ] && [ "$(printf '%s\n' "$err" | grep -c .)" -eq 1 ] && grep -q "msr module" <<<"$err"; then
+		pass exitload_msr_names_the_module
+	else
+		fail exitload_msr_names_the_module "status $status: $err"
+	fi
 fi
 suite_exit

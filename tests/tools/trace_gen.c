@@ -159,13 +159,7 @@ static int switch_rounds(void)
 	const __u32 other = 1, tgid = (__u32)getpid();
 	int err = 0;
 
-	/*
-	 * A thread whose exits and entries all found its CPU's slot its own was
-	 * never switched out in an exit: the programs know it from now on (as
-	 * they would from its first switch-out with an exit open).
-	 */
-	for (unsigned int i = 0; i < THREADS; i++)
-		err |= ht_synth_register(tracer, vcpu_tids[i], tgid, i, true, 0);
+	/* Each thread is known to the programs since its first exit (its entry in vcpu_thread_table). */
 	for (unsigned int i = 0; i < THREADS; i++)
 		err |= ht_synth_switch(tracer, vcpu_tids[i], tgid, other + i, other + i, i != 1, 0);
 	for (unsigned int i = 0; i < THREADS; i++)

@@ -6,8 +6,9 @@
  * field of the record, a clock anchored to wall-clock time, drops in
  * `events_discarded`, the file's identity in `env`.
  *
- * Streaming: each stream buffers one packet (HT_CTF_PACKET_BYTES); memory
- * grows with the number of vCPU threads, not with the number of records.
+ * Streaming: each stream buffers one packet (export/ctf_trace.h, the CTF
+ * layer under both CTF exports); memory grows with the number of vCPU
+ * threads, not with the number of records.
  * The trace is built in a temporary directory next to DIR and renamed into
  * place only when complete (tracefile/output_file.h).
  */
@@ -18,8 +19,6 @@
 #include <sys/types.h>
 #include "hypertrace/trace_file.h"
 #include "tracefile/trace_reader.h"
-
-#define HT_CTF_PACKET_BYTES (16 * 1024)
 
 struct ht_ctf_writer;
 

@@ -6,8 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
-#include <unistd.h>
 #include "cli.h"
 #include "common/errf.h"
 #include "export/guest_event.h"
@@ -133,7 +131,6 @@ struct ht_lttng_export {
 	struct ht_file_header hdr;
 	const struct ht_decoder *dec;
 	struct ht_guest_state *gstate;
-	unsigned char clock_uuid[16];
 	struct ht_lttng_trace *host;
 	struct host_classes hcls;
 	bool exit_has_vcpu; /* kvm_x86_exit's fields for the host's kernel (5.10 and newer: 8) */
@@ -150,18 +147,6 @@ struct ht_lttng_export {
 	unsigned long long forged; /* records of the guest module's nr it did not send: host events only */
 	struct ht_lttng_counts counts;
 };
-
-static void random_uuid(unsigned char u[16], uint64_t salt)
-{
-	if (getrandom(u, 16, 0) != 16) {
-		/* Only needs to differ between traces. */
-		uint64_t a = salt, b = salt * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
-		memcpy(u, &a, 8);
-		memcpy(u + 8, &b, 8);
-	}
-	u[6] = (u[6] & 0x0f) | 0x40; /* RFC 4122 version 4 */
-	u[8] = (u[8] & 0x3f) | 0x80;
-}
 
 /* ---- payloads, little-endian as the trace ---- */
 
@@ -533,7 +518,6 @@ int ht_lttng_open(const char *dir, mode_t mode, const struct ht_file_header *h, 
 {
 	const struct ht_output_spec spec = { .cmd = "convert", .opt = "--lttng", .what = "an LTTng experiment" };
 	struct ht_lttng_export *x = calloc(1, sizeof(*x));
-	unsigned char uuid[16];
 	char path[4200];
 	int ret;
 
@@ -557,10 +541,8 @@ int ht_lttng_open(const char *dir, mode_t mode, const struct ht_file_header *h, 
 	x->dec = dec;
 	x->first_ns = UINT64_MAX;
 	x->exit_has_vcpu = kernel_at_least(h->kernel_release, 5, 10);
-	random_uuid(x->clock_uuid, h->start_realtime_ns);
-	random_uuid(uuid, h->start_monotonic_ns);
 	snprintf(path, sizeof(path), "%s/host", dir);
-	ret = ht_lttng_trace_open(x->out.fd, "host", path, true, HT_MAX_CPUS, uuid, x->clock_uuid, &x->host, err,
+	ret = ht_lttng_trace_open(x->out.fd, "host", path, true, HT_MAX_CPUS, h->start_realtime_ns, &x->host, err,
 				  errlen);
 	if (!ret && (host_classes(x) || common_env(x->host, "host") ||
 		     ht_lttng_trace_env_str(x->host, "kernel_release", h->kernel_release) ||
@@ -649,7 +631,6 @@ static struct guest *guest_of(struct ht_lttng_export *x, const struct ht_record 
 {
 	struct guest *g = ht_thread_table_get(x->guests, r->host_pid, 0);
 	const char *vm_name = reader ? ht_reader_vm_name(reader, r->host_pid) : NULL;
-	unsigned char uuid[16], clock_uuid[16];
 	char path[4300];
 
 	*ret = 0;
@@ -670,11 +651,8 @@ static struct guest *guest_of(struct ht_lttng_export *x, const struct ht_record 
 	g->first_ns = UINT64_MAX;
 	guest_dirname(g->dirname, sizeof(g->dirname), vm_name, r->host_pid);
 	snprintf(path, sizeof(path), "%s/%s", x->dir, g->dirname);
-	random_uuid(uuid, r->exit_ns);
-	/* A clock of its own: Trace Compass tells machines apart by their clock's uuid. */
-	random_uuid(clock_uuid, r->exit_ns ^ r->host_pid);
-	*ret = ht_lttng_trace_open(x->out.fd, g->dirname, path, false, HT_LTTNG_MAX_GUEST_CPUS, uuid, clock_uuid, &g->trace, err,
-				   errlen);
+	*ret = ht_lttng_trace_open(x->out.fd, g->dirname, path, false, HT_LTTNG_MAX_GUEST_CPUS, r->exit_ns ^ r->host_pid,
+				   &g->trace, err, errlen);
 	if (!*ret && (guest_classes(g) || common_env(g->trace, g->dirname) ||
 		      ht_lttng_trace_env_str(g->trace, "vm_name", vm_name ? vm_name : "") ||
 		      ht_lttng_trace_env_int(g->trace, "vm_pid", r->host_pid) ||

@@ -12,10 +12,12 @@
  * writes when a session starts (its own stream instance: readers keep it
  * apart from the CPU's `channel0_<cpu>`).
  *
- * Streaming: each stream holds one packet (HT_LTTNG_PACKET_BYTES) in memory;
- * events must come in time order per CPU (an earlier one is raised to the
- * stream's last time and counted). The metadata is written at the end, when
- * every event class and the drop count are known.
+ * The trace's directory, its streams' files and packets, its uuids and its
+ * metadata file are the CTF layer's (export/ctf_trace.h, in its LTTng kernel
+ * layout), as is streaming: each stream holds one packet in memory; events
+ * must come in time order per CPU (an earlier one is raised to the stream's
+ * last time and counted). The metadata is written at the end, when every
+ * event class and the drop count are known.
  */
 #ifndef HT_EXPORT_LTTNG_TRACE_H
 #define HT_EXPORT_LTTNG_TRACE_H
@@ -25,7 +27,6 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define HT_LTTNG_PACKET_BYTES (16 * 1024)
 /* An event's payload, at most (the largest one written is about half of it). */
 #define HT_LTTNG_MAX_PAYLOAD 128
 /* LTTng's procname context: the kernel's TASK_COMM_LEN. */
@@ -54,16 +55,14 @@ struct ht_lttng_ctx {
  * no descriptor of its own between writes, so any number of traces can be
  * open at once.
  * path names it in messages. pid_context: events carry `_pid` too.
- * max_streams: CPUs beyond that many are not written (counted). uuid: the
- * trace's; clock_uuid: its clock's. Every trace of an experiment needs a
- * clock uuid of its own, even on one clock: Trace Compass takes a CTF
- * trace's clock uuid as the host ID of the machine it traced
- * (CtfTmfTrace.getHostId), and tells the host from its guests by it. 0, or
- * -1 with a one-line err.
+ * max_streams: CPUs beyond that many are not written (counted). The trace
+ * and its clock get uuids of their own (export/ctf_trace.h says why); salt
+ * tells traces apart where the kernel gives no random bytes. 0, or -errno
+ * with a one-line err.
  */
 int ht_lttng_trace_open(int parent_fd, const char *subdir, const char *path, bool pid_context,
-			unsigned int max_streams, const unsigned char uuid[16], const unsigned char clock_uuid[16],
-			struct ht_lttng_trace **out, char *err, size_t errlen);
+			unsigned int max_streams, uint64_t salt, struct ht_lttng_trace **out, char *err,
+			size_t errlen);
 /*
  * Declares an event class: its name (any text, written as export/tsdl.h
  * says) and its fields, TSDL lines "TYPE _name;" each ending in a newline.
@@ -75,8 +74,8 @@ int ht_lttng_trace_env_str(struct ht_lttng_trace *t, const char *key, const char
 int ht_lttng_trace_env_int(struct ht_lttng_trace *t, const char *key, long long value);
 /*
  * Appends an event of class id at time ts (ns of the clock) to CPU cpu's
- * stream. Returns 0, 1 when not written (a CPU beyond max_streams), or -1
- * with err.
+ * stream. Returns 0, 1 when not written (a CPU beyond max_streams), or
+ * -errno with err.
  */
 int ht_lttng_trace_event(struct ht_lttng_trace *t, uint32_t cpu, uint64_t ts, int id, const struct ht_lttng_ctx *ctx,
 			 const void *payload, size_t len, char *err, size_t errlen);
@@ -87,8 +86,8 @@ int ht_lttng_trace_statedump_event(struct ht_lttng_trace *t, uint32_t cpu, uint6
 /*
  * Writes the last packets (the recording's drops, `discarded`, as a last
  * packet of the lowest CPU's stream at end_ns) and the metadata with the
- * clock's offset from CLOCK_MONOTONIC to wall-clock time. Frees t. 0, or -1
- * with err.
+ * clock's offset from CLOCK_MONOTONIC to wall-clock time. Frees t. 0, or
+ * -errno with err.
  */
 int ht_lttng_trace_close(struct ht_lttng_trace *t, int64_t clock_offset_ns, uint64_t start_ns, uint64_t end_ns,
 			 uint64_t discarded, char *err, size_t errlen);

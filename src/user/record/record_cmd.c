@@ -8,17 +8,16 @@
  * histograms instead of emitting records, and only the histograms are shown.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
 #include "exits/exit_view.h"
+#include "record/command.h"
 #include "hist/live_view.h"
 #include "record/exit_sampler.h"
 #include "record/metrics_exporter.h"
@@ -39,97 +38,12 @@
  * docs: after a crash, every record older than a second is in the file.
  */
 #define FLUSH_INTERVAL_NS 500000000ull
-/* How long CMD has to end after SIGTERM before it gets SIGKILL. */
-#define COMMAND_GRACE_MS 5000
-
 static volatile sig_atomic_t stop_requested;
 
 static void on_stop_signal(int sig)
 {
 	(void)sig;
 	stop_requested = 1;
-}
-
-/*
- * Forks CMD, which waits until *gate is closed: the parent drops its
- * privileges in between, so CMD never runs beside a fully privileged
- * recorder. Under sudo CMD takes on the caller's identity first.
- */
-static pid_t start_command(char **argv, const struct ht_command_user *user, int *gate)
-{
-	int fds[2];
-	pid_t pid;
-
-	if (pipe2(fds, O_CLOEXEC))
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		char err[256], byte;
-
-		close(fds[1]);
-		while (read(fds[0], &byte, 1) < 0 && errno == EINTR)
-			;
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		if (ht_command_user_apply(user, err, sizeof(err))) {
-			fprintf(stderr, "hypertrace-bpf: %s\n", err);
-			_exit(127);
-		}
-		execvp(argv[0], argv);
-		fprintf(stderr, "hypertrace-bpf: cannot run '%s': %s: check the command name and PATH\n",
-			argv[0], strerror(errno));
-		_exit(127);
-	}
-	close(fds[0]);
-	if (pid < 0)
-		close(fds[1]);
-	else
-		*gate = fds[1];
-	return pid;
-}
-
-static bool is_executable_file(const char *path)
-{
-	struct stat sb;
-
-	return stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && access(path, X_OK) == 0;
-}
-
-/*
- * Finds CMD as execvp will, before anything is loaded, so a misspelt command
- * costs no BPF load and leaves no trace file. 0, or -1 with the reason in err.
- */
-static int check_command_runnable(const char *name, char *err, size_t errlen)
-{
-	const char *path = getenv("PATH");
-	char candidate[4096], default_path[256];
-
-	if (strchr(name, '/')) {
-		if (is_executable_file(name))
-			return 0;
-		snprintf(err, errlen, "cannot run '%s': %s: check the command name and PATH", name,
-			 access(name, F_OK) ? strerror(errno) : "not an executable file");
-		return -1;
-	}
-	/* Without PATH, glibc's execvp searches confstr(_CS_PATH): "/bin:/usr/bin". */
-	if (!path) {
-		size_t n = confstr(_CS_PATH, default_path, sizeof(default_path));
-		path = n && n <= sizeof(default_path) ? default_path : "/bin:/usr/bin";
-	}
-	for (const char *dir = path;; dir++) {
-		size_t len = strcspn(dir, ":");
-
-		/* An empty PATH entry means the current directory, as for execvp. */
-		if (snprintf(candidate, sizeof(candidate), "%.*s%s%s", (int)len, len ? dir : ".", "/", name) <
-			    (int)sizeof(candidate) &&
-		    is_executable_file(candidate))
-			return 0;
-		dir += len;
-		if (!*dir)
-			break;
-	}
-	snprintf(err, errlen, "cannot run '%s': not found in PATH: check the command name and PATH", name);
-	return -1;
 }
 
 static void header_from_config(struct ht_file_header *hdr, const struct ht_record_config *cfg)
@@ -228,22 +142,10 @@ struct session {
 	bool exits_ready;             /* exits is set up */
 	unsigned long long exits_due; /* without the live view: when the next sample is due */
 	struct ht_vm_names *names;    /* VM and thread names for the live view */
-	pid_t child;          /* CMD while it runs, else -1 */
-	int child_status;     /* waitpid status of CMD once it ended */
-	bool command_ended;   /* CMD ended by itself (not by the SIGTERM that stopping sends) */
+	struct ht_command cmd; /* -- CMD */
 	unsigned long long start, deadline;
 	struct ht_vm_follower vm; /* --vm NAME */
 };
-
-/* Collects CMD's status if it has ended; true if it has. */
-static bool reap_command(struct session *s)
-{
-	if (s->child > 0 && waitpid(s->child, &s->child_status, WNOHANG) == s->child) {
-		s->child = -1;
-		s->command_ended = true;
-	}
-	return s->command_ended;
-}
 
 /*
  * Returns true when the recording should stop. CMD is reaped first, so that
@@ -251,28 +153,9 @@ static bool reap_command(struct session *s)
  */
 static bool session_should_stop(struct session *s, unsigned long long now)
 {
-	bool ended = reap_command(s);
+	bool ended = ht_command_reap(&s->cmd);
 
 	return ended || stop_requested || (s->deadline && now >= s->deadline);
-}
-
-/* Stopped by Ctrl-C, -d or an error while CMD runs: SIGTERM, then SIGKILL after a grace time. */
-static void stop_command(struct session *s)
-{
-	if (s->child <= 0)
-		return;
-	kill(s->child, SIGTERM);
-	for (int waited = 0; waited < COMMAND_GRACE_MS && !reap_command(s); waited += 10)
-		usleep(10 * 1000);
-	if (s->child > 0) {
-		kill(s->child, SIGKILL);
-		waitpid(s->child, &s->child_status, 0);
-		s->child = -1;
-		return;
-	}
-	/* Ended by our SIGTERM: the run, not CMD, decided the end. */
-	if (WIFSIGNALED(s->child_status) && WTERMSIG(s->child_status) == SIGTERM)
-		s->command_ended = false;
 }
 
 /* The recording's observer: each drained record to the live view and the metrics. */
@@ -324,25 +207,6 @@ static int poll_timeout_ms(const struct session *s, unsigned long long now)
 	if (!s->live && s->exits_ready)
 		wait_ns = HT_MIN(wait_ns, ht_ns_until(s->exits_due, now));
 	return (int)(wait_ns / 1000000ull);
-}
-
-/* The run's exit status: CMD's own when CMD ended the run, else 0. */
-static int finish_command(struct session *s)
-{
-	const char *name = s->cfg->command ? s->cfg->command[0] : NULL;
-
-	stop_command(s);
-	if (!s->command_ended)
-		return HT_EXIT_OK;
-	if (WIFSIGNALED(s->child_status)) {
-		fprintf(stderr, "hypertrace-bpf: '%s' was killed by signal %d\n", name,
-			WTERMSIG(s->child_status));
-		return 128 + WTERMSIG(s->child_status);
-	}
-	if (WEXITSTATUS(s->child_status) != 0)
-		fprintf(stderr, "hypertrace-bpf: '%s' exited with status %d\n", name,
-			WEXITSTATUS(s->child_status));
-	return WEXITSTATUS(s->child_status);
 }
 
 /*
@@ -488,6 +352,65 @@ static int setup_tracing(struct session *s, struct ht_writer **writer)
 	return HT_EXIT_OK;
 }
 
+/* The trace file, not yet named (ht_writer_publish): 0, or -1 with the reason in err. */
+static int open_trace_file(const struct ht_record_config *cfg, struct ht_writer **writer, char *err, size_t errlen)
+{
+	struct ht_command_user owner;
+	struct ht_file_header hdr;
+
+	/* Under sudo the trace belongs to the user who asked for it, not to root. */
+	if (ht_command_user_from_sudo(&owner, err, errlen))
+		return -1;
+	header_from_config(&hdr, cfg);
+	if (ht_writer_open(cfg->output, cfg->force, &hdr, writer, err, errlen) ||
+	    ht_writer_set_access(*writer, cfg->file_mode, owner.set ? owner.uid : (uid_t)-1,
+				 owner.set ? owner.gid : (gid_t)-1, err, errlen))
+		return -1;
+	return 0;
+}
+
+static int start_metrics(struct session *s, char *err, size_t errlen)
+{
+	const struct ht_record_config *cfg = s->cfg;
+	struct ht_metrics_opts mo = { .addr = cfg->metrics_addr, .filters = &cfg->filters,
+				      .aggregate = cfg->no_file, .version = HT_VERSION, .log = stderr,
+				      .exits = cfg->exits, .exits_per_vcpu = cfg->metrics_per_vcpu,
+				      .grace_s = cfg->metrics_grace_s };
+
+	return ht_metrics_start(&s->metrics, &mo, err, errlen);
+}
+
+/* --vm NAME: its processes that run now into the filter; the others as they are found. */
+static int follow_vm(struct session *s)
+{
+	const struct ht_record_config *cfg = s->cfg;
+	size_t unverified = 0;
+	int ret;
+
+	s->vm = (struct ht_vm_follower){ .tracer = s->tracer, .name = cfg->vm_name, .proc = "/proc", .log = stderr,
+					 .uid_on = cfg->vm_uid_on, .uid = cfg->vm_uid,
+					 .verbose = cfg->verbose,
+					 .found_by = cfg->exits ? "its first exit" : "its first hypercall exit" };
+	if ((ret = ht_vm_follower_start(&s->vm, &unverified)) < 0)
+		return ht_runtime_error("cannot list /proc: %s", strerror(-ret));
+	return HT_EXIT_OK;
+}
+
+/* CMD forked, waiting while the capabilities tracing no longer needs are dropped, then let run. */
+static int start_command_unprivileged(struct session *s, const struct ht_command_user *user)
+{
+	int gate = -1, ret;
+
+	if (s->cfg->command && (ret = ht_command_start(&s->cmd, s->cfg->command, user, &gate)))
+		return ht_runtime_error("cannot start '%s': %s", s->cfg->command[0], strerror(-ret));
+	ret = ht_drop_privileges(user->set);
+	if (gate >= 0)
+		close(gate); /* CMD may run now */
+	if (ret)
+		return ht_runtime_error("cannot drop the capabilities tracing no longer needs: %s", strerror(-ret));
+	return HT_EXIT_OK;
+}
+
 /*
  * Everything before the loop: host checks, the trace file, the BPF programs,
  * the live view, signal handlers and CMD. On failure nothing is left behind
@@ -497,27 +420,16 @@ static int setup_tracing(struct session *s, struct ht_writer **writer)
 static int session_setup(struct session *s)
 {
 	const struct ht_record_config *cfg = s->cfg;
-	struct ht_command_user user = { .set = false }, owner;
+	struct ht_command_user user = { .set = false };
 	struct ht_writer *writer = NULL;
 	struct sigaction sa = { .sa_handler = on_stop_signal };
-	struct ht_file_header hdr;
 	char err[512];
-	int status, gate = -1, ret;
+	int status;
 
-	if ((cfg->command && check_command_runnable(cfg->command[0], err, sizeof(err))) ||
+	if ((cfg->command && ht_command_find(cfg->command[0], err, sizeof(err))) ||
 	    (cfg->command && ht_command_user_from_sudo(&user, err, sizeof(err))) ||
-	    ht_preflight(err, sizeof(err)))
+	    ht_preflight(err, sizeof(err)) || (!cfg->no_file && open_trace_file(cfg, &writer, err, sizeof(err))))
 		goto fail_err;
-	if (!cfg->no_file) {
-		/* Under sudo the trace belongs to the user who asked for it, not to root. */
-		if (ht_command_user_from_sudo(&owner, err, sizeof(err)))
-			goto fail_err;
-		header_from_config(&hdr, cfg);
-		if (ht_writer_open(cfg->output, cfg->force, &hdr, &writer, err, sizeof(err)) ||
-		    ht_writer_set_access(writer, cfg->file_mode, owner.set ? owner.uid : (uid_t)-1,
-					 owner.set ? owner.gid : (gid_t)-1, err, sizeof(err)))
-			goto fail_err;
-	}
 	/*
 	 * From the moment anything can see us (the metrics port; a service
 	 * manager stopping us while the programs load), a stop request ends the
@@ -525,30 +437,13 @@ static int session_setup(struct session *s)
 	 */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	if (cfg->metrics) {
-		struct ht_metrics_opts mo = { .addr = cfg->metrics_addr, .filters = &cfg->filters,
-					      .aggregate = cfg->no_file, .version = HT_VERSION, .log = stderr,
-					      .exits = cfg->exits, .exits_per_vcpu = cfg->metrics_per_vcpu,
-					      .grace_s = cfg->metrics_grace_s };
-		if (ht_metrics_start(&s->metrics, &mo, err, sizeof(err)))
-			goto fail_err;
-	}
+	if (cfg->metrics && start_metrics(s, err, sizeof(err)))
+		goto fail_err;
 	status = setup_tracing(s, &writer); /* takes writer over once the recording has it */
+	if (status == HT_EXIT_OK && cfg->vm_name)
+		status = follow_vm(s);
 	if (status != HT_EXIT_OK)
 		goto fail;
-
-	if (cfg->vm_name) {
-		size_t unverified = 0;
-
-		s->vm = (struct ht_vm_follower){ .tracer = s->tracer, .name = cfg->vm_name, .proc = "/proc", .log = stderr,
-						 .uid_on = cfg->vm_uid_on, .uid = cfg->vm_uid,
-						 .verbose = cfg->verbose,
-						 .found_by = cfg->exits ? "its first exit" : "its first hypercall exit" };
-		if ((ret = ht_vm_follower_start(&s->vm, &unverified)) < 0) {
-			status = ht_runtime_error("cannot list /proc: %s", strerror(-ret));
-			goto fail;
-		}
-	}
 	if (stop_requested) {
 		/* Nothing was traced: no file (an older one stays as it was), and a clean end. */
 		discard_output(s, NULL);
@@ -565,21 +460,8 @@ static int session_setup(struct session *s)
 	 */
 	if (!cfg->no_file && ht_writer_publish(s->rec.writer, err, sizeof(err)))
 		goto fail_err;
-	if (cfg->command) {
-		s->child = start_command(cfg->command, &user, &gate);
-		if (s->child < 0) {
-			status = ht_runtime_error("cannot start '%s': %s", cfg->command[0], strerror(errno));
-			goto fail;
-		}
-	}
-	ret = ht_drop_privileges(user.set);
-	if (gate >= 0)
-		close(gate); /* CMD may run now */
-	if (ret) {
-		status = ht_runtime_error("cannot drop the capabilities tracing no longer needs: %s",
-					  strerror(-ret));
+	if ((status = start_command_unprivileged(s, &user)) != HT_EXIT_OK)
 		goto fail;
-	}
 	if (cfg->verbose)
 		fprintf(stderr, "hypertrace-bpf: tracing; stop with Ctrl-C\n");
 	s->start = ht_monotonic_ns();
@@ -736,7 +618,7 @@ static void print_summary(const struct session *s, const struct run_totals *t)
 
 static void session_teardown(struct session *s)
 {
-	stop_command(s);
+	ht_command_stop(&s->cmd);
 	if (s->exits_ready)
 		ht_exit_sampler_free(&s->exits);
 	ht_metrics_stop(s->metrics);
@@ -746,7 +628,7 @@ static void session_teardown(struct session *s)
 
 static int run_record(const struct ht_record_config *cfg)
 {
-	struct session s = { .cfg = cfg, .child = -1 };
+	struct session s = { .cfg = cfg, .cmd = { .pid = -1 } };
 	struct run_totals totals = { 0 };
 	int status = session_setup(&s);
 
@@ -755,7 +637,7 @@ static int run_record(const struct ht_record_config *cfg)
 		totals.secs = (ht_monotonic_ns() - s.start) / 1e9;
 		if (status == HT_EXIT_OK) {
 			print_summary(&s, &totals);
-			status = finish_command(&s);
+			status = ht_command_finish(&s.cmd);
 		}
 		if (totals.write_error) {
 			bool full = totals.write_error == -ENOSPC || totals.write_error == -EDQUOT;

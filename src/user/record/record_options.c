@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli.h"
+#include "common/util.h"
 #include "parse.h"
 #include "record/record_options.h"
 #include "tracefile/trace_writer.h"
@@ -172,179 +173,223 @@ static const struct option record_longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg)
+/* ht_record_parse's results: -1 to go on; an option another parser takes; else the exit status. */
+#define GO_ON (-1)
+#define NOT_MINE (-2)
+
+/* What the checks after the options need to know of them. */
+struct parse_state {
+	bool nr_given, ringbuf_given, interval_given;
+	const char *live_option; /* the first option that only the live view uses */
+};
+
+static void note_live_option(struct parse_state *st, const char *name)
 {
-	bool nr_given = false, ringbuf_given = false, interval_given = false;
-	const char *live_option = NULL; /* the first option that only the live view uses */
+	if (!st->live_option)
+		st->live_option = name;
+}
+
+/* The trace file: -o, --force, --mode, --compress. */
+static int file_option(int opt, struct ht_record_config *cfg, struct parse_state *st)
+{
 	char err[256];
+
+	(void)st;
+	switch (opt) {
+	case 'o':
+		if (!optarg[0])
+			return ht_usage_error("record", "-o needs a file name");
+		if (!strcmp(optarg, "-"))
+			return ht_usage_error("record", "-o -: the trace cannot go to standard output, it is written to a regular file: give a file path");
+		cfg->output = optarg;
+		cfg->output_given = true;
+		return GO_ON;
+	case 'f':
+		cfg->force = true;
+		return GO_ON;
+	case OPT_MODE:
+		if (!ht_parse_mode(optarg, &cfg->file_mode, err, sizeof(err)))
+			return ht_usage_error("record", "%s", err);
+		cfg->mode_given = true;
+		return GO_ON;
+	case 'z':
+		cfg->compress = true;
+		return GO_ON;
+	}
+	return NOT_MINE;
+}
+
+/* What is traced: --nr, --exit-reason, -p, --vm, --vm-user, --vcpu. */
+static int filter_option(int opt, struct ht_record_config *cfg, struct parse_state *st)
+{
 	uint64_t v;
-	int opt, next;
 
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->output = HT_DEFAULT_OUTPUT;
-	cfg->file_mode = HT_WRITER_DEFAULT_MODE;
-	cfg->ringbuf_bytes = HT_DEFAULT_RINGBUF_BYTES;
-	cfg->interval_s = 1.0;
-	cfg->series = HT_HV_SERIES_ALL;
-	ht_filters_default(&cfg->filters);
-
-	opterr = 0;
-	optind = 1;
-	/* '+': stop at '--' or at the first non-option, which is then refused. */
-	for (;;) {
-		next = optind;
-		opt = getopt_long(argc, argv, "+:o:fzn:e:p:c:d:b:i:TqvVh", record_longopts, NULL);
-		if (opt == -1)
-			break;
-		switch (opt) {
-		case 'o':
-			if (!optarg[0])
-				return ht_usage_error("record", "-o needs a file name");
-			if (!strcmp(optarg, "-"))
-				return ht_usage_error("record", "-o -: the trace cannot go to standard output, it is written to a regular file: give a file path");
-			cfg->output = optarg;
-			cfg->output_given = true;
-			break;
-		case 'f':
-			cfg->force = true;
-			break;
-		case OPT_MODE:
-			if (!ht_parse_mode(optarg, &cfg->file_mode, err, sizeof(err)))
-				return ht_usage_error("record", "%s", err);
-			cfg->mode_given = true;
-			break;
-		case 'z':
-			cfg->compress = true;
-			break;
-		case 'n':
-			if (!ht_parse_u64(optarg, 0, UINT32_MAX, &v))
-				return ht_usage_error("record", "invalid --nr '%s': expected an integer 0..4294967295", optarg);
-			if (!nr_given) {
-				cfg->filters.nr_count = 0;
-				nr_given = true;
-			}
-			if (cfg->filters.nr_count == HT_MAX_SELECTED_NR)
-				return ht_usage_error("record", "too many --nr: at most %d hypercall numbers", HT_MAX_SELECTED_NR);
-			cfg->filters.nr[cfg->filters.nr_count++] = (__u32)v;
-			break;
-		case 'e':
-			if (!ht_parse_u64(optarg, 0, UINT32_MAX, &v))
-				return ht_usage_error("record", "invalid --exit-reason '%s': expected an integer such as 18 or 0x81", optarg);
-			cfg->filters.exit_reason_on = true;
-			cfg->filters.exit_reason = (__u32)v;
-			break;
-		case 'p':
-			if (!ht_parse_u64(optarg, 0, INT32_MAX, &v) || v == 0)
-				return ht_usage_error("record", "invalid --pid '%s': expected a process id", optarg);
-			cfg->filters.tgid_on = true;
-			cfg->filters.tgid = (__u32)v;
-			break;
-		case OPT_VM:
-			if (!optarg[0])
-				return ht_usage_error("record", "--vm needs a QEMU guest name");
-			cfg->vm_name = optarg;
-			break;
-		case OPT_VM_USER:
-			if (!ht_parse_user(optarg, &cfg->vm_uid))
-				return ht_usage_error("record", "invalid --vm-user '%s': expected a user name of /etc/passwd or a numeric uid", optarg);
-			cfg->vm_uid_on = true;
-			break;
-		case 'c':
-			if (!ht_parse_u64(optarg, 0, UINT16_MAX, &v))
-				return ht_usage_error("record", "invalid --vcpu '%s': expected a vCPU id 0..65535", optarg);
-			cfg->filters.vcpu_on = true;
-			cfg->filters.vcpu = (__u32)v;
-			break;
-		case 'd':
-			if (!ht_parse_seconds(optarg, 1e7, &cfg->duration_s) || cfg->duration_s <= 0)
-				return ht_usage_error("record", "invalid --duration '%s': expected a positive number of seconds", optarg);
-			break;
-		case 'b':
-			if (!ht_parse_size(optarg, &v) || v < 4096 || v > (1ull << 30) || (v & (v - 1)))
-				return ht_usage_error("record", "invalid --ringbuf-size '%s': expected a power of two from 4K to 1G", optarg);
-			cfg->ringbuf_bytes = (unsigned long)v;
-			ringbuf_given = true;
-			break;
-		case 'i':
-			if (!ht_parse_seconds(optarg, 86400, &cfg->interval_s) || cfg->interval_s < 0.01)
-				return ht_usage_error("record", "invalid --interval '%s': expected seconds, at least 0.01", optarg);
-			interval_given = true;
-			break;
-		case OPT_INTERVALS:
-			if (!ht_parse_u64(optarg, 0, 1000000, &v) || v == 0)
-				return ht_usage_error("record", "invalid --intervals '%s': expected a count 1..1000000", optarg);
-			cfg->intervals = (unsigned int)v;
-			live_option = live_option ? live_option : "--intervals";
-			break;
-		case 'T':
-			cfg->timestamp = true;
-			live_option = live_option ? live_option : "-T/--timestamp";
-			break;
-		case OPT_PER_VCPU:
-		case OPT_PER_VM:
-			if (cfg->group_by != HT_AGG_BY_NONE)
-				return ht_usage_error("record", "--per-vcpu and --per-vm exclude each other");
-			cfg->group_by = opt == OPT_PER_VCPU ? HT_AGG_BY_VCPU : HT_AGG_BY_VM;
-			live_option = live_option ? live_option : opt == OPT_PER_VCPU ? "--per-vcpu" : "--per-vm";
-			break;
-		case OPT_HIST:
-			if (!ht_hv_parse_series(optarg, &cfg->series))
-				return ht_usage_error("record", "invalid --hist '%s': expected total, exit-hcall, hcall-entry, all or a comma list", optarg);
-			live_option = live_option ? live_option : "--hist";
-			break;
-		case 'q':
-			cfg->quiet = true;
-			break;
-		case OPT_NO_FILE:
-			cfg->no_file = true;
-			break;
-		case OPT_BPF_STATS:
-			cfg->bpf_stats = true;
-			break;
-		case OPT_METRICS:
-			if (!ht_listen_addr_parse(optarg, &cfg->metrics_addr))
-				return ht_usage_error("record", "invalid --metrics '%s': expected [ADDR:]PORT with PORT 1..65535 and ADDR an IP address (IPv6 in brackets), e.g. 9470 or 0.0.0.0:9470, or 'systemd' for the socket systemd passes", optarg);
-			cfg->metrics = true;
-			break;
-		case OPT_EXITS:
-			cfg->exits = true;
-			break;
-		case OPT_VCPU_SCHED:
-			/* Which threads are vCPU threads is what --exits keeps track of. */
-			cfg->vcpu_sched = true;
-			cfg->exits = true;
-			break;
-		case OPT_METRICS_PER_VCPU:
-			cfg->metrics_per_vcpu = true;
-			break;
-		case OPT_METRICS_GRACE:
-			if (!ht_parse_seconds(optarg, 1e7, &cfg->metrics_grace_s) || cfg->metrics_grace_s < 1)
-				return ht_usage_error("record", "invalid --metrics-grace '%s': expected seconds, at least 1", optarg);
-			break;
-		case 'v':
-			cfg->verbose = true;
-			break;
-		case 'V':
-			return ht_print_version();
-		case 'h':
-			fputs(record_help, stdout);
-			return HT_EXIT_OK;
-		default:
-			return ht_option_error("record", opt, argv);
+	switch (opt) {
+	case 'n':
+		if (!ht_parse_u64(optarg, 0, UINT32_MAX, &v))
+			return ht_usage_error("record", "invalid --nr '%s': expected an integer 0..4294967295", optarg);
+		if (!st->nr_given) {
+			cfg->filters.nr_count = 0;
+			st->nr_given = true;
 		}
+		if (cfg->filters.nr_count == HT_MAX_SELECTED_NR)
+			return ht_usage_error("record", "too many --nr: at most %d hypercall numbers", HT_MAX_SELECTED_NR);
+		cfg->filters.nr[cfg->filters.nr_count++] = (__u32)v;
+		return GO_ON;
+	case 'e':
+		if (!ht_parse_u64(optarg, 0, UINT32_MAX, &v))
+			return ht_usage_error("record", "invalid --exit-reason '%s': expected an integer such as 18 or 0x81", optarg);
+		cfg->filters.exit_reason_on = true;
+		cfg->filters.exit_reason = (__u32)v;
+		return GO_ON;
+	case 'p':
+		if (!ht_parse_u64(optarg, 0, INT32_MAX, &v) || v == 0)
+			return ht_usage_error("record", "invalid --pid '%s': expected a process id", optarg);
+		cfg->filters.tgid_on = true;
+		cfg->filters.tgid = (__u32)v;
+		return GO_ON;
+	case OPT_VM:
+		if (!optarg[0])
+			return ht_usage_error("record", "--vm needs a QEMU guest name");
+		cfg->vm_name = optarg;
+		return GO_ON;
+	case OPT_VM_USER:
+		if (!ht_parse_user(optarg, &cfg->vm_uid))
+			return ht_usage_error("record", "invalid --vm-user '%s': expected a user name of /etc/passwd or a numeric uid", optarg);
+		cfg->vm_uid_on = true;
+		return GO_ON;
+	case 'c':
+		if (!ht_parse_u64(optarg, 0, UINT16_MAX, &v))
+			return ht_usage_error("record", "invalid --vcpu '%s': expected a vCPU id 0..65535", optarg);
+		cfg->filters.vcpu_on = true;
+		cfg->filters.vcpu = (__u32)v;
+		return GO_ON;
 	}
-	if (optind < argc) {
-		/* getopt stepped over a '--' of its own only if it took one argument in its last call. */
-		bool after_dashes = optind == next + 1 && !strcmp(argv[next], "--");
+	return NOT_MINE;
+}
 
-		if (!after_dashes && ht_parse_seconds(argv[optind], 1e9, &(double){ 0 }))
-			return ht_usage_error("record", "unexpected argument '%s': for live histograms every SECONDS use -i SECONDS, to stop after N of them --intervals N, after SECONDS -d SECONDS; a command to run goes after '--'",
-					      argv[optind]);
-		if (!after_dashes)
-			return ht_usage_error("record", "unexpected argument '%s': a command to run goes after '--' (record [OPTIONS] -- CMD [ARGS...])",
-					      argv[optind]);
-		cfg->command = argv + optind;
+/* The live view: -i, --intervals, -T, --per-vcpu, --per-vm, --hist, -q. */
+static int live_view_option(int opt, struct ht_record_config *cfg, struct parse_state *st)
+{
+	uint64_t v;
+
+	switch (opt) {
+	case 'i':
+		if (!ht_parse_seconds(optarg, 86400, &cfg->interval_s) || cfg->interval_s < 0.01)
+			return ht_usage_error("record", "invalid --interval '%s': expected seconds, at least 0.01", optarg);
+		st->interval_given = true;
+		return GO_ON;
+	case OPT_INTERVALS:
+		if (!ht_parse_u64(optarg, 0, 1000000, &v) || v == 0)
+			return ht_usage_error("record", "invalid --intervals '%s': expected a count 1..1000000", optarg);
+		cfg->intervals = (unsigned int)v;
+		note_live_option(st, "--intervals");
+		return GO_ON;
+	case 'T':
+		cfg->timestamp = true;
+		note_live_option(st, "-T/--timestamp");
+		return GO_ON;
+	case OPT_PER_VCPU:
+	case OPT_PER_VM:
+		if (cfg->group_by != HT_AGG_BY_NONE)
+			return ht_usage_error("record", "--per-vcpu and --per-vm exclude each other");
+		cfg->group_by = opt == OPT_PER_VCPU ? HT_AGG_BY_VCPU : HT_AGG_BY_VM;
+		note_live_option(st, opt == OPT_PER_VCPU ? "--per-vcpu" : "--per-vm");
+		return GO_ON;
+	case OPT_HIST:
+		if (!ht_hv_parse_series(optarg, &cfg->series))
+			return ht_usage_error("record", "invalid --hist '%s': expected total, exit-hcall, hcall-entry, all or a comma list", optarg);
+		note_live_option(st, "--hist");
+		return GO_ON;
+	case 'q':
+		cfg->quiet = true;
+		return GO_ON;
 	}
+	return NOT_MINE;
+}
+
+/* How the run goes: -d, --ringbuf-size, --no-file, --exits, --vcpu-sched, --bpf-stats, -v. */
+static int run_option(int opt, struct ht_record_config *cfg, struct parse_state *st)
+{
+	uint64_t v;
+
+	switch (opt) {
+	case 'd':
+		if (!ht_parse_seconds(optarg, 1e7, &cfg->duration_s) || cfg->duration_s <= 0)
+			return ht_usage_error("record", "invalid --duration '%s': expected a positive number of seconds", optarg);
+		return GO_ON;
+	case 'b':
+		if (!ht_parse_size(optarg, &v) || v < 4096 || v > (1ull << 30) || (v & (v - 1)))
+			return ht_usage_error("record", "invalid --ringbuf-size '%s': expected a power of two from 4K to 1G", optarg);
+		cfg->ringbuf_bytes = (unsigned long)v;
+		st->ringbuf_given = true;
+		return GO_ON;
+	case OPT_NO_FILE:
+		cfg->no_file = true;
+		return GO_ON;
+	case OPT_EXITS:
+		cfg->exits = true;
+		return GO_ON;
+	case OPT_VCPU_SCHED:
+		/* Which threads are vCPU threads is what --exits keeps track of. */
+		cfg->vcpu_sched = true;
+		cfg->exits = true;
+		return GO_ON;
+	case OPT_BPF_STATS:
+		cfg->bpf_stats = true;
+		return GO_ON;
+	case 'v':
+		cfg->verbose = true;
+		return GO_ON;
+	}
+	return NOT_MINE;
+}
+
+/* Prometheus: --metrics, --metrics-per-vcpu, --metrics-grace. */
+static int metrics_option(int opt, struct ht_record_config *cfg, struct parse_state *st)
+{
+	(void)st;
+	switch (opt) {
+	case OPT_METRICS:
+		if (!ht_listen_addr_parse(optarg, &cfg->metrics_addr))
+			return ht_usage_error("record", "invalid --metrics '%s': expected [ADDR:]PORT with PORT 1..65535 and ADDR an IP address (IPv6 in brackets), e.g. 9470 or 0.0.0.0:9470, or 'systemd' for the socket systemd passes", optarg);
+		cfg->metrics = true;
+		return GO_ON;
+	case OPT_METRICS_PER_VCPU:
+		cfg->metrics_per_vcpu = true;
+		return GO_ON;
+	case OPT_METRICS_GRACE:
+		if (!ht_parse_seconds(optarg, 1e7, &cfg->metrics_grace_s) || cfg->metrics_grace_s < 1)
+			return ht_usage_error("record", "invalid --metrics-grace '%s': expected seconds, at least 1", optarg);
+		return GO_ON;
+	}
+	return NOT_MINE;
+}
+
+/*
+ * What follows the options, from argv[optind]: CMD after '--', nothing
+ * else. next: where getopt's last call began.
+ */
+static int parse_command(int argc, char **argv, int next, struct ht_record_config *cfg)
+{
+	if (optind >= argc)
+		return GO_ON;
+	/* getopt stepped over a '--' of its own only if it took one argument in its last call. */
+	bool after_dashes = optind == next + 1 && !strcmp(argv[next], "--");
+
+	if (!after_dashes && ht_parse_seconds(argv[optind], 1e9, &(double){ 0 }))
+		return ht_usage_error("record", "unexpected argument '%s': for live histograms every SECONDS use -i SECONDS, to stop after N of them --intervals N, after SECONDS -d SECONDS; a command to run goes after '--'",
+				      argv[optind]);
+	if (!after_dashes)
+		return ht_usage_error("record", "unexpected argument '%s': a command to run goes after '--' (record [OPTIONS] -- CMD [ARGS...])",
+				      argv[optind]);
+	cfg->command = argv + optind;
+	return GO_ON;
+}
+
+/* The options that need or exclude others. */
+static int check_combinations(const struct ht_record_config *cfg, struct parse_state *st)
+{
 	if (cfg->metrics_grace_s > 0 && !cfg->metrics)
 		return ht_usage_error("record", "--metrics-grace only changes what --metrics serves: add --metrics [ADDR:]PORT");
 	if (cfg->vm_uid_on && !cfg->vm_name)
@@ -357,17 +402,64 @@ int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg)
 		return ht_usage_error("record", "--no-file with --quiet would show nothing: drop one of them, or add --metrics");
 	if (cfg->no_file && cfg->vcpu_sched)
 		return ht_usage_error("record", "--vcpu-sched writes each switch of a vCPU thread to the trace file: drop --no-file");
-	if (cfg->no_file && ringbuf_given)
+	if (cfg->no_file && st->ringbuf_given)
 		return ht_usage_error("record", "--no-file sends no records through the ring buffer: drop --ringbuf-size");
 	if (cfg->metrics_per_vcpu && (!cfg->metrics || !cfg->exits))
 		return ht_usage_error("record", "--metrics-per-vcpu splits the exit metrics by vCPU: it needs --exits and --metrics");
 	/* With --exits the interval is also how often the exit statistics are read and kept. */
-	if (interval_given && !cfg->exits && !live_option)
-		live_option = "-i/--interval";
+	if (st->interval_given && !cfg->exits)
+		note_live_option(st, "-i/--interval");
 	if (cfg->quiet && cfg->intervals)
 		return ht_usage_error("record", "--intervals counts live histograms, which --quiet turns off: drop -q, or stop after a time with -d");
-	if (cfg->quiet && live_option)
+	if (cfg->quiet && st->live_option)
 		return ht_usage_error("record", "%s only changes the live histograms, which --quiet turns off: drop one of them",
-				      live_option);
-	return -1;
+				      st->live_option);
+	return GO_ON;
+}
+
+static void record_defaults(struct ht_record_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->output = HT_DEFAULT_OUTPUT;
+	cfg->file_mode = HT_WRITER_DEFAULT_MODE;
+	cfg->ringbuf_bytes = HT_DEFAULT_RINGBUF_BYTES;
+	cfg->interval_s = 1.0;
+	cfg->series = HT_HV_SERIES_ALL;
+	ht_filters_default(&cfg->filters);
+}
+
+int ht_record_parse(int argc, char **argv, struct ht_record_config *cfg)
+{
+	static int (*const parsers[])(int opt, struct ht_record_config *cfg, struct parse_state *st) = {
+		file_option, filter_option, live_view_option, run_option, metrics_option,
+	};
+	struct parse_state st = { .nr_given = false };
+	int opt, next, ret;
+
+	record_defaults(cfg);
+	opterr = 0;
+	optind = 1;
+	/* '+': stop at '--' or at the first non-option, which is then refused. */
+	for (;;) {
+		next = optind;
+		opt = getopt_long(argc, argv, "+:o:fzn:e:p:c:d:b:i:TqvVh", record_longopts, NULL);
+		if (opt == -1)
+			break;
+		if (opt == 'V')
+			return ht_print_version();
+		if (opt == 'h') {
+			fputs(record_help, stdout);
+			return HT_EXIT_OK;
+		}
+		ret = NOT_MINE;
+		for (size_t i = 0; i < ARRAY_SIZE(parsers) && ret == NOT_MINE; i++)
+			ret = parsers[i](opt, cfg, &st);
+		if (ret == NOT_MINE)
+			return ht_option_error("record", opt, argv);
+		if (ret != GO_ON)
+			return ret;
+	}
+	if ((ret = parse_command(argc, argv, next, cfg)) != GO_ON)
+		return ret;
+	return check_combinations(cfg, &st);
 }

@@ -109,46 +109,35 @@ static int attach_programs(struct ht_tracer *t, bool kvm, char *err, size_t errl
 	return 0;
 }
 
-int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, char *err,
-		   size_t errlen)
+/* The tracer with its skeleton opened, not yet loaded. */
+static int open_tracer(struct ht_tracer **out, char *err, size_t errlen)
 {
-	const struct ht_filters *f = &opts->filters;
-	struct ht_tracer *t = NULL;
-	struct ht_verifier_logs logs = { .n = 0 };
-	struct hypertrace_bpf__rodata *ro;
-	struct hypertrace_bpf *sk;
-	unsigned long ring_bytes, wakeup_bytes;
-	unsigned int nrings;
-	int isa, cpus, ret;
+	struct ht_tracer *t = calloc(1, sizeof(*t));
+	int ret;
 
-	ht_libbpf_set_verbose(opts->verbose);
-	ht_libbpf_clear_last_warning();
-	t = calloc(1, sizeof(*t));
+	*out = t;
 	if (!t) {
 		snprintf(err, errlen, "out of memory");
-		ret = -ENOMEM;
-		goto out;
+		return -ENOMEM;
 	}
 	t->stats_fd = -1;
 	t->skel = hypertrace_bpf__open();
 	if (!t->skel) {
 		ret = -errno;
-		snprintf(err, errlen, "cannot open the BPF object: %s (%s)", strerror(-ret),
-			 ht_libbpf_last_warning());
-		goto out;
+		snprintf(err, errlen, "cannot open the BPF object: %s (%s)", strerror(-ret), ht_libbpf_last_warning());
+		return ret;
 	}
-	ro = t->skel->rodata;
-	for (unsigned int i = 0; i < HT_MAX_SELECTED_NR; i++)
-		ro->filter_nr[i] = i < f->nr_count ? f->nr[i] : 0;
-	ro->filter_nr_count = f->nr_count;
-	ro->filter_exit_reason_on = f->exit_reason_on;
-	ro->filter_exit_reason = f->exit_reason;
-	isa = opts->isa ? opts->isa : ht_host_isa();
-	sk = t->skel;
-	ro->prefilter_mask = isa == HT_ISA_VMX ? HT_VMX_EXIT_REASON_MASK : HT_SVM_EXIT_CODE_MASK;
-	ro->prefilter_value = f->exit_reason_on ? f->exit_reason :
-			      isa == HT_ISA_VMX ? HT_VMX_EXIT_REASON_VMCALL : HT_SVM_EXIT_CODE_VMMCALL;
-	if (f->exit_reason_on) {
+	return 0;
+}
+
+/* The one kvm_exit program loaded: the generic one for --exit-reason, else the ISA's. */
+static void choose_exit_program(struct ht_tracer *t, int isa, bool by_reason)
+{
+	struct hypertrace_bpf *sk = t->skel;
+	struct bpf_program *exit_progs[] = { sk->progs.on_kvm_exit, sk->progs.on_kvm_exit_vmx,
+					     sk->progs.on_kvm_exit_svm };
+
+	if (by_reason) {
 		t->exit_prog = sk->progs.on_kvm_exit;
 		t->synthetic_exit_prog = sk->progs.synthetic_kvm_exit;
 		t->exit_link = &sk->links.on_kvm_exit;
@@ -161,19 +150,28 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 		t->synthetic_exit_prog = sk->progs.synthetic_kvm_exit_svm;
 		t->exit_link = &sk->links.on_kvm_exit_svm;
 	}
-	{
-		struct bpf_program *exit_progs[] = { sk->progs.on_kvm_exit, sk->progs.on_kvm_exit_vmx,
-						     sk->progs.on_kvm_exit_svm };
-		for (size_t i = 0; i < ARRAY_SIZE(exit_progs); i++)
-			bpf_program__set_autoload(exit_progs[i], exit_progs[i] == t->exit_prog);
-	}
+	for (size_t i = 0; i < ARRAY_SIZE(exit_progs); i++)
+		bpf_program__set_autoload(exit_progs[i], exit_progs[i] == t->exit_prog);
+}
+
+/* What the BPF programs read as constants: the filters, the rings, the modes. */
+static void set_rodata(struct hypertrace_bpf__rodata *ro, const struct ht_tracer_opts *opts, int isa,
+		       unsigned int nrings, unsigned long ring_bytes)
+{
+	const struct ht_filters *f = &opts->filters;
+	unsigned long wakeup_bytes = opts->wakeup_bytes;
+
+	for (unsigned int i = 0; i < HT_MAX_SELECTED_NR; i++)
+		ro->filter_nr[i] = i < f->nr_count ? f->nr[i] : 0;
+	ro->filter_nr_count = f->nr_count;
+	ro->filter_exit_reason_on = f->exit_reason_on;
+	ro->filter_exit_reason = f->exit_reason;
+	ro->prefilter_mask = isa == HT_ISA_VMX ? HT_VMX_EXIT_REASON_MASK : HT_SVM_EXIT_CODE_MASK;
+	ro->prefilter_value = f->exit_reason_on ? f->exit_reason :
+			      isa == HT_ISA_VMX ? HT_VMX_EXIT_REASON_VMCALL : HT_SVM_EXIT_CODE_VMMCALL;
 	ro->filter_tgid_on = f->tgid_on;
 	ro->filter_vcpu_on = f->vcpu_on;
 	ro->filter_vcpu = f->vcpu;
-	cpus = libbpf_num_possible_cpus();
-	nrings = ht_rings_for(cpus > 0 ? (unsigned int)cpus : 1);
-	ring_bytes = ht_ring_bytes_for(opts->ringbuf_bytes, nrings);
-	wakeup_bytes = opts->wakeup_bytes;
 	if (wakeup_bytes > ht_wakeup_bytes_for(ring_bytes))
 		wakeup_bytes = ht_wakeup_bytes_for(ring_bytes);
 	ro->wakeup_shift = ht_wakeup_shift_for(wakeup_bytes);
@@ -183,56 +181,70 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 	ro->aggregate_by_nr = opts->aggregate_by_nr;
 	ro->exits_on = opts->exits;
 	ro->vcpu_sched_on = opts->exits && opts->vcpu_sched;
+}
+
+/*
+ * Which of the other programs load: --exits' own (the wakeups, the returns
+ * to the VMM, the causes of exits); the synthetic twins only for tests and
+ * benchmarks, production loads only the tracepoint programs.
+ */
+static void choose_programs(struct ht_tracer *t, const struct ht_tracer_opts *opts)
+{
+	struct hypertrace_bpf *sk = t->skel;
+	struct bpf_program *causes[] = { sk->progs.on_kvm_pio, sk->progs.on_kvm_mmio, sk->progs.on_kvm_msr,
+					 sk->progs.on_kvm_cpuid };
+	struct bpf_program *synthetic_causes[] = { sk->progs.synthetic_kvm_pio, sk->progs.synthetic_kvm_mmio,
+						   sk->progs.synthetic_kvm_msr, sk->progs.synthetic_kvm_cpuid };
+	struct bpf_program *synthetic_exits[] = { sk->progs.synthetic_kvm_exit, sk->progs.synthetic_kvm_exit_vmx,
+						  sk->progs.synthetic_kvm_exit_svm };
+	struct bpf_program *synthetic[] = { sk->progs.synthetic_kvm_hypercall, sk->progs.synthetic_kvm_entry,
+					    sk->progs.synthetic_fill, sk->progs.synthetic_kvm_exit_at,
+					    sk->progs.synthetic_kvm_entry_at, sk->progs.synthetic_sched_switch,
+					    sk->progs.synthetic_sched_wakeup, sk->progs.synthetic_vcpu_register,
+					    sk->progs.synthetic_kvm_userspace_exit_at };
+
 	bpf_program__set_autoload(sk->progs.on_sched_wakeup, opts->exits);
 	bpf_program__set_autoload(sk->progs.on_kvm_userspace_exit, opts->exits);
-	{
-		/* The causes of exits: their tracepoints only with --exits. */
-		struct bpf_program *causes[] = { sk->progs.on_kvm_pio, sk->progs.on_kvm_mmio, sk->progs.on_kvm_msr,
-						 sk->progs.on_kvm_cpuid, sk->progs.synthetic_kvm_pio,
-						 sk->progs.synthetic_kvm_mmio, sk->progs.synthetic_kvm_msr,
-						 sk->progs.synthetic_kvm_cpuid };
-		for (size_t i = 0; i < ARRAY_SIZE(causes); i++)
-			bpf_program__set_autoload(causes[i], opts->exits && (i < 4 || opts->synthetic));
+	for (size_t i = 0; i < ARRAY_SIZE(causes); i++) {
+		bpf_program__set_autoload(causes[i], opts->exits);
+		bpf_program__set_autoload(synthetic_causes[i], opts->exits && opts->synthetic);
 	}
+	for (size_t i = 0; i < ARRAY_SIZE(synthetic_exits); i++)
+		bpf_program__set_autoload(synthetic_exits[i], opts->synthetic && synthetic_exits[i] == t->synthetic_exit_prog);
+	for (size_t i = 0; i < ARRAY_SIZE(synthetic); i++)
+		bpf_program__set_autoload(synthetic[i], opts->synthetic);
+}
 
-	/* Each CPU's table of exit series; one entry if --exits is off (the map must exist). */
+/* The maps sized by the host's CPUs: each CPU's table of exit series, and the rings, created here. */
+static int size_cpu_maps(struct ht_tracer *t, const struct ht_tracer_opts *opts, int cpus, unsigned int nrings,
+			 unsigned long ring_bytes, char *err, size_t errlen)
+{
+	int ret;
+
+	/* One entry if --exits is off (the map must exist). */
 	t->exit_cache_entries = opts->exits ? (size_t)(cpus > 0 ? cpus : 1) * HT_EXIT_CACHE_WAYS : 1;
-	bpf_map__set_max_entries(sk->maps.exit_cache, (__u32)t->exit_cache_entries);
-
+	bpf_map__set_max_entries(t->skel->maps.exit_cache, (__u32)t->exit_cache_entries);
 	if (cpus > HT_MAX_CPUS) {
 		snprintf(err, errlen, "this host has %d possible CPUs; hypertrace-bpf keeps a state slot for at most %d",
 			 cpus, HT_MAX_CPUS);
-		ret = -E2BIG;
-		goto out;
+		return -E2BIG;
 	}
-	ret = ht_rings_prepare(sk->maps.rings, nrings, ring_bytes, t->ring_fds);
+	ret = ht_rings_prepare(t->skel->maps.rings, nrings, ring_bytes, t->ring_fds);
 	if (ret) {
 		snprintf(err, errlen, "cannot create the ring buffers (%u of %lu bytes): %s: try a smaller --ringbuf-size",
 			 nrings, ring_bytes, strerror(-ret));
-		goto out;
+		return ret;
 	}
 	t->nrings = nrings;
-	/* Production loads only the tracepoint programs; tests and benchmarks add the synthetic ones. */
-	{
-		struct bpf_program *synthetic_exits[] = { sk->progs.synthetic_kvm_exit, sk->progs.synthetic_kvm_exit_vmx,
-							  sk->progs.synthetic_kvm_exit_svm };
-		for (size_t i = 0; i < ARRAY_SIZE(synthetic_exits); i++)
-			bpf_program__set_autoload(synthetic_exits[i],
-						  opts->synthetic && synthetic_exits[i] == t->synthetic_exit_prog);
-	}
-	bpf_program__set_autoload(t->skel->progs.synthetic_kvm_hypercall, opts->synthetic);
-	bpf_program__set_autoload(t->skel->progs.synthetic_kvm_entry, opts->synthetic);
-	bpf_program__set_autoload(t->skel->progs.synthetic_fill, opts->synthetic);
-	{
-		struct bpf_program *synthetic_timed[] = { sk->progs.synthetic_kvm_exit_at, sk->progs.synthetic_kvm_entry_at,
-							  sk->progs.synthetic_sched_switch, sk->progs.synthetic_sched_wakeup,
-							  sk->progs.synthetic_vcpu_register,
-							  sk->progs.synthetic_kvm_userspace_exit_at };
-		for (size_t i = 0; i < ARRAY_SIZE(synthetic_timed); i++)
-			bpf_program__set_autoload(synthetic_timed[i], opts->synthetic);
-	}
+	return 0;
+}
 
-	ret = ht_verifier_logs_attach(&logs, t->skel->obj);
+/* Loads the chosen programs; a failure names the program and the verifier's reason. */
+static int load_programs(struct ht_tracer *t, char *err, size_t errlen)
+{
+	struct ht_verifier_logs logs = { .n = 0 };
+	int ret = ht_verifier_logs_attach(&logs, t->skel->obj);
+
 	if (!ret)
 		ret = hypertrace_bpf__load(t->skel);
 	if (ret) {
@@ -242,55 +254,96 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 			snprintf(reason, sizeof(reason), "%s", ht_libbpf_last_warning());
 		snprintf(err, errlen, "cannot load the BPF programs: %s (%s): rerun with -v to see the libbpf and verifier log",
 			 strerror(-ret), reason);
-		goto out;
 	}
+	ht_verifier_logs_free(&logs); /* before the skeleton its programs belong to */
+	return ret;
+}
+
+static size_t whole_pages(size_t bytes)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	return (bytes + page - 1) / page * page;
+}
+
+/* The whole of map's data, mapped into *out; what names it in a failure's message. 0 or -errno. */
+static int map_table(const struct bpf_map *map, size_t bytes, int prot, const char *what, void **out, char *err,
+		     size_t errlen)
+{
+	void *p = mmap(NULL, bytes, prot, MAP_SHARED, bpf_map__fd(map), 0);
+	int ret;
+
+	if (p == MAP_FAILED) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot map the %s: %s", what, strerror(-ret));
+		return ret;
+	}
+	*out = p;
+	return 0;
+}
+
+/* --exits: the CPUs' tables of exit series and the vCPU threads' table, mapped for the readers. */
+static int map_exit_tables(struct ht_tracer *t, char *err, size_t errlen)
+{
+	void *p = NULL;
+	int ret;
+
+	t->exit_cache_bytes = whole_pages(t->exit_cache_entries * sizeof(struct exit_cache_entry));
+	if ((ret = map_table(t->skel->maps.exit_cache, t->exit_cache_bytes, PROT_READ, "exit tables", &p, err, errlen)))
+		return ret;
+	t->exit_cache = p;
+	t->vcpu_thread_table_bytes = whole_pages(sizeof(struct vcpu_thread) * HT_MAX_VCPU_THREADS);
+	/* Writable: user space frees the entry of a thread that ended once it has read it. */
+	if ((ret = map_table(t->skel->maps.vcpu_thread_table, t->vcpu_thread_table_bytes, PROT_READ | PROT_WRITE,
+			     "vCPU thread table", &p, err, errlen)))
+		return ret;
+	t->vcpu_thread_table = p;
+	return 0;
+}
+
+int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, char *err, size_t errlen)
+{
+	const struct ht_filters *f = &opts->filters;
+	struct ht_tracer *t = NULL;
+	unsigned long ring_bytes;
+	unsigned int nrings;
+	int isa, cpus, ret;
+
+	ht_libbpf_set_verbose(opts->verbose);
+	ht_libbpf_clear_last_warning();
+	if ((ret = open_tracer(&t, err, errlen)))
+		goto out;
+	isa = opts->isa ? opts->isa : ht_host_isa();
+	cpus = libbpf_num_possible_cpus();
+	nrings = ht_rings_for(cpus > 0 ? (unsigned int)cpus : 1);
+	ring_bytes = ht_ring_bytes_for(opts->ringbuf_bytes, nrings);
+	set_rodata(t->skel->rodata, opts, isa, nrings, ring_bytes);
+	choose_exit_program(t, isa, f->exit_reason_on);
+	choose_programs(t, opts);
+	if ((ret = size_cpu_maps(t, opts, cpus, nrings, ring_bytes, err, errlen)) ||
+	    (ret = load_programs(t, err, errlen)))
+		goto out;
 	/* -p PID: the one process traced from the start (--vm NAME adds its own later). */
 	if (f->tgid_on && f->tgid && (ret = ht_tracer_trace_tgid(t, f->tgid, true))) {
 		snprintf(err, errlen, "cannot set the VM process filter: %s", strerror(-ret));
 		goto out;
 	}
-	ret = ht_rings_install(sk->maps.rings, t->nrings, t->ring_fds);
-	if (ret) {
+	if ((ret = ht_rings_install(t->skel->maps.rings, t->nrings, t->ring_fds))) {
 		snprintf(err, errlen, "cannot install the ring buffers: %s", strerror(-ret));
 		goto out;
 	}
-	if (opts->exits) {
-		long page = sysconf(_SC_PAGESIZE);
-		size_t bytes = t->exit_cache_entries * sizeof(struct exit_cache_entry);
-
-		bytes = (bytes + (size_t)page - 1) / (size_t)page * (size_t)page;
-		void *p = mmap(NULL, bytes, PROT_READ, MAP_SHARED, bpf_map__fd(sk->maps.exit_cache), 0);
-		if (p == MAP_FAILED) {
-			ret = -errno;
-			snprintf(err, errlen, "cannot map the exit tables: %s", strerror(-ret));
-			goto out;
-		}
-		t->exit_cache = p;
-		t->exit_cache_bytes = bytes;
-		bytes = (sizeof(struct vcpu_thread) * HT_MAX_VCPU_THREADS + (size_t)page - 1) / (size_t)page *
-			(size_t)page;
-		/* Writable: user space frees the entry of a thread that ended once it has read it. */
-		p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(sk->maps.vcpu_thread_table), 0);
-		if (p == MAP_FAILED) {
-			ret = -errno;
-			snprintf(err, errlen, "cannot map the vCPU thread table: %s", strerror(-ret));
-			goto out;
-		}
-		t->vcpu_thread_table = p;
-		t->vcpu_thread_table_bytes = bytes;
-	}
+	if (opts->exits && (ret = map_exit_tables(t, err, errlen)))
+		goto out;
 	/*
 	 * Threads that play vCPU threads with synthetic events are switched out
 	 * and move between CPUs as real ones do: the sched programs that move
 	 * their states with them (see cpu_states) run from the start.
 	 */
-	if (opts->synthetic && !opts->synthetic_switches_only && (ret = attach_programs(t, false, err, errlen))) {
+	if (opts->synthetic && !opts->synthetic_switches_only && (ret = attach_programs(t, false, err, errlen)))
 		goto out;
-	}
 	*out = t;
 	t = NULL;
 out:
-	ht_verifier_logs_free(&logs); /* before the skeleton its programs belong to */
 	ht_tracer_destroy(t);
 	return ret;
 }

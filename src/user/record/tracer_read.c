@@ -104,25 +104,73 @@ static int cmp_parts(const void *a, const void *b)
 	return ht_exit_key_cmp(&((const struct exit_part *)a)->key, &((const struct exit_part *)b)->key);
 }
 
-int ht_tracer_read_exits(struct ht_tracer *t, ht_exit_fn fn, void *ctx)
+/* One entry of a per-CPU hash map: its key and its value on each of ncpus CPUs, one after another. */
+typedef int (*percpu_entry_fn)(void *ctx, const void *key, const void *values, int ncpus);
+
+/*
+ * Every entry of the per-CPU hash map fd, EXIT_READ_BATCH of them per system
+ * call: fn with each. The kernel gives each CPU's value value_size rounded up
+ * to 8 bytes; the callers' values are whole multiples of 8 (record.h), so
+ * they index them as arrays. 0, -errno, or fn's first error (which ends the
+ * read).
+ */
+static int read_percpu_hash(int fd, size_t key_size, size_t value_size, percpu_entry_fn fn, void *ctx)
 {
 	int ncpus = libbpf_num_possible_cpus();
-	int fd = bpf_map__fd(t->skel->maps.exit_hists);
-	struct ht_exit_hist *percpu;
-	struct ht_exit_key *keys;
-	size_t n = 0;
-	bool first = true;
+	void *keys = NULL, *values = NULL;
+	__u32 batch = 0, count;
+	bool first = true, more = true;
 	int ret = 0;
 
 	if (ncpus <= 0)
 		return -EINVAL;
-	percpu = calloc((size_t)ncpus * EXIT_READ_BATCH, sizeof(*percpu));
-	keys = calloc(EXIT_READ_BATCH, sizeof(*keys));
-	if (!percpu || !keys) {
-		free(percpu);
-		free(keys);
-		return -ENOMEM;
+	values = calloc((size_t)ncpus * EXIT_READ_BATCH, value_size);
+	keys = calloc(EXIT_READ_BATCH, key_size);
+	if (!values || !keys) {
+		ret = -ENOMEM;
+		goto out;
 	}
+	while (more && !ret) {
+		count = EXIT_READ_BATCH;
+		int err = bpf_map_lookup_batch(fd, first ? NULL : &batch, &batch, keys, values, &count, NULL);
+		if (err && errno != ENOENT) {
+			ret = -errno;
+			goto out;
+		}
+		more = !err; /* ENOENT: this batch, if any, is the last */
+		first = false;
+		for (__u32 k = 0; k < count && !ret; k++)
+			ret = fn(ctx, (const char *)keys + (size_t)k * key_size,
+				 (const char *)values + (size_t)k * (size_t)ncpus * value_size, ncpus);
+	}
+out:
+	free(values);
+	free(keys);
+	return ret;
+}
+
+/* ht_tracer_read_exits' parts, and their number so far. */
+struct exit_read {
+	struct ht_tracer *t;
+	size_t n;
+};
+
+static int add_exit_parts(void *ctx, const void *key, const void *values, int ncpus)
+{
+	struct exit_read *r = ctx;
+	const struct ht_exit_hist *h = values;
+	int ret = 0;
+
+	for (int c = 0; c < ncpus && !ret; c++)
+		ret = add_exit_part(&r->t->exit_parts, &r->n, &r->t->exit_parts_cap, key, &h[c]);
+	return ret;
+}
+
+int ht_tracer_read_exits(struct ht_tracer *t, ht_exit_fn fn, void *ctx)
+{
+	struct exit_read r = { .t = t };
+	int ret = 0;
+
 	/* Each CPU's table; an entry another CPU is taking right now is read once its key is whole. */
 	for (size_t i = 0; t->exit_cache && i < t->exit_cache_entries && !ret; i++) {
 		const struct exit_cache_entry *e = &t->exit_cache[i];
@@ -131,30 +179,17 @@ int ht_tracer_read_exits(struct ht_tracer *t, ht_exit_fn fn, void *ctx)
 			continue;
 		struct ht_exit_key k = e->key;
 		struct ht_exit_hist h = e->h;
-		ret = add_exit_part(&t->exit_parts, &n, &t->exit_parts_cap, &k, &h);
+		ret = add_exit_part(&t->exit_parts, &r.n, &t->exit_parts_cap, &k, &h);
 	}
-	/* The series that found no entry in their CPU's table: a batch of them per system call. */
-	__u32 batch = 0, count = EXIT_READ_BATCH;
-	bool more = !ret;
-	while (more && !ret) {
-		count = EXIT_READ_BATCH;
-		int err = bpf_map_lookup_batch(fd, first ? NULL : &batch, &batch, keys, percpu, &count, NULL);
-		if (err && errno != ENOENT) {
-			ret = -errno;
-			break;
-		}
-		more = !err;
-		first = false;
-		for (__u32 k = 0; k < count && !ret; k++)
-			for (int c = 0; c < ncpus && !ret; c++)
-				ret = add_exit_part(&t->exit_parts, &n, &t->exit_parts_cap, &keys[k],
-						    &percpu[(size_t)k * (size_t)ncpus + (size_t)c]);
-	}
-	free(percpu);
-	free(keys);
+	/* The series that found no entry in their CPU's table. */
+	if (!ret)
+		ret = read_percpu_hash(bpf_map__fd(t->skel->maps.exit_hists), sizeof(struct ht_exit_key),
+				       sizeof(struct ht_exit_hist), add_exit_parts, &r);
 	if (ret)
 		return ret;
 	/* Sorted by series, the parts of one series next to each other: summed in one pass. */
+	size_t n = r.n;
+
 	if (n)
 		qsort(t->exit_parts, n, sizeof(*t->exit_parts), cmp_parts);
 	for (size_t i = 0; i < n;) {
@@ -312,57 +347,42 @@ static bool missed_an_exit(const struct open_exit *before, size_t nbefore, const
 	return false;
 }
 
+/* ht_tracer_read_exit_causes' caller. */
+struct cause_read {
+	ht_exit_cause_fn fn;
+	void *ctx;
+};
+
+static int sum_exit_cause(void *ctx, const void *key, const void *values, int ncpus)
+{
+	const struct cause_read *r = ctx;
+	const struct ht_exit_cause_hist *percpu = values;
+	struct ht_exit_cause_hist sum = { 0 };
+
+	for (int c = 0; c < ncpus; c++) {
+		const struct ht_exit_cause_hist *h = &percpu[c];
+
+		sum.count += h->count;
+		sum.kvm_ns = ht_sat_add(sum.kvm_ns, h->kvm_ns);
+		sum.vmm_count += h->vmm_count;
+		sum.vmm_ns = ht_sat_add(sum.vmm_ns, h->vmm_ns);
+		for (int s = 0; s < HT_EXIT_SLOTS; s++) {
+			sum.kvm_slots[s] += h->kvm_slots[s];
+			sum.vmm_slots[s] += h->vmm_slots[s];
+		}
+	}
+	if (sum.count)
+		r->fn(r->ctx, key, &sum);
+	return 0;
+}
+
 int ht_tracer_read_exit_causes(const struct ht_tracer *t, ht_exit_cause_fn fn, void *ctx)
 {
-	int ncpus = libbpf_num_possible_cpus();
-	int fd = bpf_map__fd(t->skel->maps.exit_causes);
-	struct ht_exit_cause_key *keys = NULL;
-	struct ht_exit_cause_hist *percpu = NULL;
-	__u32 batch = 0, count;
-	bool first = true, more = true;
-	int ret = 0;
+	struct cause_read r = { .fn = fn, .ctx = ctx };
 
-	if (ncpus <= 0)
-		return -EINVAL;
-	percpu = calloc((size_t)ncpus * EXIT_READ_BATCH, sizeof(*percpu));
-	keys = calloc(EXIT_READ_BATCH, sizeof(*keys));
-	if (!percpu || !keys) {
-		ret = -ENOMEM;
-		goto out;
-	}
 	/* Causes are never deleted while the tracer lives: a batch walk sees each once. */
-	while (more) {
-		count = EXIT_READ_BATCH;
-		int err = bpf_map_lookup_batch(fd, first ? NULL : &batch, &batch, keys, percpu, &count, NULL);
-		if (err && errno != ENOENT) {
-			ret = -errno;
-			goto out;
-		}
-		more = !err;
-		first = false;
-		for (__u32 k = 0; k < count; k++) {
-			struct ht_exit_cause_hist sum = { 0 };
-
-			for (int c = 0; c < ncpus; c++) {
-				const struct ht_exit_cause_hist *h = &percpu[(size_t)k * (size_t)ncpus + (size_t)c];
-
-				sum.count += h->count;
-				sum.kvm_ns = ht_sat_add(sum.kvm_ns, h->kvm_ns);
-				sum.vmm_count += h->vmm_count;
-				sum.vmm_ns = ht_sat_add(sum.vmm_ns, h->vmm_ns);
-				for (int s = 0; s < HT_EXIT_SLOTS; s++) {
-					sum.kvm_slots[s] += h->kvm_slots[s];
-					sum.vmm_slots[s] += h->vmm_slots[s];
-				}
-			}
-			if (sum.count)
-				fn(ctx, &keys[k], &sum);
-		}
-	}
-out:
-	free(percpu);
-	free(keys);
-	return ret;
+	return read_percpu_hash(bpf_map__fd(t->skel->maps.exit_causes), sizeof(struct ht_exit_cause_key),
+				sizeof(struct ht_exit_cause_hist), sum_exit_cause, &r);
 }
 
 int ht_tracer_read_vcpu_waits(const struct ht_tracer *t, ht_vcpu_wait_fn fn, void *ctx)
