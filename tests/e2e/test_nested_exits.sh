@@ -86,19 +86,9 @@ cat >"$work/guest.sh" <<'EOF'
 . /bin/l2lib.sh
 T=/sys/kernel/tracing
 # published FILE: waits (30 s at most) until record has attached and named FILE.
-published() {
-	i=0
-	while [ ! -e "$1" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
-	[ -e "$1" ]
-}
+published() { l2_wait_file "$1" 30; }
 # stop PID: SIGINT, and what will not end in 20 s is killed; then reaped.
-stop() {
-	kill -INT $1 2>/dev/null
-	i=0
-	while kill -0 $1 2>/dev/null && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done
-	kill -KILL $1 2>/dev/null
-	wait $1
-}
+stop() { l2_stop_process "$1" 20; }
 
 # ---- counts and times: one vCPU, a mixed workload, twice ------------------------
 WORK='i=0; while [ $i -lt 3000 ]; do i=$((i + 1)); done; dd if=/dev/zero of=/dev/null bs=4k count=3000 2>/dev/null; for j in 1 2 3 4 5; do sleep 0.2; echo tick $j; done'
