@@ -49,18 +49,11 @@ busy() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8; exit }' /proc/stat; }
 # started FILE: perf has created FILE, and 3 s more for its events to be on
 # (the guest is stopped meanwhile: waiting costs nothing).
 started() {
-	i=0
-	while [ ! -e "$1" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+	l2_wait_file "$1" 60
 	sleep 3
 }
 # stop PID: SIGINT, and what will not end in 30 s is killed; then reaped.
-stop() {
-	kill -INT $1 2>/dev/null
-	i=0
-	while kill -0 $1 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
-	kill -KILL $1 2>/dev/null
-	wait $1
-}
+stop() { l2_stop_process "$1" 30; }
 # way NAME ROUND: the workload under NAME; prints "COST NAME ROUND TICKS".
 way() {
 	b0=$(busy)

@@ -21,6 +21,10 @@
 #                       then runs the whole nested machine again: see
 #                       nested.sh) and returns 1
 #   l2_stop             power it off
+#   l2_wait_file FILE SECONDS  wait until FILE exists (a tool has started and
+#                       named it), SECONDS at most; status 0 if it does
+#   l2_stop_process PID SECONDS  SIGINT to PID (a tool that then finishes its
+#                       file), SIGKILL if it has not ended in SECONDS; reaped
 #   l2cmd ID COMMAND... run COMMAND in the guest (sh -c), wait for it, exit with
 #                       its status; its output is in $CON between
 #                       "L2-BEGIN ID" and "L2-END ID STATUS"
@@ -167,6 +171,18 @@ l2_stop() {
 	kill $QPID 2>/dev/null
 	wait $QPID
 	exec 3>&-
+}
+l2_wait_file() {
+	i=0
+	while [ ! -e "$1" ] && [ $i -lt $(($2 * 10)) ]; do sleep 0.1; i=$((i + 1)); done
+	[ -e "$1" ]
+}
+l2_stop_process() {
+	kill -INT $1 2>/dev/null
+	i=0
+	while kill -0 $1 2>/dev/null && [ $i -lt $(($2 * 10)) ]; do sleep 0.1; i=$((i + 1)); done
+	kill -KILL $1 2>/dev/null
+	wait $1
 }
 EOF
 	} >"$L2_WORK/l2lib.sh"

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <asm/kvm_para.h>
+#include "common/grow.h"
 #include "common/nearest_rank.h"
 #include "common/util.h"
 #include "exits/exit_table.h" /* ht_exit_slot_high */
@@ -90,14 +91,9 @@ struct ht_exit_cause_row *ht_exit_causes_row(struct ht_exit_cause_table *c, cons
 	if (!create)
 		return NULL;
 	if (c->n == c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 64;
-		struct ht_exit_cause_row *p = realloc(c->rows, cap * sizeof(*p));
-		if (!p)
-			return NULL;
-		bool moved = p != c->rows;
-		c->rows = p;
-		c->cap = cap;
-		if (moved && reindex(c))
+		const struct ht_exit_cause_row *before = c->rows;
+
+		if (HT_GROW(c->rows, c->cap, c->n + 1, 64) || (c->rows != before && reindex(c)))
 			return NULL;
 	}
 	struct ht_exit_cause_row *r = &c->rows[c->n];

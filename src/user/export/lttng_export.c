@@ -8,6 +8,7 @@
 #include <string.h>
 #include "cli.h"
 #include "common/errf.h"
+#include "common/grow.h"
 #include "export/guest_event.h"
 #include "export/lttng_trace.h"
 #include "export/thread_table.h"
@@ -216,14 +217,8 @@ static int push_switch(struct ht_lttng_export *x, struct ht_lttng_trace *trace, 
 
 	/* Every payload is built below its limit (the largest, sched_switch, takes 56 bytes). */
 	assert(p->len <= HT_LTTNG_MAX_PAYLOAD);
-	if (x->npending == x->cap) {
-		size_t cap = x->cap ? x->cap * 2 : 1024;
-		struct pending *h = realloc(x->heap, cap * sizeof(*h));
-		if (!h)
-			return -ENOMEM;
-		x->heap = h;
-		x->cap = cap;
-	}
+	if (HT_GROW(x->heap, x->cap, x->npending + 1, 1024))
+		return -ENOMEM;
 	i = x->npending++;
 	e = &x->heap[i];
 	e->ts = ts;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/errf.h"
+#include "common/grow.h"
 #include "export/ctf_trace.h"
 #include "export/thread_table.h"
 #include "export/tsdl.h"
@@ -48,14 +49,8 @@ static int appendf(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
 	va_end(ap);
 	if (n < 0)
 		return -EINVAL;
-	if (*len + (size_t)n + 1 > *cap) {
-		size_t cap2 = (*cap ? *cap * 2 : 4096) + (size_t)n;
-		char *b = realloc(*buf, cap2);
-		if (!b)
-			return -ENOMEM;
-		*buf = b;
-		*cap = cap2;
-	}
+	if (HT_GROW(*buf, *cap, *len + (size_t)n + 1, 4096))
+		return -ENOMEM;
 	va_start(ap, fmt);
 	vsnprintf(*buf + *len, *cap - *len, fmt, ap);
 	va_end(ap);
