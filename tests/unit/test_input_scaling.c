@@ -390,7 +390,7 @@ static void symbol_loading_is_n_log_n(void)
 
 /*
  * Guest tids chosen against a fixed hash: the one the exports' tables
- * (export/thread_table.c) used, Fibonacci hashing of pid << 32 | tid, slot
+ * (export/id_pair_table.c) once used, Fibonacci hashing of pid << 32 | tid, slot
  * = (key * C) >> 17 masked. Every tid whose key * C has bits 17..32 clear
  * lands in slot 0 of any table of up to 2^16 slots: n of them made each
  * insertion a walk of all the ones before.

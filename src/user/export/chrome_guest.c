@@ -8,7 +8,7 @@
 #include "common/escape.h"
 #include "common/hashmap.h"
 #include "common/grow.h"
-#include "export/thread_table.h"
+#include "export/id_pair_table.h"
 #include "hypertrace/guest.h"
 
 /* A guest CPU track: is a task's slice open on it. */
@@ -30,7 +30,7 @@ struct track_list {
  */
 struct ht_chrome_guest {
 	const struct ht_decoder *dec;
-	struct ht_thread_table *named; /* guest tracks whose name event is written */
+	struct ht_id_pair_table *named; /* guest tracks whose name event is written */
 	struct cpu_track *cpus;        /* in the order they appeared */
 	size_t ncpus, cap;
 	struct ht_hashmap by_key;      /* pid << 32 | cpu -> index in cpus */
@@ -90,7 +90,7 @@ struct ht_chrome_guest *ht_chrome_guest_new(const struct ht_decoder *dec)
 	g->dec = dec;
 	ht_hashmap_init(&g->by_key, ht_hash_long, ht_equal_long, NULL);
 	ht_hashmap_init(&g->open_by_vm, ht_hash_long, ht_equal_long, NULL);
-	g->named = ht_thread_table_new();
+	g->named = ht_id_pair_table_new();
 	if (!g->named) {
 		ht_chrome_guest_free(g);
 		return NULL;
@@ -105,7 +105,7 @@ void ht_chrome_guest_free(struct ht_chrome_guest *g)
 
 	if (!g)
 		return;
-	ht_thread_table_free(g->named);
+	ht_id_pair_table_free(g->named);
 	ht_hashmap_for_each(&g->open_by_vm, cur, bkt) {
 		struct track_list *l = cur->pvalue;
 
@@ -122,16 +122,16 @@ void ht_chrome_guest_free(struct ht_chrome_guest *g)
 static int name_track(struct ht_chrome_guest *g, FILE *f, ht_chrome_sep_fn sep, void *arg, uint32_t pid,
 		      uint32_t tid, uint32_t host_pid, const char *kind, uint32_t id)
 {
-	if (ht_thread_table_get(g->named, pid, tid))
+	if (ht_id_pair_table_get(g->named, pid, tid))
 		return 0;
-	if (!ht_thread_table_get(g->named, pid, UINT32_MAX)) {
-		if (ht_thread_table_put(g->named, pid, UINT32_MAX, &on))
+	if (!ht_id_pair_table_get(g->named, pid, UINT32_MAX)) {
+		if (ht_id_pair_table_put(g->named, pid, UINT32_MAX, &on))
 			return -ENOMEM;
 		sep(arg);
 		fprintf(f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,\"tid\":0,\"args\":{\"name\":\"guest %ss of VM %u\"}}",
 			pid, kind, host_pid);
 	}
-	if (ht_thread_table_put(g->named, pid, tid, &on))
+	if (ht_id_pair_table_put(g->named, pid, tid, &on))
 		return -ENOMEM;
 	sep(arg);
 	fprintf(f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":\"guest %s %u\"}}",

@@ -11,7 +11,7 @@
 #include "cli.h"
 #include "common/escape.h"
 #include "export/chrome_guest.h"
-#include "export/thread_table.h"
+#include "export/id_pair_table.h"
 #include "tracefile/output_file.h"
 #include "tracefile/wallclock.h"
 
@@ -20,7 +20,7 @@ struct ht_chrome_writer {
 	struct ht_output out; /* created unnamed, named once complete */
 	char path[4096];
 	struct ht_file_header hdr;
-	struct ht_thread_table *threads; /* value: the pid or tid, any non-NULL marker */
+	struct ht_id_pair_table *threads; /* value: the pid or tid, any non-NULL marker */
 	bool first;                      /* no event written yet: no comma before the next */
 	struct ht_chrome_guest *guest;   /* decoded guest events, if a decoder was given */
 	const struct ht_decoder *dec;    /* that decoder */
@@ -40,7 +40,7 @@ int ht_chrome_open(const char *path, bool force, mode_t mode, const struct ht_fi
 	struct ht_chrome_writer *w = calloc(1, sizeof(*w));
 	int ret, fd;
 
-	if (!w || !(w->threads = ht_thread_table_new())) {
+	if (!w || !(w->threads = ht_id_pair_table_new())) {
 		free(w);
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
@@ -57,7 +57,7 @@ int ht_chrome_open(const char *path, bool force, mode_t mode, const struct ht_fi
 	}
 	if (ret) {
 		ht_output_release(&w->out);
-		ht_thread_table_free(w->threads);
+		ht_id_pair_table_free(w->threads);
 		free(w);
 		return ret;
 	}
@@ -78,7 +78,7 @@ void ht_chrome_abandon(struct ht_chrome_writer *w)
 		ht_chrome_guest_free(w->guest);
 	fclose(w->f);
 	ht_output_release(&w->out);
-	ht_thread_table_free(w->threads);
+	ht_id_pair_table_free(w->threads);
 	free(w);
 }
 
@@ -112,17 +112,17 @@ static int name_thread(struct ht_chrome_writer *w, const struct ht_record *r)
 {
 	static char marker;
 
-	if (ht_thread_table_get(w->threads, r->host_pid, r->host_tid))
+	if (ht_id_pair_table_get(w->threads, r->host_pid, r->host_tid))
 		return 0;
-	if (!ht_thread_table_get(w->threads, r->host_pid, 0)) {
+	if (!ht_id_pair_table_get(w->threads, r->host_pid, 0)) {
 		/* tid 0 stands for the process itself: a vCPU thread is never tid 0. */
-		if (ht_thread_table_put(w->threads, r->host_pid, 0, &marker))
+		if (ht_id_pair_table_put(w->threads, r->host_pid, 0, &marker))
 			return -ENOMEM;
 		separator(w);
 		fprintf(w->f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":\"VM process %u\"}}",
 			r->host_pid, r->host_pid, r->host_pid);
 	}
-	if (ht_thread_table_put(w->threads, r->host_pid, r->host_tid, &marker))
+	if (ht_id_pair_table_put(w->threads, r->host_pid, r->host_tid, &marker))
 		return -ENOMEM;
 	separator(w);
 	fprintf(w->f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":\"vCPU %u (tid %u)\"}}",
@@ -315,7 +315,7 @@ int ht_chrome_close(struct ht_chrome_writer *w, const struct ht_read_status *st,
 	if (!ret)
 		ret = ht_output_publish(&w->out, err, errlen);
 	ht_output_release(&w->out);
-	ht_thread_table_free(w->threads);
+	ht_id_pair_table_free(w->threads);
 	free(w);
 	return ret;
 }

@@ -10,7 +10,7 @@
 #include "common/errf.h"
 #include "export/ctf_guest.h"
 #include "export/ctf_trace.h"
-#include "export/thread_table.h"
+#include "export/id_pair_table.h"
 #include "export/tsdl.h"
 #include "tracefile/output_file.h"
 #include "tracefile/wallclock.h"
@@ -30,7 +30,7 @@ struct ht_ctf_writer {
 	struct ht_output out; /* built in a temporary directory, renamed into place once complete */
 	struct ht_ctf_trace *trace; /* in out's temporary directory */
 	struct ht_file_header hdr;
-	struct ht_thread_table *streams; /* (pid, tid) -> struct ht_ctf_stream of trace */
+	struct ht_id_pair_table *streams; /* (pid, tid) -> struct ht_ctf_stream of trace */
 	unsigned long long records;
 	unsigned long long forged; /* records of the guest module's nr it did not send: plain hypercall events */
 	uint64_t last_ns; /* latest record time, for a file without trailer */
@@ -58,7 +58,7 @@ int ht_ctf_open(const char *dir, mode_t mode, const struct ht_file_header *h, st
 		return ht_errf_status(err, errlen, -ENOMEM, "out of memory");
 	/* ht_ctf_abandon frees what is made of w so far, and removes what was written. */
 	w->out.fd = w->out.dirfd = -1;
-	if (!(w->streams = ht_thread_table_new())) {
+	if (!(w->streams = ht_id_pair_table_new())) {
 		ret = ht_errf_status(err, errlen, -ENOMEM, "out of memory");
 		goto fail;
 	}
@@ -83,7 +83,7 @@ fail:
 
 static struct ht_ctf_stream *stream_of(struct ht_ctf_writer *w, const struct ht_record *r)
 {
-	struct ht_ctf_stream *s = ht_thread_table_get(w->streams, r->host_pid, r->host_tid);
+	struct ht_ctf_stream *s = ht_id_pair_table_get(w->streams, r->host_pid, r->host_tid);
 	char name[64];
 
 	if (s)
@@ -92,7 +92,7 @@ static struct ht_ctf_stream *stream_of(struct ht_ctf_writer *w, const struct ht_
 	snprintf(name, sizeof(name), "pid%u_vcpu%u_tid%u", r->host_pid, r->vcpu_id, r->host_tid);
 	/* Never RECORDING_STREAM_ID: a tid is never 0 with a pid. */
 	s = ht_ctf_stream_new(w->trace, name, (uint64_t)r->host_pid << 32 | r->host_tid, 0);
-	if (s && ht_thread_table_put(w->streams, r->host_pid, r->host_tid, s))
+	if (s && ht_id_pair_table_put(w->streams, r->host_pid, r->host_tid, s))
 		s = NULL; /* the trace frees it */
 	return s;
 }
@@ -339,7 +339,7 @@ void ht_ctf_abandon(struct ht_ctf_writer *w)
 	if (!w)
 		return;
 	ht_ctf_trace_free(w->trace);
-	ht_thread_table_free(w->streams);
+	ht_id_pair_table_free(w->streams);
 	/* Unpublished: the temporary directory and everything in it go. */
 	ht_output_release(&w->out);
 	free(w);

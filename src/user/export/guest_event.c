@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "export/thread_table.h"
+#include "export/id_pair_table.h"
 #include "hypertrace/guest.h"
 #include "common/grow.h"
 
@@ -34,26 +34,26 @@ struct vcpu {
 
 struct ht_guest_state {
 	const struct ht_decoder *dec;
-	struct ht_thread_table *tasks; /* (host pid, guest tid) -> struct task */
-	struct ht_thread_table *cpus;  /* (host pid, guest cpu) -> struct cpu */
-	struct ht_thread_table *vcpus; /* (host pid, host tid) -> struct vcpu */
-	struct ht_thread_table *vms;   /* (host pid, 0) -> struct cpu_list */
+	struct ht_id_pair_table *tasks; /* (host pid, guest tid) -> struct task */
+	struct ht_id_pair_table *cpus;  /* (host pid, guest cpu) -> struct cpu */
+	struct ht_id_pair_table *vcpus; /* (host pid, host tid) -> struct vcpu */
+	struct ht_id_pair_table *vms;   /* (host pid, 0) -> struct cpu_list */
 };
 
 enum value_kind { VALUE_PLAIN, VALUE_TASK, VALUE_CPU_LIST };
 
-static void free_values(struct ht_thread_table *t, enum value_kind kind)
+static void free_values(struct ht_id_pair_table *t, enum value_kind kind)
 {
 	if (!t)
 		return;
-	for (size_t i = 0; i < ht_thread_table_len(t); i++) {
+	for (size_t i = 0; i < ht_id_pair_table_len(t); i++) {
 		if (kind == VALUE_TASK)
-			free(((struct task *)ht_thread_table_at(t, i))->calls);
+			free(((struct task *)ht_id_pair_table_at(t, i))->calls);
 		else if (kind == VALUE_CPU_LIST)
-			free(((struct cpu_list *)ht_thread_table_at(t, i))->v);
-		free(ht_thread_table_at(t, i));
+			free(((struct cpu_list *)ht_id_pair_table_at(t, i))->v);
+		free(ht_id_pair_table_at(t, i));
 	}
-	ht_thread_table_free(t);
+	ht_id_pair_table_free(t);
 }
 
 void ht_guest_state_free(struct ht_guest_state *s)
@@ -74,10 +74,10 @@ struct ht_guest_state *ht_guest_state_new(const struct ht_decoder *dec)
 	if (!s)
 		return NULL;
 	s->dec = dec;
-	s->tasks = ht_thread_table_new();
-	s->cpus = ht_thread_table_new();
-	s->vcpus = ht_thread_table_new();
-	s->vms = ht_thread_table_new();
+	s->tasks = ht_id_pair_table_new();
+	s->cpus = ht_id_pair_table_new();
+	s->vcpus = ht_id_pair_table_new();
+	s->vms = ht_id_pair_table_new();
 	if (!s->tasks || !s->cpus || !s->vcpus || !s->vms) {
 		ht_guest_state_free(s);
 		return NULL;
@@ -86,14 +86,14 @@ struct ht_guest_state *ht_guest_state_new(const struct ht_decoder *dec)
 }
 
 /* The value for key, created zeroed (size bytes) if new; NULL when out of memory. */
-static void *get_or_add(struct ht_thread_table *t, uint32_t a, uint32_t b, size_t size)
+static void *get_or_add(struct ht_id_pair_table *t, uint32_t a, uint32_t b, size_t size)
 {
-	void *v = ht_thread_table_get(t, a, b);
+	void *v = ht_id_pair_table_get(t, a, b);
 
 	if (v)
 		return v;
 	v = calloc(1, size);
-	if (v && ht_thread_table_put(t, a, b, v)) {
+	if (v && ht_id_pair_table_put(t, a, b, v)) {
 		free(v);
 		v = NULL;
 	}
@@ -196,7 +196,7 @@ static int func_call(struct ht_guest_state *s, const struct ht_record *r, struct
  */
 static void forget_cpus(struct ht_guest_state *s, uint32_t pid)
 {
-	struct cpu_list *l = ht_thread_table_get(s->vms, pid, 0);
+	struct cpu_list *l = ht_id_pair_table_get(s->vms, pid, 0);
 
 	if (!l)
 		return;
@@ -285,7 +285,7 @@ int ht_guest_state_feed(struct ht_guest_state *s, const struct ht_record *r, str
 
 int64_t ht_guest_cpu_task(struct ht_guest_state *s, uint32_t pid, uint32_t cpu)
 {
-	struct cpu *c = ht_thread_table_get(s->cpus, pid, cpu);
+	struct cpu *c = ht_id_pair_table_get(s->cpus, pid, cpu);
 
 	return c ? c->task : -1;
 }
@@ -300,6 +300,6 @@ void ht_guest_task_comm(struct ht_guest_state *s, uint32_t pid, uint32_t tid, ui
 		snprintf(out, HT_GEV_COMM_LEN + 1, "swapper/%u", cpu);
 		return;
 	}
-	t = ht_thread_table_get(s->tasks, pid, tid);
+	t = ht_id_pair_table_get(s->tasks, pid, tid);
 	snprintf(out, HT_GEV_COMM_LEN + 1, "%s", t ? t->comm : "");
 }

@@ -11,7 +11,7 @@
 #include "common/grow.h"
 #include "export/guest_event.h"
 #include "export/lttng_trace.h"
-#include "export/thread_table.h"
+#include "export/id_pair_table.h"
 #include "hypertrace/guest.h"
 #include "hypertrace/limits.h"
 #include "tracefile/output_file.h"
@@ -112,8 +112,8 @@ struct guest {
 	char dirname[96];
 	struct ht_lttng_trace *trace;
 	struct guest_classes cls;
-	struct ht_thread_table *functions; /* (addr >> 32, addr) -> struct fn_class */
-	struct ht_thread_table *vcpus;     /* (0, guest CPU) -> struct vcpu_of: KVM's vcpu_id of a guest CPU */
+	struct ht_id_pair_table *functions; /* (addr >> 32, addr) -> struct fn_class */
+	struct ht_id_pair_table *vcpus;     /* (0, guest CPU) -> struct vcpu_of: KVM's vcpu_id of a guest CPU */
 	unsigned int nfunctions;
 	uint64_t first_ns, last_ns;
 };
@@ -135,10 +135,10 @@ struct ht_lttng_export {
 	struct ht_lttng_trace *host;
 	struct host_classes hcls;
 	bool exit_has_vcpu; /* kvm_x86_exit's fields for the host's kernel (5.10 and newer: 8) */
-	struct ht_thread_table *guests;  /* (host pid, 0) -> struct guest */
-	struct ht_thread_table *threads; /* (host pid, host tid) -> struct host_thread */
-	struct ht_thread_table *cpus;    /* (0, host CPU) -> struct host_cpu */
-	struct ht_thread_table *running; /* (0, host CPU) -> struct cpu_thread */
+	struct ht_id_pair_table *guests;  /* (host pid, 0) -> struct guest */
+	struct ht_id_pair_table *threads; /* (host pid, host tid) -> struct host_thread */
+	struct ht_id_pair_table *cpus;    /* (0, host CPU) -> struct host_cpu */
+	struct ht_id_pair_table *running; /* (0, host CPU) -> struct cpu_thread */
 	unsigned long long inferred;     /* sched_switch events the records prove, not recorded */
 	unsigned long long restated;     /* sched_switch events from a CPU's thread to itself */
 	struct pending *heap;
@@ -267,12 +267,12 @@ static void idle_ctx(uint32_t cpu, struct ht_lttng_ctx *c)
 /* A host thread's entry: NULL when out of memory. */
 static struct host_thread *thread_entry(struct ht_lttng_export *x, uint32_t pid, uint32_t tid, const char *procname)
 {
-	struct host_thread *t = ht_thread_table_get(x->threads, pid, tid);
+	struct host_thread *t = ht_id_pair_table_get(x->threads, pid, tid);
 
 	if (t)
 		return t;
 	t = calloc(1, sizeof(*t));
-	if (!t || ht_thread_table_put(x->threads, pid, tid, t)) {
+	if (!t || ht_id_pair_table_put(x->threads, pid, tid, t)) {
 		free(t);
 		return NULL;
 	}
@@ -325,7 +325,7 @@ static int write_inferred_switch(struct ht_lttng_export *x, uint32_t cpu, uint64
 static int thread_runs(struct ht_lttng_export *x, uint32_t cpu, uint64_t ts, const struct ht_lttng_ctx *n,
 		       bool switched, char *err, size_t errlen)
 {
-	struct cpu_thread *c = ht_thread_table_get(x->running, 0, cpu);
+	struct cpu_thread *c = ht_id_pair_table_get(x->running, 0, cpu);
 	struct host_thread *t = n->tid ? thread_entry(x, (uint32_t)n->pid, (uint32_t)n->tid, n->procname) : NULL;
 	struct ht_lttng_ctx idle;
 	int ret;
@@ -334,7 +334,7 @@ static int thread_runs(struct ht_lttng_export *x, uint32_t cpu, uint64_t ts, con
 		return ht_errf(err, errlen, "out of memory");
 	if (!c) {
 		c = calloc(1, sizeof(*c));
-		if (!c || ht_thread_table_put(x->running, 0, cpu, c)) {
+		if (!c || ht_id_pair_table_put(x->running, 0, cpu, c)) {
 			free(c);
 			return ht_errf(err, errlen, "out of memory");
 		}
@@ -344,7 +344,7 @@ static int thread_runs(struct ht_lttng_export *x, uint32_t cpu, uint64_t ts, con
 	if (!switched && c->cur.tid == n->tid)
 		return 0;
 	if (t && t->on_cpu >= 0 && t->on_cpu != (int64_t)cpu) {
-		struct cpu_thread *o = ht_thread_table_get(x->running, 0, (uint32_t)t->on_cpu);
+		struct cpu_thread *o = ht_id_pair_table_get(x->running, 0, (uint32_t)t->on_cpu);
 		if (o && o->cur.tid == n->tid) {
 			idle_ctx((uint32_t)t->on_cpu, &idle);
 			if ((ret = write_inferred_switch(x, (uint32_t)t->on_cpu, ts, &o->cur, &idle, err, errlen)))
@@ -355,7 +355,7 @@ static int thread_runs(struct ht_lttng_export *x, uint32_t cpu, uint64_t ts, con
 	if (!switched && (ret = write_inferred_switch(x, cpu, ts, &c->cur, n, err, errlen)))
 		return ret;
 	if (c->cur.tid) {
-		struct host_thread *prev = ht_thread_table_get(x->threads, (uint32_t)c->cur.pid, (uint32_t)c->cur.tid);
+		struct host_thread *prev = ht_id_pair_table_get(x->threads, (uint32_t)c->cur.pid, (uint32_t)c->cur.tid);
 		if (prev && prev->on_cpu == (int64_t)cpu)
 			prev->on_cpu = -1;
 	}
@@ -384,8 +384,8 @@ static int queue_restatements(struct ht_lttng_export *x, uint64_t ts)
 	struct ht_lttng_ctx ctx;
 
 	memset(&ctx, 0, sizeof(ctx));
-	for (size_t i = 0; i < ht_thread_table_len(x->running); i++) {
-		const struct cpu_thread *c = ht_thread_table_at(x->running, i);
+	for (size_t i = 0; i < ht_id_pair_table_len(x->running); i++) {
+		const struct cpu_thread *c = ht_id_pair_table_at(x->running, i);
 		if (c->cur.tid == 0)
 			continue; /* the idle task: no VM to place */
 		if (push(x, x->host, c->cpu, ts + 1, 0, &ctx, &none))
@@ -397,7 +397,7 @@ static int queue_restatements(struct ht_lttng_export *x, uint64_t ts)
 
 static int write_restatement(struct ht_lttng_export *x, uint32_t cpu, uint64_t ts, char *err, size_t errlen)
 {
-	const struct cpu_thread *c = ht_thread_table_get(x->running, 0, cpu);
+	const struct cpu_thread *c = ht_id_pair_table_get(x->running, 0, cpu);
 	int ret;
 
 	if (!c || c->cur.tid == 0)
@@ -520,8 +520,8 @@ int ht_lttng_open(const char *dir, mode_t mode, const struct ht_file_header *h, 
 		return ht_errf(err, errlen, "out of memory");
 	/* ht_lttng_abandon frees what is made of x so far, and removes what was written. */
 	x->out.fd = x->out.dirfd = -1;
-	if (!(x->guests = ht_thread_table_new()) || !(x->threads = ht_thread_table_new()) ||
-	    !(x->cpus = ht_thread_table_new()) || !(x->running = ht_thread_table_new()) ||
+	if (!(x->guests = ht_id_pair_table_new()) || !(x->threads = ht_id_pair_table_new()) ||
+	    !(x->cpus = ht_id_pair_table_new()) || !(x->running = ht_id_pair_table_new()) ||
 	    !(x->gstate = ht_guest_state_new(dec))) {
 		ret = ht_errf(err, errlen, "out of memory");
 		goto fail;
@@ -554,7 +554,7 @@ fail:
 
 static const char *host_procname(struct ht_lttng_export *x, uint32_t pid, uint32_t tid, struct ht_reader *reader)
 {
-	struct host_thread *t = ht_thread_table_get(x->threads, pid, tid);
+	struct host_thread *t = ht_id_pair_table_get(x->threads, pid, tid);
 	const struct ht_identity *id;
 
 	if (t)
@@ -624,7 +624,7 @@ static void guest_dirname(char *out, size_t len, const char *vm_name, uint32_t p
 static struct guest *guest_of(struct ht_lttng_export *x, const struct ht_record *r, struct ht_reader *reader,
 			      char *err, size_t errlen, int *ret)
 {
-	struct guest *g = ht_thread_table_get(x->guests, r->host_pid, 0);
+	struct guest *g = ht_id_pair_table_get(x->guests, r->host_pid, 0);
 	const char *vm_name = reader ? ht_reader_vm_name(reader, r->host_pid) : NULL;
 	char path[4300];
 
@@ -632,11 +632,11 @@ static struct guest *guest_of(struct ht_lttng_export *x, const struct ht_record 
 	if (g)
 		return g;
 	g = calloc(1, sizeof(*g));
-	if (!g || !(g->functions = ht_thread_table_new()) || !(g->vcpus = ht_thread_table_new()) ||
-	    ht_thread_table_put(x->guests, r->host_pid, 0, g)) {
+	if (!g || !(g->functions = ht_id_pair_table_new()) || !(g->vcpus = ht_id_pair_table_new()) ||
+	    ht_id_pair_table_put(x->guests, r->host_pid, 0, g)) {
 		if (g) {
-			ht_thread_table_free(g->functions);
-			ht_thread_table_free(g->vcpus);
+			ht_id_pair_table_free(g->functions);
+			ht_id_pair_table_free(g->vcpus);
 		}
 		free(g);
 		*ret = ht_errf(err, errlen, "out of memory");
@@ -659,7 +659,7 @@ static struct guest *guest_of(struct ht_lttng_export *x, const struct ht_record 
 /* The event classes of a guest function: NAME_entry and NAME_exit, as LTTng names a kretprobe's. */
 static int function_class(struct guest *g, const struct ht_decoder *dec, uint64_t addr, bool exit)
 {
-	struct fn_class *f = ht_thread_table_get(g->functions, (uint32_t)(addr >> 32), (uint32_t)addr);
+	struct fn_class *f = ht_id_pair_table_get(g->functions, (uint32_t)(addr >> 32), (uint32_t)addr);
 	char name[300], ev[320];
 
 	if (f)
@@ -669,7 +669,7 @@ static int function_class(struct guest *g, const struct ht_decoder *dec, uint64_
 	if (!ht_decoder_function(dec, addr, name, sizeof(name)))
 		snprintf(name, sizeof(name), "func_0x%llx", (unsigned long long)addr);
 	f = calloc(1, sizeof(*f));
-	if (!f || ht_thread_table_put(g->functions, (uint32_t)(addr >> 32), (uint32_t)addr, f)) {
+	if (!f || ht_id_pair_table_put(g->functions, (uint32_t)(addr >> 32), (uint32_t)addr, f)) {
 		free(f);
 		return -ENOMEM;
 	}
@@ -703,11 +703,11 @@ static void guest_ctx(struct ht_lttng_export *x, const struct ht_record *r, int6
  */
 static int guest_vcpu_learn(struct guest *g, uint32_t cpu, uint32_t vcpu_id)
 {
-	struct vcpu_of *v = ht_thread_table_get(g->vcpus, 0, cpu);
+	struct vcpu_of *v = ht_id_pair_table_get(g->vcpus, 0, cpu);
 
 	if (!v) {
 		v = malloc(sizeof(*v));
-		if (!v || ht_thread_table_put(g->vcpus, 0, cpu, v)) {
+		if (!v || ht_id_pair_table_put(g->vcpus, 0, cpu, v)) {
 			free(v);
 			return -ENOMEM;
 		}
@@ -718,7 +718,7 @@ static int guest_vcpu_learn(struct guest *g, uint32_t cpu, uint32_t vcpu_id)
 
 static uint32_t guest_vcpu(struct guest *g, uint32_t cpu)
 {
-	const struct vcpu_of *v = ht_thread_table_get(g->vcpus, 0, cpu);
+	const struct vcpu_of *v = ht_id_pair_table_get(g->vcpus, 0, cpu);
 
 	return v ? v->vcpu_id : cpu;
 }
@@ -932,7 +932,7 @@ int ht_lttng_add_switch(struct ht_lttng_export *x, const struct ht_vcpu_switch *
 			char *err, size_t errlen)
 {
 	bool out = sw->kind == HT_SWITCH_OUT;
-	struct host_cpu *c = ht_thread_table_get(x->cpus, 0, sw->cpu);
+	struct host_cpu *c = ht_id_pair_table_get(x->cpus, 0, sw->cpu);
 	struct ht_lttng_ctx ctx, next;
 	struct payload p = { .len = 0 };
 	char comm[HT_LTTNG_COMM_LEN + 1];
@@ -948,7 +948,7 @@ int ht_lttng_add_switch(struct ht_lttng_export *x, const struct ht_vcpu_switch *
 		return 0;
 	if (!c) {
 		c = calloc(1, sizeof(*c));
-		if (!c || ht_thread_table_put(x->cpus, 0, sw->cpu, c)) {
+		if (!c || ht_id_pair_table_put(x->cpus, 0, sw->cpu, c)) {
 			free(c);
 			return ht_errf(err, errlen, "out of memory");
 		}
@@ -1044,8 +1044,8 @@ static int write_statedump(struct ht_lttng_export *x, uint64_t ts, char *err, si
 	uint32_t cpu = UINT32_MAX;
 	struct ht_lttng_ctx ctx;
 
-	for (size_t i = 0; i < ht_thread_table_len(x->running); i++) {
-		const struct cpu_thread *c = ht_thread_table_at(x->running, i);
+	for (size_t i = 0; i < ht_id_pair_table_len(x->running); i++) {
+		const struct cpu_thread *c = ht_id_pair_table_at(x->running, i);
 		if (c->cpu < cpu)
 			cpu = c->cpu;
 	}
@@ -1055,8 +1055,8 @@ static int write_statedump(struct ht_lttng_export *x, uint64_t ts, char *err, si
 	    (x->hcls.statedump = ht_lttng_trace_add_class(x->host, "lttng_statedump_process_state", statedump_fields)) < 0)
 		return ht_errf(err, errlen, "out of memory");
 	idle_ctx(cpu, &ctx);
-	for (size_t i = 0; i < ht_thread_table_len(x->threads); i++) {
-		const struct host_thread *t = ht_thread_table_at(x->threads, i);
+	for (size_t i = 0; i < ht_id_pair_table_len(x->threads); i++) {
+		const struct host_thread *t = ht_id_pair_table_at(x->threads, i);
 		struct payload p = { .len = 0 };
 		int ret;
 
@@ -1095,8 +1095,8 @@ int ht_lttng_close(struct ht_lttng_export *x, const struct ht_read_status *st, c
 
 	if (end < start)
 		end = start;
-	for (size_t i = 0; !ret && i < ht_thread_table_len(x->guests); i++) {
-		struct guest *g = ht_thread_table_at(x->guests, i);
+	for (size_t i = 0; !ret && i < ht_id_pair_table_len(x->guests); i++) {
+		struct guest *g = ht_id_pair_table_at(x->guests, i);
 		if (identity_env(x, g->trace, st, source, selection)) {
 			ret = ht_errf(err, errlen, "out of memory");
 			break;
@@ -1132,27 +1132,27 @@ void ht_lttng_abandon(struct ht_lttng_export *x)
 {
 	if (!x)
 		return;
-	for (size_t i = 0; x->guests && i < ht_thread_table_len(x->guests); i++) {
-		struct guest *g = ht_thread_table_at(x->guests, i);
+	for (size_t i = 0; x->guests && i < ht_id_pair_table_len(x->guests); i++) {
+		struct guest *g = ht_id_pair_table_at(x->guests, i);
 		ht_lttng_trace_free(g->trace);
-		for (size_t j = 0; j < ht_thread_table_len(g->functions); j++)
-			free(ht_thread_table_at(g->functions, j));
-		ht_thread_table_free(g->functions);
-		for (size_t j = 0; g->vcpus && j < ht_thread_table_len(g->vcpus); j++)
-			free(ht_thread_table_at(g->vcpus, j));
-		ht_thread_table_free(g->vcpus);
+		for (size_t j = 0; j < ht_id_pair_table_len(g->functions); j++)
+			free(ht_id_pair_table_at(g->functions, j));
+		ht_id_pair_table_free(g->functions);
+		for (size_t j = 0; g->vcpus && j < ht_id_pair_table_len(g->vcpus); j++)
+			free(ht_id_pair_table_at(g->vcpus, j));
+		ht_id_pair_table_free(g->vcpus);
 		free(g);
 	}
-	ht_thread_table_free(x->guests);
-	for (size_t i = 0; x->threads && i < ht_thread_table_len(x->threads); i++)
-		free(ht_thread_table_at(x->threads, i));
-	ht_thread_table_free(x->threads);
-	for (size_t i = 0; x->cpus && i < ht_thread_table_len(x->cpus); i++)
-		free(ht_thread_table_at(x->cpus, i));
-	ht_thread_table_free(x->cpus);
-	for (size_t i = 0; x->running && i < ht_thread_table_len(x->running); i++)
-		free(ht_thread_table_at(x->running, i));
-	ht_thread_table_free(x->running);
+	ht_id_pair_table_free(x->guests);
+	for (size_t i = 0; x->threads && i < ht_id_pair_table_len(x->threads); i++)
+		free(ht_id_pair_table_at(x->threads, i));
+	ht_id_pair_table_free(x->threads);
+	for (size_t i = 0; x->cpus && i < ht_id_pair_table_len(x->cpus); i++)
+		free(ht_id_pair_table_at(x->cpus, i));
+	ht_id_pair_table_free(x->cpus);
+	for (size_t i = 0; x->running && i < ht_id_pair_table_len(x->running); i++)
+		free(ht_id_pair_table_at(x->running, i));
+	ht_id_pair_table_free(x->running);
 	ht_lttng_trace_free(x->host);
 	ht_guest_state_free(x->gstate);
 	free(x->heap);

@@ -10,7 +10,7 @@
 #include "common/errf.h"
 #include "common/grow.h"
 #include "export/ctf_trace.h"
-#include "export/thread_table.h"
+#include "export/id_pair_table.h"
 #include "export/tsdl.h"
 
 #define MAX_CLASSES 65535u /* LTTng's large event header: id 65535 is its escape */
@@ -22,7 +22,7 @@ struct ht_lttng_trace {
 	struct ht_ctf_trace *ctf; /* its directory, streams, packets, uuids and metadata file */
 	bool pid_context;
 	unsigned int max_streams;
-	struct ht_thread_table *streams; /* (channel, cpu) -> struct ht_ctf_stream of ctf */
+	struct ht_id_pair_table *streams; /* (channel, cpu) -> struct ht_ctf_stream of ctf */
 	struct ht_ctf_stream *lowest;    /* channel 0's of the lowest CPU: it carries the recording's drops */
 	unsigned int nstreams;           /* of channel 0 */
 	char *classes;                   /* the event classes' TSDL, id order */
@@ -84,7 +84,7 @@ int ht_lttng_trace_open(int parent_fd, const char *subdir, const char *path, boo
 	struct ht_lttng_trace *t = calloc(1, sizeof(*t));
 	int ret;
 
-	if (!t || !(t->streams = ht_thread_table_new())) {
+	if (!t || !(t->streams = ht_id_pair_table_new())) {
 		free(t);
 		return ht_errf_status(err, errlen, -ENOMEM, "out of memory");
 	}
@@ -103,7 +103,7 @@ void ht_lttng_trace_free(struct ht_lttng_trace *t)
 	if (!t)
 		return;
 	ht_ctf_trace_free(t->ctf);
-	ht_thread_table_free(t->streams);
+	ht_id_pair_table_free(t->streams);
 	free(t->classes);
 	free(t->env);
 	free(t);
@@ -145,7 +145,7 @@ int ht_lttng_trace_env_int(struct ht_lttng_trace *t, const char *key, long long 
 
 static struct ht_ctf_stream *stream_of(struct ht_lttng_trace *t, uint32_t channel, uint32_t cpu, int *ret)
 {
-	struct ht_ctf_stream *s = ht_thread_table_get(t->streams, channel, cpu);
+	struct ht_ctf_stream *s = ht_id_pair_table_get(t->streams, channel, cpu);
 	char name[32];
 
 	*ret = 0;
@@ -158,7 +158,7 @@ static struct ht_ctf_stream *stream_of(struct ht_lttng_trace *t, uint32_t channe
 	snprintf(name, sizeof(name), "%s_%u", channel == STATEDUMP_CHANNEL ? "statedump" : "channel0", cpu);
 	/* A stream instance of its own for the statedump's stream: CTF readers keep the two apart. */
 	s = ht_ctf_stream_new(t->ctf, name, (uint64_t)channel << 32 | cpu, cpu);
-	if (!s || ht_thread_table_put(t->streams, channel, cpu, s)) {
+	if (!s || ht_id_pair_table_put(t->streams, channel, cpu, s)) {
 		*ret = -ENOMEM; /* t->ctf frees s */
 		return NULL;
 	}

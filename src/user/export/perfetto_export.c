@@ -14,7 +14,7 @@
 #include "common/util.h"
 #include "export/guest_event.h"
 #include "export/protobuf.h"
-#include "export/thread_table.h"
+#include "export/id_pair_table.h"
 #include "hypertrace/guest.h"
 #include "tracefile/output_file.h"
 #include "tracefile/wallclock.h"
@@ -106,10 +106,10 @@ struct ht_perfetto_export {
 	struct ht_pb raw; /* packets not yet deflated: a Trace message */
 	unsigned char *zbuf;
 	size_t zcap;
-	struct ht_thread_table *tracks;                  /* (uuid >> 32, uuid) -> struct track */
+	struct ht_id_pair_table *tracks;                  /* (uuid >> 32, uuid) -> struct track */
 	struct ht_hashmap event_names, arg_names;        /* name (a copy) -> its iid */
 	uint64_t nevent_names, narg_names;
-	struct ht_thread_table *vms; /* (host pid, 0) -> struct vm */
+	struct ht_id_pair_table *vms; /* (host pid, 0) -> struct vm */
 	uint32_t nslots;
 	uint64_t flows;
 	unsigned long long forged; /* records of the guest module's nr it did not send: plain hypercall slices */
@@ -313,13 +313,13 @@ static uint64_t track_uuid(enum track_kind kind, uint32_t a, uint32_t b)
 /* The track's state if described already, else NULL (then describe it). */
 static struct track *track_of(struct ht_perfetto_export *x, uint64_t uuid, bool *new_track)
 {
-	struct track *t = ht_thread_table_get(x->tracks, (uint32_t)(uuid >> 32), (uint32_t)uuid);
+	struct track *t = ht_id_pair_table_get(x->tracks, (uint32_t)(uuid >> 32), (uint32_t)uuid);
 
 	*new_track = false;
 	if (t)
 		return t;
 	t = calloc(1, sizeof(*t));
-	if (!t || ht_thread_table_put(x->tracks, (uint32_t)(uuid >> 32), (uint32_t)uuid, t)) {
+	if (!t || ht_id_pair_table_put(x->tracks, (uint32_t)(uuid >> 32), (uint32_t)uuid, t)) {
 		free(t);
 		x->failed = true;
 		return NULL;
@@ -624,12 +624,12 @@ static void host_slices(struct ht_perfetto_export *x, struct track *t, const str
 
 static struct vm *vm_of(struct ht_perfetto_export *x, uint32_t pid)
 {
-	struct vm *v = ht_thread_table_get(x->vms, pid, 0);
+	struct vm *v = ht_id_pair_table_get(x->vms, pid, 0);
 
 	if (v)
 		return v;
 	v = calloc(1, sizeof(*v));
-	if (!v || ht_thread_table_put(x->vms, pid, 0, v)) {
+	if (!v || ht_id_pair_table_put(x->vms, pid, 0, v)) {
 		free(v);
 		x->failed = true;
 		return NULL;
@@ -1016,7 +1016,7 @@ int ht_perfetto_open(const char *path, bool force, mode_t mode, const struct ht_
 	x->out.fd = x->out.dirfd = -1;
 	ht_hashmap_init(&x->event_names, ht_hash_str, ht_equal_str, NULL);
 	ht_hashmap_init(&x->arg_names, ht_hash_str, ht_equal_str, NULL);
-	if (!(x->tracks = ht_thread_table_new()) || !(x->vms = ht_thread_table_new()) ||
+	if (!(x->tracks = ht_id_pair_table_new()) || !(x->vms = ht_id_pair_table_new()) ||
 	    !(x->gstate = ht_guest_state_new(dec))) {
 		ht_perfetto_abandon(x);
 		return ht_errf(err, errlen, "out of memory");
@@ -1376,11 +1376,11 @@ static void free_interned(struct ht_hashmap *names)
 	ht_hashmap_clear(names);
 }
 
-static void free_values(struct ht_thread_table *t)
+static void free_values(struct ht_id_pair_table *t)
 {
-	for (size_t i = 0; t && i < ht_thread_table_len(t); i++)
-		free(ht_thread_table_at(t, i));
-	ht_thread_table_free(t);
+	for (size_t i = 0; t && i < ht_id_pair_table_len(t); i++)
+		free(ht_id_pair_table_at(t, i));
+	ht_id_pair_table_free(t);
 }
 
 void ht_perfetto_abandon(struct ht_perfetto_export *x)
