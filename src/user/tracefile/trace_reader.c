@@ -313,7 +313,158 @@ static bool causes_ok(const struct ht_exits_header *eh, const unsigned char *cau
 	return true;
 }
 
-/* Loads the next records block; returns false when reading is over. */
+/* Whether a block header is one this reader knows, with sizes that agree. */
+static bool block_header_ok(const struct ht_block_header *bh)
+{
+	bool raw = bh->encoding == HT_ENCODING_RAW;
+
+	if (bh->magic != HT_BLOCK_MAGIC ||
+	    (!raw && (bh->encoding != HT_ENCODING_DELTA_ZLIB || bh->type != HT_BLOCK_RECORDS)) ||
+	    bh->payload_len > HT_BLOCK_MAX_PAYLOAD || bh->raw_len > HT_BLOCK_MAX_PAYLOAD ||
+	    (raw && bh->raw_len != bh->payload_len))
+		return false;
+	switch (bh->type) {
+	case HT_BLOCK_RECORDS:
+		return (__u64)bh->item_count * sizeof(struct ht_record) == bh->raw_len;
+	case HT_BLOCK_TRAILER:
+		return bh->payload_len == sizeof(struct ht_trailer);
+	case HT_BLOCK_IDENTITY:
+		return (__u64)bh->item_count * sizeof(struct ht_identity) == bh->payload_len;
+	case HT_BLOCK_EXITS:
+		return bh->payload_len >= HT_EXITS_HEADER_V5_SIZE;
+	default:
+		return false;
+	}
+}
+
+/* The end of the file, where a block header would start: whether it ends as a recording does. */
+static void end_of_blocks(struct ht_reader *r, unsigned long long at)
+{
+	if (!r->st.has_trailer)
+		stop(r, false, "no trailer after byte %llu: the recording did not end cleanly", at);
+	else if (r->st.trailer.records != r->st.records + r->st.vcpu_switches)
+		/* Every block checked out, so blocks were removed, added or the trailer replaced. */
+		stop(r, true, "the trailer counts %llu records but the file holds %llu: the file was altered",
+		     (unsigned long long)r->st.trailer.records, r->st.records + r->st.vcpu_switches);
+	else
+		r->done = true;
+}
+
+/* The block's payload, read whole and checked against its CRC32. */
+static bool read_payload(struct ht_reader *r, const struct ht_block_header *bh, unsigned long long at)
+{
+	ssize_t n;
+
+	if (bh->payload_len > r->payload_cap) {
+		unsigned char *p = realloc(r->payload, bh->payload_len);
+
+		if (!p) {
+			stop(r, true, "out of memory for the block at byte %llu", at);
+			return false;
+		}
+		r->payload = p;
+		r->payload_cap = bh->payload_len;
+	}
+	n = read_full(r->fd, r->payload, bh->payload_len);
+	if (n < 0 || (size_t)n < bh->payload_len) {
+		stop(r, true, "block at byte %llu is truncated (%llu payload bytes missing)", at,
+		     bh->payload_len - (unsigned long long)(n < 0 ? 0 : n));
+		return false;
+	}
+	if (ht_crc32(0, r->payload, bh->payload_len) != bh->crc32) {
+		stop(r, true, "block at byte %llu fails its CRC32 check", at);
+		return false;
+	}
+	return true;
+}
+
+/* An EXITS block in the payload: checked, widened to this version's thread records, handed to the callbacks. */
+static bool load_exits_block(struct ht_reader *r, const struct ht_block_header *bh, unsigned long long at)
+{
+	struct ht_exits_header eh = { 0 };
+	/* Thread records grew in version 5 (the account); older ones are read into the new layout. */
+	size_t thread_rec = r->hdr.version >= 5 ? sizeof(struct ht_vcpu_wait_rec) : HT_VCPU_WAIT_REC_V4_SIZE;
+	/* The header grew in version 6 (lost_causes), and the causes follow the threads. */
+	size_t header = r->hdr.version >= 6 ? sizeof(eh) : HT_EXITS_HEADER_V5_SIZE;
+	char why[160];
+
+	if (bh->payload_len < header) {
+		stop(r, true, "exits block at byte %llu does not add up", at);
+		return false;
+	}
+	memcpy(&eh, r->payload, header);
+	if (r->hdr.version < 6)
+		eh.ncauses = 0; /* reserved, 0 */
+	if ((__u64)eh.nseries + eh.nthreads + eh.ncauses != bh->item_count ||
+	    header + (__u64)eh.nseries * sizeof(struct ht_exit_series_rec) + (__u64)eh.nthreads * thread_rec +
+			    (__u64)eh.ncauses * sizeof(struct ht_exit_cause_rec) != bh->payload_len) {
+		stop(r, true, "exits block at byte %llu does not add up", at);
+		return false;
+	}
+	if (eh.nseries > MAX_BLOCK_SERIES || eh.nthreads > MAX_BLOCK_THREADS || eh.ncauses > HT_READER_MAX_EXITS_CAUSES) {
+		stop(r, true, "exits block at byte %llu holds %u series, %u vCPU threads and %u causes, more than the %u, %u and %u a recording can hold: the file is corrupt",
+		     at, eh.nseries, eh.nthreads, eh.ncauses, MAX_BLOCK_SERIES, MAX_BLOCK_THREADS,
+		     HT_READER_MAX_EXITS_CAUSES);
+		return false;
+	}
+	const unsigned char *series = r->payload + header;
+	const unsigned char *threads = series + (size_t)eh.nseries * sizeof(struct ht_exit_series_rec);
+	const unsigned char *causes = threads + (size_t)eh.nthreads * thread_rec;
+
+	if (!exits_block_ok(r, &eh, series, why, sizeof(why)) || !causes_ok(&eh, causes, why, sizeof(why))) {
+		stop(r, true, "exits block at byte %llu: %s: the file is corrupt", at, why);
+		return false;
+	}
+	r->exits_time_ns = eh.time_ns;
+	if (thread_rec != sizeof(struct ht_vcpu_wait_rec) && eh.nthreads) {
+		struct ht_vcpu_wait_rec *widened = calloc(eh.nthreads, sizeof(*widened));
+
+		if (!widened) {
+			stop(r, true, "out of memory for the exits block at byte %llu", at);
+			return false;
+		}
+		for (__u32 i = 0; i < eh.nthreads; i++)
+			memcpy(&widened[i].w, threads + (size_t)i * thread_rec, thread_rec);
+		free(r->exits_threads);
+		r->exits_threads = widened;
+		threads = (const unsigned char *)widened;
+	}
+	r->exits_blocks++;
+	r->block_at = at;
+	if (r->exits_fn)
+		r->exits_fn(r->exits_ctx, &eh, (const struct ht_exit_series_rec *)series,
+			    (const struct ht_vcpu_wait_rec *)threads);
+	if (r->causes_fn && eh.ncauses)
+		r->causes_fn(r->causes_ctx, &eh, (const struct ht_exit_cause_rec *)causes);
+	return true;
+}
+
+/* A RECORDS block in the payload: r->records points at its records, decoded if compressed. */
+static bool load_records_block(struct ht_reader *r, const struct ht_block_header *bh, unsigned long long at)
+{
+	r->records = (const struct ht_record *)r->payload;
+	if (bh->encoding == HT_ENCODING_RAW)
+		return true;
+	if (bh->item_count > r->decoded_cap) {
+		free(r->decoded);
+		free(r->scratch);
+		r->decoded = malloc(bh->raw_len);
+		r->scratch = malloc(bh->raw_len);
+		r->decoded_cap = r->decoded && r->scratch ? bh->item_count : 0;
+		if (!r->decoded_cap) {
+			stop(r, true, "out of memory for the block at byte %llu", at);
+			return false;
+		}
+	}
+	if (ht_block_decode(r->payload, bh->payload_len, bh->item_count, r->decoded, r->scratch)) {
+		stop(r, true, "compressed block at byte %llu does not decode", at);
+		return false;
+	}
+	r->records = r->decoded;
+	return true;
+}
+
+/* Loads the next records block (reading the other blocks on the way); returns false when reading is over. */
 static bool load_block(struct ht_reader *r)
 {
 	struct ht_block_header bh;
@@ -323,33 +474,14 @@ static bool load_block(struct ht_reader *r)
 	for (;;) {
 		n = read_full(r->fd, &bh, sizeof(bh));
 		if (n == 0) {
-			if (!r->st.has_trailer)
-				stop(r, false, "no trailer after byte %llu: the recording did not end cleanly", at);
-			else if (r->st.trailer.records != r->st.records + r->st.vcpu_switches)
-				/* Every block checked out, so blocks were removed, added or the trailer replaced. */
-				stop(r, true, "the trailer counts %llu records but the file holds %llu: the file was altered",
-				     (unsigned long long)r->st.trailer.records, r->st.records + r->st.vcpu_switches);
-			else
-				r->done = true;
+			end_of_blocks(r, at);
 			return false;
 		}
 		if (n < 0 || (size_t)n < sizeof(bh)) {
 			stop(r, true, "truncated block header at byte %llu", at);
 			return false;
 		}
-		bool raw = bh.encoding == HT_ENCODING_RAW;
-		if (bh.magic != HT_BLOCK_MAGIC ||
-		    (!raw && (bh.encoding != HT_ENCODING_DELTA_ZLIB || bh.type != HT_BLOCK_RECORDS)) ||
-		    bh.payload_len > HT_BLOCK_MAX_PAYLOAD || bh.raw_len > HT_BLOCK_MAX_PAYLOAD ||
-		    (raw && bh.raw_len != bh.payload_len) ||
-		    (bh.type == HT_BLOCK_RECORDS &&
-		     (__u64)bh.item_count * sizeof(struct ht_record) != bh.raw_len) ||
-		    (bh.type == HT_BLOCK_TRAILER && bh.payload_len != sizeof(struct ht_trailer)) ||
-		    (bh.type == HT_BLOCK_IDENTITY &&
-		     (__u64)bh.item_count * sizeof(struct ht_identity) != bh.payload_len) ||
-		    (bh.type == HT_BLOCK_EXITS && bh.payload_len < HT_EXITS_HEADER_V5_SIZE) ||
-		    (bh.type != HT_BLOCK_RECORDS && bh.type != HT_BLOCK_TRAILER &&
-		     bh.type != HT_BLOCK_IDENTITY && bh.type != HT_BLOCK_EXITS)) {
+		if (!block_header_ok(&bh)) {
 			stop(r, true, "bad block header at byte %llu", at);
 			return false;
 		}
@@ -357,126 +489,31 @@ static bool load_block(struct ht_reader *r)
 			stop(r, true, "data after the trailer at byte %llu", at);
 			return false;
 		}
-		if (bh.payload_len > r->payload_cap) {
-			unsigned char *p = realloc(r->payload, bh.payload_len);
-			if (!p) {
-				stop(r, true, "out of memory for the block at byte %llu", at);
-				return false;
-			}
-			r->payload = p;
-			r->payload_cap = bh.payload_len;
-		}
-		n = read_full(r->fd, r->payload, bh.payload_len);
-		if (n < 0 || (size_t)n < bh.payload_len) {
-			stop(r, true, "block at byte %llu is truncated (%llu payload bytes missing)", at,
-			     bh.payload_len - (unsigned long long)(n < 0 ? 0 : n));
+		if (!read_payload(r, &bh, at))
 			return false;
-		}
-		if (ht_crc32(0, r->payload, bh.payload_len) != bh.crc32) {
-			stop(r, true, "block at byte %llu fails its CRC32 check", at);
-			return false;
-		}
-		if (bh.type == HT_BLOCK_TRAILER) {
+		switch (bh.type) {
+		case HT_BLOCK_TRAILER:
 			memcpy(&r->st.trailer, r->payload, sizeof(r->st.trailer));
 			r->st.has_trailer = true;
-			at += sizeof(bh) + bh.payload_len;
-			r->st.good_bytes = at;
-			continue;
-		}
-		if (bh.type == HT_BLOCK_EXITS) {
-			struct ht_exits_header eh = { 0 };
-
-			/* Thread records grew in version 5 (the account); older ones are read into the new layout. */
-			size_t thread_rec = r->hdr.version >= 5 ? sizeof(struct ht_vcpu_wait_rec) : HT_VCPU_WAIT_REC_V4_SIZE;
-			/* The header grew in version 6 (lost_causes), and the causes follow the threads. */
-			size_t header = r->hdr.version >= 6 ? sizeof(eh) : HT_EXITS_HEADER_V5_SIZE;
-
-			if (bh.payload_len < header) {
-				stop(r, true, "exits block at byte %llu does not add up", at);
+			break;
+		case HT_BLOCK_EXITS:
+			if (!load_exits_block(r, &bh, at))
 				return false;
-			}
-			memcpy(&eh, r->payload, header);
-			if (r->hdr.version < 6)
-				eh.ncauses = 0; /* reserved, 0 */
-			if ((__u64)eh.nseries + eh.nthreads + eh.ncauses != bh.item_count ||
-			    header + (__u64)eh.nseries * sizeof(struct ht_exit_series_rec) + (__u64)eh.nthreads * thread_rec +
-					    (__u64)eh.ncauses * sizeof(struct ht_exit_cause_rec) != bh.payload_len) {
-				stop(r, true, "exits block at byte %llu does not add up", at);
-				return false;
-			}
-			if (eh.nseries > MAX_BLOCK_SERIES || eh.nthreads > MAX_BLOCK_THREADS ||
-			    eh.ncauses > HT_READER_MAX_EXITS_CAUSES) {
-				stop(r, true, "exits block at byte %llu holds %u series, %u vCPU threads and %u causes, more than the %u, %u and %u a recording can hold: the file is corrupt",
-				     at, eh.nseries, eh.nthreads, eh.ncauses, MAX_BLOCK_SERIES, MAX_BLOCK_THREADS,
-				     HT_READER_MAX_EXITS_CAUSES);
-				return false;
-			}
-			const unsigned char *p = r->payload + header;
-			const unsigned char *causes = p + (size_t)eh.nseries * sizeof(struct ht_exit_series_rec) +
-						      (size_t)eh.nthreads * thread_rec;
-			char why[160];
-			if (!exits_block_ok(r, &eh, p, why, sizeof(why)) || !causes_ok(&eh, causes, why, sizeof(why))) {
-				stop(r, true, "exits block at byte %llu: %s: the file is corrupt", at, why);
-				return false;
-			}
-			r->exits_time_ns = eh.time_ns;
-			const unsigned char *threads = p + (size_t)eh.nseries * sizeof(struct ht_exit_series_rec);
-			if (thread_rec != sizeof(struct ht_vcpu_wait_rec) && eh.nthreads) {
-				struct ht_vcpu_wait_rec *widened = calloc(eh.nthreads, sizeof(*widened));
-
-				if (!widened) {
-					stop(r, true, "out of memory for the exits block at byte %llu", at);
-					return false;
-				}
-				for (__u32 i = 0; i < eh.nthreads; i++)
-					memcpy(&widened[i].w, threads + (size_t)i * thread_rec, thread_rec);
-				free(r->exits_threads);
-				r->exits_threads = widened;
-				threads = (const unsigned char *)widened;
-			}
-			r->exits_blocks++;
-			r->block_at = at;
-			if (r->exits_fn)
-				r->exits_fn(r->exits_ctx, &eh, (const struct ht_exit_series_rec *)p,
-					    (const struct ht_vcpu_wait_rec *)threads);
-			if (r->causes_fn && eh.ncauses)
-				r->causes_fn(r->causes_ctx, &eh, (const struct ht_exit_cause_rec *)causes);
-			at += sizeof(bh) + bh.payload_len;
-			r->st.good_bytes = at;
-			continue;
-		}
-		if (bh.type == HT_BLOCK_IDENTITY) {
+			break;
+		case HT_BLOCK_IDENTITY:
 			if (!keep_identities(r, bh.item_count)) {
 				stop(r, true, "out of memory for the identities at byte %llu", at);
 				return false;
 			}
-			at += sizeof(bh) + bh.payload_len;
-			r->st.good_bytes = at;
-			continue;
-		}
-		r->records = (const struct ht_record *)r->payload;
-		if (!raw) {
-			if (bh.item_count > r->decoded_cap) {
-				free(r->decoded);
-				free(r->scratch);
-				r->decoded = malloc(bh.raw_len);
-				r->scratch = malloc(bh.raw_len);
-				r->decoded_cap = r->decoded && r->scratch ? bh.item_count : 0;
-				if (!r->decoded_cap) {
-					stop(r, true, "out of memory for the block at byte %llu", at);
-					return false;
-				}
-			}
-			if (ht_block_decode(r->payload, bh.payload_len, bh.item_count, r->decoded, r->scratch)) {
-				stop(r, true, "compressed block at byte %llu does not decode", at);
+			break;
+		default: /* HT_BLOCK_RECORDS */
+			if (!load_records_block(r, &bh, at))
 				return false;
-			}
-			r->records = r->decoded;
 		}
 		/* Only a block that is whole, checked and decoded counts as read. */
 		at += sizeof(bh) + bh.payload_len;
 		r->st.good_bytes = at;
-		if (bh.item_count == 0)
+		if (bh.type != HT_BLOCK_RECORDS || bh.item_count == 0)
 			continue;
 		r->count = bh.item_count;
 		r->next = 0;
