@@ -78,69 +78,78 @@ static const struct option top_longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-int ht_cmd_top(int argc, char **argv)
-{
-	struct ht_top_opts o = { .interval_s = 2.0, .sort = HT_TOP_SORT_EXITS, .proc = "/proc" };
-	struct ht_tracer_opts topts = { .ringbuf_bytes = 4096, .aggregate_only = true, .exits = true };
-	const char *vm = NULL;
-	bool vm_uid_on = false;
-	uid_t vm_uid = 0;
-	struct ht_tracer *tracer = NULL;
-	char err[512];
-	uint64_t v;
-	int opt, status;
+/* top's options, as parsed. */
+struct top_config {
+	struct ht_top_opts o;
+	struct ht_tracer_opts topts;
+	const char *vm;
+	bool vm_uid_on;
+	uid_t vm_uid;
+};
 
-	ht_filters_default(&topts.filters);
+/* Parses top's command line into c: -1 to go on, else the exit status (usage, or --help). */
+static int top_parse(int argc, char **argv, struct top_config *c)
+{
+	struct ht_top_opts *o = &c->o;
+	struct ht_tracer_opts *topts = &c->topts;
+	uint64_t v;
+	int opt;
+
+	*c = (struct top_config){
+		.o = { .interval_s = 2.0, .sort = HT_TOP_SORT_EXITS, .proc = "/proc" },
+		.topts = { .ringbuf_bytes = 4096, .aggregate_only = true, .exits = true },
+	};
+	ht_filters_default(&topts->filters);
 	opterr = 0;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, ":d:n:bo:p:c:vh", top_longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'd':
-			if (!ht_parse_seconds(optarg, 86400, &o.interval_s) || o.interval_s < 0.1)
+			if (!ht_parse_seconds(optarg, 86400, &o->interval_s) || o->interval_s < 0.1)
 				return ht_usage_error("top", "invalid --delay '%s': expected seconds, at least 0.1", optarg);
 			break;
 		case 'n':
 			if (!ht_parse_u64(optarg, 1, 1000000, &v))
 				return ht_usage_error("top", "invalid --iterations '%s': expected a count 1..1000000", optarg);
-			o.iterations = (unsigned int)v;
+			o->iterations = (unsigned int)v;
 			break;
 		case 'b':
-			o.batch = true;
+			o->batch = true;
 			break;
 		case 'o':
-			if (!ht_top_sort_parse(optarg, &o.sort))
+			if (!ht_top_sort_parse(optarg, &o->sort))
 				return ht_usage_error("top", "invalid --sort '%s': expected exits, wait, hcalls, p99, name or pid", optarg);
 			break;
 		case OPT_VCPUS:
-			o.vcpus = true;
+			o->vcpus = true;
 			break;
 		case OPT_REASONS:
-			o.reasons = true;
+			o->reasons = true;
 			break;
 		case 'p':
 			if (!ht_parse_u64(optarg, 1, INT32_MAX, &v))
 				return ht_usage_error("top", "invalid --pid '%s': expected a process id", optarg);
-			topts.filters.tgid_on = true;
-			topts.filters.tgid = (__u32)v;
+			topts->filters.tgid_on = true;
+			topts->filters.tgid = (__u32)v;
 			break;
 		case 'c':
 			if (!ht_parse_u64(optarg, 0, UINT16_MAX, &v))
 				return ht_usage_error("top", "invalid --vcpu '%s': expected a vCPU id 0..65535", optarg);
-			topts.filters.vcpu_on = true;
-			topts.filters.vcpu = (__u32)v;
+			topts->filters.vcpu_on = true;
+			topts->filters.vcpu = (__u32)v;
 			break;
 		case OPT_VM:
 			if (!optarg[0])
 				return ht_usage_error("top", "--vm needs a QEMU guest name");
-			vm = optarg;
+			c->vm = optarg;
 			break;
 		case OPT_VM_USER:
-			if (!ht_parse_user(optarg, &vm_uid))
+			if (!ht_parse_user(optarg, &c->vm_uid))
 				return ht_usage_error("top", "invalid --vm-user '%s': expected a user name of /etc/passwd or a numeric uid", optarg);
-			vm_uid_on = true;
+			c->vm_uid_on = true;
 			break;
 		case 'v':
-			topts.verbose = true;
+			topts->verbose = true;
 			break;
 		case 'h':
 			fputs(top_help, stdout);
@@ -151,32 +160,48 @@ int ht_cmd_top(int argc, char **argv)
 	}
 	if (optind < argc)
 		return ht_usage_error("top", "unexpected argument '%s'", argv[optind]);
-	if (vm_uid_on && !vm)
+	if (c->vm_uid_on && !c->vm)
 		return ht_usage_error("top", "--vm-user chooses among the processes of --vm NAME: add --vm NAME (with -p the process is chosen already)");
-	if (vm && topts.filters.tgid_on)
+	if (c->vm && topts->filters.tgid_on)
 		return ht_usage_error("top", "-p and --vm both select the VM process: give one of them");
+	return -1;
+}
+
+int ht_cmd_top(int argc, char **argv)
+{
+	struct top_config c;
+	struct ht_top_opts *o = &c.o;
+	struct ht_tracer_opts *topts = &c.topts;
+	const char *vm;
+	struct ht_tracer *tracer = NULL;
+	char err[512];
+	int status;
+
+	if ((status = top_parse(argc, argv, &c)) >= 0)
+		return status;
+	vm = c.vm;
 	/* --vm NAME: its processes join the filter as they are found (vm_follower.h); none is needed at start. */
-	struct ht_vm_follower follow = { .name = vm, .proc = o.proc, .log = stderr, .found_by = "its first exit",
-					 .uid_on = vm_uid_on, .uid = vm_uid };
+	struct ht_vm_follower follow = { .name = vm, .proc = o->proc, .log = stderr, .found_by = "its first exit",
+					 .uid_on = c.vm_uid_on, .uid = c.vm_uid };
 	if (vm) {
-		topts.filters.tgid_on = true;
-		topts.filters.tgid = 0;
+		topts->filters.tgid_on = true;
+		topts->filters.tgid = 0;
 	}
 	if (ht_preflight(err, sizeof(err)))
 		return ht_runtime_error("%s", err);
-	if (ht_tracer_load(&tracer, &topts, err, sizeof(err)))
+	if (ht_tracer_load(&tracer, topts, err, sizeof(err)))
 		return ht_runtime_error("%s", err);
 	if (vm) {
 		size_t unverified = 0;
 
 		follow.tracer = tracer;
-		follow.verbose = topts.verbose;
+		follow.verbose = topts->verbose;
 		/* Now, while top may still read every process's descriptors: the VM's processes that run already. */
 		if ((status = ht_vm_follower_start(&follow, &unverified)) < 0) {
 			status = ht_runtime_error("cannot list /proc: %s", strerror(-status));
 			goto cleanup;
 		}
-		o.follow = &follow;
+		o->follow = &follow;
 	}
 	if (ht_tracer_attach(tracer, err, sizeof(err))) {
 		status = ht_runtime_error("%s", err);
@@ -187,8 +212,8 @@ int ht_cmd_top(int argc, char **argv)
 		status = ht_runtime_error("cannot drop the capabilities top no longer needs: %s", strerror(-status));
 		goto cleanup;
 	}
-	o.filters = &topts.filters;
-	status = ht_top_run(&o, tracer);
+	o->filters = &topts->filters;
+	status = ht_top_run(o, tracer);
 cleanup:
 	ht_tracer_destroy(tracer);
 	return status;
