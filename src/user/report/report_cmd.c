@@ -4,6 +4,7 @@
  * one line per record (--dump), CSV (--csv), JSON lines (--json) or latency
  * histograms (--hist) of the selected records.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,6 +119,99 @@ static bool selected(const void *selection, const struct ht_record *r, void *rea
 	return ht_selection_match(selection, r, reader);
 }
 
+/* A report of records while it runs: what it reads, and what it prints with. */
+struct report_run {
+	const struct ht_report_config *cfg;
+	struct ht_reader *reader;
+	const struct ht_file_header *h;
+	struct ht_report_guest *guest; /* guest decoding, or NULL */
+	struct ht_summary *summary;    /* the summary mode's, or NULL */
+	struct ht_live *live;          /* the histograms' mode, or NULL */
+	bool analysis;                 /* --graph or --sched */
+	__u64 last_ns;                 /* the latest record's time, for a file without a trailer */
+};
+
+/* What the mode prints before the records, and what it prints with. 0 or -ENOMEM. */
+static int report_begin(struct report_run *run)
+{
+	const struct ht_report_config *cfg = run->cfg;
+	char what[512];
+
+	if (run->analysis) {
+		/* --graph or --sched: fed by the records, printed at the end. */
+	} else if (cfg->mode == HT_REPORT_SUMMARY) {
+		run->summary = ht_summary_new();
+		if (!run->summary)
+			return -ENOMEM;
+		/* Its percentiles may read the file again: the same records. */
+		ht_summary_set_filter(run->summary, selected, &cfg->selection);
+		if (ht_selection_active(&cfg->selection)) {
+			ht_selection_describe(&cfg->selection, what, sizeof(what));
+			printf("selection: %s (counts and latencies below are of these records; drops are the whole recording's)\n", what);
+		}
+	} else if (cfg->mode == HT_REPORT_CSV) {
+		fputs(csv_header, stdout);
+		ht_decode_print_csv_header(ht_report_guest_decoder(run->guest), stdout);
+		putchar('\n');
+	} else if (cfg->mode == HT_REPORT_HIST) {
+		struct ht_live_opts lo = { .interval_ns = ~0ull, .series = cfg->series, .group_by = cfg->group_by,
+					   .vm_name = ht_reader_vm_name,
+					   .thread_name = ht_reader_thread_name, .vm_name_ctx = run->reader };
+		run->live = ht_live_new(&lo, stdout, run->h->start_monotonic_ns);
+		if (!run->live)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Every record of the file, each selected one to the mode. 0 or -ENOMEM. */
+static int report_records(struct report_run *run)
+{
+	struct ht_record rec;
+
+	run->last_ns = run->h->start_monotonic_ns;
+	while (ht_reader_next(run->reader, &rec) == 1) {
+		if (rec.exit_ns > run->last_ns)
+			run->last_ns = rec.exit_ns;
+		/* Every record, selected or not: the guest module's load event says which are its own. */
+		if (run->guest && ht_report_guest_note(run->guest, &rec))
+			return -ENOMEM;
+		if (!ht_selection_match(&run->cfg->selection, &rec, run->reader))
+			continue;
+		if (run->guest && (run->analysis || run->summary) && ht_report_guest_observe(run->guest, &rec))
+			return -ENOMEM;
+		if (run->analysis) {
+			/* Fed above. */
+		} else if (run->live) {
+			ht_live_observe(run->live, &rec);
+		} else if (run->summary) {
+			if (ht_summary_add(run->summary, &rec))
+				return -ENOMEM;
+		} else {
+			print_record(run->cfg->mode, run->h, &rec,
+				     ht_reader_identity(run->reader, rec.host_pid, rec.host_tid),
+				     ht_report_guest_decoder(run->guest));
+		}
+	}
+	return 0;
+}
+
+/* What the mode prints after the records: the analysis, the summary, the histograms. */
+static void report_end(struct report_run *run, const struct ht_read_status *st)
+{
+	/* The file's own clock: rates are over the recording, not over reading it. */
+	__u64 end_ns = st->has_trailer ? st->trailer.end_monotonic_ns : run->last_ns;
+
+	if (run->analysis)
+		ht_report_guest_finish(run->guest, stdout, run->h->start_monotonic_ns, end_ns);
+	if (run->summary) {
+		ht_summary_set_forged(run->summary, ht_report_guest_forged(run->guest));
+		ht_summary_print(run->summary, stdout, run->cfg->path, run->h, st, run->reader);
+	}
+	if (run->live)
+		ht_live_final(run->live, end_ns, st->has_trailer ? ht_trailer_lost(&st->trailer) : 0);
+}
+
 /*
  * Every resource is released at `out`, whatever the outcome: the reader, the
  * guest decoding, the summary and the histograms (each NULL until made).
@@ -125,16 +219,8 @@ static bool selected(const void *selection, const struct ht_record *r, void *rea
 int ht_cmd_report(int argc, char **argv)
 {
 	struct ht_report_config cfg;
-	struct ht_summary *summary = NULL;
-	struct ht_live *live = NULL;
-	struct ht_report_guest *guest = NULL;
-	struct ht_reader *reader = NULL;
+	struct report_run run = { .cfg = &cfg };
 	const struct ht_read_status *st;
-	const struct ht_file_header *h;
-	enum ht_report_mode mode;
-	struct ht_record rec;
-	bool analysis;
-	__u64 last_ns;
 	char err[512];
 	int status;
 
@@ -144,95 +230,34 @@ int ht_cmd_report(int argc, char **argv)
 		return ht_report_exits(&cfg);
 	if (cfg.vcpu_switches)
 		return ht_report_switches(&cfg);
-	mode = cfg.mode;
-	if (ht_reader_open(cfg.path, &reader, err, sizeof(err))) {
+	if (ht_reader_open(cfg.path, &run.reader, err, sizeof(err))) {
 		status = ht_runtime_error("%s", err);
 		goto out;
 	}
-	h = ht_reader_header(reader);
-	if (ht_selection_resolve(&cfg.selection, h, err, sizeof(err))) {
+	run.h = ht_reader_header(run.reader);
+	if (ht_selection_resolve(&cfg.selection, run.h, err, sizeof(err))) {
 		status = ht_usage_error("report", "%s", err);
 		goto out;
 	}
-	analysis = cfg.decode.analysis != HT_ANALYSIS_NONE;
+	run.analysis = cfg.decode.analysis != HT_ANALYSIS_NONE;
 	/* The summary too: it counts the guest module's events that guest user space forged. */
-	if ((analysis || mode != HT_REPORT_HIST) &&
-	    ht_report_guest_open(&guest, &cfg.decode, cfg.path, h, err, sizeof(err))) {
+	if ((run.analysis || cfg.mode != HT_REPORT_HIST) &&
+	    ht_report_guest_open(&run.guest, &cfg.decode, cfg.path, run.h, err, sizeof(err))) {
 		status = ht_runtime_error("%s", err);
 		goto out;
 	}
-
-	status = HT_EXIT_OK;
-	if (analysis) {
-		/* --graph or --sched: fed below, printed at the end. */
-	} else if (mode == HT_REPORT_SUMMARY) {
-		summary = ht_summary_new();
-		if (!summary)
-			goto out_of_memory;
-		/* Its percentiles may read the file again: the same records. */
-		ht_summary_set_filter(summary, selected, &cfg.selection);
-		if (ht_selection_active(&cfg.selection)) {
-			ht_selection_describe(&cfg.selection, err, sizeof(err));
-			printf("selection: %s (counts and latencies below are of these records; drops are the whole recording's)\n", err);
-		}
-	} else if (mode == HT_REPORT_CSV) {
-		fputs(csv_header, stdout);
-		ht_decode_print_csv_header(ht_report_guest_decoder(guest), stdout);
-		putchar('\n');
-	} else if (mode == HT_REPORT_HIST) {
-		struct ht_live_opts lo = { .interval_ns = ~0ull, .series = cfg.series, .group_by = cfg.group_by,
-					   .vm_name = ht_reader_vm_name,
-					   .thread_name = ht_reader_thread_name, .vm_name_ctx = reader };
-		live = ht_live_new(&lo, stdout, h->start_monotonic_ns);
-		if (!live)
-			goto out_of_memory;
+	if (report_begin(&run) || report_records(&run)) {
+		status = ht_runtime_error("out of memory");
+		goto out;
 	}
-	last_ns = h->start_monotonic_ns;
-	while (ht_reader_next(reader, &rec) == 1) {
-		if (rec.exit_ns > last_ns)
-			last_ns = rec.exit_ns;
-		/* Every record, selected or not: the guest module's load event says which are its own. */
-		if (guest && ht_report_guest_note(guest, &rec))
-			goto out_of_memory;
-		if (!ht_selection_match(&cfg.selection, &rec, reader))
-			continue;
-		if (guest && (analysis || summary) && ht_report_guest_observe(guest, &rec))
-			goto out_of_memory;
-		if (analysis) {
-			/* Fed above. */
-		} else if (live) {
-			ht_live_observe(live, &rec);
-		} else if (summary) {
-			if (ht_summary_add(summary, &rec))
-				goto out_of_memory;
-		} else {
-			print_record(mode, h, &rec, ht_reader_identity(reader, rec.host_pid, rec.host_tid),
-				     ht_report_guest_decoder(guest));
-		}
-	}
-	st = ht_reader_status(reader);
-	if (analysis)
-		ht_report_guest_finish(guest, stdout, h->start_monotonic_ns,
-				       st->has_trailer ? st->trailer.end_monotonic_ns : last_ns);
-	if (summary) {
-		ht_summary_set_forged(summary, ht_report_guest_forged(guest));
-		ht_summary_print(summary, stdout, cfg.path, h, st, reader);
-	}
-	if (live) {
-		/* The file's own clock: rates are over the recording, not over reading it. */
-		ht_live_final(live, st->has_trailer ? st->trailer.end_monotonic_ns : last_ns,
-			      st->has_trailer ? ht_trailer_lost(&st->trailer) : 0);
-	}
+	st = ht_reader_status(run.reader);
+	report_end(&run, st);
 	fflush(stdout);
 	status = ht_report_read_outcome(cfg.path, st);
-	goto out;
-
-out_of_memory:
-	status = ht_runtime_error("out of memory");
 out:
-	ht_live_free(live);
-	ht_summary_free(summary);
-	ht_report_guest_close(guest);
-	ht_reader_close(reader);
+	ht_live_free(run.live);
+	ht_summary_free(run.summary);
+	ht_report_guest_close(run.guest);
+	ht_reader_close(run.reader);
 	return status;
 }
