@@ -49,7 +49,48 @@ static bool append(char *buf, size_t cap, size_t *len, const char *s, size_t n)
 	return true;
 }
 
-/* Opens the directory dir (a prefix of path, the output) by the rule of output_file.h. */
+/*
+ * The next component of rest, from *pos, into comp (NUL-terminated): its
+ * length, 0 at the end of rest, or -ENAMETOOLONG.
+ */
+static long next_component(const char *rest, size_t *pos, char comp[NAME_MAX + 1])
+{
+	size_t n;
+
+	while (rest[*pos] == '/')
+		(*pos)++;
+	if (!rest[*pos])
+		return 0;
+	n = strcspn(rest + *pos, "/");
+	if (n > NAME_MAX)
+		return -ENAMETOOLONG;
+	memcpy(comp, rest + *pos, n);
+	comp[n] = '\0';
+	*pos += n;
+	return (long)n;
+}
+
+/* What is left to walk after a link (rest from *pos) goes after the link's target. 0 or -ENAMETOOLONG. */
+static int splice_link(char rest[2 * PATH_MAX], size_t *pos, const char *target, size_t tlen)
+{
+	char after[2 * PATH_MAX];
+	size_t len = 0;
+
+	after[0] = '\0';
+	if (!append(after, sizeof(after), &len, target, tlen) || !append(after, sizeof(after), &len, "/", 1) ||
+	    !append(after, sizeof(after), &len, rest + *pos, strlen(rest + *pos)))
+		return -ENAMETOOLONG;
+	memcpy(rest, after, len + 1);
+	*pos = 0;
+	return 0;
+}
+
+/*
+ * Opens the directory dir (a prefix of path, the output) by the rule of
+ * output_file.h. One loop over the components, longer than most functions
+ * here on purpose: the descriptor it holds, what is left to walk and what it
+ * walked change together at every link, and the rule is reviewed in one place.
+ */
 static int open_dir(const char *dir, const char *path, const struct ht_output_spec *spec, char *err, size_t errlen)
 {
 	/* rest: what is left to walk, a link's target spliced in front; shown: what was walked, for messages. */
@@ -70,20 +111,16 @@ static int open_dir(const char *dir, const char *path, const struct ht_output_sp
 		struct stat st;
 		char comp[NAME_MAX + 1];
 		size_t n, shown_before = shown_len;
+		long got = next_component(rest, &pos, comp);
 		int fd;
 
-		while (rest[pos] == '/')
-			pos++;
-		if (!rest[pos])
+		if (got == 0)
 			return cur;
-		n = strcspn(rest + pos, "/");
-		if (n > NAME_MAX) {
-			ret = -ENAMETOOLONG;
+		if (got < 0) {
+			ret = (int)got;
 			break;
 		}
-		memcpy(comp, rest + pos, n);
-		comp[n] = '\0';
-		pos += n;
+		n = (size_t)got;
 		if (!strcmp(comp, "."))
 			continue;
 		/* O_PATH | O_NOFOLLOW: a link is opened as itself, never followed by the kernel. */
@@ -127,17 +164,8 @@ static int open_dir(const char *dir, const char *path, const struct ht_output_sp
 		}
 		target[tlen] = '\0';
 		/* Walk the target, then what was left after the link. */
-		char after[2 * PATH_MAX];
-		size_t len = 0;
-		after[0] = '\0';
-		if (!append(after, sizeof(after), &len, target, (size_t)tlen) ||
-		    !append(after, sizeof(after), &len, "/", 1) ||
-		    !append(after, sizeof(after), &len, rest + pos, strlen(rest + pos))) {
-			ret = -ENAMETOOLONG;
+		if ((ret = splice_link(rest, &pos, target, (size_t)tlen)))
 			break;
-		}
-		memcpy(rest, after, len + 1);
-		pos = 0;
 		/* The link's own text leaves the shown path: the target's components follow it. */
 		shown_len = shown_before;
 		shown[shown_len] = '\0';
