@@ -115,23 +115,22 @@ static bool check_kvm_guest(const struct cpuid_snapshot *c)
 	}
 }
 
-int main(int argc, char **argv)
+/*
+ * The command line, the KVM check and the instruction choice: -1 to go on
+ * with *insn chosen, else the exit status (usage, --help, not a KVM guest,
+ * or the test hook's stop).
+ */
+static int prepare(int argc, char **argv, struct hypercall_options *o, enum hypercall_insn *insn)
 {
-	struct hypercall_options o;
 	struct cpuid_snapshot cpu;
-	struct latency_summary lat;
-	enum hypercall_insn insn;
-	enum ht_guest_insn ginsn;
-	uint64_t *samples, first_ret = 0, mismatches = 0, start;
-	double clock_ns;
 	char err[256], vendor[13];
 	int test_hook;
 
-	if (hypercall_options_parse(argc, argv, &o, err, sizeof(err)) < 0) {
+	if (hypercall_options_parse(argc, argv, o, err, sizeof(err)) < 0) {
 		fprintf(stderr, "hypercall: %s\n", err);
 		return 2;
 	}
-	if (o.help) {
+	if (o->help) {
 		fputs(hypercall_usage, stdout);
 		return 0;
 	}
@@ -139,8 +138,8 @@ int main(int argc, char **argv)
 		return 2;
 	if (!check_kvm_guest(&cpu))
 		return 1;
-	insn = o.insn != HYPERCALL_INSN_UNKNOWN ? o.insn : cpuid_vendor_hypercall_insn(&cpu);
-	if (insn == HYPERCALL_INSN_UNKNOWN) {
+	*insn = o->insn != HYPERCALL_INSN_UNKNOWN ? o->insn : cpuid_vendor_hypercall_insn(&cpu);
+	if (*insn == HYPERCALL_INSN_UNKNOWN) {
 		cpuid_vendor_string(&cpu, vendor);
 		fprintf(stderr,
 			"hypercall: cannot choose vmcall or vmmcall for CPU vendor '%s'; pass --insn\n",
@@ -149,10 +148,75 @@ int main(int argc, char **argv)
 	}
 	if (test_hook) {
 		printf("hypercall: test hook %s: KVM guest, insn=%s; not issuing hypercalls\n",
-		       TEST_CPUID_ENV, hypercall_insn_name(insn));
+		       TEST_CPUID_ENV, hypercall_insn_name(*insn));
 		return 0;
 	}
+	return -1;
+}
 
+/*
+ * Issues o->count hypercalls, each one's round trip into samples[i]; returns
+ * the first call's return value and counts in *mismatches the calls that
+ * returned another.
+ */
+static uint64_t issue_hypercalls(const struct hypercall_options *o, enum ht_guest_insn ginsn,
+				 uint64_t *samples, uint64_t *mismatches)
+{
+	uint64_t first_ret = 0, start = ht_monotonic_ns();
+
+	for (uint64_t i = 0; i < o->count; i++) {
+		uint64_t a0 = o->a0_fixed ? o->a0 : i, ret, t0, t1;
+
+		if (o->rate)
+			sleep_until_ns(start + i * 1000000000ull / o->rate);
+		t0 = ht_monotonic_ns();
+		ret = ht_guest_hypercall(ginsn, o->nr, a0, o->a1, o->a2, o->a3);
+		t1 = ht_monotonic_ns();
+		samples[i] = t1 - t0;
+		if (i == 0)
+			first_ret = ret;
+		else if (ret != first_ret)
+			(*mismatches)++;
+	}
+	return first_ret;
+}
+
+/* The output lines of --help's "Output" section. */
+static void print_report(const struct hypercall_options *o, enum hypercall_insn insn,
+			 uint64_t first_ret, uint64_t mismatches,
+			 const struct latency_summary *lat, double clock_ns)
+{
+	printf("hypercall: issued=%llu nr=%llu insn=%s", (unsigned long long)o->count,
+	       (unsigned long long)o->nr, hypercall_insn_name(insn));
+	if (o->a0_fixed)
+		printf(" a0=0x%llx", (unsigned long long)o->a0);
+	else
+		printf(" a0=0..%llu", (unsigned long long)(o->count - 1));
+	printf(" a1=0x%llx a2=0x%llx a3=0x%llx ret=%lld ret_mismatches=%llu\n",
+	       (unsigned long long)o->a1, (unsigned long long)o->a2, (unsigned long long)o->a3,
+	       (long long)first_ret, (unsigned long long)mismatches);
+	printf("hypercall: round_trip_ns count=%zu mean=%.1f median=%.1f stddev=%.1f min=%llu "
+	       "p99=%llu max=%llu\n",
+	       lat->count, lat->mean, lat->median, lat->stddev, (unsigned long long)lat->min,
+	       (unsigned long long)lat->p99, (unsigned long long)lat->max);
+	printf("hypercall: clock_overhead_ns median=%.1f\n", clock_ns);
+	if ((int64_t)first_ret == -1)
+		printf("hypercall: note: ret -1 is -KVM_EPERM: KVM traced each call, then refused "
+		       "it because it came from user space (CPL 3)\n");
+}
+
+int main(int argc, char **argv)
+{
+	struct hypercall_options o;
+	struct latency_summary lat;
+	enum hypercall_insn insn;
+	enum ht_guest_insn ginsn;
+	uint64_t *samples, first_ret, mismatches = 0;
+	double clock_ns;
+	int status;
+
+	if ((status = prepare(argc, argv, &o, &insn)) >= 0)
+		return status;
 	samples = calloc(o.count, sizeof(*samples));
 	if (!samples) {
 		fprintf(stderr, "hypercall: cannot allocate %llu samples; use a smaller --count\n",
@@ -163,41 +227,9 @@ int main(int argc, char **argv)
 	ginsn = insn == HYPERCALL_INSN_VMCALL ? HT_GUEST_INSN_VMCALL : HT_GUEST_INSN_VMMCALL;
 	signal(SIGILL, on_sigill);
 	clock_ns = clock_overhead_ns();
-
-	start = ht_monotonic_ns();
-	for (uint64_t i = 0; i < o.count; i++) {
-		uint64_t a0 = o.a0_fixed ? o.a0 : i, ret, t0, t1;
-
-		if (o.rate)
-			sleep_until_ns(start + i * 1000000000ull / o.rate);
-		t0 = ht_monotonic_ns();
-		ret = ht_guest_hypercall(ginsn, o.nr, a0, o.a1, o.a2, o.a3);
-		t1 = ht_monotonic_ns();
-		samples[i] = t1 - t0;
-		if (i == 0)
-			first_ret = ret;
-		else if (ret != first_ret)
-			mismatches++;
-	}
-
+	first_ret = issue_hypercalls(&o, ginsn, samples, &mismatches);
 	latency_summarize(samples, o.count, &lat);
 	free(samples);
-	printf("hypercall: issued=%llu nr=%llu insn=%s", (unsigned long long)o.count,
-	       (unsigned long long)o.nr, hypercall_insn_name(insn));
-	if (o.a0_fixed)
-		printf(" a0=0x%llx", (unsigned long long)o.a0);
-	else
-		printf(" a0=0..%llu", (unsigned long long)(o.count - 1));
-	printf(" a1=0x%llx a2=0x%llx a3=0x%llx ret=%lld ret_mismatches=%llu\n",
-	       (unsigned long long)o.a1, (unsigned long long)o.a2, (unsigned long long)o.a3,
-	       (long long)first_ret, (unsigned long long)mismatches);
-	printf("hypercall: round_trip_ns count=%zu mean=%.1f median=%.1f stddev=%.1f min=%llu "
-	       "p99=%llu max=%llu\n",
-	       lat.count, lat.mean, lat.median, lat.stddev, (unsigned long long)lat.min,
-	       (unsigned long long)lat.p99, (unsigned long long)lat.max);
-	printf("hypercall: clock_overhead_ns median=%.1f\n", clock_ns);
-	if ((int64_t)first_ret == -1)
-		printf("hypercall: note: ret -1 is -KVM_EPERM: KVM traced each call, then refused "
-		       "it because it came from user space (CPL 3)\n");
+	print_report(&o, insn, first_ret, mismatches, &lat, clock_ns);
 	return 0;
 }

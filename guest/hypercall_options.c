@@ -72,11 +72,85 @@ static const struct option long_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* What decides how a0..a3 are filled: --text, or any of --a0..--a3. */
+struct args_given {
+	const char *text;
+	bool a0_to_a3;
+};
+
+/* One option getopt_long returned, with its value arg; false with a message in err. */
+static bool parse_one(int opt, const char *arg, struct hypercall_options *o,
+		      struct args_given *given, char *err, size_t err_size)
+{
+	switch (opt) {
+	case 'N':
+		return ht_parse_u64_option("--count", arg, 1, HYPERCALL_MAX_COUNT, &o->count, err,
+					   err_size);
+	case 'n':
+		return ht_parse_u64_option("--nr", arg, 0, UINT64_MAX, &o->nr, err, err_size);
+	case OPT_A0:
+		o->a0_fixed = true;
+		given->a0_to_a3 = true;
+		return ht_parse_u64_option("--a0", arg, 0, UINT64_MAX, &o->a0, err, err_size);
+	case OPT_A1:
+		given->a0_to_a3 = true;
+		return ht_parse_u64_option("--a1", arg, 0, UINT64_MAX, &o->a1, err, err_size);
+	case OPT_A2:
+		given->a0_to_a3 = true;
+		return ht_parse_u64_option("--a2", arg, 0, UINT64_MAX, &o->a2, err, err_size);
+	case OPT_A3:
+		given->a0_to_a3 = true;
+		return ht_parse_u64_option("--a3", arg, 0, UINT64_MAX, &o->a3, err, err_size);
+	case OPT_TEXT:
+		given->text = arg;
+		return true;
+	case OPT_RATE:
+		return ht_parse_u64_option("--rate", arg, 1, HYPERCALL_MAX_RATE, &o->rate, err,
+					   err_size);
+	case OPT_INSN:
+		o->insn = hypercall_insn_parse(arg);
+		if (o->insn == HYPERCALL_INSN_UNKNOWN) {
+			snprintf(err, err_size,
+				 "invalid --insn '%s': expected vmcall or vmmcall; see --help", arg);
+			return false;
+		}
+		return true;
+	case 'h':
+		o->help = true;
+		return true;
+	}
+	/* Not reached: getopt_long returns only the options above, '?' and ':'. */
+	return true;
+}
+
+/* --text, if given, packed into a0..a3; false with a message in err. */
+static bool apply_text(struct hypercall_options *o, const struct args_given *given, char *err,
+		       size_t err_size)
+{
+	const char *text = given->text;
+
+	if (text && given->a0_to_a3) {
+		snprintf(err, err_size, "--text fills a0..a3: drop --a0..--a3; see --help");
+		return false;
+	}
+	if (text && strlen(text) > 32) {
+		snprintf(err, err_size, "--text is %zu bytes: at most 32 fit in a0..a3", strlen(text));
+		return false;
+	}
+	if (text) {
+		o->a0_fixed = true;
+		o->a0 = ht_guest_text_word(text, 32, 0);
+		o->a1 = ht_guest_text_word(text, 32, 1);
+		o->a2 = ht_guest_text_word(text, 32, 2);
+		o->a3 = ht_guest_text_word(text, 32, 3);
+	}
+	return true;
+}
+
 int hypercall_options_parse(int argc, char **argv, struct hypercall_options *o, char *err,
 			    size_t err_size)
 {
-	const char *text = NULL;
-	bool args_given = false;
+	struct args_given given = { 0 };
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -88,82 +162,20 @@ int hypercall_options_parse(int argc, char **argv, struct hypercall_options *o, 
 	opterr = 0;
 	optind = 0;
 	while ((c = getopt_long(argc, argv, ":N:n:h", long_options, NULL)) != -1) {
-		bool ok = true;
-
-		switch (c) {
-		case 'N':
-			ok = ht_parse_u64_option("--count", optarg, 1, HYPERCALL_MAX_COUNT, &o->count, err,
-					   err_size);
-			break;
-		case 'n':
-			ok = ht_parse_u64_option("--nr", optarg, 0, UINT64_MAX, &o->nr, err, err_size);
-			break;
-		case OPT_A0:
-			ok = ht_parse_u64_option("--a0", optarg, 0, UINT64_MAX, &o->a0, err, err_size);
-			o->a0_fixed = true;
-			args_given = true;
-			break;
-		case OPT_A1:
-			ok = ht_parse_u64_option("--a1", optarg, 0, UINT64_MAX, &o->a1, err, err_size);
-			args_given = true;
-			break;
-		case OPT_A2:
-			ok = ht_parse_u64_option("--a2", optarg, 0, UINT64_MAX, &o->a2, err, err_size);
-			args_given = true;
-			break;
-		case OPT_A3:
-			ok = ht_parse_u64_option("--a3", optarg, 0, UINT64_MAX, &o->a3, err, err_size);
-			args_given = true;
-			break;
-		case OPT_TEXT:
-			text = optarg;
-			break;
-		case OPT_RATE:
-			ok = ht_parse_u64_option("--rate", optarg, 1, HYPERCALL_MAX_RATE, &o->rate, err,
-					   err_size);
-			break;
-		case OPT_INSN:
-			o->insn = hypercall_insn_parse(optarg);
-			if (o->insn == HYPERCALL_INSN_UNKNOWN) {
-				snprintf(err, err_size,
-					 "invalid --insn '%s': expected vmcall or vmmcall; see --help",
-					 optarg);
-				ok = false;
-			}
-			break;
-		case 'h':
-			o->help = true;
-			break;
-		default: {
-			/* '?' or ':': the option as typed, in the host commands' words. */
+		if (c == '?' || c == ':') {
+			/* The option as typed, in the host commands' words. */
 			char problem[128];
 
 			ht_option_problem(c, argv, problem, sizeof(problem));
 			snprintf(err, err_size, "%s; see --help", problem);
 			return -1;
 		}
-		}
-		if (!ok)
+		if (!parse_one(c, optarg, o, &given, err, err_size))
 			return -1;
 	}
 	if (optind < argc) {
 		snprintf(err, err_size, "unexpected argument '%s'; see --help", argv[optind]);
 		return -1;
 	}
-	if (text && args_given) {
-		snprintf(err, err_size, "--text fills a0..a3: drop --a0..--a3; see --help");
-		return -1;
-	}
-	if (text && strlen(text) > 32) {
-		snprintf(err, err_size, "--text is %zu bytes: at most 32 fit in a0..a3", strlen(text));
-		return -1;
-	}
-	if (text) {
-		o->a0_fixed = true;
-		o->a0 = ht_guest_text_word(text, 32, 0);
-		o->a1 = ht_guest_text_word(text, 32, 1);
-		o->a2 = ht_guest_text_word(text, 32, 2);
-		o->a3 = ht_guest_text_word(text, 32, 3);
-	}
-	return 0;
+	return apply_text(o, &given, err, err_size) ? 0 : -1;
 }

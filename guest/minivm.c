@@ -91,76 +91,118 @@ static bool results_complete(const struct minivm_options *o, const struct minivm
 	return true;
 }
 
-int main(int argc, char **argv)
+/* The command line and the watchdog: -1 to go on, else the exit status (usage, --help). */
+static int prepare(int argc, char **argv, struct minivm_options *o)
 {
-	static uint8_t code[MINIVM_CODE_MAX];
-	struct minivm_payload_config payload;
-	struct minivm_options o;
-	struct cpuid_snapshot cpu;
-	struct minivm_vm vm;
-	enum hypercall_insn insn;
-	uint64_t elapsed_ns;
-	size_t code_len;
-	char err[512], vendor[13];
-	int status = 1;
+	char err[512];
 
-	if (minivm_options_parse(argc, argv, &o, err, sizeof(err)) < 0) {
+	if (minivm_options_parse(argc, argv, o, err, sizeof(err)) < 0) {
 		fprintf(stderr, "minivm: %s\n", err);
 		return 2;
 	}
-	if (o.help) {
+	if (o->help) {
 		fputs(minivm_usage, stdout);
 		return 0;
 	}
 	/* Armed first: every later step, KVM ioctls included, is bounded. */
 	snprintf(timeout_message, sizeof(timeout_message),
 		 "minivm: timeout: the guest did not finish within %u s (see --timeout)\n",
-		 o.timeout);
+		 o->timeout);
 	signal(SIGALRM, on_alarm);
-	alarm(o.timeout);
+	alarm(o->timeout);
+	return -1;
+}
 
-	cpuid_snapshot_read(&cpu);
-	insn = o.insn != HYPERCALL_INSN_UNKNOWN ? o.insn : cpuid_vendor_hypercall_insn(&cpu);
+/* --insn, else the vendor's instruction; UNKNOWN (message printed) for an unknown vendor. */
+static enum hypercall_insn choose_insn(const struct minivm_options *o,
+				       const struct cpuid_snapshot *cpu)
+{
+	enum hypercall_insn insn;
+	char vendor[13];
+
+	insn = o->insn != HYPERCALL_INSN_UNKNOWN ? o->insn : cpuid_vendor_hypercall_insn(cpu);
 	if (insn == HYPERCALL_INSN_UNKNOWN) {
-		cpuid_vendor_string(&cpu, vendor);
+		cpuid_vendor_string(cpu, vendor);
 		fprintf(stderr,
 			"minivm: cannot choose vmcall or vmmcall for CPU vendor '%s'; pass --insn\n",
 			vendor);
-		return 1;
 	}
-	payload = (struct minivm_payload_config){
-		.nr = o.nr,
-		.other_nr = o.other_nr,
-		.count = o.count,
+	return insn;
+}
+
+/* The guest code into code; its length, or 0 (message printed) if it does not fit. */
+static size_t build_code(const struct minivm_options *o, enum hypercall_insn insn, uint8_t *code,
+			 size_t code_size)
+{
+	struct minivm_payload_config payload = {
+		.nr = o->nr,
+		.other_nr = o->other_nr,
+		.count = o->count,
 		.insn = insn,
-		.mix_len = o.mix_len,
-		.mix_per_call = o.mix_per_call,
+		.mix_len = o->mix_len,
+		.mix_per_call = o->mix_per_call,
 	};
-	memcpy(payload.mix, o.mix, sizeof(payload.mix));
-	code_len = minivm_payload_build(&payload, code, sizeof(code));
-	if (code_len == 0) {
+	size_t code_len;
+
+	memcpy(payload.mix, o->mix, sizeof(payload.mix));
+	code_len = minivm_payload_build(&payload, code, code_size);
+	if (code_len == 0)
 		fprintf(stderr, "minivm: the guest code for this --mix and --mix-per-call does not "
 				"fit in %u bytes; use a smaller --mix-per-call\n",
 			MINIVM_CODE_MAX);
-		return 2;
-	}
+	return code_len;
+}
 
-	if (minivm_vm_open(&vm, o.kvm_path, err, sizeof(err)) < 0)
-		goto out;
+/*
+ * Opens KVM, creates the VM with its vCPUs and runs them to the end: 0, or
+ * -1 with a message in err. vm is opened (to be closed) either way.
+ */
+static int run_vm(struct minivm_vm *vm, const struct minivm_options *o,
+		  const struct cpuid_snapshot *cpu, const uint8_t *code, size_t code_len,
+		  uint64_t *elapsed_ns, char *err, size_t err_size)
+{
+	if (minivm_vm_open(vm, o->kvm_path, err, err_size) < 0)
+		return -1;
 	/*
 	 * Without VMX or SVM, KVM has nothing to run a guest with. Checked before
 	 * creating anything, because some /dev/kvm providers accept KVM_CREATE_VM
 	 * on such CPUs and only fail (or misbehave) later.
 	 */
-	if (!cpuid_has_hardware_virtualization(&cpu)) {
-		snprintf(err, sizeof(err),
+	if (!cpuid_has_hardware_virtualization(cpu)) {
+		snprintf(err, err_size,
 			 "this CPU offers neither VMX nor SVM (CPUID), so KVM cannot run a guest "
 			 "here; run minivm on a host or VM with hardware virtualization");
-		goto out;
+		return -1;
 	}
-	if (minivm_vm_create(&vm, code, code_len, o.vcpus, err, sizeof(err)) < 0)
-		goto out;
-	if (minivm_vm_run(&vm, &elapsed_ns, err, sizeof(err)) < 0)
+	if (minivm_vm_create(vm, code, code_len, o->vcpus, err, err_size) < 0)
+		return -1;
+	return minivm_vm_run(vm, elapsed_ns, err, err_size) < 0 ? -1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	static uint8_t code[MINIVM_CODE_MAX];
+	struct minivm_options o;
+	struct cpuid_snapshot cpu;
+	struct minivm_vm vm;
+	enum hypercall_insn insn;
+	uint64_t elapsed_ns;
+	size_t code_len;
+	char err[512];
+	int status;
+
+	if ((status = prepare(argc, argv, &o)) >= 0)
+		return status;
+	status = 1;
+	cpuid_snapshot_read(&cpu);
+	insn = choose_insn(&o, &cpu);
+	if (insn == HYPERCALL_INSN_UNKNOWN)
+		return 1;
+	code_len = build_code(&o, insn, code, sizeof(code));
+	if (code_len == 0)
+		return 2;
+
+	if (run_vm(&vm, &o, &cpu, code, code_len, &elapsed_ns, err, sizeof(err)) < 0)
 		goto out;
 	alarm(0);
 	for (unsigned int i = 0; i < vm.nvcpus; i++)

@@ -123,12 +123,14 @@ static bool has_mix(const struct minivm_options *o, enum minivm_mix_kind kind)
 	return false;
 }
 
-int minivm_options_parse(int argc, char **argv, struct minivm_options *o, char *err,
-			 size_t err_size)
-{
-	bool mix_per_call_set = false, other_nr_set = false;
-	int c;
+/* Options whose use depends on another option, seen or not. */
+struct options_given {
+	bool mix_per_call;
+	bool other_nr;
+};
 
+static void set_defaults(struct minivm_options *o)
+{
 	memset(o, 0, sizeof(*o));
 	o->vcpus = 1;
 	o->count = MINIVM_DEFAULT_COUNT;
@@ -138,91 +140,103 @@ int minivm_options_parse(int argc, char **argv, struct minivm_options *o, char *
 	o->insn = HYPERCALL_INSN_UNKNOWN;
 	o->timeout = MINIVM_DEFAULT_TIMEOUT;
 	o->kvm_path = "/dev/kvm";
+}
 
+/* One option getopt_long returned, with its value arg; false with a message in err. */
+static bool parse_one(int opt, const char *arg, struct minivm_options *o,
+		      struct options_given *given, char *err, size_t err_size)
+{
+	switch (opt) {
+	case OPT_VCPUS:
+		return ht_parse_u32_option("--vcpus", arg, 1, MINIVM_MAX_VCPUS, &o->vcpus, err,
+					   err_size);
+	case OPT_COUNT:
+		return ht_parse_u32_option("--count", arg, 1, UINT32_MAX, &o->count, err, err_size);
+	case OPT_NR:
+		return ht_parse_u32_option("--nr", arg, 0, UINT32_MAX, &o->nr, err, err_size);
+	case OPT_OTHER_NR:
+		given->other_nr = true;
+		return ht_parse_u32_option("--other-nr", arg, 0, UINT32_MAX, &o->other_nr, err,
+					   err_size);
+	case OPT_MIX:
+		return parse_mix(arg, o, err, err_size);
+	case OPT_MIX_PER_CALL:
+		given->mix_per_call = true;
+		return ht_parse_u32_option("--mix-per-call", arg, 1, MINIVM_MAX_MIX_PER_CALL,
+					   &o->mix_per_call, err, err_size);
+	case OPT_INSN:
+		o->insn = hypercall_insn_parse(arg);
+		if (o->insn == HYPERCALL_INSN_UNKNOWN) {
+			snprintf(err, err_size,
+				 "invalid --insn '%s': expected vmcall or vmmcall; see --help", arg);
+			return false;
+		}
+		return true;
+	case OPT_TIMEOUT:
+		return ht_parse_u32_option("--timeout", arg, 1, MINIVM_MAX_TIMEOUT, &o->timeout, err,
+					   err_size);
+	case OPT_KVM:
+		o->kvm_path = arg;
+		if (arg[0] == '\0') {
+			snprintf(err, err_size, "--kvm needs a device path; see --help");
+			return false;
+		}
+		return true;
+	case 'h':
+		o->help = true;
+		return true;
+	}
+	/* Not reached: getopt_long returns only the options above, '?' and ':'. */
+	return true;
+}
+
+/* The options taken together, once all are parsed; false with a message in err. */
+static bool check_combinations(const struct minivm_options *o, const struct options_given *given,
+			       char *err, size_t err_size)
+{
+	/* Options that would silently do nothing are mistakes worth reporting. */
+	if (given->mix_per_call && o->mix_len == 0) {
+		snprintf(err, err_size, "--mix-per-call needs --mix; see --help");
+		return false;
+	}
+	if (given->other_nr && !has_mix(o, MINIVM_MIX_OTHER_NR)) {
+		snprintf(err, err_size, "--other-nr needs --mix with other-nr; see --help");
+		return false;
+	}
+	/* The tracer tells the two kinds of hypercall apart only by nr. */
+	if (has_mix(o, MINIVM_MIX_OTHER_NR) && o->other_nr == o->nr) {
+		snprintf(err, err_size, "--other-nr %u equals --nr: give the other hypercalls another nr",
+			 o->other_nr);
+		return false;
+	}
+	return true;
+}
+
+int minivm_options_parse(int argc, char **argv, struct minivm_options *o, char *err,
+			 size_t err_size)
+{
+	struct options_given given = { 0 };
+	int c;
+
+	set_defaults(o);
 	/* Our own one-line messages instead of getopt's; optind 0 rescans from scratch. */
 	opterr = 0;
 	optind = 0;
 	while ((c = getopt_long(argc, argv, ":h", long_options, NULL)) != -1) {
-		bool ok = true;
-
-		switch (c) {
-		case OPT_VCPUS:
-			ok = ht_parse_u32_option("--vcpus", optarg, 1, MINIVM_MAX_VCPUS, &o->vcpus, err,
-					   err_size);
-			break;
-		case OPT_COUNT:
-			ok = ht_parse_u32_option("--count", optarg, 1, UINT32_MAX, &o->count, err,
-					   err_size);
-			break;
-		case OPT_NR:
-			ok = ht_parse_u32_option("--nr", optarg, 0, UINT32_MAX, &o->nr, err, err_size);
-			break;
-		case OPT_OTHER_NR:
-			ok = ht_parse_u32_option("--other-nr", optarg, 0, UINT32_MAX, &o->other_nr, err,
-					   err_size);
-			other_nr_set = true;
-			break;
-		case OPT_MIX:
-			ok = parse_mix(optarg, o, err, err_size);
-			break;
-		case OPT_MIX_PER_CALL:
-			ok = ht_parse_u32_option("--mix-per-call", optarg, 1, MINIVM_MAX_MIX_PER_CALL,
-					   &o->mix_per_call, err, err_size);
-			mix_per_call_set = true;
-			break;
-		case OPT_INSN:
-			o->insn = hypercall_insn_parse(optarg);
-			if (o->insn == HYPERCALL_INSN_UNKNOWN) {
-				snprintf(err, err_size,
-					 "invalid --insn '%s': expected vmcall or vmmcall; see --help",
-					 optarg);
-				ok = false;
-			}
-			break;
-		case OPT_TIMEOUT:
-			ok = ht_parse_u32_option("--timeout", optarg, 1, MINIVM_MAX_TIMEOUT, &o->timeout,
-					   err, err_size);
-			break;
-		case OPT_KVM:
-			if (optarg[0] == '\0') {
-				snprintf(err, err_size, "--kvm needs a device path; see --help");
-				ok = false;
-			}
-			o->kvm_path = optarg;
-			break;
-		case 'h':
-			o->help = true;
-			break;
-		default: {
-			/* '?' or ':': the option as typed, in the host commands' words. */
+		if (c == '?' || c == ':') {
+			/* The option as typed, in the host commands' words. */
 			char problem[128];
 
 			ht_option_problem(c, argv, problem, sizeof(problem));
 			snprintf(err, err_size, "%s; see --help", problem);
 			return -1;
 		}
-		}
-		if (!ok)
+		if (!parse_one(c, optarg, o, &given, err, err_size))
 			return -1;
 	}
 	if (optind < argc) {
 		snprintf(err, err_size, "unexpected argument '%s'; see --help", argv[optind]);
 		return -1;
 	}
-	/* Options that would silently do nothing are mistakes worth reporting. */
-	if (mix_per_call_set && o->mix_len == 0) {
-		snprintf(err, err_size, "--mix-per-call needs --mix; see --help");
-		return -1;
-	}
-	if (other_nr_set && !has_mix(o, MINIVM_MIX_OTHER_NR)) {
-		snprintf(err, err_size, "--other-nr needs --mix with other-nr; see --help");
-		return -1;
-	}
-	/* The tracer tells the two kinds of hypercall apart only by nr. */
-	if (has_mix(o, MINIVM_MIX_OTHER_NR) && o->other_nr == o->nr) {
-		snprintf(err, err_size, "--other-nr %u equals --nr: give the other hypercalls another nr",
-			 o->other_nr);
-		return -1;
-	}
-	return 0;
+	return check_combinations(o, &given, err, err_size) ? 0 : -1;
 }
