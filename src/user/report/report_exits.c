@@ -518,36 +518,108 @@ static int window_of(struct exits_reading *r, struct ht_exit_table *out, unsigne
 	return ht_exit_table_delta(out, end, begin);
 }
 
+/* The file of cfg open in *reader, its selection resolved against its header: -1 to go on, else the exit status. */
+static int open_selected(struct ht_report_config *cfg, struct ht_reader **reader)
+{
+	char err[512];
+
+	if (ht_reader_open(cfg->path, reader, err, sizeof(err)))
+		return ht_runtime_error("%s", err);
+	if (ht_selection_resolve(&cfg->selection, ht_reader_header(*reader), err, sizeof(err))) {
+		ht_reader_close(*reader);
+		return ht_usage_error("report", "%s", err);
+	}
+	return -1;
+}
+
+/* The file's EXITS blocks into r, read to the end; a fault in r->err. */
+static void read_exits(struct exits_reading *r, struct ht_reader *reader)
+{
+	struct ht_record rec;
+
+	r->state_ns = ht_reader_header(reader)->start_monotonic_ns;
+	r->reader = reader;
+	ht_reader_set_exits_visitor(reader, apply_block, r);
+	ht_reader_set_exit_causes_visitor(reader, apply_causes, r);
+	ht_hashmap_init(&r->pending_index, hash_row, equal_row, NULL);
+	while (ht_reader_next(reader, &rec) == 1)
+		; /* the records are not this report's; the visitor takes the EXITS blocks as they pass */
+	if (!r->err)
+		r->err = merge_pending(r);
+}
+
+/* The text view of window, [from_ns, to_ns): its heading, the exits unless --causes, then the causes. */
+static int write_exits_text(const struct ht_report_config *cfg, const struct ht_exit_table *window,
+			    struct ht_reader *reader, unsigned long long from_ns, unsigned long long to_ns)
+{
+	unsigned long long start_ns = ht_reader_header(reader)->start_monotonic_ns;
+	struct ht_exit_view_opts o = {
+		.elapsed_ns = to_ns > from_ns ? to_ns - from_ns : 0,
+		.width = 200,
+		.per_vcpu_reasons = true,
+		.vm_name = vm_name_of,
+		.thread_name = thread_name_of,
+		.name_ctx = reader,
+	};
+	char desc[512];
+
+	if (ht_selection_active(&cfg->selection)) {
+		ht_selection_describe(&cfg->selection, desc, sizeof(desc));
+		printf("selection: %s (time windows at the recording's intervals: +%.3f s to +%.3f s)\n", desc,
+		       (double)(from_ns - start_ns) / 1e9, (double)(to_ns - start_ns) / 1e9);
+	}
+	printf("%s: %.3f s of exits; times in the host: min and max %s, p50 and p99 as log2 bucket bounds\n",
+	       cfg->path, (double)(to_ns - from_ns) / 1e9,
+	       cfg->selection.since.on ? "as bucket bounds where an interval cuts a series (>, <)" : "exact");
+	if (!cfg->causes)
+		ht_exit_view_write(stdout, window, &o);
+	if (ht_exit_causes_view_write(stdout, window, &o) == -ENOMEM)
+		return -ENOMEM;
+	if (cfg->causes && !window->causes.n)
+		printf("no causes of exits: the recording was made before record --exits counted them, or the selection has none\n");
+	return 0;
+}
+
+/* window, [from_ns, to_ns), in the view cfg asks for; -ENOMEM or 0. */
+static int write_window(const struct ht_report_config *cfg, const struct ht_exit_table *window,
+			struct ht_reader *reader, unsigned long long from_ns, unsigned long long to_ns)
+{
+	unsigned long long start_ns = ht_reader_header(reader)->start_monotonic_ns;
+	bool rows = cfg->mode == HT_REPORT_CSV || cfg->mode == HT_REPORT_JSON;
+
+	if (cfg->vcpu_time && rows) {
+		print_vcpu_time(cfg->mode, window, reader);
+	} else if (cfg->vcpu_time) {
+		printf("%s: where each vCPU thread's time went, +%.3f s to +%.3f s (its states add up to its time)\n",
+		       cfg->path, (double)(from_ns - start_ns) / 1e9, (double)(to_ns - start_ns) / 1e9);
+		return write_vcpu_time(window, reader);
+	} else if (cfg->causes && rows) {
+		return print_causes(cfg->mode, window, reader);
+	} else if (rows) {
+		print_rows(cfg->mode, window, reader);
+	} else {
+		return write_exits_text(cfg, window, reader, from_ns, to_ns);
+	}
+	return 0;
+}
+
 int ht_report_exits(struct ht_report_config *cfg)
 {
 	struct exits_reading r = { .sel = &cfg->selection };
 	struct ht_exit_table window;
 	struct ht_reader *reader;
-	struct ht_record rec;
 	unsigned long long from_ns, to_ns;
-	char err[512];
 	int status;
 
-	if (ht_reader_open(cfg->path, &reader, err, sizeof(err)))
-		return ht_runtime_error("%s", err);
+	status = open_selected(cfg, &reader);
+	if (status != -1)
+		return status;
 	const struct ht_file_header *h = ht_reader_header(reader);
-	if (ht_selection_resolve(&cfg->selection, h, err, sizeof(err))) {
-		ht_reader_close(reader);
-		return ht_usage_error("report", "%s", err);
-	}
 	ht_exit_table_init(&r.state);
 	ht_exit_table_init(&r.at_since);
 	ht_exit_table_init(&r.at_until);
 	ht_exit_table_init(&window);
-	r.state_ns = h->start_monotonic_ns;
-	r.reader = reader;
-	ht_reader_set_exits_visitor(reader, apply_block, &r);
-	ht_reader_set_exit_causes_visitor(reader, apply_causes, &r);
-	ht_hashmap_init(&r.pending_index, hash_row, equal_row, NULL);
-	while (ht_reader_next(reader, &rec) == 1)
-		; /* the records are not this report's; the visitor takes the EXITS blocks as they pass */
-	if (!r.err)
-		r.err = merge_pending(&r);
+	read_exits(&r, reader);
 	const struct ht_read_status *st = ht_reader_status(reader);
 	if (r.err == -EBADMSG) {
 		status = ht_runtime_error("%s: %s", cfg->path, r.why);
@@ -564,42 +636,7 @@ int ht_report_exits(struct ht_report_config *cfg)
 		   select_rows(&window, &cfg->selection, reader)) {
 		status = ht_runtime_error("out of memory");
 	} else {
-		if (cfg->vcpu_time && (cfg->mode == HT_REPORT_CSV || cfg->mode == HT_REPORT_JSON)) {
-			print_vcpu_time(cfg->mode, &window, reader);
-		} else if (cfg->vcpu_time) {
-			printf("%s: where each vCPU thread's time went, +%.3f s to +%.3f s (its states add up to its time)\n",
-			       cfg->path, (double)(from_ns - h->start_monotonic_ns) / 1e9,
-			       (double)(to_ns - h->start_monotonic_ns) / 1e9);
-			r.err = write_vcpu_time(&window, reader);
-		} else if (cfg->causes && (cfg->mode == HT_REPORT_CSV || cfg->mode == HT_REPORT_JSON)) {
-			r.err = print_causes(cfg->mode, &window, reader);
-		} else if (cfg->mode == HT_REPORT_CSV || cfg->mode == HT_REPORT_JSON) {
-			print_rows(cfg->mode, &window, reader);
-		} else {
-			struct ht_exit_view_opts o = {
-				.elapsed_ns = to_ns > from_ns ? to_ns - from_ns : 0,
-				.width = 200,
-				.per_vcpu_reasons = true,
-				.vm_name = vm_name_of,
-				.thread_name = thread_name_of,
-				.name_ctx = reader,
-			};
-			if (ht_selection_active(&cfg->selection)) {
-				ht_selection_describe(&cfg->selection, err, sizeof(err));
-				printf("selection: %s (time windows at the recording's intervals: +%.3f s to +%.3f s)\n", err,
-				       (double)(from_ns - h->start_monotonic_ns) / 1e9,
-				       (double)(to_ns - h->start_monotonic_ns) / 1e9);
-			}
-			printf("%s: %.3f s of exits; times in the host: min and max %s, p50 and p99 as log2 bucket bounds\n",
-			       cfg->path, (double)(to_ns - from_ns) / 1e9,
-			       cfg->selection.since.on ? "as bucket bounds where an interval cuts a series (>, <)" : "exact");
-			if (!cfg->causes)
-				ht_exit_view_write(stdout, &window, &o);
-			if (ht_exit_causes_view_write(stdout, &window, &o) == -ENOMEM)
-				r.err = -ENOMEM;
-			else if (cfg->causes && !window.causes.n)
-				printf("no causes of exits: the recording was made before record --exits counted them, or the selection has none\n");
-		}
+		r.err = write_window(cfg, &window, reader, from_ns, to_ns);
 		fflush(stdout);
 		status = r.err ? ht_runtime_error("out of memory") : ht_report_read_outcome(cfg->path, st);
 	}

@@ -98,63 +98,52 @@ _Static_assert((int)HT_OPT_CATALOG > (int)HT_SELECT_OPT_VM, "guest-event and sel
 static const char hist_series_error[] =
 	"invalid --hist '%s': expected total, exit-hcall, hcall-entry, all or a comma list";
 
-int ht_report_parse(int argc, char **argv, struct ht_report_config *cfg)
+/* One option of report's own (not a selection or guest-event option): -1 to go on, else the exit status. */
+static int report_option(int opt, int argc, char **argv, struct ht_report_config *cfg, int *modes)
 {
-	char err[256];
-	int opt, modes = 0;
-
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->mode = HT_REPORT_SUMMARY;
-	cfg->series = HT_HV_SERIES_ALL;
-	cfg->group_by = HT_LAT_BY_NONE;
-
-	opterr = 0;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":DCJHVh" HT_SELECT_SHORTOPTS, report_longopts, NULL)) != -1) {
-		int sel = ht_selection_option(&cfg->selection, opt, optarg, err, sizeof(err));
-		if (sel < 0)
-			return ht_usage_error("report", "%s", err);
-		if (sel > 0)
-			continue;
-		int dec = ht_decode_option("report", opt, optarg, &cfg->decode);
-		if (dec == 1)
-			continue;
-		if (dec)
-			return dec;
-		switch (opt) {
-		case 'H':
-			cfg->mode = HT_REPORT_HIST;
-			modes++;
-			if (optarg) {
-				if (!ht_hv_parse_series(optarg, &cfg->series))
-					return ht_usage_error("report", hist_series_error, optarg);
-			} else if (optind < argc && ht_hv_parse_series(argv[optind], &cfg->series)) {
-				/* `--hist total`, as record takes it: the next word is the series. */
-				optind++;
-			}
-			break;
-		case 'P':
-		case 'M':
-			if (cfg->group_by != HT_LAT_BY_NONE)
-				return ht_usage_error("report", "--per-vcpu and --per-vm exclude each other");
-			cfg->group_by = opt == 'P' ? HT_LAT_BY_VCPU : HT_LAT_BY_VM;
-			break;
-		case 'E': cfg->exits = true; break;
-		case 'W': cfg->vcpu_switches = true; break;
-		case 'A': cfg->vcpu_time = true; break;
-		case 'U': cfg->causes = true; break;
-		case 'D': cfg->mode = HT_REPORT_DUMP; modes++; break;
-		case 'C': cfg->mode = HT_REPORT_CSV; modes++; break;
-		case 'J': cfg->mode = HT_REPORT_JSON; modes++; break;
-		case 'V':
-			return ht_print_version();
-		case 'h':
-			printf(report_help, ht_selection_help, ht_decode_help);
-			return HT_EXIT_OK;
-		default:
-			return ht_option_error("report", opt, argv);
+	switch (opt) {
+	case 'H':
+		cfg->mode = HT_REPORT_HIST;
+		(*modes)++;
+		if (optarg) {
+			if (!ht_hv_parse_series(optarg, &cfg->series))
+				return ht_usage_error("report", hist_series_error, optarg);
+		} else if (optind < argc && ht_hv_parse_series(argv[optind], &cfg->series)) {
+			/* `--hist total`, as record takes it: the next word is the series. */
+			optind++;
 		}
+		break;
+	case 'P':
+	case 'M':
+		if (cfg->group_by != HT_LAT_BY_NONE)
+			return ht_usage_error("report", "--per-vcpu and --per-vm exclude each other");
+		cfg->group_by = opt == 'P' ? HT_LAT_BY_VCPU : HT_LAT_BY_VM;
+		break;
+	case 'E': cfg->exits = true; break;
+	case 'W': cfg->vcpu_switches = true; break;
+	case 'A': cfg->vcpu_time = true; break;
+	case 'U': cfg->causes = true; break;
+	case 'D': cfg->mode = HT_REPORT_DUMP; (*modes)++; break;
+	case 'C': cfg->mode = HT_REPORT_CSV; (*modes)++; break;
+	case 'J': cfg->mode = HT_REPORT_JSON; (*modes)++; break;
+	case 'V':
+		return ht_print_version();
+	case 'h':
+		printf(report_help, ht_selection_help, ht_decode_help);
+		return HT_EXIT_OK;
+	default:
+		return ht_option_error("report", opt, argv);
 	}
+	return -1;
+}
+
+/*
+ * The options given together that exclude or need each other: -1 if they
+ * fit, else the exit status. In this order, so that of several faults the
+ * same one is reported; --causes is made to imply --exits on the way.
+ */
+static int check_combinations(struct ht_report_config *cfg, int modes)
+{
 	if (modes > 1)
 		return ht_usage_error("report", "--dump, --csv, --json and --hist exclude each other");
 	if (modes && cfg->decode.analysis != HT_ANALYSIS_NONE)
@@ -185,6 +174,39 @@ int ht_report_parse(int argc, char **argv, struct ht_report_config *cfg)
 		return ht_usage_error("report", "--vcpu-switches lists switches, which carry no hypercall: drop --nr and the guest-event options");
 	if (cfg->group_by != HT_LAT_BY_NONE && cfg->mode != HT_REPORT_HIST)
 		return ht_usage_error("report", "--per-vcpu and --per-vm go with --hist");
+	return -1;
+}
+
+int ht_report_parse(int argc, char **argv, struct ht_report_config *cfg)
+{
+	char err[256];
+	int opt, modes = 0, ret;
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->mode = HT_REPORT_SUMMARY;
+	cfg->series = HT_HV_SERIES_ALL;
+	cfg->group_by = HT_LAT_BY_NONE;
+
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, ":DCJHVh" HT_SELECT_SHORTOPTS, report_longopts, NULL)) != -1) {
+		int sel = ht_selection_option(&cfg->selection, opt, optarg, err, sizeof(err));
+		if (sel < 0)
+			return ht_usage_error("report", "%s", err);
+		if (sel > 0)
+			continue;
+		int dec = ht_decode_option("report", opt, optarg, &cfg->decode);
+		if (dec == 1)
+			continue;
+		if (dec)
+			return dec;
+		ret = report_option(opt, argc, argv, cfg, &modes);
+		if (ret != -1)
+			return ret;
+	}
+	ret = check_combinations(cfg, modes);
+	if (ret != -1)
+		return ret;
 	if (ht_selection_check(&cfg->selection, err, sizeof(err)))
 		return ht_usage_error("report", "%s", err);
 	if (optind == argc)

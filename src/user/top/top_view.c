@@ -233,6 +233,8 @@ struct groups {
 
 /* Causes shown under each exit reason: the busiest of the interval. */
 #define TOP_CAUSES_PER_REASON 2
+/* Exit reasons summed for a VM's lines: the first met, the rest left out. */
+#define VM_REASONS 64
 
 
 /* [*from, *to) of the interval's series of pid, and of vcpu too if vcpu >= 0. */
@@ -307,61 +309,76 @@ struct vcpu_sum {
 	uint64_t hcalls;
 };
 
-static void vm_details(struct frame *f, const bool show[NCOLS], const struct vm_row *r, const struct groups *g,
-		       const struct ht_top_view_opts *o)
+/* The sums of the vCPUs of the VM's series [sa, sb) (a run, in vcpu order), one per vCPU; how many. */
+static size_t sum_vcpus(struct vcpu_sum *sums, const struct groups *g, size_t sa, size_t sb)
+{
+	size_t nv = 0;
+
+	for (size_t k = sa; k < sb; k++) {
+		const struct ht_exit_series *e = g->series[k];
+
+		if (!nv || sums[nv - 1].vcpu != e->key.vcpu)
+			sums[nv++] = (struct vcpu_sum){ .vcpu = e->key.vcpu, .s = { .minmax_exact = true } };
+		ht_exit_series_add(&sums[nv - 1].s, e);
+		sums[nv - 1].hcalls = ht_sat_add(sums[nv - 1].hcalls, is_hypercall(&e->key) ? e->h.count : 0);
+	}
+	return nv;
+}
+
+/* The sum of vcpu among the nv of sums, or an empty one: a vCPU without exits in the interval. */
+static const struct vcpu_sum *vcpu_sum_of(const struct vcpu_sum *sums, size_t nv, uint16_t vcpu)
+{
+	static const struct vcpu_sum none = { .s = { .minmax_exact = true } };
+	size_t a = 0, b = nv;
+
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+
+		if (sums[mid].vcpu == vcpu)
+			return &sums[mid];
+		if (sums[mid].vcpu < vcpu)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return &none;
+}
+
+/* A line for each live vCPU thread of the VM; false if out of memory. */
+static bool vcpu_rows(struct frame *f, const bool show[NCOLS], const struct vm_row *r, const struct groups *g,
+		      const struct ht_top_view_opts *o)
 {
 	char cols[160], name[HT_ESC_SIZE(16) + 16], esc[HT_ESC_SIZE(16)];
-	size_t from, to;
+	size_t from, to, sa, sb, nv;
 
-	if (o->vcpus) {
-		/* Each vCPU's sums once (its series are a run): threads of one vCPU share them. */
-		size_t sa, sb, nv = 0;
-		series_run(g, r->pid, -1, &sa, &sb);
-		struct vcpu_sum *sums = calloc(sb - sa + 1, sizeof(*sums));
-		if (!sums)
-			return;
-		for (size_t k = sa; k < sb; k++) {
-			const struct ht_exit_series *e = g->series[k];
+	/* Each vCPU's sums once: threads of one vCPU share them. */
+	series_run(g, r->pid, -1, &sa, &sb);
+	struct vcpu_sum *sums = calloc(sb - sa + 1, sizeof(*sums));
+	if (!sums)
+		return false;
+	nv = sum_vcpus(sums, g, sa, sb);
+	thread_run(g, r->pid, &from, &to);
+	for (size_t i = from; i < to; i++) {
+		const struct ht_vcpu_thread_row *t = g->threads[i];
 
-			if (!nv || sums[nv - 1].vcpu != e->key.vcpu)
-				sums[nv++] = (struct vcpu_sum){ .vcpu = e->key.vcpu, .s = { .minmax_exact = true } };
-			ht_exit_series_add(&sums[nv - 1].s, e);
-			sums[nv - 1].hcalls = ht_sat_add(sums[nv - 1].hcalls, is_hypercall(&e->key) ? e->h.count : 0);
-		}
-		thread_run(g, r->pid, &from, &to);
-		for (size_t i = from; i < to; i++) {
-			const struct ht_vcpu_thread_row *t = g->threads[i];
-			static const struct vcpu_sum none = { .s = { .minmax_exact = true } };
-			const struct vcpu_sum *vs = &none;
-			size_t a = 0, b = nv;
-
-			if (t->gone)
-				continue;
-			while (a < b) {
-				size_t mid = a + (b - a) / 2;
-
-				if (sums[mid].vcpu == t->w.vcpu) {
-					vs = &sums[mid];
-					break;
-				}
-				if (sums[mid].vcpu < t->w.vcpu)
-					a = mid + 1;
-				else
-					b = mid;
-			}
-			const char *tn = o->thread_name ? o->thread_name(o->ctx, t->w.pid, t->w.tid) : NULL;
-			snprintf(name, sizeof(name), "vCPU %u %s", (unsigned int)t->w.vcpu,
-				 ht_escape(esc, sizeof(esc), tn ? tn : "", HT_ESC_TEXT));
-			columns(cols, sizeof(cols), show, &vs->s, vs->hcalls, interval_states(g, t), o->interval_ns);
-			row(f, "%7u   %-18.18s %s", t->w.tid, name, cols);
-		}
-		free(sums);
+		if (t->gone)
+			continue;
+		const struct vcpu_sum *vs = vcpu_sum_of(sums, nv, t->w.vcpu);
+		const char *tn = o->thread_name ? o->thread_name(o->ctx, t->w.pid, t->w.tid) : NULL;
+		snprintf(name, sizeof(name), "vCPU %u %s", (unsigned int)t->w.vcpu,
+			 ht_escape(esc, sizeof(esc), tn ? tn : "", HT_ESC_TEXT));
+		columns(cols, sizeof(cols), show, &vs->s, vs->hcalls, interval_states(g, t), o->interval_ns);
+		row(f, "%7u   %-18.18s %s", t->w.tid, name, cols);
 	}
-	if (!o->reasons)
-		return;
-	/* The VM's reasons, busiest first, summed over its vCPUs (the first 64 of them). */
-	struct ht_exit_series sums[64];
-	size_t n = 0;
+	free(sums);
+	return true;
+}
+
+/* The VM's reasons (the first VM_REASONS met), each summed over its vCPUs, busiest first, into sums; how many. */
+static size_t sum_reasons(struct ht_exit_series sums[VM_REASONS], const struct vm_row *r, const struct groups *g)
+{
+	size_t from, to, n = 0;
+
 	series_run(g, r->pid, -1, &from, &to);
 	for (size_t k = from; k < to; k++) {
 		const struct ht_exit_series *e = g->series[k];
@@ -371,7 +388,7 @@ static void vm_details(struct frame *f, const bool show[NCOLS], const struct vm_
 			if (sums[j].key.isa == e->key.isa && sums[j].key.reason == e->key.reason)
 				break;
 		if (j == n) {
-			if (n == ARRAY_SIZE(sums))
+			if (n == VM_REASONS)
 				continue;
 			memset(&sums[n], 0, sizeof(sums[n]));
 			sums[n].key = e->key;
@@ -386,6 +403,17 @@ static void vm_details(struct frame *f, const bool show[NCOLS], const struct vm_
 			sums[b] = sums[b - 1];
 			sums[b - 1] = t;
 		}
+	return n;
+}
+
+/* A line for each of the VM's reasons, each followed by its busiest causes. */
+static void reason_rows(struct frame *f, const bool show[NCOLS], const struct vm_row *r, const struct groups *g,
+			const struct ht_top_view_opts *o)
+{
+	char cols[160], name[HT_ESC_SIZE(16) + 16];
+	struct ht_exit_series sums[VM_REASONS];
+	size_t n = sum_reasons(sums, r, g);
+
 	for (size_t j = 0; j < n; j++) {
 		char reason[40];
 
@@ -404,6 +432,16 @@ static void vm_details(struct frame *f, const bool show[NCOLS], const struct vm_
 			row(f, "%7s       %s", "", cause);
 		}
 	}
+}
+
+/* The lines under a VM's: its vCPU threads, then its reasons, as asked; none of its reasons if out of memory. */
+static void vm_details(struct frame *f, const bool show[NCOLS], const struct vm_row *r, const struct groups *g,
+		       const struct ht_top_view_opts *o)
+{
+	if (o->vcpus && !vcpu_rows(f, show, r, g, o))
+		return;
+	if (o->reasons)
+		reason_rows(f, show, r, g, o);
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -455,40 +493,29 @@ static size_t make_rows(struct vm_row *rows, uint32_t *pids, const struct ht_exi
 	return n;
 }
 
-int ht_top_view_write(FILE *out, const struct ht_exit_table *interval, const struct ht_exit_table *total,
-		      const struct ht_top_view_opts *o)
+/* g's series and threads in the order its lookups bisect, and the interval's causes if shown; -ENOMEM or 0. */
+static int group_tables(struct groups *g, const struct ht_top_view_opts *o)
 {
-	struct frame f = { .out = out, .width = o->width ? o->width : 80, .height = o->height };
-	size_t cap = interval->nseries + total->nthreads + 1, n;
-	struct vm_row *rows = calloc(cap, sizeof(*rows));
-	uint32_t *pids = calloc(cap, sizeof(*pids));
-	struct groups g = { .interval = interval, .total = total,
-			    .series = calloc(interval->nseries + 1, sizeof(*g.series)),
-			    .threads = calloc(total->nthreads + 1, sizeof(*g.threads)) };
-	uint64_t exits = 0, lost;
-	char when[16] = "", cols[160];
-	bool show[NCOLS];
-	struct tm tm;
-	int ret;
-
-	if (!rows || !pids || !g.series || !g.threads) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	for (size_t i = 0; i < interval->nseries; i++)
-		g.series[i] = &interval->series[i];
-	for (size_t i = 0; i < total->nthreads; i++)
-		g.threads[i] = &total->threads[i];
-	qsort(g.series, interval->nseries, sizeof(*g.series), ht_exit_series_ptr_cmp);
-	qsort(g.threads, total->nthreads, sizeof(*g.threads), ht_vcpu_thread_ptr_cmp_by_vm);
+	for (size_t i = 0; i < g->interval->nseries; i++)
+		g->series[i] = &g->interval->series[i];
+	for (size_t i = 0; i < g->total->nthreads; i++)
+		g->threads[i] = &g->total->threads[i];
+	qsort(g->series, g->interval->nseries, sizeof(*g->series), ht_exit_series_ptr_cmp);
+	qsort(g->threads, g->total->nthreads, sizeof(*g->threads), ht_vcpu_thread_ptr_cmp_by_vm);
 	if (o->reasons) {
-		g.causes = ht_exit_causes_sorted(&interval->causes, &g.ncauses);
-		if (g.ncauses == SIZE_MAX) {
-			ret = -ENOMEM;
-			goto out;
-		}
+		g->causes = ht_exit_causes_sorted(&g->interval->causes, &g->ncauses);
+		if (g->ncauses == SIZE_MAX)
+			return -ENOMEM;
 	}
-	n = make_rows(rows, pids, interval, total, o);
+	return 0;
+}
+
+/* Each of the n rows' exits, hypercalls, vCPU threads and accounts; the exits of them all. */
+static uint64_t sum_rows(struct vm_row *rows, size_t n, const struct ht_exit_table *interval,
+			 const struct ht_exit_table *total)
+{
+	uint64_t exits = 0;
+
 	for (size_t i = 0; i < interval->nseries; i++) {
 		const struct ht_exit_series *s = &interval->series[i];
 		struct vm_row *r = find_row(rows, n, s->key.pid);
@@ -508,32 +535,66 @@ int ht_top_view_write(FILE *out, const struct ht_exit_table *interval, const str
 		for (int k = 0; r && k < HT_VCPU_NSTATES; k++)
 			r->state_ns[k] += interval->threads[i].a.state_ns[k];
 	}
-	sort_key = o->sort;
-	qsort(rows, n, sizeof(*rows), cmp_rows);
+	return exits;
+}
+
+/* The lines above the rows: the frame's totals, lost exits, the keys, and the titles of the columns shown. */
+static void write_header(struct frame *f, const struct ht_exit_table *interval, const struct ht_top_view_opts *o,
+			 size_t nvms, uint64_t exits, bool show[NCOLS])
+{
+	char when[16] = "", head[160];
+	size_t hn = 0;
+	uint64_t lost;
+	struct tm tm;
 
 	if (localtime_r(&o->now, &tm))
 		strftime(when, sizeof(when), "%H:%M:%S", &tm);
-	row(&f, "hypertrace-bpf top - %s, every %.1fs: %zu VMs, %.0f exits/s, sort %s", when,
-	    (double)o->interval_ns / 1e9, n, rate(exits, o->interval_ns), ht_top_sort_name(o->sort));
+	row(f, "hypertrace-bpf top - %s, every %.1fs: %zu VMs, %.0f exits/s, sort %s", when,
+	    (double)o->interval_ns / 1e9, nvms, rate(exits, o->interval_ns), ht_top_sort_name(o->sort));
 	/* Exits BPF could not count are not in EXITS/S: say how many, and why, while it happens. */
 	lost = ht_sat_add(interval->lost_series_full, interval->lost_no_thread);
 	if (lost)
-		row(&f, "lost %.0f exits/s: %.0f/s series table full, %.0f/s no vCPU thread slot", rate(lost, o->interval_ns),
+		row(f, "lost %.0f exits/s: %.0f/s series table full, %.0f/s no vCPU thread slot", rate(lost, o->interval_ns),
 		    rate(interval->lost_series_full, o->interval_ns), rate(interval->lost_no_thread, o->interval_ns));
 	if (o->terminal)
-		row(&f, "keys: q quit, v vCPUs %s, r reasons %s, s sort (%s)", o->vcpus ? "on" : "off",
+		row(f, "keys: q quit, v vCPUs %s, r reasons %s, s sort (%s)", o->vcpus ? "on" : "off",
 		    o->reasons ? "on" : "off", ht_top_sort_name((o->sort + 1) % HT_TOP_NSORTS));
-	columns_that_fit(f.width, show);
-	{
-		char head[160];
-		size_t hn = 0;
+	columns_that_fit(f->width, show);
+	for (int c = 0; c < NCOLS; c++)
+		if (show[c])
+			hn += (size_t)snprintf(head + hn, sizeof(head) - hn, " %*s", column_info[c].width,
+					       column_info[c].title);
+	row(f, "%7s %-20s%s", "PID", "VM", head);
+}
 
-		for (int c = 0; c < NCOLS; c++)
-			if (show[c])
-				hn += (size_t)snprintf(head + hn, sizeof(head) - hn, " %*s", column_info[c].width,
-						       column_info[c].title);
-		row(&f, "%7s %-20s%s", "PID", "VM", head);
+int ht_top_view_write(FILE *out, const struct ht_exit_table *interval, const struct ht_exit_table *total,
+		      const struct ht_top_view_opts *o)
+{
+	struct frame f = { .out = out, .width = o->width ? o->width : 80, .height = o->height };
+	size_t cap = interval->nseries + total->nthreads + 1, n;
+	struct vm_row *rows = calloc(cap, sizeof(*rows));
+	uint32_t *pids = calloc(cap, sizeof(*pids));
+	struct groups g = { .interval = interval, .total = total,
+			    .series = calloc(interval->nseries + 1, sizeof(*g.series)),
+			    .threads = calloc(total->nthreads + 1, sizeof(*g.threads)) };
+	uint64_t exits;
+	char cols[160];
+	bool show[NCOLS];
+	int ret;
+
+	if (!rows || !pids || !g.series || !g.threads) {
+		ret = -ENOMEM;
+		goto out;
 	}
+	ret = group_tables(&g, o);
+	if (ret)
+		goto out;
+	n = make_rows(rows, pids, interval, total, o);
+	exits = sum_rows(rows, n, interval, total);
+	sort_key = o->sort;
+	qsort(rows, n, sizeof(*rows), cmp_rows);
+
+	write_header(&f, interval, o, n, exits, show);
 	for (size_t i = 0; i < n; i++) {
 		const struct vm_row *r = &rows[i];
 
