@@ -161,13 +161,46 @@ static void exporter_free(struct exporter *x)
 	x->have_dec = false;
 }
 
+/*
+ * Every record of the input into the export, the selected ones added (and
+ * the switches, through the sink, as the reader meets them), until the end,
+ * an error or a stop signal. 0 or -errno with err set.
+ */
+static int convert_records(struct exporter *x, const struct ht_selection *selection, struct switch_sink *sink,
+			   unsigned long long *converted, char *err, size_t errlen)
+{
+	struct ht_record rec;
+	int ret = 0;
+
+	while (!ret && !stop_signal) {
+		int got = ht_reader_next(x->reader, &rec);
+
+		/* The switches before this record went through the visitor. */
+		if (sink->ret) {
+			snprintf(err, errlen, "%s", sink->err);
+			return sink->ret;
+		}
+		if (got != 1)
+			break;
+		/* Every record, selected or not: the guest module's load event says which are its own. */
+		if (ht_decoder_note(&x->dec, &rec)) {
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+		if (!ht_selection_match(selection, &rec, x->reader))
+			continue;
+		ret = x->ops->add(x->w, &rec, x->reader, err, errlen);
+		*converted += !ret;
+	}
+	return ret;
+}
+
 int ht_cmd_convert(int argc, char **argv)
 {
 	struct ht_convert_config cfg;
 	struct exporter x = { 0 };
 	struct signal_handlers handlers;
 	struct ht_reader *reader;
-	struct ht_record rec;
 	char err[512], selection[256];
 	unsigned long long converted = 0;
 	int ret;
@@ -187,28 +220,8 @@ int ht_cmd_convert(int argc, char **argv)
 	ht_reader_set_exits_visitor(reader, on_exits, &sink);
 	catch_stop_signals(&handlers);
 	ret = exporter_open(&x, &cfg, ht_reader_header(reader), err, sizeof(err));
-	while (!ret && !stop_signal) {
-		int got = ht_reader_next(reader, &rec);
-
-		/* The switches before this record went through the visitor. */
-		if (sink.ret) {
-			ret = sink.ret;
-			snprintf(err, sizeof(err), "%s", sink.err);
-			break;
-		}
-		if (got != 1)
-			break;
-		/* Every record, selected or not: the guest module's load event says which are its own. */
-		if (ht_decoder_note(&x.dec, &rec)) {
-			ret = -ENOMEM;
-			snprintf(err, sizeof(err), "out of memory");
-			break;
-		}
-		if (!ht_selection_match(&cfg.selection, &rec, reader))
-			continue;
-		ret = x.ops->add(x.w, &rec, reader, err, sizeof(err));
-		converted += !ret;
-	}
+	if (!ret)
+		ret = convert_records(&x, &cfg.selection, &sink, &converted, err, sizeof(err));
 	const struct ht_read_status *st = ht_reader_status(reader);
 	/* A damaged input fails the conversion: as any failed one, it leaves nothing under the output's name. */
 	bool damaged = !ret && !stop_signal && st->damaged;
