@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "common/util.h"
 #include "exits/exit_causes.h"
 #include "exits/exit_table.h"
 #include "exits/exit_view.h"
@@ -66,7 +67,7 @@ static void each_kind_is_named_as_every_output_writes_it(void)
 	};
 	char buf[96];
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		struct ht_exit_cause_key k = key_of(1, VMX_IO, cases[i].kind, cases[i].value, cases[i].detail);
 
 		ht_exit_cause_format(buf, sizeof(buf), &k);

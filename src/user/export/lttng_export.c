@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "common/errf.h"
 #include "common/grow.h"
+#include "common/util.h"
 #include "export/guest_event.h"
 #include "export/lttng_trace.h"
 #include "export/id_pair_table.h"
@@ -784,7 +785,7 @@ static int guest_events(struct ht_lttng_export *x, struct guest *g, const struct
 		char anchor[33] = "";
 
 		id = g->cls.module;
-		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
 			const struct ht_field *f = ht_event_field(d, names[i]);
 			put_u64(&p, f ? ht_field_bits(f, r) : 0);
 		}
