@@ -724,6 +724,77 @@ static uint32_t guest_vcpu(struct guest *g, uint32_t cpu)
 	return v ? v->vcpu_id : cpu;
 }
 
+/*
+ * The guest event's LTTng payload into p, its class into *id, and the
+ * thread it names into *tid (if it names one): 0, 1 for an event LTTng has
+ * no class for (nothing to write), or -errno.
+ */
+static int guest_event_payload(struct ht_lttng_export *x, struct guest *g, const struct ht_record *r,
+			       const struct ht_gev *ev, struct payload *p, int *id, int64_t *tid)
+{
+	char comm[HT_GEV_COMM_LEN + 1];
+
+	switch (ev->kind) {
+	case HT_GEV_SCHED_SWITCH:
+		*tid = ev->u.sw.prev_tid;
+		*id = g->cls.sched_switch;
+		ht_guest_task_comm(x->gstate, r->host_pid, ev->u.sw.prev_tid, ev->cpu, comm);
+		put_comm(p, comm);
+		put_u32(p, ev->u.sw.prev_tid);
+		put_u32(p, (uint32_t)(ev->u.sw.prev_prio - LTTNG_PRIO_OFFSET));
+		put_u64(p, ev->u.sw.prev_state);
+		ht_guest_task_comm(x->gstate, r->host_pid, ev->u.sw.next_tid, ev->cpu, comm);
+		put_comm(p, ev->u.sw.next_tid ? ev->u.sw.next_comm : comm);
+		put_u32(p, ev->u.sw.next_tid);
+		put_u32(p, (uint32_t)(ev->u.sw.next_prio - LTTNG_PRIO_OFFSET));
+		break;
+	case HT_GEV_SCHED_WAKEUP:
+		*id = g->cls.sched_wakeup;
+		put_comm(p, ev->u.wake.comm);
+		put_u32(p, ev->u.wake.tid);
+		put_u32(p, (uint32_t)(ev->u.wake.prio - LTTNG_PRIO_OFFSET));
+		put_u32(p, guest_vcpu(g, ev->u.wake.target_cpu));
+		break;
+	case HT_GEV_IRQ_ENTRY:
+		*id = g->cls.irq_entry;
+		put_u32(p, ev->u.irq.irq);
+		put_string(p, ev->u.irq.name);
+		break;
+	case HT_GEV_IRQ_EXIT:
+		*id = g->cls.irq_exit;
+		put_u32(p, ev->u.irq.irq);
+		put_u32(p, (uint32_t)(int32_t)ev->u.irq.ret); /* irqreturn_t: an int */
+		break;
+	case HT_GEV_FUNC_ENTRY:
+	case HT_GEV_FUNC_EXIT:
+		*tid = ev->u.func.tid;
+		*id = function_class(g, x->dec, ev->u.func.addr, ev->kind == HT_GEV_FUNC_EXIT);
+		if (*id < 0)
+			return *id;
+		put_u64(p, ev->u.func.addr);
+		put_u64(p, ev->u.func.call_site);
+		break;
+	case HT_GEV_MODULE: {
+		const struct ht_event_desc *d = ev->desc;
+		const char *names[] = { "state", "events", "functions", "missed", "anchor_addr" };
+		char anchor[33] = "";
+
+		*id = g->cls.module;
+		for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+			const struct ht_field *f = ht_event_field(d, names[i]);
+			put_u64(p, f ? ht_field_bits(f, r) : 0);
+		}
+		if (ht_event_field(d, "anchor_name"))
+			ht_field_text(ht_event_field(d, "anchor_name"), r, anchor);
+		put_string(p, anchor);
+		break;
+	}
+	default:
+		return 1;
+	}
+	return 0;
+}
+
 /* The guest side of a hypertraced hypercall: the event, then the vmsync pair. */
 static int guest_events(struct ht_lttng_export *x, struct guest *g, const struct ht_record *r,
 			const struct ht_gev *ev, int64_t task_before, uint64_t entry_ns)
@@ -731,72 +802,14 @@ static int guest_events(struct ht_lttng_export *x, struct guest *g, const struct
 	struct payload p = { .len = 0 };
 	struct ht_lttng_ctx ctx;
 	int64_t tid = task_before;
-	int id, ret;
-	char comm[HT_GEV_COMM_LEN + 1];
+	int id = 0, ret;
 	/* The event's CPU made this hypercall: the record's vCPU is the one it runs on. */
 	uint32_t vcpu = r->vcpu_id;
 
 	if (guest_vcpu_learn(g, ev->cpu, r->vcpu_id))
 		return -ENOMEM;
-
-	switch (ev->kind) {
-	case HT_GEV_SCHED_SWITCH:
-		tid = ev->u.sw.prev_tid;
-		id = g->cls.sched_switch;
-		ht_guest_task_comm(x->gstate, r->host_pid, ev->u.sw.prev_tid, ev->cpu, comm);
-		put_comm(&p, comm);
-		put_u32(&p, ev->u.sw.prev_tid);
-		put_u32(&p, (uint32_t)(ev->u.sw.prev_prio - LTTNG_PRIO_OFFSET));
-		put_u64(&p, ev->u.sw.prev_state);
-		ht_guest_task_comm(x->gstate, r->host_pid, ev->u.sw.next_tid, ev->cpu, comm);
-		put_comm(&p, ev->u.sw.next_tid ? ev->u.sw.next_comm : comm);
-		put_u32(&p, ev->u.sw.next_tid);
-		put_u32(&p, (uint32_t)(ev->u.sw.next_prio - LTTNG_PRIO_OFFSET));
-		break;
-	case HT_GEV_SCHED_WAKEUP:
-		id = g->cls.sched_wakeup;
-		put_comm(&p, ev->u.wake.comm);
-		put_u32(&p, ev->u.wake.tid);
-		put_u32(&p, (uint32_t)(ev->u.wake.prio - LTTNG_PRIO_OFFSET));
-		put_u32(&p, guest_vcpu(g, ev->u.wake.target_cpu));
-		break;
-	case HT_GEV_IRQ_ENTRY:
-		id = g->cls.irq_entry;
-		put_u32(&p, ev->u.irq.irq);
-		put_string(&p, ev->u.irq.name);
-		break;
-	case HT_GEV_IRQ_EXIT:
-		id = g->cls.irq_exit;
-		put_u32(&p, ev->u.irq.irq);
-		put_u32(&p, (uint32_t)(int32_t)ev->u.irq.ret); /* irqreturn_t: an int */
-		break;
-	case HT_GEV_FUNC_ENTRY:
-	case HT_GEV_FUNC_EXIT:
-		tid = ev->u.func.tid;
-		id = function_class(g, x->dec, ev->u.func.addr, ev->kind == HT_GEV_FUNC_EXIT);
-		if (id < 0)
-			return id;
-		put_u64(&p, ev->u.func.addr);
-		put_u64(&p, ev->u.func.call_site);
-		break;
-	case HT_GEV_MODULE: {
-		const struct ht_event_desc *d = ev->desc;
-		const char *names[] = { "state", "events", "functions", "missed", "anchor_addr" };
-		char anchor[33] = "";
-
-		id = g->cls.module;
-		for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
-			const struct ht_field *f = ht_event_field(d, names[i]);
-			put_u64(&p, f ? ht_field_bits(f, r) : 0);
-		}
-		if (ht_event_field(d, "anchor_name"))
-			ht_field_text(ht_event_field(d, "anchor_name"), r, anchor);
-		put_string(&p, anchor);
-		break;
-	}
-	default:
-		return 0;
-	}
+	if ((ret = guest_event_payload(x, g, r, ev, &p, &id, &tid)))
+		return ret < 0 ? ret : 0;
 	guest_ctx(x, r, tid, ev->cpu, &ctx);
 	if ((ret = push(x, g->trace, vcpu, r->exit_ns, id, &ctx, &p)))
 		return ret;
