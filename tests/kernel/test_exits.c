@@ -826,7 +826,15 @@ cleanup:
 
 static void *halt_then_die(void *tracer)
 {
-	/* A halt exit that goes to user space, and the thread ends there: as a VMM stopping a vCPU does. */
+	/*
+	 * A halt exit that goes to user space, and the thread ends there: as a
+	 * VMM stopping a vCPU does. Its real switches are traced: a real-time
+	 * priority keeps a busy host from preempting it between its events (a
+	 * preemption there put 90 us of the host's time into its kvm state).
+	 */
+	thread_result = ht_synth_unpreempted();
+	if (thread_result)
+		return (void *)(long)gettid();
 	__u64 now = ht_monotonic_ns();
 
 	thread_result = ht_synth_exit_at(&layout, tracer, SVM, HT_SVM_EXIT_CODE_HLT, 1, now);
