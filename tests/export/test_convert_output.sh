@@ -6,9 +6,9 @@
 # temporary, and a rerun succeeds; private (0600, directories 0700) unless
 # --mode says otherwise, whatever the umask; --force replaces a file in one
 # rename. Input: large trace files from tests/tools/trace_gen (no BPF).
-# Files only, no BPF and no port (a stop caught mid-way is only likelier on a
-# busy machine): tests/run runs it beside the nested-machine suites.
-# tests/run: alongside the nested-machine suites
+# Files only, no port (its verdicts are counts and ratios of one process's
+# peak): tests/run runs it while the background suites may still run.
+# tests/run: files only, before the background suites end
 source "$(dirname "$0")/../lib.sh"
 
 GEN=$OUTPUT/tests/tools/trace_gen

@@ -20,9 +20,9 @@
 # hostile bytes, a vCPU switched out mid-hypercall, switches of vCPU threads
 # as record --vcpu-sched writes them), and synthetic events and switches
 # through the real BPF handlers (root).
-# Files, babeltrace2 and python only (its memory verdicts are ratios of one
-# process's peak): tests/run runs it beside the nested-machine suites.
-# tests/run: alongside the nested-machine suites
+# Files only, no port (its verdicts are counts and ratios of one process's
+# peak): tests/run runs it while the background suites may still run.
+# tests/run: files only, before the background suites end
 source "$(dirname "$0")/../lib.sh"
 
 GEN=$OUTPUT/tests/tools/trace_gen
