@@ -495,11 +495,6 @@ void ht_exit_series_add(struct ht_exit_series *sum, const struct ht_exit_series 
 	sum->in_host_at_end = ht_sat_add(sum->in_host_at_end, s->in_host_at_end);
 }
 
-const char *const ht_vcpu_state_names[HT_VCPU_NSTATES] = {
-	[HT_VCPU_GUEST] = "guest", [HT_VCPU_KVM] = "kvm",       [HT_VCPU_VMM] = "vmm",
-	[HT_VCPU_WAIT] = "wait",   [HT_VCPU_HALTED] = "halted", [HT_VCPU_BLOCKED] = "blocked",
-};
-
 uint64_t ht_vcpu_account_span(const struct ht_vcpu_thread_row *r)
 {
 	uint64_t sum = 0;

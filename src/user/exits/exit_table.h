@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "common/hashmap.h"
+#include "common/vcpu_states.h"
 #include "exits/exit_causes.h"
 #include "hypertrace/record.h"
 
@@ -136,8 +137,6 @@ int ht_exit_key_cmp(const struct ht_exit_key *a, const struct ht_exit_key *b);
 int ht_exit_series_ptr_cmp(const void *a, const void *b);
 int ht_vcpu_thread_ptr_cmp_by_vm(const void *a, const void *b);
 
-/* The states' names, by enum ht_vcpu_state, as every output says them: "guest", "kvm", ... */
-extern const char *const ht_vcpu_state_names[HT_VCPU_NSTATES];
 /* The time of a thread row's account: what its states add up to (0 if the span is empty). */
 uint64_t ht_vcpu_account_span(const struct ht_vcpu_thread_row *r);
 

@@ -12,6 +12,7 @@
 #include "common/escape.h"
 #include "common/hashmap.h"
 #include "common/util.h"
+#include "common/vcpu_states.h"
 #include "export/guest_event.h"
 #include "export/protobuf.h"
 #include "export/id_pair_table.h"
@@ -1195,15 +1196,6 @@ int ht_perfetto_add_switch(struct ht_perfetto_export *x, const struct ht_vcpu_sw
  * explicit), the thread's own tracks by name: the group keeps the six in
  * the account's order, guest first, and folds them in the UI.
  */
-/*
- * The states as report --vcpu-time names them (exits/exit_table.c, a stage
- * the exports do not use; test_perfetto.sh compares the tracks with
- * report --vcpu-time --csv by these names).
- */
-static const char *const account_states[] = { [HT_VCPU_GUEST] = "guest", [HT_VCPU_KVM] = "kvm",
-					      [HT_VCPU_VMM] = "vmm",     [HT_VCPU_WAIT] = "wait",
-					      [HT_VCPU_HALTED] = "halted", [HT_VCPU_BLOCKED] = "blocked" };
-_Static_assert(ARRAY_SIZE(account_states) == HT_VCPU_NSTATES, "a state without its name");
 
 static struct track *account_tracks(struct ht_perfetto_export *x, const struct ht_vcpu_wait_rec *row,
 				    struct ht_reader *reader, struct track *tracks[HT_VCPU_NSTATES])
@@ -1231,7 +1223,7 @@ static struct track *account_tracks(struct ht_perfetto_export *x, const struct h
 			return NULL;
 		if (!is_new)
 			continue;
-		snprintf(name, sizeof(name), "vCPU time: %s", account_states[k]);
+		snprintf(name, sizeof(name), "vCPU time: %s", ht_vcpu_state_names[k]);
 		d = descriptor_begin(x, uuid, row->a.start_ns, &p);
 		ht_pb_varint(&x->raw, TD_PARENT, group);
 		ht_pb_string(&x->raw, TD_NAME, name);
