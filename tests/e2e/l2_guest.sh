@@ -57,11 +57,17 @@ EOF
 }
 
 l2_stage() {
-	local stage=$1 l2=$L2_WORK/l2 f src dest
-	nested_stage_program "$stage" usr/bin/qemu-system-x86_64 ${L2_L1_PROGRAMS[@]+"${L2_L1_PROGRAMS[@]}"} || return 1
+	local stage=$1 l2=$L2_WORK/l2 f src dest vmm=$NESTED_ROOT
+	if [ -n "${NESTED_VMM_DIST:-}" ]; then
+		# Another release's QEMU (nested.sh): its libraries go in last.
+		vmm=$NESTED_ROOT/vmm
+		nested_stage_program "$stage" ${L2_L1_PROGRAMS[@]+"${L2_L1_PROGRAMS[@]}"} && nested_stage_vmm "$stage" || return 1
+	else
+		nested_stage_program "$stage" usr/bin/qemu-system-x86_64 ${L2_L1_PROGRAMS[@]+"${L2_L1_PROGRAMS[@]}"} || return 1
+	fi
 	mkdir -p "$stage/usr/share/qemu" "$stage/l2" || return 1
 	for f in usr/share/seabios/bios-256k.bin usr/share/qemu/kvmvapic.bin usr/share/qemu/linuxboot_dma.bin; do
-		cp -L "$NESTED_ROOT/$f" "$stage/usr/share/qemu/" || { NESTED_ERR="no $f in the fetched tree"; return 1; }
+		cp -L "$vmm/$f" "$stage/usr/share/qemu/" || { NESTED_ERR="no $f in the fetched tree"; return 1; }
 	done
 	cp "$NESTED_ROOT/kernel/vmlinuz" "$stage/l2/vmlinuz" || return 1
 	# busybox --install -s links applets into all four bin directories: each

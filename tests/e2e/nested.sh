@@ -75,10 +75,26 @@
 #                   never changed. QEMU, busybox and perf still come from
 #                   this machine's release. Each release's tree is cached
 #                   apart (NESTED_CACHE/current-DIST).
+#   NESTED_VMM_DIST the Debian release whose QEMU the machine runs its own
+#                   KVM guests with (tests/e2e/l2_guest.sh), the same as
+#                   NESTED_KERNEL_DIST (e.g. trixie: a Debian 13 host, its
+#                   kernel and QEMU 10); default: this machine's QEMU.
+#                   qemu-system-x86, its firmware and the whole closure of
+#                   its libraries, libc6 included, come through the private
+#                   apt configuration and are kept in the tree's vmm/; the
+#                   machine's other programs (perf) then run on that
+#                   release's libc, which is newer. The emulator stays this
+#                   machine's QEMU: QEMU 10's TCG as the emulator made every
+#                   KVM guest of the machine triple-fault in its kernel's
+#                   paging trampoline (a #PF on the fetch just after paging
+#                   is enabled, then #DF; Debian 12's and 13's guest
+#                   kernels, npt=0 and npt=1), where QEMU 7.2 boots them.
 #   NESTED_TIMEOUT  seconds one qemu run may take (default: 300)
 #   NESTED_SMP      virtual CPUs of the emulated machine (default: 2)
 #   NESTED_TCG_OPTS options for -accel tcg (default: thread=single)
-#   NESTED_MEM      its memory in MiB (default: 512)
+#   NESTED_MEM      its memory in MiB (default: 512; read when the machine
+#                   starts, so a script sets its own default after sourcing
+#                   this file)
 #   NESTED_REFRESH  1: ask the archive again and refetch what changed
 #   NESTED_VERBOSE  1: copy the guest console to stderr while it runs
 #   NESTED_APPEND   more kernel command line for the emulated machine
@@ -105,13 +121,14 @@ NESTED_SMP=${NESTED_SMP:-2}
 # gives the machine 2 CPUs, so vCPU threads run in parallel and migrate as
 # far as the kernel inside can tell, and showed no such failure.
 NESTED_TCG_OPTS=${NESTED_TCG_OPTS-thread=single}
-NESTED_MEM=${NESTED_MEM:-512}
 NESTED_APPEND=${NESTED_APPEND:-}
 NESTED_KVM_AMD_PARAMS=${NESTED_KVM_AMD_PARAMS:-}
 NESTED_SILENCE=${NESTED_SILENCE:-60}
 NESTED_KICK=${NESTED_KICK:-6}
 NESTED_STAGE_HOOK=${NESTED_STAGE_HOOK:-}
 NESTED_KERNEL_DIST=${NESTED_KERNEL_DIST:-}
+NESTED_VMM_DIST=${NESTED_VMM_DIST:-}
+NESTED_VMM_PKGS=()
 NESTED_APT_OPTS=()
 NESTED_KAPT=()
 NESTED_STALLED=0
@@ -241,6 +258,43 @@ nested_resolve() {
 		[ -n "${ver[$p]:-}" ] || { nested_err "apt has no candidate for $p"; return 1; }
 		NESTED_PKGS+=("$p=${ver[$p]}")
 	done
+	NESTED_VMM_PKGS=()
+	[ -z "$NESTED_VMM_DIST" ] || nested_vmm_resolve
+}
+
+# nested_vmm_resolve: sets NESTED_VMM_PKGS to "package=version" for the QEMU
+# of NESTED_VMM_DIST (through NESTED_KAPT): qemu-system-x86, its firmware
+# and the whole closure of its libraries (none taken from this machine,
+# whose libc is older). A dependency with no candidate is a virtual
+# package or a spare alternative: skipped here; nested_validate finds a
+# library that is really missing.
+nested_vmm_resolve() {
+	local p d level deps want=(qemu-system-x86 qemu-system-common qemu-system-data seabios)
+	local -A seen=() ver=()
+	NESTED_APT_OPTS=("${NESTED_KAPT[@]}")
+	deps=$(nested_depends qemu-system-x86 | awk '{ print $2 }' | sort -u)
+	while [ -n "$deps" ]; do
+		level=()
+		for d in $deps; do
+			[[ $d == lib* || $d == zlib1g ]] || continue
+			[ -z "${seen[$d]:-}" ] || continue
+			seen[$d]=1
+			want+=("$d")
+			level+=("$d")
+		done
+		[ ${#level[@]} -gt 0 ] || break
+		deps=$(nested_depends "${level[@]}" | awk '{ print $2 }' | sort -u)
+	done
+	while read -r p d; do ver[$p]=$d; done < <(nested_candidates "${want[@]}")
+	NESTED_APT_OPTS=()
+	for p in "${want[@]}"; do
+		if [ -n "${ver[$p]:-}" ]; then
+			NESTED_VMM_PKGS+=("$p=${ver[$p]}")
+		elif [[ $p == qemu-* ]]; then
+			nested_err "apt has no candidate for $p in $NESTED_VMM_DIST"
+			return 1
+		fi
+	done
 }
 
 # nested_kernel_apt: sets NESTED_KAPT to the apt options that find the
@@ -307,6 +361,13 @@ nested_validate() {
 	[ -s "$root/usr/share/seabios/bios-256k.bin" ] || { NESTED_ERR="no bios-256k.bin in $root"; return 1; }
 	[ -s "$root/usr/share/qemu/linuxboot_dma.bin" ] || { NESTED_ERR="no linuxboot_dma.bin in $root"; return 1; }
 	[ -x "$root/usr/bin/perf" ] || { NESTED_ERR="no perf in $root"; return 1; }
+	[ "$(sed -n 's/^vmm-dist //p' "$root/MANIFEST")" = "$NESTED_VMM_DIST" ] ||
+		{ NESTED_ERR="tree in $root has the QEMU of another release"; return 1; }
+	if [ -n "$NESTED_VMM_DIST" ]; then
+		missing=$(nested_vmm_libs "$root/vmm") || return 1
+		missing=$(sed -n 's/^missing://p' <<<"$missing" | tr '\n' ' ')
+		[ -z "$missing" ] || { NESTED_ERR="the QEMU of $NESTED_VMM_DIST needs libraries that are missing: $missing"; return 1; }
+	fi
 	# QEMU 7.2 (Debian 12) loads TCG as a module; QEMU 10 (Debian 13) has
 	# it built in, and `-accel help` below finds it either way.
 	tcg=$(echo "$root"/usr/lib/*-linux-gnu/qemu/accel-tcg-x86_64.so)
@@ -373,11 +434,45 @@ nested_build_tree() {
 		nested_unpack_module "$tmp/kernel-x" "$m" "$root/busybox" "$root/kernel/modules" || return 1
 	done
 	nested_unpack_extra_modules "$tmp/kernel-x" "$root/busybox" "$root/kernel/extra" || return 1
+	[ ${#NESTED_VMM_PKGS[@]} = 0 ] || nested_build_vmm "$tmp" || return 1
 	{
 		echo "layout $NESTED_LAYOUT"
 		[ -z "$NESTED_KERNEL_DIST" ] || echo "kernel-dist $NESTED_KERNEL_DIST"
-		printf '%s\n' "${NESTED_PKGS[@]}"
+		[ -z "$NESTED_VMM_DIST" ] || echo "vmm-dist $NESTED_VMM_DIST"
+		printf '%s\n' "${NESTED_PKGS[@]}" ${NESTED_VMM_PKGS[@]+"${NESTED_VMM_PKGS[@]}"}
 	} >"$root/MANIFEST"
+}
+
+# nested_build_vmm TMPDIR: downloads NESTED_VMM_PKGS and unpacks them into
+# the tree's vmm/ (TMPDIR/root/vmm).
+nested_build_vmm() {
+	local tmp=$1 p debs
+	mkdir -p "$tmp/vmm-debs" "$tmp/root/vmm" || return 1
+	if [ "$(id -u)" -eq 0 ] && id _apt >/dev/null 2>&1; then chown _apt "$tmp/vmm-debs"; fi
+	nested_log "downloading the QEMU of $NESTED_VMM_DIST for the machine's KVM guests: ${NESTED_VMM_PKGS[*]}"
+	(cd "$tmp/vmm-debs" && apt-get download -q "${NESTED_KAPT[@]}" "${NESTED_VMM_PKGS[@]}") >"$tmp/vmm-apt.log" 2>&1 ||
+		{ nested_err "apt-get download from $NESTED_VMM_DIST failed: $(tail -n 3 "$tmp/vmm-apt.log" | tr '\n' ' ')"; return 1; }
+	for p in "${NESTED_VMM_PKGS[@]}"; do
+		debs=("$tmp/vmm-debs/${p%%=*}_"*.deb)
+		[ -f "${debs[0]}" ] || { nested_err "download of ${p%%=*} produced no .deb"; return 1; }
+		dpkg-deb -x "${debs[0]}" "$tmp/root/vmm" || { nested_err "cannot unpack ${debs[0]}"; return 1; }
+	done
+}
+
+# nested_vmm_libs VMM: prints the libraries the QEMU in VMM (a tree's vmm/)
+# loads, as its own loader (the first line) resolves them in VMM alone.
+nested_vmm_libs() {
+	local vmm=$1 ld d libpath=
+	for ld in "$vmm"/usr/lib64/ld-linux-x86-64.so.2 "$vmm"/lib64/ld-linux-x86-64.so.2 ""; do
+		[ -z "$ld" ] || [ -e "$ld" ] && break
+	done
+	[ -n "$ld" ] || { NESTED_ERR="no ld-linux-x86-64.so.2 in $vmm"; return 1; }
+	for d in "$vmm"/usr/lib/*-linux-gnu "$vmm"/lib/*-linux-gnu; do
+		[ -d "$d" ] && libpath+=${libpath:+:}$d
+	done
+	echo "$ld"
+	"$ld" --library-path "$libpath" --list "$vmm/usr/bin/qemu-system-x86_64" 2>&1 |
+		awk '/not found/ { print "missing:" $1; next } $2 == "=>" && $3 ~ /^\// { print $3 }'
 }
 
 # nested_unpack_module DIR MODULE BUSYBOX DESTDIR: DESTDIR/NAME.ko, a plain
@@ -493,10 +588,14 @@ nested_extract_vmlinux() {
 # symlink, so an interrupted or failed download never replaces a good tree
 # nor leaves a half one that looks complete.
 nested_fetch() {
-	local cur=$NESTED_CACHE/current${NESTED_KERNEL_DIST:+-$NESTED_KERNEL_DIST} key tmp rc=0
+	local cur=$NESTED_CACHE/current${NESTED_KERNEL_DIST:+-$NESTED_KERNEL_DIST}${NESTED_VMM_DIST:+-vmm} key tmp rc=0
 	NESTED_ERR=
 	if [ -n "$NESTED_KERNEL_DIST" ] && ! [[ $NESTED_KERNEL_DIST =~ ^[a-z][a-z0-9]*$ ]]; then
 		nested_err "NESTED_KERNEL_DIST='$NESTED_KERNEL_DIST' is not a Debian release name (e.g. trixie)"
+		return 1
+	fi
+	if [ -n "$NESTED_VMM_DIST" ] && [ "$NESTED_VMM_DIST" != "$NESTED_KERNEL_DIST" ]; then
+		nested_err "NESTED_VMM_DIST='$NESTED_VMM_DIST' must name the kernel's release (NESTED_KERNEL_DIST='$NESTED_KERNEL_DIST'): a host runs its own release's QEMU"
 		return 1
 	fi
 	mkdir -p "$NESTED_CACHE" || { nested_err "cannot create $NESTED_CACHE"; return 1; }
@@ -515,7 +614,9 @@ nested_fetch() {
 		exec {NESTED_LOCK_FD}>&-
 		return 1
 	fi
-	key=$({ echo "layout $NESTED_LAYOUT"; [ -z "$NESTED_KERNEL_DIST" ] || echo "kernel-dist $NESTED_KERNEL_DIST"; printf '%s\n' "${NESTED_PKGS[@]}" | sort; } | sha256sum | cut -c1-16)
+	key=$({ echo "layout $NESTED_LAYOUT"; [ -z "$NESTED_KERNEL_DIST" ] || echo "kernel-dist $NESTED_KERNEL_DIST"
+		[ -z "$NESTED_VMM_DIST" ] || echo "vmm-dist $NESTED_VMM_DIST"
+		printf '%s\n' "${NESTED_PKGS[@]}" ${NESTED_VMM_PKGS[@]+"${NESTED_VMM_PKGS[@]}"} | sort; } | sha256sum | cut -c1-16)
 	if [ -d "$NESTED_CACHE/tree-$key" ] && nested_validate "$NESTED_CACHE/tree-$key"; then
 		ln -sfn "tree-$key" "$cur"
 	else
@@ -667,7 +768,7 @@ nested_run_once() {
 	local kernel=$NESTED_ROOT/kernel/vmlinuz
 	[ -s "$NESTED_ROOT/kernel/vmlinux" ] && kernel=$NESTED_ROOT/kernel/vmlinux
 	local cmd=("${NESTED_QEMU[@]}"
-		-accel "tcg${NESTED_TCG_OPTS:+,$NESTED_TCG_OPTS}" -cpu max -smp "$NESTED_SMP" -m "$NESTED_MEM"
+		-accel "tcg${NESTED_TCG_OPTS:+,$NESTED_TCG_OPTS}" -cpu max -smp "$NESTED_SMP" -m "${NESTED_MEM:-512}"
 		-kernel "$kernel" -initrd "$outdir/initrd.cpio"
 		-append "console=ttyS0 rdinit=/init panic=-1 mitigations=off quiet $NESTED_DETECTORS${NESTED_APPEND:+ $NESTED_APPEND}"
 		-display none -nodefaults -no-reboot
@@ -831,6 +932,22 @@ nested_stage_program() {
 			*) cp -L "$lib" "$stage/lib/x86_64-linux-gnu/" ;;
 			esac || { NESTED_ERR="cannot copy $lib"; return 1; }
 		done
+	done
+}
+
+# nested_stage_vmm STAGE: the QEMU of the tree's vmm/ (NESTED_VMM_DIST) as
+# STAGE's usr/bin/qemu-system-x86_64, its loader and libraries over those
+# staged before (the same sonames of a newer release: the machine's older
+# programs run on them too).
+nested_stage_vmm() {
+	local stage=$1 vmm=$NESTED_ROOT/vmm libs lib
+	libs=$(nested_vmm_libs "$vmm") || return 1
+	mkdir -p "$stage/usr/bin" "$stage/lib/x86_64-linux-gnu" "$stage/lib64" &&
+		cp "$vmm/usr/bin/qemu-system-x86_64" "$stage/usr/bin/" &&
+		cp -L "$(head -n 1 <<<"$libs")" "$stage/lib64/ld-linux-x86-64.so.2" || { NESTED_ERR="cannot stage the QEMU of $vmm"; return 1; }
+	for lib in $(tail -n +2 <<<"$libs"); do
+		case $lib in missing:*) NESTED_ERR="the QEMU of $vmm misses ${lib#missing:}"; return 1 ;; esac
+		cp -L "$lib" "$stage/lib/x86_64-linux-gnu/" || { NESTED_ERR="cannot copy $lib"; return 1; }
 	done
 }
 

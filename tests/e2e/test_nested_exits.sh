@@ -33,8 +33,10 @@
 #    cause, the run-queue clock held from a preempting wake-up, is checked
 #    against the scheduler's own events: the account's wait equals the
 #    sched_switch/sched_wakeup times within 0.5%, and run_delay lies between
-#    them and their bound from the held clock); guest within 35% (or 3 ticks) of its tick-sampled guest_time
-#    (/proc/TID/stat); the guest's own steal time (/proc/stat) moves with
+#    them and their bound from the held clock); the tick-sampled guest_time
+#    (/proc/TID/stat) equal to the ticks the tracepoints place in the
+#    kernel's guest-timing window, which is wider than the guest state (see
+#    guest_window_ticks); the guest's own steal time (/proc/stat) moves with
 #    the wait, and the idle guest is halted.
 #  - switches: the first and the last recording are made with --vcpu-sched;
 #    each vCPU thread's switch records and the EXITS blocks' counters of its
@@ -55,6 +57,9 @@ source "$(dirname "$0")/nested.sh"
 source "$(dirname "$0")/l2_guest.sh"
 
 HT_STATIC=${HT_STATIC:-$OUTPUT/static/hypertrace-bpf}
+# The checks' names begin so (test_nested_debian13_exits.sh runs them all
+# again on a Debian 13 nested machine).
+CHECK_PREFIX=${CHECK_PREFIX:-nested_}
 # One CPU (see test_nested_qemu.sh): two L2 vCPU threads and a hog then
 # compete for it, which is what the waiting test needs.
 export NESTED_SMP=1 NESTED_MEM=${NESTED_MEM:-2048}
@@ -62,11 +67,11 @@ export NESTED_APPEND=${NESTED_APPEND:-tsc=reliable} NESTED_KVM_AMD_PARAMS=${NEST
 export NESTED_STAGE_HOOK=l2_stage
 
 if [ "${HT_E2E:-1}" = 0 ]; then
-	skip nested_exits "disabled by HT_E2E=0"
+	skip ${CHECK_PREFIX}exits "disabled by HT_E2E=0"
 	exit 0
 fi
 if [ ! -x "$HT_STATIC" ]; then
-	fail nested_exits "$HT_STATIC is missing: run 'make static' first"
+	fail ${CHECK_PREFIX}exits "$HT_STATIC is missing: run 'make static' first"
 	suite_exit
 fi
 work=$(mktemp -d)
@@ -77,7 +82,7 @@ L2_WORK=$work
 # it so; a distribution build, GUEST_STATIC=, does not).
 EXITLOAD=$OUTPUT/guest/exitload
 if [ ! -x "$EXITLOAD" ] || readelf -l "$EXITLOAD" 2>/dev/null | grep -q INTERP; then
-	fail nested_exits_boot "$EXITLOAD is missing or not static: run 'make static' first"
+	fail ${CHECK_PREFIX}exits_boot "$EXITLOAD is missing or not static: run 'make static' first"
 	suite_exit
 fi
 L2_FILES=("$EXITLOAD:bin/exitload")
@@ -87,6 +92,7 @@ L2_L1_PROGRAMS=(usr/bin/perf)
 
 cat >"$work/guest.sh" <<'EOF'
 . /bin/l2lib.sh
+qemu-system-x86_64 -version | head -n 1 >/out/qemu_version
 T=/sys/kernel/tracing
 # published FILE: waits (30 s at most) until record has attached and named FILE.
 published() { l2_wait_file "$1" 30; }
@@ -236,13 +242,18 @@ sleep 1
 # The scheduler's own events over the same time (its clock, the tick and
 # the wake-ups that update the run-queue clock): where schedstat's run_delay
 # and the account's wait part, below.
+# The vCPU threads' entries and exits too: where the tick that samples
+# guest_time lands (GUEST below).
+ST_EVENTS='sched/sched_switch sched/sched_wakeup sched/sched_wakeup_new timer/hrtimer_expire_entry kvm/kvm_entry kvm/kvm_exit'
 echo 0 >$T/tracing_on
 echo 32768 >$T/buffer_size_kb
 echo >$T/trace
-for e in sched/sched_switch sched/sched_wakeup sched/sched_wakeup_new timer/hrtimer_expire_entry; do
+for e in $ST_EVENTS; do
 	echo 1 >$T/events/$e/enable
 done
-echo 'function == tick_sched_timer' >$T/events/timer/hrtimer_expire_entry/filter
+# The tick's handler: tick_sched_timer up to 6.1, tick_nohz_handler since 6.12.
+echo 'function == tick_sched_timer' >$T/events/timer/hrtimer_expire_entry/filter 2>/dev/null ||
+	echo 'function == tick_nohz_handler' >$T/events/timer/hrtimer_expire_entry/filter
 echo 1 >$T/tracing_on
 kill -CONT $QPID
 sh -c 'while :; do :; done' &
@@ -261,7 +272,7 @@ stop $PTC
 echo 0 >$T/tracing_on
 thread_times /out/st.schedstat1
 cat $T/trace >/out/st.ftrace
-for e in sched/sched_switch sched/sched_wakeup sched/sched_wakeup_new timer/hrtimer_expire_entry; do
+for e in $ST_EVENTS; do
 	echo 0 >$T/events/$e/enable
 done
 stop $REC; echo $? >/out/st.rc
@@ -273,7 +284,7 @@ EOF
 
 start=$(date +%s)
 if ! nested_fetch 2>"$work/fetch.log"; then
-	fail nested_exits_boot "cannot fetch qemu/perf/kernel/busybox: $NESTED_ERR"
+	fail ${CHECK_PREFIX}exits_boot "cannot fetch qemu/perf/kernel/busybox: $NESTED_ERR"
 	suite_exit
 fi
 out=$work/out
@@ -281,10 +292,20 @@ out=$work/out
 # nested_run runs the whole machine once more (tests/e2e/nested.sh).
 # shellcheck disable=SC2046
 if ! nested_run "$out" "$work/guest.sh" "$HT_STATIC" $(l2_l1_files) 2>"$work/run.log"; then
-	fail nested_exits_boot "$NESTED_ERR"
+	fail ${CHECK_PREFIX}exits_boot "$NESTED_ERR"
 	suite_exit
 fi
-pass nested_exits_boot
+pass ${CHECK_PREFIX}exits_boot
+# The KVM guests ran under the tree's QEMU (NESTED_VMM_DIST's, where set:
+# its packages come last in the manifest).
+want=$(sed -n 's/^qemu-system-x86=//p' "$NESTED_ROOT/MANIFEST" | tail -n 1)
+ran=$(sed -n 's/^QEMU emulator version .* (Debian \(.*\))$/\1/p' "$out/files/qemu_version" 2>/dev/null)
+if [ -n "$want" ] && [ "$ran" = "$want" ]; then
+	pass ${CHECK_PREFIX}guests_ran_under_the_trees_qemu
+	echo "  info: the KVM guests ran under $(tr -d '\r' <"$out/files/qemu_version"), in kernel $(cat "$NESTED_ROOT/kernel/release")"
+else
+	fail ${CHECK_PREFIX}guests_ran_under_the_trees_qemu "QEMU '${ran:-none}' ran, the tree has '${want:-none}'"
+fi
 echo "  info: qemu run $(cat "$out/qemu_seconds") s (script exit status $(cat "$out/status")), $NESTED_KICKS console kicks, $(($(date +%s) - start)) s in all"
 F=$out/files
 rc() { cat "$F/$1" 2>/dev/null || echo missing; }
@@ -294,9 +315,9 @@ tail_of() { tail -n 3 "$1" 2>/dev/null | tr '\n' '|'; }
 # --- counts and times against perf ------------------------------------------------
 for r in ex ex2; do
 	if [ "$(rc $r.rc)" != 0 ]; then
-		fail "nested_exits_record_$r" "record --exits exited with status $(rc $r.rc): $(tail_of "$F/$r.err")"
+		fail "${CHECK_PREFIX}exits_record_$r" "record --exits exited with status $(rc $r.rc): $(tail_of "$F/$r.err")"
 	else
-		pass "nested_exits_record_$r"
+		pass "${CHECK_PREFIX}exits_record_$r"
 	fi
 done
 # Times: hypertrace-bpf and perf read the clock at two instants of each
@@ -437,20 +458,20 @@ PY
 )
 grep '^INFO' <<<"$verdict" | sed 's/^INFO /  info: /'
 v=$(sed -n 's/^COUNTS //p' <<<"$verdict")
-[ "$v" = ok ] && pass nested_exit_counts_per_reason_equal_perf_stat || fail nested_exit_counts_per_reason_equal_perf_stat "${v:-$verdict}"
+[ "$v" = ok ] && pass ${CHECK_PREFIX}exit_counts_per_reason_equal_perf_stat || fail ${CHECK_PREFIX}exit_counts_per_reason_equal_perf_stat "${v:-$verdict}"
 v=$(sed -n 's/^REFCOUNT //p' <<<"$verdict")
-[ "$v" = ok ] && pass nested_exit_counts_per_reason_equal_the_raw_tracepoints || fail nested_exit_counts_per_reason_equal_the_raw_tracepoints "${v:-$verdict}"
+[ "$v" = ok ] && pass ${CHECK_PREFIX}exit_counts_per_reason_equal_the_raw_tracepoints || fail ${CHECK_PREFIX}exit_counts_per_reason_equal_the_raw_tracepoints "${v:-$verdict}"
 v=$(sed -n 's/^BUCKETS_EXACT //p' <<<"$verdict")
 echo "  info: log2 buckets per reason against the raw tracepoints, exactly: ${v:-$verdict}"
 v=$(sed -n 's/^BUCKETS //p' <<<"$verdict")
-[ "$v" = ok ] && pass nested_exit_time_buckets_per_reason_match_the_raw_tracepoints ||
-	fail nested_exit_time_buckets_per_reason_match_the_raw_tracepoints "${v:-$verdict}"
+[ "$v" = ok ] && pass ${CHECK_PREFIX}exit_time_buckets_per_reason_match_the_raw_tracepoints ||
+	fail ${CHECK_PREFIX}exit_time_buckets_per_reason_match_the_raw_tracepoints "${v:-$verdict}"
 
 # --- waiting: each vCPU thread's wait against its schedstat run_delay ---------------
 if [ "$(rc st.rc)" != 0 ]; then
-	fail nested_wait_record "record --exits exited with status $(rc st.rc): $(tail_of "$F/st.err")"
+	fail ${CHECK_PREFIX}wait_record "record --exits exited with status $(rc st.rc): $(tail_of "$F/st.err")"
 else
-	pass nested_wait_record
+	pass ${CHECK_PREFIX}wait_record
 fi
 verdict=$(python3 - "$F" <<'PY'
 import struct, sys, re
@@ -537,10 +558,60 @@ def sched_waits(path, tids):
                 state[nxt] = ('run', clock, ts)
             skip_asked, last_update = False, None
     return tp, held
+def guest_window_ticks(path, tids):
+    """Where the tick that samples guest_time is handled, per vCPU thread,
+    from the order of its handler (hrtimer_expire_entry of the tick) among
+    the thread's kvm_entry, kvm_exit and sched_switch events. The kernel
+    counts a tick as guest time when it is handled inside its guest-timing
+    window (PF_VCPU, set with interrupts off before the entry, cleared
+    after the exit's interrupts were taken: vcpu_enter_guest,
+    arch/x86/kvm/x86.c); a tick that arrives while KVM runs with interrupts
+    off around the entry is handled there too. Where kvm_exit fires with
+    interrupts on (SVM up to 6.1: svm_handle_exit, after the window) the
+    window's ticks are those handled between a kvm_entry and its kvm_exit
+    (bounds: all of them); where it fires with interrupts off (since 6.12),
+    those handled right after an interrupt exit, and at most also those
+    right after another exit. Returns {tid: (low, high)} in ticks and the
+    tick's period (ns)."""
+    pat = re.compile(r'^\s*.+?-(\d+)\s+\[\d+\]\s+(\S+)\s+[\d.]+: (\w+): (.*)$')
+    last, n, irqs_off_exit, nows = {}, {t: {} for t in tids}, None, []
+    for line in open(path, errors='replace'):
+        m = pat.match(line)
+        if not m:
+            continue
+        pid, flags, name, rest = int(m.group(1)), m.group(2), m.group(3), m.group(4)
+        if name == 'kvm_exit' and pid in n:
+            if irqs_off_exit is None:
+                irqs_off_exit = flags.startswith('d')
+            last[pid] = 'exit_intr' if re.search(r' reason (interrupt|EXTERNAL_INTERRUPT) ', rest) else 'exit'
+        elif name == 'kvm_entry' and pid in n:
+            last[pid] = 'entry'
+        elif name == 'sched_switch':
+            for p in re.findall(r'(?:prev|next)_pid=(\d+)', rest):
+                last[int(p)] = 'switch'
+        elif name == 'hrtimer_expire_entry' and re.search(r'function=(tick_sched_timer|tick_nohz_handler) ', rest + ' '):
+            nows.append(int(re.search(r'now=(\d+)', rest).group(1)))
+            if pid in n:
+                k = last.get(pid, 'none')
+                n[pid][k] = n[pid].get(k, 0) + 1
+                last[pid] = 'tick'  # the next tick of the same stretch is no longer the exit's
+    gaps = sorted(b - a for a, b in zip(nows, nows[1:]) if b > a)
+    # Most gaps are one period (a tickless stretch skips some): the
+    # kernel's HZ nearest to their median.
+    period = 10 ** 9 // min((100, 250, 300, 1000), key=lambda hz: abs(10 ** 9 / hz - gaps[len(gaps) // 2])) if gaps else 0
+    r = {}
+    for t in tids:
+        c = n[t]
+        if irqs_off_exit:
+            r[t] = (c.get('exit_intr', 0), c.get('exit_intr', 0) + c.get('exit', 0))
+        else:
+            r[t] = (c.get('entry', 0), c.get('entry', 0))
+    return r, period, irqs_off_exit
 try:
     tp_wait, held_wait = sched_waits(F + '/st.ftrace', tids)
+    window, tick_period, irqs_off_exit = guest_window_ticks(F + '/st.ftrace', tids)
 except (OSError, AttributeError, ValueError):
-    tp_wait, held_wait = {}, {}
+    tp_wait, held_wait, window, tick_period, irqs_off_exit = {}, {}, {}, 0, None
 out = ['IDENTITY ' + ('ok %d blocks' % len(blocks) if blocks and not identity_bad else 'bad: ' + '; '.join(identity_bad[:5]))]
 # The stops: blocks in which no thread's guest, kvm, vmm or wait moved.
 def on(st):
@@ -599,8 +670,20 @@ for tid in tids:
     # guest mode counts a whole one): under emulation it was off by -15% to
     # +25% over ~250 ticks, either way from run to run (the emulator delivers
     # the timer's interrupts where it checks for them, not evenly in time).
-    ok = abs(d[0] - guest_ref * tick_ns) <= max(0.35 * guest_ref * tick_ns, 3 * tick_ns)
-    out.append('GUEST %d %s guest %.3f s, /proc guest_time %d ticks = %.2f s (%+.2f%%)' % (tid, 'ok' if ok else 'bad', d[0] / 1e9, guest_ref, guest_ref / 100.0, pct(d[0], guest_ref * tick_ns)))
+    # guest_time is sampled by the tick where the kernel handles it, inside
+    # a window wider than the guest state (guest_window_ticks): under
+    # emulation, KVM's code with interrupts off around each entry is slow,
+    # and the ticks that arrive there count as guest time. The check is that
+    # guest_time is the ticks the tracepoints place in that window (within
+    # 10% or 3 ticks: measured -6% on 6.1, +6.5% to +9% on 6.12, the ticks
+    # taken after the window closes but before kvm_exit on 6.1, and after
+    # other exits on 6.12); the account's guest is printed beside it.
+    lo, hi = window.get(tid, (0, 0))
+    got = guest_ref * tick_ns / tick_period if tick_period else 0  # in the kernel's ticks
+    ok = tick_period > 0 and hi > 0 and 0.9 * lo - 3 <= got <= 1.1 * hi + 3
+    out.append('GUEST %d %s /proc guest_time %d USER_HZ ticks = %.0f ticks of %.0f ms, the tracepoints place %s ticks in the kernel\'s guest-timing window (kvm_exit fires with interrupts %s); the account\'s guest %.3f s is %+.1f%% of guest_time, its guest + kvm %.3f s %+.1f%%' %
+               (tid, 'ok' if ok else 'bad', guest_ref, got, tick_period / 1e6, '%d' % lo if lo == hi else '%d-%d' % (lo, hi),
+                'off' if irqs_off_exit else 'on', d[0] / 1e9, pct(d[0], guest_ref * tick_ns), (d[0] + d[1]) / 1e9, pct(d[0] + d[1], guest_ref * tick_ns)))
 def cpu_line(name):
     con = open(F + '/st.console', errors='replace').read().replace('\r', '')
     m = re.search(r'L2-BEGIN %s\ncpu +(.*)\n' % name, con)
@@ -622,18 +705,18 @@ PY
 )
 grep '^INFO' <<<"$verdict" | sed 's/^INFO /  info: /'
 v=$(sed -n 's/^IDENTITY //p' <<<"$verdict")
-[[ $v == ok* ]] && pass nested_vcpu_states_add_up_to_the_wall_clock_at_every_block ||
-	fail nested_vcpu_states_add_up_to_the_wall_clock_at_every_block "${v:-$verdict}"
+[[ $v == ok* ]] && pass ${CHECK_PREFIX}vcpu_states_add_up_to_the_wall_clock_at_every_block ||
+	fail ${CHECK_PREFIX}vcpu_states_add_up_to_the_wall_clock_at_every_block "${v:-$verdict}"
 v=$(sed -n 's/^STOPS //p' <<<"$verdict")
-[ -z "$v" ] || fail nested_vcpu_account_stops "$v"
+[ -z "$v" ] || fail ${CHECK_PREFIX}vcpu_account_stops "$v"
 for kind in RUNNABLE WAIT SCHEDCLOCK ONCPU GUEST; do
 	n=0
 	case $kind in
-	RUNNABLE) name=nested_vcpu_on_cpu_and_wait_within_1pct_of_schedstat_run_time_and_run_delay ;;
-	WAIT) name=nested_vcpu_wait_within_3pct_of_schedstat_run_delay ;;
-	SCHEDCLOCK) name=nested_vcpu_wait_and_run_delay_part_where_the_run_queue_clock_was_held ;;
-	ONCPU) name=nested_vcpu_on_cpu_states_within_3pct_of_perf_task_clock ;;
-	GUEST) name=nested_vcpu_guest_state_within_35pct_of_proc_guest_time ;;
+	RUNNABLE) name=${CHECK_PREFIX}vcpu_on_cpu_and_wait_within_1pct_of_schedstat_run_time_and_run_delay ;;
+	WAIT) name=${CHECK_PREFIX}vcpu_wait_within_3pct_of_schedstat_run_delay ;;
+	SCHEDCLOCK) name=${CHECK_PREFIX}vcpu_wait_and_run_delay_part_where_the_run_queue_clock_was_held ;;
+	ONCPU) name=${CHECK_PREFIX}vcpu_on_cpu_states_within_3pct_of_perf_task_clock ;;
+	GUEST) name=${CHECK_PREFIX}vcpu_proc_guest_time_is_the_ticks_in_the_kernels_guest_window ;;
 	esac
 	while read -r k tid ok rest; do
 		[ "$k" = $kind ] || continue
@@ -645,13 +728,13 @@ for kind in RUNNABLE WAIT SCHEDCLOCK ONCPU GUEST; do
 done
 v=$(sed -n 's/^STEAL //p' <<<"$verdict")
 echo "  info: $v"
-[[ $v == ok* ]] && pass nested_guest_steal_moves_with_the_wait || fail nested_guest_steal_moves_with_the_wait "${v:-$verdict}"
+[[ $v == ok* ]] && pass ${CHECK_PREFIX}guest_steal_moves_with_the_wait || fail ${CHECK_PREFIX}guest_steal_moves_with_the_wait "${v:-$verdict}"
 v=$(sed -n 's/^HALTED //p' <<<"$verdict")
-[ "$v" = ok ] && pass nested_an_idle_guest_is_halted || fail nested_an_idle_guest_is_halted "${v:-$verdict}"
+[ "$v" = ok ] && pass ${CHECK_PREFIX}an_idle_guest_is_halted || fail ${CHECK_PREFIX}an_idle_guest_is_halted "${v:-$verdict}"
 if grep -q '^  vCPU 1 (CPU 1/KVM' "$F/st.time" 2>/dev/null; then
-	pass nested_report_vcpu_time_names_each_vcpu
+	pass ${CHECK_PREFIX}report_vcpu_time_names_each_vcpu
 else
-	fail nested_report_vcpu_time_names_each_vcpu "$(head -20 "$F/st.time" 2>&1)"
+	fail ${CHECK_PREFIX}report_vcpu_time_names_each_vcpu "$(head -20 "$F/st.time" 2>&1)"
 fi
 
 # --- record --vcpu-sched: the switch records against the EXITS blocks' counters ------
@@ -681,7 +764,7 @@ fi
 #    and the VM found, is counted in its thread's numbers, not recorded.)
 for r in ex st; do
 	if ! "$HT_STATIC" report --vcpu-switches --csv "$F/$r.htr" >"$work/$r.switches.csv" 2>"$work/$r.switches.err"; then
-		fail "nested_vcpu_sched_report_$r" "report --vcpu-switches --csv failed: $(tail_of "$work/$r.switches.err")"
+		fail "${CHECK_PREFIX}vcpu_sched_report_$r" "report --vcpu-switches --csv failed: $(tail_of "$work/$r.switches.err")"
 	fi
 done
 verdict=$(python3 - "$F" "$work" <<'PY'
@@ -772,8 +855,8 @@ PY
 grep '^INFO' <<<"$verdict" | sed 's/^INFO /  info: /'
 for r in ex st; do
 	v=$(sed -n "s/^SWITCHES $r //p" <<<"$verdict")
-	[ "$v" = ok ] && pass "nested_vcpu_switch_records_equal_the_exits_counters_$r" ||
-		fail "nested_vcpu_switch_records_equal_the_exits_counters_$r" "${v:-$verdict}"
+	[ "$v" = ok ] && pass "${CHECK_PREFIX}vcpu_switch_records_equal_the_exits_counters_$r" ||
+		fail "${CHECK_PREFIX}vcpu_switch_records_equal_the_exits_counters_$r" "${v:-$verdict}"
 done
 
 # --- the Perfetto export of the account, against the switches it shows ----------------
@@ -786,7 +869,7 @@ done
 PROTO=$TOP/third_party/perfetto/perfetto_trace.proto
 for r in ex st; do
 	if ! command -v protoc >/dev/null || ! /usr/bin/python3 -c 'import google.protobuf' 2>/dev/null; then
-		skip "nested_perfetto_account_agrees_with_the_switches_$r" "protobuf-compiler and python3-protobuf are not installed: run 'make deps' as root"
+		skip "${CHECK_PREFIX}perfetto_account_agrees_with_the_switches_$r" "protobuf-compiler and python3-protobuf are not installed: run 'make deps' as root"
 		continue
 	fi
 	"$HT_STATIC" report --csv "$F/$r.htr" >"$work/$r.records.csv" 2>/dev/null || true
@@ -796,10 +879,10 @@ for r in ex st; do
 			--switches "$work/$r.switches.csv" --vcpu-time "$work/$r.vcpu-time.csv" \
 			--attribute dev.hypertrace.vcpu_switches_recorded=1 2>&1) &&
 		grep -q "intervals whose wait+halted+blocked is the off-CPU slices' time (largest difference 0 ns)" <<<"$out"; then
-		pass "nested_perfetto_account_agrees_with_the_switches_$r"
+		pass "${CHECK_PREFIX}perfetto_account_agrees_with_the_switches_$r"
 		grep 'vCPU account' <<<"$out" | sed 's/^ */  info: /'
 	else
-		fail "nested_perfetto_account_agrees_with_the_switches_$r" "$out"
+		fail "${CHECK_PREFIX}perfetto_account_agrees_with_the_switches_$r" "$out"
 	fi
 done
 
@@ -894,17 +977,17 @@ PY
 )
 grep '^INFO' <<<"$causes" | sed 's/^INFO /  info: /'
 if [ "$(rc ca.rc)" != 0 ]; then
-	fail nested_exit_causes_record "record --exits exited with status $(rc ca.rc): $(tail_of "$F/ca.err")"
+	fail ${CHECK_PREFIX}exit_causes_record "record --exits exited with status $(rc ca.rc): $(tail_of "$F/ca.err")"
 fi
 for k in io cpuid mmio msr; do
 	v=$(sed -n "s/^CAUSE $k //p" <<<"$causes")
-	[ "$v" = ok ] && pass "nested_exit_causes_equal_perf_$k" || fail "nested_exit_causes_equal_perf_$k" "${v:-$causes}"
+	[ "$v" = ok ] && pass "${CHECK_PREFIX}exit_causes_equal_perf_$k" || fail "${CHECK_PREFIX}exit_causes_equal_perf_$k" "${v:-$causes}"
 done
 
 # --- top -b shows the guest by name with its exits/s --------------------------------
 if grep -Eq '^ +[0-9]+ st +[1-9][0-9]* ' "$F/top.txt" 2>/dev/null && grep -q 'vCPU 1 CPU 1/KVM' "$F/top.txt"; then
-	pass nested_top_shows_the_guest_by_name_with_exits
+	pass ${CHECK_PREFIX}top_shows_the_guest_by_name_with_exits
 else
-	fail nested_top_shows_the_guest_by_name_with_exits "$(cat "$F/top.txt" "$F/top.err" 2>&1 | head -20)"
+	fail ${CHECK_PREFIX}top_shows_the_guest_by_name_with_exits "$(cat "$F/top.txt" "$F/top.err" 2>&1 | head -20)"
 fi
 suite_exit

@@ -4,8 +4,8 @@
 # into .cache/ by tests/export/install-trace-engine.sh). It must parse the file
 # without error, and what it builds (a track per vCPU thread, a slice per
 # hypercall with its two phases nested, args, names) must match `report --csv`.
-# Files only, no port: tests/run runs it while the background suites may still run.
-# tests/run: files only, before the background suites end
+# Files only, no port: tests/run runs it beside the nested-machine suites.
+# tests/run: alongside the nested-machine suites
 source "$(dirname "$0")/../lib.sh"
 
 GEN=$OUTPUT/tests/tools/trace_gen

@@ -7,8 +7,8 @@
 # --mode says otherwise, whatever the umask; --force replaces a file in one
 # rename. Input: large trace files from tests/tools/trace_gen (no BPF).
 # Files only, no port (its verdicts are counts and ratios of one process's
-# peak): tests/run runs it while the background suites may still run.
-# tests/run: files only, before the background suites end
+# peak): tests/run runs it beside the nested-machine suites.
+# tests/run: alongside the nested-machine suites
 source "$(dirname "$0")/../lib.sh"
 
 GEN=$OUTPUT/tests/tools/trace_gen

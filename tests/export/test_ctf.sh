@@ -4,8 +4,8 @@
 # event, the timestamps, the drops and the env block equal to what
 # `report --csv` and `report` say of the same trace file. The trace files come
 # from synthetic events run through the real BPF handlers and the real drain.
-# Files only, no port: tests/run runs it while the background suites may still run.
-# tests/run: files only, before the background suites end
+# Files only, no port: tests/run runs it beside the nested-machine suites.
+# tests/run: alongside the nested-machine suites
 source "$(dirname "$0")/../lib.sh"
 
 GEN=$OUTPUT/tests/tools/trace_gen

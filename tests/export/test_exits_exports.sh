@@ -9,8 +9,8 @@
 # --csv), none trips on them. The file comes from synthetic hypercalls through the real BPF
 # handlers with --exits on, drained and sampled as record does it.
 # shellcheck source=../lib.sh
-# Files only, no port: tests/run runs it while the background suites may still run.
-# tests/run: files only, before the background suites end
+# Files only, no port: tests/run runs it beside the nested-machine suites.
+# tests/run: alongside the nested-machine suites
 source "$(dirname "$0")/../lib.sh"
 
 GEN=$OUTPUT/tests/tools/trace_gen

@@ -21,8 +21,8 @@
 # as record --vcpu-sched writes them), and synthetic events and switches
 # through the real BPF handlers (root).
 # Files only, no port (its verdicts are counts and ratios of one process's
-# peak): tests/run runs it while the background suites may still run.
-# tests/run: files only, before the background suites end
+# peak): tests/run runs it beside the nested-machine suites.
+# tests/run: alongside the nested-machine suites
 source "$(dirname "$0")/../lib.sh"
 
 GEN=$OUTPUT/tests/tools/trace_gen
