@@ -78,10 +78,19 @@ struct args_given {
 	bool a0_to_a3;
 };
 
-/* One option getopt_long returned, with its value arg; false with a message in err. */
-static bool parse_one(int opt, const char *arg, struct hypercall_options *o,
-		      struct args_given *given, char *err, size_t err_size)
+/* What parse_one fills: the options, and which were given. */
+struct parse_state {
+	struct hypercall_options *o;
+	struct args_given *given;
+};
+
+/* One option getopt_long returned, with its value arg; false with a message in err (ht_option_fn). */
+static bool parse_one(int opt, const char *arg, void *ctx, char *err, size_t err_size)
 {
+	struct parse_state *st = ctx;
+	struct hypercall_options *o = st->o;
+	struct args_given *given = st->given;
+
 	switch (opt) {
 	case 'N':
 		return ht_parse_u64_option("--count", arg, 1, HYPERCALL_MAX_COUNT, &o->count, err,
@@ -151,31 +160,13 @@ int hypercall_options_parse(int argc, char **argv, struct hypercall_options *o, 
 			    size_t err_size)
 {
 	struct args_given given = { 0 };
-	int c;
+	struct parse_state st = { o, &given };
 
 	memset(o, 0, sizeof(*o));
 	o->nr = HT_DEFAULT_HYPERCALL_NR;
 	o->count = 1;
 	o->insn = HYPERCALL_INSN_UNKNOWN;
-
-	/* Our own one-line messages instead of getopt's; optind 0 rescans from scratch. */
-	opterr = 0;
-	optind = 0;
-	while ((c = getopt_long(argc, argv, ":N:n:h", long_options, NULL)) != -1) {
-		if (c == '?' || c == ':') {
-			/* The option as typed, in the host commands' words. */
-			char problem[128];
-
-			ht_option_problem(c, argv, problem, sizeof(problem));
-			snprintf(err, err_size, "%s; see --help", problem);
-			return -1;
-		}
-		if (!parse_one(c, optarg, o, &given, err, err_size))
-			return -1;
-	}
-	if (optind < argc) {
-		snprintf(err, err_size, "unexpected argument '%s'; see --help", argv[optind]);
+	if (ht_parse_options(argc, argv, ":N:n:h", long_options, parse_one, &st, err, err_size))
 		return -1;
-	}
 	return apply_text(o, &given, err, err_size) ? 0 : -1;
 }

@@ -142,10 +142,19 @@ static void set_defaults(struct minivm_options *o)
 	o->kvm_path = "/dev/kvm";
 }
 
-/* One option getopt_long returned, with its value arg; false with a message in err. */
-static bool parse_one(int opt, const char *arg, struct minivm_options *o,
-		      struct options_given *given, char *err, size_t err_size)
+/* What parse_one fills: the options, and which were given. */
+struct parse_state {
+	struct minivm_options *o;
+	struct options_given *given;
+};
+
+/* One option getopt_long returned, with its value arg; false with a message in err (ht_option_fn). */
+static bool parse_one(int opt, const char *arg, void *ctx, char *err, size_t err_size)
 {
+	struct parse_state *st = ctx;
+	struct minivm_options *o = st->o;
+	struct options_given *given = st->given;
+
 	switch (opt) {
 	case OPT_VCPUS:
 		return ht_parse_u32_option("--vcpus", arg, 1, MINIVM_MAX_VCPUS, &o->vcpus, err,
@@ -216,27 +225,10 @@ int minivm_options_parse(int argc, char **argv, struct minivm_options *o, char *
 			 size_t err_size)
 {
 	struct options_given given = { 0 };
-	int c;
+	struct parse_state st = { o, &given };
 
 	set_defaults(o);
-	/* Our own one-line messages instead of getopt's; optind 0 rescans from scratch. */
-	opterr = 0;
-	optind = 0;
-	while ((c = getopt_long(argc, argv, ":h", long_options, NULL)) != -1) {
-		if (c == '?' || c == ':') {
-			/* The option as typed, in the host commands' words. */
-			char problem[128];
-
-			ht_option_problem(c, argv, problem, sizeof(problem));
-			snprintf(err, err_size, "%s; see --help", problem);
-			return -1;
-		}
-		if (!parse_one(c, optarg, o, &given, err, err_size))
-			return -1;
-	}
-	if (optind < argc) {
-		snprintf(err, err_size, "unexpected argument '%s'; see --help", argv[optind]);
+	if (ht_parse_options(argc, argv, ":h", long_options, parse_one, &st, err, err_size))
 		return -1;
-	}
 	return check_combinations(o, &given, err, err_size) ? 0 : -1;
 }
