@@ -202,12 +202,36 @@ nested_depends() {
 			($1 ~ /^\|?(Pre)?Depends:$/) && $2 !~ /^</ { print p, $2 }'
 }
 
+# nested_lib_closure ALL DEP...: prints the library packages (lib*, zlib1g)
+# among DEPs and what they depend on, breadth first with one apt-cache call
+# per level; with ALL 0, one the host has installed is left out, and so is
+# what only it needs (the host's own serves).
+nested_lib_closure() {
+	local all=$1 d deps level
+	local -A seen=()
+	shift
+	deps=$(printf '%s\n' "$@" | sort -u)
+	while [ -n "$deps" ]; do
+		level=()
+		for d in $deps; do
+			[[ $d == lib* || $d == zlib1g ]] || continue
+			[ -z "${seen[$d]:-}" ] || continue
+			seen[$d]=1
+			[ "$all" = 1 ] || ! nested_installed "$d" || continue
+			echo "$d"
+			level+=("$d")
+		done
+		[ ${#level[@]} -gt 0 ] || break
+		deps=$(nested_depends "${level[@]}" | awk '{ print $2 }' | sort -u)
+	done
+}
+
 # nested_resolve: sets NESTED_PKGS to "package=version" for everything to
 # download. The libraries are the closure of qemu-system-x86's library
 # dependencies that the host has not installed; installed ones are used from
 # the host (same release, and the host's own libc must stay in charge).
 nested_resolve() {
-	local kpkg kver p d level deps
+	local kpkg kver p d deps
 	deps=$(nested_depends qemu-system-x86 linux-perf)
 	if [ -z "$deps" ]; then
 		# A fresh container may have no package lists yet.
@@ -235,22 +259,8 @@ nested_resolve() {
 	# linux-perf is not run on the host: the nested machine runs it, and runs
 	# this qemu too (for a KVM guest of its own).
 	local want=(busybox-static qemu-system-x86 qemu-system-common qemu-system-data seabios linux-perf)
-	local -A seen=()
 	deps=$(awk '$1 == "qemu-system-x86" || $1 == "linux-perf" { print $2 }' <<<"$deps")
-	# Breadth first, one apt-cache call per level.
-	while [ -n "$deps" ]; do
-		level=()
-		for d in $deps; do
-			[[ $d == lib* ]] || continue
-			[ -z "${seen[$d]:-}" ] || continue
-			seen[$d]=1
-			nested_installed "$d" && continue
-			want+=("$d")
-			level+=("$d")
-		done
-		[ ${#level[@]} -gt 0 ] || break
-		deps=$(nested_depends "${level[@]}" | awk '{ print $2 }' | sort -u)
-	done
+	while read -r d; do want+=("$d"); done < <(nested_lib_closure 0 $deps)
 	local -A ver=()
 	while read -r p d; do ver[$p]=$d; done < <(nested_candidates "${want[@]}")
 	NESTED_PKGS=("$NESTED_KPKG")
@@ -269,22 +279,10 @@ nested_resolve() {
 # package or a spare alternative: skipped here; nested_validate finds a
 # library that is really missing.
 nested_vmm_resolve() {
-	local p d level deps want=(qemu-system-x86 qemu-system-common qemu-system-data seabios)
-	local -A seen=() ver=()
+	local p d want=(qemu-system-x86 qemu-system-common qemu-system-data seabios)
+	local -A ver=()
 	NESTED_APT_OPTS=("${NESTED_KAPT[@]}")
-	deps=$(nested_depends qemu-system-x86 | awk '{ print $2 }' | sort -u)
-	while [ -n "$deps" ]; do
-		level=()
-		for d in $deps; do
-			[[ $d == lib* || $d == zlib1g ]] || continue
-			[ -z "${seen[$d]:-}" ] || continue
-			seen[$d]=1
-			want+=("$d")
-			level+=("$d")
-		done
-		[ ${#level[@]} -gt 0 ] || break
-		deps=$(nested_depends "${level[@]}" | awk '{ print $2 }' | sort -u)
-	done
+	while read -r d; do want+=("$d"); done < <(nested_lib_closure 1 $(nested_depends qemu-system-x86 | awk '{ print $2 }'))
 	while read -r p d; do ver[$p]=$d; done < <(nested_candidates "${want[@]}")
 	NESTED_APT_OPTS=()
 	for p in "${want[@]}"; do
