@@ -118,13 +118,14 @@ static void print_lost_detail(unsigned long long lost, const __u64 c[HT_CNT_MAX]
 
 static void print_bpf_stats(const struct ht_tracer *t)
 {
-	struct ht_prog_stats st[HT_HYPERCALL_TRACEPOINTS];
+	struct ht_prog_stats st[HT_MAX_TRACEPOINT_PROGS];
+	int n = ht_tracer_prog_stats(t, st);
 
-	if (ht_tracer_prog_stats(t, st)) {
+	if (n < 0) {
 		fprintf(stderr, "hypertrace-bpf: warning: cannot read the BPF program statistics\n");
 		return;
 	}
-	for (int i = 0; i < HT_HYPERCALL_TRACEPOINTS; i++)
+	for (int i = 0; i < n; i++)
 		printf("hypertrace-bpf: bpf-stats %s: %llu runs, %llu ns, %.1f ns/run\n", st[i].tracepoint,
 		       st[i].run_cnt, st[i].run_time_ns,
 		       st[i].run_cnt ? (double)st[i].run_time_ns / st[i].run_cnt : 0.0);

@@ -492,24 +492,30 @@ int ht_tracer_enable_stats(struct ht_tracer *t)
 	return t->stats_fd < 0 ? -errno : 0;
 }
 
-int ht_tracer_prog_stats(const struct ht_tracer *t, struct ht_prog_stats out[HT_HYPERCALL_TRACEPOINTS])
+int ht_tracer_prog_stats(const struct ht_tracer *t, struct ht_prog_stats out[HT_MAX_TRACEPOINT_PROGS])
 {
-	struct bpf_program *progs[HT_HYPERCALL_TRACEPOINTS] = { t->exit_prog, t->skel->progs.on_kvm_hypercall,
-								t->skel->progs.on_kvm_entry };
-	static const char *const names[HT_HYPERCALL_TRACEPOINTS] = { "kvm_exit", "kvm_hypercall", "kvm_entry" };
+	struct bpf_program *prog;
+	int n = 0;
 
-	for (int i = 0; i < HT_HYPERCALL_TRACEPOINTS; i++) {
+	bpf_object__for_each_program(prog, t->skel->obj) {
+		const char *sec = bpf_program__section_name(prog), *name = strrchr(sec, '/');
 		struct bpf_prog_info info;
 		__u32 len = sizeof(info);
 
+		/* The tracepoints' programs this configuration loaded (not the tests' syscall ones). */
+		if (bpf_program__fd(prog) < 0 || !name || (strncmp(sec, "tp/", 3) && strncmp(sec, "tp_btf/", 7)))
+			continue;
+		if (n == HT_MAX_TRACEPOINT_PROGS)
+			return -E2BIG;
 		memset(&info, 0, sizeof(info));
-		if (bpf_obj_get_info_by_fd(bpf_program__fd(progs[i]), &info, &len))
+		if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
 			return -errno;
-		out[i].tracepoint = names[i];
-		out[i].run_cnt = info.run_cnt;
-		out[i].run_time_ns = info.run_time_ns;
+		out[n].tracepoint = name + 1;
+		out[n].run_cnt = info.run_cnt;
+		out[n].run_time_ns = info.run_time_ns;
+		n++;
 	}
-	return 0;
+	return n;
 }
 
 __u64 ht_tracer_armed_threads(const struct ht_tracer *t)

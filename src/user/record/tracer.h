@@ -172,11 +172,11 @@ int ht_tracer_read_vcpu_waits(const struct ht_tracer *t, ht_vcpu_wait_fn fn, voi
  */
 typedef void (*ht_open_exit_fn)(void *ctx, const struct ht_exit_key *key);
 int ht_tracer_read_open_exits(const struct ht_tracer *t, ht_open_exit_fn fn, void *ctx);
-/* The tracepoints of a hypercall: kvm_exit, kvm_hypercall, kvm_entry. */
-#define HT_HYPERCALL_TRACEPOINTS 3
+/* At most this many tracepoint programs are loaded at once (ht_tracer_prog_stats). */
+#define HT_MAX_TRACEPOINT_PROGS 16
 /* Run-time statistics of one tracepoint program (kernel.bpf_stats_enabled). */
 struct ht_prog_stats {
-	const char *tracepoint;
+	const char *tracepoint; /* its tracepoint's name, e.g. "kvm_exit" */
 	unsigned long long run_cnt, run_time_ns;
 };
 /*
@@ -201,7 +201,11 @@ int ht_tracer_forget_vm(const struct ht_tracer *t, __u32 tgid);
 /* Turns on the kernel's BPF run-time statistics while the tracer lives. 0 or -errno. */
 int ht_tracer_enable_stats(struct ht_tracer *t);
 /* Fills out[] for kvm_exit, kvm_hypercall, kvm_entry. 0 or -errno. */
-int ht_tracer_prog_stats(const struct ht_tracer *t, struct ht_prog_stats out[HT_HYPERCALL_TRACEPOINTS]);
+/*
+ * Each loaded tracepoint program's statistics, in the object's order (the
+ * hypercall's three first): their number, or -errno.
+ */
+int ht_tracer_prog_stats(const struct ht_tracer *t, struct ht_prog_stats out[HT_MAX_TRACEPOINT_PROGS]);
 /* Threads armed right now (a hypercall exit seen, entry not yet): CPU slots armed + states moved. */
 __u64 ht_tracer_armed_threads(const struct ht_tracer *t);
 /* Of those, the ones switched out (their states parked in moved_states). */
