@@ -680,7 +680,7 @@ for tid in tids:
     # emulation, KVM's code with interrupts off around each entry is slow,
     # and the ticks that arrive there count as guest time. The check is that
     # guest_time is the ticks the tracepoints place in that window (within
-    # 20% or 3 ticks of its bounds: measured 5.5-10.7% below them on 6.1,
+    # 20% or 3 ticks of its bounds: measured 5.1-10.7% below them on 6.1,
     # the ticks taken after the window closes but before kvm_exit; on 6.12
     # 6.5-23% above the ticks right after an interrupt exit and 10-20% below
     # those right after any exit); the account's guest is printed beside it.
