@@ -481,21 +481,21 @@ static __always_inline int note_exit_cause(__u8 kind, __u64 value, __u32 detail)
 	return 0;
 }
 
-static __always_inline int handle_kvm_pio(struct trace_event_raw_kvm_pio *ctx)
+/* The cause handlers take the tracepoints' own arguments (TP_PROTO in arch/x86/kvm/trace.h). */
+static __always_inline int handle_kvm_pio(__u32 rw, __u32 port, __u32 size)
 {
-	return note_exit_cause(HT_CAUSE_PIO, ctx->port, (ctx->rw ? HT_CAUSE_DIR_OUT : HT_CAUSE_DIR_IN) | ctx->size << 8);
+	return note_exit_cause(HT_CAUSE_PIO, port, (rw ? HT_CAUSE_DIR_OUT : HT_CAUSE_DIR_IN) | size << 8);
 }
 
 /* KVM_TRACE_MMIO_WRITE (2) is a write; READ_UNSATISFIED (0, sent to user space) and READ (1, its completion) reads. */
-static __always_inline int handle_kvm_mmio(struct trace_event_raw_kvm_mmio *ctx)
+static __always_inline int handle_kvm_mmio(__u32 type, __u32 len, __u64 gpa)
 {
-	return note_exit_cause(HT_CAUSE_MMIO, ctx->gpa,
-			       (ctx->type == 2 ? HT_CAUSE_DIR_OUT : HT_CAUSE_DIR_IN) | ctx->len << 8);
+	return note_exit_cause(HT_CAUSE_MMIO, gpa, (type == 2 ? HT_CAUSE_DIR_OUT : HT_CAUSE_DIR_IN) | len << 8);
 }
 
-static __always_inline int handle_kvm_msr(struct trace_event_raw_kvm_msr *ctx)
+static __always_inline int handle_kvm_msr(__u32 write, __u32 ecx)
 {
-	return note_exit_cause(HT_CAUSE_MSR, ctx->ecx, ctx->write ? HT_CAUSE_DIR_OUT : HT_CAUSE_DIR_IN);
+	return note_exit_cause(HT_CAUSE_MSR, ecx, write ? HT_CAUSE_DIR_OUT : HT_CAUSE_DIR_IN);
 }
 
 /*
@@ -515,12 +515,10 @@ static __always_inline bool cpuid_leaf_has_subleaves(__u32 leaf)
 	return false;
 }
 
-static __always_inline int handle_kvm_cpuid(struct trace_event_raw_kvm_cpuid *ctx)
+/* leaf: EAX, index: ECX as the guest gave it. */
+static __always_inline int handle_kvm_cpuid(__u32 leaf, __u32 index)
 {
-	__u32 leaf = ctx->function;
-	__u32 subleaf = bpf_core_field_exists(ctx->index) && cpuid_leaf_has_subleaves(leaf) ? ctx->index : 0;
-
-	return note_exit_cause(HT_CAUSE_CPUID, leaf, subleaf);
+	return note_exit_cause(HT_CAUSE_CPUID, leaf, cpuid_leaf_has_subleaves(leaf) ? index : 0);
 }
 
 /* kvm_userspace_exit: the running vCPU thread returns to the VMM (reason: KVM_EXIT_*). */
@@ -555,7 +553,7 @@ static __always_inline int handle_kvm_userspace_exit(__u32 reason, __u64 synthet
  * were attached. Also where a vCPU thread that was not switched out yet
  * gets its entry, and where a slot whose owner is wrong is put right.
  */
-static __noinline int exit_end_moved(struct trace_event_raw_kvm_entry *ctx, struct vcpu_state *slot,
+static __noinline int exit_end_moved(__u32 vcpu_id, struct vcpu_state *slot,
 				     __u64 synthetic_now, __u64 me, __u32 cpu)
 {
 	__u32 tgid = me >> 32;
@@ -586,7 +584,7 @@ static __noinline int exit_end_moved(struct trace_event_raw_kvm_entry *ctx, stru
 	if (!now)
 		now = clock_ns(synthetic_now);
 	if (!t) {
-		t = own_thread(slot, me, VCPU_AND_STATE(ctx->vcpu_id, HT_VCPU_GUEST), now, true);
+		t = own_thread(slot, me, VCPU_AND_STATE(vcpu_id, HT_VCPU_GUEST), now, true);
 		if (t && t->exit_open) {
 			t->exit_open = 0;
 			exit_cause_done(tgid, t->exit_isa, t->exit_reason, &t->cause, t->exit_ns,
@@ -605,13 +603,13 @@ static __noinline int exit_end_moved(struct trace_event_raw_kvm_entry *ctx, stru
  * the slot is this thread's when the two agree (or no switch on this CPU
  * named anyone since attach).
  */
-static __always_inline void exit_end(struct trace_event_raw_kvm_entry *ctx, struct vcpu_state *slot,
+static __always_inline void exit_end(__u32 vcpu_id, struct vcpu_state *slot,
 				     __u64 synthetic_now, __u32 cpu)
 {
 	__u64 me = bpf_get_current_pid_tgid();
 
 	if (!slot->exit_open || (slot->owner != me && slot->owner)) {
-		exit_end_moved(ctx, slot, synthetic_now, me, cpu);
+		exit_end_moved(vcpu_id, slot, synthetic_now, me, cpu);
 		return;
 	}
 	slot->owner = me;

@@ -300,19 +300,20 @@ static __noinline int handle_hypercall_exit(struct trace_event_raw_kvm_exit *ctx
 	return 0;
 }
 
-static __always_inline int handle_kvm_hypercall(struct trace_event_raw_kvm_hypercall *ctx)
+/* kvm_hypercall: the guest's nr and its first four arguments (a0..a3). */
+static __always_inline int handle_kvm_hypercall(unsigned long nr, unsigned long a0, unsigned long a1, unsigned long a2,
+						unsigned long a3)
 {
 	struct vcpu_state *st = cpu_slot(bpf_get_smp_processor_id());
 
 	if (exits_on)
-		note_exit_cause(HT_CAUSE_HYPERCALL, ctx->nr, 0);
+		note_exit_cause(HT_CAUSE_HYPERCALL, nr, 0);
 	/* A state parked: perhaps this thread's, back on a CPU by a switch nobody reported. */
 	if (armed_moved)
 		take_own_state(st, (__u32)bpf_get_current_pid_tgid());
 	if (st->phase != PHASE_EXITED)
 		return 0; /* no hypercall exit before it on this thread */
 
-	unsigned long nr = ctx->nr;
 	if (!nr_selected(nr)) {
 		count(HT_CNT_HCALL_UNSELECTED_NR);
 		disarm(st);
@@ -334,16 +335,16 @@ static __always_inline int handle_kvm_hypercall(struct trace_event_raw_kvm_hyper
 	st->rec.exit_to_hcall_ns =
 		ns_saturated(now - st->rec.exit_ns, &st->rec.flags, HT_REC_F_EXIT_TO_HCALL_SATURATED);
 	st->rec.nr = (__u32)nr;
-	st->rec.a0 = ctx->a0;
-	st->rec.a1 = ctx->a1;
-	st->rec.a2 = ctx->a2;
-	st->rec.a3 = ctx->a3;
+	st->rec.a0 = a0;
+	st->rec.a1 = a1;
+	st->rec.a2 = a2;
+	st->rec.a3 = a3;
 	st->phase = PHASE_HCALL;
 	return 0;
 }
 
 /* kvm_entry of an armed thread: the fused record, or the end of a window without a hypercall. */
-static __always_inline int emit_fused(struct trace_event_raw_kvm_entry *ctx, struct vcpu_state *st, __u32 cpu)
+static __always_inline int emit_fused(__u32 entry_vcpu, struct vcpu_state *st, __u32 cpu)
 {
 	if (st->phase != PHASE_HCALL) {
 		disarm(st); /* hypercall exit without a kvm_hypercall event */
@@ -355,10 +356,10 @@ static __always_inline int emit_fused(struct trace_event_raw_kvm_entry *ctx, str
 	__u8 flags = st->rec.flags;
 	__u32 vcpu = st->rec.vcpu_id;
 	if (flags & HT_REC_F_NO_EXIT_VCPU_ID) {
-		vcpu = ctx->vcpu_id;
+		vcpu = entry_vcpu;
 		if (filter_vcpu_on && vcpu != filter_vcpu)
 			return 0;
-	} else if (ctx->vcpu_id != vcpu) {
+	} else if (entry_vcpu != vcpu) {
 		/* Another vCPU's entry: a thread switch went unseen. Never fuse across vCPUs. */
 		count(HT_CNT_SUPERSEDED);
 		return 0;
@@ -386,13 +387,14 @@ static __always_inline int emit_fused(struct trace_event_raw_kvm_entry *ctx, str
 	return 0;
 }
 
-static __always_inline int handle_kvm_entry(struct trace_event_raw_kvm_entry *ctx, __u64 synthetic_now)
+/* kvm_entry of vCPU vcpu_id (KVM's vcpu->vcpu_id) on this CPU. */
+static __always_inline int handle_kvm_entry(__u32 vcpu_id, __u64 synthetic_now)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct vcpu_state *slot = cpu_slot(cpu);
 
 	if (exits_on)
-		exit_end(ctx, slot, synthetic_now, cpu);
+		exit_end(vcpu_id, slot, synthetic_now, cpu);
 	/*
 	 * The non-matching path: two independent loads and one branch;
 	 * armed_moved is 0 but while an armed thread is off-CPU.
@@ -403,10 +405,10 @@ static __always_inline int handle_kvm_entry(struct trace_event_raw_kvm_entry *ct
 	 * Whose the slot's state is, asked (a helper call) only when it may not
 	 * be this thread's: a state is parked, or the slot's is another vCPU's.
 	 */
-	if ((armed_moved || (!(slot->rec.flags & HT_REC_F_NO_EXIT_VCPU_ID) && slot->rec.vcpu_id != ctx->vcpu_id)) &&
+	if ((armed_moved || (!(slot->rec.flags & HT_REC_F_NO_EXIT_VCPU_ID) && slot->rec.vcpu_id != vcpu_id)) &&
 	    !take_own_state(slot, (__u32)bpf_get_current_pid_tgid()))
 		return 0;
-	return emit_fused(ctx, slot, cpu);
+	return emit_fused(vcpu_id, slot, cpu);
 }
 
 /*

@@ -6,11 +6,11 @@
  * helpers.bpf.h (what every handler uses), exits.bpf.h (record --exits),
  * fuse.bpf.h (the fusion state machine).
  *
- * The tp/ programs are what `hypertrace-bpf record` attaches. The syscall
- * programs feed the very same handlers with synthetic tracepoint structs
- * through BPF_PROG_TEST_RUN; tests and benchmarks use them, and `record`
- * leaves them unloaded. The benchmarks' objects include this file whole, so
- * they measure exactly these maps and handlers.
+ * The tp/ and tp_btf/ programs are what `hypertrace-bpf record` attaches.
+ * The syscall programs feed the very same handlers with synthetic
+ * tracepoint structs through BPF_PROG_TEST_RUN; tests and benchmarks use
+ * them, and `record` leaves them unloaded. The benchmarks' objects include
+ * this file whole, so they measure exactly these maps and handlers.
  */
 #include "helpers.bpf.h"
 #include "exits.bpf.h"
@@ -22,12 +22,12 @@ char LICENSE[] SEC("license") = "GPL";
 
 
 /*
- * What every tracepoint program returns. The kernel hands a tracepoint event
- * to perf only if the attached BPF programs return nonzero
+ * What every classic tracepoint program (tp/) returns. The kernel hands a
+ * tracepoint event to perf only if the attached BPF programs return nonzero
  * (perf_trace_run_bpf_submit): 0 would blind every `perf stat`/`perf record`
- * user of kvm:kvm_exit, kvm:kvm_entry or sched:sched_process_exit on the
- * host while we run.
- * ftrace is unaffected either way.
+ * user of kvm:kvm_exit or sched:sched_process_exit on the host while we run.
+ * ftrace is unaffected either way, and so is perf by the tp_btf/ programs,
+ * which the kernel calls apart from perf.
  */
 #define TP_PASS_EVENT 1
 
@@ -53,55 +53,75 @@ int on_kvm_exit(struct trace_event_raw_kvm_exit *ctx)
 	return TP_PASS_EVENT;
 }
 
-SEC("tp/kvm/kvm_hypercall")
-int on_kvm_hypercall(struct trace_event_raw_kvm_hypercall *ctx)
+/*
+ * The other KVM tracepoints are BTF-enabled raw tracepoints: the program
+ * gets the tracepoint's own arguments (TP_PROTO in arch/x86/kvm/trace.h,
+ * the same in 6.1, 6.12 and 6.18) and the kernel neither formats an event
+ * record for it nor hands one to perf, which a classic tracepoint program
+ * costs on every event (perf_trace_kvm_entry: a buffer, the fields, the
+ * guest's RIP; then perf_tp_event). kvm_exit stays classic: its reason is
+ * only in the record (the raw arguments are the vCPU and the ISA).
+ *
+ * KVM's struct kvm_vcpu, the one field kvm_entry's program reads; CO-RE
+ * relocates it against KVM's BTF (the kvm module's, or the kernel's when
+ * KVM is built in).
+ */
+struct kvm_vcpu___ht {
+	int vcpu_id;
+} __attribute__((preserve_access_index));
+
+/* ctx: (nr, a0, a1, a2, a3). */
+SEC("tp_btf/kvm_hypercall")
+int on_kvm_hypercall(unsigned long long *ctx)
 {
-	handle_kvm_hypercall(ctx);
-	return TP_PASS_EVENT;
+	return handle_kvm_hypercall(ctx[0], ctx[1], ctx[2], ctx[3], ctx[4]);
 }
 
-SEC("tp/kvm/kvm_entry")
-int on_kvm_entry(struct trace_event_raw_kvm_entry *ctx)
+/*
+ * ctx: (vcpu, ...). 6.12's verifier takes a raw tracepoint's pointer
+ * argument as possibly NULL (6.1's and 6.18's do not); KVM never passes one.
+ */
+SEC("tp_btf/kvm_entry")
+int on_kvm_entry(unsigned long long *ctx)
 {
-	handle_kvm_entry(ctx, 0);
-	return TP_PASS_EVENT;
+	const struct kvm_vcpu___ht *vcpu = (const void *)ctx[0];
+
+	return vcpu ? handle_kvm_entry(vcpu->vcpu_id, 0) : 0;
 }
 
-/* --exits: a vCPU thread goes back to the VMM (the vCPU account's vmm state). Loaded only with --exits. */
-SEC("tp/kvm/kvm_userspace_exit")
-int on_kvm_userspace_exit(struct trace_event_raw_kvm_userspace_exit *ctx)
+/* --exits: a vCPU thread goes back to the VMM (the vCPU account's vmm state). ctx: (reason, errno). Loaded only with --exits. */
+SEC("tp_btf/kvm_userspace_exit")
+int on_kvm_userspace_exit(unsigned long long *ctx)
 {
-	handle_kvm_userspace_exit(ctx->reason, 0);
-	return TP_PASS_EVENT;
+	return handle_kvm_userspace_exit(ctx[0], 0);
 }
 
-/* --exits: the causes of exits (see note_exit_cause). Loaded only with --exits. */
-SEC("tp/kvm/kvm_pio")
-int on_kvm_pio(struct trace_event_raw_kvm_pio *ctx)
+/* --exits: the causes of exits (see note_exit_cause). Loaded only with --exits. ctx: (rw, port, size, count, data). */
+SEC("tp_btf/kvm_pio")
+int on_kvm_pio(unsigned long long *ctx)
 {
-	handle_kvm_pio(ctx);
-	return TP_PASS_EVENT;
+	return handle_kvm_pio(ctx[0], ctx[1], ctx[2]);
 }
 
-SEC("tp/kvm/kvm_mmio")
-int on_kvm_mmio(struct trace_event_raw_kvm_mmio *ctx)
+/* ctx: (type, len, gpa, val). */
+SEC("tp_btf/kvm_mmio")
+int on_kvm_mmio(unsigned long long *ctx)
 {
-	handle_kvm_mmio(ctx);
-	return TP_PASS_EVENT;
+	return handle_kvm_mmio(ctx[0], ctx[1], ctx[2]);
 }
 
-SEC("tp/kvm/kvm_msr")
-int on_kvm_msr(struct trace_event_raw_kvm_msr *ctx)
+/* ctx: (write, ecx, data, exception). */
+SEC("tp_btf/kvm_msr")
+int on_kvm_msr(unsigned long long *ctx)
 {
-	handle_kvm_msr(ctx);
-	return TP_PASS_EVENT;
+	return handle_kvm_msr(ctx[0], ctx[1]);
 }
 
-SEC("tp/kvm/kvm_cpuid")
-int on_kvm_cpuid(struct trace_event_raw_kvm_cpuid *ctx)
+/* ctx: (function, index, rax, rbx, rcx, rdx, found, used_max_basic). */
+SEC("tp_btf/kvm_cpuid")
+int on_kvm_cpuid(unsigned long long *ctx)
 {
-	handle_kvm_cpuid(ctx);
-	return TP_PASS_EVENT;
+	return handle_kvm_cpuid(ctx[0], ctx[1]);
 }
 
 /* The per-thread state's end of life: see handle_thread_exit. */
@@ -154,13 +174,13 @@ int synthetic_kvm_exit(struct trace_event_raw_kvm_exit *ctx)
 SEC("syscall")
 int synthetic_kvm_hypercall(struct trace_event_raw_kvm_hypercall *ctx)
 {
-	return handle_kvm_hypercall(ctx);
+	return handle_kvm_hypercall(ctx->nr, ctx->a0, ctx->a1, ctx->a2, ctx->a3);
 }
 
 SEC("syscall")
 int synthetic_kvm_entry(struct trace_event_raw_kvm_entry *ctx)
 {
-	return handle_kvm_entry(ctx, 0);
+	return handle_kvm_entry(ctx->vcpu_id, 0);
 }
 
 /*
@@ -183,7 +203,7 @@ SEC("syscall")
 int synthetic_kvm_entry_at(struct ht_synth_timed_event *args)
 {
 	__builtin_memcpy(synthetic_event, args->event, sizeof(synthetic_event));
-	return handle_kvm_entry((struct trace_event_raw_kvm_entry *)synthetic_event, args->now_ns);
+	return handle_kvm_entry(((struct trace_event_raw_kvm_entry *)synthetic_event)->vcpu_id, args->now_ns);
 }
 
 /* The event's first four bytes are the KVM_EXIT_* reason. */
@@ -196,29 +216,29 @@ int synthetic_kvm_userspace_exit_at(struct ht_synth_timed_event *args)
 	return handle_kvm_userspace_exit(reason, args->now_ns);
 }
 
-/* The cause tracepoints with the event as ctx, laid out as the kernel's. */
+/* The cause tracepoints with the event as ctx, laid out as the kernel's record of it. */
 SEC("syscall")
 int synthetic_kvm_pio(struct trace_event_raw_kvm_pio *ctx)
 {
-	return handle_kvm_pio(ctx);
+	return handle_kvm_pio(ctx->rw, ctx->port, ctx->size);
 }
 
 SEC("syscall")
 int synthetic_kvm_mmio(struct trace_event_raw_kvm_mmio *ctx)
 {
-	return handle_kvm_mmio(ctx);
+	return handle_kvm_mmio(ctx->type, ctx->len, ctx->gpa);
 }
 
 SEC("syscall")
 int synthetic_kvm_msr(struct trace_event_raw_kvm_msr *ctx)
 {
-	return handle_kvm_msr(ctx);
+	return handle_kvm_msr(ctx->write, ctx->ecx);
 }
 
 SEC("syscall")
 int synthetic_kvm_cpuid(struct trace_event_raw_kvm_cpuid *ctx)
 {
-	return handle_kvm_cpuid(ctx);
+	return handle_kvm_cpuid(ctx->function, ctx->index);
 }
 
 SEC("syscall")

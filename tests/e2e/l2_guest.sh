@@ -9,7 +9,9 @@
 #                            that the guest loads at boot (e.g. msr)
 #   l2_stage STAGE           NESTED_STAGE_HOOK: stages qemu, its firmware, the
 #                            kernel and the guest initramfs into the nested
-#                            machine's initramfs (needs $L2_WORK, a scratch dir)
+#                            machine's initramfs (needs $L2_WORK, a scratch dir);
+#                            qemu and its firmware are the tree's vmm/ (with
+#                            their own libraries) when NESTED_VMM_DIST is set
 #   l2_l1_files              prints the files to pass to nested_run for the
 #                            nested machine: /bin/l2lib.sh and /bin/l2cmd
 #

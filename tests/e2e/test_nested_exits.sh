@@ -133,20 +133,25 @@ hypertrace-bpf report --exits --csv /out/ex.htr >/out/ex.csv 2>>/out/ex.err
 hypertrace-bpf report --exits /out/ex.htr >/out/ex.report 2>>/out/ex.err
 # Times: perf record takes the raw tracepoints (with no perf stat and its
 # filters on them: those would run between our clock read and perf's), the
-# same workload again.
-perf record -a -k mono -m 2048 -e kvm:kvm_exit -e kvm:kvm_entry -o /tmp/ex.data >/out/perf_record.out 2>&1 &
-PREC=$!
-sleep 3
+# same workload again. record attaches first: a tracepoint calls its probes
+# in the order they were registered, and kvm_entry's program is a raw
+# tracepoint probe of its own, so attached after perf it would read its
+# clock after perf has written its sample of the event. kvm_exit's program
+# runs inside the classic tracepoint's probe, before perf's sample, either
+# way.
 hypertrace-bpf record --exits --vm ex -q -i 1 -o /out/ex2.htr >/out/ex2.out 2>/out/ex2.err &
 REC=$!
 published /out/ex2.htr || say "record did not start: $(cat /out/ex2.err)"
+perf record -a -k mono -m 2048 -e kvm:kvm_exit -e kvm:kvm_entry -o /tmp/ex.data >/out/perf_record.out 2>&1 &
+PREC=$!
+sleep 3
 kill -CONT $QPID
 l2cmd ex_work2 "$WORK"
 sleep 1
 kill -STOP $QPID
 sleep 1
-stop $REC; echo $? >/out/ex2.rc
 stop $PREC
+stop $REC; echo $? >/out/ex2.rc
 kill -CONT $QPID
 hypertrace-bpf report --exits --csv /out/ex2.htr >/out/ex2.csv 2>>/out/ex2.err
 hypertrace-bpf report --exits /out/ex2.htr >/out/ex2.report 2>>/out/ex2.err
