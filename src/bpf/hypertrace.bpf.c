@@ -22,12 +22,12 @@ char LICENSE[] SEC("license") = "GPL";
 
 
 /*
- * What every classic tracepoint program (tp/) returns. The kernel hands a
- * tracepoint event to perf only if the attached BPF programs return nonzero
- * (perf_trace_run_bpf_submit): 0 would blind every `perf stat`/`perf record`
- * user of kvm:kvm_exit or sched:sched_process_exit on the host while we run.
- * ftrace is unaffected either way, and so is perf by the tp_btf/ programs,
- * which the kernel calls apart from perf.
+ * What the classic tracepoint programs (tp/, kvm_exit's) return. The kernel
+ * hands a tracepoint event to perf only if the attached BPF programs return
+ * nonzero (perf_trace_run_bpf_submit): 0 would blind every `perf stat`/`perf
+ * record` user of kvm:kvm_exit on the host while we run. ftrace is
+ * unaffected either way, and so is perf by the tp_btf/ programs, which the
+ * kernel calls apart from perf.
  */
 #define TP_PASS_EVENT 1
 
@@ -54,7 +54,7 @@ int on_kvm_exit(struct trace_event_raw_kvm_exit *ctx)
 }
 
 /*
- * The other KVM tracepoints are BTF-enabled raw tracepoints: the program
+ * Every other program is a BTF-enabled raw tracepoint: the program
  * gets the tracepoint's own arguments (TP_PROTO in arch/x86/kvm/trace.h,
  * the same in 6.1, 6.12 and 6.18) and the kernel neither formats an event
  * record for it nor hands one to perf, which a classic tracepoint program
@@ -124,13 +124,12 @@ int on_kvm_cpuid(unsigned long long *ctx)
 	return handle_kvm_cpuid(ctx[0], ctx[1]);
 }
 
-/* The per-thread state's end of life: see handle_thread_exit. */
-SEC("tp/sched/sched_process_exit")
-int on_thread_exit(void *ctx)
+/* The per-thread state's end of life (the exiting thread is current): see handle_thread_exit. */
+SEC("tp_btf/sched_process_exit")
+int on_thread_exit(unsigned long long *ctx)
 {
 	(void)ctx;
-	handle_thread_exit();
-	return TP_PASS_EVENT;
+	return handle_thread_exit();
 }
 
 /*
