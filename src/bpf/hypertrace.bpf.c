@@ -54,9 +54,9 @@ int on_kvm_exit(struct trace_event_raw_kvm_exit *ctx)
 }
 
 /*
- * Every other program is a BTF-enabled raw tracepoint: the program
- * gets the tracepoint's own arguments (TP_PROTO in arch/x86/kvm/trace.h,
- * the same in 6.1, 6.12 and 6.18) and the kernel neither formats an event
+ * Every other program is a BTF-enabled raw tracepoint: it gets the
+ * tracepoint's own arguments (KVM's: TP_PROTO in arch/x86/kvm/trace.h, the
+ * same in 6.1, 6.12 and 6.18) and the kernel neither formats an event
  * record for it nor hands one to perf, which a classic tracepoint program
  * costs on every event (perf_trace_kvm_entry: a buffer, the fields, the
  * guest's RIP; then perf_tp_event). kvm_exit stays classic: its reason is
