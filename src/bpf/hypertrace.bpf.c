@@ -63,8 +63,9 @@ int on_kvm_exit(struct trace_event_raw_kvm_exit *ctx)
  * only in the record (the raw arguments are the vCPU and the ISA).
  *
  * KVM's struct kvm_vcpu, the one field kvm_entry's program reads; CO-RE
- * relocates it against KVM's BTF (the kvm module's, or the kernel's when
- * KVM is built in).
+ * relocates it against the kernel's BTF, which has the type on 6.1, 6.12
+ * and 6.18 even with KVM a module (the kernel's own code refers to it),
+ * else against the kvm module's.
  */
 struct kvm_vcpu___ht {
 	int vcpu_id;

@@ -203,10 +203,10 @@ check_mix_recording() {
 		echo "  info: $name: records whose window contained an exit of the other vCPU: $overlap"
 	fi
 	# The BPF programs were relocated against the kvm module's BTF (Debian
-	# builds kvm as a module): kvm_exit's record, which is only there, and the
-	# struct kvm_vcpu kvm_entry's raw tracepoint program reads, there or in
-	# the kernel's own BTF (6.12's has it too: the same build, the same
-	# layout; libbpf takes the kernel's first).
+	# builds kvm as a module): kvm_exit's record, which is only there. The
+	# struct kvm_vcpu kvm_entry's raw tracepoint program reads is in the
+	# kernel's own BTF too (6.1's and 6.12's: the same build, the same
+	# layout), where libbpf looks first; either will do.
 	grep -Eq "struct trace_event_raw_kvm_exit in \[kvm\]" "$F/$name.err" || missing_rel+=" trace_event_raw_kvm_exit"
 	grep -Eq "struct kvm_vcpu in \[(kvm|vmlinux)\]" "$F/$name.err" || missing_rel+=" kvm_vcpu"
 	echo "  info: $name: struct kvm_vcpu relocated against the BTF of $(grep -Eo 'struct kvm_vcpu in \[[a-z_]+\]' "$F/$name.err" | head -n 1 | sed 's/.* in //')"
