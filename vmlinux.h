@@ -93,6 +93,39 @@ struct trace_event_raw_kvm_exit {
 	unsigned int vcpu_id;
 } __attribute__((preserve_access_index));
 
+/*
+ * KVM's own structs, for the raw (tp_btf) programs, which get the vCPU
+ * itself: only the fields they read. CO-RE relocates them against the BTF
+ * that has them: struct kvm_vcpu against the kernel's (6.1, 6.12, 6.18 have
+ * it even with KVM a module), the SVM ones against the kvm_amd module's.
+ * regs[] is indexed by enum kvm_reg: VCPU_REGS_RIP is 16 on x86-64, and
+ * CO-RE checks the index against the kernel's array.
+ */
+struct kvm_vcpu_arch {
+	unsigned long regs[17]; /* NR_VCPU_REGS */
+} __attribute__((preserve_access_index));
+
+struct kvm_vcpu {
+	int vcpu_id;
+	struct kvm_vcpu_arch arch;
+} __attribute__((preserve_access_index));
+
+#define VCPU_REGS_RIP 16
+
+/* The exit code is u32 up to 6.18 (a u64 in later kernels: its low half on x86, the same value). */
+struct vmcb_control_area {
+	u32 exit_code;
+} __attribute__((preserve_access_index));
+
+struct vmcb {
+	struct vmcb_control_area control;
+} __attribute__((preserve_access_index));
+
+/* to_svm(): a struct vcpu_svm begins with its struct kvm_vcpu (svm.c checks that at build time). */
+struct vcpu_svm {
+	struct vmcb *vmcb;
+} __attribute__((preserve_access_index));
+
 /* kvm:kvm_entry. vcpu_id exists on every kernel; rip since about 5.10. */
 struct trace_event_raw_kvm_entry {
 	struct trace_entry ent;

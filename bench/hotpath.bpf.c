@@ -76,7 +76,7 @@ static __noinline int empty_handler(void *ctx)
 /* As on_kvm_exit_vmx: the synthetic events are VMX. */
 static __noinline int call_exit(struct trace_event_raw_kvm_exit *ctx)
 {
-	return handle_kvm_exit(ctx, HT_VMX_EXIT_REASON_MASK, HT_VMX_EXIT_REASON_VMCALL, 0);
+	return handle_kvm_exit(ctx, EXIT_FROM_RECORD, HT_VMX_EXIT_REASON_MASK, HT_VMX_EXIT_REASON_VMCALL, 0);
 }
 /* A context switch from this thread to itself: the checks of a switch, no real switch. */
 static __noinline int call_sched_switch(void)

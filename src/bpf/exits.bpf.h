@@ -406,12 +406,9 @@ static __always_inline void account_entry(struct vcpu_state *slot, __u64 now)
  * reads it only once its work is done): the programs' own cost is in
  * neither end.
  */
-static __always_inline void exit_begin(struct trace_event_raw_kvm_exit *ctx, struct vcpu_state *slot,
-				       __u32 reason, __u64 synthetic_now)
+static __always_inline void exit_begin(struct vcpu_state *slot, __u32 reason, __u32 isa, __u32 vcpu,
+				       __u64 synthetic_now)
 {
-	__u32 isa = ctx->isa;
-	__u32 vcpu = bpf_core_field_exists(ctx->vcpu_id) ? ctx->vcpu_id : 0;
-
 	slot->exit_reason = isa == HT_ISA_VMX ? reason & HT_VMX_EXIT_REASON_MASK : reason;
 	slot->exit_isa = isa;
 	slot->exit_vcpu = vcpu;

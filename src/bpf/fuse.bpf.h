@@ -19,8 +19,9 @@
  * cpu_states in hypertrace.bpf.c).
  *
  * Hot path: kvm_exit and kvm_entry fire on every VM exit of the host. Their
- * non-matching path reads the event's exit_reason (exit) and its CPU's slot:
- * one load, no helper call, no write.
+ * non-matching path reads the exit's reason and its CPU's slot, and writes
+ * nothing: one load from the classic record (two reads through the vCPU and
+ * its VMCB in SVM's raw program, see exit_reason_of), no other helper call.
  */
 #ifndef HYPERTRACE_FUSE_BPF_H
 #define HYPERTRACE_FUSE_BPF_H
@@ -228,39 +229,45 @@ static __noinline int cut_armed_window(struct vcpu_state *slot)
 	return 0;
 }
 
-static __noinline int handle_hypercall_exit(struct trace_event_raw_kvm_exit *ctx, __u32 reason);
+static __noinline int handle_hypercall_exit(__u32 reason, __u32 isa, __u32 vcpu, __u8 flags, __u64 guest_rip);
 
 /*
  * The hot path is inline and small; the rest is in subprograms of its own.
  * So the program's entry saves no callee-saved registers (the x86 JIT saves
  * those a function uses), which on a CPU with expensive returns was most of
- * what a non-matching exit cost over an empty handler.
+ * what a non-matching exit cost over an empty handler. src and from: where
+ * the exit is read (enum exit_source); the hypercall exit's fields are read
+ * only on its path.
  */
-static __always_inline int handle_kvm_exit(struct trace_event_raw_kvm_exit *ctx, __u32 mask,
-					   __u32 value, __u64 synthetic_now)
+static __always_inline int handle_kvm_exit(const void *src, enum exit_source from, __u32 mask, __u32 value,
+					   __u64 synthetic_now)
 {
-	__u32 reason = ctx->exit_reason;
+	__u32 reason = exit_reason_of(src, from);
+	__u8 flags = 0;
 
 	if (exits_on) {
 		/* A path of its own: without --exits the code below is what the verifier keeps. */
 		struct vcpu_state *slot = cpu_slot(bpf_get_smp_processor_id());
+		__u32 isa = exit_isa_of(src, from), vcpu = exit_vcpu_of(src, from, &flags);
 
-		exit_begin(ctx, slot, reason, synthetic_now);
+		exit_begin(slot, reason, isa, vcpu, synthetic_now);
 		if (!may_be_hypercall_exit(reason, mask, value))
 			return slot->phase != PHASE_IDLE ? cut_armed_window(slot) : 0;
-		return handle_hypercall_exit(ctx, reason);
+		return handle_hypercall_exit(reason, isa, vcpu, flags, exit_guest_rip_of(src, from));
 	}
 	if (!may_be_hypercall_exit(reason, mask, value)) {
 		struct vcpu_state *slot = cpu_slot(bpf_get_smp_processor_id());
 
 		return slot->phase != PHASE_IDLE ? cut_armed_window(slot) : 0;
 	}
-	return handle_hypercall_exit(ctx, reason);
+	__u32 vcpu = exit_vcpu_of(src, from, &flags);
+
+	return handle_hypercall_exit(reason, exit_isa_of(src, from), vcpu, flags, exit_guest_rip_of(src, from));
 }
 
-static __noinline int handle_hypercall_exit(struct trace_event_raw_kvm_exit *ctx, __u32 reason)
+/* flags: HT_REC_F_NO_EXIT_VCPU_ID if the exit had no vCPU id (then vcpu is 0). */
+static __noinline int handle_hypercall_exit(__u32 reason, __u32 isa, __u32 vcpu, __u8 flags, __u64 guest_rip)
 {
-	__u32 isa = ctx->isa;
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct vcpu_state *slot = cpu_slot(cpu);
 
@@ -271,16 +278,9 @@ static __noinline int handle_hypercall_exit(struct trace_event_raw_kvm_exit *ctx
 	__u32 tgid = pid_tgid >> 32;
 	if (filter_tgid_on && !tgid_traced(tgid))
 		return 0;
-
-	__u8 flags = 0;
-	__u32 vcpu = 0;
-	if (bpf_core_field_exists(ctx->vcpu_id)) {
-		vcpu = ctx->vcpu_id;
-		if (filter_vcpu_on && vcpu != filter_vcpu)
-			return 0;
-	} else {
-		flags |= HT_REC_F_NO_EXIT_VCPU_ID; /* filtered at kvm_entry instead */
-	}
+	/* Without the exit's vCPU id, --vcpu is applied at kvm_entry instead. */
+	if (filter_vcpu_on && !(flags & HT_REC_F_NO_EXIT_VCPU_ID) && vcpu != filter_vcpu)
+		return 0;
 	/*
 	 * A stale armed state of this thread (exit, exit, ... on old kernels),
 	 * here or parked, is dropped, never fused; another thread's is kept for it.
@@ -289,7 +289,7 @@ static __noinline int handle_hypercall_exit(struct trace_event_raw_kvm_exit *ctx
 		end_own_window(slot);
 	slot->phase = PHASE_EXITED;
 	slot->rec.exit_ns = bpf_ktime_get_ns();
-	slot->rec.guest_rip = ctx->guest_rip;
+	slot->rec.guest_rip = guest_rip;
 	slot->rec.exit_reason = reason;
 	slot->rec.isa = isa;
 	slot->rec.flags = flags;

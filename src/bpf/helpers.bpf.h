@@ -100,4 +100,52 @@ static __always_inline bool tgid_traced(__u32 tgid)
 	return false;
 }
 
+/*
+ * Where kvm_exit's handlers read an exit: a constant of each program, so
+ * each is built for one source.
+ * - EXIT_FROM_RECORD: the classic tracepoint's record, which KVM fills from
+ *   the vendor's exit info (and the synthetic events, laid out the same).
+ * - EXIT_FROM_SVM_VCPU: KVM's struct kvm_vcpu itself, the raw (tp_btf)
+ *   program's argument on SVM: the exit code is in the VMCB's control area
+ *   (where svm_get_exit_info reads it for the record), the guest's RIP in
+ *   vcpu->arch.regs (svm_vcpu_run copies it from the VMCB before
+ *   trace_kvm_exit). VMX reads the exit's RIP from the VMCS only on demand
+ *   (kvm_rip_read), which a BPF program cannot do: VMX stays classic.
+ * The handlers read the reason first, the rest only where they use it.
+ */
+enum exit_source { EXIT_FROM_RECORD, EXIT_FROM_SVM_VCPU };
+
+static __always_inline __u32 exit_reason_of(const void *src, enum exit_source from)
+{
+	if (from == EXIT_FROM_RECORD)
+		return ((const struct trace_event_raw_kvm_exit *)src)->exit_reason;
+	/* Beyond struct kvm_vcpu, where the verifier lets a program load directly: read. */
+	return BPF_CORE_READ((const struct vcpu_svm *)src, vmcb, control.exit_code);
+}
+
+static __always_inline __u32 exit_isa_of(const void *src, enum exit_source from)
+{
+	return from == EXIT_FROM_RECORD ? ((const struct trace_event_raw_kvm_exit *)src)->isa : HT_ISA_SVM;
+}
+
+/* The exit's vCPU id; 0 with HT_REC_F_NO_EXIT_VCPU_ID in *flags where the record has none (before ~5.4). */
+static __always_inline __u32 exit_vcpu_of(const void *src, enum exit_source from, __u8 *flags)
+{
+	const struct trace_event_raw_kvm_exit *rec = src;
+
+	if (from == EXIT_FROM_SVM_VCPU)
+		return ((const struct kvm_vcpu *)src)->vcpu_id;
+	if (bpf_core_field_exists(rec->vcpu_id))
+		return rec->vcpu_id;
+	*flags |= HT_REC_F_NO_EXIT_VCPU_ID;
+	return 0;
+}
+
+static __always_inline __u64 exit_guest_rip_of(const void *src, enum exit_source from)
+{
+	if (from == EXIT_FROM_RECORD)
+		return ((const struct trace_event_raw_kvm_exit *)src)->guest_rip;
+	return ((const struct kvm_vcpu *)src)->arch.regs[VCPU_REGS_RIP];
+}
+
 #endif /* HYPERTRACE_HELPERS_BPF_H */

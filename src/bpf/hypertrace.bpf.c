@@ -31,25 +31,29 @@ char LICENSE[] SEC("license") = "GPL";
  */
 #define TP_PASS_EVENT 1
 
-/* One of the three kvm_exit programs is loaded: see prefilter_mask above. */
+/*
+ * One of the four kvm_exit programs is loaded (see prefilter_mask, and
+ * choose_exit_program in user space): the raw SVM one where the kvm_amd
+ * module's BTF lets CO-RE find its structs, else a classic one.
+ */
 SEC("tp/kvm/kvm_exit")
 int on_kvm_exit_vmx(struct trace_event_raw_kvm_exit *ctx)
 {
-	handle_kvm_exit(ctx, HT_VMX_EXIT_REASON_MASK, HT_VMX_EXIT_REASON_VMCALL, 0);
+	handle_kvm_exit(ctx, EXIT_FROM_RECORD, HT_VMX_EXIT_REASON_MASK, HT_VMX_EXIT_REASON_VMCALL, 0);
 	return TP_PASS_EVENT;
 }
 
 SEC("tp/kvm/kvm_exit")
 int on_kvm_exit_svm(struct trace_event_raw_kvm_exit *ctx)
 {
-	handle_kvm_exit(ctx, HT_SVM_EXIT_CODE_MASK, HT_SVM_EXIT_CODE_VMMCALL, 0);
+	handle_kvm_exit(ctx, EXIT_FROM_RECORD, HT_SVM_EXIT_CODE_MASK, HT_SVM_EXIT_CODE_VMMCALL, 0);
 	return TP_PASS_EVENT;
 }
 
 SEC("tp/kvm/kvm_exit")
 int on_kvm_exit(struct trace_event_raw_kvm_exit *ctx)
 {
-	handle_kvm_exit(ctx, prefilter_mask, prefilter_value, 0);
+	handle_kvm_exit(ctx, EXIT_FROM_RECORD, prefilter_mask, prefilter_value, 0);
 	return TP_PASS_EVENT;
 }
 
@@ -59,17 +63,22 @@ int on_kvm_exit(struct trace_event_raw_kvm_exit *ctx)
  * same in 6.1, 6.12 and 6.18) and the kernel neither formats an event
  * record for it nor hands one to perf, which a classic tracepoint program
  * costs on every event (perf_trace_kvm_entry: a buffer, the fields, the
- * guest's RIP; then perf_tp_event). kvm_exit stays classic: its reason is
- * only in the record (the raw arguments are the vCPU and the ISA).
+ * guest's RIP; then perf_tp_event). Their struct kvm_vcpu is vmlinux.h's.
+ * 6.12's verifier takes a raw tracepoint's pointer argument as possibly
+ * NULL (6.1's and 6.18's do not); KVM never passes one.
  *
- * KVM's struct kvm_vcpu, the one field kvm_entry's program reads; CO-RE
- * relocates it against the kernel's BTF, which has the type on 6.1, 6.12
- * and 6.18 even with KVM a module (the kernel's own code refers to it),
- * else against the kvm module's.
+ * kvm_exit's reason is not among its arguments (vcpu, isa): the raw
+ * program reads it where the record's TP_fast_assign does, which CO-RE can
+ * reach on SVM only (see exit_reason_of).
  */
-struct kvm_vcpu___ht {
-	int vcpu_id;
-} __attribute__((preserve_access_index));
+SEC("tp_btf/kvm_exit")
+int on_kvm_exit_svm_raw(unsigned long long *ctx)
+{
+	const struct kvm_vcpu *vcpu = (const void *)ctx[0];
+
+	return vcpu ? handle_kvm_exit(vcpu, EXIT_FROM_SVM_VCPU, HT_SVM_EXIT_CODE_MASK, HT_SVM_EXIT_CODE_VMMCALL, 0) :
+		      0;
+}
 
 /* ctx: (nr, a0, a1, a2, a3). */
 SEC("tp_btf/kvm_hypercall")
@@ -78,14 +87,11 @@ int on_kvm_hypercall(unsigned long long *ctx)
 	return handle_kvm_hypercall(ctx[0], ctx[1], ctx[2], ctx[3], ctx[4]);
 }
 
-/*
- * ctx: (vcpu, ...). 6.12's verifier takes a raw tracepoint's pointer
- * argument as possibly NULL (6.1's and 6.18's do not); KVM never passes one.
- */
+/* ctx: (vcpu, ...). */
 SEC("tp_btf/kvm_entry")
 int on_kvm_entry(unsigned long long *ctx)
 {
-	const struct kvm_vcpu___ht *vcpu = (const void *)ctx[0];
+	const struct kvm_vcpu *vcpu = (const void *)ctx[0];
 
 	return vcpu ? handle_kvm_entry(vcpu->vcpu_id, 0) : 0;
 }
@@ -156,19 +162,19 @@ int on_sched_wakeup(unsigned long long *ctx)
 SEC("syscall")
 int synthetic_kvm_exit_vmx(struct trace_event_raw_kvm_exit *ctx)
 {
-	return handle_kvm_exit(ctx, HT_VMX_EXIT_REASON_MASK, HT_VMX_EXIT_REASON_VMCALL, 0);
+	return handle_kvm_exit(ctx, EXIT_FROM_RECORD, HT_VMX_EXIT_REASON_MASK, HT_VMX_EXIT_REASON_VMCALL, 0);
 }
 
 SEC("syscall")
 int synthetic_kvm_exit_svm(struct trace_event_raw_kvm_exit *ctx)
 {
-	return handle_kvm_exit(ctx, HT_SVM_EXIT_CODE_MASK, HT_SVM_EXIT_CODE_VMMCALL, 0);
+	return handle_kvm_exit(ctx, EXIT_FROM_RECORD, HT_SVM_EXIT_CODE_MASK, HT_SVM_EXIT_CODE_VMMCALL, 0);
 }
 
 SEC("syscall")
 int synthetic_kvm_exit(struct trace_event_raw_kvm_exit *ctx)
 {
-	return handle_kvm_exit(ctx, prefilter_mask, prefilter_value, 0);
+	return handle_kvm_exit(ctx, EXIT_FROM_RECORD, prefilter_mask, prefilter_value, 0);
 }
 
 SEC("syscall")
@@ -195,8 +201,7 @@ SEC("syscall")
 int synthetic_kvm_exit_at(struct ht_synth_timed_event *args)
 {
 	__builtin_memcpy(synthetic_event, args->event, sizeof(synthetic_event));
-	return handle_kvm_exit((struct trace_event_raw_kvm_exit *)synthetic_event, prefilter_mask, prefilter_value,
-			       args->now_ns);
+	return handle_kvm_exit(synthetic_event, EXIT_FROM_RECORD, prefilter_mask, prefilter_value, args->now_ns);
 }
 
 SEC("syscall")

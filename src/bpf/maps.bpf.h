@@ -25,11 +25,12 @@ const volatile bool filter_exit_reason_on = false;
 const volatile __u32 filter_exit_reason = 0; /* VMX: compared with the low 16 bits */
 /*
  * The hot-path pre-filter: (exit_reason & mask) == value. A host runs one KVM
- * flavour, so the kvm_exit program is built three times from one handler:
- * for VMX (0xffff/18: basic reason, flag bits ignored) and SVM (~0/0x81) with
- * the pair as immediates, and a generic one reading it from here, loaded only
- * for an explicit --exit-reason. User space loads exactly one. One AND and one
- * compare reject almost every exit.
+ * flavour, so the kvm_exit program is built from one handler for VMX
+ * (0xffff/18: basic reason, flag bits ignored) and SVM (~0/0x81, from the
+ * classic record or, raw, from the vCPU) with the pair as immediates, and a
+ * generic one reading it from here, loaded only for an explicit
+ * --exit-reason. User space loads exactly one. One AND and one compare
+ * reject almost every exit.
  */
 const volatile __u32 prefilter_mask = HT_VMX_EXIT_REASON_MASK;
 const volatile __u32 prefilter_value = HT_VMX_EXIT_REASON_VMCALL;

@@ -187,8 +187,8 @@ check_issued() {
 }
 
 # check_mix_recording NAME: `rec NAME -v -- minivm $MIX`: every hypercall
-# issued is recorded exactly, and the kvm types were relocated against the
-# kvm module's BTF.
+# issued is recorded exactly, and the KVM types were relocated against the
+# modules' BTF.
 check_mix_recording() {
 	local name=$1 t overlap missing_rel=
 	check_issued "$name" 2000
@@ -202,18 +202,19 @@ check_mix_recording() {
 			      printf "%d of %d", n, m }' "$F/$name.csv" || true)
 		echo "  info: $name: records whose window contained an exit of the other vCPU: $overlap"
 	fi
-	# The BPF programs were relocated against the kvm module's BTF (Debian
-	# builds kvm as a module): kvm_exit's record, which is only there. The
-	# struct kvm_vcpu kvm_entry's raw tracepoint program reads is in the
-	# kernel's own BTF too (6.1's and 6.12's: the same build, the same
-	# layout), where libbpf looks first; either will do.
-	grep -Eq "struct trace_event_raw_kvm_exit in \[kvm\]" "$F/$name.err" || missing_rel+=" trace_event_raw_kvm_exit"
+	# The BPF programs were relocated against the modules' BTF (Debian builds
+	# KVM as modules): SVM's raw kvm_exit program reads struct vcpu_svm and
+	# the VMCB, which only kvm_amd's has. The struct kvm_vcpu the raw
+	# programs read is in the kernel's own BTF too (6.1's and 6.12's: the
+	# same build, the same layout), where libbpf looks first; either will do.
+	grep -Eq "struct vcpu_svm in \[kvm_amd\]" "$F/$name.err" || missing_rel+=" vcpu_svm"
+	grep -Eq "struct vmcb in \[kvm_amd\]" "$F/$name.err" || missing_rel+=" vmcb"
 	grep -Eq "struct kvm_vcpu in \[(kvm|vmlinux)\]" "$F/$name.err" || missing_rel+=" kvm_vcpu"
 	echo "  info: $name: struct kvm_vcpu relocated against the BTF of $(grep -Eo 'struct kvm_vcpu in \[[a-z_]+\]' "$F/$name.err" | head -n 1 | sed 's/.* in //')"
 	if [ -z "$missing_rel" ]; then
 		pass "$CHECK_PREFIX${name}_core_kvm_module_btf"
 	else
-		fail "$CHECK_PREFIX${name}_core_kvm_module_btf" "record -v shows no CO-RE relocation against [kvm] for:$missing_rel"
+		fail "$CHECK_PREFIX${name}_core_kvm_module_btf" "record -v shows no CO-RE relocation against the KVM modules' BTF for:$missing_rel"
 	fi
 }
 
@@ -237,6 +238,16 @@ check_vmcall() {
 		pass "${CHECK_PREFIX}vmcall_ud_then_rewritten"
 	else
 		fail "${CHECK_PREFIX}vmcall_ud_then_rewritten" "raw tracepoints: $ud #UD exits (want 1), $hc kvm_hypercall (want 50), #UD rip ${ud_rip:-none}, first hypercall exit rip ${hc_rip:-none}"
+	fi
+	# The records' guest RIP is the one the kvm_exit event shows for the same
+	# exits: SVM's raw kvm_exit program reads it from the vCPU, not the event.
+	local rec_rips trace_rips
+	rec_rips=$(awk -F, 'NR > 1 { print tolower($15) }' "$F/vmcall.csv" 2>/dev/null | sed 's/^0x0*//' | sort -u | tr '\n' ' ')
+	trace_rips=$(grep 'kvm_exit: .*reason hypercall' "$trace" | sed -n 's/.* rip 0x0*\([0-9a-f]*\).*/\1/p' | sort -u | tr '\n' ' ')
+	if [ -n "$rec_rips" ] && [ "$rec_rips" = "$trace_rips" ]; then
+		pass "${CHECK_PREFIX}vmcall_guest_rip_is_the_exits"
+	else
+		fail "${CHECK_PREFIX}vmcall_guest_rip_is_the_exits" "records' guest_rip {${rec_rips:-none}} != kvm_exit's rip {${trace_rips:-none}} (hex)"
 	fi
 }
 

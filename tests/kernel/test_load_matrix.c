@@ -4,8 +4,9 @@
  * running kernel, and each distinct set of its programs attached, through the
  * loader `record` uses (ht_tracer_load and ht_tracer_attach). The verifier sees the rodata filters as constants and
  * prunes what they turn off, so each combination is a different program to
- * verify: the kvm_exit program (VMX, SVM, or generic for --exit-reason with
- * either ISA's pre-filter), records or aggregate-only (--no-file) with each
+ * verify: the kvm_exit program (VMX, SVM as record chooses it, the raw one
+ * where the kvm_amd module's BTF is, SVM's classic one, or generic for
+ * --exit-reason with either ISA's pre-filter), records or aggregate-only (--no-file) with each
  * grouping (and per nr, for --metrics), the wake-up policy, each of these
  * without and with --exits, records with --vcpu-sched, and the filters (--nr list, -p, --vcpu): none
  * and all of them everywhere, each alone in both kinds of output.
@@ -23,8 +24,8 @@
 #include "record/tracer.h"
 #include "record/tracer_private.h"
 
-enum exit_prog { PROG_VMX, PROG_SVM, PROG_GENERIC_VMX, PROG_GENERIC_SVM };
-static const char *const exit_prog_names[] = { "vmx", "svm", "generic_vmx", "generic_svm" };
+enum exit_prog { PROG_VMX, PROG_SVM, PROG_SVM_CLASSIC, PROG_GENERIC_VMX, PROG_GENERIC_SVM };
+static const char *const exit_prog_names[] = { "vmx", "svm", "svm_classic", "generic_vmx", "generic_svm" };
 
 /*
  * The modes: records (and with the kernel's wake-up policy), --no-file with
@@ -93,6 +94,7 @@ static void config_opts(struct ht_tracer_opts *o, enum exit_prog prog, enum mode
 	memset(o, 0, sizeof(*o));
 	ht_filters_default(&o->filters);
 	o->isa = prog == PROG_VMX || prog == PROG_GENERIC_VMX ? HT_ISA_VMX : HT_ISA_SVM;
+	o->classic_kvm_exit = prog == PROG_SVM_CLASSIC;
 	if (prog == PROG_GENERIC_VMX || prog == PROG_GENERIC_SVM) {
 		o->filters.exit_reason_on = true;
 		o->filters.exit_reason = o->isa == HT_ISA_VMX ? 30 : 0x7b; /* an I/O exit */
@@ -142,6 +144,9 @@ static void check_configs(enum exit_prog prog, enum mode mode)
 	for (int fs = 0; fs < FILTER_SETS; fs++) {
 		if (!singles && fs != FILTERS_NONE && fs != FILTERS_ALL)
 			continue;
+		/* SVM's classic program is VMX's handler with SVM's constants: all filters on is enough. */
+		if (prog == PROG_SVM_CLASSIC && fs != FILTERS_ALL)
+			continue;
 		struct ht_tracer_opts o;
 		struct ht_tracer *t = NULL;
 		char err[1024];
@@ -179,6 +184,7 @@ static void check_configs(enum exit_prog prog, enum mode mode)
 	MATRIX_TEST(prog, RECORDS_KERNEL_WAKEUP_VCPU_SCHED)
 MATRIX_ROW(VMX)
 MATRIX_ROW(SVM)
+MATRIX_ROW(SVM_CLASSIC)
 MATRIX_ROW(GENERIC_VMX)
 MATRIX_ROW(GENERIC_SVM)
 #define RUN_ROW(prog)                                                             \
@@ -197,6 +203,31 @@ MATRIX_ROW(GENERIC_SVM)
 	RUN(load_attach_##prog##_RECORDS_VCPU_SCHED);                             \
 	RUN(load_attach_##prog##_RECORDS_KERNEL_WAKEUP_VCPU_SCHED)
 
+/*
+ * Where the kvm_amd module has BTF (an AMD host, or the nested machine), SVM's
+ * kvm_exit program is the raw one: loaded, and the classic one not.
+ */
+static void svm_kvm_exit_is_raw_where_kvm_amd_has_btf(void)
+{
+	struct ht_tracer_opts o;
+	struct ht_tracer *t = NULL;
+	char err[1024];
+
+	if (!kvm_ready)
+		SKIP("the kvm tracepoints are missing (KVM not loaded) or not root");
+	if (!ht_svm_raw_exit_loadable(HT_SYSFS_BTF_DIR))
+		SKIP("no kvm_amd module BTF here (" HT_SYSFS_BTF_DIR "/kvm_amd): SVM's raw kvm_exit program cannot load");
+	config_opts(&o, PROG_SVM, MODE_RECORDS_EXITS, FILTERS_NONE);
+	int ret = ht_tracer_load(&t, &o, err, sizeof(err));
+	CHECK(ret == 0, "%s", err);
+	bool raw = bpf_program__fd(t->skel->progs.on_kvm_exit_svm_raw) >= 0;
+	bool classic = bpf_program__fd(t->skel->progs.on_kvm_exit_svm) >= 0;
+
+	ht_tracer_destroy(t);
+	CHECK(raw, "the raw kvm_exit program is not loaded");
+	CHECK(!classic, "the classic SVM kvm_exit program is loaded too");
+}
+
 int main(void)
 {
 	char err[512];
@@ -207,8 +238,10 @@ int main(void)
 		printf("    not loading: %s\n", err);
 	RUN_ROW(VMX);
 	RUN_ROW(SVM);
+	RUN_ROW(SVM_CLASSIC);
 	RUN_ROW(GENERIC_VMX);
 	RUN_ROW(GENERIC_SVM);
+	RUN(svm_kvm_exit_is_raw_where_kvm_amd_has_btf);
 	if (uname(&u) == 0)
 		printf("    %u configurations loaded, their %u sets of programs attached, on Linux %s\n", loads,
 		       attaches, u.release);

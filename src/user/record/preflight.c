@@ -266,5 +266,13 @@ int ht_preflight(char *err, size_t errlen)
 		return ret;
 	if ((ret = ht_check_kvm_tracepoints(p, err, errlen)))
 		return ret;
-	return ht_check_kvm_btf("/sys/module/kvm", "/sys/kernel/btf", err, errlen);
+	return ht_check_kvm_btf("/sys/module/kvm", HT_SYSFS_BTF_DIR, err, errlen);
+}
+
+bool ht_svm_raw_exit_loadable(const char *btf_dir)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/kvm_amd", btf_dir);
+	return access(path, R_OK) == 0;
 }

@@ -53,6 +53,13 @@ int ht_check_bpf_features(const struct ht_bpf_feature_probes *p, char *err, size
  * types then exist nowhere for CO-RE); paths: /sys/module/kvm, /sys/kernel/btf.
  */
 int ht_check_kvm_btf(const char *sys_module_kvm, const char *btf_dir, char *err, size_t errlen);
+#define HT_SYSFS_BTF_DIR "/sys/kernel/btf"
+/*
+ * Whether SVM's raw kvm_exit program can load here: the kvm_amd module's BTF
+ * (in btf_dir), where CO-RE finds struct vcpu_svm and the VMCB's. With
+ * kvm_amd built in or without BTF of its own, record loads a classic one.
+ */
+bool ht_svm_raw_exit_loadable(const char *btf_dir);
 
 /* All of the above, in the order a user would fix them. */
 int ht_preflight(char *err, size_t errlen);

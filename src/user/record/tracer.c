@@ -130,12 +130,16 @@ static int open_tracer(struct ht_tracer **out, char *err, size_t errlen)
 	return 0;
 }
 
-/* The one kvm_exit program loaded: the generic one for --exit-reason, else the ISA's. */
-static void choose_exit_program(struct ht_tracer *t, int isa, bool by_reason)
+/*
+ * The one kvm_exit program loaded: the generic one for --exit-reason, else
+ * the ISA's; on SVM the raw one wherever it can load (it spares the kernel
+ * the event record per exit, see hypertrace.bpf.c), unless told classic.
+ */
+static void choose_exit_program(struct ht_tracer *t, int isa, bool by_reason, bool classic)
 {
 	struct hypertrace_bpf *sk = t->skel;
 	struct bpf_program *exit_progs[] = { sk->progs.on_kvm_exit, sk->progs.on_kvm_exit_vmx,
-					     sk->progs.on_kvm_exit_svm };
+					     sk->progs.on_kvm_exit_svm, sk->progs.on_kvm_exit_svm_raw };
 
 	if (by_reason) {
 		t->exit_prog = sk->progs.on_kvm_exit;
@@ -145,6 +149,10 @@ static void choose_exit_program(struct ht_tracer *t, int isa, bool by_reason)
 		t->exit_prog = sk->progs.on_kvm_exit_vmx;
 		t->synthetic_exit_prog = sk->progs.synthetic_kvm_exit_vmx;
 		t->exit_link = &sk->links.on_kvm_exit_vmx;
+	} else if (!classic && ht_svm_raw_exit_loadable(HT_SYSFS_BTF_DIR)) {
+		t->exit_prog = sk->progs.on_kvm_exit_svm_raw;
+		t->synthetic_exit_prog = sk->progs.synthetic_kvm_exit_svm; /* the same handler, from a laid-out record */
+		t->exit_link = &sk->links.on_kvm_exit_svm_raw;
 	} else {
 		t->exit_prog = sk->progs.on_kvm_exit_svm;
 		t->synthetic_exit_prog = sk->progs.synthetic_kvm_exit_svm;
@@ -318,7 +326,7 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 	nrings = ht_rings_for(cpus > 0 ? (unsigned int)cpus : 1);
 	ring_bytes = ht_ring_bytes_for(opts->ringbuf_bytes, nrings);
 	set_rodata(t->skel->rodata, opts, isa, nrings, ring_bytes);
-	choose_exit_program(t, isa, f->exit_reason_on);
+	choose_exit_program(t, isa, f->exit_reason_on, opts->classic_kvm_exit);
 	choose_programs(t, opts);
 	if ((ret = size_cpu_maps(t, opts, cpus, nrings, ring_bytes, err, errlen)) ||
 	    (ret = load_programs(t, err, errlen)))

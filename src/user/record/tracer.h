@@ -85,6 +85,7 @@ struct ht_tracer_opts {
 	unsigned long ringbuf_bytes; /* all rings together: power of two, >= page size */
 	unsigned long wakeup_bytes;  /* per ring, rounded down to a power of two; 0: the kernel's default */
 	int isa;                     /* HT_ISA_VMX/SVM; 0: the host CPU's (what KVM here uses) */
+	bool classic_kvm_exit;       /* SVM: the classic kvm_exit program even where the raw one loads (tests) */
 	bool aggregate_only;         /* histograms in BPF, no records (record --no-file) */
 	enum ht_agg_group_by group_by; /* aggregate_only: how histograms are keyed */
 	bool aggregate_by_nr;        /* aggregate_only, HT_AGG_BY_VCPU: nr index in the key too */

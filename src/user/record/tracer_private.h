@@ -16,7 +16,7 @@ struct exit_part;
 
 struct ht_tracer {
 	struct hypertrace_bpf *skel;
-	/* The one kvm_exit program loaded (VMX, SVM or generic) and its synthetic twin. */
+	/* The one kvm_exit program loaded (VMX, SVM raw or classic, or generic) and its synthetic twin. */
 	struct bpf_program *exit_prog, *synthetic_exit_prog;
 	struct bpf_link **exit_link;
 	int stats_fd; /* holds BPF run-time statistics on while open; -1 if not asked */
