@@ -16,7 +16,10 @@
  * statically and run inside the nested machine (Debian's kernel, kvm as a
  * module), where it proves the configurations on that kernel too.
  */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include "record/preflight.h"
@@ -228,6 +231,47 @@ static void svm_kvm_exit_is_raw_where_kvm_amd_has_btf(void)
 	CHECK(!classic, "the classic SVM kvm_exit program is loaded too");
 }
 
+/*
+ * Where SVM's raw kvm_exit program is expected to load but does not, record
+ * loads the classic one and says why. A fake BTF directory with a kvm_amd
+ * file makes record expect it on a kernel without kvm_amd's structs.
+ */
+static void svm_raw_kvm_exit_that_cannot_load_gives_way_to_the_classic_one(void)
+{
+	char dir[] = "/tmp/ht-btf-XXXXXX", file[64];
+	struct ht_tracer_opts o;
+	struct ht_tracer *t = NULL;
+	char err[1024];
+
+	if (!kvm_ready)
+		SKIP("the kvm tracepoints are missing (KVM not loaded) or not root");
+	if (ht_svm_raw_exit_loadable(HT_SYSFS_BTF_DIR))
+		SKIP("the kvm_amd module's BTF is here: SVM's raw kvm_exit program loads (see svm_kvm_exit_is_raw_where_kvm_amd_has_btf)");
+	CHECK(mkdtemp(dir) != NULL, "mkdtemp: %s", strerror(errno));
+	snprintf(file, sizeof(file), "%s/kvm_amd", dir);
+	FILE *f = fopen(file, "w");
+	if (f)
+		fclose(f);
+	config_opts(&o, PROG_SVM, MODE_RECORDS_EXITS, FILTERS_NONE);
+	o.btf_dir = dir;
+	int ret = ht_tracer_load(&t, &o, err, sizeof(err));
+	unlink(file);
+	rmdir(dir);
+	CHECK(f != NULL, "cannot create %s", file);
+	CHECK(ret == 0, "%s", err);
+	bool raw = bpf_program__fd(t->skel->progs.on_kvm_exit_svm_raw) >= 0;
+	bool classic = bpf_program__fd(t->skel->progs.on_kvm_exit_svm) >= 0;
+	char why[sizeof(t->exit_fallback)] = "";
+
+	if (ht_tracer_exit_fallback(t))
+		snprintf(why, sizeof(why), "%s", ht_tracer_exit_fallback(t));
+	ht_tracer_destroy(t);
+	CHECK(!raw && classic, "kvm_exit programs loaded: raw %d, classic %d (want the classic one only)", raw, classic);
+	CHECK(strstr(why, "raw kvm_exit program did not load") && strstr(why, "vcpu_svm"),
+	      "the reason given: \"%s\"", why);
+	printf("    %s\n", why);
+}
+
 int main(void)
 {
 	char err[512];
@@ -242,6 +286,7 @@ int main(void)
 	RUN_ROW(GENERIC_VMX);
 	RUN_ROW(GENERIC_SVM);
 	RUN(svm_kvm_exit_is_raw_where_kvm_amd_has_btf);
+	RUN(svm_raw_kvm_exit_that_cannot_load_gives_way_to_the_classic_one);
 	if (uname(&u) == 0)
 		printf("    %u configurations loaded, their %u sets of programs attached, on Linux %s\n", loads,
 		       attaches, u.release);

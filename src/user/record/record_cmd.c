@@ -327,6 +327,8 @@ static int setup_tracing(struct session *s, struct ht_writer **writer)
 		return ht_runtime_error("out of memory");
 	if (ht_tracer_load(&s->tracer, &topts, err, sizeof(err)))
 		return ht_runtime_error("%s", err);
+	if (ht_tracer_exit_fallback(s->tracer))
+		fprintf(stderr, "hypertrace-bpf: warning: %s\n", ht_tracer_exit_fallback(s->tracer));
 	if (cfg->bpf_stats && (ret = ht_tracer_enable_stats(s->tracer)))
 		return ht_runtime_error("cannot enable BPF run-time statistics: %s: the kernel needs BPF_ENABLE_STATS (5.8+)",
 					strerror(-ret));

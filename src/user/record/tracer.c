@@ -132,10 +132,10 @@ static int open_tracer(struct ht_tracer **out, char *err, size_t errlen)
 
 /*
  * The one kvm_exit program loaded: the generic one for --exit-reason, else
- * the ISA's; on SVM the raw one wherever it can load (it spares the kernel
- * the event record per exit, see hypertrace.bpf.c), unless told classic.
+ * the ISA's; on SVM the raw one where the caller found it loadable (it
+ * spares the kernel the event record per exit, see hypertrace.bpf.c).
  */
-static void choose_exit_program(struct ht_tracer *t, int isa, bool by_reason, bool classic)
+static void choose_exit_program(struct ht_tracer *t, int isa, bool by_reason, bool svm_raw)
 {
 	struct hypertrace_bpf *sk = t->skel;
 	struct bpf_program *exit_progs[] = { sk->progs.on_kvm_exit, sk->progs.on_kvm_exit_vmx,
@@ -149,7 +149,7 @@ static void choose_exit_program(struct ht_tracer *t, int isa, bool by_reason, bo
 		t->exit_prog = sk->progs.on_kvm_exit_vmx;
 		t->synthetic_exit_prog = sk->progs.synthetic_kvm_exit_vmx;
 		t->exit_link = &sk->links.on_kvm_exit_vmx;
-	} else if (!classic && ht_svm_raw_exit_loadable(HT_SYSFS_BTF_DIR)) {
+	} else if (svm_raw) {
 		t->exit_prog = sk->progs.on_kvm_exit_svm_raw;
 		t->synthetic_exit_prog = sk->progs.synthetic_kvm_exit_svm; /* the same handler, from a laid-out record */
 		t->exit_link = &sk->links.on_kvm_exit_svm_raw;
@@ -309,24 +309,24 @@ static int map_exit_tables(struct ht_tracer *t, char *err, size_t errlen)
 	return 0;
 }
 
-int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, char *err, size_t errlen)
+/* ht_tracer_load with the kvm_exit program decided: SVM's raw one or not. */
+static int load_tracer(struct ht_tracer **out, const struct ht_tracer_opts *opts, int isa, bool svm_raw, char *err,
+		       size_t errlen)
 {
 	const struct ht_filters *f = &opts->filters;
 	struct ht_tracer *t = NULL;
 	unsigned long ring_bytes;
 	unsigned int nrings;
-	int isa, cpus, ret;
+	int cpus, ret;
 
-	ht_libbpf_set_verbose(opts->verbose);
 	ht_libbpf_clear_last_warning();
 	if ((ret = open_tracer(&t, err, errlen)))
 		goto out;
-	isa = opts->isa ? opts->isa : ht_host_isa();
 	cpus = libbpf_num_possible_cpus();
 	nrings = ht_rings_for(cpus > 0 ? (unsigned int)cpus : 1);
 	ring_bytes = ht_ring_bytes_for(opts->ringbuf_bytes, nrings);
 	set_rodata(t->skel->rodata, opts, isa, nrings, ring_bytes);
-	choose_exit_program(t, isa, f->exit_reason_on, opts->classic_kvm_exit);
+	choose_exit_program(t, isa, f->exit_reason_on, svm_raw);
 	choose_programs(t, opts);
 	if ((ret = size_cpu_maps(t, opts, cpus, nrings, ring_bytes, err, errlen)) ||
 	    (ret = load_programs(t, err, errlen)))
@@ -354,6 +354,38 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
 out:
 	ht_tracer_destroy(t);
 	return ret;
+}
+
+int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, char *err, size_t errlen)
+{
+	int isa = opts->isa ? opts->isa : ht_host_isa();
+	bool svm_raw = isa == HT_ISA_SVM && !opts->filters.exit_reason_on && !opts->classic_kvm_exit &&
+		       ht_svm_raw_exit_loadable(opts->btf_dir ? opts->btf_dir : HT_SYSFS_BTF_DIR);
+	char raw_err[256];
+	int ret;
+
+	ht_libbpf_set_verbose(opts->verbose);
+	ret = load_tracer(out, opts, isa, svm_raw, err, errlen);
+	if (!ret || !svm_raw)
+		return ret;
+	/*
+	 * The raw program refused (a kvm_amd whose structs CO-RE cannot
+	 * match, or a verifier that will not take it): the classic one does
+	 * the same work from the event's record. Whatever else failed fails
+	 * again, and its message is the classic load's.
+	 */
+	snprintf(raw_err, sizeof(raw_err), "%s", err);
+	ret = load_tracer(out, opts, isa, false, err, errlen);
+	if (!ret)
+		snprintf((*out)->exit_fallback, sizeof((*out)->exit_fallback),
+			 "SVM's raw kvm_exit program did not load, so the classic one is used (each exit costs the kernel an event record): %s",
+			 raw_err);
+	return ret;
+}
+
+const char *ht_tracer_exit_fallback(const struct ht_tracer *t)
+{
+	return t->exit_fallback[0] ? t->exit_fallback : NULL;
 }
 
 int ht_tracer_attach(struct ht_tracer *t, char *err, size_t errlen)

@@ -86,6 +86,7 @@ struct ht_tracer_opts {
 	unsigned long wakeup_bytes;  /* per ring, rounded down to a power of two; 0: the kernel's default */
 	int isa;                     /* HT_ISA_VMX/SVM; 0: the host CPU's (what KVM here uses) */
 	bool classic_kvm_exit;       /* SVM: the classic kvm_exit program even where the raw one loads (tests) */
+	const char *btf_dir;         /* the kernel's BTF files; NULL: HT_SYSFS_BTF_DIR (tests: a fake tree) */
 	bool aggregate_only;         /* histograms in BPF, no records (record --no-file) */
 	enum ht_agg_group_by group_by; /* aggregate_only: how histograms are keyed */
 	bool aggregate_by_nr;        /* aggregate_only, HT_AGG_BY_VCPU: nr index in the key too */
@@ -126,6 +127,12 @@ void ht_filters_default(struct ht_filters *f);
 /* Unused filters take no code in BPF: rodata constants are pruned at load. */
 int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, char *err,
 		   size_t errlen);
+/*
+ * Why SVM's raw kvm_exit program did not load where it was expected to (the
+ * kvm_amd module's structs not as CO-RE or the verifier need them), so the
+ * classic one was loaded instead; NULL if nothing gave way.
+ */
+const char *ht_tracer_exit_fallback(const struct ht_tracer *t);
 int ht_tracer_attach(struct ht_tracer *t, char *err, size_t errlen);
 /*
  * Detaches the tracepoint programs and waits until no program that started

@@ -19,6 +19,7 @@ struct ht_tracer {
 	/* The one kvm_exit program loaded (VMX, SVM raw or classic, or generic) and its synthetic twin. */
 	struct bpf_program *exit_prog, *synthetic_exit_prog;
 	struct bpf_link **exit_link;
+	char exit_fallback[384]; /* why SVM's raw kvm_exit program gave way to the classic one; "" if it did not */
 	int stats_fd; /* holds BPF run-time statistics on while open; -1 if not asked */
 	int ring_fds[HT_MAX_RINGS]; /* also held by the rings map */
 	unsigned int nrings;        /* created and in the map */

@@ -191,6 +191,8 @@ int ht_cmd_top(int argc, char **argv)
 		return ht_runtime_error("%s", err);
 	if (ht_tracer_load(&tracer, topts, err, sizeof(err)))
 		return ht_runtime_error("%s", err);
+	if (ht_tracer_exit_fallback(tracer))
+		fprintf(stderr, "hypertrace-bpf: warning: %s\n", ht_tracer_exit_fallback(tracer));
 	if (vm) {
 		size_t unverified = 0;
 
