@@ -134,11 +134,11 @@ hypertrace-bpf report --exits /out/ex.htr >/out/ex.report 2>>/out/ex.err
 # Times: perf record takes the raw tracepoints (with no perf stat and its
 # filters on them: those would run between our clock read and perf's), the
 # same workload again. record attaches first: a tracepoint calls its probes
-# in the order they were registered, and kvm_entry's program is a raw
-# tracepoint probe of its own, so attached after perf it would read its
-# clock after perf has written its sample of the event. kvm_exit's program
-# runs inside the classic tracepoint's probe, before perf's sample, either
-# way.
+# in the order they were registered, and the kvm_exit and kvm_entry
+# programs are raw tracepoint probes of their own, so attached after perf
+# they would read their clock after perf has written its sample of the
+# event. So at both ends perf stamps its sample after our clock read, once
+# our program's rest and perf's own filling of the event are done.
 hypertrace-bpf record --exits --vm ex -q -i 1 -o /out/ex2.htr >/out/ex2.out 2>/out/ex2.err &
 REC=$!
 published /out/ex2.htr || say "record did not start: $(cat /out/ex2.err)"
@@ -330,18 +330,27 @@ done
 # Times: hypertrace-bpf and perf read the clock at two instants of each
 # event (ours in the BPF program, perf's when it stamps its sample, after
 # it): under emulation a few microseconds apart, sometimes more (the
-# tracepoint's probes run with interrupts on). An exit whose time is that
-# close to a power of two falls in one bucket for one tool and in the next
-# for the other. A reference with our very clock reads would have to come
-# out of our own BPF programs, which proves nothing about them (the exact
-# bucketing of given times is tests/kernel/test_exits.c's), so the buckets
-# are compared with a bound: at most MOVED_PCT% of the exits in another
+# tracepoint's probes run with interrupts on). The two ends do not cancel:
+# perf fills kvm_exit's event (the exit's info, the guest's RIP) with more
+# work than kvm_entry's, and our kvm_entry program counts the exit's cause
+# after its clock read. So each reason's exits are offset by a few
+# microseconds, one way for the reasons with a cause and the other way for
+# those without (measured: -9 to +9 us). An exit whose time is that close
+# to a power of two falls in one bucket for one tool and in the next for
+# the other: for a reason of short exits near a bucket's bound, a fifth of
+# them (vintr, ~80 us: 24 of 115 at +6.1 us). A reference with our very
+# clock reads would have to come out of our own BPF programs, which proves
+# nothing about them (the exact bucketing of given times is
+# tests/kernel/test_exits.c's), so the buckets are compared with bounds:
+# per reason of 20 exits or more, the mean time per exit within MEAN_NS or
+# 2% of the reference's; and, the reference's times moved by the one
+# offset within MEAN_NS that puts the fewest exits elsewhere (what the
+# mean's bound already allows), at most MOVED_PCT% of the exits in another
 # bucket than the reference's, over all exits and per reason of 100 exits
-# or more, and per reason of 20 exits or more the mean time per exit within
-# MEAN_NS or 2% of the reference's. The exact
-# numbers are printed: per reason, how many exits are in another bucket
-# (the least possible, and the count if each moved by one bucket only) and
-# each differing bucket.
+# or more. A bucketing that is wrong (a slot off by one is a factor of
+# two) is far outside both. The exact numbers are printed: per reason, how
+# many exits are in another bucket (the least possible, and the count if
+# each moved by one bucket only), each differing bucket, and the offset.
 MOVED_PCT=${MOVED_PCT:-20} MEAN_NS=${MEAN_NS:-10000}
 verdict=$(python3 - "$F" "$MOVED_PCT" "$MEAN_NS" <<'PY'
 import struct, sys
@@ -408,7 +417,17 @@ ex2 = exits(F + '/ex2.htr')
 bad = ['%s: raw tracepoints %d exits (%d never entered), hypertrace-bpf %d + %d still in the host' % (r, ref_exits.get(r, 0), ref_open.get(r, 0), ex2.get(r, (0, 0, 0, 0))[0], ex2.get(r, (0, 0, 0, 0))[2])
        for r in sorted(set(ref_exits) | set(ex2)) if ref_exits.get(r, 0) != ex2.get(r, (0, 0, 0, 0))[0] + ex2.get(r, (0, 0, 0, 0))[2] or ref_open.get(r, 0) != ex2.get(r, (0, 0, 0, 0))[2]]
 out.append('REFCOUNT ' + ('ok' if not bad else 'bad: ' + '; '.join(bad)))
-exact, bad, moved, total, steps, equal = [], [], 0, 0, 0, 0
+def slots_of(ts, d):
+    """The log2 buckets of the times ts moved by d ns, as the reference's (the awk above)."""
+    h = [0] * 40
+    for t in ts:
+        v, k = int(t + d), 0
+        while v >= 2 and k < 39:
+            v //= 2
+            k += 1
+        h[k] += 1
+    return h
+exact, bad, moved, least, total, steps, equal = [], [], 0, 0, 0, 0, 0
 for r in sorted(set(ref) | set(ex2)):
     a, b = ex2.get(r, (0, [0] * 40, 0, 0))[1], ref.get(r, [0] * 40)
     m = sum(abs(x - y) for x, y in zip(a, b)) // 2
@@ -421,7 +440,7 @@ for r in sorted(set(ref) | set(ex2)):
     for x, y in zip(a, b):
         cum += x - y
         st += abs(cum)
-    moved += m
+    least += m
     total += n
     steps += st
     if a != b:
@@ -430,11 +449,18 @@ for r in sorted(set(ref) | set(ex2)):
     else:
         equal += 1
     if not n:
+        moved += m  # no reference time to offset
         continue
     ref_mean = sum(times[r]) / n
     diff = ex2.get(r, (0, 0, 0, 0))[3] / n - ref_mean
-    out.append('INFO %s: %d exits, %d in another bucket; mean time %.1f us, hypertrace-bpf %+.2f us from the raw tracepoints' %
-               (r, n, m, ref_mean / 1e3, diff / 1e3))
+    # The offset within MEAN_NS (steps of 250 ns, the smallest first on a
+    # tie) that leaves the fewest exits in another bucket.
+    shifted = min(((sum(abs(x - y) for x, y in zip(a, slots_of(times[r], d))) // 2, abs(d), d)
+                   for d in range(-mean_ns, mean_ns + 1, 250)))
+    m_off, off = shifted[0], shifted[2]
+    moved += m_off
+    out.append('INFO %s: %d exits, %d in another bucket (%d with the reference offset by %+.2f us); mean time %.1f us, hypertrace-bpf %+.2f us from the raw tracepoints' %
+               (r, n, m, m_off, off / 1e3, ref_mean / 1e3, diff / 1e3))
     # The share of moved exits is a sample's: with a few dozen exits of a
     # reason near a boundary it swings by tens of percent (18 of 97 once),
     # so it is bounded per reason from 100 exits on, and over all exits.
@@ -452,12 +478,13 @@ for r in sorted(set(ref) | set(ex2)):
     pause = 2 ** (top + 1) if top >= 0 and a != b else 0
     if st > m and pause:
         out.append('INFO %s: an exit moved by more than one bucket (a pause of the emulator between the two reads?): the mean may differ by up to %.0f us more' % (r, pause / 1e3))
-    if (n >= 100 and 100 * m > moved_pct * n) or (n >= 20 and abs(diff) * n > max(mean_ns, 0.02 * ref_mean) * n + pause):
-        bad.append('%s: %d of %d exits in another bucket, mean %+.0f ns from the reference' % (r, m, n, diff))
+    if (n >= 100 and 100 * m_off > moved_pct * n) or (n >= 20 and abs(diff) * n > max(mean_ns, 0.02 * ref_mean) * n + pause):
+        bad.append('%s: %d of %d exits in another bucket (%d with the reference offset by %+.0f ns), mean %+.0f ns from the reference' %
+                   (r, m, n, m_off, off, diff))
 if total and 100 * moved > moved_pct * total:
-    bad.append('all reasons: %d of %d exits in another bucket' % (moved, total))
+    bad.append('all reasons: %d of %d exits in another bucket, each reason\'s reference offset' % (moved, total))
 out.append('BUCKETS_EXACT %d of %d reasons equal in every bucket; of %d exits, %d (%.2f%%) at least are in another bucket than the reference\'s, %d (%.2f%%) if none moved further than a neighbouring bucket%s' %
-           (equal, equal + len(exact), total, moved, 100.0 * moved / total if total else 0, steps,
+           (equal, equal + len(exact), total, least, 100.0 * least / total if total else 0, steps,
             100.0 * steps / total if total else 0, '; per reason, the least and the one-bucket-moves count: ' + '; '.join(exact) if exact else ''))
 out.append('BUCKETS ' + ('ok' if not bad else 'bad: ' + '; '.join(bad)))
 print('\n'.join(out))
