@@ -767,7 +767,11 @@ else:
     # time stopped is idle to the guest and blocked to the account, and so
     # is each halt's wait for a host CPU after its wake-up (the guest sees
     # the HLT last until it runs again; the account has it as wait).
-    idle = (b[3] - a[3]) / 100.0
+    # An idle CPU's time is iowait instead of idle while a task that last
+    # ran on it waits for I/O (tick_nohz_stop_idle): both are the guest's
+    # idle time (5th field too).
+    idle = (b[3] - a[3] + b[4] - a[4]) / 100.0
+    iowait = (b[4] - a[4]) / 100.0
     try:
         stopped, waits = halt_waits(sys.argv[2], tids, first, last)
     except (OSError, KeyError, ValueError, StopIteration) as e:
@@ -775,8 +779,8 @@ else:
         out.append('INFO the switch records of st: %s' % e)
     parts = (total_halted + waits + stopped) / 1e9
     ok = total_halted > 1e9 and idle > 0 and abs(parts - idle) <= 0.05 * idle
-    out.append('HALTED %s the guest\'s own idle time %.2f s (its /proc/stat, both vCPUs); halted %.2f s + the waits after its halts %.2f s + stopped while idle %.2f s = %.2f s (%+.1f%%)' %
-               ('ok' if ok else 'bad', idle, total_halted / 1e9, waits / 1e9, stopped / 1e9, parts, pct(parts, idle)))
+    out.append('HALTED %s the guest\'s own idle time %.2f s (its /proc/stat, both vCPUs; iowait %.2f s of it); halted %.2f s + the waits after its halts %.2f s + stopped while idle %.2f s = %.2f s (%+.1f%%)' %
+               ('ok' if ok else 'bad', idle, iowait, total_halted / 1e9, waits / 1e9, stopped / 1e9, parts, pct(parts, idle)))
 print('\n'.join(out))
 PY
 )
