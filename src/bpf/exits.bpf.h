@@ -20,6 +20,17 @@
  * other thread a switch costs a few loads and one store into the CPU's own
  * slot (who runs there: kvm_entry compares it with its own thread, so an
  * open exit is never paired with another thread's entry).
+ *
+ * Verification: the paths off the common one are global functions
+ * (noinline, not static). The verifier checks a global function's body once
+ * per program, with its arguments as their types say, where it walks a
+ * static one again for each state its callers reach it in; a time's log2
+ * slot alone is five compares, 32 paths. kvm_entry's and thread exit's
+ * programs took 17468 and 15348 instructions to verify with these paths
+ * static, most of record's start-up. A global function returns a scalar
+ * and tests its pointers, which may be NULL to the verifier; where its
+ * callers want a pointer, an inline wrapper looks it up. The common path
+ * stays inline: a call costs the exit + entry pair a few ns.
  */
 #ifndef HYPERTRACE_EXITS_BPF_H
 #define HYPERTRACE_EXITS_BPF_H
@@ -70,17 +81,17 @@ static __noinline struct ht_exit_hist *new_exit_series(struct ht_exit_key *key)
 }
 
 /*
- * exit_hist_of compares a key's first 8 bytes as one word, pid | vcpu << 32 |
+ * exit_cached_hist compares a key's first 8 bytes as one word, pid | vcpu << 32 |
  * isa << 48 (pad, 0, in the top byte): the layout it relies on.
  */
-_Static_assert(__builtin_offsetof(struct ht_exit_key, pid) == 0, "exit_hist_of: pid is bits 0..31 of the head");
-_Static_assert(__builtin_offsetof(struct ht_exit_key, vcpu) == 4, "exit_hist_of: vcpu is bits 32..47 of the head");
-_Static_assert(__builtin_offsetof(struct ht_exit_key, isa) == 6, "exit_hist_of: isa is bits 48..55 of the head");
-_Static_assert(__builtin_offsetof(struct ht_exit_key, pad) == 7, "exit_hist_of: pad (0) is bits 56..63 of the head");
-_Static_assert(__builtin_offsetof(struct ht_exit_key, reason) == 8, "exit_hist_of: reason is compared on its own");
+_Static_assert(__builtin_offsetof(struct ht_exit_key, pid) == 0, "exit_cached_hist: pid is bits 0..31 of the head");
+_Static_assert(__builtin_offsetof(struct ht_exit_key, vcpu) == 4, "exit_cached_hist: vcpu is bits 32..47 of the head");
+_Static_assert(__builtin_offsetof(struct ht_exit_key, isa) == 6, "exit_cached_hist: isa is bits 48..55 of the head");
+_Static_assert(__builtin_offsetof(struct ht_exit_key, pad) == 7, "exit_cached_hist: pad (0) is bits 56..63 of the head");
+_Static_assert(__builtin_offsetof(struct ht_exit_key, reason) == 8, "exit_cached_hist: reason is compared on its own");
 
-/* The series' entry in this CPU's exit_cache, taken if free; else its entry in exit_hists. NULL: lost (counted). */
-static __always_inline struct ht_exit_hist *exit_hist_of(struct ht_exit_key *key, __u32 cpu)
+/* The series' entry in this CPU's exit_cache, taken if free; NULL if it has none there (see count_exit_uncached). */
+static __always_inline struct ht_exit_hist *exit_cached_hist(struct ht_exit_key *key, __u32 cpu)
 {
 	__u64 head = (__u64)key->pid | (__u64)key->vcpu << 32 | (__u64)key->isa << 48; /* the key's first 8 bytes */
 	__u32 hash = key->reason * 0x9e3779b1u ^ (__u32)(head >> 16) * 0x85ebca77u ^ (__u32)head;
@@ -104,8 +115,40 @@ static __always_inline struct ht_exit_hist *exit_hist_of(struct ht_exit_key *key
 		e->used = 1;
 		return &e->h;
 	}
-	struct ht_exit_hist *h = bpf_map_lookup_elem(&exit_hists, key);
-	return h ? h : new_exit_series(key);
+	return NULL;
+}
+
+/* One exit of ns into its series' histogram. */
+static __always_inline void exit_hist_add(struct ht_exit_hist *h, __u64 ns)
+{
+	h->slots[exit_slot(ns)]++;
+	if (!h->count || ns < h->min_ns)
+		h->min_ns = ns;
+	if (ns > h->max_ns)
+		h->max_ns = ns;
+	h->count++;
+	h->total_ns += ns;
+}
+
+/*
+ * count_exit for a series with no room in this CPU's exit_cache: into its
+ * entry in exit_hists, made if new. Global (see the top of this file).
+ * Returns the clock value the exit ended at, 0 if it was lost (counted).
+ */
+__noinline __u64 count_exit_uncached(const struct ht_exit_key *key, __u64 exit_ns, __u64 synthetic_now)
+{
+	if (!key)
+		return 0;
+	/* On the stack: 6.1's helpers take no map key from a global function's argument (PTR_TO_MEM). */
+	struct ht_exit_key k = *key;
+	struct ht_exit_hist *h = bpf_map_lookup_elem(&exit_hists, &k);
+	if (!h)
+		h = new_exit_series(&k);
+	if (!h)
+		return 0;
+	__u64 now = clock_ns(synthetic_now);
+	exit_hist_add(h, now - exit_ns);
+	return now;
 }
 
 /*
@@ -123,18 +166,11 @@ static __always_inline __u64 count_exit(__u32 tgid, __u32 vcpu, __u32 isa, __u32
 	if (filter_vcpu_on && vcpu != filter_vcpu)
 		return 0;
 	struct ht_exit_key key = { .pid = tgid, .vcpu = vcpu, .isa = isa, .reason = reason };
-	struct ht_exit_hist *h = exit_hist_of(&key, cpu);
+	struct ht_exit_hist *h = exit_cached_hist(&key, cpu);
 	if (!h)
-		return 0;
+		return count_exit_uncached(&key, exit_ns, synthetic_now);
 	__u64 now = clock_ns(synthetic_now);
-	__u64 ns = now - exit_ns;
-	h->slots[exit_slot(ns)]++;
-	if (!h->count || ns < h->min_ns)
-		h->min_ns = ns;
-	if (ns > h->max_ns)
-		h->max_ns = ns;
-	h->count++;
-	h->total_ns += ns;
+	exit_hist_add(h, now - exit_ns);
 	return now;
 }
 
@@ -180,8 +216,10 @@ static __noinline struct ht_exit_cause_hist *new_cause_series(struct ht_exit_cau
  * space, or to now) and in the VMM (from that return to now). The note is
  * used up, so a later exit stamped alike (synthetic times) starts without it.
  */
-static __noinline int count_cause(__u32 tgid, __u32 isa, __u32 reason, struct exit_cause_note *n, __u64 now)
+__noinline int count_cause(__u32 tgid, __u32 isa, __u32 reason, struct exit_cause_note *n, __u64 now)
 {
+	if (!n)
+		return 0;
 	struct ht_exit_cause_key key = {
 		.pid = tgid, .reason = reason, .isa = isa, .kind = n->kind, .detail = n->detail, .value = n->value,
 	};
@@ -212,6 +250,23 @@ static __always_inline void exit_cause_done(__u32 tgid, __u32 isa, __u32 reason,
 {
 	if (now && n->kind != HT_CAUSE_NONE && n->exit_ns == exit_ns)
 		count_cause(tgid, isa, reason, n, now);
+}
+
+/*
+ * An open exit of (key) that began at exit_ns, ended and counted off the
+ * common path (a thread switched out since its exit, or one that exits),
+ * with its cause noted in n. Global (see the top of this file). Returns
+ * count_exit's clock value (0: not counted).
+ */
+__noinline __u64 close_exit(const struct ht_exit_key *key, struct exit_cause_note *n, __u64 exit_ns,
+			    __u64 synthetic_now, __u32 cpu)
+{
+	if (!key || !n)
+		return 0;
+	__u64 now = count_exit(key->pid, key->vcpu, key->isa, key->reason, exit_ns, synthetic_now, cpu);
+
+	exit_cause_done(key->pid, key->isa, key->reason, n, exit_ns, now);
+	return now;
 }
 
 /* The entry at idx of vcpu_thread_table; NULL if out of range. */
@@ -276,11 +331,12 @@ static __always_inline bool is_halt_exit(__u32 isa, __u32 reason)
 
 /*
  * A new entry for vCPU thread ids (tgid << 32 | tid) of vcpu_and_state
- * (VCPU_AND_STATE), in that state from now on, marked in vcpu_tid_bits;
- * *idx its index. NULL if none is free among the probed ones or
- * vcpu_thread_ids is full (the caller counts it).
+ * (VCPU_AND_STATE), in that state from now on, marked in vcpu_tid_bits.
+ * Returns its index + 1; 0 if none is free among the probed ones or
+ * vcpu_thread_ids is full (the caller counts it). Global (see the top of
+ * this file): vcpu_thread_register is its callers' form.
  */
-static __noinline struct vcpu_thread *vcpu_thread_register(__u64 ids, __u32 vcpu_and_state, __u64 now, __u32 *idx)
+__noinline __u32 vcpu_thread_add(__u64 ids, __u32 vcpu_and_state, __u64 now)
 {
 	__u32 tid = (__u32)ids, tgid = ids >> 32, vcpu = vcpu_and_state & 0xffff, state = vcpu_and_state >> 16;
 	__u32 first = tid * 0x9e3779b1u;
@@ -290,7 +346,7 @@ static __noinline struct vcpu_thread *vcpu_thread_register(__u64 ids, __u32 vcpu
 		struct vcpu_thread *t = thread_at(at);
 
 		if (!t)
-			return NULL;
+			return 0;
 		/* Taken with one atomic step: two CPUs may register two threads at once. */
 		if (t->in_use != VCPU_ENTRY_FREE ||
 		    __sync_val_compare_and_swap(&t->in_use, VCPU_ENTRY_FREE, VCPU_ENTRY_TAKEN) != VCPU_ENTRY_FREE)
@@ -298,7 +354,7 @@ static __noinline struct vcpu_thread *vcpu_thread_register(__u64 ids, __u32 vcpu
 		/* Preallocated elements: safe under the runqueue lock (see moved_states). */
 		if (bpf_map_update_elem(&vcpu_thread_ids, &tid, &at, BPF_NOEXIST)) {
 			t->in_use = VCPU_ENTRY_FREE;
-			return NULL;
+			return 0;
 		}
 		__builtin_memset(&t->stat, 0, sizeof(t->stat));
 		t->stat.pid = tgid;
@@ -317,10 +373,21 @@ static __noinline struct vcpu_thread *vcpu_thread_register(__u64 ids, __u32 vcpu
 		barrier();
 		t->in_use = VCPU_ENTRY_READY;
 		tid_mark_vcpu(tid, true);
-		*idx = at;
-		return t;
+		return at + 1;
 	}
-	return NULL;
+	return 0;
+}
+
+/* vcpu_thread_add's entry, and its index in *idx; NULL if none was made. */
+static __always_inline struct vcpu_thread *vcpu_thread_register(__u64 ids, __u32 vcpu_and_state, __u64 now,
+								__u32 *idx)
+{
+	__u32 at = vcpu_thread_add(ids, vcpu_and_state, now);
+
+	if (!at)
+		return NULL;
+	*idx = at - 1;
+	return thread_at(at - 1);
 }
 
 /*
@@ -328,21 +395,29 @@ static __noinline struct vcpu_thread *vcpu_thread_register(__u64 ids, __u32 vcpu
  * thread not seen before, or a switch nobody reported): found by its id,
  * or made, in vcpu_and_state (VCPU_AND_STATE), if create (an exit or an
  * entry; not a return to user space, which has no vCPU id); the slot names
- * it from now on. NULL if it has none.
+ * it from now on (slot->running_thread: its index + 1, 0 if it has none).
+ * Global (see the top of this file): own_thread is its callers' form.
  */
-static __noinline struct vcpu_thread *own_thread(struct vcpu_state *slot, __u64 me, __u32 vcpu_and_state, __u64 now,
-						   bool create)
+__noinline int name_own_thread(struct vcpu_state *slot, __u64 me, __u32 vcpu_and_state, __u64 now, bool create)
 {
-	__u32 idx = 0;
-	struct vcpu_thread *t = thread_of((__u32)me, &idx);
+	__u32 idx = 0, at = 0;
 
-	if (!t && create) {
-		t = vcpu_thread_register(me, vcpu_and_state, now, &idx);
-		if (!t)
-			count(HT_CNT_EXIT_NO_THREAD);
-	}
-	slot->running_thread = t ? idx + 1 : 0;
-	return t;
+	if (!slot)
+		return 0;
+	if (thread_of((__u32)me, &idx))
+		at = idx + 1;
+	else if (create && !(at = vcpu_thread_add(me, vcpu_and_state, now)))
+		count(HT_CNT_EXIT_NO_THREAD);
+	slot->running_thread = at;
+	return 0;
+}
+
+/* name_own_thread's entry; NULL if it has none. */
+static __always_inline struct vcpu_thread *own_thread(struct vcpu_state *slot, __u64 me, __u32 vcpu_and_state,
+						       __u64 now, bool create)
+{
+	name_own_thread(slot, me, vcpu_and_state, now, create);
+	return slot->running_thread ? thread_at(slot->running_thread - 1) : NULL;
 }
 
 /* The running thread's entry, as the switches put it into the CPU's slot; else found (or made) by its id. */
@@ -543,6 +618,14 @@ static __always_inline int handle_kvm_userspace_exit(__u32 reason, __u64 synthet
 	return 0;
 }
 
+/* Thread t's open exit (taken out of it by the caller), of VM process tgid: close_exit. */
+static __always_inline __u64 close_thread_exit(struct vcpu_thread *t, __u32 tgid, __u64 synthetic_now, __u32 cpu)
+{
+	struct ht_exit_key key = { .pid = tgid, .vcpu = t->stat.vcpu, .isa = t->exit_isa, .reason = t->exit_reason };
+
+	return close_exit(&key, &t->cause, t->exit_ns, synthetic_now, cpu);
+}
+
 /*
  * kvm_entry whose CPU slot holds no open exit of the caller (me: its
  * tgid << 32 | tid): the thread was switched out since its exit (the exit
@@ -550,11 +633,13 @@ static __always_inline int handle_kvm_userspace_exit(__u32 reason, __u64 synthet
  * were attached. Also where a vCPU thread that was not switched out yet
  * gets its entry, and where a slot whose owner is wrong is put right.
  */
-static __noinline int exit_end_moved(__u32 vcpu_id, struct vcpu_state *slot,
-				     __u64 synthetic_now, __u64 me, __u32 cpu)
+__noinline int exit_end_moved(__u32 vcpu_id, struct vcpu_state *slot, __u64 synthetic_now, __u64 me, __u32 cpu)
 {
 	__u32 tgid = me >> 32;
 	__u64 now = 0;
+
+	if (!slot)
+		return 0;
 
 	if (slot->owner != me) {
 		/*
@@ -575,8 +660,7 @@ static __noinline int exit_end_moved(__u32 vcpu_id, struct vcpu_state *slot,
 		t = thread_at(slot->running_thread - 1);
 	if (t && t->exit_open) {
 		t->exit_open = 0;
-		now = count_exit(tgid, t->stat.vcpu, t->exit_isa, t->exit_reason, t->exit_ns, synthetic_now, cpu);
-		exit_cause_done(tgid, t->exit_isa, t->exit_reason, &t->cause, t->exit_ns, now);
+		now = close_thread_exit(t, tgid, synthetic_now, cpu);
 	}
 	if (!now)
 		now = clock_ns(synthetic_now);
@@ -584,8 +668,7 @@ static __noinline int exit_end_moved(__u32 vcpu_id, struct vcpu_state *slot,
 		t = own_thread(slot, me, VCPU_AND_STATE(vcpu_id, HT_VCPU_GUEST), now, true);
 		if (t && t->exit_open) {
 			t->exit_open = 0;
-			exit_cause_done(tgid, t->exit_isa, t->exit_reason, &t->cause, t->exit_ns,
-					count_exit(tgid, t->stat.vcpu, t->exit_isa, t->exit_reason, t->exit_ns, now, cpu));
+			close_thread_exit(t, tgid, now, cpu);
 		}
 	}
 	if (t && thread_state(t) != HT_VCPU_GUEST)
@@ -702,8 +785,10 @@ static __always_inline bool halted(const struct vcpu_thread *t)
  * it left (kvm or vmm), its time off the CPU ends, and the slot names it.
  * With --vcpu-sched each vCPU thread's side is recorded.
  */
-static __noinline int vcpu_switch(struct vcpu_state *slot, const struct switch_event *e)
+__noinline int vcpu_switch(struct vcpu_state *slot, const struct switch_event *e)
 {
+	if (!slot || !e)
+		return 0;
 	__u64 now = clock_ns(e->now);
 	__u32 prev_tid = (__u32)e->prev_ids, next_tid = (__u32)e->next_ids;
 	__u32 idx = 0;
@@ -803,8 +888,11 @@ static __always_inline int handle_sched_wakeup(__u32 tid, __u64 synthetic_now)
  * entry stays, marked gone, until user space has read it; its id can be
  * some other thread's from now on.
  */
-static __noinline int exits_thread_exit(struct vcpu_state *slot)
+__noinline int exits_thread_exit(struct vcpu_state *slot)
 {
+	if (!slot)
+		return 0;
+
 	__u64 me = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)me, idx = 0, cpu = bpf_get_smp_processor_id();
 	__u64 now = 0;
@@ -813,8 +901,11 @@ static __noinline int exits_thread_exit(struct vcpu_state *slot)
 	__u64 exit_ns = slot->exit_open && slot->owner == me ? slot->exit_ns : 0;
 
 	if (exit_ns) {
-		now = count_exit(me >> 32, slot->exit_vcpu, slot->exit_isa, slot->exit_reason, exit_ns, 0, cpu);
-		exit_cause_done(me >> 32, slot->exit_isa, slot->exit_reason, cpu_cause_note(cpu), exit_ns, now);
+		struct ht_exit_key key = {
+			.pid = me >> 32, .vcpu = slot->exit_vcpu, .isa = slot->exit_isa, .reason = slot->exit_reason,
+		};
+
+		now = close_exit(&key, cpu_cause_note(cpu), exit_ns, 0, cpu);
 	}
 	if (t && exit_ns)
 		guest_until_exit(t, exit_ns);
@@ -826,8 +917,7 @@ static __noinline int exits_thread_exit(struct vcpu_state *slot)
 		now = bpf_ktime_get_ns();
 	if (t->exit_open) {
 		t->exit_open = 0;
-		exit_cause_done(me >> 32, t->exit_isa, t->exit_reason, &t->cause, t->exit_ns,
-				count_exit(me >> 32, t->stat.vcpu, t->exit_isa, t->exit_reason, t->exit_ns, now, cpu));
+		close_thread_exit(t, me >> 32, now, cpu);
 	}
 	t->running = 0;
 	/* Its last numbers and gone in one write: a reader sees both or neither. */

@@ -142,11 +142,15 @@ fi
 out=$("$HT" record --exits --no-file -d 0.6 -i 0.2 2>&1)
 grep -q "^hypertrace-bpf: 0 exits of 0 VM processes" <<<"$out" && pass record_exits_no_file || fail record_exits_no_file "$out"
 # --bpf-stats: a line for every tracepoint program the configuration loaded,
-# in the object's order, and the switches of this busy host counted.
+# in the object's order, the switches of this busy host counted, and what
+# verifying each program took (the kernel's verified_insns: never 0 for a
+# loaded program).
 bpf_stats_names() { sed -n 's/^hypertrace-bpf: bpf-stats \([a-z_]*\): [0-9]* runs, [0-9]* ns, .*/\1/p' <<<"$1" | tr '\n' ' '; }
 out=$("$HT" record --exits --bpf-stats -q -o "$work/b.htr" -d 0.5 2>&1)
 want="kvm_exit kvm_hypercall kvm_entry kvm_userspace_exit kvm_pio kvm_mmio kvm_msr kvm_cpuid sched_process_exit sched_switch sched_wakeup "
-if [ "$(bpf_stats_names "$out")" = "$want" ] && grep -Eq '^hypertrace-bpf: bpf-stats sched_switch: [1-9][0-9]* runs' <<<"$out"; then
+verified=$(grep -Ec '^hypertrace-bpf: bpf-stats [a-z_]*: .*, [1-9][0-9]* instructions verified$' <<<"$out")
+if [ "$(bpf_stats_names "$out")" = "$want" ] && grep -Eq '^hypertrace-bpf: bpf-stats sched_switch: [1-9][0-9]* runs' <<<"$out" &&
+	[ "$verified" = 11 ]; then
 	pass record_bpf_stats_names_every_loaded_program
 else
 	fail record_bpf_stats_names_every_loaded_program "got '$(bpf_stats_names "$out")', want '$want': $out"

@@ -126,9 +126,9 @@ static void print_bpf_stats(const struct ht_tracer *t)
 		return;
 	}
 	for (int i = 0; i < n; i++)
-		printf("hypertrace-bpf: bpf-stats %s: %llu runs, %llu ns, %.1f ns/run\n", st[i].tracepoint,
-		       st[i].run_cnt, st[i].run_time_ns,
-		       st[i].run_cnt ? (double)st[i].run_time_ns / st[i].run_cnt : 0.0);
+		printf("hypertrace-bpf: bpf-stats %s: %llu runs, %llu ns, %.1f ns/run, %u instructions verified\n",
+		       st[i].tracepoint, st[i].run_cnt, st[i].run_time_ns,
+		       st[i].run_cnt ? (double)st[i].run_time_ns / st[i].run_cnt : 0.0, st[i].verified_insns);
 }
 
 /* What the loop does each time it wakes; shared by both modes. */

@@ -553,6 +553,7 @@ int ht_tracer_prog_stats(const struct ht_tracer *t, struct ht_prog_stats out[HT_
 		out[n].tracepoint = name + 1;
 		out[n].run_cnt = info.run_cnt;
 		out[n].run_time_ns = info.run_time_ns;
+		out[n].verified_insns = info.verified_insns;
 		n++;
 	}
 	return n;

@@ -182,10 +182,11 @@ typedef void (*ht_open_exit_fn)(void *ctx, const struct ht_exit_key *key);
 int ht_tracer_read_open_exits(const struct ht_tracer *t, ht_open_exit_fn fn, void *ctx);
 /* At most this many tracepoint programs are loaded at once (ht_tracer_prog_stats). */
 #define HT_MAX_TRACEPOINT_PROGS 16
-/* Run-time statistics of one tracepoint program (kernel.bpf_stats_enabled). */
+/* Statistics of one tracepoint program: its runs (kernel.bpf_stats_enabled) and its load's verification. */
 struct ht_prog_stats {
 	const char *tracepoint; /* its tracepoint's name, e.g. "kvm_exit" */
 	unsigned long long run_cnt, run_time_ns;
+	unsigned int verified_insns; /* instructions the verifier processed to load it */
 };
 /*
  * The VM process filter (filters.tgid_on): traces tgid, or stops tracing it.
