@@ -250,7 +250,7 @@ include guest/guest.mk
 
 static: $(STATIC_BIN) $(STATIC_LOAD_MATRIX) guest
 
-tests-build: $(BIN) $(SAN_BIN) $(TEST_BINS) $(TEST_HELPERS) $(FUZZ_BIN) $(FUZZ_DECODE_BIN) $(FUZZ_BLOCKS_BIN) $(SEED_BIN) static man
+tests-build: $(BIN) $(SAN_BIN) $(OUTPUT)/bench/bench_hotpath $(TEST_BINS) $(TEST_HELPERS) $(FUZZ_BIN) $(FUZZ_DECODE_BIN) $(FUZZ_BLOCKS_BIN) $(SEED_BIN) static man
 
 test: deps
 	$(MAKE) tests-build

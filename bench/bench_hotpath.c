@@ -302,7 +302,21 @@ static __u64 counter(struct hotpath_bpf *skel, __u32 which)
 	return sum;
 }
 
-int main(void)
+static void free_instances(struct hotpath_bpf *skel, struct ring_buffer *rb, struct hotpath_bpf *exits_skel,
+			   struct ring_buffer *exits_rb, struct hotpath_bpf *pair_skel[2], struct ring_buffer *pair_rb[2])
+{
+	ring_buffer__free(rb);
+	ring_buffer__free(exits_rb);
+	hotpath_bpf__destroy(skel);
+	hotpath_bpf__destroy(exits_skel);
+	for (int i = 0; i < 2; i++) {
+		ring_buffer__free(pair_rb[i]);
+		hotpath_bpf__destroy(pair_skel[i]);
+	}
+}
+
+/* argv[1] "--setup-only": load and set up every instance, measure nothing (the tests' check that make bench can run). */
+int main(int argc, char **argv)
 {
 	struct ht_synth_layout l;
 	struct hotpath_bpf *skel, *exits_skel, *pair_skel[2] = { NULL, NULL };
@@ -339,6 +353,11 @@ int main(void)
 				i ? " --vcpu-sched" : "");
 			return 1;
 		}
+	}
+	if (argc > 1 && !strcmp(argv[1], "--setup-only")) {
+		printf("bench_hotpath: every instance is loaded and set up\n");
+		free_instances(skel, rb, exits_skel, exits_rb, pair_skel, pair_rb);
+		return 0;
 	}
 	/* This thread, when it plays a thread that is no vCPU thread (see the rounds). */
 	__u32 me = (__u32)gettid() & (HT_TID_BITS - 1);
@@ -460,13 +479,6 @@ int main(void)
 	       "--vcpu-sched: switch of two vCPU threads, vs --exits", vs_vcpu.median, vs_vcpu.q1, vs_vcpu.q3,
 	       med[PAIR_VCPU_VSCHED] / med[PAIR_VCPU_EXITS], med[PAIR_VCPU_VSCHED] - med[PAIR_VCPU_EXITS]);
 	return_value_cost(skel);
-	ring_buffer__free(rb);
-	ring_buffer__free(exits_rb);
-	hotpath_bpf__destroy(skel);
-	hotpath_bpf__destroy(exits_skel);
-	for (int i = 0; i < 2; i++) {
-		ring_buffer__free(pair_rb[i]);
-		hotpath_bpf__destroy(pair_skel[i]);
-	}
+	free_instances(skel, rb, exits_skel, exits_rb, pair_skel, pair_rb);
 	return 0;
 }
