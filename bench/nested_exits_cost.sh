@@ -15,6 +15,11 @@
 # the rounds' record/perf ratios. The guest is stopped (SIGSTOP) while a tool
 # starts and stops, so each way sees the workload's exits and the same idle
 # ones. A last round runs both tools at once: their exit counts must be equal.
+# The emulated machine counts its time in instructions (QEMU's -icount, one
+# nanosecond each, its clock jumping over idle time): a way's cost is then
+# what the machine executed for it, the same from round to round, where the
+# host's time to emulate it moved a round's ratio from 0.22 to 1.95
+# (docs/performance.md, section 6).
 # Prints "TARGET" lines for bench/run and a table; software-emulated: only
 # the ratios mean something.
 set -euo pipefail
@@ -26,12 +31,13 @@ source "$TOP/tests/e2e/l2_guest.sh"
 export NESTED_SMP=1 NESTED_MEM=${NESTED_MEM:-2048}
 export NESTED_APPEND="tsc=reliable" NESTED_KVM_AMD_PARAMS="npt=0"
 export NESTED_STAGE_HOOK=l2_stage
+# EXITCOST_ICOUNT="" measures in the host's time instead.
+export NESTED_ICOUNT=${EXITCOST_ICOUNT-shift=0,sleep=off}
 # Exits of each kind per run, and rounds (the ratio is their median).
 CPUIDS=${EXITCOST_CPUIDS:-100000}
 OUTS=${EXITCOST_OUTS:-20000}
-# Five: the emulator's speed moves with the host's load from round to round
-# (the untraced workload took 11.0-14.9 s in one run), and a median of three
-# followed it (rounds 0.28, 0.61, 1.04).
+# Five: the first round's perf costs more than the others (its first run in
+# the machine), and a median of five leaves it out.
 ROUNDS=${EXITCOST_ROUNDS:-5}
 
 work=$(mktemp -d)
@@ -55,6 +61,11 @@ started() {
 	l2_wait_file "$1" 60
 	sleep 3
 }
+# started_or_failed WAY ROUND OUTPUT: a tool that is not running (it could
+# not start) is a failed measurement, with its message, never a cost.
+started_or_failed() {
+	kill -0 $T 2>/dev/null || echo "FAILED $1 $2: $(tr '\n' ' ' <"$3" | head -c 400)" >>/out/failed.txt
+}
 # stop PID: SIGINT, and what will not end in 30 s is killed; then reaped.
 stop() { l2_stop_process "$1" 30; }
 # way NAME ROUND: the workload under NAME; prints "COST NAME ROUND TICKS".
@@ -66,13 +77,15 @@ way() {
 		hypertrace-bpf record --exits --vm cost -q -o /tmp/c.htr >/out/rec$2.out 2>&1 &
 		T=$!
 		i=0
-		while [ ! -e /tmp/c.htr ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+		while [ ! -e /tmp/c.htr ] && [ $i -lt 600 ] && kill -0 $T 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+		started_or_failed $1 $2 /out/rec$2.out
 		kill -CONT $QPID ;;
 	perf)
 		kill -STOP $QPID
 		perf kvm stat record -a -o /tmp/c.data >/out/perf$2.out 2>&1 &
 		T=$!
 		started /tmp/c.data
+		started_or_failed $1 $2 /out/perf$2.out
 		kill -CONT $QPID ;;
 	esac
 	l2cmd $1$2 "$WORK" >/dev/null
@@ -137,6 +150,12 @@ F=$work/out/files
 python3 - "$F" "$ROUNDS" "$CPUIDS" "$OUTS" <<'PY'
 import re, statistics, sys
 F, rounds, cpuids, outs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+try:
+    failed = open(F + '/failed.txt').read()
+except FileNotFoundError:
+    failed = ''
+if failed:
+    sys.exit('nested_exits_cost: a tool did not start: ' + failed.splitlines()[0])
 ticks = {}
 for line in open(F + '/cost.txt'):
     _, way, r, t = line.split()
@@ -201,10 +220,10 @@ elif ratios:
 # perf kvm stat counts an exit once its entry comes; the exit the stopped guest
 # is in at the end (SIGSTOP took it to user space) is one more in the host.
 for line in open(F + '/both_rec.out', errors='replace'):
-    m = re.match(r'hypertrace-bpf: bpf-stats (\S+): (\d+) runs, (\d+) ns', line)
-    if m and int(m.group(2)):
-        print('  BPF program %-13s %8s runs %8.1f us/run (kernel bpf_stats, in the run with both tools)'
-              % (m.group(1), m.group(2), int(m.group(3)) / int(m.group(2)) / 1e3))
+    m = re.match(r'hypertrace-bpf: bpf-stats (\S+): (\d+) runs, (\d+) ns, [0-9.]+ ns/run, (\d+) instructions verified', line)
+    if m:
+        print('  BPF program %-18s %8s runs %8.1f us/run, %6s instructions verified (kernel bpf_stats, in the run with both tools)'
+              % (m.group(1), m.group(2), int(m.group(3)) / max(int(m.group(2)), 1) / 1e3, m.group(4)))
 rec, open_at_end = exits_of_record(F + '/both_rec.report')
 perf = exits_of_perf(F + '/both_perf.report')
 if rec is None or not perf:

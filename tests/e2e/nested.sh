@@ -92,6 +92,8 @@
 #   NESTED_TIMEOUT  seconds one qemu run may take (default: 300)
 #   NESTED_SMP      virtual CPUs of the emulated machine (default: 2)
 #   NESTED_TCG_OPTS options for -accel tcg (default: thread=single)
+#   NESTED_ICOUNT   -icount options (default: none): the emulated machine's
+#                   clock then counts its instructions, not the host's time
 #   NESTED_MEM      its memory in MiB (default: 512; read when the machine
 #                   starts, so a script sets its own default after sourcing
 #                   this file)
@@ -121,6 +123,7 @@ NESTED_SMP=${NESTED_SMP:-2}
 # gives the machine 2 CPUs, so vCPU threads run in parallel and migrate as
 # far as the kernel inside can tell, and showed no such failure.
 NESTED_TCG_OPTS=${NESTED_TCG_OPTS-thread=single}
+NESTED_ICOUNT=${NESTED_ICOUNT:-}
 NESTED_APPEND=${NESTED_APPEND:-}
 NESTED_KVM_AMD_PARAMS=${NESTED_KVM_AMD_PARAMS:-}
 NESTED_SILENCE=${NESTED_SILENCE:-60}
@@ -766,7 +769,8 @@ nested_run_once() {
 	local kernel=$NESTED_ROOT/kernel/vmlinuz
 	[ -s "$NESTED_ROOT/kernel/vmlinux" ] && kernel=$NESTED_ROOT/kernel/vmlinux
 	local cmd=("${NESTED_QEMU[@]}"
-		-accel "tcg${NESTED_TCG_OPTS:+,$NESTED_TCG_OPTS}" -cpu max -smp "$NESTED_SMP" -m "${NESTED_MEM:-512}"
+		-accel "tcg${NESTED_TCG_OPTS:+,$NESTED_TCG_OPTS}" ${NESTED_ICOUNT:+-icount "$NESTED_ICOUNT"}
+		-cpu max -smp "$NESTED_SMP" -m "${NESTED_MEM:-512}"
 		-kernel "$kernel" -initrd "$outdir/initrd.cpio"
 		-append "console=ttyS0 rdinit=/init panic=-1 mitigations=off quiet $NESTED_DETECTORS${NESTED_APPEND:+ $NESTED_APPEND}"
 		-display none -nodefaults -no-reboot
