@@ -102,6 +102,8 @@ started() { grep -q 'tracing; stop with Ctrl-C' /tmp/$1.err; }
 web1_count() { sed -n 's/^hypertrace_hypercalls_total{vm="web1",.*} \([0-9]*\)$/\1/p' "$1" | awk '{ s += $1 } END { print s + 0 }'; }
 # (busybox 1.35's wget -T segfaults: timeout instead.)
 scrape() { timeout 10 wget -q -O "$2" "http://127.0.0.1:$1/metrics"; }
+# top_shows PID: a frame of top has a row of process PID of web1.
+top_shows() { grep -Eq "^ *$1 +web1 " /out/top.txt; }
 # counted_at_least N: the agg recording counts N of web1's hypercalls or more.
 counted_at_least() { scrape $AGG_PORT /tmp/now.prom && [ "$(web1_count /tmp/now.prom)" -ge "$1" ]; }
 
@@ -163,9 +165,10 @@ for r in agg:$AGG vm:$VMREC all:$ALL; do
 done
 say "recording; QEMU 0 is pid $QPID"
 
-# Each QEMU runs until agg has counted 100 of its hypercalls (or 20 s),
-# then stops; 1.5 s later (the counts are published every 0.25 s) agg's
-# /metrics is kept, and the next QEMU starts.
+# Each QEMU runs until agg has counted 100 of its hypercalls (or 20 s) and
+# top has shown it (or 20 s more: a loaded machine once ended a QEMU before
+# top's next frame), then stops; 1.5 s later (the counts are published
+# every 0.25 s) agg's /metrics is kept, and the next QEMU starts.
 prev=0
 i=0
 while :; do
@@ -173,6 +176,7 @@ while :; do
 		echo "$i" >>/out/timeouts
 		[ "$(wc -l </out/timeouts)" -lt 2 ] || { vm_stop; say "agg missed two VMs: giving up"; break; }
 	fi
+	waitfor 20 top_shows $QPID || say "top shows no row of QEMU $i (pid $QPID) after 20 s"
 	vm_stop
 	sleep 1.5
 	scrape $AGG_PORT /out/agg$i.prom || echo "scrape $i failed" >>/out/timeouts
@@ -230,7 +234,8 @@ done
 # the frames of 0.5 s while it ran), none of the impostor, and a clean end.
 missing=
 while read -r n qpid; do
-	grep -Eq "^ *$qpid +web1 " "$F/top.txt" || missing="$missing QEMU $n (pid $qpid)"
+	grep -Eq "^ *$qpid +web1 " "$F/top.txt" ||
+		missing="$missing QEMU $n (pid $qpid, $(grep -c "tracing process $qpid " "$F/top.err") times taken on)"
 done <"$F/qemu.pids"
 impostor=$(cat "$F/impostor.pid")
 if [ -z "$missing" ] && ! grep -Eq "^ *$impostor " "$F/top.txt" && [ "$(cat "$F/top.rc")" = 0 ]; then
