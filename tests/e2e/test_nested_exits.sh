@@ -227,6 +227,30 @@ thread_times() {
 	done >"$1"
 	head -1 /proc/stat >>"$1"
 }
+# vcpus_halted: every vCPU thread sleeps (blocked in KVM's halt), at two
+# looks 0.05 s apart; gives up after 5 s. The guest counts a vCPU's time
+# stopped as idle only if the vCPU was idle when it stopped (a busy one's
+# time stopped is in no field of its /proc/stat), and the check of halted
+# against the guest's idle time counts every stopped vCPU as idle: the
+# guest is stopped once its shell has finished printing.
+vcpus_halted() {
+	local i=0 t state seen=0
+	while [ $i -lt 100 ]; do
+		state=S
+		for t in $tids; do
+			[ "$(sed 's/.*) //' /proc/$QPID/task/$t/stat | cut -d' ' -f1)" = S ] || state=R
+		done
+		if [ $state = S ]; then
+			seen=$((seen + 1))
+			[ $seen -lt 2 ] || return 0
+		else
+			seen=0
+		fi
+		sleep 0.05
+		i=$((i + 1))
+	done
+	say "the vCPUs did not all halt within 5 s"
+}
 # The threads' own times are read while the guest is stopped (SIGSTOP), at
 # both ends, after the programs know the threads: a stopped vCPU thread
 # neither runs nor waits, so its on-CPU time, run_delay and guest time are
@@ -240,6 +264,7 @@ hypertrace-bpf record --exits --vcpu-sched -p $QPID -q -i 1 -o /out/st.htr >/out
 REC=$!
 published /out/st.htr || say "record did not start: $(cat /out/st.err)"
 l2cmd st_steal0 'head -1 /proc/stat'
+vcpus_halted
 kill -STOP $QPID
 sleep 2.5 # stopped: an EXITS block sees it
 thread_times /out/st.schedstat0
@@ -273,6 +298,7 @@ sleep 3
 kill $HOG
 sleep 3 # the guest's loops end (timeout 10): its vCPUs halt
 l2cmd st_steal1 'head -1 /proc/stat'
+vcpus_halted
 kill -STOP $QPID
 sleep 2.5 # stopped: an EXITS block sees it
 stop $PTC
