@@ -28,6 +28,12 @@
 #define QUADRATIC_RATIO 16.0
 #define MAX_TIME_RATIO 9.0   /* between n log n (~4.5) and quadratic (16) */
 #define MAX_OUTPUT_RATIO 4.5 /* output of 4n records over that of n: linear is 4 */
+/*
+ * A size's time is its best round: a round that other processes slowed
+ * (the tests run beside the nested machine and a Debian 13 root) is left
+ * out. Three let a run on a loaded host through at 9.4x once.
+ */
+#define SCALING_ROUNDS 5
 
 static double cpu_seconds(void)
 {
@@ -98,7 +104,7 @@ static size_t exits_matching_nothing(struct ht_record *r, size_t n)
 	return n;
 }
 
-/* Runs the graph over the pattern at size n: CPU seconds (best of 3) and output bytes. */
+/* Runs the graph over the pattern at size n: CPU seconds (best of SCALING_ROUNDS) and output bytes. */
 static int graph_run(pattern_fn pattern, size_t n, double *secs, size_t *bytes)
 {
 	struct ht_record *r = calloc(n, sizeof(*r));
@@ -108,7 +114,7 @@ static int graph_run(pattern_fn pattern, size_t n, double *secs, size_t *bytes)
 		return -1;
 	m = pattern(r, n);
 	*secs = 1e9;
-	for (int round = 0; round < 3; round++) {
+	for (int round = 0; round < SCALING_ROUNDS; round++) {
 		struct ht_fgraph *g = ht_fgraph_new(NULL);
 		FILE *out = tmpfile();
 		double t0 = cpu_seconds();
@@ -224,7 +230,7 @@ static int sched_run(size_t n, double *secs)
 		return -1;
 	m = vcpus_then_unloads(r, n);
 	*secs = 1e9;
-	for (int round = 0; round < 3; round++) {
+	for (int round = 0; round < SCALING_ROUNDS; round++) {
 		struct ht_sched *s = ht_sched_new();
 		FILE *out = tmpfile();
 		double t0 = cpu_seconds();
@@ -274,7 +280,7 @@ static int catalog_run(size_t n, double *secs)
 	if (!text)
 		return -1;
 	*secs = 1e9;
-	for (int round = 0; round < 3; round++) {
+	for (int round = 0; round < SCALING_ROUNDS; round++) {
 		struct ht_catalog c;
 		double t0 = cpu_seconds();
 		int ret = ht_catalog_init(&c, err, sizeof(err)) || ht_catalog_parse(&c, text, "big.cat", false, err, sizeof(err));
@@ -316,7 +322,7 @@ static char *alias_text(size_t n)
 	return text;
 }
 
-/* CPU seconds (best of 3) of lookups in a table with n aliases at one address. */
+/* CPU seconds (best of SCALING_ROUNDS) of lookups in a table with n aliases at one address. */
 static int lookup_run(size_t n, size_t lookups, double *secs)
 {
 	char *text = alias_text(n), err[256], buf[HT_SYM_TEXT_MAX];
@@ -328,7 +334,7 @@ static int lookup_run(size_t n, size_t lookups, double *secs)
 		return -1;
 	}
 	*secs = 1e9;
-	for (int round = 0; round < 3 && !ret; round++) {
+	for (int round = 0; round < SCALING_ROUNDS && !ret; round++) {
 		double t0 = cpu_seconds();
 
 		for (size_t i = 0; i < lookups && !ret; i++)
@@ -363,7 +369,7 @@ static int symbols_run(size_t n, double *secs)
 	if (!text)
 		return -1;
 	*secs = 1e9;
-	for (int round = 0; round < 3; round++) {
+	for (int round = 0; round < SCALING_ROUNDS; round++) {
 		struct ht_symtab t;
 		double t0 = cpu_seconds();
 
@@ -412,7 +418,7 @@ static size_t colliding_tids(uint32_t pid, uint32_t *tids, size_t n)
 	return got;
 }
 
-/* CPU seconds (best of 3) of the exports' guest state fed r[0..n). */
+/* CPU seconds (best of SCALING_ROUNDS) of the exports' guest state fed r[0..n). */
 static int guest_state_run(const struct ht_record *r, size_t n, double *secs)
 {
 	struct ht_decoder d;
@@ -424,7 +430,7 @@ static int guest_state_run(const struct ht_record *r, size_t n, double *secs)
 	if (ht_catalog_init(&d.cat, err, sizeof(err)))
 		return -1;
 	*secs = 1e9;
-	for (int round = 0; round < 3 && !ret; round++) {
+	for (int round = 0; round < SCALING_ROUNDS && !ret; round++) {
 		struct ht_guest_state *g = ht_guest_state_new(&d);
 		struct ht_gev ev;
 		double t0 = cpu_seconds();
