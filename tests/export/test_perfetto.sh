@@ -20,7 +20,10 @@
 #     track, a guest function's end without its name, an old kernel, the
 #     BOOTTIME clock, children without explicit order);
 #   - with Perfetto's full merged perfetto_trace.proto of the subset's
-#     commit in .cache/perfetto/ (or PERFETTO_PROTO=FILE; skipped without):
+#     commit (PERFETTO_PROTO=FILE, else the reference copy beside the
+#     project, ../shared/reference/perfetto/, else .cache/perfetto/; skipped
+#     only where none exists, and a failure under .ci/run, which sets
+#     HT_REQUIRE_REFERENCE=1):
 #     the subset is upstream's, field for field (check_perfetto_schema.py),
 #     and the trace decodes with upstream's schema, protoc and the checker,
 #     without an unknown field;
@@ -113,11 +116,22 @@ fi
 # message, field and enum value is upstream's, and the trace decodes with it
 # (protoc and the checker) without a field Perfetto does not define.
 UPSTREAM_SHA256=c43d1658360a80a144a2d7a0a6e58a70795b0051f4e333db9d17834eab4a7a1a
-upstream=${PERFETTO_PROTO:-$TOP/.cache/perfetto/perfetto_trace.proto}
+upstream=${PERFETTO_PROTO:-}
+if [ -z "$upstream" ]; then
+	for f in "$TOP/../shared/reference/perfetto/perfetto_trace.proto" "$TOP/.cache/perfetto/perfetto_trace.proto"; do
+		[ -f "$f" ] && { upstream=$f; break; }
+	done
+fi
 if [ ! -f "$upstream" ]; then
-	why="Perfetto's merged perfetto_trace.proto (the commit third_party/perfetto/perfetto_trace.proto names) is not in .cache/perfetto/: put it there or set PERFETTO_PROTO=FILE"
-	skip perfetto_subset_is_upstreams_schema "$why"
-	skip perfetto_upstream_schema_decodes_every_packet "$why"
+	why="Perfetto's merged perfetto_trace.proto (the commit third_party/perfetto/perfetto_trace.proto names) is in neither ../shared/reference/perfetto/ nor .cache/perfetto/: put it there or set PERFETTO_PROTO=FILE"
+	# CI has the reference beside the project: there its absence is a failure.
+	if [ "${HT_REQUIRE_REFERENCE:-0}" = 1 ]; then
+		fail perfetto_subset_is_upstreams_schema "$why"
+		fail perfetto_upstream_schema_decodes_every_packet "$why"
+	else
+		skip perfetto_subset_is_upstreams_schema "$why"
+		skip perfetto_upstream_schema_decodes_every_packet "$why"
+	fi
 elif [ "$(sha256sum <"$upstream" | cut -d' ' -f1)" != "$UPSTREAM_SHA256" ]; then
 	fail perfetto_subset_is_upstreams_schema "$upstream is not the merged perfetto_trace.proto of the subset's commit (sha256 $UPSTREAM_SHA256)"
 else
