@@ -961,7 +961,7 @@ fi
 #  - a time is the sum, over switch-outs of its kind that a switch-in of the
 #    same thread follows, of in time - out time. A switch-out at the end of
 #    the recording (no in) counts, its time does not.
-#  - a thread's records alternate out, in, out...: it has its vcpu_threads
+#  - a thread's records alternate out, in, out...: it has its vcpu_thread_table
 #    entry (and so its records) from its first kvm_entry (running) or from
 #    the switch-out of an open exit (recorded), so its first record is an
 #    out; a switch-in before its entry is neither recorded nor counted, nor

@@ -623,7 +623,7 @@ cleanup:
 /*
  * A hypercall whose window (exit to entry) spans real switches: the thread
  * sleeps armed, so sched_switch moves its fusion state out and back in, and
- * its open exit out into its vcpu_threads entry. Coming back must bring the
+ * its open exit out into its vcpu_thread_table entry. Coming back must bring the
  * fusion state only: the exit went with the thread, and a stale copy of it
  * in the slot would be handed to whichever thread is switched out next,
  * making that thread (the idle task, a kernel thread, any) a vCPU thread of
