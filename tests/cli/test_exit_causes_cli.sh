@@ -4,7 +4,8 @@
 # one second apart, of a VM's I/O, MSR and CPUID exits with their causes):
 # exact counts and times per (VM, reason, cause) as text, CSV and JSON, a
 # time window as the difference of two blocks, and causes no recording
-# writes refused with one line.
+# writes (buckets that do not hold the count, or the time in KVM or the
+# VMM; counts that go down) refused with one line.
 # shellcheck source=../lib.sh
 source "$(dirname "$0")/../lib.sh"
 
@@ -75,13 +76,15 @@ else
 fi
 
 # Causes no recording writes: refused, one line naming the file and the block.
-for shape in cause_slots cause_down; do
+for shape in cause_slots cause_down cause_time vmm_time; do
 	"$CRAFT" "$work/$shape.htr" "$shape" || { fail "exit_causes_refused_$shape" "exits_craft failed"; continue; }
 	"$HT" report --causes "$work/$shape.htr" >"$work/out" 2>"$work/err"
 	rc=$?
 	case $shape in
 	cause_slots) want="a cause counts 100000 exits (0 to user space) but its buckets hold 10 (0)" ;;
 	cause_down) want="a cause of pid 1000, reason 30 goes down from 10 exits to 9" ;;
+	cause_time) want="a cause's time in KVM (18446744073709551615 ns) does not fit its 10 exits in buckets up to 8" ;;
+	vmm_time) want="a cause's time in the VMM (18446744073709551614 ns) does not fit its 10 exits in buckets up to 18" ;;
 	esac
 	if [ "$rc" -eq 1 ] && [ "$(wc -l <"$work/err")" -eq 1 ] && grep -q "$shape.htr.*exits block at byte [0-9]*: $want.*the file is corrupt" "$work/err"; then
 		pass "exit_causes_refused_$shape"

@@ -188,7 +188,7 @@ static void reason_table(struct view *v, const char *indent, struct ht_exit_seri
 			reason_row(v, indent, &sums[i], o->elapsed_ns);
 			reason_causes(v, indent, &sums[i].key, o);
 		} else {
-			rest += sums[i].h.count;
+			rest = ht_sat_add(rest, sums[i].h.count);
 		}
 	}
 	if (shown < n)
@@ -374,6 +374,14 @@ int ht_exit_view_write(FILE *out, const struct ht_exit_table *t, const struct ht
 		     (unsigned long long)t->lost_series_full, (unsigned long long)t->lost_no_thread);
 	else
 		line(&v, "exits: %llu, %s/s", (unsigned long long)total, rate);
+	/*
+	 * An interval whose numbers went down (ht_exit_table_delta) shows them
+	 * as no change: said, so that a zero is not taken for an idle VM. A
+	 * file's numbers never get here: its reader refuses them.
+	 */
+	if (t->went_down)
+		line(&v, "numbers that went down since the read before, shown as no change: %llu",
+		     (unsigned long long)t->went_down);
 	/* --vcpu-sched: its losses are counted with the exits' (one BPF read, one block). */
 	if (t->lost_vcpu_switches)
 		line(&v, "switches of vCPU threads not recorded (ring buffer full): %llu",

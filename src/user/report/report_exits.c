@@ -20,6 +20,8 @@
 #include "common/escape.h"
 #include "common/hashmap.h"
 #include "common/grow.h"
+#include "common/util.h"
+#include "common/vcpu_states.h"
 #include "tracefile/trace_reader.h"
 
 struct exits_reading {
@@ -92,6 +94,43 @@ static int grow_pending(struct exits_reading *r)
 }
 
 /*
+ * A thread's account (and its waiting) that goes down is not a recording's:
+ * (tid, start) names one thread, whose numbers only grow. Files before
+ * version 5 have no start, so a thread id that came back is the same row
+ * there: not checked.
+ */
+static bool thread_goes_down(struct exits_reading *r, const struct ht_vcpu_thread_row *was,
+			     const struct ht_vcpu_wait_rec *now)
+{
+	static const char *const names[] = { "as_of_ns", "wait_ns", "preempt_count", "preempt_ns",
+					      "voluntary_count", "voluntary_ns" };
+	const __u64 before[] = { was->a.as_of_ns, was->w.wait_ns, was->w.preempt_count, was->w.preempt_ns,
+				 was->w.voluntary_count, was->w.voluntary_ns };
+	const __u64 after[] = { now->a.as_of_ns, now->w.wait_ns, now->w.preempt_count, now->w.preempt_ns,
+				now->w.voluntary_count, now->w.voluntary_ns };
+
+	if (ht_reader_header(r->reader)->version < 5)
+		return false;
+	/* The numbers of the wait, then each state's. */
+	for (size_t i = 0; i < ARRAY_SIZE(before) + HT_VCPU_NSTATES; i++) {
+		size_t k = i - ARRAY_SIZE(before);
+		__u64 b = i < ARRAY_SIZE(before) ? before[i] : was->a.state_ns[k];
+		__u64 a = i < ARRAY_SIZE(after) ? after[i] : now->a.state_ns[k];
+
+		if (a >= b)
+			continue;
+		snprintf(r->why, sizeof(r->why),
+			 "exits block at byte %llu: the account of vCPU thread %u (pid %u) goes down: %s from %llu to %llu: the file is corrupt",
+			 ht_reader_block_at(r->reader), now->w.tid, now->w.pid,
+			 i < ARRAY_SIZE(before) ? names[i] : ht_vcpu_state_names[k], (unsigned long long)b,
+			 (unsigned long long)a);
+		r->err = -EBADMSG;
+		return true;
+	}
+	return false;
+}
+
+/*
  * A block's threads: those the state has are set in place (bisection);
  * new ones wait in pending, found by (tid, start), until they are as many
  * as the state's threads, and are merged then. A merge moves every thread
@@ -109,6 +148,8 @@ static int apply_threads(struct exits_reading *r, const struct ht_vcpu_wait_rec 
 
 		if (!row && ht_hashmap_find(&r->pending_index, (long)&probe, &k))
 			row = &r->pending[k];
+		if (row && thread_goes_down(r, row, rec))
+			return r->err;
 		if (!row) {
 			if (grow_pending(r))
 				return -ENOMEM;
@@ -184,6 +225,12 @@ static void apply_block(void *ctx, const struct ht_exits_header *h, const struct
 	}
 	if (!r->err)
 		r->err = apply_threads(r, threads, h->nthreads);
+	if (!r->err && (h->lost_series_full < r->state.lost_series_full || h->lost_no_thread < r->state.lost_no_thread ||
+			h->lost_vcpu_switches < r->state.lost_vcpu_switches || h->lost_causes < r->state.causes.lost)) {
+		snprintf(r->why, sizeof(r->why), "exits block at byte %llu: its counts of what was lost go down: the file is corrupt",
+			 ht_reader_block_at(r->reader));
+		r->err = -EBADMSG;
+	}
 	r->state.lost_series_full = h->lost_series_full;
 	r->state.lost_no_thread = h->lost_no_thread;
 	r->state.lost_vcpu_switches = h->lost_vcpu_switches;
@@ -204,7 +251,12 @@ static void apply_causes(void *ctx, const struct ht_exits_header *h, const struc
 			r->err = -ENOMEM;
 			break;
 		}
-		if (c->h.count < row->h.count || c->h.kvm_ns < row->h.kvm_ns || c->h.vmm_ns < row->h.vmm_ns) {
+		bool down = c->h.count < row->h.count || c->h.kvm_ns < row->h.kvm_ns || c->h.vmm_count < row->h.vmm_count ||
+			    c->h.vmm_ns < row->h.vmm_ns;
+
+		for (int k = 0; k < HT_EXIT_SLOTS && !down; k++)
+			down = c->h.kvm_slots[k] < row->h.kvm_slots[k] || c->h.vmm_slots[k] < row->h.vmm_slots[k];
+		if (down) {
 			snprintf(r->why, sizeof(r->why),
 				 "exits block at byte %llu: a cause of pid %u, reason %u goes down from %llu exits to %llu: the file is corrupt",
 				 ht_reader_block_at(r->reader), c->key.pid, c->key.reason,
@@ -442,7 +494,7 @@ static void vcpu_time_row(const char *label, const __u64 ns[HT_VCPU_NSTATES])
 	char total[16];
 
 	for (int k = 0; k < HT_VCPU_NSTATES; k++)
-		span += ns[k];
+		span = ht_sat_add(span, ns[k]);
 	ht_exit_fmt_ns(total, sizeof(total), span);
 	printf("  %-36s %8s", label, total);
 	for (int k = 0; k < HT_VCPU_NSTATES; k++)
@@ -482,7 +534,7 @@ static int write_vcpu_time(const struct ht_exit_table *t, struct ht_reader *read
 				 r->gone ? ", ended" : "");
 			vcpu_time_row(label, r->a.state_ns);
 			for (int k = 0; k < HT_VCPU_NSTATES; k++)
-				sum[k] += r->a.state_ns[k];
+				sum[k] = ht_sat_add(sum[k], r->a.state_ns[k]);
 		}
 		if (i - first > 1)
 			vcpu_time_row("all its vCPU threads", sum);
