@@ -29,6 +29,8 @@
  *   account_back a vCPU thread whose account ends before it starts
  *   account_down two blocks, the second's account of a thread lower
  *   lost_down   two blocks, the second's count of lost exits lower
+ *   past_2_53   a thread first seen after 2^53 ns (104 days of uptime) and a
+ *               hypercall cause of nr 2^64 - 59: values JSON must keep exact
  *   account_wrap two vCPU threads of a VM, each right, whose states' sums
  *               pass 2^64
  */
@@ -193,7 +195,7 @@ int main(int argc, char **argv)
 	int ret = 0;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: exits_craft FILE big|threads|blocks|slots|minmax|total|down|backwards|wrap|causes|cause_slots|cause_down|cause_time|vmm_time|account_sum|account_back|account_down|lost_down|account_wrap [N]\n");
+		fprintf(stderr, "usage: exits_craft FILE big|threads|blocks|slots|minmax|total|down|backwards|wrap|causes|cause_slots|cause_down|cause_time|vmm_time|account_sum|account_back|account_down|lost_down|past_2_53|account_wrap [N]\n");
 		return 2;
 	}
 	const char *shape = argv[2];
@@ -271,6 +273,19 @@ int main(int argc, char **argv)
 		ret = add(w, T0 + 1000, s, 1, &t, 1);
 		t = thread_of(2000, T0, T0 + 900, 700, 200); /* right on its own, less than the block before */
 		ret |= add(w, T0 + 2000, s, 1, &t, 1);
+	} else if (!strcmp(shape, "past_2_53")) {
+		const __u64 start = (1ull << 53) + 1;
+		struct ht_vcpu_wait_rec t = thread_of(2000, start, start + 1000, 600, 400);
+		struct ht_exit_cause_rec c = cause_of(18, HT_CAUSE_HYPERCALL, UINT64_MAX - 58, 0, 3, 700, 0, 0);
+		size_t len = sizeof(struct ht_exits_header) + sizeof(s[0]) + sizeof(t) + sizeof(c);
+		struct ht_exits_header h = { .time_ns = start + 1000, .nseries = 1, .nthreads = 1, .ncauses = 1 };
+		unsigned char b[sizeof(h) + sizeof(s[0]) + sizeof(t) + sizeof(c)];
+
+		memcpy(b, &h, sizeof(h));
+		memcpy(b + sizeof(h), &s[0], sizeof(s[0]));
+		memcpy(b + sizeof(h) + sizeof(s[0]), &t, sizeof(t));
+		memcpy(b + sizeof(h) + sizeof(s[0]) + sizeof(t), &c, sizeof(c));
+		ret = ht_writer_add_block(w, HT_BLOCK_EXITS, b, (__u32)len, 3);
 	} else if (!strcmp(shape, "lost_down")) {
 		lost_so_far = 7;
 		ret = add(w, T0 + 1, s, 1, NULL, 0);

@@ -432,8 +432,12 @@ static int print_causes(enum ht_report_mode mode, const struct ht_exit_table *t,
 		json_string(vm ? vm : "");
 		printf(",\"isa\":\"%s\",\"exit_reason\":%u,\"reason\":", ht_isa_name(k->isa), k->reason);
 		json_string(reason);
-		/* The value (an address, an MSR index) below 2^53 in any recording: a plain number. */
-		printf(",\"cause_kind\":\"%s\",\"cause_value\":%llu,\"cause_detail\":%u,\"direction\":\"%s\",\"size\":%u,\"cause\":",
+		/*
+		 * The value as a decimal string, as report --json writes exit_ns:
+		 * JSON readers hold numbers in doubles, exact only below 2^53, and a
+		 * hypercall nr or a guest-physical address is any 64-bit number.
+		 */
+		printf(",\"cause_kind\":\"%s\",\"cause_value\":\"%llu\",\"cause_detail\":%u,\"direction\":\"%s\",\"size\":%u,\"cause\":",
 		       ht_exit_cause_kind_name(k->kind), (unsigned long long)k->value, k->detail, ht_exit_cause_direction(k),
 		       size);
 		json_string(cause);
@@ -479,7 +483,8 @@ static void print_vcpu_time(enum ht_report_mode mode, const struct ht_exit_table
 			json_string(vm ? vm : "");
 			printf(",\"vcpu\":%u,\"tid\":%u,\"thread_name\":", (unsigned int)r->w.vcpu, r->w.tid);
 			json_string(tn ? tn : "");
-			printf(",\"thread_start_ns\":%llu,\"from_ns\":%llu,\"to_ns\":%llu,\"ended\":%s,\"state\":\"%s\",\"ns\":%llu}\n",
+			/* Times as decimal strings, as report --json writes exit_ns: exact past 2^53 (104 days of uptime). */
+			printf(",\"thread_start_ns\":\"%llu\",\"from_ns\":\"%llu\",\"to_ns\":\"%llu\",\"ended\":%s,\"state\":\"%s\",\"ns\":%llu}\n",
 			       (unsigned long long)r->a.start_ns, (unsigned long long)r->from_ns,
 			       (unsigned long long)r->a.as_of_ns, r->gone ? "true" : "false", ht_vcpu_state_names[k],
 			       (unsigned long long)r->a.state_ns[k]);
