@@ -31,6 +31,8 @@
  *   lost_down   two blocks, the second's count of lost exits lower
  *   past_2_53   a thread first seen after 2^53 ns (104 days of uptime) and a
  *               hypercall cause of nr 2^64 - 59: values JSON must keep exact
+ *   tid_reuse   vCPU 0 of a VM had two threads of one thread id (the first
+ *               ended), vCPU 1 one thread
  *   account_wrap two vCPU threads of a VM, each right, whose states' sums
  *               pass 2^64
  */
@@ -195,7 +197,7 @@ int main(int argc, char **argv)
 	int ret = 0;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: exits_craft FILE big|threads|blocks|slots|minmax|total|down|backwards|wrap|causes|cause_slots|cause_down|cause_time|vmm_time|account_sum|account_back|account_down|lost_down|past_2_53|account_wrap [N]\n");
+		fprintf(stderr, "usage: exits_craft FILE big|threads|blocks|slots|minmax|total|down|backwards|wrap|causes|cause_slots|cause_down|cause_time|vmm_time|account_sum|account_back|account_down|lost_down|past_2_53|tid_reuse|account_wrap [N]\n");
 		return 2;
 	}
 	const char *shape = argv[2];
@@ -286,6 +288,15 @@ int main(int argc, char **argv)
 		memcpy(b + sizeof(h) + sizeof(s[0]), &t, sizeof(t));
 		memcpy(b + sizeof(h) + sizeof(s[0]) + sizeof(t), &c, sizeof(c));
 		ret = ht_writer_add_block(w, HT_BLOCK_EXITS, b, (__u32)len, 3);
+	} else if (!strcmp(shape, "tid_reuse")) {
+		struct ht_vcpu_wait_rec t[3] = {
+			thread_of(2000, T0, T0 + 400000000ull, 300000000ull, 100000000ull),
+			thread_of(2000, T0 + 500000000ull, T0 + 1000000000ull, 400000000ull, 100000000ull),
+			thread_of(2001, T0, T0 + 1000000000ull, 900000000ull, 100000000ull),
+		};
+
+		t[0].w.pad1 = HT_VCPU_WAIT_F_GONE;
+		ret = add(w, T0 + 1000000000ull, s, 2, t, 3);
 	} else if (!strcmp(shape, "lost_down")) {
 		lost_so_far = 7;
 		ret = add(w, T0 + 1, s, 1, NULL, 0);

@@ -492,8 +492,8 @@ static void print_vcpu_time(enum ht_report_mode mode, const struct ht_exit_table
 	}
 }
 
-/* One text row: a thread's (or a VM's summed) states as shares of their sum. */
-static void vcpu_time_row(const char *label, const __u64 ns[HT_VCPU_NSTATES])
+/* One text row: a thread's (or a VM's summed) states as shares of their sum; the label in width columns. */
+static void vcpu_time_row(const char *label, int width, const __u64 ns[HT_VCPU_NSTATES])
 {
 	uint64_t span = 0;
 	char total[16];
@@ -501,19 +501,42 @@ static void vcpu_time_row(const char *label, const __u64 ns[HT_VCPU_NSTATES])
 	for (int k = 0; k < HT_VCPU_NSTATES; k++)
 		span = ht_sat_add(span, ns[k]);
 	ht_exit_fmt_ns(total, sizeof(total), span);
-	printf("  %-36s %8s", label, total);
+	printf("  %-*s %8s", width, label, total);
 	for (int k = 0; k < HT_VCPU_NSTATES; k++)
 		printf(" %7.1f%%", span ? 100.0 * (double)ns[k] / (double)span : 0.0);
 	putchar('\n');
 }
 
-/* The text view: per VM (in pid order) its vCPU threads (in thread order) and their sum. 0 or -ENOMEM. */
+/* A thread's label: "vCPU 0 (CPU 0/KVM, tid 572, ended)", with its start if its vCPU had several threads. */
+static int vcpu_time_label(char *buf, size_t len, const struct ht_vcpu_thread_row *r, size_t vcpu_threads,
+			   struct ht_reader *reader)
+{
+	const char *tn = ht_reader_thread_name(reader, r->w.pid, r->w.tid);
+	char tesc[HT_ESC_SIZE(16)], from[40] = "";
+
+	if (vcpu_threads > 1)
+		ht_exit_view_thread_start(from, sizeof(from), r, ht_reader_header(reader)->start_monotonic_ns);
+	return snprintf(buf, len, "vCPU %u (%s%stid %u%s%s)", (unsigned int)r->w.vcpu,
+			tn ? ht_escape(tesc, sizeof(tesc), tn, HT_ESC_TEXT) : "", tn ? ", " : "", r->w.tid,
+			r->gone ? ", ended" : "", from);
+}
+
+/*
+ * The text view: per VM (in pid order) its vCPU threads (in thread order)
+ * and their sum; a vCPU's threads named by their start when it had
+ * several, the labels' column as wide as the VM's longest. 0 or -ENOMEM.
+ */
 static int write_vcpu_time(const struct ht_exit_table *t, struct ht_reader *reader)
 {
 	const struct ht_vcpu_thread_row **rows = calloc(t->nthreads + 1, sizeof(*rows));
+	size_t *per_vcpu = calloc(t->nthreads + 1, sizeof(*per_vcpu));
+	char label[HT_ESC_SIZE(16) + 96];
 
-	if (!rows)
+	if (!rows || !per_vcpu) {
+		free(rows);
+		free(per_vcpu);
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < t->nthreads; i++)
 		rows[i] = &t->threads[i];
 	qsort(rows, t->nthreads, sizeof(*rows), ht_vcpu_thread_ptr_cmp_by_vm);
@@ -521,30 +544,40 @@ static int write_vcpu_time(const struct ht_exit_table *t, struct ht_reader *read
 		uint32_t pid = rows[i]->w.pid;
 		const char *vm = ht_reader_vm_name(reader, pid);
 		__u64 sum[HT_VCPU_NSTATES] = { 0 };
-		size_t first = i;
+		size_t first = i, end = i;
 		char esc[HT_ESC_SIZE(64)];
+		int width = 36;
 
-		printf("\nVM %s%s(pid %u)\n  %-36s %8s", vm ? ht_escape(esc, sizeof(esc), vm, HT_ESC_TEXT) : "",
-		       vm ? " " : "", pid, "vCPU thread", "time");
+		while (end < t->nthreads && rows[end]->w.pid == pid)
+			end++;
+		if (ht_exit_view_threads_per_vcpu(rows + i, end - i, per_vcpu + i)) {
+			free(rows);
+			free(per_vcpu);
+			return -ENOMEM;
+		}
+		for (size_t j = i; j < end; j++) {
+			int n = vcpu_time_label(label, sizeof(label), rows[j], per_vcpu[j], reader);
+
+			width = n > width ? n : width;
+		}
+		printf("\nVM %s%s(pid %u)\n  %-*s %8s", vm ? ht_escape(esc, sizeof(esc), vm, HT_ESC_TEXT) : "",
+		       vm ? " " : "", pid, width, "vCPU thread", "time");
 		for (int k = 0; k < HT_VCPU_NSTATES; k++)
 			printf(" %8s", ht_vcpu_state_names[k]);
 		putchar('\n');
-		for (; i < t->nthreads && rows[i]->w.pid == pid; i++) {
+		for (; i < end; i++) {
 			const struct ht_vcpu_thread_row *r = rows[i];
-			const char *tn = ht_reader_thread_name(reader, pid, r->w.tid);
-			char label[HT_ESC_SIZE(16) + 64], tesc[HT_ESC_SIZE(16)];
 
-			snprintf(label, sizeof(label), "vCPU %u (%s%stid %u%s)", (unsigned int)r->w.vcpu,
-				 tn ? ht_escape(tesc, sizeof(tesc), tn, HT_ESC_TEXT) : "", tn ? ", " : "", r->w.tid,
-				 r->gone ? ", ended" : "");
-			vcpu_time_row(label, r->a.state_ns);
+			vcpu_time_label(label, sizeof(label), r, per_vcpu[i], reader);
+			vcpu_time_row(label, width, r->a.state_ns);
 			for (int k = 0; k < HT_VCPU_NSTATES; k++)
 				sum[k] = ht_sat_add(sum[k], r->a.state_ns[k]);
 		}
 		if (i - first > 1)
-			vcpu_time_row("all its vCPU threads", sum);
+			vcpu_time_row("all its vCPU threads", width, sum);
 	}
 	free(rows);
+	free(per_vcpu);
 	return 0;
 }
 
@@ -614,6 +647,7 @@ static int write_exits_text(const struct ht_report_config *cfg, const struct ht_
 		.elapsed_ns = to_ns > from_ns ? to_ns - from_ns : 0,
 		.width = 200,
 		.per_vcpu_reasons = true,
+		.start_ns = start_ns,
 		.vm_name = vm_name_of,
 		.thread_name = thread_name_of,
 		.name_ctx = reader,
