@@ -233,13 +233,18 @@ __noinline int count_cause(__u32 tgid, __u32 isa, __u32 reason, struct exit_caus
 		return 0;
 	bool to_vmm = uexit_ns >= exit_ns && uexit_ns && uexit_ns <= now;
 	__u64 kvm_ns = (to_vmm ? uexit_ns : now) - exit_ns;
+	/*
+	 * The bucket first, as a series counts an exit: a read between two of
+	 * these writes then sees a time in KVM or the VMM no larger than its
+	 * buckets allow, which the reader of a file checks.
+	 */
+	h->kvm_slots[exit_slot(kvm_ns)]++;
 	h->count++;
 	h->kvm_ns += kvm_ns;
-	h->kvm_slots[exit_slot(kvm_ns)]++;
 	if (to_vmm) {
+		h->vmm_slots[exit_slot(now - uexit_ns)]++;
 		h->vmm_count++;
 		h->vmm_ns += now - uexit_ns;
-		h->vmm_slots[exit_slot(now - uexit_ns)]++;
 	}
 	return 0;
 }
