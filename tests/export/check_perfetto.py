@@ -12,7 +12,8 @@ with protoc into a temporary directory).
 - every track is described (track_descriptor) before an event uses it, and
   every interned name before a packet refers to its iid;
 - timestamps are integers (ns) and never go back on a track, nor on an
-  ftrace CPU;
+  ftrace CPU (but for the switch into a gap of lost guest switches,
+  written when the gap is found: the trace processor sorts it, below);
 - the slices of each vCPU thread's track are report --csv's records, one for
   one: start = exit_ns, duration = total_ns, the two phases nested with
   their durations, and every field of the record in the slice's arguments;

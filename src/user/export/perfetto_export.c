@@ -830,7 +830,9 @@ static int64_t stand_in(struct ht_perfetto_export *x, const struct vm *v, const 
  * switch's prev_tid. The first switch goes back in time on its CPU: the
  * trace processor sorts every event by time, and among equal times keeps
  * the order read (trace_sorter.h, TimestampedEvent), so it comes after
- * the switch-in it ends.
+ * the switch-in it ends; it sorts them all at the end, having no flush of
+ * the tracing service's to extract them earlier (proto_trace_reader.cc,
+ * all_data_sources_flushed).
  */
 static void follow_chain(struct ht_perfetto_export *x, const struct vm *v, const struct ht_record *r,
 			 struct ht_reader *reader, const struct ht_gev *ev)
