@@ -199,7 +199,8 @@ guests_case perfetto_lost_exit_never_closes_another_call "0 unpaired guest calls
 "$HT" report --csv l.htr >l.csv
 "$HT" report --sched l.htr >l.sched
 lost_out=$("$HT" convert --perfetto l.pftrace --guest-symbols l.htr.kallsyms l.htr 2>&1); lost_status=$?
-lost_chk=$($PY "$TOP/tests/export/check_perfetto.py" "$PROTO" l.pftrace l.csv 2>&1); lost_chk_status=$?
+lost_chk=$($PY "$TOP/tests/export/check_perfetto.py" "$PROTO" l.pftrace l.csv \
+	--attribute dev.hypertrace.lost_guest_switches=3 2>&1); lost_chk_status=$?
 # (1) As the checker imports it (PushSchedSwitch in the sorter's order, the thread states): no
 # mismatch, no thread left running.
 if [ $lost_status -eq 0 ] && [ $lost_chk_status -eq 0 ] &&
@@ -220,8 +221,7 @@ else
 fi
 # (3) Counted where the user sees it: a trace attribute (the UI's Info and Stats page), convert's
 # warning, and report --sched's gaps (which ends a run at the module's unload: the reload is no gap there).
-if [ $lost_status -eq 0 ] &&
-	$PY "$TOP/tests/export/check_perfetto.py" "$PROTO" l.pftrace l.csv --attribute dev.hypertrace.lost_guest_switches=3 >/dev/null 2>&1 &&
+if [ $lost_status -eq 0 ] && [ $lost_chk_status -eq 0 ] &&
 	$PY "$TOP/tests/export/check_perfetto.py" "$PROTO" g.pftrace g.csv --switches g.switches.csv \
 		--attribute dev.hypertrace.lost_guest_switches= >/dev/null 2>&1 &&
 	grep -q '^hypertrace-bpf: warning: 3 guest sched_switch events were lost (.*): each gap is the thread "<switch lost>" on its CPU, the task before it in state Unknown; the trace counts them (attribute dev.hypertrace.lost_guest_switches)$' <<<"$lost_out" &&
