@@ -351,6 +351,14 @@ static int metrics_option(int opt, struct ht_record_config *cfg, struct parse_st
 	(void)st;
 	switch (opt) {
 	case OPT_METRICS:
+		/*
+		 * One server, one address: a second --metrics (one left in a
+		 * service's HYPERTRACE_OPTIONS) would silently move it off the
+		 * socket the service manager holds for it.
+		 */
+		if (cfg->metrics)
+			return ht_usage_error("record", "--metrics given twice ('%s', then '%s'): give it once (the service gives --metrics systemd: set the address in hypertrace-exporter.socket)",
+					      cfg->metrics_addr.from_systemd ? HT_METRICS_FROM_SYSTEMD : cfg->metrics_addr.text, optarg);
 		if (!ht_listen_addr_parse(optarg, &cfg->metrics_addr))
 			return ht_usage_error("record", "invalid --metrics '%s': expected [ADDR:]PORT with PORT 1..65535 and ADDR an IP address (IPv6 in brackets), e.g. 9470 or 0.0.0.0:9470, or 'systemd' for the socket systemd passes", optarg);
 		cfg->metrics = true;
