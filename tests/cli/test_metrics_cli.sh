@@ -110,7 +110,7 @@ twin_kept() {
 if [ ! -e /proc/net/if_inet6 ]; then
 	skip record_metrics_port_twin_kept_from_nobody "no IPv6 on this host"
 else
-	for form in port:PORT v4_loopback:127.0.0.1:PORT v6_loopback:[::1]:PORT v4_any:0.0.0.0:PORT v6_any:[::]:PORT; do
+	for form in port:PORT v4_loopback:127.0.0.1:PORT 'v6_loopback:[::1]:PORT' v4_any:0.0.0.0:PORT 'v6_any:[::]:PORT'; do
 		p=$(free_port)
 		spec=${form#*:}
 		name=record_metrics_port_twin_kept_from_nobody_${form%%:*}
