@@ -8,7 +8,8 @@
 # are in place; once the administrator sets a port (a drop-in for
 # hypertrace-exporter.socket), `systemctl enable --now hypertrace-exporter`
 # enables the socket too and serves /metrics within 5 s, and `systemctl
-# stop` ends it with status 0.
+# stop` ends it with status 0. An upgrade from a package without the socket
+# unit (the service enabled, its socket not) enables the socket.
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 # shellcheck source=tests/service/systemd_root.sh
@@ -82,7 +83,7 @@ fi
 
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 mkdir -p "$root/etc/systemd/system/hypertrace-exporter.socket.d"
-printf '[Socket]\nListenStream=\nListenStream=127.0.0.1:%s\n' "$port" \
+printf '[Socket]\nListenStream=\nListenStream=127.0.0.1:%s\nListenStream=[::1]:%s\n' "$port" "$port" \
 	>"$root/etc/systemd/system/hypertrace-exporter.socket.d/listen.conf"
 sd_in_ct systemctl daemon-reload
 sd_in_ct systemctl enable --now $UNIT >"$work/enable.log" 2>&1
@@ -113,5 +114,19 @@ if [ "$(prop ActiveState)" = inactive ] && [ "$(prop Result)" = success ] && [ "
 	pass deb_service_stop_exits_0
 else
 	fail deb_service_stop_exits_0 "state $(prop ActiveState), result $(prop Result), status $(prop ExecMainStatus)"
+fi
+
+# An upgrade from a package without the socket unit: the service enabled,
+# its socket not (what such a package left); the new postinst enables the
+# socket, which holds the port at boot and through restarts.
+sd_in_ct systemctl disable hypertrace-exporter.socket >/dev/null 2>&1
+before=$(sd_in_ct systemctl is-enabled hypertrace-exporter.socket 2>&1)
+sd_in_ct env DPKG_MAINTSCRIPT_PACKAGE=hypertrace-bpf DPKG_MAINTSCRIPT_NAME=postinst \
+	/var/lib/dpkg/info/hypertrace-bpf.postinst configure 0.0.9 >"$work/postinst.log" 2>&1
+if [ "$before" = disabled ] && [ "$(sd_in_ct systemctl is-enabled $UNIT 2>&1)" = enabled ] &&
+	[ "$(sd_in_ct systemctl is-enabled hypertrace-exporter.socket 2>&1)" = enabled ]; then
+	pass deb_service_upgrade_enables_the_socket_of_an_enabled_service
+else
+	fail deb_service_upgrade_enables_the_socket_of_an_enabled_service "socket before: $before, after: $(sd_in_ct systemctl is-enabled hypertrace-exporter.socket 2>&1); $(tr '\n' ' ' <"$work/postinst.log")"
 fi
 suite_exit

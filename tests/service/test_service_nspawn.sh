@@ -51,7 +51,7 @@ fi
 # (--exits) too; the port in a drop-in for the socket unit.
 sed -i "s|^#HYPERTRACE_OPTIONS=--exits\$|HYPERTRACE_OPTIONS=--exits|" "$root/etc/default/hypertrace-exporter"
 mkdir -p "$root/etc/systemd/system/hypertrace-exporter.socket.d"
-printf '[Socket]\nListenStream=\nListenStream=127.0.0.1:%s\n' "$port" \
+printf '[Socket]\nListenStream=\nListenStream=127.0.0.1:%s\nListenStream=[::1]:%s\n' "$port" "$port" \
 	>"$root/etc/systemd/system/hypertrace-exporter.socket.d/listen.conf"
 
 if ! sdroot_boot "$root" "$work/console.log"; then

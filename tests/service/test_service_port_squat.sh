@@ -5,20 +5,29 @@
 # by a drop-in as README tells an administrator, booted under a real
 # systemd (systemd_root.sh: a Debian 13 root under systemd-nspawn, which
 # shares the host's network). An unprivileged process (uid nobody, on the
-# same network) tries to bind that address every millisecond, with
-# SO_REUSEADDR and with SO_REUSEPORT, and would serve forged metrics once it
-# got it. Meanwhile the service is restarted with `systemctl restart` three
-# times and crashes twice (SIGSEGV to its main process, restarted by
-# Restart=on-failure). Then:
+# same network) tries to bind the port every millisecond on every address of
+# either family (127.0.0.1, 0.0.0.0, [::1], [::]), with SO_REUSEADDR and
+# with SO_REUSEPORT, and would serve forged metrics once it got one.
+# Meanwhile the service is restarted with `systemctl restart` three times
+# and crashes twice (SIGSEGV to its main process, restarted by
+# Restart=on-failure); then, restarted every 100 ms (a drop-in, so that
+# systemd's default start limit of 5 starts in 10 s would be hit), it
+# crashes 6 times in a row, and fails to start (a bad HYPERTRACE_OPTIONS)
+# over and over for 3 s while scrapes keep coming. Then:
 #   - the squatter never binds the port;
 #   - after each restart a new main process serves, and each of 5 scrapes
 #     is answered by it (its version in hypertrace_build_info and a later
 #     process_start_time_seconds than the one before);
-#   - a scraper that runs all along is never refused and never forged (a
-#     scrape in flight when the old process stops may be cut: Prometheus
-#     tries again at its next interval).
+#   - after the crashes and the failed starts the socket is still active
+#     and the service serves again (no start-limit-hit);
+#   - a scraper that runs all along, of 127.0.0.1 and [::1] in turn, is
+#     never refused and never forged (a scrape in flight when the old
+#     process stops may be cut, and one during failed starts waits:
+#     Prometheus tries again at its next interval).
 # With a unit that binds the port itself the squatter gets it at the first
-# restart, and the service then fails "Address already in use".
+# restart, and the service then fails "Address already in use"; with one
+# that listens on 127.0.0.1 alone it gets [::1] at once; with the default
+# start limit it gets the port at the 6th crash.
 # shellcheck source=../lib.sh
 source "$(dirname "$0")/../lib.sh"
 # shellcheck source=systemd_root.sh
@@ -60,7 +69,8 @@ if ! make -s -C "$TOP" install-service DESTDIR="$root" PREFIX=/usr >"$work/insta
 fi
 # The port as an administrator changes it: a drop-in for the socket unit.
 mkdir -p "$root/etc/systemd/system/$UNIT.socket.d"
-printf '[Socket]\nListenStream=\nListenStream=127.0.0.1:%s\n' "$port" >"$root/etc/systemd/system/$UNIT.socket.d/listen.conf"
+printf '[Socket]\nListenStream=\nListenStream=127.0.0.1:%s\nListenStream=[::1]:%s\n' "$port" "$port" \
+	>"$root/etc/systemd/system/$UNIT.socket.d/listen.conf"
 version=$("$STATIC" -V | awk '{ print $NF; exit }')
 
 if ! sdroot_boot "$root" "$work/console.log"; then
@@ -69,9 +79,9 @@ if ! sdroot_boot "$root" "$work/console.log"; then
 fi
 prop() { sd_in_ct systemctl show -P "$1" $UNIT.service; }
 
-# scrape FILE: /metrics into FILE, answered by the real exporter.
+# scrape FILE [HOST]: /metrics into FILE, answered by the real exporter.
 scrape() {
-	curl -sf --max-time 5 -o "$1" "http://127.0.0.1:$port/metrics" &&
+	curl -sf --max-time 5 -g -o "$1" "http://${2:-127.0.0.1}:$port/metrics" &&
 		grep -q "^hypertrace_build_info{version=\"$version\"} 1\$" "$1" && ! grep -q forged "$1"
 }
 start_time() { awk '$1 == "process_start_time_seconds" { print $2 }' "$1"; }
@@ -94,23 +104,34 @@ else
 fi
 last_start=$(start_time "$work/metrics.txt")
 
+if scrape "$work/metrics6.txt" '[::1]'; then
+	pass service_port_served_on_both_loopbacks
+else
+	fail service_port_served_on_both_loopbacks "no answer on [::1]:$port"
+fi
+
 # The squatter: uid nobody, binds the moment it can, then serves forged metrics.
 setpriv --reuid=65534 --regid=65534 --clear-groups --no-new-privs $SQUAT_PY -u - "$port" >"$work/squatter.log" 2>&1 <<'PY' &
 import os, socket, sys, time
 port = int(sys.argv[1])
 print("uid", os.getuid(), flush=True)
 tries = 0
+addrs = ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET, "0.0.0.0"),
+         (socket.AF_INET6, "::1"), (socket.AF_INET6, "::"))
 while True:
-    for opt in (socket.SO_REUSEADDR, socket.SO_REUSEPORT):
-        s = socket.socket()
+    for (fam, addr) in addrs:
+      for opt in (socket.SO_REUSEADDR, socket.SO_REUSEPORT):
+        s = socket.socket(fam)
+        if fam == socket.AF_INET6:
+            s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
         s.setsockopt(socket.SOL_SOCKET, opt, 1)
         try:
-            s.bind(("127.0.0.1", port))
+            s.bind((addr, port))
             s.listen(64)
         except OSError:
             s.close()
             continue
-        print("bound after", tries, "tries", flush=True)
+        print("bound", addr, "after", tries, "tries", flush=True)
         while True:
             c, _ = s.accept()
             c.sendall(b"HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\n"
@@ -125,12 +146,14 @@ squatter=$!
 # The scraper that runs all along: one line per scrape, its curl status and whether it was forged.
 (
 	while :; do
-		curl -s --max-time 10 -o "$work/bg.txt" "http://127.0.0.1:$port/metrics"
+		for host in 127.0.0.1 '[::1]'; do
+		curl -s --max-time 10 -g -o "$work/bg.txt" "http://$host:$port/metrics"
 		st=$?
 		grep -q forged "$work/bg.txt" 2>/dev/null && st=forged
 		echo "$st"
 		rm -f "$work/bg.txt"
 		sleep 0.05
+		done
 	done
 ) >"$work/scraper.log" 2>&1 &
 scraper=$!
@@ -175,6 +198,48 @@ for how in restart SEGV restart SEGV restart; do
 	# A new process has attached its programs before the next restart, as between real ones.
 	sleep 1.5
 done
+
+# Failures in a row: restarted every 100 ms, so that systemd's default
+# start limit (5 starts in 10 s) would be hit at once. 6 crashes, each as
+# soon as the new process runs.
+mkdir -p "$root/etc/systemd/system/$UNIT.service.d"
+printf '[Service]\nRestartSec=100ms\n' >"$root/etc/systemd/system/$UNIT.service.d/fast-restart.conf"
+sd_in_ct systemctl daemon-reload
+restarts=$(prop NRestarts)
+t_burst=$(date +%s%N)
+for _ in $(seq 6); do
+	before=$(prop MainPID)
+	# No main process (the service failed): nothing to crash ("kill 0" would signal this test).
+	[ "$before" -gt 0 ] || break
+	sd_in_ct sh -c "kill -SEGV $before"
+	for _ in $(seq 100); do
+		after=$(prop MainPID)
+		[ "$after" != 0 ] && [ "$after" != "$before" ] && break
+		sleep 0.02
+	done
+done
+echo "   6 crashes in $(( ($(date +%s%N) - t_burst) / 1000000 )) ms"
+crashed=$(( $(prop NRestarts) - restarts ))
+if [ "$crashed" -ge 6 ] && [ "$(sd_in_ct systemctl is-active $UNIT.socket)" = active ] && answered_within 10 &&
+	! grep -q '^bound' "$work/squatter.log"; then
+	pass "service_port_kept_through_${crashed}_crashes_in_a_row"
+else
+	fail service_port_kept_through_6_crashes_in_a_row "$crashed restarts; socket $(sd_in_ct systemctl is-active $UNIT.socket), service $(prop ActiveState)/$(prop Result); squatter: $(grep '^bound' "$work/squatter.log"); $(sd_in_ct journalctl -u $UNIT.socket -u $UNIT --no-pager -n 3 -o cat | tr '\n' ' ')"
+fi
+# Starts that fail (options refused: exit 2) over and over for 3 s, scrapes
+# arriving meanwhile; then the options are mended and it serves again.
+echo 'HYPERTRACE_OPTIONS=--metrics 9' >>"$root/etc/default/hypertrace-exporter"
+sd_in_ct systemctl restart $UNIT.service
+sleep 3
+failed=$(prop NRestarts) # counted from the manual restart on
+socket_state=$(sd_in_ct systemctl is-active $UNIT.socket)
+sed -i '$d' "$root/etc/default/hypertrace-exporter"
+if [ "$failed" -ge 6 ] && [ "$socket_state" = active ] && answered_within 10 &&
+	! grep -q '^bound' "$work/squatter.log"; then
+	pass "service_port_kept_through_${failed}_failed_starts"
+else
+	fail service_port_kept_through_failed_starts "$failed restarts; socket $socket_state, service $(prop ActiveState)/$(prop Result); squatter: $(grep '^bound' "$work/squatter.log"); $(sd_in_ct journalctl -u $UNIT.socket -u $UNIT --no-pager -n 3 -o cat | tr '\n' ' ')"
+fi
 kill "$scraper" && wait "$scraper" 2>/dev/null
 scraper=
 tries=$(awk '$1 == "tries" { t = $2 } END { print t + 0 }' "$work/squatter.log")

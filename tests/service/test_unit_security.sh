@@ -5,8 +5,10 @@
 # service relies on must be there as systemd parses them: exactly the three
 # capabilities, a user of its own, /proc left visible (VM names are read
 # there), the settings file, restart on failure, no socket of its own. And
-# its socket unit (systemd-analyze rates services only): one loopback TCP
-# socket by default, passed to the service by name, which requires it.
+# its socket unit (systemd-analyze rates services only): the port on both
+# loopbacks by default (no IPv6 twin left to another user), passed to the
+# service by name, which requires it; no start limit that would end in
+# systemd closing the socket.
 # shellcheck source=../lib.sh
 source "$(dirname "$0")/../lib.sh"
 
@@ -60,6 +62,17 @@ if [ "$(setting EnvironmentFile)" = "-/etc/default/hypertrace-exporter" ] && [ "
 else
 	fail unit_settings_file_and_restart "$(grep -E '^(EnvironmentFile|Restart|ExecStart)=' "$UNIT" | tr '\n' ' ')"
 fi
+# Restarted however often it fails: no start limit (its default ends in
+# start-limit-hit, and systemd then closes the socket), in [Unit] where
+# systemd reads it, and a pause of seconds between restarts.
+in_section() { sed -n "/^\[$1\]/,/^\[/{s/^$2=//p}" "$UNIT"; }
+restart_sec=$(setting RestartSec)
+if [ "$(in_section Unit StartLimitIntervalSec)" = 0 ] && [ -z "$(in_section Service StartLimitIntervalSec)" ] &&
+	[ "${restart_sec%s}" -ge 5 ] 2>/dev/null; then
+	pass unit_restarts_without_start_limit
+else
+	fail unit_restarts_without_start_limit "$(grep -E '^(StartLimit[A-Za-z]*|RestartSec)=' "$UNIT" | tr '\n' ' ')"
+fi
 # Every variable the unit reads is documented in the settings file, and only those.
 used=$(grep -o '\${\?HYPERTRACE_[A-Z_]*' "$UNIT" | tr -d '${' | sort -u | tr '\n' ' ')
 documented=$(grep -o '^#\?HYPERTRACE_[A-Z_]*=' "$TOP/deploy/systemd/hypertrace-exporter.default" | tr -d '#=' | sort -u | tr '\n' ' ')
@@ -72,12 +85,12 @@ fi
 # The port is systemd's: the service takes the socket it passes and can open none itself.
 socket_setting() { sed -n "s/^$1=//p" "$SOCKET"; }
 fd_name=$(sed -n 's/^#define HT_METRICS_FD_NAME "\(.*\)"$/\1/p' "$TOP/src/user/metrics/socket_activation.h")
-if [ "$(socket_setting ListenStream)" = 127.0.0.1:9470 ] && [ "$(socket_setting Accept)" = no ] &&
+if [ "$(socket_setting ListenStream | tr '\n' ' ')" = "127.0.0.1:9470 [::1]:9470 " ] && [ "$(socket_setting Accept)" = no ] &&
 	[ -n "$fd_name" ] && [ "$(socket_setting FileDescriptorName)" = "$fd_name" ] &&
 	[ "$(socket_setting ReusePort)" = no ] && [ "$(socket_setting WantedBy)" = sockets.target ]; then
-	pass unit_socket_loopback_9470_one_listener_named_for_record
+	pass unit_socket_both_loopbacks_9470_named_for_record
 else
-	fail unit_socket_loopback_9470_one_listener_named_for_record "$(grep -E '^[A-Z]' "$SOCKET" | tr '\n' ' ') (record looks for '$fd_name')"
+	fail unit_socket_both_loopbacks_9470_named_for_record "$(grep -E '^[A-Z]' "$SOCKET" | tr '\n' ' ') (record looks for '$fd_name')"
 fi
 if [ "$(setting Requires)" = hypertrace-exporter.socket ] && setting After | grep -qw hypertrace-exporter.socket &&
 	[ "$(setting Also)" = hypertrace-exporter.socket ] && [ "$(setting RestrictAddressFamilies)" = none ]; then

@@ -441,6 +441,16 @@ static void listen_address_is_port_or_addr_and_port(void)
 	CHECK(ht_listen_addr_parse("[::1]:1", &a) && v6->sin6_family == AF_INET6 &&
 	      ntohs(v6->sin6_port) == 1 && !strcmp(a.text, "[::1]:1"), "[::1]:1");
 	CHECK(!a.from_systemd, "an address is not the socket systemd passes");
+	/* Which sockets each form listens on: the loopback forms on both loopbacks, the wildcards dual-stack. */
+	static const struct { const char *spec; enum ht_listen_scope scope; } scopes[] = {
+		{ "9470", HT_LISTEN_LOOPBACK },        { "127.0.0.1:9470", HT_LISTEN_LOOPBACK },
+		{ "[::1]:9470", HT_LISTEN_LOOPBACK },  { "0.0.0.0:9470", HT_LISTEN_ANY },
+		{ "[::]:9470", HT_LISTEN_ANY },        { "10.1.2.3:9470", HT_LISTEN_ONE },
+		{ "127.0.0.2:9470", HT_LISTEN_ONE },   { "[fe80::1]:9470", HT_LISTEN_ONE },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(scopes); i++)
+		CHECK(ht_listen_addr_parse(scopes[i].spec, &a) && a.scope == scopes[i].scope, "%s: scope %d",
+		      scopes[i].spec, (int)a.scope);
 	CHECK(ht_listen_addr_parse("systemd", &a) && a.from_systemd, "systemd: the socket systemd passes");
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
 		CHECK(!ht_listen_addr_parse(bad[i], &a), "'%s' accepted", bad[i]);

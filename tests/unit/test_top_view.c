@@ -180,6 +180,31 @@ cleanup:
 	fixture_free(&fx);
 }
 
+/* Exits whose cause BPF could not count (its cause table full): a line of their own, with the lost exits'. */
+static void lost_causes_are_shown(void)
+{
+	struct ht_top_view_opts o = { .sort = HT_TOP_SORT_EXITS, .width = 80, .height = 24, .terminal = true };
+	struct fixture fx;
+
+	fixture_init(&fx);
+	vm(&fx, 10, 100, 0, 0);
+	if (!ASSERT_MSG(frame(&fx, &o) == 4 && !strstr(fx.text, "cause"), "no loss, no line:\n%s", fx.text))
+		goto cleanup;
+	fx.interval.causes.lost = 7;
+	if (!ASSERT_MSG(frame(&fx, &o) == 5, "lines:\n%s", fx.text))
+		goto cleanup;
+	if (!ASSERT_MSG(strstr(fx.text, "\nlost the causes of 7 exits/s: cause table full (the exits are counted)\n") != NULL,
+			"the lost causes line:\n%s", fx.text))
+		goto cleanup;
+	fx.interval.lost_series_full = 3;
+	if (!ASSERT_MSG(frame(&fx, &o) == 6, "both loss lines:\n%s", fx.text))
+		goto cleanup;
+	ASSERT_MSG(strstr(fx.text, "\nlost 3 exits/s:") && strstr(fx.text, "\nlost the causes of 7 exits/s:"),
+		   "both loss lines:\n%s", fx.text);
+cleanup:
+	fixture_free(&fx);
+}
+
 static double cpu_seconds(void)
 {
 	struct timespec ts;
@@ -252,6 +277,7 @@ int main(void)
 {
 	RUN(a_frame_is_linear_in_the_tables);
 	RUN(lost_exits_are_shown);
+	RUN(lost_causes_are_shown);
 	RUN(rows_per_vm_sorted_by_the_key_with_names_escaped);
 	RUN(a_frame_fits_the_screen);
 	return ht_test_exit_status();

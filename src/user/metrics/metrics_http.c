@@ -12,10 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/capability.h>
+#include <linux/securebits.h>
 #include "parse.h"
 #include "common/util.h"
 #include "metrics/socket_activation.h"
@@ -55,7 +57,8 @@ struct conn {
 };
 
 struct ht_metrics_http {
-	int listen_fd, wake_fd;
+	int listen_fds[HT_METRICS_MAX_LISTEN], wake_fd;
+	unsigned int nlisten;
 	uint16_t port;
 	unsigned long long timeout_ns, head_timeout_ns;
 	unsigned int max_conns, max_per_client, max_responses;
@@ -68,6 +71,7 @@ struct ht_metrics_http {
 	void *ctx;
 	pthread_t thread;
 	bool thread_started;
+	FILE *log;
 };
 
 bool ht_listen_addr_parse(const char *spec, struct ht_listen_addr *out)
@@ -106,11 +110,15 @@ bool ht_listen_addr_parse(const char *spec, struct ht_listen_addr *out)
 		v4->sin_family = AF_INET;
 		v4->sin_port = htons((uint16_t)port);
 		out->len = sizeof(*v4);
+		out->scope = v4->sin_addr.s_addr == htonl(INADDR_LOOPBACK) ? HT_LISTEN_LOOPBACK :
+			     v4->sin_addr.s_addr == htonl(INADDR_ANY) ? HT_LISTEN_ANY : HT_LISTEN_ONE;
 		snprintf(out->text, sizeof(out->text), "%s:%u", host, (unsigned int)port);
 	} else if (spec[0] == '[' && inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
 		v6->sin6_family = AF_INET6;
 		v6->sin6_port = htons((uint16_t)port);
 		out->len = sizeof(*v6);
+		out->scope = IN6_IS_ADDR_LOOPBACK(&v6->sin6_addr) ? HT_LISTEN_LOOPBACK :
+			     IN6_IS_ADDR_UNSPECIFIED(&v6->sin6_addr) ? HT_LISTEN_ANY : HT_LISTEN_ONE;
 		snprintf(out->text, sizeof(out->text), "[%s]:%u", host, (unsigned int)port);
 	} else {
 		return false;
@@ -237,12 +245,12 @@ static struct conn *response_victim(struct ht_metrics_http *h, const struct conn
 
 static bool conn_step(struct ht_metrics_http *h, struct conn *c, short revents);
 
-static void accept_some(struct ht_metrics_http *h)
+static void accept_some(struct ht_metrics_http *h, int listen_fd)
 {
 	for (int k = 0; k < ACCEPTS_PER_ROUND; k++) {
 		struct sockaddr_storage ss;
 		socklen_t sslen = sizeof(ss);
-		int fd = accept4(h->listen_fd, (struct sockaddr *)&ss, &sslen, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int fd = accept4(listen_fd, (struct sockaddr *)&ss, &sslen, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		int sndbuf = CONN_SNDBUF;
 		struct client_key key;
 		struct conn *c = NULL;
@@ -391,15 +399,35 @@ static bool conn_step(struct ht_metrics_http *h, struct conn *c, short revents)
 }
 
 /*
- * The thread that talks to the network needs no capability: its socket is
- * bound already. Capabilities are per thread, so it drops its own at once,
- * whatever the recorder (which started it as root) keeps.
+ * The thread that talks to the network needs no capability: its sockets are
+ * bound already. Capabilities, the bounding set and the securebits are per
+ * thread, so it drops them for itself at once, whatever the recorder (which
+ * started it, as root with every capability when run by hand) keeps for
+ * BPF: an execve() from this thread would otherwise regain every capability
+ * as uid 0. So, in this order:
+ *   - its bounding set emptied, and the securebits NOROOT (uid 0 gains no
+ *     capability at execve) locked: both need CAP_SETPCAP, dropped last;
+ *     without it (the service, which has no CAP_SETPCAP and runs as a user
+ *     of its own with no_new_privs) there is nothing they would protect;
+ *   - no_new_privs: no setuid bit or file capability counts at execve;
+ *   - its ambient, inheritable, permitted and effective sets emptied.
+ * Best effort: each step that the kernel refuses leaves the next ones to do
+ * their part.
  */
 static void drop_thread_capabilities(void)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
 	struct __user_cap_data_struct none[2];
+	int bits;
 
+	for (int c = 0; c < 64; c++)
+		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) && errno == EINVAL)
+			break; /* past the kernel's last capability (or no CAP_SETPCAP: EPERM, tried each) */
+	bits = prctl(PR_GET_SECUREBITS, 0, 0, 0, 0);
+	if (bits >= 0)
+		prctl(PR_SET_SECUREBITS, (unsigned long)bits | SECBIT_NOROOT | SECBIT_NOROOT_LOCKED, 0, 0, 0);
+	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
 	memset(none, 0, sizeof(none));
 	syscall(SYS_capset, &hdr, none);
 }
@@ -417,7 +445,9 @@ static void *serve(void *arg)
 	drop_thread_capabilities();
 	/* Named, so that /proc/PID/task/TID/comm tells this thread from the recorder's. */
 	pthread_setname_np(pthread_self(), "ht-metrics-http");
-	pfd = calloc(h->max_conns + 2, sizeof(*pfd));
+	/* The wake fd, the listening sockets, then one per connection slot. */
+	const unsigned int first = 1 + h->nlisten;
+	pfd = calloc(h->max_conns + first, sizeof(*pfd));
 
 	if (!pfd)
 		return NULL;
@@ -426,16 +456,17 @@ static void *serve(void *arg)
 
 		pfd[0] = (struct pollfd){ .fd = h->wake_fd, .events = POLLIN };
 		/* Always listening: a newcomer takes a free slot or a less worthy connection's. */
-		pfd[1] = (struct pollfd){ .fd = h->listen_fd, .events = POLLIN };
+		for (unsigned int l = 0; l < h->nlisten; l++)
+			pfd[1 + l] = (struct pollfd){ .fd = h->listen_fds[l], .events = POLLIN };
 		for (unsigned int i = 0; i < h->max_conns; i++) {
 			struct conn *c = &h->conns[i];
 
-			pfd[2 + i] = (struct pollfd){ .fd = c->fd, .events = c->resp ? POLLOUT : POLLIN };
+			pfd[first + i] = (struct pollfd){ .fd = c->fd, .events = c->resp ? POLLOUT : POLLIN };
 			if (c->fd >= 0)
 				next = HT_MIN(next, conn_deadline(c));
 		}
 		int timeout_ms = next > now ? (int)((next - now + 999999) / 1000000) : 0;
-		if (poll(pfd, h->max_conns + 2, timeout_ms) < 0 && errno != EINTR)
+		if (poll(pfd, h->max_conns + first, timeout_ms) < 0 && errno != EINTR)
 			break;
 		if (pfd[0].revents)
 			break; /* stop */
@@ -443,7 +474,7 @@ static void *serve(void *arg)
 		now = ht_monotonic_ns();
 		for (unsigned int i = 0; i < h->max_conns; i++) {
 			struct conn *c = &h->conns[i];
-			short rev = pfd[2 + i].revents;
+			short rev = pfd[first + i].revents;
 
 			if (c->fd < 0)
 				continue;
@@ -454,8 +485,9 @@ static void *serve(void *arg)
 				h->stats.timed_out++;
 			}
 		}
-		if (pfd[1].revents)
-			accept_some(h);
+		for (unsigned int l = 0; l < h->nlisten; l++)
+			if (pfd[1 + l].revents)
+				accept_some(h, h->listen_fds[l]);
 		pthread_mutex_lock(&h->stats_lock);
 		h->shared_stats = h->stats;
 		pthread_mutex_unlock(&h->stats_lock);
@@ -464,38 +496,157 @@ static void *serve(void *arg)
 	return NULL;
 }
 
-/* The socket of [ADDR:]PORT, bound and listening. 0 or -errno, the reason in err. */
-static int bind_socket(struct ht_metrics_http *h, const struct ht_listen_addr *addr, char *err, size_t errlen)
+/* Is there IPv6 on this host? The kernel lists its addresses there only if it has it (ipv6.disable=1: none). */
+static bool host_has_ipv6(void)
 {
-	int one = 1;
+	return access("/proc/net/if_inet6", F_OK) == 0;
+}
 
-	h->listen_fd = socket(addr->sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (h->listen_fd < 0) {
-		int e = errno;
+/*
+ * One listening socket on sa, added to h's. v6only: IPV6_V6ONLY of an
+ * AF_INET6 socket, set either way rather than left to the
+ * net.ipv6.bindv6only sysctl. 0 or -errno (nothing added); the reason in
+ * err only if report.
+ */
+static int listen_on(struct ht_metrics_http *h, const struct sockaddr *sa, socklen_t len, bool v6only,
+		     const char *text, bool report, char *err, size_t errlen)
+{
+	int one = 1, v6 = v6only, fd, e;
 
-		snprintf(err, errlen, "cannot set up the metrics server: %s", strerror(e));
+	fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		e = errno;
+		if (report)
+			snprintf(err, errlen, "cannot set up the metrics server: %s", strerror(e));
 		return -e;
 	}
 	/* A restarted recorder must get its port back at once, not after TIME_WAIT. */
-	setsockopt(h->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(h->listen_fd, (const struct sockaddr *)&addr->sa, addr->len) ||
-	    listen(h->listen_fd, SOMAXCONN)) {
-		int e = errno;
-
-		snprintf(err, errlen, "cannot listen on %s for --metrics: %s: %s", addr->text, strerror(e),
-			 e == EADDRINUSE ? "choose another port" :
-			 e == EADDRNOTAVAIL ? "give an address of this host, or only a port for 127.0.0.1" :
-			 e == EACCES ? "choose a port above 1023 or run as root" : "check the address");
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if ((sa->sa_family == AF_INET6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6, sizeof(v6))) ||
+	    bind(fd, sa, len) || listen(fd, SOMAXCONN)) {
+		e = errno;
+		close(fd);
+		if (report)
+			snprintf(err, errlen, "cannot listen on %s for --metrics: %s: %s", text, strerror(e),
+				 e == EADDRINUSE ? "choose another port" :
+				 e == EADDRNOTAVAIL ? "give an address of this host, or only a port for 127.0.0.1 and ::1" :
+				 e == EACCES ? "choose a port above 1023 or run as root" : "check the address");
 		return -e;
 	}
+	h->listen_fds[h->nlisten++] = fd;
 	return 0;
 }
 
-/* The listening socket systemd passed: it stays bound while we restart. */
-static int take_passed_socket(struct ht_metrics_http *h, char *err, size_t errlen)
+/* The IPv6 side is missing (no IPv6 here): fine, said once. True if e means that. */
+static bool no_ipv6(struct ht_metrics_http *h, int e, const char *listens_on)
 {
-	h->listen_fd = ht_socket_activation_take(err, errlen);
-	return h->listen_fd < 0 ? -EBADF : 0;
+	if (e != -EAFNOSUPPORT && e != -EADDRNOTAVAIL && host_has_ipv6())
+		return false;
+	if (h->log)
+		fprintf(h->log, "hypertrace-bpf: no IPv6 on this host (%s): --metrics listens on %s only\n",
+			strerror(-e), listens_on);
+	return true;
+}
+
+/* The sockets of [ADDR:]PORT (see struct ht_listen_addr), bound and listening. 0 or -errno, the reason in err. */
+static int bind_sockets(struct ht_metrics_http *h, const struct ht_listen_addr *addr, char *err, size_t errlen)
+{
+	uint16_t port = addr->sa.ss_family == AF_INET6 ? ((const struct sockaddr_in6 *)&addr->sa)->sin6_port :
+							 ((const struct sockaddr_in *)&addr->sa)->sin_port;
+	struct sockaddr_in v4 = { .sin_family = AF_INET, .sin_port = port };
+	struct sockaddr_in6 v6 = { .sin6_family = AF_INET6, .sin6_port = port };
+	unsigned int p = ntohs(port);
+	char t4[32], t6[32];
+	int ret;
+
+	switch (addr->scope) {
+	case HT_LISTEN_ONE:
+		return listen_on(h, (const struct sockaddr *)&addr->sa, addr->len, true, addr->text, true, err, errlen);
+	case HT_LISTEN_ANY:
+		/* One dual-stack socket: nobody can take either family's side of the port. */
+		snprintf(t6, sizeof(t6), "[::]:%u", p);
+		snprintf(t4, sizeof(t4), "0.0.0.0:%u", p);
+		ret = listen_on(h, (const struct sockaddr *)&v6, sizeof(v6), false, t6, true, err, errlen);
+		if (ret && no_ipv6(h, ret, t4))
+			ret = listen_on(h, (const struct sockaddr *)&v4, sizeof(v4), false, t4, true, err, errlen);
+		return ret;
+	case HT_LISTEN_LOOPBACK:
+		break;
+	}
+	/* Both loopbacks, the one written first (its errors read as they always did). */
+	v4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	v6.sin6_addr = in6addr_loopback;
+	snprintf(t4, sizeof(t4), "127.0.0.1:%u", p);
+	snprintf(t6, sizeof(t6), "[::1]:%u", p);
+	if (addr->sa.ss_family == AF_INET6) {
+		ret = listen_on(h, (const struct sockaddr *)&v6, sizeof(v6), true, t6, true, err, errlen);
+		return ret ? ret : listen_on(h, (const struct sockaddr *)&v4, sizeof(v4), false, t4, true, err, errlen);
+	}
+	ret = listen_on(h, (const struct sockaddr *)&v4, sizeof(v4), false, t4, true, err, errlen);
+	if (ret)
+		return ret;
+	ret = listen_on(h, (const struct sockaddr *)&v6, sizeof(v6), true, t6, false, err, errlen);
+	if (ret && no_ipv6(h, ret, t4))
+		return 0;
+	if (ret)
+		snprintf(err, errlen, "cannot listen on %s for --metrics, the IPv6 twin of %s where scrapes of localhost may go: %s: choose another port, or stop the process that listens there",
+			 t6, t4, strerror(-ret));
+	return ret;
+}
+
+/* Does one of h's sockets listen on port (network order) on IPv6, on :: or, if loopback, ::1? */
+static bool has_ipv6_side(const struct ht_metrics_http *h, uint16_t port, bool loopback)
+{
+	for (unsigned int l = 0; l < h->nlisten; l++) {
+		struct sockaddr_in6 a;
+		socklen_t len = sizeof(a);
+
+		if (getsockname(h->listen_fds[l], (struct sockaddr *)&a, &len) || a.sin6_family != AF_INET6 ||
+		    a.sin6_port != port)
+			continue;
+		if (IN6_IS_ADDR_UNSPECIFIED(&a.sin6_addr) || (loopback && IN6_IS_ADDR_LOOPBACK(&a.sin6_addr)))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A socket unit that listens on 127.0.0.1:P or 0.0.0.0:P alone (an older
+ * drop-in) leaves the port's IPv6 side to any local user: said once, with
+ * the line to add. Serving goes on.
+ */
+static void warn_of_missing_twin(const struct ht_metrics_http *h)
+{
+	for (unsigned int l = 0; h->log && host_has_ipv6() && l < h->nlisten; l++) {
+		struct sockaddr_in a;
+		socklen_t len = sizeof(a);
+		bool loopback;
+
+		if (getsockname(h->listen_fds[l], (struct sockaddr *)&a, &len) || a.sin_family != AF_INET)
+			continue;
+		loopback = a.sin_addr.s_addr == htonl(INADDR_LOOPBACK);
+		if ((!loopback && a.sin_addr.s_addr != htonl(INADDR_ANY)) || has_ipv6_side(h, a.sin_port, loopback))
+			continue;
+		if (loopback)
+			fprintf(h->log, "hypertrace-bpf: warning: --metrics systemd: the socket unit listens on 127.0.0.1:%u but not on [::1]:%u, where any local user can listen and answer scrapes of localhost in the exporter's name: add ListenStream=[::1]:%u to it\n",
+				ntohs(a.sin_port), ntohs(a.sin_port), ntohs(a.sin_port));
+		else
+			fprintf(h->log, "hypertrace-bpf: warning: --metrics systemd: the socket unit listens on 0.0.0.0:%u but not on [::]:%u, where any local user can listen and answer scrapes in the exporter's name: give it ListenStream=%u instead (IPv6 and IPv4)\n",
+				ntohs(a.sin_port), ntohs(a.sin_port), ntohs(a.sin_port));
+		return;
+	}
+}
+
+/* The listening sockets systemd passed: they stay bound while we restart. */
+static int take_passed_sockets(struct ht_metrics_http *h, char *err, size_t errlen)
+{
+	int n = ht_socket_activation_take(h->listen_fds, HT_METRICS_MAX_LISTEN, err, errlen);
+
+	if (n < 0)
+		return -EBADF;
+	h->nlisten = (unsigned int)n;
+	warn_of_missing_twin(h);
+	return 0;
 }
 
 int ht_metrics_http_start(struct ht_metrics_http **out, const struct ht_listen_addr *addr,
@@ -512,7 +663,8 @@ int ht_metrics_http_start(struct ht_metrics_http **out, const struct ht_listen_a
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	h->listen_fd = h->wake_fd = -1;
+	h->wake_fd = -1;
+	h->log = opts ? opts->log : NULL;
 	h->body = body;
 	h->ctx = ctx;
 	pthread_mutex_init(&h->stats_lock, NULL);
@@ -532,10 +684,10 @@ int ht_metrics_http_start(struct ht_metrics_http **out, const struct ht_listen_a
 		snprintf(err, errlen, "cannot set up the metrics server: %s", strerror(errno));
 		goto fail;
 	}
-	ret = addr->from_systemd ? take_passed_socket(h, err, errlen) : bind_socket(h, addr, err, errlen);
+	ret = addr->from_systemd ? take_passed_sockets(h, err, errlen) : bind_sockets(h, addr, err, errlen);
 	if (ret)
 		goto fail;
-	if (getsockname(h->listen_fd, (struct sockaddr *)&bound, &blen) == 0)
+	if (getsockname(h->listen_fds[0], (struct sockaddr *)&bound, &blen) == 0)
 		h->port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port :
 							    ((struct sockaddr_in *)&bound)->sin_port);
 	/* Signals (Ctrl-C) stay with the thread that drains. */
@@ -575,8 +727,8 @@ void ht_metrics_http_stop(struct ht_metrics_http *h)
 	for (unsigned int i = 0; h->conns && i < h->max_conns; i++)
 		if (h->conns[i].fd >= 0)
 			conn_close(h, &h->conns[i]);
-	if (h->listen_fd >= 0)
-		close(h->listen_fd);
+	for (unsigned int l = 0; l < h->nlisten; l++)
+		close(h->listen_fds[l]);
 	if (h->wake_fd >= 0)
 		close(h->wake_fd);
 	pthread_mutex_destroy(&h->stats_lock);

@@ -41,22 +41,21 @@ static void take_environment(struct passed *p)
 	unsetenv("LISTEN_FDNAMES");
 }
 
-/* The index of the fd named want in LISTEN_FDNAMES, -1 if none, -2 if several. */
-static int index_of_name(const char *names, const char *want, unsigned int n)
+/* Is the i-th name of LISTEN_FDNAMES (':'-separated) want? */
+static bool has_name(const char *names, unsigned int i, const char *want)
 {
-	size_t wlen = strlen(want);
-	const char *p = names;
-	int found = -1;
+	const char *p = names, *end;
+	size_t len;
 
-	for (unsigned int i = 0; i < n && p; i++) {
-		const char *end = strchr(p, ':');
-		size_t len = end ? (size_t)(end - p) : strlen(p);
-
-		if (len == wlen && !memcmp(p, want, wlen))
-			found = found == -1 ? (int)i : -2;
-		p = end ? end + 1 : NULL;
+	for (; i && p; i--) {
+		p = strchr(p, ':');
+		p = p ? p + 1 : NULL;
 	}
-	return found;
+	if (!p)
+		return false;
+	end = strchr(p, ':');
+	len = end ? (size_t)(end - p) : strlen(p);
+	return len == strlen(want) && !memcmp(p, want, len);
 }
 
 /* True if fd is a listening TCP socket (AF_INET or AF_INET6, SOCK_STREAM). */
@@ -85,12 +84,13 @@ static bool is_listening_tcp(int fd, char *why, size_t len)
 	return true;
 }
 
-int ht_socket_activation_take(char *err, size_t errlen)
+int ht_socket_activation_take(int *fds, size_t max, char *err, size_t errlen)
 {
 	struct passed p;
 	uint64_t pid, n;
 	char why[64];
-	int idx = 0, fd, fl;
+	size_t taken = 0;
+	int fd, fl;
 
 	take_environment(&p);
 	if (!p.fds_set) {
@@ -123,25 +123,36 @@ int ht_socket_activation_take(char *err, size_t errlen)
 			return -1;
 		}
 	}
-	if (n > 1) {
-		idx = index_of_name(p.names, HT_METRICS_FD_NAME, (unsigned int)n);
-		if (idx < 0) {
-			snprintf(err, errlen, "--metrics systemd: %u sockets were passed and %s named '" HT_METRICS_FD_NAME "' (LISTEN_FDNAMES '%s'): give the socket unit one ListenStream=, or FileDescriptorName=" HT_METRICS_FD_NAME " to exactly one socket",
-				 (unsigned int)n, idx == -1 ? "none is" : "several are", p.names);
+	/*
+	 * The only one, or every one named "metrics": a port's IPv4 and IPv6
+	 * sides (ListenStream=127.0.0.1:P and ListenStream=[::1]:P) are two.
+	 */
+	for (unsigned int i = 0; i < n; i++) {
+		fd = HT_LISTEN_FDS_START + (int)i;
+		if (n > 1 && !has_name(p.names, i, HT_METRICS_FD_NAME))
+			continue;
+		if (taken == max) {
+			snprintf(err, errlen, "--metrics systemd: more than %zu sockets named '" HT_METRICS_FD_NAME "' were passed: give the socket unit at most %zu ListenStream=",
+				 max, max);
 			return -1;
 		}
+		if (!is_listening_tcp(fd, why, sizeof(why))) {
+			snprintf(err, errlen, "--metrics systemd: the socket passed as fd %d is %s: the socket unit needs ListenStream=[ADDR:]PORT (TCP) and Accept=no",
+				 fd, why);
+			return -1;
+		}
+		/* The server's poll loop accepts until EAGAIN. */
+		fl = fcntl(fd, F_GETFL);
+		if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK)) {
+			snprintf(err, errlen, "--metrics systemd: cannot make fd %d nonblocking: %s", fd, strerror(errno));
+			return -1;
+		}
+		fds[taken++] = fd;
 	}
-	fd = HT_LISTEN_FDS_START + idx;
-	if (!is_listening_tcp(fd, why, sizeof(why))) {
-		snprintf(err, errlen, "--metrics systemd: the socket passed as fd %d is %s: the socket unit needs ListenStream=[ADDR:]PORT (TCP) and Accept=no",
-			 fd, why);
+	if (!taken) {
+		snprintf(err, errlen, "--metrics systemd: %u sockets were passed and none is named '" HT_METRICS_FD_NAME "' (LISTEN_FDNAMES '%s'): give the socket unit one ListenStream=, or FileDescriptorName=" HT_METRICS_FD_NAME " to the ones to serve",
+			 (unsigned int)n, p.names);
 		return -1;
 	}
-	/* The server's poll loop accepts until EAGAIN. */
-	fl = fcntl(fd, F_GETFL);
-	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK)) {
-		snprintf(err, errlen, "--metrics systemd: cannot make fd %d nonblocking: %s", fd, strerror(errno));
-		return -1;
-	}
-	return fd;
+	return (int)taken;
 }

@@ -16,19 +16,20 @@
 #include <stddef.h>
 
 #define HT_LISTEN_FDS_START 3
-/* The name hypertrace-exporter.socket gives its socket; chosen when several are passed. */
+/* The name hypertrace-exporter.socket gives its sockets; those served when several are passed. */
 #define HT_METRICS_FD_NAME "metrics"
 
 /*
- * Takes the listening TCP socket systemd passed to this process: the only
- * one, or the one named HT_METRICS_FD_NAME among several. It must be a
- * listening SOCK_STREAM socket of AF_INET or AF_INET6; it is made
- * close-on-exec and nonblocking, and every other passed fd close-on-exec.
- * LISTEN_PID, LISTEN_FDS and LISTEN_FDNAMES are removed from the
- * environment whatever happens, so that no child (record -- CMD) takes
- * them as its own. Returns the fd, or -1 with a one-line reason that says
+ * Takes the listening TCP sockets systemd passed to this process: the only
+ * one, or every one named HT_METRICS_FD_NAME among several (a port on both
+ * loopbacks is two sockets). Each must be a listening SOCK_STREAM socket of
+ * AF_INET or AF_INET6; each is made close-on-exec and nonblocking, and
+ * every other passed fd close-on-exec. LISTEN_PID, LISTEN_FDS and
+ * LISTEN_FDNAMES are removed from the environment whatever happens, so
+ * that no child (record -- CMD) takes them as its own. Returns how many
+ * were put in fds (at most max), or -1 with a one-line reason that says
  * what to do in err.
  */
-int ht_socket_activation_take(char *err, size_t errlen);
+int ht_socket_activation_take(int *fds, size_t max, char *err, size_t errlen);
 
 #endif

@@ -220,7 +220,7 @@ int ht_metrics_start(struct ht_metrics **out, const struct ht_metrics_opts *o, c
 		     size_t errlen)
 {
 	struct ht_metrics *m = calloc(1, sizeof(*m));
-	struct ht_metrics_http_opts ho = { .timeout_ms = o->timeout_ms };
+	struct ht_metrics_http_opts ho = { .timeout_ms = o->timeout_ms, .log = o->log };
 	int ret;
 
 	if (!m) {

@@ -83,11 +83,16 @@ static const char record_help[] =
 	"      --metrics [ADDR:]PORT|systemd\n"
 	"                           serve Prometheus metrics at http://ADDR:PORT/metrics\n"
 	"                           while recording: hypercalls by VM process, vCPU and\n"
-	"                           nr, drops by reason, latency histograms (ADDR:\n"
-	"                           default 127.0.0.1; 0.0.0.0 for every interface);\n"
-	"                           'systemd': on the listening socket systemd passed\n"
-	"                           (socket activation: LISTEN_FDS, fd 3), which stays\n"
-	"                           bound while the service restarts\n"
+	"                           nr, drops by reason, latency histograms. PORT\n"
+	"                           alone, 127.0.0.1:PORT or [::1]:PORT listen on both\n"
+	"                           loopbacks, 0.0.0.0:PORT or [::]:PORT on every\n"
+	"                           address, IPv4 and IPv6 (one dual-stack socket), so\n"
+	"                           no other process can take the port's other family\n"
+	"                           (IPv4 alone on a host without IPv6); scrape an\n"
+	"                           address, not localhost. 'systemd': on the listening\n"
+	"                           sockets systemd passed (socket activation:\n"
+	"                           LISTEN_FDS, from fd 3), which stay bound while the\n"
+	"                           service restarts. Given once\n"
 	"      --metrics-per-vcpu   with --exits: the exit time histograms by vCPU too\n"
 	"                           (more series: see docs/metrics.md)\n"
 	"      --metrics-grace SECONDS\n"
@@ -351,6 +356,14 @@ static int metrics_option(int opt, struct ht_record_config *cfg, struct parse_st
 	(void)st;
 	switch (opt) {
 	case OPT_METRICS:
+		/*
+		 * One server, one address: a second --metrics (one left in a
+		 * service's HYPERTRACE_OPTIONS) would silently move it off the
+		 * socket the service manager holds for it.
+		 */
+		if (cfg->metrics)
+			return ht_usage_error("record", "--metrics given twice ('%s', then '%s'): give it once (the service gives --metrics systemd: set the address in hypertrace-exporter.socket)",
+					      cfg->metrics_addr.from_systemd ? HT_METRICS_FROM_SYSTEMD : cfg->metrics_addr.text, optarg);
 		if (!ht_listen_addr_parse(optarg, &cfg->metrics_addr))
 			return ht_usage_error("record", "invalid --metrics '%s': expected [ADDR:]PORT with PORT 1..65535 and ADDR an IP address (IPv6 in brackets), e.g. 9470 or 0.0.0.0:9470, or 'systemd' for the socket systemd passes", optarg);
 		cfg->metrics = true;

@@ -538,7 +538,7 @@ static uint64_t sum_rows(struct vm_row *rows, size_t n, const struct ht_exit_tab
 	return exits;
 }
 
-/* The lines above the rows: the frame's totals, lost exits, the keys, and the titles of the columns shown. */
+/* The lines above the rows: the frame's totals, lost exits and causes, the keys, and the titles of the columns shown. */
 static void write_header(struct frame *f, const struct ht_exit_table *interval, const struct ht_top_view_opts *o,
 			 size_t nvms, uint64_t exits, bool show[NCOLS])
 {
@@ -556,6 +556,10 @@ static void write_header(struct frame *f, const struct ht_exit_table *interval, 
 	if (lost)
 		row(f, "lost %.0f exits/s: %.0f/s series table full, %.0f/s no vCPU thread slot", rate(lost, o->interval_ns),
 		    rate(interval->lost_series_full, o->interval_ns), rate(interval->lost_no_thread, o->interval_ns));
+	/* Exits counted whose cause was not (the BPF cause table full): the causes shown miss them. */
+	if (interval->causes.lost)
+		row(f, "lost the causes of %.0f exits/s: cause table full (the exits are counted)",
+		    rate(interval->causes.lost, o->interval_ns));
 	if (o->terminal)
 		row(f, "keys: q quit, v vCPUs %s, r reasons %s, s sort (%s)", o->vcpus ? "on" : "off",
 		    o->reasons ? "on" : "off", ht_top_sort_name((o->sort + 1) % HT_TOP_NSORTS));
