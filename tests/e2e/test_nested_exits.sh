@@ -382,8 +382,9 @@ verdict=$(python3 - "$F" "$MOVED_PCT" "$MEAN_NS" <<'PY'
 import struct, sys
 
 def exits_header_size(data):
-    """An EXITS block's header: 56 bytes from format version 6 (lost_causes), 48 before."""
-    return 56 if struct.unpack_from('<I', data, 8)[0] >= 6 else 48
+    """An EXITS block's header: 64 bytes from format version 7 (causes_not_theirs), 56 in 6 (lost_causes), 48 before."""
+    v = struct.unpack_from('<I', data, 8)[0]
+    return 64 if v >= 7 else 56 if v >= 6 else 48
 F, moved_pct, mean_ns = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 names = {}
 order = []
@@ -540,8 +541,9 @@ verdict=$(python3 - "$F" "$work/st.halts.csv" <<'PY'
 import csv, struct, sys, re
 
 def exits_header_size(data):
-    """An EXITS block's header: 56 bytes from format version 6 (lost_causes), 48 before."""
-    return 56 if struct.unpack_from('<I', data, 8)[0] >= 6 else 48
+    """An EXITS block's header: 64 bytes from format version 7 (causes_not_theirs), 56 in 6 (lost_causes), 48 before."""
+    v = struct.unpack_from('<I', data, 8)[0]
+    return 64 if v >= 7 else 56 if v >= 6 else 48
 F = sys.argv[1]
 STATES = ('guest', 'kvm', 'vmm', 'wait', 'halted', 'blocked')
 # The trace file's EXITS blocks (docs/trace-format.md): each vCPU thread's
@@ -880,8 +882,9 @@ verdict=$(python3 - "$F" "$work" <<'PY'
 import csv, struct, sys
 
 def exits_header_size(data):
-    """An EXITS block's header: 56 bytes from format version 6 (lost_causes), 48 before."""
-    return 56 if struct.unpack_from('<I', data, 8)[0] >= 6 else 48
+    """An EXITS block's header: 64 bytes from format version 7 (causes_not_theirs), 56 in 6 (lost_causes), 48 before."""
+    v = struct.unpack_from('<I', data, 8)[0]
+    return 64 if v >= 7 else 56 if v >= 6 else 48
 F, W = sys.argv[1], sys.argv[2]
 def exits_threads(path):
     """The final EXITS state of each vCPU thread, and lost_vcpu_switches of the last block (docs/trace-format.md)."""
