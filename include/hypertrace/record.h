@@ -140,6 +140,7 @@ enum ht_counter {
 	HT_CNT_UNREPORTED_SWITCH,   /* an armed thread's switch that no sched_switch reported, put right: not a loss */
 	HT_CNT_FORGED_GUEST_EVENT,  /* one of the project's guest events (1100..1199) from guest user space: dropped by design */
 	HT_CNT_EXIT_CAUSE_LOST,     /* --exits: an exit's cause not counted: even its reason's "other" cause found the table full */
+	HT_CNT_EXIT_CAUSE_NOT_ITS,  /* --exits: a cause tracepoint during an exit whose cause it cannot be (cause_rule.h): not a loss */
 	HT_CNT_MAX,
 };
 
@@ -224,7 +225,8 @@ _Static_assert(sizeof(struct ht_vcpu_wait) == 56, "ht_vcpu_wait layout changed")
 /*
  * The cause of an exit (record --exits): what KVM reported while handling it,
  * from the tracepoint it fires then (the last one before the exit's entry, if
- * several). Counted per (VM process, ISA, exit reason, cause) with the
+ * several) whose kind can be the exit's cause (cause_rule.h); the others,
+ * KVM's own lookups, are counted apart in HT_CNT_EXIT_CAUSE_NOT_ITS. Counted per (VM process, ISA, exit reason, cause) with the
  * exit's time in KVM (from kvm_exit to the return to user space, or to the
  * entry) and, for an exit that went to user space, its time in the VMM (from
  * kvm_userspace_exit to the entry), each a log2 histogram as ht_exit_hist's.

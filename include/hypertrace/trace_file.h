@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The hypertrace-bpf trace file (.htr), format version 5. Shared by the writer
+ * The hypertrace-bpf trace file (.htr), format version 7. Shared by the writer
  * and the reader; docs/trace-format.md describes it byte by byte.
  *
  *   file   := header block*
@@ -31,8 +31,11 @@
  * 6: an EXITS block's header is 56 bytes (lost_causes) and the block ends
  *    with its causes of exits (struct ht_exit_cause_rec, ncauses of them);
  *    earlier files' headers are 48 bytes, their ncauses (reserved0) 0.
+ * 7: an EXITS block's header is 64 bytes (causes_not_theirs); earlier
+ *    files' headers are 56 bytes, and every cause KVM reported was taken
+ *    for its exit's, whatever its kind.
  */
-#define HT_FILE_VERSION 6
+#define HT_FILE_VERSION 7
 #define HT_FILE_HEADER_SIZE 256
 
 /* ht_file_header.filter_flags */
@@ -137,9 +140,12 @@ struct ht_exits_header {
 	__u64 lost_no_thread;    /* 32 exits lost so far: their thread found no vCPU thread slot */
 	__u64 lost_vcpu_switches; /* 40 record --vcpu-sched: switches of vCPU threads lost so far (ring buffer full) */
 	__u64 lost_causes;       /* 48 version 6 on: exits whose cause could not be counted so far (HT_CNT_EXIT_CAUSE_LOST) */
+	__u64 causes_not_theirs; /* 56 version 7 on: cause events seen during exits whose cause they cannot be, so far (HT_CNT_EXIT_CAUSE_NOT_ITS) */
 };
 /* The header of EXITS blocks in files of versions 3 to 5: without lost_causes. */
 #define HT_EXITS_HEADER_V5_SIZE 48
+/* The header of EXITS blocks in files of version 6: without causes_not_theirs. */
+#define HT_EXITS_HEADER_V6_SIZE 56
 
 /* A cause of exits (version 6 on): cumulative, as the series. */
 struct ht_exit_cause_rec {
@@ -167,8 +173,10 @@ struct ht_vcpu_wait_rec {
 #define HT_VCPU_WAIT_REC_V4_SIZE 56
 
 _Static_assert(sizeof(struct ht_file_header) == HT_FILE_HEADER_SIZE, "header layout changed");
-_Static_assert(sizeof(struct ht_exits_header) == 56, "exits header layout changed");
+_Static_assert(sizeof(struct ht_exits_header) == 64, "exits header layout changed");
 _Static_assert(__builtin_offsetof(struct ht_exits_header, lost_causes) == HT_EXITS_HEADER_V5_SIZE, "exits header layout");
+_Static_assert(__builtin_offsetof(struct ht_exits_header, causes_not_theirs) == HT_EXITS_HEADER_V6_SIZE,
+	       "exits header layout");
 _Static_assert(sizeof(struct ht_exit_cause_rec) == 24 + 32 + 16 * HT_EXIT_SLOTS, "exit cause layout changed");
 _Static_assert(sizeof(struct ht_exit_series_rec) == 24 + 32 + 8 * HT_EXIT_SLOTS, "exit series layout changed");
 _Static_assert(sizeof(struct ht_vcpu_wait_rec) == 56 + 16 + 8 * HT_VCPU_NSTATES, "vcpu wait layout changed");

@@ -36,6 +36,7 @@
 #define HYPERTRACE_EXITS_BPF_H
 
 #include "helpers.bpf.h"
+#include "hypertrace/cause_rule.h"
 
 /* The synthetic-event programs pass their own clock; the tracepoint programs pass 0 and read the real one. */
 static __always_inline __u64 clock_ns(__u64 synthetic_now)
@@ -507,10 +508,12 @@ static __always_inline void exit_begin(struct vcpu_state *slot, __u32 reason, __
 
 /*
  * The note of the running thread's open exit (its CPU's, or its entry's if
- * it was switched out since the exit), stamped for that exit; NULL if it
- * has none open.
+ * it was switched out since the exit), stamped for that exit, and the
+ * exit's reason, ISA and vCPU (*exit: OPEN_EXIT(reason, isa, vcpu)); NULL if
+ * it has none open.
  */
-static __always_inline struct exit_cause_note *open_exit_note(struct vcpu_state *slot, __u32 cpu)
+#define OPEN_EXIT(reason, isa, vcpu) ((__u64)(reason) | (__u64)(isa) << 32 | (__u64)(vcpu) << 40)
+static __always_inline struct exit_cause_note *open_exit_note(struct vcpu_state *slot, __u32 cpu, __u64 *exit)
 {
 	struct exit_cause_note *n;
 	__u64 exit_ns;
@@ -518,6 +521,7 @@ static __always_inline struct exit_cause_note *open_exit_note(struct vcpu_state 
 	if (slot->exit_open) {
 		n = cpu_cause_note(cpu);
 		exit_ns = slot->exit_ns;
+		*exit = OPEN_EXIT(slot->exit_reason, slot->exit_isa, slot->exit_vcpu);
 	} else {
 		struct vcpu_thread *t = slot->running_thread ? thread_at(slot->running_thread - 1) : NULL;
 
@@ -525,6 +529,7 @@ static __always_inline struct exit_cause_note *open_exit_note(struct vcpu_state 
 			return NULL;
 		n = &t->cause;
 		exit_ns = t->exit_ns;
+		*exit = OPEN_EXIT(t->exit_reason, t->exit_isa, t->stat.vcpu);
 	}
 	if (n->exit_ns != exit_ns) {
 		n->kind = HT_CAUSE_NONE;
@@ -535,10 +540,27 @@ static __always_inline struct exit_cause_note *open_exit_note(struct vcpu_state 
 }
 
 /*
+ * A cause tracepoint whose kind cannot be its open exit's cause (see
+ * cause_rule.h): KVM's own lookup, or the memory of an emulated string I/O.
+ * Counted apart, for a traced VM; the exit keeps the cause it has. Not
+ * inline: the causes that fit, nearly all, do not carry its filter code.
+ */
+static __noinline int count_cause_not_its(__u32 vcpu)
+{
+	if (filter_tgid_on && !tgid_traced(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	if (filter_vcpu_on && vcpu != filter_vcpu)
+		return 0;
+	count(HT_CNT_EXIT_CAUSE_NOT_ITS);
+	return 0;
+}
+
+/*
  * kvm_pio, kvm_mmio, kvm_msr, kvm_cpuid, kvm_hypercall: the cause of the
- * running thread's open exit (the last one KVM reports wins). A CPU with no
- * open exit (untraced, or not a vCPU thread's) costs a load and a branch.
- * Whether the VM is traced is asked when the exit is counted.
+ * running thread's open exit if its kind can be the exit's cause (the last
+ * such one KVM reports wins); else counted apart. A CPU with no open exit
+ * (untraced, or not a vCPU thread's) costs a load and a branch. Whether the
+ * VM is traced is asked when the exit is counted.
  */
 static __always_inline int note_exit_cause(__u8 kind, __u64 value, __u32 detail)
 {
@@ -546,15 +568,18 @@ static __always_inline int note_exit_cause(__u8 kind, __u64 value, __u32 detail)
 		return 0;
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct vcpu_state *slot = cpu_slot(cpu);
+	__u64 exit = 0;
 
 	if (!slot->exit_open && !slot->running_thread)
 		return 0;
-	struct exit_cause_note *n = open_exit_note(slot, cpu);
-	if (n) {
-		n->value = value;
-		n->detail = detail;
-		n->kind = kind;
-	}
+	struct exit_cause_note *n = open_exit_note(slot, cpu, &exit);
+	if (!n)
+		return 0;
+	if (!ht_exit_cause_fits((__u8)(exit >> 32), (__u32)exit, kind))
+		return count_cause_not_its((__u16)(exit >> 40));
+	n->value = value;
+	n->detail = detail;
+	n->kind = kind;
 	return 0;
 }
 
@@ -607,7 +632,8 @@ static __always_inline int handle_kvm_userspace_exit(__u32 reason, __u64 synthet
 	struct vcpu_state *slot = cpu_slot(cpu);
 	__u64 now = clock_ns(synthetic_now);
 	/* Where its exit's time in KVM ends and its time in the VMM begins. */
-	struct exit_cause_note *n = open_exit_note(slot, cpu);
+	__u64 exit;
+	struct exit_cause_note *n = open_exit_note(slot, cpu, &exit);
 
 	if (n && !n->uexit_ns)
 		n->uexit_ns = now;

@@ -942,6 +942,19 @@ static const struct ht_exit_cause_hist *cause_of(__u32 reason, __u8 kind, __u64 
 #define VMX_EPT_MISCONFIG 49
 #define PIO(dir, size) ((dir) | (size) << 8)
 
+#define SVM_CPUID 0x72
+#define SVM_MSR 0x7c
+#define SVM_UD 0x46 /* SVM_EXIT_EXCP_BASE + UD_VECTOR */
+#define SVM_INTR 0x60
+
+/* The exits' causes not theirs counted so far (HT_CNT_EXIT_CAUSE_NOT_ITS); UINT64_MAX if unreadable. */
+static __u64 causes_not_theirs(struct ht_tracer *t)
+{
+	__u64 c[HT_CNT_MAX];
+
+	return ht_tracer_counters(t, c) ? UINT64_MAX : c[HT_CNT_EXIT_CAUSE_NOT_ITS];
+}
+
 /* A cause's numbers: count, time in KVM, and in the VMM (exits that went there, their time). */
 static bool cause_is(const struct ht_exit_cause_hist *h, const char *what, __u64 count, __u64 kvm_ns,
 		     __u64 vmm_count, __u64 vmm_ns)
@@ -1119,9 +1132,130 @@ static void an_untraced_vms_causes_are_not_counted(void)
 	LOAD(t, exits_tracer(VMX, &f));
 	ret = ht_synth_exit_at(&layout, t, VMX, VMX_IO, 0, 1000);
 	ret = ret ?: ht_synth_pio(&layout, t, 1, 0x80, 1);
+	ret = ret ?: ht_synth_cpuid(&layout, t, 0, 0);
 	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 1100);
-	if (ASSERT_OK(ret, "events") && ASSERT_OK(read_causes(t), "read"))
-		ASSERT_EQ(ncauses, 0, "causes");
+	if (ASSERT_OK(ret, "events") && ASSERT_OK(read_causes(t), "read") && ASSERT_EQ(ncauses, 0, "causes"))
+		ASSERT_EQ(causes_not_theirs(t), 0, "nor what was seen during them");
+cleanup:
+	ht_tracer_destroy(t);
+}
+
+/*
+ * KVM's own CPUID lookup inside an I/O exit, as in a real boot: SVM's
+ * io_interception emulates a string instruction (kvm_emulate_instruction),
+ * and x86_emulate_insn's string_registers_quirk asks for leaf 0 (the
+ * vendor) when a REP string instruction with 32-bit addresses finds ECX 0.
+ * After a port, the lookup does not replace it; with no port at all (the
+ * zero count does no I/O) the exit has no cause. Both lookups are counted
+ * apart, and no cpuid is anyone's cause.
+ */
+static void kvms_own_cpuid_lookup_is_not_an_io_exits_cause(void)
+{
+	__u32 me = (__u32)gettid(), pid = (__u32)getpid();
+	struct ht_tracer *t = NULL;
+	int ret;
+
+	LOAD(t, exits_tracer(SVM, NULL));
+	ret = ht_synth_switch(t, 1, 1, me, pid, false, 500);
+	ret = ret ?: ht_synth_exit_at(&layout, t, SVM, SVM_IO, 0, 1000);
+	ret = ret ?: ht_synth_pio(&layout, t, 0, 0x511, 1);
+	ret = ret ?: ht_synth_cpuid(&layout, t, 0, 0);
+	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 1100);
+	/* rep insb with ECX 0: the lookup alone. */
+	ret = ret ?: ht_synth_exit_at(&layout, t, SVM, SVM_IO, 0, 2000);
+	ret = ret ?: ht_synth_cpuid(&layout, t, 0, 0);
+	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 2050);
+	/* The thread switched out in the VMM and back: its exit's reason went with it. */
+	ret = ret ?: ht_synth_exit_at(&layout, t, SVM, SVM_IO, 0, 3000);
+	ret = ret ?: ht_synth_pio(&layout, t, 0, 0x511, 1);
+	ret = ret ?: ht_synth_userspace_exit_at(t, KVM_EXIT_IO, 3050);
+	ret = ret ?: ht_synth_switch(t, me, pid, 4242, 4242, true, 3100);
+	ret = ret ?: ht_synth_switch(t, 4242, 4242, me, pid, false, 3600);
+	ret = ret ?: ht_synth_cpuid(&layout, t, 0, 0);
+	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 4000);
+	if (!ASSERT_OK(ret, "events") || !ASSERT_OK(read_causes(t), "read"))
+		goto cleanup;
+	if (!cause_is(cause_of(SVM_IO, HT_CAUSE_PIO, 0x511, PIO(HT_CAUSE_DIR_IN, 1)), "the port stays the cause", 2,
+		      100 + 50, 1, 950) ||
+	    !ASSERT_EQ(cause_of(SVM_IO, HT_CAUSE_CPUID, 0, 0), NULL, "the lookup is no exit's cause") ||
+	    !ASSERT_EQ(ncauses, 1, "one cause: the port"))
+		goto cleanup;
+	ASSERT_EQ(causes_not_theirs(t), 3, "the lookups counted apart");
+cleanup:
+	ht_tracer_destroy(t);
+}
+
+/*
+ * An MSR seen during an exit it cannot have caused: after a port on a VMX
+ * I/O exit it leaves the port the cause, and on an interrupt exit it makes
+ * none. Counted apart.
+ */
+static void an_msr_in_an_unrelated_exit_is_counted_apart(void)
+{
+	struct ht_tracer *t = NULL;
+	int ret;
+
+	LOAD(t, exits_tracer(VMX, NULL));
+	ret = ht_synth_exit_at(&layout, t, VMX, VMX_IO, 0, 1000);
+	ret = ret ?: ht_synth_pio(&layout, t, 1, 0x80, 1);
+	ret = ret ?: ht_synth_msr(&layout, t, 0, 0x10);
+	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 1030);
+	ret = ret ?: ht_synth_exit_at(&layout, t, VMX, VMX_EXTERNAL_INTERRUPT, 0, 2000);
+	ret = ret ?: ht_synth_msr(&layout, t, 1, 0x6e0);
+	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 2010);
+	if (!ASSERT_OK(ret, "events") || !ASSERT_OK(read_causes(t), "read"))
+		goto cleanup;
+	if (!cause_is(cause_of(VMX_IO, HT_CAUSE_PIO, 0x80, PIO(HT_CAUSE_DIR_OUT, 1)), "outb 0x80", 1, 30, 0, 0) ||
+	    !ASSERT_EQ(ncauses, 1, "no msr cause"))
+		goto cleanup;
+	ASSERT_EQ(causes_not_theirs(t), 2, "both msrs counted apart");
+cleanup:
+	ht_tracer_destroy(t);
+}
+
+/*
+ * A kind that can be its exit's cause is still counted as its cause, and
+ * the last such one wins: a CPUID exit's leaf, an MSR exit's MSR on SVM,
+ * an MSR of an instruction KVM emulates on a #UD, an NPF's address, and
+ * the port of an I/O exit after the memory of its emulated `rep insb`
+ * (kvm_mmio from the emulator's write-back), which is no cause of it.
+ */
+static void a_cause_whose_kind_fits_its_exit_still_counts(void)
+{
+	struct ht_tracer *t = NULL;
+	int ret;
+
+	LOAD(t, exits_tracer(SVM, NULL));
+	ret = ht_synth_exit_at(&layout, t, SVM, SVM_CPUID, 0, 1000);
+	ret = ret ?: ht_synth_cpuid(&layout, t, 0xd, 1);
+	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 1010);
+	ret = ret ?: ht_synth_exit_at(&layout, t, SVM, SVM_MSR, 0, 2000);
+	ret = ret ?: ht_synth_msr(&layout, t, 1, 0xc0000103);
+	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 2020);
+	ret = ret ?: ht_synth_exit_at(&layout, t, SVM, SVM_UD, 0, 3000);
+	ret = ret ?: ht_synth_msr(&layout, t, 0, 0x1b);
+	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 3040);
+	ret = ret ?: ht_synth_exit_at(&layout, t, SVM, SVM_NPF, 0, 4000);
+	ret = ret ?: ht_synth_mmio(&layout, t, 2, 4, 0xfee00300);
+	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 4080);
+	ret = ret ?: ht_synth_exit_at(&layout, t, SVM, SVM_IO, 0, 5000);
+	ret = ret ?: ht_synth_pio(&layout, t, 0, 0x1f0, 2);
+	ret = ret ?: ht_synth_mmio(&layout, t, 2, 2, 0xfebf0000);
+	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 5160);
+	/* No cause of an interrupt's, whatever KVM says then. */
+	ret = ret ?: ht_synth_exit_at(&layout, t, SVM, SVM_INTR, 0, 6000);
+	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 6005);
+	if (!ASSERT_OK(ret, "events") || !ASSERT_OK(read_causes(t), "read"))
+		goto cleanup;
+	if (!cause_is(cause_of(SVM_CPUID, HT_CAUSE_CPUID, 0xd, 1), "cpuid 0xd.1", 1, 10, 0, 0) ||
+	    !cause_is(cause_of(SVM_MSR, HT_CAUSE_MSR, 0xc0000103, HT_CAUSE_DIR_OUT), "wrmsr TSC_AUX", 1, 20, 0, 0) ||
+	    !cause_is(cause_of(SVM_UD, HT_CAUSE_MSR, 0x1b, HT_CAUSE_DIR_IN), "an emulated rdmsr", 1, 40, 0, 0) ||
+	    !cause_is(cause_of(SVM_NPF, HT_CAUSE_MMIO, 0xfee00300, PIO(HT_CAUSE_DIR_OUT, 4)), "mmio write", 1, 80, 0,
+		      0) ||
+	    !cause_is(cause_of(SVM_IO, HT_CAUSE_PIO, 0x1f0, PIO(HT_CAUSE_DIR_IN, 2)), "insw 0x1f0", 1, 160, 0, 0) ||
+	    !ASSERT_EQ(ncauses, 5, "causes"))
+		goto cleanup;
+	ASSERT_EQ(causes_not_theirs(t), 1, "the string's memory counted apart");
 cleanup:
 	ht_tracer_destroy(t);
 }
@@ -1203,6 +1337,9 @@ int main(void)
 	RUN(each_cause_is_counted_with_its_time_in_kvm_and_in_the_vmm);
 	RUN(a_reasons_causes_beyond_the_bound_are_counted_as_other);
 	RUN(a_cause_goes_with_its_thread_when_it_is_switched_out);
+	RUN(kvms_own_cpuid_lookup_is_not_an_io_exits_cause);
+	RUN(an_msr_in_an_unrelated_exit_is_counted_apart);
+	RUN(a_cause_whose_kind_fits_its_exit_still_counts);
 	RUN(an_untraced_vms_causes_are_not_counted);
 	RUN(a_thread_that_ends_keeps_its_last_exits_cause);
 	return ht_test_exit_status();

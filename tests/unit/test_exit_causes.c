@@ -242,11 +242,13 @@ cleanup:
 
 static struct ht_exit_cause_rec seen[4];
 static unsigned int nseen, blocks;
+static struct ht_exits_header seen_header;
 
 static void see_exits(void *ctx, const struct ht_exits_header *h, const struct ht_exit_series_rec *s,
 		      const struct ht_vcpu_wait_rec *w)
 {
-	(void)ctx, (void)h, (void)s, (void)w;
+	(void)ctx, (void)s, (void)w;
+	seen_header = *h;
 	blocks++;
 }
 
@@ -334,6 +336,119 @@ cleanup:
 	unlink(path);
 }
 
+/*
+ * A version 7 block's header counts the cause events that were no exit's
+ * cause (causes_not_theirs); a version 6 file's header is 56 bytes, its
+ * causes follow it there, and it counts none.
+ */
+static void version_7_headers_count_what_was_no_cause_and_version_6_none(void)
+{
+	char path[] = "/tmp/ht-causes-XXXXXX";
+	int fd = mkstemp(path);
+	struct {
+		struct ht_exits_header h;
+		struct ht_exit_cause_rec c;
+	} p = { .h = { .time_ns = 2000, .ncauses = 1, .lost_causes = 3, .causes_not_theirs = 4 } };
+	struct ht_file_header hdr;
+	struct ht_trailer tr = { 0 };
+	struct ht_writer *w = NULL;
+	struct ht_reader *r = NULL;
+	struct ht_record rec;
+	size_t got, put;
+	char err[256];
+	FILE *f;
+
+	if (!ASSERT_GE(fd, 0, "mkstemp"))
+		return;
+	close(fd);
+	p.c = (struct ht_exit_cause_rec){ .key = key_of(7, VMX_IO, HT_CAUSE_PIO, 0x80, 1 | 1 << 8),
+					  .h = hist_of(10, 400, 10, 300000) };
+	ht_header_init(&hdr);
+	hdr.start_monotonic_ns = 1000;
+	if (!ASSERT_OK(ht_writer_open(path, true, &hdr, &w, err, sizeof(err)), "open") ||
+	    !ASSERT_OK(ht_writer_add_block(w, HT_BLOCK_EXITS, &p, sizeof(p), 1), "block") ||
+	    !ASSERT_OK(ht_writer_close(w, &tr), "close") || !ASSERT_OK(ht_reader_open(path, &r, err, sizeof(err)), "read"))
+		goto cleanup;
+	nseen = blocks = 0;
+	ht_reader_set_exits_visitor(r, see_exits, NULL);
+	ht_reader_set_exit_causes_visitor(r, see_causes, NULL);
+	while (ht_reader_next(r, &rec) == 1)
+		;
+	if (!ASSERT_FALSE(ht_reader_status(r)->damaged, "read whole") || !ASSERT_EQ(blocks, 1, "one block") ||
+	    !ASSERT_EQ(seen_header.lost_causes, 3, "lost") || !ASSERT_EQ(seen_header.causes_not_theirs, 4, "not theirs") ||
+	    !ASSERT_EQ(nseen, 1, "its cause"))
+		goto cleanup;
+	ht_reader_close(r);
+	r = NULL;
+
+	/* Version 6: the cause right after a 56-byte header. */
+	memmove((char *)&p + HT_EXITS_HEADER_V6_SIZE, &p.c, sizeof(p.c));
+	if (!ASSERT_OK(ht_writer_open(path, true, &hdr, &w, err, sizeof(err)), "open") ||
+	    !ASSERT_OK(ht_writer_add_block(w, HT_BLOCK_EXITS, &p, HT_EXITS_HEADER_V6_SIZE + sizeof(p.c), 1), "block") ||
+	    !ASSERT_OK(ht_writer_close(w, &tr), "close"))
+		goto cleanup;
+	f = fopen(path, "r+");
+	if (!ASSERT_OK_PTR(f, "reopen"))
+		goto cleanup;
+	got = fread(&hdr, sizeof(hdr), 1, f);
+	hdr.version = 6;
+	hdr.header_crc32 = ht_crc32(0, &hdr, offsetof(struct ht_file_header, header_crc32));
+	rewind(f);
+	put = fwrite(&hdr, sizeof(hdr), 1, f);
+	fclose(f);
+	if (!ASSERT_EQ(got + put, 2, "patched") || !ASSERT_OK(ht_reader_open(path, &r, err, sizeof(err)), "read"))
+		goto cleanup;
+	nseen = blocks = 0;
+	memset(&seen_header, 0xff, sizeof(seen_header));
+	ht_reader_set_exits_visitor(r, see_exits, NULL);
+	ht_reader_set_exit_causes_visitor(r, see_causes, NULL);
+	while (ht_reader_next(r, &rec) == 1)
+		;
+	if (ASSERT_FALSE(ht_reader_status(r)->damaged, "read whole") && ASSERT_EQ(blocks, 1, "one block") &&
+	    ASSERT_EQ(seen_header.lost_causes, 3, "lost") && ASSERT_EQ(seen_header.causes_not_theirs, 0, "none counted") &&
+	    ASSERT_EQ(nseen, 1, "its cause"))
+		ASSERT_EQ(seen[0].h.count, 10, "the cause as written");
+cleanup:
+	ht_reader_close(r);
+	unlink(path);
+}
+
+/*
+ * report's text says how many cause events were seen during exits whose
+ * cause they cannot be, and marks a row a format 6 recording took for its
+ * exit's cause though its kind cannot be (a CPUID leaf under an I/O exit).
+ */
+static void report_text_tells_what_was_no_cause(void)
+{
+	struct ht_exit_view_opts o = { .elapsed_ns = 2000000000, .width = 200 };
+	struct ht_exit_table t;
+	struct ht_exit_cause_key port = key_of(7, VMX_IO, HT_CAUSE_PIO, 0x80, 1 | 1 << 8);
+	struct ht_exit_cause_key leaf = key_of(7, VMX_IO, HT_CAUSE_CPUID, 0, 0);
+	struct ht_exit_cause_hist h = hist_of(40, 600, 0, 0);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+	int ret;
+
+	ht_exit_table_init(&t);
+	t.causes.not_theirs = 5;
+	if (!ASSERT_OK(ht_exit_causes_set(&t.causes, &port, &h), "cause") ||
+	    !ASSERT_OK(ht_exit_causes_set(&t.causes, &leaf, &h), "cause"))
+		goto cleanup;
+	f = open_memstream(&text, &len);
+	ret = ht_exit_causes_view_write(f, &t, &o);
+	fclose(f);
+	if (!ASSERT_OK(ret, "write") ||
+	    !ASSERT_MSG(strstr(text, "\n5 seen during an exit, not its cause (KVM's own lookups)") != NULL, "%s", text) ||
+	    !ASSERT_MSG(strstr(text, "    cpuid 0x0.0 *  ") != NULL, "the leaf marked: %s", text) ||
+	    !ASSERT_MSG(strstr(text, "    io 0x80 out 1   ") != NULL, "the port unmarked: %s", text))
+		goto cleanup;
+	ASSERT_MSG(strstr(text, "\n* seen during the exit, not its cause") != NULL, "the mark explained: %s", text);
+cleanup:
+	free(text);
+	ht_exit_table_free(&t);
+}
+
 /* What promtool says of an exposition text: 0 if it finds nothing wrong, 1 if it does, -1 without promtool. */
 static int promtool_check(const char *text)
 {
@@ -371,6 +486,7 @@ static void metrics_are_bounded_histograms_per_cause(void)
 	    !ASSERT_OK(ht_exit_causes_set(&t.causes, &k, &h), "cause"))
 		goto cleanup;
 	t.causes.lost = 2;
+	t.causes.not_theirs = 6;
 	ht_metrics_set_exits(&r, &t, NULL, NULL);
 	f = open_memstream(&text, &len);
 	ret = ht_metrics_render(&r, f);
@@ -382,7 +498,8 @@ static void metrics_are_bounded_histograms_per_cause(void)
 				strstr(text, "hypertrace_exit_cause_kvm_seconds_sum{vm=\"pid 7\",reason=\"IO_INSTRUCTION\",cause=\"io 0x80 out 1\"} 0.000004\n") &&
 				strstr(text, "hypertrace_exit_cause_vmm_seconds_count{vm=\"pid 7\",reason=\"IO_INSTRUCTION\",cause=\"io 0x80 out 1\"} 4\n") &&
 				strstr(text, "hypertrace_exit_cause_vmm_seconds_sum{vm=\"pid 7\",reason=\"IO_INSTRUCTION\",cause=\"io 0x80 out 1\"} 0.0012\n") &&
-				strstr(text, "hypertrace_exit_causes_lost_total 2\n"),
+				strstr(text, "hypertrace_exit_causes_lost_total 2\n") &&
+				strstr(text, "hypertrace_exit_causes_not_theirs_total 6\n"),
 			"%s", strstr(text, "hypertrace_exit_cause") ? strstr(text, "hypertrace_exit_cause") : text))
 		goto cleanup;
 	pt = promtool_check(text);
@@ -406,6 +523,8 @@ int main(void)
 	RUN(top_shows_the_busiest_causes_under_their_reason);
 	RUN(report_text_per_vm_and_reason);
 	RUN(version_6_blocks_carry_causes_and_version_5_none);
+	RUN(version_7_headers_count_what_was_no_cause_and_version_6_none);
+	RUN(report_text_tells_what_was_no_cause);
 	RUN(metrics_are_bounded_histograms_per_cause);
 	return ht_test_exit_status();
 }

@@ -43,7 +43,7 @@ void ht_exit_causes_free(struct ht_exit_cause_table *c)
 void ht_exit_causes_reset(struct ht_exit_cause_table *c)
 {
 	c->n = 0;
-	c->lost = c->went_down = 0;
+	c->lost = c->not_theirs = c->went_down = 0;
 	ht_hashmap_clear(&c->index);
 }
 
@@ -72,6 +72,7 @@ int ht_exit_causes_copy(struct ht_exit_cause_table *dst, const struct ht_exit_ca
 		memcpy(dst->rows, src->rows, src->n * sizeof(*src->rows));
 	dst->n = src->n;
 	dst->lost = src->lost;
+	dst->not_theirs = src->not_theirs;
 	dst->went_down = src->went_down;
 	return reindex(dst);
 }
@@ -140,6 +141,7 @@ int ht_exit_causes_delta(struct ht_exit_cause_table *out, const struct ht_exit_c
 
 	ht_exit_causes_reset(out);
 	out->lost = sub_or_zero(now->lost, before->lost, down);
+	out->not_theirs = sub_or_zero(now->not_theirs, before->not_theirs, down);
 	for (size_t i = 0; i < now->n; i++) {
 		const struct ht_exit_cause_row *n = &now->rows[i];
 		const struct ht_exit_cause_row *b = ht_exit_causes_row((struct ht_exit_cause_table *)before, &n->key, false);

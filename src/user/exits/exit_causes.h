@@ -28,6 +28,7 @@ struct ht_exit_cause_table {
 	size_t n, cap;
 	struct ht_hashmap index; /* its keys point into rows: rebuilt when rows move */
 	uint64_t lost;           /* exits whose cause could not be counted: HT_CNT_EXIT_CAUSE_LOST */
+	uint64_t not_theirs;     /* cause events seen during exits whose cause they cannot be: HT_CNT_EXIT_CAUSE_NOT_ITS */
 	uint64_t went_down;      /* ht_exit_causes_delta: numbers that went down, taken as no change */
 };
 

@@ -51,7 +51,7 @@ struct ht_exit_table {
 	uint64_t lost_series_full;  /* exits lost: HT_CNT_EXIT_SERIES_FULL */
 	uint64_t lost_no_thread;    /* exits lost: HT_CNT_EXIT_NO_THREAD */
 	uint64_t lost_vcpu_switches; /* --vcpu-sched: switch records lost: HT_CNT_SWITCH_DROPS */
-	struct ht_exit_cause_table causes; /* the causes of the exits (record --exits, format version 6 on) */
+	struct ht_exit_cause_table causes; /* the causes of the exits (record --exits, format version 6 on; not_theirs 7 on) */
 	/*
 	 * ht_exit_table_delta: numbers of one series or thread that went down
 	 * between the two tables (a bug, or a damaged file: a thread id that

@@ -8,6 +8,7 @@
 #include "exits/exit_reasons.h"
 #include "common/escape.h"
 #include "common/util.h"
+#include "hypertrace/cause_rule.h"
 
 void ht_exit_fmt_ns(char *buf, size_t len, uint64_t ns)
 {
@@ -491,7 +492,9 @@ int ht_exit_causes_view_write(FILE *out, const struct ht_exit_table *t, const st
 
 	if (n == SIZE_MAX)
 		return -ENOMEM;
-	if (!n && !t->causes.lost)
+	size_t not_theirs_rows = 0;
+
+	if (!n && !t->causes.lost && !t->causes.not_theirs)
 		return 0;
 	line(&v, "%s", "");
 	if (t->causes.lost)
@@ -499,6 +502,9 @@ int ht_exit_causes_view_write(FILE *out, const struct ht_exit_table *t, const st
 		     (unsigned long long)t->causes.lost);
 	else
 		line(&v, "causes of exits (at most %d named per VM and reason, the rest 'other'):", HT_EXIT_CAUSES_PER_REASON);
+	if (t->causes.not_theirs)
+		line(&v, "%llu seen during an exit, not its cause (KVM's own lookups): counted apart, in no exit's cause",
+		     (unsigned long long)t->causes.not_theirs);
 	for (size_t i = 0; i < n; i++) {
 		const struct ht_exit_cause_row *c = rows[i];
 		char name[96], reason[48], rate[24], k50[16], k99[16], v50[16] = "-", v99[16] = "-";
@@ -519,6 +525,13 @@ int ht_exit_causes_view_write(FILE *out, const struct ht_exit_table *t, const st
 			     "to vmm", "vmm p50", "vmm p99");
 		}
 		ht_exit_cause_format(name, sizeof(name), &c->key);
+		/* A file of format 6 took every event for its exit's cause: mark what cannot be. */
+		if (c->key.kind != HT_CAUSE_OTHER && !ht_exit_cause_fits(c->key.isa, c->key.reason, c->key.kind)) {
+			size_t len = strlen(name);
+
+			snprintf(name + len, sizeof(name) - len, " *");
+			not_theirs_rows++;
+		}
 		fmt_rate(rate, sizeof(rate), c->h.count, o->elapsed_ns);
 		ht_exit_fmt_ns(k50, sizeof(k50), ht_exit_cause_percentile(c->h.kvm_slots, c->h.count, 50));
 		ht_exit_fmt_ns(k99, sizeof(k99), ht_exit_cause_percentile(c->h.kvm_slots, c->h.count, 99));
@@ -528,6 +541,10 @@ int ht_exit_causes_view_write(FILE *out, const struct ht_exit_table *t, const st
 		}
 		line(&v, "    %-40s %9llu %9s %9s %9s %9llu %9s %9s", name, (unsigned long long)c->h.count, rate, k50, k99,
 		     (unsigned long long)c->h.vmm_count, v50, v99);
+	}
+	if (not_theirs_rows) {
+		line(&v, "%s", "");
+		line(&v, "* seen during the exit, not its cause: the recording took it for one (format 6)");
 	}
 	free(rows);
 	if (!v.err && (fflush(out) == EOF || ferror(out)))

@@ -102,6 +102,7 @@ void ht_metrics_causes_set(struct ht_metrics_causes *c, const struct ht_exit_cau
 	memset(&c->other, 0, sizeof(c->other));
 	c->overflow_exits = 0;
 	c->lost = t->lost;
+	c->not_theirs = t->not_theirs;
 	for (size_t i = 0; i < t->n; i++) {
 		const struct ht_exit_cause_row *r = &t->rows[i];
 
@@ -195,6 +196,9 @@ void ht_metrics_causes_render(struct ht_metrics_causes *c, FILE *out)
 	fputs("# HELP hypertrace_exit_causes_lost_total VM exits whose cause the BPF side could not count (its cause table full).\n"
 	      "# TYPE hypertrace_exit_causes_lost_total counter\n", out);
 	fprintf(out, "hypertrace_exit_causes_lost_total %" PRIu64 "\n", c->lost);
+	fputs("# HELP hypertrace_exit_causes_not_theirs_total Cause events KVM reported during VM exits whose cause they cannot be (its own lookups), counted apart.\n"
+	      "# TYPE hypertrace_exit_causes_not_theirs_total counter\n", out);
+	fprintf(out, "hypertrace_exit_causes_not_theirs_total %" PRIu64 "\n", c->not_theirs);
 	fputs("# HELP hypertrace_exit_cause_metrics_overflow_exits_total Exits counted under cause label set \"other\" because the label sets were at their cap.\n"
 	      "# TYPE hypertrace_exit_cause_metrics_overflow_exits_total counter\n", out);
 	fprintf(out, "hypertrace_exit_cause_metrics_overflow_exits_total %" PRIu64 "\n", c->overflow_exits);

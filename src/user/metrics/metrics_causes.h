@@ -36,6 +36,7 @@ struct ht_metrics_causes {
 	bool other_used;
 	struct ht_metrics_cause_set other;
 	uint64_t lost;           /* exits whose cause BPF could not count (HT_CNT_EXIT_CAUSE_LOST) */
+	uint64_t not_theirs;     /* cause events seen during exits whose cause they cannot be (HT_CNT_EXIT_CAUSE_NOT_ITS) */
 	uint64_t overflow_exits; /* exits counted under the "other" label set */
 };
 

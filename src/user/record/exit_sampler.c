@@ -120,6 +120,7 @@ static int read_bpf(struct ht_exit_sampler *s, bool final)
 		s->total.lost_no_thread = c[HT_CNT_EXIT_NO_THREAD];
 		s->total.lost_vcpu_switches = c[HT_CNT_SWITCH_DROPS];
 		s->total.causes.lost = c[HT_CNT_EXIT_CAUSE_LOST];
+		s->total.causes.not_theirs = c[HT_CNT_EXIT_CAUSE_NOT_ITS];
 	}
 	return ret;
 }
@@ -155,7 +156,8 @@ static int write_block(struct ht_exit_sampler *s, unsigned long long now_ns, boo
 				     .lost_series_full = s->total.lost_series_full,
 				     .lost_no_thread = s->total.lost_no_thread,
 				     .lost_vcpu_switches = s->total.lost_vcpu_switches,
-				     .lost_causes = s->total.causes.lost };
+				     .lost_causes = s->total.causes.lost,
+				     .causes_not_theirs = s->total.causes.not_theirs };
 	const struct ht_exit_cause_table *causes = &s->total.causes;
 
 	for (size_t i = 0; i < s->total.nseries; i++)
@@ -166,7 +168,7 @@ static int write_block(struct ht_exit_sampler *s, unsigned long long now_ns, boo
 		h.ncauses += causes->rows[i].changed;
 	if (!final && !h.nseries && !h.nthreads && !h.ncauses && h.lost_series_full == s->last.lost_series_full &&
 	    h.lost_no_thread == s->last.lost_no_thread && h.lost_vcpu_switches == s->last.lost_vcpu_switches &&
-	    h.lost_causes == s->last.causes.lost)
+	    h.lost_causes == s->last.causes.lost && h.causes_not_theirs == s->last.causes.not_theirs)
 		return 0;
 	size_t len = sizeof(h) + h.nseries * sizeof(struct ht_exit_series_rec) +
 		     h.nthreads * sizeof(struct ht_vcpu_wait_rec) + h.ncauses * sizeof(struct ht_exit_cause_rec);

@@ -235,6 +235,7 @@ static void apply_block(void *ctx, const struct ht_exits_header *h, const struct
 	r->state.lost_no_thread = h->lost_no_thread;
 	r->state.lost_vcpu_switches = h->lost_vcpu_switches;
 	r->state.causes.lost = h->lost_causes;
+	r->state.causes.not_theirs = h->causes_not_theirs;
 	r->state_ns = h->time_ns;
 }
 

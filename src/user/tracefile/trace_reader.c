@@ -444,8 +444,10 @@ static bool load_exits_block(struct ht_reader *r, const struct ht_block_header *
 	struct ht_exits_header eh = { 0 };
 	/* Thread records grew in version 5 (the account); older ones are read into the new layout. */
 	size_t thread_rec = r->hdr.version >= 5 ? sizeof(struct ht_vcpu_wait_rec) : HT_VCPU_WAIT_REC_V4_SIZE;
-	/* The header grew in version 6 (lost_causes), and the causes follow the threads. */
-	size_t header = r->hdr.version >= 6 ? sizeof(eh) : HT_EXITS_HEADER_V5_SIZE;
+	/* The header grew in version 6 (lost_causes; the causes follow the threads) and 7 (causes_not_theirs). */
+	size_t header = r->hdr.version >= 7   ? sizeof(eh)
+			: r->hdr.version >= 6 ? HT_EXITS_HEADER_V6_SIZE
+					      : HT_EXITS_HEADER_V5_SIZE;
 	char why[160];
 
 	if (bh->payload_len < header) {
