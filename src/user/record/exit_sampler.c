@@ -17,6 +17,7 @@ int ht_exit_sampler_init(struct ht_exit_sampler *s, struct ht_tracer *t, struct 
 	ht_exit_table_init(&s->total);
 	ht_exit_table_init(&s->last);
 	ht_exit_table_init(&s->interval);
+	ht_vm_ends_init(&s->ends);
 	if (writer && !(s->named = ht_thread_set_new()))
 		return -ENOMEM;
 	return 0;
@@ -27,31 +28,54 @@ void ht_exit_sampler_free(struct ht_exit_sampler *s)
 	ht_exit_table_free(&s->total);
 	ht_exit_table_free(&s->last);
 	ht_exit_table_free(&s->interval);
+	ht_vm_ends_free(&s->ends);
 	ht_thread_set_free(s->named);
 	s->named = NULL;
 }
 
 struct reading {
 	struct ht_exit_table *t;
+	struct ht_vm_ends *ends;
 	const struct ht_filters *filters;
 	const struct ht_tracer *tracer;
 	int err;
 };
 
+/* A series as BPF has it, on top of what an ended process of its pid left (see ht_vm_ends_base). */
 static void keep_series(void *ctx, const struct ht_exit_key *key, const struct ht_exit_hist *h)
 {
 	struct reading *r = ctx;
+	struct ht_exit_table *base;
+	const struct ht_exit_series *b;
 
-	if (!r->err)
-		r->err = ht_exit_table_set_series(r->t, key, h);
+	if (r->err || (r->err = ht_vm_ends_base(r->ends, r->t, key->pid, &base)))
+		return;
+	if (base && (b = ht_exit_table_series(base, key, false))) {
+		struct ht_exit_series sum = *b, part = { .key = *key, .minmax_exact = true, .h = *h };
+
+		ht_exit_series_add(&sum, &part);
+		r->err = ht_exit_table_set_series(r->t, key, &sum.h);
+		return;
+	}
+	r->err = ht_exit_table_set_series(r->t, key, h);
 }
 
 static void keep_cause(void *ctx, const struct ht_exit_cause_key *key, const struct ht_exit_cause_hist *h)
 {
 	struct reading *r = ctx;
+	struct ht_exit_table *base;
+	const struct ht_exit_cause_row *b;
 
-	if (!r->err)
-		r->err = ht_exit_causes_set(&r->t->causes, key, h);
+	if (r->err || (r->err = ht_vm_ends_base(r->ends, r->t, key->pid, &base)))
+		return;
+	if (base && (b = ht_exit_causes_row(&base->causes, key, false))) {
+		struct ht_exit_cause_hist sum = b->h;
+
+		ht_exit_cause_hist_add(&sum, h);
+		r->err = ht_exit_causes_set(&r->t->causes, key, &sum);
+		return;
+	}
+	r->err = ht_exit_causes_set(&r->t->causes, key, h);
 }
 
 static void keep_thread(void *ctx, const struct ht_vcpu_wait *w, const struct ht_vcpu_account *a, bool gone)
@@ -93,7 +117,7 @@ static void keep_open_exit(void *ctx, const struct ht_exit_key *key)
  */
 static int read_bpf(struct ht_exit_sampler *s, bool final)
 {
-	struct reading r = { .t = &s->total, .filters = s->filters, .tracer = s->tracer };
+	struct reading r = { .t = &s->total, .ends = &s->ends, .filters = s->filters, .tracer = s->tracer };
 	__u64 c[HT_CNT_MAX];
 
 	for (size_t i = 0; i < s->total.nthreads; i++)
@@ -211,12 +235,22 @@ static int write_block(struct ht_exit_sampler *s, unsigned long long now_ns, boo
 
 int ht_exit_sampler_sample(struct ht_exit_sampler *s, unsigned long long now_ns, bool final)
 {
-	int ret = read_bpf(s, final);
+	/* The VM processes gone before the read: it has their last numbers. */
+	int ret = ht_vm_ends_find(&s->ends, &s->total);
 
+	if (!ret)
+		ret = read_bpf(s, final);
 	if (!ret && s->writer) {
 		ret = write_block(s, now_ns, final);
 		if (ret && !s->write_error)
 			s->write_error = ret;
+	}
+	/* Their numbers are in total (and queued for the file): their BPF entries are free for other VMs. */
+	if (!ret && !final) {
+		long freed = ht_vm_ends_release(&s->ends, s->tracer);
+
+		if (freed < 0)
+			ret = (int)freed;
 	}
 	if (!ret)
 		ret = ht_exit_table_delta(&s->interval, &s->total, &s->last);
