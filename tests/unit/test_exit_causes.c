@@ -397,6 +397,77 @@ cleanup_table:
 	ht_exit_table_free(&t);
 }
 
+/* The label sets of VM label vm in r's cause metrics: their number, and the exits of its own "other" set. */
+static size_t sets_of(const struct ht_metrics_registry *r, const char *vm, uint64_t *other_exits)
+{
+	const struct ht_metrics_causes *c = &r->exits.causes;
+	size_t n = 0;
+
+	*other_exits = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		if (strcmp(c->sets[i].vm, vm))
+			continue;
+		n++;
+		if (!strcmp(c->sets[i].reason, "other") && !strcmp(c->sets[i].cause, "other"))
+			*other_exits = c->sets[i].count;
+	}
+	return n;
+}
+
+/*
+ * Four VMs with every cause BPF lets them name (8 reasons x 17) before a
+ * fifth, an ordinary one (6 reasons x 17): each has its share of the
+ * label sets, the fifth all of its causes; the four's causes past their
+ * share are in their own "other" set, counted, and none in anyone else's.
+ */
+static void a_vms_cause_sets_beyond_its_share_go_to_its_own_other(void)
+{
+	const unsigned int hostile = HT_METRICS_MAX_CAUSE_SETS / HT_METRICS_CAUSE_SETS_PER_VM - 1;
+	struct ht_metrics_registry r;
+	struct ht_exit_table t;
+	struct ht_exit_cause_hist h = hist_of(2, 400, 0, 0);
+	uint64_t other;
+	size_t bad = 0;
+	char vm[32];
+	int ret = 0;
+
+	ht_exit_table_init(&t);
+	if (!ASSERT_OK(ht_metrics_registry_init(&r, 0), "init"))
+		goto cleanup_table;
+	r.version = "test";
+	r.mode = "file";
+	if (!ASSERT_OK(ht_metrics_registry_enable_exits(&r, false), "exits"))
+		goto cleanup;
+	for (uint32_t pid = 1; pid <= hostile + 1 && !ret; pid++)
+		for (uint32_t reason = 1; reason <= (pid <= hostile ? 8u : 6u) && !ret; reason++)
+			for (uint64_t port = 0; port < HT_EXIT_CAUSES_PER_REASON + 1 && !ret; port++) {
+				struct ht_exit_cause_key k = key_of(pid, reason, HT_CAUSE_PIO, 0x100 + port, 1 << 8);
+
+				ret = ht_exit_causes_set(&t.causes, &k, &h);
+			}
+	if (!ASSERT_OK(ret, "causes"))
+		goto cleanup;
+	ht_metrics_set_exits(&r, &t, NULL, NULL);
+	for (uint32_t pid = 1; pid <= hostile; pid++) {
+		snprintf(vm, sizeof(vm), "pid %u", pid);
+		/* 136 causes: 127 sets of their own, 9 in the VM's "other". */
+		bad += sets_of(&r, vm, &other) != HT_METRICS_CAUSE_SETS_PER_VM ||
+		       other != 2 * (8 * (HT_EXIT_CAUSES_PER_REASON + 1) - (HT_METRICS_CAUSE_SETS_PER_VM - 1));
+	}
+	if (!ASSERT_EQ(bad, 0, "VMs not held to their share"))
+		goto cleanup;
+	snprintf(vm, sizeof(vm), "pid %u", hostile + 1);
+	if (!ASSERT_EQ(sets_of(&r, vm, &other), 6 * (HT_EXIT_CAUSES_PER_REASON + 1), "the fifth VM's sets") ||
+	    !ASSERT_EQ(other, 0, "the fifth VM's other"))
+		goto cleanup;
+	if (ASSERT_EQ(r.exits.causes.overflow_exits, 0, "nothing in everyone's other"))
+		ASSERT_EQ(r.exits.causes.vm_overflow_exits, hostile * 2 * 9, "the VMs' excess");
+cleanup:
+	ht_metrics_registry_free(&r);
+cleanup_table:
+	ht_exit_table_free(&t);
+}
+
 int main(void)
 {
 	RUN(each_kind_is_named_as_every_output_writes_it);
@@ -407,5 +478,6 @@ int main(void)
 	RUN(report_text_per_vm_and_reason);
 	RUN(version_6_blocks_carry_causes_and_version_5_none);
 	RUN(metrics_are_bounded_histograms_per_cause);
+	RUN(a_vms_cause_sets_beyond_its_share_go_to_its_own_other);
 	return ht_test_exit_status();
 }
