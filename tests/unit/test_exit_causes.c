@@ -348,8 +348,8 @@ static int promtool_check(const char *text)
 
 /*
  * Metrics: the causes as two histograms per (vm, reason, cause), buckets
- * cumulative up to +Inf = count, sums in seconds; promtool finds nothing
- * to say of them.
+ * cumulative up to +Inf = count, sums in seconds, and the counters of what
+ * was lost or refused; promtool finds nothing to say of them.
  */
 static void metrics_are_bounded_histograms_per_cause(void)
 {
@@ -371,6 +371,8 @@ static void metrics_are_bounded_histograms_per_cause(void)
 	    !ASSERT_OK(ht_exit_causes_set(&t.causes, &k, &h), "cause"))
 		goto cleanup;
 	t.causes.lost = 2;
+	t.share_series_over = 3;
+	t.share_causes_over = 5;
 	ht_metrics_set_exits(&r, &t, NULL, NULL);
 	f = open_memstream(&text, &len);
 	ret = ht_metrics_render(&r, f);
@@ -382,7 +384,10 @@ static void metrics_are_bounded_histograms_per_cause(void)
 				strstr(text, "hypertrace_exit_cause_kvm_seconds_sum{vm=\"pid 7\",reason=\"IO_INSTRUCTION\",cause=\"io 0x80 out 1\"} 0.000004\n") &&
 				strstr(text, "hypertrace_exit_cause_vmm_seconds_count{vm=\"pid 7\",reason=\"IO_INSTRUCTION\",cause=\"io 0x80 out 1\"} 4\n") &&
 				strstr(text, "hypertrace_exit_cause_vmm_seconds_sum{vm=\"pid 7\",reason=\"IO_INSTRUCTION\",cause=\"io 0x80 out 1\"} 0.0012\n") &&
-				strstr(text, "hypertrace_exit_causes_lost_total 2\n"),
+				strstr(text, "hypertrace_exit_causes_lost_total 2\n") &&
+				strstr(text, "hypertrace_exit_share_refused_exits_total{table=\"series\"} 3\n") &&
+				strstr(text, "hypertrace_exit_share_refused_exits_total{table=\"causes\"} 5\n") &&
+				strstr(text, "hypertrace_exit_cause_metrics_vm_overflow_exits_total 0\n"),
 			"%s", strstr(text, "hypertrace_exit_cause") ? strstr(text, "hypertrace_exit_cause") : text))
 		goto cleanup;
 	pt = promtool_check(text);

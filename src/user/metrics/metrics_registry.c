@@ -217,6 +217,8 @@ void ht_metrics_set_exits(struct ht_metrics_registry *r, const struct ht_exit_ta
 	memset(&e->vcpu_other, 0, sizeof(e->vcpu_other));
 	e->overflow_exits = 0;
 	e->lost = t->lost_series_full + t->lost_no_thread;
+	e->share_series_over = t->share_series_over;
+	e->share_causes_over = t->share_causes_over;
 	for (size_t i = 0; i < t->nseries; i++) {
 		const struct ht_exit_series *s = &t->series[i];
 
@@ -699,6 +701,10 @@ static void render_exits(FILE *out, struct ht_metrics_exits *e)
 	fputs("# HELP hypertrace_exit_metrics_overflow_exits_total Exits counted under vm=\"other\" because the label sets were at their cap.\n"
 	      "# TYPE hypertrace_exit_metrics_overflow_exits_total counter\n", out);
 	fprintf(out, "hypertrace_exit_metrics_overflow_exits_total %" PRIu64 "\n", e->overflow_exits);
+	fputs("# HELP hypertrace_exit_share_refused_exits_total VM exits whose new series or cause a VM process's share of the BPF tables refused (series: the exit lost; cause: counted under its reason's other cause, or lost).\n"
+	      "# TYPE hypertrace_exit_share_refused_exits_total counter\n", out);
+	fprintf(out, "hypertrace_exit_share_refused_exits_total{table=\"series\"} %" PRIu64 "\n", e->share_series_over);
+	fprintf(out, "hypertrace_exit_share_refused_exits_total{table=\"causes\"} %" PRIu64 "\n", e->share_causes_over);
 	ht_metrics_causes_render(&e->causes, out);
 }
 

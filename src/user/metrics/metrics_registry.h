@@ -108,6 +108,7 @@ struct ht_metrics_exits {
 	struct ht_metrics_vcpu_set vcpu_other;
 	uint64_t lost;           /* exits the BPF side could not count */
 	uint64_t overflow_exits; /* exits counted under vm="other" */
+	uint64_t share_series_over, share_causes_over; /* exits whose new entry a VM's share refused */
 	struct ht_metrics_causes causes; /* the causes of the exits (metrics_causes.h) */
 };
 

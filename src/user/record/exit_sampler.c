@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/grow.h"
 #include "hypertrace/trace_file.h"
 
 int ht_exit_sampler_init(struct ht_exit_sampler *s, struct ht_tracer *t, struct ht_writer *writer,
@@ -29,6 +30,8 @@ void ht_exit_sampler_free(struct ht_exit_sampler *s)
 	ht_exit_table_free(&s->last);
 	ht_exit_table_free(&s->interval);
 	ht_vm_ends_free(&s->ends);
+	free(s->excess);
+	s->excess = NULL;
 	ht_thread_set_free(s->named);
 	s->named = NULL;
 }
@@ -110,6 +113,46 @@ static void keep_open_exit(void *ctx, const struct ht_exit_key *key)
 	s->changed = true;
 }
 
+static struct ht_vm_excess *excess_of(struct ht_exit_sampler *s, __u32 pid)
+{
+	for (size_t i = 0; i < s->nexcess; i++)
+		if (s->excess[i].pid == pid)
+			return &s->excess[i];
+	return NULL;
+}
+
+/* A VM's share as BPF has it now: its excess, on top of its pid's ended processes'. */
+static void keep_share(void *ctx, __u32 tgid, const struct ht_vm_share *share)
+{
+	struct ht_exit_sampler *s = ctx;
+	struct ht_vm_excess *e = excess_of(s, tgid);
+
+	if (!e) {
+		if (!share->series_over && !share->causes_over)
+			return;
+		if (HT_GROW(s->excess, s->excess_cap, s->nexcess + 1, 16))
+			return; /* out of memory: its excess is still in the totals' losses */
+		e = &s->excess[s->nexcess++];
+		memset(e, 0, sizeof(*e));
+		e->pid = tgid;
+	}
+	e->series_over = e->base_series + share->series_over;
+	e->causes_over = e->base_causes + share->causes_over;
+}
+
+/* The VMs just freed: their shares went with their entries, their excess stays. */
+static void excess_ended(struct ht_exit_sampler *s)
+{
+	for (size_t i = 0; i < s->ends.nending; i++) {
+		struct ht_vm_excess *e = excess_of(s, s->ends.ending[i]);
+
+		if (e) {
+			e->base_series = e->series_over;
+			e->base_causes = e->causes_over;
+		}
+	}
+}
+
 /*
  * Everything BPF has now. A thread that ended is read once more with its
  * last numbers, marked gone; one BPF no longer has (read as gone before) keeps
@@ -129,6 +172,13 @@ static int read_bpf(struct ht_exit_sampler *s, bool final)
 		ret = ht_tracer_read_vcpu_waits(s->tracer, keep_thread, &r);
 	if (!ret && final)
 		ret = ht_tracer_read_open_exits(s->tracer, keep_open_exit, &r);
+	if (!ret)
+		ret = ht_tracer_read_vm_shares(s->tracer, keep_share, s);
+	s->total.share_series_over = s->total.share_causes_over = 0;
+	for (size_t i = 0; i < s->nexcess; i++) {
+		s->total.share_series_over += s->excess[i].series_over;
+		s->total.share_causes_over += s->excess[i].causes_over;
+	}
 	if (!ret)
 		ret = r.err;
 	for (size_t i = 0; i < s->total.nthreads; i++) {
@@ -251,6 +301,8 @@ int ht_exit_sampler_sample(struct ht_exit_sampler *s, unsigned long long now_ns,
 
 		if (freed < 0)
 			ret = (int)freed;
+		else
+			excess_ended(s);
 	}
 	if (!ret)
 		ret = ht_exit_table_delta(&s->interval, &s->total, &s->last);

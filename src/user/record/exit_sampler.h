@@ -17,6 +17,13 @@
 #include "record/vm_identity.h"
 #include "tracefile/trace_writer.h"
 
+/* A VM process whose share refused new entries: its excess so far (struct ht_vm_share), over its pid's processes. */
+struct ht_vm_excess {
+	__u32 pid;
+	__u64 series_over, causes_over; /* base + the live process's */
+	__u64 base_series, base_causes; /* of the ended processes of this pid */
+};
+
 struct ht_exit_sampler {
 	struct ht_tracer *tracer;       /* not owned */
 	struct ht_writer *writer;       /* NULL: no file (--no-file); not owned */
@@ -26,6 +33,8 @@ struct ht_exit_sampler {
 	struct ht_exit_table last;      /* total at the previous sample */
 	struct ht_exit_table interval;  /* total - last */
 	struct ht_vm_ends ends;         /* VM processes that ended: their BPF entries freed after their last read */
+	struct ht_vm_excess *excess;    /* by pid, in the order they first went past their share */
+	size_t nexcess, excess_cap;
 	unsigned long long start_ns, last_ns, interval_ns; /* interval_ns: length of the last interval */
 	int write_error;                /* -errno of the first block that could not be queued */
 	/* The recording's -p and --vcpu: BPF follows every vCPU thread's waiting, these keep the selected ones. */

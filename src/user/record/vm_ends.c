@@ -124,7 +124,6 @@ long ht_vm_ends_release(struct ht_vm_ends *e, struct ht_tracer *t)
 		if (add_pid(&e->freed, &e->nfreed, &e->freed_cap, e->ending[i]))
 			return -ENOMEM;
 	}
-	e->nending = 0;
 	return freed;
 }
 

@@ -34,7 +34,11 @@ void ht_vm_ends_free(struct ht_vm_ends *e);
  * have ended, so that the read has their last numbers. 0 or -ENOMEM.
  */
 int ht_vm_ends_find(struct ht_vm_ends *e, const struct ht_exit_table *total);
-/* After the read (and its block): frees the entries of those ht_vm_ends_find found. Entries freed, or -errno. */
+/*
+ * After the read (and its block): frees the entries of those
+ * ht_vm_ends_find found (still in ending until the next find). Entries
+ * freed, or -errno.
+ */
 long ht_vm_ends_release(struct ht_vm_ends *e, struct ht_tracer *t);
 /*
  * What a read of BPF adds to for pid (*base): NULL for a pid never freed;
