@@ -188,8 +188,9 @@ $(OUTPUT)/bench/bench_drain: $(OUTPUT)/obj/bench/bench_drain.o $(LIB_OBJS)
 # Fuzzing (tests/fuzz): the reader and every report mode (fuzz_report), the
 # same with checksums made right after each mutation so that inputs reach
 # EXITS blocks and vCPU switches (fuzz_blocks), and the guest-event decoding
-# with checks of its output (fuzz_decode), under libFuzzer with ASan and
-# UBSan, built with clang whatever CC is; seeds come from write_seeds.
+# (fuzz_decode), each with checks of its output (output_check.c), under
+# libFuzzer with ASan and UBSan, built with clang whatever CC is; seeds come
+# from write_seeds.
 # clang's UBSan also stops at an offset applied to a NULL pointer (gcc's does
 # not): pointer-overflow is part of undefined, named here so it stays on.
 FUZZ_CC ?= $(CLANG)
@@ -207,7 +208,8 @@ $(OUTPUT)/fuzz/obj/%.o: %.c | $(SKELS)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
 
-$(FUZZ_BIN): $(OUTPUT)/fuzz/obj/tests/fuzz/fuzz_report.o $(call obj,fuzz/obj,$(LIB_SRCS))
+$(FUZZ_BIN): $(OUTPUT)/fuzz/obj/tests/fuzz/fuzz_report.o $(OUTPUT)/fuzz/obj/tests/fuzz/output_check.o \
+		$(call obj,fuzz/obj,$(LIB_SRCS))
 	$(call msg,LINK,$@)
 	$(Q)$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) $(LDFLAGS) $^ $(LIBS) -o $@
 
@@ -218,7 +220,7 @@ $(OUTPUT)/fuzz/obj/tests/fuzz/fuzz_blocks.o: tests/fuzz/fuzz_report.c | $(SKELS)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -DHT_FUZZ_BLOCKS -c $< -o $@
 
 $(FUZZ_BLOCKS_BIN): $(OUTPUT)/fuzz/obj/tests/fuzz/fuzz_blocks.o $(OUTPUT)/fuzz/obj/tests/fuzz/fix_crcs.o \
-		$(call obj,fuzz/obj,$(LIB_SRCS))
+		$(OUTPUT)/fuzz/obj/tests/fuzz/output_check.o $(call obj,fuzz/obj,$(LIB_SRCS))
 	$(call msg,LINK,$@)
 	$(Q)$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) $(LDFLAGS) $^ $(LIBS) -o $@
 

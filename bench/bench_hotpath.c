@@ -261,7 +261,7 @@ static int register_vcpu_threads(struct hotpath_bpf *skel)
 
 /*
  * This thread and its parent as vCPU threads of an instance (their entries
- * in vcpu_threads, made by the real registration); tids[] gets their ids.
+ * in vcpu_thread_table, made by the real registration); tids[] gets their ids.
  */
 static int register_pair(struct hotpath_bpf *skel, __u32 tids[2])
 {

@@ -46,7 +46,7 @@ enum bench_case {
 	BENCH_WAKEUP_PLAIN,      /* sched_wakeup of a thread that is no vCPU thread */
 	/* --exits, and --vcpu-sched (in instances loaded with exits_on, one also with vcpu_sched_on). */
 	BENCH_SWITCH_PAIR,       /* the real sched_switch handler, this thread to its parent and back (per switch: half) */
-	BENCH_REGISTER_PAIR,     /* once: both threads of the pair into vcpu_threads (not a loop) */
+	BENCH_REGISTER_PAIR,     /* once: both threads of the pair into vcpu_thread_table (not a loop) */
 };
 
 struct bench_args {
@@ -136,7 +136,7 @@ LOOP_CALLBACK(cb_switch_vcpus) { call_vcpu_switch(0, 1); call_vcpu_switch(1, 0);
  * task_structs): a preemption of this thread, then its parent switched
  * out as its state says (a shell waiting for the benchmark: blocked).
  * Whether they are vCPU threads is their bits in vcpu_tid_bits, which user
- * space sets or clears between cases (their vcpu_threads entries stay).
+ * space sets or clears between cases (their vcpu_thread_table entries stay).
  */
 __u32 bench_pair_tid[2];
 /* The one field the benchmark needs that the programs do not (vmlinux.h holds theirs only). */

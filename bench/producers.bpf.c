@@ -5,7 +5,7 @@
  * 80-byte copy out of a state, submit with the wake-up test), timed inside the
  * program. User space runs it on one CPU, then on both at once, against:
  *  - one ring every CPU shares (`shared_ring`);
- *  - a ring per CPU, as record loads them (`rings` of hypertrace.bpf.c, cpu_ring() of fuse.bpf.h);
+ *  - a ring per CPU, as record loads them (`rings` of maps.bpf.h, cpu_ring() of helpers.bpf.h);
  *  - the loop alone (no ring), subtracted to get the ring's own cost;
  *  - the armed counts a hypercall updates, the other state every CPU shares.
  */

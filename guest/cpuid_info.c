@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "cpuid_info.h"
 
+#include <stdio.h>
 #include <string.h>
 #include "hypertrace/guest.h"
 
@@ -93,6 +94,16 @@ enum hypercall_insn hypercall_insn_parse(const char *name)
 	if (strcmp(name, "vmmcall") == 0)
 		return HYPERCALL_INSN_VMMCALL;
 	return HYPERCALL_INSN_UNKNOWN;
+}
+
+bool hypercall_insn_option(const char *arg, enum hypercall_insn *insn, char *err, size_t err_size)
+{
+	*insn = hypercall_insn_parse(arg);
+	if (*insn == HYPERCALL_INSN_UNKNOWN) {
+		snprintf(err, err_size, "invalid --insn '%s': expected vmcall or vmmcall; see --help", arg);
+		return false;
+	}
+	return true;
 }
 
 /* Copies up to 12 bytes of a comma-terminated field into a NUL-padded buffer. */

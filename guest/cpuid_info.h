@@ -67,6 +67,9 @@ const char *hypercall_insn_name(enum hypercall_insn insn);
 /* Parses "vmcall" or "vmmcall"; returns HYPERCALL_INSN_UNKNOWN for anything else. */
 enum hypercall_insn hypercall_insn_parse(const char *name);
 
+/* The value of --insn, as both guest programs take it: true, or false with one line in err. */
+bool hypercall_insn_option(const char *arg, enum hypercall_insn *insn, char *err, size_t err_size);
+
 /*
  * Fills a snapshot from text, for tests: "VENDOR,HYPERVISOR_BIT,SIGNATURE",
  * e.g. "GenuineIntel,1,KVMKVMKVM" or "AuthenticAMD,0," (bare metal). VENDOR

@@ -72,16 +72,11 @@ static const struct option long_options[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-/* What decides how a0..a3 are filled: --text, or any of --a0..--a3. */
-struct args_given {
-	const char *text;
-	bool a0_to_a3;
-};
-
-/* What parse_one fills: the options, and which were given. */
+/* What parse_one fills: the options, and what decides how a0..a3 are filled (--text, or any of --a0..--a3). */
 struct parse_state {
 	struct hypercall_options *o;
-	struct args_given *given;
+	const char *text;
+	bool a0_to_a3;
 };
 
 /* One option getopt_long returned, with its value arg; false with a message in err (ht_option_fn). */
@@ -89,7 +84,6 @@ static bool parse_one(int opt, const char *arg, void *ctx, char *err, size_t err
 {
 	struct parse_state *st = ctx;
 	struct hypercall_options *o = st->o;
-	struct args_given *given = st->given;
 
 	switch (opt) {
 	case 'N':
@@ -99,31 +93,25 @@ static bool parse_one(int opt, const char *arg, void *ctx, char *err, size_t err
 		return ht_parse_u64_option("--nr", arg, 0, UINT64_MAX, &o->nr, err, err_size);
 	case OPT_A0:
 		o->a0_fixed = true;
-		given->a0_to_a3 = true;
+		st->a0_to_a3 = true;
 		return ht_parse_u64_option("--a0", arg, 0, UINT64_MAX, &o->a0, err, err_size);
 	case OPT_A1:
-		given->a0_to_a3 = true;
+		st->a0_to_a3 = true;
 		return ht_parse_u64_option("--a1", arg, 0, UINT64_MAX, &o->a1, err, err_size);
 	case OPT_A2:
-		given->a0_to_a3 = true;
+		st->a0_to_a3 = true;
 		return ht_parse_u64_option("--a2", arg, 0, UINT64_MAX, &o->a2, err, err_size);
 	case OPT_A3:
-		given->a0_to_a3 = true;
+		st->a0_to_a3 = true;
 		return ht_parse_u64_option("--a3", arg, 0, UINT64_MAX, &o->a3, err, err_size);
 	case OPT_TEXT:
-		given->text = arg;
+		st->text = arg;
 		return true;
 	case OPT_RATE:
 		return ht_parse_u64_option("--rate", arg, 1, HYPERCALL_MAX_RATE, &o->rate, err,
 					   err_size);
 	case OPT_INSN:
-		o->insn = hypercall_insn_parse(arg);
-		if (o->insn == HYPERCALL_INSN_UNKNOWN) {
-			snprintf(err, err_size,
-				 "invalid --insn '%s': expected vmcall or vmmcall; see --help", arg);
-			return false;
-		}
-		return true;
+		return hypercall_insn_option(arg, &o->insn, err, err_size);
 	case 'h':
 		o->help = true;
 		return true;
@@ -133,12 +121,12 @@ static bool parse_one(int opt, const char *arg, void *ctx, char *err, size_t err
 }
 
 /* --text, if given, packed into a0..a3; false with a message in err. */
-static bool apply_text(struct hypercall_options *o, const struct args_given *given, char *err,
-		       size_t err_size)
+static bool apply_text(const struct parse_state *st, char *err, size_t err_size)
 {
-	const char *text = given->text;
+	struct hypercall_options *o = st->o;
+	const char *text = st->text;
 
-	if (text && given->a0_to_a3) {
+	if (text && st->a0_to_a3) {
 		snprintf(err, err_size, "--text fills a0..a3: drop --a0..--a3; see --help");
 		return false;
 	}
@@ -159,8 +147,7 @@ static bool apply_text(struct hypercall_options *o, const struct args_given *giv
 int hypercall_options_parse(int argc, char **argv, struct hypercall_options *o, char *err,
 			    size_t err_size)
 {
-	struct args_given given = { 0 };
-	struct parse_state st = { o, &given };
+	struct parse_state st = { .o = o };
 
 	memset(o, 0, sizeof(*o));
 	o->nr = HT_DEFAULT_HYPERCALL_NR;
@@ -168,5 +155,5 @@ int hypercall_options_parse(int argc, char **argv, struct hypercall_options *o, 
 	o->insn = HYPERCALL_INSN_UNKNOWN;
 	if (ht_parse_options(argc, argv, ":N:n:h", long_options, parse_one, &st, err, err_size))
 		return -1;
-	return apply_text(o, &given, err, err_size) ? 0 : -1;
+	return apply_text(&st, err, err_size) ? 0 : -1;
 }

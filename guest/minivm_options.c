@@ -123,12 +123,6 @@ static bool has_mix(const struct minivm_options *o, enum minivm_mix_kind kind)
 	return false;
 }
 
-/* Options whose use depends on another option, seen or not. */
-struct options_given {
-	bool mix_per_call;
-	bool other_nr;
-};
-
 static void set_defaults(struct minivm_options *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -142,10 +136,11 @@ static void set_defaults(struct minivm_options *o)
 	o->kvm_path = "/dev/kvm";
 }
 
-/* What parse_one fills: the options, and which were given. */
+/* What parse_one fills: the options, and whether those whose use depends on another were given. */
 struct parse_state {
 	struct minivm_options *o;
-	struct options_given *given;
+	bool mix_per_call_given;
+	bool other_nr_given;
 };
 
 /* One option getopt_long returned, with its value arg; false with a message in err (ht_option_fn). */
@@ -153,7 +148,6 @@ static bool parse_one(int opt, const char *arg, void *ctx, char *err, size_t err
 {
 	struct parse_state *st = ctx;
 	struct minivm_options *o = st->o;
-	struct options_given *given = st->given;
 
 	switch (opt) {
 	case OPT_VCPUS:
@@ -164,23 +158,17 @@ static bool parse_one(int opt, const char *arg, void *ctx, char *err, size_t err
 	case OPT_NR:
 		return ht_parse_u32_option("--nr", arg, 0, UINT32_MAX, &o->nr, err, err_size);
 	case OPT_OTHER_NR:
-		given->other_nr = true;
+		st->other_nr_given = true;
 		return ht_parse_u32_option("--other-nr", arg, 0, UINT32_MAX, &o->other_nr, err,
 					   err_size);
 	case OPT_MIX:
 		return parse_mix(arg, o, err, err_size);
 	case OPT_MIX_PER_CALL:
-		given->mix_per_call = true;
+		st->mix_per_call_given = true;
 		return ht_parse_u32_option("--mix-per-call", arg, 1, MINIVM_MAX_MIX_PER_CALL,
 					   &o->mix_per_call, err, err_size);
 	case OPT_INSN:
-		o->insn = hypercall_insn_parse(arg);
-		if (o->insn == HYPERCALL_INSN_UNKNOWN) {
-			snprintf(err, err_size,
-				 "invalid --insn '%s': expected vmcall or vmmcall; see --help", arg);
-			return false;
-		}
-		return true;
+		return hypercall_insn_option(arg, &o->insn, err, err_size);
 	case OPT_TIMEOUT:
 		return ht_parse_u32_option("--timeout", arg, 1, MINIVM_MAX_TIMEOUT, &o->timeout, err,
 					   err_size);
@@ -200,15 +188,16 @@ static bool parse_one(int opt, const char *arg, void *ctx, char *err, size_t err
 }
 
 /* The options taken together, once all are parsed; false with a message in err. */
-static bool check_combinations(const struct minivm_options *o, const struct options_given *given,
-			       char *err, size_t err_size)
+static bool check_combinations(const struct parse_state *st, char *err, size_t err_size)
 {
+	const struct minivm_options *o = st->o;
+
 	/* Options that would silently do nothing are mistakes worth reporting. */
-	if (given->mix_per_call && o->mix_len == 0) {
+	if (st->mix_per_call_given && o->mix_len == 0) {
 		snprintf(err, err_size, "--mix-per-call needs --mix; see --help");
 		return false;
 	}
-	if (given->other_nr && !has_mix(o, MINIVM_MIX_OTHER_NR)) {
+	if (st->other_nr_given && !has_mix(o, MINIVM_MIX_OTHER_NR)) {
 		snprintf(err, err_size, "--other-nr needs --mix with other-nr; see --help");
 		return false;
 	}
@@ -224,11 +213,10 @@ static bool check_combinations(const struct minivm_options *o, const struct opti
 int minivm_options_parse(int argc, char **argv, struct minivm_options *o, char *err,
 			 size_t err_size)
 {
-	struct options_given given = { 0 };
-	struct parse_state st = { o, &given };
+	struct parse_state st = { .o = o };
 
 	set_defaults(o);
 	if (ht_parse_options(argc, argv, ":h", long_options, parse_one, &st, err, err_size))
 		return -1;
-	return check_combinations(o, &given, err, err_size) ? 0 : -1;
+	return check_combinations(&st, err, err_size) ? 0 : -1;
 }

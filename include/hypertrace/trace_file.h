@@ -71,7 +71,7 @@ struct ht_file_header {
 /* record --exits: the exit statistics that changed since the last such block (cumulative numbers). */
 #define HT_BLOCK_EXITS 4
 #define HT_ENCODING_RAW 0
-/* Records as ten u64 columns, each delta-coded, then deflated (src/user/block_codec.c). */
+/* Records as ten u64 columns, each delta-coded, then deflated (src/user/tracefile/block_codec.c). */
 #define HT_ENCODING_DELTA_ZLIB 1
 /* A reader refuses blocks larger than this: protects it from a corrupt length. */
 #define HT_BLOCK_MAX_PAYLOAD (64u << 20)

@@ -9,14 +9,14 @@
  * Time in the host: kvm_exit notes the exit in its CPU's slot (cpu_states);
  * the next kvm_entry on that CPU is the same thread's unless the thread was
  * switched out in between, and then sched_switch has moved the open exit
- * into the thread's vcpu_threads entry, where kvm_entry finds it. So the
+ * into the thread's vcpu_thread_table entry, where kvm_entry finds it. So the
  * common pair costs two slot accesses, a clock read at each end, the
  * thread's ids at the entry and the update of the series' entry in its
  * CPU's own table (exit_cache: an array lookup, no helper call); nothing
  * goes through a ring buffer.
  *
  * Waiting: sched_switch and sched_wakeup test one bit per thread id
- * (vcpu_tid_bits) and touch vcpu_threads only for vCPU threads; for every
+ * (vcpu_tid_bits) and touch vcpu_thread_table only for vCPU threads; for every
  * other thread a switch costs a few loads and one store into the CPU's own
  * slot (who runs there: kvm_entry compares it with its own thread, so an
  * open exit is never paired with another thread's entry).
@@ -285,13 +285,18 @@ __noinline int count_cause(__u32 tgid, __u32 isa, __u32 reason, struct exit_caus
 		return 0;
 	bool to_vmm = uexit_ns >= exit_ns && uexit_ns && uexit_ns <= now;
 	__u64 kvm_ns = (to_vmm ? uexit_ns : now) - exit_ns;
+	/*
+	 * The bucket first, as a series counts an exit: a read between two of
+	 * these writes then sees a time in KVM or the VMM no larger than its
+	 * buckets allow, which the reader of a file checks.
+	 */
+	h->kvm_slots[exit_slot(kvm_ns)]++;
 	h->count++;
 	h->kvm_ns += kvm_ns;
-	h->kvm_slots[exit_slot(kvm_ns)]++;
 	if (to_vmm) {
+		h->vmm_slots[exit_slot(now - uexit_ns)]++;
 		h->vmm_count++;
 		h->vmm_ns += now - uexit_ns;
-		h->vmm_slots[exit_slot(now - uexit_ns)]++;
 	}
 	return 0;
 }
@@ -493,7 +498,7 @@ static __always_inline struct vcpu_thread *running_thread(struct vcpu_state *slo
  * at the exit's time (exit_ns) and begins kvm there: one write of the
  * account per exit, at its end, with the clock reads the exit's timing
  * makes anyway. User space reads the open exits of the CPU slots to do the
- * same for a read in between (tracer.c).
+ * same for a read in between (tracer_read.c).
  */
 static __always_inline void guest_until_exit(struct vcpu_thread *t, __u64 exit_ns)
 {

@@ -3,9 +3,11 @@
  * The fusion state machine: kvm_exit + kvm_hypercall + kvm_entry of one vCPU
  * thread become ONE struct ht_record in the ring buffer.
  *
- * Every handler takes the tracepoint's raw struct, so the tracepoint programs
- * and the synthetic-event programs used by tests and benchmarks run exactly
- * the same code against the same maps. Handlers are static __always_inline,
+ * Every handler takes the values its tracepoint carries (kvm_exit's: where
+ * to read them, the classic event record or SVM's vCPU, see exit_source),
+ * not a program's context, so the tracepoint programs and the
+ * synthetic-event programs used by tests and benchmarks run exactly the
+ * same code against the same maps. Handlers are static __always_inline,
  * except the few marked __noinline on purpose: paths off the hot one (a
  * hypercall exit, a cut window, a state moved on a switch) kept out of line so that the non-matching
  * path of kvm_exit stays a load, an AND and a compare.
@@ -16,7 +18,7 @@
  * physical CPU, and a vCPU thread may be switched out between its exit and its
  * entry and go on on another CPU. It lives in the slot of the CPU the thread
  * runs on, and in moved_states while the thread is switched out (see
- * cpu_states in hypertrace.bpf.c).
+ * cpu_states in maps.bpf.h).
  *
  * Hot path: kvm_exit and kvm_entry fire on every VM exit of the host. Their
  * non-matching path reads the exit's reason and its CPU's slot, and writes
@@ -151,7 +153,7 @@ static __noinline int park_state(__u32 tid, struct vcpu_state *slot)
  * A parked state comes back into the slot of the CPU its thread runs on
  * (the slot is free): 1 when it was armed. Only the fusion part: the slot's
  * --exits fields are the CPU's (the open exit of a thread went with it into
- * vcpu_threads when it was switched out), and a stale copy of them here
+ * vcpu_thread_table when it was switched out), and a stale copy of them here
  * would hand that exit to the thread switched out next. The entry is
  * disarmed before its delete, so one the delete leaves is no window.
  */

@@ -86,7 +86,7 @@ struct cpu_exit_cause {
  * and then since_state, which holds the time, the state and the gone flag
  * in one word (one store), so a copy whose states do not add up to its
  * time minus start_ns was taken half-way, and the reader copies again
- * (tracer.c). No count to keep: the identity is the check.
+ * (tracer_read.c). No count to keep: the identity is the check.
  */
 #define VCPU_STATE_MASK 7ull
 #define VCPU_GONE (1ull << 3) /* the thread ended at the time: state_ns are its last numbers */
@@ -143,7 +143,7 @@ struct exit_cache_entry {
 	struct ht_exit_hist h;
 };
 
-/* Thread ids are below PID_MAX_LIMIT (2^22): one bit each says "a vCPU thread with a vcpu_threads entry". */
+/* Thread ids are below PID_MAX_LIMIT (2^22): one bit each says "a vCPU thread with a vcpu_thread_table entry". */
 #define HT_TID_BITS (1u << 22)
 
 #endif /* HYPERTRACE_VCPU_STATE_H */

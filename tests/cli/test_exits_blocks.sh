@@ -3,9 +3,11 @@
 # CRCs): report --exits reads the most a recording can hold in time linear
 # in its size, refuses a block over that bound, and refuses numbers no
 # recording writes (buckets that do not add up, min above max, a time in
-# the host beyond the buckets, a series that goes down, time that goes
-# back) with one line that names the file and the block; sums that would
-# wrap stop at the largest number instead.
+# the host beyond the buckets, a series or a count of lost exits that goes
+# down, time that goes back, a vCPU thread's account whose states do not
+# add up, that ends before it starts or that goes down) with one line that
+# names the file and the block; sums that would wrap stop at the largest
+# number instead.
 # shellcheck source=../lib.sh
 source "$(dirname "$0")/../lib.sh"
 
@@ -91,6 +93,34 @@ check_refused minmax "a series' shortest exit (1023 ns) is longer than its longe
 check_refused total "a series' time in the host (18446744073709551614 ns) does not fit its 5 exits"
 check_refused down "the series of pid 1000, vCPU 0, reason 123 goes down from 5 exits (5000 ns) to 4 (4000 ns)"
 check_refused backwards "its time (1000000005 ns) is before the block before"
+check_refused lost_down "its counts of what was lost go down"
+
+# Accounts no recording writes, refused in every view that reads the blocks:
+# states that do not add up to the thread's time (their sum wraps to it in
+# 64 bits: a share of 184467440737095516160.0% once), an account that ends
+# before it starts, one that goes down between blocks.
+check_account_refused() { # check_account_refused SHAPE WHAT
+	local name=exits_block_refused_$1 view bad=
+	"$CRAFT" "$work/$1.htr" "$1" || { fail "$name" "exits_craft failed"; return; }
+	for view in --exits --vcpu-time "--vcpu-time --json" "--vcpu-time --csv" --causes; do
+		# shellcheck disable=SC2086 # the view's words
+		"$HT" report $view "$work/$1.htr" >"$work/out" 2>"$work/err"
+		local rc=$?
+		if [ "$rc" -ne 1 ] || [ "$(wc -l <"$work/err")" -ne 1 ] ||
+			! grep -q "$1.htr.*exits block at byte [0-9]*: $2.*: the file is corrupt" "$work/err" || [ -s "$work/out" ]; then
+			bad="$view: rc $rc: $(cat "$work/err") / $(head -3 "$work/out")"
+			break
+		fi
+	done
+	if [ -z "$bad" ]; then
+		pass "$name"
+	else
+		fail "$name" "$bad"
+	fi
+}
+check_account_refused account_sum "the states of vCPU thread 2000 add up to 18446744073709551616 ns, not to its 10 ns"
+check_account_refused account_back "the account of vCPU thread 2000 ends (1000000000 ns) before it starts (1000000010 ns)"
+check_account_refused account_down "the account of vCPU thread 2000 (pid 1000) goes down: as_of_ns from 1000001000 to 1000000900"
 
 # Two series of 2^63 exits each (each right on its own): their sum stops at 2^64 - 1.
 "$CRAFT" "$work/wrap.htr" wrap
@@ -99,5 +129,13 @@ if "$HT" report --exits "$work/wrap.htr" >"$work/out" 2>"$work/err" &&
 	pass exits_sums_stop_at_the_largest_number
 else
 	fail exits_sums_stop_at_the_largest_number "$(cat "$work/err") / $(head -3 "$work/out")"
+fi
+# Two threads of 2^63 ns each (each right on its own): the VM's row stops at 2^64 - 1 ns, its shares stay right.
+"$CRAFT" "$work/account_wrap.htr" account_wrap
+if "$HT" report --vcpu-time "$work/account_wrap.htr" >"$work/out" 2>"$work/err" &&
+	grep -Eq "^  all its vCPU threads +inf +100.0% +0.0% " "$work/out"; then
+	pass vcpu_time_sums_stop_at_the_largest_number
+else
+	fail vcpu_time_sums_stop_at_the_largest_number "$(cat "$work/err") / $(tail -3 "$work/out")"
 fi
 suite_exit

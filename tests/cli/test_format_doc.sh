@@ -65,6 +65,16 @@ PY
 out=$(python3 "$work/independent.py" "$work" "$work/doc.htr" 2>&1)
 [ "$out" = ok ] && pass format_doc_python_reader_reads_a_doc_written_file || fail format_doc_python_reader_reads_a_doc_written_file "$out"
 
+# The doc's reader reads a file of this version (the real writer's, with EXITS blocks it skips).
+if "$OUTPUT/tests/tools/exits_craft" "$work/v.htr" causes &&
+	out=$(python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); from doc_reader import read_htr
+recs, tr = read_htr(sys.argv[2]); assert recs == [] and tr[0] == 0, (recs, tr); print("ok")' "$work" "$work/v.htr" 2>&1) &&
+	[ "$out" = ok ]; then
+	pass format_doc_python_reader_reads_this_version
+else
+	fail format_doc_python_reader_reads_this_version "$out"
+fi
+
 csv=$("$HT" report --csv "$work/doc.htr" 2>&1); status=$?
 line4=$(sed -n 5p <<<"$csv")
 line8=$(sed -n 9p <<<"$csv") # record 7 comes from the compressed block

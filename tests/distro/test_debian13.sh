@@ -49,6 +49,13 @@ fi
 # The tracked files of this tree, over the previous copy (its .output and
 # .cache stay).
 droot_copy_tree "$root" "$TOP" || { fail ${NAME}_copy_sources "$DR_ERR"; suite_exit; }
+# The reference data that tests read beside the project (never tracked in
+# it) is beside the copy too, at the same relative path.
+rm -rf "$root/src/shared"
+if [ -d "$TOP/../shared/reference" ]; then
+	mkdir -p "$root/src/shared" && cp -r "$TOP/../shared/reference" "$root/src/shared/" ||
+		{ fail ${NAME}_copy_reference "cannot copy ../shared/reference into the root"; suite_exit; }
+fi
 
 skips="tests/e2e/test_nested the nested-machine suites run on the host, which boots their kernels
 tests/distro/ this is the Debian 13 root
@@ -75,7 +82,7 @@ relay() {
 }
 # Fuzzing proper is the host's (60 s); here the fuzzers build with Debian 13's
 # clang, replay every input that ever failed and fuzz briefly.
-droot_run "$root" env TESTS_SKIP="$skips" HT_DISTRO_TESTS=0 FUZZ_SECONDS=15 bash -c '
+droot_run "$root" env TESTS_SKIP="$skips" HT_DISTRO_TESTS=0 HT_REQUIRE_REFERENCE="${HT_REQUIRE_REFERENCE:-0}" FUZZ_SECONDS=15 bash -c '
 	cd /src/hypertrace-bpf || exit 1
 	tests/install-deps.sh || { echo "FAIL: install_deps: tests/install-deps.sh failed"; exit 1; }
 	# A git index of the copied files, as a clone has: the build test and

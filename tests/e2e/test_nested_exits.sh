@@ -38,8 +38,9 @@
 #    kernel's guest-timing window, which is wider than the guest state (see
 #    guest_window_ticks); the guest's own steal time (/proc/stat) moves with
 #    the wait, and its own idle time is the account's halted, plus each
-#    halt's wait for a CPU after its wake-up and the time the idle guest was
-#    stopped, within 5% (halt_waits).
+#    halt's wait for a CPU after its wake-up, the time the idle guest was
+#    stopped and KVM's halt polling, over the interval between the guest's
+#    own two reads of it, within 3% (halt_waits, halt_polling).
 #  - switches: the first and the last recording are made with --vcpu-sched;
 #    each vCPU thread's switch records and the EXITS blocks' counters of its
 #    time off the CPU, preempted and blocked, must agree exactly.
@@ -87,7 +88,14 @@ if [ ! -x "$EXITLOAD" ] || readelf -l "$EXITLOAD" 2>/dev/null | grep -q INTERP; 
 	fail ${CHECK_PREFIX}exits_boot "$EXITLOAD is missing or not static: run 'make static' first"
 	suite_exit
 fi
-L2_FILES=("$EXITLOAD:bin/exitload")
+# guest/hypercall marks, on the host's clock, where the guest read its
+# /proc/stat (the guest-idle check below).
+HYPERCALL=$OUTPUT/guest/hypercall
+if [ ! -x "$HYPERCALL" ] || readelf -l "$HYPERCALL" 2>/dev/null | grep -q INTERP; then
+	fail ${CHECK_PREFIX}exits_boot "$HYPERCALL is missing or not static: run 'make static' first"
+	suite_exit
+fi
+L2_FILES=("$EXITLOAD:bin/exitload" "$HYPERCALL:bin/hypercall")
 # /dev/cpu/0/msr in the guest, for exitload msr.
 L2_MODULES=(msr)
 L2_L1_PROGRAMS=(usr/bin/perf)
@@ -100,6 +108,25 @@ T=/sys/kernel/tracing
 published() { l2_wait_file "$1" 30; }
 # stop PID: SIGINT, and what will not end in 20 s is killed; then reaped.
 stop() { l2_stop_process "$1" 20; }
+# perf_on OUT SUBCOMMAND ARGS...: starts `perf SUBCOMMAND ARGS` in the
+# background (its output in OUT) with its events off (-D -1), turns them on
+# through its control fifo and returns once perf has acknowledged it, so
+# that every event after the return is counted: a `sleep` after the start
+# was not enough on a busy host, where perf record once missed the first
+# exits after the guest was continued (6 interrupt, 3 msr, 1 vintr). Sets
+# PERF to its pid. 60 s at most for the acknowledgement.
+perf_on() {
+	out=$1 sub=$2
+	shift 2
+	PERF_N=$((${PERF_N:-0} + 1))
+	ctl=/tmp/perf$PERF_N.ctl ack=/tmp/perf$PERF_N.ack
+	rm -f $ctl $ack
+	mkfifo $ctl $ack
+	perf $sub -D -1 --control fifo:$ctl,$ack "$@" >"$out" 2>&1 &
+	PERF=$!
+	echo enable >$ctl
+	[ "$(timeout 60 head -n 1 $ack)" = ack ] || say "perf $sub did not acknowledge its events on in 60 s: $(tail -n 3 "$out")"
+}
 
 # ---- counts and times: one vCPU, a mixed workload, twice ------------------------
 WORK='i=0; while [ $i -lt 3000 ]; do i=$((i + 1)); done; dd if=/dev/zero of=/dev/null bs=4k count=3000 2>/dev/null; for j in 1 2 3 4 5; do sleep 0.2; echo tick $j; done'
@@ -116,9 +143,8 @@ EV=
 while read -r code name; do EV="$EV -e kvm:kvm_exit --filter exit_reason==$code"; done </out/svm_reasons
 # Counts: perf stat, system-wide until SIGINT, and record, both while the guest
 # runs; it is stopped (SIGSTOP) while they start and stop.
-perf stat -a -x, -o /out/perf_stat.txt $EV -e kvm:kvm_exit >/out/perf_stat.out 2>&1 &
-PSTAT=$!
-sleep 3
+perf_on /out/perf_stat.out stat -a -x, -o /out/perf_stat.txt $EV -e kvm:kvm_exit
+PSTAT=$PERF
 hypertrace-bpf record --exits --vcpu-sched --vm ex -q -i 1 -o /out/ex.htr >/out/ex.out 2>/out/ex.err &
 REC=$!
 published /out/ex.htr || say "record did not start: $(cat /out/ex.err)"
@@ -142,9 +168,8 @@ hypertrace-bpf report --exits /out/ex.htr >/out/ex.report 2>>/out/ex.err
 hypertrace-bpf record --exits --vm ex -q -i 1 -o /out/ex2.htr >/out/ex2.out 2>/out/ex2.err &
 REC=$!
 published /out/ex2.htr || say "record did not start: $(cat /out/ex2.err)"
-perf record -a -k mono -m 2048 -e kvm:kvm_exit -e kvm:kvm_entry -o /tmp/ex.data >/out/perf_record.out 2>&1 &
-PREC=$!
-sleep 3
+perf_on /out/perf_record.out record -a -k mono -m 2048 -e kvm:kvm_exit -e kvm:kvm_entry -o /tmp/ex.data
+PREC=$PERF
 kill -CONT $QPID
 l2cmd ex_work2 "$WORK"
 sleep 1
@@ -191,13 +216,12 @@ sleep 1
 # type 0 (READ_UNSATISFIED, read_exit_mmio) as KVM hands it to QEMU, type 1
 # (READ, read_prepare) when it completes the instruction with QEMU's value.
 # Each is counted on its own: one of each per exit.
-perf stat -a -x, -o /out/ca_perf.txt -e kvm:kvm_pio --filter 'port == 128 && rw == 1' \
+perf_on /out/ca_perf.out stat -a -x, -o /out/ca_perf.txt -e kvm:kvm_pio --filter 'port == 128 && rw == 1' \
 	-e kvm:kvm_cpuid --filter 'function == 1' \
 	-e kvm:kvm_mmio --filter "gpa == $EDU_GPA && type == 0" \
 	-e kvm:kvm_mmio --filter "gpa == $EDU_GPA && type == 1" \
-	-e kvm:kvm_msr --filter 'ecx == 27 && write == 0' >/out/ca_perf.out 2>&1 &
-PSTAT=$!
-sleep 3
+	-e kvm:kvm_msr --filter 'ecx == 27 && write == 0'
+PSTAT=$PERF
 hypertrace-bpf record --exits --vm ca -q -i 1 -o /out/ca.htr >/out/ca.out 2>/out/ca.err &
 REC=$!
 published /out/ca.htr || say "record did not start: $(cat /out/ca.err)"
@@ -263,20 +287,24 @@ vcpus_halted() {
 hypertrace-bpf record --exits --vcpu-sched -p $QPID -q -i 1 -o /out/st.htr >/out/st.out 2>/out/st.err &
 REC=$!
 published /out/st.htr || say "record did not start: $(cat /out/st.err)"
-l2cmd st_steal0 'head -1 /proc/stat'
+# The guest's /proc/stat, read by the shell itself (no program started in
+# between) right after a hypercall (a0 0x1d1e0) that the recording times on
+# the host's clock: where the guest read it. A second one after it bounds
+# how far after (the next program's start included).
+l2cmd st_steal0 'hypercall --a0 0x1d1e0 >/dev/null; read -r l </proc/stat; echo "$l"; hypercall --a0 0x1d1e1 >/dev/null'
 vcpus_halted
 kill -STOP $QPID
 sleep 2.5 # stopped: an EXITS block sees it
 thread_times /out/st.schedstat0
-perf stat -e task-clock --per-thread -x, -o /out/st.taskclock -t "$(echo $tids | tr ' ' ,)" >/dev/null 2>/out/st.perf.err &
-PTC=$!
-sleep 1
+perf_on /out/st.perf.err stat -e task-clock --per-thread -x, -o /out/st.taskclock -t "$(echo $tids | tr ' ' ,)"
+PTC=$PERF
 # The scheduler's own events over the same time (its clock, the tick and
 # the wake-ups that update the run-queue clock): where schedstat's run_delay
 # and the account's wait part, below.
 # The vCPU threads' entries and exits too: where the tick that samples
 # guest_time lands (GUEST below).
-ST_EVENTS='sched/sched_switch sched/sched_wakeup sched/sched_wakeup_new timer/hrtimer_expire_entry kvm/kvm_entry kvm/kvm_exit'
+# kvm_vcpu_wakeup: each halt's time in KVM, polling included (the guest-idle check).
+ST_EVENTS='sched/sched_switch sched/sched_wakeup sched/sched_wakeup_new timer/hrtimer_expire_entry kvm/kvm_entry kvm/kvm_exit kvm/kvm_vcpu_wakeup'
 echo 0 >$T/tracing_on
 echo 32768 >$T/buffer_size_kb
 echo >$T/trace
@@ -297,7 +325,7 @@ timeout 40 hypertrace-bpf top -b -n 3 -d 2 --vcpus >/out/top.txt 2>/out/top.err
 sleep 3
 kill $HOG
 sleep 3 # the guest's loops end (timeout 10): its vCPUs halt
-l2cmd st_steal1 'head -1 /proc/stat'
+l2cmd st_steal1 'hypercall --a0 0x1d1e2 >/dev/null; read -r l </proc/stat; echo "$l"; hypercall --a0 0x1d1e3 >/dev/null'
 vcpus_halted
 kill -STOP $QPID
 sleep 2.5 # stopped: an EXITS block sees it
@@ -496,14 +524,19 @@ for r in sorted(set(ref) | set(ex2)):
     # than moved exits; seen: msr -25 us over 294 exits, one exit of 4-8 ms
     # counted shorter), or within its bucket, where no histogram shows it
     # (seen on a busy host: cpuid +21.6 us over ~200 exits). So the mean may
-    # differ by one such exit: at most the upper bound of the highest bucket
-    # either histogram holds. A bias of every exit (the programs' own cost
-    # inside the window) still shows, in the mean of a reason with many
-    # short exits and in the share of exits in another bucket.
+    # differ by such exits, each by at most the upper bound of the highest
+    # bucket either histogram holds: one, or, where exits moved by more
+    # than one bucket, as many as st - m (each of them adds at least one
+    # bucket step to the m moved exits' one each; seen at a load of 13 on
+    # two CPUs: invlpg -210 us over 111 exits, two exits of 8-16 ms counted
+    # shorter). A bias of every exit (the programs' own cost inside the
+    # window) moves exits by one bucket (st = m), and still shows, in the
+    # mean of a reason with many short exits and in the share of exits in
+    # another bucket.
     top = max((k for k in range(40) if a[k] or b[k]), default=-1)
-    pause = 2 ** (top + 1) if top >= 0 and a != b else 0
+    pause = 2 ** (top + 1) * max(1, st - m) if top >= 0 and a != b else 0
     if st > m and pause:
-        out.append('INFO %s: an exit moved by more than one bucket (a pause of the emulator between the two reads?): the mean may differ by up to %.0f us more' % (r, pause / 1e3))
+        out.append('INFO %s: %d exits at most moved by more than one bucket (a pause of the emulator between the two reads?): the mean may differ by up to %.0f us more' % (r, st - m, pause / 1e3))
     if (n >= 100 and 100 * m_off > moved_pct * n) or (n >= 20 and abs(diff) * n > max(mean_ns, 0.02 * ref_mean) * n + pause):
         bad.append('%s: %d of %d exits in another bucket (%d with the reference offset by %+.0f ns), mean %+.0f ns from the reference' %
                    (r, m, n, m_off, off, diff))
@@ -536,7 +569,10 @@ fi
 # st's switch records, for the guest's idle time (halt_waits below).
 "$HT_STATIC" report --vcpu-switches --csv "$F/st.htr" >"$work/st.halts.csv" 2>"$work/st.halts.err" ||
 	echo "  info: report --vcpu-switches --csv failed: $(tail_of "$work/st.halts.err")"
-verdict=$(python3 - "$F" "$work/st.halts.csv" <<'PY'
+# The hypercalls that mark the guest's reads of its /proc/stat.
+"$HT_STATIC" report --csv "$F/st.htr" >"$work/st.hcalls.csv" 2>"$work/st.hcalls.err" ||
+	echo "  info: report --csv failed: $(tail_of "$work/st.hcalls.err")"
+verdict=$(python3 - "$F" "$work/st.halts.csv" "$work/st.hcalls.csv" <<'PY'
 import csv, struct, sys, re
 
 def exits_header_size(data):
@@ -748,19 +784,22 @@ for tid in tids:
     out.append('GUEST %d %s /proc guest_time %d USER_HZ ticks = %.0f ticks of %.0f ms, the tracepoints place %s ticks in the kernel\'s guest-timing window (kvm_exit fires with interrupts %s); the account\'s guest %.3f s is %+.1f%% of guest_time, its guest + kvm %.3f s %+.1f%%' %
                (tid, 'ok' if ok else 'bad', guest_ref, got, tick_period / 1e6, '%d' % lo if lo == hi else '%d-%d' % (lo, hi),
                 'off' if irqs_off_exit else 'on', d[0] / 1e9, pct(d[0], guest_ref * tick_ns), (d[0] + d[1]) / 1e9, pct(d[0] + d[1], guest_ref * tick_ns)))
-def halt_waits(path, tids, first, last):
+def halt_waits(path, tids, first, last, marks):
     """From the switch records (report --vcpu-switches --csv) of the vCPU
     threads, in ns over both: their time stopped from the first stop (just
-    after the guest's first /proc/stat) to the continue, and their waits
-    for a CPU after a halt: the time off the CPU from each voluntary
-    switch-out in TASK_INTERRUPTIBLE (blocked in KVM's halt; the account
-    shows no other blocking while the guest runs) to the switch-in, up to
-    the last stop, less the account's halted over the same time."""
+    after the guest's first /proc/stat) to the continue; their waits for a
+    CPU after a halt: the time off the CPU from each voluntary switch-out in
+    TASK_INTERRUPTIBLE (blocked in KVM's halt; the account shows no other
+    blocking while the guest runs) to the switch-in, up to the last stop,
+    less the account's halted over the same time; and the time off the CPU
+    so (halted and its waits) from each read of the guest's /proc/stat
+    (marks: the host's time of each, ns) to the stop after it."""
     recs = {t: [] for t in tids}
     for r in csv.DictReader(open(path)):
         if int(r['host_tid']) in recs:
             recs[int(r['host_tid'])].append((int(r['time_ns']), r['switch'], int(r['prev_state']), int(r['involuntary'])))
     stopped = off_after_halt = 0
+    gaps = [0, 0]
     for t, rs in recs.items():
         rs.sort()
         stops = [i for i, r in enumerate(rs) if r[1] == 'out' and r[2] & 4]  # __TASK_STOPPED
@@ -772,8 +811,54 @@ def halt_waits(path, tids, first, last):
             if rs[i][1] == 'out' and rs[i][3] == 0 and rs[i][2] == 1:
                 back = next((r[0] for r in rs[i + 1:] if r[1] == 'in'), rs[s1][0])
                 off_after_halt += min(back, rs[s1][0]) - rs[i][0]
+        for k, (mark, stop) in enumerate(((marks[0], rs[s0][0]), (marks[1], rs[s1][0]))):
+            for i, r in enumerate(rs):
+                if r[1] == 'out' and r[3] == 0 and r[2] == 1:
+                    back = next((x[0] for x in rs[i + 1:] if x[1] == 'in'), stop)
+                    gaps[k] += max(0, min(back, stop) - max(r[0], mark))
     halted = sum(last[t][4] - first[t][4] for t in tids)
-    return stopped, off_after_halt - halted
+    return stopped, off_after_halt - halted, gaps
+def read_marks(path):
+    """The host's time of the guest's two reads of its /proc/stat: the
+    hypercall just before each (a0 0x1d1e0 and 0x1d1e2), and the widest
+    window from it to the next hypercall, which ran after the read (ns)."""
+    at = {}
+    for r in csv.DictReader(open(path)):
+        at[int(r['a0'], 0)] = int(r['exit_ns'])
+    pairs = [(at[0x1d1e0], at[0x1d1e1]), (at[0x1d1e2], at[0x1d1e3])]
+    return [a for a, b in pairs], max(b - a for a, b in pairs)
+def halt_polling(path, tids):
+    """KVM's time in its halts before the vCPU thread blocked, over both
+    threads, from the nested machine's ftrace (ns): kvm_vcpu_wakeup gives each
+    halt's time in kvm_vcpu_halt (polling, then the block and the wait for a
+    CPU after it); a halt that polling caught ("poll") was all polling, one
+    that blocked ("wait") polled from its start to the thread's switch-out.
+    The account has it as kvm (the thread runs in KVM); to the guest it is
+    idle (it is in its HLT). Also the count of halts and of those polling
+    caught."""
+    pat = re.compile(r'^\s*.+?-(\d+)\s+\[\d+\]\s+\S+\s+([\d.]+): (\w+): (.*)$')
+    last_out, polled, halts, caught = {}, 0, 0, 0
+    for line in open(path, errors='replace'):
+        m = pat.match(line)
+        if not m:
+            continue
+        pid, ts, name, rest = int(m.group(1)), round(float(m.group(2)) * 1e9), m.group(3), m.group(4)
+        if name == 'sched_switch':
+            p = re.search(r'prev_pid=(\d+) ', rest)
+            if p and int(p.group(1)) in tids:
+                last_out[int(p.group(1))] = ts
+        elif name == 'kvm_vcpu_wakeup' and pid in tids:
+            w = re.match(r'(wait|poll) time (\d+) ns', rest)
+            if not w:
+                continue
+            halts += 1
+            start = ts - int(w.group(2))
+            if w.group(1) == 'poll':
+                caught += 1
+                polled += int(w.group(2))
+            elif start <= last_out.get(pid, -1) <= ts:
+                polled += last_out[pid] - start
+    return polled, halts, caught
 def cpu_line(name):
     con = open(F + '/st.console', errors='replace').read().replace('\r', '')
     m = re.search(r'L2-BEGIN %s\ncpu +(.*)\n' % name, con)
@@ -798,15 +883,33 @@ else:
     # idle time (5th field too).
     idle = (b[3] - a[3] + b[4] - a[4]) / 100.0
     iowait = (b[4] - a[4]) / 100.0
+    # The account's interval runs from the first stop to the last; the
+    # guest's, from its first read of /proc/stat to its second, each a
+    # little before a stop (its console's output, the host seeing it, the
+    # vCPUs halting), by a time that the host's load moves: both vCPUs are
+    # idle there, so one such gap a second longer than the other moved the
+    # comparison by 2 s (the -5.4% and +21.9% failures). The gaps are
+    # measured: the records' off-CPU time in halts (halted and its waits)
+    # from each read (hypercalls around it, on the host's clock) to its stop
+    # is added for the first and taken off for the last, so that both sides
+    # cover the guest's interval. And halt polling, KVM's time in a halt
+    # before the thread blocks, is kvm to the account and idle to the
+    # guest: measured from KVM's own kvm_vcpu_wakeup (halt_polling).
+    # What is left unmeasured: KVM's handling of each HLT exit around
+    # kvm_vcpu_halt, the guest's idle loop around its HLT, and the time from
+    # each hypercall to the read after it (the hypercall program's end);
+    # bounded, with the tick's rounding (10 ms per read and vCPU), by 3%.
     try:
-        stopped, waits = halt_waits(sys.argv[2], tids, first, last)
+        marks, mark_width = read_marks(sys.argv[3])
+        stopped, waits, gaps = halt_waits(sys.argv[2], tids, first, last, marks)
+        polled, halts, caught = halt_polling(F + '/st.ftrace', tids)
+        parts = (total_halted + waits + stopped + gaps[0] - gaps[1] + polled) / 1e9
+        ok = total_halted > 1e9 and idle > 0 and abs(parts - idle) <= 0.03 * idle
+        out.append('HALTED %s the guest\'s own idle time %.2f s (its /proc/stat, both vCPUs; iowait %.2f s of it); halted %.2f s + the waits after its halts %.2f s + stopped while idle %.2f s + halted and waits from the first read to its stop %.2f s - the same from the last read to its stop %.2f s + halt polling %.2f s (%d of %d halts caught by polling) = %.2f s (%+.1f%%; each read less than %.1f ms after its hypercall)' %
+                   ('ok' if ok else 'bad', idle, iowait, total_halted / 1e9, waits / 1e9, stopped / 1e9, gaps[0] / 1e9, gaps[1] / 1e9,
+                    polled / 1e9, caught, halts, parts, pct(parts, idle), mark_width / 1e6))
     except (OSError, KeyError, ValueError, StopIteration) as e:
-        stopped, waits = 0, 0
-        out.append('INFO the switch records of st: %s' % e)
-    parts = (total_halted + waits + stopped) / 1e9
-    ok = total_halted > 1e9 and idle > 0 and abs(parts - idle) <= 0.05 * idle
-    out.append('HALTED %s the guest\'s own idle time %.2f s (its /proc/stat, both vCPUs; iowait %.2f s of it); halted %.2f s + the waits after its halts %.2f s + stopped while idle %.2f s = %.2f s (%+.1f%%)' %
-               ('ok' if ok else 'bad', idle, iowait, total_halted / 1e9, waits / 1e9, stopped / 1e9, parts, pct(parts, idle)))
+        out.append('HALTED bad: the switch records, the marks of the guest\'s reads or the ftrace of st: %r' % e)
 print('\n'.join(out))
 PY
 )
@@ -838,8 +941,8 @@ echo "  info: $v"
 [[ $v == ok* ]] && pass ${CHECK_PREFIX}guest_steal_moves_with_the_wait || fail ${CHECK_PREFIX}guest_steal_moves_with_the_wait "${v:-$verdict}"
 v=$(sed -n 's/^HALTED //p' <<<"$verdict")
 echo "  info: ${v#ok }"
-[[ $v == ok* ]] && pass ${CHECK_PREFIX}guest_idle_is_halted_plus_its_waits_and_stops_within_5pct ||
-	fail ${CHECK_PREFIX}guest_idle_is_halted_plus_its_waits_and_stops_within_5pct "${v:-$verdict}"
+[[ $v == ok* ]] && pass ${CHECK_PREFIX}guest_idle_is_halted_plus_its_waits_stops_and_polling_within_3pct ||
+	fail ${CHECK_PREFIX}guest_idle_is_halted_plus_its_waits_stops_and_polling_within_3pct "${v:-$verdict}"
 if grep -q '^  vCPU 1 (CPU 1/KVM' "$F/st.time" 2>/dev/null; then
 	pass ${CHECK_PREFIX}report_vcpu_time_names_each_vcpu
 else
@@ -858,7 +961,7 @@ fi
 #  - a time is the sum, over switch-outs of its kind that a switch-in of the
 #    same thread follows, of in time - out time. A switch-out at the end of
 #    the recording (no in) counts, its time does not.
-#  - a thread's records alternate out, in, out...: it has its vcpu_threads
+#  - a thread's records alternate out, in, out...: it has its vcpu_thread_table
 #    entry (and so its records) from its first kvm_entry (running) or from
 #    the switch-out of an open exit (recorded), so its first record is an
 #    out; a switch-in before its entry is neither recorded nor counted, nor

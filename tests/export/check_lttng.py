@@ -39,6 +39,16 @@ are physically impossible, and rejected.
   computed from report --csv's decoded sched_switch rows (a run ends at the
   switch out, the module's unload or the recording's end), exactly in ns;
   and report --sched's run_ms, to its microsecond.
+- Trace Compass's kernel analysis on each guest stream (SchedSwitchHandler:
+  prev_tid's status from prev_state, next_tid running, the CPU's current
+  thread next_tid, never compared with prev_tid): a switch from a thread
+  that is not the CPU's current one fails (that one would stay running).
+  The export's gaps of lost switches (docs/exports.md): each switch into
+  or out of the stand-in leaves its thread WAIT_UNKNOWN; the stand-in's
+  runs are no task's (the guest part is unknown there); per guest, the
+  gaps equal report --csv's broken chains (a prev_tid that is not its
+  vCPU's last next_tid), the env's lost_sched_switches and the discarded
+  events.
 - Each vCPU's preempted time equals, exactly in ns, the sum of its thread's
   switch-out to next switch-in intervals in SWITCHES.csv (report
   --vcpu-switches --csv), from its first hypercall record on (the VM
@@ -67,10 +77,48 @@ def fail(msg):
     sys.exit(1)
 
 
-def events(path):
+def events(path, discarded=None):
     for msg in bt2.TraceCollectionMessageIterator(path):
         if type(msg) is bt2._EventMessageConst:
             yield msg
+        elif type(msg) is bt2._DiscardedEventsMessageConst and discarded is not None:
+            env = msg.stream.trace.environment
+            discarded[int(env["vm_uid"]) if "vm_uid" in env else "host"] += msg.count or 0
+
+
+# The export's stand-in for what ran on a guest CPU while its switches were lost (docs/exports.md): tid
+# PID_MAX_LIMIT, which no Linux task has.
+STAND_IN_TID = 1 << 22
+# lttng-modules' TASK_DEAD as Trace Compass reads prev_state (LinuxValues.TASK_DEAD), and its mask.
+TC_TASK_DEAD, TC_TASK_NOLOAD = 64, 1024
+
+
+def tc_process_status(prev_state):
+    """ProcessStatus.getStatusFromKernelState: the status Trace Compass gives a thread switched out."""
+    state = prev_state & (TC_TASK_NOLOAD - 1)
+    if state == 0:
+        return "WAIT_CPU"
+    if state & 3:
+        return "WAIT_BLOCKED"
+    if state & TC_TASK_DEAD:
+        return "NOT_ALIVE"
+    return "WAIT_UNKNOWN"
+
+
+def broken_chains(path):
+    """report --csv's guest sched_switch rows, in the file's order: per VM and vCPU (the guest trace's
+    stream, the CPU Trace Compass reads them on), the switches whose prev_tid is not the last next_tid."""
+    last, broken = {}, collections.Counter()
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            if r.get("event") != "sched_switch":
+                continue
+            fields = dict(re.findall(r'(\w+)=("[^"]*"|\S+)', r.get("fields", "")))
+            key = (int(r["host_pid"]), int(r["vcpu_id"]))
+            if key in last and last[key] != int(fields["prev_tid"]):
+                broken[key[0]] += 1
+            last[key] = int(fields["next_tid"])
+    return broken
 
 
 def read_experiment(path, recorded):
@@ -78,14 +126,17 @@ def read_experiment(path, recorded):
     preempt = collections.defaultdict(list)  # (pid, vcpu) -> [(out, in, involuntary)]
     runs = collections.defaultdict(list)     # (vm_uid, cpu) -> [(start, end, tid)]
     sync_host, sync_guest = {}, {}           # (kind, vm_uid, cnt) -> ts
-    uid_pid, tid_vcpu, open_exit, out_since, cur = {}, {}, {}, {}, {}
+    uid_pid, tid_vcpu, open_exit, out_since, cur, tc_cur = {}, {}, {}, {}, {}, {}
+    gaps, lost_env, discarded = collections.Counter(), {}, collections.Counter()
     ends = {}
     guests, host_seen, end = set(), False, None
-    for msg in events(path):
+    for msg in events(path, discarded):
         ev = msg.event
         ts = msg.default_clock_snapshot.value
         env = ev.stream.trace.environment
         hostname = str(env["hostname"])
+        if "vm_uid" in env:
+            lost_env[int(env["vm_uid"])] = int(env["lost_sched_switches"]) if "lost_sched_switches" in env else 0
         ctx = ev.common_context_field
         p = ev.payload_field
         name = ev.name
@@ -132,15 +183,33 @@ def read_experiment(path, recorded):
                 fail(f"{name} {k} twice in the guest")
             sync_guest[k] = ts
         elif name == "sched_switch":
+            prev, nxt = int(p["prev_tid"]), int(p["next_tid"])
+            # SchedSwitchHandler.handleEvent: prev_tid's status from prev_state, next_tid's RUNNING, the CPU's
+            # Current_thread next_tid; it never compares prev_tid with Current_thread (nor resets it at the
+            # module's unload): a thread there that is not prev_tid stays RUNNING.
+            if (uid, cpu) in tc_cur and tc_cur[(uid, cpu)][1] != prev:
+                fail(f"guest {uid} CPU {cpu}: the sched_switch at {ts} is from thread {prev}, the CPU's last switch "
+                     f"(at {tc_cur[(uid, cpu)][0]}) put thread {tc_cur[(uid, cpu)][1]} there: Trace Compass keeps "
+                     f"it running")
+            tc_cur[(uid, cpu)] = (ts, nxt)
+            if STAND_IN_TID in (prev, nxt):
+                # A gap of lost switches: the task before it, and the stand-in after it, in no known state.
+                if tc_process_status(int(p["prev_state"])) != "WAIT_UNKNOWN":
+                    fail(f"guest {uid} CPU {cpu}: the switch at {ts} into or out of a gap of lost switches gives "
+                         f"thread {prev} status {tc_process_status(int(p['prev_state']))}, not WAIT_UNKNOWN")
+                gaps[uid] += prev == STAND_IN_TID
             if (uid, cpu) in cur:
                 start, tid = cur[(uid, cpu)]
-                if tid == int(p["prev_tid"]):
+                if tid == prev and tid != STAND_IN_TID:
                     runs[(uid, cpu)].append((start, ts, tid))
-            cur[(uid, cpu)] = (ts, int(p["next_tid"]))
+            cur[(uid, cpu)] = (ts, nxt)
+            if prev == STAND_IN_TID:
+                del cur[(uid, cpu)]  # the gap's end only hands the CPU to the task the next switch is from
         elif name == "hypertrace_module" and int(p["state"]) == 0:
             for (u, c), (start, tid) in list(cur.items()):
                 if u == uid:
-                    runs[(u, c)].append((start, ts, tid))
+                    if tid != STAND_IN_TID:
+                        runs[(u, c)].append((start, ts, tid))
                     del cur[(u, c)]
             ends[uid] = ts
     if not host_seen:
@@ -148,8 +217,12 @@ def read_experiment(path, recorded):
     if end is None:
         fail("the host's env has no recording_end_monotonic_ns")
     for (u, c), (start, tid) in cur.items():
-        runs[(u, c)].append((start, end, tid))
-    return hyp, preempt, runs, sync_host, sync_guest, uid_pid, guests, end
+        if tid != STAND_IN_TID:
+            runs[(u, c)].append((start, end, tid))
+    # Each guest's lost switches: the gaps it shows, its env's count, its discarded events (babeltrace2 warns of
+    # them, Trace Compass shows them as lost events).
+    lost = {u: (gaps[u], lost_env.get(u, 0), discarded[u]) for u in guests}
+    return hyp, preempt, runs, sync_host, sync_guest, uid_pid, guests, end, lost
 
 
 def recorded_switches(path):
@@ -573,7 +646,8 @@ def main():
     print("  Trace Compass's fused VM analysis: " + ", ".join(f"{k} {v}" for k, v in sorted(numbers.items())))
     if problems:
         fail("; ".join(problems))
-    hyp, preempt, runs, sync_host, sync_guest, uid_pid, guests, end = read_experiment(sys.argv[1], recorded or set())
+    hyp, preempt, runs, sync_host, sync_guest, uid_pid, guests, end, lost = read_experiment(sys.argv[1],
+                                                                                            recorded or set())
     matched = check_sync(sync_host, sync_guest, uid_pid, guests)
     times = state_times(hyp, preempt, runs, uid_pid)
     want_hyp, want_runs = expected_from_csv(sys.argv[2], end)
@@ -620,6 +694,16 @@ def main():
         print(f"  vCPU {key[1]} of VM pid {key[0]}: running {t[RUNNING]} ns, hypervisor {t[HYPERVISOR]} ns, "
               f"preempted {t[PREEMPTED]} ns (off its host CPU: {inv} preempted, {t[PREEMPTED] - inv} blocked), "
               f"idle {t[IDLE]} ns ({span} ns with a known state)")
+    want_lost = broken_chains(sys.argv[2])
+    for uid, (gaps, env_count, dropped) in sorted(lost.items()):
+        want = want_lost.get(uid_pid.get(uid), 0)
+        if gaps != want or env_count != want or (dropped or 0) != want:
+            problems.append(f"guest {uid}: {gaps} gaps of lost switches shown, {env_count} in its env "
+                            f"(lost_sched_switches), {dropped} discarded events; report --csv's sched_switch rows "
+                            f"break {want} chains")
+    print(f"  Trace Compass's threads: no thread left running; {sum(g for g, _, _ in lost.values())} gaps of lost "
+          f"switches shown as the stand-in after a task left WAIT_UNKNOWN = report --csv's broken chains = the "
+          f"guests' lost_sched_switches = their discarded events")
     print(f"  {matched} vmsync messages matched between host and {len(guests)} guest(s)")
     if problems:
         fail("; ".join(problems))

@@ -12,7 +12,8 @@ with protoc into a temporary directory).
 - every track is described (track_descriptor) before an event uses it, and
   every interned name before a packet refers to its iid;
 - timestamps are integers (ns) and never go back on a track, nor on an
-  ftrace CPU;
+  ftrace CPU (but for the switch into a gap of lost guest switches,
+  written when the gap is found: the trace processor sorts it, below);
 - the slices of each vCPU thread's track are report --csv's records, one for
   one: start = exit_ns, duration = total_ns, the two phases nested with
   their durations, and every field of the record in the slice's arguments;
@@ -49,6 +50,16 @@ with protoc into a temporary directory).
   module sent them, the clock is CLOCK_MONOTONIC, the tracks are ordered by
   their rank, no pid or tid is read as reused, and every slice end ends the
   slice it means (import_rules).
+- the guests' scheduling as the trace processor imports it (sched_import:
+  PushSchedSwitch and the thread states, in the sorter's order): no
+  sched_switch whose prev_pid is not its CPU's last next_pid
+  (mismatched_sched_switch_tids, which leaves that thread running to the
+  end of the trace), no thread left Running on a CPU another runs on; each
+  gap of lost guest switches a slice of the export's stand-in thread after
+  a task left in a state the UI shows as "Unknown", as many as report
+  --csv's sched_switch rows break chains (a prev_tid that is not the last
+  next_tid of its VM's guest CPU), and counted in the trace attribute
+  dev.hypertrace.lost_guest_switches.
 PROTO may be the vendored subset or Perfetto's full merged
 perfetto_trace.proto: the checks are the same, and "no unknown field" is
 then against every field Perfetto defines.
@@ -58,7 +69,8 @@ VALUE (an integer or a string); KEY= : the trace has no attribute KEY.
 --plant WHAT breaks the decoded trace first, as the export must never write
 it (uncleared, unknown_iid, unreserved_track, unnamed_guest_end, old_kernel,
 boottime, implicit_order; migrated_while_running, never_off_cpu,
-account_off_by_one): the checker must then fail (test_perfetto.sh).
+account_off_by_one; unclosed_chain, gap_state_known): the checker must then
+fail (test_perfetto.sh).
 """
 import collections
 import csv
@@ -325,11 +337,97 @@ def task_state(raw, version):
 def number_in(name):
     """The number a track is ordered by, from the parts of its name the export writes (a guest task's
     or a host thread's own name, which anyone chooses, is not looked into)."""
+    if name == "<switch lost>":
+        return -1  # the stand-in for lost guest switches, ranked before its guest kernel's tasks
     for pattern in (r"^vCPU (\d+)[:( ]", r"^guest CPU (\d+) events$", r"\(guest tid (\d+)\)$"):
         m = re.search(pattern, name or "")
         if m:
             return int(m[1])
     return None
+
+# The export's stand-in for what ran on a guest CPU while its switches were lost (docs/exports.md): thread
+# (i + 1) * 2^22, tid 0 of a VM's block, which no guest task has (a guest's idle task is thread 0).
+GUEST_TID_BITS = 22
+
+
+def stand_in(tid):
+    return tid >= 1 << GUEST_TID_BITS and not tid & ((1 << GUEST_TID_BITS) - 1)
+
+
+def sched_import(pkts, version):
+    """The guests' sched_switch events as the trace processor imports them: in the sorter's order
+    (trace_sorter.h, TimestampedEvent: by time, then in the order read), each closes the CPU's pending
+    sched slice only when its prev_pid is that slice's thread, else counts mismatched_sched_switch_tids and
+    leaves that slice open, shown running to the end of the trace (ftrace_sched_event_tracker.cc,
+    PushSchedSwitch); each sets prev_pid's thread state to prev_state's (NULL when invalid: the UI's
+    "Unknown") and next_pid's to Running on the CPU (thread_state_tracker.cc, PushSchedSwitchEvent; the idle
+    task has none). Fails on a mismatch and on a thread whose last state is Running on a CPU that last ran
+    another: both show a thread running to the end of the trace. Returns the sched slices per CPU in time
+    order ([ts, end or None, tid, end state]) and the threads whose last state is unknown."""
+    evs = []
+    for p in pkts:
+        if p.WhichOneof("data") == "ftrace_events":
+            for ev in p.ftrace_events.event:
+                if ev.HasField("sched_switch"):
+                    evs.append((ev.timestamp, len(evs), p.ftrace_events.cpu, ev.sched_switch))
+    evs.sort(key=lambda e: e[:2])
+    pending, slices, last_state = {}, collections.defaultdict(list), {}
+    for ts, _, cpu, ss in evs:
+        parsed = task_state(ss.prev_state, version)
+        state = None if parsed == K_INVALID else parsed
+        if cpu in pending:
+            last_pid, sl = pending[cpu]
+            if ss.prev_pid != last_pid:
+                fail(f"CPU {cpu}: the sched_switch at {ts} is from thread {ss.prev_pid}, the CPU's last switch (at "
+                     f"{sl[0]}) put thread {last_pid} there: mismatched_sched_switch_tids, and thread {last_pid}'s "
+                     f"slice never ends: shown running to the end of the trace")
+            sl[1], sl[3] = ts, state
+        sl = [ts, None, ss.next_pid, None]
+        slices[cpu].append(sl)
+        pending[cpu] = (ss.next_pid, sl)
+        if ss.prev_pid:
+            last_state[ss.prev_pid] = (state, ts, None)
+        if ss.next_pid:
+            last_state[ss.next_pid] = ("Running", ts, cpu)
+    for tid, (state, ts, cpu) in last_state.items():
+        if state == "Running" and pending[cpu][0] != tid:
+            fail(f"thread {tid}: Running on CPU {cpu} from {ts} to the end of the trace, where thread "
+                 f"{pending[cpu][0]} runs")
+    return slices, sum(1 for tid, (state, _, _) in last_state.items() if state is None and not stand_in(tid))
+
+
+def lost_switch_gaps(slices):
+    """The gaps of lost switches as the CPU tracks show them: the stand-in's slices, each ended, and each
+    after a slice that it ends in state unknown; returns how many."""
+    gaps = 0
+    for cpu, lst in slices.items():
+        for before, sl in zip([None] + lst, lst):
+            if not stand_in(sl[2]):
+                continue
+            gaps += 1
+            if before is None or before[1] != sl[0] or before[3] is not None or sl[1] is None:
+                fail(f"CPU {cpu}: the gap of lost switches at {sl[0]} does not follow a task left in state unknown "
+                     f"there, or never ends ({before}, {sl})")
+    return gaps
+
+
+def broken_chains(rows, vms):
+    """report --csv's guest sched_switch rows, in the file's order: per VM and guest CPU that the trace
+    shows, the switches whose prev_tid is not the last next_tid (a tid beyond a VM's block as the idle
+    task's, as the export writes it)."""
+    last, broken = {}, 0
+    shown = lambda tid: tid if tid < 1 << GUEST_TID_BITS else 0
+    for r in rows:
+        if r.get("event") != "sched_switch" or r["host_pid"] not in vms:
+            continue
+        f = dict(re.findall(r'(\w+)=("[^"]*"|\S+)', r.get("fields", "")))
+        cpu = int(f["cpu_id"])
+        if cpu >= 128:
+            continue  # no ftrace CPU of the trace (docs/exports.md)
+        key = (r["host_pid"], cpu)
+        broken += key in last and last[key] != shown(int(f["prev_tid"]))
+        last[key] = shown(int(f["next_tid"]))
+    return broken
 
 
 def import_rules(pb, pkts):
@@ -337,7 +435,7 @@ def import_rules(pb, pkts):
     version, utsname_seen, defaults_clock, snapshot = None, False, {}, None
     descriptors, pids, tids = {}, {}, {}
     stacks = collections.defaultdict(list)
-    states, unpaired, lost_exits = collections.Counter(), 0, 0
+    states, unpaired, lost_exits, unknown = collections.Counter(), 0, 0, 0
     valid = set()                                 # sequences whose incremental state is valid
     interned = collections.defaultdict(dict)      # (sequence, InternedData field) -> iid -> name
     for n, p in enumerate(pkts):
@@ -450,6 +548,14 @@ def import_rules(pb, pkts):
                 want = MODULE_STATES.get(raw)
                 # ftrace_sched_event_tracker.cc:312-316: decoded with the declared kernel version.
                 got = task_state(raw, version)
+                if stand_in(ev.sched_switch.prev_pid) or stand_in(ev.sched_switch.next_pid):
+                    # A gap of lost switches: the task leaving it, or the one leaving for it, in a state the
+                    # importer stores as NULL (TaskStateToStringId: invalid), which the UI shows as "Unknown".
+                    if got != K_INVALID:
+                        fail(f"packet {n}: a switch of a lost-switch gap leaves its task in state {got:#x}, "
+                             f"not unknown (prev_state {raw:#x})")
+                    unknown += 1
+                    continue
                 if want is None or got != want:
                     fail(f"packet {n}: prev_state {raw:#x} decodes as {got:#x} with kernel {version}, "
                          f"the guest module means {want if want is None else hex(want)}")
@@ -522,7 +628,7 @@ def import_rules(pb, pkts):
     return (f"{sum(states.values())} guest task states ({len(states)} distinct) decode as sent with kernel "
             f"{'.'.join(map(str, version)) if version else 'undeclared'}, {len(pids)} processes and {len(tids)} "
             f"threads unique, {ordered} groups of tracks in rank order, {unpaired} unpaired guest calls, "
-            f"{lost_exits} lost exits")
+            f"{lost_exits} lost exits, {unknown} switches of lost-switch gaps in state unknown")
 
 
 def plant(pb, pkts, what):
@@ -571,6 +677,33 @@ def plant(pb, pkts, what):
         # One sample of one state a ns more: that thread's states no longer add up to its time.
         e = events(lambda e: e.type == pb.TrackEvent.TYPE_COUNTER and e.double_counter_value > 0).track_event
         e.double_counter_value = (round(e.double_counter_value * 1e9) + 1) / 1e9
+    elif what == "unclosed_chain":
+        # The gaps' switches left out, as the export wrote lost switches before it closed broken chains.
+        found = False
+        for p in pkts:
+            if p.WhichOneof("data") != "ftrace_events":
+                continue
+            evs = p.ftrace_events.event
+            keep = [e for e in evs if not e.HasField("sched_switch") or not
+                    (stand_in(e.sched_switch.prev_pid) or stand_in(e.sched_switch.next_pid))]
+            if len(keep) != len(evs):
+                found = True
+                kept = [type(e)() for e in keep]
+                for k, e in zip(kept, keep):
+                    k.CopyFrom(e)
+                del evs[:]
+                evs.extend(kept)
+        if not found:
+            fail(f"--plant {what}: nothing to break in this trace")
+    elif what == "gap_state_known":
+        # The task before a gap left as if it had blocked (S): the gap would read as its sleep.
+        first(lambda p: p.WhichOneof("data") == "ftrace_events" and any(
+            e.HasField("sched_switch") and stand_in(e.sched_switch.next_pid) for e in p.ftrace_events.event))
+        for p in pkts:
+            if p.WhichOneof("data") == "ftrace_events":
+                for e in p.ftrace_events.event:
+                    if e.HasField("sched_switch") and stand_in(e.sched_switch.next_pid):
+                        e.sched_switch.prev_state = 0x1
     elif what == "implicit_order":
         first(lambda p: p.WhichOneof("data") == "track_descriptor" and p.track_descriptor.child_ordering) \
             .track_descriptor.ClearField("child_ordering")
@@ -732,10 +865,14 @@ def main():
         elif data == "ftrace_events":
             b = p.ftrace_events
             for ev in b.event:
+                # The switch into a gap of lost switches is written when the gap is found, back at the time
+                # the gap starts (the sorter orders it, sched_import); nothing else goes back.
+                if ev.HasField("sched_switch") and stand_in(ev.sched_switch.next_pid):
+                    continue
                 if ev.timestamp < last_cpu_ts.get(b.cpu, 0):
                     fail(f"packet {n}: time goes back on ftrace CPU {b.cpu}")
                 last_cpu_ts[b.cpu] = ev.timestamp
-                switches += ev.HasField("sched_switch")
+                switches += ev.HasField("sched_switch") and not stand_in(ev.sched_switch.prev_pid)
     for st in stacks.values():
         if st:
             fail(f"{len(st)} slices never end")
@@ -748,6 +885,15 @@ def main():
         if r.get("event") and 1100 <= int(r["nr"]) <= 1199 and r["host_pid"] not in ftrace_vms:
             ftrace_vms.append(r["host_pid"])
     ftrace_vms = set(ftrace_vms[:8])
+    # The guests' scheduling as the trace processor imports it: no thread left running, each gap of lost
+    # switches shown unknown, as many as report --csv's broken chains, and counted in an attribute.
+    utsname = next((p.system_info.utsname for p in pkts if p.WhichOneof("data") == "system_info"), None)
+    sched_slices, unknown_tasks = sched_import(pkts, kernel_version(utsname))
+    gaps, want_gaps = lost_switch_gaps(sched_slices), broken_chains(rows, ftrace_vms)
+    counted = int(attrs.get("dev.hypertrace.lost_guest_switches", "0"))
+    if gaps != want_gaps or counted != want_gaps:
+        fail(f"{gaps} gaps of lost guest switches on the CPU tracks and {counted} counted "
+             f"(dev.hypertrace.lost_guest_switches); report --csv's sched_switch rows break {want_gaps} chains")
     rows.sort(key=lambda r: (int(r["exit_ns"]), int(r["host_tid"])))
     slices.sort(key=lambda s: (s[2], s[1]))
     if len(rows) != len(slices):
@@ -799,6 +945,10 @@ def main():
              if switches_recorded else ", switches not recorded")
           + (", last samples = report --vcpu-time --csv" if vcpu_time_csv else ""))
     print(f"  import rules: {rules}")
+    print(f"  guest scheduling as imported: {sum(map(len, sched_slices.values()))} sched slices on "
+          f"{len(sched_slices)} CPUs, 0 mismatched_sched_switch_tids, no thread left running; {gaps} gaps of lost "
+          f"switches shown unknown = report --csv's broken chains = dev.hypertrace.lost_guest_switches, "
+          f"{unknown_tasks} tasks left in state unknown")
     print("check_perfetto: OK")
 
 

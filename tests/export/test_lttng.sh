@@ -6,6 +6,9 @@
 #     context (Debian's lttng-modules-dkms, unpacked, never built:
 #     tests/export/check_lttng_modules.py; a changed field is caught);
 #   - babeltrace2 reads the host trace and each guest trace with no warning;
+#   - a lost guest sched_switch leaves no thread running in Trace Compass's
+#     kernel analysis: each gap shown as a stand-in thread after a task left
+#     WAIT_UNKNOWN, counted in the guest's env and as discarded events;
 #   - memory stays flat: 1 M records and switches convert in the RSS of 100 k;
 #   - Trace Compass's fused VM view is complete, replayed as its analyses are
 #     written, with and without record --vcpu-sched, for vcpu_ids with gaps;
@@ -146,6 +149,29 @@ for spec in "1 --vcpus 4 --vcpu-ids 0,1,2,4" "2 --vcpus 2 --vcpu-ids 0,2"; do
 		fail "lttng_fused_view_default_mode_vcpu_ids_$ids" "guest streams $streams; $out"
 	fi
 done
+# Lost guest switches (trace_gen guests --lost-switch: on each of 3 VMs the
+# next switch is from a task its CPU never switched in, once across a reload
+# of the module). Trace Compass's SchedSwitchHandler never compares prev_tid
+# with the CPU's thread: the task last switched in would stay running. The
+# checker follows it: no thread left running, each gap the stand-in's after a
+# task left WAIT_UNKNOWN, as many as report --csv's broken chains, each
+# guest's env and discarded events (babeltrace2 warns of them) saying as much;
+# the task runs still equal report --sched's.
+rm -rf l.htr l-exp
+"$GEN" guests l.htr 3 --lost-switch >/dev/null && "$HT" report --csv l.htr >l.csv && "$HT" report --sched l.htr >l.sched
+out=$("$HT" convert --lttng l-exp l.htr 2>&1); status=$?
+bt_warnings=$(babeltrace2 l-exp 2>&1 >/dev/null | grep -c "WARNING: Tracer discarded 1 event between .* in trace \"guest-vm[0-9]-[0-9]*/")
+if [ $status -eq 0 ] &&
+	grep -q '^hypertrace-bpf: warning: 3 guest sched_switch events were lost (.*): each gap is the thread "<switch lost>" on its CPU, the task before it in state WAIT_UNKNOWN; each guest trace counts them in its env (lost_sched_switches) and as discarded events$' <<<"$out" &&
+	[ "$bt_warnings" -eq 3 ] && [ "$(sed -n 's/^\tlost_sched_switches = \([0-9]*\);$/\1/p' l-exp/guest-vm*/metadata | paste -sd+)" = "1+1+1" ] &&
+	chk=$($PY "$TOP/tests/export/check_lttng.py" l-exp l.csv l.sched 2>&1) && fused_ok "$chk" &&
+	grep -q "Trace Compass's threads: no thread left running; 3 gaps of lost switches shown as the stand-in after a task left WAIT_UNKNOWN = report --csv's broken chains = the guests' lost_sched_switches = their discarded events" <<<"$chk"; then
+	pass lttng_lost_guest_switch_closed_for_trace_compass
+	grep "Trace Compass's threads" <<<"$chk"
+else
+	fail lttng_lost_guest_switch_closed_for_trace_compass "status $status, $bt_warnings discarded warnings: $out ${chk:-}"
+fi
+
 # Each VM's first vmsync_gh_host is followed by each host CPU's thread
 # restated (a sched_switch from it to itself): the fused analysis drops
 # everything before its roles gate, and the second VM's link opens it.

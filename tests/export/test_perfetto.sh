@@ -20,7 +20,10 @@
 #     track, a guest function's end without its name, an old kernel, the
 #     BOOTTIME clock, children without explicit order);
 #   - with Perfetto's full merged perfetto_trace.proto of the subset's
-#     commit in .cache/perfetto/ (or PERFETTO_PROTO=FILE; skipped without):
+#     commit (PERFETTO_PROTO=FILE, else the reference copy beside the
+#     project, ../shared/reference/perfetto/, else .cache/perfetto/; skipped
+#     only where none exists, and a failure under .ci/run, which sets
+#     HT_REQUIRE_REFERENCE=1):
 #     the subset is upstream's, field for field (check_perfetto_schema.py),
 #     and the trace decodes with upstream's schema, protoc and the checker,
 #     without an unknown field;
@@ -32,6 +35,12 @@
 #     time); an account that contradicts its switches, a switch-in on a CPU
 #     the thread then does not leave, two threads on one CPU and an account
 #     a ns off are refused (trace_gen account [--contradict], --plant);
+#   - a guest sched_switch lost (trace_gen guests --lost-switch) leaves no
+#     thread running as the trace processor imports it (PushSchedSwitch's
+#     mismatched_sched_switch_tids, the thread states), shows each gap as the
+#     stand-in thread after a task left in state Unknown, and is counted in
+#     a trace attribute, convert's warning and report --sched; the checker
+#     refuses the trace without the gaps' switches;
 #   - the file takes at most 1/6 of the bytes of convert --chrome;
 #   - memory stays flat: 10 M records and as many switches of vCPU threads
 #     convert in the RSS of 1 M of each (the 100 M case is in `make bench`,
@@ -113,11 +122,22 @@ fi
 # message, field and enum value is upstream's, and the trace decodes with it
 # (protoc and the checker) without a field Perfetto does not define.
 UPSTREAM_SHA256=c43d1658360a80a144a2d7a0a6e58a70795b0051f4e333db9d17834eab4a7a1a
-upstream=${PERFETTO_PROTO:-$TOP/.cache/perfetto/perfetto_trace.proto}
+upstream=${PERFETTO_PROTO:-}
+if [ -z "$upstream" ]; then
+	for f in "$TOP/../shared/reference/perfetto/perfetto_trace.proto" "$TOP/.cache/perfetto/perfetto_trace.proto"; do
+		[ -f "$f" ] && { upstream=$f; break; }
+	done
+fi
 if [ ! -f "$upstream" ]; then
-	why="Perfetto's merged perfetto_trace.proto (the commit third_party/perfetto/perfetto_trace.proto names) is not in .cache/perfetto/: put it there or set PERFETTO_PROTO=FILE"
-	skip perfetto_subset_is_upstreams_schema "$why"
-	skip perfetto_upstream_schema_decodes_every_packet "$why"
+	why="Perfetto's merged perfetto_trace.proto (the commit third_party/perfetto/perfetto_trace.proto names) is in neither ../shared/reference/perfetto/ nor .cache/perfetto/: put it there or set PERFETTO_PROTO=FILE"
+	# CI has the reference beside the project: there its absence is a failure.
+	if [ "${HT_REQUIRE_REFERENCE:-0}" = 1 ]; then
+		fail perfetto_subset_is_upstreams_schema "$why"
+		fail perfetto_upstream_schema_decodes_every_packet "$why"
+	else
+		skip perfetto_subset_is_upstreams_schema "$why"
+		skip perfetto_upstream_schema_decodes_every_packet "$why"
+	fi
 elif [ "$(sha256sum <"$upstream" | cut -d' ' -f1)" != "$UPSTREAM_SHA256" ]; then
 	fail perfetto_subset_is_upstreams_schema "$upstream is not the merged perfetto_trace.proto of the subset's commit (sha256 $UPSTREAM_SHA256)"
 else
@@ -184,6 +204,56 @@ guests_case perfetto_600_vms_no_pid_read_as_reused "1111 processes and 1111 thre
 guests_case perfetto_exits_of_calls_entered_before_the_recording_kept "6 unpaired guest calls, 0 lost exits" 3 --inside-calls
 # An exit lost per VM: the caller's exit ends the lost call first, then its own.
 guests_case perfetto_lost_exit_never_closes_another_call "0 unpaired guest calls, 3 lost exits" 3 --lost-exit
+
+# Lost guest switches (trace_gen guests --lost-switch): on each of 3 VMs a task's switch out and the
+# next task's in are lost, so the CPU's next switch is from a task it never switched in (twice dropped
+# by the guest's buffer, once across a reload of the guest module). Perfetto's importer would count
+# mismatched_sched_switch_tids and leave the first task's slice open: running to the end of the trace.
+"$GEN" guests l.htr 3 --lost-switch >/dev/null
+"$HT" report --csv l.htr >l.csv
+"$HT" report --sched l.htr >l.sched
+lost_out=$("$HT" convert --perfetto l.pftrace --guest-symbols l.htr.kallsyms l.htr 2>&1); lost_status=$?
+lost_chk=$($PY "$TOP/tests/export/check_perfetto.py" "$PROTO" l.pftrace l.csv \
+	--attribute dev.hypertrace.lost_guest_switches=3 2>&1); lost_chk_status=$?
+# (1) As the checker imports it (PushSchedSwitch in the sorter's order, the thread states): no
+# mismatch, no thread left running.
+if [ $lost_status -eq 0 ] && [ $lost_chk_status -eq 0 ] &&
+	grep -q " 0 mismatched_sched_switch_tids, no thread left running; " <<<"$lost_chk"; then
+	pass perfetto_lost_guest_switch_leaves_no_thread_running
+	grep 'guest scheduling as imported' <<<"$lost_chk"
+else
+	fail perfetto_lost_guest_switch_leaves_no_thread_running "status $lost_status: $lost_out $lost_chk"
+fi
+# (2) Each gap is the stand-in's slice on its CPU, after the task before it is left in a state the UI
+# shows as Unknown (both switches of each gap decode as invalid: a NULL state), one per broken chain.
+if [ $lost_chk_status -eq 0 ] &&
+	grep -q "; 3 gaps of lost switches shown unknown = report --csv's broken chains = dev.hypertrace.lost_guest_switches, 3 tasks left in state unknown" <<<"$lost_chk" &&
+	grep -q ", 6 switches of lost-switch gaps in state unknown$" <<<"$lost_chk"; then
+	pass perfetto_lost_guest_switch_gap_shown_unknown
+else
+	fail perfetto_lost_guest_switch_gap_shown_unknown "$lost_chk"
+fi
+# (3) Counted where the user sees it: a trace attribute (the UI's Info and Stats page), convert's
+# warning, and report --sched's gaps (which ends a run at the module's unload: the reload is no gap there).
+if [ $lost_status -eq 0 ] && [ $lost_chk_status -eq 0 ] &&
+	$PY "$TOP/tests/export/check_perfetto.py" "$PROTO" g.pftrace g.csv --switches g.switches.csv \
+		--attribute dev.hypertrace.lost_guest_switches= >/dev/null 2>&1 &&
+	grep -q '^hypertrace-bpf: warning: 3 guest sched_switch events were lost (.*): each gap is the thread "<switch lost>" on its CPU, the task before it in state Unknown; the trace counts them (attribute dev.hypertrace.lost_guest_switches)$' <<<"$lost_out" &&
+	grep -q "^guest scheduling: 6 sched_switch events on 3 vCPU(s), 2 gap(s) (switches missing from the trace)$" l.sched; then
+	pass perfetto_lost_guest_switch_counted_where_the_user_sees_it
+else
+	fail perfetto_lost_guest_switch_counted_where_the_user_sees_it "$lost_out; $(head -1 l.sched)"
+fi
+# The checker refuses the trace without the gaps' switches (what the export wrote before it closed
+# broken chains) and with the task before a gap left in a known state.
+if ! out=$($PY "$TOP/tests/export/check_perfetto.py" "$PROTO" l.pftrace l.csv --plant unclosed_chain 2>&1) &&
+	grep -q "^check_perfetto: CPU [0-9]*: the sched_switch at [0-9]* is from thread .*: mismatched_sched_switch_tids, and thread [0-9]*'s slice never ends: shown running to the end of the trace$" <<<"$out" &&
+	! out2=$($PY "$TOP/tests/export/check_perfetto.py" "$PROTO" l.pftrace l.csv --plant gap_state_known 2>&1) &&
+	grep -q "^check_perfetto: packet [0-9]*: a switch of a lost-switch gap leaves its task in state 0x1, not unknown" <<<"$out2"; then
+	pass perfetto_checker_refuses_a_lost_switch_left_open
+else
+	fail perfetto_checker_refuses_a_lost_switch_left_open "$out / ${out2:-}"
+fi
 
 # The vCPU account (record --exits) as counter tracks of each vCPU thread, and the switches
 # (record --vcpu-sched) it must agree with: 3 vCPU threads on 2 host CPUs, one thread per CPU at

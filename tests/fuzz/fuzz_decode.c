@@ -88,32 +88,11 @@ static void remove_export(void)
 		abort();
 }
 
-/* The checkers must catch what they are for: a harness that checks nothing is no test. */
-static void self_test(void)
-{
-	static const char *const bad_json[] = {
-		"{\"a\":\"\x1b\"}", "{\"a\":\"\xff\"}", "{\"a\":\"\\u00\"}", "{\"a\":\"x\\\"}", "{\"a\":1,\"a\":2}",
-		"{\"a\":\"\\udc00\"}", "{\"a\":1}}", "{\"rip_sym\":\"na",
-	};
-	size_t fields, bad;
-
-	for (size_t i = 0; i < ARRAY_SIZE(bad_json); i++)
-		if (oc_json_value(bad_json[i], strlen(bad_json[i])))
-			abort();
-	static const char good_json[] = "{\"a\":[1,-2.5e3,true,null],\"b\":\"\\u00e9\xc3\xa9\\ud83d\\ude00\"}";
-
-	if (!oc_json_value(good_json, strlen(good_json)) ||
-	    oc_terminal_safe("a\x1b[2J", 5, &bad) || oc_terminal_safe("\xc2\x9b", 2, &bad) ||
-	    oc_terminal_safe("\xe9", 1, &bad) || !oc_terminal_safe("\xe7\xbd\x91\n", 4, &bad) ||
-	    !oc_csv_row("1,\"a,\"\"b\",", 11, &fields) || fields != 3 || oc_csv_row("a\"b", 3, &fields))
-		abort();
-}
-
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-	self_test();
+	oc_self_test();
 	snprintf(trace_path, sizeof(trace_path), "/tmp/ht-fuzzd-%d.htr", (int)getpid());
 	snprintf(catalog_path, sizeof(catalog_path), "/tmp/ht-fuzzd-%d.cat", (int)getpid());
 	snprintf(symbols_path, sizeof(symbols_path), "/tmp/ht-fuzzd-%d.map", (int)getpid());
@@ -172,23 +151,6 @@ static void write_trace(const uint8_t *names, const uint8_t *recs, size_t n)
 		abort();
 }
 
-static char *read_all(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	long size;
-
-	if (!f || fseek(f, 0, SEEK_END) || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET))
-		abort();
-	buf = malloc((size_t)size + 1);
-	if (!buf || fread(buf, 1, (size_t)size, f) != (size_t)size)
-		abort();
-	fclose(f);
-	buf[size] = '\0';
-	*len = (size_t)size;
-	return buf;
-}
-
 static void fail(const struct run *r, const char *what, const char *text, size_t at)
 {
 	fprintf(stderr, "fuzz_decode: '%s %s': %s at byte %zu: %.120s\n", r->argv[0], r->argv[1], what, at,
@@ -196,34 +158,18 @@ static void fail(const struct run *r, const char *what, const char *text, size_t
 	abort();
 }
 
-/* The checks of one run's output (stdout, or the Chrome file). */
+/* The checks of one run's output (stdout, or the Chrome file): tests/fuzz/output_check.c. */
 static void check_output(const struct run *r, const char *text, size_t len)
 {
-	size_t bad, header_fields = 0;
+	static const enum oc_kind kinds[] = { [CHECK_TEXT] = OC_TEXT, [CHECK_JSON_LINES] = OC_JSON_LINES,
+					      [CHECK_CSV] = OC_CSV, [CHECK_JSON_FILE] = OC_JSON_FILE,
+					      [CHECK_EXPORT_RUNS] = OC_TEXT };
+	const char *what;
+	size_t at;
 
-	if (!oc_terminal_safe(text, len, &bad))
-		fail(r, "a byte a terminal would interpret", text, bad);
-	if (r->check == CHECK_JSON_FILE) {
-		if (len && !oc_json_value(text, len))
-			fail(r, "not one JSON value", text, 0);
-		return;
-	}
-	for (size_t at = 0, row = 0; at < len; row++) {
-		const char *nl = memchr(text + at, '\n', len - at);
-		size_t n = nl ? (size_t)(nl - (text + at)) : len - at, fields;
-
-		if (r->check == CHECK_JSON_LINES && !oc_json_value(text + at, n))
-			fail(r, "a line that is not one JSON value", text, at);
-		if (r->check == CHECK_CSV) {
-			if (!oc_csv_row(text + at, n, &fields))
-				fail(r, "a malformed CSV row", text, at);
-			if (row == 0)
-				header_fields = fields;
-			else if (fields != header_fields)
-				fail(r, "a CSV row with another number of columns than the header", text, at);
-		}
-		at += n + 1;
-	}
+	oc_check(kinds[r->check], text, len, &what, &at);
+	if (what)
+		fail(r, what, text, at);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -270,7 +216,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const char *written = r->check == CHECK_JSON_FILE ? out_path : stdout_path;
 		if (access(written, F_OK) == 0) {
 			size_t len;
-			char *text = read_all(written, &len);
+			char *text = oc_read_output(written, &len);
 
 			check_output(r, text, len);
 			free(text);

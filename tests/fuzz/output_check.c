@@ -2,7 +2,11 @@
 #include "output_check.h"
 
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* RFC 3629: the code point of the character at s (at most n bytes) and its length, or 0. */
 static size_t utf8(const unsigned char *s, size_t n, uint32_t *cp)
@@ -325,4 +329,85 @@ bool oc_csv_row(const char *s, size_t n, size_t *fields)
 		if (s[i++] != ',')
 			return false;
 	}
+}
+
+/* The checkers must catch what they are for: a harness that checks nothing is no test. */
+void oc_self_test(void)
+{
+	static const char *const bad_json[] = {
+		"{\"a\":\"\x1b\"}", "{\"a\":\"\xff\"}", "{\"a\":\"\\u00\"}", "{\"a\":\"x\\\"}", "{\"a\":1,\"a\":2}",
+		"{\"a\":\"\\udc00\"}", "{\"a\":1}}", "{\"rip_sym\":\"na",
+	};
+	size_t fields, bad;
+
+	for (size_t i = 0; i < ARRAY_SIZE(bad_json); i++)
+		if (oc_json_value(bad_json[i], strlen(bad_json[i])))
+			abort();
+	static const char good_json[] = "{\"a\":[1,-2.5e3,true,null],\"b\":\"\\u00e9\xc3\xa9\\ud83d\\ude00\"}";
+
+	if (!oc_json_value(good_json, strlen(good_json)) ||
+	    oc_terminal_safe("a\x1b[2J", 5, &bad) || oc_terminal_safe("\xc2\x9b", 2, &bad) ||
+	    oc_terminal_safe("\xe9", 1, &bad) || !oc_terminal_safe("\xe7\xbd\x91\n", 4, &bad) ||
+	    !oc_csv_row("1,\"a,\"\"b\",", 11, &fields) || fields != 3 || oc_csv_row("a\"b", 3, &fields))
+		abort();
+}
+
+size_t oc_check(enum oc_kind kind, const char *text, size_t len, const char **what, size_t *at)
+{
+	size_t bad, header_fields = 0, rows = 0;
+
+	*what = NULL;
+	if (!oc_terminal_safe(text, len, &bad)) {
+		*what = "a byte a terminal would interpret";
+		*at = bad;
+		return 0;
+	}
+	if (kind == OC_JSON_FILE) {
+		if (len && !oc_json_value(text, len)) {
+			*what = "not one JSON value";
+			*at = 0;
+		}
+		return len ? 1 : 0;
+	}
+	for (size_t pos = 0; pos < len; rows++) {
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos, fields;
+
+		*at = pos;
+		if (kind == OC_JSON_LINES && !oc_json_value(text + pos, n)) {
+			*what = "a line that is not one JSON value";
+			return rows;
+		}
+		if (kind == OC_CSV) {
+			if (!oc_csv_row(text + pos, n, &fields)) {
+				*what = "a malformed CSV row";
+				return rows;
+			}
+			if (rows == 0) {
+				header_fields = fields;
+			} else if (fields != header_fields) {
+				*what = "a CSV row with another number of columns than the header";
+				return rows;
+			}
+		}
+		pos += n + 1;
+	}
+	return rows;
+}
+
+char *oc_read_output(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	long size;
+
+	if (!f || fseek(f, 0, SEEK_END) || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET))
+		abort();
+	buf = malloc((size_t)size + 1);
+	if (!buf || fread(buf, 1, (size_t)size, f) != (size_t)size)
+		abort();
+	fclose(f);
+	buf[size] = '\0';
+	*len = (size_t)size;
+	return buf;
 }

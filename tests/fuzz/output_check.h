@@ -16,6 +16,25 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* How a run's output is checked. */
+enum oc_kind {
+	OC_TEXT,       /* terminal-safe */
+	OC_JSON_LINES, /* terminal-safe, each line one JSON value */
+	OC_CSV,        /* terminal-safe, each line a CSV row with the header's columns */
+	OC_JSON_FILE,  /* terminal-safe, one JSON value */
+};
+
+/*
+ * The checks of kind on one output: its lines (rows) checked. On a
+ * violation *what says which and *at where (a byte offset); else *what is
+ * NULL.
+ */
+size_t oc_check(enum oc_kind kind, const char *text, size_t len, const char **what, size_t *at);
+/* A run's output file, whole and NUL-terminated (the caller frees it); aborts if it cannot be read. */
+char *oc_read_output(const char *path, size_t *len);
+/* The checkers must catch what they are for: aborts if one lets a bad output through, or refuses a good one. */
+void oc_self_test(void);
+
 /* False with the offset of the first offending byte in *bad. */
 bool oc_terminal_safe(const char *s, size_t n, size_t *bad);
 /* True if s[0..n) is one JSON value (whitespace around it allowed). */

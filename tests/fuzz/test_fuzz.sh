@@ -6,12 +6,14 @@
 #     writes (plain and compressed);
 #   fuzz_blocks (fuzz_report.c with HT_FUZZ_BLOCKS): the same reader with
 #     each input's checksums made right again, so mutations reach EXITS
-#     blocks and vCPU switch records, through the modes that read them;
+#     blocks (series, vCPU accounts, causes) and vCPU switch records,
+#     through the modes that read them (--exits, --causes, --vcpu-time,
+#     --vcpu-switches as text, CSV and JSON);
 #   fuzz_decode.c: catalog text, symbol-file text, VM names and guest events
-#     through the decoding report modes and every export that decodes,
-#     checking their output: every --json line (and the Chrome file) strict
-#     JSON, every --csv row with the header's columns, nothing a terminal
-#     interprets (tests/fuzz/output_check.c).
+#     through the decoding report modes and every export that decodes.
+# All three check what each run wrote: every --json line (and the Chrome
+# file) strict JSON, every --csv row with the header's columns, nothing a
+# terminal interprets (tests/fuzz/output_check.c).
 # First replays every input that once failed (tests/fuzz/regressions/,
 # tests/fuzz/regressions-blocks/, tests/fuzz/regressions-decode/). A failing input is saved under
 # $OUTPUT/fuzz/crashes/: fix it and add the input to the regressions.
@@ -46,6 +48,21 @@ if "$SEEDS" "$work/seeds" && [ "$(ls "$work/seeds" | wc -l)" -ge 6 ] &&
 	pass fuzz_seeds_written_by_the_writer
 else
 	fail fuzz_seeds_written_by_the_writer "write_seeds failed or wrote unreadable files"
+fi
+
+# The views of EXITS blocks are fuzzed and their output checked: on the seed
+# of a recording with exits (series, accounts, causes), fuzz_blocks runs
+# report --causes as text, CSV and JSON and --vcpu-time --csv, each
+# reaching its rows, all checked (HT_FUZZ_LOG names each checked run).
+if [ -f "$work/seeds/exits" ] &&
+	HT_FUZZ_LOG=$work/runs.log "$FUZZ_BLOCKS" "${fuzz_opts[@]}" "$work/seeds/exits" >"$work/runs.out" 2>&1 &&
+	grep -Eqs '^rows ([2-9]|[1-9][0-9]+): report --causes @INPUT@$' "$work/runs.log" &&
+	grep -Eqs '^rows ([2-9]|[1-9][0-9]+): report --causes --csv @INPUT@$' "$work/runs.log" &&
+	grep -Eqs '^rows [1-9][0-9]*: report --causes --json ' "$work/runs.log" &&
+	grep -Eqs '^rows ([2-9]|[1-9][0-9]+): report --vcpu-time --csv ' "$work/runs.log"; then
+	pass fuzz_blocks_checks_the_output_of_causes_and_vcpu_time
+else
+	fail fuzz_blocks_checks_the_output_of_causes_and_vcpu_time "$(cat "$work/runs.log" 2>/dev/null; tail -3 "$work/runs.out")"
 fi
 
 # replay NAME FUZZER DIR: every input that once failed passes now.

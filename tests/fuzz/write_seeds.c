@@ -2,7 +2,8 @@
 /*
  * Writes the fuzzer's seed trace files with the real writer, so the seeds
  * follow the format: plain and compressed, with and without a trailer, empty,
- * several vCPUs and nrs, with exit statistics, with switches of vCPU threads. Usage: write_seeds DIR;
+ * several vCPUs and nrs, with exit statistics (series, vCPU accounts and
+ * causes), with switches of vCPU threads. Usage: write_seeds DIR;
  * write_seeds --decode DIR writes fuzz_decode's seeds instead.
  */
 #include <stdbool.h>
@@ -66,18 +67,23 @@ static struct ht_record vcpu_switch(const struct ht_record *r, unsigned int i, _
 	return out;
 }
 
-/* An EXITS block of the k-th interval: 3 series and 2 vCPU threads, cumulative; the last one final. */
+/*
+ * An EXITS block of the k-th interval: 3 series, 2 vCPU threads with their
+ * accounts and 3 causes (one a hypercall nr past 2^53), cumulative, as a
+ * recording writes them; the last one final.
+ */
 static int add_exits(struct ht_writer *w, unsigned int k, int final)
 {
 	struct {
 		struct ht_exits_header h;
 		struct ht_exit_series_rec s[3];
 		struct ht_vcpu_wait_rec t[2];
+		struct ht_exit_cause_rec c[3];
 	} b;
 
 	memset(&b, 0, sizeof(b));
 	b.h = (struct ht_exits_header){ .time_ns = 5000000000ull + k * 500000000ull, .nseries = 3, .nthreads = 2,
-					.flags = final ? HT_EXITS_F_FINAL : 0 };
+					.ncauses = 3, .flags = final ? HT_EXITS_F_FINAL : 0 };
 	for (unsigned int i = 0; i < 3; i++) {
 		struct ht_exit_series_rec *r = &b.s[i];
 
@@ -96,7 +102,32 @@ static int add_exits(struct ht_writer *w, unsigned int k, int final)
 						  .pad1 = final && i ? HT_VCPU_WAIT_F_GONE : 0, .wait_ns = 1000000ull * (k + 1),
 						  .preempt_count = k, .preempt_ns = 500000ull * k, .voluntary_count = 3 * k,
 						  .voluntary_ns = 7000000ull * k };
-	return ht_writer_add_block(w, HT_BLOCK_EXITS, &b, sizeof(b), 5);
+	for (unsigned int i = 0; i < 2; i++) {
+		struct ht_vcpu_account *a = &b.t[i].a;
+
+		/* Every state grows from block to block; they add up to the thread's time. */
+		a->start_ns = 4000000000ull + i;
+		a->as_of_ns = b.h.time_ns;
+		a->state_ns[HT_VCPU_WAIT] = b.t[i].w.wait_ns;
+		a->state_ns[HT_VCPU_KVM] = 2000000ull * (k + 1);
+		a->state_ns[HT_VCPU_HALTED] = 100000000ull * k;
+		a->state_ns[HT_VCPU_GUEST] = a->as_of_ns - a->start_ns - a->state_ns[HT_VCPU_WAIT] -
+					     a->state_ns[HT_VCPU_KVM] - a->state_ns[HT_VCPU_HALTED];
+	}
+	for (unsigned int i = 0; i < 3; i++) {
+		struct ht_exit_cause_rec *c = &b.c[i];
+		static const __u8 kinds[3] = { HT_CAUSE_PIO, HT_CAUSE_MSR, HT_CAUSE_HYPERCALL };
+		static const __u64 values[3] = { 0x3f8, 0x6e0, (1ull << 53) + 1 };
+
+		c->key = (struct ht_exit_cause_key){ .pid = 4242 + i % 2, .reason = i == 0 ? 30 : 0x7b + i,
+						     .isa = i == 0 ? HT_ISA_VMX : HT_ISA_SVM, .kind = kinds[i],
+						     .detail = i == 0 ? HT_CAUSE_DIR_OUT | 1 << 8 : 0, .value = values[i] };
+		c->h.count = c->h.kvm_slots[9] = 10 * (k + 1);
+		c->h.kvm_ns = c->h.count * 600;
+		c->h.vmm_count = c->h.vmm_slots[18] = i == 0 ? 10 * (k + 1) : 0;
+		c->h.vmm_ns = c->h.vmm_count * 300000;
+	}
+	return ht_writer_add_block(w, HT_BLOCK_EXITS, &b, sizeof(b), 8);
 }
 
 static int write_seed(const char *dir, const char *name, unsigned int n, unsigned int encoding)

@@ -129,6 +129,8 @@ static void test_minivm_errors(void)
 	CHECK(parse_mv(ARGS("--mix", "other-nr", "--nr", "7", "--other-nr", "7"), &o) < 0 &&
 		      strstr(err, "equals --nr"),
 	      "%s", err);
+	CHECK(parse_mv(ARGS("--insn", "vmrun"), &o) < 0 && strstr(err, "invalid --insn 'vmrun': expected vmcall or vmmcall"),
+	      "%s", err);
 	CHECK(!strchr(err, '\n'), "message has a newline");
 }
 

@@ -451,7 +451,7 @@ static void a_second_exit_before_entry_is_never_fused(void)
 
 	/*
 	 * As in the kernel: a thread's exit that follows its exit without a
-	 * kvm_entry comes on the same CPU (see cpu_states in hypertrace.bpf.c).
+	 * kvm_entry comes on the same CPU (see cpu_states in maps.bpf.h).
 	 */
 	sched_getaffinity(0, sizeof(all), &all);
 	CPU_ZERO(&one);

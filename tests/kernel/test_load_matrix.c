@@ -241,7 +241,9 @@ static void svm_raw_kvm_exit_that_cannot_load_gives_way_to_the_classic_one(void)
 	char dir[] = "/tmp/ht-btf-XXXXXX", file[64];
 	struct ht_tracer_opts o;
 	struct ht_tracer *t = NULL;
-	char err[1024];
+	char err[1024], why[sizeof(t->exit_fallback)] = "";
+	bool raw, classic;
+	FILE *f;
 
 	if (!kvm_ready)
 		SKIP("the kvm tracepoints are missing (KVM not loaded) or not root");
@@ -249,27 +251,28 @@ static void svm_raw_kvm_exit_that_cannot_load_gives_way_to_the_classic_one(void)
 		SKIP("the kvm_amd module's BTF is here: SVM's raw kvm_exit program loads (see svm_kvm_exit_is_raw_where_kvm_amd_has_btf)");
 	CHECK(mkdtemp(dir) != NULL, "mkdtemp: %s", strerror(errno));
 	snprintf(file, sizeof(file), "%s/kvm_amd", dir);
-	FILE *f = fopen(file, "w");
-	if (f)
-		fclose(f);
+	f = fopen(file, "w");
+	if (!ASSERT_MSG(f != NULL, "cannot create %s", file))
+		goto cleanup;
+	fclose(f);
 	config_opts(&o, PROG_SVM, MODE_RECORDS_EXITS, FILTERS_NONE);
 	o.btf_dir = dir;
-	int ret = ht_tracer_load(&t, &o, err, sizeof(err));
-	unlink(file);
-	rmdir(dir);
-	CHECK(f != NULL, "cannot create %s", file);
-	CHECK(ret == 0, "%s", err);
-	bool raw = bpf_program__fd(t->skel->progs.on_kvm_exit_svm_raw) >= 0;
-	bool classic = bpf_program__fd(t->skel->progs.on_kvm_exit_svm) >= 0;
-	char why[sizeof(t->exit_fallback)] = "";
-
+	if (!ASSERT_MSG(ht_tracer_load(&t, &o, err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
+	raw = bpf_program__fd(t->skel->progs.on_kvm_exit_svm_raw) >= 0;
+	classic = bpf_program__fd(t->skel->progs.on_kvm_exit_svm) >= 0;
 	if (ht_tracer_exit_fallback(t))
 		snprintf(why, sizeof(why), "%s", ht_tracer_exit_fallback(t));
+	if (!ASSERT_MSG(!raw && classic, "kvm_exit programs loaded: raw %d, classic %d (want the classic one only)", raw,
+			classic))
+		goto cleanup;
+	if (ASSERT_MSG(strstr(why, "raw kvm_exit program did not load") && strstr(why, "vcpu_svm"),
+		       "the reason given: \"%s\"", why))
+		printf("    %s\n", why);
+cleanup:
 	ht_tracer_destroy(t);
-	CHECK(!raw && classic, "kvm_exit programs loaded: raw %d, classic %d (want the classic one only)", raw, classic);
-	CHECK(strstr(why, "raw kvm_exit program did not load") && strstr(why, "vcpu_svm"),
-	      "the reason given: \"%s\"", why);
-	printf("    %s\n", why);
+	unlink(file);
+	rmdir(dir);
 }
 
 int main(void)

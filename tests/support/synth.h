@@ -32,7 +32,7 @@ struct ht_synth_layout {
  * A synthetic event's program runs with preemption on (BPF_PROG_TEST_RUN
  * only disables migration), which no tracepoint program does: a real
  * sched_switch in its middle moves a half-written state (see cpu_states in
- * hypertrace.bpf.c), and a record is lost that the product would never
+ * src/bpf/maps.bpf.h), and a record is lost that the product would never
  * lose. ht_synth_unpreempted gives the calling thread a real-time
  * priority, so ordinary threads do not preempt it (it still blocks and
  * migrates as it would); ht_synth_hold_cpu also keeps it on its CPU. 0, or

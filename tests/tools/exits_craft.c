@@ -22,6 +22,19 @@
  *               causes, as a recording writes them (one second apart)
  *   cause_slots a cause whose buckets hold fewer exits than its count
  *   cause_down  two blocks, the second's cause counting fewer exits
+ *   cause_time  a cause whose time in KVM is beyond its buckets
+ *   vmm_time    a cause whose time in the VMM is beyond its buckets
+ *   account_sum a vCPU thread whose states do not add up to its time
+ *               (their sum wraps to it in 64 bits)
+ *   account_back a vCPU thread whose account ends before it starts
+ *   account_down two blocks, the second's account of a thread lower
+ *   lost_down   two blocks, the second's count of lost exits lower
+ *   past_2_53   a thread first seen after 2^53 ns (104 days of uptime) and a
+ *               hypercall cause of nr 2^64 - 59: values JSON must keep exact
+ *   tid_reuse   vCPU 0 of a VM had two threads of one thread id (the first
+ *               ended), vCPU 1 one thread
+ *   account_wrap two vCPU threads of a VM, each right, whose states' sums
+ *               pass 2^64
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -31,6 +44,8 @@
 #include "tracefile/trace_writer.h"
 
 static const __u64 T0 = 1000000000ull;
+/* The exits lost so far that the next block's header counts (lost_down). */
+static __u64 lost_so_far;
 
 /* n exits of ns each: a series as BPF counts it. */
 static void series_of(struct ht_exit_series_rec *s, __u32 pid, __u16 vcpu, __u32 reason, __u64 n, __u64 ns)
@@ -52,7 +67,7 @@ static int add(struct ht_writer *w, __u64 time_ns, const struct ht_exit_series_r
 {
 	size_t len = sizeof(struct ht_exits_header) + (size_t)ns * sizeof(*s) + (size_t)nt * sizeof(*t);
 	unsigned char *b = calloc(1, len);
-	struct ht_exits_header h = { .time_ns = time_ns, .nseries = ns, .nthreads = nt };
+	struct ht_exits_header h = { .time_ns = time_ns, .nseries = ns, .nthreads = nt, .lost_series_full = lost_so_far };
 
 	if (!b)
 		return -1;
@@ -131,6 +146,17 @@ static int causes(struct ht_writer *w)
 	return ret;
 }
 
+/* A vCPU thread of VM 1000 first seen at start, its account up to as_of (guest and kvm; the rest 0). */
+static struct ht_vcpu_wait_rec thread_of(__u32 tid, __u64 start, __u64 as_of, __u64 guest, __u64 kvm)
+{
+	struct ht_vcpu_wait_rec t = { .w = { .pid = 1000, .tid = tid, .vcpu = (__u16)(tid % 2) },
+				      .a = { .start_ns = start, .as_of_ns = as_of } };
+
+	t.a.state_ns[HT_VCPU_GUEST] = guest;
+	t.a.state_ns[HT_VCPU_KVM] = kvm;
+	return t;
+}
+
 static int big(struct ht_writer *w, __u32 n, __u32 nt)
 {
 	struct ht_exit_series_rec *s = calloc(n + 1, sizeof(*s));
@@ -171,7 +197,7 @@ int main(int argc, char **argv)
 	int ret = 0;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: exits_craft FILE big|threads|blocks|slots|minmax|total|down|backwards|wrap|causes|cause_slots|cause_down [N]\n");
+		fprintf(stderr, "usage: exits_craft FILE big|threads|blocks|slots|minmax|total|down|backwards|wrap|causes|cause_slots|cause_down|cause_time|vmm_time|account_sum|account_back|account_down|lost_down|past_2_53|tid_reuse|account_wrap [N]\n");
 		return 2;
 	}
 	const char *shape = argv[2];
@@ -225,6 +251,62 @@ int main(int argc, char **argv)
 		ret = add_causes(w, T0 + 1, s, 1, &c, 1);
 		c = cause_of(30, HT_CAUSE_PIO, 0x80, 1, 9, 400, 0, 0);
 		ret |= add_causes(w, T0 + 2, s, 1, &c, 1);
+	} else if (!strcmp(shape, "cause_time") || !strcmp(shape, "vmm_time")) {
+		/* 10 exits of 400 ns in KVM (bucket 8, at most 511 ns each), 10 of 300000 in the VMM. */
+		struct ht_exit_cause_rec c = cause_of(30, HT_CAUSE_PIO, 0x80, 1, 10, 400, 10, 300000);
+
+		if (!strcmp(shape, "cause_time"))
+			c.h.kvm_ns = UINT64_MAX;
+		else
+			c.h.vmm_ns = UINT64_MAX - 1;
+		ret = add_causes(w, T0 + 1, s, 1, &c, 1);
+	} else if (!strcmp(shape, "account_sum")) {
+		/* 10 ns of time; guest + kvm wrap to 10 in 64 bits. */
+		struct ht_vcpu_wait_rec t = thread_of(2000, T0, T0 + 10, UINT64_MAX, 11);
+
+		ret = add(w, T0 + 10, s, 1, &t, 1);
+	} else if (!strcmp(shape, "account_back")) {
+		struct ht_vcpu_wait_rec t = thread_of(2000, T0 + 10, T0, 0, 0);
+
+		ret = add(w, T0 + 10, s, 1, &t, 1);
+	} else if (!strcmp(shape, "account_down")) {
+		struct ht_vcpu_wait_rec t = thread_of(2000, T0, T0 + 1000, 800, 200);
+
+		ret = add(w, T0 + 1000, s, 1, &t, 1);
+		t = thread_of(2000, T0, T0 + 900, 700, 200); /* right on its own, less than the block before */
+		ret |= add(w, T0 + 2000, s, 1, &t, 1);
+	} else if (!strcmp(shape, "past_2_53")) {
+		const __u64 start = (1ull << 53) + 1;
+		struct ht_vcpu_wait_rec t = thread_of(2000, start, start + 1000, 600, 400);
+		struct ht_exit_cause_rec c = cause_of(18, HT_CAUSE_HYPERCALL, UINT64_MAX - 58, 0, 3, 700, 0, 0);
+		size_t len = sizeof(struct ht_exits_header) + sizeof(s[0]) + sizeof(t) + sizeof(c);
+		struct ht_exits_header h = { .time_ns = start + 1000, .nseries = 1, .nthreads = 1, .ncauses = 1 };
+		unsigned char b[sizeof(h) + sizeof(s[0]) + sizeof(t) + sizeof(c)];
+
+		memcpy(b, &h, sizeof(h));
+		memcpy(b + sizeof(h), &s[0], sizeof(s[0]));
+		memcpy(b + sizeof(h) + sizeof(s[0]), &t, sizeof(t));
+		memcpy(b + sizeof(h) + sizeof(s[0]) + sizeof(t), &c, sizeof(c));
+		ret = ht_writer_add_block(w, HT_BLOCK_EXITS, b, (__u32)len, 3);
+	} else if (!strcmp(shape, "tid_reuse")) {
+		struct ht_vcpu_wait_rec t[3] = {
+			thread_of(2000, T0, T0 + 400000000ull, 300000000ull, 100000000ull),
+			thread_of(2000, T0 + 500000000ull, T0 + 1000000000ull, 400000000ull, 100000000ull),
+			thread_of(2001, T0, T0 + 1000000000ull, 900000000ull, 100000000ull),
+		};
+
+		t[0].w.pad1 = HT_VCPU_WAIT_F_GONE;
+		ret = add(w, T0 + 1000000000ull, s, 2, t, 3);
+	} else if (!strcmp(shape, "lost_down")) {
+		lost_so_far = 7;
+		ret = add(w, T0 + 1, s, 1, NULL, 0);
+		lost_so_far = 6;
+		ret |= add(w, T0 + 2, s, 1, NULL, 0);
+	} else if (!strcmp(shape, "account_wrap")) {
+		struct ht_vcpu_wait_rec t[2] = { thread_of(2000, 0, 1ull << 63, 1ull << 63, 0),
+						 thread_of(2001, 0, 1ull << 63, 1ull << 63, 0) };
+
+		ret = add(w, T0 + 1, s, 1, t, 2);
 	} else if (!strcmp(shape, "wrap")) {
 		series_of(&s[0], 1000, 0, 0x7b, 1ull << 63, 0);
 		series_of(&s[1], 1000, 1, 0x7b, 1ull << 63, 0);

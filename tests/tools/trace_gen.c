@@ -41,7 +41,7 @@
  *       vCPU threads on the first one's host CPUs, their records interleaved
  *       with no switch between them (what no host can run: a checker must
  *       reject it).
- *   trace_gen guests FILE N [--vcpus M [--vcpu-ids ID,...]] [--inside-calls] [--lost-exit]   N
+ *   trace_gen guests FILE N [--vcpus M [--vcpu-ids ID,...]] [--inside-calls] [--lost-exit] [--lost-switch]   N
  *       VMs of M vCPU threads each (default 1; vCPU k is guest CPU k, its
  *       vcpu_id k or the k-th of --vcpu-ids, e.g. 0,1,2,4 as QEMU's APIC IDs
  *       for sockets of 3 cores), one
@@ -53,6 +53,11 @@
  *       task first returns from iterate_supers and __x64_sys_sync it entered
  *       before. --lost-exit: the exit of iterate_supers is lost (the module
  *       counts it), so __x64_sys_sync's exit comes with iterate_supers open.
+ *       --lost-switch: two switches of each vCPU are lost, its task's out
+ *       and task + 1's in, so its last switch is task + 1's out (a prev_tid
+ *       its CPU never switched in): the guest's buffer drops them, except
+ *       on vCPU 0 of odd VMs, where the module is unloaded and loaded again
+ *       in between.
  *       Writes FILE.kallsyms as guest does.
  *   trace_gen synth ... --vcpu-sched   (with --exits) as record --vcpu-sched:
  *       between rounds of calls, each vCPU thread is switched out (preempted,
@@ -549,7 +554,7 @@ static int guest(const char *path, unsigned int rounds, bool impossible)
 /* ---- trace_gen guests ---- */
 
 static int guests(const char *path, unsigned int nvms, unsigned int nvcpus, const uint32_t *vcpu_ids,
-		  bool inside_calls, bool lost_exit)
+		  bool inside_calls, bool lost_exit, bool lost_switch)
 {
 	struct ht_file_header hdr;
 	struct ht_trailer t = { 0 };
@@ -590,7 +595,12 @@ static int guests(const char *path, unsigned int nvms, unsigned int nvcpus, cons
 		if (!lost_exit)
 			gen_call(&v, HT_GUEST_NR_FUNC_EXIT, ht_guest_pack_func(GUEST_ITERATE, 0, task, k));
 		gen_call(&v, HT_GUEST_NR_FUNC_EXIT, ht_guest_pack_func(GUEST_SYS_SYNC, 0, task, k));
-		gen_call(&v, HT_GUEST_NR_SCHED_SWITCH, ht_guest_pack_sched_switch(task, 120, state, 0, 120, "swapper", k));
+		if (lost_switch && i % 2 && k == 0) {
+			gen_call(&v, HT_GUEST_NR_MODULE, ht_guest_pack_module(0, 0xf, 2, 0, GUEST_PRINTK, "_printk"));
+			gen_call(&v, HT_GUEST_NR_MODULE, ht_guest_pack_module(1, 0xf, 2, 0, GUEST_PRINTK, "_printk"));
+		}
+		gen_call(&v, HT_GUEST_NR_SCHED_SWITCH,
+			 ht_guest_pack_sched_switch(lost_switch ? task + 1 : task, 120, state, 0, 120, "swapper", k));
 		for (unsigned int j = 0; j < v.n; j++) {
 			ht_writer_add(w, &v.recs[j]);
 			t.records++;
@@ -841,7 +851,7 @@ int main(int argc, char **argv)
 		return guest(argv[2], rounds, impossible);
 	}
 	if (argc >= 4 && !strcmp(argv[1], "guests") && ht_parse_u64(argv[3], 1, 1000000, &n)) {
-		bool inside_calls = false, lost_exit = false;
+		bool inside_calls = false, lost_exit = false, lost_switch = false;
 		uint64_t nvcpus = 1;
 		uint32_t ids[64];
 		unsigned int nids = 0;
@@ -861,12 +871,14 @@ int main(int argc, char **argv)
 				inside_calls = true;
 			else if (!strcmp(argv[i], "--lost-exit"))
 				lost_exit = true;
+			else if (!strcmp(argv[i], "--lost-switch"))
+				lost_switch = true;
 			else
 				goto usage;
 		}
 		if (nids && nids != nvcpus)
 			goto usage; /* a vcpu_id for each vCPU */
-		return guests(argv[2], (unsigned int)n, (unsigned int)nvcpus, nids ? ids : NULL, inside_calls, lost_exit);
+		return guests(argv[2], (unsigned int)n, (unsigned int)nvcpus, nids ? ids : NULL, inside_calls, lost_exit, lost_switch);
 	}
 	if (argc >= 4 && !strcmp(argv[1], "bulk") && ht_parse_u64(argv[3], 1, UINT64_MAX, &n)) {
 		bool wide = false, compress = false, switches = false;
@@ -899,7 +911,7 @@ int main(int argc, char **argv)
 	}
 usage:
 	fprintf(stderr, "usage: trace_gen synth FILE [--calls N] [--drops] [--exits [--vcpu-sched]] | trace_gen bulk FILE N [--wide | --switches] [--compress]"
-			" | trace_gen guest FILE [--rounds N] [--impossible] | trace_gen guests FILE N [--vcpus M [--vcpu-ids ID,...]] [--inside-calls] [--lost-exit]"
+			" | trace_gen guest FILE [--rounds N] [--impossible] | trace_gen guests FILE N [--vcpus M [--vcpu-ids ID,...]] [--inside-calls] [--lost-exit] [--lost-switch]"
 			" | trace_gen account FILE [--rounds N] [--contradict]\n");
 	return 2;
 }

@@ -224,6 +224,29 @@ static void sums_saturate_and_percentiles_stay_within_min_and_max(void)
 	CHECK_EQ_U64(ht_exit_percentile(&s, 99), 1000);
 }
 
+/*
+ * Buckets the reader lets through (their sum within a read's torn exits of
+ * the count) may pass 2^64 together: the running sums of a percentile and
+ * of an account's span stop at 2^64 - 1 rather than wrap to a small number.
+ */
+static void percentile_and_span_sums_saturate(void)
+{
+	struct ht_exit_series s = { .minmax_exact = false };
+	struct ht_vcpu_thread_row r = { 0 };
+	__u64 slots[HT_EXIT_SLOTS] = { 0 };
+
+	s.h.count = UINT64_MAX;
+	s.h.slots[0] = s.h.slots[1] = 1ull << 63;
+	s.h.slots[5] = 1000;
+	/* Rank 0.99 * (2^64 - 1) is in bucket 1: a wrapped sum would have run to the last bucket. */
+	CHECK_EQ_U64(ht_exit_percentile(&s, 99), ht_exit_slot_high(1));
+	memcpy(slots, s.h.slots, sizeof(slots));
+	CHECK_EQ_U64(ht_exit_cause_percentile(slots, UINT64_MAX, 99), ht_exit_slot_high(1));
+	r.a.state_ns[HT_VCPU_GUEST] = UINT64_MAX;
+	r.a.state_ns[HT_VCPU_KVM] = 11;
+	CHECK_EQ_U64(ht_vcpu_account_span(&r), UINT64_MAX);
+}
+
 /* An account of a thread started at start, with ns in state k and the rest in guest, up to as_of. */
 static struct ht_vcpu_account account_of(__u64 start, __u64 as_of, int k, __u64 ns)
 {
@@ -281,13 +304,16 @@ cleanup:
 	ht_exit_table_free(&d);
 }
 
-/* A number that goes down (a bug, or a damaged file) is no change, counted: never a wrapped difference. */
-static void a_number_that_goes_down_is_counted_not_wrapped(void)
+/* A number that goes down (a bug, or a damaged file) is no change, counted and shown: never a wrapped difference. */
+static void a_number_that_goes_down_is_counted_shown_not_wrapped(void)
 {
 	struct ht_exit_key k = key(7, 0, 0x7b);
 	struct ht_exit_hist h = hist_of(10, 1000), less = hist_of(4, 1000);
 	struct ht_exit_table before, now, d;
 	const struct ht_exit_series *s;
+	struct ht_exit_view_opts o = { .width = 200 };
+	char text[4096] = "", want[96];
+	FILE *f;
 
 	ht_exit_table_init(&before);
 	ht_exit_table_init(&now);
@@ -297,9 +323,18 @@ static void a_number_that_goes_down_is_counted_not_wrapped(void)
 	    !ASSERT_OK(ht_exit_table_delta(&d, &now, &before), "delta"))
 		goto cleanup;
 	s = ht_exit_table_series(&d, &k, false);
-	if (ASSERT_OK_PTR(s, "series") && ASSERT_EQ(s->h.count, 0, "no exits, not 2^64 - 6") &&
-	    ASSERT_EQ(s->h.total_ns, 0, "no time"))
-		ASSERT_TRUE(d.went_down > 0, "counted");
+	if (!ASSERT_OK_PTR(s, "series") || !ASSERT_EQ(s->h.count, 0, "no exits, not 2^64 - 6") ||
+	    !ASSERT_EQ(s->h.total_ns, 0, "no time") || !ASSERT_TRUE(d.went_down > 0, "counted"))
+		goto cleanup;
+	/* And shown, so that the zero is not taken for an idle VM. */
+	f = fmemopen(text, sizeof(text) - 1, "w");
+	if (!ASSERT_OK_PTR(f, "fmemopen"))
+		goto cleanup;
+	ASSERT_OK(ht_exit_view_write(f, &d, &o), "view written");
+	fclose(f);
+	snprintf(want, sizeof(want), "numbers that went down since the read before, shown as no change: %llu\n",
+		 (unsigned long long)d.went_down);
+	ASSERT_MSG(strstr(text, want) != NULL, "view says so: %s", text);
 cleanup:
 	ht_exit_table_free(&before);
 	ht_exit_table_free(&now);
@@ -311,11 +346,12 @@ int main(void)
 	RUN(series_in_any_order_are_found_and_sorted_once);
 	RUN(a_blocks_threads_merge_in_tid_order);
 	RUN(sums_saturate_and_percentiles_stay_within_min_and_max);
+	RUN(percentile_and_span_sums_saturate);
 	RUN(series_stay_sorted_and_unique);
 	RUN(an_interval_is_the_difference_with_bucket_bound_min_and_max);
 	RUN(percentiles_are_bucket_upper_bounds_lowered_to_an_exact_max);
 	RUN(short_times_keep_three_digits);
 	RUN(a_thread_id_that_comes_back_is_another_row);
-	RUN(a_number_that_goes_down_is_counted_not_wrapped);
+	RUN(a_number_that_goes_down_is_counted_shown_not_wrapped);
 	return ht_test_exit_status();
 }

@@ -985,32 +985,44 @@ static void test_guest_origin_rules(void)
 										   MODULE_TEXT, MODULE_TEXT_SIZE));
 	struct ht_record sw = rec_of(HT_GUEST_NR_SCHED_SWITCH, ht_guest_pack_sched_switch(0, 120, 0, 1, 120, "a", 0));
 	struct ht_record marker = rec_of(1201, (struct ht_guest_args){ { 1, 0, 0, 0 } });
+	struct ht_record bogus;
 
 	ht_guest_origin_init(&o);
 	/* Before any load event: the kernel half. */
 	sw.guest_rip = 0xffffffff81000000ull;
-	CHECK(!ht_guest_origin_forged(&o, &sw), "kernel rip, no range yet");
+	if (!ASSERT_FALSE(ht_guest_origin_forged(&o, &sw), "kernel rip, no range yet"))
+		goto cleanup;
 	sw.guest_rip = 0x00007fffffffe000ull;
-	CHECK(ht_guest_origin_forged(&o, &sw), "user rip");
+	if (!ASSERT_TRUE(ht_guest_origin_forged(&o, &sw), "user rip"))
+		goto cleanup;
 	marker.guest_rip = USER_RIP;
-	CHECK(!ht_guest_origin_forged(&o, &marker), "a user marker from user space is the user's");
+	if (!ASSERT_FALSE(ht_guest_origin_forged(&o, &marker), "a user marker from user space is the user's"))
+		goto cleanup;
 	/* The load event's range, for its VM only. */
-	CHECK(ht_guest_origin_note(&o, &load) == 0, "note");
+	if (!ASSERT_OK(ht_guest_origin_note(&o, &load), "note"))
+		goto cleanup;
 	sw.guest_rip = MODULE_TEXT + MODULE_TEXT_SIZE - 1;
-	CHECK(!ht_guest_origin_forged(&o, &sw), "last byte of the text");
+	if (!ASSERT_FALSE(ht_guest_origin_forged(&o, &sw), "last byte of the text"))
+		goto cleanup;
 	sw.guest_rip = MODULE_TEXT + MODULE_TEXT_SIZE;
-	CHECK(ht_guest_origin_forged(&o, &sw), "past the text");
+	if (!ASSERT_TRUE(ht_guest_origin_forged(&o, &sw), "past the text"))
+		goto cleanup;
 	sw.host_pid = 501;
-	CHECK(!ht_guest_origin_forged(&o, &sw), "another VM has no range");
+	if (!ASSERT_FALSE(ht_guest_origin_forged(&o, &sw), "another VM has no range"))
+		goto cleanup;
 	/* A load event from user space changes nothing; one whose range misses itself drops the range. */
-	struct ht_record bogus = load;
+	bogus = load;
 	bogus.guest_rip = USER_RIP;
-	CHECK(ht_guest_origin_forged(&o, &bogus) && ht_guest_origin_note(&o, &bogus) == 0, "forged load");
+	if (!ASSERT_TRUE(ht_guest_origin_forged(&o, &bogus) && ht_guest_origin_note(&o, &bogus) == 0, "forged load"))
+		goto cleanup;
 	sw.host_pid = 500;
-	CHECK(ht_guest_origin_forged(&o, &sw), "the range still holds");
+	if (!ASSERT_TRUE(ht_guest_origin_forged(&o, &sw), "the range still holds"))
+		goto cleanup;
 	bogus.guest_rip = MODULE_TEXT + MODULE_TEXT_SIZE + 0x1000;
-	CHECK(!ht_guest_origin_forged(&o, &bogus) && ht_guest_origin_note(&o, &bogus) == 0, "kernel load");
-	CHECK(!ht_guest_origin_forged(&o, &sw), "a range that does not hold its own load event is dropped");
+	if (!ASSERT_TRUE(!ht_guest_origin_forged(&o, &bogus) && ht_guest_origin_note(&o, &bogus) == 0, "kernel load"))
+		goto cleanup;
+	ASSERT_FALSE(ht_guest_origin_forged(&o, &sw), "a range that does not hold its own load event is dropped");
+cleanup:
 	ht_guest_origin_free(&o);
 }
 

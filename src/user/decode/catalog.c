@@ -15,7 +15,7 @@
 #include "hypertrace/guest.h"
 #include "common/util.h"
 
-/* The events of include/hypertrace/guest.h; tests/unit/test_catalog.c packs with the header and decodes with this. */
+/* The events of include/hypertrace/guest.h; tests/unit/test_guest_decode.c packs with the header and decodes with this. */
 const char ht_builtin_catalog[] =
 	"# The project's own guest events (include/hypertrace/guest.h).\n"
 	"1100 hypertrace_module state=a0[0-7] events=a0[8-15]:x functions=a0[16-31] text_start=a0[32-63]:x"

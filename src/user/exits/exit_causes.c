@@ -267,7 +267,7 @@ uint64_t ht_exit_cause_percentile(const __u64 slots[HT_EXIT_SLOTS], uint64_t cou
 		return 0;
 	rank = ht_nearest_rank(p, count);
 	for (unsigned int k = 0; k < HT_EXIT_SLOTS; k++) {
-		cum += slots[k];
+		cum = ht_sat_add(cum, slots[k]);
 		if (cum >= rank)
 			return ht_exit_slot_high(k);
 	}

@@ -459,7 +459,7 @@ uint64_t ht_exit_percentile(const struct ht_exit_series *s, double p)
 		return 0;
 	uint64_t rank = ht_nearest_rank(p, s->h.count);
 	for (unsigned int k = 0; k < HT_EXIT_SLOTS; k++) {
-		cum += s->h.slots[k];
+		cum = ht_sat_add(cum, s->h.slots[k]);
 		if (cum >= rank) {
 			uint64_t bound = ht_exit_slot_high(k);
 			if (!s->minmax_exact)
@@ -505,7 +505,7 @@ uint64_t ht_vcpu_account_span(const struct ht_vcpu_thread_row *r)
 	uint64_t sum = 0;
 
 	for (int k = 0; k < HT_VCPU_NSTATES; k++)
-		sum += r->a.state_ns[k];
+		sum = ht_sat_add(sum, r->a.state_ns[k]);
 	return sum;
 }
 

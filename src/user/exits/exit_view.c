@@ -188,7 +188,7 @@ static void reason_table(struct view *v, const char *indent, struct ht_exit_seri
 			reason_row(v, indent, &sums[i], o->elapsed_ns);
 			reason_causes(v, indent, &sums[i].key, o);
 		} else {
-			rest += sums[i].h.count;
+			rest = ht_sat_add(rest, sums[i].h.count);
 		}
 	}
 	if (shown < n)
@@ -211,10 +211,70 @@ static void account_line(struct view *v, const char *indent, const struct ht_vcp
 	line(v, "%s%s of %s", indent, buf + 1, total);
 }
 
-static void vcpu_line(struct view *v, const struct ht_vcpu_thread_row *r, uint64_t exits,
+static int cmp_u16(const void *a, const void *b)
+{
+	uint16_t x = *(const uint16_t *)a, y = *(const uint16_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+int ht_exit_view_threads_per_vcpu(const struct ht_vcpu_thread_row *const *rows, size_t n, size_t *counts)
+{
+	uint16_t *vcpus = malloc((n + 1) * sizeof(*vcpus));
+
+	if (!vcpus)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		vcpus[i] = rows[i]->w.vcpu;
+	qsort(vcpus, n, sizeof(*vcpus), cmp_u16);
+	for (size_t i = 0; i < n; i++) {
+		size_t lo = 0, hi = n, end;
+
+		while (lo < hi) { /* the first of the vCPU */
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (vcpus[mid] < rows[i]->w.vcpu)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (end = lo, hi = n; end < hi;) { /* past its last */
+			size_t mid = end + (hi - end) / 2;
+
+			if (vcpus[mid] <= rows[i]->w.vcpu)
+				end = mid + 1;
+			else
+				hi = mid;
+		}
+		counts[i] = end - lo;
+	}
+	free(vcpus);
+	return 0;
+}
+
+void ht_exit_view_thread_start(char *buf, size_t len, const struct ht_vcpu_thread_row *r, uint64_t start_ns)
+{
+	uint64_t t = r->a.start_ns;
+
+	/* Files before version 5 have no start (0). */
+	if (!t)
+		snprintf(buf, len, "%s", "");
+	else if (t >= start_ns)
+		snprintf(buf, len, ", from +%.3f s", (double)(t - start_ns) / 1e9);
+	else
+		snprintf(buf, len, ", from -%.3f s", (double)(start_ns - t) / 1e9);
+}
+
+/*
+ * A vCPU thread's line. exits are its vCPU's: when the vCPU has had other
+ * threads (vcpu_threads > 1), each line names its thread by its start and
+ * says whose exits they are, or the rows would look the same.
+ */
+static void vcpu_line(struct view *v, const struct ht_vcpu_thread_row *r, uint64_t exits, size_t vcpu_threads,
 		      const struct ht_exit_view_opts *o)
 {
-	char thread[HT_ESC_SIZE(16) + 4] = "", wait[16], pre[16], vol[16], share[24] = "";
+	char thread[HT_ESC_SIZE(16) + 4] = "", wait[16], pre[16], vol[16], share[24] = "", from[40] = "",
+	     whose[64] = "";
 	const char *tn = o->thread_name ? o->thread_name(o->name_ctx, r->w.pid, r->w.tid) : NULL;
 
 	if (tn && tn[0]) {
@@ -227,9 +287,14 @@ static void vcpu_line(struct view *v, const struct ht_vcpu_thread_row *r, uint64
 	ht_exit_fmt_ns(vol, sizeof(vol), r->w.voluntary_ns);
 	if (o->elapsed_ns)
 		snprintf(share, sizeof(share), " (%.1f%%)", 100.0 * (double)r->w.wait_ns / (double)o->elapsed_ns);
-	line(v, "  vCPU %u (%stid %u%s): %llu exits, wait %s%s, preempted %llu (%s), voluntary %llu (%s)",
-	     (unsigned int)r->w.vcpu, thread, r->w.tid, r->gone ? ", ended" : "", (unsigned long long)exits, wait,
-	     share, (unsigned long long)r->w.preempt_count, pre, (unsigned long long)r->w.voluntary_count, vol);
+	if (vcpu_threads > 1) {
+		ht_exit_view_thread_start(from, sizeof(from), r, o->start_ns);
+		snprintf(whose, sizeof(whose), " (vCPU %u's, of its %zu threads)", (unsigned int)r->w.vcpu, vcpu_threads);
+	}
+	line(v, "  vCPU %u (%stid %u%s%s): %llu exits%s, wait %s%s, preempted %llu (%s), voluntary %llu (%s)",
+	     (unsigned int)r->w.vcpu, thread, r->w.tid, r->gone ? ", ended" : "", from, (unsigned long long)exits,
+	     whose, wait, share, (unsigned long long)r->w.preempt_count, pre, (unsigned long long)r->w.voluntary_count,
+	     vol);
 	account_line(v, "    time: ", r);
 }
 
@@ -262,6 +327,7 @@ struct scratch {
 	struct ht_exit_series *sums;
 	const struct ht_exit_series **order;
 	struct vcpu_total *totals;
+	size_t *per_vcpu; /* of a VM's threads: how many of its vCPU's each is */
 };
 
 /* One VM: its series are [from, to) (key order), its threads [tfrom, tto) (tid order). */
@@ -296,8 +362,12 @@ static void vm_block(struct view *v, uint32_t pid, const struct ht_exit_series *
 		sc->totals[nvcpus - 1].exits = ht_sat_add(sc->totals[nvcpus - 1].exits, (*s)->h.count);
 	}
 	/* vCPU threads, then (report) each vCPU's own reasons. */
+	if (ht_exit_view_threads_per_vcpu(tfrom, (size_t)(tto - tfrom), sc->per_vcpu)) {
+		v->err = -ENOMEM;
+		return;
+	}
 	for (const struct ht_vcpu_thread_row *const *r = tfrom; r < tto; r++)
-		vcpu_line(v, *r, vcpu_exits(sc->totals, nvcpus, (*r)->w.vcpu), o);
+		vcpu_line(v, *r, vcpu_exits(sc->totals, nvcpus, (*r)->w.vcpu), sc->per_vcpu[r - tfrom], o);
 	if (!o->per_vcpu_reasons)
 		return;
 	/* Causes are per VM: a vCPU's reasons have none of their own. */
@@ -334,7 +404,8 @@ int ht_exit_view_write(FILE *out, const struct ht_exit_table *t, const struct ht
 	struct view v = { .out = out, .width = o->width ? o->width : 80 };
 	struct scratch sc = { .sums = calloc(t->nseries + 1, sizeof(*sc.sums)),
 			      .order = calloc(t->nseries + 1, sizeof(*sc.order)),
-			      .totals = calloc(t->nseries + 1, sizeof(*sc.totals)) };
+			      .totals = calloc(t->nseries + 1, sizeof(*sc.totals)),
+			      .per_vcpu = calloc(t->nthreads + 1, sizeof(*sc.per_vcpu)) };
 	const struct ht_exit_series **series = calloc(t->nseries + 1, sizeof(*series));
 	const struct ht_vcpu_thread_row **threads = calloc(t->nthreads + 1, sizeof(*threads));
 	uint32_t *pids = calloc(t->nseries + t->nthreads + 1, sizeof(*pids));
@@ -349,7 +420,7 @@ int ht_exit_view_write(FILE *out, const struct ht_exit_table *t, const struct ht
 			goto out;
 		}
 	}
-	if (!sc.sums || !sc.order || !sc.totals || !series || !threads || !pids) {
+	if (!sc.sums || !sc.order || !sc.totals || !sc.per_vcpu || !series || !threads || !pids) {
 		v.err = -ENOMEM;
 		goto out;
 	}
@@ -374,6 +445,14 @@ int ht_exit_view_write(FILE *out, const struct ht_exit_table *t, const struct ht
 		     (unsigned long long)t->lost_series_full, (unsigned long long)t->lost_no_thread);
 	else
 		line(&v, "exits: %llu, %s/s", (unsigned long long)total, rate);
+	/*
+	 * An interval whose numbers went down (ht_exit_table_delta) shows them
+	 * as no change: said, so that a zero is not taken for an idle VM. A
+	 * file's numbers never get here: its reader refuses them.
+	 */
+	if (t->went_down)
+		line(&v, "numbers that went down since the read before, shown as no change: %llu",
+		     (unsigned long long)t->went_down);
 	/* --vcpu-sched: its losses are counted with the exits' (one BPF read, one block). */
 	if (t->lost_vcpu_switches)
 		line(&v, "switches of vCPU threads not recorded (ring buffer full): %llu",
@@ -395,6 +474,7 @@ out:
 	free(sc.sums);
 	free(sc.order);
 	free(sc.totals);
+	free(sc.per_vcpu);
 	free(series);
 	free(threads);
 	free(pids);

@@ -199,32 +199,35 @@ int ht_cmd_convert(int argc, char **argv)
 {
 	struct ht_convert_config cfg;
 	struct exporter x = { 0 };
+	struct switch_sink sink = { .x = &x };
 	struct signal_handlers handlers;
 	struct ht_reader *reader;
+	const struct ht_read_status *st;
 	char err[512], selection[256];
 	unsigned long long converted = 0;
-	int ret;
+	bool damaged;
+	int ret, stopped_by = 0;
 
 	if ((ret = ht_convert_parse(argc, argv, &cfg)) >= 0)
 		return ret;
 	if (ht_reader_open(cfg.path, &reader, err, sizeof(err)))
 		return ht_runtime_error("%s", err);
 	if (ht_selection_resolve(&cfg.selection, ht_reader_header(reader), err, sizeof(err))) {
-		ht_reader_close(reader);
-		return ht_usage_error("convert", "%s", err);
+		ret = ht_usage_error("convert", "%s", err);
+		goto out;
 	}
 	ht_selection_describe(&cfg.selection, selection, sizeof(selection));
 	x.reader = reader;
-	struct switch_sink sink = { .x = &x, .selection = &cfg.selection };
+	sink.selection = &cfg.selection;
 	ht_reader_set_switch_visitor(reader, on_switch, &sink);
 	ht_reader_set_exits_visitor(reader, on_exits, &sink);
 	catch_stop_signals(&handlers);
 	ret = exporter_open(&x, &cfg, ht_reader_header(reader), err, sizeof(err));
 	if (!ret)
 		ret = convert_records(&x, &cfg.selection, &sink, &converted, err, sizeof(err));
-	const struct ht_read_status *st = ht_reader_status(reader);
+	st = ht_reader_status(reader);
 	/* A damaged input fails the conversion: as any failed one, it leaves nothing under the output's name. */
-	bool damaged = !ret && !stop_signal && st->damaged;
+	damaged = !ret && !stop_signal && st->damaged;
 	if (!ret && !stop_signal && !damaged)
 		ret = exporter_close(&x, st, cfg.path, selection, err, sizeof(err));
 	/* A failed or interrupted conversion: the output never got its name, and now goes. */
@@ -232,35 +235,32 @@ int ht_cmd_convert(int argc, char **argv)
 	exporter_free(&x);
 	restore_signals(&handlers);
 	if (stop_signal && !ret) {
-		int sig = stop_signal;
-
-		ht_reader_close(reader);
+		stopped_by = stop_signal;
 		fprintf(stderr, "hypertrace-bpf: convert stopped by SIG%s: nothing written to %s\n",
-			sig == SIGINT ? "INT" : sig == SIGTERM ? "TERM" : "HUP", cfg.output);
-		fflush(stderr);
-		/* Die of the signal, as without a handler: the caller sees 128+N. */
-		signal(sig, SIG_DFL);
-		raise(sig);
-		return 128 + sig;
-	}
-	if (ret) {
-		ht_reader_close(reader);
-		return ht_runtime_error("%s", err);
-	}
-	if (damaged) {
+			stopped_by == SIGINT ? "INT" : stopped_by == SIGTERM ? "TERM" : "HUP", cfg.output);
+	} else if (ret) {
+		ret = ht_runtime_error("%s", err);
+	} else if (damaged) {
 		ret = ht_report_read_outcome(cfg.path, st);
 		fprintf(stderr, "hypertrace-bpf: nothing written to %s: the input is damaged (report --dump shows the records before the damage)\n",
 			cfg.output);
-		ht_reader_close(reader);
-		return ret;
+	} else {
+		if (sink.converted)
+			fprintf(stderr, "hypertrace-bpf: %llu of %llu records and %llu of %llu switches of vCPU threads converted to %s\n",
+				converted, st->records, sink.converted, st->vcpu_switches, cfg.output);
+		else
+			fprintf(stderr, "hypertrace-bpf: %llu of %llu records converted to %s\n", converted,
+				st->records, cfg.output);
+		ret = ht_report_read_outcome(cfg.path, st);
 	}
-	if (sink.converted)
-		fprintf(stderr, "hypertrace-bpf: %llu of %llu records and %llu of %llu switches of vCPU threads converted to %s\n",
-			converted, st->records, sink.converted, st->vcpu_switches, cfg.output);
-	else
-		fprintf(stderr, "hypertrace-bpf: %llu of %llu records converted to %s\n", converted, st->records,
-			cfg.output);
-	ret = ht_report_read_outcome(cfg.path, st);
+out:
 	ht_reader_close(reader);
+	if (stopped_by) {
+		fflush(stderr);
+		/* Die of the signal, as without a handler: the caller sees 128+N. */
+		signal(stopped_by, SIG_DFL);
+		raise(stopped_by);
+		return 128 + stopped_by;
+	}
 	return ret;
 }

@@ -8,10 +8,18 @@
 #include "export/ctf_writer.h"
 #include "export/lttng_export.h"
 #include "export/perfetto_export.h"
+#include "export/switch_chain.h"
 #include "common/util.h"
 #include "hypertrace/limits.h"
 
 #define WARNING "hypertrace-bpf: warning: "
+
+/* Guest switches proven lost: where each export shows the gaps and the count (docs/exports.md). */
+static void lost_switches(unsigned long long n, const char *shown)
+{
+	fprintf(stderr, WARNING "%llu guest sched_switch events were lost (a switch whose previous task is not the one its guest CPU last switched in): each gap is the thread \"" HT_CHAIN_UNKNOWN_COMM "\" on its CPU, the task before it %s\n",
+		n, shown);
+}
 
 /* CTF: hypercalls, a stream per vCPU thread; guest events as classes of their own. */
 static int ctf_open(const struct ht_convert_config *cfg, const struct ht_file_header *h, struct ht_decoder *dec,
@@ -115,6 +123,9 @@ static int lttng_close(void *w, const struct ht_read_status *st, const char *sou
 	if (!ret && counts.not_written)
 		fprintf(stderr, WARNING "%llu events of CPUs beyond what one trace holds (%d host, %u guest CPUs) were not written\n",
 			counts.not_written, HT_MAX_CPUS, HT_LTTNG_MAX_GUEST_CPUS);
+	if (!ret && counts.lost_switches)
+		lost_switches(counts.lost_switches,
+			      "in state WAIT_UNKNOWN; each guest trace counts them in its env (lost_sched_switches) and as discarded events");
 	return ret;
 }
 
@@ -163,6 +174,9 @@ static int perfetto_close(void *w, const struct ht_read_status *st, const char *
 	if (!ret && counts.not_scheduled)
 		fprintf(stderr, WARNING "%llu guest events name a guest CPU or task beyond what one Perfetto trace holds (the CPUs of 8 VMs, 128 each; the tasks of 511 VMs, tids below 2^22): they are on their vCPU's track only\n",
 			counts.not_scheduled);
+	if (!ret && counts.lost_switches)
+		lost_switches(counts.lost_switches,
+			      "in state Unknown; the trace counts them (attribute dev.hypertrace.lost_guest_switches)");
 	return ret;
 }
 

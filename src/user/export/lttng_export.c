@@ -13,6 +13,7 @@
 #include "export/guest_event.h"
 #include "export/lttng_trace.h"
 #include "export/id_pair_table.h"
+#include "export/switch_chain.h"
 #include "hypertrace/guest.h"
 #include "hypertrace/limits.h"
 #include "tracefile/output_file.h"
@@ -140,6 +141,7 @@ struct ht_lttng_export {
 	struct ht_id_pair_table *threads; /* (host pid, host tid) -> struct host_thread */
 	struct ht_id_pair_table *cpus;    /* (0, host CPU) -> struct host_cpu */
 	struct ht_id_pair_table *running; /* (0, host CPU) -> struct cpu_thread */
+	struct ht_switch_chain *chain;   /* each guest stream's sched_switch events as written */
 	unsigned long long inferred;     /* sched_switch events the records prove, not recorded */
 	unsigned long long restated;     /* sched_switch events from a CPU's thread to itself */
 	struct pending *heap;
@@ -523,7 +525,7 @@ int ht_lttng_open(const char *dir, mode_t mode, const struct ht_file_header *h, 
 	x->out.fd = x->out.dirfd = -1;
 	if (!(x->guests = ht_id_pair_table_new()) || !(x->threads = ht_id_pair_table_new()) ||
 	    !(x->cpus = ht_id_pair_table_new()) || !(x->running = ht_id_pair_table_new()) ||
-	    !(x->gstate = ht_guest_state_new(dec))) {
+	    !(x->gstate = ht_guest_state_new(dec)) || !(x->chain = ht_switch_chain_new())) {
 		ret = ht_errf(err, errlen, "out of memory");
 		goto fail;
 	}
@@ -724,6 +726,26 @@ static uint32_t guest_vcpu(struct guest *g, uint32_t cpu)
 	return v ? v->vcpu_id : cpu;
 }
 
+/* A task as a guest sched_switch names it: its tid, its name and its ftrace prio. */
+struct guest_task {
+	uint32_t tid;
+	const char *comm;
+	int32_t prio;
+};
+
+/* A guest sched_switch's payload: from prev, left in prev_state, to next. */
+static void put_guest_switch(struct payload *p, const struct guest_task *prev, uint64_t prev_state,
+			     const struct guest_task *next)
+{
+	put_comm(p, prev->comm);
+	put_u32(p, prev->tid);
+	put_u32(p, (uint32_t)(prev->prio - LTTNG_PRIO_OFFSET));
+	put_u64(p, prev_state);
+	put_comm(p, next->comm);
+	put_u32(p, next->tid);
+	put_u32(p, (uint32_t)(next->prio - LTTNG_PRIO_OFFSET));
+}
+
 /*
  * The guest event's LTTng payload into p, its class into *id, and the
  * thread it names into *tid (if it names one): 0, 1 for an event LTTng has
@@ -735,19 +757,18 @@ static int guest_event_payload(struct ht_lttng_export *x, struct guest *g, const
 	char comm[HT_GEV_COMM_LEN + 1];
 
 	switch (ev->kind) {
-	case HT_GEV_SCHED_SWITCH:
+	case HT_GEV_SCHED_SWITCH: {
+		char next[HT_GEV_COMM_LEN + 1];
+
 		*tid = ev->u.sw.prev_tid;
 		*id = g->cls.sched_switch;
 		ht_guest_task_comm(x->gstate, r->host_pid, ev->u.sw.prev_tid, ev->cpu, comm);
-		put_comm(p, comm);
-		put_u32(p, ev->u.sw.prev_tid);
-		put_u32(p, (uint32_t)(ev->u.sw.prev_prio - LTTNG_PRIO_OFFSET));
-		put_u64(p, ev->u.sw.prev_state);
-		ht_guest_task_comm(x->gstate, r->host_pid, ev->u.sw.next_tid, ev->cpu, comm);
-		put_comm(p, ev->u.sw.next_tid ? ev->u.sw.next_comm : comm);
-		put_u32(p, ev->u.sw.next_tid);
-		put_u32(p, (uint32_t)(ev->u.sw.next_prio - LTTNG_PRIO_OFFSET));
+		ht_guest_task_comm(x->gstate, r->host_pid, ev->u.sw.next_tid, ev->cpu, next);
+		put_guest_switch(p, &(struct guest_task){ ev->u.sw.prev_tid, comm, ev->u.sw.prev_prio }, ev->u.sw.prev_state,
+				 &(struct guest_task){ ev->u.sw.next_tid, ev->u.sw.next_tid ? ev->u.sw.next_comm : next,
+						       ev->u.sw.next_prio });
 		break;
+	}
 	case HT_GEV_SCHED_WAKEUP:
 		*id = g->cls.sched_wakeup;
 		put_comm(p, ev->u.wake.comm);
@@ -795,6 +816,58 @@ static int guest_event_payload(struct ht_lttng_export *x, struct guest *g, const
 	return 0;
 }
 
+/*
+ * The stand-in for what ran on a guest CPU while its switches were lost
+ * (export/switch_chain.h): tid PID_MAX_LIMIT (2^22 on x86-64), which no
+ * Linux task has.
+ */
+#define STAND_IN_TID (1u << 22)
+
+/*
+ * A guest sched_switch that breaks its stream's chain (its prev_tid is not
+ * the task the stream's last switch put there: switches were lost in
+ * between) would leave that task running in Trace Compass: its
+ * SchedSwitchHandler sets the states of prev_tid and next_tid and never
+ * looks at the CPU's current thread. Before it, two switches close the
+ * chain (docs/exports.md): the task last switched in leaves, in the state
+ * Trace Compass reads as WAIT_UNKNOWN, when it was last known there: at
+ * its switch-in, or at the guest module's unload after it (the events
+ * wait in time order, and it is written after that event); the stand-in
+ * holds the CPU until the breaking switch's time, then gives it to that
+ * switch's prev_tid.
+ */
+static int follow_chain(struct ht_lttng_export *x, struct guest *g, const struct ht_record *r, const struct ht_gev *ev)
+{
+	char last_comm[HT_GEV_COMM_LEN + 1], prev_comm[HT_GEV_COMM_LEN + 1];
+	struct ht_lttng_ctx ctx;
+	struct ht_chain_break brk;
+	struct payload p = { .len = 0 };
+	uint64_t at;
+	int ret;
+
+	/* Keyed by the stream the switch is written to, the CPU Trace Compass reads it on. */
+	ret = ht_switch_chain_follow(x->chain, r->host_pid, r->vcpu_id, ev->u.sw.prev_tid, ev->u.sw.next_tid,
+				     ev->u.sw.next_prio, r->exit_ns, &brk);
+	if (ret <= 0)
+		return ret;
+	at = brk.known_ns < r->exit_ns ? brk.known_ns : r->exit_ns;
+	ht_guest_task_comm(x->gstate, r->host_pid, brk.last_tid, ev->cpu, last_comm);
+	ht_guest_task_comm(x->gstate, r->host_pid, ev->u.sw.prev_tid, ev->cpu, prev_comm);
+	const struct guest_task last = { brk.last_tid, last_comm, brk.last_prio };
+	const struct guest_task gap = { STAND_IN_TID, HT_CHAIN_UNKNOWN_COMM, HT_CHAIN_UNKNOWN_PRIO };
+	const struct guest_task into = { ev->u.sw.prev_tid, prev_comm, ev->u.sw.prev_prio };
+
+	put_guest_switch(&p, &last, HT_CHAIN_UNKNOWN_STATE, &gap);
+	guest_ctx(x, r, brk.last_tid, ev->cpu, &ctx);
+	if ((ret = push(x, g->trace, r->vcpu_id, at, g->cls.sched_switch, &ctx, &p)))
+		return ret;
+	p.len = 0;
+	put_guest_switch(&p, &gap, HT_CHAIN_UNKNOWN_STATE, &into);
+	ctx.tid = (int32_t)STAND_IN_TID;
+	snprintf(ctx.procname, sizeof(ctx.procname), "%s", HT_CHAIN_UNKNOWN_COMM);
+	return push(x, g->trace, r->vcpu_id, r->exit_ns, g->cls.sched_switch, &ctx, &p);
+}
+
 /* The guest side of a hypertraced hypercall: the event, then the vmsync pair. */
 static int guest_events(struct ht_lttng_export *x, struct guest *g, const struct ht_record *r,
 			const struct ht_gev *ev, int64_t task_before, uint64_t entry_ns)
@@ -808,6 +881,10 @@ static int guest_events(struct ht_lttng_export *x, struct guest *g, const struct
 
 	if (guest_vcpu_learn(g, ev->cpu, r->vcpu_id))
 		return -ENOMEM;
+	if (ev->kind == HT_GEV_SCHED_SWITCH && (ret = follow_chain(x, g, r, ev)))
+		return ret;
+	if (ev->kind == HT_GEV_MODULE && ev->u.mod.state == 0)
+		ht_switch_chain_stopped(x->chain, r->host_pid, r->exit_ns);
 	if ((ret = guest_event_payload(x, g, r, ev, &p, &id, &tid)))
 		return ret < 0 ? ret : 0;
 	guest_ctx(x, r, tid, ev->cpu, &ctx);
@@ -1117,8 +1194,19 @@ int ht_lttng_close(struct ht_lttng_export *x, const struct ht_read_status *st, c
 		}
 		x->counts.reordered += ht_lttng_trace_reordered(g->trace);
 		x->counts.not_written += ht_lttng_trace_dropped(g->trace);
-		/* The recording's drops are the host's to report: a guest trace has none of its own. */
-		ret = ht_lttng_trace_close(g->trace, clock_offset(&x->hdr), start, end, 0, err, errlen);
+		/*
+		 * The recording's drops are the host's to report. A guest trace's
+		 * own are the sched_switch events its chains prove lost: its env
+		 * says how many, and so does events_discarded, which babeltrace2
+		 * warns of and Trace Compass shows as lost events.
+		 */
+		unsigned long long lost_switches = ht_switch_chain_breaks(x->chain, g->pid);
+		if (lost_switches &&
+		    ht_lttng_trace_env_int(g->trace, "lost_sched_switches", (long long)lost_switches)) {
+			ret = ht_errf(err, errlen, "out of memory");
+			break;
+		}
+		ret = ht_lttng_trace_close(g->trace, clock_offset(&x->hdr), start, end, lost_switches, err, errlen);
 		g->trace = NULL;
 	}
 	if (!ret && (identity_env(x, x->host, st, source, selection) ||
@@ -1136,6 +1224,7 @@ int ht_lttng_close(struct ht_lttng_export *x, const struct ht_read_status *st, c
 	}
 	if (!ret)
 		ret = ht_output_publish(&x->out, err, errlen);
+	x->counts.lost_switches = ht_switch_chain_total(x->chain);
 	if (counts)
 		*counts = x->counts;
 	ht_lttng_abandon(x);
@@ -1169,6 +1258,7 @@ void ht_lttng_abandon(struct ht_lttng_export *x)
 	ht_id_pair_table_free(x->running);
 	ht_lttng_trace_free(x->host);
 	ht_guest_state_free(x->gstate);
+	ht_switch_chain_free(x->chain);
 	free(x->heap);
 	/* Unpublished: the temporary directory and everything in it go. */
 	ht_output_release(&x->out);

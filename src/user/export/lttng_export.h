@@ -36,6 +36,7 @@ struct ht_lttng_export;
 struct ht_lttng_counts {
 	unsigned long long reordered;   /* events whose time was raised to keep a stream in order */
 	unsigned long long not_written; /* events of CPUs beyond what one trace holds */
+	unsigned long long lost_switches; /* guest sched_switch chains broken: each gap shown as unknown */
 };
 
 /*

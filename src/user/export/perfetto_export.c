@@ -16,6 +16,7 @@
 #include "export/guest_event.h"
 #include "export/protobuf.h"
 #include "export/id_pair_table.h"
+#include "export/switch_chain.h"
 #include "hypertrace/guest.h"
 #include "tracefile/output_file.h"
 #include "tracefile/wallclock.h"
@@ -41,6 +42,9 @@ enum {
 	FB_CPU = 1, FB_EVENT = 2, FB_FTRACE_CLOCK = 5,
 	FE_TIMESTAMP = 1, FE_PID = 2, FE_SCHED_SWITCH = 4, FE_SCHED_WAKEUP = 17, FE_IRQ_ENTRY = 36, FE_IRQ_EXIT = 37,
 	TA_ATTRIBUTE = 1, TA_KEY = 1, TA_LONG = 2, TA_STRING = 3,
+	/* SchedSwitchFtraceEvent */
+	SS_PREV_COMM = 1, SS_PREV_PID = 2, SS_PREV_PRIO = 3, SS_PREV_STATE = 4, SS_NEXT_COMM = 5, SS_NEXT_PID = 6,
+	SS_NEXT_PRIO = 7,
 };
 enum { SLICE_BEGIN = 1, SLICE_END = 2, INSTANT = 3, COUNTER = 4 };
 enum { SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2 };
@@ -104,6 +108,7 @@ struct ht_perfetto_export {
 	struct ht_file_header hdr;
 	const struct ht_decoder *dec;
 	struct ht_guest_state *gstate;
+	struct ht_switch_chain *chain; /* each guest CPU's sched_switch events as written */
 	struct ht_pb raw; /* packets not yet deflated: a Trace message */
 	unsigned char *zbuf;
 	size_t zcap;
@@ -731,24 +736,22 @@ static struct track *guest_cpu_track(struct ht_perfetto_export *x, const struct 
 	return t;
 }
 
-/* The guest's scheduling and IRQs as ftrace events of its CPU, as Perfetto shows a kernel's. */
-static void guest_ftrace(struct ht_perfetto_export *x, const struct vm *v, const struct ht_record *r,
-			 const struct ht_gev *ev, int64_t task_before)
-{
-	int64_t cpu = guest_cpu(v, ev->cpu), cur = task_before >= 0 ? guest_tid(v, (uint32_t)task_before) : 0;
-	char comm[HT_GEV_COMM_LEN + 1], esc[HT_ESC_SIZE(sizeof(ev->u.irq.name))];
-	ht_pb_msg p, b, e, s;
+/* A task as an ftrace sched_switch names it: its tid on the trace (0 if none), its name (shown) and prio. */
+struct ftrace_task {
+	int64_t tid;
+	const char *comm;
+	int32_t prio;
+};
 
-	if (ev->kind != HT_GEV_SCHED_SWITCH && ev->kind != HT_GEV_SCHED_WAKEUP && ev->kind != HT_GEV_IRQ_ENTRY &&
-	    ev->kind != HT_GEV_IRQ_EXIT)
-		return;
-	if (cpu < 0) {
-		x->counts.not_scheduled++;
-		return;
-	}
-	p = packet_begin(x);
+/* The packet of one ftrace event on ftrace CPU cpu at ts, of task pid: returns the event, open. */
+static ht_pb_msg ftrace_begin(struct ht_perfetto_export *x, int64_t cpu, uint64_t ts, int64_t pid, ht_pb_msg *p,
+			      ht_pb_msg *b)
+{
+	ht_pb_msg e;
+
+	*p = packet_begin(x);
 	ht_pb_varint(&x->raw, PKT_SEQ_ID, SEQUENCE_ID);
-	b = ht_pb_begin(&x->raw, PKT_FTRACE_EVENTS);
+	*b = ht_pb_begin(&x->raw, PKT_FTRACE_EVENTS);
 	ht_pb_varint(&x->raw, FB_CPU, (uint64_t)cpu);
 	/*
 	 * ftrace's times are BOOTTIME unless the bundle names another clock
@@ -759,28 +762,144 @@ static void guest_ftrace(struct ht_perfetto_export *x, const struct vm *v, const
 	 */
 	ht_pb_varint(&x->raw, FB_FTRACE_CLOCK, FTRACE_CLOCK_GLOBAL);
 	e = ht_pb_begin(&x->raw, FB_EVENT);
-	ht_pb_varint(&x->raw, FE_TIMESTAMP, r->exit_ns);
-	switch (ev->kind) {
-	case HT_GEV_SCHED_SWITCH: {
+	ht_pb_varint(&x->raw, FE_TIMESTAMP, ts);
+	ht_pb_varint(&x->raw, FE_PID, pid > 0 ? (uint64_t)pid : 0);
+	return e;
+}
+
+static void ftrace_end(struct ht_perfetto_export *x, ht_pb_msg e, ht_pb_msg b, ht_pb_msg p)
+{
+	ht_pb_end(&x->raw, e);
+	ht_pb_end(&x->raw, b);
+	packet_end(x, p);
+}
+
+/* A sched_switch from prev, left in prev_state, to next, on ftrace CPU cpu at ts. */
+static void ftrace_switch(struct ht_perfetto_export *x, int64_t cpu, uint64_t ts, const struct ftrace_task *prev,
+			  uint32_t prev_state, const struct ftrace_task *next)
+{
+	ht_pb_msg p, b, e = ftrace_begin(x, cpu, ts, prev->tid, &p, &b);
+	ht_pb_msg s = ht_pb_begin(&x->raw, FE_SCHED_SWITCH);
+
+	ht_pb_string(&x->raw, SS_PREV_COMM, prev->comm);
+	ht_pb_int(&x->raw, SS_PREV_PID, prev->tid);
+	ht_pb_int(&x->raw, SS_PREV_PRIO, prev->prio);
+	ht_pb_int(&x->raw, SS_PREV_STATE, prev_state);
+	ht_pb_string(&x->raw, SS_NEXT_COMM, next->comm);
+	ht_pb_int(&x->raw, SS_NEXT_PID, next->tid);
+	ht_pb_int(&x->raw, SS_NEXT_PRIO, next->prio);
+	ht_pb_end(&x->raw, s);
+	ftrace_end(x, e, b, p);
+}
+
+/* A guest task's tid as its sched_switch events show it: 0 (the idle task's) when it has none on the trace. */
+static uint32_t shown_tid(const struct vm *v, uint32_t tid)
+{
+	return guest_tid(v, tid) > 0 ? tid : 0;
+}
+
+/*
+ * The stand-in for what ran on a guest CPU while its switches were lost
+ * (export/switch_chain.h): thread guest_pid(v), tid 0 of the VM's block,
+ * which no guest task has (a guest's idle task is thread 0), in the guest
+ * kernel's process, ranked before its tasks.
+ */
+static int64_t stand_in(struct ht_perfetto_export *x, const struct vm *v, const struct ht_record *r,
+			struct ht_reader *reader)
+{
+	uint64_t uuid = track_uuid(TRACK_GUEST_TASK, r->host_pid, 0);
+	bool is_new;
+
+	guest_kernel_track(x, v, r, reader);
+	if (track_of(x, uuid, &is_new) && is_new)
+		describe_thread(x, uuid, guest_pid(v), guest_pid(v), HT_CHAIN_UNKNOWN_COMM, -1, false, r->exit_ns);
+	return guest_pid(v);
+}
+
+/*
+ * A guest sched_switch that breaks its CPU's chain (its prev_tid is not the
+ * task the CPU's last switch put there: switches were lost in between)
+ * would leave that task's sched slice open to the end of the trace
+ * (mismatched_sched_switch_tids, ftrace_sched_event_tracker.cc,
+ * PushSchedSwitch). Before it, two switches close the chain
+ * (docs/exports.md): the task last switched in leaves, in the state the
+ * UI shows as Unknown, when it was last known there: at its switch-in,
+ * or at the guest module's unload after it (report --sched ends its run
+ * there, and counts none for either task of a gap); the stand-in holds
+ * the CPU until the breaking switch's time, then gives it to that
+ * switch's prev_tid. The first switch goes back in time on its CPU: the
+ * trace processor sorts every event by time, and among equal times keeps
+ * the order read (trace_sorter.h, TimestampedEvent), so it comes after
+ * the switch-in it ends; it sorts them all at the end, having no flush of
+ * the tracing service's to extract them earlier (proto_trace_reader.cc,
+ * all_data_sources_flushed).
+ */
+static void follow_chain(struct ht_perfetto_export *x, const struct vm *v, const struct ht_record *r,
+			 struct ht_reader *reader, const struct ht_gev *ev)
+{
+	char last_comm[HT_GEV_COMM_LEN + 1], prev_comm[HT_GEV_COMM_LEN + 1];
+	char last_esc[HT_ESC_SIZE(HT_GEV_COMM_LEN)], prev_esc[HT_ESC_SIZE(HT_GEV_COMM_LEN)];
+	int64_t cpu = guest_cpu(v, ev->cpu);
+	uint32_t prev = shown_tid(v, ev->u.sw.prev_tid);
+	struct ht_chain_break brk;
+	uint64_t at;
+	int ret;
+
+	if (cpu < 0)
+		return; /* not written: Perfetto has no chain there */
+	ret = ht_switch_chain_follow(x->chain, r->host_pid, ev->cpu, prev, shown_tid(v, ev->u.sw.next_tid),
+				     ev->u.sw.next_prio, r->exit_ns, &brk);
+	if (ret <= 0) {
+		x->failed |= ret < 0;
+		return;
+	}
+	/* A guest's times need not grow: the stand-in never runs backwards. */
+	at = brk.known_ns < r->exit_ns ? brk.known_ns : r->exit_ns;
+	ht_guest_task_comm(x->gstate, r->host_pid, brk.last_tid, ev->cpu, last_comm);
+	ht_guest_task_comm(x->gstate, r->host_pid, ev->u.sw.prev_tid, ev->cpu, prev_comm);
+	const struct ftrace_task last = { guest_tid(v, brk.last_tid), shown(last_esc, sizeof(last_esc), last_comm),
+					  brk.last_prio };
+	const struct ftrace_task gap = { stand_in(x, v, r, reader), HT_CHAIN_UNKNOWN_COMM, HT_CHAIN_UNKNOWN_PRIO };
+	const struct ftrace_task into = { guest_tid(v, prev), shown(prev_esc, sizeof(prev_esc), prev_comm),
+					  ev->u.sw.prev_prio };
+
+	ftrace_switch(x, cpu, at, &last, HT_CHAIN_UNKNOWN_STATE, &gap);
+	ftrace_switch(x, cpu, r->exit_ns, &gap, HT_CHAIN_UNKNOWN_STATE, &into);
+}
+
+/* The guest's scheduling and IRQs as ftrace events of its CPU, as Perfetto shows a kernel's. */
+static void guest_ftrace(struct ht_perfetto_export *x, const struct vm *v, const struct ht_record *r,
+			 const struct ht_gev *ev, int64_t task_before)
+{
+	int64_t cpu = guest_cpu(v, ev->cpu), cur = task_before >= 0 ? guest_tid(v, (uint32_t)task_before) : 0;
+	char comm[HT_GEV_COMM_LEN + 1], esc[HT_ESC_SIZE(sizeof(ev->u.irq.name))];
+	char next_esc[HT_ESC_SIZE(HT_GEV_COMM_LEN)];
+	ht_pb_msg p, b, e, s;
+
+	if (ev->kind != HT_GEV_SCHED_SWITCH && ev->kind != HT_GEV_SCHED_WAKEUP && ev->kind != HT_GEV_IRQ_ENTRY &&
+	    ev->kind != HT_GEV_IRQ_EXIT)
+		return;
+	if (cpu < 0) {
+		x->counts.not_scheduled++;
+		return;
+	}
+	if (ev->kind == HT_GEV_SCHED_SWITCH) {
 		int64_t prev = guest_tid(v, ev->u.sw.prev_tid), next = guest_tid(v, ev->u.sw.next_tid);
 
-		ht_pb_varint(&x->raw, FE_PID, prev > 0 ? (uint64_t)prev : 0);
-		s = ht_pb_begin(&x->raw, FE_SCHED_SWITCH);
 		ht_guest_task_comm(x->gstate, r->host_pid, ev->u.sw.prev_tid, ev->cpu, comm);
-		ht_pb_string(&x->raw, 1, shown(esc, sizeof(esc), comm));
-		ht_pb_int(&x->raw, 2, prev > 0 ? prev : 0);
-		ht_pb_int(&x->raw, 3, ev->u.sw.prev_prio);
-		ht_pb_int(&x->raw, 4, ev->u.sw.prev_state);
+		const struct ftrace_task from = { prev > 0 ? prev : 0, shown(esc, sizeof(esc), comm), ev->u.sw.prev_prio };
 		ht_guest_task_comm(x->gstate, r->host_pid, ev->u.sw.next_tid, ev->cpu, comm);
-		ht_pb_string(&x->raw, 5, shown(esc, sizeof(esc), ev->u.sw.next_tid ? ev->u.sw.next_comm : comm));
-		ht_pb_int(&x->raw, 6, next > 0 ? next : 0);
-		ht_pb_int(&x->raw, 7, ev->u.sw.next_prio);
-		break;
+		const struct ftrace_task to = { next > 0 ? next : 0,
+						shown(next_esc, sizeof(next_esc), ev->u.sw.next_tid ? ev->u.sw.next_comm : comm),
+						ev->u.sw.next_prio };
+		ftrace_switch(x, cpu, r->exit_ns, &from, ev->u.sw.prev_state, &to);
+		return;
 	}
+	e = ftrace_begin(x, cpu, r->exit_ns, cur, &p, &b);
+	switch (ev->kind) {
 	case HT_GEV_SCHED_WAKEUP: {
 		int64_t tid = guest_tid(v, ev->u.wake.tid), target = guest_cpu(v, ev->u.wake.target_cpu);
 
-		ht_pb_varint(&x->raw, FE_PID, cur > 0 ? (uint64_t)cur : 0);
 		s = ht_pb_begin(&x->raw, FE_SCHED_WAKEUP);
 		ht_pb_string(&x->raw, 1, shown(esc, sizeof(esc), ev->u.wake.comm));
 		ht_pb_int(&x->raw, 2, tid > 0 ? tid : 0);
@@ -790,22 +909,18 @@ static void guest_ftrace(struct ht_perfetto_export *x, const struct vm *v, const
 		break;
 	}
 	case HT_GEV_IRQ_ENTRY:
-		ht_pb_varint(&x->raw, FE_PID, cur > 0 ? (uint64_t)cur : 0);
 		s = ht_pb_begin(&x->raw, FE_IRQ_ENTRY);
 		ht_pb_int(&x->raw, 1, (int32_t)ev->u.irq.irq);
 		ht_pb_string(&x->raw, 2, shown(esc, sizeof(esc), ev->u.irq.name));
 		break;
 	default:
-		ht_pb_varint(&x->raw, FE_PID, cur > 0 ? (uint64_t)cur : 0);
 		s = ht_pb_begin(&x->raw, FE_IRQ_EXIT);
 		ht_pb_int(&x->raw, 1, (int32_t)ev->u.irq.irq);
 		ht_pb_int(&x->raw, 2, (int32_t)ev->u.irq.ret);
 		break;
 	}
 	ht_pb_end(&x->raw, s);
-	ht_pb_end(&x->raw, e);
-	ht_pb_end(&x->raw, b);
-	packet_end(x, p);
+	ftrace_end(x, e, b, p);
 }
 
 /* A debug annotation with a string value, its name interned beforehand. */
@@ -879,6 +994,10 @@ static uint64_t guest_side(struct ht_perfetto_export *x, const struct ht_record 
 
 	if (!v)
 		return 0;
+	if (ev->kind == HT_GEV_SCHED_SWITCH)
+		follow_chain(x, v, r, reader, ev);
+	else if (ev->kind == HT_GEV_MODULE && ev->u.mod.state == 0)
+		ht_switch_chain_stopped(x->chain, r->host_pid, r->exit_ns);
 	guest_ftrace(x, v, r, ev, task_before);
 	if (ev->kind == HT_GEV_FUNC_ENTRY || ev->kind == HT_GEV_FUNC_EXIT) {
 		t = guest_task_track(x, v, r, reader, ev->u.func.tid, ev->cpu, &uuid);
@@ -1018,7 +1137,7 @@ int ht_perfetto_open(const char *path, bool force, mode_t mode, const struct ht_
 	ht_hashmap_init(&x->event_names, ht_hash_str, ht_equal_str, NULL);
 	ht_hashmap_init(&x->arg_names, ht_hash_str, ht_equal_str, NULL);
 	if (!(x->tracks = ht_id_pair_table_new()) || !(x->vms = ht_id_pair_table_new()) ||
-	    !(x->gstate = ht_guest_state_new(dec))) {
+	    !(x->gstate = ht_guest_state_new(dec)) || !(x->chain = ht_switch_chain_new())) {
 		ht_perfetto_abandon(x);
 		return ht_errf(err, errlen, "out of memory");
 	}
@@ -1333,6 +1452,9 @@ static void identity(struct ht_perfetto_export *x, const struct ht_read_status *
 	}
 	if (x->forged)
 		attribute(x, "dev.hypertrace.forged_guest_events", NULL, (long long)x->forged);
+	/* The guest switches proven lost (each a gap the stand-in holds): the UI's Info and Stats page. */
+	if (ht_switch_chain_total(x->chain))
+		attribute(x, "dev.hypertrace.lost_guest_switches", NULL, (long long)ht_switch_chain_total(x->chain));
 	text_attribute(x, "dev.hypertrace.selection", selection);
 	text_attribute(x, "dev.hypertrace.read_status", st->has_trailer && !st->damaged ? "complete" : st->reason);
 	ht_pb_end(&x->raw, a);
@@ -1351,6 +1473,7 @@ int ht_perfetto_close(struct ht_perfetto_export *x, const struct ht_read_status 
 		ret = ht_errf(err, errlen, "cannot write %s: %s", x->path, strerror(errno));
 	if (!ret)
 		ret = ht_output_publish(&x->out, err, errlen);
+	x->counts.lost_switches = ht_switch_chain_total(x->chain);
 	if (counts)
 		*counts = x->counts;
 	ht_perfetto_abandon(x);
@@ -1384,6 +1507,7 @@ void ht_perfetto_abandon(struct ht_perfetto_export *x)
 	free_interned(&x->event_names);
 	free_interned(&x->arg_names);
 	ht_guest_state_free(x->gstate);
+	ht_switch_chain_free(x->chain);
 	ht_pb_free(&x->raw);
 	free(x->zbuf);
 	/* Unpublished: the unnamed file goes with its descriptor. */

@@ -31,6 +31,7 @@ struct ht_perfetto_export;
 struct ht_perfetto_counts {
 	unsigned long long reordered;     /* events raised to keep their track in time order */
 	unsigned long long not_scheduled; /* guest CPU events beyond the CPU tracks one trace holds */
+	unsigned long long lost_switches; /* guest sched_switch chains broken: each gap shown as unknown */
 };
 
 /* Creates FILE unnamed (an existing one only with force). 0, or < 0 with a one-line err. */

@@ -220,9 +220,12 @@ static void labels_of(const struct ht_metrics_cause_set *x, bool other, char *ou
 		snprintf(out, len, "vm=\"other\",reason=\"other\",cause=\"other\"");
 		return;
 	}
-	ht_metrics_escape_label(x->vm, vm, sizeof(vm));
-	ht_metrics_escape_label(x->reason, reason, sizeof(reason));
-	ht_metrics_escape_label(x->cause, cause, sizeof(cause));
+	if (!ht_metrics_escape_label(x->vm, vm, sizeof(vm)))
+		vm[0] = '\0';
+	if (!ht_metrics_escape_label(x->reason, reason, sizeof(reason)))
+		reason[0] = '\0';
+	if (!ht_metrics_escape_label(x->cause, cause, sizeof(cause)))
+		cause[0] = '\0';
 	snprintf(out, len, "vm=\"%s\",reason=\"%s\",cause=\"%s\"", vm, reason, cause);
 }
 

@@ -604,7 +604,8 @@ static void set_labels(const struct ht_metrics_set *s, bool other, char *out, si
 		snprintf(out, outlen, "vm=\"other\",vcpu=\"other\",nr=\"other\"");
 		return;
 	}
-	ht_metrics_escape_label(s->vm, vm, sizeof(vm));
+	if (!ht_metrics_escape_label(s->vm, vm, sizeof(vm)))
+		vm[0] = '\0';
 	snprintf(out, outlen, "vm=\"%s\",vcpu=\"%u\",nr=\"%" PRIu32 "\"", vm, (unsigned int)s->vcpu, s->nr);
 }
 
@@ -676,8 +677,10 @@ static void exit_labels(const struct ht_metrics_exit_set *x, bool other, bool pe
 		snprintf(out, len, "vm=\"other\",reason=\"other\"%s", per_vcpu ? ",vcpu=\"other\"" : "");
 		return;
 	}
-	ht_metrics_escape_label(x->vm, vm, sizeof(vm));
-	ht_metrics_escape_label(x->reason, reason, sizeof(reason));
+	if (!ht_metrics_escape_label(x->vm, vm, sizeof(vm)))
+		vm[0] = '\0';
+	if (!ht_metrics_escape_label(x->reason, reason, sizeof(reason)))
+		reason[0] = '\0';
 	if (per_vcpu && x->vcpu == HT_METRICS_VCPU_OTHER)
 		snprintf(out, len, "vm=\"%s\",reason=\"%s\",vcpu=\"other\"", vm, reason);
 	else if (per_vcpu)
@@ -711,7 +714,8 @@ static void vcpu_labels(const struct ht_metrics_vcpu_set *v, bool other, char *o
 		snprintf(out, len, "vm=\"other\",vcpu=\"other\"");
 		return;
 	}
-	ht_metrics_escape_label(v->vm, vm, sizeof(vm));
+	if (!ht_metrics_escape_label(v->vm, vm, sizeof(vm)))
+		vm[0] = '\0';
 	snprintf(out, len, "vm=\"%s\",vcpu=\"%" PRIu32 "\"", vm, v->vcpu);
 }
 

@@ -206,7 +206,10 @@ void ht_metrics_registry_copy(struct ht_metrics_registry *dst, const struct ht_m
  */
 int ht_metrics_render(struct ht_metrics_registry *r, FILE *out);
 
-/* A label value escaped for the text format (\\, \", \n) into out; false if it does not fit. */
+/*
+ * A label value escaped for the text format (\\, \", \n) into out; false if it
+ * does not fit, and out then holds no string.
+ */
 bool ht_metrics_escape_label(const char *value, char *out, size_t outlen);
 /* ns as seconds, exactly ("0.000001023", "2", "18446744073.709551615"). */
 void ht_metrics_format_seconds(uint64_t ns, char *out, size_t outlen);

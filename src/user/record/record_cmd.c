@@ -246,6 +246,7 @@ static void live_exits(void *ctx, enum ht_lat_view view, unsigned int width, FIL
 		.elapsed_ns = view == HT_LAT_CUMULATIVE ? e->last_ns - e->start_ns : e->interval_ns,
 		.width = width,
 		.max_reasons = 5,
+		.start_ns = e->start_ns,
 		.vm_name = ht_vm_names_lookup,
 		.thread_name = ht_vm_names_thread,
 		.name_ctx = s->names,

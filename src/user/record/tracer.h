@@ -71,8 +71,8 @@ static inline unsigned long ht_wakeup_bytes_for(unsigned long ringbuf_bytes)
 }
 
 /*
- * The rings of a BPF object's `rings` map (hypertrace.bpf.c, record's, or a
- * benchmark object that includes it). Before load, ht_rings_prepare creates n rings
+ * The rings of a BPF object's `rings` map (maps.bpf.h: record's object, or
+ * a benchmark object that includes hypertrace.bpf.c). Before load, ht_rings_prepare creates n rings
  * of `bytes` each into fds and sizes the map for them; after load,
  * ht_rings_install puts them in. 0 or -errno. The caller closes the fds.
  */

@@ -20,6 +20,8 @@
 #include "common/escape.h"
 #include "common/hashmap.h"
 #include "common/grow.h"
+#include "common/util.h"
+#include "common/vcpu_states.h"
 #include "tracefile/trace_reader.h"
 
 struct exits_reading {
@@ -92,6 +94,43 @@ static int grow_pending(struct exits_reading *r)
 }
 
 /*
+ * A thread's account (and its waiting) that goes down is not a recording's:
+ * (tid, start) names one thread, whose numbers only grow. Files before
+ * version 5 have no start, so a thread id that came back is the same row
+ * there: not checked.
+ */
+static bool thread_goes_down(struct exits_reading *r, const struct ht_vcpu_thread_row *was,
+			     const struct ht_vcpu_wait_rec *now)
+{
+	static const char *const names[] = { "as_of_ns", "wait_ns", "preempt_count", "preempt_ns",
+					      "voluntary_count", "voluntary_ns" };
+	const __u64 before[] = { was->a.as_of_ns, was->w.wait_ns, was->w.preempt_count, was->w.preempt_ns,
+				 was->w.voluntary_count, was->w.voluntary_ns };
+	const __u64 after[] = { now->a.as_of_ns, now->w.wait_ns, now->w.preempt_count, now->w.preempt_ns,
+				now->w.voluntary_count, now->w.voluntary_ns };
+
+	if (ht_reader_header(r->reader)->version < 5)
+		return false;
+	/* The numbers of the wait, then each state's. */
+	for (size_t i = 0; i < ARRAY_SIZE(before) + HT_VCPU_NSTATES; i++) {
+		size_t k = i - ARRAY_SIZE(before);
+		__u64 b = i < ARRAY_SIZE(before) ? before[i] : was->a.state_ns[k];
+		__u64 a = i < ARRAY_SIZE(after) ? after[i] : now->a.state_ns[k];
+
+		if (a >= b)
+			continue;
+		snprintf(r->why, sizeof(r->why),
+			 "exits block at byte %llu: the account of vCPU thread %u (pid %u) goes down: %s from %llu to %llu: the file is corrupt",
+			 ht_reader_block_at(r->reader), now->w.tid, now->w.pid,
+			 i < ARRAY_SIZE(before) ? names[i] : ht_vcpu_state_names[k], (unsigned long long)b,
+			 (unsigned long long)a);
+		r->err = -EBADMSG;
+		return true;
+	}
+	return false;
+}
+
+/*
  * A block's threads: those the state has are set in place (bisection);
  * new ones wait in pending, found by (tid, start), until they are as many
  * as the state's threads, and are merged then. A merge moves every thread
@@ -109,6 +148,8 @@ static int apply_threads(struct exits_reading *r, const struct ht_vcpu_wait_rec 
 
 		if (!row && ht_hashmap_find(&r->pending_index, (long)&probe, &k))
 			row = &r->pending[k];
+		if (row && thread_goes_down(r, row, rec))
+			return r->err;
 		if (!row) {
 			if (grow_pending(r))
 				return -ENOMEM;
@@ -184,6 +225,12 @@ static void apply_block(void *ctx, const struct ht_exits_header *h, const struct
 	}
 	if (!r->err)
 		r->err = apply_threads(r, threads, h->nthreads);
+	if (!r->err && (h->lost_series_full < r->state.lost_series_full || h->lost_no_thread < r->state.lost_no_thread ||
+			h->lost_vcpu_switches < r->state.lost_vcpu_switches || h->lost_causes < r->state.causes.lost)) {
+		snprintf(r->why, sizeof(r->why), "exits block at byte %llu: its counts of what was lost go down: the file is corrupt",
+			 ht_reader_block_at(r->reader));
+		r->err = -EBADMSG;
+	}
 	r->state.lost_series_full = h->lost_series_full;
 	r->state.lost_no_thread = h->lost_no_thread;
 	r->state.lost_vcpu_switches = h->lost_vcpu_switches;
@@ -204,7 +251,12 @@ static void apply_causes(void *ctx, const struct ht_exits_header *h, const struc
 			r->err = -ENOMEM;
 			break;
 		}
-		if (c->h.count < row->h.count || c->h.kvm_ns < row->h.kvm_ns || c->h.vmm_ns < row->h.vmm_ns) {
+		bool down = c->h.count < row->h.count || c->h.kvm_ns < row->h.kvm_ns || c->h.vmm_count < row->h.vmm_count ||
+			    c->h.vmm_ns < row->h.vmm_ns;
+
+		for (int k = 0; k < HT_EXIT_SLOTS && !down; k++)
+			down = c->h.kvm_slots[k] < row->h.kvm_slots[k] || c->h.vmm_slots[k] < row->h.vmm_slots[k];
+		if (down) {
 			snprintf(r->why, sizeof(r->why),
 				 "exits block at byte %llu: a cause of pid %u, reason %u goes down from %llu exits to %llu: the file is corrupt",
 				 ht_reader_block_at(r->reader), c->key.pid, c->key.reason,
@@ -380,8 +432,12 @@ static int print_causes(enum ht_report_mode mode, const struct ht_exit_table *t,
 		json_string(vm ? vm : "");
 		printf(",\"isa\":\"%s\",\"exit_reason\":%u,\"reason\":", ht_isa_name(k->isa), k->reason);
 		json_string(reason);
-		/* The value (an address, an MSR index) below 2^53 in any recording: a plain number. */
-		printf(",\"cause_kind\":\"%s\",\"cause_value\":%llu,\"cause_detail\":%u,\"direction\":\"%s\",\"size\":%u,\"cause\":",
+		/*
+		 * The value as a decimal string, as report --json writes exit_ns:
+		 * JSON readers hold numbers in doubles, exact only below 2^53, and a
+		 * hypercall nr or a guest-physical address is any 64-bit number.
+		 */
+		printf(",\"cause_kind\":\"%s\",\"cause_value\":\"%llu\",\"cause_detail\":%u,\"direction\":\"%s\",\"size\":%u,\"cause\":",
 		       ht_exit_cause_kind_name(k->kind), (unsigned long long)k->value, k->detail, ht_exit_cause_direction(k),
 		       size);
 		json_string(cause);
@@ -427,7 +483,8 @@ static void print_vcpu_time(enum ht_report_mode mode, const struct ht_exit_table
 			json_string(vm ? vm : "");
 			printf(",\"vcpu\":%u,\"tid\":%u,\"thread_name\":", (unsigned int)r->w.vcpu, r->w.tid);
 			json_string(tn ? tn : "");
-			printf(",\"thread_start_ns\":%llu,\"from_ns\":%llu,\"to_ns\":%llu,\"ended\":%s,\"state\":\"%s\",\"ns\":%llu}\n",
+			/* Times as decimal strings, as report --json writes exit_ns: exact past 2^53 (104 days of uptime). */
+			printf(",\"thread_start_ns\":\"%llu\",\"from_ns\":\"%llu\",\"to_ns\":\"%llu\",\"ended\":%s,\"state\":\"%s\",\"ns\":%llu}\n",
 			       (unsigned long long)r->a.start_ns, (unsigned long long)r->from_ns,
 			       (unsigned long long)r->a.as_of_ns, r->gone ? "true" : "false", ht_vcpu_state_names[k],
 			       (unsigned long long)r->a.state_ns[k]);
@@ -435,28 +492,51 @@ static void print_vcpu_time(enum ht_report_mode mode, const struct ht_exit_table
 	}
 }
 
-/* One text row: a thread's (or a VM's summed) states as shares of their sum. */
-static void vcpu_time_row(const char *label, const __u64 ns[HT_VCPU_NSTATES])
+/* One text row: a thread's (or a VM's summed) states as shares of their sum; the label in width columns. */
+static void vcpu_time_row(const char *label, int width, const __u64 ns[HT_VCPU_NSTATES])
 {
 	uint64_t span = 0;
 	char total[16];
 
 	for (int k = 0; k < HT_VCPU_NSTATES; k++)
-		span += ns[k];
+		span = ht_sat_add(span, ns[k]);
 	ht_exit_fmt_ns(total, sizeof(total), span);
-	printf("  %-36s %8s", label, total);
+	printf("  %-*s %8s", width, label, total);
 	for (int k = 0; k < HT_VCPU_NSTATES; k++)
 		printf(" %7.1f%%", span ? 100.0 * (double)ns[k] / (double)span : 0.0);
 	putchar('\n');
 }
 
-/* The text view: per VM (in pid order) its vCPU threads (in thread order) and their sum. 0 or -ENOMEM. */
+/* A thread's label: "vCPU 0 (CPU 0/KVM, tid 572, ended)", with its start if its vCPU had several threads. */
+static int vcpu_time_label(char *buf, size_t len, const struct ht_vcpu_thread_row *r, size_t vcpu_threads,
+			   struct ht_reader *reader)
+{
+	const char *tn = ht_reader_thread_name(reader, r->w.pid, r->w.tid);
+	char tesc[HT_ESC_SIZE(16)], from[40] = "";
+
+	if (vcpu_threads > 1)
+		ht_exit_view_thread_start(from, sizeof(from), r, ht_reader_header(reader)->start_monotonic_ns);
+	return snprintf(buf, len, "vCPU %u (%s%stid %u%s%s)", (unsigned int)r->w.vcpu,
+			tn ? ht_escape(tesc, sizeof(tesc), tn, HT_ESC_TEXT) : "", tn ? ", " : "", r->w.tid,
+			r->gone ? ", ended" : "", from);
+}
+
+/*
+ * The text view: per VM (in pid order) its vCPU threads (in thread order)
+ * and their sum; a vCPU's threads named by their start when it had
+ * several, the labels' column as wide as the VM's longest. 0 or -ENOMEM.
+ */
 static int write_vcpu_time(const struct ht_exit_table *t, struct ht_reader *reader)
 {
 	const struct ht_vcpu_thread_row **rows = calloc(t->nthreads + 1, sizeof(*rows));
+	size_t *per_vcpu = calloc(t->nthreads + 1, sizeof(*per_vcpu));
+	char label[HT_ESC_SIZE(16) + 96];
 
-	if (!rows)
+	if (!rows || !per_vcpu) {
+		free(rows);
+		free(per_vcpu);
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < t->nthreads; i++)
 		rows[i] = &t->threads[i];
 	qsort(rows, t->nthreads, sizeof(*rows), ht_vcpu_thread_ptr_cmp_by_vm);
@@ -464,30 +544,40 @@ static int write_vcpu_time(const struct ht_exit_table *t, struct ht_reader *read
 		uint32_t pid = rows[i]->w.pid;
 		const char *vm = ht_reader_vm_name(reader, pid);
 		__u64 sum[HT_VCPU_NSTATES] = { 0 };
-		size_t first = i;
+		size_t first = i, end = i;
 		char esc[HT_ESC_SIZE(64)];
+		int width = 36;
 
-		printf("\nVM %s%s(pid %u)\n  %-36s %8s", vm ? ht_escape(esc, sizeof(esc), vm, HT_ESC_TEXT) : "",
-		       vm ? " " : "", pid, "vCPU thread", "time");
+		while (end < t->nthreads && rows[end]->w.pid == pid)
+			end++;
+		if (ht_exit_view_threads_per_vcpu(rows + i, end - i, per_vcpu + i)) {
+			free(rows);
+			free(per_vcpu);
+			return -ENOMEM;
+		}
+		for (size_t j = i; j < end; j++) {
+			int n = vcpu_time_label(label, sizeof(label), rows[j], per_vcpu[j], reader);
+
+			width = n > width ? n : width;
+		}
+		printf("\nVM %s%s(pid %u)\n  %-*s %8s", vm ? ht_escape(esc, sizeof(esc), vm, HT_ESC_TEXT) : "",
+		       vm ? " " : "", pid, width, "vCPU thread", "time");
 		for (int k = 0; k < HT_VCPU_NSTATES; k++)
 			printf(" %8s", ht_vcpu_state_names[k]);
 		putchar('\n');
-		for (; i < t->nthreads && rows[i]->w.pid == pid; i++) {
+		for (; i < end; i++) {
 			const struct ht_vcpu_thread_row *r = rows[i];
-			const char *tn = ht_reader_thread_name(reader, pid, r->w.tid);
-			char label[HT_ESC_SIZE(16) + 64], tesc[HT_ESC_SIZE(16)];
 
-			snprintf(label, sizeof(label), "vCPU %u (%s%stid %u%s)", (unsigned int)r->w.vcpu,
-				 tn ? ht_escape(tesc, sizeof(tesc), tn, HT_ESC_TEXT) : "", tn ? ", " : "", r->w.tid,
-				 r->gone ? ", ended" : "");
-			vcpu_time_row(label, r->a.state_ns);
+			vcpu_time_label(label, sizeof(label), r, per_vcpu[i], reader);
+			vcpu_time_row(label, width, r->a.state_ns);
 			for (int k = 0; k < HT_VCPU_NSTATES; k++)
-				sum[k] += r->a.state_ns[k];
+				sum[k] = ht_sat_add(sum[k], r->a.state_ns[k]);
 		}
 		if (i - first > 1)
-			vcpu_time_row("all its vCPU threads", sum);
+			vcpu_time_row("all its vCPU threads", width, sum);
 	}
 	free(rows);
+	free(per_vcpu);
 	return 0;
 }
 
@@ -557,6 +647,7 @@ static int write_exits_text(const struct ht_report_config *cfg, const struct ht_
 		.elapsed_ns = to_ns > from_ns ? to_ns - from_ns : 0,
 		.width = 200,
 		.per_vcpu_reasons = true,
+		.start_ns = start_ns,
 		.vm_name = vm_name_of,
 		.thread_name = thread_name_of,
 		.name_ctx = reader,

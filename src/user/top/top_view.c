@@ -100,7 +100,7 @@ static double state_pct(const __u64 ns[HT_VCPU_NSTATES], enum ht_vcpu_state k)
 	uint64_t span = 0;
 
 	for (int i = 0; i < HT_VCPU_NSTATES; i++)
-		span += ns[i];
+		span = ht_sat_add(span, ns[i]);
 	return span ? 100.0 * (double)ns[k] / (double)span : -1.0;
 }
 
@@ -533,7 +533,7 @@ static uint64_t sum_rows(struct vm_row *rows, size_t n, const struct ht_exit_tab
 	for (size_t i = 0; i < interval->nthreads; i++) {
 		struct vm_row *r = find_row(rows, n, interval->threads[i].w.pid);
 		for (int k = 0; r && k < HT_VCPU_NSTATES; k++)
-			r->state_ns[k] += interval->threads[i].a.state_ns[k];
+			r->state_ns[k] = ht_sat_add(r->state_ns[k], interval->threads[i].a.state_ns[k]);
 	}
 	return exits;
 }

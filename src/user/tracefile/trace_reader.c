@@ -258,11 +258,31 @@ static bool series_ok(const struct ht_exit_series_rec *rec, char *why, size_t le
 	return true;
 }
 
-/* A cause's numbers as a recording can write them: its buckets hold its exits (see TORN_EXITS). */
+/* The highest bucket of slots that holds an exit; -1 if none does. */
+static int highest_slot(const __u64 slots[HT_EXIT_SLOTS])
+{
+	for (int k = HT_EXIT_SLOTS; k-- > 0;)
+		if (slots[k])
+			return k;
+	return -1;
+}
+
+/*
+ * Every exit of a histogram lies in a bucket, so its summed time is at most
+ * its count (plus the torn exits of a read) times the upper bound of its
+ * highest bucket.
+ */
+static unsigned __int128 most_time(__u64 count, int high)
+{
+	return high < 0 ? 0 : ((unsigned __int128)count + TORN_EXITS) * (high >= HT_EXIT_SLOTS - 1 ? UINT64_MAX : (2ull << high) - 1);
+}
+
+/* A cause's numbers as a recording can write them: its buckets hold its exits and their time (see TORN_EXITS). */
 static bool cause_ok(const struct ht_exit_cause_rec *rec, char *why, size_t len)
 {
 	const struct ht_exit_cause_hist *h = &rec->h;
 	unsigned __int128 kvm = 0, vmm = 0;
+	int kvm_high = highest_slot(h->kvm_slots), vmm_high = highest_slot(h->vmm_slots);
 
 	for (int k = 0; k < HT_EXIT_SLOTS; k++) {
 		kvm += h->kvm_slots[k];
@@ -274,6 +294,14 @@ static bool cause_ok(const struct ht_exit_cause_rec *rec, char *why, size_t len)
 			 (unsigned long long)h->count, (unsigned long long)h->vmm_count, (double)kvm, (double)vmm);
 		return false;
 	}
+	if (h->kvm_ns > most_time(h->count, kvm_high) || h->vmm_ns > most_time(h->vmm_count, vmm_high)) {
+		bool kvm_over = h->kvm_ns > most_time(h->count, kvm_high);
+
+		snprintf(why, len, "a cause's time in %s (%llu ns) does not fit its %llu exits in buckets up to %d",
+			 kvm_over ? "KVM" : "the VMM", (unsigned long long)(kvm_over ? h->kvm_ns : h->vmm_ns),
+			 (unsigned long long)(kvm_over ? h->count : h->vmm_count), kvm_over ? kvm_high : vmm_high);
+		return false;
+	}
 	if (rec->key.kind == HT_CAUSE_NONE || rec->key.kind >= HT_CAUSE_NKINDS) {
 		snprintf(why, len, "a cause of kind %u, which no recording writes", (unsigned int)rec->key.kind);
 		return false;
@@ -281,9 +309,34 @@ static bool cause_ok(const struct ht_exit_cause_rec *rec, char *why, size_t len)
 	return true;
 }
 
-/* What a reader must not take from an EXITS block whose CRC is right: time going back, impossible series. */
+/*
+ * A vCPU thread's account as a recording writes it (version 5 on): it ends
+ * no earlier than it starts, and its states add up to its time exactly
+ * (include/hypertrace/trace_file.h). Older records have no account (zero).
+ */
+static bool account_ok(const struct ht_vcpu_wait_rec *rec, char *why, size_t len)
+{
+	const struct ht_vcpu_account *a = &rec->a;
+	unsigned __int128 sum = 0;
+
+	if (a->as_of_ns < a->start_ns) {
+		snprintf(why, len, "the account of vCPU thread %u ends (%llu ns) before it starts (%llu ns)", rec->w.tid,
+			 (unsigned long long)a->as_of_ns, (unsigned long long)a->start_ns);
+		return false;
+	}
+	for (int k = 0; k < HT_VCPU_NSTATES; k++)
+		sum += a->state_ns[k];
+	if (sum != a->as_of_ns - a->start_ns) {
+		snprintf(why, len, "the states of vCPU thread %u add up to %.0f ns, not to its %llu ns from start to as_of",
+			 rec->w.tid, (double)sum, (unsigned long long)(a->as_of_ns - a->start_ns));
+		return false;
+	}
+	return true;
+}
+
+/* What a reader must not take from an EXITS block whose CRC is right: time going back, impossible series or accounts. */
 static bool exits_block_ok(const struct ht_reader *r, const struct ht_exits_header *eh, const unsigned char *p,
-			   char *why, size_t len)
+			   const unsigned char *threads, char *why, size_t len)
 {
 	if (eh->time_ns < r->hdr.start_monotonic_ns || eh->time_ns < r->exits_time_ns) {
 		snprintf(why, len, "its time (%llu ns) is before the %s", (unsigned long long)eh->time_ns,
@@ -295,6 +348,13 @@ static bool exits_block_ok(const struct ht_reader *r, const struct ht_exits_head
 
 		memcpy(&rec, p + (size_t)i * sizeof(rec), sizeof(rec));
 		if (!series_ok(&rec, why, len))
+			return false;
+	}
+	for (__u32 i = 0; r->hdr.version >= 5 && i < eh->nthreads; i++) {
+		struct ht_vcpu_wait_rec rec;
+
+		memcpy(&rec, threads + (size_t)i * sizeof(rec), sizeof(rec));
+		if (!account_ok(&rec, why, len))
 			return false;
 	}
 	return true;
@@ -411,7 +471,7 @@ static bool load_exits_block(struct ht_reader *r, const struct ht_block_header *
 	const unsigned char *threads = series + (size_t)eh.nseries * sizeof(struct ht_exit_series_rec);
 	const unsigned char *causes = threads + (size_t)eh.nthreads * thread_rec;
 
-	if (!exits_block_ok(r, &eh, series, why, sizeof(why)) || !causes_ok(&eh, causes, why, sizeof(why))) {
+	if (!exits_block_ok(r, &eh, series, threads, why, sizeof(why)) || !causes_ok(&eh, causes, why, sizeof(why))) {
 		stop(r, true, "exits block at byte %llu: %s: the file is corrupt", at, why);
 		return false;
 	}

@@ -56,8 +56,10 @@ const char *ht_reader_thread_name(void *reader, __u32 pid, __u32 tid);
  * EXITS blocks (record --exits): fn is called for each one as reading
  * passes it (ht_reader_next), with its header, its series and its threads
  * (pointers valid during the call only). The payload's counts (at most
- * what a recording can hold), its time and each series' numbers are
- * checked (docs/trace-format.md); the numbers are the file's.
+ * what a recording can hold), its time, each series' numbers and each
+ * thread's account (its states add up to its time) are checked
+ * (docs/trace-format.md); the numbers are the file's. That they never go
+ * down between blocks is the visitor's to check: it keeps them.
  */
 /*
  * What one EXITS block can hold, as the BPF side can produce it (the
@@ -77,7 +79,8 @@ void ht_reader_set_exits_visitor(struct ht_reader *r, ht_exits_visitor fn, void 
 /*
  * The causes of exits an EXITS block holds (version 6 on): fn is called
  * after the block's exits visitor, if the block has any (pointer valid
- * during the call only). Each cause's counts are checked against its buckets.
+ * during the call only). Each cause's counts and times are checked against
+ * its buckets.
  */
 typedef void (*ht_exit_causes_visitor)(void *ctx, const struct ht_exits_header *h,
 				       const struct ht_exit_cause_rec *causes);
