@@ -173,8 +173,8 @@ struct {
  * --exits: each VM process's share of exit_hists, exit_causes and
  * exit_cause_names (struct ht_vm_share, bounds in limits.h), looked at only
  * where a VM makes a new entry there; user space deletes an ended VM's
- * entries and its share together. Preallocated: a share is made on the
- * paths that make a new series, and those run in any tracepoint's context.
+ * entries and its share together. Preallocated (it is small): a share the
+ * allocator failed to make would leave its VM no new series or cause at all.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
