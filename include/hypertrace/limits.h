@@ -14,4 +14,33 @@
 /* VM processes -p and --vm can trace at once (traced_tgids): one more is -E2BIG. */
 #define HT_MAX_TRACED_TGIDS 1024
 
+/*
+ * --exits: each VM process's share of the host-wide tables (record.h sizes
+ * them), so that neither churn nor a few VMs with many series or causes
+ * take every later VM's. A share is taken only where a VM makes a new
+ * entry (never on an exit of an entry it has) and given back when user
+ * space frees an ended VM's entries; a new entry beyond it is refused and
+ * counted in the VM's excess (struct ht_vm_share).
+ *
+ * Series in exit_hists (HT_EXIT_MAX_SERIES, 16384): 16 VMs at their full
+ * share fill it, so up to 15 VMs cannot take a 16th's. A VM's series in its
+ * CPUs' own tables (exit_cache) are not counted: those are per CPU, and a
+ * series that finds no room there comes here. 1024 holds 64 vCPUs with 16
+ * reasons each beyond the per-CPU tables.
+ */
+#define HT_EXIT_SERIES_PER_VM 1024
+/*
+ * Entries in exit_causes plus exit_cause_names (HT_EXIT_MAX_CAUSES, 4096,
+ * each): 32 VMs at their full share fill either, so up to 31 VMs cannot
+ * take a 32nd's. 128 holds 7 reasons with causes, each with its name entry,
+ * HT_EXIT_CAUSES_PER_REASON (16) named causes and its "other" (7 x 18 = 126).
+ */
+#define HT_EXIT_CAUSES_PER_VM 128
+/*
+ * VM processes with a share at once (vm_shares): as many as exit_causes
+ * could hold one entry each. A VM beyond them makes no new entry (counted
+ * as lost) until an ended VM's share is freed.
+ */
+#define HT_MAX_VM_SHARES 4096
+
 #endif

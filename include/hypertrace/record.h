@@ -276,6 +276,21 @@ _Static_assert(__builtin_offsetof(struct ht_exit_cause_key, value) == 16, "ht_ex
 _Static_assert(sizeof(struct ht_exit_cause_hist) == 32 + 16 * HT_EXIT_SLOTS, "ht_exit_cause_hist layout changed");
 
 /*
+ * A VM process's share of the host-wide tables of --exits (map vm_shares,
+ * keyed by its tgid; bounds in limits.h): the entries it holds, and the
+ * exits whose new entry its share refused (series: the exit is lost;
+ * cause: counted under its reason's "other" cause if that entry exists,
+ * else lost).
+ */
+struct ht_vm_share {
+	__u32 series;      /* its entries in exit_hists */
+	__u32 causes;      /* its entries in exit_causes and exit_cause_names */
+	__u64 series_over; /* exits whose new series was beyond its share */
+	__u64 causes_over; /* exits whose new cause (or name) was beyond its share */
+};
+_Static_assert(sizeof(struct ht_vm_share) == 24, "ht_vm_share layout changed");
+
+/*
  * Where a vCPU thread's time goes (record --exits): it is in exactly one of
  * these states from when the BPF programs first see it until it ends, and
  * each transition reads the clock once, ending one state and starting the

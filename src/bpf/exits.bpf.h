@@ -71,11 +71,50 @@ static __always_inline __u32 exit_slot(__u64 ns)
 	return slot < HT_EXIT_SLOTS - 1 ? slot : HT_EXIT_SLOTS - 1;
 }
 
+/* VM process tgid's share of the host-wide tables, made if new; NULL if vm_shares is full. */
+static __always_inline struct ht_vm_share *vm_share(__u32 tgid)
+{
+	static const struct ht_vm_share none;
+
+	return lookup_or_try_init(&vm_shares, &tgid, &none);
+}
+
+/*
+ * A new entry of key in map, taken from a VM's share (*used of bound):
+ * NULL if the share is spent (*refused set) or the map is full. The share
+ * is taken before the entry is made and given back if it was not made here
+ * (another CPU made it first and took its own, or the map is full), so
+ * *used is the VM's entries exactly.
+ */
+static __always_inline void *share_new(void *map, const void *key, const void *init, __u32 *used, __u32 bound,
+				       bool *refused)
+{
+	if (*used >= bound)
+		goto refused;
+	if (__sync_fetch_and_add(used, 1) >= bound) {
+		__sync_fetch_and_add(used, -1);
+		goto refused;
+	}
+	if (bpf_map_update_elem(map, key, init, BPF_NOEXIST))
+		__sync_fetch_and_add(used, -1);
+	return bpf_map_lookup_elem(map, key);
+refused:
+	*refused = true;
+	return NULL;
+}
+
 static __noinline struct ht_exit_hist *new_exit_series(struct ht_exit_key *key)
 {
 	static const struct ht_exit_hist zero;
-	struct ht_exit_hist *h = lookup_or_try_init(&exit_hists, key, &zero);
+	struct ht_vm_share *share = vm_share(key->pid);
+	struct ht_exit_hist *h = NULL;
+	bool refused = false;
 
+	if (share) {
+		h = share_new(&exit_hists, key, &zero, &share->series, HT_EXIT_SERIES_PER_VM, &refused);
+		if (refused)
+			__sync_fetch_and_add(&share->series_over, 1);
+	}
 	if (!h)
 		count(HT_CNT_EXIT_SERIES_FULL); /* lost, and counted */
 	return h;
@@ -183,8 +222,9 @@ static __always_inline struct exit_cause_note *cpu_cause_note(__u32 cpu)
 
 /*
  * A cause of a new series of causes: the (VM process, ISA, reason) names it
- * if it has named fewer than HT_EXIT_CAUSES_PER_REASON, else it is counted
- * under the reason's "other" cause. NULL: lost (counted).
+ * if it has named fewer than HT_EXIT_CAUSES_PER_REASON and the VM's share
+ * has room, else it is counted under the reason's "other" cause (a share's
+ * refusal also in the VM's excess). NULL: lost (counted).
  */
 static __noinline struct ht_exit_cause_hist *new_cause_series(struct ht_exit_cause_key *key)
 {
@@ -192,12 +232,22 @@ static __noinline struct ht_exit_cause_hist *new_cause_series(struct ht_exit_cau
 	static const __u32 none;
 	struct ht_exit_cause_key reason = { .pid = key->pid, .reason = key->reason, .isa = key->isa };
 	struct ht_exit_cause_hist *h = NULL;
-	__u32 *named = lookup_or_try_init(&exit_cause_names, &reason, &none);
+	/* Every new entry, of either map, from the VM's share (see share_new). */
+	struct ht_vm_share *share = vm_share(key->pid);
+	__u32 *named = bpf_map_lookup_elem(&exit_cause_names, &reason);
+	bool refused = false; /* the exit's, counted once in the VM's excess */
 
+	if (!share) {
+		count(HT_CNT_EXIT_CAUSE_LOST);
+		return NULL;
+	}
+	if (!named)
+		named = share_new(&exit_cause_names, &reason, &none, &share->causes, HT_EXIT_CAUSES_PER_VM,
+				  &refused);
 	/* The count is read before it is taken: once full it stops moving (and cannot wrap). */
 	if (named && *named < HT_EXIT_CAUSES_PER_REASON &&
 	    __sync_fetch_and_add(named, 1) < HT_EXIT_CAUSES_PER_REASON)
-		h = lookup_or_try_init(&exit_causes, key, &zero);
+		h = share_new(&exit_causes, key, &zero, &share->causes, HT_EXIT_CAUSES_PER_VM, &refused);
 	if (h)
 		return h;
 	key->kind = HT_CAUSE_OTHER;
@@ -205,7 +255,9 @@ static __noinline struct ht_exit_cause_hist *new_cause_series(struct ht_exit_cau
 	key->value = 0;
 	h = bpf_map_lookup_elem(&exit_causes, key);
 	if (!h)
-		h = lookup_or_try_init(&exit_causes, key, &zero);
+		h = share_new(&exit_causes, key, &zero, &share->causes, HT_EXIT_CAUSES_PER_VM, &refused);
+	if (refused)
+		__sync_fetch_and_add(&share->causes_over, 1);
 	if (!h)
 		count(HT_CNT_EXIT_CAUSE_LOST);
 	return h;

@@ -169,6 +169,20 @@ struct {
 	__type(value, __u32);
 } exit_cause_names SEC(".maps");
 
+/*
+ * --exits: each VM process's share of exit_hists, exit_causes and
+ * exit_cause_names (struct ht_vm_share, bounds in limits.h), looked at only
+ * where a VM makes a new entry there; user space deletes an ended VM's
+ * entries and its share together. Preallocated (it is small): a share the
+ * allocator failed to make would leave its VM no new series or cause at all.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, HT_MAX_VM_SHARES);
+	__type(key, __u32); /* the VM process's tgid */
+	__type(value, struct ht_vm_share);
+} vm_shares SEC(".maps");
+
 /* --exits: each CPU's note of its open exit's cause, a cache line each (see exit_cause_note). */
 struct cpu_exit_cause cpu_exit_causes[HT_MAX_CPUS] = {};
 

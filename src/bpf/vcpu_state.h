@@ -130,7 +130,9 @@ static inline __u64 vcpu_thread_time(__u64 since_state)
  * entries a CPU, open addressing), where an exit is counted with an array
  * lookup the verifier inlines instead of a hash map's helper call (about
  * 23 ns of ~120 here). An entry, once a series took it, stays that series'
- * (so a reader never sees counts move); a series that finds no free entry
+ * (so a reader never sees counts move) until user space frees the entries
+ * of a VM process that ended, after its last read (zeroed, then free: this
+ * CPU takes a free entry's counts as zero); a series that finds no free entry
  * in HT_EXIT_CACHE_PROBES tries goes to exit_hists, the per-CPU hash map.
  * used is set after the key is written: a reader that sees it sees the key.
  */

@@ -463,8 +463,8 @@ static int promtool_check(const char *text)
 
 /*
  * Metrics: the causes as two histograms per (vm, reason, cause), buckets
- * cumulative up to +Inf = count, sums in seconds; promtool finds nothing
- * to say of them.
+ * cumulative up to +Inf = count, sums in seconds, and the counters of what
+ * was lost or refused; promtool finds nothing to say of them.
  */
 static void metrics_are_bounded_histograms_per_cause(void)
 {
@@ -487,6 +487,8 @@ static void metrics_are_bounded_histograms_per_cause(void)
 		goto cleanup;
 	t.causes.lost = 2;
 	t.causes.not_theirs = 6;
+	t.share_series_over = 3;
+	t.share_causes_over = 5;
 	ht_metrics_set_exits(&r, &t, NULL, NULL);
 	f = open_memstream(&text, &len);
 	ret = ht_metrics_render(&r, f);
@@ -499,7 +501,10 @@ static void metrics_are_bounded_histograms_per_cause(void)
 				strstr(text, "hypertrace_exit_cause_vmm_seconds_count{vm=\"pid 7\",reason=\"IO_INSTRUCTION\",cause=\"io 0x80 out 1\"} 4\n") &&
 				strstr(text, "hypertrace_exit_cause_vmm_seconds_sum{vm=\"pid 7\",reason=\"IO_INSTRUCTION\",cause=\"io 0x80 out 1\"} 0.0012\n") &&
 				strstr(text, "hypertrace_exit_causes_lost_total 2\n") &&
-				strstr(text, "hypertrace_exit_causes_not_theirs_total 6\n"),
+				strstr(text, "hypertrace_exit_causes_not_theirs_total 6\n") &&
+				strstr(text, "hypertrace_exit_share_refused_exits_total{table=\"series\"} 3\n") &&
+				strstr(text, "hypertrace_exit_share_refused_exits_total{table=\"causes\"} 5\n") &&
+				strstr(text, "hypertrace_exit_cause_metrics_vm_overflow_exits_total 0\n"),
 			"%s", strstr(text, "hypertrace_exit_cause") ? strstr(text, "hypertrace_exit_cause") : text))
 		goto cleanup;
 	pt = promtool_check(text);
@@ -509,6 +514,77 @@ static void metrics_are_bounded_histograms_per_cause(void)
 		ASSERT_EQ(pt, 0, "promtool check metrics");
 cleanup:
 	free(text);
+	ht_metrics_registry_free(&r);
+cleanup_table:
+	ht_exit_table_free(&t);
+}
+
+/* The label sets of VM label vm in r's cause metrics: their number, and the exits of its own "other" set. */
+static size_t sets_of(const struct ht_metrics_registry *r, const char *vm, uint64_t *other_exits)
+{
+	const struct ht_metrics_causes *c = &r->exits.causes;
+	size_t n = 0;
+
+	*other_exits = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		if (strcmp(c->sets[i].vm, vm))
+			continue;
+		n++;
+		if (!strcmp(c->sets[i].reason, "other") && !strcmp(c->sets[i].cause, "other"))
+			*other_exits = c->sets[i].count;
+	}
+	return n;
+}
+
+/*
+ * Four VMs with every cause BPF lets them name (8 reasons x 17) before a
+ * fifth, an ordinary one (6 reasons x 17): each has its share of the
+ * label sets, the fifth all of its causes; the four's causes past their
+ * share are in their own "other" set, counted, and none in anyone else's.
+ */
+static void a_vms_cause_sets_beyond_its_share_go_to_its_own_other(void)
+{
+	const unsigned int hostile = HT_METRICS_MAX_CAUSE_SETS / HT_METRICS_CAUSE_SETS_PER_VM - 1;
+	struct ht_metrics_registry r;
+	struct ht_exit_table t;
+	struct ht_exit_cause_hist h = hist_of(2, 400, 0, 0);
+	uint64_t other;
+	size_t bad = 0;
+	char vm[32];
+	int ret = 0;
+
+	ht_exit_table_init(&t);
+	if (!ASSERT_OK(ht_metrics_registry_init(&r, 0), "init"))
+		goto cleanup_table;
+	r.version = "test";
+	r.mode = "file";
+	if (!ASSERT_OK(ht_metrics_registry_enable_exits(&r, false), "exits"))
+		goto cleanup;
+	for (uint32_t pid = 1; pid <= hostile + 1 && !ret; pid++)
+		for (uint32_t reason = 1; reason <= (pid <= hostile ? 8u : 6u) && !ret; reason++)
+			for (uint64_t port = 0; port < HT_EXIT_CAUSES_PER_REASON + 1 && !ret; port++) {
+				struct ht_exit_cause_key k = key_of(pid, reason, HT_CAUSE_PIO, 0x100 + port, 1 << 8);
+
+				ret = ht_exit_causes_set(&t.causes, &k, &h);
+			}
+	if (!ASSERT_OK(ret, "causes"))
+		goto cleanup;
+	ht_metrics_set_exits(&r, &t, NULL, NULL);
+	for (uint32_t pid = 1; pid <= hostile; pid++) {
+		snprintf(vm, sizeof(vm), "pid %u", pid);
+		/* 136 causes: 127 sets of their own, 9 in the VM's "other". */
+		bad += sets_of(&r, vm, &other) != HT_METRICS_CAUSE_SETS_PER_VM ||
+		       other != 2 * (8 * (HT_EXIT_CAUSES_PER_REASON + 1) - (HT_METRICS_CAUSE_SETS_PER_VM - 1));
+	}
+	if (!ASSERT_EQ(bad, 0, "VMs not held to their share"))
+		goto cleanup;
+	snprintf(vm, sizeof(vm), "pid %u", hostile + 1);
+	if (!ASSERT_EQ(sets_of(&r, vm, &other), 6 * (HT_EXIT_CAUSES_PER_REASON + 1), "the fifth VM's sets") ||
+	    !ASSERT_EQ(other, 0, "the fifth VM's other"))
+		goto cleanup;
+	if (ASSERT_EQ(r.exits.causes.overflow_exits, 0, "nothing in everyone's other"))
+		ASSERT_EQ(r.exits.causes.vm_overflow_exits, hostile * 2 * 9, "the VMs' excess");
+cleanup:
 	ht_metrics_registry_free(&r);
 cleanup_table:
 	ht_exit_table_free(&t);
@@ -526,5 +602,6 @@ int main(void)
 	RUN(version_7_headers_count_what_was_no_cause_and_version_6_none);
 	RUN(report_text_tells_what_was_no_cause);
 	RUN(metrics_are_bounded_histograms_per_cause);
+	RUN(a_vms_cause_sets_beyond_its_share_go_to_its_own_other);
 	return ht_test_exit_status();
 }

@@ -593,6 +593,71 @@ cleanup:
 	fixture_free(&fx);
 }
 
+/* The exit label sets of VM label vm: their number, and the exits of its own reason="other" set. */
+static size_t exit_sets_of(const struct ht_metrics_registry *r, const char *vm, uint64_t *other_exits)
+{
+	size_t n = 0;
+
+	*other_exits = 0;
+	for (size_t i = 0; i < r->exits.nsets; i++) {
+		if (strcmp(r->exits.sets[i].vm, vm))
+			continue;
+		n++;
+		if (!strcmp(r->exits.sets[i].reason, "other") && r->exits.sets[i].vcpu == HT_METRICS_VCPU_OTHER)
+			*other_exits = r->exits.sets[i].count;
+	}
+	return n;
+}
+
+/*
+ * Per vCPU, seven VMs of 64 vCPUs x 3 reasons (192 series each) before an
+ * eighth of 16 x 6: each of the seven keeps to its share of the exit label
+ * sets, its series past it in its own reason="other",vcpu="other" set,
+ * counted; the eighth has a set for each of its series.
+ */
+static void a_vms_exit_sets_beyond_its_share_go_to_its_own_other(void)
+{
+	const uint32_t hostile = HT_METRICS_MAX_EXIT_SETS / HT_METRICS_EXIT_SETS_PER_VM - 1;
+	struct ht_exit_hist h = { .count = 1, .total_ns = 10, .min_ns = 10, .max_ns = 10 };
+	struct fixture fx = { 0 };
+	struct ht_exit_table t;
+	uint64_t other;
+	size_t bad = 0;
+	char vm[32];
+
+	ht_exit_table_init(&t);
+	h.slots[3] = 1;
+	for (uint32_t pid = 1; pid <= hostile + 1; pid++)
+		for (uint16_t vcpu = 0; vcpu < (pid <= hostile ? 64 : 16); vcpu++)
+			for (uint32_t reason = 1; reason <= (pid <= hostile ? 3u : 6u); reason++) {
+				struct ht_exit_key k = { .pid = pid, .vcpu = vcpu, .isa = HT_ISA_VMX, .reason = reason };
+
+				if (!ASSERT_OK(ht_exit_table_set_series(&t, &k, &h), "series"))
+					goto cleanup;
+			}
+	if (!ASSERT_MSG(ht_metrics_registry_init(&fx.reg, 4) == 0 && ht_metrics_registry_enable_exits(&fx.reg, true) == 0, "init"))
+		goto cleanup;
+	ht_metrics_set_exits(&fx.reg, &t, NULL, NULL);
+	for (uint32_t pid = 1; pid <= hostile; pid++) {
+		snprintf(vm, sizeof(vm), "pid %u", pid);
+		bad += exit_sets_of(&fx.reg, vm, &other) != HT_METRICS_EXIT_SETS_PER_VM ||
+		       other != 64 * 3 - (HT_METRICS_EXIT_SETS_PER_VM - 1);
+	}
+	if (!ASSERT_EQ(bad, 0, "VMs not held to their share"))
+		goto cleanup;
+	snprintf(vm, sizeof(vm), "pid %u", hostile + 1);
+	if (!ASSERT_EQ(exit_sets_of(&fx.reg, vm, &other), 16 * 6, "the eighth VM's sets") ||
+	    !ASSERT_EQ(other, 0, "the eighth VM's other") || !ASSERT_MSG(render(&fx) == 0, "render"))
+		goto cleanup;
+	if (ASSERT_MSG(has_line(fx.text, "hypertrace_exit_metrics_overflow_exits_total 0"), "nothing in everyone's other") &&
+	    ASSERT_MSG(has_line(fx.text, "hypertrace_exit_duration_seconds_count{vm=\"pid 1\",reason=\"other\",vcpu=\"other\"} 65"),
+		       "the first VM's own other"))
+		ASSERT_EQ(fx.reg.exits.vm_overflow_exits, hostile * 65, "the VMs' excess");
+cleanup:
+	ht_exit_table_free(&t);
+	fixture_free(&fx);
+}
+
 /* A VM gone past the grace period (the exporter says so with ht_metrics_vm_skip): none of its exit metrics. */
 static const char *pid_100_dropped(void *ctx, uint32_t pid)
 {
@@ -635,6 +700,7 @@ int main(void)
 	RUN(listen_address_is_port_or_addr_and_port);
 	RUN(exit_metrics_are_histograms_by_vm_and_reason_with_escaped_labels);
 	RUN(exit_metrics_by_vcpu_on_request_and_capped);
+	RUN(a_vms_exit_sets_beyond_its_share_go_to_its_own_other);
 	RUN(exit_metrics_leave_out_a_dropped_vm);
 	return ht_test_exit_status();
 }

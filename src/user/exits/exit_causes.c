@@ -120,6 +120,18 @@ int ht_exit_causes_set(struct ht_exit_cause_table *c, const struct ht_exit_cause
 	return 0;
 }
 
+void ht_exit_cause_hist_add(struct ht_exit_cause_hist *sum, const struct ht_exit_cause_hist *h)
+{
+	sum->count = ht_sat_add(sum->count, h->count);
+	sum->kvm_ns = ht_sat_add(sum->kvm_ns, h->kvm_ns);
+	sum->vmm_count = ht_sat_add(sum->vmm_count, h->vmm_count);
+	sum->vmm_ns = ht_sat_add(sum->vmm_ns, h->vmm_ns);
+	for (int s = 0; s < HT_EXIT_SLOTS; s++) {
+		sum->kvm_slots[s] = ht_sat_add(sum->kvm_slots[s], h->kvm_slots[s]);
+		sum->vmm_slots[s] = ht_sat_add(sum->vmm_slots[s], h->vmm_slots[s]);
+	}
+}
+
 void ht_exit_causes_clear_changed(struct ht_exit_cause_table *c)
 {
 	for (size_t i = 0; i < c->n; i++)

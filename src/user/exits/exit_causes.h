@@ -44,6 +44,8 @@ struct ht_exit_cause_row *ht_exit_causes_row(struct ht_exit_cause_table *c, cons
 /* Sets a cause to cumulative numbers; changed if they moved. 0 or -ENOMEM. */
 int ht_exit_causes_set(struct ht_exit_cause_table *c, const struct ht_exit_cause_key *key,
 		       const struct ht_exit_cause_hist *h);
+/* sum += h, each number saturating. */
+void ht_exit_cause_hist_add(struct ht_exit_cause_hist *sum, const struct ht_exit_cause_hist *h);
 void ht_exit_causes_clear_changed(struct ht_exit_cause_table *c);
 /* out = now - before, cause by cause; causes with nothing in the interval are left out. 0 or -ENOMEM. */
 int ht_exit_causes_delta(struct ht_exit_cause_table *out, const struct ht_exit_cause_table *now,

@@ -51,6 +51,12 @@ struct ht_exit_table {
 	uint64_t lost_series_full;  /* exits lost: HT_CNT_EXIT_SERIES_FULL */
 	uint64_t lost_no_thread;    /* exits lost: HT_CNT_EXIT_NO_THREAD */
 	uint64_t lost_vcpu_switches; /* --vcpu-sched: switch records lost: HT_CNT_SWITCH_DROPS */
+	/*
+	 * Exits whose new entry a VM process's share refused (record, top:
+	 * struct ht_vm_share, summed over the VMs): a series (the exit lost,
+	 * in lost_series_full too), a cause (under its reason's "other").
+	 */
+	uint64_t share_series_over, share_causes_over;
 	struct ht_exit_cause_table causes; /* the causes of the exits (record --exits, format version 6 on; not_theirs 7 on) */
 	/*
 	 * ht_exit_table_delta: numbers of one series or thread that went down

@@ -16,23 +16,30 @@ int ht_metrics_causes_init(struct ht_metrics_causes *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->sets = calloc(HT_METRICS_MAX_CAUSE_SETS, sizeof(*c->sets));
-	return c->sets ? 0 : -ENOMEM;
+	c->vms = calloc(HT_METRICS_MAX_CAUSE_SETS, sizeof(*c->vms));
+	if (c->sets && c->vms)
+		return 0;
+	ht_metrics_causes_free(c);
+	return -ENOMEM;
 }
 
 void ht_metrics_causes_free(struct ht_metrics_causes *c)
 {
 	free(c->sets);
+	free(c->vms);
 	memset(c, 0, sizeof(*c));
 }
 
 void ht_metrics_causes_copy(struct ht_metrics_causes *dst, const struct ht_metrics_causes *src)
 {
 	struct ht_metrics_cause_set *sets = dst->sets;
+	struct ht_metrics_cause_vm *vms = dst->vms;
 
 	if (sets && src->sets)
 		memcpy(sets, src->sets, src->n * sizeof(*sets));
 	*dst = *src;
 	dst->sets = sets;
+	dst->vms = vms;
 	if (!sets)
 		dst->n = 0;
 }
@@ -55,14 +62,42 @@ static bool equal_set(long a, long b, void *ctx)
 	return !strcmp(x->cause, y->cause) && !strcmp(x->reason, y->reason) && !strcmp(x->vm, y->vm);
 }
 
-/* The set of (vm, reason, cause), made on first sight; NULL past the cap (the caller counts it as other). */
-static struct ht_metrics_cause_set *set_of(struct ht_metrics_causes *c, struct ht_hashmap *index,
-					   const struct ht_metrics_cause_set *probe)
+/* VMs found by their label (keys point to a VM's label). */
+static size_t hash_vm(long key, void *ctx)
+{
+	(void)ctx;
+	return (size_t)ht_hash_bytes((const char *)key, strlen((const char *)key));
+}
+
+static bool equal_vm(long a, long b, void *ctx)
+{
+	(void)ctx;
+	return !strcmp((const char *)a, (const char *)b);
+}
+
+/* The VM labelled vm, made on first sight; NULL if c->vms is full (as many VMs as sets) or out of memory. */
+static struct ht_metrics_cause_vm *vm_of(struct ht_metrics_causes *c, struct ht_hashmap *vms, size_t *nvms,
+					 const char *vm)
 {
 	long found;
 
-	if (ht_hashmap_find(index, (long)probe, &found))
-		return (struct ht_metrics_cause_set *)found;
+	if (ht_hashmap_find(vms, (long)vm, &found))
+		return &c->vms[found];
+	if (*nvms == HT_METRICS_MAX_CAUSE_SETS)
+		return NULL;
+	struct ht_metrics_cause_vm *v = &c->vms[*nvms];
+	memset(v, 0, sizeof(*v));
+	memcpy(v->vm, vm, sizeof(v->vm));
+	if (ht_hashmap_insert(vms, (long)v->vm, (long)*nvms, HT_HASHMAP_ADD, NULL, NULL))
+		return NULL;
+	(*nvms)++;
+	return v;
+}
+
+/* A new set of (vm, reason, cause); NULL past the cap (the caller counts it as other). */
+static struct ht_metrics_cause_set *new_set(struct ht_metrics_causes *c, struct ht_hashmap *index,
+					    const struct ht_metrics_cause_set *probe)
+{
 	if (c->n == HT_METRICS_MAX_CAUSE_SETS)
 		return NULL;
 	struct ht_metrics_cause_set *x = &c->sets[c->n];
@@ -74,6 +109,46 @@ static struct ht_metrics_cause_set *set_of(struct ht_metrics_causes *c, struct h
 		return NULL; /* out of memory: counted as other, as past the cap */
 	c->n++;
 	return x;
+}
+
+/*
+ * The set of (vm, reason, cause): found, or made on first sight within
+ * the VM's share, or past it the VM's own "other" set (*vm_other set);
+ * NULL past the cap of all sets (the caller counts it as other).
+ */
+static struct ht_metrics_cause_set *set_of(struct ht_metrics_causes *c, struct ht_hashmap *index,
+					   struct ht_hashmap *vms, size_t *nvms,
+					   const struct ht_metrics_cause_set *probe, bool *vm_other)
+{
+	struct ht_metrics_cause_vm *v;
+	struct ht_metrics_cause_set *x;
+	long found;
+
+	*vm_other = false;
+	if (ht_hashmap_find(index, (long)probe, &found))
+		return (struct ht_metrics_cause_set *)found;
+	if (!(v = vm_of(c, vms, nvms, probe->vm)))
+		return NULL;
+	/* The last set of the share is the VM's "other", made when the share is full. */
+	if (v->sets < HT_METRICS_CAUSE_SETS_PER_VM - 1) {
+		if ((x = new_set(c, index, probe)))
+			v->sets++;
+		return x;
+	}
+	if (!v->other) {
+		struct ht_metrics_cause_set other;
+
+		memcpy(other.vm, probe->vm, sizeof(other.vm));
+		snprintf(other.reason, sizeof(other.reason), "other");
+		snprintf(other.cause, sizeof(other.cause), "other");
+		/* A cause already named "other" of a reason named "other" is none of the VM's: none is. */
+		if (ht_hashmap_find(index, (long)&other, &found))
+			v->other = (struct ht_metrics_cause_set *)found;
+		else if ((v->other = new_set(c, index, &other)))
+			v->sets++;
+	}
+	*vm_other = v->other != NULL;
+	return v->other;
 }
 
 /* Sums stop at UINT64_MAX rather than wrap, as the exit table's. */
@@ -93,14 +168,18 @@ void ht_metrics_causes_set(struct ht_metrics_causes *c, const struct ht_exit_cau
 			   bool (*vm_label_of)(char *out, uint32_t pid, void *ctx), void *ctx)
 {
 	struct ht_hashmap index = HT_HASHMAP_INIT(hash_set, equal_set, NULL);
+	struct ht_hashmap vms = HT_HASHMAP_INIT(hash_vm, equal_vm, NULL);
 	struct ht_metrics_cause_set probe;
+	size_t nvms = 0;
+	bool vm_other;
 
-	if (!c->sets)
+	if (!c->sets || !c->vms)
 		return;
 	c->n = 0;
 	c->other_used = false;
 	memset(&c->other, 0, sizeof(c->other));
 	c->overflow_exits = 0;
+	c->vm_overflow_exits = 0;
 	c->lost = t->lost;
 	c->not_theirs = t->not_theirs;
 	for (size_t i = 0; i < t->n; i++) {
@@ -110,15 +189,18 @@ void ht_metrics_causes_set(struct ht_metrics_causes *c, const struct ht_exit_cau
 			continue;
 		ht_exit_reason_format(probe.reason, sizeof(probe.reason), r->key.isa, r->key.reason);
 		ht_exit_cause_format(probe.cause, sizeof(probe.cause), &r->key);
-		struct ht_metrics_cause_set *x = set_of(c, &index, &probe);
+		struct ht_metrics_cause_set *x = set_of(c, &index, &vms, &nvms, &probe, &vm_other);
 		if (!x) {
 			x = &c->other;
 			c->other_used = true;
 			c->overflow_exits = ht_sat_add(c->overflow_exits, r->h.count);
+		} else if (vm_other) {
+			c->vm_overflow_exits = ht_sat_add(c->vm_overflow_exits, r->h.count);
 		}
 		set_add(x, &r->h);
 	}
 	ht_hashmap_clear(&index);
+	ht_hashmap_clear(&vms);
 }
 
 static int cmp_sets(const void *a, const void *b)
@@ -173,7 +255,7 @@ void ht_metrics_causes_render(struct ht_metrics_causes *c, FILE *out)
 	if (!c->sets)
 		return;
 	qsort(c->sets, c->n, sizeof(*c->sets), cmp_sets);
-	fputs("# HELP hypertrace_exit_cause_kvm_seconds Time in KVM per VM exit (kvm_exit to the return to user space, or to kvm_entry), by VM, exit reason and cause (I/O port, MMIO address, MSR, CPUID leaf, hypercall nr; at most 16 per VM and reason, the rest cause=\"other\").\n"
+	fputs("# HELP hypertrace_exit_cause_kvm_seconds Time in KVM per VM exit (kvm_exit to the return to user space, or to kvm_entry), by VM, exit reason and cause (I/O port, MMIO address, MSR, CPUID leaf, hypercall nr; at most 16 per VM and reason, the rest cause=\"other\"; at most 128 label sets per VM, the rest reason=\"other\",cause=\"other\").\n"
 	      "# TYPE hypertrace_exit_cause_kvm_seconds histogram\n", out);
 	for (size_t i = 0; i <= c->n; i++) {
 		const struct ht_metrics_cause_set *x = i < c->n ? &c->sets[i] : &c->other;
@@ -202,4 +284,7 @@ void ht_metrics_causes_render(struct ht_metrics_causes *c, FILE *out)
 	fputs("# HELP hypertrace_exit_cause_metrics_overflow_exits_total Exits counted under cause label set \"other\" because the label sets were at their cap.\n"
 	      "# TYPE hypertrace_exit_cause_metrics_overflow_exits_total counter\n", out);
 	fprintf(out, "hypertrace_exit_cause_metrics_overflow_exits_total %" PRIu64 "\n", c->overflow_exits);
+	fputs("# HELP hypertrace_exit_cause_metrics_vm_overflow_exits_total Exits counted under their VM's own label set reason=\"other\",cause=\"other\" because that VM's label sets were at its share.\n"
+	      "# TYPE hypertrace_exit_cause_metrics_vm_overflow_exits_total counter\n", out);
+	fprintf(out, "hypertrace_exit_cause_metrics_vm_overflow_exits_total %" PRIu64 "\n", c->vm_overflow_exits);
 }

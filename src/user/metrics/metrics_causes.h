@@ -3,10 +3,12 @@
  * record --exits --metrics: the causes of exits as two histograms per
  * (vm, reason, cause), hypertrace_exit_cause_kvm_seconds (the time in KVM)
  * and hypertrace_exit_cause_vmm_seconds (the time in the VMM, exits that
- * went to user space), the slots of HT_EXIT_SLOTS as buckets. Bounded twice:
- * BPF names at most HT_EXIT_CAUSES_PER_REASON causes per VM and reason (the
- * rest are cause="other"), and at most HT_METRICS_MAX_CAUSE_SETS label sets
- * are shown, the rest summed under vm="other",reason="other",cause="other".
+ * went to user space), the slots of HT_EXIT_SLOTS as buckets. Bounded three
+ * times: BPF names at most HT_EXIT_CAUSES_PER_REASON causes per VM and reason
+ * (the rest are cause="other"); a VM has at most HT_METRICS_CAUSE_SETS_PER_VM
+ * label sets, its last one reason="other",cause="other" for the causes past
+ * the others; and at most HT_METRICS_MAX_CAUSE_SETS label sets are shown, the
+ * rest summed under vm="other",reason="other",cause="other".
  * Part of the metrics registry (metrics_registry.h); pure, no I/O but the
  * rendering into a stream.
  */
@@ -19,7 +21,16 @@
 #include "common/escape.h"
 #include "exits/exit_table.h"
 
-#define HT_METRICS_MAX_CAUSE_SETS 512
+/*
+ * A VM's share: as many as the BPF side lets a VM process have causes and
+ * cause names (HT_EXIT_CAUSES_PER_VM), so a VM whose causes BPF counts
+ * whole is shown whole; the share counts the VM's own "other" set. Five
+ * VMs at their full share fill the sets: up to four VMs with every cause
+ * they can name cannot take a fifth's. Beyond its share, a VM's causes go
+ * to its own "other" set (counted in vm_overflow_exits), not anyone else's.
+ */
+#define HT_METRICS_CAUSE_SETS_PER_VM 128
+#define HT_METRICS_MAX_CAUSE_SETS (5 * HT_METRICS_CAUSE_SETS_PER_VM)
 #define HT_METRICS_CAUSE_VM_LABEL HT_ESC_SIZE(64) /* HT_METRICS_VM_LABEL: asserted in metrics_causes.c */
 
 struct ht_metrics_cause_set {
@@ -30,14 +41,23 @@ struct ht_metrics_cause_set {
 	uint64_t count, kvm_ns, vmm_count, vmm_ns;
 };
 
+/* A VM's label sets while they are computed: how many, and its own "other" set. */
+struct ht_metrics_cause_vm {
+	char vm[HT_METRICS_CAUSE_VM_LABEL];
+	size_t sets;
+	struct ht_metrics_cause_set *other;
+};
+
 struct ht_metrics_causes {
 	size_t n;
 	struct ht_metrics_cause_set *sets; /* HT_METRICS_MAX_CAUSE_SETS */
+	struct ht_metrics_cause_vm *vms;   /* HT_METRICS_MAX_CAUSE_SETS: scratch of ht_metrics_causes_set */
 	bool other_used;
 	struct ht_metrics_cause_set other;
-	uint64_t lost;           /* exits whose cause BPF could not count (HT_CNT_EXIT_CAUSE_LOST) */
-	uint64_t not_theirs;     /* cause events seen during exits whose cause they cannot be (HT_CNT_EXIT_CAUSE_NOT_ITS) */
-	uint64_t overflow_exits; /* exits counted under the "other" label set */
+	uint64_t lost;              /* exits whose cause BPF could not count (HT_CNT_EXIT_CAUSE_LOST) */
+	uint64_t not_theirs;        /* cause events seen during exits whose cause they cannot be (HT_CNT_EXIT_CAUSE_NOT_ITS) */
+	uint64_t overflow_exits;    /* exits counted under the "other" label set */
+	uint64_t vm_overflow_exits; /* exits counted under their VM's own "other" set: the VM's sets at its share */
 };
 
 /* 0 or -ENOMEM. */

@@ -121,25 +121,65 @@ static bool equal_vcpu_set(long a, long b, void *ctx)
 	return x->vcpu == y->vcpu && !strcmp(x->vm, y->vm);
 }
 
-static struct ht_metrics_exit_set *exit_set(struct ht_metrics_exits *e, struct ht_hashmap *index, const char *vm,
-					    const char *reason, int32_t vcpu)
+/* A VM's exit label sets while they are made: how many, and its own "other" set. */
+struct vm_exit_sets {
+	char vm[HT_METRICS_VM_LABEL];
+	size_t sets;
+	struct ht_metrics_exit_set *other;
+};
+
+/* The VMs of one ht_metrics_set_exits, found by their label. */
+struct vm_exit_shares {
+	struct vm_exit_sets *v; /* HT_METRICS_MAX_EXIT_SETS: no more VMs can have a set */
+	size_t n;
+	struct ht_hashmap index; /* keys point to v[i].vm */
+};
+
+static size_t hash_vm_label(long key, void *ctx)
 {
-	struct ht_metrics_exit_set probe;
+	(void)ctx;
+	return (size_t)ht_hash_bytes((const char *)key, strlen((const char *)key));
+}
+
+static bool equal_vm_label(long a, long b, void *ctx)
+{
+	(void)ctx;
+	return !strcmp((const char *)a, (const char *)b);
+}
+
+/* The VM labelled vm, made on first sight; NULL if out of room or memory (its series go to vm="other"). */
+static struct vm_exit_sets *vm_exit_sets_of(struct vm_exit_shares *vs, const char *vm)
+{
 	long found;
 
-	snprintf(probe.vm, sizeof(probe.vm), "%s", vm);
-	snprintf(probe.reason, sizeof(probe.reason), "%s", reason);
-	probe.vcpu = vcpu;
-	if (ht_hashmap_find(index, (long)&probe, &found))
-		return (struct ht_metrics_exit_set *)found;
+	if (!vs->v)
+		return NULL;
+	if (ht_hashmap_find(&vs->index, (long)vm, &found))
+		return &vs->v[found];
+	if (vs->n == HT_METRICS_MAX_EXIT_SETS)
+		return NULL;
+	struct vm_exit_sets *v = &vs->v[vs->n];
+	memset(v, 0, sizeof(*v));
+	snprintf(v->vm, sizeof(v->vm), "%s", vm);
+	if (ht_hashmap_insert(&vs->index, (long)v->vm, (long)vs->n, HT_HASHMAP_ADD, NULL, NULL))
+		return NULL;
+	vs->n++;
+	return v;
+}
+
+static struct ht_metrics_exit_set *new_exit_set(struct ht_metrics_exits *e, struct ht_hashmap *index,
+						const struct ht_metrics_exit_set *probe)
+{
+	int32_t vcpu = probe->vcpu;
+
 	if (e->nsets == HT_METRICS_MAX_EXIT_SETS) {
 		e->other_used = true;
 		return NULL;
 	}
 	struct ht_metrics_exit_set *x = &e->sets[e->nsets];
 	memset(x, 0, sizeof(*x));
-	snprintf(x->vm, sizeof(x->vm), "%s", probe.vm);
-	snprintf(x->reason, sizeof(x->reason), "%s", probe.reason);
+	snprintf(x->vm, sizeof(x->vm), "%s", probe->vm);
+	snprintf(x->reason, sizeof(x->reason), "%s", probe->reason);
 	x->vcpu = vcpu;
 	if (ht_hashmap_insert(index, (long)x, (long)x, HT_HASHMAP_ADD, NULL, NULL)) {
 		e->other_used = true; /* out of memory: counted as other, as past the cap */
@@ -147,6 +187,49 @@ static struct ht_metrics_exit_set *exit_set(struct ht_metrics_exits *e, struct h
 	}
 	e->nsets++;
 	return x;
+}
+
+/*
+ * The set of (vm, reason, vcpu): found, or made on first sight within the
+ * VM's share, or past it the VM's own "other" set (*vm_other set); NULL
+ * past the cap of all sets (the caller counts it under vm="other").
+ */
+static struct ht_metrics_exit_set *exit_set(struct ht_metrics_exits *e, struct ht_hashmap *index,
+					    struct vm_exit_shares *vs, const char *vm, const char *reason, int32_t vcpu,
+					    bool *vm_other)
+{
+	struct ht_metrics_exit_set probe;
+	struct vm_exit_sets *v;
+	struct ht_metrics_exit_set *x;
+	long found;
+
+	*vm_other = false;
+	snprintf(probe.vm, sizeof(probe.vm), "%s", vm);
+	snprintf(probe.reason, sizeof(probe.reason), "%s", reason);
+	probe.vcpu = vcpu;
+	if (ht_hashmap_find(index, (long)&probe, &found))
+		return (struct ht_metrics_exit_set *)found;
+	if (!(v = vm_exit_sets_of(vs, vm))) {
+		e->other_used = true;
+		return NULL;
+	}
+	/* The last set of the share is the VM's "other", made when the share is full. */
+	if (v->sets < HT_METRICS_EXIT_SETS_PER_VM - 1) {
+		if ((x = new_exit_set(e, index, &probe)))
+			v->sets++;
+		return x;
+	}
+	if (!v->other) {
+		snprintf(probe.reason, sizeof(probe.reason), "other");
+		probe.vcpu = e->per_vcpu ? HT_METRICS_VCPU_OTHER : -1;
+		/* No exit reason is named "other": a set found so is the VM's own "other". */
+		if (ht_hashmap_find(index, (long)&probe, &found))
+			v->other = (struct ht_metrics_exit_set *)found;
+		else if ((v->other = new_exit_set(e, index, &probe)))
+			v->sets++;
+	}
+	*vm_other = v->other != NULL;
+	return v->other;
 }
 
 static struct ht_metrics_vcpu_set *vcpu_set(struct ht_metrics_exits *e, struct ht_hashmap *index, const char *vm,
@@ -208,15 +291,22 @@ void ht_metrics_set_exits(struct ht_metrics_registry *r, const struct ht_exit_ta
 	bool have_vm = false, shown = false;
 	struct ht_hashmap sets = HT_HASHMAP_INIT(hash_exit_set, equal_exit_set, NULL);
 	struct ht_hashmap vcpus = HT_HASHMAP_INIT(hash_vcpu_set, equal_vcpu_set, NULL);
+	struct vm_exit_shares vs = { .index = HT_HASHMAP_INIT(hash_vm_label, equal_vm_label, NULL) };
+	bool vm_other;
 
 	if (!e->on)
 		return;
+	/* Out of memory: no VM has a set, every series is summed under vm="other". */
+	vs.v = calloc(HT_METRICS_MAX_EXIT_SETS, sizeof(*vs.v));
+	e->vm_overflow_exits = 0;
 	e->nsets = e->nvcpus = 0;
 	e->other_used = e->vcpu_other_used = false;
 	memset(&e->other, 0, sizeof(e->other));
 	memset(&e->vcpu_other, 0, sizeof(e->vcpu_other));
 	e->overflow_exits = 0;
 	e->lost = t->lost_series_full + t->lost_no_thread;
+	e->share_series_over = t->share_series_over;
+	e->share_causes_over = t->share_causes_over;
 	for (size_t i = 0; i < t->nseries; i++) {
 		const struct ht_exit_series *s = &t->series[i];
 
@@ -228,10 +318,13 @@ void ht_metrics_set_exits(struct ht_metrics_registry *r, const struct ht_exit_ta
 		if (!shown)
 			continue;
 		ht_exit_reason_format(reason, sizeof(reason), s->key.isa, s->key.reason);
-		struct ht_metrics_exit_set *x = exit_set(e, &sets, vm, reason, e->per_vcpu ? (int32_t)s->key.vcpu : -1);
+		struct ht_metrics_exit_set *x = exit_set(e, &sets, &vs, vm, reason,
+							 e->per_vcpu ? (int32_t)s->key.vcpu : -1, &vm_other);
 		if (!x) {
 			x = &e->other;
 			e->overflow_exits += s->h.count;
+		} else if (vm_other) {
+			e->vm_overflow_exits += s->h.count;
 		}
 		exit_set_add(x, s);
 	}
@@ -254,6 +347,8 @@ void ht_metrics_set_exits(struct ht_metrics_registry *r, const struct ht_exit_ta
 	}
 	ht_hashmap_clear(&sets);
 	ht_hashmap_clear(&vcpus);
+	ht_hashmap_clear(&vs.index);
+	free(vs.v);
 	struct cause_labels cl = { .vm_label = vm_label, .ctx = ctx };
 	ht_metrics_causes_set(&e->causes, &t->causes, cause_vm_label, &cl);
 	/* Stable output: sets sorted by their labels at render time (see ht_metrics_render). */
@@ -586,7 +681,9 @@ static void exit_labels(const struct ht_metrics_exit_set *x, bool other, bool pe
 		vm[0] = '\0';
 	if (!ht_metrics_escape_label(x->reason, reason, sizeof(reason)))
 		reason[0] = '\0';
-	if (per_vcpu)
+	if (per_vcpu && x->vcpu == HT_METRICS_VCPU_OTHER)
+		snprintf(out, len, "vm=\"%s\",reason=\"%s\",vcpu=\"other\"", vm, reason);
+	else if (per_vcpu)
 		snprintf(out, len, "vm=\"%s\",reason=\"%s\",vcpu=\"%" PRId32 "\"", vm, reason, x->vcpu);
 	else
 		snprintf(out, len, "vm=\"%s\",reason=\"%s\"", vm, reason);
@@ -703,6 +800,13 @@ static void render_exits(FILE *out, struct ht_metrics_exits *e)
 	fputs("# HELP hypertrace_exit_metrics_overflow_exits_total Exits counted under vm=\"other\" because the label sets were at their cap.\n"
 	      "# TYPE hypertrace_exit_metrics_overflow_exits_total counter\n", out);
 	fprintf(out, "hypertrace_exit_metrics_overflow_exits_total %" PRIu64 "\n", e->overflow_exits);
+	fputs("# HELP hypertrace_exit_metrics_vm_overflow_exits_total Exits counted under their VM's own label set reason=\"other\" because that VM's label sets were at its share.\n"
+	      "# TYPE hypertrace_exit_metrics_vm_overflow_exits_total counter\n", out);
+	fprintf(out, "hypertrace_exit_metrics_vm_overflow_exits_total %" PRIu64 "\n", e->vm_overflow_exits);
+	fputs("# HELP hypertrace_exit_share_refused_exits_total VM exits whose new series or cause a VM process's share of the BPF tables refused (series: the exit lost; cause: counted under its reason's other cause, or lost).\n"
+	      "# TYPE hypertrace_exit_share_refused_exits_total counter\n", out);
+	fprintf(out, "hypertrace_exit_share_refused_exits_total{table=\"series\"} %" PRIu64 "\n", e->share_series_over);
+	fprintf(out, "hypertrace_exit_share_refused_exits_total{table=\"causes\"} %" PRIu64 "\n", e->share_causes_over);
 	ht_metrics_causes_render(&e->causes, out);
 }
 

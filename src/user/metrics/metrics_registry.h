@@ -76,10 +76,21 @@ struct ht_metrics_set {
  * record --exits: hypertrace_exit_duration_seconds per (vm, reason[, vcpu]),
  * the slots of HT_EXIT_SLOTS as buckets (the last slot, open-ended, only in
  * +Inf), and the vCPU threads' waiting per (vm, vcpu). Label sets are capped
- * like the hypercalls'; the rest are summed under vm="other".
+ * like the hypercalls'; the rest are summed under vm="other". The exit
+ * histograms' are also capped per VM (HT_METRICS_EXIT_SETS_PER_VM).
  */
 #define HT_METRICS_EXIT_BUCKETS (HT_EXIT_SLOTS - 1)
 #define HT_METRICS_MAX_EXIT_SETS 1024
+/*
+ * A VM's share of the exit label sets, its own reason="other" (vcpu="other")
+ * set among them, which sums its series past the others: eight VMs at their
+ * full share fill the sets, so up to seven cannot take an eighth's. Without
+ * --metrics-per-vcpu a VM has one set per reason, fewer than the share (the
+ * hardware's reasons: about 70 on VMX, 150 on SVM).
+ */
+#define HT_METRICS_EXIT_SETS_PER_VM 128
+/* The vcpu of a VM's own "other" set with --metrics-per-vcpu (written vcpu="other"). */
+#define HT_METRICS_VCPU_OTHER (-2)
 #define HT_METRICS_MAX_VCPU_SETS 1024
 
 struct ht_metrics_exit_set {
@@ -108,6 +119,8 @@ struct ht_metrics_exits {
 	struct ht_metrics_vcpu_set vcpu_other;
 	uint64_t lost;           /* exits the BPF side could not count */
 	uint64_t overflow_exits; /* exits counted under vm="other" */
+	uint64_t vm_overflow_exits; /* exits counted under their VM's own reason="other": the VM's sets at its share */
+	uint64_t share_series_over, share_causes_over; /* exits whose new entry a VM's share refused */
 	struct ht_metrics_causes causes; /* the causes of the exits (metrics_causes.h) */
 };
 

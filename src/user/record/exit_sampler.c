@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/grow.h"
 #include "hypertrace/trace_file.h"
 
 int ht_exit_sampler_init(struct ht_exit_sampler *s, struct ht_tracer *t, struct ht_writer *writer,
@@ -17,6 +18,7 @@ int ht_exit_sampler_init(struct ht_exit_sampler *s, struct ht_tracer *t, struct 
 	ht_exit_table_init(&s->total);
 	ht_exit_table_init(&s->last);
 	ht_exit_table_init(&s->interval);
+	ht_vm_ends_init(&s->ends);
 	if (writer && !(s->named = ht_thread_set_new()))
 		return -ENOMEM;
 	return 0;
@@ -27,31 +29,56 @@ void ht_exit_sampler_free(struct ht_exit_sampler *s)
 	ht_exit_table_free(&s->total);
 	ht_exit_table_free(&s->last);
 	ht_exit_table_free(&s->interval);
+	ht_vm_ends_free(&s->ends);
+	free(s->excess);
+	s->excess = NULL;
 	ht_thread_set_free(s->named);
 	s->named = NULL;
 }
 
 struct reading {
 	struct ht_exit_table *t;
+	struct ht_vm_ends *ends;
 	const struct ht_filters *filters;
 	const struct ht_tracer *tracer;
 	int err;
 };
 
+/* A series as BPF has it, on top of what an ended process of its pid left (see ht_vm_ends_base). */
 static void keep_series(void *ctx, const struct ht_exit_key *key, const struct ht_exit_hist *h)
 {
 	struct reading *r = ctx;
+	struct ht_exit_table *base;
+	const struct ht_exit_series *b;
 
-	if (!r->err)
-		r->err = ht_exit_table_set_series(r->t, key, h);
+	if (r->err || (r->err = ht_vm_ends_base(r->ends, r->t, key->pid, &base)))
+		return;
+	if (base && (b = ht_exit_table_series(base, key, false))) {
+		struct ht_exit_series sum = *b, part = { .key = *key, .minmax_exact = true, .h = *h };
+
+		ht_exit_series_add(&sum, &part);
+		r->err = ht_exit_table_set_series(r->t, key, &sum.h);
+		return;
+	}
+	r->err = ht_exit_table_set_series(r->t, key, h);
 }
 
 static void keep_cause(void *ctx, const struct ht_exit_cause_key *key, const struct ht_exit_cause_hist *h)
 {
 	struct reading *r = ctx;
+	struct ht_exit_table *base;
+	const struct ht_exit_cause_row *b;
 
-	if (!r->err)
-		r->err = ht_exit_causes_set(&r->t->causes, key, h);
+	if (r->err || (r->err = ht_vm_ends_base(r->ends, r->t, key->pid, &base)))
+		return;
+	if (base && (b = ht_exit_causes_row(&base->causes, key, false))) {
+		struct ht_exit_cause_hist sum = b->h;
+
+		ht_exit_cause_hist_add(&sum, h);
+		r->err = ht_exit_causes_set(&r->t->causes, key, &sum);
+		return;
+	}
+	r->err = ht_exit_causes_set(&r->t->causes, key, h);
 }
 
 static void keep_thread(void *ctx, const struct ht_vcpu_wait *w, const struct ht_vcpu_account *a, bool gone)
@@ -86,6 +113,46 @@ static void keep_open_exit(void *ctx, const struct ht_exit_key *key)
 	s->changed = true;
 }
 
+static struct ht_vm_excess *excess_of(struct ht_exit_sampler *s, __u32 pid)
+{
+	for (size_t i = 0; i < s->nexcess; i++)
+		if (s->excess[i].pid == pid)
+			return &s->excess[i];
+	return NULL;
+}
+
+/* A VM's share as BPF has it now: its excess, on top of its pid's ended processes'. */
+static void keep_share(void *ctx, __u32 tgid, const struct ht_vm_share *share)
+{
+	struct ht_exit_sampler *s = ctx;
+	struct ht_vm_excess *e = excess_of(s, tgid);
+
+	if (!e) {
+		if (!share->series_over && !share->causes_over)
+			return;
+		if (HT_GROW(s->excess, s->excess_cap, s->nexcess + 1, 16))
+			return; /* out of memory: its excess is still in the totals' losses */
+		e = &s->excess[s->nexcess++];
+		memset(e, 0, sizeof(*e));
+		e->pid = tgid;
+	}
+	e->series_over = e->base_series + share->series_over;
+	e->causes_over = e->base_causes + share->causes_over;
+}
+
+/* The VMs just freed: their shares went with their entries, their excess stays. */
+static void excess_ended(struct ht_exit_sampler *s)
+{
+	for (size_t i = 0; i < s->ends.nending; i++) {
+		struct ht_vm_excess *e = excess_of(s, s->ends.ending[i]);
+
+		if (e) {
+			e->base_series = e->series_over;
+			e->base_causes = e->causes_over;
+		}
+	}
+}
+
 /*
  * Everything BPF has now. A thread that ended is read once more with its
  * last numbers, marked gone; one BPF no longer has (read as gone before) keeps
@@ -93,7 +160,7 @@ static void keep_open_exit(void *ctx, const struct ht_exit_key *key)
  */
 static int read_bpf(struct ht_exit_sampler *s, bool final)
 {
-	struct reading r = { .t = &s->total, .filters = s->filters, .tracer = s->tracer };
+	struct reading r = { .t = &s->total, .ends = &s->ends, .filters = s->filters, .tracer = s->tracer };
 	__u64 c[HT_CNT_MAX];
 
 	for (size_t i = 0; i < s->total.nthreads; i++)
@@ -105,6 +172,13 @@ static int read_bpf(struct ht_exit_sampler *s, bool final)
 		ret = ht_tracer_read_vcpu_waits(s->tracer, keep_thread, &r);
 	if (!ret && final)
 		ret = ht_tracer_read_open_exits(s->tracer, keep_open_exit, &r);
+	if (!ret)
+		ret = ht_tracer_read_vm_shares(s->tracer, keep_share, s);
+	s->total.share_series_over = s->total.share_causes_over = 0;
+	for (size_t i = 0; i < s->nexcess; i++) {
+		s->total.share_series_over += s->excess[i].series_over;
+		s->total.share_causes_over += s->excess[i].causes_over;
+	}
 	if (!ret)
 		ret = r.err;
 	for (size_t i = 0; i < s->total.nthreads; i++) {
@@ -213,12 +287,24 @@ static int write_block(struct ht_exit_sampler *s, unsigned long long now_ns, boo
 
 int ht_exit_sampler_sample(struct ht_exit_sampler *s, unsigned long long now_ns, bool final)
 {
-	int ret = read_bpf(s, final);
+	/* The VM processes gone before the read: it has their last numbers. */
+	int ret = ht_vm_ends_find(&s->ends, &s->total);
 
+	if (!ret)
+		ret = read_bpf(s, final);
 	if (!ret && s->writer) {
 		ret = write_block(s, now_ns, final);
 		if (ret && !s->write_error)
 			s->write_error = ret;
+	}
+	/* Their numbers are in total (and queued for the file): their BPF entries are free for other VMs. */
+	if (!ret && !final) {
+		long freed = ht_vm_ends_release(&s->ends, s->tracer);
+
+		if (freed < 0)
+			ret = (int)freed;
+		else
+			excess_ended(s);
 	}
 	if (!ret)
 		ret = ht_exit_table_delta(&s->interval, &s->total, &s->last);

@@ -13,8 +13,16 @@
 #include <stdbool.h>
 #include "exits/exit_table.h"
 #include "record/tracer.h"
+#include "record/vm_ends.h"
 #include "record/vm_identity.h"
 #include "tracefile/trace_writer.h"
+
+/* A VM process whose share refused new entries: its excess so far (struct ht_vm_share), over its pid's processes. */
+struct ht_vm_excess {
+	__u32 pid;
+	__u64 series_over, causes_over; /* base + the live process's */
+	__u64 base_series, base_causes; /* of the ended processes of this pid */
+};
 
 struct ht_exit_sampler {
 	struct ht_tracer *tracer;       /* not owned */
@@ -24,6 +32,9 @@ struct ht_exit_sampler {
 	struct ht_exit_table total;     /* cumulative since start */
 	struct ht_exit_table last;      /* total at the previous sample */
 	struct ht_exit_table interval;  /* total - last */
+	struct ht_vm_ends ends;         /* VM processes that ended: their BPF entries freed after their last read */
+	struct ht_vm_excess *excess;    /* by pid, in the order they first went past their share */
+	size_t nexcess, excess_cap;
 	unsigned long long start_ns, last_ns, interval_ns; /* interval_ns: length of the last interval */
 	int write_error;                /* -errno of the first block that could not be queued */
 	/* The recording's -p and --vcpu: BPF follows every vCPU thread's waiting, these keep the selected ones. */
@@ -36,7 +47,9 @@ int ht_exit_sampler_init(struct ht_exit_sampler *s, struct ht_tracer *t, struct 
 /*
  * Reads the BPF maps and ends an interval at now_ns: total, interval. With
  * final (after ht_tracer_detach) it also counts the exits still in the host
- * and writes the final block. 0 or -errno.
+ * and writes the final block. A VM process that had ended before the read
+ * has its last numbers in it: its BPF entries are freed after it (not at
+ * the final one: the tracer goes). 0 or -errno.
  */
 int ht_exit_sampler_sample(struct ht_exit_sampler *s, unsigned long long now_ns, bool final);
 void ht_exit_sampler_free(struct ht_exit_sampler *s);

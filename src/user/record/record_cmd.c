@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "exits/exit_view.h"
+#include "hypertrace/limits.h"
 #include "record/command.h"
 #include "hist/live_view.h"
 #include "record/exit_sampler.h"
@@ -577,6 +578,13 @@ static void print_exits_summary(const struct ht_exit_sampler *e)
 	if (e->total.lost_no_thread)
 		fprintf(stderr, "hypertrace-bpf: %llu exits were not counted: more than %u vCPU threads\n",
 			(unsigned long long)e->total.lost_no_thread, HT_MAX_VCPU_THREADS);
+	/* Each VM process held to its share, the first few by name: one line each. */
+	for (size_t i = 0; i < e->nexcess && i < 8; i++)
+		fprintf(stderr, "hypertrace-bpf: VM process %u went past its share of the BPF tables (%u series, %u causes and cause names): %llu exits of new series not counted, %llu new causes counted as \"other\" or not at all\n",
+			(unsigned int)e->excess[i].pid, HT_EXIT_SERIES_PER_VM, HT_EXIT_CAUSES_PER_VM,
+			(unsigned long long)e->excess[i].series_over, (unsigned long long)e->excess[i].causes_over);
+	if (e->nexcess > 8)
+		fprintf(stderr, "hypertrace-bpf: and %zu more VM processes went past their share\n", e->nexcess - 8);
 	if (e->write_error)
 		fprintf(stderr, "hypertrace-bpf: warning: exit statistics could not be queued for the file: %s\n",
 			strerror(-e->write_error));

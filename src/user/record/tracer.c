@@ -297,7 +297,9 @@ static int map_exit_tables(struct ht_tracer *t, char *err, size_t errlen)
 	int ret;
 
 	t->exit_cache_bytes = whole_pages(t->exit_cache_entries * sizeof(struct exit_cache_entry));
-	if ((ret = map_table(t->skel->maps.exit_cache, t->exit_cache_bytes, PROT_READ, "exit tables", &p, err, errlen)))
+	/* Writable: user space frees the entries of a VM that ended once it has read them (tracer_free.c). */
+	if ((ret = map_table(t->skel->maps.exit_cache, t->exit_cache_bytes, PROT_READ | PROT_WRITE, "exit tables", &p,
+			     err, errlen)))
 		return ret;
 	t->exit_cache = p;
 	t->vcpu_thread_table_bytes = whole_pages(sizeof(struct vcpu_thread) * HT_MAX_VCPU_THREADS);

@@ -207,6 +207,18 @@ int ht_tracer_vm_candidates(const struct ht_tracer *t, ht_tgid_fn fn, void *ctx)
 void ht_tracer_forget_candidate(const struct ht_tracer *t, __u32 tgid);
 /* Aggregate-only: deletes the histograms of VM process tgid (it ended). The number deleted. */
 int ht_tracer_forget_vm(const struct ht_tracer *t, __u32 tgid);
+/*
+ * --exits: deletes every entry of the n VM processes pids (sorted here) in
+ * the host-wide tables, series, causes, cause names, and their shares. Only
+ * for processes that have ended and whose last numbers were read: a VM's
+ * entries are its numbers. The number of entries deleted, or -errno.
+ */
+long ht_tracer_free_vms(struct ht_tracer *t, __u32 *pids, size_t n);
+/* --exits: VM process pid's entries in those tables, and its share (1 if it has one). */
+long ht_tracer_vm_entries(const struct ht_tracer *t, __u32 pid);
+/* --exits: fn with each VM process's share of the host-wide tables (limits.h). 0 or -errno. */
+typedef void (*ht_vm_share_fn)(void *ctx, __u32 tgid, const struct ht_vm_share *share);
+int ht_tracer_read_vm_shares(const struct ht_tracer *t, ht_vm_share_fn fn, void *ctx);
 /* Turns on the kernel's BPF run-time statistics while the tracer lives. 0 or -errno. */
 int ht_tracer_enable_stats(struct ht_tracer *t);
 /* Fills out[] for kvm_exit, kvm_hypercall, kvm_entry. 0 or -errno. */

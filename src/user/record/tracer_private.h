@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The tracer's own state, shared by its two files: tracer.c (load, attach,
- * the filters) and tracer_read.c (the readers of what the BPF programs
- * counted). Nothing else includes it.
+ * The tracer's own state, shared by its files: tracer.c (load, attach, the
+ * filters), tracer_read.c (the readers of what the BPF programs counted)
+ * and tracer_free.c (the freeing of ended VMs' entries). Nothing else
+ * includes it.
  */
 #ifndef HT_RECORD_TRACER_PRIVATE_H
 #define HT_RECORD_TRACER_PRIVATE_H
@@ -23,7 +24,7 @@ struct ht_tracer {
 	int stats_fd; /* holds BPF run-time statistics on while open; -1 if not asked */
 	int ring_fds[HT_MAX_RINGS]; /* also held by the rings map */
 	unsigned int nrings;        /* created and in the map */
-	/* --exits: the CPUs' series tables, mapped (PROT_READ), and the sums of a read. */
+	/* --exits: the CPUs' series tables, mapped, and the sums of a read. */
 	struct exit_cache_entry *exit_cache;
 	size_t exit_cache_entries, exit_cache_bytes;
 	struct vcpu_thread *vcpu_thread_table; /* --exits: the mapping of vcpu_thread_table */

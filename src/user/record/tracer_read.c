@@ -380,7 +380,7 @@ int ht_tracer_read_exit_causes(const struct ht_tracer *t, ht_exit_cause_fn fn, v
 {
 	struct cause_read r = { .fn = fn, .ctx = ctx };
 
-	/* Causes are never deleted while the tracer lives: a batch walk sees each once. */
+	/* Causes are deleted only between reads (ht_tracer_free_vms, this thread): a batch walk sees each once. */
 	return read_percpu_hash(bpf_map__fd(t->skel->maps.exit_causes), sizeof(struct ht_exit_cause_key),
 				sizeof(struct ht_exit_cause_hist), sum_exit_cause, &r);
 }

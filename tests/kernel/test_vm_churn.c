@@ -1,0 +1,558 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * record --exits' host-wide tables under VM churn and hostile tenants,
+ * through the real BPF handlers: each VM is a child process that plays its
+ * exits as synthetic events (its own tgid, as a VM process's vCPU thread
+ * has) and ends. The sampler frees an ended VM's entries after reading its
+ * last numbers; each VM's share bounds what it can take. Needs root.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include <bpf/libbpf.h>
+#include "hypertrace/limits.h"
+#include "kernel_test.h"
+#include "record/exit_sampler.h"
+#include "record/tracer.h"
+#include "synth.h"
+#include "test.h"
+#include "common/util.h"
+
+#define VMX HT_ISA_VMX
+/* VMX exit reasons and the cause KVM reports for each. */
+#define VMX_CPUID 10
+#define VMX_VMCALL 18
+#define VMX_IO 30
+#define VMX_MSR_READ 31
+#define VMX_MSR_WRITE 32
+#define VMX_APIC_ACCESS 44
+#define VMX_EPT_VIOLATION 48
+#define VMX_EPT_MISCONFIG 49
+
+static struct ht_synth_layout layout;
+
+static struct ht_tracer *exits_tracer(void)
+{
+	/* Only the test's events move states: no real switch (see test_exits.c's main). */
+	struct ht_tracer_opts o = { .isa = VMX, .synthetic = true, .synthetic_switches_only = true, .exits = true,
+				    .ringbuf_bytes = 1 << 20 };
+
+	ht_filters_default(&o.filters);
+	return ht_kernel_test_tracer(&o);
+}
+
+#define LOAD(t, expr)                                            \
+	if (!ASSERT_OK_PTR((t) = (expr), "tracer did not load")) \
+		goto cleanup
+
+/* One exit of reason with the cause of the given kind and value (kind 0: none), 10 ns in the host. */
+static int exit_with_cause(struct ht_tracer *t, __u32 reason, __u32 vcpu, __u32 value, __u64 at)
+{
+	int ret = ht_synth_exit_at(&layout, t, VMX, reason, vcpu, at);
+
+	switch (reason) {
+	case VMX_IO:
+		ret = ret ?: ht_synth_pio(&layout, t, 1, value, 1);
+		break;
+	case VMX_MSR_READ:
+	case VMX_MSR_WRITE:
+		ret = ret ?: ht_synth_msr(&layout, t, reason == VMX_MSR_WRITE, value);
+		break;
+	case VMX_CPUID:
+		ret = ret ?: ht_synth_cpuid(&layout, t, value, 0);
+		break;
+	case VMX_APIC_ACCESS:
+	case VMX_EPT_VIOLATION:
+	case VMX_EPT_MISCONFIG:
+		ret = ret ?: ht_synth_mmio(&layout, t, 2, 4, 0xfe000000ull + value * 4096ull);
+		break;
+	case VMX_VMCALL:
+		ret = ret ?: ht_synth_hypercall(&layout, t, value, 0, 0, 0, 0);
+		break;
+	}
+	return ret ?: ht_synth_entry_at(&layout, t, vcpu, at + 10);
+}
+
+/* What a VM plays: causes per reason of its first nreasons, and series (vCPU x reason without a cause). */
+struct vm_play {
+	unsigned int nreasons, causes;
+	unsigned int vcpus, series_reasons;
+};
+
+static const __u32 cause_reasons[] = { VMX_IO, VMX_MSR_READ, VMX_MSR_WRITE, VMX_CPUID,
+				       VMX_EPT_MISCONFIG, VMX_VMCALL, VMX_EPT_VIOLATION, VMX_APIC_ACCESS };
+#define SERIES_REASON 0x1000
+
+/*
+ * Each exit of a play is a new series or cause. A new entry's per-CPU
+ * memory comes from a pool the kernel refills in a worker of this CPU:
+ * thousands of new entries in a loop can find it empty (the exit is lost,
+ * and counted), where a real VM makes its series and causes a few per
+ * millisecond at most. A short sleep every PACE exits lets the worker run.
+ */
+#define PACE 16
+static int pace(unsigned int *n)
+{
+	if (++*n % PACE == 0)
+		usleep(200);
+	return 0;
+}
+
+static int play(struct ht_tracer *t, const struct vm_play *p)
+{
+	unsigned int n = 0;
+	__u64 at = 1000;
+	int ret = 0;
+
+	for (unsigned int r = 0; r < p->nreasons && !ret; r++)
+		for (unsigned int c = 0; c < p->causes && !ret; c++, at += 100)
+			ret = exit_with_cause(t, cause_reasons[r], 0, 0x100 + c, at) ?: pace(&n);
+	for (unsigned int v = 0; v < p->vcpus && !ret; v++)
+		for (unsigned int r = 0; r < p->series_reasons && !ret; r++, at += 100)
+			ret = exit_with_cause(t, SERIES_REASON + r, v, 0, at) ?: pace(&n);
+	return ret;
+}
+
+/* A VM's lifetime: the tracer and the play, and how it went. */
+struct lifetime {
+	struct ht_tracer *t;
+	const struct vm_play *p;
+	int ret;
+};
+
+static int live(void *arg)
+{
+	struct lifetime *l = arg;
+
+	l->ret = ht_synth_switch(l->t, 1, 1, (__u32)gettid(), (__u32)getpid(), true, 0);
+	l->ret = l->ret ?: play(l->t, l->p);
+	return 0;
+}
+
+/*
+ * A VM's lifetime in a child process: a switch names it the thread on this
+ * CPU (no real switch is seen), it plays p, and it ends. The child shares
+ * this process's memory (CLONE_VM, as posix_spawn's child does, and this
+ * one waits for it: CLONE_VFORK): a copy of this process's page tables
+ * per lifetime would cost more than the lifetime. Its pid once reaped, 0
+ * if it failed.
+ */
+static __u32 vm_lifetime(struct ht_tracer *t, const struct vm_play *p)
+{
+	static char *stack;
+	const size_t stack_bytes = 1 << 20;
+	struct lifetime l = { .t = t, .p = p, .ret = -1 };
+	int status;
+	pid_t pid;
+
+	if (!stack && !(stack = malloc(stack_bytes)))
+		return 0;
+	pid = clone(live, stack + stack_bytes, CLONE_VM | CLONE_VFORK | SIGCHLD, &l);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || l.ret)
+		return 0;
+	usleep(1000); /* between VMs too (see PACE) */
+	return (__u32)pid;
+}
+
+/* What total holds of pid: its series, their exits, its causes, their exits, its named causes (not other). */
+struct vm_rows {
+	size_t series, causes, named;
+	__u64 series_exits, cause_exits;
+};
+
+static struct vm_rows rows_of(const struct ht_exit_table *total, __u32 pid)
+{
+	struct vm_rows r = { 0 };
+
+	for (size_t i = 0; i < total->nseries; i++)
+		if (total->series[i].key.pid == pid) {
+			r.series++;
+			r.series_exits += total->series[i].h.count;
+		}
+	for (size_t i = 0; i < total->causes.n; i++)
+		if (total->causes.rows[i].key.pid == pid) {
+			r.causes++;
+			r.cause_exits += total->causes.rows[i].h.count;
+			r.named += total->causes.rows[i].key.kind != HT_CAUSE_OTHER;
+		}
+	return r;
+}
+
+static int sample(struct ht_exit_sampler *s)
+{
+	return ht_exit_sampler_sample(s, ht_monotonic_ns(), false);
+}
+
+/*
+ * A scenario that makes thousands of new entries, run until the kernel's
+ * allocator kept up (see PACE): on a loaded host its worker may not run in
+ * time and new entries are lost, which the scenario tells from what it
+ * expects lost (once returns true: "again", nothing asserted). The last
+ * try asserts whatever happened.
+ */
+#define TRIES 3
+#define WITH_RETRIES(once)                                                                          \
+	do {                                                                                        \
+		for (int try_ = 0; try_ < TRIES && (once)(try_ == TRIES - 1); try_++)                 \
+			printf("    (new entries lost to the kernel's allocator under load: again)\n"); \
+	} while (0)
+
+static __u64 counter(struct ht_tracer *t, enum ht_counter which)
+{
+	__u64 c[HT_CNT_MAX];
+
+	return ht_tracer_counters(t, c) ? ~0ull : c[which];
+}
+
+/*
+ * A VM process that ended: the read after its end has its last numbers;
+ * then its series (in the CPU's own table and in exit_hists), causes,
+ * cause names and share are deleted from BPF, and its numbers stay in the
+ * cumulative table.
+ */
+static void an_ended_vms_entries_are_freed_after_its_last_read(void)
+{
+	const struct vm_play p = { .nreasons = 2, .causes = 20, .vcpus = 2, .series_reasons = 3 };
+	struct ht_exit_sampler s;
+	struct ht_tracer *t = NULL;
+	struct vm_rows before, after;
+	long entries;
+	__u32 pid;
+
+	memset(&s, 0, sizeof(s));
+	LOAD(t, exits_tracer());
+	if (!ASSERT_OK(ht_exit_sampler_init(&s, t, NULL, ht_monotonic_ns()), "sampler"))
+		goto cleanup;
+	if (!ASSERT_MSG((pid = vm_lifetime(t, &p)) != 0, "the VM's lifetime"))
+		goto cleanup;
+	/* The first read after its end sees it for the first time: it has numbers still to read. */
+	if (!ASSERT_OK(sample(&s), "first sample"))
+		goto cleanup;
+	before = rows_of(&s.total, pid);
+	entries = ht_tracer_vm_entries(t, pid);
+	/* Series: its 2 reasons with causes, 2 vCPUs x 3 without; 2 x (16 named + other) causes, 2 names; its share. */
+	if (!ASSERT_EQ(before.series, 2 + 6, "series read") || !ASSERT_EQ(before.causes, 2 * 17, "causes read") ||
+	    !ASSERT_EQ(entries, 8 + 2 * 17 + 2 + 1, "its entries in BPF"))
+		goto cleanup;
+	if (!ASSERT_OK(sample(&s), "second sample"))
+		goto cleanup;
+	after = rows_of(&s.total, pid);
+	if (!ASSERT_EQ(ht_tracer_vm_entries(t, pid), 0, "its entries in BPF once read after its end"))
+		goto cleanup;
+	ASSERT_MSG(after.series == before.series && after.series_exits == before.series_exits &&
+			   after.causes == before.causes && after.cause_exits == before.cause_exits &&
+			   after.series_exits == 2 * 20 + 2 * 3,
+		   "its numbers stay: %zu series (%llu exits), %zu causes (%llu exits)", after.series,
+		   (unsigned long long)after.series_exits, after.causes, (unsigned long long)after.cause_exits);
+cleanup:
+	ht_exit_sampler_free(&s);
+	ht_tracer_destroy(t);
+}
+
+static __u32 pretend_ended_pid;
+
+static bool pretend_ended(__u32 pid)
+{
+	return pid == pretend_ended_pid;
+}
+
+/*
+ * A pid that comes back after its process's entries were freed is a new
+ * process, whose BPF entries start from zero: its numbers go on top of the
+ * rows the ended one left, which never go down. (This process plays both:
+ * the sampler is told the first one ended.)
+ */
+static void a_pid_that_comes_back_adds_to_what_its_ended_process_left(void)
+{
+	const __u32 me = (__u32)getpid();
+	struct ht_exit_sampler s;
+	struct ht_tracer *t = NULL;
+	struct vm_rows r;
+	int ret;
+
+	memset(&s, 0, sizeof(s));
+	LOAD(t, exits_tracer());
+	if (!ASSERT_OK(ht_exit_sampler_init(&s, t, NULL, ht_monotonic_ns()), "sampler"))
+		goto cleanup;
+	s.ends.ended = pretend_ended;
+	ret = exit_with_cause(t, VMX_IO, 0, 0x80, 1000);
+	ret = ret ?: exit_with_cause(t, SERIES_REASON, 1, 0, 2000);
+	if (!ASSERT_OK(ret, "events") || !ASSERT_OK(sample(&s), "read"))
+		goto cleanup;
+	pretend_ended_pid = me;
+	if (!ASSERT_OK(sample(&s), "read after the end") || !ASSERT_EQ(ht_tracer_vm_entries(t, me), 0, "freed"))
+		goto cleanup;
+	pretend_ended_pid = 0;
+	ret = exit_with_cause(t, VMX_IO, 0, 0x80, 3000);
+	ret = ret ?: exit_with_cause(t, VMX_IO, 0, 0x80, 4000);
+	ret = ret ?: exit_with_cause(t, SERIES_REASON, 1, 0, 5000);
+	if (!ASSERT_OK(ret, "events of the new process") || !ASSERT_OK(sample(&s), "read") ||
+	    !ASSERT_OK(sample(&s), "read again"))
+		goto cleanup;
+	r = rows_of(&s.total, me);
+	ASSERT_MSG(r.series == 2 && r.series_exits == 5 && r.causes == 1 && r.cause_exits == 3,
+		   "%zu series of %llu exits, %zu causes of %llu; want 2 of 5 (2 + 3), 1 of 3 (1 + 2)", r.series,
+		   (unsigned long long)r.series_exits, r.causes, (unsigned long long)r.cause_exits);
+cleanup:
+	pretend_ended_pid = 0;
+	ht_exit_sampler_free(&s);
+	ht_tracer_destroy(t);
+}
+
+/*
+ * Hundreds of lifetimes of an ordinary VM (6 reasons x 20 causes, 4 vCPUs x
+ * 30 reasons of series), read as record reads them, one after another:
+ * every VM keeps all its causes and series, the last as the first, and
+ * nothing is lost. Without the freeing the cause table is full after 40
+ * lifetimes (102 causes each) and the series table after about 130.
+ */
+static bool hundreds_of_lifetimes_once(bool last)
+{
+	const struct vm_play p = { .nreasons = 6, .causes = 20, .vcpus = 4, .series_reasons = 30 };
+	const unsigned int lifetimes = 200;
+	static __u32 pids[200];
+	struct ht_exit_sampler s;
+	struct ht_tracer *t = NULL;
+	__u64 c[HT_CNT_MAX];
+	struct vm_rows r, first = { 0 };
+	size_t wrong = 0, first_wrong = 0;
+	bool again = false;
+
+	memset(&s, 0, sizeof(s));
+	LOAD(t, exits_tracer());
+	if (!ASSERT_OK(ht_exit_sampler_init(&s, t, NULL, ht_monotonic_ns()), "sampler"))
+		goto cleanup;
+	/* A read every 8 lifetimes: the entries of up to 16 VMs are in BPF at once. */
+	for (unsigned int i = 0; i < lifetimes; i++) {
+		if (!ASSERT_MSG((pids[i] = vm_lifetime(t, &p)) != 0, "lifetime %u", i) ||
+		    (i % 8 == 7 && !ASSERT_OK(sample(&s), "sample")))
+			goto cleanup;
+	}
+	if (!ASSERT_OK(sample(&s), "last sample"))
+		goto cleanup;
+	/* Nothing is lost here but to the allocator. */
+	if (!last && (counter(t, HT_CNT_EXIT_CAUSE_LOST) || counter(t, HT_CNT_EXIT_SERIES_FULL))) {
+		again = true;
+		goto cleanup;
+	}
+	for (unsigned int i = 0; i < lifetimes; i++) {
+		r = rows_of(&s.total, pids[i]);
+		/* Per reason 16 named causes and "other" with the 4 after them; 6 cause series and 120 others. */
+		if (r.named != 6 * HT_EXIT_CAUSES_PER_REASON || r.causes != 6 * (HT_EXIT_CAUSES_PER_REASON + 1) ||
+		    r.cause_exits != 6 * 20 || r.series != 6 + 4 * 30 || r.series_exits != 6 * 20 + 4 * 30) {
+			if (!wrong++) {
+				first_wrong = i;
+				first = r;
+			}
+		}
+	}
+	if (!ASSERT_MSG(wrong == 0,
+			"%zu of %u lifetimes lost numbers; the %zu-th: %zu causes (%zu named) of %llu exits, %zu series of %llu",
+			wrong, lifetimes, first_wrong + 1, first.causes, first.named, (unsigned long long)first.cause_exits,
+			first.series, (unsigned long long)first.series_exits))
+		goto cleanup;
+	if (ASSERT_OK(ht_tracer_counters(t, c), "counters"))
+		ASSERT_MSG(!c[HT_CNT_EXIT_CAUSE_LOST] && !c[HT_CNT_EXIT_SERIES_FULL], "lost: %llu causes, %llu series",
+			   (unsigned long long)c[HT_CNT_EXIT_CAUSE_LOST], (unsigned long long)c[HT_CNT_EXIT_SERIES_FULL]);
+cleanup:
+	ht_exit_sampler_free(&s);
+	ht_tracer_destroy(t);
+	return again;
+}
+
+static void hundreds_of_vm_lifetimes_keep_every_later_vms_causes_and_series(void)
+{
+	WITH_RETRIES(hundreds_of_lifetimes_once);
+}
+
+/* Each VM's share as BPF has it now, by tgid. */
+#define MAX_SHARES 64
+static struct {
+	__u32 tgid;
+	struct ht_vm_share s;
+} shares[MAX_SHARES];
+static size_t nshares;
+
+static void keep_share(void *ctx, __u32 tgid, const struct ht_vm_share *s)
+{
+	(void)ctx;
+	if (nshares < MAX_SHARES) {
+		shares[nshares].tgid = tgid;
+		shares[nshares].s = *s;
+	}
+	nshares++;
+}
+
+static const struct ht_vm_share *share_of(__u32 tgid)
+{
+	for (size_t i = 0; i < nshares && i < MAX_SHARES; i++)
+		if (shares[i].tgid == tgid)
+			return &shares[i].s;
+	return NULL;
+}
+
+/*
+ * As many VMs as leave one share of the cause tables free, each naming
+ * more causes than its share holds (8 reasons x 20): a victim after them
+ * still names every cause of its own, and each hostile VM's excess is
+ * counted as its own, and kept once its entries are freed. Without shares,
+ * 31 such VMs fill the tables.
+ */
+static bool hostile_causes_once(bool last)
+{
+	const unsigned int hostile = HT_EXIT_MAX_CAUSES / HT_EXIT_CAUSES_PER_VM - 1;
+	const struct vm_play bad = { .nreasons = 8, .causes = 20 }, victim = { .nreasons = 6, .causes = 20 };
+	static __u32 pids[64];
+	struct ht_exit_sampler s;
+	struct ht_tracer *t = NULL;
+	const struct ht_vm_share *sh;
+	size_t over = 0, kept = 0;
+	__u64 sum = 0, refused = 0;
+	bool again = false;
+	struct vm_rows r;
+	__u32 v;
+
+	memset(&s, 0, sizeof(s));
+	LOAD(t, exits_tracer());
+	if (!ASSERT_OK(ht_exit_sampler_init(&s, t, NULL, ht_monotonic_ns()), "sampler"))
+		goto cleanup;
+	for (unsigned int i = 0; i < hostile; i++)
+		if (!ASSERT_MSG((pids[i] = vm_lifetime(t, &bad)) != 0, "hostile VM %u", i))
+			goto cleanup;
+	if (!ASSERT_MSG((v = vm_lifetime(t, &victim)) != 0, "the victim"))
+		goto cleanup;
+	/* Shares are read before the sampler frees the ended VMs' entries. */
+	nshares = 0;
+	if (!ASSERT_OK(ht_tracer_read_vm_shares(t, keep_share, NULL), "shares") || !ASSERT_OK(sample(&s), "sample"))
+		goto cleanup;
+	/*
+	 * Each cause a share refused is lost here (its reason's "other" was
+	 * refused too), and a VM short of its entries with nothing refused
+	 * lost them elsewhere: both are the allocator's doing.
+	 */
+	for (size_t i = 0; i < nshares && i < MAX_SHARES; i++) {
+		refused += shares[i].s.causes_over;
+		again |= shares[i].tgid != v && shares[i].s.causes != HT_EXIT_CAUSES_PER_VM;
+		again |= shares[i].tgid == v && shares[i].s.causes != 6 * (HT_EXIT_CAUSES_PER_REASON + 2);
+	}
+	again |= counter(t, HT_CNT_EXIT_CAUSE_LOST) != refused;
+	if (again && !last)
+		goto cleanup;
+	again = false;
+	r = rows_of(&s.total, v);
+	if (!ASSERT_MSG(r.named == 6 * HT_EXIT_CAUSES_PER_REASON && r.cause_exits == 6 * 20,
+			"the victim: %zu named causes of %llu exits; want %u of %u", r.named,
+			(unsigned long long)r.cause_exits, 6 * HT_EXIT_CAUSES_PER_REASON, 6 * 20))
+		goto cleanup;
+	sh = share_of(v);
+	if (!ASSERT_OK_PTR(sh, "the victim's share") || !ASSERT_EQ(sh->causes_over, 0, "the victim's excess"))
+		goto cleanup;
+	for (unsigned int i = 0; i < hostile; i++) {
+		sh = share_of(pids[i]);
+		over += sh && sh->causes == HT_EXIT_CAUSES_PER_VM && sh->causes_over > 0;
+	}
+	if (!ASSERT_EQ(over, hostile, "hostile VMs held to their share, their excess counted"))
+		goto cleanup;
+	/* Their shares go with their entries once read after their end; their excess stays, per VM. */
+	if (!ASSERT_OK(sample(&s), "sample after the end") || !ASSERT_EQ(s.nexcess, hostile, "VMs with an excess"))
+		goto cleanup;
+	for (size_t i = 0; i < s.nexcess; i++) {
+		sh = share_of(s.excess[i].pid);
+		kept += sh && s.excess[i].causes_over == sh->causes_over && !s.excess[i].series_over &&
+			!ht_tracer_vm_entries(t, s.excess[i].pid);
+		sum += s.excess[i].causes_over;
+	}
+	if (ASSERT_EQ(kept, hostile, "each VM's excess kept, its entries freed"))
+		ASSERT_EQ(s.total.share_causes_over, sum, "their sum");
+cleanup:
+	ht_exit_sampler_free(&s);
+	ht_tracer_destroy(t);
+	return again;
+}
+
+static void hostile_vms_cannot_take_a_victims_share_of_causes(void)
+{
+	WITH_RETRIES(hostile_causes_once);
+}
+
+/*
+ * As many VMs as leave one share of exit_hists free, each with 64 vCPUs x
+ * 30 reasons of series (more than its share): a victim after them has
+ * every series, and each hostile VM's excess is counted. Without shares,
+ * 9 such VMs fill the table and the victim's exits are in no series.
+ */
+static bool hostile_series_once(bool last)
+{
+	const unsigned int hostile = HT_EXIT_MAX_SERIES / HT_EXIT_SERIES_PER_VM - 1;
+	const struct vm_play bad = { .vcpus = 64, .series_reasons = 30 }, victim = { .vcpus = 8, .series_reasons = 30 };
+	static __u32 pids[64];
+	struct ht_exit_sampler s;
+	struct ht_tracer *t = NULL;
+	const struct ht_vm_share *sh;
+	size_t over = 0;
+	struct vm_rows r;
+	__u64 refused = 0;
+	bool again = false;
+	__u32 v;
+
+	memset(&s, 0, sizeof(s));
+	LOAD(t, exits_tracer());
+	if (!ASSERT_OK(ht_exit_sampler_init(&s, t, NULL, ht_monotonic_ns()), "sampler"))
+		goto cleanup;
+	for (unsigned int i = 0; i < hostile; i++)
+		if (!ASSERT_MSG((pids[i] = vm_lifetime(t, &bad)) != 0, "hostile VM %u", i))
+			goto cleanup;
+	if (!ASSERT_MSG((v = vm_lifetime(t, &victim)) != 0, "the victim"))
+		goto cleanup;
+	nshares = 0;
+	if (!ASSERT_OK(ht_tracer_read_vm_shares(t, keep_share, NULL), "shares") || !ASSERT_OK(sample(&s), "sample"))
+		goto cleanup;
+	/* Each series a share refused is lost: any other loss, or a VM short of its share, is the allocator's. */
+	for (size_t i = 0; i < nshares && i < MAX_SHARES; i++) {
+		refused += shares[i].s.series_over;
+		again |= shares[i].tgid != v && shares[i].s.series != HT_EXIT_SERIES_PER_VM;
+	}
+	again |= counter(t, HT_CNT_EXIT_SERIES_FULL) != refused;
+	if (again && !last)
+		goto cleanup;
+	again = false;
+	r = rows_of(&s.total, v);
+	if (!ASSERT_MSG(r.series == 8 * 30 && r.series_exits == 8 * 30, "the victim: %zu series of %llu exits; want %u",
+			r.series, (unsigned long long)r.series_exits, 8 * 30))
+		goto cleanup;
+	for (unsigned int i = 0; i < hostile; i++) {
+		sh = share_of(pids[i]);
+		over += sh && sh->series == HT_EXIT_SERIES_PER_VM && sh->series_over > 0;
+	}
+	ASSERT_EQ(over, hostile, "hostile VMs held to their share, their excess counted");
+cleanup:
+	ht_exit_sampler_free(&s);
+	ht_tracer_destroy(t);
+	return again;
+}
+
+static void hostile_vms_cannot_take_a_victims_share_of_series(void)
+{
+	WITH_RETRIES(hostile_series_once);
+}
+
+int main(void)
+{
+	ht_kernel_test_begin("vm_churn", &layout, NULL);
+	/* One CPU for the whole run, the VMs' too: see test_exits.c's main. */
+	cpu_set_t one;
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	sched_setaffinity(0, sizeof(one), &one);
+	RUN(an_ended_vms_entries_are_freed_after_its_last_read);
+	RUN(a_pid_that_comes_back_adds_to_what_its_ended_process_left);
+	RUN(hundreds_of_vm_lifetimes_keep_every_later_vms_causes_and_series);
+	RUN(hostile_vms_cannot_take_a_victims_share_of_causes);
+	RUN(hostile_vms_cannot_take_a_victims_share_of_series);
+	return ht_test_exit_status();
+}
