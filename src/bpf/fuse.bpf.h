@@ -40,19 +40,10 @@ static __always_inline __u32 ns_saturated(__u64 delta, __u8 *flags, __u8 flag)
 	return (__u32)delta;
 }
 
-/*
- * log2_slot as an index the verifier can bound. Without the barrier clang
- * folds the mask into the last OR of log2_slot (r | ((v >> 1) & 63)), and the
- * 6.1 verifier, which loses the bounds of r through those ORs, then rejects
- * the array access ("math between map_value pointer and register with
- * unbounded min value"). The mask must come last.
- */
+/* The slot of a latency in the aggregate histograms. */
 static __always_inline __u32 agg_slot(__u64 v)
 {
-	__u32 slot = log2_slot(v);
-
-	barrier_var(slot);
-	return slot & (HT_AGG_SLOTS - 1);
+	return bounded_log2_slot(v, HT_AGG_SLOTS);
 }
 
 /* The position of nr in filter_nr, or HT_MAX_SELECTED_NR if it is not selected. */

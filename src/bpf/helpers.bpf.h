@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What the handlers of exits.bpf.h and fuse.bpf.h share: counters, rings and
- * their wake-ups, log2 slots, the CPU's slot, the VM process filter, and the
- * "create if absent, then look up" of a hash map (as libbpf-tools'
- * bits.bpf.h and maps.bpf.h are for its tools). Above maps.bpf.h, below
- * exits.bpf.h.
+ * What the handlers of --exits (exit_series.bpf.h up to exits.bpf.h) and
+ * fuse.bpf.h share: counters, rings and their wake-ups, log2 slots, the
+ * CPU's slot, the VM process filter, and the "create if absent, then look
+ * up" of a hash map (as libbpf-tools' bits.bpf.h and maps.bpf.h are for its
+ * tools). Above maps.bpf.h, below exit_series.bpf.h.
  */
 #ifndef HYPERTRACE_HELPERS_BPF_H
 #define HYPERTRACE_HELPERS_BPF_H
@@ -75,6 +75,25 @@ static __always_inline __u32 log2_slot(__u64 v)
 	shift = (v > 0x3) << 1; v >>= shift; r |= shift;
 	r |= (v >> 1);
 	return r;
+}
+
+/*
+ * log2_slot as an index the verifier can bound, into a histogram of nslots
+ * slots (a constant: the test below folds away). A power of two is masked,
+ * anything else clamped to its last slot. Without the barrier clang folds
+ * the mask into the last OR of log2_slot (r | ((v >> 1) & 63)), and the 6.1
+ * verifier, which loses the bounds of r through those ORs, then rejects the
+ * array access ("math between map_value pointer and register with
+ * unbounded min value"): the bound must come last.
+ */
+static __always_inline __u32 bounded_log2_slot(__u64 v, const __u32 nslots)
+{
+	__u32 slot = log2_slot(v);
+
+	barrier_var(slot);
+	if ((nslots & (nslots - 1)) == 0)
+		return slot & (nslots - 1);
+	return slot < nslots - 1 ? slot : nslots - 1;
 }
 
 /* The slot of the CPU the program runs on. */

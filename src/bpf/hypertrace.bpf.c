@@ -3,8 +3,10 @@
  * The BPF object `hypertrace-bpf record` loads: its license and its programs,
  * the entry points into the handlers. The layers below, each a header that
  * includes the one under it: maps.bpf.h (filters, maps, globals),
- * helpers.bpf.h (what every handler uses), exits.bpf.h (record --exits),
- * fuse.bpf.h (the fusion state machine).
+ * helpers.bpf.h (what every handler uses), exit_series.bpf.h,
+ * vcpu_account.bpf.h, exit_causes.bpf.h and exits.bpf.h (record --exits:
+ * the series, the vCPU account, the causes, the handlers), fuse.bpf.h (the
+ * fusion state machine).
  *
  * The tp/ and tp_btf/ programs are what `hypertrace-bpf record` attaches.
  * The syscall programs feed the very same handlers with synthetic

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The BPF object's filters (rodata), maps and globals: the lowest layer of
- * the programs' headers (maps.bpf.h, helpers.bpf.h, exits.bpf.h, fuse.bpf.h,
- * each including the one below). One definition each: hypertrace.bpf.c and
+ * the programs' headers (maps.bpf.h, helpers.bpf.h, exit_series.bpf.h,
+ * vcpu_account.bpf.h, exit_causes.bpf.h, exits.bpf.h, fuse.bpf.h, each
+ * including the one below). One definition each: hypertrace.bpf.c and
  * the benchmarks' objects, which include hypertrace.bpf.c whole, get them
  * from here.
  */

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Each BPF header compiles on its own: it includes the layer under it
-# (maps.bpf.h <- helpers.bpf.h <- exits.bpf.h <- fuse.bpf.h), so none
+# (maps.bpf.h <- helpers.bpf.h <- exit_series.bpf.h <- vcpu_account.bpf.h
+# <- exit_causes.bpf.h <- exits.bpf.h <- fuse.bpf.h), so none
 # depends on names that only the file including it happens to define first.
 # Compiled as the object is (clang -target bpf, the build's warnings), less
 # -Wunused-function: a layer's subprograms are called from the layers above.
