@@ -172,8 +172,9 @@ static int perfetto_close(void *w, const struct ht_read_status *st, const char *
 		fprintf(stderr, WARNING "%llu events came out of time order on their track: their timestamps were raised to the previous one's (the trace file itself is unusual)\n",
 			counts.reordered);
 	if (!ret && counts.not_scheduled)
-		fprintf(stderr, WARNING "%llu guest events name a guest CPU or task beyond what one Perfetto trace holds (the CPUs of 8 VMs, 128 each; the tasks of 511 VMs, tids below 2^22): they are on their vCPU's track only\n",
-			counts.not_scheduled);
+		fprintf(stderr, WARNING "%llu guest events name a guest CPU or task beyond what one Perfetto trace holds (the CPUs of %u VMs, %u each; the tasks of %u VMs, tids below 2^%d): they are on their vCPU's track only\n",
+			counts.not_scheduled, HT_PERFETTO_CPU_VMS, HT_PERFETTO_GUEST_CPUS, HT_PERFETTO_TASK_VMS,
+			HT_PERFETTO_GUEST_TID_BITS);
 	if (!ret && counts.lost_switches)
 		lost_switches(counts.lost_switches,
 			      "in state Unknown; the trace counts them (attribute dev.hypertrace.lost_guest_switches)");

@@ -45,6 +45,9 @@ enum {
 	/* SchedSwitchFtraceEvent */
 	SS_PREV_COMM = 1, SS_PREV_PID = 2, SS_PREV_PRIO = 3, SS_PREV_STATE = 4, SS_NEXT_COMM = 5, SS_NEXT_PID = 6,
 	SS_NEXT_PRIO = 7,
+	/* SchedWakeupFtraceEvent, IrqHandlerEntryFtraceEvent, IrqHandlerExitFtraceEvent */
+	WAKE_COMM = 1, WAKE_PID = 2, WAKE_PRIO = 3, WAKE_SUCCESS = 4, WAKE_TARGET_CPU = 5,
+	IRQ_ENTRY_IRQ = 1, IRQ_ENTRY_NAME = 2, IRQ_EXIT_IRQ = 1, IRQ_EXIT_RET = 2,
 };
 enum { SLICE_BEGIN = 1, SLICE_END = 2, INSTANT = 3, COUNTER = 4 };
 enum { SEQ_INCREMENTAL_STATE_CLEARED = 1, SEQ_NEEDS_INCREMENTAL_STATE = 2 };
@@ -57,16 +60,13 @@ enum { CHILD_ORDERING_EXPLICIT = 3, THREAD_ORDERING_EXPLICIT = 1 };
 #define BUNDLE_BYTES (512 * 1024) /* packets deflated together, as the tracing service bundles them */
 #define MAX_INTERNED 65536u       /* names of each kind interned; later ones are written in full */
 
-/*
- * Guests on one trace: a guest CPU is an ftrace CPU of its VM's block of
- * GUEST_CPUS (Perfetto takes CPUs below 1024), a guest task a thread whose
- * tid is its VM's block of 2^22 (Linux's PID_MAX_LIMIT on x86-64) plus its
- * own tid, so that host and guests never share a thread.
- */
-#define GUEST_CPUS 128u
-#define MAX_CPU_SLOTS 8u
-#define GUEST_TID_BITS 22
-#define MAX_TID_SLOTS 511u
+/* Guests on one trace (perfetto_export.h): host and guests never share a thread. */
+#define GUEST_CPUS HT_PERFETTO_GUEST_CPUS
+#define MAX_CPU_SLOTS HT_PERFETTO_CPU_VMS
+#define GUEST_TID_BITS HT_PERFETTO_GUEST_TID_BITS
+#define MAX_TID_SLOTS HT_PERFETTO_TASK_VMS
+_Static_assert(HT_PERFETTO_GUEST_CPUS * HT_PERFETTO_CPU_VMS <= 1024, "Perfetto takes CPUs below 1024");
+_Static_assert((HT_PERFETTO_TASK_VMS + 1ull) << HT_PERFETTO_GUEST_TID_BITS <= 1ull << 31, "guest tids fit an int32 pid");
 
 /* Track uuids: the kind in the top byte; a vCPU thread's account takes one kind per state. */
 enum track_kind { TRACK_VM = 1, TRACK_VCPU, TRACK_GUEST_KERNEL, TRACK_GUEST_TASK, TRACK_GUEST_CPU, TRACK_OFF_CPU,
@@ -901,22 +901,22 @@ static void guest_ftrace(struct ht_perfetto_export *x, const struct vm *v, const
 		int64_t tid = guest_tid(v, ev->u.wake.tid), target = guest_cpu(v, ev->u.wake.target_cpu);
 
 		s = ht_pb_begin(&x->raw, FE_SCHED_WAKEUP);
-		ht_pb_string(&x->raw, 1, shown(esc, sizeof(esc), ev->u.wake.comm));
-		ht_pb_int(&x->raw, 2, tid > 0 ? tid : 0);
-		ht_pb_int(&x->raw, 3, ev->u.wake.prio);
-		ht_pb_int(&x->raw, 4, 1);
-		ht_pb_int(&x->raw, 5, target >= 0 ? target : cpu);
+		ht_pb_string(&x->raw, WAKE_COMM, shown(esc, sizeof(esc), ev->u.wake.comm));
+		ht_pb_int(&x->raw, WAKE_PID, tid > 0 ? tid : 0);
+		ht_pb_int(&x->raw, WAKE_PRIO, ev->u.wake.prio);
+		ht_pb_int(&x->raw, WAKE_SUCCESS, 1);
+		ht_pb_int(&x->raw, WAKE_TARGET_CPU, target >= 0 ? target : cpu);
 		break;
 	}
 	case HT_GEV_IRQ_ENTRY:
 		s = ht_pb_begin(&x->raw, FE_IRQ_ENTRY);
-		ht_pb_int(&x->raw, 1, (int32_t)ev->u.irq.irq);
-		ht_pb_string(&x->raw, 2, shown(esc, sizeof(esc), ev->u.irq.name));
+		ht_pb_int(&x->raw, IRQ_ENTRY_IRQ, (int32_t)ev->u.irq.irq);
+		ht_pb_string(&x->raw, IRQ_ENTRY_NAME, shown(esc, sizeof(esc), ev->u.irq.name));
 		break;
 	default:
 		s = ht_pb_begin(&x->raw, FE_IRQ_EXIT);
-		ht_pb_int(&x->raw, 1, (int32_t)ev->u.irq.irq);
-		ht_pb_int(&x->raw, 2, (int32_t)ev->u.irq.ret);
+		ht_pb_int(&x->raw, IRQ_EXIT_IRQ, (int32_t)ev->u.irq.irq);
+		ht_pb_int(&x->raw, IRQ_EXIT_RET, (int32_t)ev->u.irq.ret);
 		break;
 	}
 	ht_pb_end(&x->raw, s);

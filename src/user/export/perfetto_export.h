@@ -28,6 +28,19 @@
 
 struct ht_perfetto_export;
 
+/*
+ * What one trace holds of the guests' scheduling: a guest CPU is an ftrace
+ * CPU of its VM's block of HT_PERFETTO_GUEST_CPUS (Perfetto takes CPUs below
+ * 1024, so HT_PERFETTO_CPU_VMS VMs have CPU tracks), a guest task a thread
+ * of its VM's block of 2^HT_PERFETTO_GUEST_TID_BITS tids (Linux's
+ * PID_MAX_LIMIT on x86-64), for HT_PERFETTO_TASK_VMS VMs; events beyond
+ * stay on their vCPU's track (counted: not_scheduled).
+ */
+#define HT_PERFETTO_GUEST_CPUS 128u
+#define HT_PERFETTO_CPU_VMS 8u
+#define HT_PERFETTO_GUEST_TID_BITS 22
+#define HT_PERFETTO_TASK_VMS 511u
+
 struct ht_perfetto_counts {
 	unsigned long long reordered;     /* events raised to keep their track in time order */
 	unsigned long long not_scheduled; /* guest CPU events beyond the CPU tracks one trace holds */
