@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * Small helpers shared by the host tool and the guest programs, so each is
- * written once: array length, min/max and clock reads.
+ * written once: array length, min/max, a saturating sum and clock reads.
  */
 #ifndef HT_COMMON_UTIL_H
 #define HT_COMMON_UTIL_H
@@ -14,6 +14,12 @@
 #endif
 #define HT_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define HT_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/* a + b, or UINT64_MAX where that would wrap: sums of counts a file gives never wrap. */
+static inline uint64_t ht_sat_add(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
 
 /* clk in ns. CLOCK_MONOTONIC is the clock bpf_ktime_get_ns() reads, so record times compare. */
 static inline uint64_t ht_clock_ns(clockid_t clk)

@@ -9,7 +9,7 @@
 #include "common/grow.h"
 #include "common/nearest_rank.h"
 #include "common/util.h"
-#include "exits/exit_table.h" /* ht_exit_slot_high */
+#include "exits/exit_slots.h"
 
 static size_t hash_key(long key, void *ctx)
 {

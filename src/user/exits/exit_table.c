@@ -351,16 +351,6 @@ void ht_exit_table_clear_changed(struct ht_exit_table *t)
 	ht_exit_causes_clear_changed(&t->causes);
 }
 
-uint64_t ht_exit_slot_low(unsigned int slot)
-{
-	return slot ? 1ull << slot : 0;
-}
-
-uint64_t ht_exit_slot_high(unsigned int slot)
-{
-	return slot >= HT_EXIT_SLOTS - 1 ? UINT64_MAX : (1ull << (slot + 1)) - 1;
-}
-
 /* The interval's min and max from its buckets. */
 static void minmax_from_slots(struct ht_exit_hist *h)
 {

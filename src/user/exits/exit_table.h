@@ -14,8 +14,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "common/hashmap.h"
+#include "common/util.h" /* ht_sat_add */
 #include "common/vcpu_states.h"
 #include "exits/exit_causes.h"
+#include "exits/exit_slots.h"
 #include "hypertrace/record.h"
 
 struct ht_exit_series {
@@ -121,9 +123,6 @@ void ht_exit_table_clear_changed(struct ht_exit_table *t);
 int ht_exit_table_delta(struct ht_exit_table *out, const struct ht_exit_table *now,
 			const struct ht_exit_table *before);
 
-/* Bucket bounds of a slot: [low, high] ns; the last slot has no upper bound (UINT64_MAX). */
-uint64_t ht_exit_slot_low(unsigned int slot);
-uint64_t ht_exit_slot_high(unsigned int slot);
 
 /*
  * The p-th percentile (nearest rank) as the upper bound of its bucket,
@@ -146,11 +145,6 @@ int ht_vcpu_thread_ptr_cmp_by_vm(const void *a, const void *b);
 /* The time of a thread row's account: what its states add up to (0 if the span is empty). */
 uint64_t ht_vcpu_account_span(const struct ht_vcpu_thread_row *r);
 
-/* a + b, or UINT64_MAX where that would wrap. */
-static inline uint64_t ht_sat_add(uint64_t a, uint64_t b)
-{
-	return a + b < a ? UINT64_MAX : a + b;
-}
 
 /*
  * Sums of a group of series (a VM, a vCPU, everything): count and time; min/max over them.

@@ -8,9 +8,8 @@
 #include "common/hashmap.h"
 #include "exits/exit_causes.h"
 #include "exits/exit_reasons.h"
-#include "metrics/metrics_registry.h"
+#include "metrics/metrics_exposition.h"
 
-_Static_assert(HT_METRICS_CAUSE_VM_LABEL == HT_METRICS_VM_LABEL, "a cause's VM label is the exits' VM label");
 
 int ht_metrics_causes_init(struct ht_metrics_causes *c)
 {

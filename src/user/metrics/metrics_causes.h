@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "common/escape.h"
+#include "metrics/metrics_exposition.h"
 #include "exits/exit_table.h"
 
 /*
@@ -31,7 +32,7 @@
  */
 #define HT_METRICS_CAUSE_SETS_PER_VM 128
 #define HT_METRICS_MAX_CAUSE_SETS (5 * HT_METRICS_CAUSE_SETS_PER_VM)
-#define HT_METRICS_CAUSE_VM_LABEL HT_ESC_SIZE(64) /* HT_METRICS_VM_LABEL: asserted in metrics_causes.c */
+#define HT_METRICS_CAUSE_VM_LABEL HT_METRICS_VM_LABEL
 
 struct ht_metrics_cause_set {
 	char vm[HT_METRICS_CAUSE_VM_LABEL];

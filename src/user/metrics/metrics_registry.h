@@ -28,6 +28,7 @@
 #include "common/hashmap.h"
 #include "exits/exit_table.h"
 #include "metrics/metrics_causes.h"
+#include "metrics/metrics_exposition.h"
 #include "hist/latency_hist.h"
 #include "hypertrace/record.h"
 
@@ -50,11 +51,6 @@ enum ht_metrics_drop {
 	HT_METRICS_NDROPS,
 };
 
-/*
- * A VM's label value: its QEMU guest name (64 bytes at most) made printable
- * as every output shows it (HT_ESC_TEXT), or "pid N"; NUL included.
- */
-#define HT_METRICS_VM_LABEL HT_ESC_SIZE(64)
 
 /*
  * One label set: (VM, vCPU, nr), or "other" past the cap. The VM is a key
@@ -206,12 +202,5 @@ void ht_metrics_registry_copy(struct ht_metrics_registry *dst, const struct ht_m
  */
 int ht_metrics_render(struct ht_metrics_registry *r, FILE *out);
 
-/*
- * A label value escaped for the text format (\\, \", \n) into out; false if it
- * does not fit, and out then holds no string.
- */
-bool ht_metrics_escape_label(const char *value, char *out, size_t outlen);
-/* ns as seconds, exactly ("0.000001023", "2", "18446744073.709551615"). */
-void ht_metrics_format_seconds(uint64_t ns, char *out, size_t outlen);
 
 #endif
