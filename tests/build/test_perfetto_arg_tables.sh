@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The Perfetto export interns the names of every record's and every
-# switch's arguments into arrays of iids. Those arrays are sized from the
-# name tables, and each table must agree with the enum that indexes it: a
+# switch's arguments into arrays of iids. Those arrays are sized by the
+# enums that index the name tables, and each table must agree with its
+# enum: a
 # fourteenth record argument (or a tenth switch argument) added with its
 # enum compiles and fits; one added to a table alone, or to an enum alone,
-# does not compile. Checked on copies of src/user/export/perfetto_export.c.
+# does not compile. Checked on copies of src/user/export/perfetto_export.c
+# (the name tables) and perfetto_private.h (the enums and the arrays).
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 cd "$TOP" || exit 1
@@ -13,18 +15,23 @@ CC=${CC:-cc}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 src=src/user/export/perfetto_export.c
+hdr=src/user/export/perfetto_private.h
 
-# compiles FILE: the compiler's verdict, its messages in $work/cc.log.
+# compiles FILE [INCLUDE_DIR]: the compiler's verdict, its messages in
+# $work/cc.log; INCLUDE_DIR first, where a variant's header is.
 compiles() {
-	$CC -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Iinclude -Isrc -Isrc/user -I"$OUTPUT" -fsyntax-only "$1" \
-		>"$work/cc.log" 2>&1
+	$CC -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror ${2:+-I"$2"} -Iinclude -Isrc -Isrc/user -I"$OUTPUT" \
+		-fsyntax-only "$1" >"$work/cc.log" 2>&1
 }
 
-# Each variant: one sed script on a copy of the source.
+# Each variant: one sed script on copies of the source and its header.
 variant() {
+	mkdir -p "$work/$1/export"
 	sed -e "$2" "$src" >"$work/$1.c"
-	cmp -s "$src" "$work/$1.c" && { echo "the edit '$2' changed nothing: the test is out of date" >"$work/cc.log"; return 2; }
-	compiles "$work/$1.c"
+	sed -e "$2" "$hdr" >"$work/$1/export/perfetto_private.h"
+	cmp -s "$src" "$work/$1.c" && cmp -s "$hdr" "$work/$1/export/perfetto_private.h" &&
+		{ echo "the edit '$2' changed nothing: the test is out of date" >"$work/cc.log"; return 2; }
+	compiles "$work/$1.c" "$work/$1"
 }
 
 if ! compiles "$src"; then
