@@ -78,6 +78,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -194,6 +195,25 @@ static int synth(const char *path, bool drops, bool exits, bool vcpu_sched)
 	ht_filters_default(&o.filters);
 	o.filters.nr[1] = 1001;
 	o.filters.nr_count = 2;
+	/*
+	 * --vcpu-sched: no real switch is seen, so a thread that migrated
+	 * between two of its events (its exit on one CPU, its entry on another)
+	 * would give records no real vCPU thread can, and the exports would
+	 * infer switches from them (a busy host made lttng's check fail so).
+	 * Every thread of the run stays on the CPU it starts on.
+	 */
+	if (vcpu_sched) {
+		cpu_set_t one;
+		int cpu = sched_getcpu();
+
+		CPU_ZERO(&one);
+		if (cpu >= 0)
+			CPU_SET(cpu, &one);
+		if (cpu < 0 || sched_setaffinity(0, sizeof(one), &one)) {
+			fprintf(stderr, "trace_gen: cannot stay on one CPU: %s\n", strerror(errno));
+			return 1;
+		}
+	}
 	if ((ret = ht_synth_layout_load(&layout, err, sizeof(err))) ||
 	    (ret = ht_tracer_load(&tracer, &o, err, sizeof(err)))) {
 		fprintf(stderr, "trace_gen: %s\n", err);
