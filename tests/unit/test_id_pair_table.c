@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* The exports' per-thread table: every (pid, tid) keeps its value as the table grows. */
 #include <stdint.h>
+#include <stdlib.h>
 #include "export/id_pair_table.h"
 #include "test.h"
 
@@ -44,9 +45,35 @@ static void putting_a_key_again_replaces_its_value(void)
 	ht_id_pair_table_free(table);
 }
 
+/* get_or_add: a zeroed value the first time, the same one after, and says which. */
+static void get_or_add_makes_a_zeroed_value_once(void)
+{
+	struct ht_id_pair_table *table = ht_id_pair_table_new();
+	bool is_new = false;
+	uint64_t *v, *again = NULL;
+
+	if (!ASSERT_OK_PTR(table, "ht_id_pair_table_new"))
+		return;
+	v = ht_id_pair_table_get_or_add(table, 7, 70, sizeof(*v), &is_new);
+	if (!ASSERT_OK_PTR(v, "added") || !ASSERT_TRUE(is_new, "new") || !ASSERT_EQ(*v, 0, "zeroed"))
+		goto cleanup;
+	*v = 42;
+	again = ht_id_pair_table_get_or_add(table, 7, 70, sizeof(*v), &is_new);
+	if (!ASSERT_TRUE(again == v, "the same value") || !ASSERT_FALSE(is_new, "not new") ||
+	    !ASSERT_EQ(*again, 42, "kept"))
+		goto cleanup;
+	ASSERT_TRUE(ht_id_pair_table_get_or_add(table, 7, 71, sizeof(*v), NULL) != v, "another key, another value");
+	ASSERT_EQ(ht_id_pair_table_len(table), 2, "two values");
+cleanup:
+	for (size_t i = 0; table && i < ht_id_pair_table_len(table); i++)
+		free(ht_id_pair_table_at(table, i));
+	ht_id_pair_table_free(table);
+}
+
 int main(void)
 {
 	RUN(values_survive_growth_and_keep_insertion_order);
 	RUN(putting_a_key_again_replaces_its_value);
+	RUN(get_or_add_makes_a_zeroed_value_once);
 	return ht_test_exit_status();
 }

@@ -85,21 +85,6 @@ struct ht_guest_state *ht_guest_state_new(const struct ht_decoder *dec)
 	return s;
 }
 
-/* The value for key, created zeroed (size bytes) if new; NULL when out of memory. */
-static void *get_or_add(struct ht_id_pair_table *t, uint32_t a, uint32_t b, size_t size)
-{
-	void *v = ht_id_pair_table_get(t, a, b);
-
-	if (v)
-		return v;
-	v = calloc(1, size);
-	if (v && ht_id_pair_table_put(t, a, b, v)) {
-		free(v);
-		v = NULL;
-	}
-	return v;
-}
-
 static uint64_t field(const struct ht_event_desc *d, const struct ht_record *r, const char *name)
 {
 	const struct ht_field *f = ht_event_field(d, name);
@@ -130,7 +115,7 @@ static int set_comm(struct ht_guest_state *s, uint32_t pid, uint32_t tid, const 
 
 	if (!comm[0])
 		return 0;
-	t = get_or_add(s->tasks, pid, tid, sizeof(*t));
+	t = ht_id_pair_table_get_or_add(s->tasks, pid, tid, sizeof(*t), NULL);
 	if (!t)
 		return -ENOMEM;
 	snprintf(t->comm, sizeof(t->comm), "%s", comm);
@@ -139,7 +124,7 @@ static int set_comm(struct ht_guest_state *s, uint32_t pid, uint32_t tid, const 
 
 static int set_cpu_task(struct ht_guest_state *s, uint32_t pid, uint32_t cpu, int64_t task)
 {
-	struct cpu *c = get_or_add(s->cpus, pid, cpu, sizeof(*c));
+	struct cpu *c = ht_id_pair_table_get_or_add(s->cpus, pid, cpu, sizeof(*c), NULL);
 	struct cpu_list *l;
 
 	if (!c)
@@ -148,7 +133,7 @@ static int set_cpu_task(struct ht_guest_state *s, uint32_t pid, uint32_t cpu, in
 	if (c->listed)
 		return 0;
 	/* Listed once until the VM's next unload, which empties the list. */
-	l = get_or_add(s->vms, pid, 0, sizeof(*l));
+	l = ht_id_pair_table_get_or_add(s->vms, pid, 0, sizeof(*l), NULL);
 	if (!l)
 		return -ENOMEM;
 	if (HT_GROW(l->v, l->cap, l->n + 1, 8))
@@ -160,7 +145,7 @@ static int set_cpu_task(struct ht_guest_state *s, uint32_t pid, uint32_t cpu, in
 
 static int func_call(struct ht_guest_state *s, const struct ht_record *r, struct ht_gev *ev)
 {
-	struct task *t = get_or_add(s->tasks, r->host_pid, ev->u.func.tid, sizeof(*t));
+	struct task *t = ht_id_pair_table_get_or_add(s->tasks, r->host_pid, ev->u.func.tid, sizeof(*t), NULL);
 
 	if (!t)
 		return -ENOMEM;
@@ -230,7 +215,7 @@ int ht_guest_state_feed(struct ht_guest_state *s, const struct ht_record *r, str
 	if (!d || !d->builtin || (ev->kind = kind_of(r->nr)) == HT_GEV_NONE)
 		return 0;
 	ev->desc = d;
-	v = get_or_add(s->vcpus, r->host_pid, r->host_tid, sizeof(*v));
+	v = ht_id_pair_table_get_or_add(s->vcpus, r->host_pid, r->host_tid, sizeof(*v), NULL);
 	if (!v)
 		return -ENOMEM;
 	if (ev->kind == HT_GEV_MODULE) {

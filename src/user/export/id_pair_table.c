@@ -38,6 +38,23 @@ void *ht_id_pair_table_get(struct ht_id_pair_table *t, uint32_t first, uint32_t 
 	return ht_hashmap_find(&t->index, key_of(first, second), &i) ? t->values[i] : NULL;
 }
 
+void *ht_id_pair_table_get_or_add(struct ht_id_pair_table *t, uint32_t first, uint32_t second, size_t size,
+				  bool *is_new)
+{
+	void *v = ht_id_pair_table_get(t, first, second);
+
+	if (is_new)
+		*is_new = !v;
+	if (v)
+		return v;
+	v = calloc(1, size);
+	if (v && ht_id_pair_table_put(t, first, second, v)) {
+		free(v);
+		v = NULL;
+	}
+	return v;
+}
+
 int ht_id_pair_table_put(struct ht_id_pair_table *t, uint32_t first, uint32_t second, void *value)
 {
 	long key = key_of(first, second), i;

@@ -60,28 +60,12 @@ struct ht_switch_chain *ht_switch_chain_new(void)
 	return c;
 }
 
-/* The value for key, created zeroed if new; NULL when out of memory. */
-static void *get_or_add(struct ht_id_pair_table *t, uint32_t a, uint32_t b, size_t size, bool *is_new)
-{
-	void *v = ht_id_pair_table_get(t, a, b);
-
-	*is_new = !v;
-	if (v)
-		return v;
-	v = calloc(1, size);
-	if (v && ht_id_pair_table_put(t, a, b, v)) {
-		free(v);
-		v = NULL;
-	}
-	return v;
-}
-
 int ht_switch_chain_follow(struct ht_switch_chain *c, uint32_t pid, uint32_t cpu, uint32_t prev_tid,
 			   uint32_t next_tid, int32_t next_prio, uint64_t ts, struct ht_chain_break *brk)
 {
 	bool first, is_new;
-	struct link *l = get_or_add(c->cpus, pid, cpu, sizeof(*l), &first);
-	struct vm_links *vm = get_or_add(c->vms, pid, 0, sizeof(*vm), &is_new);
+	struct link *l = ht_id_pair_table_get_or_add(c->cpus, pid, cpu, sizeof(*l), &first);
+	struct vm_links *vm = ht_id_pair_table_get_or_add(c->vms, pid, 0, sizeof(*vm), &is_new);
 	int broken = 0;
 
 	if (!l || !vm)
