@@ -24,7 +24,8 @@ cd "$(dirname "$0")/.."
 # systemd (systemd-analyze), systemd-container (systemd-nspawn), mmdebstrap:
 # tests/service boots the unit under a real systemd in a Debian root.
 # buildah, podman: make image and tests/container; file, python3-yaml: that test reads the image and the DaemonSet.
-pkgs=(git make build-essential gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev linux-libc-dev tmux python3 util-linux prometheus curl time
+# iproute2: the metrics test takes IPv6 off loopback in a network namespace of its own (ip).
+pkgs=(git make build-essential gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev linux-libc-dev tmux python3 util-linux iproute2 prometheus curl time
 	e2fsprogs babeltrace2 python3-bt2 scdoc debhelper dkms lintian fakeroot debootstrap bash-completion man-db
 	protobuf-compiler python3-protobuf zstd systemd systemd-container mmdebstrap
 	buildah podman file python3-yaml)
