@@ -59,12 +59,18 @@ enum {
 	BPF_LOCAL_STORAGE_GET_F_CREATE = 1,
 };
 
-/* Passed to helpers; pid (the thread id) and tgid are read through CO-RE. */
+/*
+ * Passed to helpers; pid (the thread id) and tgid are read through CO-RE.
+ * record --boot reads the process's start (its group leader's start_time,
+ * CLOCK_MONOTONIC ns since 5.5) to tell a VM that starts while it records.
+ */
 struct task_struct {
 	unsigned int __state; /* since 5.14 */
 	int pid;
 	int tgid;
 	char comm[16]; /* TASK_COMM_LEN */
+	struct task_struct *group_leader;
+	u64 start_time;
 } __attribute__((preserve_access_index));
 
 #define TASK_RUNNING 0x00000000
@@ -103,6 +109,13 @@ struct trace_event_raw_kvm_exit {
  */
 struct kvm_vcpu_arch {
 	unsigned long regs[17]; /* NR_VCPU_REGS */
+	/*
+	 * record --boot: the guest's mode. KVM intercepts every change of
+	 * CR0.PE and CR0.PG and every write of EFER (LMA follows PG with
+	 * LME), so these cached values are the guest's at an entry.
+	 */
+	unsigned long cr0;
+	u64 efer;
 } __attribute__((preserve_access_index));
 
 struct kvm_vcpu {

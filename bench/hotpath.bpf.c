@@ -89,7 +89,7 @@ static __noinline int call_hypercall(struct trace_event_raw_kvm_hypercall *ctx)
 {
 	return handle_kvm_hypercall(ctx->nr, ctx->a0, ctx->a1, ctx->a2, ctx->a3);
 }
-static __noinline int call_entry(struct trace_event_raw_kvm_entry *ctx) { return handle_kvm_entry(ctx->vcpu_id, 0); }
+static __noinline int call_entry(struct trace_event_raw_kvm_entry *ctx) { return handle_kvm_entry(NULL, ctx->vcpu_id, 0); }
 static __noinline int call_hash_exit(struct trace_event_raw_kvm_exit *ctx) { return hash_kvm_exit(ctx); }
 static __noinline int call_hash_hypercall(struct trace_event_raw_kvm_hypercall *ctx) { return hash_kvm_hypercall(ctx); }
 static __noinline int call_hash_entry(struct trace_event_raw_kvm_entry *ctx) { return hash_kvm_entry(ctx); }

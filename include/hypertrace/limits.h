@@ -43,4 +43,16 @@
  */
 #define HT_MAX_VM_SHARES 4096
 
+/*
+ * --boot: VMs whose boots are followed at once (boot_vms; an ended VM's
+ * entry is freed), and each VM's bound: a boot window of
+ * HT_BOOT_WINDOW_DEFAULT_S seconds (--boot SECONDS) and at most
+ * HT_BOOT_MAX_EXITS_PER_VM exits recorded in it (80 bytes each in the
+ * rings; a Linux boot to its shell takes about 130,000), the rest counted
+ * in its ht_boot_vm.over.
+ */
+#define HT_MAX_BOOT_VMS 256
+#define HT_BOOT_WINDOW_DEFAULT_S 60
+#define HT_BOOT_MAX_EXITS_PER_VM 2000000
+
 #endif

@@ -45,6 +45,8 @@ _Static_assert((HT_MAX_RINGS & (HT_MAX_RINGS - 1)) == 0, "BPF masks ring indexes
 #define HT_REC_F_EXIT_TO_HCALL_SATURATED (1u << 0) /* true value > UINT32_MAX ns */
 #define HT_REC_F_HCALL_TO_ENTRY_SATURATED (1u << 1)
 #define HT_REC_F_NO_EXIT_VCPU_ID (1u << 2) /* kernel's kvm_exit has no vcpu_id: taken from kvm_entry */
+/* Not a hypercall: a struct ht_boot_exit in a record's place (record --boot). */
+#define HT_REC_F_BOOT_EXIT (1u << 6)
 /* Not a hypercall: a struct ht_vcpu_switch in a record's place (record --vcpu-sched). */
 #define HT_REC_F_VCPU_SWITCH (1u << 7)
 
@@ -125,6 +127,94 @@ _Static_assert(__builtin_offsetof(struct ht_vcpu_switch, flags) == __builtin_off
 	       "a switch's flags are where a record's are");
 
 /*
+ * record --boot: one exit of a booting VM, from its first instruction on.
+ * A VM process that starts while record runs is followed exit by exit for
+ * its first seconds (the boot window, bounded in exits per VM too): each
+ * exit goes into the rings when its kvm_entry comes (or its thread ends),
+ * 80 bytes in a record's place, marked by HT_REC_F_BOOT_EXIT, with its time,
+ * thread, vCPU and CPU where a hypercall record has them. It carries what
+ * phases of a boot are told apart by (the guest's RIP at the exit and the
+ * mode it ran in) and where the thread's time went from its previous exit's
+ * entry to this exit's: the guest ran from that entry (the previous
+ * record's entry_ns) to exit_ns, and the parts below add up to entry_ns -
+ * exit_ns (each saturates at UINT32_MAX ns, then HT_BOOT_F_SATURATED says
+ * so). The first record of a vCPU thread seen from its first kvm_entry is
+ * an entry alone (HT_BOOT_F_FIRST_ENTRY: exit_ns = entry_ns, no exit).
+ * Readers that know no boot records must not meet them: files holding them
+ * have format version 8.
+ */
+#define HT_BOOT_F_FIRST_ENTRY (1u << 0) /* the thread's first kvm_entry: no exit, the vCPU starts here */
+#define HT_BOOT_F_THREAD_END (1u << 1)  /* no entry came: the thread ended at entry_ns (the VM stopped, or crashed) */
+#define HT_BOOT_F_SATURATED (1u << 2)   /* a part was longer than UINT32_MAX ns and holds UINT32_MAX */
+#define HT_BOOT_F_CAUSE (1u << 3)       /* cause_kind/detail/value hold the exit's cause (enum ht_cause_kind) */
+/* ht_boot_exit.mode: the guest's mode while it ran up to the exit (read at the entry before it). */
+#define HT_BOOT_MODE_PE (1u << 0)   /* CR0.PE: protected mode */
+#define HT_BOOT_MODE_PG (1u << 1)   /* CR0.PG: paging */
+#define HT_BOOT_MODE_LMA (1u << 2)  /* EFER.LMA: long mode active */
+#define HT_BOOT_MODE_KNOWN (1u << 7) /* the mode was read (0: the entry before the exit was not seen) */
+
+struct ht_boot_exit {
+	__u64 exit_ns;       /*  0 CLOCK_MONOTONIC at kvm_exit (ht_record.exit_ns) */
+	__u64 guest_rip;     /*  8 the guest's RIP at the exit (ht_record.guest_rip) */
+	__u64 entry_ns;      /* 16 the kvm_entry that ended the exit (or the thread's end) */
+	__u64 cause_value;   /* 24 with HT_BOOT_F_CAUSE: ht_exit_cause_key.value */
+	__u32 kvm_ns;        /* 32 of entry_ns - exit_ns: in KVM, on a CPU */
+	__u32 vmm_ns;        /* 36 in the VMM, on a CPU */
+	__u32 wait_ns;       /* 40 runnable, waiting for a CPU */
+	__u32 halted_ns;     /* 44 blocked in a halt */
+	__u32 blocked_ns;    /* 48 blocked otherwise */
+	__u32 reason;        /* 52 VMX: exit_reason & 0xffff; SVM: the exit code (where ht_record's is) */
+	__u32 cause_detail;  /* 56 with HT_BOOT_F_CAUSE: ht_exit_cause_key.detail */
+	__u8 cause_kind;     /* 60 with HT_BOOT_F_CAUSE: enum ht_cause_kind */
+	__u8 mode;           /* 61 HT_BOOT_MODE_* */
+	__u8 boot_flags;     /* 62 HT_BOOT_F_* */
+	__u8 reserved;       /* 63 0 */
+	__u32 host_pid;      /* 64 tgid of the VMM process (ht_record.host_pid) */
+	__u32 host_tid;      /* 68 the vCPU thread */
+	__u16 vcpu_id;       /* 72 KVM vcpu_id */
+	__u16 cpu;           /* 74 host CPU of the entry (ht_record.exit_cpu) */
+	__u16 reserved2;     /* 76 0 */
+	__u8 isa;            /* 78 HT_ISA_VMX or HT_ISA_SVM */
+	__u8 flags;          /* 79 HT_REC_F_BOOT_EXIT */
+};
+
+_Static_assert(sizeof(struct ht_boot_exit) == HT_RECORD_SIZE, "a boot exit takes a record's place");
+_Static_assert(__builtin_offsetof(struct ht_boot_exit, guest_rip) == __builtin_offsetof(struct ht_record, guest_rip),
+	       "a boot exit's RIP is where a record's is");
+_Static_assert(__builtin_offsetof(struct ht_boot_exit, host_pid) == __builtin_offsetof(struct ht_record, host_pid),
+	       "a boot exit's thread is where a record's is");
+_Static_assert(__builtin_offsetof(struct ht_boot_exit, vcpu_id) == __builtin_offsetof(struct ht_record, vcpu_id),
+	       "a boot exit's vCPU is where a record's is");
+_Static_assert(__builtin_offsetof(struct ht_boot_exit, isa) == __builtin_offsetof(struct ht_record, isa),
+	       "a boot exit's ISA is where a record's is");
+_Static_assert(__builtin_offsetof(struct ht_boot_exit, flags) == __builtin_offsetof(struct ht_record, flags),
+	       "a boot exit's flags are where a record's are");
+
+/*
+ * When a record was complete, which orders the rings' records: a hypercall's
+ * kvm_entry, a switch's time, a boot exit's entry (or its thread's end).
+ */
+static inline __u64 ht_record_done_ns(const struct ht_record *r)
+{
+	if (r->flags & HT_REC_F_BOOT_EXIT)
+		return ((const struct ht_boot_exit *)(const void *)r)->entry_ns;
+	return r->exit_ns + r->exit_to_hcall_ns + r->hcall_to_entry_ns;
+}
+
+/*
+ * record --boot: a booting VM process's numbers (map boot_vms, by tgid): its
+ * first seen time (its boot window's start) and its boot exits, recorded or
+ * not. Freed by user space when the VM ends.
+ */
+struct ht_boot_vm {
+	__u64 first_ns;  /* its first vCPU thread's first kvm_entry (or exit) seen */
+	__u64 recorded;  /* boot exits put into the rings */
+	__u64 over;      /* exits in its window beyond the per-VM bound: not recorded, by design */
+	__u64 lost;      /* boot exits lost: the ring buffer was full */
+};
+_Static_assert(sizeof(struct ht_boot_vm) == 32, "ht_boot_vm layout changed");
+
+/*
  * Per-CPU event counters kept by the BPF programs (map `counters`), summed by
  * user space. Everything the kernel saw but could not record is counted here.
  */
@@ -141,6 +231,8 @@ enum ht_counter {
 	HT_CNT_FORGED_GUEST_EVENT,  /* one of the project's guest events (1100..1199) from guest user space: dropped by design */
 	HT_CNT_EXIT_CAUSE_LOST,     /* --exits: an exit's cause not counted: even its reason's "other" cause found the table full */
 	HT_CNT_EXIT_CAUSE_NOT_ITS,  /* --exits: a cause tracepoint during an exit whose cause it cannot be (cause_rule.h): not a loss */
+	HT_CNT_BOOT_DROPS,          /* --boot: a boot exit lost: the ring buffer was full (also in its VM's ht_boot_vm.lost) */
+	HT_CNT_BOOT_VMS_FULL,       /* --boot: a VM that started found boot_vms full: its boot is not recorded */
 	HT_CNT_MAX,
 };
 

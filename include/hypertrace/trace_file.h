@@ -8,6 +8,7 @@
  *   payload:= record* (type RECORDS) | trailer (type TRAILER)
  *            | identity* (type IDENTITY)
  *            | exits_header exit_series* vcpu_wait* exit_cause* (type EXITS)
+ *            | boot_vm* (type BOOT)
  *
  * Every block carries its length and a CRC32 (zlib's crc32) of its payload, so
  * a reader can stop at the first damaged or truncated block and still use all
@@ -34,8 +35,11 @@
  * 7: an EXITS block's header is 64 bytes (causes_not_theirs); earlier
  *    files' headers are 56 bytes, and every cause KVM reported was taken
  *    for its exit's, whatever its kind.
+ * 8: RECORDS blocks may hold the exits of booting VMs (struct ht_boot_exit,
+ *    record --boot) and BOOT blocks their VMs' numbers; earlier files have
+ *    neither.
  */
-#define HT_FILE_VERSION 7
+#define HT_FILE_VERSION 8
 #define HT_FILE_HEADER_SIZE 256
 
 /* ht_file_header.filter_flags */
@@ -43,6 +47,7 @@
 #define HT_FILTER_F_VCPU (1u << 1)        /* filter_vcpu is in force */
 #define HT_FILTER_F_TGID (1u << 2)        /* filter_tgid is in force */
 #define HT_FILTER_F_VCPU_SCHED (1u << 3)  /* record --vcpu-sched: the RECORDS blocks hold the vCPU threads' switches */
+#define HT_FILTER_F_BOOT (1u << 4)        /* record --boot: the RECORDS blocks hold the exits of VMs that started */
 
 struct ht_file_header {
 	char magic[8];               /*   0 "HYPTRACE" */
@@ -73,6 +78,8 @@ struct ht_file_header {
 #define HT_BLOCK_IDENTITY 3
 /* record --exits: the exit statistics that changed since the last such block (cumulative numbers). */
 #define HT_BLOCK_EXITS 4
+/* record --boot: the booting VMs' numbers that changed since the last such block (cumulative). */
+#define HT_BLOCK_BOOT 5
 #define HT_ENCODING_RAW 0
 /* Records as ten u64 columns, each delta-coded, then deflated (src/user/tracefile/block_codec.c). */
 #define HT_ENCODING_DELTA_ZLIB 1
@@ -160,6 +167,21 @@ struct ht_exit_series_rec {
 	struct ht_exit_hist h;   /*  24 count, total_ns, min_ns, max_ns, slots[HT_EXIT_SLOTS] */
 };
 
+/*
+ * Payload of a BOOT block (version 8 on): the booting VMs whose numbers
+ * changed since the block before, each cumulative since its boot began; the
+ * state at a block is every block up to it applied in order. pid 0 (flag
+ * HT_BOOT_VM_F_REFUSED) counts in its over the VMs whose boots were not
+ * recorded because HT_MAX_BOOT_VMS boots were followed already.
+ */
+#define HT_BOOT_VM_F_ENDED (1u << 0)   /* the VM process ended: these are its last numbers */
+#define HT_BOOT_VM_F_REFUSED (1u << 1) /* pid 0: over counts the VMs refused */
+struct ht_boot_vm_rec {
+	__u32 pid;             /*  0 the VM process (0: see HT_BOOT_VM_F_REFUSED) */
+	__u32 flags;           /*  4 HT_BOOT_VM_F_* */
+	struct ht_boot_vm vm;  /*  8 first_ns, recorded, over, lost */
+};
+
 #define HT_VCPU_WAIT_F_GONE (1u << 0) /* the thread ended: these are its last numbers */
 /*
  * A vCPU thread, named by (w.tid, a.start_ns): the states of a add up to
@@ -181,6 +203,7 @@ _Static_assert(sizeof(struct ht_exit_cause_rec) == 24 + 32 + 16 * HT_EXIT_SLOTS,
 _Static_assert(sizeof(struct ht_exit_series_rec) == 24 + 32 + 8 * HT_EXIT_SLOTS, "exit series layout changed");
 _Static_assert(sizeof(struct ht_vcpu_wait_rec) == 56 + 16 + 8 * HT_VCPU_NSTATES, "vcpu wait layout changed");
 _Static_assert(sizeof(struct ht_identity) == 112, "identity layout changed");
+_Static_assert(sizeof(struct ht_boot_vm_rec) == 40, "boot VM layout changed");
 _Static_assert(__builtin_offsetof(struct ht_file_header, filter_nr_count) == 120, "header layout");
 _Static_assert(__builtin_offsetof(struct ht_file_header, header_crc32) == 252, "header layout");
 _Static_assert(sizeof(struct ht_block_header) == 24, "block header layout changed");

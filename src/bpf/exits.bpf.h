@@ -33,7 +33,8 @@
  * stays inline: a call costs the exit + entry pair a few ns.
  *
  * The one rule for a function off the common path, in this file and the
- * three under it (exit_series.bpf.h, vcpu_account.bpf.h, exit_causes.bpf.h):
+ * four under it (exit_series.bpf.h, vcpu_account.bpf.h, exit_causes.bpf.h,
+ * boot.bpf.h):
  * global, unless it must stay static __noinline because a global one could
  * not do its job: new_exit_series and new_cause_series hand their caller a
  * map value (a global function returns a scalar); emit_switch takes the
@@ -46,7 +47,7 @@
 #ifndef HYPERTRACE_EXITS_BPF_H
 #define HYPERTRACE_EXITS_BPF_H
 
-#include "exit_causes.bpf.h"
+#include "boot.bpf.h"
 
 /*
  * kvm_exit: the running thread's exit is open from now on (its account's
@@ -118,7 +119,7 @@ static __always_inline __u64 close_thread_exit(struct vcpu_thread *t, __u32 tgid
 __noinline int exit_end_moved(__u32 vcpu_id, struct vcpu_state *slot, __u64 synthetic_now, __u64 me, __u32 cpu)
 {
 	__u32 tgid = me >> 32;
-	__u64 now = 0;
+	__u64 now = 0, closed = 0;
 
 	if (!slot)
 		return 0;
@@ -142,6 +143,9 @@ __noinline int exit_end_moved(__u32 vcpu_id, struct vcpu_state *slot, __u64 synt
 		t = thread_at(slot->running_thread - 1);
 	if (t && t->exit_open) {
 		t->exit_open = 0;
+		closed = t->exit_ns;
+		if (boot_on)
+			boot_take_cause(cpu, &t->cause);
 		now = close_thread_exit(t, tgid, synthetic_now, cpu);
 	}
 	if (!now)
@@ -150,11 +154,19 @@ __noinline int exit_end_moved(__u32 vcpu_id, struct vcpu_state *slot, __u64 synt
 		t = own_thread(slot, me, VCPU_AND_STATE(vcpu_id, HT_VCPU_GUEST), now, true);
 		if (t && t->exit_open) {
 			t->exit_open = 0;
+			closed = t->exit_ns;
+			if (boot_on)
+				boot_take_cause(cpu, &t->cause);
 			close_thread_exit(t, tgid, now, cpu);
 		}
 	}
-	if (t && thread_state(t) != HT_VCPU_GUEST)
+	if (!t)
+		return 0;
+	if (thread_state(t) != HT_VCPU_GUEST)
 		account_to(t, HT_VCPU_GUEST, now, 0);
+	if (boot_on)
+		boot_note(cpu, slot->running_thread, me, closed, now, t->exit_reason, t->exit_isa, closed ? t->stat.vcpu : vcpu_id,
+			  t->exit_rip, 0);
 	return 0;
 }
 
@@ -175,10 +187,17 @@ static __always_inline void exit_end(__u32 vcpu_id, struct vcpu_state *slot,
 		return;
 	}
 	slot->owner = me;
+	if (boot_on)
+		boot_take_cause(cpu, cpu_cause_note(cpu));
 	__u64 now = count_exit(me >> 32, slot->exit_vcpu, slot->exit_isa, slot->exit_reason, slot->exit_ns,
 			       synthetic_now, cpu);
 	exit_cause_done(me >> 32, slot->exit_isa, slot->exit_reason, cpu_cause_note(cpu), slot->exit_ns, now);
-	account_entry(slot, now ? now : clock_ns(synthetic_now));
+	if (!now)
+		now = clock_ns(synthetic_now);
+	account_entry(slot, now);
+	if (boot_on)
+		boot_note(cpu, slot->running_thread, me, slot->exit_ns, now, slot->exit_reason, slot->exit_isa,
+			  slot->exit_vcpu, slot->exit_rip, 0);
 	/* Closed after the account took it: a reader sees the exit open, or the account past it. */
 	barrier();
 	slot->exit_open = 0;
@@ -287,6 +306,8 @@ __noinline int vcpu_switch(struct vcpu_state *slot, const struct switch_event *e
 			t->exit_reason = slot->exit_reason;
 			t->exit_isa = slot->exit_isa;
 			t->stat.vcpu = slot->exit_vcpu;
+			if (boot_on)
+				t->exit_rip = slot->exit_rip;
 			/* Its cause goes with it (valid if stamped with its time: see exit_cause_note). */
 			t->cause = *cpu_cause_note(bpf_get_smp_processor_id());
 			t->exit_open = 1;
@@ -387,7 +408,12 @@ __noinline int exits_thread_exit(struct vcpu_state *slot)
 			.pid = me >> 32, .vcpu = slot->exit_vcpu, .isa = slot->exit_isa, .reason = slot->exit_reason,
 		};
 
+		if (boot_on)
+			boot_take_cause(cpu, cpu_cause_note(cpu));
 		now = close_exit(&key, cpu_cause_note(cpu), exit_ns, 0, cpu);
+		if (boot_on && t)
+			boot_note(cpu, idx + 1, me, exit_ns, now ? now : bpf_ktime_get_ns(), slot->exit_reason,
+				  slot->exit_isa, slot->exit_vcpu, slot->exit_rip, HT_BOOT_F_THREAD_END);
 	}
 	if (t && exit_ns)
 		guest_until_exit(t, exit_ns);
@@ -399,11 +425,24 @@ __noinline int exits_thread_exit(struct vcpu_state *slot)
 		now = bpf_ktime_get_ns();
 	if (t->exit_open) {
 		t->exit_open = 0;
+		if (boot_on)
+			boot_take_cause(cpu, &t->cause);
 		close_thread_exit(t, me >> 32, now, cpu);
+		if (boot_on)
+			boot_note(cpu, idx + 1, me, t->exit_ns, now, t->exit_reason, t->exit_isa, t->stat.vcpu, t->exit_rip,
+				  HT_BOOT_F_THREAD_END);
 	}
 	t->running = 0;
 	/* Its last numbers and gone in one write: a reader sees both or neither. */
 	account_to(t, thread_state(t), now, VCPU_GONE);
+	/* --boot: its last exit, which no entry ended (a VM stopped, or its guest crashed). */
+	if (boot_on) {
+		struct boot_exit_view *v = boot_view(cpu);
+
+		if (v->thread && v->entry_ns > now)
+			v->entry_ns = now;
+		boot_flush(NULL, cpu, false);
+	}
 	bpf_map_delete_elem(&vcpu_thread_ids, &tid);
 	tid_mark_vcpu(tid, false);
 	return 0;

@@ -244,6 +244,8 @@ static __always_inline int handle_kvm_exit(const void *src, enum exit_source fro
 		__u32 isa = exit_isa_of(src, from), vcpu = exit_vcpu_of(src, from, &flags);
 
 		exit_begin(slot, reason, isa, vcpu, synthetic_now);
+		if (boot_on)
+			slot->exit_rip = exit_guest_rip_of(src, from);
 		if (!may_be_hypercall_exit(reason, mask, value))
 			return slot->phase != PHASE_IDLE ? cut_armed_window(slot) : 0;
 		return handle_hypercall_exit(reason, isa, vcpu, flags, exit_guest_rip_of(src, from));
@@ -380,14 +382,20 @@ static __always_inline int emit_fused(__u32 entry_vcpu, struct vcpu_state *st, _
 	return 0;
 }
 
-/* kvm_entry of vCPU vcpu_id (KVM's vcpu->vcpu_id) on this CPU. */
-static __always_inline int handle_kvm_entry(__u32 vcpu_id, __u64 synthetic_now)
+/*
+ * kvm_entry of vCPU vcpu_id (KVM's vcpu->vcpu_id) on this CPU. vcpu: KVM's
+ * vCPU (its mode, for --boot); NULL from the synthetic programs.
+ */
+static __always_inline int handle_kvm_entry(const struct kvm_vcpu *vcpu, __u32 vcpu_id, __u64 synthetic_now)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct vcpu_state *slot = cpu_slot(cpu);
 
-	if (exits_on)
+	if (exits_on) {
 		exit_end(vcpu_id, slot, synthetic_now, cpu);
+		if (boot_on)
+			boot_flush(vcpu, cpu, true);
+	}
 	/*
 	 * The non-matching path: two independent loads and one branch;
 	 * armed_moved is 0 but while an armed thread is off-CPU.

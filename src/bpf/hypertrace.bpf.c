@@ -4,8 +4,9 @@
  * the entry points into the handlers. The layers below, each a header that
  * includes the one under it: maps.bpf.h (filters, maps, globals),
  * helpers.bpf.h (what every handler uses), exit_series.bpf.h,
- * vcpu_account.bpf.h, exit_causes.bpf.h and exits.bpf.h (record --exits:
- * the series, the vCPU account, the causes, the handlers), fuse.bpf.h (the
+ * vcpu_account.bpf.h, exit_causes.bpf.h, boot.bpf.h and exits.bpf.h
+ * (record --exits: the series, the vCPU account, the causes, record
+ * --boot's records, the handlers), fuse.bpf.h (the
  * fusion state machine).
  *
  * The tp/ and tp_btf/ programs are what `hypertrace-bpf record` attaches.
@@ -89,13 +90,13 @@ int on_kvm_hypercall(unsigned long long *ctx)
 	return handle_kvm_hypercall(ctx[0], ctx[1], ctx[2], ctx[3], ctx[4]);
 }
 
-/* ctx: (vcpu, ...). */
+/* ctx: (vcpu, ...). With --boot the vCPU's mode is read too (boot.bpf.h). */
 SEC("tp_btf/kvm_entry")
 int on_kvm_entry(unsigned long long *ctx)
 {
 	const struct kvm_vcpu *vcpu = (const void *)ctx[0];
 
-	return vcpu ? handle_kvm_entry(vcpu->vcpu_id, 0) : 0;
+	return vcpu ? handle_kvm_entry(vcpu, vcpu->vcpu_id, 0) : 0;
 }
 
 /* --exits: a vCPU thread goes back to the VMM (the vCPU account's vmm state). ctx: (reason, errno). Loaded only with --exits. */
@@ -188,7 +189,7 @@ int synthetic_kvm_hypercall(struct trace_event_raw_kvm_hypercall *ctx)
 SEC("syscall")
 int synthetic_kvm_entry(struct trace_event_raw_kvm_entry *ctx)
 {
-	return handle_kvm_entry(ctx->vcpu_id, 0);
+	return handle_kvm_entry(NULL, ctx->vcpu_id, 0);
 }
 
 /*
@@ -210,7 +211,7 @@ SEC("syscall")
 int synthetic_kvm_entry_at(struct ht_synth_timed_event *args)
 {
 	__builtin_memcpy(synthetic_event, args->event, sizeof(synthetic_event));
-	return handle_kvm_entry(((struct trace_event_raw_kvm_entry *)synthetic_event)->vcpu_id, args->now_ns);
+	return handle_kvm_entry(NULL, ((struct trace_event_raw_kvm_entry *)synthetic_event)->vcpu_id, args->now_ns);
 }
 
 /* The event's first four bytes are the KVM_EXIT_* reason. */

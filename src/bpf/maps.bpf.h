@@ -2,7 +2,7 @@
 /*
  * The BPF object's filters (rodata), maps and globals: the lowest layer of
  * the programs' headers (maps.bpf.h, helpers.bpf.h, exit_series.bpf.h,
- * vcpu_account.bpf.h, exit_causes.bpf.h, exits.bpf.h, fuse.bpf.h, each
+ * vcpu_account.bpf.h, exit_causes.bpf.h, boot.bpf.h, exits.bpf.h, fuse.bpf.h, each
  * including the one below). One definition each: hypertrace.bpf.c and
  * the benchmarks' objects, which include hypertrace.bpf.c whole, get them
  * from here.
@@ -58,6 +58,19 @@ const volatile bool exits_on = false;
  * rings. Off, the verifier removes it.
  */
 const volatile bool vcpu_sched_on = false;
+/*
+ * record --boot (needs exits_on: the vCPU account gives each boot exit its
+ * parts): the exits of VM processes that start at or after boot_since_ns,
+ * one record each, for boot_window_ns from a VM's first entry and at most
+ * boot_max_exits of them per VM (boot.bpf.h). Off, the verifier removes it.
+ */
+const volatile bool boot_on = false;
+const volatile __u64 boot_since_ns = 0;
+const volatile __u64 boot_window_ns = 0;
+const volatile __u64 boot_max_exits = 0;
+/* For the synthetic programs, which have no task or vCPU to read: a thread's process start and its mode. */
+__u64 synthetic_process_start_ns = 0;
+__u8 synthetic_boot_mode = 0;
 
 /* A record as it sits in the ring buffer: 8-byte sample header + the record. */
 #define HT_RINGBUF_SAMPLE_BYTES (8 + sizeof(struct ht_record))
@@ -209,6 +222,30 @@ struct {
 	__type(key, __u32);   /* the thread's id */
 	__type(value, __u32); /* its index in vcpu_thread_table */
 } vcpu_thread_ids SEC(".maps");
+
+/* --boot: each vCPU thread's boot state, at its vcpu_thread_table index (one entry if --boot is off). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, HT_MAX_VCPU_THREADS);
+	__type(key, __u32);
+	__type(value, struct boot_thread);
+} boot_threads SEC(".maps");
+
+/*
+ * --boot: the booting VM processes (struct ht_boot_vm, by tgid); user space
+ * reads them every interval and deletes an ended VM's. Preallocated: an
+ * entry is made at a vCPU thread's first entry, which may run with
+ * interrupts off.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, HT_MAX_BOOT_VMS);
+	__type(key, __u32);
+	__type(value, struct ht_boot_vm);
+} boot_vms SEC(".maps");
+
+/* --boot: each CPU's exit that just ended, for the boot handler (see boot_exit_view). */
+struct boot_exit_view boot_pending[HT_MAX_CPUS] = {};
 
 /* --exits: bit tid set while vcpu_thread_ids has an entry for tid (512 KiB: one bit per possible thread id). */
 __u64 vcpu_tid_bits[HT_TID_BITS / 64] = {};

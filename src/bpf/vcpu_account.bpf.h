@@ -128,6 +128,13 @@ __noinline __u32 vcpu_thread_add(__u64 ids, __u32 vcpu_and_state, __u64 now)
 		t->exit_open = 0;
 		t->out_involuntary = 0;
 		t->uexit_hlt = 0;
+		if (boot_on) {
+			/* --boot: a new thread at this index, not decided yet (boot.bpf.h). */
+			struct boot_thread *bt = bpf_map_lookup_elem(&boot_threads, &at);
+
+			if (bt)
+				bt->state = BOOT_UNDECIDED;
+		}
 		/* Whole before user space may read it. */
 		barrier();
 		t->in_use = VCPU_ENTRY_READY;

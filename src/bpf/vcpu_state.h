@@ -40,7 +40,7 @@ struct vcpu_state {
 	 * checks it against its own thread (owner) before it trusts it.
 	 */
 	__u32 running_thread;
-	__u8 pad[8];
+	__u64 exit_rip;  /* --boot: the guest's RIP at the open exit */
 };
 
 _Static_assert(sizeof(struct vcpu_state) == 128, "a CPU's slot must fill whole cache lines");
@@ -114,7 +114,7 @@ struct vcpu_thread {
 	__u64 out_ns;         /* switched out at; 0: running or never seen switched out */
 	__u64 exit_ns;        /* the open exit, while exit_open */
 	struct exit_cause_note cause; /* the open exit's cause, while exit_open (see exit_cause_note) */
-	__u8 pad2[8];
+	__u64 exit_rip;       /* --boot: the guest's RIP at the open exit, while exit_open */
 };
 
 _Static_assert(__builtin_offsetof(struct vcpu_thread, start_ns) == 64, "the account fills the first cache line");
@@ -141,6 +141,44 @@ struct exit_cache_entry {
 	struct ht_exit_key key;
 	__u32 used;
 	struct ht_exit_hist h;
+};
+
+/*
+ * --boot: a vCPU thread's boot state (boot_threads, at its index in
+ * vcpu_thread_table; reset when the index is given to a thread). Decided at
+ * the thread's first entry: followed if its process started while record
+ * runs. The account as of its last recorded entry gives each boot exit its
+ * parts (struct ht_boot_exit), and the mode read there is the one the
+ * guest ran in up to the next exit.
+ */
+#define BOOT_UNDECIDED 0
+#define BOOT_FOLLOWED 1
+#define BOOT_NOT_FOLLOWED 2
+struct boot_thread {
+	__u64 state_ns[HT_VCPU_NSTATES]; /* the thread's account at its last recorded entry */
+	__u8 state;                      /* BOOT_* */
+	__u8 mode;                       /* HT_BOOT_MODE_* read at its last entry */
+	__u8 pad[14];
+};
+_Static_assert(sizeof(struct boot_thread) == 64, "one cache line a thread");
+
+/*
+ * --boot: an exit that ended (or a thread's first entry, or its end), as
+ * the exit handlers leave it in their CPU's boot_pending for the boot
+ * handler (boot.bpf.h): what the exit was and who ran it.
+ */
+struct boot_exit_view {
+	__u64 exit_ns;        /* 0: no exit, the thread's first entry */
+	__u64 entry_ns;       /* the entry that ended it (or the thread's end) */
+	__u64 rip;
+	__u64 ids;            /* tgid << 32 | tid */
+	struct exit_cause_note cause;
+	__u32 reason;
+	__u32 thread;         /* the thread's vcpu_thread_table index + 1; 0: none (nothing to record) */
+	__u16 vcpu;
+	__u8 isa;
+	__u8 flags;           /* HT_BOOT_F_THREAD_END */
+	__u8 pad[4];
 };
 
 /* Thread ids are below PID_MAX_LIMIT (2^22): one bit each says "a vCPU thread with a vcpu_thread_table entry". */

@@ -14,6 +14,9 @@
 #endif
 #define HT_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define HT_MAX(a, b) ((a) > (b) ? (a) : (b))
+/* A macro's value as a string literal (a limit in a help text). */
+#define HT_STR_(x) #x
+#define HT_STR(x) HT_STR_(x)
 
 /* a + b, or UINT64_MAX where that would wrap: sums of counts a file gives never wrap. */
 static inline uint64_t ht_sat_add(uint64_t a, uint64_t b)

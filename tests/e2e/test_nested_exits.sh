@@ -132,7 +132,9 @@ perf_on() {
 WORK='i=0; while [ $i -lt 3000 ]; do i=$((i + 1)); done; dd if=/dev/zero of=/dev/null bs=4k count=3000 2>/dev/null; for j in 1 2 3 4 5; do sleep 0.2; echo tick $j; done'
 # ---- a boot's causes: the first guest's boot (firmware, then Linux) recorded --
 # whole while it boots anyway; no boot of its own.
-hypertrace-bpf record --exits -q -i 1 -o /out/boot.htr >/out/boot.out 2>/out/boot.err &
+# --boot too: each of its exits, one record each, from its first entry
+# (a window longer than any boot under this emulation).
+hypertrace-bpf record --exits --boot --boot-window 900 -q -i 1 -o /out/boot.htr >/out/boot.out 2>/out/boot.err &
 REC=$!
 published /out/boot.htr || say "record did not start: $(cat /out/boot.err)"
 l2_start ex 1 || exit 1
@@ -140,6 +142,11 @@ stop $REC; echo $? >/out/boot.rc
 hypertrace-bpf report --causes --csv /out/boot.htr >/out/boot.causes.csv 2>>/out/boot.err
 hypertrace-bpf report --causes /out/boot.htr >/out/boot.causes.txt 2>>/out/boot.err
 hypertrace-bpf report --exits --csv /out/boot.htr >/out/boot.exits.csv 2>>/out/boot.err
+hypertrace-bpf report --boot --csv /out/boot.htr >/out/boot.phases.csv 2>>/out/boot.err
+# The guest's own symbols of this boot (KASLR: its run-time addresses), for the kernel's bounds and names.
+l2cmd ex_syms 'grep -E " (_stext|_etext|start_kernel|rest_init|kernel_init)$" /proc/kallsyms'
+grep -E '^[0-9a-f]{16} [tT] ' "$CON" | tr -d '\r' >/out/boot.kallsyms
+hypertrace-bpf report --boot --guest-symbols /out/boot.kallsyms /out/boot.htr >/out/boot.phases.txt 2>>/out/boot.err
 kill -STOP $QPID
 sleep 1
 # One perf filter per SVM exit code of the running kernel's kvm_exit table
@@ -350,6 +357,19 @@ kill -CONT $QPID
 hypertrace-bpf report --exits /out/st.htr >/out/st.report 2>>/out/st.err
 hypertrace-bpf report --vcpu-time /out/st.htr >/out/st.time 2>>/out/st.err
 l2_stop
+# ---- a boot that crashes: no init, so the kernel panics; panic=-1 reboots at
+# once and -no-reboot ends QEMU: the host's file keeps the boot up to there.
+hypertrace-bpf record --boot --boot-window 900 -q -i 1 -o /out/panic.htr >/out/panic.out 2>/out/panic.err &
+REC=$!
+published /out/panic.htr || say "record did not start: $(cat /out/panic.err)"
+timeout 300 qemu-system-x86_64 -name panic -enable-kvm -cpu host -smp 1 -m 256 -kernel /l2/vmlinuz \
+	-L /usr/share/qemu -append "console=ttyS0 rdinit=/nonexistent root=/dev/nonexistent panic=-1 $L2_DETECTORS" \
+	-nodefaults -display none -serial file:/out/panic.kmsg -no-reboot </dev/null >/out/panic.qemu 2>&1
+echo $? >/out/panic.qemu_rc
+stop $REC; echo $? >/out/panic.rc
+hypertrace-bpf report --boot --csv /out/panic.htr >/out/panic.csv 2>>/out/panic.err
+hypertrace-bpf report --boot /out/panic.htr >/out/panic.txt 2>>/out/panic.err
+hypertrace-bpf report --exits --csv /out/panic.htr >/out/panic.exits.csv 2>>/out/panic.err
 EOF
 
 start=$(date +%s)
@@ -1268,6 +1288,106 @@ v=$(sed -n 's/^FIT //p' <<<"$boot")
 [ "$v" = ok ] && pass ${CHECK_PREFIX}boot_causes_fit_their_exits || fail ${CHECK_PREFIX}boot_causes_fit_their_exits "${v:-$boot}"
 v=$(sed -n 's/^PORTS //p' <<<"$boot")
 [ "$v" = ok ] && pass ${CHECK_PREFIX}boot_io_exits_keep_their_ports || fail ${CHECK_PREFIX}boot_io_exits_keep_their_ports "${v:-$boot}"
+
+# --- record --boot: the boot's phases from the host, on the real boot above --------
+# Every exit of the VM is a boot record (the --exits counts of the same
+# recording, which the records never touch, say how many exits it had);
+# the phases come in order, each shown by its exits; the kernel's starts at
+# an address of the guest's own kernel text (its kallsyms of this boot).
+boot=$(python3 - "$F" <<'PY'
+import csv, re, sys
+F = sys.argv[1]
+def rows(path):
+    try:
+        return list(csv.DictReader(open(path)))
+    except OSError:
+        return []
+phases = rows(F + '/boot.phases.csv')
+exits = rows(F + '/boot.exits.csv')
+pids = {r['pid'] for r in phases}
+if len(pids) != 1:
+    print('PHASES bad: %d VMs in the boot report (want the one guest): %s' % (len(pids), phases))
+    sys.exit(0)
+pid = pids.pop()
+names = [r['phase'] for r in phases]
+counted = sum(int(r['count']) for r in exits if r['vm_pid'] == pid)
+recorded = sum(int(r['exits']) for r in phases)
+syms = {}
+for line in open(F + '/boot.kallsyms'):
+    a, _, n = line.split()[:3]
+    syms[n] = int(a, 16)
+print('INFO boot phases: %s' % ', '.join('%s %.3f s (%s exits)' % (r['phase'], int(r['length_ns']) / 1e9, r['exits'])
+                                      for r in phases))
+bad = []
+if names != ['firmware', 'decompressor', 'kernel', 'user space']:
+    bad.append('phases %s' % names)
+if phases and phases[0]['start_exact'] != '1':
+    bad.append('the firmware does not start at the first entry')
+for a, b in zip(phases, phases[1:]):
+    if int(a['start_from_boot_ns']) + int(a['length_ns']) != int(b['start_from_boot_ns']):
+        bad.append('%s does not end where %s starts' % (a['phase'], b['phase']))
+if any(int(r['exits']) == 0 for r in phases if r['phase'] != 'user space'):
+    bad.append('a phase without exits')
+k = [r for r in phases if r['phase'] == 'kernel']
+if k and not ('_stext' in syms and '_etext' in syms and syms['_stext'] <= int(k[0]['first_rip'], 16) < syms['_etext']):
+    bad.append('the kernel phase starts at %s, outside the guest kernel text %s' % (k[0]['first_rip'], syms))
+u = [r for r in phases if r['phase'] == 'user space']
+if u and int(u[0]['first_rip'], 16) >= 1 << 47:
+    bad.append('user space starts at %s' % u[0]['first_rip'])
+print('PHASES ' + ('bad: ' + '; '.join(bad) if bad else 'ok'))
+print('EVERY ' + ('ok' if recorded == counted and counted else
+                  'bad: %d boot exits recorded, the exit statistics counted %d' % (recorded, counted)))
+PY
+)
+grep '^INFO' <<<"$boot" | sed 's/^INFO /  info: /'
+v=$(sed -n 's/^PHASES //p' <<<"$boot")
+[ "$v" = ok ] && pass ${CHECK_PREFIX}boot_phases_come_in_order_from_the_first_entry || fail ${CHECK_PREFIX}boot_phases_come_in_order_from_the_first_entry "${v:-$boot} $(tail_of "$F/boot.err")"
+v=$(sed -n 's/^EVERY //p' <<<"$boot")
+[ "$v" = ok ] && pass ${CHECK_PREFIX}boot_records_every_exit_of_the_booting_vm || fail ${CHECK_PREFIX}boot_records_every_exit_of_the_booting_vm "${v:-$boot}"
+if grep -Eq "shown by vCPU 0's exit at 0xffff[0-9a-f]+ (_stext|start_kernel|rest_init|kernel_init)?" "$F/boot.phases.txt" 2>/dev/null; then
+	pass ${CHECK_PREFIX}boot_report_names_the_kernels_first_exit
+else
+	fail ${CHECK_PREFIX}boot_report_names_the_kernels_first_exit "$(grep -E '^  (kernel|decompressor):' "$F/boot.phases.txt" 2>&1 | head -3)"
+fi
+[ "${HT_E2E_SHOW:-0}" = 1 ] && cat "$F/boot.phases.txt" "$F/panic.txt" 2>/dev/null
+
+# A boot that crashes: the file holds it up to the panic, says it ended there, and where.
+panic=$(python3 - "$F" <<'PY'
+import csv, sys
+F = sys.argv[1]
+try:
+    phases = list(csv.DictReader(open(F + '/panic.csv')))
+    exits = list(csv.DictReader(open(F + '/panic.exits.csv')))
+    text = open(F + '/panic.txt').read()
+    kmsg = open(F + '/panic.kmsg', errors='replace').read()
+except OSError as e:
+    print('PANIC bad: %s' % e)
+    sys.exit(0)
+names = [r['phase'] for r in phases]
+bad = []
+if 'Kernel panic' not in kmsg:
+    bad.append("the guest's log has no panic: %s" % kmsg[-200:])
+if names != ['firmware', 'decompressor', 'kernel']:
+    bad.append('phases %s (want up to the kernel, no user space)' % names)
+if not phases or phases[-1]['ended'] != '1' or 'ended: its vCPU threads ended at' not in text:
+    bad.append('not said to have ended')
+last = [l for l in text.splitlines() if l.startswith('    vCPU 0 ')]
+if not last or ' at 0xffff' not in last[-1]:
+    bad.append('its last exit is not in the kernel: %s' % last[-1:])
+if 'not reached: user space' not in text:
+    bad.append('the report does not say user space was not reached')
+recorded = sum(int(r['exits']) for r in phases)
+counted = sum(int(r['count']) for r in exits)
+if recorded != counted or not counted:
+    bad.append('%d boot exits recorded, the exit statistics counted %d' % (recorded, counted))
+print('INFO panic: %s; last: %s' % (', '.join('%s %.3f s' % (r['phase'], int(r['length_ns']) / 1e9) for r in phases),
+                                     last[-1].strip() if last else '-'))
+print('PANIC ' + ('bad: ' + '; '.join(bad) if bad else 'ok'))
+PY
+)
+grep '^INFO' <<<"$panic" | sed 's/^INFO /  info: /'
+v=$(sed -n 's/^PANIC //p' <<<"$panic")
+[ "$v" = ok ] && pass ${CHECK_PREFIX}a_boot_that_panics_is_kept_up_to_its_last_exit || fail ${CHECK_PREFIX}a_boot_that_panics_is_kept_up_to_its_last_exit "${v:-$panic} (qemu status $(cat "$F/panic.qemu_rc" 2>/dev/null), $(tail_of "$F/panic.err"))"
 
 # --- top -b shows the guest by name with its exits/s --------------------------------
 if grep -Eq '^ +[0-9]+ st +[1-9][0-9]* ' "$F/top.txt" 2>/dev/null && grep -q 'vCPU 1 CPU 1/KVM' "$F/top.txt"; then

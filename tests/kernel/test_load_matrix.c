@@ -8,7 +8,8 @@
  * where the kvm_amd module's BTF is, SVM's classic one, or generic for
  * --exit-reason with either ISA's pre-filter), records or aggregate-only (--no-file) with each
  * grouping (and per nr, for --metrics), the wake-up policy, each of these
- * without and with --exits, records with --vcpu-sched, and the filters (--nr list, -p, --vcpu): none
+ * without and with --exits, records with --vcpu-sched and with --boot (alone
+ * and with --vcpu-sched), and the filters (--nr list, -p, --vcpu): none
  * and all of them everywhere, each alone in both kinds of output.
  *
  * One test per kvm_exit program and mode; a failure names the configuration
@@ -40,15 +41,17 @@ static const char *const exit_prog_names[] = { "vmx", "svm", "svm_classic", "gen
 enum mode { MODE_RECORDS, MODE_RECORDS_KERNEL_WAKEUP, MODE_AGG, MODE_AGG_PER_VCPU, MODE_AGG_PER_VM,
 	    MODE_AGG_METRICS, MODE_RECORDS_EXITS, MODE_RECORDS_KERNEL_WAKEUP_EXITS, MODE_AGG_EXITS,
 	    MODE_AGG_PER_VCPU_EXITS, MODE_AGG_PER_VM_EXITS, MODE_AGG_METRICS_EXITS, MODE_RECORDS_VCPU_SCHED,
-	    MODE_RECORDS_KERNEL_WAKEUP_VCPU_SCHED };
+	    MODE_RECORDS_KERNEL_WAKEUP_VCPU_SCHED, MODE_RECORDS_BOOT, MODE_RECORDS_VCPU_SCHED_BOOT };
 static const char *const mode_names[] = { "records", "records_kernel_wakeup", "no_file", "no_file_per_vcpu",
 					  "no_file_per_vm", "no_file_metrics", "records_exits",
 					  "records_kernel_wakeup_exits", "no_file_exits", "no_file_per_vcpu_exits",
 					  "no_file_per_vm_exits", "no_file_metrics_exits", "records_vcpu_sched",
-					  "records_kernel_wakeup_vcpu_sched" };
+					  "records_kernel_wakeup_vcpu_sched", "records_boot", "records_vcpu_sched_boot" };
 #define MODE_FIRST_EXITS MODE_RECORDS_EXITS
 /* --vcpu-sched (records only; it implies --exits) adds the switch records to the sched_switch program. */
 #define MODE_FIRST_VCPU_SCHED MODE_RECORDS_VCPU_SCHED
+/* --boot (records only; it implies --exits) adds the boot records to the kvm_entry, kvm_exit and thread-exit programs. */
+#define MODE_FIRST_BOOT MODE_RECORDS_BOOT
 _Static_assert(MODE_AGG_METRICS_EXITS - MODE_FIRST_EXITS == MODE_AGG_METRICS, "each mode has its --exits twin");
 
 enum filter_set { FILTERS_NONE, FILTER_NR_LIST, FILTER_PID, FILTER_VCPU, FILTERS_ALL, FILTER_SETS };
@@ -117,8 +120,12 @@ static void config_opts(struct ht_tracer_opts *o, enum exit_prog prog, enum mode
 	}
 	/* --exits: every exit's time in the host, the vCPU threads' waiting (and the sched_wakeup program). */
 	o->exits = mode >= MODE_FIRST_EXITS;
-	o->vcpu_sched = mode >= MODE_FIRST_VCPU_SCHED;
-	enum mode base = o->vcpu_sched ? (enum mode)(mode - MODE_FIRST_VCPU_SCHED) :
+	o->boot = mode >= MODE_FIRST_BOOT;
+	o->boot_window_ns = 60000000000ull;
+	o->boot_max_exits = 1000;
+	o->vcpu_sched = mode >= MODE_FIRST_VCPU_SCHED && mode != MODE_RECORDS_BOOT;
+	enum mode base = o->boot       ? MODE_RECORDS :
+			 o->vcpu_sched ? (enum mode)(mode - MODE_FIRST_VCPU_SCHED) :
 			 o->exits      ? (enum mode)(mode - MODE_FIRST_EXITS) :
 					 mode;
 	/* As record sets them: a small ring for --no-file, the default wake-up threshold. */
@@ -143,7 +150,7 @@ static void check_configs(enum exit_prog prog, enum mode mode)
 	bool singles = (prog == PROG_VMX || prog == PROG_SVM) &&
 		       (mode == MODE_RECORDS || mode == MODE_AGG_PER_VCPU || mode == MODE_AGG_METRICS ||
 			mode == MODE_RECORDS_EXITS || mode == MODE_AGG_PER_VCPU_EXITS || mode == MODE_AGG_METRICS_EXITS ||
-			mode == MODE_RECORDS_VCPU_SCHED);
+			mode == MODE_RECORDS_VCPU_SCHED || mode == MODE_RECORDS_BOOT);
 	for (int fs = 0; fs < FILTER_SETS; fs++) {
 		if (!singles && fs != FILTERS_NONE && fs != FILTERS_ALL)
 			continue;
@@ -184,7 +191,9 @@ static void check_configs(enum exit_prog prog, enum mode mode)
 	MATRIX_TEST(prog, AGG_PER_VM_EXITS)                                       \
 	MATRIX_TEST(prog, AGG_METRICS_EXITS)                                      \
 	MATRIX_TEST(prog, RECORDS_VCPU_SCHED)                                     \
-	MATRIX_TEST(prog, RECORDS_KERNEL_WAKEUP_VCPU_SCHED)
+	MATRIX_TEST(prog, RECORDS_KERNEL_WAKEUP_VCPU_SCHED)                       \
+	MATRIX_TEST(prog, RECORDS_BOOT)                                           \
+	MATRIX_TEST(prog, RECORDS_VCPU_SCHED_BOOT)
 MATRIX_ROW(VMX)
 MATRIX_ROW(SVM)
 MATRIX_ROW(SVM_CLASSIC)
@@ -204,7 +213,9 @@ MATRIX_ROW(GENERIC_SVM)
 	RUN(load_attach_##prog##_AGG_PER_VM_EXITS);                               \
 	RUN(load_attach_##prog##_AGG_METRICS_EXITS);                              \
 	RUN(load_attach_##prog##_RECORDS_VCPU_SCHED);                             \
-	RUN(load_attach_##prog##_RECORDS_KERNEL_WAKEUP_VCPU_SCHED)
+	RUN(load_attach_##prog##_RECORDS_KERNEL_WAKEUP_VCPU_SCHED);                \
+	RUN(load_attach_##prog##_RECORDS_BOOT);                                   \
+	RUN(load_attach_##prog##_RECORDS_VCPU_SCHED_BOOT)
 
 /*
  * Where the kvm_amd module has BTF (an AMD host, or the nested machine), SVM's

@@ -200,6 +200,15 @@ int ht_synth_exit_at(const struct ht_synth_layout *l, const struct ht_tracer *t,
 	return run(t, HT_SYNTH_KVM_EXIT_AT, &ev, sizeof(ev));
 }
 
+int ht_synth_exit_rip_at(const struct ht_synth_layout *l, const struct ht_tracer *t, __u32 isa, __u32 reason,
+			 __u64 guest_rip, __u32 vcpu, __u64 now_ns)
+{
+	struct ht_synth_timed_event ev = { .now_ns = now_ns };
+
+	ht_synth_build_exit(l, ev.event, isa, reason, guest_rip, vcpu);
+	return run(t, HT_SYNTH_KVM_EXIT_AT, &ev, sizeof(ev));
+}
+
 int ht_synth_entry_at(const struct ht_synth_layout *l, const struct ht_tracer *t, __u32 vcpu, __u64 now_ns)
 {
 	struct ht_synth_timed_event ev = { .now_ns = now_ns };

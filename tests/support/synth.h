@@ -69,6 +69,9 @@ int ht_synth_entry(const struct ht_synth_layout *l, const struct ht_tracer *t, _
  */
 int ht_synth_exit_at(const struct ht_synth_layout *l, const struct ht_tracer *t, __u32 isa, __u32 reason,
 		     __u32 vcpu, __u64 now_ns);
+/* ht_synth_exit_at with the guest's RIP at the exit (record --boot). */
+int ht_synth_exit_rip_at(const struct ht_synth_layout *l, const struct ht_tracer *t, __u32 isa, __u32 reason,
+			 __u64 guest_rip, __u32 vcpu, __u64 now_ns);
 int ht_synth_entry_at(const struct ht_synth_layout *l, const struct ht_tracer *t, __u32 vcpu, __u64 now_ns);
 /* kvm_userspace_exit of the calling thread: its vCPU goes back to the VMM with reason (KVM_EXIT_*). */
 int ht_synth_userspace_exit_at(const struct ht_tracer *t, __u32 reason, __u64 now_ns);

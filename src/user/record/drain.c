@@ -144,7 +144,7 @@ static inline bool next_head(struct ht_drain *d, struct ring *r)
 		if (__builtin_expect(len == sizeof(struct ht_record), 1)) {
 			const struct ht_record *rec = (const struct ht_record *)(hdr + 2);
 
-			r->head_ns = rec->exit_ns + rec->exit_to_hcall_ns + rec->hcall_to_entry_ns;
+			r->head_ns = ht_record_done_ns(rec);
 			return true;
 		}
 		if (len & BPF_RINGBUF_BUSY_BIT) {
@@ -244,7 +244,7 @@ static int consume(struct ht_drain *d, unsigned int max, __u64 before)
 				if (__atomic_load_n(hdr, __ATOMIC_ACQUIRE) != sizeof(struct ht_record))
 					break;
 				const struct ht_record *next = (const struct ht_record *)(hdr + 2);
-				next_ns = next->exit_ns + next->exit_to_hcall_ns + next->hcall_to_entry_ns;
+				next_ns = ht_record_done_ns(next);
 				if (next_ns > limit)
 					break;
 				next_ns = 0;

@@ -20,6 +20,7 @@
 #include "hypertrace/limits.h"
 #include "record/command.h"
 #include "hist/live_view.h"
+#include "record/boot_sampler.h"
 #include "record/exit_sampler.h"
 #include "record/metrics_exporter.h"
 #include "record/preflight.h"
@@ -68,6 +69,8 @@ static void header_from_config(struct ht_file_header *hdr, const struct ht_recor
 	}
 	if (cfg->vcpu_sched)
 		hdr->filter_flags |= HT_FILTER_F_VCPU_SCHED;
+	if (cfg->boot)
+		hdr->filter_flags |= HT_FILTER_F_BOOT;
 	hdr->ringbuf_bytes = (__u32)cfg->ringbuf_bytes;
 }
 
@@ -142,6 +145,14 @@ struct session {
 	struct ht_metrics *metrics; /* NULL without --metrics */
 	struct ht_exit_sampler exits; /* --exits */
 	bool exits_ready;             /* exits is set up */
+	struct ht_boot_sampler boot;  /* --boot */
+	bool boot_ready;
+	/* --boot with --vm: whether a VM process is the VM, by pid, the last few asked (pid 0: free). */
+	struct {
+		__u32 pid;
+		bool selected;
+	} boot_verdicts[64];
+	unsigned int next_verdict;
 	unsigned long long exits_due; /* without the live view: when the next sample is due */
 	struct ht_vm_names *names;    /* VM and thread names for the live view */
 	struct ht_command cmd; /* -- CMD */
@@ -180,6 +191,8 @@ static void sample_exits(struct session *s, unsigned long long now, bool final)
 		fprintf(stderr, "hypertrace-bpf: warning: cannot read the exit statistics: %s\n", strerror(-ret));
 	ht_metrics_observe_exits(s->metrics, &s->exits.total);
 	s->exits_due = now + (unsigned long long)(s->cfg->interval_s * 1e9);
+	if (s->boot_ready && (ret = ht_boot_sampler_sample(&s->boot)))
+		fprintf(stderr, "hypertrace-bpf: warning: cannot read the booting VMs' numbers: %s\n", strerror(-ret));
 }
 
 static bool session_tick(struct session *s, unsigned long long now)
@@ -288,6 +301,30 @@ static void final_exits(void *ctx, struct ht_writer *writer)
 	sample_exits(s, ht_monotonic_ns(), true);
 }
 
+/*
+ * --boot with -p or --vm: whether the boot exits of VM process pid are the
+ * selected VM's (BPF follows every VM that starts; see recording.h).
+ */
+static bool boot_selects(void *ctx, __u32 pid)
+{
+	struct session *s = ctx;
+	const struct ht_record_config *cfg = s->cfg;
+
+	if (!cfg->vm_name)
+		return pid == cfg->filters.tgid;
+	for (size_t i = 0; i < ARRAY_SIZE(s->boot_verdicts); i++)
+		if (s->boot_verdicts[i].pid == pid)
+			return s->boot_verdicts[i].selected;
+	uid_t uid;
+	bool selected = ht_is_vm_named("/proc", pid, cfg->vm_name) &&
+			(!cfg->vm_uid_on || (!ht_process_uid("/proc", pid, &uid) && uid == cfg->vm_uid));
+	unsigned int at = s->next_verdict++ % ARRAY_SIZE(s->boot_verdicts);
+
+	s->boot_verdicts[at].pid = pid;
+	s->boot_verdicts[at].selected = selected;
+	return selected;
+}
+
 static int setup_exits(struct session *s, struct ht_writer *writer)
 {
 	unsigned long long now = ht_monotonic_ns();
@@ -296,6 +333,14 @@ static int setup_exits(struct session *s, struct ht_writer *writer)
 		return ht_runtime_error("out of memory");
 	s->exits.filters = &s->cfg->filters;
 	s->exits_ready = true;
+	if (s->cfg->boot && writer) {
+		ht_boot_sampler_init(&s->boot, s->tracer, writer);
+		s->boot_ready = true;
+		if (s->cfg->vm_name || s->cfg->filters.tgid_on) {
+			s->rec.boot_selects = boot_selects;
+			s->rec.boot_select_ctx = s;
+		}
+	}
 	s->exits_due = now + (unsigned long long)(s->cfg->interval_s * 1e9);
 	if (writer) {
 		s->rec.before_close = final_exits;
@@ -320,6 +365,11 @@ static int setup_tracing(struct session *s, struct ht_writer **writer)
 		.aggregate_by_nr = cfg->metrics,
 		.exits = cfg->exits,
 		.vcpu_sched = cfg->vcpu_sched,
+		/* --boot: the VMs that start from now on. */
+		.boot = cfg->boot,
+		.boot_since_ns = ht_monotonic_ns(),
+		.boot_window_ns = (unsigned long long)((cfg->boot_window_s > 0 ? cfg->boot_window_s : HT_BOOT_WINDOW_DEFAULT_S) * 1e9),
+		.boot_max_exits = HT_BOOT_MAX_EXITS_PER_VM,
 		.verbose = cfg->verbose,
 	};
 	char err[512];
@@ -590,6 +640,27 @@ static void print_exits_summary(const struct ht_exit_sampler *e)
 			strerror(-e->write_error));
 }
 
+/* --boot: one line, and what was not recorded if anything was not. */
+static void print_boot_summary(const struct session *s)
+{
+	struct ht_boot_vm sum;
+
+	ht_boot_sampler_totals(&s->boot, &sum);
+	printf("hypertrace-bpf: of the records, %llu exits of %llu booting VMs (report --boot); %llu lost (ring buffer full)\n",
+	       s->rec.boot_exits, s->boot.vms_seen, (unsigned long long)sum.lost);
+	if (sum.over)
+		fprintf(stderr, "hypertrace-bpf: %llu exits of booting VMs were not recorded: past the bound of %u exits a VM; shorten --boot-window\n",
+			(unsigned long long)sum.over, HT_BOOT_MAX_EXITS_PER_VM);
+	if (s->boot.refused)
+		fprintf(stderr, "hypertrace-bpf: %llu VMs that started were not followed: %u boots were followed at once already\n",
+			(unsigned long long)s->boot.refused, HT_MAX_BOOT_VMS);
+	if (s->rec.boot_unselected)
+		printf("hypertrace-bpf: %llu exits of other VMs' boots left out (-p/--vm)\n", s->rec.boot_unselected);
+	if (s->boot.write_error)
+		fprintf(stderr, "hypertrace-bpf: warning: the booting VMs' numbers could not be queued for the file: %s\n",
+			strerror(-s->boot.write_error));
+}
+
 /* The one end-of-run summary: last interval, totals, one line, the drop detail. */
 static void print_summary(const struct session *s, const struct run_totals *t)
 {
@@ -611,6 +682,8 @@ static void print_summary(const struct session *s, const struct run_totals *t)
 	}
 	if (s->exits_ready)
 		print_exits_summary(&s->exits);
+	if (s->boot_ready)
+		print_boot_summary(s);
 	if (cfg->vcpu_sched)
 		printf("hypertrace-bpf: of the records, %llu switches of vCPU threads; %llu lost (ring buffer full)\n",
 		       t->vcpu_switches, s->exits_ready ? (unsigned long long)s->exits.total.lost_vcpu_switches : 0ull);
@@ -633,6 +706,8 @@ static void session_teardown(struct session *s)
 	ht_command_stop(&s->cmd);
 	if (s->exits_ready)
 		ht_exit_sampler_free(&s->exits);
+	if (s->boot_ready)
+		ht_boot_sampler_free(&s->boot);
 	ht_metrics_stop(s->metrics);
 	ht_live_free(s->live);
 	ht_tracer_destroy(s->tracer);

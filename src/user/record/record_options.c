@@ -5,6 +5,7 @@
 #include <string.h>
 #include "cli.h"
 #include "common/util.h"
+#include "hypertrace/limits.h"
 #include "parse.h"
 #include "record/record_options.h"
 #include "tracefile/trace_writer.h"
@@ -16,7 +17,7 @@ static const char record_help[] =
 	"                             [-d SECONDS] [--ringbuf-size BYTES] [-i SECONDS]\n"
 	"                             [--intervals N] [-T] [--per-vcpu | --per-vm]\n"
 	"                             [--hist SERIES] [-q] [--no-file] [--exits]\n"
-	"                             [--vcpu-sched]\n"
+	"                             [--vcpu-sched] [--boot [--boot-window SECONDS]]\n"
 	"                             [--metrics [ADDR:]PORT|systemd [--metrics-per-vcpu]\n"
 	"                             [--metrics-grace SECONDS]] [-v] [-V]\n"
 	"                             [-- CMD [ARGS...]]\n"
@@ -80,6 +81,15 @@ static const char record_help[] =
 	"                           CPU and back in (its time preempted or blocked on\n"
 	"                           the host), as records in the trace file\n"
 	"                           (report --vcpu-switches, convert); implies --exits\n"
+	"      --boot               also every exit of each VM that starts while\n"
+	"                           recording, one record each from its first\n"
+	"                           instruction, with its guest RIP, mode, cause and\n"
+	"                           where the vCPU's time went: the boot's phases\n"
+	"                           (report --boot); at most " HT_STR(HT_BOOT_MAX_EXITS_PER_VM) " exits a VM;\n"
+	"                           implies --exits\n"
+	"      --boot-window SECONDS\n"
+	"                           with --boot: how long from a VM's first entry its\n"
+	"                           exits are recorded (default " HT_STR(HT_BOOT_WINDOW_DEFAULT_S) ")\n"
 	"      --metrics [ADDR:]PORT|systemd\n"
 	"                           serve Prometheus metrics at http://ADDR:PORT/metrics\n"
 	"                           while recording: hypercalls by VM process, vCPU and\n"
@@ -143,6 +153,8 @@ enum {
 	OPT_METRICS_GRACE,
 	OPT_VCPU_SCHED,
 	OPT_VM_USER,
+	OPT_BOOT,
+	OPT_BOOT_WINDOW,
 };
 
 static const struct option record_longopts[] = {
@@ -170,6 +182,8 @@ static const struct option record_longopts[] = {
 	{ "metrics", required_argument, NULL, OPT_METRICS },
 	{ "exits", no_argument, NULL, OPT_EXITS },
 	{ "vcpu-sched", no_argument, NULL, OPT_VCPU_SCHED },
+	{ "boot", no_argument, NULL, OPT_BOOT },
+	{ "boot-window", required_argument, NULL, OPT_BOOT_WINDOW },
 	{ "metrics-per-vcpu", no_argument, NULL, OPT_METRICS_PER_VCPU },
 	{ "metrics-grace", required_argument, NULL, OPT_METRICS_GRACE },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -340,6 +354,15 @@ static int run_option(int opt, struct ht_record_config *cfg, struct parse_state 
 		cfg->vcpu_sched = true;
 		cfg->exits = true;
 		return GO_ON;
+	case OPT_BOOT:
+		/* A boot exit's parts are the vCPU account's, which --exits keeps. */
+		cfg->boot = true;
+		cfg->exits = true;
+		return GO_ON;
+	case OPT_BOOT_WINDOW:
+		if (!ht_parse_seconds(optarg, 1e6, &cfg->boot_window_s) || cfg->boot_window_s <= 0)
+			return ht_usage_error("record", "invalid --boot-window '%s': expected a positive number of seconds", optarg);
+		return GO_ON;
 	case OPT_BPF_STATS:
 		cfg->bpf_stats = true;
 		return GO_ON;
@@ -413,6 +436,10 @@ static int check_combinations(const struct ht_record_config *cfg, struct parse_s
 		return ht_usage_error("record", "--no-file writes no trace file: drop -o/--force/--compress/--mode");
 	if (cfg->no_file && cfg->quiet && !cfg->metrics)
 		return ht_usage_error("record", "--no-file with --quiet would show nothing: drop one of them, or add --metrics");
+	if (cfg->boot_window_s > 0 && !cfg->boot)
+		return ht_usage_error("record", "--boot-window is how long --boot records a VM's exits: add --boot");
+	if (cfg->no_file && cfg->boot)
+		return ht_usage_error("record", "--boot writes each exit of a booting VM to the trace file: drop --no-file");
 	if (cfg->no_file && cfg->vcpu_sched)
 		return ht_usage_error("record", "--vcpu-sched writes each switch of a vCPU thread to the trace file: drop --no-file");
 	if (cfg->no_file && st->ringbuf_given)

@@ -15,28 +15,39 @@ static struct ht_record *recording_slots(void *ctx, unsigned int *room)
 static int recording_commit(void *ctx, unsigned int n)
 {
 	struct ht_recording *r = ctx;
-	unsigned int room;
-	const struct ht_record *rec = ht_writer_slots(r->writer, &room);
+	unsigned int room, kept = 0;
+	struct ht_record *rec = ht_writer_slots(r->writer, &room);
 
 	for (unsigned int i = 0; i < n; i++) {
+		const struct ht_record *in = &rec[i];
+
+		if ((in->flags & HT_REC_F_BOOT_EXIT) && r->boot_selects && !r->boot_selects(r->boot_select_ctx, in->host_pid)) {
+			r->boot_unselected++;
+			continue;
+		}
 		/*
 		 * Off the hot path: once per thread, in the drain. Out of memory, a
 		 * thread stays unnamed; its records are written all the same.
 		 */
-		if (r->identities && ht_thread_set_add(r->identities, rec[i].host_pid, rec[i].host_tid) > 0) {
+		if (r->identities && ht_thread_set_add(r->identities, in->host_pid, in->host_tid) > 0) {
 			struct ht_identity id;
 
-			ht_identity_read("/proc", rec[i].host_pid, rec[i].host_tid, rec[i].exit_ns, &id);
+			ht_identity_read("/proc", in->host_pid, in->host_tid, in->exit_ns, &id);
 			(void)ht_writer_add_identity(r->writer, &id);
 		}
-		/* The live view and metrics count hypercalls: a vCPU thread's switch is none. */
-		if (rec[i].flags & HT_REC_F_VCPU_SWITCH)
+		/* The live view and metrics count hypercalls: a switch or a boot exit is none. */
+		if (in->flags & HT_REC_F_VCPU_SWITCH)
 			r->vcpu_switches++;
+		else if (in->flags & HT_REC_F_BOOT_EXIT)
+			r->boot_exits++;
 		else if (r->observer)
-			r->observer(r->observer_ctx, &rec[i]);
+			r->observer(r->observer_ctx, in);
+		if (kept != i)
+			rec[kept] = *in;
+		kept++;
 	}
 	/* A block the file system refuses is counted by the writer; draining goes on. */
-	ht_writer_commit(r->writer, n);
+	ht_writer_commit(r->writer, kept);
 	return 0;
 }
 

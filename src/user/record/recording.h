@@ -35,6 +35,16 @@ struct ht_recording {
 	void *before_close_ctx;
 	int write_error;           /* set by finish: -errno of the first failed write, or 0 */
 	unsigned long long vcpu_switches; /* switch records of vCPU threads drained (record --vcpu-sched) */
+	unsigned long long boot_exits;    /* exits of booting VMs written (record --boot) */
+	/*
+	 * record --boot with -p or --vm: BPF follows every VM that starts (a VM
+	 * --vm finds is in the process filter only after its first exits);
+	 * the boot exits of the VMs this says no to are left out here, counted
+	 * in boot_unselected. NULL: every VM's.
+	 */
+	bool (*boot_selects)(void *ctx, __u32 pid);
+	void *boot_select_ctx;
+	unsigned long long boot_unselected;
 	unsigned long long malformed; /* ring samples that were not a whole record (set by finish) */
 };
 

@@ -189,6 +189,10 @@ static void set_rodata(struct hypertrace_bpf__rodata *ro, const struct ht_tracer
 	ro->aggregate_by_nr = opts->aggregate_by_nr;
 	ro->exits_on = opts->exits;
 	ro->vcpu_sched_on = opts->exits && opts->vcpu_sched;
+	ro->boot_on = opts->exits && opts->boot;
+	ro->boot_since_ns = opts->boot_since_ns;
+	ro->boot_window_ns = opts->boot_window_ns;
+	ro->boot_max_exits = opts->boot_max_exits;
 }
 
 /*
@@ -232,6 +236,9 @@ static int size_cpu_maps(struct ht_tracer *t, const struct ht_tracer_opts *opts,
 	/* One entry if --exits is off (the map must exist). */
 	t->exit_cache_entries = opts->exits ? (size_t)(cpus > 0 ? cpus : 1) * HT_EXIT_CACHE_WAYS : 1;
 	bpf_map__set_max_entries(t->skel->maps.exit_cache, (__u32)t->exit_cache_entries);
+	/* --boot's tables: one entry each if it is off (the maps must exist). */
+	bpf_map__set_max_entries(t->skel->maps.boot_threads, opts->exits && opts->boot ? HT_MAX_VCPU_THREADS : 1);
+	bpf_map__set_max_entries(t->skel->maps.boot_vms, opts->exits && opts->boot ? HT_MAX_BOOT_VMS : 1);
 	if (cpus > HT_MAX_CPUS) {
 		snprintf(err, errlen, "this host has %d possible CPUs; hypertrace-bpf keeps a state slot for at most %d",
 			 cpus, HT_MAX_CPUS);

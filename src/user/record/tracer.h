@@ -92,6 +92,13 @@ struct ht_tracer_opts {
 	bool aggregate_by_nr;        /* aggregate_only, HT_AGG_BY_VCPU: nr index in the key too */
 	bool exits;                  /* every exit's time in the host and the vCPU threads' waiting (record --exits) */
 	bool vcpu_sched;             /* with exits: each switch of a vCPU thread as a record (record --vcpu-sched) */
+	/*
+	 * With exits: the exits of VMs whose processes start at or after
+	 * boot_since_ns, one record each, for boot_window_ns from their first
+	 * entry and at most boot_max_exits per VM (record --boot).
+	 */
+	bool boot;
+	unsigned long long boot_since_ns, boot_window_ns, boot_max_exits;
 	bool synthetic;              /* also load the synthetic-event programs, and attach the sched programs */
 	/*
 	 * synthetic: leave the sched programs detached (ht_tracer_attach attaches
@@ -220,6 +227,13 @@ long ht_tracer_vm_entries(const struct ht_tracer *t, __u32 pid);
 typedef void (*ht_vm_share_fn)(void *ctx, __u32 tgid, const struct ht_vm_share *share);
 int ht_tracer_read_vm_shares(const struct ht_tracer *t, ht_vm_share_fn fn, void *ctx);
 /* Turns on the kernel's BPF run-time statistics while the tracer lives. 0 or -errno. */
+/*
+ * --boot: each booting VM process's numbers (boot_vms), and freeing an
+ * ended one's entry after its last read. 0 or -errno.
+ */
+typedef void (*ht_boot_vm_fn)(void *ctx, __u32 pid, const struct ht_boot_vm *vm);
+int ht_tracer_read_boot_vms(const struct ht_tracer *t, ht_boot_vm_fn fn, void *ctx);
+int ht_tracer_free_boot_vm(const struct ht_tracer *t, __u32 pid);
 int ht_tracer_enable_stats(struct ht_tracer *t);
 /* Fills out[] for kvm_exit, kvm_hypercall, kvm_entry. 0 or -errno. */
 /*

@@ -446,3 +446,26 @@ int ht_tracer_read_open_exits(const struct ht_tracer *t, ht_open_exit_fn fn, voi
 	return 0;
 }
 
+
+int ht_tracer_read_boot_vms(const struct ht_tracer *t, ht_boot_vm_fn fn, void *ctx)
+{
+	int fd = bpf_map__fd(t->skel->maps.boot_vms);
+	__u32 key = 0, next;
+	struct ht_boot_vm vm;
+	bool first = true;
+
+	while (bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
+		first = false;
+		key = next;
+		/* ENOENT: freed since the key was found; nothing to read. */
+		if (bpf_map_lookup_elem(fd, &key, &vm))
+			continue;
+		fn(ctx, key, &vm);
+	}
+	return errno == ENOENT || first ? 0 : -errno;
+}
+
+int ht_tracer_free_boot_vm(const struct ht_tracer *t, __u32 pid)
+{
+	return bpf_map_delete_elem(bpf_map__fd(t->skel->maps.boot_vms), &pid) && errno != ENOENT ? -errno : 0;
+}

@@ -13,6 +13,7 @@
 #include "decode/report_guest.h"
 #include "hist/live_view.h"
 #include "reading/read_outcome.h"
+#include "report/report_boot.h"
 #include "report/report_exits.h"
 #include "report/report_options.h"
 #include "report/report_summary.h"
@@ -226,6 +227,8 @@ int ht_cmd_report(int argc, char **argv)
 
 	if ((status = ht_report_parse(argc, argv, &cfg)) >= 0)
 		return status;
+	if (cfg.boot)
+		return ht_report_boot(&cfg);
 	if (cfg.exits || cfg.vcpu_time)
 		return ht_report_exits(&cfg);
 	if (cfg.vcpu_switches)

@@ -12,7 +12,7 @@ static const char report_help[] =
 	"Usage: hypertrace-bpf report [--dump | --csv | --json | --hist [SERIES]] [--exits [--causes]]\n"
 	"                             [--per-vcpu | --per-vm] [-p PID] [--vcpu N] [-n N]...\n"
 	"                             [--since TIME] [--until TIME] [--graph | --sched]\n"
-	"                             [--vcpu-switches | --vcpu-time] [--catalog FILE]...\n"
+	"                             [--vcpu-switches | --vcpu-time | --boot] [--catalog FILE]...\n"
 	"                             [--guest-symbols FILE] FILE\n"
 	"\n"
 	"Read a trace file written by 'hypertrace-bpf record'. Without an option, print\n"
@@ -53,6 +53,14 @@ static const char report_help[] =
 	"               blocked, adding up to its wall-clock time; with --csv or\n"
 	"               --json one row per (VM, vCPU thread, state). The selection\n"
 	"               applies but for --nr, as with --exits\n"
+	"      --boot   the boots of the VMs a recording made with record --boot saw\n"
+	"               start: per VM its phases (firmware, decompressor, kernel,\n"
+	"               user space) told from the guest's RIP and mode at its exits,\n"
+	"               each with its start (and how much earlier it may have\n"
+	"               begun), length, exits by reason and cause and where its\n"
+	"               vCPUs' time went; where the boot stopped (each vCPU's last\n"
+	"               exits, named with the guest's symbols); as CSV one row per\n"
+	"               (VM, phase); the VMs selected with -p or --vm\n"
 	"      --vcpu-switches  with --dump, --csv or --json: instead of the\n"
 	"               hypercalls, the switches of vCPU threads out of their host\n"
 	"               CPU and back in (record --vcpu-sched); the selection\n"
@@ -84,6 +92,7 @@ static const struct option report_longopts[] = {
 	{ "exits", no_argument, NULL, 'E' },
 	{ "vcpu-switches", no_argument, NULL, 'W' },
 	{ "vcpu-time", no_argument, NULL, 'A' },
+	{ "boot", no_argument, NULL, 'B' },
 	{ "causes", no_argument, NULL, 'U' },
 	{ "version", no_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
@@ -122,6 +131,7 @@ static int report_option(int opt, int argc, char **argv, struct ht_report_config
 	case 'E': cfg->exits = true; break;
 	case 'W': cfg->vcpu_switches = true; break;
 	case 'A': cfg->vcpu_time = true; break;
+	case 'B': cfg->boot = true; break;
 	case 'U': cfg->causes = true; break;
 	case 'D': cfg->mode = HT_REPORT_DUMP; (*modes)++; break;
 	case 'C': cfg->mode = HT_REPORT_CSV; (*modes)++; break;
@@ -148,7 +158,14 @@ static int check_combinations(struct ht_report_config *cfg, int modes)
 		return ht_usage_error("report", "--dump, --csv, --json and --hist exclude each other");
 	if (modes && cfg->decode.analysis != HT_ANALYSIS_NONE)
 		return ht_usage_error("report", "--graph and --sched exclude --dump, --csv, --json and --hist");
-	if ((cfg->decode.ncatalogs || cfg->decode.symbols || cfg->decode.offset_given) &&
+	if (cfg->boot && (cfg->exits || cfg->causes || cfg->vcpu_time || cfg->vcpu_switches || cfg->mode == HT_REPORT_DUMP ||
+			  cfg->mode == HT_REPORT_JSON || cfg->mode == HT_REPORT_HIST || cfg->decode.analysis != HT_ANALYSIS_NONE ||
+			  cfg->decode.ncatalogs))
+		return ht_usage_error("report", "--boot prints the boots as text or --csv: drop --exits, --causes, --vcpu-time, --vcpu-switches, --dump, --json, --hist, --graph, --sched and --catalog");
+	if (cfg->boot && (cfg->selection.nr_count || cfg->selection.vcpu_on || cfg->selection.since.on ||
+			  cfg->selection.until.on))
+		return ht_usage_error("report", "--boot shows whole boots of whole VMs: select them with -p or --vm, not --nr, --vcpu, --since or --until");
+	if ((cfg->decode.ncatalogs || cfg->decode.symbols || cfg->decode.offset_given) && !cfg->boot &&
 	    cfg->decode.analysis == HT_ANALYSIS_NONE &&
 	    (cfg->mode == HT_REPORT_SUMMARY || cfg->mode == HT_REPORT_HIST))
 		return ht_usage_error("report", "--catalog, --guest-symbols and --kaslr-offset go with --dump, --csv, --json, --graph or --sched");

@@ -19,6 +19,7 @@ struct ht_report_config {
 	bool vcpu_switches;             /* --vcpu-switches: the switch records of vCPU threads instead */
 	bool vcpu_time;                 /* --vcpu-time: where each vCPU thread's time went (text, --csv, --json) */
 	bool causes;                    /* --causes: the causes of the exits (text, --csv, --json); sets exits */
+	bool boot;                      /* --boot: the boots of VMs recorded with record --boot (text, --csv) */
 	const char *path;
 };
 

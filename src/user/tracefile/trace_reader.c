@@ -13,6 +13,7 @@
 #include "tracefile/block_codec.h"
 #include "tracefile/crc32.h"
 #include "common/grow.h"
+#include "common/hashmap.h"
 
 #define MAX_BLOCK_SERIES HT_READER_MAX_EXITS_SERIES
 #define MAX_BLOCK_THREADS HT_READER_MAX_EXITS_THREADS
@@ -44,6 +45,11 @@ struct ht_reader {
 	void *causes_ctx;
 	ht_switch_visitor switch_fn; /* switches of vCPU threads go here as they are read */
 	void *switch_ctx;
+	ht_boot_exit_visitor boot_fn; /* and exits of booting VMs */
+	void *boot_ctx;
+	struct ht_boot_vm_rec *boot_vms; /* from BOOT blocks: each VM's latest numbers */
+	size_t nboot_vms, boot_vms_cap;
+	struct ht_hashmap boot_index; /* pid -> its index in boot_vms */
 	unsigned long long exits_blocks;
 	__u64 exits_time_ns;       /* the time of the last EXITS block */
 	unsigned long long block_at; /* where the block being visited starts */
@@ -81,6 +87,7 @@ int ht_reader_open(const char *path, struct ht_reader **out, char *err, size_t e
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
+	ht_hashmap_init(&r->boot_index, ht_hash_long, ht_equal_long, NULL);
 	/* O_NONBLOCK: opening a FIFO must not wait for a writer that may never come. */
 	r->fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (r->fd < 0) {
@@ -392,9 +399,48 @@ static bool block_header_ok(const struct ht_block_header *bh)
 		return (__u64)bh->item_count * sizeof(struct ht_identity) == bh->payload_len;
 	case HT_BLOCK_EXITS:
 		return bh->payload_len >= HT_EXITS_HEADER_V5_SIZE;
+	case HT_BLOCK_BOOT:
+		return (__u64)bh->item_count * sizeof(struct ht_boot_vm_rec) == bh->payload_len;
 	default:
 		return false;
 	}
+}
+
+/*
+ * A BOOT block: each VM's numbers replace its earlier ones. They are
+ * cumulative, so a VM's going down is a damaged or crafted block. The table
+ * grows by at most the block's items, and a lookup is a hash probe: time
+ * and memory bounded by the file's size.
+ */
+static bool keep_boot_vms(struct ht_reader *r, const struct ht_block_header *bh, unsigned long long at)
+{
+	const unsigned char *in = r->payload;
+
+	for (__u32 i = 0; i < bh->item_count; i++) {
+		struct ht_boot_vm_rec v;
+		long k;
+
+		memcpy(&v, in + (size_t)i * sizeof(v), sizeof(v));
+		if (ht_hashmap_find(&r->boot_index, v.pid, &k)) {
+			const struct ht_boot_vm *old = &r->boot_vms[k].vm;
+
+			if (v.vm.recorded < old->recorded || v.vm.over < old->over || v.vm.lost < old->lost) {
+				stop(r, true, "a BOOT block at byte %llu has numbers of VM process %u below its earlier ones",
+				     at, (unsigned int)v.pid);
+				return false;
+			}
+		} else {
+			k = (long)r->nboot_vms;
+			if (HT_GROW(r->boot_vms, r->boot_vms_cap, r->nboot_vms + 1, 16) ||
+			    ht_hashmap_insert(&r->boot_index, v.pid, k, HT_HASHMAP_ADD, NULL, NULL)) {
+				stop(r, true, "out of memory for the booting VMs at byte %llu", at);
+				return false;
+			}
+			r->nboot_vms++;
+		}
+		r->boot_vms[k] = v;
+	}
+	return true;
 }
 
 /* The end of the file, where a block header would start: whether it ends as a recording does. */
@@ -402,10 +448,10 @@ static void end_of_blocks(struct ht_reader *r, unsigned long long at)
 {
 	if (!r->st.has_trailer)
 		stop(r, false, "no trailer after byte %llu: the recording did not end cleanly", at);
-	else if (r->st.trailer.records != r->st.records + r->st.vcpu_switches)
+	else if (r->st.trailer.records != r->st.records + r->st.vcpu_switches + r->st.boot_exits)
 		/* Every block checked out, so blocks were removed, added or the trailer replaced. */
 		stop(r, true, "the trailer counts %llu records but the file holds %llu: the file was altered",
-		     (unsigned long long)r->st.trailer.records, r->st.records + r->st.vcpu_switches);
+		     (unsigned long long)r->st.trailer.records, r->st.records + r->st.vcpu_switches + r->st.boot_exits);
 	else
 		r->done = true;
 }
@@ -562,6 +608,10 @@ static bool load_block(struct ht_reader *r)
 			if (!load_exits_block(r, &bh, at))
 				return false;
 			break;
+		case HT_BLOCK_BOOT:
+			if (!keep_boot_vms(r, &bh, at))
+				return false;
+			break;
 		case HT_BLOCK_IDENTITY:
 			if (!keep_identities(r, bh.item_count)) {
 				stop(r, true, "out of memory for the identities at byte %llu", at);
@@ -593,6 +643,16 @@ int ht_reader_next(struct ht_reader *r, struct ht_record *rec)
 		}
 		const struct ht_record *item = &r->records[r->next++];
 
+		if (item->flags & HT_REC_F_BOOT_EXIT) {
+			r->st.boot_exits++;
+			if (r->boot_fn) {
+				struct ht_boot_exit be;
+
+				memcpy(&be, item, sizeof(be));
+				r->boot_fn(r->boot_ctx, &be);
+			}
+			continue;
+		}
 		if (!(item->flags & HT_REC_F_VCPU_SWITCH)) {
 			memcpy(rec, item, sizeof(*rec));
 			r->st.records++;
@@ -606,6 +666,18 @@ int ht_reader_next(struct ht_reader *r, struct ht_record *rec)
 			r->switch_fn(r->switch_ctx, &sw);
 		}
 	}
+}
+
+void ht_reader_set_boot_exit_visitor(struct ht_reader *r, ht_boot_exit_visitor fn, void *ctx)
+{
+	r->boot_fn = fn;
+	r->boot_ctx = ctx;
+}
+
+const struct ht_boot_vm_rec *ht_reader_boot_vms(const struct ht_reader *r, size_t *n)
+{
+	*n = r->nboot_vms;
+	return r->boot_vms;
 }
 
 void ht_reader_set_switch_visitor(struct ht_reader *r, ht_switch_visitor fn, void *ctx)
@@ -646,5 +718,7 @@ void ht_reader_close(struct ht_reader *r)
 	free(r->decoded);
 	free(r->scratch);
 	free(r->ids);
+	free(r->boot_vms);
+	ht_hashmap_clear(&r->boot_index);
 	free(r);
 }

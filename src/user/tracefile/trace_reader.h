@@ -19,6 +19,7 @@ struct ht_read_status {
 	bool damaged;                  /* stopped at a bad or truncated block */
 	unsigned long long records;    /* hypercall records delivered so far */
 	unsigned long long vcpu_switches; /* switch records of vCPU threads read so far (record --vcpu-sched) */
+	unsigned long long boot_exits; /* exits of booting VMs read so far (record --boot) */
 	unsigned long long good_bytes; /* end offset of the last whole block */
 	unsigned long long file_bytes;
 	char reason[192];              /* why reading stopped early, if it did */
@@ -41,6 +42,14 @@ int ht_reader_next(struct ht_reader *r, struct ht_record *rec);
 /* Switches of vCPU threads (record --vcpu-sched), in file order, interleaved with ht_reader_next's records. */
 typedef void (*ht_switch_visitor)(void *ctx, const struct ht_vcpu_switch *sw);
 void ht_reader_set_switch_visitor(struct ht_reader *r, ht_switch_visitor fn, void *ctx);
+/* Exits of booting VMs (record --boot), in file order, interleaved with ht_reader_next's records. */
+typedef void (*ht_boot_exit_visitor)(void *ctx, const struct ht_boot_exit *be);
+void ht_reader_set_boot_exit_visitor(struct ht_reader *r, ht_boot_exit_visitor fn, void *ctx);
+/*
+ * The booting VMs' numbers from the BOOT blocks read so far (each VM's
+ * latest; pid 0: the VMs refused), *n of them; NULL if none.
+ */
+const struct ht_boot_vm_rec *ht_reader_boot_vms(const struct ht_reader *r, size_t *n);
 const struct ht_read_status *ht_reader_status(const struct ht_reader *r);
 /*
  * The identity of thread tid of process pid from the IDENTITY blocks read so

@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The boot's phases told from exits (boot/boot_timeline.c): which phase an
+ * exit shows, that phases never go back, a firmware in long mode (UEFI),
+ * and the bounds that hold whatever a file holds.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "boot/boot_timeline.h"
+#include "test.h"
+
+#define LONG (HT_BOOT_MODE_KNOWN | HT_BOOT_MODE_PE | HT_BOOT_MODE_PG | HT_BOOT_MODE_LMA)
+#define PROT (HT_BOOT_MODE_KNOWN | HT_BOOT_MODE_PE)
+
+static struct ht_boot_exit exit_of(uint32_t pid, uint16_t vcpu, uint64_t at, uint64_t rip, uint8_t mode, uint32_t reason)
+{
+	return (struct ht_boot_exit){ .exit_ns = at, .entry_ns = at + 10, .guest_rip = rip, .mode = mode, .reason = reason,
+				      .host_pid = pid, .host_tid = pid + 1 + vcpu, .vcpu_id = vcpu, .isa = HT_ISA_SVM,
+				      .flags = HT_REC_F_BOOT_EXIT, .kvm_ns = 10 };
+}
+
+static struct ht_boot_exit first_entry(uint32_t pid, uint16_t vcpu, uint64_t at)
+{
+	struct ht_boot_exit be = exit_of(pid, vcpu, at, 0, HT_BOOT_MODE_KNOWN, 0);
+
+	be.entry_ns = at;
+	be.kvm_ns = 0;
+	be.boot_flags = HT_BOOT_F_FIRST_ENTRY;
+	return be;
+}
+
+static const struct ht_boot_timeline *only(struct ht_boot_timelines *b)
+{
+	static const struct ht_boot_timeline **all;
+	size_t n;
+
+	free(all);
+	all = ht_boot_timelines_sorted(b, &n);
+	return n == 1 ? all[0] : NULL;
+}
+
+static void an_exit_shows_its_phase_by_rip_and_mode(void)
+{
+	ASSERT_EQ(ht_boot_phase_of(0xfff0, HT_BOOT_MODE_KNOWN, false), HT_BOOT_FIRMWARE, "real mode");
+	ASSERT_EQ(ht_boot_phase_of(0x100000, PROT, false), HT_BOOT_FIRMWARE, "protected mode");
+	ASSERT_EQ(ht_boot_phase_of(0x1000000, LONG, false), HT_BOOT_DECOMPRESS, "long mode, lower half");
+	ASSERT_EQ(ht_boot_phase_of(0xffffffff81000000ull, LONG, false), HT_BOOT_KERNEL, "upper half");
+	ASSERT_EQ(ht_boot_phase_of(0xff11000000000000ull, LONG, true), HT_BOOT_KERNEL, "5-level upper half");
+	ASSERT_EQ(ht_boot_phase_of(0x401000, LONG, true), HT_BOOT_USER, "lower half after the kernel");
+	ASSERT_EQ(ht_boot_phase_of(0x401000, 0, true), HT_BOOT_FIRMWARE, "mode unknown: the RIP alone says nothing new");
+}
+
+/* A reboot inside the process (firmware again after user space) does not take the phases back. */
+static void phases_never_go_back(void)
+{
+	struct ht_boot_timelines b;
+	struct ht_boot_exit e[] = {
+		first_entry(7, 0, 1000),
+		exit_of(7, 0, 2000, 0xfff0, PROT, 1),
+		exit_of(7, 0, 3000, 0xffffffff81000000ull, LONG, 2),
+		exit_of(7, 0, 4000, 0x401000, LONG, 3),
+		exit_of(7, 0, 5000, 0xfff0, HT_BOOT_MODE_KNOWN, 1),
+		exit_of(7, 0, 6000, 0x1000000, LONG, 1),
+	};
+
+	ht_boot_timelines_init(&b);
+	for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++)
+		ASSERT_OK(ht_boot_timelines_add(&b, &e[i]), "add");
+	const struct ht_boot_timeline *t = only(&b);
+
+	if (ASSERT_OK_PTR(t, "one VM")) {
+		ASSERT_EQ(t->phase, HT_BOOT_USER, "still user space");
+		ASSERT_EQ(t->phases[HT_BOOT_USER].exits, 3, "the later exits are user space's");
+		ASSERT_EQ(t->phases[HT_BOOT_DECOMPRESS].reached, false, "no decompressor seen");
+		ASSERT_EQ(t->phases[HT_BOOT_KERNEL].uncertainty_ns, 3000 - 2010, "from the entry before");
+		ASSERT_EQ(ht_boot_phase_end(t, HT_BOOT_FIRMWARE), 3000, "the firmware ends where the kernel shows");
+	}
+	ht_boot_timelines_free(&b);
+}
+
+/* UEFI runs its firmware in long mode: firmware and loader are the decompressor's phase then. */
+static void a_firmware_in_long_mode_is_before_the_kernel(void)
+{
+	struct ht_boot_timelines b;
+	struct ht_boot_exit e[] = {
+		first_entry(9, 0, 1000),
+		exit_of(9, 0, 1500, 0xfffffff0, PROT, 1),
+		exit_of(9, 0, 2000, 0x7e000000, LONG, 1),
+		exit_of(9, 0, 9000, 0xffffffff81000000ull, LONG, 2),
+	};
+
+	ht_boot_timelines_init(&b);
+	for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++)
+		ht_boot_timelines_add(&b, &e[i]);
+	const struct ht_boot_timeline *t = only(&b);
+
+	if (ASSERT_OK_PTR(t, "one VM")) {
+		ASSERT_EQ(t->phases[HT_BOOT_DECOMPRESS].start_ns, 2000, "long mode from 2000");
+		ASSERT_EQ(t->phases[HT_BOOT_KERNEL].start_ns, 9000, "the kernel from 9000");
+	}
+	ht_boot_timelines_free(&b);
+}
+
+/* Whatever a file holds: 40 reasons name 32, 2000 vCPUs keep 1024; the rest is counted. */
+static void a_hostile_file_is_bounded_and_counted(void)
+{
+	struct ht_boot_timelines b;
+
+	ht_boot_timelines_init(&b);
+	for (uint32_t r = 0; r < 40; r++) {
+		struct ht_boot_exit e = exit_of(5, 0, 1000 + r, 0xfff0, PROT, r);
+
+		ht_boot_timelines_add(&b, &e);
+	}
+	for (uint16_t v = 1; v < 2000; v++) {
+		struct ht_boot_exit e = exit_of(5, v, 5000 + v, 0xfff0, PROT, 1);
+
+		ht_boot_timelines_add(&b, &e);
+	}
+	const struct ht_boot_timeline *t = only(&b);
+
+	if (ASSERT_OK_PTR(t, "one VM")) {
+		ASSERT_EQ(t->phases[HT_BOOT_FIRMWARE].nreasons, HT_BOOT_TOP_REASONS, "named reasons");
+		ASSERT_EQ(t->phases[HT_BOOT_FIRMWARE].reasons_other, 8, "the rest");
+		ASSERT_EQ(t->nvcpus, HT_BOOT_MAX_VCPUS, "vCPUs kept");
+		ASSERT_EQ(t->vcpus_other, 2000 - HT_BOOT_MAX_VCPUS, "exits of the others");
+		ASSERT_EQ(t->start_exact, false, "no first entry: not exact");
+	}
+	ht_boot_timelines_free(&b);
+	only(&b); /* frees the last array */
+}
+
+int main(void)
+{
+	RUN(an_exit_shows_its_phase_by_rip_and_mode);
+	RUN(phases_never_go_back);
+	RUN(a_firmware_in_long_mode_is_before_the_kernel);
+	RUN(a_hostile_file_is_bounded_and_counted);
+	return ht_test_exit_status();
+}
