@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "decode/catalog.h"
 #include "decode/decoder.h"
+#include "decode/guest_event.h"
 #include "decode/guest_symbols.h"
 #include "decode/sched_summary.h"
 #include "hypertrace/guest.h"
@@ -162,6 +163,57 @@ static void test_builtin_catalog_decodes_every_project_event(void)
 	ASSERT_MSG(!ht_catalog_find(&cat, HT_DEFAULT_HYPERCALL_NR), "nr 1000 must stay undecoded");
 cleanup:
 	ht_catalog_free(&cat);
+}
+
+/* The one decoder of the project's events gives every field the guest header packs, by name. */
+static void test_guest_event_decoder_gives_what_the_guest_header_packs(void)
+{
+	struct ht_gev_decoder g;
+	struct ht_record r;
+	struct ht_gev ev;
+
+	if (!ASSERT_OK(ht_gev_decoder_init(&g), "decoder"))
+		return;
+	r = rec_of(HT_GUEST_NR_SCHED_SWITCH, ht_guest_pack_sched_switch(7, 120, 0x100, 0x123456, -1, "next-task", 3));
+	ht_gev_decode(&g, &r, &ev);
+	if (!ASSERT_MSG(ev.kind == HT_GEV_SCHED_SWITCH && ev.cpu == 3 && ev.u.sw.prev_tid == 7 &&
+			ev.u.sw.next_tid == 0x123456 && ev.u.sw.prev_prio == 120 && ev.u.sw.next_prio == -1 &&
+			ev.u.sw.prev_state == 0x100 && !strcmp(ev.u.sw.next_comm, "next-task"), "sched_switch"))
+		return;
+	r = rec_of(HT_GUEST_NR_SCHED_WAKEUP, ht_guest_pack_sched_wakeup(1234, 98, 5, "a-sixteen-chars!", 2));
+	ht_gev_decode(&g, &r, &ev);
+	if (!ASSERT_MSG(ev.kind == HT_GEV_SCHED_WAKEUP && ev.cpu == 2 && ev.u.wake.tid == 1234 && ev.u.wake.prio == 98 &&
+			ev.u.wake.target_cpu == 5 && !strcmp(ev.u.wake.comm, "a-sixteen-chars!"), "sched_wakeup"))
+		return;
+	r = rec_of(HT_GUEST_NR_IRQ_ENTRY, ht_guest_pack_irq_entry(11, "virtio0-input.0-and-more-than-24", 1));
+	ht_gev_decode(&g, &r, &ev);
+	if (!ASSERT_MSG(ev.kind == HT_GEV_IRQ_ENTRY && ev.cpu == 1 && ev.u.irq.irq == 11 &&
+			!strcmp(ev.u.irq.name, "virtio0-input.0-and-more"), "irq_handler_entry"))
+		return;
+	r = rec_of(HT_GUEST_NR_IRQ_EXIT, ht_guest_pack_irq_exit(11, -22, 1));
+	ht_gev_decode(&g, &r, &ev);
+	if (!ASSERT_MSG(ev.kind == HT_GEV_IRQ_EXIT && ev.u.irq.irq == 11 && ev.u.irq.ret == -22, "irq_handler_exit"))
+		return;
+	r = rec_of(HT_GUEST_NR_FUNC_ENTRY, ht_guest_pack_func(0xffffffff81234560ull, 0xffffffff81100010ull, 42, 4));
+	ht_gev_decode(&g, &r, &ev);
+	if (!ASSERT_MSG(ev.kind == HT_GEV_FUNC_ENTRY && ev.cpu == 4 && ev.u.func.tid == 42 &&
+			ev.u.func.addr == 0xffffffff81234560ull && ev.u.func.call_site == 0xffffffff81100010ull, "func_entry"))
+		return;
+	r = rec_of(HT_GUEST_NR_FUNC_EXIT, ht_guest_pack_func(0xffffffff81234560ull, (uint64_t)-12, 42, 4));
+	ht_gev_decode(&g, &r, &ev);
+	if (!ASSERT_MSG(ev.kind == HT_GEV_FUNC_EXIT && ev.u.func.ret == (uint64_t)-12 && ev.u.func.call_site == 0, "func_exit"))
+		return;
+	r = rec_of(HT_GUEST_NR_MODULE, ht_guest_module_text(ht_guest_pack_module(1, 0xf, 3, 5, 0xffffffff9a0c1230ull, "_printk"),
+							     0xffffffffc0a02000ull, 0x5000));
+	ht_gev_decode(&g, &r, &ev);
+	if (!ASSERT_MSG(ev.kind == HT_GEV_MODULE && ev.u.mod.state == 1 && ev.u.mod.events == 0xf &&
+			ev.u.mod.functions == 3 && ev.u.mod.missed == 5 && ev.u.mod.anchor_addr == 0xffffffff9a0c1230ull &&
+			!strcmp(ev.u.mod.anchor_name, "_printk") && ev.u.mod.text_start == 0xc0a02000u &&
+			ev.u.mod.text_size == 0x5000, "hypertrace_module"))
+		return;
+	r = rec_of(HT_DEFAULT_HYPERCALL_NR, (struct ht_guest_args){ { 1, 2, 3, 4 } });
+	ht_gev_decode(&g, &r, &ev);
+	ASSERT_MSG(ev.kind == HT_GEV_NONE, "nr 1000 is none of the project's events");
 }
 
 static void test_guest_header_chooses_the_instruction_by_vendor_and_knows_kvm(void)
@@ -1051,6 +1103,7 @@ int main(void)
 	}
 	RUN(test_builtin_catalog_decodes_what_the_guest_header_packs_sched_switch);
 	RUN(test_builtin_catalog_decodes_every_project_event);
+	RUN(test_guest_event_decoder_gives_what_the_guest_header_packs);
 	RUN(test_guest_header_chooses_the_instruction_by_vendor_and_knows_kvm);
 	RUN(test_guest_header_packs_marker_text_in_memory_order);
 	RUN(test_user_catalog_fields_bits_types);

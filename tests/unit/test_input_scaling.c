@@ -21,7 +21,7 @@
 #include "decode/func_graph.h"
 #include "decode/guest_symbols.h"
 #include "decode/sched_summary.h"
-#include "export/guest_event.h"
+#include "export/guest_state.h"
 #include "hypertrace/guest.h"
 #include "test.h"
 

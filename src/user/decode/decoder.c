@@ -15,19 +15,19 @@
  */
 static int offset_from_anchor(struct ht_decoder *d, const char *trace_path, char *err, size_t errlen)
 {
-	const struct ht_event_desc *ev = ht_catalog_find(&d->cat, HT_GUEST_NR_MODULE);
-	const struct ht_field *addr_f = ev ? ht_event_field(ev, "anchor_addr") : NULL;
-	const struct ht_field *name_f = ev ? ht_event_field(ev, "anchor_name") : NULL;
 	struct ht_guest_origin origin;
 	struct ht_reader *rd;
 	struct ht_record rec;
+	struct ht_gev ev;
 	int found = 0;
 
-	if (!addr_f || !name_f || ht_reader_open(trace_path, &rd, err, errlen))
+	if (ht_reader_open(trace_path, &rd, err, errlen))
 		return 0;
-	ht_guest_origin_init(&origin);
+	if (ht_guest_origin_init(&origin)) {
+		found = -1;
+		snprintf(err, errlen, "out of memory");
+	}
 	while (!found && ht_reader_next(rd, &rec) == 1) {
-		char name[33];
 		uint64_t file_addr;
 
 		/* A module event from guest user space would move every symbol: only the module's own counts. */
@@ -38,17 +38,17 @@ static int offset_from_anchor(struct ht_decoder *d, const char *trace_path, char
 		}
 		if (rec.nr != HT_GUEST_NR_MODULE || ht_guest_origin_forged(&origin, &rec))
 			continue;
-		ht_field_text(name_f, &rec, name);
-		if (!ht_symtab_addr_of(&d->syms, name, &file_addr)) {
-			char shown[HT_ESC_SIZE(sizeof(name))];
+		ht_gev_decode(&origin.gev, &rec, &ev);
+		if (!ht_symtab_addr_of(&d->syms, ev.u.mod.anchor_name, &file_addr)) {
+			char shown[HT_ESC_SIZE(sizeof(ev.u.mod.anchor_name))];
 
 			/* The name is the guest's: escaped. */
 			snprintf(err, errlen, "the guest symbols have no '%s', the module's KASLR anchor: give the guest kernel's own System.map or kallsyms, or --kaslr-offset",
-				 ht_escape(shown, sizeof(shown), name, HT_ESC_TEXT));
+				 ht_escape(shown, sizeof(shown), ev.u.mod.anchor_name, HT_ESC_TEXT));
 			found = -1;
 			break;
 		}
-		d->syms.offset = ht_field_bits(addr_f, &rec) - file_addr;
+		d->syms.offset = ev.u.mod.anchor_addr - file_addr;
 		found = 1;
 	}
 	ht_guest_origin_free(&origin);
@@ -60,9 +60,12 @@ int ht_decoder_open(struct ht_decoder *d, const struct ht_decode_config *cfg, co
 		    const struct ht_file_header *h, char *err, size_t errlen)
 {
 	memset(d, 0, sizeof(*d));
-	ht_guest_origin_init(&d->origin);
+	if (ht_guest_origin_init(&d->origin)) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
 	if (ht_catalog_init(&d->cat, err, errlen))
-		return -1;
+		goto fail;
 	for (unsigned int i = 0; i < cfg->ncatalogs; i++)
 		if (ht_catalog_load_file(&d->cat, cfg->catalogs[i], err, errlen))
 			goto fail;

@@ -8,6 +8,7 @@
 #include "common/escape.h"
 #include "common/hashmap.h"
 #include "common/grow.h"
+#include "decode/guest_event.h"
 #include "hypertrace/guest.h"
 
 #define NO_MATCH SIZE_MAX
@@ -28,6 +29,7 @@ struct fg_event {
 
 struct ht_fgraph {
 	const struct ht_symtab *syms;
+	struct ht_gev_decoder gev;
 	struct fg_event *ev;
 	size_t n, cap;
 };
@@ -36,8 +38,13 @@ struct ht_fgraph *ht_fgraph_new(const struct ht_symtab *syms)
 {
 	struct ht_fgraph *g = calloc(1, sizeof(*g));
 
-	if (g)
-		g->syms = syms;
+	if (!g)
+		return NULL;
+	if (ht_gev_decoder_init(&g->gev)) {
+		free(g);
+		return NULL;
+	}
+	g->syms = syms;
 	return g;
 }
 
@@ -51,19 +58,21 @@ void ht_fgraph_free(struct ht_fgraph *g)
 
 int ht_fgraph_observe(struct ht_fgraph *g, const struct ht_record *r)
 {
-	if (r->nr != HT_GUEST_NR_FUNC_ENTRY && r->nr != HT_GUEST_NR_FUNC_EXIT)
+	struct ht_gev ev;
+
+	ht_gev_decode(&g->gev, r, &ev);
+	if (ev.kind != HT_GEV_FUNC_ENTRY && ev.kind != HT_GEV_FUNC_EXIT)
 		return 0;
 	if (HT_GROW(g->ev, g->cap, g->n + 1, 1024))
 		return -1;
-	/* Layout of guest.h: addr=a0, tid=a2[0-31], cpu_id=a2[32-47]. */
 	g->ev[g->n++] = (struct fg_event){
 		.t = r->exit_ns,
-		.addr = r->a0,
+		.addr = ev.u.func.addr,
 		.host_pid = r->host_pid,
-		.tid = (uint32_t)r->a2,
+		.tid = ev.u.func.tid,
 		.vcpu = r->vcpu_id,
-		.cpu_id = (uint16_t)(r->a2 >> 32),
-		.exit = r->nr == HT_GUEST_NR_FUNC_EXIT,
+		.cpu_id = (uint16_t)ev.cpu,
+		.exit = ev.kind == HT_GEV_FUNC_EXIT,
 		.match = NO_MATCH,
 	};
 	return 0;

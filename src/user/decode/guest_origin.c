@@ -17,9 +17,10 @@ struct text_range {
 	uint64_t start, end; /* [start, end) */
 };
 
-void ht_guest_origin_init(struct ht_guest_origin *o)
+int ht_guest_origin_init(struct ht_guest_origin *o)
 {
 	ht_hashmap_init(&o->text, ht_hash_long, ht_equal_long, NULL);
+	return ht_gev_decoder_init(&o->gev);
 }
 
 void ht_guest_origin_free(struct ht_guest_origin *o)
@@ -42,34 +43,42 @@ static bool from_kernel(const struct ht_record *r)
 	return r->guest_rip >> HT_GUEST_KERNEL_HALF_BIT;
 }
 
-static bool is_load_event(const struct ht_record *r)
+/* The module's event, decoded into *ev, saying it is loaded. */
+static bool is_load_event(const struct ht_guest_origin *o, const struct ht_record *r, struct ht_gev *ev)
 {
-	return r->nr == HT_GUEST_NR_MODULE && (r->a0 & 0xff) == 1;
+	if (r->nr != HT_GUEST_NR_MODULE)
+		return false;
+	ht_gev_decode(&o->gev, r, ev);
+	return ev->u.mod.state == 1;
 }
 
 bool ht_guest_origin_forged(const struct ht_guest_origin *o, const struct ht_record *r)
 {
 	struct text_range *t;
+	struct ht_gev ev;
 
 	if (!project_nr(r->nr))
 		return false;
 	if (!from_kernel(r))
 		return true;
 	/* A load announces the (new) range itself: kernel code is all it needs. */
-	if (is_load_event(r) || !ht_hashmap_find(&o->text, r->host_pid, (long *)&t))
+	if (is_load_event(o, r, &ev) || !ht_hashmap_find(&o->text, r->host_pid, (long *)&t))
 		return false;
 	return r->guest_rip < t->start || r->guest_rip >= t->end;
 }
 
 int ht_guest_origin_note(struct ht_guest_origin *o, const struct ht_record *r)
 {
-	/* Layout of guest.h: text_start=a0[32-63] (low 32 bits), text_size=a1[32-63]. */
-	uint64_t start = TOP_HALF_OF_64 | r->a0 >> 32, size = r->a1 >> 32;
+	uint64_t start, size;
 	struct text_range *t;
+	struct ht_gev ev;
 	long old = 0;
 
-	if (!is_load_event(r) || !from_kernel(r))
+	if (!is_load_event(o, r, &ev) || !from_kernel(r))
 		return 0;
+	/* text_start is the low 32 bits of the start. */
+	start = TOP_HALF_OF_64 | ev.u.mod.text_start;
+	size = ev.u.mod.text_size;
 	if (size == 0 || r->guest_rip < start || r->guest_rip - start >= size) {
 		/* No range (an older module), or one that does not hold its own event: the kernel half alone. */
 		if (ht_hashmap_delete(&o->text, r->host_pid, NULL, &old))

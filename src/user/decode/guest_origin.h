@@ -22,13 +22,16 @@
 
 #include <stdbool.h>
 #include "common/hashmap.h"
+#include "decode/guest_event.h"
 #include "hypertrace/record.h"
 
 struct ht_guest_origin {
 	struct ht_hashmap text; /* host_pid -> struct text_range *: the module's text in that VM */
+	struct ht_gev_decoder gev;
 };
 
-void ht_guest_origin_init(struct ht_guest_origin *o);
+/* 0, or -1 when out of memory (o is then empty, and may be freed). */
+int ht_guest_origin_init(struct ht_guest_origin *o);
 void ht_guest_origin_free(struct ht_guest_origin *o);
 /* Learns from r (the next record of the file). 0, or -1 when out of memory. */
 int ht_guest_origin_note(struct ht_guest_origin *o, const struct ht_record *r);

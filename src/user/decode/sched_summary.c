@@ -8,6 +8,7 @@
 #include "common/escape.h"
 #include "common/hashmap.h"
 #include "common/grow.h"
+#include "decode/guest_event.h"
 #include "hypertrace/guest.h"
 
 #define ALL_VCPUS 0xffffu /* key of a task's total over every vCPU */
@@ -21,7 +22,7 @@ struct run_stat {
 	uint16_t vcpu;
 	uint64_t runs, run_ns;
 	uint64_t vcpu_mask; /* totals: the vCPUs (below 64) the task ran on */
-	char comm[17];      /* its name when last switched in (per vCPU: tid 0 is swapper/N on each) */
+	char comm[HT_GEV_COMM_LEN + 1]; /* its name when last switched in (per vCPU: tid 0 is swapper/N on each) */
 };
 
 struct vcpu_state {
@@ -49,6 +50,7 @@ struct ht_sched {
 	struct ht_hashmap vcpus; /* host_pid << 16 | vcpu -> struct vcpu_state * */
 	struct ht_hashmap vms;   /* host_pid -> struct vm_state * */
 	uint64_t switches, gaps;
+	struct ht_gev_decoder gev;
 };
 
 static size_t hash_stat(long key, void *ctx)
@@ -73,6 +75,10 @@ struct ht_sched *ht_sched_new(void)
 
 	if (!s)
 		return NULL;
+	if (ht_gev_decoder_init(&s->gev)) {
+		free(s);
+		return NULL;
+	}
 	ht_hashmap_init(&s->stats, hash_stat, equal_stat, NULL);
 	ht_hashmap_init(&s->vcpus, ht_hash_long, ht_equal_long, NULL);
 	ht_hashmap_init(&s->vms, ht_hash_long, ht_equal_long, NULL);
@@ -187,16 +193,6 @@ static int list_running(struct ht_sched *s, struct vcpu_state *v)
 	return 0;
 }
 
-/* Text packed as guest.h packs it: bytes in memory order, NUL-padded. */
-static void unpack_comm(uint64_t w0, uint64_t w1, char out[17])
-{
-	for (int i = 0; i < 8; i++) {
-		out[i] = (char)(w0 >> (8 * i));
-		out[8 + i] = (char)(w1 >> (8 * i));
-	}
-	out[16] = '\0';
-}
-
 /* Adds now - since to the task that ran on v. */
 static int account(struct ht_sched *s, struct vcpu_state *v, uint64_t now)
 {
@@ -245,18 +241,17 @@ static int module_unloaded(struct ht_sched *s, const struct ht_record *r)
 
 int ht_sched_observe(struct ht_sched *s, const struct ht_record *r)
 {
-	char comm[17];
+	struct ht_gev ev;
 
-	if (r->nr == HT_GUEST_NR_MODULE && (r->a0 & 0xff) == 0)
+	ht_gev_decode(&s->gev, r, &ev);
+	if (ev.kind == HT_GEV_MODULE && ev.u.mod.state == 0)
 		return module_unloaded(s, r);
-	if (r->nr == HT_GUEST_NR_SCHED_WAKEUP) {
-		unpack_comm(r->a1, r->a2, comm);
-		return name_task(s, r->host_pid, (uint32_t)r->a0, comm);
-	}
-	if (r->nr != HT_GUEST_NR_SCHED_SWITCH)
+	if (ev.kind == HT_GEV_SCHED_WAKEUP)
+		return name_task(s, r->host_pid, ev.u.wake.tid, ev.u.wake.comm);
+	if (ev.kind != HT_GEV_SCHED_SWITCH)
 		return 0;
 
-	uint32_t prev = (uint32_t)r->a0, next = (uint32_t)(r->a0 >> 32);
+	uint32_t prev = ev.u.sw.prev_tid, next = ev.u.sw.next_tid;
 	struct vcpu_state *v = vcpu_of(s, r->host_pid, r->vcpu_id, true);
 
 	if (!v)
@@ -273,8 +268,7 @@ int ht_sched_observe(struct ht_sched *s, const struct ht_record *r)
 	} else if (v->have_cur && account(s, v, r->exit_ns)) {
 		return -1;
 	}
-	unpack_comm(r->a2, r->a3, comm);
-	if (name_task(s, r->host_pid, next, comm))
+	if (name_task(s, r->host_pid, next, ev.u.sw.next_comm))
 		return -1;
 	struct run_stat *per_vcpu = slot(s, r->host_pid, r->vcpu_id, next);
 	struct run_stat *total = per_vcpu ? slot(s, r->host_pid, ALL_VCPUS, next) : NULL;
@@ -284,7 +278,7 @@ int ht_sched_observe(struct ht_sched *s, const struct ht_record *r)
 	if (r->vcpu_id < 64)
 		total->vcpu_mask |= 1ull << r->vcpu_id;
 	per_vcpu->runs++;
-	memcpy(per_vcpu->comm, comm, sizeof(per_vcpu->comm));
+	memcpy(per_vcpu->comm, ev.u.sw.next_comm, sizeof(per_vcpu->comm));
 	v->have_cur = true;
 	v->stopped_ns = 0;
 	v->cur_tid = next;

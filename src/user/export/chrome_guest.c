@@ -8,8 +8,8 @@
 #include "common/escape.h"
 #include "common/hashmap.h"
 #include "common/grow.h"
+#include "decode/guest_event.h"
 #include "export/id_pair_table.h"
-#include "hypertrace/guest.h"
 
 /* A guest CPU track: is a task's slice open on it. */
 struct cpu_track {
@@ -30,6 +30,7 @@ struct track_list {
  */
 struct ht_chrome_guest {
 	const struct ht_decoder *dec;
+	struct ht_gev_decoder gev;
 	struct ht_id_pair_table *named; /* guest tracks whose name event is written */
 	struct cpu_track *cpus;        /* in the order they appeared */
 	size_t ncpus, cap;
@@ -88,6 +89,10 @@ struct ht_chrome_guest *ht_chrome_guest_new(const struct ht_decoder *dec)
 	if (!g)
 		return NULL;
 	g->dec = dec;
+	if (ht_gev_decoder_init(&g->gev)) {
+		free(g);
+		return NULL;
+	}
 	ht_hashmap_init(&g->by_key, ht_hash_long, ht_equal_long, NULL);
 	ht_hashmap_init(&g->open_by_vm, ht_hash_long, ht_equal_long, NULL);
 	g->named = ht_id_pair_table_new();
@@ -140,30 +145,29 @@ static int name_track(struct ht_chrome_guest *g, FILE *f, ht_chrome_sep_fn sep, 
 }
 
 static int func_event(struct ht_chrome_guest *g, FILE *f, ht_chrome_sep_fn sep, void *arg,
-		      const struct ht_record *r, const char *ts)
+		      const struct ht_record *r, const struct ht_gev *ev, const char *ts)
 {
-	uint32_t pid = HT_CHROME_GUEST_TASKS_PID + r->host_pid, tid = (uint32_t)r->a2;
+	uint32_t pid = HT_CHROME_GUEST_TASKS_PID + r->host_pid, tid = ev->u.func.tid;
 	char name[HT_SYM_TEXT_MAX];
 
 	if (name_track(g, f, sep, arg, pid, tid, r->host_pid, "task", tid))
 		return -ENOMEM;
-	if (!ht_decoder_function(g->dec, r->a0, name, sizeof(name)))
-		snprintf(name, sizeof(name), "0x%llx", (unsigned long long)r->a0);
+	if (!ht_decoder_function(g->dec, ev->u.func.addr, name, sizeof(name)))
+		snprintf(name, sizeof(name), "0x%llx", (unsigned long long)ev->u.func.addr);
 	sep(arg);
 	/* The symbol file's name: escaped, whole. */
-	fprintf(f, "{\"ph\":\"%s\",\"cat\":\"guest_call\",\"name\":\"", r->nr == HT_GUEST_NR_FUNC_ENTRY ? "B" : "E");
+	fprintf(f, "{\"ph\":\"%s\",\"cat\":\"guest_call\",\"name\":\"", ev->kind == HT_GEV_FUNC_ENTRY ? "B" : "E");
 	ht_escape_fputs(f, name, HT_ESC_JSON);
 	fprintf(f, "\",\"pid\":%u,\"tid\":%u,\"ts\":%s}", pid, tid, ts);
 	return 0;
 }
 
 static int switch_event(struct ht_chrome_guest *g, FILE *f, ht_chrome_sep_fn sep, void *arg,
-			const struct ht_record *r, const char *ts)
+			const struct ht_record *r, const struct ht_gev *ev, const char *ts)
 {
-	uint32_t pid = HT_CHROME_GUEST_CPUS_PID + r->host_pid, cpu = (uint32_t)(r->a1 >> 32) & 0xffff;
-	uint32_t next = (uint32_t)(r->a0 >> 32);
+	uint32_t pid = HT_CHROME_GUEST_CPUS_PID + r->host_pid, cpu = ev->cpu;
+	uint32_t next = ev->u.sw.next_tid;
 	struct cpu_track *t = cpu_track(g, pid, cpu);
-	char comm[17];
 
 	if (!t || name_track(g, f, sep, arg, pid, cpu, r->host_pid, "CPU", cpu))
 		return -ENOMEM;
@@ -173,15 +177,10 @@ static int switch_event(struct ht_chrome_guest *g, FILE *f, ht_chrome_sep_fn sep
 	} else if (open_track(g, t)) {
 		return -ENOMEM;
 	}
-	for (int i = 0; i < 8; i++) {
-		comm[i] = (char)(r->a2 >> (8 * i));
-		comm[8 + i] = (char)(r->a3 >> (8 * i));
-	}
-	comm[16] = '\0';
 	sep(arg);
 	/* The guest's task name: escaped, whole. */
 	fputs("{\"ph\":\"B\",\"cat\":\"guest_sched\",\"name\":\"", f);
-	ht_escape_fputs(f, comm, HT_ESC_JSON);
+	ht_escape_fputs(f, ev->u.sw.next_comm, HT_ESC_JSON);
 	fprintf(f, " (%u)\",\"pid\":%u,\"tid\":%u,\"ts\":%s,\"args\":{\"tid\":%u}}", next, pid, cpu, ts, next);
 	return 0;
 }
@@ -189,20 +188,22 @@ static int switch_event(struct ht_chrome_guest *g, FILE *f, ht_chrome_sep_fn sep
 int ht_chrome_guest_add(struct ht_chrome_guest *g, FILE *f, ht_chrome_sep_fn sep, void *arg,
 			const struct ht_record *r, const char *ts)
 {
-	const struct ht_event_desc *ev = ht_decoder_event(g->dec, r);
+	const struct ht_event_desc *desc = ht_decoder_event(g->dec, r);
+	struct ht_gev ev;
 
-	if (!ev)
+	if (!desc)
 		return 0;
 	sep(arg);
 	fprintf(f, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"guest\",\"name\":\"%s\",\"pid\":%u,\"tid\":%u,\"ts\":%s,\"args\":",
-		ev->name, r->host_pid, r->host_tid, ts);
-	ht_decode_print_json_fields(g->dec, ev, r, f);
+		desc->name, r->host_pid, r->host_tid, ts);
+	ht_decode_print_json_fields(g->dec, desc, r, f);
 	fputc('}', f);
-	if (r->nr == HT_GUEST_NR_FUNC_ENTRY || r->nr == HT_GUEST_NR_FUNC_EXIT)
-		return func_event(g, f, sep, arg, r, ts);
-	if (r->nr == HT_GUEST_NR_SCHED_SWITCH)
-		return switch_event(g, f, sep, arg, r, ts);
-	if (r->nr == HT_GUEST_NR_MODULE && (r->a0 & 0xff) == 0) {
+	ht_gev_decode(&g->gev, r, &ev);
+	if (ev.kind == HT_GEV_FUNC_ENTRY || ev.kind == HT_GEV_FUNC_EXIT)
+		return func_event(g, f, sep, arg, r, &ev, ts);
+	if (ev.kind == HT_GEV_SCHED_SWITCH)
+		return switch_event(g, f, sep, arg, r, &ev, ts);
+	if (ev.kind == HT_GEV_MODULE && ev.u.mod.state == 0) {
 		/* Unloading: nothing is known about what runs on that VM's CPUs from here on. */
 		struct track_list *l;
 

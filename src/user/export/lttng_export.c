@@ -11,7 +11,7 @@
 #include "common/errf.h"
 #include "common/grow.h"
 #include "common/util.h"
-#include "export/guest_event.h"
+#include "export/guest_state.h"
 #include "export/lttng_trace.h"
 #include "export/id_pair_table.h"
 #include "export/switch_chain.h"

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/errf.h"
-#include "common/util.h"
 
 static int guest_classes(struct guest *g)
 {
@@ -235,21 +234,15 @@ static int guest_event_payload(struct ht_lttng_export *x, struct guest *g, const
 		lt_put_u64(p, ev->u.func.addr);
 		lt_put_u64(p, ev->u.func.call_site);
 		break;
-	case HT_GEV_MODULE: {
-		const struct ht_event_desc *d = ev->desc;
-		const char *names[] = { "state", "events", "functions", "missed", "anchor_addr" };
-		char anchor[33] = "";
-
+	case HT_GEV_MODULE:
 		*id = g->cls.module;
-		for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
-			const struct ht_field *f = ht_event_field(d, names[i]);
-			lt_put_u64(p, f ? ht_field_bits(f, r) : 0);
-		}
-		if (ht_event_field(d, "anchor_name"))
-			ht_field_text(ht_event_field(d, "anchor_name"), r, anchor);
-		lt_put_string(p, anchor);
+		lt_put_u64(p, ev->u.mod.state);
+		lt_put_u64(p, ev->u.mod.events);
+		lt_put_u64(p, ev->u.mod.functions);
+		lt_put_u64(p, ev->u.mod.missed);
+		lt_put_u64(p, ev->u.mod.anchor_addr);
+		lt_put_string(p, ev->u.mod.anchor_name);
 		break;
-	}
 	default:
 		return 1;
 	}

@@ -12,7 +12,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "export/guest_event.h"
+#include "export/guest_state.h"
 #include "export/id_pair_table.h"
 #include "export/lttng_export.h"
 #include "export/lttng_trace.h"

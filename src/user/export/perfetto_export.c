@@ -14,7 +14,7 @@
 #include "common/hashmap.h"
 #include "common/util.h"
 #include "common/vcpu_states.h"
-#include "export/guest_event.h"
+#include "export/guest_state.h"
 #include "export/protobuf.h"
 #include "export/id_pair_table.h"
 #include "export/switch_chain.h"

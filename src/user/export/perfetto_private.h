@@ -17,7 +17,7 @@
 #include "common/hashmap.h"
 #include "common/util.h"
 #include "common/vcpu_states.h"
-#include "export/guest_event.h"
+#include "export/guest_state.h"
 #include "export/id_pair_table.h"
 #include "export/perfetto_export.h"
 #include "export/protobuf.h"

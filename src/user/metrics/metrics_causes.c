@@ -2,7 +2,6 @@
 #include "metrics/metrics_causes.h"
 
 #include <errno.h>
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include "common/hashmap.h"
@@ -229,61 +228,45 @@ static void labels_of(const struct ht_metrics_cause_set *x, bool other, char *ou
 	snprintf(out, len, "vm=\"%s\",reason=\"%s\",cause=\"%s\"", vm, reason, cause);
 }
 
-/* One histogram of a set: cumulative buckets at the slots' upper bounds, the open-ended last slot only in +Inf. */
-static void histogram(FILE *out, const char *name, const char *labels, const uint64_t buckets[HT_EXIT_SLOTS],
-		      uint64_t count, uint64_t sum_ns)
-{
-	char le[32], sum[32];
-	uint64_t cum = 0;
+/* Which of a set's two histograms a writer of cause sets writes. */
+enum cause_histogram { CAUSE_KVM, CAUSE_VMM };
 
-	for (unsigned int k = 0; k < HT_EXIT_SLOTS - 1; k++) {
-		cum += buckets[k];
-		ht_metrics_format_seconds(ht_exit_slot_high(k), le, sizeof(le));
-		fprintf(out, "%s_bucket{%s,le=\"%s\"} %" PRIu64 "\n", name, labels, le, cum);
-	}
-	fprintf(out, "%s_bucket{%s,le=\"+Inf\"} %" PRIu64 "\n", name, labels, count);
-	ht_metrics_format_seconds(sum_ns, sum, sizeof(sum));
-	fprintf(out, "%s_sum{%s} %s\n", name, labels, sum);
-	fprintf(out, "%s_count{%s} %" PRIu64 "\n", name, labels, count);
+static void write_cause_set(FILE *out, const void *set, bool other, void *ctx)
+{
+	const struct ht_metrics_cause_set *x = set;
+	char labels[2 * HT_METRICS_VM_LABEL + 2 * 48 + 2 * 96 + 64];
+
+	labels_of(x, other, labels, sizeof(labels));
+	if (*(const enum cause_histogram *)ctx == CAUSE_KVM)
+		ht_metrics_histogram(out, "hypertrace_exit_cause_kvm_seconds", labels, x->kvm_buckets, HT_EXIT_SLOTS - 1,
+				     ht_exit_slot_high, x->count, &x->kvm_ns);
+	else
+		ht_metrics_histogram(out, "hypertrace_exit_cause_vmm_seconds", labels, x->vmm_buckets, HT_EXIT_SLOTS - 1,
+				     ht_exit_slot_high, x->vmm_count, &x->vmm_ns);
 }
 
 void ht_metrics_causes_render(struct ht_metrics_causes *c, FILE *out)
 {
-	char labels[2 * HT_METRICS_VM_LABEL + 2 * 48 + 2 * 96 + 64];
+	enum cause_histogram kvm = CAUSE_KVM, vmm = CAUSE_VMM;
 
 	if (!c->sets)
 		return;
 	qsort(c->sets, c->n, sizeof(*c->sets), cmp_sets);
-	fputs("# HELP hypertrace_exit_cause_kvm_seconds Time in KVM per VM exit (kvm_exit to the return to user space, or to kvm_entry), by VM, exit reason and cause (I/O port, MMIO address, MSR, CPUID leaf, hypercall nr; at most 16 per VM and reason, the rest cause=\"other\"; at most 128 label sets per VM, the rest reason=\"other\",cause=\"other\").\n"
-	      "# TYPE hypertrace_exit_cause_kvm_seconds histogram\n", out);
-	for (size_t i = 0; i <= c->n; i++) {
-		const struct ht_metrics_cause_set *x = i < c->n ? &c->sets[i] : &c->other;
-
-		if (i == c->n && !c->other_used)
-			break;
-		labels_of(x, i == c->n, labels, sizeof(labels));
-		histogram(out, "hypertrace_exit_cause_kvm_seconds", labels, x->kvm_buckets, x->count, x->kvm_ns);
-	}
-	fputs("# HELP hypertrace_exit_cause_vmm_seconds Time in the VMM per VM exit that went to user space (kvm_userspace_exit to kvm_entry), by VM, exit reason and cause.\n"
-	      "# TYPE hypertrace_exit_cause_vmm_seconds histogram\n", out);
-	for (size_t i = 0; i <= c->n; i++) {
-		const struct ht_metrics_cause_set *x = i < c->n ? &c->sets[i] : &c->other;
-
-		if (i == c->n && !c->other_used)
-			break;
-		labels_of(x, i == c->n, labels, sizeof(labels));
-		histogram(out, "hypertrace_exit_cause_vmm_seconds", labels, x->vmm_buckets, x->vmm_count, x->vmm_ns);
-	}
-	fputs("# HELP hypertrace_exit_causes_lost_total VM exits whose cause the BPF side could not count (its cause table full).\n"
-	      "# TYPE hypertrace_exit_causes_lost_total counter\n", out);
-	fprintf(out, "hypertrace_exit_causes_lost_total %" PRIu64 "\n", c->lost);
-	fputs("# HELP hypertrace_exit_causes_not_theirs_total Cause events KVM reported during VM exits whose cause they cannot be (its own lookups), counted apart.\n"
-	      "# TYPE hypertrace_exit_causes_not_theirs_total counter\n", out);
-	fprintf(out, "hypertrace_exit_causes_not_theirs_total %" PRIu64 "\n", c->not_theirs);
-	fputs("# HELP hypertrace_exit_cause_metrics_overflow_exits_total Exits counted under cause label set \"other\" because the label sets were at their cap.\n"
-	      "# TYPE hypertrace_exit_cause_metrics_overflow_exits_total counter\n", out);
-	fprintf(out, "hypertrace_exit_cause_metrics_overflow_exits_total %" PRIu64 "\n", c->overflow_exits);
-	fputs("# HELP hypertrace_exit_cause_metrics_vm_overflow_exits_total Exits counted under their VM's own label set reason=\"other\",cause=\"other\" because that VM's label sets were at its share.\n"
-	      "# TYPE hypertrace_exit_cause_metrics_vm_overflow_exits_total counter\n", out);
-	fprintf(out, "hypertrace_exit_cause_metrics_vm_overflow_exits_total %" PRIu64 "\n", c->vm_overflow_exits);
+	ht_metrics_family(out, "hypertrace_exit_cause_kvm_seconds", "histogram",
+			  "Time in KVM per VM exit (kvm_exit to the return to user space, or to kvm_entry), by VM, exit reason and cause (I/O port, MMIO address, MSR, CPUID leaf, hypercall nr; at most 16 per VM and reason, the rest cause=\"other\"; at most 128 label sets per VM, the rest reason=\"other\",cause=\"other\").");
+	ht_metrics_each_set(out, c->sets, c->n, sizeof(*c->sets), &c->other, c->other_used, write_cause_set, &kvm);
+	ht_metrics_family(out, "hypertrace_exit_cause_vmm_seconds", "histogram",
+			  "Time in the VMM per VM exit that went to user space (kvm_userspace_exit to kvm_entry), by VM, exit reason and cause.");
+	ht_metrics_each_set(out, c->sets, c->n, sizeof(*c->sets), &c->other, c->other_used, write_cause_set, &vmm);
+	ht_metrics_counter(out, "hypertrace_exit_causes_lost_total",
+			   "VM exits whose cause the BPF side could not count (its cause table full).", c->lost);
+	ht_metrics_counter(out, "hypertrace_exit_causes_not_theirs_total",
+			   "Cause events KVM reported during VM exits whose cause they cannot be (its own lookups), counted apart.",
+			   c->not_theirs);
+	ht_metrics_counter(out, "hypertrace_exit_cause_metrics_overflow_exits_total",
+			   "Exits counted under cause label set \"other\" because the label sets were at their cap.",
+			   c->overflow_exits);
+	ht_metrics_counter(out, "hypertrace_exit_cause_metrics_vm_overflow_exits_total",
+			   "Exits counted under their VM's own label set reason=\"other\",cause=\"other\" because that VM's label sets were at its share.",
+			   c->vm_overflow_exits);
 }

@@ -577,31 +577,33 @@ static const char *const phase_names[HT_LAT_NSERIES] = {
 	[HT_LAT_HCALL_ENTRY] = "hypercall_to_entry",
 };
 
-static void render_histogram(FILE *out, const struct ht_metrics_registry *r,
-			     const struct ht_metrics_set *s, bool other, int phase)
+static void write_hypercalls(FILE *out, const void *set, bool other, void *ctx)
 {
-	char labels[2 * HT_METRICS_VM_LABEL + 64], le[32];
-	uint64_t cum = 0;
+	const struct ht_metrics_set *s = set;
+	char labels[2 * HT_METRICS_VM_LABEL + 64];
+
+	(void)ctx;
+	set_labels(s, other, labels, sizeof(labels));
+	fprintf(out, "hypertrace_hypercalls_total{%s} %" PRIu64 "\n", labels, s->hypercalls);
+}
+
+/* A set's histogram of each phase; ctx is the registry (are its sums exact). */
+static void write_hypercall_histograms(FILE *out, const void *set, bool other, void *ctx)
+{
+	const struct ht_metrics_registry *r = ctx;
+	const struct ht_metrics_set *s = set;
+	char labels[2 * HT_METRICS_VM_LABEL + 64], phase_labels[sizeof(labels) + 64];
 
 	set_labels(s, other, labels, sizeof(labels));
-	for (unsigned int k = 0; k < HT_METRICS_BUCKETS; k++) {
-		cum += s->buckets[phase][k];
-		ht_metrics_format_seconds(ht_hist_slot_high(k), le, sizeof(le));
-		fprintf(out, "hypertrace_hypercall_duration_seconds_bucket{phase=\"%s\",%s,le=\"%s\"} %" PRIu64 "\n",
-			phase_names[phase], labels, le, cum);
-	}
-	cum += s->buckets[phase][HT_METRICS_BUCKETS];
-	fprintf(out, "hypertrace_hypercall_duration_seconds_bucket{phase=\"%s\",%s,le=\"+Inf\"} %" PRIu64 "\n",
-		phase_names[phase], labels, cum);
-	if (r->exact_sums) {
-		char sum[32];
+	for (int p = 0; p < HT_LAT_NSERIES; p++) {
+		uint64_t count = 0;
 
-		ht_metrics_format_seconds(s->sum_ns[phase], sum, sizeof(sum));
-		fprintf(out, "hypertrace_hypercall_duration_seconds_sum{phase=\"%s\",%s} %s\n",
-			phase_names[phase], labels, sum);
+		for (unsigned int k = 0; k <= HT_METRICS_BUCKETS; k++)
+			count += s->buckets[p][k];
+		snprintf(phase_labels, sizeof(phase_labels), "phase=\"%s\",%s", phase_names[p], labels);
+		ht_metrics_histogram(out, "hypertrace_hypercall_duration_seconds", phase_labels, s->buckets[p],
+				     HT_METRICS_BUCKETS, ht_hist_slot_high, count, r->exact_sums ? &s->sum_ns[p] : NULL);
 	}
-	fprintf(out, "hypertrace_hypercall_duration_seconds_count{phase=\"%s\",%s} %" PRIu64 "\n",
-		phase_names[phase], labels, cum);
 }
 
 static const char *const drop_reasons[HT_METRICS_NDROPS] = {
@@ -651,21 +653,15 @@ static void exit_labels(const struct ht_metrics_exit_set *x, bool other, bool pe
 		snprintf(out, len, "vm=\"%s\",reason=\"%s\"", vm, reason);
 }
 
-static void render_exit_histogram(FILE *out, const struct ht_metrics_exit_set *x, bool other, bool per_vcpu)
+/* ctx: are the labels per vCPU (a bool). */
+static void write_exit_histogram(FILE *out, const void *set, bool other, void *ctx)
 {
-	char labels[2 * HT_METRICS_VM_LABEL + 160], le[32], sum[32];
-	uint64_t cum = 0;
+	const struct ht_metrics_exit_set *x = set;
+	char labels[2 * HT_METRICS_VM_LABEL + 160];
 
-	exit_labels(x, other, per_vcpu, labels, sizeof(labels));
-	for (unsigned int k = 0; k < HT_METRICS_EXIT_BUCKETS; k++) {
-		cum += x->buckets[k];
-		ht_metrics_format_seconds(ht_exit_slot_high(k), le, sizeof(le));
-		fprintf(out, "hypertrace_exit_duration_seconds_bucket{%s,le=\"%s\"} %" PRIu64 "\n", labels, le, cum);
-	}
-	fprintf(out, "hypertrace_exit_duration_seconds_bucket{%s,le=\"+Inf\"} %" PRIu64 "\n", labels, x->count);
-	ht_metrics_format_seconds(x->sum_ns, sum, sizeof(sum));
-	fprintf(out, "hypertrace_exit_duration_seconds_sum{%s} %s\n", labels, sum);
-	fprintf(out, "hypertrace_exit_duration_seconds_count{%s} %" PRIu64 "\n", labels, x->count);
+	exit_labels(x, other, *(const bool *)ctx, labels, sizeof(labels));
+	ht_metrics_histogram(out, "hypertrace_exit_duration_seconds", labels, x->buckets, HT_METRICS_EXIT_BUCKETS,
+			     ht_exit_slot_high, x->count, &x->sum_ns);
 }
 
 static void vcpu_labels(const struct ht_metrics_vcpu_set *v, bool other, char *out, size_t len)
@@ -681,6 +677,27 @@ static void vcpu_labels(const struct ht_metrics_vcpu_set *v, bool other, char *o
 	snprintf(out, len, "vm=\"%s\",vcpu=\"%" PRIu32 "\"", vm, v->vcpu);
 }
 
+static void write_vcpu_wait(FILE *out, const void *set, bool other, void *ctx)
+{
+	const struct ht_metrics_vcpu_set *v = set;
+	char labels[2 * HT_METRICS_VM_LABEL + 64], secs[32];
+
+	(void)ctx;
+	vcpu_labels(v, other, labels, sizeof(labels));
+	ht_metrics_format_seconds(v->wait_ns, secs, sizeof(secs));
+	fprintf(out, "hypertrace_vcpu_wait_seconds_total{%s} %s\n", labels, secs);
+}
+
+static void write_vcpu_preemptions(FILE *out, const void *set, bool other, void *ctx)
+{
+	const struct ht_metrics_vcpu_set *v = set;
+	char labels[2 * HT_METRICS_VM_LABEL + 64];
+
+	(void)ctx;
+	vcpu_labels(v, other, labels, sizeof(labels));
+	fprintf(out, "hypertrace_vcpu_preemptions_total{%s} %" PRIu64 "\n", labels, v->preemptions);
+}
+
 /*
  * Where the vCPU threads' time went, as node_cpu_seconds_total{cpu,mode}
  * tells a host's: by VM and state, and by vCPU too with --metrics-per-vcpu.
@@ -690,8 +707,8 @@ static void render_vcpu_seconds(FILE *out, const struct ht_metrics_exits *e)
 {
 	char vm[2 * HT_METRICS_VM_LABEL], secs[32];
 
-	fputs("# HELP hypertrace_vcpu_seconds_total Time of vCPU threads in each state: guest, kvm (KVM handling an exit), vmm (the VMM in user space), wait (runnable, no host CPU), halted, blocked; the states add up to the threads' time.\n"
-	      "# TYPE hypertrace_vcpu_seconds_total counter\n", out);
+	ht_metrics_family(out, "hypertrace_vcpu_seconds_total", "counter",
+			  "Time of vCPU threads in each state: guest, kvm (KVM handling an exit), vmm (the VMM in user space), wait (runnable, no host CPU), halted, blocked; the states add up to the threads' time.");
 	for (size_t i = 0; i <= e->nvcpus; i++) {
 		const struct ht_metrics_vcpu_set *v = i < e->nvcpus ? &e->vcpus[i] : &e->vcpu_other;
 		uint64_t sum[HT_VCPU_NSTATES] = { 0 };
@@ -726,47 +743,30 @@ static void render_vcpu_seconds(FILE *out, const struct ht_metrics_exits *e)
 
 static void render_exits(FILE *out, struct ht_metrics_exits *e)
 {
-	char labels[2 * HT_METRICS_VM_LABEL + 64], secs[32];
-
 	qsort(e->sets, e->nsets, sizeof(*e->sets), cmp_exit_sets);
 	qsort(e->vcpus, e->nvcpus, sizeof(*e->vcpus), cmp_vcpu_sets);
-	fputs("# HELP hypertrace_exit_duration_seconds Time in the host per VM exit (kvm_exit to the next kvm_entry of the vCPU thread), by VM and exit reason.\n"
-	      "# TYPE hypertrace_exit_duration_seconds histogram\n", out);
-	for (size_t i = 0; i < e->nsets; i++)
-		render_exit_histogram(out, &e->sets[i], false, e->per_vcpu);
-	if (e->other_used)
-		render_exit_histogram(out, &e->other, true, e->per_vcpu);
-	fputs("# HELP hypertrace_vcpu_wait_seconds_total Time vCPU threads were runnable but not running (waiting for a host CPU: the guest's steal).\n"
-	      "# TYPE hypertrace_vcpu_wait_seconds_total counter\n", out);
-	for (size_t i = 0; i <= e->nvcpus; i++) {
-		const struct ht_metrics_vcpu_set *v = i < e->nvcpus ? &e->vcpus[i] : &e->vcpu_other;
-		if (i == e->nvcpus && !e->vcpu_other_used)
-			break;
-		vcpu_labels(v, i == e->nvcpus, labels, sizeof(labels));
-		ht_metrics_format_seconds(v->wait_ns, secs, sizeof(secs));
-		fprintf(out, "hypertrace_vcpu_wait_seconds_total{%s} %s\n", labels, secs);
-	}
+	ht_metrics_family(out, "hypertrace_exit_duration_seconds", "histogram",
+			  "Time in the host per VM exit (kvm_exit to the next kvm_entry of the vCPU thread), by VM and exit reason.");
+	ht_metrics_each_set(out, e->sets, e->nsets, sizeof(*e->sets), &e->other, e->other_used, write_exit_histogram,
+			    &e->per_vcpu);
+	ht_metrics_family(out, "hypertrace_vcpu_wait_seconds_total", "counter",
+			  "Time vCPU threads were runnable but not running (waiting for a host CPU: the guest's steal).");
+	ht_metrics_each_set(out, e->vcpus, e->nvcpus, sizeof(*e->vcpus), &e->vcpu_other, e->vcpu_other_used,
+			    write_vcpu_wait, NULL);
 	render_vcpu_seconds(out, e);
-	fputs("# HELP hypertrace_vcpu_preemptions_total Involuntary switch-outs of vCPU threads (preempted while runnable).\n"
-	      "# TYPE hypertrace_vcpu_preemptions_total counter\n", out);
-	for (size_t i = 0; i <= e->nvcpus; i++) {
-		const struct ht_metrics_vcpu_set *v = i < e->nvcpus ? &e->vcpus[i] : &e->vcpu_other;
-		if (i == e->nvcpus && !e->vcpu_other_used)
-			break;
-		vcpu_labels(v, i == e->nvcpus, labels, sizeof(labels));
-		fprintf(out, "hypertrace_vcpu_preemptions_total{%s} %" PRIu64 "\n", labels, v->preemptions);
-	}
-	fputs("# HELP hypertrace_exits_lost_total VM exits the BPF side could not count (series or vCPU thread tables full).\n"
-	      "# TYPE hypertrace_exits_lost_total counter\n", out);
-	fprintf(out, "hypertrace_exits_lost_total %" PRIu64 "\n", e->lost);
-	fputs("# HELP hypertrace_exit_metrics_overflow_exits_total Exits counted under vm=\"other\" because the label sets were at their cap.\n"
-	      "# TYPE hypertrace_exit_metrics_overflow_exits_total counter\n", out);
-	fprintf(out, "hypertrace_exit_metrics_overflow_exits_total %" PRIu64 "\n", e->overflow_exits);
-	fputs("# HELP hypertrace_exit_metrics_vm_overflow_exits_total Exits counted under their VM's own label set reason=\"other\" because that VM's label sets were at its share.\n"
-	      "# TYPE hypertrace_exit_metrics_vm_overflow_exits_total counter\n", out);
-	fprintf(out, "hypertrace_exit_metrics_vm_overflow_exits_total %" PRIu64 "\n", e->vm_overflow_exits);
-	fputs("# HELP hypertrace_exit_share_refused_exits_total VM exits whose new series or cause a VM process's share of the BPF tables refused (series: the exit lost; cause: counted under its reason's other cause, or lost).\n"
-	      "# TYPE hypertrace_exit_share_refused_exits_total counter\n", out);
+	ht_metrics_family(out, "hypertrace_vcpu_preemptions_total", "counter",
+			  "Involuntary switch-outs of vCPU threads (preempted while runnable).");
+	ht_metrics_each_set(out, e->vcpus, e->nvcpus, sizeof(*e->vcpus), &e->vcpu_other, e->vcpu_other_used,
+			    write_vcpu_preemptions, NULL);
+	ht_metrics_counter(out, "hypertrace_exits_lost_total",
+			   "VM exits the BPF side could not count (series or vCPU thread tables full).", e->lost);
+	ht_metrics_counter(out, "hypertrace_exit_metrics_overflow_exits_total",
+			   "Exits counted under vm=\"other\" because the label sets were at their cap.", e->overflow_exits);
+	ht_metrics_counter(out, "hypertrace_exit_metrics_vm_overflow_exits_total",
+			   "Exits counted under their VM's own label set reason=\"other\" because that VM's label sets were at its share.",
+			   e->vm_overflow_exits);
+	ht_metrics_family(out, "hypertrace_exit_share_refused_exits_total", "counter",
+			  "VM exits whose new series or cause a VM process's share of the BPF tables refused (series: the exit lost; cause: counted under its reason's other cause, or lost).");
 	fprintf(out, "hypertrace_exit_share_refused_exits_total{table=\"series\"} %" PRIu64 "\n", e->share_series_over);
 	fprintf(out, "hypertrace_exit_share_refused_exits_total{table=\"causes\"} %" PRIu64 "\n", e->share_causes_over);
 	ht_metrics_causes_render(&e->causes, out);
@@ -774,7 +774,7 @@ static void render_exits(FILE *out, struct ht_metrics_exits *e)
 
 int ht_metrics_render(struct ht_metrics_registry *r, FILE *out)
 {
-	char version[256], mode[64], labels[2 * HT_METRICS_VM_LABEL + 64];
+	char version[256], mode[64];
 
 	if (!ht_metrics_escape_label(r->version, version, sizeof(version)) ||
 	    !ht_metrics_escape_label(r->mode, mode, sizeof(mode)))
@@ -782,49 +782,37 @@ int ht_metrics_render(struct ht_metrics_registry *r, FILE *out)
 	qsort(r->sets, r->nsets, sizeof(*r->sets), cmp_sets);
 
 	/* Build info carries what the binary is; how it runs is another info metric. */
-	fputs("# HELP hypertrace_build_info The hypertrace-bpf version serving these metrics; always 1.\n"
-	      "# TYPE hypertrace_build_info gauge\n", out);
+	ht_metrics_family(out, "hypertrace_build_info", "gauge",
+			  "The hypertrace-bpf version serving these metrics; always 1.");
 	fprintf(out, "hypertrace_build_info{version=\"%s\"} 1\n", version);
-	fputs("# HELP hypertrace_recording_info How this recording runs: mode file (a trace file) or no_file (aggregates only); always 1.\n"
-	      "# TYPE hypertrace_recording_info gauge\n", out);
+	ht_metrics_family(out, "hypertrace_recording_info", "gauge",
+			  "How this recording runs: mode file (a trace file) or no_file (aggregates only); always 1.");
 	fprintf(out, "hypertrace_recording_info{mode=\"%s\"} 1\n", mode);
 
-	fputs("# HELP hypertrace_hypercalls_total Hypercalls traced, by VM (QEMU guest name, or pid N), vCPU and hypercall nr.\n"
-	      "# TYPE hypertrace_hypercalls_total counter\n", out);
-	for (size_t i = 0; i < r->nsets; i++) {
-		set_labels(&r->sets[i], false, labels, sizeof(labels));
-		fprintf(out, "hypertrace_hypercalls_total{%s} %" PRIu64 "\n", labels, r->sets[i].hypercalls);
-	}
-	if (r->other_used) {
-		set_labels(&r->other, true, labels, sizeof(labels));
-		fprintf(out, "hypertrace_hypercalls_total{%s} %" PRIu64 "\n", labels, r->other.hypercalls);
-	}
+	ht_metrics_family(out, "hypertrace_hypercalls_total", "counter",
+			  "Hypercalls traced, by VM (QEMU guest name, or pid N), vCPU and hypercall nr.");
+	ht_metrics_each_set(out, r->sets, r->nsets, sizeof(*r->sets), &r->other, r->other_used, write_hypercalls, NULL);
 
-	fputs("# HELP hypertrace_dropped_hypercalls_total Hypercalls seen but not recorded, by reason.\n"
-	      "# TYPE hypertrace_dropped_hypercalls_total counter\n", out);
+	ht_metrics_family(out, "hypertrace_dropped_hypercalls_total", "counter",
+			  "Hypercalls seen but not recorded, by reason.");
 	for (int d = 0; d < HT_METRICS_NDROPS; d++)
 		fprintf(out, "hypertrace_dropped_hypercalls_total{reason=\"%s\"} %" PRIu64 "\n",
 			drop_reasons[d], r->drops[d]);
 
-	fputs("# HELP hypertrace_unselected_hypercalls_total Hypercall exits whose nr was not selected (not recorded, by design).\n"
-	      "# TYPE hypertrace_unselected_hypercalls_total counter\n", out);
-	fprintf(out, "hypertrace_unselected_hypercalls_total %" PRIu64 "\n", r->unselected_nr);
+	ht_metrics_counter(out, "hypertrace_unselected_hypercalls_total",
+			   "Hypercall exits whose nr was not selected (not recorded, by design).", r->unselected_nr);
 
-	fputs("# HELP hypertrace_metrics_overflow_hypercalls_total Hypercalls counted under vm=\"other\" because the label sets were at their cap.\n"
-	      "# TYPE hypertrace_metrics_overflow_hypercalls_total counter\n", out);
-	fprintf(out, "hypertrace_metrics_overflow_hypercalls_total %" PRIu64 "\n", r->overflow_hypercalls);
-	fputs("# HELP hypertrace_metrics_label_sets_max Label sets (VM, vCPU, nr) kept before \"other\" takes the rest.\n"
-	      "# TYPE hypertrace_metrics_label_sets_max gauge\n", out);
+	ht_metrics_counter(out, "hypertrace_metrics_overflow_hypercalls_total",
+			   "Hypercalls counted under vm=\"other\" because the label sets were at their cap.",
+			   r->overflow_hypercalls);
+	ht_metrics_family(out, "hypertrace_metrics_label_sets_max", "gauge",
+			  "Label sets (VM, vCPU, nr) kept before \"other\" takes the rest.");
 	fprintf(out, "hypertrace_metrics_label_sets_max %zu\n", r->max_sets);
 
-	fputs("# HELP hypertrace_hypercall_duration_seconds Hypercall latency by phase: exit_to_entry (kvm_exit to kvm_entry), exit_to_hypercall, hypercall_to_entry.\n"
-	      "# TYPE hypertrace_hypercall_duration_seconds histogram\n", out);
-	for (size_t i = 0; i < r->nsets; i++)
-		for (int p = 0; p < HT_LAT_NSERIES; p++)
-			render_histogram(out, r, &r->sets[i], false, p);
-	if (r->other_used)
-		for (int p = 0; p < HT_LAT_NSERIES; p++)
-			render_histogram(out, r, &r->other, true, p);
+	ht_metrics_family(out, "hypertrace_hypercall_duration_seconds", "histogram",
+			  "Hypercall latency by phase: exit_to_entry (kvm_exit to kvm_entry), exit_to_hypercall, hypercall_to_entry.");
+	ht_metrics_each_set(out, r->sets, r->nsets, sizeof(*r->sets), &r->other, r->other_used,
+			    write_hypercall_histograms, r);
 	if (r->exits.on)
 		render_exits(out, &r->exits);
 	return ferror(out) ? -EIO : 0;

@@ -2,6 +2,7 @@
 /* process_* metrics from /proc, as Prometheus' client libraries export them. */
 #include "metrics/process_metrics.h"
 #include "common/small_file.h"
+#include "metrics/metrics_exposition.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -115,7 +116,8 @@ static bool count_fds(const char *self, uint64_t *out)
 
 static void metric(FILE *out, const char *name, const char *type, const char *help, const char *value)
 {
-	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n%s %s\n", name, help, name, type, name, value);
+	ht_metrics_family(out, name, type, help);
+	fprintf(out, "%s %s\n", name, value);
 }
 
 static void metric_u64(FILE *out, const char *name, const char *type, const char *help, uint64_t v)

@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include "export/guest_event.h"
+#include "export/guest_state.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "export/id_pair_table.h"
-#include "hypertrace/guest.h"
 #include "common/grow.h"
 
 struct task {
@@ -34,6 +33,7 @@ struct vcpu {
 
 struct ht_guest_state {
 	const struct ht_decoder *dec;
+	struct ht_gev_decoder gev;
 	struct ht_id_pair_table *tasks; /* (host pid, guest tid) -> struct task */
 	struct ht_id_pair_table *cpus;  /* (host pid, guest cpu) -> struct cpu */
 	struct ht_id_pair_table *vcpus; /* (host pid, host tid) -> struct vcpu */
@@ -74,6 +74,10 @@ struct ht_guest_state *ht_guest_state_new(const struct ht_decoder *dec)
 	if (!s)
 		return NULL;
 	s->dec = dec;
+	if (ht_gev_decoder_init(&s->gev)) {
+		free(s);
+		return NULL;
+	}
 	s->tasks = ht_id_pair_table_new();
 	s->cpus = ht_id_pair_table_new();
 	s->vcpus = ht_id_pair_table_new();
@@ -83,30 +87,6 @@ struct ht_guest_state *ht_guest_state_new(const struct ht_decoder *dec)
 		return NULL;
 	}
 	return s;
-}
-
-static uint64_t field(const struct ht_event_desc *d, const struct ht_record *r, const char *name)
-{
-	const struct ht_field *f = ht_event_field(d, name);
-
-	return f ? ht_field_bits(f, r) : 0;
-}
-
-static void text(const struct ht_event_desc *d, const struct ht_record *r, const char *name, char *out,
-		 size_t len)
-{
-	const struct ht_field *f = ht_event_field(d, name);
-	char buf[33] = "";
-
-	if (f)
-		ht_field_text(f, r, buf);
-	snprintf(out, len, "%s", buf);
-}
-
-/* ftrace's prio from the 8 bits sent: a deadline task's -1 travels as 255. */
-static int32_t prio_of(uint64_t v)
-{
-	return v == HT_GUEST_PRIO_DEADLINE ? -1 : (int32_t)v;
 }
 
 static int set_comm(struct ht_guest_state *s, uint32_t pid, uint32_t tid, const char *comm)
@@ -192,76 +172,39 @@ static void forget_cpus(struct ht_guest_state *s, uint32_t pid)
 	l->n = 0;
 }
 
-static enum ht_gev_kind kind_of(uint32_t nr)
-{
-	switch (nr) {
-	case HT_GUEST_NR_MODULE: return HT_GEV_MODULE;
-	case HT_GUEST_NR_SCHED_SWITCH: return HT_GEV_SCHED_SWITCH;
-	case HT_GUEST_NR_SCHED_WAKEUP: return HT_GEV_SCHED_WAKEUP;
-	case HT_GUEST_NR_IRQ_ENTRY: return HT_GEV_IRQ_ENTRY;
-	case HT_GUEST_NR_IRQ_EXIT: return HT_GEV_IRQ_EXIT;
-	case HT_GUEST_NR_FUNC_ENTRY: return HT_GEV_FUNC_ENTRY;
-	case HT_GUEST_NR_FUNC_EXIT: return HT_GEV_FUNC_EXIT;
-	default: return HT_GEV_NONE;
-	}
-}
-
 int ht_guest_state_feed(struct ht_guest_state *s, const struct ht_record *r, struct ht_gev *ev)
 {
 	const struct ht_event_desc *d = ht_decoder_event(s->dec, r);
 	struct vcpu *v;
 
 	memset(ev, 0, sizeof(*ev));
-	if (!d || !d->builtin || (ev->kind = kind_of(r->nr)) == HT_GEV_NONE)
+	/* Forged records, and the nr a user's catalog names, are none of the module's events. */
+	if (!d || !d->builtin)
 		return 0;
-	ev->desc = d;
+	ht_gev_decode(&s->gev, r, ev);
+	if (ev->kind == HT_GEV_NONE)
+		return 0;
 	v = ht_id_pair_table_get_or_add(s->vcpus, r->host_pid, r->host_tid, sizeof(*v), NULL);
 	if (!v)
 		return -ENOMEM;
 	if (ev->kind == HT_GEV_MODULE) {
 		/* It names no CPU: the one this vCPU last sent from (its vCPU id before any). */
 		ev->cpu = v->known ? v->cpu : r->vcpu_id;
-		ev->u.mod.state = (uint32_t)field(d, r, "state");
 		if (ev->u.mod.state == 0)
 			forget_cpus(s, r->host_pid);
 		return 0;
 	}
-	ev->cpu = (uint32_t)field(d, r, "cpu_id");
 	v->cpu = ev->cpu;
 	v->known = true;
 	switch (ev->kind) {
 	case HT_GEV_SCHED_SWITCH:
-		ev->u.sw.prev_tid = (uint32_t)field(d, r, "prev_tid");
-		ev->u.sw.next_tid = (uint32_t)field(d, r, "next_tid");
-		ev->u.sw.prev_prio = prio_of(field(d, r, "prev_prio"));
-		ev->u.sw.next_prio = prio_of(field(d, r, "next_prio"));
-		ev->u.sw.prev_state = (uint32_t)field(d, r, "prev_state");
-		text(d, r, "next_comm", ev->u.sw.next_comm, sizeof(ev->u.sw.next_comm));
 		if (ev->u.sw.next_tid && set_comm(s, r->host_pid, ev->u.sw.next_tid, ev->u.sw.next_comm))
 			return -ENOMEM;
 		return set_cpu_task(s, r->host_pid, ev->cpu, ev->u.sw.next_tid);
 	case HT_GEV_SCHED_WAKEUP:
-		ev->u.wake.tid = (uint32_t)field(d, r, "tid");
-		ev->u.wake.prio = prio_of(field(d, r, "prio"));
-		ev->u.wake.target_cpu = (uint32_t)field(d, r, "target_cpu");
-		text(d, r, "comm", ev->u.wake.comm, sizeof(ev->u.wake.comm));
 		return ev->u.wake.tid ? set_comm(s, r->host_pid, ev->u.wake.tid, ev->u.wake.comm) : 0;
-	case HT_GEV_IRQ_ENTRY:
-	case HT_GEV_IRQ_EXIT:
-		ev->u.irq.irq = (uint32_t)field(d, r, "irq");
-		if (ev->kind == HT_GEV_IRQ_ENTRY)
-			text(d, r, "name", ev->u.irq.name, sizeof(ev->u.irq.name));
-		else
-			ev->u.irq.ret = ht_field_signed(ht_event_field(d, "ret"), r);
-		return 0;
 	case HT_GEV_FUNC_ENTRY:
 	case HT_GEV_FUNC_EXIT:
-		ev->u.func.addr = field(d, r, "addr");
-		ev->u.func.tid = (uint32_t)field(d, r, "tid");
-		if (ev->kind == HT_GEV_FUNC_ENTRY)
-			ev->u.func.call_site = field(d, r, "call_site");
-		else
-			ev->u.func.ret = field(d, r, "ret");
 		return func_call(s, r, ev);
 	default:
 		return 0;
