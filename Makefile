@@ -254,8 +254,11 @@ static: $(STATIC_BIN) $(STATIC_LOAD_MATRIX) guest
 
 tests-build: $(BIN) $(SAN_BIN) $(OUTPUT)/bench/bench_hotpath $(TEST_BINS) $(TEST_HELPERS) $(FUZZ_BIN) $(FUZZ_DECODE_BIN) $(FUZZ_BLOCKS_BIN) $(SEED_BIN) static man
 
+# The build on every CPU (a fresh clone builds everything, sanitizer and
+# fuzzer variants included); the suites then share the machine themselves
+# (tests/run).
 test: deps
-	$(MAKE) tests-build
+	$(MAKE) -j$$(nproc) tests-build
 	tests/run
 
 demo: deps
