@@ -6,7 +6,15 @@ two phases nested in it, durations to the ns, start times on one clock, args
 (64-bit values exact), and process/thread names. The times are also read as
 Perfetto reads them, from the text to the ns.
 
+With --boot, it checks instead the VMs' boot phases (record --boot) against
+`report --boot --csv` of the same file: per VM a track "boot phases" in its
+VM process, a root slice per reached phase with the phase's name, start and
+length to the ns (on the hypercall slices' clock) and its numbers as args,
+one after the other, and an instant "boot ended" where its vCPU threads
+ended, none if they did not.
+
 usage: check_chrome.py ENGINE_DIR TRACE.json CSV
+       check_chrome.py ENGINE_DIR TRACE.json --boot BOOT_CSV
 """
 import csv
 import decimal
@@ -46,6 +54,59 @@ def check_text_to_the_ns(trace, csv_path):
     return errors
 
 
+STATES = ("guest", "kvm", "vmm", "wait", "halted", "blocked")
+
+
+def check_boot(parsed, boot_csv):
+    """The boot phases as the engine read them, against report --boot --csv."""
+    want = {}
+    with open(boot_csv, newline="") as f:
+        for row in csv.DictReader(f):
+            want.setdefault(int(row["pid"]), []).append(row)
+    errors, offsets, phases = [], set(), 0
+    # The hypercall slices' clock: their start is exit_ns shifted by the recording's start.
+    for thread in parsed["threads"]:
+        for e in thread["entries"]:
+            if e["name"].startswith("hypercall ") and e["args"] and "exit_ns" in e["args"]:
+                offsets.add(round(e["ts"] * 1000) - int(e["args"]["exit_ns"]))
+    tracks = [t for t in parsed["threads"] if t["name"] == "boot phases"]
+    if sorted(t["pid"] for t in tracks) != sorted(want):
+        errors.append("boot tracks of processes %s, report --boot --csv has %s"
+                      % (sorted(t["pid"] for t in tracks), sorted(want)))
+    for t in tracks:
+        rows = want.get(t["pid"], [])
+        slices = [e for e in t["entries"] if e["name"] != "boot ended"]
+        ended = [e for e in t["entries"] if e["name"] == "boot ended"]
+        got = [(e["name"], round(e["ts"] * 1000), round(e["dur"] * 1000), e["parent"],
+                e["args"]["start_uncertainty_ns"], e["args"]["exits"],
+                [e["args"][s + "_ns"] for s in STATES]) for e in slices]
+        exp = [(r["phase"], int(r["start_ns"]), int(r["length_ns"]), None, int(r["start_uncertainty_ns"]),
+                int(r["exits"]), [int(r[s + "_ns"]) for s in STATES]) for r in rows]
+        # Starts on one clock: each slice's ts less its phase's start_ns is the hypercalls' shift.
+        for g, r in zip(got, rows):
+            offsets.add(g[1] - int(r["start_ns"]))
+        if len(offsets) > 1 or [g[:1] + g[2:] for g in got] != [x[:1] + x[2:] for x in exp]:
+            errors.append("process %d: boot slices %s, want %s (starts less start_ns: %s)"
+                          % (t["pid"], got, exp, sorted(offsets)))
+        phases += len(slices)
+        is_ended = bool(rows) and rows[0]["ended"] == "1"
+        end = round((slices[-1]["ts"] + slices[-1]["dur"]) * 1000) if slices else None
+        if is_ended != bool(ended) or len(ended) > 1 or \
+                (ended and (round(ended[0]["ts"] * 1000) != end or ended[0]["args"]["phase"] != rows[-1]["phase"])):
+            errors.append("process %d: boot ended %s, report --boot --csv says ended=%d"
+                          % (t["pid"], [(e["ts"], e["args"]) for e in ended], is_ended))
+        if parsed["processNames"].get(str(t["pid"])) != "VM process %d" % t["pid"]:
+            errors.append("process %d named %r" % (t["pid"], parsed["processNames"].get(str(t["pid"]))))
+    if parsed["warnings"]:
+        errors.append("trace engine warnings: %s" % parsed["warnings"])
+    for e in errors[:10]:
+        print("    " + e)
+    if errors:
+        return 1
+    print("    the trace engine read %d boot phases of %d VMs, all match report --boot --csv" % (phases, len(tracks)))
+    return 0
+
+
 def main():
     engine_dir, trace, csv_path = sys.argv[1:4]
     mjs = os.path.join(os.path.dirname(os.path.abspath(__file__)), "check_chrome.mjs")
@@ -54,6 +115,8 @@ def main():
         print("    the trace engine failed: " + run.stderr.strip()[-800:])
         return 1
     parsed = json.loads(run.stdout)
+    if csv_path == "--boot":
+        return check_boot(parsed, sys.argv[4])
 
     want = {}
     with open(csv_path, newline="") as f:

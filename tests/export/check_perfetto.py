@@ -5,7 +5,7 @@ message definitions of third_party/perfetto/perfetto_trace.proto (compiled
 with protoc into a temporary directory).
 
     check_perfetto.py PROTO TRACE REPORT.csv [--payloads DIR] [--attribute KEY=VALUE]... [--switches SWITCHES.csv]
-                      [--vcpu-time VCPU_TIME.csv] [--account-slack NS]
+                      [--vcpu-time VCPU_TIME.csv] [--account-slack NS] [--boot BOOT.csv]
 
 - every packet decodes, the deflated bundles (compressed_packets) too, and
   no field is unknown to Perfetto's definitions;
@@ -27,6 +27,13 @@ with protoc into a temporary directory).
   with every field of both switches in the slice's arguments (the name of
   the thread on the other side escaped as report writes it). Without
   --switches there must be none.
+- the VMs' boots (record --boot): each VM's track "boot phases" under its
+  process track holds report --boot --csv's (BOOT.csv) phases, one for one,
+  in order and never nested: the phase's name, start (start_ns) and
+  length to the ns, its start's uncertainty, exits and vCPU time per state
+  in the slice's arguments; and an instant "boot ended" at the end of the
+  last phase where its vCPU threads ended, none where they did not.
+  Without --boot there must be no boot track.
 - the vCPU account (record --exits): each vCPU thread's counter tracks
   ("vCPU time: guest", kvm, vmm, wait, halted, blocked, in seconds, ranked
   in that order) in a track "vCPU time" under its thread's track, sampled
@@ -131,10 +138,48 @@ def arg_value(a):
     return getattr(a, kind) if kind else {d_name: arg_value(d) for d_name, d in []}
 
 
-def off_cpu_track(tracks, td):
-    """A vCPU thread's off-CPU track: a named track under a VM's process track (a host pid, below 2^22)."""
+def vm_child_track(tracks, td):
+    """A named track under a VM's process track (a host pid, below 2^22)."""
     parent = tracks.get(td.parent_uuid) if td.HasField("parent_uuid") else None
     return parent is not None and parent.HasField("process") and parent.process.pid < (1 << 22)
+
+
+def boot_track(tracks, td):
+    """A VM's boot phases: the track of its process named so."""
+    return vm_child_track(tracks, td) and td.name == "boot phases"
+
+
+def off_cpu_track(tracks, td):
+    """A vCPU thread's off-CPU track: any other named track under a VM's process track."""
+    return vm_child_track(tracks, td) and not boot_track(tracks, td)
+
+
+def check_boots(boots, boot_csv):
+    """The boot tracks' slices and instants against report --boot --csv's rows; a line for the summary."""
+    want = collections.defaultdict(list)
+    if boot_csv:
+        with open(boot_csv, newline="") as f:
+            for r in csv.DictReader(f):
+                want[int(r["pid"])].append(r)
+    if sorted(boots) != sorted(want):
+        fail(f"boot tracks of processes {sorted(boots)}, report --boot --csv has {sorted(want)}")
+    phases = 0
+    for pid, (slices, instants) in boots.items():
+        rows = want[pid]
+        got = [(nm, ts, end - ts, av.get("start_uncertainty_ns"), av.get("start_exact"), av.get("exits"),
+                [av.get(st + "_ns") for st in STATES], av.get("first_rip"), av.get("first_vcpu"))
+               for ts, end, nm, av in slices]
+        exp = [(r["phase"], int(r["start_ns"]), int(r["length_ns"]), int(r["start_uncertainty_ns"]),
+                int(r["start_exact"]), int(r["exits"]), [int(r[st + "_ns"]) for st in STATES],
+                int(r["first_rip"], 16), int(r["first_vcpu"])) for r in rows]
+        if got != exp:
+            fail(f"process {pid}: boot slices {got}, report --boot --csv says {exp}")
+        ended = rows[0]["ended"] == "1"
+        want_instants = [(slices[-1][1], "boot ended", {"phase": rows[-1]["phase"]})] if ended and slices else []
+        if instants != want_instants:
+            fail(f"process {pid}: boot instants {instants}, want {want_instants}")
+        phases += len(slices)
+    return f"{phases} boot phases of {len(boots)} VMs = report --boot --csv"
 
 
 def varint(v):
@@ -732,6 +777,11 @@ def main():
         i = args.index("--account-slack")
         slack = int(args[i + 1])
         del args[i:i + 2]
+    boot_csv = None
+    if "--boot" in args:
+        i = args.index("--boot")
+        boot_csv = args[i + 1]
+        del args[i:i + 2]
     switches_csv = None
     if "--switches" in args:
         i = args.index("--switches")
@@ -754,6 +804,7 @@ def main():
     stacks = collections.defaultdict(list)
     slices = []                    # (pid, tid, ts, dur, name, args, phases)
     off_open, off_slices = {}, []  # off-CPU tracks: the open slice; (pid, tid, ts, end, name, args)
+    boots, boot_open = {}, {}      # VM pid -> ([(ts, end, name, args)], [(ts, name, args)]); track -> open slice
     off_packets = set()            # indexes of the off-CPU tracks' and the account's packets (descriptors and events)
     flows_out, flows_in = {}, {}   # flow id -> ts
     counters = {}                  # counter track uuid -> ((pid, tid), state)
@@ -845,6 +896,22 @@ def main():
                         slices.append((td.thread.pid, td.thread.tid, ts, p.timestamp - ts, nm, av, kids))
             elif td.HasField("thread") and e.type == pb.TrackEvent.TYPE_SLICE_BEGIN:
                 calls += 1
+            elif boot_track(tracks, td):
+                pid = tracks[td.parent_uuid].process.pid
+                slices_of, instants_of = boots.setdefault(pid, ([], []))
+                if e.type == pb.TrackEvent.TYPE_SLICE_BEGIN:
+                    if e.track_uuid in boot_open:
+                        fail(f"packet {n}: boot phases nested on the boot track of process {pid}")
+                    boot_open[e.track_uuid] = (p.timestamp, name, argv)
+                elif e.type == pb.TrackEvent.TYPE_SLICE_END:
+                    if e.track_uuid not in boot_open:
+                        fail(f"packet {n}: a boot phase ends on the boot track of process {pid} with none open")
+                    ts, nm, av = boot_open.pop(e.track_uuid)
+                    slices_of.append((ts, p.timestamp, nm, av))
+                elif e.type == pb.TrackEvent.TYPE_INSTANT:
+                    instants_of.append((p.timestamp, name, argv))
+                else:
+                    fail(f"packet {n}: an event of type {e.type} on the boot track of process {pid}")
             elif off_cpu_track(tracks, td):
                 off_packets.add(n)
                 m = re.search(r"\(tid (\d+)\)$", td.name)
@@ -876,6 +943,9 @@ def main():
     for st in stacks.values():
         if st:
             fail(f"{len(st)} slices never end")
+    if boot_open:
+        fail(f"{len(boot_open)} boot phases never end")
+    boot_summary = check_boots(boots, boot_csv)
     rules = import_rules(pb, pkts)
     with open(args[2], newline="") as f:
         rows = list(csv.DictReader(f))
@@ -945,6 +1015,8 @@ def main():
              if switches_recorded else ", switches not recorded")
           + (", last samples = report --vcpu-time --csv" if vcpu_time_csv else ""))
     print(f"  import rules: {rules}")
+    if boot_csv:
+        print(f"  boots: {boot_summary}")
     print(f"  guest scheduling as imported: {sum(map(len, sched_slices.values()))} sched slices on "
           f"{len(sched_slices)} CPUs, 0 mismatched_sched_switch_tids, no thread left running; {gaps} gaps of lost "
           f"switches shown unknown = report --csv's broken chains = dev.hypertrace.lost_guest_switches, "

@@ -3,7 +3,8 @@
 # Chrome DevTools' trace engine (@paulirish/trace_engine from npm, installed
 # into .cache/ by tests/export/install-trace-engine.sh). It must parse the file
 # without error, and what it builds (a track per vCPU thread, a slice per
-# hypercall with its two phases nested, args, names) must match `report --csv`.
+# hypercall with its two phases nested, args, names) must match `report --csv`,
+# and a boot's phases (record --boot) `report --boot --csv`.
 # Files only, no port: tests/run runs it beside the nested-machine suites.
 # tests/run: alongside the nested-machine suites
 source "$(dirname "$0")/../lib.sh"
@@ -51,6 +52,30 @@ assert m["dropped"] == 0 and m["filter_nr"] == "1000,1001", m
 	pass chrome_metadata_names_the_recording
 else
 	fail chrome_metadata_names_the_recording "$out"
+fi
+
+# A recording of a VM's boot (record --boot; tests/tools/boot_gen, every time known): each VM's
+# phases on a track of its own, as the trace engine reads them, equal report --boot --csv; a boot
+# that crashed ends with an instant, one still running does not; -p selects the boots too.
+BOOT_GEN=$OUTPUT/tests/tools/boot_gen
+if "$BOOT_GEN" boot.htr --crash >/dev/null && "$BOOT_GEN" up.htr >/dev/null; then
+	boot_case() {
+		local name=$1 htr=$2 out
+		shift 2
+		if "$HT" report --boot --csv "$@" "$htr" >boot.csv 2>/dev/null &&
+			"$HT" convert --chrome boot.json --force "$@" "$htr" >/dev/null 2>&1 &&
+			out=$($PY "$TOP/tests/export/check_chrome.py" "$ENGINE" boot.json --boot boot.csv 2>&1); then
+			pass "$name"
+			echo "$out"
+		else
+			fail "$name" "$out"
+		fi
+	}
+	boot_case chrome_boot_phases_equal_report_boot boot.htr
+	boot_case chrome_boot_still_running_has_no_end up.htr
+	boot_case chrome_boot_selected_with_its_vm boot.htr -p 1
+else
+	fail chrome_boot_phases_equal_report_boot "boot_gen failed"
 fi
 
 expect_run chrome_refuses_to_overwrite 1 "s.json already exists: use --force" -- "$HT" convert --chrome s.json s.htr

@@ -41,6 +41,9 @@
 #     stand-in thread after a task left in state Unknown, and is counted in
 #     a trace attribute, convert's warning and report --sched; the checker
 #     refuses the trace without the gaps' switches;
+#   - a VM's boot (record --boot, tests/tools/boot_gen) as slices on a
+#     track "boot phases" under its process track, equal report --boot
+#     --csv phase for phase;
 #   - the file takes at most 1/6 of the bytes of convert --chrome;
 #   - memory stays flat: 10 M records and as many switches of vCPU threads
 #     convert in the RSS of 1 M of each (the 100 M case is in `make bench`,
@@ -316,6 +319,39 @@ if out=$($PY "$TOP/tests/export/check_perfetto.py" "$PROTO" g.pftrace g.csv --sw
 	pass perfetto_declares_whether_switches_were_recorded
 else
 	fail perfetto_declares_whether_switches_were_recorded "$out"
+fi
+
+# A recording of a VM's boot (record --boot; tests/tools/boot_gen, every time known): its phases
+# as slices on a track "boot phases" under its process track equal report --boot --csv, with an
+# instant where a boot that crashed ended and none for one still running; -p selects the boots
+# too. The traces above (no boot exits) have no boot track: the checker refuses one without --boot.
+BOOT_GEN=$OUTPUT/tests/tools/boot_gen
+boot_case() {
+	local name=$1 htr=$2 want=$3 out
+	shift 3
+	if "$HT" report --boot --csv "$@" "$htr" >boot.csv 2>/dev/null && "$HT" report --csv "$@" "$htr" >boot.rec.csv &&
+		"$HT" convert --perfetto boot.pftrace --force "$@" "$htr" >/dev/null 2>&1 &&
+		out=$($PY "$TOP/tests/export/check_perfetto.py" "$PROTO" boot.pftrace boot.rec.csv --boot boot.csv 2>&1) &&
+		grep -q "boots: $want = report --boot --csv" <<<"$out"; then
+		pass "$name"
+	else
+		fail "$name" "$out"
+	fi
+}
+if "$BOOT_GEN" boot.htr --crash >/dev/null && "$BOOT_GEN" up.htr >/dev/null; then
+	boot_case perfetto_boot_phases_equal_report_boot boot.htr "4 boot phases of 1 VMs"
+	boot_case perfetto_boot_still_running_has_no_end up.htr "4 boot phases of 1 VMs"
+	boot_case perfetto_boot_selected_with_its_vm boot.htr "0 boot phases of 0 VMs" -p 1
+	"$HT" convert --perfetto boot.pftrace --force boot.htr >/dev/null 2>&1
+	"$HT" report --csv boot.htr >boot.rec.csv
+	if out=$($PY "$TOP/tests/export/check_perfetto.py" "$PROTO" boot.pftrace boot.rec.csv 2>&1) ||
+		! grep -q "^check_perfetto: boot tracks of processes \[30000\], report --boot --csv has \[\]" <<<"$out"; then
+		fail perfetto_checker_refuses_boot_phases_it_was_not_told "$out"
+	else
+		pass perfetto_checker_refuses_boot_phases_it_was_not_told
+	fi
+else
+	fail perfetto_boot_phases_equal_report_boot "boot_gen failed"
 fi
 
 # Size: at most 1/6 of the Chrome JSON of the same trace.

@@ -29,6 +29,11 @@ uint64_t ht_boot_phase_end(const struct ht_boot_timeline *t, enum ht_boot_phase 
 	return t->last_ns;
 }
 
+uint64_t ht_boot_phase_uncertainty(const struct ht_boot_timeline *t, enum ht_boot_phase p)
+{
+	return p == HT_BOOT_FIRMWARE && t->start_exact ? 0 : t->phases[p].uncertainty_ns;
+}
+
 void ht_boot_timelines_init(struct ht_boot_timelines *b)
 {
 	ht_hashmap_init(&b->by_pid, ht_hash_long, ht_equal_long, NULL);

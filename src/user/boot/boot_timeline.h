@@ -127,5 +127,7 @@ void ht_boot_timelines_free(struct ht_boot_timelines *b);
 enum ht_boot_phase ht_boot_phase_of(uint64_t rip, uint8_t mode, bool ran_kernel);
 /* A phase's end: the next phase's start, or (the last reached) the VM's last time. */
 uint64_t ht_boot_phase_end(const struct ht_boot_timeline *t, enum ht_boot_phase p);
+/* How much before its start a reached phase may have begun: 0 for the firmware from the VM's first entry. */
+uint64_t ht_boot_phase_uncertainty(const struct ht_boot_timeline *t, enum ht_boot_phase p);
 
 #endif

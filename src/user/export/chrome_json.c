@@ -10,7 +10,9 @@
 #include <unistd.h>
 #include "cli.h"
 #include "common/escape.h"
+#include "export/chrome_boot.h"
 #include "export/chrome_guest.h"
+#include "export/chrome_time.h"
 #include "export/id_pair_table.h"
 #include "tracefile/output_file.h"
 #include "tracefile/wallclock.h"
@@ -26,6 +28,7 @@ struct ht_chrome_writer {
 	const struct ht_decoder *dec;    /* that decoder */
 	unsigned long long forged;       /* records of the guest module's nr it did not send: not decoded */
 	char last_ts[40];                /* the latest record's ts text: where open guest slices end */
+	struct ht_chrome_boot *boot;     /* the VMs' boots, from the first boot exit on */
 };
 
 static const char *isa_name(__u8 isa)
@@ -79,6 +82,7 @@ void ht_chrome_abandon(struct ht_chrome_writer *w)
 	fclose(w->f);
 	ht_output_release(&w->out);
 	ht_id_pair_table_free(w->threads);
+	ht_chrome_boot_free(w->boot);
 	free(w);
 }
 
@@ -89,39 +93,29 @@ static void separator(struct ht_chrome_writer *w)
 	w->first = false;
 }
 
-/* Microseconds with all digits of the ns kept: "12.345". */
-static void format_us(char *buf, size_t len, __s64 ns)
+static char marker; /* the value of w->threads' entries: any non-NULL */
+
+/* The process name event the first time a VM process appears (a vCPU thread's or its boot's). */
+static int name_process(struct ht_chrome_writer *w, uint32_t pid)
 {
-	__u64 abs_ns = ns < 0 ? (__u64)-ns : (__u64)ns;
-
-	snprintf(buf, len, "%s%llu.%03llu", ns < 0 ? "-" : "", (unsigned long long)(abs_ns / 1000),
-		 (unsigned long long)(abs_ns % 1000));
-}
-
-/* The double a JSON reader makes of that text (strtod rounds as JavaScript does). */
-static double reader_us(__s64 ns)
-{
-	char buf[32];
-
-	format_us(buf, sizeof(buf), ns);
-	return strtod(buf, NULL);
+	/* tid 0 stands for the process itself: a vCPU thread is never tid 0. */
+	if (ht_id_pair_table_get(w->threads, pid, 0))
+		return 0;
+	if (ht_id_pair_table_put(w->threads, pid, 0, &marker))
+		return -ENOMEM;
+	separator(w);
+	fprintf(w->f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":\"VM process %u\"}}",
+		pid, pid, pid);
+	return 0;
 }
 
 /* Process and thread name events the first time a vCPU thread appears. */
 static int name_thread(struct ht_chrome_writer *w, const struct ht_record *r)
 {
-	static char marker;
-
 	if (ht_id_pair_table_get(w->threads, r->host_pid, r->host_tid))
 		return 0;
-	if (!ht_id_pair_table_get(w->threads, r->host_pid, 0)) {
-		/* tid 0 stands for the process itself: a vCPU thread is never tid 0. */
-		if (ht_id_pair_table_put(w->threads, r->host_pid, 0, &marker))
-			return -ENOMEM;
-		separator(w);
-		fprintf(w->f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":\"VM process %u\"}}",
-			r->host_pid, r->host_pid, r->host_pid);
-	}
+	if (name_process(w, r->host_pid))
+		return -ENOMEM;
 	if (ht_id_pair_table_put(w->threads, r->host_pid, r->host_tid, &marker))
 		return -ENOMEM;
 	separator(w);
@@ -151,10 +145,10 @@ static void slice(struct ht_chrome_writer *w, const struct ht_record *r, const c
  */
 static double time_text(char *buf, size_t len, __s64 ns, double min)
 {
-	double v = reader_us(ns);
+	double v = ht_chrome_us_value(ns);
 
 	if (v >= min) {
-		format_us(buf, len, ns);
+		ht_chrome_us_text(buf, len, ns);
 		return v;
 	}
 	/* min is a few ulps above v at most: it comes from sums of these very texts. */
@@ -170,10 +164,10 @@ static double time_text(char *buf, size_t len, __s64 ns, double min)
  */
 static void dur_text(char *buf, size_t len, double start, __u64 ns, double min)
 {
-	double d = reader_us((__s64)ns);
+	double d = ht_chrome_us_value((__s64)ns);
 
 	if (start + d >= min) {
-		format_us(buf, len, (__s64)ns);
+		ht_chrome_us_text(buf, len, (__s64)ns);
 		return;
 	}
 	d = min - start; /* exact when start and min are close (Sterbenz) */
@@ -213,13 +207,13 @@ int ht_chrome_add(struct ht_chrome_writer *w, const struct ht_record *r, char *e
 	 * second phase starts, and the hypercall ends, that much later: by less
 	 * than a ns (time_text).
 	 */
-	double start = reader_us(ts);
-	double exit_end = start + reader_us(r->exit_to_hcall_ns);
+	double start = ht_chrome_us_value(ts);
+	double exit_end = start + ht_chrome_us_value(r->exit_to_hcall_ns);
 	double phase_start = time_text(phase_ts_text, sizeof(phase_ts_text), phase_ts, exit_end);
-	double phase_end = phase_start + reader_us(r->hcall_to_entry_ns);
-	format_us(ts_text, sizeof(ts_text), ts);
-	format_us(dur_exit, sizeof(dur_exit), r->exit_to_hcall_ns);
-	format_us(dur_hcall, sizeof(dur_hcall), r->hcall_to_entry_ns);
+	double phase_end = phase_start + ht_chrome_us_value(r->hcall_to_entry_ns);
+	ht_chrome_us_text(ts_text, sizeof(ts_text), ts);
+	ht_chrome_us_text(dur_exit, sizeof(dur_exit), r->exit_to_hcall_ns);
+	ht_chrome_us_text(dur_hcall, sizeof(dur_hcall), r->hcall_to_entry_ns);
 	dur_text(dur_total, sizeof(dur_total), start, total, phase_end);
 
 	/* The whole round trip, named by nr so viewers colour each nr alike. */
@@ -253,6 +247,20 @@ int ht_chrome_add(struct ht_chrome_writer *w, const struct ht_record *r, char *e
 	return 0;
 }
 
+int ht_chrome_add_boot_exit(struct ht_chrome_writer *w, const struct ht_boot_exit *be, char *err, size_t errlen)
+{
+	if ((!w->boot && !(w->boot = ht_chrome_boot_new())) || ht_chrome_boot_add(w->boot, be)) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int name_vm_cb(void *w, uint32_t pid)
+{
+	return name_process(w, pid);
+}
+
 /* A JSON string member: valid JSON whatever v holds (a crafted file chooses the header's strings). */
 static void put_string(FILE *f, const char *key, const char *v)
 {
@@ -272,6 +280,10 @@ int ht_chrome_close(struct ht_chrome_writer *w, const struct ht_read_status *st,
 	if (w->guest) {
 		ht_chrome_guest_finish(w->guest, w->f, separator_cb, w, w->last_ts[0] ? w->last_ts : "0");
 		ht_chrome_guest_free(w->guest);
+	}
+	if (w->boot && ht_chrome_boot_write(w->boot, w->f, separator_cb, name_vm_cb, w, h->start_monotonic_ns)) {
+		snprintf(err, errlen, "out of memory");
+		ret = -ENOMEM;
 	}
 	fputs("\n],\n\"metadata\":{\"tracer\":\"hypertrace-bpf\"", w->f);
 	put_string(w->f, "tracer_version", HT_VERSION);
@@ -316,6 +328,7 @@ int ht_chrome_close(struct ht_chrome_writer *w, const struct ht_read_status *st,
 		ret = ht_output_publish(&w->out, err, errlen);
 	ht_output_release(&w->out);
 	ht_id_pair_table_free(w->threads);
+	ht_chrome_boot_free(w->boot);
 	free(w);
 	return ret;
 }

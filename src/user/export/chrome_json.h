@@ -3,10 +3,12 @@
  * Writes records as Chrome trace event JSON (the JSON Object Format), which
  * Perfetto UI, chrome://tracing and Chrome DevTools open: a track per vCPU
  * thread inside its VM process, one complete event ("ph":"X") per hypercall
- * with the two phases nested in it. docs/exports.md describes it.
+ * with the two phases nested in it; each VM's boot phases (record --boot)
+ * on a track of its own. docs/exports.md describes it.
  *
  * Streaming: events are written as records come; memory grows with the
- * number of vCPU threads (for their name events), not with the records.
+ * number of vCPU threads (for their name events) and of booting VMs, not
+ * with the records.
  * The file is written unnamed and gets its name only when complete
  * (tracefile/output_file.h).
  */
@@ -32,6 +34,8 @@ struct ht_decoder;
 int ht_chrome_decode(struct ht_chrome_writer *w, const struct ht_decoder *dec);
 /* 0, or -errno with err. */
 int ht_chrome_add(struct ht_chrome_writer *w, const struct ht_record *r, char *err, size_t errlen);
+/* One exit of a booting VM (record --boot): its boot phases are written at close (export/chrome_boot.h). 0 or -ENOMEM. */
+int ht_chrome_add_boot_exit(struct ht_chrome_writer *w, const struct ht_boot_exit *be, char *err, size_t errlen);
 /*
  * Ends the event array and writes the trace's identity (metadata) so the
  * file is valid JSON even when the input was damaged, then gives the file

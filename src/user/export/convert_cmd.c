@@ -84,8 +84,8 @@ static int exporter_add_switch(struct exporter *x, const struct ht_vcpu_switch *
 }
 
 /*
- * The reader's switch and EXITS visitors: the selected switches and vCPU
- * accounts into the export; the first failure stops them.
+ * The reader's switch, EXITS and boot exit visitors: the selected switches,
+ * vCPU accounts and boot exits into the export; the first failure stops them.
  */
 struct switch_sink {
 	struct exporter *x;
@@ -134,6 +134,25 @@ static void on_exits(void *ctx, const struct ht_exits_header *h, const struct ht
 		if (ret < 0)
 			s->ret = ret;
 	}
+}
+
+/*
+ * The exits of booting VMs (record --boot), where the format shows boots: a
+ * boot is its whole VM's (its phases are told from its boot vCPU), so a VM
+ * selected (-p, --vm) gives all its exits, whatever --vcpu, --nr and the
+ * time window select of its records.
+ */
+static void on_boot_exit(void *ctx, const struct ht_boot_exit *be)
+{
+	struct switch_sink *s = ctx;
+	int ret;
+
+	if (s->ret || stop_signal || !s->x->ops->add_boot_exit ||
+	    !ht_selection_match_vm(s->selection, be->host_pid, s->x->reader))
+		return;
+	ret = s->x->ops->add_boot_exit(s->x->w, be, s->x->reader, s->err, sizeof(s->err));
+	if (ret < 0)
+		s->ret = ret;
 }
 
 /* Names the output; the writer is gone after it, whatever the result. */
@@ -221,6 +240,7 @@ int ht_cmd_convert(int argc, char **argv)
 	sink.selection = &cfg.selection;
 	ht_reader_set_switch_visitor(reader, on_switch, &sink);
 	ht_reader_set_exits_visitor(reader, on_exits, &sink);
+	ht_reader_set_boot_exit_visitor(reader, on_boot_exit, &sink);
 	catch_stop_signals(&handlers);
 	ret = exporter_open(&x, &cfg, ht_reader_header(reader), err, sizeof(err));
 	if (!ret)

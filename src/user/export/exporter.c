@@ -57,7 +57,7 @@ static void ctf_abandon(void *w)
 	ht_ctf_abandon(w);
 }
 
-/* Chrome's JSON: hypercalls and the decoded guest events. */
+/* Chrome's JSON: hypercalls, the decoded guest events and the VMs' boot phases. */
 static int chrome_open(const struct ht_convert_config *cfg, const struct ht_file_header *h, struct ht_decoder *dec,
 		       void **out, char *err, size_t errlen)
 {
@@ -76,6 +76,13 @@ static int chrome_add(void *w, const struct ht_record *r, struct ht_reader *read
 {
 	(void)reader;
 	return ht_chrome_add(w, r, err, errlen);
+}
+
+static int chrome_add_boot_exit(void *w, const struct ht_boot_exit *be, struct ht_reader *reader, char *err,
+				size_t errlen)
+{
+	(void)reader;
+	return ht_chrome_add_boot_exit(w, be, err, errlen);
 }
 
 static int chrome_close(void *w, const struct ht_read_status *st, const char *source, const char *selection,
@@ -134,7 +141,10 @@ static void lttng_abandon(void *w)
 	ht_lttng_abandon(w);
 }
 
-/* Perfetto: tracks per VM, vCPU and guest CPU; the guest's scheduling as thread states; the vCPU account as counters. */
+/*
+ * Perfetto: tracks per VM, vCPU and guest CPU; the guest's scheduling as thread
+ * states; the vCPU account as counters; the VMs' boot phases as slices.
+ */
 static int perfetto_open(const struct ht_convert_config *cfg, const struct ht_file_header *h,
 			 struct ht_decoder *dec, void **out, char *err, size_t errlen)
 {
@@ -162,6 +172,12 @@ static int perfetto_add_account(void *w, const struct ht_vcpu_wait_rec *row, str
 	return ht_perfetto_add_account(w, row, reader, err, errlen);
 }
 
+static int perfetto_add_boot_exit(void *w, const struct ht_boot_exit *be, struct ht_reader *reader, char *err,
+				  size_t errlen)
+{
+	return ht_perfetto_add_boot_exit(w, be, reader, err, errlen);
+}
+
 static int perfetto_close(void *w, const struct ht_read_status *st, const char *source, const char *selection,
 			  char *err, size_t errlen)
 {
@@ -187,11 +203,14 @@ static void perfetto_abandon(void *w)
 }
 
 static const struct ht_exporter exporters[] = {
-	[HT_CONVERT_CTF] = { ctf_open, ctf_add, NULL, NULL, ctf_close, ctf_abandon },
-	[HT_CONVERT_CHROME] = { chrome_open, chrome_add, NULL, NULL, chrome_close, chrome_abandon },
-	[HT_CONVERT_LTTNG] = { lttng_open, lttng_add, lttng_add_switch, NULL, lttng_close, lttng_abandon },
-	[HT_CONVERT_PERFETTO] = { perfetto_open, perfetto_add, perfetto_add_switch, perfetto_add_account,
-				  perfetto_close, perfetto_abandon },
+	[HT_CONVERT_CTF] = { .open = ctf_open, .add = ctf_add, .close = ctf_close, .abandon = ctf_abandon },
+	[HT_CONVERT_CHROME] = { .open = chrome_open, .add = chrome_add, .add_boot_exit = chrome_add_boot_exit,
+				.close = chrome_close, .abandon = chrome_abandon },
+	[HT_CONVERT_LTTNG] = { .open = lttng_open, .add = lttng_add, .add_switch = lttng_add_switch,
+			       .close = lttng_close, .abandon = lttng_abandon },
+	[HT_CONVERT_PERFETTO] = { .open = perfetto_open, .add = perfetto_add, .add_switch = perfetto_add_switch,
+				  .add_account = perfetto_add_account, .add_boot_exit = perfetto_add_boot_exit,
+				  .close = perfetto_close, .abandon = perfetto_abandon },
 };
 
 const struct ht_exporter *ht_exporter_of(enum ht_convert_format format)

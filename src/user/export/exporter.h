@@ -35,6 +35,13 @@ struct ht_exporter {
 	int (*add_account)(void *w, const struct ht_vcpu_wait_rec *row, struct ht_reader *reader, char *err,
 			   size_t errlen);
 	/*
+	 * One exit of a booting VM (record --boot), selected by its VM, in file
+	 * order: the format keeps its VM's boot phases and writes them at close.
+	 * 0, or < 0 with err. NULL for a format that does not show boots.
+	 */
+	int (*add_boot_exit)(void *w, const struct ht_boot_exit *be, struct ht_reader *reader, char *err,
+			     size_t errlen);
+	/*
 	 * Completes the output and gives it its name; frees w whatever the result.
 	 * What the output could not hold as recorded goes to stderr as warnings.
 	 * 0, or < 0 with err (then the name is as it was).

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <zlib.h>
+#include "boot/boot_timeline.h"
 #include "cli.h"
 #include "common/errf.h"
 #include "common/escape.h"
@@ -49,7 +50,7 @@ static int write_all(struct ht_perfetto_export *x, const void *data, size_t len,
 }
 
 /* Deflates the packets gathered so far into one compressed_packets packet. */
-static int flush_bundle(struct ht_perfetto_export *x, char *err, size_t errlen)
+int pf_flush_bundle(struct ht_perfetto_export *x, char *err, size_t errlen)
 {
 	uLongf zlen;
 	struct ht_pb outer = { 0 };
@@ -299,7 +300,7 @@ void pf_vm_label(char *out, size_t len, struct ht_reader *reader, uint32_t pid)
 }
 
 /* A VM process's track, described the first time (at ts); its uuid, 0 when out of memory. */
-static uint64_t vm_track(struct ht_perfetto_export *x, uint32_t pid, struct ht_reader *reader, uint64_t ts)
+uint64_t pf_vm_track(struct ht_perfetto_export *x, uint32_t pid, struct ht_reader *reader, uint64_t ts)
 {
 	uint64_t vm_uuid = pf_track_uuid(TRACK_VM, pid, 0);
 	char name[VM_LABEL_SIZE];
@@ -328,7 +329,7 @@ static struct track *vcpu_thread_track(struct ht_perfetto_export *x, uint32_t pi
 	bool is_new;
 	struct track *t;
 
-	if (!vm_track(x, pid, reader, ts))
+	if (!pf_vm_track(x, pid, reader, ts))
 		return NULL;
 	t = pf_track_of(x, uuid, &is_new);
 	if (t && is_new) {
@@ -676,7 +677,7 @@ int ht_perfetto_add(struct ht_perfetto_export *x, const struct ht_record *r, str
 	host_slices(x, t, r, desc, name, flow);
 	if (x->failed || x->raw.oom)
 		return ht_errf(err, errlen, "out of memory");
-	return x->raw.len >= BUNDLE_BYTES ? flush_bundle(x, err, errlen) : 0;
+	return x->raw.len >= BUNDLE_BYTES ? pf_flush_bundle(x, err, errlen) : 0;
 }
 
 /* ---- the host's switches of vCPU threads (record --vcpu-sched) ---- */
@@ -693,7 +694,7 @@ static struct track *off_cpu_track(struct ht_perfetto_export *x, const struct ht
 {
 	const struct ht_identity *id = reader ? ht_reader_identity(reader, sw->host_pid, sw->host_tid) : NULL;
 	char name[HT_ESC_SIZE(16) + 64], thread[HT_ESC_SIZE(16)];
-	uint64_t parent = vm_track(x, sw->host_pid, reader, sw->time_ns);
+	uint64_t parent = pf_vm_track(x, sw->host_pid, reader, sw->time_ns);
 	struct track *t;
 	bool is_new;
 
@@ -768,7 +769,7 @@ int ht_perfetto_add_switch(struct ht_perfetto_export *x, const struct ht_vcpu_sw
 	/* A switch-in without its switch-out (off its CPU when the recording started) makes no slice. */
 	if (x->failed || x->raw.oom)
 		return ht_errf(err, errlen, "out of memory");
-	return x->raw.len >= BUNDLE_BYTES ? flush_bundle(x, err, errlen) : 0;
+	return x->raw.len >= BUNDLE_BYTES ? pf_flush_bundle(x, err, errlen) : 0;
 }
 
 /* ---- the vCPU account (record --exits) ---- */
@@ -879,7 +880,7 @@ int ht_perfetto_add_account(struct ht_perfetto_export *x, const struct ht_vcpu_w
 				       row->a.as_of_ns, row->a.state_ns[k]);
 	if (x->failed || x->raw.oom)
 		return ht_errf(err, errlen, "out of memory");
-	return x->raw.len >= BUNDLE_BYTES ? flush_bundle(x, err, errlen) : 0;
+	return x->raw.len >= BUNDLE_BYTES ? pf_flush_bundle(x, err, errlen) : 0;
 }
 
 static void attribute(struct ht_perfetto_export *x, const char *key, const char *s, long long v)
@@ -946,8 +947,11 @@ int ht_perfetto_close(struct ht_perfetto_export *x, const struct ht_read_status 
 {
 	int ret;
 
-	identity(x, st, source, selection);
-	ret = x->failed ? ht_errf(err, errlen, "out of memory") : flush_bundle(x, err, errlen);
+	ret = pf_write_boots(x, err, errlen);
+	if (!ret) {
+		identity(x, st, source, selection);
+		ret = x->failed ? ht_errf(err, errlen, "out of memory") : pf_flush_bundle(x, err, errlen);
+	}
 	/* On disk before it has its name: a crash leaves the old file or the whole new one. */
 	if (!ret && fsync(x->out.fd))
 		ret = ht_errf(err, errlen, "cannot write %s: %s", x->path, strerror(errno));
@@ -988,6 +992,10 @@ void ht_perfetto_abandon(struct ht_perfetto_export *x)
 	free_interned(&x->arg_names);
 	ht_guest_state_free(x->gstate);
 	ht_switch_chain_free(x->chain);
+	if (x->boots) {
+		ht_boot_timelines_free(x->boots);
+		free(x->boots);
+	}
 	ht_pb_free(&x->raw);
 	free(x->zbuf);
 	/* Unpublished: the unnamed file goes with its descriptor. */

@@ -10,7 +10,8 @@
  * host slice of the hypercall that carried it; with record --vcpu-sched, each
  * vCPU thread's time off its host CPU as slices on a track of its own; with
  * record --exits, each vCPU thread's account (guest, kvm, vmm, wait, halted,
- * blocked) as counter tracks of the thread. Names are interned; packets
+ * blocked) as counter tracks of the thread; with record --boot, each VM's
+ * boot phases as slices on a track of its own. Names are interned; packets
  * are deflated in bundles, as Perfetto's tracing service writes them.
  * docs/exports.md describes it.
  *
@@ -69,6 +70,13 @@ int ht_perfetto_add_switch(struct ht_perfetto_export *x, const struct ht_vcpu_sw
  */
 int ht_perfetto_add_account(struct ht_perfetto_export *x, const struct ht_vcpu_wait_rec *row,
 			    struct ht_reader *reader, char *err, size_t errlen);
+/*
+ * Adds one exit of a booting VM (record --boot); its VM's track is described
+ * at the first. At close, each VM's boot phases are slices on a track "boot
+ * phases" under its process track. 0, or < 0 with err.
+ */
+int ht_perfetto_add_boot_exit(struct ht_perfetto_export *x, const struct ht_boot_exit *be, struct ht_reader *reader,
+			      char *err, size_t errlen);
 /* Writes the rest and the trace's identity, then names FILE. Frees x. 0, or < 0 with err. */
 int ht_perfetto_close(struct ht_perfetto_export *x, const struct ht_read_status *st, const char *source,
 		      const char *selection, struct ht_perfetto_counts *counts, char *err, size_t errlen);

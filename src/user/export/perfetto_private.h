@@ -6,13 +6,15 @@
  * writes the guests' events with (named pf_*). perfetto_export.c: the
  * bundles, the interned names, the tracks, the host's events, the export
  * itself, the host's switches and the vCPU account; perfetto_guest.c: the
- * guests' scheduling, IRQs, functions and other events.
+ * guests' scheduling, IRQs, functions and other events; perfetto_boot.c: the
+ * VMs' boot phases.
  */
 #ifndef HT_EXPORT_PERFETTO_PRIVATE_H
 #define HT_EXPORT_PERFETTO_PRIVATE_H
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "boot/boot_timeline.h"
 #include "common/escape.h"
 #include "common/hashmap.h"
 #include "common/util.h"
@@ -74,8 +76,8 @@ _Static_assert((HT_PERFETTO_TASK_VMS + 1ull) << HT_PERFETTO_GUEST_TID_BITS <= 1u
 
 /* Track uuids: the kind in the top byte; a vCPU thread's account takes one kind per state. */
 enum track_kind { TRACK_VM = 1, TRACK_VCPU, TRACK_GUEST_KERNEL, TRACK_GUEST_TASK, TRACK_GUEST_CPU, TRACK_OFF_CPU,
-		  TRACK_ACCOUNT_GROUP, TRACK_ACCOUNT };
-_Static_assert(TRACK_ACCOUNT + HT_VCPU_NSTATES <= 256, "track kinds fit in the uuid's top byte");
+		  TRACK_ACCOUNT_GROUP, TRACK_ACCOUNT, TRACK_BOOT = TRACK_ACCOUNT + HT_VCPU_NSTATES };
+_Static_assert(TRACK_BOOT < 256, "track kinds fit in the uuid's top byte");
 
 struct track {
 	uint64_t last_ts;
@@ -126,6 +128,7 @@ struct ht_perfetto_export {
 	bool switch_names;         /* off_iid and switch_arg_iid are interned */
 	uint32_t last_nr;          /* the nr of the last "hypercall NR" name, and its iid */
 	uint64_t last_nr_iid;
+	struct ht_boot_timelines *boots; /* the VMs' boots (record --boot), from the first boot exit on */
 	bool failed;
 };
 
@@ -165,6 +168,10 @@ void pf_track_event_end(struct ht_perfetto_export *x, ht_pb_msg e, ht_pb_msg pkt
 struct track *pf_track_of(struct ht_perfetto_export *x, uint64_t uuid, bool *new_track);
 uint64_t pf_track_uuid(enum track_kind kind, uint32_t a, uint32_t b);
 void pf_vm_label(char *out, size_t len, struct ht_reader *reader, uint32_t pid);
+uint64_t pf_vm_track(struct ht_perfetto_export *x, uint32_t pid, struct ht_reader *reader, uint64_t ts);
+int pf_flush_bundle(struct ht_perfetto_export *x, char *err, size_t errlen);
+/* The VMs' boot phases (perfetto_boot.c), at close. 0, or < 0 with err. */
+int pf_write_boots(struct ht_perfetto_export *x, char *err, size_t errlen);
 uint64_t pf_guest_side(struct ht_perfetto_export *x, const struct ht_record *r, struct ht_reader *reader,
 			   const struct ht_gev *ev, const struct ht_event_desc *desc, int64_t task_before);
 

@@ -167,18 +167,25 @@ bool ht_selection_active(const struct ht_selection *s)
 	return s->vm_name || s->pid_on || s->vcpu_on || s->nr_count || s->since.on || s->until.on;
 }
 
-/* Process, VM, vCPU and time: what a hypercall record and a switch record both have, at the same places. */
-static bool match_where(const struct ht_selection *s, const struct ht_record *r, void *names)
+bool ht_selection_match_vm(const struct ht_selection *s, uint32_t pid, void *names)
 {
-	if (s->pid_on && r->host_pid != s->pid)
+	if (s->pid_on && pid != s->pid)
 		return false;
 	if (s->vm_name) {
 		/* A record's identity precedes it in the file: the name is known by now if recorded. */
-		const char *vm = names ? ht_reader_vm_name(names, r->host_pid) : NULL;
+		const char *vm = names ? ht_reader_vm_name(names, pid) : NULL;
 
 		if (!vm || strcmp(vm, s->vm_name))
 			return false;
 	}
+	return true;
+}
+
+/* Process, VM, vCPU and time: what a hypercall record and a switch record both have, at the same places. */
+static bool match_where(const struct ht_selection *s, const struct ht_record *r, void *names)
+{
+	if (!ht_selection_match_vm(s, r->host_pid, names))
+		return false;
 	if (s->vcpu_on && r->vcpu_id != s->vcpu)
 		return false;
 	return r->exit_ns >= s->from_ns && r->exit_ns <= s->to_ns;

@@ -79,6 +79,11 @@ bool ht_selection_active(const struct ht_selection *s);
  * knows the VM names of its processes (needed for --vm; may be NULL otherwise).
  */
 bool ht_selection_match(const struct ht_selection *s, const struct ht_record *r, void *names);
+/*
+ * Whether the VM process pid is selected (-p, --vm), whatever the vCPU, nr
+ * and time: what selects a VM's boot, which is the whole VM's.
+ */
+bool ht_selection_match_vm(const struct ht_selection *s, uint32_t pid, void *names);
 /* Whether a switch of a vCPU thread is selected: as a record, but --nr (switches have none) does not apply. */
 bool ht_selection_match_switch(const struct ht_selection *s, const struct ht_vcpu_switch *sw, void *names);
 /* "pid 4242, vcpu 1, nr 1000,1001, since +1.5 s" for reports. */

@@ -43,14 +43,8 @@ static void take_boot_exit(void *ctx, const struct ht_boot_exit *be)
 {
 	struct boot_reading *r = ctx;
 
-	if (r->selection->pid_on && be->host_pid != r->selection->pid)
+	if (!ht_selection_match_vm(r->selection, be->host_pid, r->reader))
 		return;
-	if (r->selection->vm_name) {
-		const char *name = ht_reader_vm_name(r->reader, be->host_pid);
-
-		if (!name || strcmp(name, r->selection->vm_name))
-			return;
-	}
 	if (!r->error)
 		r->error = ht_boot_timelines_add(&r->timelines, be);
 }
@@ -247,7 +241,7 @@ static void print_csv(FILE *out, const struct ht_boot_timeline *t, const struct 
 		ht_csv_fputs(out, name ? name : "");
 		fprintf(out, ",%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%d,%" PRIu64, ht_boot_phase_names[p],
 			s->start_ns, s->start_ns - t->start_ns, ht_boot_phase_end(t, p) - s->start_ns,
-			p == HT_BOOT_FIRMWARE && t->start_exact ? 0 : s->uncertainty_ns,
+			ht_boot_phase_uncertainty(t, p),
 			p == HT_BOOT_FIRMWARE ? t->start_exact : 0, s->exits);
 		for (int st = 0; st < HT_VCPU_NSTATES; st++)
 			fprintf(out, ",%" PRIu64, s->state_ns[st]);

@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "export/chrome_time.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+void ht_chrome_us_text(char *buf, size_t len, __s64 ns)
+{
+	__u64 abs_ns = ns < 0 ? (__u64)-ns : (__u64)ns;
+
+	snprintf(buf, len, "%s%llu.%03llu", ns < 0 ? "-" : "", (unsigned long long)(abs_ns / 1000),
+		 (unsigned long long)(abs_ns % 1000));
+}
+
+double ht_chrome_us_value(__s64 ns)
+{
+	char buf[32];
+
+	ht_chrome_us_text(buf, sizeof(buf), ns);
+	return strtod(buf, NULL);
+}
