@@ -10,52 +10,100 @@
 # with "debian13: ", so this runner's count covers both systems.
 # Runs when HT_DISTRO_TESTS=1 (.ci/run sets it): the first run downloads about
 # 600 MB and takes minutes.
-# It keeps one CPU busy for about 14 minutes and shares nothing with the
-# nested-machine suites: tests/run runs it beside them.
+# Its preparation (the root, its packages, the build: --prepare) keeps a
+# CPU busy for about 5 minutes; tests/run starts it at the lowest priority
+# with the first suites. Its run of the suites keeps one CPU busy for about
+# 9 minutes and shares nothing with the nested-machine suites: tests/run
+# runs it beside them.
 # tests/run: alongside the nested-machine suites
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 source "$TOP/tests/distro/debian_root.sh"
 SUITE=trixie
 NAME=debian13
+# --prepare: only make the root ready (tests/run starts that early, see below).
+mode=${1:-}
 
 if [ "${HT_DISTRO_TESTS:-0}" != 1 ]; then
+	[ "$mode" = --prepare ] && exit 0
 	skip $NAME "set HT_DISTRO_TESTS=1 to run make test in a Debian 13 root (.ci/run does; the first run downloads about 600 MB)"
 	exit 0
 fi
 if [ "$(id -u)" -ne 0 ]; then
+	[ "$mode" = --prepare ] && exit 0
 	skip $NAME "needs root (debootstrap, chroot, BPF)"
 	exit 0
 fi
 
+# What the root was prepared for: the tracked files' contents as they are now.
+tree_fingerprint() {
+	{ git -C "$TOP" ls-files -s; git -C "$TOP" diff HEAD 2>/dev/null; } | sha1sum | cut -d' ' -f1
+}
+
+# The root with this tree copied in, its packages installed and the tree
+# built: "ok FINGERPRINT" in $root/prepared, else why not (and status 1).
+prepare() {
+	local root=$DR_ROOT fp
+	fp=$(tree_fingerprint)
+	rm -f "$root/prepared"
+	droot_enter "$root" || return 1
+	if ! droot_ca_certificates "$root" || ! droot_copy_tree "$root" "$TOP"; then
+		droot_leave "$root"
+		return 1
+	fi
+	# The reference data that tests read beside the project (never tracked in
+	# it) is beside the copy too, at the same relative path.
+	rm -rf "$root/src/shared"
+	if [ -d "$TOP/../shared/reference" ]; then
+		mkdir -p "$root/src/shared" && cp -r "$TOP/../shared/reference" "$root/src/shared/" ||
+			{ droot_leave "$root"; DR_ERR="cannot copy ../shared/reference into the root"; return 1; }
+	fi
+	droot_run "$root" bash -c '
+		cd /src/hypertrace-bpf || exit 1
+		tests/install-deps.sh >/var/tmp/install-deps.log 2>&1 || { echo "install_deps: tests/install-deps.sh failed: $(tail -n 3 /var/tmp/install-deps.log | tr "\n" " ")"; exit 1; }
+		# A git index of the copied files, as a clone has: the build test and
+		# make deb take the tracked files from it.
+		rm -rf .git && git init -q && git add -A || { echo "git_index: git init failed"; exit 1; }
+		make -j2 tests-build >/var/tmp/make.log 2>&1 ||
+			{ echo "tests_build: $(grep -E "error|warning" /var/tmp/make.log | head -n 5 | tr "\n" " ")"; exit 1; }' \
+		>"$root/prepare.log" 2>&1
+	local st=$?
+	droot_leave "$root"
+	[ $st = 0 ] || { DR_ERR=$(tail -n 1 "$root/prepare.log"); return 1; }
+	echo "ok $fp" >"$root/prepared"
+}
+
 t0=$(date +%s)
 if ! droot_ensure $SUITE; then
+	[ "$mode" = --prepare ] && exit 1
 	fail ${NAME}_root "$DR_ERR"
 	suite_exit
 fi
 root=$DR_ROOT
+# tests/run prepares the root in the background from its start (at the
+# lowest priority, beside the first suites): the suite then only waits for
+# it. Run alone, or if that preparation failed or the tree changed since,
+# the suite prepares it itself.
+if [ "$mode" = --prepare ]; then
+	prepare
+	exit
+fi
+if [ -n "${HT_DEBIAN13_PREPARING:-}" ]; then
+	while kill -0 "$HT_DEBIAN13_PREPARING" 2>/dev/null; do sleep 1; done
+fi
+if [ "$(cat "$root/prepared" 2>/dev/null)" = "ok $(tree_fingerprint)" ]; then
+	echo "    ($NAME root prepared in the background, ready after $(($(date +%s) - t0)) s of waiting)"
+elif ! prepare; then
+	fail ${NAME}_prepare "$DR_ERR"
+	suite_exit
+fi
+pass tests_build_$NAME
 if ! droot_enter "$root"; then
 	fail ${NAME}_root "$DR_ERR"
 	suite_exit
 fi
 trap 'droot_leave "$root"' EXIT
 echo "    ($NAME root ready after $(($(date +%s) - t0)) s)"
-
-if ! droot_ca_certificates "$root"; then
-	fail ${NAME}_ca_certificates "$DR_ERR"
-	suite_exit
-fi
-
-# The tracked files of this tree, over the previous copy (its .output and
-# .cache stay).
-droot_copy_tree "$root" "$TOP" || { fail ${NAME}_copy_sources "$DR_ERR"; suite_exit; }
-# The reference data that tests read beside the project (never tracked in
-# it) is beside the copy too, at the same relative path.
-rm -rf "$root/src/shared"
-if [ -d "$TOP/../shared/reference" ]; then
-	mkdir -p "$root/src/shared" && cp -r "$TOP/../shared/reference" "$root/src/shared/" ||
-		{ fail ${NAME}_copy_reference "cannot copy ../shared/reference into the root"; suite_exit; }
-fi
 
 skips="tests/e2e/test_nested the nested-machine suites run on the host, which boots their kernels
 tests/distro/ this is the Debian 13 root
@@ -83,15 +131,7 @@ relay() {
 # Fuzzing proper is the host's (60 s); here the fuzzers build with Debian 13's
 # clang, replay every input that ever failed and fuzz briefly.
 droot_run "$root" env TESTS_SKIP="$skips" HT_DISTRO_TESTS=0 HT_REQUIRE_REFERENCE="${HT_REQUIRE_REFERENCE:-0}" FUZZ_SECONDS=15 bash -c '
-	cd /src/hypertrace-bpf || exit 1
-	tests/install-deps.sh || { echo "FAIL: install_deps: tests/install-deps.sh failed"; exit 1; }
-	# A git index of the copied files, as a clone has: the build test and
-	# make deb take the tracked files from it.
-	rm -rf .git && git init -q && git add -A || { echo "FAIL: git_index: git init failed"; exit 1; }
-	make -j2 tests-build >/var/tmp/make.log 2>&1 ||
-		{ echo "FAIL: tests_build: $(grep -E "error|warning" /var/tmp/make.log | head -n 5 | tr "\n" " ")"; exit 1; }
-	echo "PASS: tests_build"
-	tests/run' 2>&1 | tee "$log" | relay
+	cd /src/hypertrace-bpf && tests/run' 2>&1 | tee "$log" | relay
 status=${PIPESTATUS[0]}
 
 # The inner runner's last line must be its count: anything else means it died.
