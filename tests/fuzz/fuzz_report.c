@@ -52,7 +52,10 @@ static const struct run runs[] = {
 	{ ht_cmd_report, TEXT, { "report", "--vcpu-switches", "--dump", INPUT } },
 	{ ht_cmd_report, JSON_LINES, { "report", "--vcpu-switches", "--json", "--vcpu", "1", INPUT } },
 	{ ht_cmd_report, TEXT, { "report", "--sched", INPUT } },
+	{ ht_cmd_report, TEXT, { "report", "--boot", INPUT } },
+	{ ht_cmd_report, CSV, { "report", "--boot", "--csv", INPUT } },
 	{ ht_cmd_convert, BINARY, { "convert", "--perfetto", OUTPUT, INPUT } },
+	{ ht_cmd_convert, JSON_FILE, { "convert", "--chrome", OUTPUT, INPUT } },
 };
 #else
 static const struct run runs[] = {

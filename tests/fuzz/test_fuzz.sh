@@ -65,6 +65,18 @@ else
 	fail fuzz_blocks_checks_the_output_of_causes_and_vcpu_time "$(cat "$work/runs.log" 2>/dev/null; tail -3 "$work/runs.out")"
 fi
 
+# The boot's views too: on the seed of a recording with boot exits and a
+# BOOT block, fuzz_blocks runs report --boot as text and CSV, each
+# reaching its rows (a VM's phases), all checked.
+if [ -f "$work/seeds/boot" ] &&
+	HT_FUZZ_LOG=$work/boot-runs.log "$FUZZ_BLOCKS" "${fuzz_opts[@]}" "$work/seeds/boot" >"$work/boot-runs.out" 2>&1 &&
+	grep -Eqs '^rows [1-9][0-9]*: report --boot @INPUT@$' "$work/boot-runs.log" &&
+	grep -Eqs '^rows ([2-9]|[1-9][0-9]+): report --boot --csv @INPUT@$' "$work/boot-runs.log"; then
+	pass fuzz_blocks_checks_the_output_of_report_boot
+else
+	fail fuzz_blocks_checks_the_output_of_report_boot "$(cat "$work/boot-runs.log" 2>/dev/null; tail -3 "$work/boot-runs.out")"
+fi
+
 # replay NAME FUZZER DIR: every input that once failed passes now.
 replay() {
 	local name=$1 fuzzer=$2 out inputs=("$3"/*)

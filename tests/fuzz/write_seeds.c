@@ -45,6 +45,8 @@ static __u64 seed_realtime;
 static int with_exits;
 /* Seeds with switches of vCPU threads (record --vcpu-sched) among the records. */
 static int with_switches;
+/* With the exits of a boot (record --boot): a first entry, then one exit after each record. */
+static int with_boot;
 
 /*
  * A switch of the vCPU thread of record i's (out or in) just after it, on
@@ -64,6 +66,38 @@ static struct ht_record vcpu_switch(const struct ht_record *r, unsigned int i, _
 
 	memcpy(sw.other_comm, names[i % 3 != 0], 16);
 	memcpy(&out, &sw, sizeof(out));
+	return out;
+}
+
+/*
+ * The boot exit after record r, the i-th: the four threads' exits walk the
+ * phases (real mode, long mode low, the kernel, user space), with causes,
+ * parts and one of each flag, as record --boot writes them.
+ */
+static struct ht_record boot_exit(const struct ht_record *r, unsigned int i)
+{
+	static const __u64 rips[4] = { 0xfff0, 0x1000000, 0xffffffff81000010ull, 0x401000 };
+	static const __u8 modes[4] = { HT_BOOT_MODE_KNOWN, HT_BOOT_MODE_KNOWN | HT_BOOT_MODE_LMA,
+				       HT_BOOT_MODE_KNOWN | HT_BOOT_MODE_LMA, HT_BOOT_MODE_KNOWN | HT_BOOT_MODE_LMA };
+	__u64 done = r->exit_ns + r->exit_to_hcall_ns + r->hcall_to_entry_ns;
+	struct ht_boot_exit be = { .exit_ns = done + 5, .entry_ns = done + 9, .guest_rip = rips[(i / 4) % 4],
+				   .mode = modes[(i / 4) % 4], .reason = 0x7b, .kvm_ns = 3, .vmm_ns = 1,
+				   .host_pid = r->host_pid, .host_tid = r->host_tid, .vcpu_id = r->vcpu_id,
+				   .cpu = r->exit_cpu, .isa = HT_ISA_SVM, .flags = HT_REC_F_BOOT_EXIT };
+	struct ht_record out;
+
+	if (i < 4) {
+		be.boot_flags = HT_BOOT_F_FIRST_ENTRY;
+		be.exit_ns = be.entry_ns;
+		be.guest_rip = 0;
+		be.kvm_ns = be.vmm_ns = 0;
+	} else if (i % 3 == 0) {
+		be.boot_flags = HT_BOOT_F_CAUSE;
+		be.cause_kind = HT_CAUSE_PIO;
+		be.cause_value = 0x70 + i % 5;
+		be.cause_detail = HT_CAUSE_DIR_OUT | 1u << 8;
+	}
+	memcpy(&out, &be, sizeof(out));
 	return out;
 }
 
@@ -145,6 +179,8 @@ static int write_seed(const char *dir, const char *name, unsigned int n, unsigne
 	snprintf(h.kernel_release, sizeof(h.kernel_release), "6.1.0-seed");
 	if (with_switches)
 		h.filter_flags |= HT_FILTER_F_VCPU_SCHED;
+	if (with_boot)
+		h.filter_flags |= HT_FILTER_F_BOOT;
 	snprintf(h.cpu_vendor, sizeof(h.cpu_vendor), "AuthenticAMD");
 	h.start_realtime_ns = seed_realtime ? seed_realtime : 1795318801000000000ull;
 	h.start_monotonic_ns = 4999999000ull;
@@ -178,8 +214,22 @@ static int write_seed(const char *dir, const char *name, unsigned int n, unsigne
 			ht_writer_add(w, &sw);
 			t.records++;
 		}
+		if (with_boot) {
+			struct ht_record be = boot_exit(&r, i);
+
+			ht_writer_add(w, &be);
+			t.records++;
+		}
 		if (i == n / 2)
 			ht_writer_flush(w); /* two blocks */
+	}
+	if (with_boot) {
+		/* Each VM's numbers, one of them lost some (report --boot says so). */
+		struct ht_boot_vm_rec vms[2] = { { .pid = record(0).host_pid, .vm = { .first_ns = 5000000000ull, .recorded = n / 2, .lost = 1 } },
+						 { .pid = 0, .flags = HT_BOOT_VM_F_REFUSED, .vm = { .over = 2 } } };
+
+		if (ht_writer_add_block(w, HT_BLOCK_BOOT, vms, sizeof(vms), 2))
+			return 1;
 	}
 	if (with_exits && add_exits(w, 2, 1))
 		return 1;
@@ -316,6 +366,10 @@ int main(int argc, char **argv)
 	ret |= write_seed(dir, "exits-and-switches", 12, HT_ENCODING_RAW);
 	with_exits = 0;
 	with_switches = 0;
+	/* Raw too: the boot exits and the BOOT block are what fuzz_blocks mutates. */
+	with_boot = 1;
+	ret |= write_seed(dir, "boot", 16, HT_ENCODING_RAW);
+	with_boot = 0;
 	/* Wall-clock times past 2262: a signed 64-bit sum of the clocks overflows. */
 	seed_realtime = INT64_MAX;
 	return ret | write_seed(dir, "clocks-past-int64", 3, HT_ENCODING_RAW);
