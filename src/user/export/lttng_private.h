@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * What the two files of the LTTng export share (nothing else includes it):
- * the exporter's state, the event classes, and the payload and queue
- * functions of lttng_export.c that lttng_guest.c writes the guest traces
- * with (named lt_*). lttng_export.c: payloads, the time-ordered queue, the
- * host CPUs' threads, the host trace, each record, the host's switches and
- * the end; lttng_guest.c: each VM's guest trace and its events.
+ * What the files of the LTTng export share (nothing else includes it): the
+ * exporter's state, the event classes, and the functions each piece writes
+ * with (named lt_*). lttng_export.c: the host trace opened, each record,
+ * the export abandoned; lttng_payload.c: payloads; lttng_queue.c: the queue
+ * that puts events in time order; lttng_threads.c: which thread the host
+ * trace says runs on each host CPU; lttng_switch.c: the host's switches of
+ * vCPU threads; lttng_close.c: the end; lttng_guest.c: each VM's guest trace
+ * and its events.
  */
 #ifndef HT_EXPORT_LTTNG_PRIVATE_H
 #define HT_EXPORT_LTTNG_PRIVATE_H
@@ -158,16 +160,33 @@ struct payload {
 	size_t len;
 };
 
+/* lttng_export.c */
 int lt_common_env(struct ht_lttng_trace *t, const char *hostname);
-int lt_push(struct ht_lttng_export *x, struct ht_lttng_trace *trace, uint32_t cpu, uint64_t ts, int id,
-		const struct ht_lttng_ctx *ctx, const struct payload *p);
+/* lttng_payload.c */
 void lt_put_comm(struct payload *p, const char *s);
 void lt_put_string(struct payload *p, const char *s);
 void lt_put_u32(struct payload *p, uint32_t v);
 void lt_put_u64(struct payload *p, uint64_t v);
+/* lttng_queue.c */
+int lt_push(struct ht_lttng_export *x, struct ht_lttng_trace *trace, uint32_t cpu, uint64_t ts, int id,
+	    const struct ht_lttng_ctx *ctx, const struct payload *p);
+int lt_push_switch(struct ht_lttng_export *x, struct ht_lttng_trace *trace, uint32_t cpu, uint64_t ts, int id,
+		   const struct ht_lttng_ctx *ctx, const struct ht_lttng_ctx *next, const struct payload *p);
+void lt_mark_last_pushed(struct ht_lttng_export *x, enum mark mark);
+int lt_release(struct ht_lttng_export *x, bool drain, char *err, size_t errlen);
+/* lttng_threads.c */
+void lt_idle_ctx(uint32_t cpu, struct ht_lttng_ctx *c);
+struct host_thread *lt_thread_entry(struct ht_lttng_export *x, uint32_t pid, uint32_t tid, const char *procname);
+const char *lt_host_procname(struct ht_lttng_export *x, uint32_t pid, uint32_t tid, struct ht_reader *reader);
+int lt_host_switch_class(struct ht_lttng_export *x);
+int lt_thread_runs(struct ht_lttng_export *x, uint32_t cpu, uint64_t ts, const struct ht_lttng_ctx *n,
+		   bool switched, char *err, size_t errlen);
+int lt_queue_restatements(struct ht_lttng_export *x, uint64_t ts);
+int lt_write_restatement(struct ht_lttng_export *x, uint32_t cpu, uint64_t ts, char *err, size_t errlen);
+/* lttng_guest.c */
 int lt_guest_events(struct ht_lttng_export *x, struct guest *g, const struct ht_record *r,
-			const struct ht_gev *ev, int64_t task_before, uint64_t entry_ns);
+		    const struct ht_gev *ev, int64_t task_before, uint64_t entry_ns);
 struct guest *lt_guest_of(struct ht_lttng_export *x, const struct ht_record *r, struct ht_reader *reader,
-			      char *err, size_t errlen, int *ret);
+			  char *err, size_t errlen, int *ret);
 
 #endif

@@ -142,7 +142,7 @@ static ht_pb_msg ftrace_begin(struct ht_perfetto_export *x, int64_t cpu, uint64_
 	 * (ftrace_tokenizer.cc:144-151), and no FtraceClock is CLOCK_MONOTONIC:
 	 * "global" makes them the sequence's clock 64 (ftrace_tokenizer.cc:488,
 	 * kSequenceScopedClockId), which the clock snapshot declares equal to
-	 * CLOCK_MONOTONIC (see head_packets).
+	 * CLOCK_MONOTONIC (pf_head_packets, perfetto_meta.c).
 	 */
 	ht_pb_varint(&x->raw, FB_FTRACE_CLOCK, FTRACE_CLOCK_GLOBAL);
 	e = ht_pb_begin(&x->raw, FB_EVENT);

@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * What the two files of the Perfetto export share (nothing else includes
- * it): Perfetto's field numbers, the exporter's state, and the packet,
- * interning and track functions of perfetto_export.c that perfetto_guest.c
- * writes the guests' events with (named pf_*). perfetto_export.c: the
- * bundles, the interned names, the tracks, the host's events, the export
- * itself, the host's switches and the vCPU account; perfetto_guest.c: the
- * guests' scheduling, IRQs, functions and other events; perfetto_boot.c: the
- * VMs' boot phases.
+ * What the files of the Perfetto export share (nothing else includes it):
+ * Perfetto's field numbers, the exporter's state, and the functions each
+ * piece writes with (named pf_*). perfetto_export.c: the export itself
+ * (open, each record's host slices, close, abandon) and the names of the
+ * records' and switches' arguments; perfetto_packets.c: the packets, deflated
+ * in bundles, and the interned names; perfetto_tracks.c: the tracks, their
+ * descriptors and the events on them; perfetto_fields.c: a decoded event's
+ * fields and a function's name; perfetto_meta.c: what the trace says of
+ * itself, before the first event and at the end; perfetto_switch.c: the
+ * host's switches of vCPU threads; perfetto_account.c: the vCPU account;
+ * perfetto_guest.c: the guests' scheduling, IRQs, functions and other
+ * events; perfetto_boot.c: the VMs' boot phases.
  */
 #ifndef HT_EXPORT_PERFETTO_PRIVATE_H
 #define HT_EXPORT_PERFETTO_PRIVATE_H
@@ -101,6 +105,11 @@ enum { ARG_NR, ARG_A0, ARG_A1, ARG_A2, ARG_A3, ARG_RIP, ARG_REASON, ARG_ISA, ARG
 
 enum { SW_CPU, SW_PREV_STATE, SW_NEXT_TID, SW_NEXT_PID, SW_NEXT_COMM, SW_IN_CPU, SW_PREV_TID, SW_PREV_PID,
        SW_PREV_COMM, SW_COUNT };
+/* The switches' names (perfetto_export.c, beside the records'). */
+extern const char *const pf_switch_args[];
+
+/* How an argument's value is written. */
+enum arg_kind { ARG_UINT, ARG_INT, ARG_HEX, ARG_STRING };
 
 struct ht_perfetto_export {
 	struct ht_output out;
@@ -149,31 +158,44 @@ static inline const char *shown(char *out, size_t len, const char *s)
 /* A slice's name: an event's (HT_CAT_NAME_MAX) then a function's. */
 #define SLICE_NAME_SIZE (HT_CAT_NAME_MAX + 2 + FUNCTION_NAME_SIZE)
 
-void pf_arg_name(struct ht_perfetto_export *x, const char *name);
-void pf_decoded_fields(struct ht_perfetto_export *x, const struct ht_event_desc *ev, const struct ht_record *r);
-void pf_describe_named(struct ht_perfetto_export *x, uint64_t uuid, uint64_t parent, const char *name,
-			   int32_t rank, uint64_t ts);
-void pf_describe_process(struct ht_perfetto_export *x, uint64_t uuid, int32_t pid, const char *name, uint64_t ts);
-void pf_describe_thread(struct ht_perfetto_export *x, uint64_t uuid, int32_t pid, int64_t tid, const char *name,
-			    int32_t rank, bool ranked_children, uint64_t ts);
-void pf_event_name(struct ht_perfetto_export *x, const char *name);
-void pf_function_name(struct ht_perfetto_export *x, uint64_t addr, char *out);
-uint64_t pf_intern(struct ht_perfetto_export *x, bool event_name, const char *s);
+/* perfetto_packets.c */
+int pf_flush_bundle(struct ht_perfetto_export *x, char *err, size_t errlen);
 ht_pb_msg pf_packet_begin(struct ht_perfetto_export *x);
 void pf_packet_end(struct ht_perfetto_export *x, ht_pb_msg p);
-void pf_prepare_field_names(struct ht_perfetto_export *x, const struct ht_event_desc *ev);
-ht_pb_msg pf_track_event_begin(struct ht_perfetto_export *x, struct track *t, uint64_t uuid, uint64_t ts, int type,
-				   ht_pb_msg *pkt);
-void pf_track_event_end(struct ht_perfetto_export *x, ht_pb_msg e, ht_pb_msg pkt);
-struct track *pf_track_of(struct ht_perfetto_export *x, uint64_t uuid, bool *new_track);
+void pf_sequence_fields(struct ht_perfetto_export *x);
+uint64_t pf_intern(struct ht_perfetto_export *x, bool event_name, const char *s);
+void pf_event_name(struct ht_perfetto_export *x, const char *name);
+void pf_arg_name(struct ht_perfetto_export *x, const char *name);
+/* perfetto_tracks.c */
 uint64_t pf_track_uuid(enum track_kind kind, uint32_t a, uint32_t b);
+struct track *pf_track_of(struct ht_perfetto_export *x, uint64_t uuid, bool *new_track);
+ht_pb_msg pf_descriptor_begin(struct ht_perfetto_export *x, uint64_t uuid, uint64_t ts, ht_pb_msg *pkt);
+void pf_describe_named(struct ht_perfetto_export *x, uint64_t uuid, uint64_t parent, const char *name,
+		       int32_t rank, uint64_t ts);
+void pf_describe_process(struct ht_perfetto_export *x, uint64_t uuid, int32_t pid, const char *name, uint64_t ts);
+void pf_describe_thread(struct ht_perfetto_export *x, uint64_t uuid, int32_t pid, int64_t tid, const char *name,
+			int32_t rank, bool ranked_children, uint64_t ts);
 void pf_vm_label(char *out, size_t len, struct ht_reader *reader, uint32_t pid);
 uint64_t pf_vm_track(struct ht_perfetto_export *x, uint32_t pid, struct ht_reader *reader, uint64_t ts);
-int pf_flush_bundle(struct ht_perfetto_export *x, char *err, size_t errlen);
+struct track *pf_vcpu_thread_track(struct ht_perfetto_export *x, uint32_t pid, uint32_t tid, uint16_t vcpu,
+				   uint64_t ts, struct ht_reader *reader);
+ht_pb_msg pf_track_event_begin(struct ht_perfetto_export *x, struct track *t, uint64_t uuid, uint64_t ts, int type,
+			       ht_pb_msg *pkt);
+void pf_track_event_end(struct ht_perfetto_export *x, ht_pb_msg e, ht_pb_msg pkt);
+void pf_slice_end(struct ht_perfetto_export *x, struct track *t, uint64_t uuid, uint64_t ts);
+/* perfetto_fields.c */
+void pf_decoded_fields(struct ht_perfetto_export *x, const struct ht_event_desc *ev, const struct ht_record *r);
+void pf_function_name(struct ht_perfetto_export *x, uint64_t addr, char *out);
+void pf_prepare_field_names(struct ht_perfetto_export *x, const struct ht_event_desc *ev);
+/* perfetto_meta.c: the packets before the first event, at open; the recording's identity, at close. */
+void pf_head_packets(struct ht_perfetto_export *x);
+void pf_identity(struct ht_perfetto_export *x, const struct ht_read_status *st, const char *source,
+		 const char *selection);
 /* The VMs' boot phases (perfetto_boot.c), at close. 0, or < 0 with err. */
 int pf_write_boots(struct ht_perfetto_export *x, char *err, size_t errlen);
+/* perfetto_guest.c */
 uint64_t pf_guest_side(struct ht_perfetto_export *x, const struct ht_record *r, struct ht_reader *reader,
-			   const struct ht_gev *ev, const struct ht_event_desc *desc, int64_t task_before);
+		       const struct ht_gev *ev, const struct ht_event_desc *desc, int64_t task_before);
 
 
 /* A VM's label: "VM " + its escaped name (64 bytes) + " (pid N)". */
