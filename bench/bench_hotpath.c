@@ -35,7 +35,13 @@ enum { EMPTY, EXIT_NOMATCH, ENTRY_NOMATCH, FUSED, HASH_EXIT_NOMATCH, HASH_ENTRY_
         * parent), in two more instances: exits_on, and exits_on with
         * vcpu_sched_on. Neither thread a vCPU thread, then both.
         */
-       PAIR_PLAIN_EXITS, PAIR_PLAIN_VSCHED, PAIR_VCPU_EXITS, PAIR_VCPU_VSCHED, NCASES };
+       PAIR_PLAIN_EXITS, PAIR_PLAIN_VSCHED, PAIR_VCPU_EXITS, PAIR_VCPU_VSCHED,
+       /*
+        * --boot: the --exits pair in two more instances with boot_on, this
+        * thread's process taken for one that started before the recording
+        * (not followed), then after it (followed: a record per exit).
+        */
+       BOOT_PAIR_IDLE, BOOT_PAIR_BOOTING, NCASES };
 /* hotpath.bpf.c's BENCH_SWITCH_PAIR and BENCH_REGISTER_PAIR: after the --exits cases' programs. */
 #define PROG_SWITCH_PAIR (SWITCH_OUT + 5)
 #define PROG_REGISTER_PAIR (SWITCH_OUT + 6)
@@ -66,6 +72,8 @@ static const char *const names[NCASES] = {
 	"--vcpu-sched: sched_switch handler, no vCPU thread",
 	"--exits: sched_switch handler, two vCPU threads",
 	"--vcpu-sched: sched_switch handler, two vCPU threads",
+	"--boot: exit + entry of a VM not booting",
+	"--boot: exit + entry of a booting VM (a record each)",
 };
 #define ROUNDS 41
 
@@ -195,7 +203,8 @@ static void return_value_cost(struct hotpath_bpf *skel)
 }
 
 /* One instance of the benchmark object, as record would load it (exits_on, vcpu_sched_on as asked), with its rings drained by rb. */
-static struct hotpath_bpf *load_instance(const struct ht_synth_layout *l, bool exits, bool vcpu_sched,
+/* boot: 0 off; 1 on, this process taken as started before the recording; 2 on, after it. */
+static struct hotpath_bpf *load_instance(const struct ht_synth_layout *l, bool exits, bool vcpu_sched, int boot,
 					 struct ring_buffer **out_rb)
 {
 	struct hotpath_bpf *skel;
@@ -219,6 +228,12 @@ static struct hotpath_bpf *load_instance(const struct ht_synth_layout *l, bool e
 	skel->rodata->wakeup_shift = ht_wakeup_shift_for(ht_wakeup_bytes_for(ring_bytes));
 	skel->rodata->exits_on = exits;
 	skel->rodata->vcpu_sched_on = vcpu_sched;
+	skel->rodata->boot_on = boot != 0;
+	/* No window or bound ends the followed thread's records in the rounds. */
+	skel->rodata->boot_since_ns = 1000;
+	skel->rodata->boot_window_ns = UINT64_MAX / 4;
+	skel->rodata->boot_max_exits = UINT64_MAX;
+	skel->bss->synthetic_process_start_ns = boot == 2 ? 2000 : 10;
 	/* It relocates against kvm_amd's BTF, which a host without AMD's KVM lacks; the cases call the handlers. */
 	bpf_program__set_autoload(skel->progs.on_kvm_exit_svm_raw, false);
 	if (hotpath_bpf__load(skel)) {
@@ -303,8 +318,13 @@ static __u64 counter(struct hotpath_bpf *skel, __u32 which)
 }
 
 static void free_instances(struct hotpath_bpf *skel, struct ring_buffer *rb, struct hotpath_bpf *exits_skel,
-			   struct ring_buffer *exits_rb, struct hotpath_bpf *pair_skel[2], struct ring_buffer *pair_rb[2])
+			   struct ring_buffer *exits_rb, struct hotpath_bpf *pair_skel[2], struct ring_buffer *pair_rb[2],
+			   struct hotpath_bpf *boot_skel[2], struct ring_buffer *boot_rb[2])
 {
+	for (int i = 0; i < 2; i++) {
+		ring_buffer__free(boot_rb[i]);
+		hotpath_bpf__destroy(boot_skel[i]);
+	}
 	ring_buffer__free(rb);
 	ring_buffer__free(exits_rb);
 	hotpath_bpf__destroy(skel);
@@ -319,8 +339,8 @@ static void free_instances(struct hotpath_bpf *skel, struct ring_buffer *rb, str
 int main(int argc, char **argv)
 {
 	struct ht_synth_layout l;
-	struct hotpath_bpf *skel, *exits_skel, *pair_skel[2] = { NULL, NULL };
-	struct ring_buffer *rb, *exits_rb, *pair_rb[2];
+	struct hotpath_bpf *skel, *exits_skel, *pair_skel[2] = { NULL, NULL }, *boot_skel[2] = { NULL, NULL };
+	struct ring_buffer *rb, *exits_rb, *pair_rb[2], *boot_rb[2] = { NULL, NULL };
 	__u32 pair_tids[2][2];
 	char err[256];
 	double ns[NCASES][ROUNDS], med[NCASES];
@@ -339,24 +359,29 @@ int main(int argc, char **argv)
 	int cpus = libbpf_num_possible_cpus();
 	/* Another CPU, whose slot a thread armed there fills (the benchmark runs on CPU 0). */
 	__u32 other_cpu = cpus > 1 ? 1 : 0;
-	skel = load_instance(&l, false, false, &rb);
-	exits_skel = skel ? load_instance(&l, true, false, &exits_rb) : NULL;
+	skel = load_instance(&l, false, false, 0, &rb);
+	exits_skel = skel ? load_instance(&l, true, false, 0, &exits_rb) : NULL;
 	if (!exits_skel || register_vcpu_threads(exits_skel)) {
 		fprintf(stderr, "bench_hotpath: cannot set up the --exits instance\n");
 		return 1;
 	}
 	/* The pair's instances: --exits, and --exits --vcpu-sched; the same threads registered in both. */
 	for (int i = 0; i < 2; i++) {
-		pair_skel[i] = load_instance(&l, true, i == 1, &pair_rb[i]);
+		pair_skel[i] = load_instance(&l, true, i == 1, 0, &pair_rb[i]);
 		if (!pair_skel[i] || register_pair(pair_skel[i], pair_tids[i])) {
 			fprintf(stderr, "bench_hotpath: cannot set up the --exits%s instance of the switch pair\n",
 				i ? " --vcpu-sched" : "");
 			return 1;
 		}
 	}
+	for (int i = 0; i < 2; i++)
+		if (!(boot_skel[i] = load_instance(&l, true, false, 1 + i, &boot_rb[i]))) {
+			fprintf(stderr, "bench_hotpath: cannot set up the --boot instances\n");
+			return 1;
+		}
 	if (argc > 1 && !strcmp(argv[1], "--setup-only")) {
 		printf("bench_hotpath: every instance is loaded and set up\n");
-		free_instances(skel, rb, exits_skel, exits_rb, pair_skel, pair_rb);
+		free_instances(skel, rb, exits_skel, exits_rb, pair_skel, pair_rb, boot_skel, boot_rb);
 		return 0;
 	}
 	/* This thread, when it plays a thread that is no vCPU thread (see the rounds). */
@@ -367,6 +392,14 @@ int main(int argc, char **argv)
 			/* Fused cases emit a record per iteration: fewer, so the ring never fills. */
 			__u32 n = (c == FUSED || c == HASH_FUSED || c == ANCHOR_HYPERCALL || c == PART_RESERVE_SUBMIT ||
 				   c == PART_RESERVE_COPY_SUBMIT) ? 50000 : 500000;
+			if (c >= BOOT_PAIR_IDLE) {
+				bool followed = c == BOOT_PAIR_BOOTING;
+
+				/* A record per exit when followed: fewer, so the ring never fills. */
+				ns[c][r] = run_case(boot_skel[followed], boot_rb[followed], exits_case_prog[EXITS_PAIR - FLOOR_PAIR],
+						    followed ? 50000 : 500000);
+				continue;
+			}
 			if (c >= PAIR_PLAIN_EXITS) {
 				bool vsched = c == PAIR_PLAIN_VSCHED || c == PAIR_VCPU_VSCHED;
 				bool vcpu = c >= PAIR_VCPU_EXITS;
@@ -427,6 +460,18 @@ int main(int argc, char **argv)
 			(unsigned long long)lost);
 		return 1;
 	}
+	/* The followed thread's every exit a record, the other's none: else the --boot cases measure something else. */
+	__u32 tgid = (__u32)getpid();
+	struct ht_boot_vm vms[2] = { { 0 }, { 0 } };
+
+	for (int i = 0; i < 2; i++)
+		bpf_map_lookup_elem(bpf_map__fd(boot_skel[i]->maps.boot_vms), &tgid, &vms[i]);
+	if (vms[0].recorded || vms[1].recorded != ROUNDS * 50000ull || counter(boot_skel[1], HT_CNT_BOOT_DROPS)) {
+		fprintf(stderr, "bench_hotpath: the --boot cases recorded %llu and %llu exits (want 0 and %u), %llu lost: void\n",
+			(unsigned long long)vms[0].recorded, (unsigned long long)vms[1].recorded, ROUNDS * 50000,
+			(unsigned long long)counter(boot_skel[1], HT_CNT_BOOT_DROPS));
+		return 1;
+	}
 	struct ratio exit_ratio = paired_ratio(ns[EXIT_NOMATCH], ns[EMPTY]);
 	struct ratio entry_ratio = paired_ratio(ns[ENTRY_NOMATCH], ns[EMPTY]);
 	struct ratio fused_ratio = paired_ratio(ns[FUSED], ns[ANCHOR_HYPERCALL]);
@@ -478,7 +523,20 @@ int main(int argc, char **argv)
 	printf("INFO   %-52s %6.2fx  (quartiles %.2f-%.2f; fastest rounds %.2fx; +%.1f ns per switch)\n",
 	       "--vcpu-sched: switch of two vCPU threads, vs --exits", vs_vcpu.median, vs_vcpu.q1, vs_vcpu.q3,
 	       med[PAIR_VCPU_VSCHED] / med[PAIR_VCPU_EXITS], med[PAIR_VCPU_VSCHED] - med[PAIR_VCPU_EXITS]);
+	/*
+	 * --boot taxes no VM that is not booting (its exits pay the decision's
+	 * one lookup: within 15% of --exits alone); a booting VM's exits pay
+	 * for their records, reported.
+	 */
+	struct ratio boot_off = paired_ratio(ns[BOOT_PAIR_IDLE], ns[EXITS_PAIR]);
+	struct ratio boot_on = paired_ratio(ns[BOOT_PAIR_BOOTING], ns[EXITS_PAIR]);
+
+	verdict("--boot: exit + entry of a VM not booting vs --exits", med[BOOT_PAIR_IDLE] / med[EXITS_PAIR], boot_off,
+		1.15);
+	printf("INFO   %-52s %6.2fx  (quartiles %.2f-%.2f; fastest rounds %.2fx; +%.1f ns per exit)\n",
+	       "--boot: exit + entry of a booting VM vs --exits", boot_on.median, boot_on.q1, boot_on.q3,
+	       med[BOOT_PAIR_BOOTING] / med[EXITS_PAIR], med[BOOT_PAIR_BOOTING] - med[EXITS_PAIR]);
 	return_value_cost(skel);
-	free_instances(skel, rb, exits_skel, exits_rb, pair_skel, pair_rb);
+	free_instances(skel, rb, exits_skel, exits_rb, pair_skel, pair_rb, boot_skel, boot_rb);
 	return 0;
 }

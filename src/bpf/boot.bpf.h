@@ -34,6 +34,19 @@ static __always_inline struct boot_exit_view *boot_view(__u32 cpu)
 }
 
 /*
+ * Whether the exits of the thread the slot names (running_thread: its
+ * index + 1; 0: not known yet) may be recorded: not once it is decided
+ * not followed. The one test an exit of a VM that is not booting pays.
+ */
+static __always_inline bool boot_wanted(__u32 running_thread)
+{
+	__u32 idx = running_thread - 1;
+	struct boot_thread *bt = running_thread ? bpf_map_lookup_elem(&boot_threads, &idx) : NULL;
+
+	return !bt || bt->state != BOOT_NOT_FOLLOWED;
+}
+
+/*
  * The cause noted for the exit that is about to end (counting it uses the
  * note up: see count_cause), for boot_note's exit; stamped with its exit's
  * time, so a copy meant for another exit is none.

@@ -187,7 +187,9 @@ static __always_inline void exit_end(__u32 vcpu_id, struct vcpu_state *slot,
 		return;
 	}
 	slot->owner = me;
-	if (boot_on)
+	bool booting = boot_on && boot_wanted(slot->running_thread);
+
+	if (booting)
 		boot_take_cause(cpu, cpu_cause_note(cpu));
 	__u64 now = count_exit(me >> 32, slot->exit_vcpu, slot->exit_isa, slot->exit_reason, slot->exit_ns,
 			       synthetic_now, cpu);
@@ -195,7 +197,7 @@ static __always_inline void exit_end(__u32 vcpu_id, struct vcpu_state *slot,
 	if (!now)
 		now = clock_ns(synthetic_now);
 	account_entry(slot, now);
-	if (boot_on)
+	if (booting)
 		boot_note(cpu, slot->running_thread, me, slot->exit_ns, now, slot->exit_reason, slot->exit_isa,
 			  slot->exit_vcpu, slot->exit_rip, 0);
 	/* Closed after the account took it: a reader sees the exit open, or the account past it. */
