@@ -11,7 +11,7 @@
 # Runs when HT_DISTRO_TESTS=1 (.ci/run sets it): the first run downloads about
 # 600 MB and takes minutes.
 # Its preparation (the root, its packages, the build: --prepare) keeps a
-# CPU busy for about 5 minutes; tests/run starts it at the lowest priority
+# CPU busy for about 5 minutes; tests/run starts it at a lower priority
 # with the first suites. Its run of the suites keeps one CPU busy for about
 # 9 minutes and shares nothing with the nested-machine suites: tests/run
 # runs it beside them.
@@ -109,7 +109,11 @@ skips="tests/e2e/test_nested the nested-machine suites run on the host, which bo
 tests/distro/ this is the Debian 13 root
 tests/debian/test_deb_install the host installs the packages into a clean Debian 13 root
 tests/debian/test_deb_service the host boots the packaged service in a Debian 13 root
-tests/service/test_service_ systemd does not boot under systemd-nspawn inside this chroot (its state stays offline); the host boots the service, and the packaged one in a Debian 13 root"
+tests/service/test_service_ systemd does not boot under systemd-nspawn inside this chroot (its state stays offline); the host boots the service, and the packaged one in a Debian 13 root
+tests/cli/ the program's own behaviour, the same on both systems: the host runs it; this root proves Debian 13's toolchain, libraries, packaging and readers
+tests/term/ the program's own behaviour in a terminal, the same on both systems: the host runs it
+tests/bench/ the benchmarks' harness: the host runs it
+tests/container/ the container image is built from the host's packages: the host builds it"
 
 log=$root/make-test.log
 # Relays the run: result lines prefixed and counted, the rest indented. The

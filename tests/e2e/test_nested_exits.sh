@@ -371,7 +371,7 @@ hypertrace-bpf record --boot --boot-window 900 -q -i 1 -o /out/panic.htr >/out/p
 REC=$!
 published /out/panic.htr || say "record did not start: $(cat /out/panic.err)"
 timeout 300 qemu-system-x86_64 -name panic -enable-kvm -cpu host -smp 1 -m 256 -kernel /l2/vmlinuz \
-	-L /usr/share/qemu -append "console=ttyS0 rdinit=/nonexistent root=/dev/nonexistent panic=-1 $L2_DETECTORS" \
+	-L /usr/share/qemu -append "console=ttyS0 rdinit=/nonexistent root=/dev/nonexistent panic=-1 quiet $L2_DETECTORS" \
 	-nodefaults -display none -serial file:/out/panic.kmsg -no-reboot </dev/null >/out/panic.qemu 2>&1
 echo $? >/out/panic.qemu_rc
 stop $REC; echo $? >/out/panic.rc

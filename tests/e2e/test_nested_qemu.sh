@@ -12,10 +12,6 @@
 #
 # Needs `make static` and apt access on the first run (qemu, perf, the
 # kernel and busybox are fetched into .cache/nested/). HT_E2E=0 skips it.
-# Its checks are counts, not times: it runs on the other CPU beside the
-# other nested-machine suites, its emulated machine sharing nothing with
-# theirs.
-# tests/run: alongside the nested-machine suites
 set -euo pipefail
 # Before nested.sh, which sets its defaults.
 export NESTED_TIMEOUT=${NESTED_TIMEOUT:-400}
