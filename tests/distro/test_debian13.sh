@@ -10,18 +10,19 @@
 # with "debian13: ", so this runner's count covers both systems.
 # Runs when HT_DISTRO_TESTS=1 (.ci/run sets it): the first run downloads about
 # 600 MB and takes minutes.
-# Its preparation (the root, its packages, the build: --prepare) keeps a
-# CPU busy for about 5 minutes; tests/run starts it at a lower priority
-# with the first suites. Its run of the suites keeps one CPU busy for about
-# 9 minutes and shares nothing with the nested-machine suites: tests/run
-# runs it beside them.
+# Its preparation (the root, its packages, the build; --prepare does only
+# that) and its run of the suites keep one CPU busy for about 13 minutes
+# and share nothing with the nested-machine suites: tests/run runs it beside
+# them. (Not earlier, beside the first suites: the kernel tests' synthetic
+# events run with preemption on, and a busy other CPU once cost
+# test_vm_churn a lifetime's numbers.)
 # tests/run: alongside the nested-machine suites
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 source "$TOP/tests/distro/debian_root.sh"
 SUITE=trixie
 NAME=debian13
-# --prepare: only make the root ready (tests/run starts that early, see below).
+# --prepare: only make the root ready (see prepare below).
 mode=${1:-}
 
 if [ "${HT_DISTRO_TESTS:-0}" != 1 ]; then
@@ -80,19 +81,14 @@ if ! droot_ensure $SUITE; then
 	suite_exit
 fi
 root=$DR_ROOT
-# tests/run prepares the root in the background from its start (at the
-# lowest priority, beside the first suites): the suite then only waits for
-# it. Run alone, or if that preparation failed or the tree changed since,
-# the suite prepares it itself.
+# A root prepared already for this very tree (--prepare, run by hand) is
+# used as it is; else the suite prepares it.
 if [ "$mode" = --prepare ]; then
 	prepare
 	exit
 fi
-if [ -n "${HT_DEBIAN13_PREPARING:-}" ]; then
-	while kill -0 "$HT_DEBIAN13_PREPARING" 2>/dev/null; do sleep 1; done
-fi
 if [ "$(cat "$root/prepared" 2>/dev/null)" = "ok $(tree_fingerprint)" ]; then
-	echo "    ($NAME root prepared in the background, ready after $(($(date +%s) - t0)) s of waiting)"
+	echo "    ($NAME root prepared already for this tree)"
 elif ! prepare; then
 	fail ${NAME}_prepare "$DR_ERR"
 	suite_exit
