@@ -225,7 +225,7 @@ enum ht_counter {
 	HT_CNT_HCALL_UNSELECTED_NR, /* hypercall exit matched, nr not selected: not recorded by design */
 	HT_CNT_AGG_GROUPS_FULL,     /* --no-file: a new group found all HT_AGG_MAX_GROUPS taken: lost */
 	HT_CNT_EXIT_SERIES_FULL,    /* --exits: an exit of a new series found all HT_EXIT_MAX_SERIES taken: lost */
-	HT_CNT_EXIT_NO_THREAD,      /* --exits: an open exit lost: its thread found no vCPU thread slot, or a switch went unseen */
+	HT_CNT_EXIT_NO_THREAD,      /* --exits: an open exit lost: its thread found no vCPU thread slot */
 	HT_CNT_SWITCH_DROPS,        /* --vcpu-sched: a vCPU thread's switch lost: the ring buffer was full */
 	HT_CNT_UNREPORTED_SWITCH,   /* an armed thread's switch that no sched_switch reported, put right: not a loss */
 	HT_CNT_FORGED_GUEST_EVENT,  /* one of the project's guest events (1100..1199) from guest user space: dropped by design */

@@ -10,8 +10,8 @@
  * the next kvm_entry on that CPU is the same thread's unless the thread was
  * switched out in between, and then sched_switch has moved the open exit
  * into the thread's vcpu_thread_table entry, where kvm_entry finds it. So the
- * common pair costs two slot accesses, a clock read at each end, the
- * thread's ids at the entry and the update of the series' entry in its
+ * common pair costs two slot accesses, a clock read and the thread's ids
+ * at each end, and the update of the series' entry in its
  * CPU's own table (exit_cache: an array lookup, no helper call); nothing
  * goes through a ring buffer.
  *
@@ -50,6 +50,70 @@
 #include "boot.bpf.h"
 
 /*
+ * The slot's open exit goes into its thread's entry (made if it has none),
+ * where that thread's kvm_entry finds it, on whatever CPU: the thread is
+ * the slot's owner, which kvm_exit makes the exiting thread. Called when
+ * the thread leaves the CPU with its exit open, and when another thread
+ * finds it here (its switch went unseen).
+ */
+__noinline int park_open_exit(struct vcpu_state *slot, __u64 now)
+{
+	if (!slot || !slot->exit_open)
+		return 0;
+	__u64 ids = slot->owner;
+	__u32 idx = 0;
+	struct vcpu_thread *t = (__u32)ids ? thread_of((__u32)ids, &idx) : NULL;
+
+	slot->exit_open = 0;
+	if (!t && (__u32)ids)
+		t = vcpu_thread_register(ids, VCPU_AND_STATE(slot->exit_vcpu, HT_VCPU_KVM), now, &idx);
+	if (!t) {
+		count(HT_CNT_EXIT_NO_THREAD);
+		return 0;
+	}
+	guest_until_exit(t, slot->exit_ns);
+	t->exit_ns = slot->exit_ns;
+	t->exit_reason = slot->exit_reason;
+	t->exit_isa = slot->exit_isa;
+	t->stat.vcpu = slot->exit_vcpu;
+	if (boot_on)
+		t->exit_rip = slot->exit_rip;
+	/* Its cause goes with it (valid if stamped with its time: see exit_cause_note). */
+	t->cause = *cpu_cause_note(bpf_get_smp_processor_id());
+	t->exit_open = 1;
+	return 0;
+}
+
+/*
+ * The thread me (tgid << 32 | tid) runs here, and the slot names someone
+ * else: no switch on this CPU named it yet (just after attach), or its
+ * switch in went unseen. Some kernels do not report every switch: one
+ * seen here never reports a switch from one CPU's idle task. An open exit
+ * of the slot's owner is parked for it; me's entry, if it has one, is
+ * running again from now (its time since it was switched out counts as
+ * waiting, the nearest the programs can tell). Counted as a switch put
+ * right, not a loss.
+ */
+__noinline int claim_slot(struct vcpu_state *slot, __u64 me, __u64 synthetic_now)
+{
+	if (!slot)
+		return 0;
+	__u64 now = clock_ns(synthetic_now);
+	__u32 idx = 0;
+
+	if (slot->owner)
+		count(HT_CNT_UNREPORTED_SWITCH);
+	park_open_exit(slot, now);
+	slot->owner = me;
+	struct vcpu_thread *t = thread_of((__u32)me, &idx);
+
+	slot->running_thread = t ? idx + 1 : 0;
+	if (t && !t->running)
+		resume_thread(t, now);
+	return 0;
+}
+
+/*
  * kvm_exit: the running thread's exit is open from now on (its account's
  * guest state ends there: guest_until_exit). The clock is read last, so the time in the host
  * starts where the program hands the event back (as kvm_entry's count_exit
@@ -59,12 +123,14 @@
 static __always_inline void exit_begin(struct vcpu_state *slot, __u32 reason, __u32 isa, __u32 vcpu,
 				       __u64 synthetic_now)
 {
+	__u64 me = bpf_get_current_pid_tgid();
+
+	/* The exit is its owner's (see claim_slot): a switch that went unseen is put right here. */
+	if (slot->owner != me)
+		claim_slot(slot, me, synthetic_now);
 	slot->exit_reason = isa == HT_ISA_VMX ? reason & HT_VMX_EXIT_REASON_MASK : reason;
 	slot->exit_isa = isa;
 	slot->exit_vcpu = vcpu;
-	/* Until a switch on this CPU names who runs here (just after attach): ask, once. */
-	if (!slot->owner)
-		slot->owner = bpf_get_current_pid_tgid();
 	__u64 now = clock_ns(synthetic_now);
 	slot->exit_ns = now;
 	/* Its time before it is open: a reader that sees it open sees its time (see guest_until_exit). */
@@ -124,19 +190,9 @@ __noinline int exit_end_moved(__u32 vcpu_id, struct vcpu_state *slot, __u64 synt
 	if (!slot)
 		return 0;
 
-	if (slot->owner != me) {
-		/*
-		 * A switch went unseen (seen once in tests, while other tracers
-		 * attached and detached sched_switch programs): an open exit here
-		 * may be another thread's. Lost, counted, never paired.
-		 */
-		if (slot->exit_open) {
-			slot->exit_open = 0;
-			count(HT_CNT_EXIT_NO_THREAD);
-		}
-		slot->owner = me;
-		slot->running_thread = 0;
-	}
+	/* A switch went unseen: an open exit here is the owner's, parked for it, never paired with me. */
+	if (slot->owner != me)
+		claim_slot(slot, me, synthetic_now);
 	struct vcpu_thread *t = NULL;
 
 	if (slot->running_thread)
@@ -295,28 +351,15 @@ __noinline int vcpu_switch(struct vcpu_state *slot, const struct switch_event *e
 	__u64 now = clock_ns(e->now);
 	__u32 prev_tid = (__u32)e->prev_ids, next_tid = (__u32)e->next_ids;
 	__u32 idx = 0;
+
+	/* The thread that exited (prev, unless a switch went unseen) takes its open exit with it. */
+	if (slot->exit_open) {
+		if ((__u32)slot->owner != prev_tid)
+			count(HT_CNT_UNREPORTED_SWITCH);
+		park_open_exit(slot, now);
+	}
 	struct vcpu_thread *t = thread_of(prev_tid, &idx);
 
-	if (slot->exit_open) {
-		/* The running thread is the one that exited (see cpu_states): its exit goes with it. */
-		slot->exit_open = 0;
-		if (!t)
-			t = vcpu_thread_register(e->prev_ids, VCPU_AND_STATE(slot->exit_vcpu, HT_VCPU_KVM), now, &idx);
-		if (t) {
-			guest_until_exit(t, slot->exit_ns);
-			t->exit_ns = slot->exit_ns;
-			t->exit_reason = slot->exit_reason;
-			t->exit_isa = slot->exit_isa;
-			t->stat.vcpu = slot->exit_vcpu;
-			if (boot_on)
-				t->exit_rip = slot->exit_rip;
-			/* Its cause goes with it (valid if stamped with its time: see exit_cause_note). */
-			t->cause = *cpu_cause_note(bpf_get_smp_processor_id());
-			t->exit_open = 1;
-		} else {
-			count(HT_CNT_EXIT_NO_THREAD);
-		}
-	}
 	if (t && prev_tid != next_tid) {
 		t->running = 0;
 		t->out_ns = now;
@@ -335,16 +378,7 @@ __noinline int vcpu_switch(struct vcpu_state *slot, const struct switch_event *e
 	slot->running_thread = n ? idx + 1 : 0;
 	if (!n || (t == n && prev_tid == next_tid))
 		return 0;
-	n->running = 1;
-	if (n->out_ns) {
-		if (n->out_involuntary)
-			n->stat.preempt_ns += now - n->out_ns;
-		else
-			n->stat.voluntary_ns += now - n->out_ns;
-		n->out_ns = 0;
-	}
-	if (thread_state(n) > HT_VCPU_VMM)
-		account_to(n, n->resume_state, now, 0);
+	resume_thread(n, now);
 	if (vcpu_sched_on)
 		emit_switch(n, HT_SWITCH_IN, e, now);
 	return 0;
@@ -419,7 +453,10 @@ __noinline int exits_thread_exit(struct vcpu_state *slot)
 	}
 	if (t && exit_ns)
 		guest_until_exit(t, exit_ns);
-	slot->exit_open = 0;
+	if (exit_ns)
+		slot->exit_open = 0;
+	else
+		park_open_exit(slot, bpf_ktime_get_ns()); /* another thread's, if any: its switch went unseen */
 	slot->running_thread = 0;
 	if (!t)
 		return 0;

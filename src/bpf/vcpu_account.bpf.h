@@ -75,6 +75,21 @@ static __always_inline void account_to(struct vcpu_thread *t, __u32 state, __u64
 	t->since_state = since << VCPU_TIME_SHIFT | (w & VCPU_GONE) | gone | state;
 }
 
+/* Thread t is switched in (or found running) at now: its time off the CPU ends, its account goes back to the state it left. */
+static __always_inline void resume_thread(struct vcpu_thread *t, __u64 now)
+{
+	t->running = 1;
+	if (t->out_ns) {
+		if (t->out_involuntary)
+			t->stat.preempt_ns += now - t->out_ns;
+		else
+			t->stat.voluntary_ns += now - t->out_ns;
+		t->out_ns = 0;
+	}
+	if (thread_state(t) > HT_VCPU_VMM)
+		account_to(t, t->resume_state, now, 0);
+}
+
 static __always_inline bool is_halt_exit(__u32 isa, __u32 reason)
 {
 	if (isa == HT_ISA_VMX)

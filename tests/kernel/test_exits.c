@@ -432,6 +432,114 @@ cleanup:
 	ht_tracer_destroy(t);
 }
 
+/* A counter of t's programs; UINT64_MAX if unreadable. */
+static __u64 counter_of(struct ht_tracer *t, int which)
+{
+	__u64 c[HT_CNT_MAX];
+
+	return ht_tracer_counters(t, c) ? UINT64_MAX : c[which];
+}
+
+/*
+ * Some kernels do not report every switch (one of them never reports a
+ * switch from one CPU's idle task): here this thread is switched out, and
+ * its switch back in is never seen. Its next exit is its own all the same:
+ * counted with its time, none lost, its wait ended at that exit, and the
+ * switch put right is counted.
+ */
+static void an_exit_after_an_unseen_switch_in_is_counted(void)
+{
+	__u32 me = (__u32)gettid(), pid = (__u32)getpid();
+	struct ht_tracer *t = NULL;
+	const struct ht_exit_hist *h;
+	const struct ht_vcpu_wait *w;
+	int ret;
+
+	LOAD(t, exits_tracer(VMX, NULL));
+	ret = ht_synth_switch(t, 1, 1, me, pid, false, 100);
+	ret = ret ?: ht_synth_exit_at(&layout, t, VMX, VMX_HLT, 3, 200); /* a vCPU thread from now on */
+	ret = ret ?: ht_synth_entry_at(&layout, t, 3, 300);
+	ret = ret ?: ht_synth_switch(t, me, pid, 4242, 4242, true, 600);
+	/* 4242 -> me: not reported. */
+	ret = ret ?: ht_synth_exit_at(&layout, t, VMX, VMX_HLT, 3, 1000);
+	ret = ret ?: ht_synth_entry_at(&layout, t, 3, 2500);
+	if (!ASSERT_MSG(ret == 0, "events"))
+		goto cleanup;
+	if (!ASSERT_MSG(read_series(t) == 0, "read"))
+		goto cleanup;
+	h = find(pid, 3, VMX, VMX_HLT);
+	if (!ASSERT_MSG(h && h->count == 2 && h->total_ns == 100 + 1500, "%llu exits, %llu ns in the host; want 2, 1600",
+			h ? (unsigned long long)h->count : 0, h ? (unsigned long long)h->total_ns : 0))
+		goto cleanup;
+	if (!ASSERT_EQ(counter_of(t, HT_CNT_EXIT_NO_THREAD), 0, "exits lost"))
+		goto cleanup;
+	if (!ASSERT_EQ(counter_of(t, HT_CNT_UNREPORTED_SWITCH), 1, "switches put right"))
+		goto cleanup;
+	w = wait_of(t, me);
+	if (!ASSERT_MSG(w != NULL, "this thread is not a vCPU thread"))
+		goto cleanup;
+	/* Preempted at 600; the programs see it running again at its exit, 1000. */
+	if (!ASSERT_EQ(w->preempt_count, 1, "value"))
+		goto cleanup;
+	ASSERT_EQ(w->preempt_ns, 400, "value");
+cleanup:
+	ht_tracer_destroy(t);
+}
+
+static struct ht_tracer *other_tracer;
+static int other_result;
+
+/* Another vCPU thread of the process: an exit of vCPU 5 and its entry, on this CPU. */
+static void *exit_and_enter_on_vcpu_5(void *unused)
+{
+	(void)unused;
+	other_result = ht_synth_exit_at(&layout, other_tracer, VMX, VMX_IO, 5, 1200);
+	other_result = other_result ?: ht_synth_entry_at(&layout, other_tracer, 5, 1300);
+	return NULL;
+}
+
+/*
+ * This thread exits and its switch out is not seen: another vCPU thread
+ * runs on the CPU with the exit still open there. That thread's exit does
+ * not overwrite it, and its entry does not take it: the open exit is kept
+ * for this thread, whose entry later ends it. Both exits are counted with
+ * their own times, none lost.
+ */
+static void an_exit_left_open_by_an_unseen_switch_out_stays_its_threads(void)
+{
+	__u32 me = (__u32)gettid(), pid = (__u32)getpid();
+	struct ht_tracer *t = NULL;
+	const struct ht_exit_hist *h;
+	pthread_t th;
+	int ret;
+
+	LOAD(t, exits_tracer(VMX, NULL));
+	other_tracer = t;
+	ret = ht_synth_switch(t, 1, 1, me, pid, false, 500);
+	ret = ret ?: ht_synth_exit_at(&layout, t, VMX, VMX_HLT, 3, 1000);
+	if (!ASSERT_MSG(ret == 0, "events"))
+		goto cleanup;
+	/* me -> the other thread, and back: neither reported. The process runs on one CPU (see main). */
+	pthread_create(&th, NULL, exit_and_enter_on_vcpu_5, NULL);
+	pthread_join(th, NULL);
+	ret = other_result ?: ht_synth_entry_at(&layout, t, 3, 2000);
+	if (!ASSERT_MSG(ret == 0, "events"))
+		goto cleanup;
+	if (!ASSERT_MSG(read_series(t) == 0, "read"))
+		goto cleanup;
+	h = find(pid, 3, VMX, VMX_HLT);
+	if (!ASSERT_MSG(h && h->count == 1 && h->total_ns == 1000, "this thread's exit: %llu, %llu ns; want 1, 1000",
+			h ? (unsigned long long)h->count : 0, h ? (unsigned long long)h->total_ns : 0))
+		goto cleanup;
+	h = find(pid, 5, VMX, VMX_IO);
+	if (!ASSERT_MSG(h && h->count == 1 && h->total_ns == 100, "the other's exit: %llu, %llu ns; want 1, 100",
+			h ? (unsigned long long)h->count : 0, h ? (unsigned long long)h->total_ns : 0))
+		goto cleanup;
+	ASSERT_EQ(counter_of(t, HT_CNT_EXIT_NO_THREAD), 0, "exits lost");
+cleanup:
+	ht_tracer_destroy(t);
+}
+
 /*
  * Waiting: from a wake-up or a preemption until switched in. Voluntary
  * switch-outs (blocked) count their whole time off the CPU as voluntary,
@@ -1324,6 +1432,8 @@ int main(void)
 	RUN(a_series_is_summed_over_cpus);
 	RUN(more_series_than_a_cpus_table_are_all_counted);
 	RUN(an_exit_goes_with_its_thread_when_it_is_switched_out);
+	RUN(an_exit_after_an_unseen_switch_in_is_counted);
+	RUN(an_exit_left_open_by_an_unseen_switch_out_stays_its_threads);
 	RUN(vcpu_threads_wait_from_wakeup_or_preemption_until_switched_in);
 	RUN(the_sampler_keeps_the_selected_vcpu_threads);
 	RUN(a_followed_vm_is_found_by_any_exit);
