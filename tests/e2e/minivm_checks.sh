@@ -36,8 +36,10 @@ EOF
 # (test_load_matrix, a static binary in the machine's /bin).
 minivm_guest_load_matrix() {
 	cat <<'EOF'
+lm_start=$(date +%s)
 timeout 300 test_load_matrix >/out/load_matrix.out 2>&1
 echo $? >/out/load_matrix.rc
+echo $(($(date +%s) - lm_start)) >/out/load_matrix.secs
 EOF
 }
 
@@ -289,7 +291,8 @@ check_load_matrix() {
 	if [ -s "$F/load_matrix.out" ]; then
 		sed -n "s/^\(PASS\|FAIL\|SKIP\): /\1: $prefix/p" "$F/load_matrix.out"
 		grep -q '^FAIL: ' "$F/load_matrix.out" && SUITE_FAILED=1
-		grep '^    [0-9]* configurations' "$F/load_matrix.out" | sed "s/^ */  info: $label: /"
+		grep '^    [0-9]* configurations' "$F/load_matrix.out" |
+			sed "s/^ */  info: $label: /; s/\$/ in $(cat "$F/load_matrix.secs" 2>/dev/null || echo ?) s/"
 		if [ "$(rc load_matrix.rc)" != 0 ] && ! grep -q '^FAIL: ' "$F/load_matrix.out"; then
 			fail "${prefix}load_matrix" "exited with status $(rc load_matrix.rc): $(tail_of "$F/load_matrix.out")"
 		fi

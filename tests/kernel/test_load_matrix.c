@@ -12,6 +12,18 @@
  * and with --vcpu-sched), and the filters (--nr list, -p, --vcpu): none
  * and all of them everywhere, each alone in both kinds of output.
  *
+ * What tells the kvm_exit programs apart (the ISA, the program, the
+ * --exit-reason constants) is read by the kvm_exit programs alone: the
+ * other programs of a mode and filter set are the same programs with the
+ * same constants whichever kvm_exit program is chosen. So they are
+ * verified with the VMX row, and the other rows load their kvm_exit
+ * program alone (exit_program_only): the matrix took ~190 s in the nested
+ * machine with every program of every row. Two checks keep that true: the
+ * constants of each such configuration equal its VMX twin's but for the
+ * kvm_exit programs' own, and the_kvm_exit_choice_leaves_the_other_programs_alone
+ * finds every other program verified to the same code with the other
+ * kvm_exit constants.
+ *
  * One test per kvm_exit program and mode; a failure names the configuration
  * and the verifier's reason. Needs root and the kvm tracepoints. Also built
  * statically and run inside the nested machine (Debian's kernel, kvm as a
@@ -23,6 +35,7 @@
 #include <unistd.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <bpf/bpf.h>
 #include "record/preflight.h"
 #include "test.h"
 #include "record/tracer.h"
@@ -59,6 +72,20 @@ static const char *const filter_names[] = { "no filter", "--nr x8", "-p/--vm (tr
 
 static bool kvm_ready;
 static unsigned int loads, attaches;
+
+/* The constants each configuration of the VMX row loaded with, by mode and filter set. */
+static struct hypertrace_bpf__rodata vmx_rodata[MODE_RECORDS_VCPU_SCHED_BOOT + 1][FILTER_SETS];
+static bool vmx_loaded[MODE_RECORDS_VCPU_SCHED_BOOT + 1][FILTER_SETS];
+
+/* Into out, byte for byte (the padding too): the constants but those only the kvm_exit programs read. */
+static void others_constants(const struct hypertrace_bpf__rodata *ro, struct hypertrace_bpf__rodata *out)
+{
+	memcpy(out, ro, sizeof(*out));
+	out->prefilter_mask = 0;
+	out->prefilter_value = 0;
+	out->filter_exit_reason_on = false;
+	out->filter_exit_reason = 0;
+}
 
 /*
  * Attaching depends only on which programs are loaded (each names its
@@ -162,9 +189,25 @@ static void check_configs(enum exit_prog prog, enum mode mode)
 		char err[1024];
 
 		config_opts(&o, prog, mode, (enum filter_set)fs);
+		/* The other programs were verified with the VMX row (see the top of this file). */
+		o.exit_program_only = prog != PROG_VMX && vmx_loaded[mode][fs];
 		int ret = ht_tracer_load(&t, &o, err, sizeof(err));
 		CHECK(ret == 0, "%s, %s, %s: %s", exit_prog_names[prog], mode_names[mode], filter_names[fs], err);
 		loads++;
+		if (prog == PROG_VMX) {
+			memcpy(&vmx_rodata[mode][fs], t->skel->rodata, sizeof(vmx_rodata[mode][fs]));
+			vmx_loaded[mode][fs] = true;
+		} else if (o.exit_program_only) {
+			struct hypertrace_bpf__rodata mine, vmx;
+
+			others_constants(t->skel->rodata, &mine);
+			others_constants(&vmx_rodata[mode][fs], &vmx);
+			if (memcmp(&mine, &vmx, sizeof(mine))) {
+				ht_tracer_destroy(t);
+				CHECK(false, "%s, %s, %s: constants other than the kvm_exit programs' differ from the VMX row's: load every program here",
+				      exit_prog_names[prog], mode_names[mode], filter_names[fs]);
+			}
+		}
 		/* Destroying detaches; nothing is drained, so no wait for in-flight programs. */
 		if (program_set_is_new(t)) {
 			ret = ht_tracer_attach(t, err, sizeof(err));
@@ -216,6 +259,73 @@ MATRIX_ROW(GENERIC_SVM)
 	RUN(load_attach_##prog##_RECORDS_KERNEL_WAKEUP_VCPU_SCHED);                \
 	RUN(load_attach_##prog##_RECORDS_BOOT);                                   \
 	RUN(load_attach_##prog##_RECORDS_VCPU_SCHED_BOOT)
+
+/* The verified code length of each loaded program but the kvm_exit one, by name. */
+struct code_lengths {
+	char name[24][64];
+	__u32 len[24];
+	unsigned int n;
+};
+
+static int code_lengths_of(const struct ht_tracer *t, struct code_lengths *out)
+{
+	struct bpf_program *p;
+
+	memset(out, 0, sizeof(*out));
+	bpf_object__for_each_program(p, t->skel->obj) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+
+		if (bpf_program__fd(p) < 0 || p == t->exit_prog)
+			continue;
+		memset(&info, 0, sizeof(info));
+		if (bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len) || out->n == 24)
+			return -1;
+		snprintf(out->name[out->n], sizeof(out->name[0]), "%s", bpf_program__name(p));
+		out->len[out->n++] = info.xlated_prog_len;
+	}
+	return 0;
+}
+
+/*
+ * The shortcut of the other rows (exit_program_only) holds only while no
+ * program but the kvm_exit ones reads what tells those apart. A program
+ * that did would be verified to other code when it changes: the verifier
+ * prunes what a constant turns off. Here every program of the fullest
+ * mode, all filters on, is loaded with the VMX program's constants and
+ * with the generic SVM one's (--exit-reason: every constant of the kind
+ * different), and each program but kvm_exit must come out the same length.
+ */
+static void the_kvm_exit_choice_leaves_the_other_programs_alone(void)
+{
+	struct code_lengths vmx, generic;
+	struct ht_tracer_opts o;
+	struct ht_tracer *t = NULL;
+	char err[1024];
+	int ret;
+
+	if (!kvm_ready)
+		SKIP("the kvm tracepoints are missing (KVM not loaded) or not root");
+	config_opts(&o, PROG_VMX, MODE_RECORDS_VCPU_SCHED_BOOT, FILTERS_ALL);
+	ret = ht_tracer_load(&t, &o, err, sizeof(err));
+	CHECK(ret == 0, "vmx: %s", err);
+	ret = code_lengths_of(t, &vmx);
+	ht_tracer_destroy(t);
+	t = NULL;
+	CHECK(ret == 0, "the programs' info");
+	config_opts(&o, PROG_GENERIC_SVM, MODE_RECORDS_VCPU_SCHED_BOOT, FILTERS_ALL);
+	ret = ht_tracer_load(&t, &o, err, sizeof(err));
+	CHECK(ret == 0, "generic_svm: %s", err);
+	ret = code_lengths_of(t, &generic);
+	ht_tracer_destroy(t);
+	CHECK(ret == 0, "the programs' info");
+	CHECK(vmx.n == generic.n && vmx.n >= 8, "%u programs loaded with VMX's, %u with generic SVM's", vmx.n, generic.n);
+	for (unsigned int i = 0; i < vmx.n; i++)
+		CHECK(!strcmp(vmx.name[i], generic.name[i]) && vmx.len[i] == generic.len[i],
+		      "%s: %u bytes of code with VMX's constants, %s %u with generic SVM's: it reads the kvm_exit programs' constants, so every row must load it",
+		      vmx.name[i], vmx.len[i], generic.name[i], generic.len[i]);
+	printf("    %u programs verified to the same code with either kvm_exit program's constants\n", vmx.n);
+}
 
 /*
  * Where the kvm_amd module has BTF (an AMD host, or the nested machine), SVM's
@@ -299,6 +409,7 @@ int main(void)
 	RUN_ROW(SVM_CLASSIC);
 	RUN_ROW(GENERIC_VMX);
 	RUN_ROW(GENERIC_SVM);
+	RUN(the_kvm_exit_choice_leaves_the_other_programs_alone);
 	RUN(svm_kvm_exit_is_raw_where_kvm_amd_has_btf);
 	RUN(svm_raw_kvm_exit_that_cannot_load_gives_way_to_the_classic_one);
 	if (uname(&u) == 0)

@@ -225,6 +225,12 @@ static void choose_programs(struct ht_tracer *t, const struct ht_tracer_opts *op
 		bpf_program__set_autoload(synthetic_exits[i], opts->synthetic && synthetic_exits[i] == t->synthetic_exit_prog);
 	for (size_t i = 0; i < ARRAY_SIZE(synthetic); i++)
 		bpf_program__set_autoload(synthetic[i], opts->synthetic);
+	if (opts->exit_program_only) {
+		struct bpf_program *p;
+
+		bpf_object__for_each_program(p, sk->obj)
+			bpf_program__set_autoload(p, p == t->exit_prog);
+	}
 }
 
 /* The maps sized by the host's CPUs: each CPU's table of exit series, and the rings, created here. */

@@ -86,6 +86,13 @@ struct ht_tracer_opts {
 	unsigned long wakeup_bytes;  /* per ring, rounded down to a power of two; 0: the kernel's default */
 	int isa;                     /* HT_ISA_VMX/SVM; 0: the host CPU's (what KVM here uses) */
 	bool classic_kvm_exit;       /* SVM: the classic kvm_exit program even where the raw one loads (tests) */
+	/*
+	 * Tests: load the chosen kvm_exit program and nothing else. The load
+	 * matrix verifies the other programs once per configuration, not once
+	 * more per kvm_exit program: what tells those apart is read by the
+	 * kvm_exit programs alone (tests/kernel/test_load_matrix.c checks it).
+	 */
+	bool exit_program_only;
 	const char *btf_dir;         /* the kernel's BTF files; NULL: HT_SYSFS_BTF_DIR (tests: a fake tree) */
 	bool aggregate_only;         /* histograms in BPF, no records (record --no-file) */
 	enum ht_agg_group_by group_by; /* aggregate_only: how histograms are keyed */
