@@ -109,7 +109,9 @@ tests/service/test_service_ systemd does not boot under systemd-nspawn inside th
 tests/cli/ the program's own behaviour, the same on both systems: the host runs it; this root proves Debian 13's toolchain, libraries, packaging and readers
 tests/term/ the program's own behaviour in a terminal, the same on both systems: the host runs it
 tests/bench/ the benchmarks' harness: the host runs it
-tests/container/ the container image is built from the host's packages: the host builds it"
+tests/container/ the container image is built from the host's packages: the host builds it
+tests/export/test_convert_output convert's own handling of its output files (names, modes, signals), the same on both systems: the host runs it
+tests/unit/test_input_scaling how time grows with input size, the program's own algorithms, the same on both systems: the host runs it"
 
 log=$root/make-test.log
 # Relays the run: result lines prefixed and counted, the rest indented. The
