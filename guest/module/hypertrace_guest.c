@@ -26,6 +26,9 @@
 #include <linux/interrupt.h>
 #include <linux/kernel.h>
 #include <linux/kprobes.h>
+#include <linux/sched/clock.h>
+#include <linux/timekeeping.h>
+#include <linux/workqueue.h>
 #include <linux/module.h>
 #include <linux/printk.h>
 #include <linux/sched.h>
@@ -55,6 +58,10 @@ static char *functions[HT_MAX_FUNCTIONS];
 static int nr_functions;
 module_param_array(functions, charp, &nr_functions, 0444);
 MODULE_PARM_DESC(functions, "kernel functions whose entry/exit to offload (nr 1105/1106), comma-separated, at most 64");
+
+static unsigned int clock_ms = 1000;
+module_param(clock_ms, uint, 0444);
+MODULE_PARM_DESC(clock_ms, "milliseconds between clock pairs (nr 1107; also one at load and at unload): the host maps the guest's clocks onto its own with them; 0: only at load and unload");
 
 static int maxactive = 256;
 module_param(maxactive, int, 0444);
@@ -192,6 +199,32 @@ static noinline void emit_module_event(unsigned int state, unsigned long missed)
 					   start, size));
 }
 
+/*
+ * A clock pair: the guest's clocks, read with interrupts off right before
+ * the hypercall, so nothing of the guest's runs between the read and the
+ * exit whose host time pairs with it. noinline: its hypercall stays in the
+ * module's text.
+ */
+static noinline void emit_clock_pair(void)
+{
+	static u32 seq;
+	unsigned long flags;
+
+	local_irq_save(flags);
+	ht_guest_emit(insn, HT_GUEST_NR_CLOCK_PAIR,
+		      ht_guest_pack_clock_pair(local_clock(), ktime_get_mono_fast_ns(), seq++, smp_processor_id()));
+	local_irq_restore(flags);
+}
+
+static void clock_pair_work_fn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(clock_pair_work, clock_pair_work_fn);
+
+static void clock_pair_work_fn(struct work_struct *work)
+{
+	emit_clock_pair();
+	schedule_delayed_work(&clock_pair_work, msecs_to_jiffies(clock_ms));
+}
+
 static void unregister_tracepoints(void)
 {
 	bool any = false;
@@ -312,6 +345,9 @@ static int __init hypertrace_guest_init(void)
 		emit_module_event(0, 0);
 		return err;
 	}
+	emit_clock_pair();
+	if (clock_ms)
+		schedule_delayed_work(&clock_pair_work, msecs_to_jiffies(clock_ms));
 	pr_info("hypertrace_guest: offloading events 0x%x, %d function(s), with %s\n", events_mask(),
 		nr_functions, insn == HT_GUEST_INSN_VMMCALL ? "vmmcall" : "vmcall");
 	return 0;
@@ -321,6 +357,9 @@ static void __exit hypertrace_guest_exit(void)
 {
 	unsigned long missed;
 
+	/* No clock pair's work runs or is queued once this returns: the module text may go. */
+	cancel_delayed_work_sync(&clock_pair_work);
+	emit_clock_pair();
 	unregister_tracepoints();
 	if (nr_functions)
 		unregister_kretprobes(func_probe_ptrs, nr_functions);

@@ -42,7 +42,7 @@ else
 	fail guest_module_vermagic_is_the_guest_release "vermagic '$vermagic', want '$GK_RELEASE'"
 fi
 params=$(sed -n 's/^parmtype=\([^:]*\):.*/\1/p' <<<"$modinfo" | sort | tr '\n' ' ')
-if [ "$params" = "functions irq maxactive sched_switch sched_wakeup " ]; then
+if [ "$params" = "clock_ms functions irq maxactive sched_switch sched_wakeup " ]; then
 	pass guest_module_has_the_documented_parameters
 else
 	fail guest_module_has_the_documented_parameters "parameters '$params'"

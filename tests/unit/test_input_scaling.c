@@ -287,7 +287,7 @@ static int catalog_run(size_t n, double *secs)
 		double t = cpu_seconds() - t0;
 
 		*secs = t < *secs ? t : *secs;
-		if (ret || c.n != n + 7 || !ht_catalog_find(&c, 1200) || ht_catalog_find(&c, 1100)->nr != 1100) {
+		if (ret || c.n != n + 8 || !ht_catalog_find(&c, 1200) || ht_catalog_find(&c, 1100)->nr != 1100) {
 			printf("    %s (%zu events)\n", err, c.n);
 			ht_catalog_free(&c);
 			free(text);

@@ -27,7 +27,8 @@ const char ht_builtin_catalog[] =
 	"1103 irq_handler_entry irq=a0[0-31] cpu_id=a0[32-47] name=a1-a3:str\n"
 	"1104 irq_handler_exit irq=a0[0-31] cpu_id=a0[32-47] ret=a1:s\n"
 	"1105 func_entry addr=a0:sym call_site=a1:sym tid=a2[0-31] cpu_id=a2[32-47]\n"
-	"1106 func_exit addr=a0:sym ret=a1:x tid=a2[0-31] cpu_id=a2[32-47]\n";
+	"1106 func_exit addr=a0:sym ret=a1:x tid=a2[0-31] cpu_id=a2[32-47]\n"
+	"1107 clock_pair guest_ns=a0 mono_ns=a1 seq=a2[0-31] cpu_id=a2[32-47]\n";
 
 static bool valid_name(const char *s, size_t len)
 {

@@ -14,6 +14,7 @@
 #include "hist/live_view.h"
 #include "reading/read_outcome.h"
 #include "report/report_boot.h"
+#include "report/report_clock.h"
 #include "report/report_exits.h"
 #include "report/report_options.h"
 #include "report/report_summary.h"
@@ -229,6 +230,8 @@ int ht_cmd_report(int argc, char **argv)
 		return status;
 	if (cfg.boot)
 		return ht_report_boot(&cfg);
+	if (cfg.clock)
+		return ht_report_clock(&cfg);
 	if (cfg.exits || cfg.vcpu_time)
 		return ht_report_exits(&cfg);
 	if (cfg.vcpu_switches)

@@ -12,8 +12,8 @@ static const char report_help[] =
 	"Usage: hypertrace-bpf report [--dump | --csv | --json | --hist [SERIES]] [--exits [--causes]]\n"
 	"                             [--per-vcpu | --per-vm] [-p PID] [--vcpu N] [-n N]...\n"
 	"                             [--since TIME] [--until TIME] [--graph | --sched]\n"
-	"                             [--vcpu-switches | --vcpu-time | --boot] [--catalog FILE]...\n"
-	"                             [--guest-symbols FILE] FILE\n"
+	"                             [--vcpu-switches | --vcpu-time | --boot | --clock]\n"
+	"                             [--catalog FILE]... [--guest-symbols FILE] FILE\n"
 	"\n"
 	"Read a trace file written by 'hypertrace-bpf record'. Without an option, print\n"
 	"a summary: records and drops, counts per vCPU and per hypercall nr, and\n"
@@ -61,6 +61,14 @@ static const char report_help[] =
 	"               vCPUs' time went; where the boot stopped (each vCPU's last\n"
 	"               exits, named with the guest's symbols); as CSV one row per\n"
 	"               (VM, phase); the VMs selected with -p or --vm\n"
+	"      --clock  the guest clocks of each VM on the host's clock, from the clock\n"
+	"               pairs the guest module sends (its local_clock and\n"
+	"               CLOCK_MONOTONIC, each with the host time of its\n"
+	"               hypercall): per VM and clock the fitted rate (ppm) and\n"
+	"               offset, the pairs used and refused (out of order, or off\n"
+	"               the others' line) and the residuals' p50/p99/max; map a\n"
+	"               guest time G to the host's as intercept_ns + rate * G;\n"
+	"               text or --csv; the VMs selected with -p or --vm\n"
 	"      --vcpu-switches  with --dump, --csv or --json: instead of the\n"
 	"               hypercalls, the switches of vCPU threads out of their host\n"
 	"               CPU and back in (record --vcpu-sched); the selection\n"
@@ -93,6 +101,7 @@ static const struct option report_longopts[] = {
 	{ "vcpu-switches", no_argument, NULL, 'W' },
 	{ "vcpu-time", no_argument, NULL, 'A' },
 	{ "boot", no_argument, NULL, 'B' },
+	{ "clock", no_argument, NULL, 'K' },
 	{ "causes", no_argument, NULL, 'U' },
 	{ "version", no_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
@@ -132,6 +141,7 @@ static int report_option(int opt, int argc, char **argv, struct ht_report_config
 	case 'W': cfg->vcpu_switches = true; break;
 	case 'A': cfg->vcpu_time = true; break;
 	case 'B': cfg->boot = true; break;
+	case 'K': cfg->clock = true; break;
 	case 'U': cfg->causes = true; break;
 	case 'D': cfg->mode = HT_REPORT_DUMP; (*modes)++; break;
 	case 'C': cfg->mode = HT_REPORT_CSV; (*modes)++; break;
@@ -158,6 +168,14 @@ static int check_combinations(struct ht_report_config *cfg, int modes)
 		return ht_usage_error("report", "--dump, --csv, --json and --hist exclude each other");
 	if (modes && cfg->decode.analysis != HT_ANALYSIS_NONE)
 		return ht_usage_error("report", "--graph and --sched exclude --dump, --csv, --json and --hist");
+	if (cfg->clock && (cfg->boot || cfg->exits || cfg->causes || cfg->vcpu_time || cfg->vcpu_switches ||
+			   cfg->mode == HT_REPORT_DUMP || cfg->mode == HT_REPORT_JSON || cfg->mode == HT_REPORT_HIST ||
+			   cfg->decode.analysis != HT_ANALYSIS_NONE || cfg->decode.ncatalogs || cfg->decode.symbols ||
+			   cfg->decode.offset_given))
+		return ht_usage_error("report", "--clock prints the clock fits as text or --csv: drop the other views, --dump, --json, --hist, --graph, --sched, --catalog and --guest-symbols");
+	if (cfg->clock && (cfg->selection.nr_count || cfg->selection.vcpu_on || cfg->selection.since.on ||
+			   cfg->selection.until.on))
+		return ht_usage_error("report", "--clock fits a VM's clock over the whole recording: select VMs with -p or --vm, not --nr, --vcpu, --since or --until");
 	if (cfg->boot && (cfg->exits || cfg->causes || cfg->vcpu_time || cfg->vcpu_switches || cfg->mode == HT_REPORT_DUMP ||
 			  cfg->mode == HT_REPORT_JSON || cfg->mode == HT_REPORT_HIST || cfg->decode.analysis != HT_ANALYSIS_NONE ||
 			  cfg->decode.ncatalogs))

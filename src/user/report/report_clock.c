@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * `report --clock`: each VM's guest clocks on the host's clock. The guest
+ * module's clock_pair events (nr 1107) carry the guest's local_clock and
+ * CLOCK_MONOTONIC; the host's time of each one's exit pairs with them
+ * (decode/clock_fit.c fits the line). Only the module's own events count:
+ * a forged one (not from its text, see decode/guest_origin.c) is left out,
+ * as every other view leaves it out.
+ */
+#include "report/report_clock.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "cli.h"
+#include "common/escape.h"
+#include "common/grow.h"
+#include "common/hashmap.h"
+#include "decode/clock_fit.h"
+#include "decode/guest_origin.h"
+#include "hypertrace/guest.h"
+#include "reading/read_outcome.h"
+#include "tracefile/trace_reader.h"
+
+/* The guest clocks a clock pair carries, in its arguments a0 and a1. */
+enum guest_clock { CLOCK_LOCAL, CLOCK_MONO, NCLOCKS };
+static const char *const clock_names[NCLOCKS] = { "local", "monotonic" };
+
+struct vm_pairs {
+	uint32_t pid;
+	struct ht_clock_pair *pairs[NCLOCKS];
+	size_t n, cap;
+};
+
+struct clock_reading {
+	struct ht_hashmap vms; /* pid -> struct vm_pairs * */
+	unsigned long long forged;
+};
+
+static struct vm_pairs *vm_of(struct clock_reading *c, uint32_t pid)
+{
+	struct vm_pairs *v;
+
+	if (ht_hashmap_find(&c->vms, pid, (long *)&v))
+		return v;
+	v = calloc(1, sizeof(*v));
+	if (!v || ht_hashmap_insert(&c->vms, pid, (long)v, HT_HASHMAP_ADD, NULL, NULL)) {
+		free(v);
+		return NULL;
+	}
+	v->pid = pid;
+	return v;
+}
+
+static int take_pair(struct clock_reading *c, const struct ht_record *r)
+{
+	struct vm_pairs *v = vm_of(c, r->host_pid);
+	size_t cap;
+
+	if (!v)
+		return -1;
+	cap = v->cap;
+	if (HT_GROW(v->pairs[CLOCK_LOCAL], cap, v->n + 1, 64))
+		return -1;
+	cap = v->cap;
+	if (HT_GROW(v->pairs[CLOCK_MONO], cap, v->n + 1, 64))
+		return -1;
+	v->cap = cap;
+	v->pairs[CLOCK_LOCAL][v->n] = (struct ht_clock_pair){ .guest_ns = r->a0, .host_ns = r->exit_ns };
+	v->pairs[CLOCK_MONO][v->n] = (struct ht_clock_pair){ .guest_ns = r->a1, .host_ns = r->exit_ns };
+	v->n++;
+	return 0;
+}
+
+static int by_pid(const void *a, const void *b)
+{
+	const struct vm_pairs *x = *(const struct vm_pairs *const *)a, *y = *(const struct vm_pairs *const *)b;
+
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static void print_vm_name(FILE *out, const char *name, bool csv)
+{
+	if (csv)
+		ht_csv_fputs(out, name ? name : "");
+	else if (name) {
+		fputc('\'', out);
+		ht_escape_fputs(out, name, HT_ESC_TEXT);
+		fputs("' ", out);
+	}
+}
+
+static void print_text(FILE *out, const struct vm_pairs *v, const struct ht_clock_fit *fits, const char *name)
+{
+	fputs("VM ", out);
+	print_vm_name(out, name, false);
+	fprintf(out, "(process %u): %zu clock pair%s\n", (unsigned int)v->pid, v->n, v->n == 1 ? "" : "s");
+	for (int k = 0; k < NCLOCKS; k++) {
+		const struct ht_clock_fit *f = &fits[k];
+
+		fprintf(out, "  guest %-9s host ns = %.0Lf + guest ns", clock_names[k], f->intercept);
+		if (f->has_rate)
+			fprintf(out, " x %.12Lf (%+.3f ppm)", f->rate, ht_clock_fit_ppm(f));
+		else
+			fputs(" (one guest time: the rate is not known, taken as 1)", out);
+		fprintf(out, "\n    %zu pairs used, %zu refused (%zu out of order, %zu off the others' line);"
+			" residual p50 %.3f us, p99 %.3f us, max %.3f us\n",
+			f->used, f->refused_order + f->refused_outlier, f->refused_order, f->refused_outlier,
+			f->residual_p50 / 1e3, f->residual_p99 / 1e3, f->residual_max / 1e3);
+	}
+}
+
+static void print_csv(FILE *out, const struct vm_pairs *v, const struct ht_clock_fit *fits, const char *name)
+{
+	for (int k = 0; k < NCLOCKS; k++) {
+		const struct ht_clock_fit *f = &fits[k];
+
+		fprintf(out, "%u,", (unsigned int)v->pid);
+		print_vm_name(out, name, true);
+		fprintf(out, ",%s,%zu,%zu,%zu,%zu,%d,%.15Lg,%.0Lf,%.3f,%.0f,%.0f,%.0f\n", clock_names[k], f->pairs, f->used,
+			f->refused_order, f->refused_outlier, f->has_rate, f->rate, f->intercept, ht_clock_fit_ppm(f),
+			f->residual_p50, f->residual_p99, f->residual_max);
+	}
+}
+
+static int print_fits(const struct ht_report_config *cfg, struct clock_reading *c, struct ht_reader *reader)
+{
+	size_t n = ht_hashmap_size(&c->vms), i = 0, bkt;
+	struct vm_pairs **all = calloc(n ? n : 1, sizeof(*all));
+	struct ht_hashmap_entry *cur;
+	bool csv = cfg->mode == HT_REPORT_CSV;
+
+	if (!all)
+		return -1;
+	ht_hashmap_for_each(&c->vms, cur, bkt)
+		all[i++] = (struct vm_pairs *)cur->pvalue;
+	qsort(all, n, sizeof(*all), by_pid);
+	if (csv)
+		puts("pid,vm_name,clock,pairs,used,refused_order,refused_outlier,has_rate,rate,intercept_ns,rate_ppm,"
+		     "residual_p50_ns,residual_p99_ns,residual_max_ns");
+	for (i = 0; i < n; i++) {
+		struct ht_clock_fit fits[NCLOCKS];
+		const char *name = ht_reader_vm_name(reader, all[i]->pid);
+
+		for (int k = 0; k < NCLOCKS; k++)
+			if (ht_clock_fit(all[i]->pairs[k], all[i]->n, &fits[k])) {
+				free(all);
+				return -1;
+			}
+		if (csv)
+			print_csv(stdout, all[i], fits, name);
+		else
+			print_text(stdout, all[i], fits, name);
+	}
+	free(all);
+	return 0;
+}
+
+static void free_reading(struct clock_reading *c)
+{
+	struct ht_hashmap_entry *cur;
+	size_t bkt;
+
+	ht_hashmap_for_each(&c->vms, cur, bkt) {
+		struct vm_pairs *v = (struct vm_pairs *)cur->pvalue;
+
+		for (int k = 0; k < NCLOCKS; k++)
+			free(v->pairs[k]);
+		free(v);
+	}
+	ht_hashmap_clear(&c->vms);
+}
+
+int ht_report_clock(struct ht_report_config *cfg)
+{
+	struct clock_reading c = { .forged = 0 };
+	struct ht_guest_origin origin;
+	struct ht_reader *reader = NULL;
+	struct ht_record rec;
+	char err[512];
+	int status, oom = 0;
+
+	ht_hashmap_init(&c.vms, ht_hash_long, ht_equal_long, NULL);
+	if (ht_guest_origin_init(&origin)) {
+		ht_hashmap_clear(&c.vms);
+		return ht_runtime_error("out of memory");
+	}
+	if (ht_reader_open(cfg->path, &reader, err, sizeof(err))) {
+		status = ht_runtime_error("%s", err);
+		goto out;
+	}
+	if (ht_selection_resolve(&cfg->selection, ht_reader_header(reader), err, sizeof(err))) {
+		status = ht_usage_error("report", "%s", err);
+		goto out;
+	}
+	while (!oom && ht_reader_next(reader, &rec) == 1) {
+		if (ht_guest_origin_note(&origin, &rec)) {
+			oom = 1;
+			break;
+		}
+		if (rec.nr != HT_GUEST_NR_CLOCK_PAIR || !ht_selection_match_vm(&cfg->selection, rec.host_pid, reader))
+			continue;
+		if (ht_guest_origin_forged(&origin, &rec))
+			c.forged++;
+		else if (take_pair(&c, &rec))
+			oom = 1;
+	}
+	if (oom || print_fits(cfg, &c, reader)) {
+		status = ht_runtime_error("out of memory for the clock pairs of %s", cfg->path);
+		goto out;
+	}
+	fflush(stdout);
+	if (!ht_hashmap_size(&c.vms))
+		fprintf(stderr, "hypertrace-bpf: %s holds no clock pair: load the guest module (hypertrace_guest, clock_ms) while recording, with nr %u selected (record --nr %u, or no --nr filter)\n",
+			cfg->path, HT_GUEST_NR_CLOCK_PAIR, HT_GUEST_NR_CLOCK_PAIR);
+	if (c.forged)
+		fprintf(stderr, "hypertrace-bpf: %llu clock pairs not from the guest kernel's module (forged): left out\n", c.forged);
+	status = ht_report_read_outcome(cfg->path, ht_reader_status(reader));
+out:
+	ht_reader_close(reader);
+	ht_guest_origin_free(&origin);
+	free_reading(&c);
+	return status;
+}

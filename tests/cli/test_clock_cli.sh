@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# report --clock on a VM whose clock pairs are known (tests/tools/clock_gen):
+# the fitted rate, every pair mapped within its read gap of its exit, the
+# pairs that contradict the others refused and counted, a forged pair left
+# out and said, one pair (no rate), a file without pairs, the usage errors.
+# shellcheck source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
+
+GEN=$OUTPUT/tests/tools/clock_gen
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+if ! "$GEN" "$work/c.htr" >/dev/null || ! "$GEN" "$work/bad.htr" --ppm 120 --outliers 3 --backwards --forged >/dev/null ||
+	! "$GEN" "$work/one.htr" --one >/dev/null; then
+	fail clock_cli_files "clock_gen failed"
+	suite_exit
+fi
+
+# field NAME CSV-LINE: one column of report --clock --csv by its header name.
+field() {
+	awk -F, -v name="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i; next } { print $c; exit }' "$2"
+}
+
+# clock_gen's pairs: guest local_clock = (host - gap - 1000 s) / (1 + 25 ppm), gap 2000-2400 ns.
+"$HT" report --clock --csv "$work/c.htr" >"$work/c.csv" 2>"$work/err"
+rc=$?
+ppm=$(field rate_ppm "$work/c.csv")
+if [ "$rc" -eq 0 ] && awk -v p="$ppm" 'BEGIN { exit !(p > 24.9 && p < 25.1) }' &&
+	[ "$(field used "$work/c.csv")" = 200 ] && [ "$(grep -c '^7000,"clock1",' "$work/c.csv")" = 2 ]; then
+	pass clock_fit_finds_the_guest_clocks_rate
+else
+	fail clock_fit_finds_the_guest_clocks_rate "rc $rc, rate $ppm ppm: $(cat "$work/c.csv" "$work/err")"
+fi
+
+# Every pair of the file, mapped by the fitted line, lands at its exit within the gaps' spread (the line takes their mean).
+rate=$(field rate "$work/c.csv")
+intercept=$(field intercept_ns "$work/c.csv")
+worst=$("$HT" report --csv -n 1107 "$work/c.htr" | awk -F, -v r="$rate" -v b="$intercept" '
+	NR == 1 { for (i = 1; i <= NF; i++) if ($i == "exit_ns") e = i; next }
+	match($0, /guest_ns=[0-9]+/) {
+		g = substr($0, RSTART + 9, RLENGTH - 9)
+		d = b + r * g - $e; if (d < 0) d = -d; if (d > w) w = d; n++
+	}
+	END { if (n == 200) printf "%.0f", w }')
+if [ -n "$worst" ] && [ "$worst" -le 300 ]; then
+	pass clock_fit_maps_each_pair_within_its_read_gap
+else
+	fail clock_fit_maps_each_pair_within_its_read_gap "worst pair ${worst:-?} ns from its exit (want <= 300)"
+fi
+residual_max=$(field residual_max_ns "$work/c.csv")
+if [ "$residual_max" -le 250 ] && [ "$residual_max" -ge 150 ]; then
+	pass clock_fit_residual_is_the_read_gaps_spread
+else
+	fail clock_fit_residual_is_the_read_gaps_spread "residual max $residual_max ns; the gaps span 400 ns around their mean"
+fi
+
+"$HT" report --clock --csv "$work/bad.htr" >"$work/bad.csv" 2>"$work/bad.err"
+rc=$?
+ppm=$(field rate_ppm "$work/bad.csv")
+if [ "$rc" -eq 0 ] && [ "$(field refused_order "$work/bad.csv")" = 1 ] && [ "$(field refused_outlier "$work/bad.csv")" = 3 ] &&
+	[ "$(field used "$work/bad.csv")" = 196 ] && awk -v p="$ppm" 'BEGIN { exit !(p > 119.9 && p < 120.1) }'; then
+	pass clock_pairs_that_contradict_the_others_are_refused
+else
+	fail clock_pairs_that_contradict_the_others_are_refused "rc $rc: $(cat "$work/bad.csv")"
+fi
+if grep -q '1 clock pairs not from the guest kernel.s module (forged): left out' "$work/bad.err" &&
+	[ "$(field pairs "$work/bad.csv")" = 200 ]; then
+	pass clock_pair_from_guest_user_space_is_left_out
+else
+	fail clock_pair_from_guest_user_space_is_left_out "$(cat "$work/bad.err" "$work/bad.csv")"
+fi
+
+out=$("$HT" report --clock "$work/one.htr" 2>&1)
+if grep -q '1 clock pair$' <<<"$out" && grep -q 'the rate is not known' <<<"$out"; then
+	pass clock_one_pair_has_no_rate
+else
+	fail clock_one_pair_has_no_rate "$out"
+fi
+
+"$OUTPUT/tests/tools/boot_gen" "$work/none.htr" >/dev/null
+expect_run clock_file_without_pairs_says_so 0 'holds no clock pair: load the guest module' -- "$HT" report --clock "$work/none.htr"
+expect_run clock_with_since_is_a_usage_error 2 'select VMs with -p or --vm' -- "$HT" report --clock --since 1 "$work/c.htr"
+expect_run clock_with_exits_is_a_usage_error 2 '--clock prints the clock fits' -- "$HT" report --clock --exits "$work/c.htr"
+expect_run clock_of_another_vm_is_empty 0 'holds no clock pair' -- "$HT" report --clock -p 1 "$work/c.htr"
+suite_exit
