@@ -50,6 +50,7 @@ static struct ht_boot_timeline *timeline_of(struct ht_boot_timelines *b, uint32_
 	if (!t)
 		return NULL;
 	t->pid = pid;
+	ht_hashmap_init(&t->vcpu_index, ht_hash_long, ht_equal_long, NULL);
 	if (ht_hashmap_insert(&b->by_pid, pid, (long)t, HT_HASHMAP_ADD, NULL, NULL)) {
 		free(t);
 		return NULL;
@@ -60,10 +61,12 @@ static struct ht_boot_timeline *timeline_of(struct ht_boot_timelines *b, uint32_
 /* vCPU vcpu of t (its thread tid), made on first sight; NULL past HT_BOOT_MAX_VCPUS or out of memory. */
 static struct ht_boot_vcpu *vcpu_of(struct ht_boot_timeline *t, uint16_t vcpu, uint32_t tid)
 {
-	for (size_t i = 0; i < t->nvcpus; i++)
-		if (t->vcpus[i].vcpu == vcpu)
-			return &t->vcpus[i];
-	if (t->nvcpus == HT_BOOT_MAX_VCPUS || HT_GROW(t->vcpus, t->vcpus_cap, t->nvcpus + 1, 4))
+	long i;
+
+	if (ht_hashmap_find(&t->vcpu_index, vcpu, &i))
+		return &t->vcpus[i];
+	if (t->nvcpus == HT_BOOT_MAX_VCPUS || HT_GROW(t->vcpus, t->vcpus_cap, t->nvcpus + 1, 4) ||
+	    ht_hashmap_insert(&t->vcpu_index, vcpu, (long)t->nvcpus, HT_HASHMAP_ADD, NULL, NULL))
 		return NULL;
 	struct ht_boot_vcpu *v = &t->vcpus[t->nvcpus++];
 
@@ -263,6 +266,7 @@ void ht_boot_timelines_free(struct ht_boot_timelines *b)
 		struct ht_boot_timeline *t = e->pvalue;
 
 		free(t->vcpus);
+		ht_hashmap_clear(&t->vcpu_index);
 		free(t);
 	}
 	ht_hashmap_clear(&b->by_pid);

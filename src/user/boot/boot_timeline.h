@@ -105,6 +105,7 @@ struct ht_boot_timeline {
 	struct ht_boot_phase_stats phases[HT_BOOT_NPHASES];
 	struct ht_boot_vcpu *vcpus;
 	size_t nvcpus, vcpus_cap;
+	struct ht_hashmap vcpu_index; /* vCPU id -> its index in vcpus: each exit finds its vCPU at once */
 	uint64_t vcpus_other;      /* exits of vCPUs beyond HT_BOOT_MAX_VCPUS */
 	uint64_t records, saturated;
 	bool ended;                /* a vCPU thread of it ended (the VM stopped, or its guest crashed) */

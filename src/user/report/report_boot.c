@@ -6,6 +6,7 @@
  */
 #include "report/report_boot.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +14,7 @@
 #include "boot/boot_timeline.h"
 #include "cli.h"
 #include "common/escape.h"
-#include "common/grow.h"
+#include "common/hashmap.h"
 #include "common/util.h"
 #include "common/vcpu_states.h"
 #include "decode/guest_symbols.h"
@@ -35,8 +36,7 @@ struct boot_reading {
 	const struct ht_selection *selection;
 	struct ht_reader *reader;
 	int error;
-	struct first_hypercall *firsts;
-	size_t nfirsts, firsts_cap;
+	struct ht_hashmap firsts; /* pid -> struct first_hypercall *: one per VM process */
 };
 
 static void take_boot_exit(void *ctx, const struct ht_boot_exit *be)
@@ -51,21 +51,34 @@ static void take_boot_exit(void *ctx, const struct ht_boot_exit *be)
 
 static void note_hypercall(struct boot_reading *r, const struct ht_record *rec)
 {
-	for (size_t i = 0; i < r->nfirsts; i++)
-		if (r->firsts[i].pid == rec->host_pid)
-			return;
-	/* One per VM process; a file of more processes than this names the first ones. */
-	if (r->nfirsts == 4096 || HT_GROW(r->firsts, r->firsts_cap, r->nfirsts + 1, 16))
+	struct first_hypercall *f;
+
+	if (ht_hashmap_find(&r->firsts, rec->host_pid, NULL))
 		return;
-	r->firsts[r->nfirsts++] = (struct first_hypercall){ .pid = rec->host_pid, .exit_ns = rec->exit_ns, .nr = rec->nr };
+	f = malloc(sizeof(*f));
+	if (!f || ht_hashmap_insert(&r->firsts, rec->host_pid, (long)f, HT_HASHMAP_ADD, NULL, NULL)) {
+		free(f);
+		r->error = -ENOMEM;
+		return;
+	}
+	*f = (struct first_hypercall){ .pid = rec->host_pid, .exit_ns = rec->exit_ns, .nr = rec->nr };
 }
 
 static const struct first_hypercall *first_hypercall_of(const struct boot_reading *r, uint32_t pid)
 {
-	for (size_t i = 0; i < r->nfirsts; i++)
-		if (r->firsts[i].pid == pid)
-			return &r->firsts[i];
-	return NULL;
+	long f;
+
+	return ht_hashmap_find(&r->firsts, pid, &f) ? (const struct first_hypercall *)f : NULL;
+}
+
+static void free_firsts(struct boot_reading *r)
+{
+	struct ht_hashmap_entry *cur;
+	size_t bkt;
+
+	ht_hashmap_for_each(&r->firsts, cur, bkt)
+		free(cur->pvalue);
+	ht_hashmap_clear(&r->firsts);
 }
 
 static double secs(uint64_t ns)
@@ -315,6 +328,7 @@ int ht_report_boot(struct ht_report_config *cfg)
 	int status;
 
 	ht_boot_timelines_init(&r.timelines);
+	ht_hashmap_init(&r.firsts, ht_hash_long, ht_equal_long, NULL);
 	if (ht_reader_open(cfg->path, &r.reader, err, sizeof(err))) {
 		status = ht_runtime_error("%s", err);
 		goto out;
@@ -347,6 +361,6 @@ int ht_report_boot(struct ht_report_config *cfg)
 out:
 	ht_reader_close(r.reader);
 	ht_boot_timelines_free(&r.timelines);
-	free(r.firsts);
+	free_firsts(&r);
 	return status;
 }
