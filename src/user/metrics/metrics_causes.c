@@ -61,18 +61,6 @@ static bool equal_set(long a, long b, void *ctx)
 }
 
 /* VMs found by their label (keys point to a VM's label). */
-static size_t hash_vm(long key, void *ctx)
-{
-	(void)ctx;
-	return (size_t)ht_hash_bytes((const char *)key, strlen((const char *)key));
-}
-
-static bool equal_vm(long a, long b, void *ctx)
-{
-	(void)ctx;
-	return !strcmp((const char *)a, (const char *)b);
-}
-
 /* The VM labelled vm, made on first sight; NULL if c->vms is full (as many VMs as sets) or out of memory. */
 static struct ht_metrics_cause_vm *vm_of(struct ht_metrics_causes *c, struct ht_hashmap *vms, size_t *nvms,
 					 const char *vm)
@@ -166,7 +154,7 @@ void ht_metrics_causes_set(struct ht_metrics_causes *c, const struct ht_exit_cau
 			   bool (*vm_label_of)(char *out, uint32_t pid, void *ctx), void *ctx)
 {
 	struct ht_hashmap index = HT_HASHMAP_INIT(hash_set, equal_set, NULL);
-	struct ht_hashmap vms = HT_HASHMAP_INIT(hash_vm, equal_vm, NULL);
+	struct ht_hashmap vms = HT_HASHMAP_INIT(ht_hash_str, ht_equal_str, NULL);
 	struct ht_metrics_cause_set probe;
 	size_t nvms = 0;
 	bool vm_other;

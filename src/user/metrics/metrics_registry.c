@@ -135,18 +135,6 @@ struct vm_exit_shares {
 	struct ht_hashmap index; /* keys point to v[i].vm */
 };
 
-static size_t hash_vm_label(long key, void *ctx)
-{
-	(void)ctx;
-	return (size_t)ht_hash_bytes((const char *)key, strlen((const char *)key));
-}
-
-static bool equal_vm_label(long a, long b, void *ctx)
-{
-	(void)ctx;
-	return !strcmp((const char *)a, (const char *)b);
-}
-
 /* The VM labelled vm, made on first sight; NULL if out of room or memory (its series go to vm="other"). */
 static struct vm_exit_sets *vm_exit_sets_of(struct vm_exit_shares *vs, const char *vm)
 {
@@ -291,7 +279,7 @@ void ht_metrics_set_exits(struct ht_metrics_registry *r, const struct ht_exit_ta
 	bool have_vm = false, shown = false;
 	struct ht_hashmap sets = HT_HASHMAP_INIT(hash_exit_set, equal_exit_set, NULL);
 	struct ht_hashmap vcpus = HT_HASHMAP_INIT(hash_vcpu_set, equal_vcpu_set, NULL);
-	struct vm_exit_shares vs = { .index = HT_HASHMAP_INIT(hash_vm_label, equal_vm_label, NULL) };
+	struct vm_exit_shares vs = { .index = HT_HASHMAP_INIT(ht_hash_str, ht_equal_str, NULL) };
 	bool vm_other;
 
 	if (!e->on)
