@@ -32,7 +32,6 @@
 #define SVM_HLT 0x78
 #define SVM_MSR 0x7c
 #define SINCE 1000u
-#define MAX_DRAINED 64
 #define KERNEL_RIP 0xffffffff81000010ull
 
 static struct ht_synth_layout layout;
@@ -59,41 +58,7 @@ static void pretend(struct ht_tracer *t, __u64 process_start, __u8 mode)
 	t->skel->bss->synthetic_boot_mode = mode;
 }
 
-struct drained {
-	struct ht_record recs[MAX_DRAINED];
-	unsigned int n;
-};
-
-static struct ht_record *drained_slots(void *ctx, unsigned int *room)
-{
-	struct drained *d = ctx;
-
-	*room = MAX_DRAINED - d->n;
-	return d->recs + d->n;
-}
-
-static int drained_commit(void *ctx, unsigned int n)
-{
-	((struct drained *)ctx)->n += n;
-	return 0;
-}
-
-static bool drain_all(const struct ht_tracer *t, struct drained *out)
-{
-	struct ht_record_sink sink = { .slots = drained_slots, .commit = drained_commit, .ctx = out };
-	struct ht_drain *d = NULL;
-	unsigned int nrings;
-	const int *fds = ht_tracer_ring_fds(t, &nrings);
-
-	out->n = 0;
-	if (!ASSERT_OK(ht_drain_new(fds, nrings, &sink, &d), "drain"))
-		return false;
-	int ret = ht_drain_all(d);
-	ht_drain_free(d);
-	return ASSERT_GE(ret, 0, "drained");
-}
-
-static struct ht_boot_exit boot_exit_at(const struct drained *d, unsigned int i)
+static struct ht_boot_exit boot_exit_at(const struct ht_kernel_test_drained *d, unsigned int i)
 {
 	struct ht_boot_exit be;
 
@@ -132,11 +97,11 @@ static int play_boot(struct ht_tracer *t)
 static void a_vm_that_starts_gets_a_record_per_exit(void)
 {
 	struct ht_tracer *t = NULL;
-	struct drained *d = calloc(1, sizeof(*d));
+	struct ht_kernel_test_drained *d = calloc(1, sizeof(*d));
 	struct ht_boot_exit first, io, msr;
 
 	LOAD(t, boot_tracer(1000000000ull, 100));
-	if (!ASSERT_OK_PTR(d, "memory") || !ASSERT_OK(play_boot(t), "events") || !drain_all(t, d) ||
+	if (!ASSERT_OK_PTR(d, "memory") || !ASSERT_OK(play_boot(t), "events") || !ht_kernel_test_drain(t, d) ||
 	    !ASSERT_EQ(d->n, 3, "records: the first entry and two exits"))
 		goto cleanup;
 	first = boot_exit_at(d, 0);
@@ -178,7 +143,7 @@ cleanup:
 static void a_vm_that_ran_before_the_recording_gets_none(void)
 {
 	struct ht_tracer *t = NULL;
-	struct drained *d = calloc(1, sizeof(*d));
+	struct ht_kernel_test_drained *d = calloc(1, sizeof(*d));
 	struct ht_boot_vm vm = { 0 };
 
 	LOAD(t, boot_tracer(1000000000ull, 100));
@@ -187,7 +152,7 @@ static void a_vm_that_ran_before_the_recording_gets_none(void)
 	pretend(t, SINCE - 1, HT_BOOT_MODE_KNOWN);
 	if (!ASSERT_OK(ht_synth_entry_at(&layout, t, 0, 10000), "entry") ||
 	    !ASSERT_OK(ht_synth_exit_rip_at(&layout, t, SVM, SVM_IO, 0xfff0, 0, 10100), "exit") ||
-	    !ASSERT_OK(ht_synth_entry_at(&layout, t, 0, 10150), "entry") || !drain_all(t, d))
+	    !ASSERT_OK(ht_synth_entry_at(&layout, t, 0, 10150), "entry") || !ht_kernel_test_drain(t, d))
 		goto cleanup;
 	ASSERT_EQ(d->n, 0, "records");
 	ASSERT_OK(ht_tracer_read_boot_vms(t, note_vm, &vm), "read");
@@ -201,13 +166,13 @@ cleanup:
 static void a_vm_past_its_bound_is_counted_not_recorded(void)
 {
 	struct ht_tracer *t = NULL;
-	struct drained *d = calloc(1, sizeof(*d));
+	struct ht_kernel_test_drained *d = calloc(1, sizeof(*d));
 	struct ht_boot_vm vm = { 0 };
 
 	LOAD(t, boot_tracer(1000000000ull, 2));
 	if (!ASSERT_OK_PTR(d, "memory") || !ASSERT_OK(play_boot(t), "events") ||
 	    !ASSERT_OK(ht_synth_exit_rip_at(&layout, t, SVM, SVM_IO, 0x1234, 0, 20000), "exit") ||
-	    !ASSERT_OK(ht_synth_entry_at(&layout, t, 0, 20010), "entry") || !drain_all(t, d))
+	    !ASSERT_OK(ht_synth_entry_at(&layout, t, 0, 20010), "entry") || !ht_kernel_test_drain(t, d))
 		goto cleanup;
 	ASSERT_EQ(d->n, 2, "records: the bound");
 	ASSERT_OK(ht_tracer_read_boot_vms(t, note_vm, &vm), "read");
@@ -224,14 +189,14 @@ cleanup:
 static void nothing_is_recorded_after_the_window(void)
 {
 	struct ht_tracer *t = NULL;
-	struct drained *d = calloc(1, sizeof(*d));
+	struct ht_kernel_test_drained *d = calloc(1, sizeof(*d));
 
 	LOAD(t, boot_tracer(1000, 100));
 	if (!ASSERT_OK_PTR(d, "memory") || !ASSERT_OK(play_boot(t), "events") ||
 	    !ASSERT_OK(ht_synth_exit_rip_at(&layout, t, SVM, SVM_IO, 0x1234, 0, 11500), "exit") ||
 	    !ASSERT_OK(ht_synth_entry_at(&layout, t, 0, 11510), "entry") ||
 	    !ASSERT_OK(ht_synth_exit_rip_at(&layout, t, SVM, SVM_IO, 0x1234, 0, 11600), "exit") ||
-	    !ASSERT_OK(ht_synth_entry_at(&layout, t, 0, 11610), "entry") || !drain_all(t, d))
+	    !ASSERT_OK(ht_synth_entry_at(&layout, t, 0, 11610), "entry") || !ht_kernel_test_drain(t, d))
 		goto cleanup;
 	ASSERT_EQ(d->n, 3, "records: those within 1000 ns of the first entry");
 cleanup:
@@ -248,7 +213,7 @@ static void an_exits_parts_add_up_to_its_time_in_the_host(void)
 {
 	const __u32 me = (__u32)gettid(), pid = (__u32)getpid(), OTHER = 77;
 	struct ht_tracer *t = NULL;
-	struct drained *d = calloc(1, sizeof(*d));
+	struct ht_kernel_test_drained *d = calloc(1, sizeof(*d));
 	struct ht_boot_exit pre, hlt;
 	int ret;
 
@@ -266,7 +231,7 @@ static void an_exits_parts_add_up_to_its_time_in_the_host(void)
 	ret = ret ?: ht_synth_wakeup(t, me, 3200);
 	ret = ret ?: ht_synth_switch(t, OTHER, OTHER, me, pid, false, 3250);
 	ret = ret ?: ht_synth_entry_at(&layout, t, 1, 3300);
-	if (!ASSERT_OK(ret, "events") || !drain_all(t, d) || !ASSERT_EQ(d->n, 3, "records"))
+	if (!ASSERT_OK(ret, "events") || !ht_kernel_test_drain(t, d) || !ASSERT_EQ(d->n, 3, "records"))
 		goto cleanup;
 	pre = boot_exit_at(d, 1);
 	hlt = boot_exit_at(d, 2);

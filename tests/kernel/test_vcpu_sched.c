@@ -28,7 +28,6 @@
 #define G 3000000u
 #define OTHER 77u
 #define OTHER2 78u
-#define MAX_DRAINED 64
 
 static struct ht_tracer *filtered_sched_tracer(bool vcpu_sched, unsigned long ring_bytes, const struct ht_filters *f)
 {
@@ -46,41 +45,6 @@ static struct ht_tracer *filtered_sched_tracer(bool vcpu_sched, unsigned long ri
 static struct ht_tracer *sched_tracer(bool vcpu_sched, unsigned long ring_bytes)
 {
 	return filtered_sched_tracer(vcpu_sched, ring_bytes, NULL);
-}
-
-struct drained {
-	struct ht_record recs[MAX_DRAINED];
-	unsigned int n;
-};
-
-static struct ht_record *drained_slots(void *ctx, unsigned int *room)
-{
-	struct drained *d = ctx;
-
-	*room = MAX_DRAINED - d->n;
-	return d->recs + d->n;
-}
-
-static int drained_commit(void *ctx, unsigned int n)
-{
-	((struct drained *)ctx)->n += n;
-	return 0;
-}
-
-/* Everything in the tracer's rings, as record's drain merges it. */
-static bool drain_all(const struct ht_tracer *t, struct drained *out)
-{
-	struct ht_record_sink sink = { .slots = drained_slots, .commit = drained_commit, .ctx = out };
-	struct ht_drain *d = NULL;
-	unsigned int nrings;
-	const int *fds = ht_tracer_ring_fds(t, &nrings);
-
-	out->n = 0;
-	if (!ASSERT_OK(ht_drain_new(fds, nrings, &sink, &d), "drain"))
-		return false;
-	int ret = ht_drain_all(d);
-	ht_drain_free(d);
-	return ASSERT_GE(ret, 0, "drained");
 }
 
 /* A vCPU thread T of VM G, vcpu 5: blocked, back, preempted, back; a switch between two other threads. */
@@ -116,10 +80,10 @@ static bool switch_is(const struct ht_record *r, __u32 kind, __u64 time, __u64 s
 static void each_switch_of_a_vcpu_thread_is_one_record(void)
 {
 	struct ht_tracer *t = sched_tracer(true, 1 << 20);
-	struct drained *d = calloc(1, sizeof(*d));
+	struct ht_kernel_test_drained *d = calloc(1, sizeof(*d));
 
 	if (ASSERT_OK_PTR(t, "tracer") && ASSERT_OK_PTR(d, "memory") && ASSERT_OK(play_switches(t), "events") &&
-	    drain_all(t, d) && ASSERT_EQ(d->n, 4, "records")) {
+	    ht_kernel_test_drain(t, d) && ASSERT_EQ(d->n, 4, "records")) {
 		switch_is(&d->recs[0], HT_SWITCH_OUT, 100, 1, 0, OTHER, "t77");
 		switch_is(&d->recs[1], HT_SWITCH_IN, 400, 0, 0, OTHER, "t77");
 		switch_is(&d->recs[2], HT_SWITCH_OUT, 500, 0, 1, OTHER, "t77");
@@ -145,13 +109,13 @@ static void ht_vcpu_wait_of(void *ctx, const struct ht_vcpu_wait *w, const struc
 static void switch_records_add_up_to_the_exit_statistics(void)
 {
 	struct ht_tracer *t = sched_tracer(true, 1 << 20);
-	struct drained *d = calloc(1, sizeof(*d));
+	struct ht_kernel_test_drained *d = calloc(1, sizeof(*d));
 	struct ht_vcpu_wait w = { 0 };
 	__u64 preempted = 0, blocked = 0, out_at = 0;
 	bool involuntary = false;
 
 	if (!ASSERT_OK_PTR(t, "tracer") || !ASSERT_OK_PTR(d, "memory") || !ASSERT_OK(play_switches(t), "events") ||
-	    !drain_all(t, d) || !ASSERT_OK(ht_tracer_read_vcpu_waits(t, ht_vcpu_wait_of, &w), "waits"))
+	    !ht_kernel_test_drain(t, d) || !ASSERT_OK(ht_tracer_read_vcpu_waits(t, ht_vcpu_wait_of, &w), "waits"))
 		goto out;
 	for (unsigned int i = 0; i < d->n; i++) {
 		struct ht_vcpu_switch sw;
@@ -177,10 +141,10 @@ out:
 static void without_vcpu_sched_no_switch_is_recorded(void)
 {
 	struct ht_tracer *t = sched_tracer(false, 1 << 20);
-	struct drained *d = calloc(1, sizeof(*d));
+	struct ht_kernel_test_drained *d = calloc(1, sizeof(*d));
 
 	if (ASSERT_OK_PTR(t, "tracer") && ASSERT_OK_PTR(d, "memory") && ASSERT_OK(play_switches(t), "events") &&
-	    drain_all(t, d))
+	    ht_kernel_test_drain(t, d))
 		ASSERT_EQ(d->n, 0, "records");
 	free(d);
 	ht_tracer_destroy(t);
@@ -190,7 +154,7 @@ static void without_vcpu_sched_no_switch_is_recorded(void)
 static unsigned int switches_recorded_with(bool tgid_on, __u32 tgid, bool vcpu_on, __u32 vcpu)
 {
 	struct ht_filters f;
-	struct drained *d = calloc(1, sizeof(*d));
+	struct ht_kernel_test_drained *d = calloc(1, sizeof(*d));
 	unsigned int n = ~0u;
 
 	ht_filters_default(&f);
@@ -200,7 +164,7 @@ static unsigned int switches_recorded_with(bool tgid_on, __u32 tgid, bool vcpu_o
 	f.vcpu = vcpu;
 	struct ht_tracer *t = filtered_sched_tracer(true, 1 << 20, &f);
 	if (ASSERT_OK_PTR(t, "tracer") && ASSERT_OK_PTR(d, "memory") && ASSERT_OK(play_switches(t), "events") &&
-	    drain_all(t, d))
+	    ht_kernel_test_drain(t, d))
 		n = d->n;
 	free(d);
 	ht_tracer_destroy(t);
@@ -252,7 +216,7 @@ static void visit_switch(void *ctx, const struct ht_vcpu_switch *sw)
 }
 
 /* The drained switches with a hypercall that entered at 450 between them, as the drain merges them, into path. */
-static bool write_mixed_file(const char *path, const struct drained *d)
+static bool write_mixed_file(const char *path, const struct ht_kernel_test_drained *d)
 {
 	struct ht_record hc = { .exit_ns = 430, .exit_to_hcall_ns = 10, .hcall_to_entry_ns = 10, .nr = 1000,
 				.host_pid = G, .host_tid = T, .vcpu_id = 5, .isa = HT_ISA_SVM,
@@ -283,7 +247,7 @@ static bool write_mixed_file(const char *path, const struct drained *d)
 static void the_trace_file_keeps_switches_between_hypercalls(void)
 {
 	struct ht_tracer *t = sched_tracer(true, 1 << 20);
-	struct drained *d = calloc(1, sizeof(*d));
+	struct ht_kernel_test_drained *d = calloc(1, sizeof(*d));
 	char path[] = "/tmp/ht-vcpu-sched-XXXXXX";
 	struct ht_reader *r = NULL;
 	struct visited v = { 0 };
@@ -294,7 +258,7 @@ static void the_trace_file_keeps_switches_between_hypercalls(void)
 	if (fd >= 0)
 		close(fd);
 	if (!ASSERT_GE(fd, 0, "temp file") || !ASSERT_OK_PTR(t, "tracer") || !ASSERT_OK_PTR(d, "memory") ||
-	    !ASSERT_OK(play_switches(t), "events") || !drain_all(t, d) || !ASSERT_EQ(d->n, 4, "drained") ||
+	    !ASSERT_OK(play_switches(t), "events") || !ht_kernel_test_drain(t, d) || !ASSERT_EQ(d->n, 4, "drained") ||
 	    !write_mixed_file(path, d) || !ASSERT_OK(ht_reader_open(path, &r, err, sizeof(err)), err)) {
 		free(d);
 		ht_tracer_destroy(t);

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "record/drain.h"
+#include "test.h"
 
 void ht_kernel_test_begin(const char *suite, struct ht_synth_layout *layout, char *path)
 {
@@ -40,4 +42,33 @@ struct ht_tracer *ht_kernel_test_tracer(const struct ht_tracer_opts *o)
 		return NULL;
 	}
 	return t;
+}
+
+static struct ht_record *drained_slots(void *ctx, unsigned int *room)
+{
+	struct ht_kernel_test_drained *d = ctx;
+
+	*room = HT_KERNEL_TEST_MAX_DRAINED - d->n;
+	return d->recs + d->n;
+}
+
+static int drained_commit(void *ctx, unsigned int n)
+{
+	((struct ht_kernel_test_drained *)ctx)->n += n;
+	return 0;
+}
+
+bool ht_kernel_test_drain(const struct ht_tracer *t, struct ht_kernel_test_drained *out)
+{
+	struct ht_record_sink sink = { .slots = drained_slots, .commit = drained_commit, .ctx = out };
+	struct ht_drain *d = NULL;
+	unsigned int nrings;
+	const int *fds = ht_tracer_ring_fds(t, &nrings);
+
+	out->n = 0;
+	if (!ASSERT_OK(ht_drain_new(fds, nrings, &sink, &d), "drain"))
+		return false;
+	int ret = ht_drain_all(d);
+	ht_drain_free(d);
+	return ASSERT_GE(ret, 0, "drained");
 }
