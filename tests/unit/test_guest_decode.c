@@ -710,14 +710,14 @@ static void test_convert_chrome_shows_guest_tasks_calls_and_events(void)
 		 "ev = json.load(open(sys.argv[1]))[\"traceEvents\"]\n"
 		 "def one(**kw): return [e for e in ev if all(e.get(k) == v for k, v in kw.items())]\n"
 		 "tasks, cpus = 0x40000000 + 500, 0x20000000 + 500\n"
-		 "assert len(one(ph=\"i\", name=\"sched_switch\", pid=500, tid=501)) == 2, \"sched_switch instants\"\n"
-		 "i = one(ph=\"i\", name=\"func_exit\")[0]; assert i[\"args\"][\"addr_sym\"] == \"vfs_read+0x0\" and i[\"args\"][\"ret\"] == \"0x7\", i\n"
+		 "assert len(one(ph=\"I\", name=\"sched_switch\", pid=500, tid=501)) == 2, \"sched_switch instants\"\n"
+		 "i = one(ph=\"I\", name=\"func_exit\")[0]; assert i[\"args\"][\"addr_sym\"] == \"vfs_read+0x0\" and i[\"args\"][\"ret\"] == \"0x7\", i\n"
 		 "assert [e[\"ts\"] for e in one(pid=tasks, tid=42, name=\"vfs_read\")] == [2.0, 3.0], \"call slice\"\n"
 		 "assert [e[\"ph\"] for e in one(pid=tasks, tid=42) if e[\"ph\"] in \"BE\"] == [\"B\", \"E\"]\n"
 		 "assert [(e[\"ph\"], e.get(\"name\")) for e in one(pid=cpus, tid=1) if e[\"ph\"] in \"BE\"] == "
 		 "[(\"B\", \"worker (42)\"), (\"E\", None), (\"B\", \"swapper/1 (0)\"), (\"E\", None)], \"cpu track\"\n"
 		 "assert one(ph=\"M\", pid=tasks, name=\"process_name\")[0][\"args\"][\"name\"] == \"guest tasks of VM 500\"\n"
-		 "assert not one(ph=\"i\", name=\"hypercall 1000\") and len(one(ph=\"i\")) == 4\n"
+		 "assert not one(ph=\"I\", name=\"hypercall 1000\") and len(one(ph=\"I\")) == 4\n"
 		 "print(\"ok\")' %s/g.json 2>&1",
 		 ht_test_bin(), dir, symfile, dir, dir);
 	char *out = ht_test_run(cmd, NULL, &status);
@@ -963,7 +963,7 @@ static void test_forged_guest_events_are_counted_never_decoded(void)
 		 "%s convert --chrome %s/forged.json %s/forged.htr >/dev/null 2>&1 && python3 -c 'import json, sys\n"
 		 "d = json.load(open(sys.argv[1])); ev = d[\"traceEvents\"]\n"
 		 "assert not [e for e in ev if \"evil\" in json.dumps(e) or e.get(\"tid\") in (666, 667)], \"forged task\"\n"
-		 "assert len([e for e in ev if e.get(\"ph\") == \"i\" and e[\"name\"] == \"sched_switch\"]) == 2\n"
+		 "assert len([e for e in ev if e.get(\"ph\") == \"I\" and e[\"name\"] == \"sched_switch\"]) == 2\n"
 		 "assert d[\"metadata\"][\"forged_guest_events\"] == 502, d[\"metadata\"]\n"
 		 "print(\"ok\")' %s/forged.json 2>&1",
 		 ht_test_bin(), dir, dir, dir);

@@ -194,7 +194,7 @@ int ht_chrome_guest_add(struct ht_chrome_guest *g, FILE *f, ht_chrome_sep_fn sep
 	if (!desc)
 		return 0;
 	sep(arg);
-	fprintf(f, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"guest\",\"name\":\"%s\",\"pid\":%u,\"tid\":%u,\"ts\":%s,\"args\":",
+	fprintf(f, "{\"ph\":\"I\",\"s\":\"t\",\"cat\":\"guest\",\"name\":\"%s\",\"pid\":%u,\"tid\":%u,\"ts\":%s,\"args\":",
 		desc->name, r->host_pid, r->host_tid, ts);
 	ht_decode_print_json_fields(g->dec, desc, r, f);
 	fputc('}', f);
