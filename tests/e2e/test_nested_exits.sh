@@ -144,7 +144,8 @@ WORK='i=0; while [ $i -lt 3000 ]; do i=$((i + 1)); done; dd if=/dev/zero of=/dev
 hypertrace-bpf record --exits --boot --boot-window 900 -q -i 1 -o /out/boot.htr >/out/boot.out 2>/out/boot.err &
 REC=$!
 published /out/boot.htr || say "record did not start: $(cat /out/boot.err)"
-l2_start ex 1 || exit 1
+# With QEMU's edu device for the causes below: one guest boot serves both.
+l2_start ex "1 -device edu" || exit 1
 stop $REC; echo $? >/out/boot.rc
 hypertrace-bpf report --causes --csv /out/boot.htr >/out/boot.causes.csv 2>>/out/boot.err
 hypertrace-bpf report --causes /out/boot.htr >/out/boot.causes.txt 2>>/out/boot.err
@@ -215,16 +216,14 @@ awk '
 		n[reason[$1] " " k]++; delete open[$1] }
 	END { for (x in n) print "REF", x, n[x]; for (t in open) pend[reason[t]]++; for (r in pend) print "OPEN", r, pend[r]; for (r in exits) print "EXITS", r, exits[r] }' /out/perf_script.txt >/out/reference.txt
 say "ex done: $(cat /out/ex.rc) $(cat /out/ex2.rc), $(wc -l </out/reference.txt) reference lines"
-l2_stop
 
 # ---- causes: outb to port 0x80, cpuid, MMIO and RDMSR, counted by perf too -----
 # perf stat counts the kernel's own tracepoints of the causes, filtered as
 # the workload makes them, while record counts the causes of the same run;
-# the guest is stopped while both start and stop. The guest has QEMU's edu
-# device (a 1 MB MMIO BAR that QEMU emulates in user space); the guest finds
-# it (vendor 0x1234, device 0x11e8), enables it and names its BAR 0's file
-# and guest-physical address.
-l2_start ca "1 -device edu" || exit 1
+# the guest is stopped while both start and stop. The same guest as above
+# (a boot takes minutes here), with QEMU's edu device (a 1 MB MMIO BAR that
+# QEMU emulates in user space); the guest finds it (vendor 0x1234, device
+# 0x11e8), enables it and names its BAR 0's file and guest-physical address.
 # (One line: l2cmd sends the command as one.)
 EDU_FIND='for d in /sys/bus/pci/devices/*; do [ "$(cat $d/vendor):$(cat $d/device)" = 0x1234:0x11e8 ] && echo 1 >$d/enable && echo "EDU $d $(head -n 1 $d/resource | cut -d" " -f1)"; done; true'
 l2cmd ca_edu "$EDU_FIND"
@@ -245,7 +244,7 @@ perf_on /out/ca_perf.out stat -a -x, -o /out/ca_perf.txt -e kvm:kvm_pio --filter
 	-e kvm:kvm_mmio --filter "gpa == $EDU_GPA && type == 1" \
 	-e kvm:kvm_msr --filter 'ecx == 27 && write == 0'
 PSTAT=$PERF
-hypertrace-bpf record --exits --vm ca -q -i 1 -o /out/ca.htr >/out/ca.out 2>/out/ca.err &
+hypertrace-bpf record --exits --vm ex -q -i 1 -o /out/ca.htr >/out/ca.out 2>/out/ca.err &
 REC=$!
 published /out/ca.htr || say "record did not start: $(cat /out/ca.err)"
 kill -CONT $QPID
@@ -1155,8 +1154,8 @@ done
 #  - msr: RDMSR of IA32_APICBASE (0x1b) by the guest kernel's msr module
 #    (kvm_msr, read), which KVM intercepts and answers itself.
 [ "${HT_E2E_SHOW:-0}" = 1 ] && cat "$F/ca.report" "$F/ca.csv" "$F/ca_perf.txt" 2>/dev/null
-info_work=$(l2_output "$F/ca.console" ca_work | tr '\n' '|')
-echo "  info: the guest's workload: ${info_work:-no output} (status $(l2_status "$F/ca.console" ca_work))"
+info_work=$(l2_output "$F/ex.console" ca_work | tr '\n' '|')
+echo "  info: the guest's workload: ${info_work:-no output} (status $(l2_status "$F/ex.console" ca_work))"
 causes=$(python3 - "$F" <<'PY'
 import csv, sys
 F = sys.argv[1]
