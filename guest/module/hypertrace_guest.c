@@ -28,6 +28,7 @@
 #include <linux/kprobes.h>
 #include <linux/sched/clock.h>
 #include <linux/timekeeping.h>
+#include <linux/trace_clock.h>
 #include <linux/workqueue.h>
 #include <linux/module.h>
 #include <linux/printk.h>
@@ -212,7 +213,8 @@ static noinline void emit_clock_pair(void)
 
 	local_irq_save(flags);
 	ht_guest_emit(insn, HT_GUEST_NR_CLOCK_PAIR,
-		      ht_guest_pack_clock_pair(local_clock(), ktime_get_mono_fast_ns(), seq++, smp_processor_id()));
+		      ht_guest_pack_clock_pair(local_clock(), ktime_get_mono_fast_ns(), trace_clock_local(), seq++,
+					       smp_processor_id()));
 	local_irq_restore(flags);
 }
 

@@ -59,13 +59,16 @@
  *   1104 irq_handler_exit    irq=a0[0-31] cpu_id=a0[32-47] ret=a1 (signed)
  *   1105 func_entry          addr=a0 call_site=a1 tid=a2[0-31] cpu_id=a2[32-47]
  *   1106 func_exit           addr=a0 ret=a1 tid=a2[0-31] cpu_id=a2[32-47]
- *   1107 clock_pair          guest_ns=a0 (the guest's local_clock(): its
- *                            printk and ftrace "local" clock)
+ *   1107 clock_pair          guest_ns=a0 (the guest's local_clock(): the
+ *                            clock of its printk, dmesg's times)
  *                            mono_ns=a1 (its CLOCK_MONOTONIC)
- *                            seq=a2[0-31] cpu_id=a2[32-47]: both clocks
- *                            read with interrupts off just before the
- *                            hypercall; the host's time of its exit makes
- *                            a clock pair (docs/hypertracing.md)
+ *                            seq=a2[0-31] cpu_id=a2[32-47]
+ *                            trace_ns=a3 (trace_clock_local(): ftrace's
+ *                            "local" clock, sched_clock, which local_clock
+ *                            is offset from): the three read with
+ *                            interrupts off right before the hypercall;
+ *                            the host's time of its exit makes a clock
+ *                            pair of each (docs/hypertracing.md)
  *
  * Only the guest kernel may send 1100 .. 1199: KVM traces a hypercall before
  * its privilege check, so guest user space can issue these nr too. The host
@@ -332,14 +335,15 @@ static inline struct ht_guest_args ht_guest_pack_module(unsigned int state, unsi
 }
 
 /* clock_pair: the guest's clocks (ns), its sequence number and CPU. */
-static inline struct ht_guest_args ht_guest_pack_clock_pair(ht_u64 local_ns, ht_u64 mono_ns, ht_u32 seq, ht_u32 cpu)
+static inline struct ht_guest_args ht_guest_pack_clock_pair(ht_u64 local_ns, ht_u64 mono_ns, ht_u64 trace_ns,
+							     ht_u32 seq, ht_u32 cpu)
 {
 	struct ht_guest_args r;
 
 	r.a[0] = local_ns;
 	r.a[1] = mono_ns;
 	r.a[2] = (ht_u64)seq | (ht_u64)(cpu & 0xffffu) << 32;
-	r.a[3] = 0;
+	r.a[3] = trace_ns;
 	return r;
 }
 

@@ -2,7 +2,8 @@
 # report --clock on a VM whose clock pairs are known (tests/tools/clock_gen):
 # the fitted rate, every pair mapped within its read gap of its exit, the
 # pairs that contradict the others refused and counted, a forged pair left
-# out and said, one pair (no rate), a file without pairs, the usage errors.
+# out and said, one pair (no rate), a file without pairs, the usage errors;
+# --map: guest ftrace and dmesg text put on the host's clock.
 # shellcheck source=../lib.sh
 source "$(dirname "$0")/../lib.sh"
 
@@ -26,7 +27,8 @@ field() {
 rc=$?
 ppm=$(field rate_ppm "$work/c.csv")
 if [ "$rc" -eq 0 ] && awk -v p="$ppm" 'BEGIN { exit !(p > 24.9 && p < 25.1) }' &&
-	[ "$(field used "$work/c.csv")" = 200 ] && [ "$(grep -c '^7000,"clock1",' "$work/c.csv")" = 2 ]; then
+	[ "$(field used "$work/c.csv")" = 200 ] && [ "$(grep -c '^7000,"clock1",' "$work/c.csv")" = 3 ] &&
+	[ "$(cut -d, -f3 "$work/c.csv" | tr '\n' ' ')" = "clock printk ftrace monotonic " ]; then
 	pass clock_fit_finds_the_guest_clocks_rate
 else
 	fail clock_fit_finds_the_guest_clocks_rate "rc $rc, rate $ppm ppm: $(cat "$work/c.csv" "$work/err")"
@@ -76,6 +78,32 @@ if grep -q '1 clock pair$' <<<"$out" && grep -q 'the rate is not known' <<<"$out
 else
 	fail clock_one_pair_has_no_rate "$out"
 fi
+
+# --map: the guest's own text with its times on the host's clock. Pairs 0, 50
+# and 199 as ftrace lines (microseconds, as ftrace prints them) and as dmesg
+# lines: each comes back within the residual and that rounding of its exit.
+# ftrace's lines carry its own clock (trace_ns), dmesg's printk's (guest_ns).
+"$HT" report --csv -n 1107 "$work/c.htr" | awk -F, 'NR > 1 && match($0, /guest_ns=[0-9]+/) {
+	g = substr($0, RSTART + 9, RLENGTH - 9); match($0, /trace_ns=[0-9]+/); t = substr($0, RSTART + 9, RLENGTH - 9); n++
+	if (n == 1 || n == 51 || n == 200) print $1, g, t }' >"$work/pairs"
+awk '{ printf "          <idle>-0       [001] d..2.  %.6f: sched_switch: prev_comm=swapper/1 prev_pid=0 ==> next_comm=sh next_pid=%d\n", int($3 / 1000) / 1e6, NR
+	printf "[%12.6f] line %d of dmesg\n", int($2 / 1000) / 1e6, NR }' "$work/pairs" >"$work/guest.txt"
+printf 'no time here ] 12.5 without its colon\n\x1b[31m]]] [ 1.2.3: junk\n' >>"$work/guest.txt"
+"$HT" report --clock --map "$work/guest.txt" "$work/c.htr" >"$work/mapped.txt" 2>"$work/map.err"
+rc=$?
+got=$(awk 'FNR == NR { want[FNR] = $1; next }
+	/sched_switch/ { t = $4; sub(/:$/, "", t); d = t * 1e9 - want[++a]; if (d < 0) d = -d; if (d > w) w = d }
+	/of dmesg/ { t = $1 $2; gsub(/[][]/, "", t); d = t * 1e9 - want[++b]; if (d < 0) d = -d; if (d > w) w = d }
+	END { printf "%d %d %.0f", a, b, w }' "$work/pairs" "$work/mapped.txt")
+if [ "$rc" -eq 0 ] && [ "${got% *}" = "3 3" ] && [ "${got##* }" -le 1300 ] &&
+	[ "$(tail -n 2 "$work/mapped.txt")" = "$(tail -n 2 "$work/guest.txt")" ] &&
+	grep -q '^hypertrace-bpf: 6 guest times of .* put on the host.s monotonic clock by VM process 7000' "$work/map.err"; then
+	pass clock_map_puts_guest_ftrace_and_dmesg_times_on_the_host_clock
+else
+	fail clock_map_puts_guest_ftrace_and_dmesg_times_on_the_host_clock "rc $rc, mapped ftrace/dmesg lines and worst ns: $got: $(cat "$work/map.err"; head -n 4 "$work/mapped.txt")"
+fi
+expect_run clock_map_without_clock_is_a_usage_error 2 '--map goes with --clock' -- "$HT" report --map "$work/guest.txt" "$work/c.htr"
+expect_run clock_map_of_a_missing_file_is_a_runtime_error 1 'cannot read' -- "$HT" report --clock --map "$work/nonexistent" "$work/c.htr"
 
 "$OUTPUT/tests/tools/boot_gen" "$work/none.htr" >/dev/null
 expect_run clock_file_without_pairs_says_so 0 'holds no clock pair: load the guest module' -- "$HT" report --clock "$work/none.htr"

@@ -17,6 +17,10 @@
 #     the module's anchor event), and the addresses are the guest's;
 #   - user markers from the guest's hypercall program, decoded with a user
 #     catalog;
+#   - clock pairs: the guest's ftrace timestamps of those sched_switch
+#     events, mapped onto the host's clock with report --clock's fit, fall
+#     just before the host's exit of the module's hypercall for the same
+#     event (the module's probe runs after ftrace's, interrupts off);
 #   - the module's own nr issued from guest user space (KVM traces them
 #     before its privilege check) are dropped by the BPF programs, counted
 #     and said at the end of record, never in the file; the module's load
@@ -70,6 +74,8 @@ SYNCS=5
 FUNCS=__x64_sys_sync,iterate_supers
 # Hypercalls with the module's sched_switch nr from guest user space.
 FORGED=4
+# The module's clock pairs: one every CLOCK_MS ms (and at load and unload).
+CLOCK_MS=20
 
 # --- the KVM guest (L2): tests/e2e/l2_guest.sh, with the module and these scripts ---
 # In the guest: ftrace and the module over the same workload. Prints the
@@ -88,7 +94,7 @@ for f in __x64_sys_sync iterate_supers; do
 	a=\$(grep " \$f\$" /proc/kallsyms | cut -d' ' -f1)
 	grep "^\$a " /proc/kallsyms | sed "s/^/L2SYM \$f /"
 done
-insmod /hypertrace_guest.ko sched_switch=1 sched_wakeup=1 irq=1 functions=$FUNCS || exit 1
+insmod /hypertrace_guest.ko sched_switch=1 irq=1 functions=$FUNCS clock_ms=$CLOCK_MS || exit 1
 echo HT-BEGIN >\$T/trace_marker
 hypercall -N 3 --nr 1201 --text 'workload begins' >/dev/null
 taskset 1 sh -c 'i=0; while [ \$i -lt $SYNCS ]; do sync; usleep 3000; i=\$((i + 1)); done' &
@@ -166,7 +172,7 @@ cat >/tmp/marker.cat <<'CAT'
 # The test's user marker: hypercall --nr 1201 --text TEXT.
 1201 test_marker tag=a0-a3:str
 CAT
-NRS="--nr 1100 --nr 1101 --nr 1102 --nr 1103 --nr 1104 --nr 1105 --nr 1106 --nr 1201"
+NRS="--nr 1100 --nr 1101 --nr 1103 --nr 1104 --nr 1105 --nr 1106 --nr 1107 --nr 1201"
 
 # Two vCPUs whose KVM vcpu_ids (the APIC IDs QEMU gives) have a gap: one in
 # socket 0, one hot-plugged at start into socket 1 of 2-core sockets: 0 and 2,
@@ -290,6 +296,55 @@ if [[ $verdict == OK* ]] && [ "$overruns" = 0 ] && [ -s "$work/host.seq" ]; then
 	pass sched_switch_equals_guest_ftrace_per_cpu
 else
 	fail sched_switch_equals_guest_ftrace_per_cpu "${verdict} (ftrace overruns $overruns)"
+fi
+
+# --- clock pairs: the guest's own ftrace on the host's clock --------------------------------
+# report --clock's line for ftrace's "local" clock (sched_clock, the guest's
+# trace_clock_local),
+# then each sched_switch ftrace recorded, mapped by it, against the host's
+# exit of the module's hypercall for the same event (matched as above).
+"$HT" report --clock --csv "$F/s.htr" >"$work/clock.csv" 2>"$work/clock.err"
+read -r used refused has_rate rate intercept ppm res_max < <(awk -F, 'NR > 1 && $3 == "ftrace" { print $5, $6 + $7, $8, $9, $10, $11, $14; exit }' "$work/clock.csv")
+echo "  info: guest ftrace clock: ${used:-no} pairs used, ${refused:-?} refused, ${ppm:-?} ppm, residual max ${res_max:-?} ns"
+if [ "${has_rate:-0}" = 1 ] && [ "${used:-0}" -ge 5 ]; then
+	pass clock_pairs_fit_the_guests_ftrace_clock
+else
+	fail clock_pairs_fit_the_guests_ftrace_clock "$(cat "$work/clock.csv" "$work/clock.err")"
+fi
+"$HT" report --csv -n 1101 "$F/s.htr" |
+	sed -n 's/^\([0-9]*\),.*prev_tid=\([0-9]*\) next_tid=\([0-9]*\) .* cpu_id=\([0-9]*\) .*/\4 \2 \3 \1/p' >"$work/host.tseq"
+# d = host exit - mapped ftrace time, ns, per matched event; ftrace prints microseconds.
+clock_verdict=$(awk -v r="${rate:-1}" -v b="${intercept:-0}" '
+	FNR == NR { h[$1, ++hn[$1]] = $2 ">" $3; hx[$1, hn[$1]] = $4; cpus[$1] = 1; next }
+	{ f[$1, ++fn[$1]] = $3 ">" $4; ft[$1, fn[$1]] = $2 }
+	END {
+		n = 0
+		for (c in cpus) {
+			start = 0
+			for (s = 1; s + hn[c] - 1 <= fn[c] && !start; s++) {
+				ok = 1
+				for (i = 1; i <= hn[c] && ok; i++) if (f[c, s + i - 1] != h[c, i]) ok = 0
+				if (ok) start = s
+			}
+			if (!start) { print "cpu " c ": no run of ftrace matches the host"; exit }
+			for (i = 1; i <= hn[c]; i++) d[++n] = hx[c, i] - (b + r * ft[c, start + i - 1] * 1e9)
+		}
+		if (!n) { print "no event"; exit }
+		# sort d (insertion: a few hundred events)
+		for (i = 2; i <= n; i++) { v = d[i]; for (j = i - 1; j >= 1 && d[j] > v; j--) d[j + 1] = d[j]; d[j + 1] = v }
+		printf "OK %d %.0f %.0f %.0f %.0f\n", n, d[1], d[int((n + 1) / 2)], d[int(n * 0.99 + 0.999)], d[n]
+	}' "$work/host.tseq" "$work/ftrace.seq")
+read -r cv_ok cv_n cv_min cv_p50 cv_p99 cv_max <<<"$clock_verdict"
+echo "  info: guest ftrace sched_switch on the host's clock, host exit - mapped ftrace time: ${cv_n:-0} events, min ${cv_min:-?} p50 ${cv_p50:-?} p99 ${cv_p99:-?} max ${cv_max:-?} ns"
+# Causality: no event lands after its own hypercall's exit, beyond the fit's
+# residual and ftrace's microsecond; and half of them land within 1 ms before
+# it (the module's probe runs right after ftrace's, interrupts off; a vCPU
+# preempted by this machine in between takes longer). A clock off by more
+# than that, either way, fails one of the two.
+if [ "${cv_ok:-}" = OK ] && [ "${cv_n:-0}" -ge 100 ] && [ "$cv_min" -ge $((-${res_max:-0} - 1000)) ] && [ "$cv_p50" -le 1000000 ]; then
+	pass guest_ftrace_events_land_just_before_their_hypercalls_on_the_host_clock
+else
+	fail guest_ftrace_events_land_just_before_their_hypercalls_on_the_host_clock "$clock_verdict (residual max ${res_max:-?} ns)"
 fi
 if grep -q "^guest scheduling: [1-9][0-9]* sched_switch events on 2 vCPU(s), 0 gap(s)" "$F/s.sched" &&
 	grep -q "  swapper/0 " "$F/s.sched" && grep -q "  usleep " "$F/s.sched"; then

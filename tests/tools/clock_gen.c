@@ -11,7 +11,7 @@
  * every ms from the file's start + 1 ms. Pair i's host exit is at H_i; the
  * guest read its clock GAP_i = 2000 + (i % 5) * 100 ns before, and its
  * local_clock then read (H_i - GAP_i - 1000 s) / (1 + N ppm) (N default
- * 25), its CLOCK_MONOTONIC 3 s more.
+ * 25), its CLOCK_MONOTONIC 3 s more, its ftrace clock 1.9 s less.
  *   --outliers K  K pairs (every 37th from the 10th) read their local clock
  *                 300 us early (an interrupt between the read and the call):
  *                 still in order, off the others' line
@@ -36,6 +36,7 @@
 #define NPAIRS 200
 #define GUEST_BEHIND_NS 1000000000000ull /* the guest's clock started 1000 s after the host's */
 #define MONO_AHEAD_NS 3000000000ull
+#define TRACE_BEHIND_NS 1900000000ull /* ftrace's local clock: sched_clock, local_clock less an offset */
 #define USAGE "usage: clock_gen FILE [--ppm N] [--outliers K] [--backwards] [--forged] [--one]\n"
 
 static void call(struct ht_writer *w, struct ht_trailer *t, uint64_t at, uint64_t rip, uint32_t nr,
@@ -119,11 +120,11 @@ int main(int argc, char **argv)
 		if (backwards && i == 100)
 			local -= 50000000;
 		call(w, &t, host, MODULE_TEXT + 0x100, HT_GUEST_NR_CLOCK_PAIR,
-		     ht_guest_pack_clock_pair(local, local + MONO_AHEAD_NS, i, 0));
+		     ht_guest_pack_clock_pair(local, local + MONO_AHEAD_NS, local - TRACE_BEHIND_NS, i, 0));
 		last = host;
 	}
 	if (forged)
-		call(w, &t, last + 500000, 0x401000, HT_GUEST_NR_CLOCK_PAIR, ht_guest_pack_clock_pair(1, 1, 999, 0));
+		call(w, &t, last + 500000, 0x401000, HT_GUEST_NR_CLOCK_PAIR, ht_guest_pack_clock_pair(1, 1, 1, 999, 0));
 	t.end_monotonic_ns = last + 1000000;
 	t.end_realtime_ns = hdr.start_realtime_ns + (t.end_monotonic_ns - hdr.start_monotonic_ns);
 	if (ht_writer_close(w, &t)) {

@@ -28,7 +28,7 @@ const char ht_builtin_catalog[] =
 	"1104 irq_handler_exit irq=a0[0-31] cpu_id=a0[32-47] ret=a1:s\n"
 	"1105 func_entry addr=a0:sym call_site=a1:sym tid=a2[0-31] cpu_id=a2[32-47]\n"
 	"1106 func_exit addr=a0:sym ret=a1:x tid=a2[0-31] cpu_id=a2[32-47]\n"
-	"1107 clock_pair guest_ns=a0 mono_ns=a1 seq=a2[0-31] cpu_id=a2[32-47]\n";
+	"1107 clock_pair guest_ns=a0 mono_ns=a1 seq=a2[0-31] cpu_id=a2[32-47] trace_ns=a3\n";
 
 static bool valid_name(const char *s, size_t len)
 {

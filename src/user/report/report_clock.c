@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * `report --clock`: each VM's guest clocks on the host's clock. The guest
- * module's clock_pair events (nr 1107) carry the guest's local_clock and
- * CLOCK_MONOTONIC; the host's time of each one's exit pairs with them
+ * module's clock_pair events (nr 1107) carry the guest's local_clock
+ * (printk's), ftrace's local trace clock and CLOCK_MONOTONIC; the host's time of each one's exit pairs with them
  * (decode/clock_fit.c fits the line). Only the module's own events count:
  * a forged one (not from its text, see decode/guest_origin.c) is left out,
  * as every other view leaves it out.
  */
 #include "report/report_clock.h"
 
+#include <errno.h>
 #include <inttypes.h>
+#include <string.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include "cli.h"
@@ -17,14 +19,15 @@
 #include "common/grow.h"
 #include "common/hashmap.h"
 #include "decode/clock_fit.h"
+#include "decode/clock_map.h"
 #include "decode/guest_origin.h"
 #include "hypertrace/guest.h"
 #include "reading/read_outcome.h"
 #include "tracefile/trace_reader.h"
 
-/* The guest clocks a clock pair carries, in its arguments a0 and a1. */
-enum guest_clock { CLOCK_LOCAL, CLOCK_MONO, NCLOCKS };
-static const char *const clock_names[NCLOCKS] = { "local", "monotonic" };
+/* The guest clocks a clock pair carries: a0 local_clock (printk), a3 ftrace's "local" trace clock, a1 CLOCK_MONOTONIC. */
+enum guest_clock { CLOCK_LOCAL, CLOCK_TRACE, CLOCK_MONO, NCLOCKS };
+static const char *const clock_names[NCLOCKS] = { "printk", "ftrace", "monotonic" };
 
 struct vm_pairs {
 	uint32_t pid;
@@ -59,14 +62,14 @@ static int take_pair(struct clock_reading *c, const struct ht_record *r)
 
 	if (!v)
 		return -1;
-	cap = v->cap;
-	if (HT_GROW(v->pairs[CLOCK_LOCAL], cap, v->n + 1, 64))
-		return -1;
-	cap = v->cap;
-	if (HT_GROW(v->pairs[CLOCK_MONO], cap, v->n + 1, 64))
-		return -1;
+	for (int k = 0; k < NCLOCKS; k++) {
+		cap = v->cap;
+		if (HT_GROW(v->pairs[k], cap, v->n + 1, 64))
+			return -1;
+	}
 	v->cap = cap;
 	v->pairs[CLOCK_LOCAL][v->n] = (struct ht_clock_pair){ .guest_ns = r->a0, .host_ns = r->exit_ns };
+	v->pairs[CLOCK_TRACE][v->n] = (struct ht_clock_pair){ .guest_ns = r->a3, .host_ns = r->exit_ns };
 	v->pairs[CLOCK_MONO][v->n] = (struct ht_clock_pair){ .guest_ns = r->a1, .host_ns = r->exit_ns };
 	v->n++;
 	return 0;
@@ -156,6 +159,41 @@ static int print_fits(const struct ht_report_config *cfg, struct clock_reading *
 	return 0;
 }
 
+/*
+ * --map FILE: the guest's text with its times on the host's clock, by the
+ * local clock's fit of the one VM selected. The exit status.
+ */
+static int map_text(const struct ht_report_config *cfg, struct clock_reading *c)
+{
+	struct ht_hashmap_entry *cur;
+	struct vm_pairs *v = NULL;
+	struct ht_clock_fit fit, trace_fit;
+	size_t bkt;
+	long long mapped;
+	FILE *in;
+
+	if (ht_hashmap_size(&c->vms) > 1)
+		return ht_usage_error("report", "%s holds the clock pairs of %zu VMs: choose the one that wrote %s with -p or --vm",
+				      cfg->path, ht_hashmap_size(&c->vms), cfg->clock_map);
+	ht_hashmap_for_each(&c->vms, cur, bkt)
+		v = (struct vm_pairs *)cur->pvalue;
+	if (!v)
+		return ht_runtime_error("%s holds no clock pair to map %s with: load the guest module (hypertrace_guest, clock_ms) while recording, with nr %u selected",
+					cfg->path, cfg->clock_map, HT_GUEST_NR_CLOCK_PAIR);
+	if (ht_clock_fit(v->pairs[CLOCK_LOCAL], v->n, &fit) || ht_clock_fit(v->pairs[CLOCK_TRACE], v->n, &trace_fit))
+		return ht_runtime_error("out of memory for the clock pairs of %s", cfg->path);
+	if (!(in = fopen(cfg->clock_map, "r")))
+		return ht_runtime_error("cannot read %s: %s", cfg->clock_map, strerror(errno));
+	mapped = ht_clock_map_text(in, stdout, &trace_fit, &fit);
+	fclose(in);
+	if (mapped < 0 || fflush(stdout))
+		return ht_runtime_error("cannot map %s: a read or write failed", cfg->clock_map);
+	fprintf(stderr, "hypertrace-bpf: %lld guest times of %s put on the host's monotonic clock by VM process %u's clocks (ftrace's: %zu pairs, residual max %.3f us; printk's: %zu, %.3f us%s)\n",
+		mapped, cfg->clock_map, (unsigned int)v->pid, trace_fit.used, trace_fit.residual_max / 1e3, fit.used,
+		fit.residual_max / 1e3, fit.has_rate ? "" : "; one guest time: the rates are taken as 1");
+	return HT_EXIT_OK;
+}
+
 static void free_reading(struct clock_reading *c)
 {
 	struct ht_hashmap_entry *cur;
@@ -204,6 +242,12 @@ int ht_report_clock(struct ht_report_config *cfg)
 			c.forged++;
 		else if (take_pair(&c, &rec))
 			oom = 1;
+	}
+	if (!oom && cfg->clock_map) {
+		status = map_text(cfg, &c);
+		if (status == HT_EXIT_OK)
+			status = ht_report_read_outcome(cfg->path, ht_reader_status(reader));
+		goto out;
 	}
 	if (oom || print_fits(cfg, &c, reader)) {
 		status = ht_runtime_error("out of memory for the clock pairs of %s", cfg->path);

@@ -69,6 +69,11 @@ static const char report_help[] =
 	"               the others' line) and the residuals' p50/p99/max; map a\n"
 	"               guest time G to the host's as intercept_ns + rate * G;\n"
 	"               text or --csv; the VMs selected with -p or --vm\n"
+	"      --map FILE  with --clock: FILE, the guest's own ftrace text (its\n"
+	"               'local' trace clock) or dmesg, printed with each time on\n"
+	"               its line put on the host's monotonic clock (seconds, ns\n"
+	"               digits) by its VM's fit (one VM: choose it with -p or\n"
+	"               --vm); lines without a time as they are\n"
 	"      --vcpu-switches  with --dump, --csv or --json: instead of the\n"
 	"               hypercalls, the switches of vCPU threads out of their host\n"
 	"               CPU and back in (record --vcpu-sched); the selection\n"
@@ -102,6 +107,7 @@ static const struct option report_longopts[] = {
 	{ "vcpu-time", no_argument, NULL, 'A' },
 	{ "boot", no_argument, NULL, 'B' },
 	{ "clock", no_argument, NULL, 'K' },
+	{ "map", required_argument, NULL, 'G' },
 	{ "causes", no_argument, NULL, 'U' },
 	{ "version", no_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
@@ -142,6 +148,7 @@ static int report_option(int opt, int argc, char **argv, struct ht_report_config
 	case 'A': cfg->vcpu_time = true; break;
 	case 'B': cfg->boot = true; break;
 	case 'K': cfg->clock = true; break;
+	case 'G': cfg->clock_map = optarg; break;
 	case 'U': cfg->causes = true; break;
 	case 'D': cfg->mode = HT_REPORT_DUMP; (*modes)++; break;
 	case 'C': cfg->mode = HT_REPORT_CSV; (*modes)++; break;
@@ -168,6 +175,8 @@ static int check_combinations(struct ht_report_config *cfg, int modes)
 		return ht_usage_error("report", "--dump, --csv, --json and --hist exclude each other");
 	if (modes && cfg->decode.analysis != HT_ANALYSIS_NONE)
 		return ht_usage_error("report", "--graph and --sched exclude --dump, --csv, --json and --hist");
+	if (cfg->clock_map && (!cfg->clock || cfg->mode != HT_REPORT_SUMMARY))
+		return ht_usage_error("report", "--map goes with --clock alone: drop --csv and the other views");
 	if (cfg->clock && (cfg->boot || cfg->exits || cfg->causes || cfg->vcpu_time || cfg->vcpu_switches ||
 			   cfg->mode == HT_REPORT_DUMP || cfg->mode == HT_REPORT_JSON || cfg->mode == HT_REPORT_HIST ||
 			   cfg->decode.analysis != HT_ANALYSIS_NONE || cfg->decode.ncatalogs || cfg->decode.symbols ||
