@@ -152,6 +152,11 @@ $(OUTPUT)/tests/%: $(OUTPUT)/san/tests/%.o $(TEST_SUPPORT_OBJS) $(SAN_LIB_OBJS)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $(LDFLAGS) $^ $(LIBS) -lpthread -o $@
 
+# boottrace_gen replays a trace through the guest program's own code.
+BOOTTRACE_GEN_GUEST_SRCS := guest/trace_replay.c guest/trace_text.c
+$(OUTPUT)/tests/tools/boottrace_gen: $(call obj,san,$(BOOTTRACE_GEN_GUEST_SRCS))
+$(OUTPUT)/san/tests/tools/boottrace_gen.o $(call obj,san,$(BOOTTRACE_GEN_GUEST_SRCS)): PROJECT_CFLAGS += -Iguest
+
 # Benchmarks: their own BPF object (the real handlers next to reference designs) and drivers.
 BENCH_BINS := $(OUTPUT)/bench/bench_hotpath $(OUTPUT)/bench/bench_drain $(OUTPUT)/bench/bench_producers \
 	$(OUTPUT)/bench/bench_exits

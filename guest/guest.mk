@@ -4,7 +4,9 @@
 #   $(OUTPUT)/guest/minivm      tiny VMM issuing known hypercalls from real mode
 #   $(OUTPUT)/guest/exitload    makes a guest exit a chosen number of times
 #                               (CPUID, port I/O, MMIO)
-# All three are linked -static: they run in guests and minimal initramfs images
+#   $(OUTPUT)/guest/boottrace   sends the guest's own trace (its boot-time
+#                               events: initcalls) to the host, with clock pairs
+# All four are linked -static: they run in guests and minimal initramfs images
 # that have no matching C library. GUEST_STATIC= links them dynamically, for
 # a distribution package installed where the C library is.
 # Unit tests tests/guest/test_guest_*.c become $(OUTPUT)/tests/unit/test_guest_*,
@@ -13,15 +15,16 @@
 
 GUEST_OUT := $(OUTPUT)/guest
 GUEST_STATIC ?= -static
-GUEST_PROGS := $(GUEST_OUT)/hypercall $(GUEST_OUT)/minivm $(GUEST_OUT)/exitload
+GUEST_PROGS := $(GUEST_OUT)/hypercall $(GUEST_OUT)/minivm $(GUEST_OUT)/exitload $(GUEST_OUT)/boottrace
 GUEST_COMMON_SRCS := guest/cpuid_info.c guest/cpuid_read.c $(COMMON_SRCS)
 HYPERCALL_SRCS := guest/hypercall.c guest/hypercall_options.c guest/latency_stats.c \
 	$(GUEST_COMMON_SRCS)
 MINIVM_SRCS := guest/minivm.c guest/minivm_options.c guest/minivm_payload.c guest/minivm_vm.c \
 	$(GUEST_COMMON_SRCS)
 EXITLOAD_SRCS := guest/exitload.c $(COMMON_SRCS)
+BOOTTRACE_SRCS := guest/boottrace.c guest/trace_replay.c guest/trace_text.c $(COMMON_SRCS)
 # Everything but the main() files, for the unit tests.
-GUEST_LIB_SRCS := $(filter-out guest/hypercall.c guest/minivm.c guest/exitload.c,$(wildcard guest/*.c)) \
+GUEST_LIB_SRCS := $(filter-out guest/hypercall.c guest/minivm.c guest/exitload.c guest/boottrace.c,$(wildcard guest/*.c)) \
 	$(COMMON_SRCS)
 
 GUEST_TEST_SRCS := $(wildcard tests/guest/test_guest_*.c)
@@ -35,6 +38,11 @@ $(GUEST_OUT)/hypercall: $(call obj,obj,$(HYPERCALL_SRCS))
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(GUEST_STATIC) $^ -lm -o $@
 
 $(GUEST_OUT)/exitload: $(call obj,obj,$(EXITLOAD_SRCS))
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(GUEST_STATIC) $^ -o $@
+
+$(GUEST_OUT)/boottrace: $(call obj,obj,$(BOOTTRACE_SRCS))
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(GUEST_STATIC) $^ -o $@

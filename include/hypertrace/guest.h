@@ -23,7 +23,8 @@
  *                   never decoded by the built-in catalog
  *   1001 .. 1099    the user's: describe them in a catalog file
  *   1100 .. 1199    the project's own events (below); a catalog may not
- *                   redefine them
+ *                   redefine them. 1100 .. 1149 come from the guest kernel
+ *                   only; 1150 .. 1199 from a guest program (boottrace)
  *   1200 .. 2^32-1  the user's: describe them in a catalog file
  *
  * Only nr < 2^32 can be selected by `record --nr`.
@@ -70,7 +71,29 @@
  *                            the host's time of its exit makes a clock
  *                            pair of each (docs/hypertracing.md)
  *
- * Only the guest kernel may send 1100 .. 1199: KVM traces a hypercall before
+ *   The guest's own trace, replayed by guest/boottrace from guest user space
+ *   (its boot-time ftrace events: initcalls): one trace_line per line of the
+ *   guest's trace text, its text continued by trace_text events; trace_replay
+ *   opens and closes a replay and pairs the trace's clock with the host's.
+ *
+ *   1150 trace_line          guest_ns=a0 (the line's time, ns of the trace's
+ *                            own clock) seq=a1[0-31] (the line's number in
+ *                            its replay) cpu_id=a1[32-47] length=a1[48-63]
+ *                            (the text's bytes, at most HT_GUEST_TRACE_TEXT_MAX)
+ *                            tid=a2[0-31] cut=a2[32-39] (1: the line was
+ *                            longer, cut at length) text=a3 (its first 8 bytes)
+ *   1151 trace_text          seq=a0[0-31] offset=a0[32-47] text=a1-a3 (the
+ *                            line's 24 bytes from offset)
+ *   1152 trace_replay        run=a0[0-31] what=a0[32-39] (0 sync, 1 begin,
+ *                            2 end); a sync right after the guest wrote
+ *                            "hypertrace-sync RUN SEQ" to trace_marker,
+ *                            seq=a1[0-31]: that line's time and this
+ *                            hypercall's exit are a clock pair; an end
+ *                            with lines=a2[0-31] unparsed=a2[32-63]
+ *                            cut=a3[0-31] lost=a3[32-63] (the trace's own
+ *                            overruns and lost events; at most 2^32-1)
+ *
+ * Only the guest kernel may send 1100 .. 1149: KVM traces a hypercall before
  * its privilege check, so guest user space can issue these nr too. The host
  * decodes them only from a kernel address (the upper half), and once the
  * module's load event gave its text range, only from inside that range;
@@ -112,6 +135,18 @@ typedef uint32_t ht_u32;
 #define HT_GUEST_NR_FUNC_ENTRY 1105u
 #define HT_GUEST_NR_FUNC_EXIT 1106u
 #define HT_GUEST_NR_CLOCK_PAIR 1107u
+#define HT_GUEST_NR_TRACE_LINE 1150u
+#define HT_GUEST_NR_TRACE_TEXT 1151u
+#define HT_GUEST_NR_TRACE_REPLAY 1152u
+
+/* trace_replay.what */
+#define HT_GUEST_REPLAY_SYNC 0u
+#define HT_GUEST_REPLAY_BEGIN 1u
+#define HT_GUEST_REPLAY_END 2u
+/* A trace line's text is sent up to this many bytes (a longer one is cut, and says so). */
+#define HT_GUEST_TRACE_TEXT_MAX 1024u
+/* The trace_marker text of a sync: "hypertrace-sync RUN SEQ". */
+#define HT_GUEST_SYNC_MARKER "hypertrace-sync"
 
 /* hypertrace_module.events bits: which event kinds the module offloads. */
 #define HT_GUEST_EV_SCHED_SWITCH (1u << 0)
@@ -344,6 +379,51 @@ static inline struct ht_guest_args ht_guest_pack_clock_pair(ht_u64 local_ns, ht_
 	r.a[1] = mono_ns;
 	r.a[2] = (ht_u64)seq | (ht_u64)(cpu & 0xffffu) << 32;
 	r.a[3] = trace_ns;
+	return r;
+}
+
+/* trace_line: a line of the guest's trace, its text's first 8 bytes (len: the text's bytes). */
+static inline struct ht_guest_args ht_guest_pack_trace_line(ht_u64 guest_ns, ht_u32 seq, ht_u32 cpu, ht_u32 tid,
+							    const char *text, unsigned int len, int cut)
+{
+	struct ht_guest_args r;
+
+	r.a[0] = guest_ns;
+	r.a[1] = (ht_u64)seq | (ht_u64)(cpu & 0xffffu) << 32 | (ht_u64)(len & 0xffffu) << 48;
+	r.a[2] = (ht_u64)tid | (ht_u64)(cut ? 1 : 0) << 32;
+	r.a[3] = ht_guest_text_word(text, len, 0);
+	return r;
+}
+
+/* trace_text: the 24 bytes from offset of a line's text of len bytes. */
+static inline struct ht_guest_args ht_guest_pack_trace_text(ht_u32 seq, unsigned int offset, const char *text,
+							    unsigned int len)
+{
+	struct ht_guest_args r;
+	unsigned int left = offset < len ? len - offset : 0;
+
+	r.a[0] = (ht_u64)seq | (ht_u64)(offset & 0xffffu) << 32;
+	for (unsigned int w = 0; w < 3; w++)
+		r.a[1 + w] = ht_guest_text_word(text + offset, left, w);
+	return r;
+}
+
+static inline ht_u64 ht_guest_u32_saturated(ht_u64 v)
+{
+	return v > 0xffffffffu ? 0xffffffffu : v;
+}
+
+/* trace_replay: a sync (seq), the replay's begin, or its end (with its counts). */
+static inline struct ht_guest_args ht_guest_pack_trace_replay(ht_u32 run, unsigned int what, ht_u32 seq,
+							      ht_u64 lines, ht_u64 unparsed, ht_u64 cut,
+							      ht_u64 lost)
+{
+	struct ht_guest_args r;
+
+	r.a[0] = (ht_u64)run | (ht_u64)(what & 0xffu) << 32;
+	r.a[1] = seq;
+	r.a[2] = ht_guest_u32_saturated(lines) | ht_guest_u32_saturated(unparsed) << 32;
+	r.a[3] = ht_guest_u32_saturated(cut) | ht_guest_u32_saturated(lost) << 32;
 	return r;
 }
 

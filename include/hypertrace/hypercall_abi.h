@@ -16,13 +16,17 @@
 #define HT_DEFAULT_HYPERCALL_NR 1000u
 
 /*
- * The project's own guest events (guest.h: the nr map): only the guest
- * kernel may send them, from a kernel address (the upper half of the
- * address space: bit 63 of the guest RIP). KVM traces a hypercall before its
- * privilege check, so guest user space can issue these nr too; the BPF
- * programs drop such a forged one (counted) and the host never decodes one.
+ * The project's own guest events (guest.h: the nr map). 1100..1149 are the
+ * guest kernel's: only it may send them, from a kernel address (the upper
+ * half of the address space: bit 63 of the guest RIP). KVM traces a
+ * hypercall before its privilege check, so guest user space can issue these
+ * nr too; the BPF programs drop such a forged one (counted) and the host
+ * never decodes one. 1150..1199 are sent by a guest program (guest/boottrace
+ * replays the guest's boot-time trace): any guest process can send them, and
+ * the host treats what they carry as the guest's word, as any marker.
  */
 #define HT_GUEST_NR_PROJECT_FIRST 1100u
+#define HT_GUEST_NR_KERNEL_LAST 1149u
 #define HT_GUEST_NR_PROJECT_LAST 1199u
 #define HT_GUEST_KERNEL_HALF_BIT 63
 

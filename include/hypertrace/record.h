@@ -228,7 +228,7 @@ enum ht_counter {
 	HT_CNT_EXIT_NO_THREAD,      /* --exits: an open exit lost: its thread found no vCPU thread slot */
 	HT_CNT_SWITCH_DROPS,        /* --vcpu-sched: a vCPU thread's switch lost: the ring buffer was full */
 	HT_CNT_UNREPORTED_SWITCH,   /* an armed thread's switch that no sched_switch reported, put right: not a loss */
-	HT_CNT_FORGED_GUEST_EVENT,  /* one of the project's guest events (1100..1199) from guest user space: dropped by design */
+	HT_CNT_FORGED_GUEST_EVENT,  /* one of the project's guest kernel events (1100..1149) from guest user space: dropped by design */
 	HT_CNT_EXIT_CAUSE_LOST,     /* --exits: an exit's cause not counted: even its reason's "other" cause found the table full */
 	HT_CNT_EXIT_CAUSE_NOT_ITS,  /* --exits: a cause tracepoint during an exit whose cause it cannot be (cause_rule.h): not a loss */
 	HT_CNT_BOOT_DROPS,          /* --boot: a boot exit lost: the ring buffer was full (also in its VM's ht_boot_vm.lost) */

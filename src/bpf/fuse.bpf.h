@@ -315,11 +315,11 @@ static __always_inline int handle_kvm_hypercall(unsigned long nr, unsigned long 
 		return 0;
 	}
 	/*
-	 * The project's guest events come from the guest kernel only: one from a
-	 * user-space address is forged (the host would never decode it) and
-	 * must not take a real event's place in the ring. Dropped, counted.
+	 * The project's guest kernel events come from the guest kernel only: one
+	 * from a user-space address is forged (the host would never decode it)
+	 * and must not take a real event's place in the ring. Dropped, counted.
 	 */
-	if (nr >= HT_GUEST_NR_PROJECT_FIRST && nr <= HT_GUEST_NR_PROJECT_LAST &&
+	if (nr >= HT_GUEST_NR_PROJECT_FIRST && nr <= HT_GUEST_NR_KERNEL_LAST &&
 	    !(st->rec.guest_rip >> HT_GUEST_KERNEL_HALF_BIT)) {
 		count(HT_CNT_FORGED_GUEST_EVENT);
 		disarm(st);

@@ -24,6 +24,7 @@ want=$( {
 	echo /usr/libexec/hypertrace-bpf/hypercall
 	echo /usr/libexec/hypertrace-bpf/minivm
 	echo /usr/libexec/hypertrace-bpf/exitload
+	echo /usr/libexec/hypertrace-bpf/boottrace
 	for d in README.md docs/*.md; do echo "/usr/share/doc/hypertrace-bpf/$(basename "$d")"; done
 	for p in $pages; do echo "/usr/share/man/man${p##*.}/$p"; done
 	echo /usr/share/bash-completion/completions/hypertrace-bpf

@@ -52,7 +52,8 @@ contains "${debs[0]}" /usr/bin/hypertrace-bpf /usr/libexec/hypertrace-bpf/minivm
 	/usr/share/bash-completion/completions/hypertrace-bpf $man1 $man5 \
 	/usr/share/doc/hypertrace-bpf/README.md.gz /usr/share/doc/hypertrace-bpf/trace-format.md.gz \
 	/usr/share/doc/hypertrace-bpf/copyright
-contains "${debs[1]}" /usr/libexec/hypertrace-bpf/hypercall /usr/libexec/hypertrace-bpf/exitload
+contains "${debs[1]}" /usr/libexec/hypertrace-bpf/hypercall /usr/libexec/hypertrace-bpf/exitload \
+	/usr/libexec/hypertrace-bpf/boottrace
 src=/usr/src/hypertrace-guest-${version%%-*}
 contains "${debs[2]}" "$src/dkms.conf" "$src/Kbuild" "$src/hypertrace_guest.c" "$src/include/hypertrace/guest.h"
 

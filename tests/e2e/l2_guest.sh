@@ -117,6 +117,7 @@ EOF
 		cat <<'EOF'
 say() { echo "L1: $*"; }
 # l2_boot NAME SMP: starts qemu with a KVM guest and waits for its /init, for
+# (L2_APPEND: more of the guest kernel's command line)
 # (SMP is -smp's value, and may go on with options that complete the
 # topology, e.g. "-device host-x86_64-cpu,socket-id=1,...")
 # 120 s of this machine's own running time; sets QPID (the qemu process) and
@@ -130,7 +131,7 @@ l2_boot() {
 	# shellcheck disable=SC2086 # SMP's words are options
 	qemu-system-x86_64 -name "$1,debug-threads=on" -enable-kvm -cpu host -smp $2 -m 256 \
 		-kernel /l2/vmlinuz -initrd /l2/initrd.cpio -L /usr/share/qemu \
-		-append "console=ttyS1 rdinit=/init panic=-1 mitigations=off quiet $L2_DETECTORS" \
+		-append "console=ttyS1 rdinit=/init panic=-1 mitigations=off quiet $L2_DETECTORS ${L2_APPEND:-}" \
 		-nodefaults -display none -serial stdio -serial "file:/out/$1.kmsg" -no-reboot \
 		</tmp/l2.in >"$CON" 2>&1 &
 	QPID=$!

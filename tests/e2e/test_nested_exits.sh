@@ -95,7 +95,13 @@ if [ ! -x "$HYPERCALL" ] || readelf -l "$HYPERCALL" 2>/dev/null | grep -q INTERP
 	fail ${CHECK_PREFIX}exits_boot "$HYPERCALL is missing or not static: run 'make static' first"
 	suite_exit
 fi
-L2_FILES=("$EXITLOAD:bin/exitload" "$HYPERCALL:bin/hypercall")
+# guest/boottrace sends the guest kernel's own boot-time trace (its initcalls) to the host.
+BOOTTRACE=$OUTPUT/guest/boottrace
+if [ ! -x "$BOOTTRACE" ] || readelf -l "$BOOTTRACE" 2>/dev/null | grep -q INTERP; then
+	fail ${CHECK_PREFIX}exits_boot "$BOOTTRACE is missing or not static: run 'make static' first"
+	suite_exit
+fi
+L2_FILES=("$EXITLOAD:bin/exitload" "$HYPERCALL:bin/hypercall" "$BOOTTRACE:bin/boottrace")
 # /dev/cpu/0/msr in the guest, for exitload msr.
 L2_MODULES=(msr)
 L2_L1_PROGRAMS=(usr/bin/perf)
@@ -141,12 +147,23 @@ WORK='i=0; while [ $i -lt 3000 ]; do i=$((i + 1)); done; dd if=/dev/zero of=/dev
 # whole while it boots anyway; no boot of its own.
 # --boot too: each of its exits, one record each, from its first entry
 # (a window longer than any boot under this emulation).
-hypertrace-bpf record --exits --boot --boot-window 900 -q -i 1 -o /out/boot.htr >/out/boot.out 2>/out/boot.err &
+# The guest's initcalls: its kernel traces them from its own command line
+# (boot-time tracing, no patch), initcall_debug says them in dmesg too, and
+# guest/boottrace sends that trace to the host while this recording runs.
+hypertrace-bpf record --exits --boot --boot-window 900 --nr 1150 --nr 1151 --nr 1152 -q -i 1 -o /out/boot.htr >/out/boot.out 2>/out/boot.err &
 REC=$!
 published /out/boot.htr || say "record did not start: $(cat /out/boot.err)"
 # With QEMU's edu device for the causes below: one guest boot serves both.
+L2_APPEND="trace_event=initcall:initcall_level,initcall:initcall_start,initcall:initcall_finish initcall_debug log_buf_len=4M"
 l2_start ex "1 -device edu" || exit 1
+L2_APPEND=
+l2cmd ex_boottrace 'mount -t tracefs nodev /sys/kernel/tracing && boottrace'
 stop $REC; echo $? >/out/boot.rc
+hypertrace-bpf report --initcalls --csv /out/boot.htr >/out/boot.initcalls.csv 2>>/out/boot.err
+hypertrace-bpf report --initcalls /out/boot.htr >/out/boot.initcalls.txt 2>>/out/boot.err
+# The guest's own record of them: its trace (time and event) and dmesg's initcall_debug lines.
+l2cmd ex_ftrace "grep -E 'initcall_(level|start|finish):' /sys/kernel/tracing/trace | sed -E 's/^.* ([0-9]+[.][0-9]+): /FT \1 /'"
+l2cmd ex_dmesg "dmesg | grep -E 'initcall .* returned' | sed 's/^.*initcall /DM /'"
 hypertrace-bpf report --causes --csv /out/boot.htr >/out/boot.causes.csv 2>>/out/boot.err
 hypertrace-bpf report --causes /out/boot.htr >/out/boot.causes.txt 2>>/out/boot.err
 hypertrace-bpf report --exits --csv /out/boot.htr >/out/boot.exits.csv 2>>/out/boot.err
@@ -1358,6 +1375,135 @@ else
 	fail ${CHECK_PREFIX}boot_report_names_the_kernels_first_exit "$(grep -E '^  (kernel|decompressor):' "$F/boot.phases.txt" 2>&1 | head -3)"
 fi
 [ "${HT_E2E_SHOW:-0}" = 1 ] && cat "$F/boot.phases.txt" "$F/panic.txt" 2>/dev/null
+
+# --- the guest's initcalls, from its own boot-time trace, on the host's clock ------------
+# Compared with the guest's own record: its trace (read in the guest after
+# boottrace ran) and initcall_debug's dmesg lines; and placed against the
+# host's phases of the same boot, which know nothing of the guest's clock.
+l2_output "$F/ex.console" ex_ftrace >"$work/ic.ftrace"
+l2_output "$F/ex.console" ex_dmesg >"$work/ic.dmesg"
+l2_output "$F/ex.console" ex_boottrace >"$work/ic.boottrace"
+ic=$(python3 - "$F" "$work" <<'PY'
+import csv, re, sys
+F, W = sys.argv[1], sys.argv[2]
+def rows(path):
+    try:
+        return list(csv.DictReader(open(path)))
+    except OSError:
+        return []
+# The guest's trace: levels and initcalls with their times (us as printed, in ns).
+levels, calls, open_ = [], [], {}
+for line in open(W + '/ic.ftrace'):
+    m = re.match(r'FT (\d+)\.(\d{6}) (initcall_\w+): (.*)$', line.strip())
+    if not m:
+        continue
+    t = int(m.group(1)) * 10**9 + int(m.group(2)) * 1000
+    ev, f = m.group(3), m.group(4)
+    if ev == 'initcall_level':
+        levels.append([f.split('=', 1)[1], t, t, 0])
+    elif ev == 'initcall_start':
+        name = f.split('=', 1)[1].split('+')[0]
+        calls.append([name, t, None, ' [' in f])
+        open_[name] = len(calls) - 1
+        if levels and ' [' not in f:
+            levels[-1][3] += 1
+    elif ev == 'initcall_finish':
+        name = f.split('=', 1)[1].split('+')[0]
+        i = open_.pop(name, None)
+        if i is not None:
+            calls[i][2] = t
+for a, b in zip(levels, levels[1:]):
+    a[2] = b[1]
+if levels:
+    lv = levels[-1]
+    lv[2] = max([c[2] for c in calls if c[2] and c[1] >= lv[1] and not c[3]] + [lv[1]])
+csvrows = rows(F + '/boot.initcalls.csv')
+hlevels = [r for r in csvrows if r['kind'] == 'level']
+hcalls = [r for r in csvrows if r['kind'] == 'initcall']
+text = open(F + '/boot.initcalls.txt').read() if csvrows else ''
+m = re.search(r'clock: (\d+) pairs, (\d+) used, (\d+) refused .*rate ([-+][\d.]+) ppm.*residual p50 ([\d.]+) us, p99 ([\d.]+) us, max ([\d.]+) us', text)
+ppm = float(m.group(4)) if m else 0.0
+print('INFO guest initcalls: the guest traced %d in %d levels, the host has %d in %d levels; %s' %
+      (len(calls), len(levels), len(hcalls), len(hlevels), open(W + '/ic.boottrace').read().strip()))
+if m:
+    print('INFO guest trace clock: %s pairs, %s used, %s refused, rate %s ppm, residual p50 %s us, p99 %s us, max %s us' % m.groups())
+bad = []
+# Every initcall, in order, same name, same length (the guest's own, as printed).
+if len(calls) < 100 or len(hcalls) != len(calls):
+    bad.append('%d initcalls on the host, %d in the guest trace' % (len(hcalls), len(calls)))
+for g, h in zip(calls, hcalls):
+    if g[0] != h['name'] or str(g[1]) != h['guest_start_ns'] or (g[2] is not None and str(g[2] - g[1]) != h['guest_length_ns']):
+        bad.append('guest %s at %d (%s ns) against host %s at %s (%s ns)' % (g[0], g[1], g[2] and g[2] - g[1], h['name'], h['guest_start_ns'], h['guest_length_ns']))
+        break
+print('ORDER ' + ('bad: ' + '; '.join(bad) if bad else 'ok'))
+# Lengths on the host's clock: the guest's times the fitted rate; levels as the guest's.
+bad = []
+if not m or int(m.group(2)) < 10:
+    bad.append('no clock fit: %s' % text[:400])
+for h in hcalls:
+    if h['guest_length_ns'] and h['length_ns']:
+        want = int(h['guest_length_ns']) * (1 + ppm / 1e6)
+        if abs(int(h['length_ns']) - want) > 2 + int(h['guest_length_ns']) * 0.0005e-6:
+            bad.append('%s: %s ns on the host, the guest %s ns at %+.3f ppm' % (h['name'], h['length_ns'], h['guest_length_ns'], ppm))
+            break
+if [(l[0], l[2] - l[1], l[3]) for l in levels] != [(h['name'], int(h['guest_length_ns']), int(h['initcalls'])) for h in hlevels]:
+    bad.append('levels: guest %s, host %s' % ([(l[0], l[2] - l[1], l[3]) for l in levels],
+                                              [(h['name'], h['guest_length_ns'], h['initcalls']) for h in hlevels]))
+if len(levels) < 8:
+    bad.append('%d levels in the guest trace' % len(levels))
+print('LENGTHS ' + ('bad: ' + '; '.join(bad) if bad else 'ok'))
+# initcall_debug: "NAME+0x0/0x40 returned R after N usecs", in the order of the returns.
+dm = []
+for line in open(W + '/ic.dmesg'):
+    m2 = re.match(r'DM (\S+?)\+\S* (?:\[\S+\] )?returned (-?\d+) after (\d+) usecs', line.strip())
+    if m2:
+        dm.append((m2.group(1), int(m2.group(3))))
+ends = sorted((h for h in hcalls if h['length_ns']), key=lambda h: int(h['guest_start_ns']) + int(h['guest_length_ns']))
+worst, bad = 0, []
+if len(dm) != len(ends):
+    bad.append('%d initcall_debug lines, %d initcalls with their return on the host' % (len(dm), len(ends)))
+for (name, us), h in zip(dm, ends):
+    d = abs(us * 1000 - int(h['length_ns']))
+    worst = max(worst, d)
+    if name != h['name']:
+        bad.append('initcall_debug says %s where the host has %s' % (name, h['name']))
+        break
+print('INFO initcall_debug against the host: %d lines, the worst |usecs - host length| %d ns' % (len(dm), worst))
+# Its usecs are its own local_clock truncated; the trace's times are truncated too: 2 us apart at most, and the probes' own gap.
+if worst > 5000:
+    bad.append('initcall_debug and the host differ by %d ns' % worst)
+print('DEBUG ' + ('bad: ' + '; '.join(bad) if bad else 'ok'))
+# Against the host's own phases of this boot: the levels run inside the kernel phase, before user space.
+phases = {r['phase']: r for r in rows(F + '/boot.phases.csv')}
+bad = []
+if hlevels and 'kernel' in phases and 'user space' in phases:
+    k, u = phases['kernel'], phases['user space']
+    first, last = int(hlevels[0]['start_ns']), int(hlevels[-1]['start_ns']) + int(hlevels[-1]['length_ns'])
+    k0 = int(k['start_ns']) - int(k['start_uncertainty_ns'])
+    u0 = int(u['start_ns'])
+    print('INFO initcall levels on the host: the first %.6f s after the kernel phase starts, the last ends %.6f s before user space' %
+          ((first - int(k['start_ns'])) / 1e9, (u0 - last) / 1e9))
+    if first < k0 - 1000000 or last > u0 + 1000000:
+        bad.append('levels from %d to %d ns, the kernel phase from %d (uncertain from %d), user space from %d' % (first, last, int(k['start_ns']), k0, u0))
+else:
+    bad.append('no levels or no kernel and user space phases')
+print('PHASES ' + ('bad: ' + '; '.join(bad) if bad else 'ok'))
+PY
+)
+grep '^INFO' <<<"$ic" | sed 's/^INFO /  info: /'
+for c in "ORDER boot_initcalls_are_the_guests_own_in_its_order_with_its_names" \
+	"LENGTHS boot_initcall_lengths_and_levels_equal_the_guests_on_the_hosts_clock" \
+	"DEBUG boot_initcall_debug_agrees_with_the_hosts_initcall_lengths" \
+	"PHASES boot_initcall_levels_fall_inside_the_hosts_kernel_phase"; do
+	v=$(sed -n "s/^${c%% *} //p" <<<"$ic")
+	[ "$v" = ok ] && pass "${CHECK_PREFIX}${c#* }" || fail "${CHECK_PREFIX}${c#* }" "${v:-$ic} $(tail_of "$F/boot.err")"
+done
+if grep -q "the guest's own trace (boottrace)" "$F/boot.phases.txt" && grep -Eq '^  device +[0-9.]+ +[0-9.]+' "$F/boot.phases.txt"; then
+	pass ${CHECK_PREFIX}boot_report_shows_the_guests_initcall_levels
+else
+	fail ${CHECK_PREFIX}boot_report_shows_the_guests_initcall_levels "$(sed -n '/own trace/,$p' "$F/boot.phases.txt" | head -20)"
+fi
+[ "${HT_E2E_SHOW:-0}" = 1 ] && cat "$F/boot.initcalls.txt" 2>/dev/null
 
 # A boot that crashes: the file holds it up to the panic, says it ended there, and where.
 if [ "$PANIC_BOOT" != 1 ]; then

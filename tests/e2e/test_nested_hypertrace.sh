@@ -423,7 +423,7 @@ fi
 # --- forged events: the module's nr from guest user space -------------------------------------
 # Dropped in BPF: none in the file (not even as forged), all counted by record.
 forged_lines=$(grep -c " nr 1101 .* => (forged: " "$F/s.dump" || true)
-forged_said=$(sed -n "s/^hypertrace-bpf: \([0-9]*\) hypercalls of the project's guest events (nr 1100..1199) came from guest user space, not its kernel: forged, not recorded$/\1/p" "$F/s.out")
+forged_said=$(sed -n "s/^hypertrace-bpf: \([0-9]*\) hypercalls of the project's guest kernel events (nr 1100..1149) came from guest user space, not its kernel: forged, not recorded$/\1/p" "$F/s.out")
 # The load event: its RIP inside the text range it announces.
 load=$(grep -m 1 ' => hypertrace_module: state=1 ' "$F/s.dump" || true)
 rip=$(sed -n 's/.* rip \(0x[0-9a-f]*\) .*/\1/p' <<<"$load")

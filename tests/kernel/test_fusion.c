@@ -324,10 +324,12 @@ cleanup:
 }
 
 /*
- * The project's guest events (1100..1199) come from the guest kernel only:
- * one issued from guest user space (a user-half RIP) is dropped in BPF and
- * counted, and cannot take a real event's place in the ring; the same nr
- * from a kernel RIP, and a marker nr from user space, are recorded.
+ * The project's guest kernel events (1100..1149) come from the guest kernel
+ * only: one issued from guest user space (a user-half RIP) is dropped in BPF
+ * and counted, and cannot take a real event's place in the ring; the same nr
+ * from a kernel RIP, a marker nr and the project's user-space events
+ * (1150..1199, the boot trace's replay) from user space are recorded. The
+ * last kernel nr and the first user one: the boundary is where the ABI says.
  */
 static void a_guest_event_forged_from_user_space_is_dropped_and_counted(void)
 {
@@ -336,27 +338,34 @@ static void a_guest_event_forged_from_user_space_is_dropped_and_counted(void)
 	int ret;
 
 	ht_filters_default(&f);
-	f.nr_count = 2;
-	f.nr[0] = HT_GUEST_NR_PROJECT_FIRST + 1;
+	f.nr_count = 3;
+	f.nr[0] = HT_GUEST_NR_KERNEL_LAST;
 	f.nr[1] = 1001;
+	f.nr[2] = HT_GUEST_NR_KERNEL_LAST + 1;
 	LOAD(t, tracer_with(SVM, &f, HT_DEFAULT_RINGBUF_BYTES));
 	/* From user space (RIP 0x401000): forged. */
 	ret = ht_synth_exit(&layout, t, SVM, VMMCALL, 0x401000, 0);
-	ret = ret ?: ht_synth_hypercall(&layout, t, HT_GUEST_NR_PROJECT_FIRST + 1, 1, 2, 3, 4);
+	ret = ret ?: ht_synth_hypercall(&layout, t, HT_GUEST_NR_KERNEL_LAST, 1, 2, 3, 4);
 	ret = ret ?: ht_synth_entry(&layout, t, 0, 0x401003);
 	/* A marker from user space: fine. */
 	ret = ret ?: ht_synth_exit(&layout, t, SVM, VMMCALL, 0x401000, 0);
 	ret = ret ?: ht_synth_hypercall(&layout, t, 1001, 5, 6, 7, 8);
 	ret = ret ?: ht_synth_entry(&layout, t, 0, 0x401003);
+	/* The project's user-space event from user space: fine. */
+	ret = ret ?: ht_synth_exit(&layout, t, SVM, VMMCALL, 0x401000, 0);
+	ret = ret ?: ht_synth_hypercall(&layout, t, HT_GUEST_NR_KERNEL_LAST + 1, 11, 12, 13, 14);
+	ret = ret ?: ht_synth_entry(&layout, t, 0, 0x401003);
 	/* The event from the kernel: recorded. */
-	ret = ret ?: hypercall(t, SVM, VMMCALL, 0, HT_GUEST_NR_PROJECT_FIRST + 1, 9, 10);
+	ret = ret ?: hypercall(t, SVM, VMMCALL, 0, HT_GUEST_NR_KERNEL_LAST, 9, 10);
 	if (!ASSERT_OK(ret, "events"))
 		goto cleanup;
 	if (!ASSERT_EQ(counter(t, HT_CNT_FORGED_GUEST_EVENT), 1, "forged, counted"))
 		goto cleanup;
 	COLLECT(t);
-	if (ASSERT_EQ(out.n, 2, "the marker and the kernel's event") && ASSERT_EQ(out.rec[0].nr, 1001, "the marker"))
-		ASSERT_EQ(out.rec[1].a0, 9, "the kernel's event");
+	if (ASSERT_EQ(out.n, 3, "the marker, the user-space event and the kernel's event") &&
+	    ASSERT_EQ(out.rec[0].nr, 1001, "the marker") &&
+	    ASSERT_EQ(out.rec[1].a0, 11, "the user-space event"))
+		ASSERT_EQ(out.rec[2].a0, 9, "the kernel's event");
 cleanup:
 	ht_tracer_destroy(t);
 }

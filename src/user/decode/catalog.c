@@ -28,7 +28,12 @@ const char ht_builtin_catalog[] =
 	"1104 irq_handler_exit irq=a0[0-31] cpu_id=a0[32-47] ret=a1:s\n"
 	"1105 func_entry addr=a0:sym call_site=a1:sym tid=a2[0-31] cpu_id=a2[32-47]\n"
 	"1106 func_exit addr=a0:sym ret=a1:x tid=a2[0-31] cpu_id=a2[32-47]\n"
-	"1107 clock_pair guest_ns=a0 mono_ns=a1 seq=a2[0-31] cpu_id=a2[32-47] trace_ns=a3\n";
+	"1107 clock_pair guest_ns=a0 mono_ns=a1 seq=a2[0-31] cpu_id=a2[32-47] trace_ns=a3\n"
+	"1150 trace_line guest_ns=a0 seq=a1[0-31] cpu_id=a1[32-47] length=a1[48-63] tid=a2[0-31] cut=a2[32-39]"
+	" text=a3:str\n"
+	"1151 trace_text seq=a0[0-31] offset=a0[32-47] text=a1-a3:str\n"
+	"1152 trace_replay run=a0[0-31] what=a0[32-39] seq=a1[0-31] lines=a2[0-31] unparsed=a2[32-63]"
+	" cut=a3[0-31] lost=a3[32-63]\n";
 
 static bool valid_name(const char *s, size_t len)
 {

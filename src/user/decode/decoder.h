@@ -53,7 +53,7 @@ void ht_decoder_close(struct ht_decoder *d);
  * tells which records are its own. -1 when out of memory.
  */
 int ht_decoder_note(struct ht_decoder *d, const struct ht_record *r);
-/* True if r has one of the project's nr (1100-1199) but is not the guest module's: never decoded. */
+/* True if r has one of the project's nr (1100-1149, the guest kernel's) but is not the guest module's: never decoded. */
 bool ht_decoder_forged(const struct ht_decoder *d, const struct ht_record *r);
 
 /* True if the file selected a catalogued nr: it may hold decodable records. */

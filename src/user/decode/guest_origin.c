@@ -33,9 +33,10 @@ void ht_guest_origin_free(struct ht_guest_origin *o)
 	ht_hashmap_clear(&o->text);
 }
 
+/* The guest kernel's events; the project's user-space ones (1150..) come from anywhere. */
 static bool project_nr(uint32_t nr)
 {
-	return nr >= HT_GUEST_NR_PROJECT_FIRST && nr <= HT_GUEST_NR_PROJECT_LAST;
+	return nr >= HT_GUEST_NR_PROJECT_FIRST && nr <= HT_GUEST_NR_KERNEL_LAST;
 }
 
 static bool from_kernel(const struct ht_record *r)

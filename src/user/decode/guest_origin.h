@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Which records of the project's event nr (1100-1199) the guest kernel's
+ * Which records of the project's event nr (1100-1149) the guest kernel's
  * module sent. KVM traces a hypercall before its privilege check, so any
  * process in the guest can issue these nr: a forged sched_switch would
  * invent tasks in --sched, a forged hypertrace_module move every symbol

@@ -694,9 +694,9 @@ static void print_summary(const struct session *s, const struct run_totals *t)
 	print_lost_detail(t->lost, t->counters, cfg->no_file ? NULL : &t->not_written);
 	/* Not a loss, but never silent: events of the guest module forged from guest user space. */
 	if (t->counters[HT_CNT_FORGED_GUEST_EVENT])
-		printf("hypertrace-bpf: %llu hypercalls of the project's guest events (nr %u..%u) came from guest user space, not its kernel: forged, not recorded\n",
+		printf("hypertrace-bpf: %llu hypercalls of the project's guest kernel events (nr %u..%u) came from guest user space, not its kernel: forged, not recorded\n",
 		       (unsigned long long)t->counters[HT_CNT_FORGED_GUEST_EVENT], HT_GUEST_NR_PROJECT_FIRST,
-		       HT_GUEST_NR_PROJECT_LAST);
+		       HT_GUEST_NR_KERNEL_LAST);
 	if (cfg->bpf_stats)
 		print_bpf_stats(s->tracer);
 }

@@ -21,6 +21,7 @@
 #include "exits/exit_causes.h"
 #include "exits/exit_reasons.h"
 #include "reading/read_outcome.h"
+#include "report/report_initcalls.h"
 #include "tracefile/trace_reader.h"
 #include "tracefile/wallclock.h"
 
@@ -37,6 +38,7 @@ struct boot_reading {
 	struct ht_reader *reader;
 	int error;
 	struct ht_hashmap firsts; /* pid -> struct first_hypercall *: one per VM process */
+	struct ht_guest_traces traces; /* the guests' own traces, replayed (guest/boottrace) */
 };
 
 static void take_boot_exit(void *ctx, const struct ht_boot_exit *be)
@@ -52,6 +54,11 @@ static void take_boot_exit(void *ctx, const struct ht_boot_exit *be)
 static void note_hypercall(struct boot_reading *r, const struct ht_record *rec)
 {
 	struct first_hypercall *f;
+
+	if (!ht_selection_match_vm(r->selection, rec->host_pid, r->reader))
+		return;
+	if (ht_guest_traces_add(&r->traces, rec))
+		r->error = -ENOMEM;
 
 	if (ht_hashmap_find(&r->firsts, rec->host_pid, NULL))
 		return;
@@ -69,6 +76,14 @@ static const struct first_hypercall *first_hypercall_of(const struct boot_readin
 	long f;
 
 	return ht_hashmap_find(&r->firsts, pid, &f) ? (const struct first_hypercall *)f : NULL;
+}
+
+static const struct ht_guest_trace *guest_trace_of(const struct boot_reading *r, uint32_t pid)
+{
+	for (size_t i = 0; i < r->traces.n; i++)
+		if (r->traces.vms[i].host_pid == pid)
+			return &r->traces.vms[i];
+	return NULL;
 }
 
 static void free_firsts(struct boot_reading *r)
@@ -227,9 +242,18 @@ static void print_timeline(FILE *out, const struct ht_boot_timeline *t, const st
 	if (t->phase < HT_BOOT_USER)
 		fprintf(out, "  not reached: %s and later%s\n", ht_boot_phase_names[t->phase + 1],
 			t->ended ? "" : " (within the records: a longer --boot-window may show them)");
-	if (!fh)
-		fputs("  no hypercall of its guest in the file: the guest's own events (initcalls) need the guest module and record --nr\n",
+	const struct ht_guest_trace *g = guest_trace_of(r, t->pid);
+	if (g) {
+		struct ht_initcalls c;
+
+		if (!ht_initcalls_build(g, &c)) {
+			ht_print_initcalls(out, g, &c, t->start_ns, "the VM's first entry", "  ");
+			ht_initcalls_free(&c);
+		}
+	} else {
+		fputs("  no trace of its guest's own in the file: its initcalls need the guest booted with trace_event=initcall:*, guest/boottrace run in it, and record --nr 1150 --nr 1151 --nr 1152\n",
 		      out);
+	}
 	if (t->mode_unknown)
 		fprintf(out, "  %" PRIu64 " exits without their mode (an entry before them was not seen): their phase is told by their RIP alone\n",
 			t->mode_unknown);
@@ -329,6 +353,7 @@ int ht_report_boot(struct ht_report_config *cfg)
 
 	ht_boot_timelines_init(&r.timelines);
 	ht_hashmap_init(&r.firsts, ht_hash_long, ht_equal_long, NULL);
+	ht_guest_traces_init(&r.traces);
 	if (ht_reader_open(cfg->path, &r.reader, err, sizeof(err))) {
 		status = ht_runtime_error("%s", err);
 		goto out;
@@ -341,7 +366,7 @@ int ht_report_boot(struct ht_report_config *cfg)
 	ht_reader_set_boot_exit_visitor(r.reader, take_boot_exit, &r);
 	while (ht_reader_next(r.reader, &rec) == 1)
 		note_hypercall(&r, &rec);
-	if (r.error) {
+	if (r.error || ht_guest_traces_finish(&r.traces)) {
 		status = ht_runtime_error("out of memory for the boots of %s", cfg->path);
 		goto out;
 	}
@@ -362,5 +387,6 @@ out:
 	ht_reader_close(r.reader);
 	ht_boot_timelines_free(&r.timelines);
 	free_firsts(&r);
+	ht_guest_traces_free(&r.traces);
 	return status;
 }

@@ -15,6 +15,7 @@
 #include "reading/read_outcome.h"
 #include "report/report_boot.h"
 #include "report/report_clock.h"
+#include "report/report_initcalls.h"
 #include "report/report_exits.h"
 #include "report/report_options.h"
 #include "report/report_summary.h"
@@ -232,6 +233,8 @@ int ht_cmd_report(int argc, char **argv)
 		return ht_report_boot(&cfg);
 	if (cfg.clock)
 		return ht_report_clock(&cfg);
+	if (cfg.initcalls)
+		return ht_report_initcalls(&cfg);
 	if (cfg.exits || cfg.vcpu_time)
 		return ht_report_exits(&cfg);
 	if (cfg.vcpu_switches)

@@ -12,7 +12,7 @@ static const char report_help[] =
 	"Usage: hypertrace-bpf report [--dump | --csv | --json | --hist [SERIES]] [--exits [--causes]]\n"
 	"                             [--per-vcpu | --per-vm] [-p PID] [--vcpu N] [-n N]...\n"
 	"                             [--since TIME] [--until TIME] [--graph | --sched]\n"
-	"                             [--vcpu-switches | --vcpu-time | --boot | --clock]\n"
+	"                             [--vcpu-switches | --vcpu-time | --boot | --clock | --initcalls]\n"
 	"                             [--catalog FILE]... [--guest-symbols FILE] FILE\n"
 	"\n"
 	"Read a trace file written by 'hypertrace-bpf record'. Without an option, print\n"
@@ -74,6 +74,12 @@ static const char report_help[] =
 	"               its line put on the host's monotonic clock (seconds, ns\n"
 	"               digits) by its VM's fit, and lines without a time as they\n"
 	"               are; a file of several VMs needs -p or --vm to choose one\n"
+	"      --initcalls  a guest kernel's boot as its own trace tells it, sent by\n"
+	"               guest/boottrace (record with nr 1150, 1151 and 1152): per\n"
+	"               VM its initcall levels (start, length, time in initcalls\n"
+	"               and between them) and the slowest initcalls, on the host's\n"
+	"               clock through the trace's clock pairs; as CSV one row per\n"
+	"               level and per initcall; the VMs selected with -p or --vm\n"
 	"      --vcpu-switches  with --dump, --csv or --json: instead of the\n"
 	"               hypercalls, the switches of vCPU threads out of their host\n"
 	"               CPU and back in (record --vcpu-sched); the selection\n"
@@ -107,6 +113,7 @@ static const struct option report_longopts[] = {
 	{ "vcpu-time", no_argument, NULL, 'A' },
 	{ "boot", no_argument, NULL, 'B' },
 	{ "clock", no_argument, NULL, 'K' },
+	{ "initcalls", no_argument, NULL, 'I' },
 	{ "map", required_argument, NULL, 'G' },
 	{ "causes", no_argument, NULL, 'U' },
 	{ "version", no_argument, NULL, 'V' },
@@ -148,6 +155,7 @@ static int report_option(int opt, int argc, char **argv, struct ht_report_config
 	case 'A': cfg->vcpu_time = true; break;
 	case 'B': cfg->boot = true; break;
 	case 'K': cfg->clock = true; break;
+	case 'I': cfg->initcalls = true; break;
 	case 'G': cfg->clock_map = optarg; break;
 	case 'U': cfg->causes = true; break;
 	case 'D': cfg->mode = HT_REPORT_DUMP; (*modes)++; break;
@@ -185,6 +193,14 @@ static int check_combinations(struct ht_report_config *cfg, int modes)
 	if (cfg->clock && (cfg->selection.nr_count || cfg->selection.vcpu_on || cfg->selection.since.on ||
 			   cfg->selection.until.on))
 		return ht_usage_error("report", "--clock fits a VM's clock over the whole recording: select VMs with -p or --vm, not --nr, --vcpu, --since or --until");
+	if (cfg->initcalls && (cfg->clock || cfg->boot || cfg->exits || cfg->causes || cfg->vcpu_time || cfg->vcpu_switches ||
+			       cfg->mode == HT_REPORT_DUMP || cfg->mode == HT_REPORT_JSON || cfg->mode == HT_REPORT_HIST ||
+			       cfg->decode.analysis != HT_ANALYSIS_NONE || cfg->decode.ncatalogs || cfg->decode.symbols ||
+			       cfg->decode.offset_given))
+		return ht_usage_error("report", "--initcalls prints the guest's initcalls as text or --csv: drop the other views, --dump, --json, --hist, --graph, --sched, --catalog and --guest-symbols");
+	if (cfg->initcalls && (cfg->selection.nr_count || cfg->selection.vcpu_on || cfg->selection.since.on ||
+			       cfg->selection.until.on))
+		return ht_usage_error("report", "--initcalls shows a VM's whole replayed trace: select VMs with -p or --vm, not --nr, --vcpu, --since or --until");
 	if (cfg->boot && (cfg->exits || cfg->causes || cfg->vcpu_time || cfg->vcpu_switches || cfg->mode == HT_REPORT_DUMP ||
 			  cfg->mode == HT_REPORT_JSON || cfg->mode == HT_REPORT_HIST || cfg->decode.analysis != HT_ANALYSIS_NONE ||
 			  cfg->decode.ncatalogs))

@@ -20,6 +20,7 @@ struct ht_report_config {
 	bool vcpu_time;                 /* --vcpu-time: where each vCPU thread's time went (text, --csv, --json) */
 	bool causes;                    /* --causes: the causes of the exits (text, --csv, --json); sets exits */
 	bool boot;                      /* --boot: the boots of VMs recorded with record --boot (text, --csv) */
+	bool initcalls;                 /* --initcalls: the guest's initcalls from its replayed trace (text, --csv) */
 	bool clock;                     /* --clock: the guest clocks on the host's, from the module's clock pairs (text, --csv) */
 	const char *clock_map;          /* --clock --map FILE: the guest's ftrace or dmesg text, its times put on the host's clock */
 	const char *path;
