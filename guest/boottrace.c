@@ -32,7 +32,7 @@ static const char usage[] =
 	"Usage: boottrace [--tracing DIR] [--syncs N] [--sync-ms MS]\n"
 	"Sends this KVM guest's own trace (DIR/trace: the events its kernel recorded\n"
 	"since boot, e.g. with trace_event=initcall:* on its command line) to the host,\n"
-	"where 'hypertrace-bpf record --nr 1150 --nr 1151 --nr 1152' keeps it and\n"
+	"where 'hypertrace-bpf record --nr 1150-1152' keeps it and\n"
 	"'hypertrace-bpf report --initcalls' places it on the host's clock.\n"
 	"\n"
 	"      --tracing DIR  tracefs (default /sys/kernel/tracing; mount it with\n"

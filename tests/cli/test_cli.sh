@@ -15,6 +15,8 @@ expect_run record_nr_not_a_number 2 "invalid --nr '12abc'.*see 'hypertrace-bpf r
 expect_run record_nr_negative 2 "invalid --nr '-1'" -- "$HT" record --nr=-1
 expect_run record_nr_too_big 2 "invalid --nr '4294967296'" -- "$HT" record --nr 4294967296
 expect_run record_too_many_nr 2 "too many --nr: at most 8" -- "$HT" record -n 1 -n 2 -n 3 -n 4 -n 5 -n 6 -n 7 -n 8 -n 9
+expect_run record_nr_range_too_wide 2 "too many --nr: at most 8" -- "$HT" record -n 1100-1199
+expect_run record_nr_range_backwards 2 "invalid --nr '1152-1150'.*FIRST-LAST" -- "$HT" record -n 1152-1150
 expect_run record_bad_exit_reason 2 "invalid --exit-reason 'vmcall'" -- "$HT" record --exit-reason vmcall
 expect_run record_pid_zero 2 "invalid --pid '0'" -- "$HT" record -p 0
 expect_run record_pid_word 2 "invalid --pid 'qemu'" -- "$HT" record -p qemu

@@ -41,6 +41,22 @@ static void record_nr_010_selects_nr_10(void)
 	      "nr %u, %u (count %u)", cfg.filters.nr[0], cfg.filters.nr[1], cfg.filters.nr_count);
 }
 
+/* A range FIRST-LAST is each nr in it, beside single ones, up to 8 in all. */
+static void record_nr_range_selects_each_nr_in_it(void)
+{
+	char *argv[] = { "record", "--nr", "1150-1152", "--nr", "1000", "--nr", "0x3e8-1003", NULL };
+	char *over[] = { "record", "--nr", "1-5", "--nr", "10-13", NULL };
+	char *same[] = { "record", "--nr", "7-7", NULL };
+	struct ht_record_config cfg;
+
+	CHECK(ht_record_parse(7, argv, &cfg) == -1, "options accepted");
+	CHECK(cfg.filters.nr_count == 8 && cfg.filters.nr[0] == 1150 && cfg.filters.nr[2] == 1152 &&
+		      cfg.filters.nr[3] == 1000 && cfg.filters.nr[4] == 1000 && cfg.filters.nr[7] == 1003,
+	      "count %u", cfg.filters.nr_count);
+	CHECK(ht_record_parse(5, over, &cfg) == 2, "9 nr accepted");
+	CHECK(ht_record_parse(3, same, &cfg) == -1 && cfg.filters.nr_count == 1 && cfg.filters.nr[0] == 7, "7-7");
+}
+
 static void seconds_allow_decimals_only_when_finite_and_positive(void)
 {
 	double d;
@@ -111,6 +127,7 @@ int main(void)
 	RUN(integers_are_whole_and_in_range);
 	RUN(a_leading_zero_is_decimal_as_in_the_guest);
 	RUN(record_nr_010_selects_nr_10);
+	RUN(record_nr_range_selects_each_nr_in_it);
 	RUN(seconds_allow_decimals_only_when_finite_and_positive);
 	RUN(sizes_take_binary_suffixes);
 	RUN(modes_are_octal_private_enough_and_not_executable);

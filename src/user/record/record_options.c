@@ -41,7 +41,8 @@ static const char record_help[] =
 	"                           file belongs to the user who ran sudo\n"
 	"  -z, --compress           compress record blocks (delta + zlib): about a tenth\n"
 	"                           of the size, for a few M records/s less throughput\n"
-	"  -n, --nr N               hypercall nr to trace; repeat for up to 8 (default 1000)\n"
+	"  -n, --nr N               hypercall nr to trace, or a range FIRST-LAST; repeat;\n"
+	"                           up to 8 in all (default 1000)\n"
 	"  -e, --exit-reason N      match this exit reason instead of the hypercall exit\n"
 	"                           (VMX: compared with its low 16 bits)\n"
 	"  -p, --pid PID            only the VM process PID (e.g. a QEMU)\n"
@@ -238,23 +239,46 @@ static int file_option(int opt, struct ht_record_config *cfg, struct parse_state
 	return NOT_MINE;
 }
 
+/* --nr's value: one nr, or FIRST-LAST (the nr from FIRST to LAST, FIRST <= LAST). */
+static bool parse_nr_range(const char *arg, uint64_t *first, uint64_t *last)
+{
+	const char *dash = strchr(arg, '-');
+	char head[32];
+
+	if (!dash) {
+		if (!ht_parse_u64(arg, 0, UINT32_MAX, first))
+			return false;
+		*last = *first;
+		return true;
+	}
+	if ((size_t)(dash - arg) >= sizeof(head))
+		return false;
+	memcpy(head, arg, (size_t)(dash - arg));
+	head[dash - arg] = '\0';
+	return ht_parse_u64(head, 0, UINT32_MAX, first) && ht_parse_u64(dash + 1, 0, UINT32_MAX, last) && *first <= *last;
+}
+
 /* What is traced: --nr, --exit-reason, -p, --vm, --vm-user, --vcpu. */
 static int filter_option(int opt, struct ht_record_config *cfg, struct parse_state *st)
 {
 	uint64_t v;
 
 	switch (opt) {
-	case 'n':
-		if (!ht_parse_u64(optarg, 0, UINT32_MAX, &v))
-			return ht_usage_error("record", "invalid --nr '%s': expected an integer 0..4294967295", optarg);
+	case 'n': {
+		uint64_t last;
+
+		if (!parse_nr_range(optarg, &v, &last))
+			return ht_usage_error("record", "invalid --nr '%s': expected an integer 0..4294967295 or a range FIRST-LAST", optarg);
 		if (!st->nr_given) {
 			cfg->filters.nr_count = 0;
 			st->nr_given = true;
 		}
-		if (cfg->filters.nr_count == HT_MAX_SELECTED_NR)
+		if (last - v >= (uint64_t)(HT_MAX_SELECTED_NR - cfg->filters.nr_count))
 			return ht_usage_error("record", "too many --nr: at most %d hypercall numbers", HT_MAX_SELECTED_NR);
-		cfg->filters.nr[cfg->filters.nr_count++] = (__u32)v;
+		for (; v <= last; v++)
+			cfg->filters.nr[cfg->filters.nr_count++] = (__u32)v;
 		return GO_ON;
+	}
 	case 'e':
 		if (!ht_parse_u64(optarg, 0, UINT32_MAX, &v))
 			return ht_usage_error("record", "invalid --exit-reason '%s': expected an integer such as 18 or 0x81", optarg);

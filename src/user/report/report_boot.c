@@ -251,7 +251,7 @@ static void print_timeline(FILE *out, const struct ht_boot_timeline *t, const st
 			ht_initcalls_free(&c);
 		}
 	} else {
-		fputs("  no trace of its guest's own in the file: its initcalls need the guest booted with trace_event=initcall:*, guest/boottrace run in it, and record --nr 1150 --nr 1151 --nr 1152\n",
+		fputs("  no trace of its guest's own in the file: its initcalls need the guest booted with trace_event=initcall:*, guest/boottrace run in it, and record --nr 1150-1152\n",
 		      out);
 	}
 	if (t->mode_unknown)

@@ -281,9 +281,9 @@ int ht_report_initcalls(struct ht_report_config *cfg)
 	}
 	fflush(stdout);
 	if (!t.n)
-		fprintf(stderr, "hypertrace-bpf: %s holds no guest trace: run guest/boottrace in the guest while recording with nr %u, %u and %u selected (record --nr %u --nr %u --nr %u)\n",
-			cfg->path, HT_GUEST_NR_TRACE_LINE, HT_GUEST_NR_TRACE_TEXT, HT_GUEST_NR_TRACE_REPLAY,
-			HT_GUEST_NR_TRACE_LINE, HT_GUEST_NR_TRACE_TEXT, HT_GUEST_NR_TRACE_REPLAY);
+		fprintf(stderr, "hypertrace-bpf: %s holds no guest trace: run guest/boottrace in the guest while recording with nr %u to %u selected (record --nr %u-%u)\n",
+			cfg->path, HT_GUEST_NR_TRACE_LINE, HT_GUEST_NR_TRACE_REPLAY, HT_GUEST_NR_TRACE_LINE,
+			HT_GUEST_NR_TRACE_REPLAY);
 	status = ht_report_read_outcome(cfg->path, ht_reader_status(reader));
 out:
 	ht_reader_close(reader);
