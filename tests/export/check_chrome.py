@@ -13,9 +13,21 @@ length to the ns (on the hypercall slices' clock) and its numbers as args,
 one after the other, and an instant "boot ended" where its vCPU threads
 ended, none if they did not.
 
+With --initcalls, it checks a guest's initcalls (its own boot-time trace,
+replayed by guest/boottrace) against `report --initcalls --csv`: per VM a
+track "initcall levels" in its VM process with a root slice per level (its
+name, start and length to the ns, on the hypercall slices' clock), and
+tracks "initcalls", "initcalls 2", ... with a root slice per initcall that
+returned (named by the function and " [module]", start and length to the
+ns, level, ret, guest tid and CPU as args; no two on a track overlapping)
+and an instant "NAME (no return)" per initcall without its return, at its
+start; none of these tracks for a VM the CSV does not have.
+
 usage: check_chrome.py ENGINE_DIR TRACE.json CSV
        check_chrome.py ENGINE_DIR TRACE.json --boot BOOT_CSV
+       check_chrome.py ENGINE_DIR TRACE.json --initcalls INITCALLS_CSV
 """
+import re
 import csv
 import decimal
 import json
@@ -107,6 +119,95 @@ def check_boot(parsed, boot_csv):
     return 0
 
 
+def shown(name):
+    """A name as report escapes it for text (HT_ESC_TEXT, common/escape.h), from the valid UTF-8 the JSON held."""
+    out = []
+    for ch in name:
+        o = ord(ch)
+        if o < 0x20 or o == 0x7f:
+            out.append("\\x%02x" % o)
+        elif ch == "\\":
+            out.append("\\\\")
+        elif 0x80 <= o <= 0x9f or o in (0x061c, 0x200e, 0x200f, 0x2028, 0x2029) or 0x202a <= o <= 0x202e \
+                or 0x2066 <= o <= 0x2069:
+            out.append("\\u%04x" % o)
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def check_initcalls(parsed, csv_path):
+    """The initcall tracks as the engine read them, against report --initcalls --csv."""
+    levels, calls = {}, {}
+    with open(csv_path, newline="") as f:
+        for r in csv.DictReader(f):
+            pid = int(r["pid"])
+            levels.setdefault(pid, [])
+            calls.setdefault(pid, [])
+            if r["kind"] == "level":
+                levels[pid].append((r["name"], int(r["start_ns"]), int(r["length_ns"])))
+                continue
+            name = r["name"] + (" [%s]" % r["module"] if r["module"] else "")
+            args = {"level": r["level"], "guest_tid": int(r["tid"]), "cpu": int(r["cpu"])}
+            if r["finished"] == "1":
+                calls[pid].append(("slice", name, int(r["start_ns"]), int(r["length_ns"]),
+                                   dict(args, ret=int(r["ret"]))))
+            else:
+                calls[pid].append(("instant", name + " (no return)", int(r["start_ns"]), 0, args))
+    errors, offsets = [], set()
+    # The hypercall slices' clock: their start is exit_ns shifted by the recording's start.
+    for thread in parsed["threads"]:
+        for e in thread["entries"]:
+            if e["name"].startswith("hypercall ") and e["args"] and "exit_ns" in e["args"]:
+                offsets.add(round(e["ts"] * 1000) - int(e["args"]["exit_ns"]))
+    if len(offsets) != 1:
+        errors.append("no single clock of the hypercall slices to put the initcalls on: %s" % sorted(offsets))
+    shift = offsets.pop() if len(offsets) == 1 else 0
+    ns = lambda us: round(us * 1000)
+    tracks = [t for t in parsed["threads"] if re.fullmatch(r"initcall levels|initcalls( [2-9]\d*)?", t["name"] or "")]
+    got_pids = sorted({t["pid"] for t in tracks})
+    want_pids = sorted(p for p in levels if levels[p] or calls[p])
+    if got_pids != want_pids:
+        errors.append("initcall tracks of processes %s, report --initcalls --csv has %s" % (got_pids, want_pids))
+    nlevels = ncalls = ninstants = 0
+    for pid in got_pids:
+        got_levels, got_calls = [], []
+        for t in (t for t in tracks if t["pid"] == pid):
+            last_end = None
+            for e in sorted(t["entries"], key=lambda e: e["ts"]):
+                start, dur = ns(e["ts"]) - shift, ns(e.get("dur") or 0)
+                if e["parent"] is not None:
+                    errors.append("process %d: %r nested in %r on track %r" % (pid, e["name"], e["parent"], t["name"]))
+                if last_end is not None and start < last_end:
+                    errors.append("process %d: %r overlaps the slice before it on track %r" % (pid, e["name"], t["name"]))
+                last_end = start + dur
+                if t["name"] == "initcall levels":
+                    got_levels.append((shown(e["name"]), start, dur))
+                    continue
+                a = e["args"] or {}
+                kind = "instant" if e.get("dur") is None else "slice"
+                args = {k: (shown(a[k]) if k == "level" else a[k]) for k in ("level", "guest_tid", "cpu", "ret")
+                        if k in a}
+                got_calls.append((kind, shown(e["name"]), start, dur, args))
+        if got_levels != levels.get(pid, []):
+            errors.append("process %d: levels %s, report --initcalls --csv says %s" % (pid, got_levels, levels.get(pid)))
+        if sorted(got_calls, key=repr) != sorted(calls.get(pid, []), key=repr):
+            errors.append("process %d: initcalls %s, report --initcalls --csv says %s"
+                          % (pid, sorted(got_calls, key=repr), sorted(calls.get(pid, []), key=repr)))
+        nlevels += len(got_levels)
+        ncalls += sum(1 for c in got_calls if c[0] == "slice")
+        ninstants += sum(1 for c in got_calls if c[0] == "instant")
+    if parsed["warnings"]:
+        errors.append("trace engine warnings: %s" % parsed["warnings"])
+    for e in errors[:10]:
+        print("    " + e)
+    if errors:
+        return 1
+    print("    the trace engine read %d initcall levels, %d initcalls and %d without their return on %d tracks of "
+          "%d VMs, all match report --initcalls --csv" % (nlevels, ncalls, ninstants, len(tracks), len(got_pids)))
+    return 0
+
+
 def main():
     engine_dir, trace, csv_path = sys.argv[1:4]
     mjs = os.path.join(os.path.dirname(os.path.abspath(__file__)), "check_chrome.mjs")
@@ -117,6 +218,8 @@ def main():
     parsed = json.loads(run.stdout)
     if csv_path == "--boot":
         return check_boot(parsed, sys.argv[4])
+    if csv_path == "--initcalls":
+        return check_initcalls(parsed, sys.argv[4])
 
     want = {}
     with open(csv_path, newline="") as f:

@@ -6,6 +6,7 @@ with protoc into a temporary directory).
 
     check_perfetto.py PROTO TRACE REPORT.csv [--payloads DIR] [--attribute KEY=VALUE]... [--switches SWITCHES.csv]
                       [--vcpu-time VCPU_TIME.csv] [--account-slack NS] [--boot BOOT.csv]
+                      [--initcalls INITCALLS.csv]
 
 - every packet decodes, the deflated bundles (compressed_packets) too, and
   no field is unknown to Perfetto's definitions;
@@ -34,6 +35,16 @@ with protoc into a temporary directory).
   in the slice's arguments; and an instant "boot ended" at the end of the
   last phase where its vCPU threads ended, none where they did not.
   Without --boot there must be no boot track.
+- a guest's initcalls (its own boot-time trace, replayed by guest/boottrace):
+  each VM's track "initcall levels" under its process track holds report
+  --initcalls --csv's (INITCALLS.csv) levels, one for one, in order, never
+  nested: the level's name, start (start_ns) and length (length_ns) to the
+  ns; its tracks "initcalls", "initcalls 2", ... hold its initcalls that
+  returned as slices (never nested or overlapping on a track), named by the
+  function and " [module]", from start_ns for length_ns, with the level,
+  ret, guest tid and CPU in the arguments, and each initcall without its
+  return as an instant "NAME (no return)" at its start_ns. Without
+  --initcalls there must be no such track.
 - the vCPU account (record --exits): each vCPU thread's counter tracks
   ("vCPU time: guest", kvm, vmm, wait, halted, blocked, in seconds, ranked
   in that order) in a track "vCPU time" under its thread's track, sampled
@@ -149,9 +160,52 @@ def boot_track(tracks, td):
     return vm_child_track(tracks, td) and td.name == "boot phases"
 
 
+def initcall_track(tracks, td):
+    """A VM's initcall levels, or a lane of its initcalls: tracks of its process named so."""
+    return vm_child_track(tracks, td) and re.fullmatch(r"initcall levels|initcalls( [2-9]\d*)?", td.name) is not None
+
+
 def off_cpu_track(tracks, td):
     """A vCPU thread's off-CPU track: any other named track under a VM's process track."""
-    return vm_child_track(tracks, td) and not boot_track(tracks, td)
+    return vm_child_track(tracks, td) and not boot_track(tracks, td) and not initcall_track(tracks, td)
+
+
+def check_initcalls(initcalls, csv_path):
+    """The initcall tracks' slices and instants against report --initcalls --csv's rows; a line for the summary."""
+    want = collections.defaultdict(lambda: ([], []))
+    if csv_path:
+        with open(csv_path, newline="") as f:
+            for r in csv.DictReader(f):
+                levels, calls = want[int(r["pid"])]
+                if r["kind"] == "level":
+                    levels.append((int(r["start_ns"]), int(r["start_ns"]) + int(r["length_ns"]), r["name"], {}))
+                    continue
+                name = r["name"] + (f" [{r['module']}]" if r["module"] else "")
+                args = {"level": r["level"], "guest_tid": int(r["tid"]), "cpu": int(r["cpu"])}
+                if r["finished"] == "1":
+                    calls.append(("slice", int(r["start_ns"]), int(r["start_ns"]) + int(r["length_ns"]), name,
+                                  {**args, "ret": int(r["ret"])}))
+                else:
+                    calls.append(("instant", int(r["start_ns"]), int(r["start_ns"]), name + " (no return)", args))
+    if sorted(initcalls) != sorted(want):
+        fail(f"initcall tracks of processes {sorted(initcalls)}, report --initcalls --csv has {sorted(want)}")
+    nlevels = ncalls = ninstants = 0
+    for pid, (levels, calls, lanes) in initcalls.items():
+        want_levels, want_calls = want[pid]
+        got_levels = [(ts, end, nm, {}) for ts, end, nm, _ in levels]
+        if got_levels != want_levels:
+            fail(f"process {pid}: initcall levels {got_levels}, report --initcalls --csv says {want_levels}")
+        keep = ("level", "guest_tid", "cpu", "ret")
+        got_calls = sorted(((kind, ts, end, nm, {k: av[k] for k in keep if k in av}) for kind, ts, end, nm, av in calls),
+                           key=repr)
+        if got_calls != sorted(want_calls, key=repr):
+            fail(f"process {pid}: initcalls {got_calls}, report --initcalls --csv says {sorted(want_calls, key=repr)}")
+        nlevels += len(levels)
+        ncalls += sum(1 for c in calls if c[0] == "slice")
+        ninstants += sum(1 for c in calls if c[0] == "instant")
+    return (f"{nlevels} levels, {ncalls} initcalls and {ninstants} without their return on "
+            f"{sum(len(v[2]) for v in initcalls.values())} initcall tracks of {len(initcalls)} VMs "
+            f"= report --initcalls --csv")
 
 
 def check_boots(boots, boot_csv):
@@ -777,6 +831,11 @@ def main():
         i = args.index("--account-slack")
         slack = int(args[i + 1])
         del args[i:i + 2]
+    initcalls_csv = None
+    if "--initcalls" in args:
+        i = args.index("--initcalls")
+        initcalls_csv = args[i + 1]
+        del args[i:i + 2]
     boot_csv = None
     if "--boot" in args:
         i = args.index("--boot")
@@ -805,6 +864,7 @@ def main():
     slices = []                    # (pid, tid, ts, dur, name, args, phases)
     off_open, off_slices = {}, []  # off-CPU tracks: the open slice; (pid, tid, ts, end, name, args)
     boots, boot_open = {}, {}      # VM pid -> ([(ts, end, name, args)], [(ts, name, args)]); track -> open slice
+    initcalls, initcall_open = {}, {}  # VM pid -> (levels, [(kind, ts, end, name, args)], {lane names}); track -> open
     off_packets = set()            # indexes of the off-CPU tracks' and the account's packets (descriptors and events)
     flows_out, flows_in = {}, {}   # flow id -> ts
     counters = {}                  # counter track uuid -> ((pid, tid), state)
@@ -912,6 +972,26 @@ def main():
                     instants_of.append((p.timestamp, name, argv))
                 else:
                     fail(f"packet {n}: an event of type {e.type} on the boot track of process {pid}")
+            elif initcall_track(tracks, td):
+                pid = tracks[td.parent_uuid].process.pid
+                ic_levels, ic_calls, ic_lanes = initcalls.setdefault(pid, ([], [], set()))
+                ic_lanes.add(td.name)
+                if e.type == pb.TrackEvent.TYPE_SLICE_BEGIN:
+                    if e.track_uuid in initcall_open:
+                        fail(f"packet {n}: initcall slices nested on track {td.name!r} of process {pid}")
+                    initcall_open[e.track_uuid] = (p.timestamp, name, argv)
+                elif e.type == pb.TrackEvent.TYPE_SLICE_END:
+                    if e.track_uuid not in initcall_open:
+                        fail(f"packet {n}: an initcall slice ends on track {td.name!r} of process {pid} with none open")
+                    ts, nm, av = initcall_open.pop(e.track_uuid)
+                    if td.name == "initcall levels":
+                        ic_levels.append((ts, p.timestamp, nm, av))
+                    else:
+                        ic_calls.append(("slice", ts, p.timestamp, nm, av))
+                elif e.type == pb.TrackEvent.TYPE_INSTANT and td.name != "initcall levels":
+                    ic_calls.append(("instant", p.timestamp, p.timestamp, name, argv))
+                else:
+                    fail(f"packet {n}: an event of type {e.type} on initcall track {td.name!r} of process {pid}")
             elif off_cpu_track(tracks, td):
                 off_packets.add(n)
                 m = re.search(r"\(tid (\d+)\)$", td.name)
@@ -946,6 +1026,9 @@ def main():
     if boot_open:
         fail(f"{len(boot_open)} boot phases never end")
     boot_summary = check_boots(boots, boot_csv)
+    if initcall_open:
+        fail(f"{len(initcall_open)} initcall slices never end")
+    initcall_summary = check_initcalls(initcalls, initcalls_csv)
     rules = import_rules(pb, pkts)
     with open(args[2], newline="") as f:
         rows = list(csv.DictReader(f))
@@ -1017,6 +1100,8 @@ def main():
     print(f"  import rules: {rules}")
     if boot_csv:
         print(f"  boots: {boot_summary}")
+    if initcalls_csv:
+        print(f"  initcalls: {initcall_summary}")
     print(f"  guest scheduling as imported: {sum(map(len, sched_slices.values()))} sched slices on "
           f"{len(sched_slices)} CPUs, 0 mismatched_sched_switch_tids, no thread left running; {gaps} gaps of lost "
           f"switches shown unknown = report --csv's broken chains = dev.hypertrace.lost_guest_switches, "

@@ -4,7 +4,8 @@
 # into .cache/ by tests/export/install-trace-engine.sh). It must parse the file
 # without error, and what it builds (a track per vCPU thread, a slice per
 # hypercall with its two phases nested, args, names) must match `report --csv`,
-# and a boot's phases (record --boot) `report --boot --csv`.
+# a boot's phases (record --boot) `report --boot --csv`, and a guest's initcalls
+# (guest/boottrace) `report --initcalls --csv`.
 # Files only, no port: tests/run runs it beside the nested-machine suites.
 # tests/run: alongside the nested-machine suites
 source "$(dirname "$0")/../lib.sh"
@@ -76,6 +77,45 @@ if "$BOOT_GEN" boot.htr --crash >/dev/null && "$BOOT_GEN" up.htr >/dev/null; the
 	boot_case chrome_boot_selected_with_its_vm boot.htr -p 1
 else
 	fail chrome_boot_phases_equal_report_boot "boot_gen failed"
+fi
+
+# A guest's initcalls (its boot-time trace replayed by guest/boottrace; tests/tools/boottrace_gen,
+# its clock known): levels and initcalls on tracks of the VM's own, as the trace engine reads them,
+# equal report --initcalls --csv to the ns; one that overlaps another on a second track, one
+# without its return an instant. Its VM selects it (-p), --nr does not cut it. A guest trace
+# without clock pairs draws none: said on stderr, counted in the metadata.
+source "$TOP/tests/export/initcall_trace.sh"
+BT_GEN=$OUTPUT/tests/tools/boottrace_gen
+initcall_trace ic.txt
+if "$BT_GEN" ic.htr ic.txt >/dev/null && "$BT_GEN" ic_nosync.htr ic.txt --syncs 0 >/dev/null &&
+	"$HT" report --initcalls --csv ic.htr >ic.csv 2>/dev/null; then
+	ic_want="read 4 initcall levels, 7 initcalls and 1 without their return on 3 tracks of 1 VMs"
+	for sel in "" "--nr 1152"; do
+		# shellcheck disable=SC2086
+		if out=$("$HT" convert --chrome ic.json --force $sel ic.htr 2>&1) &&
+			out=$($PY "$TOP/tests/export/check_chrome.py" "$ENGINE" ic.json --initcalls ic.csv 2>&1) &&
+			grep -q "$ic_want" <<<"$out"; then
+			pass "chrome_initcalls_equal_report_initcalls [$sel]"
+			echo "$out"
+		else
+			fail "chrome_initcalls_equal_report_initcalls [$sel]" "$out"
+		fi
+	done
+	if "$HT" convert --chrome ic.json --force -p 1 ic.htr >/dev/null 2>&1 && ! grep -q '"cat":"initcall"' ic.json; then
+		pass chrome_initcalls_go_with_their_vm
+	else
+		fail chrome_initcalls_go_with_their_vm "$(grep -c '"cat":"initcall"' ic.json) initcall events with -p 1"
+	fi
+	out=$("$HT" convert --chrome ic.json --force ic_nosync.htr 2>&1)
+	if grep -q "the guest trace of 1 VMs has initcalls but no clock pair" <<<"$out" &&
+		! grep -q '"cat":"initcall"' ic.json &&
+		$PY -c 'import json, sys; m = json.load(open("ic.json"))["metadata"]; sys.exit(m.get("initcall_vms_without_clock") != 1)'; then
+		pass chrome_initcalls_without_clock_pairs_are_not_drawn_and_counted
+	else
+		fail chrome_initcalls_without_clock_pairs_are_not_drawn_and_counted "$out"
+	fi
+else
+	fail chrome_initcalls_equal_report_initcalls "boottrace_gen or report --initcalls failed"
 fi
 
 expect_run chrome_refuses_to_overwrite 1 "s.json already exists: use --force" -- "$HT" convert --chrome s.json s.htr

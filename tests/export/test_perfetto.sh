@@ -44,6 +44,10 @@
 #   - a VM's boot (record --boot, tests/tools/boot_gen) as slices on a
 #     track "boot phases" under its process track, equal report --boot
 #     --csv phase for phase;
+#   - a guest's initcalls (guest/boottrace, tests/tools/boottrace_gen) as
+#     slices on tracks "initcall levels" and "initcalls" under its process
+#     track, equal report --initcalls --csv level for level and initcall
+#     for initcall; none, and counted, without clock pairs;
 #   - the file takes at most 1/6 of the bytes of convert --chrome;
 #   - memory stays flat: 10 M records and as many switches of vCPU threads
 #     convert in the RSS of 1 M of each (the 100 M case is in `make bench`,
@@ -352,6 +356,56 @@ if "$BOOT_GEN" boot.htr --crash >/dev/null && "$BOOT_GEN" up.htr >/dev/null; the
 	fi
 else
 	fail perfetto_boot_phases_equal_report_boot "boot_gen failed"
+fi
+
+# A guest's initcalls (its boot-time trace replayed by guest/boottrace; tests/tools/boottrace_gen,
+# its clock known): levels and initcalls on tracks under its process track equal report
+# --initcalls --csv to the ns, never nested nor overlapping on a track (one that overlaps another
+# on a second track), one without its return an instant; its VM selects it (-p), --nr does not
+# cut it. A guest trace without clock pairs draws none: said on stderr, counted in an attribute.
+# The checker refuses initcall tracks it was not told of.
+source "$TOP/tests/export/initcall_trace.sh"
+BT_GEN=$OUTPUT/tests/tools/boottrace_gen
+initcall_trace ic.txt
+if "$BT_GEN" ic.htr ic.txt >/dev/null && "$BT_GEN" ic_nosync.htr ic.txt --syncs 0 >/dev/null &&
+	"$HT" report --initcalls --csv ic.htr >ic.csv 2>/dev/null; then
+	ic_want="initcalls: 4 levels, 7 initcalls and 1 without their return on 3 initcall tracks of 1 VMs = report --initcalls --csv"
+	for sel in "" "--nr 1152"; do
+		# shellcheck disable=SC2086
+		if "$HT" report --csv $sel ic.htr >ic.rec.csv && "$HT" convert --perfetto ic.pftrace --force $sel ic.htr >/dev/null 2>&1 &&
+			out=$($PY "$TOP/tests/export/check_perfetto.py" "$PROTO" ic.pftrace ic.rec.csv --initcalls ic.csv 2>&1) &&
+			grep -q "$ic_want" <<<"$out"; then
+			pass "perfetto_initcalls_equal_report_initcalls [$sel]"
+			grep "initcalls:" <<<"$out"
+		else
+			fail "perfetto_initcalls_equal_report_initcalls [$sel]" "$out"
+		fi
+	done
+	"$HT" convert --perfetto ic.pftrace --force ic.htr >/dev/null 2>&1
+	"$HT" report --csv ic.htr >ic.rec.csv
+	if out=$($PY "$TOP/tests/export/check_perfetto.py" "$PROTO" ic.pftrace ic.rec.csv 2>&1) ||
+		! grep -q "^check_perfetto: initcall tracks of processes \[7100\], report --initcalls --csv has \[\]" <<<"$out"; then
+		fail perfetto_checker_refuses_initcalls_it_was_not_told "$out"
+	else
+		pass perfetto_checker_refuses_initcalls_it_was_not_told
+	fi
+	if "$HT" report --csv -p 1 ic.htr >ic.rec.csv && "$HT" convert --perfetto ic.pftrace --force -p 1 ic.htr >/dev/null 2>&1 &&
+		out=$($PY "$TOP/tests/export/check_perfetto.py" "$PROTO" ic.pftrace ic.rec.csv 2>&1); then
+		pass perfetto_initcalls_go_with_their_vm
+	else
+		fail perfetto_initcalls_go_with_their_vm "$out"
+	fi
+	"$HT" report --csv ic_nosync.htr >ic.rec.csv
+	if err=$("$HT" convert --perfetto ic.pftrace --force ic_nosync.htr 2>&1) &&
+		grep -q "the guest trace of 1 VMs has initcalls but no clock pair" <<<"$err" &&
+		out=$($PY "$TOP/tests/export/check_perfetto.py" "$PROTO" ic.pftrace ic.rec.csv \
+			--attribute dev.hypertrace.initcall_vms_without_clock=1 --attribute dev.hypertrace.initcalls_not_drawn= 2>&1); then
+		pass perfetto_initcalls_without_clock_pairs_are_not_drawn_and_counted
+	else
+		fail perfetto_initcalls_without_clock_pairs_are_not_drawn_and_counted "$err $out"
+	fi
+else
+	fail perfetto_initcalls_equal_report_initcalls "boottrace_gen or report --initcalls failed"
 fi
 
 # Size: at most 1/6 of the Chrome JSON of the same trace.

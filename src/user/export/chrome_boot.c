@@ -3,11 +3,11 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdlib.h>
 #include "boot/boot_timeline.h"
 #include "common/vcpu_states.h"
 #include "export/chrome_time.h"
+#include "export/initcall_spans.h"
 
 struct ht_chrome_boot {
 	struct ht_boot_timelines timelines;
@@ -35,24 +35,6 @@ void ht_chrome_boot_free(struct ht_chrome_boot *b)
 	free(b);
 }
 
-/*
- * A phase's duration text: exact, or shorter by less than a ns when start +
- * dur, added in doubles as the viewers do, would pass the next phase's start
- * (then they would nest that phase in this one).
- */
-static void dur_text(char *buf, size_t len, double start, uint64_t ns, double next)
-{
-	double d = ht_chrome_us_value((__s64)ns);
-
-	if (start + d <= next || d <= 0) {
-		ht_chrome_us_text(buf, len, (__s64)ns);
-		return;
-	}
-	for (int i = 0; i < 8 && start + d > next; i++)
-		d = nextafter(d, 0);
-	snprintf(buf, len, "%.17g", d);
-}
-
 static void write_phases(const struct ht_boot_timeline *t, FILE *f, ht_chrome_sep_fn sep, void *arg, uint64_t t0)
 {
 	for (int p = 0; p < HT_BOOT_NPHASES; p++) {
@@ -65,7 +47,8 @@ static void write_phases(const struct ht_boot_timeline *t, FILE *f, ht_chrome_se
 		if (!s->reached)
 			continue;
 		ht_chrome_us_text(ts_text, sizeof(ts_text), ts);
-		dur_text(dur, sizeof(dur), ht_chrome_us_value(ts), end - s->start_ns, ht_chrome_us_value((__s64)(end - t0)));
+		ht_chrome_dur_text_before(dur, sizeof(dur), ht_chrome_us_value(ts), end - s->start_ns,
+					  ht_chrome_us_value((__s64)(end - t0)));
 		sep(arg);
 		fprintf(f, "{\"ph\":\"X\",\"cat\":\"boot\",\"name\":\"%s\",\"pid\":%u,\"tid\":%u,\"ts\":%s,\"dur\":%s,"
 			"\"args\":{\"start_uncertainty_ns\":%" PRIu64 ",\"start_exact\":%d,\"exits\":%" PRIu64,
@@ -97,10 +80,10 @@ int ht_chrome_boot_write(const struct ht_chrome_boot *b, FILE *f, ht_chrome_sep_
 		sep(arg);
 		fprintf(f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":\"boot phases\"}}",
 			t->pid, HT_CHROME_BOOT_TID);
-		/* Above the vCPU threads, which are sorted by their vCPU id. */
+		/* Above the initcalls' tracks and the vCPU threads, which are sorted by their vCPU id. */
 		sep(arg);
-		fprintf(f, "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%u,\"tid\":%u,\"args\":{\"sort_index\":-1}}",
-			t->pid, HT_CHROME_BOOT_TID);
+		fprintf(f, "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%u,\"tid\":%u,\"args\":{\"sort_index\":%d}}",
+			t->pid, HT_CHROME_BOOT_TID, HT_INITCALL_RANK_BOOT);
 		write_phases(t, f, sep, arg, t0);
 		if (t->ended) {
 			ht_chrome_us_text(ts, sizeof(ts), (__s64)(t->end_ns - t0));

@@ -12,6 +12,7 @@
 #include "common/escape.h"
 #include "export/chrome_boot.h"
 #include "export/chrome_guest.h"
+#include "export/chrome_initcalls.h"
 #include "export/chrome_time.h"
 #include "export/id_pair_table.h"
 #include "tracefile/output_file.h"
@@ -29,6 +30,7 @@ struct ht_chrome_writer {
 	unsigned long long forged;       /* records of the guest module's nr it did not send: not decoded */
 	char last_ts[40];                /* the latest record's ts text: where open guest slices end */
 	struct ht_chrome_boot *boot;     /* the VMs' boots, from the first boot exit on */
+	struct ht_guest_traces *traces;  /* the guests' own traces (their initcalls), from the first record on */
 };
 
 static const char *isa_name(__u8 isa)
@@ -73,6 +75,13 @@ int ht_chrome_open(const char *path, bool force, mode_t mode, const struct ht_fi
 	return 0;
 }
 
+static void free_traces(struct ht_guest_traces *t)
+{
+	if (t)
+		ht_guest_traces_free(t);
+	free(t);
+}
+
 void ht_chrome_abandon(struct ht_chrome_writer *w)
 {
 	if (!w)
@@ -83,6 +92,7 @@ void ht_chrome_abandon(struct ht_chrome_writer *w)
 	ht_output_release(&w->out);
 	ht_id_pair_table_free(w->threads);
 	ht_chrome_boot_free(w->boot);
+	free_traces(w->traces);
 	free(w);
 }
 
@@ -256,6 +266,22 @@ int ht_chrome_add_boot_exit(struct ht_chrome_writer *w, const struct ht_boot_exi
 	return 0;
 }
 
+int ht_chrome_add_guest_trace(struct ht_chrome_writer *w, const struct ht_record *r, char *err, size_t errlen)
+{
+	if (!w->traces) {
+		if (!(w->traces = malloc(sizeof(*w->traces)))) {
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+		ht_guest_traces_init(w->traces);
+	}
+	if (ht_guest_traces_add(w->traces, r)) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 static int name_vm_cb(void *w, uint32_t pid)
 {
 	return name_process(w, pid);
@@ -270,9 +296,10 @@ static void put_string(FILE *f, const char *key, const char *v)
 }
 
 int ht_chrome_close(struct ht_chrome_writer *w, const struct ht_read_status *st, const char *source,
-		    const char *selection, char *err, size_t errlen)
+		    const char *selection, struct ht_initcall_counts *initcalls, char *err, size_t errlen)
 {
 	const struct ht_file_header *h = &w->hdr;
+	struct ht_initcall_counts drawn = { 0 };
 	char buf[256];
 	size_t used = 0;
 	int ret = 0;
@@ -282,6 +309,11 @@ int ht_chrome_close(struct ht_chrome_writer *w, const struct ht_read_status *st,
 		ht_chrome_guest_free(w->guest);
 	}
 	if (w->boot && ht_chrome_boot_write(w->boot, w->f, separator_cb, name_vm_cb, w, h->start_monotonic_ns)) {
+		snprintf(err, errlen, "out of memory");
+		ret = -ENOMEM;
+	}
+	if (!ret && w->traces &&
+	    ht_chrome_initcalls_write(w->traces, w->f, separator_cb, name_vm_cb, w, h->start_monotonic_ns, &drawn)) {
 		snprintf(err, errlen, "out of memory");
 		ret = -ENOMEM;
 	}
@@ -308,6 +340,11 @@ int ht_chrome_close(struct ht_chrome_writer *w, const struct ht_read_status *st,
 	}
 	if (w->forged)
 		fprintf(w->f, ",\"forged_guest_events\":%llu", w->forged);
+	/* Initcalls not drawn: of guests whose trace has no clock pair, and those that fit no track. */
+	if (drawn.vms_without_clock)
+		fprintf(w->f, ",\"initcall_vms_without_clock\":%llu", drawn.vms_without_clock);
+	if (drawn.not_drawn)
+		fprintf(w->f, ",\"initcalls_not_drawn\":%llu", drawn.not_drawn);
 	put_string(w->f, "selection", selection);
 	put_string(w->f, "read_status", st->has_trailer && !st->damaged ? "complete" : st->reason);
 	fputs("}}\n", w->f);
@@ -329,6 +366,9 @@ int ht_chrome_close(struct ht_chrome_writer *w, const struct ht_read_status *st,
 	ht_output_release(&w->out);
 	ht_id_pair_table_free(w->threads);
 	ht_chrome_boot_free(w->boot);
+	free_traces(w->traces);
+	if (initcalls)
+		*initcalls = drawn;
 	free(w);
 	return ret;
 }

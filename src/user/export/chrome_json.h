@@ -4,11 +4,13 @@
  * Perfetto UI, chrome://tracing and Chrome DevTools open: a track per vCPU
  * thread inside its VM process, one complete event ("ph":"X") per hypercall
  * with the two phases nested in it; each VM's boot phases (record --boot)
- * on a track of its own. docs/exports.md describes it.
+ * on a track of its own, and its guest's initcalls (guest/boottrace) on
+ * tracks of their own. docs/exports.md describes it.
  *
  * Streaming: events are written as records come; memory grows with the
- * number of vCPU threads (for their name events) and of booting VMs, not
- * with the records.
+ * number of vCPU threads (for their name events) and of booting VMs, and
+ * with the records of the guests' own traces (nr 1150..1152), not with
+ * the others.
  * The file is written unnamed and gets its name only when complete
  * (tracefile/output_file.h).
  */
@@ -18,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include "export/initcall_spans.h"
 #include "hypertrace/trace_file.h"
 #include "tracefile/trace_reader.h"
 
@@ -37,13 +40,19 @@ int ht_chrome_add(struct ht_chrome_writer *w, const struct ht_record *r, char *e
 /* One exit of a booting VM (record --boot): its boot phases are written at close (export/chrome_boot.h). 0 or -ENOMEM. */
 int ht_chrome_add_boot_exit(struct ht_chrome_writer *w, const struct ht_boot_exit *be, char *err, size_t errlen);
 /*
+ * One record of a guest's own trace (nr 1150..1152) of a selected VM: its
+ * initcalls are written at close (export/chrome_initcalls.h). 0 or -ENOMEM.
+ */
+int ht_chrome_add_guest_trace(struct ht_chrome_writer *w, const struct ht_record *r, char *err, size_t errlen);
+/*
  * Ends the event array and writes the trace's identity (metadata) so the
  * file is valid JSON even when the input was damaged, then gives the file
- * its name (replacing the old one with force). Frees w. 0, or -errno (then
- * nothing is named).
+ * its name (replacing the old one with force). Frees w. What of the
+ * guests' initcalls was not drawn goes to *initcalls (if not NULL). 0, or
+ * -errno (then nothing is named).
  */
 int ht_chrome_close(struct ht_chrome_writer *w, const struct ht_read_status *st, const char *source,
-		    const char *selection, char *err, size_t errlen);
+		    const char *selection, struct ht_initcall_counts *initcalls, char *err, size_t errlen);
 /* Frees w and the unnamed file: PATH stays as it was. NULL is fine. */
 void ht_chrome_abandon(struct ht_chrome_writer *w);
 

@@ -13,6 +13,7 @@
 #include <string.h>
 #include "cli.h"
 #include "decode/decoder.h"
+#include "decode/guest_trace.h"
 #include "export/convert_options.h"
 #include "export/exporter.h"
 #include "reading/read_outcome.h"
@@ -206,6 +207,14 @@ static int convert_records(struct exporter *x, const struct ht_selection *select
 			snprintf(err, errlen, "out of memory");
 			return -ENOMEM;
 		}
+		/*
+		 * A guest's own trace is its whole VM's, as a boot is: its lines
+		 * span records that --nr, --vcpu and the time window would cut.
+		 */
+		if (x->ops->add_guest_trace && ht_guest_trace_nr(rec.nr) &&
+		    ht_selection_match_vm(selection, rec.host_pid, x->reader) &&
+		    (ret = x->ops->add_guest_trace(x->w, &rec, x->reader, err, errlen)))
+			return ret;
 		if (!ht_selection_match(selection, &rec, x->reader))
 			continue;
 		ret = x->ops->add(x->w, &rec, x->reader, err, errlen);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include "export/chrome_json.h"
 #include "export/ctf_writer.h"
+#include "export/initcall_spans.h"
 #include "export/lttng_export.h"
 #include "export/perfetto_export.h"
 #include "export/switch_chain.h"
@@ -19,6 +20,17 @@ static void lost_switches(unsigned long long n, const char *shown)
 {
 	fprintf(stderr, WARNING "%llu guest sched_switch events were lost (a switch whose previous task is not the one its guest CPU last switched in): each gap is the thread \"" HT_CHAIN_UNKNOWN_COMM "\" on its CPU, the task before it %s\n",
 		n, shown);
+}
+
+/* A guest's initcalls not drawn: its trace has no clock pair, or they overlap more than the tracks hold. */
+static void undrawn_initcalls(const struct ht_initcall_counts *c, const char *counted)
+{
+	if (c->vms_without_clock)
+		fprintf(stderr, WARNING "the guest trace of %llu VMs has initcalls but no clock pair (guest/boottrace's sync markers): they are not drawn, as they have no place on the host's clock (report --initcalls shows them on the guest's); %s\n",
+			c->vms_without_clock, counted);
+	if (c->not_drawn)
+		fprintf(stderr, WARNING "%llu initcall levels and initcalls were not drawn: a level that ends before it starts, or initcalls overlapping more than %u tracks; %s\n",
+			c->not_drawn, HT_INITCALL_LANES, counted);
 }
 
 /* CTF: hypercalls, a stream per vCPU thread; guest events as classes of their own. */
@@ -57,7 +69,7 @@ static void ctf_abandon(void *w)
 	ht_ctf_abandon(w);
 }
 
-/* Chrome's JSON: hypercalls, the decoded guest events and the VMs' boot phases. */
+/* Chrome's JSON: hypercalls, the decoded guest events, the VMs' boot phases and their guests' initcalls. */
 static int chrome_open(const struct ht_convert_config *cfg, const struct ht_file_header *h, struct ht_decoder *dec,
 		       void **out, char *err, size_t errlen)
 {
@@ -85,10 +97,22 @@ static int chrome_add_boot_exit(void *w, const struct ht_boot_exit *be, struct h
 	return ht_chrome_add_boot_exit(w, be, err, errlen);
 }
 
+static int chrome_add_guest_trace(void *w, const struct ht_record *r, struct ht_reader *reader, char *err,
+				  size_t errlen)
+{
+	(void)reader;
+	return ht_chrome_add_guest_trace(w, r, err, errlen);
+}
+
 static int chrome_close(void *w, const struct ht_read_status *st, const char *source, const char *selection,
 			char *err, size_t errlen)
 {
-	return ht_chrome_close(w, st, source, selection, err, errlen);
+	struct ht_initcall_counts initcalls;
+	int ret = ht_chrome_close(w, st, source, selection, &initcalls, err, errlen);
+
+	if (!ret)
+		undrawn_initcalls(&initcalls, "the metadata counts them (initcall_vms_without_clock, initcalls_not_drawn)");
+	return ret;
 }
 
 static void chrome_abandon(void *w)
@@ -143,7 +167,8 @@ static void lttng_abandon(void *w)
 
 /*
  * Perfetto: tracks per VM, vCPU and guest CPU; the guest's scheduling as thread
- * states; the vCPU account as counters; the VMs' boot phases as slices.
+ * states; the vCPU account as counters; the VMs' boot phases and their
+ * guests' initcalls as slices.
  */
 static int perfetto_open(const struct ht_convert_config *cfg, const struct ht_file_header *h,
 			 struct ht_decoder *dec, void **out, char *err, size_t errlen)
@@ -178,6 +203,12 @@ static int perfetto_add_boot_exit(void *w, const struct ht_boot_exit *be, struct
 	return ht_perfetto_add_boot_exit(w, be, reader, err, errlen);
 }
 
+static int perfetto_add_guest_trace(void *w, const struct ht_record *r, struct ht_reader *reader, char *err,
+				    size_t errlen)
+{
+	return ht_perfetto_add_guest_trace(w, r, reader, err, errlen);
+}
+
 static int perfetto_close(void *w, const struct ht_read_status *st, const char *source, const char *selection,
 			  char *err, size_t errlen)
 {
@@ -194,6 +225,9 @@ static int perfetto_close(void *w, const struct ht_read_status *st, const char *
 	if (!ret && counts.lost_switches)
 		lost_switches(counts.lost_switches,
 			      "in state Unknown; the trace counts them (attribute dev.hypertrace.lost_guest_switches)");
+	if (!ret)
+		undrawn_initcalls(&counts.initcalls,
+				  "the trace counts them (attributes dev.hypertrace.initcall_vms_without_clock, dev.hypertrace.initcalls_not_drawn)");
 	return ret;
 }
 
@@ -205,12 +239,14 @@ static void perfetto_abandon(void *w)
 static const struct ht_exporter exporters[] = {
 	[HT_CONVERT_CTF] = { .open = ctf_open, .add = ctf_add, .close = ctf_close, .abandon = ctf_abandon },
 	[HT_CONVERT_CHROME] = { .open = chrome_open, .add = chrome_add, .add_boot_exit = chrome_add_boot_exit,
-				.close = chrome_close, .abandon = chrome_abandon },
+				.add_guest_trace = chrome_add_guest_trace, .close = chrome_close,
+				.abandon = chrome_abandon },
 	[HT_CONVERT_LTTNG] = { .open = lttng_open, .add = lttng_add, .add_switch = lttng_add_switch,
 			       .close = lttng_close, .abandon = lttng_abandon },
 	[HT_CONVERT_PERFETTO] = { .open = perfetto_open, .add = perfetto_add, .add_switch = perfetto_add_switch,
 				  .add_account = perfetto_add_account, .add_boot_exit = perfetto_add_boot_exit,
-				  .close = perfetto_close, .abandon = perfetto_abandon },
+				  .add_guest_trace = perfetto_add_guest_trace, .close = perfetto_close,
+				  .abandon = perfetto_abandon },
 };
 
 const struct ht_exporter *ht_exporter_of(enum ht_convert_format format)

@@ -42,6 +42,15 @@ struct ht_exporter {
 	int (*add_boot_exit)(void *w, const struct ht_boot_exit *be, struct ht_reader *reader, char *err,
 			     size_t errlen);
 	/*
+	 * One record of a guest's own trace (nr 1150..1152, guest/boottrace)
+	 * of a selected VM, in file order, selected as its boot is (the VM's
+	 * whole trace, whatever --vcpu, --nr and the time window select): the
+	 * format keeps the traces and draws their initcalls at close. The
+	 * record also goes to add if selected. 0, or < 0 with err. NULL for a
+	 * format that does not show initcalls.
+	 */
+	int (*add_guest_trace)(void *w, const struct ht_record *r, struct ht_reader *reader, char *err, size_t errlen);
+	/*
 	 * Completes the output and gives it its name; frees w whatever the result.
 	 * What the output could not hold as recorded goes to stderr as warnings.
 	 * 0, or < 0 with err (then the name is as it was).

@@ -101,8 +101,9 @@ static void write_boot(struct ht_perfetto_export *x, const struct ht_boot_timeli
 
 	if (!tr)
 		return;
-	/* Ranked before the off-CPU tracks, which are ranked by their vCPU id. */
-	pf_describe_named(x, uuid, pf_track_uuid(TRACK_VM, t->pid, 0), "boot phases", -1, t->start_ns);
+	/* Ranked before the initcalls' and the off-CPU tracks, which are ranked by their vCPU id. */
+	pf_describe_named(x, uuid, pf_track_uuid(TRACK_VM, t->pid, 0), "boot phases", HT_INITCALL_RANK_BOOT,
+			  t->start_ns);
 	for (int p = 0; p < HT_BOOT_NPHASES; p++) {
 		const struct ht_boot_phase_stats *s = &t->phases[p];
 		uint64_t end = ht_boot_phase_end(t, (enum ht_boot_phase)p);

@@ -190,6 +190,8 @@ int ht_perfetto_close(struct ht_perfetto_export *x, const struct ht_read_status 
 	int ret;
 
 	ret = pf_write_boots(x, err, errlen);
+	if (!ret)
+		ret = pf_write_initcalls(x, err, errlen);
 	if (!ret) {
 		pf_identity(x, st, source, selection);
 		ret = x->failed ? ht_errf(err, errlen, "out of memory") : pf_flush_bundle(x, err, errlen);
@@ -238,6 +240,7 @@ void ht_perfetto_abandon(struct ht_perfetto_export *x)
 		ht_boot_timelines_free(x->boots);
 		free(x->boots);
 	}
+	pf_free_traces(x);
 	ht_pb_free(&x->raw);
 	free(x->zbuf);
 	/* Unpublished: the unnamed file goes with its descriptor. */

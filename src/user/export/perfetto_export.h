@@ -11,12 +11,15 @@
  * vCPU thread's time off its host CPU as slices on a track of its own; with
  * record --exits, each vCPU thread's account (guest, kvm, vmm, wait, halted,
  * blocked) as counter tracks of the thread; with record --boot, each VM's
- * boot phases as slices on a track of its own. Names are interned; packets
+ * boot phases as slices on a track of its own; where a guest replayed its
+ * boot-time trace (guest/boottrace), its initcall levels and initcalls as
+ * slices on tracks of their own. Names are interned; packets
  * are deflated in bundles, as Perfetto's tracing service writes them.
  * docs/exports.md describes it.
  *
  * Streaming: memory grows with the threads, guest tasks and CPUs of the
- * trace (and the names it interns, capped), never with its records.
+ * trace (and the names it interns, capped), never with its records but
+ * those of the guests' own traces (nr 1150..1152).
  */
 #ifndef HT_EXPORT_PERFETTO_EXPORT_H
 #define HT_EXPORT_PERFETTO_EXPORT_H
@@ -25,6 +28,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 #include "decode/decoder.h"
+#include "export/initcall_spans.h"
 #include "tracefile/trace_reader.h"
 
 struct ht_perfetto_export;
@@ -46,6 +50,7 @@ struct ht_perfetto_counts {
 	unsigned long long reordered;     /* events raised to keep their track in time order */
 	unsigned long long not_scheduled; /* guest CPU events beyond the CPU tracks one trace holds */
 	unsigned long long lost_switches; /* guest sched_switch chains broken: each gap shown as unknown */
+	struct ht_initcall_counts initcalls; /* the guests' initcalls not drawn */
 };
 
 /* Creates FILE unnamed (an existing one only with force). 0, or < 0 with a one-line err. */
@@ -77,6 +82,14 @@ int ht_perfetto_add_account(struct ht_perfetto_export *x, const struct ht_vcpu_w
  */
 int ht_perfetto_add_boot_exit(struct ht_perfetto_export *x, const struct ht_boot_exit *be, struct ht_reader *reader,
 			      char *err, size_t errlen);
+/*
+ * Adds one record of a guest's own trace (nr 1150..1152) of a selected VM;
+ * its VM's track is described at the first. At close, each VM's initcall
+ * levels and initcalls are slices on tracks "initcall levels" and
+ * "initcalls" under its process track. 0, or < 0 with err.
+ */
+int ht_perfetto_add_guest_trace(struct ht_perfetto_export *x, const struct ht_record *r, struct ht_reader *reader,
+				char *err, size_t errlen);
 /* Writes the rest and the trace's identity, then names FILE. Frees x. 0, or < 0 with err. */
 int ht_perfetto_close(struct ht_perfetto_export *x, const struct ht_read_status *st, const char *source,
 		      const char *selection, struct ht_perfetto_counts *counts, char *err, size_t errlen);

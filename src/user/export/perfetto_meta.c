@@ -160,6 +160,12 @@ void pf_identity(struct ht_perfetto_export *x, const struct ht_read_status *st, 
 	/* The guest switches proven lost (each a gap the stand-in holds): the UI's Info and Stats page. */
 	if (ht_switch_chain_total(x->chain))
 		attribute(x, "dev.hypertrace.lost_guest_switches", NULL, (long long)ht_switch_chain_total(x->chain));
+	/* The guests' initcalls not drawn: of guests whose trace has no clock pair, and those that fit no track. */
+	if (x->counts.initcalls.vms_without_clock)
+		attribute(x, "dev.hypertrace.initcall_vms_without_clock", NULL,
+			  (long long)x->counts.initcalls.vms_without_clock);
+	if (x->counts.initcalls.not_drawn)
+		attribute(x, "dev.hypertrace.initcalls_not_drawn", NULL, (long long)x->counts.initcalls.not_drawn);
 	text_attribute(x, "dev.hypertrace.selection", selection);
 	text_attribute(x, "dev.hypertrace.read_status", st->has_trailer && !st->damaged ? "complete" : st->reason);
 	ht_pb_end(&x->raw, a);

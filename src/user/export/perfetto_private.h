@@ -11,7 +11,8 @@
  * itself, before the first event and at the end; perfetto_switch.c: the
  * host's switches of vCPU threads; perfetto_account.c: the vCPU account;
  * perfetto_guest.c: the guests' scheduling, IRQs, functions and other
- * events; perfetto_boot.c: the VMs' boot phases.
+ * events; perfetto_boot.c: the VMs' boot phases; perfetto_initcalls.c: the
+ * guests' initcalls.
  */
 #ifndef HT_EXPORT_PERFETTO_PRIVATE_H
 #define HT_EXPORT_PERFETTO_PRIVATE_H
@@ -23,6 +24,7 @@
 #include "common/hashmap.h"
 #include "common/util.h"
 #include "common/vcpu_states.h"
+#include "decode/guest_trace.h"
 #include "export/guest_state.h"
 #include "export/id_pair_table.h"
 #include "export/perfetto_export.h"
@@ -80,8 +82,9 @@ _Static_assert((HT_PERFETTO_TASK_VMS + 1ull) << HT_PERFETTO_GUEST_TID_BITS <= 1u
 
 /* Track uuids: the kind in the top byte; a vCPU thread's account takes one kind per state. */
 enum track_kind { TRACK_VM = 1, TRACK_VCPU, TRACK_GUEST_KERNEL, TRACK_GUEST_TASK, TRACK_GUEST_CPU, TRACK_OFF_CPU,
-		  TRACK_ACCOUNT_GROUP, TRACK_ACCOUNT, TRACK_BOOT = TRACK_ACCOUNT + HT_VCPU_NSTATES };
-_Static_assert(TRACK_BOOT < 256, "track kinds fit in the uuid's top byte");
+		  TRACK_ACCOUNT_GROUP, TRACK_ACCOUNT, TRACK_BOOT = TRACK_ACCOUNT + HT_VCPU_NSTATES,
+		  TRACK_INITCALL_LEVELS, TRACK_INITCALLS };
+_Static_assert(TRACK_INITCALLS < 256, "track kinds fit in the uuid's top byte");
 
 struct track {
 	uint64_t last_ts;
@@ -138,6 +141,7 @@ struct ht_perfetto_export {
 	uint32_t last_nr;          /* the nr of the last "hypercall NR" name, and its iid */
 	uint64_t last_nr_iid;
 	struct ht_boot_timelines *boots; /* the VMs' boots (record --boot), from the first boot exit on */
+	struct ht_guest_traces *traces;  /* the guests' own traces (their initcalls), from the first record on */
 	bool failed;
 };
 
@@ -193,6 +197,9 @@ void pf_identity(struct ht_perfetto_export *x, const struct ht_read_status *st, 
 		 const char *selection);
 /* The VMs' boot phases (perfetto_boot.c), at close. 0, or < 0 with err. */
 int pf_write_boots(struct ht_perfetto_export *x, char *err, size_t errlen);
+/* The guests' initcalls (perfetto_initcalls.c), at close; what is not drawn counted. 0, or < 0 with err. */
+int pf_write_initcalls(struct ht_perfetto_export *x, char *err, size_t errlen);
+void pf_free_traces(struct ht_perfetto_export *x);
 /* perfetto_guest.c */
 uint64_t pf_guest_side(struct ht_perfetto_export *x, const struct ht_record *r, struct ht_reader *reader,
 		       const struct ht_gev *ev, const struct ht_event_desc *desc, int64_t task_before);
