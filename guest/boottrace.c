@@ -29,7 +29,7 @@
 #include "trace_replay.h"
 
 static const char usage[] =
-	"Usage: boottrace [--tracing DIR] [--syncs N] [--sync-ms MS]\n"
+	"Usage: boottrace [--tracing DIR] [--match TEXT] [--syncs N] [--sync-ms MS]\n"
 	"Sends this KVM guest's own trace (DIR/trace: the events its kernel recorded\n"
 	"since boot, e.g. with trace_event=initcall:* on its command line) to the host,\n"
 	"where 'hypertrace-bpf record --nr 1150-1152' keeps it and\n"
@@ -37,27 +37,30 @@ static const char usage[] =
 	"\n"
 	"      --tracing DIR  tracefs (default /sys/kernel/tracing; mount it with\n"
 	"                     'mount -t tracefs nodev /sys/kernel/tracing')\n"
+	"      --match TEXT   send only the lines that hold TEXT (e.g. initcall_), and\n"
+	"                     the clock pairs' own lines\n"
 	"      --syncs N      clock pairs to send first (default 20, 2 to 10000)\n"
 	"      --sync-ms MS   between two of them (default 50, at most 10000)\n"
 	"  -h, --help         show this help\n"
 	"\n"
 	"Each pair is a line written to DIR/trace_marker and a hypercall right after.\n"
 	"Output: boottrace: N lines in H hypercalls, S clock pairs, U lines not parsed,\n"
-	"C cut, L events the trace lost. Exit status: 0 done, 1 not a KVM guest or no\n"
+	"C cut, L events the trace lost, M lines left out by --match. Exit status: 0 done, 1 not a KVM guest or no\n"
 	"trace, 2 usage error.\n";
 
-enum { OPT_TRACING = 256, OPT_SYNCS, OPT_SYNC_MS };
+enum { OPT_TRACING = 256, OPT_SYNCS, OPT_SYNC_MS, OPT_MATCH };
 
 static const struct option long_options[] = {
 	{ "tracing", required_argument, NULL, OPT_TRACING },
 	{ "syncs", required_argument, NULL, OPT_SYNCS },
 	{ "sync-ms", required_argument, NULL, OPT_SYNC_MS },
+	{ "match", required_argument, NULL, OPT_MATCH },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
 
 struct options {
-	const char *tracing;
+	const char *tracing, *match;
 	uint32_t syncs, sync_ms;
 	bool help;
 };
@@ -69,6 +72,9 @@ static bool parse_one(int opt, const char *arg, void *ctx, char *err, size_t err
 	switch (opt) {
 	case OPT_TRACING:
 		o->tracing = arg;
+		return true;
+	case OPT_MATCH:
+		o->match = arg;
 		return true;
 	case OPT_SYNCS:
 		return ht_parse_u32_option("--syncs", arg, 2, 10000, &o->syncs, err, err_size);
@@ -171,6 +177,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	r.run = (uint32_t)getpid() ^ (uint32_t)time(NULL) << 16;
+	r.match = o.match;
 	ht_trace_replay_begin(&r);
 	pairs = send_syncs(&r, marker, &o);
 	close(marker);
@@ -179,8 +186,8 @@ int main(int argc, char **argv)
 	free(line);
 	fclose(trace);
 	ht_trace_replay_end(&r, overruns(o.tracing));
-	printf("boottrace: %llu lines in %llu hypercalls, %u clock pairs, %llu lines not parsed, %llu cut, %llu events the trace lost\n",
+	printf("boottrace: %llu lines in %llu hypercalls, %u clock pairs, %llu lines not parsed, %llu cut, %llu events the trace lost, %llu lines left out by --match\n",
 	       (unsigned long long)r.lines, (unsigned long long)r.hypercalls, pairs, (unsigned long long)r.unparsed,
-	       (unsigned long long)r.cut, (unsigned long long)r.lost);
+	       (unsigned long long)r.cut, (unsigned long long)r.lost, (unsigned long long)r.unmatched);
 	return 0;
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "trace_replay.h"
 
+#include <string.h>
+
 #include "trace_text.h"
 
 /* The bytes of text a trace_line carries; trace_text carries 24 from there on. */
@@ -13,10 +15,21 @@ static void emit(struct ht_trace_replay *r, uint32_t nr, struct ht_guest_args a)
 	r->hypercalls++;
 }
 
+/* Does text (len bytes, not NUL-terminated) hold s? */
+static bool holds(const char *text, size_t len, const char *s)
+{
+	size_t n = strlen(s);
+
+	for (size_t i = 0; n <= len && i <= len - n; i++)
+		if (!memcmp(text + i, s, n))
+			return true;
+	return false;
+}
+
 void ht_trace_replay_begin(struct ht_trace_replay *r)
 {
 	r->seq = 0;
-	r->lines = r->unparsed = r->cut = r->lost = r->hypercalls = 0;
+	r->lines = r->unparsed = r->cut = r->lost = r->hypercalls = r->unmatched = 0;
 	emit(r, HT_GUEST_NR_TRACE_REPLAY, ht_guest_pack_trace_replay(r->run, HT_GUEST_REPLAY_BEGIN, 0, 0, 0, 0, 0));
 }
 
@@ -33,6 +46,10 @@ void ht_trace_replay_line(struct ht_trace_replay *r, const char *line, size_t le
 			r->lost += lost;
 		else if (len && line[0] != '#' && line[0] != '\n')
 			r->unparsed++;
+		return;
+	}
+	if (r->match && !holds(l.text, l.text_len, r->match) && !holds(l.text, l.text_len, HT_GUEST_SYNC_MARKER)) {
+		r->unmatched++;
 		return;
 	}
 	cut = l.text_len > HT_GUEST_TRACE_TEXT_MAX;

@@ -18,11 +18,13 @@ struct ht_trace_replay {
 	ht_replay_emit_fn emit;
 	void *ctx;
 	uint32_t run;       /* this replay's number: its sync markers carry it */
+	const char *match;  /* if set, only lines whose text holds it are sent (and every sync marker) */
 	uint32_t seq;       /* the next line's */
 	uint64_t lines;     /* sent */
 	uint64_t unparsed;  /* not a trace line (comments and "[LOST" lines aside) */
 	uint64_t cut;       /* longer than HT_GUEST_TRACE_TEXT_MAX */
 	uint64_t lost;      /* events the trace says it lost ("[LOST N EVENTS]" lines) */
+	uint64_t unmatched; /* lines left out by match */
 	uint64_t hypercalls;
 };
 

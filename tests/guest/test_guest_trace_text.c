@@ -152,6 +152,25 @@ static void test_a_long_line_is_cut(void)
 	CHECK_EQ_U64(s.a[0].a[2] >> 32, 1);
 }
 
+/* --match: only the lines that hold its text, and the sync markers whatever it is. */
+static void test_match_keeps_its_lines_and_the_markers(void)
+{
+	struct sent s = { .n = 0 };
+	struct ht_trace_replay r = { .emit = keep, .ctx = &s, .run = 3, .match = "initcall_" };
+	const char *lines[] = {
+		"  sh-1 [000] ..... 1.000001: initcall_level: level=core\n",
+		"  sh-1 [000] ..... 1.000002: sched_switch: prev_comm=sh\n",
+		"  sh-1 [000] ..... 1.000003: tracing_mark_write: " HT_GUEST_SYNC_MARKER " 3 0\n",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(lines); i++)
+		ht_trace_replay_line(&r, lines[i], strlen(lines[i]));
+	CHECK_EQ_U64(r.lines, 2);
+	CHECK_EQ_U64(r.unmatched, 1);
+	CHECK(s.a[0].a[0] == 1000001000ull, "the initcall line first");
+	CHECK(s.nr[s.n - 1] == HT_GUEST_NR_TRACE_TEXT && (uint32_t)s.a[s.n - 1].a[0] == 1, "the marker's pieces last");
+}
+
 int main(void)
 {
 	RUN(test_the_default_columns);
@@ -160,5 +179,6 @@ int main(void)
 	RUN(test_what_is_not_a_line);
 	RUN(test_a_line_as_events);
 	RUN(test_a_long_line_is_cut);
+	RUN(test_match_keeps_its_lines_and_the_markers);
 	return ht_test_exit_status();
 }
