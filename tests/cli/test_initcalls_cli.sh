@@ -125,6 +125,20 @@ else
 	fail without_clock_pairs_the_times_stay_the_guests_and_it_is_said "$(cat "$work/nosync.txt" "$work/nosync.csv")"
 fi
 
+# report --clock shows the markers' fit beside the module's clocks, and
+# --map puts the guest's own trace text on the host's clock by it.
+"$HT" report --clock --csv "$work/t.htr" >"$work/clock.csv" 2>&1
+"$HT" report --clock --map "$work/trace.txt" "$work/t.htr" >"$work/mapped.txt" 2>"$work/map.err"
+rc=$?
+# con_init's start, 0.061240 s on the guest's trace clock: intercept + rate * guest, in seconds with 9 digits.
+want=$(awk -v r="$rate" -v b="$intercept" 'BEGIN { printf "%.9f", (b + r * 61240000) / 1e9 }')
+if grep -q '^7100,"boot1",trace-markers,20,20,0,0,1,1.00004,500000003000,40.000,' "$work/clock.csv" && [ "$rc" -eq 0 ] &&
+	grep -q " $want: initcall_start: func=con_init" "$work/mapped.txt" && grep -q "by boottrace's markers'" "$work/map.err"; then
+	pass clock_report_and_map_use_the_guest_traces_markers
+else
+	fail clock_report_and_map_use_the_guest_traces_markers "rc $rc, want $want: $(cat "$work/clock.csv" "$work/map.err"; grep con_init "$work/mapped.txt")"
+fi
+
 # A file with no guest trace: said, not an error.
 "$OUTPUT/tests/tools/clock_gen" "$work/c.htr" >/dev/null
 out=$("$HT" report --initcalls "$work/c.htr" 2>&1)

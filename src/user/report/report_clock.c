@@ -21,6 +21,7 @@
 #include "decode/clock_fit.h"
 #include "decode/clock_map.h"
 #include "decode/guest_origin.h"
+#include "decode/guest_trace.h"
 #include "hypertrace/guest.h"
 #include "reading/read_outcome.h"
 #include "tracefile/trace_reader.h"
@@ -33,12 +34,18 @@ struct vm_pairs {
 	uint32_t pid;
 	struct ht_clock_pair *pairs[NCLOCKS];
 	size_t n, cap;
+	const struct ht_guest_trace *markers; /* the guest's own trace replayed by boottrace, if any */
 };
 
 struct clock_reading {
 	struct ht_hashmap vms; /* pid -> struct vm_pairs * */
 	unsigned long long forged;
+	/* boottrace's replays: their marker pairs fit the guest trace's own clock, whichever it is */
+	struct ht_guest_traces traces;
 };
+
+/* The row of a guest trace's marker pairs (guest/boottrace), beside the module's three clocks. */
+static const char markers_name[] = "trace-markers";
 
 static struct vm_pairs *vm_of(struct clock_reading *c, uint32_t pid)
 {
@@ -93,37 +100,51 @@ static void print_vm_name(FILE *out, const char *name, bool csv)
 	}
 }
 
+static void print_fit_text(FILE *out, const char *clock, const struct ht_clock_fit *f)
+{
+	fprintf(out, "  guest %-9s host ns = %.0Lf + guest ns", clock, f->intercept);
+	if (f->has_rate)
+		fprintf(out, " x %.12Lf (%+.3f ppm)", f->rate, ht_clock_fit_ppm(f));
+	else
+		fputs(" (one guest time: the rate is not known, taken as 1)", out);
+	fprintf(out, "\n    %zu pairs used, %zu refused (%zu out of order, %zu off the others' line);"
+		" residual p50 %.3f us, p99 %.3f us, max %.3f us\n",
+		f->used, f->refused_order + f->refused_outlier, f->refused_order, f->refused_outlier,
+		f->residual_p50 / 1e3, f->residual_p99 / 1e3, f->residual_max / 1e3);
+}
+
 static void print_text(FILE *out, const struct vm_pairs *v, const struct ht_clock_fit *fits, const char *name)
 {
 	fputs("VM ", out);
 	print_vm_name(out, name, false);
-	fprintf(out, "(process %u): %zu clock pair%s\n", (unsigned int)v->pid, v->n, v->n == 1 ? "" : "s");
-	for (int k = 0; k < NCLOCKS; k++) {
-		const struct ht_clock_fit *f = &fits[k];
+	fprintf(out, "(process %u): %zu clock pair%s", (unsigned int)v->pid, v->n, v->n == 1 ? "" : "s");
+	if (v->markers)
+		fprintf(out, " from the module, %zu from boottrace's markers", v->markers->npairs);
+	fputc('\n', out);
+	if (v->n)
+		for (int k = 0; k < NCLOCKS; k++)
+			print_fit_text(out, clock_names[k], &fits[k]);
+	if (v->markers)
+		print_fit_text(out, markers_name, &v->markers->fit);
+}
 
-		fprintf(out, "  guest %-9s host ns = %.0Lf + guest ns", clock_names[k], f->intercept);
-		if (f->has_rate)
-			fprintf(out, " x %.12Lf (%+.3f ppm)", f->rate, ht_clock_fit_ppm(f));
-		else
-			fputs(" (one guest time: the rate is not known, taken as 1)", out);
-		fprintf(out, "\n    %zu pairs used, %zu refused (%zu out of order, %zu off the others' line);"
-			" residual p50 %.3f us, p99 %.3f us, max %.3f us\n",
-			f->used, f->refused_order + f->refused_outlier, f->refused_order, f->refused_outlier,
-			f->residual_p50 / 1e3, f->residual_p99 / 1e3, f->residual_max / 1e3);
-	}
+static void print_fit_csv(FILE *out, const struct vm_pairs *v, const char *name, const char *clock,
+			  const struct ht_clock_fit *f)
+{
+	fprintf(out, "%u,", (unsigned int)v->pid);
+	print_vm_name(out, name, true);
+	fprintf(out, ",%s,%zu,%zu,%zu,%zu,%d,%.15Lg,%.0Lf,%.3f,%.0f,%.0f,%.0f\n", clock, f->pairs, f->used,
+		f->refused_order, f->refused_outlier, f->has_rate, f->rate, f->intercept, ht_clock_fit_ppm(f),
+		f->residual_p50, f->residual_p99, f->residual_max);
 }
 
 static void print_csv(FILE *out, const struct vm_pairs *v, const struct ht_clock_fit *fits, const char *name)
 {
-	for (int k = 0; k < NCLOCKS; k++) {
-		const struct ht_clock_fit *f = &fits[k];
-
-		fprintf(out, "%u,", (unsigned int)v->pid);
-		print_vm_name(out, name, true);
-		fprintf(out, ",%s,%zu,%zu,%zu,%zu,%d,%.15Lg,%.0Lf,%.3f,%.0f,%.0f,%.0f\n", clock_names[k], f->pairs, f->used,
-			f->refused_order, f->refused_outlier, f->has_rate, f->rate, f->intercept, ht_clock_fit_ppm(f),
-			f->residual_p50, f->residual_p99, f->residual_max);
-	}
+	if (v->n)
+		for (int k = 0; k < NCLOCKS; k++)
+			print_fit_csv(out, v, name, clock_names[k], &fits[k]);
+	if (v->markers)
+		print_fit_csv(out, v, name, markers_name, &v->markers->fit);
 }
 
 static int print_fits(const struct ht_report_config *cfg, struct clock_reading *c, struct ht_reader *reader)
@@ -178,20 +199,41 @@ static int map_text(const struct ht_report_config *cfg, struct clock_reading *c)
 	ht_hashmap_for_each(&c->vms, cur, bkt)
 		v = (struct vm_pairs *)cur->pvalue;
 	if (!v)
-		return ht_runtime_error("%s holds no clock pair to map %s with: load the guest module (hypertrace_guest, clock_ms) while recording, with nr %u selected",
-					cfg->path, cfg->clock_map, HT_GUEST_NR_CLOCK_PAIR);
+		return ht_runtime_error("%s holds no clock pair to map %s with: load the guest module (hypertrace_guest, clock_ms) while recording, with nr %u selected, or run guest/boottrace (nr %u-%u)",
+					cfg->path, cfg->clock_map, HT_GUEST_NR_CLOCK_PAIR, HT_GUEST_NR_TRACE_LINE,
+					HT_GUEST_NR_TRACE_REPLAY);
 	if (ht_clock_fit(v->pairs[CLOCK_LOCAL], v->n, &fit) || ht_clock_fit(v->pairs[CLOCK_TRACE], v->n, &trace_fit))
 		return ht_runtime_error("out of memory for the clock pairs of %s", cfg->path);
+	/* boottrace's markers fit the trace's own clock, whichever trace_clock it was: the better fit for ftrace's text. */
+	const char *ftrace_by = "ftrace's";
+	if (v->markers && v->markers->fit.used) {
+		trace_fit = v->markers->fit;
+		ftrace_by = "boottrace's markers'";
+	}
 	if (!(in = fopen(cfg->clock_map, "r")))
 		return ht_runtime_error("cannot read %s: %s", cfg->clock_map, strerror(errno));
 	mapped = ht_clock_map_text(in, stdout, &trace_fit, &fit);
 	fclose(in);
 	if (mapped < 0 || fflush(stdout))
 		return ht_runtime_error("cannot map %s: a read or write failed", cfg->clock_map);
-	fprintf(stderr, "hypertrace-bpf: %lld guest times of %s put on the host's monotonic clock by VM process %u's clocks (ftrace's: %zu pairs, residual max %.3f us; printk's: %zu, %.3f us%s)\n",
-		mapped, cfg->clock_map, (unsigned int)v->pid, trace_fit.used, trace_fit.residual_max / 1e3, fit.used,
-		fit.residual_max / 1e3, fit.has_rate ? "" : "; one guest time: the rates are taken as 1");
+	fprintf(stderr, "hypertrace-bpf: %lld guest times of %s put on the host's monotonic clock by VM process %u's clocks (ftrace's text by %s: %zu pairs, residual max %.3f us; printk's: %zu, %.3f us%s)\n",
+		mapped, cfg->clock_map, (unsigned int)v->pid, ftrace_by, trace_fit.used, trace_fit.residual_max / 1e3, fit.used,
+		fit.residual_max / 1e3, fit.used == 1 || trace_fit.used == 1 ? "; one guest time: the rates are taken as 1" : "");
 	return HT_EXIT_OK;
+}
+
+/* Each VM with a replayed trace gets its markers' fit beside the module's clocks (a VM of its own if it has no module). */
+static int attach_markers(struct clock_reading *c)
+{
+	for (size_t i = 0; i < c->traces.n; i++) {
+		const struct ht_guest_trace *g = ht_guest_traces_get(&c->traces, i);
+		struct vm_pairs *v = vm_of(c, g->host_pid);
+
+		if (!v)
+			return -1;
+		v->markers = g;
+	}
+	return 0;
 }
 
 static void free_reading(struct clock_reading *c)
@@ -207,6 +249,7 @@ static void free_reading(struct clock_reading *c)
 		free(v);
 	}
 	ht_hashmap_clear(&c->vms);
+	ht_guest_traces_free(&c->traces);
 }
 
 int ht_report_clock(struct ht_report_config *cfg)
@@ -219,6 +262,7 @@ int ht_report_clock(struct ht_report_config *cfg)
 	int status, oom = 0;
 
 	ht_hashmap_init(&c.vms, ht_hash_long, ht_equal_long, NULL);
+	ht_guest_traces_init(&c.traces);
 	if (ht_guest_origin_init(&origin)) {
 		ht_hashmap_clear(&c.vms);
 		return ht_runtime_error("out of memory");
@@ -236,13 +280,21 @@ int ht_report_clock(struct ht_report_config *cfg)
 			oom = 1;
 			break;
 		}
-		if (rec.nr != HT_GUEST_NR_CLOCK_PAIR || !ht_selection_match_vm(&cfg->selection, rec.host_pid, reader))
+		if (!ht_selection_match_vm(&cfg->selection, rec.host_pid, reader))
+			continue;
+		if (ht_guest_trace_nr(rec.nr)) {
+			oom = ht_guest_traces_add(&c.traces, &rec) != 0;
+			continue;
+		}
+		if (rec.nr != HT_GUEST_NR_CLOCK_PAIR)
 			continue;
 		if (ht_guest_origin_forged(&origin, &rec))
 			c.forged++;
 		else if (take_pair(&c, &rec))
 			oom = 1;
 	}
+	if (!oom && (ht_guest_traces_finish(&c.traces) || attach_markers(&c)))
+		oom = 1;
 	if (!oom && cfg->clock_map) {
 		status = map_text(cfg, &c);
 		if (status == HT_EXIT_OK)
