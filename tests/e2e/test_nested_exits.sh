@@ -1503,8 +1503,12 @@ try:
     dm = gzip.decompress(base64.b64decode(''.join(open(W + '/ic.dmesg').read().split()))).decode('latin-1').splitlines()
 except Exception as e:
     dm = ['undecodable: %s' % e]
-# local_clock (initcall_debug's clock) follows sched_clock (the trace's) only once marked stable;
-# the initcall that marks it (its return the first after the line) spans the change.
+# Its usecs are not the trace's clock: ktime_get() or local_clock() by
+# kernel version, coarse until the clocksource or sched_clock settles (0
+# usecs for milliseconds early in boot), read after its own "calling"
+# print, which the trace's interval holds. So names and return values are
+# compared, each; lengths are shown, from where dmesg says the clock was
+# marked stable (the initcall that marks it spans the change).
 rets, stable_at, marked = [], None, False
 for x in dm:
     if x == 'sched_clock: Marking stable':
@@ -1527,23 +1531,12 @@ for i, ((name, ret, us), h) in enumerate(zip(rets, ends)):
     if ret != h['ret']:
         bad.append('%s returned %s, the host says %s' % (name, ret, h['ret']))
         break
-    # Its usecs are local_clock's, which follows sched_clock (the trace's clock) only once marked stable.
     if stable_at is not None and i >= stable_at:
         gaps.append(int(h['length_ns']) - int(us) * 1000)
 gaps.sort()
-compared = len(gaps)
-print('INFO initcall_debug against the host: %d lines, %d names and every return value compared; %s' %
-      (len(rets), named, '%d lengths after local_clock was marked stable: host length - usecs p50 %d ns, min %d ns, max %d ns' %
-       (compared, gaps[compared // 2], gaps[0], gaps[-1]) if compared else
-       "the guest's local_clock was never marked stable (sched_clock unstable: it keeps to its tick), its usecs not compared"))
-# initcall_debug's interval lies inside the trace's: its probe prints "calling" before it reads its
-# start (the trace's probe stamps before that print, or after its own stamp), so its usecs are the
-# trace's length less that print, never more than the two truncations (1 us each) and a probe's
-# own read (1 us) above it.
-if compared and gaps[0] < -3000:
-    bad.append("initcall_debug's usecs exceed the host's length by %d ns" % -gaps[0])
-if stable_at is not None and compared < 20:
-    bad.append('%d lengths compared' % compared)
+print('INFO initcall_debug against the host: %d lines, %d names and every return value equal; %s' %
+      (len(rets), named, '%d lengths after the clock was marked stable: host length - usecs p50 %d ns, min %d ns, max %d ns' %
+       (len(gaps), gaps[len(gaps) // 2], gaps[0], gaps[-1]) if gaps else 'no length compared (no clock marked stable)'))
 print('DEBUG ' + ('bad: ' + '; '.join(bad) if bad else 'ok'))
 # Against the host's own phases of this boot: the levels run inside the kernel phase, before user space.
 phases = {r['phase']: r for r in rows(F + '/boot.phases.csv')}
@@ -1566,7 +1559,7 @@ grep '^INFO' <<<"$ic" | sed 's/^INFO /  info: /'
 for c in "CARRIED boot_guest_trace_lines_reach_the_host_byte_for_byte" \
 	"ORDER boot_initcalls_are_the_guests_own_in_its_order_with_its_names" \
 	"LENGTHS boot_initcall_lengths_and_levels_equal_the_guests_on_the_hosts_clock" \
-	"DEBUG boot_initcall_debug_agrees_with_the_hosts_initcalls" \
+	"DEBUG boot_initcall_debug_names_and_returns_equal_the_hosts" \
 	"PHASES boot_initcall_levels_fall_inside_the_hosts_kernel_phase"; do
 	v=$(sed -n "s/^${c%% *} //p" <<<"$ic")
 	[ "$v" = ok ] && pass "${CHECK_PREFIX}${c#* }" || fail "${CHECK_PREFIX}${c#* }" "${v:-$ic} $(tail_of "$F/boot.err")"
