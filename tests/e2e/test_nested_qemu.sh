@@ -12,6 +12,9 @@
 #
 # Needs `make static` and apt access on the first run (qemu, perf, the
 # kernel and busybox are fetched into .cache/nested/). HT_E2E=0 skips it.
+# Its verdicts are exact counts, none a time: its emulated machine may run
+# on the other CPU while the other nested suites run (tests/run).
+# tests/run: alongside the nested-machine suites
 set -euo pipefail
 # Before nested.sh, which sets its defaults.
 export NESTED_TIMEOUT=${NESTED_TIMEOUT:-400}
