@@ -23,8 +23,7 @@ for args in "--syncs 1" "--syncs 10001" "--syncs x" "--sync-ms 10001" "--tracing
 	fi
 done
 
-out=$("$BT" --help 2>&1)
-if [ $? -eq 0 ] && grep -q -- '--match TEXT' <<<"$out" && grep -q 'record --nr 1150-1152' <<<"$out"; then
+if out=$("$BT" --help 2>&1) && grep -q -- '--match TEXT' <<<"$out" && grep -q 'record --nr 1150-1152' <<<"$out"; then
 	pass boottrace_help_says_how_the_host_records_it
 else
 	fail boottrace_help_says_how_the_host_records_it "$out"
