@@ -283,11 +283,16 @@ static int catalog_run(size_t n, double *secs)
 	for (int round = 0; round < SCALING_ROUNDS; round++) {
 		struct ht_catalog c;
 		double t0 = cpu_seconds();
-		int ret = ht_catalog_init(&c, err, sizeof(err)) || ht_catalog_parse(&c, text, "big.cat", false, err, sizeof(err));
+		int ret = ht_catalog_init(&c, err, sizeof(err));
+		/* The built-in catalog's events come first: the file's n follow them. */
+		size_t builtin = ret ? 0 : c.n;
+
+		ret = ret || ht_catalog_parse(&c, text, "big.cat", false, err, sizeof(err));
 		double t = cpu_seconds() - t0;
 
 		*secs = t < *secs ? t : *secs;
-		if (ret || c.n != n + 8 || !ht_catalog_find(&c, 1200) || ht_catalog_find(&c, 1100)->nr != 1100) {
+		if (ret || builtin < 8 || c.n != n + builtin || !ht_catalog_find(&c, 1200) ||
+		    ht_catalog_find(&c, 1100)->nr != 1100) {
 			printf("    %s (%zu events)\n", err, c.n);
 			ht_catalog_free(&c);
 			free(text);
