@@ -265,6 +265,14 @@ int ht_guest_traces_finish(struct ht_guest_traces *t)
 	return 0;
 }
 
+const struct ht_guest_trace *ht_guest_traces_find(const struct ht_guest_traces *t, uint32_t host_pid)
+{
+	struct ht_guest_trace key = { .host_pid = host_pid };
+
+	/* Sorted by process at finish: a search, not a walk per VM. */
+	return t->n ? bsearch(&key, t->vms, t->n, sizeof(t->vms[0]), by_pid) : NULL;
+}
+
 const struct ht_guest_trace *ht_guest_traces_get(const struct ht_guest_traces *t, size_t i)
 {
 	return i < t->n ? &t->vms[i] : NULL;

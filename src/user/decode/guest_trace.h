@@ -70,6 +70,8 @@ int ht_guest_traces_add(struct ht_guest_traces *t, const struct ht_record *r);
 int ht_guest_traces_finish(struct ht_guest_traces *t);
 /* The VMs in their process order. */
 const struct ht_guest_trace *ht_guest_traces_get(const struct ht_guest_traces *t, size_t i);
+/* The VM's trace, by its process id (after ht_guest_traces_finish), or NULL. */
+const struct ht_guest_trace *ht_guest_traces_find(const struct ht_guest_traces *t, uint32_t host_pid);
 /* Is nr one of the trace's? */
 bool ht_guest_trace_nr(uint32_t nr);
 

@@ -78,14 +78,6 @@ static const struct first_hypercall *first_hypercall_of(const struct boot_readin
 	return ht_hashmap_find(&r->firsts, pid, &f) ? (const struct first_hypercall *)f : NULL;
 }
 
-static const struct ht_guest_trace *guest_trace_of(const struct boot_reading *r, uint32_t pid)
-{
-	for (size_t i = 0; i < r->traces.n; i++)
-		if (r->traces.vms[i].host_pid == pid)
-			return &r->traces.vms[i];
-	return NULL;
-}
-
 static void free_firsts(struct boot_reading *r)
 {
 	struct ht_hashmap_entry *cur;
@@ -242,7 +234,7 @@ static void print_timeline(FILE *out, const struct ht_boot_timeline *t, const st
 	if (t->phase < HT_BOOT_USER)
 		fprintf(out, "  not reached: %s and later%s\n", ht_boot_phase_names[t->phase + 1],
 			t->ended ? "" : " (within the records: a longer --boot-window may show them)");
-	const struct ht_guest_trace *g = guest_trace_of(r, t->pid);
+	const struct ht_guest_trace *g = ht_guest_traces_find(&r->traces, t->pid);
 	if (g) {
 		struct ht_initcalls c;
 
