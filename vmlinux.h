@@ -120,6 +120,7 @@ struct kvm_vcpu_arch {
 
 struct kvm_vcpu {
 	int vcpu_id;
+	unsigned int halt_poll_ns; /* the polling in force for the vCPU's next halt (record --exits) */
 	struct kvm_vcpu_arch arch;
 } __attribute__((preserve_access_index));
 

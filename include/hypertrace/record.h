@@ -315,6 +315,30 @@ _Static_assert(sizeof(struct ht_vcpu_wait) == 56, "ht_vcpu_wait layout changed")
 #define HT_MAX_VCPU_THREADS 8192
 
 /*
+ * A vCPU thread's halts in KVM (record --exits), cumulative since it was
+ * first seen: one per kvm_vcpu_wakeup, the end of KVM's kvm_vcpu_halt (the
+ * vCPU halted in the kernel until it had something to run). KVM polls for a
+ * wake-up before it sleeps while the vCPU's halt_poll_ns is not 0
+ * (kvm.halt_poll_ns bounds it; KVM grows and shrinks it per vCPU). The
+ * counts are KVM's own per-vCPU statistics, from the host: polled is its
+ * halt_attempted_poll, caught its halt_successful_poll, slept_ns its
+ * halt_poll_fail_ns + halt_wait_ns (each halt's time in KVM is the
+ * kvm_vcpu_wakeup's ns: from the halt's start to its wake-up).
+ */
+#define HT_HALT_POLL_NS_UNKNOWN 0xffffffffu
+struct ht_vcpu_halts {
+	__u64 halts;        /*  0 halts that ended */
+	__u64 polled;       /*  8 of them, halts KVM polled in (halt_poll_ns in force not 0) */
+	__u64 caught;       /* 16 polled halts that never slept: the polling caught the wake-up */
+	__u64 caught_ns;    /* 24 their time in KVM, all of it polling */
+	__u64 slept;        /* 32 halts that slept (polled or not) */
+	__u64 slept_ns;     /* 40 their time in KVM: the polling that did not catch it, then the sleep */
+	__u32 poll_ns;      /* 48 halt_poll_ns in force for the next halt; HT_HALT_POLL_NS_UNKNOWN: none seen yet */
+	__u32 poll_unknown; /* 52 halts whose polling was not known: the thread's first, if no entry came before it */
+};
+_Static_assert(sizeof(struct ht_vcpu_halts) == 56, "ht_vcpu_halts layout changed");
+
+/*
  * The cause of an exit (record --exits): what KVM reported while handling it,
  * from the tracepoint it fires then (the last one before the exit's entry, if
  * several) whose kind can be the exit's cause (cause_rule.h); the others,

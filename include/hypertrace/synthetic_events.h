@@ -40,6 +40,19 @@ struct ht_synth_register {
 	__u64 now_ns;                    /* 0: the clock now */
 };
 
+/*
+ * The end of a halt of thread tid in KVM (kvm_vcpu_wakeup: ns, waited),
+ * after KVM changed the vCPU's halt_poll_ns from poll_old to poll_new
+ * during it (kvm_halt_poll_ns) if poll_changed.
+ */
+struct ht_synth_halt {
+	__u32 tid, waited;
+	__u64 ns;
+	__u32 poll_changed, poll_new, poll_old, pad;
+};
+
+_Static_assert(sizeof(struct ht_synth_halt) == 32 && __builtin_offsetof(struct ht_synth_halt, ns) == 8,
+	       "synthetic halt layout changed");
 _Static_assert(sizeof(struct ht_synth_timed_event) == 272 &&
 		       __builtin_offsetof(struct ht_synth_timed_event, event) == 16,
 	       "synthetic timed event layout changed");

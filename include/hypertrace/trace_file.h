@@ -38,8 +38,11 @@
  * 8: RECORDS blocks may hold the exits of booting VMs (struct ht_boot_exit,
  *    record --boot) and BOOT blocks their VMs' numbers; earlier files have
  *    neither.
+ * 9: an EXITS block's thread records carry the thread's halts in KVM
+ *    (struct ht_vcpu_halts); earlier files' thread records end before them
+ *    (HT_VCPU_WAIT_REC_V8_SIZE), read as no halts and polling unknown.
  */
-#define HT_FILE_VERSION 8
+#define HT_FILE_VERSION 9
 #define HT_FILE_HEADER_SIZE 256
 
 /* ht_file_header.filter_flags */
@@ -190,9 +193,12 @@ struct ht_boot_vm_rec {
 struct ht_vcpu_wait_rec {
 	struct ht_vcpu_wait w;    /*   0; w.pad1 holds HT_VCPU_WAIT_F_* */
 	struct ht_vcpu_account a; /*  56 version 5 on */
+	struct ht_vcpu_halts h;   /* 120 version 9 on */
 };
 /* A thread record in files of versions 3 and 4: w alone. */
 #define HT_VCPU_WAIT_REC_V4_SIZE 56
+/* A thread record in files of versions 5 to 8: w and a. */
+#define HT_VCPU_WAIT_REC_V8_SIZE (56 + 16 + 8 * HT_VCPU_NSTATES)
 
 _Static_assert(sizeof(struct ht_file_header) == HT_FILE_HEADER_SIZE, "header layout changed");
 _Static_assert(sizeof(struct ht_exits_header) == 64, "exits header layout changed");
@@ -201,7 +207,7 @@ _Static_assert(__builtin_offsetof(struct ht_exits_header, causes_not_theirs) == 
 	       "exits header layout");
 _Static_assert(sizeof(struct ht_exit_cause_rec) == 24 + 32 + 16 * HT_EXIT_SLOTS, "exit cause layout changed");
 _Static_assert(sizeof(struct ht_exit_series_rec) == 24 + 32 + 8 * HT_EXIT_SLOTS, "exit series layout changed");
-_Static_assert(sizeof(struct ht_vcpu_wait_rec) == 56 + 16 + 8 * HT_VCPU_NSTATES, "vcpu wait layout changed");
+_Static_assert(sizeof(struct ht_vcpu_wait_rec) == HT_VCPU_WAIT_REC_V8_SIZE + 56, "vcpu wait layout changed");
 _Static_assert(sizeof(struct ht_identity) == 112, "identity layout changed");
 _Static_assert(sizeof(struct ht_boot_vm_rec) == 40, "boot VM layout changed");
 _Static_assert(__builtin_offsetof(struct ht_file_header, filter_nr_count) == 120, "header layout");

@@ -30,6 +30,7 @@
 
 #include "helpers.bpf.h"
 #include "exits.bpf.h" /* record --exits: its handlers, called below */
+#include "vcpu_halts.bpf.h" /* record --exits: the halt polling read at kvm_entry */
 
 static __always_inline __u32 ns_saturated(__u64 delta, __u8 *flags, __u8 flag)
 {
@@ -393,6 +394,8 @@ static __always_inline int handle_kvm_entry(const struct kvm_vcpu *vcpu, __u32 v
 
 	if (exits_on) {
 		exit_end(vcpu_id, slot, synthetic_now, cpu);
+		if (vcpu)
+			vcpu_halt_poll_at_entry(slot, vcpu);
 		if (boot_on)
 			boot_flush(vcpu, cpu, true);
 	}

@@ -162,6 +162,23 @@ int on_sched_wakeup(unsigned long long *ctx)
 	return handle_sched_wakeup(((struct task_struct *)ctx[0])->pid, 0);
 }
 
+/*
+ * --exits: a vCPU's halt in KVM ended (vcpu_halts.bpf.h). ctx: (ns, waited,
+ * valid). Loaded only with --exits.
+ */
+SEC("tp_btf/kvm_vcpu_wakeup")
+int on_kvm_vcpu_wakeup(unsigned long long *ctx)
+{
+	return vcpu_halt_ended((__u32)bpf_get_current_pid_tgid(), ctx[0], (__u8)ctx[1]);
+}
+
+/* --exits: KVM grew or shrank a halting vCPU's halt_poll_ns. ctx: (grow, vcpu_id, new, old). Loaded only with --exits. */
+SEC("tp_btf/kvm_halt_poll_ns")
+int on_kvm_halt_poll_ns(unsigned long long *ctx)
+{
+	return vcpu_halt_poll_changed((__u32)bpf_get_current_pid_tgid(), ctx[2], ctx[3]);
+}
+
 SEC("syscall")
 int synthetic_kvm_exit_vmx(struct trace_event_raw_kvm_exit *ctx)
 {
@@ -271,6 +288,15 @@ SEC("syscall")
 int synthetic_sched_wakeup(struct ht_synth_wakeup *a)
 {
 	return handle_sched_wakeup(a->tid, a->now_ns);
+}
+
+/* A halt of a made-up vCPU thread: its kvm_halt_poll_ns (if it changed), then its kvm_vcpu_wakeup. */
+SEC("syscall")
+int synthetic_kvm_halt(struct ht_synth_halt *a)
+{
+	if (a->poll_changed)
+		vcpu_halt_poll_changed(a->tid, a->poll_new, a->poll_old);
+	return vcpu_halt_ended(a->tid, a->ns, a->waited);
 }
 
 /* A vCPU thread as kvm_entry first registers one, for the waiting tests' made-up threads. */

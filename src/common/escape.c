@@ -169,6 +169,13 @@ void ht_csv_quote(FILE *f, const char *shown)
 	fputc('"', f);
 }
 
+void ht_json_fputs(FILE *f, const char *s)
+{
+	fputc('"', f);
+	ht_escape_fputs(f, s, HT_ESC_JSON);
+	fputc('"', f);
+}
+
 void ht_csv_fputs(FILE *f, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;

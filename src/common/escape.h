@@ -40,6 +40,8 @@ char *ht_escape(char *buf, size_t size, const char *s, enum ht_escape_style styl
 size_t ht_escape_mem(char *buf, size_t size, const void *s, size_t len, enum ht_escape_style style);
 /* Writes the escaped form of s to f, whole. */
 void ht_escape_fputs(FILE *f, const char *s, enum ht_escape_style style);
+/* A JSON string of s, in its quotes: valid JSON whatever s holds (names are the VM owner's). */
+void ht_json_fputs(FILE *f, const char *s);
 
 /*
  * A CSV field (RFC 4180) of text: always quoted, quotes doubled, escaped as

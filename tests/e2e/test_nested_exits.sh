@@ -313,6 +313,14 @@ thread_times() {
 	done >"$1"
 	head -1 /proc/stat >>"$1"
 }
+# KVM's own statistics of the VM's halts (its vCPUs' summed: the per-VM
+# debugfs directory), read while the guest is stopped, as thread_times.
+kvm_halt_stats() {
+	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+	for s in halt_attempted_poll halt_successful_poll halt_poll_success_ns halt_poll_fail_ns halt_wait_ns; do
+		echo "$s $(cat /sys/kernel/debug/kvm/$QPID-*/$s)"
+	done >"$1"
+}
 # vcpus_halted: every vCPU thread sleeps (blocked in KVM's halt), at two
 # looks 0.05 s apart; gives up after 5 s. The guest counts a vCPU's time
 # stopped as idle only if the vCPU was idle when it stopped (a busy one's
@@ -358,6 +366,7 @@ vcpus_halted
 kill -STOP $QPID
 sleep 2.5 # stopped: an EXITS block sees it
 thread_times /out/st.schedstat0
+kvm_halt_stats /out/st.kvmhalt0
 perf_on /out/st.perf.err stat -e task-clock --per-thread -x, -o /out/st.taskclock -t "$(echo $tids | tr ' ' ,)"
 PTC=$PERF
 # The scheduler's own events over the same time (its clock, the tick and
@@ -394,6 +403,7 @@ sleep 2.5 # stopped: an EXITS block sees it
 stop $PTC
 echo 0 >$T/tracing_on
 thread_times /out/st.schedstat1
+kvm_halt_stats /out/st.kvmhalt1
 cat $T/trace >/out/st.ftrace
 for e in $ST_EVENTS; do
 	echo 0 >$T/events/$e/enable
@@ -402,6 +412,7 @@ stop $REC; echo $? >/out/st.rc
 kill -CONT $QPID
 hypertrace-bpf report --exits /out/st.htr >/out/st.report 2>>/out/st.err
 hypertrace-bpf report --vcpu-time /out/st.htr >/out/st.time 2>>/out/st.err
+hypertrace-bpf report --halts /out/st.htr >/out/st.halts 2>>/out/st.err
 l2_stop
 # ---- a boot that crashes: no init, so the kernel panics; panic=-1 reboots at
 # once and -no-reboot ends QEMU: the host's file keeps the boot up to there.
@@ -657,14 +668,18 @@ def exits_header_size(data):
     """An EXITS block's header: 64 bytes from format version 7 (causes_not_theirs), 56 in 6 (lost_causes), 48 before."""
     v = struct.unpack_from('<I', data, 8)[0]
     return 64 if v >= 7 else 56 if v >= 6 else 48
+def thread_rec_size(data):
+    """A thread record: 176 bytes from format version 9 (the halts), 120 before."""
+    return 176 if struct.unpack_from('<I', data, 8)[0] >= 9 else 120
 F = sys.argv[1]
 STATES = ('guest', 'kvm', 'vmm', 'wait', 'halted', 'blocked')
 # The trace file's EXITS blocks (docs/trace-format.md): each vCPU thread's
-# cumulative numbers and account (120-byte thread records, version 5), at
-# every block.
+# cumulative numbers, account and halts (176-byte thread records, version
+# 9), at every block.
 data = open(F + '/st.htr', 'rb').read()
-off, blocks, identity_bad = 256, [], []
-state = {}
+off, blocks, hblocks, identity_bad = 256, [], [], []
+state, hstate = {}, {}
+trec = thread_rec_size(data)
 while off + 24 <= len(data):
     magic, typ, enc, plen, count, raw, crc = struct.unpack_from('<IHHIIII', data, off)
     if typ == 4:
@@ -672,7 +687,10 @@ while off + 24 <= len(data):
         t, ns, nt = struct.unpack_from('<QII', data, p)
         p += exits_header_size(data) + ns * 376
         for i in range(nt):
-            f = struct.unpack_from('<IIHHIQQQQQQQ6Q', data, p + i * 120)
+            f = struct.unpack_from('<IIHHIQQQQQQQ6Q', data, p + i * trec)
+            if trec >= 176:
+                # halts, polled, caught, caught_ns, slept, slept_ns, poll_ns, poll_unknown
+                hstate[f[1]] = struct.unpack_from('<6QII', data, p + i * trec + 120)
             tid, wait, start, as_of, st = f[1], f[5], f[10], f[11], list(f[12:18])
             # The identity, at every block: the states add up to the thread's time, to the nanosecond.
             if sum(st) != as_of - start:
@@ -681,6 +699,7 @@ while off + 24 <= len(data):
                 identity_bad.append('tid %d block %d: wait_ns %d, the account\'s wait %d' % (tid, len(blocks), wait, st[3]))
             state[tid] = st
         blocks.append(dict(state))
+        hblocks.append(dict(hstate))
     off += 24 + plen
 def times(path):
     r, cpu = {}, None
@@ -799,6 +818,7 @@ if not stopped:
     print('\n'.join(out + ['STOPS bad: no EXITS block of a stopped guest']))
     sys.exit()
 first, last = blocks[stopped[0]], blocks[-1]
+first_stop = stopped[0]
 out.append('INFO the interval: EXITS block %d (the first of the guest stopped) to the last, %d' % (stopped[0], len(blocks) - 1))
 taskclock = {}
 for l in open(F + '/st.taskclock'):
@@ -989,6 +1009,70 @@ else:
                     polled / 1e9, caught, halts, parts, pct(parts, idle), mark_width / 1e6))
     except (OSError, KeyError, ValueError, StopIteration) as e:
         out.append('HALTED bad: the switch records, the marks of the guest\'s reads or the ftrace of st: %r' % e)
+def kvm_halt_stats(path):
+    return {l.split()[0]: int(l.split()[1]) for l in open(path) if len(l.split()) == 2}
+def ftrace_halts(path, tids):
+    """KVM's kvm_vcpu_wakeup of the vCPU threads in the nested machine's
+    ftrace: halts, those that slept ("wait") and their ns, those that did
+    not ("poll") and their ns; and whether the buffer lost events."""
+    pat = re.compile(r'^\s*.+?-(\d+)\s+\[\d+\]\s+\S+\s+[\d.]+: kvm_vcpu_wakeup: (wait|poll) time (\d+) ns')
+    n, waited, waited_ns, poll, poll_ns, lost = 0, 0, 0, 0, 0, None
+    for line in open(path, errors='replace'):
+        m = re.match(r'# entries-in-buffer/entries-written: (\d+)/(\d+)', line)
+        if m:
+            lost = int(m.group(2)) - int(m.group(1))
+        m = pat.match(line)
+        if not m or int(m.group(1)) not in tids:
+            continue
+        n += 1
+        if m.group(2) == 'wait':
+            waited, waited_ns = waited + 1, waited_ns + int(m.group(3))
+        else:
+            poll, poll_ns = poll + 1, poll_ns + int(m.group(3))
+    return n, waited, waited_ns, poll, poll_ns, lost
+# The halts (record --exits, struct ht_vcpu_halts) between the two stops,
+# against KVM's own statistics of the VM (debugfs, read at each stop) and
+# its kvm_vcpu_wakeup events (ftrace): polled is KVM's
+# halt_attempted_poll, caught its halt_successful_poll, the slept halts'
+# time its halt_poll_fail_ns + halt_wait_ns (each halt's ns is from its
+# start to its wake-up: the polling, then the sleep), exactly; the caught
+# halts' time is their polling, halt_poll_success_ns, but for a wake-up
+# that came after the polling loop and before the sleep (its ns runs on
+# to the wake-up): shown. Every halt and every slept one is an event.
+try:
+    if not hblocks or any(t not in hblocks[first_stop] or t not in hblocks[-1] for t in tids):
+        raise ValueError('no halts in the thread records (format version %d)' % struct.unpack_from('<I', data, 8)[0])
+    hf, hl = hblocks[first_stop], hblocks[-1]
+    ours = [sum(hl[t][k] - hf[t][k] for t in tids) for k in range(6)] + [sum(hl[t][7] - hf[t][7] for t in tids)]
+    halts, polled, caught, caught_ns, slept, slept_ns, unknown = ours
+    k0, k1 = kvm_halt_stats(F + '/st.kvmhalt0'), kvm_halt_stats(F + '/st.kvmhalt1')
+    dk = {s: k1[s] - k0[s] for s in k1}
+    fn, fw, fwns, fp, fpns, flost = ftrace_halts(F + '/st.ftrace', tids)
+    bad = []
+    if halts < 100:
+        bad.append('only %d halts' % halts)
+    if unknown:
+        bad.append('%d halts with the polling unknown' % unknown)
+    if polled != dk['halt_attempted_poll']:
+        bad.append('polled %d, KVM halt_attempted_poll %d' % (polled, dk['halt_attempted_poll']))
+    if caught != dk['halt_successful_poll']:
+        bad.append('caught %d, KVM halt_successful_poll %d' % (caught, dk['halt_successful_poll']))
+    if slept_ns != dk['halt_poll_fail_ns'] + dk['halt_wait_ns']:
+        bad.append('slept %d ns, KVM halt_poll_fail_ns + halt_wait_ns %d' % (slept_ns, dk['halt_poll_fail_ns'] + dk['halt_wait_ns']))
+    if flost:
+        bad.append('the nested ftrace lost %d events: no count to compare' % flost)
+    elif (halts, slept, slept_ns) != (fn, fw, fwns):
+        bad.append('halts %d, slept %d (%d ns); kvm_vcpu_wakeup %d, wait %d (%d ns)' % (halts, slept, slept_ns, fn, fw, fwns))
+    if caught_ns < dk['halt_poll_success_ns']:
+        bad.append('caught %d ns, less than KVM halt_poll_success_ns %d' % (caught_ns, dk['halt_poll_success_ns']))
+    poll_now = ' '.join('%d' % hl[t][6] for t in tids)
+    out.append('HALTS %s %d halts (kvm_vcpu_wakeup %d): %d polled (KVM %d), %d caught (KVM %d), %d slept; slept %.3f s in KVM (KVM polling that failed %.3f s + sleep %.3f s); caught %.6f s (KVM halt_poll_success_ns %.6f s, %+d us over %d caught); halt_poll_ns at the end %s%s' %
+               ('bad' if bad else 'ok', halts, fn, polled, dk['halt_attempted_poll'], caught, dk['halt_successful_poll'], slept,
+                slept_ns / 1e9, dk['halt_poll_fail_ns'] / 1e9, dk['halt_wait_ns'] / 1e9, caught_ns / 1e9,
+                dk['halt_poll_success_ns'] / 1e9, (caught_ns - dk['halt_poll_success_ns']) // 1000, caught, poll_now,
+                ': ' + '; '.join(bad) if bad else ''))
+except (OSError, KeyError, ValueError, IndexError, TypeError) as e:
+    out.append('HALTS bad: the thread records\' halts, KVM\'s debugfs statistics or the ftrace of st: %r' % e)
 print('\n'.join(out))
 PY
 )
@@ -1022,6 +1106,11 @@ v=$(sed -n 's/^HALTED //p' <<<"$verdict")
 echo "  info: ${v#ok }"
 [[ $v == ok* ]] && pass ${CHECK_PREFIX}guest_idle_is_halted_plus_its_waits_stops_and_polling_within_3pct ||
 	fail ${CHECK_PREFIX}guest_idle_is_halted_plus_its_waits_stops_and_polling_within_3pct "${v:-$verdict}"
+v=$(sed -n 's/^HALTS //p' <<<"$verdict")
+echo "  info: ${v#ok }"
+sed 's/^/  info: report --halts: /' "$F/st.halts" 2>/dev/null | head -8
+[[ $v == ok* ]] && pass ${CHECK_PREFIX}halts_polled_caught_and_slept_equal_kvms_own_statistics ||
+	fail ${CHECK_PREFIX}halts_polled_caught_and_slept_equal_kvms_own_statistics "${v:-$verdict}"
 if grep -q '^  vCPU 1 (CPU 1/KVM' "$F/st.time" 2>/dev/null; then
 	pass ${CHECK_PREFIX}report_vcpu_time_names_each_vcpu
 else
@@ -1079,7 +1168,7 @@ def exits_threads(path):
             final = final or bool(flags & 1)
             p += exits_header_size(data) + ns * 376
             for i in range(nt):
-                pid, tid, vcpu, pad0, fl, wait, pc, pns, vc, vns = struct.unpack_from('<IIHHIQQQQQ', data, p + i * 120)
+                pid, tid, vcpu, pad0, fl, wait, pc, pns, vc, vns = struct.unpack_from('<IIHHIQQQQQ', data, p + i * thread_rec_size(data))
                 threads[tid] = (pc, pns, vc, vns)
         off += 24 + plen
     return threads, lost, final

@@ -91,18 +91,31 @@ static const struct ht_exit_hist *find(__u32 pid, __u16 vcpu, __u8 isa, __u32 re
 #define MAX_WAITS 64
 static struct ht_vcpu_wait waits[MAX_WAITS];
 static struct ht_vcpu_account accounts[MAX_WAITS];
+static struct ht_vcpu_halts halts[MAX_WAITS];
 static bool gones[MAX_WAITS];
 static size_t nwaits;
 
-static void keep_wait(void *ctx, const struct ht_vcpu_wait *w, const struct ht_vcpu_account *a, bool gone)
+static void keep_wait(void *ctx, const struct ht_vcpu_wait *w, const struct ht_vcpu_account *a,
+		      const struct ht_vcpu_halts *h, bool gone)
 {
 	(void)ctx;
 	if (nwaits < MAX_WAITS) {
 		waits[nwaits] = *w;
 		accounts[nwaits] = *a;
+		halts[nwaits] = *h;
 		gones[nwaits] = gone;
 	}
 	nwaits++;
+}
+
+static const struct ht_vcpu_halts *halts_of(struct ht_tracer *t, __u32 tid)
+{
+	nwaits = 0;
+	ht_tracer_read_vcpu_waits(t, keep_wait, NULL);
+	for (size_t i = 0; i < nwaits && i < MAX_WAITS; i++)
+		if (waits[i].tid == tid)
+			return &halts[i];
+	return NULL;
 }
 
 static const struct ht_vcpu_wait *wait_of(struct ht_tracer *t, __u32 tid)
@@ -546,6 +559,70 @@ cleanup:
  * and only the part after the wake-up as waiting; a wake-up that finds the
  * thread still on its CPU starts no wait.
  */
+/* The numbers a thread's halts must have, all at once (one message names every field). */
+static bool halts_are(const struct ht_vcpu_halts *h, __u64 halts, __u64 polled, __u64 caught, __u64 caught_ns,
+		      __u64 slept, __u64 slept_ns, __u32 poll_ns, __u32 poll_unknown)
+{
+	if (!ASSERT_MSG(h != NULL, "no halts read"))
+		return false;
+	return ASSERT_MSG(h->halts == halts && h->polled == polled && h->caught == caught && h->caught_ns == caught_ns &&
+				  h->slept == slept && h->slept_ns == slept_ns && h->poll_ns == poll_ns &&
+				  h->poll_unknown == poll_unknown,
+			  "halts %llu polled %llu caught %llu (%llu ns) slept %llu (%llu ns) poll_ns %u unknown %u; want %llu %llu %llu (%llu) %llu (%llu) %u %u",
+			  (unsigned long long)h->halts, (unsigned long long)h->polled, (unsigned long long)h->caught,
+			  (unsigned long long)h->caught_ns, (unsigned long long)h->slept, (unsigned long long)h->slept_ns,
+			  h->poll_ns, h->poll_unknown, (unsigned long long)halts, (unsigned long long)polled,
+			  (unsigned long long)caught, (unsigned long long)caught_ns, (unsigned long long)slept,
+			  (unsigned long long)slept_ns, poll_ns, poll_unknown);
+}
+
+/*
+ * A vCPU's halts: polled while KVM's halt_poll_ns for it is not 0, caught
+ * when the halt never slept, and the value in force followed from change to
+ * change (kvm_halt_poll_ns: old for the halt it happens in, new for the
+ * next); before any value is known a halt's polling is counted unknown,
+ * never guessed. A halt of a thread not seen before is not its own.
+ */
+static void halts_count_polling_caught_and_slept_with_the_value_in_force(void)
+{
+	const __u32 T = 3000101, G = 3000100, STRANGER = 3000102;
+	struct ht_tracer *t = NULL;
+	int ret;
+
+	LOAD(t, exits_tracer(SVM, NULL));
+	ret = ht_synth_register(t, T, G, 0, true, 1);
+	if (!ASSERT_OK(ret, "register") || !halts_are(halts_of(t, T), 0, 0, 0, 0, 0, 0, HT_HALT_POLL_NS_UNKNOWN, 0))
+		goto cleanup;
+	/* No value known (no entry read it yet), no change during it: unknown; it slept. */
+	ret = ht_synth_halt(t, T, 5000, true, false, 0, 0);
+	if (!ASSERT_OK(ret, "halt 1") ||
+	    !halts_are(halts_of(t, T), 1, 0, 0, 0, 1, 5000, HT_HALT_POLL_NS_UNKNOWN, 1))
+		goto cleanup;
+	/* KVM grew it from 0 during this halt: this one did not poll, it did not sleep either. */
+	ret = ht_synth_halt(t, T, 300, false, true, 10000, 0);
+	if (!ASSERT_OK(ret, "halt 2") || !halts_are(halts_of(t, T), 2, 0, 0, 0, 1, 5000, 10000, 1))
+		goto cleanup;
+	/* Polled with 10000 and caught, no change. */
+	ret = ht_synth_halt(t, T, 700, false, false, 0, 0);
+	if (!ASSERT_OK(ret, "halt 3") || !halts_are(halts_of(t, T), 3, 1, 1, 700, 1, 5000, 10000, 1))
+		goto cleanup;
+	/* Polled with 10000, slept, and KVM shrank it to 0 at its end. */
+	ret = ht_synth_halt(t, T, 90000, true, true, 0, 10000);
+	if (!ASSERT_OK(ret, "halt 4") || !halts_are(halts_of(t, T), 4, 2, 1, 700, 2, 95000, 0, 1))
+		goto cleanup;
+	/* Not polled (0 in force): it did not sleep, yet polling caught nothing. */
+	ret = ht_synth_halt(t, T, 200, false, false, 0, 0);
+	if (!ASSERT_OK(ret, "halt 5") || !halts_are(halts_of(t, T), 5, 2, 1, 700, 2, 95000, 0, 1))
+		goto cleanup;
+	/* A thread no exit or entry showed: its halt began before it was seen. */
+	ret = ht_synth_halt(t, STRANGER, 1000, true, false, 0, 0);
+	if (!ASSERT_OK(ret, "stranger"))
+		goto cleanup;
+	ASSERT_MSG(halts_of(t, STRANGER) == NULL, "a thread seen only halting was followed");
+cleanup:
+	ht_tracer_destroy(t);
+}
+
 static void vcpu_threads_wait_from_wakeup_or_preemption_until_switched_in(void)
 {
 	const __u32 T = 3000001, G = 3000000, OTHER = 77;
@@ -1435,6 +1512,7 @@ int main(void)
 	RUN(an_exit_after_an_unseen_switch_in_is_counted);
 	RUN(an_exit_left_open_by_an_unseen_switch_out_stays_its_threads);
 	RUN(vcpu_threads_wait_from_wakeup_or_preemption_until_switched_in);
+	RUN(halts_count_polling_caught_and_slept_with_the_value_in_force);
 	RUN(the_sampler_keeps_the_selected_vcpu_threads);
 	RUN(a_followed_vm_is_found_by_any_exit);
 	RUN(open_exits_are_read_after_the_end);

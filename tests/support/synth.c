@@ -285,6 +285,16 @@ int ht_synth_wakeup(const struct ht_tracer *t, __u32 tid, __u64 now_ns)
 	return run(t, HT_SYNTH_SCHED_WAKEUP, &a, sizeof(a));
 }
 
+int ht_synth_halt(const struct ht_tracer *t, __u32 tid, __u64 ns, bool waited, bool poll_changed, __u32 poll_new,
+		  __u32 poll_old)
+{
+	struct ht_synth_halt a = {
+		.tid = tid, .waited = waited, .ns = ns, .poll_changed = poll_changed, .poll_new = poll_new, .poll_old = poll_old,
+	};
+
+	return run(t, HT_SYNTH_KVM_HALT, &a, sizeof(a));
+}
+
 int ht_synth_register(const struct ht_tracer *t, __u32 tid, __u32 tgid, __u32 vcpu, bool running, __u64 now_ns)
 {
 	struct ht_synth_register a = { .tid = tid, .tgid = tgid, .vcpu = vcpu, .running = running, .now_ns = now_ns };

@@ -87,6 +87,13 @@ int ht_synth_pio(const struct ht_synth_layout *l, const struct ht_tracer *t, __u
 int ht_synth_mmio(const struct ht_synth_layout *l, const struct ht_tracer *t, __u32 type, __u32 len, __u64 gpa);
 int ht_synth_msr(const struct ht_synth_layout *l, const struct ht_tracer *t, __u32 write, __u32 ecx);
 int ht_synth_cpuid(const struct ht_synth_layout *l, const struct ht_tracer *t, __u32 function, __u32 index);
+/*
+ * --exits: a halt of thread tid in KVM ends (kvm_vcpu_wakeup) after ns,
+ * having slept if waited; if poll_changed, KVM changed its halt_poll_ns
+ * from poll_old to poll_new during it (kvm_halt_poll_ns).
+ */
+int ht_synth_halt(const struct ht_tracer *t, __u32 tid, __u64 ns, bool waited, bool poll_changed, __u32 poll_new,
+		  __u32 poll_old);
 /* A vCPU thread first seen at now_ns (0: the clock now), in guest if running, else blocked. */
 int ht_synth_register(const struct ht_tracer *t, __u32 tid, __u32 tgid, __u32 vcpu, bool running, __u64 now_ns);
 

@@ -35,6 +35,9 @@
  *               ended), vCPU 1 one thread
  *   account_wrap two vCPU threads of a VM, each right, whose states' sums
  *               pass 2^64
+ *   halts       two blocks, 1 s apart, of two vCPU threads' halts: vCPU 0's
+ *               polling known at the end (200000, then 400000 ns), vCPU 1's
+ *               never (tests/cli/test_halts_cli.sh has the numbers)
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -197,7 +200,7 @@ int main(int argc, char **argv)
 	int ret = 0;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: exits_craft FILE big|threads|blocks|slots|minmax|total|down|backwards|wrap|causes|cause_slots|cause_down|cause_time|vmm_time|account_sum|account_back|account_down|lost_down|past_2_53|tid_reuse|account_wrap [N]\n");
+		fprintf(stderr, "usage: exits_craft FILE big|threads|blocks|slots|minmax|total|down|backwards|wrap|causes|cause_slots|cause_down|cause_time|vmm_time|account_sum|account_back|account_down|lost_down|past_2_53|tid_reuse|account_wrap|halts [N]\n");
 		return 2;
 	}
 	const char *shape = argv[2];
@@ -297,6 +300,22 @@ int main(int argc, char **argv)
 
 		t[0].w.pad1 = HT_VCPU_WAIT_F_GONE;
 		ret = add(w, T0 + 1000000000ull, s, 2, t, 3);
+	} else if (!strcmp(shape, "halts")) {
+		struct ht_vcpu_wait_rec t[2] = { thread_of(2000, T0, T0 + 1000000000ull, 900000000ull, 100000000ull),
+						 thread_of(2001, T0, T0 + 1000000000ull, 900000000ull, 100000000ull) };
+
+		t[0].h = (struct ht_vcpu_halts){ .halts = 10, .polled = 8, .caught = 6, .caught_ns = 6 * 20000ull,
+						 .slept = 4, .slept_ns = 4 * 1000000ull, .poll_ns = 200000, .poll_unknown = 2 };
+		t[1].h = (struct ht_vcpu_halts){ .halts = 3, .slept = 3, .slept_ns = 3000, .poll_ns = HT_HALT_POLL_NS_UNKNOWN,
+						 .poll_unknown = 3 };
+		ret = add(w, T0 + 1000000000ull, s, 2, t, 2);
+		t[0] = thread_of(2000, T0, T0 + 2000000000ull, 1800000000ull, 200000000ull);
+		t[1] = thread_of(2001, T0, T0 + 2000000000ull, 1800000000ull, 200000000ull);
+		t[0].h = (struct ht_vcpu_halts){ .halts = 30, .polled = 28, .caught = 20, .caught_ns = 20 * 20000ull,
+						 .slept = 10, .slept_ns = 10 * 1000000ull, .poll_ns = 400000, .poll_unknown = 2 };
+		t[1].h = (struct ht_vcpu_halts){ .halts = 3, .slept = 3, .slept_ns = 3000, .poll_ns = HT_HALT_POLL_NS_UNKNOWN,
+						 .poll_unknown = 3 };
+		ret |= add(w, T0 + 2000000000ull, s, 2, t, 2);
 	} else if (!strcmp(shape, "lost_down")) {
 		lost_so_far = 7;
 		ret = add(w, T0 + 1, s, 1, NULL, 0);

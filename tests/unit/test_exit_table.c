@@ -63,7 +63,7 @@ static void an_interval_is_the_difference_with_bucket_bound_min_and_max(void)
 	ht_exit_table_init(&a);
 	ht_exit_table_init(&b);
 	ht_exit_table_init(&d);
-	if (!ASSERT_MSG(ht_exit_table_set_series(&b, &k1, &h) == 0 && ht_exit_table_set_thread(&b, &w, &(struct ht_vcpu_account){ 0 }, false) == 0, "before"))
+	if (!ASSERT_MSG(ht_exit_table_set_series(&b, &k1, &h) == 0 && ht_exit_table_set_thread(&b, &w, &(struct ht_vcpu_account){ 0 }, NULL, false) == 0, "before"))
 		goto cleanup;
 	/* Then 5 more exits of 3000 ns (slot 11) on k1, and a new series k2. */
 	h.count += 5;
@@ -75,7 +75,7 @@ static void an_interval_is_the_difference_with_bucket_bound_min_and_max(void)
 	if (!ASSERT_MSG(ht_exit_table_copy(&a, &b) == 0, "copy"))
 		goto cleanup;
 	if (!ASSERT_MSG(ht_exit_table_set_series(&a, &k1, &h) == 0 && ht_exit_table_set_series(&a, &k2, &h2) == 0 &&
-			ht_exit_table_set_thread(&a, &w, &(struct ht_vcpu_account){ 0 }, false) == 0, "after"))
+			ht_exit_table_set_thread(&a, &w, &(struct ht_vcpu_account){ 0 }, NULL, false) == 0, "after"))
 		goto cleanup;
 	if (!ASSERT_MSG(ht_exit_table_delta(&d, &a, &b) == 0, "delta"))
 		goto cleanup;
@@ -184,7 +184,7 @@ static void a_blocks_threads_merge_in_tid_order(void)
 	struct ht_exit_table a;
 
 	ht_exit_table_init(&a);
-	if (!ASSERT_MSG(ht_exit_table_set_thread(&a, &w, &acc, false) == 0, "set"))
+	if (!ASSERT_MSG(ht_exit_table_set_thread(&a, &w, &acc, NULL, false) == 0, "set"))
 		goto cleanup;
 	if (!ASSERT_MSG(ht_exit_table_threads(&a, keys, 7, rows) == 0, "threads"))
 		goto cleanup;
@@ -274,15 +274,15 @@ static void a_thread_id_that_comes_back_is_another_row(void)
 	ht_exit_table_init(&before);
 	ht_exit_table_init(&now);
 	ht_exit_table_init(&d);
-	if (!ASSERT_OK(ht_exit_table_set_thread(&before, &w, &first, false), "first thread"))
+	if (!ASSERT_OK(ht_exit_table_set_thread(&before, &w, &first, NULL, false), "first thread"))
 		goto cleanup;
 	/* It ends at 6000; its id comes back at 9000, with less wait so far. */
 	first = account_of(1000, 6000, HT_VCPU_WAIT, 400);
 	if (!ASSERT_OK(ht_exit_table_copy(&now, &before), "copy") ||
-	    !ASSERT_OK(ht_exit_table_set_thread(&now, &w, &first, true), "first ends"))
+	    !ASSERT_OK(ht_exit_table_set_thread(&now, &w, &first, NULL, true), "first ends"))
 		goto cleanup;
 	w.wait_ns = 100;
-	if (!ASSERT_OK(ht_exit_table_set_thread(&now, &w, &second, false), "second thread") ||
+	if (!ASSERT_OK(ht_exit_table_set_thread(&now, &w, &second, NULL, false), "second thread") ||
 	    !ASSERT_EQ(now.nthreads, 2, "two rows for one id") || !ASSERT_OK(ht_exit_table_delta(&d, &now, &before), "delta"))
 		goto cleanup;
 	if (!ASSERT_EQ(d.went_down, 0, "nothing went down") || !ASSERT_EQ(d.nthreads, 2, "both in the interval"))

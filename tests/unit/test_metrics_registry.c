@@ -492,8 +492,8 @@ static void fill_exit_table(struct ht_exit_table *t)
 	a.state_ns[HT_VCPU_WAIT] = 1500000000;
 	a.state_ns[HT_VCPU_HALTED] = 500000000;
 	a2.state_ns[HT_VCPU_VMM] = 250000000;
-	ht_exit_table_set_thread(t, &w, &a, false);
-	ht_exit_table_set_thread(t, &w2, &a2, false);
+	ht_exit_table_set_thread(t, &w, &a, NULL, false);
+	ht_exit_table_set_thread(t, &w2, &a2, NULL, false);
 	t->lost_series_full = 5;
 }
 

@@ -60,8 +60,8 @@ static void vm(struct fixture *fx, uint32_t pid, uint64_t n, uint64_t h, uint64_
 
 	a.state_ns[HT_VCPU_WAIT] = w;
 	a.state_ns[HT_VCPU_GUEST] = 1000000000 - w;
-	ht_exit_table_set_thread(&fx->interval, &wt, &a, false);
-	ht_exit_table_set_thread(&fx->total, &wt, &a, false);
+	ht_exit_table_set_thread(&fx->interval, &wt, &a, NULL, false);
+	ht_exit_table_set_thread(&fx->total, &wt, &a, NULL, false);
 }
 
 /* A frame written into fx->text (in place of the last one); its number of lines. */
@@ -236,8 +236,8 @@ static double frame_seconds(uint32_t n, bool one_vm)
 		struct ht_vcpu_account acc = { .start_ns = 1, .as_of_ns = 1000000001, .state_ns = { 1000000000 } };
 
 		if (ht_exit_table_set_series(&interval, &k, &h) ||
-		    (i < n / 2 && (ht_exit_table_set_thread(&interval, &w, &acc, false) ||
-				       ht_exit_table_set_thread(&total, &w, &acc, false))))
+		    (i < n / 2 && (ht_exit_table_set_thread(&interval, &w, &acc, NULL, false) ||
+				       ht_exit_table_set_thread(&total, &w, &acc, NULL, false))))
 			goto out;
 	}
 	if (!null)

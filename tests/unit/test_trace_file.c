@@ -380,6 +380,7 @@ static void fill_exits(struct exits_payload *p, unsigned int k)
 
 static unsigned int exits_seen;
 static struct exits_payload exits_last;
+static struct ht_vcpu_wait_rec exits_second; /* a block's second thread, if it has one */
 
 static void see_exits(void *ctx, const struct ht_exits_header *h, const struct ht_exit_series_rec *s,
 		      const struct ht_vcpu_wait_rec *w)
@@ -390,6 +391,8 @@ static void see_exits(void *ctx, const struct ht_exits_header *h, const struct h
 	memcpy(exits_last.s, s, sizeof(exits_last.s[0]) * (h->nseries < 2 ? h->nseries : 2));
 	if (h->nthreads)
 		exits_last.w[0] = w[0];
+	if (h->nthreads > 1)
+		exits_second = w[1];
 }
 
 /* Writes records and EXITS blocks interleaved; returns 0. */
@@ -521,6 +524,109 @@ cleanup:
 	ht_reader_close(r);
 }
 
+/*
+ * Writes one EXITS block of two thread records of rec_size bytes each (a
+ * version's layout), in a file then marked as of version; opens it and
+ * reads it all. The reader, or NULL (err says why).
+ */
+static struct ht_reader *read_thread_records_of_version(__u32 version, const struct ht_vcpu_wait_rec *threads,
+							size_t rec_size, char *err, size_t errlen)
+{
+	unsigned char p[sizeof(struct ht_exits_header) + 2 * sizeof(struct ht_vcpu_wait_rec)];
+	struct ht_exits_header eh = { .time_ns = 1000, .nthreads = 2 };
+	struct ht_file_header h;
+	struct ht_trailer t = { 0 };
+	struct ht_writer *w = NULL;
+	struct ht_reader *r = NULL;
+	struct ht_record rec;
+
+	memcpy(p, &eh, sizeof(eh));
+	for (int i = 0; i < 2; i++)
+		memcpy(p + sizeof(eh) + (size_t)i * rec_size, &threads[i], rec_size);
+	ht_header_init(&h);
+	h.start_monotonic_ns = 1000;
+	if (ht_writer_open(path, true, &h, &w, err, errlen) ||
+	    ht_writer_add_block(w, HT_BLOCK_EXITS, p, (__u32)(sizeof(eh) + 2 * rec_size), 2)) {
+		ht_writer_abandon(w);
+		return NULL;
+	}
+	if (ht_writer_close(w, &t) || !peek(0, &h, sizeof(h)))
+		return NULL;
+	h.version = version;
+	h.header_crc32 = (__u32)crc32(0, (const Bytef *)&h, offsetof(struct ht_file_header, header_crc32));
+	patch(0, &h, sizeof(h));
+	if (ht_reader_open(path, &r, err, errlen))
+		return NULL;
+	exits_seen = 0;
+	memset(&exits_last, 0xff, sizeof(exits_last));
+	memset(&exits_second, 0xff, sizeof(exits_second));
+	ht_reader_set_exits_visitor(r, see_exits, NULL);
+	while (ht_reader_next(r, &rec) == 1)
+		;
+	return r;
+}
+
+/*
+ * Versions 5 to 8 wrote thread records without halts: a reader of version
+ * 9 takes each at its own size (the second thread where it was written),
+ * with no halts and the polling unknown; version 9's carry them.
+ */
+static void version_8_thread_records_read_without_halts(void)
+{
+	struct ht_vcpu_wait_rec threads[2] = {
+		{ .w = { .pid = 4242, .tid = 4250, .wait_ns = 7 }, .a = { .start_ns = 10, .as_of_ns = 10 } },
+		{ .w = { .pid = 4242, .tid = 4251, .wait_ns = 8 }, .a = { .start_ns = 20, .as_of_ns = 20 },
+		  .h = { .halts = 9, .polled = 6, .caught = 4, .caught_ns = 400, .slept = 5, .slept_ns = 5000,
+			 .poll_ns = 200000, .poll_unknown = 1 } },
+	};
+	struct ht_reader *r;
+	char err[256] = "";
+
+	r = read_thread_records_of_version(8, threads, HT_VCPU_WAIT_REC_V8_SIZE, err, sizeof(err));
+	if (!ASSERT_MSG(r && !ht_reader_status(r)->damaged && exits_seen == 1, "version 8: not read whole: %s", err))
+		goto cleanup;
+	if (!ASSERT_MSG(exits_second.w.tid == 4251 && exits_second.w.wait_ns == 8 && exits_second.a.start_ns == 20,
+			"version 8: the second thread is not where it was written"))
+		goto cleanup;
+	if (!ASSERT_MSG(exits_second.h.halts == 0 && exits_second.h.poll_ns == HT_HALT_POLL_NS_UNKNOWN,
+			"version 8: halts read from beyond the record"))
+		goto cleanup;
+	ht_reader_close(r);
+	r = read_thread_records_of_version(HT_FILE_VERSION, threads, sizeof(threads[0]), err, sizeof(err));
+	if (!ASSERT_MSG(r && !ht_reader_status(r)->damaged && exits_seen == 1, "version 9: not read whole: %s", err))
+		goto cleanup;
+	ASSERT_MSG(!memcmp(&exits_second, &threads[1], sizeof(threads[1])), "version 9: the halts differ from those written");
+cleanup:
+	ht_reader_close(r);
+}
+
+/* Halts that cannot be a recording's (more caught than polled, parts beyond the whole) stop the reading. */
+static void thread_halts_that_do_not_add_up_stop_reading(void)
+{
+	static const struct ht_vcpu_halts bad[] = {
+		{ .halts = 5, .polled = 2, .caught = 3 },
+		{ .halts = 5, .polled = 4, .poll_unknown = 2 },
+		{ .halts = 5, .polled = 5, .caught = 3, .slept = 3 },
+		{ .halts = 2, .slept = UINT64_MAX },
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct ht_vcpu_wait_rec threads[2] = {
+			{ .w = { .pid = 4242, .tid = 4250 }, .a = { .start_ns = 10, .as_of_ns = 10 } },
+			{ .w = { .pid = 4242, .tid = 4251 }, .a = { .start_ns = 20, .as_of_ns = 20 }, .h = bad[i] },
+		};
+		char err[256] = "";
+		struct ht_reader *r = read_thread_records_of_version(HT_FILE_VERSION, threads, sizeof(threads[0]), err,
+								     sizeof(err));
+		bool stopped = r && ht_reader_status(r)->damaged && exits_seen == 0 &&
+			       strstr(ht_reader_status(r)->reason, "halts of vCPU thread 4251");
+
+		ht_reader_close(r);
+		if (!ASSERT_MSG(stopped, "case %zu: bad halts were taken (%s)", i, err))
+			return;
+	}
+}
+
 /* A file written by an earlier version (1: no identities, 2: no exits) reads the same. */
 static void files_of_earlier_versions_still_read(void)
 {
@@ -588,6 +694,8 @@ int main(void)
 	RUN(an_exits_block_whose_counts_do_not_add_up_stops_reading);
 	RUN(files_of_earlier_versions_still_read);
 	RUN(version_4_thread_records_read_without_an_account);
+	RUN(version_8_thread_records_read_without_halts);
+	RUN(thread_halts_that_do_not_add_up_stop_reading);
 	unlink(path);
 	rmdir(dir);
 	return ht_test_exit_status();

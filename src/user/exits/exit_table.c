@@ -327,16 +327,21 @@ int ht_exit_table_set_series(struct ht_exit_table *t, const struct ht_exit_key *
 }
 
 int ht_exit_table_set_thread(struct ht_exit_table *t, const struct ht_vcpu_wait *w, const struct ht_vcpu_account *a,
-			     bool gone)
+			     const struct ht_vcpu_halts *h, bool gone)
 {
 	struct ht_vcpu_thread_row *r = ht_exit_table_thread(t, w->tid, a->start_ns, true);
+	const struct ht_vcpu_halts none = { .poll_ns = HT_HALT_POLL_NS_UNKNOWN };
 
 	if (!r)
 		return -ENOMEM;
-	if (memcmp(&r->w, w, sizeof(*w)) || memcmp(&r->a, a, sizeof(*a)) || r->gone != gone)
+	if (!h)
+		h = &none;
+	if (memcmp(&r->w, w, sizeof(*w)) || memcmp(&r->a, a, sizeof(*a)) || memcmp(&r->h, h, sizeof(*h)) ||
+	    r->gone != gone)
 		r->changed = true;
 	r->w = *w;
 	r->a = *a;
+	r->h = *h;
 	r->from_ns = a->start_ns;
 	r->gone = gone;
 	return 0;
@@ -416,7 +421,8 @@ int ht_exit_table_delta(struct ht_exit_table *out, const struct ht_exit_table *n
 		size_t j = thread_index(before, n->w.tid, n->a.start_ns, &found);
 		const struct ht_vcpu_thread_row *b = found ? &before->threads[j] : NULL;
 
-		if (b && !memcmp(&n->w, &b->w, sizeof(n->w)) && !memcmp(&n->a, &b->a, sizeof(n->a)))
+		if (b && !memcmp(&n->w, &b->w, sizeof(n->w)) && !memcmp(&n->a, &b->a, sizeof(n->a)) &&
+		    !memcmp(&n->h, &b->h, sizeof(n->h)))
 			continue;
 		struct ht_vcpu_thread_row *d = ht_exit_table_thread(out, n->w.tid, n->a.start_ns, true);
 		if (!d)
@@ -434,6 +440,14 @@ int ht_exit_table_delta(struct ht_exit_table *out, const struct ht_exit_table *n
 		d->from_ns = b->a.as_of_ns <= n->a.as_of_ns ? b->a.as_of_ns : n->a.as_of_ns;
 		for (int k = 0; k < HT_VCPU_NSTATES; k++)
 			d->a.state_ns[k] = sub_or_zero(n->a.state_ns[k], b->a.state_ns[k], down);
+		/* The interval's halts; the polling in force is the end's. */
+		d->h.halts = sub_or_zero(n->h.halts, b->h.halts, down);
+		d->h.polled = sub_or_zero(n->h.polled, b->h.polled, down);
+		d->h.caught = sub_or_zero(n->h.caught, b->h.caught, down);
+		d->h.caught_ns = sub_or_zero(n->h.caught_ns, b->h.caught_ns, down);
+		d->h.slept = sub_or_zero(n->h.slept, b->h.slept, down);
+		d->h.slept_ns = sub_or_zero(n->h.slept_ns, b->h.slept_ns, down);
+		d->h.poll_unknown = (__u32)sub_or_zero(n->h.poll_unknown, b->h.poll_unknown, down);
 	}
 	if (ht_exit_causes_delta(&out->causes, &now->causes, &before->causes))
 		return -ENOMEM;

@@ -32,6 +32,7 @@ struct ht_exit_series {
 struct ht_vcpu_thread_row {
 	struct ht_vcpu_wait w;
 	struct ht_vcpu_account a; /* where its time went: from from_ns up to a.as_of_ns */
+	struct ht_vcpu_halts h;   /* its halts in KVM (poll_ns: the value at a.as_of_ns) */
 	uint64_t from_ns;         /* a.start_ns; in an interval (ht_exit_table_delta) where it begins */
 	bool changed;
 	bool gone;               /* no longer in BPF (the thread ended): its last numbers */
@@ -108,9 +109,12 @@ int ht_exit_table_threads(struct ht_exit_table *t, const struct ht_vcpu_thread_k
 
 /* Sets a series to cumulative numbers read from BPF (min and max exact); changed if they moved. 0 or -ENOMEM. */
 int ht_exit_table_set_series(struct ht_exit_table *t, const struct ht_exit_key *key, const struct ht_exit_hist *h);
-/* The same for a vCPU thread and its account (gone: the thread ended, these are its last numbers). */
+/*
+ * The same for a vCPU thread, its account and its halts (h NULL: none;
+ * gone: the thread ended, these are its last numbers).
+ */
 int ht_exit_table_set_thread(struct ht_exit_table *t, const struct ht_vcpu_wait *w, const struct ht_vcpu_account *a,
-			     bool gone);
+			     const struct ht_vcpu_halts *h, bool gone);
 void ht_exit_table_clear_changed(struct ht_exit_table *t);
 
 /*

@@ -81,7 +81,8 @@ static void keep_cause(void *ctx, const struct ht_exit_cause_key *key, const str
 	r->err = ht_exit_causes_set(&r->t->causes, key, h);
 }
 
-static void keep_thread(void *ctx, const struct ht_vcpu_wait *w, const struct ht_vcpu_account *a, bool gone)
+static void keep_thread(void *ctx, const struct ht_vcpu_wait *w, const struct ht_vcpu_account *a,
+			const struct ht_vcpu_halts *h, bool gone)
 {
 	struct reading *r = ctx;
 	const struct ht_filters *f = r->filters;
@@ -91,7 +92,7 @@ static void keep_thread(void *ctx, const struct ht_vcpu_wait *w, const struct ht
 	if (r->err || (f && ((f->tgid_on && w->pid != f->tgid && !ht_tracer_tgid_traced(r->tracer, w->pid)) ||
 			     (f->vcpu_on && w->vcpu != f->vcpu))))
 		return;
-	r->err = ht_exit_table_set_thread(r->t, w, a, gone);
+	r->err = ht_exit_table_set_thread(r->t, w, a, h, gone);
 	/* Seen again in BPF (see read_bpf). */
 	if (!r->err && (row = ht_exit_table_thread(r->t, w->tid, a->start_ns, false)))
 		row->seen = true;
@@ -261,7 +262,7 @@ static int write_block(struct ht_exit_sampler *s, unsigned long long now_ns, boo
 	}
 	for (size_t i = 0; i < s->total.nthreads; i++) {
 		const struct ht_vcpu_thread_row *r = &s->total.threads[i];
-		struct ht_vcpu_wait_rec rec = { .w = r->w, .a = r->a };
+		struct ht_vcpu_wait_rec rec = { .w = r->w, .a = r->a, .h = r->h };
 
 		if (!r->changed)
 			continue;

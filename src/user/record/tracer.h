@@ -127,6 +127,7 @@ enum ht_synthetic_prog {
 	HT_SYNTH_SCHED_SWITCH,  /* ctx: struct ht_synth_switch */
 	HT_SYNTH_SCHED_WAKEUP,  /* ctx: struct ht_synth_wakeup */
 	HT_SYNTH_VCPU_REGISTER, /* ctx: struct ht_synth_register */
+	HT_SYNTH_KVM_HALT,      /* ctx: struct ht_synth_halt */
 	HT_SYNTH_KVM_USERSPACE_EXIT_AT, /* ctx: struct ht_synth_timed_event (the event part unused) */
 	/* --exits: the causes of exits, the event as ctx in the kernel's layout. */
 	HT_SYNTH_KVM_PIO,
@@ -183,9 +184,10 @@ int ht_tracer_read_exit_causes(const struct ht_tracer *t, ht_exit_cause_fn fn, v
  * since load and its account (where its time went) up to the time of the
  * read: a thread that ended is passed once more, with its last numbers
  * (its as_of_ns the time it ended), and then forgotten. w->wait_ns is the
- * account's wait. 0 or -errno.
+ * account's wait; h its halts in KVM. 0 or -errno.
  */
-typedef void (*ht_vcpu_wait_fn)(void *ctx, const struct ht_vcpu_wait *w, const struct ht_vcpu_account *a, bool gone);
+typedef void (*ht_vcpu_wait_fn)(void *ctx, const struct ht_vcpu_wait *w, const struct ht_vcpu_account *a,
+				const struct ht_vcpu_halts *h, bool gone);
 int ht_tracer_read_vcpu_waits(const struct ht_tracer *t, ht_vcpu_wait_fn fn, void *ctx);
 /*
  * --exits, after ht_tracer_detach: calls fn for every exit seen whose

@@ -285,6 +285,7 @@ static const struct open_exit *open_exit_of(const struct open_exit *v, size_t n,
 struct thread_read {
 	struct ht_vcpu_wait w;
 	struct ht_vcpu_account a;
+	struct ht_vcpu_halts h;
 	bool gone;
 	size_t idx;
 };
@@ -312,6 +313,7 @@ static size_t read_accounts(const struct ht_tracer *t, __u64 now, const struct o
 
 		memset(r, 0, sizeof(*r));
 		r->w = v.stat;
+		r->h = v.halts;
 		r->idx = i;
 		r->gone = v.since_state & VCPU_GONE;
 		r->a.start_ns = v.start_ns;
@@ -414,7 +416,7 @@ int ht_tracer_read_vcpu_waits(const struct ht_tracer *t, ht_vcpu_wait_fn fn, voi
 			break;
 	}
 	for (size_t i = 0; i < n; i++) {
-		fn(ctx, &reads[i].w, &reads[i].a, reads[i].gone);
+		fn(ctx, &reads[i].w, &reads[i].a, &reads[i].h, reads[i].gone);
 		/* Read once with its last numbers: its entry is free for another thread. */
 		if (reads[i].gone)
 			__atomic_store_n(&t->vcpu_thread_table[reads[i].idx].in_use, VCPU_ENTRY_FREE, __ATOMIC_RELEASE);

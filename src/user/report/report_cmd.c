@@ -43,9 +43,7 @@ static void csv_field(const char *v)
 /* A JSON string: valid JSON whatever v holds (names are the VM owner's, docs/exports.md). */
 static void json_string(const char *v)
 {
-	putchar('"');
-	ht_escape_fputs(stdout, v, HT_ESC_JSON);
-	putchar('"');
+	ht_json_fputs(stdout, v);
 }
 
 static void print_record(enum ht_report_mode mode, const struct ht_file_header *h,

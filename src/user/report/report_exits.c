@@ -17,6 +17,8 @@
 #include "exits/exit_reasons.h"
 #include "exits/exit_view.h"
 #include "reading/read_outcome.h"
+#include "report/thread_label.h"
+#include "report/report_halts.h"
 #include "common/escape.h"
 #include "common/hashmap.h"
 #include "common/grow.h"
@@ -164,6 +166,7 @@ static int apply_threads(struct exits_reading *r, const struct ht_vcpu_wait_rec 
 		row->w.pad0 = 0;
 		row->w.pad1 = 0;
 		row->a = rec->a;
+		row->h = rec->h;
 		row->from_ns = rec->a.start_ns;
 		row->gone = rec->w.pad1 & HT_VCPU_WAIT_F_GONE;
 	}
@@ -325,9 +328,7 @@ static int select_rows(struct ht_exit_table *t, const struct ht_selection *sel, 
 /* A JSON string: valid JSON whatever v holds (names are the VM owner's, docs/exports.md). */
 static void json_string(const char *v)
 {
-	putchar('"');
-	ht_escape_fputs(stdout, v, HT_ESC_JSON);
-	putchar('"');
+	ht_json_fputs(stdout, v);
 }
 
 static void print_rows(enum ht_report_mode mode, const struct ht_exit_table *t, struct ht_reader *reader)
@@ -508,19 +509,6 @@ static void vcpu_time_row(const char *label, int width, const __u64 ns[HT_VCPU_N
 	putchar('\n');
 }
 
-/* A thread's label: "vCPU 0 (CPU 0/KVM, tid 572, ended)", with its start if its vCPU had several threads. */
-static int vcpu_time_label(char *buf, size_t len, const struct ht_vcpu_thread_row *r, size_t vcpu_threads,
-			   struct ht_reader *reader)
-{
-	const char *tn = ht_reader_thread_name(reader, r->w.pid, r->w.tid);
-	char tesc[HT_ESC_SIZE(16)], from[40] = "";
-
-	if (vcpu_threads > 1)
-		ht_exit_view_thread_start(from, sizeof(from), r, ht_reader_header(reader)->start_monotonic_ns);
-	return snprintf(buf, len, "vCPU %u (%s%stid %u%s%s)", (unsigned int)r->w.vcpu,
-			tn ? ht_escape(tesc, sizeof(tesc), tn, HT_ESC_TEXT) : "", tn ? ", " : "", r->w.tid,
-			r->gone ? ", ended" : "", from);
-}
 
 /*
  * The text view: per VM (in pid order) its vCPU threads (in thread order)
@@ -557,7 +545,7 @@ static int write_vcpu_time(const struct ht_exit_table *t, struct ht_reader *read
 			return -ENOMEM;
 		}
 		for (size_t j = i; j < end; j++) {
-			int n = vcpu_time_label(label, sizeof(label), rows[j], per_vcpu[j], reader);
+			int n = ht_report_vcpu_label(label, sizeof(label), rows[j], per_vcpu[j], reader);
 
 			width = n > width ? n : width;
 		}
@@ -569,7 +557,7 @@ static int write_vcpu_time(const struct ht_exit_table *t, struct ht_reader *read
 		for (; i < end; i++) {
 			const struct ht_vcpu_thread_row *r = rows[i];
 
-			vcpu_time_label(label, sizeof(label), r, per_vcpu[i], reader);
+			ht_report_vcpu_label(label, sizeof(label), r, per_vcpu[i], reader);
 			vcpu_time_row(label, width, r->a.state_ns);
 			for (int k = 0; k < HT_VCPU_NSTATES; k++)
 				sum[k] = ht_sat_add(sum[k], r->a.state_ns[k]);
@@ -679,7 +667,12 @@ static int write_window(const struct ht_report_config *cfg, const struct ht_exit
 	unsigned long long start_ns = ht_reader_header(reader)->start_monotonic_ns;
 	bool rows = cfg->mode == HT_REPORT_CSV || cfg->mode == HT_REPORT_JSON;
 
-	if (cfg->vcpu_time && rows) {
+	if (cfg->halts) {
+		if (!rows)
+			printf("%s: each vCPU thread's halts in KVM and its halt polling, +%.3f s to +%.3f s\n", cfg->path,
+			       (double)(from_ns - start_ns) / 1e9, (double)(to_ns - start_ns) / 1e9);
+		return ht_report_halts(cfg->mode, window, reader);
+	} else if (cfg->vcpu_time && rows) {
 		print_vcpu_time(cfg->mode, window, reader);
 	} else if (cfg->vcpu_time) {
 		printf("%s: where each vCPU thread's time went, +%.3f s to +%.3f s (its states add up to its time)\n",

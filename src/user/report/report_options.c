@@ -12,7 +12,7 @@ static const char report_help[] =
 	"Usage: hypertrace-bpf report [--dump | --csv | --json | --hist [SERIES]] [--exits [--causes]]\n"
 	"                             [--per-vcpu | --per-vm] [-p PID] [--vcpu N] [-n N]...\n"
 	"                             [--since TIME] [--until TIME] [--graph | --sched]\n"
-	"                             [--vcpu-switches | --vcpu-time | --boot | --clock | --initcalls]\n"
+	"                             [--vcpu-switches | --vcpu-time | --halts | --boot | --clock | --initcalls]\n"
 	"                             [--catalog FILE]... [--guest-symbols FILE] FILE\n"
 	"\n"
 	"Read a trace file written by 'hypertrace-bpf record'. Without an option, print\n"
@@ -53,6 +53,13 @@ static const char report_help[] =
 	"               blocked, adding up to its wall-clock time; with --csv or\n"
 	"               --json one row per (VM, vCPU thread, state). The selection\n"
 	"               applies but for --nr, as with --exits\n"
+	"      --halts  each vCPU thread's halts in KVM, from a recording made with\n"
+	"               record --exits: how many KVM polled in (halt_poll_ns not 0),\n"
+	"               how many the polling caught and their time, how many\n"
+	"               slept and their time in KVM (polling that failed, then\n"
+	"               the sleep), and the halt_poll_ns in force at the end;\n"
+	"               with --csv or --json one row per vCPU thread. The\n"
+	"               selection applies as with --vcpu-time\n"
 	"      --boot   the boots of the VMs a recording made with record --boot saw\n"
 	"               start: per VM its phases (firmware, decompressor, kernel,\n"
 	"               user space) told from the guest's RIP and mode at its exits,\n"
@@ -114,6 +121,7 @@ static const struct option report_longopts[] = {
 	{ "exits", no_argument, NULL, 'E' },
 	{ "vcpu-switches", no_argument, NULL, 'W' },
 	{ "vcpu-time", no_argument, NULL, 'A' },
+	{ "halts", no_argument, NULL, 'L' },
 	{ "boot", no_argument, NULL, 'B' },
 	{ "clock", no_argument, NULL, 'K' },
 	{ "initcalls", no_argument, NULL, 'I' },
@@ -156,6 +164,7 @@ static int report_option(int opt, int argc, char **argv, struct ht_report_config
 	case 'E': cfg->exits = true; break;
 	case 'W': cfg->vcpu_switches = true; break;
 	case 'A': cfg->vcpu_time = true; break;
+	case 'L': cfg->halts = true; break;
 	case 'B': cfg->boot = true; break;
 	case 'K': cfg->clock = true; break;
 	case 'I': cfg->initcalls = true; break;
@@ -184,6 +193,10 @@ static int check_combinations(struct ht_report_config *cfg, int modes)
 {
 	if (modes > 1)
 		return ht_usage_error("report", "--dump, --csv, --json and --hist exclude each other");
+	if (cfg->halts && cfg->vcpu_time)
+		return ht_usage_error("report", "--halts and --vcpu-time are two views of the vCPU threads: give one");
+	/* --halts reads what --vcpu-time reads, with the same options: its rules below are theirs. */
+	cfg->vcpu_time |= cfg->halts;
 	if (modes && cfg->decode.analysis != HT_ANALYSIS_NONE)
 		return ht_usage_error("report", "--graph and --sched exclude --dump, --csv, --json and --hist");
 	if (cfg->clock_map && (!cfg->clock || cfg->mode != HT_REPORT_SUMMARY))

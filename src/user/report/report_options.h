@@ -18,6 +18,7 @@ struct ht_report_config {
 	bool exits;                     /* --exits: the exit statistics (text, --csv, --json) */
 	bool vcpu_switches;             /* --vcpu-switches: the switch records of vCPU threads instead */
 	bool vcpu_time;                 /* --vcpu-time: where each vCPU thread's time went (text, --csv, --json) */
+	bool halts;                     /* --halts: each vCPU thread's halts and halt polling (with vcpu_time's rules) */
 	bool causes;                    /* --causes: the causes of the exits (text, --csv, --json); sets exits */
 	bool boot;                      /* --boot: the boots of VMs recorded with record --boot (text, --csv) */
 	bool initcalls;                 /* --initcalls: the guest's initcalls from its replayed trace (text, --csv) */

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* How every --dump line names a VM thread: "pid P (vm NAME) tid T (THREAD)". */
+/*
+ * How report names VM threads: every --dump line "pid P (vm NAME) tid T
+ * (THREAD)", the vCPU threads' text views "vCPU 0 (CPU 0/KVM, tid 572)".
+ */
 #ifndef HT_REPORT_THREAD_LABEL_H
 #define HT_REPORT_THREAD_LABEL_H
 
@@ -8,5 +11,15 @@
 
 /* Names a VM owner chose are escaped, never raw on the terminal; id may be NULL (no IDENTITY block). */
 void ht_print_thread_label(FILE *out, __u32 pid, __u32 tid, const struct ht_identity *id);
+
+struct ht_vcpu_thread_row;
+struct ht_reader;
+/*
+ * A vCPU thread's label for the text views: "vCPU 0 (CPU 0/KVM, tid 572,
+ * ended)", with its start if its vCPU had vcpu_threads > 1 threads; its
+ * length, as snprintf's.
+ */
+int ht_report_vcpu_label(char *buf, size_t len, const struct ht_vcpu_thread_row *r, size_t vcpu_threads,
+			 struct ht_reader *reader);
 
 #endif

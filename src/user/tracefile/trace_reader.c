@@ -53,7 +53,7 @@ struct ht_reader {
 	unsigned long long exits_blocks;
 	__u64 exits_time_ns;       /* the time of the last EXITS block */
 	unsigned long long block_at; /* where the block being visited starts */
-	struct ht_vcpu_wait_rec *exits_threads; /* a version 3-4 block's thread records, widened */
+	struct ht_vcpu_wait_rec *exits_threads; /* a version 3-8 block's thread records, widened */
 };
 
 /* Reads exactly len bytes unless the file ends first; returns bytes read or -errno. */
@@ -341,9 +341,25 @@ static bool account_ok(const struct ht_vcpu_wait_rec *rec, char *why, size_t len
 	return true;
 }
 
+/* A vCPU thread's halts as a recording counts them (version 9 on): each kind is a part of the halts. */
+static bool halts_ok(const struct ht_vcpu_wait_rec *rec, char *why, size_t len)
+{
+	const struct ht_vcpu_halts *h = &rec->h;
+
+	if (h->caught > h->polled || (unsigned __int128)h->polled + h->poll_unknown > h->halts ||
+	    (unsigned __int128)h->caught + h->slept > h->halts) {
+		snprintf(why, len,
+			 "the halts of vCPU thread %u do not add up: %llu halts, %llu polled, %u not known, %llu caught, %llu slept",
+			 rec->w.tid, (unsigned long long)h->halts, (unsigned long long)h->polled, h->poll_unknown,
+			 (unsigned long long)h->caught, (unsigned long long)h->slept);
+		return false;
+	}
+	return true;
+}
+
 /* What a reader must not take from an EXITS block whose CRC is right: time going back, impossible series or accounts. */
 static bool exits_block_ok(const struct ht_reader *r, const struct ht_exits_header *eh, const unsigned char *p,
-			   const unsigned char *threads, char *why, size_t len)
+			   const unsigned char *threads, size_t thread_rec, char *why, size_t len)
 {
 	if (eh->time_ns < r->hdr.start_monotonic_ns || eh->time_ns < r->exits_time_ns) {
 		snprintf(why, len, "its time (%llu ns) is before the %s", (unsigned long long)eh->time_ns,
@@ -358,10 +374,10 @@ static bool exits_block_ok(const struct ht_reader *r, const struct ht_exits_head
 			return false;
 	}
 	for (__u32 i = 0; r->hdr.version >= 5 && i < eh->nthreads; i++) {
-		struct ht_vcpu_wait_rec rec;
+		struct ht_vcpu_wait_rec rec = { 0 };
 
-		memcpy(&rec, threads + (size_t)i * sizeof(rec), sizeof(rec));
-		if (!account_ok(&rec, why, len))
+		memcpy(&rec, threads + (size_t)i * thread_rec, thread_rec);
+		if (!account_ok(&rec, why, len) || !halts_ok(&rec, why, len))
 			return false;
 	}
 	return true;
@@ -488,8 +504,10 @@ static bool read_payload(struct ht_reader *r, const struct ht_block_header *bh, 
 static bool load_exits_block(struct ht_reader *r, const struct ht_block_header *bh, unsigned long long at)
 {
 	struct ht_exits_header eh = { 0 };
-	/* Thread records grew in version 5 (the account); older ones are read into the new layout. */
-	size_t thread_rec = r->hdr.version >= 5 ? sizeof(struct ht_vcpu_wait_rec) : HT_VCPU_WAIT_REC_V4_SIZE;
+	/* Thread records grew in versions 5 (the account) and 9 (the halts); older ones are read into the new layout. */
+	size_t thread_rec = r->hdr.version >= 9   ? sizeof(struct ht_vcpu_wait_rec)
+			    : r->hdr.version >= 5 ? HT_VCPU_WAIT_REC_V8_SIZE
+						  : HT_VCPU_WAIT_REC_V4_SIZE;
 	/* The header grew in version 6 (lost_causes; the causes follow the threads) and 7 (causes_not_theirs). */
 	size_t header = r->hdr.version >= 7   ? sizeof(eh)
 			: r->hdr.version >= 6 ? HT_EXITS_HEADER_V6_SIZE
@@ -519,7 +537,7 @@ static bool load_exits_block(struct ht_reader *r, const struct ht_block_header *
 	const unsigned char *threads = series + (size_t)eh.nseries * sizeof(struct ht_exit_series_rec);
 	const unsigned char *causes = threads + (size_t)eh.nthreads * thread_rec;
 
-	if (!exits_block_ok(r, &eh, series, threads, why, sizeof(why)) || !causes_ok(&eh, causes, why, sizeof(why))) {
+	if (!exits_block_ok(r, &eh, series, threads, thread_rec, why, sizeof(why)) || !causes_ok(&eh, causes, why, sizeof(why))) {
 		stop(r, true, "exits block at byte %llu: %s: the file is corrupt", at, why);
 		return false;
 	}
@@ -531,8 +549,10 @@ static bool load_exits_block(struct ht_reader *r, const struct ht_block_header *
 			stop(r, true, "out of memory for the exits block at byte %llu", at);
 			return false;
 		}
-		for (__u32 i = 0; i < eh.nthreads; i++)
+		for (__u32 i = 0; i < eh.nthreads; i++) {
 			memcpy(&widened[i].w, threads + (size_t)i * thread_rec, thread_rec);
+			widened[i].h.poll_ns = HT_HALT_POLL_NS_UNKNOWN; /* none recorded */
+		}
 		free(r->exits_threads);
 		r->exits_threads = widened;
 		threads = (const unsigned char *)widened;

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * report --halts: what an operator tunes kvm.halt_poll_ns from. Per vCPU
+ * thread: its halts in KVM, how many KVM polled in and how many of those
+ * the polling caught (the vCPU never slept) with their time, how many slept
+ * with their time in KVM (the polling that failed, then the sleep), and
+ * the halt_poll_ns in force at the window's end (struct ht_vcpu_halts).
+ */
+#include "report/report_halts.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "common/escape.h"
+#include "exits/exit_view.h"
+#include "report/thread_label.h"
+
+/* A mean of ns over n, in the short form ("-" for none). */
+static void fmt_mean(char *buf, size_t len, uint64_t ns, uint64_t n)
+{
+	if (!n)
+		snprintf(buf, len, "-");
+	else
+		ht_exit_fmt_ns(buf, len, ns / n);
+}
+
+/* A thread's halt_poll_ns: "?" not known yet; sum_row: a VM's sum, which has none ("-"). */
+static void fmt_poll_ns(char *buf, size_t len, uint32_t poll_ns, bool sum_row)
+{
+	if (sum_row)
+		snprintf(buf, len, "-");
+	else if (poll_ns == HT_HALT_POLL_NS_UNKNOWN)
+		snprintf(buf, len, "?");
+	else
+		snprintf(buf, len, "%u", poll_ns);
+}
+
+static void text_row(const char *label, int width, const struct ht_vcpu_halts *h, bool sum_row)
+{
+	char caught_mean[16], slept_mean[16], poll[16], share[16];
+
+	fmt_mean(caught_mean, sizeof(caught_mean), h->caught_ns, h->caught);
+	fmt_mean(slept_mean, sizeof(slept_mean), h->slept_ns, h->slept);
+	fmt_poll_ns(poll, sizeof(poll), h->poll_ns, sum_row);
+	if (h->polled)
+		snprintf(share, sizeof(share), "%.1f%%", 100.0 * (double)h->caught / (double)h->polled);
+	else
+		snprintf(share, sizeof(share), "-");
+	printf("  %-*s %9llu %9llu %9llu %7s %9s %9llu %9s %8u %12s\n", width, label, (unsigned long long)h->halts,
+	       (unsigned long long)h->polled, (unsigned long long)h->caught, share, caught_mean,
+	       (unsigned long long)h->slept, slept_mean, h->poll_unknown, poll);
+}
+
+static void add_halts(struct ht_vcpu_halts *sum, const struct ht_vcpu_halts *h)
+{
+	sum->halts += h->halts;
+	sum->polled += h->polled;
+	sum->caught += h->caught;
+	sum->caught_ns += h->caught_ns;
+	sum->slept += h->slept;
+	sum->slept_ns += h->slept_ns;
+	sum->poll_unknown += h->poll_unknown;
+}
+
+static int write_text(const struct ht_exit_table *t, struct ht_reader *reader)
+{
+	const struct ht_vcpu_thread_row **rows = calloc(t->nthreads + 1, sizeof(*rows));
+	size_t *per_vcpu = calloc(t->nthreads + 1, sizeof(*per_vcpu));
+	char label[HT_ESC_SIZE(16) + 96];
+	int ret = 0;
+
+	if (!rows || !per_vcpu) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < t->nthreads; i++)
+		rows[i] = &t->threads[i];
+	qsort(rows, t->nthreads, sizeof(*rows), ht_vcpu_thread_ptr_cmp_by_vm);
+	for (size_t i = 0; i < t->nthreads;) {
+		uint32_t pid = rows[i]->w.pid;
+		const char *vm = ht_reader_vm_name(reader, pid);
+		struct ht_vcpu_halts sum = { .poll_ns = HT_HALT_POLL_NS_UNKNOWN };
+		size_t first = i, end = i;
+		char esc[HT_ESC_SIZE(64)];
+		int width = 36;
+
+		while (end < t->nthreads && rows[end]->w.pid == pid)
+			end++;
+		if (ht_exit_view_threads_per_vcpu(rows + i, end - i, per_vcpu + i)) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		for (size_t j = i; j < end; j++) {
+			int n = ht_report_vcpu_label(label, sizeof(label), rows[j], per_vcpu[j], reader);
+
+			width = n > width ? n : width;
+		}
+		printf("\nVM %s%s(pid %u)\n  %-*s %9s %9s %9s %7s %9s %9s %9s %8s %12s\n",
+		       vm ? ht_escape(esc, sizeof(esc), vm, HT_ESC_TEXT) : "", vm ? " " : "", pid, width, "vCPU thread",
+		       "halts", "polled", "caught", "of poll", "its mean", "slept", "its mean", "unknown", "halt_poll_ns");
+		for (; i < end; i++) {
+			ht_report_vcpu_label(label, sizeof(label), rows[i], per_vcpu[i], reader);
+			text_row(label, width, &rows[i]->h, false);
+			add_halts(&sum, &rows[i]->h);
+		}
+		if (i - first > 1)
+			text_row("all its vCPU threads", width, &sum, true);
+	}
+out:
+	free(rows);
+	free(per_vcpu);
+	return ret;
+}
+
+static void write_rows(enum ht_report_mode mode, const struct ht_exit_table *t, struct ht_reader *reader)
+{
+	if (mode == HT_REPORT_CSV)
+		puts("vm_pid,vm_name,vcpu,tid,thread_name,thread_start_ns,from_ns,to_ns,ended,halts,polled,caught,caught_ns,slept,slept_ns,poll_unknown,halt_poll_ns");
+	for (size_t i = 0; i < t->nthreads; i++) {
+		const struct ht_vcpu_thread_row *r = &t->threads[i];
+		const struct ht_vcpu_halts *h = &r->h;
+		const char *vm = ht_reader_vm_name(reader, r->w.pid), *tn = ht_reader_thread_name(reader, r->w.pid, r->w.tid);
+		char poll[16];
+
+		/* Unknown is empty in CSV and null in JSON: never a number that could be read as a value. */
+		if (h->poll_ns == HT_HALT_POLL_NS_UNKNOWN)
+			snprintf(poll, sizeof(poll), "%s", mode == HT_REPORT_CSV ? "" : "null");
+		else
+			snprintf(poll, sizeof(poll), "%u", h->poll_ns);
+		if (mode == HT_REPORT_CSV) {
+			printf("%u,", r->w.pid);
+			ht_csv_fputs(stdout, vm ? vm : "");
+			printf(",%u,%u,", (unsigned int)r->w.vcpu, r->w.tid);
+			ht_csv_fputs(stdout, tn ? tn : "");
+			printf(",%llu,%llu,%llu,%d,%llu,%llu,%llu,%llu,%llu,%llu,%u,%s\n", (unsigned long long)r->a.start_ns,
+			       (unsigned long long)r->from_ns, (unsigned long long)r->a.as_of_ns, r->gone,
+			       (unsigned long long)h->halts, (unsigned long long)h->polled, (unsigned long long)h->caught,
+			       (unsigned long long)h->caught_ns, (unsigned long long)h->slept,
+			       (unsigned long long)h->slept_ns, h->poll_unknown, poll);
+			continue;
+		}
+		printf("{\"vm_pid\":%u,\"vm_name\":", r->w.pid);
+		ht_json_fputs(stdout, vm ? vm : "");
+		printf(",\"vcpu\":%u,\"tid\":%u,\"thread_name\":", (unsigned int)r->w.vcpu, r->w.tid);
+		ht_json_fputs(stdout, tn ? tn : "");
+		/* Times as decimal strings, as --vcpu-time writes them: exact past 2^53. */
+		printf(",\"thread_start_ns\":\"%llu\",\"from_ns\":\"%llu\",\"to_ns\":\"%llu\",\"ended\":%s,\"halts\":%llu,\"polled\":%llu,\"caught\":%llu,\"caught_ns\":%llu,\"slept\":%llu,\"slept_ns\":%llu,\"poll_unknown\":%u,\"halt_poll_ns\":%s}\n",
+		       (unsigned long long)r->a.start_ns, (unsigned long long)r->from_ns, (unsigned long long)r->a.as_of_ns,
+		       r->gone ? "true" : "false", (unsigned long long)h->halts, (unsigned long long)h->polled,
+		       (unsigned long long)h->caught, (unsigned long long)h->caught_ns, (unsigned long long)h->slept,
+		       (unsigned long long)h->slept_ns, h->poll_unknown, poll);
+	}
+}
+
+int ht_report_halts(enum ht_report_mode mode, const struct ht_exit_table *window, struct ht_reader *reader)
+{
+	if (mode == HT_REPORT_CSV || mode == HT_REPORT_JSON) {
+		write_rows(mode, window, reader);
+		return 0;
+	}
+	return write_text(window, reader);
+}

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# report --halts on a file of known halts (tests/tools/exits_craft halts:
+# two EXITS blocks 1 s apart; vCPU 0 at the end 30 halts, 28 polled, 20
+# caught in 400 us, 10 slept in 10 ms, 2 whose polling was not known,
+# halt_poll_ns 400000; vCPU 1 3 halts, all slept and not known, its
+# halt_poll_ns never known): the text view, the CSV and JSON rows, a time
+# window's differences, and the option that excludes it.
+# shellcheck source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
+
+CRAFT=$OUTPUT/tests/tools/exits_craft
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+if ! "$CRAFT" "$work/h.htr" halts; then
+	fail halts_file "exits_craft failed"
+	suite_exit
+fi
+
+"$HT" report --halts "$work/h.htr" >"$work/out" 2>"$work/err"
+rc=$?
+# Caught of polled 20/28; means 400 us / 20 and 10 ms / 10; a thread's unknown polling "?", a sum's "-".
+if [ "$rc" -eq 0 ] &&
+	grep -Eq "^  vCPU 0 \(tid 2000\) +30 +28 +20 +71\.4% +20\.0us +10 +1\.00ms +2 +400000$" "$work/out" &&
+	grep -Eq "^  vCPU 1 \(tid 2001\) +3 +0 +0 +- +- +3 +1\.00us +3 +\?$" "$work/out" &&
+	grep -Eq "^  all its vCPU threads +33 +28 +20 +71\.4% +20\.0us +13 +769us +5 +-$" "$work/out"; then
+	pass halts_text_view_per_thread_and_vm
+else
+	fail halts_text_view_per_thread_and_vm "rc $rc: $(cat "$work/err") / $(cat "$work/out")"
+fi
+
+"$HT" report --halts --csv "$work/h.htr" >"$work/csv" 2>"$work/err"
+rc=$?
+want='vm_pid,vm_name,vcpu,tid,thread_name,thread_start_ns,from_ns,to_ns,ended,halts,polled,caught,caught_ns,slept,slept_ns,poll_unknown,halt_poll_ns
+1000,"",0,2000,"",1000000000,1000000000,3000000000,0,30,28,20,400000,10,10000000,2,400000
+1000,"",1,2001,"",1000000000,1000000000,3000000000,0,3,0,0,0,3,3000,3,'
+if [ "$rc" -eq 0 ] && [ "$(cat "$work/csv")" = "$want" ]; then
+	pass halts_csv_rows_are_the_last_blocks_numbers
+else
+	fail halts_csv_rows_are_the_last_blocks_numbers "rc $rc: $(cat "$work/err") / $(cat "$work/csv")"
+fi
+
+# From the first block on (--since 1.5 s: the window starts at the block of +1 s): the second block minus the first.
+"$HT" report --halts --json --since 1.5 "$work/h.htr" >"$work/json" 2>"$work/err"
+rc=$?
+if [ "$rc" -eq 0 ] && python3 - "$work/json" <<'PY'; then
+import json, sys
+rows = {r['tid']: r for r in map(json.loads, open(sys.argv[1]))}
+a, b = rows[2000], rows[2001]
+assert (a['halts'], a['polled'], a['caught'], a['caught_ns'], a['slept'], a['slept_ns'], a['poll_unknown'], a['halt_poll_ns']) == \
+    (20, 20, 14, 280000, 6, 6000000, 0, 400000), a
+assert a['from_ns'] == '2000000000' and a['to_ns'] == '3000000000', a
+assert b['halts'] == 0 and b['halt_poll_ns'] is None, b
+PY
+	pass halts_json_window_is_the_difference_and_unknown_is_null
+else
+	fail halts_json_window_is_the_difference_and_unknown_is_null "rc $rc: $(cat "$work/err") / $(cat "$work/json")"
+fi
+
+"$HT" report --halts --vcpu-time "$work/h.htr" >"$work/out" 2>"$work/err"
+rc=$?
+if [ "$rc" -eq 2 ] && [ "$(wc -l <"$work/err")" -eq 1 ] && grep -q "give one" "$work/err"; then
+	pass halts_and_vcpu_time_exclude_each_other
+else
+	fail halts_and_vcpu_time_exclude_each_other "rc $rc: $(cat "$work/err")"
+fi
+"$HT" report --halts --dump "$work/h.htr" >"$work/out" 2>"$work/err"
+rc=$?
+[ "$rc" -eq 2 ] && pass halts_refuses_dump || fail halts_refuses_dump "rc $rc: $(cat "$work/err")"
+
+suite_exit
