@@ -13,6 +13,7 @@ cd "$(dirname "$0")/.."
 # prometheus and curl: the real Prometheus server that tests/prometheus scrapes record --metrics with.
 # babeltrace2, python3-bt2: the CTF and LTTng export tests read the exports with them.
 # protobuf-compiler, python3-protobuf: the Perfetto export test decodes the export with them.
+# libxml2-utils: xmllint validates the Trace Compass analysis (docs/tracecompass/) against Trace Compass's schema.
 # scdoc: the man pages; debhelper, dkms, lintian, fakeroot: `make deb` and its
 # tests; debootstrap: the Debian 13 root tests/distro builds; bash-completion:
 # the completion test drives the installed completion with it; man-db: man -w;
@@ -27,7 +28,7 @@ cd "$(dirname "$0")/.."
 # iproute2: the metrics test takes IPv6 off loopback in a network namespace of its own (ip).
 pkgs=(git make build-essential gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev linux-libc-dev tmux python3 util-linux iproute2 prometheus curl time
 	e2fsprogs babeltrace2 python3-bt2 scdoc debhelper dkms lintian fakeroot debootstrap bash-completion man-db
-	protobuf-compiler python3-protobuf zstd systemd systemd-container mmdebstrap
+	protobuf-compiler python3-protobuf libxml2-utils zstd systemd systemd-container mmdebstrap
 	buildah podman file python3-yaml)
 missing=()
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }

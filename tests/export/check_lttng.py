@@ -172,7 +172,9 @@ def read_experiment(path, recorded):
                 since, involuntary = out_since.pop(t)
                 preempt[tid_vcpu[t]].append((since, ts, involuntary))
             continue
-        if name.startswith("lttng_statedump_") or name == "sched_switch" and hostname == "host":
+        # The statedump, and the boot stream's VM boots and initcalls (tests/export/check_lttng_boot.py checks them).
+        if name.startswith(("lttng_statedump_", "hypertrace_boot_", "hypertrace_initcall")) or \
+                name == "sched_switch" and hostname == "host":
             continue
         uid = int(env["vm_uid"])
         guests.add(uid)

@@ -120,7 +120,10 @@ static void chrome_abandon(void *w)
 	ht_chrome_abandon(w);
 }
 
-/* LTTng: a host trace and a trace per guest, for Trace Compass's VM analyses. */
+/*
+ * LTTng: a host trace and a trace per guest, for Trace Compass's VM analyses;
+ * the VMs' boot phases and their guests' initcalls in the host trace.
+ */
 static int lttng_open(const struct ht_convert_config *cfg, const struct ht_file_header *h, struct ht_decoder *dec,
 		      void **out, char *err, size_t errlen)
 {
@@ -142,6 +145,18 @@ static int lttng_add_switch(void *w, const struct ht_vcpu_switch *sw, struct ht_
 	return ht_lttng_add_switch(w, sw, reader, err, errlen);
 }
 
+static int lttng_add_boot_exit(void *w, const struct ht_boot_exit *be, struct ht_reader *reader, char *err,
+			       size_t errlen)
+{
+	return ht_lttng_add_boot_exit(w, be, reader, err, errlen);
+}
+
+static int lttng_add_guest_trace(void *w, const struct ht_record *r, struct ht_reader *reader, char *err,
+				 size_t errlen)
+{
+	return ht_lttng_add_guest_trace(w, r, reader, err, errlen);
+}
+
 static int lttng_close(void *w, const struct ht_read_status *st, const char *source, const char *selection,
 		       char *err, size_t errlen)
 {
@@ -157,6 +172,9 @@ static int lttng_close(void *w, const struct ht_read_status *st, const char *sou
 	if (!ret && counts.lost_switches)
 		lost_switches(counts.lost_switches,
 			      "in state WAIT_UNKNOWN; each guest trace counts them in its env (lost_sched_switches) and as discarded events");
+	if (!ret)
+		undrawn_initcalls(&counts.initcalls,
+				  "the host trace's env counts them (initcall_vms_without_clock, initcalls_not_drawn)");
 	return ret;
 }
 
@@ -242,6 +260,7 @@ static const struct ht_exporter exporters[] = {
 				.add_guest_trace = chrome_add_guest_trace, .close = chrome_close,
 				.abandon = chrome_abandon },
 	[HT_CONVERT_LTTNG] = { .open = lttng_open, .add = lttng_add, .add_switch = lttng_add_switch,
+			       .add_boot_exit = lttng_add_boot_exit, .add_guest_trace = lttng_add_guest_trace,
 			       .close = lttng_close, .abandon = lttng_abandon },
 	[HT_CONVERT_PERFETTO] = { .open = perfetto_open, .add = perfetto_add, .add_switch = perfetto_add_switch,
 				  .add_account = perfetto_add_account, .add_boot_exit = perfetto_add_boot_exit,

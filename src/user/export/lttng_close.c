@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * convert --lttng, the end (lttng_private.h): each trace's env of the
- * recording's identity, the host trace's statedump, the traces closed and
- * the experiment published.
+ * recording's identity, the host trace's statedump and boot stream, the
+ * traces closed and the experiment published.
  */
 #include "export/lttng_private.h"
 
@@ -133,6 +133,15 @@ int ht_lttng_close(struct ht_lttng_export *x, const struct ht_read_status *st, c
 		ret = ht_errf(err, errlen, "out of memory");
 	if (!ret)
 		ret = write_statedump(x, start, err, errlen);
+	if (!ret)
+		ret = lt_write_boots(x, err, errlen);
+	/* Counted only where some were not written: a trace without them keeps the env it had. */
+	if (!ret && ((x->counts.initcalls.vms_without_clock &&
+		      ht_lttng_trace_env_int(x->host, "initcall_vms_without_clock",
+					     (long long)x->counts.initcalls.vms_without_clock)) ||
+		     (x->counts.initcalls.not_drawn &&
+		      ht_lttng_trace_env_int(x->host, "initcalls_not_drawn", (long long)x->counts.initcalls.not_drawn))))
+		ret = ht_errf(err, errlen, "out of memory");
 	if (!ret) {
 		x->counts.reordered += ht_lttng_trace_reordered(x->host);
 		x->counts.not_written += ht_lttng_trace_dropped(x->host);

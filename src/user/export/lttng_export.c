@@ -225,6 +225,7 @@ void ht_lttng_abandon(struct ht_lttng_export *x)
 		free(ht_id_pair_table_at(x->running, i));
 	ht_id_pair_table_free(x->running);
 	ht_lttng_trace_free(x->host);
+	lt_free_boots(x);
 	ht_guest_state_free(x->gstate);
 	ht_switch_chain_free(x->chain);
 	free(x->heap);

@@ -13,7 +13,10 @@
  * also gives the vmsync_gh_* and vmsync_hg_* pairs the VM analysis matches
  * host and guest with: both sides are on the host's clock, so they match
  * exactly. A guest trace's CPUs are KVM's vcpu_ids, as the VM analysis keys
- * them on the host's side.
+ * them on the host's side. The VMs' boot phases (record --boot) and their
+ * guests' initcalls (guest/boottrace) are begin and end events of the host
+ * trace's boot stream, written at close (docs/exports.md; the Trace Compass
+ * analysis that draws them: docs/tracecompass/).
  *
  * Records come in kvm_entry order, switches by their own time among them; a
  * hypercall's events span exit to entry, so events wait in a bounded
@@ -26,6 +29,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 #include "decode/decoder.h"
+#include "export/initcall_spans.h"
 #include "tracefile/trace_reader.h"
 
 /* The CPUs of one guest trace: a hostile guest names any 16-bit CPU. */
@@ -37,6 +41,7 @@ struct ht_lttng_counts {
 	unsigned long long reordered;   /* events whose time was raised to keep a stream in order */
 	unsigned long long not_written; /* events of CPUs beyond what one trace holds */
 	unsigned long long lost_switches; /* guest sched_switch chains broken: each gap shown as unknown */
+	struct ht_initcall_counts initcalls; /* guests' initcalls not written: no clock pair, or no lane */
 };
 
 /*
@@ -49,6 +54,19 @@ int ht_lttng_open(const char *dir, mode_t mode, const struct ht_file_header *h, 
 /* Adds one record; reader gives the names of VMs and threads. 0, or a negative value with err. */
 int ht_lttng_add(struct ht_lttng_export *x, const struct ht_record *r, struct ht_reader *reader, char *err,
 		 size_t errlen);
+/*
+ * Adds one exit of a booting VM (record --boot): its phases go into the host
+ * trace's boot stream at close. 0, or a negative value with err.
+ */
+int ht_lttng_add_boot_exit(struct ht_lttng_export *x, const struct ht_boot_exit *be, struct ht_reader *reader,
+			   char *err, size_t errlen);
+/*
+ * Adds one record of a guest's boot-time trace (nr 1150..1152, whatever the
+ * selection cuts of its VM's records): its initcall levels and initcalls go
+ * into the host trace's boot stream at close. 0, or a negative value with err.
+ */
+int ht_lttng_add_guest_trace(struct ht_lttng_export *x, const struct ht_record *r, struct ht_reader *reader,
+			     char *err, size_t errlen);
 /*
  * Adds one switch of a vCPU thread (record --vcpu-sched) as the host's
  * sched_switch. 0 (written, or the second record of one switch), 1 (a kind

@@ -7,15 +7,19 @@
  * that puts events in time order; lttng_threads.c: which thread the host
  * trace says runs on each host CPU; lttng_switch.c: the host's switches of
  * vCPU threads; lttng_close.c: the end; lttng_guest.c: each VM's guest trace
- * and its events.
+ * and its events; lttng_boot.c: the VMs' boot phases and their guests'
+ * initcalls, in the host trace's boot stream.
  */
 #ifndef HT_EXPORT_LTTNG_PRIVATE_H
 #define HT_EXPORT_LTTNG_PRIVATE_H
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "boot/boot_timeline.h"
+#include "decode/guest_trace.h"
 #include "export/guest_state.h"
 #include "export/id_pair_table.h"
+#include "export/initcall_spans.h"
 #include "export/lttng_export.h"
 #include "export/lttng_trace.h"
 #include "export/switch_chain.h"
@@ -131,6 +135,11 @@ struct host_thread {
 	bool written;       /* the host trace shows it */
 };
 
+/* Event classes of the host trace's boot stream, declared at the end where there is something to write. */
+struct boot_classes {
+	int phase_begin, phase_end, ended, level_begin, level_end, call_begin, call_end, no_return;
+};
+
 struct ht_lttng_export {
 	struct ht_output out;
 	char dir[4096];
@@ -152,6 +161,10 @@ struct ht_lttng_export {
 	uint64_t seq, last_entry_ns, first_ns, last_ns;
 	unsigned long long records;
 	unsigned long long forged; /* records of the guest module's nr it did not send: host events only */
+	struct ht_boot_timelines *boots;  /* the selected VMs' boot exits (record --boot), or NULL */
+	struct ht_guest_traces *traces;   /* the selected VMs' boot-time traces (guest/boottrace), or NULL */
+	struct ht_id_pair_table *vm_labels; /* (host pid, 0) -> its label, as the reader names it: boot and initcall events */
+	struct boot_classes bcls;
 	struct ht_lttng_counts counts;
 };
 
@@ -183,6 +196,9 @@ int lt_thread_runs(struct ht_lttng_export *x, uint32_t cpu, uint64_t ts, const s
 		   bool switched, char *err, size_t errlen);
 int lt_queue_restatements(struct ht_lttng_export *x, uint64_t ts);
 int lt_write_restatement(struct ht_lttng_export *x, uint32_t cpu, uint64_t ts, char *err, size_t errlen);
+/* lttng_boot.c */
+int lt_write_boots(struct ht_lttng_export *x, char *err, size_t errlen);
+void lt_free_boots(struct ht_lttng_export *x);
 /* lttng_guest.c */
 int lt_guest_events(struct ht_lttng_export *x, struct guest *g, const struct ht_record *r,
 		    const struct ht_gev *ev, int64_t task_before, uint64_t entry_ns);

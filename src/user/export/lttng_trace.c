@@ -15,8 +15,9 @@
 
 #define MAX_CLASSES 65535u /* LTTng's large event header: id 65535 is its escape */
 
-/* The statedump's stream: a channel of its own, as LTTng writes one per channel and CPU. */
+/* The statedump's stream and the boot stream: channels of their own, as LTTng writes one per channel and CPU. */
 #define STATEDUMP_CHANNEL 1u
+#define BOOT_CHANNEL 2u
 
 struct ht_lttng_trace {
 	struct ht_ctf_trace *ctf; /* its directory, streams, packets, uuids and metadata file */
@@ -34,8 +35,11 @@ struct ht_lttng_trace {
 };
 
 /* The largest event: header, pid, tid, procname and payload. */
-#define EVENT_MAX_BYTES (HT_CTF_EVENT_HEADER_BYTES + 4 + 4 + HT_LTTNG_COMM_LEN + HT_LTTNG_MAX_PAYLOAD)
-_Static_assert(HT_CTF_LTTNG_PACKET_PREAMBLE_BYTES + EVENT_MAX_BYTES <= HT_CTF_PACKET_BYTES, "packet too small");
+#define EVENT_MAX_BYTES(payload) (HT_CTF_EVENT_HEADER_BYTES + 4 + 4 + HT_LTTNG_COMM_LEN + (payload))
+_Static_assert(HT_CTF_LTTNG_PACKET_PREAMBLE_BYTES + EVENT_MAX_BYTES(HT_LTTNG_MAX_PAYLOAD) <= HT_CTF_PACKET_BYTES,
+	       "packet too small");
+_Static_assert(HT_CTF_LTTNG_PACKET_PREAMBLE_BYTES + EVENT_MAX_BYTES(HT_LTTNG_MAX_BOOT_PAYLOAD) <= HT_CTF_PACKET_BYTES,
+	       "packet too small for the boot stream's events");
 
 /* Appends formatted text to a growing buffer. 0 or -ENOMEM. */
 __attribute__((format(printf, 4, 5)))
@@ -155,8 +159,9 @@ static struct ht_ctf_stream *stream_of(struct ht_lttng_trace *t, uint32_t channe
 		*ret = 1;
 		return NULL;
 	}
-	snprintf(name, sizeof(name), "%s_%u", channel == STATEDUMP_CHANNEL ? "statedump" : "channel0", cpu);
-	/* A stream instance of its own for the statedump's stream: CTF readers keep the two apart. */
+	snprintf(name, sizeof(name), "%s_%u",
+		 channel == STATEDUMP_CHANNEL ? "statedump" : channel == BOOT_CHANNEL ? "boot" : "channel0", cpu);
+	/* A stream instance of its own for each channel's stream: CTF readers keep them apart. */
 	s = ht_ctf_stream_new(t->ctf, name, (uint64_t)channel << 32 | cpu, cpu);
 	if (!s || ht_id_pair_table_put(t->streams, channel, cpu, s)) {
 		*ret = -ENOMEM; /* t->ctf frees s */
@@ -178,7 +183,8 @@ static int stream_event(struct ht_lttng_trace *t, uint32_t channel, uint32_t cpu
 	unsigned char *p, *at;
 	int ret;
 
-	assert(len <= HT_LTTNG_MAX_PAYLOAD && id >= 0 && (unsigned int)id < t->nclasses);
+	assert(len <= (channel == BOOT_CHANNEL ? HT_LTTNG_MAX_BOOT_PAYLOAD : HT_LTTNG_MAX_PAYLOAD) && id >= 0 &&
+	       (unsigned int)id < t->nclasses);
 	s = stream_of(t, channel, cpu, &ret);
 	if (!s) {
 		if (ret == 1)
@@ -211,6 +217,13 @@ int ht_lttng_trace_statedump_event(struct ht_lttng_trace *t, uint32_t cpu, uint6
 				   size_t errlen)
 {
 	return stream_event(t, STATEDUMP_CHANNEL, cpu, ts, id, ctx, payload, len, err, errlen);
+}
+
+int ht_lttng_trace_boot_event(struct ht_lttng_trace *t, uint32_t cpu, uint64_t ts, int id,
+			      const struct ht_lttng_ctx *ctx, const void *payload, size_t len, char *err,
+			      size_t errlen)
+{
+	return stream_event(t, BOOT_CHANNEL, cpu, ts, id, ctx, payload, len, err, errlen);
 }
 
 static int write_metadata(struct ht_lttng_trace *t, int64_t clock_offset_ns, char *err, size_t errlen)

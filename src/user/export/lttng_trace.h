@@ -10,7 +10,9 @@
  *
  * A second channel, `statedump_<cpu>`, holds what lttng-modules' statedump
  * writes when a session starts (its own stream instance: readers keep it
- * apart from the CPU's `channel0_<cpu>`).
+ * apart from the CPU's `channel0_<cpu>`). A third, `boot_<cpu>`, the
+ * project's own, holds the VMs' boot phases and their guests' initcalls,
+ * which are known only at the end, in a time order of their own.
  *
  * The trace's directory, its streams' files and packets, its uuids and its
  * metadata file are the CTF layer's (export/ctf_trace.h, in its LTTng kernel
@@ -29,6 +31,12 @@
 
 /* An event's payload, at most (the largest one written is about half of it). */
 #define HT_LTTNG_MAX_PAYLOAD 128
+/*
+ * An event's payload in the boot stream, at most: a guest's initcall and its
+ * level, each up to 1024 bytes of its line and escaped whole (4 bytes a byte
+ * at most), fit; one packet holds the largest event.
+ */
+#define HT_LTTNG_MAX_BOOT_PAYLOAD (14 * 1024)
 /* LTTng's procname context: the kernel's TASK_COMM_LEN. */
 #define HT_LTTNG_COMM_LEN 16
 
@@ -83,6 +91,10 @@ int ht_lttng_trace_event(struct ht_lttng_trace *t, uint32_t cpu, uint64_t ts, in
 int ht_lttng_trace_statedump_event(struct ht_lttng_trace *t, uint32_t cpu, uint64_t ts, int id,
 				   const struct ht_lttng_ctx *ctx, const void *payload, size_t len, char *err,
 				   size_t errlen);
+/* The same into CPU cpu's boot stream (not counted in max_streams); len up to HT_LTTNG_MAX_BOOT_PAYLOAD. */
+int ht_lttng_trace_boot_event(struct ht_lttng_trace *t, uint32_t cpu, uint64_t ts, int id,
+			      const struct ht_lttng_ctx *ctx, const void *payload, size_t len, char *err,
+			      size_t errlen);
 /*
  * Writes the last packets (the recording's drops, `discarded`, as a last
  * packet of the lowest CPU's stream at end_ns) and the metadata with the
