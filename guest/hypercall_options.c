@@ -23,6 +23,13 @@ const char hypercall_usage[] =
 	"                      include/hypertrace/guest.h does; decoded by a catalog\n"
 	"                      field NAME=a0-a3:str), instead of --a0..--a3\n"
 	"      --rate PER_SEC  issue at most PER_SEC hypercalls per second (default: no limit)\n"
+	"      --snapshot FILE\n"
+	"                      after the calls, read FILE whole, issue one more call\n"
+	"                      (a0 one past the last one's), then print FILE's bytes\n"
+	"                      before the report: the host's times of the last call\n"
+	"                      and that one bracket the read (e.g. /proc/stat,\n"
+	"                      /proc/interrupts: a guest's own numbers on the\n"
+	"                      host's clock)\n"
 	"      --insn vmcall|vmmcall\n"
 	"                      instruction to use (default: vmcall on Intel, vmmcall on AMD)\n"
 	"  -h, --help          show this help\n"
@@ -56,6 +63,7 @@ enum {
 	OPT_RATE,
 	OPT_INSN,
 	OPT_TEXT,
+	OPT_SNAPSHOT,
 };
 
 static const struct option long_options[] = {
@@ -68,6 +76,7 @@ static const struct option long_options[] = {
 	{ "rate", required_argument, NULL, OPT_RATE },
 	{ "insn", required_argument, NULL, OPT_INSN },
 	{ "text", required_argument, NULL, OPT_TEXT },
+	{ "snapshot", required_argument, NULL, OPT_SNAPSHOT },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -106,6 +115,9 @@ static bool parse_one(int opt, const char *arg, void *ctx, char *err, size_t err
 		return ht_parse_u64_option("--a3", arg, 0, UINT64_MAX, &o->a3, err, err_size);
 	case OPT_TEXT:
 		st->text = arg;
+		return true;
+	case OPT_SNAPSHOT:
+		o->snapshot = arg;
 		return true;
 	case OPT_RATE:
 		return ht_parse_u64_option("--rate", arg, 1, HYPERCALL_MAX_RATE, &o->rate, err,

@@ -20,6 +20,7 @@ struct hypercall_options {
 	uint64_t a0, a1, a2, a3;
 	uint64_t rate;      /* calls per second; 0: as fast as possible */
 	enum hypercall_insn insn; /* UNKNOWN: choose from the CPU vendor */
+	const char *snapshot; /* --snapshot FILE: read it between the calls and one more, printed after */
 	bool help;
 };
 

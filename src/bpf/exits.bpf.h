@@ -181,6 +181,8 @@ static __always_inline __u64 close_thread_exit(struct vcpu_thread *t, __u32 tgid
  * is in its vcpu_thread_table entry), or its exit came before the programs
  * were attached. Also where a vCPU thread that was not switched out yet
  * gets its entry, and where a slot whose owner is wrong is put right.
+ * 1 if the thread's entry (the slot names it from now on) wants its
+ * halt_poll_ns read (vcpu_halts.bpf.h), else 0.
  */
 __noinline int exit_end_moved(__u32 vcpu_id, struct vcpu_state *slot, __u64 synthetic_now, __u64 me, __u32 cpu)
 {
@@ -223,7 +225,7 @@ __noinline int exit_end_moved(__u32 vcpu_id, struct vcpu_state *slot, __u64 synt
 	if (boot_on)
 		boot_note(cpu, slot->running_thread, me, closed, now, t->exit_reason, t->exit_isa, closed ? t->stat.vcpu : vcpu_id,
 			  t->exit_rip, 0);
-	return 0;
+	return t->halt_poll_read;
 }
 
 /*
@@ -231,16 +233,18 @@ __noinline int exit_end_moved(__u32 vcpu_id, struct vcpu_state *slot, __u64 synt
  * into guest at the clock value the exit ended at. The thread's ids cost
  * one helper call; the switches keep the slot's owner, so an open exit of
  * the slot is this thread's when the two agree (or no switch on this CPU
- * named anyone since attach).
+ * named anyone since attach). The thread's entry if a halt ended since
+ * its last entry (vcpu_halts.bpf.h reads its halt_poll_ns), else NULL.
  */
-static __always_inline void exit_end(__u32 vcpu_id, struct vcpu_state *slot,
-				     __u64 synthetic_now, __u32 cpu)
+static __always_inline struct vcpu_thread *exit_end(__u32 vcpu_id, struct vcpu_state *slot,
+						    __u64 synthetic_now, __u32 cpu)
 {
 	__u64 me = bpf_get_current_pid_tgid();
 
 	if (!slot->exit_open || (slot->owner != me && slot->owner)) {
-		exit_end_moved(vcpu_id, slot, synthetic_now, me, cpu);
-		return;
+		if (!exit_end_moved(vcpu_id, slot, synthetic_now, me, cpu) || !slot->running_thread)
+			return NULL;
+		return thread_at(slot->running_thread - 1);
 	}
 	slot->owner = me;
 	bool booting = boot_on && boot_wanted(slot->running_thread);
@@ -252,13 +256,15 @@ static __always_inline void exit_end(__u32 vcpu_id, struct vcpu_state *slot,
 	exit_cause_done(me >> 32, slot->exit_isa, slot->exit_reason, cpu_cause_note(cpu), slot->exit_ns, now);
 	if (!now)
 		now = clock_ns(synthetic_now);
-	account_entry(slot, now);
+	struct vcpu_thread *t = account_entry(slot, now);
+
 	if (booting)
 		boot_note(cpu, slot->running_thread, me, slot->exit_ns, now, slot->exit_reason, slot->exit_isa,
 			  slot->exit_vcpu, slot->exit_rip, 0);
 	/* Closed after the account took it: a reader sees the exit open, or the account past it. */
 	barrier();
 	slot->exit_open = 0;
+	return t && t->halt_poll_read ? t : NULL;
 }
 
 /*

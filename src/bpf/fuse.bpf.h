@@ -393,9 +393,10 @@ static __always_inline int handle_kvm_entry(const struct kvm_vcpu *vcpu, __u32 v
 	struct vcpu_state *slot = cpu_slot(cpu);
 
 	if (exits_on) {
-		exit_end(vcpu_id, slot, synthetic_now, cpu);
-		if (vcpu)
-			vcpu_halt_poll_at_entry(slot, vcpu);
+		struct vcpu_thread *t = exit_end(vcpu_id, slot, synthetic_now, cpu);
+
+		if (t)
+			vcpu_halt_poll_at_entry(t, vcpu);
 		if (boot_on)
 			boot_flush(vcpu, cpu, true);
 	}

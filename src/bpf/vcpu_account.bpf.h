@@ -240,15 +240,15 @@ static __always_inline void guest_until_exit(struct vcpu_thread *t, __u64 exit_n
  * kvm_entry of the thread whose exit the slot holds: guest until the exit
  * (unless a return to user space or a switch ended it already), then kvm
  * or vmm until now, and guest from now on. The common case, guest to guest
- * across one exit, in one write of the entry.
+ * across one exit, in one write of the entry. The thread's entry, or NULL.
  */
-static __always_inline void account_entry(struct vcpu_state *slot, __u64 now)
+static __always_inline struct vcpu_thread *account_entry(struct vcpu_state *slot, __u64 now)
 {
 	struct vcpu_thread *t = running_thread(slot, slot->exit_vcpu, HT_VCPU_GUEST, now, true);
 	__u64 exit_ns = slot->exit_ns;
 
 	if (!t)
-		return;
+		return NULL;
 	__u64 w = t->since_state, since = vcpu_thread_time(w);
 	if ((w & (VCPU_STATE_MASK | VCPU_GONE)) == HT_VCPU_GUEST && exit_ns >= since && now >= exit_ns) {
 		t->state_ns[HT_VCPU_GUEST] += exit_ns - since;
@@ -258,6 +258,7 @@ static __always_inline void account_entry(struct vcpu_state *slot, __u64 now)
 	} else if ((w & VCPU_STATE_MASK) != HT_VCPU_GUEST) {
 		account_to(t, HT_VCPU_GUEST, now, 0);
 	}
+	return t;
 }
 
 #endif /* HYPERTRACE_VCPU_ACCOUNT_BPF_H */

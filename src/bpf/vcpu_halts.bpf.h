@@ -17,7 +17,8 @@
  *
  * Halts are rare next to exits: both handlers are global functions off the
  * exit path (see exits.bpf.h's rule), and kvm_entry pays one load of a
- * byte on the thread's first line, which it writes anyway.
+ * byte on the thread's first line, which its account has just written
+ * (exit_end hands the entry back when the byte is set).
  */
 #ifndef HYPERTRACE_VCPU_HALTS_BPF_H
 #define HYPERTRACE_VCPU_HALTS_BPF_H
@@ -73,18 +74,16 @@ __noinline int vcpu_halt_ended(__u32 tid, __u64 ns, __u32 waited)
 }
 
 /*
- * kvm_entry of the thread the slot names (exit_end has just put it there),
- * vCPU vcpu: after a halt (or first seen), the value the next halt polls
- * with, as KVM holds it.
+ * kvm_entry of thread t (exit_end's: a halt ended since its last entry, or
+ * it was first seen), vCPU vcpu: the value its next halt polls with, as KVM
+ * holds it. vcpu NULL: the synthetic programs and the benchmark, which have
+ * none.
  */
-static __always_inline void vcpu_halt_poll_at_entry(struct vcpu_state *slot, const struct kvm_vcpu *vcpu)
+static __always_inline void vcpu_halt_poll_at_entry(struct vcpu_thread *t, const struct kvm_vcpu *vcpu)
 {
-	struct vcpu_thread *t = slot->running_thread ? thread_at(slot->running_thread - 1) : NULL;
-
-	if (t && t->halt_poll_read) {
+	if (vcpu)
 		t->halts.poll_ns = vcpu->halt_poll_ns;
-		t->halt_poll_read = 0;
-	}
+	t->halt_poll_read = 0;
 }
 
 #endif /* HYPERTRACE_VCPU_HALTS_BPF_H */

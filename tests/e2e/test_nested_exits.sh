@@ -357,11 +357,13 @@ vcpus_halted() {
 hypertrace-bpf record --exits --vcpu-sched -p $QPID -q -i 1 -o /out/st.htr >/out/st.out 2>/out/st.err &
 REC=$!
 published /out/st.htr || say "record did not start: $(cat /out/st.err)"
-# The guest's /proc/stat, read by the shell itself (no program started in
-# between) right after a hypercall (a0 0x1d1e0) that the recording times on
-# the host's clock: where the guest read it. A second one after it bounds
-# how far after (the next program's start included).
-l2cmd st_steal0 'hypercall --a0 0x1d1e0 >/dev/null; read -r l </proc/stat; echo "$l"; hypercall --a0 0x1d1e1 >/dev/null'
+# The guest's /proc/stat, read by guest/hypercall between two hypercalls
+# (--snapshot: a0 0x1d1e0, the read, a0 0x1d1e1) that the recording times
+# on the host's clock: where the guest read it, within their bracket (a
+# read by the shell after a hypercall program came up to 830 ms after it,
+# its start and end under emulation, and the guest's idle vCPU idled on
+# in between: the check's largest unmeasured term).
+l2cmd st_steal0 'hypercall --a0 0x1d1e0 --snapshot /proc/stat | head -1'
 vcpus_halted
 kill -STOP $QPID
 sleep 2.5 # stopped: an EXITS block sees it
@@ -396,7 +398,7 @@ timeout 40 hypertrace-bpf top -b -n 3 -d 2 --vcpus >/out/top.txt 2>/out/top.err
 sleep 3
 kill $HOG
 sleep 3 # the guest's loops end (timeout 10): its vCPUs halt
-l2cmd st_steal1 'hypercall --a0 0x1d1e2 >/dev/null; read -r l </proc/stat; echo "$l"; hypercall --a0 0x1d1e3 >/dev/null'
+l2cmd st_steal1 'hypercall --a0 0x1d1e2 --snapshot /proc/stat | head -1'
 vcpus_halted
 kill -STOP $QPID
 sleep 2.5 # stopped: an EXITS block sees it
@@ -920,7 +922,8 @@ def halt_waits(path, tids, first, last, marks):
 def read_marks(path):
     """The host's time of the guest's two reads of its /proc/stat: the
     hypercall just before each (a0 0x1d1e0 and 0x1d1e2), and the widest
-    window from it to the next hypercall, which ran after the read (ns)."""
+    window from it to the one just after the read (a0 0x1d1e1, 0x1d1e3:
+    hypercall --snapshot's bracket), in ns."""
     at = {}
     for r in csv.DictReader(open(path)):
         at[int(r['a0'], 0)] = int(r['exit_ns'])
@@ -995,8 +998,8 @@ else:
     # before the thread blocks, is kvm to the account and idle to the
     # guest: measured from KVM's own kvm_vcpu_wakeup (halt_polling).
     # What is left unmeasured: KVM's handling of each HLT exit around
-    # kvm_vcpu_halt, the guest's idle loop around its HLT, and the time from
-    # each hypercall to the read after it (the hypercall program's end);
+    # kvm_vcpu_halt, the guest's idle loop around its HLT, and where in its
+    # bracket of two hypercalls each read fell (printed: the widest);
     # bounded, with the tick's rounding (10 ms per read and vCPU), by 3%.
     try:
         marks, mark_width = read_marks(sys.argv[3])
@@ -1004,7 +1007,7 @@ else:
         polled, halts, caught = halt_polling(F + '/st.ftrace', tids)
         parts = (total_halted + waits + stopped + gaps[0] - gaps[1] + polled) / 1e9
         ok = total_halted > 1e9 and idle > 0 and abs(parts - idle) <= 0.03 * idle
-        out.append('HALTED %s the guest\'s own idle time %.2f s (its /proc/stat, both vCPUs; iowait %.2f s of it); halted %.2f s + the waits after its halts %.2f s + stopped while idle %.2f s + halted and waits from the first read to its stop %.2f s - the same from the last read to its stop %.2f s + halt polling %.2f s (%d of %d halts caught by polling) = %.2f s (%+.1f%%; each read less than %.1f ms after its hypercall)' %
+        out.append('HALTED %s the guest\'s own idle time %.2f s (its /proc/stat, both vCPUs; iowait %.2f s of it); halted %.2f s + the waits after its halts %.2f s + stopped while idle %.2f s + halted and waits from the first read to its stop %.2f s - the same from the last read to its stop %.2f s + halt polling %.2f s (%d of %d halts did not sleep) = %.2f s (%+.1f%%; each read less than %.1f ms after its hypercall)' %
                    ('ok' if ok else 'bad', idle, iowait, total_halted / 1e9, waits / 1e9, stopped / 1e9, gaps[0] / 1e9, gaps[1] / 1e9,
                     polled / 1e9, caught, halts, parts, pct(parts, idle), mark_width / 1e6))
     except (OSError, KeyError, ValueError, StopIteration) as e:
@@ -1154,6 +1157,9 @@ def exits_header_size(data):
     """An EXITS block's header: 64 bytes from format version 7 (causes_not_theirs), 56 in 6 (lost_causes), 48 before."""
     v = struct.unpack_from('<I', data, 8)[0]
     return 64 if v >= 7 else 56 if v >= 6 else 48
+def thread_rec_size(data):
+    """A thread record: 176 bytes from format version 9 (the halts), 120 before."""
+    return 176 if struct.unpack_from('<I', data, 8)[0] >= 9 else 120
 F, W = sys.argv[1], sys.argv[2]
 def exits_threads(path):
     """The final EXITS state of each vCPU thread, and lost_vcpu_switches of the last block (docs/trace-format.md)."""

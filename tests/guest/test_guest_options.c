@@ -43,10 +43,11 @@ static void test_hypercall_every_option(void)
 	struct hypercall_options o;
 
 	CHECK(parse_hc(ARGS("-N", "5", "--nr", "0x3e9", "--a0", "7", "--a1", "0xffffffffffffffff",
-			    "--a2", "2", "--a3", "3", "--rate", "100", "--insn", "vmmcall"),
+			    "--a2", "2", "--a3", "3", "--rate", "100", "--insn", "vmmcall", "--snapshot", "/proc/stat"),
 		       &o) == 0,
 	      "%s", err);
 	CHECK(o.count == 5 && o.nr == 0x3e9 && o.a0_fixed && o.a0 == 7, "count/nr/a0 wrong");
+	CHECK(o.snapshot && !strcmp(o.snapshot, "/proc/stat"), "--snapshot wrong");
 	CHECK(o.a1 == UINT64_MAX && o.a2 == 2 && o.a3 == 3 && o.rate == 100, "a1..a3/rate wrong");
 	CHECK(o.insn == HYPERCALL_INSN_VMMCALL, "insn wrong");
 	CHECK(parse_hc(ARGS("--count=7", "--help"), &o) == 0 && o.count == 7 && o.help, "--count= / --help");

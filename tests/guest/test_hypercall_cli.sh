@@ -18,7 +18,7 @@ bad_args=(
 	"-N 12abc" "-N -1" "-N 0" "-N 10000001" "-N ''" "--count 0x" "--count 1.5" "-n 1x"
 	"--nr 18446744073709551616" "--nr -5" "--a0 x" "--a1 1e3" "--a2 ' 1'" "--a3 +1"
 	"--rate 0" "--rate 1000000001" "--insn syscall" "--insn VMCALL" "--bogus" "-x"
-	"extra-arg" "-N" "-n" "--nr" "--rate" "-hx"
+	"extra-arg" "-N" "-n" "--nr" "--rate" "--snapshot" "-hx"
 )
 for args in "${bad_args[@]}"; do
 	eval "set -- $args"

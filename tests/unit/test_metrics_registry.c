@@ -492,7 +492,11 @@ static void fill_exit_table(struct ht_exit_table *t)
 	a.state_ns[HT_VCPU_WAIT] = 1500000000;
 	a.state_ns[HT_VCPU_HALTED] = 500000000;
 	a2.state_ns[HT_VCPU_VMM] = 250000000;
-	ht_exit_table_set_thread(t, &w, &a, NULL, false);
+	/* vCPU 0's halts: 10, 6 polled, 4 caught in 80 us, 5 slept in 3 s, 1 neither. */
+	struct ht_vcpu_halts hl = { .halts = 10, .polled = 6, .caught = 4, .caught_ns = 80000, .slept = 5,
+				    .slept_ns = 3000000000ull, .poll_ns = 200000 };
+
+	ht_exit_table_set_thread(t, &w, &a, &hl, false);
 	ht_exit_table_set_thread(t, &w2, &a2, NULL, false);
 	t->lost_series_full = 5;
 }
@@ -536,6 +540,20 @@ static void exit_metrics_are_histograms_by_vm_and_reason_with_escaped_labels(voi
 		goto cleanup;
 	if (!ASSERT_MSG(has_line(fx.text, "hypertrace_exits_lost_total 5"), "lost"))
 		goto cleanup;
+	/* The halts by how they ended, with their time, and those polled. */
+	static const char *const halt_lines[] = {
+		"hypertrace_vcpu_halts_total{%s,vcpu=\"0\",end=\"caught\"} 4",
+		"hypertrace_vcpu_halts_total{%s,vcpu=\"0\",end=\"slept\"} 5",
+		"hypertrace_vcpu_halts_total{%s,vcpu=\"0\",end=\"neither\"} 1",
+		"hypertrace_vcpu_halts_polled_total{%s,vcpu=\"0\"} 6",
+		"hypertrace_vcpu_halt_seconds_total{%s,vcpu=\"0\",end=\"caught\"} 0.00008",
+		"hypertrace_vcpu_halt_seconds_total{%s,vcpu=\"0\",end=\"slept\"} 3",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(halt_lines); i++) {
+		snprintf(line, sizeof(line), halt_lines[i], vm);
+		if (!ASSERT_MSG(has_line(fx.text, line), "no line '%s' in:\n%s", line, fx.text))
+			goto cleanup;
+	}
 	/* Where the time went, by VM and state: the VM's two vCPU threads summed, every state said. */
 	static const struct { const char *state, *secs; } want[] = {
 		{ "guest", "2" }, { "kvm", "0" }, { "vmm", "0.25" }, { "wait", "1.5" }, { "halted", "0.5" }, { "blocked", "0" },

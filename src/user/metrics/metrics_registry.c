@@ -332,6 +332,14 @@ void ht_metrics_set_exits(struct ht_metrics_registry *r, const struct ht_exit_ta
 		v->preemptions += w->preempt_count;
 		for (int k = 0; k < HT_VCPU_NSTATES; k++)
 			v->state_ns[k] += t->threads[i].a.state_ns[k];
+		const struct ht_vcpu_halts *h = &t->threads[i].h;
+
+		v->halts.halts += h->halts;
+		v->halts.polled += h->polled;
+		v->halts.caught += h->caught;
+		v->halts.caught_ns += h->caught_ns;
+		v->halts.slept += h->slept;
+		v->halts.slept_ns += h->slept_ns;
 	}
 	ht_hashmap_clear(&sets);
 	ht_hashmap_clear(&vcpus);
@@ -676,6 +684,49 @@ static void write_vcpu_wait(FILE *out, const void *set, bool other, void *ctx)
 	fprintf(out, "hypertrace_vcpu_wait_seconds_total{%s} %s\n", labels, secs);
 }
 
+/*
+ * A vCPU's halts in KVM by how each ended: caught (polling caught the
+ * wake-up), slept, or neither (KVM did not poll and the wake-up was
+ * already there); the first two with their time. What an operator tunes
+ * kvm.halt_poll_ns from, per the same bounded vm/vcpu label sets.
+ */
+static void write_vcpu_halts(FILE *out, const void *set, bool other, void *ctx)
+{
+	const struct ht_metrics_vcpu_set *v = set;
+	const struct ht_vcpu_halts *h = &v->halts;
+	char labels[2 * HT_METRICS_VM_LABEL + 64];
+	uint64_t neither = h->halts >= h->caught + h->slept ? h->halts - h->caught - h->slept : 0;
+
+	(void)ctx;
+	vcpu_labels(v, other, labels, sizeof(labels));
+	fprintf(out, "hypertrace_vcpu_halts_total{%s,end=\"caught\"} %" PRIu64 "\n", labels, (uint64_t)h->caught);
+	fprintf(out, "hypertrace_vcpu_halts_total{%s,end=\"slept\"} %" PRIu64 "\n", labels, (uint64_t)h->slept);
+	fprintf(out, "hypertrace_vcpu_halts_total{%s,end=\"neither\"} %" PRIu64 "\n", labels, neither);
+}
+
+static void write_vcpu_halt_seconds(FILE *out, const void *set, bool other, void *ctx)
+{
+	const struct ht_metrics_vcpu_set *v = set;
+	char labels[2 * HT_METRICS_VM_LABEL + 64], caught[32], slept[32];
+
+	(void)ctx;
+	vcpu_labels(v, other, labels, sizeof(labels));
+	ht_metrics_format_seconds(v->halts.caught_ns, caught, sizeof(caught));
+	ht_metrics_format_seconds(v->halts.slept_ns, slept, sizeof(slept));
+	fprintf(out, "hypertrace_vcpu_halt_seconds_total{%s,end=\"caught\"} %s\n", labels, caught);
+	fprintf(out, "hypertrace_vcpu_halt_seconds_total{%s,end=\"slept\"} %s\n", labels, slept);
+}
+
+static void write_vcpu_halts_polled(FILE *out, const void *set, bool other, void *ctx)
+{
+	const struct ht_metrics_vcpu_set *v = set;
+	char labels[2 * HT_METRICS_VM_LABEL + 64];
+
+	(void)ctx;
+	vcpu_labels(v, other, labels, sizeof(labels));
+	fprintf(out, "hypertrace_vcpu_halts_polled_total{%s} %" PRIu64 "\n", labels, (uint64_t)v->halts.polled);
+}
+
 static void write_vcpu_preemptions(FILE *out, const void *set, bool other, void *ctx)
 {
 	const struct ht_metrics_vcpu_set *v = set;
@@ -746,6 +797,18 @@ static void render_exits(FILE *out, struct ht_metrics_exits *e)
 			  "Involuntary switch-outs of vCPU threads (preempted while runnable).");
 	ht_metrics_each_set(out, e->vcpus, e->nvcpus, sizeof(*e->vcpus), &e->vcpu_other, e->vcpu_other_used,
 			    write_vcpu_preemptions, NULL);
+	ht_metrics_family(out, "hypertrace_vcpu_halts_total", "counter",
+			  "Halts of vCPU threads in KVM by how they ended: caught (halt polling caught the wake-up), slept, neither (not polled, the wake-up already there).");
+	ht_metrics_each_set(out, e->vcpus, e->nvcpus, sizeof(*e->vcpus), &e->vcpu_other, e->vcpu_other_used,
+			    write_vcpu_halts, NULL);
+	ht_metrics_family(out, "hypertrace_vcpu_halts_polled_total", "counter",
+			  "Halts of vCPU threads that KVM polled in (halt_poll_ns in force not 0): KVM's halt_attempted_poll.");
+	ht_metrics_each_set(out, e->vcpus, e->nvcpus, sizeof(*e->vcpus), &e->vcpu_other, e->vcpu_other_used,
+			    write_vcpu_halts_polled, NULL);
+	ht_metrics_family(out, "hypertrace_vcpu_halt_seconds_total", "counter",
+			  "Time of vCPU threads' halts in KVM by how they ended: caught (all polling), slept (polling that failed, then the sleep).");
+	ht_metrics_each_set(out, e->vcpus, e->nvcpus, sizeof(*e->vcpus), &e->vcpu_other, e->vcpu_other_used,
+			    write_vcpu_halt_seconds, NULL);
 	ht_metrics_counter(out, "hypertrace_exits_lost_total",
 			   "VM exits the BPF side could not count (series or vCPU thread tables full).", e->lost);
 	ht_metrics_counter(out, "hypertrace_exit_metrics_overflow_exits_total",
