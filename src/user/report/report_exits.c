@@ -510,6 +510,39 @@ static void vcpu_time_row(const char *label, int width, const __u64 ns[HT_VCPU_N
 }
 
 
+/* --vcpu-time's text view: a VM's vCPU threads' states summed for its last row. */
+struct vcpu_time_view {
+	__u64 sum[HT_VCPU_NSTATES];
+};
+
+static void vcpu_time_columns(void *ctx, int width)
+{
+	struct vcpu_time_view *v = ctx;
+
+	memset(v->sum, 0, sizeof(v->sum));
+	printf("  %-*s %8s", width, "vCPU thread", "time");
+	for (int k = 0; k < HT_VCPU_NSTATES; k++)
+		printf(" %8s", ht_vcpu_state_names[k]);
+	putchar('\n');
+}
+
+static void vcpu_time_thread(void *ctx, const char *label, int width, const struct ht_vcpu_thread_row *r)
+{
+	struct vcpu_time_view *v = ctx;
+
+	vcpu_time_row(label, width, r->a.state_ns);
+	for (int k = 0; k < HT_VCPU_NSTATES; k++)
+		v->sum[k] = ht_sat_add(v->sum[k], r->a.state_ns[k]);
+}
+
+static void vcpu_time_vm_end(void *ctx, int width, size_t nthreads)
+{
+	struct vcpu_time_view *v = ctx;
+
+	if (nthreads > 1)
+		vcpu_time_row("all its vCPU threads", width, v->sum);
+}
+
 /*
  * The text view: per VM (in pid order) its vCPU threads (in thread order)
  * and their sum; a vCPU's threads named by their start when it had
@@ -517,57 +550,10 @@ static void vcpu_time_row(const char *label, int width, const __u64 ns[HT_VCPU_N
  */
 static int write_vcpu_time(const struct ht_exit_table *t, struct ht_reader *reader)
 {
-	const struct ht_vcpu_thread_row **rows = calloc(t->nthreads + 1, sizeof(*rows));
-	size_t *per_vcpu = calloc(t->nthreads + 1, sizeof(*per_vcpu));
-	char label[HT_ESC_SIZE(16) + 96];
+	static const struct ht_vcpu_view_ops ops = { vcpu_time_columns, vcpu_time_thread, vcpu_time_vm_end };
+	struct vcpu_time_view v;
 
-	if (!rows || !per_vcpu) {
-		free(rows);
-		free(per_vcpu);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < t->nthreads; i++)
-		rows[i] = &t->threads[i];
-	qsort(rows, t->nthreads, sizeof(*rows), ht_vcpu_thread_ptr_cmp_by_vm);
-	for (size_t i = 0; i < t->nthreads;) {
-		uint32_t pid = rows[i]->w.pid;
-		const char *vm = ht_reader_vm_name(reader, pid);
-		__u64 sum[HT_VCPU_NSTATES] = { 0 };
-		size_t first = i, end = i;
-		char esc[HT_ESC_SIZE(64)];
-		int width = 36;
-
-		while (end < t->nthreads && rows[end]->w.pid == pid)
-			end++;
-		if (ht_exit_view_threads_per_vcpu(rows + i, end - i, per_vcpu + i)) {
-			free(rows);
-			free(per_vcpu);
-			return -ENOMEM;
-		}
-		for (size_t j = i; j < end; j++) {
-			int n = ht_report_vcpu_label(label, sizeof(label), rows[j], per_vcpu[j], reader);
-
-			width = n > width ? n : width;
-		}
-		printf("\nVM %s%s(pid %u)\n  %-*s %8s", vm ? ht_escape(esc, sizeof(esc), vm, HT_ESC_TEXT) : "",
-		       vm ? " " : "", pid, width, "vCPU thread", "time");
-		for (int k = 0; k < HT_VCPU_NSTATES; k++)
-			printf(" %8s", ht_vcpu_state_names[k]);
-		putchar('\n');
-		for (; i < end; i++) {
-			const struct ht_vcpu_thread_row *r = rows[i];
-
-			ht_report_vcpu_label(label, sizeof(label), r, per_vcpu[i], reader);
-			vcpu_time_row(label, width, r->a.state_ns);
-			for (int k = 0; k < HT_VCPU_NSTATES; k++)
-				sum[k] = ht_sat_add(sum[k], r->a.state_ns[k]);
-		}
-		if (i - first > 1)
-			vcpu_time_row("all its vCPU threads", width, sum);
-	}
-	free(rows);
-	free(per_vcpu);
-	return 0;
+	return ht_report_vcpu_view(t, reader, &ops, &v);
 }
 
 static const char *vm_name_of(void *ctx, uint32_t pid)

@@ -63,54 +63,34 @@ static void add_halts(struct ht_vcpu_halts *sum, const struct ht_vcpu_halts *h)
 	sum->poll_unknown += h->poll_unknown;
 }
 
+/* The text view: a VM's vCPU threads' halts summed for its last row. */
+static void halts_columns(void *ctx, int width)
+{
+	struct ht_vcpu_halts *sum = ctx;
+
+	*sum = (struct ht_vcpu_halts){ .poll_ns = HT_HALT_POLL_NS_UNKNOWN };
+	printf("  %-*s %9s %9s %9s %7s %9s %9s %9s %8s %12s\n", width, "vCPU thread", "halts", "polled", "caught",
+	       "of poll", "its mean", "slept", "its mean", "unknown", "halt_poll_ns");
+}
+
+static void halts_thread(void *ctx, const char *label, int width, const struct ht_vcpu_thread_row *r)
+{
+	text_row(label, width, &r->h, false);
+	add_halts(ctx, &r->h);
+}
+
+static void halts_vm_end(void *ctx, int width, size_t nthreads)
+{
+	if (nthreads > 1)
+		text_row("all its vCPU threads", width, ctx, true);
+}
+
 static int write_text(const struct ht_exit_table *t, struct ht_reader *reader)
 {
-	const struct ht_vcpu_thread_row **rows = calloc(t->nthreads + 1, sizeof(*rows));
-	size_t *per_vcpu = calloc(t->nthreads + 1, sizeof(*per_vcpu));
-	char label[HT_ESC_SIZE(16) + 96];
-	int ret = 0;
+	static const struct ht_vcpu_view_ops ops = { halts_columns, halts_thread, halts_vm_end };
+	struct ht_vcpu_halts sum;
 
-	if (!rows || !per_vcpu) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	for (size_t i = 0; i < t->nthreads; i++)
-		rows[i] = &t->threads[i];
-	qsort(rows, t->nthreads, sizeof(*rows), ht_vcpu_thread_ptr_cmp_by_vm);
-	for (size_t i = 0; i < t->nthreads;) {
-		uint32_t pid = rows[i]->w.pid;
-		const char *vm = ht_reader_vm_name(reader, pid);
-		struct ht_vcpu_halts sum = { .poll_ns = HT_HALT_POLL_NS_UNKNOWN };
-		size_t first = i, end = i;
-		char esc[HT_ESC_SIZE(64)];
-		int width = 36;
-
-		while (end < t->nthreads && rows[end]->w.pid == pid)
-			end++;
-		if (ht_exit_view_threads_per_vcpu(rows + i, end - i, per_vcpu + i)) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		for (size_t j = i; j < end; j++) {
-			int n = ht_report_vcpu_label(label, sizeof(label), rows[j], per_vcpu[j], reader);
-
-			width = n > width ? n : width;
-		}
-		printf("\nVM %s%s(pid %u)\n  %-*s %9s %9s %9s %7s %9s %9s %9s %8s %12s\n",
-		       vm ? ht_escape(esc, sizeof(esc), vm, HT_ESC_TEXT) : "", vm ? " " : "", pid, width, "vCPU thread",
-		       "halts", "polled", "caught", "of poll", "its mean", "slept", "its mean", "unknown", "halt_poll_ns");
-		for (; i < end; i++) {
-			ht_report_vcpu_label(label, sizeof(label), rows[i], per_vcpu[i], reader);
-			text_row(label, width, &rows[i]->h, false);
-			add_halts(&sum, &rows[i]->h);
-		}
-		if (i - first > 1)
-			text_row("all its vCPU threads", width, &sum, true);
-	}
-out:
-	free(rows);
-	free(per_vcpu);
-	return ret;
+	return ht_report_vcpu_view(t, reader, &ops, &sum);
 }
 
 static void write_rows(enum ht_report_mode mode, const struct ht_exit_table *t, struct ht_reader *reader)

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "report/thread_label.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include "common/escape.h"
+#include "exits/exit_table.h"
 #include "exits/exit_view.h"
 #include "tracefile/trace_reader.h"
 
@@ -32,4 +35,51 @@ int ht_report_vcpu_label(char *buf, size_t len, const struct ht_vcpu_thread_row 
 	return snprintf(buf, len, "vCPU %u (%s%stid %u%s%s)", (unsigned int)r->w.vcpu,
 			tn ? ht_escape(tesc, sizeof(tesc), tn, HT_ESC_TEXT) : "", tn ? ", " : "", r->w.tid,
 			r->gone ? ", ended" : "", from);
+}
+
+int ht_report_vcpu_view(const struct ht_exit_table *t, struct ht_reader *reader, const struct ht_vcpu_view_ops *ops,
+			void *ctx)
+{
+	const struct ht_vcpu_thread_row **rows = calloc(t->nthreads + 1, sizeof(*rows));
+	size_t *per_vcpu = calloc(t->nthreads + 1, sizeof(*per_vcpu));
+	char label[HT_ESC_SIZE(16) + 96];
+	int ret = 0;
+
+	if (!rows || !per_vcpu) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < t->nthreads; i++)
+		rows[i] = &t->threads[i];
+	qsort(rows, t->nthreads, sizeof(*rows), ht_vcpu_thread_ptr_cmp_by_vm);
+	for (size_t i = 0; i < t->nthreads;) {
+		uint32_t pid = rows[i]->w.pid;
+		const char *vm = ht_reader_vm_name(reader, pid);
+		size_t first = i, end = i;
+		char esc[HT_ESC_SIZE(64)];
+		int width = 36;
+
+		while (end < t->nthreads && rows[end]->w.pid == pid)
+			end++;
+		if (ht_exit_view_threads_per_vcpu(rows + i, end - i, per_vcpu + i)) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		for (size_t j = i; j < end; j++) {
+			int n = ht_report_vcpu_label(label, sizeof(label), rows[j], per_vcpu[j], reader);
+
+			width = n > width ? n : width;
+		}
+		printf("\nVM %s%s(pid %u)\n", vm ? ht_escape(esc, sizeof(esc), vm, HT_ESC_TEXT) : "", vm ? " " : "", pid);
+		ops->columns(ctx, width);
+		for (; i < end; i++) {
+			ht_report_vcpu_label(label, sizeof(label), rows[i], per_vcpu[i], reader);
+			ops->thread(ctx, label, width, rows[i]);
+		}
+		ops->vm_end(ctx, width, i - first);
+	}
+out:
+	free(rows);
+	free(per_vcpu);
+	return ret;
 }

@@ -22,4 +22,21 @@ struct ht_reader;
 int ht_report_vcpu_label(char *buf, size_t len, const struct ht_vcpu_thread_row *r, size_t vcpu_threads,
 			 struct ht_reader *reader);
 
+/*
+ * The text views of the vCPU threads (--vcpu-time, --halts): per VM in pid
+ * order, a line "VM NAME (pid P)", then columns(ctx, width) (the column
+ * heads, the labels' column width wide: the VM's longest label), then
+ * thread(ctx, label, width, row) per thread in thread order, then
+ * vm_end(ctx, width, n) after its n threads (a sum row, say).
+ */
+struct ht_exit_table;
+struct ht_vcpu_view_ops {
+	void (*columns)(void *ctx, int width);
+	void (*thread)(void *ctx, const char *label, int width, const struct ht_vcpu_thread_row *r);
+	void (*vm_end)(void *ctx, int width, size_t nthreads);
+};
+/* 0 or -ENOMEM. */
+int ht_report_vcpu_view(const struct ht_exit_table *t, struct ht_reader *reader, const struct ht_vcpu_view_ops *ops,
+			void *ctx);
+
 #endif
