@@ -109,11 +109,24 @@ static void rows_per_vm_sorted_by_the_key_with_names_escaped(void)
 	if (!ASSERT_MSG(strstr(fx.text, "     10 alpha                     100   50.0    0.0    0.0   50.0    0.0    0.0\n") != NULL,
 			"alpha waits 50%%:\n%s", fx.text))
 		goto cleanup;
-	/* Wide enough: every column. */
+	/* Wide enough: every column; POLL% "-" where KVM polled in no halt. */
 	o.width = 120;
 	if (!ASSERT_MSG(frame(&fx, &o) == 4 &&
-				strstr(fx.text, "     20 b\\x1b[2Jeta               340 1.00us 1.00us  100.0    0.0    0.0    0.0    0.0    0.0       40\n"),
+				strstr(fx.text, "     20 b\\x1b[2Jeta               340 1.00us 1.00us  100.0    0.0    0.0    0.0    0.0    0.0      -       40\n"),
 			"every column at 120:\n%s", fx.text))
+		goto cleanup;
+	/* alpha's vCPU: 10 halts polled in the interval, 4 of them caught. */
+	{
+		struct ht_vcpu_wait wt = { .pid = 10, .tid = 11, .wait_ns = 500000000 };
+		struct ht_vcpu_account a = { .start_ns = 1000, .as_of_ns = 1000 + 1000000000 };
+		struct ht_vcpu_halts h = { .halts = 12, .polled = 10, .caught = 4, .slept = 6 };
+
+		a.state_ns[HT_VCPU_WAIT] = a.state_ns[HT_VCPU_GUEST] = 500000000;
+		ht_exit_table_set_thread(&fx.interval, &wt, &a, &h, false);
+	}
+	if (!ASSERT_MSG(frame(&fx, &o) == 4 &&
+				strstr(fx.text, "     10 alpha                     100 1.00us 1.00us   50.0    0.0    0.0   50.0    0.0    0.0   40.0        0\n"),
+			"POLL%% is caught of polled:\n%s", fx.text))
 		goto cleanup;
 	o.width = 0;
 	o.sort = HT_TOP_SORT_WAIT;

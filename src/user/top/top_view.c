@@ -39,16 +39,19 @@ struct vm_row {
 	uint64_t hcalls;
 	struct ht_exit_series sum; /* every exit of the VM in the interval */
 	__u64 state_ns[HT_VCPU_NSTATES]; /* its vCPU threads' accounts in the interval, summed */
+	uint64_t polled, caught;   /* its vCPU threads' halts in the interval that KVM polled in, and caught */
 	unsigned int threads;      /* vCPU threads known */
 };
 
 /*
  * The columns after PID and VM, in the order shown. A screen too narrow for
  * all of them drops them in the order of drop_rank, highest first: the
- * hypercall rate, then p50, then p99, then the rarer states; the exit rate
- * and where the vCPUs' time went stay (docs: top(1), "COLUMNS").
+ * share of polled halts that polling caught, then the hypercall rate, then
+ * p50, then p99, then the rarer states; the exit rate and where the vCPUs'
+ * time went stay (docs: top(1), "COLUMNS").
  */
-enum column { COL_EXITS, COL_P50, COL_P99, COL_GUEST, COL_KVM, COL_VMM, COL_WAIT, COL_HALT, COL_BLK, COL_HCALLS, NCOLS };
+enum column { COL_EXITS, COL_P50, COL_P99, COL_GUEST, COL_KVM, COL_VMM, COL_WAIT, COL_HALT, COL_BLK, COL_POLL, COL_HCALLS,
+	      NCOLS };
 static const struct {
 	const char *title;
 	int width;
@@ -57,7 +60,7 @@ static const struct {
 	[COL_EXITS] = { "EXITS/S", 8, 0 }, [COL_P50] = { "P50", 6, 8 },    [COL_P99] = { "P99", 6, 7 },
 	[COL_GUEST] = { "GUEST%", 6, 1 },  [COL_KVM] = { "KVM%", 6, 2 },   [COL_VMM] = { "VMM%", 6, 3 },
 	[COL_WAIT] = { "WAIT%", 6, 4 },    [COL_HALT] = { "HALT%", 6, 5 }, [COL_BLK] = { "BLK%", 6, 6 },
-	[COL_HCALLS] = { "HCALL/S", 8, 9 },
+	[COL_POLL] = { "POLL%", 6, 10 },   [COL_HCALLS] = { "HCALL/S", 8, 9 },
 };
 /* The state of each account column. */
 static const enum ht_vcpu_state column_state[NCOLS] = {
@@ -182,9 +185,13 @@ static void fmt_le(char *buf, size_t len, uint64_t ns, uint64_t count)
 	snprintf(buf, len, "%s", v);
 }
 
-/* The columns after the name that fit (show): exits/s, p50, p99, each state's %, hypercalls/s. */
+/*
+ * The columns after the name that fit (show): exits/s, p50, p99, each
+ * state's %, the polled halts polling caught in % (of polled; "-" for none),
+ * hypercalls/s.
+ */
 static void columns(char *buf, size_t len, const bool show[NCOLS], const struct ht_exit_series *s, uint64_t hcalls,
-		    const __u64 *state_ns, uint64_t interval_ns)
+		    const __u64 *state_ns, uint64_t polled, uint64_t caught, uint64_t interval_ns)
 {
 	size_t n = 0;
 
@@ -205,6 +212,12 @@ static void columns(char *buf, size_t len, const bool show[NCOLS], const struct 
 			break;
 		case COL_HCALLS:
 			snprintf(v, sizeof(v), "%.0f", rate(hcalls, interval_ns));
+			break;
+		case COL_POLL:
+			if (polled)
+				snprintf(v, sizeof(v), "%.1f", 100.0 * (double)caught / (double)polled);
+			else
+				snprintf(v, sizeof(v), "-");
 			break;
 		default:
 			pct = state_ns ? state_pct(state_ns, column_state[c]) : -1.0;
@@ -281,8 +294,8 @@ static void thread_run(const struct groups *g, uint32_t pid, size_t *from, size_
 	*to = b;
 }
 
-/* A thread's account in the interval, or NULL: the interval's threads are in (tid, start) order (exit_table.h). */
-static const __u64 *interval_states(const struct groups *g, const struct ht_vcpu_thread_row *t)
+/* A thread's row in the interval (its account, its halts), or NULL: the interval's threads are in (tid, start) order (exit_table.h). */
+static const struct ht_vcpu_thread_row *interval_row(const struct groups *g, const struct ht_vcpu_thread_row *t)
 {
 	size_t a = 0, b = g->interval->nthreads;
 
@@ -293,7 +306,7 @@ static const __u64 *interval_states(const struct groups *g, const struct ht_vcpu
 					      (m->a.start_ns > t->a.start_ns) - (m->a.start_ns < t->a.start_ns);
 
 		if (c == 0)
-			return m->a.state_ns;
+			return m;
 		if (c < 0)
 			a = mid + 1;
 		else
@@ -367,7 +380,10 @@ static bool vcpu_rows(struct frame *f, const bool show[NCOLS], const struct vm_r
 		const char *tn = o->thread_name ? o->thread_name(o->ctx, t->w.pid, t->w.tid) : NULL;
 		snprintf(name, sizeof(name), "vCPU %u %s", (unsigned int)t->w.vcpu,
 			 ht_escape(esc, sizeof(esc), tn ? tn : "", HT_ESC_TEXT));
-		columns(cols, sizeof(cols), show, &vs->s, vs->hcalls, interval_states(g, t), o->interval_ns);
+		const struct ht_vcpu_thread_row *in = interval_row(g, t);
+
+		columns(cols, sizeof(cols), show, &vs->s, vs->hcalls, in ? in->a.state_ns : NULL, in ? in->h.polled : 0,
+			in ? in->h.caught : 0, o->interval_ns);
 		row(f, "%7u   %-18.18s %s", t->w.tid, name, cols);
 	}
 	free(sums);
@@ -419,7 +435,7 @@ static void reason_rows(struct frame *f, const bool show[NCOLS], const struct vm
 
 		ht_exit_reason_format(reason, sizeof(reason), sums[j].key.isa, sums[j].key.reason);
 		snprintf(name, sizeof(name), "  %s", reason);
-		columns(cols, sizeof(cols), show, &sums[j], is_hypercall(&sums[j].key) ? sums[j].h.count : 0, NULL,
+		columns(cols, sizeof(cols), show, &sums[j], is_hypercall(&sums[j].key) ? sums[j].h.count : 0, NULL, 0, 0,
 			o->interval_ns);
 		row(f, "%7s   %-18.18s %s", "", name, cols);
 		/* Its causes: one line each, cut to the screen ("io 0x3f8 out 1: 1200/s, kvm p50 <=4.1us, ..."). */
@@ -534,6 +550,10 @@ static uint64_t sum_rows(struct vm_row *rows, size_t n, const struct ht_exit_tab
 		struct vm_row *r = find_row(rows, n, interval->threads[i].w.pid);
 		for (int k = 0; r && k < HT_VCPU_NSTATES; k++)
 			r->state_ns[k] = ht_sat_add(r->state_ns[k], interval->threads[i].a.state_ns[k]);
+		if (r) {
+			r->polled = ht_sat_add(r->polled, interval->threads[i].h.polled);
+			r->caught = ht_sat_add(r->caught, interval->threads[i].h.caught);
+		}
 	}
 	return exits;
 }
@@ -602,7 +622,8 @@ int ht_top_view_write(FILE *out, const struct ht_exit_table *interval, const str
 	for (size_t i = 0; i < n; i++) {
 		const struct vm_row *r = &rows[i];
 
-		columns(cols, sizeof(cols), show, &r->sum, r->hcalls, r->threads ? r->state_ns : NULL, o->interval_ns);
+		columns(cols, sizeof(cols), show, &r->sum, r->hcalls, r->threads ? r->state_ns : NULL, r->polled, r->caught,
+			o->interval_ns);
 		/* The name cut to its column between two characters, never inside one. */
 		const char *nm = r->name[0] ? r->name : "?";
 		int cut = (int)ht_utf8_prefix(nm, 20);
