@@ -64,6 +64,7 @@ static void client_connect(struct ht_slow_clients *s, struct client *c, unsigned
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(s->port),
 				   .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_in from = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(HT_SLOW_CLIENTS_ADDR) };
 
 	c->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	c->sent = 0;
@@ -71,7 +72,8 @@ static void client_connect(struct ht_slow_clients *s, struct client *c, unsigned
 		c->next_ns = now + RECONNECT_AFTER_NS;
 		return;
 	}
-	if (connect(c->fd, (struct sockaddr *)&sin, sizeof(sin)) && errno != EINPROGRESS) {
+	if (bind(c->fd, (struct sockaddr *)&from, sizeof(from)) ||
+	    (connect(c->fd, (struct sockaddr *)&sin, sizeof(sin)) && errno != EINPROGRESS)) {
 		close(c->fd);
 		c->fd = -1;
 		c->next_ns = now + RECONNECT_AFTER_NS;

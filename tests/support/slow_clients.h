@@ -22,7 +22,15 @@ struct ht_slow_clients_stats {
 	unsigned long long bytes_sent;
 };
 
-/* Starts n clients (n <= 4096) against 127.0.0.1:port. 0 or -errno. */
+/*
+ * The clients' own address, 127.0.0.2: not the scraper's (127.0.0.1). The
+ * server's fairness is per client address, which is what stands between an
+ * attacker and Prometheus on another host; connections that share the
+ * scraper's address compete with its own for the same 16 slots.
+ */
+#define HT_SLOW_CLIENTS_ADDR 0x7f000002u
+
+/* Starts n clients (n <= 4096) from 127.0.0.2 against 127.0.0.1:port. 0 or -errno. */
 int ht_slow_clients_start(struct ht_slow_clients **out, uint16_t port, unsigned int n);
 void ht_slow_clients_stats(struct ht_slow_clients *s, struct ht_slow_clients_stats *st);
 /* Stops the thread and closes every connection. NULL is fine. */

@@ -4,7 +4,7 @@
  *
  *   slow_clients PORT N READYFILE STOPFILE
  *
- * keeps N connections to 127.0.0.1:PORT (half idle, half trickling a
+ * keeps N connections from 127.0.0.2 to 127.0.0.1:PORT (half idle, half trickling a
  * request head that never ends; reopened a second after the server closes
  * them: tests/support/slow_clients.h) until STOPFILE exists, at most 300 s.
  * Once every client has been connected (or after 20 s), it writes its counts

@@ -245,6 +245,31 @@ static struct conn *response_victim(struct ht_metrics_http *h, const struct conn
 
 static bool conn_step(struct ht_metrics_http *h, struct conn *c, short revents);
 
+/*
+ * The connection to close for a newcomer from client k, or NULL when a slot
+ * is free. A victim still waiting for its head is read once more first: in
+ * a burst of accepts, a scraper accepted a moment ago may have sent its head
+ * since, and is answered instead of closed (its slot freed, or kept while
+ * its response goes out, and the next least worthy chosen). Each pass turns
+ * one waiting connection into a response or a free slot: at most max_conns.
+ */
+static struct conn *make_room(struct ht_metrics_http *h, const struct client_key *k)
+{
+	for (unsigned int pass = 0; pass <= h->max_conns; pass++) {
+		struct conn *c = slot_victim(h, k);
+
+		if (!c || c->resp)
+			return c;
+		if (!conn_step(h, c, POLLIN)) {
+			conn_close(h, c);
+			return NULL;
+		}
+		if (!c->resp)
+			return c;
+	}
+	return slot_victim(h, k);
+}
+
 static void accept_some(struct ht_metrics_http *h, int listen_fd)
 {
 	for (int k = 0; k < ACCEPTS_PER_ROUND; k++) {
@@ -258,7 +283,7 @@ static void accept_some(struct ht_metrics_http *h, int listen_fd)
 		if (fd < 0)
 			return; /* EAGAIN, or a connection reset before we took it */
 		key = client_key(&ss);
-		c = slot_victim(h, &key);
+		c = make_room(h, &key);
 		if (c) {
 			conn_close(h, c);
 			h->stats.evicted++;
