@@ -464,31 +464,16 @@ static int print_causes(enum ht_report_mode mode, const struct ht_exit_table *t,
  */
 static void print_vcpu_time(enum ht_report_mode mode, const struct ht_exit_table *t, struct ht_reader *reader)
 {
-	if (mode == HT_REPORT_CSV)
-		puts("vm_pid,vm_name,vcpu,tid,thread_name,thread_start_ns,from_ns,to_ns,ended,state,ns");
+	const bool json = mode == HT_REPORT_JSON;
+
+	if (!json)
+		puts(HT_REPORT_VCPU_ROW_CSV_HEAD ",state,ns");
 	for (size_t i = 0; i < t->nthreads; i++) {
 		const struct ht_vcpu_thread_row *r = &t->threads[i];
-		const char *vm = ht_reader_vm_name(reader, r->w.pid), *tn = ht_reader_thread_name(reader, r->w.pid, r->w.tid);
 
 		for (int k = 0; k < HT_VCPU_NSTATES; k++) {
-			if (mode == HT_REPORT_CSV) {
-				printf("%u,", r->w.pid);
-				ht_csv_fputs(stdout, vm ? vm : "");
-				printf(",%u,%u,", (unsigned int)r->w.vcpu, r->w.tid);
-				ht_csv_fputs(stdout, tn ? tn : "");
-				printf(",%llu,%llu,%llu,%d,%s,%llu\n", (unsigned long long)r->a.start_ns,
-				       (unsigned long long)r->from_ns, (unsigned long long)r->a.as_of_ns, r->gone,
-				       ht_vcpu_state_names[k], (unsigned long long)r->a.state_ns[k]);
-				continue;
-			}
-			printf("{\"vm_pid\":%u,\"vm_name\":", r->w.pid);
-			json_string(vm ? vm : "");
-			printf(",\"vcpu\":%u,\"tid\":%u,\"thread_name\":", (unsigned int)r->w.vcpu, r->w.tid);
-			json_string(tn ? tn : "");
-			/* Times as decimal strings, as report --json writes exit_ns: exact past 2^53 (104 days of uptime). */
-			printf(",\"thread_start_ns\":\"%llu\",\"from_ns\":\"%llu\",\"to_ns\":\"%llu\",\"ended\":%s,\"state\":\"%s\",\"ns\":%llu}\n",
-			       (unsigned long long)r->a.start_ns, (unsigned long long)r->from_ns,
-			       (unsigned long long)r->a.as_of_ns, r->gone ? "true" : "false", ht_vcpu_state_names[k],
+			ht_report_vcpu_row_start(stdout, json, r, reader);
+			printf(json ? ",\"state\":\"%s\",\"ns\":%llu}\n" : ",%s,%llu\n", ht_vcpu_state_names[k],
 			       (unsigned long long)r->a.state_ns[k]);
 		}
 	}

@@ -95,41 +95,26 @@ static int write_text(const struct ht_exit_table *t, struct ht_reader *reader)
 
 static void write_rows(enum ht_report_mode mode, const struct ht_exit_table *t, struct ht_reader *reader)
 {
-	if (mode == HT_REPORT_CSV)
-		puts("vm_pid,vm_name,vcpu,tid,thread_name,thread_start_ns,from_ns,to_ns,ended,halts,polled,caught,caught_ns,slept,slept_ns,poll_unknown,halt_poll_ns");
+	const bool json = mode == HT_REPORT_JSON;
+
+	if (!json)
+		puts(HT_REPORT_VCPU_ROW_CSV_HEAD ",halts,polled,caught,caught_ns,slept,slept_ns,poll_unknown,halt_poll_ns");
 	for (size_t i = 0; i < t->nthreads; i++) {
 		const struct ht_vcpu_thread_row *r = &t->threads[i];
 		const struct ht_vcpu_halts *h = &r->h;
-		const char *vm = ht_reader_vm_name(reader, r->w.pid), *tn = ht_reader_thread_name(reader, r->w.pid, r->w.tid);
 		char poll[16];
 
 		/* Unknown is empty in CSV and null in JSON: never a number that could be read as a value. */
 		if (h->poll_ns == HT_HALT_POLL_NS_UNKNOWN)
-			snprintf(poll, sizeof(poll), "%s", mode == HT_REPORT_CSV ? "" : "null");
+			snprintf(poll, sizeof(poll), "%s", json ? "null" : "");
 		else
 			snprintf(poll, sizeof(poll), "%u", h->poll_ns);
-		if (mode == HT_REPORT_CSV) {
-			printf("%u,", r->w.pid);
-			ht_csv_fputs(stdout, vm ? vm : "");
-			printf(",%u,%u,", (unsigned int)r->w.vcpu, r->w.tid);
-			ht_csv_fputs(stdout, tn ? tn : "");
-			printf(",%llu,%llu,%llu,%d,%llu,%llu,%llu,%llu,%llu,%llu,%u,%s\n", (unsigned long long)r->a.start_ns,
-			       (unsigned long long)r->from_ns, (unsigned long long)r->a.as_of_ns, r->gone,
-			       (unsigned long long)h->halts, (unsigned long long)h->polled, (unsigned long long)h->caught,
-			       (unsigned long long)h->caught_ns, (unsigned long long)h->slept,
-			       (unsigned long long)h->slept_ns, h->poll_unknown, poll);
-			continue;
-		}
-		printf("{\"vm_pid\":%u,\"vm_name\":", r->w.pid);
-		ht_json_fputs(stdout, vm ? vm : "");
-		printf(",\"vcpu\":%u,\"tid\":%u,\"thread_name\":", (unsigned int)r->w.vcpu, r->w.tid);
-		ht_json_fputs(stdout, tn ? tn : "");
-		/* Times as decimal strings, as --vcpu-time writes them: exact past 2^53. */
-		printf(",\"thread_start_ns\":\"%llu\",\"from_ns\":\"%llu\",\"to_ns\":\"%llu\",\"ended\":%s,\"halts\":%llu,\"polled\":%llu,\"caught\":%llu,\"caught_ns\":%llu,\"slept\":%llu,\"slept_ns\":%llu,\"poll_unknown\":%u,\"halt_poll_ns\":%s}\n",
-		       (unsigned long long)r->a.start_ns, (unsigned long long)r->from_ns, (unsigned long long)r->a.as_of_ns,
-		       r->gone ? "true" : "false", (unsigned long long)h->halts, (unsigned long long)h->polled,
-		       (unsigned long long)h->caught, (unsigned long long)h->caught_ns, (unsigned long long)h->slept,
-		       (unsigned long long)h->slept_ns, h->poll_unknown, poll);
+		ht_report_vcpu_row_start(stdout, json, r, reader);
+		printf(json ? ",\"halts\":%llu,\"polled\":%llu,\"caught\":%llu,\"caught_ns\":%llu,\"slept\":%llu,\"slept_ns\":%llu,\"poll_unknown\":%u,\"halt_poll_ns\":%s}\n"
+			    : ",%llu,%llu,%llu,%llu,%llu,%llu,%u,%s\n",
+		       (unsigned long long)h->halts, (unsigned long long)h->polled, (unsigned long long)h->caught,
+		       (unsigned long long)h->caught_ns, (unsigned long long)h->slept, (unsigned long long)h->slept_ns,
+		       h->poll_unknown, poll);
 	}
 }
 

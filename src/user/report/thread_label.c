@@ -83,3 +83,26 @@ out:
 	free(per_vcpu);
 	return ret;
 }
+
+void ht_report_vcpu_row_start(FILE *out, bool json, const struct ht_vcpu_thread_row *r, struct ht_reader *reader)
+{
+	const char *vm = ht_reader_vm_name(reader, r->w.pid), *tn = ht_reader_thread_name(reader, r->w.pid, r->w.tid);
+
+	if (!json) {
+		fprintf(out, "%u,", r->w.pid);
+		ht_csv_fputs(out, vm ? vm : "");
+		fprintf(out, ",%u,%u,", (unsigned int)r->w.vcpu, r->w.tid);
+		ht_csv_fputs(out, tn ? tn : "");
+		fprintf(out, ",%llu,%llu,%llu,%d", (unsigned long long)r->a.start_ns, (unsigned long long)r->from_ns,
+			(unsigned long long)r->a.as_of_ns, r->gone);
+		return;
+	}
+	fprintf(out, "{\"vm_pid\":%u,\"vm_name\":", r->w.pid);
+	ht_json_fputs(out, vm ? vm : "");
+	fprintf(out, ",\"vcpu\":%u,\"tid\":%u,\"thread_name\":", (unsigned int)r->w.vcpu, r->w.tid);
+	ht_json_fputs(out, tn ? tn : "");
+	/* Times as decimal strings, as report --json writes exit_ns: exact past 2^53 (104 days of uptime). */
+	fprintf(out, ",\"thread_start_ns\":\"%llu\",\"from_ns\":\"%llu\",\"to_ns\":\"%llu\",\"ended\":%s",
+		(unsigned long long)r->a.start_ns, (unsigned long long)r->from_ns, (unsigned long long)r->a.as_of_ns,
+		r->gone ? "true" : "false");
+}

@@ -6,6 +6,7 @@
 #ifndef HT_REPORT_THREAD_LABEL_H
 #define HT_REPORT_THREAD_LABEL_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include "hypertrace/trace_file.h"
 
@@ -38,5 +39,15 @@ struct ht_vcpu_view_ops {
 /* 0 or -ENOMEM. */
 int ht_report_vcpu_view(const struct ht_exit_table *t, struct ht_reader *reader, const struct ht_vcpu_view_ops *ops,
 			void *ctx);
+
+/*
+ * The columns that start each vCPU thread's row of --vcpu-time's and
+ * --halts' CSV and JSON: who the thread is and the interval its numbers
+ * cover. ht_report_vcpu_row_start writes them (CSV: up to "ended", no comma
+ * after; JSON: "{" up to "ended":..., no comma after); the caller adds its
+ * own columns and ends the row. Names escaped, times exact.
+ */
+#define HT_REPORT_VCPU_ROW_CSV_HEAD "vm_pid,vm_name,vcpu,tid,thread_name,thread_start_ns,from_ns,to_ns,ended"
+void ht_report_vcpu_row_start(FILE *out, bool json, const struct ht_vcpu_thread_row *r, struct ht_reader *reader);
 
 #endif
