@@ -37,10 +37,10 @@
 #    (/proc/TID/stat) equal to the ticks the tracepoints place in the
 #    kernel's guest-timing window, which is wider than the guest state (see
 #    guest_window_ticks); the guest's own steal time (/proc/stat) moves with
-#    the wait, and its own idle time is the account's halted, plus each
-#    halt's wait for a CPU after its wake-up, the time the idle guest was
-#    stopped and KVM's halt polling, over the interval between the guest's
-#    own two reads of it, within 3% (halt_waits, halt_polling).
+#    the wait, and its own idle time is its vCPUs' halts (each one's time in
+#    KVM, from the thread records) and the time the idle guest was stopped,
+#    over the interval between the guest's own two reads of it, within 3%
+#    (halt_gaps).
 #  - switches: the first and the last recording are made with --vcpu-sched;
 #    each vCPU thread's switch records and the EXITS blocks' counters of its
 #    time off the CPU, preempted and blocked, must agree exactly.
@@ -376,7 +376,7 @@ PTC=$PERF
 # and the account's wait part, below.
 # The vCPU threads' entries and exits too: where the tick that samples
 # guest_time lands (GUEST below).
-# kvm_vcpu_wakeup: each halt's time in KVM, polling included (the guest-idle check).
+# kvm_vcpu_wakeup: each halt's time in KVM, polling included (the halts check).
 ST_EVENTS='sched/sched_switch sched/sched_wakeup sched/sched_wakeup_new timer/hrtimer_expire_entry kvm/kvm_entry kvm/kvm_exit kvm/kvm_vcpu_wakeup'
 echo 0 >$T/tracing_on
 echo 32768 >$T/buffer_size_kb
@@ -657,7 +657,7 @@ if [ "$(rc st.rc)" != 0 ]; then
 else
 	pass ${CHECK_PREFIX}wait_record
 fi
-# st's switch records, for the guest's idle time (halt_waits below).
+# st's switch records, for the guest's idle time (halt_gaps below).
 "$HT_STATIC" report --vcpu-switches --csv "$F/st.htr" >"$work/st.halts.csv" 2>"$work/st.halts.err" ||
 	echo "  info: report --vcpu-switches --csv failed: $(tail_of "$work/st.halts.err")"
 # The hypercalls that mark the guest's reads of its /proc/stat.
@@ -885,21 +885,19 @@ for tid in tids:
     out.append('GUEST %d %s /proc guest_time %d USER_HZ ticks = %.0f ticks of %.0f ms, the tracepoints place %s ticks in the kernel\'s guest-timing window (kvm_exit fires with interrupts %s); the account\'s guest %.3f s is %+.1f%% of guest_time, its guest + kvm %.3f s %+.1f%%' %
                (tid, 'ok' if ok else 'bad', guest_ref, got, tick_period / 1e6, '%d' % lo if lo == hi else '%d-%d' % (lo, hi),
                 'off' if irqs_off_exit else 'on', d[0] / 1e9, pct(d[0], guest_ref * tick_ns), (d[0] + d[1]) / 1e9, pct(d[0] + d[1], guest_ref * tick_ns)))
-def halt_waits(path, tids, first, last, marks):
+def halt_gaps(path, tids, marks):
     """From the switch records (report --vcpu-switches --csv) of the vCPU
     threads, in ns over both: their time stopped from the first stop (just
-    after the guest's first /proc/stat) to the continue; their waits for a
-    CPU after a halt: the time off the CPU from each voluntary switch-out in
-    TASK_INTERRUPTIBLE (blocked in KVM's halt; the account shows no other
-    blocking while the guest runs) to the switch-in, up to the last stop,
-    less the account's halted over the same time; and the time off the CPU
-    so (halted and its waits) from each read of the guest's /proc/stat
-    (marks: the host's time of each, ns) to the stop after it."""
+    after the guest's first /proc/stat) to the continue; and their time off
+    the CPU from each voluntary switch-out in TASK_INTERRUPTIBLE (a block in
+    KVM's halt, or in the VMM) to the switch-in, from each read of the
+    guest's /proc/stat (marks: the host's time of each, ns) to the stop
+    after it."""
     recs = {t: [] for t in tids}
     for r in csv.DictReader(open(path)):
         if int(r['host_tid']) in recs:
             recs[int(r['host_tid'])].append((int(r['time_ns']), r['switch'], int(r['prev_state']), int(r['involuntary'])))
-    stopped = off_after_halt = 0
+    stopped = 0
     gaps = [0, 0]
     for t, rs in recs.items():
         rs.sort()
@@ -908,17 +906,12 @@ def halt_waits(path, tids, first, last, marks):
             raise ValueError('thread %d: %d stops in its switch records, want 2' % (t, len(stops)))
         s0, s1 = stops[0], stops[-1]
         stopped += next(r[0] for r in rs[s0:] if r[1] == 'in') - rs[s0][0]
-        for i in range(s0 + 1, s1):
-            if rs[i][1] == 'out' and rs[i][3] == 0 and rs[i][2] == 1:
-                back = next((r[0] for r in rs[i + 1:] if r[1] == 'in'), rs[s1][0])
-                off_after_halt += min(back, rs[s1][0]) - rs[i][0]
         for k, (mark, stop) in enumerate(((marks[0], rs[s0][0]), (marks[1], rs[s1][0]))):
             for i, r in enumerate(rs):
                 if r[1] == 'out' and r[3] == 0 and r[2] == 1:
                     back = next((x[0] for x in rs[i + 1:] if x[1] == 'in'), stop)
                     gaps[k] += max(0, min(back, stop) - max(r[0], mark))
-    halted = sum(last[t][4] - first[t][4] for t in tids)
-    return stopped, off_after_halt - halted, gaps
+    return stopped, gaps
 def read_marks(path):
     """The host's time of the guest's two reads of its /proc/stat: the
     hypercall just before each (a0 0x1d1e0 and 0x1d1e2), and the widest
@@ -929,38 +922,6 @@ def read_marks(path):
         at[int(r['a0'], 0)] = int(r['exit_ns'])
     pairs = [(at[0x1d1e0], at[0x1d1e1]), (at[0x1d1e2], at[0x1d1e3])]
     return [a for a, b in pairs], max(b - a for a, b in pairs)
-def halt_polling(path, tids):
-    """KVM's time in its halts before the vCPU thread blocked, over both
-    threads, from the nested machine's ftrace (ns): kvm_vcpu_wakeup gives each
-    halt's time in kvm_vcpu_halt (polling, then the block and the wait for a
-    CPU after it); a halt that polling caught ("poll") was all polling, one
-    that blocked ("wait") polled from its start to the thread's switch-out.
-    The account has it as kvm (the thread runs in KVM); to the guest it is
-    idle (it is in its HLT). Also the count of halts and of those polling
-    caught."""
-    pat = re.compile(r'^\s*.+?-(\d+)\s+\[\d+\]\s+\S+\s+([\d.]+): (\w+): (.*)$')
-    last_out, polled, halts, caught = {}, 0, 0, 0
-    for line in open(path, errors='replace'):
-        m = pat.match(line)
-        if not m:
-            continue
-        pid, ts, name, rest = int(m.group(1)), round(float(m.group(2)) * 1e9), m.group(3), m.group(4)
-        if name == 'sched_switch':
-            p = re.search(r'prev_pid=(\d+) ', rest)
-            if p and int(p.group(1)) in tids:
-                last_out[int(p.group(1))] = ts
-        elif name == 'kvm_vcpu_wakeup' and pid in tids:
-            w = re.match(r'(wait|poll) time (\d+) ns', rest)
-            if not w:
-                continue
-            halts += 1
-            start = ts - int(w.group(2))
-            if w.group(1) == 'poll':
-                caught += 1
-                polled += int(w.group(2))
-            elif start <= last_out.get(pid, -1) <= ts:
-                polled += last_out[pid] - start
-    return polled, halts, caught
 def cpu_line(name):
     con = open(F + '/st.console', errors='replace').read().replace('\r', '')
     m = re.search(r'L2-BEGIN %s\ncpu +(.*)\n' % name, con)
@@ -975,11 +936,19 @@ else:
     d = (b[7] - a[7]) / 100.0
     ok = d >= 0.5 * total_wait / 1e9 and d <= 1.5 * total_wait / 1e9
     out.append('STEAL %s guest steal %.2f s, hypertrace-bpf wait of both vCPUs %.2f s' % ('ok' if ok else 'bad', d, total_wait / 1e9))
-    # The guest's idle time (read just before each stop) is more than the
-    # account's halted, and measurably why (halt_waits): an idle vCPU's
-    # time stopped is idle to the guest and blocked to the account, and so
-    # is each halt's wait for a host CPU after its wake-up (the guest sees
-    # the HLT last until it runs again; the account has it as wait).
+    # The guest's idle time is its vCPUs' time in their HLTs, which the
+    # account has in each thread's halts: every halt's time in KVM
+    # (kvm_vcpu_halt, KVM's own measure from its kvm_vcpu_wakeup event: the
+    # polling, each block, the wait for a CPU after it, a spurious wake-up's
+    # return to the block, a preemption on the way), counted when the halt
+    # ends. A stop ends a halt (the signal), so the halts between two stops
+    # are whole. The account's halted is the blocked part of them, and is
+    # shown beside them: the rest of a halt is kvm or wait to the account.
+    # (Before the halts were recorded this took halted, plus each block's
+    # wait from the switch records and the polling from the nested ftrace,
+    # which counted a halt woken spuriously twice: +3.3% in one run.)
+    # And an idle vCPU's time stopped is idle to the guest and blocked to
+    # the account.
     # An idle CPU's time is iowait instead of idle while a task that last
     # ran on it waits for I/O (tick_nohz_stop_idle): both are the guest's
     # idle time (5th field too).
@@ -994,24 +963,28 @@ else:
     # measured: the records' off-CPU time in halts (halted and its waits)
     # from each read (hypercalls around it, on the host's clock) to its stop
     # is added for the first and taken off for the last, so that both sides
-    # cover the guest's interval. And halt polling, KVM's time in a halt
-    # before the thread blocks, is kvm to the account and idle to the
-    # guest: measured from KVM's own kvm_vcpu_wakeup (halt_polling).
-    # What is left unmeasured: KVM's handling of each HLT exit around
-    # kvm_vcpu_halt, the guest's idle loop around its HLT, and where in its
-    # bracket of two hypercalls each read fell (printed: the widest);
-    # bounded, with the tick's rounding (10 ms per read and vCPU), by 3%.
+    # cover the guest's interval.
+    # What is left unmeasured: KVM's handling of each HLT exit before and
+    # after kvm_vcpu_halt, the guest's idle loop around its HLT, and where
+    # in its bracket of two hypercalls each read fell (printed: the
+    # widest); bounded, with the tick's rounding (10 ms per read and vCPU),
+    # by 3% (measured -0.4% to -1.5%: the parts fall short by the first two).
     try:
         marks, mark_width = read_marks(sys.argv[3])
-        stopped, waits, gaps = halt_waits(sys.argv[2], tids, first, last, marks)
-        polled, halts, caught = halt_polling(F + '/st.ftrace', tids)
-        parts = (total_halted + waits + stopped + gaps[0] - gaps[1] + polled) / 1e9
-        ok = total_halted > 1e9 and idle > 0 and abs(parts - idle) <= 0.03 * idle
-        out.append('HALTED %s the guest\'s own idle time %.2f s (its /proc/stat, both vCPUs; iowait %.2f s of it); halted %.2f s + the waits after its halts %.2f s + stopped while idle %.2f s + halted and waits from the first read to its stop %.2f s - the same from the last read to its stop %.2f s + halt polling %.2f s (%d of %d halts did not sleep) = %.2f s (%+.1f%%; each read less than %.1f ms after its hypercall)' %
-                   ('ok' if ok else 'bad', idle, iowait, total_halted / 1e9, waits / 1e9, stopped / 1e9, gaps[0] / 1e9, gaps[1] / 1e9,
-                    polled / 1e9, caught, halts, parts, pct(parts, idle), mark_width / 1e6))
+        stopped, gaps = halt_gaps(sys.argv[2], tids, marks)
+        if not hblocks or any(t not in hblocks[first_stop] or t not in hblocks[-1] for t in tids):
+            raise ValueError('no halts in the thread records')
+        hf, hl = hblocks[first_stop], hblocks[-1]
+        halts = sum(hl[t][0] - hf[t][0] for t in tids)
+        in_halts = sum(hl[t][3] - hf[t][3] + hl[t][5] - hf[t][5] for t in tids)  # caught_ns + slept_ns
+        parts = (in_halts + stopped + gaps[0] - gaps[1]) / 1e9
+        # halted is part of the halts' time: a halted counted outside them would show here.
+        ok = total_halted > 1e9 and idle > 0 and total_halted <= in_halts and abs(parts - idle) <= 0.03 * idle
+        out.append('HALTED %s the guest\'s own idle time %.2f s (its /proc/stat, both vCPUs; iowait %.2f s of it); %d halts %.2f s in KVM (halted %.2f s of it, the rest kvm and wait) + stopped while idle %.2f s + halted and waits from the first read to its stop %.2f s - the same from the last read to its stop %.2f s = %.2f s (%+.1f%%; each read less than %.1f ms after its hypercall)' %
+                   ('ok' if ok else 'bad', idle, iowait, halts, in_halts / 1e9, total_halted / 1e9, stopped / 1e9, gaps[0] / 1e9, gaps[1] / 1e9,
+                    parts, pct(parts, idle), mark_width / 1e6))
     except (OSError, KeyError, ValueError, StopIteration) as e:
-        out.append('HALTED bad: the switch records, the marks of the guest\'s reads or the ftrace of st: %r' % e)
+        out.append('HALTED bad: the thread records\' halts, the switch records or the marks of the guest\'s reads: %r' % e)
 def kvm_halt_stats(path):
     return {l.split()[0]: int(l.split()[1]) for l in open(path) if len(l.split()) == 2}
 def ftrace_halts(path, tids):
@@ -1107,8 +1080,8 @@ echo "  info: $v"
 [[ $v == ok* ]] && pass ${CHECK_PREFIX}guest_steal_moves_with_the_wait || fail ${CHECK_PREFIX}guest_steal_moves_with_the_wait "${v:-$verdict}"
 v=$(sed -n 's/^HALTED //p' <<<"$verdict")
 echo "  info: ${v#ok }"
-[[ $v == ok* ]] && pass ${CHECK_PREFIX}guest_idle_is_halted_plus_its_waits_stops_and_polling_within_3pct ||
-	fail ${CHECK_PREFIX}guest_idle_is_halted_plus_its_waits_stops_and_polling_within_3pct "${v:-$verdict}"
+[[ $v == ok* ]] && pass ${CHECK_PREFIX}guest_idle_is_its_halts_and_stops_within_3pct ||
+	fail ${CHECK_PREFIX}guest_idle_is_its_halts_and_stops_within_3pct "${v:-$verdict}"
 v=$(sed -n 's/^HALTS //p' <<<"$verdict")
 echo "  info: ${v#ok }"
 sed 's/^/  info: report --halts: /' "$F/st.halts" 2>/dev/null | head -8
