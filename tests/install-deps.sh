@@ -26,10 +26,11 @@ cd "$(dirname "$0")/.."
 # tests/service boots the unit under a real systemd in a Debian root.
 # buildah, podman: make image and tests/container; file, python3-yaml: that test reads the image and the DaemonSet.
 # iproute2: the metrics test takes IPv6 off loopback in a network namespace of its own (ip).
+# trace-cmd: report --clock --map reads its report of a real trace.dat (tests/cli/test_clock_cli.sh).
 pkgs=(git make build-essential gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev linux-libc-dev tmux python3 util-linux iproute2 prometheus curl time
 	e2fsprogs babeltrace2 python3-bt2 scdoc debhelper dkms lintian fakeroot debootstrap bash-completion man-db
 	protobuf-compiler python3-protobuf libxml2-utils zstd systemd systemd-container mmdebstrap
-	buildah podman file python3-yaml)
+	buildah podman file python3-yaml trace-cmd)
 missing=()
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
 for p in "${pkgs[@]}"; do

@@ -167,11 +167,13 @@ expect_run record_existing_output 1 "exists.htr already exists: use --force" -- 
 [ -s exists.htr ] && fail record_existing_output_untouched "file was written" || pass record_existing_output_untouched
 
 # tracefs: if it is not mounted, record mounts it; if it cannot, it says how.
+# debugfs goes too where it is mounted (trace-cmd, for one, mounts it): its
+# tracing directory automounts tracefs on access, with no capability.
 if command -v unshare >/dev/null; then
-	out=$(unshare -m bash -c "umount /sys/kernel/tracing 2>/dev/null; umount /sys/kernel/debug/tracing 2>/dev/null; '$HT' record -o mounted.htr -d 0.2" 2>&1)
+	out=$(unshare -m bash -c "umount /sys/kernel/tracing 2>/dev/null; umount /sys/kernel/debug/tracing 2>/dev/null; umount /sys/kernel/debug 2>/dev/null; '$HT' record -o mounted.htr -d 0.2" 2>&1)
 	if [ $? -eq 0 ] && grep -q "0 records" <<<"$out"; then pass record_mounts_tracefs; else fail record_mounts_tracefs "$out"; fi
 	expect_run record_tracefs_unmountable 1 "tracefs is not mounted and could not be mounted: run 'mount -t tracefs" -- \
-		unshare -m bash -c "umount /sys/kernel/tracing 2>/dev/null; umount /sys/kernel/debug/tracing 2>/dev/null; exec setpriv --inh-caps=-sys_admin --bounding-set=-sys_admin '$HT' record -o t.htr -d 0.2"
+		unshare -m bash -c "umount /sys/kernel/tracing 2>/dev/null; umount /sys/kernel/debug/tracing 2>/dev/null; umount /sys/kernel/debug 2>/dev/null; exec setpriv --inh-caps=-sys_admin --bounding-set=-sys_admin '$HT' record -o t.htr -d 0.2"
 else
 	skip record_mounts_tracefs "unshare (util-linux) is not installed"
 fi

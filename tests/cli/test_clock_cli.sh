@@ -3,7 +3,8 @@
 # the fitted rate, every pair mapped within its read gap of its exit, the
 # pairs that contradict the others refused and counted, a forged pair left
 # out and said, one pair (no rate), a file without pairs, the usage errors;
-# --map: guest ftrace and dmesg text put on the host's clock.
+# --map: guest ftrace and dmesg text put on the host's clock, trace-cmd's
+# report of a trace.dat from the standard input too.
 # shellcheck source=../lib.sh
 source "$(dirname "$0")/../lib.sh"
 
@@ -102,6 +103,80 @@ if [ "$rc" -eq 0 ] && [ "${got% *}" = "3 3" ] && [ "${got##* }" -le 1300 ] &&
 else
 	fail clock_map_puts_guest_ftrace_and_dmesg_times_on_the_host_clock "rc $rc, mapped ftrace/dmesg lines and worst ns: $got: $(cat "$work/map.err"; head -n 4 "$work/mapped.txt")"
 fi
+# trace-cmd's own output of a real trace.dat (this machine's sched_switch,
+# in a tracefs instance of its own, with the 'local' trace clock and then
+# 'mono'), read from the standard input: every event's time is replaced by
+# the fit's line of that clock (ftrace's, then the monotonic one's with
+# --map-clock mono) to the ns, and every other byte kept.
+tracefs=/sys/kernel/tracing
+inst=ht-clock-map-$$
+if ! command -v trace-cmd >/dev/null; then
+	fail clock_map_of_trace_cmd_report "trace-cmd is not installed: run tests/install-deps.sh (make deps)"
+elif [ "$(id -u)" -ne 0 ] || ! mkdir "$tracefs/instances/$inst" 2>/dev/null; then
+	skip clock_map_of_trace_cmd_report "a tracefs instance of its own is needed (root, tracefs mounted at $tracefs) to make a trace.dat"
+else
+	ok=1
+	# trace-cmd extract -B removes the instance it read: one per clock.
+	for clk in local mono; do
+		{ [ -d "$tracefs/instances/$inst" ] || mkdir "$tracefs/instances/$inst"; } &&
+			echo "$clk" >"$tracefs/instances/$inst/trace_clock" &&
+			echo 1 >"$tracefs/instances/$inst/events/sched/sched_switch/enable" &&
+			{ for _ in 1 2 3 4 5; do sleep 0.02; done; } &&
+			echo 0 >"$tracefs/instances/$inst/events/sched/sched_switch/enable" &&
+			trace-cmd extract -B "$inst" -o "$work/$clk.dat" &&
+			trace-cmd report -t "$work/$clk.dat" >"$work/$clk.txt" || ok=0
+	done >"$work/extract.log" 2>&1
+	rmdir "$tracefs/instances/$inst" 2>/dev/null
+	if [ $ok = 0 ]; then
+		fail clock_map_of_trace_cmd_report "trace-cmd extract or report failed: $(tail -n 3 "$work/extract.log")"
+	else
+		"$HT" report --clock --map - "$work/c.htr" <"$work/local.txt" >"$work/local.mapped" 2>"$work/local.err"
+		rc1=$?
+		"$HT" report --clock --map - --map-clock mono "$work/c.htr" <"$work/mono.txt" >"$work/mono.mapped" 2>"$work/mono.err"
+		rc2=$?
+		got=$(python3 - "$work" <<'PY'
+import csv, re, sys
+from decimal import Decimal
+w = sys.argv[1]
+rows = {r['clock']: r for r in csv.DictReader(open(w + '/c.csv'))}
+out = []
+for clk, row in (('local', 'ftrace'), ('mono', 'monotonic')):
+    rate, icpt = Decimal(rows[row]['rate']), Decimal(rows[row]['intercept_ns'])
+    src, dst = open(w + '/%s.txt' % clk).read().split('\n'), open(w + '/%s.mapped' % clk).read().split('\n')
+    t = re.compile(r'^(.*?\] +)(\d+\.\d{9})(: .*)$')
+    events, worst, bad = 0, 0, []
+    if len(src) != len(dst):
+        bad.append('%d lines in, %d out' % (len(src), len(dst)))
+    for a, b in zip(src, dst):
+        ma, mb = t.match(a), t.match(b)
+        if not ma:
+            if a != b:
+                bad.append('a line without a time changed: %r' % b[:80])
+            continue
+        if not mb or ma.group(1) != mb.group(1) or ma.group(3) != mb.group(3):
+            bad.append('an event line changed beyond its time: %r' % b[:100])
+            continue
+        events += 1
+        want = icpt + rate * Decimal(ma.group(2)) * 10**9
+        worst = max(worst, abs(Decimal(mb.group(2)) * 10**9 - want))
+    if events < 5:
+        bad.append('only %d events in %s.txt' % (events, clk))
+    if worst > 2:
+        bad.append('an event %s ns from its fit' % worst)
+    out.append('%s %d events worst %s ns%s' % (clk, events, worst, ': ' + '; '.join(bad[:3]) if bad else ''))
+print(', '.join(out))
+PY
+)
+		if [ $rc1 = 0 ] && [ $rc2 = 0 ] && [[ $got != *:* ]] && grep -q "by the monotonic clock's" "$work/mono.err"; then
+			pass clock_map_of_trace_cmd_report
+		else
+			fail clock_map_of_trace_cmd_report "rc $rc1/$rc2: $got: $(cat "$work/local.err" "$work/mono.err")"
+		fi
+		echo "  info: $got"
+	fi
+fi
+expect_run clock_map_clock_without_map_is_a_usage_error 2 '--map-clock goes with --map' -- "$HT" report --clock --map-clock mono "$work/c.htr"
+expect_run clock_map_clock_unknown_is_a_usage_error 2 "invalid --map-clock 'tsc'" -- "$HT" report --clock --map "$work/guest.txt" --map-clock tsc "$work/c.htr"
 expect_run clock_map_without_clock_is_a_usage_error 2 '--map goes with --clock' -- "$HT" report --map "$work/guest.txt" "$work/c.htr"
 expect_run clock_map_of_a_missing_file_is_a_runtime_error 1 'cannot read' -- "$HT" report --clock --map "$work/nonexistent" "$work/c.htr"
 

@@ -202,18 +202,26 @@ static int map_text(const struct ht_report_config *cfg, struct clock_reading *c)
 		return ht_runtime_error("%s holds no clock pair to map %s with: load the guest module (hypertrace_guest, clock_ms) while recording, with nr %u selected, or run guest/boottrace (nr %u-%u)",
 					cfg->path, cfg->clock_map, HT_GUEST_NR_CLOCK_PAIR, HT_GUEST_NR_TRACE_LINE,
 					HT_GUEST_NR_TRACE_REPLAY);
-	if (ht_clock_fit(v->pairs[CLOCK_LOCAL], v->n, &fit) || ht_clock_fit(v->pairs[CLOCK_TRACE], v->n, &trace_fit))
+	bool mono = cfg->map_clock == HT_MAP_CLOCK_MONO, from_stdin = !strcmp(cfg->clock_map, "-");
+	const char *ftrace_by = mono ? "the monotonic clock's" : "ftrace's";
+
+	if (ht_clock_fit(v->pairs[CLOCK_LOCAL], v->n, &fit) ||
+	    ht_clock_fit(v->pairs[mono ? CLOCK_MONO : CLOCK_TRACE], v->n, &trace_fit))
 		return ht_runtime_error("out of memory for the clock pairs of %s", cfg->path);
-	/* boottrace's markers fit the trace's own clock, whichever trace_clock it was: the better fit for ftrace's text. */
-	const char *ftrace_by = "ftrace's";
-	if (v->markers && v->markers->fit.used) {
+	/* boottrace's markers fit the trace's own clock, whichever trace_clock it was: the better fit for ftrace's text, unless --map-clock names the clock. */
+	if (cfg->map_clock == HT_MAP_CLOCK_AUTO && v->markers && v->markers->fit.used) {
 		trace_fit = v->markers->fit;
 		ftrace_by = "boottrace's markers'";
+	} else if (!v->n) {
+		return ht_runtime_error("%s has no clock pair of VM process %u's module to map %s with%s", cfg->path,
+					(unsigned int)v->pid, cfg->clock_map,
+					cfg->map_clock != HT_MAP_CLOCK_AUTO ? ": its boottrace markers fit the trace's own clock; drop --map-clock" : "");
 	}
-	if (!(in = fopen(cfg->clock_map, "r")))
+	if (!(in = from_stdin ? stdin : fopen(cfg->clock_map, "r")))
 		return ht_runtime_error("cannot read %s: %s", cfg->clock_map, strerror(errno));
 	mapped = ht_clock_map_text(in, stdout, &trace_fit, &fit);
-	fclose(in);
+	if (!from_stdin)
+		fclose(in);
 	if (mapped < 0 || fflush(stdout))
 		return ht_runtime_error("cannot map %s: a read or write failed", cfg->clock_map);
 	fprintf(stderr, "hypertrace-bpf: %lld guest times of %s put on the host's monotonic clock by VM process %u's clocks (ftrace's text by %s: %zu pairs, residual max %.3f us; printk's: %zu, %.3f us%s)\n",

@@ -78,12 +78,18 @@ static const char report_help[] =
 	"               a VM whose trace guest/boottrace sent has a row\n"
 	"               trace-markers too (its trace's own clock); text or --csv;\n"
 	"               the VMs selected with -p or --vm\n"
-	"      --map FILE  with --clock: FILE, the guest's own ftrace text (by\n"
-	"               boottrace's markers if the file has them, else as the\n"
-	"               'local' trace clock) or dmesg, printed with each time on\n"
-	"               its line put on the host's monotonic clock (seconds, ns\n"
-	"               digits) by its VM's fit, and lines without a time as they\n"
-	"               are; a file of several VMs needs -p or --vm to choose one\n"
+	"      --map FILE  with --clock: FILE (- for the standard input), the\n"
+	"               guest's own ftrace text (cat trace, or trace-cmd report -t\n"
+	"               of its trace.dat; by boottrace's markers if the file has\n"
+	"               them, else as the 'local' trace clock) or dmesg, printed\n"
+	"               with each time on its line put on the host's monotonic\n"
+	"               clock (seconds, ns digits) by its VM's fit, and lines\n"
+	"               without a time as they are; a file of several VMs needs\n"
+	"               -p or --vm to choose one\n"
+	"      --map-clock CLOCK  with --map: the guest's trace clock of the\n"
+	"               ftrace text: local (its default) or mono (trace_clock\n"
+	"               mono, trace-cmd record -C mono, or any text of\n"
+	"               CLOCK_MONOTONIC seconds after its CPU field)\n"
 	"      --initcalls  a guest kernel's boot as its own trace tells it, sent by\n"
 	"               guest/boottrace (record with nr 1150, 1151 and 1152): per\n"
 	"               VM its initcall levels (start, length, time in initcalls\n"
@@ -126,6 +132,7 @@ static const struct option report_longopts[] = {
 	{ "clock", no_argument, NULL, 'K' },
 	{ "initcalls", no_argument, NULL, 'I' },
 	{ "map", required_argument, NULL, 'G' },
+	{ "map-clock", required_argument, NULL, 'Q' },
 	{ "causes", no_argument, NULL, 'U' },
 	{ "version", no_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
@@ -169,6 +176,14 @@ static int report_option(int opt, int argc, char **argv, struct ht_report_config
 	case 'K': cfg->clock = true; break;
 	case 'I': cfg->initcalls = true; break;
 	case 'G': cfg->clock_map = optarg; break;
+	case 'Q':
+		if (!strcmp(optarg, "local"))
+			cfg->map_clock = HT_MAP_CLOCK_LOCAL;
+		else if (!strcmp(optarg, "mono"))
+			cfg->map_clock = HT_MAP_CLOCK_MONO;
+		else
+			return ht_usage_error("report", "invalid --map-clock '%s': expected local or mono", optarg);
+		break;
 	case 'U': cfg->causes = true; break;
 	case 'D': cfg->mode = HT_REPORT_DUMP; (*modes)++; break;
 	case 'C': cfg->mode = HT_REPORT_CSV; (*modes)++; break;
@@ -199,6 +214,8 @@ static int check_combinations(struct ht_report_config *cfg, int modes)
 	cfg->vcpu_time |= cfg->halts;
 	if (modes && cfg->decode.analysis != HT_ANALYSIS_NONE)
 		return ht_usage_error("report", "--graph and --sched exclude --dump, --csv, --json and --hist");
+	if (cfg->map_clock != HT_MAP_CLOCK_AUTO && !cfg->clock_map)
+		return ht_usage_error("report", "--map-clock goes with --map: it names the trace clock of the text mapped");
 	if (cfg->clock_map && (!cfg->clock || cfg->mode != HT_REPORT_SUMMARY))
 		return ht_usage_error("report", "--map goes with --clock alone: drop --csv and the other views");
 	if (cfg->clock && (cfg->boot || cfg->exits || cfg->causes || cfg->vcpu_time || cfg->vcpu_switches ||

@@ -7,6 +7,9 @@
 #include "hist/latency_hist.h"
 #include "reading/selection.h"
 
+/* The trace clock of the ftrace text --map reads: boottrace's markers, else 'local'; or as --map-clock names it. */
+enum ht_map_clock { HT_MAP_CLOCK_AUTO, HT_MAP_CLOCK_LOCAL, HT_MAP_CLOCK_MONO };
+
 enum ht_report_mode { HT_REPORT_SUMMARY, HT_REPORT_DUMP, HT_REPORT_CSV, HT_REPORT_JSON, HT_REPORT_HIST };
 
 struct ht_report_config {
@@ -24,6 +27,7 @@ struct ht_report_config {
 	bool initcalls;                 /* --initcalls: the guest's initcalls from its replayed trace (text, --csv) */
 	bool clock;                     /* --clock: the guest clocks on the host's, from the module's clock pairs (text, --csv) */
 	const char *clock_map;          /* --clock --map FILE: the guest's ftrace or dmesg text, its times put on the host's clock */
+	enum ht_map_clock map_clock;    /* --map-clock: which guest clock the ftrace text's times are */
 	const char *path;
 };
 
