@@ -41,11 +41,22 @@ static __noinline struct ht_exit_cause_hist *new_cause_series(struct ht_exit_cau
 	}
 	if (!named)
 		named = share_new(&exit_cause_names, &reason, &none, &share->causes, HT_EXIT_CAUSES_PER_VM,
-				  &refused);
-	/* The count is read before it is taken: once full it stops moving (and cannot wrap). */
+				  &refused, NULL);
+	/*
+	 * The count is read before it is taken: once full it stops moving (and
+	 * cannot wrap). A name taken for an entry not made here is given back:
+	 * another CPU made the same cause first (and took a name for it), or
+	 * the table had no room; kept, the reason would name one cause fewer
+	 * for the VM's lifetime.
+	 */
 	if (named && *named < HT_EXIT_CAUSES_PER_REASON &&
-	    __sync_fetch_and_add(named, 1) < HT_EXIT_CAUSES_PER_REASON)
-		h = share_new(&exit_causes, key, &zero, &share->causes, HT_EXIT_CAUSES_PER_VM, &refused);
+	    __sync_fetch_and_add(named, 1) < HT_EXIT_CAUSES_PER_REASON) {
+		bool made = false;
+
+		h = share_new(&exit_causes, key, &zero, &share->causes, HT_EXIT_CAUSES_PER_VM, &refused, &made);
+		if (!made)
+			__sync_fetch_and_add(named, -1);
+	}
 	if (h)
 		return h;
 	key->kind = HT_CAUSE_OTHER;
@@ -53,7 +64,7 @@ static __noinline struct ht_exit_cause_hist *new_cause_series(struct ht_exit_cau
 	key->value = 0;
 	h = bpf_map_lookup_elem(&exit_causes, key);
 	if (!h)
-		h = share_new(&exit_causes, key, &zero, &share->causes, HT_EXIT_CAUSES_PER_VM, &refused);
+		h = share_new(&exit_causes, key, &zero, &share->causes, HT_EXIT_CAUSES_PER_VM, &refused, NULL);
 	if (refused)
 		__sync_fetch_and_add(&share->causes_over, 1);
 	if (!h)

@@ -37,10 +37,11 @@ static __always_inline struct ht_vm_share *vm_share(__u32 tgid)
  * NULL if the share is spent (*refused set) or the map is full. The share
  * is taken before the entry is made and given back if it was not made here
  * (another CPU made it first and took its own, or the map is full), so
- * *used is the VM's entries exactly.
+ * *used is the VM's entries exactly. *made (if not NULL) is set when this
+ * call made the entry, for a caller that took more than the share for it.
  */
 static __always_inline void *share_new(void *map, const void *key, const void *init, __u32 *used, __u32 bound,
-				       bool *refused)
+				       bool *refused, bool *made)
 {
 	if (*used >= bound)
 		goto refused;
@@ -50,6 +51,8 @@ static __always_inline void *share_new(void *map, const void *key, const void *i
 	}
 	if (bpf_map_update_elem(map, key, init, BPF_NOEXIST))
 		__sync_fetch_and_add(used, -1);
+	else if (made)
+		*made = true;
 	return bpf_map_lookup_elem(map, key);
 refused:
 	*refused = true;
@@ -64,7 +67,7 @@ static __noinline struct ht_exit_hist *new_exit_series(struct ht_exit_key *key)
 	bool refused = false;
 
 	if (share) {
-		h = share_new(&exit_hists, key, &zero, &share->series, HT_EXIT_SERIES_PER_VM, &refused);
+		h = share_new(&exit_hists, key, &zero, &share->series, HT_EXIT_SERIES_PER_VM, &refused, NULL);
 		if (refused)
 			__sync_fetch_and_add(&share->series_over, 1);
 	}

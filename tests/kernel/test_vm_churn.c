@@ -370,6 +370,76 @@ static void hundreds_of_vm_lifetimes_keep_every_later_vms_causes_and_series(void
 	WITH_RETRIES(hundreds_of_lifetimes_once);
 }
 
+/*
+ * A name a reason took for a cause it could not make is given back. Enough
+ * VMs at their full share fill exit_causes (33 x 120 of 4096 entries and
+ * more); a live VM's new cause then finds no room, even for its reason's
+ * "other" (lost, counted). Once the ended VMs' entries are freed, that VM
+ * still names HT_EXIT_CAUSES_PER_REASON causes of the reason. The same
+ * give-back covers a cause another CPU made first. Without it the reason
+ * named one fewer, for the VM's lifetime.
+ */
+static bool full_table_once(bool last)
+{
+	const unsigned int hostile = HT_EXIT_MAX_CAUSES / (HT_EXIT_CAUSES_PER_VM - 8) + 2;
+	const struct vm_play bad = { .nreasons = 8, .causes = 20 };
+	const __u32 me = (__u32)getpid();
+	struct ht_exit_sampler s;
+	struct ht_tracer *t = NULL;
+	size_t named = 0;
+	bool again = false;
+	__u64 lost;
+	int ret = 0;
+
+	memset(&s, 0, sizeof(s));
+	LOAD(t, exits_tracer());
+	if (!ASSERT_OK(ht_exit_sampler_init(&s, t, NULL, ht_monotonic_ns()), "sampler"))
+		goto cleanup;
+	for (unsigned int i = 0; i < hostile; i++)
+		if (!ASSERT_MSG(vm_lifetime(t, &bad) != 0, "VM %u", i))
+			goto cleanup;
+	/* This process is the live VM. */
+	lost = counter(t, HT_CNT_EXIT_CAUSE_LOST);
+	if (!ASSERT_OK(exit_with_cause(t, VMX_IO, 0, 0x500, 1000), "the cause that finds the table full"))
+		goto cleanup;
+	/* The premise: the table was full (the allocator may have left room, or lost entries: try again). */
+	if (counter(t, HT_CNT_EXIT_CAUSE_LOST) != lost + 1) {
+		again = !last;
+		if (again)
+			goto cleanup;
+		ASSERT_MSG(false, "the table had room for the cause: %llu causes lost before it, %llu after",
+			   (unsigned long long)lost, (unsigned long long)counter(t, HT_CNT_EXIT_CAUSE_LOST));
+		goto cleanup;
+	}
+	/* The ended VMs' entries go after the reads that follow their end. */
+	if (!ASSERT_OK(sample(&s), "read") || !ASSERT_OK(sample(&s), "read again"))
+		goto cleanup;
+	for (unsigned int c = 0; c <= HT_EXIT_CAUSES_PER_REASON && !ret; c++)
+		ret = exit_with_cause(t, VMX_IO, 0, 0x600 + c, 2000 + 100 * c);
+	if (!ASSERT_OK(ret, "the causes after the freeing") || !ASSERT_OK(sample(&s), "read"))
+		goto cleanup;
+	for (size_t i = 0; i < s.total.causes.n; i++) {
+		const struct ht_exit_cause_row *row = &s.total.causes.rows[i];
+
+		named += row->key.pid == me && row->key.reason == VMX_IO && row->key.kind != HT_CAUSE_OTHER;
+	}
+	if (named < HT_EXIT_CAUSES_PER_REASON && !last && counter(t, HT_CNT_EXIT_CAUSE_LOST) != lost + 1) {
+		again = true; /* the allocator lost one of them */
+		goto cleanup;
+	}
+	ASSERT_MSG(named == HT_EXIT_CAUSES_PER_REASON, "the reason names %zu causes after the table was full; want %u",
+		   named, HT_EXIT_CAUSES_PER_REASON);
+cleanup:
+	ht_exit_sampler_free(&s);
+	ht_tracer_destroy(t);
+	return again;
+}
+
+static void a_cause_the_full_table_refused_leaves_its_reason_every_name(void)
+{
+	WITH_RETRIES(full_table_once);
+}
+
 /* Each VM's share as BPF has it now, by tgid. */
 #define MAX_SHARES 64
 static struct {
@@ -553,6 +623,7 @@ int main(void)
 	RUN(a_pid_that_comes_back_adds_to_what_its_ended_process_left);
 	RUN(hundreds_of_vm_lifetimes_keep_every_later_vms_causes_and_series);
 	RUN(hostile_vms_cannot_take_a_victims_share_of_causes);
+	RUN(a_cause_the_full_table_refused_leaves_its_reason_every_name);
 	RUN(hostile_vms_cannot_take_a_victims_share_of_series);
 	return ht_test_exit_status();
 }
