@@ -18,6 +18,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +31,7 @@
 #include "trace_replay.h"
 
 static const char usage[] =
-	"Usage: boottrace [--tracing DIR] [--match TEXT] [--syncs N] [--sync-ms MS]\n"
+	"Usage: boottrace [--tracing DIR] [--match TEXT] [--syncs N] [--sync-ms MS] [--follow]\n"
 	"Sends this KVM guest's own trace (DIR/trace: the events its kernel recorded\n"
 	"since boot, e.g. with trace_event=initcall:* on its command line) to the host,\n"
 	"where 'hypertrace-bpf record --nr 1150-1152' keeps it and\n"
@@ -41,6 +43,11 @@ static const char usage[] =
 	"                     the clock pairs' own lines\n"
 	"      --syncs N      clock pairs to send first (default 20, 2 to 10000)\n"
 	"      --sync-ms MS   between two of them (default 50, at most 10000)\n"
+	"      --follow       read DIR/trace_pipe instead (it takes the events out of\n"
+	"                     the buffer), and go on sending each new event as the\n"
+	"                     kernel records it, with a clock pair every second,\n"
+	"                     until SIGINT or SIGTERM: a guest that panics then\n"
+	"                     loses only the events not yet read (milliseconds)\n"
 	"  -h, --help         show this help\n"
 	"\n"
 	"Each pair is a line written to DIR/trace_marker and a hypercall right after.\n"
@@ -48,13 +55,14 @@ static const char usage[] =
 	"C cut, L events the trace lost, M lines left out by --match. Exit status: 0 done, 1 not a KVM guest or no\n"
 	"trace, 2 usage error.\n";
 
-enum { OPT_TRACING = 256, OPT_SYNCS, OPT_SYNC_MS, OPT_MATCH };
+enum { OPT_TRACING = 256, OPT_SYNCS, OPT_SYNC_MS, OPT_MATCH, OPT_FOLLOW };
 
 static const struct option long_options[] = {
 	{ "tracing", required_argument, NULL, OPT_TRACING },
 	{ "syncs", required_argument, NULL, OPT_SYNCS },
 	{ "sync-ms", required_argument, NULL, OPT_SYNC_MS },
 	{ "match", required_argument, NULL, OPT_MATCH },
+	{ "follow", no_argument, NULL, OPT_FOLLOW },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -62,7 +70,7 @@ static const struct option long_options[] = {
 struct options {
 	const char *tracing, *match;
 	uint32_t syncs, sync_ms;
-	bool help;
+	bool help, follow;
 };
 
 static bool parse_one(int opt, const char *arg, void *ctx, char *err, size_t err_size)
@@ -75,6 +83,9 @@ static bool parse_one(int opt, const char *arg, void *ctx, char *err, size_t err
 		return true;
 	case OPT_MATCH:
 		o->match = arg;
+		return true;
+	case OPT_FOLLOW:
+		o->follow = true;
 		return true;
 	case OPT_SYNCS:
 		return ht_parse_u32_option("--syncs", arg, 2, 10000, &o->syncs, err, err_size);
@@ -100,22 +111,118 @@ static void sleep_ms(uint32_t ms)
 		;
 }
 
+static bool sync_once(struct ht_trace_replay *r, int marker, uint32_t seq);
+
 /* The clock pairs: each marker line, then its hypercall at once. */
 static uint32_t send_syncs(struct ht_trace_replay *r, int marker, const struct options *o)
 {
 	uint32_t sent = 0;
 
 	for (uint32_t i = 0; i < o->syncs; i++) {
-		char line[64];
-		int n = snprintf(line, sizeof(line), HT_GUEST_SYNC_MARKER " %u %u", r->run, i);
-
 		if (i)
 			sleep_ms(o->sync_ms);
-		if (write(marker, line, (size_t)n) != n)
-			continue;
-		ht_trace_replay_sync(r, i);
-		sent++;
+		sent += sync_once(r, marker, i);
 	}
+	return sent;
+}
+
+/* --follow: a clock pair this often, so that the fit spans the whole stream. */
+#define FOLLOW_SYNC_MS 1000
+/* Bytes of trace_pipe held for a line not yet whole; a longer line is sent cut there. */
+#define FOLLOW_LINE_MAX 65536
+
+static volatile sig_atomic_t stopping;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stopping = 1;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* One clock pair: the marker line, then its hypercall at once. False if the line could not be written. */
+static bool sync_once(struct ht_trace_replay *r, int marker, uint32_t seq)
+{
+	char line[64];
+	int n = snprintf(line, sizeof(line), HT_GUEST_SYNC_MARKER " %u %u", r->run, seq);
+
+	if (write(marker, line, (size_t)n) != n)
+		return false;
+	ht_trace_replay_sync(r, seq);
+	return true;
+}
+
+/* What trace_pipe has now: each whole line sent, the rest kept in buf (*have bytes). False at its end or an error. */
+static bool drain(struct ht_trace_replay *r, int fd, char *buf, size_t *have)
+{
+	for (;;) {
+		ssize_t n = read(fd, buf + *have, FOLLOW_LINE_MAX - *have);
+
+		if (n < 0)
+			return errno == EAGAIN || errno == EINTR;
+		if (n == 0)
+			return false;
+		*have += (size_t)n;
+		size_t from = 0;
+		for (char *nl; (nl = memchr(buf + from, '\n', *have - from)); from = (size_t)(nl - buf) + 1)
+			ht_trace_replay_line(r, buf + from, (size_t)(nl - buf) + 1 - from);
+		if (from == 0 && *have == FOLLOW_LINE_MAX) {
+			ht_trace_replay_line(r, buf, *have); /* no line is this long: send it cut */
+			from = *have;
+		}
+		memmove(buf, buf + from, *have - from);
+		*have -= from;
+	}
+}
+
+/*
+ * --follow: trace_pipe from its start (the events so far, then each new one
+ * as the kernel records it), a clock pair every FOLLOW_SYNC_MS, until
+ * SIGINT or SIGTERM; then what is left in it. The clock pairs sent; 0 if
+ * trace_pipe cannot be opened (said).
+ */
+static uint32_t follow(struct ht_trace_replay *r, const struct options *o, int marker, uint32_t seq)
+{
+	struct sigaction sa = { .sa_handler = on_stop }; /* no SA_RESTART: a stop ends poll() at once */
+	char path[4096], *buf;
+	size_t have = 0;
+	uint32_t sent = 0;
+	uint64_t next = now_ms() + FOLLOW_SYNC_MS;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/trace_pipe", o->tracing);
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK)) < 0) {
+		fprintf(stderr, "boottrace: %s: %s\n", path, strerror(errno));
+		return 0;
+	}
+	if (!(buf = malloc(FOLLOW_LINE_MAX))) {
+		close(fd);
+		return 0;
+	}
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	while (!stopping && drain(r, fd, buf, &have)) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		uint64_t t = now_ms();
+
+		if (t >= next) {
+			sent += sync_once(r, marker, seq++);
+			next = t + FOLLOW_SYNC_MS;
+		}
+		poll(&p, 1, (int)(next - t < FOLLOW_SYNC_MS ? next - t : FOLLOW_SYNC_MS));
+	}
+	drain(r, fd, buf, &have);
+	if (have)
+		ht_trace_replay_line(r, buf, have);
+	free(buf);
+	close(fd);
 	return sent;
 }
 
@@ -150,7 +257,7 @@ int main(int argc, char **argv)
 	ssize_t len;
 	uint32_t pairs;
 	int marker;
-	FILE *trace;
+	FILE *trace = NULL;
 
 	if (ht_parse_options(argc, argv, ":h", long_options, parse_one, &o, err, sizeof(err))) {
 		fprintf(stderr, "boottrace: %s\n", err);
@@ -171,7 +278,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	snprintf(path, sizeof(path), "%s/trace", o.tracing);
-	if (!(trace = fopen(path, "r"))) {
+	if (!o.follow && !(trace = fopen(path, "r"))) {
 		fprintf(stderr, "boottrace: %s: %s: run as root, with tracefs mounted\n", path, strerror(errno));
 		close(marker);
 		return 1;
@@ -180,11 +287,15 @@ int main(int argc, char **argv)
 	r.match = o.match;
 	ht_trace_replay_begin(&r);
 	pairs = send_syncs(&r, marker, &o);
+	if (o.follow) {
+		pairs += follow(&r, &o, marker, o.syncs);
+	} else {
+		while ((len = getline(&line, &cap, trace)) > 0)
+			ht_trace_replay_line(&r, line, (size_t)len);
+		free(line);
+		fclose(trace);
+	}
 	close(marker);
-	while ((len = getline(&line, &cap, trace)) > 0)
-		ht_trace_replay_line(&r, line, (size_t)len);
-	free(line);
-	fclose(trace);
 	ht_trace_replay_end(&r, overruns(o.tracing));
 	printf("boottrace: %llu lines in %llu hypercalls, %u clock pairs, %llu lines not parsed, %llu cut, %llu events the trace lost, %llu lines left out by --match\n",
 	       (unsigned long long)r.lines, (unsigned long long)r.hypercalls, pairs, (unsigned long long)r.unparsed,

@@ -297,6 +297,22 @@ stop $PSTAT
 kill -CONT $QPID
 hypertrace-bpf report --causes --csv /out/ca.htr >/out/ca.csv 2>>/out/ca.err
 hypertrace-bpf report --exits /out/ca.htr >/out/ca.report 2>>/out/ca.err
+# ---- a guest that panics while boottrace --follow streams its trace ----------
+# boottrace --follow reads the guest's trace_pipe and sends each event as its
+# kernel records it. The guest then marks 40 lines, 20 ms apart, in its own
+# trace, waits 0.3 s and panics (sysrq c; panic=-1 and -no-reboot end its
+# QEMU): the host's file must hold every one of them. (Run at the end of this
+# guest's life: the command never ends, so it is sent as l2cmd would.)
+hypertrace-bpf record --nr 1150-1152 -q -o /out/crash.htr >/out/crash.out 2>/out/crash.err &
+REC=$!
+published /out/crash.htr || say "record did not start: $(cat /out/crash.err)"
+echo 'crash_follow boottrace --follow --match ht-crash-mark --syncs 4 --sync-ms 20 >/dev/null 2>&1 & sleep 1; i=0; while [ $i -lt 40 ]; do echo ht-crash-mark $i >/sys/kernel/tracing/trace_marker; i=$((i + 1)); sleep 0.02; done; sleep 0.3; echo c >/proc/sysrq-trigger' >/tmp/l2.in
+i=0
+while kill -0 $QPID 2>/dev/null && [ $i -lt 900 ]; do sleep 0.2; i=$((i + 1)); done
+kill -0 $QPID 2>/dev/null && say "the guest did not end 180 s after its panic was asked for"
+stop $REC; echo $? >/out/crash.rc
+hypertrace-bpf report --csv -n 1150 -n 1151 /out/crash.htr >/out/crash.lines.csv 2>>/out/crash.err
+hypertrace-bpf report --initcalls /out/crash.htr >/out/crash.initcalls.txt 2>>/out/crash.err
 l2_stop
 
 # ---- waiting and the account: two vCPUs, a hog, one CPU -------------------------
@@ -1693,6 +1709,51 @@ grep '^INFO' <<<"$panic" | sed 's/^INFO /  info: /'
 v=$(sed -n 's/^PANIC //p' <<<"$panic")
 [ "$v" = ok ] && pass ${CHECK_PREFIX}a_boot_that_panics_is_kept_up_to_its_last_exit || fail ${CHECK_PREFIX}a_boot_that_panics_is_kept_up_to_its_last_exit "${v:-$panic} (qemu status $(cat "$F/panic.qemu_rc" 2>/dev/null), $(tail_of "$F/panic.err"))"
 fi
+
+# The guest that panicked while boottrace --follow streamed its trace: every
+# line it marked reached the host (rebuilt from the raw arguments, as
+# above), the replay never ended, and the guest's kernel did panic.
+v=$(python3 - "$F" <<'PY'
+import csv, re, sys
+F = sys.argv[1]
+try:
+    rows = list(csv.DictReader(open(F + '/crash.lines.csv')))
+    kmsg = open(F + '/ex.kmsg', errors='replace').read()
+    text = open(F + '/crash.initcalls.txt', errors='replace').read()
+except OSError as e:
+    print('bad: %r' % e)
+    sys.exit()
+def text_of(words, n):
+    return b''.join(int(w, 16).to_bytes(8, 'little') for w in words)[:n]
+lines, by_seq = [], {}
+for r in sorted(rows, key=lambda r: int(r['exit_ns'])):
+    a = [int(r['a%d' % i], 16) for i in range(4)]
+    if r['nr'] == '1150':
+        l = {'len': a[1] >> 48, 'text': text_of([r['a3']], 8)}
+        lines.append(l)
+        by_seq[a[1] & 0xffffffff] = l
+    elif r['nr'] == '1151' and (a[0] & 0xffffffff) in by_seq:
+        l = by_seq[a[0] & 0xffffffff]
+        if a[0] >> 32 == len(l['text']):
+            l['text'] += text_of([r['a1'], r['a2'], r['a3']], 24)
+marks = set()
+for l in lines:
+    m = re.match(r'tracing_mark_write: ht-crash-mark (\d+)', l['text'][:l['len']].decode('latin-1'))
+    if m:
+        marks.add(int(m.group(1)))
+bad = []
+if marks != set(range(40)):
+    bad.append('marks received: %d of 40, missing %s' % (len(marks), sorted(set(range(40)) - marks)[:10]))
+if 'sysrq triggered crash' not in kmsg and 'SysRq : Trigger a crash' not in kmsg:
+    bad.append('the guest did not panic (its kernel log has no sysrq crash)')
+if 'its end never came' not in text:
+    bad.append('the replay ended: %s' % text.splitlines()[:1])
+print(('bad: ' + '; '.join(bad)) if bad else 'ok: %d of 40 marked lines, %d lines in all, the replay never ended, the guest panicked' % (len(marks), len(lines)))
+PY
+)
+echo "  info: crash: $v"
+[[ $v == ok* ]] && pass ${CHECK_PREFIX}a_guest_that_panics_keeps_every_line_boottrace_follow_read ||
+	fail ${CHECK_PREFIX}a_guest_that_panics_keeps_every_line_boottrace_follow_read "$v (record status $(cat "$F/crash.rc" 2>/dev/null), $(tail_of "$F/crash.err"))"
 
 # --- top -b shows the guest by name with its exits/s --------------------------------
 if grep -Eq '^ +[0-9]+ st +[1-9][0-9]* ' "$F/top.txt" 2>/dev/null && grep -q 'vCPU 1 CPU 1/KVM' "$F/top.txt"; then

@@ -133,7 +133,7 @@ void ht_print_initcalls(FILE *out, const struct ht_guest_trace *g, const struct 
 		fprintf(out, " (it sent %" PRIu64 "; %" PRIu64 " not parsed, %" PRIu64 " cut, %" PRIu64 " lost in the guest's buffer)",
 			g->said_lines, g->said_unparsed, g->said_cut, g->said_lost);
 	else
-		fputs(" (its end never came: the replay stopped, or the recording did)", out);
+		fputs(" (its end never came: the guest crashed or stopped, boottrace was killed, or the recording ended first)", out);
 	if (g->stray)
 		fprintf(out, ", %" PRIu64 " pieces of text that continue no line", g->stray);
 	fputc('\n', out);
