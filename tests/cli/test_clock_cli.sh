@@ -175,7 +175,78 @@ PY
 		echo "  info: $got"
 	fi
 fi
-expect_run clock_map_clock_without_map_is_a_usage_error 2 '--map-clock goes with --map' -- "$HT" report --clock --map-clock mono "$work/c.htr"
+# --map-ctf: a CTF trace's metadata with its clock put on the host's. The
+# trace is convert --lttng's of this file (its host trace: a real CTF trace
+# babeltrace2 reads; its clock counts as a guest's CLOCK_MONOTONIC would),
+# its metadata rewritten by the monotonic fit into a copy of its directory:
+# babeltrace2 reads each event there at the fit's line of its count, offset
+# to UTC (the original clock's offset, the recording's), within 2 us (freq
+# is an integer: its rounding costs 1 ns per second away from the pairs).
+# The same metadata packetized, as LTTng writes it, maps to the same text;
+# a packet past the file's end and a file that is not metadata are refused.
+if ! command -v babeltrace2 >/dev/null; then
+	fail clock_map_ctf_babeltrace2 "babeltrace2 is not installed: run tests/install-deps.sh (make deps)"
+elif ! "$HT" convert --lttng "$work/lt" "$work/c.htr" >/dev/null 2>"$work/lt.err"; then
+	fail clock_map_ctf_babeltrace2 "convert --lttng failed: $(cat "$work/lt.err")"
+else
+	cp -r "$work/lt/host" "$work/lt2"
+	"$HT" report --clock --map-ctf "$work/lt/host/metadata" "$work/c.htr" >"$work/lt2/metadata" 2>"$work/ctf.err"
+	rc=$?
+	babeltrace2 --clock-cycles "$work/lt/host" >"$work/lt.cycles" 2>&1
+	babeltrace2 --clock-seconds "$work/lt2" >"$work/lt2.secs" 2>&1
+	got=$(python3 - "$work" <<'PY'
+import csv, re, sys
+from decimal import Decimal
+w = sys.argv[1]
+row = [r for r in csv.DictReader(open(w + '/c.csv')) if r['clock'] == 'monotonic'][0]
+rate, icpt = Decimal(row['rate']), Decimal(row['intercept_ns'])
+meta = open(w + '/lt/host/metadata').read()
+clock = meta[meta.index('clock {'):]
+wall = Decimal(re.search(r'offset_s = (-?\d+);', clock).group(1)) * 10**9 + Decimal(re.search(r'offset = (\d+);', clock).group(1))
+cycles = [Decimal(m.group(1)) for m in re.finditer(r'^\[(\d+)\]', open(w + '/lt.cycles').read(), re.M)]
+secs = [Decimal(m.group(1)) * 10**9 for m in re.finditer(r'^\[(\d+\.\d{9})\]', open(w + '/lt2.secs').read(), re.M)]
+if len(cycles) < 100 or len(cycles) != len(secs):
+    print('bad: %d events before, %d after' % (len(cycles), len(secs)))
+    sys.exit()
+worst = max(abs(t - (wall + icpt + rate * c)) for c, t in zip(cycles, secs))
+moved = secs[0] - (wall + cycles[0])
+print('%s %d events, worst %.0f ns from the fit, moved %.3f s' % ('ok' if worst <= 2000 else 'bad', len(secs), worst, moved / 10**9))
+PY
+)
+	if [ $rc = 0 ] && [[ $got == ok* ]] && grep -q "1 clock of .* put on the host's monotonic clock" "$work/ctf.err"; then
+		pass clock_map_ctf_babeltrace2
+	else
+		fail clock_map_ctf_babeltrace2 "rc $rc: $got: $(cat "$work/ctf.err"; head -c 300 "$work/lt2.secs")"
+	fi
+	echo "  info: $got"
+	# Packetized as LTTng writes it (37-byte headers, 4 KiB packets), and damaged.
+	python3 - "$work" <<'PY'
+import struct, sys, uuid
+w = sys.argv[1]
+text = open(w + '/lt/host/metadata', 'rb').read()
+def packets(text, size=4096, last_bits=None):
+    out = b''
+    for i in range(0, len(text), size - 37):
+        body = text[i:i + size - 37]
+        content = (37 + len(body)) * 8
+        out += struct.pack('<I16sIIIBBBBB', 0x75D11D57, uuid.UUID(int=7).bytes, 0, content, size * 8, 0, 0, 0, 1, 8) + body + b'\0' * (size - 37 - len(body))
+    return out
+open(w + '/packed.meta', 'wb').write(packets(text))
+p = bytearray(packets(text))
+struct.pack_into('<I', p, 28, (len(p) + 4096) * 8)  # the first packet says it runs past the file
+open(w + '/damaged.meta', 'wb').write(bytes(p))
+PY
+	"$HT" report --clock --map-ctf - "$work/c.htr" <"$work/packed.meta" >"$work/packed.out" 2>/dev/null
+	if cmp -s "$work/packed.out" "$work/lt2/metadata"; then
+		pass clock_map_ctf_of_packetized_metadata
+	else
+		fail clock_map_ctf_of_packetized_metadata "the packetized metadata mapped otherwise: $(diff "$work/packed.out" "$work/lt2/metadata" | head -5)"
+	fi
+	expect_run clock_map_ctf_of_a_damaged_packet_is_refused 1 "past the file's .* bytes" -- "$HT" report --clock --map-ctf "$work/damaged.meta" "$work/c.htr"
+	expect_run clock_map_ctf_of_text_is_refused 1 'not CTF metadata' -- "$HT" report --clock --map-ctf "$work/guest.txt" "$work/c.htr"
+	expect_run clock_map_ctf_with_map_is_a_usage_error 2 '--map and --map-ctf each print a file' -- "$HT" report --clock --map "$work/guest.txt" --map-ctf "$work/packed.meta" "$work/c.htr"
+fi
+expect_run clock_map_clock_without_map_is_a_usage_error 2 '--map-clock goes with --map or --map-ctf' -- "$HT" report --clock --map-clock mono "$work/c.htr"
 expect_run clock_map_clock_unknown_is_a_usage_error 2 "invalid --map-clock 'tsc'" -- "$HT" report --clock --map "$work/guest.txt" --map-clock tsc "$work/c.htr"
 expect_run clock_map_without_clock_is_a_usage_error 2 '--map goes with --clock' -- "$HT" report --map "$work/guest.txt" "$work/c.htr"
 expect_run clock_map_of_a_missing_file_is_a_runtime_error 1 'cannot read' -- "$HT" report --clock --map "$work/nonexistent" "$work/c.htr"

@@ -20,6 +20,7 @@
 #include "common/hashmap.h"
 #include "decode/clock_fit.h"
 #include "decode/clock_map.h"
+#include "decode/ctf_clock_map.h"
 #include "decode/guest_origin.h"
 #include "decode/guest_trace.h"
 #include "hypertrace/guest.h"
@@ -181,27 +182,42 @@ static int print_fits(const struct ht_report_config *cfg, struct clock_reading *
 }
 
 /*
+ * The one VM whose clocks map what --map or --map-ctf names (what): *out,
+ * or the exit status that says why there is none.
+ */
+static int the_vm(const struct ht_report_config *cfg, struct clock_reading *c, const char *what, struct vm_pairs **out)
+{
+	struct ht_hashmap_entry *cur;
+	struct vm_pairs *v = NULL;
+	size_t bkt;
+
+	if (ht_hashmap_size(&c->vms) > 1)
+		return ht_usage_error("report", "%s holds the clock pairs of %zu VMs: choose the one that wrote %s with -p or --vm",
+				      cfg->path, ht_hashmap_size(&c->vms), what);
+	ht_hashmap_for_each(&c->vms, cur, bkt)
+		v = (struct vm_pairs *)cur->pvalue;
+	if (!v)
+		return ht_runtime_error("%s holds no clock pair to map %s with: load the guest module (hypertrace_guest, clock_ms) while recording, with nr %u selected, or run guest/boottrace (nr %u-%u)",
+					cfg->path, what, HT_GUEST_NR_CLOCK_PAIR, HT_GUEST_NR_TRACE_LINE,
+					HT_GUEST_NR_TRACE_REPLAY);
+	*out = v;
+	return -1;
+}
+
+/*
  * --map FILE: the guest's text with its times on the host's clock, by the
  * local clock's fit of the one VM selected. The exit status.
  */
 static int map_text(const struct ht_report_config *cfg, struct clock_reading *c)
 {
-	struct ht_hashmap_entry *cur;
 	struct vm_pairs *v = NULL;
 	struct ht_clock_fit fit, trace_fit;
-	size_t bkt;
 	long long mapped;
 	FILE *in;
+	int status = the_vm(cfg, c, cfg->clock_map, &v);
 
-	if (ht_hashmap_size(&c->vms) > 1)
-		return ht_usage_error("report", "%s holds the clock pairs of %zu VMs: choose the one that wrote %s with -p or --vm",
-				      cfg->path, ht_hashmap_size(&c->vms), cfg->clock_map);
-	ht_hashmap_for_each(&c->vms, cur, bkt)
-		v = (struct vm_pairs *)cur->pvalue;
-	if (!v)
-		return ht_runtime_error("%s holds no clock pair to map %s with: load the guest module (hypertrace_guest, clock_ms) while recording, with nr %u selected, or run guest/boottrace (nr %u-%u)",
-					cfg->path, cfg->clock_map, HT_GUEST_NR_CLOCK_PAIR, HT_GUEST_NR_TRACE_LINE,
-					HT_GUEST_NR_TRACE_REPLAY);
+	if (status >= 0)
+		return status;
 	bool mono = cfg->map_clock == HT_MAP_CLOCK_MONO, from_stdin = !strcmp(cfg->clock_map, "-");
 	const char *ftrace_by = mono ? "the monotonic clock's" : "ftrace's";
 
@@ -228,6 +244,86 @@ static int map_text(const struct ht_report_config *cfg, struct clock_reading *c)
 		mapped, cfg->clock_map, (unsigned int)v->pid, ftrace_by, trace_fit.used, trace_fit.residual_max / 1e3, fit.used,
 		fit.residual_max / 1e3, fit.used == 1 || trace_fit.used == 1 ? "; one guest time: the rates are taken as 1" : "");
 	return HT_EXIT_OK;
+}
+
+/* Most bytes of CTF metadata read: LTTng's kernel metadata is some hundred KiB. */
+#define CTF_METADATA_MAX (64u << 20)
+
+/*
+ * --map-ctf FILE: a guest CTF trace's metadata with its clocks on the
+ * host's, by the monotonic clock's fit (LTTng's clock) of the one VM
+ * selected, offset to UTC as the recording's start has it. The exit status.
+ */
+static int map_ctf(const struct ht_report_config *cfg, struct clock_reading *c, struct ht_reader *reader)
+{
+	const struct ht_file_header *h = ht_reader_header(reader);
+	bool from_stdin = !strcmp(cfg->clock_map_ctf, "-"), local = cfg->map_clock == HT_MAP_CLOCK_LOCAL;
+	struct vm_pairs *v = NULL;
+	struct ht_clock_fit fit;
+	unsigned char *data = NULL;
+	size_t len = 0, cap = 0;
+	char err[256];
+	FILE *in;
+	int n, status = the_vm(cfg, c, cfg->clock_map_ctf, &v);
+
+	if (status >= 0)
+		return status;
+	if (!v->n)
+		return ht_runtime_error("%s has no clock pair of VM process %u's module to map %s with: load the guest module while recording",
+					cfg->path, (unsigned int)v->pid, cfg->clock_map_ctf);
+	if (ht_clock_fit(v->pairs[local ? CLOCK_TRACE : CLOCK_MONO], v->n, &fit))
+		return ht_runtime_error("out of memory for the clock pairs of %s", cfg->path);
+	if (!fit.used)
+		return ht_runtime_error("%s: none of VM process %u's %zu clock pairs could be fitted (all refused)", cfg->path,
+					(unsigned int)v->pid, v->n);
+	/* The middle of the pairs, where the rounding of a CTF clock's integer freq costs nothing. */
+	uint64_t lo = UINT64_MAX, hi = 0;
+	for (size_t i = 0; i < v->n; i++) {
+		uint64_t g = v->pairs[local ? CLOCK_TRACE : CLOCK_MONO][i].guest_ns;
+
+		lo = g < lo ? g : lo;
+		hi = g > hi ? g : hi;
+	}
+	if (!(in = from_stdin ? stdin : fopen(cfg->clock_map_ctf, "rb")))
+		return ht_runtime_error("cannot read %s: %s", cfg->clock_map_ctf, strerror(errno));
+	for (;;) {
+		if (HT_GROW(data, cap, len + 65536, 65536)) {
+			status = ht_runtime_error("out of memory for %s", cfg->clock_map_ctf);
+			goto out;
+		}
+		size_t got = fread(data + len, 1, cap - len, in);
+		len += got;
+		if (len > CTF_METADATA_MAX) {
+			status = ht_runtime_error("%s is more than %u MiB: not a trace's metadata (give the file named metadata in the trace's directory)",
+						  cfg->clock_map_ctf, CTF_METADATA_MAX >> 20);
+			goto out;
+		}
+		if (!got)
+			break;
+	}
+	if (ferror(in)) {
+		status = ht_runtime_error("cannot read %s: a read failed", cfg->clock_map_ctf);
+		goto out;
+	}
+	n = ht_ctf_clock_map(data, len, stdout, &fit, (int64_t)(h->start_realtime_ns - h->start_monotonic_ns),
+			     lo + (hi - lo) / 2, err, sizeof(err));
+	if (n < 0) {
+		status = ht_runtime_error("%s: %s", cfg->clock_map_ctf, err);
+		goto out;
+	}
+	if (fflush(stdout)) {
+		status = ht_runtime_error("cannot write the metadata: %s", strerror(errno));
+		goto out;
+	}
+	fprintf(stderr, "hypertrace-bpf: %d clock%s of %s put on the host's monotonic clock, offset to UTC, by VM process %u's %s clock (%zu pairs, rate %+.3f ppm, residual max %.3f us%s)\n",
+		n, n == 1 ? "" : "s", cfg->clock_map_ctf, (unsigned int)v->pid, local ? "ftrace" : "monotonic", fit.used,
+		ht_clock_fit_ppm(&fit), fit.residual_max / 1e3, fit.used == 1 ? "; one guest time: the rate is taken as 1" : "");
+	status = HT_EXIT_OK;
+out:
+	if (!from_stdin)
+		fclose(in);
+	free(data);
+	return status;
 }
 
 /* Each VM with a replayed trace gets its markers' fit beside the module's clocks (a VM of its own if it has no module). */
@@ -303,8 +399,8 @@ int ht_report_clock(struct ht_report_config *cfg)
 	}
 	if (!oom && (ht_guest_traces_finish(&c.traces) || attach_markers(&c)))
 		oom = 1;
-	if (!oom && cfg->clock_map) {
-		status = map_text(cfg, &c);
+	if (!oom && (cfg->clock_map || cfg->clock_map_ctf)) {
+		status = cfg->clock_map ? map_text(cfg, &c) : map_ctf(cfg, &c, reader);
 		if (status == HT_EXIT_OK)
 			status = ht_report_read_outcome(cfg->path, ht_reader_status(reader));
 		goto out;

@@ -89,7 +89,14 @@ static const char report_help[] =
 	"      --map-clock CLOCK  with --map: the guest's trace clock of the\n"
 	"               ftrace text: local (its default) or mono (trace_clock\n"
 	"               mono, trace-cmd record -C mono, or any text of\n"
-	"               CLOCK_MONOTONIC seconds after its CPU field)\n"
+	"               CLOCK_MONOTONIC seconds after its CPU field); with\n"
+	"               --map-ctf: what its clocks count (default mono)\n"
+	"      --map-ctf FILE  with --clock: FILE (- for the standard input), the\n"
+	"               metadata of a CTF trace the guest wrote (LTTng's, kernel\n"
+	"               or user space), printed as TSDL with its clocks put on\n"
+	"               the host's monotonic clock (offset to UTC, as convert\n"
+	"               --lttng's): put it in a copy of the trace's directory in\n"
+	"               place of its metadata; -p or --vm as for --map\n"
 	"      --initcalls  a guest kernel's boot as its own trace tells it, sent by\n"
 	"               guest/boottrace (record with nr 1150, 1151 and 1152): per\n"
 	"               VM its initcall levels (start, length, time in initcalls\n"
@@ -133,6 +140,7 @@ static const struct option report_longopts[] = {
 	{ "initcalls", no_argument, NULL, 'I' },
 	{ "map", required_argument, NULL, 'G' },
 	{ "map-clock", required_argument, NULL, 'Q' },
+	{ "map-ctf", required_argument, NULL, 'F' },
 	{ "causes", no_argument, NULL, 'U' },
 	{ "version", no_argument, NULL, 'V' },
 	{ "help", no_argument, NULL, 'h' },
@@ -176,6 +184,7 @@ static int report_option(int opt, int argc, char **argv, struct ht_report_config
 	case 'K': cfg->clock = true; break;
 	case 'I': cfg->initcalls = true; break;
 	case 'G': cfg->clock_map = optarg; break;
+	case 'F': cfg->clock_map_ctf = optarg; break;
 	case 'Q':
 		if (!strcmp(optarg, "local"))
 			cfg->map_clock = HT_MAP_CLOCK_LOCAL;
@@ -214,10 +223,13 @@ static int check_combinations(struct ht_report_config *cfg, int modes)
 	cfg->vcpu_time |= cfg->halts;
 	if (modes && cfg->decode.analysis != HT_ANALYSIS_NONE)
 		return ht_usage_error("report", "--graph and --sched exclude --dump, --csv, --json and --hist");
-	if (cfg->map_clock != HT_MAP_CLOCK_AUTO && !cfg->clock_map)
-		return ht_usage_error("report", "--map-clock goes with --map: it names the trace clock of the text mapped");
-	if (cfg->clock_map && (!cfg->clock || cfg->mode != HT_REPORT_SUMMARY))
-		return ht_usage_error("report", "--map goes with --clock alone: drop --csv and the other views");
+	if (cfg->map_clock != HT_MAP_CLOCK_AUTO && !cfg->clock_map && !cfg->clock_map_ctf)
+		return ht_usage_error("report", "--map-clock goes with --map or --map-ctf: it names the guest clock of what is mapped");
+	if (cfg->clock_map && cfg->clock_map_ctf)
+		return ht_usage_error("report", "--map and --map-ctf each print a file: give one");
+	if ((cfg->clock_map || cfg->clock_map_ctf) && (!cfg->clock || cfg->mode != HT_REPORT_SUMMARY))
+		return ht_usage_error("report", "%s goes with --clock alone: drop --csv and the other views",
+				      cfg->clock_map ? "--map" : "--map-ctf");
 	if (cfg->clock && (cfg->boot || cfg->exits || cfg->causes || cfg->vcpu_time || cfg->vcpu_switches ||
 			   cfg->mode == HT_REPORT_DUMP || cfg->mode == HT_REPORT_JSON || cfg->mode == HT_REPORT_HIST ||
 			   cfg->decode.analysis != HT_ANALYSIS_NONE || cfg->decode.ncatalogs || cfg->decode.symbols ||

@@ -27,6 +27,7 @@ struct ht_report_config {
 	bool initcalls;                 /* --initcalls: the guest's initcalls from its replayed trace (text, --csv) */
 	bool clock;                     /* --clock: the guest clocks on the host's, from the module's clock pairs (text, --csv) */
 	const char *clock_map;          /* --clock --map FILE: the guest's ftrace or dmesg text, its times put on the host's clock */
+	const char *clock_map_ctf;      /* --clock --map-ctf FILE: a guest CTF trace's metadata, its clocks put on the host's */
 	enum ht_map_clock map_clock;    /* --map-clock: which guest clock the ftrace text's times are */
 	const char *path;
 };
