@@ -20,8 +20,9 @@
 # what the machine executed for it, the same from round to round, where the
 # host's time to emulate it moved a round's ratio from 0.22 to 1.95
 # (docs/performance.md, section 6).
-# Prints "TARGET" lines for bench/run and a table; software-emulated: only
-# the ratios mean something.
+# Each tool process's peak RSS (VmHWM) is compared too, the largest of the
+# rounds'. Prints "TARGET" lines for bench/run and a table;
+# software-emulated: only the ratios mean something.
 set -euo pipefail
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 OUTPUT=${OUTPUT:-$TOP/.output}
@@ -90,6 +91,8 @@ way() {
 	esac
 	l2cmd $1$2 "$WORK" >/dev/null
 	[ $1 = off ] || echo "CPU $1 $2 $(cut -d' ' -f14-15 /proc/$T/stat)" >>/out/cpu.txt
+	# Its peak resident memory so far, as ps and top count it (kB).
+	[ $1 = off ] || echo "RSS $1 $2 $(awk '$1 == "VmHWM:" { print $2 }' /proc/$T/status)" >>/out/rss.txt
 	case $1 in
 	record)
 		kill -STOP $QPID
@@ -217,6 +220,21 @@ if ratios and min(rec_costs + perf_costs) > 0:
 elif ratios:
     print('TARGET %-52s %7s  (limit 0.50x)  NOT MET (inconclusive: a round measured a cost <= 0; run on an idle machine)'
           % ("whole-tool CPU, record --exits vs perf kvm stat", 'n/a'))
+# The tool process's peak RSS (VmHWM): record's rings are mapped into it
+# twice over (the kernel's layout of a BPF ring buffer), and count so.
+rss = {}
+for line in open(F + '/rss.txt') if __import__('os').path.exists(F + '/rss.txt') else []:
+    parts = line.split()
+    if len(parts) == 4 and parts[3].isdigit():
+        rss.setdefault(parts[1], []).append(int(parts[3]))
+if rss.get('record') and rss.get('perf'):
+    rec_kb, perf_kb = max(rss['record']), max(rss['perf'])
+    print('  %-58s %s' % ('peak RSS of the record process (MB)', ' '.join('%.1f' % (x / 1024) for x in rss['record'])))
+    print('  %-58s %s' % ('peak RSS of the perf kvm stat record process (MB)', ' '.join('%.1f' % (x / 1024) for x in rss['perf'])))
+    print('TARGET %-52s %6.3fx  (limit 1.00x)  %s' % ("peak RSS, record --exits vs perf kvm stat record", rec_kb / perf_kb,
+                                                       'met' if rec_kb <= perf_kb else 'NOT MET'))
+else:
+    print('TARGET %-52s %7s  (limit 1.00x)  NOT MET (not measured: %s)' % ("peak RSS, record --exits vs perf kvm stat record", 'n/a', sorted(rss)))
 # perf kvm stat counts an exit once its entry comes; the exit the stopped guest
 # is in at the end (SIGSTOP took it to user space) is one more in the host.
 for line in open(F + '/both_rec.out', errors='replace'):

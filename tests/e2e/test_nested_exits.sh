@@ -38,9 +38,10 @@
 #    kernel's guest-timing window, which is wider than the guest state (see
 #    guest_window_ticks); the guest's own steal time (/proc/stat) moves with
 #    the wait, and its own idle time is its vCPUs' halts (each one's time in
-#    KVM, from the thread records) and the time the idle guest was stopped,
-#    over the interval between the guest's own two reads of it, within 3%
-#    (halt_gaps).
+#    KVM, from the thread records), KVM's handling of their HLT exits and
+#    the time the idle guest was stopped, over the interval between the
+#    guest's own two reads of it, short of it by at most 3 ms per halt (the
+#    guest's own idle path) (halt_gaps, halt_around).
 #  - switches: the first and the last recording are made with --vcpu-sched;
 #    each vCPU thread's switch records and the EXITS blocks' counters of its
 #    time off the CPU, preempted and blocked, must agree exactly.
@@ -392,7 +393,7 @@ PTC=$PERF
 # and the account's wait part, below.
 # The vCPU threads' entries and exits too: where the tick that samples
 # guest_time lands (GUEST below).
-# kvm_vcpu_wakeup: each halt's time in KVM, polling included (the halts check).
+# kvm_vcpu_wakeup: each halt's time in KVM, polling included (the halts and guest-idle checks).
 ST_EVENTS='sched/sched_switch sched/sched_wakeup sched/sched_wakeup_new timer/hrtimer_expire_entry kvm/kvm_entry kvm/kvm_exit kvm/kvm_vcpu_wakeup'
 echo 0 >$T/tracing_on
 echo 32768 >$T/buffer_size_kb
@@ -938,6 +939,31 @@ def read_marks(path):
         at[int(r['a0'], 0)] = int(r['exit_ns'])
     pairs = [(at[0x1d1e0], at[0x1d1e1]), (at[0x1d1e2], at[0x1d1e3])]
     return [a for a, b in pairs], max(b - a for a, b in pairs)
+def halt_around(path, tids):
+    """KVM's handling of each HLT exit around its halt, over both threads,
+    from the nested machine's ftrace (ns): from the HLT kvm_exit to the
+    halt's start (kvm_vcpu_wakeup's time less its ns) and from the halt's
+    end to the next kvm_entry. Idle to the guest (in its HLT), kvm or wait
+    to the account, and in no halt's time. Also the halts so measured."""
+    pat = re.compile(r'^\s*.+?-(\d+)\s+\[\d+\]\s+\S+\s+([\d.]+): (\w+): (.*)$')
+    hlt_at, ended, total, n = {}, {}, 0, 0
+    for line in open(path, errors='replace'):
+        m = pat.match(line)
+        if not m or int(m.group(1)) not in tids:
+            continue
+        pid, ts, name, rest = int(m.group(1)), round(float(m.group(2)) * 1e9), m.group(3), m.group(4)
+        if name == 'kvm_exit':
+            hlt_at[pid] = ts if re.search(r' reason (hlt|HLT) ', rest) else None
+        elif name == 'kvm_vcpu_wakeup':
+            start = ts - int(re.search(r'time (\d+) ns', rest).group(1))
+            if hlt_at.get(pid) is not None and hlt_at[pid] <= start:
+                total += start - hlt_at[pid]
+                ended[pid] = ts
+                n += 1
+            hlt_at[pid] = None
+        elif name == 'kvm_entry' and pid in ended:
+            total += ts - ended.pop(pid)
+    return total, n
 def cpu_line(name):
     con = open(F + '/st.console', errors='replace').read().replace('\r', '')
     m = re.search(r'L2-BEGIN %s\ncpu +(.*)\n' % name, con)
@@ -963,8 +989,10 @@ else:
     # (Before the halts were recorded this took halted, plus each block's
     # wait from the switch records and the polling from the nested ftrace,
     # which counted a halt woken spuriously twice: +3.3% in one run.)
-    # And an idle vCPU's time stopped is idle to the guest and blocked to
-    # the account.
+    # Around each halt, KVM's handling of the HLT exit before it and up to
+    # the entry after it is idle to the guest too (halt_around, from the
+    # nested ftrace: 0.03-0.29 s per interval). And an idle vCPU's time
+    # stopped is idle to the guest and blocked to the account.
     # An idle CPU's time is iowait instead of idle while a task that last
     # ran on it waits for I/O (tick_nohz_stop_idle): both are the guest's
     # idle time (5th field too).
@@ -980,27 +1008,33 @@ else:
     # from each read (hypercalls around it, on the host's clock) to its stop
     # is added for the first and taken off for the last, so that both sides
     # cover the guest's interval.
-    # What is left unmeasured: KVM's handling of each HLT exit before and
-    # after kvm_vcpu_halt, the guest's idle loop around its HLT, and where
-    # in its bracket of two hypercalls each read fell (printed: the
-    # widest); bounded, with the tick's rounding (10 ms per read and vCPU),
-    # by 3% (measured -0.4% to -1.5%: the parts fall short by the first two).
+    # What the host cannot see is the guest's own idle path around each HLT
+    # (its idle entry, cpuidle's haltpoll polling, its idle exit: guest
+    # time to the account), which the guest counts as idle: the parts fall
+    # short of the guest's idle time by it, 0.3-1.9 ms per halt under this
+    # emulation, the most with the host loaded. So the check is one-sided
+    # and per halt: the parts may fall short by at most 3 ms per halt, and
+    # exceed the guest's idle time by no more than its reads' rounding (10
+    # ms per read and vCPU) and 1% (the halts' own KVM time in the gap after
+    # the last read). A halt counted twice, or one left out, fails it.
     try:
         marks, mark_width = read_marks(sys.argv[3])
         stopped, gaps = halt_gaps(sys.argv[2], tids, marks)
+        around, around_n = halt_around(F + '/st.ftrace', tids)
         if not hblocks or any(t not in hblocks[first_stop] or t not in hblocks[-1] for t in tids):
             raise ValueError('no halts in the thread records')
         hf, hl = hblocks[first_stop], hblocks[-1]
         halts = sum(hl[t][0] - hf[t][0] for t in tids)
         in_halts = sum(hl[t][3] - hf[t][3] + hl[t][5] - hf[t][5] for t in tids)  # caught_ns + slept_ns
-        parts = (in_halts + stopped + gaps[0] - gaps[1]) / 1e9
+        parts = (in_halts + around + stopped + gaps[0] - gaps[1]) / 1e9
+        short, may_short, may_over = idle - parts, 0.003 * halts, 0.01 * idle + 0.04
         # halted is part of the halts' time: a halted counted outside them would show here.
-        ok = total_halted > 1e9 and idle > 0 and total_halted <= in_halts and abs(parts - idle) <= 0.03 * idle
-        out.append('HALTED %s the guest\'s own idle time %.2f s (its /proc/stat, both vCPUs; iowait %.2f s of it); %d halts %.2f s in KVM (halted %.2f s of it, the rest kvm and wait) + stopped while idle %.2f s + halted and waits from the first read to its stop %.2f s - the same from the last read to its stop %.2f s = %.2f s (%+.1f%%; each read less than %.1f ms after its hypercall)' %
-                   ('ok' if ok else 'bad', idle, iowait, halts, in_halts / 1e9, total_halted / 1e9, stopped / 1e9, gaps[0] / 1e9, gaps[1] / 1e9,
-                    parts, pct(parts, idle), mark_width / 1e6))
-    except (OSError, KeyError, ValueError, StopIteration) as e:
-        out.append('HALTED bad: the thread records\' halts, the switch records or the marks of the guest\'s reads: %r' % e)
+        ok = total_halted > 1e9 and idle > 0 and total_halted <= in_halts and -may_over <= short <= may_short
+        out.append('HALTED %s the guest\'s own idle time %.2f s (its /proc/stat, both vCPUs; iowait %.2f s of it); %d halts %.2f s in KVM (halted %.2f s of it, the rest kvm and wait) + KVM\'s HLT exits around %d of them %.2f s + stopped while idle %.2f s + halted and waits from the first read to its stop %.2f s - the same from the last read to its stop %.2f s = %.2f s (%+.1f%%: the guest\'s idle path %.2f ms per halt, at most 3; each read less than %.1f ms after its hypercall)' %
+                   ('ok' if ok else 'bad', idle, iowait, halts, in_halts / 1e9, total_halted / 1e9, around_n, around / 1e9, stopped / 1e9,
+                    gaps[0] / 1e9, gaps[1] / 1e9, parts, pct(parts, idle), 1e3 * short / max(halts, 1), mark_width / 1e6))
+    except (OSError, KeyError, ValueError, StopIteration, AttributeError) as e:
+        out.append('HALTED bad: the thread records\' halts, the switch records, the nested ftrace or the marks of the guest\'s reads: %r' % e)
 def kvm_halt_stats(path):
     return {l.split()[0]: int(l.split()[1]) for l in open(path) if len(l.split()) == 2}
 def ftrace_halts(path, tids):
@@ -1096,8 +1130,8 @@ echo "  info: $v"
 [[ $v == ok* ]] && pass ${CHECK_PREFIX}guest_steal_moves_with_the_wait || fail ${CHECK_PREFIX}guest_steal_moves_with_the_wait "${v:-$verdict}"
 v=$(sed -n 's/^HALTED //p' <<<"$verdict")
 echo "  info: ${v#ok }"
-[[ $v == ok* ]] && pass ${CHECK_PREFIX}guest_idle_is_its_halts_and_stops_within_3pct ||
-	fail ${CHECK_PREFIX}guest_idle_is_its_halts_and_stops_within_3pct "${v:-$verdict}"
+[[ $v == ok* ]] && pass ${CHECK_PREFIX}guest_idle_is_its_halts_kvms_hlt_handling_and_stops ||
+	fail ${CHECK_PREFIX}guest_idle_is_its_halts_kvms_hlt_handling_and_stops "${v:-$verdict}"
 v=$(sed -n 's/^HALTS //p' <<<"$verdict")
 echo "  info: ${v#ok }"
 sed 's/^/  info: report --halts: /' "$F/st.halts" 2>/dev/null | head -8
