@@ -1524,31 +1524,19 @@ fi
 l2_output "$F/ex.console" ex_ftrace >"$work/ic.ftrace"
 l2_output "$F/ex.console" ex_dmesg >"$work/ic.dmesg"
 l2_output "$F/ex.console" ex_boottrace >"$work/ic.boottrace"
-ic=$(python3 - "$F" "$work" <<'PY'
+ic=$(python3 - "$F" "$work" "$(dirname "$0")" <<'PY'
 import base64, csv, gzip, hashlib, re, sys
 F, W = sys.argv[1], sys.argv[2]
+sys.path.insert(0, sys.argv[3])
+from guest_trace_lines import lines_of
 def rows(path):
     try:
         return list(csv.DictReader(open(path)))
     except OSError:
         return []
-# The lines as the hypercalls carried them, rebuilt here from the raw
-# arguments (the ABI of include/hypertrace/guest.h, not the product's
-# decoder), rendered as the guest rendered its own: "TASK CPU SECS.USECS TEXT".
-def text_of(words, n):
-    return b''.join(int(w, 16).to_bytes(8, 'little') for w in words)[:n]
-lines, by_seq = [], {}
-for r in sorted(rows(F + '/boot.lines.csv'), key=lambda r: int(r['exit_ns'])):
-    a = [int(r['a%d' % i], 16) for i in range(4)]
-    if r['nr'] == '1150':
-        l = {'ns': a[0], 'cpu': a[1] >> 32 & 0xffff, 'len': a[1] >> 48, 'pid': a[2] & 0xffffffff,
-             'text': text_of([r['a3']], 8)}
-        lines.append(l)
-        by_seq[a[1] & 0xffffffff] = l
-    elif r['nr'] == '1151' and (a[0] & 0xffffffff) in by_seq:
-        l = by_seq[a[0] & 0xffffffff]
-        if a[0] >> 32 == len(l['text']):
-            l['text'] += text_of([r['a1'], r['a2'], r['a3']], 24)
+# The lines as the hypercalls carried them (rebuilt from the raw arguments),
+# rendered as the guest rendered its own: "TASK CPU SECS.USECS TEXT".
+lines = lines_of(F + '/boot.lines.csv')
 rendered = []
 for l in lines:
     t = l['text'][:l['len']].decode('latin-1')
@@ -1747,29 +1735,18 @@ fi
 # The guest that panicked while boottrace --follow streamed its trace: every
 # line it marked reached the host (rebuilt from the raw arguments, as
 # above), the replay never ended, and the guest's kernel did panic.
-v=$(python3 - "$F" <<'PY'
-import csv, re, sys
+v=$(python3 - "$F" "$(dirname "$0")" <<'PY'
+import re, sys
 F = sys.argv[1]
+sys.path.insert(0, sys.argv[2])
+from guest_trace_lines import lines_of
 try:
-    rows = list(csv.DictReader(open(F + '/crash.lines.csv')))
     kmsg = open(F + '/ex.kmsg', errors='replace').read()
     text = open(F + '/crash.initcalls.txt', errors='replace').read()
 except OSError as e:
     print('bad: %r' % e)
     sys.exit()
-def text_of(words, n):
-    return b''.join(int(w, 16).to_bytes(8, 'little') for w in words)[:n]
-lines, by_seq = [], {}
-for r in sorted(rows, key=lambda r: int(r['exit_ns'])):
-    a = [int(r['a%d' % i], 16) for i in range(4)]
-    if r['nr'] == '1150':
-        l = {'len': a[1] >> 48, 'text': text_of([r['a3']], 8)}
-        lines.append(l)
-        by_seq[a[1] & 0xffffffff] = l
-    elif r['nr'] == '1151' and (a[0] & 0xffffffff) in by_seq:
-        l = by_seq[a[0] & 0xffffffff]
-        if a[0] >> 32 == len(l['text']):
-            l['text'] += text_of([r['a1'], r['a2'], r['a3']], 24)
+lines = lines_of(F + '/crash.lines.csv')
 marks = set()
 for l in lines:
     m = re.match(r'tracing_mark_write: ht-crash-mark (\d+)', l['text'][:l['len']].decode('latin-1'))
