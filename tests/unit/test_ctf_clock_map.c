@@ -5,7 +5,8 @@
  * fit's freq and offset (in the clock's own cycles), everything else kept,
  * "clock {" in a comment or string left alone; packetized metadata read as
  * its text; and whatever bytes the guest's file holds (every truncation,
- * flipped bytes) end in an answer or a refusal, within the file's bounds.
+ * flipped bytes, plain text cut anywhere) end in an answer or a refusal,
+ * within the file's bounds.
  * tests/cli/test_clock_cli.sh has babeltrace2 read the result.
  */
 #include <stdint.h>
@@ -142,6 +143,19 @@ static void any_bytes_end_in_an_answer_or_a_refusal(void)
 		answered += ret > 0;
 		free(out);
 	}
+	/* Plain TSDL too, cut anywhere (in a comment, a string, a clock block), in a buffer of exactly its bytes. */
+	for (size_t cut = 0; cut < sizeof(tsdl) - 1; cut++) {
+		char *exact = malloc(cut ? cut : 1);
+
+		if (!ASSERT_OK_PTR(exact, "copy"))
+			break;
+		memcpy(exact, tsdl, cut);
+		out = mapped(exact, cut, &ret, err, sizeof(err));
+		refused += ret < 0;
+		answered += ret > 0;
+		free(out);
+		free(exact);
+	}
 	for (int i = 0; i < 3000; i++) {
 		memcpy(q, p, len);
 		for (int k = 0; k < 4; k++) {
@@ -153,7 +167,7 @@ static void any_bytes_end_in_an_answer_or_a_refusal(void)
 		answered += ret > 0;
 		free(out);
 	}
-	ASSERT_EQ(refused + answered, (unsigned int)len + 3000, "every input answered or refused");
+	ASSERT_EQ(refused + answered, (unsigned int)(len + sizeof(tsdl) - 1) + 3000, "every input answered or refused");
 	ASSERT_GT(refused, 0, "refusals");
 	ASSERT_GT(answered, 0, "answers");
 	free(p);

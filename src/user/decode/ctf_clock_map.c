@@ -72,9 +72,11 @@ static size_t skip_opaque(const char *s, size_t n, size_t i)
 		return i < n ? i + 1 : n;
 	}
 	if (s[i] == '/' && i + 1 < n && s[i + 1] == '*') {
-		const char *end = strstr(s + i + 2, "*/");
-
-		return end ? (size_t)(end - s) + 2 : n;
+		/* Within n: plain metadata is the file's bytes as read, with no NUL after them. */
+		for (i += 2; i + 1 < n; i++)
+			if (s[i] == '*' && s[i + 1] == '/')
+				return i + 2;
+		return n;
 	}
 	if (s[i] == '/' && i + 1 < n && s[i + 1] == '/') {
 		const char *end = memchr(s + i, '\n', n - i);
@@ -94,7 +96,7 @@ static size_t next_clock(const char *s, size_t n, size_t i, size_t *body)
 			i = j;
 			continue;
 		}
-		if (!strncmp(s + i, "clock", 5) && (i == 0 || !(isalnum((unsigned char)s[i - 1]) || s[i - 1] == '_' ||
+		if (n - i >= 5 && !memcmp(s + i, "clock", 5) && (i == 0 || !(isalnum((unsigned char)s[i - 1]) || s[i - 1] == '_' ||
 								 s[i - 1] == '.'))) {
 			j = i + 5;
 			while (j < n && isspace((unsigned char)s[j]))
