@@ -10,6 +10,7 @@
 #         "stall: WHAT"    every lockup or RCU stall report in them is what a
 #                          pause of the whole machine gives
 #         "failure: WHAT"  a report no pause explains
+#         "pause: WHAT"    only halted vCPUs woken late (below)
 #         nothing          no report of either kind
 #
 # Why a pause looks like a lockup: the soft lockup and RCU stall detectors
@@ -17,10 +18,20 @@
 # machine (QEMU's TCG under host load, or not delivering an interrupt until
 # another one comes). When the machine runs again, every vCPU that was busy
 # finds itself "stuck" since the pause began: one report per vCPU, at the
-# same moment, with the same duration. Idle vCPUs report nothing (waking from
-# idle touches the watchdog), so only a pause while every vCPU is busy is
-# recognised this way; the other pauses are recognised by the harness itself
-# (tests/e2e/nested.sh: heartbeat, silence watchdog).
+# same moment, with the same duration. Idle vCPUs mostly report nothing
+# (waking from idle touches the watchdog), so a pause is recognised this way
+# only while every vCPU is busy; the other pauses are recognised by the
+# harness itself (tests/e2e/nested.sh: heartbeat, silence watchdog).
+#
+# A halted vCPU woken late: a report whose task is the idle task (swapper/N)
+# and whose RIP is the instruction that waits for an interrupt (the safe_halt
+# family, default_idle, mwait_idle) ran no code while "stuck": its timer
+# interrupt came late (seen: CPU#0 of a KVM guest, idle, "stuck for 168s"
+# while its other vCPU and the nested machine ran on, under a host twice as
+# slow as usual). It counts toward a burst that names every vCPU (a pause of
+# the whole machine finds idle vCPUs halted); a burst of such reports alone is
+# "pause", neither a stall (nothing to run again) nor a failure. A real hang
+# of a vCPU is never at its halt instruction with interrupts reaching it.
 #
 # A pause: a soft lockup burst (reports within BURST seconds of the first)
 # naming every vCPU, whose durations differ by at most a fifth of the
@@ -67,6 +78,15 @@ stall_verdict() {
 		cpu = s + 0
 		d = substr(s, index(s, "stuck for ") + 10) + 0
 		n_sl++; sl_ts[n_sl] = ts; sl_cpu[n_sl] = cpu; sl_dur[n_sl] = d
+		sl_idle[n_sl] = msg ~ /\[swapper\/[0-9]+:0\]/
+		sl_halted[n_sl] = 0
+		rip_of = n_sl
+		next
+	}
+	# The report'"'"'s registers: the first RIP after it is where its vCPU was.
+	rip_of && msg ~ /^RIP: [0-9a-f]+:/ {
+		if (msg ~ /^RIP: [0-9a-f]+:([a-z_]*safe_halt|default_idle|mwait_idle|amd_e400_idle)\+/) sl_halted[rip_of] = 1
+		rip_of = 0
 		next
 	}
 	# RCU: a header, then one line per stalled CPU ("rcu: \t1-...!: (...").
@@ -90,11 +110,14 @@ stall_verdict() {
 				t = sl_ts[j]; sl_ts[j] = sl_ts[j - 1]; sl_ts[j - 1] = t
 				t = sl_cpu[j]; sl_cpu[j] = sl_cpu[j - 1]; sl_cpu[j - 1] = t
 				t = sl_dur[j]; sl_dur[j] = sl_dur[j - 1]; sl_dur[j - 1] = t
+				t = sl_idle[j]; sl_idle[j] = sl_idle[j - 1]; sl_idle[j - 1] = t
+				t = sl_halted[j]; sl_halted[j] = sl_halted[j - 1]; sl_halted[j - 1] = t
 			}
 		for (i = 1; i <= n_sl; i = j) {
-			split("", named); nnamed = 0; bad_cpu = 0; lo = hi = sl_dur[i]; who = ""
+			split("", named); nnamed = 0; bad_cpu = 0; lo = hi = sl_dur[i]; who = ""; busy = 0
 			for (j = i; j <= n_sl && (sl_ts[i] < 0 ? sl_ts[j] < 0 : sl_ts[j] - sl_ts[i] <= burst); j++) {
 				c = sl_cpu[j]
+				if (!(sl_idle[j] && sl_halted[j])) busy = 1
 				if (!(c in named) && c < cpus) { named[c] = 1; nnamed++ }
 				if (c >= cpus) bad_cpu = 1
 				who = who (who == "" ? "" : ",") c
@@ -102,7 +125,9 @@ stall_verdict() {
 				if (sl_dur[j] > hi) hi = sl_dur[j]
 			}
 			at = sl_ts[i] < 0 ? "" : sprintf(" at %.0f s", sl_ts[i])
-			if (nnamed < cpus || bad_cpu) {
+			if (!busy && !bad_cpu) {
+				late = late (late == "" ? "" : "; ") sprintf("vCPU(s) %s halted, woken after %s s%s: an interrupt delivered late", who, lo == hi ? lo : lo "-" hi, at)
+			} else if (nnamed < cpus || bad_cpu) {
 				failure(sprintf("soft lockup on CPU#%s of %d vCPU(s)%s (stuck %d s): not the whole machine", who, cpus, at, hi))
 			} else if (hi - lo > lo / 5 + 2) {
 				failure(sprintf("soft lockups on every vCPU%s stuck %d-%d s: durations too far apart for one pause", at, lo, hi))
@@ -123,5 +148,6 @@ stall_verdict() {
 		}
 		if (fail != "") print "failure: " fail
 		else if (stall != "") print "stall: " stall
+		else if (late != "") print "pause: " late
 	}'
 }

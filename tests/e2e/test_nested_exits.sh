@@ -440,7 +440,7 @@ hypertrace-bpf record --boot --boot-window 900 -q -i 1 -o /out/panic.htr >/out/p
 REC=$!
 published /out/panic.htr || say "record did not start: $(cat /out/panic.err)"
 timeout 300 qemu-system-x86_64 -name panic -enable-kvm -cpu host -smp 1 -m 256 -kernel /l2/vmlinuz \
-	-L /usr/share/qemu -append "console=ttyS0 rdinit=/nonexistent root=/dev/nonexistent panic=-1 quiet $L2_DETECTORS" \
+	-L /usr/share/qemu -append "console=ttyS0 rdinit=/nonexistent root=/dev/nonexistent panic=-1 quiet $L2_FAST_BOOT $L2_DETECTORS" \
 	-nodefaults -display none -serial file:/out/panic.kmsg -no-reboot </dev/null >/out/panic.qemu 2>&1
 echo $? >/out/panic.qemu_rc
 stop $REC; echo $? >/out/panic.rc
@@ -1011,9 +1011,13 @@ else:
     # What the host cannot see is the guest's own idle path around each HLT
     # (its idle entry, cpuidle's haltpoll polling, its idle exit: guest
     # time to the account), which the guest counts as idle: the parts fall
-    # short of the guest's idle time by it, 0.3-1.9 ms per halt under this
-    # emulation, the most with the host loaded. So the check is one-sided
-    # and per halt: the parts may fall short by at most 3 ms per halt, and
+    # short of the guest's idle time by it, 0.2-4.8 ms per halt in 12 runs
+    # under this emulation (4.8 on a quiet host: a 3 ms bound failed there).
+    # The vCPU threads' preemptions in the nested ftrace, within three exits
+    # of each HLT, explained less than half of that run's 1.1 s, so no
+    # measured term replaces it. So the check is one-sided and per halt,
+    # bounded at twice the largest spread seen: the parts may fall short by
+    # at most 10 ms per halt, and
     # exceed the guest's idle time by no more than its reads' rounding (10
     # ms per read and vCPU) and 1% (the halts' own KVM time in the gap after
     # the last read). A halt counted twice, or one left out, fails it.
@@ -1027,10 +1031,10 @@ else:
         halts = sum(hl[t][0] - hf[t][0] for t in tids)
         in_halts = sum(hl[t][3] - hf[t][3] + hl[t][5] - hf[t][5] for t in tids)  # caught_ns + slept_ns
         parts = (in_halts + around + stopped + gaps[0] - gaps[1]) / 1e9
-        short, may_short, may_over = idle - parts, 0.003 * halts, 0.01 * idle + 0.04
+        short, may_short, may_over = idle - parts, 0.010 * halts, 0.01 * idle + 0.04
         # halted is part of the halts' time: a halted counted outside them would show here.
         ok = total_halted > 1e9 and idle > 0 and total_halted <= in_halts and -may_over <= short <= may_short
-        out.append('HALTED %s the guest\'s own idle time %.2f s (its /proc/stat, both vCPUs; iowait %.2f s of it); %d halts %.2f s in KVM (halted %.2f s of it, the rest kvm and wait) + KVM\'s HLT exits around %d of them %.2f s + stopped while idle %.2f s + halted and waits from the first read to its stop %.2f s - the same from the last read to its stop %.2f s = %.2f s (%+.1f%%: the guest\'s idle path %.2f ms per halt, at most 3; each read less than %.1f ms after its hypercall)' %
+        out.append('HALTED %s the guest\'s own idle time %.2f s (its /proc/stat, both vCPUs; iowait %.2f s of it); %d halts %.2f s in KVM (halted %.2f s of it, the rest kvm and wait) + KVM\'s HLT exits around %d of them %.2f s + stopped while idle %.2f s + halted and waits from the first read to its stop %.2f s - the same from the last read to its stop %.2f s = %.2f s (%+.1f%%: the guest\'s idle path %.2f ms per halt, at most 10; each read less than %.1f ms after its hypercall)' %
                    ('ok' if ok else 'bad', idle, iowait, halts, in_halts / 1e9, total_halted / 1e9, around_n, around / 1e9, stopped / 1e9,
                     gaps[0] / 1e9, gaps[1] / 1e9, parts, pct(parts, idle), 1e3 * short / max(halts, 1), mark_width / 1e6))
     except (OSError, KeyError, ValueError, StopIteration, AttributeError) as e:

@@ -85,6 +85,45 @@ EOF
 )
 expect_verdict reports_without_timestamps_are_one_burst 2 'stall: soft lockup on all 2 vCPU\(s\), stuck 30-31 s' "$untimed"
 
+# --- a halted vCPU woken late ------------------------------------------------------
+# What a KVM guest with 2 vCPUs showed in a run on a slow host: its idle CPU#0
+# got no timer interrupt for 168 s while CPU#1 and the nested machine ran on.
+# (Linux 6.1's report; its register dump, shortened.)
+halted=$(log halted.console <<'EOF2'
+DMESG [  263.097370] watchdog: BUG: soft lockup - CPU#0 stuck for 168s! [swapper/0:0]
+DMESG [  263.266604] Modules linked in: [last unloaded: hypertrace_guest(OE)]
+DMESG [  263.270101] CPU: 0 PID: 0 Comm: swapper/0 Tainted: G           OE      6.1.0-44-amd64 #1  Debian 6.1.164-1
+DMESG [  263.270444] RIP: 0010:native_safe_halt+0xb/0x10
+DMESG [  263.270551] Code: 0b e9 dd fe ff ff cc cc cc cc cc cc cc cc cc cc cc eb 07 0f 00 2d 09 70 5e 00 f4 c3 cc cc cc cc
+DMESG [  263.281002] RSP: 0018:ffffffff9d603e68 EFLAGS: 00000246
+DMESG [  263.301550] Call Trace:
+DMESG [  263.301551]  <TASK>
+DMESG [  263.301602]  default_idle+0xa/0x20
+DMESG [  263.301650]  default_idle_call+0x2c/0xe0
+DMESG [  263.301702]  do_idle+0x21e/0x290
+EOF2
+)
+expect_verdict halted_idle_vcpu_woken_late_is_a_pause 2 \
+	'pause: vCPU\(s\) 0 halted, woken after 168 s at 263 s: an interrupt delivered late' "$halted"
+# Linux 6.12 names the halt pv_native_safe_halt.
+sed 's/native_safe_halt+0xb\/0x10/pv_native_safe_halt+0xf\/0x20/' "$halted" >"$work/halted612"
+expect_verdict halted_in_pv_native_safe_halt_is_a_pause 2 'pause: vCPU\(s\) 0 .*' "$work/halted612"
+# The same report with the idle task anywhere but at its halt instruction
+# (a loop in an interrupt it serves, say) ran code all along: a failure.
+sed 's/RIP: 0010:native_safe_halt+0xb\/0x10/RIP: 0010:ht_probe_sched_switch+0x4c\/0x90 [hypertrace_guest]/' "$halted" >"$work/idle_busy"
+expect_verdict idle_task_not_at_its_halt_is_a_failure 2 'failure: soft lockup on CPU#0 of 2 vCPU\(s\) at 263 s .*' "$work/idle_busy"
+# A task other than the idle one at a halt-named RIP is not an idle vCPU.
+sed 's/\[swapper\/0:0\]/[rmmod:151]/' "$halted" >"$work/task_halted"
+expect_verdict a_task_other_than_idle_is_a_failure 2 'failure: soft lockup on CPU#0 of 2 .*' "$work/task_halted"
+# A report without its registers (a log that kept its first line only).
+grep 'soft lockup' "$halted" >"$work/no_rip"
+expect_verdict a_report_without_its_rip_is_a_failure 2 'failure: soft lockup on CPU#0 of 2 .*' "$work/no_rip"
+# Beside a busy vCPU's lockup in the same burst, the halted one is part of it.
+{ cat "$halted"; echo 'DMESG [  263.400000] watchdog: BUG: soft lockup - CPU#1 stuck for 167s! [sh:94]'; } >"$work/halted_and_busy"
+expect_verdict halted_vcpu_in_a_whole_machine_pause_is_a_stall 2 \
+	'stall: soft lockup on all 2 vCPU\(s\) at 263 s, stuck 167-168 s' "$work/halted_and_busy"
+expect_verdict halted_vcpu_beside_one_busy_of_three_is_a_failure 3 'failure: soft lockup on CPU#0,1 of 3 .*' "$work/halted_and_busy"
+
 # --- anything else of the kind is a failure, also beside a stall ---------------------
 for kind in \
 	'oops:BUG: kernel NULL pointer dereference, address: 0000000000000008' \
@@ -161,6 +200,11 @@ grep '^\[' "$issue" >"$work/a/files/hyper.kmsg"
 expect_stall guest_lockups_on_every_vcpu_are_a_stall 'KVM guest hyper.kmsg: soft lockup on all 2 vCPU\(s\) at 85 s, stuck 64-67 s'
 echo "DMESG [   86.000000] BUG: unable to handle page fault for address: ffffffffc0a01000" >>"$work/a/files/hyper.console"
 expect_stall guest_oops_beside_lockups_is_never_retried ''
+
+attempt "$work/a"
+echo "L2-READY cpus=2" >"$work/a/files/hyper.console"
+cp "$halted" "$work/a/files/hyper.kmsg"
+expect_stall guest_vcpu_woken_late_is_no_stall ''
 
 attempt "$work/a"
 NESTED_STALLED=1 NESTED_ERR="the emulated machine stalled: no output for 60 s, console kicks did not wake it"
