@@ -103,6 +103,21 @@ if [ "$rc" -eq 0 ] && [ "${got% *}" = "3 3" ] && [ "${got##* }" -le 1300 ] &&
 else
 	fail clock_map_puts_guest_ftrace_and_dmesg_times_on_the_host_clock "rc $rc, mapped ftrace/dmesg lines and worst ns: $got: $(cat "$work/map.err"; head -n 4 "$work/mapped.txt")"
 fi
+# On a terminal the guest's text is shown escaped: its ESC never reaches the
+# terminal (a pseudo-terminal of script(1)), its times are mapped the same.
+if command -v script >/dev/null; then
+	script -qec "$HT report --clock --map $work/guest.txt $work/c.htr 2>/dev/null" /dev/null </dev/null >"$work/tty.out" 2>&1
+	rc=$?
+	if [ "$rc" -eq 0 ] && ! grep -q $'\x1b' "$work/tty.out" && grep -qF '\x1b[31m]]] [ 1.2.3: junk' "$work/tty.out" &&
+		[ "$(grep -c 'sched_switch\|of dmesg' "$work/tty.out")" = 6 ] &&
+		diff <(tr -d '\r' <"$work/tty.out" | grep 'sched_switch\|of dmesg') <(grep 'sched_switch\|of dmesg' "$work/mapped.txt") >/dev/null; then
+		pass clock_map_on_a_terminal_escapes_the_guests_bytes
+	else
+		fail clock_map_on_a_terminal_escapes_the_guests_bytes "rc $rc: $(cat -v "$work/tty.out" | head -c 600)"
+	fi
+else
+	fail clock_map_on_a_terminal_escapes_the_guests_bytes "script(1) is missing (util-linux's bsdutils)"
+fi
 # trace-cmd's own output of a real trace.dat (this machine's sched_switch,
 # in a tracefs instance of its own, with the 'local' trace clock and then
 # 'mono'), read from the standard input: every event's time is replaced by

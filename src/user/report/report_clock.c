@@ -14,8 +14,10 @@
 #include <string.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include "cli.h"
 #include "common/escape.h"
+#include "common/escape_stream.h"
 #include "common/grow.h"
 #include "common/hashmap.h"
 #include "decode/clock_fit.h"
@@ -205,6 +207,25 @@ static int the_vm(const struct ht_report_config *cfg, struct clock_reading *c, c
 }
 
 /*
+ * Where a guest's own text is copied: to a file or a pipe, stdout itself,
+ * byte for byte; to a terminal, a stream that escapes it (common/
+ * escape_stream.h), as the guest's bytes must not drive the terminal. NULL
+ * if that stream cannot be made.
+ */
+static FILE *guest_text_out(void)
+{
+	return isatty(STDOUT_FILENO) ? ht_escape_stream(stdout) : stdout;
+}
+
+/* Writes out what guest_text_out holds: 0, or -1 if a write failed. */
+static int guest_text_end(FILE *out)
+{
+	int failed = out != stdout && fclose(out);
+
+	return fflush(stdout) || failed ? -1 : 0;
+}
+
+/*
  * --map FILE: the guest's text with its times on the host's clock, by the
  * local clock's fit of the one VM selected. The exit status.
  */
@@ -235,10 +256,17 @@ static int map_text(const struct ht_report_config *cfg, struct clock_reading *c)
 	}
 	if (!(in = from_stdin ? stdin : fopen(cfg->clock_map, "r")))
 		return ht_runtime_error("cannot read %s: %s", cfg->clock_map, strerror(errno));
-	mapped = ht_clock_map_text(in, stdout, &trace_fit, &fit);
+	FILE *out = guest_text_out();
+	if (!out) {
+		if (!from_stdin)
+			fclose(in);
+		return ht_runtime_error("cannot map %s: out of memory", cfg->clock_map);
+	}
+	mapped = ht_clock_map_text(in, out, &trace_fit, &fit);
+	int ended = guest_text_end(out);
 	if (!from_stdin)
 		fclose(in);
-	if (mapped < 0 || fflush(stdout))
+	if (mapped < 0 || ended)
 		return ht_runtime_error("cannot map %s: a read or write failed", cfg->clock_map);
 	fprintf(stderr, "hypertrace-bpf: %lld guest times of %s put on the host's monotonic clock by VM process %u's clocks (ftrace's text by %s: %zu pairs, residual max %.3f us; printk's: %zu, %.3f us%s)\n",
 		mapped, cfg->clock_map, (unsigned int)v->pid, ftrace_by, trace_fit.used, trace_fit.residual_max / 1e3, fit.used,
@@ -263,8 +291,8 @@ static int map_ctf(const struct ht_report_config *cfg, struct clock_reading *c, 
 	unsigned char *data = NULL;
 	size_t len = 0, cap = 0;
 	char err[256];
-	FILE *in;
-	int n, status = the_vm(cfg, c, cfg->clock_map_ctf, &v);
+	FILE *in, *meta_out;
+	int n, ended, status = the_vm(cfg, c, cfg->clock_map_ctf, &v);
 
 	if (status >= 0)
 		return status;
@@ -305,13 +333,19 @@ static int map_ctf(const struct ht_report_config *cfg, struct clock_reading *c, 
 		status = ht_runtime_error("cannot read %s: a read failed", cfg->clock_map_ctf);
 		goto out;
 	}
-	n = ht_ctf_clock_map(data, len, stdout, &fit, (int64_t)(h->start_realtime_ns - h->start_monotonic_ns),
+	meta_out = guest_text_out();
+	if (!meta_out) {
+		status = ht_runtime_error("out of memory for %s", cfg->clock_map_ctf);
+		goto out;
+	}
+	n = ht_ctf_clock_map(data, len, meta_out, &fit, (int64_t)(h->start_realtime_ns - h->start_monotonic_ns),
 			     lo + (hi - lo) / 2, err, sizeof(err));
+	ended = guest_text_end(meta_out);
 	if (n < 0) {
 		status = ht_runtime_error("%s: %s", cfg->clock_map_ctf, err);
 		goto out;
 	}
-	if (fflush(stdout)) {
+	if (ended) {
 		status = ht_runtime_error("cannot write the metadata: %s", strerror(errno));
 		goto out;
 	}
