@@ -61,7 +61,9 @@ prepare() {
 	fi
 	droot_run "$root" bash -c '
 		cd /src/hypertrace-bpf || exit 1
-		tests/install-deps.sh >/var/tmp/install-deps.log 2>&1 || { echo "install_deps: tests/install-deps.sh failed: $(tail -n 3 /var/tmp/install-deps.log | tr "\n" " ")"; exit 1; }
+		# What the suites it skips (below) alone need is not installed.
+		HT_DEPS_SKIP="buildah podman systemd-container mmdebstrap debootstrap" \
+			tests/install-deps.sh >/var/tmp/install-deps.log 2>&1 || { echo "install_deps: tests/install-deps.sh failed: $(tail -n 3 /var/tmp/install-deps.log | tr "\n" " ")"; exit 1; }
 		# A git index of the copied files, as a clone has: the build test and
 		# make deb take the tracked files from it.
 		rm -rf .git && git init -q && git add -A || { echo "git_index: git init failed"; exit 1; }
