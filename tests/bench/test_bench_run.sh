@@ -53,6 +53,7 @@ stub "$work/out/bench/bench_drain" 2
 stub "$work/out/bench/bench_producers" 2b
 stub "$work/scripts/perfetto_memory.sh" 4b
 stub "$work/scripts/nested_exits_cost.sh" 6
+stub "$work/scripts/nested_boot_cost.sh" 7
 cat >"$work/scripts/nested_bench.sh" <<EOF
 #!/usr/bin/env bash
 [ "\${STUB_3:-ok}" = fail ] && { echo "nested_bench: the emulated machine stalled twice in a row" >&2; exit 1; }

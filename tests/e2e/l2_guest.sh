@@ -124,7 +124,8 @@ EOF
 		cat <<'EOF'
 say() { echo "L1: $*"; }
 # l2_boot NAME SMP: starts qemu with a KVM guest and waits for its /init, for
-# (L2_APPEND: more of the guest kernel's command line)
+# (L2_APPEND: more of the guest kernel's command line; L2_POLL: seconds
+# between two looks for L2-READY, 0.5 unless a benchmark times the boot)
 # (SMP is -smp's value, and may go on with options that complete the
 # topology, e.g. "-device host-x86_64-cpu,socket-id=1,...")
 # 120 s of this machine's own running time; sets QPID (the qemu process) and
@@ -168,7 +169,7 @@ l2_boot() {
 			last=$waited
 			say "waiting for guest $1 ($waited s): $(tail -n 1 "$CON" | tr -d '\r')"
 		fi
-		sleep 0.5
+		sleep "${L2_POLL:-0.5}"
 	done
 }
 # l2_start NAME SMP: l2_boot, then writes NAME.qpid and NAME.threads (tid,
