@@ -140,4 +140,27 @@ for args in "--initcalls --exits" "--initcalls --clock" "--initcalls --dump" "--
 	fi
 done
 
+# A trace whose levels' times go back (a guest's trace out of order): the
+# report says so in one line, and no level has a negative length.
+cat >"$work/back.txt" <<'EOT'
+# tracer: nop
+       swapper/0-1       [000] .....     0.300000: initcall_level: level=core
+       swapper/0-1       [000] .....     0.200000: initcall_level: level=postcore
+       swapper/0-1       [000] .....     0.200010: initcall_start: func=a_init+0x0/0x10
+       swapper/0-1       [000] .....     0.200020: initcall_finish: func=a_init+0x0/0x10 ret=0
+       swapper/0-1       [000] .....     0.400000: initcall_level: level=arch
+EOT
+if "$GEN" "$work/back.htr" "$work/back.txt" >/dev/null; then
+	out=$("$HT" report --initcalls "$work/back.htr" 2>&1)
+	rc=$?
+	if [ "$rc" -eq 0 ] && grep -q '^ *1 level began before the level before it (the trace.s times go back): each such earlier level is shown ending where it began$' <<<"$out" &&
+		grep -qE '^ *core +[0-9.]+ +0\.000000 ' <<<"$out" && ! grep -qE '^ *(core|postcore|arch) +[-0-9.]+ +-' <<<"$out"; then
+		pass initcall_levels_whose_times_go_back_are_said_and_never_negative
+	else
+		fail initcall_levels_whose_times_go_back_are_said_and_never_negative "rc $rc: $out"
+	fi
+else
+	fail initcall_levels_whose_times_go_back_are_said_and_never_negative "boottrace_gen failed"
+fi
+
 suite_exit

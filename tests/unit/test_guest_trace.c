@@ -148,6 +148,51 @@ static void test_sync_markers_pair_with_their_own_syncs(void)
 	ht_guest_traces_free(&t);
 }
 
+/*
+ * Levels whose times go back (a guest's trace out of order): no level ends
+ * before it began, each one counted; initcalls keep their own times.
+ */
+static void test_initcall_levels_out_of_time_order(void)
+{
+	static const struct {
+		uint64_t ns;
+		const char *text;
+	} lines[] = {
+		{ 1000, "initcall_level: level=core" },
+		{ 500, "initcall_level: level=postcore" }, /* before core's start */
+		{ 510, "initcall_start: func=a+0x0/0x10" },
+		{ 520, "initcall_finish: func=a+0x0/0x10 ret=0" },
+		{ 400, "initcall_level: level=arch" }, /* before postcore's */
+		{ 600, "initcall_level: level=subsys" },
+		{ 650, "initcall_start: func=b+0x0/0x10" },
+		{ 640, "initcall_finish: func=b+0x0/0x10 ret=0" }, /* before its start: unmatched */
+	};
+	struct ht_record rs[64];
+	struct ht_guest_traces t;
+	struct ht_initcalls c;
+	uint64_t at = 10;
+	size_t n = 0;
+
+	for (uint32_t i = 0; i < ARRAY_SIZE(lines); i++)
+		n += line_recs(rs + n, &at, i, lines[i].ns, 1, lines[i].text);
+	ht_guest_traces_init(&t);
+	if (!ASSERT_EQ(add_all(&t, rs, n), 0, "add") ||
+	    !ASSERT_EQ(ht_initcalls_build(ht_guest_traces_get(&t, 0), &c), 0, "build"))
+		goto out;
+	if (ASSERT_EQ(c.nlevels, 4, "levels") && ASSERT_EQ(c.levels_back, 2, "levels that began before the one before")) {
+		for (size_t i = 0; i < c.nlevels; i++)
+			ASSERT_MSG(c.levels[i].end_ns >= c.levels[i].start_ns, "level %zu ends at %llu, before its start %llu", i,
+				   (unsigned long long)c.levels[i].end_ns, (unsigned long long)c.levels[i].start_ns);
+		ASSERT_TRUE(c.levels[0].end_ns == 1000 && c.levels[1].end_ns == 500, "core and postcore end where they began");
+		ASSERT_TRUE(c.levels[2].end_ns == 600 && c.levels[1].in_initcalls_ns == 10, "arch to subsys; a in postcore");
+		ASSERT_EQ(c.finish_unmatched, 1, "b's return before its start");
+		ASSERT_EQ(c.unfinished, 1, "b never returned");
+	}
+	ht_initcalls_free(&c);
+out:
+	ht_guest_traces_free(&t);
+}
+
 /* Initcalls: levels by task, a module's apart, and what has no partner counted. */
 static void test_initcalls_of_a_trace(void)
 {
@@ -204,5 +249,6 @@ int main(void)
 	RUN(test_hostile_pieces_and_lengths);
 	RUN(test_sync_markers_pair_with_their_own_syncs);
 	RUN(test_initcalls_of_a_trace);
+	RUN(test_initcall_levels_out_of_time_order);
 	return ht_test_exit_status();
 }

@@ -134,8 +134,17 @@ static int start_level(struct building *b, const struct ht_trace_line *l, const 
 		return 0;
 	if (HT_GROW(o->levels, o->levels_cap, o->nlevels + 1, 16))
 		return -ENOMEM;
-	if (b->level >= 0)
-		o->levels[b->level].end_ns = l->guest_ns;
+	if (b->level >= 0) {
+		struct ht_initcall_level *prev = &o->levels[b->level];
+
+		/* A trace out of time order (a guest's own, hostile or broken) never makes a level end before it began. */
+		if (l->guest_ns < prev->start_ns) {
+			prev->end_ns = prev->start_ns;
+			o->levels_back++;
+		} else {
+			prev->end_ns = l->guest_ns;
+		}
+	}
 	o->levels[o->nlevels] = (struct ht_initcall_level){
 		.name = name, .name_len = len, .tid = l->tid, .start_ns = l->guest_ns, .end_ns = l->guest_ns,
 	};

@@ -54,6 +54,7 @@ struct ht_initcalls {
 	size_t ncalls, calls_cap;
 	uint64_t unfinished;           /* started, no finish seen (a crash, or lost) */
 	uint64_t finish_unmatched;     /* a finish with no start of its task */
+	uint64_t levels_back;          /* levels that began before the one before them (it ends where it began) */
 	uint64_t module_calls;
 	uint64_t module_ns;            /* modules' finished initcalls' lengths */
 };

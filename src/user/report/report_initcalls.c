@@ -140,6 +140,9 @@ void ht_print_initcalls(FILE *out, const struct ht_guest_trace *g, const struct 
 	print_clock(out, g, indent);
 	fprintf(out, "%sinitcalls: %zu, in %zu levels and %" PRIu64 " of modules; %" PRIu64 " without their return, %" PRIu64 " returns without their start\n",
 		indent, c->ncalls, c->nlevels, c->module_calls, c->unfinished, c->finish_unmatched);
+	if (c->levels_back)
+		fprintf(out, "%s%" PRIu64 " level%s began before the level before %s (the trace's times go back): each such earlier level is shown ending where it began\n",
+			indent, c->levels_back, c->levels_back == 1 ? "" : "s", c->levels_back == 1 ? "it" : "them");
 	if (!c->ncalls && !c->nlevels) {
 		fprintf(out, "%s(no initcall events: boot the guest with trace_event=initcall:initcall_level,initcall:initcall_start,initcall:initcall_finish)\n",
 			indent);
