@@ -184,6 +184,8 @@ static void test_initcall_levels_out_of_time_order(void)
 			ASSERT_MSG(c.levels[i].end_ns >= c.levels[i].start_ns, "level %zu ends at %llu, before its start %llu", i,
 				   (unsigned long long)c.levels[i].end_ns, (unsigned long long)c.levels[i].start_ns);
 		ASSERT_TRUE(c.levels[0].end_ns == 1000 && c.levels[1].end_ns == 500, "core and postcore end where they began");
+		ASSERT_TRUE(c.levels[0].went_back && c.levels[1].went_back && !c.levels[2].went_back && !c.levels[3].went_back,
+			    "the levels the next one went back from are marked");
 		ASSERT_TRUE(c.levels[2].end_ns == 600 && c.levels[1].in_initcalls_ns == 10, "arch to subsys; a in postcore");
 		ASSERT_EQ(c.finish_unmatched, 1, "b's return before its start");
 		ASSERT_EQ(c.unfinished, 1, "b never returned");

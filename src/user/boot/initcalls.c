@@ -140,6 +140,7 @@ static int start_level(struct building *b, const struct ht_trace_line *l, const 
 		/* A trace out of time order (a guest's own, hostile or broken) never makes a level end before it began. */
 		if (l->guest_ns < prev->start_ns) {
 			prev->end_ns = prev->start_ns;
+			prev->went_back = true;
 			o->levels_back++;
 		} else {
 			prev->end_ns = l->guest_ns;

@@ -45,6 +45,7 @@ struct ht_initcall_level {
 	uint64_t start_ns, end_ns;
 	size_t initcalls;
 	uint64_t in_initcalls_ns; /* the sum of its finished initcalls' lengths */
+	bool went_back;           /* the next level began before it: it ends where it began */
 };
 
 struct ht_initcalls {

@@ -84,7 +84,7 @@ int ht_initcall_view_build(const struct ht_guest_trace *g, struct ht_initcall_vi
 		uint64_t start = ht_clock_fit_map(&g->fit, lv->start_ns), end = ht_clock_fit_map(&g->fit, lv->end_ns);
 
 		/* The next level's line came with an earlier time: no length to draw. */
-		if (end < start) {
+		if (lv->went_back || end < start) {
 			v->not_drawn++;
 			continue;
 		}
