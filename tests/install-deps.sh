@@ -33,7 +33,7 @@ pkgs=(git make build-essential gcc clang llvm libbpf-dev bpftool libelf-dev zlib
 	buildah podman file python3-yaml trace-cmd)
 # HT_DEPS_SKIP: packages of that list a caller does not need (the Debian 13
 # root of tests/distro, which runs no container, systemd or root-building
-# suite: podman and buildah alone were a fifth of its download).
+# suite, so nothing it installs is left unused).
 missing=()
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
 for p in "${pkgs[@]}"; do

@@ -78,14 +78,15 @@ stall_verdict() {
 		cpu = s + 0
 		d = substr(s, index(s, "stuck for ") + 10) + 0
 		n_sl++; sl_ts[n_sl] = ts; sl_cpu[n_sl] = cpu; sl_dur[n_sl] = d
-		sl_idle[n_sl] = msg ~ /\[swapper\/[0-9]+:0\]/
+		# Whether its vCPU ran no code: the idle task (here), at the halt
+		# instruction (its RIP, below).
 		sl_halted[n_sl] = 0
-		rip_of = n_sl
+		rip_of = msg ~ /\[swapper\/[0-9]+:0\]/ ? n_sl : -n_sl
 		next
 	}
 	# The report'"'"'s registers: the first RIP after it is where its vCPU was.
 	rip_of && msg ~ /^RIP: [0-9a-f]+:/ {
-		if (msg ~ /^RIP: [0-9a-f]+:([a-z_]*safe_halt|default_idle|mwait_idle|amd_e400_idle)\+/) sl_halted[rip_of] = 1
+		if (rip_of > 0 && msg ~ /^RIP: [0-9a-f]+:([a-z_]*safe_halt|default_idle|mwait_idle|amd_e400_idle)\+/) sl_halted[rip_of] = 1
 		rip_of = 0
 		next
 	}
@@ -110,14 +111,13 @@ stall_verdict() {
 				t = sl_ts[j]; sl_ts[j] = sl_ts[j - 1]; sl_ts[j - 1] = t
 				t = sl_cpu[j]; sl_cpu[j] = sl_cpu[j - 1]; sl_cpu[j - 1] = t
 				t = sl_dur[j]; sl_dur[j] = sl_dur[j - 1]; sl_dur[j - 1] = t
-				t = sl_idle[j]; sl_idle[j] = sl_idle[j - 1]; sl_idle[j - 1] = t
 				t = sl_halted[j]; sl_halted[j] = sl_halted[j - 1]; sl_halted[j - 1] = t
 			}
 		for (i = 1; i <= n_sl; i = j) {
 			split("", named); nnamed = 0; bad_cpu = 0; lo = hi = sl_dur[i]; who = ""; busy = 0
 			for (j = i; j <= n_sl && (sl_ts[i] < 0 ? sl_ts[j] < 0 : sl_ts[j] - sl_ts[i] <= burst); j++) {
 				c = sl_cpu[j]
-				if (!(sl_idle[j] && sl_halted[j])) busy = 1
+				if (!sl_halted[j]) busy = 1
 				if (!(c in named) && c < cpus) { named[c] = 1; nnamed++ }
 				if (c >= cpus) bad_cpu = 1
 				who = who (who == "" ? "" : ",") c
