@@ -21,22 +21,15 @@
 # Prints "TARGET" lines for bench/run and a table; software-emulated: only
 # the ratios mean something.
 set -euo pipefail
-TOP=$(cd "$(dirname "$0")/.." && pwd)
-OUTPUT=${OUTPUT:-$TOP/.output}
+BENCH_NAME=nested_boot_cost
 export NESTED_TIMEOUT=${NESTED_TIMEOUT:-1200}
-source "$TOP/tests/e2e/nested.sh"
-source "$TOP/tests/e2e/l2_guest.sh"
-export NESTED_SMP=1 NESTED_MEM=${NESTED_MEM:-2048}
-export NESTED_APPEND="tsc=reliable" NESTED_KVM_AMD_PARAMS="npt=0"
-export NESTED_STAGE_HOOK=l2_stage
+# shellcheck source=bench/nested_l2_lib.sh
+source "$(dirname "$0")/nested_l2_lib.sh"
 # BOOTCOST_ICOUNT="" measures in the host's time instead.
 export NESTED_ICOUNT=${BOOTCOST_ICOUNT-shift=0,sleep=off}
 ROUNDS=${BOOTCOST_ROUNDS:-3}
 
-work=$(mktemp -d)
-L2_WORK=$work
 L2_FILES=("$OUTPUT/guest/boottrace:bin/boottrace" "$OUTPUT/guest/hypercall:bin/hypercall")
-trap 'rm -rf "$work"' EXIT
 for p in boottrace hypercall; do
 	[ -x "$OUTPUT/guest/$p" ] || { echo "nested_boot_cost: $OUTPUT/guest/$p is missing: run make static" >&2; exit 1; }
 done
@@ -112,14 +105,8 @@ while [ $r -le $ROUNDS ]; do
 done
 EOF
 
-# shellcheck disable=SC2046
-if ! nested_run "$work/out" "$work/guest.sh" "$OUTPUT/static/hypertrace-bpf" $(l2_l1_files) 2>"$work/run.log"; then
-	echo "nested_boot_cost: $NESTED_ERR" >&2
-	exit 1
-fi
-F=$work/out/files
 # BOOTCOST_KEEP=DIR keeps the nested machine's files.
-[ -z "${BOOTCOST_KEEP:-}" ] || cp -r "$F" "$BOOTCOST_KEEP"
+bench_nested_run "${BOOTCOST_KEEP:-}"
 [ -s "$F/boot.txt" ] || { echo "nested_boot_cost: no boot was timed: $(tail -n 3 "$work/out/console.log" | tr '\n' '|')" >&2; exit 1; }
 python3 - "$F" <<'PY'
 import os, re, statistics, sys

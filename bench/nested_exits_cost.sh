@@ -24,14 +24,10 @@
 # rounds'. Prints "TARGET" lines for bench/run and a table;
 # software-emulated: only the ratios mean something.
 set -euo pipefail
-TOP=$(cd "$(dirname "$0")/.." && pwd)
-OUTPUT=${OUTPUT:-$TOP/.output}
+BENCH_NAME=nested_exits_cost
 export NESTED_TIMEOUT=${NESTED_TIMEOUT:-900}
-source "$TOP/tests/e2e/nested.sh"
-source "$TOP/tests/e2e/l2_guest.sh"
-export NESTED_SMP=1 NESTED_MEM=${NESTED_MEM:-2048}
-export NESTED_APPEND="tsc=reliable" NESTED_KVM_AMD_PARAMS="npt=0"
-export NESTED_STAGE_HOOK=l2_stage
+# shellcheck source=bench/nested_l2_lib.sh
+source "$(dirname "$0")/nested_l2_lib.sh"
 # EXITCOST_ICOUNT="" measures in the host's time instead.
 export NESTED_ICOUNT=${EXITCOST_ICOUNT-shift=0,sleep=off}
 # Exits of each kind per run, and rounds (the ratio is their median).
@@ -41,11 +37,8 @@ OUTS=${EXITCOST_OUTS:-20000}
 # the machine), and a median of five leaves it out.
 ROUNDS=${EXITCOST_ROUNDS:-5}
 
-work=$(mktemp -d)
-L2_WORK=$work
 L2_FILES=("$OUTPUT/guest/exitload:bin/exitload")
 L2_L1_PROGRAMS=(usr/bin/perf)
-trap 'rm -rf "$work"' EXIT
 [ -x "$OUTPUT/guest/exitload" ] || { echo "nested_exits_cost: $OUTPUT/guest/exitload is missing: run make static" >&2; exit 1; }
 
 cat >"$work/guest.sh" <<EOF
@@ -140,14 +133,8 @@ perf kvm -i /tmp/both.data stat report --event=vmexit >/out/both_perf.report 2>&
 l2_stop
 EOF
 
-# shellcheck disable=SC2046
-if ! nested_run "$work/out" "$work/guest.sh" "$OUTPUT/static/hypertrace-bpf" $(l2_l1_files) 2>"$work/run.log"; then
-	echo "nested_exits_cost: $NESTED_ERR" >&2
-	exit 1
-fi
-F=$work/out/files
 # EXITCOST_KEEP=DIR keeps the nested machine's files (reports, tool output).
-[ -z "${EXITCOST_KEEP:-}" ] || cp -r "$F" "$EXITCOST_KEEP"
+bench_nested_run "${EXITCOST_KEEP:-}"
 [ -s "$F/cost.txt" ] ||
 	{ echo "nested_exits_cost: no results: $(tail -n 5 "$F/cost.console" 2>/dev/null | tr '\n' '|')" >&2; exit 1; }
 python3 - "$F" "$ROUNDS" "$CPUIDS" "$OUTS" <<'PY'

@@ -20,22 +20,14 @@
 # docs/performance.md). No target. Prints "HTCOST key value..." lines and a
 # table.
 set -euo pipefail
-TOP=$(cd "$(dirname "$0")/.." && pwd)
-OUTPUT=${OUTPUT:-$TOP/.output}
-export NESTED_TIMEOUT=${NESTED_TIMEOUT:-600}
-source "$TOP/tests/e2e/nested.sh"
-source "$TOP/tests/e2e/l2_guest.sh"
-source "$TOP/tests/guest_kernel.sh"
-export NESTED_SMP=1 NESTED_MEM=${NESTED_MEM:-2048}
-export NESTED_APPEND="tsc=reliable" NESTED_KVM_AMD_PARAMS="npt=0"
+BENCH_NAME=nested_hypertrace_cost
 export NESTED_STAGE_HOOK=stage_cost
+# shellcheck source=bench/nested_l2_lib.sh
+source "$(dirname "$0")/nested_l2_lib.sh"
+source "$TOP/tests/guest_kernel.sh"
 # Workload iterations and repetitions of each way (medians are reported).
 ITER=${HTCOST_ITER:-100}
 REPS=${HTCOST_REPS:-5}
-
-work=$(mktemp -d)
-L2_WORK=$work
-trap 'rm -rf "$work"' EXIT
 
 nested_fetch 2>"$work/fetch.log" || { echo "nested_hypertrace_cost: $NESTED_ERR" >&2; exit 1; }
 # The module for exactly the kernel the guest boots.
@@ -110,13 +102,7 @@ done
 l2_stop
 EOF
 
-# nested_run runs the machine once more after an emulation stall (tests/e2e/nested.sh).
-# shellcheck disable=SC2046
-if ! nested_run "$work/out" "$work/guest.sh" "$OUTPUT/static/hypertrace-bpf" $(l2_l1_files) 2>"$work/run.log"; then
-	echo "nested_hypertrace_cost: $NESTED_ERR" >&2
-	exit 1
-fi
-F=$work/out/files
+bench_nested_run ""
 tr -d '\r' <"$F/cost.console" | grep '^COST ' >"$work/cost.txt" || true
 cat "$F/rec.txt" >"$work/rec.txt" 2>/dev/null || true
 [ -s "$work/cost.txt" ] && [ -s "$work/rec.txt" ] ||
