@@ -148,36 +148,56 @@ static void test_sync_markers_pair_with_their_own_syncs(void)
 	ht_guest_traces_free(&t);
 }
 
+/* A line of a guest's trace: its guest time, task and text. */
+struct trace_line {
+	uint64_t ns;
+	uint32_t tid;
+	const char *text;
+};
+
+/*
+ * The trace of LINES, sent in their order as the guest sends them, into T
+ * (initialized here, for the caller to free) and its initcalls into C (to
+ * free when this returned true).
+ */
+static bool initcalls_of(const struct trace_line *lines, size_t nlines, struct ht_guest_traces *t,
+			 struct ht_initcalls *c)
+{
+	struct ht_record rs[128];
+	uint64_t at = 10;
+	size_t n = 0;
+
+	ht_guest_traces_init(t);
+	for (uint32_t i = 0; i < nlines; i++) {
+		/* A line is a record and one per further 24 bytes of its text. */
+		if (!ASSERT_MSG(n + 1 + strlen(lines[i].text) / 24 + 1 <= ARRAY_SIZE(rs), "more lines than the test holds"))
+			return false;
+		n += line_recs(rs + n, &at, i, lines[i].ns, lines[i].tid, lines[i].text);
+	}
+	return ASSERT_EQ(add_all(t, rs, n), 0, "add") &&
+	       ASSERT_EQ(ht_initcalls_build(ht_guest_traces_get(t, 0), c), 0, "build");
+}
+
 /*
  * Levels whose times go back (a guest's trace out of order): no level ends
  * before it began, each one counted; initcalls keep their own times.
  */
 static void test_initcall_levels_out_of_time_order(void)
 {
-	static const struct {
-		uint64_t ns;
-		const char *text;
-	} lines[] = {
-		{ 1000, "initcall_level: level=core" },
-		{ 500, "initcall_level: level=postcore" }, /* before core's start */
-		{ 510, "initcall_start: func=a+0x0/0x10" },
-		{ 520, "initcall_finish: func=a+0x0/0x10 ret=0" },
-		{ 400, "initcall_level: level=arch" }, /* before postcore's */
-		{ 600, "initcall_level: level=subsys" },
-		{ 650, "initcall_start: func=b+0x0/0x10" },
-		{ 640, "initcall_finish: func=b+0x0/0x10 ret=0" }, /* before its start: unmatched */
+	static const struct trace_line lines[] = {
+		{ 1000, 1, "initcall_level: level=core" },
+		{ 500, 1, "initcall_level: level=postcore" }, /* before core's start */
+		{ 510, 1, "initcall_start: func=a+0x0/0x10" },
+		{ 520, 1, "initcall_finish: func=a+0x0/0x10 ret=0" },
+		{ 400, 1, "initcall_level: level=arch" }, /* before postcore's */
+		{ 600, 1, "initcall_level: level=subsys" },
+		{ 650, 1, "initcall_start: func=b+0x0/0x10" },
+		{ 640, 1, "initcall_finish: func=b+0x0/0x10 ret=0" }, /* before its start: unmatched */
 	};
-	struct ht_record rs[64];
 	struct ht_guest_traces t;
 	struct ht_initcalls c;
-	uint64_t at = 10;
-	size_t n = 0;
 
-	for (uint32_t i = 0; i < ARRAY_SIZE(lines); i++)
-		n += line_recs(rs + n, &at, i, lines[i].ns, 1, lines[i].text);
-	ht_guest_traces_init(&t);
-	if (!ASSERT_EQ(add_all(&t, rs, n), 0, "add") ||
-	    !ASSERT_EQ(ht_initcalls_build(ht_guest_traces_get(&t, 0), &c), 0, "build"))
+	if (!initcalls_of(lines, ARRAY_SIZE(lines), &t, &c))
 		goto out;
 	if (ASSERT_EQ(c.nlevels, 4, "levels") && ASSERT_EQ(c.levels_back, 2, "levels that began before the one before")) {
 		for (size_t i = 0; i < c.nlevels; i++)
@@ -198,11 +218,7 @@ out:
 /* Initcalls: levels by task, a module's apart, and what has no partner counted. */
 static void test_initcalls_of_a_trace(void)
 {
-	static const struct {
-		uint64_t ns;
-		uint32_t tid;
-		const char *text;
-	} lines[] = {
+	static const struct trace_line lines[] = {
 		{ 100, 0, "initcall_level: level=console" },
 		{ 110, 0, "initcall_start: func=con_init+0x0/0x250" },
 		{ 150, 0, "initcall_finish: func=con_init+0x0/0x250 ret=0" },
@@ -216,32 +232,29 @@ static void test_initcalls_of_a_trace(void)
 		{ 400, 80, "initcall_finish: func=m_init+0x0/0x10 [m] ret=0" },
 		{ 500, 1, "initcall_start: func=x+0x0/0x10" },        /* after: still core's task, never finished */
 	};
-	struct ht_record rs[128];
 	struct ht_guest_traces t;
 	struct ht_initcalls c;
-	uint64_t at = 10;
-	size_t n = 0;
 
-	for (uint32_t i = 0; i < ARRAY_SIZE(lines); i++)
-		n += line_recs(rs + n, &at, i, lines[i].ns, lines[i].tid, lines[i].text);
-	ht_guest_traces_init(&t);
-	CHECK(!add_all(&t, rs, n), "add");
-	CHECK(!ht_initcalls_build(ht_guest_traces_get(&t, 0), &c), "build");
-	CHECK_EQ_U64(c.nlevels, 2);
-	CHECK_EQ_U64(c.ncalls, 5);
-	CHECK(c.levels[0].start_ns == 100 && c.levels[0].end_ns == 200 && c.levels[0].initcalls == 1 &&
-		      c.levels[0].in_initcalls_ns == 40,
-	      "console");
+	if (!initcalls_of(lines, ARRAY_SIZE(lines), &t, &c))
+		goto out;
+	ASSERT_EQ(c.nlevels, 2, "levels");
+	ASSERT_EQ(c.ncalls, 5, "initcalls");
+	ASSERT_TRUE(c.nlevels == 2 && c.levels[0].start_ns == 100 && c.levels[0].end_ns == 200 &&
+			    c.levels[0].initcalls == 1 && c.levels[0].in_initcalls_ns == 40,
+		    "console");
 	/* core: to its last return (c's, 260), three of its task's initcalls, 30 ns inside them. */
-	CHECK(c.levels[1].end_ns == 260 && c.levels[1].initcalls == 3 && c.levels[1].in_initcalls_ns == 30, "core");
-	CHECK(c.calls[3].level == HT_INITCALL_MODULES && c.calls[3].module_len == 1 && c.calls[3].module[0] == 'm' &&
-		      c.calls[3].end_ns == 400,
-	      "module");
-	CHECK(c.calls[2].finished && c.calls[2].ret == -12, "c's return");
-	CHECK_EQ_U64(c.unfinished, 2);
-	CHECK_EQ_U64(c.finish_unmatched, 2);
-	CHECK_EQ_U64(c.module_calls, 1);
+	ASSERT_TRUE(c.nlevels == 2 && c.levels[1].end_ns == 260 && c.levels[1].initcalls == 3 &&
+			    c.levels[1].in_initcalls_ns == 30,
+		    "core");
+	ASSERT_TRUE(c.ncalls == 5 && c.calls[3].level == HT_INITCALL_MODULES && c.calls[3].module_len == 1 &&
+			    c.calls[3].module[0] == 'm' && c.calls[3].end_ns == 400,
+		    "module");
+	ASSERT_TRUE(c.ncalls == 5 && c.calls[2].finished && c.calls[2].ret == -12, "c's return");
+	ASSERT_EQ(c.unfinished, 2, "a and x never returned");
+	ASSERT_EQ(c.finish_unmatched, 2, "b's and d's returns have no start");
+	ASSERT_EQ(c.module_calls, 1, "m_init");
 	ht_initcalls_free(&c);
+out:
 	ht_guest_traces_free(&t);
 }
 
