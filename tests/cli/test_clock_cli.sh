@@ -2,7 +2,7 @@
 # report --clock on a VM whose clock pairs are known (tests/tools/clock_gen):
 # the fitted rate, every pair mapped within its read gap of its exit, the
 # pairs that contradict the others refused and counted, a forged pair left
-# out and said, one pair (no rate), a file without pairs, the usage errors;
+# out and said, a clock held while the VM paused (each side its own line), one pair (no rate), a file without pairs, the usage errors;
 # --map: guest ftrace and dmesg text put on the host's clock, trace-cmd's
 # report of a trace.dat from the standard input too.
 # shellcheck source=../lib.sh
@@ -102,6 +102,39 @@ if [ "$rc" -eq 0 ] && [ "${got% *}" = "3 3" ] && [ "${got##* }" -le 1300 ] &&
 	pass clock_map_puts_guest_ftrace_and_dmesg_times_on_the_host_clock
 else
 	fail clock_map_puts_guest_ftrace_and_dmesg_times_on_the_host_clock "rc $rc, mapped ftrace/dmesg lines and worst ns: $got: $(cat "$work/map.err"; head -n 4 "$work/mapped.txt")"
+fi
+# A VM paused for 5 s (its clocks held, clock_gen --paused): each side of the
+# step on its own line, said; the guest's text from both sides mapped each
+# within its gap (one line through both would put them 2.5 s off).
+if "$GEN" "$work/paused.htr" --paused >/dev/null && "$HT" report --clock --csv "$work/paused.htr" >"$work/paused.csv" 2>&1 &&
+	"$HT" report --clock "$work/paused.htr" >"$work/paused.txt" 2>&1; then
+	step=$(field max_step_ns "$work/paused.csv")
+	if [ "$(field sides "$work/paused.csv")" = 2 ] && [ "$(field used "$work/paused.csv")" = 200 ] &&
+		awk -v s="$step" 'BEGIN { exit !(s > 4999999000 && s < 5000001000) }' &&
+		[ "$(grep -c "the guest's clock stepped 1 time against the host's (a VM paused, or its clock set): largest step 5.000000 s" "$work/paused.txt")" = 3 ]; then
+		pass clock_that_stopped_while_the_vm_paused_is_fitted_on_each_side
+	else
+		fail clock_that_stopped_while_the_vm_paused_is_fitted_on_each_side "$(cat "$work/paused.csv" "$work/paused.txt")"
+	fi
+	"$HT" report --csv -n 1107 "$work/paused.htr" | awk -F, 'NR > 1 && match($0, /guest_ns=[0-9]+/) {
+		g = substr($0, RSTART + 9, RLENGTH - 9); match($0, /trace_ns=[0-9]+/); t = substr($0, RSTART + 9, RLENGTH - 9); n++
+		if (n == 51 || n == 151) print $1, g, t }' >"$work/paused.pairs"
+	awk '{ printf "          <idle>-0       [001] d..2.  %.6f: sched_switch: prev_comm=swapper/1 prev_pid=0 ==> next_comm=sh next_pid=%d\n", int($3 / 1000) / 1e6, NR
+		printf "[%12.6f] line %d of dmesg\n", int($2 / 1000) / 1e6, NR }' "$work/paused.pairs" >"$work/paused.guest"
+	"$HT" report --clock --map "$work/paused.guest" "$work/paused.htr" >"$work/paused.mapped" 2>"$work/paused.err"
+	rc=$?
+	got=$(awk 'FNR == NR { want[FNR] = $1; next }
+		/sched_switch/ { t = $4; sub(/:$/, "", t); d = t * 1e9 - want[++a]; if (d < 0) d = -d; if (d > w) w = d }
+		/of dmesg/ { t = $1 $2; gsub(/[][]/, "", t); d = t * 1e9 - want[++b]; if (d < 0) d = -d; if (d > w) w = d }
+		END { printf "%d %d %.0f", a, b, w }' "$work/paused.pairs" "$work/paused.mapped")
+	if [ "$rc" -eq 0 ] && [ "${got% *}" = "2 2" ] && [ "${got##* }" -le 1300 ] &&
+		grep -q "stepped against the host's (a VM paused, or a clock set; steps: ftrace's clock 1, printk's 1, the largest 5.000000 s)" "$work/paused.err"; then
+		pass clock_map_of_a_paused_vm_maps_each_side_by_its_line
+	else
+		fail clock_map_of_a_paused_vm_maps_each_side_by_its_line "rc $rc, mapped ftrace/dmesg lines and worst ns: $got: $(cat "$work/paused.err" "$work/paused.mapped")"
+	fi
+else
+	fail clock_that_stopped_while_the_vm_paused_is_fitted_on_each_side "clock_gen --paused or report failed: $(cat "$work/paused.csv" "$work/paused.txt" 2>/dev/null)"
 fi
 # On a terminal the guest's text is shown escaped: its ESC never reaches the
 # terminal (a pseudo-terminal of script(1)), its times are mapped the same.
@@ -260,6 +293,16 @@ PY
 	expect_run clock_map_ctf_of_a_damaged_packet_is_refused 1 "past the file's .* bytes" -- "$HT" report --clock --map-ctf "$work/damaged.meta" "$work/c.htr"
 	expect_run clock_map_ctf_of_text_is_refused 1 'not CTF metadata' -- "$HT" report --clock --map-ctf "$work/guest.txt" "$work/c.htr"
 	expect_run clock_map_ctf_with_map_is_a_usage_error 2 '--map and --map-ctf each print a file' -- "$HT" report --clock --map "$work/guest.txt" --map-ctf "$work/packed.meta" "$work/c.htr"
+	# A clock that stepped (the paused VM): a CTF clock holds one line, that
+	# of the side with the most pairs; the user is told the rest are off.
+	"$HT" report --clock --map-ctf "$work/lt/host/metadata" "$work/paused.htr" >"$work/paused.meta" 2>"$work/paused.ctf.err"
+	rc=$?
+	if [ $rc = 0 ] && grep -q "warning: VM process 7000's clock stepped 1 time(s) against the host's .*largest step 5.000000 s): a CTF clock holds one line" "$work/paused.ctf.err" &&
+		grep -q 'freq = ' "$work/paused.meta"; then
+		pass clock_map_ctf_of_a_clock_that_stepped_says_it_holds_one_side
+	else
+		fail clock_map_ctf_of_a_clock_that_stepped_says_it_holds_one_side "rc $rc: $(cat "$work/paused.ctf.err")"
+	fi
 fi
 expect_run clock_map_clock_without_map_is_a_usage_error 2 '--map-clock goes with --map or --map-ctf' -- "$HT" report --clock --map-clock mono "$work/c.htr"
 expect_run clock_map_clock_unknown_is_a_usage_error 2 "invalid --map-clock 'tsc'" -- "$HT" report --clock --map "$work/guest.txt" --map-clock tsc "$work/c.htr"

@@ -4,7 +4,7 @@
  * 1107), as record writes it (no BPF), for the tests of report --clock.
  * Every value is fixed, so a test knows what the fit must find:
  *
- *   clock_gen FILE [--ppm N] [--outliers K] [--backwards] [--forged] [--one]
+ *   clock_gen FILE [--ppm N] [--outliers K] [--backwards] [--forged] [--one] [--paused]
  *
  * VM process 7000 ("clock1"), vCPU 0 (thread 7001). The module's load event
  * (its text 0xffffffffc0a01000, 0x2000 bytes), then 200 clock pairs, one
@@ -18,6 +18,8 @@
  *   --backwards   pair 100's local clock is 50 ms behind pair 99's
  *   --forged      one more clock pair, from guest user space (forged)
  *   --one         a single pair (no rate)
+ *   --paused      the VM paused for 5 s after pair 99, its clocks held: the
+ *                 exits of pairs 100 on are 5 s later, their clocks not
  * Prints "rate R intercept I" of the truth for the local clock with the
  * mean gap in the offset (host = I + R * guest).
  */
@@ -37,7 +39,8 @@
 #define GUEST_BEHIND_NS 1000000000000ull /* the guest's clock started 1000 s after the host's */
 #define MONO_AHEAD_NS 3000000000ull
 #define TRACE_BEHIND_NS 1900000000ull /* ftrace's local clock: sched_clock, local_clock less an offset */
-#define USAGE "usage: clock_gen FILE [--ppm N] [--outliers K] [--backwards] [--forged] [--one]\n"
+#define USAGE "usage: clock_gen FILE [--ppm N] [--outliers K] [--backwards] [--forged] [--one] [--paused]\n"
+#define PAUSE_NS 5000000000ull
 
 static void call(struct ht_writer *w, struct ht_trailer *t, uint64_t at, uint64_t rip, uint32_t nr,
 		 struct ht_guest_args a)
@@ -65,7 +68,7 @@ static void call(struct ht_writer *w, struct ht_trailer *t, uint64_t at, uint64_
 int main(int argc, char **argv)
 {
 	uint64_t ppm = 25, outliers = 0;
-	bool backwards = false, forged = false, one = false;
+	bool backwards = false, forged = false, one = false, paused = false;
 	struct ht_file_header hdr;
 	struct ht_trailer t = { 0 };
 	struct ht_identity id = { .pid = PID, .tid = TID };
@@ -87,6 +90,8 @@ int main(int argc, char **argv)
 			forged = true;
 		else if (!strcmp(argv[i], "--one"))
 			one = true;
+		else if (!strcmp(argv[i], "--paused"))
+			paused = true;
 		else {
 			fputs(USAGE, stderr);
 			return 2;
@@ -119,6 +124,8 @@ int main(int argc, char **argv)
 			local -= 300000;
 		if (backwards && i == 100)
 			local -= 50000000;
+		if (paused && i >= 100)
+			host += PAUSE_NS; /* the guest's clock where it was, the host's 5 s on */
 		call(w, &t, host, MODULE_TEXT + 0x100, HT_GUEST_NR_CLOCK_PAIR,
 		     ht_guest_pack_clock_pair(local, local + MONO_AHEAD_NS, local - TRACE_BEHIND_NS, i, 0));
 		last = host;

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,6 +104,26 @@ static void print_vm_name(FILE *out, const char *name, bool csv)
 	}
 }
 
+void ht_print_clock_steps(FILE *out, const struct ht_clock_fit *f, const char *indent)
+{
+	if (f->nsegments < 2)
+		return;
+	fprintf(out, "%sthe guest's clock stepped %zu time%s against the host's (a VM paused, or its clock set): largest step %.6f s; each side fitted on a line of its own",
+		indent, f->nsegments - 1, f->nsegments == 2 ? "" : "s", f->max_step_ns / 1e9);
+	if (f->refused_segments)
+		fprintf(out, " (%zu pairs after the first %d sides refused)", f->refused_segments, HT_CLOCK_FIT_MAX_SEGMENTS);
+	fputc('\n', out);
+	for (size_t i = 0; i < f->nsegments; i++) {
+		const struct ht_clock_segment *g = &f->segments[i];
+
+		fprintf(out, "%s  from host %.9f s: %zu pairs, host ns = %.0Lf + guest ns x %.12Lf", indent,
+			g->host_first / 1e9, g->used, g->intercept, g->rate);
+		if (i)
+			fprintf(out, ", step %+.6f s", g->step_ns / 1e9);
+		fputc('\n', out);
+	}
+}
+
 static void print_fit_text(FILE *out, const char *clock, const struct ht_clock_fit *f)
 {
 	fprintf(out, "  guest %-9s host ns = %.0Lf + guest ns", clock, f->intercept);
@@ -112,8 +133,9 @@ static void print_fit_text(FILE *out, const char *clock, const struct ht_clock_f
 		fputs(" (one guest time: the rate is not known, taken as 1)", out);
 	fprintf(out, "\n    %zu pairs used, %zu refused (%zu out of order, %zu off the others' line);"
 		" residual p50 %.3f us, p99 %.3f us, max %.3f us\n",
-		f->used, f->refused_order + f->refused_outlier, f->refused_order, f->refused_outlier,
-		f->residual_p50 / 1e3, f->residual_p99 / 1e3, f->residual_max / 1e3);
+		f->used, f->refused_order + f->refused_outlier + f->refused_segments, f->refused_order,
+		f->refused_outlier, f->residual_p50 / 1e3, f->residual_p99 / 1e3, f->residual_max / 1e3);
+	ht_print_clock_steps(out, f, "    ");
 }
 
 static void print_text(FILE *out, const struct vm_pairs *v, const struct ht_clock_fit *fits, const char *name)
@@ -136,9 +158,9 @@ static void print_fit_csv(FILE *out, const struct vm_pairs *v, const char *name,
 {
 	fprintf(out, "%u,", (unsigned int)v->pid);
 	print_vm_name(out, name, true);
-	fprintf(out, ",%s,%zu,%zu,%zu,%zu,%d,%.15Lg,%.0Lf,%.3f,%.0f,%.0f,%.0f\n", clock, f->pairs, f->used,
+	fprintf(out, ",%s,%zu,%zu,%zu,%zu,%d,%.15Lg,%.0Lf,%.3f,%.0f,%.0f,%.0f,%zu,%.0f,%zu\n", clock, f->pairs, f->used,
 		f->refused_order, f->refused_outlier, f->has_rate, f->rate, f->intercept, ht_clock_fit_ppm(f),
-		f->residual_p50, f->residual_p99, f->residual_max);
+		f->residual_p50, f->residual_p99, f->residual_max, f->nsegments, f->max_step_ns, f->refused_segments);
 }
 
 static void print_csv(FILE *out, const struct vm_pairs *v, const struct ht_clock_fit *fits, const char *name)
@@ -164,7 +186,7 @@ static int print_fits(const struct ht_report_config *cfg, struct clock_reading *
 	qsort(all, n, sizeof(*all), by_pid);
 	if (csv)
 		puts("pid,vm_name,clock,pairs,used,refused_order,refused_outlier,has_rate,rate,intercept_ns,rate_ppm,"
-		     "residual_p50_ns,residual_p99_ns,residual_max_ns");
+		     "residual_p50_ns,residual_p99_ns,residual_max_ns,sides,max_step_ns,refused_sides");
 	for (i = 0; i < n; i++) {
 		struct ht_clock_fit fits[NCLOCKS];
 		const char *name = ht_reader_vm_name(reader, all[i]->pid);
@@ -271,6 +293,10 @@ static int map_text(const struct ht_report_config *cfg, struct clock_reading *c)
 	fprintf(stderr, "hypertrace-bpf: %lld guest times of %s put on the host's monotonic clock by VM process %u's clocks (ftrace's text by %s: %zu pairs, residual max %.3f us; printk's: %zu, %.3f us%s)\n",
 		mapped, cfg->clock_map, (unsigned int)v->pid, ftrace_by, trace_fit.used, trace_fit.residual_max / 1e3, fit.used,
 		fit.residual_max / 1e3, fit.used == 1 || trace_fit.used == 1 ? "; one guest time: the rates are taken as 1" : "");
+	if (trace_fit.nsegments > 1 || fit.nsegments > 1)
+		fprintf(stderr, "hypertrace-bpf: the guest's clocks stepped against the host's (a VM paused, or a clock set; steps: ftrace's clock %zu, printk's %zu, the largest %.6f s): each time mapped by the line of its side (a time between two sides' pairs by the nearer side: where the step happened is not known)\n",
+			trace_fit.nsegments ? trace_fit.nsegments - 1 : 0, fit.nsegments ? fit.nsegments - 1 : 0,
+			fmax(trace_fit.max_step_ns, fit.max_step_ns) / 1e9);
 	return HT_EXIT_OK;
 }
 
@@ -304,7 +330,7 @@ static int map_ctf(const struct ht_report_config *cfg, struct clock_reading *c, 
 	if (!fit.used)
 		return ht_runtime_error("%s: none of VM process %u's %zu clock pairs could be fitted (all refused)", cfg->path,
 					(unsigned int)v->pid, v->n);
-	/* The middle of the pairs, where the rounding of a CTF clock's integer freq costs nothing. */
+	/* The middle of the pairs (of the line's side), where the rounding of a CTF clock's integer freq costs nothing. */
 	uint64_t lo = UINT64_MAX, hi = 0;
 	for (size_t i = 0; i < v->n; i++) {
 		uint64_t g = v->pairs[local ? CLOCK_TRACE : CLOCK_MONO][i].guest_ns;
@@ -312,6 +338,12 @@ static int map_ctf(const struct ht_report_config *cfg, struct clock_reading *c, 
 		lo = g < lo ? g : lo;
 		hi = g > hi ? g : hi;
 	}
+	for (size_t i = 0; fit.nsegments > 1 && i < fit.nsegments; i++)
+		if (fit.segments[i].intercept == fit.intercept && fit.segments[i].rate == fit.rate) {
+			lo = fit.segments[i].guest_first;
+			hi = fit.segments[i].guest_last;
+			break;
+		}
 	if (!(in = from_stdin ? stdin : fopen(cfg->clock_map_ctf, "rb")))
 		return ht_runtime_error("cannot read %s: %s", cfg->clock_map_ctf, strerror(errno));
 	for (;;) {
@@ -352,6 +384,10 @@ static int map_ctf(const struct ht_report_config *cfg, struct clock_reading *c, 
 	fprintf(stderr, "hypertrace-bpf: %d clock%s of %s put on the host's monotonic clock, offset to UTC, by VM process %u's %s clock (%zu pairs, rate %+.3f ppm, residual max %.3f us%s)\n",
 		n, n == 1 ? "" : "s", cfg->clock_map_ctf, (unsigned int)v->pid, local ? "ftrace" : "monotonic", fit.used,
 		ht_clock_fit_ppm(&fit), fit.residual_max / 1e3, fit.used == 1 ? "; one guest time: the rate is taken as 1" : "");
+	/* A CTF clock class is one line: a clock that stepped has more. */
+	if (fit.nsegments > 1)
+		fprintf(stderr, "hypertrace-bpf: warning: VM process %u's clock stepped %zu time(s) against the host's (a VM paused, or its clock set; largest step %.6f s): a CTF clock holds one line, that of its side with the most pairs; events on the other sides are off by their steps (report --clock shows them; --map maps a text trace side by side)\n",
+			(unsigned int)v->pid, fit.nsegments - 1, fit.max_step_ns / 1e9);
 	status = HT_EXIT_OK;
 out:
 	if (!from_stdin)

@@ -16,6 +16,7 @@
 #include "common/escape.h"
 #include "hypertrace/guest.h"
 #include "reading/read_outcome.h"
+#include "report/report_clock.h"
 #include "tracefile/trace_reader.h"
 
 /* How many initcalls the text shows, the slowest first. */
@@ -68,9 +69,11 @@ static void print_clock(FILE *out, const struct ht_guest_trace *g, const char *i
 		return;
 	}
 	fprintf(out, "%sclock: %zu pairs, %zu used, %zu refused (%zu out of order, %zu off the line); rate %+.3f ppm%s; residual p50 %.3f us, p99 %.3f us, max %.3f us\n",
-		indent, f->pairs, f->used, f->refused_order + f->refused_outlier, f->refused_order, f->refused_outlier,
+		indent, f->pairs, f->used, f->refused_order + f->refused_outlier + f->refused_segments, f->refused_order,
+		f->refused_outlier,
 		ht_clock_fit_ppm(f), f->has_rate ? "" : " (one guest time: taken as 1)", f->residual_p50 / 1e3,
 		f->residual_p99 / 1e3, f->residual_max / 1e3);
+	ht_print_clock_steps(out, f, indent);
 }
 
 static int by_length_desc(const void *a, const void *b)
