@@ -84,18 +84,32 @@ fi
 # and 199 as ftrace lines (microseconds, as ftrace prints them) and as dmesg
 # lines: each comes back within the residual and that rounding of its exit.
 # ftrace's lines carry its own clock (trace_ns), dmesg's printk's (guest_ns).
-"$HT" report --csv -n 1107 "$work/c.htr" | awk -F, 'NR > 1 && match($0, /guest_ns=[0-9]+/) {
-	g = substr($0, RSTART + 9, RLENGTH - 9); match($0, /trace_ns=[0-9]+/); t = substr($0, RSTART + 9, RLENGTH - 9); n++
-	if (n == 1 || n == 51 || n == 200) print $1, g, t }' >"$work/pairs"
-awk '{ printf "          <idle>-0       [001] d..2.  %.6f: sched_switch: prev_comm=swapper/1 prev_pid=0 ==> next_comm=sh next_pid=%d\n", int($3 / 1000) / 1e6, NR
-	printf "[%12.6f] line %d of dmesg\n", int($2 / 1000) / 1e6, NR }' "$work/pairs" >"$work/guest.txt"
+# pairs_of FILE N...: "exit_ns guest_ns trace_ns" of FILE's clock pairs number N (from 1).
+pairs_of() {
+	local f=$1
+	shift
+	"$HT" report --csv -n 1107 "$f" | awk -F, -v want=" $* " 'NR > 1 && match($0, /guest_ns=[0-9]+/) {
+		g = substr($0, RSTART + 9, RLENGTH - 9); match($0, /trace_ns=[0-9]+/); t = substr($0, RSTART + 9, RLENGTH - 9); n++
+		if (index(want, " " n " ")) print $1, g, t }'
+}
+# guest_text PAIRS: an ftrace line (microseconds, its own clock) and a dmesg line (printk's) at each pair's guest times.
+guest_text() {
+	awk '{ printf "          <idle>-0       [001] d..2.  %.6f: sched_switch: prev_comm=swapper/1 prev_pid=0 ==> next_comm=sh next_pid=%d\n", int($3 / 1000) / 1e6, NR
+		printf "[%12.6f] line %d of dmesg\n", int($2 / 1000) / 1e6, NR }' "$1"
+}
+# mapped_worst PAIRS MAPPED: "FTRACE_LINES DMESG_LINES WORST_NS", the worst of each mapped line's distance to its pair's exit.
+mapped_worst() {
+	awk 'FNR == NR { want[FNR] = $1; next }
+		/sched_switch/ { t = $4; sub(/:$/, "", t); d = t * 1e9 - want[++a]; if (d < 0) d = -d; if (d > w) w = d }
+		/of dmesg/ { t = $1 $2; gsub(/[][]/, "", t); d = t * 1e9 - want[++b]; if (d < 0) d = -d; if (d > w) w = d }
+		END { printf "%d %d %.0f", a, b, w }' "$1" "$2"
+}
+pairs_of "$work/c.htr" 1 51 200 >"$work/pairs"
+guest_text "$work/pairs" >"$work/guest.txt"
 printf 'no time here ] 12.5 without its colon\n\x1b[31m]]] [ 1.2.3: junk\n' >>"$work/guest.txt"
 "$HT" report --clock --map "$work/guest.txt" "$work/c.htr" >"$work/mapped.txt" 2>"$work/map.err"
 rc=$?
-got=$(awk 'FNR == NR { want[FNR] = $1; next }
-	/sched_switch/ { t = $4; sub(/:$/, "", t); d = t * 1e9 - want[++a]; if (d < 0) d = -d; if (d > w) w = d }
-	/of dmesg/ { t = $1 $2; gsub(/[][]/, "", t); d = t * 1e9 - want[++b]; if (d < 0) d = -d; if (d > w) w = d }
-	END { printf "%d %d %.0f", a, b, w }' "$work/pairs" "$work/mapped.txt")
+got=$(mapped_worst "$work/pairs" "$work/mapped.txt")
 if [ "$rc" -eq 0 ] && [ "${got% *}" = "3 3" ] && [ "${got##* }" -le 1300 ] &&
 	[ "$(tail -n 2 "$work/mapped.txt")" = "$(tail -n 2 "$work/guest.txt")" ] &&
 	grep -q '^hypertrace-bpf: 6 guest times of .* put on the host.s monotonic clock by VM process 7000' "$work/map.err"; then
@@ -116,17 +130,11 @@ if "$GEN" "$work/paused.htr" --paused >/dev/null && "$HT" report --clock --csv "
 	else
 		fail clock_that_stopped_while_the_vm_paused_is_fitted_on_each_side "$(cat "$work/paused.csv" "$work/paused.txt")"
 	fi
-	"$HT" report --csv -n 1107 "$work/paused.htr" | awk -F, 'NR > 1 && match($0, /guest_ns=[0-9]+/) {
-		g = substr($0, RSTART + 9, RLENGTH - 9); match($0, /trace_ns=[0-9]+/); t = substr($0, RSTART + 9, RLENGTH - 9); n++
-		if (n == 51 || n == 151) print $1, g, t }' >"$work/paused.pairs"
-	awk '{ printf "          <idle>-0       [001] d..2.  %.6f: sched_switch: prev_comm=swapper/1 prev_pid=0 ==> next_comm=sh next_pid=%d\n", int($3 / 1000) / 1e6, NR
-		printf "[%12.6f] line %d of dmesg\n", int($2 / 1000) / 1e6, NR }' "$work/paused.pairs" >"$work/paused.guest"
+	pairs_of "$work/paused.htr" 51 151 >"$work/paused.pairs"
+	guest_text "$work/paused.pairs" >"$work/paused.guest"
 	"$HT" report --clock --map "$work/paused.guest" "$work/paused.htr" >"$work/paused.mapped" 2>"$work/paused.err"
 	rc=$?
-	got=$(awk 'FNR == NR { want[FNR] = $1; next }
-		/sched_switch/ { t = $4; sub(/:$/, "", t); d = t * 1e9 - want[++a]; if (d < 0) d = -d; if (d > w) w = d }
-		/of dmesg/ { t = $1 $2; gsub(/[][]/, "", t); d = t * 1e9 - want[++b]; if (d < 0) d = -d; if (d > w) w = d }
-		END { printf "%d %d %.0f", a, b, w }' "$work/paused.pairs" "$work/paused.mapped")
+	got=$(mapped_worst "$work/paused.pairs" "$work/paused.mapped")
 	if [ "$rc" -eq 0 ] && [ "${got% *}" = "2 2" ] && [ "${got##* }" -le 1300 ] &&
 		grep -q "stepped against the host's (a VM paused, or a clock set; steps: ftrace's clock 1, printk's 1, the largest 5.000000 s)" "$work/paused.err"; then
 		pass clock_map_of_a_paused_vm_maps_each_side_by_its_line
