@@ -82,11 +82,20 @@ stall_verdict() {
 		# instruction (its RIP, below).
 		sl_halted[n_sl] = 0
 		rip_of = msg ~ /\[swapper\/[0-9]+:0\]/ ? n_sl : -n_sl
+		rip_softirq = 0
 		next
 	}
-	# The report'"'"'s registers: the first RIP after it is where its vCPU was.
+	# The report'"'"'s registers: the first RIP after it is where its vCPU was;
+	# or, if that is the softirqs run on leaving an interrupt, the task'"'"'s RIP
+	# the report prints after the interrupt'"'"'s stack (the vCPU woke from its
+	# halt for the late interrupt, and the watchdog fired in its softirqs).
 	rip_of && msg ~ /^RIP: [0-9a-f]+:/ {
-		if (rip_of > 0 && msg ~ /^RIP: [0-9a-f]+:([a-z_]*safe_halt|default_idle|mwait_idle|amd_e400_idle)\+/) sl_halted[rip_of] = 1
+		if (rip_of > 0 && msg ~ /^RIP: [0-9a-f]+:([a-z_]*safe_halt|default_idle|mwait_idle|amd_e400_idle)\+/) {
+			sl_halted[rip_of] = 1
+		} else if (rip_of > 0 && !rip_softirq && msg ~ /^RIP: [0-9a-f]+:(handle_softirqs|__do_softirq)\+/) {
+			rip_softirq = 1
+			next
+		}
 		rip_of = 0
 		next
 	}

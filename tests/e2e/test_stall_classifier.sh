@@ -115,6 +115,29 @@ expect_verdict idle_task_not_at_its_halt_is_a_failure 2 'failure: soft lockup on
 # A task other than the idle one at a halt-named RIP is not an idle vCPU.
 sed 's/\[swapper\/0:0\]/[rmmod:151]/' "$halted" >"$work/task_halted"
 expect_verdict a_task_other_than_idle_is_a_failure 2 'failure: soft lockup on CPU#0 of 2 .*' "$work/task_halted"
+# Woken from its halt, the vCPU ran the late interrupt's softirqs when the
+# watchdog fired there (seen beside two CPU hogs): the report's first RIP is
+# in handle_softirqs, the task's RIP after the interrupt's stack at the halt.
+softirq=$(log softirq.console <<'EOF2'
+DMESG [  402.909864] watchdog: BUG: soft lockup - CPU#0 stuck for 153s! [swapper/0:0]
+DMESG [  403.170306] Modules linked in: [last unloaded: hypertrace_guest(OE)]
+DMESG [  403.183255] RIP: 0010:handle_softirqs+0x7d/0x280
+DMESG [  403.183301] Call Trace:
+DMESG [  403.183302]  <IRQ>
+DMESG [  403.183350]  __irq_exit_rcu+0xb6/0xf0
+DMESG [  403.183400]  sysvec_apic_timer_interrupt+0x71/0x90
+DMESG [  403.183450]  </IRQ>
+DMESG [  403.183451]  <TASK>
+DMESG [  403.185921] RIP: 0010:native_safe_halt+0xb/0x10
+EOF2
+)
+expect_verdict idle_vcpu_woken_into_its_softirqs_is_a_pause 2 'pause: vCPU\(s\) 0 halted, woken after 153 s at 403 s: an interrupt delivered late' "$softirq"
+# In its softirqs, with the task anywhere but at the halt: it ran code all along.
+sed 's/RIP: 0010:native_safe_halt+0xb\/0x10/RIP: 0010:do_idle+0x21e\/0x290/' "$softirq" >"$work/softirq_busy"
+expect_verdict idle_vcpu_in_softirqs_not_from_its_halt_is_a_failure 2 'failure: soft lockup on CPU#0 of 2 .*' "$work/softirq_busy"
+# Anywhere else first (not the softirqs), a later RIP at the halt does not count.
+sed 's/RIP: 0010:handle_softirqs+0x7d\/0x280/RIP: 0010:ht_probe_sched_switch+0x4c\/0x90 [hypertrace_guest]/' "$softirq" >"$work/busy_then_halt"
+expect_verdict idle_vcpu_busy_first_is_a_failure_whatever_follows 2 'failure: soft lockup on CPU#0 of 2 .*' "$work/busy_then_halt"
 # A report without its registers (a log that kept its first line only).
 grep 'soft lockup' "$halted" >"$work/no_rip"
 expect_verdict a_report_without_its_rip_is_a_failure 2 'failure: soft lockup on CPU#0 of 2 .*' "$work/no_rip"
