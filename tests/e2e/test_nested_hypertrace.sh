@@ -17,6 +17,10 @@
 #     the module's anchor event), and the addresses are the guest's;
 #   - user markers from the guest's hypercall program, decoded with a user
 #     catalog;
+#   - a paused VM (its QEMU's stop and cont between two guest markers): each
+#     marker's ftrace time, mapped by report --clock --map, lands just
+#     before its hypercall's exit, and a clock held through the pause is
+#     found as a step of that size;
 #   - clock pairs: the guest's ftrace timestamps of those sched_switch
 #     events, mapped onto the host's clock with report --clock's fit, fall
 #     just before the host's exit of the module's hypercall for the same
@@ -34,7 +38,7 @@
 #
 # Needs `make static` and apt access on the first run. HT_E2E=0 skips it.
 set -euo pipefail
-export NESTED_TIMEOUT=${NESTED_TIMEOUT:-400}
+export NESTED_TIMEOUT=${NESTED_TIMEOUT:-900}
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/nested.sh"
 source "$(dirname "$0")/l2_guest.sh"
@@ -145,14 +149,39 @@ dmesg | awk '/hypertrace_guest/ { on = 1 } on' | grep -E 'BUG|Oops|WARNING|hyper
 EOF
 }
 
+# In the guest: the module's clock pairs, a trace marker and a hypercall
+# (nr 1201) before and after a sleep in which the host pauses the VM (its
+# QEMU's stop and cont); ftrace's lines of the two markers (PZTRACE).
+l2_pause_marks() {
+	cat <<EOF
+#!/bin/sh
+T=/sys/kernel/tracing
+echo >\$T/trace
+echo 1 >\$T/tracing_on
+insmod /hypertrace_guest.ko clock_ms=$CLOCK_MS || exit 1
+usleep 300000
+echo PZ-A >\$T/trace_marker
+hypercall -N 1 --nr 1201 --text A >/dev/null
+echo PZ-WAITING
+usleep 4000000
+echo PZ-B >\$T/trace_marker
+hypercall -N 1 --nr 1201 --text B >/dev/null
+usleep 300000
+rmmod hypertrace_guest || exit 1
+grep 'tracing_mark_write: PZ-' \$T/trace | sed 's/^/PZTRACE /'
+EOF
+}
+
 stage_qemu_and_guest() {
 	local stage=$1
 	l2_sched_and_functions >"$work/ht_sched_and_functions"
 	l2_unload_under_load >"$work/ht_unload_under_load"
-	chmod 755 "$work/ht_sched_and_functions" "$work/ht_unload_under_load"
+	l2_pause_marks >"$work/ht_pause_marks"
+	chmod 755 "$work/ht_sched_and_functions" "$work/ht_unload_under_load" "$work/ht_pause_marks"
 	L2_FILES=("$KO:hypertrace_guest.ko" "$HYPERCALL:bin/hypercall"
 		"$work/ht_sched_and_functions:bin/ht_sched_and_functions"
-		"$work/ht_unload_under_load:bin/ht_unload_under_load")
+		"$work/ht_unload_under_load:bin/ht_unload_under_load"
+		"$work/ht_pause_marks:bin/ht_pause_marks")
 	l2_stage "$stage" || return 1
 	# The nested machine tries the module too: it must refuse there.
 	mkdir -p "$stage/ht" && cp "$KO" "$stage/ht/"
@@ -178,9 +207,11 @@ NRS="--nr 1100 --nr 1101 --nr 1103 --nr 1104 --nr 1105 --nr 1106 --nr 1107 --nr 
 # Two vCPUs whose KVM vcpu_ids (the APIC IDs QEMU gives) have a gap: one in
 # socket 0, one hot-plugged at start into socket 1 of 2-core sockets: 0 and 2,
 # while the guest numbers its CPUs 0 and 1.
-l2_start hyper "1,sockets=2,cores=2,maxcpus=4 -device host-x86_64-cpu,socket-id=1,core-id=0,thread-id=0" || exit 1
+# Its QEMU's monitor on two FIFOs (QEMU opens them read-write: no wait), to pause it below.
+mkfifo /tmp/hyper.mon.in /tmp/hyper.mon.out
+l2_start hyper "1,sockets=2,cores=2,maxcpus=4 -device host-x86_64-cpu,socket-id=1,core-id=0,thread-id=0 -monitor pipe:/tmp/hyper.mon" || exit 1
 # --vcpu-sched: the host's switches of the vCPU threads too, for the exports' preempted state.
-timeout 320 hypertrace-bpf record -q --vcpu-sched -o /tmp/s.htr -p $QPID $NRS -- l2cmd s ht_sched_and_functions >/out/s.out 2>/out/s.err
+timeout 900 hypertrace-bpf record -q --vcpu-sched -o /tmp/s.htr -p $QPID $NRS -- l2cmd s ht_sched_and_functions >/out/s.out 2>/out/s.err
 echo $? >/out/s.rc
 hypertrace-bpf report --dump --catalog /tmp/marker.cat /tmp/s.htr >/out/s.dump 2>/out/s.dump.err
 echo $? >/out/s.dump.rc
@@ -197,11 +228,27 @@ say "sched and functions done"
 # Loaded before this recording: it holds the unload, the reload and the second unload.
 l2cmd u0 "insmod /hypertrace_guest.ko sched_switch=1 functions=__x64_sys_sync" >/dev/null
 echo $? >/out/u0.rc
-timeout 320 hypertrace-bpf record -q -o /tmp/u.htr -p $QPID $NRS -- l2cmd u ht_unload_under_load >/out/u.out 2>/out/u.err
+timeout 900 hypertrace-bpf record -q -o /tmp/u.htr -p $QPID $NRS -- l2cmd u ht_unload_under_load >/out/u.out 2>/out/u.err
 echo $? >/out/u.rc
 hypertrace-bpf report --dump /tmp/u.htr >/out/u.dump 2>/out/u.dump.err
 echo $? >/out/u.dump.rc
 cp /tmp/u.htr /out/u.htr
+# The VM paused for 2 s (QEMU's stop and cont, as an operator, a snapshot or
+# a migration pauses it) between the guest's two markers, while its module
+# sends clock pairs.
+timeout 900 hypertrace-bpf record -q -o /tmp/pz.htr -p $QPID --nr 1107 --nr 1201 -- l2cmd pz ht_pause_marks >/out/pz.out 2>/out/pz.err &
+REC=$!
+i=0
+while ! grep -q '^PZ-WAITING' "$CON" && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+usleep 500000
+echo stop >/tmp/hyper.mon.in
+cut -d' ' -f1 /proc/uptime >/out/pz.stopped
+sleep 2
+echo cont >/tmp/hyper.mon.in
+cut -d' ' -f1 /proc/uptime >/out/pz.continued
+wait $REC
+echo $? >/out/pz.rc
+cp /tmp/pz.htr /out/pz.htr
 l2cmd alive "echo STILL-ALIVE" >/dev/null
 echo $? >/out/alive.rc
 l2_stop
@@ -534,5 +581,51 @@ if [ "$(guest_status u)" = 0 ] && grep -q "^ALIVE " <<<"$U" && { [ -z "$reports"
 	[ -z "$reports" ] || echo "  info: the guest's kernel log: $reports"
 else
 	fail unload_under_load_leaves_guest_healthy_and_reload_works "guest status '$(guest_status u)', module states '$states' (want 010), $switches sched_switch, alive $(rc alive.rc), kernel reports '${reports:-none}': $(grep -E '^(DMESG|[A-Z-]*FAILED)' <<<"$U" | tr '\n' '|')"
+fi
+
+# --- a paused VM: the guest's clock on each side of the pause -------------------------------
+# The guest's ftrace lines of its two markers, mapped onto the host's clock by
+# report --clock --map, against the host's exits of the hypercalls the guest
+# made right after each (d = exit - mapped time): no marker after its exit
+# beyond the fit's residual and ftrace's microsecond, none more than 1.5 s
+# before it (the fork and exec of hypercall took 230-290 ms here). Whether
+# the guest's clock was held is the guest's own measure: the host's time
+# between the two exits less the guest's between the two markers; held,
+# report --clock must find one step, within 250 ms of the pause as this
+# machine timed its stop and cont (the recording's clock); not held, none.
+# One line through both sides would put the few pairs before the pause on
+# the line of the many after it: the first marker 2 s late, after its exit.
+PZ=$(guest_output pz)
+sed -n 's/^PZTRACE //p' <<<"$PZ" | tr -d '\r' >"$work/pz.trace"
+"$HT" report --clock --csv "$F/pz.htr" >"$work/pz.csv" 2>"$work/pz.clock.err"
+"$HT" report --clock --map "$work/pz.trace" "$F/pz.htr" >"$work/pz.mapped" 2>"$work/pz.map.err"
+"$HT" report --csv -n 1201 "$F/pz.htr" 2>/dev/null |
+	awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "exit_ns") e = i; next } { print $e }' >"$work/pz.exits"
+read -r pz_used pz_sides pz_step pz_res < <(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+	$c["clock"] == "ftrace" { print $c["used"], $c["sides"], $c["max_step_ns"], $c["residual_max_ns"]; exit }' "$work/pz.csv")
+# marker time: the field before ": tracing_mark_write:", in seconds.
+mark_times() { sed -n 's/^.* \([0-9.]*\): tracing_mark_write: PZ-[AB].*$/\1/p' "$1"; }
+pz_pause=$(awk -v a="$(rc pz.stopped)" -v b="$(rc pz.continued)" 'BEGIN { printf "%.0f", (b - a) * 1e9 }')
+pz_verdict=$(awk -v res="${pz_res:-0}" -v sides="${pz_sides:-0}" -v step="${pz_step:-0}" -v pause="$pz_pause" '
+	FILENAME == ARGV[1] { exit_ns[++ne] = $1; next }
+	FILENAME == ARGV[2] { guest[++ng] = $1 * 1e9; next }
+	{ mapped[++nm] = $1 * 1e9 }
+	END {
+		if (ne != 2 || ng != 2 || nm != 2) { printf "bad: %d exits, %d markers, %d mapped", ne, ng, nm; exit }
+		bad = ""
+		for (i = 1; i <= 2; i++) {
+			d[i] = exit_ns[i] - mapped[i]
+			if (d[i] < -res - 1000 || d[i] > 1.5e9) bad = bad " marker " i " " d[i] " ns before its exit;"
+		}
+		held = (exit_ns[2] - exit_ns[1]) - (guest[2] - guest[1])
+		if (held > 1e9 && (sides != 2 || step - pause > 250e6 || pause - step > 250e6)) bad = bad " clock held " held " ns, " sides " sides, step " step " ns against a pause of " pause " ns;"
+		if (held <= 1e9 && sides != 1) bad = bad " clock not held (" held " ns) but " sides " sides;"
+		printf "%s held %.0f ns, %d sides, step %.0f ns, exit - mapped %.0f and %.0f ns%s", bad == "" ? "ok" : "bad", held, sides, step, d[1], d[2], bad
+	}' "$work/pz.exits" <(mark_times "$work/pz.trace") <(mark_times "$work/pz.mapped"))
+echo "  info: paused VM: $pz_verdict; stopped at $(rc pz.stopped) s, continued at $(rc pz.continued) s (the nested machine's uptime)"
+if [ "$(rc pz.rc)" = 0 ] && [ "$(guest_status pz)" = 0 ] && [[ $pz_verdict == ok* ]]; then
+	pass paused_vms_clock_maps_each_side_of_the_pause_onto_the_host
+else
+	fail paused_vms_clock_maps_each_side_of_the_pause_onto_the_host "record $(rc pz.rc), guest $(guest_status pz): $pz_verdict: $(cat "$work/pz.csv" "$work/pz.map.err" "$F/pz.err" 2>/dev/null | tr '\n' '|')"
 fi
 suite_exit
