@@ -452,12 +452,33 @@ else
 fi
 
 # --- IRQ handlers ---------------------------------------------------------------------------
-irq_in=$(grep -c ' => irq_handler_entry: irq=[0-9]* cpu_id=[0-9]* name="ttyS0"$' "$F/s.dump" || true)
-irq_out=$(grep -c ' => irq_handler_exit: irq=[0-9]* cpu_id=[0-9]* ret=[0-9]*$' "$F/s.dump" || true)
-if [ "$irq_in" -gt 0 ] && [ "$irq_in" = "$irq_out" ]; then
+# Per guest CPU, in time order: every entry of the serial port's handler has
+# its exit next; the only exits without an entry come before the CPU's first
+# entry (an interrupt in its handler when the module loaded: the module
+# registers the exits first, and removes them last, so no entry loses its
+# exit at either end).
+irq_verdict=$(awk '
+	/ => irq_handler_entry: / {
+		c = $0; sub(/.* cpu_id=/, "", c); sub(/ .*/, "", c)
+		if ($0 !~ / name="ttyS0"$/) { other++; next }
+		if (open[c]) bad = bad " cpu " c ": an entry while one is open;"
+		open[c] = 1; seen[c] = 1; n_in++
+		next
+	}
+	/ => irq_handler_exit: / {
+		c = $0; sub(/.* cpu_id=/, "", c); sub(/ .*/, "", c)
+		if (open[c]) { open[c] = 0; paired++ } else if (!seen[c]) lead++; else bad = bad " cpu " c ": an exit without its entry;"
+	}
+	END {
+		for (c in open) if (open[c]) bad = bad " cpu " c ": its last entry has no exit;"
+		printf "%s %d %d %d %d%s\n", bad == "" ? "ok" : "bad", n_in, paired, lead, other, bad
+	}' "$F/s.dump")
+read -r irq_ok irq_in irq_paired irq_lead irq_other _ <<<"$irq_verdict"
+echo "  info: serial port handler: $irq_in entries, $irq_paired with their exits, $irq_lead exits before the first entry, $irq_other other IRQs' entries"
+if [ "$irq_ok" = ok ] && [ "$irq_in" -gt 0 ] && [ "$irq_paired" = "$irq_in" ] && [ "$irq_other" = 0 ]; then
 	pass irq_handler_entries_and_exits_decoded
 else
-	fail irq_handler_entries_and_exits_decoded "$irq_in entries of the serial port's handler, $irq_out exits (want as many, more than 0)"
+	fail irq_handler_entries_and_exits_decoded "$irq_verdict (ok/bad, serial entries, paired, exits before the first entry, other IRQs' entries)"
 fi
 
 # --- user markers -------------------------------------------------------------------------
