@@ -112,6 +112,7 @@ tests/cli/ the program's own behaviour, the same on both systems: the host runs 
 tests/term/ the program's own behaviour in a terminal, the same on both systems: the host runs it
 tests/bench/ the benchmarks' harness: the host runs it
 tests/container/ the container image is built from the host's packages: the host builds it
+tests/build/test_makefile the build's own rules (unprivileged, incremental, quiet, DESTDIR), the same on both systems: the host runs them; this root's toolchain built everything already (tests_build_debian13)
 tests/export/test_convert_output convert's own handling of its output files (names, modes, signals), the same on both systems: the host runs it
 tests/unit/test_input_scaling how time grows with input size, the program's own algorithms, the same on both systems: the host runs it"
 
