@@ -28,7 +28,8 @@
 #    are read at both ends. Each vCPU thread's states add up to its time at
 #    every EXITS block, exactly; guest + kvm + vmm + wait (runnable) within
 #    1% of its /proc/TID/schedstat run time + run_delay; its wait within 3%
-#    of run_delay and guest + kvm + vmm within 3% of perf's task-clock
+#    of run_delay and guest + kvm + vmm 0-5% above perf's task-clock (the
+#    switch-ins' own time, the account's and not perf's)
 #    (where running ends and waiting begins is drawn a little apart: the
 #    cause, the run-queue clock held from a preempting wake-up, is checked
 #    against the scheduler's own events: the account's wait equals the
@@ -879,9 +880,14 @@ for tid in tids:
         out.append('SCHEDCLOCK %d bad: no scheduler events of the thread in st.ftrace' % tid)
     # perf's task-clock runs from the end of a context switch (finish_task_switch)
     # to the start of the next; the account from one sched_switch tracepoint to
-    # the next: the switch-in itself is the account's (measured +1.6-1.8%).
+    # the next: the switch-in itself is the account's, never perf's. So the
+    # account is above task-clock by its switch-ins times their cost: 38-41 us
+    # a switch-in under this emulation (2505 switch-ins and 94.8 ms, 2018 and
+    # 82.3 ms, in one run), +1.7% to +3.1% over 13 runs, more under a busy
+    # host. Below task-clock is time lost; above by more than 5%, time
+    # counted that was not on the CPU.
     tc = taskclock.get(tid, 0)
-    ok = tc > 1e9 and abs(oncpu - tc) <= 0.03 * tc
+    ok = tc > 1e9 and 0 <= oncpu - tc <= 0.05 * tc
     out.append('ONCPU %d %s guest + kvm + vmm %.4f s, perf task-clock %.4f s (%+.2f%%), schedstat run time %.4f s (%+.2f%%)' % (tid, 'ok' if ok else 'bad', oncpu / 1e9, tc / 1e9, pct(oncpu, tc), oncpu_ref / 1e9, pct(oncpu, oncpu_ref)))
     # guest_time is sampled at the tick (a tick that finds the thread in
     # guest mode counts a whole one): under emulation it was off by -15% to
@@ -1118,7 +1124,7 @@ for kind in RUNNABLE WAIT SCHEDCLOCK ONCPU GUEST; do
 	RUNNABLE) name=${CHECK_PREFIX}vcpu_on_cpu_and_wait_within_1pct_of_schedstat_run_time_and_run_delay ;;
 	WAIT) name=${CHECK_PREFIX}vcpu_wait_within_3pct_of_schedstat_run_delay ;;
 	SCHEDCLOCK) name=${CHECK_PREFIX}vcpu_wait_and_run_delay_part_where_the_run_queue_clock_was_held ;;
-	ONCPU) name=${CHECK_PREFIX}vcpu_on_cpu_states_within_3pct_of_perf_task_clock ;;
+	ONCPU) name=${CHECK_PREFIX}vcpu_on_cpu_states_0_to_5pct_above_perf_task_clock ;;
 	GUEST) name=${CHECK_PREFIX}vcpu_proc_guest_time_is_the_ticks_in_the_kernels_guest_window ;;
 	esac
 	while read -r k tid ok rest; do
