@@ -545,6 +545,22 @@ nested_unpack_result_modules() {
 	rmdir "$dest/new" && (cd "$dest" && ls -- *.ko 2>/dev/null) >"$dest/done"
 }
 
+# nested_kernel_deb ROOT TMP WHAT: downloads the kernel package the tree
+# ROOT was made from (its MANIFEST names it) into TMP/debs, for WHAT, and
+# makes TMP/kernel-x to unpack it into; NESTED_ERR says why not.
+nested_kernel_deb() {
+	local root=$1 tmp=$2 kpkg
+	kpkg=$(sed -n '/^linux-image-/{p;q}' "$root/MANIFEST")
+	[ -n "$kpkg" ] || { nested_err "no kernel package in $root/MANIFEST"; return 1; }
+	nested_log "adding $3 to $root: downloading $kpkg"
+	nested_kernel_apt || return 1
+	mkdir -p "$tmp/debs" "$tmp/kernel-x" || return 1
+	# apt drops privileges to _apt for downloading: let it write there.
+	if [ "$(id -u)" -eq 0 ] && id _apt >/dev/null 2>&1; then chown _apt "$tmp/debs"; fi
+	(cd "$tmp/debs" && apt-get download -q ${NESTED_KAPT[@]+"${NESTED_KAPT[@]}"} "$kpkg") >"$tmp/apt.log" 2>&1 ||
+		{ nested_err "apt-get download $kpkg failed: $(tail -n 3 "$tmp/apt.log" | tr '\n' ' ')"; return 1; }
+}
+
 # nested_extract_result_modules DEB DIR: those of NESTED_RESULT_MODULES that
 # the kernel package DEB has as modules, unpacked into DIR. (A name the
 # package lacks, built in, is no error: tar's status is not the answer.)
@@ -560,19 +576,14 @@ nested_extract_result_modules() {
 # under the cache's lock). Fails (and the run uses the serial port) when they
 # cannot be had.
 nested_result_modules() {
-	local root=${NESTED_ROOT:-} kpkg tmp rc=0
+	local root=${NESTED_ROOT:-} tmp rc=0
 	[ -n "$root" ] || return 1
 	[ -f "$root/kernel/results/done" ] && return 0
 	exec {NESTED_LOCK_FD}>"$NESTED_CACHE/.lock"
 	flock "$NESTED_LOCK_FD"
 	if [ ! -f "$root/kernel/results/done" ]; then
-		kpkg=$(sed -n '/^linux-image-/{p;q}' "$root/MANIFEST")
 		tmp=$(mktemp -d "$NESTED_CACHE/tmp.XXXXXX")
-		nested_log "adding the results disk's kernel modules to $root: downloading $kpkg"
-		mkdir -p "$tmp/debs" "$tmp/kernel-x"
-		if [ "$(id -u)" -eq 0 ] && id _apt >/dev/null 2>&1; then chown _apt "$tmp/debs"; fi
-		if [ -z "$kpkg" ] || ! nested_kernel_apt ||
-			! (cd "$tmp/debs" && apt-get download -q ${NESTED_KAPT[@]+"${NESTED_KAPT[@]}"} "$kpkg") >"$tmp/apt.log" 2>&1 ||
+		if ! nested_kernel_deb "$root" "$tmp" "the results disk's kernel modules" ||
 			! nested_extract_result_modules "$tmp"/debs/*.deb "$tmp/kernel-x" ||
 			! nested_unpack_result_modules "$tmp/kernel-x" "$root/busybox" "$root/kernel/results"; then
 			nested_log "no results disk modules for $root: the results come over the serial port"
@@ -590,7 +601,7 @@ nested_result_modules() {
 # the tree (its MANIFEST names the version) is downloaded once more and the
 # extra modules are added to the tree, under the cache's lock.
 nested_extra_module() {
-	local name=$1 root=${NESTED_ROOT:-} extra tmp kpkg rc=0 m
+	local name=$1 root=${NESTED_ROOT:-} extra tmp rc=0 m
 	NESTED_ERR=
 	[ -n "$root" ] || { nested_err "no nested tree (nested_fetch first)"; return 1; }
 	extra=$root/kernel/extra
@@ -600,29 +611,17 @@ nested_extra_module() {
 		exec {NESTED_LOCK_FD}>"$NESTED_CACHE/.lock"
 		flock "$NESTED_LOCK_FD"
 		if ! grep -qx "$m" "$extra/done" 2>/dev/null; then
-			kpkg=$(sed -n '/^linux-image-/{p;q}' "$root/MANIFEST")
 			tmp=$(mktemp -d "$NESTED_CACHE/tmp.XXXXXX")
-			nested_log "adding the guests' kernel modules (${NESTED_EXTRA_MODULES[*]}) to $root: downloading $kpkg"
-			if [ -z "$kpkg" ]; then
-				nested_err "no kernel package in $root/MANIFEST"
+			local pats=()
+			for m in "${NESTED_EXTRA_MODULES[@]}"; do pats+=("*/kernel/$m.ko*"); done
+			if ! nested_kernel_deb "$root" "$tmp" "the guests' kernel modules (${NESTED_EXTRA_MODULES[*]})"; then
 				rc=1
-			elif ! nested_kernel_apt; then
+			elif ! dpkg-deb --fsys-tarfile "$tmp"/debs/*.deb | tar -x -C "$tmp/kernel-x" --wildcards "${pats[@]}" 2>"$tmp/tar.log"; then
+				nested_err "cannot unpack $(basename "$tmp"/debs/*.deb): $(tr '\n' ' ' <"$tmp/tar.log")"
 				rc=1
 			else
-				mkdir -p "$tmp/debs" "$tmp/kernel-x"
-				if [ "$(id -u)" -eq 0 ] && id _apt >/dev/null 2>&1; then chown _apt "$tmp/debs"; fi
-				local pats=()
-				for m in "${NESTED_EXTRA_MODULES[@]}"; do pats+=("*/kernel/$m.ko*"); done
-				if ! (cd "$tmp/debs" && apt-get download -q ${NESTED_KAPT[@]+"${NESTED_KAPT[@]}"} "$kpkg") >"$tmp/apt.log" 2>&1; then
-					nested_err "apt-get download $kpkg failed: $(tail -n 3 "$tmp/apt.log" | tr '\n' ' ')"
-					rc=1
-				elif ! dpkg-deb --fsys-tarfile "$tmp"/debs/*.deb | tar -x -C "$tmp/kernel-x" --wildcards "${pats[@]}" 2>"$tmp/tar.log"; then
-					nested_err "cannot unpack $kpkg: $(tr '\n' ' ' <"$tmp/tar.log")"
-					rc=1
-				else
-					rm -rf "$extra/new"
-					nested_unpack_extra_modules "$tmp/kernel-x" "$root/busybox" "$extra" || rc=1
-				fi
+				rm -rf "$extra/new"
+				nested_unpack_extra_modules "$tmp/kernel-x" "$root/busybox" "$extra" || rc=1
 			fi
 			rm -rf "$tmp"
 		fi
