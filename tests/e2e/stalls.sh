@@ -2,11 +2,14 @@
 # that runs under QEMU's software emulation (the nested machine, or a KVM
 # guest inside it). Source it; tests/e2e/nested.sh does.
 #
-#   stall_verdict CPUS LOG...
+#   stall_verdict [--idle FILE] CPUS LOG...
 #       LOGs are kernel logs (consoles, dmesg dumps, with or without a prefix
 #       before the "[  12.345678]" timestamp) of ONE machine with CPUS
-#       virtual CPUs; a message found in several of them counts once. Prints
-#       one line:
+#       virtual CPUs; a message found in several of them counts once.
+#       --idle FILE: the machine's own idle time per vCPU over a stretch of
+#       its uptime, from its /proc/stat (below): lines "window T0 T1" (the
+#       uptimes, in seconds, at its two readings) and "idle CPU SECONDS".
+#       Prints one line:
 #         "stall: WHAT"    every lockup or RCU stall report in them is what a
 #                          pause of the whole machine gives
 #         "failure: WHAT"  a report no pause explains
@@ -23,15 +26,27 @@
 # only while every vCPU is busy; the other pauses are recognised by the
 # harness itself (tests/e2e/nested.sh: heartbeat, silence watchdog).
 #
-# A halted vCPU woken late: a report whose task is the idle task (swapper/N)
-# and whose RIP is the instruction that waits for an interrupt (the safe_halt
-# family, default_idle, mwait_idle) ran no code while "stuck": its timer
-# interrupt came late (seen: CPU#0 of a KVM guest, idle, "stuck for 168s"
-# while its other vCPU and the nested machine ran on, under a host twice as
-# slow as usual). It counts toward a burst that names every vCPU (a pause of
-# the whole machine finds idle vCPUs halted); a burst of such reports alone is
-# "pause", neither a stall (nothing to run again) nor a failure. A real hang
-# of a vCPU is never at its halt instruction with interrupts reaching it.
+# A halted vCPU woken late ran no code while "stuck": its timer interrupt
+# came late (seen: CPU#0 of a KVM guest, idle, "stuck for 168s" while its
+# other vCPU and the nested machine ran on, under a host twice as slow as
+# usual). It counts toward a burst that names every vCPU (a pause of the whole
+# machine finds idle vCPUs halted); a burst of such reports alone is "pause",
+# neither a stall (nothing to run again) nor a failure. Two things tell it:
+#  - Measured (--idle): the vCPU's idle time over the window. A vCPU really
+#    stuck for D s of the window's W s was idle for at most W - D s of it
+#    (the kernel counts a halt's whole length as idle when it ends, however
+#    late the interrupt that ends it); idle time above that, by more than
+#    IDLE_SLACK s (readings 10 ms apart, taken around the commands), means it
+#    was halted for all but a few seconds of its "stuck" time. This holds
+#    whatever the report's registers show: the late interrupt's handler, a
+#    softirq or a switch to another task may run before the watchdog's timer.
+#    Only the part of the stuck time inside the window counts, and only
+#    where that part is at least the detector's threshold (20 s).
+#  - Without a measurement, the report itself: the idle task (swapper/N) at
+#    the instruction that waits for an interrupt (the safe_halt family,
+#    default_idle, mwait_idle), or at the softirqs of the interrupt that woke
+#    it (the task's RIP, printed after them, at the halt). A real hang of a
+#    vCPU is never at its halt instruction with interrupts reaching it.
 #
 # A pause: a soft lockup burst (reports within BURST seconds of the first)
 # naming every vCPU, whose durations differ by at most a fifth of the
@@ -51,11 +66,33 @@
 # shellcheck shell=bash
 
 stall_verdict() {
-	local cpus=$1
+	local cpus idle=
+	if [ "${1:-}" = --idle ]; then
+		[ -r "${2:-}" ] || { echo "stall_verdict: --idle needs a readable file, not '${2:-}'" >&2; return 2; }
+		# One line for awk: "T0 T1 CPU:SECONDS ...".
+		idle=$(awk '$1 == "window" && NF == 3 { w = $2 " " $3 } $1 == "idle" && NF == 3 { c = c " " $2 ":" $3 }
+			END { if (w != "" && c != "") print w c }' "$2")
+		[ -n "$idle" ] || { echo "stall_verdict: $2 has no 'window T0 T1' and 'idle CPU SECONDS' lines" >&2; return 2; }
+		shift 2
+	fi
+	cpus=$1
 	shift
 	[[ $cpus =~ ^[1-9][0-9]*$ ]] || { echo "stall_verdict: CPUS must be a positive number, not '$cpus'" >&2; return 2; }
 	[ $# -gt 0 ] || return 0
-	cat -- "$@" 2>/dev/null | tr -d '\r' | awk -v cpus="$cpus" -v burst=10 '
+	cat -- "$@" 2>/dev/null | tr -d '\r' | awk -v cpus="$cpus" -v burst=10 -v idle="$idle" -v idle_slack=2 -v threshold=20 '
+	BEGIN {
+		n = split(idle, f, " ")
+		if (n >= 3) { w0 = f[1] + 0; w1 = f[2] + 0; measured = 1 }
+		for (i = 3; i <= n; i++) { split(f[i], p, ":"); idle_of[p[1] + 0] = p[2] + 0 }
+	}
+	# Whether the vCPU of a report at ts, stuck d s, was halted for its stuck
+	# time inside the window, by its measured idle time (see the top).
+	function idle_says_halted(cpu, ts, d,   from, inside) {
+		if (!measured || ts < w0 || ts > w1 || !(cpu in idle_of)) return 0
+		from = ts - d < w0 ? w0 : ts - d
+		inside = ts - from
+		return inside >= threshold && idle_of[cpu] > (w1 - w0) - inside + idle_slack
+	}
 	# The kernel timestamp of the line (-1 if none) and the message after it.
 	function split_line(line,   p) {
 		if (match(line, /\[ *[0-9]+\.[0-9]+\]/)) {
@@ -80,7 +117,7 @@ stall_verdict() {
 		n_sl++; sl_ts[n_sl] = ts; sl_cpu[n_sl] = cpu; sl_dur[n_sl] = d
 		# Whether its vCPU ran no code: the idle task (here), at the halt
 		# instruction (its RIP, below).
-		sl_halted[n_sl] = 0
+		sl_halted[n_sl] = idle_says_halted(cpu, ts, d)
 		rip_of = msg ~ /\[swapper\/[0-9]+:0\]/ ? n_sl : -n_sl
 		rip_softirq = 0
 		next

@@ -146,7 +146,34 @@ echo "ALIVE $(cat /proc/loadavg)"
 # From the module's first load on (the boot may warn about the emulated CPU),
 # with each report's RIP line: it tells a halted vCPU woken late (stalls.sh).
 dmesg | awk '/hypertrace_guest/ { on = 1 } on' | grep -E 'BUG|Oops|WARNING|hypertrace_guest|RIP: ' | sed 's/^/DMESG /'
+ht_cpu_times
 EOF
+}
+
+# In the guest: its uptime and each CPU's idle time (idle and iowait, in
+# USER_HZ ticks, from /proc/stat), at the module's load and at the end of the
+# unload test: the window over which stall_verdict --idle tells a vCPU halted
+# and woken late from one stuck running.
+l2_cpu_times() {
+	cat <<'EOF'
+#!/bin/sh
+echo "CPUTIMES-AT $(cut -d' ' -f1 /proc/uptime)"
+awk '/^cpu[0-9]/ { print "CPUTIMES-IDLE", substr($1, 4), $5 + $6 }' /proc/stat
+EOF
+}
+
+# cpu_idle_window FROM TO: stall_verdict's --idle lines from two outputs of
+# ht_cpu_times (the window's start and end).
+cpu_idle_window() {
+	awk 'FNR == 1 { part++ }
+		$1 == "CPUTIMES-AT" { at[part] = $2 }
+		$1 == "CPUTIMES-IDLE" { ticks[part, $2] = $3; cpus[$2] = 1 }
+		END {
+			if (!(1 in at) || !(2 in at)) exit
+			print "window", at[1], at[2]
+			for (c in cpus) if ((1, c) in ticks && (2, c) in ticks)
+				printf "idle %d %.2f\n", c, (ticks[2, c] - ticks[1, c]) / 100
+		}' "$1" "$2"
 }
 
 # In the guest: the module's clock pairs, a trace marker and a hypercall
@@ -177,11 +204,12 @@ stage_qemu_and_guest() {
 	l2_sched_and_functions >"$work/ht_sched_and_functions"
 	l2_unload_under_load >"$work/ht_unload_under_load"
 	l2_pause_marks >"$work/ht_pause_marks"
-	chmod 755 "$work/ht_sched_and_functions" "$work/ht_unload_under_load" "$work/ht_pause_marks"
+	l2_cpu_times >"$work/ht_cpu_times"
+	chmod 755 "$work/ht_sched_and_functions" "$work/ht_unload_under_load" "$work/ht_pause_marks" "$work/ht_cpu_times"
 	L2_FILES=("$KO:hypertrace_guest.ko" "$HYPERCALL:bin/hypercall"
 		"$work/ht_sched_and_functions:bin/ht_sched_and_functions"
 		"$work/ht_unload_under_load:bin/ht_unload_under_load"
-		"$work/ht_pause_marks:bin/ht_pause_marks")
+		"$work/ht_pause_marks:bin/ht_pause_marks" "$work/ht_cpu_times:bin/ht_cpu_times")
 	l2_stage "$stage" || return 1
 	# The nested machine tries the module too: it must refuse there.
 	mkdir -p "$stage/ht" && cp "$KO" "$stage/ht/"
@@ -226,7 +254,7 @@ cp /tmp/l1.kallsyms /out/l1.kallsyms
 echo $? >/out/s.sched.rc
 say "sched and functions done"
 # Loaded before this recording: it holds the unload, the reload and the second unload.
-l2cmd u0 "insmod /hypertrace_guest.ko sched_switch=1 functions=__x64_sys_sync" >/dev/null
+l2cmd u0 "insmod /hypertrace_guest.ko sched_switch=1 functions=__x64_sys_sync && ht_cpu_times" >/dev/null
 echo $? >/out/u0.rc
 timeout 900 hypertrace-bpf record -q -o /tmp/u.htr -p $QPID $NRS -- l2cmd u ht_unload_under_load >/out/u.out 2>/out/u.err
 echo $? >/out/u.rc
@@ -594,14 +622,20 @@ U=$(guest_output u)
 states=$(sed -n 's/.* => hypertrace_module: state=\([01]\) .*/\1/p' "$F/u.dump" | tr -d '\n')
 switches=$(grep -c ' => sched_switch: ' "$F/u.dump" || true)
 # Any BUG, Oops or WARNING fails; a soft lockup only where it is a halted vCPU
-# woken late (the emulator's, tests/e2e/stalls.sh: "pause").
-reports=$(stall_verdict 2 <(sed -n 's/^DMESG //p' <<<"$U"))
+# woken late (the emulator's, tests/e2e/stalls.sh: "pause"), told by the
+# guest's own idle time from the module's load to the end.
+guest_output u0 >"$work/u0.out"
+guest_output u >"$work/u.out"
+cpu_idle_window "$work/u0.out" "$work/u.out" >"$work/u.idle"
+idle_opt=()
+[ -s "$work/u.idle" ] && idle_opt=(--idle "$work/u.idle")
+reports=$(stall_verdict "${idle_opt[@]}" 2 <(sed -n 's/^DMESG //p' <<<"$U"))
 if [ "$(guest_status u)" = 0 ] && grep -q "^ALIVE " <<<"$U" && { [ -z "$reports" ] || [[ $reports == pause:* ]]; } &&
 	[ "$(rc alive.rc)" = 0 ] && [ "$states" = 010 ] && [ "$switches" -gt 0 ]; then
 	pass unload_under_load_leaves_guest_healthy_and_reload_works
-	[ -z "$reports" ] || echo "  info: the guest's kernel log: $reports"
+	[ -z "$reports" ] || echo "  info: the guest's kernel log: $reports; its CPUs' idle time: $(tr '\n' ' ' <"$work/u.idle")"
 else
-	fail unload_under_load_leaves_guest_healthy_and_reload_works "guest status '$(guest_status u)', module states '$states' (want 010), $switches sched_switch, alive $(rc alive.rc), kernel reports '${reports:-none}': $(grep -E '^(DMESG|[A-Z-]*FAILED)' <<<"$U" | tr '\n' '|')"
+	fail unload_under_load_leaves_guest_healthy_and_reload_works "guest status '$(guest_status u)', module states '$states' (want 010), $switches sched_switch, alive $(rc alive.rc), kernel reports '${reports:-none}', CPUs' idle time '$(tr '\n' ' ' <"$work/u.idle")': $(grep -E '^(DMESG|[A-Z-]*FAILED)' <<<"$U" | tr '\n' '|')"
 fi
 
 # --- a paused VM: the guest's clock on each side of the pause -------------------------------

@@ -21,6 +21,15 @@ expect_verdict() {
 	if [[ $got =~ ^$want$ ]]; then pass "$name"; else fail "$name" "verdict '$got', want /^$want\$/"; fi
 }
 
+# expect_idle_verdict NAME IDLE CPUS WANT LOG...: the same, with the guest's
+# idle time over a window (stall_verdict --idle IDLE).
+expect_idle_verdict() {
+	local name=$1 idle=$2 cpus=$3 want=$4 got
+	shift 4
+	got=$(stall_verdict --idle "$idle" "$cpus" "$@" 2>&1)
+	if [[ $got =~ ^$want$ ]]; then pass "$name"; else fail "$name" "verdict '$got', want /^$want\$/"; fi
+}
+
 # log NAME: writes stdin to $work/NAME and prints its path.
 log() { cat >"$work/$1"; echo "$work/$1"; }
 
@@ -146,6 +155,58 @@ expect_verdict a_report_without_its_rip_is_a_failure 2 'failure: soft lockup on 
 expect_verdict halted_vcpu_in_a_whole_machine_pause_is_a_stall 2 \
 	'stall: soft lockup on all 2 vCPU\(s\) at 263 s, stuck 167-168 s' "$work/halted_and_busy"
 expect_verdict halted_vcpu_beside_one_busy_of_three_is_a_failure 3 'failure: soft lockup on CPU#0,1 of 3 .*' "$work/halted_and_busy"
+
+# --- a halted vCPU woken late, told by its own idle time ---------------------------
+# The unload test's guest in CI (2 vCPUs, the module loaded at 95 s): woken
+# from its halt, the vCPU switched to ksoftirqd before the watchdog's timer
+# fired, so the report names neither the idle task nor a halt.
+woken=$(log woken.console <<'EOF2'
+DMESG [   95.115269] hypertrace_guest: offloading events 0xd, 2 function(s), with vmmcall
+DMESG [  279.622427] watchdog: BUG: soft lockup - CPU#0 stuck for 157s! [ksoftirqd/0:14]
+DMESG [  279.682439] Modules linked in: [last unloaded: hypertrace_guest(OE)]
+DMESG [  279.682677] RIP: 0010:finish_task_switch.isra.0+0x96/0x2d0
+DMESG [  303.481884] hypertrace_guest: offloading events 0x9, 1 function(s), with vmmcall
+EOF2
+)
+expect_verdict woken_into_another_task_without_a_measurement_is_a_failure 2 'failure: soft lockup on CPU#0 of 2 .*' "$woken"
+# From the load (95.2 s) to the end (312.4 s, 217.2 s): CPU#0 idle 170 s of
+# them. Had it run for the 122.6-279.6 s it reports, it could have been idle
+# 60.2 s at most.
+printf 'window 95.20 312.40\nidle 0 170.00\nidle 1 190.31\n' >"$work/idle_halted"
+expect_idle_verdict idle_time_over_the_stuck_time_is_a_pause "$work/idle_halted" 2 \
+	'pause: vCPU\(s\) 0 halted, woken after 157 s at 280 s: an interrupt delivered late' "$woken"
+# A vCPU that ran: idle 58 s of the window, within what a lockup leaves.
+printf 'window 95.20 312.40\nidle 0 58.00\nidle 1 190.31\n' >"$work/idle_ran"
+expect_idle_verdict idle_time_a_lockup_leaves_is_a_failure "$work/idle_ran" 2 'failure: soft lockup on CPU#0 of 2 .*' "$woken"
+# 2 s of slack: idle 62.1 s (60.2 s plus less than the slack) is not enough either.
+printf 'window 95.20 312.40\nidle 0 62.10\n' >"$work/idle_edge"
+expect_idle_verdict idle_time_within_the_slack_is_a_failure "$work/idle_edge" 2 'failure: soft lockup on CPU#0 of 2 .*' "$woken"
+# The other vCPU's idle time says nothing of this one.
+printf 'window 95.20 312.40\nidle 1 217.00\n' >"$work/idle_other"
+expect_idle_verdict idle_time_of_another_vcpu_is_a_failure "$work/idle_other" 2 'failure: soft lockup on CPU#0 of 2 .*' "$woken"
+# A report outside the window: its idle time was not measured.
+printf 'window 20.00 90.00\nidle 0 70.00\n' >"$work/idle_before"
+expect_idle_verdict idle_time_of_another_window_is_a_failure "$work/idle_before" 2 'failure: soft lockup on CPU#0 of 2 .*' "$woken"
+# Stuck since before the window: only the 25 s inside it count (the window's
+# 30 s, all of it idle, against 5 s a lockup leaves).
+printf 'window 254.60 284.60\nidle 0 29.90\n' >"$work/idle_late"
+expect_idle_verdict idle_time_counts_the_stuck_time_inside_the_window "$work/idle_late" 2 'pause: vCPU\(s\) 0 halted, .*' "$woken"
+printf 'window 254.60 284.60\nidle 0 6.90\n' >"$work/idle_late_ran"
+expect_idle_verdict idle_time_inside_the_window_a_lockup_leaves_is_a_failure "$work/idle_late_ran" 2 'failure: soft lockup on CPU#0 of 2 .*' "$woken"
+# Measured halted, in a burst with a vCPU that ran (idle 10 s): a pause of
+# the whole machine; with both measured halted, both were woken late.
+{ cat "$woken"; echo 'DMESG [  279.900000] watchdog: BUG: soft lockup - CPU#1 stuck for 156s! [sh:94]'; } >"$work/woken_and_busy"
+expect_idle_verdict idle_measured_halted_vcpus_woken_together_are_a_pause "$work/idle_halted" 2 \
+	'pause: vCPU\(s\) 0,1 halted, woken after 156-157 s at 280 s: an interrupt delivered late' "$work/woken_and_busy"
+printf 'window 95.20 312.40\nidle 0 170.00\nidle 1 10.00\n' >"$work/idle_one_halted"
+expect_idle_verdict idle_measured_halted_vcpu_in_a_whole_machine_pause_is_a_stall "$work/idle_one_halted" 2 \
+	'stall: soft lockup on all 2 vCPU\(s\) at 280 s, stuck 156-157 s' "$work/woken_and_busy"
+# Any other report still fails.
+{ cat "$woken"; echo 'DMESG [  290.000000] WARNING: CPU: 1 PID: 151 at kernel/module/main.c:1 free_module'; } >"$work/woken_and_warning"
+expect_idle_verdict idle_measured_halted_vcpu_beside_a_warning_is_a_failure "$work/idle_halted" 2 'failure: WARNING: CPU: 1 .*' "$work/woken_and_warning"
+# A file without the lines is a usage error, not a verdict.
+: >"$work/idle_empty"
+expect_idle_verdict idle_file_without_its_lines_is_refused "$work/idle_empty" 2 'stall_verdict: .* has no .window T0 T1. and .idle CPU SECONDS. lines' "$woken"
 
 # --- anything else of the kind is a failure, also beside a stall ---------------------
 for kind in \
