@@ -151,8 +151,8 @@ static void a_clock_that_stops_or_jumps_is_fitted_on_each_side(void)
 	CHECK(f.segments[0].used == 200 && f.segments[1].used == 150 && f.segments[2].used == 150, "%zu, %zu, %zu",
 	      f.segments[0].used, f.segments[1].used, f.segments[2].used);
 	/* The main line: the side with the most pairs, its rate the clock's own. */
-	CHECK(f.intercept == f.segments[0].intercept && fabs(ht_clock_fit_ppm(&f) - 40.0) < 0.01, "%.6f ppm",
-	      ht_clock_fit_ppm(&f));
+	CHECK(f.main_segment == 0 && f.intercept == f.segments[0].intercept && fabs(ht_clock_fit_ppm(&f) - 40.0) < 0.01,
+	      "side %zu, %.6f ppm", f.main_segment, ht_clock_fit_ppm(&f));
 	for (size_t i = 0; i < N; i++) {
 		int64_t d = (int64_t)(ht_clock_fit_map(&f, sorted[i].guest_ns) - sorted[i].host_ns);
 
@@ -165,6 +165,14 @@ static void a_clock_that_stops_or_jumps_is_fitted_on_each_side(void)
 	CHECK(ht_clock_fit_map(&f, last + 1000) == ht_clock_fit_map(&f, last) + 1000 &&
 		      ht_clock_fit_map(&f, next - 1000) == ht_clock_fit_map(&f, next) - 1000,
 	      "a time between two sides goes by the nearer one");
+	/* Paused after the first 100 pairs and 50 before the last: sides of 100, 100, 150, 100, 50; the third is the main one. */
+	for (size_t i = 0; i < 100; i++)
+		sorted[i].host_ns -= 2000000000ull;
+	for (size_t i = 450; i < N; i++)
+		sorted[i].host_ns += 2000000000ull;
+	CHECK(ht_clock_fit(sorted, N, &f) == 0 && f.nsegments == 5 && f.main_segment == 2 &&
+		      f.segments[2].used == 150 && f.intercept == f.segments[2].intercept,
+	      "%zu sides, main %zu", f.nsegments, f.main_segment);
 }
 
 /* Pair i of n, 100 ms apart (the module's pace is slower), the guest's clock 7 s behind the host's. */

@@ -325,6 +325,7 @@ int ht_clock_fit(struct ht_clock_pair *pairs, size_t n, struct ht_clock_fit *f)
 	}
 	qsort(res, k, sizeof(*res), by_value);
 	f->used = k;
+	f->main_segment = main_side;
 	f->has_rate = f->segments[main_side].has_rate;
 	f->rate = f->segments[main_side].rate;
 	f->intercept = f->segments[main_side].intercept;

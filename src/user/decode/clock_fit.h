@@ -71,6 +71,7 @@ struct ht_clock_fit {
 	/* |residual| of the used pairs, ns: host time less their side's line. */
 	double residual_p50, residual_p99, residual_max;
 	size_t nsegments;        /* 1 + the steps (0 with no pair used) */
+	size_t main_segment;     /* the index in segments[] of the side whose line is above */
 	double max_step_ns;      /* the largest step's size (absolute), ns */
 	struct ht_clock_segment segments[HT_CLOCK_FIT_MAX_SEGMENTS];
 };

@@ -338,12 +338,10 @@ static int map_ctf(const struct ht_report_config *cfg, struct clock_reading *c, 
 		lo = g < lo ? g : lo;
 		hi = g > hi ? g : hi;
 	}
-	for (size_t i = 0; fit.nsegments > 1 && i < fit.nsegments; i++)
-		if (fit.segments[i].intercept == fit.intercept && fit.segments[i].rate == fit.rate) {
-			lo = fit.segments[i].guest_first;
-			hi = fit.segments[i].guest_last;
-			break;
-		}
+	if (fit.nsegments > 1) {
+		lo = fit.segments[fit.main_segment].guest_first;
+		hi = fit.segments[fit.main_segment].guest_last;
+	}
 	if (!(in = from_stdin ? stdin : fopen(cfg->clock_map_ctf, "rb")))
 		return ht_runtime_error("cannot read %s: %s", cfg->clock_map_ctf, strerror(errno));
 	for (;;) {
