@@ -28,25 +28,12 @@ DR_ERR=
 dr_err() { DR_ERR=$*; return 1; }
 
 droot_minbase() {
-	local suite=$1 dir
+	local suite=$1 dir tmp
 	dir=$DISTRO_CACHE/$suite
 	DR_TAR=$dir/minbase.tar
 	[ -f "$DR_TAR" ] && return 0
 	command -v debootstrap >/dev/null || dr_err "debootstrap is missing: run 'make deps' as root" || return 1
 	mkdir -p "$dir" || dr_err "cannot create $dir" || return 1
-	# One maker at a time (tests/run prepares a root beside the suites that
-	# unpack one): the others wait and take its tar.
-	(
-		flock 9 || exit 1
-		[ -f "$DR_TAR" ] && exit 0
-		dr_make_minbase "$suite" "$dir" || { echo "$DR_ERR" >"$dir/minbase.err"; exit 1; }
-	) 9>"$dir/minbase.lock"
-	[ -f "$DR_TAR" ] || dr_err "$(cat "$dir/minbase.err" 2>/dev/null || echo "cannot make $DR_TAR")"
-}
-
-# The pristine root of SUITE made with debootstrap into DIR/minbase.tar.
-dr_make_minbase() {
-	local suite=$1 dir=$2 tmp
 	tmp=$dir/minbase.tmp.$$
 	rm -rf "$tmp"
 	if ! debootstrap --variant=minbase "$suite" "$tmp" >"$dir/debootstrap.log" 2>&1; then

@@ -13,12 +13,10 @@
 # Its preparation (the root, its packages, the build; --prepare does only
 # that) and its run of the suites keep one CPU busy for about 13 minutes
 # and share nothing with the nested-machine suites: tests/run runs it beside
-# them, and its preparation earlier, beside the suites after the C test
-# programs (not beside those: the kernel tests' synthetic events run with
-# preemption on, and a busy other CPU once cost test_vm_churn a lifetime's
-# numbers).
+# them. (Not earlier, beside the first suites: the kernel tests' synthetic
+# events run with preemption on, and a busy other CPU once cost
+# test_vm_churn a lifetime's numbers.)
 # tests/run: alongside the nested-machine suites
-# tests/run: prepare early with --prepare
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 source "$TOP/tests/distro/debian_root.sh"
