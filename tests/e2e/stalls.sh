@@ -36,12 +36,13 @@
 #    stuck for D s of the window's W s was idle for at most W - D s of it
 #    (the kernel counts a halt's whole length as idle when it ends, however
 #    late the interrupt that ends it); idle time above that, by more than
-#    IDLE_SLACK s (readings 10 ms apart, taken around the commands), means it
-#    was halted for all but a few seconds of its "stuck" time. This holds
-#    whatever the report's registers show: the late interrupt's handler, a
-#    softirq or a switch to another task may run before the watchdog's timer.
-#    Only the part of the stuck time inside the window counts, and only
-#    where that part is at least the detector's threshold (20 s).
+#    2 s (idle_slack: readings in 10 ms ticks, taken around the commands),
+#    means it was halted for all but a few seconds of its "stuck" time. This
+#    holds whatever the report's registers show: the late interrupt's
+#    handler, a softirq or a switch to another task may run before the
+#    watchdog's timer. Only the part of the stuck time inside the window
+#    counts, and only where that part is at least 20 s (threshold: the soft
+#    lockup detector's default; the guests here report after 120 s).
 #  - Without a measurement, the report itself: the idle task (swapper/N) at
 #    the instruction that waits for an interrupt (the safe_halt family,
 #    default_idle, mwait_idle), or at the softirqs of the interrupt that woke
