@@ -69,23 +69,24 @@ static void fixture_free(struct fixture *f)
 		close(f->hostile_fds[--f->nhostile]);
 }
 
-static unsigned long long now_ms(void)
+/* Clock id's time in ms. */
+static unsigned long long clock_ms(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (unsigned long long)ts.tv_sec * 1000 + (unsigned long long)ts.tv_nsec / 1000000;
+}
+
+static unsigned long long now_ms(void)
+{
+	return clock_ms(CLOCK_MONOTONIC);
 }
 
 /* CPU time (ms) of this process's threads other than the calling one: the server's, here. */
 static unsigned long long other_threads_cpu_ms(void)
 {
-	struct timespec all, mine;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &all);
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mine);
-	return ((unsigned long long)all.tv_sec * 1000 + (unsigned long long)all.tv_nsec / 1000000) -
-	       ((unsigned long long)mine.tv_sec * 1000 + (unsigned long long)mine.tv_nsec / 1000000);
+	return clock_ms(CLOCK_PROCESS_CPUTIME_ID) - clock_ms(CLOCK_THREAD_CPUTIME_ID);
 }
 
 /* timeout_ms 0: the server's own deadlines, as record runs it. */
