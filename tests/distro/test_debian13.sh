@@ -62,7 +62,7 @@ prepare() {
 	droot_run "$root" bash -c '
 		cd /src/hypertrace-bpf || exit 1
 		# What the suites it skips (below) alone need is not installed.
-		HT_DEPS_SKIP="buildah podman systemd-container mmdebstrap debootstrap" \
+		HT_DEPS_SKIP="buildah podman systemd-container mmdebstrap debootstrap tmux trace-cmd" \
 			tests/install-deps.sh >/var/tmp/install-deps.log 2>&1 || { echo "install_deps: tests/install-deps.sh failed: $(tail -n 3 /var/tmp/install-deps.log | tr "\n" " ")"; exit 1; }
 		# A git index of the copied files, as a clone has: the build test and
 		# make deb take the tracked files from it.
@@ -114,7 +114,9 @@ tests/bench/ the benchmarks' harness: the host runs it
 tests/container/ the container image is built from the host's packages: the host builds it
 tests/build/test_makefile the build's own rules (unprivileged, incremental, quiet, DESTDIR), the same on both systems: the host runs them; this root's toolchain built everything already (tests_build_debian13)
 tests/export/test_convert_output convert's own handling of its output files (names, modes, signals), the same on both systems: the host runs it
-tests/unit/test_input_scaling how time grows with input size, the program's own algorithms, the same on both systems: the host runs it"
+tests/unit/test_input_scaling how time grows with input size, the program's own algorithms, the same on both systems: the host runs it
+tests/export/test_perfetto_memory how memory grows with input size, the program's own algorithm, the same on both systems: the host runs it
+tests/build/test_stage_includes the source tree's layering (docs/design.md's table), the same on both systems: the host checks it"
 
 log=$root/make-test.log
 # Relays the run: result lines prefixed and counted, the rest indented. The
@@ -134,8 +136,8 @@ relay() {
 	done
 }
 # Fuzzing proper is the host's (60 s); here the fuzzers build with Debian 13's
-# clang, replay every input that ever failed and fuzz briefly.
-droot_run "$root" env TESTS_SKIP="$skips" HT_DISTRO_TESTS=0 HT_REQUIRE_REFERENCE="${HT_REQUIRE_REFERENCE:-0}" FUZZ_SECONDS=15 bash -c '
+# clang, replay every input that ever failed and fuzz briefly (6 s in all).
+droot_run "$root" env TESTS_SKIP="$skips" HT_DISTRO_TESTS=0 HT_REQUIRE_REFERENCE="${HT_REQUIRE_REFERENCE:-0}" FUZZ_SECONDS=6 bash -c '
 	cd /src/hypertrace-bpf && tests/run' 2>&1 | tee "$log" | relay
 status=${PIPESTATUS[0]}
 

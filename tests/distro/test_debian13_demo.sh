@@ -16,6 +16,7 @@
 # It needs the root test_debian13.sh leaves (it runs after it, beside the
 # nested-machine suites: its own nested machine has its own cache).
 # tests/run: alongside the nested-machine suites
+# tests/run: after tests/distro/test_debian13.sh
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 source "$TOP/tests/distro/debian_root.sh"

@@ -49,11 +49,8 @@
 #     track, equal report --initcalls --csv level for level and initcall
 #     for initcall; none, and counted, without clock pairs;
 #   - the file takes at most 1/6 of the bytes of convert --chrome;
-#   - memory stays flat: 10 M records and as many switches of vCPU threads
-#     convert in the RSS of 1 M of each (the 100 M case is in `make bench`,
-#     bench/perfetto_memory.sh).
-# Files and protoc only (its memory verdicts are ratios of one process's
-# peak): tests/run runs it beside the nested-machine suites.
+#   - memory stays flat: tests/export/test_perfetto_memory.sh.
+# Files and protoc only: tests/run runs it beside the nested-machine suites.
 # tests/run: alongside the nested-machine suites
 source "$(dirname "$0")/../lib.sh"
 
@@ -436,28 +433,6 @@ if [ "$(id -u)" -eq 0 ]; then
 	grep 'vCPU account' <<<"$out" | sed 's/^/  /'
 else
 	skip perfetto_bpf_records_equal_report_csv_in_a_sixth_of_chrome "synthetic events through the BPF handlers need root"
-fi
-
-# Memory stays flat: the RSS of 10 M records (and 10 M switches of vCPU threads, off-CPU slices) is that of 1 M.
-rss() {
-	$PY -c '
-import resource, subprocess, sys
-r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if r.returncode == 0 else -1)' "$@"
-}
-if "$GEN" bulk m1.htr 1000000 --switches 2>/dev/null && "$GEN" bulk m10.htr 10000000 --switches 2>/dev/null; then
-	r1=$(rss "$OUTPUT/hypertrace-bpf" convert --perfetto m1.pftrace m1.htr)
-	r10=$(rss "$OUTPUT/hypertrace-bpf" convert --perfetto m10.pftrace m10.htr)
-	echo "    max RSS: 1 M records and switches $r1 KiB, 10 M $r10 KiB ($(($(stat -c %s m10.pftrace) / 1048576)) MiB written)"
-	# Flat: within 10% and 1 MiB of the 1 M case (allocator noise).
-	if [ "$r1" -gt 0 ] && [ "$r10" -gt 0 ] && [ $((r10 * 10)) -le $((r1 * 11 + 10240)) ]; then
-		pass perfetto_memory_flat_from_1M_to_10M_records
-	else
-		fail perfetto_memory_flat_from_1M_to_10M_records "max RSS $r1 KiB for 1 M, $r10 KiB for 10 M"
-	fi
-	rm -f m1.* m10.*
-else
-	fail perfetto_memory_flat_from_1M_to_10M_records "trace_gen bulk failed"
 fi
 
 # Errors: one line, usage 2, runtime 1.
