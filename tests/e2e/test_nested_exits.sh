@@ -372,6 +372,35 @@ vcpus_halted() {
 # --vm: --vm follows the VM from just after the programs are attached, and a
 # switch in between is counted in the EXITS blocks but not recorded (the
 # switch check below wants every one).
+# The scheduler's own events over the same time (its clock, the tick and
+# the wake-ups that update the run-queue clock): where schedstat's run_delay
+# and the account's wait part, below.
+# The vCPU threads' entries and exits too: where the tick that samples
+# guest_time lands (GUEST below).
+# kvm_vcpu_wakeup: each halt's time in KVM, polling included (the halts and guest-idle checks).
+# finish_task_switch (a kprobe, at its name on this kernel): the end of each
+# switch-in, where perf's task-clock starts to count the thread (ONCPU).
+# Turned on before the recording starts, with tracing off until the
+# interval: each tracepoint then calls ftrace's probe before the recorder's,
+# so the events' times are all taken before the recorder's handler runs
+# (after it, the time of the handler, longer at a switch than at a wake-up,
+# would stretch every wait: by 38 us a wait on a busy host).
+ST_EVENTS='sched/sched_switch sched/sched_wakeup sched/sched_wakeup_new timer/hrtimer_expire_entry kvm/kvm_entry kvm/kvm_exit kvm/kvm_vcpu_wakeup'
+echo 0 >$T/tracing_on
+echo 32768 >$T/buffer_size_kb
+FTS=$(awk '$3 ~ /^finish_task_switch(\.|$)/ { print $3; exit }' /proc/kallsyms)
+if [ -n "$FTS" ] && echo "p:htst/switch_in_done $FTS" >>$T/kprobe_events; then
+	ST_EVENTS="$ST_EVENTS htst/switch_in_done"
+	echo "$FTS" >/out/st.kprobe
+else
+	echo "no kprobe on finish_task_switch (symbol '$FTS')" >/out/st.kprobe
+fi
+for e in $ST_EVENTS; do
+	echo 1 >$T/events/$e/enable
+done
+# The tick's handler: tick_sched_timer up to 6.1, tick_nohz_handler since 6.12.
+echo 'function == tick_sched_timer' >$T/events/timer/hrtimer_expire_entry/filter 2>/dev/null ||
+	echo 'function == tick_nohz_handler' >$T/events/timer/hrtimer_expire_entry/filter
 hypertrace-bpf record --exits --vcpu-sched -p $QPID -q -i 1 -o /out/st.htr >/out/st.out 2>/out/st.err &
 REC=$!
 published /out/st.htr || say "record did not start: $(cat /out/st.err)"
@@ -389,22 +418,7 @@ thread_times /out/st.schedstat0
 kvm_halt_stats /out/st.kvmhalt0
 perf_on /out/st.perf.err stat -e task-clock --per-thread -x, -o /out/st.taskclock -t "$(echo $tids | tr ' ' ,)"
 PTC=$PERF
-# The scheduler's own events over the same time (its clock, the tick and
-# the wake-ups that update the run-queue clock): where schedstat's run_delay
-# and the account's wait part, below.
-# The vCPU threads' entries and exits too: where the tick that samples
-# guest_time lands (GUEST below).
-# kvm_vcpu_wakeup: each halt's time in KVM, polling included (the halts and guest-idle checks).
-ST_EVENTS='sched/sched_switch sched/sched_wakeup sched/sched_wakeup_new timer/hrtimer_expire_entry kvm/kvm_entry kvm/kvm_exit kvm/kvm_vcpu_wakeup'
-echo 0 >$T/tracing_on
-echo 32768 >$T/buffer_size_kb
 echo >$T/trace
-for e in $ST_EVENTS; do
-	echo 1 >$T/events/$e/enable
-done
-# The tick's handler: tick_sched_timer up to 6.1, tick_nohz_handler since 6.12.
-echo 'function == tick_sched_timer' >$T/events/timer/hrtimer_expire_entry/filter 2>/dev/null ||
-	echo 'function == tick_nohz_handler' >$T/events/timer/hrtimer_expire_entry/filter
 echo 1 >$T/tracing_on
 kill -CONT $QPID
 sh -c 'while :; do :; done' &
@@ -428,6 +442,7 @@ cat $T/trace >/out/st.ftrace
 for e in $ST_EVENTS; do
 	echo 0 >$T/events/$e/enable
 done
+echo '-:htst/switch_in_done' >>$T/kprobe_events 2>/dev/null
 stop $REC; echo $? >/out/st.rc
 kill -CONT $QPID
 hypertrace-bpf report --exits /out/st.htr >/out/st.report 2>>/out/st.err
@@ -775,6 +790,26 @@ def sched_waits(path, tids):
                 state[nxt] = ('run', clock, ts)
             skip_asked, last_update = False, None
     return tp, held
+def switch_in_times(path, tids):
+    """Per thread, its switch-ins and their time (ns): from the sched_switch
+    that picks it to the kprobe at finish_task_switch that then runs in it,
+    on the same CPU, where perf's task-clock starts to count it."""
+    pat = re.compile(r'^\s*.+?-(\d+)\s+\[(\d+)\]\s+\S+\s+([\d.]+): (\w+): (.*)$')
+    picked, n, ns = {}, {t: 0 for t in tids}, {t: 0 for t in tids}
+    for line in open(path, errors='replace'):
+        m = pat.match(line)
+        if not m:
+            continue
+        pid, cpu, ts, name, rest = int(m.group(1)), int(m.group(2)), round(float(m.group(3)) * 1e9), m.group(4), m.group(5)
+        if name == 'sched_switch':
+            nxt = int(re.search(r'next_pid=(\d+)', rest).group(1))
+            picked[cpu] = (nxt, ts) if nxt in n else None
+        elif name == 'switch_in_done':
+            p = picked.pop(cpu, None)
+            if p and p[0] == pid:
+                n[pid] += 1
+                ns[pid] += ts - p[1]
+    return n, ns
 def guest_window_ticks(path, tids):
     """Where the tick that samples guest_time is handled, per vCPU thread,
     from the order of its handler (hrtimer_expire_entry of the tick) among
@@ -827,8 +862,10 @@ def guest_window_ticks(path, tids):
 try:
     tp_wait, held_wait = sched_waits(F + '/st.ftrace', tids)
     window, tick_period, irqs_off_exit = guest_window_ticks(F + '/st.ftrace', tids)
+    switch_ins, switch_in_ns = switch_in_times(F + '/st.ftrace', tids)
 except (OSError, AttributeError, ValueError):
     tp_wait, held_wait, window, tick_period, irqs_off_exit = {}, {}, {}, 0, None
+    switch_ins, switch_in_ns = {}, {}
 out = ['IDENTITY ' + ('ok %d blocks' % len(blocks) if blocks and not identity_bad else 'bad: ' + '; '.join(identity_bad[:5]))]
 # The stops: blocks in which no thread's guest, kvm, vmm or wait moved.
 def on(st):
@@ -845,6 +882,10 @@ for l in open(F + '/st.taskclock'):
     m = re.search(r'-(\d+),([0-9.]+),msec,task-clock', l)
     if m:
         taskclock[int(m.group(1))] = float(m.group(2)) * 1e6
+try:
+    kprobe_note = open(F + '/st.kprobe').read().strip()
+except OSError:
+    kprobe_note = 'never set up'
 tick_ns = 10 ** 9 // 100  # USER_HZ
 def pct(a, b):
     return 100.0 * (a - b) / b if b else 0.0
@@ -867,8 +908,10 @@ for tid in tids:
     ok = wait_ref > 1e9 and abs(d[3] - wait_ref) <= 0.03 * wait_ref
     out.append('WAIT %d %s wait %.4f s, schedstat run_delay %.4f s (%+.2f%%)' % (tid, 'ok' if ok else 'bad', d[3] / 1e9, wait_ref / 1e9, pct(d[3], wait_ref)))
     # Where the two part, from the scheduler's own events (sched_waits):
-    # the account's wait is the tracepoints' (within 0.5%: measured -0.10%
-    # to -0.15%, ftrace's clock against the account's), and run_delay lies
+    # the account's wait is the tracepoints' (within 0.5%: measured +0.06%
+    # to +0.09%, quiet and beside two CPU hogs, ftrace's clock against the
+    # account's; -0.6% beside the hogs while ftrace's probes ran after the
+    # recorder's, see ST_EVENTS), and run_delay lies
     # between that and its bound from the held run-queue clock (0.2% either
     # side for the clocks' reads).
     if tid in tp_wait:
@@ -881,14 +924,18 @@ for tid in tids:
     # perf's task-clock runs from the end of a context switch (finish_task_switch)
     # to the start of the next; the account from one sched_switch tracepoint to
     # the next: the switch-in itself is the account's, never perf's. So the
-    # account is above task-clock by its switch-ins times their cost: 38-41 us
-    # a switch-in under this emulation (2505 switch-ins and 94.8 ms, 2018 and
-    # 82.3 ms, in one run), +1.7% to +3.1% over 13 runs, more under a busy
-    # host. Below task-clock is time lost; above by more than 5%, time
+    # account is above task-clock by at most its switch-ins' time, measured
+    # here from the nested ftrace (switch_in_times): 34-46 us a switch-in
+    # under this emulation on a quiet host, about 200 us beside two CPU hogs
+    # (which put a fixed bound at +8%). Below task-clock is time lost; above
+    # it by more than the switch-ins and 1% (the clocks' reads), time
     # counted that was not on the CPU.
     tc = taskclock.get(tid, 0)
-    ok = tc > 1e9 and 0 <= oncpu - tc <= 0.05 * tc
-    out.append('ONCPU %d %s guest + kvm + vmm %.4f s, perf task-clock %.4f s (%+.2f%%), schedstat run time %.4f s (%+.2f%%)' % (tid, 'ok' if ok else 'bad', oncpu / 1e9, tc / 1e9, pct(oncpu, tc), oncpu_ref / 1e9, pct(oncpu, oncpu_ref)))
+    sw_n, sw_ns = switch_ins.get(tid, 0), switch_in_ns.get(tid, 0)
+    ok = tc > 1e9 and sw_n > 0 and 0 <= oncpu - tc <= sw_ns + 0.01 * tc
+    out.append('ONCPU %d %s guest + kvm + vmm %.4f s, perf task-clock %.4f s (%+.2f%%, %.1f ms above it); %d switch-ins took %.1f ms (%.0f us each); schedstat run time %.4f s (%+.2f%%)' %
+               (tid, 'ok' if ok else 'bad', oncpu / 1e9, tc / 1e9, pct(oncpu, tc), (oncpu - tc) / 1e6, sw_n, sw_ns / 1e6, sw_ns / 1e3 / sw_n if sw_n else 0,
+                oncpu_ref / 1e9, pct(oncpu, oncpu_ref)) + ('' if sw_n else ': no switch-in measured (kprobe: %s)' % kprobe_note))
     # guest_time is sampled at the tick (a tick that finds the thread in
     # guest mode counts a whole one): under emulation it was off by -15% to
     # +25% over ~250 ticks, either way from run to run (the emulator delivers
@@ -1127,7 +1174,7 @@ for kind in RUNNABLE WAIT SCHEDCLOCK ONCPU GUEST; do
 	RUNNABLE) name=${CHECK_PREFIX}vcpu_on_cpu_and_wait_within_1pct_of_schedstat_run_time_and_run_delay ;;
 	WAIT) name=${CHECK_PREFIX}vcpu_wait_within_3pct_of_schedstat_run_delay ;;
 	SCHEDCLOCK) name=${CHECK_PREFIX}vcpu_wait_and_run_delay_part_where_the_run_queue_clock_was_held ;;
-	ONCPU) name=${CHECK_PREFIX}vcpu_on_cpu_states_0_to_5pct_above_perf_task_clock ;;
+	ONCPU) name=${CHECK_PREFIX}vcpu_on_cpu_states_above_perf_task_clock_by_at_most_the_switch_ins ;;
 	GUEST) name=${CHECK_PREFIX}vcpu_proc_guest_time_is_the_ticks_in_the_kernels_guest_window ;;
 	esac
 	while read -r k tid ok rest; do
