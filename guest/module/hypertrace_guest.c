@@ -204,18 +204,26 @@ static noinline void emit_module_event(unsigned int state, unsigned long missed)
 /*
  * A clock pair: the guest's clocks, read with interrupts off right before
  * the hypercall, so nothing of the guest's runs between the read and the
- * exit whose host time pairs with it. noinline: its hypercall stays in the
- * module's text.
+ * exit whose host time pairs with it. The reads are statements of their
+ * own, in a fixed order: as arguments of one call their order was the
+ * compiler's (ftrace's clock first), and the reads after a clock's add
+ * their time to its pairs. ftrace's clock is read last, nearest the exit:
+ * the host places each ftrace event before its own hypercall's exit to
+ * within the fit's residual; CLOCK_MONOTONIC (pvclock), the costliest read,
+ * first. noinline: its hypercall stays in the module's text.
  */
 static noinline void emit_clock_pair(void)
 {
 	static u32 seq;
 	unsigned long flags;
+	u64 mono, local, trace;
 
 	local_irq_save(flags);
+	mono = ktime_get_mono_fast_ns();
+	local = local_clock();
+	trace = trace_clock_local();
 	ht_guest_emit(insn, HT_GUEST_NR_CLOCK_PAIR,
-		      ht_guest_pack_clock_pair(local_clock(), ktime_get_mono_fast_ns(), trace_clock_local(), seq++,
-					       smp_processor_id()));
+		      ht_guest_pack_clock_pair(local, mono, trace, seq++, smp_processor_id()));
 	local_irq_restore(flags);
 }
 
