@@ -34,10 +34,19 @@ droot_minbase() {
 	[ -f "$DR_TAR" ] && return 0
 	command -v debootstrap >/dev/null || dr_err "debootstrap is missing: run 'make deps' as root" || return 1
 	mkdir -p "$dir" || dr_err "cannot create $dir" || return 1
+	# One debootstrap for all: a Debian 13 root prepared in the background
+	# (tests/run) and a suite that wants a clean copy may both start here.
+	local lock
+	exec {lock}>"$dir/minbase.lock" && flock "$lock" || dr_err "cannot lock $dir/minbase.lock" || return 1
+	if [ -f "$DR_TAR" ]; then
+		exec {lock}>&-
+		return 0
+	fi
 	tmp=$dir/minbase.tmp.$$
 	rm -rf "$tmp"
 	if ! debootstrap --variant=minbase "$suite" "$tmp" >"$dir/debootstrap.log" 2>&1; then
 		rm -rf "$tmp"
+		exec {lock}>&-
 		dr_err "debootstrap $suite failed: $(tail -n 2 "$dir/debootstrap.log" | tr '\n' ' ')"
 		return 1
 	fi
@@ -46,6 +55,7 @@ droot_minbase() {
 	tar -C "$tmp" -cf "$DR_TAR.tmp" . && mv "$DR_TAR.tmp" "$DR_TAR" || dr_err "cannot write $DR_TAR"
 	local st=$?
 	rm -rf "$tmp"
+	exec {lock}>&-
 	return $st
 }
 

@@ -11,12 +11,15 @@
 # Runs when HT_DISTRO_TESTS=1 (.ci/run sets it): the first run downloads about
 # 600 MB and takes minutes.
 # Its preparation (the root, its packages, the build; --prepare does only
-# that) and its run of the suites keep one CPU busy for about 13 minutes
-# and share nothing with the nested-machine suites: tests/run runs it beside
-# them. (Not earlier, beside the first suites: the kernel tests' synthetic
-# events run with preemption on, and a busy other CPU once cost
-# test_vm_churn a lifetime's numbers.)
+# that, and nothing when the root is ready for this tree) and its run of the
+# suites keep one CPU busy for about 13 minutes and share nothing with the
+# nested-machine suites: tests/run runs it beside them. The preparation
+# starts earlier, on the CPU the host's serial suites leave idle, once the
+# kernel suites have ended (their synthetic events run with preemption on,
+# and a busy other CPU once cost test_vm_churn a lifetime's numbers); the
+# suite waits for it (a lock on the root) and finds the root ready.
 # tests/run: alongside the nested-machine suites
+# tests/run: prepare ahead with --prepare, after the kernel suites
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 source "$TOP/tests/distro/debian_root.sh"
@@ -77,20 +80,28 @@ prepare() {
 }
 
 t0=$(date +%s)
+# One preparation at a time: the suite waits here for one tests/run began
+# ahead (--prepare), then finds the root ready.
+mkdir -p "$DISTRO_CACHE/$SUITE" && exec {prepare_lock}>"$DISTRO_CACHE/$SUITE/prepare.lock" && flock "$prepare_lock" || {
+	[ "$mode" = --prepare ] && exit 1
+	fail ${NAME}_root "cannot lock $DISTRO_CACHE/$SUITE/prepare.lock"
+	suite_exit
+}
 if ! droot_ensure $SUITE; then
 	[ "$mode" = --prepare ] && exit 1
 	fail ${NAME}_root "$DR_ERR"
 	suite_exit
 fi
 root=$DR_ROOT
-# A root prepared already for this very tree (--prepare, run by hand) is
-# used as it is; else the suite prepares it.
+# A root prepared already for this very tree (by --prepare, ahead or by
+# hand) is used as it is; else the suite prepares it.
+prepared_for_this_tree() { [ "$(cat "$root/prepared" 2>/dev/null)" = "ok $(tree_fingerprint)" ]; }
 if [ "$mode" = --prepare ]; then
-	prepare
+	prepared_for_this_tree || prepare
 	exit
 fi
-if [ "$(cat "$root/prepared" 2>/dev/null)" = "ok $(tree_fingerprint)" ]; then
-	echo "    ($NAME root prepared already for this tree)"
+if prepared_for_this_tree; then
+	echo "    ($NAME root prepared already for this tree, $(($(date +%s) - t0)) s waited)"
 elif ! prepare; then
 	fail ${NAME}_prepare "$DR_ERR"
 	suite_exit
