@@ -107,8 +107,14 @@ struct trace_event_raw_kvm_exit {
  * regs[] is indexed by enum kvm_reg: VCPU_REGS_RIP is 16 on x86-64, and
  * CO-RE checks the index against the kernel's array.
  */
+/* The vCPU's local APIC: its registers' page, as the guest sees it (APIC_LVTT at 0x320). */
+struct kvm_lapic {
+	void *regs;
+} __attribute__((preserve_access_index));
+
 struct kvm_vcpu_arch {
 	unsigned long regs[17]; /* NR_VCPU_REGS */
+	struct kvm_lapic *apic; /* record --exits: its LVTT names the timer's vector (a wake-up's class) */
 	/*
 	 * record --boot: the guest's mode. KVM intercepts every change of
 	 * CR0.PE and CR0.PG and every write of EFER (LMA follows PG with

@@ -326,6 +326,44 @@ _Static_assert(sizeof(struct ht_vcpu_wait) == 56, "ht_vcpu_wait layout changed")
  * kvm_vcpu_wakeup's ns: from the halt's start to its wake-up).
  */
 #define HT_HALT_POLL_NS_UNKNOWN 0xffffffffu
+
+/*
+ * The wake-ups of a halted vCPU thread (record --exits): from the
+ * sched_wakeup that ends its sleep in a halt (in KVM, or in the VMM after
+ * KVM_EXIT_HLT) to its next kvm_entry, the guest running again; wait_ns is
+ * the part of it the thread was runnable but off a CPU (the account's wait
+ * between the two), the rest is its switch-in and KVM's entry path (the
+ * interrupt's injection included). A wake-up is classed by the vector KVM
+ * injected first between the two (kvm_inj_virq): the vCPU's local APIC
+ * timer (the vector in its LVTT when it entered), another vector (IPIs,
+ * devices), or none (a posted interrupt, which KVM delivers with no
+ * injection event, or a wake-up for something else: a signal, a request).
+ * A wake-up after which the thread blocked again before entering the guest
+ * (KVM found nothing to run, and halted again) is counted in reblocked and
+ * in no class. Halts that polling caught never slept: they have no
+ * wake-up here (ht_vcpu_halts.caught).
+ */
+enum ht_wake_class {
+	HT_WAKE_TIMER = 0, /* the vCPU's local APIC timer */
+	HT_WAKE_VECTOR,    /* another vector: an IPI or a device's */
+	HT_WAKE_NONE,      /* no injection seen: posted, or no interrupt */
+	HT_WAKE_NCLASSES,
+};
+/* Slot k holds wake-ups of [2^k, 2^(k+1)) ns (slot 0 also 0), the last one everything from 2^35 ns (34 s) on. */
+#define HT_WAKE_SLOTS 36
+struct ht_vcpu_wake_hist {
+	__u64 total_ns;             /*  0 wake-up to entry, summed */
+	__u64 wait_ns;              /*  8 of it, off a CPU while runnable */
+	__u64 max_ns;               /* 16 the longest wake-up to entry */
+	__u64 slots[HT_WAKE_SLOTS]; /* 24 by wake-up to entry: their sum is the count */
+};
+struct ht_vcpu_wakeups {
+	struct ht_vcpu_wake_hist c[HT_WAKE_NCLASSES]; /*   0 by enum ht_wake_class */
+	__u64 reblocked;                              /* 936 wake-ups after which the thread blocked again before its guest ran */
+};
+_Static_assert(sizeof(struct ht_vcpu_wake_hist) == 24 + 8 * HT_WAKE_SLOTS, "ht_vcpu_wake_hist layout changed");
+_Static_assert(sizeof(struct ht_vcpu_wakeups) == 944, "ht_vcpu_wakeups layout changed");
+
 struct ht_vcpu_halts {
 	__u64 halts;        /*  0 halts that ended */
 	__u64 polled;       /*  8 of them, halts KVM polled in (halt_poll_ns in force not 0) */
@@ -335,8 +373,11 @@ struct ht_vcpu_halts {
 	__u64 slept_ns;     /* 40 their time in KVM: the polling that did not catch it, then the sleep */
 	__u32 poll_ns;      /* 48 halt_poll_ns in force for the next halt; HT_HALT_POLL_NS_UNKNOWN: none seen yet */
 	__u32 poll_unknown; /* 52 halts whose polling was not known: the thread's first, if no entry came before it */
+	struct ht_vcpu_wakeups wake; /* 56 the halts' wake-ups, to the guest running (trace format version 10 on) */
 };
-_Static_assert(sizeof(struct ht_vcpu_halts) == 56, "ht_vcpu_halts layout changed");
+/* The halts without their wake-ups, as files of version 9 hold them. */
+#define HT_VCPU_HALTS_V9_SIZE 56
+_Static_assert(sizeof(struct ht_vcpu_halts) == HT_VCPU_HALTS_V9_SIZE + 944, "ht_vcpu_halts layout changed");
 
 /*
  * The cause of an exit (record --exits): what KVM reported while handling it,

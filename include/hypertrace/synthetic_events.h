@@ -51,6 +51,14 @@ struct ht_synth_halt {
 	__u32 poll_changed, poll_new, poll_old, pad;
 };
 
+/* KVM injects vector into the guest of thread tid (kvm_inj_virq). */
+struct ht_synth_inj_virq {
+	__u32 tid, vector;
+};
+/* The local APIC timer's vector of the synthetic vCPUs, which have no KVM vCPU to read it from (Linux's). */
+#define HT_SYNTH_TIMER_VECTOR 0xec
+
+_Static_assert(sizeof(struct ht_synth_inj_virq) == 8, "synthetic injection layout changed");
 _Static_assert(sizeof(struct ht_synth_halt) == 32 && __builtin_offsetof(struct ht_synth_halt, ns) == 8,
 	       "synthetic halt layout changed");
 _Static_assert(sizeof(struct ht_synth_timed_event) == 272 &&

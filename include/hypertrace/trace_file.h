@@ -41,8 +41,11 @@
  * 9: an EXITS block's thread records carry the thread's halts in KVM
  *    (struct ht_vcpu_halts); earlier files' thread records end before them
  *    (HT_VCPU_WAIT_REC_V8_SIZE), read as no halts and polling unknown.
+ * 10: the halts in an EXITS block's thread records carry their wake-ups
+ *    (struct ht_vcpu_wakeups); earlier files' thread records end before
+ *    them (HT_VCPU_WAIT_REC_V9_SIZE), read as none.
  */
-#define HT_FILE_VERSION 9
+#define HT_FILE_VERSION 10
 #define HT_FILE_HEADER_SIZE 256
 
 /* ht_file_header.filter_flags */
@@ -193,12 +196,14 @@ struct ht_boot_vm_rec {
 struct ht_vcpu_wait_rec {
 	struct ht_vcpu_wait w;    /*   0; w.pad1 holds HT_VCPU_WAIT_F_* */
 	struct ht_vcpu_account a; /*  56 version 5 on */
-	struct ht_vcpu_halts h;   /* 120 version 9 on */
+	struct ht_vcpu_halts h;   /* 120 version 9 on; h.wake version 10 on */
 };
 /* A thread record in files of versions 3 and 4: w alone. */
 #define HT_VCPU_WAIT_REC_V4_SIZE 56
 /* A thread record in files of versions 5 to 8: w and a. */
 #define HT_VCPU_WAIT_REC_V8_SIZE (56 + 16 + 8 * HT_VCPU_NSTATES)
+/* A thread record in files of version 9: w, a and the halts without their wake-ups. */
+#define HT_VCPU_WAIT_REC_V9_SIZE (HT_VCPU_WAIT_REC_V8_SIZE + HT_VCPU_HALTS_V9_SIZE)
 
 _Static_assert(sizeof(struct ht_file_header) == HT_FILE_HEADER_SIZE, "header layout changed");
 _Static_assert(sizeof(struct ht_exits_header) == 64, "exits header layout changed");
@@ -207,7 +212,8 @@ _Static_assert(__builtin_offsetof(struct ht_exits_header, causes_not_theirs) == 
 	       "exits header layout");
 _Static_assert(sizeof(struct ht_exit_cause_rec) == 24 + 32 + 16 * HT_EXIT_SLOTS, "exit cause layout changed");
 _Static_assert(sizeof(struct ht_exit_series_rec) == 24 + 32 + 8 * HT_EXIT_SLOTS, "exit series layout changed");
-_Static_assert(sizeof(struct ht_vcpu_wait_rec) == HT_VCPU_WAIT_REC_V8_SIZE + 56, "vcpu wait layout changed");
+_Static_assert(sizeof(struct ht_vcpu_wait_rec) == HT_VCPU_WAIT_REC_V9_SIZE + sizeof(struct ht_vcpu_wakeups),
+	       "vcpu wait layout changed");
 _Static_assert(sizeof(struct ht_identity) == 112, "identity layout changed");
 _Static_assert(sizeof(struct ht_boot_vm_rec) == 40, "boot VM layout changed");
 _Static_assert(__builtin_offsetof(struct ht_file_header, filter_nr_count) == 120, "header layout");

@@ -48,6 +48,7 @@
 #define HYPERTRACE_EXITS_BPF_H
 
 #include "boot.bpf.h"
+#include "vcpu_wakeups.bpf.h"
 
 /*
  * The slot's open exit goes into its thread's entry (made if it has none),
@@ -181,8 +182,8 @@ static __always_inline __u64 close_thread_exit(struct vcpu_thread *t, __u32 tgid
  * is in its vcpu_thread_table entry), or its exit came before the programs
  * were attached. Also where a vCPU thread that was not switched out yet
  * gets its entry, and where a slot whose owner is wrong is put right.
- * 1 if the thread's entry (the slot names it from now on) wants its
- * halt_poll_ns read (vcpu_halts.bpf.h), else 0.
+ * 1 if the thread's entry (the slot names it from now on) has a halt's
+ * part to do at this entry (after_halt: vcpu_halts.bpf.h), else 0.
  */
 __noinline int exit_end_moved(__u32 vcpu_id, struct vcpu_state *slot, __u64 synthetic_now, __u64 me, __u32 cpu)
 {
@@ -225,7 +226,7 @@ __noinline int exit_end_moved(__u32 vcpu_id, struct vcpu_state *slot, __u64 synt
 	if (boot_on)
 		boot_note(cpu, slot->running_thread, me, closed, now, t->exit_reason, t->exit_isa, closed ? t->stat.vcpu : vcpu_id,
 			  t->exit_rip, 0);
-	return t->halt_poll_read;
+	return t->after_halt;
 }
 
 /*
@@ -264,7 +265,7 @@ static __always_inline struct vcpu_thread *exit_end(__u32 vcpu_id, struct vcpu_s
 	/* Closed after the account took it: a reader sees the exit open, or the account past it. */
 	barrier();
 	slot->exit_open = 0;
-	return t && t->halt_poll_read ? t : NULL;
+	return t && t->after_halt ? t : NULL;
 }
 
 /*
@@ -377,6 +378,8 @@ __noinline int vcpu_switch(struct vcpu_state *slot, const struct switch_event *e
 		if (thread_state(t) <= HT_VCPU_VMM)
 			t->resume_state = thread_state(t);
 		account_to(t, e->prev_involuntary ? HT_VCPU_WAIT : halted(t) ? HT_VCPU_HALTED : HT_VCPU_BLOCKED, now, 0);
+		if (!e->prev_involuntary && t->wake_ns)
+			vcpu_wake_reblocked(t);
 		if (vcpu_sched_on)
 			emit_switch(t, HT_SWITCH_OUT, e, now);
 	}
@@ -406,15 +409,27 @@ static __always_inline void exits_sched_switch(struct vcpu_state *slot, const st
 	slot->owner = e->next_ids;
 }
 
-/* A wake-up: a vCPU thread blocked off its CPU waits for one from now on. */
+/*
+ * A wake-up: a vCPU thread blocked off its CPU waits for one from now on;
+ * one that slept in a halt begins a wake-up (vcpu_halts.bpf.h).
+ */
 static __noinline int vcpu_wakeup(__u32 tid, __u64 synthetic_now)
 {
 	__u32 idx;
 	struct vcpu_thread *t = thread_of(tid, &idx);
 
 	/* Woken while still on its CPU (before it switched out), or already runnable: nothing changes. */
-	if (t && !t->running && (thread_state(t) == HT_VCPU_HALTED || thread_state(t) == HT_VCPU_BLOCKED))
-		account_to(t, HT_VCPU_WAIT, clock_ns(synthetic_now), 0);
+	if (!t || t->running)
+		return 0;
+	__u32 state = thread_state(t);
+	__u64 now;
+
+	if (state != HT_VCPU_HALTED && state != HT_VCPU_BLOCKED)
+		return 0;
+	now = clock_ns(synthetic_now);
+	if (state == HT_VCPU_HALTED)
+		vcpu_wake_begins(t, now);
+	account_to(t, HT_VCPU_WAIT, now, 0);
 	return 0;
 }
 

@@ -396,7 +396,7 @@ static __always_inline int handle_kvm_entry(const struct kvm_vcpu *vcpu, __u32 v
 		struct vcpu_thread *t = exit_end(vcpu_id, slot, synthetic_now, cpu);
 
 		if (t)
-			vcpu_halt_poll_at_entry(t, vcpu);
+			vcpu_halt_at_entry(t, vcpu);
 		if (boot_on)
 			boot_flush(vcpu, cpu, true);
 	}

@@ -172,6 +172,17 @@ int on_kvm_vcpu_wakeup(unsigned long long *ctx)
 	return vcpu_halt_ended((__u32)bpf_get_current_pid_tgid(), ctx[0], (__u8)ctx[1]);
 }
 
+/*
+ * --exits: KVM injects an interrupt into the guest of the vCPU thread that
+ * runs here, at its next entry. ctx: (vector, ...): 6.1 has the vector
+ * alone, later kernels add soft and reinjected. Loaded only with --exits.
+ */
+SEC("tp_btf/kvm_inj_virq")
+int on_kvm_inj_virq(unsigned long long *ctx)
+{
+	return vcpu_wake_vector((__u32)bpf_get_current_pid_tgid(), (__u32)ctx[0]);
+}
+
 /* --exits: KVM grew or shrank a halting vCPU's halt_poll_ns. ctx: (grow, vcpu_id, new, old). Loaded only with --exits. */
 SEC("tp_btf/kvm_halt_poll_ns")
 int on_kvm_halt_poll_ns(unsigned long long *ctx)
@@ -288,6 +299,12 @@ SEC("syscall")
 int synthetic_sched_wakeup(struct ht_synth_wakeup *a)
 {
 	return handle_sched_wakeup(a->tid, a->now_ns);
+}
+
+SEC("syscall")
+int synthetic_kvm_inj_virq(struct ht_synth_inj_virq *a)
+{
+	return vcpu_wake_vector(a->tid, a->vector);
 }
 
 /* A halt of a made-up vCPU thread: its kvm_halt_poll_ns (if it changed), then its kvm_vcpu_wakeup. */

@@ -147,7 +147,7 @@ __noinline __u32 vcpu_thread_add(__u64 ids, __u32 vcpu_and_state, __u64 now)
 		__builtin_memset(&t->halts, 0, sizeof(t->halts));
 		t->halts.poll_ns = HT_HALT_POLL_NS_UNKNOWN;
 		t->halt_poll_changed = 0;
-		t->halt_poll_read = 1;
+		t->after_halt = 1;
 		if (boot_on) {
 			/* --boot: a new thread at this index, not decided yet (boot.bpf.h). */
 			struct boot_thread *bt = bpf_map_lookup_elem(&boot_threads, &at);

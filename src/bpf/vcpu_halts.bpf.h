@@ -18,12 +18,13 @@
  * Halts are rare next to exits: both handlers are global functions off the
  * exit path (see exits.bpf.h's rule), and kvm_entry pays one load of a
  * byte on the thread's first line, which its account has just written
- * (exit_end hands the entry back when the byte is set).
+ * (exit_end hands the entry back when the byte, after_halt, is set).
  */
 #ifndef HYPERTRACE_VCPU_HALTS_BPF_H
 #define HYPERTRACE_VCPU_HALTS_BPF_H
 
 #include "exits.bpf.h"
+#include "hypertrace/synthetic_events.h" /* HT_SYNTH_TIMER_VECTOR */
 
 /* kvm_halt_poll_ns of thread tid, during its halt: old was in force for this halt, new is for the next. */
 __noinline int vcpu_halt_poll_changed(__u32 tid, __u32 poll_new, __u32 poll_old)
@@ -69,21 +70,24 @@ __noinline int vcpu_halt_ended(__u32 tid, __u64 ns, __u32 waited)
 		h->slept_ns += ns;
 	}
 	t->halt_poll_changed = 0;
-	t->halt_poll_read = 1;
+	t->after_halt = 1;
 	return 0;
 }
 
 /*
- * kvm_entry of thread t (exit_end's: a halt ended since its last entry, or
- * it was first seen), vCPU vcpu: the value its next halt polls with, as KVM
- * holds it. vcpu NULL: the synthetic programs and the benchmark, which have
- * none.
+ * kvm_entry of thread t (exit_end's: a halt ended or its sleep was woken
+ * since its last entry, or it was first seen), vCPU vcpu: the value its
+ * next halt polls with, as KVM holds it, and the end of its wake-up
+ * (vcpu_wakeups.bpf.h). vcpu NULL: the synthetic programs and the
+ * benchmark, which have none; their vCPUs' timer is HT_SYNTH_TIMER_VECTOR.
  */
-static __always_inline void vcpu_halt_poll_at_entry(struct vcpu_thread *t, const struct kvm_vcpu *vcpu)
+static __always_inline void vcpu_halt_at_entry(struct vcpu_thread *t, const struct kvm_vcpu *vcpu)
 {
 	if (vcpu)
 		t->halts.poll_ns = vcpu->halt_poll_ns;
-	t->halt_poll_read = 0;
+	if (t->wake_ns)
+		vcpu_wake_ended(t, vcpu ? vcpu_timer_vector(vcpu) : HT_SYNTH_TIMER_VECTOR);
+	t->after_halt = 0;
 }
 
 #endif /* HYPERTRACE_VCPU_HALTS_BPF_H */

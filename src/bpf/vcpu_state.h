@@ -101,7 +101,7 @@ struct vcpu_thread {
 	__u64 state_ns[HT_VCPU_NSTATES]; /* by enum ht_vcpu_state, up to the time */
 	__u8 resume_state;    /* off its CPU: the state it goes back to when switched in (kvm or vmm) */
 	__u8 running;         /* on a CPU now */
-	__u8 halt_poll_read;  /* a halt ended: its next kvm_entry reads the vCPU's halt_poll_ns (vcpu_halts.bpf.h) */
+	__u8 after_halt;      /* a halt ended or its sleep was woken: the next kvm_entry does the halt's part (vcpu_halts.bpf.h) */
 	__u8 pad0;
 	__u32 in_use;         /* VCPU_ENTRY_* */
 	/* The rest: switches, wake-ups, registration. */
@@ -116,16 +116,22 @@ struct vcpu_thread {
 	__u64 exit_ns;        /* the open exit, while exit_open */
 	struct exit_cause_note cause; /* the open exit's cause, while exit_open (see exit_cause_note) */
 	__u64 exit_rip;       /* --boot: the guest's RIP at the open exit, while exit_open */
-	/* Its halts in KVM (vcpu_halts.bpf.h), a line of their own: written once per halt. */
+	/* Its halts in KVM and their wake-ups (vcpu_halts.bpf.h), lines of their own: written once per halt. */
 	struct ht_vcpu_halts halts;
 	__u32 halt_poll_old;  /* the halt_poll_ns in force for the halt going on, if halt_poll_changed */
 	__u8 halt_poll_changed; /* KVM changed halt_poll_ns during the halt going on (kvm_halt_poll_ns) */
 	__u8 pad1[3];
+	/* The wake-up from a halt going on: from its sched_wakeup to the thread's next kvm_entry. */
+	__u64 wake_ns;        /* the sched_wakeup; 0: none going on */
+	__u64 wake_wait_base; /* state_ns[HT_VCPU_WAIT] at it: the wait since is the wake-up's */
+	__u32 wake_vector;    /* the first vector KVM injected since (kvm_inj_virq); HT_WAKE_NO_VECTOR: none yet */
+	__u8 pad2[60];
 };
+#define HT_WAKE_NO_VECTOR 0xffffffffu
 
 _Static_assert(__builtin_offsetof(struct vcpu_thread, start_ns) == 64, "the account fills the first cache line");
-_Static_assert(__builtin_offsetof(struct vcpu_thread, halts) == 192, "the halts fill the fourth cache line");
-_Static_assert(sizeof(struct vcpu_thread) == 256, "entries in whole cache lines: an exit touches one line of its thread");
+_Static_assert(__builtin_offsetof(struct vcpu_thread, halts) == 192, "the halts begin on the fourth cache line");
+_Static_assert(sizeof(struct vcpu_thread) % 64 == 0, "entries in whole cache lines: an exit touches one line of its thread");
 
 static inline __u64 vcpu_thread_time(__u64 since_state)
 {

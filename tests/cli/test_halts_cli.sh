@@ -3,8 +3,10 @@
 # two EXITS blocks 1 s apart; vCPU 0 at the end 30 halts, 28 polled, 20
 # caught in 400 us, 10 slept in 10 ms, 2 whose polling was not known,
 # halt_poll_ns 400000; vCPU 1 3 halts, all slept and not known, its
-# halt_poll_ns never known): the text view, the CSV and JSON rows, a time
-# window's differences, and the option that excludes it.
+# halt_poll_ns never known; vCPU 0's wake-ups at the end: 10 of the timer,
+# 6 of 20 us and 4 of 100 us, 130 us of it waiting, 2 of 1.5 ms of another
+# vector, 2 ms waiting, 3 reblocked): the text view, the CSV and JSON rows,
+# a time window's differences, and the option that excludes it.
 # shellcheck source=../lib.sh
 source "$(dirname "$0")/../lib.sh"
 
@@ -28,12 +30,22 @@ if [ "$rc" -eq 0 ] &&
 else
 	fail halts_text_view_per_thread_and_vm "rc $rc: $(cat "$work/err") / $(cat "$work/out")"
 fi
+# The wake-ups: a row per class, then all; percentiles are their slots' upper bounds, no more than the longest.
+if [ "$rc" -eq 0 ] &&
+	grep -Eq "^  vCPU 0 \(tid 2000\) +timer +10 +52\.0us +32\.8us +100us +100us +25\.0% +3$" "$work/out" &&
+	grep -Eq "^  vCPU 0 \(tid 2000\) +vector +2 +1\.50ms +1\.60ms +1\.60ms +1\.60ms +66\.7% +0$" "$work/out" &&
+	grep -Eq "^  vCPU 0 \(tid 2000\) +all +12 +293us +32\.8us +1\.60ms +1\.60ms +60\.5% +3$" "$work/out" &&
+	! grep -Eq "^  vCPU 1 \(tid 2001\) +(timer|vector|none|all) " "$work/out"; then
+	pass halts_wake_ups_per_thread_and_class
+else
+	fail halts_wake_ups_per_thread_and_class "rc $rc: $(cat "$work/err") / $(cat "$work/out")"
+fi
 
 "$HT" report --halts --csv "$work/h.htr" >"$work/csv" 2>"$work/err"
 rc=$?
-want='vm_pid,vm_name,vcpu,tid,thread_name,thread_start_ns,from_ns,to_ns,ended,halts,polled,caught,caught_ns,slept,slept_ns,poll_unknown,halt_poll_ns
-1000,"",0,2000,"",1000000000,1000000000,3000000000,0,30,28,20,400000,10,10000000,2,400000
-1000,"",1,2001,"",1000000000,1000000000,3000000000,0,3,0,0,0,3,3000,3,'
+want='vm_pid,vm_name,vcpu,tid,thread_name,thread_start_ns,from_ns,to_ns,ended,halts,polled,caught,caught_ns,slept,slept_ns,poll_unknown,halt_poll_ns,wake_timer,wake_timer_ns,wake_timer_wait_ns,wake_timer_max_ns,wake_timer_p99_ns,wake_vector,wake_vector_ns,wake_vector_wait_ns,wake_vector_max_ns,wake_vector_p99_ns,wake_none,wake_none_ns,wake_none_wait_ns,wake_none_max_ns,wake_none_p99_ns,wake_reblocked
+1000,"",0,2000,"",1000000000,1000000000,3000000000,0,30,28,20,400000,10,10000000,2,400000,10,520000,130000,100000,100000,2,3000000,2000000,1600000,1600000,0,0,0,0,0,3
+1000,"",1,2001,"",1000000000,1000000000,3000000000,0,3,0,0,0,3,3000,3,,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0'
 if [ "$rc" -eq 0 ] && [ "$(cat "$work/csv")" = "$want" ]; then
 	pass halts_csv_rows_are_the_last_blocks_numbers
 else
@@ -51,6 +63,13 @@ assert (a['halts'], a['polled'], a['caught'], a['caught_ns'], a['slept'], a['sle
     (20, 20, 14, 280000, 6, 6000000, 0, 400000), a
 assert a['from_ns'] == '2000000000' and a['to_ns'] == '3000000000', a
 assert b['halts'] == 0 and b['halt_poll_ns'] is None, b
+# The window's wake-ups: the timer's 4 of 20 us and 2 of 100 us (its longest no longer known
+# exactly: the bound of its highest slot, no more than the end's longest), the vector's 2 whole.
+w = a['wakeups']
+assert w['timer'] == {'count': 6, 'ns': 280000, 'wait_ns': 70000, 'max_ns': 100000, 'p99_ns': 100000}, w
+assert w['vector'] == {'count': 2, 'ns': 3000000, 'wait_ns': 2000000, 'max_ns': 1600000, 'p99_ns': 1600000}, w
+assert w['none']['count'] == 0 and w['reblocked'] == 2, w
+assert b['wakeups']['timer']['count'] == 0, b
 PY
 	pass halts_json_window_is_the_difference_and_unknown_is_null
 else

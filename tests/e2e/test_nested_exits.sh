@@ -378,6 +378,8 @@ vcpus_halted() {
 # The vCPU threads' entries and exits too: where the tick that samples
 # guest_time lands (GUEST below).
 # kvm_vcpu_wakeup: each halt's time in KVM, polling included (the halts and guest-idle checks).
+# kvm_userspace_exit and kvm_inj_virq: where a halt sleeps and which
+# interrupt its wake-up was for (the wake-ups check).
 # finish_task_switch (a kprobe, at its name on this kernel): the end of each
 # switch-in, where perf's task-clock starts to count the thread (ONCPU).
 # Turned on before the recording starts, with tracing off until the
@@ -385,7 +387,7 @@ vcpus_halted() {
 # so the events' times are all taken before the recorder's handler runs
 # (after it, the time of the handler, longer at a switch than at a wake-up,
 # would stretch every wait: by 38 us a wait on a busy host).
-ST_EVENTS='sched/sched_switch sched/sched_wakeup sched/sched_wakeup_new timer/hrtimer_expire_entry kvm/kvm_entry kvm/kvm_exit kvm/kvm_vcpu_wakeup'
+ST_EVENTS='sched/sched_switch sched/sched_wakeup sched/sched_wakeup_new timer/hrtimer_expire_entry kvm/kvm_entry kvm/kvm_exit kvm/kvm_vcpu_wakeup kvm/kvm_userspace_exit kvm/kvm_inj_virq'
 echo 0 >$T/tracing_on
 echo 32768 >$T/buffer_size_kb
 FTS=$(awk '$3 ~ /^finish_task_switch(\.|$)/ { print $3; exit }' /proc/kallsyms)
@@ -704,16 +706,18 @@ def exits_header_size(data):
     v = struct.unpack_from('<I', data, 8)[0]
     return 64 if v >= 7 else 56 if v >= 6 else 48
 def thread_rec_size(data):
-    """A thread record: 176 bytes from format version 9 (the halts), 120 before."""
-    return 176 if struct.unpack_from('<I', data, 8)[0] >= 9 else 120
+    """A thread record: 1120 bytes from format version 10 (the halts' wake-ups), 176 in 9 (the halts), 120 before."""
+    v = struct.unpack_from('<I', data, 8)[0]
+    return 1120 if v >= 10 else 176 if v >= 9 else 120
 F = sys.argv[1]
 STATES = ('guest', 'kvm', 'vmm', 'wait', 'halted', 'blocked')
 # The trace file's EXITS blocks (docs/trace-format.md): each vCPU thread's
-# cumulative numbers, account and halts (176-byte thread records, version
-# 9), at every block.
+# cumulative numbers, account, halts and their wake-ups (1120-byte thread
+# records, version 10), at every block.
 data = open(F + '/st.htr', 'rb').read()
-off, blocks, hblocks, identity_bad = 256, [], [], []
-state, hstate = {}, {}
+off, blocks, hblocks, wblocks, identity_bad = 256, [], [], [], []
+state, hstate, wstate = {}, {}, {}
+WAKE_CLASSES, WAKE_SLOTS = ('timer', 'vector', 'none'), 36
 trec = thread_rec_size(data)
 while off + 24 <= len(data):
     magic, typ, enc, plen, count, raw, crc = struct.unpack_from('<IHHIIII', data, off)
@@ -726,6 +730,15 @@ while off + 24 <= len(data):
             if trec >= 176:
                 # halts, polled, caught, caught_ns, slept, slept_ns, poll_ns, poll_unknown
                 hstate[f[1]] = struct.unpack_from('<6QII', data, p + i * trec + 120)
+            if trec >= 1120:
+                # per class: count (the sum of its slots), total ns, wait ns; then reblocked
+                w, at = {}, p + i * trec + 176
+                for c in WAKE_CLASSES:
+                    total, wait, longest = struct.unpack_from('<3Q', data, at)
+                    w[c] = (sum(struct.unpack_from('<%dQ' % WAKE_SLOTS, data, at + 24)), total, wait)
+                    at += 24 + 8 * WAKE_SLOTS
+                w['reblocked'] = struct.unpack_from('<Q', data, at)[0]
+                wstate[f[1]] = w
             tid, wait, start, as_of, st = f[1], f[5], f[10], f[11], list(f[12:18])
             # The identity, at every block: the states add up to the thread's time, to the nanosecond.
             if sum(st) != as_of - start:
@@ -735,6 +748,7 @@ while off + 24 <= len(data):
             state[tid] = st
         blocks.append(dict(state))
         hblocks.append(dict(hstate))
+        wblocks.append(dict(wstate))
     off += 24 + plen
 def times(path):
     r, cpu = {}, None
@@ -1116,6 +1130,101 @@ def ftrace_halts(path, tids):
         else:
             poll, poll_ns = poll + 1, poll_ns + int(m.group(3))
     return n, waited, waited_ns, poll, poll_ns, lost
+def ftrace_wakeups(path, tids, timer_vector=0xec):
+    """The wake-ups of halted vCPU threads in the nested machine's ftrace,
+    told the recording's way (struct ht_vcpu_wakeups) from the scheduler's
+    and KVM's own events: a thread that blocks (sched_switch, prev_state not
+    R) in a halt (its last kvm_exit a halt's, no kvm_userspace_exit since but
+    KVM_EXIT_HLT) and is woken (sched_wakeup) has a wake-up until its next
+    kvm_entry, classed by the first kvm_inj_virq in between (the guest's
+    timer vector, Linux's 0xec; another; none); its wait is from the
+    wake-up, or a preempting switch-out, to its switch-in. A thread that
+    blocks again first is reblocked. Per class [count, ns, wait ns]."""
+    pat = re.compile(r'^\s*.+?-(\d+)\s+\[\d+\]\s+\S+\s+([\d.]+): (\w+): (.*)$')
+    st = {t: dict(exit_hlt=False, vmm=False, uexit_hlt=False, halted=False, wake=None) for t in tids}
+    res, reblocked = {c: [0, 0, 0] for c in WAKE_CLASSES}, 0
+    for line in open(path, errors='replace'):
+        m = pat.match(line)
+        if not m:
+            continue
+        pid, ts, name, rest = int(m.group(1)), round(float(m.group(2)) * 1e9), m.group(3), m.group(4)
+        if name == 'sched_wakeup':
+            s = st.get(int(re.search(r' pid=(\d+)', rest).group(1)))
+            if s and s['halted']:
+                s['halted'], s['wake'] = False, [ts, None, 0, ts]  # woken at, vector, wait so far, waiting since
+        elif name == 'sched_switch':
+            mm = re.search(r'prev_pid=(\d+) prev_prio=\S+ prev_state=(\S+) ==> .* next_pid=(\d+)', rest)
+            prev, prev_state, nxt = int(mm.group(1)), mm.group(2), int(mm.group(3))
+            s = st.get(prev)
+            if s and prev != nxt:
+                if prev_state.startswith('R'):
+                    if s['wake']:
+                        s['wake'][3] = ts
+                else:
+                    if s['wake']:
+                        reblocked, s['wake'] = reblocked + 1, None
+                    s['halted'] = s['exit_hlt'] and (not s['vmm'] or s['uexit_hlt'])
+            s = st.get(nxt)
+            if s and s['wake'] and s['wake'][3] is not None:
+                s['wake'][2] += ts - s['wake'][3]
+                s['wake'][3] = None
+        elif pid in st:
+            s = st[pid]
+            if name == 'kvm_exit':
+                mm = re.search(r'reason (\S+)', rest)
+                s['exit_hlt'] = bool(mm) and mm.group(1).lower() in ('hlt', 'idle_hlt')
+                s['vmm'] = s['uexit_hlt'] = False
+            elif name == 'kvm_userspace_exit':
+                s['vmm'], s['uexit_hlt'] = True, 'KVM_EXIT_HLT' in rest
+            elif name == 'kvm_inj_virq':
+                mm = re.search(r'(?:irq|IRQ) (0x[0-9a-fA-F]+|\d+)', rest)
+                if s['wake'] and s['wake'][1] is None and mm:
+                    s['wake'][1] = int(mm.group(1), 0)
+            elif name == 'kvm_entry':
+                s['exit_hlt'] = s['vmm'] = False
+                w = s['wake']
+                if w:
+                    c = 'none' if w[1] is None else 'timer' if w[1] == timer_vector else 'vector'
+                    res[c][0] += 1
+                    res[c][1] += ts - w[0]
+                    res[c][2] += w[2]
+                    s['wake'] = None
+    return res, reblocked
+# The wake-ups of halted vCPU threads (record --exits, struct
+# ht_vcpu_wakeups) between the two stops, against the same wake-ups told
+# from the nested machine's ftrace (ftrace_wakeups): the same number in
+# each class and reblocked, exactly; their time and wait within 2% plus
+# 20 us each (the recorder's handler reads the clock after ftrace's probe
+# at each end: shown).
+try:
+    if not wblocks or any(t not in wblocks[first_stop] or t not in wblocks[-1] for t in tids):
+        raise ValueError('no wake-ups in the thread records (format version %d)' % struct.unpack_from('<I', data, 8)[0])
+    wf, wl = wblocks[first_stop], wblocks[-1]
+    fres, freb = ftrace_wakeups(F + '/st.ftrace', tids)
+    flost = ftrace_halts(F + '/st.ftrace', tids)[5]
+    bad, parts = [], []
+    reb = sum(wl[t]['reblocked'] - wf[t]['reblocked'] for t in tids)
+    for c in WAKE_CLASSES:
+        ours = [sum(wl[t][c][k] - wf[t][c][k] for t in tids) for k in range(3)]
+        theirs = fres[c]
+        parts.append('%s %d (ftrace %d) %.3f ms (ftrace %.3f, %+.2f%%) waiting %.3f ms (ftrace %.3f)' %
+                     (c, ours[0], theirs[0], ours[1] / 1e6, theirs[1] / 1e6,
+                      100.0 * (ours[1] - theirs[1]) / theirs[1] if theirs[1] else 0.0, ours[2] / 1e6, theirs[2] / 1e6))
+        if ours[0] != theirs[0]:
+            bad.append('%s: %d wake-ups, ftrace %d' % (c, ours[0], theirs[0]))
+        for k, what in ((1, 'time'), (2, 'wait')):
+            if abs(ours[k] - theirs[k]) > 0.02 * theirs[k] + 20000 * theirs[0]:
+                bad.append('%s: %s %d ns, ftrace %d ns' % (c, what, ours[k], theirs[k]))
+    if reb != freb:
+        bad.append('reblocked %d, ftrace %d' % (reb, freb))
+    if fres['timer'][0] < 20:
+        bad.append('only %d wake-ups for the timer' % fres['timer'][0])
+    if flost:
+        bad.append('the nested ftrace lost %d events: no count to compare' % flost)
+    out.append('WAKEUPS %s %s; reblocked %d (ftrace %d)%s' % ('bad' if bad else 'ok', '; '.join(parts), reb, freb,
+                                                             ': ' + '; '.join(bad) if bad else ''))
+except (OSError, KeyError, ValueError, IndexError, TypeError, AttributeError) as e:
+    out.append('WAKEUPS bad: the thread records\' wake-ups or the ftrace of st: %r' % e)
 # The halts (record --exits, struct ht_vcpu_halts) between the two stops,
 # against KVM's own statistics of the VM (debugfs, read at each stop) and
 # its kvm_vcpu_wakeup events (ftrace): polled is KVM's
@@ -1197,6 +1306,10 @@ echo "  info: ${v#ok }"
 sed 's/^/  info: report --halts: /' "$F/st.halts" 2>/dev/null | head -8
 [[ $v == ok* ]] && pass ${CHECK_PREFIX}halts_polled_caught_and_slept_equal_kvms_own_statistics ||
 	fail ${CHECK_PREFIX}halts_polled_caught_and_slept_equal_kvms_own_statistics "${v:-$verdict}"
+v=$(sed -n 's/^WAKEUPS //p' <<<"$verdict")
+echo "  info: wake-ups: ${v#ok }"
+[[ $v == ok* ]] && pass ${CHECK_PREFIX}halt_wake_ups_by_interrupt_class_equal_the_schedulers_and_kvms_events ||
+	fail ${CHECK_PREFIX}halt_wake_ups_by_interrupt_class_equal_the_schedulers_and_kvms_events "${v:-$verdict}"
 if grep -q '^  vCPU 1 (CPU 1/KVM' "$F/st.time" 2>/dev/null; then
 	pass ${CHECK_PREFIX}report_vcpu_time_names_each_vcpu
 else
@@ -1241,8 +1354,9 @@ def exits_header_size(data):
     v = struct.unpack_from('<I', data, 8)[0]
     return 64 if v >= 7 else 56 if v >= 6 else 48
 def thread_rec_size(data):
-    """A thread record: 176 bytes from format version 9 (the halts), 120 before."""
-    return 176 if struct.unpack_from('<I', data, 8)[0] >= 9 else 120
+    """A thread record: 1120 bytes from format version 10 (the halts' wake-ups), 176 in 9 (the halts), 120 before."""
+    v = struct.unpack_from('<I', data, 8)[0]
+    return 1120 if v >= 10 else 176 if v >= 9 else 120
 F, W = sys.argv[1], sys.argv[2]
 def exits_threads(path):
     """The final EXITS state of each vCPU thread, and lost_vcpu_switches of the last block (docs/trace-format.md)."""

@@ -623,6 +623,94 @@ cleanup:
 	ht_tracer_destroy(t);
 }
 
+/* A class of wake-ups is count, in all total ns of which wait ns, the longest max ns, slot holding all of them. */
+static bool wake_class_is(const struct ht_vcpu_halts *h, int c, __u64 count, __u64 total, __u64 wait, __u64 max,
+			  unsigned int slot)
+{
+	const struct ht_vcpu_wake_hist *k;
+	__u64 n = 0;
+
+	if (!ASSERT_MSG(h != NULL, "no halts read"))
+		return false;
+	k = &h->wake.c[c];
+	for (unsigned int i = 0; i < HT_WAKE_SLOTS; i++)
+		n += k->slots[i];
+	return ASSERT_MSG(n == count && k->slots[slot] == count && k->total_ns == total && k->wait_ns == wait &&
+				  k->max_ns == max,
+			  "class %d: %llu wake-ups (%llu in slot %u), %llu ns of which %llu waiting, longest %llu; want %llu, %llu, %llu, %llu",
+			  c, (unsigned long long)n, (unsigned long long)k->slots[slot], slot,
+			  (unsigned long long)k->total_ns, (unsigned long long)k->wait_ns, (unsigned long long)k->max_ns,
+			  (unsigned long long)count, (unsigned long long)total, (unsigned long long)wait,
+			  (unsigned long long)max);
+}
+
+/*
+ * A halted thread's wake-up runs from its sched_wakeup to its entry; its
+ * wait is the account's wait in between (preemptions after the switch-in
+ * too); its class is the first vector KVM injected: the timer's (the
+ * synthetic vCPUs' is HT_SYNTH_TIMER_VECTOR), another, or none. One that
+ * blocks again before its entry is reblocked, in no class; a thread woken
+ * from a block that is no halt has no wake-up.
+ */
+static void a_wake_up_from_a_halt_is_timed_to_its_entry_by_its_vector(void)
+{
+	const __u32 me = (__u32)gettid(), pid = (__u32)getpid(), OTHER = 77;
+	const struct ht_vcpu_halts *h;
+	struct ht_tracer *t = NULL;
+	int ret;
+
+	LOAD(t, exits_tracer(SVM, NULL));
+	/* The timer's: 700 ns, 300 + 200 of them waiting; the second injection is not the wake-up's. */
+	ret = ht_synth_exit_at(&layout, t, SVM, HT_SVM_EXIT_CODE_HLT, 0, 1000);
+	ret = ret ?: ht_synth_switch(t, me, pid, OTHER, OTHER, false, 1100); /* halted */
+	ret = ret ?: ht_synth_inj_virq(t, me, 0x31);                         /* no wake-up going on: not one's */
+	ret = ret ?: ht_synth_wakeup(t, me, 2000);
+	ret = ret ?: ht_synth_switch(t, OTHER, OTHER, me, pid, false, 2300);
+	ret = ret ?: ht_synth_inj_virq(t, me, HT_SYNTH_TIMER_VECTOR);
+	ret = ret ?: ht_synth_switch(t, me, pid, OTHER, OTHER, true, 2400);  /* preempted: still waking */
+	ret = ret ?: ht_synth_switch(t, OTHER, OTHER, me, pid, false, 2600);
+	ret = ret ?: ht_synth_inj_virq(t, me, 0x30);
+	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 2700);
+	if (!ASSERT_OK(ret, "events 1"))
+		goto cleanup;
+	h = halts_of(t, me);
+	if (!wake_class_is(h, HT_WAKE_TIMER, 1, 700, 500, 700, 9) || !wake_class_is(h, HT_WAKE_VECTOR, 0, 0, 0, 0, 0) ||
+	    !wake_class_is(h, HT_WAKE_NONE, 0, 0, 0, 0, 0))
+		goto cleanup;
+	/* Another vector: 100 ns, 50 waiting. */
+	ret = ht_synth_exit_at(&layout, t, SVM, HT_SVM_EXIT_CODE_HLT, 0, 3000);
+	ret = ret ?: ht_synth_switch(t, me, pid, OTHER, OTHER, false, 3100);
+	ret = ret ?: ht_synth_wakeup(t, me, 5000);
+	ret = ret ?: ht_synth_switch(t, OTHER, OTHER, me, pid, false, 5050);
+	ret = ret ?: ht_synth_inj_virq(t, me, 0xfd);
+	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 5100);
+	/* Woken, blocked again in the halt (reblocked), woken again with no injection: 30 ns, 10 waiting. */
+	ret = ret ?: ht_synth_exit_at(&layout, t, SVM, HT_SVM_EXIT_CODE_HLT, 0, 6000);
+	ret = ret ?: ht_synth_switch(t, me, pid, OTHER, OTHER, false, 6100);
+	ret = ret ?: ht_synth_wakeup(t, me, 7000);
+	ret = ret ?: ht_synth_switch(t, OTHER, OTHER, me, pid, false, 7100);
+	ret = ret ?: ht_synth_switch(t, me, pid, OTHER, OTHER, false, 7200);
+	ret = ret ?: ht_synth_wakeup(t, me, 8000);
+	ret = ret ?: ht_synth_switch(t, OTHER, OTHER, me, pid, false, 8010);
+	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 8030);
+	/* Blocked in the VMM after an I/O exit: its wake-up is no halt's. */
+	ret = ret ?: ht_synth_exit_at(&layout, t, SVM, SVM_IO, 0, 9000);
+	ret = ret ?: ht_synth_userspace_exit_at(t, KVM_EXIT_MMIO, 9100);
+	ret = ret ?: ht_synth_switch(t, me, pid, OTHER, OTHER, false, 9200);
+	ret = ret ?: ht_synth_wakeup(t, me, 9500);
+	ret = ret ?: ht_synth_switch(t, OTHER, OTHER, me, pid, false, 9600);
+	ret = ret ?: ht_synth_inj_virq(t, me, 0x40);
+	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 9700);
+	if (!ASSERT_OK(ret, "events 2"))
+		goto cleanup;
+	h = halts_of(t, me);
+	if (wake_class_is(h, HT_WAKE_TIMER, 1, 700, 500, 700, 9) && wake_class_is(h, HT_WAKE_VECTOR, 1, 100, 50, 100, 6) &&
+	    wake_class_is(h, HT_WAKE_NONE, 1, 30, 10, 30, 4))
+		ASSERT_EQ(h->wake.reblocked, 1, "reblocked");
+cleanup:
+	ht_tracer_destroy(t);
+}
+
 static void vcpu_threads_wait_from_wakeup_or_preemption_until_switched_in(void)
 {
 	const __u32 T = 3000001, G = 3000000, OTHER = 77;
@@ -1513,6 +1601,7 @@ int main(void)
 	RUN(an_exit_left_open_by_an_unseen_switch_out_stays_its_threads);
 	RUN(vcpu_threads_wait_from_wakeup_or_preemption_until_switched_in);
 	RUN(halts_count_polling_caught_and_slept_with_the_value_in_force);
+	RUN(a_wake_up_from_a_halt_is_timed_to_its_entry_by_its_vector);
 	RUN(the_sampler_keeps_the_selected_vcpu_threads);
 	RUN(a_followed_vm_is_found_by_any_exit);
 	RUN(open_exits_are_read_after_the_end);

@@ -295,6 +295,13 @@ int ht_synth_halt(const struct ht_tracer *t, __u32 tid, __u64 ns, bool waited, b
 	return run(t, HT_SYNTH_KVM_HALT, &a, sizeof(a));
 }
 
+int ht_synth_inj_virq(const struct ht_tracer *t, __u32 tid, __u32 vector)
+{
+	struct ht_synth_inj_virq a = { .tid = tid, .vector = vector };
+
+	return run(t, HT_SYNTH_KVM_INJ_VIRQ, &a, sizeof(a));
+}
+
 int ht_synth_register(const struct ht_tracer *t, __u32 tid, __u32 tgid, __u32 vcpu, bool running, __u64 now_ns)
 {
 	struct ht_synth_register a = { .tid = tid, .tgid = tgid, .vcpu = vcpu, .running = running, .now_ns = now_ns };

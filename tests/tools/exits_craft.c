@@ -308,6 +308,10 @@ int main(int argc, char **argv)
 						 .slept = 4, .slept_ns = 4 * 1000000ull, .poll_ns = 200000, .poll_unknown = 2 };
 		t[1].h = (struct ht_vcpu_halts){ .halts = 3, .slept = 3, .slept_ns = 3000, .poll_ns = HT_HALT_POLL_NS_UNKNOWN,
 						 .poll_unknown = 3 };
+		/* vCPU 0's wake-ups: the timer's 2 of 20 us (slot 14) and 2 of 100 us (slot 16), 1 reblocked. */
+		t[0].h.wake.c[HT_WAKE_TIMER] = (struct ht_vcpu_wake_hist){ .total_ns = 240000, .wait_ns = 60000,
+									   .max_ns = 100000, .slots = { [14] = 2, [16] = 2 } };
+		t[0].h.wake.reblocked = 1;
 		ret = add(w, T0 + 1000000000ull, s, 2, t, 2);
 		t[0] = thread_of(2000, T0, T0 + 2000000000ull, 1800000000ull, 200000000ull);
 		t[1] = thread_of(2001, T0, T0 + 2000000000ull, 1800000000ull, 200000000ull);
@@ -315,6 +319,12 @@ int main(int argc, char **argv)
 						 .slept = 10, .slept_ns = 10 * 1000000ull, .poll_ns = 400000, .poll_unknown = 2 };
 		t[1].h = (struct ht_vcpu_halts){ .halts = 3, .slept = 3, .slept_ns = 3000, .poll_ns = HT_HALT_POLL_NS_UNKNOWN,
 						 .poll_unknown = 3 };
+		/* Then 6 and 4 of the timer's, 2 of 1.5 ms of another vector (slot 20), 3 reblocked. */
+		t[0].h.wake.c[HT_WAKE_TIMER] = (struct ht_vcpu_wake_hist){ .total_ns = 520000, .wait_ns = 130000,
+									   .max_ns = 100000, .slots = { [14] = 6, [16] = 4 } };
+		t[0].h.wake.c[HT_WAKE_VECTOR] = (struct ht_vcpu_wake_hist){ .total_ns = 3000000, .wait_ns = 2000000,
+									    .max_ns = 1600000, .slots = { [20] = 2 } };
+		t[0].h.wake.reblocked = 3;
 		ret |= add(w, T0 + 2000000000ull, s, 2, t, 2);
 	} else if (!strcmp(shape, "lost_down")) {
 		lost_so_far = 7;

@@ -705,6 +705,150 @@ cleanup:
 	fixture_free(&fx);
 }
 
+/* A vCPU thread of VM pid with its halts (NULL: none) into t; its tid names it. 0 or -ENOMEM. */
+static int set_vcpu_thread(struct ht_exit_table *t, uint32_t pid, uint32_t tid, uint16_t vcpu,
+			   const struct ht_vcpu_halts *h)
+{
+	struct ht_vcpu_wait w = { .pid = pid, .tid = tid, .vcpu = vcpu };
+	struct ht_vcpu_account a = { .start_ns = tid, .as_of_ns = tid };
+
+	return ht_exit_table_set_thread(t, &w, &a, h, false);
+}
+
+/* The lines of t that begin with prefix. */
+static size_t lines_with(const char *t, const char *prefix)
+{
+	size_t n = 0, len = strlen(prefix);
+
+	for (const char *p = t; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		n += !strncmp(p, prefix, len);
+	return n;
+}
+
+/*
+ * Two threads of vCPU 2 of pid 300, their wake-ups summed per class:
+ * timer 3 in slot 9 (512..1023 ns) and 1 in slot 20, vector 1 in slot 12,
+ * none 1 in the open-ended last slot (40 s), reblocked 1 + 2.
+ */
+static void fill_wakeup_table(struct ht_exit_table *t)
+{
+	struct ht_vcpu_halts a = { .halts = 3, .slept = 3 }, b = { .halts = 4, .slept = 4 };
+
+	a.wake.c[HT_WAKE_TIMER].slots[9] = 2;
+	a.wake.c[HT_WAKE_TIMER].total_ns = 1500;
+	a.wake.c[HT_WAKE_TIMER].wait_ns = 200;
+	a.wake.c[HT_WAKE_VECTOR].slots[12] = 1;
+	a.wake.c[HT_WAKE_VECTOR].total_ns = 5000;
+	a.wake.reblocked = 1;
+	b.wake.c[HT_WAKE_TIMER].slots[9] = 1;
+	b.wake.c[HT_WAKE_TIMER].slots[20] = 1;
+	b.wake.c[HT_WAKE_TIMER].total_ns = 1000 + 1500000;
+	b.wake.c[HT_WAKE_TIMER].wait_ns = 1000000;
+	b.wake.c[HT_WAKE_NONE].slots[HT_WAKE_SLOTS - 1] = 1;
+	b.wake.c[HT_WAKE_NONE].total_ns = 40000000000ull;
+	b.wake.reblocked = 2;
+	ht_exit_table_init(t);
+	set_vcpu_thread(t, 300, 301, 2, &a);
+	set_vcpu_thread(t, 300, 302, 2, &b);
+	set_vcpu_thread(t, 300, 303, 3, NULL); /* a vCPU that never woke from a halt */
+}
+
+static void wakeups_are_histograms_by_vcpu_and_class_summed_over_threads(void)
+{
+	static const char *const want[] = {
+		"# TYPE hypertrace_vcpu_wakeup_seconds histogram",
+		"hypertrace_vcpu_wakeup_seconds_bucket{vm=\"pid 300\",vcpu=\"2\",class=\"timer\",le=\"0.000000001\"} 0",
+		"hypertrace_vcpu_wakeup_seconds_bucket{vm=\"pid 300\",vcpu=\"2\",class=\"timer\",le=\"0.000000511\"} 0",
+		"hypertrace_vcpu_wakeup_seconds_bucket{vm=\"pid 300\",vcpu=\"2\",class=\"timer\",le=\"0.000001023\"} 3",
+		"hypertrace_vcpu_wakeup_seconds_bucket{vm=\"pid 300\",vcpu=\"2\",class=\"timer\",le=\"0.001048575\"} 3",
+		"hypertrace_vcpu_wakeup_seconds_bucket{vm=\"pid 300\",vcpu=\"2\",class=\"timer\",le=\"0.002097151\"} 4",
+		"hypertrace_vcpu_wakeup_seconds_bucket{vm=\"pid 300\",vcpu=\"2\",class=\"timer\",le=\"34.359738367\"} 4",
+		"hypertrace_vcpu_wakeup_seconds_bucket{vm=\"pid 300\",vcpu=\"2\",class=\"timer\",le=\"+Inf\"} 4",
+		"hypertrace_vcpu_wakeup_seconds_sum{vm=\"pid 300\",vcpu=\"2\",class=\"timer\"} 0.0015025",
+		"hypertrace_vcpu_wakeup_seconds_count{vm=\"pid 300\",vcpu=\"2\",class=\"timer\"} 4",
+		"hypertrace_vcpu_wakeup_seconds_bucket{vm=\"pid 300\",vcpu=\"2\",class=\"vector\",le=\"0.000004095\"} 0",
+		"hypertrace_vcpu_wakeup_seconds_bucket{vm=\"pid 300\",vcpu=\"2\",class=\"vector\",le=\"0.000008191\"} 1",
+		"hypertrace_vcpu_wakeup_seconds_sum{vm=\"pid 300\",vcpu=\"2\",class=\"vector\"} 0.000005",
+		"hypertrace_vcpu_wakeup_seconds_count{vm=\"pid 300\",vcpu=\"2\",class=\"vector\"} 1",
+		/* The open-ended last slot: in +Inf only. */
+		"hypertrace_vcpu_wakeup_seconds_bucket{vm=\"pid 300\",vcpu=\"2\",class=\"none\",le=\"34.359738367\"} 0",
+		"hypertrace_vcpu_wakeup_seconds_bucket{vm=\"pid 300\",vcpu=\"2\",class=\"none\",le=\"+Inf\"} 1",
+		"hypertrace_vcpu_wakeup_seconds_sum{vm=\"pid 300\",vcpu=\"2\",class=\"none\"} 40",
+		"hypertrace_vcpu_wakeup_seconds_count{vm=\"pid 300\",vcpu=\"2\",class=\"none\"} 1",
+		"# TYPE hypertrace_vcpu_wakeup_wait_seconds_total counter",
+		"hypertrace_vcpu_wakeup_wait_seconds_total{vm=\"pid 300\",vcpu=\"2\",class=\"timer\"} 0.0010002",
+		"hypertrace_vcpu_wakeup_wait_seconds_total{vm=\"pid 300\",vcpu=\"2\",class=\"vector\"} 0",
+		"hypertrace_vcpu_wakeup_wait_seconds_total{vm=\"pid 300\",vcpu=\"2\",class=\"none\"} 0",
+		"# TYPE hypertrace_vcpu_wakeups_reblocked_total counter",
+		"hypertrace_vcpu_wakeups_reblocked_total{vm=\"pid 300\",vcpu=\"2\"} 3",
+		"hypertrace_vcpu_wakeups_reblocked_total{vm=\"pid 300\",vcpu=\"3\"} 0",
+	};
+	struct fixture fx = { 0 };
+	struct ht_exit_table t;
+
+	fill_wakeup_table(&t);
+	if (!ASSERT_MSG(ht_metrics_registry_init(&fx.reg, 4) == 0 && ht_metrics_registry_enable_exits(&fx.reg, false) == 0, "init"))
+		goto cleanup;
+	ht_metrics_set_exits(&fx.reg, &t, NULL, NULL);
+	if (!ASSERT_MSG(render(&fx) == 0, "render"))
+		goto cleanup;
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
+		if (!ASSERT_MSG(has_line(fx.text, want[i]), "no line '%s' in:\n%s", want[i], fx.text))
+			goto cleanup;
+	/* Every slot's upper edge but the open-ended last one's, then +Inf. */
+	if (!ASSERT_EQ(lines_with(fx.text, "hypertrace_vcpu_wakeup_seconds_bucket{vm=\"pid 300\",vcpu=\"2\",class=\"none\","),
+		       HT_WAKE_SLOTS, "buckets of a class"))
+		goto cleanup;
+	ASSERT_EQ(lines_with(fx.text, "hypertrace_vcpu_wakeup_seconds_bucket{vm=\"pid 300\",vcpu=\"3\","), 0,
+		  "buckets of a vCPU that never woke from a halt");
+	ASSERT_EQ(lines_with(fx.text, "hypertrace_vcpu_wakeup_wait_seconds_total{vm=\"pid 300\",vcpu=\"3\","), 0,
+		  "wait of a vCPU that never woke from a halt");
+cleanup:
+	ht_exit_table_free(&t);
+	fixture_free(&fx);
+}
+
+/* The wake-ups of vCPUs past the cap of vCPU sets are summed under vm="other",vcpu="other". */
+static void wakeups_past_the_vcpu_cap_are_summed_under_other(void)
+{
+	struct ht_vcpu_halts h = { .halts = 1, .slept = 1 };
+	struct fixture fx = { 0 };
+	struct ht_exit_table t;
+
+	h.wake.c[HT_WAKE_VECTOR].slots[10] = 1;
+	h.wake.c[HT_WAKE_VECTOR].total_ns = 1500;
+	h.wake.c[HT_WAKE_VECTOR].wait_ns = 700;
+	h.wake.reblocked = 1;
+	ht_exit_table_init(&t);
+	for (uint16_t vcpu = 0; vcpu < HT_METRICS_MAX_VCPU_SETS + 2; vcpu++)
+		if (!ASSERT_OK(set_vcpu_thread(&t, 500, 1000 + vcpu, vcpu, vcpu < HT_METRICS_MAX_VCPU_SETS ? NULL : &h),
+			       "thread"))
+			goto cleanup;
+	if (!ASSERT_MSG(ht_metrics_registry_init(&fx.reg, 4) == 0 && ht_metrics_registry_enable_exits(&fx.reg, false) == 0, "init"))
+		goto cleanup;
+	ht_metrics_set_exits(&fx.reg, &t, NULL, NULL);
+	if (!ASSERT_MSG(render(&fx) == 0, "render"))
+		goto cleanup;
+	static const char *const want[] = {
+		"hypertrace_vcpu_wakeup_seconds_bucket{vm=\"other\",vcpu=\"other\",class=\"vector\",le=\"0.000001023\"} 0",
+		"hypertrace_vcpu_wakeup_seconds_bucket{vm=\"other\",vcpu=\"other\",class=\"vector\",le=\"0.000002047\"} 2",
+		"hypertrace_vcpu_wakeup_seconds_sum{vm=\"other\",vcpu=\"other\",class=\"vector\"} 0.000003",
+		"hypertrace_vcpu_wakeup_seconds_count{vm=\"other\",vcpu=\"other\",class=\"vector\"} 2",
+		"hypertrace_vcpu_wakeup_seconds_count{vm=\"other\",vcpu=\"other\",class=\"timer\"} 0",
+		"hypertrace_vcpu_wakeup_wait_seconds_total{vm=\"other\",vcpu=\"other\",class=\"vector\"} 0.0000014",
+		"hypertrace_vcpu_wakeups_reblocked_total{vm=\"other\",vcpu=\"other\"} 2",
+		"hypertrace_vcpu_wakeups_reblocked_total{vm=\"pid 500\",vcpu=\"1023\"} 0",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
+		if (!ASSERT_MSG(has_line(fx.text, want[i]), "no line '%s'", want[i]))
+			goto cleanup;
+	ASSERT_EQ(lines_with(fx.text, "hypertrace_vcpu_wakeup_seconds_count{vm=\"pid 500\","), 0,
+		  "histograms of vCPUs that never woke from a halt");
+cleanup:
+	ht_exit_table_free(&t);
+	fixture_free(&fx);
+}
+
 int main(void)
 {
 	RUN(exposition_of_known_records_is_exact);
@@ -720,5 +864,7 @@ int main(void)
 	RUN(exit_metrics_by_vcpu_on_request_and_capped);
 	RUN(a_vms_exit_sets_beyond_its_share_go_to_its_own_other);
 	RUN(exit_metrics_leave_out_a_dropped_vm);
+	RUN(wakeups_are_histograms_by_vcpu_and_class_summed_over_threads);
+	RUN(wakeups_past_the_vcpu_cap_are_summed_under_other);
 	return ht_test_exit_status();
 }

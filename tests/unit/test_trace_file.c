@@ -593,11 +593,77 @@ static void version_8_thread_records_read_without_halts(void)
 		goto cleanup;
 	ht_reader_close(r);
 	r = read_thread_records_of_version(HT_FILE_VERSION, threads, sizeof(threads[0]), err, sizeof(err));
-	if (!ASSERT_MSG(r && !ht_reader_status(r)->damaged && exits_seen == 1, "version 9: not read whole: %s", err))
+	if (!ASSERT_MSG(r && !ht_reader_status(r)->damaged && exits_seen == 1, "version %d: not read whole: %s",
+			HT_FILE_VERSION, err))
 		goto cleanup;
-	ASSERT_MSG(!memcmp(&exits_second, &threads[1], sizeof(threads[1])), "version 9: the halts differ from those written");
+	ASSERT_MSG(!memcmp(&exits_second, &threads[1], sizeof(threads[1])), "version %d: the halts differ from those written",
+		   HT_FILE_VERSION);
 cleanup:
 	ht_reader_close(r);
+}
+
+/*
+ * Version 9 wrote the halts without their wake-ups: a reader of version 10
+ * takes each record at its own size, with its halts and polling and no
+ * wake-ups; version 10's carry them.
+ */
+static void version_9_thread_records_read_without_wake_ups(void)
+{
+	struct ht_vcpu_wait_rec threads[2] = {
+		{ .w = { .pid = 4242, .tid = 4250, .wait_ns = 7 }, .a = { .start_ns = 10, .as_of_ns = 10 } },
+		{ .w = { .pid = 4242, .tid = 4251, .wait_ns = 8 }, .a = { .start_ns = 20, .as_of_ns = 20 },
+		  .h = { .halts = 9, .polled = 6, .caught = 4, .caught_ns = 400, .slept = 5, .slept_ns = 5000,
+			 .poll_ns = 200000, .poll_unknown = 1,
+			 .wake = { .c[HT_WAKE_TIMER] = { .total_ns = 900, .wait_ns = 300, .max_ns = 500, .slots = { [8] = 2 } },
+				   .reblocked = 3 } } },
+	};
+	struct ht_reader *r;
+	char err[256] = "";
+
+	r = read_thread_records_of_version(9, threads, HT_VCPU_WAIT_REC_V9_SIZE, err, sizeof(err));
+	if (!ASSERT_MSG(r && !ht_reader_status(r)->damaged && exits_seen == 1, "version 9: not read whole: %s", err))
+		goto cleanup;
+	if (!ASSERT_MSG(exits_second.w.tid == 4251 && exits_second.h.halts == 9 && exits_second.h.poll_ns == 200000,
+			"version 9: the second thread's halts are not where they were written"))
+		goto cleanup;
+	if (!ASSERT_MSG(exits_second.h.wake.c[HT_WAKE_TIMER].total_ns == 0 && exits_second.h.wake.reblocked == 0 &&
+				exits_second.h.wake.c[HT_WAKE_TIMER].slots[8] == 0,
+			"version 9: wake-ups read from beyond the record"))
+		goto cleanup;
+	ht_reader_close(r);
+	r = read_thread_records_of_version(HT_FILE_VERSION, threads, sizeof(threads[0]), err, sizeof(err));
+	if (!ASSERT_MSG(r && !ht_reader_status(r)->damaged && exits_seen == 1, "version 10: not read whole: %s", err))
+		goto cleanup;
+	ASSERT_MSG(!memcmp(&exits_second.h.wake, &threads[1].h.wake, sizeof(threads[1].h.wake)),
+		   "version 10: the wake-ups differ from those written");
+cleanup:
+	ht_reader_close(r);
+}
+
+/* Wake-ups that cannot be a recording's (more waiting than the whole, a longest beyond it) stop the reading. */
+static void thread_wake_ups_that_do_not_add_up_stop_reading(void)
+{
+	static const struct ht_vcpu_wake_hist bad[] = {
+		{ .total_ns = 100, .wait_ns = 101, .max_ns = 100, .slots = { [6] = 1 } },
+		{ .total_ns = 100, .wait_ns = 0, .max_ns = 200, .slots = { [6] = 1 } },
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct ht_vcpu_wait_rec threads[2] = {
+			{ .w = { .pid = 4242, .tid = 4250 }, .a = { .start_ns = 10, .as_of_ns = 10 } },
+			{ .w = { .pid = 4242, .tid = 4251 }, .a = { .start_ns = 20, .as_of_ns = 20 },
+			  .h = { .wake.c[HT_WAKE_VECTOR] = bad[i] } },
+		};
+		char err[256] = "";
+		struct ht_reader *r = read_thread_records_of_version(HT_FILE_VERSION, threads, sizeof(threads[0]), err,
+								     sizeof(err));
+		bool stopped = r && ht_reader_status(r)->damaged && exits_seen == 0 &&
+			       strstr(ht_reader_status(r)->reason, "wake-ups of vCPU thread 4251");
+
+		ht_reader_close(r);
+		if (!ASSERT_MSG(stopped, "case %zu: bad wake-ups were taken (%s)", i, err))
+			return;
+	}
 }
 
 /* Halts that cannot be a recording's (more caught than polled, parts beyond the whole) stop the reading. */
@@ -696,6 +762,8 @@ int main(void)
 	RUN(version_4_thread_records_read_without_an_account);
 	RUN(version_8_thread_records_read_without_halts);
 	RUN(thread_halts_that_do_not_add_up_stop_reading);
+	RUN(version_9_thread_records_read_without_wake_ups);
+	RUN(thread_wake_ups_that_do_not_add_up_stop_reading);
 	unlink(path);
 	rmdir(dir);
 	return ht_test_exit_status();

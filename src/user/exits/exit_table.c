@@ -6,6 +6,7 @@
 #include <string.h>
 #include "common/grow.h"
 #include "common/nearest_rank.h"
+#include "exits/vcpu_wakeups.h"
 #include "hist/latency_hist.h"
 
 /* The index's keys are pointers to keys in the series array; probes point to the caller's key. */
@@ -448,6 +449,7 @@ int ht_exit_table_delta(struct ht_exit_table *out, const struct ht_exit_table *n
 		d->h.slept = sub_or_zero(n->h.slept, b->h.slept, down);
 		d->h.slept_ns = sub_or_zero(n->h.slept_ns, b->h.slept_ns, down);
 		d->h.poll_unknown = (__u32)sub_or_zero(n->h.poll_unknown, b->h.poll_unknown, down);
+		ht_wakeups_sub(&d->h.wake, &n->h.wake, &b->h.wake, down);
 	}
 	if (ht_exit_causes_delta(&out->causes, &now->causes, &before->causes))
 		return -ENOMEM;

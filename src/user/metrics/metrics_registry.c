@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "exits/exit_reasons.h"
+#include "exits/vcpu_wakeups.h"
 #include "common/escape.h"
 #include "common/hashmap.h"
 
@@ -340,6 +341,7 @@ void ht_metrics_set_exits(struct ht_metrics_registry *r, const struct ht_exit_ta
 		v->halts.caught_ns += h->caught_ns;
 		v->halts.slept += h->slept;
 		v->halts.slept_ns += h->slept_ns;
+		ht_wakeups_add(&v->halts.wake, &h->wake);
 	}
 	ht_hashmap_clear(&sets);
 	ht_hashmap_clear(&vcpus);
@@ -727,6 +729,92 @@ static void write_vcpu_halts_polled(FILE *out, const void *set, bool other, void
 	fprintf(out, "hypertrace_vcpu_halts_polled_total{%s} %" PRIu64 "\n", labels, (uint64_t)v->halts.polled);
 }
 
+/*
+ * A vCPU's wake-ups from its first one on (a class or reblocked): every
+ * class then, empty ones too, so its series do not come and go with the
+ * classes seen; a vCPU that never woke from a halt has none of them.
+ */
+static bool had_wakeups(const struct ht_vcpu_wakeups *w)
+{
+	return w->reblocked || ht_wakeups_count(w);
+}
+
+/* The wake-up slots are the first of the exit slots: the same edges, [2^k, 2^(k+1)) ns. */
+_Static_assert(HT_WAKE_SLOTS <= HT_EXIT_SLOTS, "wake-up slots beyond the exit slots' bounds");
+
+/* The last slot, open-ended, only in +Inf (as the exits'). */
+static void write_wakeup_histogram(FILE *out, const char *labels, const struct ht_vcpu_wake_hist *h)
+{
+	uint64_t buckets[HT_WAKE_SLOTS], sum_ns = h->total_ns;
+
+	for (unsigned int k = 0; k < HT_WAKE_SLOTS; k++)
+		buckets[k] = h->slots[k];
+	ht_metrics_histogram(out, "hypertrace_vcpu_wakeup_seconds", labels, buckets, HT_WAKE_SLOTS - 1,
+			     ht_exit_slot_high, ht_wake_count(h), &sum_ns);
+}
+
+static void write_vcpu_wakeups(FILE *out, const void *set, bool other, void *ctx)
+{
+	const struct ht_metrics_vcpu_set *v = set;
+	char labels[2 * HT_METRICS_VM_LABEL + 64], class_labels[sizeof(labels) + 32];
+
+	(void)ctx;
+	if (!had_wakeups(&v->halts.wake))
+		return;
+	vcpu_labels(v, other, labels, sizeof(labels));
+	for (int c = 0; c < HT_WAKE_NCLASSES; c++) {
+		snprintf(class_labels, sizeof(class_labels), "%s,class=\"%s\"", labels, ht_wake_class_names[c]);
+		write_wakeup_histogram(out, class_labels, &v->halts.wake.c[c]);
+	}
+}
+
+static void write_vcpu_wakeup_wait(FILE *out, const void *set, bool other, void *ctx)
+{
+	const struct ht_metrics_vcpu_set *v = set;
+	char labels[2 * HT_METRICS_VM_LABEL + 64], secs[32];
+
+	(void)ctx;
+	if (!had_wakeups(&v->halts.wake))
+		return;
+	vcpu_labels(v, other, labels, sizeof(labels));
+	for (int c = 0; c < HT_WAKE_NCLASSES; c++) {
+		ht_metrics_format_seconds(v->halts.wake.c[c].wait_ns, secs, sizeof(secs));
+		fprintf(out, "hypertrace_vcpu_wakeup_wait_seconds_total{%s,class=\"%s\"} %s\n", labels,
+			ht_wake_class_names[c], secs);
+	}
+}
+
+static void write_vcpu_wakeups_reblocked(FILE *out, const void *set, bool other, void *ctx)
+{
+	const struct ht_metrics_vcpu_set *v = set;
+	char labels[2 * HT_METRICS_VM_LABEL + 64];
+
+	(void)ctx;
+	vcpu_labels(v, other, labels, sizeof(labels));
+	fprintf(out, "hypertrace_vcpu_wakeups_reblocked_total{%s} %" PRIu64 "\n", labels,
+		(uint64_t)v->halts.wake.reblocked);
+}
+
+/*
+ * How long a halted vCPU took from its wake-up to running guest code, by
+ * what woke it: the latency a guest's timer or IPI sees on top of KVM's.
+ */
+static void render_vcpu_wakeups(FILE *out, const struct ht_metrics_exits *e)
+{
+	ht_metrics_family(out, "hypertrace_vcpu_wakeup_seconds", "histogram",
+			  "Time from the wake-up of a halted vCPU thread to its guest running (sched_wakeup to the next kvm_entry), by the interrupt KVM injected first: class timer (the vCPU's local APIC timer), vector (another: an IPI, a device), none (no injection seen: a posted interrupt, or no interrupt).");
+	ht_metrics_each_set(out, e->vcpus, e->nvcpus, sizeof(*e->vcpus), &e->vcpu_other, e->vcpu_other_used,
+			    write_vcpu_wakeups, NULL);
+	ht_metrics_family(out, "hypertrace_vcpu_wakeup_wait_seconds_total", "counter",
+			  "Of the wake-ups of halted vCPU threads to their guest running, the time they were runnable but waiting for a host CPU, by class.");
+	ht_metrics_each_set(out, e->vcpus, e->nvcpus, sizeof(*e->vcpus), &e->vcpu_other, e->vcpu_other_used,
+			    write_vcpu_wakeup_wait, NULL);
+	ht_metrics_family(out, "hypertrace_vcpu_wakeups_reblocked_total", "counter",
+			  "Wake-ups of halted vCPU threads after which the thread blocked again before its guest ran (KVM found nothing to run).");
+	ht_metrics_each_set(out, e->vcpus, e->nvcpus, sizeof(*e->vcpus), &e->vcpu_other, e->vcpu_other_used,
+			    write_vcpu_wakeups_reblocked, NULL);
+}
+
 static void write_vcpu_preemptions(FILE *out, const void *set, bool other, void *ctx)
 {
 	const struct ht_metrics_vcpu_set *v = set;
@@ -809,6 +897,7 @@ static void render_exits(FILE *out, struct ht_metrics_exits *e)
 			  "Time of vCPU threads' halts in KVM by how they ended: caught (all polling), slept (polling that failed, then the sleep).");
 	ht_metrics_each_set(out, e->vcpus, e->nvcpus, sizeof(*e->vcpus), &e->vcpu_other, e->vcpu_other_used,
 			    write_vcpu_halt_seconds, NULL);
+	render_vcpu_wakeups(out, e);
 	ht_metrics_counter(out, "hypertrace_exits_lost_total",
 			   "VM exits the BPF side could not count (series or vCPU thread tables full).", e->lost);
 	ht_metrics_counter(out, "hypertrace_exit_metrics_overflow_exits_total",

@@ -102,7 +102,8 @@ struct ht_metrics_vcpu_set {
 	uint32_t vcpu;
 	uint64_t wait_ns, preemptions;
 	uint64_t state_ns[HT_VCPU_NSTATES]; /* where its threads' time went (hypertrace_vcpu_seconds_total) */
-	struct ht_vcpu_halts halts;         /* its threads' halts, summed (hypertrace_vcpu_halts_total); poll_ns unused */
+	/* Its threads' halts and their wake-ups, summed (hypertrace_vcpu_halts_total, hypertrace_vcpu_wakeup_seconds); poll_ns unused. */
+	struct ht_vcpu_halts halts;
 };
 
 struct ht_metrics_exits {

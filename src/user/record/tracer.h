@@ -134,6 +134,7 @@ enum ht_synthetic_prog {
 	HT_SYNTH_KVM_MMIO,
 	HT_SYNTH_KVM_MSR,
 	HT_SYNTH_KVM_CPUID,
+	HT_SYNTH_KVM_INJ_VIRQ,  /* ctx: struct ht_synth_inj_virq */
 };
 
 struct ht_tracer;

@@ -5,6 +5,10 @@
  * the polling caught (the vCPU never slept) with their time, how many slept
  * with their time in KVM (the polling that failed, then the sleep), and
  * the halt_poll_ns in force at the window's end (struct ht_vcpu_halts).
+ * Then the wake-ups of the halts that slept, what a latency-sensitive
+ * tenant asks: from the wake-up to the guest running, how much of it
+ * waiting for a host CPU, by the interrupt it was for (struct
+ * ht_vcpu_wakeups).
  */
 #include "report/report_halts.h"
 
@@ -14,6 +18,7 @@
 #include <stdlib.h>
 #include "common/escape.h"
 #include "exits/exit_view.h"
+#include "exits/vcpu_wakeups.h"
 #include "report/thread_label.h"
 
 /* A mean of ns over n, in the short form ("-" for none). */
@@ -61,6 +66,46 @@ static void add_halts(struct ht_vcpu_halts *sum, const struct ht_vcpu_halts *h)
 	sum->slept += h->slept;
 	sum->slept_ns += h->slept_ns;
 	sum->poll_unknown += h->poll_unknown;
+	ht_wakeups_add(&sum->wake, &h->wake);
+}
+
+/* A wake-up class's row: count, mean, p50, p99 and longest, its share waiting for a CPU. */
+static void wake_row(const char *label, int width, const char *class, const struct ht_vcpu_wake_hist *k,
+		     uint64_t reblocked)
+{
+	uint64_t n = ht_wake_count(k);
+	char mean[16], p50[16], p99[16], max[16], wait[16];
+
+	fmt_mean(mean, sizeof(mean), k->total_ns, n);
+	ht_exit_fmt_ns(p50, sizeof(p50), ht_wake_percentile(k, 50));
+	ht_exit_fmt_ns(p99, sizeof(p99), ht_wake_percentile(k, 99));
+	ht_exit_fmt_ns(max, sizeof(max), k->max_ns);
+	if (k->total_ns)
+		snprintf(wait, sizeof(wait), "%.1f%%", 100.0 * (double)k->wait_ns / (double)k->total_ns);
+	else
+		snprintf(wait, sizeof(wait), "-");
+	printf("  %-*s %-6s %9llu %9s %9s %9s %9s %8s %9llu\n", width, label, class, (unsigned long long)n, mean, p50,
+	       p99, max, wait, (unsigned long long)reblocked);
+}
+
+/* A thread's (or a VM's) wake-ups: a row per class that had one, then all of them if more than one did. */
+static void wake_rows(const char *label, int width, const struct ht_vcpu_wakeups *w)
+{
+	struct ht_vcpu_wake_hist all;
+	int classes = 0;
+
+	for (int c = 0; c < HT_WAKE_NCLASSES; c++) {
+		if (!ht_wake_count(&w->c[c]))
+			continue;
+		wake_row(label, width, ht_wake_class_names[c], &w->c[c], classes ? 0 : w->reblocked);
+		classes++;
+	}
+	if (classes > 1) {
+		ht_wakeups_all(&all, w);
+		wake_row(label, width, "all", &all, w->reblocked);
+	} else if (!classes && w->reblocked) {
+		wake_row(label, width, "-", &w->c[HT_WAKE_NONE], w->reblocked);
+	}
 }
 
 /* The text view: a VM's vCPU threads' halts summed for its last row. */
@@ -85,20 +130,75 @@ static void halts_vm_end(void *ctx, int width, size_t nthreads)
 		text_row("all its vCPU threads", width, ctx, true);
 }
 
+/* The wake-ups' view: a VM's vCPU threads' wake-ups summed for its last rows. */
+static void wakeups_columns(void *ctx, int width)
+{
+	struct ht_vcpu_wakeups *sum = ctx;
+
+	*sum = (struct ht_vcpu_wakeups){ 0 };
+	printf("  %-*s %-6s %9s %9s %9s %9s %9s %8s %9s\n", width, "vCPU thread", "irq", "wake-ups", "mean", "p50 <=",
+	       "p99 <=", "longest", "waiting", "reblocked");
+}
+
+static void wakeups_thread(void *ctx, const char *label, int width, const struct ht_vcpu_thread_row *r)
+{
+	wake_rows(label, width, &r->h.wake);
+	ht_wakeups_add(ctx, &r->h.wake);
+}
+
+static void wakeups_vm_end(void *ctx, int width, size_t nthreads)
+{
+	if (nthreads > 1)
+		wake_rows("all its vCPU threads", width, ctx);
+}
+
 static int write_text(const struct ht_exit_table *t, struct ht_reader *reader)
 {
 	static const struct ht_vcpu_view_ops ops = { halts_columns, halts_thread, halts_vm_end };
+	static const struct ht_vcpu_view_ops wake_ops = { wakeups_columns, wakeups_thread, wakeups_vm_end };
 	struct ht_vcpu_halts sum;
+	struct ht_vcpu_wakeups wake_sum;
+	int ret = ht_report_vcpu_view(t, reader, &ops, &sum);
 
-	return ht_report_vcpu_view(t, reader, &ops, &sum);
+	if (ret)
+		return ret;
+	puts("\nWake-ups of the halts that slept, to the guest running (irq: the vector KVM injected first, timer\n"
+	     "the vCPU's local APIC timer, vector another (IPI, device), none a posted interrupt or no interrupt;\n"
+	     "waiting: its share runnable without a host CPU; reblocked: woken, then halted again before running):");
+	return ht_report_vcpu_view(t, reader, &wake_ops, &wake_sum);
+}
+
+/* A row's wake-ups, each class's count, time, wait, longest and p99 (a slot's upper bound), then the reblocked; ends the row. */
+static void write_wake_columns(bool json, const struct ht_vcpu_wakeups *w)
+{
+	if (json)
+		fputs(",\"wakeups\":{", stdout);
+	for (int c = 0; c < HT_WAKE_NCLASSES; c++) {
+		const struct ht_vcpu_wake_hist *k = &w->c[c];
+		unsigned long long n = ht_wake_count(k), p99 = ht_wake_percentile(k, 99);
+
+		if (json)
+			printf("\"%s\":{\"count\":%llu,\"ns\":%llu,\"wait_ns\":%llu,\"max_ns\":%llu,\"p99_ns\":%llu},",
+			       ht_wake_class_names[c], n, (unsigned long long)k->total_ns, (unsigned long long)k->wait_ns,
+			       (unsigned long long)k->max_ns, p99);
+		else
+			printf(",%llu,%llu,%llu,%llu,%llu", n, (unsigned long long)k->total_ns, (unsigned long long)k->wait_ns,
+			       (unsigned long long)k->max_ns, p99);
+	}
+	printf(json ? "\"reblocked\":%llu}}\n" : ",%llu\n", (unsigned long long)w->reblocked);
 }
 
 static void write_rows(enum ht_report_mode mode, const struct ht_exit_table *t, struct ht_reader *reader)
 {
 	const bool json = mode == HT_REPORT_JSON;
 
-	if (!json)
-		puts(HT_REPORT_VCPU_ROW_CSV_HEAD ",halts,polled,caught,caught_ns,slept,slept_ns,poll_unknown,halt_poll_ns");
+	if (!json) {
+		fputs(HT_REPORT_VCPU_ROW_CSV_HEAD ",halts,polled,caught,caught_ns,slept,slept_ns,poll_unknown,halt_poll_ns", stdout);
+		for (int c = 0; c < HT_WAKE_NCLASSES; c++)
+			printf(",wake_%s,wake_%s_ns,wake_%s_wait_ns,wake_%s_max_ns,wake_%s_p99_ns", ht_wake_class_names[c],
+			       ht_wake_class_names[c], ht_wake_class_names[c], ht_wake_class_names[c], ht_wake_class_names[c]);
+		puts(",wake_reblocked");
+	}
 	for (size_t i = 0; i < t->nthreads; i++) {
 		const struct ht_vcpu_thread_row *r = &t->threads[i];
 		const struct ht_vcpu_halts *h = &r->h;
@@ -110,11 +210,12 @@ static void write_rows(enum ht_report_mode mode, const struct ht_exit_table *t, 
 		else
 			snprintf(poll, sizeof(poll), "%u", h->poll_ns);
 		ht_report_vcpu_row_start(stdout, json, r, reader);
-		printf(json ? ",\"halts\":%llu,\"polled\":%llu,\"caught\":%llu,\"caught_ns\":%llu,\"slept\":%llu,\"slept_ns\":%llu,\"poll_unknown\":%u,\"halt_poll_ns\":%s}\n"
-			    : ",%llu,%llu,%llu,%llu,%llu,%llu,%u,%s\n",
+		printf(json ? ",\"halts\":%llu,\"polled\":%llu,\"caught\":%llu,\"caught_ns\":%llu,\"slept\":%llu,\"slept_ns\":%llu,\"poll_unknown\":%u,\"halt_poll_ns\":%s"
+			    : ",%llu,%llu,%llu,%llu,%llu,%llu,%u,%s",
 		       (unsigned long long)h->halts, (unsigned long long)h->polled, (unsigned long long)h->caught,
 		       (unsigned long long)h->caught_ns, (unsigned long long)h->slept, (unsigned long long)h->slept_ns,
 		       h->poll_unknown, poll);
+		write_wake_columns(json, &h->wake);
 	}
 }
 

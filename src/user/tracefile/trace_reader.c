@@ -354,6 +354,16 @@ static bool halts_ok(const struct ht_vcpu_wait_rec *rec, char *why, size_t len)
 			 (unsigned long long)h->caught, (unsigned long long)h->slept);
 		return false;
 	}
+	for (int c = 0; c < HT_WAKE_NCLASSES; c++) {
+		const struct ht_vcpu_wake_hist *k = &h->wake.c[c];
+
+		if (k->wait_ns > k->total_ns || k->max_ns > k->total_ns) {
+			snprintf(why, len, "the wake-ups of vCPU thread %u do not add up: %llu ns waiting and %llu ns the longest of %llu ns",
+				 rec->w.tid, (unsigned long long)k->wait_ns, (unsigned long long)k->max_ns,
+				 (unsigned long long)k->total_ns);
+			return false;
+		}
+	}
 	return true;
 }
 
@@ -504,8 +514,12 @@ static bool read_payload(struct ht_reader *r, const struct ht_block_header *bh, 
 static bool load_exits_block(struct ht_reader *r, const struct ht_block_header *bh, unsigned long long at)
 {
 	struct ht_exits_header eh = { 0 };
-	/* Thread records grew in versions 5 (the account) and 9 (the halts); older ones are read into the new layout. */
-	size_t thread_rec = r->hdr.version >= 9   ? sizeof(struct ht_vcpu_wait_rec)
+	/*
+	 * Thread records grew in versions 5 (the account), 9 (the halts) and 10
+	 * (their wake-ups); older ones are read into the new layout.
+	 */
+	size_t thread_rec = r->hdr.version >= 10  ? sizeof(struct ht_vcpu_wait_rec)
+			    : r->hdr.version >= 9 ? HT_VCPU_WAIT_REC_V9_SIZE
 			    : r->hdr.version >= 5 ? HT_VCPU_WAIT_REC_V8_SIZE
 						  : HT_VCPU_WAIT_REC_V4_SIZE;
 	/* The header grew in version 6 (lost_causes; the causes follow the threads) and 7 (causes_not_theirs). */
@@ -551,7 +565,8 @@ static bool load_exits_block(struct ht_reader *r, const struct ht_block_header *
 		}
 		for (__u32 i = 0; i < eh.nthreads; i++) {
 			memcpy(&widened[i].w, threads + (size_t)i * thread_rec, thread_rec);
-			widened[i].h.poll_ns = HT_HALT_POLL_NS_UNKNOWN; /* none recorded */
+			if (thread_rec < HT_VCPU_WAIT_REC_V9_SIZE)
+				widened[i].h.poll_ns = HT_HALT_POLL_NS_UNKNOWN; /* none recorded */
 		}
 		free(r->exits_threads);
 		r->exits_threads = widened;

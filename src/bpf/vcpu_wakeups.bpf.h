@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * record --exits: the wake-ups of halted vCPU threads (struct
+ * ht_vcpu_wakeups in the halts of their vcpu_thread entries), from the
+ * interrupt's side: how long from the sched_wakeup that ends a thread's
+ * sleep in a halt to its guest running (its next kvm_entry), how much of
+ * that it waited for a CPU, and which interrupt it was for.
+ *
+ * The wake-up begins at the sched_wakeup (exits.bpf.h's vcpu_wakeup, on the
+ * waker's CPU: a timer's expiry, an IPI's sender, an irqfd) and notes the
+ * account's wait so far; the thread's own events follow, serialized with it
+ * by the scheduler: its switch-in, KVM's injection of the vector
+ * (kvm_inj_virq, before the entry: the first one is the wake-up's), the
+ * entry, which closes the wake-up (vcpu_halts.bpf.h, with the halt's other
+ * part there). The wait is the account's, so preemptions between switch-in
+ * and entry are in it too. A thread that blocks again first (KVM's check
+ * found nothing to run) ends its wake-up as reblocked.
+ *
+ * The class needs the guest's timer vector: the entry reads it from the
+ * vCPU's local APIC (LVTT), as the guest programmed it, so no guest's
+ * choice of vectors is assumed. All of it is off the exit path: a wake-up
+ * is one per halt, kvm_inj_virq one per injected interrupt (a bit test
+ * for a thread that is no vCPU thread of the recording).
+ */
+#ifndef HYPERTRACE_VCPU_WAKEUPS_BPF_H
+#define HYPERTRACE_VCPU_WAKEUPS_BPF_H
+
+#include "vcpu_account.bpf.h"
+
+/* The LVTT register's offset in the local APIC's page, and its vector bits. */
+#define APIC_LVTT_OFFSET 0x320
+#define APIC_VECTOR_MASK 0xffu
+
+/* Thread t, off its CPU in a halt, is woken at now. */
+static __always_inline void vcpu_wake_begins(struct vcpu_thread *t, __u64 now)
+{
+	t->wake_ns = now ? now : 1;
+	t->wake_wait_base = t->state_ns[HT_VCPU_WAIT];
+	t->wake_vector = HT_WAKE_NO_VECTOR;
+	/* Its next entry closes the wake-up (vcpu_halts.bpf.h). */
+	t->after_halt = 1;
+}
+
+/* Thread t, woken from a halt, blocks again before its guest ran. */
+static __always_inline void vcpu_wake_reblocked(struct vcpu_thread *t)
+{
+	t->halts.wake.reblocked++;
+	t->wake_ns = 0;
+}
+
+/* kvm_inj_virq of thread tid: the vector KVM injects at its next entry. The first one after a wake-up is the wake-up's. */
+__noinline int vcpu_wake_vector(__u32 tid, __u32 vector)
+{
+	__u32 idx;
+	struct vcpu_thread *t = thread_of(tid, &idx);
+
+	if (t && t->wake_ns && t->wake_vector == HT_WAKE_NO_VECTOR)
+		t->wake_vector = vector & APIC_VECTOR_MASK;
+	return 0;
+}
+
+/*
+ * The vector of the vCPU's local APIC timer, as its guest programmed it in
+ * the LVTT; HT_WAKE_NO_VECTOR if KVM emulates no local APIC for it, or if
+ * the kernel's BTF (or its kvm module's) has no struct kvm_lapic: then the
+ * read is left out at load time, and no vector is the timer's.
+ */
+static __always_inline __u32 vcpu_timer_vector(const struct kvm_vcpu *vcpu)
+{
+	if (!bpf_core_type_exists(struct kvm_lapic))
+		return HT_WAKE_NO_VECTOR;
+	struct kvm_lapic *apic = BPF_CORE_READ(vcpu, arch.apic);
+	void *regs = apic ? BPF_CORE_READ(apic, regs) : NULL;
+	__u32 lvtt;
+
+	if (!regs || bpf_probe_read_kernel(&lvtt, sizeof(lvtt), regs + APIC_LVTT_OFFSET))
+		return HT_WAKE_NO_VECTOR;
+	return lvtt & APIC_VECTOR_MASK;
+}
+
+/*
+ * Thread t's entry after a wake-up from a halt: the guest runs since its
+ * account's time (the entry's), and the wake-up goes into its class, whose
+ * timer is timer_vector. A global function (exits.bpf.h's rule): t may be
+ * NULL to the verifier.
+ */
+__noinline int vcpu_wake_ended(struct vcpu_thread *t, __u32 timer_vector)
+{
+	if (!t || !t->wake_ns)
+		return 0;
+	__u64 entry_ns = vcpu_thread_time(t->since_state), wake_ns = t->wake_ns;
+	__u64 total = entry_ns > wake_ns ? entry_ns - wake_ns : 0;
+	__u64 wait = t->state_ns[HT_VCPU_WAIT] - t->wake_wait_base;
+	__u32 vector = t->wake_vector;
+	__u32 c = vector == HT_WAKE_NO_VECTOR ? HT_WAKE_NONE : vector == timer_vector ? HT_WAKE_TIMER : HT_WAKE_VECTOR;
+	struct ht_vcpu_wake_hist *h;
+
+	t->wake_ns = 0;
+	if (c >= HT_WAKE_NCLASSES)
+		return 0;
+	h = &t->halts.wake.c[c];
+	/* The two clocks of two CPUs: a wait a few ns beyond the whole is the whole. */
+	if (wait > total)
+		wait = total;
+	h->total_ns += total;
+	h->wait_ns += wait;
+	if (total > h->max_ns)
+		h->max_ns = total;
+	h->slots[bounded_log2_slot(total, HT_WAKE_SLOTS)]++;
+	return 0;
+}
+
+#endif /* HYPERTRACE_VCPU_WAKEUPS_BPF_H */

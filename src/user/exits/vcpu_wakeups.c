@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "exits/vcpu_wakeups.h"
+
+#include "common/nearest_rank.h"
+#include "common/util.h"
+
+const char *const ht_wake_class_names[HT_WAKE_NCLASSES] = {
+	[HT_WAKE_TIMER] = "timer",
+	[HT_WAKE_VECTOR] = "vector",
+	[HT_WAKE_NONE] = "none",
+};
+
+/* The upper bound of a slot: [2^k, 2^(k+1)); the last one has none. */
+static uint64_t wake_slot_high(unsigned int k)
+{
+	return k >= HT_WAKE_SLOTS - 1 ? UINT64_MAX : (1ull << (k + 1)) - 1;
+}
+
+uint64_t ht_wake_count(const struct ht_vcpu_wake_hist *h)
+{
+	uint64_t n = 0;
+
+	for (unsigned int k = 0; k < HT_WAKE_SLOTS; k++)
+		n = ht_sat_add(n, h->slots[k]);
+	return n;
+}
+
+uint64_t ht_wakeups_count(const struct ht_vcpu_wakeups *w)
+{
+	uint64_t n = 0;
+
+	for (int c = 0; c < HT_WAKE_NCLASSES; c++)
+		n = ht_sat_add(n, ht_wake_count(&w->c[c]));
+	return n;
+}
+
+static void hist_add(struct ht_vcpu_wake_hist *sum, const struct ht_vcpu_wake_hist *h)
+{
+	sum->total_ns = ht_sat_add(sum->total_ns, h->total_ns);
+	sum->wait_ns = ht_sat_add(sum->wait_ns, h->wait_ns);
+	if (h->max_ns > sum->max_ns)
+		sum->max_ns = h->max_ns;
+	for (unsigned int k = 0; k < HT_WAKE_SLOTS; k++)
+		sum->slots[k] = ht_sat_add(sum->slots[k], h->slots[k]);
+}
+
+void ht_wakeups_add(struct ht_vcpu_wakeups *sum, const struct ht_vcpu_wakeups *w)
+{
+	for (int c = 0; c < HT_WAKE_NCLASSES; c++)
+		hist_add(&sum->c[c], &w->c[c]);
+	sum->reblocked = ht_sat_add(sum->reblocked, w->reblocked);
+}
+
+void ht_wakeups_all(struct ht_vcpu_wake_hist *all, const struct ht_vcpu_wakeups *w)
+{
+	*all = (struct ht_vcpu_wake_hist){ 0 };
+	for (int c = 0; c < HT_WAKE_NCLASSES; c++)
+		hist_add(all, &w->c[c]);
+}
+
+static uint64_t sub(uint64_t now, uint64_t before, uint64_t *went_down)
+{
+	if (now >= before)
+		return now - before;
+	(*went_down)++;
+	return 0;
+}
+
+void ht_wakeups_sub(struct ht_vcpu_wakeups *d, const struct ht_vcpu_wakeups *now,
+		    const struct ht_vcpu_wakeups *before, uint64_t *went_down)
+{
+	for (int c = 0; c < HT_WAKE_NCLASSES; c++) {
+		const struct ht_vcpu_wake_hist *n = &now->c[c], *b = &before->c[c];
+		struct ht_vcpu_wake_hist *h = &d->c[c];
+		int top = -1;
+
+		h->total_ns = sub(n->total_ns, b->total_ns, went_down);
+		h->wait_ns = sub(n->wait_ns, b->wait_ns, went_down);
+		for (unsigned int k = 0; k < HT_WAKE_SLOTS; k++) {
+			h->slots[k] = sub(n->slots[k], b->slots[k], went_down);
+			if (h->slots[k])
+				top = (int)k;
+		}
+		if (n->max_ns > b->max_ns)
+			h->max_ns = n->max_ns;
+		else if (top < 0)
+			h->max_ns = 0;
+		else
+			h->max_ns = wake_slot_high((unsigned int)top) < n->max_ns ? wake_slot_high((unsigned int)top) : n->max_ns;
+	}
+	d->reblocked = sub(now->reblocked, before->reblocked, went_down);
+}
+
+uint64_t ht_wake_percentile(const struct ht_vcpu_wake_hist *h, double p)
+{
+	uint64_t n = ht_wake_count(h), cum = 0, rank;
+
+	if (!n)
+		return 0;
+	rank = ht_nearest_rank(p, n);
+	for (unsigned int k = 0; k < HT_WAKE_SLOTS; k++) {
+		cum = ht_sat_add(cum, h->slots[k]);
+		if (cum >= rank)
+			return wake_slot_high(k) < h->max_ns ? wake_slot_high(k) : h->max_ns;
+	}
+	return h->max_ns;
+}
