@@ -216,6 +216,29 @@ struct {
 	__type(value, struct vcpu_thread);
 } vcpu_thread_table SEC(".maps");
 
+/*
+ * --exits: each vCPU thread's halts and their wake-ups, at its index in
+ * vcpu_thread_table (reset when the index is given to a thread). Not
+ * mapped: user space copies a thread's when it reads the thread, and a
+ * mapping of every entry (a kilobyte each, mostly histograms) would be
+ * resident in the recorder for the threads a host never has.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, HT_MAX_VCPU_THREADS);
+	__type(key, __u32);
+	__type(value, struct ht_vcpu_halts);
+} vcpu_halts SEC(".maps");
+
+/* The entries of vcpu_thread_table a thread has (struct vcpu_thread_used), mapped by user space. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct vcpu_thread_used);
+} vcpu_thread_used SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, HT_MAX_VCPU_THREADS);

@@ -34,6 +34,12 @@ static __always_inline struct vcpu_thread *thread_at(__u32 idx)
 	return bpf_map_lookup_elem(&vcpu_thread_table, &idx);
 }
 
+/* The halts of the thread at idx of vcpu_thread_table (vcpu_halts); NULL if out of range. */
+static __always_inline struct ht_vcpu_halts *halts_at(__u32 idx)
+{
+	return bpf_map_lookup_elem(&vcpu_halts, &idx);
+}
+
 /* The entry of vCPU thread tid and its index (*idx); NULL if tid has none. */
 static __always_inline struct vcpu_thread *thread_of(__u32 tid, __u32 *idx)
 {
@@ -144,8 +150,14 @@ __noinline __u32 vcpu_thread_add(__u64 ids, __u32 vcpu_and_state, __u64 now)
 		t->out_involuntary = 0;
 		t->uexit_hlt = 0;
 		/* No halt yet, its polling not known until its first entry reads it (vcpu_halts.bpf.h). */
-		__builtin_memset(&t->halts, 0, sizeof(t->halts));
-		t->halts.poll_ns = HT_HALT_POLL_NS_UNKNOWN;
+		struct ht_vcpu_halts *h = halts_at(at);
+
+		if (h) {
+			__builtin_memset(h, 0, sizeof(*h));
+			h->poll_ns = HT_HALT_POLL_NS_UNKNOWN;
+		}
+		t->index = at;
+		t->wake_ns = 0;
 		t->halt_poll_changed = 0;
 		t->after_halt = 1;
 		if (boot_on) {
@@ -155,9 +167,14 @@ __noinline __u32 vcpu_thread_add(__u64 ids, __u32 vcpu_and_state, __u64 now)
 			if (bt)
 				bt->state = BOOT_UNDECIDED;
 		}
-		/* Whole before user space may read it. */
+		/* Whole before user space may read it; then user space looks at it (vcpu_thread_used). */
 		barrier();
 		t->in_use = VCPU_ENTRY_READY;
+		__u32 zero = 0;
+		struct vcpu_thread_used *used = bpf_map_lookup_elem(&vcpu_thread_used, &zero);
+
+		if (used)
+			used->used[at & (HT_MAX_VCPU_THREADS - 1)] = 1;
 		tid_mark_vcpu(tid, true);
 		return at + 1;
 	}

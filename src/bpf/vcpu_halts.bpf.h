@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * record --exits: each vCPU thread's halts in KVM and KVM's halt polling
- * (struct ht_vcpu_halts in its vcpu_thread entry), what an operator tunes
- * kvm.halt_poll_ns from.
+ * (struct ht_vcpu_halts in vcpu_halts, at its vcpu_thread_table index),
+ * what an operator tunes kvm.halt_poll_ns from.
  *
  * KVM's kvm_vcpu_halt polls for a wake-up for up to the vCPU's
  * halt_poll_ns, then sleeps; at its end it may grow or shrink halt_poll_ns
@@ -31,12 +31,13 @@ __noinline int vcpu_halt_poll_changed(__u32 tid, __u32 poll_new, __u32 poll_old)
 {
 	__u32 idx;
 	struct vcpu_thread *t = thread_of(tid, &idx);
+	struct ht_vcpu_halts *h = t ? halts_at(idx) : NULL;
 
-	if (!t)
+	if (!t || !h)
 		return 0;
 	t->halt_poll_old = poll_old;
 	t->halt_poll_changed = 1;
-	t->halts.poll_ns = poll_new;
+	h->poll_ns = poll_new;
 	return 0;
 }
 
@@ -49,10 +50,10 @@ __noinline int vcpu_halt_ended(__u32 tid, __u64 ns, __u32 waited)
 {
 	__u32 idx;
 	struct vcpu_thread *t = thread_of(tid, &idx);
+	struct ht_vcpu_halts *h = t ? halts_at(idx) : NULL;
 
-	if (!t)
+	if (!t || !h)
 		return 0;
-	struct ht_vcpu_halts *h = &t->halts;
 	__u32 in_force = t->halt_poll_changed ? t->halt_poll_old : h->poll_ns;
 
 	h->halts++;
@@ -83,8 +84,10 @@ __noinline int vcpu_halt_ended(__u32 tid, __u64 ns, __u32 waited)
  */
 static __always_inline void vcpu_halt_at_entry(struct vcpu_thread *t, const struct kvm_vcpu *vcpu)
 {
-	if (vcpu)
-		t->halts.poll_ns = vcpu->halt_poll_ns;
+	struct ht_vcpu_halts *h = halts_at(t->index);
+
+	if (vcpu && h)
+		h->poll_ns = vcpu->halt_poll_ns;
 	if (t->wake_ns)
 		vcpu_wake_ended(t, vcpu ? vcpu_timer_vector(vcpu) : HT_SYNTH_TIMER_VECTOR);
 	t->after_halt = 0;

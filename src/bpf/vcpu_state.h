@@ -116,22 +116,35 @@ struct vcpu_thread {
 	__u64 exit_ns;        /* the open exit, while exit_open */
 	struct exit_cause_note cause; /* the open exit's cause, while exit_open (see exit_cause_note) */
 	__u64 exit_rip;       /* --boot: the guest's RIP at the open exit, while exit_open */
-	/* Its halts in KVM and their wake-ups (vcpu_halts.bpf.h), lines of their own: written once per halt. */
-	struct ht_vcpu_halts halts;
+	/*
+	 * The halt going on and its wake-up, a line of their own: written once
+	 * per halt. Its numbers are in vcpu_halts, at index (vcpu_halts.bpf.h,
+	 * vcpu_wakeups.bpf.h).
+	 */
+	__u32 index;          /* its own index in vcpu_thread_table, and its halts' in vcpu_halts */
 	__u32 halt_poll_old;  /* the halt_poll_ns in force for the halt going on, if halt_poll_changed */
 	__u8 halt_poll_changed; /* KVM changed halt_poll_ns during the halt going on (kvm_halt_poll_ns) */
 	__u8 pad1[3];
-	/* The wake-up from a halt going on: from its sched_wakeup to the thread's next kvm_entry. */
-	__u64 wake_ns;        /* the sched_wakeup; 0: none going on */
+	__u32 wake_vector;    /* the first vector KVM injected since the wake-up (kvm_inj_virq); HT_WAKE_NO_VECTOR: none yet */
+	__u64 wake_ns;        /* the sched_wakeup that ended its sleep in a halt; 0: no wake-up going on */
 	__u64 wake_wait_base; /* state_ns[HT_VCPU_WAIT] at it: the wait since is the wake-up's */
-	__u32 wake_vector;    /* the first vector KVM injected since (kvm_inj_virq); HT_WAKE_NO_VECTOR: none yet */
-	__u8 pad2[60];
+	__u8 pad2[32];
 };
 #define HT_WAKE_NO_VECTOR 0xffffffffu
 
 _Static_assert(__builtin_offsetof(struct vcpu_thread, start_ns) == 64, "the account fills the first cache line");
-_Static_assert(__builtin_offsetof(struct vcpu_thread, halts) == 192, "the halts begin on the fourth cache line");
-_Static_assert(sizeof(struct vcpu_thread) % 64 == 0, "entries in whole cache lines: an exit touches one line of its thread");
+_Static_assert(__builtin_offsetof(struct vcpu_thread, index) == 192, "the halt's state fills the fourth cache line");
+_Static_assert(sizeof(struct vcpu_thread) == 256, "entries in whole cache lines: an exit touches one line of its thread");
+
+/*
+ * --exits: which entries of vcpu_thread_table a thread has (1 from its
+ * registration on, 0 once user space freed it). User space reads only
+ * those: reading every entry's in_use costs a cache miss for each of the
+ * table's 8192 entries, on every read, on hosts with a few dozen threads.
+ */
+struct vcpu_thread_used {
+	__u8 used[HT_MAX_VCPU_THREADS];
+};
 
 static inline __u64 vcpu_thread_time(__u64 since_state)
 {

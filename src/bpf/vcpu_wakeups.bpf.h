@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * record --exits: the wake-ups of halted vCPU threads (struct
- * ht_vcpu_wakeups in the halts of their vcpu_thread entries), from the
+ * ht_vcpu_wakeups in their halts, vcpu_halts), from the
  * interrupt's side: how long from the sched_wakeup that ends a thread's
  * sleep in a halt to its guest running (its next kvm_entry), how much of
  * that it waited for a CPU, and which interrupt it was for.
@@ -44,7 +44,10 @@ static __always_inline void vcpu_wake_begins(struct vcpu_thread *t, __u64 now)
 /* Thread t, woken from a halt, blocks again before its guest ran. */
 static __always_inline void vcpu_wake_reblocked(struct vcpu_thread *t)
 {
-	t->halts.wake.reblocked++;
+	struct ht_vcpu_halts *h = halts_at(t->index);
+
+	if (h)
+		h->wake.reblocked++;
 	t->wake_ns = 0;
 }
 
@@ -93,12 +96,13 @@ __noinline int vcpu_wake_ended(struct vcpu_thread *t, __u32 timer_vector)
 	__u64 wait = t->state_ns[HT_VCPU_WAIT] - t->wake_wait_base;
 	__u32 vector = t->wake_vector;
 	__u32 c = vector == HT_WAKE_NO_VECTOR ? HT_WAKE_NONE : vector == timer_vector ? HT_WAKE_TIMER : HT_WAKE_VECTOR;
+	struct ht_vcpu_halts *halts = halts_at(t->index);
 	struct ht_vcpu_wake_hist *h;
 
 	t->wake_ns = 0;
-	if (c >= HT_WAKE_NCLASSES)
+	if (!halts || c >= HT_WAKE_NCLASSES)
 		return 0;
-	h = &t->halts.wake.c[c];
+	h = &halts->wake.c[c];
 	/* The two clocks of two CPUs: a wait a few ns beyond the whole is the whole. */
 	if (wait > total)
 		wait = total;

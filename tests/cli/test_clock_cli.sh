@@ -172,15 +172,20 @@ elif [ "$(id -u)" -ne 0 ] || ! mkdir "$tracefs/instances/$inst" 2>/dev/null; the
 	skip clock_map_of_trace_cmd_report "a tracefs instance of its own is needed (root, tracefs mounted at $tracefs) to make a trace.dat"
 else
 	ok=1
-	# trace-cmd extract -B removes the instance it read: one per clock.
+	# trace-cmd extract -B removes the instance it read: one per clock. It
+	# also reads /proc/kallsyms, which changes under it whenever a BPF
+	# program loads or goes ("error in size of file"): three tries.
 	for clk in local mono; do
-		{ [ -d "$tracefs/instances/$inst" ] || mkdir "$tracefs/instances/$inst"; } &&
-			echo "$clk" >"$tracefs/instances/$inst/trace_clock" &&
-			echo 1 >"$tracefs/instances/$inst/events/sched/sched_switch/enable" &&
-			{ for _ in 1 2 3 4 5; do sleep 0.02; done; } &&
-			echo 0 >"$tracefs/instances/$inst/events/sched/sched_switch/enable" &&
-			trace-cmd extract -B "$inst" -o "$work/$clk.dat" &&
-			trace-cmd report -t "$work/$clk.dat" >"$work/$clk.txt" || ok=0
+		for try in 1 2 3; do
+			{ [ -d "$tracefs/instances/$inst" ] || mkdir "$tracefs/instances/$inst"; } &&
+				echo "$clk" >"$tracefs/instances/$inst/trace_clock" &&
+				echo 1 >"$tracefs/instances/$inst/events/sched/sched_switch/enable" &&
+				{ for _ in 1 2 3 4 5; do sleep 0.02; done; } &&
+				echo 0 >"$tracefs/instances/$inst/events/sched/sched_switch/enable" &&
+				trace-cmd extract -B "$inst" -o "$work/$clk.dat" &&
+				trace-cmd report -t "$work/$clk.dat" >"$work/$clk.txt" && break
+			[ $try = 3 ] && ok=0
+		done
 	done >"$work/extract.log" 2>&1
 	rmdir "$tracefs/instances/$inst" 2>/dev/null
 	if [ $ok = 0 ]; then

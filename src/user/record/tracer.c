@@ -327,6 +327,11 @@ static int map_exit_tables(struct ht_tracer *t, char *err, size_t errlen)
 			     "vCPU thread table", &p, err, errlen)))
 		return ret;
 	t->vcpu_thread_table = p;
+	/* Writable: user space clears an entry's mark before it frees the entry. */
+	if ((ret = map_table(t->skel->maps.vcpu_thread_used, whole_pages(sizeof(struct vcpu_thread_used)),
+			     PROT_READ | PROT_WRITE, "vCPU thread marks", &p, err, errlen)))
+		return ret;
+	t->vcpu_thread_used = p;
 	return 0;
 }
 
@@ -609,6 +614,8 @@ void ht_tracer_destroy(struct ht_tracer *t)
 		munmap(t->exit_cache, t->exit_cache_bytes);
 	if (t->vcpu_thread_table)
 		munmap(t->vcpu_thread_table, t->vcpu_thread_table_bytes);
+	if (t->vcpu_thread_used)
+		munmap(t->vcpu_thread_used, whole_pages(sizeof(struct vcpu_thread_used)));
 	free(t->exit_parts);
 	for (unsigned int i = 0; i < t->nrings; i++)
 		close(t->ring_fds[i]);

@@ -28,6 +28,7 @@ struct ht_tracer {
 	struct exit_cache_entry *exit_cache;
 	size_t exit_cache_entries, exit_cache_bytes;
 	struct vcpu_thread *vcpu_thread_table; /* --exits: the mapping of vcpu_thread_table */
+	struct vcpu_thread_used *vcpu_thread_used; /* --exits: the mapping of vcpu_thread_used: which entries to read */
 	size_t vcpu_thread_table_bytes;
 	struct exit_part *exit_parts; /* a read's parts: see ht_tracer_read_exits */
 	size_t exit_parts_cap;

@@ -295,16 +295,17 @@ struct thread_read {
  * runs up to now (or up to its start, if later); a running thread whose
  * guest state an open exit ended (the BPF side writes that at the exit's end:
  * guest_until_exit) is in guest until the exit and in kvm from there. Its
- * threads into out; their number.
+ * threads into out, at most cap (a thread registered since they were
+ * counted waits for the next read); their number.
  */
 static size_t read_accounts(const struct ht_tracer *t, __u64 now, const struct open_exit *open, size_t nopen,
-			    struct thread_read *out)
+			    struct thread_read *out, size_t cap)
 {
 	struct vcpu_thread v;
 	size_t n = 0;
 
-	for (size_t i = 0; i < HT_MAX_VCPU_THREADS; i++) {
-		if (!copy_vcpu_thread(&t->vcpu_thread_table[i], &v))
+	for (size_t i = 0; i < HT_MAX_VCPU_THREADS && n < cap; i++) {
+		if (!t->vcpu_thread_used->used[i] || !copy_vcpu_thread(&t->vcpu_thread_table[i], &v))
 			continue;
 		__u64 since = vcpu_thread_time(v.since_state);
 		__u32 state = v.since_state & VCPU_STATE_MASK;
@@ -313,7 +314,9 @@ static size_t read_accounts(const struct ht_tracer *t, __u64 now, const struct o
 
 		memset(r, 0, sizeof(*r));
 		r->w = v.stat;
-		r->h = v.halts;
+		/* Its halts are in a map of their own (vcpu_halts), copied here; none if that fails. */
+		if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.vcpu_halts), &(__u32){ (__u32)i }, &r->h))
+			r->h = (struct ht_vcpu_halts){ .poll_ns = HT_HALT_POLL_NS_UNKNOWN };
 		r->idx = i;
 		r->gone = v.since_state & VCPU_GONE;
 		r->a.start_ns = v.start_ns;
@@ -395,7 +398,14 @@ int ht_tracer_read_vcpu_waits(const struct ht_tracer *t, ht_vcpu_wait_fn fn, voi
 
 	if (!t->vcpu_thread_table)
 		return 0;
-	reads = calloc(HT_MAX_VCPU_THREADS, sizeof(*reads));
+	/* As many as the marked entries: a thread's read holds its halts' histograms, a kilobyte. */
+	size_t cap = 0;
+
+	for (size_t i = 0; i < HT_MAX_VCPU_THREADS; i++)
+		cap += __atomic_load_n(&t->vcpu_thread_used->used[i], __ATOMIC_ACQUIRE) != 0;
+	if (!cap)
+		return 0;
+	reads = calloc(cap, sizeof(*reads));
 	if (!reads)
 		return -ENOMEM;
 	/*
@@ -411,15 +421,17 @@ int ht_tracer_read_vcpu_waits(const struct ht_tracer *t, ht_vcpu_wait_fn fn, voi
 		__u64 now = ht_monotonic_ns();
 		size_t nbefore = snapshot_open_exits(t, before);
 
-		n = read_accounts(t, now, before, nbefore, reads);
+		n = read_accounts(t, now, before, nbefore, reads, cap);
 		if (!missed_an_exit(before, nbefore, after, snapshot_open_exits(t, after), now))
 			break;
 	}
 	for (size_t i = 0; i < n; i++) {
 		fn(ctx, &reads[i].w, &reads[i].a, &reads[i].h, reads[i].gone);
-		/* Read once with its last numbers: its entry is free for another thread. */
-		if (reads[i].gone)
+		/* Read once with its last numbers: its entry is free for another thread (unmarked first: BPF marks it when it takes it). */
+		if (reads[i].gone) {
+			__atomic_store_n(&t->vcpu_thread_used->used[reads[i].idx], 0, __ATOMIC_RELEASE);
 			__atomic_store_n(&t->vcpu_thread_table[reads[i].idx].in_use, VCPU_ENTRY_FREE, __ATOMIC_RELEASE);
+		}
 	}
 	free(reads);
 	return 0;
@@ -439,7 +451,8 @@ int ht_tracer_read_open_exits(const struct ht_tracer *t, ht_open_exit_fn fn, voi
 		fn(ctx, &k);
 	}
 	for (size_t i = 0; t->vcpu_thread_table && i < HT_MAX_VCPU_THREADS; i++) {
-		if (!copy_vcpu_thread(&t->vcpu_thread_table[i], &v) || !v.exit_open || (v.since_state & VCPU_GONE))
+		if (!t->vcpu_thread_used->used[i] || !copy_vcpu_thread(&t->vcpu_thread_table[i], &v) || !v.exit_open ||
+		    (v.since_state & VCPU_GONE))
 			continue;
 		struct ht_exit_key k = { .pid = v.stat.pid, .vcpu = v.stat.vcpu, .isa = v.exit_isa,
 					 .reason = v.exit_reason };

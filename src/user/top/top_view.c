@@ -8,6 +8,7 @@
 #include <time.h>
 #include "exits/exit_reasons.h"
 #include "exits/exit_view.h"
+#include "exits/vcpu_wakeups.h"
 #include "common/escape.h"
 #include "hypertrace/record.h"
 #include "common/util.h"
@@ -39,19 +40,20 @@ struct vm_row {
 	uint64_t hcalls;
 	struct ht_exit_series sum; /* every exit of the VM in the interval */
 	__u64 state_ns[HT_VCPU_NSTATES]; /* its vCPU threads' accounts in the interval, summed */
-	uint64_t polled, caught;   /* its vCPU threads' halts in the interval that KVM polled in, and caught */
+	struct ht_vcpu_halts halts; /* its vCPU threads' halts in the interval: polled, caught, their wake-ups */
 	unsigned int threads;      /* vCPU threads known */
 };
 
 /*
  * The columns after PID and VM, in the order shown. A screen too narrow for
  * all of them drops them in the order of drop_rank, highest first: the
- * share of polled halts that polling caught, then the hypercall rate, then
+ * p99 of the wake-ups from a halt, the share of polled halts that polling
+ * caught, then the hypercall rate, then
  * p50, then p99, then the rarer states; the exit rate and where the vCPUs'
  * time went stay (docs: top(1), "COLUMNS").
  */
-enum column { COL_EXITS, COL_P50, COL_P99, COL_GUEST, COL_KVM, COL_VMM, COL_WAIT, COL_HALT, COL_BLK, COL_POLL, COL_HCALLS,
-	      NCOLS };
+enum column { COL_EXITS, COL_P50, COL_P99, COL_GUEST, COL_KVM, COL_VMM, COL_WAIT, COL_HALT, COL_BLK, COL_POLL, COL_WAKE99,
+	      COL_HCALLS, NCOLS };
 static const struct {
 	const char *title;
 	int width;
@@ -60,7 +62,7 @@ static const struct {
 	[COL_EXITS] = { "EXITS/S", 8, 0 }, [COL_P50] = { "P50", 6, 8 },    [COL_P99] = { "P99", 6, 7 },
 	[COL_GUEST] = { "GUEST%", 6, 1 },  [COL_KVM] = { "KVM%", 6, 2 },   [COL_VMM] = { "VMM%", 6, 3 },
 	[COL_WAIT] = { "WAIT%", 6, 4 },    [COL_HALT] = { "HALT%", 6, 5 }, [COL_BLK] = { "BLK%", 6, 6 },
-	[COL_POLL] = { "POLL%", 6, 10 },   [COL_HCALLS] = { "HCALL/S", 8, 9 },
+	[COL_POLL] = { "POLL%", 6, 10 },   [COL_WAKE99] = { "WAKE99", 6, 11 }, [COL_HCALLS] = { "HCALL/S", 8, 9 },
 };
 /* The state of each account column. */
 static const enum ht_vcpu_state column_state[NCOLS] = {
@@ -188,11 +190,15 @@ static void fmt_le(char *buf, size_t len, uint64_t ns, uint64_t count)
 /*
  * The columns after the name that fit (show): exits/s, p50, p99, each
  * state's %, the polled halts polling caught in % (of polled; "-" for none),
- * hypercalls/s.
+ * the p99 of the halts' wake-ups to the guest running (a bucket bound; "-"
+ * for none), hypercalls/s. h: the interval's halts, NULL for none.
  */
 static void columns(char *buf, size_t len, const bool show[NCOLS], const struct ht_exit_series *s, uint64_t hcalls,
-		    const __u64 *state_ns, uint64_t polled, uint64_t caught, uint64_t interval_ns)
+		    const __u64 *state_ns, const struct ht_vcpu_halts *h, uint64_t interval_ns)
 {
+	struct ht_vcpu_wake_hist wake;
+
+	ht_wakeups_all(&wake, h ? &h->wake : &(struct ht_vcpu_wakeups){ 0 });
 	size_t n = 0;
 
 	buf[0] = '\0';
@@ -214,10 +220,13 @@ static void columns(char *buf, size_t len, const bool show[NCOLS], const struct 
 			snprintf(v, sizeof(v), "%.0f", rate(hcalls, interval_ns));
 			break;
 		case COL_POLL:
-			if (polled)
-				snprintf(v, sizeof(v), "%.1f", 100.0 * (double)caught / (double)polled);
+			if (h && h->polled)
+				snprintf(v, sizeof(v), "%.1f", 100.0 * (double)h->caught / (double)h->polled);
 			else
 				snprintf(v, sizeof(v), "-");
+			break;
+		case COL_WAKE99:
+			fmt_le(v, sizeof(v), ht_wake_percentile(&wake, 99), ht_wake_count(&wake));
 			break;
 		default:
 			pct = state_ns ? state_pct(state_ns, column_state[c]) : -1.0;
@@ -382,8 +391,8 @@ static bool vcpu_rows(struct frame *f, const bool show[NCOLS], const struct vm_r
 			 ht_escape(esc, sizeof(esc), tn ? tn : "", HT_ESC_TEXT));
 		const struct ht_vcpu_thread_row *in = interval_row(g, t);
 
-		columns(cols, sizeof(cols), show, &vs->s, vs->hcalls, in ? in->a.state_ns : NULL, in ? in->h.polled : 0,
-			in ? in->h.caught : 0, o->interval_ns);
+		columns(cols, sizeof(cols), show, &vs->s, vs->hcalls, in ? in->a.state_ns : NULL, in ? &in->h : NULL,
+			o->interval_ns);
 		row(f, "%7u   %-18.18s %s", t->w.tid, name, cols);
 	}
 	free(sums);
@@ -435,7 +444,7 @@ static void reason_rows(struct frame *f, const bool show[NCOLS], const struct vm
 
 		ht_exit_reason_format(reason, sizeof(reason), sums[j].key.isa, sums[j].key.reason);
 		snprintf(name, sizeof(name), "  %s", reason);
-		columns(cols, sizeof(cols), show, &sums[j], is_hypercall(&sums[j].key) ? sums[j].h.count : 0, NULL, 0, 0,
+		columns(cols, sizeof(cols), show, &sums[j], is_hypercall(&sums[j].key) ? sums[j].h.count : 0, NULL, NULL,
 			o->interval_ns);
 		row(f, "%7s   %-18.18s %s", "", name, cols);
 		/* Its causes: one line each, cut to the screen ("io 0x3f8 out 1: 1200/s, kvm p50 <=4.1us, ..."). */
@@ -551,8 +560,9 @@ static uint64_t sum_rows(struct vm_row *rows, size_t n, const struct ht_exit_tab
 		for (int k = 0; r && k < HT_VCPU_NSTATES; k++)
 			r->state_ns[k] = ht_sat_add(r->state_ns[k], interval->threads[i].a.state_ns[k]);
 		if (r) {
-			r->polled = ht_sat_add(r->polled, interval->threads[i].h.polled);
-			r->caught = ht_sat_add(r->caught, interval->threads[i].h.caught);
+			r->halts.polled = ht_sat_add(r->halts.polled, interval->threads[i].h.polled);
+			r->halts.caught = ht_sat_add(r->halts.caught, interval->threads[i].h.caught);
+			ht_wakeups_add(&r->halts.wake, &interval->threads[i].h.wake);
 		}
 	}
 	return exits;
@@ -622,7 +632,7 @@ int ht_top_view_write(FILE *out, const struct ht_exit_table *interval, const str
 	for (size_t i = 0; i < n; i++) {
 		const struct vm_row *r = &rows[i];
 
-		columns(cols, sizeof(cols), show, &r->sum, r->hcalls, r->threads ? r->state_ns : NULL, r->polled, r->caught,
+		columns(cols, sizeof(cols), show, &r->sum, r->hcalls, r->threads ? r->state_ns : NULL, &r->halts,
 			o->interval_ns);
 		/* The name cut to its column between two characters, never inside one. */
 		const char *nm = r->name[0] ? r->name : "?";
