@@ -411,7 +411,7 @@ static __always_inline void exits_sched_switch(struct vcpu_state *slot, const st
 
 /*
  * A wake-up: a vCPU thread blocked off its CPU waits for one from now on;
- * one that slept in a halt begins a wake-up (vcpu_halts.bpf.h).
+ * one that slept in a halt begins a wake-up (vcpu_wakeups.bpf.h).
  */
 static __noinline int vcpu_wakeup(__u32 tid, __u64 synthetic_now)
 {

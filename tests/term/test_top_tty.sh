@@ -45,6 +45,9 @@ if wait_pane '^ +[0-9]+ web1 +[1-9][0-9]* '; then
 else
 	fail top_shows_a_vm_by_name_with_exits_per_second "$(pane)"
 fi
+# The three VMs start together, and a VM shows from its first exits on: the
+# hostile one's row may come a frame after web1's.
+wait_pane 'ev\\x1b\[31m\\x1b\[2Jil'
 screen=$(pane)
 if grep -qF 'ev\x1b[31m\x1b[2Jil' <<<"$screen" && ! tm capture-pane -p -e -t top | grep -q $'\e\\[31m'; then
 	pass top_shows_a_hostile_name_escaped
