@@ -24,6 +24,18 @@ static inline uint64_t ht_sat_add(uint64_t a, uint64_t b)
 	return a + b < a ? UINT64_MAX : a + b;
 }
 
+/*
+ * a - b of two cumulative counts, the later first; a count that went down
+ * (a file that is not a recording's) is 0 and counted in *went_down.
+ */
+static inline uint64_t ht_sub_or_count(uint64_t a, uint64_t b, uint64_t *went_down)
+{
+	if (a >= b)
+		return a - b;
+	(*went_down)++;
+	return 0;
+}
+
 /* clk in ns. CLOCK_MONOTONIC is the clock bpf_ktime_get_ns() reads, so record times compare. */
 static inline uint64_t ht_clock_ns(clockid_t clk)
 {

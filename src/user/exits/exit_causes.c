@@ -138,22 +138,14 @@ void ht_exit_causes_clear_changed(struct ht_exit_cause_table *c)
 		c->rows[i].changed = false;
 }
 
-static uint64_t sub_or_zero(uint64_t a, uint64_t b, uint64_t *went_down)
-{
-	if (a >= b)
-		return a - b;
-	(*went_down)++;
-	return 0;
-}
-
 int ht_exit_causes_delta(struct ht_exit_cause_table *out, const struct ht_exit_cause_table *now,
 			 const struct ht_exit_cause_table *before)
 {
 	uint64_t *down = &out->went_down;
 
 	ht_exit_causes_reset(out);
-	out->lost = sub_or_zero(now->lost, before->lost, down);
-	out->not_theirs = sub_or_zero(now->not_theirs, before->not_theirs, down);
+	out->lost = ht_sub_or_count(now->lost, before->lost, down);
+	out->not_theirs = ht_sub_or_count(now->not_theirs, before->not_theirs, down);
 	for (size_t i = 0; i < now->n; i++) {
 		const struct ht_exit_cause_row *n = &now->rows[i];
 		const struct ht_exit_cause_row *b = ht_exit_causes_row((struct ht_exit_cause_table *)before, &n->key, false);
@@ -167,13 +159,13 @@ int ht_exit_causes_delta(struct ht_exit_cause_table *out, const struct ht_exit_c
 		d->changed = true;
 		if (!b)
 			continue;
-		d->h.count = sub_or_zero(n->h.count, b->h.count, down);
-		d->h.kvm_ns = sub_or_zero(n->h.kvm_ns, b->h.kvm_ns, down);
-		d->h.vmm_count = sub_or_zero(n->h.vmm_count, b->h.vmm_count, down);
-		d->h.vmm_ns = sub_or_zero(n->h.vmm_ns, b->h.vmm_ns, down);
+		d->h.count = ht_sub_or_count(n->h.count, b->h.count, down);
+		d->h.kvm_ns = ht_sub_or_count(n->h.kvm_ns, b->h.kvm_ns, down);
+		d->h.vmm_count = ht_sub_or_count(n->h.vmm_count, b->h.vmm_count, down);
+		d->h.vmm_ns = ht_sub_or_count(n->h.vmm_ns, b->h.vmm_ns, down);
 		for (int k = 0; k < HT_EXIT_SLOTS; k++) {
-			d->h.kvm_slots[k] = sub_or_zero(n->h.kvm_slots[k], b->h.kvm_slots[k], down);
-			d->h.vmm_slots[k] = sub_or_zero(n->h.vmm_slots[k], b->h.vmm_slots[k], down);
+			d->h.kvm_slots[k] = ht_sub_or_count(n->h.kvm_slots[k], b->h.kvm_slots[k], down);
+			d->h.vmm_slots[k] = ht_sub_or_count(n->h.vmm_slots[k], b->h.vmm_slots[k], down);
 		}
 	}
 	return 0;

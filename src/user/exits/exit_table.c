@@ -6,6 +6,7 @@
 #include <string.h>
 #include "common/grow.h"
 #include "common/nearest_rank.h"
+#include "common/util.h"
 #include "exits/vcpu_wakeups.h"
 #include "hist/latency_hist.h"
 
@@ -374,25 +375,17 @@ static void minmax_from_slots(struct ht_exit_hist *h)
 }
 
 /* a - b, or 0 (counted in *went_down) if the number went down: never a wrapped difference. */
-static uint64_t sub_or_zero(uint64_t a, uint64_t b, uint64_t *went_down)
-{
-	if (a >= b)
-		return a - b;
-	(*went_down)++;
-	return 0;
-}
-
 int ht_exit_table_delta(struct ht_exit_table *out, const struct ht_exit_table *now,
 			const struct ht_exit_table *before)
 {
 	uint64_t *down = &out->went_down;
 
 	ht_exit_table_reset(out);
-	out->lost_series_full = sub_or_zero(now->lost_series_full, before->lost_series_full, down);
-	out->lost_no_thread = sub_or_zero(now->lost_no_thread, before->lost_no_thread, down);
-	out->lost_vcpu_switches = sub_or_zero(now->lost_vcpu_switches, before->lost_vcpu_switches, down);
-	out->share_series_over = sub_or_zero(now->share_series_over, before->share_series_over, down);
-	out->share_causes_over = sub_or_zero(now->share_causes_over, before->share_causes_over, down);
+	out->lost_series_full = ht_sub_or_count(now->lost_series_full, before->lost_series_full, down);
+	out->lost_no_thread = ht_sub_or_count(now->lost_no_thread, before->lost_no_thread, down);
+	out->lost_vcpu_switches = ht_sub_or_count(now->lost_vcpu_switches, before->lost_vcpu_switches, down);
+	out->share_series_over = ht_sub_or_count(now->share_series_over, before->share_series_over, down);
+	out->share_causes_over = ht_sub_or_count(now->share_causes_over, before->share_causes_over, down);
 	for (size_t i = 0; i < now->nseries; i++) {
 		const struct ht_exit_series *n = &now->series[i];
 		bool found;
@@ -408,11 +401,11 @@ int ht_exit_table_delta(struct ht_exit_table *out, const struct ht_exit_table *n
 		d->changed = true;
 		if (!b || !b->h.count)
 			continue; /* everything of this series is in the interval: min/max as they are */
-		d->h.count = sub_or_zero(n->h.count, b->h.count, down);
-		d->h.total_ns = sub_or_zero(n->h.total_ns, b->h.total_ns, down);
+		d->h.count = ht_sub_or_count(n->h.count, b->h.count, down);
+		d->h.total_ns = ht_sub_or_count(n->h.total_ns, b->h.total_ns, down);
 		for (int k = 0; k < HT_EXIT_SLOTS; k++)
-			d->h.slots[k] = sub_or_zero(n->h.slots[k], b->h.slots[k], down);
-		d->in_host_at_end = sub_or_zero(n->in_host_at_end, b->in_host_at_end, down);
+			d->h.slots[k] = ht_sub_or_count(n->h.slots[k], b->h.slots[k], down);
+		d->in_host_at_end = ht_sub_or_count(n->in_host_at_end, b->in_host_at_end, down);
 		d->minmax_exact = false;
 		minmax_from_slots(&d->h);
 	}
@@ -432,23 +425,23 @@ int ht_exit_table_delta(struct ht_exit_table *out, const struct ht_exit_table *n
 		d->changed = true;
 		if (!b)
 			continue;
-		d->w.wait_ns = sub_or_zero(n->w.wait_ns, b->w.wait_ns, down);
-		d->w.preempt_count = sub_or_zero(n->w.preempt_count, b->w.preempt_count, down);
-		d->w.preempt_ns = sub_or_zero(n->w.preempt_ns, b->w.preempt_ns, down);
-		d->w.voluntary_count = sub_or_zero(n->w.voluntary_count, b->w.voluntary_count, down);
-		d->w.voluntary_ns = sub_or_zero(n->w.voluntary_ns, b->w.voluntary_ns, down);
+		d->w.wait_ns = ht_sub_or_count(n->w.wait_ns, b->w.wait_ns, down);
+		d->w.preempt_count = ht_sub_or_count(n->w.preempt_count, b->w.preempt_count, down);
+		d->w.preempt_ns = ht_sub_or_count(n->w.preempt_ns, b->w.preempt_ns, down);
+		d->w.voluntary_count = ht_sub_or_count(n->w.voluntary_count, b->w.voluntary_count, down);
+		d->w.voluntary_ns = ht_sub_or_count(n->w.voluntary_ns, b->w.voluntary_ns, down);
 		/* The interval's account: from the time the before table's ended. */
 		d->from_ns = b->a.as_of_ns <= n->a.as_of_ns ? b->a.as_of_ns : n->a.as_of_ns;
 		for (int k = 0; k < HT_VCPU_NSTATES; k++)
-			d->a.state_ns[k] = sub_or_zero(n->a.state_ns[k], b->a.state_ns[k], down);
+			d->a.state_ns[k] = ht_sub_or_count(n->a.state_ns[k], b->a.state_ns[k], down);
 		/* The interval's halts; the polling in force is the end's. */
-		d->h.halts = sub_or_zero(n->h.halts, b->h.halts, down);
-		d->h.polled = sub_or_zero(n->h.polled, b->h.polled, down);
-		d->h.caught = sub_or_zero(n->h.caught, b->h.caught, down);
-		d->h.caught_ns = sub_or_zero(n->h.caught_ns, b->h.caught_ns, down);
-		d->h.slept = sub_or_zero(n->h.slept, b->h.slept, down);
-		d->h.slept_ns = sub_or_zero(n->h.slept_ns, b->h.slept_ns, down);
-		d->h.poll_unknown = (__u32)sub_or_zero(n->h.poll_unknown, b->h.poll_unknown, down);
+		d->h.halts = ht_sub_or_count(n->h.halts, b->h.halts, down);
+		d->h.polled = ht_sub_or_count(n->h.polled, b->h.polled, down);
+		d->h.caught = ht_sub_or_count(n->h.caught, b->h.caught, down);
+		d->h.caught_ns = ht_sub_or_count(n->h.caught_ns, b->h.caught_ns, down);
+		d->h.slept = ht_sub_or_count(n->h.slept, b->h.slept, down);
+		d->h.slept_ns = ht_sub_or_count(n->h.slept_ns, b->h.slept_ns, down);
+		d->h.poll_unknown = (__u32)ht_sub_or_count(n->h.poll_unknown, b->h.poll_unknown, down);
 		ht_wakeups_sub(&d->h.wake, &n->h.wake, &b->h.wake, down);
 	}
 	if (ht_exit_causes_delta(&out->causes, &now->causes, &before->causes))

@@ -58,14 +58,6 @@ void ht_wakeups_all(struct ht_vcpu_wake_hist *all, const struct ht_vcpu_wakeups 
 		hist_add(all, &w->c[c]);
 }
 
-static uint64_t sub(uint64_t now, uint64_t before, uint64_t *went_down)
-{
-	if (now >= before)
-		return now - before;
-	(*went_down)++;
-	return 0;
-}
-
 void ht_wakeups_sub(struct ht_vcpu_wakeups *d, const struct ht_vcpu_wakeups *now,
 		    const struct ht_vcpu_wakeups *before, uint64_t *went_down)
 {
@@ -74,10 +66,10 @@ void ht_wakeups_sub(struct ht_vcpu_wakeups *d, const struct ht_vcpu_wakeups *now
 		struct ht_vcpu_wake_hist *h = &d->c[c];
 		int top = -1;
 
-		h->total_ns = sub(n->total_ns, b->total_ns, went_down);
-		h->wait_ns = sub(n->wait_ns, b->wait_ns, went_down);
+		h->total_ns = ht_sub_or_count(n->total_ns, b->total_ns, went_down);
+		h->wait_ns = ht_sub_or_count(n->wait_ns, b->wait_ns, went_down);
 		for (unsigned int k = 0; k < HT_WAKE_SLOTS; k++) {
-			h->slots[k] = sub(n->slots[k], b->slots[k], went_down);
+			h->slots[k] = ht_sub_or_count(n->slots[k], b->slots[k], went_down);
 			if (h->slots[k])
 				top = (int)k;
 		}
@@ -88,7 +80,7 @@ void ht_wakeups_sub(struct ht_vcpu_wakeups *d, const struct ht_vcpu_wakeups *now
 		else
 			h->max_ns = wake_slot_high((unsigned int)top) < n->max_ns ? wake_slot_high((unsigned int)top) : n->max_ns;
 	}
-	d->reblocked = sub(now->reblocked, before->reblocked, went_down);
+	d->reblocked = ht_sub_or_count(now->reblocked, before->reblocked, went_down);
 }
 
 uint64_t ht_wake_percentile(const struct ht_vcpu_wake_hist *h, double p)
