@@ -44,4 +44,13 @@ expect_run() {
 	fi
 }
 
+# peak_rss_kib CMD...: runs CMD (its output discarded) and prints its peak
+# resident memory in KiB (the kernel's ru_maxrss of the child), -1 if it failed.
+peak_rss_kib() {
+	/usr/bin/python3 -c '
+import resource, subprocess, sys
+r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if r.returncode == 0 else -1)' "$@"
+}
+
 suite_exit() { exit "$SUITE_FAILED"; }

@@ -138,11 +138,7 @@ fi
 # whole JSON object. (The CTF test converts 5 M; here the output alone takes the time.)
 n=2000000
 if "$GEN" bulk big.htr $n 2>/dev/null; then
-	rss_kib=$($PY -c '
-import resource, subprocess, sys
-r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if r.returncode == 0 else -1)' \
-		"$OUTPUT/hypertrace-bpf" convert --chrome big.json big.htr)
+	rss_kib=$(peak_rss_kib "$OUTPUT/hypertrace-bpf" convert --chrome big.json big.htr)
 	slices=$(grep -c '^{"ph":"X"' big.json)
 	if [ "$rss_kib" -gt 0 ] && [ "$rss_kib" -lt 32768 ] && [ "$slices" -eq $((3 * n)) ] \
 		&& tail -n 1 big.json | $PY -c 'import json, sys; json.loads("{" + sys.stdin.read())'; then

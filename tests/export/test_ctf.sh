@@ -116,11 +116,7 @@ left=$(ls -A | grep -e '^cut-ctf' -e '^\.htr-')
 n=5000000
 if "$GEN" bulk big.htr $n 2>/dev/null; then
 	size_kib=$(($(stat -c %s big.htr) / 1024))
-	rss_kib=$($PY -c '
-import resource, subprocess, sys
-r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if r.returncode == 0 else -1)' \
-		"$OUTPUT/hypertrace-bpf" convert --ctf big-ctf big.htr)
+	rss_kib=$(peak_rss_kib "$OUTPUT/hypertrace-bpf" convert --ctf big-ctf big.htr)
 	events=$(babeltrace2 big-ctf -c sink.utils.counter 2>&1 | tail -9 | sed -n 's/^ *\([0-9]*\) Event messages$/\1/p')
 	# 32 MiB: the binary and libc, plus one 16 KiB packet per stream; 1/12 of the input.
 	if [ "$rss_kib" -gt 0 ] && [ "$rss_kib" -lt 32768 ] && [ "$events" = "$n" ]; then

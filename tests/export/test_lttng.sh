@@ -268,15 +268,9 @@ fi
 
 # Memory stays flat: 1 M records and 1 M switches of vCPU threads (the
 # host's sched_switch) convert in the RSS of 100 k of each.
-rss() {
-	$PY -c '
-import resource, subprocess, sys
-r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if r.returncode == 0 else -1)' "$@"
-}
 if "$GEN" bulk m1.htr 100000 --switches 2>/dev/null && "$GEN" bulk m10.htr 1000000 --switches 2>/dev/null; then
-	r1=$(rss "$OUTPUT/hypertrace-bpf" convert --lttng m1-exp m1.htr)
-	r10=$(rss "$OUTPUT/hypertrace-bpf" convert --lttng m10-exp m10.htr)
+	r1=$(peak_rss_kib "$OUTPUT/hypertrace-bpf" convert --lttng m1-exp m1.htr)
+	r10=$(peak_rss_kib "$OUTPUT/hypertrace-bpf" convert --lttng m10-exp m10.htr)
 	events=$(babeltrace2 m10-exp/host 2>/dev/null | grep -c ' sched_switch: ')
 	added=$(($(env_int m10-exp inferred_sched_switches) + $(env_int m10-exp restated_sched_switches)))
 	echo "    max RSS: 100 k records and switches $r1 KiB, 1 M $r10 KiB ($events host sched_switch events)"

@@ -16,16 +16,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work" || exit 1
 
-# The peak RSS (KiB) of CMD, -1 if it failed.
-rss() {
-	$PY -c '
-import resource, subprocess, sys
-r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if r.returncode == 0 else -1)' "$@"
-}
 if "$GEN" bulk small.htr 400000 --switches 2>/dev/null && "$GEN" bulk large.htr 4000000 --switches 2>/dev/null; then
-	r1=$(rss "$OUTPUT/hypertrace-bpf" convert --perfetto small.pftrace small.htr)
-	r10=$(rss "$OUTPUT/hypertrace-bpf" convert --perfetto large.pftrace large.htr)
+	r1=$(peak_rss_kib "$OUTPUT/hypertrace-bpf" convert --perfetto small.pftrace small.htr)
+	r10=$(peak_rss_kib "$OUTPUT/hypertrace-bpf" convert --perfetto large.pftrace large.htr)
 	echo "    max RSS: 400 k records and switches $r1 KiB, 4 M $r10 KiB ($(($(stat -c %s large.pftrace) / 1048576)) MiB written)"
 	if [ "$r1" -gt 0 ] && [ "$r10" -gt 0 ] && [ $((r10 * 10)) -le $((r1 * 11 + 10240)) ]; then
 		pass perfetto_memory_flat_from_400k_to_4M_records
