@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Option values are parsed strictly: the whole string, in range, or refused. */
 #include <stdint.h>
+#include <bpf/libbpf.h>
 #include "parse.h"
 #include "record/record_options.h"
 #include "common/util.h"
@@ -55,6 +56,35 @@ static void record_nr_range_selects_each_nr_in_it(void)
 	      "count %u", cfg.filters.nr_count);
 	CHECK(ht_record_parse(5, over, &cfg) == 2, "9 nr accepted");
 	CHECK(ht_record_parse(3, same, &cfg) == -1 && cfg.filters.nr_count == 1 && cfg.filters.nr[0] == 7, "7-7");
+}
+
+/*
+ * The ring buffer's default: 4 MiB a ring (a ring per CPU, their count a
+ * power of two), 64 MiB at most; -b replaces it whole.
+ */
+static void ring_memory_is_4m_a_ring_by_default_and_64m_at_most(void)
+{
+	static const struct {
+		unsigned int cpus;
+		unsigned long bytes;
+	} want[] = { { 1, 4ul << 20 }, { 2, 8ul << 20 }, { 3, 16ul << 20 }, { 16, 64ul << 20 },
+		     { 17, 64ul << 20 }, { 64, 64ul << 20 }, { 4096, 64ul << 20 } };
+	char *argv[] = { "record", NULL };
+	char *given[] = { "record", "-b", "256M", NULL };
+	struct ht_record_config cfg;
+	int cpus = libbpf_num_possible_cpus();
+
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
+		CHECK(ht_default_ringbuf_bytes(want[i].cpus) == want[i].bytes, "%u CPUs: %lu bytes, want %lu",
+		      want[i].cpus, ht_default_ringbuf_bytes(want[i].cpus), want[i].bytes);
+	/* Each ring gets its 4 MiB of the default. */
+	for (unsigned int c = 1; c <= 16; c++)
+		CHECK(ht_ring_bytes_for(ht_default_ringbuf_bytes(c), ht_rings_for(c)) == HT_DEFAULT_RING_BYTES,
+		      "%u CPUs: %lu a ring", c, ht_ring_bytes_for(ht_default_ringbuf_bytes(c), ht_rings_for(c)));
+	CHECK(cpus > 0, "possible CPUs: %d", cpus);
+	CHECK(ht_record_parse(1, argv, &cfg) == -1 && cfg.ringbuf_bytes == ht_default_ringbuf_bytes((unsigned int)cpus),
+	      "this host's default %lu", cfg.ringbuf_bytes);
+	CHECK(ht_record_parse(3, given, &cfg) == -1 && cfg.ringbuf_bytes == 256ul << 20, "-b 256M: %lu", cfg.ringbuf_bytes);
 }
 
 static void seconds_allow_decimals_only_when_finite_and_positive(void)
@@ -128,6 +158,7 @@ int main(void)
 	RUN(a_leading_zero_is_decimal_as_in_the_guest);
 	RUN(record_nr_010_selects_nr_10);
 	RUN(record_nr_range_selects_each_nr_in_it);
+	RUN(ring_memory_is_4m_a_ring_by_default_and_64m_at_most);
 	RUN(seconds_allow_decimals_only_when_finite_and_positive);
 	RUN(sizes_take_binary_suffixes);
 	RUN(modes_are_octal_private_enough_and_not_executable);

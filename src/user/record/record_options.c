@@ -3,6 +3,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <bpf/libbpf.h>
 #include "cli.h"
 #include "common/util.h"
 #include "hypertrace/limits.h"
@@ -59,7 +60,7 @@ static const char record_help[] =
 	"  -d, --duration SECONDS   stop after SECONDS (decimals allowed)\n"
 	"  -b, --ringbuf-size BYTES\n"
 	"                           BPF ring buffer memory (one ring per CPU), a power\n"
-	"                           of two with K/M/G (default 64M)\n"
+	"                           of two with K/M/G (default 4M a ring, 64M at most)\n"
 	"  -i, --interval SECONDS   live histograms every SECONDS (default 1); also\n"
 	"                           how often the exit statistics are kept (--exits)\n"
 	"      --intervals N        stop after N intervals\n"
@@ -486,7 +487,9 @@ static void record_defaults(struct ht_record_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->output = HT_DEFAULT_OUTPUT;
 	cfg->file_mode = HT_WRITER_DEFAULT_MODE;
-	cfg->ringbuf_bytes = HT_DEFAULT_RINGBUF_BYTES;
+	int cpus = libbpf_num_possible_cpus();
+
+	cfg->ringbuf_bytes = ht_default_ringbuf_bytes(cpus > 0 ? (unsigned int)cpus : 1);
 	cfg->interval_s = 1.0;
 	cfg->series = HT_HV_SERIES_ALL;
 	ht_filters_default(&cfg->filters);

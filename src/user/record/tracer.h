@@ -30,9 +30,16 @@ struct ht_filters {
  * used unless told otherwise, chosen by `make bench` (docs/performance.md):
  * 64 MiB absorbs the consumer's write stalls at 10 M records/s (about 70 ms of
  * records), and a wake-up every 1 MiB keeps its latency low while costing the
- * producers one wake-up per ~12,000 records.
+ * producers one wake-up per ~12,000 records. A ring holds what its own CPUs
+ * emit, so a host with fewer CPUs than that takes 4 MiB a ring (44,000
+ * records: 40 ms of one CPU's hypercalls at a million a second), not 64 MiB
+ * split over fewer rings: the kernel zeroes every page of a ring at its
+ * creation, which was a fifth of record --exits' start-up in the emulated
+ * machine of make bench (section 6), and a 6.18 kernel counts its pages,
+ * mapped twice, in record's RSS.
  */
 #define HT_DEFAULT_RINGBUF_BYTES (64u << 20)
+#define HT_DEFAULT_RING_BYTES (4u << 20)
 #define HT_DEFAULT_WAKEUP_BYTES (1u << 20)
 
 /*
@@ -49,6 +56,14 @@ static inline unsigned int ht_rings_for(unsigned int cpus)
 	while (n < cpus && n < HT_MAX_RINGS)
 		n <<= 1;
 	return n;
+}
+
+/* The default memory of all rings on a host with cpus possible CPUs (see HT_DEFAULT_RING_BYTES). */
+static inline unsigned long ht_default_ringbuf_bytes(unsigned int cpus)
+{
+	unsigned long all = (unsigned long)ht_rings_for(cpus) * HT_DEFAULT_RING_BYTES;
+
+	return all < HT_DEFAULT_RINGBUF_BYTES ? all : HT_DEFAULT_RINGBUF_BYTES;
 }
 
 static inline unsigned long ht_ring_bytes_for(unsigned long ringbuf_bytes, unsigned int rings)
