@@ -38,6 +38,9 @@
 #include <bpf/bpf.h>
 #include "record/preflight.h"
 #include "test.h"
+#include <bpf/btf.h>
+#include "common/util.h"
+#include "record/attach_targets.h"
 #include "record/tracer.h"
 #include "record/tracer_private.h"
 
@@ -288,6 +291,89 @@ static int code_lengths_of(const struct ht_tracer *t, struct code_lengths *out)
 }
 
 /*
+ * record finds the tp_btf programs' targets itself, in one pass over each
+ * kernel BTF (record/attach_targets.c), where libbpf searches vmlinux and
+ * then every module for each program. Each target must be the typedef
+ * libbpf's own search finds: in vmlinux, or in the kvm module's BTF (and
+ * then named by that module's BTF object); a tracepoint no BTF has is not
+ * found. In the nested machine kvm is a module; on a host with kvm built
+ * in, every target is vmlinux's.
+ */
+static void tp_btf_targets_match_libbpfs_search(bool walk_refused)
+{
+	static const char *const tracepoints[] = {
+		"kvm_exit",	    "kvm_entry",	"kvm_hypercall", "kvm_userspace_exit", "kvm_pio",
+		"kvm_mmio",	    "kvm_msr",		"kvm_cpuid",	 "kvm_vcpu_wakeup",    "kvm_inj_virq",
+		"kvm_halt_poll_ns", "sched_switch",	"sched_wakeup",	 "sched_process_exit",
+	};
+	struct btf *vmlinux = NULL, *kvm = NULL;
+	unsigned int in_kvm = 0;
+	__u32 id;
+	int fd;
+
+	if (!kvm_ready)
+		SKIP("the kvm tracepoints are missing (KVM not loaded) or not root");
+	ht_attach_targets_forget();
+	ht_attach_targets_walk_refused(walk_refused);
+	vmlinux = btf__load_vmlinux_btf();
+	if (!ASSERT_OK_PTR(vmlinux, "vmlinux's BTF"))
+		goto cleanup;
+	kvm = btf__load_module_btf("kvm", vmlinux); /* NULL: kvm is built in */
+	for (size_t i = 0; i < ARRAY_SIZE(tracepoints); i++) {
+		char name[64];
+		int want, ret;
+		bool module = false;
+
+		snprintf(name, sizeof(name), "btf_trace_%s", tracepoints[i]);
+		want = btf__find_by_name_kind(vmlinux, name, BTF_KIND_TYPEDEF);
+		if (want < 0 && kvm) {
+			want = btf__find_by_name_kind(kvm, name, BTF_KIND_TYPEDEF);
+			module = true;
+		}
+		if (!ASSERT_MSG(want > 0, "libbpf finds no %s in vmlinux%s", name, kvm ? " or kvm" : ""))
+			goto cleanup;
+		ret = ht_attach_target_of(tracepoints[i], &fd, &id);
+		if (!ASSERT_MSG(ret == 0 && id == (__u32)want, "%s: %d, type %u; libbpf's search: type %d", tracepoints[i],
+				ret, id, want))
+			goto cleanup;
+		if (module) {
+			struct bpf_btf_info info = { 0 };
+			__u32 len = sizeof(info);
+			char of[64] = "";
+
+			info.name = (__u64)(unsigned long)of;
+			info.name_len = sizeof(of);
+			if (!ASSERT_MSG(fd > 0 && !bpf_obj_get_info_by_fd(fd, &info, &len) && !strcmp(of, "kvm"),
+					"%s: BTF object fd %d named '%s', want kvm's", tracepoints[i], fd, of))
+				goto cleanup;
+			in_kvm++;
+		} else if (!ASSERT_MSG(fd == 0, "%s: BTF object fd %d, want vmlinux's (0)", tracepoints[i], fd)) {
+			goto cleanup;
+		}
+	}
+	ASSERT_MSG(ht_attach_target_of("no_such_tracepoint_anywhere", &fd, &id) == -ESRCH,
+		   "a tracepoint no BTF has is found");
+	printf("    %zu targets as libbpf finds them, %u of them in the kvm module's BTF (%s)\n", ARRAY_SIZE(tracepoints),
+	       in_kvm, walk_refused ? "libbpf's parse of the BTFs" : "one walk of each raw BTF");
+cleanup:
+	ht_attach_targets_forget();
+	ht_attach_targets_walk_refused(false);
+	btf__free(kvm);
+	btf__free(vmlinux);
+}
+
+static void tp_btf_targets_are_the_typedefs_libbpfs_search_finds(void)
+{
+	tp_btf_targets_match_libbpfs_search(false);
+}
+
+/* Where the walk meets a BTF kind it does not know (a newer kernel's), libbpf's parse finds the same. */
+static void tp_btf_targets_without_the_walk_are_the_same(void)
+{
+	tp_btf_targets_match_libbpfs_search(true);
+}
+
+/*
  * The shortcut of the other rows (exit_program_only) holds only while no
  * program but the kvm_exit ones reads what tells those apart. A program
  * that did would be verified to other code when it changes: the verifier
@@ -410,6 +496,8 @@ int main(void)
 	RUN_ROW(GENERIC_VMX);
 	RUN_ROW(GENERIC_SVM);
 	RUN(the_kvm_exit_choice_leaves_the_other_programs_alone);
+	RUN(tp_btf_targets_are_the_typedefs_libbpfs_search_finds);
+	RUN(tp_btf_targets_without_the_walk_are_the_same);
 	RUN(svm_kvm_exit_is_raw_where_kvm_amd_has_btf);
 	RUN(svm_raw_kvm_exit_that_cannot_load_gives_way_to_the_classic_one);
 	if (uname(&u) == 0)

@@ -57,6 +57,22 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return 0;
 }
 
+void ht_load_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (!libbpf_last_warning[0])
+		vsnprintf(libbpf_last_warning, sizeof(libbpf_last_warning), fmt, ap);
+	va_end(ap);
+	if (libbpf_verbose) {
+		va_start(ap, fmt);
+		vfprintf(stderr, fmt, ap);
+		fputc('\n', stderr);
+		va_end(ap);
+	}
+}
+
 void ht_libbpf_set_verbose(bool verbose)
 {
 	libbpf_verbose = verbose;

@@ -31,6 +31,8 @@ int ht_verifier_logs_attach(struct ht_verifier_logs *logs, struct bpf_object *ob
 void ht_verifier_logs_free(struct ht_verifier_logs *logs);
 /* libbpf's last warning (not verbose): what a failed load adds to its message. */
 const char *ht_libbpf_last_warning(void);
+/* A warning of the load's own (not libbpf's), kept and shown as libbpf's are (printf-style, no newline). */
+void ht_load_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Forgets it: a load starts with none. */
 void ht_libbpf_clear_last_warning(void);
 /* "program NAME: REASON" of the one program whose load failed; false if no log names one. */

@@ -7,6 +7,7 @@
  */
 #include "record/tracer_private.h"
 #include "common/cpu_vendor.h"
+#include "record/attach_targets.h"
 #include "record/preflight.h"
 
 #include <errno.h>
@@ -124,6 +125,12 @@ static int open_tracer(struct ht_tracer **out, char *err, size_t errlen)
 		return -ENOMEM;
 	}
 	t->stats_fd = -1;
+	/* Before the object is opened: libbpf takes a section's handler at open. */
+	ret = ht_attach_targets_register();
+	if (ret) {
+		snprintf(err, errlen, "cannot register the tp_btf programs' handler with libbpf: %s", strerror(-ret));
+		return ret;
+	}
 	t->skel = hypertrace_bpf__open();
 	if (!t->skel) {
 		ret = -errno;
@@ -273,7 +280,11 @@ static int load_programs(struct ht_tracer *t, char *err, size_t errlen)
 	int ret = ht_verifier_logs_attach(&logs, t->skel->obj);
 
 	if (!ret)
+		ret = ht_attach_targets_find(t->skel->obj);
+	if (!ret)
 		ret = hypertrace_bpf__load(t->skel);
+	/* The loaded programs hold their targets' BTFs: the next load looks again (a module may come and go). */
+	ht_attach_targets_forget();
 	if (ret) {
 		char reason[256];
 
