@@ -257,7 +257,7 @@ include guest/guest.mk
 
 static: $(STATIC_BIN) $(STATIC_LOAD_MATRIX) guest
 
-tests-build: $(BIN) $(SAN_BIN) $(OUTPUT)/bench/bench_hotpath $(TEST_BINS) $(TEST_HELPERS) $(FUZZ_BIN) $(FUZZ_DECODE_BIN) $(FUZZ_BLOCKS_BIN) $(SEED_BIN) static man
+tests-build: $(BIN) $(SAN_BIN) $(OUTPUT)/bench/bench_hotpath $(OUTPUT)/bench/bench_producers $(TEST_BINS) $(TEST_HELPERS) $(FUZZ_BIN) $(FUZZ_DECODE_BIN) $(FUZZ_BLOCKS_BIN) $(SEED_BIN) static man
 
 # The build on every CPU (a fresh clone builds everything, sanitizer and
 # fuzzer variants included); the suites then share the machine themselves
