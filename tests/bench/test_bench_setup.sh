@@ -9,24 +9,22 @@
 # shellcheck source=../lib.sh
 source "$(dirname "$0")/../lib.sh"
 
-BENCH=$OUTPUT/bench/bench_hotpath
 if [ "$(id -u)" -ne 0 ]; then
 	skip bench_hotpath_sets_up_every_instance "bench_hotpath loads BPF programs and needs root"
 	skip bench_producers_sets_up "bench_producers loads BPF programs and needs root"
 	exit 0
 fi
-out=$("$BENCH" --setup-only 2>&1)
-rc=$?
-if [ $rc -eq 0 ] && [ "$out" = "bench_hotpath: every instance is loaded and set up" ]; then
-	pass bench_hotpath_sets_up_every_instance
-else
-	fail bench_hotpath_sets_up_every_instance "exit $rc: $(tail -n 3 <<<"$out" | tr '\n' '|')"
-fi
-out=$("$OUTPUT/bench/bench_producers" --setup-only 2>&1)
-rc=$?
-if [ $rc -eq 0 ] && [ "$out" = "bench_producers: the programs are loaded and the rings set up" ]; then
-	pass bench_producers_sets_up
-else
-	fail bench_producers_sets_up "exit $rc: $(tail -n 3 <<<"$out" | tr '\n' '|')"
-fi
+# sets_up CHECK PROGRAM WANT: PROGRAM --setup-only exits 0 and says WANT.
+sets_up() {
+	local out rc
+	out=$("$OUTPUT/bench/$2" --setup-only 2>&1)
+	rc=$?
+	if [ $rc -eq 0 ] && [ "$out" = "$3" ]; then
+		pass "$1"
+	else
+		fail "$1" "exit $rc: $(tail -n 3 <<<"$out" | tr '\n' '|')"
+	fi
+}
+sets_up bench_hotpath_sets_up_every_instance bench_hotpath "bench_hotpath: every instance is loaded and set up"
+sets_up bench_producers_sets_up bench_producers "bench_producers: the programs are loaded and the rings set up"
 suite_exit

@@ -227,7 +227,7 @@ static int collect_parsed(const struct btf *btf, __u32 first, int btf_fd)
 /*
  * The btf_trace_ typedefs of b (its first type is id first, its first
  * string offset strings_from), as targets in the BTF object btf_fd.
- * *count: its types. 0 or -errno.
+ * *count (if not NULL): its types. 0 or -errno.
  */
 static int collect(const struct raw_btf *b, __u32 first, __u32 strings_from, int btf_fd, __u32 *count)
 {
@@ -248,7 +248,8 @@ static int collect(const struct raw_btf *b, __u32 first, __u32 strings_from, int
 			return -ENOMEM;
 		id++;
 	}
-	*count = id - first;
+	if (count)
+		*count = id - first;
 	return 0;
 }
 
@@ -293,7 +294,6 @@ static void list_modules(void)
 static int scan_module(struct module_btf *m)
 {
 	struct raw_btf b;
-	__u32 n;
 	int ret;
 
 	m->scanned = true;
@@ -308,7 +308,7 @@ static int scan_module(struct module_btf *m)
 	}
 	if ((ret = read_btf(m->name, &b)))
 		return ret;
-	ret = collect(&b, found.vmlinux_types + 1, found.vmlinux_strs_len, m->fd, &n);
+	ret = collect(&b, found.vmlinux_types + 1, found.vmlinux_strs_len, m->fd, NULL);
 	free_btf(&b);
 	return ret;
 }
