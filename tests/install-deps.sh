@@ -35,9 +35,10 @@ pkgs=(git make build-essential gcc clang llvm libbpf-dev bpftool libelf-dev zlib
 # root of tests/distro, which runs no container, systemd or root-building
 # suite, so nothing it installs is left unused).
 missing=()
+skipped() { [[ " ${HT_DEPS_SKIP:-} " == *" $1 "* ]]; }
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
 for p in "${pkgs[@]}"; do
-	[[ " ${HT_DEPS_SKIP:-} " == *" $p "* ]] && continue
+	skipped "$p" && continue
 	installed "$p" || missing+=("$p")
 done
 
@@ -70,9 +71,13 @@ if ! installed dh-dkms && apt-cache show dh-dkms >/dev/null 2>&1; then missing+=
 if ! command -v pahole >/dev/null; then
 	if apt-cache show pahole >/dev/null 2>&1; then missing+=(pahole); else missing+=(dwarves); fi
 fi
-# node and npm for the Chrome trace export test: Debian's, unless some other node is installed.
-command -v node >/dev/null || missing+=(nodejs)
-command -v npm >/dev/null || missing+=(npm)
+# node and npm for the Chrome trace export test: Debian's, unless some other
+# node is installed (HT_DEPS_SKIP may name nodejs: then neither, nor the
+# trace engine below).
+if ! skipped nodejs; then
+	command -v node >/dev/null || missing+=(nodejs)
+	command -v npm >/dev/null || missing+=(npm)
+fi
 if [ ${#missing[@]} -gt 0 ]; then
 	if [ "$(id -u)" -ne 0 ]; then
 		echo "hypertrace-bpf: missing packages: ${missing[*]}; run as root (sudo) so they can be installed with apt-get" >&2
@@ -89,6 +94,6 @@ if [ ${#missing[@]} -gt 0 ]; then
 		systemctl disable --now prometheus.service >/dev/null 2>&1 || true
 	fi
 fi
-tests/export/install-trace-engine.sh
+skipped nodejs || tests/export/install-trace-engine.sh
 # Debian's lttng-modules source (unpacked into .cache/, never built): the LTTng export test compares with it.
 tests/export/fetch-lttng-modules.sh >/dev/null

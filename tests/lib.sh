@@ -54,3 +54,9 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if r.returncode == 
 }
 
 suite_exit() { exit "$SUITE_FAILED"; }
+
+# What a preparation made ahead (tests/run's --prepare) was made for: the
+# tracked files' contents as they are now.
+tree_fingerprint() {
+	{ git -C "$TOP" ls-files -s; git -C "$TOP" diff HEAD 2>/dev/null; } | sha1sum | cut -d' ' -f1
+}

@@ -10,12 +10,20 @@
 # enables the socket too and serves /metrics within 5 s, and `systemctl
 # stop` ends it with status 0. An upgrade from a package without the socket
 # unit (the service enabled, its socket not) enables the socket.
+# Its root (mmdebstrap, shared with tests/service; --prepare makes only
+# that) is made ahead, beside the host's serial suites: a download.
+# tests/run: prepare ahead with --prepare, after the kernel suites
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 # shellcheck source=tests/service/systemd_root.sh
 source "$TOP/tests/service/systemd_root.sh"
 cd "$TOP" || exit 1
 SUITE=trixie
+if [ "${1:-}" = --prepare ]; then
+	[ "$(id -u)" -eq 0 ] || exit 0
+	sdroot_tar $SUITE
+	exit
+fi
 UNIT=hypertrace-exporter.service
 
 if [ "$(id -u)" -ne 0 ]; then

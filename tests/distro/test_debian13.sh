@@ -39,11 +39,6 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 0
 fi
 
-# What the root was prepared for: the tracked files' contents as they are now.
-tree_fingerprint() {
-	{ git -C "$TOP" ls-files -s; git -C "$TOP" diff HEAD 2>/dev/null; } | sha1sum | cut -d' ' -f1
-}
-
 # The root with this tree copied in, its packages installed and the tree
 # built: "ok FINGERPRINT" in $root/prepared, else why not (and status 1).
 prepare() {
@@ -65,7 +60,7 @@ prepare() {
 	droot_run "$root" bash -c '
 		cd /src/hypertrace-bpf || exit 1
 		# What the suites it skips (below) alone need is not installed.
-		HT_DEPS_SKIP="buildah podman systemd-container mmdebstrap debootstrap tmux trace-cmd" \
+		HT_DEPS_SKIP="buildah podman systemd-container mmdebstrap debootstrap tmux trace-cmd nodejs" \
 			tests/install-deps.sh >/var/tmp/install-deps.log 2>&1 || { echo "install_deps: tests/install-deps.sh failed: $(tail -n 3 /var/tmp/install-deps.log | tr "\n" " ")"; exit 1; }
 		# A git index of the copied files, as a clone has: the build test and
 		# make deb take the tracked files from it.
@@ -124,6 +119,7 @@ tests/term/ the program's own behaviour in a terminal, the same on both systems:
 tests/bench/ the benchmarks' harness: the host runs it
 tests/container/ the container image is built from the host's packages: the host builds it
 tests/build/test_makefile the build's own rules (unprivileged, incremental, quiet, DESTDIR), the same on both systems: the host runs them; this root's toolchain built everything already (tests_build_debian13)
+tests/export/test_chrome its reader is Chrome's trace engine from npm, the same JavaScript on both systems (node and npm would bring 340 of the 790 packages this root installs): the host runs it
 tests/export/test_convert_output convert's own handling of its output files (names, modes, signals), the same on both systems: the host runs it
 tests/unit/test_input_scaling how time grows with input size, the program's own algorithms, the same on both systems: the host runs it
 tests/export/test_perfetto_memory how memory grows with input size, the program's own algorithm, the same on both systems: the host runs it

@@ -728,6 +728,18 @@ nested_fetch() {
 	return $rc
 }
 
+# nested_prepare_ahead ARG: for tests/run's preparation of a suite marked
+# "prepare ahead" (ARG --prepare): fetches the suite's tree (nested_fetch,
+# with the suite's NESTED_* set) and exits, so the downloads are done while
+# the host's serial suites run; the suite's own fetch waits for it (one
+# fetch at a time per cache) and finds the tree. Else returns.
+nested_prepare_ahead() {
+	[ "${1:-}" = --prepare ] || return 0
+	[ "${HT_E2E:-1}" = 0 ] && exit 0
+	nested_fetch 2>/dev/null
+	exit
+}
+
 # The guest's /init. Result channel: the second serial port (ttyS1), which
 # only /init writes to, so kernel messages on the console can never splice
 # into the data. Files travel base64-encoded with size and sha256, and a

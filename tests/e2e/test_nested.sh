@@ -8,6 +8,7 @@
 # Needs `make static` (.output/static/hypertrace-bpf, .output/guest/minivm)
 # and apt access on the first run (nested.sh fetches qemu, the kernel and
 # busybox into .cache/nested/). HT_E2E=0 skips it.
+# tests/run: prepare ahead with --prepare, after the kernel suites
 set -euo pipefail
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/nested.sh"
@@ -20,6 +21,7 @@ LOAD_MATRIX=${LOAD_MATRIX:-$OUTPUT/static/test_load_matrix}
 # The test concerns per-vCPU-thread state, so the two vCPUs of minivm must
 # really run in parallel: two emulated CPUs (costs ~1 s of boot).
 export NESTED_SMP=${NESTED_SMP:-2}
+nested_prepare_ahead "$@"
 
 if [ "${HT_E2E:-1}" = 0 ]; then
 	skip nested_e2e "disabled by HT_E2E=0"

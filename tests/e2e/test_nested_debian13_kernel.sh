@@ -16,6 +16,7 @@
 # Needs `make static` and, on the first run, Debian's archive (about 120 MB:
 # the kernel package and this release's QEMU, busybox and perf into the
 # nested cache). HT_E2E=0 skips it.
+# tests/run: prepare ahead with --prepare, after the kernel suites
 set -euo pipefail
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/nested.sh"
@@ -28,6 +29,7 @@ LOAD_MATRIX=${LOAD_MATRIX:-$OUTPUT/static/test_load_matrix}
 NESTED_KERNEL_DIST=trixie
 # minivm's two vCPUs must run in parallel: two emulated CPUs.
 export NESTED_SMP=${NESTED_SMP:-2}
+nested_prepare_ahead "$@"
 
 if [ "${HT_E2E:-1}" = 0 ]; then
 	skip ${CHECK_PREFIX}e2e "disabled by HT_E2E=0"

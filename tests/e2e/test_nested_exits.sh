@@ -70,6 +70,7 @@ CHECK_PREFIX=${CHECK_PREFIX:-nested_}
 export NESTED_SMP=1 NESTED_MEM=${NESTED_MEM:-2048}
 export NESTED_APPEND=${NESTED_APPEND:-tsc=reliable} NESTED_KVM_AMD_PARAMS=${NESTED_KVM_AMD_PARAMS:-npt=0}
 export NESTED_STAGE_HOOK=l2_stage
+nested_prepare_ahead "$@"
 
 if [ "${HT_E2E:-1}" = 0 ]; then
 	skip ${CHECK_PREFIX}exits "disabled by HT_E2E=0"

@@ -59,20 +59,28 @@ sdroot_preflight() {
 }
 
 sdroot_tar() {
-	local suite=$1 log
+	local suite=$1 log lock rc=0
 	SD_TAR=$SERVICE_CACHE/$suite-systemd.tar
 	[ -f "$SD_TAR" ] && return 0
 	command -v mmdebstrap >/dev/null || { SD_ERR="mmdebstrap is missing: run tests/install-deps.sh (make deps)"; return 1; }
 	mkdir -p "$SERVICE_CACHE" || { SD_ERR="cannot create $SERVICE_CACHE"; return 1; }
-	log=$SERVICE_CACHE/$suite-systemd.log
-	# A root tar straight from mmdebstrap: no unpacked tree to clean up on failure.
-	if ! mmdebstrap --variant=minbase --include=systemd,systemd-sysv,dbus --format=tar \
-		"$suite" "$SD_TAR.tmp" >"$log" 2>&1; then
-		rm -f "$SD_TAR.tmp"
-		SD_ERR="mmdebstrap $suite failed: $(tail -n 2 "$log" | tr '\n' ' ')"
-		return 1
+	# One mmdebstrap at a time (a suite's and one made ahead by tests/run):
+	# the second waits and finds the tar.
+	exec {lock}>"$SERVICE_CACHE/$suite-systemd.lock" && flock "$lock" || { SD_ERR="cannot lock $SERVICE_CACHE/$suite-systemd.lock"; return 1; }
+	if [ ! -f "$SD_TAR" ]; then
+		log=$SERVICE_CACHE/$suite-systemd.log
+		# A root tar straight from mmdebstrap: no unpacked tree to clean up on failure.
+		if mmdebstrap --variant=minbase --include=systemd,systemd-sysv,dbus --format=tar \
+			"$suite" "$SD_TAR.tmp" >"$log" 2>&1; then
+			mv "$SD_TAR.tmp" "$SD_TAR" || { SD_ERR="cannot write $SD_TAR"; rc=1; }
+		else
+			rm -f "$SD_TAR.tmp"
+			SD_ERR="mmdebstrap $suite failed: $(tail -n 2 "$log" | tr '\n' ' ')"
+			rc=1
+		fi
 	fi
-	mv "$SD_TAR.tmp" "$SD_TAR"
+	exec {lock}>&-
+	return $rc
 }
 
 sdroot_unpack() {
