@@ -48,7 +48,8 @@ fi
 # install-deps first, as make demo does: it brings zstd, which unpacks
 # Debian 13's kernel image.
 log=$root/nested-fetch.log
-if droot_run "$root" bash -c 'cd /src/hypertrace-bpf && tests/install-deps.sh >/dev/null && tests/e2e/nested.sh fetch' >"$log" 2>&1; then
+# The root's packages leave node out (DR_DEPS_SKIP): so do these.
+if droot_run "$root" env HT_DEPS_SKIP="$DR_DEPS_SKIP" bash -c 'cd /src/hypertrace-bpf && tests/install-deps.sh >/dev/null && tests/e2e/nested.sh fetch' >"$log" 2>&1; then
 	pass ${NAME}_nested_tree
 	manifest=$(sed -n 's/^\(linux-image-[^=]*\|busybox-static\|qemu-system-x86\)=/\1 /p' "$log" | tr '\n' ' ' | sed 's/ $//')
 	tree=$(sed -n 's/^nested: ready: //p' "$log")
@@ -65,7 +66,7 @@ if [ "${HT_E2E:-1}" = 0 ]; then
 	suite_exit
 fi
 log=$root/make-demo.log
-droot_run "$root" bash -c 'cd /src/hypertrace-bpf && make demo' >"$log" 2>&1
+droot_run "$root" env HT_DEPS_SKIP="$DR_DEPS_SKIP" bash -c 'cd /src/hypertrace-bpf && make demo' >"$log" 2>&1
 status=$?
 release=$(cat "$root$tree/kernel/release" 2>/dev/null)
 ran=$(sed -n 's/^nested-demo: guest kernel \([^,]*\),.*/\1/p' "$log")
