@@ -3,6 +3,9 @@
 # target whose section fails or prints nothing is NOT MEASURED with the
 # reason and fails the run; a verdict the list does not know fails it too;
 # and bench/run's list of targets is the one the real benchmarks print.
+# Runs bench/run on stubs, with no port, no BPF program and no verdict a
+# busy machine changes: it runs beside the nested-machine suites.
+# tests/run: alongside the nested-machine suites
 source "$(dirname "$0")/../lib.sh"
 cd "$TOP" || exit 1
 

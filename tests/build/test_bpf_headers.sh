@@ -6,6 +6,9 @@
 # Compiled as the object is (clang -target bpf, the build's warnings), less
 # -Wunused-function: a layer's subprograms are called from the layers above.
 # The check is shown to fail on a header that uses a name from above it.
+# Compiles headers, with no port, no BPF program and no verdict a busy
+# machine changes: it runs beside the nested-machine suites.
+# tests/run: alongside the nested-machine suites
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 cd "$TOP" || exit 1

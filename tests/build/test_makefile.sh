@@ -3,6 +3,9 @@
 # built by an unprivileged user (no apt-get, no root), a second `make` does
 # nothing, touching one header rebuilds exactly the sources that include it,
 # `make V=1` shows the commands, and `make install` stages into DESTDIR.
+# Builds in a copy, with no port, no BPF program and no verdict a busy
+# machine changes: it runs beside the nested-machine suites.
+# tests/run: alongside the nested-machine suites
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 

@@ -6,6 +6,9 @@
 # src/common/; in src/user/ also the top level's cli.h and parse.h. Every
 # directory of src/user/ must have a row. The check is shown to fail on a
 # planted violation, so a passing run means something.
+# Reads and compiles sources, with no port, no BPF program and no verdict a
+# busy machine changes: it runs beside the nested-machine suites.
+# tests/run: alongside the nested-machine suites
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 cd "$TOP" || exit 1

@@ -7,6 +7,9 @@
 # those its --help lists; each page has the sections a user looks for and
 # renders without a groff warning; the file format page states the header's
 # constants.
+# Reads the program's --help and the pages, with no port, no BPF program
+# and no verdict a busy machine changes: it runs beside the nested-machine suites.
+# tests/run: alongside the nested-machine suites
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 cd "$TOP" || exit 1
