@@ -60,3 +60,6 @@ suite_exit() { exit "$SUITE_FAILED"; }
 tree_fingerprint() {
 	{ git -C "$TOP" ls-files -s; git -C "$TOP" diff HEAD 2>/dev/null; } | sha1sum | cut -d' ' -f1
 }
+# made_for_this_tree STAMP: whether the preparation STAMP stands for (a file
+# holding the fingerprint it was made for) was made for the tree as it is.
+made_for_this_tree() { [ "$(cat "$1" 2>/dev/null)" = "$(tree_fingerprint)" ]; }

@@ -25,13 +25,17 @@ mkdir -p "$OUTPUT" && exec {deb_lock}>"$OUTPUT/deb.lock" && flock "$deb_lock" ||
 	fail deb_build "cannot lock $OUTPUT/deb.lock"
 	suite_exit
 }
-built_for_this_tree() { [ "$(cat "$DEB/built-for" 2>/dev/null)" = "$(tree_fingerprint)" ]; }
-build() { make deb >"$OUTPUT/deb.log" 2>&1 && tree_fingerprint >"$DEB/built-for"; }
+# The packages, stamped with the tree they were built from.
+build() {
+	local fp
+	fp=$(tree_fingerprint)
+	make deb >"$OUTPUT/deb.log" 2>&1 && echo "$fp" >"$DEB/built-for"
+}
 if [ "$mode" = --prepare ]; then
-	built_for_this_tree || build
+	made_for_this_tree "$DEB/built-for" || build
 	exit
 fi
-if built_for_this_tree; then
+if made_for_this_tree "$DEB/built-for"; then
 	echo "    (make deb ran ahead for this tree)"
 elif ! build; then
 	fail deb_build "$(tail -n 3 "$OUTPUT/deb.log"; tail -n 10 "$DEB/build.log" 2>/dev/null)"

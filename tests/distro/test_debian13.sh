@@ -40,7 +40,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 # The root with this tree copied in, its packages installed and the tree
-# built: "ok FINGERPRINT" in $root/prepared, else why not (and status 1).
+# built: its fingerprint in $root/prepared, else why not (and status 1).
 prepare() {
 	local root=$DR_ROOT fp
 	fp=$(tree_fingerprint)
@@ -70,7 +70,7 @@ prepare() {
 	local st=$?
 	droot_leave "$root"
 	[ $st = 0 ] || { DR_ERR=$(tail -n 1 "$root/prepare.log"); return 1; }
-	echo "ok $fp" >"$root/prepared"
+	echo "$fp" >"$root/prepared"
 }
 
 t0=$(date +%s)
@@ -89,12 +89,11 @@ fi
 root=$DR_ROOT
 # A root prepared already for this very tree (by --prepare, ahead or by
 # hand) is used as it is; else the suite prepares it.
-prepared_for_this_tree() { [ "$(cat "$root/prepared" 2>/dev/null)" = "ok $(tree_fingerprint)" ]; }
 if [ "$mode" = --prepare ]; then
-	prepared_for_this_tree || prepare
+	made_for_this_tree "$root/prepared" || prepare
 	exit
 fi
-if prepared_for_this_tree; then
+if made_for_this_tree "$root/prepared"; then
 	echo "    ($NAME root prepared already for this tree, $(($(date +%s) - t0)) s waited)"
 elif ! prepare; then
 	fail ${NAME}_prepare "$DR_ERR"
