@@ -325,12 +325,14 @@ tids=$(awk '$2 == "CPU" { print $1 }' /out/st.threads)
 # timeslices) and its guest_time (clock ticks: /proc/TID/stat field 43,
 # counted after the name, which has spaces); then this machine's /proc/stat
 # cpu line (its irq and softirq time: the kernel leaves it out of a task's
-# schedstat run time).
+# schedstat run time); and the kernel's jiffies with the monotonic time of
+# the same read (/proc/timer_list), from which the GUEST check takes HZ.
 thread_times() {
 	for t in $tids; do
 		echo "$t $(cat /proc/$QPID/task/$t/schedstat) $(sed 's/.*) //' /proc/$QPID/task/$t/stat | cut -d' ' -f41)"
 	done >"$1"
 	head -1 /proc/stat >>"$1"
+	awk '/^now at / { now = $3 } /^jiffies: / { print "jiffies", $2, now; exit }' /proc/timer_list >>"$1"
 }
 # KVM's own statistics of the VM's halts (its vCPUs' summed: the per-VM
 # debugfs directory), read while the guest is stopped, as thread_times.
@@ -802,6 +804,8 @@ def times(path):
         f = l.split()
         if f[0] == 'cpu':
             cpu = [int(x) for x in f[1:]]
+        elif f[0] == 'jiffies':
+            continue
         else:
             r[int(f[0])] = (int(f[1]), int(f[2]), int(f[4]))  # on-CPU ns, run_delay ns, guest_time ticks
     return r, cpu
@@ -898,9 +902,8 @@ def guest_window_ticks(path, tids):
     window's ticks are those handled between a kvm_entry and its kvm_exit
     (bounds: all of them); where it fires with interrupts off (since 6.12),
     those handled right after an interrupt exit, and at most also those
-    right after another exit. Returns {tid: (low, high)} in ticks and the
-    tick's period (ns)."""
-    last, n, irqs_off_exit, nows = {}, {t: {} for t in tids}, None, []
+    right after another exit. Returns {tid: (low, high)} in ticks."""
+    last, n, irqs_off_exit = {}, {t: {} for t in tids}, None
     for _, pid, _, flags, _, name, rest in ftrace_events(path):
         if name == 'kvm_exit' and pid in n:
             if irqs_off_exit is None:
@@ -912,17 +915,10 @@ def guest_window_ticks(path, tids):
             for p in re.findall(r'(?:prev|next)_pid=(\d+)', rest):
                 last[int(p)] = 'switch'
         elif name == 'hrtimer_expire_entry' and re.search(r'function=(tick_sched_timer|tick_nohz_handler) ', rest + ' '):
-            nows.append(int(re.search(r'now=(\d+)', rest).group(1)))
             if pid in n:
                 k = last.get(pid, 'none')
                 n[pid][k] = n[pid].get(k, 0) + 1
                 last[pid] = 'tick'  # the next tick of the same stretch is no longer the exit's
-    gaps = sorted(b - a for a, b in zip(nows, nows[1:]) if b > a)
-    # A gap is one period or more (a tickless stretch skips some, and a
-    # starved machine handles its ticks late: beside two CPU hogs the
-    # median gap was 10 ms where HZ is 250): the kernel's HZ nearest to the
-    # gaps' tenth percentile.
-    period = 10 ** 9 // min((100, 250, 300, 1000), key=lambda hz: abs(10 ** 9 / hz - gaps[len(gaps) // 10])) if gaps else 0
     r = {}
     for t in tids:
         c = n[t]
@@ -930,10 +926,29 @@ def guest_window_ticks(path, tids):
             r[t] = (c.get('exit_intr', 0), c.get('exit_intr', 0) + c.get('exit', 0))
         else:
             r[t] = (c.get('entry', 0), c.get('entry', 0))
-    return r, period, irqs_off_exit
+    return r, irqs_off_exit
+def tick_period_ns(paths):
+    """The kernel's tick period, from its jiffies over the interval
+    (thread_times reads them with their monotonic time at both ends). The
+    gaps between tick handlers cannot give it: a starved machine handles
+    its ticks late, and a late tick followed by one on time leaves a gap
+    shorter than a period (beside two CPU hogs, on HZ 250, their median
+    gave 10 ms and their tenth percentile 1 ms). Jiffies count every
+    period, late or not (tick_do_update_jiffies64 adds the ticks missed)."""
+    ends = []
+    for path in paths:
+        for l in open(path):
+            f = l.split()
+            if f[0] == 'jiffies':
+                ends.append((int(f[1]), int(f[2])))
+    if len(ends) != 2 or ends[1][1] <= ends[0][1]:
+        return 0
+    hz = (ends[1][0] - ends[0][0]) * 1e9 / (ends[1][1] - ends[0][1])
+    return 10 ** 9 // min((100, 250, 300, 1000), key=lambda k: abs(k - hz))
 try:
     tp_wait, held_wait = sched_waits(F + '/st.ftrace', tids)
-    window, tick_period, irqs_off_exit = guest_window_ticks(F + '/st.ftrace', tids)
+    window, irqs_off_exit = guest_window_ticks(F + '/st.ftrace', tids)
+    tick_period = tick_period_ns((F + '/st.schedstat0', F + '/st.schedstat1'))
     switch_ins, switch_in_ns = switch_in_times(F + '/st.ftrace', tids)
 except (OSError, AttributeError, ValueError):
     tp_wait, held_wait, window, tick_period, irqs_off_exit = {}, {}, {}, 0, None
