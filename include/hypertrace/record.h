@@ -45,6 +45,8 @@ _Static_assert((HT_MAX_RINGS & (HT_MAX_RINGS - 1)) == 0, "BPF masks ring indexes
 #define HT_REC_F_EXIT_TO_HCALL_SATURATED (1u << 0) /* true value > UINT32_MAX ns */
 #define HT_REC_F_HCALL_TO_ENTRY_SATURATED (1u << 1)
 #define HT_REC_F_NO_EXIT_VCPU_ID (1u << 2) /* kernel's kvm_exit has no vcpu_id: taken from kvm_entry */
+/* Not a hypercall: a struct ht_vcpu_wakeup in a record's place (record --wakeups). */
+#define HT_REC_F_VCPU_WAKEUP (1u << 5)
 /* Not a hypercall: a struct ht_boot_exit in a record's place (record --boot). */
 #define HT_REC_F_BOOT_EXIT (1u << 6)
 /* Not a hypercall: a struct ht_vcpu_switch in a record's place (record --vcpu-sched). */
@@ -191,6 +193,56 @@ _Static_assert(__builtin_offsetof(struct ht_boot_exit, flags) == __builtin_offse
 	       "a boot exit's flags are where a record's are");
 
 /*
+ * record --wakeups: one wake-up of a halted vCPU thread, from the
+ * sched_wakeup that ended its sleep in the halt to the kvm_entry that ran
+ * its guest again (the wake-ups of struct ht_vcpu_wakeups, one by one: the
+ * worst ones, and each one's parts). 80 bytes in a record's place, marked
+ * by HT_REC_F_VCPU_WAKEUP, with its end (the entry) where a record's time
+ * is, so the drain orders it by its end as the rings hold it, and its
+ * thread, vCPU and CPU where a hypercall record has them. wait_ns is the
+ * thread's account's wait between the two (runnable, off a CPU); the rest,
+ * entry_ns - wake_ns - wait_ns, is its switch-in and KVM's way back into
+ * the guest, the interrupt's injection included. vector is the first one
+ * KVM injected in between (HT_WAKE_VECTOR_NONE: none seen), timer_vector
+ * the vCPU's local APIC timer's at the entry (HT_WAKE_VECTOR_NONE: not
+ * known). Readers that know no wake-up records must not meet them: files
+ * holding them have format version 11.
+ */
+#define HT_WAKE_VECTOR_NONE 0xffffffffu
+struct ht_vcpu_wakeup {
+	__u64 entry_ns;      /*  0 CLOCK_MONOTONIC at the kvm_entry that ended it (ht_record.exit_ns) */
+	__u64 wake_ns;       /*  8 the sched_wakeup that ended the halt's sleep */
+	__u64 wait_ns;       /* 16 of entry_ns - wake_ns: runnable, waiting for a host CPU */
+	__u32 vector;        /* 24 the first vector injected after the wake-up; HT_WAKE_VECTOR_NONE: none */
+	__u32 timer_vector;  /* 28 the local APIC timer's vector (LVTT); HT_WAKE_VECTOR_NONE: not known */
+	__u32 wake_class;    /* 32 enum ht_wake_class */
+	__u32 reserved0;     /* 36 0 */
+	__u64 reserved[3];   /* 40 0 (56..63 are a record's durations: 0 keeps the drain's order) */
+	__u32 host_pid;      /* 64 tgid of the VMM process (ht_record.host_pid) */
+	__u32 host_tid;      /* 68 the vCPU thread */
+	__u16 vcpu_id;       /* 72 KVM vcpu_id of the thread's latest exit */
+	__u16 cpu;           /* 74 host CPU of the entry (ht_record.exit_cpu) */
+	__u16 reserved2;     /* 76 0 */
+	__u8 isa;            /* 78 0 */
+	__u8 flags;          /* 79 HT_REC_F_VCPU_WAKEUP */
+};
+
+_Static_assert(sizeof(struct ht_vcpu_wakeup) == HT_RECORD_SIZE, "a wake-up takes a record's place");
+_Static_assert(__builtin_offsetof(struct ht_vcpu_wakeup, entry_ns) == __builtin_offsetof(struct ht_record, exit_ns),
+	       "a wake-up's end is where a record's time is");
+_Static_assert(__builtin_offsetof(struct ht_vcpu_wakeup, reserved[2]) ==
+		       __builtin_offsetof(struct ht_record, exit_to_hcall_ns),
+	       "a wake-up's durations are reserved, 0");
+_Static_assert(__builtin_offsetof(struct ht_vcpu_wakeup, host_pid) == __builtin_offsetof(struct ht_record, host_pid),
+	       "a wake-up's thread is where a record's is");
+_Static_assert(__builtin_offsetof(struct ht_vcpu_wakeup, vcpu_id) == __builtin_offsetof(struct ht_record, vcpu_id),
+	       "a wake-up's vCPU is where a record's is");
+_Static_assert(__builtin_offsetof(struct ht_vcpu_wakeup, cpu) == __builtin_offsetof(struct ht_record, exit_cpu),
+	       "a wake-up's CPU is where a record's exit CPU is");
+_Static_assert(__builtin_offsetof(struct ht_vcpu_wakeup, flags) == __builtin_offsetof(struct ht_record, flags),
+	       "a wake-up's flags are where a record's are");
+
+/*
  * When a record was complete, which orders the rings' records: a hypercall's
  * kvm_entry, a switch's time, a boot exit's entry (or its thread's end).
  */
@@ -233,6 +285,7 @@ enum ht_counter {
 	HT_CNT_EXIT_CAUSE_NOT_ITS,  /* --exits: a cause tracepoint during an exit whose cause it cannot be (cause_rule.h): not a loss */
 	HT_CNT_BOOT_DROPS,          /* --boot: a boot exit lost: the ring buffer was full (also in its VM's ht_boot_vm.lost) */
 	HT_CNT_BOOT_VMS_FULL,       /* --boot: a VM that started found boot_vms full: its boot is not recorded */
+	HT_CNT_WAKEUP_DROPS,        /* --wakeups: a wake-up's record lost: the ring buffer was full */
 	HT_CNT_MAX,
 };
 

@@ -44,8 +44,10 @@
  * 10: the halts in an EXITS block's thread records carry their wake-ups
  *    (struct ht_vcpu_wakeups); earlier files' thread records end before
  *    them (HT_VCPU_WAIT_REC_V9_SIZE), read as none.
+ * 11: RECORDS blocks may hold the wake-ups of halted vCPU threads (struct
+ *    ht_vcpu_wakeup, record --wakeups); earlier files have none.
  */
-#define HT_FILE_VERSION 10
+#define HT_FILE_VERSION 11
 #define HT_FILE_HEADER_SIZE 256
 
 /* ht_file_header.filter_flags */
@@ -54,6 +56,7 @@
 #define HT_FILTER_F_TGID (1u << 2)        /* filter_tgid is in force */
 #define HT_FILTER_F_VCPU_SCHED (1u << 3)  /* record --vcpu-sched: the RECORDS blocks hold the vCPU threads' switches */
 #define HT_FILTER_F_BOOT (1u << 4)        /* record --boot: the RECORDS blocks hold the exits of VMs that started */
+#define HT_FILTER_F_WAKEUPS (1u << 5)     /* record --wakeups: the RECORDS blocks hold the wake-ups of halted vCPUs */
 
 struct ht_file_header {
 	char magic[8];               /*   0 "HYPTRACE" */

@@ -295,19 +295,11 @@ static __always_inline bool switch_has_vcpu(struct vcpu_state *slot, __u32 prev_
  */
 static __noinline int emit_switch(struct vcpu_thread *t, __u32 kind, const struct switch_event *e, __u64 now)
 {
-	if (filter_tgid_on && !tgid_traced(t->stat.pid))
-		return 0;
-	if (filter_vcpu_on && t->stat.vcpu != filter_vcpu)
-		return 0;
-	__u32 cpu = bpf_get_smp_processor_id();
-	void *ring = cpu_ring(cpu);
-	struct ht_vcpu_switch *sw = ring ? bpf_ringbuf_reserve(ring, sizeof(*sw), 0) : NULL;
+	__u32 cpu;
+	struct ht_vcpu_switch *sw = reserve_vcpu_record(t->stat.pid, t->stat.vcpu, HT_CNT_SWITCH_DROPS, &cpu);
 
-	if (!sw) {
-		count(HT_CNT_SWITCH_DROPS);
+	if (!sw)
 		return 0;
-	}
-	__builtin_memset(sw, 0, sizeof(*sw));
 	sw->time_ns = now;
 	sw->kind = kind;
 	if (kind == HT_SWITCH_OUT) {

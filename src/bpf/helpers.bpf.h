@@ -120,6 +120,31 @@ static __always_inline bool tgid_traced(__u32 tgid)
 }
 
 /*
+ * A record about a vCPU thread of VM process pid, vCPU vcpu, that is no
+ * hypercall (--vcpu-sched's switches, --wakeups' wake-ups): reserved in this
+ * CPU's ring (*cpu), zeroed, for the caller to fill and submit with
+ * wakeup_flags(*cpu); NULL if -p/--vm or --vcpu leave it out, or if the
+ * ring is full (then counted in lost).
+ */
+static __always_inline void *reserve_vcpu_record(__u32 pid, __u32 vcpu, enum ht_counter lost, __u32 *cpu)
+{
+	if (filter_tgid_on && !tgid_traced(pid))
+		return NULL;
+	if (filter_vcpu_on && vcpu != filter_vcpu)
+		return NULL;
+	*cpu = bpf_get_smp_processor_id();
+	void *ring = cpu_ring(*cpu);
+	void *r = ring ? bpf_ringbuf_reserve(ring, HT_RECORD_SIZE, 0) : NULL;
+
+	if (!r) {
+		count(lost);
+		return NULL;
+	}
+	__builtin_memset(r, 0, HT_RECORD_SIZE);
+	return r;
+}
+
+/*
  * Where kvm_exit's handlers read an exit: a constant of each program, so
  * each is built for one source.
  * - EXIT_FROM_RECORD: the classic tracepoint's record, which KVM fills from

@@ -59,6 +59,12 @@ const volatile bool exits_on = false;
  */
 const volatile bool vcpu_sched_on = false;
 /*
+ * record --wakeups (needs exits_on: the wake-ups are its halts'): each
+ * wake-up of a halted vCPU thread, as a struct ht_vcpu_wakeup in the rings.
+ * Off, the verifier removes it.
+ */
+const volatile bool wakeups_on = false;
+/*
  * record --boot (needs exits_on: the vCPU account gives each boot exit its
  * parts): the exits of VM processes that start at or after boot_since_ns,
  * one record each, for boot_window_ns from a VM's first entry and at most

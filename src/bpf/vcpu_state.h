@@ -125,12 +125,11 @@ struct vcpu_thread {
 	__u32 halt_poll_old;  /* the halt_poll_ns in force for the halt going on, if halt_poll_changed */
 	__u8 halt_poll_changed; /* KVM changed halt_poll_ns during the halt going on (kvm_halt_poll_ns) */
 	__u8 pad1[3];
-	__u32 wake_vector;    /* the first vector KVM injected since the wake-up (kvm_inj_virq); HT_WAKE_NO_VECTOR: none yet */
+	__u32 wake_vector;    /* the first vector KVM injected since the wake-up (kvm_inj_virq); HT_WAKE_VECTOR_NONE: none yet */
 	__u64 wake_ns;        /* the sched_wakeup that ended its sleep in a halt; 0: no wake-up going on */
 	__u64 wake_wait_base; /* state_ns[HT_VCPU_WAIT] at it: the wait since is the wake-up's */
 	__u8 pad2[32];
 };
-#define HT_WAKE_NO_VECTOR 0xffffffffu
 
 _Static_assert(__builtin_offsetof(struct vcpu_thread, start_ns) == 64, "the account fills the first cache line");
 _Static_assert(__builtin_offsetof(struct vcpu_thread, index) == 192, "the halt's state fills the fourth cache line");

@@ -36,7 +36,7 @@ static __always_inline void vcpu_wake_begins(struct vcpu_thread *t, __u64 now)
 {
 	t->wake_ns = now ? now : 1;
 	t->wake_wait_base = t->state_ns[HT_VCPU_WAIT];
-	t->wake_vector = HT_WAKE_NO_VECTOR;
+	t->wake_vector = HT_WAKE_VECTOR_NONE;
 	/* Its next entry closes the wake-up (vcpu_halts.bpf.h). */
 	t->after_halt = 1;
 }
@@ -57,34 +57,61 @@ __noinline int vcpu_wake_vector(__u32 tid, __u32 vector)
 	__u32 idx;
 	struct vcpu_thread *t = thread_of(tid, &idx);
 
-	if (t && t->wake_ns && t->wake_vector == HT_WAKE_NO_VECTOR)
+	if (t && t->wake_ns && t->wake_vector == HT_WAKE_VECTOR_NONE)
 		t->wake_vector = vector & APIC_VECTOR_MASK;
 	return 0;
 }
 
 /*
  * The vector of the vCPU's local APIC timer, as its guest programmed it in
- * the LVTT; HT_WAKE_NO_VECTOR if KVM emulates no local APIC for it, or if
+ * the LVTT; HT_WAKE_VECTOR_NONE if KVM emulates no local APIC for it, or if
  * the kernel's BTF (or its kvm module's) has no struct kvm_lapic: then the
  * read is left out at load time, and no vector is the timer's.
  */
 static __always_inline __u32 vcpu_timer_vector(const struct kvm_vcpu *vcpu)
 {
 	if (!bpf_core_type_exists(struct kvm_lapic))
-		return HT_WAKE_NO_VECTOR;
+		return HT_WAKE_VECTOR_NONE;
 	struct kvm_lapic *apic = BPF_CORE_READ(vcpu, arch.apic);
 	void *regs = apic ? BPF_CORE_READ(apic, regs) : NULL;
 	__u32 lvtt;
 
 	if (!regs || bpf_probe_read_kernel(&lvtt, sizeof(lvtt), regs + APIC_LVTT_OFFSET))
-		return HT_WAKE_NO_VECTOR;
+		return HT_WAKE_VECTOR_NONE;
 	return lvtt & APIC_VECTOR_MASK;
+}
+
+/*
+ * --wakeups: the wake-up, ended at entry_ns, into the ring of this CPU, if
+ * -p/--vm and --vcpu select the thread's VM and vCPU. Lost if the ring is
+ * full, and counted.
+ */
+static __always_inline void emit_wakeup(const struct vcpu_thread *t, __u64 entry_ns, __u64 wake_ns, __u64 wait,
+					__u32 vector, __u32 timer_vector, __u32 wake_class)
+{
+	__u32 cpu;
+	struct ht_vcpu_wakeup *w = reserve_vcpu_record(t->stat.pid, t->stat.vcpu, HT_CNT_WAKEUP_DROPS, &cpu);
+
+	if (!w)
+		return;
+	w->entry_ns = entry_ns;
+	w->wake_ns = wake_ns;
+	w->wait_ns = wait;
+	w->vector = vector;
+	w->timer_vector = timer_vector;
+	w->wake_class = wake_class;
+	w->host_pid = t->stat.pid;
+	w->host_tid = t->stat.tid;
+	w->vcpu_id = t->stat.vcpu;
+	w->cpu = cpu;
+	w->flags = HT_REC_F_VCPU_WAKEUP;
+	bpf_ringbuf_submit(w, wakeup_flags(cpu));
 }
 
 /*
  * Thread t's entry after a wake-up from a halt: the guest runs since its
  * account's time (the entry's), and the wake-up goes into its class, whose
- * timer is timer_vector. A global function (exits.bpf.h's rule): t may be
+ * timer is timer_vector (and into the rings with --wakeups). A global function (exits.bpf.h's rule): t may be
  * NULL to the verifier.
  */
 __noinline int vcpu_wake_ended(struct vcpu_thread *t, __u32 timer_vector)
@@ -95,7 +122,7 @@ __noinline int vcpu_wake_ended(struct vcpu_thread *t, __u32 timer_vector)
 	__u64 total = entry_ns > wake_ns ? entry_ns - wake_ns : 0;
 	__u64 wait = t->state_ns[HT_VCPU_WAIT] - t->wake_wait_base;
 	__u32 vector = t->wake_vector;
-	__u32 c = vector == HT_WAKE_NO_VECTOR ? HT_WAKE_NONE : vector == timer_vector ? HT_WAKE_TIMER : HT_WAKE_VECTOR;
+	__u32 c = vector == HT_WAKE_VECTOR_NONE ? HT_WAKE_NONE : vector == timer_vector ? HT_WAKE_TIMER : HT_WAKE_VECTOR;
 	struct ht_vcpu_halts *halts = halts_at(t->index);
 	struct ht_vcpu_wake_hist *h;
 
@@ -111,6 +138,8 @@ __noinline int vcpu_wake_ended(struct vcpu_thread *t, __u32 timer_vector)
 	if (total > h->max_ns)
 		h->max_ns = total;
 	h->slots[bounded_log2_slot(total, HT_WAKE_SLOTS)]++;
+	if (wakeups_on)
+		emit_wakeup(t, entry_ns, wake_ns, wait, vector, timer_vector, c);
 	return 0;
 }
 

@@ -140,25 +140,23 @@ grep -q "^records: 10$" <<<"$sum" && grep -q "host kernel 6.1.0-doc, CPU Authent
 # Version 4: vCPU switches in a record's place, from the doc's table, in a raw
 # and a compressed block between hypercall records; the doc's reader and
 # report count only the hypercalls, report --vcpu-switches lists the switches.
-cat >"$work/switches.py" <<'PY'
-import struct, sys, zlib
-sys.path.insert(0, sys.argv[1])
-from doc_reader import read_htr
-path = sys.argv[2]
-hdr = bytearray(256)
-hdr[0:8] = b'HYPTRACE'
-struct.pack_into('<IIII', hdr, 8, 4, 256, 80, 0)
-struct.pack_into('<QQ', hdr, 24, 5_000_000_000, 1_700_000_000_000_000_000)
-struct.pack_into('<I', hdr, 120, 1)
-struct.pack_into('<I', hdr, 124, 1000)
-struct.pack_into('<I', hdr, 252, zlib.crc32(bytes(hdr[:252])))
+# The parts of a file both files below are written with, from the tables alone.
+cat >"$work/doc_writer.py" <<'PY'
+import struct, zlib
+def header(version, filter_flags=0):
+    hdr = bytearray(256)
+    hdr[0:8] = b'HYPTRACE'
+    struct.pack_into('<IIII', hdr, 8, version, 256, 80, 0)
+    struct.pack_into('<QQ', hdr, 24, 5_000_000_000, 1_700_000_000_000_000_000)
+    struct.pack_into('<I', hdr, 120, 1)
+    struct.pack_into('<I', hdr, 124, 1000)
+    struct.pack_into('<I', hdr, 156, filter_flags)
+    struct.pack_into('<I', hdr, 252, zlib.crc32(bytes(hdr[:252])))
+    return bytes(hdr)
 def block(typ, count, payload, enc=0, raw=None):
     return struct.pack('<IHHIIII', 0x4b425448, typ, enc, len(payload), count, len(raw or payload), zlib.crc32(payload)) + payload
 def record(t, a1):
     return struct.pack('<QQQQQQIIIIIIHHHBB', t, 0x101e, 0, a1, 0, 0, 1000, 0x81, 10, 20, 4242, 4250, 0, 1, 1, 2, 0)
-def switch(t, state, other, comm, kind, involuntary):
-    return struct.pack('<QQII16sII16xIIHHHBB', t, state, other, other, comm, kind, involuntary,
-                       4242, 4250, 0, 1, 0, 0, 0x80)
 def compressed(items):
     raw = b''.join(items)
     n = len(items)
@@ -166,6 +164,17 @@ def compressed(items):
     cols = b''.join(struct.pack('<Q', (w[i * 10 + k] - (w[(i - 1) * 10 + k] if i else 0)) % 2**64)
                     for k in range(10) for i in range(n))
     return block(1, n, zlib.compress(cols), 1, raw)
+PY
+cat >"$work/switches.py" <<'PY'
+import struct, sys
+sys.path.insert(0, sys.argv[1])
+from doc_reader import read_htr
+from doc_writer import header, block, record, compressed
+path = sys.argv[2]
+hdr = header(4)
+def switch(t, state, other, comm, kind, involuntary):
+    return struct.pack('<QQII16sII16xIIHHHBB', t, state, other, other, comm, kind, involuntary,
+                       4242, 4250, 0, 1, 0, 0, 0x80)
 first = [record(5_000_001_000, 1), switch(5_000_002_000, 0, 4300, b'kworker/1:1', 1, 1), switch(5_000_003_000, 0, 4300, b'kworker/1:1', 2, 0)]
 second = [record(5_000_004_000, 2), switch(5_000_005_000, 1, 0, b'swapper/1', 1, 0), switch(5_000_009_000, 0, 0, b'swapper/1', 2, 0)]
 trailer = struct.pack('<8Q', 6, 0, 0, 0, 0, 6_000_000_000, 1_700_000_001_000_000_000, 0)
@@ -184,5 +193,36 @@ want='time_ns,host_pid,host_tid,vcpu_id,cpu,switch,prev_state,involuntary,other_
 sum=$("$HT" report "$work/switches.htr" 2>&1); status=$?
 [ $status -eq 0 ] && grep -q "^records: 2$" <<<"$sum" && grep -q "^switches of vCPU threads: 4 " <<<"$sum" &&
 	pass format_doc_vcpu_switches_are_not_hypercalls || fail format_doc_vcpu_switches_are_not_hypercalls "status $status: $sum"
+
+# A file of version 11 with wake-ups of halted vCPUs, written from the vCPU
+# wake-up table alone (raw and compressed): the doc's reader skips them,
+# report counts only the hypercalls, report --latency reads each field.
+cat >"$work/wakeups.py" <<'PY'
+import struct, sys
+sys.path.insert(0, sys.argv[1])
+from doc_reader import read_htr
+from doc_writer import header, block, record, compressed
+path = sys.argv[2]
+hdr = header(11, 1 << 5)
+def wakeup(entry, wake, wait, vector, timer, cls):
+    return struct.pack('<QQQIII28xIIHHHBB', entry, wake, wait, vector, timer, cls, 4242, 4250, 3, 1, 0, 0, 0x20)
+first = [wakeup(5_000_001_000, 5_000_000_400, 100, 236, 236, 0), record(5_000_001_500, 1)]
+second = [wakeup(5_000_009_000, 5_000_002_000, 6000, 0xffffffff, 236, 2), record(5_000_009_500, 2)]
+trailer = struct.pack('<8Q', 4, 0, 0, 0, 0, 6_000_000_000, 1_700_000_001_000_000_000, 0)
+open(path, 'wb').write(bytes(hdr) + block(1, 2, b''.join(first)) + compressed(second) + block(2, 1, trailer))
+back, tr = read_htr(path)
+assert [r[3] for r in back] == [1, 2] and tr[0] == 4, (back, tr)
+print("ok")
+PY
+out=$(python3 "$work/wakeups.py" "$work" "$work/wakeups.htr" 2>&1)
+[ "$out" = ok ] && pass format_doc_vcpu_wakeups_are_skipped_by_the_doc_reader ||
+	fail format_doc_vcpu_wakeups_are_skipped_by_the_doc_reader "$out"
+got=$("$HT" report --latency --csv "$work/wakeups.htr" 2>&1 | cut -d, -f1,2,4-13 | tr '\n' ' ')
+want='wake_ns,entry_ns,host_pid,host_tid,vcpu_id,cpu,class,vector,timer_vector,total_ns,wait_ns,rest_ns 5000000400,5000001000,4242,4250,3,1,timer,236,236,600,100,500 5000002000,5000009000,4242,4250,3,1,none,,236,7000,6000,1000 '
+[ "$got" = "$want" ] && pass format_doc_vcpu_wakeups_are_read_as_documented ||
+	fail format_doc_vcpu_wakeups_are_read_as_documented "got '$got', want '$want'"
+sum=$("$HT" report "$work/wakeups.htr" 2>&1); status=$?
+[ $status -eq 0 ] && grep -q "^records: 2$" <<<"$sum" && grep -q "^wake-ups of halted vCPUs: 2 " <<<"$sum" &&
+	pass format_doc_vcpu_wakeups_are_not_hypercalls || fail format_doc_vcpu_wakeups_are_not_hypercalls "status $status: $sum"
 
 suite_exit

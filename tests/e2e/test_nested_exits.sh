@@ -425,7 +425,7 @@ done
 # The tick's handler: tick_sched_timer up to 6.1, tick_nohz_handler since 6.12.
 echo 'function == tick_sched_timer' >$T/events/timer/hrtimer_expire_entry/filter 2>/dev/null ||
 	echo 'function == tick_nohz_handler' >$T/events/timer/hrtimer_expire_entry/filter
-hypertrace-bpf record --exits --vcpu-sched -p $QPID -q -i 1 -o /out/st.htr >/out/st.out 2>/out/st.err &
+hypertrace-bpf record --exits --vcpu-sched --wakeups -p $QPID -q -i 1 -o /out/st.htr >/out/st.out 2>/out/st.err &
 REC=$!
 published /out/st.htr || say "record did not start: $(cat /out/st.err)"
 # A second trace instance with the events that begin and end a wake-up and
@@ -498,6 +498,7 @@ kill -CONT $QPID
 hypertrace-bpf report --exits /out/st.htr >/out/st.report 2>>/out/st.err
 hypertrace-bpf report --vcpu-time /out/st.htr >/out/st.time 2>>/out/st.err
 hypertrace-bpf report --halts /out/st.htr >/out/st.halts 2>>/out/st.err
+hypertrace-bpf report --latency /out/st.htr >/out/st.latency 2>>/out/st.err
 l2_stop
 # ---- a boot that crashes: no init, so the kernel panics; panic=-1 reboots at
 # once and -no-reboot ends QEMU: the host's file keeps the boot up to there.
@@ -1456,6 +1457,43 @@ v=$(sed -n 's/^WAKEUPS //p' <<<"$verdict")
 echo "  info: wake-ups: ${v#ok }"
 [[ $v == ok* ]] && pass ${CHECK_PREFIX}halt_wake_ups_by_interrupt_class_equal_the_schedulers_and_kvms_events ||
 	fail ${CHECK_PREFIX}halt_wake_ups_by_interrupt_class_equal_the_schedulers_and_kvms_events "${v:-$verdict}"
+
+# --- record --wakeups: each wake-up's record against the halts' histograms ----------
+# The records (report --latency --csv) and the thread records' wake-ups
+# (report --halts --csv, the final EXITS block) come from the same reads in
+# BPF (vcpu_wake_ended): per vCPU thread and class the count, the time,
+# the wait and the longest must be equal, so no record was lost or put in
+# another class; the recorder's summary says none was lost either.
+"$HT_STATIC" report --latency --csv "$F/st.htr" >"$work/st.latency.csv" 2>"$work/st.latency.err"
+lrc=$?
+"$HT_STATIC" report --halts --csv "$F/st.htr" >"$work/st.halts_rows.csv" 2>>"$work/st.latency.err"
+v=$(python3 - "$work/st.latency.csv" "$work/st.halts_rows.csv" "$F/st.out" <<'PY'
+import csv, re, sys
+recs, halts = {}, {}
+for r in csv.DictReader(open(sys.argv[1], newline='')):
+    k = (int(r['host_tid']), r['class'])
+    n, total, wait, mx = recs.get(k, (0, 0, 0, 0))
+    t = int(r['total_ns'])
+    recs[k] = (n + 1, total + t, wait + int(r['wait_ns']), max(mx, t))
+for r in csv.DictReader(open(sys.argv[2], newline='')):
+    for c in ('timer', 'vector', 'none'):
+        if int(r['wake_' + c]):
+            halts[(int(r['tid']), c)] = (int(r['wake_' + c]), int(r['wake_' + c + '_ns']), int(r['wake_' + c + '_wait_ns']),
+                                         int(r['wake_' + c + '_max_ns']))
+summary = open(sys.argv[3]).read()
+m = re.search(r'(\d+) wake-ups of halted vCPUs \(report --latency\); (\d+) lost', summary)
+bad = ['%s: records %s, halts %s' % (k, recs.get(k), halts.get(k)) for k in sorted(set(recs) | set(halts)) if recs.get(k) != halts.get(k)]
+if not m or int(m.group(2)) or int(m.group(1)) != sum(v[0] for v in recs.values()):
+    bad.append('the recorder\'s summary: %r' % (m.group(0) if m else 'no wake-up line'))
+n = sum(v[0] for v in recs.values())
+print('%s %d wake-up records in %d (thread, class) groups, each equal to the halts\' count, time, wait and longest%s' %
+      ('bad' if bad or n < 10 else 'ok', n, len(recs), ': ' + '; '.join(bad[:5]) if bad else ''))
+PY
+)
+echo "  info: report --latency: ${v#ok }"
+sed -n '/longest wake-ups/,/^$/p' "$F/st.latency" 2>/dev/null | head -4 | sed 's/^/  info: /'
+[ "$lrc" = 0 ] && [[ $v == ok* ]] && pass ${CHECK_PREFIX}wake_up_records_equal_the_halts_wake_ups_per_thread_and_class ||
+	fail ${CHECK_PREFIX}wake_up_records_equal_the_halts_wake_ups_per_thread_and_class "rc $lrc: $(tail_of "$work/st.latency.err") ${v:-}"
 if grep -q '^  vCPU 1 (CPU 1/KVM' "$F/st.time" 2>/dev/null; then
 	pass ${CHECK_PREFIX}report_vcpu_time_names_each_vcpu
 else

@@ -8,8 +8,8 @@
  * where the kvm_amd module's BTF is, SVM's classic one, or generic for
  * --exit-reason with either ISA's pre-filter), records or aggregate-only (--no-file) with each
  * grouping (and per nr, for --metrics), the wake-up policy, each of these
- * without and with --exits, records with --vcpu-sched and with --boot (alone
- * and with --vcpu-sched), and the filters (--nr list, -p, --vcpu): none
+ * without and with --exits, records with --vcpu-sched --wakeups and with
+ * --boot (alone and with --vcpu-sched --wakeups), and the filters (--nr list, -p, --vcpu): none
  * and all of them everywhere, each alone in both kinds of output.
  *
  * What tells the kvm_exit programs apart (the ISA, the program, the
@@ -61,10 +61,16 @@ enum mode { MODE_RECORDS, MODE_RECORDS_KERNEL_WAKEUP, MODE_AGG, MODE_AGG_PER_VCP
 static const char *const mode_names[] = { "records", "records_kernel_wakeup", "no_file", "no_file_per_vcpu",
 					  "no_file_per_vm", "no_file_metrics", "records_exits",
 					  "records_kernel_wakeup_exits", "no_file_exits", "no_file_per_vcpu_exits",
-					  "no_file_per_vm_exits", "no_file_metrics_exits", "records_vcpu_sched",
-					  "records_kernel_wakeup_vcpu_sched", "records_boot", "records_vcpu_sched_boot" };
+					  "no_file_per_vm_exits", "no_file_metrics_exits", "records_vcpu_sched_wakeups",
+					  "records_kernel_wakeup_vcpu_sched_wakeups", "records_boot",
+					  "records_vcpu_sched_wakeups_boot" };
 #define MODE_FIRST_EXITS MODE_RECORDS_EXITS
-/* --vcpu-sched (records only; it implies --exits) adds the switch records to the sched_switch program. */
+/*
+ * --vcpu-sched (records only; it implies --exits) adds the switch records to
+ * the sched_switch program; --wakeups, on in the same modes, the wake-up
+ * records to kvm_entry's vcpu_wake_ended (a global function, verified alone
+ * with the filters and the ring's wake-up policy, whatever else is on).
+ */
 #define MODE_FIRST_VCPU_SCHED MODE_RECORDS_VCPU_SCHED
 /* --boot (records only; it implies --exits) adds the boot records to the kvm_entry, kvm_exit and thread-exit programs. */
 #define MODE_FIRST_BOOT MODE_RECORDS_BOOT
@@ -154,6 +160,7 @@ static void config_opts(struct ht_tracer_opts *o, enum exit_prog prog, enum mode
 	o->boot_window_ns = 60000000000ull;
 	o->boot_max_exits = 1000;
 	o->vcpu_sched = mode >= MODE_FIRST_VCPU_SCHED && mode != MODE_RECORDS_BOOT;
+	o->wakeups = o->vcpu_sched;
 	enum mode base = o->boot       ? MODE_RECORDS :
 			 o->vcpu_sched ? (enum mode)(mode - MODE_FIRST_VCPU_SCHED) :
 			 o->exits      ? (enum mode)(mode - MODE_FIRST_EXITS) :

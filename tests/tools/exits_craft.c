@@ -38,6 +38,13 @@
  *   halts       two blocks, 1 s apart, of two vCPU threads' halts: vCPU 0's
  *               polling known at the end (200000, then 400000 ns), vCPU 1's
  *               never (tests/cli/test_halts_cli.sh has the numbers)
+ *   wakeups     the wake-up records of VM 1000 (record --wakeups), its name
+ *               hostile: vCPU 0 (thread 2000) 100 of the timer's, the i-th
+ *               (i + 1) us long of which 10 i ns waiting; vCPU 1 (thread
+ *               2001) 10 of vector 253, 5 us of which 1 us waiting, and one
+ *               of a class no recording writes (7), 200 us; then an EXITS
+ *               block whose halts counted 105 and 11 of them: 5 not in the
+ *               file (tests/cli/test_latency_cli.sh has the numbers)
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -160,6 +167,41 @@ static struct ht_vcpu_wait_rec thread_of(__u32 tid, __u64 start, __u64 as_of, __
 	return t;
 }
 
+/* One wake-up record (record --wakeups) of VM 1000's thread tid, vCPU tid % 2, ns long of which wait ns waiting. */
+static void add_wakeup(struct ht_writer *w, __u32 tid, __u64 at, __u64 ns, __u64 wait, __u32 wake_class, __u32 vector)
+{
+	struct ht_vcpu_wakeup u = { .entry_ns = at + ns, .wake_ns = at, .wait_ns = wait, .vector = vector,
+				    .timer_vector = 236, .wake_class = wake_class, .host_pid = 1000, .host_tid = tid,
+				    .vcpu_id = (__u16)(tid % 2), .cpu = 1, .flags = HT_REC_F_VCPU_WAKEUP };
+	struct ht_record r;
+
+	memcpy(&r, &u, sizeof(r));
+	ht_writer_add(w, &r);
+}
+
+static int wakeups(struct ht_writer *w)
+{
+	struct ht_identity id = { .first_seen_ns = T0, .pid = 1000, .tid = 2000, .process_name = "qemu-system-x86",
+				  .thread_name = "CPU 0/KVM", .vm_name = "web\"1\n\x1b[31m" };
+	struct ht_vcpu_wait_rec t[2] = { thread_of(2000, T0, T0, 0, 0), thread_of(2001, T0, T0, 0, 0) };
+	int ret = ht_writer_add_identity(w, &id);
+
+	for (__u64 i = 0; i < 100; i++)
+		add_wakeup(w, 2000, T0 + i * 1000000, (i + 1) * 1000, i * 10, HT_WAKE_TIMER, 236);
+	for (__u64 i = 0; i < 10; i++)
+		add_wakeup(w, 2001, T0 + i * 1000000 + 500000, 5000, 1000, HT_WAKE_VECTOR, 253);
+	add_wakeup(w, 2001, T0 + 200000000, 200000, 0, 7, 65);
+	/* The recording's own count: 5 of vCPU 0's timer wake-ups more than the file holds (lost). */
+	t[0].a.as_of_ns = t[1].a.as_of_ns = T0;
+	t[0].h = (struct ht_vcpu_halts){ .halts = 105, .slept = 105, .slept_ns = 105000000ull };
+	t[0].h.wake.c[HT_WAKE_TIMER] = (struct ht_vcpu_wake_hist){ .total_ns = 105 * 100000ull, .max_ns = 100000,
+								   .slots = { [16] = 105 } };
+	t[1].h = (struct ht_vcpu_halts){ .halts = 11, .slept = 11, .slept_ns = 11000000ull };
+	t[1].h.wake.c[HT_WAKE_VECTOR] = (struct ht_vcpu_wake_hist){ .total_ns = 11 * 5000ull, .max_ns = 5000,
+								    .slots = { [12] = 11 } };
+	return ret ?: add(w, T0 + 300000000ull, NULL, 0, t, 2);
+}
+
 static int big(struct ht_writer *w, __u32 n, __u32 nt)
 {
 	struct ht_exit_series_rec *s = calloc(n + 1, sizeof(*s));
@@ -200,7 +242,7 @@ int main(int argc, char **argv)
 	int ret = 0;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: exits_craft FILE big|threads|blocks|slots|minmax|total|down|backwards|wrap|causes|cause_slots|cause_down|cause_time|vmm_time|account_sum|account_back|account_down|lost_down|past_2_53|tid_reuse|account_wrap|halts [N]\n");
+		fprintf(stderr, "usage: exits_craft FILE big|threads|blocks|slots|minmax|total|down|backwards|wrap|causes|cause_slots|cause_down|cause_time|vmm_time|account_sum|account_back|account_down|lost_down|past_2_53|tid_reuse|account_wrap|halts|wakeups [N]\n");
 		return 2;
 	}
 	const char *shape = argv[2];
@@ -326,6 +368,8 @@ int main(int argc, char **argv)
 									    .max_ns = 1600000, .slots = { [20] = 2 } };
 		t[0].h.wake.reblocked = 3;
 		ret |= add(w, T0 + 2000000000ull, s, 2, t, 2);
+	} else if (!strcmp(shape, "wakeups")) {
+		ret = wakeups(w);
 	} else if (!strcmp(shape, "lost_down")) {
 		lost_so_far = 7;
 		ret = add(w, T0 + 1, s, 1, NULL, 0);

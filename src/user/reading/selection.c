@@ -181,7 +181,7 @@ bool ht_selection_match_vm(const struct ht_selection *s, uint32_t pid, void *nam
 	return true;
 }
 
-/* Process, VM, vCPU and time: what a hypercall record and a switch record both have, at the same places. */
+/* Process, VM, vCPU and time: what a hypercall record, a switch and a wake-up all have, at the same places. */
 static bool match_where(const struct ht_selection *s, const struct ht_record *r, void *names)
 {
 	if (!ht_selection_match_vm(s, r->host_pid, names))
@@ -196,6 +196,14 @@ bool ht_selection_match_switch(const struct ht_selection *s, const struct ht_vcp
 	struct ht_record r;
 
 	memcpy(&r, sw, sizeof(r)); /* the same layout where match_where looks (record.h asserts it) */
+	return match_where(s, &r, names);
+}
+
+bool ht_selection_match_wakeup(const struct ht_selection *s, const struct ht_vcpu_wakeup *w, void *names)
+{
+	struct ht_record r;
+
+	memcpy(&r, w, sizeof(r)); /* the same layout where match_where looks (record.h asserts it) */
 	return match_where(s, &r, names);
 }
 

@@ -69,6 +69,8 @@ static void header_from_config(struct ht_file_header *hdr, const struct ht_recor
 	}
 	if (cfg->vcpu_sched)
 		hdr->filter_flags |= HT_FILTER_F_VCPU_SCHED;
+	if (cfg->wakeups)
+		hdr->filter_flags |= HT_FILTER_F_WAKEUPS;
 	if (cfg->boot)
 		hdr->filter_flags |= HT_FILTER_F_BOOT;
 	hdr->ringbuf_bytes = (__u32)cfg->ringbuf_bytes;
@@ -231,6 +233,7 @@ static int poll_timeout_ms(const struct session *s, unsigned long long now)
 struct run_totals {
 	unsigned long long records, lost;
 	unsigned long long vcpu_switches; /* --vcpu-sched: of the records, switches of vCPU threads */
+	unsigned long long vcpu_wakeups;  /* --wakeups: of the records, wake-ups of halted vCPU threads */
 	__u64 counters[HT_CNT_MAX];
 	double secs;
 	unsigned long long malformed; /* file mode: ring samples that were not whole records */
@@ -365,6 +368,7 @@ static int setup_tracing(struct session *s, struct ht_writer **writer)
 		.aggregate_by_nr = cfg->metrics,
 		.exits = cfg->exits,
 		.vcpu_sched = cfg->vcpu_sched,
+		.wakeups = cfg->wakeups,
 		/* --boot: the VMs that start from now on. */
 		.boot = cfg->boot,
 		.boot_since_ns = ht_monotonic_ns(),
@@ -568,6 +572,7 @@ static int run_file_loop(struct session *s, struct run_totals *t)
 	ht_metrics_update(s->metrics, s->tracer, &s->rec, ht_monotonic_ns(), true);
 	t->records = trailer.records;
 	t->vcpu_switches = s->rec.vcpu_switches;
+	t->vcpu_wakeups = s->rec.vcpu_wakeups;
 	t->lost = ht_trailer_lost(&trailer);
 	t->counters[HT_CNT_RINGBUF_DROPS] = trailer.ringbuf_drops;
 	t->counters[HT_CNT_STATE_ALLOC_FAIL] = trailer.state_alloc_fail;
@@ -687,6 +692,9 @@ static void print_summary(const struct session *s, const struct run_totals *t)
 	if (cfg->vcpu_sched)
 		printf("hypertrace-bpf: of the records, %llu switches of vCPU threads; %llu lost (ring buffer full)\n",
 		       t->vcpu_switches, s->exits_ready ? (unsigned long long)s->exits.total.lost_vcpu_switches : 0ull);
+	if (cfg->wakeups)
+		printf("hypertrace-bpf: of the records, %llu wake-ups of halted vCPUs (report --latency); %llu lost (ring buffer full)\n",
+		       t->vcpu_wakeups, (unsigned long long)t->counters[HT_CNT_WAKEUP_DROPS]);
 	fflush(stdout); /* the summary first, then what went wrong, even into one log */
 	if (t->malformed)
 		fprintf(stderr, "hypertrace-bpf: warning: %llu ring buffer samples were not whole records and were skipped: the BPF programs and this binary disagree on the record layout; rebuild both\n",

@@ -83,6 +83,11 @@ static const char record_help[] =
 	"                           CPU and back in (its time preempted or blocked on\n"
 	"                           the host), as records in the trace file\n"
 	"                           (report --vcpu-switches, convert); implies --exits\n"
+	"      --wakeups            also each wake-up of a halted vCPU: from the\n"
+	"                           sched_wakeup that ends its sleep to its guest\n"
+	"                           running, with its wait for a host CPU and the\n"
+	"                           interrupt it was for, as records in the trace\n"
+	"                           file (report --latency); implies --exits\n"
 	"      --boot               also every exit of each VM that starts while\n"
 	"                           recording, one record each from its first\n"
 	"                           instruction, with its guest RIP, mode, cause and\n"
@@ -154,6 +159,7 @@ enum {
 	OPT_METRICS_PER_VCPU,
 	OPT_METRICS_GRACE,
 	OPT_VCPU_SCHED,
+	OPT_WAKEUPS,
 	OPT_VM_USER,
 	OPT_BOOT,
 	OPT_BOOT_WINDOW,
@@ -184,6 +190,7 @@ static const struct option record_longopts[] = {
 	{ "metrics", required_argument, NULL, OPT_METRICS },
 	{ "exits", no_argument, NULL, OPT_EXITS },
 	{ "vcpu-sched", no_argument, NULL, OPT_VCPU_SCHED },
+	{ "wakeups", no_argument, NULL, OPT_WAKEUPS },
 	{ "boot", no_argument, NULL, OPT_BOOT },
 	{ "boot-window", required_argument, NULL, OPT_BOOT_WINDOW },
 	{ "metrics-per-vcpu", no_argument, NULL, OPT_METRICS_PER_VCPU },
@@ -379,6 +386,11 @@ static int run_option(int opt, struct ht_record_config *cfg, struct parse_state 
 		cfg->vcpu_sched = true;
 		cfg->exits = true;
 		return GO_ON;
+	case OPT_WAKEUPS:
+		/* The wake-ups are the halts', which --exits keeps per vCPU thread. */
+		cfg->wakeups = true;
+		cfg->exits = true;
+		return GO_ON;
 	case OPT_BOOT:
 		/* A boot exit's parts are the vCPU account's, which --exits keeps. */
 		cfg->boot = true;
@@ -467,6 +479,8 @@ static int check_combinations(const struct ht_record_config *cfg, struct parse_s
 		return ht_usage_error("record", "--boot writes each exit of a booting VM to the trace file: drop --no-file");
 	if (cfg->no_file && cfg->vcpu_sched)
 		return ht_usage_error("record", "--vcpu-sched writes each switch of a vCPU thread to the trace file: drop --no-file");
+	if (cfg->no_file && cfg->wakeups)
+		return ht_usage_error("record", "--wakeups writes each wake-up of a halted vCPU to the trace file: drop --no-file");
 	if (cfg->no_file && st->ringbuf_given)
 		return ht_usage_error("record", "--no-file sends no records through the ring buffer: drop --ringbuf-size");
 	if (cfg->metrics_per_vcpu && (!cfg->metrics || !cfg->exits))

@@ -39,6 +39,7 @@ struct ht_record_config {
 	uid_t vm_uid;
 	bool exits;           /* --exits: every exit's time in the host, vCPU waiting */
 	bool vcpu_sched;      /* --vcpu-sched: each switch of a vCPU thread, in the file (implies exits) */
+	bool wakeups;         /* --wakeups: each wake-up of a halted vCPU thread, in the file (implies exits) */
 	bool boot;            /* --boot: each exit of a VM that starts, in the file (implies exits) */
 	double boot_window_s; /* --boot-window; 0: HT_BOOT_WINDOW_DEFAULT_S */
 	bool metrics_per_vcpu; /* --metrics-per-vcpu: the exit histograms also by vCPU */

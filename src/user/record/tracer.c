@@ -199,6 +199,7 @@ static void set_rodata(struct hypertrace_bpf__rodata *ro, const struct ht_tracer
 	ro->aggregate_by_nr = opts->aggregate_by_nr;
 	ro->exits_on = opts->exits;
 	ro->vcpu_sched_on = opts->exits && opts->vcpu_sched;
+	ro->wakeups_on = opts->exits && opts->wakeups;
 	ro->boot_on = opts->exits && opts->boot;
 	ro->boot_since_ns = opts->boot_since_ns;
 	ro->boot_window_ns = opts->boot_window_ns;

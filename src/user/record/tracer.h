@@ -114,6 +114,7 @@ struct ht_tracer_opts {
 	bool aggregate_by_nr;        /* aggregate_only, HT_AGG_BY_VCPU: nr index in the key too */
 	bool exits;                  /* every exit's time in the host and the vCPU threads' waiting (record --exits) */
 	bool vcpu_sched;             /* with exits: each switch of a vCPU thread as a record (record --vcpu-sched) */
+	bool wakeups;                /* with exits: each wake-up of a halted vCPU thread as a record (record --wakeups) */
 	/*
 	 * With exits: the exits of VMs whose processes start at or after
 	 * boot_since_ns, one record each, for boot_window_ns from their first

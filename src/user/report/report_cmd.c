@@ -16,6 +16,7 @@
 #include "report/report_boot.h"
 #include "report/report_clock.h"
 #include "report/report_initcalls.h"
+#include "report/report_latency.h"
 #include "report/report_exits.h"
 #include "report/report_options.h"
 #include "report/report_summary.h"
@@ -237,6 +238,8 @@ int ht_cmd_report(int argc, char **argv)
 		return ht_report_exits(&cfg);
 	if (cfg.vcpu_switches)
 		return ht_report_switches(&cfg);
+	if (cfg.latency)
+		return ht_report_latency(&cfg);
 	if (ht_reader_open(cfg.path, &run.reader, err, sizeof(err))) {
 		status = ht_runtime_error("%s", err);
 		goto out;

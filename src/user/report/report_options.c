@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Command line of `hypertrace-bpf report`: strict parsing, one-line errors, exit 2. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "cli.h"
 #include "decode/decode_options.h"
@@ -12,7 +14,8 @@ static const char report_help[] =
 	"Usage: hypertrace-bpf report [--dump | --csv | --json | --hist [SERIES]] [--exits [--causes]]\n"
 	"                             [--per-vcpu | --per-vm] [-p PID] [--vcpu N] [-n N]...\n"
 	"                             [--since TIME] [--until TIME] [--graph | --sched]\n"
-	"                             [--vcpu-switches | --vcpu-time | --halts | --boot | --clock | --initcalls]\n"
+	"                             [--vcpu-switches | --vcpu-time | --halts | --latency [--worst N] |\n"
+	"                              --boot | --clock | --initcalls]\n"
 	"                             [--catalog FILE]... [--guest-symbols FILE] FILE\n"
 	"\n"
 	"Read a trace file written by 'hypertrace-bpf record'. Without an option, print\n"
@@ -64,6 +67,17 @@ static const char report_help[] =
 	"               timer, another vector, none); with --csv or --json one\n"
 	"               row per vCPU thread. The selection applies as with\n"
 	"               --vcpu-time\n"
+	"      --latency  the wake-ups of halted vCPUs one by one, from a recording\n"
+	"               made with record --wakeups: per VM, vCPU thread and\n"
+	"               interrupt class (timer, vector, none) the count, exact\n"
+	"               p50, p99 and max from the wake-up to the guest running,\n"
+	"               the mean wait for a host CPU and the rest (switch-in and\n"
+	"               KVM's entry), a log2 histogram; then the longest ones\n"
+	"               with their parts; with --csv one row per wake-up. The\n"
+	"               selection applies but for --nr (a wake-up's time is its\n"
+	"               end, the guest running)\n"
+	"      --worst N  with --latency: how many of the longest wake-ups to\n"
+	"               list (default 10, 0 for none)\n"
 	"      --boot   the boots of the VMs a recording made with record --boot saw\n"
 	"               start: per VM its phases (firmware, decompressor, kernel,\n"
 	"               user space) told from the guest's RIP and mode at its exits,\n"
@@ -140,6 +154,8 @@ static const struct option report_longopts[] = {
 	{ "vcpu-switches", no_argument, NULL, 'W' },
 	{ "vcpu-time", no_argument, NULL, 'A' },
 	{ "halts", no_argument, NULL, 'L' },
+	{ "latency", no_argument, NULL, 'Y' },
+	{ "worst", required_argument, NULL, 'Z' },
 	{ "boot", no_argument, NULL, 'B' },
 	{ "clock", no_argument, NULL, 'K' },
 	{ "initcalls", no_argument, NULL, 'I' },
@@ -185,6 +201,19 @@ static int report_option(int opt, int argc, char **argv, struct ht_report_config
 	case 'W': cfg->vcpu_switches = true; break;
 	case 'A': cfg->vcpu_time = true; break;
 	case 'L': cfg->halts = true; break;
+	case 'Y': cfg->latency = true; break;
+	case 'Z': {
+		char *end;
+		unsigned long long n;
+
+		errno = 0;
+		n = strtoull(optarg, &end, 10);
+		if (errno || end == optarg || *end || optarg[0] == '-' || n > 1000000)
+			return ht_usage_error("report", "invalid --worst '%s': expected a count from 0 to 1000000", optarg);
+		cfg->worst = (size_t)n;
+		cfg->worst_given = true;
+		break;
+	}
 	case 'B': cfg->boot = true; break;
 	case 'K': cfg->clock = true; break;
 	case 'I': cfg->initcalls = true; break;
@@ -222,6 +251,15 @@ static int check_combinations(struct ht_report_config *cfg, int modes)
 {
 	if (modes > 1)
 		return ht_usage_error("report", "--dump, --csv, --json and --hist exclude each other");
+	if (cfg->worst_given && !cfg->latency)
+		return ht_usage_error("report", "--worst is how many wake-ups --latency lists: add --latency");
+	if (cfg->latency && (cfg->exits || cfg->causes || cfg->vcpu_time || cfg->halts || cfg->vcpu_switches ||
+			     cfg->boot || cfg->clock || cfg->initcalls))
+		return ht_usage_error("report", "--latency is a view of its own: drop --exits, --causes, --vcpu-time, --halts, --vcpu-switches, --boot, --clock and --initcalls");
+	if (cfg->latency && (cfg->mode == HT_REPORT_DUMP || cfg->mode == HT_REPORT_JSON || cfg->mode == HT_REPORT_HIST ||
+			     cfg->decode.analysis != HT_ANALYSIS_NONE || cfg->decode.ncatalogs || cfg->decode.symbols ||
+			     cfg->decode.offset_given || cfg->selection.nr_count))
+		return ht_usage_error("report", "--latency prints the wake-ups as text or --csv: drop --dump, --json, --hist, --nr and the guest-event options");
 	if (cfg->halts && cfg->vcpu_time)
 		return ht_usage_error("report", "--halts and --vcpu-time are two views of the vCPU threads: give one");
 	/* --halts reads what --vcpu-time reads, with the same options: its rules below are theirs. */
@@ -296,6 +334,7 @@ int ht_report_parse(int argc, char **argv, struct ht_report_config *cfg)
 	cfg->mode = HT_REPORT_SUMMARY;
 	cfg->series = HT_HV_SERIES_ALL;
 	cfg->group_by = HT_LAT_BY_NONE;
+	cfg->worst = 10;
 
 	opterr = 0;
 	optind = 1;

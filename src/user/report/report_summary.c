@@ -462,6 +462,9 @@ void ht_summary_print(struct ht_summary *s, FILE *out, const char *path,
 	if (st->vcpu_switches || (h->filter_flags & HT_FILTER_F_VCPU_SCHED))
 		fprintf(out, "switches of vCPU threads: %llu (the whole file's; report --vcpu-switches --dump lists them)\n",
 			st->vcpu_switches);
+	if (st->vcpu_wakeups || (h->filter_flags & HT_FILTER_F_WAKEUPS))
+		fprintf(out, "wake-ups of halted vCPUs: %llu (the whole file's; report --latency shows them)\n",
+			st->vcpu_wakeups);
 	if (st->has_trailer) {
 		const struct ht_trailer *t = &st->trailer;
 		fprintf(out, "dropped: %llu (ring buffer full %llu, no per-thread state %llu, another exit before entry %llu, not written: disk full %llu)\n",

@@ -47,6 +47,8 @@ struct ht_reader {
 	void *switch_ctx;
 	ht_boot_exit_visitor boot_fn; /* and exits of booting VMs */
 	void *boot_ctx;
+	ht_wakeup_visitor wakeup_fn; /* and wake-ups of halted vCPU threads */
+	void *wakeup_ctx;
 	struct ht_boot_vm_rec *boot_vms; /* from BOOT blocks: each VM's latest numbers */
 	size_t nboot_vms, boot_vms_cap;
 	struct ht_hashmap boot_index; /* pid -> its index in boot_vms */
@@ -474,10 +476,11 @@ static void end_of_blocks(struct ht_reader *r, unsigned long long at)
 {
 	if (!r->st.has_trailer)
 		stop(r, false, "no trailer after byte %llu: the recording did not end cleanly", at);
-	else if (r->st.trailer.records != r->st.records + r->st.vcpu_switches + r->st.boot_exits)
+	else if (r->st.trailer.records != r->st.records + r->st.vcpu_switches + r->st.boot_exits + r->st.vcpu_wakeups)
 		/* Every block checked out, so blocks were removed, added or the trailer replaced. */
 		stop(r, true, "the trailer counts %llu records but the file holds %llu: the file was altered",
-		     (unsigned long long)r->st.trailer.records, r->st.records + r->st.vcpu_switches + r->st.boot_exits);
+		     (unsigned long long)r->st.trailer.records,
+		     r->st.records + r->st.vcpu_switches + r->st.boot_exits + r->st.vcpu_wakeups);
 	else
 		r->done = true;
 }
@@ -688,6 +691,16 @@ int ht_reader_next(struct ht_reader *r, struct ht_record *rec)
 			}
 			continue;
 		}
+		if (item->flags & HT_REC_F_VCPU_WAKEUP) {
+			r->st.vcpu_wakeups++;
+			if (r->wakeup_fn) {
+				struct ht_vcpu_wakeup w;
+
+				memcpy(&w, item, sizeof(w));
+				r->wakeup_fn(r->wakeup_ctx, &w);
+			}
+			continue;
+		}
 		if (!(item->flags & HT_REC_F_VCPU_SWITCH)) {
 			memcpy(rec, item, sizeof(*rec));
 			r->st.records++;
@@ -713,6 +726,12 @@ const struct ht_boot_vm_rec *ht_reader_boot_vms(const struct ht_reader *r, size_
 {
 	*n = r->nboot_vms;
 	return r->boot_vms;
+}
+
+void ht_reader_set_wakeup_visitor(struct ht_reader *r, ht_wakeup_visitor fn, void *ctx)
+{
+	r->wakeup_fn = fn;
+	r->wakeup_ctx = ctx;
 }
 
 void ht_reader_set_switch_visitor(struct ht_reader *r, ht_switch_visitor fn, void *ctx)

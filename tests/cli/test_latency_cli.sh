@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# report --latency on a file of known wake-ups (tests/tools/exits_craft
+# wakeups: VM 1000, whose name holds a quote, a newline and an escape
+# sequence; vCPU 0 (thread 2000) 100 timer wake-ups, the i-th (i + 1) us
+# long of which 10 i ns waiting; vCPU 1 (thread 2001) 10 of vector 253,
+# 5 us of which 1 us waiting, and one of class 7, which no recording
+# writes, 200 us; an EXITS block whose halts counted 105 and 11): the text
+# view's exact percentiles, the longest wake-ups, the count the file lacks,
+# the CSV rows checked against the file's numbers, a selection, and the
+# options that exclude it or that it needs.
+# shellcheck source=../lib.sh
+source "$(dirname "$0")/../lib.sh"
+
+CRAFT=$OUTPUT/tests/tools/exits_craft
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+if ! "$CRAFT" "$work/w.htr" wakeups; then
+	fail latency_file "exits_craft failed"
+	suite_exit
+fi
+
+"$HT" report --latency --worst 3 "$work/w.htr" >"$work/out" 2>"$work/err"
+rc=$?
+# Nearest rank: p50 of 1..100 us is the 50th, p99 the 99th; mean wait 10 * 49.5 ns; the name escaped.
+if [ "$rc" -eq 0 ] &&
+	grep -Fxq '  vcpu 0 pid 1000 (vm web"1\x0a\x1b[31m) tid 2000 (CPU 0/KVM) timer: 100 wake-ups, p50 50.0us, p99 99.0us, max 100us; mean 50.5us = wait 495ns + rest 50.0us' "$work/out" &&
+	grep -Fxq '  vcpu 1 pid 1000 tid 2001 vector: 10 wake-ups, p50 5.00us, p99 5.00us, max 5.00us; mean 5.00us = wait 1.00us + rest 4.00us' "$work/out" &&
+	grep -Fxq '  vcpu 1 pid 1000 tid 2001 class-7: 1 wake-ups, p50 200us, p99 200us, max 200us; mean 200us = wait 0ns + rest 200us' "$work/out" &&
+	! grep -q $'\x1b' "$work/out"; then
+	pass latency_per_thread_and_class_exact_percentiles
+else
+	fail latency_per_thread_and_class_exact_percentiles "rc $rc: $(cat "$work/err") / $(cat -v "$work/out")"
+fi
+# The histogram of the timer's: 1 us in 0.512-1.023 us, then doubling counts, the last 35 in 65.5-131 us.
+if [ "$rc" -eq 0 ] && grep -Eq '^ +0\.512 -> 1\.023 +: 1 ' "$work/out" && grep -Eq '^ +65\.536 -> 131\.071 +: 35 ' "$work/out"; then
+	pass latency_log2_histogram_per_group
+else
+	fail latency_log2_histogram_per_group "$(cat -v "$work/out")"
+fi
+# The longest three, longest first, each with its parts; a class no table names as its number.
+worst=$(sed -n '/longest wake-ups/,/^$/p' "$work/out" | sed 1d | sed '/^$/d' | sed 's/^  [^ ]* //')
+want='vcpu 1 pid 1000 tid 2001 class-7 vector 65: 200us = wait 0ns + rest 200us (cpu 1)
+vcpu 0 pid 1000 (vm web"1\x0a\x1b[31m) tid 2000 (CPU 0/KVM) timer vector 236: 100us = wait 990ns + rest 99.0us (cpu 1)
+vcpu 0 pid 1000 (vm web"1\x0a\x1b[31m) tid 2000 (CPU 0/KVM) timer vector 236: 99.0us = wait 980ns + rest 98.0us (cpu 1)'
+if [ "$rc" -eq 0 ] && [ "$worst" = "$want" ]; then
+	pass latency_worst_n_longest_first_with_their_parts
+else
+	fail latency_worst_n_longest_first_with_their_parts "got: $worst"
+fi
+# 111 records against the recording's 116: the 5 the file lacks are shown.
+if [ "$rc" -eq 0 ] &&
+	grep -Fxq '111 wake-ups in the file, of 116 the recording counted (5 not in the file: lost to a full ring buffer)' "$work/out"; then
+	pass latency_counts_the_wake_ups_the_file_lacks
+else
+	fail latency_counts_the_wake_ups_the_file_lacks "$(tail -2 "$work/out")"
+fi
+
+# --csv: one row per wake-up in file order; total, wait and rest agree with the craft's numbers.
+"$HT" report --latency --csv "$work/w.htr" >"$work/csv" 2>"$work/err"
+rc=$?
+if [ "$rc" -eq 0 ] && python3 - "$work/csv" <<'PY'; then
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline='')))
+assert len(rows) == 111, len(rows)
+timer = [r for r in rows if r['host_tid'] == '2000']
+assert [int(r['total_ns']) for r in timer] == [(i + 1) * 1000 for i in range(100)]
+assert [int(r['wait_ns']) for r in timer] == [i * 10 for i in range(100)]
+assert all(int(r['rest_ns']) == int(r['total_ns']) - int(r['wait_ns']) for r in rows)
+assert all(int(r['entry_ns']) - int(r['wake_ns']) == int(r['total_ns']) for r in rows)
+assert all(r['class'] == 'timer' and r['vector'] == '236' and r['vm_name'] == 'web"1\\x0a\\x1b[31m' for r in timer)
+other = [r for r in rows if r['host_tid'] == '2001']
+assert [r['class'] for r in other] == ['vector'] * 10 + ['class-7'], [r['class'] for r in other]
+assert other[-1]['vector'] == '65' and other[-1]['total_ns'] == '200000'
+PY
+	pass latency_csv_one_row_per_wake_up
+else
+	fail latency_csv_one_row_per_wake_up "rc $rc: $(cat "$work/err")"
+fi
+
+# --vcpu 1: vCPU 0's are left out, and so is its count.
+"$HT" report --latency --vcpu 1 --worst 0 "$work/w.htr" >"$work/sel" 2>"$work/err"
+rc=$?
+if [ "$rc" -eq 0 ] && ! grep -q "tid 2000" "$work/sel" &&
+	grep -Fxq '11 wake-ups in the file, of 11 the recording counted (0 not in the file: lost to a full ring buffer)' "$work/sel" &&
+	grep -Fxq 'The 0 longest wake-ups (wake-up to guest running = wait for a host CPU + the rest):' "$work/sel"; then
+	pass latency_selects_by_vcpu
+else
+	fail latency_selects_by_vcpu "rc $rc: $(cat "$work/err") / $(cat -v "$work/sel")"
+fi
+
+# A file recorded without --wakeups: a runtime error that says how to record one.
+"$CRAFT" "$work/h.htr" halts >/dev/null 2>&1
+"$HT" report --latency "$work/h.htr" >/dev/null 2>"$work/err"
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q "recorded without --wakeups (record --wakeups -o FILE)" "$work/err" && [ "$(wc -l <"$work/err")" -eq 1 ]; then
+	pass latency_of_a_file_without_wake_ups_says_how_to_record_them
+else
+	fail latency_of_a_file_without_wake_ups_says_how_to_record_them "rc $rc: $(cat "$work/err")"
+fi
+
+# Usage errors: exit 2, one line each.
+usage_case() {
+	local name=$1 want=$2
+	shift 2
+	"$HT" report "$@" "$work/w.htr" >/dev/null 2>"$work/err"
+	local rc=$?
+	if [ "$rc" -eq 2 ] && grep -q -- "$want" "$work/err" && [ "$(wc -l <"$work/err")" -eq 1 ]; then
+		pass "$name"
+	else
+		fail "$name" "rc $rc: $(cat "$work/err")"
+	fi
+}
+usage_case latency_worst_needs_latency "--worst is how many wake-ups --latency lists" --worst 3
+usage_case latency_worst_must_be_a_count "invalid --worst '-1'" --latency --worst -1
+usage_case latency_excludes_the_other_views "--latency is a view of its own" --latency --halts
+usage_case latency_is_text_or_csv "--latency prints the wake-ups as text or --csv" --latency --json
+
+suite_exit
