@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -155,22 +156,34 @@ static int prepare(int argc, char **argv, struct hypercall_options *o, enum hype
 }
 
 /*
- * Issues o->count hypercalls, each one's round trip into samples[i]; returns
+ * Issues o->count hypercalls, each one's round trip into samples[i] (and with
+ * --timer-lateness how late its sleep ended into lateness[i]); returns
  * the first call's return value and counts in *mismatches the calls that
  * returned another.
  */
 static uint64_t issue_hypercalls(const struct hypercall_options *o, enum ht_guest_insn ginsn,
-				 uint64_t *samples, uint64_t *mismatches)
+				 uint64_t *samples, uint64_t *lateness, uint64_t *mismatches)
 {
 	uint64_t first_ret = 0, start = ht_monotonic_ns();
 
 	for (uint64_t i = 0; i < o->count; i++) {
-		uint64_t a0 = o->a0_fixed ? o->a0 : i, ret, t0, t1;
+		uint64_t a0 = o->a0_fixed ? o->a0 : i, a1 = o->a1, a2 = o->a2, ret, t0, t1;
 
-		if (o->rate)
-			sleep_until_ns(start + i * 1000000000ull / o->rate);
+		if (o->rate) {
+			/* The first deadline one period on: a sleep of its own, as every other. */
+			uint64_t deadline = start + (i + !!o->timer_lateness) * 1000000000ull / o->rate;
+
+			sleep_until_ns(deadline);
+			if (o->timer_lateness) {
+				uint64_t woke = ht_monotonic_ns();
+
+				a1 = woke > deadline ? woke - deadline : 0;
+				a2 = deadline;
+				lateness[i] = a1;
+			}
+		}
 		t0 = ht_monotonic_ns();
-		ret = ht_guest_hypercall(ginsn, o->nr, a0, o->a1, o->a2, o->a3);
+		ret = ht_guest_hypercall(ginsn, o->nr, a0, a1, a2, o->a3);
 		t1 = ht_monotonic_ns();
 		samples[i] = t1 - t0;
 		if (i == 0)
@@ -257,14 +270,17 @@ int main(int argc, char **argv)
 	struct latency_summary lat;
 	enum hypercall_insn insn;
 	enum ht_guest_insn ginsn;
-	uint64_t *samples, first_ret, mismatches = 0;
+	uint64_t *samples, *lateness = NULL, first_ret, mismatches = 0;
 	double clock_ns;
 	int status;
 
 	if ((status = prepare(argc, argv, &o, &insn)) >= 0)
 		return status;
 	samples = calloc(o.count, sizeof(*samples));
-	if (!samples) {
+	if (o.timer_lateness)
+		lateness = calloc(o.count, sizeof(*lateness));
+	if (!samples || (o.timer_lateness && !lateness)) {
+		free(samples);
 		fprintf(stderr, "hypercall: cannot allocate %llu samples; use a smaller --count\n",
 			(unsigned long long)o.count);
 		return 1;
@@ -273,7 +289,10 @@ int main(int argc, char **argv)
 	ginsn = insn == HYPERCALL_INSN_VMCALL ? HT_GUEST_INSN_VMCALL : HT_GUEST_INSN_VMMCALL;
 	signal(SIGILL, on_sigill);
 	clock_ns = clock_overhead_ns();
-	first_ret = issue_hypercalls(&o, ginsn, samples, &mismatches);
+	/* The timer's own slack (50 us by default) would be most of its lateness: cyclictest's 1 ns. */
+	if (o.timer_lateness && prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL))
+		fprintf(stderr, "hypercall: cannot set the timer slack to 1 ns: %s\n", strerror(errno));
+	first_ret = issue_hypercalls(&o, ginsn, samples, lateness, &mismatches);
 	if (o.snapshot) {
 		/* Read between two calls, printed only after the second: nothing slow inside the bracket. */
 		char *snap;
@@ -282,6 +301,7 @@ int main(int argc, char **argv)
 
 		if (!read_snapshot(o.snapshot, &snap, &snap_len)) {
 			free(samples);
+			free(lateness);
 			return 1;
 		}
 		ht_guest_hypercall(ginsn, o.nr, close_a0, o.a1, o.a2, o.a3);
@@ -291,5 +311,12 @@ int main(int argc, char **argv)
 	latency_summarize(samples, o.count, &lat);
 	free(samples);
 	print_report(&o, insn, first_ret, mismatches, &lat, clock_ns);
+	if (lateness) {
+		latency_summarize(lateness, o.count, &lat);
+		printf("hypercall: timer_lateness_ns count=%zu mean=%.1f median=%.1f stddev=%.1f min=%llu p99=%llu max=%llu\n",
+		       lat.count, lat.mean, lat.median, lat.stddev, (unsigned long long)lat.min,
+		       (unsigned long long)lat.p99, (unsigned long long)lat.max);
+		free(lateness);
+	}
 	return 0;
 }

@@ -23,6 +23,13 @@ const char hypercall_usage[] =
 	"                      include/hypertrace/guest.h does; decoded by a catalog\n"
 	"                      field NAME=a0-a3:str), instead of --a0..--a3\n"
 	"      --rate PER_SEC  issue at most PER_SEC hypercalls per second (default: no limit)\n"
+	"      --timer-lateness\n"
+	"                      with --rate: a timer's lateness, as cyclictest measures\n"
+	"                      it: each call follows a sleep to its deadline\n"
+	"                      (clock_nanosleep, CLOCK_MONOTONIC, absolute; timer\n"
+	"                      slack 1 ns) and carries how late the sleep ended in\n"
+	"                      a1 (ns) and the deadline in a2; the host sets its\n"
+	"                      own part of it beside it (report --latency)\n"
 	"      --snapshot FILE\n"
 	"                      after the calls, read FILE whole, issue one more call\n"
 	"                      (a0 one past the last one's), then print FILE's bytes\n"
@@ -46,6 +53,7 @@ const char hypercall_usage[] =
 	"  hypercall: issued=N nr=NR insn=vmcall a0=0..N-1 a1=.. a2=.. a3=.. ret=R ret_mismatches=K\n"
 	"  hypercall: round_trip_ns count=N mean=.. median=.. stddev=.. min=.. p99=.. max=..\n"
 	"  hypercall: clock_overhead_ns median=..\n"
+	"  hypercall: timer_lateness_ns count=N mean=.. median=.. ... (--timer-lateness)\n"
 	"ret is the first return value, ret_mismatches the calls that returned another.\n"
 	"round_trip_ns is clock_gettime(CLOCK_MONOTONIC) read before and after each call\n"
 	"and includes one clock read, whose median cost is clock_overhead_ns.\n"
@@ -64,6 +72,7 @@ enum {
 	OPT_INSN,
 	OPT_TEXT,
 	OPT_SNAPSHOT,
+	OPT_TIMER_LATENESS,
 };
 
 static const struct option long_options[] = {
@@ -77,6 +86,7 @@ static const struct option long_options[] = {
 	{ "insn", required_argument, NULL, OPT_INSN },
 	{ "text", required_argument, NULL, OPT_TEXT },
 	{ "snapshot", required_argument, NULL, OPT_SNAPSHOT },
+	{ "timer-lateness", no_argument, NULL, OPT_TIMER_LATENESS },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -119,6 +129,9 @@ static bool parse_one(int opt, const char *arg, void *ctx, char *err, size_t err
 	case OPT_SNAPSHOT:
 		o->snapshot = arg;
 		return true;
+	case OPT_TIMER_LATENESS:
+		o->timer_lateness = true;
+		return true;
 	case OPT_RATE:
 		return ht_parse_u64_option("--rate", arg, 1, HYPERCALL_MAX_RATE, &o->rate, err,
 					   err_size);
@@ -138,6 +151,14 @@ static bool apply_text(const struct parse_state *st, char *err, size_t err_size)
 	struct hypercall_options *o = st->o;
 	const char *text = st->text;
 
+	if (o->timer_lateness && !o->rate) {
+		snprintf(err, err_size, "--timer-lateness times sleeps to each call's deadline: add --rate");
+		return false;
+	}
+	if (o->timer_lateness && (text || o->a1 || o->a2)) {
+		snprintf(err, err_size, "--timer-lateness fills a1 and a2: drop --a1, --a2 and --text");
+		return false;
+	}
 	if (text && st->a0_to_a3) {
 		snprintf(err, err_size, "--text fills a0..a3: drop --a0..--a3; see --help");
 		return false;

@@ -21,6 +21,7 @@ struct hypercall_options {
 	uint64_t rate;      /* calls per second; 0: as fast as possible */
 	enum hypercall_insn insn; /* UNKNOWN: choose from the CPU vendor */
 	const char *snapshot; /* --snapshot FILE: read it between the calls and one more, printed after */
+	bool timer_lateness;  /* --timer-lateness: each call reports how late its sleep ended (a1) and its deadline (a2) */
 	bool help;
 };
 

@@ -67,6 +67,24 @@ static void test_hypercall_text_marker(void)
 		      strstr(err, "--text is 33 bytes: at most 32"), "%s", err);
 }
 
+/* --timer-lateness: with --rate only, and a1 and a2 are its own. */
+static void test_hypercall_timer_lateness(void)
+{
+	struct hypercall_options o;
+
+	CHECK(parse_hc(ARGS("--rate", "200", "--timer-lateness", "--a0", "7"), &o) == 0 && o.timer_lateness &&
+		      o.rate == 200 && o.a0 == 7,
+	      "%s", err);
+	CHECK(parse_hc(ARGS("--timer-lateness"), &o) < 0 && strstr(err, "--timer-lateness times sleeps to each call's deadline: add --rate"),
+	      "%s", err);
+	CHECK(parse_hc(ARGS("--rate", "10", "--timer-lateness", "--a1", "1"), &o) < 0 &&
+		      strstr(err, "--timer-lateness fills a1 and a2"),
+	      "%s", err);
+	CHECK(parse_hc(ARGS("--rate", "10", "--timer-lateness", "--text", "x"), &o) < 0 &&
+		      strstr(err, "--timer-lateness fills a1 and a2"),
+	      "%s", err);
+}
+
 static void test_hypercall_errors(void)
 {
 	struct hypercall_options o;
@@ -140,6 +158,7 @@ int main(void)
 	RUN(test_hypercall_defaults);
 	RUN(test_hypercall_every_option);
 	RUN(test_hypercall_text_marker);
+	RUN(test_hypercall_timer_lateness);
 	RUN(test_hypercall_errors);
 	RUN(test_minivm_defaults);
 	RUN(test_minivm_every_option);
