@@ -164,7 +164,8 @@ static uint64_t rank(const struct wake *g, size_t n, double p)
 static void print_group(struct latency_report *r, const struct wake *g, size_t n)
 {
 	char p50[32], p99[32], max[32], mean[32], wait[32], rest[32], cls[32];
-	uint64_t sum = 0, wait_sum = 0;
+	/* Wide: a crafted file's times may each be near 2^64, and the means must not wrap. */
+	unsigned __int128 sum = 0, wait_sum = 0;
 	struct ht_hist hist;
 
 	ht_hist_reset(&hist);
@@ -176,9 +177,9 @@ static void print_group(struct latency_report *r, const struct wake *g, size_t n
 	ht_exit_fmt_ns(p50, sizeof(p50), rank(g, n, 50));
 	ht_exit_fmt_ns(p99, sizeof(p99), rank(g, n, 99));
 	ht_exit_fmt_ns(max, sizeof(max), g[n - 1].total_ns);
-	ht_exit_fmt_ns(mean, sizeof(mean), sum / n);
-	ht_exit_fmt_ns(wait, sizeof(wait), wait_sum / n);
-	ht_exit_fmt_ns(rest, sizeof(rest), (sum - wait_sum) / n);
+	ht_exit_fmt_ns(mean, sizeof(mean), (uint64_t)(sum / n));
+	ht_exit_fmt_ns(wait, sizeof(wait), (uint64_t)(wait_sum / n));
+	ht_exit_fmt_ns(rest, sizeof(rest), (uint64_t)((sum - wait_sum) / n));
 	printf("  vcpu %u ", g->vcpu);
 	print_label(r, g->pid, g->tid);
 	printf(" %s: %zu wake-ups, p50 %s, p99 %s, max %s; mean %s = wait %s + rest %s\n",
