@@ -41,10 +41,18 @@ enum { EMPTY, EXIT_NOMATCH, ENTRY_NOMATCH, FUSED, HASH_EXIT_NOMATCH, HASH_ENTRY_
         * thread's process taken for one that started before the recording
         * (not followed), then after it (followed: a record per exit).
         */
-       BOOT_PAIR_IDLE, BOOT_PAIR_BOOTING, NCASES };
+       BOOT_PAIR_IDLE, BOOT_PAIR_BOOTING,
+       /*
+        * A halted vCPU's wake-up path (this thread as the vCPU thread): its
+        * floor, then the path with --exits, then with --exits --wakeups (a
+        * record per wake-up, in an instance of its own).
+        */
+       HALT_FLOOR, HALT_CYCLE, HALT_CYCLE_WAKEUPS, NCASES };
 /* hotpath.bpf.c's BENCH_SWITCH_PAIR and BENCH_REGISTER_PAIR: after the --exits cases' programs. */
 #define PROG_SWITCH_PAIR (SWITCH_OUT + 5)
 #define PROG_REGISTER_PAIR (SWITCH_OUT + 6)
+#define PROG_FLOOR_HALT (SWITCH_OUT + 7)
+#define PROG_HALT_CYCLE (SWITCH_OUT + 8)
 /* The BENCH_* case of hotpath.bpf.c each --exits case runs (its enum goes on after BENCH_SWITCH_OUT). */
 static const int exits_case_prog[] = { [FLOOR_PAIR - FLOOR_PAIR] = SWITCH_OUT + 1, [EXITS_PAIR - FLOOR_PAIR] = SWITCH_OUT + 2,
 				       [SWITCH_EXITS - FLOOR_PAIR] = SWITCH_OUT, [SWITCH_VCPUS - FLOOR_PAIR] = SWITCH_OUT + 3,
@@ -74,6 +82,9 @@ static const char *const names[NCASES] = {
 	"--vcpu-sched: sched_switch handler, two vCPU threads",
 	"--boot: exit + entry of a VM not booting",
 	"--boot: exit + entry of a booting VM (a record each)",
+	"halt floor: 6 empty handlers + 5 clock reads",
+	"--exits: halt, wake-up, switch-in, inj, entry",
+	"--wakeups: the same, a record each",
 };
 #define ROUNDS 41
 
@@ -205,7 +216,7 @@ static void return_value_cost(struct hotpath_bpf *skel)
 /* One instance of the benchmark object, as record would load it (exits_on, vcpu_sched_on as asked), with its rings drained by rb. */
 /* boot: 0 off; 1 on, this process taken as started before the recording; 2 on, after it. */
 static struct hotpath_bpf *load_instance(const struct ht_synth_layout *l, bool exits, bool vcpu_sched, int boot,
-					 struct ring_buffer **out_rb)
+					 bool wakeups, struct ring_buffer **out_rb)
 {
 	struct hotpath_bpf *skel;
 	struct ring_buffer *rb;
@@ -228,6 +239,7 @@ static struct hotpath_bpf *load_instance(const struct ht_synth_layout *l, bool e
 	skel->rodata->wakeup_shift = ht_wakeup_shift_for(ht_wakeup_bytes_for(ring_bytes));
 	skel->rodata->exits_on = exits;
 	skel->rodata->vcpu_sched_on = vcpu_sched;
+	skel->rodata->wakeups_on = wakeups;
 	skel->rodata->boot_on = boot != 0;
 	/* No window or bound ends the followed thread's records in the rounds. */
 	skel->rodata->boot_since_ns = 1000;
@@ -255,6 +267,7 @@ static struct hotpath_bpf *load_instance(const struct ht_synth_layout *l, bool e
 	ht_synth_build_exit(l, skel->bss->ev_exit_other, HT_ISA_VMX, 1 /* external interrupt */, 0x1000, 0);
 	ht_synth_build_hypercall(l, skel->bss->ev_hypercall, 1000, 1, 2, 3, 4);
 	ht_synth_build_entry(l, skel->bss->ev_entry, 0, 0x1003);
+	ht_synth_build_exit(l, skel->bss->ev_exit_hlt, HT_ISA_VMX, 12 /* HLT */, 0x1000, 0);
 	*out_rb = rb;
 	return skel;
 }
@@ -304,6 +317,21 @@ static void mark_pair(struct hotpath_bpf *skel, const __u32 tids[2], bool vcpu)
 	}
 }
 
+/* The timer wake-ups an instance counted for this thread (the halt-cycle cases'), or ~0 if it has none. */
+static __u64 timer_wakeups_of_me(struct hotpath_bpf *skel)
+{
+	__u32 tid = (__u32)gettid(), idx;
+	struct ht_vcpu_halts h;
+	__u64 n = 0;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.vcpu_thread_ids), &tid, &idx) ||
+	    bpf_map_lookup_elem(bpf_map__fd(skel->maps.vcpu_halts), &idx, &h))
+		return ~0ull;
+	for (int k = 0; k < HT_WAKE_SLOTS; k++)
+		n += h.wake.c[HT_WAKE_TIMER].slots[k];
+	return n;
+}
+
 /* A counter of an instance, over all CPUs (the counters map is per CPU). */
 static __u64 counter(struct hotpath_bpf *skel, __u32 which)
 {
@@ -319,8 +347,11 @@ static __u64 counter(struct hotpath_bpf *skel, __u32 which)
 
 static void free_instances(struct hotpath_bpf *skel, struct ring_buffer *rb, struct hotpath_bpf *exits_skel,
 			   struct ring_buffer *exits_rb, struct hotpath_bpf *pair_skel[2], struct ring_buffer *pair_rb[2],
-			   struct hotpath_bpf *boot_skel[2], struct ring_buffer *boot_rb[2])
+			   struct hotpath_bpf *boot_skel[2], struct ring_buffer *boot_rb[2], struct hotpath_bpf *wake_skel,
+			   struct ring_buffer *wake_rb)
 {
+	ring_buffer__free(wake_rb);
+	hotpath_bpf__destroy(wake_skel);
 	for (int i = 0; i < 2; i++) {
 		ring_buffer__free(boot_rb[i]);
 		hotpath_bpf__destroy(boot_skel[i]);
@@ -340,7 +371,8 @@ int main(int argc, char **argv)
 {
 	struct ht_synth_layout l;
 	struct hotpath_bpf *skel, *exits_skel, *pair_skel[2] = { NULL, NULL }, *boot_skel[2] = { NULL, NULL };
-	struct ring_buffer *rb, *exits_rb, *pair_rb[2], *boot_rb[2] = { NULL, NULL };
+	struct ring_buffer *rb, *exits_rb, *pair_rb[2], *boot_rb[2] = { NULL, NULL }, *wake_rb = NULL;
+	struct hotpath_bpf *wake_skel;
 	__u32 pair_tids[2][2];
 	char err[256];
 	double ns[NCASES][ROUNDS], med[NCASES];
@@ -359,15 +391,15 @@ int main(int argc, char **argv)
 	int cpus = libbpf_num_possible_cpus();
 	/* Another CPU, whose slot a thread armed there fills (the benchmark runs on CPU 0). */
 	__u32 other_cpu = cpus > 1 ? 1 : 0;
-	skel = load_instance(&l, false, false, 0, &rb);
-	exits_skel = skel ? load_instance(&l, true, false, 0, &exits_rb) : NULL;
+	skel = load_instance(&l, false, false, 0, false, &rb);
+	exits_skel = skel ? load_instance(&l, true, false, 0, false, &exits_rb) : NULL;
 	if (!exits_skel || register_vcpu_threads(exits_skel)) {
 		fprintf(stderr, "bench_hotpath: cannot set up the --exits instance\n");
 		return 1;
 	}
 	/* The pair's instances: --exits, and --exits --vcpu-sched; the same threads registered in both. */
 	for (int i = 0; i < 2; i++) {
-		pair_skel[i] = load_instance(&l, true, i == 1, 0, &pair_rb[i]);
+		pair_skel[i] = load_instance(&l, true, i == 1, 0, false, &pair_rb[i]);
 		if (!pair_skel[i] || register_pair(pair_skel[i], pair_tids[i])) {
 			fprintf(stderr, "bench_hotpath: cannot set up the --exits%s instance of the switch pair\n",
 				i ? " --vcpu-sched" : "");
@@ -375,13 +407,18 @@ int main(int argc, char **argv)
 		}
 	}
 	for (int i = 0; i < 2; i++)
-		if (!(boot_skel[i] = load_instance(&l, true, false, 1 + i, &boot_rb[i]))) {
+		if (!(boot_skel[i] = load_instance(&l, true, false, 1 + i, false, &boot_rb[i]))) {
 			fprintf(stderr, "bench_hotpath: cannot set up the --boot instances\n");
 			return 1;
 		}
+	/* --exits --wakeups: the wake-up path with its record. */
+	if (!(wake_skel = load_instance(&l, true, false, 0, true, &wake_rb))) {
+		fprintf(stderr, "bench_hotpath: cannot set up the --wakeups instance\n");
+		return 1;
+	}
 	if (argc > 1 && !strcmp(argv[1], "--setup-only")) {
 		printf("bench_hotpath: every instance is loaded and set up\n");
-		free_instances(skel, rb, exits_skel, exits_rb, pair_skel, pair_rb, boot_skel, boot_rb);
+		free_instances(skel, rb, exits_skel, exits_rb, pair_skel, pair_rb, boot_skel, boot_rb, wake_skel, wake_rb);
 		return 0;
 	}
 	/* This thread, when it plays a thread that is no vCPU thread (see the rounds). */
@@ -392,6 +429,14 @@ int main(int argc, char **argv)
 			/* Fused cases emit a record per iteration: fewer, so the ring never fills. */
 			__u32 n = (c == FUSED || c == HASH_FUSED || c == ANCHOR_HYPERCALL || c == PART_RESERVE_SUBMIT ||
 				   c == PART_RESERVE_COPY_SUBMIT) ? 50000 : 500000;
+			if (c >= HALT_FLOOR) {
+				bool wk = c == HALT_CYCLE_WAKEUPS;
+
+				/* With --wakeups a record per wake-up: fewer, so the ring never fills. */
+				ns[c][r] = run_case(wk ? wake_skel : exits_skel, wk ? wake_rb : exits_rb,
+						    c == HALT_FLOOR ? PROG_FLOOR_HALT : PROG_HALT_CYCLE, wk ? 50000 : 500000);
+				continue;
+			}
 			if (c >= BOOT_PAIR_IDLE) {
 				bool followed = c == BOOT_PAIR_BOOTING;
 
@@ -458,6 +503,14 @@ int main(int argc, char **argv)
 	if (lost) {
 		fprintf(stderr, "bench_hotpath: %llu switch records found the ring full: the --vcpu-sched case is void\n",
 			(unsigned long long)lost);
+		return 1;
+	}
+	/* Every halt cycle a timer wake-up, and every one of --wakeups a record: else those cases measure something else. */
+	__u64 woken[2] = { timer_wakeups_of_me(exits_skel), timer_wakeups_of_me(wake_skel) };
+	if (woken[0] != ROUNDS * 500000ull || woken[1] != ROUNDS * 50000ull || counter(wake_skel, HT_CNT_WAKEUP_DROPS)) {
+		fprintf(stderr, "bench_hotpath: the halt cycles made %llu and %llu timer wake-ups (want %u and %u), %llu records lost: void\n",
+			(unsigned long long)woken[0], (unsigned long long)woken[1], ROUNDS * 500000, ROUNDS * 50000,
+			(unsigned long long)counter(wake_skel, HT_CNT_WAKEUP_DROPS));
 		return 1;
 	}
 	/* The followed thread's every exit a record, the other's none: else the --boot cases measure something else. */
@@ -536,7 +589,21 @@ int main(int argc, char **argv)
 	printf("INFO   %-52s %6.2fx  (quartiles %.2f-%.2f; fastest rounds %.2fx; +%.1f ns per exit)\n",
 	       "--boot: exit + entry of a booting VM vs --exits", boot_on.median, boot_on.q1, boot_on.q3,
 	       med[BOOT_PAIR_BOOTING] / med[EXITS_PAIR], med[BOOT_PAIR_BOOTING] - med[EXITS_PAIR]);
+	/*
+	 * A halted vCPU's wake-up path: what the account, the halts and the
+	 * wake-up's histogram cost over the five events' floor, and what its
+	 * record adds with --wakeups. Reported, not targets.
+	 */
+	struct ratio halt = paired_ratio(ns[HALT_CYCLE], ns[HALT_FLOOR]);
+	struct ratio halt_rec = paired_ratio(ns[HALT_CYCLE_WAKEUPS], ns[HALT_CYCLE]);
+
+	printf("INFO   %-52s %6.2fx  (quartiles %.2f-%.2f; fastest rounds %.2fx; +%.1f ns per wake-up)\n",
+	       "--exits: a halted vCPU's wake-up path vs its floor", halt.median, halt.q1, halt.q3,
+	       med[HALT_CYCLE] / med[HALT_FLOOR], med[HALT_CYCLE] - med[HALT_FLOOR]);
+	printf("INFO   %-52s %6.2fx  (quartiles %.2f-%.2f; fastest rounds %.2fx; +%.1f ns per wake-up)\n",
+	       "--wakeups: wake-up path with its record vs without", halt_rec.median, halt_rec.q1, halt_rec.q3,
+	       med[HALT_CYCLE_WAKEUPS] / med[HALT_CYCLE], med[HALT_CYCLE_WAKEUPS] - med[HALT_CYCLE]);
 	return_value_cost(skel);
-	free_instances(skel, rb, exits_skel, exits_rb, pair_skel, pair_rb, boot_skel, boot_rb);
+	free_instances(skel, rb, exits_skel, exits_rb, pair_skel, pair_rb, boot_skel, boot_rb, wake_skel, wake_rb);
 	return 0;
 }

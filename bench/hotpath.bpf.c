@@ -17,6 +17,7 @@ unsigned char ev_exit_hypercall[256];
 unsigned char ev_exit_other[256];
 unsigned char ev_hypercall[256];
 unsigned char ev_entry[256];
+unsigned char ev_exit_hlt[256];
 
 __u64 bench_elapsed_ns;
 
@@ -47,6 +48,9 @@ enum bench_case {
 	/* --exits, and --vcpu-sched (in instances loaded with exits_on, one also with vcpu_sched_on). */
 	BENCH_SWITCH_PAIR,       /* the real sched_switch handler, this thread to its parent and back (per switch: half) */
 	BENCH_REGISTER_PAIR,     /* once: both threads of the pair into vcpu_thread_table (not a loop) */
+	/* --exits, and --exits --wakeups: a halted vCPU's wake-up path (this thread as the vCPU thread). */
+	BENCH_FLOOR_HALT,        /* six handler dispatches and five clock reads */
+	BENCH_HALT_CYCLE,        /* its HLT exit, switch-out (halted), wake-up, switch-in, injection and entry */
 };
 
 struct bench_args {
@@ -58,6 +62,7 @@ struct bench_args {
 #define EXIT_OTHER ((struct trace_event_raw_kvm_exit *)ev_exit_other)
 #define HCALL ((struct trace_event_raw_kvm_hypercall *)ev_hypercall)
 #define ENTRY ((struct trace_event_raw_kvm_entry *)ev_entry)
+#define EXIT_HLT ((struct trace_event_raw_kvm_exit *)ev_exit_hlt)
 
 /* bpf_loop callbacks ignore the index and context. */
 #define LOOP_CALLBACK(name) static long name(__u32 i __attribute__((unused)), void *c __attribute__((unused)))
@@ -177,6 +182,52 @@ static __noinline int register_pair(void)
 __u32 bench_plain_tid = 1;
 static __noinline int call_wakeup(__u32 tid) { return handle_sched_wakeup(tid, 0); }
 LOOP_CALLBACK(cb_wakeup_plain) { call_wakeup(bench_plain_tid); return 0; }
+
+/*
+ * A halted vCPU's wake-up path, this thread as the vCPU thread: its HLT
+ * exit, its switch-out blocked in the halt (to a thread that is no vCPU
+ * thread), the sched_wakeup that ends its sleep, its switch-in, KVM's
+ * injection of the timer's vector and the kvm_entry that closes the
+ * wake-up. Its floor: the six dispatches, and a clock read for each but
+ * the injection's, which reads none.
+ */
+static __noinline int call_inj_virq(__u32 vector)
+{
+	return vcpu_wake_vector((__u32)bpf_get_current_pid_tgid(), vector);
+}
+static __noinline int call_self_switch(bool out)
+{
+	struct vcpu_state *slot = cpu_slot(bpf_get_smp_processor_id());
+	__u64 me = bpf_get_current_pid_tgid(), other = (__u64)bench_plain_tid << 32 | bench_plain_tid;
+	struct switch_event e = {
+		.prev_ids = out ? me : other,
+		.next_ids = out ? other : me,
+		.prev_state = out, /* TASK_INTERRUPTIBLE: blocked in the halt */
+	};
+
+	exits_sched_switch(slot, &e);
+	return 0;
+}
+LOOP_CALLBACK(cb_floor_halt)
+{
+	clock_handler(EXIT_HLT);
+	clock_handler(NULL);
+	clock_handler(NULL);
+	clock_handler(NULL);
+	empty_handler(NULL);
+	clock_handler(ENTRY);
+	return 0;
+}
+LOOP_CALLBACK(cb_halt_cycle)
+{
+	call_exit(EXIT_HLT);
+	call_self_switch(true);
+	call_wakeup((__u32)bpf_get_current_pid_tgid());
+	call_self_switch(false);
+	call_inj_virq(HT_SYNTH_TIMER_VECTOR);
+	call_entry(ENTRY);
+	return 0;
+}
 LOOP_CALLBACK(cb_empty) { empty_handler(EXIT_OTHER); return 0; }
 LOOP_CALLBACK(cb_exit_nomatch) { call_exit(EXIT_OTHER); return 0; }
 LOOP_CALLBACK(cb_entry_nomatch) { call_entry(ENTRY); return 0; }
@@ -311,6 +362,8 @@ int bench_run(struct bench_args *args)
 	case BENCH_WAKEUP_PLAIN: bpf_loop(n, cb_wakeup_plain, NULL, 0); break;
 	case BENCH_SWITCH_PAIR: bpf_loop(n, cb_switch_pair, NULL, 0); break;
 	case BENCH_REGISTER_PAIR: return register_pair();
+	case BENCH_FLOOR_HALT: bpf_loop(n, cb_floor_halt, NULL, 0); break;
+	case BENCH_HALT_CYCLE: bpf_loop(n, cb_halt_cycle, NULL, 0); break;
 	default: return 1;
 	}
 	bench_elapsed_ns = bpf_ktime_get_ns() - t0;
