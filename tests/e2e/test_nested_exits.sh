@@ -476,14 +476,14 @@ kill $HOG
 sleep 3 # the guest's loops end (timeout 10): its vCPUs halt
 # A timer in the guest that knows when it should have woken (the hypercall
 # program's --timer-lateness, cyclictest's method), on vCPU 1 of a guest
-# otherwise idle: 120 sleeps of 10 ms (the emulated guest takes about 1 ms
+# otherwise idle: 80 sleeps of 10 ms (the emulated guest takes about 1 ms
 # from its timer's interrupt to the task: 5 ms often left it no time to
 # halt), each followed by a hypercall that carries its lateness; then
 # again with a hog beside QEMU on this machine's one CPU.
-l2cmd st_timer 'taskset 2 hypercall --rate 100 --count 120 --timer-lateness --a0 0x1d1f8 | tail -1'
+l2cmd st_timer 'taskset 2 hypercall --rate 100 --count 80 --timer-lateness --a0 0x1d1f8 | tail -1'
 sh -c 'while :; do :; done' &
 HOG=$!
-l2cmd st_timer_hog 'taskset 2 hypercall --rate 100 --count 120 --timer-lateness --a0 0x1d1f9 | tail -1'
+l2cmd st_timer_hog 'taskset 2 hypercall --rate 100 --count 80 --timer-lateness --a0 0x1d1f9 | tail -1'
 kill $HOG
 l2cmd st_steal1 'hypercall --a0 0x1d1e2 --snapshot /proc/stat | head -1; hypercall --a0 0x1d1f2 --snapshot /proc/uptime | head -1'
 vcpus_halted /out/st.halted1
@@ -1562,8 +1562,8 @@ for a0, ss in samples.items():
         own.append(late - part)
         waits.append(min(wait, part))
     res[a0] = (len(ss), halted, own, waits, [s[2] for s in ss], early)
-    if len(ss) != 120 or halted < 20:
-        bad.append('round 0x%x: %d samples of 120, %d whose deadline found the vCPU halted (want 20 or more)' % (a0, len(ss), halted))
+    if len(ss) != 80 or halted < 20:
+        bad.append('round 0x%x: %d samples of 80, %d whose deadline found the vCPU halted (want 20 or more)' % (a0, len(ss), halted))
 idle, hog = res[0x1d1f8], res[0x1d1f9]
 print('%s the clock pairs\' spread p99 %.1f us; %s' % ('bad' if bad else 'ok', spread / 1e3, '; '.join(
     '%s: %d samples, %d whose deadline found the vCPU halted (%d already woken by an earlier interrupt); lateness p50 %.0f us p99 %.0f us; the host\'s wait p50 %.0f us p99 %.0f us (%.1f ms in all); the guest\'s own share p50 %.0f us p99 %.0f us min %.1f us' %
