@@ -7,7 +7,8 @@
 
 void ht_chrome_us_text(char *buf, size_t len, __s64 ns)
 {
-	__u64 abs_ns = ns < 0 ? (__u64)-ns : (__u64)ns;
+	/* Negated as unsigned: -ns overflows for INT64_MIN (a crafted file's time can be anything). */
+	__u64 abs_ns = ns < 0 ? -(__u64)ns : (__u64)ns;
 
 	snprintf(buf, len, "%s%llu.%03llu", ns < 0 ? "-" : "", (unsigned long long)(abs_ns / 1000),
 		 (unsigned long long)(abs_ns % 1000));
