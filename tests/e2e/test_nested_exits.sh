@@ -39,10 +39,10 @@
 #    kernel's guest-timing window, which is wider than the guest state (see
 #    guest_window_ticks); the guest's own steal time (/proc/stat) moves with
 #    the wait, and its own idle time is its vCPUs' halts (each one's time in
-#    KVM, from the thread records), KVM's handling of their HLT exits and
-#    the time the idle guest was stopped, over the interval between the
-#    guest's own two reads of it, short of it by at most 3 ms per halt (the
-#    guest's own idle path) (halt_gaps, halt_around).
+#    KVM, from the thread records) and KVM's handling of their HLT exits,
+#    over the interval between the guest's own two reads of it (after the
+#    first stop and before the last: no stop in it), short of it by at most
+#    10 ms per halt (the guest's own idle path) (halt_gaps, halt_around).
 #  - switches: the first and the last recording are made with --vcpu-sched;
 #    each vCPU thread's switch records and the EXITS blocks' counters of its
 #    time off the CPU, preempted and blocked, must agree exactly.
@@ -451,7 +451,7 @@ fi
 # in between: the check's largest unmeasured term).
 # Then its clock, read the same way (/proc/uptime, a0 0x1d1f0 and 0x1d1f1):
 # how much of the host's time its own clock saw between the reads.
-l2cmd st_steal0 'hypercall --a0 0x1d1e0 --snapshot /proc/stat | head -1; hypercall --a0 0x1d1f0 --snapshot /proc/uptime | head -1'
+l2cmd st_steal0 'hypercall --a0 0x1d1e0 --snapshot /proc/stat | grep ^cpu; hypercall --a0 0x1d1f0 --snapshot /proc/uptime | head -1'
 vcpus_halted /out/st.halted0
 kill -STOP $QPID
 sleep 2.5 # stopped: an EXITS block sees it
@@ -465,6 +465,12 @@ echo >$TA/trace
 echo 1 >$T/tracing_on
 echo 1 >$TA/tracing_on
 kill -CONT $QPID
+# The same reads once the guest runs again (a0 0x1d1e4, 0x1d1f4): the
+# guest-idle check's interval starts here, with no stop in it. How the
+# guest accounts the time its halted vCPUs were stopped varies: one CI run
+# had a vCPU's 3.5 s stop in none of its cpu line's fields. Across the
+# stop, from the read before it to this one, it is shown, not compared.
+l2cmd st_steal0c 'hypercall --a0 0x1d1e4 --snapshot /proc/stat | grep ^cpu; hypercall --a0 0x1d1f4 --snapshot /proc/uptime | head -1'
 sh -c 'while :; do :; done' &
 HOG=$!
 l2cmd st_load 'for c in 1 2; do taskset $c timeout 10 sh -c "while :; do :; done" & done'
@@ -485,7 +491,7 @@ sh -c 'while :; do :; done' &
 HOG=$!
 l2cmd st_timer_hog 'taskset 2 hypercall --rate 100 --count 80 --timer-lateness --a0 0x1d1f9 | tail -1'
 kill $HOG
-l2cmd st_steal1 'hypercall --a0 0x1d1e2 --snapshot /proc/stat | head -1; hypercall --a0 0x1d1f2 --snapshot /proc/uptime | head -1'
+l2cmd st_steal1 'hypercall --a0 0x1d1e2 --snapshot /proc/stat | grep ^cpu; hypercall --a0 0x1d1f2 --snapshot /proc/uptime | head -1'
 vcpus_halted /out/st.halted1
 kill -STOP $QPID
 sleep 2.5 # stopped: an EXITS block sees it
@@ -1057,54 +1063,58 @@ for tid in tids:
     out.append('GUEST %d %s /proc guest_time %d USER_HZ ticks = %.0f ticks of %.0f ms, the tracepoints place %s ticks in the kernel\'s guest-timing window (kvm_exit fires with interrupts %s); the account\'s guest %.3f s is %+.1f%% of guest_time, its guest + kvm %.3f s %+.1f%%' %
                (tid, 'ok' if ok else 'bad', guest_ref, got, tick_period / 1e6, '%d' % lo if lo == hi else '%d-%d' % (lo, hi),
                 'off' if irqs_off_exit else 'on', d[0] / 1e9, pct(d[0], guest_ref * tick_ns), (d[0] + d[1]) / 1e9, pct(d[0] + d[1], guest_ref * tick_ns)))
-def halt_gaps(path, tids, marks):
+def halt_gaps(path, tids, marks, before_stop):
     """From the switch records (report --vcpu-switches --csv) of the vCPU
-    threads, in ns over both: their time stopped from the first stop (just
-    after the guest's first /proc/stat) to the continue; and their time off
-    the CPU from each voluntary switch-out in TASK_INTERRUPTIBLE (a block in
-    KVM's halt, or in the VMM) to the switch-in, from each read of the
-    guest's /proc/stat (marks: the host's time of each, ns) to the stop
-    after it."""
+    threads, in ns, per thread: its time stopped at the first stop (from
+    it to the continue) and its vCPU (vcpu_id); and its time off the CPU
+    in halts (each voluntary switch-out in TASK_INTERRUPTIBLE, a block in
+    KVM's halt or in the VMM, to the switch-in) within three windows: from
+    the continue to the guest's first read of its /proc/stat after it
+    (marks[0], the host's time), from its last read (marks[1]) to the last
+    stop, and from its read before the first stop (before_stop) to that
+    stop."""
     recs = {t: [] for t in tids}
+    vcpu = {}
     for r in csv.DictReader(open(path)):
         if int(r['host_tid']) in recs:
             recs[int(r['host_tid'])].append((int(r['time_ns']), r['switch'], int(r['prev_state']), int(r['involuntary'])))
-    stopped = 0
-    gaps = [0, 0]
+            vcpu[int(r['host_tid'])] = int(r['vcpu_id'])
+    stopped, gaps = {}, {}
     for t, rs in recs.items():
         rs.sort()
         stops = [i for i, r in enumerate(rs) if r[1] == 'out' and r[2] & 4]  # __TASK_STOPPED
         if len(stops) < 2:
             raise ValueError('thread %d: %d stops in its switch records, want 2' % (t, len(stops)))
         s0, s1 = stops[0], stops[-1]
-        stopped += next(r[0] for r in rs[s0:] if r[1] == 'in') - rs[s0][0]
-        for k, (mark, stop) in enumerate(((marks[0], rs[s0][0]), (marks[1], rs[s1][0]))):
+        resumed = next(r[0] for r in rs[s0:] if r[1] == 'in')
+        stopped[t] = resumed - rs[s0][0]
+        gaps[t] = [0, 0, 0]
+        for k, (lo, hi) in enumerate(((resumed, marks[0]), (marks[1], rs[s1][0]), (before_stop, rs[s0][0]))):
             for i, r in enumerate(rs):
                 if r[1] == 'out' and r[3] == 0 and r[2] == 1:
-                    back = next((x[0] for x in rs[i + 1:] if x[1] == 'in'), stop)
-                    gaps[k] += max(0, min(back, stop) - max(r[0], mark))
-    return stopped, gaps
-def read_marks(path):
-    """The host's time of the guest's two reads of its /proc/stat: the
-    hypercall just before each (a0 0x1d1e0 and 0x1d1e2), and the widest
-    window from it to the one just after the read (a0 0x1d1e1, 0x1d1e3:
-    hypercall --snapshot's bracket), in ns."""
+                    back = next((x[0] for x in rs[i + 1:] if x[1] == 'in'), hi)
+                    gaps[t][k] += max(0, min(back, hi) - max(r[0], lo))
+    return stopped, gaps, vcpu
+def read_marks(path, reads):
+    """The host's time of the guest's reads of its /proc/stat: the
+    hypercall just before each (reads: their a0, the one after each is
+    a0 + 1: hypercall --snapshot's bracket), and the widest window
+    between the two, in ns."""
     at = {}
     for r in csv.DictReader(open(path)):
         at[int(r['a0'], 0)] = int(r['exit_ns'])
-    pairs = [(at[0x1d1e0], at[0x1d1e1]), (at[0x1d1e2], at[0x1d1e3])]
-    return [a for a, b in pairs], max(b - a for a, b in pairs)
-def guest_clock_lag(path, up0, up1):
+    return [at[a] for a in reads], max(at[a + 1] - at[a] for a in reads)
+def guest_clock_lag(path, up0, up1, first, last):
     """How much less of the host's time than there was the guest's own
-    clock saw between its two reads of /proc/uptime (up0, up1: seconds),
-    each bracketed by two hypercalls (a0 0x1d1f0/0x1d1f1, 0x1d1f2/0x1d1f3):
-    the least and the most it can be (s), from the brackets and the
-    file's 10 ms."""
+    clock saw between two reads of its /proc/uptime (up0, up1: seconds),
+    each bracketed by two hypercalls (a0 first and first + 1, last and
+    last + 1): the least and the most it can be (s), from the brackets and
+    the file's 10 ms."""
     at = {}
     for r in csv.DictReader(open(path)):
         at[int(r['a0'], 0)] = int(r['exit_ns'])
     seen = up1 - up0
-    return ((at[0x1d1f2] - at[0x1d1f1]) / 1e9 - seen - 0.01, (at[0x1d1f3] - at[0x1d1f0]) / 1e9 - seen + 0.01)
+    return ((at[last] - at[first + 1]) / 1e9 - seen - 0.01, (at[last + 1] - at[first]) / 1e9 - seen + 0.01)
 def halt_around(path, tids):
     """KVM's handling of each HLT exit around its halt, over both threads,
     from the nested machine's ftrace (ns): from the HLT kvm_exit to the
@@ -1128,11 +1138,17 @@ def halt_around(path, tids):
             total += ts - ended.pop(pid)
     return total, n
 def cpu_line(name):
-    """The guest's cpu line of /proc/stat and its uptime (s), as command name printed them."""
+    """The guest's cpu line of /proc/stat, its cpuN lines ({N: fields})
+    and its uptime (s), as command name printed them."""
     con = open(F + '/st.console', errors='replace').read().replace('\r', '')
-    m = re.search(r'L2-BEGIN %s\ncpu +(.*)\n(?:([\d.]+) [\d.]+\n)?' % name, con)
-    return ([int(x) for x in m.group(1).split()], float(m.group(2)) if m.group(2) else None) if m else (None, None)
-(a, up_a), (b, up_b) = cpu_line('st_steal0'), cpu_line('st_steal1')
+    m = re.search(r'L2-BEGIN %s\ncpu +(.*)\n((?:cpu\d+ .*\n)*)(?:([\d.]+) [\d.]+\n)?' % name, con)
+    if not m:
+        return None, {}, None
+    per_cpu = {int(l.split()[0][3:]): [int(x) for x in l.split()[1:]] for l in m.group(2).splitlines()}
+    return [int(x) for x in m.group(1).split()], per_cpu, float(m.group(3)) if m.group(3) else None
+# The guest's reads: before the first stop (st_steal0), after its continue
+# (st_steal0c) and before the last stop (st_steal1).
+(pre, pre_cpus, up_pre), (a, a_cpus, up_a), (b, b_cpus, up_b) = cpu_line('st_steal0'), cpu_line('st_steal0c'), cpu_line('st_steal1')
 total_wait = sum(last[t][3] - first[t][3] for t in tids)
 total_halted = sum(last[t][4] - first[t][4] for t in tids)
 if a is None or b is None:
@@ -1155,23 +1171,30 @@ else:
     # which counted a halt woken spuriously twice: +3.3% in one run.)
     # Around each halt, KVM's handling of the HLT exit before it and up to
     # the entry after it is idle to the guest too (halt_around, from the
-    # nested ftrace: 0.03-0.29 s per interval). And an idle vCPU's time
-    # stopped is idle to the guest and blocked to the account.
+    # nested ftrace: 0.03-0.29 s per interval).
     # An idle CPU's time is iowait instead of idle while a task that last
     # ran on it waits for I/O (tick_nohz_stop_idle): both are the guest's
     # idle time (5th field too).
     idle = (b[3] - a[3] + b[4] - a[4]) / 100.0
     iowait = (b[4] - a[4]) / 100.0
     # The account's interval runs from the first stop to the last; the
-    # guest's, from its first read of /proc/stat to its second, each a
-    # little before a stop (its console's output, the host seeing it, the
-    # vCPUs halting), by a time that the host's load moves: both vCPUs are
-    # idle there, so one such gap a second longer than the other moved the
-    # comparison by 2 s (the -5.4% and +21.9% failures). The gaps are
-    # measured: the records' off-CPU time in halts (halted and its waits)
-    # from each read (hypercalls around it, on the host's clock) to its stop
-    # is added for the first and taken off for the last, so that both sides
-    # cover the guest's interval.
+    # guest's, from its first read of /proc/stat after the first stop's
+    # continue to its read a little before the last stop (its console's
+    # output, the host seeing it, the vCPUs halting), by a time that the
+    # host's load moves: both vCPUs are mostly idle there, so one such gap
+    # a second longer than the other moved the comparison by 2 s (the -5.4%
+    # and +21.9% failures). The gaps are measured: the records' off-CPU
+    # time in halts (halted and its waits) from the continue to the first
+    # read and from the last read (hypercalls around each, on the host's
+    # clock) to its stop is taken off, so that both sides cover the guest's
+    # interval.
+    # No stop is in it. The guest took its idle vCPUs' time stopped as idle
+    # in most runs, but not in all: with the first read before the first
+    # stop, two CI runs had the parts over the guest's idle by about the
+    # stopped time, 6.11 s of 6.12 s (both vCPUs) and 3.33 s of 6.94 s (one
+    # vCPU's 3.47 s), the second with the guest's clock seeing the whole
+    # interval. That read is kept: STOPIDLE shows, per vCPU, the guest's
+    # idle across the stop beside the host's time halted and stopped.
     # What the host cannot see is the guest's own idle path around each HLT
     # (its idle entry, cpuidle's haltpoll polling, its idle exit: guest
     # time to the account), which the guest counts as idle: the parts fall
@@ -1183,44 +1206,61 @@ else:
     # bounded at twice the largest spread seen: the parts may fall short by
     # at most 10 ms per halt, and
     # exceed the guest's idle time by no more than its reads' rounding (10
-    # ms per read and vCPU) and 1% (the halts' own KVM time in the gap after
-    # the last read). A halt counted twice, or one left out, fails it.
+    # ms per read and vCPU) and 1% (the halts' own KVM time in the gaps
+    # before the first read and after the last). A halt counted twice, or
+    # one left out, fails it.
     # The guest's idle time is on its own clock, the parts on the host's:
     # where the guest's clock saw less of the interval than the host's, its
-    # idle can be short by that much on each vCPU (two CI runs had the parts
-    # 2.3% and 52% over the guest's idle, the second by 6.11 s with 6.12 s
-    # stopped: as if the guest's clock had not seen the stop). Its
-    # uptime, read in brackets of hypercalls as its /proc/stat is
-    # (guest_clock_lag), measures it; the bounds move by it (and by the
-    # brackets' width), each way.
+    # idle can be short by that much on each vCPU. Its uptime, read in
+    # brackets of hypercalls as its /proc/stat is (guest_clock_lag),
+    # measures it; the bounds move by it (and by the brackets' width), each
+    # way.
     try:
-        marks, mark_width = read_marks(sys.argv[3])
-        stopped, gaps = halt_gaps(sys.argv[2], tids, marks)
+        marks, mark_width = read_marks(sys.argv[3], (0x1d1e4, 0x1d1e2))
+        (before_stop,), _ = read_marks(sys.argv[3], (0x1d1e0,))
+        stopped, gaps, vcpu_of = halt_gaps(sys.argv[2], tids, marks, before_stop)
         around, around_n = halt_around(F + '/st.ftrace', tids)
         if not hblocks or any(t not in hblocks[first_stop] or t not in hblocks[-1] for t in tids):
             raise ValueError('no halts in the thread records')
         hf, hl = hblocks[first_stop], hblocks[-1]
         halts = sum(hl[t][0] - hf[t][0] for t in tids)
         in_halts = sum(hl[t][3] - hf[t][3] + hl[t][5] - hf[t][5] for t in tids)  # caught_ns + slept_ns
-        parts = (in_halts + around + stopped + gaps[0] - gaps[1]) / 1e9
+        gap_first, gap_last = (sum(gaps[t][k] for t in tids) for k in (0, 1))
+        parts = (in_halts + around - gap_first - gap_last) / 1e9
         # Every field of the guest's cpu line over its interval, against the
         # host's time between its reads on both vCPUs: a vCPU's time that the
-        # guest accounts nowhere (stopped while busy) shows as a shortfall.
+        # guest accounts nowhere (ticks lost while busy) shows as a shortfall.
         accounted = (sum(b[:8]) - sum(a[:8])) / 100.0
         span = 2 * (marks[1] - marks[0]) / 1e9
         looks = ' '.join(' '.join(open(F + '/st.halted%d' % k).read().split()) for k in (0, 1) if os.path.exists(F + '/st.halted%d' % k))
         if up_a is None or up_b is None:
             raise ValueError('no /proc/uptime line from the guest')
-        lag_lo, lag_hi = guest_clock_lag(sys.argv[3], up_a, up_b)
+        lag_lo, lag_hi = guest_clock_lag(sys.argv[3], up_a, up_b, 0x1d1f4, 0x1d1f2)
         short, may_short, may_over = idle - parts, 0.010 * halts, 0.01 * idle + 0.04
         may_short += len(tids) * max(0.0, -lag_lo)
         may_over += len(tids) * max(0.0, lag_hi)
         # halted is part of the halts' time: a halted counted outside them would show here.
         ok = total_halted > 1e9 and idle > 0 and total_halted <= in_halts and -may_over <= short <= may_short
-        out.append('HALTED %s the guest\'s own idle time %.2f s (its /proc/stat, both vCPUs; iowait %.2f s of it); %d halts %.2f s in KVM (halted %.2f s of it, the rest kvm and wait) + KVM\'s HLT exits around %d of them %.2f s + stopped while idle %.2f s + halted and waits from the first read to its stop %.2f s - the same from the last read to its stop %.2f s = %.2f s (%+.1f%%: the guest\'s idle path %.2f ms per halt, at most 10; each read less than %.1f ms after its hypercall; all of its cpu line %.2f s of the %.2f s between its reads on both vCPUs; its clock saw %.2f s, %.3f to %.3f s less than the host\'s; so the bounds %.2f s over, %.2f s short; the vCPU threads at the stops, tid:state:wchan %s)' %
-                   ('ok' if ok else 'bad', idle, iowait, halts, in_halts / 1e9, total_halted / 1e9, around_n, around / 1e9, stopped / 1e9,
-                    gaps[0] / 1e9, gaps[1] / 1e9, parts, pct(parts, idle), 1e3 * short / max(halts, 1), mark_width / 1e6, accounted, span,
+        out.append('HALTED %s the guest\'s own idle time %.2f s (its /proc/stat, both vCPUs; iowait %.2f s of it); %d halts %.2f s in KVM (halted %.2f s of it, the rest kvm and wait) + KVM\'s HLT exits around %d of them %.2f s - halted and waits from the continue to the first read %.2f s - the same from the last read to its stop %.2f s = %.2f s (%+.1f%%: the guest\'s idle path %.2f ms per halt, at most 10; each read less than %.1f ms after its hypercall; all of its cpu line %.2f s of the %.2f s between its reads on both vCPUs; its clock saw %.2f s, %.3f to %.3f s less than the host\'s; so the bounds %.2f s over, %.2f s short; the vCPU threads at the stops, tid:state:wchan %s)' %
+                   ('ok' if ok else 'bad', idle, iowait, halts, in_halts / 1e9, total_halted / 1e9, around_n, around / 1e9,
+                    gap_first / 1e9, gap_last / 1e9, parts, pct(parts, idle), 1e3 * short / max(halts, 1), mark_width / 1e6, accounted, span,
                     up_b - up_a, lag_lo, lag_hi, may_over, may_short, looks))
+        # Across the first stop, per vCPU: the guest's idle and all of its
+        # cpu line from its read before the stop to its read after, beside
+        # the host's time of that vCPU's thread halted (off the CPU in
+        # halts) and stopped over the same reads.
+        across = []
+        for t in tids:
+            n = vcpu_of.get(t)
+            if n not in pre_cpus or n not in a_cpus:
+                across.append('vCPU %s (tid %d): no cpu%s line' % (n, t, n))
+                continue
+            g_idle = (a_cpus[n][3] - pre_cpus[n][3] + a_cpus[n][4] - pre_cpus[n][4]) / 100.0
+            g_all = (sum(a_cpus[n][:8]) - sum(pre_cpus[n][:8])) / 100.0
+            across.append('vCPU %d (tid %d): guest idle %.2f s of its cpu line\'s %.2f s; the host: halted %.2f s + stopped %.2f s + halted %.2f s = %.2f s of %.2f s' %
+                          (n, t, g_idle, g_all, gaps[t][2] / 1e9, stopped[t] / 1e9, gaps[t][0] / 1e9,
+                           (gaps[t][2] + stopped[t] + gaps[t][0]) / 1e9, (marks[0] - before_stop) / 1e9))
+        out.append('STOPIDLE across the first stop, from the guest\'s read before it to its read after: ' + '; '.join(across))
     except (OSError, KeyError, ValueError, StopIteration, AttributeError) as e:
         out.append('HALTED bad: the thread records\' halts, the switch records, the nested ftrace or the marks of the guest\'s reads: %r' % e)
 def kvm_halt_stats(path):
@@ -1457,8 +1497,10 @@ echo "  info: $v"
 [[ $v == ok* ]] && pass ${CHECK_PREFIX}guest_steal_moves_with_the_wait || fail ${CHECK_PREFIX}guest_steal_moves_with_the_wait "${v:-$verdict}"
 v=$(sed -n 's/^HALTED //p' <<<"$verdict")
 echo "  info: ${v#ok }"
-[[ $v == ok* ]] && pass ${CHECK_PREFIX}guest_idle_is_its_halts_kvms_hlt_handling_and_stops ||
-	fail ${CHECK_PREFIX}guest_idle_is_its_halts_kvms_hlt_handling_and_stops "${v:-$verdict}"
+[[ $v == ok* ]] && pass ${CHECK_PREFIX}guest_idle_is_its_halts_and_kvms_hlt_handling ||
+	fail ${CHECK_PREFIX}guest_idle_is_its_halts_and_kvms_hlt_handling "${v:-$verdict}"
+v=$(sed -n 's/^STOPIDLE //p' <<<"$verdict")
+[ -z "$v" ] || echo "  info: $v"
 v=$(sed -n 's/^HALTS //p' <<<"$verdict")
 echo "  info: ${v#ok }"
 sed 's/^/  info: report --halts: /' "$F/st.halts" 2>/dev/null | head -8
@@ -1518,7 +1560,11 @@ sed -n '/longest wake-ups/,/^$/p' "$F/st.latency" 2>/dev/null | head -4 | sed 's
 # the sample): the wait for a host CPU and KVM's way in. It must be no
 # more than the lateness (+ 6 us: KVM's hrtimer may fire up to
 # lapic_timer_advance_ns, at most 5 us, before the deadline), for every
-# sample whose deadline found its vCPU halted (at least 20 a round); the
+# sample whose deadline found its vCPU halted (at least 20 over both
+# rounds and 5 in each: a starved emulator wakes the guest so late that its
+# next deadline has often passed before it halts; beside two other CPU-bound
+# loads on a two-CPU host, lateness p50 130 ms, 12 and 29 of 80 halted in
+# one run, 22 and 7 in another, against 52-94% on a quieter host); the
 # rest of the lateness is the guest's own share (its interrupt, its
 # scheduler), measured. A recorder that put the entry late, or the clocks
 # apart, fails it. The waits beside the hog are shown, not compared: the
@@ -1562,9 +1608,11 @@ for a0, ss in samples.items():
         own.append(late - part)
         waits.append(min(wait, part))
     res[a0] = (len(ss), halted, own, waits, [s[2] for s in ss], early)
-    if len(ss) != 80 or halted < 20:
-        bad.append('round 0x%x: %d samples of 80, %d whose deadline found the vCPU halted (want 20 or more)' % (a0, len(ss), halted))
+    if len(ss) != 80 or halted < 5:
+        bad.append('round 0x%x: %d samples of 80, %d whose deadline found the vCPU halted (want 5 or more)' % (a0, len(ss), halted))
 idle, hog = res[0x1d1f8], res[0x1d1f9]
+if idle[1] + hog[1] < 20:
+    bad.append('%d samples whose deadline found the vCPU halted in both rounds (want 20 or more)' % (idle[1] + hog[1]))
 print('%s the clock pairs\' spread p99 %.1f us; %s' % ('bad' if bad else 'ok', spread / 1e3, '; '.join(
     '%s: %d samples, %d whose deadline found the vCPU halted (%d already woken by an earlier interrupt); lateness p50 %.0f us p99 %.0f us; the host\'s wait p50 %.0f us p99 %.0f us (%.1f ms in all); the guest\'s own share p50 %.0f us p99 %.0f us min %.1f us' %
     (n, r[0], r[1], r[5], pct(r[4], 50) / 1e3, pct(r[4], 99) / 1e3, pct(r[3], 50) / 1e3, pct(r[3], 99) / 1e3, sum(r[3]) / 1e6,
