@@ -159,11 +159,9 @@ __noinline int boot_record(const struct boot_exit_view *v, struct boot_thread *b
 		__sync_fetch_and_add(&vm->over, 1);
 		return 0;
 	}
-	void *ring = cpu_ring(cpu);
-	struct ht_boot_exit *r = ring ? bpf_ringbuf_reserve(ring, sizeof(*r), 0) : NULL;
+	struct ht_boot_exit *r = reserve_record(cpu, HT_CNT_BOOT_DROPS);
 
 	if (!r) {
-		count(HT_CNT_BOOT_DROPS);
 		__sync_fetch_and_add(&vm->lost, 1);
 		return 0;
 	}
@@ -172,9 +170,6 @@ __noinline int boot_record(const struct boot_exit_view *v, struct boot_thread *b
 	r->exit_ns = v->exit_ns ? v->exit_ns : v->entry_ns;
 	r->guest_rip = v->exit_ns ? v->rip : 0;
 	r->entry_ns = v->entry_ns;
-	r->cause_value = 0;
-	r->cause_detail = 0;
-	r->cause_kind = 0;
 	if (v->exit_ns && v->cause.exit_ns == v->exit_ns && v->cause.kind != HT_CAUSE_NONE) {
 		flags |= HT_BOOT_F_CAUSE;
 		r->cause_value = v->cause.value;
@@ -191,12 +186,10 @@ __noinline int boot_record(const struct boot_exit_view *v, struct boot_thread *b
 	r->reason = v->exit_ns ? v->reason : 0;
 	r->mode = mode;
 	r->boot_flags = flags;
-	r->reserved = 0;
 	r->host_pid = tgid;
 	r->host_tid = (__u32)v->ids;
 	r->vcpu_id = v->vcpu;
 	r->cpu = cpu;
-	r->reserved2 = 0;
 	r->isa = v->isa;
 	r->flags = HT_REC_F_BOOT_EXIT;
 	bpf_ringbuf_submit(r, wakeup_flags(cpu));

@@ -120,6 +120,23 @@ static __always_inline bool tgid_traced(__u32 tgid)
 }
 
 /*
+ * A record's place in CPU cpu's ring (this CPU's), zeroed, for the caller
+ * to fill and submit; NULL if the ring is full (then counted in lost).
+ */
+static __always_inline void *reserve_record(__u32 cpu, enum ht_counter lost)
+{
+	void *ring = cpu_ring(cpu);
+	void *r = ring ? bpf_ringbuf_reserve(ring, HT_RECORD_SIZE, 0) : NULL;
+
+	if (!r) {
+		count(lost);
+		return NULL;
+	}
+	__builtin_memset(r, 0, HT_RECORD_SIZE);
+	return r;
+}
+
+/*
  * A record about a vCPU thread of VM process pid, vCPU vcpu, that is no
  * hypercall (--vcpu-sched's switches, --wakeups' wake-ups): reserved in this
  * CPU's ring (*cpu), zeroed, for the caller to fill and submit with
@@ -133,15 +150,7 @@ static __always_inline void *reserve_vcpu_record(__u32 pid, __u32 vcpu, enum ht_
 	if (filter_vcpu_on && vcpu != filter_vcpu)
 		return NULL;
 	*cpu = bpf_get_smp_processor_id();
-	void *ring = cpu_ring(*cpu);
-	void *r = ring ? bpf_ringbuf_reserve(ring, HT_RECORD_SIZE, 0) : NULL;
-
-	if (!r) {
-		count(lost);
-		return NULL;
-	}
-	__builtin_memset(r, 0, HT_RECORD_SIZE);
-	return r;
+	return reserve_record(*cpu, lost);
 }
 
 /*

@@ -327,11 +327,7 @@ cleanup:
 int main(void)
 {
 	ht_kernel_test_begin("boot", &layout, NULL);
-	/* One CPU, and only the tests' own switches: see test_exits.c's main. */
-	cpu_set_t one;
-	CPU_ZERO(&one);
-	CPU_SET(sched_getcpu(), &one);
-	sched_setaffinity(0, sizeof(one), &one);
+	ht_kernel_test_pin_here(); /* and the tracers see only the tests' own switches */
 	RUN(a_vm_that_starts_gets_a_record_per_exit);
 	RUN(a_vm_that_ran_before_the_recording_gets_none);
 	RUN(a_vm_past_its_bound_is_counted_not_recorded);

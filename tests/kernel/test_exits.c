@@ -1579,17 +1579,11 @@ int main(void)
 {
 	ht_kernel_test_begin("exits", &layout, NULL);
 	/*
-	 * One CPU for the whole run, and no real switch seen by the tracers
-	 * (exits_tracer): a synthetic event's program can be preempted half-way
-	 * (BPF_PROG_TEST_RUN only disables migration), which no tracepoint's can,
-	 * and a real switch in that gap would see a half-written state. So each
-	 * test's events alone move the states, exactly as it plays them; the
-	 * tests about real switches attach the sched programs themselves.
+	 * One CPU, and only the tests' own switches (exits_tracer): see
+	 * ht_kernel_test_pin_here. The tests about real switches attach the
+	 * sched programs themselves.
 	 */
-	cpu_set_t one;
-	CPU_ZERO(&one);
-	CPU_SET(sched_getcpu(), &one);
-	sched_setaffinity(0, sizeof(one), &one);
+	ht_kernel_test_pin_here();
 	RUN(an_exit_and_its_entry_count_one_exit_with_its_time_in_the_host);
 	RUN(times_fall_in_their_log2_buckets_at_both_edges);
 	RUN(both_isas_vcpus_and_reasons_are_series_of_their_own);

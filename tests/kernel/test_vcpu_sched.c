@@ -14,7 +14,6 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "bpf/vcpu_state.h"
-#include "hypertrace/synthetic_fill.h"
 #include "record/drain.h"
 #include "record/recording.h"
 #include "record/tracer.h"
@@ -142,35 +141,15 @@ out:
 
 static void without_vcpu_sched_no_switch_is_recorded(void)
 {
-	struct ht_tracer *t = sched_tracer(false, 1 << 20);
-	struct ht_kernel_test_drained *d = calloc(1, sizeof(*d));
-
-	if (ASSERT_OK_PTR(t, "tracer") && ASSERT_OK_PTR(d, "memory") && ASSERT_OK(play_switches(t), "events") &&
-	    ht_kernel_test_drain(t, d))
-		ASSERT_EQ(d->n, 0, "records");
-	free(d);
-	ht_tracer_destroy(t);
+	ASSERT_EQ(ht_kernel_test_records_played(sched_tracer(false, 1 << 20), play_switches), 0, "records");
 }
 
 /* -p and --vcpu select the switches as they select hypercalls: only the selected VM's and vCPU's. */
 static unsigned int switches_recorded_with(bool tgid_on, __u32 tgid, bool vcpu_on, __u32 vcpu)
 {
-	struct ht_filters f;
-	struct ht_kernel_test_drained *d = calloc(1, sizeof(*d));
-	unsigned int n = ~0u;
+	struct ht_filters f = ht_kernel_test_filters(tgid_on, tgid, vcpu_on, vcpu);
 
-	ht_filters_default(&f);
-	f.tgid_on = tgid_on;
-	f.tgid = tgid;
-	f.vcpu_on = vcpu_on;
-	f.vcpu = vcpu;
-	struct ht_tracer *t = filtered_sched_tracer(true, 1 << 20, &f);
-	if (ASSERT_OK_PTR(t, "tracer") && ASSERT_OK_PTR(d, "memory") && ASSERT_OK(play_switches(t), "events") &&
-	    ht_kernel_test_drain(t, d))
-		n = d->n;
-	free(d);
-	ht_tracer_destroy(t);
-	return n;
+	return ht_kernel_test_records_played(filtered_sched_tracer(true, 1 << 20, &f), play_switches);
 }
 
 static void pid_and_vcpu_filters_select_switches(void)
@@ -189,10 +168,7 @@ static void a_switch_that_finds_its_ring_full_is_counted(void)
 
 	if (!ASSERT_OK_PTR(t, "tracer"))
 		return;
-	struct ht_synthetic_fill_args a = { .seq = 1, .count = 4096 };
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &a, .ctx_size_in = sizeof(a));
-	if (ASSERT_OK(bpf_prog_test_run_opts(ht_tracer_synthetic_fd(t, HT_SYNTH_FILL), &opts), "fill") &&
-	    ASSERT_OK(ht_synth_register(t, T, G, 5, true, 1), "register") &&
+	if (ht_kernel_test_fill_ring(t) && ASSERT_OK(ht_synth_register(t, T, G, 5, true, 1), "register") &&
 	    ASSERT_OK(ht_synth_switch(t, T, G, OTHER, OTHER, true, 100), "switch") &&
 	    ASSERT_OK(ht_tracer_counters(t, c), "counters"))
 		ASSERT_EQ(c[HT_CNT_SWITCH_DROPS], 1, "switches lost");
@@ -292,11 +268,7 @@ static void the_trace_file_keeps_switches_between_hypercalls(void)
 int main(void)
 {
 	ht_kernel_test_begin("vcpu_sched", NULL, NULL);
-	/* One CPU, and only the tests' own switches: see test_exits.c's main. */
-	cpu_set_t one;
-	CPU_ZERO(&one);
-	CPU_SET(sched_getcpu(), &one);
-	sched_setaffinity(0, sizeof(one), &one);
+	ht_kernel_test_pin_here(); /* and the tracers see only the tests' own switches */
 	RUN(each_switch_of_a_vcpu_thread_is_one_record);
 	RUN(switch_records_add_up_to_the_exit_statistics);
 	RUN(without_vcpu_sched_no_switch_is_recorded);

@@ -16,7 +16,6 @@
 #include <bpf/libbpf.h>
 #include <linux/kvm.h>
 #include "hypertrace/synthetic_events.h"
-#include "hypertrace/synthetic_fill.h"
 #include "record/tracer.h"
 #include "kernel_test.h"
 #include "synth.h"
@@ -163,35 +162,15 @@ out:
 
 static void without_wakeups_no_wake_up_is_recorded(void)
 {
-	struct ht_tracer *t = wakeups_tracer(false, 1 << 20, NULL);
-	struct ht_kernel_test_drained *d = calloc(1, sizeof(*d));
-
-	if (ASSERT_OK_PTR(t, "tracer") && ASSERT_OK_PTR(d, "memory") && ASSERT_OK(play_wakeups(t), "events") &&
-	    ht_kernel_test_drain(t, d))
-		ASSERT_EQ(d->n, 0, "records");
-	free(d);
-	ht_tracer_destroy(t);
+	ASSERT_EQ(ht_kernel_test_records_played(wakeups_tracer(false, 1 << 20, NULL), play_wakeups), 0, "records");
 }
 
 /* -p and --vcpu select the wake-ups as they select hypercalls. */
 static unsigned int wakeups_recorded_with(bool tgid_on, __u32 tgid, bool vcpu_on, __u32 vcpu)
 {
-	struct ht_filters f;
-	struct ht_kernel_test_drained *d = calloc(1, sizeof(*d));
-	unsigned int n = ~0u;
+	struct ht_filters f = ht_kernel_test_filters(tgid_on, tgid, vcpu_on, vcpu);
 
-	ht_filters_default(&f);
-	f.tgid_on = tgid_on;
-	f.tgid = tgid;
-	f.vcpu_on = vcpu_on;
-	f.vcpu = vcpu;
-	struct ht_tracer *t = wakeups_tracer(true, 1 << 20, &f);
-	if (ASSERT_OK_PTR(t, "tracer") && ASSERT_OK_PTR(d, "memory") && ASSERT_OK(play_wakeups(t), "events") &&
-	    ht_kernel_test_drain(t, d))
-		n = d->n;
-	free(d);
-	ht_tracer_destroy(t);
-	return n;
+	return ht_kernel_test_records_played(wakeups_tracer(true, 1 << 20, &f), play_wakeups);
 }
 
 static void pid_and_vcpu_filters_select_wake_ups(void)
@@ -210,10 +189,7 @@ static void a_wake_up_that_finds_its_ring_full_is_counted(void)
 
 	if (!ASSERT_OK_PTR(t, "tracer"))
 		return;
-	struct ht_synthetic_fill_args a = { .seq = 1, .count = 4096 };
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &a, .ctx_size_in = sizeof(a));
-	if (ASSERT_OK(bpf_prog_test_run_opts(ht_tracer_synthetic_fd(t, HT_SYNTH_FILL), &opts), "fill") &&
-	    ASSERT_OK(play_wakeups(t), "events") && ASSERT_OK(ht_tracer_counters(t, c), "counters"))
+	if (ht_kernel_test_fill_ring(t) && ASSERT_OK(play_wakeups(t), "events") && ASSERT_OK(ht_tracer_counters(t, c), "counters"))
 		ASSERT_EQ(c[HT_CNT_WAKEUP_DROPS], 3, "wake-ups lost");
 	ht_tracer_destroy(t);
 }
@@ -301,11 +277,7 @@ out:
 int main(void)
 {
 	ht_kernel_test_begin("wakeups", &layout, NULL);
-	/* One CPU, and only the tests' own switches: see test_exits.c's main. */
-	cpu_set_t one;
-	CPU_ZERO(&one);
-	CPU_SET(sched_getcpu(), &one);
-	sched_setaffinity(0, sizeof(one), &one);
+	ht_kernel_test_pin_here(); /* and the tracers see only the tests' own switches */
 	RUN(each_wake_up_from_a_halt_is_one_record_with_its_parts);
 	RUN(the_records_add_up_to_the_halts_wake_ups);
 	RUN(without_wakeups_no_wake_up_is_recorded);

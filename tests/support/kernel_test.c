@@ -2,10 +2,14 @@
 #include "kernel_test.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "hypertrace/synthetic_fill.h"
 #include "record/drain.h"
 #include "test.h"
 
@@ -71,4 +75,47 @@ bool ht_kernel_test_drain(const struct ht_tracer *t, struct ht_kernel_test_drain
 	int ret = ht_drain_all(d);
 	ht_drain_free(d);
 	return ASSERT_GE(ret, 0, "drained");
+}
+
+struct ht_filters ht_kernel_test_filters(bool tgid_on, __u32 tgid, bool vcpu_on, __u32 vcpu)
+{
+	struct ht_filters f;
+
+	ht_filters_default(&f);
+	f.tgid_on = tgid_on;
+	f.tgid = tgid;
+	f.vcpu_on = vcpu_on;
+	f.vcpu = vcpu;
+	return f;
+}
+
+unsigned int ht_kernel_test_records_played(struct ht_tracer *t, int (*play)(const struct ht_tracer *t))
+{
+	struct ht_kernel_test_drained *d = calloc(1, sizeof(*d));
+	unsigned int n = ~0u;
+
+	if (ASSERT_OK_PTR(t, "tracer") && ASSERT_OK_PTR(d, "memory") && ASSERT_OK(play(t), "events") &&
+	    ht_kernel_test_drain(t, d))
+		n = d->n;
+	free(d);
+	ht_tracer_destroy(t);
+	return n;
+}
+
+bool ht_kernel_test_fill_ring(const struct ht_tracer *t)
+{
+	/* 4096 records of 80 bytes, more than two pages hold. */
+	struct ht_synthetic_fill_args a = { .seq = 1, .count = 4096 };
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &a, .ctx_size_in = sizeof(a));
+
+	return ASSERT_OK(bpf_prog_test_run_opts(ht_tracer_synthetic_fd(t, HT_SYNTH_FILL), &opts), "fill");
+}
+
+void ht_kernel_test_pin_here(void)
+{
+	cpu_set_t one;
+
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	sched_setaffinity(0, sizeof(one), &one);
 }

@@ -16,12 +16,12 @@
  */
 #include "report/report_latency.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
 #include "common/escape.h"
+#include "common/nearest_rank.h"
 #include "exits/exit_view.h"
 #include "exits/vcpu_wakeups.h"
 #include "hist/hist_view.h"
@@ -152,12 +152,10 @@ static void print_label(struct latency_report *r, uint32_t pid, uint32_t tid)
 	ht_print_thread_label(stdout, pid, tid, id ? id : &unknown);
 }
 
-/* The nearest-rank percentile of n sorted values. */
-static uint64_t rank(const struct wake *g, size_t n, double p)
+/* The nearest-rank percentile of a group's n wake-ups, sorted by length. */
+static uint64_t percentile(const struct wake *g, size_t n, double p)
 {
-	size_t k = (size_t)(p / 100.0 * (double)n + 0.999999);
-
-	return g[(k ? k : 1) - 1].total_ns;
+	return g[ht_nearest_rank(p, n) - 1].total_ns;
 }
 
 /* One group (a thread's vCPU and class), sorted by length: its line and its histogram. */
@@ -174,8 +172,8 @@ static void print_group(struct latency_report *r, const struct wake *g, size_t n
 		wait_sum += g[i].wait_ns;
 		ht_hist_add(&hist, g[i].total_ns);
 	}
-	ht_exit_fmt_ns(p50, sizeof(p50), rank(g, n, 50));
-	ht_exit_fmt_ns(p99, sizeof(p99), rank(g, n, 99));
+	ht_exit_fmt_ns(p50, sizeof(p50), percentile(g, n, 50));
+	ht_exit_fmt_ns(p99, sizeof(p99), percentile(g, n, 99));
 	ht_exit_fmt_ns(max, sizeof(max), g[n - 1].total_ns);
 	ht_exit_fmt_ns(mean, sizeof(mean), (uint64_t)(sum / n));
 	ht_exit_fmt_ns(wait, sizeof(wait), (uint64_t)(wait_sum / n));

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Command line of `hypertrace-bpf report`: strict parsing, one-line errors, exit 2. */
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "common/parse_number.h"
 #include "decode/decode_options.h"
 #include "hist/hist_view.h"
 #include "report/report_options.h"
@@ -203,12 +203,9 @@ static int report_option(int opt, int argc, char **argv, struct ht_report_config
 	case 'L': cfg->halts = true; break;
 	case 'Y': cfg->latency = true; break;
 	case 'Z': {
-		char *end;
-		unsigned long long n;
+		uint64_t n;
 
-		errno = 0;
-		n = strtoull(optarg, &end, 10);
-		if (errno || end == optarg || *end || optarg[0] == '-' || n > 1000000)
+		if (!ht_parse_u64(optarg, 0, 1000000, &n))
 			return ht_usage_error("report", "invalid --worst '%s': expected a count from 0 to 1000000", optarg);
 		cfg->worst = (size_t)n;
 		cfg->worst_given = true;

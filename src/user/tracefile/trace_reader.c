@@ -474,13 +474,15 @@ static bool keep_boot_vms(struct ht_reader *r, const struct ht_block_header *bh,
 /* The end of the file, where a block header would start: whether it ends as a recording does. */
 static void end_of_blocks(struct ht_reader *r, unsigned long long at)
 {
+	/* Records of every kind: each takes one place in a RECORDS block. */
+	unsigned long long read_so_far = r->st.records + r->st.vcpu_switches + r->st.boot_exits + r->st.vcpu_wakeups;
+
 	if (!r->st.has_trailer)
 		stop(r, false, "no trailer after byte %llu: the recording did not end cleanly", at);
-	else if (r->st.trailer.records != r->st.records + r->st.vcpu_switches + r->st.boot_exits + r->st.vcpu_wakeups)
+	else if (r->st.trailer.records != read_so_far)
 		/* Every block checked out, so blocks were removed, added or the trailer replaced. */
 		stop(r, true, "the trailer counts %llu records but the file holds %llu: the file was altered",
-		     (unsigned long long)r->st.trailer.records,
-		     r->st.records + r->st.vcpu_switches + r->st.boot_exits + r->st.vcpu_wakeups);
+		     (unsigned long long)r->st.trailer.records, read_so_far);
 	else
 		r->done = true;
 }
@@ -671,6 +673,38 @@ static bool load_block(struct ht_reader *r)
 	}
 }
 
+/*
+ * A record that is not a hypercall's (its flags say which kind takes the
+ * record's place): counted, and handed to its visitor if one is set. False
+ * for a hypercall's record.
+ */
+static bool visit_other_record(struct ht_reader *r, const struct ht_record *item)
+{
+	union {
+		struct ht_boot_exit boot;
+		struct ht_vcpu_wakeup wakeup;
+		struct ht_vcpu_switch sw;
+	} as;
+
+	if (!(item->flags & (HT_REC_F_BOOT_EXIT | HT_REC_F_VCPU_WAKEUP | HT_REC_F_VCPU_SWITCH)))
+		return false;
+	memcpy(&as, item, sizeof(*item));
+	if (item->flags & HT_REC_F_BOOT_EXIT) {
+		r->st.boot_exits++;
+		if (r->boot_fn)
+			r->boot_fn(r->boot_ctx, &as.boot);
+	} else if (item->flags & HT_REC_F_VCPU_WAKEUP) {
+		r->st.vcpu_wakeups++;
+		if (r->wakeup_fn)
+			r->wakeup_fn(r->wakeup_ctx, &as.wakeup);
+	} else {
+		r->st.vcpu_switches++;
+		if (r->switch_fn)
+			r->switch_fn(r->switch_ctx, &as.sw);
+	}
+	return true;
+}
+
 int ht_reader_next(struct ht_reader *r, struct ht_record *rec)
 {
 	for (;;) {
@@ -681,38 +715,11 @@ int ht_reader_next(struct ht_reader *r, struct ht_record *rec)
 		}
 		const struct ht_record *item = &r->records[r->next++];
 
-		if (item->flags & HT_REC_F_BOOT_EXIT) {
-			r->st.boot_exits++;
-			if (r->boot_fn) {
-				struct ht_boot_exit be;
-
-				memcpy(&be, item, sizeof(be));
-				r->boot_fn(r->boot_ctx, &be);
-			}
+		if (visit_other_record(r, item))
 			continue;
-		}
-		if (item->flags & HT_REC_F_VCPU_WAKEUP) {
-			r->st.vcpu_wakeups++;
-			if (r->wakeup_fn) {
-				struct ht_vcpu_wakeup w;
-
-				memcpy(&w, item, sizeof(w));
-				r->wakeup_fn(r->wakeup_ctx, &w);
-			}
-			continue;
-		}
-		if (!(item->flags & HT_REC_F_VCPU_SWITCH)) {
-			memcpy(rec, item, sizeof(*rec));
-			r->st.records++;
-			return 1;
-		}
-		r->st.vcpu_switches++;
-		if (r->switch_fn) {
-			struct ht_vcpu_switch sw;
-
-			memcpy(&sw, item, sizeof(sw));
-			r->switch_fn(r->switch_ctx, &sw);
-		}
+		memcpy(rec, item, sizeof(*rec));
+		r->st.records++;
+		return 1;
 	}
 }
 
