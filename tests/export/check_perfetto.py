@@ -6,7 +6,7 @@ with protoc into a temporary directory).
 
     check_perfetto.py PROTO TRACE REPORT.csv [--payloads DIR] [--attribute KEY=VALUE]... [--switches SWITCHES.csv]
                       [--vcpu-time VCPU_TIME.csv] [--account-slack NS] [--boot BOOT.csv]
-                      [--initcalls INITCALLS.csv]
+                      [--initcalls INITCALLS.csv] [--wakeups LATENCY.csv]
 
 - every packet decodes, the deflated bundles (compressed_packets) too, and
   no field is unknown to Perfetto's definitions;
@@ -28,6 +28,13 @@ with protoc into a temporary directory).
   with every field of both switches in the slice's arguments (the name of
   the thread on the other side escaped as report writes it). Without
   --switches there must be none.
+- the wake-ups of halted vCPU threads (record --wakeups): each vCPU
+  thread's track "vCPU N wake-ups from halts: ... (tid TID)" under its VM's
+  process track holds report --latency --csv's (LATENCY.csv) wake-ups of
+  that thread, one for one, never nested: named by the class, from wake_ns
+  to entry_ns to the ns, with wait_ns, rest_ns, vcpu_id, cpu and the vectors
+  report knows in the slice's arguments. Without --wakeups there must be
+  none.
 - the VMs' boots (record --boot): each VM's track "boot phases" under its
   process track holds report --boot --csv's (BOOT.csv) phases, one for one,
   in order and never nested: the phase's name, start (start_ns) and
@@ -87,7 +94,7 @@ VALUE (an integer or a string); KEY= : the trace has no attribute KEY.
 --plant WHAT breaks the decoded trace first, as the export must never write
 it (uncleared, unknown_iid, unreserved_track, unnamed_guest_end, old_kernel,
 boottime, implicit_order; migrated_while_running, never_off_cpu,
-account_off_by_one; unclosed_chain, gap_state_known): the checker must then
+account_off_by_one, wakeup_off_by_one; unclosed_chain, gap_state_known): the checker must then
 fail (test_perfetto.sh).
 """
 import collections
@@ -165,9 +172,39 @@ def initcall_track(tracks, td):
     return vm_child_track(tracks, td) and re.fullmatch(r"initcall levels|initcalls( [2-9]\d*)?", td.name) is not None
 
 
+def wakeup_track(tracks, td):
+    """A vCPU thread's wake-ups from halts: a track of its VM's process named so, with the thread's tid."""
+    return vm_child_track(tracks, td) and re.fullmatch(r"vCPU \d+ wake-ups from halts: .*\(tid \d+\)", td.name,
+                                                       re.S) is not None
+
+
 def off_cpu_track(tracks, td):
     """A vCPU thread's off-CPU track: any other named track under a VM's process track."""
-    return vm_child_track(tracks, td) and not boot_track(tracks, td) and not initcall_track(tracks, td)
+    return vm_child_track(tracks, td) and not boot_track(tracks, td) and not initcall_track(tracks, td) \
+        and not wakeup_track(tracks, td)
+
+
+def check_wakeups(wakeups, csv_path):
+    """The wake-up tracks' slices against report --latency --csv's rows, one for one; a line for the summary."""
+    want = []
+    if csv_path:
+        with open(csv_path, newline="") as f:
+            for r in csv.DictReader(f):
+                args = {"wait_ns": int(r["wait_ns"]), "rest_ns": int(r["rest_ns"]), "vcpu_id": int(r["vcpu_id"]),
+                        "cpu": int(r["cpu"])}
+                for k in ("vector", "timer_vector"):
+                    if r[k] != "":
+                        args[k] = int(r[k])
+                want.append((int(r["host_pid"]), int(r["host_tid"]), int(r["wake_ns"]), int(r["entry_ns"]),
+                             r["class"], tuple(sorted(args.items()))))
+    wakeups = [w[:5] + (tuple(sorted(w[5].items())),) for w in wakeups]
+    if sorted(wakeups) != sorted(want):
+        got, exp = set(map(repr, wakeups)), set(map(repr, want))
+        fail(f"wake-up slices differ from report --latency --csv: export only {sorted(got - exp)[:3]}, "
+             f"report only {sorted(exp - got)[:3]} ({len(wakeups)} vs {len(want)})")
+    classes = collections.Counter(w[4] for w in wakeups)
+    return (f"{len(wakeups)} wake-up slices = report --latency --csv"
+            + (" (" + ", ".join(f"{c} {n}" for c, n in sorted(classes.items())) + ")" if classes else ""))
 
 
 def check_initcalls(initcalls, csv_path):
@@ -772,6 +809,12 @@ def plant(pb, pkts, what):
                     begin = p.timestamp
                 elif begin is not None:
                     p.timestamp = begin
+    elif what == "wakeup_off_by_one":
+        # One wake-up's end a ns later: it would run its guest after the entry that did.
+        wake = {p.track_descriptor.uuid for p in pkts if p.WhichOneof("data") == "track_descriptor"
+                and " wake-ups from halts: " in p.track_descriptor.name}
+        first(lambda p: p.WhichOneof("data") == "track_event" and p.track_event.track_uuid in wake and
+              p.track_event.type == pb.TrackEvent.TYPE_SLICE_END).timestamp += 1
     elif what == "account_off_by_one":
         # One sample of one state a ns more: that thread's states no longer add up to its time.
         e = events(lambda e: e.type == pb.TrackEvent.TYPE_COUNTER and e.double_counter_value > 0).track_event
@@ -841,6 +884,11 @@ def main():
         i = args.index("--boot")
         boot_csv = args[i + 1]
         del args[i:i + 2]
+    wakeups_csv = None
+    if "--wakeups" in args:
+        i = args.index("--wakeups")
+        wakeups_csv = args[i + 1]
+        del args[i:i + 2]
     switches_csv = None
     if "--switches" in args:
         i = args.index("--switches")
@@ -865,7 +913,8 @@ def main():
     off_open, off_slices = {}, []  # off-CPU tracks: the open slice; (pid, tid, ts, end, name, args)
     boots, boot_open = {}, {}      # VM pid -> ([(ts, end, name, args)], [(ts, name, args)]); track -> open slice
     initcalls, initcall_open = {}, {}  # VM pid -> (levels, [(kind, ts, end, name, args)], {lane names}); track -> open
-    off_packets = set()            # indexes of the off-CPU tracks' and the account's packets (descriptors and events)
+    wakeups, wakeup_open = [], {}  # [(pid, tid, ts, end, name, args)]; track -> open slice
+    off_packets = set()            # indexes of the off-CPU, wake-up and account packets (descriptors and events)
     flows_out, flows_in = {}, {}   # flow id -> ts
     counters = {}                  # counter track uuid -> ((pid, tid), state)
     account = collections.defaultdict(lambda: collections.defaultdict(list))  # (pid, tid) -> state -> [(ts, s)]
@@ -887,7 +936,7 @@ def main():
             if d.uuid in tracks:
                 fail(f"packet {n}: track {d.uuid} described twice")
             tracks[d.uuid] = d
-            if off_cpu_track(tracks, d):
+            if off_cpu_track(tracks, d) or wakeup_track(tracks, d):
                 off_packets.add(n)
             if d.name == "vCPU time" and not d.HasField("counter"):
                 # The group of a vCPU thread's account: under the thread's track, its children by rank.
@@ -992,6 +1041,20 @@ def main():
                     ic_calls.append(("instant", p.timestamp, p.timestamp, name, argv))
                 else:
                     fail(f"packet {n}: an event of type {e.type} on initcall track {td.name!r} of process {pid}")
+            elif wakeup_track(tracks, td):
+                off_packets.add(n)
+                key = (tracks[td.parent_uuid].process.pid, int(re.search(r"\(tid (\d+)\)$", td.name)[1]))
+                if e.type == pb.TrackEvent.TYPE_SLICE_BEGIN:
+                    if e.track_uuid in wakeup_open:
+                        fail(f"packet {n}: wake-up slices nested on track {td.name!r}")
+                    wakeup_open[e.track_uuid] = (p.timestamp, name, argv)
+                elif e.type == pb.TrackEvent.TYPE_SLICE_END:
+                    if e.track_uuid not in wakeup_open:
+                        fail(f"packet {n}: a wake-up slice ends on track {td.name!r} with none open")
+                    ts, nm, av = wakeup_open.pop(e.track_uuid)
+                    wakeups.append(key + (ts, p.timestamp, nm, av))
+                else:
+                    fail(f"packet {n}: an event of type {e.type} on wake-up track {td.name!r}")
             elif off_cpu_track(tracks, td):
                 off_packets.add(n)
                 m = re.search(r"\(tid (\d+)\)$", td.name)
@@ -1029,6 +1092,9 @@ def main():
     if initcall_open:
         fail(f"{len(initcall_open)} initcall slices never end")
     initcall_summary = check_initcalls(initcalls, initcalls_csv)
+    if wakeup_open:
+        fail(f"{len(wakeup_open)} wake-up slices never end")
+    wakeup_summary = check_wakeups(wakeups, wakeups_csv)
     rules = import_rules(pb, pkts)
     with open(args[2], newline="") as f:
         rows = list(csv.DictReader(f))
@@ -1086,7 +1152,7 @@ def main():
         if (value == "" and key in attrs) or (value != "" and attrs.get(key) != value):
             fail(f"trace attribute {key}: {attrs.get(key, '(none)')}, want {value or '(none)'}")
     if off_packets:
-        # Chrome's JSON has no switches and no account: the size to compare with it is the trace's without them.
+        # Chrome's JSON has no switches, wake-ups or account: the size to compare with it is the trace's without them.
         print(f"  {size_without(pkts, off_packets)} bytes without the off-CPU tracks and the account")
     print(f"  {len(pkts)} packets ({bundles} deflated bundles), {len(tracks)} tracks, {len(slices)} hypercall "
           f"slices = report --csv, {len(flows_in)} flows, {switches} guest sched_switch, {calls} guest calls, "
@@ -1102,6 +1168,8 @@ def main():
         print(f"  boots: {boot_summary}")
     if initcalls_csv:
         print(f"  initcalls: {initcall_summary}")
+    if wakeups_csv:
+        print(f"  wake-ups: {wakeup_summary}")
     print(f"  guest scheduling as imported: {sum(map(len, sched_slices.values()))} sched slices on "
           f"{len(sched_slices)} CPUs, 0 mismatched_sched_switch_tids, no thread left running; {gaps} gaps of lost "
           f"switches shown unknown = report --csv's broken chains = dev.hypertrace.lost_guest_switches, "

@@ -35,6 +35,9 @@
 #     time); an account that contradicts its switches, a switch-in on a CPU
 #     the thread then does not leave, two threads on one CPU and an account
 #     a ns off are refused (trace_gen account [--contradict], --plant);
+#   - the wake-ups of halted vCPU threads (record --wakeups) as slices on a
+#     track of each thread, equal to report --latency --csv, selected by
+#     --vcpu as report selects them; one a ns off is refused;
 #   - a guest sched_switch lost (trace_gen guests --lost-switch) leaves no
 #     thread running as the trace processor imports it (PushSchedSwitch's
 #     mismatched_sched_switch_tids, the thread states), shows each gap as the
@@ -320,6 +323,43 @@ if out=$($PY "$TOP/tests/export/check_perfetto.py" "$PROTO" g.pftrace g.csv --sw
 	pass perfetto_declares_whether_switches_were_recorded
 else
 	fail perfetto_declares_whether_switches_were_recorded "$out"
+fi
+
+# The wake-ups of halted vCPU threads (record --wakeups; tests/tools/exits_craft wakeups: 111 of
+# one VM's two threads, 100 timer, 10 vector and one of a class no recording writes): each a slice
+# from its wake-up to its entry on its thread's track "vCPU N wake-ups from halts", named by its
+# class (the unknown one by its number), its parts and vectors in its arguments, equal to report
+# --latency --csv one for one; --vcpu selects them as report does. The checker refuses an end 1 ns
+# off, and the wake-ups where it is told there are none.
+"$OUTPUT/tests/tools/exits_craft" w.htr wakeups >/dev/null
+"$HT" report --csv w.htr >w.csv
+"$HT" report --latency --csv w.htr >w.latency.csv
+"$HT" report --latency --csv --vcpu 1 w.htr >w1.latency.csv
+wakeups=$(($(wc -l <w.latency.csv) - 1))
+if out=$("$HT" convert --perfetto w.pftrace w.htr 2>&1) &&
+	[ "$out" = "hypertrace-bpf: 0 of 0 records and $wakeups of $wakeups wake-ups of halted vCPUs converted to w.pftrace" ] &&
+	out=$($PY "$TOP/tests/export/check_perfetto.py" "$PROTO" w.pftrace w.csv --wakeups w.latency.csv 2>&1) &&
+	grep -q "^  wake-ups: 111 wake-up slices = report --latency --csv (class-7 1, timer 100, vector 10)$" <<<"$out"; then
+	pass perfetto_wake_ups_equal_report_latency
+	grep 'wake-ups:' <<<"$out"
+else
+	fail perfetto_wake_ups_equal_report_latency "$out"
+fi
+if "$HT" convert --perfetto w1.pftrace --vcpu 1 w.htr >/dev/null 2>&1 &&
+	out=$($PY "$TOP/tests/export/check_perfetto.py" "$PROTO" w1.pftrace w.csv --wakeups w1.latency.csv 2>&1) &&
+	grep -q "^  wake-ups: [1-9][0-9]* wake-up slices = report --latency --csv" <<<"$out" &&
+	[ "$(grep -o '[0-9]* wake-up slices' <<<"$out" | cut -d' ' -f1)" -lt "$wakeups" ]; then
+	pass perfetto_wake_ups_selected_by_vcpu
+else
+	fail perfetto_wake_ups_selected_by_vcpu "$out"
+fi
+if ! out=$($PY "$TOP/tests/export/check_perfetto.py" "$PROTO" w.pftrace w.csv --wakeups w.latency.csv \
+	--plant wakeup_off_by_one 2>&1) && grep -q "^check_perfetto: wake-up slices differ from report --latency --csv" <<<"$out" &&
+	! out2=$($PY "$TOP/tests/export/check_perfetto.py" "$PROTO" w.pftrace w.csv 2>&1) &&
+	grep -q "^check_perfetto: wake-up slices differ from report --latency --csv: .* (111 vs 0)$" <<<"$out2"; then
+	pass perfetto_checker_refuses_wake_ups_not_in_the_file
+else
+	fail perfetto_checker_refuses_wake_ups_not_in_the_file "$out / ${out2:-}"
 fi
 
 # A recording of a VM's boot (record --boot; tests/tools/boot_gen, every time known): its phases

@@ -93,7 +93,8 @@ struct switch_sink {
 	const struct ht_selection *selection;
 	int ret;
 	char err[512];
-	unsigned long long converted;
+	unsigned long long converted;         /* switches */
+	unsigned long long wakeups_converted;
 };
 
 static void on_switch(void *ctx, const struct ht_vcpu_switch *sw)
@@ -108,6 +109,21 @@ static void on_switch(void *ctx, const struct ht_vcpu_switch *sw)
 		s->ret = ret;
 	else
 		s->converted += ret == 0;
+}
+
+/* A wake-up of a halted vCPU thread (record --wakeups), selected by its end, where the format shows them. */
+static void on_wakeup(void *ctx, const struct ht_vcpu_wakeup *w)
+{
+	struct switch_sink *s = ctx;
+	int ret;
+
+	if (s->ret || stop_signal || !s->x->ops->add_wakeup || !ht_selection_match_wakeup(s->selection, w, s->x->reader))
+		return;
+	ret = s->x->ops->add_wakeup(s->x->w, w, s->x->reader, s->err, sizeof(s->err));
+	if (ret < 0)
+		s->ret = ret;
+	else
+		s->wakeups_converted += ret == 0;
 }
 
 /*
@@ -250,6 +266,7 @@ int ht_cmd_convert(int argc, char **argv)
 	ht_reader_set_switch_visitor(reader, on_switch, &sink);
 	ht_reader_set_exits_visitor(reader, on_exits, &sink);
 	ht_reader_set_boot_exit_visitor(reader, on_boot_exit, &sink);
+	ht_reader_set_wakeup_visitor(reader, on_wakeup, &sink);
 	catch_stop_signals(&handlers);
 	ret = exporter_open(&x, &cfg, ht_reader_header(reader), err, sizeof(err));
 	if (!ret)
@@ -274,12 +291,14 @@ int ht_cmd_convert(int argc, char **argv)
 		fprintf(stderr, "hypertrace-bpf: nothing written to %s: the input is damaged (report --dump shows the records before the damage)\n",
 			cfg.output);
 	} else {
+		fprintf(stderr, "hypertrace-bpf: %llu of %llu records", converted, st->records);
 		if (sink.converted)
-			fprintf(stderr, "hypertrace-bpf: %llu of %llu records and %llu of %llu switches of vCPU threads converted to %s\n",
-				converted, st->records, sink.converted, st->vcpu_switches, cfg.output);
-		else
-			fprintf(stderr, "hypertrace-bpf: %llu of %llu records converted to %s\n", converted,
-				st->records, cfg.output);
+			fprintf(stderr, "%s%llu of %llu switches of vCPU threads", sink.wakeups_converted ? ", " : " and ",
+				sink.converted, st->vcpu_switches);
+		if (sink.wakeups_converted)
+			fprintf(stderr, " and %llu of %llu wake-ups of halted vCPUs", sink.wakeups_converted,
+				st->vcpu_wakeups);
+		fprintf(stderr, " converted to %s\n", cfg.output);
 		ret = ht_report_read_outcome(cfg.path, st);
 	}
 out:

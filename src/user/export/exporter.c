@@ -209,6 +209,12 @@ static int perfetto_add_switch(void *w, const struct ht_vcpu_switch *sw, struct 
 	return ht_perfetto_add_switch(w, sw, reader, err, errlen);
 }
 
+static int perfetto_add_wakeup(void *w, const struct ht_vcpu_wakeup *wk, struct ht_reader *reader, char *err,
+			       size_t errlen)
+{
+	return ht_perfetto_add_wakeup(w, wk, reader, err, errlen);
+}
+
 static int perfetto_add_account(void *w, const struct ht_vcpu_wait_rec *row, struct ht_reader *reader, char *err,
 				size_t errlen)
 {
@@ -263,7 +269,7 @@ static const struct ht_exporter exporters[] = {
 			       .add_boot_exit = lttng_add_boot_exit, .add_guest_trace = lttng_add_guest_trace,
 			       .close = lttng_close, .abandon = lttng_abandon },
 	[HT_CONVERT_PERFETTO] = { .open = perfetto_open, .add = perfetto_add, .add_switch = perfetto_add_switch,
-				  .add_account = perfetto_add_account, .add_boot_exit = perfetto_add_boot_exit,
+				  .add_wakeup = perfetto_add_wakeup, .add_account = perfetto_add_account, .add_boot_exit = perfetto_add_boot_exit,
 				  .add_guest_trace = perfetto_add_guest_trace, .close = perfetto_close,
 				  .abandon = perfetto_abandon },
 };

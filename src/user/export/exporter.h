@@ -28,6 +28,12 @@ struct ht_exporter {
 	int (*add_switch)(void *w, const struct ht_vcpu_switch *sw, struct ht_reader *reader, char *err,
 			  size_t errlen);
 	/*
+	 * One wake-up of a halted vCPU thread (record --wakeups): 0 written, <
+	 * 0 with err. NULL for a format that does not show wake-ups.
+	 */
+	int (*add_wakeup)(void *w, const struct ht_vcpu_wakeup *wk, struct ht_reader *reader, char *err,
+			  size_t errlen);
+	/*
 	 * One vCPU thread's account from an EXITS block (record --exits): 0
 	 * written, 1 not shown, < 0 with err. NULL for a format that does not
 	 * show the account.

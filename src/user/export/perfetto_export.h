@@ -68,6 +68,14 @@ int ht_perfetto_add(struct ht_perfetto_export *x, const struct ht_record *r, str
 int ht_perfetto_add_switch(struct ht_perfetto_export *x, const struct ht_vcpu_switch *sw, struct ht_reader *reader,
 			   char *err, size_t errlen);
 /*
+ * Adds one wake-up of a halted vCPU thread (record --wakeups): a slice named
+ * by its class ("timer", "vector", "none") from the wake-up to the guest
+ * running, on the thread's track "vCPU N wake-ups from halts", with its
+ * wait, the rest and its vectors in the arguments. 0, or < 0 with err.
+ */
+int ht_perfetto_add_wakeup(struct ht_perfetto_export *x, const struct ht_vcpu_wakeup *w, struct ht_reader *reader,
+			   char *err, size_t errlen);
+/*
  * Adds one vCPU thread's account as an EXITS block holds it (record
  * --exits, file version 5 on): a sample of each state's seconds since the
  * thread started on its counter track (and 0 at its start, the first time).

@@ -9,7 +9,8 @@
  * descriptors and the events on them; perfetto_fields.c: a decoded event's
  * fields and a function's name; perfetto_meta.c: what the trace says of
  * itself, before the first event and at the end; perfetto_switch.c: the
- * host's switches of vCPU threads; perfetto_account.c: the vCPU account;
+ * host's switches of vCPU threads; perfetto_wakeup.c: their wake-ups from
+ * halts; perfetto_account.c: the vCPU account;
  * perfetto_guest.c: the guests' scheduling, IRQs, functions and other
  * events; perfetto_boot.c: the VMs' boot phases; perfetto_initcalls.c: the
  * guests' initcalls.
@@ -83,8 +84,8 @@ _Static_assert((HT_PERFETTO_TASK_VMS + 1ull) << HT_PERFETTO_GUEST_TID_BITS <= 1u
 /* Track uuids: the kind in the top byte; a vCPU thread's account takes one kind per state. */
 enum track_kind { TRACK_VM = 1, TRACK_VCPU, TRACK_GUEST_KERNEL, TRACK_GUEST_TASK, TRACK_GUEST_CPU, TRACK_OFF_CPU,
 		  TRACK_ACCOUNT_GROUP, TRACK_ACCOUNT, TRACK_BOOT = TRACK_ACCOUNT + HT_VCPU_NSTATES,
-		  TRACK_INITCALL_LEVELS, TRACK_INITCALLS };
-_Static_assert(TRACK_INITCALLS < 256, "track kinds fit in the uuid's top byte");
+		  TRACK_INITCALL_LEVELS, TRACK_INITCALLS, TRACK_WAKEUPS };
+_Static_assert(TRACK_WAKEUPS < 256, "track kinds fit in the uuid's top byte");
 
 struct track {
 	uint64_t last_ts;
@@ -183,6 +184,14 @@ void pf_vm_label(char *out, size_t len, struct ht_reader *reader, uint32_t pid);
 uint64_t pf_vm_track(struct ht_perfetto_export *x, uint32_t pid, struct ht_reader *reader, uint64_t ts);
 struct track *pf_vcpu_thread_track(struct ht_perfetto_export *x, uint32_t pid, uint32_t tid, uint16_t vcpu,
 				   uint64_t ts, struct ht_reader *reader);
+/*
+ * A track of a vCPU thread's own under its VM's process track (kind, one per
+ * thread), named "vCPU N WHAT: THREAD (tid T)" and ranked by its vCPU id,
+ * described at its first use (ts): for what would overlap the thread's
+ * hypercall slices. NULL when out of memory.
+ */
+struct track *pf_vcpu_lane(struct ht_perfetto_export *x, enum track_kind kind, const char *what, uint32_t pid,
+			   uint32_t tid, uint16_t vcpu, uint64_t ts, struct ht_reader *reader, uint64_t *uuid);
 ht_pb_msg pf_track_event_begin(struct ht_perfetto_export *x, struct track *t, uint64_t uuid, uint64_t ts, int type,
 			       ht_pb_msg *pkt);
 void pf_track_event_end(struct ht_perfetto_export *x, ht_pb_msg e, ht_pb_msg pkt);

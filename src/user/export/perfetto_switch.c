@@ -6,38 +6,8 @@
  */
 #include "export/perfetto_private.h"
 
-#include <stdio.h>
 #include <string.h>
 #include "common/errf.h"
-
-/*
- * A vCPU thread's time off its host CPU, on a track of its own under its
- * VM: a switch can come in the middle of a hypercall (preempted between
- * kvm_exit and kvm_entry), and the records come in kvm_entry order, after
- * the switches inside them: on the thread's own track the slices would go
- * back in time.
- */
-static struct track *off_cpu_track(struct ht_perfetto_export *x, const struct ht_vcpu_switch *sw,
-				   struct ht_reader *reader, uint64_t *uuid)
-{
-	const struct ht_identity *id = reader ? ht_reader_identity(reader, sw->host_pid, sw->host_tid) : NULL;
-	char name[HT_ESC_SIZE(16) + 64], thread[HT_ESC_SIZE(16)];
-	uint64_t parent = pf_vm_track(x, sw->host_pid, reader, sw->time_ns);
-	struct track *t;
-	bool is_new;
-
-	if (!parent)
-		return NULL;
-	*uuid = pf_track_uuid(TRACK_OFF_CPU, sw->host_pid, sw->host_tid);
-	t = pf_track_of(x, *uuid, &is_new);
-	if (t && is_new) {
-		shown(thread, sizeof(thread), id ? id->thread_name : "");
-		snprintf(name, sizeof(name), "vCPU %u off its host CPU: %s%s(tid %u)", sw->vcpu_id, thread,
-			 thread[0] ? " " : "", sw->host_tid);
-		pf_describe_named(x, *uuid, parent, name, sw->vcpu_id, sw->time_ns);
-	}
-	return t;
-}
 
 static void intern_switch_names(struct ht_perfetto_export *x)
 {
@@ -77,7 +47,14 @@ int ht_perfetto_add_switch(struct ht_perfetto_export *x, const struct ht_vcpu_sw
 	if (sw->kind != HT_SWITCH_OUT && sw->kind != HT_SWITCH_IN)
 		return 1; /* a kind this version does not know: nothing to show */
 	intern_switch_names(x);
-	t = off_cpu_track(x, sw, reader, &uuid);
+	/*
+	 * On a track of its own: a switch can come in the middle of a hypercall
+	 * (preempted between kvm_exit and kvm_entry), and the records come in
+	 * kvm_entry order, after the switches inside them: on the thread's own
+	 * track the slices would go back in time.
+	 */
+	t = pf_vcpu_lane(x, TRACK_OFF_CPU, "off its host CPU", sw->host_pid, sw->host_tid, sw->vcpu_id, sw->time_ns,
+			 reader, &uuid);
 	if (!t)
 		return ht_errf(err, errlen, "out of memory");
 	/* The kernel's comm: NUL-padded, not terminated when 16 long; a name another process chose. */

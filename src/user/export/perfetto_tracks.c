@@ -197,3 +197,24 @@ void pf_slice_end(struct ht_perfetto_export *x, struct track *t, uint64_t uuid, 
 	ht_pb_msg pkt, e = pf_track_event_begin(x, t, uuid, ts, SLICE_END, &pkt);
 	pf_track_event_end(x, e, pkt);
 }
+
+struct track *pf_vcpu_lane(struct ht_perfetto_export *x, enum track_kind kind, const char *what, uint32_t pid,
+			   uint32_t tid, uint16_t vcpu, uint64_t ts, struct ht_reader *reader, uint64_t *uuid)
+{
+	const struct ht_identity *id = reader ? ht_reader_identity(reader, pid, tid) : NULL;
+	char name[HT_ESC_SIZE(16) + 96], thread[HT_ESC_SIZE(16)];
+	uint64_t parent = pf_vm_track(x, pid, reader, ts);
+	struct track *t;
+	bool is_new;
+
+	if (!parent)
+		return NULL;
+	*uuid = pf_track_uuid(kind, pid, tid);
+	t = pf_track_of(x, *uuid, &is_new);
+	if (t && is_new) {
+		shown(thread, sizeof(thread), id ? id->thread_name : "");
+		snprintf(name, sizeof(name), "vCPU %u %s: %s%s(tid %u)", vcpu, what, thread, thread[0] ? " " : "", tid);
+		pf_describe_named(x, *uuid, parent, name, vcpu, ts);
+	}
+	return t;
+}

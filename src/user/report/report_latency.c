@@ -56,14 +56,6 @@ static const char csv_header[] =
 	"wake_ns,entry_ns,wallclock,host_pid,host_tid,vcpu_id,cpu,class,vector,timer_vector,total_ns,wait_ns,rest_ns,"
 	"vm_name,process_name,thread_name\n";
 
-/* A class's name, or its number where no class has it. */
-static const char *class_name(uint32_t c, char *buf, size_t len)
-{
-	if (c < HT_WAKE_NCLASSES)
-		return ht_wake_class_names[c];
-	snprintf(buf, len, "class-%u", c);
-	return buf;
-}
 
 static void keep_wakeup(void *ctx, const struct ht_vcpu_wakeup *in)
 {
@@ -181,7 +173,7 @@ static void print_group(struct latency_report *r, const struct wake *g, size_t n
 	printf("  vcpu %u ", g->vcpu);
 	print_label(r, g->pid, g->tid);
 	printf(" %s: %zu wake-ups, p50 %s, p99 %s, max %s; mean %s = wait %s + rest %s\n",
-	       class_name(g->wake_class, cls, sizeof(cls)), n,
+	       ht_wake_class_name(g->wake_class, cls, sizeof(cls)), n,
 	       p50, p99, max, mean, wait, rest);
 	ht_hv_render_hist(stdout, &hist, 72);
 }
@@ -203,7 +195,7 @@ static void print_worst(struct latency_report *r, size_t worst)
 		ht_exit_fmt_ns(rest, sizeof(rest), w->total_ns - w->wait_ns);
 		printf("  %s vcpu %u ", when, w->vcpu);
 		print_label(r, w->pid, w->tid);
-		printf(" %s", class_name(w->wake_class, cls, sizeof(cls)));
+		printf(" %s", ht_wake_class_name(w->wake_class, cls, sizeof(cls)));
 		if (w->vector != HT_WAKE_VECTOR_NONE)
 			printf(" vector %u", w->vector);
 		printf(": %s = wait %s + rest %s (cpu %u)\n", total, wait, rest, w->cpu);
@@ -248,7 +240,7 @@ static void print_csv(struct latency_report *r)
 		ht_format_wallclock(when, sizeof(when), r->h, w->wake_ns, HT_TIME_ISO);
 		printf("%llu,%llu,%s,%u,%u,%u,%u,%s,", (unsigned long long)w->wake_ns,
 		       (unsigned long long)(w->wake_ns + w->total_ns), when, w->pid, w->tid, w->vcpu, w->cpu,
-		       class_name(w->wake_class, cls, sizeof(cls)));
+		       ht_wake_class_name(w->wake_class, cls, sizeof(cls)));
 		if (w->vector != HT_WAKE_VECTOR_NONE)
 			printf("%u", w->vector);
 		putchar(',');
