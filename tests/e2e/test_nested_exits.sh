@@ -409,7 +409,7 @@ vcpus_halted() {
 # so the events' times are all taken before the recorder's handler runs
 # (after it, the time of the handler, longer at a switch than at a wake-up,
 # would stretch every wait: by 38 us a wait on a busy host).
-ST_EVENTS='sched/sched_switch sched/sched_wakeup sched/sched_wakeup_new timer/hrtimer_expire_entry kvm/kvm_entry kvm/kvm_exit kvm/kvm_vcpu_wakeup kvm/kvm_userspace_exit kvm/kvm_inj_virq'
+ST_EVENTS='sched/sched_switch sched/sched_waking sched/sched_wakeup sched/sched_wakeup_new timer/hrtimer_expire_entry kvm/kvm_entry kvm/kvm_exit kvm/kvm_vcpu_wakeup kvm/kvm_userspace_exit kvm/kvm_inj_virq'
 echo 0 >$T/tracing_on
 echo 32768 >$T/buffer_size_kb
 FTS=$(awk '$3 ~ /^finish_task_switch(\.|$)/ { print $3; exit }' /proc/kallsyms)
@@ -865,14 +865,22 @@ def sched_waits(path, tids):
     wakeup_preempt later): then the clock is the one of the last update
     before the switch, a wake-up or the tick (hrtimer tick_sched_timer), and
     both the preempted thread's wait and the next one's run start there, a
-    little before the switch. Other updates of the clock in between are not
-    seen, so (2) is an upper bound of run_delay."""
+    little before the switch. A wake-up updates the clock between its
+    sched_waking and its sched_wakeup (try_to_wake_up: the rq lock, then
+    update_rq_clock, then the enqueue and the preemption check): the clock
+    is taken at sched_waking, no later than the update (at sched_wakeup,
+    the bound fell short of run_delay by 0.25% in a run beside a fuzzer,
+    about 9 us of emulated path per preempting wake-up). Other updates of
+    the clock in between are not seen, so (2) is an upper bound of
+    run_delay."""
     state, tp, held = {}, {t: 0 for t in tids}, {t: 0 for t in tids}
-    skip_asked, last_update = False, None
+    skip_asked, last_update, waking = False, None, {}
     for _, _, _, flags, ts, name, rest in ftrace_events(path):
-        if name in ('sched_wakeup', 'sched_wakeup_new'):
+        if name == 'sched_waking':
+            waking[int(re.search(r' pid=(\d+)', rest).group(1))] = ts
+        elif name in ('sched_wakeup', 'sched_wakeup_new'):
             p = int(re.search(r' pid=(\d+)', rest).group(1))
-            last_update = ts
+            last_update = waking.pop(p, ts)
             skip_asked = skip_asked or 'N' in flags  # need-resched set when it was woken
             if p in tp and state.get(p, ('blk',))[0] == 'blk':
                 state[p] = ('wait', ts, ts)
@@ -1010,8 +1018,6 @@ for tid in tids:
     runnable, runnable_ref = oncpu + d[3], oncpu_ref + wait_ref
     ok = runnable_ref > 1e9 and abs(runnable - runnable_ref) <= 0.01 * runnable_ref
     out.append('RUNNABLE %d %s guest + kvm + vmm + wait %.4f s, schedstat run time + run_delay %.4f s (%+.2f%%)' % (tid, 'ok' if ok else 'bad', runnable / 1e9, runnable_ref / 1e9, pct(runnable, runnable_ref)))
-    ok = wait_ref > 1e9 and abs(d[3] - wait_ref) <= 0.03 * wait_ref
-    out.append('WAIT %d %s wait %.4f s, schedstat run_delay %.4f s (%+.2f%%)' % (tid, 'ok' if ok else 'bad', d[3] / 1e9, wait_ref / 1e9, pct(d[3], wait_ref)))
     # Where the two part, from the scheduler's own events (sched_waits):
     # the account's wait is the tracepoints' (within 0.5%: measured +0.06%
     # to +0.09%, quiet and beside two CPU hogs, ftrace's clock against the
@@ -1019,13 +1025,22 @@ for tid in tids:
     # recorder's, see ST_EVENTS), and run_delay lies
     # between that and its bound from the held run-queue clock (0.2% either
     # side for the clocks' reads).
+    explained = False
     if tid in tp_wait:
         lo, hi = tp_wait[tid], held_wait[tid]
-        ok = abs(d[3] - lo) <= 0.005 * lo and 0.998 * lo <= wait_ref <= 1.002 * hi
-        out.append('SCHEDCLOCK %d %s wait %.4f s = the sched_switch/sched_wakeup times\' %.4f s (%+.2f%%); run_delay %.4f s, between them and the run-queue clock held from the wake-up %.4f s (%.0f%% of the way)' %
-                   (tid, 'ok' if ok else 'bad', d[3] / 1e9, lo / 1e9, pct(d[3], lo), wait_ref / 1e9, hi / 1e9, 100.0 * (wait_ref - lo) / (hi - lo) if hi > lo else 0))
+        explained = ok = abs(d[3] - lo) <= 0.005 * lo and 0.998 * lo <= wait_ref <= 1.002 * hi
+        sched_clock = ('SCHEDCLOCK %d %s wait %.4f s = the sched_switch/sched_wakeup times\' %.4f s (%+.2f%%); run_delay %.4f s, between them and the run-queue clock held from the wake-up %.4f s (%.0f%% of the way)' %
+                       (tid, 'ok' if ok else 'bad', d[3] / 1e9, lo / 1e9, pct(d[3], lo), wait_ref / 1e9, hi / 1e9, 100.0 * (wait_ref - lo) / (hi - lo) if hi > lo else 0))
     else:
-        out.append('SCHEDCLOCK %d bad: no scheduler events of the thread in st.ftrace' % tid)
+        sched_clock = 'SCHEDCLOCK %d bad: no scheduler events of the thread in st.ftrace' % tid
+    # The wait within 3% of run_delay, or further where SCHEDCLOCK explains
+    # it: the held clock moved more of the runnable time to run_delay (the
+    # host busier, more preempting wake-ups: -3.01% in a run beside a fuzzer,
+    # run_delay inside its bound).
+    ok = wait_ref > 1e9 and (abs(d[3] - wait_ref) <= 0.03 * wait_ref or (explained and d[3] <= wait_ref))
+    out.append('WAIT %d %s wait %.4f s, schedstat run_delay %.4f s (%+.2f%%%s)' % (tid, 'ok' if ok else 'bad', d[3] / 1e9, wait_ref / 1e9, pct(d[3], wait_ref),
+               '' if abs(d[3] - wait_ref) <= 0.03 * wait_ref else ', beyond 3% by the held run-queue clock, within its bound'))
+    out.append(sched_clock)
     # perf's task-clock runs from the end of a context switch (finish_task_switch)
     # to the start of the next; the account from one sched_switch tracepoint to
     # the next: the switch-in itself is the account's, never perf's. So the
@@ -1762,7 +1777,9 @@ done
 # counter tracks adding up to its time at every EXITS block, their last
 # samples equal to report --vcpu-time --csv, and per thread and interval
 # the account's wait + halted + blocked equal to the time its off-CPU
-# slices cover, to the ns, with one vCPU thread per CPU at a time.
+# slices cover, to the ns, with one vCPU thread per CPU at a time; and st's
+# wake-ups from halts (record --wakeups) as slices equal to report --latency
+# --csv, one for one.
 PROTO=$TOP/third_party/perfetto/perfetto_trace.proto
 for r in ex st; do
 	if ! command -v protoc >/dev/null || ! /usr/bin/python3 -c 'import google.protobuf' 2>/dev/null; then
@@ -1771,13 +1788,17 @@ for r in ex st; do
 	fi
 	"$HT_STATIC" report --csv "$F/$r.htr" >"$work/$r.records.csv" 2>/dev/null || true
 	"$HT_STATIC" report --vcpu-time --csv "$F/$r.htr" >"$work/$r.vcpu-time.csv" 2>/dev/null || true
+	# st was recorded with --wakeups: its wake-ups are slices too, report --latency --csv's.
+	wake=()
+	[ $r = st ] && wake=(--wakeups "$work/st.latency.csv")
 	if out=$("$HT_STATIC" convert --perfetto "$work/$r.pftrace" "$F/$r.htr" 2>&1) &&
 		out=$(/usr/bin/python3 "$TOP/tests/export/check_perfetto.py" "$PROTO" "$work/$r.pftrace" "$work/$r.records.csv" \
-			--switches "$work/$r.switches.csv" --vcpu-time "$work/$r.vcpu-time.csv" \
+			--switches "$work/$r.switches.csv" --vcpu-time "$work/$r.vcpu-time.csv" ${wake[@]+"${wake[@]}"} \
 			--attribute dev.hypertrace.vcpu_switches_recorded=1 2>&1) &&
-		grep -q "intervals whose wait+halted+blocked is the off-CPU slices' time (largest difference 0 ns)" <<<"$out"; then
+		grep -q "intervals whose wait+halted+blocked is the off-CPU slices' time (largest difference 0 ns)" <<<"$out" &&
+		{ [ $r != st ] || grep -q "^  wake-ups: [1-9][0-9]* wake-up slices = report --latency --csv" <<<"$out"; }; then
 		pass "${CHECK_PREFIX}perfetto_account_agrees_with_the_switches_$r"
-		grep 'vCPU account' <<<"$out" | sed 's/^ */  info: /'
+		grep 'vCPU account\|wake-ups:' <<<"$out" | sed 's/^ */  info: /'
 	else
 		fail "${CHECK_PREFIX}perfetto_account_agrees_with_the_switches_$r" "$out"
 	fi
