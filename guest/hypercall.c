@@ -164,15 +164,29 @@ static int prepare(int argc, char **argv, struct hypercall_options *o, enum hype
 static uint64_t issue_hypercalls(const struct hypercall_options *o, enum ht_guest_insn ginsn,
 				 uint64_t *samples, uint64_t *lateness, uint64_t *mismatches)
 {
-	uint64_t first_ret = 0, start = ht_monotonic_ns();
+	uint64_t first_ret = 0, start = ht_monotonic_ns(), timer_deadline = start;
 
 	for (uint64_t i = 0; i < o->count; i++) {
 		uint64_t a0 = o->a0_fixed ? o->a0 : i, a1 = o->a1, a2 = o->a2, ret, t0, t1;
 
 		if (o->rate) {
-			/* The first deadline one period on: a sleep of its own, as every other. */
-			uint64_t deadline = start + (i + !!o->timer_lateness) * 1000000000ull / o->rate;
+			uint64_t deadline = start + i * 1000000000ull / o->rate;
 
+			if (o->timer_lateness) {
+				/*
+				 * Each deadline a period after the last, the first one
+				 * period on: every sample a sleep of its own. One the
+				 * guest already passed (it woke more than a period late)
+				 * would be no sleep, no timer to measure: it moves to a
+				 * period from now.
+				 */
+				uint64_t now = ht_monotonic_ns();
+
+				timer_deadline += 1000000000ull / o->rate;
+				if (timer_deadline <= now)
+					timer_deadline = now + 1000000000ull / o->rate;
+				deadline = timer_deadline;
+			}
 			sleep_until_ns(deadline);
 			if (o->timer_lateness) {
 				uint64_t woke = ht_monotonic_ns();

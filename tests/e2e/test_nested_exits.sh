@@ -1576,11 +1576,12 @@ sed -n '/longest wake-ups/,/^$/p' "$F/st.latency" 2>/dev/null | head -4 | sed 's
 # more than the lateness (+ 6 us: KVM's hrtimer may fire up to
 # lapic_timer_advance_ns, at most 5 us, before the deadline), for every
 # sample whose deadline found its vCPU halted (at least 20 over both
-# rounds and 5 in each: a starved emulator wakes the guest so late that its
-# next deadline has often passed before it halts; beside two other CPU-bound
-# loads on a two-CPU host, lateness p50 130 ms, 12 and 29 of 80 halted in
-# one run, 22 and 7 in another, against 52-94% on a quieter host); the
-# rest of the lateness is the guest's own share (its interrupt, its
+# rounds and 5 in each: a starved emulator wakes the guest so late that it
+# may not have halted by its next deadline; beside two other CPU-bound
+# loads on a two-CPU host, lateness p50 130-290 ms, 3 to 29 of 80 halted
+# while the program slept to deadlines it had already passed, against
+# 52-94% on a quieter host; it now sleeps a period from such a late wake);
+# the rest of the lateness is the guest's own share (its interrupt, its
 # scheduler), measured. A recorder that put the entry late, or the clocks
 # apart, fails it. The waits beside the hog are shown, not compared: the
 # scheduler lets a vCPU thread that slept preempt a CPU hog at its wake-up
