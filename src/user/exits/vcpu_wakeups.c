@@ -1,24 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "exits/vcpu_wakeups.h"
 
-#include <stdio.h>
-
 #include "common/nearest_rank.h"
 #include "common/util.h"
-
-const char *const ht_wake_class_names[HT_WAKE_NCLASSES] = {
-	[HT_WAKE_TIMER] = "timer",
-	[HT_WAKE_VECTOR] = "vector",
-	[HT_WAKE_NONE] = "none",
-};
-
-const char *ht_wake_class_name(uint32_t c, char *buf, size_t len)
-{
-	if (c < HT_WAKE_NCLASSES)
-		return ht_wake_class_names[c];
-	snprintf(buf, len, "class-%u", c);
-	return buf;
-}
 
 /* The upper bound of a slot: [2^k, 2^(k+1)); the last one has none. */
 static uint64_t wake_slot_high(unsigned int k)

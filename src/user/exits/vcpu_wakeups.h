@@ -7,18 +7,10 @@
 #ifndef HT_VCPU_WAKEUPS_H
 #define HT_VCPU_WAKEUPS_H
 
-#include <stddef.h>
 #include <stdint.h>
 
+#include "common/wake_classes.h"
 #include "hypertrace/record.h"
-
-/* By enum ht_wake_class: "timer", "vector", "none". */
-extern const char *const ht_wake_class_names[HT_WAKE_NCLASSES];
-/*
- * A wake-up record's class by its name, or "class-N" in buf (24 bytes are
- * enough) for a number no class has (a file's, so any).
- */
-const char *ht_wake_class_name(uint32_t c, char *buf, size_t len);
 
 /* A class's wake-ups: the sum of its slots. */
 uint64_t ht_wake_count(const struct ht_vcpu_wake_hist *h);

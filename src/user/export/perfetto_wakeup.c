@@ -8,7 +8,7 @@
 #include "export/perfetto_private.h"
 
 #include "common/errf.h"
-#include "exits/vcpu_wakeups.h"
+#include "common/wake_classes.h"
 
 /* The slice's arguments: the parts of its time and what woke it. */
 enum { WAKE_WAIT, WAKE_REST, WAKE_VECTOR, WAKE_TIMER_VECTOR, WAKE_VCPU, WAKE_CPU, WAKE_ARGS };
