@@ -5,6 +5,9 @@
 # out and said, a clock held while the VM paused (each side its own line), one pair (no rate), a file without pairs, the usage errors;
 # --map: guest ftrace and dmesg text put on the host's clock, trace-cmd's
 # report of a trace.dat from the standard input too.
+# Files, a tracefs instance of its own and no port, no verdict on time:
+# tests/run runs it beside the nested-machine suites.
+# tests/run: alongside the nested-machine suites
 # shellcheck source=../lib.sh
 source "$(dirname "$0")/../lib.sh"
 

@@ -7,6 +7,9 @@
 # time window as the difference of two blocks, and causes no recording
 # writes (buckets that do not hold the count, or the time in KVM or the
 # VMM; counts that go down) refused with one line.
+# Files only, no port, no verdict on time: tests/run runs it beside the
+# nested-machine suites.
+# tests/run: alongside the nested-machine suites
 # shellcheck source=../lib.sh
 source "$(dirname "$0")/../lib.sh"
 

@@ -8,6 +8,10 @@
 # add up, that ends before it starts or that goes down) with one line that
 # names the file and the block; sums that would wrap stop at the largest
 # number instead.
+# Files only, no port; its verdicts on time are ratios of CPU seconds
+# (not wall time) in one run: tests/run runs it beside the nested-machine
+# suites.
+# tests/run: alongside the nested-machine suites
 # shellcheck source=../lib.sh
 source "$(dirname "$0")/../lib.sh"
 

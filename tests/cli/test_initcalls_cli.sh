@@ -5,6 +5,9 @@
 # levels' lengths; the times on the host's clock through the sync markers'
 # pairs; hostile text kept and escaped, a long line cut and said, a replay
 # without its end, a stray piece of text, no pairs, usage errors.
+# Files only, no port, no verdict on time: tests/run runs it beside the
+# nested-machine suites.
+# tests/run: alongside the nested-machine suites
 # shellcheck source=../lib.sh
 source "$(dirname "$0")/../lib.sh"
 

@@ -119,6 +119,7 @@ tests/container/ the container image is built from the host's packages: the host
 tests/build/test_makefile the build's own rules (unprivileged, incremental, quiet, DESTDIR), the same on both systems: the host runs them; this root's toolchain built everything already (tests_build_debian13)
 tests/export/test_chrome its reader is Chrome's trace engine from npm, the same JavaScript on both systems (node and npm would bring 340 of the 790 packages this root installs): the host runs it
 tests/export/test_convert_output convert's own handling of its output files (names, modes, signals), the same on both systems: the host runs it
+tests/kernel/test_vm_churn how the tables live through hundreds of VM lifetimes: the kernel's maps (the host's kernel, the same here) and the program's own sampler; the host runs it, and test_exits reads the same tables through Debian 13's libbpf here
 tests/unit/test_input_scaling how time grows with input size, the program's own algorithms, the same on both systems: the host runs it
 tests/export/test_perfetto_memory how memory grows with input size, the program's own algorithm, the same on both systems: the host runs it
 tests/build/test_stage_includes the source tree's layering (docs/design.md's table), the same on both systems: the host checks it"

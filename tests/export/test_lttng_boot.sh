@@ -26,6 +26,9 @@
 #     ../shared/reference/tracecompass/ or .cache/tracecompass/ holding the
 #     .xsd files; skipped, saying so, where none is), and the schema refuses
 #     a planted mistake (xmllint, Debian's libxml2-utils).
+# Files only, no port, no verdict on time: tests/run runs it beside the
+# nested-machine suites.
+# tests/run: alongside the nested-machine suites
 source "$(dirname "$0")/../lib.sh"
 
 PY=/usr/bin/python3
