@@ -122,6 +122,11 @@ struct kvm_vcpu_arch {
 	 */
 	unsigned long cr0;
 	u64 efer;
+	/*
+	 * record --exits: bit 0 clear, the guest polls before it halts
+	 * (MSR_KVM_POLL_CONTROL), and KVM does not (kvm_arch_no_poll).
+	 */
+	u64 msr_kvm_poll_control;
 } __attribute__((preserve_access_index));
 
 struct kvm_vcpu {

@@ -157,6 +157,7 @@ __noinline __u32 vcpu_thread_add(__u64 ids, __u32 vcpu_and_state, __u64 now)
 			h->poll_ns = HT_HALT_POLL_NS_UNKNOWN;
 		}
 		t->index = at;
+		t->kvm_vcpu = 0;
 		t->wake_ns = 0;
 		t->halt_poll_changed = 0;
 		t->after_halt = 1;

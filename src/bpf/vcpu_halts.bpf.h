@@ -4,16 +4,21 @@
  * (struct ht_vcpu_halts in vcpu_halts, at its vcpu_thread_table index),
  * what an operator tunes kvm.halt_poll_ns from.
  *
- * KVM's kvm_vcpu_halt polls for a wake-up for up to the vCPU's
- * halt_poll_ns, then sleeps; at its end it may grow or shrink halt_poll_ns
- * (kvm_halt_poll_ns: old, new) and then fires kvm_vcpu_wakeup (the halt's
- * ns from start to wake-up, and whether it slept). Neither event names the
- * value the halt polled with unless it changed: the thread's entry follows
- * it from change to change, and the kvm_entry after a halt reads the
- * vCPU's halt_poll_ns itself (it has the vCPU), which also covers a
- * thread's first halt once one entry came before it and a value that
- * kvm.halt_poll_ns cut without an event. A halt with no value known is
- * counted in poll_unknown, never guessed.
+ * KVM's kvm_vcpu_halt first cuts the vCPU's halt_poll_ns to the VM's
+ * maximum (kvm.halt_poll_ns, or the VM's own KVM_CAP_HALT_POLL), with no
+ * event; it polls for a wake-up for up to that value unless the guest polls
+ * itself (MSR_KVM_POLL_CONTROL bit 0 clear), then sleeps; at its end it
+ * may grow or shrink halt_poll_ns (kvm_halt_poll_ns: old, new), or set it
+ * to 0 with no event if the maximum is 0, and then fires kvm_vcpu_wakeup
+ * (the halt's ns from start to wake-up, and whether it slept). Neither
+ * event names the value the halt polled with unless it changed. So the
+ * kvm_entry after a halt (and a thread's first) notes the thread's struct
+ * kvm_vcpu, and kvm_vcpu_wakeup reads the value there: with no change
+ * during the halt, it is the one the halt polled with, cut already. (The
+ * one halt it is not: the maximum set to 0 from another value while that
+ * halt went on, which KVM's own statistics count as polled.) A halt with
+ * no entry of its thread before it has no vCPU to read: counted in
+ * poll_unknown, never guessed.
  *
  * Halts are rare next to exits: both handlers are global functions off the
  * exit path (see exits.bpf.h's rule), and kvm_entry pays one load of a
@@ -54,8 +59,16 @@ __noinline int vcpu_halt_ended(__u32 tid, __u64 ns, __u32 waited)
 
 	if (!t || !h)
 		return 0;
-	__u32 in_force = t->halt_poll_changed ? t->halt_poll_old : h->poll_ns;
+	__u32 in_force = h->poll_ns;
 
+	if (t->kvm_vcpu) {
+		const struct kvm_vcpu *vcpu = (const struct kvm_vcpu *)t->kvm_vcpu;
+
+		h->poll_ns = BPF_CORE_READ(vcpu, halt_poll_ns);
+		in_force = BPF_CORE_READ(vcpu, arch.msr_kvm_poll_control) & 1 ? h->poll_ns : 0;
+	}
+	if (t->halt_poll_changed)
+		in_force = t->halt_poll_old;
 	h->halts++;
 	if (in_force == HT_HALT_POLL_NS_UNKNOWN) {
 		h->poll_unknown++;
@@ -77,15 +90,18 @@ __noinline int vcpu_halt_ended(__u32 tid, __u64 ns, __u32 waited)
 
 /*
  * kvm_entry of thread t (exit_end's: a halt ended or its sleep was woken
- * since its last entry, or it was first seen), vCPU vcpu: the value its
- * next halt polls with, as KVM holds it, and the end of its wake-up
- * (vcpu_wakeups.bpf.h). vcpu NULL: the synthetic programs and the
- * benchmark, which have none; their vCPUs' timer is HT_SYNTH_TIMER_VECTOR.
+ * since its last entry, or it was first seen), vCPU vcpu: the vCPU its
+ * halts read, the value its next halt polls with as KVM holds it now, and
+ * the end of its wake-up (vcpu_wakeups.bpf.h). vcpu NULL: the synthetic
+ * programs and the benchmark, which have none (their halts take the value
+ * of their kvm_halt_poll_ns events); their vCPUs' timer is
+ * HT_SYNTH_TIMER_VECTOR.
  */
 static __always_inline void vcpu_halt_at_entry(struct vcpu_thread *t, const struct kvm_vcpu *vcpu)
 {
 	struct ht_vcpu_halts *h = halts_at(t->index);
 
+	t->kvm_vcpu = (__u64)vcpu;
 	if (vcpu && h)
 		h->poll_ns = vcpu->halt_poll_ns;
 	if (t->wake_ns)

@@ -128,7 +128,8 @@ struct vcpu_thread {
 	__u32 wake_vector;    /* the first vector KVM injected since the wake-up (kvm_inj_virq); HT_WAKE_VECTOR_NONE: none yet */
 	__u64 wake_ns;        /* the sched_wakeup that ended its sleep in a halt; 0: no wake-up going on */
 	__u64 wake_wait_base; /* state_ns[HT_VCPU_WAIT] at it: the wait since is the wake-up's */
-	__u8 pad2[32];
+	__u64 kvm_vcpu;       /* its struct kvm_vcpu, from an entry (vcpu_halts.bpf.h reads its polling); 0: none seen */
+	__u8 pad2[24];
 };
 
 _Static_assert(__builtin_offsetof(struct vcpu_thread, start_ns) == 64, "the account fills the first cache line");

@@ -118,6 +118,9 @@ PANIC_BOOT=0
 	echo "PANIC_BOOT=$PANIC_BOOT"
 	# The clock pairs under a CPU hog in the nested machine: one kernel shows them.
 	echo "HOG_CLOCK=$PANIC_BOOT"
+	# Halt polling turned on and off (kvm.halt_poll_ns): KVM's polling, the
+	# same code in both kernels; one shows the recorder follows it.
+	echo "HALT_POLL_ONOFF=$PANIC_BOOT"
 	cat <<'EOF'
 . /bin/l2lib.sh
 qemu-system-x86_64 -version | head -n 1 >/out/qemu_version
@@ -516,6 +519,68 @@ hypertrace-bpf report --exits /out/st.htr >/out/st.report 2>>/out/st.err
 hypertrace-bpf report --vcpu-time /out/st.htr >/out/st.time 2>>/out/st.err
 hypertrace-bpf report --halts /out/st.htr >/out/st.halts 2>>/out/st.err
 hypertrace-bpf report --latency /out/st.htr >/out/st.latency 2>>/out/st.err
+# ---- halt polling on and off (kvm.halt_poll_ns): one recording, three stops.
+# Each of the guest's vCPUs halts about 10 ms between the wake-ups of a
+# timer (the hypercall program, one per vCPU, runs through all three
+# stops; each vCPU's entries make its thread known before the first stop,
+# so that no halt in the interval is left out as a thread's not seen yet).
+# From the first stop to the second kvm.halt_poll_ns is 0.2 s: KVM grows
+# each vCPU's halt_poll_ns from 10 us, doubling, until its polling catches
+# the timer. At the second stop it is set to 0: a vCPU still holds its
+# grown value, which KVM cuts at the start of its next halt with no event,
+# so that halt polls nothing. KVM's own statistics are read at each stop;
+# the first two last two EXITS blocks (-i 1), so that a block sees each.
+# guest_stopped: after kill -STOP, waits until every thread of the guest's
+# QEMU has stopped (state T; 5 s at most). A vCPU thread still ending a halt
+# would see the kvm.halt_poll_ns written next: cut to 0 there, KVM zeroes
+# the vCPU's value at the end of a halt that polled, with no event, and
+# counts that halt in the statistics read next.
+guest_stopped() {
+	local i=0 t all
+	while [ $i -lt 100 ]; do
+		all=1
+		for t in /proc/$QPID/task/*/stat; do
+			case "$(sed 's/.*) //' "$t" | cut -d' ' -f1)" in
+			T | t) ;;
+			*) all=0 ;;
+			esac
+		done
+		[ $all = 1 ] && return 0
+		sleep 0.05
+		i=$((i + 1))
+	done
+	say "the guest's threads did not all stop within 5 s"
+}
+if [ "$HALT_POLL_ONOFF" = 1 ]; then
+	HPN=/sys/module/kvm/parameters/halt_poll_ns
+	hp_default=$(cat $HPN)
+	l2cmd hp_timer 'for c in 1 2; do taskset $c hypercall --rate 100 --count 6000 --timer-lateness --a0 0x1d1fa >/dev/null 2>&1 & echo $! >>/tmp/hp_timer.pids; done'
+	hypertrace-bpf record --exits -p $QPID -q -i 1 -o /out/hp.htr >/out/hp.out 2>/out/hp.err &
+	REC=$!
+	published /out/hp.htr || say "record did not start: $(cat /out/hp.err)"
+	kill -STOP $QPID
+	guest_stopped
+	echo 200000000 >$HPN
+	kvm_halt_stats /out/hp.kvmhalt0
+	sleep 2.5
+	kill -CONT $QPID
+	sleep 1
+	kill -STOP $QPID
+	guest_stopped
+	echo 0 >$HPN
+	kvm_halt_stats /out/hp.kvmhalt1
+	sleep 2.5
+	kill -CONT $QPID
+	sleep 1
+	kill -STOP $QPID
+	guest_stopped
+	kvm_halt_stats /out/hp.kvmhalt2
+	stop $REC; echo $? >/out/hp.rc
+	echo "$hp_default" >$HPN
+	kill -CONT $QPID
+	l2cmd hp_timer_end 'kill $(cat /tmp/hp_timer.pids)'
+	hypertrace-bpf report --halts /out/hp.htr >/out/hp.halts 2>>/out/hp.err
+fi
 l2_stop
 # ---- a boot that crashes: no init, so the kernel panics; panic=-1 reboots at
 # once and -no-reboot ends QEMU: the host's file keeps the boot up to there.
@@ -764,58 +829,15 @@ fi
 # The hypercalls that mark the guest's reads of its /proc/stat.
 "$HT_STATIC" report --csv "$F/st.htr" >"$work/st.hcalls.csv" 2>"$work/st.hcalls.err" ||
 	echo "  info: report --csv failed: $(tail_of "$work/st.hcalls.err")"
-verdict=$(python3 - "$F" "$work/st.halts.csv" "$work/st.hcalls.csv" <<'PY'
+verdict=$(python3 - "$F" "$work/st.halts.csv" "$work/st.hcalls.csv" "$(dirname "$0")" <<'PY'
 import csv, os, struct, sys, re
-
-def exits_header_size(data):
-    """An EXITS block's header: 64 bytes from format version 7 (causes_not_theirs), 56 in 6 (lost_causes), 48 before."""
-    v = struct.unpack_from('<I', data, 8)[0]
-    return 64 if v >= 7 else 56 if v >= 6 else 48
-def thread_rec_size(data):
-    """A thread record: 1120 bytes from format version 10 (the halts' wake-ups), 176 in 9 (the halts), 120 before."""
-    v = struct.unpack_from('<I', data, 8)[0]
-    return 1120 if v >= 10 else 176 if v >= 9 else 120
+sys.path.insert(0, sys.argv[4])
+from exits_blocks import ExitsBlocks, STATES, WAKE_CLASSES
 F = sys.argv[1]
-STATES = ('guest', 'kvm', 'vmm', 'wait', 'halted', 'blocked')
-# The trace file's EXITS blocks (docs/trace-format.md): each vCPU thread's
-# cumulative numbers, account, halts and their wake-ups (1120-byte thread
-# records, version 10), at every block.
-data = open(F + '/st.htr', 'rb').read()
-off, blocks, hblocks, wblocks, identity_bad = 256, [], [], [], []
-state, hstate, wstate = {}, {}, {}
-WAKE_CLASSES, WAKE_SLOTS = ('timer', 'vector', 'none'), 36
-trec = thread_rec_size(data)
-while off + 24 <= len(data):
-    magic, typ, enc, plen, count, raw, crc = struct.unpack_from('<IHHIIII', data, off)
-    if typ == 4:
-        p = off + 24
-        t, ns, nt = struct.unpack_from('<QII', data, p)
-        p += exits_header_size(data) + ns * 376
-        for i in range(nt):
-            f = struct.unpack_from('<IIHHIQQQQQQQ6Q', data, p + i * trec)
-            if trec >= 176:
-                # halts, polled, caught, caught_ns, slept, slept_ns, poll_ns, poll_unknown
-                hstate[f[1]] = struct.unpack_from('<6QII', data, p + i * trec + 120)
-            if trec >= 1120:
-                # per class: count (the sum of its slots), total ns, wait ns; then reblocked
-                w, at = {}, p + i * trec + 176
-                for c in WAKE_CLASSES:
-                    total, wait, longest = struct.unpack_from('<3Q', data, at)
-                    w[c] = (sum(struct.unpack_from('<%dQ' % WAKE_SLOTS, data, at + 24)), total, wait)
-                    at += 24 + 8 * WAKE_SLOTS
-                w['reblocked'] = struct.unpack_from('<Q', data, at)[0]
-                wstate[f[1]] = w
-            tid, wait, start, as_of, st = f[1], f[5], f[10], f[11], list(f[12:18])
-            # The identity, at every block: the states add up to the thread's time, to the nanosecond.
-            if sum(st) != as_of - start:
-                identity_bad.append('tid %d block %d: states %d ns, as_of - start %d ns' % (tid, len(blocks), sum(st), as_of - start))
-            if wait != st[3]:
-                identity_bad.append('tid %d block %d: wait_ns %d, the account\'s wait %d' % (tid, len(blocks), wait, st[3]))
-            state[tid] = st
-        blocks.append(dict(state))
-        hblocks.append(dict(hstate))
-        wblocks.append(dict(wstate))
-    off += 24 + plen
+# The trace file's EXITS blocks: each vCPU thread's cumulative numbers,
+# account, halts and their wake-ups, at every block.
+eb = ExitsBlocks(F + '/st.htr')
+blocks, hblocks, wblocks, identity_bad = eb.states, eb.halts, eb.wakes, eb.identity_bad
 def times(path):
     r, cpu = {}, None
     for l in open(path):
@@ -981,9 +1003,7 @@ except (OSError, AttributeError, ValueError):
     switch_ins, switch_in_ns = {}, {}
 out = ['IDENTITY ' + ('ok %d blocks' % len(blocks) if blocks and not identity_bad else 'bad: ' + '; '.join(identity_bad[:5]))]
 # The stops: blocks in which no thread's guest, kvm, vmm or wait moved.
-def on(st):
-    return st[:4]
-stopped = [k for k in range(1, len(blocks)) if all(t in blocks[k] and t in blocks[k - 1] and on(blocks[k][t]) == on(blocks[k - 1][t]) for t in tids)]
+stopped = eb.stopped(tids)
 if not stopped:
     print('\n'.join(out + ['STOPS bad: no EXITS block of a stopped guest']))
     sys.exit()
@@ -1408,7 +1428,7 @@ def ftrace_wakeups(path, tids, timer_vector=0xec, after=None, bound=None):
 # of the emulated machine there.
 try:
     if not wblocks or any(t not in wblocks[first_stop] or t not in wblocks[-1] for t in tids):
-        raise ValueError('no wake-ups in the thread records (format version %d)' % struct.unpack_from('<I', data, 8)[0])
+        raise ValueError('no wake-ups in the thread records (format version %d)' % eb.version)
     wf, wl = wblocks[first_stop], wblocks[-1]
     fres, freb = ftrace_wakeups(F + '/st.ftrace', tids)
     after = ftrace_after_times(F + '/st.ftrace', F + '/st.ftrace_after', tids)
@@ -1449,7 +1469,7 @@ except (OSError, KeyError, ValueError, IndexError, TypeError, AttributeError) as
 # to the wake-up): shown. Every halt and every slept one is an event.
 try:
     if not hblocks or any(t not in hblocks[first_stop] or t not in hblocks[-1] for t in tids):
-        raise ValueError('no halts in the thread records (format version %d)' % struct.unpack_from('<I', data, 8)[0])
+        raise ValueError('no halts in the thread records (format version %d)' % eb.version)
     hf, hl = hblocks[first_stop], hblocks[-1]
     ours = [sum(hl[t][k] - hf[t][k] for t in tids) for k in range(6)] + [sum(hl[t][7] - hf[t][7] for t in tids)]
     halts, polled, caught, caught_ns, slept, slept_ns, unknown = ours
@@ -1525,6 +1545,67 @@ v=$(sed -n 's/^WAKEUPS //p' <<<"$verdict")
 echo "  info: wake-ups: ${v#ok }"
 [[ $v == ok* ]] && pass ${CHECK_PREFIX}halt_wake_ups_by_interrupt_class_equal_the_schedulers_and_kvms_events ||
 	fail ${CHECK_PREFIX}halt_wake_ups_by_interrupt_class_equal_the_schedulers_and_kvms_events "${v:-$verdict}"
+
+# --- halt polling on and off (kvm.halt_poll_ns; one kernel) -----------------------
+# hp's halts from its first stop to its second (kvm.halt_poll_ns 0.2 s) and
+# from the second to its end (0), against KVM's own statistics read at the
+# stops, exactly as HALTS above: on, the polling caught the timers'
+# wake-ups; off, no halt polled and every vCPU ends with halt_poll_ns 0.
+# The cut at the second stop (KVM lowers the vCPU's value at its next halt,
+# with no event) is tested only if a vCPU held a value there: else the
+# check says so and fails.
+if [ "$PANIC_BOOT" = 1 ]; then
+	if [ "$(rc hp.rc)" != 0 ]; then
+		fail ${CHECK_PREFIX}halt_polling_on_catches_off_polls_nothing_as_kvm_counts "record --exits exited with status $(rc hp.rc): $(tail_of "$F/hp.err")"
+	else
+		v=$(python3 - "$F" "$(dirname "$0")" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[2])
+from exits_blocks import ExitsBlocks, HALTS_FIELDS
+F = sys.argv[1]
+FIELD = {f: i for i, f in enumerate(HALTS_FIELDS)}
+def kvm_halt_stats(path):
+    return {l.split()[0]: int(l.split()[1]) for l in open(path) if len(l.split()) == 2}
+try:
+    eb = ExitsBlocks(F + '/hp.htr')
+    tids = sorted(eb.halts[-1]) if eb.halts else []
+    stops = eb.stops(tids)
+    if len(tids) != 2 or len(stops) < 2:
+        raise ValueError('%d vCPU threads with halts and %d stops in %d EXITS blocks, want 2 and 2 or more' %
+                         (len(tids), len(stops), len(eb.halts)))
+    k = [kvm_halt_stats(F + '/hp.kvmhalt%d' % i) for i in range(3)]
+    last = len(eb.halts) - 1
+    held = [eb.halts[stops[1]][t][FIELD['poll_ns']] for t in tids]
+    bad, parts = [], []
+    if not any(held):
+        bad.append('no vCPU held a halt_poll_ns at the cut (%s): the cut is not tested' % held)
+    for name, b0, b1, k0, k1 in (('on', stops[0], stops[1], k[0], k[1]), ('off', stops[1], last, k[1], k[2])):
+        d = {f: sum(eb.halts[b1][t][i] - eb.halts[b0][t][i] for t in tids) for f, i in FIELD.items() if f != 'poll_ns'}
+        dk = {s: k1[s] - k0[s] for s in k1}
+        kslept = dk['halt_poll_fail_ns'] + dk['halt_wait_ns']
+        if d['poll_unknown']:
+            bad.append('%s: %d halts with the polling unknown' % (name, d['poll_unknown']))
+        if (d['polled'], d['caught'], d['slept_ns']) != (dk['halt_attempted_poll'], dk['halt_successful_poll'], kslept):
+            bad.append('%s: polled %d, caught %d, slept %d ns; KVM halt_attempted_poll %d, halt_successful_poll %d, halt_poll_fail_ns + halt_wait_ns %d' %
+                       (name, d['polled'], d['caught'], d['slept_ns'], dk['halt_attempted_poll'], dk['halt_successful_poll'], kslept))
+        if name == 'on' and d['caught'] < 10:
+            bad.append('on: the polling caught %d wake-ups of %d halts, want 10 or more' % (d['caught'], d['halts']))
+        if name == 'off' and (d['polled'] or any(eb.halts[last][t][FIELD['poll_ns']] for t in tids)):
+            bad.append('off: %d halts polled, halt_poll_ns at the end %s' %
+                       (d['polled'], [eb.halts[last][t][FIELD['poll_ns']] for t in tids]))
+        parts.append('%s: %d halts, %d polled (KVM %d), %d caught (KVM %d), %d slept' %
+                     (name, d['halts'], d['polled'], dk['halt_attempted_poll'], d['caught'], dk['halt_successful_poll'], d['slept']))
+    print('%s %s; halt_poll_ns at the cut %s%s' % ('bad' if bad else 'ok', '; '.join(parts), held, ': ' + '; '.join(bad) if bad else ''))
+except (OSError, KeyError, ValueError, IndexError) as e:
+    print('bad: the halts of hp.htr or KVM\'s statistics at its stops: %r' % e)
+PY
+)
+		echo "  info: halt polling: ${v#ok }"
+		sed 's/^/  info: report --halts: /' "$F/hp.halts" 2>/dev/null | head -4
+		[[ $v == ok* ]] && pass ${CHECK_PREFIX}halt_polling_on_catches_off_polls_nothing_as_kvm_counts ||
+			fail ${CHECK_PREFIX}halt_polling_on_catches_off_polls_nothing_as_kvm_counts "$v"
+	fi
+fi
 
 # --- record --wakeups: each wake-up's record against the halts' histograms ----------
 # The records (report --latency --csv) and the thread records' wake-ups

@@ -1,0 +1,84 @@
+"""A trace file's EXITS blocks (docs/trace-format.md), as the nested checks
+read them: each vCPU thread's cumulative numbers, account, halts and their
+wake-ups at every block, and the stops of a guest that was stopped
+(SIGSTOP) while the recording ran."""
+import struct
+
+STATES = ('guest', 'kvm', 'vmm', 'wait', 'halted', 'blocked')
+WAKE_CLASSES, WAKE_SLOTS = ('timer', 'vector', 'none'), 36
+# A thread's halts (struct ht_vcpu_halts): their fields in the tuple of a halts block.
+HALTS_FIELDS = ('halts', 'polled', 'caught', 'caught_ns', 'slept', 'slept_ns', 'poll_ns', 'poll_unknown')
+
+
+def format_version(data):
+    return struct.unpack_from('<I', data, 8)[0]
+
+
+def exits_header_size(data):
+    """An EXITS block's header: 64 bytes from format version 7 (causes_not_theirs), 56 in 6 (lost_causes), 48 before."""
+    v = format_version(data)
+    return 64 if v >= 7 else 56 if v >= 6 else 48
+
+
+def thread_rec_size(data):
+    """A thread record: 1120 bytes from format version 10 (the halts' wake-ups), 176 in 9 (the halts), 120 before."""
+    v = format_version(data)
+    return 1120 if v >= 10 else 176 if v >= 9 else 120
+
+
+class ExitsBlocks:
+    """Per block, by thread id: states (the account: STATES, in ns), halts
+    (HALTS_FIELDS), wakes (per class (count, total ns, wait ns), and
+    'reblocked'). identity_bad: the blocks whose account does not add up to
+    its thread's time, or whose wait is not the account's."""
+
+    def __init__(self, path):
+        data = open(path, 'rb').read()
+        self.version = format_version(data)
+        self.states, self.halts, self.wakes, self.identity_bad = [], [], [], []
+        state, hstate, wstate = {}, {}, {}
+        trec, off = thread_rec_size(data), 256
+        while off + 24 <= len(data):
+            magic, typ, enc, plen, count, raw, crc = struct.unpack_from('<IHHIIII', data, off)
+            if typ == 4:
+                p = off + 24
+                t, ns, nt = struct.unpack_from('<QII', data, p)
+                p += exits_header_size(data) + ns * 376
+                for i in range(nt):
+                    f = struct.unpack_from('<IIHHIQQQQQQQ6Q', data, p + i * trec)
+                    if trec >= 176:
+                        hstate[f[1]] = struct.unpack_from('<6QII', data, p + i * trec + 120)
+                    if trec >= 1120:
+                        # per class: count (the sum of its slots), total ns, wait ns; then reblocked
+                        w, at = {}, p + i * trec + 176
+                        for c in WAKE_CLASSES:
+                            total, wait, longest = struct.unpack_from('<3Q', data, at)
+                            w[c] = (sum(struct.unpack_from('<%dQ' % WAKE_SLOTS, data, at + 24)), total, wait)
+                            at += 24 + 8 * WAKE_SLOTS
+                        w['reblocked'] = struct.unpack_from('<Q', data, at)[0]
+                        wstate[f[1]] = w
+                    tid, wait, start, as_of, st = f[1], f[5], f[10], f[11], list(f[12:18])
+                    # The identity, at every block: the states add up to the thread's time, to the nanosecond.
+                    if sum(st) != as_of - start:
+                        self.identity_bad.append('tid %d block %d: states %d ns, as_of - start %d ns' %
+                                                 (tid, len(self.states), sum(st), as_of - start))
+                    if wait != st[3]:
+                        self.identity_bad.append('tid %d block %d: wait_ns %d, the account\'s wait %d' %
+                                                 (tid, len(self.states), wait, st[3]))
+                    state[tid] = st
+                self.states.append(dict(state))
+                self.halts.append(dict(hstate))
+                self.wakes.append(dict(wstate))
+            off += 24 + plen
+
+    def stopped(self, tids):
+        """The blocks in which no thread of tids was in guest, kvm, vmm or
+        wait for a moment since the block before: blocks of a stopped guest."""
+        b = self.states
+        return [k for k in range(1, len(b))
+                if all(t in b[k] and t in b[k - 1] and b[k][t][:4] == b[k - 1][t][:4] for t in tids)]
+
+    def stops(self, tids):
+        """The first block of each stop: each run of stopped blocks."""
+        s = self.stopped(tids)
+        return [k for i, k in enumerate(s) if i == 0 or s[i - 1] != k - 1]
