@@ -529,7 +529,7 @@ hypertrace-bpf report --latency /out/st.htr >/out/st.latency 2>>/out/st.err
 # the timer. At the second stop it is set to 0: a vCPU still holds its
 # grown value, which KVM cuts at the start of its next halt with no event,
 # so that halt polls nothing. KVM's own statistics are read at each stop;
-# the first two last two EXITS blocks (-i 1), so that a block sees each.
+# the first two last three EXITS blocks (-i 0.5), so that two see each.
 # guest_stopped: after kill -STOP, waits until every thread of the guest's
 # QEMU has stopped (state T; 5 s at most). A vCPU thread still ending a halt
 # would see the kvm.halt_poll_ns written next: cut to 0 there, KVM zeroes
@@ -555,21 +555,21 @@ if [ "$HALT_POLL_ONOFF" = 1 ]; then
 	HPN=/sys/module/kvm/parameters/halt_poll_ns
 	hp_default=$(cat $HPN)
 	l2cmd hp_timer 'for c in 1 2; do taskset $c hypercall --rate 100 --count 6000 --timer-lateness --a0 0x1d1fa >/dev/null 2>&1 & echo $! >>/tmp/hp_timer.pids; done'
-	hypertrace-bpf record --exits -p $QPID -q -i 1 -o /out/hp.htr >/out/hp.out 2>/out/hp.err &
+	hypertrace-bpf record --exits -p $QPID -q -i 0.5 -o /out/hp.htr >/out/hp.out 2>/out/hp.err &
 	REC=$!
 	published /out/hp.htr || say "record did not start: $(cat /out/hp.err)"
 	kill -STOP $QPID
 	guest_stopped
 	echo 200000000 >$HPN
 	kvm_halt_stats /out/hp.kvmhalt0
-	sleep 2.5
+	sleep 1.5
 	kill -CONT $QPID
 	sleep 1
 	kill -STOP $QPID
 	guest_stopped
 	echo 0 >$HPN
 	kvm_halt_stats /out/hp.kvmhalt1
-	sleep 2.5
+	sleep 1.5
 	kill -CONT $QPID
 	sleep 1
 	kill -STOP $QPID
