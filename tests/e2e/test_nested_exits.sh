@@ -892,9 +892,13 @@ def sched_waits(path, tids):
     update_rq_clock, then the enqueue and the preemption check): the clock
     is taken at sched_waking, no later than the update (at sched_wakeup,
     the bound fell short of run_delay by 0.25% in a run beside a fuzzer,
-    about 9 us of emulated path per preempting wake-up). Other updates of
-    the clock in between are not seen, so (2) is an upper bound of
-    run_delay."""
+    about 9 us of emulated path per preempting wake-up). The woken thread's
+    own wait starts at its enqueue, at that updated clock: (2) takes it from
+    the sched_waking too (from the sched_wakeup, run_delay went past the
+    bound by 67 ms of 24 s in a run beside two CPU hogs and a second nested
+    machine, where each of its thousands of wake-ups took longer under the
+    starved emulation). Other updates of the clock in between are not seen,
+    so (2) is an upper bound of run_delay."""
     state, tp, held = {}, {t: 0 for t in tids}, {t: 0 for t in tids}
     skip_asked, last_update, waking = False, None, {}
     for _, _, _, flags, ts, name, rest in ftrace_events(path):
@@ -905,7 +909,10 @@ def sched_waits(path, tids):
             last_update = waking.pop(p, ts)
             skip_asked = skip_asked or 'N' in flags  # need-resched set when it was woken
             if p in tp and state.get(p, ('blk',))[0] == 'blk':
-                state[p] = ('wait', ts, ts)
+                # sched_info takes the wait's start at the enqueue, from the
+                # clock the wake-up updated after its sched_waking: (2) from
+                # there, (1) from the sched_wakeup.
+                state[p] = ('wait', last_update, ts)
         elif name == 'hrtimer_expire_entry':
             last_update = ts
         elif name == 'sched_switch':
