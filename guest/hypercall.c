@@ -156,6 +156,26 @@ static int prepare(int argc, char **argv, struct hypercall_options *o, enum hype
 }
 
 /*
+ * The deadline of call i at --rate, the first call's at start: i periods
+ * on. With --timer-lateness each one a period after the last (*last), the
+ * first one period on: every sample a sleep of its own. One the guest
+ * already passed (it woke more than a period late) would be no sleep, no
+ * timer to measure: it moves to a period from now.
+ */
+static uint64_t sample_deadline(const struct hypercall_options *o, uint64_t i, uint64_t start, uint64_t *last)
+{
+	uint64_t period = 1000000000ull / o->rate, now;
+
+	if (!o->timer_lateness)
+		return start + i * 1000000000ull / o->rate;
+	now = ht_monotonic_ns();
+	*last += period;
+	if (*last <= now)
+		*last = now + period;
+	return *last;
+}
+
+/*
  * Issues o->count hypercalls, each one's round trip into samples[i] (and with
  * --timer-lateness how late its sleep ended into lateness[i]); returns
  * the first call's return value and counts in *mismatches the calls that
@@ -170,23 +190,8 @@ static uint64_t issue_hypercalls(const struct hypercall_options *o, enum ht_gues
 		uint64_t a0 = o->a0_fixed ? o->a0 : i, a1 = o->a1, a2 = o->a2, ret, t0, t1;
 
 		if (o->rate) {
-			uint64_t deadline = start + i * 1000000000ull / o->rate;
+			uint64_t deadline = sample_deadline(o, i, start, &timer_deadline);
 
-			if (o->timer_lateness) {
-				/*
-				 * Each deadline a period after the last, the first one
-				 * period on: every sample a sleep of its own. One the
-				 * guest already passed (it woke more than a period late)
-				 * would be no sleep, no timer to measure: it moves to a
-				 * period from now.
-				 */
-				uint64_t now = ht_monotonic_ns();
-
-				timer_deadline += 1000000000ull / o->rate;
-				if (timer_deadline <= now)
-					timer_deadline = now + 1000000000ull / o->rate;
-				deadline = timer_deadline;
-			}
 			sleep_until_ns(deadline);
 			if (o->timer_lateness) {
 				uint64_t woke = ht_monotonic_ns();

@@ -184,6 +184,22 @@ def off_cpu_track(tracks, td):
         and not wakeup_track(tracks, td)
 
 
+def flat_slice(pb, open_slices, e, n, ts, name, argv, many, one, where):
+    """A begin or an end on a track whose slices do not nest (open_slices:
+    the one open on each such track, by track). At an end, the slice
+    (begin, end, name, args); else None. many, one: what its slices are
+    called ("wake-up slices", "a wake-up slice"); where: the track."""
+    if e.type == pb.TrackEvent.TYPE_SLICE_BEGIN:
+        if e.track_uuid in open_slices:
+            fail(f"packet {n}: {many} nested on {where}")
+        open_slices[e.track_uuid] = (ts, name, argv)
+        return None
+    if e.track_uuid not in open_slices:
+        fail(f"packet {n}: {one} ends on {where} with none open")
+    begin, nm, av = open_slices.pop(e.track_uuid)
+    return (begin, ts, nm, av)
+
+
 def check_wakeups(wakeups, csv_path):
     """The wake-up tracks' slices against report --latency --csv's rows, one for one; a line for the summary."""
     want = []
@@ -910,7 +926,7 @@ def main():
     last_ts, last_cpu_ts = {}, {}
     stacks = collections.defaultdict(list)
     slices = []                    # (pid, tid, ts, dur, name, args, phases)
-    off_open, off_slices = {}, []  # off-CPU tracks: the open slice; (pid, tid, ts, end, name, args)
+    off_open, off_key, off_slices = {}, {}, []  # off-CPU tracks: the open slice, the thread; (pid, tid, ts, end, name, args)
     boots, boot_open = {}, {}      # VM pid -> ([(ts, end, name, args)], [(ts, name, args)]); track -> open slice
     initcalls, initcall_open = {}, {}  # VM pid -> (levels, [(kind, ts, end, name, args)], {lane names}); track -> open
     wakeups, wakeup_open = [], {}  # [(pid, tid, ts, end, name, args)]; track -> open slice
@@ -1008,15 +1024,11 @@ def main():
             elif boot_track(tracks, td):
                 pid = tracks[td.parent_uuid].process.pid
                 slices_of, instants_of = boots.setdefault(pid, ([], []))
-                if e.type == pb.TrackEvent.TYPE_SLICE_BEGIN:
-                    if e.track_uuid in boot_open:
-                        fail(f"packet {n}: boot phases nested on the boot track of process {pid}")
-                    boot_open[e.track_uuid] = (p.timestamp, name, argv)
-                elif e.type == pb.TrackEvent.TYPE_SLICE_END:
-                    if e.track_uuid not in boot_open:
-                        fail(f"packet {n}: a boot phase ends on the boot track of process {pid} with none open")
-                    ts, nm, av = boot_open.pop(e.track_uuid)
-                    slices_of.append((ts, p.timestamp, nm, av))
+                if e.type in (pb.TrackEvent.TYPE_SLICE_BEGIN, pb.TrackEvent.TYPE_SLICE_END):
+                    s = flat_slice(pb, boot_open, e, n, p.timestamp, name, argv, "boot phases", "a boot phase",
+                                   f"the boot track of process {pid}")
+                    if s:
+                        slices_of.append(s)
                 elif e.type == pb.TrackEvent.TYPE_INSTANT:
                     instants_of.append((p.timestamp, name, argv))
                 else:
@@ -1025,18 +1037,13 @@ def main():
                 pid = tracks[td.parent_uuid].process.pid
                 ic_levels, ic_calls, ic_lanes = initcalls.setdefault(pid, ([], [], set()))
                 ic_lanes.add(td.name)
-                if e.type == pb.TrackEvent.TYPE_SLICE_BEGIN:
-                    if e.track_uuid in initcall_open:
-                        fail(f"packet {n}: initcall slices nested on track {td.name!r} of process {pid}")
-                    initcall_open[e.track_uuid] = (p.timestamp, name, argv)
-                elif e.type == pb.TrackEvent.TYPE_SLICE_END:
-                    if e.track_uuid not in initcall_open:
-                        fail(f"packet {n}: an initcall slice ends on track {td.name!r} of process {pid} with none open")
-                    ts, nm, av = initcall_open.pop(e.track_uuid)
-                    if td.name == "initcall levels":
-                        ic_levels.append((ts, p.timestamp, nm, av))
-                    else:
-                        ic_calls.append(("slice", ts, p.timestamp, nm, av))
+                if e.type in (pb.TrackEvent.TYPE_SLICE_BEGIN, pb.TrackEvent.TYPE_SLICE_END):
+                    s = flat_slice(pb, initcall_open, e, n, p.timestamp, name, argv, "initcall slices",
+                                   "an initcall slice", f"track {td.name!r} of process {pid}")
+                    if s and td.name == "initcall levels":
+                        ic_levels.append(s)
+                    elif s:
+                        ic_calls.append(("slice",) + s)
                 elif e.type == pb.TrackEvent.TYPE_INSTANT and td.name != "initcall levels":
                     ic_calls.append(("instant", p.timestamp, p.timestamp, name, argv))
                 else:
@@ -1044,15 +1051,11 @@ def main():
             elif wakeup_track(tracks, td):
                 off_packets.add(n)
                 key = (tracks[td.parent_uuid].process.pid, int(re.search(r"\(tid (\d+)\)$", td.name)[1]))
-                if e.type == pb.TrackEvent.TYPE_SLICE_BEGIN:
-                    if e.track_uuid in wakeup_open:
-                        fail(f"packet {n}: wake-up slices nested on track {td.name!r}")
-                    wakeup_open[e.track_uuid] = (p.timestamp, name, argv)
-                elif e.type == pb.TrackEvent.TYPE_SLICE_END:
-                    if e.track_uuid not in wakeup_open:
-                        fail(f"packet {n}: a wake-up slice ends on track {td.name!r} with none open")
-                    ts, nm, av = wakeup_open.pop(e.track_uuid)
-                    wakeups.append(key + (ts, p.timestamp, nm, av))
+                if e.type in (pb.TrackEvent.TYPE_SLICE_BEGIN, pb.TrackEvent.TYPE_SLICE_END):
+                    s = flat_slice(pb, wakeup_open, e, n, p.timestamp, name, argv, "wake-up slices",
+                                   "a wake-up slice", f"track {td.name!r}")
+                    if s:
+                        wakeups.append(key + s)
                 else:
                     fail(f"packet {n}: an event of type {e.type} on wake-up track {td.name!r}")
             elif off_cpu_track(tracks, td):
@@ -1061,15 +1064,14 @@ def main():
                 if not m:
                     fail(f"packet {n}: off-CPU track {td.name!r} does not name its thread")
                 key = (tracks[td.parent_uuid].process.pid, int(m[1]))
-                if e.type == pb.TrackEvent.TYPE_SLICE_BEGIN:
-                    if e.track_uuid in off_open:
-                        fail(f"packet {n}: off-CPU slices nested on track {td.name!r}")
-                    off_open[e.track_uuid] = [key, p.timestamp, name, argv]
-                elif e.type == pb.TrackEvent.TYPE_SLICE_END:
-                    if e.track_uuid not in off_open:
-                        fail(f"packet {n}: an off-CPU slice ends on track {td.name!r} with none open")
-                    k, ts, nm, av = off_open.pop(e.track_uuid)
-                    off_slices.append(k + (ts, p.timestamp, nm, {**av, **argv}))
+                if e.type in (pb.TrackEvent.TYPE_SLICE_BEGIN, pb.TrackEvent.TYPE_SLICE_END):
+                    off_key[e.track_uuid] = key
+                    s = flat_slice(pb, off_open, e, n, p.timestamp, name, argv, "off-CPU slices",
+                                   "an off-CPU slice", f"track {td.name!r}")
+                    if s:
+                        # The end's arguments (the switch-in's) join the begin's.
+                        begin, end, nm, av = s
+                        off_slices.append(key + (begin, end, nm, {**av, **argv}))
                 else:
                     fail(f"packet {n}: an event of type {e.type} on off-CPU track {td.name!r}")
         elif data == "ftrace_events":
@@ -1138,8 +1140,8 @@ def main():
     want_switches = sum(1 for r in rows if r.get("event") == "sched_switch" and r["host_pid"] in ftrace_vms)
     if switches != want_switches:
         fail(f"{switches} guest sched_switch ftrace events, report --csv decodes {want_switches}")
-    for k, ts, nm, av in off_open.values():
-        off_slices.append(k + (ts, None, nm, av))
+    for track, (ts, nm, av) in off_open.items():
+        off_slices.append(off_key[track] + (ts, None, nm, av))
     switches_recorded = attrs.get("dev.hypertrace.vcpu_switches_recorded") == "1"
     on_stretches = check_switches_physical(off_slices) if switches_recorded else 0
     threads, samples, intervals, worst = check_account(account, off_slices, switches_recorded, vcpu_time_csv, slack)

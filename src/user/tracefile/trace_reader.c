@@ -675,8 +675,9 @@ static bool load_block(struct ht_reader *r)
 
 /*
  * A record that is not a hypercall's (its flags say which kind takes the
- * record's place): counted, and handed to its visitor if one is set. False
- * for a hypercall's record.
+ * record's place): counted, and handed to its visitor if one is set (a
+ * copy as its own type: the block's bytes are read as records). False for
+ * a hypercall's record.
  */
 static bool visit_other_record(struct ht_reader *r, const struct ht_record *item)
 {
@@ -685,23 +686,25 @@ static bool visit_other_record(struct ht_reader *r, const struct ht_record *item
 		struct ht_vcpu_wakeup wakeup;
 		struct ht_vcpu_switch sw;
 	} as;
+	bool boot = item->flags & HT_REC_F_BOOT_EXIT, wakeup = !boot && (item->flags & HT_REC_F_VCPU_WAKEUP);
 
-	if (!(item->flags & (HT_REC_F_BOOT_EXIT | HT_REC_F_VCPU_WAKEUP | HT_REC_F_VCPU_SWITCH)))
+	if (!boot && !wakeup && !(item->flags & HT_REC_F_VCPU_SWITCH))
 		return false;
-	memcpy(&as, item, sizeof(*item));
-	if (item->flags & HT_REC_F_BOOT_EXIT) {
+	if (boot)
 		r->st.boot_exits++;
-		if (r->boot_fn)
-			r->boot_fn(r->boot_ctx, &as.boot);
-	} else if (item->flags & HT_REC_F_VCPU_WAKEUP) {
+	else if (wakeup)
 		r->st.vcpu_wakeups++;
-		if (r->wakeup_fn)
-			r->wakeup_fn(r->wakeup_ctx, &as.wakeup);
-	} else {
+	else
 		r->st.vcpu_switches++;
-		if (r->switch_fn)
-			r->switch_fn(r->switch_ctx, &as.sw);
-	}
+	if (boot ? !r->boot_fn : wakeup ? !r->wakeup_fn : !r->switch_fn)
+		return true;
+	memcpy(&as, item, sizeof(*item));
+	if (boot)
+		r->boot_fn(r->boot_ctx, &as.boot);
+	else if (wakeup)
+		r->wakeup_fn(r->wakeup_ctx, &as.wakeup);
+	else
+		r->switch_fn(r->switch_ctx, &as.sw);
 	return true;
 }
 
