@@ -376,7 +376,12 @@ _Static_assert(sizeof(struct ht_vcpu_wait) == 56, "ht_vcpu_wait layout changed")
  * counts are KVM's own per-vCPU statistics, from the host: polled is its
  * halt_attempted_poll, caught its halt_successful_poll, slept_ns its
  * halt_poll_fail_ns + halt_wait_ns (each halt's time in KVM is the
- * kvm_vcpu_wakeup's ns: from the halt's start to its wake-up).
+ * kvm_vcpu_wakeup's ns: from the halt's start to its wake-up). Of a slept
+ * halt that polled, slept_poll_ns holds the polling that did not catch the
+ * wake-up, the CPU it burned for nothing: from the halt's start to the
+ * thread's switch-out into its sleep (KVM's halt_poll_fail_ns but for the
+ * few instructions from the polling's end to that switch-out; wall time,
+ * as KVM's: a preemption in between is in it).
  */
 #define HT_HALT_POLL_NS_UNKNOWN 0xffffffffu
 
@@ -427,10 +432,13 @@ struct ht_vcpu_halts {
 	__u32 poll_ns;      /* 48 halt_poll_ns in force for the next halt; HT_HALT_POLL_NS_UNKNOWN: none seen yet */
 	__u32 poll_unknown; /* 52 halts whose polling was not known: the thread's first, if no entry came before it */
 	struct ht_vcpu_wakeups wake; /* 56 the halts' wake-ups, to the guest running (trace format version 10 on) */
+	__u64 slept_poll_ns; /* 1000 of slept_ns, the polling before the sleep, in halts that polled (version 12 on) */
 };
 /* The halts without their wake-ups, as files of version 9 hold them. */
 #define HT_VCPU_HALTS_V9_SIZE 56
-_Static_assert(sizeof(struct ht_vcpu_halts) == HT_VCPU_HALTS_V9_SIZE + 944, "ht_vcpu_halts layout changed");
+/* The halts with their wake-ups, as files of versions 10 and 11 hold them. */
+#define HT_VCPU_HALTS_V11_SIZE (HT_VCPU_HALTS_V9_SIZE + 944)
+_Static_assert(sizeof(struct ht_vcpu_halts) == HT_VCPU_HALTS_V11_SIZE + 8, "ht_vcpu_halts layout changed");
 
 /*
  * The cause of an exit (record --exits): what KVM reported while handling it,

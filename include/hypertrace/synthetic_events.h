@@ -43,12 +43,13 @@ struct ht_synth_register {
 /*
  * The end of a halt of thread tid in KVM (kvm_vcpu_wakeup: ns, waited),
  * after KVM changed the vCPU's halt_poll_ns from poll_old to poll_new
- * during it (kvm_halt_poll_ns) if poll_changed.
+ * during it (kvm_halt_poll_ns) if poll_changed, at now_ns (0: the clock now).
  */
 struct ht_synth_halt {
 	__u32 tid, waited;
 	__u64 ns;
 	__u32 poll_changed, poll_new, poll_old, pad;
+	__u64 now_ns;
 };
 
 /* KVM injects vector into the guest of thread tid (kvm_inj_virq). */
@@ -59,7 +60,7 @@ struct ht_synth_inj_virq {
 #define HT_SYNTH_TIMER_VECTOR 0xec
 
 _Static_assert(sizeof(struct ht_synth_inj_virq) == 8, "synthetic injection layout changed");
-_Static_assert(sizeof(struct ht_synth_halt) == 32 && __builtin_offsetof(struct ht_synth_halt, ns) == 8,
+_Static_assert(sizeof(struct ht_synth_halt) == 40 && __builtin_offsetof(struct ht_synth_halt, ns) == 8,
 	       "synthetic halt layout changed");
 _Static_assert(sizeof(struct ht_synth_timed_event) == 272 &&
 		       __builtin_offsetof(struct ht_synth_timed_event, event) == 16,

@@ -169,7 +169,7 @@ int on_sched_wakeup(unsigned long long *ctx)
 SEC("tp_btf/kvm_vcpu_wakeup")
 int on_kvm_vcpu_wakeup(unsigned long long *ctx)
 {
-	return vcpu_halt_ended((__u32)bpf_get_current_pid_tgid(), ctx[0], (__u8)ctx[1]);
+	return vcpu_halt_ended((__u32)bpf_get_current_pid_tgid(), ctx[0], (__u8)ctx[1], 0);
 }
 
 /*
@@ -313,7 +313,7 @@ int synthetic_kvm_halt(struct ht_synth_halt *a)
 {
 	if (a->poll_changed)
 		vcpu_halt_poll_changed(a->tid, a->poll_new, a->poll_old);
-	return vcpu_halt_ended(a->tid, a->ns, a->waited);
+	return vcpu_halt_ended(a->tid, a->ns, a->waited, a->now_ns);
 }
 
 /* A vCPU thread as kvm_entry first registers one, for the waiting tests' made-up threads. */

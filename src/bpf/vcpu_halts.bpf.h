@@ -18,7 +18,9 @@
  * one halt it is not: the maximum set to 0 from another value while that
  * halt went on, which KVM's own statistics count as polled.) A halt with
  * no entry of its thread before it has no vCPU to read: counted in
- * poll_unknown, never guessed.
+ * poll_unknown, never guessed. The polling of a halt that slept ends at
+ * its first switch-out into the sleep, which the wake-up of that sleep
+ * notes (vcpu_wake_begins): no event marks it.
  *
  * Halts are rare next to exits: both handlers are global functions off the
  * exit path (see exits.bpf.h's rule), and kvm_entry pays one load of a
@@ -47,11 +49,28 @@ __noinline int vcpu_halt_poll_changed(__u32 tid, __u32 poll_new, __u32 poll_old)
 }
 
 /*
- * kvm_vcpu_wakeup of thread tid: its halt took ns in KVM, and slept if
- * waited. A thread not known yet halted before it was first seen: that halt
- * is not one of its own from the recording's start, and is left out.
+ * The polling of thread t's halt that slept, ns long and ended at now: from
+ * its start (now - ns; KVM's ns was read a few instructions before now) to
+ * its first switch-out into the sleep. A halt with no such switch-out (the
+ * wake-up came before schedule() switched, so it never left its CPU) burned
+ * all of it.
  */
-__noinline int vcpu_halt_ended(__u32 tid, __u64 ns, __u32 waited)
+static __always_inline __u64 halt_polled_ns(const struct vcpu_thread *t, __u64 ns, __u64 now)
+{
+	__u64 start = now - ns;
+
+	if (!t->halt_sleep_ns || t->halt_sleep_ns > now)
+		return ns;
+	return t->halt_sleep_ns > start ? t->halt_sleep_ns - start : 0;
+}
+
+/*
+ * kvm_vcpu_wakeup of thread tid at synthetic_now (0: the clock now): its
+ * halt took ns in KVM, and slept if waited. A thread not known yet halted
+ * before it was first seen: that halt is not one of its own from the
+ * recording's start, and is left out.
+ */
+__noinline int vcpu_halt_ended(__u32 tid, __u64 ns, __u32 waited, __u64 synthetic_now)
 {
 	__u32 idx;
 	struct vcpu_thread *t = thread_of(tid, &idx);
@@ -77,6 +96,8 @@ __noinline int vcpu_halt_ended(__u32 tid, __u64 ns, __u32 waited)
 		if (!waited) {
 			h->caught++;
 			h->caught_ns += ns;
+		} else {
+			h->slept_poll_ns += halt_polled_ns(t, ns, clock_ns(synthetic_now));
 		}
 	}
 	if (waited) {
@@ -84,6 +105,7 @@ __noinline int vcpu_halt_ended(__u32 tid, __u64 ns, __u32 waited)
 		h->slept_ns += ns;
 	}
 	t->halt_poll_changed = 0;
+	t->halt_sleep_ns = 0;
 	t->after_halt = 1;
 	return 0;
 }
@@ -102,6 +124,8 @@ static __always_inline void vcpu_halt_at_entry(struct vcpu_thread *t, const stru
 	struct ht_vcpu_halts *h = halts_at(t->index);
 
 	t->kvm_vcpu = (__u64)vcpu;
+	/* A halt in the VMM (KVM_EXIT_HLT) slept too, with no kvm_vcpu_wakeup to end it. */
+	t->halt_sleep_ns = 0;
 	if (vcpu && h)
 		h->poll_ns = vcpu->halt_poll_ns;
 	if (t->wake_ns)

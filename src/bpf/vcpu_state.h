@@ -129,7 +129,8 @@ struct vcpu_thread {
 	__u64 wake_ns;        /* the sched_wakeup that ended its sleep in a halt; 0: no wake-up going on */
 	__u64 wake_wait_base; /* state_ns[HT_VCPU_WAIT] at it: the wait since is the wake-up's */
 	__u64 kvm_vcpu;       /* its struct kvm_vcpu, from an entry (vcpu_halts.bpf.h reads its polling); 0: none seen */
-	__u8 pad2[24];
+	__u64 halt_sleep_ns;  /* the halt going on first switched out into its sleep at (its first wake-up notes it); 0: not yet */
+	__u8 pad2[16];
 };
 
 _Static_assert(__builtin_offsetof(struct vcpu_thread, start_ns) == 64, "the account fills the first cache line");

@@ -35,6 +35,9 @@
 static __always_inline void vcpu_wake_begins(struct vcpu_thread *t, __u64 now)
 {
 	t->wake_ns = now ? now : 1;
+	/* The halt's polling (if it is one in KVM) ended at its first sleep. */
+	if (!t->halt_sleep_ns)
+		t->halt_sleep_ns = t->out_ns;
 	t->wake_wait_base = t->state_ns[HT_VCPU_WAIT];
 	t->wake_vector = HT_WAKE_VECTOR_NONE;
 	/* Its next entry closes the wake-up (vcpu_halts.bpf.h). */

@@ -31,7 +31,7 @@ cpu_seconds() {
 # VM with every reason its own. Against the same shape ten times smaller in
 # this same run: linear is 10, n log n about 12, the quadratic of one move
 # or scan per series or thread 100.
-# (64 MiB less 16384 threads of 1120 bytes leave room for 129677 series of 376.)
+# (64 MiB less 16384 threads of 1128 bytes leave room for 129329 series of 376.)
 if "$CRAFT" "$work/big.htr" big 129000 && "$CRAFT" "$work/small.htr" big 12900; then
 	small=$(cpu_seconds "$HT" report --exits "$work/small.htr")
 	small_lines=$(wc -l <"$work/out")

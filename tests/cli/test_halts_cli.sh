@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # report --halts on a file of known halts (tests/tools/exits_craft halts:
 # two EXITS blocks 1 s apart; vCPU 0 at the end 30 halts, 28 polled, 20
-# caught in 400 us, 10 slept in 10 ms, 2 whose polling was not known,
+# caught in 400 us, 10 slept in 10 ms of which 500 us polling, 2 whose
+# polling was not known,
 # halt_poll_ns 400000; vCPU 1 3 halts, all slept and not known, its
 # halt_poll_ns never known; vCPU 0's wake-ups at the end: 10 of the timer,
 # 6 of 20 us and 4 of 100 us, 130 us of it waiting, 2 of 1.5 ms of another
@@ -21,11 +22,12 @@ fi
 
 "$HT" report --halts "$work/h.htr" >"$work/out" 2>"$work/err"
 rc=$?
-# Caught of polled 20/28; means 400 us / 20 and 10 ms / 10; a thread's unknown polling "?", a sum's "-".
+# Caught of polled 20/28; means 400 us / 20 and 10 ms / 10; the polling lost ("-": none polled); a thread's
+# unknown polling "?", a sum's "-".
 if [ "$rc" -eq 0 ] &&
-	grep -Eq "^  vCPU 0 \(tid 2000\) +30 +28 +20 +71\.4% +20\.0us +10 +1\.00ms +2 +400000$" "$work/out" &&
-	grep -Eq "^  vCPU 1 \(tid 2001\) +3 +0 +0 +- +- +3 +1\.00us +3 +\?$" "$work/out" &&
-	grep -Eq "^  all its vCPU threads +33 +28 +20 +71\.4% +20\.0us +13 +769us +5 +-$" "$work/out"; then
+	grep -Eq "^  vCPU 0 \(tid 2000\) +30 +28 +20 +71\.4% +20\.0us +10 +1\.00ms +500us +2 +400000$" "$work/out" &&
+	grep -Eq "^  vCPU 1 \(tid 2001\) +3 +0 +0 +- +- +3 +1\.00us +- +3 +\?$" "$work/out" &&
+	grep -Eq "^  all its vCPU threads +33 +28 +20 +71\.4% +20\.0us +13 +769us +500us +5 +-$" "$work/out"; then
 	pass halts_text_view_per_thread_and_vm
 else
 	fail halts_text_view_per_thread_and_vm "rc $rc: $(cat "$work/err") / $(cat "$work/out")"
@@ -43,9 +45,9 @@ fi
 
 "$HT" report --halts --csv "$work/h.htr" >"$work/csv" 2>"$work/err"
 rc=$?
-want='vm_pid,vm_name,vcpu,tid,thread_name,thread_start_ns,from_ns,to_ns,ended,halts,polled,caught,caught_ns,slept,slept_ns,poll_unknown,halt_poll_ns,wake_timer,wake_timer_ns,wake_timer_wait_ns,wake_timer_max_ns,wake_timer_p99_ns,wake_vector,wake_vector_ns,wake_vector_wait_ns,wake_vector_max_ns,wake_vector_p99_ns,wake_none,wake_none_ns,wake_none_wait_ns,wake_none_max_ns,wake_none_p99_ns,wake_reblocked
-1000,"",0,2000,"",1000000000,1000000000,3000000000,0,30,28,20,400000,10,10000000,2,400000,10,520000,130000,100000,100000,2,3000000,2000000,1600000,1600000,0,0,0,0,0,3
-1000,"",1,2001,"",1000000000,1000000000,3000000000,0,3,0,0,0,3,3000,3,,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0'
+want='vm_pid,vm_name,vcpu,tid,thread_name,thread_start_ns,from_ns,to_ns,ended,halts,polled,caught,caught_ns,slept,slept_ns,slept_poll_ns,poll_unknown,halt_poll_ns,wake_timer,wake_timer_ns,wake_timer_wait_ns,wake_timer_max_ns,wake_timer_p99_ns,wake_vector,wake_vector_ns,wake_vector_wait_ns,wake_vector_max_ns,wake_vector_p99_ns,wake_none,wake_none_ns,wake_none_wait_ns,wake_none_max_ns,wake_none_p99_ns,wake_reblocked
+1000,"",0,2000,"",1000000000,1000000000,3000000000,0,30,28,20,400000,10,10000000,500000,2,400000,10,520000,130000,100000,100000,2,3000000,2000000,1600000,1600000,0,0,0,0,0,3
+1000,"",1,2001,"",1000000000,1000000000,3000000000,0,3,0,0,0,3,3000,0,3,,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0'
 if [ "$rc" -eq 0 ] && [ "$(cat "$work/csv")" = "$want" ]; then
 	pass halts_csv_rows_are_the_last_blocks_numbers
 else
@@ -59,8 +61,8 @@ if [ "$rc" -eq 0 ] && python3 - "$work/json" <<'PY'; then
 import json, sys
 rows = {r['tid']: r for r in map(json.loads, open(sys.argv[1]))}
 a, b = rows[2000], rows[2001]
-assert (a['halts'], a['polled'], a['caught'], a['caught_ns'], a['slept'], a['slept_ns'], a['poll_unknown'], a['halt_poll_ns']) == \
-    (20, 20, 14, 280000, 6, 6000000, 0, 400000), a
+assert (a['halts'], a['polled'], a['caught'], a['caught_ns'], a['slept'], a['slept_ns'], a['slept_poll_ns'], a['poll_unknown'],
+        a['halt_poll_ns']) == (20, 20, 14, 280000, 6, 6000000, 300000, 0, 400000), a
 assert a['from_ns'] == '2000000000' and a['to_ns'] == '3000000000', a
 assert b['halts'] == 0 and b['halt_poll_ns'] is None, b
 # The window's wake-ups: the timer's 4 of 20 us and 2 of 100 us (its longest no longer known

@@ -832,7 +832,7 @@ fi
 verdict=$(python3 - "$F" "$work/st.halts.csv" "$work/st.hcalls.csv" "$(dirname "$0")" <<'PY'
 import csv, os, struct, sys, re
 sys.path.insert(0, sys.argv[4])
-from exits_blocks import ExitsBlocks, STATES, WAKE_CLASSES
+from exits_blocks import ExitsBlocks, STATES, WAKE_CLASSES, poll_lost_bad
 F = sys.argv[1]
 # The trace file's EXITS blocks: each vCPU thread's cumulative numbers,
 # account, halts and their wake-ups, at every block.
@@ -1474,12 +1474,14 @@ except (OSError, KeyError, ValueError, IndexError, TypeError, AttributeError) as
 # halts' time is their polling, halt_poll_success_ns, but for a wake-up
 # that came after the polling loop and before the sleep (its ns runs on
 # to the wake-up): shown. Every halt and every slept one is an event.
+# The slept halts' polling is KVM's halt_poll_fail_ns but for a slack per
+# halt (exits_blocks.poll_lost_bad), where enough of them polled.
 try:
     if not hblocks or any(t not in hblocks[first_stop] or t not in hblocks[-1] for t in tids):
         raise ValueError('no halts in the thread records (format version %d)' % eb.version)
     hf, hl = hblocks[first_stop], hblocks[-1]
-    ours = [sum(hl[t][k] - hf[t][k] for t in tids) for k in range(6)] + [sum(hl[t][7] - hf[t][7] for t in tids)]
-    halts, polled, caught, caught_ns, slept, slept_ns, unknown = ours
+    ours = [sum(hl[t][k] - hf[t][k] for t in tids) for k in (0, 1, 2, 3, 4, 5, 7, 8)]
+    halts, polled, caught, caught_ns, slept, slept_ns, unknown, slept_poll_ns = ours
     k0, k1 = kvm_halt_stats(F + '/st.kvmhalt0'), kvm_halt_stats(F + '/st.kvmhalt1')
     dk = {s: k1[s] - k0[s] for s in k1}
     fn, fw, fwns, fp, fpns, flost = ftrace_halts(F + '/st.ftrace', tids)
@@ -1500,10 +1502,15 @@ try:
         bad.append('halts %d, slept %d (%d ns); kvm_vcpu_wakeup %d, wait %d (%d ns)' % (halts, slept, slept_ns, fn, fw, fwns))
     if caught_ns < dk['halt_poll_success_ns']:
         bad.append('caught %d ns, less than KVM halt_poll_success_ns %d' % (caught_ns, dk['halt_poll_success_ns']))
+    # The polling lost: KVM's halt_poll_fail_ns per slept halt that polled, where there were enough to test (the
+    # halt polling round tests it where they are many).
+    lost_bad = poll_lost_bad('polling lost', slept_poll_ns, dk['halt_poll_fail_ns'], polled - caught)
+    if lost_bad and 'nothing tested' not in lost_bad:
+        bad.append(lost_bad)
     poll_now = ' '.join('%d' % hl[t][6] for t in tids)
-    out.append('HALTS %s %d halts (kvm_vcpu_wakeup %d): %d polled (KVM %d), %d caught (KVM %d), %d slept; slept %.3f s in KVM (KVM polling that failed %.3f s + sleep %.3f s); caught %.6f s (KVM halt_poll_success_ns %.6f s, %+d us over %d caught); halt_poll_ns at the end %s%s' %
+    out.append('HALTS %s %d halts (kvm_vcpu_wakeup %d): %d polled (KVM %d), %d caught (KVM %d), %d slept; slept %.3f s in KVM (KVM polling that failed %.3f s, ours %.6f s, + sleep %.3f s); caught %.6f s (KVM halt_poll_success_ns %.6f s, %+d us over %d caught); halt_poll_ns at the end %s%s' %
                ('bad' if bad else 'ok', halts, fn, polled, dk['halt_attempted_poll'], caught, dk['halt_successful_poll'], slept,
-                slept_ns / 1e9, dk['halt_poll_fail_ns'] / 1e9, dk['halt_wait_ns'] / 1e9, caught_ns / 1e9,
+                slept_ns / 1e9, dk['halt_poll_fail_ns'] / 1e9, slept_poll_ns / 1e9, dk['halt_wait_ns'] / 1e9, caught_ns / 1e9,
                 dk['halt_poll_success_ns'] / 1e9, (caught_ns - dk['halt_poll_success_ns']) // 1000, caught, poll_now,
                 ': ' + '; '.join(bad) if bad else ''))
 except (OSError, KeyError, ValueError, IndexError, TypeError) as e:
@@ -1568,7 +1575,7 @@ if [ "$PANIC_BOOT" = 1 ]; then
 		v=$(python3 - "$F" "$(dirname "$0")" <<'PY'
 import sys
 sys.path.insert(0, sys.argv[2])
-from exits_blocks import ExitsBlocks, HALTS_FIELDS
+from exits_blocks import ExitsBlocks, HALTS_FIELDS, poll_lost_bad
 F = sys.argv[1]
 FIELD = {f: i for i, f in enumerate(HALTS_FIELDS)}
 def kvm_halt_stats(path):
@@ -1597,11 +1604,19 @@ try:
                        (name, d['polled'], d['caught'], d['slept_ns'], dk['halt_attempted_poll'], dk['halt_successful_poll'], kslept))
         if name == 'on' and d['caught'] < 10:
             bad.append('on: the polling caught %d wake-ups of %d halts, want 10 or more' % (d['caught'], d['halts']))
+        if name == 'on':
+            lost_bad = poll_lost_bad('on', d['slept_poll_ns'], dk['halt_poll_fail_ns'], d['polled'] - d['caught'])
+            if lost_bad:
+                bad.append(lost_bad)
+        elif d['slept_poll_ns'] or dk['halt_poll_fail_ns']:
+            bad.append('off: polling lost %d ns, KVM halt_poll_fail_ns %d ns' % (d['slept_poll_ns'], dk['halt_poll_fail_ns']))
         if name == 'off' and (d['polled'] or any(eb.halts[last][t][FIELD['poll_ns']] for t in tids)):
             bad.append('off: %d halts polled, halt_poll_ns at the end %s' %
                        (d['polled'], [eb.halts[last][t][FIELD['poll_ns']] for t in tids]))
-        parts.append('%s: %d halts, %d polled (KVM %d), %d caught (KVM %d), %d slept' %
-                     (name, d['halts'], d['polled'], dk['halt_attempted_poll'], d['caught'], dk['halt_successful_poll'], d['slept']))
+        parts.append('%s: %d halts, %d polled (KVM %d), %d caught (KVM %d), %d slept; polling lost %.6f s (KVM halt_poll_fail_ns %.6f s, %+.1f us per slept polled halt)' %
+                     (name, d['halts'], d['polled'], dk['halt_attempted_poll'], d['caught'], dk['halt_successful_poll'], d['slept'],
+                      d['slept_poll_ns'] / 1e9, dk['halt_poll_fail_ns'] / 1e9,
+                      (d['slept_poll_ns'] - dk['halt_poll_fail_ns']) / 1e3 / max(1, d['polled'] - d['caught'])))
     print('%s %s; halt_poll_ns at the cut %s%s' % ('bad' if bad else 'ok', '; '.join(parts), held, ': ' + '; '.join(bad) if bad else ''))
 except (OSError, KeyError, ValueError, IndexError) as e:
     print('bad: the halts of hp.htr or KVM\'s statistics at its stops: %r' % e)
@@ -1763,35 +1778,15 @@ for r in ex st; do
 		fail "${CHECK_PREFIX}vcpu_sched_report_$r" "report --vcpu-switches --csv failed: $(tail_of "$work/$r.switches.err")"
 	fi
 done
-verdict=$(python3 - "$F" "$work" <<'PY'
+verdict=$(python3 - "$F" "$work" "$(dirname "$0")" <<'PY'
 import csv, struct, sys
-
-def exits_header_size(data):
-    """An EXITS block's header: 64 bytes from format version 7 (causes_not_theirs), 56 in 6 (lost_causes), 48 before."""
-    v = struct.unpack_from('<I', data, 8)[0]
-    return 64 if v >= 7 else 56 if v >= 6 else 48
-def thread_rec_size(data):
-    """A thread record: 1120 bytes from format version 10 (the halts' wake-ups), 176 in 9 (the halts), 120 before."""
-    v = struct.unpack_from('<I', data, 8)[0]
-    return 1120 if v >= 10 else 176 if v >= 9 else 120
+sys.path.insert(0, sys.argv[3])
+from exits_blocks import ExitsBlocks
 F, W = sys.argv[1], sys.argv[2]
 def exits_threads(path):
     """The final EXITS state of each vCPU thread, and lost_vcpu_switches of the last block (docs/trace-format.md)."""
-    data = open(path, 'rb').read()
-    off, threads, lost, final = 256, {}, None, False
-    while off + 24 <= len(data):
-        magic, typ, enc, plen, count, raw, crc = struct.unpack_from('<IHHIIII', data, off)
-        if typ == 4:
-            p = off + 24
-            t, ns, nt, flags = struct.unpack_from('<QIII', data, p)
-            lost = struct.unpack_from('<Q', data, p + 40)[0]
-            final = final or bool(flags & 1)
-            p += exits_header_size(data) + ns * 376
-            for i in range(nt):
-                pid, tid, vcpu, pad0, fl, wait, pc, pns, vc, vns = struct.unpack_from('<IIHHIQQQQQ', data, p + i * thread_rec_size(data))
-                threads[tid] = (pc, pns, vc, vns)
-        off += 24 + plen
-    return threads, lost, final
+    eb = ExitsBlocks(path)
+    return eb.switches, eb.lost_switches, eb.final
 out = []
 for r in ('ex', 'st'):
     try:

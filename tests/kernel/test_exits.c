@@ -606,9 +606,13 @@ static void halts_count_polling_caught_and_slept_with_the_value_in_force(void)
 	ret = ht_synth_halt(t, T, 700, false, false, 0, 0);
 	if (!ASSERT_OK(ret, "halt 3") || !halts_are(halts_of(t, T), 3, 1, 1, 700, 1, 5000, 10000, 1))
 		goto cleanup;
-	/* Polled with 10000, slept, and KVM shrank it to 0 at its end. */
+	/*
+	 * Polled with 10000, slept, and KVM shrank it to 0 at its end; it
+	 * never switched out (woken before it did): all of it was polling.
+	 */
 	ret = ht_synth_halt(t, T, 90000, true, true, 0, 10000);
-	if (!ASSERT_OK(ret, "halt 4") || !halts_are(halts_of(t, T), 4, 2, 1, 700, 2, 95000, 0, 1))
+	if (!ASSERT_OK(ret, "halt 4") || !halts_are(halts_of(t, T), 4, 2, 1, 700, 2, 95000, 0, 1) ||
+	    !ASSERT_EQ(halts_of(t, T)->slept_poll_ns, 90000, "the polling of halt 4, which never switched out"))
 		goto cleanup;
 	/* Not polled (0 in force): it did not sleep, yet polling caught nothing. */
 	ret = ht_synth_halt(t, T, 200, false, false, 0, 0);
@@ -621,6 +625,16 @@ static void halts_count_polling_caught_and_slept_with_the_value_in_force(void)
 	ASSERT_MSG(halts_of(t, STRANGER) == NULL, "a thread seen only halting was followed");
 cleanup:
 	ht_tracer_destroy(t);
+}
+
+/* This thread (me, of pid) blocks at out_ns, is woken at wake_ns and runs again at in_ns; another ran meanwhile. */
+static int sleeps(const struct ht_tracer *t, __u32 me, __u32 pid, __u64 out_ns, __u64 wake_ns, __u64 in_ns)
+{
+	const __u32 other = 77;
+	int ret = ht_synth_switch(t, me, pid, other, other, false, out_ns);
+
+	ret = ret ?: ht_synth_wakeup(t, me, wake_ns);
+	return ret ?: ht_synth_switch(t, other, other, me, pid, false, in_ns);
 }
 
 /* A class of wake-ups is count, in all total ns of which wait ns, the longest max ns, slot holding all of them. */
@@ -686,12 +700,8 @@ static void a_wake_up_from_a_halt_is_timed_to_its_entry_by_its_vector(void)
 	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 5100);
 	/* Woken, blocked again in the halt (reblocked), woken again with no injection: 30 ns, 10 waiting. */
 	ret = ret ?: ht_synth_exit_at(&layout, t, SVM, HT_SVM_EXIT_CODE_HLT, 0, 6000);
-	ret = ret ?: ht_synth_switch(t, me, pid, OTHER, OTHER, false, 6100);
-	ret = ret ?: ht_synth_wakeup(t, me, 7000);
-	ret = ret ?: ht_synth_switch(t, OTHER, OTHER, me, pid, false, 7100);
-	ret = ret ?: ht_synth_switch(t, me, pid, OTHER, OTHER, false, 7200);
-	ret = ret ?: ht_synth_wakeup(t, me, 8000);
-	ret = ret ?: ht_synth_switch(t, OTHER, OTHER, me, pid, false, 8010);
+	ret = ret ?: sleeps(t, me, pid, 6100, 7000, 7100);
+	ret = ret ?: sleeps(t, me, pid, 7200, 8000, 8010);
 	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 8030);
 	/* Blocked in the VMM after an I/O exit: its wake-up is no halt's. */
 	ret = ret ?: ht_synth_exit_at(&layout, t, SVM, SVM_IO, 0, 9000);
@@ -707,6 +717,54 @@ static void a_wake_up_from_a_halt_is_timed_to_its_entry_by_its_vector(void)
 	if (wake_class_is(h, HT_WAKE_TIMER, 1, 700, 500, 700, 9) && wake_class_is(h, HT_WAKE_VECTOR, 1, 100, 50, 100, 6) &&
 	    wake_class_is(h, HT_WAKE_NONE, 1, 30, 10, 30, 4))
 		ASSERT_EQ(h->wake.reblocked, 1, "reblocked");
+cleanup:
+	ht_tracer_destroy(t);
+}
+
+/*
+ * The polling of a halt that slept: from the halt's start (its end minus
+ * its ns) to its first switch-out into the sleep, preemptions during the
+ * polling included (KVM's halt_poll_fail_ns runs on its clock); a second
+ * sleep of the same halt (woken, nothing to run, blocked again) is not
+ * polling. A halt that never switched out burned all of it. A sleep in the
+ * VMM (KVM_EXIT_HLT) is no halt in KVM: it leaves nothing for the next.
+ */
+static void a_slept_halts_polling_ends_at_its_first_sleep(void)
+{
+	const __u32 me = (__u32)gettid(), pid = (__u32)getpid(), OTHER = 77;
+	struct ht_tracer *t = NULL;
+	int ret;
+
+	LOAD(t, exits_tracer(SVM, NULL));
+	/* A first halt, with no polling, in which KVM grows halt_poll_ns to 10000: the later ones poll. */
+	ret = ht_synth_exit_at(&layout, t, SVM, HT_SVM_EXIT_CODE_HLT, 0, 1000);
+	ret = ret ?: ht_synth_halt(t, me, 100, false, true, 10000, 0);
+	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 1200);
+	/* From 3100: preempted while polling, polls on, sleeps at 3400, reblocks once, ends at 6100. */
+	ret = ret ?: ht_synth_exit_at(&layout, t, SVM, HT_SVM_EXIT_CODE_HLT, 0, 3000);
+	ret = ret ?: ht_synth_switch(t, me, pid, OTHER, OTHER, true, 3150);
+	ret = ret ?: ht_synth_switch(t, OTHER, OTHER, me, pid, false, 3250);
+	ret = ret ?: sleeps(t, me, pid, 3400, 5000, 5100);
+	ret = ret ?: sleeps(t, me, pid, 5200, 6000, 6050);
+	ret = ret ?: ht_synth_halt_at(t, me, 3000, true, 6100);
+	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 6200);
+	if (!ASSERT_OK(ret, "events 1"))
+		goto cleanup;
+	if (!halts_are(halts_of(t, me), 2, 1, 0, 0, 1, 3000, 10000, 0) ||
+	    !ASSERT_EQ(halts_of(t, me)->slept_poll_ns, 300, "from 3100 to the sleep at 3400"))
+		goto cleanup;
+	/* Slept in the VMM (KVM handed it the halt), then a halt in KVM woken before it switched out: 200 ns, all polling. */
+	ret = ht_synth_exit_at(&layout, t, SVM, HT_SVM_EXIT_CODE_HLT, 0, 8000);
+	ret = ret ?: ht_synth_userspace_exit_at(t, KVM_EXIT_HLT, 8050);
+	ret = ret ?: sleeps(t, me, pid, 8100, 8500, 8600);
+	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 8700);
+	ret = ret ?: ht_synth_exit_at(&layout, t, SVM, HT_SVM_EXIT_CODE_HLT, 0, 9200);
+	ret = ret ?: ht_synth_halt_at(t, me, 200, true, 9500);
+	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 9600);
+	if (!ASSERT_OK(ret, "events 2"))
+		goto cleanup;
+	if (halts_are(halts_of(t, me), 3, 2, 0, 0, 2, 3200, 10000, 0))
+		ASSERT_EQ(halts_of(t, me)->slept_poll_ns, 500, "300, then 200 of a halt that never switched out");
 cleanup:
 	ht_tracer_destroy(t);
 }
@@ -1596,6 +1654,7 @@ int main(void)
 	RUN(vcpu_threads_wait_from_wakeup_or_preemption_until_switched_in);
 	RUN(halts_count_polling_caught_and_slept_with_the_value_in_force);
 	RUN(a_wake_up_from_a_halt_is_timed_to_its_entry_by_its_vector);
+	RUN(a_slept_halts_polling_ends_at_its_first_sleep);
 	RUN(the_sampler_keeps_the_selected_vcpu_threads);
 	RUN(a_followed_vm_is_found_by_any_exit);
 	RUN(open_exits_are_read_after_the_end);

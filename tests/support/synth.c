@@ -295,6 +295,13 @@ int ht_synth_halt(const struct ht_tracer *t, __u32 tid, __u64 ns, bool waited, b
 	return run(t, HT_SYNTH_KVM_HALT, &a, sizeof(a));
 }
 
+int ht_synth_halt_at(const struct ht_tracer *t, __u32 tid, __u64 ns, bool waited, __u64 now_ns)
+{
+	struct ht_synth_halt a = { .tid = tid, .waited = waited, .ns = ns, .now_ns = now_ns };
+
+	return run(t, HT_SYNTH_KVM_HALT, &a, sizeof(a));
+}
+
 int ht_synth_inj_virq(const struct ht_tracer *t, __u32 tid, __u32 vector)
 {
 	struct ht_synth_inj_virq a = { .tid = tid, .vector = vector };

@@ -94,6 +94,8 @@ int ht_synth_cpuid(const struct ht_synth_layout *l, const struct ht_tracer *t, _
  */
 int ht_synth_halt(const struct ht_tracer *t, __u32 tid, __u64 ns, bool waited, bool poll_changed, __u32 poll_new,
 		  __u32 poll_old);
+/* --exits: as ht_synth_halt with no change of halt_poll_ns, ending at now_ns. */
+int ht_synth_halt_at(const struct ht_tracer *t, __u32 tid, __u64 ns, bool waited, __u64 now_ns);
 /* --exits: KVM injects vector into the guest of thread tid (kvm_inj_virq). */
 int ht_synth_inj_virq(const struct ht_tracer *t, __u32 tid, __u32 vector);
 /* A vCPU thread first seen at now_ns (0: the clock now), in guest if running, else blocked. */

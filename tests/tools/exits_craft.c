@@ -347,7 +347,8 @@ int main(int argc, char **argv)
 						 thread_of(2001, T0, T0 + 1000000000ull, 900000000ull, 100000000ull) };
 
 		t[0].h = (struct ht_vcpu_halts){ .halts = 10, .polled = 8, .caught = 6, .caught_ns = 6 * 20000ull,
-						 .slept = 4, .slept_ns = 4 * 1000000ull, .poll_ns = 200000, .poll_unknown = 2 };
+						 .slept = 4, .slept_ns = 4 * 1000000ull, .poll_ns = 200000, .poll_unknown = 2,
+						 .slept_poll_ns = 4 * 50000ull };
 		t[1].h = (struct ht_vcpu_halts){ .halts = 3, .slept = 3, .slept_ns = 3000, .poll_ns = HT_HALT_POLL_NS_UNKNOWN,
 						 .poll_unknown = 3 };
 		/* vCPU 0's wake-ups: the timer's 2 of 20 us (slot 14) and 2 of 100 us (slot 16), 1 reblocked. */
@@ -358,7 +359,8 @@ int main(int argc, char **argv)
 		t[0] = thread_of(2000, T0, T0 + 2000000000ull, 1800000000ull, 200000000ull);
 		t[1] = thread_of(2001, T0, T0 + 2000000000ull, 1800000000ull, 200000000ull);
 		t[0].h = (struct ht_vcpu_halts){ .halts = 30, .polled = 28, .caught = 20, .caught_ns = 20 * 20000ull,
-						 .slept = 10, .slept_ns = 10 * 1000000ull, .poll_ns = 400000, .poll_unknown = 2 };
+						 .slept = 10, .slept_ns = 10 * 1000000ull, .poll_ns = 400000, .poll_unknown = 2,
+						 .slept_poll_ns = 10 * 50000ull };
 		t[1].h = (struct ht_vcpu_halts){ .halts = 3, .slept = 3, .slept_ns = 3000, .poll_ns = HT_HALT_POLL_NS_UNKNOWN,
 						 .poll_unknown = 3 };
 		/* Then 6 and 4 of the timer's, 2 of 1.5 ms of another vector (slot 20), 3 reblocked. */

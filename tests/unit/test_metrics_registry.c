@@ -492,9 +492,9 @@ static void fill_exit_table(struct ht_exit_table *t)
 	a.state_ns[HT_VCPU_WAIT] = 1500000000;
 	a.state_ns[HT_VCPU_HALTED] = 500000000;
 	a2.state_ns[HT_VCPU_VMM] = 250000000;
-	/* vCPU 0's halts: 10, 6 polled, 4 caught in 80 us, 5 slept in 3 s, 1 neither. */
+	/* vCPU 0's halts: 10, 6 polled, 4 caught in 80 us, 5 slept in 3 s (of it 250 us polling), 1 neither. */
 	struct ht_vcpu_halts hl = { .halts = 10, .polled = 6, .caught = 4, .caught_ns = 80000, .slept = 5,
-				    .slept_ns = 3000000000ull, .poll_ns = 200000 };
+				    .slept_ns = 3000000000ull, .poll_ns = 200000, .slept_poll_ns = 250000 };
 
 	ht_exit_table_set_thread(t, &w, &a, &hl, false);
 	ht_exit_table_set_thread(t, &w2, &a2, NULL, false);
@@ -548,6 +548,7 @@ static void exit_metrics_are_histograms_by_vm_and_reason_with_escaped_labels(voi
 		"hypertrace_vcpu_halts_polled_total{%s,vcpu=\"0\"} 6",
 		"hypertrace_vcpu_halt_seconds_total{%s,vcpu=\"0\",end=\"caught\"} 0.00008",
 		"hypertrace_vcpu_halt_seconds_total{%s,vcpu=\"0\",end=\"slept\"} 3",
+		"hypertrace_vcpu_halt_poll_lost_seconds_total{%s,vcpu=\"0\"} 0.00025",
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(halt_lines); i++) {
 		snprintf(line, sizeof(line), halt_lines[i], vm);

@@ -109,21 +109,22 @@ static void rows_per_vm_sorted_by_the_key_with_names_escaped(void)
 	if (!ASSERT_MSG(strstr(fx.text, "     10 alpha                     100   50.0    0.0    0.0   50.0    0.0    0.0\n") != NULL,
 			"alpha waits 50%%:\n%s", fx.text))
 		goto cleanup;
-	/* Wide enough: every column; POLL% "-" where KVM polled in no halt. */
-	o.width = 120;
+	/* Wide enough: every column; POLL% "-" where KVM polled in no halt, PBURN% 0 where none was lost. */
+	o.width = 130;
 	if (!ASSERT_MSG(frame(&fx, &o) == 4 &&
-				strstr(fx.text, "     20 b\\x1b[2Jeta               340 1.00us 1.00us  100.0    0.0    0.0    0.0    0.0    0.0      -      -       40\n"),
+				strstr(fx.text, "     20 b\\x1b[2Jeta               340 1.00us 1.00us  100.0    0.0    0.0    0.0    0.0    0.0      -    0.0      -       40\n"),
 			"every column at 120:\n%s", fx.text))
 		goto cleanup;
 	/*
-	 * alpha's vCPU: 10 halts polled in the interval, 4 of them caught; of the
-	 * 6 that slept, 5 wake-ups of the timer's in [32, 64) us, the longest 40
+	 * alpha's vCPU: 10 halts polled in the interval, 4 of them caught; the
+	 * 6 that slept polled 10 ms of its second (PBURN% 1.0); of them, 5
+	 * wake-ups of the timer's in [32, 64) us, the longest 40
 	 * us, and one of another vector's of 3 ms: their p99 is that one.
 	 */
 	{
 		struct ht_vcpu_wait wt = { .pid = 10, .tid = 11, .wait_ns = 500000000 };
 		struct ht_vcpu_account a = { .start_ns = 1000, .as_of_ns = 1000 + 1000000000 };
-		struct ht_vcpu_halts h = { .halts = 12, .polled = 10, .caught = 4, .slept = 6 };
+		struct ht_vcpu_halts h = { .halts = 12, .polled = 10, .caught = 4, .slept = 6, .slept_poll_ns = 10000000 };
 
 		h.wake.c[HT_WAKE_TIMER] = (struct ht_vcpu_wake_hist){ .total_ns = 180000, .max_ns = 40000, .slots = { [15] = 5 } };
 		h.wake.c[HT_WAKE_VECTOR] = (struct ht_vcpu_wake_hist){ .total_ns = 3000000, .max_ns = 3000000, .slots = { [21] = 1 } };
@@ -132,8 +133,8 @@ static void rows_per_vm_sorted_by_the_key_with_names_escaped(void)
 		ht_exit_table_set_thread(&fx.interval, &wt, &a, &h, false);
 	}
 	if (!ASSERT_MSG(frame(&fx, &o) == 4 &&
-				strstr(fx.text, "     10 alpha                     100 1.00us 1.00us   50.0    0.0    0.0   50.0    0.0    0.0   40.0 3.00ms        0\n"),
-			"POLL%% is caught of polled, WAKE99 the wake-ups' p99:\n%s", fx.text))
+				strstr(fx.text, "     10 alpha                     100 1.00us 1.00us   50.0    0.0    0.0   50.0    0.0    0.0   40.0    1.0 3.00ms        0\n"),
+			"POLL%% is caught of polled, PBURN%% the polling lost of the threads' time, WAKE99 the wake-ups' p99:\n%s", fx.text))
 		goto cleanup;
 	/* Without the one of 3 ms, the p99 is the timer's slot's bound, lowered to their longest. */
 	{
@@ -146,7 +147,7 @@ static void rows_per_vm_sorted_by_the_key_with_names_escaped(void)
 		ht_exit_table_set_thread(&fx.interval, &wt, &a, &h, false);
 	}
 	if (!ASSERT_MSG(frame(&fx, &o) == 4 &&
-				strstr(fx.text, "     10 alpha                     100 1.00us 1.00us   50.0    0.0    0.0   50.0    0.0    0.0   40.0 40.0us        0\n"),
+				strstr(fx.text, "     10 alpha                     100 1.00us 1.00us   50.0    0.0    0.0   50.0    0.0    0.0   40.0    0.0 40.0us        0\n"),
 			"WAKE99 at most the longest:\n%s", fx.text))
 		goto cleanup;
 	o.width = 0;

@@ -640,6 +640,43 @@ cleanup:
 	ht_reader_close(r);
 }
 
+/*
+ * Versions 10 and 11 wrote the halts without the slept ones' polling: a
+ * reader of version 12 takes each record at its own size, with its
+ * wake-ups, and marks the polling unknown (never 0, which would read as
+ * none burned); version 12's carry it, unmarked.
+ */
+static void version_11_thread_records_read_with_the_slept_polling_unknown(void)
+{
+	struct ht_vcpu_wait_rec threads[2] = {
+		{ .w = { .pid = 4242, .tid = 4250, .wait_ns = 7 }, .a = { .start_ns = 10, .as_of_ns = 10 } },
+		{ .w = { .pid = 4242, .tid = 4251, .wait_ns = 8 }, .a = { .start_ns = 20, .as_of_ns = 20 },
+		  .h = { .halts = 9, .polled = 6, .caught = 4, .caught_ns = 400, .slept = 5, .slept_ns = 5000,
+			 .poll_ns = 200000, .wake = { .reblocked = 3 }, .slept_poll_ns = 1200 } },
+	};
+	struct ht_reader *r;
+	char err[256] = "";
+
+	r = read_thread_records_of_version(11, threads, HT_VCPU_WAIT_REC_V11_SIZE, err, sizeof(err));
+	if (!ASSERT_MSG(r && !ht_reader_status(r)->damaged && exits_seen == 1, "version 11: not read whole: %s", err))
+		goto cleanup;
+	if (!ASSERT_MSG(exits_second.w.tid == 4251 && exits_second.h.wake.reblocked == 3 &&
+				exits_second.h.slept_poll_ns == 0 && (exits_second.w.pad1 & HT_VCPU_WAIT_F_NO_SLEPT_POLL),
+			"version 11: wake-ups %llu, polling %llu ns, flags %#x; want 3, 0 and unknown",
+			(unsigned long long)exits_second.h.wake.reblocked, (unsigned long long)exits_second.h.slept_poll_ns,
+			exits_second.w.pad1))
+		goto cleanup;
+	ht_reader_close(r);
+	r = read_thread_records_of_version(HT_FILE_VERSION, threads, sizeof(threads[0]), err, sizeof(err));
+	if (!ASSERT_MSG(r && !ht_reader_status(r)->damaged && exits_seen == 1, "version 12: not read whole: %s", err))
+		goto cleanup;
+	ASSERT_MSG(exits_second.h.slept_poll_ns == 1200 && !(exits_second.w.pad1 & HT_VCPU_WAIT_F_NO_SLEPT_POLL),
+		   "version 12: polling %llu ns, flags %#x; want 1200, known", (unsigned long long)exits_second.h.slept_poll_ns,
+		   exits_second.w.pad1);
+cleanup:
+	ht_reader_close(r);
+}
+
 /* Wake-ups that cannot be a recording's (more waiting than the whole, a longest beyond it) stop the reading. */
 static void thread_wake_ups_that_do_not_add_up_stop_reading(void)
 {
@@ -674,6 +711,7 @@ static void thread_halts_that_do_not_add_up_stop_reading(void)
 		{ .halts = 5, .polled = 4, .poll_unknown = 2 },
 		{ .halts = 5, .polled = 5, .caught = 3, .slept = 3 },
 		{ .halts = 2, .slept = UINT64_MAX },
+		{ .halts = 2, .slept = 1, .slept_ns = 100, .slept_poll_ns = 101 },
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -763,6 +801,7 @@ int main(void)
 	RUN(version_8_thread_records_read_without_halts);
 	RUN(thread_halts_that_do_not_add_up_stop_reading);
 	RUN(version_9_thread_records_read_without_wake_ups);
+	RUN(version_11_thread_records_read_with_the_slept_polling_unknown);
 	RUN(thread_wake_ups_that_do_not_add_up_stop_reading);
 	unlink(path);
 	rmdir(dir);

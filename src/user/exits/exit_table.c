@@ -441,6 +441,7 @@ int ht_exit_table_delta(struct ht_exit_table *out, const struct ht_exit_table *n
 		d->h.caught_ns = ht_sub_or_count(n->h.caught_ns, b->h.caught_ns, down);
 		d->h.slept = ht_sub_or_count(n->h.slept, b->h.slept, down);
 		d->h.slept_ns = ht_sub_or_count(n->h.slept_ns, b->h.slept_ns, down);
+		d->h.slept_poll_ns = ht_sub_or_count(n->h.slept_poll_ns, b->h.slept_poll_ns, down);
 		d->h.poll_unknown = (__u32)ht_sub_or_count(n->h.poll_unknown, b->h.poll_unknown, down);
 		ht_wakeups_sub(&d->h.wake, &n->h.wake, &b->h.wake, down);
 	}

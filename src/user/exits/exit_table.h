@@ -36,6 +36,7 @@ struct ht_vcpu_thread_row {
 	uint64_t from_ns;         /* a.start_ns; in an interval (ht_exit_table_delta) where it begins */
 	bool changed;
 	bool gone;               /* no longer in BPF (the thread ended): its last numbers */
+	bool no_slept_poll;      /* h.slept_poll_ns is not known: its file (version 11 or older) holds none */
 	bool seen;               /* scratch of whoever fills the table (e.g. seen in this read) */
 };
 

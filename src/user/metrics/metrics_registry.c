@@ -341,6 +341,7 @@ void ht_metrics_set_exits(struct ht_metrics_registry *r, const struct ht_exit_ta
 		v->halts.caught_ns += h->caught_ns;
 		v->halts.slept += h->slept;
 		v->halts.slept_ns += h->slept_ns;
+		v->halts.slept_poll_ns += h->slept_poll_ns;
 		ht_wakeups_add(&v->halts.wake, &h->wake);
 	}
 	ht_hashmap_clear(&sets);
@@ -729,6 +730,17 @@ static void write_vcpu_halts_polled(FILE *out, const void *set, bool other, void
 	fprintf(out, "hypertrace_vcpu_halts_polled_total{%s} %" PRIu64 "\n", labels, (uint64_t)v->halts.polled);
 }
 
+static void write_vcpu_halt_poll_lost(FILE *out, const void *set, bool other, void *ctx)
+{
+	const struct ht_metrics_vcpu_set *v = set;
+	char labels[2 * HT_METRICS_VM_LABEL + 64], lost[32];
+
+	(void)ctx;
+	vcpu_labels(v, other, labels, sizeof(labels));
+	ht_metrics_format_seconds(v->halts.slept_poll_ns, lost, sizeof(lost));
+	fprintf(out, "hypertrace_vcpu_halt_poll_lost_seconds_total{%s} %s\n", labels, lost);
+}
+
 /*
  * A vCPU's wake-ups from its first one on (a class or reblocked): every
  * class then, empty ones too, so its series do not come and go with the
@@ -897,6 +909,10 @@ static void render_exits(FILE *out, struct ht_metrics_exits *e)
 			  "Time of vCPU threads' halts in KVM by how they ended: caught (all polling), slept (polling that failed, then the sleep).");
 	ht_metrics_each_set(out, e->vcpus, e->nvcpus, sizeof(*e->vcpus), &e->vcpu_other, e->vcpu_other_used,
 			    write_vcpu_halt_seconds, NULL);
+	ht_metrics_family(out, "hypertrace_vcpu_halt_poll_lost_seconds_total", "counter",
+			  "CPU time halt polling burned in the halts of vCPU threads it did not catch, before they slept: KVM's halt_poll_fail_ns.");
+	ht_metrics_each_set(out, e->vcpus, e->nvcpus, sizeof(*e->vcpus), &e->vcpu_other, e->vcpu_other_used,
+			    write_vcpu_halt_poll_lost, NULL);
 	render_vcpu_wakeups(out, e);
 	ht_metrics_counter(out, "hypertrace_exits_lost_total",
 			   "VM exits the BPF side could not count (series or vCPU thread tables full).", e->lost);

@@ -169,6 +169,7 @@ static int apply_threads(struct exits_reading *r, const struct ht_vcpu_wait_rec 
 		row->h = rec->h;
 		row->from_ns = rec->a.start_ns;
 		row->gone = rec->w.pad1 & HT_VCPU_WAIT_F_GONE;
+		row->no_slept_poll = rec->w.pad1 & HT_VCPU_WAIT_F_NO_SLEPT_POLL;
 	}
 	return r->npending > r->state.nthreads ? merge_pending(r) : 0;
 }

@@ -3,8 +3,9 @@
  * report --halts: what an operator tunes kvm.halt_poll_ns from. Per vCPU
  * thread: its halts in KVM, how many KVM polled in and how many of those
  * the polling caught (the vCPU never slept) with their time, how many slept
- * with their time in KVM (the polling that failed, then the sleep), and
- * the halt_poll_ns in force at the window's end (struct ht_vcpu_halts).
+ * with their time in KVM (the polling that failed, then the sleep) and the
+ * CPU that failed polling burned, and the halt_poll_ns in force at the
+ * window's end (struct ht_vcpu_halts).
  * Then the wake-ups of the halts that slept, what a latency-sensitive
  * tenant asks: from the wake-up to the guest running, how much of it
  * waiting for a host CPU, by the interrupt it was for (struct
@@ -41,20 +42,32 @@ static void fmt_poll_ns(char *buf, size_t len, uint32_t poll_ns, bool sum_row)
 		snprintf(buf, len, "%u", poll_ns);
 }
 
-static void text_row(const char *label, int width, const struct ht_vcpu_halts *h, bool sum_row)
+/* The halts of a thread, or a VM's sum of them; slept_poll_unknown: its file holds no slept_poll_ns (of some thread). */
+struct halts_sum {
+	struct ht_vcpu_halts h;
+	bool slept_poll_unknown;
+};
+
+static void text_row(const char *label, int width, const struct ht_vcpu_halts *h, bool slept_poll_unknown, bool sum_row)
 {
-	char caught_mean[16], slept_mean[16], poll[16], share[16];
+	char caught_mean[16], slept_mean[16], poll[16], share[16], poll_lost[16];
 
 	fmt_mean(caught_mean, sizeof(caught_mean), h->caught_ns, h->caught);
 	fmt_mean(slept_mean, sizeof(slept_mean), h->slept_ns, h->slept);
+	if (slept_poll_unknown)
+		snprintf(poll_lost, sizeof(poll_lost), "?");
+	else if (!h->polled)
+		snprintf(poll_lost, sizeof(poll_lost), "-");
+	else
+		ht_exit_fmt_ns(poll_lost, sizeof(poll_lost), h->slept_poll_ns);
 	fmt_poll_ns(poll, sizeof(poll), h->poll_ns, sum_row);
 	if (h->polled)
 		snprintf(share, sizeof(share), "%.1f%%", 100.0 * (double)h->caught / (double)h->polled);
 	else
 		snprintf(share, sizeof(share), "-");
-	printf("  %-*s %9llu %9llu %9llu %7s %9s %9llu %9s %8u %12s\n", width, label, (unsigned long long)h->halts,
+	printf("  %-*s %9llu %9llu %9llu %7s %9s %9llu %9s %9s %8u %12s\n", width, label, (unsigned long long)h->halts,
 	       (unsigned long long)h->polled, (unsigned long long)h->caught, share, caught_mean,
-	       (unsigned long long)h->slept, slept_mean, h->poll_unknown, poll);
+	       (unsigned long long)h->slept, slept_mean, poll_lost, h->poll_unknown, poll);
 }
 
 static void add_halts(struct ht_vcpu_halts *sum, const struct ht_vcpu_halts *h)
@@ -65,6 +78,7 @@ static void add_halts(struct ht_vcpu_halts *sum, const struct ht_vcpu_halts *h)
 	sum->caught_ns += h->caught_ns;
 	sum->slept += h->slept;
 	sum->slept_ns += h->slept_ns;
+	sum->slept_poll_ns += h->slept_poll_ns;
 	sum->poll_unknown += h->poll_unknown;
 	ht_wakeups_add(&sum->wake, &h->wake);
 }
@@ -111,23 +125,28 @@ static void wake_rows(const char *label, int width, const struct ht_vcpu_wakeups
 /* The text view: a VM's vCPU threads' halts summed for its last row. */
 static void halts_columns(void *ctx, int width)
 {
-	struct ht_vcpu_halts *sum = ctx;
+	struct halts_sum *sum = ctx;
 
-	*sum = (struct ht_vcpu_halts){ .poll_ns = HT_HALT_POLL_NS_UNKNOWN };
-	printf("  %-*s %9s %9s %9s %7s %9s %9s %9s %8s %12s\n", width, "vCPU thread", "halts", "polled", "caught",
-	       "of poll", "its mean", "slept", "its mean", "unknown", "halt_poll_ns");
+	*sum = (struct halts_sum){ .h.poll_ns = HT_HALT_POLL_NS_UNKNOWN };
+	printf("  %-*s %9s %9s %9s %7s %9s %9s %9s %9s %8s %12s\n", width, "vCPU thread", "halts", "polled", "caught",
+	       "of poll", "its mean", "slept", "its mean", "poll lost", "unknown", "halt_poll_ns");
 }
 
 static void halts_thread(void *ctx, const char *label, int width, const struct ht_vcpu_thread_row *r)
 {
-	text_row(label, width, &r->h, false);
-	add_halts(ctx, &r->h);
+	struct halts_sum *sum = ctx;
+
+	text_row(label, width, &r->h, r->no_slept_poll, false);
+	add_halts(&sum->h, &r->h);
+	sum->slept_poll_unknown |= r->no_slept_poll;
 }
 
 static void halts_vm_end(void *ctx, int width, size_t nthreads)
 {
+	const struct halts_sum *sum = ctx;
+
 	if (nthreads > 1)
-		text_row("all its vCPU threads", width, ctx, true);
+		text_row("all its vCPU threads", width, &sum->h, sum->slept_poll_unknown, true);
 }
 
 /* The wake-ups' view: a VM's vCPU threads' wake-ups summed for its last rows. */
@@ -156,12 +175,13 @@ static int write_text(const struct ht_exit_table *t, struct ht_reader *reader)
 {
 	static const struct ht_vcpu_view_ops ops = { halts_columns, halts_thread, halts_vm_end };
 	static const struct ht_vcpu_view_ops wake_ops = { wakeups_columns, wakeups_thread, wakeups_vm_end };
-	struct ht_vcpu_halts sum;
+	struct halts_sum sum;
 	struct ht_vcpu_wakeups wake_sum;
 	int ret = ht_report_vcpu_view(t, reader, &ops, &sum);
 
 	if (ret)
 		return ret;
+	puts("(poll lost: the CPU that polling burned in the halts that slept, from the halt's start to the sleep)");
 	puts("\nWake-ups of the halts that slept, to the guest running (irq: the vector KVM injected first, timer\n"
 	     "the vCPU's local APIC timer, vector another (IPI, device), none a posted interrupt or no interrupt;\n"
 	     "waiting: its share runnable without a host CPU; reblocked: woken, then halted again before running):");
@@ -193,7 +213,7 @@ static void write_rows(enum ht_report_mode mode, const struct ht_exit_table *t, 
 	const bool json = mode == HT_REPORT_JSON;
 
 	if (!json) {
-		fputs(HT_REPORT_VCPU_ROW_CSV_HEAD ",halts,polled,caught,caught_ns,slept,slept_ns,poll_unknown,halt_poll_ns", stdout);
+		fputs(HT_REPORT_VCPU_ROW_CSV_HEAD ",halts,polled,caught,caught_ns,slept,slept_ns,slept_poll_ns,poll_unknown,halt_poll_ns", stdout);
 		for (int c = 0; c < HT_WAKE_NCLASSES; c++)
 			printf(",wake_%s,wake_%s_ns,wake_%s_wait_ns,wake_%s_max_ns,wake_%s_p99_ns", ht_wake_class_names[c],
 			       ht_wake_class_names[c], ht_wake_class_names[c], ht_wake_class_names[c], ht_wake_class_names[c]);
@@ -202,19 +222,23 @@ static void write_rows(enum ht_report_mode mode, const struct ht_exit_table *t, 
 	for (size_t i = 0; i < t->nthreads; i++) {
 		const struct ht_vcpu_thread_row *r = &t->threads[i];
 		const struct ht_vcpu_halts *h = &r->h;
-		char poll[16];
+		char poll[16], slept_poll[24];
 
 		/* Unknown is empty in CSV and null in JSON: never a number that could be read as a value. */
 		if (h->poll_ns == HT_HALT_POLL_NS_UNKNOWN)
 			snprintf(poll, sizeof(poll), "%s", json ? "null" : "");
 		else
 			snprintf(poll, sizeof(poll), "%u", h->poll_ns);
+		if (r->no_slept_poll)
+			snprintf(slept_poll, sizeof(slept_poll), "%s", json ? "null" : "");
+		else
+			snprintf(slept_poll, sizeof(slept_poll), "%llu", (unsigned long long)h->slept_poll_ns);
 		ht_report_vcpu_row_start(stdout, json, r, reader);
-		printf(json ? ",\"halts\":%llu,\"polled\":%llu,\"caught\":%llu,\"caught_ns\":%llu,\"slept\":%llu,\"slept_ns\":%llu,\"poll_unknown\":%u,\"halt_poll_ns\":%s"
-			    : ",%llu,%llu,%llu,%llu,%llu,%llu,%u,%s",
+		printf(json ? ",\"halts\":%llu,\"polled\":%llu,\"caught\":%llu,\"caught_ns\":%llu,\"slept\":%llu,\"slept_ns\":%llu,\"slept_poll_ns\":%s,\"poll_unknown\":%u,\"halt_poll_ns\":%s"
+			    : ",%llu,%llu,%llu,%llu,%llu,%llu,%s,%u,%s",
 		       (unsigned long long)h->halts, (unsigned long long)h->polled, (unsigned long long)h->caught,
 		       (unsigned long long)h->caught_ns, (unsigned long long)h->slept, (unsigned long long)h->slept_ns,
-		       h->poll_unknown, poll);
+		       slept_poll, h->poll_unknown, poll);
 		write_wake_columns(json, &h->wake);
 	}
 }

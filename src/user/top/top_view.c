@@ -40,20 +40,21 @@ struct vm_row {
 	uint64_t hcalls;
 	struct ht_exit_series sum; /* every exit of the VM in the interval */
 	__u64 state_ns[HT_VCPU_NSTATES]; /* its vCPU threads' accounts in the interval, summed */
-	struct ht_vcpu_halts halts; /* its vCPU threads' halts in the interval: polled, caught, their wake-ups */
+	struct ht_vcpu_halts halts; /* its vCPU threads' halts in the interval: polled, caught, polling lost, their wake-ups */
 	unsigned int threads;      /* vCPU threads known */
 };
 
 /*
  * The columns after PID and VM, in the order shown. A screen too narrow for
  * all of them drops them in the order of drop_rank, highest first: the
- * p99 of the wake-ups from a halt, the share of polled halts that polling
- * caught, then the hypercall rate, then
+ * p99 of the wake-ups from a halt, the CPU polling burned without catching
+ * one, the share of polled halts that polling caught, then the hypercall
+ * rate, then
  * p50, then p99, then the rarer states; the exit rate and where the vCPUs'
  * time went stay (docs: top(1), "COLUMNS").
  */
-enum column { COL_EXITS, COL_P50, COL_P99, COL_GUEST, COL_KVM, COL_VMM, COL_WAIT, COL_HALT, COL_BLK, COL_POLL, COL_WAKE99,
-	      COL_HCALLS, NCOLS };
+enum column { COL_EXITS, COL_P50, COL_P99, COL_GUEST, COL_KVM, COL_VMM, COL_WAIT, COL_HALT, COL_BLK, COL_POLL, COL_PBURN,
+	      COL_WAKE99, COL_HCALLS, NCOLS };
 static const struct {
 	const char *title;
 	int width;
@@ -62,7 +63,8 @@ static const struct {
 	[COL_EXITS] = { "EXITS/S", 8, 0 }, [COL_P50] = { "P50", 6, 8 },    [COL_P99] = { "P99", 6, 7 },
 	[COL_GUEST] = { "GUEST%", 6, 1 },  [COL_KVM] = { "KVM%", 6, 2 },   [COL_VMM] = { "VMM%", 6, 3 },
 	[COL_WAIT] = { "WAIT%", 6, 4 },    [COL_HALT] = { "HALT%", 6, 5 }, [COL_BLK] = { "BLK%", 6, 6 },
-	[COL_POLL] = { "POLL%", 6, 10 },   [COL_WAKE99] = { "WAKE99", 6, 11 }, [COL_HCALLS] = { "HCALL/S", 8, 9 },
+	[COL_POLL] = { "POLL%", 6, 10 },   [COL_PBURN] = { "PBURN%", 6, 11 }, [COL_WAKE99] = { "WAKE99", 6, 12 },
+	[COL_HCALLS] = { "HCALL/S", 8, 9 },
 };
 /* The state of each account column. */
 static const enum ht_vcpu_state column_state[NCOLS] = {
@@ -100,13 +102,19 @@ static double rate(uint64_t n, uint64_t ns)
 }
 
 /* A state's share of an account's time, in %; negative if there is no time (shown "-"). */
-static double state_pct(const __u64 ns[HT_VCPU_NSTATES], enum ht_vcpu_state k)
+/* part in % of the threads' time, the sum of their states; -1: no time. */
+static double ns_pct(const __u64 ns[HT_VCPU_NSTATES], uint64_t part)
 {
 	uint64_t span = 0;
 
 	for (int i = 0; i < HT_VCPU_NSTATES; i++)
 		span = ht_sat_add(span, ns[i]);
-	return span ? 100.0 * (double)ns[k] / (double)span : -1.0;
+	return span ? 100.0 * (double)part / (double)span : -1.0;
+}
+
+static double state_pct(const __u64 ns[HT_VCPU_NSTATES], enum ht_vcpu_state k)
+{
+	return ns_pct(ns, ns[k]);
 }
 
 static enum ht_top_sort sort_key;
@@ -190,7 +198,8 @@ static void fmt_le(char *buf, size_t len, uint64_t ns, uint64_t count)
 /*
  * The columns after the name that fit (show): exits/s, p50, p99, each
  * state's %, the polled halts polling caught in % (of polled; "-" for none),
- * the p99 of the halts' wake-ups to the guest running (a bucket bound; "-"
+ * the CPU that polling burned in halts that slept in % of the threads' time
+ * (as the states; "-" for no account), the p99 of the halts' wake-ups to the guest running (a bucket bound; "-"
  * for none), hypercalls/s. h: the interval's halts, NULL for none.
  */
 static void columns(char *buf, size_t len, const bool show[NCOLS], const struct ht_exit_series *s, uint64_t hcalls,
@@ -224,6 +233,13 @@ static void columns(char *buf, size_t len, const bool show[NCOLS], const struct 
 				snprintf(v, sizeof(v), "%.1f", 100.0 * (double)h->caught / (double)h->polled);
 			else
 				snprintf(v, sizeof(v), "-");
+			break;
+		case COL_PBURN:
+			pct = state_ns && h ? ns_pct(state_ns, h->slept_poll_ns) : -1.0;
+			if (pct < 0)
+				snprintf(v, sizeof(v), "-");
+			else
+				snprintf(v, sizeof(v), "%.1f", pct);
 			break;
 		case COL_WAKE99:
 			fmt_le(v, sizeof(v), ht_wake_percentile(&wake, 99), ht_wake_count(&wake));
@@ -562,6 +578,7 @@ static uint64_t sum_rows(struct vm_row *rows, size_t n, const struct ht_exit_tab
 		if (r) {
 			r->halts.polled = ht_sat_add(r->halts.polled, interval->threads[i].h.polled);
 			r->halts.caught = ht_sat_add(r->halts.caught, interval->threads[i].h.caught);
+			r->halts.slept_poll_ns = ht_sat_add(r->halts.slept_poll_ns, interval->threads[i].h.slept_poll_ns);
 			ht_wakeups_add(&r->halts.wake, &interval->threads[i].h.wake);
 		}
 	}

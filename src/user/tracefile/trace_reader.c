@@ -349,11 +349,12 @@ static bool halts_ok(const struct ht_vcpu_wait_rec *rec, char *why, size_t len)
 	const struct ht_vcpu_halts *h = &rec->h;
 
 	if (h->caught > h->polled || (unsigned __int128)h->polled + h->poll_unknown > h->halts ||
-	    (unsigned __int128)h->caught + h->slept > h->halts) {
+	    (unsigned __int128)h->caught + h->slept > h->halts || h->slept_poll_ns > h->slept_ns) {
 		snprintf(why, len,
-			 "the halts of vCPU thread %u do not add up: %llu halts, %llu polled, %u not known, %llu caught, %llu slept",
+			 "the halts of vCPU thread %u do not add up: %llu halts, %llu polled, %u not known, %llu caught, %llu slept (%llu ns, %llu of it polling)",
 			 rec->w.tid, (unsigned long long)h->halts, (unsigned long long)h->polled, h->poll_unknown,
-			 (unsigned long long)h->caught, (unsigned long long)h->slept);
+			 (unsigned long long)h->caught, (unsigned long long)h->slept, (unsigned long long)h->slept_ns,
+			 (unsigned long long)h->slept_poll_ns);
 		return false;
 	}
 	for (int c = 0; c < HT_WAKE_NCLASSES; c++) {
@@ -520,10 +521,12 @@ static bool load_exits_block(struct ht_reader *r, const struct ht_block_header *
 {
 	struct ht_exits_header eh = { 0 };
 	/*
-	 * Thread records grew in versions 5 (the account), 9 (the halts) and 10
-	 * (their wake-ups); older ones are read into the new layout.
+	 * Thread records grew in versions 5 (the account), 9 (the halts), 10
+	 * (their wake-ups) and 12 (the slept ones' polling); older ones are
+	 * read into the new layout.
 	 */
-	size_t thread_rec = r->hdr.version >= 10  ? sizeof(struct ht_vcpu_wait_rec)
+	size_t thread_rec = r->hdr.version >= 12  ? sizeof(struct ht_vcpu_wait_rec)
+			    : r->hdr.version >= 10 ? HT_VCPU_WAIT_REC_V11_SIZE
 			    : r->hdr.version >= 9 ? HT_VCPU_WAIT_REC_V9_SIZE
 			    : r->hdr.version >= 5 ? HT_VCPU_WAIT_REC_V8_SIZE
 						  : HT_VCPU_WAIT_REC_V4_SIZE;
@@ -572,6 +575,7 @@ static bool load_exits_block(struct ht_reader *r, const struct ht_block_header *
 			memcpy(&widened[i].w, threads + (size_t)i * thread_rec, thread_rec);
 			if (thread_rec < HT_VCPU_WAIT_REC_V9_SIZE)
 				widened[i].h.poll_ns = HT_HALT_POLL_NS_UNKNOWN; /* none recorded */
+			widened[i].w.pad1 |= HT_VCPU_WAIT_F_NO_SLEPT_POLL;
 		}
 		free(r->exits_threads);
 		r->exits_threads = widened;
