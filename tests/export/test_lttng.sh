@@ -10,6 +10,8 @@
 #     kernel analysis: each gap shown as a stand-in thread after a task left
 #     WAIT_UNKNOWN, counted in the guest's env and as discarded events;
 #   - memory stays flat: 1 M records and switches convert in the RSS of 100 k;
+#   - each wake-up of a halted vCPU thread (record --wakeups) is an event with
+#     its parts, equal to report --latency --csv;
 #   - Trace Compass's fused VM view is complete, replayed as its analyses are
 #     written, with and without record --vcpu-sched, for vcpu_ids with gaps;
 #     the checker fails an empty view and rejects an impossible input;
@@ -300,6 +302,52 @@ if "$GEN" guests many.htr 300 >/dev/null; then
 	rm -rf many many.htr many.htr.kallsyms
 else
 	fail lttng_more_guests_than_open_files "trace_gen guests failed"
+fi
+
+# The wake-ups of halted vCPU threads (record --wakeups; tests/tools/exits_craft wakeups: 111 of
+# one VM's two threads, 100 timer, 10 vector and one of a class no recording writes): each a
+# hypertrace_vcpu_wakeup event of the host trace at its entry, on its CPU, in its thread's
+# context, with its start, length, parts, vectors and class, equal to report --latency --csv one
+# for one (read back with bt2); babeltrace2 reads the trace with no warning.
+if "$OUTPUT/tests/tools/exits_craft" w.htr wakeups >/dev/null && "$HT" report --latency --csv w.htr >w.latency.csv; then
+	wakeups=$(($(wc -l <w.latency.csv) - 1))
+	out=$("$HT" convert --lttng wexp w.htr 2>&1); status=$?
+	if [ $status -eq 0 ] && [ "$wakeups" -eq 111 ] &&
+		[ "$out" = "hypertrace-bpf: 0 of 0 records and $wakeups of $wakeups wake-ups of halted vCPUs converted to wexp" ] &&
+		! babeltrace2 wexp/host 2>&1 >/dev/null | grep -q . &&
+		out=$($PY - wexp/host w.latency.csv <<'PY' 2>&1
+import bt2, collections, csv, sys
+got = []
+for m in bt2.TraceCollectionMessageIterator(sys.argv[1]):
+    if type(m) is not bt2._EventMessageConst or m.event.name != 'hypertrace_vcpu_wakeup':
+        continue
+    e, f = m.event, m.event.payload_field
+    vec = lambda k: '' if int(f[k]) == -1 else str(int(f[k]))
+    got.append((int(e.common_context_field['pid']) if 'pid' in e.common_context_field else None,
+                int(e.common_context_field['tid']) if 'tid' in e.common_context_field else int(e['tid']),
+                int(f['vcpu_id']), int(e.packet.context_field['cpu_id']), int(f['wake_ts']),
+                m.default_clock_snapshot.value, int(f['latency']), int(f['wait']), int(f['rest']),
+                vec('vector'), vec('timer_vector'), str(f['class'])))
+want = []
+for r in csv.DictReader(open(sys.argv[2], newline='')):
+    wake, entry, wait, rest = (int(r[k]) for k in ('wake_ns', 'entry_ns', 'wait_ns', 'rest_ns'))
+    want.append((int(r['host_pid']), int(r['host_tid']), int(r['vcpu_id']), int(r['cpu']), wake, entry,
+                 entry - wake, wait, rest, r['vector'], r['timer_vector'], r['class']))
+if sorted(got) != sorted(want):
+    print('differ: export only %s, report only %s (%d vs %d)' % (sorted(set(got) - set(want))[:2],
+          sorted(set(want) - set(got))[:2], len(got), len(want)))
+    sys.exit(1)
+print('%d wake-up events = report --latency --csv (%s)' % (len(got), ', '.join(
+    '%s %d' % kv for kv in sorted(collections.Counter(g[11] for g in got).items()))))
+PY
+); then
+		pass lttng_wake_ups_equal_report_latency
+		echo "  info: $out"
+	else
+		fail lttng_wake_ups_equal_report_latency "status $status: $out"
+	fi
+else
+	fail lttng_wake_ups_equal_report_latency "exits_craft wakeups or report --latency --csv failed"
 fi
 
 # Errors: one line, usage 2, runtime 1; nothing left behind.

@@ -145,6 +145,12 @@ static int lttng_add_switch(void *w, const struct ht_vcpu_switch *sw, struct ht_
 	return ht_lttng_add_switch(w, sw, reader, err, errlen);
 }
 
+static int lttng_add_wakeup(void *w, const struct ht_vcpu_wakeup *wk, struct ht_reader *reader, char *err,
+			    size_t errlen)
+{
+	return ht_lttng_add_wakeup(w, wk, reader, err, errlen);
+}
+
 static int lttng_add_boot_exit(void *w, const struct ht_boot_exit *be, struct ht_reader *reader, char *err,
 			       size_t errlen)
 {
@@ -265,7 +271,7 @@ static const struct ht_exporter exporters[] = {
 	[HT_CONVERT_CHROME] = { .open = chrome_open, .add = chrome_add, .add_boot_exit = chrome_add_boot_exit,
 				.add_guest_trace = chrome_add_guest_trace, .close = chrome_close,
 				.abandon = chrome_abandon },
-	[HT_CONVERT_LTTNG] = { .open = lttng_open, .add = lttng_add, .add_switch = lttng_add_switch,
+	[HT_CONVERT_LTTNG] = { .open = lttng_open, .add = lttng_add, .add_switch = lttng_add_switch, .add_wakeup = lttng_add_wakeup,
 			       .add_boot_exit = lttng_add_boot_exit, .add_guest_trace = lttng_add_guest_trace,
 			       .close = lttng_close, .abandon = lttng_abandon },
 	[HT_CONVERT_PERFETTO] = { .open = perfetto_open, .add = perfetto_add, .add_switch = perfetto_add_switch,

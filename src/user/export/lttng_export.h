@@ -5,7 +5,8 @@
  * (docs/exports.md): DIR/host/, the host's view of each hypercall
  * (kvm_x86_exit, kvm_x86_hypercall, kvm_x86_entry), the sched_switch
  * events that say which thread runs on each host CPU (record --vcpu-sched's,
- * and those the records prove), and lttng-modules' statedump of the threads
+ * and those the records prove), the wake-ups of halted vCPU threads
+ * (record --wakeups), and lttng-modules' statedump of the threads
  * it shows; and one DIR/guest-<vm>/
  * per VM that sent the project's guest events, holding them under LTTng's
  * names (sched_switch, sched_wakeup, irq_handler_entry/exit, function
@@ -73,6 +74,12 @@ int ht_lttng_add_guest_trace(struct ht_lttng_export *x, const struct ht_record *
  * of switch this version does not show), or a negative value with err.
  */
 int ht_lttng_add_switch(struct ht_lttng_export *x, const struct ht_vcpu_switch *sw, struct ht_reader *reader,
+			char *err, size_t errlen);
+/*
+ * Adds one wake-up of a halted vCPU thread (record --wakeups) as the host's
+ * hypertrace_vcpu_wakeup event at its entry. 0, or a negative value with err.
+ */
+int ht_lttng_add_wakeup(struct ht_lttng_export *x, const struct ht_vcpu_wakeup *w, struct ht_reader *reader,
 			char *err, size_t errlen);
 /* Writes everything out and names DIR. Frees x. 0, or a negative value with err (then DIR is as it was). */
 int ht_lttng_close(struct ht_lttng_export *x, const struct ht_read_status *st, const char *source,

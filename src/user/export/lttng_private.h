@@ -6,7 +6,8 @@
  * the export abandoned; lttng_payload.c: payloads; lttng_queue.c: the queue
  * that puts events in time order; lttng_threads.c: which thread the host
  * trace says runs on each host CPU; lttng_switch.c: the host's switches of
- * vCPU threads; lttng_close.c: the end; lttng_guest.c: each VM's guest trace
+ * vCPU threads; lttng_wakeup.c: the wake-ups of halted vCPU threads;
+ * lttng_close.c: the end; lttng_guest.c: each VM's guest trace
  * and its events; lttng_boot.c: the VMs' boot phases and their guests'
  * initcalls, in the host trace's boot stream.
  */
@@ -61,7 +62,7 @@ enum mark {
 
 /* Event classes of the host trace. */
 struct host_classes {
-	int exit, hypercall, entry, gh_host, hg_host, sched_switch, statedump;
+	int exit, hypercall, entry, gh_host, hg_host, sched_switch, statedump, wakeup;
 };
 
 /* lttng-modules' sched_switch (events/sched.h, kernels 4.4 and newer), for the host and the guests alike. */
@@ -187,6 +188,7 @@ int lt_push_switch(struct ht_lttng_export *x, struct ht_lttng_trace *trace, uint
 		   const struct ht_lttng_ctx *ctx, const struct ht_lttng_ctx *next, const struct payload *p);
 void lt_mark_last_pushed(struct ht_lttng_export *x, enum mark mark);
 int lt_release(struct ht_lttng_export *x, bool drain, char *err, size_t errlen);
+int lt_release_after(struct ht_lttng_export *x, uint64_t ts, char *err, size_t errlen);
 /* lttng_threads.c */
 void lt_idle_ctx(uint32_t cpu, struct ht_lttng_ctx *c);
 struct host_thread *lt_thread_entry(struct ht_lttng_export *x, uint32_t pid, uint32_t tid, const char *procname);

@@ -113,3 +113,18 @@ int lt_release(struct ht_lttng_export *x, bool drain, char *err, size_t errlen)
 		ret = pop(x, err, errlen);
 	return ret;
 }
+
+/*
+ * An event at ts that came in the records' entry order: the trace's span
+ * takes it in, the queue may move on to it, and writes what it can.
+ */
+int lt_release_after(struct ht_lttng_export *x, uint64_t ts, char *err, size_t errlen)
+{
+	if (ts < x->first_ns)
+		x->first_ns = ts;
+	if (ts > x->last_ns)
+		x->last_ns = ts;
+	if (ts > x->last_entry_ns)
+		x->last_entry_ns = ts;
+	return lt_release(x, false, err, errlen);
+}

@@ -105,12 +105,6 @@ int ht_lttng_add_switch(struct ht_lttng_export *x, const struct ht_vcpu_switch *
 	}
 	if ((ret = lt_push_switch(x, x->host, sw->cpu, sw->time_ns, x->hcls.sched_switch, &ctx, &next, &p)))
 		return ht_errf(err, errlen, "out of memory");
-	if (sw->time_ns < x->first_ns)
-		x->first_ns = sw->time_ns;
-	if (sw->time_ns > x->last_ns)
-		x->last_ns = sw->time_ns;
-	/* Switches come in their own time order among the records' entries: the queue may move on. */
-	if (sw->time_ns > x->last_entry_ns)
-		x->last_entry_ns = sw->time_ns;
-	return lt_release(x, false, err, errlen);
+	/* Switches come in their own time order among the records' entries. */
+	return lt_release_after(x, sw->time_ns, err, errlen);
 }
