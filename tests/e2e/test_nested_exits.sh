@@ -1504,7 +1504,8 @@ try:
         bad.append('caught %d ns, less than KVM halt_poll_success_ns %d' % (caught_ns, dk['halt_poll_success_ns']))
     # The polling lost: KVM's halt_poll_fail_ns per slept halt that polled, where there were enough to test (the
     # halt polling round tests it where they are many).
-    lost_bad = poll_lost_bad('polling lost', slept_poll_ns, dk['halt_poll_fail_ns'], polled - caught)
+    wait_ns = sum(blocks[-1][t][3] - blocks[first_stop][t][3] for t in tids)
+    lost_bad = poll_lost_bad('polling lost', slept_poll_ns, dk['halt_poll_fail_ns'], polled - caught, wait_ns)
     if lost_bad and 'nothing tested' not in lost_bad:
         bad.append(lost_bad)
     poll_now = ' '.join('%d' % hl[t][6] for t in tids)
@@ -1605,7 +1606,8 @@ try:
         if name == 'on' and d['caught'] < 10:
             bad.append('on: the polling caught %d wake-ups of %d halts, want 10 or more' % (d['caught'], d['halts']))
         if name == 'on':
-            lost_bad = poll_lost_bad('on', d['slept_poll_ns'], dk['halt_poll_fail_ns'], d['polled'] - d['caught'])
+            wait_ns = sum(eb.states[b1][t][3] - eb.states[b0][t][3] for t in tids)
+            lost_bad = poll_lost_bad('on', d['slept_poll_ns'], dk['halt_poll_fail_ns'], d['polled'] - d['caught'], wait_ns)
             if lost_bad:
                 bad.append(lost_bad)
         elif d['slept_poll_ns'] or dk['halt_poll_fail_ns']:
