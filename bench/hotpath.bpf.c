@@ -193,7 +193,7 @@ LOOP_CALLBACK(cb_wakeup_plain) { call_wakeup(bench_plain_tid); return 0; }
  */
 static __noinline int call_inj_virq(__u32 vector)
 {
-	return vcpu_wake_vector((__u32)bpf_get_current_pid_tgid(), vector);
+	return vcpu_vector_injected((__u32)bpf_get_current_pid_tgid(), vector);
 }
 static __noinline int call_self_switch(bool out)
 {

@@ -286,6 +286,7 @@ enum ht_counter {
 	HT_CNT_BOOT_DROPS,          /* --boot: a boot exit lost: the ring buffer was full (also in its VM's ht_boot_vm.lost) */
 	HT_CNT_BOOT_VMS_FULL,       /* --boot: a VM that started found boot_vms full: its boot is not recorded */
 	HT_CNT_WAKEUP_DROPS,        /* --wakeups: a wake-up's record lost: the ring buffer was full */
+	HT_CNT_IRQ_UNATTRIBUTED,    /* --exits: an interrupt accepted for a vCPU not known from its sender (struct ht_vcpu_irqs): not timed */
 	HT_CNT_MAX,
 };
 
@@ -439,6 +440,49 @@ struct ht_vcpu_halts {
 /* The halts with their wake-ups, as files of versions 10 and 11 hold them. */
 #define HT_VCPU_HALTS_V11_SIZE (HT_VCPU_HALTS_V9_SIZE + 944)
 _Static_assert(sizeof(struct ht_vcpu_halts) == HT_VCPU_HALTS_V11_SIZE + 8, "ht_vcpu_halts layout changed");
+
+/*
+ * The interrupts KVM delivered to a vCPU thread (record --exits), each from
+ * its acceptance by the vCPU's local APIC (kvm_apic_accept_irq, on the
+ * sender's CPU) to the kvm_entry after KVM injected its vector
+ * (kvm_inj_virq): the guest running with it. Its parts: woken_ns, from the
+ * acceptance to the sched_wakeup of the halted thread (KVM's kick); wait_ns,
+ * the thread's account's wait since the acceptance (runnable, off a CPU);
+ * the rest is its way back into the guest (a running vCPU's exit to take
+ * it, the injection, the entry). Classed by who accepted it: the vCPU's own
+ * thread with its local APIC timer's vector (the timer: its acceptance
+ * comes after its wake-up, which struct ht_vcpu_wakeups times), another
+ * vCPU thread of the VM or the vCPU's own (IPIs), or another thread of the
+ * VM process (a device: QEMU's, an irqfd's signaller). An interrupt whose
+ * sender is outside the VM process (a vhost kernel thread on older
+ * kernels, a kworker) cannot be told from another VM's with the same vCPU
+ * id: counted in HT_CNT_IRQ_UNATTRIBUTED, not timed.
+ *
+ * Up to four per thread are timed at a time, one per vector: one accepted
+ * while its vector is pending (the APIC holds a vector once, and KVM
+ * injects it once), or while four others are, is counted in overlapped.
+ * Level-triggered ones (an assert and a deassert both fire the event) are
+ * counted in level. One whose vector KVM never injected within
+ * HT_IRQ_STALE_NS (a posted interrupt, delivered with no injection event;
+ * an APIC the guest disabled) is counted in stale when the next one
+ * comes.
+ */
+enum ht_irq_class {
+	HT_IRQ_TIMER = 0, /* the vCPU's local APIC timer */
+	HT_IRQ_IPI,       /* from a vCPU thread of the VM: an inter-processor interrupt, or a self-IPI */
+	HT_IRQ_DEVICE,    /* from another thread of the VM process */
+	HT_IRQ_NCLASSES,
+};
+#define HT_IRQ_STALE_NS 1000000000ull
+struct ht_vcpu_irqs {
+	struct ht_vcpu_wake_hist c[HT_IRQ_NCLASSES]; /*   0 acceptance to entry, by enum ht_irq_class */
+	__u64 woken_ns[HT_IRQ_NCLASSES];             /* 936 of their total_ns, acceptance to the halted thread's wake-up */
+	__u64 accepted;    /* 960 edge-triggered interrupts accepted for the thread's vCPU */
+	__u64 overlapped;  /* 968 of them, accepted while their vector (or four others) was being timed: not timed */
+	__u64 stale;       /* 976 of them, never seen injected (see above) */
+	__u64 level;       /* 984 level-triggered acceptances: not timed */
+};
+_Static_assert(sizeof(struct ht_vcpu_irqs) == 992, "ht_vcpu_irqs layout changed");
 
 /*
  * The cause of an exit (record --exits): what KVM reported while handling it,

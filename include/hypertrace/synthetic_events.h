@@ -56,10 +56,18 @@ struct ht_synth_halt {
 struct ht_synth_inj_virq {
 	__u32 tid, vector;
 };
+/* A local APIC's acceptance of an interrupt (kvm_apic_accept_irq) for vCPU apicid of the sender's VM process. */
+struct ht_synth_accept_irq {
+	__u32 sender_tgid, sender_tid;
+	__u32 apicid, dm, tm, vector;
+	__u64 now_ns; /* 0: the clock now */
+};
 /* The local APIC timer's vector of the synthetic vCPUs, which have no KVM vCPU to read it from (Linux's). */
 #define HT_SYNTH_TIMER_VECTOR 0xec
 
 _Static_assert(sizeof(struct ht_synth_inj_virq) == 8, "synthetic injection layout changed");
+_Static_assert(sizeof(struct ht_synth_accept_irq) == 32 && __builtin_offsetof(struct ht_synth_accept_irq, now_ns) == 24,
+	       "synthetic acceptance layout changed");
 _Static_assert(sizeof(struct ht_synth_halt) == 40 && __builtin_offsetof(struct ht_synth_halt, ns) == 8,
 	       "synthetic halt layout changed");
 _Static_assert(sizeof(struct ht_synth_timed_event) == 272 &&

@@ -50,8 +50,12 @@
  *    the slept ones (slept_poll_ns); earlier files' thread records end
  *    before it (HT_VCPU_WAIT_REC_V11_SIZE), read as unknown
  *    (HT_VCPU_WAIT_F_NO_SLEPT_POLL).
+ * 13: an EXITS block's thread records end with the thread's interrupts
+ *    (struct ht_vcpu_irqs: acceptance to delivery); earlier files' thread
+ *    records end before them (HT_VCPU_WAIT_REC_V12_SIZE), read as unknown
+ *    (HT_VCPU_WAIT_F_NO_IRQS).
  */
-#define HT_FILE_VERSION 12
+#define HT_FILE_VERSION 13
 #define HT_FILE_HEADER_SIZE 256
 
 /* ht_file_header.filter_flags */
@@ -198,6 +202,8 @@ struct ht_boot_vm_rec {
 #define HT_VCPU_WAIT_F_GONE (1u << 0) /* the thread ended: these are its last numbers */
 /* Set by the reader alone: the file (version 11 or older) holds no h.slept_poll_ns. */
 #define HT_VCPU_WAIT_F_NO_SLEPT_POLL (1u << 1)
+/* Set by the reader alone: the file (version 12 or older) holds no i. */
+#define HT_VCPU_WAIT_F_NO_IRQS (1u << 2)
 /*
  * A vCPU thread, named by (w.tid, a.start_ns): the states of a add up to
  * a.as_of_ns - a.start_ns exactly; w.wait_ns equals a's wait.
@@ -206,6 +212,7 @@ struct ht_vcpu_wait_rec {
 	struct ht_vcpu_wait w;    /*   0; w.pad1 holds HT_VCPU_WAIT_F_* */
 	struct ht_vcpu_account a; /*  56 version 5 on */
 	struct ht_vcpu_halts h;   /* 120 version 9 on; h.wake version 10 on; h.slept_poll_ns version 12 on */
+	struct ht_vcpu_irqs i;    /* 1128 version 13 on */
 };
 /* A thread record in files of versions 3 and 4: w alone. */
 #define HT_VCPU_WAIT_REC_V4_SIZE 56
@@ -215,6 +222,8 @@ struct ht_vcpu_wait_rec {
 #define HT_VCPU_WAIT_REC_V9_SIZE (HT_VCPU_WAIT_REC_V8_SIZE + HT_VCPU_HALTS_V9_SIZE)
 /* A thread record in files of versions 10 and 11: the halts without slept_poll_ns. */
 #define HT_VCPU_WAIT_REC_V11_SIZE (HT_VCPU_WAIT_REC_V8_SIZE + HT_VCPU_HALTS_V11_SIZE)
+/* A thread record in files of version 12: no interrupts. */
+#define HT_VCPU_WAIT_REC_V12_SIZE (HT_VCPU_WAIT_REC_V11_SIZE + 8)
 
 _Static_assert(sizeof(struct ht_file_header) == HT_FILE_HEADER_SIZE, "header layout changed");
 _Static_assert(sizeof(struct ht_exits_header) == 64, "exits header layout changed");
@@ -223,7 +232,7 @@ _Static_assert(__builtin_offsetof(struct ht_exits_header, causes_not_theirs) == 
 	       "exits header layout");
 _Static_assert(sizeof(struct ht_exit_cause_rec) == 24 + 32 + 16 * HT_EXIT_SLOTS, "exit cause layout changed");
 _Static_assert(sizeof(struct ht_exit_series_rec) == 24 + 32 + 8 * HT_EXIT_SLOTS, "exit series layout changed");
-_Static_assert(sizeof(struct ht_vcpu_wait_rec) == HT_VCPU_WAIT_REC_V11_SIZE + 8,
+_Static_assert(sizeof(struct ht_vcpu_wait_rec) == HT_VCPU_WAIT_REC_V12_SIZE + sizeof(struct ht_vcpu_irqs),
 	       "vcpu wait layout changed");
 _Static_assert(sizeof(struct ht_identity) == 112, "identity layout changed");
 _Static_assert(sizeof(struct ht_boot_vm_rec) == 40, "boot VM layout changed");

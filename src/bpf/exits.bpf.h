@@ -183,7 +183,7 @@ static __always_inline __u64 close_thread_exit(struct vcpu_thread *t, __u32 tgid
  * were attached. Also where a vCPU thread that was not switched out yet
  * gets its entry, and where a slot whose owner is wrong is put right.
  * 1 if the thread's entry (the slot names it from now on) has a halt's
- * part to do at this entry (after_halt: vcpu_halts.bpf.h), else 0.
+ * part or an interrupt's delivery to do at this entry (entry_work), else 0.
  */
 __noinline int exit_end_moved(__u32 vcpu_id, struct vcpu_state *slot, __u64 synthetic_now, __u64 me, __u32 cpu)
 {
@@ -226,7 +226,7 @@ __noinline int exit_end_moved(__u32 vcpu_id, struct vcpu_state *slot, __u64 synt
 	if (boot_on)
 		boot_note(cpu, slot->running_thread, me, closed, now, t->exit_reason, t->exit_isa, closed ? t->stat.vcpu : vcpu_id,
 			  t->exit_rip, 0);
-	return t->after_halt;
+	return t->entry_work;
 }
 
 /*
@@ -265,7 +265,7 @@ static __always_inline struct vcpu_thread *exit_end(__u32 vcpu_id, struct vcpu_s
 	/* Closed after the account took it: a reader sees the exit open, or the account past it. */
 	barrier();
 	slot->exit_open = 0;
-	return t && t->after_halt ? t : NULL;
+	return t && t->entry_work ? t : NULL;
 }
 
 /*
@@ -496,6 +496,12 @@ __noinline int exits_thread_exit(struct vcpu_state *slot)
 		boot_flush(NULL, cpu, false);
 	}
 	bpf_map_delete_elem(&vcpu_thread_ids, &tid);
+	/* Its VM and vCPU id name it no more, unless a newer thread of that vCPU took them already. */
+	__u64 apic_key = (me & ~0xffffffffull) | t->stat.vcpu;
+	__u32 *apic_at = bpf_map_lookup_elem(&vcpu_apic_ids, &apic_key);
+
+	if (apic_at && *apic_at == idx)
+		bpf_map_delete_elem(&vcpu_apic_ids, &apic_key);
 	tid_mark_vcpu(tid, false);
 	return 0;
 }

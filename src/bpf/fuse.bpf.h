@@ -30,7 +30,7 @@
 
 #include "helpers.bpf.h"
 #include "exits.bpf.h" /* record --exits: its handlers, called below */
-#include "vcpu_halts.bpf.h" /* record --exits: the halt polling read at kvm_entry */
+#include "vcpu_irqs.bpf.h" /* record --exits: the halt polling and interrupt deliveries at kvm_entry */
 
 static __always_inline __u32 ns_saturated(__u64 delta, __u8 *flags, __u8 flag)
 {
@@ -396,7 +396,7 @@ static __always_inline int handle_kvm_entry(const struct kvm_vcpu *vcpu, __u32 v
 		struct vcpu_thread *t = exit_end(vcpu_id, slot, synthetic_now, cpu);
 
 		if (t)
-			vcpu_halt_at_entry(t, vcpu);
+			vcpu_entry_work(t, vcpu);
 		if (boot_on)
 			boot_flush(vcpu, cpu, true);
 	}

@@ -6,8 +6,9 @@
  * helpers.bpf.h (what every handler uses), exit_series.bpf.h,
  * vcpu_account.bpf.h, exit_causes.bpf.h, boot.bpf.h and exits.bpf.h
  * (record --exits: the series, the vCPU account, the causes, record
- * --boot's records, the handlers), fuse.bpf.h (the
- * fusion state machine).
+ * --boot's records, the handlers), vcpu_halts.bpf.h and vcpu_irqs.bpf.h
+ * (the halts, the interrupts, the entry's work off the exit path),
+ * fuse.bpf.h (the fusion state machine).
  *
  * The tp/ and tp_btf/ programs are what `hypertrace-bpf record` attaches.
  * The syscall programs feed the very same handlers with synthetic
@@ -180,7 +181,17 @@ int on_kvm_vcpu_wakeup(unsigned long long *ctx)
 SEC("tp_btf/kvm_inj_virq")
 int on_kvm_inj_virq(unsigned long long *ctx)
 {
-	return vcpu_wake_vector((__u32)bpf_get_current_pid_tgid(), (__u32)ctx[0]);
+	return vcpu_vector_injected((__u32)bpf_get_current_pid_tgid(), (__u32)ctx[0]);
+}
+
+/*
+ * --exits: a vCPU's local APIC accepted an interrupt (vcpu_irqs.bpf.h), on
+ * the sender's CPU. ctx: (apicid, dm, tm, vec). Loaded only with --exits.
+ */
+SEC("tp_btf/kvm_apic_accept_irq")
+int on_kvm_apic_accept_irq(unsigned long long *ctx)
+{
+	return handle_apic_accept_irq(bpf_get_current_pid_tgid(), (__u32)ctx[0], (__u16)ctx[1], (__u16)ctx[2], (__u8)ctx[3], 0);
 }
 
 /* --exits: KVM grew or shrank a halting vCPU's halt_poll_ns. ctx: (grow, vcpu_id, new, old). Loaded only with --exits. */
@@ -304,7 +315,15 @@ int synthetic_sched_wakeup(struct ht_synth_wakeup *a)
 SEC("syscall")
 int synthetic_kvm_inj_virq(struct ht_synth_inj_virq *a)
 {
-	return vcpu_wake_vector(a->tid, a->vector);
+	return vcpu_vector_injected(a->tid, a->vector);
+}
+
+/* An interrupt accepted for a made-up vCPU, as sender (a thread of its VM process, or not) sends it. */
+SEC("syscall")
+int synthetic_kvm_apic_accept_irq(struct ht_synth_accept_irq *a)
+{
+	return handle_apic_accept_irq((__u64)a->sender_tgid << 32 | a->sender_tid, a->apicid, a->dm, a->tm, a->vector,
+				 a->now_ns);
 }
 
 /* A halt of a made-up vCPU thread: its kvm_halt_poll_ns (if it changed), then its kvm_vcpu_wakeup. */

@@ -236,6 +236,27 @@ struct {
 	__type(value, struct ht_vcpu_halts);
 } vcpu_halts SEC(".maps");
 
+/* --exits: each vCPU thread's interrupts (struct vcpu_irq_state), at its vcpu_thread_table index, copied as vcpu_halts. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, HT_MAX_VCPU_THREADS);
+	__type(key, __u32);
+	__type(value, struct vcpu_irq_state);
+} vcpu_irqs SEC(".maps");
+
+/*
+ * --exits: a vCPU thread's index in vcpu_thread_table by its VM process and
+ * vCPU id (tgid << 32 | vcpu_id), which is all an interrupt's acceptance
+ * names of its target (vcpu_irqs.bpf.h). Made when the thread registers,
+ * gone when it ends; bounded as vcpu_thread_ids. Preallocated, as that one.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, HT_MAX_VCPU_THREADS);
+	__type(key, __u64);
+	__type(value, __u32);
+} vcpu_apic_ids SEC(".maps");
+
 /* The entries of vcpu_thread_table a thread has (struct vcpu_thread_used), mapped by user space. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

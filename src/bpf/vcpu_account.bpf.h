@@ -156,12 +156,25 @@ __noinline __u32 vcpu_thread_add(__u64 ids, __u32 vcpu_and_state, __u64 now)
 			__builtin_memset(h, 0, sizeof(*h));
 			h->poll_ns = HT_HALT_POLL_NS_UNKNOWN;
 		}
+		/* Its interrupts: none yet, and found by its VM and vCPU id from now on (vcpu_irqs.bpf.h). */
+		struct vcpu_irq_state *irqs = bpf_map_lookup_elem(&vcpu_irqs, &at);
+
+		if (irqs) {
+			/* In two parts: clang writes a memset inline only up to a kilobyte, and would join them. */
+			__builtin_memset(&irqs->counts, 0, sizeof(irqs->counts));
+			barrier();
+			__builtin_memset(irqs->pending, 0, sizeof(irqs->pending) + sizeof(irqs->wait_base));
+		}
+		t->irq_injected = 0;
+		__u64 apic_key = (__u64)tgid << 32 | vcpu;
+
+		bpf_map_update_elem(&vcpu_apic_ids, &apic_key, &at, BPF_ANY);
 		t->index = at;
 		t->kvm_vcpu = 0;
 		t->wake_ns = 0;
 		t->halt_sleep_ns = 0;
 		t->halt_poll_changed = 0;
-		t->after_halt = 1;
+		t->entry_work = 1;
 		if (boot_on) {
 			/* --boot: a new thread at this index, not decided yet (boot.bpf.h). */
 			struct boot_thread *bt = bpf_map_lookup_elem(&boot_threads, &at);

@@ -25,7 +25,7 @@
  * Halts are rare next to exits: both handlers are global functions off the
  * exit path (see exits.bpf.h's rule), and kvm_entry pays one load of a
  * byte on the thread's first line, which its account has just written
- * (exit_end hands the entry back when the byte, after_halt, is set).
+ * (exit_end hands the entry back when the byte, entry_work, is set).
  */
 #ifndef HYPERTRACE_VCPU_HALTS_BPF_H
 #define HYPERTRACE_VCPU_HALTS_BPF_H
@@ -106,7 +106,7 @@ __noinline int vcpu_halt_ended(__u32 tid, __u64 ns, __u32 waited, __u64 syntheti
 	}
 	t->halt_poll_changed = 0;
 	t->halt_sleep_ns = 0;
-	t->after_halt = 1;
+	t->entry_work = 1;
 	return 0;
 }
 
@@ -114,12 +114,12 @@ __noinline int vcpu_halt_ended(__u32 tid, __u64 ns, __u32 waited, __u64 syntheti
  * kvm_entry of thread t (exit_end's: a halt ended or its sleep was woken
  * since its last entry, or it was first seen), vCPU vcpu: the vCPU its
  * halts read, the value its next halt polls with as KVM holds it now, and
- * the end of its wake-up (vcpu_wakeups.bpf.h). vcpu NULL: the synthetic
- * programs and the benchmark, which have none (their halts take the value
- * of their kvm_halt_poll_ns events); their vCPUs' timer is
- * HT_SYNTH_TIMER_VECTOR.
+ * the end of its wake-up (vcpu_wakeups.bpf.h), whose class needs the
+ * vCPU's timer_vector. vcpu NULL: the synthetic programs and the
+ * benchmark, which have none (their halts take the value of their
+ * kvm_halt_poll_ns events).
  */
-static __always_inline void vcpu_halt_at_entry(struct vcpu_thread *t, const struct kvm_vcpu *vcpu)
+static __always_inline void vcpu_halt_at_entry(struct vcpu_thread *t, const struct kvm_vcpu *vcpu, __u32 timer_vector)
 {
 	struct ht_vcpu_halts *h = halts_at(t->index);
 
@@ -129,8 +129,7 @@ static __always_inline void vcpu_halt_at_entry(struct vcpu_thread *t, const stru
 	if (vcpu && h)
 		h->poll_ns = vcpu->halt_poll_ns;
 	if (t->wake_ns)
-		vcpu_wake_ended(t, vcpu ? vcpu_timer_vector(vcpu) : HT_SYNTH_TIMER_VECTOR);
-	t->after_halt = 0;
+		vcpu_wake_ended(t, timer_vector);
 }
 
 #endif /* HYPERTRACE_VCPU_HALTS_BPF_H */

@@ -101,7 +101,8 @@ struct vcpu_thread {
 	__u64 state_ns[HT_VCPU_NSTATES]; /* by enum ht_vcpu_state, up to the time */
 	__u8 resume_state;    /* off its CPU: the state it goes back to when switched in (kvm or vmm) */
 	__u8 running;         /* on a CPU now */
-	__u8 after_halt;      /* a halt ended or its sleep was woken: the next kvm_entry does the halt's part (vcpu_halts.bpf.h) */
+	__u8 entry_work;      /* the next kvm_entry has work off the exit path: a halt ended or its sleep was woken
+			       * (vcpu_halts.bpf.h), or an interrupt's vector was injected (vcpu_irqs.bpf.h) */
 	__u8 pad0;
 	__u32 in_use;         /* VCPU_ENTRY_* */
 	/* The rest: switches, wake-ups, registration. */
@@ -124,7 +125,8 @@ struct vcpu_thread {
 	__u32 index;          /* its own index in vcpu_thread_table, and its halts' in vcpu_halts */
 	__u32 halt_poll_old;  /* the halt_poll_ns in force for the halt going on, if halt_poll_changed */
 	__u8 halt_poll_changed; /* KVM changed halt_poll_ns during the halt going on (kvm_halt_poll_ns) */
-	__u8 pad1[3];
+	__u8 irq_injected;    /* KVM injected the vector of a timed interrupt: its slot + 1, the next kvm_entry delivers it */
+	__u8 pad1[2];
 	__u32 wake_vector;    /* the first vector KVM injected since the wake-up (kvm_inj_virq); HT_WAKE_VECTOR_NONE: none yet */
 	__u64 wake_ns;        /* the sched_wakeup that ended its sleep in a halt; 0: no wake-up going on */
 	__u64 wake_wait_base; /* state_ns[HT_VCPU_WAIT] at it: the wait since is the wake-up's */
@@ -136,6 +138,20 @@ struct vcpu_thread {
 _Static_assert(__builtin_offsetof(struct vcpu_thread, start_ns) == 64, "the account fills the first cache line");
 _Static_assert(__builtin_offsetof(struct vcpu_thread, index) == 192, "the halt's state fills the fourth cache line");
 _Static_assert(sizeof(struct vcpu_thread) == 256, "entries in whole cache lines: an exit touches one line of its thread");
+
+/*
+ * --exits: a vCPU thread's interrupts (vcpu_irqs, at its vcpu_thread_table
+ * index; vcpu_irqs.bpf.h): their numbers, as user space copies them out,
+ * and the ones being timed, one per vector and at most IRQ_TIMED_SLOTS at
+ * a time, each claimed by its sender in one word: the acceptance's time,
+ * who sent it and the vector (0: a free slot).
+ */
+#define IRQ_TIMED_SLOTS 4
+struct vcpu_irq_state {
+	struct ht_vcpu_irqs counts;
+	__u64 pending[IRQ_TIMED_SLOTS];
+	__u64 wait_base[IRQ_TIMED_SLOTS]; /* the account's wait at each one's acceptance: the wait since is its */
+};
 
 /*
  * --exits: which entries of vcpu_thread_table a thread has (1 from its

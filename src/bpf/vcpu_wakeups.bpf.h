@@ -41,7 +41,7 @@ static __always_inline void vcpu_wake_begins(struct vcpu_thread *t, __u64 now)
 	t->wake_wait_base = t->state_ns[HT_VCPU_WAIT];
 	t->wake_vector = HT_WAKE_VECTOR_NONE;
 	/* Its next entry closes the wake-up (vcpu_halts.bpf.h). */
-	t->after_halt = 1;
+	t->entry_work = 1;
 }
 
 /* Thread t, woken from a halt, blocks again before its guest ran. */
@@ -54,15 +54,11 @@ static __always_inline void vcpu_wake_reblocked(struct vcpu_thread *t)
 	t->wake_ns = 0;
 }
 
-/* kvm_inj_virq of thread tid: the vector KVM injects at its next entry. The first one after a wake-up is the wake-up's. */
-__noinline int vcpu_wake_vector(__u32 tid, __u32 vector)
+/* kvm_inj_virq of thread t: the vector KVM injects at its next entry. The first one after a wake-up is the wake-up's. */
+static __always_inline void vcpu_wake_vector(struct vcpu_thread *t, __u32 vector)
 {
-	__u32 idx;
-	struct vcpu_thread *t = thread_of(tid, &idx);
-
-	if (t && t->wake_ns && t->wake_vector == HT_WAKE_VECTOR_NONE)
+	if (t->wake_ns && t->wake_vector == HT_WAKE_VECTOR_NONE)
 		t->wake_vector = vector & APIC_VECTOR_MASK;
-	return 0;
 }
 
 /*

@@ -81,27 +81,7 @@ fi
 # A file of format version 11 (the same file, its thread records cut before slept_poll_ns, as
 # that version wrote them): the slept halts' polling is not known there, "?" in the text view,
 # empty in CSV and null in JSON, never 0; the rest reads as before.
-python3 - "$work/h.htr" "$work/v11.htr" <<'PY'
-import struct, sys, zlib
-data = open(sys.argv[1], 'rb').read()
-hdr = bytearray(data[:256])
-struct.pack_into('<I', hdr, 8, 11)
-struct.pack_into('<I', hdr, 252, zlib.crc32(bytes(hdr[:252])))
-out, off = bytearray(hdr), 256
-while off + 24 <= len(data):
-    magic, typ, enc, plen, count, raw, crc = struct.unpack_from('<IHHIIII', data, off)
-    payload = data[off + 24:off + 24 + plen]
-    off += 24 + plen
-    if typ == 4:  # EXITS, always raw: 64-byte header, series of 376, threads of 1128 (1120 in version 11)
-        _, nseries, nthreads = struct.unpack_from('<QII', payload, 0)
-        at = 64 + nseries * 376
-        payload = payload[:at] + b''.join(payload[at + i * 1128:at + i * 1128 + 1120] for i in range(nthreads)) + \
-            payload[at + nthreads * 1128:]
-        plen = raw = len(payload)
-        crc = zlib.crc32(payload)
-    out += struct.pack('<IHHIIII', magic, typ, enc, plen, count, raw, crc) + payload
-open(sys.argv[2], 'wb').write(out)
-PY
+python3 "$TOP/tests/tools/older_thread_records.py" "$work/h.htr" "$work/v11.htr" 11 1120
 if "$HT" report --halts "$work/v11.htr" >"$work/out" 2>"$work/err" &&
 	grep -Eq "^  vCPU 0 \(tid 2000\) +30 +28 +20 +71\.4% +20\.0us +10 +1\.00ms +\? +2 +400000$" "$work/out" &&
 	grep -Eq "^  all its vCPU threads +33 +28 +20 +71\.4% +20\.0us +13 +769us +\? +5 +-$" "$work/out" &&

@@ -1,6 +1,6 @@
 """A trace file's EXITS blocks (docs/trace-format.md), as the nested checks
 read them: each vCPU thread's cumulative numbers, account, halts and their
-wake-ups at every block, and the stops of a guest that was stopped
+wake-ups, and interrupts at every block, and the stops of a guest that was stopped
 (SIGSTOP) while the recording ran."""
 import struct
 
@@ -8,6 +8,8 @@ STATES = ('guest', 'kvm', 'vmm', 'wait', 'halted', 'blocked')
 WAKE_CLASSES, WAKE_SLOTS = ('timer', 'vector', 'none'), 36
 # A thread's halts (struct ht_vcpu_halts): their fields in the tuple of a halts block.
 HALTS_FIELDS = ('halts', 'polled', 'caught', 'caught_ns', 'slept', 'slept_ns', 'poll_ns', 'poll_unknown', 'slept_poll_ns')
+# The classes of an interrupt delivered to a vCPU (enum ht_irq_class).
+IRQ_CLASSES = ('timer', 'ipi', 'device')
 
 
 def format_version(data):
@@ -21,16 +23,18 @@ def exits_header_size(data):
 
 
 def thread_rec_size(data):
-    """A thread record: 1128 bytes from format version 12 (the slept halts' polling), 1120 in 10 and 11 (the
-    halts' wake-ups), 176 in 9 (the halts), 120 before."""
+    """A thread record: 2120 bytes from format version 13 (the interrupts), 1128 in 12 (the slept halts'
+    polling), 1120 in 10 and 11 (the halts' wake-ups), 176 in 9 (the halts), 120 before."""
     v = format_version(data)
-    return 1128 if v >= 12 else 1120 if v >= 10 else 176 if v >= 9 else 120
+    return 2120 if v >= 13 else 1128 if v >= 12 else 1120 if v >= 10 else 176 if v >= 9 else 120
 
 
 class ExitsBlocks:
     """Per block, by thread id: states (the account: STATES, in ns), halts
     (HALTS_FIELDS), wakes (per class (count, total ns, wait ns), and
-    'reblocked'). identity_bad: the blocks whose account does not add up to
+    'reblocked'), irqs (per class of IRQ_CLASSES (count, total ns, wait ns,
+    woken ns), and 'accepted', 'overlapped', 'stale', 'level'; none before
+    format version 13). identity_bad: the blocks whose account does not add up to
     its thread's time, or whose wait is not the account's. switches: by
     thread id, its last (preempt_count, preempt_ns, voluntary_count,
     voluntary_ns); lost_switches: the last block's lost_vcpu_switches;
@@ -39,8 +43,8 @@ class ExitsBlocks:
     def __init__(self, path):
         data = open(path, 'rb').read()
         self.version = format_version(data)
-        self.states, self.halts, self.wakes, self.identity_bad = [], [], [], []
-        state, hstate, wstate = {}, {}, {}
+        self.states, self.halts, self.wakes, self.irqs, self.identity_bad = [], [], [], [], []
+        state, hstate, wstate, istate = {}, {}, {}, {}
         self.switches, self.lost_switches, self.final = {}, None, False
         trec, off = thread_rec_size(data), 256
         while off + 24 <= len(data):
@@ -66,6 +70,17 @@ class ExitsBlocks:
                             at += 24 + 8 * WAKE_SLOTS
                         w['reblocked'] = struct.unpack_from('<Q', data, at)[0]
                         wstate[f[1]] = w
+                    if trec >= 2120:
+                        # struct ht_vcpu_irqs at 1128: per class total, wait, longest and slots; woken per class; counts
+                        q, at = {}, p + i * trec + 1128
+                        woken = struct.unpack_from('<3Q', data, at + 3 * (24 + 8 * WAKE_SLOTS))
+                        for k, c in enumerate(IRQ_CLASSES):
+                            total, wait, longest = struct.unpack_from('<3Q', data, at)
+                            q[c] = (sum(struct.unpack_from('<%dQ' % WAKE_SLOTS, data, at + 24)), total, wait, woken[k])
+                            at += 24 + 8 * WAKE_SLOTS
+                        q.update(zip(('accepted', 'overlapped', 'stale', 'level'),
+                                     struct.unpack_from('<4Q', data, at + 24)))
+                        istate[f[1]] = q
                     tid, wait, start, as_of, st = f[1], f[5], f[10], f[11], list(f[12:18])
                     self.switches[tid] = f[6:10]
                     # The identity, at every block: the states add up to the thread's time, to the nanosecond.
@@ -79,6 +94,7 @@ class ExitsBlocks:
                 self.states.append(dict(state))
                 self.halts.append(dict(hstate))
                 self.wakes.append(dict(wstate))
+                self.irqs.append(dict(istate))
             off += 24 + plen
 
     def stopped(self, tids):

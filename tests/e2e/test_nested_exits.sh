@@ -405,6 +405,8 @@ vcpus_halted() {
 # kvm_vcpu_wakeup: each halt's time in KVM, polling included (the halts and guest-idle checks).
 # kvm_userspace_exit and kvm_inj_virq: where a halt sleeps and which
 # interrupt its wake-up was for (the wake-ups check).
+# kvm_apic_accept_irq, with each sender's process (record-tgid): the
+# interrupts from their acceptance to their delivery (the IRQS check).
 # finish_task_switch (a kprobe, at its name on this kernel): the end of each
 # switch-in, where perf's task-clock starts to count the thread (ONCPU).
 # Turned on before the recording starts, with tracing off until the
@@ -412,8 +414,10 @@ vcpus_halted() {
 # so the events' times are all taken before the recorder's handler runs
 # (after it, the time of the handler, longer at a switch than at a wake-up,
 # would stretch every wait: by 38 us a wait on a busy host).
-ST_EVENTS='sched/sched_switch sched/sched_waking sched/sched_wakeup sched/sched_wakeup_new timer/hrtimer_expire_entry kvm/kvm_entry kvm/kvm_exit kvm/kvm_vcpu_wakeup kvm/kvm_userspace_exit kvm/kvm_inj_virq'
+ST_EVENTS='sched/sched_switch sched/sched_waking sched/sched_wakeup sched/sched_wakeup_new timer/hrtimer_expire_entry kvm/kvm_entry kvm/kvm_exit kvm/kvm_vcpu_wakeup kvm/kvm_userspace_exit kvm/kvm_inj_virq kvm/kvm_apic_accept_irq'
 echo 0 >$T/tracing_on
+echo 1 >$T/options/record-tgid
+echo $QPID >/out/st.qpid
 echo 32768 >$T/buffer_size_kb
 FTS=$(awk '$3 ~ /^finish_task_switch(\.|$)/ { print $3; exit }' /proc/kallsyms)
 if [ -n "$FTS" ] && echo "p:htst/switch_in_done $FTS" >>$T/kprobe_events; then
@@ -442,7 +446,7 @@ TA=$T/instances/htafter
 if mkdir $TA 2>/dev/null || [ -d $TA ]; then
 	echo 0 >$TA/tracing_on
 	echo 16384 >$TA/buffer_size_kb
-	for e in sched/sched_switch sched/sched_wakeup kvm/kvm_entry; do
+	for e in sched/sched_switch sched/sched_wakeup kvm/kvm_entry kvm/kvm_apic_accept_irq; do
 		echo 1 >$TA/events/$e/enable
 	done
 fi
@@ -505,7 +509,7 @@ thread_times /out/st.schedstat1
 kvm_halt_stats /out/st.kvmhalt1
 cat $T/trace >/out/st.ftrace
 cat $TA/trace >/out/st.ftrace_after
-for e in sched/sched_switch sched/sched_wakeup kvm/kvm_entry; do
+for e in sched/sched_switch sched/sched_wakeup kvm/kvm_entry kvm/kvm_apic_accept_irq; do
 	echo 0 >$TA/events/$e/enable
 done
 rmdir $TA
@@ -513,11 +517,13 @@ for e in $ST_EVENTS; do
 	echo 0 >$T/events/$e/enable
 done
 echo '-:htst/switch_in_done' >>$T/kprobe_events 2>/dev/null
+echo 0 >$T/options/record-tgid
 stop $REC; echo $? >/out/st.rc
 kill -CONT $QPID
 hypertrace-bpf report --exits /out/st.htr >/out/st.report 2>>/out/st.err
 hypertrace-bpf report --vcpu-time /out/st.htr >/out/st.time 2>>/out/st.err
 hypertrace-bpf report --halts /out/st.htr >/out/st.halts 2>>/out/st.err
+hypertrace-bpf report --irqs /out/st.htr >/out/st.irqs 2>>/out/st.err
 hypertrace-bpf report --latency /out/st.htr >/out/st.latency 2>>/out/st.err
 # ---- halt polling on and off (kvm.halt_poll_ns): one recording, three stops.
 # Each of the guest's vCPUs halts about 10 ms between the wake-ups of a
@@ -851,7 +857,9 @@ def times(path):
     return r, cpu
 (s0, cpu0), (s1, cpu1) = times(F + '/st.schedstat0'), times(F + '/st.schedstat1')
 tids = sorted(s0)
-FTRACE_LINE = re.compile(r'^\s*.+?-(\d+)\s+\[(\d+)\]\s+(\S+)\s+([\d.]+): (\w+): (.*)$')
+# The sender's process, "(tgid)", where the instance records it (record-tgid): st.ftrace's.
+FTRACE_LINE = re.compile(r'^\s*.+?-(\d+)\s+(?:\(\s*(?:\d+|-+)\)\s+)?\[(\d+)\]\s+(\S+)\s+([\d.]+): (\w+): (.*)$')
+FTRACE_TGID = re.compile(r'^\s*.+?-\d+\s+\(\s*(\d+|-+)\)\s+\[')
 ftrace_parsed = {}
 def ftrace_events(path):
     """The events of one of the nested machine's ftrace texts, each parsed
@@ -1335,11 +1343,16 @@ def wake_event_key(tids, pid, name, rest):
         return (name, prev, nxt) if prev in tids or nxt in tids else None
     if name == 'kvm_entry':
         return (name, pid) if pid in tids else None
+    if name == 'kvm_apic_accept_irq':
+        return (name, pid, rest)
     return None
 def ftrace_after_times(path, after_path, tids):
     """The time the second trace instance (its probe after the recorder's)
     gave each such event of the first (st.ftrace), by its line number: the
-    same events in the same order on each CPU, else ValueError."""
+    same events on each CPU, each kind (its key) in the same order, else
+    ValueError. Kinds may interleave differently: an interrupt of the CPU
+    between the two probes of one event (the recorder's handler runs
+    between them) puts its own events between them in one instance only."""
     def events(p):
         per_cpu = {}
         for i, pid, cpu, _, ts, name, rest in ftrace_events(p):
@@ -1350,13 +1363,32 @@ def ftrace_after_times(path, after_path, tids):
     first, second, after = events(path), events(after_path), {}
     for cpu in sorted(set(first) | set(second)):
         a, b = first.get(cpu, []), second.get(cpu, [])
-        if [e[2] for e in a] != [e[2] for e in b]:
-            n = next((i for i, (x, y) in enumerate(zip(a, b)) if x[2] != y[2]), min(len(a), len(b)))
-            raise ValueError('CPU %d: the two instances differ at event %d of %d/%d: %r, %r' %
-                             (cpu, n, len(a), len(b), a[n][2] if n < len(a) else None, b[n][2] if n < len(b) else None))
-        for x, y in zip(a, b):
-            after[x[0]] = y[1]
+        by_key = {}
+        for y in b:
+            by_key.setdefault(y[2], []).append(y[1])
+        used = {}
+        for x in a:
+            times = by_key.get(x[2], [])
+            n = used.get(x[2], 0)
+            if n >= len(times):
+                raise ValueError('CPU %d: %r is in the first instance %d times or more, in the second %d' %
+                                 (cpu, x[2], n + 1, len(times)))
+            after[x[0]] = times[n]
+            used[x[2]] = n + 1
+        extra = [k for k, v in by_key.items() if len(v) != used.get(k, 0)]
+        if extra:
+            raise ValueError('CPU %d: %r is in the second instance more often than in the first' % (cpu, extra[0]))
     return after
+def bracket(path, tids, after, bound, i, pid, ts, name, rest):
+    """(begin, end) of event i of path at ts: ts both, or with bound an event
+    both trace instances have (wake_event_key) 'low', from the second
+    instance's time to the first's (the least the recorder can have read
+    across it), 'high' the reverse."""
+    if not bound or not wake_event_key(tids, pid, name, rest):
+        return ts, ts
+    if i not in after:
+        raise ValueError('line %d of %s has no time in the second instance' % (i + 1, path))
+    return (after[i], ts) if bound == 'low' else (ts, after[i])
 def ftrace_wakeups(path, tids, timer_vector=0xec, after=None, bound=None):
     """The wake-ups of halted vCPU threads in the nested machine's ftrace,
     told the recording's way (struct ht_vcpu_wakeups) from the scheduler's
@@ -1374,11 +1406,7 @@ def ftrace_wakeups(path, tids, timer_vector=0xec, after=None, bound=None):
     st = {t: dict(exit_hlt=False, vmm=False, uexit_hlt=False, halted=False, wake=None) for t in tids}
     res, reblocked = {c: [0, 0, 0, 0] for c in WAKE_CLASSES}, 0
     for i, pid, _, _, ts, name, rest in ftrace_events(path):
-        begin = end = ts
-        if bound and wake_event_key(tids, pid, name, rest):
-            if i not in after:
-                raise ValueError('line %d of %s has no time in the second instance' % (i + 1, path))
-            begin, end = (after[i], ts) if bound == 'low' else (ts, after[i])
+        begin, end = bracket(path, tids, after, bound, i, pid, ts, name, rest)
         if name == 'sched_wakeup':
             s = st.get(int(re.search(r' pid=(\d+)', rest).group(1)))
             if s and s['halted']:
@@ -1423,6 +1451,123 @@ def ftrace_wakeups(path, tids, timer_vector=0xec, after=None, bound=None):
                     res[c][3] += w[4]
                     s['wake'] = None
     return res, reblocked
+IRQ_CLASSES = ('timer', 'ipi', 'device')
+def ftrace_irqs(path, tids, vm, timer_vector=0xec, after=None, bound=None):
+    """The interrupts delivered to the vCPU threads tids of VM process vm in
+    the nested machine's ftrace, told the recording's way (struct
+    ht_vcpu_irqs, src/bpf/vcpu_irqs.bpf.h) from KVM's own events: a fixed or
+    lowest-priority kvm_apic_accept_irq from a thread of vm (its tgid, the
+    line's record-tgid column) for the APIC id of a vCPU (its kvm_entry's
+    vcpu id) is level-triggered, or accepted: timed in one of the thread's
+    four slots, scanned in order (overlapped if a slot holds its vector, or
+    none is free; a slot a second old or more is stale and gives way),
+    delivered at the thread's kvm_entry after kvm_inj_virq of its vector
+    (the first slot that holds it), classed by who sent it (its own thread with the timer's vector
+    (Linux's 0xec), a vCPU thread, another thread). Per thread: per class
+    [count, ns], and accepted, overlapped, stale, level; and the
+    injections of a thread's vector before any acceptance of it (an
+    interrupt accepted before the trace began). With after and bound 'low'
+    each delivery begins at the second instance's time of its acceptance
+    and ends at the first's of its entry; 'high' the reverse."""
+    lines = open(path, errors='replace').readlines()
+    vcpu_of = {}
+    for i, pid, _, _, ts, name, rest in ftrace_events(path):
+        if name == 'kvm_entry' and pid in tids:
+            mm = re.search(r'vcpu (\d+)', rest)
+            if mm:
+                vcpu_of[int(mm.group(1))] = pid
+    res = {t: dict({c: [0, 0] for c in IRQ_CLASSES}, accepted=0, overlapped=0, stale=0, level=0, before=0) for t in tids}
+    slots, injected, seen = {t: [None] * 4 for t in tids}, {}, set()
+    for i, pid, _, _, ts, name, rest in ftrace_events(path):
+        begin, end = bracket(path, tids, after, bound, i, pid, ts, name, rest)
+        if name == 'kvm_apic_accept_irq':
+            mm = re.match(r'apicid (\w+) vec (\d+) \((\w+)\|(\w+)\)', rest)
+            tg = FTRACE_TGID.match(lines[i])
+            target = vcpu_of.get(int(mm.group(1), 16))
+            if mm.group(3) not in ('Fixed', 'LowPrio') or not tg or tg.group(1) != str(vm) or target is None:
+                continue
+            r = res[target]
+            if mm.group(4) == 'level':
+                r['level'] += 1
+                continue
+            r['accepted'] += 1
+            seen.add(target)
+            vec = int(mm.group(2))
+            cls = 'device' if pid not in tids else 'timer' if pid == target and vec == timer_vector else 'ipi'
+            sl, free, over = slots[target], None, False
+            for k in range(4):
+                if sl[k] is None:
+                    free = k if free is None else free
+                    continue
+                stale = ts - sl[k][3] >= 10 ** 9
+                if not stale and sl[k][1] == vec:
+                    over = True
+                    break
+                if stale:
+                    r['stale'] += 1
+                    sl[k] = None
+                    free = k if free is None else free
+            if over or free is None:
+                r['overlapped'] += 1
+                continue
+            sl[free] = (begin, vec, cls, ts)
+        elif name == 'kvm_inj_virq' and pid in tids:
+            mm = re.search(r'(?:irq|IRQ) (0x[0-9a-fA-F]+|\d+)', rest)
+            vec = int(mm.group(1), 0) if mm else None
+            k = next((k for k, x in enumerate(slots[pid]) if x and x[1] == vec), None)
+            if k is not None:
+                injected[pid] = k
+            elif mm and pid not in seen:
+                res[pid]['before'] += 1
+        elif name == 'kvm_entry' and pid in injected:
+            k = injected.pop(pid)
+            a, _, cls, _ = slots[pid][k]
+            slots[pid][k] = None
+            res[pid][cls][0] += 1
+            res[pid][cls][1] += end - a
+    return res
+# The interrupts delivered to the vCPU threads (record --exits, struct
+# ht_vcpu_irqs) between the two stops, against the same told from the
+# nested machine's ftrace (ftrace_irqs): per thread the same acceptances,
+# overlapped, stale and level-triggered ones, and per class the same
+# deliveries, exactly; their time within the bracket of the two trace
+# instances (as the wake-ups'), give or take 1 us a delivery. An interrupt
+# accepted before the trace began and delivered in it (the guest stopped
+# between the two) would be the recording's alone: the ftrace's injections
+# before any acceptance of their thread are shown beside.
+try:
+    ib = eb.irqs
+    if not ib or any(t not in ib[first_stop] or t not in ib[-1] for t in tids):
+        raise ValueError('no interrupts in the thread records (format version %d)' % eb.version)
+    vm = int(open(F + '/st.qpid').read())
+    fi = ftrace_irqs(F + '/st.ftrace', tids, vm)
+    after = ftrace_after_times(F + '/st.ftrace', F + '/st.ftrace_after', tids)
+    low, high = (ftrace_irqs(F + '/st.ftrace', tids, vm, after=after, bound=b) for b in ('low', 'high'))
+    bad, parts = [], []
+    for t in tids:
+        a, z = ib[first_stop][t], ib[-1][t]
+        for k in ('accepted', 'overlapped', 'stale', 'level'):
+            if z[k] - a[k] != fi[t][k]:
+                bad.append('tid %d: %s %d, ftrace %d' % (t, k, z[k] - a[k], fi[t][k]))
+        for c in IRQ_CLASSES:
+            n, ns = z[c][0] - a[c][0], z[c][1] - a[c][1]
+            parts.append('tid %d %s %d (ftrace %d) %.3f ms (ftrace %.3f-%.3f)' %
+                         (t, c, n, fi[t][c][0], ns / 1e6, low[t][c][1] / 1e6, high[t][c][1] / 1e6))
+            if n != fi[t][c][0]:
+                bad.append('tid %d: %s %d delivered, ftrace %d' % (t, c, n, fi[t][c][0]))
+            elif not low[t][c][1] - 1000 * n <= ns <= high[t][c][1] + 1000 * n:
+                bad.append('tid %d: %s %d ns, ftrace %d-%d ns' % (t, c, ns, low[t][c][1], high[t][c][1]))
+            if z[c][2] - a[c][2] + z[c][3] - a[c][3] > ns:
+                bad.append('tid %d: %s waiting and waking more than the whole' % (t, c))
+    if sum(fi[t][c][0] for t in tids for c in ('timer', 'ipi')) < 20:
+        bad.append('only %d timer and IPI deliveries' % sum(fi[t][c][0] for t in tids for c in ('timer', 'ipi')))
+    if ftrace_lost(F + '/st.ftrace'):
+        bad.append('the nested ftrace lost events: no count to compare')
+    out.append('IRQS %s %s; injections before any acceptance %s%s' %
+               ('bad' if bad else 'ok', '; '.join(parts), {t: fi[t]['before'] for t in tids},
+                ': ' + '; '.join(bad) if bad else ''))
+except (OSError, KeyError, ValueError, IndexError, TypeError, AttributeError) as e:
+    out.append('IRQS bad: the thread records\' interrupts or the ftrace of st: %r' % e)
 # The wake-ups of halted vCPU threads (record --exits, struct
 # ht_vcpu_wakeups) between the two stops, against the same wake-ups told
 # from the nested machine's ftrace (ftrace_wakeups): the same number in
@@ -1560,6 +1705,11 @@ v=$(sed -n 's/^WAKEUPS //p' <<<"$verdict")
 echo "  info: wake-ups: ${v#ok }"
 [[ $v == ok* ]] && pass ${CHECK_PREFIX}halt_wake_ups_by_interrupt_class_equal_the_schedulers_and_kvms_events ||
 	fail ${CHECK_PREFIX}halt_wake_ups_by_interrupt_class_equal_the_schedulers_and_kvms_events "${v:-$verdict}"
+v=$(sed -n 's/^IRQS //p' <<<"$verdict")
+echo "  info: interrupts: ${v#ok }"
+sed 's/^/  info: report --irqs: /' "$F/st.irqs" 2>/dev/null | head -12
+[[ $v == ok* ]] && pass ${CHECK_PREFIX}interrupts_from_acceptance_to_entry_equal_kvms_events ||
+	fail ${CHECK_PREFIX}interrupts_from_acceptance_to_entry_equal_kvms_events "${v:-$verdict}"
 
 # --- halt polling on and off (kvm.halt_poll_ns; one kernel) -----------------------
 # hp's halts from its first stop to its second (kvm.halt_poll_ns 0.2 s) and

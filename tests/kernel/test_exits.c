@@ -95,14 +95,13 @@ static struct ht_vcpu_halts halts[MAX_WAITS];
 static bool gones[MAX_WAITS];
 static size_t nwaits;
 
-static void keep_wait(void *ctx, const struct ht_vcpu_wait *w, const struct ht_vcpu_account *a,
-		      const struct ht_vcpu_halts *h, bool gone)
+static void keep_wait(void *ctx, const struct ht_vcpu_wait_rec *rec, bool gone)
 {
 	(void)ctx;
 	if (nwaits < MAX_WAITS) {
-		waits[nwaits] = *w;
-		accounts[nwaits] = *a;
-		halts[nwaits] = *h;
+		waits[nwaits] = rec->w;
+		accounts[nwaits] = rec->a;
+		halts[nwaits] = rec->h;
 		gones[nwaits] = gone;
 	}
 	nwaits++;

@@ -97,14 +97,11 @@ static void each_switch_of_a_vcpu_thread_is_one_record(void)
  * preempted time the records give (switch-out to switch-in) is exactly the
  * thread's preempt_ns, the blocked time its voluntary_ns.
  */
-static void ht_vcpu_wait_of(void *ctx, const struct ht_vcpu_wait *w, const struct ht_vcpu_account *a,
-			    const struct ht_vcpu_halts *h, bool gone)
+static void ht_vcpu_wait_of(void *ctx, const struct ht_vcpu_wait_rec *rec, bool gone)
 {
-	(void)a;
-	(void)h;
 	(void)gone;
-	if (w->tid == T)
-		*(struct ht_vcpu_wait *)ctx = *w;
+	if (rec->w.tid == T)
+		*(struct ht_vcpu_wait *)ctx = rec->w;
 }
 
 static void switch_records_add_up_to_the_exit_statistics(void)

@@ -115,13 +115,11 @@ static void each_wake_up_from_a_halt_is_one_record_with_its_parts(void)
 	ht_tracer_destroy(t);
 }
 
-static void halts_of_me(void *ctx, const struct ht_vcpu_wait *w, const struct ht_vcpu_account *a,
-			const struct ht_vcpu_halts *h, bool gone)
+static void halts_of_me(void *ctx, const struct ht_vcpu_wait_rec *rec, bool gone)
 {
-	(void)a;
 	(void)gone;
-	if (w->tid == (__u32)gettid())
-		*(struct ht_vcpu_halts *)ctx = *h;
+	if (rec->w.tid == (__u32)gettid())
+		*(struct ht_vcpu_halts *)ctx = rec->h;
 }
 
 /* The records and the halts' histograms are one reading of the same events: each class's count, time and wait agree. */

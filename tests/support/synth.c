@@ -309,6 +309,15 @@ int ht_synth_inj_virq(const struct ht_tracer *t, __u32 tid, __u32 vector)
 	return run(t, HT_SYNTH_KVM_INJ_VIRQ, &a, sizeof(a));
 }
 
+int ht_synth_accept_irq(const struct ht_tracer *t, __u32 sender_tgid, __u32 sender_tid, __u32 apicid, __u32 dm,
+			__u32 tm, __u32 vector, __u64 now_ns)
+{
+	struct ht_synth_accept_irq a = { .sender_tgid = sender_tgid, .sender_tid = sender_tid, .apicid = apicid,
+					 .dm = dm, .tm = tm, .vector = vector, .now_ns = now_ns };
+
+	return run(t, HT_SYNTH_KVM_APIC_ACCEPT_IRQ, &a, sizeof(a));
+}
+
 int ht_synth_register(const struct ht_tracer *t, __u32 tid, __u32 tgid, __u32 vcpu, bool running, __u64 now_ns)
 {
 	struct ht_synth_register a = { .tid = tid, .tgid = tgid, .vcpu = vcpu, .running = running, .now_ns = now_ns };

@@ -98,6 +98,14 @@ int ht_synth_halt(const struct ht_tracer *t, __u32 tid, __u64 ns, bool waited, b
 int ht_synth_halt_at(const struct ht_tracer *t, __u32 tid, __u64 ns, bool waited, __u64 now_ns);
 /* --exits: KVM injects vector into the guest of thread tid (kvm_inj_virq). */
 int ht_synth_inj_virq(const struct ht_tracer *t, __u32 tid, __u32 vector);
+/*
+ * --exits: the local APIC of vCPU apicid in sender_tgid's VM accepts vector
+ * (kvm_apic_accept_irq), sent by thread sender_tid, in delivery mode dm
+ * (its value in the event: 0 fixed, 0x100 lowest priority, 0x400 NMI),
+ * level-triggered if tm, at now_ns (0: the clock now).
+ */
+int ht_synth_accept_irq(const struct ht_tracer *t, __u32 sender_tgid, __u32 sender_tid, __u32 apicid, __u32 dm,
+			__u32 tm, __u32 vector, __u64 now_ns);
 /* A vCPU thread first seen at now_ns (0: the clock now), in guest if running, else blocked. */
 int ht_synth_register(const struct ht_tracer *t, __u32 tid, __u32 tgid, __u32 vcpu, bool running, __u64 now_ns);
 

@@ -167,6 +167,43 @@ static struct ht_vcpu_wait_rec thread_of(__u32 tid, __u64 start, __u64 as_of, __
 	return t;
 }
 
+/*
+ * Two blocks, 1 s apart, of two vCPU threads' interrupts (tests/cli/
+ * test_irqs_cli.sh has the numbers): vCPU 0's grow, vCPU 1 has none.
+ */
+static int irqs(struct ht_writer *w, struct ht_exit_series_rec *s)
+{
+	struct ht_vcpu_wait_rec t[2] = { thread_of(2000, T0, T0 + 1000000000ull, 900000000ull, 100000000ull),
+					 thread_of(2001, T0, T0 + 1000000000ull, 900000000ull, 100000000ull) };
+	struct ht_vcpu_irqs *i = &t[0].i;
+	int ret;
+
+	/* IPIs: 2 of 3 us (slot 11), 2 us of it waking; the timer's 4 of 2 us (slot 10). */
+	i->c[HT_IRQ_IPI] = (struct ht_vcpu_wake_hist){ .total_ns = 6000, .max_ns = 3000, .slots = { [11] = 2 } };
+	i->woken_ns[HT_IRQ_IPI] = 2000;
+	i->c[HT_IRQ_TIMER] = (struct ht_vcpu_wake_hist){ .total_ns = 8000, .max_ns = 2000, .slots = { [10] = 4 } };
+	i->accepted = 8;
+	i->overlapped = 1;
+	i->level = 1;
+	ret = add(w, T0 + 1000000000ull, s, 2, t, 2);
+	t[0] = thread_of(2000, T0, T0 + 2000000000ull, 1800000000ull, 200000000ull);
+	t[1] = thread_of(2001, T0, T0 + 2000000000ull, 1800000000ull, 200000000ull);
+	/*
+	 * Then IPIs 2 of 100 us more (slot 16), 100 us of them waiting; a
+	 * device's of 50 us (slot 15); the timer's 6 more of 2 us.
+	 */
+	i->c[HT_IRQ_IPI] = (struct ht_vcpu_wake_hist){ .total_ns = 206000, .wait_ns = 100000, .max_ns = 100000,
+						       .slots = { [11] = 2, [16] = 2 } };
+	i->woken_ns[HT_IRQ_IPI] = 2000;
+	i->c[HT_IRQ_DEVICE] = (struct ht_vcpu_wake_hist){ .total_ns = 50000, .max_ns = 50000, .slots = { [15] = 1 } };
+	i->c[HT_IRQ_TIMER] = (struct ht_vcpu_wake_hist){ .total_ns = 20000, .max_ns = 2000, .slots = { [10] = 10 } };
+	i->accepted = 20;
+	i->overlapped = 2;
+	i->stale = 1;
+	i->level = 3;
+	return ret | add(w, T0 + 2000000000ull, s, 2, t, 2);
+}
+
 /* One wake-up record (record --wakeups) of VM 1000's thread tid, vCPU tid % 2, ns long of which wait ns waiting. */
 static void add_wakeup(struct ht_writer *w, __u32 tid, __u64 at, __u64 ns, __u64 wait, __u32 wake_class, __u32 vector)
 {
@@ -242,7 +279,7 @@ int main(int argc, char **argv)
 	int ret = 0;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: exits_craft FILE big|threads|blocks|slots|minmax|total|down|backwards|wrap|causes|cause_slots|cause_down|cause_time|vmm_time|account_sum|account_back|account_down|lost_down|past_2_53|tid_reuse|account_wrap|halts|wakeups [N]\n");
+		fprintf(stderr, "usage: exits_craft FILE big|threads|blocks|slots|minmax|total|down|backwards|wrap|causes|cause_slots|cause_down|cause_time|vmm_time|account_sum|account_back|account_down|lost_down|past_2_53|tid_reuse|account_wrap|halts|irqs|wakeups [N]\n");
 		return 2;
 	}
 	const char *shape = argv[2];
@@ -370,6 +407,8 @@ int main(int argc, char **argv)
 									    .max_ns = 1600000, .slots = { [20] = 2 } };
 		t[0].h.wake.reblocked = 3;
 		ret |= add(w, T0 + 2000000000ull, s, 2, t, 2);
+	} else if (!strcmp(shape, "irqs")) {
+		ret = irqs(w, s);
 	} else if (!strcmp(shape, "wakeups")) {
 		ret = wakeups(w);
 	} else if (!strcmp(shape, "lost_down")) {

@@ -706,6 +706,21 @@ cleanup:
 	fixture_free(&fx);
 }
 
+/* The exit metrics of t, rendered into fx (4 sets, no vcpu label), hold every line of want. */
+static bool renders_exits_with(struct fixture *fx, const struct ht_exit_table *t, const char *const *want, size_t n)
+{
+	if (!ASSERT_MSG(ht_metrics_registry_init(&fx->reg, 4) == 0 && ht_metrics_registry_enable_exits(&fx->reg, false) == 0,
+			"init"))
+		return false;
+	ht_metrics_set_exits(&fx->reg, t, NULL, NULL);
+	if (!ASSERT_MSG(render(fx) == 0, "render"))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!ASSERT_MSG(has_line(fx->text, want[i]), "no line '%s' in:\n%s", want[i], fx->text))
+			return false;
+	return true;
+}
+
 /* A vCPU thread of VM pid with its halts (NULL: none) into t; its tid names it. 0 or -ENOMEM. */
 static int set_vcpu_thread(struct ht_exit_table *t, uint32_t pid, uint32_t tid, uint16_t vcpu,
 			   const struct ht_vcpu_halts *h)
@@ -788,14 +803,8 @@ static void wakeups_are_histograms_by_vcpu_and_class_summed_over_threads(void)
 	struct ht_exit_table t;
 
 	fill_wakeup_table(&t);
-	if (!ASSERT_MSG(ht_metrics_registry_init(&fx.reg, 4) == 0 && ht_metrics_registry_enable_exits(&fx.reg, false) == 0, "init"))
+	if (!renders_exits_with(&fx, &t, want, ARRAY_SIZE(want)))
 		goto cleanup;
-	ht_metrics_set_exits(&fx.reg, &t, NULL, NULL);
-	if (!ASSERT_MSG(render(&fx) == 0, "render"))
-		goto cleanup;
-	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
-		if (!ASSERT_MSG(has_line(fx.text, want[i]), "no line '%s' in:\n%s", want[i], fx.text))
-			goto cleanup;
 	/* Every slot's upper edge but the open-ended last one's, then +Inf. */
 	if (!ASSERT_EQ(lines_with(fx.text, "hypertrace_vcpu_wakeup_seconds_bucket{vm=\"pid 300\",vcpu=\"2\",class=\"none\","),
 		       HT_WAKE_SLOTS, "buckets of a class"))
@@ -804,6 +813,67 @@ static void wakeups_are_histograms_by_vcpu_and_class_summed_over_threads(void)
 		  "buckets of a vCPU that never woke from a halt");
 	ASSERT_EQ(lines_with(fx.text, "hypertrace_vcpu_wakeup_wait_seconds_total{vm=\"pid 300\",vcpu=\"3\","), 0,
 		  "wait of a vCPU that never woke from a halt");
+cleanup:
+	ht_exit_table_free(&t);
+	fixture_free(&fx);
+}
+
+/*
+ * Two threads of vCPU 1 of pid 400, their interrupts summed per class (ipi
+ * 1 + 2 in slot 11, device 1 in slot 20) with their untimed counts; vCPU
+ * 2 accepted none and has no series; vCPU 3 only a level-triggered one,
+ * and every series of its own from then on, empty ones too.
+ */
+static void irqs_are_histograms_by_vcpu_and_class_summed_over_threads(void)
+{
+	static const char *const want[] = {
+		"# TYPE hypertrace_vcpu_irq_seconds histogram",
+		"hypertrace_vcpu_irq_seconds_bucket{vm=\"pid 400\",vcpu=\"1\",class=\"ipi\",le=\"0.000002047\"} 0",
+		"hypertrace_vcpu_irq_seconds_bucket{vm=\"pid 400\",vcpu=\"1\",class=\"ipi\",le=\"0.000004095\"} 3",
+		"hypertrace_vcpu_irq_seconds_sum{vm=\"pid 400\",vcpu=\"1\",class=\"ipi\"} 0.000009",
+		"hypertrace_vcpu_irq_seconds_count{vm=\"pid 400\",vcpu=\"1\",class=\"ipi\"} 3",
+		"hypertrace_vcpu_irq_seconds_bucket{vm=\"pid 400\",vcpu=\"1\",class=\"device\",le=\"0.002097151\"} 1",
+		"hypertrace_vcpu_irq_seconds_count{vm=\"pid 400\",vcpu=\"1\",class=\"device\"} 1",
+		"hypertrace_vcpu_irq_seconds_count{vm=\"pid 400\",vcpu=\"1\",class=\"timer\"} 0",
+		"hypertrace_vcpu_irq_seconds_count{vm=\"pid 400\",vcpu=\"3\",class=\"timer\"} 0",
+		"# TYPE hypertrace_vcpu_irq_wait_seconds_total counter",
+		"hypertrace_vcpu_irq_wait_seconds_total{vm=\"pid 400\",vcpu=\"1\",class=\"ipi\"} 0.000003",
+		"hypertrace_vcpu_irq_wait_seconds_total{vm=\"pid 400\",vcpu=\"1\",class=\"device\"} 0",
+		"# TYPE hypertrace_vcpu_irqs_untimed_total counter",
+		"hypertrace_vcpu_irqs_untimed_total{vm=\"pid 400\",vcpu=\"1\",reason=\"overlapped\"} 7",
+		"hypertrace_vcpu_irqs_untimed_total{vm=\"pid 400\",vcpu=\"1\",reason=\"stale\"} 1",
+		"hypertrace_vcpu_irqs_untimed_total{vm=\"pid 400\",vcpu=\"1\",reason=\"level\"} 0",
+		"hypertrace_vcpu_irqs_untimed_total{vm=\"pid 400\",vcpu=\"3\",reason=\"level\"} 1",
+	};
+	struct ht_vcpu_irqs a = { .accepted = 5, .overlapped = 3 }, b = { .accepted = 8, .overlapped = 4, .stale = 1 },
+			    c = { .level = 1 };
+	struct fixture fx = { 0 };
+	struct ht_exit_table t;
+	uint32_t tids[] = { 401, 402, 403, 404 };
+	const struct ht_vcpu_irqs *of[] = { &a, &b, NULL, &c };
+	uint16_t vcpus[] = { 1, 1, 2, 3 };
+
+	a.c[HT_IRQ_IPI] = (struct ht_vcpu_wake_hist){ .total_ns = 3000, .wait_ns = 1000, .max_ns = 3000, .slots = { [11] = 1 } };
+	b.c[HT_IRQ_IPI] = (struct ht_vcpu_wake_hist){ .total_ns = 6000, .wait_ns = 2000, .max_ns = 3000, .slots = { [11] = 2 } };
+	b.c[HT_IRQ_DEVICE] = (struct ht_vcpu_wake_hist){ .total_ns = 1500000, .max_ns = 1500000, .slots = { [20] = 1 } };
+	ht_exit_table_init(&t);
+	for (size_t i = 0; i < ARRAY_SIZE(tids); i++) {
+		struct ht_vcpu_thread_row *row;
+
+		if (!ASSERT_OK(set_vcpu_thread(&t, 400, tids[i], vcpus[i], NULL), "thread") ||
+		    !ASSERT_OK_PTR(row = ht_exit_table_thread(&t, tids[i], tids[i], false), "its row"))
+			goto cleanup;
+		if (of[i])
+			row->irqs = *of[i];
+	}
+	if (!renders_exits_with(&fx, &t, want, ARRAY_SIZE(want)))
+		goto cleanup;
+	ASSERT_EQ(lines_with(fx.text, "hypertrace_vcpu_irq_seconds_bucket{vm=\"pid 400\",vcpu=\"1\",class=\"ipi\","),
+		  HT_WAKE_SLOTS, "buckets of a class");
+	ASSERT_EQ(lines_with(fx.text, "hypertrace_vcpu_irq_seconds_bucket{vm=\"pid 400\",vcpu=\"2\","), 0,
+		  "buckets of a vCPU that accepted none");
+	ASSERT_EQ(lines_with(fx.text, "hypertrace_vcpu_irqs_untimed_total{vm=\"pid 400\",vcpu=\"2\","), 0,
+		  "untimed of a vCPU that accepted none");
 cleanup:
 	ht_exit_table_free(&t);
 	fixture_free(&fx);
@@ -866,6 +936,7 @@ int main(void)
 	RUN(a_vms_exit_sets_beyond_its_share_go_to_its_own_other);
 	RUN(exit_metrics_leave_out_a_dropped_vm);
 	RUN(wakeups_are_histograms_by_vcpu_and_class_summed_over_threads);
+	RUN(irqs_are_histograms_by_vcpu_and_class_summed_over_threads);
 	RUN(wakeups_past_the_vcpu_cap_are_summed_under_other);
 	return ht_test_exit_status();
 }

@@ -416,7 +416,7 @@ int ht_exit_table_delta(struct ht_exit_table *out, const struct ht_exit_table *n
 		const struct ht_vcpu_thread_row *b = found ? &before->threads[j] : NULL;
 
 		if (b && !memcmp(&n->w, &b->w, sizeof(n->w)) && !memcmp(&n->a, &b->a, sizeof(n->a)) &&
-		    !memcmp(&n->h, &b->h, sizeof(n->h)))
+		    !memcmp(&n->h, &b->h, sizeof(n->h)) && !memcmp(&n->irqs, &b->irqs, sizeof(n->irqs)))
 			continue;
 		struct ht_vcpu_thread_row *d = ht_exit_table_thread(out, n->w.tid, n->a.start_ns, true);
 		if (!d)
@@ -444,6 +444,7 @@ int ht_exit_table_delta(struct ht_exit_table *out, const struct ht_exit_table *n
 		d->h.slept_poll_ns = ht_sub_or_count(n->h.slept_poll_ns, b->h.slept_poll_ns, down);
 		d->h.poll_unknown = (__u32)ht_sub_or_count(n->h.poll_unknown, b->h.poll_unknown, down);
 		ht_wakeups_sub(&d->h.wake, &n->h.wake, &b->h.wake, down);
+		ht_irqs_sub(&d->irqs, &n->irqs, &b->irqs, down);
 	}
 	if (ht_exit_causes_delta(&out->causes, &now->causes, &before->causes))
 		return -ENOMEM;

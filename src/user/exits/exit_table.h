@@ -36,7 +36,9 @@ struct ht_vcpu_thread_row {
 	uint64_t from_ns;         /* a.start_ns; in an interval (ht_exit_table_delta) where it begins */
 	bool changed;
 	bool gone;               /* no longer in BPF (the thread ended): its last numbers */
+	struct ht_vcpu_irqs irqs; /* the interrupts delivered to it */
 	bool no_slept_poll;      /* h.slept_poll_ns is not known: its file (version 11 or older) holds none */
+	bool no_irqs;            /* irqs is not known: its file (version 12 or older) holds none */
 	bool seen;               /* scratch of whoever fills the table (e.g. seen in this read) */
 };
 

@@ -52,29 +52,66 @@ void ht_wakeups_all(struct ht_vcpu_wake_hist *all, const struct ht_vcpu_wakeups 
 		hist_add(all, &w->c[c]);
 }
 
+static void hist_sub(struct ht_vcpu_wake_hist *h, const struct ht_vcpu_wake_hist *n, const struct ht_vcpu_wake_hist *b,
+		     uint64_t *went_down)
+{
+	int top = -1;
+
+	h->total_ns = ht_sub_or_count(n->total_ns, b->total_ns, went_down);
+	h->wait_ns = ht_sub_or_count(n->wait_ns, b->wait_ns, went_down);
+	for (unsigned int k = 0; k < HT_WAKE_SLOTS; k++) {
+		h->slots[k] = ht_sub_or_count(n->slots[k], b->slots[k], went_down);
+		if (h->slots[k])
+			top = (int)k;
+	}
+	if (n->max_ns > b->max_ns)
+		h->max_ns = n->max_ns;
+	else if (top < 0)
+		h->max_ns = 0;
+	else
+		h->max_ns = wake_slot_high((unsigned int)top) < n->max_ns ? wake_slot_high((unsigned int)top) : n->max_ns;
+}
+
 void ht_wakeups_sub(struct ht_vcpu_wakeups *d, const struct ht_vcpu_wakeups *now,
 		    const struct ht_vcpu_wakeups *before, uint64_t *went_down)
 {
-	for (int c = 0; c < HT_WAKE_NCLASSES; c++) {
-		const struct ht_vcpu_wake_hist *n = &now->c[c], *b = &before->c[c];
-		struct ht_vcpu_wake_hist *h = &d->c[c];
-		int top = -1;
-
-		h->total_ns = ht_sub_or_count(n->total_ns, b->total_ns, went_down);
-		h->wait_ns = ht_sub_or_count(n->wait_ns, b->wait_ns, went_down);
-		for (unsigned int k = 0; k < HT_WAKE_SLOTS; k++) {
-			h->slots[k] = ht_sub_or_count(n->slots[k], b->slots[k], went_down);
-			if (h->slots[k])
-				top = (int)k;
-		}
-		if (n->max_ns > b->max_ns)
-			h->max_ns = n->max_ns;
-		else if (top < 0)
-			h->max_ns = 0;
-		else
-			h->max_ns = wake_slot_high((unsigned int)top) < n->max_ns ? wake_slot_high((unsigned int)top) : n->max_ns;
-	}
+	for (int c = 0; c < HT_WAKE_NCLASSES; c++)
+		hist_sub(&d->c[c], &now->c[c], &before->c[c], went_down);
 	d->reblocked = ht_sub_or_count(now->reblocked, before->reblocked, went_down);
+}
+
+uint64_t ht_irqs_delivered(const struct ht_vcpu_irqs *i)
+{
+	uint64_t n = 0;
+
+	for (int c = 0; c < HT_IRQ_NCLASSES; c++)
+		n = ht_sat_add(n, ht_wake_count(&i->c[c]));
+	return n;
+}
+
+void ht_irqs_add(struct ht_vcpu_irqs *sum, const struct ht_vcpu_irqs *i)
+{
+	for (int c = 0; c < HT_IRQ_NCLASSES; c++) {
+		hist_add(&sum->c[c], &i->c[c]);
+		sum->woken_ns[c] = ht_sat_add(sum->woken_ns[c], i->woken_ns[c]);
+	}
+	sum->accepted = ht_sat_add(sum->accepted, i->accepted);
+	sum->overlapped = ht_sat_add(sum->overlapped, i->overlapped);
+	sum->stale = ht_sat_add(sum->stale, i->stale);
+	sum->level = ht_sat_add(sum->level, i->level);
+}
+
+void ht_irqs_sub(struct ht_vcpu_irqs *d, const struct ht_vcpu_irqs *now, const struct ht_vcpu_irqs *before,
+		 uint64_t *went_down)
+{
+	for (int c = 0; c < HT_IRQ_NCLASSES; c++) {
+		hist_sub(&d->c[c], &now->c[c], &before->c[c], went_down);
+		d->woken_ns[c] = ht_sub_or_count(now->woken_ns[c], before->woken_ns[c], went_down);
+	}
+	d->accepted = ht_sub_or_count(now->accepted, before->accepted, went_down);
+	d->overlapped = ht_sub_or_count(now->overlapped, before->overlapped, went_down);
+	d->stale = ht_sub_or_count(now->stale, before->stale, went_down);
+	d->level = ht_sub_or_count(now->level, before->level, went_down);
 }
 
 uint64_t ht_wake_percentile(const struct ht_vcpu_wake_hist *h, double p)

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * The wake-ups of halted vCPU threads (struct ht_vcpu_wakeups, in their
- * halts) as the views read them: counts, sums, intervals and percentiles of
- * each class's log2 histogram (HT_WAKE_SLOTS). Pure.
+ * halts) and the interrupts delivered to vCPU threads (struct
+ * ht_vcpu_irqs) as the views read them: counts, sums, intervals and
+ * percentiles of each class's log2 histogram (HT_WAKE_SLOTS). Pure.
  */
 #ifndef HT_VCPU_WAKEUPS_H
 #define HT_VCPU_WAKEUPS_H
@@ -33,5 +34,13 @@ void ht_wakeups_sub(struct ht_vcpu_wakeups *d, const struct ht_vcpu_wakeups *now
  * that holds it, no larger than the longest; 0 for no wake-ups.
  */
 uint64_t ht_wake_percentile(const struct ht_vcpu_wake_hist *h, double p);
+
+/* The interrupts delivered, every class's. */
+uint64_t ht_irqs_delivered(const struct ht_vcpu_irqs *i);
+/* sum += i, each class's histogram and part, and the counts. */
+void ht_irqs_add(struct ht_vcpu_irqs *sum, const struct ht_vcpu_irqs *i);
+/* d = now - before, as ht_wakeups_sub. */
+void ht_irqs_sub(struct ht_vcpu_irqs *d, const struct ht_vcpu_irqs *now, const struct ht_vcpu_irqs *before,
+		 uint64_t *went_down);
 
 #endif

@@ -343,6 +343,7 @@ void ht_metrics_set_exits(struct ht_metrics_registry *r, const struct ht_exit_ta
 		v->halts.slept_ns += h->slept_ns;
 		v->halts.slept_poll_ns += h->slept_poll_ns;
 		ht_wakeups_add(&v->halts.wake, &h->wake);
+		ht_irqs_add(&v->irqs, &t->threads[i].irqs);
 	}
 	ht_hashmap_clear(&sets);
 	ht_hashmap_clear(&vcpus);
@@ -807,6 +808,83 @@ static void write_vcpu_wakeups_reblocked(FILE *out, const void *set, bool other,
 		(uint64_t)v->halts.wake.reblocked);
 }
 
+/* A vCPU's interrupts from its first acceptance on: every class then, empty ones too (as its wake-ups'). */
+static bool had_irqs(const struct ht_vcpu_irqs *i)
+{
+	return i->accepted || i->level;
+}
+
+static void write_vcpu_irqs(FILE *out, const void *set, bool other, void *ctx)
+{
+	const struct ht_metrics_vcpu_set *v = set;
+	char labels[2 * HT_METRICS_VM_LABEL + 64], class_labels[sizeof(labels) + 32];
+
+	(void)ctx;
+	if (!had_irqs(&v->irqs))
+		return;
+	vcpu_labels(v, other, labels, sizeof(labels));
+	for (int c = 0; c < HT_IRQ_NCLASSES; c++) {
+		const struct ht_vcpu_wake_hist *h = &v->irqs.c[c];
+		uint64_t buckets[HT_WAKE_SLOTS], sum_ns = h->total_ns;
+
+		for (unsigned int k = 0; k < HT_WAKE_SLOTS; k++)
+			buckets[k] = h->slots[k];
+		snprintf(class_labels, sizeof(class_labels), "%s,class=\"%s\"", labels, ht_irq_class_names[c]);
+		ht_metrics_histogram(out, "hypertrace_vcpu_irq_seconds", class_labels, buckets, HT_WAKE_SLOTS - 1,
+				     ht_exit_slot_high, ht_wake_count(h), &sum_ns);
+	}
+}
+
+static void write_vcpu_irq_wait(FILE *out, const void *set, bool other, void *ctx)
+{
+	const struct ht_metrics_vcpu_set *v = set;
+	char labels[2 * HT_METRICS_VM_LABEL + 64], secs[32];
+
+	(void)ctx;
+	if (!had_irqs(&v->irqs))
+		return;
+	vcpu_labels(v, other, labels, sizeof(labels));
+	for (int c = 0; c < HT_IRQ_NCLASSES; c++) {
+		ht_metrics_format_seconds(v->irqs.c[c].wait_ns, secs, sizeof(secs));
+		fprintf(out, "hypertrace_vcpu_irq_wait_seconds_total{%s,class=\"%s\"} %s\n", labels, ht_irq_class_names[c],
+			secs);
+	}
+}
+
+static void write_vcpu_irqs_untimed(FILE *out, const void *set, bool other, void *ctx)
+{
+	const struct ht_metrics_vcpu_set *v = set;
+	char labels[2 * HT_METRICS_VM_LABEL + 64];
+
+	(void)ctx;
+	if (!had_irqs(&v->irqs))
+		return;
+	vcpu_labels(v, other, labels, sizeof(labels));
+	fprintf(out, "hypertrace_vcpu_irqs_untimed_total{%s,reason=\"overlapped\"} %" PRIu64 "\n", labels,
+		(uint64_t)v->irqs.overlapped);
+	fprintf(out, "hypertrace_vcpu_irqs_untimed_total{%s,reason=\"stale\"} %" PRIu64 "\n", labels,
+		(uint64_t)v->irqs.stale);
+	fprintf(out, "hypertrace_vcpu_irqs_untimed_total{%s,reason=\"level\"} %" PRIu64 "\n", labels,
+		(uint64_t)v->irqs.level);
+}
+
+/* From an interrupt's acceptance to its guest running, by who sent it: a halted, running or preempted vCPU alike. */
+static void render_vcpu_irqs(FILE *out, const struct ht_metrics_exits *e)
+{
+	ht_metrics_family(out, "hypertrace_vcpu_irq_seconds", "histogram",
+			  "Time from an interrupt's acceptance by a vCPU's local APIC (kvm_apic_accept_irq) to its guest running with it (the kvm_entry after its injection), by who sent it: class timer (the vCPU's own local APIC timer), ipi (a vCPU of the VM), device (another thread of the VM process).");
+	ht_metrics_each_set(out, e->vcpus, e->nvcpus, sizeof(*e->vcpus), &e->vcpu_other, e->vcpu_other_used,
+			    write_vcpu_irqs, NULL);
+	ht_metrics_family(out, "hypertrace_vcpu_irq_wait_seconds_total", "counter",
+			  "Of the interrupts' time from acceptance to guest, the time their vCPU thread was runnable but waiting for a host CPU, by class.");
+	ht_metrics_each_set(out, e->vcpus, e->nvcpus, sizeof(*e->vcpus), &e->vcpu_other, e->vcpu_other_used,
+			    write_vcpu_irq_wait, NULL);
+	ht_metrics_family(out, "hypertrace_vcpu_irqs_untimed_total", "counter",
+			  "Interrupts accepted for a vCPU but not timed: overlapped (their vector, or four others, pending already), stale (never seen injected: posted, or an APIC the guest disabled), level (level-triggered).");
+	ht_metrics_each_set(out, e->vcpus, e->nvcpus, sizeof(*e->vcpus), &e->vcpu_other, e->vcpu_other_used,
+			    write_vcpu_irqs_untimed, NULL);
+}
+
 /*
  * How long a halted vCPU took from its wake-up to running guest code, by
  * what woke it: the latency a guest's timer or IPI sees on top of KVM's.
@@ -914,6 +992,7 @@ static void render_exits(FILE *out, struct ht_metrics_exits *e)
 	ht_metrics_each_set(out, e->vcpus, e->nvcpus, sizeof(*e->vcpus), &e->vcpu_other, e->vcpu_other_used,
 			    write_vcpu_halt_poll_lost, NULL);
 	render_vcpu_wakeups(out, e);
+	render_vcpu_irqs(out, e);
 	ht_metrics_counter(out, "hypertrace_exits_lost_total",
 			   "VM exits the BPF side could not count (series or vCPU thread tables full).", e->lost);
 	ht_metrics_counter(out, "hypertrace_exit_metrics_overflow_exits_total",

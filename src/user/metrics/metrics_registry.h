@@ -104,6 +104,7 @@ struct ht_metrics_vcpu_set {
 	uint64_t state_ns[HT_VCPU_NSTATES]; /* where its threads' time went (hypertrace_vcpu_seconds_total) */
 	/* Its threads' halts and their wake-ups, summed (hypertrace_vcpu_halts_total, hypertrace_vcpu_wakeup_seconds); poll_ns unused. */
 	struct ht_vcpu_halts halts;
+	struct ht_vcpu_irqs irqs; /* its threads' interrupts, summed (hypertrace_vcpu_irq_seconds) */
 };
 
 struct ht_metrics_exits {

@@ -81,9 +81,10 @@ static void keep_cause(void *ctx, const struct ht_exit_cause_key *key, const str
 	r->err = ht_exit_causes_set(&r->t->causes, key, h);
 }
 
-static void keep_thread(void *ctx, const struct ht_vcpu_wait *w, const struct ht_vcpu_account *a,
-			const struct ht_vcpu_halts *h, bool gone)
+static void keep_thread(void *ctx, const struct ht_vcpu_wait_rec *rec, bool gone)
 {
+	const struct ht_vcpu_wait *w = &rec->w;
+	const struct ht_vcpu_account *a = &rec->a;
 	struct reading *r = ctx;
 	const struct ht_filters *f = r->filters;
 	struct ht_vcpu_thread_row *row;
@@ -92,10 +93,14 @@ static void keep_thread(void *ctx, const struct ht_vcpu_wait *w, const struct ht
 	if (r->err || (f && ((f->tgid_on && w->pid != f->tgid && !ht_tracer_tgid_traced(r->tracer, w->pid)) ||
 			     (f->vcpu_on && w->vcpu != f->vcpu))))
 		return;
-	r->err = ht_exit_table_set_thread(r->t, w, a, h, gone);
-	/* Seen again in BPF (see read_bpf). */
-	if (!r->err && (row = ht_exit_table_thread(r->t, w->tid, a->start_ns, false)))
+	r->err = ht_exit_table_set_thread(r->t, w, a, &rec->h, gone);
+	/* Seen again in BPF (see read_bpf); its interrupts with it. */
+	if (!r->err && (row = ht_exit_table_thread(r->t, w->tid, a->start_ns, false))) {
 		row->seen = true;
+		if (memcmp(&row->irqs, &rec->i, sizeof(rec->i)))
+			row->changed = true;
+		row->irqs = rec->i;
+	}
 }
 
 static void keep_open_exit(void *ctx, const struct ht_exit_key *key)
@@ -262,7 +267,7 @@ static int write_block(struct ht_exit_sampler *s, unsigned long long now_ns, boo
 	}
 	for (size_t i = 0; i < s->total.nthreads; i++) {
 		const struct ht_vcpu_thread_row *r = &s->total.threads[i];
-		struct ht_vcpu_wait_rec rec = { .w = r->w, .a = r->a, .h = r->h };
+		struct ht_vcpu_wait_rec rec = { .w = r->w, .a = r->a, .h = r->h, .i = r->irqs };
 
 		if (!r->changed)
 			continue;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "exits/exit_view.h"
+#include "exits/vcpu_wakeups.h"
 #include "hypertrace/limits.h"
 #include "record/command.h"
 #include "hist/live_view.h"
@@ -685,8 +686,15 @@ static void print_summary(const struct session *s, const struct run_totals *t)
 		       t->records, t->lost, t->secs, t->secs > 0 ? t->records / t->secs : 0.0, size,
 		       cfg->output);
 	}
-	if (s->exits_ready)
+	if (s->exits_ready) {
+		unsigned long long delivered = 0;
+
 		print_exits_summary(&s->exits);
+		for (size_t i = 0; i < s->exits.total.nthreads; i++)
+			delivered += ht_irqs_delivered(&s->exits.total.threads[i].irqs);
+		printf("hypertrace-bpf: %llu interrupts delivered to vCPU threads, timed from acceptance to guest (report --irqs); %llu accepted from outside their VM process, not timed\n",
+		       delivered, (unsigned long long)t->counters[HT_CNT_IRQ_UNATTRIBUTED]);
+	}
 	if (s->boot_ready)
 		print_boot_summary(s);
 	if (cfg->vcpu_sched)

@@ -76,6 +76,7 @@ static int attach_programs(struct ht_tracer *t, bool kvm, char *err, size_t errl
 		{ t->skel->progs.on_kvm_halt_poll_ns, &t->skel->links.on_kvm_halt_poll_ns, true },
 		{ t->skel->progs.on_kvm_vcpu_wakeup, &t->skel->links.on_kvm_vcpu_wakeup, true },
 		{ t->skel->progs.on_kvm_inj_virq, &t->skel->links.on_kvm_inj_virq, true },
+		{ t->skel->progs.on_kvm_apic_accept_irq, &t->skel->links.on_kvm_apic_accept_irq, true },
 		{ t->skel->progs.on_kvm_pio, &t->skel->links.on_kvm_pio, true },
 		{ t->skel->progs.on_kvm_mmio, &t->skel->links.on_kvm_mmio, true },
 		{ t->skel->progs.on_kvm_msr, &t->skel->links.on_kvm_msr, true },
@@ -224,13 +225,15 @@ static void choose_programs(struct ht_tracer *t, const struct ht_tracer_opts *op
 					    sk->progs.synthetic_fill, sk->progs.synthetic_kvm_exit_at,
 					    sk->progs.synthetic_kvm_entry_at, sk->progs.synthetic_sched_switch,
 					    sk->progs.synthetic_sched_wakeup, sk->progs.synthetic_vcpu_register, sk->progs.synthetic_kvm_halt,
-					    sk->progs.synthetic_kvm_userspace_exit_at, sk->progs.synthetic_kvm_inj_virq };
+					    sk->progs.synthetic_kvm_userspace_exit_at, sk->progs.synthetic_kvm_inj_virq,
+					    sk->progs.synthetic_kvm_apic_accept_irq };
 
 	bpf_program__set_autoload(sk->progs.on_sched_wakeup, opts->exits);
 	bpf_program__set_autoload(sk->progs.on_kvm_userspace_exit, opts->exits);
 	bpf_program__set_autoload(sk->progs.on_kvm_halt_poll_ns, opts->exits);
 	bpf_program__set_autoload(sk->progs.on_kvm_vcpu_wakeup, opts->exits);
 	bpf_program__set_autoload(sk->progs.on_kvm_inj_virq, opts->exits);
+	bpf_program__set_autoload(sk->progs.on_kvm_apic_accept_irq, opts->exits);
 	for (size_t i = 0; i < ARRAY_SIZE(causes); i++) {
 		bpf_program__set_autoload(causes[i], opts->exits);
 		bpf_program__set_autoload(synthetic_causes[i], opts->exits && opts->synthetic);
@@ -495,6 +498,8 @@ int ht_tracer_synthetic_fd(const struct ht_tracer *t, enum ht_synthetic_prog whi
 		return bpf_program__fd(t->skel->progs.synthetic_kvm_cpuid);
 	case HT_SYNTH_KVM_INJ_VIRQ:
 		return bpf_program__fd(t->skel->progs.synthetic_kvm_inj_virq);
+	case HT_SYNTH_KVM_APIC_ACCEPT_IRQ:
+		return bpf_program__fd(t->skel->progs.synthetic_kvm_apic_accept_irq);
 	}
 	return -EINVAL;
 }

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "hypertrace/record.h"
+#include "hypertrace/trace_file.h"
 #include "hypertrace/synthetic_events.h"
 #include "record/bpf_log.h"
 
@@ -151,6 +152,7 @@ enum ht_synthetic_prog {
 	HT_SYNTH_KVM_MSR,
 	HT_SYNTH_KVM_CPUID,
 	HT_SYNTH_KVM_INJ_VIRQ,  /* ctx: struct ht_synth_inj_virq */
+	HT_SYNTH_KVM_APIC_ACCEPT_IRQ, /* ctx: struct ht_synth_accept_irq */
 };
 
 struct ht_tracer;
@@ -200,11 +202,11 @@ int ht_tracer_read_exit_causes(const struct ht_tracer *t, ht_exit_cause_fn fn, v
  * --exits: calls fn once per vCPU thread known to BPF, with its counters
  * since load and its account (where its time went) up to the time of the
  * read: a thread that ended is passed once more, with its last numbers
- * (its as_of_ns the time it ended), and then forgotten. w->wait_ns is the
- * account's wait; h its halts in KVM. 0 or -errno.
+ * (its as_of_ns the time it ended), and then forgotten: rec as a trace
+ * file holds it (rec->w.wait_ns is the account's wait, rec->h its halts in
+ * KVM, rec->i its interrupts; rec->w.pad1 0). 0 or -errno.
  */
-typedef void (*ht_vcpu_wait_fn)(void *ctx, const struct ht_vcpu_wait *w, const struct ht_vcpu_account *a,
-				const struct ht_vcpu_halts *h, bool gone);
+typedef void (*ht_vcpu_wait_fn)(void *ctx, const struct ht_vcpu_wait_rec *rec, bool gone);
 int ht_tracer_read_vcpu_waits(const struct ht_tracer *t, ht_vcpu_wait_fn fn, void *ctx);
 /*
  * --exits, after ht_tracer_detach: calls fn for every exit seen whose

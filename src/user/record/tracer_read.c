@@ -281,11 +281,26 @@ static const struct open_exit *open_exit_of(const struct open_exit *v, size_t n,
 	return lo < n && v[lo].tid == key.tid ? &v[lo] : NULL;
 }
 
+/*
+ * A thread's interrupts as copied while senders on other CPUs count them:
+ * each acceptance is counted before it ends delivered, overlapped or
+ * stale, but the copy may see an ending and miss its acceptance. The
+ * acceptances are then at least their endings, as a file must have them.
+ */
+static void irqs_settled(struct ht_vcpu_irqs *i)
+{
+	__u64 ended = i->overlapped + i->stale;
+
+	for (int c = 0; c < HT_IRQ_NCLASSES; c++)
+		for (int k = 0; k < HT_WAKE_SLOTS; k++)
+			ended += i->c[c].slots[k];
+	if (i->accepted < ended)
+		i->accepted = ended;
+}
+
 /* A thread as one read sees it, before it is handed on. */
 struct thread_read {
-	struct ht_vcpu_wait w;
-	struct ht_vcpu_account a;
-	struct ht_vcpu_halts h;
+	struct ht_vcpu_wait_rec rec;
 	bool gone;
 	size_t idx;
 };
@@ -302,6 +317,7 @@ static size_t read_accounts(const struct ht_tracer *t, __u64 now, const struct o
 			    struct thread_read *out, size_t cap)
 {
 	struct vcpu_thread v;
+	struct vcpu_irq_state irqs;
 	size_t n = 0;
 
 	for (size_t i = 0; i < HT_MAX_VCPU_THREADS && n < cap; i++) {
@@ -313,28 +329,35 @@ static size_t read_accounts(const struct ht_tracer *t, __u64 now, const struct o
 		const struct open_exit *e;
 
 		memset(r, 0, sizeof(*r));
-		r->w = v.stat;
-		/* Its halts are in a map of their own (vcpu_halts), copied here; none if that fails. */
-		if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.vcpu_halts), &(__u32){ (__u32)i }, &r->h))
-			r->h = (struct ht_vcpu_halts){ .poll_ns = HT_HALT_POLL_NS_UNKNOWN };
+		r->rec.w = v.stat;
+		/* Its halts and interrupts are in maps of their own, copied here; none if that fails. */
+		if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.vcpu_halts), &(__u32){ (__u32)i }, &r->rec.h))
+			r->rec.h = (struct ht_vcpu_halts){ .poll_ns = HT_HALT_POLL_NS_UNKNOWN };
+		if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.vcpu_irqs), &(__u32){ (__u32)i }, &irqs))
+			memset(&irqs, 0, sizeof(irqs));
+		r->rec.i = irqs.counts;
+		irqs_settled(&r->rec.i);
 		r->idx = i;
 		r->gone = v.since_state & VCPU_GONE;
-		r->a.start_ns = v.start_ns;
-		r->a.as_of_ns = since;
+
+		struct ht_vcpu_account *a = &r->rec.a;
+
+		a->start_ns = v.start_ns;
+		a->as_of_ns = since;
 		for (int k = 0; k < HT_VCPU_NSTATES; k++)
-			r->a.state_ns[k] = v.state_ns[k];
+			a->state_ns[k] = v.state_ns[k];
 		if (r->gone || state >= HT_VCPU_NSTATES || now <= since)
 			goto done;
 		if (state == HT_VCPU_GUEST && (e = open_exit_of(open, nopen, v.stat.tid)) && e->exit_ns >= since &&
 		    e->exit_ns < now) {
-			r->a.state_ns[HT_VCPU_GUEST] += e->exit_ns - since;
-			r->a.state_ns[HT_VCPU_KVM] += now - e->exit_ns;
+			a->state_ns[HT_VCPU_GUEST] += e->exit_ns - since;
+			a->state_ns[HT_VCPU_KVM] += now - e->exit_ns;
 		} else {
-			r->a.state_ns[state] += now - since;
+			a->state_ns[state] += now - since;
 		}
-		r->a.as_of_ns = now;
+		a->as_of_ns = now;
 done:
-		r->w.wait_ns = r->a.state_ns[HT_VCPU_WAIT];
+		r->rec.w.wait_ns = a->state_ns[HT_VCPU_WAIT];
 	}
 	return n;
 }
@@ -426,7 +449,7 @@ int ht_tracer_read_vcpu_waits(const struct ht_tracer *t, ht_vcpu_wait_fn fn, voi
 			break;
 	}
 	for (size_t i = 0; i < n; i++) {
-		fn(ctx, &reads[i].w, &reads[i].a, &reads[i].h, reads[i].gone);
+		fn(ctx, &reads[i].rec, reads[i].gone);
 		/* Read once with its last numbers: its entry is free for another thread (unmarked first: BPF marks it when it takes it). */
 		if (reads[i].gone) {
 			__atomic_store_n(&t->vcpu_thread_used->used[reads[i].idx], 0, __ATOMIC_RELEASE);

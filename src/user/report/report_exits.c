@@ -19,6 +19,7 @@
 #include "reading/read_outcome.h"
 #include "report/thread_label.h"
 #include "report/report_halts.h"
+#include "report/report_irqs.h"
 #include "common/escape.h"
 #include "common/hashmap.h"
 #include "common/grow.h"
@@ -170,6 +171,8 @@ static int apply_threads(struct exits_reading *r, const struct ht_vcpu_wait_rec 
 		row->from_ns = rec->a.start_ns;
 		row->gone = rec->w.pad1 & HT_VCPU_WAIT_F_GONE;
 		row->no_slept_poll = rec->w.pad1 & HT_VCPU_WAIT_F_NO_SLEPT_POLL;
+		row->irqs = rec->i;
+		row->no_irqs = rec->w.pad1 & HT_VCPU_WAIT_F_NO_IRQS;
 	}
 	return r->npending > r->state.nthreads ? merge_pending(r) : 0;
 }
@@ -644,6 +647,11 @@ static int write_window(const struct ht_report_config *cfg, const struct ht_exit
 			printf("%s: each vCPU thread's halts in KVM and its halt polling, +%.3f s to +%.3f s\n", cfg->path,
 			       (double)(from_ns - start_ns) / 1e9, (double)(to_ns - start_ns) / 1e9);
 		return ht_report_halts(cfg->mode, window, reader);
+	} else if (cfg->irqs) {
+		if (!rows)
+			printf("%s: the interrupts KVM delivered to each vCPU thread, acceptance to guest running, +%.3f s to +%.3f s\n",
+			       cfg->path, (double)(from_ns - start_ns) / 1e9, (double)(to_ns - start_ns) / 1e9);
+		return ht_report_irqs(cfg->mode, window, reader);
 	} else if (cfg->vcpu_time && rows) {
 		print_vcpu_time(cfg->mode, window, reader);
 	} else if (cfg->vcpu_time) {

@@ -14,7 +14,8 @@ static const char report_help[] =
 	"Usage: hypertrace-bpf report [--dump | --csv | --json | --hist [SERIES]] [--exits [--causes]]\n"
 	"                             [--per-vcpu | --per-vm] [-p PID] [--vcpu N] [-n N]...\n"
 	"                             [--since TIME] [--until TIME] [--graph | --sched]\n"
-	"                             [--vcpu-switches | --vcpu-time | --halts | --boot | --clock | --initcalls]\n"
+	"                             [--vcpu-switches | --vcpu-time | --halts | --irqs]\n"
+	"                             [--boot | --clock | --initcalls]\n"
 	"                             [--latency [--worst N]]\n"
 	"                             [--catalog FILE]... [--guest-symbols FILE] FILE\n"
 	"\n"
@@ -68,6 +69,15 @@ static const char report_help[] =
 	"               timer, another vector, none); with --csv or --json one\n"
 	"               row per vCPU thread. The selection applies as with\n"
 	"               --vcpu-time\n"
+	"      --irqs   the interrupts KVM delivered to each vCPU thread, from a\n"
+	"               recording made with record --exits: from their acceptance by\n"
+	"               the vCPU's local APIC to the guest running with them, per\n"
+	"               class (timer: the vCPU's own; ipi: from a vCPU of the VM;\n"
+	"               device: from another thread of the VM process) the count,\n"
+	"               mean, p50, p99 and longest, the mean's parts (waking the\n"
+	"               halted thread, waiting for a host CPU, the rest), and the\n"
+	"               ones not timed; with --csv or --json one row per vCPU\n"
+	"               thread. The selection applies as with --vcpu-time\n"
 	"      --latency  the wake-ups of halted vCPUs one by one, from a recording\n"
 	"               made with record --wakeups: per VM, vCPU thread and\n"
 	"               interrupt class (timer, vector, none) the count, exact\n"
@@ -155,6 +165,7 @@ static const struct option report_longopts[] = {
 	{ "vcpu-switches", no_argument, NULL, 'W' },
 	{ "vcpu-time", no_argument, NULL, 'A' },
 	{ "halts", no_argument, NULL, 'L' },
+	{ "irqs", no_argument, NULL, 'R' },
 	{ "latency", no_argument, NULL, 'Y' },
 	{ "worst", required_argument, NULL, 'Z' },
 	{ "boot", no_argument, NULL, 'B' },
@@ -202,6 +213,7 @@ static int report_option(int opt, int argc, char **argv, struct ht_report_config
 	case 'W': cfg->vcpu_switches = true; break;
 	case 'A': cfg->vcpu_time = true; break;
 	case 'L': cfg->halts = true; break;
+	case 'R': cfg->irqs = true; break;
 	case 'Y': cfg->latency = true; break;
 	case 'Z': {
 		uint64_t n;
@@ -251,17 +263,17 @@ static int check_combinations(struct ht_report_config *cfg, int modes)
 		return ht_usage_error("report", "--dump, --csv, --json and --hist exclude each other");
 	if (cfg->worst_given && !cfg->latency)
 		return ht_usage_error("report", "--worst is how many wake-ups --latency lists: add --latency");
-	if (cfg->latency && (cfg->exits || cfg->causes || cfg->vcpu_time || cfg->halts || cfg->vcpu_switches ||
-			     cfg->boot || cfg->clock || cfg->initcalls))
-		return ht_usage_error("report", "--latency is a view of its own: drop --exits, --causes, --vcpu-time, --halts, --vcpu-switches, --boot, --clock and --initcalls");
+	if (cfg->latency && (cfg->exits || cfg->causes || cfg->vcpu_time || cfg->halts || cfg->irqs ||
+			     cfg->vcpu_switches || cfg->boot || cfg->clock || cfg->initcalls))
+		return ht_usage_error("report", "--latency is a view of its own: drop --exits, --causes, --vcpu-time, --halts, --irqs, --vcpu-switches, --boot, --clock and --initcalls");
 	if (cfg->latency && (cfg->mode == HT_REPORT_DUMP || cfg->mode == HT_REPORT_JSON || cfg->mode == HT_REPORT_HIST ||
 			     cfg->decode.analysis != HT_ANALYSIS_NONE || cfg->decode.ncatalogs || cfg->decode.symbols ||
 			     cfg->decode.offset_given || cfg->selection.nr_count))
 		return ht_usage_error("report", "--latency prints the wake-ups as text or --csv: drop --dump, --json, --hist, --nr and the guest-event options");
-	if (cfg->halts && cfg->vcpu_time)
-		return ht_usage_error("report", "--halts and --vcpu-time are two views of the vCPU threads: give one");
-	/* --halts reads what --vcpu-time reads, with the same options: its rules below are theirs. */
-	cfg->vcpu_time |= cfg->halts;
+	if (cfg->halts + cfg->irqs + cfg->vcpu_time > 1)
+		return ht_usage_error("report", "--halts, --irqs and --vcpu-time are three views of the vCPU threads: give one");
+	/* --halts and --irqs read what --vcpu-time reads, with the same options: its rules below are theirs. */
+	cfg->vcpu_time |= cfg->halts || cfg->irqs;
 	if (modes && cfg->decode.analysis != HT_ANALYSIS_NONE)
 		return ht_usage_error("report", "--graph and --sched exclude --dump, --csv, --json and --hist");
 	if (cfg->map_clock != HT_MAP_CLOCK_AUTO && !cfg->clock_map && !cfg->clock_map_ctf)

@@ -22,6 +22,7 @@ struct ht_report_config {
 	bool vcpu_switches;             /* --vcpu-switches: the switch records of vCPU threads instead */
 	bool vcpu_time;                 /* --vcpu-time: where each vCPU thread's time went (text, --csv, --json) */
 	bool halts;                     /* --halts: each vCPU thread's halts and halt polling (with vcpu_time's rules) */
+	bool irqs;                      /* --irqs: the interrupts delivered to each vCPU thread (with vcpu_time's rules) */
 	bool latency;                   /* --latency: the wake-up records of halted vCPUs (text, --csv) */
 	size_t worst;                   /* --worst N: with --latency, the longest N wake-ups listed (default 10) */
 	bool worst_given;

@@ -370,6 +370,37 @@ static bool halts_ok(const struct ht_vcpu_wait_rec *rec, char *why, size_t len)
 	return true;
 }
 
+/*
+ * A vCPU thread's interrupts as a recording counts them (version 13 on):
+ * each class's parts within its time, and no more endings (delivered,
+ * overlapped, stale) than acceptances. Older records have none (zero).
+ */
+static bool irqs_ok(const struct ht_vcpu_wait_rec *rec, char *why, size_t len)
+{
+	const struct ht_vcpu_irqs *i = &rec->i;
+	unsigned __int128 ended = (unsigned __int128)i->overlapped + i->stale;
+
+	for (int c = 0; c < HT_IRQ_NCLASSES; c++) {
+		const struct ht_vcpu_wake_hist *k = &i->c[c];
+
+		if ((unsigned __int128)k->wait_ns + i->woken_ns[c] > k->total_ns || k->max_ns > k->total_ns) {
+			snprintf(why, len,
+				 "the interrupts of vCPU thread %u do not add up: %llu ns waiting, %llu ns waking and %llu ns the longest of %llu ns",
+				 rec->w.tid, (unsigned long long)k->wait_ns, (unsigned long long)i->woken_ns[c],
+				 (unsigned long long)k->max_ns, (unsigned long long)k->total_ns);
+			return false;
+		}
+		for (int s = 0; s < HT_WAKE_SLOTS; s++)
+			ended += k->slots[s];
+	}
+	if (ended > i->accepted) {
+		snprintf(why, len, "vCPU thread %u has more interrupts delivered, overlapped and stale (%.0f) than accepted (%llu)",
+			 rec->w.tid, (double)ended, (unsigned long long)i->accepted);
+		return false;
+	}
+	return true;
+}
+
 /* What a reader must not take from an EXITS block whose CRC is right: time going back, impossible series or accounts. */
 static bool exits_block_ok(const struct ht_reader *r, const struct ht_exits_header *eh, const unsigned char *p,
 			   const unsigned char *threads, size_t thread_rec, char *why, size_t len)
@@ -390,7 +421,7 @@ static bool exits_block_ok(const struct ht_reader *r, const struct ht_exits_head
 		struct ht_vcpu_wait_rec rec = { 0 };
 
 		memcpy(&rec, threads + (size_t)i * thread_rec, thread_rec);
-		if (!account_ok(&rec, why, len) || !halts_ok(&rec, why, len))
+		if (!account_ok(&rec, why, len) || !halts_ok(&rec, why, len) || !irqs_ok(&rec, why, len))
 			return false;
 	}
 	return true;
@@ -522,10 +553,11 @@ static bool load_exits_block(struct ht_reader *r, const struct ht_block_header *
 	struct ht_exits_header eh = { 0 };
 	/*
 	 * Thread records grew in versions 5 (the account), 9 (the halts), 10
-	 * (their wake-ups) and 12 (the slept ones' polling); older ones are
-	 * read into the new layout.
+	 * (their wake-ups), 12 (the slept ones' polling) and 13 (the
+	 * interrupts); older ones are read into the new layout.
 	 */
-	size_t thread_rec = r->hdr.version >= 12  ? sizeof(struct ht_vcpu_wait_rec)
+	size_t thread_rec = r->hdr.version >= 13  ? sizeof(struct ht_vcpu_wait_rec)
+			    : r->hdr.version >= 12 ? HT_VCPU_WAIT_REC_V12_SIZE
 			    : r->hdr.version >= 10 ? HT_VCPU_WAIT_REC_V11_SIZE
 			    : r->hdr.version >= 9 ? HT_VCPU_WAIT_REC_V9_SIZE
 			    : r->hdr.version >= 5 ? HT_VCPU_WAIT_REC_V8_SIZE
@@ -575,7 +607,9 @@ static bool load_exits_block(struct ht_reader *r, const struct ht_block_header *
 			memcpy(&widened[i].w, threads + (size_t)i * thread_rec, thread_rec);
 			if (thread_rec < HT_VCPU_WAIT_REC_V9_SIZE)
 				widened[i].h.poll_ns = HT_HALT_POLL_NS_UNKNOWN; /* none recorded */
-			widened[i].w.pad1 |= HT_VCPU_WAIT_F_NO_SLEPT_POLL;
+			if (thread_rec < HT_VCPU_WAIT_REC_V12_SIZE)
+				widened[i].w.pad1 |= HT_VCPU_WAIT_F_NO_SLEPT_POLL;
+			widened[i].w.pad1 |= HT_VCPU_WAIT_F_NO_IRQS;
 		}
 		free(r->exits_threads);
 		r->exits_threads = widened;
