@@ -45,14 +45,16 @@ enum { EMPTY, EXIT_NOMATCH, ENTRY_NOMATCH, FUSED, HASH_EXIT_NOMATCH, HASH_ENTRY_
        /*
         * A halted vCPU's wake-up path (this thread as the vCPU thread): its
         * floor, then the path with --exits, then with --exits --wakeups (a
-        * record per wake-up, in an instance of its own).
+        * record per wake-up, in an instance of its own), then with --exits
+        * woken by an interrupt that is timed from its acceptance.
         */
-       HALT_FLOOR, HALT_CYCLE, HALT_CYCLE_WAKEUPS, NCASES };
+       HALT_FLOOR, HALT_CYCLE, HALT_CYCLE_WAKEUPS, HALT_IRQ_CYCLE, NCASES };
 /* hotpath.bpf.c's BENCH_SWITCH_PAIR and BENCH_REGISTER_PAIR: after the --exits cases' programs. */
 #define PROG_SWITCH_PAIR (SWITCH_OUT + 5)
 #define PROG_REGISTER_PAIR (SWITCH_OUT + 6)
 #define PROG_FLOOR_HALT (SWITCH_OUT + 7)
 #define PROG_HALT_CYCLE (SWITCH_OUT + 8)
+#define PROG_HALT_IRQ_CYCLE (SWITCH_OUT + 9)
 /* The BENCH_* case of hotpath.bpf.c each --exits case runs (its enum goes on after BENCH_SWITCH_OUT). */
 static const int exits_case_prog[] = { [FLOOR_PAIR - FLOOR_PAIR] = SWITCH_OUT + 1, [EXITS_PAIR - FLOOR_PAIR] = SWITCH_OUT + 2,
 				       [SWITCH_EXITS - FLOOR_PAIR] = SWITCH_OUT, [SWITCH_VCPUS - FLOOR_PAIR] = SWITCH_OUT + 3,
@@ -85,6 +87,7 @@ static const char *const names[NCASES] = {
 	"halt floor: 6 empty handlers + 5 clock reads",
 	"--exits: halt, wake-up, switch-in, inj, entry",
 	"--wakeups: the same, a record each",
+	"--exits: the same, woken by a timed interrupt",
 };
 #define ROUNDS 41
 
@@ -318,6 +321,21 @@ static void mark_pair(struct hotpath_bpf *skel, const __u32 tids[2], bool vcpu)
 }
 
 /* The timer wake-ups an instance counted for this thread (the halt-cycle cases'), or ~0 if it has none. */
+/* The interrupts of the devices' class delivered to this thread, in an instance's vcpu_irqs. */
+static __u64 device_irqs_of_me(struct hotpath_bpf *skel)
+{
+	__u32 tid = (__u32)gettid(), idx;
+	struct vcpu_irq_state s;
+	__u64 n = 0;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.vcpu_thread_ids), &tid, &idx) ||
+	    bpf_map_lookup_elem(bpf_map__fd(skel->maps.vcpu_irqs), &idx, &s))
+		return ~0ull;
+	for (int k = 0; k < HT_WAKE_SLOTS; k++)
+		n += s.counts.c[HT_IRQ_DEVICE].slots[k];
+	return n;
+}
+
 static __u64 timer_wakeups_of_me(struct hotpath_bpf *skel)
 {
 	__u32 tid = (__u32)gettid(), idx;
@@ -434,7 +452,8 @@ int main(int argc, char **argv)
 
 				/* With --wakeups a record per wake-up: fewer, so the ring never fills. */
 				ns[c][r] = run_case(wk ? wake_skel : exits_skel, wk ? wake_rb : exits_rb,
-						    c == HALT_FLOOR ? PROG_FLOOR_HALT : PROG_HALT_CYCLE, wk ? 50000 : 500000);
+						    c == HALT_FLOOR ? PROG_FLOOR_HALT : c == HALT_IRQ_CYCLE ? PROG_HALT_IRQ_CYCLE :
+						    PROG_HALT_CYCLE, wk ? 50000 : 500000);
 				continue;
 			}
 			if (c >= BOOT_PAIR_IDLE) {
@@ -511,6 +530,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_hotpath: the halt cycles made %llu and %llu timer wake-ups (want %u and %u), %llu records lost: void\n",
 			(unsigned long long)woken[0], (unsigned long long)woken[1], ROUNDS * 500000, ROUNDS * 50000,
 			(unsigned long long)counter(wake_skel, HT_CNT_WAKEUP_DROPS));
+		return 1;
+	}
+	/* Every interrupt cycle an interrupt delivered, timed from its acceptance: else that case measures something else. */
+	__u64 delivered = device_irqs_of_me(exits_skel);
+	if (delivered != ROUNDS * 500000ull) {
+		fprintf(stderr, "bench_hotpath: the interrupt cycles delivered %llu interrupts (want %u): void\n",
+			(unsigned long long)delivered, ROUNDS * 500000);
 		return 1;
 	}
 	/* The followed thread's every exit a record, the other's none: else the --boot cases measure something else. */
@@ -603,6 +629,12 @@ int main(int argc, char **argv)
 	printf("INFO   %-52s %6.2fx  (quartiles %.2f-%.2f; fastest rounds %.2fx; +%.1f ns per wake-up)\n",
 	       "--wakeups: wake-up path with its record vs without", halt_rec.median, halt_rec.q1, halt_rec.q3,
 	       med[HALT_CYCLE_WAKEUPS] / med[HALT_CYCLE], med[HALT_CYCLE_WAKEUPS] - med[HALT_CYCLE]);
+	/* The same path woken by an interrupt: its acceptance (on the sender's CPU) and its delivery at the entry. */
+	struct ratio halt_irq = paired_ratio(ns[HALT_IRQ_CYCLE], ns[HALT_CYCLE]);
+
+	printf("INFO   %-52s %6.2fx  (quartiles %.2f-%.2f; fastest rounds %.2fx; +%.1f ns per interrupt)\n",
+	       "--exits: wake-up by a timed interrupt vs without", halt_irq.median, halt_irq.q1, halt_irq.q3,
+	       med[HALT_IRQ_CYCLE] / med[HALT_CYCLE], med[HALT_IRQ_CYCLE] - med[HALT_CYCLE]);
 	return_value_cost(skel);
 	free_instances(skel, rb, exits_skel, exits_rb, pair_skel, pair_rb, boot_skel, boot_rb, wake_skel, wake_rb);
 	return 0;

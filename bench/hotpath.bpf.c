@@ -51,6 +51,7 @@ enum bench_case {
 	/* --exits, and --exits --wakeups: a halted vCPU's wake-up path (this thread as the vCPU thread). */
 	BENCH_FLOOR_HALT,        /* six handler dispatches and five clock reads */
 	BENCH_HALT_CYCLE,        /* its HLT exit, switch-out (halted), wake-up, switch-in, injection and entry */
+	BENCH_HALT_IRQ_CYCLE,    /* the same, woken by an interrupt its process sent (record --exits times it) */
 };
 
 struct bench_args {
@@ -228,6 +229,29 @@ LOOP_CALLBACK(cb_halt_cycle)
 	call_entry(ENTRY);
 	return 0;
 }
+/*
+ * The same path woken by an interrupt that a thread of this process (no
+ * vCPU thread) sends to vCPU 0, this thread: its acceptance before the
+ * wake-up, and its vector's injection, which the entry delivers.
+ */
+#define BENCH_IRQ_VECTOR 0x41
+static __noinline int call_accept_irq(void)
+{
+	__u64 sender = (bpf_get_current_pid_tgid() & ~0xffffffffull) | bench_plain_tid;
+
+	return handle_apic_accept_irq(sender, 0, APIC_DM_FIXED, 0, BENCH_IRQ_VECTOR, 0);
+}
+LOOP_CALLBACK(cb_halt_irq_cycle)
+{
+	call_exit(EXIT_HLT);
+	call_self_switch(true);
+	call_accept_irq();
+	call_wakeup((__u32)bpf_get_current_pid_tgid());
+	call_self_switch(false);
+	call_inj_virq(BENCH_IRQ_VECTOR);
+	call_entry(ENTRY);
+	return 0;
+}
 LOOP_CALLBACK(cb_empty) { empty_handler(EXIT_OTHER); return 0; }
 LOOP_CALLBACK(cb_exit_nomatch) { call_exit(EXIT_OTHER); return 0; }
 LOOP_CALLBACK(cb_entry_nomatch) { call_entry(ENTRY); return 0; }
@@ -364,6 +388,7 @@ int bench_run(struct bench_args *args)
 	case BENCH_REGISTER_PAIR: return register_pair();
 	case BENCH_FLOOR_HALT: bpf_loop(n, cb_floor_halt, NULL, 0); break;
 	case BENCH_HALT_CYCLE: bpf_loop(n, cb_halt_cycle, NULL, 0); break;
+	case BENCH_HALT_IRQ_CYCLE: bpf_loop(n, cb_halt_irq_cycle, NULL, 0); break;
 	default: return 1;
 	}
 	bench_elapsed_ns = bpf_ktime_get_ns() - t0;

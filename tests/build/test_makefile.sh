@@ -6,6 +6,7 @@
 # Builds in a copy, with no port, no BPF program and no verdict a busy
 # machine changes: it runs beside the nested-machine suites.
 # tests/run: alongside the nested-machine suites
+# tests/run: alongside, long: first in its queue
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 

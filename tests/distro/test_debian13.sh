@@ -19,6 +19,7 @@
 # and a busy other CPU once cost test_vm_churn a lifetime's numbers); the
 # suite waits for it (a lock on the root) and finds the root ready.
 # tests/run: alongside the nested-machine suites
+# tests/run: alongside, long: first in its queue
 # tests/run: prepare ahead with --prepare, after the kernel suites
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"

@@ -20,6 +20,7 @@
 # CPU-bound for a fixed time, no port, no verdict on speed: tests/run runs it
 # beside the nested-machine suites.
 # tests/run: alongside the nested-machine suites
+# tests/run: alongside, long: first in its queue
 source "$(dirname "$0")/../lib.sh"
 FUZZ=$OUTPUT/fuzz/fuzz_report
 FUZZ_DECODE=$OUTPUT/fuzz/fuzz_decode

@@ -110,16 +110,17 @@ static void rows_per_vm_sorted_by_the_key_with_names_escaped(void)
 			"alpha waits 50%%:\n%s", fx.text))
 		goto cleanup;
 	/* Wide enough: every column; POLL% "-" where KVM polled in no halt, PBURN% 0 where none was lost. */
-	o.width = 130;
+	o.width = 140;
 	if (!ASSERT_MSG(frame(&fx, &o) == 4 &&
-				strstr(fx.text, "     20 b\\x1b[2Jeta               340 1.00us 1.00us  100.0    0.0    0.0    0.0    0.0    0.0      -    0.0      -       40\n"),
-			"every column at 120:\n%s", fx.text))
+				strstr(fx.text, "     20 b\\x1b[2Jeta               340 1.00us 1.00us  100.0    0.0    0.0    0.0    0.0    0.0      -    0.0      -      -       40\n"),
+			"every column at 140:\n%s", fx.text))
 		goto cleanup;
 	/*
 	 * alpha's vCPU: 10 halts polled in the interval, 4 of them caught; the
 	 * 6 that slept polled 10 ms of its second (PBURN% 1.0); of them, 5
 	 * wake-ups of the timer's in [32, 64) us, the longest 40
-	 * us, and one of another vector's of 3 ms: their p99 is that one.
+	 * us, and one of another vector's of 3 ms: their p99 is that one. Its
+	 * interrupts: 2 IPIs under 4 us and a device's of 1.5 ms, their p99.
 	 */
 	{
 		struct ht_vcpu_wait wt = { .pid = 10, .tid = 11, .wait_ns = 500000000 };
@@ -131,10 +132,16 @@ static void rows_per_vm_sorted_by_the_key_with_names_escaped(void)
 
 		a.state_ns[HT_VCPU_WAIT] = a.state_ns[HT_VCPU_GUEST] = 500000000;
 		ht_exit_table_set_thread(&fx.interval, &wt, &a, &h, false);
+		struct ht_vcpu_thread_row *in = ht_exit_table_thread(&fx.interval, 11, 1000, false);
+
+		if (!ASSERT_OK_PTR(in, "alpha's thread"))
+			goto cleanup;
+		in->irqs.c[HT_IRQ_IPI] = (struct ht_vcpu_wake_hist){ .total_ns = 6000, .max_ns = 3000, .slots = { [11] = 2 } };
+		in->irqs.c[HT_IRQ_DEVICE] = (struct ht_vcpu_wake_hist){ .total_ns = 1500000, .max_ns = 1500000, .slots = { [20] = 1 } };
 	}
 	if (!ASSERT_MSG(frame(&fx, &o) == 4 &&
-				strstr(fx.text, "     10 alpha                     100 1.00us 1.00us   50.0    0.0    0.0   50.0    0.0    0.0   40.0    1.0 3.00ms        0\n"),
-			"POLL%% is caught of polled, PBURN%% the polling lost of the threads' time, WAKE99 the wake-ups' p99:\n%s", fx.text))
+				strstr(fx.text, "     10 alpha                     100 1.00us 1.00us   50.0    0.0    0.0   50.0    0.0    0.0   40.0    1.0 3.00ms 1.50ms        0\n"),
+			"POLL%% is caught of polled, PBURN%% the polling lost of the threads' time, WAKE99 the wake-ups' p99, IRQ99 the interrupts':\n%s", fx.text))
 		goto cleanup;
 	/* Without the one of 3 ms, the p99 is the timer's slot's bound, lowered to their longest. */
 	{
@@ -147,7 +154,7 @@ static void rows_per_vm_sorted_by_the_key_with_names_escaped(void)
 		ht_exit_table_set_thread(&fx.interval, &wt, &a, &h, false);
 	}
 	if (!ASSERT_MSG(frame(&fx, &o) == 4 &&
-				strstr(fx.text, "     10 alpha                     100 1.00us 1.00us   50.0    0.0    0.0   50.0    0.0    0.0   40.0    0.0 40.0us        0\n"),
+				strstr(fx.text, "     10 alpha                     100 1.00us 1.00us   50.0    0.0    0.0   50.0    0.0    0.0   40.0    0.0 40.0us 1.50ms        0\n"),
 			"WAKE99 at most the longest:\n%s", fx.text))
 		goto cleanup;
 	o.width = 0;

@@ -89,6 +89,13 @@ uint64_t ht_irqs_delivered(const struct ht_vcpu_irqs *i)
 	return n;
 }
 
+void ht_irqs_all(struct ht_vcpu_wake_hist *all, const struct ht_vcpu_irqs *i)
+{
+	*all = (struct ht_vcpu_wake_hist){ 0 };
+	for (int c = 0; c < HT_IRQ_NCLASSES; c++)
+		hist_add(all, &i->c[c]);
+}
+
 void ht_irqs_add(struct ht_vcpu_irqs *sum, const struct ht_vcpu_irqs *i)
 {
 	for (int c = 0; c < HT_IRQ_NCLASSES; c++) {

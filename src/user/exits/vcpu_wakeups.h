@@ -37,6 +37,8 @@ uint64_t ht_wake_percentile(const struct ht_vcpu_wake_hist *h, double p);
 
 /* The interrupts delivered, every class's. */
 uint64_t ht_irqs_delivered(const struct ht_vcpu_irqs *i);
+/* All classes in one histogram (the "all" row, top's IRQ99). */
+void ht_irqs_all(struct ht_vcpu_wake_hist *all, const struct ht_vcpu_irqs *i);
 /* sum += i, each class's histogram and part, and the counts. */
 void ht_irqs_add(struct ht_vcpu_irqs *sum, const struct ht_vcpu_irqs *i);
 /* d = now - before, as ht_wakeups_sub. */
