@@ -8,7 +8,10 @@
  * the real handlers, from its own process: io exits of 1-10 us, some hlt
  * exits during which it sleeps (a switch-out mid-exit, so it becomes a vCPU
  * thread with waiting), and hypercall exits. A VM may start late or end
- * early: top must show it appear and disappear.
+ * early: top must show it appear and disappear. Its start and stop are
+ * times from the driver's start, not from the child's: a child that was
+ * slow to load its layout (a busy machine) keeps the schedule, so a VM
+ * that stops before another starts never overlaps it.
  *
  * Usage: top_feed [--vm NAME[,start=S][,stop=S]]... [TOP OPTIONS]
  * (TOP OPTIONS: -d, -n, -b, -o, --vcpus, --reasons as for hypertrace-bpf top)
@@ -58,11 +61,11 @@ static void exit_for(const struct ht_synth_layout *l, int exit_fd, int entry_fd,
 	run_fd(entry_fd, &ev, sizeof(ev));
 }
 
-/* A VM: "--child EXIT_FD ENTRY_FD START STOP -name NAME". */
+/* A VM: "--child EXIT_FD ENTRY_FD START_NS STOP_NS -name NAME" (monotonic times; STOP_NS 0: never). */
 static int child(char **argv)
 {
 	int exit_fd = atoi(argv[2]), entry_fd = atoi(argv[3]);
-	double start = atof(argv[4]), stop = atof(argv[5]);
+	unsigned long long start = strtoull(argv[4], NULL, 10), end = strtoull(argv[5], NULL, 10);
 	struct ht_synth_layout l;
 	char err[256];
 
@@ -70,8 +73,8 @@ static int child(char **argv)
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (ht_synth_layout_load(&l, err, sizeof(err)))
 		return fail("layout", err);
-	usleep((useconds_t)(start * 1e6));
-	unsigned long long end = stop > 0 ? ht_monotonic_ns() + (unsigned long long)((stop - start) * 1e9) : 0;
+	for (unsigned long long now = ht_monotonic_ns(); now < start; now = ht_monotonic_ns())
+		usleep((useconds_t)((start - now) / 1000 + 1));
 	for (unsigned int i = 0; !end || ht_monotonic_ns() < end; i++) {
 		for (unsigned int k = 0; k < 20; k++)
 			exit_for(&l, exit_fd, entry_fd, 0x7b, 1 + (i + k) % 10, false);
@@ -97,7 +100,8 @@ int main(int argc, char **argv)
 	struct ht_tracer_opts topts = { .isa = HT_ISA_SVM, .synthetic = true, .exits = true, .aggregate_only = true,
 					.ringbuf_bytes = 4096 };
 	struct ht_tracer *t;
-	char err[512], fds[2][16], start[MAX_VMS][16], stop[MAX_VMS][16];
+	char err[512], fds[2][16], start[MAX_VMS][24], stop[MAX_VMS][24];
+	double start_s[MAX_VMS], stop_s[MAX_VMS];
 	const char *names[MAX_VMS];
 	pid_t pids[MAX_VMS];
 	int nvms = 0;
@@ -117,8 +121,8 @@ int main(int argc, char **argv)
 			if ((p = strchr(spec, ',')))
 				*p = '\0';
 			names[nvms] = spec;
-			snprintf(start[nvms], sizeof(start[0]), "%g", a);
-			snprintf(stop[nvms], sizeof(stop[0]), "%g", b);
+			start_s[nvms] = a;
+			stop_s[nvms] = b;
 			nvms++;
 		} else if (!strcmp(argv[i], "-d") && i + 1 < argc) {
 			ht_parse_seconds(argv[++i], 86400, &o.interval_s);
@@ -142,7 +146,12 @@ int main(int argc, char **argv)
 		return fail("tracer", err);
 	snprintf(fds[0], sizeof(fds[0]), "%d", inheritable(ht_tracer_synthetic_fd(t, HT_SYNTH_KVM_EXIT_AT)));
 	snprintf(fds[1], sizeof(fds[1]), "%d", inheritable(ht_tracer_synthetic_fd(t, HT_SYNTH_KVM_ENTRY_AT)));
+	/* Every VM's schedule from one time: now. */
+	unsigned long long base = ht_monotonic_ns();
+
 	for (int i = 0; i < nvms; i++) {
+		snprintf(start[i], sizeof(start[0]), "%llu", base + (unsigned long long)(start_s[i] * 1e9));
+		snprintf(stop[i], sizeof(stop[0]), "%llu", stop_s[i] > 0 ? base + (unsigned long long)(stop_s[i] * 1e9) : 0ull);
 		pids[i] = fork();
 		if (pids[i] == 0) {
 			char *cargv[] = { argv[0], "--child", fds[0], fds[1], start[i], stop[i], "-name", (char *)names[i], NULL };
