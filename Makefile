@@ -103,7 +103,7 @@ BIN := $(OUTPUT)/hypertrace-bpf
 SAN_BIN := $(OUTPUT)/san/hypertrace-bpf
 STATIC_BIN := $(OUTPUT)/static/hypertrace-bpf
 
-.PHONY: all static test demo bench deps clean tests-build guest install uninstall fuzz man deb install-service image
+.PHONY: all static test demo bench deps clean tests-build tests-build-suites guest install uninstall fuzz man deb install-service image
 .DELETE_ON_ERROR:
 # Keep every intermediate (BPF objects, skeletons): a second `make` does nothing.
 .SECONDARY:
@@ -257,7 +257,10 @@ include guest/guest.mk
 
 static: $(STATIC_BIN) $(STATIC_LOAD_MATRIX) guest
 
-tests-build: $(BIN) $(SAN_BIN) $(OUTPUT)/bench/bench_hotpath $(OUTPUT)/bench/bench_producers $(TEST_BINS) $(TEST_HELPERS) $(FUZZ_BIN) $(FUZZ_DECODE_BIN) $(FUZZ_BLOCKS_BIN) $(SEED_BIN) static man
+# What every suite but the benchmarks' and the fuzzers' runs (a Debian 13
+# root builds only this: tests/distro/test_debian13.sh), then those two.
+tests-build-suites: $(BIN) $(SAN_BIN) $(TEST_BINS) $(TEST_HELPERS) static man
+tests-build: tests-build-suites $(OUTPUT)/bench/bench_hotpath $(OUTPUT)/bench/bench_producers $(FUZZ_BIN) $(FUZZ_DECODE_BIN) $(FUZZ_BLOCKS_BIN) $(SEED_BIN)
 
 # The build on every CPU (a fresh clone builds everything, sanitizer and
 # fuzzer variants included); the suites then share the machine themselves

@@ -3,7 +3,8 @@
 # 0.192), as a user of Debian 13 runs it: in a Debian 13 root made with
 # debootstrap (tests/distro/debian_root.sh, kept under .cache/distro), the
 # tracked sources are copied in, tests/install-deps.sh installs what they
-# need from Debian 13's archive, `make tests-build` builds, and tests/run runs
+# need from Debian 13's archive, `make tests-build-suites` builds (all but the
+# benchmarks and the fuzzers, whose suites are the host's), and tests/run runs
 # every suite but the nested-machine ones (they boot their own kernels and
 # run on the host; this root shares the host's kernel, so the BPF suites load
 # and attach for real). Its PASS/FAIL/SKIP lines are relayed here prefixed
@@ -65,7 +66,7 @@ prepare() {
 		# A git index of the copied files, as a clone has: the build test and
 		# make deb take the tracked files from it.
 		rm -rf .git && git init -q && git add -A || { echo "git_index: git init failed"; exit 1; }
-		make -j2 tests-build >/var/tmp/make.log 2>&1 ||
+		make -j2 tests-build-suites >/var/tmp/make.log 2>&1 ||
 			{ echo "tests_build: $(grep -E "error|warning" /var/tmp/make.log | head -n 5 | tr "\n" " ")"; exit 1; }' \
 		>"$root/prepare.log" 2>&1
 	local st=$?
@@ -116,6 +117,7 @@ tests/service/test_service_ systemd does not boot under systemd-nspawn inside th
 tests/cli/ the program's own behaviour, the same on both systems: the host runs it; this root proves Debian 13's toolchain, libraries, packaging and readers
 tests/term/ the program's own behaviour in a terminal, the same on both systems: the host runs it
 tests/bench/ the benchmarks' harness: the host runs it
+tests/fuzz/ fuzzing: the same harnesses over the same code, whose every input that ever failed the host replays, built with clang whatever CC is; this root's clang builds the BPF programs (tests_build_debian13), and the host fuzzes
 tests/container/ the container image is built from the host's packages: the host builds it
 tests/build/test_makefile the build's own rules (unprivileged, incremental, quiet, DESTDIR), the same on both systems: the host runs them; this root's toolchain built everything already (tests_build_debian13)
 tests/export/test_chrome its reader is Chrome's trace engine from npm, the same JavaScript on both systems (node and npm would bring 340 of the 790 packages this root installs): the host runs it
@@ -142,10 +144,8 @@ relay() {
 		fi
 	done
 }
-# Fuzzing proper is the host's (60 s); here the fuzzers build with Debian 13's
-# clang, replay every input that ever failed and fuzz briefly (6 s in all).
 # One CPU: no preparation ahead (make deb) beside the suites here.
-droot_run "$root" env TESTS_SKIP="$skips" TESTS_PREPARE=0 HT_DISTRO_TESTS=0 HT_REQUIRE_REFERENCE="${HT_REQUIRE_REFERENCE:-0}" FUZZ_SECONDS=6 bash -c '
+droot_run "$root" env TESTS_SKIP="$skips" TESTS_PREPARE=0 HT_DISTRO_TESTS=0 HT_REQUIRE_REFERENCE="${HT_REQUIRE_REFERENCE:-0}" bash -c '
 	cd /src/hypertrace-bpf && tests/run' 2>&1 | tee "$log" | relay
 status=${PIPESTATUS[0]}
 
