@@ -497,7 +497,7 @@ __noinline int exits_thread_exit(struct vcpu_state *slot)
 	}
 	bpf_map_delete_elem(&vcpu_thread_ids, &tid);
 	/* Its VM and vCPU id name it no more, unless a newer thread of that vCPU took them already. */
-	__u64 apic_key = (me & ~0xffffffffull) | t->stat.vcpu;
+	__u64 apic_key = vcpu_apic_key(me, t->apic_vcpu);
 	__u32 *apic_at = bpf_map_lookup_elem(&vcpu_apic_ids, &apic_key);
 
 	if (apic_at && *apic_at == idx)

@@ -166,9 +166,10 @@ __noinline __u32 vcpu_thread_add(__u64 ids, __u32 vcpu_and_state, __u64 now)
 			__builtin_memset(irqs->pending, 0, sizeof(irqs->pending) + sizeof(irqs->wait_base));
 		}
 		t->irq_injected = 0;
-		__u64 apic_key = (__u64)tgid << 32 | vcpu;
+		__u64 apic_key = vcpu_apic_key(ids, vcpu);
 
 		bpf_map_update_elem(&vcpu_apic_ids, &apic_key, &at, BPF_ANY);
+		t->apic_vcpu = vcpu;
 		t->index = at;
 		t->kvm_vcpu = 0;
 		t->wake_ns = 0;

@@ -94,7 +94,7 @@ static __always_inline __u64 wait_until(const struct vcpu_thread *t, __u64 now)
 __noinline int vcpu_irq_accepted(__u64 sender, __u32 apicid, __u32 vector_tm, __u64 synthetic_now)
 {
 	__u32 vector = vector_tm & APIC_VECTOR_MASK;
-	__u64 key = (sender & ~0xffffffffull) | apicid;
+	__u64 key = vcpu_apic_key(sender, apicid);
 	__u32 *at = bpf_map_lookup_elem(&vcpu_apic_ids, &key);
 
 	if (!at) {

@@ -132,7 +132,8 @@ struct vcpu_thread {
 	__u64 wake_wait_base; /* state_ns[HT_VCPU_WAIT] at it: the wait since is the wake-up's */
 	__u64 kvm_vcpu;       /* its struct kvm_vcpu, from an entry (vcpu_halts.bpf.h reads its polling); 0: none seen */
 	__u64 halt_sleep_ns;  /* the halt going on first switched out into its sleep at (its first wake-up notes it); 0: not yet */
-	__u8 pad2[16];
+	__u32 apic_vcpu;      /* the vCPU id it holds in vcpu_apic_ids: its registration's, whatever id later exits name */
+	__u8 pad2[12];
 };
 
 _Static_assert(__builtin_offsetof(struct vcpu_thread, start_ns) == 64, "the account fills the first cache line");
@@ -223,6 +224,16 @@ struct boot_exit_view {
 	__u8 flags;           /* HT_BOOT_F_THREAD_END */
 	__u8 pad[4];
 };
+
+/*
+ * vcpu_apic_ids' key: a vCPU of a VM as an interrupt's acceptance names it
+ * (the sender's tgid, the destination's APIC id = vcpu_id), from any
+ * thread of that VM (ids: tgid << 32 | tid).
+ */
+static __always_inline __u64 vcpu_apic_key(__u64 ids, __u32 vcpu_id)
+{
+	return (ids & ~0xffffffffull) | vcpu_id;
+}
 
 /* Thread ids are below PID_MAX_LIMIT (2^22): one bit each says "a vCPU thread with a vcpu_thread_table entry". */
 #define HT_TID_BITS (1u << 22)

@@ -189,11 +189,21 @@ out:
 
 static int dying_result;
 
-/* vCPU 5 of this process for a moment: an exit makes it a vCPU thread, and it ends. */
+/*
+ * vCPU 5 of this process for a moment: an exit makes it a vCPU thread; a
+ * later exit names vCPU id 6 and is open when the thread is switched out
+ * (the thread then reports id 6: park_open_exit), and it ends.
+ */
 static void *be_vcpu_5_then_die(void *tracer)
 {
-	dying_result = ht_synth_exit_at(&layout, tracer, SVM, SVM_NPF, 5, 1000);
-	return (void *)(long)gettid();
+	const __u32 me = (__u32)gettid(), pid = (__u32)getpid();
+	int ret = ht_synth_exit_at(&layout, tracer, SVM, SVM_NPF, 5, 1000);
+
+	ret = ret ?: ht_synth_entry_at(&layout, tracer, 5, 1100);
+	ret = ret ?: ht_synth_exit_at(&layout, tracer, SVM, SVM_NPF, 6, 1200);
+	ret = ret ?: ht_synth_switch(tracer, me, pid, OTHER, OTHER, false, 1300);
+	dying_result = ret;
+	return (void *)(long)me;
 }
 
 static bool thread_known(const struct ht_tracer *t, __u32 tid)
@@ -204,9 +214,10 @@ static bool thread_known(const struct ht_tracer *t, __u32 tid)
 }
 
 /*
- * A vCPU thread that ends takes its VM and vCPU id with it: an interrupt
- * for that vCPU is then unattributed, and a new thread of the same vCPU id
- * gets its own, from zero.
+ * A vCPU thread that ends takes its VM and vCPU id with it, the id it was
+ * registered with even if a later exit named another: an interrupt for
+ * that vCPU is then unattributed, and a new thread of the same vCPU id gets
+ * its own, from zero.
  */
 static void an_ended_thread_is_no_target_and_its_successor_starts_anew(void)
 {
