@@ -20,6 +20,7 @@
 #include "bpf/vcpu_state.h" /* before the skeleton, whose .bss holds the CPU slots */
 #include "hotpath.skel.h"
 #include "synth.h"
+#include "exits/vcpu_wakeups.h"
 #include "record/tracer.h"
 #include "bench_util.h"
 
@@ -322,32 +323,29 @@ static void mark_pair(struct hotpath_bpf *skel, const __u32 tids[2], bool vcpu)
 
 /* The timer wake-ups an instance counted for this thread (the halt-cycle cases'), or ~0 if it has none. */
 /* The interrupts of the devices' class delivered to this thread, in an instance's vcpu_irqs. */
-static __u64 device_irqs_of_me(struct hotpath_bpf *skel)
+/* This thread's value in a map indexed by its vcpu_thread_table index: 0, or -1 if it has none. */
+static int my_thread_value(struct hotpath_bpf *skel, const struct bpf_map *map, void *value)
 {
 	__u32 tid = (__u32)gettid(), idx;
-	struct vcpu_irq_state s;
-	__u64 n = 0;
 
 	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.vcpu_thread_ids), &tid, &idx) ||
-	    bpf_map_lookup_elem(bpf_map__fd(skel->maps.vcpu_irqs), &idx, &s))
-		return ~0ull;
-	for (int k = 0; k < HT_WAKE_SLOTS; k++)
-		n += s.counts.c[HT_IRQ_DEVICE].slots[k];
-	return n;
+	    bpf_map_lookup_elem(bpf_map__fd(map), &idx, value))
+		return -1;
+	return 0;
+}
+
+static __u64 device_irqs_of_me(struct hotpath_bpf *skel)
+{
+	struct vcpu_irq_state s;
+
+	return my_thread_value(skel, skel->maps.vcpu_irqs, &s) ? ~0ull : ht_wake_count(&s.counts.c[HT_IRQ_DEVICE]);
 }
 
 static __u64 timer_wakeups_of_me(struct hotpath_bpf *skel)
 {
-	__u32 tid = (__u32)gettid(), idx;
 	struct ht_vcpu_halts h;
-	__u64 n = 0;
 
-	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.vcpu_thread_ids), &tid, &idx) ||
-	    bpf_map_lookup_elem(bpf_map__fd(skel->maps.vcpu_halts), &idx, &h))
-		return ~0ull;
-	for (int k = 0; k < HT_WAKE_SLOTS; k++)
-		n += h.wake.c[HT_WAKE_TIMER].slots[k];
-	return n;
+	return my_thread_value(skel, skel->maps.vcpu_halts, &h) ? ~0ull : ht_wake_count(&h.wake.c[HT_WAKE_TIMER]);
 }
 
 /* A counter of an instance, over all CPUs (the counters map is per CPU). */

@@ -19,13 +19,22 @@ uint64_t ht_wake_count(const struct ht_vcpu_wake_hist *h)
 	return n;
 }
 
+/*
+ * Wake-ups and interrupts are each a histogram per class and a few counts:
+ * the per-class work is one set of functions over n histograms.
+ */
+static uint64_t hists_count(const struct ht_vcpu_wake_hist *c, int n)
+{
+	uint64_t sum = 0;
+
+	for (int k = 0; k < n; k++)
+		sum = ht_sat_add(sum, ht_wake_count(&c[k]));
+	return sum;
+}
+
 uint64_t ht_wakeups_count(const struct ht_vcpu_wakeups *w)
 {
-	uint64_t n = 0;
-
-	for (int c = 0; c < HT_WAKE_NCLASSES; c++)
-		n = ht_sat_add(n, ht_wake_count(&w->c[c]));
-	return n;
+	return hists_count(w->c, HT_WAKE_NCLASSES);
 }
 
 static void hist_add(struct ht_vcpu_wake_hist *sum, const struct ht_vcpu_wake_hist *h)
@@ -38,18 +47,29 @@ static void hist_add(struct ht_vcpu_wake_hist *sum, const struct ht_vcpu_wake_hi
 		sum->slots[k] = ht_sat_add(sum->slots[k], h->slots[k]);
 }
 
+static void hists_add(struct ht_vcpu_wake_hist *sum, const struct ht_vcpu_wake_hist *c, int n)
+{
+	for (int k = 0; k < n; k++)
+		hist_add(&sum[k], &c[k]);
+}
+
+/* All classes in one histogram. */
+static void hists_all(struct ht_vcpu_wake_hist *all, const struct ht_vcpu_wake_hist *c, int n)
+{
+	*all = (struct ht_vcpu_wake_hist){ 0 };
+	for (int k = 0; k < n; k++)
+		hist_add(all, &c[k]);
+}
+
 void ht_wakeups_add(struct ht_vcpu_wakeups *sum, const struct ht_vcpu_wakeups *w)
 {
-	for (int c = 0; c < HT_WAKE_NCLASSES; c++)
-		hist_add(&sum->c[c], &w->c[c]);
+	hists_add(sum->c, w->c, HT_WAKE_NCLASSES);
 	sum->reblocked = ht_sat_add(sum->reblocked, w->reblocked);
 }
 
 void ht_wakeups_all(struct ht_vcpu_wake_hist *all, const struct ht_vcpu_wakeups *w)
 {
-	*all = (struct ht_vcpu_wake_hist){ 0 };
-	for (int c = 0; c < HT_WAKE_NCLASSES; c++)
-		hist_add(all, &w->c[c]);
+	hists_all(all, w->c, HT_WAKE_NCLASSES);
 }
 
 static void hist_sub(struct ht_vcpu_wake_hist *h, const struct ht_vcpu_wake_hist *n, const struct ht_vcpu_wake_hist *b,
@@ -72,36 +92,35 @@ static void hist_sub(struct ht_vcpu_wake_hist *h, const struct ht_vcpu_wake_hist
 		h->max_ns = wake_slot_high((unsigned int)top) < n->max_ns ? wake_slot_high((unsigned int)top) : n->max_ns;
 }
 
+static void hists_sub(struct ht_vcpu_wake_hist *d, const struct ht_vcpu_wake_hist *now,
+		      const struct ht_vcpu_wake_hist *before, int n, uint64_t *went_down)
+{
+	for (int k = 0; k < n; k++)
+		hist_sub(&d[k], &now[k], &before[k], went_down);
+}
+
 void ht_wakeups_sub(struct ht_vcpu_wakeups *d, const struct ht_vcpu_wakeups *now,
 		    const struct ht_vcpu_wakeups *before, uint64_t *went_down)
 {
-	for (int c = 0; c < HT_WAKE_NCLASSES; c++)
-		hist_sub(&d->c[c], &now->c[c], &before->c[c], went_down);
+	hists_sub(d->c, now->c, before->c, HT_WAKE_NCLASSES, went_down);
 	d->reblocked = ht_sub_or_count(now->reblocked, before->reblocked, went_down);
 }
 
 uint64_t ht_irqs_delivered(const struct ht_vcpu_irqs *i)
 {
-	uint64_t n = 0;
-
-	for (int c = 0; c < HT_IRQ_NCLASSES; c++)
-		n = ht_sat_add(n, ht_wake_count(&i->c[c]));
-	return n;
+	return hists_count(i->c, HT_IRQ_NCLASSES);
 }
 
 void ht_irqs_all(struct ht_vcpu_wake_hist *all, const struct ht_vcpu_irqs *i)
 {
-	*all = (struct ht_vcpu_wake_hist){ 0 };
-	for (int c = 0; c < HT_IRQ_NCLASSES; c++)
-		hist_add(all, &i->c[c]);
+	hists_all(all, i->c, HT_IRQ_NCLASSES);
 }
 
 void ht_irqs_add(struct ht_vcpu_irqs *sum, const struct ht_vcpu_irqs *i)
 {
-	for (int c = 0; c < HT_IRQ_NCLASSES; c++) {
-		hist_add(&sum->c[c], &i->c[c]);
+	hists_add(sum->c, i->c, HT_IRQ_NCLASSES);
+	for (int c = 0; c < HT_IRQ_NCLASSES; c++)
 		sum->woken_ns[c] = ht_sat_add(sum->woken_ns[c], i->woken_ns[c]);
-	}
 	sum->accepted = ht_sat_add(sum->accepted, i->accepted);
 	sum->overlapped = ht_sat_add(sum->overlapped, i->overlapped);
 	sum->stale = ht_sat_add(sum->stale, i->stale);
@@ -111,10 +130,9 @@ void ht_irqs_add(struct ht_vcpu_irqs *sum, const struct ht_vcpu_irqs *i)
 void ht_irqs_sub(struct ht_vcpu_irqs *d, const struct ht_vcpu_irqs *now, const struct ht_vcpu_irqs *before,
 		 uint64_t *went_down)
 {
-	for (int c = 0; c < HT_IRQ_NCLASSES; c++) {
-		hist_sub(&d->c[c], &now->c[c], &before->c[c], went_down);
+	hists_sub(d->c, now->c, before->c, HT_IRQ_NCLASSES, went_down);
+	for (int c = 0; c < HT_IRQ_NCLASSES; c++)
 		d->woken_ns[c] = ht_sub_or_count(now->woken_ns[c], before->woken_ns[c], went_down);
-	}
 	d->accepted = ht_sub_or_count(now->accepted, before->accepted, went_down);
 	d->overlapped = ht_sub_or_count(now->overlapped, before->overlapped, went_down);
 	d->stale = ht_sub_or_count(now->stale, before->stale, went_down);

@@ -10,6 +10,7 @@
 #include "exits/vcpu_wakeups.h"
 #include "common/escape.h"
 #include "common/hashmap.h"
+#include "common/util.h"
 
 /* The index's keys: pointers to sets (in r->sets, or a probe), compared by their labels. */
 static size_t set_key_hash(long key, void *ctx)
@@ -677,15 +678,95 @@ static void vcpu_labels(const struct ht_metrics_vcpu_set *v, bool other, char *o
 	snprintf(out, len, "vm=\"%s\",vcpu=\"%" PRIu32 "\"", vm, v->vcpu);
 }
 
-static void write_vcpu_wait(FILE *out, const void *set, bool other, void *ctx)
-{
-	const struct ht_metrics_vcpu_set *v = set;
-	char labels[2 * HT_METRICS_VM_LABEL + 64], secs[32];
+/*
+ * A family over the vCPU label sets: its head, then each set's samples,
+ * written by write after the set's labels (vm, vcpu). A set that has
+ * nothing for the family yet (has false) writes none.
+ */
+struct vcpu_family {
+	const char *name, *type, *help;
+	void (*write)(FILE *out, const char *name, const char *labels, const struct ht_metrics_vcpu_set *v);
+	bool (*has)(const struct ht_metrics_vcpu_set *v);
+};
 
-	(void)ctx;
+static void write_vcpu_family_set(FILE *out, const void *set, bool other, void *ctx)
+{
+	const struct vcpu_family *f = ctx;
+	const struct ht_metrics_vcpu_set *v = set;
+	char labels[2 * HT_METRICS_VM_LABEL + 64];
+
+	if (f->has && !f->has(v))
+		return;
 	vcpu_labels(v, other, labels, sizeof(labels));
-	ht_metrics_format_seconds(v->wait_ns, secs, sizeof(secs));
-	fprintf(out, "hypertrace_vcpu_wait_seconds_total{%s} %s\n", labels, secs);
+	f->write(out, f->name, labels, v);
+}
+
+static void render_vcpu_families(FILE *out, const struct ht_metrics_exits *e, const struct vcpu_family *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		ht_metrics_family(out, f[i].name, f[i].type, f[i].help);
+		ht_metrics_each_set(out, e->vcpus, e->nvcpus, sizeof(*e->vcpus), &e->vcpu_other, e->vcpu_other_used,
+				    write_vcpu_family_set, (void *)&f[i]);
+	}
+}
+
+/* One sample: name{labels} or name{labels,extra}, and its value. */
+static void write_count(FILE *out, const char *name, const char *labels, const char *extra, uint64_t n)
+{
+	fprintf(out, "%s{%s%s%s} %" PRIu64 "\n", name, labels, extra ? "," : "", extra ? extra : "", n);
+}
+
+static void write_seconds(FILE *out, const char *name, const char *labels, const char *extra, uint64_t ns)
+{
+	char secs[32];
+
+	ht_metrics_format_seconds(ns, secs, sizeof(secs));
+	fprintf(out, "%s{%s%s%s} %s\n", name, labels, extra ? "," : "", extra ? extra : "", secs);
+}
+
+/* The wake-up slots are the first of the exit slots: the same edges, [2^k, 2^(k+1)) ns. */
+_Static_assert(HT_WAKE_SLOTS <= HT_EXIT_SLOTS, "wake-up slots beyond the exit slots' bounds");
+
+/*
+ * A histogram per class (wake-ups', interrupts'), each with class="name";
+ * the last slot, open-ended, only in +Inf (as the exits').
+ */
+static void write_class_histograms(FILE *out, const char *name, const char *labels, const struct ht_vcpu_wake_hist *c,
+				   int n, const char *const *class_names)
+{
+	char class_labels[2 * HT_METRICS_VM_LABEL + 96];
+
+	for (int k = 0; k < n; k++) {
+		uint64_t buckets[HT_WAKE_SLOTS], sum_ns = c[k].total_ns;
+
+		for (unsigned int s = 0; s < HT_WAKE_SLOTS; s++)
+			buckets[s] = c[k].slots[s];
+		snprintf(class_labels, sizeof(class_labels), "%s,class=\"%s\"", labels, class_names[k]);
+		ht_metrics_histogram(out, name, class_labels, buckets, HT_WAKE_SLOTS - 1, ht_exit_slot_high,
+				     ht_wake_count(&c[k]), &sum_ns);
+	}
+}
+
+/* Of each class's time, the part its thread waited for a host CPU. */
+static void write_class_waits(FILE *out, const char *name, const char *labels, const struct ht_vcpu_wake_hist *c,
+			      int n, const char *const *class_names)
+{
+	char class_label[64];
+
+	for (int k = 0; k < n; k++) {
+		snprintf(class_label, sizeof(class_label), "class=\"%s\"", class_names[k]);
+		write_seconds(out, name, labels, class_label, c[k].wait_ns);
+	}
+}
+
+static void write_vcpu_wait(FILE *out, const char *name, const char *labels, const struct ht_metrics_vcpu_set *v)
+{
+	write_seconds(out, name, labels, NULL, v->wait_ns);
+}
+
+static void write_vcpu_preemptions(FILE *out, const char *name, const char *labels, const struct ht_metrics_vcpu_set *v)
+{
+	write_count(out, name, labels, NULL, v->preemptions);
 }
 
 /*
@@ -694,52 +775,33 @@ static void write_vcpu_wait(FILE *out, const void *set, bool other, void *ctx)
  * already there); the first two with their time. What an operator tunes
  * kvm.halt_poll_ns from, per the same bounded vm/vcpu label sets.
  */
-static void write_vcpu_halts(FILE *out, const void *set, bool other, void *ctx)
+static void write_vcpu_halts(FILE *out, const char *name, const char *labels, const struct ht_metrics_vcpu_set *v)
 {
-	const struct ht_metrics_vcpu_set *v = set;
 	const struct ht_vcpu_halts *h = &v->halts;
-	char labels[2 * HT_METRICS_VM_LABEL + 64];
 	uint64_t neither = h->halts >= h->caught + h->slept ? h->halts - h->caught - h->slept : 0;
 
-	(void)ctx;
-	vcpu_labels(v, other, labels, sizeof(labels));
-	fprintf(out, "hypertrace_vcpu_halts_total{%s,end=\"caught\"} %" PRIu64 "\n", labels, (uint64_t)h->caught);
-	fprintf(out, "hypertrace_vcpu_halts_total{%s,end=\"slept\"} %" PRIu64 "\n", labels, (uint64_t)h->slept);
-	fprintf(out, "hypertrace_vcpu_halts_total{%s,end=\"neither\"} %" PRIu64 "\n", labels, neither);
+	write_count(out, name, labels, "end=\"caught\"", h->caught);
+	write_count(out, name, labels, "end=\"slept\"", h->slept);
+	write_count(out, name, labels, "end=\"neither\"", neither);
 }
 
-static void write_vcpu_halt_seconds(FILE *out, const void *set, bool other, void *ctx)
+static void write_vcpu_halt_seconds(FILE *out, const char *name, const char *labels,
+				    const struct ht_metrics_vcpu_set *v)
 {
-	const struct ht_metrics_vcpu_set *v = set;
-	char labels[2 * HT_METRICS_VM_LABEL + 64], caught[32], slept[32];
-
-	(void)ctx;
-	vcpu_labels(v, other, labels, sizeof(labels));
-	ht_metrics_format_seconds(v->halts.caught_ns, caught, sizeof(caught));
-	ht_metrics_format_seconds(v->halts.slept_ns, slept, sizeof(slept));
-	fprintf(out, "hypertrace_vcpu_halt_seconds_total{%s,end=\"caught\"} %s\n", labels, caught);
-	fprintf(out, "hypertrace_vcpu_halt_seconds_total{%s,end=\"slept\"} %s\n", labels, slept);
+	write_seconds(out, name, labels, "end=\"caught\"", v->halts.caught_ns);
+	write_seconds(out, name, labels, "end=\"slept\"", v->halts.slept_ns);
 }
 
-static void write_vcpu_halts_polled(FILE *out, const void *set, bool other, void *ctx)
+static void write_vcpu_halts_polled(FILE *out, const char *name, const char *labels,
+				    const struct ht_metrics_vcpu_set *v)
 {
-	const struct ht_metrics_vcpu_set *v = set;
-	char labels[2 * HT_METRICS_VM_LABEL + 64];
-
-	(void)ctx;
-	vcpu_labels(v, other, labels, sizeof(labels));
-	fprintf(out, "hypertrace_vcpu_halts_polled_total{%s} %" PRIu64 "\n", labels, (uint64_t)v->halts.polled);
+	write_count(out, name, labels, NULL, v->halts.polled);
 }
 
-static void write_vcpu_halt_poll_lost(FILE *out, const void *set, bool other, void *ctx)
+static void write_vcpu_halt_poll_lost(FILE *out, const char *name, const char *labels,
+				      const struct ht_metrics_vcpu_set *v)
 {
-	const struct ht_metrics_vcpu_set *v = set;
-	char labels[2 * HT_METRICS_VM_LABEL + 64], lost[32];
-
-	(void)ctx;
-	vcpu_labels(v, other, labels, sizeof(labels));
-	ht_metrics_format_seconds(v->halts.slept_poll_ns, lost, sizeof(lost));
-	fprintf(out, "hypertrace_vcpu_halt_poll_lost_seconds_total{%s} %s\n", labels, lost);
+	write_seconds(out, name, labels, NULL, v->halts.slept_poll_ns);
 }
 
 /*
@@ -747,173 +809,98 @@ static void write_vcpu_halt_poll_lost(FILE *out, const void *set, bool other, vo
  * class then, empty ones too, so its series do not come and go with the
  * classes seen; a vCPU that never woke from a halt has none of them.
  */
-static bool had_wakeups(const struct ht_vcpu_wakeups *w)
+static bool had_wakeups(const struct ht_metrics_vcpu_set *v)
 {
-	return w->reblocked || ht_wakeups_count(w);
+	return v->halts.wake.reblocked || ht_wakeups_count(&v->halts.wake);
 }
 
-/* The wake-up slots are the first of the exit slots: the same edges, [2^k, 2^(k+1)) ns. */
-_Static_assert(HT_WAKE_SLOTS <= HT_EXIT_SLOTS, "wake-up slots beyond the exit slots' bounds");
-
-/* The last slot, open-ended, only in +Inf (as the exits'). */
-static void write_wakeup_histogram(FILE *out, const char *labels, const struct ht_vcpu_wake_hist *h)
+static void write_vcpu_wakeups(FILE *out, const char *name, const char *labels, const struct ht_metrics_vcpu_set *v)
 {
-	uint64_t buckets[HT_WAKE_SLOTS], sum_ns = h->total_ns;
-
-	for (unsigned int k = 0; k < HT_WAKE_SLOTS; k++)
-		buckets[k] = h->slots[k];
-	ht_metrics_histogram(out, "hypertrace_vcpu_wakeup_seconds", labels, buckets, HT_WAKE_SLOTS - 1,
-			     ht_exit_slot_high, ht_wake_count(h), &sum_ns);
+	write_class_histograms(out, name, labels, v->halts.wake.c, HT_WAKE_NCLASSES, ht_wake_class_names);
 }
 
-static void write_vcpu_wakeups(FILE *out, const void *set, bool other, void *ctx)
+static void write_vcpu_wakeup_wait(FILE *out, const char *name, const char *labels,
+				   const struct ht_metrics_vcpu_set *v)
 {
-	const struct ht_metrics_vcpu_set *v = set;
-	char labels[2 * HT_METRICS_VM_LABEL + 64], class_labels[sizeof(labels) + 32];
-
-	(void)ctx;
-	if (!had_wakeups(&v->halts.wake))
-		return;
-	vcpu_labels(v, other, labels, sizeof(labels));
-	for (int c = 0; c < HT_WAKE_NCLASSES; c++) {
-		snprintf(class_labels, sizeof(class_labels), "%s,class=\"%s\"", labels, ht_wake_class_names[c]);
-		write_wakeup_histogram(out, class_labels, &v->halts.wake.c[c]);
-	}
+	write_class_waits(out, name, labels, v->halts.wake.c, HT_WAKE_NCLASSES, ht_wake_class_names);
 }
 
-static void write_vcpu_wakeup_wait(FILE *out, const void *set, bool other, void *ctx)
+static void write_vcpu_wakeups_reblocked(FILE *out, const char *name, const char *labels,
+					 const struct ht_metrics_vcpu_set *v)
 {
-	const struct ht_metrics_vcpu_set *v = set;
-	char labels[2 * HT_METRICS_VM_LABEL + 64], secs[32];
-
-	(void)ctx;
-	if (!had_wakeups(&v->halts.wake))
-		return;
-	vcpu_labels(v, other, labels, sizeof(labels));
-	for (int c = 0; c < HT_WAKE_NCLASSES; c++) {
-		ht_metrics_format_seconds(v->halts.wake.c[c].wait_ns, secs, sizeof(secs));
-		fprintf(out, "hypertrace_vcpu_wakeup_wait_seconds_total{%s,class=\"%s\"} %s\n", labels,
-			ht_wake_class_names[c], secs);
-	}
-}
-
-static void write_vcpu_wakeups_reblocked(FILE *out, const void *set, bool other, void *ctx)
-{
-	const struct ht_metrics_vcpu_set *v = set;
-	char labels[2 * HT_METRICS_VM_LABEL + 64];
-
-	(void)ctx;
-	vcpu_labels(v, other, labels, sizeof(labels));
-	fprintf(out, "hypertrace_vcpu_wakeups_reblocked_total{%s} %" PRIu64 "\n", labels,
-		(uint64_t)v->halts.wake.reblocked);
+	write_count(out, name, labels, NULL, v->halts.wake.reblocked);
 }
 
 /* A vCPU's interrupts from its first acceptance on: every class then, empty ones too (as its wake-ups'). */
-static bool had_irqs(const struct ht_vcpu_irqs *i)
+static bool had_irqs(const struct ht_metrics_vcpu_set *v)
 {
-	return i->accepted || i->level;
+	return v->irqs.accepted || v->irqs.level;
 }
 
-static void write_vcpu_irqs(FILE *out, const void *set, bool other, void *ctx)
+static void write_vcpu_irqs(FILE *out, const char *name, const char *labels, const struct ht_metrics_vcpu_set *v)
 {
-	const struct ht_metrics_vcpu_set *v = set;
-	char labels[2 * HT_METRICS_VM_LABEL + 64], class_labels[sizeof(labels) + 32];
-
-	(void)ctx;
-	if (!had_irqs(&v->irqs))
-		return;
-	vcpu_labels(v, other, labels, sizeof(labels));
-	for (int c = 0; c < HT_IRQ_NCLASSES; c++) {
-		const struct ht_vcpu_wake_hist *h = &v->irqs.c[c];
-		uint64_t buckets[HT_WAKE_SLOTS], sum_ns = h->total_ns;
-
-		for (unsigned int k = 0; k < HT_WAKE_SLOTS; k++)
-			buckets[k] = h->slots[k];
-		snprintf(class_labels, sizeof(class_labels), "%s,class=\"%s\"", labels, ht_irq_class_names[c]);
-		ht_metrics_histogram(out, "hypertrace_vcpu_irq_seconds", class_labels, buckets, HT_WAKE_SLOTS - 1,
-				     ht_exit_slot_high, ht_wake_count(h), &sum_ns);
-	}
+	write_class_histograms(out, name, labels, v->irqs.c, HT_IRQ_NCLASSES, ht_irq_class_names);
 }
 
-static void write_vcpu_irq_wait(FILE *out, const void *set, bool other, void *ctx)
+static void write_vcpu_irq_wait(FILE *out, const char *name, const char *labels, const struct ht_metrics_vcpu_set *v)
 {
-	const struct ht_metrics_vcpu_set *v = set;
-	char labels[2 * HT_METRICS_VM_LABEL + 64], secs[32];
-
-	(void)ctx;
-	if (!had_irqs(&v->irqs))
-		return;
-	vcpu_labels(v, other, labels, sizeof(labels));
-	for (int c = 0; c < HT_IRQ_NCLASSES; c++) {
-		ht_metrics_format_seconds(v->irqs.c[c].wait_ns, secs, sizeof(secs));
-		fprintf(out, "hypertrace_vcpu_irq_wait_seconds_total{%s,class=\"%s\"} %s\n", labels, ht_irq_class_names[c],
-			secs);
-	}
+	write_class_waits(out, name, labels, v->irqs.c, HT_IRQ_NCLASSES, ht_irq_class_names);
 }
 
-static void write_vcpu_irqs_untimed(FILE *out, const void *set, bool other, void *ctx)
+static void write_vcpu_irqs_untimed(FILE *out, const char *name, const char *labels,
+				    const struct ht_metrics_vcpu_set *v)
 {
-	const struct ht_metrics_vcpu_set *v = set;
-	char labels[2 * HT_METRICS_VM_LABEL + 64];
-
-	(void)ctx;
-	if (!had_irqs(&v->irqs))
-		return;
-	vcpu_labels(v, other, labels, sizeof(labels));
-	fprintf(out, "hypertrace_vcpu_irqs_untimed_total{%s,reason=\"overlapped\"} %" PRIu64 "\n", labels,
-		(uint64_t)v->irqs.overlapped);
-	fprintf(out, "hypertrace_vcpu_irqs_untimed_total{%s,reason=\"stale\"} %" PRIu64 "\n", labels,
-		(uint64_t)v->irqs.stale);
-	fprintf(out, "hypertrace_vcpu_irqs_untimed_total{%s,reason=\"level\"} %" PRIu64 "\n", labels,
-		(uint64_t)v->irqs.level);
+	write_count(out, name, labels, "reason=\"overlapped\"", v->irqs.overlapped);
+	write_count(out, name, labels, "reason=\"stale\"", v->irqs.stale);
+	write_count(out, name, labels, "reason=\"level\"", v->irqs.level);
 }
 
-/* From an interrupt's acceptance to its guest running, by who sent it: a halted, running or preempted vCPU alike. */
-static void render_vcpu_irqs(FILE *out, const struct ht_metrics_exits *e)
-{
-	ht_metrics_family(out, "hypertrace_vcpu_irq_seconds", "histogram",
-			  "Time from an interrupt's acceptance by a vCPU's local APIC (kvm_apic_accept_irq) to its guest running with it (the kvm_entry after its injection), by who sent it: class timer (the vCPU's own local APIC timer), ipi (a vCPU of the VM), device (another thread of the VM process).");
-	ht_metrics_each_set(out, e->vcpus, e->nvcpus, sizeof(*e->vcpus), &e->vcpu_other, e->vcpu_other_used,
-			    write_vcpu_irqs, NULL);
-	ht_metrics_family(out, "hypertrace_vcpu_irq_wait_seconds_total", "counter",
-			  "Of the interrupts' time from acceptance to guest, the time their vCPU thread was runnable but waiting for a host CPU, by class.");
-	ht_metrics_each_set(out, e->vcpus, e->nvcpus, sizeof(*e->vcpus), &e->vcpu_other, e->vcpu_other_used,
-			    write_vcpu_irq_wait, NULL);
-	ht_metrics_family(out, "hypertrace_vcpu_irqs_untimed_total", "counter",
-			  "Interrupts accepted for a vCPU but not timed: overlapped (their vector, or four others, pending already), stale (never seen injected: posted, or an APIC the guest disabled), level (level-triggered).");
-	ht_metrics_each_set(out, e->vcpus, e->nvcpus, sizeof(*e->vcpus), &e->vcpu_other, e->vcpu_other_used,
-			    write_vcpu_irqs_untimed, NULL);
-}
+static const struct vcpu_family vcpu_wait_family[] = {
+	{ "hypertrace_vcpu_wait_seconds_total", "counter",
+	  "Time vCPU threads were runnable but not running (waiting for a host CPU: the guest's steal).", write_vcpu_wait, NULL },
+};
 
 /*
- * How long a halted vCPU took from its wake-up to running guest code, by
- * what woke it: the latency a guest's timer or IPI sees on top of KVM's.
+ * After the states: preemptions; halts and their polling; how long a
+ * halted vCPU took from its wake-up to running guest code, by what woke
+ * it (the latency a guest's timer or IPI sees on top of KVM's); and from
+ * an interrupt's acceptance to its guest running, by who sent it (a
+ * halted, running or preempted vCPU alike).
  */
-static void render_vcpu_wakeups(FILE *out, const struct ht_metrics_exits *e)
-{
-	ht_metrics_family(out, "hypertrace_vcpu_wakeup_seconds", "histogram",
-			  "Time from the wake-up of a halted vCPU thread to its guest running (sched_wakeup to the next kvm_entry), by the interrupt KVM injected first: class timer (the vCPU's local APIC timer), vector (another: an IPI, a device), none (no injection seen: a posted interrupt, or no interrupt).");
-	ht_metrics_each_set(out, e->vcpus, e->nvcpus, sizeof(*e->vcpus), &e->vcpu_other, e->vcpu_other_used,
-			    write_vcpu_wakeups, NULL);
-	ht_metrics_family(out, "hypertrace_vcpu_wakeup_wait_seconds_total", "counter",
-			  "Of the wake-ups of halted vCPU threads to their guest running, the time they were runnable but waiting for a host CPU, by class.");
-	ht_metrics_each_set(out, e->vcpus, e->nvcpus, sizeof(*e->vcpus), &e->vcpu_other, e->vcpu_other_used,
-			    write_vcpu_wakeup_wait, NULL);
-	ht_metrics_family(out, "hypertrace_vcpu_wakeups_reblocked_total", "counter",
-			  "Wake-ups of halted vCPU threads after which the thread blocked again before its guest ran (KVM found nothing to run).");
-	ht_metrics_each_set(out, e->vcpus, e->nvcpus, sizeof(*e->vcpus), &e->vcpu_other, e->vcpu_other_used,
-			    write_vcpu_wakeups_reblocked, NULL);
-}
-
-static void write_vcpu_preemptions(FILE *out, const void *set, bool other, void *ctx)
-{
-	const struct ht_metrics_vcpu_set *v = set;
-	char labels[2 * HT_METRICS_VM_LABEL + 64];
-
-	(void)ctx;
-	vcpu_labels(v, other, labels, sizeof(labels));
-	fprintf(out, "hypertrace_vcpu_preemptions_total{%s} %" PRIu64 "\n", labels, v->preemptions);
-}
+static const struct vcpu_family vcpu_families[] = {
+	{ "hypertrace_vcpu_preemptions_total", "counter",
+	  "Involuntary switch-outs of vCPU threads (preempted while runnable).", write_vcpu_preemptions, NULL },
+	{ "hypertrace_vcpu_halts_total", "counter",
+	  "Halts of vCPU threads in KVM by how they ended: caught (halt polling caught the wake-up), slept, neither (not polled, the wake-up already there).",
+	  write_vcpu_halts, NULL },
+	{ "hypertrace_vcpu_halts_polled_total", "counter",
+	  "Halts of vCPU threads that KVM polled in (halt_poll_ns in force not 0): KVM's halt_attempted_poll.",
+	  write_vcpu_halts_polled, NULL },
+	{ "hypertrace_vcpu_halt_seconds_total", "counter",
+	  "Time of vCPU threads' halts in KVM by how they ended: caught (all polling), slept (polling that failed, then the sleep).",
+	  write_vcpu_halt_seconds, NULL },
+	{ "hypertrace_vcpu_halt_poll_lost_seconds_total", "counter",
+	  "CPU time halt polling burned in the halts of vCPU threads it did not catch, before they slept: KVM's halt_poll_fail_ns.",
+	  write_vcpu_halt_poll_lost, NULL },
+	{ "hypertrace_vcpu_wakeup_seconds", "histogram",
+	  "Time from the wake-up of a halted vCPU thread to its guest running (sched_wakeup to the next kvm_entry), by the interrupt KVM injected first: class timer (the vCPU's local APIC timer), vector (another: an IPI, a device), none (no injection seen: a posted interrupt, or no interrupt).",
+	  write_vcpu_wakeups, had_wakeups },
+	{ "hypertrace_vcpu_wakeup_wait_seconds_total", "counter",
+	  "Of the wake-ups of halted vCPU threads to their guest running, the time they were runnable but waiting for a host CPU, by class.",
+	  write_vcpu_wakeup_wait, had_wakeups },
+	{ "hypertrace_vcpu_wakeups_reblocked_total", "counter",
+	  "Wake-ups of halted vCPU threads after which the thread blocked again before its guest ran (KVM found nothing to run).",
+	  write_vcpu_wakeups_reblocked, NULL },
+	{ "hypertrace_vcpu_irq_seconds", "histogram",
+	  "Time from an interrupt's acceptance by a vCPU's local APIC (kvm_apic_accept_irq) to its guest running with it (the kvm_entry after its injection), by who sent it: class timer (the vCPU's own local APIC timer), ipi (a vCPU of the VM), device (another thread of the VM process).",
+	  write_vcpu_irqs, had_irqs },
+	{ "hypertrace_vcpu_irq_wait_seconds_total", "counter",
+	  "Of the interrupts' time from acceptance to guest, the time their vCPU thread was runnable but waiting for a host CPU, by class.",
+	  write_vcpu_irq_wait, had_irqs },
+	{ "hypertrace_vcpu_irqs_untimed_total", "counter",
+	  "Interrupts accepted for a vCPU but not timed: overlapped (their vector, or four others, pending already), stale (never seen injected: posted, or an APIC the guest disabled), level (level-triggered).",
+	  write_vcpu_irqs_untimed, had_irqs },
+};
 
 /*
  * Where the vCPU threads' time went, as node_cpu_seconds_total{cpu,mode}
@@ -966,33 +953,9 @@ static void render_exits(FILE *out, struct ht_metrics_exits *e)
 			  "Time in the host per VM exit (kvm_exit to the next kvm_entry of the vCPU thread), by VM and exit reason.");
 	ht_metrics_each_set(out, e->sets, e->nsets, sizeof(*e->sets), &e->other, e->other_used, write_exit_histogram,
 			    &e->per_vcpu);
-	ht_metrics_family(out, "hypertrace_vcpu_wait_seconds_total", "counter",
-			  "Time vCPU threads were runnable but not running (waiting for a host CPU: the guest's steal).");
-	ht_metrics_each_set(out, e->vcpus, e->nvcpus, sizeof(*e->vcpus), &e->vcpu_other, e->vcpu_other_used,
-			    write_vcpu_wait, NULL);
+	render_vcpu_families(out, e, vcpu_wait_family, ARRAY_SIZE(vcpu_wait_family));
 	render_vcpu_seconds(out, e);
-	ht_metrics_family(out, "hypertrace_vcpu_preemptions_total", "counter",
-			  "Involuntary switch-outs of vCPU threads (preempted while runnable).");
-	ht_metrics_each_set(out, e->vcpus, e->nvcpus, sizeof(*e->vcpus), &e->vcpu_other, e->vcpu_other_used,
-			    write_vcpu_preemptions, NULL);
-	ht_metrics_family(out, "hypertrace_vcpu_halts_total", "counter",
-			  "Halts of vCPU threads in KVM by how they ended: caught (halt polling caught the wake-up), slept, neither (not polled, the wake-up already there).");
-	ht_metrics_each_set(out, e->vcpus, e->nvcpus, sizeof(*e->vcpus), &e->vcpu_other, e->vcpu_other_used,
-			    write_vcpu_halts, NULL);
-	ht_metrics_family(out, "hypertrace_vcpu_halts_polled_total", "counter",
-			  "Halts of vCPU threads that KVM polled in (halt_poll_ns in force not 0): KVM's halt_attempted_poll.");
-	ht_metrics_each_set(out, e->vcpus, e->nvcpus, sizeof(*e->vcpus), &e->vcpu_other, e->vcpu_other_used,
-			    write_vcpu_halts_polled, NULL);
-	ht_metrics_family(out, "hypertrace_vcpu_halt_seconds_total", "counter",
-			  "Time of vCPU threads' halts in KVM by how they ended: caught (all polling), slept (polling that failed, then the sleep).");
-	ht_metrics_each_set(out, e->vcpus, e->nvcpus, sizeof(*e->vcpus), &e->vcpu_other, e->vcpu_other_used,
-			    write_vcpu_halt_seconds, NULL);
-	ht_metrics_family(out, "hypertrace_vcpu_halt_poll_lost_seconds_total", "counter",
-			  "CPU time halt polling burned in the halts of vCPU threads it did not catch, before they slept: KVM's halt_poll_fail_ns.");
-	ht_metrics_each_set(out, e->vcpus, e->nvcpus, sizeof(*e->vcpus), &e->vcpu_other, e->vcpu_other_used,
-			    write_vcpu_halt_poll_lost, NULL);
-	render_vcpu_wakeups(out, e);
-	render_vcpu_irqs(out, e);
+	render_vcpu_families(out, e, vcpu_families, ARRAY_SIZE(vcpu_families));
 	ht_metrics_counter(out, "hypertrace_exits_lost_total",
 			   "VM exits the BPF side could not count (series or vCPU thread tables full).", e->lost);
 	ht_metrics_counter(out, "hypertrace_exit_metrics_overflow_exits_total",
