@@ -45,7 +45,13 @@ CFLAGS ?= -O2 -g
 # What the project needs whatever CFLAGS the user gives: the language level,
 # warnings as errors, include paths and header dependency files (-MMD -MP).
 PROJECT_CFLAGS := -std=c11 -D_GNU_SOURCE $(USER_WARN) -Iinclude -Isrc -Isrc/user -I$(OUTPUT) -MMD -MP
-SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+# The tests' build (the san/ objects, the test programs) runs under ASan and
+# UBSan; SANITIZE=0 builds the same without them (the Debian 13 root, whose
+# run proves that system's toolchain and libraries while the host's run
+# holds the sanitizers: tests/distro/test_debian13.sh).
+SANITIZE ?= 1
+SAN_FLAGS_ON := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+SAN_FLAGS := $(if $(filter 0,$(SANITIZE)),,$(SAN_FLAGS_ON))
 # -mcpu=v3: 32-bit subregisters and jumps (kernel 5.1+), no zero-extension shifts on the hot path.
 BPF_CFLAGS := -target bpf -mcpu=v3 -g -O2 -D__TARGET_ARCH_x86 $(WARN) -I. -Iinclude
 

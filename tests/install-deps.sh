@@ -61,7 +61,7 @@ if [ -z "$v" ]; then
 	echo "hypertrace-bpf: apt knows no clang package: run apt-get update as root" >&2
 	exit 1
 fi
-installed "libclang-rt-$v-dev" || missing+=("libclang-rt-$v-dev")
+skipped libclang-rt || installed "libclang-rt-$v-dev" || missing+=("libclang-rt-$v-dev")
 # pkg-config (pkgconf on Debian 13): the Makefile asks it how to link libbpf.
 command -v pkg-config >/dev/null || missing+=(pkg-config)
 # dh_dkms (debian/rules, the dh-sequence-dkms build dependency).

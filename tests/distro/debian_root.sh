@@ -26,9 +26,10 @@ DISTRO_CACHE=${DISTRO_CACHE:-$DR_TOP/.cache/distro}
 DR_ERR=
 # What tests/install-deps.sh leaves out in the root (HT_DEPS_SKIP): what only
 # the suites the root skips need (containers, systemd, root building, tmux,
-# trace-cmd) and node with npm (the Chrome export's reader, which the host
-# runs: 340 of the 790 packages the root would have).
-DR_DEPS_SKIP="buildah podman systemd-container mmdebstrap debootstrap tmux trace-cmd nodejs"
+# trace-cmd, libFuzzer's runtime: libclang-rt) and node with npm (the Chrome
+# export's reader, which the host runs: 340 of the 790 packages the root
+# would have).
+DR_DEPS_SKIP="buildah podman systemd-container mmdebstrap debootstrap tmux trace-cmd nodejs libclang-rt"
 
 dr_err() { DR_ERR=$*; return 1; }
 

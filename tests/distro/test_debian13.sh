@@ -3,8 +3,10 @@
 # 0.192), as a user of Debian 13 runs it: in a Debian 13 root made with
 # debootstrap (tests/distro/debian_root.sh, kept under .cache/distro), the
 # tracked sources are copied in, tests/install-deps.sh installs what they
-# need from Debian 13's archive, `make tests-build-suites` builds (all but the
-# benchmarks and the fuzzers, whose suites are the host's), and tests/run runs
+# need from Debian 13's archive, `make SANITIZE=0 tests-build-suites` builds
+# (all but the benchmarks and the fuzzers, whose suites are the host's; the
+# tests without the sanitizers, which the host's run has),
+# and tests/run runs
 # every suite but the nested-machine ones (they boot their own kernels and
 # run on the host; this root shares the host's kernel, so the BPF suites load
 # and attach for real). Its PASS/FAIL/SKIP lines are relayed here prefixed
@@ -66,7 +68,7 @@ prepare() {
 		# A git index of the copied files, as a clone has: the build test and
 		# make deb take the tracked files from it.
 		rm -rf .git && git init -q && git add -A || { echo "git_index: git init failed"; exit 1; }
-		make -j2 tests-build-suites >/var/tmp/make.log 2>&1 ||
+		make -j2 SANITIZE=0 tests-build-suites >/var/tmp/make.log 2>&1 ||
 			{ echo "tests_build: $(grep -E "error|warning" /var/tmp/make.log | head -n 5 | tr "\n" " ")"; exit 1; }' \
 		>"$root/prepare.log" 2>&1
 	local st=$?
