@@ -45,6 +45,8 @@ _Static_assert((HT_MAX_RINGS & (HT_MAX_RINGS - 1)) == 0, "BPF masks ring indexes
 #define HT_REC_F_EXIT_TO_HCALL_SATURATED (1u << 0) /* true value > UINT32_MAX ns */
 #define HT_REC_F_HCALL_TO_ENTRY_SATURATED (1u << 1)
 #define HT_REC_F_NO_EXIT_VCPU_ID (1u << 2) /* kernel's kvm_exit has no vcpu_id: taken from kvm_entry */
+/* Not a hypercall: a struct ht_vcpu_irq in a record's place (record --wakeups; trace format 14 on). */
+#define HT_REC_F_VCPU_IRQ (1u << 4)
 /* Not a hypercall: a struct ht_vcpu_wakeup in a record's place (record --wakeups). */
 #define HT_REC_F_VCPU_WAKEUP (1u << 5)
 /* Not a hypercall: a struct ht_boot_exit in a record's place (record --boot). */
@@ -285,7 +287,7 @@ enum ht_counter {
 	HT_CNT_EXIT_CAUSE_NOT_ITS,  /* --exits: a cause tracepoint during an exit whose cause it cannot be (cause_rule.h): not a loss */
 	HT_CNT_BOOT_DROPS,          /* --boot: a boot exit lost: the ring buffer was full (also in its VM's ht_boot_vm.lost) */
 	HT_CNT_BOOT_VMS_FULL,       /* --boot: a VM that started found boot_vms full: its boot is not recorded */
-	HT_CNT_WAKEUP_DROPS,        /* --wakeups: a wake-up's record lost: the ring buffer was full */
+	HT_CNT_WAKEUP_DROPS,        /* --wakeups: a wake-up's or an interrupt delivery's record lost: the ring buffer was full */
 	HT_CNT_IRQ_UNATTRIBUTED,    /* --exits: an interrupt accepted for a vCPU not known from its sender (struct ht_vcpu_irqs): not timed */
 	HT_CNT_MAX,
 };
@@ -474,6 +476,42 @@ enum ht_irq_class {
 	HT_IRQ_NCLASSES,
 };
 #define HT_IRQ_STALE_NS 1000000000ull
+
+/*
+ * record --wakeups: one interrupt delivery of struct ht_vcpu_irqs, from its
+ * acceptance to the kvm_entry that ran the guest with it, with its parts
+ * (the worst ones, and each one's parts). 80 bytes in a record's place,
+ * marked by HT_REC_F_VCPU_IRQ, laid out as struct ht_vcpu_wakeup: its end
+ * (the entry) where a record's time is, its thread, vCPU and CPU where a
+ * hypercall record has them. woken_ns and wait_ns are parts of
+ * entry_ns - accept_ns (waking the halted thread; waiting for a host CPU);
+ * the rest is its way back into the guest. Files holding them have format
+ * version 14: readers of older versions would take them for hypercalls.
+ */
+struct ht_vcpu_irq {
+	__u64 entry_ns;      /*  0 CLOCK_MONOTONIC at the kvm_entry that ran the guest with it (ht_record.exit_ns) */
+	__u64 accept_ns;     /*  8 kvm_apic_accept_irq */
+	__u64 wait_ns;       /* 16 of entry_ns - accept_ns: runnable, waiting for a host CPU */
+	__u64 woken_ns;      /* 24 of it, before the wait: the acceptance to the halted thread's wake-up; 0: not halted */
+	__u32 vector;        /* 32 */
+	__u32 irq_class;     /* 36 enum ht_irq_class */
+	__u64 reserved[3];   /* 40 0 (56..63 are a record's durations: 0 keeps the drain's order) */
+	__u32 host_pid;      /* 64 tgid of the VMM process (ht_record.host_pid) */
+	__u32 host_tid;      /* 68 the vCPU thread */
+	__u16 vcpu_id;       /* 72 KVM vcpu_id of the thread's latest exit */
+	__u16 cpu;           /* 74 host CPU of the entry (ht_record.exit_cpu) */
+	__u16 reserved2;     /* 76 0 */
+	__u8 isa;            /* 78 0 */
+	__u8 flags;          /* 79 HT_REC_F_VCPU_IRQ */
+};
+_Static_assert(sizeof(struct ht_vcpu_irq) == sizeof(struct ht_vcpu_wakeup), "an interrupt delivery takes a record's place");
+_Static_assert(__builtin_offsetof(struct ht_vcpu_irq, entry_ns) == __builtin_offsetof(struct ht_vcpu_wakeup, entry_ns) &&
+		       __builtin_offsetof(struct ht_vcpu_irq, reserved) == __builtin_offsetof(struct ht_vcpu_wakeup, reserved) &&
+		       __builtin_offsetof(struct ht_vcpu_irq, host_pid) == __builtin_offsetof(struct ht_vcpu_wakeup, host_pid) &&
+		       __builtin_offsetof(struct ht_vcpu_irq, vcpu_id) == __builtin_offsetof(struct ht_vcpu_wakeup, vcpu_id) &&
+		       __builtin_offsetof(struct ht_vcpu_irq, cpu) == __builtin_offsetof(struct ht_vcpu_wakeup, cpu) &&
+		       __builtin_offsetof(struct ht_vcpu_irq, flags) == __builtin_offsetof(struct ht_vcpu_wakeup, flags),
+	       "an interrupt delivery is laid out as a wake-up");
 struct ht_vcpu_irqs {
 	struct ht_vcpu_wake_hist c[HT_IRQ_NCLASSES]; /*   0 acceptance to entry, by enum ht_irq_class */
 	__u64 woken_ns[HT_IRQ_NCLASSES];             /* 936 of their total_ns, acceptance to the halted thread's wake-up */

@@ -54,8 +54,11 @@
  *    (struct ht_vcpu_irqs: acceptance to delivery); earlier files' thread
  *    records end before them (HT_VCPU_WAIT_REC_V12_SIZE), read as unknown
  *    (HT_VCPU_WAIT_F_NO_IRQS).
+ * 14: RECORDS blocks may hold interrupt deliveries (struct ht_vcpu_irq,
+ *    HT_REC_F_VCPU_IRQ; record --wakeups), which a reader of 13 would take
+ *    for hypercalls.
  */
-#define HT_FILE_VERSION 13
+#define HT_FILE_VERSION 14
 #define HT_FILE_HEADER_SIZE 256
 
 /* ht_file_header.filter_flags */

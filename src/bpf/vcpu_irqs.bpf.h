@@ -195,6 +195,33 @@ __noinline int vcpu_vector_injected(__u32 tid, __u32 vector)
 }
 
 /*
+ * --wakeups: the delivery, ended at entry_ns, into the ring of this CPU, if
+ * -p/--vm and --vcpu select the thread's VM and vCPU (as a wake-up's). Lost
+ * if the ring is full, and counted with the wake-ups' losses.
+ */
+static __always_inline void emit_irq(const struct vcpu_thread *t, __u64 entry_ns, __u64 accept_ns, __u64 wait,
+				     __u64 woken, __u32 vector_class)
+{
+	__u32 cpu;
+	struct ht_vcpu_irq *d = reserve_vcpu_record(t->stat.pid, t->stat.vcpu, HT_CNT_WAKEUP_DROPS, &cpu);
+
+	if (!d)
+		return;
+	d->entry_ns = entry_ns;
+	d->accept_ns = accept_ns;
+	d->wait_ns = wait;
+	d->woken_ns = woken;
+	d->vector = vector_class & APIC_VECTOR_MASK;
+	d->irq_class = vector_class >> 16;
+	d->host_pid = t->stat.pid;
+	d->host_tid = t->stat.tid;
+	d->vcpu_id = t->stat.vcpu;
+	d->cpu = cpu;
+	d->flags = HT_REC_F_VCPU_IRQ;
+	bpf_ringbuf_submit(d, wakeup_flags(cpu));
+}
+
+/*
  * Thread t's entry after the injection of a timed interrupt's vector: the
  * guest runs with it since the account's time (the entry's). timer_vector:
  * the vCPU's local APIC timer's. A global function (exits.bpf.h's rule).
@@ -239,6 +266,8 @@ __noinline int vcpu_irq_delivered(struct vcpu_thread *t, __u32 timer_vector)
 	if (total > h->max_ns)
 		h->max_ns = total;
 	h->slots[bounded_log2_slot(total, HT_WAKE_SLOTS)]++;
+	if (wakeups_on)
+		emit_irq(t, entry_ns, accept_ns, wait, woken, (word & APIC_VECTOR_MASK) | c << 16);
 	return 0;
 }
 

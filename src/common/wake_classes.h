@@ -20,5 +20,7 @@ extern const char *const ht_wake_class_names[HT_WAKE_NCLASSES];
 const char *ht_wake_class_name(uint32_t c, char *buf, size_t len);
 /* By enum ht_irq_class: "timer", "ipi", "device". */
 extern const char *const ht_irq_class_names[HT_IRQ_NCLASSES];
+/* An interrupt delivery record's class by its name, or "class-N" in buf, as ht_wake_class_name. */
+const char *ht_irq_class_name(uint32_t c, char *buf, size_t len);
 
 #endif

@@ -4,7 +4,11 @@
 # sequence; vCPU 0 (thread 2000) 100 timer wake-ups, the i-th (i + 1) us
 # long of which 10 i ns waiting; vCPU 1 (thread 2001) 10 of vector 253,
 # 5 us of which 1 us waiting, and one of class 7, which no recording
-# writes, 200 us; an EXITS block whose halts counted 105 and 11): the text
+# writes, 200 us; an EXITS block whose halts counted 105 and 11; interrupt
+# deliveries: vCPU 0 four timer ones, (i + 1) * 2 us of which i * 100 ns
+# waiting, and one of class 9, vector 300, 1 us with parts past its whole;
+# vCPU 1 two IPIs of 10 and 20 us (3 and 5 us waking, 2 and 1 us waiting)
+# and a device's of 50 us; its EXITS block counted 6 timer ones): the text
 # view's exact percentiles, the longest wake-ups, the count the file lacks,
 # the CSV rows checked against the file's numbers, a selection, and the
 # options that exclude it or that it needs.
@@ -56,6 +60,25 @@ else
 	fail latency_counts_the_wake_ups_the_file_lacks "$(tail -2 "$work/out")"
 fi
 
+# The interrupt deliveries, after the wake-ups: per thread and class, the
+# longest with their parts (a part past the whole is cut to it), the count.
+deliveries=$(sed -n '/^Interrupts delivered to vCPUs/,$p' "$work/out")
+want_worst='vcpu 1 pid 1000 tid 2001 device vector 35: 50.0us = waking 0ns + wait 0ns + rest 50.0us (cpu 1)
+vcpu 1 pid 1000 tid 2001 ipi vector 251: 20.0us = waking 5.00us + wait 1.00us + rest 14.0us (cpu 1)
+vcpu 1 pid 1000 tid 2001 ipi vector 251: 10.0us = waking 3.00us + wait 2.00us + rest 5.00us (cpu 1)'
+got_worst=$(sed -n '/longest interrupt deliveries/,/^$/p' <<<"$deliveries" | sed 1d | sed '/^$/d' | sed 's/^  [^ ]* //')
+if [ "$rc" -eq 0 ] &&
+	grep -Fxq '  vcpu 0 pid 1000 (vm web"1\x0a\x1b[31m) tid 2000 (CPU 0/KVM) timer: 4 interrupts, p50 4.00us, p99 8.00us, max 8.00us; mean 5.00us = waking 0ns + wait 150ns + rest 4.85us' <<<"$deliveries" &&
+	grep -Fxq '  vcpu 0 pid 1000 (vm web"1\x0a\x1b[31m) tid 2000 (CPU 0/KVM) class-9: 1 interrupts, p50 1.00us, p99 1.00us, max 1.00us; mean 1.00us = waking 1.00us + wait 0ns + rest 0ns' <<<"$deliveries" &&
+	grep -Fxq '  vcpu 1 pid 1000 tid 2001 ipi: 2 interrupts, p50 10.0us, p99 20.0us, max 20.0us; mean 15.0us = waking 4.00us + wait 1.50us + rest 9.50us' <<<"$deliveries" &&
+	grep -Fxq '  vcpu 1 pid 1000 tid 2001 device: 1 interrupts, p50 50.0us, p99 50.0us, max 50.0us; mean 50.0us = waking 0ns + wait 0ns + rest 50.0us' <<<"$deliveries" &&
+	[ "$got_worst" = "$want_worst" ] &&
+	grep -Fxq '8 interrupt deliveries in the file, of 9 the recording counted (1 not in the file: lost to a full ring buffer)' <<<"$deliveries"; then
+	pass latency_interrupt_deliveries_per_thread_and_class_with_their_parts
+else
+	fail latency_interrupt_deliveries_per_thread_and_class_with_their_parts "rc $rc: $(cat -v <<<"$deliveries")"
+fi
+
 # --csv: one row per wake-up in file order; total, wait and rest agree with the craft's numbers.
 "$HT" report --latency --csv "$work/w.htr" >"$work/csv" 2>"$work/err"
 rc=$?
@@ -83,10 +106,30 @@ fi
 rc=$?
 if [ "$rc" -eq 0 ] && ! grep -q "tid 2000" "$work/sel" &&
 	grep -Fxq '11 wake-ups in the file, of 11 the recording counted (0 not in the file: lost to a full ring buffer)' "$work/sel" &&
-	grep -Fxq 'The 0 longest wake-ups (wake-up to guest running = wait for a host CPU + the rest):' "$work/sel"; then
+	grep -Fxq 'The 0 longest wake-ups (wake-up to guest running = wait for a host CPU + the rest):' "$work/sel" &&
+	grep -Fxq '3 interrupt deliveries in the file, of 3 the recording counted (0 not in the file: lost to a full ring buffer)' "$work/sel"; then
 	pass latency_selects_by_vcpu
 else
 	fail latency_selects_by_vcpu "rc $rc: $(cat "$work/err") / $(cat -v "$work/sel")"
+fi
+
+# A --wakeups file of format 13, before interrupt deliveries: the wake-ups,
+# then a line that says the file has none (not an empty view). The same
+# file with its version set back and the header's checksum made again.
+python3 - "$work/w.htr" "$work/w13.htr" <<'PY'
+import struct, sys, zlib
+data = bytearray(open(sys.argv[1], 'rb').read())
+struct.pack_into('<I', data, 8, 13)
+struct.pack_into('<I', data, 252, zlib.crc32(bytes(data[:252])))
+open(sys.argv[2], 'wb').write(data)
+PY
+"$HT" report --latency "$work/w13.htr" >"$work/v13" 2>"$work/err"
+rc=$?
+if [ "$rc" -eq 0 ] && grep -Fxq "  (none: the file's format, 13, is older than interrupt delivery records, 14)" "$work/v13" &&
+	! grep -q "interrupts, p50" "$work/v13"; then
+	pass latency_of_a_format_13_file_says_it_has_no_interrupt_deliveries
+else
+	fail latency_of_a_format_13_file_says_it_has_no_interrupt_deliveries "rc $rc: $(cat "$work/err") / $(tail -5 "$work/v13")"
 fi
 
 # A file recorded without --wakeups: a runtime error that says how to record one.

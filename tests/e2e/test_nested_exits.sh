@@ -1789,11 +1789,16 @@ fi
 # (report --halts --csv, the final EXITS block) come from the same reads in
 # BPF (vcpu_wake_ended): per vCPU thread and class the count, the time,
 # the wait and the longest must be equal, so no record was lost or put in
-# another class; the recorder's summary says none was lost either.
+# another class; the recorder's summary says none was lost either. The
+# interrupt deliveries' records (format 14): report --latency counts them in
+# the file and sets beside them the final EXITS block's count of the
+# interrupts it timed; both must equal the recorder's count of the records
+# it drained, with none lost.
 "$HT_STATIC" report --latency --csv "$F/st.htr" >"$work/st.latency.csv" 2>"$work/st.latency.err"
 lrc=$?
+"$HT_STATIC" report --latency "$F/st.htr" >"$work/st.latency.txt" 2>>"$work/st.latency.err" || lrc=$?
 "$HT_STATIC" report --halts --csv "$F/st.htr" >"$work/st.halts_rows.csv" 2>>"$work/st.latency.err"
-v=$(python3 - "$work/st.latency.csv" "$work/st.halts_rows.csv" "$F/st.out" <<'PY'
+v=$(python3 - "$work/st.latency.csv" "$work/st.halts_rows.csv" "$F/st.out" "$work/st.latency.txt" <<'PY'
 import csv, re, sys
 recs, halts = {}, {}
 for r in csv.DictReader(open(sys.argv[1], newline='')):
@@ -1807,13 +1812,16 @@ for r in csv.DictReader(open(sys.argv[2], newline='')):
             halts[(int(r['tid']), c)] = (int(r['wake_' + c]), int(r['wake_' + c + '_ns']), int(r['wake_' + c + '_wait_ns']),
                                          int(r['wake_' + c + '_max_ns']))
 summary = open(sys.argv[3]).read()
-m = re.search(r'(\d+) wake-ups of halted vCPUs \(report --latency\); (\d+) lost', summary)
+m = re.search(r'(\d+) wake-ups of halted vCPUs and (\d+) interrupt deliveries \(report --latency\); (\d+) lost', summary)
 bad = ['%s: records %s, halts %s' % (k, recs.get(k), halts.get(k)) for k in sorted(set(recs) | set(halts)) if recs.get(k) != halts.get(k)]
-if not m or int(m.group(2)) or int(m.group(1)) != sum(v[0] for v in recs.values()):
+if not m or int(m.group(3)) or int(m.group(1)) != sum(v[0] for v in recs.values()):
     bad.append('the recorder\'s summary: %r' % (m.group(0) if m else 'no wake-up line'))
+d = re.search(r'^(\d+) interrupt deliveries in the file, of (\d+) the recording counted', open(sys.argv[4]).read(), re.M)
+if not d or not m or not int(d.group(1)) or len({int(d.group(1)), int(d.group(2)), int(m.group(2))}) != 1:
+    bad.append('interrupt deliveries: file/EXITS %s, drained %s' % (d.groups() if d else 'no line', m.group(2) if m else '?'))
 n = sum(v[0] for v in recs.values())
-print('%s %d wake-up records in %d (thread, class) groups, each equal to the halts\' count, time, wait and longest%s' %
-      ('bad' if bad or n < 10 else 'ok', n, len(recs), ': ' + '; '.join(bad[:5]) if bad else ''))
+print('%s %d wake-up records in %d (thread, class) groups, each equal to the halts\' count, time, wait and longest; %s interrupt delivery records, as many as the EXITS blocks timed%s' %
+      ('bad' if bad or n < 10 else 'ok', n, len(recs), d.group(1) if d else '?', ': ' + '; '.join(bad[:5]) if bad else ''))
 PY
 )
 echo "  info: report --latency: ${v#ok }"

@@ -6,9 +6,12 @@
  * test gives. Each interrupt is timed from its acceptance to the entry
  * after its vector's injection, split into the halted thread's wake-up,
  * the account's wait and the rest, and classed by its sender; the ones
- * that cannot be timed are counted as what they are. Needs root.
+ * that cannot be timed are counted as what they are; with --wakeups each
+ * timed one is also a record of its own, through the trace file too.
+ * Needs root.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +21,7 @@
 #include "kernel_test.h"
 #include "synth.h"
 #include "test.h"
+#include "tracefile/trace_reader.h"
 
 #define SVM HT_ISA_SVM
 #define OTHER 77u          /* a thread that is no vCPU thread, of no VM */
@@ -32,13 +36,19 @@
 
 static struct ht_synth_layout layout;
 
-static struct ht_tracer *irqs_tracer(void)
+static struct ht_tracer *irqs_tracer_with(bool wakeups)
 {
 	/* Only the test's events move states: no real switch (see main). */
-	struct ht_tracer_opts o = { .isa = SVM, .synthetic = true, .synthetic_switches_only = true, .exits = true };
+	struct ht_tracer_opts o = { .isa = SVM, .synthetic = true, .synthetic_switches_only = true, .exits = true,
+				    .wakeups = wakeups, .ringbuf_bytes = 1 << 20 };
 
 	ht_filters_default(&o.filters);
 	return ht_kernel_test_tracer(&o);
+}
+
+static struct ht_tracer *irqs_tracer(void)
+{
+	return irqs_tracer_with(false);
 }
 
 static int accept(const struct ht_tracer *t, __u32 sender, __u32 dm, __u32 tm, __u32 vector, __u64 at)
@@ -187,6 +197,122 @@ out:
 	ht_tracer_destroy(t);
 }
 
+/* play_irqs' timed interrupts in the order of their entries (the delivery before the wake-up its entry also ends). */
+static const struct ht_vcpu_irq want_deliveries[] = {
+	{ .accept_ns = 1900, .entry_ns = 2200, .woken_ns = 100, .wait_ns = 100, .vector = 0xfd, .irq_class = HT_IRQ_IPI },
+	{ .accept_ns = 2900, .entry_ns = 3100, .vector = 0x41, .irq_class = HT_IRQ_DEVICE },
+	{ .accept_ns = 4100, .entry_ns = 4500, .wait_ns = 300, .vector = 0xfb, .irq_class = HT_IRQ_IPI },
+	{ .accept_ns = 6100, .entry_ns = 6200, .vector = HT_SYNTH_TIMER_VECTOR, .irq_class = HT_IRQ_TIMER },
+	{ .accept_ns = 7030, .entry_ns = 7100, .vector = 0x41, .irq_class = HT_IRQ_DEVICE },
+	{ .accept_ns = 7010, .entry_ns = 7200, .vector = 0xfd, .irq_class = HT_IRQ_IPI },
+	{ .accept_ns = 10000 + LATER, .entry_ns = 10000 + LATER + 100, .vector = 0xfd, .irq_class = HT_IRQ_IPI },
+};
+#define NDELIVERIES (sizeof(want_deliveries) / sizeof(want_deliveries[0]))
+
+struct visited {
+	unsigned int irqs, wakeups, records;
+	struct ht_vcpu_irq d[NDELIVERIES];
+};
+
+static void visit_irq(void *ctx, const struct ht_vcpu_irq *d)
+{
+	struct visited *v = ctx;
+
+	if (v->irqs < NDELIVERIES)
+		v->d[v->irqs] = *d;
+	v->irqs++;
+}
+
+static void visit_wakeup(void *ctx, const struct ht_vcpu_wakeup *w)
+{
+	(void)w;
+	((struct visited *)ctx)->wakeups++;
+}
+
+/* The drained records' interrupt deliveries into v, in order; false with the failure reported. */
+static bool deliveries_of(const struct ht_kernel_test_drained *d, struct visited *v)
+{
+	for (unsigned int i = 0; i < d->n; i++) {
+		if (d->recs[i].flags == HT_REC_F_VCPU_WAKEUP) {
+			v->wakeups++;
+		} else if (ASSERT_EQ(d->recs[i].flags, HT_REC_F_VCPU_IRQ, "a record's kind: a delivery or a wake-up")) {
+			if (v->irqs < NDELIVERIES)
+				memcpy(&v->d[v->irqs], &d->recs[i], sizeof(v->d[0]));
+			v->irqs++;
+		} else {
+			return false;
+		}
+	}
+	return ASSERT_EQ(v->irqs, NDELIVERIES, "one record per timed interrupt") &&
+	       ASSERT_EQ(v->wakeups, 2, "and the two wake-ups from a halt");
+}
+
+static void delivery_is(const struct ht_vcpu_irq *got, const struct ht_vcpu_irq *want, unsigned int i)
+{
+	ASSERT_MSG(got->accept_ns == want->accept_ns && got->entry_ns == want->entry_ns &&
+			   got->woken_ns == want->woken_ns && got->wait_ns == want->wait_ns && got->vector == want->vector &&
+			   got->irq_class == want->irq_class,
+		   "delivery %u: accepted %llu, entry %llu, waking %llu, wait %llu, vector %#x, class %u; want %llu, %llu, %llu, %llu, %#x, %u",
+		   i, (unsigned long long)got->accept_ns, (unsigned long long)got->entry_ns,
+		   (unsigned long long)got->woken_ns, (unsigned long long)got->wait_ns, got->vector, got->irq_class,
+		   (unsigned long long)want->accept_ns, (unsigned long long)want->entry_ns,
+		   (unsigned long long)want->woken_ns, (unsigned long long)want->wait_ns, want->vector, want->irq_class);
+	ASSERT_MSG(got->host_pid == (__u32)getpid() && got->host_tid == (__u32)gettid() && got->vcpu_id == 0 &&
+			   got->cpu == sched_getcpu() && got->flags == HT_REC_F_VCPU_IRQ,
+		   "delivery %u: thread %u/%u vcpu %u cpu %u flags %#x", i, got->host_pid, got->host_tid, got->vcpu_id,
+		   got->cpu, got->flags);
+	ASSERT_EQ(got->reserved[0] | got->reserved[1] | got->reserved[2] | got->reserved2 | got->isa, 0, "reserved");
+}
+
+/* d's records through a trace file (both encodings): every delivery read back byte for byte, and counted. */
+static void through_a_file(const struct ht_kernel_test_drained *d, const struct visited *drained)
+{
+	for (int compressed = 0; compressed < 2; compressed++) {
+		struct ht_reader *r = ht_kernel_test_file_of(d->recs, d->n, compressed, HT_FILTER_F_WAKEUPS);
+		struct visited v = { 0 };
+		struct ht_record rec;
+
+		if (r) {
+			ht_reader_set_irq_visitor(r, visit_irq, &v);
+			ht_reader_set_wakeup_visitor(r, visit_wakeup, &v);
+			while (ht_reader_next(r, &rec) == 1)
+				v.records++;
+			const struct ht_read_status *st = ht_reader_status(r);
+
+			ASSERT_TRUE(st->has_trailer && !st->damaged, "read to its clean end");
+			ASSERT_EQ(v.records + st->records, 0, "no delivery taken for a hypercall");
+			ASSERT_EQ(st->vcpu_irqs, NDELIVERIES, "deliveries counted");
+			ASSERT_EQ(st->vcpu_wakeups, 2, "wake-ups counted");
+			if (ASSERT_EQ(v.irqs, NDELIVERIES, "visited"))
+				for (unsigned int i = 0; i < NDELIVERIES; i++)
+					ASSERT_MSG(!memcmp(&v.d[i], &drained->d[i], sizeof(v.d[i])),
+						   "delivery %u changed through the file (%s)", i, compressed ? "compressed" : "plain");
+			ht_reader_close(r);
+		}
+	}
+}
+
+/*
+ * --wakeups: each timed interrupt is one record with the numbers its class
+ * adds up, in the order of its entry, beside the wake-ups; without it, none.
+ */
+static void with_wakeups_each_timed_interrupt_is_one_record_with_its_parts(void)
+{
+	struct ht_tracer *t = irqs_tracer_with(true);
+	struct ht_kernel_test_drained *d = calloc(1, sizeof(*d));
+	struct visited v = { 0 };
+
+	if (ASSERT_OK_PTR(t, "tracer") && ASSERT_OK_PTR(d, "memory") && ASSERT_OK(play_irqs(t), "events") &&
+	    ht_kernel_test_drain(t, d) && deliveries_of(d, &v)) {
+		for (unsigned int i = 0; i < NDELIVERIES; i++)
+			delivery_is(&v.d[i], &want_deliveries[i], i);
+		through_a_file(d, &v);
+	}
+	free(d);
+	ht_tracer_destroy(t);
+	ASSERT_EQ(ht_kernel_test_records_played(irqs_tracer_with(false), play_irqs), 0, "records without --wakeups");
+}
+
 static int dying_result;
 
 /*
@@ -260,6 +386,7 @@ int main(void)
 	ht_kernel_test_begin("irqs", &layout, NULL);
 	ht_kernel_test_pin_here(); /* and the tracers see only the tests' own switches */
 	RUN(each_interrupt_is_timed_from_its_acceptance_to_its_entry);
+	RUN(with_wakeups_each_timed_interrupt_is_one_record_with_its_parts);
 	RUN(an_ended_thread_is_no_target_and_its_successor_starts_anew);
 	return ht_test_exit_status();
 }

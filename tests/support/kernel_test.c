@@ -12,6 +12,8 @@
 #include "hypertrace/synthetic_fill.h"
 #include "record/drain.h"
 #include "test.h"
+#include "tracefile/trace_reader.h"
+#include "tracefile/trace_writer.h"
 
 void ht_kernel_test_begin(const char *suite, struct ht_synth_layout *layout, char *path)
 {
@@ -118,4 +120,33 @@ void ht_kernel_test_pin_here(void)
 	CPU_ZERO(&one);
 	CPU_SET(sched_getcpu(), &one);
 	sched_setaffinity(0, sizeof(one), &one);
+}
+
+struct ht_reader *ht_kernel_test_file_of(const struct ht_record *recs, unsigned int n, bool compressed,
+					 __u32 filter_flags)
+{
+	char path[] = "/tmp/ht-kernel-test-XXXXXX", err[256];
+	struct ht_file_header h;
+	struct ht_trailer tr = { 0 };
+	struct ht_writer *w = NULL;
+	struct ht_reader *r = NULL;
+	int fd = mkstemp(path);
+
+	if (!ASSERT_GE(fd, 0, "temp file"))
+		return NULL;
+	close(fd);
+	ht_header_init(&h);
+	h.filter_flags |= filter_flags;
+	if (!ASSERT_OK(ht_writer_open(path, true, &h, &w, err, sizeof(err)), err) ||
+	    (compressed && !ASSERT_OK(ht_writer_set_encoding(w, HT_ENCODING_DELTA_ZLIB), "encoding"))) {
+		ht_writer_abandon(w);
+		unlink(path);
+		return NULL;
+	}
+	for (unsigned int i = 0; i < n; i++)
+		ht_writer_add(w, &recs[i]);
+	if (ASSERT_OK(ht_writer_close(w, &tr), "close") && ASSERT_EQ(tr.records, n, "the trailer counts every kind"))
+		ASSERT_OK(ht_reader_open(path, &r, err, sizeof(err)), err);
+	unlink(path);
+	return r;
 }

@@ -52,6 +52,15 @@ struct ht_filters ht_kernel_test_filters(bool tgid_on, __u32 tgid, bool vcpu_on,
  */
 unsigned int ht_kernel_test_records_played(struct ht_tracer *t, int (*play)(const struct ht_tracer *t));
 
+/*
+ * recs written into a new trace file (raw, or delta-zlib if compressed)
+ * whose header has filter_flags, closed, its trailer counting all n, and
+ * opened again: the reader, NULL with the failure reported. The file is
+ * gone once the reader has it.
+ */
+struct ht_reader *ht_kernel_test_file_of(const struct ht_record *recs, unsigned int n, bool compressed,
+					 __u32 filter_flags);
+
 /* Fills t's ring (a two-page one) with the synthetic producer's records; false with the failure reported. */
 bool ht_kernel_test_fill_ring(const struct ht_tracer *t);
 

@@ -44,7 +44,8 @@
  *               2001) 10 of vector 253, 5 us of which 1 us waiting, and one
  *               of a class no recording writes (7), 200 us; then an EXITS
  *               block whose halts counted 105 and 11 of them: 5 not in the
- *               file (tests/cli/test_latency_cli.sh has the numbers)
+ *               file; and interrupt deliveries, 9 counted and 8 in the file
+ *               (tests/cli/test_latency_cli.sh has the numbers)
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -216,6 +217,19 @@ static void add_wakeup(struct ht_writer *w, __u32 tid, __u64 at, __u64 ns, __u64
 	ht_writer_add(w, &r);
 }
 
+/* One interrupt delivery record (record --wakeups) of VM 1000's thread tid, vCPU tid % 2, accepted at at, ns long. */
+static void add_irq(struct ht_writer *w, __u32 tid, __u64 at, __u64 ns, __u64 woken, __u64 wait, __u32 irq_class,
+		    __u32 vector)
+{
+	struct ht_vcpu_irq d = { .entry_ns = at + ns, .accept_ns = at, .woken_ns = woken, .wait_ns = wait,
+				 .vector = vector, .irq_class = irq_class, .host_pid = 1000, .host_tid = tid,
+				 .vcpu_id = (__u16)(tid % 2), .cpu = 1, .flags = HT_REC_F_VCPU_IRQ };
+	struct ht_record r;
+
+	memcpy(&r, &d, sizeof(r));
+	ht_writer_add(w, &r);
+}
+
 static int wakeups(struct ht_writer *w)
 {
 	struct ht_identity id = { .first_seen_ns = T0, .pid = 1000, .tid = 2000, .process_name = "qemu-system-x86",
@@ -228,6 +242,18 @@ static int wakeups(struct ht_writer *w)
 	for (__u64 i = 0; i < 10; i++)
 		add_wakeup(w, 2001, T0 + i * 1000000 + 500000, 5000, 1000, HT_WAKE_VECTOR, 253);
 	add_wakeup(w, 2001, T0 + 200000000, 200000, 0, 7, 65);
+	/*
+	 * Interrupt deliveries: vCPU 0 four of its timer, (i + 1) * 2 us long of
+	 * which i * 100 ns waiting, and one of class 9 with a vector past 255 and
+	 * parts past its whole (no recording writes either); vCPU 1 two IPIs
+	 * and a device's.
+	 */
+	for (__u64 i = 0; i < 4; i++)
+		add_irq(w, 2000, T0 + i * 1000000 + 100, (i + 1) * 2000, 0, i * 100, HT_IRQ_TIMER, 236);
+	add_irq(w, 2000, T0 + 900000, 1000, 5000, 7000, 9, 300);
+	add_irq(w, 2001, T0 + 600000, 10000, 3000, 2000, HT_IRQ_IPI, 251);
+	add_irq(w, 2001, T0 + 700000, 20000, 5000, 1000, HT_IRQ_IPI, 251);
+	add_irq(w, 2001, T0 + 800000, 50000, 0, 0, HT_IRQ_DEVICE, 35);
 	/* The recording's own count: 5 of vCPU 0's timer wake-ups more than the file holds (lost). */
 	t[0].a.as_of_ns = t[1].a.as_of_ns = T0;
 	t[0].h = (struct ht_vcpu_halts){ .halts = 105, .slept = 105, .slept_ns = 105000000ull };
@@ -236,6 +262,14 @@ static int wakeups(struct ht_writer *w)
 	t[1].h = (struct ht_vcpu_halts){ .halts = 11, .slept = 11, .slept_ns = 11000000ull };
 	t[1].h.wake.c[HT_WAKE_VECTOR] = (struct ht_vcpu_wake_hist){ .total_ns = 11 * 5000ull, .max_ns = 5000,
 								    .slots = { [12] = 11 } };
+	/* And its count of the interrupts it timed: vCPU 0's six timer ones, one more than the file holds. */
+	t[0].i.accepted = 6;
+	t[0].i.c[HT_IRQ_TIMER] = (struct ht_vcpu_wake_hist){ .total_ns = 22000, .max_ns = 8000, .slots = { [11] = 3, [12] = 3 } };
+	t[1].i.accepted = 3;
+	t[1].i.c[HT_IRQ_IPI] = (struct ht_vcpu_wake_hist){ .total_ns = 30000, .wait_ns = 3000, .max_ns = 20000,
+							   .slots = { [13] = 1, [14] = 1 } };
+	t[1].i.woken_ns[HT_IRQ_IPI] = 8000;
+	t[1].i.c[HT_IRQ_DEVICE] = (struct ht_vcpu_wake_hist){ .total_ns = 50000, .max_ns = 50000, .slots = { [15] = 1 } };
 	return ret ?: add(w, T0 + 300000000ull, NULL, 0, t, 2);
 }
 

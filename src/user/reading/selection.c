@@ -207,6 +207,14 @@ bool ht_selection_match_wakeup(const struct ht_selection *s, const struct ht_vcp
 	return match_where(s, &r, names);
 }
 
+bool ht_selection_match_irq(const struct ht_selection *s, const struct ht_vcpu_irq *d, void *names)
+{
+	struct ht_record r;
+
+	memcpy(&r, d, sizeof(r)); /* the same layout where match_where looks (record.h asserts it) */
+	return match_where(s, &r, names);
+}
+
 bool ht_selection_match(const struct ht_selection *s, const struct ht_record *r, void *names)
 {
 	if (!match_where(s, r, names))

@@ -88,6 +88,8 @@ bool ht_selection_match_vm(const struct ht_selection *s, uint32_t pid, void *nam
 bool ht_selection_match_switch(const struct ht_selection *s, const struct ht_vcpu_switch *sw, void *names);
 /* A wake-up of a halted vCPU (record --wakeups): its VM, vCPU and end (the guest running). */
 bool ht_selection_match_wakeup(const struct ht_selection *s, const struct ht_vcpu_wakeup *w, void *names);
+/* An interrupt delivery (record --wakeups): its VM, vCPU and end, as a wake-up's. */
+bool ht_selection_match_irq(const struct ht_selection *s, const struct ht_vcpu_irq *d, void *names);
 /* "pid 4242, vcpu 1, nr 1000,1001, since +1.5 s" for reports. */
 void ht_selection_describe(const struct ht_selection *s, char *buf, size_t len);
 

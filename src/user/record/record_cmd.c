@@ -235,6 +235,7 @@ struct run_totals {
 	unsigned long long records, lost;
 	unsigned long long vcpu_switches; /* --vcpu-sched: of the records, switches of vCPU threads */
 	unsigned long long vcpu_wakeups;  /* --wakeups: of the records, wake-ups of halted vCPU threads */
+	unsigned long long vcpu_irqs;     /* --wakeups: of the records, interrupt deliveries */
 	__u64 counters[HT_CNT_MAX];
 	double secs;
 	unsigned long long malformed; /* file mode: ring samples that were not whole records */
@@ -574,6 +575,7 @@ static int run_file_loop(struct session *s, struct run_totals *t)
 	t->records = trailer.records;
 	t->vcpu_switches = s->rec.vcpu_switches;
 	t->vcpu_wakeups = s->rec.vcpu_wakeups;
+	t->vcpu_irqs = s->rec.vcpu_irqs;
 	t->lost = ht_trailer_lost(&trailer);
 	t->counters[HT_CNT_RINGBUF_DROPS] = trailer.ringbuf_drops;
 	t->counters[HT_CNT_STATE_ALLOC_FAIL] = trailer.state_alloc_fail;
@@ -701,8 +703,8 @@ static void print_summary(const struct session *s, const struct run_totals *t)
 		printf("hypertrace-bpf: of the records, %llu switches of vCPU threads; %llu lost (ring buffer full)\n",
 		       t->vcpu_switches, s->exits_ready ? (unsigned long long)s->exits.total.lost_vcpu_switches : 0ull);
 	if (cfg->wakeups)
-		printf("hypertrace-bpf: of the records, %llu wake-ups of halted vCPUs (report --latency); %llu lost (ring buffer full)\n",
-		       t->vcpu_wakeups, (unsigned long long)t->counters[HT_CNT_WAKEUP_DROPS]);
+		printf("hypertrace-bpf: of the records, %llu wake-ups of halted vCPUs and %llu interrupt deliveries (report --latency); %llu lost (ring buffer full)\n",
+		       t->vcpu_wakeups, t->vcpu_irqs, (unsigned long long)t->counters[HT_CNT_WAKEUP_DROPS]);
 	fflush(stdout); /* the summary first, then what went wrong, even into one log */
 	if (t->malformed)
 		fprintf(stderr, "hypertrace-bpf: warning: %llu ring buffer samples were not whole records and were skipped: the BPF programs and this binary disagree on the record layout; rebuild both\n",

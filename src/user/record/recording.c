@@ -35,11 +35,13 @@ static int recording_commit(void *ctx, unsigned int n)
 			ht_identity_read("/proc", in->host_pid, in->host_tid, in->exit_ns, &id);
 			(void)ht_writer_add_identity(r->writer, &id);
 		}
-		/* The live view and metrics count hypercalls: a switch, a wake-up or a boot exit is none. */
+		/* The live view and metrics count hypercalls: a switch, a wake-up, an interrupt delivery or a boot exit is none. */
 		if (in->flags & HT_REC_F_VCPU_SWITCH)
 			r->vcpu_switches++;
 		else if (in->flags & HT_REC_F_VCPU_WAKEUP)
 			r->vcpu_wakeups++;
+		else if (in->flags & HT_REC_F_VCPU_IRQ)
+			r->vcpu_irqs++;
 		else if (in->flags & HT_REC_F_BOOT_EXIT)
 			r->boot_exits++;
 		else if (r->observer)

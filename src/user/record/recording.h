@@ -36,6 +36,7 @@ struct ht_recording {
 	int write_error;           /* set by finish: -errno of the first failed write, or 0 */
 	unsigned long long vcpu_switches; /* switch records of vCPU threads drained (record --vcpu-sched) */
 	unsigned long long vcpu_wakeups;  /* wake-up records of halted vCPU threads drained (record --wakeups) */
+	unsigned long long vcpu_irqs;     /* interrupt delivery records drained (record --wakeups) */
 	unsigned long long boot_exits;    /* exits of booting VMs written (record --boot) */
 	/*
 	 * record --boot with -p or --vm: BPF follows every VM that starts (a VM

@@ -6,13 +6,17 @@
  * delayed it? Per VM, vCPU thread and interrupt class: the count, exact
  * p50/p99/max and the mean of each part (the wait for a host CPU; the rest,
  * the switch-in and KVM's way back into the guest) with a log2 histogram;
- * then the worst N wake-ups with their parts. --csv: one row per wake-up.
+ * then the worst N wake-ups with their parts. Then the same for the
+ * interrupts delivered to vCPUs (format 14 on): from each one's acceptance
+ * by the vCPU's local APIC to the guest running with it, per class (timer,
+ * ipi, device), its parts waking the halted thread, waiting for a host CPU
+ * and the rest. --csv: one row per wake-up.
  *
- * Every wake-up of the file is kept (40 bytes each): memory and time are
- * bounded by the file's size, sorted once by group and once by length.
- * The recording's own count of the wake-ups (its EXITS blocks) is set
- * beside the records' count, so wake-ups the file does not hold (lost
- * to a full ring buffer) are shown, never silent.
+ * Every wake-up and interrupt delivery of the file is kept (56 bytes
+ * each): memory and time are bounded by the file's size, each kind sorted
+ * once by group and once by length. The recording's own count of each
+ * kind (its EXITS blocks) is set beside the records' count, so ones the
+ * file does not hold (lost to a full ring buffer) are shown, never silent.
  */
 #include "report/report_latency.h"
 
@@ -21,6 +25,7 @@
 #include <string.h>
 #include "cli.h"
 #include "common/escape.h"
+#include "common/wake_classes.h"
 #include "common/nearest_rank.h"
 #include "exits/exit_view.h"
 #include "exits/vcpu_wakeups.h"
@@ -31,89 +36,148 @@
 #include "tracefile/trace_reader.h"
 #include "tracefile/wallclock.h"
 
-/* One wake-up as this report keeps it. */
-struct wake {
-	uint64_t wake_ns, total_ns, wait_ns;
+/*
+ * One wake-up or interrupt delivery as this report keeps it: from start_ns
+ * (the wake-up, the acceptance) to the guest running, total_ns, of which
+ * woken_ns (an interrupt's, waking the halted thread) and wait_ns, each cut
+ * to what the whole leaves (a file is input).
+ */
+struct lat_event {
+	uint64_t start_ns, total_ns, woken_ns, wait_ns;
 	uint32_t pid, tid;
-	uint32_t vector, timer_vector;
-	uint32_t wake_class; /* enum ht_wake_class, or a value no class has (a file is input): shown as its number */
+	uint32_t vector, timer_vector; /* HT_WAKE_VECTOR_NONE: not known */
+	uint32_t cls; /* its kind's class, or a value no class has (a file is input): shown as its number */
 	uint16_t vcpu, cpu;
 };
+
+/* The events of one kind, and what the recording counted of them. */
+struct lat_events {
+	struct lat_event *e;
+	size_t n, cap;
+	uint64_t counted; /* the last EXITS block's count, of the selected VMs and vCPUs */
+	bool have_counts;
+};
+
+/* How a kind is told: its noun, its classes' names, whether it has a waking part. */
+struct lat_kind {
+	const char *noun;
+	const char *(*class_name)(uint32_t c, char *buf, size_t len);
+	bool has_woken;
+};
+
+static const struct lat_kind wake_kind = { "wake-ups", ht_wake_class_name, false };
+static const struct lat_kind irq_kind = { "interrupts", ht_irq_class_name, true };
 
 struct latency_report {
 	const struct ht_report_config *cfg;
 	struct ht_reader *reader;
 	const struct ht_file_header *h;
-	struct wake *w;
-	size_t n, cap;
+	struct lat_events wakes, irqs;
 	bool nomem;
-	/* The last EXITS block's count of every wake-up of the selected VMs and vCPUs. */
-	uint64_t counted;
-	bool have_counts;
 };
 
 static const char csv_header[] =
 	"wake_ns,entry_ns,wallclock,host_pid,host_tid,vcpu_id,cpu,class,vector,timer_vector,total_ns,wait_ns,rest_ns,"
 	"vm_name,process_name,thread_name\n";
 
+/* Keeps ev in es; false (and r->nomem) if memory ran out. */
+static bool keep(struct latency_report *r, struct lat_events *es, const struct lat_event *ev)
+{
+	if (es->n == es->cap) {
+		size_t cap = es->cap ? 2 * es->cap : 1024;
+		struct lat_event *e = realloc(es->e, cap * sizeof(*e));
+
+		if (!e) {
+			r->nomem = true;
+			return false;
+		}
+		es->e = e;
+		es->cap = cap;
+	}
+	es->e[es->n++] = *ev;
+	return true;
+}
+
+/* The parts of a whole from start to end, cut to it in this order (a file is input). */
+static struct lat_event event_of(uint64_t start, uint64_t end, uint64_t woken, uint64_t wait)
+{
+	uint64_t total = end > start ? end - start : 0;
+	struct lat_event e = { .start_ns = start, .total_ns = total };
+
+	e.woken_ns = woken < total ? woken : total;
+	e.wait_ns = wait < total - e.woken_ns ? wait : total - e.woken_ns;
+	return e;
+}
 
 static void keep_wakeup(void *ctx, const struct ht_vcpu_wakeup *in)
 {
 	struct latency_report *r = ctx;
-	struct ht_vcpu_wakeup where = *in;
 
 	/* Selected by its end, the guest running: where a record's time is. */
-	if (r->nomem || !ht_selection_match_wakeup(&r->cfg->selection, &where, r->reader))
+	if (r->nomem || !ht_selection_match_wakeup(&r->cfg->selection, in, r->reader))
 		return;
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? 2 * r->cap : 1024;
-		struct wake *w = realloc(r->w, cap * sizeof(*w));
+	struct lat_event e = event_of(in->wake_ns, in->entry_ns, 0, in->wait_ns);
 
-		if (!w) {
-			r->nomem = true;
-			return;
-		}
-		r->w = w;
-		r->cap = cap;
-	}
-	/* A file is input: an entry before its wake-up, or a wait longer than the whole, is kept as 0 and the whole. */
-	uint64_t total = in->entry_ns > in->wake_ns ? in->entry_ns - in->wake_ns : 0;
-	r->w[r->n++] = (struct wake){
-		.wake_ns = in->wake_ns,
-		.total_ns = total,
-		.wait_ns = in->wait_ns < total ? in->wait_ns : total,
-		.pid = in->host_pid,
-		.tid = in->host_tid,
-		.vector = in->vector,
-		.timer_vector = in->timer_vector,
-		.vcpu = in->vcpu_id,
-		.cpu = in->cpu,
-		.wake_class = in->wake_class,
-	};
+	e.pid = in->host_pid;
+	e.tid = in->host_tid;
+	e.vector = in->vector;
+	e.timer_vector = in->timer_vector;
+	e.cls = in->wake_class;
+	e.vcpu = in->vcpu_id;
+	e.cpu = in->cpu;
+	keep(r, &r->wakes, &e);
 }
 
-/* The recording's own count: the wake-ups of the selected threads in the latest EXITS block (cumulative). */
-static void count_wakeups(void *ctx, const struct ht_exits_header *h, const struct ht_exit_series_rec *series,
-			  const struct ht_vcpu_wait_rec *threads)
+static void keep_irq(void *ctx, const struct ht_vcpu_irq *in)
+{
+	struct latency_report *r = ctx;
+
+	/* Selected by its end, the guest running, as a wake-up. */
+	if (r->nomem || !ht_selection_match_irq(&r->cfg->selection, in, r->reader))
+		return;
+	struct lat_event e = event_of(in->accept_ns, in->entry_ns, in->woken_ns, in->wait_ns);
+
+	e.pid = in->host_pid;
+	e.tid = in->host_tid;
+	e.vector = in->vector;
+	e.timer_vector = HT_WAKE_VECTOR_NONE;
+	e.cls = in->irq_class;
+	e.vcpu = in->vcpu_id;
+	e.cpu = in->cpu;
+	keep(r, &r->irqs, &e);
+}
+
+/* The recording's own counts: the wake-ups and interrupts of the selected threads in the latest EXITS block (cumulative). */
+static void count_events(void *ctx, const struct ht_exits_header *h, const struct ht_exit_series_rec *series,
+			 const struct ht_vcpu_wait_rec *threads)
 {
 	struct latency_report *r = ctx;
 	const struct ht_selection *s = &r->cfg->selection;
 
 	(void)series;
-	r->counted = 0;
-	r->have_counts = true;
+	r->wakes.counted = r->irqs.counted = 0;
+	r->wakes.have_counts = r->irqs.have_counts = true;
 	for (__u32 i = 0; i < h->nthreads; i++) {
 		const struct ht_vcpu_wait_rec *t = &threads[i];
 
 		if (!ht_selection_match_vm(s, t->w.pid, r->reader) || (s->vcpu_on && t->w.vcpu != s->vcpu))
 			continue;
-		r->counted += ht_wakeups_count(&t->h.wake);
+		r->wakes.counted += ht_wakeups_count(&t->h.wake);
+		if (t->w.pad1 & HT_VCPU_WAIT_F_NO_IRQS)
+			r->irqs.have_counts = false;
+		else
+			r->irqs.counted += ht_irqs_delivered(&t->i);
 	}
+}
+
+static bool same_group(const struct lat_event *x, const struct lat_event *y)
+{
+	return x->pid == y->pid && x->tid == y->tid && x->vcpu == y->vcpu && x->cls == y->cls;
 }
 
 static int cmp_group(const void *a, const void *b)
 {
-	const struct wake *x = a, *y = b;
+	const struct lat_event *x = a, *y = b;
 
 	if (x->pid != y->pid)
 		return x->pid < y->pid ? -1 : 1;
@@ -121,19 +185,19 @@ static int cmp_group(const void *a, const void *b)
 		return x->tid < y->tid ? -1 : 1;
 	if (x->vcpu != y->vcpu)
 		return x->vcpu < y->vcpu ? -1 : 1;
-	if (x->wake_class != y->wake_class)
-		return x->wake_class < y->wake_class ? -1 : 1;
+	if (x->cls != y->cls)
+		return x->cls < y->cls ? -1 : 1;
 	return x->total_ns < y->total_ns ? -1 : x->total_ns > y->total_ns;
 }
 
 /* Longest first; of equal ones, the earlier. */
 static int cmp_worst(const void *a, const void *b)
 {
-	const struct wake *x = a, *y = b;
+	const struct lat_event *x = a, *y = b;
 
 	if (x->total_ns != y->total_ns)
 		return x->total_ns > y->total_ns ? -1 : 1;
-	return x->wake_ns < y->wake_ns ? -1 : x->wake_ns > y->wake_ns;
+	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
 }
 
 static void print_label(struct latency_report *r, uint32_t pid, uint32_t tid)
@@ -144,80 +208,111 @@ static void print_label(struct latency_report *r, uint32_t pid, uint32_t tid)
 	ht_print_thread_label(stdout, pid, tid, id ? id : &unknown);
 }
 
-/* The nearest-rank percentile of a group's n wake-ups, sorted by length. */
-static uint64_t percentile(const struct wake *g, size_t n, double p)
+/* "[waking W + ]wait A + rest R": the parts of a whole. */
+static void print_parts(const struct lat_kind *k, uint64_t woken, uint64_t wait, uint64_t rest_ns)
 {
-	return g[ht_nearest_rank(p, n) - 1].total_ns;
+	char w[32], a[32], rest[32];
+
+	ht_exit_fmt_ns(w, sizeof(w), woken);
+	ht_exit_fmt_ns(a, sizeof(a), wait);
+	ht_exit_fmt_ns(rest, sizeof(rest), rest_ns);
+	if (k->has_woken)
+		printf("waking %s + ", w);
+	printf("wait %s + rest %s", a, rest);
 }
 
 /* One group (a thread's vCPU and class), sorted by length: its line and its histogram. */
-static void print_group(struct latency_report *r, const struct wake *g, size_t n)
+static void print_group(struct latency_report *r, const struct lat_kind *k, const struct lat_event *g, size_t n)
 {
-	char p50[32], p99[32], max[32], mean[32], wait[32], rest[32], cls[32];
+	char p50[32], p99[32], max[32], mean[32], cls[32];
 	/* Wide: a crafted file's times may each be near 2^64, and the means must not wrap. */
-	unsigned __int128 sum = 0, wait_sum = 0;
+	unsigned __int128 sum = 0, woken_sum = 0, wait_sum = 0;
 	struct ht_hist hist;
 
 	ht_hist_reset(&hist);
 	for (size_t i = 0; i < n; i++) {
 		sum += g[i].total_ns;
+		woken_sum += g[i].woken_ns;
 		wait_sum += g[i].wait_ns;
 		ht_hist_add(&hist, g[i].total_ns);
 	}
-	ht_exit_fmt_ns(p50, sizeof(p50), percentile(g, n, 50));
-	ht_exit_fmt_ns(p99, sizeof(p99), percentile(g, n, 99));
+	ht_exit_fmt_ns(p50, sizeof(p50), g[ht_nearest_rank(50, n) - 1].total_ns);
+	ht_exit_fmt_ns(p99, sizeof(p99), g[ht_nearest_rank(99, n) - 1].total_ns);
 	ht_exit_fmt_ns(max, sizeof(max), g[n - 1].total_ns);
 	ht_exit_fmt_ns(mean, sizeof(mean), (uint64_t)(sum / n));
-	ht_exit_fmt_ns(wait, sizeof(wait), (uint64_t)(wait_sum / n));
-	ht_exit_fmt_ns(rest, sizeof(rest), (uint64_t)((sum - wait_sum) / n));
 	printf("  vcpu %u ", g->vcpu);
 	print_label(r, g->pid, g->tid);
-	printf(" %s: %zu wake-ups, p50 %s, p99 %s, max %s; mean %s = wait %s + rest %s\n",
-	       ht_wake_class_name(g->wake_class, cls, sizeof(cls)), n,
-	       p50, p99, max, mean, wait, rest);
+	printf(" %s: %zu %s, p50 %s, p99 %s, max %s; mean %s = ", k->class_name(g->cls, cls, sizeof(cls)), n, k->noun,
+	       p50, p99, max, mean);
+	print_parts(k, (uint64_t)(woken_sum / n), (uint64_t)(wait_sum / n), (uint64_t)((sum - woken_sum - wait_sum) / n));
+	putchar('\n');
 	ht_hv_render_hist(stdout, &hist, 72);
 }
 
-static void print_worst(struct latency_report *r, size_t worst)
+/* Per VM, thread, vCPU and class: each group (sorts es by group). */
+static void print_groups(struct latency_report *r, const struct lat_kind *k, struct lat_events *es)
 {
-	char when[64], total[32], wait[32], rest[32], cls[32];
+	qsort(es->e, es->n, sizeof(*es->e), cmp_group);
+	for (size_t i = 0; i < es->n;) {
+		size_t j = i + 1;
 
-	if (worst > r->n)
-		worst = r->n;
-	qsort(r->w, r->n, sizeof(*r->w), cmp_worst);
-	printf("\nThe %zu longest wake-ups (wake-up to guest running = wait for a host CPU + the rest):\n", worst);
-	for (size_t i = 0; i < worst; i++) {
-		const struct wake *w = &r->w[i];
-
-		ht_format_wallclock(when, sizeof(when), r->h, w->wake_ns, HT_TIME_ISO);
-		ht_exit_fmt_ns(total, sizeof(total), w->total_ns);
-		ht_exit_fmt_ns(wait, sizeof(wait), w->wait_ns);
-		ht_exit_fmt_ns(rest, sizeof(rest), w->total_ns - w->wait_ns);
-		printf("  %s vcpu %u ", when, w->vcpu);
-		print_label(r, w->pid, w->tid);
-		printf(" %s", ht_wake_class_name(w->wake_class, cls, sizeof(cls)));
-		if (w->vector != HT_WAKE_VECTOR_NONE)
-			printf(" vector %u", w->vector);
-		printf(": %s = wait %s + rest %s (cpu %u)\n", total, wait, rest, w->cpu);
+		if (!i || es->e[i].pid != es->e[i - 1].pid)
+			printf("VM process %u\n", es->e[i].pid);
+		while (j < es->n && same_group(&es->e[j], &es->e[i]))
+			j++;
+		print_group(r, k, &es->e[i], j - i);
+		i = j;
 	}
+}
+
+/* The worst N, longest first, each with its parts (sorts es by length). */
+static void print_worst(struct latency_report *r, const struct lat_kind *k, struct lat_events *es, const char *title)
+{
+	char when[64], total[32], cls[32];
+	size_t worst = r->cfg->worst < es->n ? r->cfg->worst : es->n;
+
+	qsort(es->e, es->n, sizeof(*es->e), cmp_worst);
+	printf("\nThe %zu %s:\n", worst, title);
+	for (size_t i = 0; i < worst; i++) {
+		const struct lat_event *e = &es->e[i];
+
+		ht_format_wallclock(when, sizeof(when), r->h, e->start_ns, HT_TIME_ISO);
+		ht_exit_fmt_ns(total, sizeof(total), e->total_ns);
+		printf("  %s vcpu %u ", when, e->vcpu);
+		print_label(r, e->pid, e->tid);
+		printf(" %s", k->class_name(e->cls, cls, sizeof(cls)));
+		if (e->vector != HT_WAKE_VECTOR_NONE)
+			printf(" vector %u", e->vector);
+		printf(": %s = ", total);
+		print_parts(k, e->woken_ns, e->wait_ns, e->total_ns - e->woken_ns - e->wait_ns);
+		printf(" (cpu %u)\n", e->cpu);
+	}
+}
+
+/* The file's count beside the recording's; a time window cuts the records, not the cumulative counts: only without one. */
+static void print_counted(struct latency_report *r, const struct lat_events *es, const char *what)
+{
+	if (es->have_counts && !r->cfg->selection.since.on && !r->cfg->selection.until.on)
+		printf("\n%zu %s in the file, of %llu the recording counted (%llu not in the file: lost to a full ring buffer)\n",
+		       es->n, what, (unsigned long long)es->counted,
+		       (unsigned long long)(es->counted > es->n ? es->counted - es->n : 0));
 }
 
 static void print_text(struct latency_report *r)
 {
 	printf("Wake-ups of halted vCPUs: from the sched_wakeup that ended the halt's sleep to the guest running\n");
-	qsort(r->w, r->n, sizeof(*r->w), cmp_group);
-	for (size_t i = 0; i < r->n;) {
-		size_t j = i + 1;
-
-		if (!i || r->w[i].pid != r->w[i - 1].pid)
-			printf("VM process %u\n", r->w[i].pid);
-		while (j < r->n && r->w[j].pid == r->w[i].pid && r->w[j].tid == r->w[i].tid &&
-		       r->w[j].vcpu == r->w[i].vcpu && r->w[j].wake_class == r->w[i].wake_class)
-			j++;
-		print_group(r, &r->w[i], j - i);
-		i = j;
+	print_groups(r, &wake_kind, &r->wakes);
+	print_worst(r, &wake_kind, &r->wakes, "longest wake-ups (wake-up to guest running = wait for a host CPU + the rest)");
+	print_counted(r, &r->wakes, "wake-ups");
+	printf("\nInterrupts delivered to vCPUs: from their acceptance by the vCPU's local APIC to the guest running with them\n");
+	if (r->h->version < 14) {
+		printf("  (none: the file's format, %u, is older than interrupt delivery records, 14)\n", r->h->version);
+		return;
 	}
-	print_worst(r, r->cfg->worst);
+	print_groups(r, &irq_kind, &r->irqs);
+	print_worst(r, &irq_kind, &r->irqs,
+		    "longest interrupt deliveries (acceptance to guest running = waking the halted thread + wait for a host CPU + the rest)");
+	print_counted(r, &r->irqs, "interrupt deliveries");
 }
 
 static void csv_text(const char *s)
@@ -231,16 +326,16 @@ static void print_csv(struct latency_report *r)
 	char when[64], cls[32];
 
 	fputs(csv_header, stdout);
-	for (size_t i = 0; i < r->n; i++) {
-		const struct wake *w = &r->w[i];
+	for (size_t i = 0; i < r->wakes.n; i++) {
+		const struct lat_event *w = &r->wakes.e[i];
 		const struct ht_identity *id = ht_reader_identity(r->reader, w->pid, w->tid);
 
 		if (!id)
 			id = &unknown;
-		ht_format_wallclock(when, sizeof(when), r->h, w->wake_ns, HT_TIME_ISO);
-		printf("%llu,%llu,%s,%u,%u,%u,%u,%s,", (unsigned long long)w->wake_ns,
-		       (unsigned long long)(w->wake_ns + w->total_ns), when, w->pid, w->tid, w->vcpu, w->cpu,
-		       ht_wake_class_name(w->wake_class, cls, sizeof(cls)));
+		ht_format_wallclock(when, sizeof(when), r->h, w->start_ns, HT_TIME_ISO);
+		printf("%llu,%llu,%s,%u,%u,%u,%u,%s,", (unsigned long long)w->start_ns,
+		       (unsigned long long)(w->start_ns + w->total_ns), when, w->pid, w->tid, w->vcpu, w->cpu,
+		       ht_wake_class_name(w->cls, cls, sizeof(cls)));
 		if (w->vector != HT_WAKE_VECTOR_NONE)
 			printf("%u", w->vector);
 		putchar(',');
@@ -272,13 +367,15 @@ int ht_report_latency(struct ht_report_config *cfg)
 		return ht_usage_error("report", "%s", err);
 	}
 	ht_reader_set_wakeup_visitor(r.reader, keep_wakeup, &r);
-	ht_reader_set_exits_visitor(r.reader, count_wakeups, &r);
+	ht_reader_set_irq_visitor(r.reader, keep_irq, &r);
+	ht_reader_set_exits_visitor(r.reader, count_events, &r);
 	while (ht_reader_next(r.reader, &rec) == 1)
 		; /* the hypercalls are not this report's; the visitors take the wake-ups and the counts */
 	const struct ht_read_status *st = ht_reader_status(r.reader);
 
 	if (r.nomem) {
-		status = ht_runtime_error("out of memory keeping %zu wake-ups of %s", r.n, cfg->path);
+		status = ht_runtime_error("out of memory keeping %zu wake-ups and %zu interrupt deliveries of %s", r.wakes.n,
+					  r.irqs.n, cfg->path);
 	} else if (!st->vcpu_wakeups && !st->damaged && !(r.h->filter_flags & HT_FILTER_F_WAKEUPS)) {
 		status = ht_runtime_error("%s has no wake-ups of halted vCPUs: it was recorded without --wakeups (record --wakeups -o FILE)",
 					  cfg->path);
@@ -287,16 +384,12 @@ int ht_report_latency(struct ht_report_config *cfg)
 			print_csv(&r);
 		} else {
 			print_text(&r);
-			/* A time window cuts the records, not the cumulative counts: compared only without one. */
-			if (r.have_counts && !cfg->selection.since.on && !cfg->selection.until.on)
-				printf("\n%zu wake-ups in the file, of %llu the recording counted (%llu not in the file: lost to a full ring buffer)\n",
-				       r.n, (unsigned long long)r.counted,
-				       (unsigned long long)(r.counted > r.n ? r.counted - r.n : 0));
 		}
 		fflush(stdout);
 		status = ht_report_read_outcome(cfg->path, st);
 	}
-	free(r.w);
+	free(r.wakes.e);
+	free(r.irqs.e);
 	ht_reader_close(r.reader);
 	return status;
 }

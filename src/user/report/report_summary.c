@@ -465,6 +465,8 @@ void ht_summary_print(struct ht_summary *s, FILE *out, const char *path,
 	if (st->vcpu_wakeups || (h->filter_flags & HT_FILTER_F_WAKEUPS))
 		fprintf(out, "wake-ups of halted vCPUs: %llu (the whole file's; report --latency shows them)\n",
 			st->vcpu_wakeups);
+	if (st->vcpu_irqs || (h->version >= 14 && (h->filter_flags & HT_FILTER_F_WAKEUPS)))
+		fprintf(out, "interrupt deliveries: %llu (the whole file's; report --latency shows them)\n", st->vcpu_irqs);
 	if (st->has_trailer) {
 		const struct ht_trailer *t = &st->trailer;
 		fprintf(out, "dropped: %llu (ring buffer full %llu, no per-thread state %llu, another exit before entry %llu, not written: disk full %llu)\n",

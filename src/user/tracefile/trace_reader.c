@@ -49,6 +49,8 @@ struct ht_reader {
 	void *boot_ctx;
 	ht_wakeup_visitor wakeup_fn; /* and wake-ups of halted vCPU threads */
 	void *wakeup_ctx;
+	ht_irq_visitor irq_fn; /* and interrupt deliveries */
+	void *irq_ctx;
 	struct ht_boot_vm_rec *boot_vms; /* from BOOT blocks: each VM's latest numbers */
 	size_t nboot_vms, boot_vms_cap;
 	struct ht_hashmap boot_index; /* pid -> its index in boot_vms */
@@ -507,7 +509,8 @@ static bool keep_boot_vms(struct ht_reader *r, const struct ht_block_header *bh,
 static void end_of_blocks(struct ht_reader *r, unsigned long long at)
 {
 	/* Records of every kind: each takes one place in a RECORDS block. */
-	unsigned long long read_so_far = r->st.records + r->st.vcpu_switches + r->st.boot_exits + r->st.vcpu_wakeups;
+	unsigned long long read_so_far =
+		r->st.records + r->st.vcpu_switches + r->st.boot_exits + r->st.vcpu_wakeups + r->st.vcpu_irqs;
 
 	if (!r->st.has_trailer)
 		stop(r, false, "no trailer after byte %llu: the recording did not end cleanly", at);
@@ -722,25 +725,31 @@ static bool visit_other_record(struct ht_reader *r, const struct ht_record *item
 	union {
 		struct ht_boot_exit boot;
 		struct ht_vcpu_wakeup wakeup;
+		struct ht_vcpu_irq irq;
 		struct ht_vcpu_switch sw;
 	} as;
 	bool boot = item->flags & HT_REC_F_BOOT_EXIT, wakeup = !boot && (item->flags & HT_REC_F_VCPU_WAKEUP);
+	bool irq = !boot && !wakeup && (item->flags & HT_REC_F_VCPU_IRQ);
 
-	if (!boot && !wakeup && !(item->flags & HT_REC_F_VCPU_SWITCH))
+	if (!boot && !wakeup && !irq && !(item->flags & HT_REC_F_VCPU_SWITCH))
 		return false;
 	if (boot)
 		r->st.boot_exits++;
 	else if (wakeup)
 		r->st.vcpu_wakeups++;
+	else if (irq)
+		r->st.vcpu_irqs++;
 	else
 		r->st.vcpu_switches++;
-	if (boot ? !r->boot_fn : wakeup ? !r->wakeup_fn : !r->switch_fn)
+	if (boot ? !r->boot_fn : wakeup ? !r->wakeup_fn : irq ? !r->irq_fn : !r->switch_fn)
 		return true;
 	memcpy(&as, item, sizeof(*item));
 	if (boot)
 		r->boot_fn(r->boot_ctx, &as.boot);
 	else if (wakeup)
 		r->wakeup_fn(r->wakeup_ctx, &as.wakeup);
+	else if (irq)
+		r->irq_fn(r->irq_ctx, &as.irq);
 	else
 		r->switch_fn(r->switch_ctx, &as.sw);
 	return true;
@@ -780,6 +789,12 @@ void ht_reader_set_wakeup_visitor(struct ht_reader *r, ht_wakeup_visitor fn, voi
 {
 	r->wakeup_fn = fn;
 	r->wakeup_ctx = ctx;
+}
+
+void ht_reader_set_irq_visitor(struct ht_reader *r, ht_irq_visitor fn, void *ctx)
+{
+	r->irq_fn = fn;
+	r->irq_ctx = ctx;
 }
 
 void ht_reader_set_switch_visitor(struct ht_reader *r, ht_switch_visitor fn, void *ctx)

@@ -21,6 +21,7 @@ struct ht_read_status {
 	unsigned long long vcpu_switches; /* switch records of vCPU threads read so far (record --vcpu-sched) */
 	unsigned long long boot_exits; /* exits of booting VMs read so far (record --boot) */
 	unsigned long long vcpu_wakeups; /* wake-ups of halted vCPU threads read so far (record --wakeups) */
+	unsigned long long vcpu_irqs;  /* interrupt deliveries read so far (record --wakeups, version 14 on) */
 	unsigned long long good_bytes; /* end offset of the last whole block */
 	unsigned long long file_bytes;
 	char reason[192];              /* why reading stopped early, if it did */
@@ -46,6 +47,9 @@ void ht_reader_set_switch_visitor(struct ht_reader *r, ht_switch_visitor fn, voi
 /* Wake-ups of halted vCPU threads (record --wakeups), in file order, interleaved with ht_reader_next's records. */
 typedef void (*ht_wakeup_visitor)(void *ctx, const struct ht_vcpu_wakeup *w);
 void ht_reader_set_wakeup_visitor(struct ht_reader *r, ht_wakeup_visitor fn, void *ctx);
+/* Interrupt deliveries to vCPU threads (record --wakeups, version 14 on), the same way. */
+typedef void (*ht_irq_visitor)(void *ctx, const struct ht_vcpu_irq *d);
+void ht_reader_set_irq_visitor(struct ht_reader *r, ht_irq_visitor fn, void *ctx);
 /* Exits of booting VMs (record --boot), in file order, interleaved with ht_reader_next's records. */
 typedef void (*ht_boot_exit_visitor)(void *ctx, const struct ht_boot_exit *be);
 void ht_reader_set_boot_exit_visitor(struct ht_reader *r, ht_boot_exit_visitor fn, void *ctx);
