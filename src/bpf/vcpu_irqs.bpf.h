@@ -200,7 +200,7 @@ __noinline int vcpu_vector_injected(__u32 tid, __u32 vector)
  * if the ring is full, and counted with the wake-ups' losses.
  */
 static __always_inline void emit_irq(const struct vcpu_thread *t, __u64 entry_ns, __u64 accept_ns, __u64 wait,
-				     __u64 woken, __u32 vector_class)
+				     __u64 woken, __u32 vector, __u32 irq_class)
 {
 	__u32 cpu;
 	struct ht_vcpu_irq *d = reserve_vcpu_record(t->stat.pid, t->stat.vcpu, HT_CNT_WAKEUP_DROPS, &cpu);
@@ -211,8 +211,8 @@ static __always_inline void emit_irq(const struct vcpu_thread *t, __u64 entry_ns
 	d->accept_ns = accept_ns;
 	d->wait_ns = wait;
 	d->woken_ns = woken;
-	d->vector = vector_class & APIC_VECTOR_MASK;
-	d->irq_class = vector_class >> 16;
+	d->vector = vector;
+	d->irq_class = irq_class;
 	d->host_pid = t->stat.pid;
 	d->host_tid = t->stat.tid;
 	d->vcpu_id = t->stat.vcpu;
@@ -267,7 +267,7 @@ __noinline int vcpu_irq_delivered(struct vcpu_thread *t, __u32 timer_vector)
 		h->max_ns = total;
 	h->slots[bounded_log2_slot(total, HT_WAKE_SLOTS)]++;
 	if (wakeups_on)
-		emit_irq(t, entry_ns, accept_ns, wait, woken, (word & APIC_VECTOR_MASK) | c << 16);
+		emit_irq(t, entry_ns, accept_ns, wait, woken, word & APIC_VECTOR_MASK, c);
 	return 0;
 }
 

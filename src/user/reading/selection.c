@@ -191,28 +191,31 @@ static bool match_where(const struct ht_selection *s, const struct ht_record *r,
 	return r->exit_ns >= s->from_ns && r->exit_ns <= s->to_ns;
 }
 
-bool ht_selection_match_switch(const struct ht_selection *s, const struct ht_vcpu_switch *sw, void *names)
+/*
+ * A record of another kind in a record's place (80 bytes): its time, VM
+ * and vCPU are where a record's are (record.h asserts it for each kind).
+ */
+static bool match_in_place(const struct ht_selection *s, const void *in_place, void *names)
 {
 	struct ht_record r;
 
-	memcpy(&r, sw, sizeof(r)); /* the same layout where match_where looks (record.h asserts it) */
+	memcpy(&r, in_place, sizeof(r));
 	return match_where(s, &r, names);
+}
+
+bool ht_selection_match_switch(const struct ht_selection *s, const struct ht_vcpu_switch *sw, void *names)
+{
+	return match_in_place(s, sw, names);
 }
 
 bool ht_selection_match_wakeup(const struct ht_selection *s, const struct ht_vcpu_wakeup *w, void *names)
 {
-	struct ht_record r;
-
-	memcpy(&r, w, sizeof(r)); /* the same layout where match_where looks (record.h asserts it) */
-	return match_where(s, &r, names);
+	return match_in_place(s, w, names);
 }
 
 bool ht_selection_match_irq(const struct ht_selection *s, const struct ht_vcpu_irq *d, void *names)
 {
-	struct ht_record r;
-
-	memcpy(&r, d, sizeof(r)); /* the same layout where match_where looks (record.h asserts it) */
-	return match_where(s, &r, names);
+	return match_in_place(s, d, names);
 }
 
 bool ht_selection_match(const struct ht_selection *s, const struct ht_record *r, void *names)
