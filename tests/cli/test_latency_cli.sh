@@ -79,13 +79,26 @@ else
 	fail latency_interrupt_deliveries_per_thread_and_class_with_their_parts "rc $rc: $(cat -v <<<"$deliveries")"
 fi
 
-# --csv: one row per wake-up in file order; total, wait and rest agree with the craft's numbers.
+# --csv: one row per wake-up in file order, then one per interrupt delivery; total, waking, wait
+# and rest agree with the craft's numbers (parts cut to what the whole leaves: a file is input).
 "$HT" report --latency --csv "$work/w.htr" >"$work/csv" 2>"$work/err"
 rc=$?
 if [ "$rc" -eq 0 ] && python3 - "$work/csv" <<'PY'; then
 import csv, sys
-rows = list(csv.DictReader(open(sys.argv[1], newline='')))
-assert len(rows) == 111, len(rows)
+every = list(csv.DictReader(open(sys.argv[1], newline='')))
+assert [r['kind'] for r in every] == ['wakeup'] * 111 + ['irq'] * 8, [r['kind'] for r in every]
+rows = every[:111]
+assert all(r['woken_ns'] == '' and r['timer_vector'] != '' for r in rows)
+irqs = [(r['host_tid'], int(r['wake_ns']) - 1000000000, int(r['entry_ns']) - int(r['wake_ns']), int(r['total_ns']),
+         int(r['woken_ns']), int(r['wait_ns']), int(r['rest_ns']), r['class'], r['vector'], r['timer_vector'],
+         r['vcpu_id']) for r in every[111:]]
+want = [('2000', i * 1000000 + 100, (i + 1) * 2000, (i + 1) * 2000, 0, i * 100, (i + 1) * 2000 - i * 100, 'timer',
+         '236', '', '0') for i in range(4)]
+want += [('2000', 900000, 1000, 1000, 1000, 0, 0, 'class-9', '300', '', '0'),
+         ('2001', 600000, 10000, 10000, 3000, 2000, 5000, 'ipi', '251', '', '1'),
+         ('2001', 700000, 20000, 20000, 5000, 1000, 14000, 'ipi', '251', '', '1'),
+         ('2001', 800000, 50000, 50000, 0, 0, 50000, 'device', '35', '', '1')]
+assert irqs == want, irqs
 timer = [r for r in rows if r['host_tid'] == '2000']
 assert [int(r['total_ns']) for r in timer] == [(i + 1) * 1000 for i in range(100)]
 assert [int(r['wait_ns']) for r in timer] == [i * 10 for i in range(100)]
@@ -96,9 +109,9 @@ other = [r for r in rows if r['host_tid'] == '2001']
 assert [r['class'] for r in other] == ['vector'] * 10 + ['class-7'], [r['class'] for r in other]
 assert other[-1]['vector'] == '65' and other[-1]['total_ns'] == '200000'
 PY
-	pass latency_csv_one_row_per_wake_up
+	pass latency_csv_one_row_per_wake_up_and_interrupt_delivery
 else
-	fail latency_csv_one_row_per_wake_up "rc $rc: $(cat "$work/err")"
+	fail latency_csv_one_row_per_wake_up_and_interrupt_delivery "rc $rc: $(cat "$work/err")"
 fi
 
 # --vcpu 1: vCPU 0's are left out, and so is its count.

@@ -38,14 +38,15 @@ class ExitsBlocks:
     its thread's time, or whose wait is not the account's. switches: by
     thread id, its last (preempt_count, preempt_ns, voluntary_count,
     voluntary_ns); lost_switches: the last block's lost_vcpu_switches;
-    final: a block was the recording's last (flag 1)."""
+    final: a block was the recording's last (flag 1); times: each block's
+    time_ns (CLOCK_MONOTONIC when its numbers were read)."""
 
     def __init__(self, path):
         data = open(path, 'rb').read()
         self.version = format_version(data)
         self.states, self.halts, self.wakes, self.irqs, self.identity_bad = [], [], [], [], []
         state, hstate, wstate, istate = {}, {}, {}, {}
-        self.switches, self.lost_switches, self.final = {}, None, False
+        self.switches, self.lost_switches, self.final, self.times = {}, None, False, []
         trec, off = thread_rec_size(data), 256
         while off + 24 <= len(data):
             magic, typ, enc, plen, count, raw, crc = struct.unpack_from('<IHHIIII', data, off)
@@ -95,6 +96,7 @@ class ExitsBlocks:
                 self.halts.append(dict(hstate))
                 self.wakes.append(dict(wstate))
                 self.irqs.append(dict(istate))
+                self.times.append(t)
             off += 24 + plen
 
     def stopped(self, tids):

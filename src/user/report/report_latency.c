@@ -10,7 +10,9 @@
  * interrupts delivered to vCPUs (format 14 on): from each one's acceptance
  * by the vCPU's local APIC to the guest running with it, per class (timer,
  * ipi, device), its parts waking the halted thread, waiting for a host CPU
- * and the rest. --csv: one row per wake-up.
+ * and the rest. --csv: one row per wake-up (kind "wakeup"), then one per
+ * interrupt delivery (kind "irq": wake_ns is its acceptance, and woken_ns
+ * its waking part).
  *
  * Every wake-up and interrupt delivery of the file is kept (56 bytes
  * each): memory and time are bounded by the file's size, each kind sorted
@@ -58,15 +60,15 @@ struct lat_events {
 	bool have_counts;
 };
 
-/* How a kind is told: its noun, its classes' names, whether it has a waking part. */
+/* How a kind is told: its noun, its name in --csv's kind column, its classes' names, whether it has a waking part. */
 struct lat_kind {
-	const char *noun;
+	const char *noun, *csv_name;
 	const char *(*class_name)(uint32_t c, char *buf, size_t len);
 	bool has_woken;
 };
 
-static const struct lat_kind wake_kind = { "wake-ups", ht_wake_class_name, false };
-static const struct lat_kind irq_kind = { "interrupts", ht_irq_class_name, true };
+static const struct lat_kind wake_kind = { "wake-ups", "wakeup", ht_wake_class_name, false };
+static const struct lat_kind irq_kind = { "interrupts", "irq", ht_irq_class_name, true };
 
 struct latency_report {
 	const struct ht_report_config *cfg;
@@ -78,7 +80,7 @@ struct latency_report {
 
 static const char csv_header[] =
 	"wake_ns,entry_ns,wallclock,host_pid,host_tid,vcpu_id,cpu,class,vector,timer_vector,total_ns,wait_ns,rest_ns,"
-	"vm_name,process_name,thread_name\n";
+	"vm_name,process_name,thread_name,kind,woken_ns\n";
 
 /* Keeps ev in es; false (and r->nomem) if memory ran out. */
 static bool keep(struct latency_report *r, struct lat_events *es, const struct lat_event *ev)
@@ -320,14 +322,14 @@ static void csv_text(const char *s)
 	ht_csv_fputs(stdout, s);
 }
 
-static void print_csv(struct latency_report *r)
+/* The rows of one kind: rest_ns is what the whole leaves after the waking (interrupts only: empty for a wake-up) and the wait. */
+static void print_csv_rows(struct latency_report *r, const struct lat_kind *kind, const struct lat_events *es)
 {
 	static const struct ht_identity unknown;
 	char when[64], cls[32];
 
-	fputs(csv_header, stdout);
-	for (size_t i = 0; i < r->wakes.n; i++) {
-		const struct lat_event *w = &r->wakes.e[i];
+	for (size_t i = 0; i < es->n; i++) {
+		const struct lat_event *w = &es->e[i];
 		const struct ht_identity *id = ht_reader_identity(r->reader, w->pid, w->tid);
 
 		if (!id)
@@ -335,21 +337,32 @@ static void print_csv(struct latency_report *r)
 		ht_format_wallclock(when, sizeof(when), r->h, w->start_ns, HT_TIME_ISO);
 		printf("%llu,%llu,%s,%u,%u,%u,%u,%s,", (unsigned long long)w->start_ns,
 		       (unsigned long long)(w->start_ns + w->total_ns), when, w->pid, w->tid, w->vcpu, w->cpu,
-		       ht_wake_class_name(w->cls, cls, sizeof(cls)));
+		       kind->class_name(w->cls, cls, sizeof(cls)));
 		if (w->vector != HT_WAKE_VECTOR_NONE)
 			printf("%u", w->vector);
 		putchar(',');
 		if (w->timer_vector != HT_WAKE_VECTOR_NONE)
 			printf("%u", w->timer_vector);
 		printf(",%llu,%llu,%llu,", (unsigned long long)w->total_ns, (unsigned long long)w->wait_ns,
-		       (unsigned long long)(w->total_ns - w->wait_ns));
+		       (unsigned long long)(w->total_ns - w->woken_ns - w->wait_ns));
 		csv_text(id->vm_name);
 		putchar(',');
 		csv_text(id->process_name);
 		putchar(',');
 		csv_text(id->thread_name);
+		printf(",%s,", kind->csv_name);
+		if (kind->has_woken)
+			printf("%llu", (unsigned long long)w->woken_ns);
 		putchar('\n');
 	}
+}
+
+/* The wake-ups, then the interrupt deliveries, each kind in the file's order. */
+static void print_csv(struct latency_report *r)
+{
+	fputs(csv_header, stdout);
+	print_csv_rows(r, &wake_kind, &r->wakes);
+	print_csv_rows(r, &irq_kind, &r->irqs);
 }
 
 int ht_report_latency(struct ht_report_config *cfg)
