@@ -8,7 +8,7 @@
 # beside the host's serial suites: it is a minute of both CPUs on a host
 # that has one idle then. The suite waits for it (a lock) and builds again
 # only when that build was not of this tree or failed.
-# tests/run: prepare ahead with --prepare, after the kernel suites
+# tests/run: prepare ahead with --prepare
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 cd "$TOP" || exit 1

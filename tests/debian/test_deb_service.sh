@@ -12,7 +12,7 @@
 # unit (the service enabled, its socket not) enables the socket.
 # Its root (mmdebstrap, shared with tests/service; --prepare makes only
 # that) is made ahead, beside the host's serial suites: a download.
-# tests/run: prepare ahead with --prepare, after the kernel suites
+# tests/run: prepare ahead with --prepare
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 # shellcheck source=tests/service/systemd_root.sh

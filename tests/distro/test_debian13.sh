@@ -23,7 +23,7 @@
 # suite waits for it (a lock on the root) and finds the root ready.
 # tests/run: alongside the nested-machine suites
 # tests/run: alongside, long: first in its queue
-# tests/run: prepare ahead with --prepare, after the kernel suites
+# tests/run: prepare ahead with --prepare
 # shellcheck source=tests/lib.sh
 source "$(dirname "$0")/../lib.sh"
 source "$TOP/tests/distro/debian_root.sh"

@@ -8,7 +8,7 @@
 # Needs `make static` (.output/static/hypertrace-bpf, .output/guest/minivm)
 # and apt access on the first run (nested.sh fetches qemu, the kernel and
 # busybox into .cache/nested/). HT_E2E=0 skips it.
-# tests/run: prepare ahead with --prepare, after the kernel suites
+# tests/run: prepare ahead with --prepare
 set -euo pipefail
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/nested.sh"

@@ -11,6 +11,6 @@
 # Needs `make static` and, on the first run, Debian's archive (the kernel
 # package and QEMU 10 with its libraries, about 150 MB, into the nested
 # cache). HT_E2E=0 skips it.
-# tests/run: prepare ahead with --prepare, after the kernel suites
+# tests/run: prepare ahead with --prepare
 export NESTED_KERNEL_DIST=trixie NESTED_VMM_DIST=trixie CHECK_PREFIX=debian13_exits_
 exec bash "$(dirname "$0")/test_nested_exits.sh" "$@"

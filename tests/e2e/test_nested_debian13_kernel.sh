@@ -16,7 +16,7 @@
 # Needs `make static` and, on the first run, Debian's archive (about 120 MB:
 # the kernel package and this release's QEMU, busybox and perf into the
 # nested cache). HT_E2E=0 skips it.
-# tests/run: prepare ahead with --prepare, after the kernel suites
+# tests/run: prepare ahead with --prepare
 set -euo pipefail
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/nested.sh"
