@@ -47,9 +47,10 @@ enum { EMPTY, EXIT_NOMATCH, ENTRY_NOMATCH, FUSED, HASH_EXIT_NOMATCH, HASH_ENTRY_
         * A halted vCPU's wake-up path (this thread as the vCPU thread): its
         * floor, then the path with --exits, then with --exits --wakeups (a
         * record per wake-up, in an instance of its own), then with --exits
-        * woken by an interrupt that is timed from its acceptance.
+        * woken by an interrupt that is timed from its acceptance, then that
+        * with --wakeups (the wake-up's record and the delivery's).
         */
-       HALT_FLOOR, HALT_CYCLE, HALT_CYCLE_WAKEUPS, HALT_IRQ_CYCLE, NCASES };
+       HALT_FLOOR, HALT_CYCLE, HALT_CYCLE_WAKEUPS, HALT_IRQ_CYCLE, HALT_IRQ_CYCLE_WAKEUPS, NCASES };
 /* hotpath.bpf.c's BENCH_SWITCH_PAIR and BENCH_REGISTER_PAIR: after the --exits cases' programs. */
 #define PROG_SWITCH_PAIR (SWITCH_OUT + 5)
 #define PROG_REGISTER_PAIR (SWITCH_OUT + 6)
@@ -89,6 +90,7 @@ static const char *const names[NCASES] = {
 	"--exits: halt, wake-up, switch-in, inj, entry",
 	"--wakeups: the same, a record each",
 	"--exits: the same, woken by a timed interrupt",
+	"--wakeups: the same, two records each",
 };
 #define ROUNDS 41
 
@@ -322,7 +324,6 @@ static void mark_pair(struct hotpath_bpf *skel, const __u32 tids[2], bool vcpu)
 }
 
 /* The timer wake-ups an instance counted for this thread (the halt-cycle cases'), or ~0 if it has none. */
-/* The interrupts of the devices' class delivered to this thread, in an instance's vcpu_irqs. */
 /* This thread's value in a map indexed by its vcpu_thread_table index: 0, or -1 if it has none. */
 static int my_thread_value(struct hotpath_bpf *skel, const struct bpf_map *map, void *value)
 {
@@ -334,6 +335,7 @@ static int my_thread_value(struct hotpath_bpf *skel, const struct bpf_map *map, 
 	return 0;
 }
 
+/* The interrupts of the devices' class delivered to this thread, in an instance's vcpu_irqs. */
 static __u64 device_irqs_of_me(struct hotpath_bpf *skel)
 {
 	struct vcpu_irq_state s;
@@ -446,12 +448,13 @@ int main(int argc, char **argv)
 			__u32 n = (c == FUSED || c == HASH_FUSED || c == ANCHOR_HYPERCALL || c == PART_RESERVE_SUBMIT ||
 				   c == PART_RESERVE_COPY_SUBMIT) ? 50000 : 500000;
 			if (c >= HALT_FLOOR) {
-				bool wk = c == HALT_CYCLE_WAKEUPS;
+				bool wk = c == HALT_CYCLE_WAKEUPS || c == HALT_IRQ_CYCLE_WAKEUPS;
+				bool irq = c == HALT_IRQ_CYCLE || c == HALT_IRQ_CYCLE_WAKEUPS;
 
-				/* With --wakeups a record per wake-up: fewer, so the ring never fills. */
+				/* With --wakeups a record per wake-up and one per delivery: fewer, so the ring never fills. */
 				ns[c][r] = run_case(wk ? wake_skel : exits_skel, wk ? wake_rb : exits_rb,
-						    c == HALT_FLOOR ? PROG_FLOOR_HALT : c == HALT_IRQ_CYCLE ? PROG_HALT_IRQ_CYCLE :
-						    PROG_HALT_CYCLE, wk ? 50000 : 500000);
+						    c == HALT_FLOOR ? PROG_FLOOR_HALT : irq ? PROG_HALT_IRQ_CYCLE : PROG_HALT_CYCLE,
+						    !wk ? 500000 : irq ? 25000 : 50000);
 				continue;
 			}
 			if (c >= BOOT_PAIR_IDLE) {
@@ -530,11 +533,15 @@ int main(int argc, char **argv)
 			(unsigned long long)counter(wake_skel, HT_CNT_WAKEUP_DROPS));
 		return 1;
 	}
-	/* Every interrupt cycle an interrupt delivered, timed from its acceptance: else that case measures something else. */
-	__u64 delivered = device_irqs_of_me(exits_skel);
-	if (delivered != ROUNDS * 500000ull) {
-		fprintf(stderr, "bench_hotpath: the interrupt cycles delivered %llu interrupts (want %u): void\n",
-			(unsigned long long)delivered, ROUNDS * 500000);
+	/*
+	 * Every interrupt cycle an interrupt delivered, timed from its
+	 * acceptance, and with --wakeups its record: else those cases measure
+	 * something else.
+	 */
+	__u64 delivered[2] = { device_irqs_of_me(exits_skel), device_irqs_of_me(wake_skel) };
+	if (delivered[0] != ROUNDS * 500000ull || delivered[1] != ROUNDS * 25000ull) {
+		fprintf(stderr, "bench_hotpath: the interrupt cycles delivered %llu and %llu interrupts (want %u and %u): void\n",
+			(unsigned long long)delivered[0], (unsigned long long)delivered[1], ROUNDS * 500000, ROUNDS * 25000);
 		return 1;
 	}
 	/* The followed thread's every exit a record, the other's none: else the --boot cases measure something else. */
@@ -633,6 +640,12 @@ int main(int argc, char **argv)
 	printf("INFO   %-52s %6.2fx  (quartiles %.2f-%.2f; fastest rounds %.2fx; +%.1f ns per interrupt)\n",
 	       "--exits: wake-up by a timed interrupt vs without", halt_irq.median, halt_irq.q1, halt_irq.q3,
 	       med[HALT_IRQ_CYCLE] / med[HALT_CYCLE], med[HALT_IRQ_CYCLE] - med[HALT_CYCLE]);
+	/* And its two records with --wakeups: the wake-up's and the delivery's. */
+	struct ratio irq_rec = paired_ratio(ns[HALT_IRQ_CYCLE_WAKEUPS], ns[HALT_IRQ_CYCLE]);
+
+	printf("INFO   %-52s %6.2fx  (quartiles %.2f-%.2f; fastest rounds %.2fx; +%.1f ns per interrupt)\n",
+	       "--wakeups: that path with its two records vs without", irq_rec.median, irq_rec.q1, irq_rec.q3,
+	       med[HALT_IRQ_CYCLE_WAKEUPS] / med[HALT_IRQ_CYCLE], med[HALT_IRQ_CYCLE_WAKEUPS] - med[HALT_IRQ_CYCLE]);
 	return_value_cost(skel);
 	free_instances(skel, rb, exits_skel, exits_rb, pair_skel, pair_rb, boot_skel, boot_rb, wake_skel, wake_rb);
 	return 0;
