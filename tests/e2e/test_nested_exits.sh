@@ -2044,7 +2044,7 @@ done
 # the account's wait + halted + blocked equal to the time its off-CPU
 # slices cover, to the ns, with one vCPU thread per CPU at a time; and st's
 # wake-ups from halts (record --wakeups) as slices equal to report --latency
-# --csv, one for one.
+# --csv, one for one, and its interrupt deliveries the same way.
 PROTO=$TOP/third_party/perfetto/perfetto_trace.proto
 for r in ex st; do
 	if ! command -v protoc >/dev/null || ! /usr/bin/python3 -c 'import google.protobuf' 2>/dev/null; then
@@ -2061,9 +2061,10 @@ for r in ex st; do
 			--switches "$work/$r.switches.csv" --vcpu-time "$work/$r.vcpu-time.csv" ${wake[@]+"${wake[@]}"} \
 			--attribute dev.hypertrace.vcpu_switches_recorded=1 2>&1) &&
 		grep -q "intervals whose wait+halted+blocked is the off-CPU slices' time (largest difference 0 ns)" <<<"$out" &&
-		{ [ $r != st ] || grep -q "^  wake-ups: [1-9][0-9]* wake-up slices = report --latency --csv" <<<"$out"; }; then
+		{ [ $r != st ] || { grep -q "^  wake-ups: [1-9][0-9]* wake-up slices = report --latency --csv" <<<"$out" &&
+			grep -q "^  interrupts: [1-9][0-9]* interrupt delivery slices = report --latency --csv" <<<"$out"; }; }; then
 		pass "${CHECK_PREFIX}perfetto_account_agrees_with_the_switches_$r"
-		grep 'vCPU account\|wake-ups:' <<<"$out" | sed 's/^ */  info: /'
+		grep 'vCPU account\|wake-ups:\|interrupts:' <<<"$out" | sed 's/^ */  info: /'
 	else
 		fail "${CHECK_PREFIX}perfetto_account_agrees_with_the_switches_$r" "$out"
 	fi

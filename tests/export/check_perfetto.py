@@ -34,7 +34,12 @@ with protoc into a temporary directory).
   that thread, one for one, never nested: named by the class, from wake_ns
   to entry_ns to the ns, with wait_ns, rest_ns, vcpu_id, cpu and the vectors
   report knows in the slice's arguments. Without --wakeups there must be
-  none.
+  none. And the interrupts delivered to them (format 14): each vCPU
+  thread's tracks "vCPU N interrupts: ... (tid TID)" and "vCPU N interrupts
+  K: ..." (the lanes of overlapping ones) hold LATENCY.csv's irq rows of
+  that thread, one for one, none nested: named by the class, from wake_ns
+  (the acceptance) to entry_ns, with woken_ns, wait_ns, rest_ns, vector,
+  vcpu_id and cpu in the arguments.
 - the VMs' boots (record --boot): each VM's track "boot phases" under its
   process track holds report --boot --csv's (BOOT.csv) phases, one for one,
   in order and never nested: the phase's name, start (start_ns) and
@@ -94,7 +99,7 @@ VALUE (an integer or a string); KEY= : the trace has no attribute KEY.
 --plant WHAT breaks the decoded trace first, as the export must never write
 it (uncleared, unknown_iid, unreserved_track, unnamed_guest_end, old_kernel,
 boottime, implicit_order; migrated_while_running, never_off_cpu,
-account_off_by_one, wakeup_off_by_one; unclosed_chain, gap_state_known): the checker must then
+account_off_by_one, wakeup_off_by_one, irq_off_by_one; unclosed_chain, gap_state_known): the checker must then
 fail (test_perfetto.sh).
 """
 import collections
@@ -178,10 +183,16 @@ def wakeup_track(tracks, td):
                                                        re.S) is not None
 
 
+def irq_track(tracks, td):
+    """A lane of the interrupts delivered to a vCPU thread: a track of its VM's process named so, with the thread's tid."""
+    return vm_child_track(tracks, td) and re.fullmatch(r"vCPU \d+ interrupts( [2-8])?: .*\(tid \d+\)", td.name,
+                                                       re.S) is not None
+
+
 def off_cpu_track(tracks, td):
     """A vCPU thread's off-CPU track: any other named track under a VM's process track."""
     return vm_child_track(tracks, td) and not boot_track(tracks, td) and not initcall_track(tracks, td) \
-        and not wakeup_track(tracks, td)
+        and not wakeup_track(tracks, td) and not irq_track(tracks, td)
 
 
 def flat_slice(pb, open_slices, e, n, ts, name, argv, many, one, where):
@@ -200,28 +211,36 @@ def flat_slice(pb, open_slices, e, n, ts, name, argv, many, one, where):
     return (begin, ts, nm, av)
 
 
-def check_wakeups(wakeups, csv_path):
-    """The wake-up tracks' slices against report --latency --csv's rows, one for one; a line for the summary."""
+def latency_rows(csv_path, kind):
+    """report --latency --csv's rows of a kind ("wakeup", "irq") as the export's slices are kept: (pid, tid,
+    start, end, class, args)."""
     want = []
     if csv_path:
         with open(csv_path, newline="") as f:
             for r in csv.DictReader(f):
-                if r["kind"] != "wakeup":
-                    continue  # an interrupt delivery: no slice of the export's yet
+                if r["kind"] != kind:
+                    continue
                 args = {"wait_ns": int(r["wait_ns"]), "rest_ns": int(r["rest_ns"]), "vcpu_id": int(r["vcpu_id"]),
                         "cpu": int(r["cpu"])}
-                for k in ("vector", "timer_vector"):
+                for k in ("vector", "timer_vector", "woken_ns"):
                     if r[k] != "":
                         args[k] = int(r[k])
                 want.append((int(r["host_pid"]), int(r["host_tid"]), int(r["wake_ns"]), int(r["entry_ns"]),
                              r["class"], tuple(sorted(args.items()))))
-    wakeups = [w[:5] + (tuple(sorted(w[5].items())),) for w in wakeups]
-    if sorted(wakeups) != sorted(want):
-        got, exp = set(map(repr, wakeups)), set(map(repr, want))
-        fail(f"wake-up slices differ from report --latency --csv: export only {sorted(got - exp)[:3]}, "
-             f"report only {sorted(exp - got)[:3]} ({len(wakeups)} vs {len(want)})")
-    classes = collections.Counter(w[4] for w in wakeups)
-    return (f"{len(wakeups)} wake-up slices = report --latency --csv"
+    return want
+
+
+def check_latency(slices, csv_path, kind, noun):
+    """The wake-up tracks' (kind "wakeup") or interrupt tracks' ("irq") slices against report --latency --csv's
+    rows of that kind, one for one; a line for the summary."""
+    want = latency_rows(csv_path, kind)
+    slices = [w[:5] + (tuple(sorted(w[5].items())),) for w in slices]
+    if sorted(slices) != sorted(want):
+        got, exp = set(map(repr, slices)), set(map(repr, want))
+        fail(f"{noun} slices differ from report --latency --csv: export only {sorted(got - exp)[:3]}, "
+             f"report only {sorted(exp - got)[:3]} ({len(slices)} vs {len(want)})")
+    classes = collections.Counter(w[4] for w in slices)
+    return (f"{len(slices)} {noun} slices = report --latency --csv"
             + (" (" + ", ".join(f"{c} {n}" for c, n in sorted(classes.items())) + ")" if classes else ""))
 
 
@@ -833,6 +852,12 @@ def plant(pb, pkts, what):
                 and " wake-ups from halts: " in p.track_descriptor.name}
         first(lambda p: p.WhichOneof("data") == "track_event" and p.track_event.track_uuid in wake and
               p.track_event.type == pb.TrackEvent.TYPE_SLICE_END).timestamp += 1
+    elif what == "irq_off_by_one":
+        # One interrupt delivery's acceptance a ns earlier: it would be timed from before KVM took it.
+        lanes = {p.track_descriptor.uuid for p in pkts if p.WhichOneof("data") == "track_descriptor"
+                 and re.search(r"^vCPU \d+ interrupts( \d)?: ", p.track_descriptor.name)}
+        first(lambda p: p.WhichOneof("data") == "track_event" and p.track_event.track_uuid in lanes and
+              p.track_event.type == pb.TrackEvent.TYPE_SLICE_BEGIN).timestamp -= 1
     elif what == "account_off_by_one":
         # One sample of one state a ns more: that thread's states no longer add up to its time.
         e = events(lambda e: e.type == pb.TrackEvent.TYPE_COUNTER and e.double_counter_value > 0).track_event
@@ -932,6 +957,8 @@ def main():
     boots, boot_open = {}, {}      # VM pid -> ([(ts, end, name, args)], [(ts, name, args)]); track -> open slice
     initcalls, initcall_open = {}, {}  # VM pid -> (levels, [(kind, ts, end, name, args)], {lane names}); track -> open
     wakeups, wakeup_open = [], {}  # [(pid, tid, ts, end, name, args)]; track -> open slice
+    irqs, irq_open = [], {}        # the same, of the interrupt deliveries
+    irq_lanes = set()              # the names of the interrupt tracks with a slice
     off_packets = set()            # indexes of the off-CPU, wake-up and account packets (descriptors and events)
     flows_out, flows_in = {}, {}   # flow id -> ts
     counters = {}                  # counter track uuid -> ((pid, tid), state)
@@ -954,7 +981,7 @@ def main():
             if d.uuid in tracks:
                 fail(f"packet {n}: track {d.uuid} described twice")
             tracks[d.uuid] = d
-            if off_cpu_track(tracks, d) or wakeup_track(tracks, d):
+            if off_cpu_track(tracks, d) or wakeup_track(tracks, d) or irq_track(tracks, d):
                 off_packets.add(n)
             if d.name == "vCPU time" and not d.HasField("counter"):
                 # The group of a vCPU thread's account: under the thread's track, its children by rank.
@@ -1050,16 +1077,20 @@ def main():
                     ic_calls.append(("instant", p.timestamp, p.timestamp, name, argv))
                 else:
                     fail(f"packet {n}: an event of type {e.type} on initcall track {td.name!r} of process {pid}")
-            elif wakeup_track(tracks, td):
+            elif wakeup_track(tracks, td) or irq_track(tracks, td):
                 off_packets.add(n)
                 key = (tracks[td.parent_uuid].process.pid, int(re.search(r"\(tid (\d+)\)$", td.name)[1]))
+                kept, open_slices, noun = (wakeups, wakeup_open, "wake-up") if wakeup_track(tracks, td) else \
+                    (irqs, irq_open, "interrupt delivery")
                 if e.type in (pb.TrackEvent.TYPE_SLICE_BEGIN, pb.TrackEvent.TYPE_SLICE_END):
-                    s = flat_slice(pb, wakeup_open, e, n, p.timestamp, name, argv, "wake-up slices",
-                                   "a wake-up slice", f"track {td.name!r}")
+                    s = flat_slice(pb, open_slices, e, n, p.timestamp, name, argv, f"{noun} slices",
+                                   f"a {noun} slice", f"track {td.name!r}")
                     if s:
-                        wakeups.append(key + s)
+                        kept.append(key + s)
+                        if kept is irqs:
+                            irq_lanes.add(td.name)
                 else:
-                    fail(f"packet {n}: an event of type {e.type} on wake-up track {td.name!r}")
+                    fail(f"packet {n}: an event of type {e.type} on {noun} track {td.name!r}")
             elif off_cpu_track(tracks, td):
                 off_packets.add(n)
                 m = re.search(r"\(tid (\d+)\)$", td.name)
@@ -1096,9 +1127,10 @@ def main():
     if initcall_open:
         fail(f"{len(initcall_open)} initcall slices never end")
     initcall_summary = check_initcalls(initcalls, initcalls_csv)
-    if wakeup_open:
-        fail(f"{len(wakeup_open)} wake-up slices never end")
-    wakeup_summary = check_wakeups(wakeups, wakeups_csv)
+    if wakeup_open or irq_open:
+        fail(f"{len(wakeup_open)} wake-up and {len(irq_open)} interrupt delivery slices never end")
+    wakeup_summary = check_latency(wakeups, wakeups_csv, "wakeup", "wake-up")
+    irq_summary = check_latency(irqs, wakeups_csv, "irq", "interrupt delivery") + f" on {len(irq_lanes)} tracks"
     rules = import_rules(pb, pkts)
     with open(args[2], newline="") as f:
         rows = list(csv.DictReader(f))
@@ -1174,6 +1206,7 @@ def main():
         print(f"  initcalls: {initcall_summary}")
     if wakeups_csv:
         print(f"  wake-ups: {wakeup_summary}")
+        print(f"  interrupts: {irq_summary}")
     print(f"  guest scheduling as imported: {sum(map(len, sched_slices.values()))} sched slices on "
           f"{len(sched_slices)} CPUs, 0 mismatched_sched_switch_tids, no thread left running; {gaps} gaps of lost "
           f"switches shown unknown = report --csv's broken chains = dev.hypertrace.lost_guest_switches, "

@@ -308,48 +308,58 @@ fi
 # one VM's two threads, 100 timer, 10 vector and one of a class no recording writes): each a
 # hypertrace_vcpu_wakeup event of the host trace at its entry, on its CPU, in its thread's
 # context, with its start, length, parts, vectors and class, equal to report --latency --csv one
-# for one (read back with bt2); babeltrace2 reads the trace with no warning.
+# for one (read back with bt2); the interrupt deliveries (8: timer, ipi, device and a class no
+# recording writes, with parts past the whole) the same as hypertrace_vcpu_irq events, with their
+# acceptance, length, parts (waking, wait, rest), vector and class; babeltrace2 reads the trace
+# with no warning.
 if "$OUTPUT/tests/tools/exits_craft" w.htr wakeups >/dev/null && "$HT" report --latency --csv w.htr >w.latency.csv; then
 	wakeups=$(grep -c ',wakeup,$' w.latency.csv)
+	irqs=$(grep -c ',irq,[0-9]*$' w.latency.csv)
 	out=$("$HT" convert --lttng wexp w.htr 2>&1); status=$?
-	if [ $status -eq 0 ] && [ "$wakeups" -eq 111 ] &&
-		[ "$out" = "hypertrace-bpf: 0 of 0 records and $wakeups of $wakeups wake-ups of halted vCPUs converted to wexp" ] &&
+	if [ $status -eq 0 ] && [ "$wakeups" -eq 111 ] && [ "$irqs" -eq 8 ] &&
+		[ "$out" = "hypertrace-bpf: 0 of 0 records, $wakeups of $wakeups wake-ups of halted vCPUs and $irqs of $irqs interrupt deliveries converted to wexp" ] &&
 		! babeltrace2 wexp/host 2>&1 >/dev/null | grep -q . &&
 		out=$($PY - wexp/host w.latency.csv <<'PY' 2>&1
 import bt2, collections, csv, sys
-got = []
+got = {'wakeup': [], 'irq': []}
 for m in bt2.TraceCollectionMessageIterator(sys.argv[1]):
-    if type(m) is not bt2._EventMessageConst or m.event.name != 'hypertrace_vcpu_wakeup':
+    if type(m) is not bt2._EventMessageConst or m.event.name not in ('hypertrace_vcpu_wakeup', 'hypertrace_vcpu_irq'):
         continue
     e, f = m.event, m.event.payload_field
     vec = lambda k: '' if int(f[k]) == -1 else str(int(f[k]))
-    got.append((int(e.common_context_field['pid']) if 'pid' in e.common_context_field else None,
-                int(e.common_context_field['tid']) if 'tid' in e.common_context_field else int(e['tid']),
-                int(f['vcpu_id']), int(e.packet.context_field['cpu_id']), int(f['wake_ts']),
-                m.default_clock_snapshot.value, int(f['latency']), int(f['wait']), int(f['rest']),
-                vec('vector'), vec('timer_vector'), str(f['class'])))
-want = []
+    who = (int(e.common_context_field['pid']) if 'pid' in e.common_context_field else None,
+           int(e.common_context_field['tid']) if 'tid' in e.common_context_field else int(e['tid']),
+           int(f['vcpu_id']), int(e.packet.context_field['cpu_id']))
+    if m.event.name == 'hypertrace_vcpu_wakeup':
+        got['wakeup'].append(who + (int(f['wake_ts']), m.default_clock_snapshot.value, int(f['latency']), int(f['wait']),
+                                    int(f['rest']), vec('vector'), vec('timer_vector'), str(f['class'])))
+    else:
+        got['irq'].append(who + (int(f['accept_ts']), m.default_clock_snapshot.value, int(f['latency']), int(f['woken']),
+                                 int(f['wait']), int(f['rest']), str(int(f['vector'])), str(f['class'])))
+want = {'wakeup': [], 'irq': []}
 for r in csv.DictReader(open(sys.argv[2], newline='')):
-    if r['kind'] != 'wakeup':
-        continue  # an interrupt delivery: no event of the export's yet
-    wake, entry, wait, rest = (int(r[k]) for k in ('wake_ns', 'entry_ns', 'wait_ns', 'rest_ns'))
-    want.append((int(r['host_pid']), int(r['host_tid']), int(r['vcpu_id']), int(r['cpu']), wake, entry,
-                 entry - wake, wait, rest, r['vector'], r['timer_vector'], r['class']))
-if sorted(got) != sorted(want):
-    print('differ: export only %s, report only %s (%d vs %d)' % (sorted(set(got) - set(want))[:2],
-          sorted(set(want) - set(got))[:2], len(got), len(want)))
-    sys.exit(1)
-print('%d wake-up events = report --latency --csv (%s)' % (len(got), ', '.join(
-    '%s %d' % kv for kv in sorted(collections.Counter(g[11] for g in got).items()))))
+    start, entry, wait, rest = (int(r[k]) for k in ('wake_ns', 'entry_ns', 'wait_ns', 'rest_ns'))
+    who = (int(r['host_pid']), int(r['host_tid']), int(r['vcpu_id']), int(r['cpu']), start, entry, entry - start)
+    if r['kind'] == 'wakeup':
+        want['wakeup'].append(who + (wait, rest, r['vector'], r['timer_vector'], r['class']))
+    else:
+        want['irq'].append(who + (int(r['woken_ns']), wait, rest, r['vector'], r['class']))
+for k in got:
+    if sorted(got[k]) != sorted(want[k]):
+        print('%s differ: export only %s, report only %s (%d vs %d)' % (k, sorted(set(got[k]) - set(want[k]))[:2],
+              sorted(set(want[k]) - set(got[k]))[:2], len(got[k]), len(want[k])))
+        sys.exit(1)
+print('; '.join('%d %s events = report --latency --csv (%s)' % (len(got[k]), k, ', '.join(
+    '%s %d' % kv for kv in sorted(collections.Counter(g[-1] for g in got[k]).items()))) for k in got))
 PY
 ); then
-		pass lttng_wake_ups_equal_report_latency
+		pass lttng_wake_ups_and_interrupt_deliveries_equal_report_latency
 		echo "  info: $out"
 	else
-		fail lttng_wake_ups_equal_report_latency "status $status: $out"
+		fail lttng_wake_ups_and_interrupt_deliveries_equal_report_latency "status $status: $out"
 	fi
 else
-	fail lttng_wake_ups_equal_report_latency "exits_craft wakeups or report --latency --csv failed"
+	fail lttng_wake_ups_and_interrupt_deliveries_equal_report_latency "exits_craft wakeups or report --latency --csv failed"
 fi
 
 # Errors: one line, usage 2, runtime 1; nothing left behind.

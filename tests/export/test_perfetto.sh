@@ -336,14 +336,31 @@ fi
 "$HT" report --latency --csv w.htr >w.latency.csv
 "$HT" report --latency --csv --vcpu 1 w.htr >w1.latency.csv
 wakeups=$(grep -c ',wakeup,$' w.latency.csv)
+irqs=$(grep -c ',irq,[0-9]*$' w.latency.csv)
 if out=$("$HT" convert --perfetto w.pftrace w.htr 2>&1) &&
-	[ "$out" = "hypertrace-bpf: 0 of 0 records and $wakeups of $wakeups wake-ups of halted vCPUs converted to w.pftrace" ] &&
+	[ "$out" = "hypertrace-bpf: 0 of 0 records, $wakeups of $wakeups wake-ups of halted vCPUs and $irqs of $irqs interrupt deliveries converted to w.pftrace" ] &&
 	out=$($PY "$TOP/tests/export/check_perfetto.py" "$PROTO" w.pftrace w.csv --wakeups w.latency.csv 2>&1) &&
 	grep -q "^  wake-ups: 111 wake-up slices = report --latency --csv (class-7 1, timer 100, vector 10)$" <<<"$out"; then
 	pass perfetto_wake_ups_equal_report_latency
 	grep 'wake-ups:' <<<"$out"
 else
 	fail perfetto_wake_ups_equal_report_latency "$out"
+fi
+# The interrupt deliveries (format 14) the same way, on the threads' interrupt tracks: vCPU 1's
+# device interrupt was accepted while its second IPI waited, so it is on "vCPU 1 interrupts 2",
+# and vCPU 0's class-9 one comes in the file after its later timer ones (a crafted order), so it
+# is on "vCPU 0 interrupts 2": 4 tracks. --vcpu 1 leaves 3; an export without vCPU 0's, or one
+# a delivery's start a ns early, is refused.
+if grep -q "^  interrupts: 8 interrupt delivery slices = report --latency --csv (class-9 1, device 1, ipi 2, timer 4) on 4 tracks$" <<<"$out" &&
+	"$HT" convert --perfetto w.pftrace --force --vcpu 1 w.htr 2>&1 | grep -q " and 3 of 8 interrupt deliveries converted" &&
+	! out2=$($PY "$TOP/tests/export/check_perfetto.py" "$PROTO" w.pftrace w.csv --wakeups w.latency.csv 2>&1) &&
+	"$HT" convert --perfetto w.pftrace --force w.htr 2>/dev/null &&
+	! out2=$($PY "$TOP/tests/export/check_perfetto.py" "$PROTO" w.pftrace w.csv --wakeups w.latency.csv \
+		--plant irq_off_by_one 2>&1) && grep -q "^check_perfetto: interrupt delivery slices differ from report --latency --csv" <<<"$out2"; then
+	pass perfetto_interrupt_deliveries_equal_report_latency
+	grep 'interrupts:' <<<"$out"
+else
+	fail perfetto_interrupt_deliveries_equal_report_latency "$out"
 fi
 if "$HT" convert --perfetto w1.pftrace --vcpu 1 w.htr >/dev/null 2>&1 &&
 	out=$($PY "$TOP/tests/export/check_perfetto.py" "$PROTO" w1.pftrace w.csv --wakeups w1.latency.csv 2>&1) &&

@@ -246,14 +246,14 @@ static int wakeups(struct ht_writer *w)
 	 * Interrupt deliveries: vCPU 0 four of its timer, (i + 1) * 2 us long of
 	 * which i * 100 ns waiting, and one of class 9 with a vector past 255 and
 	 * parts past its whole (no recording writes either); vCPU 1 two IPIs
-	 * and a device's.
+	 * and a device's, accepted while the second IPI waited (they overlap).
 	 */
 	for (__u64 i = 0; i < 4; i++)
 		add_irq(w, 2000, T0 + i * 1000000 + 100, (i + 1) * 2000, 0, i * 100, HT_IRQ_TIMER, 236);
 	add_irq(w, 2000, T0 + 900000, 1000, 5000, 7000, 9, 300);
 	add_irq(w, 2001, T0 + 600000, 10000, 3000, 2000, HT_IRQ_IPI, 251);
 	add_irq(w, 2001, T0 + 700000, 20000, 5000, 1000, HT_IRQ_IPI, 251);
-	add_irq(w, 2001, T0 + 800000, 50000, 0, 0, HT_IRQ_DEVICE, 35);
+	add_irq(w, 2001, T0 + 690000, 50000, 0, 0, HT_IRQ_DEVICE, 35);
 	/* The recording's own count: 5 of vCPU 0's timer wake-ups more than the file holds (lost). */
 	t[0].a.as_of_ns = t[1].a.as_of_ns = T0;
 	t[0].h = (struct ht_vcpu_halts){ .halts = 105, .slept = 105, .slept_ns = 105000000ull };

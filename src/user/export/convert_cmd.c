@@ -95,6 +95,7 @@ struct switch_sink {
 	char err[512];
 	unsigned long long converted;         /* switches */
 	unsigned long long wakeups_converted;
+	unsigned long long irqs_converted;
 };
 
 static void on_switch(void *ctx, const struct ht_vcpu_switch *sw)
@@ -124,6 +125,21 @@ static void on_wakeup(void *ctx, const struct ht_vcpu_wakeup *w)
 		s->ret = ret;
 	else
 		s->wakeups_converted += ret == 0;
+}
+
+/* An interrupt delivery to a vCPU thread (record --wakeups), selected by its end, where the format shows them. */
+static void on_irq(void *ctx, const struct ht_vcpu_irq *d)
+{
+	struct switch_sink *s = ctx;
+	int ret;
+
+	if (s->ret || stop_signal || !s->x->ops->add_irq || !ht_selection_match_irq(s->selection, d, s->x->reader))
+		return;
+	ret = s->x->ops->add_irq(s->x->w, d, s->x->reader, s->err, sizeof(s->err));
+	if (ret < 0)
+		s->ret = ret;
+	else
+		s->irqs_converted += ret == 0;
 }
 
 /*
@@ -239,6 +255,31 @@ static int convert_records(struct exporter *x, const struct ht_selection *select
 	return ret;
 }
 
+/* "N of M records, ... and N of M NOUN converted to OUTPUT": the kinds of which some were converted, the records always. */
+static void print_converted(unsigned long long records, const struct ht_read_status *st, const struct switch_sink *sink,
+			    const char *output)
+{
+	const struct {
+		unsigned long long converted, in_file;
+		const char *noun;
+	} kinds[] = {
+		{ records, st->records, "records" },
+		{ sink->converted, st->vcpu_switches, "switches of vCPU threads" },
+		{ sink->wakeups_converted, st->vcpu_wakeups, "wake-ups of halted vCPUs" },
+		{ sink->irqs_converted, st->vcpu_irqs, "interrupt deliveries" },
+	};
+	size_t shown[ARRAY_SIZE(kinds)], n = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(kinds); i++)
+		if (!i || kinds[i].converted)
+			shown[n++] = i;
+	fprintf(stderr, "hypertrace-bpf: ");
+	for (size_t j = 0; j < n; j++)
+		fprintf(stderr, "%s%llu of %llu %s", !j ? "" : j == n - 1 ? " and " : ", ", kinds[shown[j]].converted,
+			kinds[shown[j]].in_file, kinds[shown[j]].noun);
+	fprintf(stderr, " converted to %s\n", output);
+}
+
 int ht_cmd_convert(int argc, char **argv)
 {
 	struct ht_convert_config cfg;
@@ -267,6 +308,7 @@ int ht_cmd_convert(int argc, char **argv)
 	ht_reader_set_exits_visitor(reader, on_exits, &sink);
 	ht_reader_set_boot_exit_visitor(reader, on_boot_exit, &sink);
 	ht_reader_set_wakeup_visitor(reader, on_wakeup, &sink);
+	ht_reader_set_irq_visitor(reader, on_irq, &sink);
 	catch_stop_signals(&handlers);
 	ret = exporter_open(&x, &cfg, ht_reader_header(reader), err, sizeof(err));
 	if (!ret)
@@ -291,14 +333,7 @@ int ht_cmd_convert(int argc, char **argv)
 		fprintf(stderr, "hypertrace-bpf: nothing written to %s: the input is damaged (report --dump shows the records before the damage)\n",
 			cfg.output);
 	} else {
-		fprintf(stderr, "hypertrace-bpf: %llu of %llu records", converted, st->records);
-		if (sink.converted)
-			fprintf(stderr, "%s%llu of %llu switches of vCPU threads", sink.wakeups_converted ? ", " : " and ",
-				sink.converted, st->vcpu_switches);
-		if (sink.wakeups_converted)
-			fprintf(stderr, " and %llu of %llu wake-ups of halted vCPUs", sink.wakeups_converted,
-				st->vcpu_wakeups);
-		fprintf(stderr, " converted to %s\n", cfg.output);
+		print_converted(converted, st, &sink, cfg.output);
 		ret = ht_report_read_outcome(cfg.path, st);
 	}
 out:

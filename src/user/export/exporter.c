@@ -151,6 +151,11 @@ static int lttng_add_wakeup(void *w, const struct ht_vcpu_wakeup *wk, struct ht_
 	return ht_lttng_add_wakeup(w, wk, reader, err, errlen);
 }
 
+static int lttng_add_irq(void *w, const struct ht_vcpu_irq *d, struct ht_reader *reader, char *err, size_t errlen)
+{
+	return ht_lttng_add_irq(w, d, reader, err, errlen);
+}
+
 static int lttng_add_boot_exit(void *w, const struct ht_boot_exit *be, struct ht_reader *reader, char *err,
 			       size_t errlen)
 {
@@ -221,6 +226,11 @@ static int perfetto_add_wakeup(void *w, const struct ht_vcpu_wakeup *wk, struct 
 	return ht_perfetto_add_wakeup(w, wk, reader, err, errlen);
 }
 
+static int perfetto_add_irq(void *w, const struct ht_vcpu_irq *d, struct ht_reader *reader, char *err, size_t errlen)
+{
+	return ht_perfetto_add_irq(w, d, reader, err, errlen);
+}
+
 static int perfetto_add_account(void *w, const struct ht_vcpu_wait_rec *row, struct ht_reader *reader, char *err,
 				size_t errlen)
 {
@@ -255,6 +265,9 @@ static int perfetto_close(void *w, const struct ht_read_status *st, const char *
 	if (!ret && counts.lost_switches)
 		lost_switches(counts.lost_switches,
 			      "in state Unknown; the trace counts them (attribute dev.hypertrace.lost_guest_switches)");
+	if (!ret && counts.irqs_not_shown)
+		fprintf(stderr, WARNING "%llu interrupt deliveries overlap one on each of their vCPU thread's %u interrupt tracks: they are not in the trace (report --latency lists them)\n",
+			counts.irqs_not_shown, HT_PERFETTO_IRQ_LANES);
 	if (!ret)
 		undrawn_initcalls(&counts.initcalls,
 				  "the trace counts them (attributes dev.hypertrace.initcall_vms_without_clock, dev.hypertrace.initcalls_not_drawn)");
@@ -272,10 +285,11 @@ static const struct ht_exporter exporters[] = {
 				.add_guest_trace = chrome_add_guest_trace, .close = chrome_close,
 				.abandon = chrome_abandon },
 	[HT_CONVERT_LTTNG] = { .open = lttng_open, .add = lttng_add, .add_switch = lttng_add_switch, .add_wakeup = lttng_add_wakeup,
+			       .add_irq = lttng_add_irq,
 			       .add_boot_exit = lttng_add_boot_exit, .add_guest_trace = lttng_add_guest_trace,
 			       .close = lttng_close, .abandon = lttng_abandon },
 	[HT_CONVERT_PERFETTO] = { .open = perfetto_open, .add = perfetto_add, .add_switch = perfetto_add_switch,
-				  .add_wakeup = perfetto_add_wakeup, .add_account = perfetto_add_account, .add_boot_exit = perfetto_add_boot_exit,
+				  .add_wakeup = perfetto_add_wakeup, .add_irq = perfetto_add_irq, .add_account = perfetto_add_account, .add_boot_exit = perfetto_add_boot_exit,
 				  .add_guest_trace = perfetto_add_guest_trace, .close = perfetto_close,
 				  .abandon = perfetto_abandon },
 };

@@ -34,6 +34,12 @@ struct ht_exporter {
 	int (*add_wakeup)(void *w, const struct ht_vcpu_wakeup *wk, struct ht_reader *reader, char *err,
 			  size_t errlen);
 	/*
+	 * One interrupt delivery to a vCPU thread (record --wakeups, format 14):
+	 * 0 written, 1 not shown (counted by the format), < 0 with err. NULL
+	 * for a format that does not show them.
+	 */
+	int (*add_irq)(void *w, const struct ht_vcpu_irq *d, struct ht_reader *reader, char *err, size_t errlen);
+	/*
 	 * One vCPU thread's account from an EXITS block (record --exits): 0
 	 * written, 1 not shown, < 0 with err. NULL for a format that does not
 	 * show the account.

@@ -59,6 +59,7 @@ static int host_classes(struct ht_lttng_export *x)
 	c->sched_switch = -1; /* declared at the first switch */
 	c->statedump = -1;
 	c->wakeup = -1; /* declared at the first wake-up (lttng_wakeup.c) */
+	c->irq = -1;    /* declared at the first interrupt delivery (lttng_wakeup.c) */
 	return c->exit < 0 || c->hypercall < 0 || c->entry < 0 || c->gh_host < 0 || c->hg_host < 0 ? -ENOMEM : 0;
 }
 

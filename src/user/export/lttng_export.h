@@ -81,6 +81,13 @@ int ht_lttng_add_switch(struct ht_lttng_export *x, const struct ht_vcpu_switch *
  */
 int ht_lttng_add_wakeup(struct ht_lttng_export *x, const struct ht_vcpu_wakeup *w, struct ht_reader *reader,
 			char *err, size_t errlen);
+/*
+ * Adds one interrupt delivery to a vCPU thread (record --wakeups, format
+ * 14) as the host's hypertrace_vcpu_irq event at its entry. 0, or a
+ * negative value with err.
+ */
+int ht_lttng_add_irq(struct ht_lttng_export *x, const struct ht_vcpu_irq *d, struct ht_reader *reader, char *err,
+		     size_t errlen);
 /* Writes everything out and names DIR. Frees x. 0, or a negative value with err (then DIR is as it was). */
 int ht_lttng_close(struct ht_lttng_export *x, const struct ht_read_status *st, const char *source,
 		   const char *selection, struct ht_lttng_counts *counts, char *err, size_t errlen);

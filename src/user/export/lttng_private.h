@@ -6,9 +6,9 @@
  * the export abandoned; lttng_payload.c: payloads; lttng_queue.c: the queue
  * that puts events in time order; lttng_threads.c: which thread the host
  * trace says runs on each host CPU; lttng_switch.c: the host's switches of
- * vCPU threads; lttng_wakeup.c: the wake-ups of halted vCPU threads;
- * lttng_close.c: the end; lttng_guest.c: each VM's guest trace
- * and its events; lttng_boot.c: the VMs' boot phases and their guests'
+ * vCPU threads; lttng_wakeup.c: the wake-ups of halted vCPU threads and
+ * the interrupts delivered to them; lttng_close.c: the end; lttng_guest.c:
+ * each VM's guest trace and its events; lttng_boot.c: the VMs' boot phases and their guests'
  * initcalls, in the host trace's boot stream.
  */
 #ifndef HT_EXPORT_LTTNG_PRIVATE_H
@@ -62,7 +62,7 @@ enum mark {
 
 /* Event classes of the host trace. */
 struct host_classes {
-	int exit, hypercall, entry, gh_host, hg_host, sched_switch, statedump, wakeup;
+	int exit, hypercall, entry, gh_host, hg_host, sched_switch, statedump, wakeup, irq;
 };
 
 /* lttng-modules' sched_switch (events/sched.h, kernels 4.4 and newer), for the host and the guests alike. */

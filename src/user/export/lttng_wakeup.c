@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * convert --lttng, the wake-ups of halted vCPU threads (record --wakeups;
- * lttng_private.h): each one an event of the host trace at the kvm_entry
- * that ended it, on that entry's CPU, in the vCPU thread's context (it runs
- * there then: the CPU's thread as the trace tells it stays right), with
- * its length and parts as fields, as lttng-modules' sched_stat_* events
- * carry a delay. At the sched_wakeup itself the thread was asleep and the
- * waker is not recorded: an event there would name the wrong thread as
- * running on that CPU.
+ * convert --lttng, the wake-ups of halted vCPU threads and the interrupts
+ * delivered to vCPU threads (record --wakeups; lttng_private.h): each one
+ * an event of the host trace at the kvm_entry that ended it, on that
+ * entry's CPU, in the vCPU thread's context (it runs there then: the CPU's
+ * thread as the trace tells it stays right), with its start, length and
+ * parts as fields, as lttng-modules' sched_stat_* events carry a delay. At
+ * the sched_wakeup itself the thread was asleep and the waker is not
+ * recorded (nor is an interrupt's sender): an event there would name the
+ * wrong thread as running on that CPU.
  */
 #include "export/lttng_private.h"
 
@@ -19,6 +20,11 @@
 static const char wakeup_fields[] = "\t\t" HT_TSDL_U32 " _vcpu_id;\n\t\t" HT_TSDL_U64 " _wake_ts;\n\t\t" HT_TSDL_U64
 				    " _latency;\n\t\t" HT_TSDL_U64 " _wait;\n\t\t" HT_TSDL_U64 " _rest;\n\t\t" HT_TSDL_S32
 				    " _vector;\n\t\t" HT_TSDL_S32 " _timer_vector;\n\t\t" HT_TSDL_STRING " _class;\n";
+
+/* The delivery's fields: its acceptance on the trace's clock, its length, its parts, its vector and class. */
+static const char irq_fields[] = "\t\t" HT_TSDL_U32 " _vcpu_id;\n\t\t" HT_TSDL_U64 " _accept_ts;\n\t\t" HT_TSDL_U64
+				 " _latency;\n\t\t" HT_TSDL_U64 " _woken;\n\t\t" HT_TSDL_U64 " _wait;\n\t\t" HT_TSDL_U64
+				 " _rest;\n\t\t" HT_TSDL_U32 " _vector;\n\t\t" HT_TSDL_STRING " _class;\n";
 
 /* A vector as a field: -1 for none (HT_WAKE_VECTOR_NONE), never a number that could be read as one. */
 static uint32_t vector_field(uint32_t v)
@@ -54,4 +60,35 @@ int ht_lttng_add_wakeup(struct ht_lttng_export *x, const struct ht_vcpu_wakeup *
 		return ht_errf(err, errlen, "out of memory");
 	/* Wake-ups come in their entries' time order among the records' entries. */
 	return lt_release_after(x, w->entry_ns, err, errlen);
+}
+
+int ht_lttng_add_irq(struct ht_lttng_export *x, const struct ht_vcpu_irq *d, struct ht_reader *reader, char *err,
+		     size_t errlen)
+{
+	struct ht_lttng_ctx ctx = { .pid = (int32_t)d->host_pid, .tid = (int32_t)d->host_tid };
+	const char *procname = lt_host_procname(x, d->host_pid, d->host_tid, reader);
+	/* Each part cut to what the whole leaves (a file is input), as report --latency has them. */
+	uint64_t latency = d->entry_ns >= d->accept_ns ? d->entry_ns - d->accept_ns : 0;
+	uint64_t woken = d->woken_ns < latency ? d->woken_ns : latency;
+	uint64_t wait = d->wait_ns < latency - woken ? d->wait_ns : latency - woken;
+	struct payload p = { .len = 0 };
+	char cls[24];
+
+	if (!procname)
+		return ht_errf(err, errlen, "out of memory");
+	snprintf(ctx.procname, sizeof(ctx.procname), "%s", procname);
+	if (x->hcls.irq < 0 && (x->hcls.irq = ht_lttng_trace_add_class(x->host, "hypertrace_vcpu_irq", irq_fields)) < 0)
+		return ht_errf(err, errlen, "out of memory");
+	lt_put_u32(&p, d->vcpu_id);
+	lt_put_u64(&p, d->accept_ns);
+	lt_put_u64(&p, latency);
+	lt_put_u64(&p, woken);
+	lt_put_u64(&p, wait);
+	lt_put_u64(&p, latency - woken - wait);
+	lt_put_u32(&p, d->vector);
+	lt_put_string(&p, ht_irq_class_name(d->irq_class, cls, sizeof(cls)));
+	if (lt_push(x, x->host, d->cpu, d->entry_ns, x->hcls.irq, &ctx, &p))
+		return ht_errf(err, errlen, "out of memory");
+	/* Deliveries come in their entries' time order among the records' entries. */
+	return lt_release_after(x, d->entry_ns, err, errlen);
 }

@@ -45,11 +45,19 @@ struct ht_perfetto_export;
 #define HT_PERFETTO_CPU_VMS 8u
 #define HT_PERFETTO_GUEST_TID_BITS 22
 #define HT_PERFETTO_TASK_VMS 511u
+/*
+ * The interrupt tracks of a vCPU thread: twice the deliveries a recording
+ * times at once per thread (four), as the lanes are taken first-fit in
+ * the order of the entries; a delivery that overlaps one in each is left
+ * out (counted: irqs_not_shown).
+ */
+#define HT_PERFETTO_IRQ_LANES 8u
 
 struct ht_perfetto_counts {
 	unsigned long long reordered;     /* events raised to keep their track in time order */
 	unsigned long long not_scheduled; /* guest CPU events beyond the CPU tracks one trace holds */
 	unsigned long long lost_switches; /* guest sched_switch chains broken: each gap shown as unknown */
+	unsigned long long irqs_not_shown; /* interrupt deliveries overlapping HT_PERFETTO_IRQ_LANES others of their thread */
 	struct ht_initcall_counts initcalls; /* the guests' initcalls not drawn */
 };
 
@@ -75,6 +83,17 @@ int ht_perfetto_add_switch(struct ht_perfetto_export *x, const struct ht_vcpu_sw
  */
 int ht_perfetto_add_wakeup(struct ht_perfetto_export *x, const struct ht_vcpu_wakeup *w, struct ht_reader *reader,
 			   char *err, size_t errlen);
+/*
+ * Adds one interrupt delivery to a vCPU thread (record --wakeups, format
+ * 14): a slice named by its class ("timer", "ipi", "device") from its
+ * acceptance to the guest running with it, on the thread's track "vCPU N
+ * interrupts" (deliveries overlap: one accepted while another waited goes
+ * to "interrupts 2" and on, HT_PERFETTO_IRQ_LANES of them), with its parts
+ * (woken_ns, wait_ns, rest_ns), vector, vCPU and CPU in the arguments. 0, 1
+ * (overlapping all the lanes: counted), or < 0 with err.
+ */
+int ht_perfetto_add_irq(struct ht_perfetto_export *x, const struct ht_vcpu_irq *d, struct ht_reader *reader,
+			char *err, size_t errlen);
 /*
  * Adds one vCPU thread's account as an EXITS block holds it (record
  * --exits, file version 5 on): a sample of each state's seconds since the

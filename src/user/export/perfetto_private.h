@@ -84,8 +84,9 @@ _Static_assert((HT_PERFETTO_TASK_VMS + 1ull) << HT_PERFETTO_GUEST_TID_BITS <= 1u
 /* Track uuids: the kind in the top byte; a vCPU thread's account takes one kind per state. */
 enum track_kind { TRACK_VM = 1, TRACK_VCPU, TRACK_GUEST_KERNEL, TRACK_GUEST_TASK, TRACK_GUEST_CPU, TRACK_OFF_CPU,
 		  TRACK_ACCOUNT_GROUP, TRACK_ACCOUNT, TRACK_BOOT = TRACK_ACCOUNT + HT_VCPU_NSTATES,
-		  TRACK_INITCALL_LEVELS, TRACK_INITCALLS, TRACK_WAKEUPS };
-_Static_assert(TRACK_WAKEUPS < 256, "track kinds fit in the uuid's top byte");
+		  TRACK_INITCALL_LEVELS, TRACK_INITCALLS, TRACK_WAKEUPS, TRACK_IRQS,
+		  TRACK_LAST = TRACK_IRQS + HT_PERFETTO_IRQ_LANES - 1 };
+_Static_assert(TRACK_LAST < 256, "track kinds fit in the uuid's top byte");
 
 struct track {
 	uint64_t last_ts;

@@ -1,27 +1,53 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * convert --perfetto, the wake-ups of halted vCPU threads (record --wakeups;
- * perfetto_private.h): each one a slice from the sched_wakeup that ended
- * its sleep to the kvm_entry that ran its guest, on a track of the thread's
- * own under its VM, named by the class of its interrupt.
+ * convert --perfetto, what delayed a vCPU's guest (record --wakeups;
+ * perfetto_private.h): each wake-up of a halted vCPU thread a slice from
+ * the sched_wakeup that ended its sleep to the kvm_entry that ran its
+ * guest, on a track of the thread's own under its VM, named by the class
+ * of its interrupt; each interrupt delivery a slice from its acceptance to
+ * the kvm_entry that ran the guest with it, on the thread's interrupt
+ * tracks, named by its class. The parts of each (waking, waiting, the
+ * rest) are arguments: they add up to the slice, but only a halted
+ * thread's come in that order (a running one's wait may fall anywhere).
  */
 #include "export/perfetto_private.h"
 
 #include "common/errf.h"
 #include "common/wake_classes.h"
 
-/* The slice's arguments: the parts of its time and what woke it. */
-enum { WAKE_WAIT, WAKE_REST, WAKE_VECTOR, WAKE_TIMER_VECTOR, WAKE_VCPU, WAKE_CPU, WAKE_ARGS };
-static const char *const wake_args[] = { "wait_ns", "rest_ns", "vector", "timer_vector", "vcpu_id", "cpu" };
-_Static_assert(ARRAY_SIZE(wake_args) == WAKE_ARGS, "wake_args and its enum disagree");
+/* The slices' arguments: the parts of their time and what woke them. */
+enum { LAT_WOKEN, LAT_WAIT, LAT_REST, LAT_VECTOR, LAT_TIMER_VECTOR, LAT_VCPU, LAT_CPU, LAT_ARGS };
+static const char *const lat_args[] = { "woken_ns", "wait_ns", "rest_ns", "vector", "timer_vector", "vcpu_id", "cpu" };
+_Static_assert(ARRAY_SIZE(lat_args) == LAT_ARGS, "lat_args and its enum disagree");
 
-static void wake_arg(struct ht_perfetto_export *x, int which, uint64_t v)
+static void lat_arg(struct ht_perfetto_export *x, int which, uint64_t v)
 {
 	ht_pb_msg a = ht_pb_begin(&x->raw, TE_DEBUG);
 
-	pf_arg_name(x, wake_args[which]);
+	pf_arg_name(x, lat_args[which]);
 	ht_pb_varint(&x->raw, DA_UINT, v);
 	ht_pb_end(&x->raw, a);
+}
+
+/* The slice's name and arguments, interned before the packets that use them: inside one, a name would go whole. */
+static void intern_latency_names(struct ht_perfetto_export *x, const char *name)
+{
+	pf_intern(x, true, name);
+	for (int i = 0; i < LAT_ARGS; i++)
+		pf_intern(x, false, lat_args[i]);
+}
+
+/* The slice's end: one that ends before it starts (a file's, not a recording's) is shown as an instant's length. */
+static uint64_t slice_end(uint64_t start, uint64_t end)
+{
+	return end < start ? start : end;
+}
+
+static int bundle_done(struct ht_perfetto_export *x, char *err, size_t errlen)
+{
+	if (x->failed || x->raw.oom)
+		return ht_errf(err, errlen, "out of memory");
+	return x->raw.len >= BUNDLE_BYTES ? pf_flush_bundle(x, err, errlen) : 0;
 }
 
 int ht_perfetto_add_wakeup(struct ht_perfetto_export *x, const struct ht_vcpu_wakeup *w, struct ht_reader *reader,
@@ -42,26 +68,78 @@ int ht_perfetto_add_wakeup(struct ht_perfetto_export *x, const struct ht_vcpu_wa
 			 reader, &uuid);
 	if (!t)
 		return ht_errf(err, errlen, "out of memory");
-	/* Interned before the packets that use them: inside one, a name would go whole. */
-	pf_intern(x, true, cls);
-	for (int i = 0; i < WAKE_ARGS; i++)
-		pf_intern(x, false, wake_args[i]);
-	/* A file's wake-up that ends before it starts (not a recording's) is shown as an instant's length. */
-	if (end < w->wake_ns)
-		end = w->wake_ns;
+	intern_latency_names(x, cls);
+	end = slice_end(w->wake_ns, end);
 	e = pf_track_event_begin(x, t, uuid, w->wake_ns, SLICE_BEGIN, &pkt);
 	pf_event_name(x, cls);
-	wake_arg(x, WAKE_WAIT, w->wait_ns);
-	wake_arg(x, WAKE_REST, end - w->wake_ns >= w->wait_ns ? end - w->wake_ns - w->wait_ns : 0);
+	/* The wait cut to what the whole leaves (a file is input), as report --latency has it. */
+	lat_arg(x, LAT_WAIT, w->wait_ns < end - w->wake_ns ? w->wait_ns : end - w->wake_ns);
+	lat_arg(x, LAT_REST, end - w->wake_ns >= w->wait_ns ? end - w->wake_ns - w->wait_ns : 0);
 	if (w->vector != HT_WAKE_VECTOR_NONE)
-		wake_arg(x, WAKE_VECTOR, w->vector);
+		lat_arg(x, LAT_VECTOR, w->vector);
 	if (w->timer_vector != HT_WAKE_VECTOR_NONE)
-		wake_arg(x, WAKE_TIMER_VECTOR, w->timer_vector);
-	wake_arg(x, WAKE_VCPU, w->vcpu_id);
-	wake_arg(x, WAKE_CPU, w->cpu);
+		lat_arg(x, LAT_TIMER_VECTOR, w->timer_vector);
+	lat_arg(x, LAT_VCPU, w->vcpu_id);
+	lat_arg(x, LAT_CPU, w->cpu);
 	pf_track_event_end(x, e, pkt);
 	pf_slice_end(x, t, uuid, end);
-	if (x->failed || x->raw.oom)
+	return bundle_done(x, err, errlen);
+}
+
+/*
+ * The first of the thread's interrupt lanes free at start: whose last event
+ * is not after it (deliveries come in the order of their entries, and may
+ * overlap: accepted while another waited). HT_PERFETTO_IRQ_LANES if none.
+ */
+static unsigned int free_irq_lane(struct ht_perfetto_export *x, uint32_t pid, uint32_t tid, uint64_t start)
+{
+	unsigned int k;
+
+	for (k = 0; k < HT_PERFETTO_IRQ_LANES; k++) {
+		uint64_t uuid = pf_track_uuid(TRACK_IRQS + k, pid, tid);
+		const struct track *t = ht_id_pair_table_get(x->tracks, (uint32_t)(uuid >> 32), (uint32_t)uuid);
+
+		if (!t || t->last_ts <= start)
+			break;
+	}
+	return k;
+}
+
+int ht_perfetto_add_irq(struct ht_perfetto_export *x, const struct ht_vcpu_irq *d, struct ht_reader *reader,
+			char *err, size_t errlen)
+{
+	char cls_buf[24], what[32];
+	const char *cls = ht_irq_class_name(d->irq_class, cls_buf, sizeof(cls_buf));
+	uint64_t uuid, end = slice_end(d->accept_ns, d->entry_ns), total = end - d->accept_ns;
+	uint64_t woken = d->woken_ns < total ? d->woken_ns : total;
+	uint64_t wait = d->wait_ns < total - woken ? d->wait_ns : total - woken;
+	unsigned int lane = free_irq_lane(x, d->host_pid, d->host_tid, d->accept_ns);
+	struct track *t;
+	ht_pb_msg pkt, e;
+
+	if (lane == HT_PERFETTO_IRQ_LANES) {
+		x->counts.irqs_not_shown++;
+		return 1;
+	}
+	if (lane)
+		snprintf(what, sizeof(what), "interrupts %u", lane + 1);
+	else
+		snprintf(what, sizeof(what), "interrupts");
+	t = pf_vcpu_lane(x, TRACK_IRQS + lane, what, d->host_pid, d->host_tid, d->vcpu_id, d->accept_ns, reader,
+			 &uuid);
+	if (!t)
 		return ht_errf(err, errlen, "out of memory");
-	return x->raw.len >= BUNDLE_BYTES ? pf_flush_bundle(x, err, errlen) : 0;
+	intern_latency_names(x, cls);
+	e = pf_track_event_begin(x, t, uuid, d->accept_ns, SLICE_BEGIN, &pkt);
+	pf_event_name(x, cls);
+	/* Each part cut to what the whole leaves (a file is input), as report --latency has them. */
+	lat_arg(x, LAT_WOKEN, woken);
+	lat_arg(x, LAT_WAIT, wait);
+	lat_arg(x, LAT_REST, total - woken - wait);
+	lat_arg(x, LAT_VECTOR, d->vector);
+	lat_arg(x, LAT_VCPU, d->vcpu_id);
+	lat_arg(x, LAT_CPU, d->cpu);
+	pf_track_event_end(x, e, pkt);
+	pf_slice_end(x, t, uuid, end);
+	return bundle_done(x, err, errlen);
 }
