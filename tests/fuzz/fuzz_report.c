@@ -57,8 +57,13 @@ static const struct run runs[] = {
 	{ ht_cmd_report, TEXT, { "report", "--sched", INPUT } },
 	{ ht_cmd_report, TEXT, { "report", "--boot", INPUT } },
 	{ ht_cmd_report, CSV, { "report", "--boot", "--csv", INPUT } },
+	{ ht_cmd_report, TEXT, { "report", "--irqs", INPUT } },
+	{ ht_cmd_report, JSON_LINES, { "report", "--irqs", "--json", "--vcpu", "1", INPUT } },
+	{ ht_cmd_report, TEXT, { "report", "--latency", "--worst", "3", INPUT } },
+	{ ht_cmd_report, CSV, { "report", "--latency", "--csv", "--since", "0.5", INPUT } },
 	{ ht_cmd_convert, BINARY, { "convert", "--perfetto", OUTPUT, INPUT } },
 	{ ht_cmd_convert, JSON_FILE, { "convert", "--chrome", OUTPUT, INPUT } },
+	{ ht_cmd_convert, BINARY, { "convert", "--lttng", OUTPUT, INPUT } },
 };
 #else
 static const struct run runs[] = {
@@ -82,6 +87,8 @@ static const struct run runs[] = {
 	{ ht_cmd_report, CSV, { "report", "--halts", "--csv", INPUT } },
 	{ ht_cmd_report, TEXT, { "report", "--vcpu-switches", "--dump", INPUT } },
 	{ ht_cmd_report, JSON_LINES, { "report", "--vcpu-switches", "--json", "--vcpu", "1", INPUT } },
+	{ ht_cmd_report, TEXT, { "report", "--latency", INPUT } },
+	{ ht_cmd_report, CSV, { "report", "--latency", "--csv", "--vcpu", "0", INPUT } },
 	{ ht_cmd_convert, BINARY, { "convert", "--ctf", OUTPUT, INPUT } },
 	{ ht_cmd_convert, JSON_FILE, { "convert", "--chrome", OUTPUT, INPUT } },
 	{ ht_cmd_convert, BINARY, { "convert", "--lttng", OUTPUT, INPUT } },

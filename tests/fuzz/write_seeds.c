@@ -3,7 +3,8 @@
  * Writes the fuzzer's seed trace files with the real writer, so the seeds
  * follow the format: plain and compressed, with and without a trailer, empty,
  * several vCPUs and nrs, with exit statistics (series, vCPU accounts and
- * causes), with switches of vCPU threads. Usage: write_seeds DIR;
+ * causes), with switches of vCPU threads, with wake-ups of halted vCPUs
+ * and interrupt deliveries. Usage: write_seeds DIR;
  * write_seeds --decode DIR writes fuzz_decode's seeds instead.
  */
 #include <stdbool.h>
@@ -47,6 +48,8 @@ static int with_exits;
 static int with_switches;
 /* With the exits of a boot (record --boot): a first entry, then one exit after each record. */
 static int with_boot;
+/* With a wake-up of a halted vCPU and an interrupt delivery (record --wakeups) after each record. */
+static int with_wakeups;
 
 /*
  * A switch of the vCPU thread of record i's (out or in) just after it, on
@@ -98,6 +101,43 @@ static struct ht_record boot_exit(const struct ht_record *r, unsigned int i)
 		be.cause_detail = HT_CAUSE_DIR_OUT | 1u << 8;
 	}
 	memcpy(&out, &be, sizeof(out));
+	return out;
+}
+
+/*
+ * The wake-up (record --wakeups) after record r, the i-th, on its thread:
+ * each class in turn (one no version knows), a vector or none, its wait
+ * past its whole once, as a hostile file could have it.
+ */
+static struct ht_record wakeup_after(const struct ht_record *r, unsigned int i)
+{
+	__u64 done = r->exit_ns + r->exit_to_hcall_ns + r->hcall_to_entry_ns;
+	struct ht_vcpu_wakeup w = { .entry_ns = done + 20, .wake_ns = done + 12, .wait_ns = i % 5 == 4 ? 99 : i % 3,
+				    .vector = i % 4 == 1 ? HT_WAKE_VECTOR_NONE : 236 + i % 20, .timer_vector = 236,
+				    .wake_class = i % 4, .host_pid = r->host_pid, .host_tid = r->host_tid,
+				    .vcpu_id = r->vcpu_id, .cpu = r->exit_cpu, .flags = HT_REC_F_VCPU_WAKEUP };
+	struct ht_record out;
+
+	memcpy(&out, &w, sizeof(out));
+	return out;
+}
+
+/*
+ * The interrupt delivery (record --wakeups, format 14) after that wake-up:
+ * accepted before the record's exit (so deliveries overlap), each class in
+ * turn (one no version knows), parts past the whole once.
+ */
+static struct ht_record irq_after(const struct ht_record *r, unsigned int i)
+{
+	__u64 done = r->exit_ns + r->exit_to_hcall_ns + r->hcall_to_entry_ns;
+	struct ht_vcpu_irq d = { .entry_ns = done + 21, .accept_ns = r->exit_ns - 900 - 300 * (i % 4),
+				 .woken_ns = i % 2 ? 40 : 0, .wait_ns = i % 5 == 3 ? 1ull << 40 : 7,
+				 .vector = i % 6 == 5 ? 300 : 32 + i * 7 % 200, .irq_class = i % 4,
+				 .host_pid = r->host_pid, .host_tid = r->host_tid, .vcpu_id = r->vcpu_id, .cpu = r->exit_cpu,
+				 .flags = HT_REC_F_VCPU_IRQ };
+	struct ht_record out;
+
+	memcpy(&out, &d, sizeof(out));
 	return out;
 }
 
@@ -181,6 +221,8 @@ static int write_seed(const char *dir, const char *name, unsigned int n, unsigne
 		h.filter_flags |= HT_FILTER_F_VCPU_SCHED;
 	if (with_boot)
 		h.filter_flags |= HT_FILTER_F_BOOT;
+	if (with_wakeups)
+		h.filter_flags |= HT_FILTER_F_WAKEUPS;
 	snprintf(h.cpu_vendor, sizeof(h.cpu_vendor), "AuthenticAMD");
 	h.start_realtime_ns = seed_realtime ? seed_realtime : 1795318801000000000ull;
 	h.start_monotonic_ns = 4999999000ull;
@@ -219,6 +261,13 @@ static int write_seed(const char *dir, const char *name, unsigned int n, unsigne
 
 			ht_writer_add(w, &be);
 			t.records++;
+		}
+		if (with_wakeups) {
+			struct ht_record wk = wakeup_after(&r, i), irq = irq_after(&r, i);
+
+			ht_writer_add(w, &wk);
+			ht_writer_add(w, &irq);
+			t.records += 2;
 		}
 		if (i == n / 2)
 			ht_writer_flush(w); /* two blocks */
@@ -370,6 +419,9 @@ int main(int argc, char **argv)
 	with_boot = 1;
 	ret |= write_seed(dir, "boot", 16, HT_ENCODING_RAW);
 	with_boot = 0;
+	with_exits = with_wakeups = 1;
+	ret |= write_seed(dir, "wakeups", 12, HT_ENCODING_RAW);
+	with_exits = with_wakeups = 0;
 	/* Wall-clock times past 2262: a signed 64-bit sum of the clocks overflows. */
 	seed_realtime = INT64_MAX;
 	return ret | write_seed(dir, "clocks-past-int64", 3, HT_ENCODING_RAW);

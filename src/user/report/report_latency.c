@@ -251,10 +251,17 @@ static void print_group(struct latency_report *r, const struct lat_kind *k, cons
 	ht_hv_render_hist(stdout, &hist, 72);
 }
 
+/* es sorted by cmp; none is no array (qsort's pointer must not be NULL, even for 0 elements). */
+static void sort_events(struct lat_events *es, int (*cmp)(const void *, const void *))
+{
+	if (es->n)
+		qsort(es->e, es->n, sizeof(*es->e), cmp);
+}
+
 /* Per VM, thread, vCPU and class: each group (sorts es by group). */
 static void print_groups(struct latency_report *r, const struct lat_kind *k, struct lat_events *es)
 {
-	qsort(es->e, es->n, sizeof(*es->e), cmp_group);
+	sort_events(es, cmp_group);
 	for (size_t i = 0; i < es->n;) {
 		size_t j = i + 1;
 
@@ -273,7 +280,7 @@ static void print_worst(struct latency_report *r, const struct lat_kind *k, stru
 	char when[64], total[32], cls[32];
 	size_t worst = r->cfg->worst < es->n ? r->cfg->worst : es->n;
 
-	qsort(es->e, es->n, sizeof(*es->e), cmp_worst);
+	sort_events(es, cmp_worst);
 	printf("\nThe %zu %s:\n", worst, title);
 	for (size_t i = 0; i < worst; i++) {
 		const struct lat_event *e = &es->e[i];
