@@ -114,6 +114,43 @@ else
 	fail latency_csv_one_row_per_wake_up_and_interrupt_delivery "rc $rc: $(cat "$work/err")"
 fi
 
+# --json: the same rows as JSON lines, field for field (the times as decimal strings, a vector or
+# waking part that is none as null, a name its own bytes as a JSON string), each line one strict
+# JSON value (Python's parser, which refuses NaN and control bytes in strings).
+"$HT" report --latency --json "$work/w.htr" >"$work/json" 2>"$work/err"
+rc=$?
+if [ "$rc" -eq 0 ] && python3 - "$work/csv" "$work/json" <<'PY'; then
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline='')))
+objs = [json.loads(l, parse_constant=lambda c: sys.exit('constant ' + c)) for l in open(sys.argv[2])]
+assert len(objs) == len(rows) == 119, (len(objs), len(rows))
+for r, o in zip(rows, objs):
+    assert list(o) == ['kind', 'wake_ns', 'entry_ns', 'wallclock', 'host_pid', 'host_tid', 'vcpu_id', 'cpu', 'class',
+                       'vector', 'timer_vector', 'total_ns', 'wait_ns', 'rest_ns', 'woken_ns', 'vm_name',
+                       'process_name', 'thread_name'], list(o)
+    assert set(o) == set(r), set(o) ^ set(r)
+    for k in r:
+        v = o[k]
+        want = r[k]
+        if k in ('wake_ns', 'entry_ns'):
+            assert isinstance(v, str) and v == want, (k, v, want)
+        elif k in ('vm_name', 'process_name', 'thread_name'):
+            # A JSON string holds the name's own bytes (JSON escapes them); the CSV shows them escaped as text.
+            continue
+        elif want == '':
+            assert v is None, (k, v)
+        elif isinstance(v, int):
+            assert v == int(want), (k, v, want)
+        else:
+            assert v == want, (k, v, want)
+assert all(o['vm_name'] == 'web"1\n\x1b[31m' and o['thread_name'] == 'CPU 0/KVM' for o in objs if o['host_tid'] == 2000)
+assert all(o['vm_name'] == '' for o in objs if o['host_tid'] == 2001)
+PY
+	pass latency_json_lines_equal_the_csv_rows
+else
+	fail latency_json_lines_equal_the_csv_rows "rc $rc: $(cat "$work/err") $(head -c 300 "$work/json")"
+fi
+
 # --vcpu 1: vCPU 0's are left out, and so is its count.
 "$HT" report --latency --vcpu 1 --worst 0 "$work/w.htr" >"$work/sel" 2>"$work/err"
 rc=$?
@@ -170,6 +207,6 @@ usage_case() {
 usage_case latency_worst_needs_latency "--worst is how many wake-ups --latency lists" --worst 3
 usage_case latency_worst_must_be_a_count "invalid --worst '-1'" --latency --worst -1
 usage_case latency_excludes_the_other_views "--latency is a view of its own" --latency --halts
-usage_case latency_is_text_or_csv "--latency prints the wake-ups as text or --csv" --latency --json
+usage_case latency_is_text_csv_or_json "--latency prints the wake-ups as text, --csv or --json" --latency --dump
 
 suite_exit

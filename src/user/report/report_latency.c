@@ -12,7 +12,7 @@
  * ipi, device), its parts waking the halted thread, waiting for a host CPU
  * and the rest. --csv: one row per wake-up (kind "wakeup"), then one per
  * interrupt delivery (kind "irq": wake_ns is its acceptance, and woken_ns
- * its waking part).
+ * its waking part); --json: the same rows as JSON lines.
  *
  * Every wake-up and interrupt delivery of the file is kept (56 bytes
  * each): memory and time are bounded by the file's size, each kind sorted
@@ -324,15 +324,25 @@ static void print_text(struct latency_report *r)
 	print_counted(r, &r->irqs, "interrupt deliveries");
 }
 
-static void csv_text(const char *s)
+/* A vector in a row: a number, or none (empty in CSV, null in JSON) where none is known. */
+static void print_vector(uint32_t v, bool json)
 {
-	ht_csv_fputs(stdout, s);
+	if (v != HT_WAKE_VECTOR_NONE)
+		printf("%u", v);
+	else if (json)
+		fputs("null", stdout);
 }
 
-/* The rows of one kind: rest_ns is what the whole leaves after the waking (interrupts only: empty for a wake-up) and the wait. */
-static void print_csv_rows(struct latency_report *r, const struct lat_kind *kind, const struct lat_events *es)
+/*
+ * The rows of one kind, in CSV or JSON lines (the same fields; in JSON the
+ * two times as decimal strings, exact past 2^53 as report --json's
+ * exit_ns, the names as JSON strings): rest_ns is what the whole leaves
+ * after the waking (interrupts only: none for a wake-up) and the wait.
+ */
+static void print_rows(struct latency_report *r, const struct lat_kind *kind, const struct lat_events *es, bool json)
 {
 	static const struct ht_identity unknown;
+	void (*text)(FILE *f, const char *s) = json ? ht_json_fputs : ht_csv_fputs;
 	char when[64], cls[32];
 
 	for (size_t i = 0; i < es->n; i++) {
@@ -342,21 +352,33 @@ static void print_csv_rows(struct latency_report *r, const struct lat_kind *kind
 		if (!id)
 			id = &unknown;
 		ht_format_wallclock(when, sizeof(when), r->h, w->start_ns, HT_TIME_ISO);
-		printf("%llu,%llu,%s,%u,%u,%u,%u,%s,", (unsigned long long)w->start_ns,
-		       (unsigned long long)(w->start_ns + w->total_ns), when, w->pid, w->tid, w->vcpu, w->cpu,
-		       kind->class_name(w->cls, cls, sizeof(cls)));
-		if (w->vector != HT_WAKE_VECTOR_NONE)
-			printf("%u", w->vector);
-		putchar(',');
-		if (w->timer_vector != HT_WAKE_VECTOR_NONE)
-			printf("%u", w->timer_vector);
-		printf(",%llu,%llu,%llu,", (unsigned long long)w->total_ns, (unsigned long long)w->wait_ns,
+		const char *cname = kind->class_name(w->cls, cls, sizeof(cls));
+
+		if (json)
+			printf("{\"kind\":\"%s\",", kind->csv_name);
+		printf(json ? "\"wake_ns\":\"%llu\",\"entry_ns\":\"%llu\",\"wallclock\":\"%s\",\"host_pid\":%u,"
+			      "\"host_tid\":%u,\"vcpu_id\":%u,\"cpu\":%u,\"class\":\"%s\",\"vector\":"
+			    : "%llu,%llu,%s,%u,%u,%u,%u,%s,",
+		       (unsigned long long)w->start_ns, (unsigned long long)(w->start_ns + w->total_ns), when, w->pid,
+		       w->tid, w->vcpu, w->cpu, cname);
+		print_vector(w->vector, json);
+		fputs(json ? ",\"timer_vector\":" : ",", stdout);
+		print_vector(w->timer_vector, json);
+		printf(json ? ",\"total_ns\":%llu,\"wait_ns\":%llu,\"rest_ns\":%llu,\"woken_ns\":" : ",%llu,%llu,%llu,",
+		       (unsigned long long)w->total_ns, (unsigned long long)w->wait_ns,
 		       (unsigned long long)(w->total_ns - w->woken_ns - w->wait_ns));
-		csv_text(id->vm_name);
-		putchar(',');
-		csv_text(id->process_name);
-		putchar(',');
-		csv_text(id->thread_name);
+		if (json)
+			printf(kind->has_woken ? "%llu" : "null", (unsigned long long)w->woken_ns);
+		fputs(json ? ",\"vm_name\":" : "", stdout);
+		text(stdout, id->vm_name);
+		fputs(json ? ",\"process_name\":" : ",", stdout);
+		text(stdout, id->process_name);
+		fputs(json ? ",\"thread_name\":" : ",", stdout);
+		text(stdout, id->thread_name);
+		if (json) {
+			puts("}");
+			continue;
+		}
 		printf(",%s,", kind->csv_name);
 		if (kind->has_woken)
 			printf("%llu", (unsigned long long)w->woken_ns);
@@ -364,12 +386,13 @@ static void print_csv_rows(struct latency_report *r, const struct lat_kind *kind
 	}
 }
 
-/* The wake-ups, then the interrupt deliveries, each kind in the file's order. */
-static void print_csv(struct latency_report *r)
+/* The wake-ups, then the interrupt deliveries, each kind in the file's order: CSV with its header, or JSON lines. */
+static void print_rows_of_both(struct latency_report *r, bool json)
 {
-	fputs(csv_header, stdout);
-	print_csv_rows(r, &wake_kind, &r->wakes);
-	print_csv_rows(r, &irq_kind, &r->irqs);
+	if (!json)
+		fputs(csv_header, stdout);
+	print_rows(r, &wake_kind, &r->wakes, json);
+	print_rows(r, &irq_kind, &r->irqs, json);
 }
 
 int ht_report_latency(struct ht_report_config *cfg)
@@ -400,8 +423,8 @@ int ht_report_latency(struct ht_report_config *cfg)
 		status = ht_runtime_error("%s has no wake-ups of halted vCPUs: it was recorded without --wakeups (record --wakeups -o FILE)",
 					  cfg->path);
 	} else {
-		if (cfg->mode == HT_REPORT_CSV) {
-			print_csv(&r);
+		if (cfg->mode == HT_REPORT_CSV || cfg->mode == HT_REPORT_JSON) {
+			print_rows_of_both(&r, cfg->mode == HT_REPORT_JSON);
 		} else {
 			print_text(&r);
 		}

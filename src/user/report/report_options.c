@@ -90,7 +90,8 @@ static const char report_help[] =
 	"               (timer, ipi, device), the mean of waking the halted\n"
 	"               thread, waiting and the rest; with --csv one row each\n"
 	"               after the wake-ups' (kind irq, wake_ns its acceptance,\n"
-	"               woken_ns the waking). The selection applies but for --nr\n"
+	"               woken_ns the waking); --json the same rows as JSON\n"
+	"               lines. The selection applies but for --nr\n"
 	"               (a wake-up's time is its end, the guest running)\n"
 	"      --worst N  with --latency: how many of the longest wake-ups, and\n"
 	"               of the longest interrupt deliveries, to list (default\n"
@@ -272,10 +273,10 @@ static int check_combinations(struct ht_report_config *cfg, int modes)
 	if (cfg->latency && (cfg->exits || cfg->causes || cfg->vcpu_time || cfg->halts || cfg->irqs ||
 			     cfg->vcpu_switches || cfg->boot || cfg->clock || cfg->initcalls))
 		return ht_usage_error("report", "--latency is a view of its own: drop --exits, --causes, --vcpu-time, --halts, --irqs, --vcpu-switches, --boot, --clock and --initcalls");
-	if (cfg->latency && (cfg->mode == HT_REPORT_DUMP || cfg->mode == HT_REPORT_JSON || cfg->mode == HT_REPORT_HIST ||
+	if (cfg->latency && (cfg->mode == HT_REPORT_DUMP || cfg->mode == HT_REPORT_HIST ||
 			     cfg->decode.analysis != HT_ANALYSIS_NONE || cfg->decode.ncatalogs || cfg->decode.symbols ||
 			     cfg->decode.offset_given || cfg->selection.nr_count))
-		return ht_usage_error("report", "--latency prints the wake-ups as text or --csv: drop --dump, --json, --hist, --nr and the guest-event options");
+		return ht_usage_error("report", "--latency prints the wake-ups as text, --csv or --json: drop --dump, --hist, --nr and the guest-event options");
 	if (cfg->halts + cfg->irqs + cfg->vcpu_time > 1)
 		return ht_usage_error("report", "--halts, --irqs and --vcpu-time are three views of the vCPU threads: give one");
 	/* --halts and --irqs read what --vcpu-time reads, with the same options: its rules below are theirs. */
