@@ -1844,8 +1844,8 @@ PY
 )
 echo "  info: report --latency: ${v#ok }"
 sed -n '/longest wake-ups/,/^$/p' "$F/st.latency" 2>/dev/null | head -4 | sed 's/^/  info: /'
-[ "$lrc" = 0 ] && [[ $v == ok* ]] && pass ${CHECK_PREFIX}wake_up_records_equal_the_halts_wake_ups_per_thread_and_class ||
-	fail ${CHECK_PREFIX}wake_up_records_equal_the_halts_wake_ups_per_thread_and_class "rc $lrc: $(tail_of "$work/st.latency.err") ${v:-}"
+[ "$lrc" = 0 ] && [[ $v == ok* ]] && pass ${CHECK_PREFIX}wake_up_records_equal_the_halts_and_delivery_records_the_exits_blocks ||
+	fail ${CHECK_PREFIX}wake_up_records_equal_the_halts_and_delivery_records_the_exits_blocks "rc $lrc: $(tail_of "$work/st.latency.err") ${v:-}"
 # --- the host's part of a guest timer's lateness ------------------------------------
 # Each sample of the guest's timer program (a0 0x1d1f8 idle, 0x1d1f9 beside a
 # hog) is a hypercall carrying its deadline (a2) and how late its sleep
