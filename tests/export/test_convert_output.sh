@@ -25,25 +25,48 @@ if ! out=$("$GEN" bulk big.htr 1000000 2>&1) || ! out=$("$GEN" bulk chrome.htr 2
 fi
 chmod 600 ./*.htr
 
-# stop_midway PID INPUT: stops PID (SIGSTOP) once it has written 256 KiB, so
-# the export is under way and unfinished. Prints "stopped", or "finished" if
-# the process ended first or had already read all of INPUT when the stop
-# took effect (then it may have named its output: it is let go on). The
-# machine was too fast to catch it.
+# convert_stopped ARGS...: execs `convert ARGS` stopped (SIGSTOP) before it
+# begins, with SIGINT at its default (a script's background job starts with
+# it ignored; convert must die of it as from a terminal): run it with &,
+# then stop_midway lets it go (the job is the process: exec, so $! is its
+# pid). A CTF conversion of big.htr takes about half a second, less than
+# Python takes to start: started running, it was over before stop_midway
+# looked, and its checks never ran.
+convert_stopped() {
+	exec python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.kill(os.getpid(), signal.SIGSTOP); os.execv(sys.argv[1], sys.argv[1:])' \
+		"$HT" convert "$@"
+}
+
+# stop_midway PID INPUT: continues PID (convert_stopped), then stops it
+# (SIGSTOP) once it has written 256 KiB, so the export is under way and
+# unfinished. Prints "stopped", or "finished" if
+# the process ended first, or had already read all of INPUT when the stop
+# took effect and its temporary directory (.htr-PID-*.tmp, CTF and LTTng)
+# is gone (then it may have named its output: it is let go on). The
+# machine was too fast to catch it. A CTF conversion reads its whole input
+# in a fraction of a second: its temporary, still there, says it is not
+# named yet.
 stop_midway() {
 	python3 - "$1" "$2" <<'PY'
 import os, signal, sys, time
 pid, size, end = int(sys.argv[1]), os.path.getsize(sys.argv[2]), time.monotonic() + 30
 def io(key):
     return int(open(f"/proc/{pid}/io").read().split(key + ": ")[1].split()[0])
+def state():
+    return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+# Stopped before it began (convert_stopped): let it go, now that this looks.
+while time.monotonic() < end and state() != "T":
+    time.sleep(0.001)
+os.kill(pid, signal.SIGCONT)
 while time.monotonic() < end:
     try:
         if io("wchar") >= 256 * 1024:
             os.kill(pid, signal.SIGSTOP)
-            state = ""
-            while state not in ("T", "Z", "X"):
-                state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
-            if state == "T" and io("rchar") < size:
+            st = ""
+            while st not in ("T", "Z", "X"):
+                st = state()
+            unnamed = any(n.startswith(f".htr-{pid}-") and n.endswith(".tmp") for n in os.listdir("."))
+            if st == "T" and (io("rchar") < size or unnamed):
                 print("stopped")
                 sys.exit(0)
             os.kill(pid, signal.SIGCONT)
@@ -61,9 +84,7 @@ killed_midway() {
 	local name=$1 sig=$2 output=$3 pid state status before after visible
 	shift 3
 	before=$(ls -A)
-	# A script's background job starts with SIGINT ignored: give convert the default, as from a terminal.
-	python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])' \
-		"$HT" convert "$@" >"$name.log" 2>&1 &
+	convert_stopped "$@" >"$name.log" 2>&1 &
 	pid=$!
 	state=$(stop_midway $pid "${@: -1}")
 	if [ "$state" != stopped ]; then
@@ -126,7 +147,7 @@ for f in chrome perfetto ctf lttng; do
 done
 
 # SIGKILL: nothing can run, the temporary directory stays; the next conversion into the directory removes it.
-"$HT" convert --lttng killed-lttng big.htr >/dev/null 2>&1 &
+convert_stopped --lttng killed-lttng big.htr >/dev/null 2>&1 &
 pid=$!
 if [ "$(stop_midway $pid big.htr)" = stopped ]; then
 	kill -9 $pid
@@ -145,7 +166,7 @@ fi
 
 # Never another running conversion's: one stopped mid-way keeps its directory while others
 # start beside it, and finishes; nor one whose pid lives, or whose lock is held (another pid namespace).
-"$HT" convert --ctf running-ctf big.htr >running.log 2>&1 &
+convert_stopped --ctf running-ctf big.htr >running.log 2>&1 &
 pid=$!
 if [ "$(stop_midway $pid big.htr)" = stopped ]; then
 	ours=$(ls -A | grep -x "\.htr-$pid-[0-9a-f]*\.tmp")
