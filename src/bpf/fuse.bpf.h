@@ -212,15 +212,31 @@ static __always_inline void end_own_window(struct vcpu_state *slot)
 }
 
 /*
- * An exit that is no hypercall exit finds the slot armed: the calling
- * thread's window ends; another thread's, left here by a switch nobody
- * reported, is kept for that thread (see take_own_state).
+ * An exit that is no hypercall exit finds the slot armed or a state parked:
+ * the calling thread's window ends, wherever it is; another thread's, left
+ * here by a switch nobody reported, is kept for that thread (see
+ * take_own_state).
  */
 static __noinline int cut_armed_window(struct vcpu_state *slot)
 {
 	if (take_own_state(slot, (__u32)bpf_get_current_pid_tgid()))
 		end_own_window(slot);
 	return 0;
+}
+
+/*
+ * The test of every exit that is no hypercall exit: the slot armed, or a
+ * state parked. The calling thread's parked window must end here too: a
+ * thread switched in unreported runs with its state still parked (on a
+ * test host no sched_switch ever showed a switch out of one task, so a
+ * thread migrated to its CPU ran unannounced), and its later kvm_entry
+ * would fuse a hypercall across this exit. The same two loads as
+ * kvm_entry's non-matching test; a helper call only while an armed thread
+ * is off-CPU.
+ */
+static __always_inline int cut_window_of_other_exit(struct vcpu_state *slot)
+{
+	return (slot->phase | armed_moved) ? cut_armed_window(slot) : 0;
 }
 
 static __noinline int handle_hypercall_exit(__u32 reason, __u32 isa, __u32 vcpu, __u8 flags, __u64 guest_rip);
@@ -248,13 +264,13 @@ static __always_inline int handle_kvm_exit(const void *src, enum exit_source fro
 		if (boot_on)
 			slot->exit_rip = exit_guest_rip_of(src, from);
 		if (!may_be_hypercall_exit(reason, mask, value))
-			return slot->phase != PHASE_IDLE ? cut_armed_window(slot) : 0;
+			return cut_window_of_other_exit(slot);
 		return handle_hypercall_exit(reason, isa, vcpu, flags, exit_guest_rip_of(src, from));
 	}
 	if (!may_be_hypercall_exit(reason, mask, value)) {
 		struct vcpu_state *slot = cpu_slot(bpf_get_smp_processor_id());
 
-		return slot->phase != PHASE_IDLE ? cut_armed_window(slot) : 0;
+		return cut_window_of_other_exit(slot);
 	}
 	__u32 vcpu = exit_vcpu_of(src, from, &flags);
 
@@ -268,7 +284,7 @@ static __noinline int handle_hypercall_exit(__u32 reason, __u32 isa, __u32 vcpu,
 	struct vcpu_state *slot = cpu_slot(cpu);
 
 	if (!is_hypercall_exit(isa, reason))
-		return slot->phase != PHASE_IDLE ? cut_armed_window(slot) : 0;
+		return cut_window_of_other_exit(slot);
 
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32;

@@ -702,23 +702,69 @@ cleanup:
 struct parked_thread {
 	int wake[2];     /* the main thread writes a byte: go on */
 	int armed[2];    /* the thread writes a byte: armed and about to sleep */
+	bool hypercall_first; /* armed by the exit and its hypercall, then an exit of another kind */
 	int ret;
 };
 
-/* Armed on this CPU, asleep (switched out, parked), then woken: hypercall and entry. */
+/*
+ * Armed on this CPU, asleep (switched out, parked), then woken: hypercall
+ * and entry; or, hypercall_first, hypercall before the sleep and an
+ * external-interrupt exit after it, then the entry.
+ */
 static void *arm_sleep_then_finish(void *arg)
 {
 	struct parked_thread *p = arg;
 	char c = 0;
 
 	p->ret = ht_synth_exit(&layout, shared_tracer, VMX, VMCALL, 0x4000, 4);
+	if (!p->ret && p->hypercall_first)
+		p->ret = ht_synth_hypercall(&layout, shared_tracer, 1000, 4, 4, 4, 4);
 	if (write(p->armed[1], &c, 1) != 1 || read(p->wake[0], &c, 1) != 1)
 		p->ret = -EIO;
 	if (!p->ret)
-		p->ret = ht_synth_hypercall(&layout, shared_tracer, 1000, 4, 4, 4, 4);
+		p->ret = p->hypercall_first
+				 ? ht_synth_exit(&layout, shared_tracer, VMX, VMX_EXTERNAL_INTERRUPT, 0x4003, 4)
+				 : ht_synth_hypercall(&layout, shared_tracer, 1000, 4, 4, 4, 4);
 	if (!p->ret)
 		p->ret = ht_synth_entry(&layout, shared_tracer, 4, 0x4003);
 	return NULL;
+}
+
+/*
+ * Starts arm_sleep_then_finish, waits until its state is parked, detaches
+ * the sched programs (its switch in goes unreported) and wakes it.
+ */
+static int run_parked_thread(struct ht_tracer *t, struct parked_thread *p)
+{
+	pthread_t th;
+	char c = 0;
+
+	shared_tracer = t;
+	if (!ASSERT_OK(pipe(p->wake), "pipe") || !ASSERT_OK(pipe(p->armed), "pipe"))
+		return -1;
+	pthread_create(&th, NULL, arm_sleep_then_finish, p);
+	if (!ASSERT_EQ(read(p->armed[0], &c, 1), 1, "the thread armed")) {
+		pthread_join(th, NULL);
+		return -1;
+	}
+	/* Asleep in read() once the main thread sees it parked. */
+	for (int i = 0; i < 1000 && ht_tracer_parked_states(t) == 0; i++)
+		usleep(1000);
+	ht_tracer_detach(t);
+	if (write(p->wake[1], &c, 1) != 1)
+		p->ret = -EIO;
+	pthread_join(th, NULL);
+	return ASSERT_OK(p->ret, "synthetic events failed") ? 0 : -1;
+}
+
+static void close_parked_thread(struct parked_thread *p)
+{
+	for (int i = 0; i < 2; i++) {
+		if (p->wake[i] >= 0)
+			close(p->wake[i]);
+		if (p->armed[i] >= 0)
+			close(p->armed[i]);
+	}
 }
 
 /*
@@ -731,26 +777,9 @@ static void a_parked_state_comes_back_when_its_switch_in_is_unreported(void)
 {
 	struct parked_thread p = { .wake = { -1, -1 }, .armed = { -1, -1 }, .ret = -1 };
 	struct ht_tracer *t = NULL;
-	pthread_t th;
-	char c;
 
 	LOAD(t, vmx_tracer());
-	shared_tracer = t;
-	if (!ASSERT_OK(pipe(p.wake), "pipe") || !ASSERT_OK(pipe(p.armed), "pipe"))
-		goto cleanup;
-	pthread_create(&th, NULL, arm_sleep_then_finish, &p);
-	if (!ASSERT_EQ(read(p.armed[0], &c, 1), 1, "the thread armed")) {
-		pthread_join(th, NULL);
-		goto cleanup;
-	}
-	/* Asleep in read() once the main thread sees it parked. */
-	for (int i = 0; i < 1000 && ht_tracer_parked_states(t) == 0; i++)
-		usleep(1000);
-	ht_tracer_detach(t);
-	if (write(p.wake[1], &c, 1) != 1)
-		p.ret = -EIO;
-	pthread_join(th, NULL);
-	if (!ASSERT_OK(p.ret, "synthetic events failed") || !ASSERT_EQ(ht_tracer_armed_threads(t), 0, "armed threads") ||
+	if (run_parked_thread(t, &p) || !ASSERT_EQ(ht_tracer_armed_threads(t), 0, "armed threads") ||
 	    !ASSERT_OK(collect(t), "collecting the records failed") || !ASSERT_EQ(out.n, 1, "records"))
 		goto cleanup;
 	ASSERT_EQ(out.rec[0].a0, 4, "a0");
@@ -758,12 +787,30 @@ static void a_parked_state_comes_back_when_its_switch_in_is_unreported(void)
 	ASSERT_EQ(out.trailer.superseded, 0, "superseded");
 	ASSERT_EQ(counter(t, HT_CNT_UNREPORTED_SWITCH), 1, "unreported switches");
 cleanup:
-	for (int i = 0; i < 2; i++) {
-		if (p.wake[i] >= 0)
-			close(p.wake[i]);
-		if (p.armed[i] >= 0)
-			close(p.armed[i]);
-	}
+	close_parked_thread(&p);
+	ht_tracer_destroy(t);
+}
+
+/*
+ * The same unreported switch in, with the hypercall before the sleep: the
+ * thread's next exit is another kind's. It must end the parked window (the
+ * slot is idle: only the parked state says the thread is armed), or the
+ * thread's entry would take it back and fuse the hypercall across that exit.
+ */
+static void an_exit_ends_a_parked_window_whose_switch_in_is_unreported(void)
+{
+	struct parked_thread p = { .wake = { -1, -1 }, .armed = { -1, -1 }, .hypercall_first = true, .ret = -1 };
+	struct ht_tracer *t = NULL;
+
+	LOAD(t, vmx_tracer());
+	if (run_parked_thread(t, &p) || !ASSERT_EQ(ht_tracer_armed_threads(t), 0, "armed threads") ||
+	    !ASSERT_OK(collect(t), "collecting the records failed"))
+		goto cleanup;
+	ASSERT_EQ(out.n, 0, "records (a hypercall fused across another exit)");
+	ASSERT_EQ(out.trailer.superseded, 1, "superseded");
+	ASSERT_EQ(counter(t, HT_CNT_UNREPORTED_SWITCH), 1, "unreported switches");
+cleanup:
+	close_parked_thread(&p);
 	ht_tracer_destroy(t);
 }
 
@@ -955,6 +1002,7 @@ int main(void)
 	RUN(armed_threads_are_found_on_the_cpu_they_move_to);
 	RUN(an_unreported_switch_never_fuses_across_threads);
 	RUN(a_parked_state_comes_back_when_its_switch_in_is_unreported);
+	RUN(an_exit_ends_a_parked_window_whose_switch_in_is_unreported);
 	RUN(pid_filter_keeps_only_that_process);
 	RUN(followed_vm_processes_come_and_go);
 	RUN(vcpu_filter_keeps_only_that_vcpu);
