@@ -14,6 +14,7 @@
 
 #include <stdio.h>
 #include "common/errf.h"
+#include "common/latency_parts.h"
 #include "common/wake_classes.h"
 
 /* The wake-up's fields: its start on the trace's clock, its length, its wait for a CPU and the rest, what woke it. */
@@ -37,8 +38,8 @@ int ht_lttng_add_wakeup(struct ht_lttng_export *x, const struct ht_vcpu_wakeup *
 {
 	struct ht_lttng_ctx ctx = { .pid = (int32_t)w->host_pid, .tid = (int32_t)w->host_tid };
 	const char *procname = lt_host_procname(x, w->host_pid, w->host_tid, reader);
-	/* A file's wake-up that ends before it starts (not a recording's) is shown as an instant's length. */
-	uint64_t latency = w->entry_ns >= w->wake_ns ? w->entry_ns - w->wake_ns : 0;
+	/* As report --latency has them; a file's wake-up that ends before it starts is an instant's length. */
+	struct ht_latency_parts parts = ht_latency_parts(w->wake_ns, w->entry_ns, 0, w->wait_ns);
 	struct payload p = { .len = 0 };
 	char cls[24];
 
@@ -50,9 +51,9 @@ int ht_lttng_add_wakeup(struct ht_lttng_export *x, const struct ht_vcpu_wakeup *
 		return ht_errf(err, errlen, "out of memory");
 	lt_put_u32(&p, w->vcpu_id);
 	lt_put_u64(&p, w->wake_ns);
-	lt_put_u64(&p, latency);
-	lt_put_u64(&p, w->wait_ns <= latency ? w->wait_ns : latency);
-	lt_put_u64(&p, w->wait_ns <= latency ? latency - w->wait_ns : 0);
+	lt_put_u64(&p, parts.total_ns);
+	lt_put_u64(&p, parts.wait_ns);
+	lt_put_u64(&p, parts.rest_ns);
 	lt_put_u32(&p, vector_field(w->vector));
 	lt_put_u32(&p, vector_field(w->timer_vector));
 	lt_put_string(&p, ht_wake_class_name(w->wake_class, cls, sizeof(cls)));
@@ -67,10 +68,8 @@ int ht_lttng_add_irq(struct ht_lttng_export *x, const struct ht_vcpu_irq *d, str
 {
 	struct ht_lttng_ctx ctx = { .pid = (int32_t)d->host_pid, .tid = (int32_t)d->host_tid };
 	const char *procname = lt_host_procname(x, d->host_pid, d->host_tid, reader);
-	/* Each part cut to what the whole leaves (a file is input), as report --latency has them. */
-	uint64_t latency = d->entry_ns >= d->accept_ns ? d->entry_ns - d->accept_ns : 0;
-	uint64_t woken = d->woken_ns < latency ? d->woken_ns : latency;
-	uint64_t wait = d->wait_ns < latency - woken ? d->wait_ns : latency - woken;
+	/* As report --latency has them: each part cut to what the whole leaves. */
+	struct ht_latency_parts parts = ht_latency_parts(d->accept_ns, d->entry_ns, d->woken_ns, d->wait_ns);
 	struct payload p = { .len = 0 };
 	char cls[24];
 
@@ -81,10 +80,10 @@ int ht_lttng_add_irq(struct ht_lttng_export *x, const struct ht_vcpu_irq *d, str
 		return ht_errf(err, errlen, "out of memory");
 	lt_put_u32(&p, d->vcpu_id);
 	lt_put_u64(&p, d->accept_ns);
-	lt_put_u64(&p, latency);
-	lt_put_u64(&p, woken);
-	lt_put_u64(&p, wait);
-	lt_put_u64(&p, latency - woken - wait);
+	lt_put_u64(&p, parts.total_ns);
+	lt_put_u64(&p, parts.woken_ns);
+	lt_put_u64(&p, parts.wait_ns);
+	lt_put_u64(&p, parts.rest_ns);
 	lt_put_u32(&p, d->vector);
 	lt_put_string(&p, ht_irq_class_name(d->irq_class, cls, sizeof(cls)));
 	if (lt_push(x, x->host, d->cpu, d->entry_ns, x->hcls.irq, &ctx, &p))

@@ -13,6 +13,7 @@
 #include "export/perfetto_private.h"
 
 #include "common/errf.h"
+#include "common/latency_parts.h"
 #include "common/wake_classes.h"
 
 /* The slices' arguments: the parts of their time and what woke them. */
@@ -56,6 +57,7 @@ int ht_perfetto_add_wakeup(struct ht_perfetto_export *x, const struct ht_vcpu_wa
 	char cls_buf[24];
 	const char *cls = ht_wake_class_name(w->wake_class, cls_buf, sizeof(cls_buf));
 	uint64_t uuid, end = w->entry_ns;
+	struct ht_latency_parts parts;
 	struct track *t;
 	ht_pb_msg pkt, e;
 
@@ -72,9 +74,9 @@ int ht_perfetto_add_wakeup(struct ht_perfetto_export *x, const struct ht_vcpu_wa
 	end = slice_end(w->wake_ns, end);
 	e = pf_track_event_begin(x, t, uuid, w->wake_ns, SLICE_BEGIN, &pkt);
 	pf_event_name(x, cls);
-	/* The wait cut to what the whole leaves (a file is input), as report --latency has it. */
-	lat_arg(x, LAT_WAIT, w->wait_ns < end - w->wake_ns ? w->wait_ns : end - w->wake_ns);
-	lat_arg(x, LAT_REST, end - w->wake_ns >= w->wait_ns ? end - w->wake_ns - w->wait_ns : 0);
+	parts = ht_latency_parts(w->wake_ns, end, 0, w->wait_ns);
+	lat_arg(x, LAT_WAIT, parts.wait_ns);
+	lat_arg(x, LAT_REST, parts.rest_ns);
 	if (w->vector != HT_WAKE_VECTOR_NONE)
 		lat_arg(x, LAT_VECTOR, w->vector);
 	if (w->timer_vector != HT_WAKE_VECTOR_NONE)
@@ -110,9 +112,9 @@ int ht_perfetto_add_irq(struct ht_perfetto_export *x, const struct ht_vcpu_irq *
 {
 	char cls_buf[24], what[32];
 	const char *cls = ht_irq_class_name(d->irq_class, cls_buf, sizeof(cls_buf));
-	uint64_t uuid, end = slice_end(d->accept_ns, d->entry_ns), total = end - d->accept_ns;
-	uint64_t woken = d->woken_ns < total ? d->woken_ns : total;
-	uint64_t wait = d->wait_ns < total - woken ? d->wait_ns : total - woken;
+	uint64_t uuid, end = slice_end(d->accept_ns, d->entry_ns);
+	/* As report --latency has them: each part cut to what the whole leaves. */
+	struct ht_latency_parts parts = ht_latency_parts(d->accept_ns, end, d->woken_ns, d->wait_ns);
 	unsigned int lane = free_irq_lane(x, d->host_pid, d->host_tid, d->accept_ns);
 	struct track *t;
 	ht_pb_msg pkt, e;
@@ -132,10 +134,9 @@ int ht_perfetto_add_irq(struct ht_perfetto_export *x, const struct ht_vcpu_irq *
 	intern_latency_names(x, cls);
 	e = pf_track_event_begin(x, t, uuid, d->accept_ns, SLICE_BEGIN, &pkt);
 	pf_event_name(x, cls);
-	/* Each part cut to what the whole leaves (a file is input), as report --latency has them. */
-	lat_arg(x, LAT_WOKEN, woken);
-	lat_arg(x, LAT_WAIT, wait);
-	lat_arg(x, LAT_REST, total - woken - wait);
+	lat_arg(x, LAT_WOKEN, parts.woken_ns);
+	lat_arg(x, LAT_WAIT, parts.wait_ns);
+	lat_arg(x, LAT_REST, parts.rest_ns);
 	lat_arg(x, LAT_VECTOR, d->vector);
 	lat_arg(x, LAT_VCPU, d->vcpu_id);
 	lat_arg(x, LAT_CPU, d->cpu);

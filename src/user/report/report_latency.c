@@ -27,6 +27,7 @@
 #include <string.h>
 #include "cli.h"
 #include "common/escape.h"
+#include "common/latency_parts.h"
 #include "common/wake_classes.h"
 #include "common/nearest_rank.h"
 #include "exits/exit_view.h"
@@ -100,15 +101,14 @@ static bool keep(struct latency_report *r, struct lat_events *es, const struct l
 	return true;
 }
 
-/* The parts of a whole from start to end, cut to it in this order (a file is input). */
+/* The whole from start to end and its parts (common/latency_parts.h). */
 static struct lat_event event_of(uint64_t start, uint64_t end, uint64_t woken, uint64_t wait)
 {
-	uint64_t total = end > start ? end - start : 0;
-	struct lat_event e = { .start_ns = start, .total_ns = total };
+	struct ht_latency_parts parts = ht_latency_parts(start, end, woken, wait);
 
-	e.woken_ns = woken < total ? woken : total;
-	e.wait_ns = wait < total - e.woken_ns ? wait : total - e.woken_ns;
-	return e;
+	return (struct lat_event){
+		.start_ns = start, .total_ns = parts.total_ns, .woken_ns = parts.woken_ns, .wait_ns = parts.wait_ns
+	};
 }
 
 static void keep_wakeup(void *ctx, const struct ht_vcpu_wakeup *in)
