@@ -107,9 +107,40 @@ struct trace_event_raw_kvm_exit {
  * regs[] is indexed by enum kvm_reg: VCPU_REGS_RIP is 16 on x86-64, and
  * CO-RE checks the index against the kernel's array.
  */
-/* The vCPU's local APIC: its registers' page, as the guest sees it (APIC_LVTT at 0x320). */
+/* An hrtimer: its expiry (CLOCK_MONOTONIC, ns) and its callback. */
+struct timerqueue_node {
+	s64 expires;
+} __attribute__((preserve_access_index));
+
+struct hrtimer {
+	struct timerqueue_node node;
+	void *function;
+} __attribute__((preserve_access_index));
+
+/* KVM's emulated local APIC timer: the hrtimer it arms for the guest's deadline. */
+struct kvm_timer {
+	struct hrtimer timer;
+} __attribute__((preserve_access_index));
+
+struct kvm_vcpu;
+
+/*
+ * The vCPU's local APIC: its registers' page, as the guest sees it
+ * (APIC_LVTT at 0x320), its timer and its vCPU.
+ */
 struct kvm_lapic {
 	void *regs;
+	struct kvm_timer lapic_timer;
+	struct kvm_vcpu *vcpu;
+} __attribute__((preserve_access_index));
+
+/* A pid's number in the initial namespace (numbers[0]): a thread's tid. */
+struct upid {
+	int nr;
+} __attribute__((preserve_access_index));
+
+struct pid {
+	struct upid numbers[1];
 } __attribute__((preserve_access_index));
 
 struct kvm_vcpu_arch {
@@ -131,6 +162,7 @@ struct kvm_vcpu_arch {
 
 struct kvm_vcpu {
 	int vcpu_id;
+	struct pid *pid; /* the thread that runs it (KVM_RUN's caller) */
 	unsigned int halt_poll_ns; /* the polling in force for the vCPU's next halt (record --exits) */
 	struct kvm_vcpu_arch arch;
 } __attribute__((preserve_access_index));

@@ -219,7 +219,8 @@ struct ht_vcpu_wakeup {
 	__u32 timer_vector;  /* 28 the local APIC timer's vector (LVTT); HT_WAKE_VECTOR_NONE: not known */
 	__u32 wake_class;    /* 32 enum ht_wake_class */
 	__u32 reserved0;     /* 36 0 */
-	__u64 reserved[3];   /* 40 0 (56..63 are a record's durations: 0 keeps the drain's order) */
+	__u64 due_ns;        /* 40 its local APIC timer was due (KVM's hrtimer expiry) and woke it; 0: not a timer's, or not known */
+	__u64 reserved[2];   /* 48 0 (56..63 are a record's durations: 0 keeps the drain's order) */
 	__u32 host_pid;      /* 64 tgid of the VMM process (ht_record.host_pid) */
 	__u32 host_tid;      /* 68 the vCPU thread */
 	__u16 vcpu_id;       /* 72 KVM vcpu_id of the thread's latest exit */
@@ -232,7 +233,7 @@ struct ht_vcpu_wakeup {
 _Static_assert(sizeof(struct ht_vcpu_wakeup) == HT_RECORD_SIZE, "a wake-up takes a record's place");
 _Static_assert(__builtin_offsetof(struct ht_vcpu_wakeup, entry_ns) == __builtin_offsetof(struct ht_record, exit_ns),
 	       "a wake-up's end is where a record's time is");
-_Static_assert(__builtin_offsetof(struct ht_vcpu_wakeup, reserved[2]) ==
+_Static_assert(__builtin_offsetof(struct ht_vcpu_wakeup, reserved[1]) ==
 		       __builtin_offsetof(struct ht_record, exit_to_hcall_ns),
 	       "a wake-up's durations are reserved, 0");
 _Static_assert(__builtin_offsetof(struct ht_vcpu_wakeup, host_pid) == __builtin_offsetof(struct ht_record, host_pid),
@@ -506,7 +507,7 @@ struct ht_vcpu_irq {
 };
 _Static_assert(sizeof(struct ht_vcpu_irq) == sizeof(struct ht_vcpu_wakeup), "an interrupt delivery takes a record's place");
 _Static_assert(__builtin_offsetof(struct ht_vcpu_irq, entry_ns) == __builtin_offsetof(struct ht_vcpu_wakeup, entry_ns) &&
-		       __builtin_offsetof(struct ht_vcpu_irq, reserved) == __builtin_offsetof(struct ht_vcpu_wakeup, reserved) &&
+		       __builtin_offsetof(struct ht_vcpu_irq, reserved) == __builtin_offsetof(struct ht_vcpu_wakeup, due_ns) &&
 		       __builtin_offsetof(struct ht_vcpu_irq, host_pid) == __builtin_offsetof(struct ht_vcpu_wakeup, host_pid) &&
 		       __builtin_offsetof(struct ht_vcpu_irq, vcpu_id) == __builtin_offsetof(struct ht_vcpu_wakeup, vcpu_id) &&
 		       __builtin_offsetof(struct ht_vcpu_irq, cpu) == __builtin_offsetof(struct ht_vcpu_wakeup, cpu) &&

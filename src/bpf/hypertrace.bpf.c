@@ -156,6 +156,17 @@ int on_sched_switch(unsigned long long *ctx)
 	return handle_sched_switch((struct task_struct *)ctx[1], (struct task_struct *)ctx[2], (bool)ctx[0]);
 }
 
+/*
+ * --exits: an hrtimer expires; KVM's local APIC timer notes when it was due
+ * (vcpu_timers.bpf.h). ctx: (timer, now). Loaded only with --exits and
+ * KVM's callback known.
+ */
+SEC("tp_btf/hrtimer_expire_entry")
+int on_hrtimer_expire_entry(unsigned long long *ctx)
+{
+	return handle_hrtimer_expire((struct hrtimer *)ctx[0]);
+}
+
 /* --exits: a vCPU thread woken starts waiting for a CPU. ctx: (p). Loaded only with --exits. */
 SEC("tp_btf/sched_wakeup")
 int on_sched_wakeup(unsigned long long *ctx)
@@ -310,6 +321,18 @@ SEC("syscall")
 int synthetic_sched_wakeup(struct ht_synth_wakeup *a)
 {
 	return handle_sched_wakeup(a->tid, a->now_ns);
+}
+
+/* A made-up vCPU thread's local APIC timer, due at now_ns, expires (vcpu_timers.bpf.h). */
+SEC("syscall")
+int synthetic_timer_expires(struct ht_synth_wakeup *a)
+{
+	__u32 idx;
+	struct vcpu_thread *t = thread_of(a->tid, &idx);
+
+	if (t)
+		vcpu_timer_expires(t, a->now_ns);
+	return 0;
 }
 
 SEC("syscall")

@@ -173,6 +173,7 @@ __noinline __u32 vcpu_thread_add(__u64 ids, __u32 vcpu_and_state, __u64 now)
 		t->index = at;
 		t->kvm_vcpu = 0;
 		t->wake_ns = 0;
+		t->wake_due_ns = 0;
 		t->halt_sleep_ns = 0;
 		t->halt_poll_changed = 0;
 		t->entry_work = 1;

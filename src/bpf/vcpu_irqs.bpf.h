@@ -29,6 +29,7 @@
 #define HYPERTRACE_VCPU_IRQS_BPF_H
 
 #include "vcpu_halts.bpf.h"
+#include "vcpu_timers.bpf.h"
 
 /* The local APIC's delivery modes as kvm_apic_accept_irq's dm has them: only these inject a vector. */
 #define APIC_DM_FIXED 0x000
@@ -284,6 +285,7 @@ static __always_inline void vcpu_entry_work(struct vcpu_thread *t, const struct 
 
 	if (t->wake_ns || t->irq_injected)
 		timer_vector = vcpu ? vcpu_timer_vector(vcpu) : HT_SYNTH_TIMER_VECTOR;
+	vcpu_timer_learn(vcpu);
 	if (t->irq_injected)
 		vcpu_irq_delivered(t, timer_vector);
 	vcpu_halt_at_entry(t, vcpu, timer_vector);

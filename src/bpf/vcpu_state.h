@@ -132,8 +132,9 @@ struct vcpu_thread {
 	__u64 wake_wait_base; /* state_ns[HT_VCPU_WAIT] at it: the wait since is the wake-up's */
 	__u64 kvm_vcpu;       /* its struct kvm_vcpu, from an entry (vcpu_halts.bpf.h reads its polling); 0: none seen */
 	__u64 halt_sleep_ns;  /* the halt going on first switched out into its sleep at (its first wake-up notes it); 0: not yet */
+	__u64 wake_due_ns;    /* its local APIC timer, expired while it slept in a halt, was due at (vcpu_timers.bpf.h); 0: none */
 	__u32 apic_vcpu;      /* the vCPU id it holds in vcpu_apic_ids: its registration's, whatever id later exits name */
-	__u8 pad2[12];
+	__u8 pad2[4];
 };
 
 _Static_assert(__builtin_offsetof(struct vcpu_thread, start_ns) == 64, "the account fills the first cache line");

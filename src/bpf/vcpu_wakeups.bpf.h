@@ -35,6 +35,9 @@
 static __always_inline void vcpu_wake_begins(struct vcpu_thread *t, __u64 now)
 {
 	t->wake_ns = now ? now : 1;
+	/* Its timer's expiry, noted while it slept (vcpu_timers.bpf.h), is this wake-up's: never after it. */
+	if (t->wake_due_ns > t->wake_ns)
+		t->wake_due_ns = 0;
 	/* The halt's polling (if it is one in KVM) ended at its first sleep. */
 	if (!t->halt_sleep_ns)
 		t->halt_sleep_ns = t->out_ns;
@@ -52,6 +55,7 @@ static __always_inline void vcpu_wake_reblocked(struct vcpu_thread *t)
 	if (h)
 		h->wake.reblocked++;
 	t->wake_ns = 0;
+	t->wake_due_ns = 0;
 }
 
 /* kvm_inj_virq of thread t: the vector KVM injects at its next entry. The first one after a wake-up is the wake-up's. */
@@ -85,8 +89,8 @@ static __always_inline __u32 vcpu_timer_vector(const struct kvm_vcpu *vcpu)
  * -p/--vm and --vcpu select the thread's VM and vCPU. Lost if the ring is
  * full, and counted.
  */
-static __always_inline void emit_wakeup(const struct vcpu_thread *t, __u64 entry_ns, __u64 wake_ns, __u64 wait,
-					__u32 vector, __u32 timer_vector, __u32 wake_class)
+static __always_inline void emit_wakeup(const struct vcpu_thread *t, __u64 entry_ns, __u64 wake_ns, __u64 due_ns,
+					__u64 wait, __u32 vector, __u32 timer_vector, __u32 wake_class)
 {
 	__u32 cpu;
 	struct ht_vcpu_wakeup *w = reserve_vcpu_record(t->stat.pid, t->stat.vcpu, HT_CNT_WAKEUP_DROPS, &cpu);
@@ -95,6 +99,7 @@ static __always_inline void emit_wakeup(const struct vcpu_thread *t, __u64 entry
 		return;
 	w->entry_ns = entry_ns;
 	w->wake_ns = wake_ns;
+	w->due_ns = due_ns;
 	w->wait_ns = wait;
 	w->vector = vector;
 	w->timer_vector = timer_vector;
@@ -117,7 +122,7 @@ __noinline int vcpu_wake_ended(struct vcpu_thread *t, __u32 timer_vector)
 {
 	if (!t || !t->wake_ns)
 		return 0;
-	__u64 entry_ns = vcpu_thread_time(t->since_state), wake_ns = t->wake_ns;
+	__u64 entry_ns = vcpu_thread_time(t->since_state), wake_ns = t->wake_ns, due_ns = t->wake_due_ns;
 	__u64 total = entry_ns > wake_ns ? entry_ns - wake_ns : 0;
 	__u64 wait = t->state_ns[HT_VCPU_WAIT] - t->wake_wait_base;
 	__u32 vector = t->wake_vector;
@@ -126,6 +131,7 @@ __noinline int vcpu_wake_ended(struct vcpu_thread *t, __u32 timer_vector)
 	struct ht_vcpu_wake_hist *h;
 
 	t->wake_ns = 0;
+	t->wake_due_ns = 0;
 	if (!halts || c >= HT_WAKE_NCLASSES)
 		return 0;
 	h = &halts->wake.c[c];
@@ -138,7 +144,7 @@ __noinline int vcpu_wake_ended(struct vcpu_thread *t, __u32 timer_vector)
 		h->max_ns = total;
 	h->slots[bounded_log2_slot(total, HT_WAKE_SLOTS)]++;
 	if (wakeups_on)
-		emit_wakeup(t, entry_ns, wake_ns, wait, vector, timer_vector, c);
+		emit_wakeup(t, entry_ns, wake_ns, due_ns, wait, vector, timer_vector, c);
 	return 0;
 }
 

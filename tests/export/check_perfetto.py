@@ -222,7 +222,7 @@ def latency_rows(csv_path, kind):
                     continue
                 args = {"wait_ns": int(r["wait_ns"]), "rest_ns": int(r["rest_ns"]), "vcpu_id": int(r["vcpu_id"]),
                         "cpu": int(r["cpu"])}
-                for k in ("vector", "timer_vector", "woken_ns"):
+                for k in ("vector", "timer_vector", "woken_ns", "due_ns"):
                     if r[k] != "":
                         args[k] = int(r[k])
                 want.append((int(r["host_pid"]), int(r["host_tid"]), int(r["wake_ns"]), int(r["entry_ns"]),

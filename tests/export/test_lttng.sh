@@ -313,8 +313,8 @@ fi
 # acceptance, length, parts (waking, wait, rest), vector and class; babeltrace2 reads the trace
 # with no warning.
 if "$OUTPUT/tests/tools/exits_craft" w.htr wakeups >/dev/null && "$HT" report --latency --csv w.htr >w.latency.csv; then
-	wakeups=$(grep -c ',wakeup,$' w.latency.csv)
-	irqs=$(grep -c ',irq,[0-9]*$' w.latency.csv)
+	wakeups=$(grep -c ',wakeup,,[0-9]*$' w.latency.csv)
+	irqs=$(grep -c ',irq,[0-9]*,$' w.latency.csv)
 	out=$("$HT" convert --lttng wexp w.htr 2>&1); status=$?
 	if [ $status -eq 0 ] && [ "$wakeups" -eq 111 ] && [ "$irqs" -eq 8 ] &&
 		[ "$out" = "hypertrace-bpf: 0 of 0 records, $wakeups of $wakeups wake-ups of halted vCPUs and $irqs of $irqs interrupt deliveries converted to wexp" ] &&
@@ -332,7 +332,8 @@ for m in bt2.TraceCollectionMessageIterator(sys.argv[1]):
            int(f['vcpu_id']), int(e.packet.context_field['cpu_id']))
     if m.event.name == 'hypertrace_vcpu_wakeup':
         got['wakeup'].append(who + (int(f['wake_ts']), m.default_clock_snapshot.value, int(f['latency']), int(f['wait']),
-                                    int(f['rest']), vec('vector'), vec('timer_vector'), str(f['class'])))
+                                    int(f['rest']), vec('vector'), vec('timer_vector'), int(f['due_ts']),
+                                    str(f['class'])))
     else:
         got['irq'].append(who + (int(f['accept_ts']), m.default_clock_snapshot.value, int(f['latency']), int(f['woken']),
                                  int(f['wait']), int(f['rest']), str(int(f['vector'])), str(f['class'])))
@@ -341,7 +342,7 @@ for r in csv.DictReader(open(sys.argv[2], newline='')):
     start, entry, wait, rest = (int(r[k]) for k in ('wake_ns', 'entry_ns', 'wait_ns', 'rest_ns'))
     who = (int(r['host_pid']), int(r['host_tid']), int(r['vcpu_id']), int(r['cpu']), start, entry, entry - start)
     if r['kind'] == 'wakeup':
-        want['wakeup'].append(who + (wait, rest, r['vector'], r['timer_vector'], r['class']))
+        want['wakeup'].append(who + (wait, rest, r['vector'], r['timer_vector'], int(r['due_ns'] or 0), r['class']))
     else:
         want['irq'].append(who + (int(r['woken_ns']), wait, rest, r['vector'], r['class']))
 for k in got:

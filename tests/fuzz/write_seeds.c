@@ -112,7 +112,10 @@ static struct ht_record boot_exit(const struct ht_record *r, unsigned int i)
 static struct ht_record wakeup_after(const struct ht_record *r, unsigned int i)
 {
 	__u64 done = r->exit_ns + r->exit_to_hcall_ns + r->hcall_to_entry_ns;
-	struct ht_vcpu_wakeup w = { .entry_ns = done + 20, .wake_ns = done + 12, .wait_ns = i % 5 == 4 ? 99 : i % 3,
+	/* Its timer due before the wake-up, after it (no recording writes that), or none. */
+	struct ht_vcpu_wakeup w = { .entry_ns = done + 20, .wake_ns = done + 12,
+				    .due_ns = i % 3 == 0 ? done + 7 : i % 3 == 1 ? UINT64_MAX : 0,
+				    .wait_ns = i % 5 == 4 ? 99 : i % 3,
 				    .vector = i % 4 == 1 ? HT_WAKE_VECTOR_NONE : 236 + i % 20, .timer_vector = 236,
 				    .wake_class = i % 4, .host_pid = r->host_pid, .host_tid = r->host_tid,
 				    .vcpu_id = r->vcpu_id, .cpu = r->exit_cpu, .flags = HT_REC_F_VCPU_WAKEUP };

@@ -43,9 +43,12 @@ static struct ht_tracer *wakeups_tracer(bool wakeups, unsigned long ring_bytes, 
 
 /*
  * This thread, a vCPU thread of vcpu 0: a timer wake-up (700 ns, 500
- * waiting, the second injection not its own), a vector's (100 ns, 50
- * waiting), a reblocked wake-up then one with no injection (30 ns, 10
- * waiting), and a wake-up from a block in the VMM, which is no halt's.
+ * waiting, the second injection not its own; its timer due at 1990, the
+ * expiry noted while it sleeps), a vector's (100 ns, 50 waiting; a timer
+ * that expired while it ran before its halt is not its), two reblocked
+ * wake-ups (the second's timer expiry goes with it) then one with no injection
+ * (30 ns, 10 waiting), and a wake-up from a block in the VMM, which is no
+ * halt's.
  */
 static int play_wakeups(const struct ht_tracer *t)
 {
@@ -53,6 +56,7 @@ static int play_wakeups(const struct ht_tracer *t)
 	int ret = ht_synth_exit_at(&layout, t, SVM, HT_SVM_EXIT_CODE_HLT, 0, 1000);
 
 	ret = ret ?: ht_synth_switch(t, me, pid, OTHER, OTHER, false, 1100); /* halted */
+	ret = ret ?: ht_synth_timer_expires(t, me, 1990);
 	ret = ret ?: ht_synth_wakeup(t, me, 2000);
 	ret = ret ?: ht_synth_switch(t, OTHER, OTHER, me, pid, false, 2300);
 	ret = ret ?: ht_synth_inj_virq(t, me, HT_SYNTH_TIMER_VECTOR);
@@ -60,6 +64,7 @@ static int play_wakeups(const struct ht_tracer *t)
 	ret = ret ?: ht_synth_switch(t, OTHER, OTHER, me, pid, false, 2600);
 	ret = ret ?: ht_synth_inj_virq(t, me, 0x30);
 	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 2700);
+	ret = ret ?: ht_synth_timer_expires(t, me, 2800); /* running: not a wake-up's */
 	ret = ret ?: ht_synth_exit_at(&layout, t, SVM, HT_SVM_EXIT_CODE_HLT, 0, 3000);
 	ret = ret ?: ht_synth_switch(t, me, pid, OTHER, OTHER, false, 3100);
 	ret = ret ?: ht_synth_wakeup(t, me, 5000);
@@ -71,6 +76,10 @@ static int play_wakeups(const struct ht_tracer *t)
 	ret = ret ?: ht_synth_wakeup(t, me, 7000);
 	ret = ret ?: ht_synth_switch(t, OTHER, OTHER, me, pid, false, 7100);
 	ret = ret ?: ht_synth_switch(t, me, pid, OTHER, OTHER, false, 7200); /* blocked again: reblocked */
+	ret = ret ?: ht_synth_timer_expires(t, me, 7300);                   /* asleep again: the next wake-up's */
+	ret = ret ?: ht_synth_wakeup(t, me, 7350);
+	ret = ret ?: ht_synth_switch(t, OTHER, OTHER, me, pid, false, 7400);
+	ret = ret ?: ht_synth_switch(t, me, pid, OTHER, OTHER, false, 7500); /* reblocked: its expiry goes */
 	ret = ret ?: ht_synth_wakeup(t, me, 8000);
 	ret = ret ?: ht_synth_switch(t, OTHER, OTHER, me, pid, false, 8010);
 	ret = ret ?: ht_synth_entry_at(&layout, t, 0, 8030);
@@ -84,18 +93,20 @@ static int play_wakeups(const struct ht_tracer *t)
 	return ret;
 }
 
-static bool wakeup_is(const struct ht_record *r, __u64 wake, __u64 entry, __u64 wait, __u32 vector, __u32 wake_class)
+static bool wakeup_is(const struct ht_record *r, __u64 due, __u64 wake, __u64 entry, __u64 wait, __u32 vector,
+		      __u32 wake_class)
 {
 	struct ht_vcpu_wakeup w;
 
 	memcpy(&w, r, sizeof(w));
-	return ASSERT_EQ(w.flags, HT_REC_F_VCPU_WAKEUP, "flags") && ASSERT_EQ(w.wake_ns, wake, "wake_ns") &&
+	return ASSERT_EQ(w.flags, HT_REC_F_VCPU_WAKEUP, "flags") && ASSERT_EQ(w.due_ns, due, "due_ns") &&
+	       ASSERT_EQ(w.wake_ns, wake, "wake_ns") &&
 	       ASSERT_EQ(w.entry_ns, entry, "entry_ns") && ASSERT_EQ(w.wait_ns, wait, "wait_ns") &&
 	       ASSERT_EQ(w.vector, vector, "vector") && ASSERT_EQ(w.timer_vector, HT_SYNTH_TIMER_VECTOR, "timer_vector") &&
 	       ASSERT_EQ(w.wake_class, wake_class, "class") && ASSERT_EQ(w.host_pid, (__u32)getpid(), "host_pid") &&
 	       ASSERT_EQ(w.host_tid, (__u32)gettid(), "host_tid") && ASSERT_EQ(w.vcpu_id, 0, "vcpu_id") &&
 	       ASSERT_EQ(w.cpu, sched_getcpu(), "cpu") &&
-	       ASSERT_EQ(w.reserved0 | w.reserved[0] | w.reserved[1] | w.reserved[2] | w.reserved2 | w.isa, 0,
+	       ASSERT_EQ(w.reserved0 | w.reserved[0] | w.reserved[1] | w.reserved2 | w.isa, 0,
 			 "reserved");
 }
 
@@ -106,9 +117,9 @@ static void each_wake_up_from_a_halt_is_one_record_with_its_parts(void)
 
 	if (ASSERT_OK_PTR(t, "tracer") && ASSERT_OK_PTR(d, "memory") && ASSERT_OK(play_wakeups(t), "events") &&
 	    ht_kernel_test_drain(t, d) && ASSERT_EQ(d->n, 3, "records: the reblocked one and the VMM's block are none")) {
-		wakeup_is(&d->recs[0], 2000, 2700, 500, HT_SYNTH_TIMER_VECTOR, HT_WAKE_TIMER);
-		wakeup_is(&d->recs[1], 5000, 5100, 50, 0xfd, HT_WAKE_VECTOR);
-		wakeup_is(&d->recs[2], 8000, 8030, 10, HT_WAKE_VECTOR_NONE, HT_WAKE_NONE);
+		wakeup_is(&d->recs[0], 1990, 2000, 2700, 500, HT_SYNTH_TIMER_VECTOR, HT_WAKE_TIMER);
+		wakeup_is(&d->recs[1], 0, 5000, 5100, 50, 0xfd, HT_WAKE_VECTOR);
+		wakeup_is(&d->recs[2], 0, 8000, 8030, 10, HT_WAKE_VECTOR_NONE, HT_WAKE_NONE);
 	}
 	free(d);
 	ht_tracer_destroy(t);
@@ -151,7 +162,7 @@ static void the_records_add_up_to_the_halts_wake_ups(void)
 		ASSERT_EQ(total[c], h.wake.c[c].total_ns, "a class's time");
 		ASSERT_EQ(wait[c], h.wake.c[c].wait_ns, "a class's wait");
 	}
-	ASSERT_EQ(h.wake.reblocked, 1, "the reblocked wake-up, counted and not recorded");
+	ASSERT_EQ(h.wake.reblocked, 2, "the reblocked wake-ups, counted and not recorded");
 out:
 	free(d);
 	ht_tracer_destroy(t);

@@ -285,6 +285,13 @@ int ht_synth_wakeup(const struct ht_tracer *t, __u32 tid, __u64 now_ns)
 	return run(t, HT_SYNTH_SCHED_WAKEUP, &a, sizeof(a));
 }
 
+int ht_synth_timer_expires(const struct ht_tracer *t, __u32 tid, __u64 due_ns)
+{
+	struct ht_synth_wakeup a = { .tid = tid, .now_ns = due_ns };
+
+	return run(t, HT_SYNTH_TIMER_EXPIRES, &a, sizeof(a));
+}
+
 int ht_synth_halt(const struct ht_tracer *t, __u32 tid, __u64 ns, bool waited, bool poll_changed, __u32 poll_new,
 		  __u32 poll_old)
 {

@@ -78,6 +78,8 @@ int ht_synth_userspace_exit_at(const struct ht_tracer *t, __u32 reason, __u64 no
 int ht_synth_switch(const struct ht_tracer *t, __u32 prev_tid, __u32 prev_tgid, __u32 next_tid,
 		    __u32 next_tgid, bool prev_involuntary, __u64 now_ns);
 int ht_synth_wakeup(const struct ht_tracer *t, __u32 tid, __u64 now_ns);
+/* Thread tid's local APIC timer, due at due_ns, expires (KVM's hrtimer callback). */
+int ht_synth_timer_expires(const struct ht_tracer *t, __u32 tid, __u64 due_ns);
 /*
  * --exits: the tracepoints KVM fires while it handles an exit, for its cause:
  * kvm_pio (rw: 1 out), kvm_mmio (type: KVM_TRACE_MMIO_*), kvm_msr, kvm_cpuid.

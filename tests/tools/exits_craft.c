@@ -40,7 +40,8 @@
  *               never (tests/cli/test_halts_cli.sh has the numbers)
  *   wakeups     the wake-up records of VM 1000 (record --wakeups), its name
  *               hostile: vCPU 0 (thread 2000) 100 of the timer's, the i-th
- *               (i + 1) us long of which 10 i ns waiting; vCPU 1 (thread
+ *               (i + 1) us long of which 10 i ns waiting, its timer due
+ *               (i % 4 + 1) us before it but every tenth's (none); vCPU 1 (thread
  *               2001) 10 of vector 253, 5 us of which 1 us waiting, and one
  *               of a class no recording writes (7), 200 us; then an EXITS
  *               block whose halts counted 105 and 11 of them: 5 not in the
@@ -205,10 +206,14 @@ static int irqs(struct ht_writer *w, struct ht_exit_series_rec *s)
 	return ret | add(w, T0 + 2000000000ull, s, 2, t, 2);
 }
 
-/* One wake-up record (record --wakeups) of VM 1000's thread tid, vCPU tid % 2, ns long of which wait ns waiting. */
-static void add_wakeup(struct ht_writer *w, __u32 tid, __u64 at, __u64 ns, __u64 wait, __u32 wake_class, __u32 vector)
+/*
+ * One wake-up record (record --wakeups) of VM 1000's thread tid, vCPU tid % 2, ns long of which wait ns waiting;
+ * its timer due at due (0: none).
+ */
+static void add_wakeup(struct ht_writer *w, __u32 tid, __u64 at, __u64 due, __u64 ns, __u64 wait, __u32 wake_class,
+		       __u32 vector)
 {
-	struct ht_vcpu_wakeup u = { .entry_ns = at + ns, .wake_ns = at, .wait_ns = wait, .vector = vector,
+	struct ht_vcpu_wakeup u = { .entry_ns = at + ns, .wake_ns = at, .due_ns = due, .wait_ns = wait, .vector = vector,
 				    .timer_vector = 236, .wake_class = wake_class, .host_pid = 1000, .host_tid = tid,
 				    .vcpu_id = (__u16)(tid % 2), .cpu = 1, .flags = HT_REC_F_VCPU_WAKEUP };
 	struct ht_record r;
@@ -238,10 +243,11 @@ static int wakeups(struct ht_writer *w)
 	int ret = ht_writer_add_identity(w, &id);
 
 	for (__u64 i = 0; i < 100; i++)
-		add_wakeup(w, 2000, T0 + i * 1000000, (i + 1) * 1000, i * 10, HT_WAKE_TIMER, 236);
+		add_wakeup(w, 2000, T0 + i * 1000000, i % 10 == 9 ? 0 : T0 + i * 1000000 - (i % 4 + 1) * 1000, (i + 1) * 1000,
+			   i * 10, HT_WAKE_TIMER, 236);
 	for (__u64 i = 0; i < 10; i++)
-		add_wakeup(w, 2001, T0 + i * 1000000 + 500000, 5000, 1000, HT_WAKE_VECTOR, 253);
-	add_wakeup(w, 2001, T0 + 200000000, 200000, 0, 7, 65);
+		add_wakeup(w, 2001, T0 + i * 1000000 + 500000, 0, 5000, 1000, HT_WAKE_VECTOR, 253);
+	add_wakeup(w, 2001, T0 + 200000000, 0, 200000, 0, 7, 65);
 	/*
 	 * Interrupt deliveries: vCPU 0 four of its timer, (i + 1) * 2 us long of
 	 * which i * 100 ns waiting, and one of class 9 with a vector past 255 and

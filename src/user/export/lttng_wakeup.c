@@ -17,10 +17,14 @@
 #include "common/latency_parts.h"
 #include "common/wake_classes.h"
 
-/* The wake-up's fields: its start on the trace's clock, its length, its wait for a CPU and the rest, what woke it. */
+/*
+ * The wake-up's fields: its start on the trace's clock, its length, its wait for a CPU and the rest, what woke it,
+ * and its timer's due time on the trace's clock (0: none).
+ */
 static const char wakeup_fields[] = "\t\t" HT_TSDL_U32 " _vcpu_id;\n\t\t" HT_TSDL_U64 " _wake_ts;\n\t\t" HT_TSDL_U64
 				    " _latency;\n\t\t" HT_TSDL_U64 " _wait;\n\t\t" HT_TSDL_U64 " _rest;\n\t\t" HT_TSDL_S32
-				    " _vector;\n\t\t" HT_TSDL_S32 " _timer_vector;\n\t\t" HT_TSDL_STRING " _class;\n";
+				    " _vector;\n\t\t" HT_TSDL_S32 " _timer_vector;\n\t\t" HT_TSDL_U64 " _due_ts;\n\t\t"
+				    HT_TSDL_STRING " _class;\n";
 
 /* The delivery's fields: its acceptance on the trace's clock, its length, its parts, its vector and class. */
 static const char irq_fields[] = "\t\t" HT_TSDL_U32 " _vcpu_id;\n\t\t" HT_TSDL_U64 " _accept_ts;\n\t\t" HT_TSDL_U64
@@ -56,6 +60,7 @@ int ht_lttng_add_wakeup(struct ht_lttng_export *x, const struct ht_vcpu_wakeup *
 	lt_put_u64(&p, parts.rest_ns);
 	lt_put_u32(&p, vector_field(w->vector));
 	lt_put_u32(&p, vector_field(w->timer_vector));
+	lt_put_u64(&p, w->due_ns);
 	lt_put_string(&p, ht_wake_class_name(w->wake_class, cls, sizeof(cls)));
 	if (lt_push(x, x->host, w->cpu, w->entry_ns, x->hcls.wakeup, &ctx, &p))
 		return ht_errf(err, errlen, "out of memory");

@@ -17,8 +17,9 @@
 #include "common/wake_classes.h"
 
 /* The slices' arguments: the parts of their time and what woke them. */
-enum { LAT_WOKEN, LAT_WAIT, LAT_REST, LAT_VECTOR, LAT_TIMER_VECTOR, LAT_VCPU, LAT_CPU, LAT_ARGS };
-static const char *const lat_args[] = { "woken_ns", "wait_ns", "rest_ns", "vector", "timer_vector", "vcpu_id", "cpu" };
+enum { LAT_WOKEN, LAT_WAIT, LAT_REST, LAT_VECTOR, LAT_TIMER_VECTOR, LAT_VCPU, LAT_CPU, LAT_DUE, LAT_ARGS };
+static const char *const lat_args[] = { "woken_ns", "wait_ns", "rest_ns", "vector", "timer_vector", "vcpu_id", "cpu",
+					"due_ns" };
 _Static_assert(ARRAY_SIZE(lat_args) == LAT_ARGS, "lat_args and its enum disagree");
 
 static void lat_arg(struct ht_perfetto_export *x, int which, uint64_t v)
@@ -83,6 +84,9 @@ int ht_perfetto_add_wakeup(struct ht_perfetto_export *x, const struct ht_vcpu_wa
 		lat_arg(x, LAT_TIMER_VECTOR, w->timer_vector);
 	lat_arg(x, LAT_VCPU, w->vcpu_id);
 	lat_arg(x, LAT_CPU, w->cpu);
+	/* Its timer's due time, as the file has it (report --latency's due_ns). */
+	if (w->due_ns)
+		lat_arg(x, LAT_DUE, w->due_ns);
 	pf_track_event_end(x, e, pkt);
 	pf_slice_end(x, t, uuid, end);
 	return bundle_done(x, err, errlen);

@@ -77,6 +77,7 @@ static int attach_programs(struct ht_tracer *t, bool kvm, char *err, size_t errl
 		{ t->skel->progs.on_kvm_vcpu_wakeup, &t->skel->links.on_kvm_vcpu_wakeup, true },
 		{ t->skel->progs.on_kvm_inj_virq, &t->skel->links.on_kvm_inj_virq, true },
 		{ t->skel->progs.on_kvm_apic_accept_irq, &t->skel->links.on_kvm_apic_accept_irq, true },
+		{ t->skel->progs.on_hrtimer_expire_entry, &t->skel->links.on_hrtimer_expire_entry, true },
 		{ t->skel->progs.on_kvm_pio, &t->skel->links.on_kvm_pio, true },
 		{ t->skel->progs.on_kvm_mmio, &t->skel->links.on_kvm_mmio, true },
 		{ t->skel->progs.on_kvm_msr, &t->skel->links.on_kvm_msr, true },
@@ -209,7 +210,8 @@ static void set_rodata(struct hypertrace_bpf__rodata *ro, const struct ht_tracer
 
 /*
  * Which of the other programs load: --exits' own (the wakeups, the returns
- * to the VMM, the halts, their polling and their wake-ups' interrupts, the causes of exits); the synthetic twins only for tests and
+ * to the VMM, the halts, their polling, their wake-ups' interrupts and timers,
+ * the causes of exits); the synthetic twins only for tests and
  * benchmarks, production loads only the tracepoint programs.
  */
 static void choose_programs(struct ht_tracer *t, const struct ht_tracer_opts *opts)
@@ -226,7 +228,7 @@ static void choose_programs(struct ht_tracer *t, const struct ht_tracer_opts *op
 					    sk->progs.synthetic_kvm_entry_at, sk->progs.synthetic_sched_switch,
 					    sk->progs.synthetic_sched_wakeup, sk->progs.synthetic_vcpu_register, sk->progs.synthetic_kvm_halt,
 					    sk->progs.synthetic_kvm_userspace_exit_at, sk->progs.synthetic_kvm_inj_virq,
-					    sk->progs.synthetic_kvm_apic_accept_irq };
+					    sk->progs.synthetic_kvm_apic_accept_irq, sk->progs.synthetic_timer_expires };
 
 	bpf_program__set_autoload(sk->progs.on_sched_wakeup, opts->exits);
 	bpf_program__set_autoload(sk->progs.on_kvm_userspace_exit, opts->exits);
@@ -234,6 +236,7 @@ static void choose_programs(struct ht_tracer *t, const struct ht_tracer_opts *op
 	bpf_program__set_autoload(sk->progs.on_kvm_vcpu_wakeup, opts->exits);
 	bpf_program__set_autoload(sk->progs.on_kvm_inj_virq, opts->exits);
 	bpf_program__set_autoload(sk->progs.on_kvm_apic_accept_irq, opts->exits);
+	bpf_program__set_autoload(sk->progs.on_hrtimer_expire_entry, opts->exits);
 	for (size_t i = 0; i < ARRAY_SIZE(causes); i++) {
 		bpf_program__set_autoload(causes[i], opts->exits);
 		bpf_program__set_autoload(synthetic_causes[i], opts->exits && opts->synthetic);
@@ -500,6 +503,8 @@ int ht_tracer_synthetic_fd(const struct ht_tracer *t, enum ht_synthetic_prog whi
 		return bpf_program__fd(t->skel->progs.synthetic_kvm_inj_virq);
 	case HT_SYNTH_KVM_APIC_ACCEPT_IRQ:
 		return bpf_program__fd(t->skel->progs.synthetic_kvm_apic_accept_irq);
+	case HT_SYNTH_TIMER_EXPIRES:
+		return bpf_program__fd(t->skel->progs.synthetic_timer_expires);
 	}
 	return -EINVAL;
 }

@@ -153,6 +153,7 @@ enum ht_synthetic_prog {
 	HT_SYNTH_KVM_CPUID,
 	HT_SYNTH_KVM_INJ_VIRQ,  /* ctx: struct ht_synth_inj_virq */
 	HT_SYNTH_KVM_APIC_ACCEPT_IRQ, /* ctx: struct ht_synth_accept_irq */
+	HT_SYNTH_TIMER_EXPIRES, /* ctx: struct ht_synth_wakeup (now_ns: the timer's due time) */
 };
 
 struct ht_tracer;

@@ -47,6 +47,7 @@
  */
 struct lat_event {
 	uint64_t start_ns, total_ns, woken_ns, wait_ns;
+	uint64_t due_ns; /* a wake-up's: its local APIC timer was due at; 0: none */
 	uint32_t pid, tid;
 	uint32_t vector, timer_vector; /* HT_WAKE_VECTOR_NONE: not known */
 	uint32_t cls; /* its kind's class, or a value no class has (a file is input): shown as its number */
@@ -81,7 +82,7 @@ struct latency_report {
 
 static const char csv_header[] =
 	"wake_ns,entry_ns,wallclock,host_pid,host_tid,vcpu_id,cpu,class,vector,timer_vector,total_ns,wait_ns,rest_ns,"
-	"vm_name,process_name,thread_name,kind,woken_ns\n";
+	"vm_name,process_name,thread_name,kind,woken_ns,due_ns\n";
 
 /* Keeps ev in es; false (and r->nomem) if memory ran out. */
 static bool keep(struct latency_report *r, struct lat_events *es, const struct lat_event *ev)
@@ -124,6 +125,7 @@ static void keep_wakeup(void *ctx, const struct ht_vcpu_wakeup *in)
 	e.tid = in->host_tid;
 	e.vector = in->vector;
 	e.timer_vector = in->timer_vector;
+	e.due_ns = in->due_ns;
 	e.cls = in->wake_class;
 	e.vcpu = in->vcpu_id;
 	e.cpu = in->cpu;
@@ -251,6 +253,55 @@ static void print_group(struct latency_report *r, const struct lat_kind *k, cons
 	ht_hv_render_hist(stdout, &hist, 72);
 }
 
+/*
+ * A wake-up's time from its timer's due time to the wake-up (the host
+ * firing the timer) in *late: false if it has no due time, or one after
+ * the wake-up (a file is input: no recording writes that).
+ */
+static bool timer_late(const struct lat_event *e, uint64_t *late)
+{
+	if (!e->due_ns || e->due_ns > e->start_ns)
+		return false;
+	*late = e->start_ns - e->due_ns;
+	return true;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The wake-ups that their local APIC timer's expiry began: from the due
+ * time to the wake-up, over all of them (the host's lateness in firing
+ * guests' timers: a CPU's deep idle state, interrupts held off). Out of
+ * memory: r->nomem, which the report ends with.
+ */
+static void print_timer_lateness(struct latency_report *r, const struct lat_events *es)
+{
+	uint64_t *late = es->n ? malloc(es->n * sizeof(*late)) : NULL;
+	char p50[32], p99[32], max[32];
+	size_t n = 0;
+
+	if (es->n && !late) {
+		r->nomem = true;
+		return;
+	}
+	for (size_t i = 0; i < es->n; i++)
+		n += timer_late(&es->e[i], &late[n]);
+	if (n) {
+		qsort(late, n, sizeof(*late), cmp_u64);
+		ht_exit_fmt_ns(p50, sizeof(p50), late[ht_nearest_rank(50, n) - 1]);
+		ht_exit_fmt_ns(p99, sizeof(p99), late[ht_nearest_rank(99, n) - 1]);
+		ht_exit_fmt_ns(max, sizeof(max), late[n - 1]);
+		printf("\nTimer wake-ups from their timer's due time (KVM's hrtimer expiry) to the wake-up: %zu of %zu, p50 %s, p99 %s, max %s\n",
+		       n, es->n, p50, p99, max);
+	}
+	free(late);
+}
+
 /* es sorted by cmp; none is no array (qsort's pointer must not be NULL, even for 0 elements). */
 static void sort_events(struct lat_events *es, int (*cmp)(const void *, const void *))
 {
@@ -279,6 +330,7 @@ static void print_worst(struct latency_report *r, const struct lat_kind *k, stru
 {
 	char when[64], total[32], cls[32];
 	size_t worst = r->cfg->worst < es->n ? r->cfg->worst : es->n;
+	uint64_t late;
 
 	sort_events(es, cmp_worst);
 	printf("\nThe %zu %s:\n", worst, title);
@@ -294,7 +346,12 @@ static void print_worst(struct latency_report *r, const struct lat_kind *k, stru
 			printf(" vector %u", e->vector);
 		printf(": %s = ", total);
 		print_parts(k, e->woken_ns, e->wait_ns, e->total_ns - e->woken_ns - e->wait_ns);
-		printf(" (cpu %u)\n", e->cpu);
+		printf(" (cpu %u", e->cpu);
+		if (timer_late(e, &late)) {
+			ht_exit_fmt_ns(total, sizeof(total), late);
+			printf("; its timer due %s before", total);
+		}
+		puts(")");
 	}
 }
 
@@ -312,6 +369,7 @@ static void print_text(struct latency_report *r)
 	printf("Wake-ups of halted vCPUs: from the sched_wakeup that ended the halt's sleep to the guest running\n");
 	print_groups(r, &wake_kind, &r->wakes);
 	print_worst(r, &wake_kind, &r->wakes, "longest wake-ups (wake-up to guest running = wait for a host CPU + the rest)");
+	print_timer_lateness(r, &r->wakes);
 	print_counted(r, &r->wakes, "wake-ups");
 	printf("\nInterrupts delivered to vCPUs: from their acceptance by the vCPU's local APIC to the guest running with them\n");
 	if (r->h->version < 14) {
@@ -376,12 +434,16 @@ static void print_rows(struct latency_report *r, const struct lat_kind *kind, co
 		fputs(json ? ",\"thread_name\":" : ",", stdout);
 		text(stdout, id->thread_name);
 		if (json) {
-			puts("}");
+			/* As the other times: a decimal string, exact past 2^53. */
+			printf(w->due_ns ? ",\"due_ns\":\"%llu\"}\n" : ",\"due_ns\":null}\n", (unsigned long long)w->due_ns);
 			continue;
 		}
 		printf(",%s,", kind->csv_name);
 		if (kind->has_woken)
 			printf("%llu", (unsigned long long)w->woken_ns);
+		putchar(',');
+		if (w->due_ns)
+			printf("%llu", (unsigned long long)w->due_ns);
 		putchar('\n');
 	}
 }
@@ -429,7 +491,8 @@ int ht_report_latency(struct ht_report_config *cfg)
 			print_text(&r);
 		}
 		fflush(stdout);
-		status = ht_report_read_outcome(cfg->path, st);
+		status = r.nomem ? ht_runtime_error("out of memory sorting the timer wake-ups of %s", cfg->path)
+				 : ht_report_read_outcome(cfg->path, st);
 	}
 	free(r.wakes.e);
 	free(r.irqs.e);
