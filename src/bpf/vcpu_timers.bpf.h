@@ -58,6 +58,9 @@ static __always_inline void vcpu_timer_expires(struct vcpu_thread *t, __u64 due_
  */
 static __noinline int vcpu_timer_fired(__u64 timer, __u64 due_ns)
 {
+	/* Where no BTF has struct kvm_lapic, no callback is learned: left out at load time, never rejected. */
+	if (!bpf_core_type_exists(struct kvm_lapic))
+		return 0;
 	__u64 off = bpf_core_field_offset(struct kvm_lapic, lapic_timer) + bpf_core_field_offset(struct kvm_timer, timer);
 	struct kvm_lapic *apic = (struct kvm_lapic *)(timer - off);
 	struct kvm_vcpu *vcpu = BPF_CORE_READ(apic, vcpu);

@@ -147,10 +147,10 @@ grep -q "^hypertrace-bpf: 0 exits of 0 VM processes" <<<"$out" && pass record_ex
 # loaded program).
 bpf_stats_names() { sed -n 's/^hypertrace-bpf: bpf-stats \([a-z_]*\): [0-9]* runs, [0-9]* ns, .*/\1/p' <<<"$1" | tr '\n' ' '; }
 out=$("$HT" record --exits --bpf-stats -q -o "$work/b.htr" -d 0.5 2>&1)
-want="kvm_exit kvm_hypercall kvm_entry kvm_userspace_exit kvm_pio kvm_mmio kvm_msr kvm_cpuid sched_process_exit sched_switch sched_wakeup kvm_vcpu_wakeup kvm_inj_virq kvm_apic_accept_irq kvm_halt_poll_ns "
+want="kvm_exit kvm_hypercall kvm_entry kvm_userspace_exit kvm_pio kvm_mmio kvm_msr kvm_cpuid sched_process_exit sched_switch hrtimer_expire_entry sched_wakeup kvm_vcpu_wakeup kvm_inj_virq kvm_apic_accept_irq kvm_halt_poll_ns "
 verified=$(grep -Ec '^hypertrace-bpf: bpf-stats [a-z_]*: .*, [1-9][0-9]* instructions verified$' <<<"$out")
 if [ "$(bpf_stats_names "$out")" = "$want" ] && grep -Eq '^hypertrace-bpf: bpf-stats sched_switch: [1-9][0-9]* runs' <<<"$out" &&
-	[ "$verified" = 15 ]; then
+	[ "$verified" = 16 ]; then
 	pass record_bpf_stats_names_every_loaded_program
 else
 	fail record_bpf_stats_names_every_loaded_program "got '$(bpf_stats_names "$out")', want '$want': $out"
