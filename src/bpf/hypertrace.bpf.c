@@ -158,8 +158,9 @@ int on_sched_switch(unsigned long long *ctx)
 
 /*
  * --exits: an hrtimer expires; KVM's local APIC timer notes when it was due
- * (vcpu_timers.bpf.h). ctx: (timer, now). Loaded only with --exits and
- * KVM's callback known.
+ * (vcpu_timers.bpf.h). ctx: (timer, now). Loaded only with --exits. KVM's
+ * callback is learned at run time (never where no BTF has struct
+ * kvm_lapic); until then every expiry is passed over.
  */
 SEC("tp_btf/hrtimer_expire_entry")
 int on_hrtimer_expire_entry(unsigned long long *ctx)

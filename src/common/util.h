@@ -18,6 +18,14 @@
 #define HT_STR_(x) #x
 #define HT_STR(x) HT_STR_(x)
 
+/* qsort's comparison of two uint64_t, ascending. */
+static inline int ht_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
 /* a + b, or UINT64_MAX where that would wrap: sums of counts a file gives never wrap. */
 static inline uint64_t ht_sat_add(uint64_t a, uint64_t b)
 {

@@ -17,6 +17,18 @@ static void the_time_until_due_is_zero_once_overdue(void)
 	ASSERT_EQ(HT_MIN(100000000ull, ht_ns_until(5, 9)), 0u, "a wait capped by an overdue sample");
 }
 
+static void values_far_apart_sort_in_order(void)
+{
+	/* A comparison by subtraction cut to int would order these wrongly. */
+	uint64_t v[] = { UINT64_MAX, 0, 1ull << 32, 1, UINT64_MAX - 1, 1ull << 63, 1ull << 32 };
+	const uint64_t sorted[] = { 0, 1, 1ull << 32, 1ull << 32, 1ull << 63, UINT64_MAX - 1, UINT64_MAX };
+
+	qsort(v, ARRAY_SIZE(v), sizeof(*v), ht_cmp_u64);
+	for (size_t i = 0; i < ARRAY_SIZE(v); i++)
+		ASSERT_EQ(v[i], sorted[i], "sorted value");
+	ASSERT_EQ(ht_cmp_u64(&v[2], &v[3]), 0, "equal values compare equal");
+}
+
 static void an_array_grows_by_doubling_and_keeps_its_elements(void)
 {
 	uint32_t *v = NULL;
@@ -61,6 +73,7 @@ static void a_size_past_size_t_is_refused_and_the_array_kept(void)
 int main(void)
 {
 	RUN(the_time_until_due_is_zero_once_overdue);
+	RUN(values_far_apart_sort_in_order);
 	RUN(an_array_grows_by_doubling_and_keeps_its_elements);
 	RUN(a_size_past_size_t_is_refused_and_the_array_kept);
 	return ht_test_exit_status();

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/nearest_rank.h"
+#include "common/util.h"
 #include "common/grow.h"
 
 unsigned int ht_hist_slot(uint64_t ns)
@@ -153,19 +154,12 @@ void ht_samples_free(struct ht_samples *s)
 	memset(s, 0, sizeof(*s));
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
 bool ht_samples_percentile(struct ht_samples *s, double p, uint64_t *out)
 {
 	if (s->len == 0)
 		return false;
 	if (!s->sorted) {
-		qsort(s->v, s->len, sizeof(*s->v), cmp_u64);
+		qsort(s->v, s->len, sizeof(*s->v), ht_cmp_u64);
 		s->sorted = true;
 	}
 	*out = s->v[ht_nearest_rank(p, s->len) - 1];

@@ -30,6 +30,7 @@
 #include "common/latency_parts.h"
 #include "common/wake_classes.h"
 #include "common/nearest_rank.h"
+#include "common/util.h"
 #include "exits/exit_view.h"
 #include "exits/vcpu_wakeups.h"
 #include "hist/hist_view.h"
@@ -77,6 +78,7 @@ struct latency_report {
 	struct ht_reader *reader;
 	const struct ht_file_header *h;
 	struct lat_events wakes, irqs;
+	struct ht_samples timer_late; /* the timer wake-ups' times from due to wake-up */
 	bool nomem;
 };
 
@@ -112,6 +114,19 @@ static struct lat_event event_of(uint64_t start, uint64_t end, uint64_t woken, u
 	};
 }
 
+/*
+ * A wake-up's time from its timer's due time to the wake-up (the host
+ * firing the timer) in *late: false if it has no due time, or one after
+ * the wake-up (a file is input: no recording writes that).
+ */
+static bool timer_late(const struct lat_event *e, uint64_t *late)
+{
+	if (!e->due_ns || e->due_ns > e->start_ns)
+		return false;
+	*late = e->start_ns - e->due_ns;
+	return true;
+}
+
 static void keep_wakeup(void *ctx, const struct ht_vcpu_wakeup *in)
 {
 	struct latency_report *r = ctx;
@@ -129,7 +144,12 @@ static void keep_wakeup(void *ctx, const struct ht_vcpu_wakeup *in)
 	e.cls = in->wake_class;
 	e.vcpu = in->vcpu_id;
 	e.cpu = in->cpu;
-	keep(r, &r->wakes, &e);
+	if (!keep(r, &r->wakes, &e))
+		return;
+	uint64_t late;
+
+	if (timer_late(&e, &late) && ht_samples_push(&r->timer_late, late))
+		r->nomem = true;
 }
 
 static void keep_irq(void *ctx, const struct ht_vcpu_irq *in)
@@ -254,52 +274,24 @@ static void print_group(struct latency_report *r, const struct lat_kind *k, cons
 }
 
 /*
- * A wake-up's time from its timer's due time to the wake-up (the host
- * firing the timer) in *late: false if it has no due time, or one after
- * the wake-up (a file is input: no recording writes that).
- */
-static bool timer_late(const struct lat_event *e, uint64_t *late)
-{
-	if (!e->due_ns || e->due_ns > e->start_ns)
-		return false;
-	*late = e->start_ns - e->due_ns;
-	return true;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/*
  * The wake-ups that their local APIC timer's expiry began: from the due
  * time to the wake-up, over all of them (the host's lateness in firing
- * guests' timers: a CPU's deep idle state, interrupts held off). Out of
- * memory: r->nomem, which the report ends with.
+ * guests' timers: a CPU's deep idle state, interrupts held off).
  */
-static void print_timer_lateness(struct latency_report *r, const struct lat_events *es)
+static void print_timer_lateness(struct latency_report *r)
 {
-	uint64_t *late = es->n ? malloc(es->n * sizeof(*late)) : NULL;
+	struct ht_samples *late = &r->timer_late;
+	uint64_t v50, v99, vmax;
 	char p50[32], p99[32], max[32];
-	size_t n = 0;
 
-	if (es->n && !late) {
-		r->nomem = true;
+	if (!ht_samples_percentile(late, 50, &v50) || !ht_samples_percentile(late, 99, &v99) ||
+	    !ht_samples_percentile(late, 100, &vmax))
 		return;
-	}
-	for (size_t i = 0; i < es->n; i++)
-		n += timer_late(&es->e[i], &late[n]);
-	if (n) {
-		qsort(late, n, sizeof(*late), cmp_u64);
-		ht_exit_fmt_ns(p50, sizeof(p50), late[ht_nearest_rank(50, n) - 1]);
-		ht_exit_fmt_ns(p99, sizeof(p99), late[ht_nearest_rank(99, n) - 1]);
-		ht_exit_fmt_ns(max, sizeof(max), late[n - 1]);
-		printf("\nTimer wake-ups from their timer's due time (KVM's hrtimer expiry) to the wake-up: %zu of %zu, p50 %s, p99 %s, max %s\n",
-		       n, es->n, p50, p99, max);
-	}
-	free(late);
+	ht_exit_fmt_ns(p50, sizeof(p50), v50);
+	ht_exit_fmt_ns(p99, sizeof(p99), v99);
+	ht_exit_fmt_ns(max, sizeof(max), vmax);
+	printf("\nTimer wake-ups from their timer's due time (KVM's hrtimer expiry) to the wake-up: %zu of %zu, p50 %s, p99 %s, max %s\n",
+	       late->len, r->wakes.n, p50, p99, max);
 }
 
 /* es sorted by cmp; none is no array (qsort's pointer must not be NULL, even for 0 elements). */
@@ -369,7 +361,7 @@ static void print_text(struct latency_report *r)
 	printf("Wake-ups of halted vCPUs: from the sched_wakeup that ended the halt's sleep to the guest running\n");
 	print_groups(r, &wake_kind, &r->wakes);
 	print_worst(r, &wake_kind, &r->wakes, "longest wake-ups (wake-up to guest running = wait for a host CPU + the rest)");
-	print_timer_lateness(r, &r->wakes);
+	print_timer_lateness(r);
 	print_counted(r, &r->wakes, "wake-ups");
 	printf("\nInterrupts delivered to vCPUs: from their acceptance by the vCPU's local APIC to the guest running with them\n");
 	if (r->h->version < 14) {
@@ -491,11 +483,11 @@ int ht_report_latency(struct ht_report_config *cfg)
 			print_text(&r);
 		}
 		fflush(stdout);
-		status = r.nomem ? ht_runtime_error("out of memory sorting the timer wake-ups of %s", cfg->path)
-				 : ht_report_read_outcome(cfg->path, st);
+		status = ht_report_read_outcome(cfg->path, st);
 	}
 	free(r.wakes.e);
 	free(r.irqs.e);
+	ht_samples_free(&r.timer_late);
 	ht_reader_close(r.reader);
 	return status;
 }

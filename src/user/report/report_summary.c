@@ -201,16 +201,9 @@ int ht_summary_add(struct ht_summary *s, const struct ht_record *r)
 	return 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static int cmp_key(const void *a, const void *b)
 {
-	return cmp_u64(&((const struct key_count *)a)->key, &((const struct key_count *)b)->key);
+	return ht_cmp_u64(&((const struct key_count *)a)->key, &((const struct key_count *)b)->key);
 }
 
 /*
@@ -236,7 +229,7 @@ static bool target_done(const struct pct_target *t)
 static void target_narrow(struct pct_target *t)
 {
 	if (t->collected) {
-		qsort(t->collected, t->ncollected, sizeof(*t->collected), cmp_u64);
+		qsort(t->collected, t->ncollected, sizeof(*t->collected), ht_cmp_u64);
 		t->lo = t->collected[t->rank - 1];
 		t->width = 1;
 	} else {
