@@ -524,6 +524,24 @@ struct ht_vcpu_irqs {
 _Static_assert(sizeof(struct ht_vcpu_irqs) == 992, "ht_vcpu_irqs layout changed");
 
 /*
+ * A vCPU thread's timer wake-ups that carry their timer's due time (record
+ * --exits): those of class HT_WAKE_TIMER whose local APIC timer expired
+ * while the thread slept in its halt, the expiry (KVM's hrtimer, at the
+ * guest's deadline less KVM's timer advance) seen by the programs. Each
+ * from the due time to the guest running (its kvm_entry): the latency of
+ * the guest's timer interrupt as far as the host can see it. Parts: fire_ns,
+ * from the due time to the sched_wakeup (the host firing the timer: its
+ * CPU leaving an idle state, interrupts held off, the hrtimer's slack);
+ * h.wait_ns, runnable off a CPU; the rest, the switch-in and KVM's entry
+ * path. A subset of the halts' timer class (trace format version 15 on).
+ */
+struct ht_vcpu_timer_due {
+	struct ht_vcpu_wake_hist h; /*   0 due to entry: total, wait, longest, slots */
+	__u64 fire_ns;              /* 312 of h.total_ns, due to the wake-up */
+};
+_Static_assert(sizeof(struct ht_vcpu_timer_due) == 320, "ht_vcpu_timer_due layout changed");
+
+/*
  * The cause of an exit (record --exits): what KVM reported while handling it,
  * from the tracepoint it fires then (the last one before the exit's entry, if
  * several) whose kind can be the exit's cause (cause_rule.h); the others,

@@ -57,8 +57,12 @@
  * 14: RECORDS blocks may hold interrupt deliveries (struct ht_vcpu_irq,
  *    HT_REC_F_VCPU_IRQ; record --wakeups), which a reader of 13 would take
  *    for hypercalls.
+ * 15: an EXITS block's thread records end with the thread's timer
+ *    wake-ups from their due time (struct ht_vcpu_timer_due); earlier
+ *    files' thread records end before it (HT_VCPU_WAIT_REC_V14_SIZE), read
+ *    as unknown (HT_VCPU_WAIT_F_NO_TIMER_DUE).
  */
-#define HT_FILE_VERSION 14
+#define HT_FILE_VERSION 15
 #define HT_FILE_HEADER_SIZE 256
 
 /* ht_file_header.filter_flags */
@@ -207,15 +211,18 @@ struct ht_boot_vm_rec {
 #define HT_VCPU_WAIT_F_NO_SLEPT_POLL (1u << 1)
 /* Set by the reader alone: the file (version 12 or older) holds no i. */
 #define HT_VCPU_WAIT_F_NO_IRQS (1u << 2)
+/* Set by the reader alone: the file (version 14 or older) holds no due. */
+#define HT_VCPU_WAIT_F_NO_TIMER_DUE (1u << 3)
 /*
  * A vCPU thread, named by (w.tid, a.start_ns): the states of a add up to
  * a.as_of_ns - a.start_ns exactly; w.wait_ns equals a's wait.
  */
 struct ht_vcpu_wait_rec {
-	struct ht_vcpu_wait w;    /*   0; w.pad1 holds HT_VCPU_WAIT_F_* */
-	struct ht_vcpu_account a; /*  56 version 5 on */
-	struct ht_vcpu_halts h;   /* 120 version 9 on; h.wake version 10 on; h.slept_poll_ns version 12 on */
-	struct ht_vcpu_irqs i;    /* 1128 version 13 on */
+	struct ht_vcpu_wait w;        /*    0; w.pad1 holds HT_VCPU_WAIT_F_* */
+	struct ht_vcpu_account a;     /*   56 version 5 on */
+	struct ht_vcpu_halts h;       /*  120 version 9 on; h.wake version 10 on; h.slept_poll_ns version 12 on */
+	struct ht_vcpu_irqs i;        /* 1128 version 13 on */
+	struct ht_vcpu_timer_due due; /* 2120 version 15 on */
 };
 /* A thread record in files of versions 3 and 4: w alone. */
 #define HT_VCPU_WAIT_REC_V4_SIZE 56
@@ -227,6 +234,8 @@ struct ht_vcpu_wait_rec {
 #define HT_VCPU_WAIT_REC_V11_SIZE (HT_VCPU_WAIT_REC_V8_SIZE + HT_VCPU_HALTS_V11_SIZE)
 /* A thread record in files of version 12: no interrupts. */
 #define HT_VCPU_WAIT_REC_V12_SIZE (HT_VCPU_WAIT_REC_V11_SIZE + 8)
+/* A thread record in files of versions 13 and 14: no timer wake-ups from their due time. */
+#define HT_VCPU_WAIT_REC_V14_SIZE (HT_VCPU_WAIT_REC_V12_SIZE + sizeof(struct ht_vcpu_irqs))
 
 _Static_assert(sizeof(struct ht_file_header) == HT_FILE_HEADER_SIZE, "header layout changed");
 _Static_assert(sizeof(struct ht_exits_header) == 64, "exits header layout changed");
@@ -235,8 +244,9 @@ _Static_assert(__builtin_offsetof(struct ht_exits_header, causes_not_theirs) == 
 	       "exits header layout");
 _Static_assert(sizeof(struct ht_exit_cause_rec) == 24 + 32 + 16 * HT_EXIT_SLOTS, "exit cause layout changed");
 _Static_assert(sizeof(struct ht_exit_series_rec) == 24 + 32 + 8 * HT_EXIT_SLOTS, "exit series layout changed");
-_Static_assert(sizeof(struct ht_vcpu_wait_rec) == HT_VCPU_WAIT_REC_V12_SIZE + sizeof(struct ht_vcpu_irqs),
+_Static_assert(sizeof(struct ht_vcpu_wait_rec) == HT_VCPU_WAIT_REC_V14_SIZE + sizeof(struct ht_vcpu_timer_due),
 	       "vcpu wait layout changed");
+_Static_assert(__builtin_offsetof(struct ht_vcpu_wait_rec, due) == 2120, "vcpu wait layout changed");
 _Static_assert(sizeof(struct ht_identity) == 112, "identity layout changed");
 _Static_assert(sizeof(struct ht_boot_vm_rec) == 40, "boot VM layout changed");
 _Static_assert(__builtin_offsetof(struct ht_file_header, filter_nr_count) == 120, "header layout");

@@ -244,6 +244,14 @@ struct {
 	__type(value, struct vcpu_irq_state);
 } vcpu_irqs SEC(".maps");
 
+/* --exits: each vCPU thread's timer wake-ups from their due time, at its vcpu_thread_table index, copied as vcpu_halts. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, HT_MAX_VCPU_THREADS);
+	__type(key, __u32);
+	__type(value, struct ht_vcpu_timer_due);
+} vcpu_timer_dues SEC(".maps");
+
 /*
  * --exits: a vCPU thread's index in vcpu_thread_table by its VM process and
  * vCPU id (tgid << 32 | vcpu_id), which is all an interrupt's acceptance

@@ -156,6 +156,10 @@ __noinline __u32 vcpu_thread_add(__u64 ids, __u32 vcpu_and_state, __u64 now)
 			__builtin_memset(h, 0, sizeof(*h));
 			h->poll_ns = HT_HALT_POLL_NS_UNKNOWN;
 		}
+		struct ht_vcpu_timer_due *due = bpf_map_lookup_elem(&vcpu_timer_dues, &at);
+
+		if (due)
+			__builtin_memset(due, 0, sizeof(*due));
 		/* Its interrupts: none yet, and found by its VM and vCPU id from now on (vcpu_irqs.bpf.h). */
 		struct vcpu_irq_state *irqs = bpf_map_lookup_elem(&vcpu_irqs, &at);
 

@@ -113,6 +113,30 @@ static __always_inline void emit_wakeup(const struct vcpu_thread *t, __u64 entry
 }
 
 /*
+ * Thread t's timer wake-up of wake_ns to entry_ns (wait of it waiting for a
+ * CPU), whose timer was due at due_ns (never after wake_ns: see
+ * vcpu_wake_begins): from the due time to the guest running, into its
+ * struct ht_vcpu_timer_due.
+ */
+static __always_inline void timer_due_ended(const struct vcpu_thread *t, __u64 due_ns, __u64 wake_ns, __u64 entry_ns,
+					    __u64 wait)
+{
+	__u32 idx = t->index;
+	struct ht_vcpu_timer_due *d = bpf_map_lookup_elem(&vcpu_timer_dues, &idx);
+	__u64 total = entry_ns > due_ns ? entry_ns - due_ns : 0;
+
+	if (!d)
+		return;
+	d->h.total_ns += total;
+	d->h.wait_ns += wait;
+	/* The two clocks of two CPUs: an entry a few ns before its wake-up leaves the whole to the firing. */
+	d->fire_ns += wake_ns - due_ns < total ? wake_ns - due_ns : total;
+	if (total > d->h.max_ns)
+		d->h.max_ns = total;
+	d->h.slots[bounded_log2_slot(total, HT_WAKE_SLOTS)]++;
+}
+
+/*
  * Thread t's entry after a wake-up from a halt: the guest runs since its
  * account's time (the entry's), and the wake-up goes into its class, whose
  * timer is timer_vector (and into the rings with --wakeups). A global function (exits.bpf.h's rule): t may be
@@ -143,6 +167,8 @@ __noinline int vcpu_wake_ended(struct vcpu_thread *t, __u32 timer_vector)
 	if (total > h->max_ns)
 		h->max_ns = total;
 	h->slots[bounded_log2_slot(total, HT_WAKE_SLOTS)]++;
+	if (c == HT_WAKE_TIMER && due_ns)
+		timer_due_ended(t, due_ns, wake_ns, entry_ns, wait);
 	if (wakeups_on)
 		emit_wakeup(t, entry_ns, wake_ns, due_ns, wait, vector, timer_vector, c);
 	return 0;

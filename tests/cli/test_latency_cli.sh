@@ -177,14 +177,9 @@ fi
 
 # A --wakeups file of format 13, before interrupt deliveries: the wake-ups,
 # then a line that says the file has none (not an empty view). The same
-# file with its version set back and the header's checksum made again.
-python3 - "$work/w.htr" "$work/w13.htr" <<'PY'
-import struct, sys, zlib
-data = bytearray(open(sys.argv[1], 'rb').read())
-struct.pack_into('<I', data, 8, 13)
-struct.pack_into('<I', data, 252, zlib.crc32(bytes(data[:252])))
-open(sys.argv[2], 'wb').write(data)
-PY
+# file with its version set back, its thread records cut as version 13
+# wrote them, and the checksums made again.
+python3 "$TOP/tests/tools/older_thread_records.py" "$work/w.htr" "$work/w13.htr" 13 2120
 "$HT" report --latency "$work/w13.htr" >"$work/v13" 2>"$work/err"
 rc=$?
 if [ "$rc" -eq 0 ] && grep -Fxq "  (none: the file's format, 13, is older than interrupt delivery records, 14)" "$work/v13" &&

@@ -23,10 +23,11 @@ def exits_header_size(data):
 
 
 def thread_rec_size(data):
-    """A thread record: 2120 bytes from format version 13 (the interrupts), 1128 in 12 (the slept halts'
-    polling), 1120 in 10 and 11 (the halts' wake-ups), 176 in 9 (the halts), 120 before."""
+    """A thread record: 2440 bytes from format version 15 (the timer wake-ups from their due time), 2120
+    in 13 and 14 (the interrupts), 1128 in 12 (the slept halts' polling), 1120 in 10 and 11 (the halts'
+    wake-ups), 176 in 9 (the halts), 120 before."""
     v = format_version(data)
-    return 2120 if v >= 13 else 1128 if v >= 12 else 1120 if v >= 10 else 176 if v >= 9 else 120
+    return 2440 if v >= 15 else 2120 if v >= 13 else 1128 if v >= 12 else 1120 if v >= 10 else 176 if v >= 9 else 120
 
 
 class ExitsBlocks:
@@ -34,7 +35,8 @@ class ExitsBlocks:
     (HALTS_FIELDS), wakes (per class (count, total ns, wait ns), and
     'reblocked'), irqs (per class of IRQ_CLASSES (count, total ns, wait ns,
     woken ns), and 'accepted', 'overlapped', 'stale', 'level'; none before
-    format version 13). identity_bad: the blocks whose account does not add up to
+    format version 13), dues (the timer wake-ups from their due time:
+    (count, total ns, wait ns, fire ns, longest ns); none before version 15). identity_bad: the blocks whose account does not add up to
     its thread's time, or whose wait is not the account's. switches: by
     thread id, its last (preempt_count, preempt_ns, voluntary_count,
     voluntary_ns); lost_switches: the last block's lost_vcpu_switches;
@@ -45,7 +47,8 @@ class ExitsBlocks:
         data = open(path, 'rb').read()
         self.version = format_version(data)
         self.states, self.halts, self.wakes, self.irqs, self.identity_bad = [], [], [], [], []
-        state, hstate, wstate, istate = {}, {}, {}, {}
+        self.dues = []
+        state, hstate, wstate, istate, dstate = {}, {}, {}, {}, {}
         self.switches, self.lost_switches, self.final, self.times = {}, None, False, []
         trec, off = thread_rec_size(data), 256
         while off + 24 <= len(data):
@@ -82,6 +85,13 @@ class ExitsBlocks:
                         q.update(zip(('accepted', 'overlapped', 'stale', 'level'),
                                      struct.unpack_from('<4Q', data, at + 24)))
                         istate[f[1]] = q
+                    if trec >= 2440:
+                        # struct ht_vcpu_timer_due at 2120: total, wait, longest, slots, then fire ns
+                        at = p + i * trec + 2120
+                        total, wait, longest = struct.unpack_from('<3Q', data, at)
+                        count = sum(struct.unpack_from('<%dQ' % WAKE_SLOTS, data, at + 24))
+                        fire = struct.unpack_from('<Q', data, at + 24 + 8 * WAKE_SLOTS)[0]
+                        dstate[f[1]] = (count, total, wait, fire, longest)
                     tid, wait, start, as_of, st = f[1], f[5], f[10], f[11], list(f[12:18])
                     self.switches[tid] = f[6:10]
                     # The identity, at every block: the states add up to the thread's time, to the nanosecond.
@@ -96,6 +106,7 @@ class ExitsBlocks:
                 self.halts.append(dict(hstate))
                 self.wakes.append(dict(wstate))
                 self.irqs.append(dict(istate))
+                self.dues.append(dict(dstate))
                 self.times.append(t)
             off += 24 + plen
 

@@ -1960,6 +1960,53 @@ echo "  info: timer lateness: ${v#ok }"
 echo "  info: timer due times: ${vdue#ok }"
 [[ $vdue == ok* ]] && pass ${CHECK_PREFIX}timer_wake_ups_carry_the_guests_deadline_as_their_due_time ||
 	fail ${CHECK_PREFIX}timer_wake_ups_carry_the_guests_deadline_as_their_due_time "${vdue:-no verdict}"
+# The same recording's thread records hold each vCPU thread's timer
+# wake-ups from their due time (struct ht_vcpu_timer_due: what top's DUE99,
+# the metrics and report --halts show). They are the wake-up records of
+# class timer that carry a due time, counted as they end: per thread the
+# same count, the same sum from due to entry and of the wait, and of the
+# firing (due to wake-up), exactly, when no wake-up record was lost. A
+# recorder that counted another wake-up's due time, or timed the
+# histogram from anything else than the due time, fails it; the due time
+# itself is proven against the guest's deadlines above.
+vhist=$(python3 - "$F/st.htr" "$work/st.latency.csv" "$(dirname "$0")" "$F/st.out" <<'PY'
+import csv, re, sys
+sys.path.insert(0, sys.argv[3])
+from exits_blocks import ExitsBlocks
+eb = ExitsBlocks(sys.argv[1])
+want = {}
+for r in csv.DictReader(open(sys.argv[2], newline='')):
+    if r['kind'] != 'wakeup' or r['class'] != 'timer' or not int(r['due_ns'] or 0):
+        continue
+    due, wake, entry, wait = int(r['due_ns']), int(r['wake_ns']), int(r['entry_ns']), int(r['wait_ns'])
+    total = max(entry - due, 0)
+    w = want.setdefault(int(r['host_tid']), [0, 0, 0, 0])
+    for k, v in enumerate((1, total, wait, min(wake - due, total))):
+        w[k] += v
+last = eb.dues[-1] if eb.dues else {}
+bad = []
+# Records lost to a full ring (the summary's count, wake-ups and deliveries together): then each sum at least the records'.
+m = re.search(r'interrupt deliveries \(report --latency\); (\d+) lost', open(sys.argv[4], errors='replace').read())
+lost = int(m.group(1)) if m else None
+if lost is None:
+    bad.append('no summary of the wake-up records in the recorder\'s output')
+for t in sorted(set(want) | set(t for t, d in last.items() if d[0])):
+    n, total, wait, fire, _ = last.get(t, (0, 0, 0, 0, 0))
+    have, rec = [n, total, wait, fire], want.get(t, [0, 0, 0, 0])
+    if have != rec if not lost else any(h < r for h, r in zip(have, rec)):
+        bad.append('tid %d: %d timer wake-ups from their due time, %d ns, %d waiting, %d firing; its records %s' %
+                   (t, n, total, wait, fire, want.get(t)))
+count = sum(w[0] for w in want.values())
+if count < 20:
+    bad.append('only %d timer wake-up records with a due time' % count)
+print('%s %d timer wake-ups from their due time in %d threads\' records, %.1f ms in all, %.1f ms of it firing (%s records lost)%s' %
+      ('bad' if bad else 'ok', count, len(want), sum(w[1] for w in want.values()) / 1e6,
+       sum(w[3] for w in want.values()) / 1e6, lost, ': ' + '; '.join(bad[:4]) if bad else ''))
+PY
+)
+echo "  info: timer due histograms: ${vhist#ok }"
+[[ $vhist == ok* ]] && pass ${CHECK_PREFIX}thread_records_count_the_timer_wake_ups_from_their_due_time ||
+	fail ${CHECK_PREFIX}thread_records_count_the_timer_wake_ups_from_their_due_time "${vhist:-no verdict}"
 [[ $v == ok* ]] && pass ${CHECK_PREFIX}guest_timer_lateness_holds_the_hosts_part_of_each_wake_up ||
 	fail ${CHECK_PREFIX}guest_timer_lateness_holds_the_hosts_part_of_each_wake_up "${v:-no verdict}"
 if grep -q '^  vCPU 1 (CPU 1/KVM' "$F/st.time" 2>/dev/null; then

@@ -168,6 +168,42 @@ out:
 	ht_tracer_destroy(t);
 }
 
+static void timer_due_of_me(void *ctx, const struct ht_vcpu_wait_rec *rec, bool gone)
+{
+	(void)gone;
+	if (rec->w.tid == (__u32)gettid())
+		*(struct ht_vcpu_timer_due *)ctx = rec->due;
+}
+
+/*
+ * The timer wake-ups from their due time (the thread's struct
+ * ht_vcpu_timer_due): only the first wake-up's, due at 1990, woken at
+ * 2000, running at 2700 with 500 of it waiting: 710 ns, 10 of it firing.
+ * The expiry while the thread ran (2800) and the one that went with a
+ * reblocked wake-up (7300) are in none; nor are the wake-ups of other
+ * classes.
+ */
+static void a_timer_wake_up_is_counted_from_its_due_time(void)
+{
+	struct ht_tracer *t = wakeups_tracer(false, 1 << 20, NULL);
+	struct ht_vcpu_timer_due due = { 0 };
+	__u64 count = 0;
+
+	if (!ASSERT_OK_PTR(t, "tracer") || !ASSERT_OK(play_wakeups(t), "events") ||
+	    !ASSERT_OK(ht_tracer_read_vcpu_waits(t, timer_due_of_me, &due), "threads"))
+		goto out;
+	for (unsigned int k = 0; k < HT_WAKE_SLOTS; k++)
+		count += due.h.slots[k];
+	ASSERT_EQ(count, 1, "timer wake-ups with their due time");
+	ASSERT_EQ(due.h.slots[9], 1, "its slot: 710 ns in [512, 1024)");
+	ASSERT_EQ(due.h.total_ns, 710, "due to guest running");
+	ASSERT_EQ(due.h.max_ns, 710, "the longest");
+	ASSERT_EQ(due.h.wait_ns, 500, "of it waiting for a CPU");
+	ASSERT_EQ(due.fire_ns, 10, "of it from the due time to the wake-up");
+out:
+	ht_tracer_destroy(t);
+}
+
 static void without_wakeups_no_wake_up_is_recorded(void)
 {
 	ASSERT_EQ(ht_kernel_test_records_played(wakeups_tracer(false, 1 << 20, NULL), play_wakeups), 0, "records");
@@ -267,6 +303,7 @@ int main(void)
 	ht_kernel_test_pin_here(); /* and the tracers see only the tests' own switches */
 	RUN(each_wake_up_from_a_halt_is_one_record_with_its_parts);
 	RUN(the_records_add_up_to_the_halts_wake_ups);
+	RUN(a_timer_wake_up_is_counted_from_its_due_time);
 	RUN(without_wakeups_no_wake_up_is_recorded);
 	RUN(pid_and_vcpu_filters_select_wake_ups);
 	RUN(a_wake_up_that_finds_its_ring_full_is_counted);

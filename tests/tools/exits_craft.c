@@ -432,6 +432,10 @@ int main(int argc, char **argv)
 		t[0].h.wake.c[HT_WAKE_TIMER] = (struct ht_vcpu_wake_hist){ .total_ns = 240000, .wait_ns = 60000,
 									   .max_ns = 100000, .slots = { [14] = 2, [16] = 2 } };
 		t[0].h.wake.reblocked = 1;
+		/* 3 of them with their timer's due time: 25 us (slot 14) twice and 110 us (slot 16) from due to guest. */
+		t[0].due = (struct ht_vcpu_timer_due){ .h = { .total_ns = 160000, .wait_ns = 30000, .max_ns = 110000,
+							      .slots = { [14] = 2, [16] = 1 } },
+						       .fire_ns = 12000 };
 		ret = add(w, T0 + 1000000000ull, s, 2, t, 2);
 		t[0] = thread_of(2000, T0, T0 + 2000000000ull, 1800000000ull, 200000000ull);
 		t[1] = thread_of(2001, T0, T0 + 2000000000ull, 1800000000ull, 200000000ull);
@@ -446,6 +450,10 @@ int main(int argc, char **argv)
 		t[0].h.wake.c[HT_WAKE_VECTOR] = (struct ht_vcpu_wake_hist){ .total_ns = 3000000, .wait_ns = 2000000,
 									    .max_ns = 1600000, .slots = { [20] = 2 } };
 		t[0].h.wake.reblocked = 3;
+		/* Then 5 and 3 with their due time. */
+		t[0].due = (struct ht_vcpu_timer_due){ .h = { .total_ns = 455000, .wait_ns = 100000, .max_ns = 110000,
+							      .slots = { [14] = 5, [16] = 3 } },
+						       .fire_ns = 32000 };
 		ret |= add(w, T0 + 2000000000ull, s, 2, t, 2);
 	} else if (!strcmp(shape, "irqs")) {
 		ret = irqs(w, s);

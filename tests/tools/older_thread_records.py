@@ -2,13 +2,13 @@
 argv[2] with the header's version set to argv[3] and each EXITS block's
 thread records cut to their first argv[4] bytes (the layout of that
 version, docs/trace-format.md), each CRC made again. The file's own
-version must be the current one (threads of 2120 bytes); EXITS blocks
+version must be the current one (threads of 2440 bytes); EXITS blocks
 are always raw."""
 import struct
 import sys
 import zlib
 
-THREAD_NOW, SERIES = 2120, 376
+THREAD_NOW, SERIES = 2440, 376
 
 src, dst, version, keep = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 data = open(src, 'rb').read()

@@ -819,6 +819,52 @@ cleanup:
 }
 
 /*
+ * The timer wake-ups from their due time of two threads of vCPU 2 of pid
+ * 300, summed into one histogram (2 in slot 14, 1 in slot 16) with its
+ * firing and waiting parts; vCPU 3 had none and has no series.
+ */
+static void timer_dues_are_one_histogram_per_vcpu_with_their_parts(void)
+{
+	static const char *const want[] = {
+		"# TYPE hypertrace_vcpu_timer_due_seconds histogram",
+		"hypertrace_vcpu_timer_due_seconds_bucket{vm=\"pid 300\",vcpu=\"2\",le=\"0.000016383\"} 0",
+		"hypertrace_vcpu_timer_due_seconds_bucket{vm=\"pid 300\",vcpu=\"2\",le=\"0.000032767\"} 2",
+		"hypertrace_vcpu_timer_due_seconds_bucket{vm=\"pid 300\",vcpu=\"2\",le=\"0.000065535\"} 2",
+		"hypertrace_vcpu_timer_due_seconds_bucket{vm=\"pid 300\",vcpu=\"2\",le=\"0.000131071\"} 3",
+		"hypertrace_vcpu_timer_due_seconds_bucket{vm=\"pid 300\",vcpu=\"2\",le=\"+Inf\"} 3",
+		"hypertrace_vcpu_timer_due_seconds_sum{vm=\"pid 300\",vcpu=\"2\"} 0.00016",
+		"hypertrace_vcpu_timer_due_seconds_count{vm=\"pid 300\",vcpu=\"2\"} 3",
+		"# TYPE hypertrace_vcpu_timer_due_part_seconds_total counter",
+		"hypertrace_vcpu_timer_due_part_seconds_total{vm=\"pid 300\",vcpu=\"2\",part=\"fire\"} 0.000012",
+		"hypertrace_vcpu_timer_due_part_seconds_total{vm=\"pid 300\",vcpu=\"2\",part=\"wait\"} 0.00003",
+	};
+	struct fixture fx = { 0 };
+	struct ht_exit_table t;
+	struct ht_vcpu_thread_row *a, *b;
+
+	fill_wakeup_table(&t);
+	a = ht_exit_table_thread(&t, 301, 301, false);
+	b = ht_exit_table_thread(&t, 302, 302, false);
+	if (!ASSERT_OK_PTR(a, "thread 301") || !ASSERT_OK_PTR(b, "thread 302"))
+		goto cleanup;
+	a->due = (struct ht_vcpu_timer_due){ .h = { .total_ns = 50000, .wait_ns = 10000, .slots = { [14] = 2 } },
+					     .fire_ns = 8000 };
+	b->due = (struct ht_vcpu_timer_due){ .h = { .total_ns = 110000, .wait_ns = 20000, .slots = { [16] = 1 } },
+					     .fire_ns = 4000 };
+	if (!renders_exits_with(&fx, &t, want, ARRAY_SIZE(want)))
+		goto cleanup;
+	ASSERT_EQ(lines_with(fx.text, "hypertrace_vcpu_timer_due_seconds_bucket{vm=\"pid 300\",vcpu=\"2\","), HT_WAKE_SLOTS,
+		  "buckets: every slot's upper edge but the last's, then +Inf");
+	ASSERT_EQ(lines_with(fx.text, "hypertrace_vcpu_timer_due_seconds_bucket{vm=\"pid 300\",vcpu=\"3\","), 0,
+		  "buckets of a vCPU with no timer wake-up from its due time");
+	ASSERT_EQ(lines_with(fx.text, "hypertrace_vcpu_timer_due_part_seconds_total{vm=\"pid 300\",vcpu=\"3\","), 0,
+		  "parts of a vCPU with no timer wake-up from its due time");
+cleanup:
+	ht_exit_table_free(&t);
+	fixture_free(&fx);
+}
+
+/*
  * Two threads of vCPU 1 of pid 400, their interrupts summed per class (ipi
  * 1 + 2 in slot 11, device 1 in slot 20) with their untimed counts; vCPU
  * 2 accepted none and has no series; vCPU 3 only a level-triggered one,
@@ -937,6 +983,7 @@ int main(void)
 	RUN(exit_metrics_leave_out_a_dropped_vm);
 	RUN(wakeups_are_histograms_by_vcpu_and_class_summed_over_threads);
 	RUN(irqs_are_histograms_by_vcpu_and_class_summed_over_threads);
+	RUN(timer_dues_are_one_histogram_per_vcpu_with_their_parts);
 	RUN(wakeups_past_the_vcpu_cap_are_summed_under_other);
 	return ht_test_exit_status();
 }

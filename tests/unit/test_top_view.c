@@ -112,7 +112,7 @@ static void rows_per_vm_sorted_by_the_key_with_names_escaped(void)
 	/* Wide enough: every column; POLL% "-" where KVM polled in no halt, PBURN% 0 where none was lost. */
 	o.width = 140;
 	if (!ASSERT_MSG(frame(&fx, &o) == 4 &&
-				strstr(fx.text, "     20 b\\x1b[2Jeta               340 1.00us 1.00us  100.0    0.0    0.0    0.0    0.0    0.0      -    0.0      -      -       40\n"),
+				strstr(fx.text, "     20 b\\x1b[2Jeta               340 1.00us 1.00us  100.0    0.0    0.0    0.0    0.0    0.0      -    0.0      -      -      -       40\n"),
 			"every column at 140:\n%s", fx.text))
 		goto cleanup;
 	/*
@@ -121,6 +121,8 @@ static void rows_per_vm_sorted_by_the_key_with_names_escaped(void)
 	 * wake-ups of the timer's in [32, 64) us, the longest 40
 	 * us, and one of another vector's of 3 ms: their p99 is that one. Its
 	 * interrupts: 2 IPIs under 4 us and a device's of 1.5 ms, their p99.
+	 * Its timer wake-ups from their due time: 4 in [64, 128) us, the
+	 * longest 90 us, their p99.
 	 */
 	{
 		struct ht_vcpu_wait wt = { .pid = 10, .tid = 11, .wait_ns = 500000000 };
@@ -138,10 +140,12 @@ static void rows_per_vm_sorted_by_the_key_with_names_escaped(void)
 			goto cleanup;
 		in->irqs.c[HT_IRQ_IPI] = (struct ht_vcpu_wake_hist){ .total_ns = 6000, .max_ns = 3000, .slots = { [11] = 2 } };
 		in->irqs.c[HT_IRQ_DEVICE] = (struct ht_vcpu_wake_hist){ .total_ns = 1500000, .max_ns = 1500000, .slots = { [20] = 1 } };
+		in->due = (struct ht_vcpu_timer_due){ .h = { .total_ns = 300000, .max_ns = 90000, .slots = { [16] = 4 } },
+						      .fire_ns = 20000 };
 	}
 	if (!ASSERT_MSG(frame(&fx, &o) == 4 &&
-				strstr(fx.text, "     10 alpha                     100 1.00us 1.00us   50.0    0.0    0.0   50.0    0.0    0.0   40.0    1.0 3.00ms 1.50ms        0\n"),
-			"POLL%% is caught of polled, PBURN%% the polling lost of the threads' time, WAKE99 the wake-ups' p99, IRQ99 the interrupts':\n%s", fx.text))
+				strstr(fx.text, "     10 alpha                     100 1.00us 1.00us   50.0    0.0    0.0   50.0    0.0    0.0   40.0    1.0 3.00ms 1.50ms 90.0us        0\n"),
+			"POLL%% is caught of polled, PBURN%% the polling lost of the threads' time, WAKE99 the wake-ups' p99, IRQ99 the interrupts', DUE99 the timer wake-ups' from their due time:\n%s", fx.text))
 		goto cleanup;
 	/* Without the one of 3 ms, the p99 is the timer's slot's bound, lowered to their longest. */
 	{
@@ -154,7 +158,7 @@ static void rows_per_vm_sorted_by_the_key_with_names_escaped(void)
 		ht_exit_table_set_thread(&fx.interval, &wt, &a, &h, false);
 	}
 	if (!ASSERT_MSG(frame(&fx, &o) == 4 &&
-				strstr(fx.text, "     10 alpha                     100 1.00us 1.00us   50.0    0.0    0.0   50.0    0.0    0.0   40.0    0.0 40.0us 1.50ms        0\n"),
+				strstr(fx.text, "     10 alpha                     100 1.00us 1.00us   50.0    0.0    0.0   50.0    0.0    0.0   40.0    0.0 40.0us 1.50ms 90.0us        0\n"),
 			"WAKE99 at most the longest:\n%s", fx.text))
 		goto cleanup;
 	o.width = 0;

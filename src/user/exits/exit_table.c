@@ -416,7 +416,8 @@ int ht_exit_table_delta(struct ht_exit_table *out, const struct ht_exit_table *n
 		const struct ht_vcpu_thread_row *b = found ? &before->threads[j] : NULL;
 
 		if (b && !memcmp(&n->w, &b->w, sizeof(n->w)) && !memcmp(&n->a, &b->a, sizeof(n->a)) &&
-		    !memcmp(&n->h, &b->h, sizeof(n->h)) && !memcmp(&n->irqs, &b->irqs, sizeof(n->irqs)))
+		    !memcmp(&n->h, &b->h, sizeof(n->h)) && !memcmp(&n->irqs, &b->irqs, sizeof(n->irqs)) &&
+		    !memcmp(&n->due, &b->due, sizeof(n->due)))
 			continue;
 		struct ht_vcpu_thread_row *d = ht_exit_table_thread(out, n->w.tid, n->a.start_ns, true);
 		if (!d)
@@ -445,6 +446,7 @@ int ht_exit_table_delta(struct ht_exit_table *out, const struct ht_exit_table *n
 		d->h.poll_unknown = (__u32)ht_sub_or_count(n->h.poll_unknown, b->h.poll_unknown, down);
 		ht_wakeups_sub(&d->h.wake, &n->h.wake, &b->h.wake, down);
 		ht_irqs_sub(&d->irqs, &n->irqs, &b->irqs, down);
+		ht_timer_due_sub(&d->due, &n->due, &b->due, down);
 	}
 	if (ht_exit_causes_delta(&out->causes, &now->causes, &before->causes))
 		return -ENOMEM;

@@ -37,8 +37,10 @@ struct ht_vcpu_thread_row {
 	bool changed;
 	bool gone;               /* no longer in BPF (the thread ended): its last numbers */
 	struct ht_vcpu_irqs irqs; /* the interrupts delivered to it */
+	struct ht_vcpu_timer_due due; /* its timer wake-ups from their due time */
 	bool no_slept_poll;      /* h.slept_poll_ns is not known: its file (version 11 or older) holds none */
 	bool no_irqs;            /* irqs is not known: its file (version 12 or older) holds none */
+	bool no_due;             /* due is not known: its file (version 14 or older) holds none */
 	bool seen;               /* scratch of whoever fills the table (e.g. seen in this read) */
 };
 

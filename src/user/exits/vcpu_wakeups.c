@@ -139,6 +139,19 @@ void ht_irqs_sub(struct ht_vcpu_irqs *d, const struct ht_vcpu_irqs *now, const s
 	d->level = ht_sub_or_count(now->level, before->level, went_down);
 }
 
+void ht_timer_due_add(struct ht_vcpu_timer_due *sum, const struct ht_vcpu_timer_due *d)
+{
+	hist_add(&sum->h, &d->h);
+	sum->fire_ns = ht_sat_add(sum->fire_ns, d->fire_ns);
+}
+
+void ht_timer_due_sub(struct ht_vcpu_timer_due *d, const struct ht_vcpu_timer_due *now,
+		      const struct ht_vcpu_timer_due *before, uint64_t *went_down)
+{
+	hist_sub(&d->h, &now->h, &before->h, went_down);
+	d->fire_ns = ht_sub_or_count(now->fire_ns, before->fire_ns, went_down);
+}
+
 uint64_t ht_wake_percentile(const struct ht_vcpu_wake_hist *h, double p)
 {
 	uint64_t n = ht_wake_count(h), cum = 0, rank;

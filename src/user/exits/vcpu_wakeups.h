@@ -2,7 +2,8 @@
 /*
  * The wake-ups of halted vCPU threads (struct ht_vcpu_wakeups, in their
  * halts) and the interrupts delivered to vCPU threads (struct
- * ht_vcpu_irqs) as the views read them: counts, sums, intervals and
+ * ht_vcpu_irqs), and the timer wake-ups from their due time (struct
+ * ht_vcpu_timer_due), as the views read them: counts, sums, intervals and
  * percentiles of each class's log2 histogram (HT_WAKE_SLOTS). Pure.
  */
 #ifndef HT_VCPU_WAKEUPS_H
@@ -44,5 +45,11 @@ void ht_irqs_add(struct ht_vcpu_irqs *sum, const struct ht_vcpu_irqs *i);
 /* d = now - before, as ht_wakeups_sub. */
 void ht_irqs_sub(struct ht_vcpu_irqs *d, const struct ht_vcpu_irqs *now, const struct ht_vcpu_irqs *before,
 		 uint64_t *went_down);
+
+/* sum += d: the timer wake-ups from their due time. */
+void ht_timer_due_add(struct ht_vcpu_timer_due *sum, const struct ht_vcpu_timer_due *d);
+/* d = now - before, as ht_wakeups_sub. */
+void ht_timer_due_sub(struct ht_vcpu_timer_due *d, const struct ht_vcpu_timer_due *now,
+		      const struct ht_vcpu_timer_due *before, uint64_t *went_down);
 
 #endif

@@ -345,6 +345,7 @@ void ht_metrics_set_exits(struct ht_metrics_registry *r, const struct ht_exit_ta
 		v->halts.slept_poll_ns += h->slept_poll_ns;
 		ht_wakeups_add(&v->halts.wake, &h->wake);
 		ht_irqs_add(&v->irqs, &t->threads[i].irqs);
+		ht_timer_due_add(&v->due, &t->threads[i].due);
 	}
 	ht_hashmap_clear(&sets);
 	ht_hashmap_clear(&vcpus);
@@ -855,6 +856,29 @@ static void write_vcpu_irqs_untimed(FILE *out, const char *name, const char *lab
 	write_count(out, name, labels, "reason=\"level\"", v->irqs.level);
 }
 
+/* A vCPU's timer wake-ups from their due time, from its first one on. */
+static bool had_timer_due(const struct ht_metrics_vcpu_set *v)
+{
+	return ht_wake_count(&v->due.h) > 0;
+}
+
+static void write_vcpu_timer_due(FILE *out, const char *name, const char *labels, const struct ht_metrics_vcpu_set *v)
+{
+	uint64_t buckets[HT_WAKE_SLOTS], sum_ns = v->due.h.total_ns;
+
+	for (unsigned int s = 0; s < HT_WAKE_SLOTS; s++)
+		buckets[s] = v->due.h.slots[s];
+	ht_metrics_histogram(out, name, labels, buckets, HT_WAKE_SLOTS - 1, ht_exit_slot_high, ht_wake_count(&v->due.h),
+			     &sum_ns);
+}
+
+static void write_vcpu_timer_due_parts(FILE *out, const char *name, const char *labels,
+				       const struct ht_metrics_vcpu_set *v)
+{
+	write_seconds(out, name, labels, "part=\"fire\"", v->due.fire_ns);
+	write_seconds(out, name, labels, "part=\"wait\"", v->due.h.wait_ns);
+}
+
 static const struct vcpu_family vcpu_wait_family[] = {
 	{ "hypertrace_vcpu_wait_seconds_total", "counter",
 	  "Time vCPU threads were runnable but not running (waiting for a host CPU: the guest's steal).", write_vcpu_wait, NULL },
@@ -863,9 +887,10 @@ static const struct vcpu_family vcpu_wait_family[] = {
 /*
  * After the states: preemptions; halts and their polling; how long a
  * halted vCPU took from its wake-up to running guest code, by what woke
- * it (the latency a guest's timer or IPI sees on top of KVM's); and from
+ * it (the latency a guest's timer or IPI sees on top of KVM's); from
  * an interrupt's acceptance to its guest running, by who sent it (a
- * halted, running or preempted vCPU alike).
+ * halted, running or preempted vCPU alike); and from a halted vCPU's
+ * timer's due time to its guest running.
  */
 static const struct vcpu_family vcpu_families[] = {
 	{ "hypertrace_vcpu_preemptions_total", "counter",
@@ -900,6 +925,12 @@ static const struct vcpu_family vcpu_families[] = {
 	{ "hypertrace_vcpu_irqs_untimed_total", "counter",
 	  "Interrupts accepted for a vCPU but not timed: overlapped (their vector, or four others, pending already), stale (never seen injected: posted, or an APIC the guest disabled), level (level-triggered).",
 	  write_vcpu_irqs_untimed, had_irqs },
+	{ "hypertrace_vcpu_timer_due_seconds", "histogram",
+	  "Time from when a halted vCPU's local APIC timer was due (KVM's expiry of the guest's deadline) to its guest running (the kvm_entry after the wake-up): the guest timer interrupt's latency as the host sees it, for the timer wake-ups whose expiry was seen.",
+	  write_vcpu_timer_due, had_timer_due },
+	{ "hypertrace_vcpu_timer_due_part_seconds_total", "counter",
+	  "Of the timer wake-ups' time from their due time to guest: fire (from the due time to the wake-up: the host firing the timer) and wait (runnable, waiting for a host CPU).",
+	  write_vcpu_timer_due_parts, had_timer_due },
 };
 
 /*

@@ -105,6 +105,7 @@ struct ht_metrics_vcpu_set {
 	/* Its threads' halts and their wake-ups, summed (hypertrace_vcpu_halts_total, hypertrace_vcpu_wakeup_seconds); poll_ns unused. */
 	struct ht_vcpu_halts halts;
 	struct ht_vcpu_irqs irqs; /* its threads' interrupts, summed (hypertrace_vcpu_irq_seconds) */
+	struct ht_vcpu_timer_due due; /* its threads' timer wake-ups from their due time (hypertrace_vcpu_timer_due_seconds) */
 };
 
 struct ht_metrics_exits {

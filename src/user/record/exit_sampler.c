@@ -97,9 +97,10 @@ static void keep_thread(void *ctx, const struct ht_vcpu_wait_rec *rec, bool gone
 	/* Seen again in BPF (see read_bpf); its interrupts with it. */
 	if (!r->err && (row = ht_exit_table_thread(r->t, w->tid, a->start_ns, false))) {
 		row->seen = true;
-		if (memcmp(&row->irqs, &rec->i, sizeof(rec->i)))
+		if (memcmp(&row->irqs, &rec->i, sizeof(rec->i)) || memcmp(&row->due, &rec->due, sizeof(rec->due)))
 			row->changed = true;
 		row->irqs = rec->i;
+		row->due = rec->due;
 	}
 }
 
@@ -267,7 +268,7 @@ static int write_block(struct ht_exit_sampler *s, unsigned long long now_ns, boo
 	}
 	for (size_t i = 0; i < s->total.nthreads; i++) {
 		const struct ht_vcpu_thread_row *r = &s->total.threads[i];
-		struct ht_vcpu_wait_rec rec = { .w = r->w, .a = r->a, .h = r->h, .i = r->irqs };
+		struct ht_vcpu_wait_rec rec = { .w = r->w, .a = r->a, .h = r->h, .i = r->irqs, .due = r->due };
 
 		if (!r->changed)
 			continue;

@@ -337,6 +337,8 @@ static size_t read_accounts(const struct ht_tracer *t, __u64 now, const struct o
 			memset(&irqs, 0, sizeof(irqs));
 		r->rec.i = irqs.counts;
 		irqs_settled(&r->rec.i);
+		if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.vcpu_timer_dues), &(__u32){ (__u32)i }, &r->rec.due))
+			memset(&r->rec.due, 0, sizeof(r->rec.due));
 		r->idx = i;
 		r->gone = v.since_state & VCPU_GONE;
 

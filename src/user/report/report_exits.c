@@ -173,6 +173,8 @@ static int apply_threads(struct exits_reading *r, const struct ht_vcpu_wait_rec 
 		row->no_slept_poll = rec->w.pad1 & HT_VCPU_WAIT_F_NO_SLEPT_POLL;
 		row->irqs = rec->i;
 		row->no_irqs = rec->w.pad1 & HT_VCPU_WAIT_F_NO_IRQS;
+		row->due = rec->due;
+		row->no_due = rec->w.pad1 & HT_VCPU_WAIT_F_NO_TIMER_DUE;
 	}
 	return r->npending > r->state.nthreads ? merge_pending(r) : 0;
 }

@@ -9,7 +9,9 @@
  * Then the wake-ups of the halts that slept, what a latency-sensitive
  * tenant asks: from the wake-up to the guest running, how much of it
  * waiting for a host CPU, by the interrupt it was for (struct
- * ht_vcpu_wakeups).
+ * ht_vcpu_wakeups). Then the timer wake-ups from when their timer was due
+ * (struct ht_vcpu_timer_due): the guest timer interrupt's latency as far
+ * as the host sees it, with the host's lateness in firing it.
  */
 #include "report/report_halts.h"
 
@@ -171,12 +173,87 @@ static void wakeups_vm_end(void *ctx, int width, size_t nthreads)
 		wake_rows("all its vCPU threads", width, ctx);
 }
 
+/* A share of total in %, "-" for no total. */
+static void fmt_share(char *buf, size_t len, uint64_t part, uint64_t total)
+{
+	if (total)
+		snprintf(buf, len, "%.1f%%", 100.0 * (double)part / (double)total);
+	else
+		snprintf(buf, len, "-");
+}
+
+/* The timer wake-ups' view from their due time: count, mean, p50, p99, longest, firing and waiting shares. */
+static void due_row(const char *label, int width, const struct ht_vcpu_timer_due *d, bool unknown)
+{
+	uint64_t n = ht_wake_count(&d->h);
+	char mean[16], p50[16], p99[16], max[16], fire[16], wait[16];
+
+	if (unknown || !n) {
+		printf("  %-*s %9s %9s %9s %9s %9s %8s %8s\n", width, label, unknown ? "?" : "0", "-", "-", "-", "-", "-", "-");
+		return;
+	}
+	fmt_mean(mean, sizeof(mean), d->h.total_ns, n);
+	ht_exit_fmt_ns(p50, sizeof(p50), ht_wake_percentile(&d->h, 50));
+	ht_exit_fmt_ns(p99, sizeof(p99), ht_wake_percentile(&d->h, 99));
+	ht_exit_fmt_ns(max, sizeof(max), d->h.max_ns);
+	fmt_share(fire, sizeof(fire), d->fire_ns, d->h.total_ns);
+	fmt_share(wait, sizeof(wait), d->h.wait_ns, d->h.total_ns);
+	printf("  %-*s %9llu %9s %9s %9s %9s %8s %8s\n", width, label, (unsigned long long)n, mean, p50, p99, max, fire,
+	       wait);
+}
+
+/* A VM's vCPU threads' timer wake-ups from their due time, summed; unknown: some thread's file holds none. */
+struct due_sum {
+	struct ht_vcpu_timer_due d;
+	bool unknown;
+};
+
+static void due_columns(void *ctx, int width)
+{
+	struct due_sum *sum = ctx;
+
+	*sum = (struct due_sum){ 0 };
+	printf("  %-*s %9s %9s %9s %9s %9s %8s %8s\n", width, "vCPU thread", "wake-ups", "mean", "p50 <=", "p99 <=",
+	       "longest", "firing", "waiting");
+}
+
+static void due_thread(void *ctx, const char *label, int width, const struct ht_vcpu_thread_row *r)
+{
+	struct due_sum *sum = ctx;
+
+	due_row(label, width, &r->due, r->no_due);
+	ht_timer_due_add(&sum->d, &r->due);
+	sum->unknown |= r->no_due;
+}
+
+static void due_vm_end(void *ctx, int width, size_t nthreads)
+{
+	const struct due_sum *sum = ctx;
+
+	if (nthreads > 1)
+		due_row("all its vCPU threads", width, &sum->d, sum->unknown);
+}
+
+/*
+ * Whether any thread of t had a timer wake-up with its due time, or its
+ * file cannot say (else the view is left out: none was seen).
+ */
+static bool any_timer_due(const struct ht_exit_table *t)
+{
+	for (size_t i = 0; i < t->nthreads; i++)
+		if (t->threads[i].no_due || ht_wake_count(&t->threads[i].due.h))
+			return true;
+	return false;
+}
+
 static int write_text(const struct ht_exit_table *t, struct ht_reader *reader)
 {
 	static const struct ht_vcpu_view_ops ops = { halts_columns, halts_thread, halts_vm_end };
 	static const struct ht_vcpu_view_ops wake_ops = { wakeups_columns, wakeups_thread, wakeups_vm_end };
+	static const struct ht_vcpu_view_ops due_ops = { due_columns, due_thread, due_vm_end };
 	struct halts_sum sum;
 	struct ht_vcpu_wakeups wake_sum;
+	struct due_sum due_sum;
 	int ret = ht_report_vcpu_view(t, reader, &ops, &sum);
 
 	if (ret)
@@ -185,10 +262,16 @@ static int write_text(const struct ht_exit_table *t, struct ht_reader *reader)
 	puts("\nWake-ups of the halts that slept, to the guest running (irq: the vector KVM injected first, timer\n"
 	     "the vCPU's local APIC timer, vector another (IPI, device), none a posted interrupt or no interrupt;\n"
 	     "waiting: its share runnable without a host CPU; reblocked: woken, then halted again before running):");
-	return ht_report_vcpu_view(t, reader, &wake_ops, &wake_sum);
+	ret = ht_report_vcpu_view(t, reader, &wake_ops, &wake_sum);
+	if (ret || !any_timer_due(t))
+		return ret;
+	puts("\nTimer wake-ups from their timer's due time (KVM's hrtimer expiry for the guest's deadline) to the guest\n"
+	     "running (firing: its share from the due time to the wake-up, the host firing the timer; waiting: its\n"
+	     "share runnable without a host CPU; ?: the file holds none):");
+	return ht_report_vcpu_view(t, reader, &due_ops, &due_sum);
 }
 
-/* A row's wake-ups, each class's count, time, wait, longest and p99 (a slot's upper bound), then the reblocked; ends the row. */
+/* A row's wake-ups, each class's count, time, wait, longest and p99 (a slot's upper bound), then the reblocked. */
 static void write_wake_columns(bool json, const struct ht_vcpu_wakeups *w)
 {
 	if (json)
@@ -205,7 +288,26 @@ static void write_wake_columns(bool json, const struct ht_vcpu_wakeups *w)
 			printf(",%llu,%llu,%llu,%llu,%llu", n, (unsigned long long)k->total_ns, (unsigned long long)k->wait_ns,
 			       (unsigned long long)k->max_ns, p99);
 	}
-	printf(json ? "\"reblocked\":%llu}}\n" : ",%llu\n", (unsigned long long)w->reblocked);
+	printf(json ? "\"reblocked\":%llu}" : ",%llu", (unsigned long long)w->reblocked);
+}
+
+/*
+ * A row's timer wake-ups from their due time: count, time, firing, wait,
+ * longest and p99; empty (CSV) or null (JSON) where the file holds none.
+ * Ends the row.
+ */
+static void write_due_columns(bool json, const struct ht_vcpu_timer_due *d, bool unknown)
+{
+	const struct ht_vcpu_wake_hist *k = &d->h;
+
+	if (unknown)
+		fputs(json ? ",\"timer_due\":null}\n" : ",,,,,,\n", stdout);
+	else
+		printf(json ? ",\"timer_due\":{\"count\":%llu,\"ns\":%llu,\"fire_ns\":%llu,\"wait_ns\":%llu,\"max_ns\":%llu,\"p99_ns\":%llu}}\n"
+			    : ",%llu,%llu,%llu,%llu,%llu,%llu\n",
+		       (unsigned long long)ht_wake_count(k), (unsigned long long)k->total_ns, (unsigned long long)d->fire_ns,
+		       (unsigned long long)k->wait_ns, (unsigned long long)k->max_ns,
+		       (unsigned long long)ht_wake_percentile(k, 99));
 }
 
 static void write_rows(enum ht_report_mode mode, const struct ht_exit_table *t, struct ht_reader *reader)
@@ -217,7 +319,7 @@ static void write_rows(enum ht_report_mode mode, const struct ht_exit_table *t, 
 		for (int c = 0; c < HT_WAKE_NCLASSES; c++)
 			printf(",wake_%s,wake_%s_ns,wake_%s_wait_ns,wake_%s_max_ns,wake_%s_p99_ns", ht_wake_class_names[c],
 			       ht_wake_class_names[c], ht_wake_class_names[c], ht_wake_class_names[c], ht_wake_class_names[c]);
-		puts(",wake_reblocked");
+		puts(",wake_reblocked,timer_due,timer_due_ns,timer_due_fire_ns,timer_due_wait_ns,timer_due_max_ns,timer_due_p99_ns");
 	}
 	for (size_t i = 0; i < t->nthreads; i++) {
 		const struct ht_vcpu_thread_row *r = &t->threads[i];
@@ -240,6 +342,7 @@ static void write_rows(enum ht_report_mode mode, const struct ht_exit_table *t, 
 		       (unsigned long long)h->caught_ns, (unsigned long long)h->slept, (unsigned long long)h->slept_ns,
 		       slept_poll, h->poll_unknown, poll);
 		write_wake_columns(json, &h->wake);
+		write_due_columns(json, &r->due, r->no_due);
 	}
 }
 

@@ -42,12 +42,14 @@ struct vm_row {
 	__u64 state_ns[HT_VCPU_NSTATES]; /* its vCPU threads' accounts in the interval, summed */
 	struct ht_vcpu_halts halts; /* its vCPU threads' halts in the interval: polled, caught, polling lost, their wake-ups */
 	struct ht_vcpu_irqs irqs;   /* its vCPU threads' interrupts in the interval, acceptance to guest */
+	struct ht_vcpu_timer_due due; /* its vCPU threads' timer wake-ups in the interval, due time to guest */
 	unsigned int threads;      /* vCPU threads known */
 };
 
 /*
  * The columns after PID and VM, in the order shown. A screen too narrow for
  * all of them drops them in the order of drop_rank, highest first: the
+ * p99 of the timer wake-ups from their timer's due time to guest, the
  * p99 of the interrupts from acceptance to guest, the
  * p99 of the wake-ups from a halt, the CPU polling burned without catching
  * one, the share of polled halts that polling caught, then the hypercall
@@ -56,7 +58,7 @@ struct vm_row {
  * time went stay (docs: top(1), "COLUMNS").
  */
 enum column { COL_EXITS, COL_P50, COL_P99, COL_GUEST, COL_KVM, COL_VMM, COL_WAIT, COL_HALT, COL_BLK, COL_POLL, COL_PBURN,
-	      COL_WAKE99, COL_IRQ99, COL_HCALLS, NCOLS };
+	      COL_WAKE99, COL_IRQ99, COL_DUE99, COL_HCALLS, NCOLS };
 static const struct {
 	const char *title;
 	int width;
@@ -66,7 +68,7 @@ static const struct {
 	[COL_GUEST] = { "GUEST%", 6, 1 },  [COL_KVM] = { "KVM%", 6, 2 },   [COL_VMM] = { "VMM%", 6, 3 },
 	[COL_WAIT] = { "WAIT%", 6, 4 },    [COL_HALT] = { "HALT%", 6, 5 }, [COL_BLK] = { "BLK%", 6, 6 },
 	[COL_POLL] = { "POLL%", 6, 10 },   [COL_PBURN] = { "PBURN%", 6, 11 }, [COL_WAKE99] = { "WAKE99", 6, 12 },
-	[COL_IRQ99] = { "IRQ99", 6, 13 },  [COL_HCALLS] = { "HCALL/S", 8, 9 },
+	[COL_IRQ99] = { "IRQ99", 6, 13 },  [COL_DUE99] = { "DUE99", 6, 14 }, [COL_HCALLS] = { "HCALL/S", 8, 9 },
 };
 /* The state of each account column. */
 static const enum ht_vcpu_state column_state[NCOLS] = {
@@ -201,13 +203,13 @@ static void fmt_le(char *buf, size_t len, uint64_t ns, uint64_t count)
  * The columns after the name that fit (show): exits/s, p50, p99, each
  * state's %, the polled halts polling caught in % (of polled; "-" for none),
  * the CPU that polling burned in halts that slept in % of the threads' time
- * (as the states; "-" for no account), the p99 of the halts' wake-ups to the guest running and of the interrupts
- * from acceptance to guest (bucket bounds; "-" for none), hypercalls/s. h, irqs: the interval's halts and
- * interrupts, NULL for none.
+ * (as the states; "-" for no account), the p99 of the halts' wake-ups to the guest running, of the interrupts
+ * from acceptance to guest and of the timer wake-ups from their due time to guest (bucket bounds; "-" for
+ * none), hypercalls/s. h, irqs, due: the interval's halts, interrupts and timer wake-ups, NULL for none.
  */
 static void columns(char *buf, size_t len, const bool show[NCOLS], const struct ht_exit_series *s, uint64_t hcalls,
 		    const __u64 *state_ns, const struct ht_vcpu_halts *h, const struct ht_vcpu_irqs *irqs,
-		    uint64_t interval_ns)
+		    const struct ht_vcpu_timer_due *due, uint64_t interval_ns)
 {
 	struct ht_vcpu_wake_hist wake, irq;
 
@@ -251,6 +253,9 @@ static void columns(char *buf, size_t len, const bool show[NCOLS], const struct 
 			break;
 		case COL_IRQ99:
 			fmt_le(v, sizeof(v), ht_wake_percentile(&irq, 99), ht_wake_count(&irq));
+			break;
+		case COL_DUE99:
+			fmt_le(v, sizeof(v), due ? ht_wake_percentile(&due->h, 99) : 0, due ? ht_wake_count(&due->h) : 0);
 			break;
 		default:
 			pct = state_ns ? state_pct(state_ns, column_state[c]) : -1.0;
@@ -416,7 +421,7 @@ static bool vcpu_rows(struct frame *f, const bool show[NCOLS], const struct vm_r
 		const struct ht_vcpu_thread_row *in = interval_row(g, t);
 
 		columns(cols, sizeof(cols), show, &vs->s, vs->hcalls, in ? in->a.state_ns : NULL, in ? &in->h : NULL,
-			in ? &in->irqs : NULL, o->interval_ns);
+			in ? &in->irqs : NULL, in ? &in->due : NULL, o->interval_ns);
 		row(f, "%7u   %-18.18s %s", t->w.tid, name, cols);
 	}
 	free(sums);
@@ -469,7 +474,7 @@ static void reason_rows(struct frame *f, const bool show[NCOLS], const struct vm
 		ht_exit_reason_format(reason, sizeof(reason), sums[j].key.isa, sums[j].key.reason);
 		snprintf(name, sizeof(name), "  %s", reason);
 		columns(cols, sizeof(cols), show, &sums[j], is_hypercall(&sums[j].key) ? sums[j].h.count : 0, NULL, NULL,
-			NULL, o->interval_ns);
+			NULL, NULL, o->interval_ns);
 		row(f, "%7s   %-18.18s %s", "", name, cols);
 		/* Its causes: one line each, cut to the screen ("io 0x3f8 out 1: 1200/s, kvm p50 <=4.1us, ..."). */
 		size_t first, nc = ht_exit_causes_of_reason(g->causes, g->ncauses, r->pid, sums[j].key.isa,
@@ -589,6 +594,7 @@ static uint64_t sum_rows(struct vm_row *rows, size_t n, const struct ht_exit_tab
 			r->halts.slept_poll_ns = ht_sat_add(r->halts.slept_poll_ns, interval->threads[i].h.slept_poll_ns);
 			ht_wakeups_add(&r->halts.wake, &interval->threads[i].h.wake);
 			ht_irqs_add(&r->irqs, &interval->threads[i].irqs);
+			ht_timer_due_add(&r->due, &interval->threads[i].due);
 		}
 	}
 	return exits;
@@ -659,7 +665,7 @@ int ht_top_view_write(FILE *out, const struct ht_exit_table *interval, const str
 		const struct vm_row *r = &rows[i];
 
 		columns(cols, sizeof(cols), show, &r->sum, r->hcalls, r->threads ? r->state_ns : NULL, &r->halts, &r->irqs,
-			o->interval_ns);
+			&r->due, o->interval_ns);
 		/* The name cut to its column between two characters, never inside one. */
 		const char *nm = r->name[0] ? r->name : "?";
 		int cut = (int)ht_utf8_prefix(nm, 20);

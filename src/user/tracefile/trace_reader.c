@@ -403,6 +403,24 @@ static bool irqs_ok(const struct ht_vcpu_wait_rec *rec, char *why, size_t len)
 	return true;
 }
 
+/*
+ * A vCPU thread's timer wake-ups from their due time (version 15 on): the
+ * firing and the wait within each one's time. Older records have none.
+ */
+static bool timer_due_ok(const struct ht_vcpu_wait_rec *rec, char *why, size_t len)
+{
+	const struct ht_vcpu_timer_due *d = &rec->due;
+
+	if ((unsigned __int128)d->h.wait_ns + d->fire_ns > d->h.total_ns || d->h.max_ns > d->h.total_ns) {
+		snprintf(why, len,
+			 "the timer wake-ups of vCPU thread %u do not add up: %llu ns firing, %llu ns waiting and %llu ns the longest of %llu ns",
+			 rec->w.tid, (unsigned long long)d->fire_ns, (unsigned long long)d->h.wait_ns,
+			 (unsigned long long)d->h.max_ns, (unsigned long long)d->h.total_ns);
+		return false;
+	}
+	return true;
+}
+
 /* What a reader must not take from an EXITS block whose CRC is right: time going back, impossible series or accounts. */
 static bool exits_block_ok(const struct ht_reader *r, const struct ht_exits_header *eh, const unsigned char *p,
 			   const unsigned char *threads, size_t thread_rec, char *why, size_t len)
@@ -423,7 +441,8 @@ static bool exits_block_ok(const struct ht_reader *r, const struct ht_exits_head
 		struct ht_vcpu_wait_rec rec = { 0 };
 
 		memcpy(&rec, threads + (size_t)i * thread_rec, thread_rec);
-		if (!account_ok(&rec, why, len) || !halts_ok(&rec, why, len) || !irqs_ok(&rec, why, len))
+		if (!account_ok(&rec, why, len) || !halts_ok(&rec, why, len) || !irqs_ok(&rec, why, len) ||
+		    !timer_due_ok(&rec, why, len))
 			return false;
 	}
 	return true;
@@ -556,10 +575,12 @@ static bool load_exits_block(struct ht_reader *r, const struct ht_block_header *
 	struct ht_exits_header eh = { 0 };
 	/*
 	 * Thread records grew in versions 5 (the account), 9 (the halts), 10
-	 * (their wake-ups), 12 (the slept ones' polling) and 13 (the
-	 * interrupts); older ones are read into the new layout.
+	 * (their wake-ups), 12 (the slept ones' polling), 13 (the interrupts)
+	 * and 15 (the timer wake-ups from their due time); older ones are read
+	 * into the new layout.
 	 */
-	size_t thread_rec = r->hdr.version >= 13  ? sizeof(struct ht_vcpu_wait_rec)
+	size_t thread_rec = r->hdr.version >= 15  ? sizeof(struct ht_vcpu_wait_rec)
+			    : r->hdr.version >= 13 ? HT_VCPU_WAIT_REC_V14_SIZE
 			    : r->hdr.version >= 12 ? HT_VCPU_WAIT_REC_V12_SIZE
 			    : r->hdr.version >= 10 ? HT_VCPU_WAIT_REC_V11_SIZE
 			    : r->hdr.version >= 9 ? HT_VCPU_WAIT_REC_V9_SIZE
@@ -612,7 +633,9 @@ static bool load_exits_block(struct ht_reader *r, const struct ht_block_header *
 				widened[i].h.poll_ns = HT_HALT_POLL_NS_UNKNOWN; /* none recorded */
 			if (thread_rec < HT_VCPU_WAIT_REC_V12_SIZE)
 				widened[i].w.pad1 |= HT_VCPU_WAIT_F_NO_SLEPT_POLL;
-			widened[i].w.pad1 |= HT_VCPU_WAIT_F_NO_IRQS;
+			if (thread_rec < HT_VCPU_WAIT_REC_V14_SIZE)
+				widened[i].w.pad1 |= HT_VCPU_WAIT_F_NO_IRQS;
+			widened[i].w.pad1 |= HT_VCPU_WAIT_F_NO_TIMER_DUE;
 		}
 		free(r->exits_threads);
 		r->exits_threads = widened;
