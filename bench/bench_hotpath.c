@@ -48,15 +48,17 @@ enum { EMPTY, EXIT_NOMATCH, ENTRY_NOMATCH, FUSED, HASH_EXIT_NOMATCH, HASH_ENTRY_
         * floor, then the path with --exits, then with --exits --wakeups (a
         * record per wake-up, in an instance of its own), then with --exits
         * woken by an interrupt that is timed from its acceptance, then that
-        * with --wakeups (the wake-up's record and the delivery's).
+        * with --wakeups (the wake-up's record and the delivery's), then the
+        * path with --exits and its timer's expiry noted while it sleeps.
         */
-       HALT_FLOOR, HALT_CYCLE, HALT_CYCLE_WAKEUPS, HALT_IRQ_CYCLE, HALT_IRQ_CYCLE_WAKEUPS, NCASES };
+       HALT_FLOOR, HALT_CYCLE, HALT_CYCLE_WAKEUPS, HALT_IRQ_CYCLE, HALT_IRQ_CYCLE_WAKEUPS, HALT_DUE_CYCLE, NCASES };
 /* hotpath.bpf.c's BENCH_SWITCH_PAIR and BENCH_REGISTER_PAIR: after the --exits cases' programs. */
 #define PROG_SWITCH_PAIR (SWITCH_OUT + 5)
 #define PROG_REGISTER_PAIR (SWITCH_OUT + 6)
 #define PROG_FLOOR_HALT (SWITCH_OUT + 7)
 #define PROG_HALT_CYCLE (SWITCH_OUT + 8)
 #define PROG_HALT_IRQ_CYCLE (SWITCH_OUT + 9)
+#define PROG_HALT_DUE_CYCLE (SWITCH_OUT + 10)
 /* The BENCH_* case of hotpath.bpf.c each --exits case runs (its enum goes on after BENCH_SWITCH_OUT). */
 static const int exits_case_prog[] = { [FLOOR_PAIR - FLOOR_PAIR] = SWITCH_OUT + 1, [EXITS_PAIR - FLOOR_PAIR] = SWITCH_OUT + 2,
 				       [SWITCH_EXITS - FLOOR_PAIR] = SWITCH_OUT, [SWITCH_VCPUS - FLOOR_PAIR] = SWITCH_OUT + 3,
@@ -91,6 +93,7 @@ static const char *const names[NCASES] = {
 	"--wakeups: the same, a record each",
 	"--exits: the same, woken by a timed interrupt",
 	"--wakeups: the same, two records each",
+	"--exits: halt path, its timer's due time noted",
 };
 #define ROUNDS 41
 
@@ -323,7 +326,6 @@ static void mark_pair(struct hotpath_bpf *skel, const __u32 tids[2], bool vcpu)
 	}
 }
 
-/* The timer wake-ups an instance counted for this thread (the halt-cycle cases'), or ~0 if it has none. */
 /* This thread's value in a map indexed by its vcpu_thread_table index: 0, or -1 if it has none. */
 static int my_thread_value(struct hotpath_bpf *skel, const struct bpf_map *map, void *value)
 {
@@ -348,6 +350,14 @@ static __u64 timer_wakeups_of_me(struct hotpath_bpf *skel)
 	struct ht_vcpu_halts h;
 
 	return my_thread_value(skel, skel->maps.vcpu_halts, &h) ? ~0ull : ht_wake_count(&h.wake.c[HT_WAKE_TIMER]);
+}
+
+/* Of them, those counted from their timer's due time too, or ~0 if it has none. */
+static __u64 timer_dues_of_me(struct hotpath_bpf *skel)
+{
+	struct ht_vcpu_timer_due d;
+
+	return my_thread_value(skel, skel->maps.vcpu_timer_dues, &d) ? ~0ull : ht_wake_count(&d.h);
 }
 
 /* A counter of an instance, over all CPUs (the counters map is per CPU). */
@@ -453,7 +463,8 @@ int main(int argc, char **argv)
 
 				/* With --wakeups a record per wake-up and one per delivery: fewer, so the ring never fills. */
 				ns[c][r] = run_case(wk ? wake_skel : exits_skel, wk ? wake_rb : exits_rb,
-						    c == HALT_FLOOR ? PROG_FLOOR_HALT : irq ? PROG_HALT_IRQ_CYCLE : PROG_HALT_CYCLE,
+						    c == HALT_FLOOR ? PROG_FLOOR_HALT : irq ? PROG_HALT_IRQ_CYCLE :
+						    c == HALT_DUE_CYCLE ? PROG_HALT_DUE_CYCLE : PROG_HALT_CYCLE,
 						    !wk ? 500000 : irq ? 25000 : 50000);
 				continue;
 			}
@@ -526,11 +537,13 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	/* Every halt cycle a timer wake-up, and every one of --wakeups a record: else those cases measure something else. */
-	__u64 woken[2] = { timer_wakeups_of_me(exits_skel), timer_wakeups_of_me(wake_skel) };
-	if (woken[0] != ROUNDS * 500000ull || woken[1] != ROUNDS * 50000ull || counter(wake_skel, HT_CNT_WAKEUP_DROPS)) {
-		fprintf(stderr, "bench_hotpath: the halt cycles made %llu and %llu timer wake-ups (want %u and %u), %llu records lost: void\n",
-			(unsigned long long)woken[0], (unsigned long long)woken[1], ROUNDS * 500000, ROUNDS * 50000,
-			(unsigned long long)counter(wake_skel, HT_CNT_WAKEUP_DROPS));
+	/* The --exits instance runs two halt cycles, without and with the timer's expiry: the second's due times counted too. */
+	__u64 woken[2] = { timer_wakeups_of_me(exits_skel), timer_wakeups_of_me(wake_skel) }, due = timer_dues_of_me(exits_skel);
+	if (woken[0] != 2 * ROUNDS * 500000ull || woken[1] != ROUNDS * 50000ull || due != ROUNDS * 500000ull ||
+	    counter(wake_skel, HT_CNT_WAKEUP_DROPS)) {
+		fprintf(stderr, "bench_hotpath: the halt cycles made %llu and %llu timer wake-ups (want %u and %u), %llu from their due time (want %u), %llu records lost: void\n",
+			(unsigned long long)woken[0], (unsigned long long)woken[1], 2 * ROUNDS * 500000, ROUNDS * 50000,
+			(unsigned long long)due, ROUNDS * 500000, (unsigned long long)counter(wake_skel, HT_CNT_WAKEUP_DROPS));
 		return 1;
 	}
 	/*
@@ -646,6 +659,12 @@ int main(int argc, char **argv)
 	printf("INFO   %-52s %6.2fx  (quartiles %.2f-%.2f; fastest rounds %.2fx; +%.1f ns per interrupt)\n",
 	       "--wakeups: that path with its two records vs without", irq_rec.median, irq_rec.q1, irq_rec.q3,
 	       med[HALT_IRQ_CYCLE_WAKEUPS] / med[HALT_IRQ_CYCLE], med[HALT_IRQ_CYCLE_WAKEUPS] - med[HALT_IRQ_CYCLE]);
+	/* And the same path with its timer's due time noted: the expiry's thread lookup, and the wake-up's due histogram. */
+	struct ratio halt_due = paired_ratio(ns[HALT_DUE_CYCLE], ns[HALT_CYCLE]);
+
+	printf("INFO   %-52s %6.2fx  (quartiles %.2f-%.2f; fastest rounds %.2fx; +%.1f ns per wake-up)\n",
+	       "--exits: wake-up path with its timer's due time vs without", halt_due.median, halt_due.q1, halt_due.q3,
+	       med[HALT_DUE_CYCLE] / med[HALT_CYCLE], med[HALT_DUE_CYCLE] - med[HALT_CYCLE]);
 	return_value_cost(skel);
 	free_instances(skel, rb, exits_skel, exits_rb, pair_skel, pair_rb, boot_skel, boot_rb, wake_skel, wake_rb);
 	return 0;
