@@ -261,12 +261,8 @@ __noinline int vcpu_irq_delivered(struct vcpu_thread *t, __u32 timer_vector)
 		woken = total - wait;
 	struct ht_vcpu_wake_hist *h = &s->counts.c[c];
 
-	h->total_ns += total;
-	h->wait_ns += wait;
+	wake_hist_add(h, total, wait);
 	s->counts.woken_ns[c] += woken;
-	if (total > h->max_ns)
-		h->max_ns = total;
-	h->slots[bounded_log2_slot(total, HT_WAKE_SLOTS)]++;
 	if (wakeups_on)
 		emit_irq(t, entry_ns, accept_ns, wait, woken, word & APIC_VECTOR_MASK, c);
 	return 0;

@@ -112,6 +112,16 @@ static __always_inline void emit_wakeup(const struct vcpu_thread *t, __u64 entry
 	bpf_ringbuf_submit(w, wakeup_flags(cpu));
 }
 
+/* One more of total ns, wait of it waiting for a CPU, into h (a wake-up's, a timer due's or an interrupt's). */
+static __always_inline void wake_hist_add(struct ht_vcpu_wake_hist *h, __u64 total, __u64 wait)
+{
+	h->total_ns += total;
+	h->wait_ns += wait;
+	if (total > h->max_ns)
+		h->max_ns = total;
+	h->slots[bounded_log2_slot(total, HT_WAKE_SLOTS)]++;
+}
+
 /*
  * Thread t's timer wake-up of wake_ns to entry_ns (wait of it waiting for a
  * CPU), whose timer was due at due_ns (never after wake_ns: see
@@ -127,13 +137,9 @@ static __always_inline void timer_due_ended(const struct vcpu_thread *t, __u64 d
 
 	if (!d)
 		return;
-	d->h.total_ns += total;
-	d->h.wait_ns += wait;
+	wake_hist_add(&d->h, total, wait);
 	/* The two clocks of two CPUs: an entry a few ns before its wake-up leaves the whole to the firing. */
 	d->fire_ns += wake_ns - due_ns < total ? wake_ns - due_ns : total;
-	if (total > d->h.max_ns)
-		d->h.max_ns = total;
-	d->h.slots[bounded_log2_slot(total, HT_WAKE_SLOTS)]++;
 }
 
 /*
@@ -152,21 +158,15 @@ __noinline int vcpu_wake_ended(struct vcpu_thread *t, __u32 timer_vector)
 	__u32 vector = t->wake_vector;
 	__u32 c = vector == HT_WAKE_VECTOR_NONE ? HT_WAKE_NONE : vector == timer_vector ? HT_WAKE_TIMER : HT_WAKE_VECTOR;
 	struct ht_vcpu_halts *halts = halts_at(t->index);
-	struct ht_vcpu_wake_hist *h;
 
 	t->wake_ns = 0;
 	t->wake_due_ns = 0;
 	if (!halts || c >= HT_WAKE_NCLASSES)
 		return 0;
-	h = &halts->wake.c[c];
 	/* The two clocks of two CPUs: a wait a few ns beyond the whole is the whole. */
 	if (wait > total)
 		wait = total;
-	h->total_ns += total;
-	h->wait_ns += wait;
-	if (total > h->max_ns)
-		h->max_ns = total;
-	h->slots[bounded_log2_slot(total, HT_WAKE_SLOTS)]++;
+	wake_hist_add(&halts->wake.c[c], total, wait);
 	if (c == HT_WAKE_TIMER && due_ns)
 		timer_due_ended(t, due_ns, wake_ns, entry_ns, wait);
 	if (wakeups_on)

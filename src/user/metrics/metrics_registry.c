@@ -728,23 +728,25 @@ static void write_seconds(FILE *out, const char *name, const char *labels, const
 /* The wake-up slots are the first of the exit slots: the same edges, [2^k, 2^(k+1)) ns. */
 _Static_assert(HT_WAKE_SLOTS <= HT_EXIT_SLOTS, "wake-up slots beyond the exit slots' bounds");
 
-/*
- * A histogram per class (wake-ups', interrupts'), each with class="name";
- * the last slot, open-ended, only in +Inf (as the exits').
- */
+/* One wake-up histogram (a class's, or the timer wake-ups' from their due time); the last slot, open-ended, only in +Inf (as the exits'). */
+static void write_wake_histogram(FILE *out, const char *name, const char *labels, const struct ht_vcpu_wake_hist *h)
+{
+	uint64_t buckets[HT_WAKE_SLOTS], sum_ns = h->total_ns;
+
+	for (unsigned int s = 0; s < HT_WAKE_SLOTS; s++)
+		buckets[s] = h->slots[s];
+	ht_metrics_histogram(out, name, labels, buckets, HT_WAKE_SLOTS - 1, ht_exit_slot_high, ht_wake_count(h), &sum_ns);
+}
+
+/* A histogram per class (wake-ups', interrupts'), each with class="name". */
 static void write_class_histograms(FILE *out, const char *name, const char *labels, const struct ht_vcpu_wake_hist *c,
 				   int n, const char *const *class_names)
 {
 	char class_labels[2 * HT_METRICS_VM_LABEL + 96];
 
 	for (int k = 0; k < n; k++) {
-		uint64_t buckets[HT_WAKE_SLOTS], sum_ns = c[k].total_ns;
-
-		for (unsigned int s = 0; s < HT_WAKE_SLOTS; s++)
-			buckets[s] = c[k].slots[s];
 		snprintf(class_labels, sizeof(class_labels), "%s,class=\"%s\"", labels, class_names[k]);
-		ht_metrics_histogram(out, name, class_labels, buckets, HT_WAKE_SLOTS - 1, ht_exit_slot_high,
-				     ht_wake_count(&c[k]), &sum_ns);
+		write_wake_histogram(out, name, class_labels, &c[k]);
 	}
 }
 
@@ -864,12 +866,7 @@ static bool had_timer_due(const struct ht_metrics_vcpu_set *v)
 
 static void write_vcpu_timer_due(FILE *out, const char *name, const char *labels, const struct ht_metrics_vcpu_set *v)
 {
-	uint64_t buckets[HT_WAKE_SLOTS], sum_ns = v->due.h.total_ns;
-
-	for (unsigned int s = 0; s < HT_WAKE_SLOTS; s++)
-		buckets[s] = v->due.h.slots[s];
-	ht_metrics_histogram(out, name, labels, buckets, HT_WAKE_SLOTS - 1, ht_exit_slot_high, ht_wake_count(&v->due.h),
-			     &sum_ns);
+	write_wake_histogram(out, name, labels, &v->due.h);
 }
 
 static void write_vcpu_timer_due_parts(FILE *out, const char *name, const char *labels,

@@ -33,6 +33,15 @@ static void fmt_mean(char *buf, size_t len, uint64_t ns, uint64_t n)
 		ht_exit_fmt_ns(buf, len, ns / n);
 }
 
+/* A share of total in %, "-" for no total. */
+static void fmt_share(char *buf, size_t len, uint64_t part, uint64_t total)
+{
+	if (total)
+		snprintf(buf, len, "%.1f%%", 100.0 * (double)part / (double)total);
+	else
+		snprintf(buf, len, "-");
+}
+
 /* A thread's halt_poll_ns: "?" not known yet; sum_row: a VM's sum, which has none ("-"). */
 static void fmt_poll_ns(char *buf, size_t len, uint32_t poll_ns, bool sum_row)
 {
@@ -63,10 +72,7 @@ static void text_row(const char *label, int width, const struct ht_vcpu_halts *h
 	else
 		ht_exit_fmt_ns(poll_lost, sizeof(poll_lost), h->slept_poll_ns);
 	fmt_poll_ns(poll, sizeof(poll), h->poll_ns, sum_row);
-	if (h->polled)
-		snprintf(share, sizeof(share), "%.1f%%", 100.0 * (double)h->caught / (double)h->polled);
-	else
-		snprintf(share, sizeof(share), "-");
+	fmt_share(share, sizeof(share), h->caught, h->polled);
 	printf("  %-*s %9llu %9llu %9llu %7s %9s %9llu %9s %9s %8u %12s\n", width, label, (unsigned long long)h->halts,
 	       (unsigned long long)h->polled, (unsigned long long)h->caught, share, caught_mean,
 	       (unsigned long long)h->slept, slept_mean, poll_lost, h->poll_unknown, poll);
@@ -96,10 +102,7 @@ static void wake_row(const char *label, int width, const char *class, const stru
 	ht_exit_fmt_ns(p50, sizeof(p50), ht_wake_percentile(k, 50));
 	ht_exit_fmt_ns(p99, sizeof(p99), ht_wake_percentile(k, 99));
 	ht_exit_fmt_ns(max, sizeof(max), k->max_ns);
-	if (k->total_ns)
-		snprintf(wait, sizeof(wait), "%.1f%%", 100.0 * (double)k->wait_ns / (double)k->total_ns);
-	else
-		snprintf(wait, sizeof(wait), "-");
+	fmt_share(wait, sizeof(wait), k->wait_ns, k->total_ns);
 	printf("  %-*s %-6s %9llu %9s %9s %9s %9s %8s %9llu\n", width, label, class, (unsigned long long)n, mean, p50,
 	       p99, max, wait, (unsigned long long)reblocked);
 }
@@ -171,15 +174,6 @@ static void wakeups_vm_end(void *ctx, int width, size_t nthreads)
 {
 	if (nthreads > 1)
 		wake_rows("all its vCPU threads", width, ctx);
-}
-
-/* A share of total in %, "-" for no total. */
-static void fmt_share(char *buf, size_t len, uint64_t part, uint64_t total)
-{
-	if (total)
-		snprintf(buf, len, "%.1f%%", 100.0 * (double)part / (double)total);
-	else
-		snprintf(buf, len, "-");
 }
 
 /* The timer wake-ups' view from their due time: count, mean, p50, p99, longest, firing and waiting shares. */
