@@ -948,6 +948,17 @@ static void a_full_ring_buffer_drops_are_counted_and_records_stay_whole(void)
 {
 	struct ht_tracer *t = NULL;
 	const unsigned int burst = 500;
+	cpu_set_t all, one;
+
+	/*
+	 * The rings are per CPU: the burst must go into one of them for "the
+	 * first ones fit, the rest were dropped" to hold; a migration in the
+	 * middle would start filling the other CPU's ring.
+	 */
+	sched_getaffinity(0, sizeof(all), &all);
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	sched_setaffinity(0, sizeof(one), &one);
 	/* One page holds 4096 / (80 + 8 byte sample header) = 46 records. */
 	LOAD(t, tracer_with(SVM, NULL, 4096));
 	for (unsigned int i = 0; i < burst; i++)
@@ -978,6 +989,7 @@ static void a_full_ring_buffer_drops_are_counted_and_records_stay_whole(void)
 	}
 cleanup:
 	ht_tracer_destroy(t);
+	sched_setaffinity(0, sizeof(all), &all);
 }
 
 int main(void)
