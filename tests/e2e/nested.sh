@@ -911,7 +911,7 @@ nested_run_once() {
 	# quiet does not run. Every NESTED_KICK s of silence a line typed on its
 	# console raises an interrupt, which wakes a machine that waits for a lost
 	# one (nobody inside reads the console); after NESTED_SILENCE s it is
-	# killed as stalled.
+	# killed as stalled. What counts as output: nested_output_size.
 	while kill -0 "$qpid" 2>/dev/null; do
 		sleep 1
 		# The emulator (timeout's child): its user + system time.
@@ -924,7 +924,7 @@ nested_run_once() {
 			break
 		fi
 		[ "$NESTED_SILENCE" -gt 0 ] || continue
-		size=$(($(wc -c <"$outdir/console.log") + $(wc -c <"$outdir/results.raw")))
+		size=$(nested_output_size "$outdir")
 		now=$(date +%s)
 		if [ "$size" != "$last" ]; then
 			last=$size
@@ -1104,6 +1104,16 @@ nested_is_dynamic() {
 
 # nested_tail CONSOLE_LOG: the console's last lines on one line, or the
 # kernel's panic message if it panicked (panic=-1 + -no-reboot end qemu).
+# nested_output_size OUTDIR: how much the machine has printed and sent so
+# far, for the silence watchdog. Line ends do not count: the console's
+# terminal echoes every line the watchdog types as an empty one, and those
+# echoes would keep a machine whose clock stopped (interrupts served, no
+# timer firing, its heartbeat gone: seen under -icount) from ever counting
+# as silent.
+nested_output_size() {
+	echo $(($(tr -d '\r\n' <"$1/console.log" | wc -c) + $(wc -c <"$1/results.raw")))
+}
+
 nested_tail() {
 	local p
 	p=$(tr -d '\r' <"$1" 2>/dev/null | grep -m1 'Kernel panic' || true)

@@ -297,6 +297,26 @@ echo "[   30.000000] Kernel panic - not syncing: Fatal exception in interrupt" >
 expect_stall panic_before_the_silence_is_never_retried ''
 NESTED_STALLED=0 NESTED_ERR=
 
+# --- the silence watchdog: what counts as the machine's output ---------------------
+# A machine whose clock stopped still serves the console's interrupt: its
+# terminal echoes each line the watchdog types as an empty one. Those echoes
+# are no output, a heartbeat or a result is.
+mkdir -p "$work/watch"
+printf 'NESTED: script start at uptime 2.68 s\r\nNESTED-BEAT 4\r\n' >"$work/watch/console.log"
+printf 'RESULT' >"$work/watch/results.raw"
+before=$(nested_output_size "$work/watch")
+printf '\r\n\r\n\r\n' >>"$work/watch/console.log"
+echoed=$(nested_output_size "$work/watch")
+printf 'NESTED-BEAT 6\r\n' >>"$work/watch/console.log"
+beat=$(nested_output_size "$work/watch")
+printf 'MORE' >>"$work/watch/results.raw"
+result=$(nested_output_size "$work/watch")
+if [ "$echoed" = "$before" ] && [ "$beat" -gt "$echoed" ] && [ "$result" -gt "$beat" ]; then
+	pass watchdog_counts_beats_and_results_not_the_kicks_echoes
+else
+	fail watchdog_counts_beats_and_results_not_the_kicks_echoes "sizes: $before, after 3 echoed kicks $echoed, after a beat $beat, after a result $result"
+fi
+
 # --- nested_run: retry once after a stall, never after a failure --------------------
 # The attempts play SCENARIO_1, SCENARIO_2, ... in turn (functions below).
 nested_run_once() {
