@@ -1102,8 +1102,6 @@ nested_is_dynamic() {
 	return 1
 }
 
-# nested_tail CONSOLE_LOG: the console's last lines on one line, or the
-# kernel's panic message if it panicked (panic=-1 + -no-reboot end qemu).
 # nested_output_size OUTDIR: how much the machine has printed and sent so
 # far, for the silence watchdog. Line ends do not count: the console's
 # terminal echoes every line the watchdog types as an empty one, and those
@@ -1114,6 +1112,8 @@ nested_output_size() {
 	echo $(($(tr -d '\r\n' <"$1/console.log" | wc -c) + $(wc -c <"$1/results.raw")))
 }
 
+# nested_tail CONSOLE_LOG: the console's last lines on one line, or the
+# kernel's panic message if it panicked (panic=-1 + -no-reboot end qemu).
 nested_tail() {
 	local p
 	p=$(tr -d '\r' <"$1" 2>/dev/null | grep -m1 'Kernel panic' || true)

@@ -1637,32 +1637,20 @@ cleanup:
  * full size, zeroed at their creation): a recording without --exits creates
  * them with one entry each, one with --exits at full size.
  */
-/* The tables of exits_tables_are_made_only_for_exits, of tracer t. */
-static void exits_only_tables(const struct ht_tracer *t, const struct bpf_map *maps[7])
-{
-	maps[0] = t->skel->maps.vcpu_thread_table;
-	maps[1] = t->skel->maps.vcpu_halts;
-	maps[2] = t->skel->maps.vcpu_irqs;
-	maps[3] = t->skel->maps.vcpu_timer_dues;
-	maps[4] = t->skel->maps.vcpu_apic_ids;
-	maps[5] = t->skel->maps.vcpu_thread_ids;
-	maps[6] = t->skel->maps.vm_shares;
-}
-
 static void exits_tables_are_made_only_for_exits(void)
 {
 	struct ht_tracer *t = NULL, *full = NULL;
 	struct ht_tracer_opts o = { .isa = VMX, .synthetic = true, .ringbuf_bytes = 1 << 20 };
-	const struct bpf_map *small[7], *big[7];
+	struct bpf_map *small[HT_EXITS_ONLY_MAPS], *big[HT_EXITS_ONLY_MAPS];
 
 	ht_filters_default(&o.filters);
 	if (!ASSERT_OK_PTR(t = ht_kernel_test_tracer(&o), "tracer without --exits did not load"))
 		goto cleanup;
 	if (!ASSERT_OK_PTR(full = exits_tracer(VMX, NULL), "tracer with --exits did not load"))
 		goto cleanup;
-	exits_only_tables(t, small);
-	exits_only_tables(full, big);
-	for (size_t i = 0; i < 7; i++) {
+	ht_tracer_exits_only_maps(t->skel, small);
+	ht_tracer_exits_only_maps(full->skel, big);
+	for (size_t i = 0; i < ARRAY_SIZE(small); i++) {
 		if (!ASSERT_EQ(bpf_map__max_entries(small[i]), 1, bpf_map__name(small[i])))
 			goto cleanup;
 		if (!ASSERT_GE(bpf_map__max_entries(big[i]), 4096, bpf_map__name(big[i])))

@@ -266,18 +266,15 @@ static int size_cpu_maps(struct ht_tracer *t, const struct ht_tracer_opts *opts,
 	bpf_map__set_max_entries(t->skel->maps.boot_threads, opts->exits && opts->boot ? HT_MAX_VCPU_THREADS : 1);
 	bpf_map__set_max_entries(t->skel->maps.boot_vms, opts->exits && opts->boot ? HT_MAX_BOOT_VMS : 1);
 	/*
-	 * --exits' preallocated tables (the vCPU threads and what is kept per
-	 * thread, the VMs' shares): one entry each if it is off. At full size
-	 * they are some 23 MB of kernel memory, zeroed when they are created,
-	 * that a recording of hypercalls alone would never touch.
+	 * --exits' preallocated tables: one entry each if it is off. At full
+	 * size they are some 23 MB of kernel memory, zeroed when they are
+	 * created, that a recording of hypercalls alone would never touch.
 	 */
 	if (!opts->exits) {
-		struct bpf_map *exits_only[] = {
-			t->skel->maps.vcpu_thread_table, t->skel->maps.vcpu_halts,    t->skel->maps.vcpu_irqs,
-			t->skel->maps.vcpu_timer_dues,   t->skel->maps.vcpu_apic_ids, t->skel->maps.vcpu_thread_ids,
-			t->skel->maps.vm_shares,
-		};
-		for (size_t i = 0; i < sizeof(exits_only) / sizeof(exits_only[0]); i++)
+		struct bpf_map *exits_only[HT_EXITS_ONLY_MAPS];
+
+		ht_tracer_exits_only_maps(t->skel, exits_only);
+		for (size_t i = 0; i < ARRAY_SIZE(exits_only); i++)
 			bpf_map__set_max_entries(exits_only[i], 1);
 	}
 	if (cpus > HT_MAX_CPUS) {
