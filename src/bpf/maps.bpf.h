@@ -74,6 +74,12 @@ const volatile bool boot_on = false;
 const volatile __u64 boot_since_ns = 0;
 const volatile __u64 boot_window_ns = 0;
 const volatile __u64 boot_max_exits = 0;
+/*
+ * record --exits: the vCPU thread table's entries less one, a power of two
+ * (vcpu_thread_table and what is kept per thread are made that size). The
+ * host decides it: every entry is kernel memory zeroed when record starts.
+ */
+const volatile __u32 vcpu_thread_mask = HT_MAX_VCPU_THREADS - 1;
 /* For the synthetic programs, which have no task or vCPU to read: a thread's process start and its mode. */
 __u64 synthetic_process_start_ns = 0;
 __u8 synthetic_boot_mode = 0;

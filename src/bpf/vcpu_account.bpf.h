@@ -122,7 +122,7 @@ __noinline __u32 vcpu_thread_add(__u64 ids, __u32 vcpu_and_state, __u64 now)
 	__u32 first = tid * 0x9e3779b1u;
 
 	for (__u32 i = 0; i < HT_VCPU_THREAD_PROBES; i++) {
-		__u32 at = (first + i) & (HT_MAX_VCPU_THREADS - 1);
+		__u32 at = (first + i) & vcpu_thread_mask;
 		struct vcpu_thread *t = thread_at(at);
 
 		if (!t)

@@ -1635,10 +1635,12 @@ cleanup:
 /*
  * The per-thread tables of --exits are preallocated (tens of megabytes at
  * full size, zeroed at their creation): a recording without --exits creates
- * them with one entry each, one with --exits at full size.
+ * them with one entry each, one with --exits with an entry a vCPU thread of
+ * the host's (ht_vcpu_threads_for), the VMs' shares at their own size.
  */
 static void exits_tables_are_made_only_for_exits(void)
 {
+	int cpus = libbpf_num_possible_cpus();
 	struct ht_tracer *t = NULL, *full = NULL;
 	struct ht_tracer_opts o = { .isa = VMX, .synthetic = true, .ringbuf_bytes = 1 << 20 };
 	struct bpf_map *small[HT_EXITS_ONLY_MAPS], *big[HT_EXITS_ONLY_MAPS];
@@ -1653,11 +1655,56 @@ static void exits_tables_are_made_only_for_exits(void)
 	for (size_t i = 0; i < ARRAY_SIZE(small); i++) {
 		if (!ASSERT_EQ(bpf_map__max_entries(small[i]), 1, bpf_map__name(small[i])))
 			goto cleanup;
-		if (!ASSERT_GE(bpf_map__max_entries(big[i]), 4096, bpf_map__name(big[i])))
+		if (big[i] == full->skel->maps.vm_shares ?
+			    !ASSERT_GE(bpf_map__max_entries(big[i]), 4096, bpf_map__name(big[i])) :
+			    !ASSERT_EQ(bpf_map__max_entries(big[i]), ht_vcpu_threads_for((unsigned int)cpus),
+				       bpf_map__name(big[i])))
 			goto cleanup;
 	}
 cleanup:
 	ht_tracer_destroy(full);
+	ht_tracer_destroy(t);
+}
+
+/*
+ * record --vcpu-threads N: every per-thread table has N entries rounded up
+ * to a power of two, and a thread's probes for a free entry stay among
+ * them (the programs mask its hash with the size): more threads than
+ * entries fill most of the table, each at an index below the size, and the
+ * others are refused. Without the mask the probes of most threads would
+ * fall past the end and find nothing.
+ */
+static void vcpu_threads_fill_a_table_of_the_size_asked(void)
+{
+	enum { ASKED = 300, SIZE = 512, THREADS = 600 };
+	struct ht_tracer_opts o = { .isa = VMX, .synthetic = true, .synthetic_switches_only = true, .exits = true,
+				    .ringbuf_bytes = 1 << 20, .vcpu_threads = ASKED };
+	struct ht_tracer *t = NULL;
+	struct bpf_map *maps[HT_EXITS_ONLY_MAPS];
+	unsigned int taken = 0, marked = 0;
+
+	ht_filters_default(&o.filters);
+	LOAD(t, ht_kernel_test_tracer(&o));
+	if (!ASSERT_EQ(ht_tracer_vcpu_threads(t), SIZE, "entries"))
+		goto cleanup;
+	ht_tracer_exits_only_maps(t->skel, maps);
+	for (size_t i = 0; i < ARRAY_SIZE(maps); i++)
+		if (maps[i] != t->skel->maps.vm_shares &&
+		    !ASSERT_EQ(bpf_map__max_entries(maps[i]), SIZE, bpf_map__name(maps[i])))
+			goto cleanup;
+	for (__u32 i = 0; i < THREADS; i++)
+		taken += ht_synth_register(t, 4100000 + i, 4100000, i, true, 1) == 0;
+	for (size_t i = 0; i < HT_MAX_VCPU_THREADS; i++) {
+		if (!t->vcpu_thread_used->used[i])
+			continue;
+		if (!ASSERT_MSG(i < SIZE, "a thread at index %zu of a table of %d", i, SIZE))
+			goto cleanup;
+		marked++;
+	}
+	printf("    %u of %d threads have an entry of %d\n", taken, THREADS, SIZE);
+	if (ASSERT_EQ(marked, taken, "entries marked") && ASSERT_GE(taken, SIZE * 3 / 4, "threads with an entry"))
+		ASSERT_LT(taken, THREADS, "threads with an entry");
+cleanup:
 	ht_tracer_destroy(t);
 }
 
@@ -1672,6 +1719,7 @@ int main(void)
 	ht_kernel_test_pin_here();
 	RUN(an_exit_and_its_entry_count_one_exit_with_its_time_in_the_host);
 	RUN(exits_tables_are_made_only_for_exits);
+	RUN(vcpu_threads_fill_a_table_of_the_size_asked);
 	RUN(times_fall_in_their_log2_buckets_at_both_edges);
 	RUN(both_isas_vcpus_and_reasons_are_series_of_their_own);
 	RUN(pid_and_vcpu_filters_select_exits);

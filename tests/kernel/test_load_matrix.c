@@ -306,8 +306,11 @@ static int code_lengths_of(const struct ht_tracer *t, struct code_lengths *out)
  * found. In the nested machine kvm is a module; on a host with kvm built
  * in, every target is vmlinux's.
  */
-static void tp_btf_targets_match_libbpfs_search(bool walk_refused)
+enum btf_reading { BTF_COPIED, BTF_FROM_SYSFS, BTF_PARSED_BY_LIBBPF };
+
+static void tp_btf_targets_match_libbpfs_search(enum btf_reading how)
 {
+	bool walk_refused = how == BTF_PARSED_BY_LIBBPF;
 	static const char *const tracepoints[] = {
 		"kvm_exit",	    "kvm_entry",	"kvm_hypercall", "kvm_userspace_exit", "kvm_pio",
 		"kvm_mmio",	    "kvm_msr",		"kvm_cpuid",	 "kvm_vcpu_wakeup",    "kvm_inj_virq",
@@ -322,6 +325,7 @@ static void tp_btf_targets_match_libbpfs_search(bool walk_refused)
 		SKIP("the kvm tracepoints are missing (KVM not loaded) or not root");
 	ht_attach_targets_forget();
 	ht_attach_targets_walk_refused(walk_refused);
+	ht_attach_targets_copy_refused(how == BTF_FROM_SYSFS);
 	vmlinux = btf__load_vmlinux_btf();
 	if (!ASSERT_OK_PTR(vmlinux, "vmlinux's BTF"))
 		goto cleanup;
@@ -360,24 +364,40 @@ static void tp_btf_targets_match_libbpfs_search(bool walk_refused)
 	}
 	ASSERT_MSG(ht_attach_target_of("no_such_tracepoint_anywhere", &fd, &id) == -ESRCH,
 		   "a tracepoint no BTF has is found");
+	/* vmlinux's and every module's walked BTF copied from its object, or none where that is refused. */
+	if (how == BTF_COPIED)
+		ASSERT_MSG(ht_attach_targets_copied() >= 1 + (in_kvm > 0), "%u BTFs copied from their objects",
+			   ht_attach_targets_copied());
+	else
+		ASSERT_MSG(ht_attach_targets_copied() == 0, "%u BTFs copied, none wanted", ht_attach_targets_copied());
 	printf("    %zu targets as libbpf finds them, %u of them in the kvm module's BTF (%s)\n", ARRAY_SIZE(tracepoints),
-	       in_kvm, walk_refused ? "libbpf's parse of the BTFs" : "one walk of each raw BTF");
+	       in_kvm,
+	       how == BTF_PARSED_BY_LIBBPF ? "libbpf's parse of the BTFs" :
+	       how == BTF_FROM_SYSFS	   ? "one walk of each raw BTF, read from sysfs" :
+					     "one walk of each raw BTF, copied from its object");
 cleanup:
 	ht_attach_targets_forget();
 	ht_attach_targets_walk_refused(false);
+	ht_attach_targets_copy_refused(false);
 	btf__free(kvm);
 	btf__free(vmlinux);
 }
 
 static void tp_btf_targets_are_the_typedefs_libbpfs_search_finds(void)
 {
-	tp_btf_targets_match_libbpfs_search(false);
+	tp_btf_targets_match_libbpfs_search(BTF_COPIED);
+}
+
+/* Where the kernel will not copy a BTF from its object, its sysfs file gives the same. */
+static void tp_btf_targets_from_sysfs_are_the_same(void)
+{
+	tp_btf_targets_match_libbpfs_search(BTF_FROM_SYSFS);
 }
 
 /* Where the walk meets a BTF kind it does not know (a newer kernel's), libbpf's parse finds the same. */
 static void tp_btf_targets_without_the_walk_are_the_same(void)
 {
-	tp_btf_targets_match_libbpfs_search(true);
+	tp_btf_targets_match_libbpfs_search(BTF_PARSED_BY_LIBBPF);
 }
 
 /*
@@ -504,6 +524,7 @@ int main(void)
 	RUN_ROW(GENERIC_SVM);
 	RUN(the_kvm_exit_choice_leaves_the_other_programs_alone);
 	RUN(tp_btf_targets_are_the_typedefs_libbpfs_search_finds);
+	RUN(tp_btf_targets_from_sysfs_are_the_same);
 	RUN(tp_btf_targets_without_the_walk_are_the_same);
 	RUN(svm_kvm_exit_is_raw_where_kvm_amd_has_btf);
 	RUN(svm_raw_kvm_exit_that_cannot_load_gives_way_to_the_classic_one);

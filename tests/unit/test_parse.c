@@ -87,6 +87,37 @@ static void ring_memory_is_4m_a_ring_by_default_and_64m_at_most(void)
 	CHECK(ht_record_parse(3, given, &cfg) == -1 && cfg.ringbuf_bytes == 256ul << 20, "-b 256M: %lu", cfg.ringbuf_bytes);
 }
 
+/*
+ * --exits' vCPU thread tables: 64 entries a possible CPU by default, a
+ * power of two from 256 to 8192; --vcpu-threads N is rounded up the same
+ * way, needs --exits, and is refused outside 1..8192 (usage error, 2).
+ */
+static void vcpu_threads_are_64_a_cpu_a_power_of_two_from_256_to_8192(void)
+{
+	static const struct {
+		unsigned int cpus, threads;
+	} want[] = { { 1, 256 }, { 4, 256 }, { 5, 512 }, { 8, 512 }, { 9, 1024 },
+		     { 64, 4096 }, { 128, 8192 }, { 129, 8192 }, { 4096, 8192 } };
+	char *asked[] = { "record", "--exits", "--vcpu-threads", "300", NULL };
+	char *alone[] = { "record", "--vcpu-threads", "300", NULL };
+	char *zero[] = { "record", "--exits", "--vcpu-threads", "0", NULL };
+	char *over[] = { "record", "--exits", "--vcpu-threads", "8193", NULL };
+	struct ht_record_config cfg;
+
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++)
+		CHECK(ht_vcpu_threads_for(want[i].cpus) == want[i].threads, "%u CPUs: %u threads, want %u",
+		      want[i].cpus, ht_vcpu_threads_for(want[i].cpus), want[i].threads);
+	CHECK(ht_vcpu_threads_round(1) == 256 && ht_vcpu_threads_round(300) == 512 &&
+		      ht_vcpu_threads_round(4096) == 4096 && ht_vcpu_threads_round(8192) == 8192,
+	      "rounded: %u %u %u %u", ht_vcpu_threads_round(1), ht_vcpu_threads_round(300),
+	      ht_vcpu_threads_round(4096), ht_vcpu_threads_round(8192));
+	CHECK(ht_record_parse(4, asked, &cfg) == -1 && cfg.vcpu_threads == 300, "--vcpu-threads 300: %u",
+	      cfg.vcpu_threads);
+	CHECK(ht_record_parse(3, alone, &cfg) == 2, "--vcpu-threads without --exits accepted");
+	CHECK(ht_record_parse(4, zero, &cfg) == 2, "--vcpu-threads 0 accepted");
+	CHECK(ht_record_parse(4, over, &cfg) == 2, "--vcpu-threads 8193 accepted");
+}
+
 static void seconds_allow_decimals_only_when_finite_and_positive(void)
 {
 	double d;
@@ -159,6 +190,7 @@ int main(void)
 	RUN(record_nr_010_selects_nr_10);
 	RUN(record_nr_range_selects_each_nr_in_it);
 	RUN(ring_memory_is_4m_a_ring_by_default_and_64m_at_most);
+	RUN(vcpu_threads_are_64_a_cpu_a_power_of_two_from_256_to_8192);
 	RUN(seconds_allow_decimals_only_when_finite_and_positive);
 	RUN(sizes_take_binary_suffixes);
 	RUN(modes_are_octal_private_enough_and_not_executable);

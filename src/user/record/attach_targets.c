@@ -72,7 +72,22 @@ static struct {
 	struct module_btf *modules;
 	size_t module_count, module_cap;
 	bool modules_listed;
+	int vmlinux_fd; /* vmlinux's BTF object, once the modules are listed; -1: none */
+	unsigned int copied; /* BTFs copied from their objects (the others were read from sysfs) */
 } found;
+
+/* ht_attach_targets_copy_refused's: each BTF is read from sysfs, as where the kernel will not copy it. */
+static bool copy_refused;
+
+void ht_attach_targets_copy_refused(bool refused)
+{
+	copy_refused = refused;
+}
+
+unsigned int ht_attach_targets_copied(void)
+{
+	return found.copied;
+}
 
 void ht_attach_targets_forget(void)
 {
@@ -80,41 +95,102 @@ void ht_attach_targets_forget(void)
 		free(found.targets[i].name);
 	for (size_t i = 0; i < found.module_count; i++)
 		close(found.modules[i].fd);
+	if (found.modules_listed && found.vmlinux_fd >= 0)
+		close(found.vmlinux_fd);
 	free(found.targets);
 	free(found.modules);
 	btf__free(found.parsed);
 	memset(&found, 0, sizeof(found));
 }
 
+/* b's header against the len bytes read: 0, or -EINVAL (b freed) if they are no BTF. */
+static int check_btf(struct raw_btf *b, size_t len)
+{
+	const struct btf_header *h = (const struct btf_header *)b->data;
+
+	if (len < sizeof(*h) || h->magic != BTF_MAGIC || h->hdr_len > len ||
+	    (__u64)h->hdr_len + h->type_off + h->type_len > len || (__u64)h->hdr_len + h->str_off + h->str_len > len) {
+		free_btf(b);
+		return -EINVAL;
+	}
+	b->types = b->data + h->hdr_len + h->type_off;
+	b->types_len = h->type_len;
+	b->strs = b->data + h->hdr_len + h->str_off;
+	b->strs_len = h->str_len;
+	return 0;
+}
+
 /*
- * Reads /sys/kernel/btf/NAME into b (free with free_btf). 0 or -errno. The
- * buffer is mapped, not malloc'd: glibc would take a freed block this big
- * as its new threshold for mapping, and keep libbpf's own parse of vmlinux
- * that follows in its heap, resident after it is freed.
+ * A buffer of size bytes for b (free with free_btf). Mapped, not malloc'd:
+ * glibc would take a freed block this big as its new threshold for
+ * mapping, and keep libbpf's own parse of vmlinux that follows in its
+ * heap, resident after it is freed.
  */
-static int read_btf(const char *name, struct raw_btf *b)
+static int map_btf(struct raw_btf *b, size_t size)
+{
+	memset(b, 0, sizeof(*b));
+	if (size < sizeof(struct btf_header) || size > HT_KERNEL_BTF_MAX)
+		return -EINVAL;
+	b->data = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (b->data == MAP_FAILED) {
+		b->data = NULL;
+		return -ENOMEM;
+	}
+	b->size = size;
+	return 0;
+}
+
+/*
+ * The kernel BTF object fd into b, copied by the kernel in one pass. Its
+ * sysfs file gives it a page per read(), each page allocated, zeroed and
+ * copied twice (a Debian kernel zeroes what it allocates): read that way
+ * by record and again by libbpf, vmlinux's was a tenth of record's start
+ * in make bench's emulated machine (a profile of it). 0 or -errno.
+ */
+static int copy_btf(int fd, struct raw_btf *b)
+{
+	struct bpf_btf_info info = { 0 };
+	__u32 len = sizeof(info);
+	int ret;
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	if ((ret = map_btf(b, info.btf_size)))
+		return ret;
+	memset(&info, 0, sizeof(info));
+	info.btf = (__u64)(unsigned long)b->data;
+	info.btf_size = (__u32)b->size;
+	len = sizeof(info);
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.btf_size != b->size) {
+		free_btf(b);
+		return -EINVAL;
+	}
+	return check_btf(b, b->size);
+}
+
+/*
+ * The kernel BTF NAME, whose object is fd (-1: not open), into b (free with
+ * free_btf): copied from the object, or read from /sys/kernel/btf/NAME
+ * where that is refused. 0 or -errno.
+ */
+static int read_btf(const char *name, int fd, struct raw_btf *b)
 {
 	char path[128];
 	size_t len = 0;
-	const struct btf_header *h;
 	struct stat st;
-	int fd, ret = 0;
+	int ret = 0;
 
-	memset(b, 0, sizeof(*b));
+	if (fd >= 0 && !copy_refused && !copy_btf(fd, b)) {
+		found.copied++;
+		return 0;
+	}
 	snprintf(path, sizeof(path), "/sys/kernel/btf/%s", name);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return -errno;
 	/* sysfs gives the BTF's size. */
-	if (fstat(fd, &st) || st.st_size < (off_t)sizeof(*h) || st.st_size > HT_KERNEL_BTF_MAX) {
+	if (fstat(fd, &st) || (ret = map_btf(b, st.st_size > 0 ? (size_t)st.st_size : 0))) {
 		close(fd);
-		return -EINVAL;
-	}
-	b->size = (size_t)st.st_size;
-	b->data = mmap(NULL, b->size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (b->data == MAP_FAILED) {
-		b->data = NULL;
-		close(fd);
-		return -ENOMEM;
+		return ret ? ret : -errno;
 	}
 	while (len < b->size) {
 		ssize_t n = read(fd, b->data + len, b->size - len);
@@ -128,19 +204,11 @@ static int read_btf(const char *name, struct raw_btf *b)
 		len += (size_t)n;
 	}
 	close(fd);
-	h = (const struct btf_header *)b->data;
-	if (!ret && (h->magic != BTF_MAGIC || h->hdr_len > len || (__u64)h->hdr_len + h->type_off + h->type_len > len ||
-		     (__u64)h->hdr_len + h->str_off + h->str_len > len))
-		ret = -EINVAL;
 	if (ret) {
 		free_btf(b);
 		return ret;
 	}
-	b->types = b->data + h->hdr_len + h->type_off;
-	b->types_len = h->type_len;
-	b->strs = b->data + h->hdr_len + h->str_off;
-	b->strs_len = h->str_len;
-	return 0;
+	return check_btf(b, len);
 }
 
 /* What follows a type's struct btf_type, in bytes; -1 for a kind this code does not know. */
@@ -261,12 +329,13 @@ static const struct attach_target *known(const char *name)
 	return NULL;
 }
 
-/* The kernel's module BTF objects, each with an open fd (a load names it), not yet read. */
+/* The kernel's module BTF objects, each with an open fd (a load names it), not yet read; and vmlinux's. */
 static void list_modules(void)
 {
 	__u32 id = 0;
 
 	found.modules_listed = true;
+	found.vmlinux_fd = -1;
 	while (!bpf_btf_get_next_id(id, &id)) {
 		struct bpf_btf_info info = { 0 };
 		__u32 len = sizeof(info);
@@ -277,7 +346,13 @@ static void list_modules(void)
 			continue; /* gone since */
 		info.name = (__u64)(unsigned long)name;
 		info.name_len = sizeof(name);
-		if (bpf_obj_get_info_by_fd(fd, &info, &len) || !info.kernel_btf || !strcmp(name, "vmlinux") ||
+		bool kernel = !bpf_obj_get_info_by_fd(fd, &info, &len) && info.kernel_btf;
+
+		if (kernel && !strcmp(name, "vmlinux") && found.vmlinux_fd < 0) {
+			found.vmlinux_fd = fd;
+			continue;
+		}
+		if (!kernel || !strcmp(name, "vmlinux") ||
 		    HT_GROW(found.modules, found.module_cap, found.module_count + 1, 32)) {
 			close(fd);
 			continue;
@@ -306,7 +381,7 @@ static int scan_module(struct module_btf *m)
 		btf__free(btf);
 		return ret;
 	}
-	if ((ret = read_btf(m->name, &b)))
+	if ((ret = read_btf(m->name, m->fd, &b)))
 		return ret;
 	ret = collect(&b, found.vmlinux_types + 1, found.vmlinux_strs_len, m->fd, NULL);
 	free_btf(&b);
@@ -340,7 +415,9 @@ static int find_target(const char *name, const struct attach_target **out)
 		if (walk_refused) {
 			ret = -EINVAL;
 		} else {
-			if ((ret = read_btf("vmlinux", &b)))
+			if (!found.modules_listed)
+				list_modules();
+			if ((ret = read_btf("vmlinux", found.vmlinux_fd, &b)))
 				return ret;
 			/* Its types and strings are counted, not kept: a module's ids and strings follow them. */
 			ret = collect(&b, 1, 0, 0, &found.vmlinux_types);

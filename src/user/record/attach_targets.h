@@ -37,6 +37,13 @@ int ht_attach_target_of(const char *tracepoint, int *btf_fd, __u32 *type_id);
  */
 #include <stdbool.h>
 void ht_attach_targets_walk_refused(bool refused);
+/*
+ * For the tests of the other fallback: from the next read on, each BTF is
+ * read from /sys/kernel/btf as where the kernel refuses to copy it from
+ * its object; and how many were copied since the last forget.
+ */
+void ht_attach_targets_copy_refused(bool refused);
+unsigned int ht_attach_targets_copied(void);
 
 /*
  * Forgets the targets found so far and closes the module BTFs they hold:

@@ -376,6 +376,7 @@ static int setup_tracing(struct session *s, struct ht_writer **writer)
 		.boot_since_ns = ht_monotonic_ns(),
 		.boot_window_ns = (unsigned long long)((cfg->boot_window_s > 0 ? cfg->boot_window_s : HT_BOOT_WINDOW_DEFAULT_S) * 1e9),
 		.boot_max_exits = HT_BOOT_MAX_EXITS_PER_VM,
+		.vcpu_threads = cfg->vcpu_threads,
 		.verbose = cfg->verbose,
 	};
 	char err[512];
@@ -617,7 +618,7 @@ static int run_aggregate_loop(struct session *s, struct run_totals *t)
 }
 
 /* --exits: one line, and why exits were lost if any were. */
-static void print_exits_summary(const struct ht_exit_sampler *e)
+static void print_exits_summary(const struct ht_exit_sampler *e, unsigned int vcpu_threads)
 {
 	unsigned long long exits = 0, in_host = 0, vms = 0;
 
@@ -634,8 +635,8 @@ static void print_exits_summary(const struct ht_exit_sampler *e)
 		fprintf(stderr, "hypertrace-bpf: %llu exits were not counted: more than %u series (VM process, vCPU, reason): select a VM with -p or --vm\n",
 			(unsigned long long)e->total.lost_series_full, HT_EXIT_MAX_SERIES);
 	if (e->total.lost_no_thread)
-		fprintf(stderr, "hypertrace-bpf: %llu exits were not counted: more than %u vCPU threads\n",
-			(unsigned long long)e->total.lost_no_thread, HT_MAX_VCPU_THREADS);
+		fprintf(stderr, "hypertrace-bpf: %llu exits were not counted: their vCPU threads found no free entry among %u: raise --vcpu-threads (at most %u)\n",
+			(unsigned long long)e->total.lost_no_thread, vcpu_threads, HT_MAX_VCPU_THREADS);
 	/* Each VM process held to its share, the first few by name: one line each. */
 	for (size_t i = 0; i < e->nexcess && i < 8; i++)
 		fprintf(stderr, "hypertrace-bpf: VM process %u went past its share of the BPF tables (%u series, %u causes and cause names): %llu exits of new series not counted, %llu new causes counted as \"other\" or not at all\n",
@@ -691,7 +692,7 @@ static void print_summary(const struct session *s, const struct run_totals *t)
 	if (s->exits_ready) {
 		unsigned long long delivered = 0;
 
-		print_exits_summary(&s->exits);
+		print_exits_summary(&s->exits, ht_tracer_vcpu_threads(s->tracer));
 		for (size_t i = 0; i < s->exits.total.nthreads; i++)
 			delivered += ht_irqs_delivered(&s->exits.total.threads[i].irqs);
 		printf("hypertrace-bpf: %llu interrupts delivered to vCPU threads, timed from acceptance to guest (report --irqs); %llu accepted from outside their VM process, not timed\n",

@@ -9,6 +9,7 @@
 #include "hypertrace/limits.h"
 #include "parse.h"
 #include "record/record_options.h"
+#include "record/tracer.h"
 #include "tracefile/trace_writer.h"
 
 static const char record_help[] =
@@ -19,6 +20,7 @@ static const char record_help[] =
 	"                             [--intervals N] [-T] [--per-vcpu | --per-vm]\n"
 	"                             [--hist SERIES] [-q] [--no-file] [--exits]\n"
 	"                             [--vcpu-sched] [--boot [--boot-window SECONDS]]\n"
+	"                             [--vcpu-threads N]\n"
 	"                             [--metrics [ADDR:]PORT|systemd [--metrics-per-vcpu]\n"
 	"                             [--metrics-grace SECONDS]] [-v] [-V]\n"
 	"                             [-- CMD [ARGS...]]\n"
@@ -99,6 +101,11 @@ static const char record_help[] =
 	"      --boot-window SECONDS\n"
 	"                           with --boot: how long from a VM's first entry its\n"
 	"                           exits are recorded (default " HT_STR(HT_BOOT_WINDOW_DEFAULT_S) ")\n"
+	"      --vcpu-threads N     with --exits: the vCPU threads the BPF tables keep\n"
+	"                           at once, rounded up to a power of two, " HT_STR(HT_MIN_VCPU_THREADS) " to\n"
+	"                           " HT_STR(HT_MAX_VCPU_THREADS) " (default " HT_STR(HT_VCPU_THREADS_PER_CPU) " a CPU): each is about 2.8 KB of\n"
+	"                           kernel memory; the exits of threads that find no\n"
+	"                           free entry are counted as lost\n"
 	"      --metrics [ADDR:]PORT|systemd\n"
 	"                           serve Prometheus metrics at http://ADDR:PORT/metrics\n"
 	"                           while recording: hypercalls by VM process, vCPU and\n"
@@ -165,6 +172,7 @@ enum {
 	OPT_VM_USER,
 	OPT_BOOT,
 	OPT_BOOT_WINDOW,
+	OPT_VCPU_THREADS,
 };
 
 static const struct option record_longopts[] = {
@@ -195,6 +203,7 @@ static const struct option record_longopts[] = {
 	{ "wakeups", no_argument, NULL, OPT_WAKEUPS },
 	{ "boot", no_argument, NULL, OPT_BOOT },
 	{ "boot-window", required_argument, NULL, OPT_BOOT_WINDOW },
+	{ "vcpu-threads", required_argument, NULL, OPT_VCPU_THREADS },
 	{ "metrics-per-vcpu", no_argument, NULL, OPT_METRICS_PER_VCPU },
 	{ "metrics-grace", required_argument, NULL, OPT_METRICS_GRACE },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -402,6 +411,12 @@ static int run_option(int opt, struct ht_record_config *cfg, struct parse_state 
 		if (!ht_parse_seconds(optarg, 1e6, &cfg->boot_window_s) || cfg->boot_window_s <= 0)
 			return ht_usage_error("record", "invalid --boot-window '%s': expected a positive number of seconds", optarg);
 		return GO_ON;
+	case OPT_VCPU_THREADS:
+		if (!ht_parse_u64(optarg, 0, HT_MAX_VCPU_THREADS, &v) || v == 0)
+			return ht_usage_error("record", "invalid --vcpu-threads '%s': expected 1 to %u", optarg,
+					      HT_MAX_VCPU_THREADS);
+		cfg->vcpu_threads = (unsigned int)v;
+		return GO_ON;
 	case OPT_BPF_STATS:
 		cfg->bpf_stats = true;
 		return GO_ON;
@@ -475,6 +490,8 @@ static int check_combinations(const struct ht_record_config *cfg, struct parse_s
 		return ht_usage_error("record", "--no-file writes no trace file: drop -o/--force/--compress/--mode");
 	if (cfg->no_file && cfg->quiet && !cfg->metrics)
 		return ht_usage_error("record", "--no-file with --quiet would show nothing: drop one of them, or add --metrics");
+	if (cfg->vcpu_threads && !cfg->exits)
+		return ht_usage_error("record", "--vcpu-threads sizes the tables of --exits: add --exits");
 	if (cfg->boot_window_s > 0 && !cfg->boot)
 		return ht_usage_error("record", "--boot-window is how long --boot records a VM's exits: add --boot");
 	if (cfg->no_file && cfg->boot)

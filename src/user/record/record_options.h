@@ -42,6 +42,7 @@ struct ht_record_config {
 	bool wakeups;         /* --wakeups: each wake-up of a halted vCPU thread, in the file (implies exits) */
 	bool boot;            /* --boot: each exit of a VM that starts, in the file (implies exits) */
 	double boot_window_s; /* --boot-window; 0: HT_BOOT_WINDOW_DEFAULT_S */
+	unsigned int vcpu_threads; /* --vcpu-threads; 0: by the host's CPUs (ht_vcpu_threads_for) */
 	bool metrics_per_vcpu; /* --metrics-per-vcpu: the exit histograms also by vCPU */
 };
 

@@ -176,7 +176,7 @@ static void choose_exit_program(struct ht_tracer *t, int isa, bool by_reason, bo
 
 /* What the BPF programs read as constants: the filters, the rings, the modes. */
 static void set_rodata(struct hypertrace_bpf__rodata *ro, const struct ht_tracer_opts *opts, int isa,
-		       unsigned int nrings, unsigned long ring_bytes)
+		       unsigned int nrings, unsigned long ring_bytes, unsigned int vcpu_threads)
 {
 	const struct ht_filters *f = &opts->filters;
 	unsigned long wakeup_bytes = opts->wakeup_bytes;
@@ -206,6 +206,7 @@ static void set_rodata(struct hypertrace_bpf__rodata *ro, const struct ht_tracer
 	ro->boot_since_ns = opts->boot_since_ns;
 	ro->boot_window_ns = opts->boot_window_ns;
 	ro->boot_max_exits = opts->boot_max_exits;
+	ro->vcpu_thread_mask = vcpu_threads - 1;
 }
 
 /*
@@ -263,19 +264,25 @@ static int size_cpu_maps(struct ht_tracer *t, const struct ht_tracer_opts *opts,
 	t->exit_cache_entries = opts->exits ? (size_t)(cpus > 0 ? cpus : 1) * HT_EXIT_CACHE_WAYS : 1;
 	bpf_map__set_max_entries(t->skel->maps.exit_cache, (__u32)t->exit_cache_entries);
 	/* --boot's tables: one entry each if it is off (the maps must exist). */
-	bpf_map__set_max_entries(t->skel->maps.boot_threads, opts->exits && opts->boot ? HT_MAX_VCPU_THREADS : 1);
+	bpf_map__set_max_entries(t->skel->maps.boot_threads, opts->exits && opts->boot ? t->vcpu_threads : 1);
 	bpf_map__set_max_entries(t->skel->maps.boot_vms, opts->exits && opts->boot ? HT_MAX_BOOT_VMS : 1);
+	/* Aggregate-only mode's groups: 1024 per-CPU histograms, 1.5 KB each, preallocated. */
+	if (!opts->aggregate_only)
+		bpf_map__set_max_entries(t->skel->maps.latency_hists, 1);
 	/*
-	 * --exits' preallocated tables: one entry each if it is off. At full
-	 * size they are some 23 MB of kernel memory, zeroed when they are
-	 * created, that a recording of hypercalls alone would never touch.
+	 * --exits' preallocated tables: one entry each if it is off, else one
+	 * a vCPU thread (the VMs' shares keep their size). They are kernel
+	 * memory, zeroed when they are created, that a recording of hypercalls
+	 * alone would never touch.
 	 */
-	if (!opts->exits) {
-		struct bpf_map *exits_only[HT_EXITS_ONLY_MAPS];
+	struct bpf_map *exits_only[HT_EXITS_ONLY_MAPS];
 
-		ht_tracer_exits_only_maps(t->skel, exits_only);
-		for (size_t i = 0; i < ARRAY_SIZE(exits_only); i++)
+	ht_tracer_exits_only_maps(t->skel, exits_only);
+	for (size_t i = 0; i < ARRAY_SIZE(exits_only); i++) {
+		if (!opts->exits)
 			bpf_map__set_max_entries(exits_only[i], 1);
+		else if (exits_only[i] != t->skel->maps.vm_shares)
+			bpf_map__set_max_entries(exits_only[i], t->vcpu_threads);
 	}
 	if (cpus > HT_MAX_CPUS) {
 		snprintf(err, errlen, "this host has %d possible CPUs; hypertrace-bpf keeps a state slot for at most %d",
@@ -351,7 +358,7 @@ static int map_exit_tables(struct ht_tracer *t, char *err, size_t errlen)
 			     err, errlen)))
 		return ret;
 	t->exit_cache = p;
-	t->vcpu_thread_table_bytes = whole_pages(sizeof(struct vcpu_thread) * HT_MAX_VCPU_THREADS);
+	t->vcpu_thread_table_bytes = whole_pages(sizeof(struct vcpu_thread) * t->vcpu_threads);
 	/* Writable: user space frees the entry of a thread that ended once it has read it. */
 	if ((ret = map_table(t->skel->maps.vcpu_thread_table, t->vcpu_thread_table_bytes, PROT_READ | PROT_WRITE,
 			     "vCPU thread table", &p, err, errlen)))
@@ -381,7 +388,10 @@ static int load_tracer(struct ht_tracer **out, const struct ht_tracer_opts *opts
 	cpus = libbpf_num_possible_cpus();
 	nrings = ht_rings_for(cpus > 0 ? (unsigned int)cpus : 1);
 	ring_bytes = ht_ring_bytes_for(opts->ringbuf_bytes, nrings);
-	set_rodata(t->skel->rodata, opts, isa, nrings, ring_bytes);
+	t->vcpu_threads = !opts->exits	       ? 1 :
+			  opts->vcpu_threads ? ht_vcpu_threads_round(opts->vcpu_threads) :
+					       ht_vcpu_threads_for(cpus > 0 ? (unsigned int)cpus : 1);
+	set_rodata(t->skel->rodata, opts, isa, nrings, ring_bytes, t->vcpu_threads);
 	choose_exit_program(t, isa, f->exit_reason_on, svm_raw);
 	choose_programs(t, opts);
 	if ((ret = size_cpu_maps(t, opts, cpus, nrings, ring_bytes, err, errlen)) ||
@@ -410,6 +420,11 @@ static int load_tracer(struct ht_tracer **out, const struct ht_tracer_opts *opts
 out:
 	ht_tracer_destroy(t);
 	return ret;
+}
+
+unsigned int ht_tracer_vcpu_threads(const struct ht_tracer *t)
+{
+	return t->vcpu_threads;
 }
 
 int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, char *err, size_t errlen)

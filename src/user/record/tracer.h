@@ -74,6 +74,32 @@ static inline unsigned long ht_ring_bytes_for(unsigned long ringbuf_bytes, unsig
 	return each < 4096 ? 4096 : each;
 }
 
+/*
+ * record --exits: the vCPU threads the programs keep (their account, halts,
+ * interrupts), by default 64 a possible CPU: room for a host overcommitted
+ * 16 vCPU threads to a CPU with the table a quarter full, where a new
+ * thread's 8 probes find a free entry but for one in 10^5. At least
+ * HT_MIN_VCPU_THREADS, at most HT_MAX_VCPU_THREADS, a power of two (the
+ * programs mask a thread's hash with it). Each entry is about 2.8 KB of
+ * kernel memory, zeroed when record starts (docs/performance.md, 6).
+ */
+#define HT_MIN_VCPU_THREADS 256
+#define HT_VCPU_THREADS_PER_CPU 64
+
+static inline unsigned int ht_vcpu_threads_round(unsigned long want)
+{
+	unsigned int n = HT_MIN_VCPU_THREADS;
+
+	while (n < want && n < HT_MAX_VCPU_THREADS)
+		n <<= 1;
+	return n;
+}
+
+static inline unsigned int ht_vcpu_threads_for(unsigned int cpus)
+{
+	return ht_vcpu_threads_round((unsigned long)cpus * HT_VCPU_THREADS_PER_CPU);
+}
+
 /* The BPF side's wakeup_shift for a threshold: log2, rounded down (a shift, not a division, per record). */
 static inline unsigned int ht_wakeup_shift_for(unsigned long wakeup_bytes)
 {
@@ -123,6 +149,7 @@ struct ht_tracer_opts {
 	 */
 	bool boot;
 	unsigned long long boot_since_ns, boot_window_ns, boot_max_exits;
+	unsigned int vcpu_threads;   /* with exits: the vCPU thread entries (record --vcpu-threads); 0: by the host's CPUs */
 	bool synthetic;              /* also load the synthetic-event programs, and attach the sched programs */
 	/*
 	 * synthetic: leave the sched programs detached (ht_tracer_attach attaches
@@ -169,6 +196,8 @@ int ht_tracer_load(struct ht_tracer **out, const struct ht_tracer_opts *opts, ch
  */
 const char *ht_tracer_exit_fallback(const struct ht_tracer *t);
 int ht_tracer_attach(struct ht_tracer *t, char *err, size_t errlen);
+/* --exits: the vCPU threads the programs can keep (ht_vcpu_threads_for, or as asked); 1 without --exits. */
+unsigned int ht_tracer_vcpu_threads(const struct ht_tracer *t);
 /*
  * Detaches the tracepoint programs and waits until no program that started
  * before can still be running, so a drain after it sees every record.

@@ -30,6 +30,7 @@ struct ht_tracer {
 	struct vcpu_thread *vcpu_thread_table; /* --exits: the mapping of vcpu_thread_table */
 	struct vcpu_thread_used *vcpu_thread_used; /* --exits: the mapping of vcpu_thread_used: which entries to read */
 	size_t vcpu_thread_table_bytes;
+	unsigned int vcpu_threads; /* --exits: vcpu_thread_table's entries (1 without --exits) */
 	struct exit_part *exit_parts; /* a read's parts: see ht_tracer_read_exits */
 	size_t exit_parts_cap;
 };

@@ -320,7 +320,7 @@ static size_t read_accounts(const struct ht_tracer *t, __u64 now, const struct o
 	struct vcpu_irq_state irqs;
 	size_t n = 0;
 
-	for (size_t i = 0; i < HT_MAX_VCPU_THREADS && n < cap; i++) {
+	for (size_t i = 0; i < t->vcpu_threads && n < cap; i++) {
 		if (!t->vcpu_thread_used->used[i] || !copy_vcpu_thread(&t->vcpu_thread_table[i], &v))
 			continue;
 		__u64 since = vcpu_thread_time(v.since_state);
@@ -426,7 +426,7 @@ int ht_tracer_read_vcpu_waits(const struct ht_tracer *t, ht_vcpu_wait_fn fn, voi
 	/* As many as the marked entries: a thread's read holds its halts' histograms, a kilobyte. */
 	size_t cap = 0;
 
-	for (size_t i = 0; i < HT_MAX_VCPU_THREADS; i++)
+	for (size_t i = 0; i < t->vcpu_threads; i++)
 		cap += __atomic_load_n(&t->vcpu_thread_used->used[i], __ATOMIC_ACQUIRE) != 0;
 	if (!cap)
 		return 0;
@@ -475,7 +475,7 @@ int ht_tracer_read_open_exits(const struct ht_tracer *t, ht_open_exit_fn fn, voi
 					 .isa = slot->exit_isa, .reason = slot->exit_reason };
 		fn(ctx, &k);
 	}
-	for (size_t i = 0; t->vcpu_thread_table && i < HT_MAX_VCPU_THREADS; i++) {
+	for (size_t i = 0; t->vcpu_thread_table && i < t->vcpu_threads; i++) {
 		if (!t->vcpu_thread_used->used[i] || !copy_vcpu_thread(&t->vcpu_thread_table[i], &v) || !v.exit_open ||
 		    (v.since_state & VCPU_GONE))
 			continue;
