@@ -78,7 +78,8 @@ static inline unsigned long ht_ring_bytes_for(unsigned long ringbuf_bytes, unsig
  * record --exits: the vCPU threads the programs keep (their account, halts,
  * interrupts), by default 64 a possible CPU: room for a host overcommitted
  * 16 vCPU threads to a CPU with the table a quarter full, where a new
- * thread's 8 probes find a free entry but for one in 10^5. At least
+ * thread's 8 probes all find taken entries about once in 65,000 (0.25^8;
+ * more with linear probing's clusters). At least
  * HT_MIN_VCPU_THREADS, at most HT_MAX_VCPU_THREADS, a power of two (the
  * programs mask a thread's hash with it). Each entry is about 2.8 KB of
  * kernel memory, zeroed when record starts (docs/performance.md, 6).
