@@ -1643,24 +1643,23 @@ static void exits_tables_are_made_only_for_exits(void)
 	int cpus = libbpf_num_possible_cpus();
 	struct ht_tracer *t = NULL, *full = NULL;
 	struct ht_tracer_opts o = { .isa = VMX, .synthetic = true, .ringbuf_bytes = 1 << 20 };
-	struct bpf_map *small[HT_EXITS_ONLY_MAPS], *big[HT_EXITS_ONLY_MAPS];
+	struct bpf_map *small[HT_VCPU_THREAD_MAPS], *big[HT_VCPU_THREAD_MAPS];
 
 	ht_filters_default(&o.filters);
 	if (!ASSERT_OK_PTR(t = ht_kernel_test_tracer(&o), "tracer without --exits did not load"))
 		goto cleanup;
 	if (!ASSERT_OK_PTR(full = exits_tracer(VMX, NULL), "tracer with --exits did not load"))
 		goto cleanup;
-	ht_tracer_exits_only_maps(t->skel, small);
-	ht_tracer_exits_only_maps(full->skel, big);
-	for (size_t i = 0; i < ARRAY_SIZE(small); i++) {
-		if (!ASSERT_EQ(bpf_map__max_entries(small[i]), 1, bpf_map__name(small[i])))
+	ht_tracer_vcpu_thread_maps(t->skel, small);
+	ht_tracer_vcpu_thread_maps(full->skel, big);
+	for (size_t i = 0; i < ARRAY_SIZE(small); i++)
+		if (!ASSERT_EQ(bpf_map__max_entries(small[i]), 1, bpf_map__name(small[i])) ||
+		    !ASSERT_EQ(bpf_map__max_entries(big[i]), ht_vcpu_threads_for((unsigned int)cpus),
+			       bpf_map__name(big[i])))
 			goto cleanup;
-		if (big[i] == full->skel->maps.vm_shares ?
-			    !ASSERT_GE(bpf_map__max_entries(big[i]), 4096, bpf_map__name(big[i])) :
-			    !ASSERT_EQ(bpf_map__max_entries(big[i]), ht_vcpu_threads_for((unsigned int)cpus),
-				       bpf_map__name(big[i])))
-			goto cleanup;
-	}
+	if (!ASSERT_EQ(bpf_map__max_entries(t->skel->maps.vm_shares), 1, "vm_shares without --exits"))
+		goto cleanup;
+	ASSERT_GE(bpf_map__max_entries(full->skel->maps.vm_shares), 4096, "vm_shares with --exits");
 cleanup:
 	ht_tracer_destroy(full);
 	ht_tracer_destroy(t);
@@ -1680,17 +1679,16 @@ static void vcpu_threads_fill_a_table_of_the_size_asked(void)
 	struct ht_tracer_opts o = { .isa = VMX, .synthetic = true, .synthetic_switches_only = true, .exits = true,
 				    .ringbuf_bytes = 1 << 20, .vcpu_threads = ASKED };
 	struct ht_tracer *t = NULL;
-	struct bpf_map *maps[HT_EXITS_ONLY_MAPS];
+	struct bpf_map *maps[HT_VCPU_THREAD_MAPS];
 	unsigned int taken = 0, marked = 0;
 
 	ht_filters_default(&o.filters);
 	LOAD(t, ht_kernel_test_tracer(&o));
 	if (!ASSERT_EQ(ht_tracer_vcpu_threads(t), SIZE, "entries"))
 		goto cleanup;
-	ht_tracer_exits_only_maps(t->skel, maps);
+	ht_tracer_vcpu_thread_maps(t->skel, maps);
 	for (size_t i = 0; i < ARRAY_SIZE(maps); i++)
-		if (maps[i] != t->skel->maps.vm_shares &&
-		    !ASSERT_EQ(bpf_map__max_entries(maps[i]), SIZE, bpf_map__name(maps[i])))
+		if (!ASSERT_EQ(bpf_map__max_entries(maps[i]), SIZE, bpf_map__name(maps[i])))
 			goto cleanup;
 	for (__u32 i = 0; i < THREADS; i++)
 		taken += ht_synth_register(t, 4100000 + i, 4100000, i, true, 1) == 0;

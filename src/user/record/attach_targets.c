@@ -347,13 +347,13 @@ static void list_modules(void)
 		info.name = (__u64)(unsigned long)name;
 		info.name_len = sizeof(name);
 		bool kernel = !bpf_obj_get_info_by_fd(fd, &info, &len) && info.kernel_btf;
+		bool vmlinux = kernel && !strcmp(name, "vmlinux");
 
-		if (kernel && !strcmp(name, "vmlinux") && found.vmlinux_fd < 0) {
+		if (vmlinux && found.vmlinux_fd < 0) {
 			found.vmlinux_fd = fd;
 			continue;
 		}
-		if (!kernel || !strcmp(name, "vmlinux") ||
-		    HT_GROW(found.modules, found.module_cap, found.module_count + 1, 32)) {
+		if (!kernel || vmlinux || HT_GROW(found.modules, found.module_cap, found.module_count + 1, 32)) {
 			close(fd);
 			continue;
 		}

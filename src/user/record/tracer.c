@@ -275,15 +275,13 @@ static int size_cpu_maps(struct ht_tracer *t, const struct ht_tracer_opts *opts,
 	 * memory, zeroed when they are created, that a recording of hypercalls
 	 * alone would never touch.
 	 */
-	struct bpf_map *exits_only[HT_EXITS_ONLY_MAPS];
+	struct bpf_map *per_thread[HT_VCPU_THREAD_MAPS];
 
-	ht_tracer_exits_only_maps(t->skel, exits_only);
-	for (size_t i = 0; i < ARRAY_SIZE(exits_only); i++) {
-		if (!opts->exits)
-			bpf_map__set_max_entries(exits_only[i], 1);
-		else if (exits_only[i] != t->skel->maps.vm_shares)
-			bpf_map__set_max_entries(exits_only[i], t->vcpu_threads);
-	}
+	ht_tracer_vcpu_thread_maps(t->skel, per_thread);
+	for (size_t i = 0; i < ARRAY_SIZE(per_thread); i++)
+		bpf_map__set_max_entries(per_thread[i], opts->exits ? t->vcpu_threads : 1);
+	if (!opts->exits)
+		bpf_map__set_max_entries(t->skel->maps.vm_shares, 1);
 	if (cpus > HT_MAX_CPUS) {
 		snprintf(err, errlen, "this host has %d possible CPUs; hypertrace-bpf keeps a state slot for at most %d",
 			 cpus, HT_MAX_CPUS);

@@ -35,15 +35,16 @@ struct ht_tracer {
 	size_t exit_parts_cap;
 };
 
-/* How many maps ht_tracer_exits_only_maps names. */
-#define HT_EXITS_ONLY_MAPS 7
+/* How many maps ht_tracer_vcpu_thread_maps names. */
+#define HT_VCPU_THREAD_MAPS 6
 
 /*
- * The preallocated tables only --exits uses (the vCPU threads and what is
- * kept per thread, the thread and APIC id maps, the VMs' shares), into
- * maps: made with one entry each when --exits is off.
+ * The preallocated tables --exits keeps per vCPU thread (the threads and
+ * what is kept for each, the thread and APIC id maps), into maps: made with
+ * one entry each when --exits is off, else with ht_tracer_vcpu_threads'.
+ * --boot's threads and the VMs' shares are sized on their own.
  */
-static inline void ht_tracer_exits_only_maps(const struct hypertrace_bpf *skel, struct bpf_map *maps[HT_EXITS_ONLY_MAPS])
+static inline void ht_tracer_vcpu_thread_maps(const struct hypertrace_bpf *skel, struct bpf_map *maps[HT_VCPU_THREAD_MAPS])
 {
 	maps[0] = skel->maps.vcpu_thread_table;
 	maps[1] = skel->maps.vcpu_halts;
@@ -51,7 +52,6 @@ static inline void ht_tracer_exits_only_maps(const struct hypertrace_bpf *skel, 
 	maps[3] = skel->maps.vcpu_timer_dues;
 	maps[4] = skel->maps.vcpu_apic_ids;
 	maps[5] = skel->maps.vcpu_thread_ids;
-	maps[6] = skel->maps.vm_shares;
 }
 
 #endif
