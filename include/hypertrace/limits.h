@@ -37,6 +37,15 @@
  */
 #define HT_EXIT_CAUSES_PER_VM 128
 /*
+ * vCPU threads in vcpu_thread_table (record --vcpu-threads, by default 64
+ * a possible CPU): a VM's share is the table's size shifted right by this,
+ * a quarter, so a VM of more vCPUs than that (a 100-vCPU VM on a 4-CPU host)
+ * cannot take every other VM's room. A thread's share is taken when it gets
+ * its entry and given back when it ends; the exits of a thread beyond it
+ * are lost, counted (HT_CNT_EXIT_NO_THREAD and the VM's threads_over).
+ */
+#define HT_VCPU_THREADS_PER_VM_SHIFT 2
+/*
  * VM processes with a share at once (vm_shares): as many as exit_causes
  * could hold one entry each. A VM beyond them makes no new entry (counted
  * as lost) until an ended VM's share is freed.

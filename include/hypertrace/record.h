@@ -606,8 +606,11 @@ struct ht_vm_share {
 	__u32 causes;      /* its entries in exit_causes and exit_cause_names */
 	__u64 series_over; /* exits whose new series was beyond its share */
 	__u64 causes_over; /* exits whose new cause (or name) was beyond its share */
+	__u32 threads;     /* its vCPU threads with an entry in vcpu_thread_table */
+	__u32 pad;
+	__u64 threads_over; /* exits of its threads that found its share of vcpu_thread_table spent: lost */
 };
-_Static_assert(sizeof(struct ht_vm_share) == 24, "ht_vm_share layout changed");
+_Static_assert(sizeof(struct ht_vm_share) == 40, "ht_vm_share layout changed");
 
 /*
  * Where a vCPU thread's time goes (record --exits): it is in exactly one of

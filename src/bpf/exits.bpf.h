@@ -496,6 +496,15 @@ __noinline int exits_thread_exit(struct vcpu_state *slot)
 		boot_flush(NULL, cpu, false);
 	}
 	bpf_map_delete_elem(&vcpu_thread_ids, &tid);
+	/* Its VM's share of the table back (gone if user space freed the VM's share already: nothing to give). */
+	if (t->in_share) {
+		__u32 tgid = me >> 32;
+		struct ht_vm_share *share = bpf_map_lookup_elem(&vm_shares, &tgid);
+
+		t->in_share = 0;
+		if (share)
+			__sync_fetch_and_add(&share->threads, -1);
+	}
 	/* Its VM and vCPU id name it no more, unless a newer thread of that vCPU took them already. */
 	__u64 apic_key = vcpu_apic_key(me, t->apic_vcpu);
 	__u32 *apic_at = bpf_map_lookup_elem(&vcpu_apic_ids, &apic_key);

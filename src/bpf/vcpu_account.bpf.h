@@ -110,23 +110,51 @@ static __always_inline bool is_halt_exit(__u32 isa, __u32 reason)
 #define VCPU_AND_STATE(vcpu, state) ((__u32)(vcpu) | (__u32)(state) << 16)
 
 /*
+ * One of tgid's share of vcpu_thread_table's entries (limits.h), taken;
+ * NULL if it is spent (its threads_over counts the exit) or vm_shares is
+ * full. The caller gives it back if it makes no entry.
+ */
+static __always_inline struct ht_vm_share *take_thread_share(__u32 tgid)
+{
+	struct ht_vm_share *share = vm_share(tgid);
+	__u32 bound = (vcpu_thread_mask + 1) >> HT_VCPU_THREADS_PER_VM_SHIFT;
+
+	if (!share)
+		return NULL;
+	if (share->threads >= bound)
+		goto spent;
+	if (__sync_fetch_and_add(&share->threads, 1) >= bound) {
+		__sync_fetch_and_add(&share->threads, -1); /* another CPU took the last one first */
+		goto spent;
+	}
+	return share;
+spent:
+	__sync_fetch_and_add(&share->threads_over, 1);
+	return NULL;
+}
+
+/*
  * A new entry for vCPU thread ids (tgid << 32 | tid) of vcpu_and_state
- * (VCPU_AND_STATE), in that state from now on, marked in vcpu_tid_bits.
- * Returns its index + 1; 0 if none is free among the probed ones or
- * vcpu_thread_ids is full (the caller counts it). Global (see the top of
- * this file): vcpu_thread_register is its callers' form.
+ * (VCPU_AND_STATE), in that state from now on, marked in vcpu_tid_bits,
+ * within its VM's share. Returns its index + 1; 0 if the share is spent,
+ * none is free among the probed ones or vcpu_thread_ids is full (the
+ * caller counts it). Global (see the top of this file):
+ * vcpu_thread_register is its callers' form.
  */
 __noinline __u32 vcpu_thread_add(__u64 ids, __u32 vcpu_and_state, __u64 now)
 {
 	__u32 tid = (__u32)ids, tgid = ids >> 32, vcpu = vcpu_and_state & 0xffff, state = vcpu_and_state >> 16;
 	__u32 first = tid * 0x9e3779b1u;
+	struct ht_vm_share *share = take_thread_share(tgid);
 
+	if (!share)
+		return 0;
 	for (__u32 i = 0; i < HT_VCPU_THREAD_PROBES; i++) {
 		__u32 at = (first + i) & vcpu_thread_mask;
 		struct vcpu_thread *t = thread_at(at);
 
 		if (!t)
-			return 0;
+			break;
 		/* Taken with one atomic step: two CPUs may register two threads at once. */
 		if (t->in_use != VCPU_ENTRY_FREE ||
 		    __sync_val_compare_and_swap(&t->in_use, VCPU_ENTRY_FREE, VCPU_ENTRY_TAKEN) != VCPU_ENTRY_FREE)
@@ -134,8 +162,9 @@ __noinline __u32 vcpu_thread_add(__u64 ids, __u32 vcpu_and_state, __u64 now)
 		/* Preallocated elements: safe under the runqueue lock (see moved_states). */
 		if (bpf_map_update_elem(&vcpu_thread_ids, &tid, &at, BPF_NOEXIST)) {
 			t->in_use = VCPU_ENTRY_FREE;
-			return 0;
+			break;
 		}
+		t->in_share = 1;
 		__builtin_memset(&t->stat, 0, sizeof(t->stat));
 		t->stat.pid = tgid;
 		t->stat.tid = tid;
@@ -199,6 +228,7 @@ __noinline __u32 vcpu_thread_add(__u64 ids, __u32 vcpu_and_state, __u64 now)
 		tid_mark_vcpu(tid, true);
 		return at + 1;
 	}
+	__sync_fetch_and_add(&share->threads, -1);
 	return 0;
 }
 

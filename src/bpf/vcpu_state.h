@@ -103,7 +103,7 @@ struct vcpu_thread {
 	__u8 running;         /* on a CPU now */
 	__u8 entry_work;      /* the next kvm_entry has work off the exit path: a halt ended or its sleep was woken
 			       * (vcpu_halts.bpf.h), or an interrupt's vector was injected (vcpu_irqs.bpf.h) */
-	__u8 pad0;
+	__u8 in_share;        /* it holds one of its VM's threads (ht_vm_share), given back when it ends */
 	__u32 in_use;         /* VCPU_ENTRY_* */
 	/* The rest: switches, wake-ups, registration. */
 	__u64 start_ns;       /* first seen */

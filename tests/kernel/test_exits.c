@@ -1227,6 +1227,81 @@ cleanup:
 	ht_tracer_destroy(t);
 }
 
+/* VM process tgid's share of the vCPU thread table as BPF has it; threads UINT32_MAX if it has none. */
+static struct ht_vm_share thread_share_of(const struct ht_tracer *t, __u32 tgid)
+{
+	struct ht_vm_share share = { .threads = UINT32_MAX };
+
+	bpf_map__lookup_elem(t->skel->maps.vm_shares, &tgid, sizeof(tgid), &share, sizeof(share), 0);
+	return share;
+}
+
+static void *register_then_die(void *tracer)
+{
+	thread_result = ht_synth_exit_at(&layout, tracer, SVM, HT_SVM_EXIT_CODE_HLT, 1, 0);
+	return (void *)(long)gettid();
+}
+
+/*
+ * A VM's vCPU threads take at most a quarter of the table (its share,
+ * limits.h): a VM with more threads has the rest refused and counted, its
+ * exits lost, while another VM still gets entries; a thread that ends gives
+ * its share back, so the VM can register a new one. The end is a real
+ * thread's (sched_process_exit).
+ */
+static void a_vms_vcpu_threads_stop_at_its_share_and_give_it_back(void)
+{
+	enum { SIZE = 256, SHARE = SIZE >> HT_VCPU_THREADS_PER_VM_SHIFT, MORE = 36 };
+	const __u32 other = 4500000, me = (__u32)getpid();
+	struct ht_tracer_opts o = { .isa = SVM, .synthetic = true, .synthetic_switches_only = true, .exits = true,
+				    .ringbuf_bytes = 1 << 20, .vcpu_threads = SIZE };
+	struct ht_tracer *t = NULL;
+	unsigned int taken = 0, others = 0;
+	char err[512];
+	pthread_t th;
+	void *tid;
+
+	ht_filters_default(&o.filters);
+	LOAD(t, ht_kernel_test_tracer(&o));
+	if (!ASSERT_MSG(ht_tracer_attach(t, err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
+	/* This process is a VM: all of its share but one to made-up threads, the last to a real one that ends. */
+	for (__u32 i = 0; i < SHARE - 1; i++)
+		taken += ht_synth_register(t, 4400001 + i, me, i, true, 1) == 0;
+	if (!ASSERT_EQ(taken, SHARE - 1, "threads with an entry") ||
+	    !ASSERT_OK(pthread_create(&th, NULL, register_then_die, t), "thread") ||
+	    !ASSERT_OK(pthread_join(th, &tid), "join") || !ASSERT_OK(thread_result, "events"))
+		goto cleanup;
+	/* sched_process_exit fires just after the join can return: give it up to a second. */
+	for (int i = 0; i < 1000 && thread_share_of(t, me).threads != SHARE - 1; i++)
+		usleep(1000);
+	if (!ASSERT_EQ(thread_share_of(t, me).threads, SHARE - 1, "the ended thread's share given back") ||
+	    !ASSERT_EQ(counter_of(t, HT_CNT_EXIT_NO_THREAD), 0, "no exit lost"))
+		goto cleanup;
+	/* Then the VM has room for one more thread, not for the others: refused, counted. */
+	taken = 0;
+	for (__u32 i = 0; i < 1 + MORE; i++)
+		taken += ht_synth_register(t, 4410001 + i, me, i, true, 1) == 0;
+	for (__u32 i = 0; i < 10; i++)
+		others += ht_synth_register(t, 4500001 + i, other, i, true, 1) == 0;
+	printf("    %u of %d more threads of a VM with one free in its share registered, %u of 10 of another VM\n", taken,
+	       1 + MORE, others);
+	if (!ASSERT_EQ(taken, 1, "threads with an entry") ||
+	    !ASSERT_EQ(thread_share_of(t, me).threads, SHARE, "its share taken") ||
+	    !ASSERT_EQ(thread_share_of(t, me).threads_over, MORE, "refusals counted") ||
+	    !ASSERT_EQ(others, 10, "the other VM's threads with an entry") ||
+	    !ASSERT_EQ(thread_share_of(t, other).threads, 10, "the other VM's share"))
+		goto cleanup;
+	/* A real thread beyond the share: its exit is lost, and counted twice: in the totals and in its VM's excess. */
+	if (!ASSERT_OK(pthread_create(&th, NULL, register_then_die, t), "thread") ||
+	    !ASSERT_OK(pthread_join(th, &tid), "join") || !ASSERT_OK(thread_result, "events"))
+		goto cleanup;
+	if (ASSERT_EQ(counter_of(t, HT_CNT_EXIT_NO_THREAD), 1, "its exit lost"))
+		ASSERT_EQ(thread_share_of(t, me).threads_over, MORE + 1, "and counted in its VM's excess");
+cleanup:
+	ht_tracer_destroy(t);
+}
+
 /* The causes of exits, read as record reads them. */
 #define MAX_CAUSES 256
 struct cause {
@@ -1690,8 +1765,9 @@ static void vcpu_threads_fill_a_table_of_the_size_asked(void)
 	for (size_t i = 0; i < ARRAY_SIZE(maps); i++)
 		if (!ASSERT_EQ(bpf_map__max_entries(maps[i]), SIZE, bpf_map__name(maps[i])))
 			goto cleanup;
+	/* Of 8 VMs, each within its share (a quarter of the table). */
 	for (__u32 i = 0; i < THREADS; i++)
-		taken += ht_synth_register(t, 4100000 + i, 4100000, i, true, 1) == 0;
+		taken += ht_synth_register(t, 4100000 + i, 4200000 + i % 8, i, true, 1) == 0;
 	for (size_t i = 0; i < HT_MAX_VCPU_THREADS; i++) {
 		if (!t->vcpu_thread_used->used[i])
 			continue;
@@ -1738,6 +1814,7 @@ int main(void)
 	RUN(a_vcpu_thread_that_exits_is_forgotten);
 	RUN(the_account_puts_each_nanosecond_in_one_state);
 	RUN(a_thread_that_ends_keeps_its_last_exit_and_account);
+	RUN(a_vms_vcpu_threads_stop_at_its_share_and_give_it_back);
 	RUN(a_vcpu_blocked_in_the_vmm_is_halted_only_in_a_halt);
 	RUN(each_cause_is_counted_with_its_time_in_kvm_and_in_the_vmm);
 	RUN(a_reasons_causes_beyond_the_bound_are_counted_as_other);

@@ -135,7 +135,7 @@ static void keep_share(void *ctx, __u32 tgid, const struct ht_vm_share *share)
 	struct ht_vm_excess *e = excess_of(s, tgid);
 
 	if (!e) {
-		if (!share->series_over && !share->causes_over)
+		if (!share->series_over && !share->causes_over && !share->threads_over)
 			return;
 		if (HT_GROW(s->excess, s->excess_cap, s->nexcess + 1, 16))
 			return; /* out of memory: its excess is still in the totals' losses */
@@ -145,6 +145,7 @@ static void keep_share(void *ctx, __u32 tgid, const struct ht_vm_share *share)
 	}
 	e->series_over = e->base_series + share->series_over;
 	e->causes_over = e->base_causes + share->causes_over;
+	e->threads_over = e->base_threads + share->threads_over;
 }
 
 /* The VMs just freed: their shares went with their entries, their excess stays. */
@@ -156,6 +157,7 @@ static void excess_ended(struct ht_exit_sampler *s)
 		if (e) {
 			e->base_series = e->series_over;
 			e->base_causes = e->causes_over;
+			e->base_threads = e->threads_over;
 		}
 	}
 }

@@ -20,8 +20,8 @@
 /* A VM process whose share refused new entries: its excess so far (struct ht_vm_share), over its pid's processes. */
 struct ht_vm_excess {
 	__u32 pid;
-	__u64 series_over, causes_over; /* base + the live process's */
-	__u64 base_series, base_causes; /* of the ended processes of this pid */
+	__u64 series_over, causes_over, threads_over; /* base + the live process's */
+	__u64 base_series, base_causes, base_threads; /* of the ended processes of this pid */
 };
 
 struct ht_exit_sampler {

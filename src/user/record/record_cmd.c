@@ -635,13 +635,14 @@ static void print_exits_summary(const struct ht_exit_sampler *e, unsigned int vc
 		fprintf(stderr, "hypertrace-bpf: %llu exits were not counted: more than %u series (VM process, vCPU, reason): select a VM with -p or --vm\n",
 			(unsigned long long)e->total.lost_series_full, HT_EXIT_MAX_SERIES);
 	if (e->total.lost_no_thread)
-		fprintf(stderr, "hypertrace-bpf: %llu exits were not counted: their vCPU threads found no free entry among %u: raise --vcpu-threads (at most %u)\n",
+		fprintf(stderr, "hypertrace-bpf: %llu exits were not counted: their vCPU threads got no entry among %u (none free, or their VM's share of a quarter spent): raise --vcpu-threads (at most %u)\n",
 			(unsigned long long)e->total.lost_no_thread, vcpu_threads, HT_MAX_VCPU_THREADS);
 	/* Each VM process held to its share, the first few by name: one line each. */
 	for (size_t i = 0; i < e->nexcess && i < 8; i++)
-		fprintf(stderr, "hypertrace-bpf: VM process %u went past its share of the BPF tables (%u series, %u causes and cause names): %llu exits of new series not counted, %llu new causes counted as \"other\" or not at all\n",
+		fprintf(stderr, "hypertrace-bpf: VM process %u went past its share of the BPF tables (%u series, %u causes and cause names, %u vCPU threads): %llu exits of new series not counted, %llu new causes counted as \"other\" or not at all, %llu exits of threads beyond its share not counted (raise --vcpu-threads)\n",
 			(unsigned int)e->excess[i].pid, HT_EXIT_SERIES_PER_VM, HT_EXIT_CAUSES_PER_VM,
-			(unsigned long long)e->excess[i].series_over, (unsigned long long)e->excess[i].causes_over);
+			vcpu_threads >> HT_VCPU_THREADS_PER_VM_SHIFT, (unsigned long long)e->excess[i].series_over,
+			(unsigned long long)e->excess[i].causes_over, (unsigned long long)e->excess[i].threads_over);
 	if (e->nexcess > 8)
 		fprintf(stderr, "hypertrace-bpf: and %zu more VM processes went past their share\n", e->nexcess - 8);
 	if (e->write_error)
