@@ -95,6 +95,20 @@ static bool run_case(struct producers_bpf *skel, struct ring_buffer *rb, int whi
 	return overlapped;
 }
 
+/*
+ * run_case, run again while two producers did not overlap (one scheduled
+ * late), up to a bound: a round keeps every case, and on a busy machine
+ * one case of the round missing its overlap would throw the others away.
+ */
+static bool run_case_overlapped(struct producers_bpf *skel, struct ring_buffer *rb, int which, int producers,
+				double *ns, double *rate)
+{
+	for (int tries = 0; tries < 8; tries++)
+		if (run_case(skel, rb, which, producers, ns, rate))
+			return true;
+	return false;
+}
+
 /* The drain's own cost: slots in a static block, a commit that keeps nothing. */
 static struct ht_record merge_block[4096];
 
@@ -211,13 +225,13 @@ int main(int argc, char **argv)
 		producers_bpf__destroy(skel);
 		return 0;
 	}
-	/* Rounds where two producers did not overlap are run again, up to a bound. */
+	/* Rounds where two producers did not overlap after their retries are run again, up to a bound. */
 	int kept = 0, tries = 0;
 	while (kept < ROUNDS && tries++ < 4 * ROUNDS) {
 		bool ok = true;
 		for (int c = 0; c < NCASES; c++)
 			for (int k = 0; k < 2; k++)
-				ok &= run_case(skel, rb, c, k + 1, &ns[c][k][kept], &rate[c][k][kept]);
+				ok &= run_case_overlapped(skel, rb, c, k + 1, &ns[c][k][kept], &rate[c][k][kept]);
 		if (ok)
 			kept++;
 	}
