@@ -486,8 +486,11 @@ enum ht_irq_class {
  * (the entry) where a record's time is, its thread, vCPU and CPU where a
  * hypercall record has them. woken_ns and wait_ns are parts of
  * entry_ns - accept_ns (waking the halted thread; waiting for a host CPU);
- * the rest is its way back into the guest. Files holding them have format
- * version 14: readers of older versions would take them for hypercalls.
+ * the rest is its way back into the guest. A timer's delivery may carry its
+ * timer's due time (due_ns, before accept_ns: from there to the acceptance
+ * is the host firing the timer), as a wake-up does; files written before
+ * it have 0 there, not known. Files holding them have format version 14:
+ * readers of older versions would take them for hypercalls.
  */
 struct ht_vcpu_irq {
 	__u64 entry_ns;      /*  0 CLOCK_MONOTONIC at the kvm_entry that ran the guest with it (ht_record.exit_ns) */
@@ -496,7 +499,8 @@ struct ht_vcpu_irq {
 	__u64 woken_ns;      /* 24 of it, before the wait: the acceptance to the halted thread's wake-up; 0: not halted */
 	__u32 vector;        /* 32 */
 	__u32 irq_class;     /* 36 enum ht_irq_class */
-	__u64 reserved[3];   /* 40 0 (56..63 are a record's durations: 0 keeps the drain's order) */
+	__u64 due_ns;        /* 40 HT_IRQ_TIMER: its local APIC timer was due (KVM's hrtimer expiry); 0: not known, or not a timer's */
+	__u64 reserved[2];   /* 48 0 (56..63 are a record's durations: 0 keeps the drain's order) */
 	__u32 host_pid;      /* 64 tgid of the VMM process (ht_record.host_pid) */
 	__u32 host_tid;      /* 68 the vCPU thread */
 	__u16 vcpu_id;       /* 72 KVM vcpu_id of the thread's latest exit */
@@ -507,7 +511,7 @@ struct ht_vcpu_irq {
 };
 _Static_assert(sizeof(struct ht_vcpu_irq) == sizeof(struct ht_vcpu_wakeup), "an interrupt delivery takes a record's place");
 _Static_assert(__builtin_offsetof(struct ht_vcpu_irq, entry_ns) == __builtin_offsetof(struct ht_vcpu_wakeup, entry_ns) &&
-		       __builtin_offsetof(struct ht_vcpu_irq, reserved) == __builtin_offsetof(struct ht_vcpu_wakeup, due_ns) &&
+		       __builtin_offsetof(struct ht_vcpu_irq, due_ns) == __builtin_offsetof(struct ht_vcpu_wakeup, due_ns) &&
 		       __builtin_offsetof(struct ht_vcpu_irq, host_pid) == __builtin_offsetof(struct ht_vcpu_wakeup, host_pid) &&
 		       __builtin_offsetof(struct ht_vcpu_irq, vcpu_id) == __builtin_offsetof(struct ht_vcpu_wakeup, vcpu_id) &&
 		       __builtin_offsetof(struct ht_vcpu_irq, cpu) == __builtin_offsetof(struct ht_vcpu_wakeup, cpu) &&

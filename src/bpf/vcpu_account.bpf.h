@@ -196,7 +196,8 @@ __noinline __u32 vcpu_thread_add(__u64 ids, __u32 vcpu_and_state, __u64 now)
 			/* In two parts: clang writes a memset inline only up to a kilobyte, and would join them. */
 			__builtin_memset(&irqs->counts, 0, sizeof(irqs->counts));
 			barrier();
-			__builtin_memset(irqs->pending, 0, sizeof(irqs->pending) + sizeof(irqs->wait_base));
+			__builtin_memset(irqs->pending, 0,
+					 sizeof(irqs->pending) + sizeof(irqs->wait_base) + sizeof(irqs->timer_due_ns));
 		}
 		t->irq_injected = 0;
 		__u64 apic_key = vcpu_apic_key(ids, vcpu);

@@ -201,7 +201,7 @@ __noinline int vcpu_vector_injected(__u32 tid, __u32 vector)
  * if the ring is full, and counted with the wake-ups' losses.
  */
 static __always_inline void emit_irq(const struct vcpu_thread *t, __u64 entry_ns, __u64 accept_ns, __u64 wait,
-				     __u64 woken, __u32 vector, __u32 irq_class)
+				     __u64 woken, __u32 vector, __u32 irq_class, __u64 due_ns)
 {
 	__u32 cpu;
 	struct ht_vcpu_irq *d = reserve_vcpu_record(t->stat.pid, t->stat.vcpu, HT_CNT_WAKEUP_DROPS, &cpu);
@@ -214,6 +214,7 @@ static __always_inline void emit_irq(const struct vcpu_thread *t, __u64 entry_ns
 	d->woken_ns = woken;
 	d->vector = vector;
 	d->irq_class = irq_class;
+	d->due_ns = due_ns;
 	d->host_pid = t->stat.pid;
 	d->host_tid = t->stat.tid;
 	d->vcpu_id = t->stat.vcpu;
@@ -254,6 +255,20 @@ __noinline int vcpu_irq_delivered(struct vcpu_thread *t, __u32 timer_vector)
 
 	if (c >= HT_IRQ_NCLASSES)
 		return 0;
+	/*
+	 * A timer's: its expiry's due time, taken once. One after the
+	 * acceptance, or a second before it, is not this interrupt's (a timer
+	 * KVM fired without its hrtimer: a deadline already past when the guest
+	 * wrote it; not known then).
+	 */
+	__u64 due = 0;
+
+	if (c == HT_IRQ_TIMER) {
+		due = s->timer_due_ns;
+		s->timer_due_ns = 0;
+		if (due > accept_ns || accept_ns - due >= HT_IRQ_STALE_NS)
+			due = 0;
+	}
 	/* The clocks of two CPUs, and a state read while it changed: no part beyond the whole. */
 	if (wait > total)
 		wait = total;
@@ -264,7 +279,7 @@ __noinline int vcpu_irq_delivered(struct vcpu_thread *t, __u32 timer_vector)
 	wake_hist_add(h, total, wait);
 	s->counts.woken_ns[c] += woken;
 	if (wakeups_on)
-		emit_irq(t, entry_ns, accept_ns, wait, woken, word & APIC_VECTOR_MASK, c);
+		emit_irq(t, entry_ns, accept_ns, wait, woken, word & APIC_VECTOR_MASK, c, due);
 	return 0;
 }
 

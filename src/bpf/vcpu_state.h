@@ -153,6 +153,7 @@ struct vcpu_irq_state {
 	struct ht_vcpu_irqs counts;
 	__u64 pending[IRQ_TIMED_SLOTS];
 	__u64 wait_base[IRQ_TIMED_SLOTS]; /* the account's wait at each one's acceptance: the wait since is its */
+	__u64 timer_due_ns; /* its local APIC timer last expired, due then (vcpu_timers.bpf.h); 0: taken by a delivery */
 };
 
 /*

@@ -17,7 +17,11 @@
  * KVM's. For KVM's, the vCPU's thread (the local APIC's vCPU's pid) gets
  * the expiry, if it sleeps in a halt now: its next wake-up is this
  * callback's. The sched_wakeup cannot take it from the CPU it runs on: a
- * wake-up of a thread whose CPU is idle is finished there, later.
+ * wake-up of a thread whose CPU is idle is finished there, later. Halted
+ * or not, the expiry is also noted for the delivery of the timer's
+ * interrupt (vcpu_irqs.bpf.h): KVM accepts it later, in the vCPU's thread
+ * (kvm_inject_pending_timer_irqs), and from the due time to there is the
+ * host firing the timer and getting the thread to it.
  */
 #ifndef HYPERTRACE_VCPU_TIMERS_BPF_H
 #define HYPERTRACE_VCPU_TIMERS_BPF_H
@@ -42,9 +46,18 @@ static __always_inline void vcpu_timer_learn(const struct kvm_vcpu *vcpu)
 		apic_timer_fn_addr = (__u64)BPF_CORE_READ(apic, lapic_timer.timer.function);
 }
 
-/* Thread t's local APIC timer, due at due_ns, expires: noted if t sleeps in a halt now. */
+/*
+ * Thread t's local APIC timer, due at due_ns, expires: noted for the next
+ * delivery of the timer's interrupt (the latest expiry: one whose own
+ * delivery was not timed leaves its due to none but the next expiry's),
+ * and for its wake-up if t sleeps in a halt now.
+ */
 static __always_inline void vcpu_timer_expires(struct vcpu_thread *t, __u64 due_ns)
 {
+	struct vcpu_irq_state *irqs = bpf_map_lookup_elem(&vcpu_irqs, &t->index);
+
+	if (irqs)
+		irqs->timer_due_ns = due_ns;
 	if (!t->running && thread_state(t) == HT_VCPU_HALTED && !t->wake_ns)
 		t->wake_due_ns = due_ns ? due_ns : 1;
 }

@@ -2000,14 +2000,51 @@ print('%s %d of %d halted samples\' wake-ups carry their timer\'s due time; %d o
       ('bad' if due_bad else 'ok', len(dues), halted_all, len(own), c / 1e3, (max(own or [0]) - min(own or [0])) / 1e3,
        len(earlier), ', '.join('%.2f %.2f' % (e / 1e6, l / 1e6) for e, l in earlier[:6]), len(later),
        ', '.join('%.2f %.2f' % (e / 1e6, l / 1e6) for e, l in later[:6]), ': ' + '; '.join(due_bad[:5]) if due_bad else ''))
+# The delivery of each sample's timer interrupt (the first of the thread's
+# timer deliveries entered after its deadline, halted or not): its due time
+# is the same expiry's, so the same deadline less the same constant (the
+# band above), never after its acceptance; where the sample's wake-up from
+# a halt carries one too, both are the one expiry that woke it: equal.
+irqs = {}
+for r in (r for r in csv.DictReader(open(sys.argv[2], newline='')) if r['kind'] == 'irq' and r['class'] == 'timer'):
+    irqs.setdefault(int(r['host_tid']), []).append((int(r['entry_ns']), int(r['wake_ns']), int(r['due_ns'] or 0)))
+delivered, idues, both, irq_bad = 0, [], 0, []
+for at, tid, late, due in every:
+    due_host = due + offset
+    ds = sorted(x for x in irqs.get(tid, []) if due_host - 6000 < x[0] < at)
+    if not ds:
+        continue
+    entry, accept, due_ns = ds[0]
+    delivered += 1
+    if not due_ns:
+        continue
+    idues.append(due_host - due_ns)
+    if due_ns > accept:
+        irq_bad.append('sample at %d: its timer due %d ns after the acceptance' % (at, due_ns - accept))
+    ends = [w for w in wakes.get(tid, []) if due_host - 6000 < w[0] < at]
+    if ends and ends[0][0] == entry and ends[0][4]:
+        both += 1
+        if ends[0][4] != due_ns:
+            irq_bad.append('sample at %d: the delivery due at %d, its wake-up at %d' % (at, due_ns, ends[0][4]))
+in_band = [d for d in idues if abs(d - c) <= 6000]
+if len(idues) < delivered * 9 // 10 or len(in_band) < max(20, len(idues) // 2):
+    irq_bad.append('%d of %d samples\' timer deliveries have a due time, %d in the band' % (len(idues), delivered, len(in_band)))
+print('%s %d of %d samples\' timer interrupt deliveries carry their timer\'s due time, %d in the wake-ups\' band (due at the deadline less %.1f us, within 6 us), %d outside it (off by, in ms: %s); %d of them also the sample\'s wake-up\'s, all equal to it%s' %
+      ('bad' if irq_bad else 'ok', len(idues), delivered, len(in_band), c / 1e3, len(idues) - len(in_band),
+       ', '.join('%.2f' % ((d - c) / 1e6) for d in [d for d in idues if abs(d - c) > 6000][:6]),
+       both, ': ' + '; '.join(irq_bad[:5]) if irq_bad else ''))
 PY
 )
 vdue=$(sed -n 2p <<<"$v")
+virqdue=$(sed -n 3p <<<"$v")
 v=$(sed -n 1p <<<"$v")
 echo "  info: timer lateness: ${v#ok }"
 echo "  info: timer due times: ${vdue#ok }"
 [[ $vdue == ok* ]] && pass ${CHECK_PREFIX}timer_wake_ups_carry_the_guests_deadline_as_their_due_time ||
 	fail ${CHECK_PREFIX}timer_wake_ups_carry_the_guests_deadline_as_their_due_time "${vdue:-no verdict}"
+echo "  info: timer interrupts' due times: ${virqdue#ok }"
+[[ $virqdue == ok* ]] && pass ${CHECK_PREFIX}timer_interrupts_carry_the_guests_deadline_as_their_due_time ||
+	fail ${CHECK_PREFIX}timer_interrupts_carry_the_guests_deadline_as_their_due_time "${virqdue:-no verdict}"
 # The same recording's thread records hold each vCPU thread's timer
 # wake-ups from their due time (struct ht_vcpu_timer_due: what top's DUE99,
 # the metrics and report --halts show). They are the wake-up records of

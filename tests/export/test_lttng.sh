@@ -310,11 +310,11 @@ fi
 # context, with its start, length, parts, vectors and class, equal to report --latency --csv one
 # for one (read back with bt2); the interrupt deliveries (8: timer, ipi, device and a class no
 # recording writes, with parts past the whole) the same as hypertrace_vcpu_irq events, with their
-# acceptance, length, parts (waking, wait, rest), vector and class; babeltrace2 reads the trace
+# acceptance, length, parts (waking, wait, rest), vector, a timer's due time and class; babeltrace2 reads the trace
 # with no warning.
 if "$OUTPUT/tests/tools/exits_craft" w.htr wakeups >/dev/null && "$HT" report --latency --csv w.htr >w.latency.csv; then
 	wakeups=$(grep -c ',wakeup,,[0-9]*$' w.latency.csv)
-	irqs=$(grep -c ',irq,[0-9]*,$' w.latency.csv)
+	irqs=$(grep -c ',irq,[0-9]*,[0-9]*$' w.latency.csv)
 	out=$("$HT" convert --lttng wexp w.htr 2>&1); status=$?
 	if [ $status -eq 0 ] && [ "$wakeups" -eq 111 ] && [ "$irqs" -eq 8 ] &&
 		[ "$out" = "hypertrace-bpf: 0 of 0 records, $wakeups of $wakeups wake-ups of halted vCPUs and $irqs of $irqs interrupt deliveries converted to wexp" ] &&
@@ -336,7 +336,7 @@ for m in bt2.TraceCollectionMessageIterator(sys.argv[1]):
                                     str(f['class'])))
     else:
         got['irq'].append(who + (int(f['accept_ts']), m.default_clock_snapshot.value, int(f['latency']), int(f['woken']),
-                                 int(f['wait']), int(f['rest']), str(int(f['vector'])), str(f['class'])))
+                                 int(f['wait']), int(f['rest']), str(int(f['vector'])), int(f['due_ts']), str(f['class'])))
 want = {'wakeup': [], 'irq': []}
 for r in csv.DictReader(open(sys.argv[2], newline='')):
     start, entry, wait, rest = (int(r[k]) for k in ('wake_ns', 'entry_ns', 'wait_ns', 'rest_ns'))
@@ -344,7 +344,7 @@ for r in csv.DictReader(open(sys.argv[2], newline='')):
     if r['kind'] == 'wakeup':
         want['wakeup'].append(who + (wait, rest, r['vector'], r['timer_vector'], int(r['due_ns'] or 0), r['class']))
     else:
-        want['irq'].append(who + (int(r['woken_ns']), wait, rest, r['vector'], r['class']))
+        want['irq'].append(who + (int(r['woken_ns']), wait, rest, r['vector'], int(r['due_ns'] or 0), r['class']))
 for k in got:
     if sorted(got[k]) != sorted(want[k]):
         print('%s differ: export only %s, report only %s (%d vs %d)' % (k, sorted(set(got[k]) - set(want[k]))[:2],

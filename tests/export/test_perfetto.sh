@@ -336,7 +336,7 @@ fi
 "$HT" report --latency --csv w.htr >w.latency.csv
 "$HT" report --latency --csv --vcpu 1 w.htr >w1.latency.csv
 wakeups=$(grep -c ',wakeup,,[0-9]*$' w.latency.csv)
-irqs=$(grep -c ',irq,[0-9]*,$' w.latency.csv)
+irqs=$(grep -c ',irq,[0-9]*,[0-9]*$' w.latency.csv)
 if out=$("$HT" convert --perfetto w.pftrace w.htr 2>&1) &&
 	[ "$out" = "hypertrace-bpf: 0 of 0 records, $wakeups of $wakeups wake-ups of halted vCPUs and $irqs of $irqs interrupt deliveries converted to w.pftrace" ] &&
 	out=$($PY "$TOP/tests/export/check_perfetto.py" "$PROTO" w.pftrace w.csv --wakeups w.latency.csv 2>&1) &&

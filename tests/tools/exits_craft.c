@@ -222,11 +222,14 @@ static void add_wakeup(struct ht_writer *w, __u32 tid, __u64 at, __u64 due, __u6
 	ht_writer_add(w, &r);
 }
 
-/* One interrupt delivery record (record --wakeups) of VM 1000's thread tid, vCPU tid % 2, accepted at at, ns long. */
-static void add_irq(struct ht_writer *w, __u32 tid, __u64 at, __u64 ns, __u64 woken, __u64 wait, __u32 irq_class,
-		    __u32 vector)
+/*
+ * One interrupt delivery record (record --wakeups) of VM 1000's thread tid, vCPU tid % 2, accepted at at, ns long;
+ * a timer's due at due (0: not known).
+ */
+static void add_irq(struct ht_writer *w, __u32 tid, __u64 at, __u64 due, __u64 ns, __u64 woken, __u64 wait,
+		    __u32 irq_class, __u32 vector)
 {
-	struct ht_vcpu_irq d = { .entry_ns = at + ns, .accept_ns = at, .woken_ns = woken, .wait_ns = wait,
+	struct ht_vcpu_irq d = { .entry_ns = at + ns, .accept_ns = at, .due_ns = due, .woken_ns = woken, .wait_ns = wait,
 				 .vector = vector, .irq_class = irq_class, .host_pid = 1000, .host_tid = tid,
 				 .vcpu_id = (__u16)(tid % 2), .cpu = 1, .flags = HT_REC_F_VCPU_IRQ };
 	struct ht_record r;
@@ -250,16 +253,19 @@ static int wakeups(struct ht_writer *w)
 	add_wakeup(w, 2001, T0 + 200000000, 0, 200000, 0, 7, 65);
 	/*
 	 * Interrupt deliveries: vCPU 0 four of its timer, (i + 1) * 2 us long of
-	 * which i * 100 ns waiting, and one of class 9 with a vector past 255 and
+	 * which i * 100 ns waiting, the first three due (i + 1) * 500 ns before
+	 * their acceptance, the last's due time not known, and one of class 9
+	 * with a vector past 255 and
 	 * parts past its whole (no recording writes either); vCPU 1 two IPIs
 	 * and a device's, accepted while the second IPI waited (they overlap).
 	 */
 	for (__u64 i = 0; i < 4; i++)
-		add_irq(w, 2000, T0 + i * 1000000 + 100, (i + 1) * 2000, 0, i * 100, HT_IRQ_TIMER, 236);
-	add_irq(w, 2000, T0 + 900000, 1000, 5000, 7000, 9, 300);
-	add_irq(w, 2001, T0 + 600000, 10000, 3000, 2000, HT_IRQ_IPI, 251);
-	add_irq(w, 2001, T0 + 700000, 20000, 5000, 1000, HT_IRQ_IPI, 251);
-	add_irq(w, 2001, T0 + 690000, 50000, 0, 0, HT_IRQ_DEVICE, 35);
+		add_irq(w, 2000, T0 + i * 1000000 + 100, i < 3 ? T0 + i * 1000000 + 100 - (i + 1) * 500 : 0, (i + 1) * 2000,
+			0, i * 100, HT_IRQ_TIMER, 236);
+	add_irq(w, 2000, T0 + 900000, 0, 1000, 5000, 7000, 9, 300);
+	add_irq(w, 2001, T0 + 600000, 0, 10000, 3000, 2000, HT_IRQ_IPI, 251);
+	add_irq(w, 2001, T0 + 700000, 0, 20000, 5000, 1000, HT_IRQ_IPI, 251);
+	add_irq(w, 2001, T0 + 690000, 0, 50000, 0, 0, HT_IRQ_DEVICE, 35);
 	/* The recording's own count: 5 of vCPU 0's timer wake-ups more than the file holds (lost). */
 	t[0].a.as_of_ns = t[1].a.as_of_ns = T0;
 	t[0].h = (struct ht_vcpu_halts){ .halts = 105, .slept = 105, .slept_ns = 105000000ull };

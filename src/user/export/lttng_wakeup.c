@@ -26,10 +26,14 @@ static const char wakeup_fields[] = "\t\t" HT_TSDL_U32 " _vcpu_id;\n\t\t" HT_TSD
 				    " _vector;\n\t\t" HT_TSDL_S32 " _timer_vector;\n\t\t" HT_TSDL_U64 " _due_ts;\n\t\t"
 				    HT_TSDL_STRING " _class;\n";
 
-/* The delivery's fields: its acceptance on the trace's clock, its length, its parts, its vector and class. */
+/*
+ * The delivery's fields: its acceptance on the trace's clock, its length, its parts, its vector, a timer's due time
+ * on the trace's clock (0: none, or not known) and its class.
+ */
 static const char irq_fields[] = "\t\t" HT_TSDL_U32 " _vcpu_id;\n\t\t" HT_TSDL_U64 " _accept_ts;\n\t\t" HT_TSDL_U64
 				 " _latency;\n\t\t" HT_TSDL_U64 " _woken;\n\t\t" HT_TSDL_U64 " _wait;\n\t\t" HT_TSDL_U64
-				 " _rest;\n\t\t" HT_TSDL_U32 " _vector;\n\t\t" HT_TSDL_STRING " _class;\n";
+				 " _rest;\n\t\t" HT_TSDL_U32 " _vector;\n\t\t" HT_TSDL_U64 " _due_ts;\n\t\t" HT_TSDL_STRING
+				 " _class;\n";
 
 /* A vector as a field: -1 for none (HT_WAKE_VECTOR_NONE), never a number that could be read as one. */
 static uint32_t vector_field(uint32_t v)
@@ -90,6 +94,7 @@ int ht_lttng_add_irq(struct ht_lttng_export *x, const struct ht_vcpu_irq *d, str
 	lt_put_u64(&p, parts.wait_ns);
 	lt_put_u64(&p, parts.rest_ns);
 	lt_put_u32(&p, d->vector);
+	lt_put_u64(&p, d->due_ns);
 	lt_put_string(&p, ht_irq_class_name(d->irq_class, cls, sizeof(cls)));
 	if (lt_push(x, x->host, d->cpu, d->entry_ns, x->hcls.irq, &ctx, &p))
 		return ht_errf(err, errlen, "out of memory");

@@ -144,6 +144,9 @@ int ht_perfetto_add_irq(struct ht_perfetto_export *x, const struct ht_vcpu_irq *
 	lat_arg(x, LAT_VECTOR, d->vector);
 	lat_arg(x, LAT_VCPU, d->vcpu_id);
 	lat_arg(x, LAT_CPU, d->cpu);
+	/* A timer's due time, as the file has it (report --latency's due_ns). */
+	if (d->due_ns)
+		lat_arg(x, LAT_DUE, d->due_ns);
 	pf_track_event_end(x, e, pkt);
 	pf_slice_end(x, t, uuid, end);
 	return bundle_done(x, err, errlen);

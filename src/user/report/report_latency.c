@@ -48,7 +48,7 @@
  */
 struct lat_event {
 	uint64_t start_ns, total_ns, woken_ns, wait_ns;
-	uint64_t due_ns; /* a wake-up's: its local APIC timer was due at; 0: none */
+	uint64_t due_ns; /* a timer's wake-up or delivery: its local APIC timer was due at; 0: none, or not known */
 	uint32_t pid, tid;
 	uint32_t vector, timer_vector; /* HT_WAKE_VECTOR_NONE: not known */
 	uint32_t cls; /* its kind's class, or a value no class has (a file is input): shown as its number */
@@ -78,7 +78,8 @@ struct latency_report {
 	struct ht_reader *reader;
 	const struct ht_file_header *h;
 	struct lat_events wakes, irqs;
-	struct ht_samples timer_late; /* the timer wake-ups' times from due to wake-up */
+	struct ht_samples timer_late;     /* the timer wake-ups' times from due to wake-up */
+	struct ht_samples irq_timer_late; /* the timer deliveries' times from due to acceptance */
 	bool nomem;
 };
 
@@ -115,9 +116,10 @@ static struct lat_event event_of(uint64_t start, uint64_t end, uint64_t woken, u
 }
 
 /*
- * A wake-up's time from its timer's due time to the wake-up (the host
- * firing the timer) in *late: false if it has no due time, or one after
- * the wake-up (a file is input: no recording writes that).
+ * A wake-up's time from its timer's due time to the wake-up, or a timer
+ * delivery's to its acceptance (the host firing the timer) in *late: false
+ * if it has no due time, or one after its start (a file is input: no
+ * recording writes that).
  */
 static bool timer_late(const struct lat_event *e, uint64_t *late)
 {
@@ -165,10 +167,16 @@ static void keep_irq(void *ctx, const struct ht_vcpu_irq *in)
 	e.tid = in->host_tid;
 	e.vector = in->vector;
 	e.timer_vector = HT_WAKE_VECTOR_NONE;
+	e.due_ns = in->due_ns;
 	e.cls = in->irq_class;
 	e.vcpu = in->vcpu_id;
 	e.cpu = in->cpu;
-	keep(r, &r->irqs, &e);
+	if (!keep(r, &r->irqs, &e))
+		return;
+	uint64_t late;
+
+	if (timer_late(&e, &late) && ht_samples_push(&r->irq_timer_late, late))
+		r->nomem = true;
 }
 
 /* The recording's own counts: the wake-ups and interrupts of the selected threads in the latest EXITS block (cumulative). */
@@ -274,13 +282,13 @@ static void print_group(struct latency_report *r, const struct lat_kind *k, cons
 }
 
 /*
- * The wake-ups that their local APIC timer's expiry began: from the due
- * time to the wake-up, over all of them (the host's lateness in firing
- * guests' timers: a CPU's deep idle state, interrupts held off).
+ * The wake-ups that their local APIC timer's expiry began, or the timer
+ * interrupts delivered: from the due time to the wake-up or the
+ * acceptance, over all of them (the host's lateness in firing guests'
+ * timers: a CPU's deep idle state, interrupts held off, a busy thread).
  */
-static void print_timer_lateness(struct latency_report *r)
+static void print_timer_lateness(struct ht_samples *late, const char *what, size_t of)
 {
-	struct ht_samples *late = &r->timer_late;
 	uint64_t v50, v99, vmax;
 	char p50[32], p99[32], max[32];
 
@@ -290,8 +298,7 @@ static void print_timer_lateness(struct latency_report *r)
 	ht_exit_fmt_ns(p50, sizeof(p50), v50);
 	ht_exit_fmt_ns(p99, sizeof(p99), v99);
 	ht_exit_fmt_ns(max, sizeof(max), vmax);
-	printf("\nTimer wake-ups from their timer's due time (KVM's hrtimer expiry) to the wake-up: %zu of %zu, p50 %s, p99 %s, max %s\n",
-	       late->len, r->wakes.n, p50, p99, max);
+	printf("\n%s: %zu of %zu, p50 %s, p99 %s, max %s\n", what, late->len, of, p50, p99, max);
 }
 
 /* es sorted by cmp; none is no array (qsort's pointer must not be NULL, even for 0 elements). */
@@ -361,7 +368,8 @@ static void print_text(struct latency_report *r)
 	printf("Wake-ups of halted vCPUs: from the sched_wakeup that ended the halt's sleep to the guest running\n");
 	print_groups(r, &wake_kind, &r->wakes);
 	print_worst(r, &wake_kind, &r->wakes, "longest wake-ups (wake-up to guest running = wait for a host CPU + the rest)");
-	print_timer_lateness(r);
+	print_timer_lateness(&r->timer_late,
+			     "Timer wake-ups from their timer's due time (KVM's hrtimer expiry) to the wake-up", r->wakes.n);
 	print_counted(r, &r->wakes, "wake-ups");
 	printf("\nInterrupts delivered to vCPUs: from their acceptance by the vCPU's local APIC to the guest running with them\n");
 	if (r->h->version < 14) {
@@ -371,6 +379,9 @@ static void print_text(struct latency_report *r)
 	print_groups(r, &irq_kind, &r->irqs);
 	print_worst(r, &irq_kind, &r->irqs,
 		    "longest interrupt deliveries (acceptance to guest running = waking the halted thread + wait for a host CPU + the rest)");
+	print_timer_lateness(&r->irq_timer_late,
+			     "Timer interrupts from their timer's due time (KVM's hrtimer expiry) to their acceptance",
+			     r->irqs.n);
 	print_counted(r, &r->irqs, "interrupt deliveries");
 }
 
@@ -488,6 +499,7 @@ int ht_report_latency(struct ht_report_config *cfg)
 	free(r.wakes.e);
 	free(r.irqs.e);
 	ht_samples_free(&r.timer_late);
+	ht_samples_free(&r.irq_timer_late);
 	ht_reader_close(r.reader);
 	return status;
 }
