@@ -1255,6 +1255,7 @@ static void a_vms_vcpu_threads_stop_at_its_share_and_give_it_back(void)
 	const __u32 other = 4500000, me = (__u32)getpid();
 	struct ht_tracer_opts o = { .isa = SVM, .synthetic = true, .synthetic_switches_only = true, .exits = true,
 				    .ringbuf_bytes = 1 << 20, .vcpu_threads = SIZE };
+	struct ht_exit_sampler sm = { 0 }; /* freeing one never initialized is a no-op */
 	struct ht_tracer *t = NULL;
 	unsigned int taken = 0, others = 0;
 	char err[512];
@@ -1296,9 +1297,20 @@ static void a_vms_vcpu_threads_stop_at_its_share_and_give_it_back(void)
 	if (!ASSERT_OK(pthread_create(&th, NULL, register_then_die, t), "thread") ||
 	    !ASSERT_OK(pthread_join(th, &tid), "join") || !ASSERT_OK(thread_result, "events"))
 		goto cleanup;
-	if (ASSERT_EQ(counter_of(t, HT_CNT_EXIT_NO_THREAD), 1, "its exit lost"))
-		ASSERT_EQ(thread_share_of(t, me).threads_over, MORE + 1, "and counted in its VM's excess");
+	if (!ASSERT_EQ(counter_of(t, HT_CNT_EXIT_NO_THREAD), 1, "its exit lost") ||
+	    !ASSERT_EQ(thread_share_of(t, me).threads_over, MORE + 1, "and counted in its VM's excess"))
+		goto cleanup;
+	/* As record reads it: the VM's excess, and the total the metrics show. */
+	if (!ASSERT_OK(ht_exit_sampler_init(&sm, t, NULL, 1), "sampler") ||
+	    !ASSERT_OK(ht_exit_sampler_sample(&sm, 2, false), "sample"))
+		goto cleanup;
+	if (ASSERT_EQ(sm.nexcess, 1, "one VM past its share"))
+		ASSERT_MSG(sm.excess[0].pid == me && sm.excess[0].threads_over == MORE + 1 &&
+				   sm.total.share_threads_over == MORE + 1,
+			   "VM %u: %llu refused, %llu in all", sm.excess[0].pid,
+			   (unsigned long long)sm.excess[0].threads_over, (unsigned long long)sm.total.share_threads_over);
 cleanup:
+	ht_exit_sampler_free(&sm);
 	ht_tracer_destroy(t);
 }
 

@@ -489,6 +489,7 @@ static void metrics_are_bounded_histograms_per_cause(void)
 	t.causes.not_theirs = 6;
 	t.share_series_over = 3;
 	t.share_causes_over = 5;
+	t.share_threads_over = 4;
 	ht_metrics_set_exits(&r, &t, NULL, NULL);
 	f = open_memstream(&text, &len);
 	ret = ht_metrics_render(&r, f);
@@ -504,6 +505,7 @@ static void metrics_are_bounded_histograms_per_cause(void)
 				strstr(text, "hypertrace_exit_causes_not_theirs_total 6\n") &&
 				strstr(text, "hypertrace_exit_share_refused_exits_total{table=\"series\"} 3\n") &&
 				strstr(text, "hypertrace_exit_share_refused_exits_total{table=\"causes\"} 5\n") &&
+				strstr(text, "hypertrace_exit_share_refused_exits_total{table=\"threads\"} 4\n") &&
 				strstr(text, "hypertrace_exit_cause_metrics_vm_overflow_exits_total 0\n"),
 			"%s", strstr(text, "hypertrace_exit_cause") ? strstr(text, "hypertrace_exit_cause") : text))
 		goto cleanup;

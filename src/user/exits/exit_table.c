@@ -51,7 +51,7 @@ void ht_exit_table_reset(struct ht_exit_table *t)
 	t->series_unordered = false;
 	ht_hashmap_clear(&t->series_index);
 	t->lost_series_full = t->lost_no_thread = t->lost_vcpu_switches = 0;
-	t->share_series_over = t->share_causes_over = 0;
+	t->share_series_over = t->share_causes_over = t->share_threads_over = 0;
 	t->went_down = 0;
 	ht_exit_causes_reset(&t->causes);
 }
@@ -106,6 +106,7 @@ int ht_exit_table_copy(struct ht_exit_table *dst, const struct ht_exit_table *sr
 	dst->lost_vcpu_switches = src->lost_vcpu_switches;
 	dst->share_series_over = src->share_series_over;
 	dst->share_causes_over = src->share_causes_over;
+	dst->share_threads_over = src->share_threads_over;
 	dst->went_down = src->went_down;
 	return ht_exit_causes_copy(&dst->causes, &src->causes);
 }
@@ -386,6 +387,7 @@ int ht_exit_table_delta(struct ht_exit_table *out, const struct ht_exit_table *n
 	out->lost_vcpu_switches = ht_sub_or_count(now->lost_vcpu_switches, before->lost_vcpu_switches, down);
 	out->share_series_over = ht_sub_or_count(now->share_series_over, before->share_series_over, down);
 	out->share_causes_over = ht_sub_or_count(now->share_causes_over, before->share_causes_over, down);
+	out->share_threads_over = ht_sub_or_count(now->share_threads_over, before->share_threads_over, down);
 	for (size_t i = 0; i < now->nseries; i++) {
 		const struct ht_exit_series *n = &now->series[i];
 		bool found;

@@ -62,9 +62,10 @@ struct ht_exit_table {
 	/*
 	 * Exits whose new entry a VM process's share refused (record, top:
 	 * struct ht_vm_share, summed over the VMs): a series (the exit lost,
-	 * in lost_series_full too), a cause (under its reason's "other").
+	 * in lost_series_full too), a cause (under its reason's "other"), a
+	 * vCPU thread's entry (the exit lost, in lost_no_thread too).
 	 */
-	uint64_t share_series_over, share_causes_over;
+	uint64_t share_series_over, share_causes_over, share_threads_over;
 	struct ht_exit_cause_table causes; /* the causes of the exits (record --exits, format version 6 on; not_theirs 7 on) */
 	/*
 	 * ht_exit_table_delta: numbers of one series or thread that went down

@@ -297,6 +297,7 @@ void ht_metrics_set_exits(struct ht_metrics_registry *r, const struct ht_exit_ta
 	e->lost = t->lost_series_full + t->lost_no_thread;
 	e->share_series_over = t->share_series_over;
 	e->share_causes_over = t->share_causes_over;
+	e->share_threads_over = t->share_threads_over;
 	for (size_t i = 0; i < t->nseries; i++) {
 		const struct ht_exit_series *s = &t->series[i];
 
@@ -992,9 +993,10 @@ static void render_exits(FILE *out, struct ht_metrics_exits *e)
 			   "Exits counted under their VM's own label set reason=\"other\" because that VM's label sets were at its share.",
 			   e->vm_overflow_exits);
 	ht_metrics_family(out, "hypertrace_exit_share_refused_exits_total", "counter",
-			  "VM exits whose new series or cause a VM process's share of the BPF tables refused (series: the exit lost; cause: counted under its reason's other cause, or lost).");
+			  "VM exits whose new series, cause or vCPU thread entry a VM process's share of the BPF tables refused (series, threads: the exit lost; cause: counted under its reason's other cause, or lost).");
 	fprintf(out, "hypertrace_exit_share_refused_exits_total{table=\"series\"} %" PRIu64 "\n", e->share_series_over);
 	fprintf(out, "hypertrace_exit_share_refused_exits_total{table=\"causes\"} %" PRIu64 "\n", e->share_causes_over);
+	fprintf(out, "hypertrace_exit_share_refused_exits_total{table=\"threads\"} %" PRIu64 "\n", e->share_threads_over);
 	ht_metrics_causes_render(&e->causes, out);
 }
 

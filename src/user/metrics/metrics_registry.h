@@ -120,7 +120,7 @@ struct ht_metrics_exits {
 	uint64_t lost;           /* exits the BPF side could not count */
 	uint64_t overflow_exits; /* exits counted under vm="other" */
 	uint64_t vm_overflow_exits; /* exits counted under their VM's own reason="other": the VM's sets at its share */
-	uint64_t share_series_over, share_causes_over; /* exits whose new entry a VM's share refused */
+	uint64_t share_series_over, share_causes_over, share_threads_over; /* exits whose new entry a VM's share refused */
 	struct ht_metrics_causes causes; /* the causes of the exits (metrics_causes.h) */
 };
 

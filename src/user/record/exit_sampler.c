@@ -183,10 +183,11 @@ static int read_bpf(struct ht_exit_sampler *s, bool final)
 		ret = ht_tracer_read_open_exits(s->tracer, keep_open_exit, &r);
 	if (!ret)
 		ret = ht_tracer_read_vm_shares(s->tracer, keep_share, s);
-	s->total.share_series_over = s->total.share_causes_over = 0;
+	s->total.share_series_over = s->total.share_causes_over = s->total.share_threads_over = 0;
 	for (size_t i = 0; i < s->nexcess; i++) {
 		s->total.share_series_over += s->excess[i].series_over;
 		s->total.share_causes_over += s->excess[i].causes_over;
+		s->total.share_threads_over += s->excess[i].threads_over;
 	}
 	if (!ret)
 		ret = r.err;
