@@ -33,30 +33,42 @@ static __always_inline struct ht_vm_share *vm_share(__u32 tgid)
 }
 
 /*
+ * One entry of a VM's share (*used of bound) taken: false if it is spent.
+ * Read before the atomic add, so a spent share costs no atomic step; an
+ * add that overshoots (another CPU took the last one first) is given back.
+ * The caller gives the entry back if it makes none, so *used counts the
+ * VM's entries exactly.
+ */
+static __always_inline bool share_take(__u32 *used, __u32 bound)
+{
+	if (*used >= bound)
+		return false;
+	if (__sync_fetch_and_add(used, 1) < bound)
+		return true;
+	__sync_fetch_and_add(used, -1);
+	return false;
+}
+
+/*
  * A new entry of key in map, taken from a VM's share (*used of bound):
  * NULL if the share is spent (*refused set) or the map is full. The share
- * is taken before the entry is made and given back if it was not made here
- * (another CPU made it first and took its own, or the map is full), so
- * *used is the VM's entries exactly. *made (if not NULL) is set when this
- * call made the entry, for a caller that took more than the share for it.
+ * is given back if the entry was not made here (another CPU made it first
+ * and took its own, or the map is full). *made (if not NULL) is set when
+ * this call made the entry, for a caller that took more than the share
+ * for it.
  */
 static __always_inline void *share_new(void *map, const void *key, const void *init, __u32 *used, __u32 bound,
 				       bool *refused, bool *made)
 {
-	if (*used >= bound)
-		goto refused;
-	if (__sync_fetch_and_add(used, 1) >= bound) {
-		__sync_fetch_and_add(used, -1);
-		goto refused;
+	if (!share_take(used, bound)) {
+		*refused = true;
+		return NULL;
 	}
 	if (bpf_map_update_elem(map, key, init, BPF_NOEXIST))
 		__sync_fetch_and_add(used, -1);
 	else if (made)
 		*made = true;
 	return bpf_map_lookup_elem(map, key);
-refused:
-	*refused = true;
-	return NULL;
 }
 
 static __noinline struct ht_exit_hist *new_exit_series(struct ht_exit_key *key)

@@ -121,14 +121,8 @@ static __always_inline struct ht_vm_share *take_thread_share(__u32 tgid)
 
 	if (!share)
 		return NULL;
-	if (share->threads >= bound)
-		goto spent;
-	if (__sync_fetch_and_add(&share->threads, 1) >= bound) {
-		__sync_fetch_and_add(&share->threads, -1); /* another CPU took the last one first */
-		goto spent;
-	}
-	return share;
-spent:
+	if (share_take(&share->threads, bound))
+		return share;
 	__sync_fetch_and_add(&share->threads_over, 1);
 	return NULL;
 }

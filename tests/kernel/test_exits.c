@@ -1155,17 +1155,25 @@ cleanup:
 	ht_tracer_destroy(t);
 }
 
-static void *halt_then_die(void *tracer)
+/* A thread that makes a halt exit and ends (exit_then_die). */
+struct dying_vcpu {
+	struct ht_tracer *tracer;
+	bool to_user_space; /* the halt goes on to user space, where the thread ends: as a VMM stopping a vCPU does */
+};
+
+static void *exit_then_die(void *arg)
 {
+	const struct dying_vcpu *d = arg;
+
 	/*
-	 * A halt exit that goes to user space, and the thread ends there: as a
-	 * VMM stopping a vCPU does. The events take the kernel's clock (time
-	 * 0), as real ones do: the thread's real switches are traced, and a
-	 * busy host may preempt it anywhere in the sequence, so every event
-	 * must be in one time order with them.
+	 * The events take the kernel's clock (time 0), as real ones do: the
+	 * thread's real switches are traced, and a busy host may preempt it
+	 * anywhere in the sequence, so every event must be in one time order
+	 * with them.
 	 */
-	thread_result = ht_synth_exit_at(&layout, tracer, SVM, HT_SVM_EXIT_CODE_HLT, 1, 0);
-	thread_result = thread_result ?: ht_synth_userspace_exit_at(tracer, KVM_EXIT_HLT, 0);
+	thread_result = ht_synth_exit_at(&layout, d->tracer, SVM, HT_SVM_EXIT_CODE_HLT, 1, 0);
+	if (!thread_result && d->to_user_space)
+		thread_result = ht_synth_userspace_exit_at(d->tracer, KVM_EXIT_HLT, 0);
 	return (void *)(long)gettid();
 }
 
@@ -1187,13 +1195,15 @@ static void a_thread_that_ends_keeps_its_last_exit_and_account(void)
 	struct ht_tracer *t = NULL;
 	bool gone = false;
 	char err[512];
+	struct dying_vcpu d = { .to_user_space = true };
 	pthread_t th;
 	void *tid;
 
 	LOAD(t, exits_tracer(SVM, NULL));
 	if (!ASSERT_MSG(ht_tracer_attach(t, err, sizeof(err)) == 0, "%s", err))
 		goto cleanup;
-	if (!ASSERT_OK(pthread_create(&th, NULL, halt_then_die, t), "thread") ||
+	d.tracer = t;
+	if (!ASSERT_OK(pthread_create(&th, NULL, exit_then_die, &d), "thread") ||
 	    !ASSERT_OK(pthread_join(th, &tid), "join") || !ASSERT_OK(thread_result, "events"))
 		goto cleanup;
 	/* sched_process_exit fires just after the join can return: give it up to a second. */
@@ -1236,12 +1246,6 @@ static struct ht_vm_share thread_share_of(const struct ht_tracer *t, __u32 tgid)
 	return share;
 }
 
-static void *register_then_die(void *tracer)
-{
-	thread_result = ht_synth_exit_at(&layout, tracer, SVM, HT_SVM_EXIT_CODE_HLT, 1, 0);
-	return (void *)(long)gettid();
-}
-
 /*
  * A VM's vCPU threads take at most a quarter of the table (its share,
  * limits.h): a VM with more threads has the rest refused and counted, its
@@ -1259,6 +1263,7 @@ static void a_vms_vcpu_threads_stop_at_its_share_and_give_it_back(void)
 	struct ht_tracer *t = NULL;
 	unsigned int taken = 0, others = 0;
 	char err[512];
+	struct dying_vcpu d = { 0 };
 	pthread_t th;
 	void *tid;
 
@@ -1266,11 +1271,12 @@ static void a_vms_vcpu_threads_stop_at_its_share_and_give_it_back(void)
 	LOAD(t, ht_kernel_test_tracer(&o));
 	if (!ASSERT_MSG(ht_tracer_attach(t, err, sizeof(err)) == 0, "%s", err))
 		goto cleanup;
+	d.tracer = t;
 	/* This process is a VM: all of its share but one to made-up threads, the last to a real one that ends. */
 	for (__u32 i = 0; i < SHARE - 1; i++)
 		taken += ht_synth_register(t, 4400001 + i, me, i, true, 1) == 0;
 	if (!ASSERT_EQ(taken, SHARE - 1, "threads with an entry") ||
-	    !ASSERT_OK(pthread_create(&th, NULL, register_then_die, t), "thread") ||
+	    !ASSERT_OK(pthread_create(&th, NULL, exit_then_die, &d), "thread") ||
 	    !ASSERT_OK(pthread_join(th, &tid), "join") || !ASSERT_OK(thread_result, "events"))
 		goto cleanup;
 	/* sched_process_exit fires just after the join can return: give it up to a second. */
@@ -1294,7 +1300,7 @@ static void a_vms_vcpu_threads_stop_at_its_share_and_give_it_back(void)
 	    !ASSERT_EQ(thread_share_of(t, other).threads, 10, "the other VM's share"))
 		goto cleanup;
 	/* A real thread beyond the share: its exit is lost, and counted twice: in the totals and in its VM's excess. */
-	if (!ASSERT_OK(pthread_create(&th, NULL, register_then_die, t), "thread") ||
+	if (!ASSERT_OK(pthread_create(&th, NULL, exit_then_die, &d), "thread") ||
 	    !ASSERT_OK(pthread_join(th, &tid), "join") || !ASSERT_OK(thread_result, "events"))
 		goto cleanup;
 	if (!ASSERT_EQ(counter_of(t, HT_CNT_EXIT_NO_THREAD), 1, "its exit lost") ||
