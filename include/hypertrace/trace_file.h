@@ -61,8 +61,12 @@
  *    wake-ups from their due time (struct ht_vcpu_timer_due); earlier
  *    files' thread records end before it (HT_VCPU_WAIT_REC_V14_SIZE), read
  *    as unknown (HT_VCPU_WAIT_F_NO_TIMER_DUE).
+ * 16: an EXITS block's series and causes may start again from zero
+ *    (HT_EXIT_ROW_F_FROM_ZERO): the recorder forgot an ended VM process's
+ *    rows, and its pid came back as a new process. A reader of 15 would
+ *    take the new process's numbers for the old one's going down.
  */
-#define HT_FILE_VERSION 15
+#define HT_FILE_VERSION 16
 #define HT_FILE_HEADER_SIZE 256
 
 /* ht_file_header.filter_flags */
@@ -178,15 +182,25 @@ struct ht_exits_header {
 /* The header of EXITS blocks in files of version 6: without causes_not_theirs. */
 #define HT_EXITS_HEADER_V6_SIZE 56
 
+/*
+ * A series' flags, a cause's key.pad in the file (version 16 on): the row
+ * was new to the recorder when written, its numbers counted from zero. A
+ * key the file had before is a new process of the same pid (the recorder
+ * forgot the ended one's rows): its numbers go on top of the key's
+ * (ht_exits_restarts). Set on every key's first row; a reader of a key it
+ * has not seen has nothing to add.
+ */
+#define HT_EXIT_ROW_F_FROM_ZERO (1u << 0)
+
 /* A cause of exits (version 6 on): cumulative, as the series. */
 struct ht_exit_cause_rec {
-	struct ht_exit_cause_key key;  /*  0 pid, reason, isa, kind, pad, detail, value */
+	struct ht_exit_cause_key key;  /*  0 pid, reason, isa, kind, pad (HT_EXIT_ROW_F_FROM_ZERO), detail, value */
 	struct ht_exit_cause_hist h;   /* 24 count, kvm_ns, vmm_count, vmm_ns, kvm_slots, vmm_slots */
 };
 
 struct ht_exit_series_rec {
 	struct ht_exit_key key;  /*   0 pid, vcpu, isa, pad, reason */
-	__u32 flags;             /*  12 0 */
+	__u32 flags;             /*  12 HT_EXIT_ROW_F_FROM_ZERO (version 16 on), else 0 */
 	__u64 in_host_at_end;    /*  16 final block: exits seen whose kvm_entry had not come */
 	struct ht_exit_hist h;   /*  24 count, total_ns, min_ns, max_ns, slots[HT_EXIT_SLOTS] */
 };

@@ -22,6 +22,8 @@
 #include "synth.h"
 #include "test.h"
 #include "common/util.h"
+#include "tracefile/trace_reader.h"
+#include "tracefile/trace_writer.h"
 
 #define VMX HT_ISA_VMX
 /* VMX exit reasons and the cause KVM reports for each. */
@@ -183,6 +185,17 @@ static struct vm_rows rows_of(const struct ht_exit_table *total, __u32 pid)
 	return r;
 }
 
+/* Whether r is series of series_exits and causes of cause_exits (what says whose); a failed check if not. */
+static bool rows_are(const char *what, struct vm_rows r, size_t series, __u64 series_exits, size_t causes,
+		     __u64 cause_exits)
+{
+	return ASSERT_MSG(r.series == series && r.series_exits == series_exits && r.causes == causes &&
+				  r.cause_exits == cause_exits,
+			  "%s: %zu series of %llu exits, %zu causes of %llu; want %zu of %llu, %zu of %llu", what, r.series,
+			  (unsigned long long)r.series_exits, r.causes, (unsigned long long)r.cause_exits, series,
+			  (unsigned long long)series_exits, causes, (unsigned long long)cause_exits);
+}
+
 static int sample(struct ht_exit_sampler *s)
 {
 	return ht_exit_sampler_sample(s, ht_monotonic_ns(), false);
@@ -262,6 +275,36 @@ static bool pretend_ended(__u32 pid)
 }
 
 /*
+ * This process as a VM process (an IO exit with its cause, a series
+ * without one) that ends, read as record reads it, and then as the next
+ * process of its pid (two IO exits of the same cause, one more of the
+ * series), read twice. 0, or -1 after a failed check.
+ */
+static int this_pid_ends_and_comes_back(struct ht_tracer *t, struct ht_exit_sampler *s)
+{
+	const __u32 me = (__u32)getpid();
+	int ret = -1;
+
+	s->ends.ended = pretend_ended;
+	if (!ASSERT_OK(exit_with_cause(t, VMX_IO, 0, 0x80, 1000) ?: exit_with_cause(t, SERIES_REASON, 1, 0, 2000),
+		       "events") ||
+	    !ASSERT_OK(sample(s), "read"))
+		return -1;
+	pretend_ended_pid = me;
+	if (!ASSERT_OK(sample(s), "read after the end") || !ASSERT_EQ(ht_tracer_vm_entries(t, me), 0, "freed"))
+		goto out;
+	pretend_ended_pid = 0;
+	if (ASSERT_OK(exit_with_cause(t, VMX_IO, 0, 0x80, 3000) ?: exit_with_cause(t, VMX_IO, 0, 0x80, 4000) ?:
+			      exit_with_cause(t, SERIES_REASON, 1, 0, 5000),
+		      "events of the new process") &&
+	    ASSERT_OK(sample(s), "read") && ASSERT_OK(sample(s), "read again"))
+		ret = 0;
+out:
+	pretend_ended_pid = 0;
+	return ret;
+}
+
+/*
  * A pid that comes back after its process's entries were freed is a new
  * process, whose BPF entries start from zero: its numbers go on top of the
  * rows the ended one left, which never go down. (This process plays both:
@@ -269,39 +312,185 @@ static bool pretend_ended(__u32 pid)
  */
 static void a_pid_that_comes_back_adds_to_what_its_ended_process_left(void)
 {
-	const __u32 me = (__u32)getpid();
 	struct ht_exit_sampler s;
 	struct ht_tracer *t = NULL;
-	struct vm_rows r;
-	int ret;
 
 	memset(&s, 0, sizeof(s));
 	LOAD(t, exits_tracer());
-	if (!ASSERT_OK(ht_exit_sampler_init(&s, t, NULL, ht_monotonic_ns()), "sampler"))
-		goto cleanup;
-	s.ends.ended = pretend_ended;
-	ret = exit_with_cause(t, VMX_IO, 0, 0x80, 1000);
-	ret = ret ?: exit_with_cause(t, SERIES_REASON, 1, 0, 2000);
-	if (!ASSERT_OK(ret, "events") || !ASSERT_OK(sample(&s), "read"))
-		goto cleanup;
-	pretend_ended_pid = me;
-	if (!ASSERT_OK(sample(&s), "read after the end") || !ASSERT_EQ(ht_tracer_vm_entries(t, me), 0, "freed"))
-		goto cleanup;
-	pretend_ended_pid = 0;
-	ret = exit_with_cause(t, VMX_IO, 0, 0x80, 3000);
-	ret = ret ?: exit_with_cause(t, VMX_IO, 0, 0x80, 4000);
-	ret = ret ?: exit_with_cause(t, SERIES_REASON, 1, 0, 5000);
-	if (!ASSERT_OK(ret, "events of the new process") || !ASSERT_OK(sample(&s), "read") ||
-	    !ASSERT_OK(sample(&s), "read again"))
-		goto cleanup;
-	r = rows_of(&s.total, me);
-	ASSERT_MSG(r.series == 2 && r.series_exits == 5 && r.causes == 1 && r.cause_exits == 3,
-		   "%zu series of %llu exits, %zu causes of %llu; want 2 of 5 (2 + 3), 1 of 3 (1 + 2)", r.series,
-		   (unsigned long long)r.series_exits, r.causes, (unsigned long long)r.cause_exits);
+	if (ASSERT_OK(ht_exit_sampler_init(&s, t, NULL, ht_monotonic_ns()), "sampler") &&
+	    !this_pid_ends_and_comes_back(t, &s))
+		rows_are("both processes (2 + 3 exits, a cause of 1 + 2)", rows_of(&s.total, (__u32)getpid()), 2, 5, 1, 3);
 cleanup:
-	pretend_ended_pid = 0;
 	ht_exit_sampler_free(&s);
 	ht_tracer_destroy(t);
+}
+
+/* A file's EXITS blocks into a table, as every reader takes them: each series and cause at its latest numbers. */
+struct file_reading {
+	struct ht_exit_table *t;
+	int err;
+};
+
+static void file_series(void *ctx, const struct ht_exits_header *h, const struct ht_exit_series_rec *s,
+			const struct ht_vcpu_wait_rec *threads)
+{
+	struct file_reading *f = ctx;
+
+	(void)threads;
+	for (__u32 i = 0; i < h->nseries && !f->err; i++)
+		f->err = ht_exit_table_set_series(f->t, &s[i].key, &s[i].h);
+}
+
+static void file_causes(void *ctx, const struct ht_exits_header *h, const struct ht_exit_cause_rec *c)
+{
+	struct file_reading *f = ctx;
+
+	for (__u32 i = 0; i < h->ncauses && !f->err; i++)
+		f->err = ht_exit_causes_set(&f->t->causes, &c[i].key, &c[i].h);
+}
+
+/* The file at path read whole into t (an initialized table). 0, or -1 (damaged, not readable, out of memory). */
+static int read_file_rows(const char *path, struct ht_exit_table *t)
+{
+	struct file_reading f = { .t = t };
+	struct ht_reader *r = NULL;
+	struct ht_record rec;
+	char err[256];
+	int ret;
+
+	if (ht_reader_open(path, &r, err, sizeof(err)))
+		return -1;
+	ht_reader_set_exits_visitor(r, file_series, &f);
+	ht_reader_set_exit_causes_visitor(r, file_causes, &f);
+	while (ht_reader_next(r, &rec) == 1)
+		;
+	ret = ht_reader_status(r)->damaged || f.err ? -1 : 0;
+	ht_reader_close(r);
+	return ret;
+}
+
+/* record's sampler, forgetting ended VMs at once (keep 0), writing a file; the file read back into file. */
+struct forgetting {
+	char dir[32], path[64];
+	struct ht_exit_sampler s;
+	struct ht_tracer *t;
+	struct ht_writer *w;
+	struct ht_exit_table file;
+};
+
+/* 0, or -1 (f is ready for forgetting_end either way). */
+static int forgetting_start(struct forgetting *f)
+{
+	struct ht_file_header hdr;
+	char err[256];
+
+	memset(f, 0, sizeof(*f));
+	ht_exit_table_init(&f->file);
+	snprintf(f->dir, sizeof(f->dir), "/tmp/ht-churn-XXXXXX");
+	if (!(f->t = exits_tracer()) || !mkdtemp(f->dir))
+		return -1;
+	snprintf(f->path, sizeof(f->path), "%s/t.htr", f->dir);
+	ht_header_init(&hdr);
+	hdr.start_monotonic_ns = ht_monotonic_ns();
+	if (ht_writer_open(f->path, true, &hdr, &f->w, err, sizeof(err)) ||
+	    ht_exit_sampler_init(&f->s, f->t, f->w, ht_monotonic_ns()))
+		return -1;
+	f->s.keep_ended_ns = 0;
+	return 0;
+}
+
+/* The final sample, the file closed and read into f->file. 0 or -1. */
+static int forgetting_read(struct forgetting *f)
+{
+	struct ht_trailer tr;
+	int ret = ht_exit_sampler_sample(&f->s, ht_monotonic_ns(), true) ?: ht_writer_close(f->w, &tr);
+
+	f->w = NULL;
+	return ret ? -1 : read_file_rows(f->path, &f->file);
+}
+
+static void forgetting_end(struct forgetting *f)
+{
+	ht_exit_sampler_free(&f->s);
+	ht_writer_abandon(f->w);
+	ht_tracer_destroy(f->t);
+	ht_exit_table_free(&f->file);
+	if (f->path[0]) {
+		unlink(f->path);
+		rmdir(f->dir);
+	}
+}
+
+/*
+ * record forgets an ended VM once its last numbers are written (keep 0):
+ * VM after VM ends, and the sampler's tables hold none of them, while the
+ * file keeps every one's numbers. Without the forgetting, the tables hold
+ * every VM ever seen (12 x 8 series); without the last numbers first, the
+ * file misses the exits after the sample before the end.
+ */
+static void ended_vms_are_forgotten_once_their_numbers_are_in_the_file(void)
+{
+	const struct vm_play p = { .nreasons = 2, .causes = 20, .vcpus = 2, .series_reasons = 3 };
+	enum { VMS = 12 };
+	struct forgetting f;
+	struct ht_exit_sampler *s = &f.s;
+	__u32 pids[VMS];
+	size_t wrong = 0;
+
+	if (!ASSERT_OK(forgetting_start(&f), "tracer, file and sampler"))
+		goto cleanup;
+	for (unsigned int i = 0; i < VMS; i++)
+		if (!ASSERT_MSG((pids[i] = vm_lifetime(f.t, &p)) != 0, "lifetime %u", i) ||
+		    (i % 4 == 3 && !ASSERT_OK(sample(s), "sample")))
+			goto cleanup;
+	/* The last ones' end is found by this read, their rows go after it. */
+	if (!ASSERT_OK(sample(s), "last sample"))
+		goto cleanup;
+	/*
+	 * Each VM's one vCPU thread is forgotten with it. (Its entry stays in
+	 * BPF here, and is read again: these threads' ends are not traced, a
+	 * real thread's end frees its entry before its process is gone.)
+	 */
+	if (!ASSERT_MSG(s->total.nseries == 0 && s->total.causes.n == 0 && s->ends.nfreed == 0 && s->nended == 0,
+			"left: %zu series, %zu causes, %zu pids freed, %zu to forget", s->total.nseries,
+			s->total.causes.n, s->ends.nfreed, s->nended) ||
+	    !ASSERT_EQ(s->forgotten.vms, VMS, "VMs forgotten") || !ASSERT_EQ(s->forgotten.series, VMS * 8, "their series") ||
+	    !ASSERT_EQ(s->forgotten.threads, VMS, "their threads") ||
+	    !ASSERT_EQ(s->forgotten.exits, VMS * (2 * 20 + 2 * 3), "their exits, for the summary") ||
+	    !ASSERT_OK(forgetting_read(&f), "the file"))
+		goto cleanup;
+	for (unsigned int i = 0; i < VMS; i++) {
+		struct vm_rows r = rows_of(&f.file, pids[i]);
+
+		wrong += r.series != 8 || r.series_exits != 2 * 20 + 2 * 3 || r.causes != 2 * 17 || r.cause_exits != 2 * 20;
+	}
+	ASSERT_MSG(wrong == 0, "%zu of %d VMs' numbers not whole in the file", wrong, VMS);
+cleanup:
+	forgetting_end(&f);
+}
+
+/*
+ * A pid that comes back after its ended process was forgotten is a new
+ * process whose rows count from zero: the sampler holds only its numbers,
+ * and the file, whose rows say they count from zero, is read with both
+ * processes' (HT_EXIT_ROW_F_FROM_ZERO). Without the flag the file's
+ * latest rows of those keys are the new process's alone (3 exits, a cause
+ * of 2): the ended one's numbers lost.
+ */
+static void a_pid_that_comes_back_after_it_was_forgotten_counts_from_zero_in_the_file(void)
+{
+	const __u32 me = (__u32)getpid();
+	struct forgetting f;
+
+	if (!ASSERT_OK(forgetting_start(&f), "tracer, file and sampler") || this_pid_ends_and_comes_back(f.t, &f.s))
+		goto cleanup;
+	if (!ASSERT_EQ(f.s.forgotten.exits, 2, "the ended process's exits, kept for the summary") ||
+	    !rows_are("the sampler: the new process alone", rows_of(&f.s.total, me), 2, 3, 1, 2) ||
+	    !ASSERT_OK(forgetting_read(&f), "the file"))
+		goto cleanup;
+	rows_are("the file: both processes (2 + 3 exits, a cause of 1 + 2)", rows_of(&f.file, me), 2, 5, 1, 3);
+cleanup:
+	forgetting_end(&f);
 }
 
 /*
@@ -621,6 +810,8 @@ int main(void)
 	sched_setaffinity(0, sizeof(one), &one);
 	RUN(an_ended_vms_entries_are_freed_after_its_last_read);
 	RUN(a_pid_that_comes_back_adds_to_what_its_ended_process_left);
+	RUN(ended_vms_are_forgotten_once_their_numbers_are_in_the_file);
+	RUN(a_pid_that_comes_back_after_it_was_forgotten_counts_from_zero_in_the_file);
 	RUN(hundreds_of_vm_lifetimes_keep_every_later_vms_causes_and_series);
 	RUN(hostile_vms_cannot_take_a_victims_share_of_causes);
 	RUN(a_cause_the_full_table_refused_leaves_its_reason_every_name);

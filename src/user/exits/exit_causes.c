@@ -7,6 +7,7 @@
 #include <string.h>
 #include <asm/kvm_para.h>
 #include "common/grow.h"
+#include "common/sorted_u32.h"
 #include "common/nearest_rank.h"
 #include "common/util.h"
 #include "exits/exit_slots.h"
@@ -120,16 +121,23 @@ int ht_exit_causes_set(struct ht_exit_cause_table *c, const struct ht_exit_cause
 	return 0;
 }
 
-void ht_exit_cause_hist_add(struct ht_exit_cause_hist *sum, const struct ht_exit_cause_hist *h)
+int ht_exit_causes_forget(struct ht_exit_cause_table *c, const uint32_t *pids, size_t n, uint64_t *rows)
 {
-	sum->count = ht_sat_add(sum->count, h->count);
-	sum->kvm_ns = ht_sat_add(sum->kvm_ns, h->kvm_ns);
-	sum->vmm_count = ht_sat_add(sum->vmm_count, h->vmm_count);
-	sum->vmm_ns = ht_sat_add(sum->vmm_ns, h->vmm_ns);
-	for (int s = 0; s < HT_EXIT_SLOTS; s++) {
-		sum->kvm_slots[s] = ht_sat_add(sum->kvm_slots[s], h->kvm_slots[s]);
-		sum->vmm_slots[s] = ht_sat_add(sum->vmm_slots[s], h->vmm_slots[s]);
+	size_t kept = 0;
+
+	for (size_t i = 0; i < c->n; i++) {
+		if (ht_u32_listed(pids, n, c->rows[i].key.pid))
+			continue;
+		if (kept != i)
+			c->rows[kept] = c->rows[i];
+		kept++;
 	}
+	if (rows)
+		*rows += c->n - kept;
+	if (kept == c->n)
+		return 0;
+	c->n = kept;
+	return reindex(c);
 }
 
 void ht_exit_causes_clear_changed(struct ht_exit_cause_table *c)

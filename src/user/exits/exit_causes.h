@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "common/exit_hists.h" /* ht_exit_cause_hist_add */
 #include "common/hashmap.h"
 #include "hypertrace/record.h"
 
@@ -20,6 +21,7 @@ struct ht_exit_cause_row {
 	struct ht_exit_cause_key key;
 	struct ht_exit_cause_hist h;
 	bool changed; /* since ht_exit_causes_clear_changed */
+	bool written; /* record: in the file once (its first row says it counts from zero) */
 };
 
 /* Rows in the order they came (key -> row through index); ht_exit_causes_sorted gives them in key order. */
@@ -44,9 +46,12 @@ struct ht_exit_cause_row *ht_exit_causes_row(struct ht_exit_cause_table *c, cons
 /* Sets a cause to cumulative numbers; changed if they moved. 0 or -ENOMEM. */
 int ht_exit_causes_set(struct ht_exit_cause_table *c, const struct ht_exit_cause_key *key,
 		       const struct ht_exit_cause_hist *h);
-/* sum += h, each number saturating. */
-void ht_exit_cause_hist_add(struct ht_exit_cause_hist *sum, const struct ht_exit_cause_hist *h);
 void ht_exit_causes_clear_changed(struct ht_exit_cause_table *c);
+/*
+ * Takes out the rows of the VM processes pids[n] (sorted): ended VMs a
+ * recording forgets. *rows (may be NULL) += the rows taken. 0 or -ENOMEM.
+ */
+int ht_exit_causes_forget(struct ht_exit_cause_table *c, const uint32_t *pids, size_t n, uint64_t *rows);
 /* out = now - before, cause by cause; causes with nothing in the interval are left out. 0 or -ENOMEM. */
 int ht_exit_causes_delta(struct ht_exit_cause_table *out, const struct ht_exit_cause_table *now,
 			 const struct ht_exit_cause_table *before);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/grow.h"
+#include "common/sorted_u32.h"
 #include "common/nearest_rank.h"
 #include "common/util.h"
 #include "exits/vcpu_wakeups.h"
@@ -359,6 +360,49 @@ void ht_exit_table_clear_changed(struct ht_exit_table *t)
 	ht_exit_causes_clear_changed(&t->causes);
 }
 
+int ht_exit_table_forget(struct ht_exit_table *t, const uint32_t *pids, size_t n, struct ht_exit_forgotten *out)
+{
+	struct ht_exit_forgotten none = { 0 }, *f = out ? out : &none;
+	size_t kept = 0;
+
+	if (!n)
+		return 0;
+	f->vms += n;
+	for (size_t i = 0; i < t->nseries; i++) {
+		const struct ht_exit_series *s = &t->series[i];
+
+		if (ht_u32_listed(pids, n, s->key.pid)) {
+			f->series++;
+			f->exits += s->h.count;
+			continue;
+		}
+		if (kept != i)
+			t->series[kept] = *s;
+		kept++;
+	}
+	bool moved = kept != t->nseries;
+
+	t->nseries = kept;
+	kept = 0;
+	/* Sorted by (tid, start) stays sorted with rows taken out. */
+	for (size_t i = 0; i < t->nthreads; i++) {
+		const struct ht_vcpu_thread_row *r = &t->threads[i];
+
+		if (ht_u32_listed(pids, n, r->w.pid)) {
+			f->threads++;
+			f->irqs_delivered += ht_irqs_delivered(&r->irqs);
+			continue;
+		}
+		if (kept != i)
+			t->threads[kept] = *r;
+		kept++;
+	}
+	t->nthreads = kept;
+	int ret = moved ? reindex(t) : 0;
+
+	return ret ? ret : ht_exit_causes_forget(&t->causes, pids, n, &f->causes);
+}
+
 /* The interval's min and max from its buckets. */
 static void minmax_from_slots(struct ht_exit_hist *h)
 {
@@ -488,20 +532,9 @@ uint64_t ht_exit_max(const struct ht_exit_series *s)
 
 void ht_exit_series_add(struct ht_exit_series *sum, const struct ht_exit_series *s)
 {
-	if (!s->h.count) {
-		sum->in_host_at_end = ht_sat_add(sum->in_host_at_end, s->in_host_at_end);
-		return;
-	}
-	if (!sum->h.count || s->h.min_ns < sum->h.min_ns)
-		sum->h.min_ns = s->h.min_ns;
-	if (s->h.max_ns > sum->h.max_ns)
-		sum->h.max_ns = s->h.max_ns;
-	if (!s->minmax_exact)
+	if (s->h.count && !s->minmax_exact)
 		sum->minmax_exact = false;
-	sum->h.count = ht_sat_add(sum->h.count, s->h.count);
-	sum->h.total_ns = ht_sat_add(sum->h.total_ns, s->h.total_ns);
-	for (int k = 0; k < HT_EXIT_SLOTS; k++)
-		sum->h.slots[k] = ht_sat_add(sum->h.slots[k], s->h.slots[k]);
+	ht_exit_hist_add(&sum->h, &s->h);
 	sum->in_host_at_end = ht_sat_add(sum->in_host_at_end, s->in_host_at_end);
 }
 

@@ -24,6 +24,7 @@ struct ht_exit_series {
 	struct ht_exit_key key;
 	bool changed;            /* since ht_exit_table_clear_changed */
 	bool minmax_exact;       /* min_ns/max_ns are the exits' own, not bucket bounds */
+	bool written;            /* record: in the file once (its first row says it counts from zero) */
 	struct ht_exit_hist h;
 	uint64_t in_host_at_end; /* exits seen whose entry had not come when the recording ended */
 };
@@ -122,6 +123,21 @@ int ht_exit_table_set_series(struct ht_exit_table *t, const struct ht_exit_key *
 int ht_exit_table_set_thread(struct ht_exit_table *t, const struct ht_vcpu_wait *w, const struct ht_vcpu_account *a,
 			     const struct ht_vcpu_halts *h, bool gone);
 void ht_exit_table_clear_changed(struct ht_exit_table *t);
+
+/* What ht_exit_table_forget took out: a recording's totals keep it. */
+struct ht_exit_forgotten {
+	uint64_t vms, series, threads, causes; /* VM processes and their rows */
+	uint64_t exits;                        /* counted in the series */
+	uint64_t irqs_delivered;               /* to the threads */
+};
+
+/*
+ * Takes out every series, cause and vCPU thread of the VM processes
+ * pids[n] (sorted; each counted as a VM in *out): ended VMs whose last
+ * numbers a recording has written, forgotten so that VM churn does not
+ * grow it. out may be NULL. 0 or -ENOMEM.
+ */
+int ht_exit_table_forget(struct ht_exit_table *t, const uint32_t *pids, size_t n, struct ht_exit_forgotten *out);
 
 /*
  * out = now - before, series by series and thread by thread (out is reset

@@ -2,9 +2,11 @@
 #include "record/exit_sampler.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include "common/grow.h"
+#include "common/sorted_u32.h"
 #include "hypertrace/trace_file.h"
 
 int ht_exit_sampler_init(struct ht_exit_sampler *s, struct ht_tracer *t, struct ht_writer *writer,
@@ -15,6 +17,7 @@ int ht_exit_sampler_init(struct ht_exit_sampler *s, struct ht_tracer *t, struct 
 	s->writer = writer;
 	s->proc = "/proc";
 	s->start_ns = s->last_ns = now_ns;
+	s->keep_ended_ns = ULLONG_MAX;
 	ht_exit_table_init(&s->total);
 	ht_exit_table_init(&s->last);
 	ht_exit_table_init(&s->interval);
@@ -32,6 +35,8 @@ void ht_exit_sampler_free(struct ht_exit_sampler *s)
 	ht_vm_ends_free(&s->ends);
 	free(s->excess);
 	s->excess = NULL;
+	free(s->ended);
+	s->ended = NULL;
 	ht_thread_set_free(s->named);
 	s->named = NULL;
 }
@@ -148,10 +153,15 @@ static void keep_share(void *ctx, __u32 tgid, const struct ht_vm_share *share)
 	e->threads_over = e->base_threads + share->threads_over;
 }
 
-/* The VMs just freed: their shares went with their entries, their excess stays. */
-static void excess_ended(struct ht_exit_sampler *s)
+/* The VMs just freed: their shares went with their entries, their excess stays; their rows go later (forget_ended). */
+static int vms_freed(struct ht_exit_sampler *s, unsigned long long now_ns)
 {
 	for (size_t i = 0; i < s->ends.nending; i++) {
+		if (s->keep_ended_ns != ULLONG_MAX) {
+			if (HT_GROW(s->ended, s->ended_cap, s->nended + 1, 16))
+				return -ENOMEM;
+			s->ended[s->nended++] = (struct ht_ended_vm){ .pid = s->ends.ending[i], .freed_ns = now_ns };
+		}
 		struct ht_vm_excess *e = excess_of(s, s->ends.ending[i]);
 
 		if (e) {
@@ -160,6 +170,82 @@ static void excess_ended(struct ht_exit_sampler *s)
 			e->base_threads = e->threads_over;
 		}
 	}
+	return 0;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The forgotten VMs' excess, summed: out of the list (the totals keep it). */
+static void forget_excess(struct ht_exit_sampler *s, const __u32 *pids, size_t n)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < s->nexcess; i++) {
+		const struct ht_vm_excess *e = &s->excess[i];
+
+		if (ht_u32_listed(pids, n, e->pid)) {
+			s->excess_forgotten.series_over += e->series_over;
+			s->excess_forgotten.causes_over += e->causes_over;
+			s->excess_forgotten.threads_over += e->threads_over;
+			s->nexcess_forgotten++;
+			continue;
+		}
+		s->excess[kept++] = *e;
+	}
+	s->nexcess = kept;
+}
+
+/*
+ * The ended VMs freed keep_ended_ns ago or more, not back since, that
+ * may_forget lets go: their rows out of total and last, their names out
+ * of the named set (a pid or tid that comes back is named again), their
+ * excess into the totals'. One that came back is a live process again:
+ * out of the queue (its next end queues it anew).
+ */
+static int forget_ended(struct ht_exit_sampler *s, unsigned long long now_ns)
+{
+	size_t kept = 0, n = 0;
+	__u32 *pids;
+	int ret;
+
+	if (!s->nended)
+		return 0;
+	pids = malloc(s->nended * sizeof(*pids));
+	if (!pids)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->nended; i++) {
+		const struct ht_ended_vm *v = &s->ended[i];
+
+		if (!ht_vm_ends_freed(&s->ends, v->pid))
+			continue;
+		if (now_ns - v->freed_ns < s->keep_ended_ns ||
+		    (s->may_forget && !s->may_forget(s->may_forget_ctx, v->pid))) {
+			s->ended[kept++] = *v;
+			continue;
+		}
+		pids[n++] = v->pid;
+	}
+	s->nended = kept;
+	qsort(pids, n, sizeof(*pids), cmp_pid);
+	for (size_t i = 0; s->named && i < s->total.nthreads; i++) {
+		const struct ht_vcpu_wait *w = &s->total.threads[i].w;
+
+		if (ht_u32_listed(pids, n, w->pid))
+			ht_thread_set_remove(s->named, w->pid, w->tid);
+	}
+	for (size_t i = 0; s->named && i < n; i++)
+		ht_thread_set_remove(s->named, pids[i], pids[i]);
+	forget_excess(s, pids, n);
+	ret = ht_exit_table_forget(&s->total, pids, n, &s->forgotten);
+	ret = ret ?: ht_exit_table_forget(&s->last, pids, n, NULL);
+	ret = ret ?: ht_vm_ends_forget(&s->ends, pids, n);
+	free(pids);
+	return ret;
 }
 
 /*
@@ -183,7 +269,9 @@ static int read_bpf(struct ht_exit_sampler *s, bool final)
 		ret = ht_tracer_read_open_exits(s->tracer, keep_open_exit, &r);
 	if (!ret)
 		ret = ht_tracer_read_vm_shares(s->tracer, keep_share, s);
-	s->total.share_series_over = s->total.share_causes_over = s->total.share_threads_over = 0;
+	s->total.share_series_over = s->excess_forgotten.series_over;
+	s->total.share_causes_over = s->excess_forgotten.causes_over;
+	s->total.share_threads_over = s->excess_forgotten.threads_over;
 	for (size_t i = 0; i < s->nexcess; i++) {
 		s->total.share_series_over += s->excess[i].series_over;
 		s->total.share_causes_over += s->excess[i].causes_over;
@@ -242,7 +330,7 @@ static int write_block(struct ht_exit_sampler *s, unsigned long long now_ns, boo
 				     .lost_vcpu_switches = s->total.lost_vcpu_switches,
 				     .lost_causes = s->total.causes.lost,
 				     .causes_not_theirs = s->total.causes.not_theirs };
-	const struct ht_exit_cause_table *causes = &s->total.causes;
+	struct ht_exit_cause_table *causes = &s->total.causes;
 
 	for (size_t i = 0; i < s->total.nseries; i++)
 		h.nseries += s->total.series[i].changed;
@@ -260,12 +348,15 @@ static int write_block(struct ht_exit_sampler *s, unsigned long long now_ns, boo
 	if (!buf)
 		return -ENOMEM;
 	memcpy(buf, &h, sizeof(h));
+	/* A row's first says it counts from zero: a pid that comes back after its rows were forgotten starts again. */
 	for (size_t i = 0; i < s->total.nseries; i++) {
-		const struct ht_exit_series *e = &s->total.series[i];
-		struct ht_exit_series_rec rec = { .key = e->key, .in_host_at_end = e->in_host_at_end, .h = e->h };
+		struct ht_exit_series *e = &s->total.series[i];
+		struct ht_exit_series_rec rec = { .key = e->key, .flags = e->written ? 0 : HT_EXIT_ROW_F_FROM_ZERO,
+						  .in_host_at_end = e->in_host_at_end, .h = e->h };
 
 		if (!e->changed)
 			continue;
+		e->written = true;
 		memcpy(p, &rec, sizeof(rec));
 		p += sizeof(rec);
 	}
@@ -281,11 +372,13 @@ static int write_block(struct ht_exit_sampler *s, unsigned long long now_ns, boo
 		p += sizeof(rec);
 	}
 	for (size_t i = 0; i < causes->n; i++) {
-		const struct ht_exit_cause_row *c = &causes->rows[i];
+		struct ht_exit_cause_row *c = &causes->rows[i];
 		struct ht_exit_cause_rec rec = { .key = c->key, .h = c->h };
 
 		if (!c->changed)
 			continue;
+		rec.key.pad = c->written ? 0 : HT_EXIT_ROW_F_FROM_ZERO;
+		c->written = true;
 		memcpy(p, &rec, sizeof(rec));
 		p += sizeof(rec);
 	}
@@ -311,15 +404,15 @@ int ht_exit_sampler_sample(struct ht_exit_sampler *s, unsigned long long now_ns,
 	if (!ret && !final) {
 		long freed = ht_vm_ends_release(&s->ends, s->tracer);
 
-		if (freed < 0)
-			ret = (int)freed;
-		else
-			excess_ended(s);
+		ret = freed < 0 ? (int)freed : vms_freed(s, now_ns);
 	}
 	if (!ret)
 		ret = ht_exit_table_delta(&s->interval, &s->total, &s->last);
 	if (!ret)
 		ret = ht_exit_table_copy(&s->last, &s->total);
+	/* After the interval: the live view shows an ended VM's last one. */
+	if (!ret && !final)
+		ret = forget_ended(s, now_ns);
 	ht_exit_table_clear_changed(&s->total);
 	s->interval_ns = now_ns - s->last_ns;
 	s->last_ns = now_ns;

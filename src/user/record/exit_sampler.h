@@ -24,6 +24,12 @@ struct ht_vm_excess {
 	__u64 base_series, base_causes, base_threads; /* of the ended processes of this pid */
 };
 
+/* A VM process whose BPF entries were freed, and when: its rows go keep_ended_ns later. */
+struct ht_ended_vm {
+	__u32 pid;
+	unsigned long long freed_ns;
+};
+
 struct ht_exit_sampler {
 	struct ht_tracer *tracer;       /* not owned */
 	struct ht_writer *writer;       /* NULL: no file (--no-file); not owned */
@@ -35,6 +41,22 @@ struct ht_exit_sampler {
 	struct ht_vm_ends ends;         /* VM processes that ended: their BPF entries freed after their last read */
 	struct ht_vm_excess *excess;    /* by pid, in the order they first went past their share */
 	size_t nexcess, excess_cap;
+	/*
+	 * Ended VM processes' rows go from total (and last, and what names
+	 * them) keep_ended_ns after their entries were freed, once may_forget
+	 * (NULL: at once) agrees: the file has their last numbers, and months
+	 * of VM churn must not grow the recording. A pid that comes back after
+	 * is a new process whose rows count from zero (the file says so:
+	 * HT_EXIT_ROW_F_FROM_ZERO). ULLONG_MAX (the default): kept.
+	 */
+	unsigned long long keep_ended_ns;
+	bool (*may_forget)(void *ctx, __u32 pid); /* e.g. not while the metrics still show its VM */
+	void *may_forget_ctx;
+	struct ht_ended_vm *ended;      /* freed, in the order they were */
+	size_t nended, ended_cap;
+	struct ht_exit_forgotten forgotten; /* what the forgotten rows held: the recording's totals keep it */
+	struct ht_vm_excess excess_forgotten; /* the forgotten VMs' excess, summed (pid 0) */
+	size_t nexcess_forgotten;             /* how many VMs that is */
 	unsigned long long start_ns, last_ns, interval_ns; /* interval_ns: length of the last interval */
 	int write_error;                /* -errno of the first block that could not be queued */
 	/* The recording's -p and --vcpu: BPF follows every vCPU thread's waiting, these keep the selected ones. */

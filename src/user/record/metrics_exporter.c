@@ -319,6 +319,14 @@ void ht_metrics_observe_exits(struct ht_metrics *m, const struct ht_exit_table *
 		ht_metrics_set_exits(&m->live, t, exit_vm_name, m);
 }
 
+bool ht_metrics_shows_vm(const struct ht_metrics *m, uint32_t pid)
+{
+	for (size_t i = 0; i < VM_PIDS; i++)
+		if (m->pids[i].key && m->pids[i].pid == pid)
+			return true;
+	return false;
+}
+
 uint16_t ht_metrics_port(const struct ht_metrics *m)
 {
 	return ht_metrics_http_port(m->http);

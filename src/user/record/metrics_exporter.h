@@ -57,6 +57,8 @@ void ht_metrics_update(struct ht_metrics *m, const struct ht_tracer *t,
 /* record --exits: the cumulative exit table of the latest sample (published with the next update). */
 struct ht_exit_table;
 void ht_metrics_observe_exits(struct ht_metrics *m, const struct ht_exit_table *t);
+/* Whether the exit metrics still show VM process pid (its VM not past the grace period since it ended). */
+bool ht_metrics_shows_vm(const struct ht_metrics *m, uint32_t pid);
 uint16_t ht_metrics_port(const struct ht_metrics *m);
 /* Hypercalls counted so far (all label sets, "other" and VMs dropped since included); 0 for NULL. */
 unsigned long long ht_metrics_hypercalls(const struct ht_metrics *m);

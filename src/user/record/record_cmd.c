@@ -330,6 +330,11 @@ static bool boot_selects(void *ctx, __u32 pid)
 	return selected;
 }
 
+static bool metrics_let_go(void *metrics, __u32 pid)
+{
+	return !ht_metrics_shows_vm(metrics, pid);
+}
+
 static int setup_exits(struct session *s, struct ht_writer *writer)
 {
 	unsigned long long now = ht_monotonic_ns();
@@ -337,6 +342,15 @@ static int setup_exits(struct session *s, struct ht_writer *writer)
 	if (ht_exit_sampler_init(&s->exits, s->tracer, writer, now))
 		return ht_runtime_error("out of memory");
 	s->exits.filters = &s->cfg->filters;
+	/*
+	 * An ended VM's rows go once its last numbers are in the file and the
+	 * metrics no longer show it: record runs for months through VM churn.
+	 */
+	s->exits.keep_ended_ns = 0;
+	if (s->metrics) {
+		s->exits.may_forget = metrics_let_go;
+		s->exits.may_forget_ctx = s->metrics;
+	}
 	s->exits_ready = true;
 	if (s->cfg->boot && writer) {
 		ht_boot_sampler_init(&s->boot, s->tracer, writer);
@@ -620,7 +634,8 @@ static int run_aggregate_loop(struct session *s, struct run_totals *t)
 /* --exits: one line, and why exits were lost if any were. */
 static void print_exits_summary(const struct ht_exit_sampler *e, unsigned int vcpu_threads)
 {
-	unsigned long long exits = 0, in_host = 0, vms = 0;
+	/* The ended VMs whose rows went during the recording (see keep_ended_ns) too. */
+	unsigned long long exits = e->forgotten.exits, in_host = 0, vms = e->forgotten.vms;
 
 	for (size_t i = 0; i < e->total.nseries; i++) {
 		exits += e->total.series[i].h.count;
@@ -628,8 +643,9 @@ static void print_exits_summary(const struct ht_exit_sampler *e, unsigned int vc
 		if (!i || e->total.series[i].key.pid != e->total.series[i - 1].key.pid)
 			vms++;
 	}
-	printf("hypertrace-bpf: %llu exits of %llu VM processes (%zu series, %zu vCPU threads), %llu still in the host at the end, %llu lost\n",
-	       exits, vms, e->total.nseries, e->total.nthreads, in_host,
+	printf("hypertrace-bpf: %llu exits of %llu VM processes (%llu series, %llu vCPU threads), %llu still in the host at the end, %llu lost\n",
+	       exits, vms, (unsigned long long)(e->total.nseries + e->forgotten.series),
+	       (unsigned long long)(e->total.nthreads + e->forgotten.threads), in_host,
 	       (unsigned long long)(e->total.lost_series_full + e->total.lost_no_thread));
 	if (e->total.lost_series_full)
 		fprintf(stderr, "hypertrace-bpf: %llu exits were not counted: more than %u series (VM process, vCPU, reason): select a VM with -p or --vm\n",
@@ -645,6 +661,11 @@ static void print_exits_summary(const struct ht_exit_sampler *e, unsigned int vc
 			(unsigned long long)e->excess[i].causes_over, (unsigned long long)e->excess[i].threads_over);
 	if (e->nexcess > 8)
 		fprintf(stderr, "hypertrace-bpf: and %zu more VM processes went past their share\n", e->nexcess - 8);
+	if (e->nexcess_forgotten)
+		fprintf(stderr, "hypertrace-bpf: and %zu VM processes that ended during the recording went past their share: %llu exits of new series not counted, %llu new causes counted as \"other\" or not at all, %llu exits of threads beyond their share not counted\n",
+			e->nexcess_forgotten, (unsigned long long)e->excess_forgotten.series_over,
+			(unsigned long long)e->excess_forgotten.causes_over,
+			(unsigned long long)e->excess_forgotten.threads_over);
 	if (e->write_error)
 		fprintf(stderr, "hypertrace-bpf: warning: exit statistics could not be queued for the file: %s\n",
 			strerror(-e->write_error));
@@ -691,7 +712,7 @@ static void print_summary(const struct session *s, const struct run_totals *t)
 		       cfg->output);
 	}
 	if (s->exits_ready) {
-		unsigned long long delivered = 0;
+		unsigned long long delivered = s->exits.forgotten.irqs_delivered;
 
 		print_exits_summary(&s->exits, ht_tracer_vcpu_threads(s->tracer));
 		for (size_t i = 0; i < s->exits.total.nthreads; i++)

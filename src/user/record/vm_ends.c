@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/grow.h"
+#include "common/sorted_u32.h"
 
 void ht_vm_ends_init(struct ht_vm_ends *e)
 {
@@ -33,18 +34,10 @@ static bool process_ended(const struct ht_vm_ends *e, __u32 pid)
 /* The index of pid in sorted v[n], or where it would go; *found whether it is there. */
 static size_t find_pid(const __u32 *v, size_t n, __u32 pid, bool *found)
 {
-	size_t lo = 0, hi = n;
+	size_t at = ht_u32_lower_bound(v, n, pid);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (v[mid] < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*found = lo < n && v[lo] == pid;
-	return lo;
+	*found = at < n && v[at] == pid;
+	return at;
 }
 
 static int add_pid(__u32 **v, size_t *n, size_t *cap, __u32 pid)
@@ -171,4 +164,19 @@ int ht_vm_ends_base(struct ht_vm_ends *e, const struct ht_exit_table *total, __u
 	}
 	*base = &e->bases;
 	return 0;
+}
+
+bool ht_vm_ends_freed(const struct ht_vm_ends *e, __u32 pid)
+{
+	bool found;
+
+	find_pid(e->freed, e->nfreed, pid, &found);
+	return found;
+}
+
+int ht_vm_ends_forget(struct ht_vm_ends *e, const __u32 *pids, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		remove_pid(e->freed, &e->nfreed, pids[i]);
+	return ht_exit_table_forget(&e->bases, pids, n, NULL);
 }

@@ -49,4 +49,13 @@ long ht_vm_ends_release(struct ht_vm_ends *e, struct ht_tracer *t);
 int ht_vm_ends_base(struct ht_vm_ends *e, const struct ht_exit_table *total, __u32 pid,
 		    struct ht_exit_table **base);
 
+/* Whether pid's entries were freed and it has not come back since. */
+bool ht_vm_ends_freed(const struct ht_vm_ends *e, __u32 pid);
+/*
+ * The ended VM processes pids[n] (sorted, freed, not back) are forgotten:
+ * out of freed and bases. A pid that comes back after is new to it (its
+ * rows start from zero). 0 or -ENOMEM.
+ */
+int ht_vm_ends_forget(struct ht_vm_ends *e, const __u32 *pids, size_t n);
+
 #endif

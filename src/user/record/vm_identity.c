@@ -268,12 +268,21 @@ struct ht_thread_set *ht_thread_set_new(void)
 	return s;
 }
 
+static long thread_key(__u32 pid, __u32 tid)
+{
+	return (long)((__u64)pid << 32 | tid);
+}
+
 int ht_thread_set_add(struct ht_thread_set *s, __u32 pid, __u32 tid)
 {
-	long key = (long)((__u64)pid << 32 | tid);
-	int ret = ht_hashmap_insert(&s->keys, key, 0, HT_HASHMAP_ADD, NULL, NULL);
+	int ret = ht_hashmap_insert(&s->keys, thread_key(pid, tid), 0, HT_HASHMAP_ADD, NULL, NULL);
 
 	return ret == -EEXIST ? 0 : ret ? ret : 1;
+}
+
+void ht_thread_set_remove(struct ht_thread_set *s, __u32 pid, __u32 tid)
+{
+	ht_hashmap_delete(&s->keys, thread_key(pid, tid), NULL, NULL);
 }
 
 void ht_thread_set_free(struct ht_thread_set *s)

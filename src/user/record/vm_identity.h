@@ -80,6 +80,8 @@ struct ht_thread_set;
 struct ht_thread_set *ht_thread_set_new(void);
 /* 1 if (pid, tid) was not in the set and is now, 0 if it was, -ENOMEM. */
 int ht_thread_set_add(struct ht_thread_set *s, __u32 pid, __u32 tid);
+/* (pid, tid) out of the set: a thread of a forgotten VM, named again if its ids come back. */
+void ht_thread_set_remove(struct ht_thread_set *s, __u32 pid, __u32 tid);
 void ht_thread_set_free(struct ht_thread_set *s);
 
 #endif

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "tracefile/block_codec.h"
 #include "tracefile/crc32.h"
+#include "tracefile/exits_restarts.h"
 #include "common/grow.h"
 #include "common/hashmap.h"
 
@@ -58,6 +59,7 @@ struct ht_reader {
 	__u64 exits_time_ns;       /* the time of the last EXITS block */
 	unsigned long long block_at; /* where the block being visited starts */
 	struct ht_vcpu_wait_rec *exits_threads; /* a version 3-8 block's thread records, widened */
+	struct ht_exits_restarts restarts; /* version 16 on: the keys that started again from zero */
 };
 
 /* Reads exactly len bytes unless the file ends first; returns bytes read or -errno. */
@@ -92,6 +94,7 @@ int ht_reader_open(const char *path, struct ht_reader **out, char *err, size_t e
 		return -ENOMEM;
 	}
 	ht_hashmap_init(&r->boot_index, ht_hash_long, ht_equal_long, NULL);
+	ht_exits_restarts_init(&r->restarts);
 	/* O_NONBLOCK: opening a FIFO must not wait for a writer that may never come. */
 	r->fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (r->fd < 0) {
@@ -489,9 +492,10 @@ static bool block_header_ok(const struct ht_block_header *bh)
 
 /*
  * A BOOT block: each VM's numbers replace its earlier ones. They are
- * cumulative, so a VM's going down is a damaged or crafted block. The table
- * grows by at most the block's items, and a lookup is a hash probe: time
- * and memory bounded by the file's size.
+ * cumulative, so a VM's going down is a damaged or crafted block; after a
+ * row that says the VM ended, its pid is a new process (the pid came back),
+ * a VM of its own. The table grows by at most the block's items, and a
+ * lookup is a hash probe: time and memory bounded by the file's size.
  */
 static bool keep_boot_vms(struct ht_reader *r, const struct ht_block_header *bh, unsigned long long at)
 {
@@ -502,7 +506,7 @@ static bool keep_boot_vms(struct ht_reader *r, const struct ht_block_header *bh,
 		long k;
 
 		memcpy(&v, in + (size_t)i * sizeof(v), sizeof(v));
-		if (ht_hashmap_find(&r->boot_index, v.pid, &k)) {
+		if (ht_hashmap_find(&r->boot_index, v.pid, &k) && !(r->boot_vms[k].flags & HT_BOOT_VM_F_ENDED)) {
 			const struct ht_boot_vm *old = &r->boot_vms[k].vm;
 
 			if (v.vm.recorded < old->recorded || v.vm.over < old->over || v.vm.lost < old->lost) {
@@ -513,7 +517,7 @@ static bool keep_boot_vms(struct ht_reader *r, const struct ht_block_header *bh,
 		} else {
 			k = (long)r->nboot_vms;
 			if (HT_GROW(r->boot_vms, r->boot_vms_cap, r->nboot_vms + 1, 16) ||
-			    ht_hashmap_insert(&r->boot_index, v.pid, k, HT_HASHMAP_ADD, NULL, NULL)) {
+			    ht_hashmap_insert(&r->boot_index, v.pid, k, HT_HASHMAP_SET, NULL, NULL)) {
 				stop(r, true, "out of memory for the booting VMs at byte %llu", at);
 				return false;
 			}
@@ -611,15 +615,23 @@ static bool load_exits_block(struct ht_reader *r, const struct ht_block_header *
 		     HT_READER_MAX_EXITS_CAUSES);
 		return false;
 	}
-	const unsigned char *series = r->payload + header;
+	unsigned char *series = r->payload + header;
 	const unsigned char *threads = series + (size_t)eh.nseries * sizeof(struct ht_exit_series_rec);
-	const unsigned char *causes = threads + (size_t)eh.nthreads * thread_rec;
+	unsigned char *causes = series + (size_t)eh.nseries * sizeof(struct ht_exit_series_rec) +
+				(size_t)eh.nthreads * thread_rec;
 
 	if (!exits_block_ok(r, &eh, series, threads, thread_rec, why, sizeof(why)) || !causes_ok(&eh, causes, why, sizeof(why))) {
 		stop(r, true, "exits block at byte %llu: %s: the file is corrupt", at, why);
 		return false;
 	}
 	r->exits_time_ns = eh.time_ns;
+	/* Checked as written; handed on top of what a key had before it started again from zero. */
+	if (r->hdr.version >= 16 &&
+	    ht_exits_restarts_apply(&r->restarts, (struct ht_exit_series_rec *)series, eh.nseries,
+				    (struct ht_exit_cause_rec *)causes, eh.ncauses)) {
+		stop(r, true, "out of memory for the exits block at byte %llu", at);
+		return false;
+	}
 	if (thread_rec != sizeof(struct ht_vcpu_wait_rec) && eh.nthreads) {
 		struct ht_vcpu_wait_rec *widened = calloc(eh.nthreads, sizeof(*widened));
 
@@ -860,5 +872,6 @@ void ht_reader_close(struct ht_reader *r)
 	free(r->ids);
 	free(r->boot_vms);
 	ht_hashmap_clear(&r->boot_index);
+	ht_exits_restarts_free(&r->restarts);
 	free(r);
 }
