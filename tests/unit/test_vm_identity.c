@@ -5,12 +5,14 @@
  * writer and reader (before their thread's records; old files have none).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include "record/recording.h"
 #include "record/vm_identity.h"
 #include "fixture.h"
 #include "test.h"
@@ -277,6 +279,73 @@ cleanup:
 	ht_thread_set_free(s);
 }
 
+/* The threads a test says are alive: tid 10 always, tid 11 while eleven_alive. */
+static bool eleven_alive;
+
+static bool tid_alive(__u32 tid)
+{
+	return tid == 10 || (tid == 11 && eleven_alive);
+}
+
+/*
+ * A thread seen gone at two prunes in a row leaves the set: its id, back
+ * as a new thread, is named again. One look is not enough (its records may
+ * still be draining), and a thread alive again in between stays.
+ */
+static void thread_set_forgets_a_thread_gone_at_two_looks(void)
+{
+	struct ht_thread_set *s = ht_thread_set_new();
+
+	if (!ASSERT_OK_PTR(s, "set") || !ASSERT_EQ(ht_thread_set_add(s, 1, 10), 1, "tid 10") ||
+	    !ASSERT_EQ(ht_thread_set_add(s, 1, 11), 1, "tid 11"))
+		goto cleanup;
+	eleven_alive = false;
+	if (!ASSERT_EQ(ht_thread_set_prune(s, tid_alive), 0, "none at the first look") ||
+	    !ASSERT_EQ(ht_thread_set_add(s, 1, 11), 0, "tid 11 still named"))
+		goto cleanup;
+	eleven_alive = true;
+	if (!ASSERT_EQ(ht_thread_set_prune(s, tid_alive), 0, "none: 11 alive again"))
+		goto cleanup;
+	eleven_alive = false;
+	if (!ASSERT_EQ(ht_thread_set_prune(s, tid_alive), 0, "a first look again") ||
+	    !ASSERT_EQ(ht_thread_set_prune(s, tid_alive), 1, "11 at its second") ||
+	    !ASSERT_EQ(ht_thread_set_add(s, 1, 11), 1, "tid 11 named again") ||
+	    !ASSERT_EQ(ht_thread_set_add(s, 1, 10), 0, "tid 10 kept"))
+		goto cleanup;
+cleanup:
+	ht_thread_set_free(s);
+}
+
+static void *report_tid(void *out)
+{
+	*(pid_t *)out = gettid();
+	return NULL;
+}
+
+/*
+ * record's recording forgets the threads that ended, as the kernel says
+ * (kill): a thread that ended and was joined goes at the second look, this
+ * thread stays.
+ */
+static void a_recording_forgets_the_threads_that_ended(void)
+{
+	struct ht_recording rec = { .identities = ht_thread_set_new() };
+	pid_t ended = 0;
+	pthread_t th;
+
+	if (!ASSERT_OK_PTR(rec.identities, "set") || !ASSERT_OK(pthread_create(&th, NULL, report_tid, &ended), "thread") ||
+	    !ASSERT_OK(pthread_join(th, NULL), "join") ||
+	    !ASSERT_EQ(ht_thread_set_add(rec.identities, (__u32)getpid(), (__u32)ended), 1, "the ended thread") ||
+	    !ASSERT_EQ(ht_thread_set_add(rec.identities, (__u32)getpid(), (__u32)gettid()), 1, "this thread"))
+		goto cleanup;
+	if (!ASSERT_EQ(ht_recording_forget_ended_threads(&rec), 0, "first look") ||
+	    !ASSERT_EQ(ht_recording_forget_ended_threads(&rec), 1, "the ended thread at the second") ||
+	    !ASSERT_EQ(ht_thread_set_add(rec.identities, (__u32)getpid(), (__u32)gettid()), 0, "this thread kept"))
+		goto cleanup;
+cleanup:
+	ht_thread_set_free(rec.identities);
+}
+
 static void identity_blocks_come_back_before_their_records(void)
 {
 	char path[600], err[256];
@@ -334,6 +403,69 @@ cleanup:
 }
 
 /* A version-1 file (written before IDENTITY blocks existed) reads the same, without names. */
+/*
+ * A thread id that came back as a new thread is named again: its records
+ * read before the new identity carry the old names, those after it the new
+ * ones, and the process's name is its latest. A recording through months of
+ * VM churn names more threads than the 4096 a reader kept before: each is
+ * found.
+ */
+static void a_thread_named_again_reads_by_its_latest_name_and_none_is_dropped(void)
+{
+	enum { MANY = 5000 };
+	char path[600], err[256];
+	struct ht_file_header h;
+	struct ht_writer *w = NULL;
+	struct ht_reader *r = NULL;
+	struct ht_trailer t = { .records = 3 };
+	struct ht_identity id = { .first_seen_ns = 5, .pid = 7, .tid = 8 };
+	struct ht_record rec = { .exit_ns = 5, .host_pid = 7, .host_tid = 8 };
+	const char *want[3] = { "web1", "web1", "web2" };
+	unsigned int n = 0, wrong = 0;
+	int ret = 0;
+
+	snprintf(path, sizeof(path), "%s/again.htr", root);
+	ht_header_init(&h);
+	if (!ASSERT_MSG(ht_writer_open(path, true, &h, &w, err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
+	strcpy(id.vm_name, "web1");
+	ret = ht_writer_add_identity(w, &id);
+	ht_writer_add(w, &rec);
+	ht_writer_add(w, &rec);
+	ht_writer_flush(w);
+	strcpy(id.vm_name, "web2");
+	ret = ret ?: ht_writer_add_identity(w, &id);
+	ht_writer_add(w, &rec);
+	for (__u32 i = 0; i < MANY && !ret; i++) {
+		struct ht_identity other = { .first_seen_ns = 6, .pid = 9, .tid = 100 + i };
+
+		snprintf(other.vm_name, sizeof(other.vm_name), "vm%u", i);
+		ret = ht_writer_add_identity(w, &other);
+	}
+	ret = ret ?: ht_writer_close(w, &t);
+	w = NULL;
+	if (!ASSERT_OK(ret, "write") || !ASSERT_MSG(ht_reader_open(path, &r, err, sizeof(err)) == 0, "%s", err))
+		goto cleanup;
+	while (n < 3 && ht_reader_next(r, &rec) == 1) {
+		const struct ht_identity *got = ht_reader_identity(r, rec.host_pid, rec.host_tid);
+
+		wrong += !got || strcmp(got->vm_name, want[n]) != 0;
+		n++;
+	}
+	while (ht_reader_next(r, &rec) == 1)
+		;
+	if (!ASSERT_MSG(n == 3 && wrong == 0, "%u records, %u not named as their time's identity", n, wrong) ||
+	    !ASSERT_MSG(!ht_reader_status(r)->damaged, "%s", ht_reader_status(r)->reason) ||
+	    !ASSERT_MSG(ht_reader_vm_name(r, 7) && strcmp(ht_reader_vm_name(r, 7), "web2") == 0, "pid 7's latest name"))
+		goto cleanup;
+	ASSERT_MSG(ht_reader_identity(r, 9, 100 + MANY - 1) &&
+			   strcmp(ht_reader_identity(r, 9, 100 + MANY - 1)->vm_name, "vm4999") == 0,
+		   "the %d-th identity of the file", MANY + 2);
+cleanup:
+	ht_writer_abandon(w);
+	ht_reader_close(r);
+}
+
 static void a_version_1_file_still_reads(void)
 {
 	char path[600], err[256];
@@ -395,7 +527,10 @@ int main(void)
 	RUN(the_user_of_a_process_is_its_real_uid);
 	RUN(live_names_of_vms_and_vcpu_threads);
 	RUN(thread_set_counts_each_thread_once);
+	RUN(thread_set_forgets_a_thread_gone_at_two_looks);
+	RUN(a_recording_forgets_the_threads_that_ended);
 	RUN(identity_blocks_come_back_before_their_records);
+	RUN(a_thread_named_again_reads_by_its_latest_name_and_none_is_dropped);
 	RUN(a_version_1_file_still_reads);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
 	if (system(cmd) != 0)

@@ -41,6 +41,12 @@
  * docs: after a crash, every record older than a second is in the file.
  */
 #define FLUSH_INTERVAL_NS 500000000ull
+/*
+ * How often the threads whose identity the file has are looked at: one
+ * kill(tid, 0) each, and a thread goes after two looks found it gone, so
+ * its records were drained long before (ht_thread_set_prune).
+ */
+#define FORGET_THREADS_INTERVAL_NS 5000000000ull
 static volatile sig_atomic_t stop_requested;
 
 static void on_stop_signal(int sig)
@@ -554,7 +560,7 @@ fail:
 /* File mode: drain into the file until told to stop, then finish it. */
 static int run_file_loop(struct session *s, struct run_totals *t)
 {
-	unsigned long long last_flush = s->start;
+	unsigned long long last_flush = s->start, last_forget = s->start;
 	struct ht_trailer trailer;
 	bool write_failed = false;
 	int ret;
@@ -567,6 +573,10 @@ static int run_file_loop(struct session *s, struct run_totals *t)
 		if (now - last_flush >= FLUSH_INTERVAL_NS) {
 			ht_writer_flush(s->rec.writer);
 			last_flush = now;
+		}
+		if (now - last_forget >= FORGET_THREADS_INTERVAL_NS) {
+			ht_recording_forget_ended_threads(&s->rec);
+			last_forget = now;
 		}
 		if (!write_failed && (ret = ht_writer_error(s->rec.writer, NULL))) {
 			/* Said once, as it happens; the count comes with the summary. */

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include "record/recording.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <string.h>
 #include <time.h>
 #include "common/util.h"
@@ -70,6 +72,17 @@ int ht_recording_init(struct ht_recording *r, struct ht_tracer *tracer, struct h
 int ht_recording_pump(struct ht_recording *r, int timeout_ms)
 {
 	return ht_drain_poll(r->drain, timeout_ms);
+}
+
+/* EPERM: it exists, it is only another user's. */
+static bool thread_alive(__u32 tid)
+{
+	return !kill((pid_t)tid, 0) || errno == EPERM;
+}
+
+size_t ht_recording_forget_ended_threads(struct ht_recording *r)
+{
+	return r->identities ? ht_thread_set_prune(r->identities, thread_alive) : 0;
 }
 
 int ht_recording_finish(struct ht_recording *r, struct ht_trailer *trailer)

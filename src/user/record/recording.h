@@ -59,6 +59,12 @@ int ht_recording_init(struct ht_recording *r, struct ht_tracer *tracer, struct h
  */
 int ht_recording_pump(struct ht_recording *r, int timeout_ms);
 /*
+ * Every few seconds: the threads that ended (seen gone twice) leave
+ * identities, so the set follows the threads alive and a thread id that
+ * comes back as a new thread has its IDENTITY written again. How many went.
+ */
+size_t ht_recording_forget_ended_threads(struct ht_recording *r);
+/*
  * Ends the recording: detaches the programs, drains everything left, reads
  * the drop counters into the trailer, writes it, fsyncs and closes the file.
  * 0 once everything is drained and counted, or -errno (the drain failed: no

@@ -285,6 +285,23 @@ void ht_thread_set_remove(struct ht_thread_set *s, __u32 pid, __u32 tid)
 	ht_hashmap_delete(&s->keys, thread_key(pid, tid), NULL, NULL);
 }
 
+size_t ht_thread_set_prune(struct ht_thread_set *s, bool (*alive)(__u32 tid))
+{
+	struct ht_hashmap_entry *cur, *tmp;
+	size_t bkt, gone = 0;
+
+	/* An entry's value: 1 once a look found its thread gone. */
+	ht_hashmap_for_each_safe(&s->keys, cur, tmp, bkt) {
+		if (alive((__u32)cur->key))
+			cur->value = 0;
+		else if (!cur->value)
+			cur->value = 1;
+		else if (ht_hashmap_delete(&s->keys, cur->key, NULL, NULL))
+			gone++;
+	}
+	return gone;
+}
+
 void ht_thread_set_free(struct ht_thread_set *s)
 {
 	if (!s)

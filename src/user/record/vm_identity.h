@@ -82,6 +82,14 @@ struct ht_thread_set *ht_thread_set_new(void);
 int ht_thread_set_add(struct ht_thread_set *s, __u32 pid, __u32 tid);
 /* (pid, tid) out of the set: a thread of a forgotten VM, named again if its ids come back. */
 void ht_thread_set_remove(struct ht_thread_set *s, __u32 pid, __u32 tid);
+/*
+ * Out of the set: the threads alive (by tid) says were gone at this call
+ * and at the one before, so a thread id that comes back (a new thread) is
+ * named again and the set holds the threads alive and just gone. Called
+ * seconds apart, a thread's records were drained between its two looks.
+ * Returns how many went.
+ */
+size_t ht_thread_set_prune(struct ht_thread_set *s, bool (*alive)(__u32 tid));
 void ht_thread_set_free(struct ht_thread_set *s);
 
 #endif

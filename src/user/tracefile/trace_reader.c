@@ -39,7 +39,9 @@ struct ht_reader {
 	unsigned int count, next; /* records in the block, next to deliver */
 	bool done;
 	struct ht_identity *ids;  /* from IDENTITY blocks, in file order */
-	size_t nids, ids_cap, last_hit;
+	size_t nids, ids_cap;
+	struct ht_hashmap id_index; /* pid << 32 | tid -> its latest identity's index in ids */
+	struct ht_hashmap vm_index; /* pid -> the index of its latest identity with a name */
 	ht_exits_visitor exits_fn; /* EXITS blocks go here as they are read */
 	void *exits_ctx;
 	ht_exit_causes_visitor causes_fn; /* and their causes */
@@ -94,6 +96,8 @@ int ht_reader_open(const char *path, struct ht_reader **out, char *err, size_t e
 		return -ENOMEM;
 	}
 	ht_hashmap_init(&r->boot_index, ht_hash_long, ht_equal_long, NULL);
+	ht_hashmap_init(&r->id_index, ht_hash_long, ht_equal_long, NULL);
+	ht_hashmap_init(&r->vm_index, ht_hash_long, ht_equal_long, NULL);
 	ht_exits_restarts_init(&r->restarts);
 	/* O_NONBLOCK: opening a FIFO must not wait for a writer that may never come. */
 	r->fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -181,53 +185,50 @@ static void stop(struct ht_reader *r, bool damaged, const char *fmt, ...)
 }
 
 /*
- * Identities kept: a host runs a few VMs with a few vCPU threads each; beyond
- * this many (a crafted file) the rest go unnamed, so lookups stay cheap.
+ * Appends the identities of the IDENTITY block in r->payload; false if out
+ * of memory. Each costs its 112 bytes of the file: memory follows the file.
+ * A thread or process named again (its id came back as a new one) is
+ * found by its latest identity from then on.
  */
-#define MAX_IDENTITIES 4096
-
-/* Appends the identities of the IDENTITY block in r->payload; false if out of memory. */
 static bool keep_identities(struct ht_reader *r, __u32 n)
 {
-	if (n > MAX_IDENTITIES - r->nids)
-		n = (__u32)(MAX_IDENTITIES - r->nids);
 	if (n == 0)
 		return true;
 	if (HT_GROW(r->ids, r->ids_cap, r->nids + n, 16))
 		return false;
 	memcpy(r->ids + r->nids, r->payload, (size_t)n * sizeof(*r->ids));
-	for (size_t i = r->nids; i < r->nids + n; i++) {
+	for (size_t i = r->nids, end = r->nids + n; i < end; i++) {
+		struct ht_identity *id = &r->ids[i];
+
 		/* Strings from the file: always terminated here. */
-		r->ids[i].process_name[sizeof(r->ids[i].process_name) - 1] = '\0';
-		r->ids[i].thread_name[sizeof(r->ids[i].thread_name) - 1] = '\0';
-		r->ids[i].vm_name[sizeof(r->ids[i].vm_name) - 1] = '\0';
+		id->process_name[sizeof(id->process_name) - 1] = '\0';
+		id->thread_name[sizeof(id->thread_name) - 1] = '\0';
+		id->vm_name[sizeof(id->vm_name) - 1] = '\0';
+		if (ht_hashmap_insert(&r->id_index, (long)((__u64)id->pid << 32 | id->tid), (long)i, HT_HASHMAP_SET, NULL,
+				      NULL) ||
+		    ((id->vm_name[0] || id->process_name[0]) &&
+		     ht_hashmap_insert(&r->vm_index, (long)id->pid, (long)i, HT_HASHMAP_SET, NULL, NULL)))
+			return false;
+		r->nids++;
 	}
-	r->nids += n;
 	return true;
 }
 
 const struct ht_identity *ht_reader_identity(struct ht_reader *r, __u32 pid, __u32 tid)
 {
-	/* Records come in runs of one thread: try the last hit first. */
-	if (r->last_hit < r->nids && r->ids[r->last_hit].pid == pid && r->ids[r->last_hit].tid == tid)
-		return &r->ids[r->last_hit];
-	for (size_t i = r->nids; i-- > 0;) {
-		if (r->ids[i].pid == pid && r->ids[i].tid == tid) {
-			r->last_hit = i;
-			return &r->ids[i];
-		}
-	}
-	return NULL;
+	long i;
+
+	return ht_hashmap_find(&r->id_index, (long)((__u64)pid << 32 | tid), &i) ? &r->ids[i] : NULL;
 }
 
 const char *ht_reader_vm_name(void *reader, __u32 pid)
 {
 	struct ht_reader *r = reader;
+	long i;
 
-	for (size_t i = 0; i < r->nids; i++)
-		if (r->ids[i].pid == pid && (r->ids[i].vm_name[0] || r->ids[i].process_name[0]))
-			return r->ids[i].vm_name[0] ? r->ids[i].vm_name : r->ids[i].process_name;
-	return NULL;
+	if (!ht_hashmap_find(&r->vm_index, (long)pid, &i))
+		return NULL;
+	return r->ids[i].vm_name[0] ? r->ids[i].vm_name : r->ids[i].process_name;
 }
 
 const char *ht_reader_thread_name(void *reader, __u32 pid, __u32 tid)
@@ -872,6 +873,8 @@ void ht_reader_close(struct ht_reader *r)
 	free(r->ids);
 	free(r->boot_vms);
 	ht_hashmap_clear(&r->boot_index);
+	ht_hashmap_clear(&r->id_index);
+	ht_hashmap_clear(&r->vm_index);
 	ht_exits_restarts_free(&r->restarts);
 	free(r);
 }
