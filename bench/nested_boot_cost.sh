@@ -53,7 +53,7 @@ boot() {
 	record)
 		hypertrace-bpf record --exits --boot --boot-window 900 -z -q -o /tmp/b.htr >/out/rec$r.out 2>&1 &
 		REC=$!
-		l2_wait_file /tmp/b.htr 60 || failed "record $r did not start: $(tr '\n' ' ' </out/rec$r.out | head -c 300)" ;;
+		l2_wait_file /tmp/b.htr 60 || failed "record $r did not start: $(tr '\n' ' ' </out/rec$r.out | cut -c 1-300)" ;;
 	ftrace)
 		echo 0 >$T/tracing_on
 		echo 131072 >$T/buffer_size_kb

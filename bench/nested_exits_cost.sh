@@ -61,7 +61,7 @@ started() {
 # started_or_failed WAY ROUND OUTPUT: a tool that is not running (it could
 # not start) is a failed measurement, with its message, never a cost.
 started_or_failed() {
-	kill -0 $T 2>/dev/null || echo "FAILED $1 $2: $(tr '\n' ' ' <"$3" | head -c 400)" >>/out/failed.txt
+	kill -0 $T 2>/dev/null || echo "FAILED $1 $2: $(tr '\n' ' ' <"$3" | cut -c 1-400)" >>/out/failed.txt
 }
 # stop PID: SIGINT, and what will not end in 30 s is killed; then reaped.
 stop() { l2_stop_process "$1" 30; }

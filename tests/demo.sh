@@ -21,8 +21,8 @@ if [ -c /dev/kvm ] && grep -qwE 'vmx|svm' /proc/cpuinfo; then
 	echo "# hypertrace-bpf report demo.htr"
 	"$HT" report "$out/demo.htr"
 	echo
-	echo "# hypertrace-bpf report --dump demo.htr | head -n 5"
-	"$HT" report --dump "$out/demo.htr" | head -n 5
+	echo "# hypertrace-bpf report --dump demo.htr | sed -n 1,5p"
+	"$HT" report --dump "$out/demo.htr" | sed -n 1,5p
 else
 	echo "demo: this machine's CPU has no VMX/SVM for KVM guests: recording inside a nested machine"
 	tests/e2e/nested-demo.sh "${MIX[@]}"

@@ -181,7 +181,7 @@ check_issued() {
 	total=$(minivm_total "$name.out")
 	if ! grep -q "hypercalls=$want " <<<"$total"; then
 		fail "$CHECK_PREFIX${name}_issued" "minivm did not report $want hypercalls: '${total:-no output}'"
-	elif grep '^minivm: vcpu=' "$F/$name.out" | grep -qv 'ret=-1000 ret_mismatches=0 '; then
+	elif grep '^minivm: vcpu=' "$F/$name.out" | grep -v 'ret=-1000 ret_mismatches=0 ' >/dev/null; then
 		fail "$CHECK_PREFIX${name}_issued" "a hypercall returned something other than -1000 (-KVM_ENOSYS)"
 	else
 		pass "$CHECK_PREFIX${name}_issued"
@@ -212,7 +212,7 @@ check_mix_recording() {
 	grep -Eq "struct vcpu_svm in \[kvm_amd\]" "$F/$name.err" || missing_rel+=" vcpu_svm"
 	grep -Eq "struct vmcb in \[kvm_amd\]" "$F/$name.err" || missing_rel+=" vmcb"
 	grep -Eq "struct kvm_vcpu in \[(kvm|vmlinux)\]" "$F/$name.err" || missing_rel+=" kvm_vcpu"
-	echo "  info: $name: struct kvm_vcpu relocated against the BTF of $(grep -Eo 'struct kvm_vcpu in \[[a-z_]+\]' "$F/$name.err" | head -n 1 | sed 's/.* in //')"
+	echo "  info: $name: struct kvm_vcpu relocated against the BTF of $(grep -Eo 'struct kvm_vcpu in \[[a-z_]+\]' "$F/$name.err" | sed -n '1s/.* in //p')"
 	if [ -z "$missing_rel" ]; then
 		pass "$CHECK_PREFIX${name}_core_kvm_module_btf"
 	else

@@ -39,8 +39,8 @@ echo
 echo "# hypertrace-bpf report --hist=total --per-vcpu /tmp/demo.htr"
 hypertrace-bpf report --hist=total --per-vcpu /tmp/demo.htr || exit
 echo
-echo "# hypertrace-bpf report --dump /tmp/demo.htr | head -n 5"
-hypertrace-bpf report --dump /tmp/demo.htr | head -n 5
+echo "# hypertrace-bpf report --dump /tmp/demo.htr | sed -n 1,5p"
+hypertrace-bpf report --dump /tmp/demo.htr | sed -n 1,5p
 EOF
 
 echo "nested-demo: preparing qemu, kernel and busybox in ${NESTED_CACHE/#$NESTED_TOP\//}" >&2

@@ -274,7 +274,7 @@ nested_resolve() {
 	# linux-image-amd64 is a metapackage: its dependency names the real,
 	# versioned kernel package.
 	NESTED_APT_OPTS=(${NESTED_KAPT[@]+"${NESTED_KAPT[@]}"})
-	kpkg=$(nested_depends linux-image-amd64 | awk '$2 ~ /^linux-image-[0-9]/ { print $2; exit }')
+	kpkg=$(nested_depends linux-image-amd64 | awk '$2 ~ /^linux-image-[0-9]/ && !seen++ { print $2 }')
 	kver=
 	[ -z "$kpkg" ] || kver=$(nested_candidates "$kpkg" | awk '{ print $2 }')
 	NESTED_APT_OPTS=()
@@ -403,7 +403,7 @@ nested_validate() {
 	missing=$("${NESTED_QEMU[@]:0:2}" ldd "$root/usr/bin/qemu-system-x86_64" ${tcg:+"$tcg"} "$root/usr/bin/perf" 2>&1 | awk '/not found/ { print $1 }' | sort -u | tr '\n' ' ')
 	[ -z "$missing" ] || { NESTED_ERR="qemu or perf needs libraries that are missing: $missing"; return 1; }
 	"${NESTED_QEMU[@]}" -version >/dev/null 2>&1 || { NESTED_ERR="qemu-system-x86_64 -version fails"; return 1; }
-	"${NESTED_QEMU[@]}" -accel help 2>/dev/null | grep -qx tcg || { NESTED_ERR="qemu-system-x86_64 in $root has no TCG accelerator"; return 1; }
+	"${NESTED_QEMU[@]}" -accel help 2>/dev/null | grep -x tcg >/dev/null || { NESTED_ERR="qemu-system-x86_64 in $root has no TCG accelerator"; return 1; }
 }
 
 # nested_build_tree TMPDIR: downloads NESTED_PKGS and lays out TMPDIR/root.
@@ -509,7 +509,7 @@ nested_vmm_libs() {
 # package unpacked (in part) in DIR.
 nested_unpack_module() {
 	local dir=$1 m=$2 busybox=$3 dest=$4/${2##*/}.ko f
-	f=$(find "$dir" -path "*/kernel/$m.ko*" | head -n 1)
+	f=$(find "$dir" -path "*/kernel/$m.ko*" -print -quit)
 	[ -n "$f" ] || { nested_err "module $m not in the kernel package"; return 1; }
 	mkdir -p "$4" || return 1
 	case $f in
@@ -539,7 +539,7 @@ nested_unpack_result_modules() {
 	local dir=$1 busybox=$2 dest=$3 m
 	rm -rf "$dest" && mkdir -p "$dest/new" || return 1
 	for m in "${NESTED_RESULT_MODULES[@]}"; do
-		find "$dir" -path "*/kernel/$m.ko*" | grep -q . || continue
+		[ -n "$(find "$dir" -path "*/kernel/$m.ko*" -print -quit)" ] || continue
 		nested_unpack_module "$dir" "$m" "$busybox" "$dest/new" && mv "$dest/new/${m##*/}.ko" "$dest/" || return 1
 	done
 	rmdir "$dest/new" && (cd "$dest" && ls -- *.ko 2>/dev/null) >"$dest/done"
@@ -654,7 +654,7 @@ nested_extract_vmlinux() {
 	command -v "$dec" >/dev/null || return 1
 	# The decompressors complain about the 4 size bytes after the stream;
 	# the size check below is what counts.
-	tail -c +$((off + 1)) "$bz" | head -c "$((len - 4))" | "$dec" -dc >"$out" 2>/dev/null
+	head -c "$((off + len - 4))" "$bz" | tail -c "$((len - 4))" | "$dec" -dc >"$out" 2>/dev/null
 	if [ "$(wc -c <"$out")" != "$want" ] || [ "$(od -An -tx1 -N4 "$out" | tr -d ' \n')" != 7f454c46 ]; then
 		rm -f "$out"
 		return 1
@@ -915,7 +915,7 @@ nested_run_once() {
 	while kill -0 "$qpid" 2>/dev/null; do
 		sleep 1
 		# The emulator (timeout's child): its user + system time.
-		[ -n "$emu" ] || emu=$(pgrep -P "$qpid" | head -n 1)
+		[ -n "$emu" ] || emu=$(pgrep -P "$qpid" | sed -n 1p)
 		cpu=$([ -n "$emu" ] && awk -v hz="$hz" '{ sub(/^.*\) /, ""); print int(($12 + $13) / hz) }' "/proc/$emu/stat" 2>/dev/null)
 		if [ "${cpu:-0}" -ge "$NESTED_TIMEOUT" ]; then
 			NESTED_OVERTIME=1
@@ -1017,7 +1017,7 @@ nested_stall() {
 		[ -f "$log" ] || continue
 		# A KVM guest of tests/e2e/l2_guest.sh: its kernel log and its
 		# console, which says how many vCPUs it has once it is up.
-		cpus=$(tr -d '\r' <"${log%.kmsg}.console" 2>/dev/null | sed -n 's/^L2-READY cpus=\([0-9]*\).*/\1/p' | head -n 1)
+		cpus=$(tr -d '\r' <"${log%.kmsg}.console" 2>/dev/null | sed -n 's/^L2-READY cpus=\([0-9]*\).*/\1/p' | sed -n 1p)
 		[ -n "$cpus" ] || continue
 		v=$(stall_verdict "$cpus" "$log" "${log%.kmsg}.console")
 		[[ $v == failure:* ]] && return
@@ -1116,7 +1116,7 @@ nested_output_size() {
 # kernel's panic message if it panicked (panic=-1 + -no-reboot end qemu).
 nested_tail() {
 	local p
-	p=$(tr -d '\r' <"$1" 2>/dev/null | grep -m1 'Kernel panic' || true)
+	p=$(tr -d '\r' <"$1" 2>/dev/null | grep 'Kernel panic' | sed -n 1p || true)
 	if [ -n "$p" ]; then echo "guest kernel panic: $p"; return; fi
 	# Without the heartbeat, which says nothing here.
 	tr -d '\r' <"$1" 2>/dev/null | grep -v '^NESTED-BEAT ' | tail -n 5 | tr '\n' '|'

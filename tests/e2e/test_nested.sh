@@ -213,7 +213,7 @@ else
 fi
 
 # --- rates (information only: TCG timing is noisy) --------------------------------
-rate() { sed -n 's/.*hypercalls_per_second=\([0-9]*\).*/\1/p' "$F/$1" 2>/dev/null | head -n 1; }
+rate() { sed -n 's/.*hypercalls_per_second=\([0-9]*\).*/\1/p' "$F/$1" 2>/dev/null | sed -n 1p; }
 echo "  info: guest hypercall rate, 1 vCPU x 2000: $(rate rate_off.out)/s untraced, $(rate rate_on.out)/s traced"
 echo "  info: guest hypercall rate, 2 vCPUs x 1000 + mix: $(rate a_off.out)/s untraced, $(rate a.out)/s traced (with -v)"
 

@@ -87,20 +87,20 @@ L2_WORK=$work
 # The guest's workload of exits of known causes, static (make static builds
 # it so; a distribution build, GUEST_STATIC=, does not).
 EXITLOAD=$OUTPUT/guest/exitload
-if [ ! -x "$EXITLOAD" ] || readelf -l "$EXITLOAD" 2>/dev/null | grep -q INTERP; then
+if [ ! -x "$EXITLOAD" ] || readelf -l "$EXITLOAD" 2>/dev/null | grep INTERP >/dev/null; then
 	fail ${CHECK_PREFIX}exits_boot "$EXITLOAD is missing or not static: run 'make static' first"
 	suite_exit
 fi
 # guest/hypercall marks, on the host's clock, where the guest read its
 # /proc/stat (the guest-idle check below).
 HYPERCALL=$OUTPUT/guest/hypercall
-if [ ! -x "$HYPERCALL" ] || readelf -l "$HYPERCALL" 2>/dev/null | grep -q INTERP; then
+if [ ! -x "$HYPERCALL" ] || readelf -l "$HYPERCALL" 2>/dev/null | grep INTERP >/dev/null; then
 	fail ${CHECK_PREFIX}exits_boot "$HYPERCALL is missing or not static: run 'make static' first"
 	suite_exit
 fi
 # guest/boottrace sends the guest kernel's own boot-time trace (its initcalls) to the host.
 BOOTTRACE=$OUTPUT/guest/boottrace
-if [ ! -x "$BOOTTRACE" ] || readelf -l "$BOOTTRACE" 2>/dev/null | grep -q INTERP; then
+if [ ! -x "$BOOTTRACE" ] || readelf -l "$BOOTTRACE" 2>/dev/null | grep INTERP >/dev/null; then
 	fail ${CHECK_PREFIX}exits_boot "$BOOTTRACE is missing or not static: run 'make static' first"
 	suite_exit
 fi
@@ -123,7 +123,7 @@ PANIC_BOOT=0
 	echo "HALT_POLL_ONOFF=$PANIC_BOOT"
 	cat <<'EOF'
 . /bin/l2lib.sh
-qemu-system-x86_64 -version | head -n 1 >/out/qemu_version
+qemu-system-x86_64 -version | sed -n 1p >/out/qemu_version
 T=/sys/kernel/tracing
 # published FILE: waits (30 s at most) until record has attached and named FILE.
 published() { l2_wait_file "$1" 30; }
@@ -276,7 +276,7 @@ say "ex done: $(cat /out/ex.rc) $(cat /out/ex2.rc), $(wc -l </out/reference.txt)
 # (One line: l2cmd sends the command as one.)
 EDU_FIND='for d in /sys/bus/pci/devices/*; do [ "$(cat $d/vendor):$(cat $d/device)" = 0x1234:0x11e8 ] && echo 1 >$d/enable && echo "EDU $d $(head -n 1 $d/resource | cut -d" " -f1)"; done; true'
 l2cmd ca_edu "$EDU_FIND"
-EDU=$(tr -d '\r' <$CON | sed -n 's/^EDU //p' | head -n 1)
+EDU=$(tr -d '\r' <$CON | sed -n 's/^EDU //p' | sed -n 1p)
 EDU_FILE=${EDU% *}/resource0
 EDU_GPA=$((${EDU#* }+0))
 say "edu device: $EDU_FILE at $EDU_GPA"
@@ -461,7 +461,7 @@ fi
 # in between: the check's largest unmeasured term).
 # Then its clock, read the same way (/proc/uptime, a0 0x1d1f0 and 0x1d1f1):
 # how much of the host's time its own clock saw between the reads.
-l2cmd st_steal0 'hypercall --a0 0x1d1e0 --snapshot /proc/stat | grep ^cpu; hypercall --a0 0x1d1f0 --snapshot /proc/uptime | head -1'
+l2cmd st_steal0 'hypercall --a0 0x1d1e0 --snapshot /proc/stat | grep ^cpu; hypercall --a0 0x1d1f0 --snapshot /proc/uptime | sed -n 1p'
 vcpus_halted /out/st.halted0
 kill -STOP $QPID
 sleep 2.5 # stopped: an EXITS block sees it
@@ -480,7 +480,7 @@ kill -CONT $QPID
 # guest accounts the time its halted vCPUs were stopped varies: one CI run
 # had a vCPU's 3.5 s stop in none of its cpu line's fields. Across the
 # stop, from the read before it to this one, it is shown, not compared.
-l2cmd st_steal0c 'hypercall --a0 0x1d1e4 --snapshot /proc/stat | grep ^cpu; hypercall --a0 0x1d1f4 --snapshot /proc/uptime | head -1'
+l2cmd st_steal0c 'hypercall --a0 0x1d1e4 --snapshot /proc/stat | grep ^cpu; hypercall --a0 0x1d1f4 --snapshot /proc/uptime | sed -n 1p'
 sh -c 'while :; do :; done' &
 HOG=$!
 l2cmd st_load 'for c in 1 2; do taskset $c timeout 10 sh -c "while :; do :; done" & done'
@@ -501,7 +501,7 @@ sh -c 'while :; do :; done' &
 HOG=$!
 l2cmd st_timer_hog 'taskset 2 hypercall --rate 100 --count 80 --timer-lateness --a0 0x1d1f9 | tail -1'
 kill $HOG
-l2cmd st_steal1 'hypercall --a0 0x1d1e2 --snapshot /proc/stat | grep ^cpu; hypercall --a0 0x1d1f2 --snapshot /proc/uptime | head -1'
+l2cmd st_steal1 'hypercall --a0 0x1d1e2 --snapshot /proc/stat | grep ^cpu; hypercall --a0 0x1d1f2 --snapshot /proc/uptime | sed -n 1p'
 vcpus_halted /out/st.halted1
 kill -STOP $QPID
 sleep 2.5 # stopped: an EXITS block sees it
@@ -1767,7 +1767,7 @@ v=$(sed -n 's/^STOPIDLE //p' <<<"$verdict")
 [ -z "$v" ] || echo "  info: $v"
 v=$(sed -n 's/^HALTS //p' <<<"$verdict")
 echo "  info: ${v#ok }"
-sed 's/^/  info: report --halts: /' "$F/st.halts" 2>/dev/null | head -8
+sed -n '1,8s/^/  info: report --halts: /p' "$F/st.halts" 2>/dev/null
 [[ $v == ok* ]] && pass ${CHECK_PREFIX}halts_polled_caught_and_slept_equal_kvms_own_statistics ||
 	fail ${CHECK_PREFIX}halts_polled_caught_and_slept_equal_kvms_own_statistics "${v:-$verdict}"
 v=$(sed -n 's/^WAKEUPS //p' <<<"$verdict")
@@ -1776,7 +1776,7 @@ echo "  info: wake-ups: ${v#ok }"
 	fail ${CHECK_PREFIX}halt_wake_ups_by_interrupt_class_equal_the_schedulers_and_kvms_events "${v:-$verdict}"
 v=$(sed -n 's/^IRQS //p' <<<"$verdict")
 echo "  info: interrupts: ${v#ok }"
-sed 's/^/  info: report --irqs: /' "$F/st.irqs" 2>/dev/null | head -12
+sed -n '1,12s/^/  info: report --irqs: /p' "$F/st.irqs" 2>/dev/null
 [[ $v == ok* ]] && pass ${CHECK_PREFIX}interrupts_from_acceptance_to_entry_equal_kvms_events ||
 	fail ${CHECK_PREFIX}interrupts_from_acceptance_to_entry_equal_kvms_events "${v:-$verdict}"
 
@@ -1844,7 +1844,7 @@ except (OSError, KeyError, ValueError, IndexError) as e:
 PY
 )
 		echo "  info: halt polling: ${v#ok }"
-		sed 's/^/  info: report --halts: /' "$F/hp.halts" 2>/dev/null | head -4
+		sed -n '1,4s/^/  info: report --halts: /p' "$F/hp.halts" 2>/dev/null
 		[[ $v == ok* ]] && pass ${CHECK_PREFIX}halt_polling_on_catches_off_polls_nothing_as_kvm_counts ||
 			fail ${CHECK_PREFIX}halt_polling_on_catches_off_polls_nothing_as_kvm_counts "$v"
 	fi
@@ -1891,7 +1891,7 @@ print('%s %d wake-up records in %d (thread, class) groups, each equal to the hal
 PY
 )
 echo "  info: report --latency: ${v#ok }"
-sed -n '/longest wake-ups/,/^$/p' "$F/st.latency" 2>/dev/null | head -4 | sed 's/^/  info: /'
+sed -n '/longest wake-ups/,/^$/p' "$F/st.latency" 2>/dev/null | sed -n '1,4s/^/  info: /p'
 [ "$lrc" = 0 ] && [[ $v == ok* ]] && pass ${CHECK_PREFIX}wake_up_records_equal_the_halts_and_delivery_records_the_exits_blocks ||
 	fail ${CHECK_PREFIX}wake_up_records_equal_the_halts_and_delivery_records_the_exits_blocks "rc $lrc: $(tail_of "$work/st.latency.err") ${v:-}"
 # --- the host's part of a guest timer's lateness ------------------------------------
@@ -2458,7 +2458,7 @@ v=$(sed -n 's/^EVERY //p' <<<"$boot")
 if grep -Eq "shown by vCPU 0's exit at 0xffff[0-9a-f]+ (_stext|start_kernel|rest_init|kernel_init)?" "$F/boot.phases.txt" 2>/dev/null; then
 	pass ${CHECK_PREFIX}boot_report_names_the_kernels_first_exit
 else
-	fail ${CHECK_PREFIX}boot_report_names_the_kernels_first_exit "$(grep -E '^  (kernel|decompressor):' "$F/boot.phases.txt" 2>&1 | head -3)"
+	fail ${CHECK_PREFIX}boot_report_names_the_kernels_first_exit "$(grep -E '^  (kernel|decompressor):' "$F/boot.phases.txt" 2>&1 | sed -n 1,3p)"
 fi
 [ "${HT_E2E_SHOW:-0}" = 1 ] && cat "$F/boot.phases.txt" "$F/panic.txt" 2>/dev/null
 
@@ -2619,7 +2619,7 @@ done
 if grep -q "the guest's own trace (boottrace)" "$F/boot.phases.txt" && grep -Eq '^  device +[0-9.]+ +[0-9.]+' "$F/boot.phases.txt"; then
 	pass ${CHECK_PREFIX}boot_report_shows_the_guests_initcall_levels
 else
-	fail ${CHECK_PREFIX}boot_report_shows_the_guests_initcall_levels "$(sed -n '/own trace/,$p' "$F/boot.phases.txt" | head -20)"
+	fail ${CHECK_PREFIX}boot_report_shows_the_guests_initcall_levels "$(sed -n '/own trace/,$p' "$F/boot.phases.txt" | sed -n 1,20p)"
 fi
 [ "${HT_E2E_SHOW:-0}" = 1 ] && cat "$F/boot.initcalls.txt" 2>/dev/null
 # Under the CPU hog: the pairs still fit (the outliers of a wait refused), their residual shown.
@@ -2630,7 +2630,7 @@ if [ "$CHECK_PREFIX" = nested_ ]; then
 	if [ "${used:-0}" -ge 10 ]; then
 		pass ${CHECK_PREFIX}boot_clock_pairs_fit_under_a_cpu_hog
 	else
-		fail ${CHECK_PREFIX}boot_clock_pairs_fit_under_a_cpu_hog "${hog:-no fit}: $(cat "$F/hog.txt" "$F/hog.err" 2>&1 | head -5)"
+		fail ${CHECK_PREFIX}boot_clock_pairs_fit_under_a_cpu_hog "${hog:-no fit}: $(cat "$F/hog.txt" "$F/hog.err" 2>&1 | sed -n 1,5p)"
 	fi
 else
 	skip ${CHECK_PREFIX}boot_clock_pairs_fit_under_a_cpu_hog "test_nested_exits.sh measures it on the default kernel (a pair's wait is the emulation's, not the guest kernel's)"
@@ -2716,6 +2716,6 @@ echo "  info: crash: $v"
 if grep -Eq '^ +[0-9]+ st +[1-9][0-9]* ' "$F/top.txt" 2>/dev/null && grep -q 'vCPU 1 CPU 1/KVM' "$F/top.txt"; then
 	pass ${CHECK_PREFIX}top_shows_the_guest_by_name_with_exits
 else
-	fail ${CHECK_PREFIX}top_shows_the_guest_by_name_with_exits "$(cat "$F/top.txt" "$F/top.err" 2>&1 | head -20)"
+	fail ${CHECK_PREFIX}top_shows_the_guest_by_name_with_exits "$(cat "$F/top.txt" "$F/top.err" 2>&1 | sed -n 1,20p)"
 fi
 suite_exit

@@ -433,7 +433,7 @@ fi
 G=$F/s.graph
 # The syscall's name in the graph: the symbolizer picks one of the names the
 # guest's kallsyms has at that address (__x64_sys_sync, __ia32_sys_sync, ...).
-SYS=$(sed -n 's/.*|  \([A-Za-z0-9_]*\)() {$/\1/p' "$G" | head -n 1)
+SYS=$(sed -n 's/.*|  \([A-Za-z0-9_]*\)() {$/\1/p' "$G" | sed -n 1p)
 aliases=$(awk '$1 == "L2SYM" && $2 == "__x64_sys_sync" { print $5 }' <<<"$S" | tr '\n' ' ')
 calls() { awk -v fn="$1" '$NF == fn && $1 ~ /^[0-9]+$/ { print $1 }' "$G"; }
 if [ "$(rc s.graph.rc)" = 0 ] && grep -q "exits: [0-9]* paired calls, 0 exits without entry, 0 entries without exit; max depth 1" "$G" &&
@@ -455,7 +455,7 @@ fi
 # The names came from the nested machine's kallsyms; the addresses are the
 # guest's own (its kallsyms, printed in the guest): symbolized across KASLR bases.
 guest_addr=$(awk '$1 == "L2SYM" && $2 == "__x64_sys_sync" && $5 == "__x64_sys_sync" { print $3 }' <<<"$S")
-host_addr=$(sed -n 's/.* => func_entry: addr=\(0x[0-9a-f]*\) .*/\1/p' "$F/s.dump" | head -n 1)
+host_addr=$(sed -n 's/.* => func_entry: addr=\(0x[0-9a-f]*\) .*/\1/p' "$F/s.dump" | sed -n 1p)
 l1_note=$(cat "$F/s.graph.err" 2>/dev/null)
 if [ -n "$guest_addr" ] && [ "$((0x$guest_addr))" = "$((host_addr))" ] 2>/dev/null && [[ " $aliases" == *" $SYS "* ]] && [ -z "$l1_note" ]; then
 	pass function_addresses_are_the_guests_and_symbolized
@@ -603,7 +603,7 @@ elif [ -s "$F/u.htr" ] && "$HT" report --csv "$F/u.htr" >"$work/u.csv" 2>/dev/nu
 	out=$(/usr/bin/python3 "$TOP/tests/export/check_lttng.py" "$work/u-exp" "$work/u.csv" "$work/u.sched" 2>&1) &&
 	grep -q "kvm_x86_entry placing its VM [1-9]" <<<"$out" && grep -q "guest events placed [1-9]" <<<"$out"; then
 	pass real_guest_default_mode_lttng_fused_view
-	echo "$out" | head -n 1
+	echo "$out" | sed -n 1p
 else
 	fail real_guest_default_mode_lttng_fused_view "${out:-no default-mode trace file came back from the nested machine}"
 fi

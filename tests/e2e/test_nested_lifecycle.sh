@@ -96,7 +96,7 @@ waitfor() {
 }
 # gone PID: PID has ended (a zombie waiting for wait counts as ended).
 gone() { [ ! -e /proc/$1/stat ] || [ "$(cut -d' ' -f3 /proc/$1/stat)" = Z ]; }
-holds_kvm_vm() { ls -l /proc/$1/fd 2>/dev/null | grep -q 'anon_inode:kvm-vm'; }
+holds_kvm_vm() { ls -l /proc/$1/fd 2>/dev/null | grep 'anon_inode:kvm-vm' >/dev/null; }
 started() { grep -q 'tracing; stop with Ctrl-C' /tmp/$1.err; }
 # web1_count FILE: web1's hypercalls in a scrape.
 web1_count() { sed -n 's/^hypertrace_hypercalls_total{vm="web1",.*} \([0-9]*\)$/\1/p' "$1" | awk '{ s += $1 } END { print s + 0 }'; }

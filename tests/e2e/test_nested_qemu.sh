@@ -73,7 +73,7 @@ rec() {
 		hypertrace-bpf report --csv --vm no-such-vm /tmp/$name.htr >/out/$name.novm.csv 2>>/out/$name.err
 	fi
 	for m in dump json; do
-		hypertrace-bpf report --$m /tmp/$name.htr 2>>/out/$name.err | head -n 3 >/out/$name.$m
+		hypertrace-bpf report --$m /tmp/$name.htr 2>>/out/$name.err | sed -n 1,3p >/out/$name.$m
 	done
 	hypertrace-bpf report /tmp/$name.htr >/out/$name.report 2>>/out/$name.err
 	rm -f /tmp/$name.htr
