@@ -394,6 +394,32 @@ static void free_instances(struct hotpath_bpf *skel, struct ring_buffer *rb, str
 	}
 }
 
+/* Experiment: the --exits pair against its floor in n fresh loads of the --exits instance, one line each. */
+static int exits_pair_loads(const struct ht_synth_layout *l, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct ring_buffer *rb;
+		struct hotpath_bpf *s = load_instance(l, true, false, 0, false, &rb);
+		double floor_ns[ROUNDS], pair_ns[ROUNDS];
+
+		if (!s || register_vcpu_threads(s))
+			return 1;
+		for (int r = 0; r < ROUNDS; r++) {
+			floor_ns[r] = run_case(s, rb, exits_case_prog[FLOOR_PAIR - FLOOR_PAIR], 500000);
+			pair_ns[r] = run_case(s, rb, exits_case_prog[EXITS_PAIR - FLOOR_PAIR], 500000);
+		}
+		struct ratio q = paired_ratio(pair_ns, floor_ns);
+		qsort(floor_ns, ROUNDS, sizeof(double), cmp_double);
+		qsort(pair_ns, ROUNDS, sizeof(double), cmp_double);
+		printf("load %d: pair %.2fx its floor (quartiles %.2f-%.2f; fastest %.1f / %.1f ns = %.2fx)\n", i, q.median,
+		       q.q1, q.q3, pair_ns[0], floor_ns[0], pair_ns[0] / floor_ns[0]);
+		fflush(stdout);
+		ring_buffer__free(rb);
+		hotpath_bpf__destroy(s);
+	}
+	return 0;
+}
+
 /* argv[1] "--setup-only": load and set up every instance, measure nothing (the tests' check that make bench can run). */
 int main(int argc, char **argv)
 {
@@ -416,6 +442,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_hotpath: %s\n", err);
 		return 1;
 	}
+	if (argc > 2 && !strcmp(argv[1], "--exits-pair-loads"))
+		return exits_pair_loads(&l, atoi(argv[2]));
 	int cpus = libbpf_num_possible_cpus();
 	/* Another CPU, whose slot a thread armed there fills (the benchmark runs on CPU 0). */
 	__u32 other_cpu = cpus > 1 ? 1 : 0;

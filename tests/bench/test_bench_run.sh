@@ -56,6 +56,7 @@ stub "$work/out/bench/bench_drain" 2
 stub "$work/out/bench/bench_producers" 2b
 stub "$work/scripts/perfetto_memory.sh" 4b
 stub "$work/scripts/nested_exits_cost.sh" 6
+stub "$work/scripts/nested_idle_cost.sh" 6b
 stub "$work/scripts/nested_boot_cost.sh" 7
 cat >"$work/scripts/nested_bench.sh" <<EOF
 #!/usr/bin/env bash

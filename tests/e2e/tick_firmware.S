@@ -24,7 +24,11 @@
 	.text
 	.globl _start
 
-	.equ PIT_DIVISOR, 5966 /* PIT input clock 1193182 Hz / 5966 = 200 Hz */
+	/* PIT input clock 1193182 Hz / 5966 = 200 Hz; another rate with
+	 * `as --defsym PIT_DIVISOR=N` (at most 65535: 18.2 Hz). */
+	.ifndef PIT_DIVISOR
+	.equ PIT_DIVISOR, 5966
+	.endif
 	.equ TICK_VECTOR, 8 /* IRQ 0, with the master PIC's vectors at 8 */
 	.equ HYPERCALL_NR, 1000
 
