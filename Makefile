@@ -109,7 +109,7 @@ BIN := $(OUTPUT)/hypertrace-bpf
 SAN_BIN := $(OUTPUT)/san/hypertrace-bpf
 STATIC_BIN := $(OUTPUT)/static/hypertrace-bpf
 
-.PHONY: all static test demo bench deps clean tests-build tests-build-suites guest install uninstall fuzz man deb install-service image
+.PHONY: all static test demo bench deps clean tests-build tests-build-suites fuzz-build guest install uninstall fuzz man deb install-service image
 .DELETE_ON_ERROR:
 # Keep every intermediate (BPF objects, skeletons): a second `make` does nothing.
 .SECONDARY:
@@ -266,13 +266,16 @@ static: $(STATIC_BIN) $(STATIC_LOAD_MATRIX) guest
 # What every suite but the benchmarks' and the fuzzers' runs (a Debian 13
 # root builds only this: tests/distro/test_debian13.sh), then those two.
 tests-build-suites: $(BIN) $(SAN_BIN) $(TEST_BINS) $(TEST_HELPERS) static man
-tests-build: tests-build-suites $(OUTPUT)/bench/bench_hotpath $(OUTPUT)/bench/bench_producers $(FUZZ_BIN) $(FUZZ_DECODE_BIN) $(FUZZ_BLOCKS_BIN) $(SEED_BIN)
+fuzz-build: $(FUZZ_BIN) $(FUZZ_DECODE_BIN) $(FUZZ_BLOCKS_BIN) $(SEED_BIN)
+tests-build: tests-build-suites $(OUTPUT)/bench/bench_hotpath $(OUTPUT)/bench/bench_producers fuzz-build
 
-# The build on every CPU (a fresh clone builds everything, sanitizer and
-# fuzzer variants included); the suites then share the machine themselves
-# (tests/run).
+# The build on every CPU (a fresh clone builds everything, sanitizer
+# variants included); the suites then share the machine themselves
+# (tests/run). The fuzzers (a third build of the tree, with clang) are
+# built by their suite, ahead of its turn beside the serial suites
+# (tests/fuzz/test_fuzz.sh --prepare), not before the first suite can start.
 test: deps
-	$(MAKE) -j$$(nproc) tests-build
+	$(MAKE) -j$$(nproc) tests-build-suites $(OUTPUT)/bench/bench_hotpath $(OUTPUT)/bench/bench_producers
 	tests/run
 
 demo: deps

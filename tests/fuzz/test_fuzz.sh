@@ -18,10 +18,23 @@
 # tests/fuzz/regressions-blocks/, tests/fuzz/regressions-decode/). A failing input is saved under
 # $OUTPUT/fuzz/crashes/: fix it and add the input to the regressions.
 # CPU-bound for a fixed time, no port, no verdict on speed: tests/run runs it
-# beside the nested-machine suites.
+# beside the nested-machine suites. The harnesses are built here (make
+# fuzz-build; incremental): ahead with --prepare, where the serial suites
+# leave a CPU idle, or in its turn.
 # tests/run: alongside the nested-machine suites
 # tests/run: alongside, long: first in its queue
+# tests/run: prepare ahead with --prepare
 source "$(dirname "$0")/../lib.sh"
+mode=${1:-}
+mkdir -p "$OUTPUT" && exec {build_lock}>"$OUTPUT/fuzz-build.lock" && flock "$build_lock" || {
+	[ "$mode" = --prepare ] && exit 1
+	fail fuzz_harness_built "cannot lock $OUTPUT/fuzz-build.lock"
+	suite_exit
+}
+build_ok=1
+make -s -C "$TOP" OUTPUT="$OUTPUT" -j2 fuzz-build >"$OUTPUT/fuzz-build.log" 2>&1 || build_ok=0
+[ "$mode" = --prepare ] && exit $((1 - build_ok))
+exec {build_lock}>&-
 FUZZ=$OUTPUT/fuzz/fuzz_report
 FUZZ_DECODE=$OUTPUT/fuzz/fuzz_decode
 FUZZ_BLOCKS=$OUTPUT/fuzz/fuzz_blocks
@@ -33,8 +46,8 @@ REPORT_SECONDS=$((FUZZ_SECONDS - DECODE_SECONDS - BLOCKS_SECONDS))
 # libFuzzer reports leaks itself, per input.
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 
-if [ ! -x "$FUZZ" ] || [ ! -x "$FUZZ_DECODE" ] || [ ! -x "$FUZZ_BLOCKS" ] || [ ! -x "$SEEDS" ]; then
-	fail fuzz_harness_built "$FUZZ, $FUZZ_DECODE, $FUZZ_BLOCKS or $SEEDS is missing: run make tests-build"
+if [ $build_ok = 0 ] || [ ! -x "$FUZZ" ] || [ ! -x "$FUZZ_DECODE" ] || [ ! -x "$FUZZ_BLOCKS" ] || [ ! -x "$SEEDS" ]; then
+	fail fuzz_harness_built "make fuzz-build failed: $(grep -E 'error|Error' "$OUTPUT/fuzz-build.log" | sed -n 1,3p | tr '\n' ' ')"
 	suite_exit
 fi
 work=$(mktemp -d)
