@@ -23,7 +23,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 #include <linux/bpf.h> /* BPF_RINGBUF_BUSY_BIT, BPF_RINGBUF_DISCARD_BIT, BPF_RINGBUF_HDR_SZ */
 #include <bpf/bpf.h>
@@ -55,13 +54,21 @@ struct ht_drain {
 	unsigned int heap_len;
 	struct ht_record_sink sink;
 	unsigned long long malformed;
+	bool batch_full; /* the last pass stopped at its most records: more are ready */
 };
 
 static int map_ring(struct ht_drain *d, struct ring *r, int fd, unsigned int index)
 {
 	struct bpf_map_info info;
 	__u32 len = sizeof(info);
-	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = index };
+	/*
+	 * Edge-triggered: a ring buffer polls readable while any sample is in
+	 * it, and records too recent to be written yet (see
+	 * HT_DRAIN_ORDER_SLACK_NS) would end every wait at once. Edge-triggered,
+	 * a wait ends at a wake-up the producers sent after it began (or before,
+	 * not yet taken), or at its timeout.
+	 */
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET, .data.u32 = index };
 
 	memset(&info, 0, sizeof(info));
 	if (bpf_obj_get_info_by_fd(fd, &info, &len))
@@ -276,22 +283,27 @@ static int consume(struct ht_drain *d, unsigned int max, __u64 before)
  */
 #define WAKEUPS_PER_WAIT 8
 
+/*
+ * Wake-ups are sparse (see wakeup_flags in BPF): one comes each time a
+ * ring's fill level crosses a multiple of the wake-up bytes, so a ring
+ * never waits longer than the timeout with less than that in it, nor fills
+ * between two wake-ups. Records left because they were too recent are
+ * taken at the next wake-up or timeout: a loop that came back for them
+ * every millisecond, as this one did, ran a thousand times a second on a
+ * host whose VMs send a few hundred records a second. Only a pass that
+ * stopped at its batch limit leaves records ready now: no wait then.
+ */
 int ht_drain_poll(struct ht_drain *d, int timeout_ms)
 {
 	struct epoll_event ev[WAKEUPS_PER_WAIT];
 	int n;
 
-	/* Wake-ups are sparse (see wakeup_flags in BPF): data may be waiting without one. */
-	if (!ht_drain_pending_bytes(d) && timeout_ms != 0) {
+	if (timeout_ms != 0 && !d->batch_full) {
 		if (epoll_wait(d->epfd, ev, WAKEUPS_PER_WAIT, timeout_ms) < 0 && errno != EINTR)
 			return -errno;
 	}
 	n = consume(d, HT_DRAIN_BATCH, ht_monotonic_ns() - HT_DRAIN_ORDER_SLACK_NS);
-	/* Only records too recent to be ordered yet: come back when they are, not at once. */
-	if (n == 0 && timeout_ms != 0 && ht_drain_pending_bytes(d)) {
-		struct timespec wait = { 0, 1000000 };
-		nanosleep(&wait, NULL);
-	}
+	d->batch_full = n == (int)HT_DRAIN_BATCH;
 	return n;
 }
 

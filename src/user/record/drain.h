@@ -42,9 +42,12 @@ struct ht_drain;
 int ht_drain_new(const int *ring_fds, unsigned int nrings, const struct ht_record_sink *sink,
 		 struct ht_drain **out);
 /*
- * If the rings are empty, waits up to timeout_ms for a wake-up; then consumes
- * up to HT_DRAIN_BATCH records, in time order (see HT_DRAIN_ORDER_SLACK_NS).
- * Records drained, or -errno (a sink error).
+ * Unless its last pass stopped at HT_DRAIN_BATCH, waits up to timeout_ms for
+ * a wake-up of the producers (sent each time a ring's fill level crosses a
+ * multiple of the wake-up bytes); then consumes up to HT_DRAIN_BATCH
+ * records, in time order (see HT_DRAIN_ORDER_SLACK_NS). Records too recent
+ * for this pass wait for the next wake-up or timeout. Records drained, or
+ * -errno (a sink error).
  */
 int ht_drain_poll(struct ht_drain *d, int timeout_ms);
 /*

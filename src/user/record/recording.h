@@ -53,9 +53,10 @@ struct ht_recording {
 /* Takes ownership of writer. 0 or -errno. */
 int ht_recording_init(struct ht_recording *r, struct ht_tracer *tracer, struct ht_writer *writer);
 /*
- * Waits up to timeout_ms if nothing is pending, then drains a bounded batch
- * (HT_DRAIN_BATCH), so the caller's loop runs often even under full load.
- * Records drained, or -errno.
+ * Waits up to timeout_ms for the producers' wake-up (none if the last batch
+ * was full), then drains a bounded batch (HT_DRAIN_BATCH), so the caller's
+ * loop runs often even under full load (see ht_drain_poll). Records
+ * drained, or -errno.
  */
 int ht_recording_pump(struct ht_recording *r, int timeout_ms);
 /*
