@@ -664,6 +664,8 @@ void ht_tracer_destroy(struct ht_tracer *t)
 	if (t->vcpu_thread_used)
 		munmap(t->vcpu_thread_used, whole_pages(sizeof(struct vcpu_thread_used)));
 	free(t->exit_parts);
+	free(t->batch_keys);
+	free(t->batch_values);
 	for (unsigned int i = 0; i < t->nrings; i++)
 		close(t->ring_fds[i]);
 	hypertrace_bpf__destroy(t->skel);

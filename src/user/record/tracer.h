@@ -228,7 +228,7 @@ int ht_tracer_read_exits(struct ht_tracer *t, ht_exit_fn fn, void *ctx);
  * since load. 0 or -errno.
  */
 typedef void (*ht_exit_cause_fn)(void *ctx, const struct ht_exit_cause_key *key, const struct ht_exit_cause_hist *h);
-int ht_tracer_read_exit_causes(const struct ht_tracer *t, ht_exit_cause_fn fn, void *ctx);
+int ht_tracer_read_exit_causes(struct ht_tracer *t, ht_exit_cause_fn fn, void *ctx);
 /*
  * --exits: calls fn once per vCPU thread known to BPF, with its counters
  * since load and its account (where its time went) up to the time of the

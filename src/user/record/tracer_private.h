@@ -33,6 +33,9 @@ struct ht_tracer {
 	unsigned int vcpu_threads; /* --exits: vcpu_thread_table's entries (1 without --exits) */
 	struct exit_part *exit_parts; /* a read's parts: see ht_tracer_read_exits */
 	size_t exit_parts_cap;
+	/* The batches of a per-CPU hash map's read, kept from read to read (see read_percpu_hash). */
+	void *batch_keys, *batch_values;
+	size_t batch_keys_bytes, batch_values_bytes;
 };
 
 /* How many maps ht_tracer_vcpu_thread_maps names. */

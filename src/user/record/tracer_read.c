@@ -107,45 +107,55 @@ static int cmp_parts(const void *a, const void *b)
 /* One entry of a per-CPU hash map: its key and its value on each of ncpus CPUs, one after another. */
 typedef int (*percpu_entry_fn)(void *ctx, const void *key, const void *values, int ncpus);
 
+/* *buf of at least bytes, kept for the next call: 0 or -ENOMEM. */
+static int batch_buffer(void **buf, size_t *have, size_t bytes)
+{
+	void *p;
+
+	if (*have >= bytes)
+		return 0;
+	if (!(p = realloc(*buf, bytes)))
+		return -ENOMEM;
+	*buf = p;
+	*have = bytes;
+	return 0;
+}
+
 /*
  * Every entry of the per-CPU hash map fd, EXIT_READ_BATCH of them per system
  * call: fn with each. The kernel gives each CPU's value value_size rounded up
  * to 8 bytes; the callers' values are whole multiples of 8 (record.h), so
- * they index them as arrays. 0, -errno, or fn's first error (which ends the
- * read).
+ * they index them as arrays. The batches stay allocated in t from read to
+ * read: a few hundred KiB allocated and freed every interval were new pages
+ * the kernel cleared each time. 0, -errno, or fn's first error (which ends
+ * the read).
  */
-static int read_percpu_hash(int fd, size_t key_size, size_t value_size, percpu_entry_fn fn, void *ctx)
+static int read_percpu_hash(struct ht_tracer *t, int fd, size_t key_size, size_t value_size, percpu_entry_fn fn,
+			    void *ctx)
 {
 	int ncpus = libbpf_num_possible_cpus();
-	void *keys = NULL, *values = NULL;
 	__u32 batch = 0, count;
 	bool first = true, more = true;
 	int ret = 0;
 
 	if (ncpus <= 0)
 		return -EINVAL;
-	values = calloc((size_t)ncpus * EXIT_READ_BATCH, value_size);
-	keys = calloc(EXIT_READ_BATCH, key_size);
-	if (!values || !keys) {
-		ret = -ENOMEM;
-		goto out;
-	}
+	if (batch_buffer(&t->batch_values, &t->batch_values_bytes, (size_t)ncpus * EXIT_READ_BATCH * value_size) ||
+	    batch_buffer(&t->batch_keys, &t->batch_keys_bytes, EXIT_READ_BATCH * key_size))
+		return -ENOMEM;
+	void *keys = t->batch_keys, *values = t->batch_values;
+
 	while (more && !ret) {
 		count = EXIT_READ_BATCH;
 		int err = bpf_map_lookup_batch(fd, first ? NULL : &batch, &batch, keys, values, &count, NULL);
-		if (err && errno != ENOENT) {
-			ret = -errno;
-			goto out;
-		}
+		if (err && errno != ENOENT)
+			return -errno;
 		more = !err; /* ENOENT: this batch, if any, is the last */
 		first = false;
 		for (__u32 k = 0; k < count && !ret; k++)
 			ret = fn(ctx, (const char *)keys + (size_t)k * key_size,
 				 (const char *)values + (size_t)k * (size_t)ncpus * value_size, ncpus);
 	}
-out:
-	free(values);
-	free(keys);
 	return ret;
 }
 
@@ -183,7 +193,7 @@ int ht_tracer_read_exits(struct ht_tracer *t, ht_exit_fn fn, void *ctx)
 	}
 	/* The series that found no entry in their CPU's table. */
 	if (!ret)
-		ret = read_percpu_hash(bpf_map__fd(t->skel->maps.exit_hists), sizeof(struct ht_exit_key),
+		ret = read_percpu_hash(t, bpf_map__fd(t->skel->maps.exit_hists), sizeof(struct ht_exit_key),
 				       sizeof(struct ht_exit_hist), add_exit_parts, &r);
 	if (ret)
 		return ret;
@@ -406,12 +416,12 @@ static int sum_exit_cause(void *ctx, const void *key, const void *values, int nc
 	return 0;
 }
 
-int ht_tracer_read_exit_causes(const struct ht_tracer *t, ht_exit_cause_fn fn, void *ctx)
+int ht_tracer_read_exit_causes(struct ht_tracer *t, ht_exit_cause_fn fn, void *ctx)
 {
 	struct cause_read r = { .fn = fn, .ctx = ctx };
 
 	/* Causes are deleted only between reads (ht_tracer_free_vms, this thread): a batch walk sees each once. */
-	return read_percpu_hash(bpf_map__fd(t->skel->maps.exit_causes), sizeof(struct ht_exit_cause_key),
+	return read_percpu_hash(t, bpf_map__fd(t->skel->maps.exit_causes), sizeof(struct ht_exit_cause_key),
 				sizeof(struct ht_exit_cause_hist), sum_exit_cause, &r);
 }
 

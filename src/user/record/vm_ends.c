@@ -19,6 +19,7 @@ void ht_vm_ends_free(struct ht_vm_ends *e)
 	free(e->ending);
 	free(e->freed);
 	free(e->back);
+	free(e->looked);
 	ht_exit_table_free(&e->bases);
 	memset(e, 0, sizeof(*e));
 }
@@ -66,9 +67,10 @@ static void remove_pid(__u32 *v, size_t *n, __u32 pid)
 	(*n)--;
 }
 
-/* A pid of total not freed (or back since): ended? Then into ending, once. */
+/* A pid of total not freed (or back since), not looked at in this find yet: ended? Then into ending. */
 static int consider(struct ht_vm_ends *e, __u32 pid)
 {
+	size_t n = e->nlooked;
 	bool found;
 
 	if (!pid)
@@ -76,9 +78,11 @@ static int consider(struct ht_vm_ends *e, __u32 pid)
 	find_pid(e->freed, e->nfreed, pid, &found);
 	if (found)
 		return 0;
-	for (size_t i = 0; i < e->nending; i++)
-		if (e->ending[i] == pid)
-			return 0;
+	/* Causes come in the order they arrived, their pids interleaved: a pid is looked at once a find. */
+	if (add_pid(&e->looked, &e->nlooked, &e->looked_cap, pid))
+		return -ENOMEM;
+	if (e->nlooked == n)
+		return 0;
 	if (!process_ended(e, pid))
 		return 0;
 	if (HT_GROW(e->ending, e->ending_cap, e->nending + 1, 16))
@@ -92,6 +96,7 @@ int ht_vm_ends_find(struct ht_vm_ends *e, const struct ht_exit_table *total)
 	int ret = 0;
 
 	e->nending = 0;
+	e->nlooked = 0;
 	/* Series are sorted by key, so by pid: one look per process. */
 	for (size_t i = 0; i < total->nseries && !ret; i++)
 		if (!i || total->series[i].key.pid != total->series[i - 1].key.pid)

@@ -23,6 +23,8 @@ struct ht_vm_ends {
 	__u32 *back;    /* sorted: freed, and seen in BPF again (a new process) */
 	size_t nback, back_cap;
 	struct ht_exit_table bases; /* the rows of back's pids when they came back */
+	__u32 *looked;  /* sorted: the pids this find has looked at, each looked at once */
+	size_t nlooked, looked_cap;
 	/* Whether process pid has ended (tests may pretend); NULL: kill(pid, 0) says ESRCH. */
 	bool (*ended)(__u32 pid);
 };
@@ -31,7 +33,8 @@ void ht_vm_ends_init(struct ht_vm_ends *e);
 void ht_vm_ends_free(struct ht_vm_ends *e);
 /*
  * Before a read of BPF: the VM processes of total (series or causes) that
- * have ended, so that the read has their last numbers. 0 or -ENOMEM.
+ * have ended, so that the read has their last numbers; each process looked
+ * at once (one kill(pid, 0) a VM per interval). 0 or -ENOMEM.
  */
 int ht_vm_ends_find(struct ht_vm_ends *e, const struct ht_exit_table *total);
 /*
