@@ -107,20 +107,6 @@ static int cmp_parts(const void *a, const void *b)
 /* One entry of a per-CPU hash map: its key and its value on each of ncpus CPUs, one after another. */
 typedef int (*percpu_entry_fn)(void *ctx, const void *key, const void *values, int ncpus);
 
-/* *buf of at least bytes, kept for the next call: 0 or -ENOMEM. */
-static int batch_buffer(void **buf, size_t *have, size_t bytes)
-{
-	void *p;
-
-	if (*have >= bytes)
-		return 0;
-	if (!(p = realloc(*buf, bytes)))
-		return -ENOMEM;
-	*buf = p;
-	*have = bytes;
-	return 0;
-}
-
 /*
  * Every entry of the per-CPU hash map fd, EXIT_READ_BATCH of them per system
  * call: fn with each. The kernel gives each CPU's value value_size rounded up
@@ -140,8 +126,10 @@ static int read_percpu_hash(struct ht_tracer *t, int fd, size_t key_size, size_t
 
 	if (ncpus <= 0)
 		return -EINVAL;
-	if (batch_buffer(&t->batch_values, &t->batch_values_bytes, (size_t)ncpus * EXIT_READ_BATCH * value_size) ||
-	    batch_buffer(&t->batch_keys, &t->batch_keys_bytes, EXIT_READ_BATCH * key_size))
+	size_t values_bytes = (size_t)ncpus * EXIT_READ_BATCH * value_size, keys_bytes = EXIT_READ_BATCH * key_size;
+
+	if (ht_grow(&t->batch_values, &t->batch_values_bytes, values_bytes, 1, values_bytes) ||
+	    ht_grow(&t->batch_keys, &t->batch_keys_bytes, keys_bytes, 1, keys_bytes))
 		return -ENOMEM;
 	void *keys = t->batch_keys, *values = t->batch_values;
 
