@@ -55,6 +55,29 @@ static void *produce(void *tracer)
 	return NULL;
 }
 
+/* The tracer of o, its filters the defaults: false after a failed assertion. */
+static bool tracer_loaded(struct ht_tracer_opts *o, struct ht_tracer **tracer)
+{
+	char err[512];
+
+	ht_filters_default(&o->filters);
+	return ASSERT_MSG(ht_tracer_load(tracer, o, err, sizeof(err)) == 0, "%s", err);
+}
+
+/* A recording of tracer into path, as record starts one: false after a failed assertion. */
+static bool recording_started(struct ht_tracer *tracer, struct ht_recording *rec)
+{
+	struct ht_file_header h;
+	struct ht_writer *w = NULL;
+	char err[512];
+
+	ht_header_init(&h);
+	if (!ASSERT_MSG(ht_writer_open(path, true, &h, &w, err, sizeof(err)) == 0, "%s", err))
+		return false;
+	/* The recording owns the writer from here, even if it fails. */
+	return ASSERT_MSG(ht_recording_init(rec, tracer, w) == 0, "recording");
+}
+
 static void every_record_produced_is_written_in_order_or_counted_as_dropped(void)
 {
 	/* 64 KiB: ~740 records, so the ring wraps around thousands of times. */
@@ -62,25 +85,18 @@ static void every_record_produced_is_written_in_order_or_counted_as_dropped(void
 				    .wakeup_bytes = ht_wakeup_bytes_for(64 << 10) };
 	struct ht_tracer *tracer = NULL;
 	struct ht_recording rec = { 0 };
-	struct ht_writer *w = NULL;
-	struct ht_file_header h;
 	struct ht_trailer t;
 	struct ht_reader *r;
 	struct ht_record x;
 	struct timespec t0, now;
 	unsigned long long n = 0, last = 0;
-	int in_order = 1, pumped, ret;
+	int in_order = 1, pumped;
 	char err[512];
 	pthread_t th;
 
-	ht_filters_default(&o.filters);
-	if (!ASSERT_MSG(ht_tracer_load(&tracer, &o, err, sizeof(err)) == 0, "%s", err))
+	if (!tracer_loaded(&o, &tracer))
 		goto cleanup;
-	ht_header_init(&h);
-	if (!ASSERT_MSG(ht_writer_open(path, true, &h, &w, err, sizeof(err)) == 0, "%s", err))
-		goto cleanup;
-	ret = ht_recording_init(&rec, tracer, w); /* it owns the writer from here, even if it fails */
-	if (!ASSERT_MSG(ret == 0, "recording"))
+	if (!recording_started(tracer, &rec))
 		goto cleanup;
 	stop = 0;
 	produced = 0;
@@ -160,19 +176,16 @@ static void records_of_every_cpu_are_merged_in_time_order(void)
 	struct fill_on_cpu fills[2] = { { NULL, 0, 0, 3000, 0 }, { NULL, 1, 1500, 3000, 0 } };
 	struct ht_tracer *tracer = NULL;
 	struct ht_recording rec = { 0 };
-	struct ht_writer *w = NULL;
-	struct ht_file_header h;
 	struct ht_trailer t;
 	struct ht_reader *r;
 	struct ht_record x;
 	unsigned long long n = 0, last = 0, from_cpu1_early = 0;
-	int in_order = 1, ret;
+	int in_order = 1;
 	char err[512];
 
 	if (libbpf_num_possible_cpus() < 2)
 		SKIP("one CPU: one ring, nothing to merge");
-	ht_filters_default(&o.filters);
-	if (!ASSERT_MSG(ht_tracer_load(&tracer, &o, err, sizeof(err)) == 0, "%s", err))
+	if (!tracer_loaded(&o, &tracer))
 		goto cleanup;
 	for (int i = 0; i < 2; i++) {
 		pthread_t th;
@@ -182,11 +195,7 @@ static void records_of_every_cpu_are_merged_in_time_order(void)
 		if (!ASSERT_MSG(fills[i].ret == 0, "fill on CPU %d: %s", fills[i].cpu, strerror(errno)))
 			goto cleanup;
 	}
-	ht_header_init(&h);
-	if (!ASSERT_MSG(ht_writer_open(path, true, &h, &w, err, sizeof(err)) == 0, "%s", err))
-		goto cleanup;
-	ret = ht_recording_init(&rec, tracer, w); /* it owns the writer from here, even if it fails */
-	if (!ASSERT_MSG(ret == 0, "recording"))
+	if (!recording_started(tracer, &rec))
 		goto cleanup;
 	if (!ASSERT_MSG(ht_recording_pump(&rec, 0) == 6000, "one pass takes both rings"))
 		goto cleanup;
@@ -227,23 +236,16 @@ static void a_record_is_written_once_it_is_older_than_the_order_slack(void)
 	struct ht_synth_layout l;
 	struct ht_tracer *tracer = NULL;
 	struct ht_recording rec = { 0 };
-	struct ht_writer *w = NULL;
-	struct ht_file_header h;
 	struct ht_trailer t;
 	__u64 before_entry;
 	char err[512];
-	int n, ret;
+	int n;
 
 	if (ht_synth_layout_load(&l, err, sizeof(err)))
 		SKIP("%s", err);
-	ht_filters_default(&o.filters);
-	if (!ASSERT_MSG(ht_tracer_load(&tracer, &o, err, sizeof(err)) == 0, "%s", err))
+	if (!tracer_loaded(&o, &tracer))
 		goto cleanup;
-	ht_header_init(&h);
-	if (!ASSERT_MSG(ht_writer_open(path, true, &h, &w, err, sizeof(err)) == 0, "%s", err))
-		goto cleanup;
-	ret = ht_recording_init(&rec, tracer, w); /* it owns the writer from here, even if it fails */
-	if (!ASSERT_MSG(ret == 0, "recording"))
+	if (!recording_started(tracer, &rec))
 		goto cleanup;
 	/* One whole hypercall with real clock readings, then at once a pump: too recent. */
 	before_entry = ht_monotonic_ns();
@@ -312,8 +314,6 @@ static void records_that_trickle_in_are_waited_for_not_polled(void)
 	struct ht_synth_layout l;
 	struct ht_tracer *tracer = NULL;
 	struct ht_recording rec = { 0 };
-	struct ht_writer *w = NULL;
-	struct ht_file_header h;
 	struct ht_trailer t;
 	struct trickle tr = { 0 };
 	struct ht_reader *r = NULL;
@@ -326,13 +326,9 @@ static void records_that_trickle_in_are_waited_for_not_polled(void)
 	if (ht_synth_layout_load(&l, err, sizeof(err)))
 		SKIP("%s", err);
 	o.wakeup_bytes = ht_wakeup_bytes_for(o.ringbuf_bytes);
-	ht_filters_default(&o.filters);
-	if (!ASSERT_MSG(ht_tracer_load(&tracer, &o, err, sizeof(err)) == 0, "%s", err))
+	if (!tracer_loaded(&o, &tracer))
 		goto cleanup;
-	ht_header_init(&h);
-	if (!ASSERT_MSG(ht_writer_open(path, true, &h, &w, err, sizeof(err)) == 0, "%s", err))
-		goto cleanup;
-	if (!ASSERT_MSG(ht_recording_init(&rec, tracer, w) == 0, "recording"))
+	if (!recording_started(tracer, &rec))
 		goto cleanup;
 	tr = (struct trickle){ .l = &l, .tracer = tracer };
 	stop = 0;
