@@ -2,7 +2,8 @@
 /*
  * The boot's phases told from exits (boot/boot_timeline.c): which phase an
  * exit shows, that phases never go back, a firmware in long mode (UEFI),
- * and the bounds that hold whatever a file holds.
+ * a pid given again to a new VM process, and the bounds that hold whatever
+ * a file holds.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -67,7 +68,7 @@ static void phases_never_go_back(void)
 
 	ht_boot_timelines_init(&b);
 	for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++)
-		ASSERT_OK(ht_boot_timelines_add(&b, &e[i]), "add");
+		ASSERT_OK(ht_boot_timelines_add(&b, &e[i], NULL), "add");
 	const struct ht_boot_timeline *t = only(&b);
 
 	if (ASSERT_OK_PTR(t, "one VM")) {
@@ -93,13 +94,62 @@ static void a_firmware_in_long_mode_is_before_the_kernel(void)
 
 	ht_boot_timelines_init(&b);
 	for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++)
-		ht_boot_timelines_add(&b, &e[i]);
+		ht_boot_timelines_add(&b, &e[i], NULL);
 	const struct ht_boot_timeline *t = only(&b);
 
 	if (ASSERT_OK_PTR(t, "one VM")) {
 		ASSERT_EQ(t->phases[HT_BOOT_DECOMPRESS].start_ns, 2000, "long mode from 2000");
 		ASSERT_EQ(t->phases[HT_BOOT_KERNEL].start_ns, 9000, "the kernel from 9000");
 	}
+	ht_boot_timelines_free(&b);
+}
+
+/*
+ * A VM process ends and the kernel gives its pid to a new one: two VMs, each
+ * its own boot from its first entry, under the name each had; a vCPU added
+ * to a running VM (not the boot vCPU) enters for the first time in the same
+ * VM.
+ */
+static void a_pid_given_again_is_a_vm_of_its_own(void)
+{
+	struct ht_boot_timelines b;
+	struct ht_boot_exit e[] = {
+		first_entry(7, 0, 1000),
+		exit_of(7, 0, 2000, 0xfff0, PROT, 1),
+		exit_of(7, 0, 3000, 0xffffffff81000000ull, LONG, 2),
+		exit_of(7, 0, 4000, 0x401000, LONG, 3),
+		first_entry(7, 1, 4500), /* hot-plugged */
+		exit_of(7, 1, 4600, 0xffffffff81000000ull, LONG, 2),
+		exit_of(7, 0, 5000, 0x401000, LONG, 3),
+		first_entry(7, 0, 10000), /* the next process of pid 7 */
+		exit_of(7, 0, 11000, 0xfff0, PROT, 1),
+		exit_of(7, 0, 12000, 0xffffffff81000000ull, LONG, 2),
+	};
+	const char *names[] = { "first", "first", "first", "first", "first", "first", "first", "second", "second", "second" };
+	const struct ht_boot_timeline **all = NULL;
+	size_t n = 0;
+
+	e[7].host_tid = e[8].host_tid = e[9].host_tid = 70;
+	ht_boot_timelines_init(&b);
+	for (size_t i = 0; i < sizeof(e) / sizeof(e[0]); i++)
+		if (!ASSERT_OK(ht_boot_timelines_add(&b, &e[i], names[i]), "add"))
+			goto cleanup;
+	all = ht_boot_timelines_sorted(&b, &n);
+	if (!ASSERT_EQ(n, 2, "VMs") || !ASSERT_EQ(ht_boot_timelines_count(&b), 2, "count"))
+		goto cleanup;
+	ASSERT_EQ(all[0]->start_ns, 1000, "the first process's start");
+	ASSERT_STREQ(all[0]->vm_name, "first", "its name");
+	ASSERT_EQ(all[0]->phase, HT_BOOT_USER, "it reached user space");
+	ASSERT_EQ(all[0]->nvcpus, 2, "its hot-plugged vCPU is its own");
+	ASSERT_EQ(all[0]->last_ns, 5010, "its last exit");
+	ASSERT_EQ(all[1]->start_ns, 10000, "the second process's start, exact");
+	ASSERT_TRUE(all[1]->start_exact, "from its first entry");
+	ASSERT_STREQ(all[1]->vm_name, "second", "its own name");
+	ASSERT_EQ(all[1]->phases[HT_BOOT_FIRMWARE].exits, 1, "its own firmware");
+	ASSERT_EQ(all[1]->phases[HT_BOOT_KERNEL].start_ns, 12000, "its own kernel");
+	ASSERT_EQ(all[1]->phase, HT_BOOT_KERNEL, "no user space of the first");
+cleanup:
+	free(all);
 	ht_boot_timelines_free(&b);
 }
 
@@ -112,12 +162,12 @@ static void a_hostile_file_is_bounded_and_counted(void)
 	for (uint32_t r = 0; r < 40; r++) {
 		struct ht_boot_exit e = exit_of(5, 0, 1000 + r, 0xfff0, PROT, r);
 
-		ht_boot_timelines_add(&b, &e);
+		ht_boot_timelines_add(&b, &e, NULL);
 	}
 	for (uint16_t v = 1; v < 2000; v++) {
 		struct ht_boot_exit e = exit_of(5, v, 5000 + v, 0xfff0, PROT, 1);
 
-		ht_boot_timelines_add(&b, &e);
+		ht_boot_timelines_add(&b, &e, NULL);
 	}
 	const struct ht_boot_timeline *t = only(&b);
 
@@ -137,6 +187,7 @@ int main(void)
 	RUN(an_exit_shows_its_phase_by_rip_and_mode);
 	RUN(phases_never_go_back);
 	RUN(a_firmware_in_long_mode_is_before_the_kernel);
+	RUN(a_pid_given_again_is_a_vm_of_its_own);
 	RUN(a_hostile_file_is_bounded_and_counted);
 	return ht_test_exit_status();
 }

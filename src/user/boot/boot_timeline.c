@@ -36,25 +36,59 @@ uint64_t ht_boot_phase_uncertainty(const struct ht_boot_timeline *t, enum ht_boo
 
 void ht_boot_timelines_init(struct ht_boot_timelines *b)
 {
+	b->earlier = NULL;
+	b->nearlier = b->earlier_cap = 0;
 	ht_hashmap_init(&b->by_pid, ht_hash_long, ht_equal_long, NULL);
 }
 
-static struct ht_boot_timeline *timeline_of(struct ht_boot_timelines *b, uint32_t pid)
+static void timeline_free(struct ht_boot_timeline *t)
+{
+	free(t->vcpus);
+	ht_hashmap_clear(&t->vcpu_index);
+	free(t->vm_name);
+	free(t);
+}
+
+/* A new timeline of pid, named vm_name, in place of the one it had (kept among the earlier): NULL if out of memory. */
+static struct ht_boot_timeline *new_timeline(struct ht_boot_timelines *b, uint32_t pid, const char *vm_name,
+					     struct ht_boot_timeline *replaced)
+{
+	struct ht_boot_timeline *t = calloc(1, sizeof(*t));
+
+	if (!t || (vm_name && !(t->vm_name = strdup(vm_name))))
+		goto fail;
+	t->pid = pid;
+	ht_hashmap_init(&t->vcpu_index, ht_hash_long, ht_equal_long, NULL);
+	if (replaced) {
+		if (HT_GROW(b->earlier, b->earlier_cap, b->nearlier + 1, 4))
+			goto fail;
+		if (ht_hashmap_insert(&b->by_pid, pid, (long)t, HT_HASHMAP_UPDATE, NULL, NULL))
+			goto fail;
+		b->earlier[b->nearlier++] = replaced;
+	} else if (ht_hashmap_insert(&b->by_pid, pid, (long)t, HT_HASHMAP_ADD, NULL, NULL)) {
+		goto fail;
+	}
+	return t;
+fail:
+	if (t)
+		free(t->vm_name);
+	free(t);
+	return NULL;
+}
+
+/* The timeline an exit of pid belongs to: its boot vCPU's first entry again begins a new process's. */
+static struct ht_boot_timeline *timeline_of(struct ht_boot_timelines *b, const struct ht_boot_exit *be,
+					    const char *vm_name)
 {
 	struct ht_boot_timeline *t;
 	long v;
 
-	if (ht_hashmap_find(&b->by_pid, pid, &v))
-		return (struct ht_boot_timeline *)v;
-	t = calloc(1, sizeof(*t));
-	if (!t)
-		return NULL;
-	t->pid = pid;
-	ht_hashmap_init(&t->vcpu_index, ht_hash_long, ht_equal_long, NULL);
-	if (ht_hashmap_insert(&b->by_pid, pid, (long)t, HT_HASHMAP_ADD, NULL, NULL)) {
-		free(t);
-		return NULL;
-	}
+	if (!ht_hashmap_find(&b->by_pid, be->host_pid, &v))
+		return new_timeline(b, be->host_pid, vm_name, NULL);
+	t = (struct ht_boot_timeline *)v;
+	if ((be->boot_flags & HT_BOOT_F_FIRST_ENTRY) && t->boot_vcpu_known && be->vcpu_id == t->boot_vcpu &&
+	    ht_hashmap_find(&t->vcpu_index, be->vcpu_id, NULL))
+		return new_timeline(b, be->host_pid, vm_name, t);
 	return t;
 }
 
@@ -189,9 +223,9 @@ static void add_exit(struct ht_boot_timeline *t, struct ht_boot_vcpu *v, const s
 	v->exits++;
 }
 
-int ht_boot_timelines_add(struct ht_boot_timelines *b, const struct ht_boot_exit *be)
+int ht_boot_timelines_add(struct ht_boot_timelines *b, const struct ht_boot_exit *be, const char *vm_name)
 {
-	struct ht_boot_timeline *t = timeline_of(b, be->host_pid);
+	struct ht_boot_timeline *t = timeline_of(b, be, vm_name);
 	bool first_entry = be->boot_flags & HT_BOOT_F_FIRST_ENTRY;
 
 	if (!t)
@@ -241,6 +275,11 @@ static int by_start(const void *a, const void *b)
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
+size_t ht_boot_timelines_count(const struct ht_boot_timelines *b)
+{
+	return ht_hashmap_size(&b->by_pid) + b->nearlier;
+}
+
 const struct ht_boot_timeline **ht_boot_timelines_sorted(const struct ht_boot_timelines *b, size_t *n)
 {
 	const struct ht_boot_timeline **out;
@@ -248,10 +287,12 @@ const struct ht_boot_timeline **ht_boot_timelines_sorted(const struct ht_boot_ti
 	struct ht_hashmap_entry *e;
 
 	*n = 0;
-	if (!ht_hashmap_size(&b->by_pid) || !(out = calloc(ht_hashmap_size(&b->by_pid), sizeof(*out))))
+	if (!ht_boot_timelines_count(b) || !(out = calloc(ht_boot_timelines_count(b), sizeof(*out))))
 		return NULL;
 	ht_hashmap_for_each(&b->by_pid, e, bkt)
 		out[i++] = e->pvalue;
+	for (size_t k = 0; k < b->nearlier; k++)
+		out[i++] = b->earlier[k];
 	qsort(out, i, sizeof(*out), by_start);
 	*n = i;
 	return out;
@@ -262,12 +303,12 @@ void ht_boot_timelines_free(struct ht_boot_timelines *b)
 	size_t bkt;
 	struct ht_hashmap_entry *e;
 
-	ht_hashmap_for_each(&b->by_pid, e, bkt) {
-		struct ht_boot_timeline *t = e->pvalue;
-
-		free(t->vcpus);
-		ht_hashmap_clear(&t->vcpu_index);
-		free(t);
-	}
+	ht_hashmap_for_each(&b->by_pid, e, bkt)
+		timeline_free(e->pvalue);
 	ht_hashmap_clear(&b->by_pid);
+	for (size_t k = 0; k < b->nearlier; k++)
+		timeline_free(b->earlier[k]);
+	free(b->earlier);
+	b->earlier = NULL;
+	b->nearlier = b->earlier_cap = 0;
 }

@@ -17,10 +17,16 @@
  * as its start's uncertainty. Phases never go back (a secondary vCPU's
  * start in real mode is not the firmware again).
  *
+ * A pid the kernel gave again to a new VM process is a VM of its own: its
+ * boot vCPU's first entry, once that vCPU was seen, begins a new timeline
+ * and the earlier one is kept as it ended (QEMU never unplugs the boot
+ * vCPU, so its thread enters for the first time once a process).
+ *
  * Bounded by its input: each phase names at most HT_BOOT_TOP_REASONS exit
  * reasons and HT_BOOT_TOP_CAUSES causes (the rest counted together), each
- * VM at most HT_BOOT_MAX_VCPUS vCPUs (the rest counted), and the VMs in a
- * hash map.
+ * VM at most HT_BOOT_MAX_VCPUS vCPUs (the rest counted), the current VMs in
+ * a hash map and the ones whose pid was given again in a list (one a first
+ * entry at most).
  */
 #ifndef HT_BOOT_TIMELINE_H
 #define HT_BOOT_TIMELINE_H
@@ -96,6 +102,7 @@ struct ht_boot_vcpu {
 
 struct ht_boot_timeline {
 	uint32_t pid;
+	char *vm_name;             /* the name its process had when its boot began (a pid given again has another); NULL: none */
 	uint64_t start_ns;         /* the VM's first entry (or, if that was not seen, its first exit) */
 	bool start_exact;          /* start_ns is a first entry */
 	uint64_t last_ns;          /* the latest time of any of its boot exits */
@@ -114,12 +121,19 @@ struct ht_boot_timeline {
 };
 
 struct ht_boot_timelines {
-	struct ht_hashmap by_pid;  /* pid -> struct ht_boot_timeline * */
+	struct ht_hashmap by_pid;  /* pid -> struct ht_boot_timeline *: each pid's latest VM process */
+	struct ht_boot_timeline **earlier; /* VMs whose pid a later VM process was given */
+	size_t nearlier, earlier_cap;
 };
 
 void ht_boot_timelines_init(struct ht_boot_timelines *b);
-/* One boot exit, in file order. 0, or -ENOMEM. */
-int ht_boot_timelines_add(struct ht_boot_timelines *b, const struct ht_boot_exit *be);
+/*
+ * One boot exit, in file order; vm_name (NULL if none) names its process
+ * where the exit begins a VM's timeline. 0, or -ENOMEM.
+ */
+int ht_boot_timelines_add(struct ht_boot_timelines *b, const struct ht_boot_exit *be, const char *vm_name);
+/* The VMs' number, those of a pid given again included. */
+size_t ht_boot_timelines_count(const struct ht_boot_timelines *b);
 /* The VMs, sorted by start (then pid); *n of them. The array is the caller's to free(); NULL if none or out of memory. */
 const struct ht_boot_timeline **ht_boot_timelines_sorted(const struct ht_boot_timelines *b, size_t *n);
 void ht_boot_timelines_free(struct ht_boot_timelines *b);

@@ -24,7 +24,7 @@ struct ht_chrome_boot *ht_chrome_boot_new(void)
 
 int ht_chrome_boot_add(struct ht_chrome_boot *b, const struct ht_boot_exit *be)
 {
-	return ht_boot_timelines_add(&b->timelines, be);
+	return ht_boot_timelines_add(&b->timelines, be, NULL);
 }
 
 void ht_chrome_boot_free(struct ht_chrome_boot *b)
@@ -71,7 +71,7 @@ int ht_chrome_boot_write(const struct ht_chrome_boot *b, FILE *f, ht_chrome_sep_
 	int ret = 0;
 
 	if (!vms)
-		return ht_hashmap_size(&b->timelines.by_pid) ? -ENOMEM : 0;
+		return ht_boot_timelines_count(&b->timelines) ? -ENOMEM : 0;
 	for (size_t i = 0; i < n && !ret; i++) {
 		const struct ht_boot_timeline *t = vms[i];
 

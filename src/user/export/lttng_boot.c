@@ -130,7 +130,7 @@ int ht_lttng_add_boot_exit(struct ht_lttng_export *x, const struct ht_boot_exit 
 			return ht_errf(err, errlen, "out of memory");
 		ht_boot_timelines_init(x->boots);
 	}
-	if (ht_boot_timelines_add(x->boots, be) || note_vm(x, be->host_pid, reader))
+	if (ht_boot_timelines_add(x->boots, be, NULL) || note_vm(x, be->host_pid, reader))
 		return ht_errf(err, errlen, "out of memory");
 	return 0;
 }
@@ -405,7 +405,7 @@ int lt_write_boots(struct ht_lttng_export *x, char *err, size_t errlen)
 	size_t nvms = 0, nviews = 0;
 	int ret = 0;
 
-	if (x->boots && ht_hashmap_size(&x->boots->by_pid) && !(vms = ht_boot_timelines_sorted(x->boots, &nvms)))
+	if (x->boots && ht_boot_timelines_count(x->boots) && !(vms = ht_boot_timelines_sorted(x->boots, &nvms)))
 		return ht_errf(err, errlen, "out of memory");
 	if (x->traces) {
 		if (ht_guest_traces_finish(x->traces) || !(views = calloc(x->traces->n + 1, sizeof(*views)))) {

@@ -39,7 +39,7 @@ int ht_perfetto_add_boot_exit(struct ht_perfetto_export *x, const struct ht_boot
 		ht_boot_timelines_init(x->boots);
 	}
 	/* The VM's track before its events, from its boot's start. */
-	if (ht_boot_timelines_add(x->boots, be) || !pf_vm_track(x, be->host_pid, reader, be->exit_ns) || x->raw.oom)
+	if (ht_boot_timelines_add(x->boots, be, NULL) || !pf_vm_track(x, be->host_pid, reader, be->exit_ns) || x->raw.oom)
 		return ht_errf(err, errlen, "out of memory");
 	return x->raw.len >= BUNDLE_BYTES ? pf_flush_bundle(x, err, errlen) : 0;
 }
@@ -141,7 +141,7 @@ int pf_write_boots(struct ht_perfetto_export *x, char *err, size_t errlen)
 	size_t n;
 	int ret = 0;
 
-	if (!x->boots || !ht_hashmap_size(&x->boots->by_pid))
+	if (!x->boots || !ht_boot_timelines_count(x->boots))
 		return 0;
 	if (!(vms = ht_boot_timelines_sorted(x->boots, &n)))
 		return ht_errf(err, errlen, "out of memory");

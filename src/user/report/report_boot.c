@@ -48,7 +48,7 @@ static void take_boot_exit(void *ctx, const struct ht_boot_exit *be)
 	if (!ht_selection_match_vm(r->selection, be->host_pid, r->reader))
 		return;
 	if (!r->error)
-		r->error = ht_boot_timelines_add(&r->timelines, be);
+		r->error = ht_boot_timelines_add(&r->timelines, be, ht_reader_vm_name(r->reader, be->host_pid));
 }
 
 static void note_hypercall(struct boot_reading *r, const struct ht_record *rec)
@@ -156,7 +156,7 @@ static void print_phase_exits(FILE *out, const struct ht_boot_phase_stats *s)
 static void print_timeline(FILE *out, const struct ht_boot_timeline *t, const struct boot_reading *r,
 			   const struct ht_file_header *h, const struct ht_symtab *syms)
 {
-	const char *name = ht_reader_vm_name(r->reader, t->pid);
+	const char *name = t->vm_name;
 	char when[64];
 
 	ht_format_wallclock(when, sizeof(when), h, t->start_ns, HT_TIME_ISO);
@@ -257,9 +257,9 @@ static void print_timeline(FILE *out, const struct ht_boot_timeline *t, const st
 			HT_BOOT_MAX_VCPUS);
 }
 
-static void print_csv(FILE *out, const struct ht_boot_timeline *t, const struct boot_reading *r)
+static void print_csv(FILE *out, const struct ht_boot_timeline *t)
 {
-	const char *name = ht_reader_vm_name(r->reader, t->pid);
+	const char *name = t->vm_name;
 
 	for (int p = 0; p < HT_BOOT_NPHASES; p++) {
 		const struct ht_boot_phase_stats *s = &t->phases[p];
@@ -302,7 +302,7 @@ static int print_boots(const struct ht_report_config *cfg, struct boot_reading *
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (cfg->mode == HT_REPORT_CSV)
-			print_csv(stdout, all[i], r);
+			print_csv(stdout, all[i]);
 		else
 			print_timeline(stdout, all[i], r, h, have_syms ? &syms : NULL);
 	}
