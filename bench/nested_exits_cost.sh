@@ -140,8 +140,9 @@ EOF
 bench_nested_run "${EXITCOST_KEEP:-}"
 [ -s "$F/cost.txt" ] ||
 	{ echo "nested_exits_cost: no results: $(tail -n 5 "$F/cost.console" 2>/dev/null | tr '\n' '|')" >&2; exit 1; }
-python3 - "$F" "$ROUNDS" "$CPUIDS" "$OUTS" <<'PY'
-import re, statistics, sys
+PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$TOP/bench" python3 - "$F" "$ROUNDS" "$CPUIDS" "$OUTS" <<'PY'
+import re, sys
+from tool_cost import Rounds
 F, rounds, cpuids, outs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 try:
     failed = open(F + '/failed.txt').read()
@@ -149,10 +150,7 @@ except FileNotFoundError:
     failed = ''
 if failed:
     sys.exit('nested_exits_cost: a tool did not start: ' + failed.splitlines()[0])
-ticks = {}
-for line in open(F + '/cost.txt'):
-    _, way, r, t = line.split()
-    ticks[way, int(r)] = int(t)
+costs = Rounds(F, rounds)
 
 def exits_of_record(path):
     """Per reason, the VM's exits in report --exits (its first table), and those still in the host at the end."""
@@ -177,55 +175,14 @@ def exits_of_perf(path):
             per[row.group(1)] = int(row.group(2))
     return per
 
-ratios, rec_costs, perf_costs = [], [], []
-for r in range(1, rounds + 1):
-    if ('off', r) not in ticks or ('record', r) not in ticks or ('perf', r) not in ticks:
-        continue
-    rc = ticks['record', r] - ticks['off', r]
-    pc = ticks['perf', r] - ticks['off', r]
-    rec_costs.append(rc)
-    perf_costs.append(pc)
-    if pc > 0:
-        ratios.append(max(rc, 0) / pc)
 print('Whole-tool CPU on %d CPUID + %d port 0x80 exits per run, %d rounds (nested machine busy time in 1/100 s; SOFTWARE-EMULATED: ratios only)'
-      % (cpuids, outs, len(ratios)))
-print('  %-58s %s' % ('workload, nothing traced', ' '.join(str(ticks.get(('off', r), '-')) for r in range(1, rounds + 1))))
-print('  %-58s %s' % ('added by record --exits + report --exits', ' '.join(map(str, rec_costs))))
-print('  %-58s %s' % ('added by perf kvm stat record + perf kvm stat report', ' '.join(map(str, perf_costs))))
-cpu = {}
-for line in open(F + '/cpu.txt') if __import__('os').path.exists(F + '/cpu.txt') else []:
-    _, way, r, ut, st = line.split()
-    cpu.setdefault(way, []).append((int(ut), int(st)))
-for way, label in (('record', 'of which the record process (loading the BPF programs included)'),
-                   ('perf', 'of which the perf kvm stat record process')):
-    if way in cpu:
-        print('  %-58s %s  (user + system: %s)' % (label, ' '.join(str(u + k) for u, k in cpu[way]),
-                                                   ' '.join('%d+%d' % uk for uk in cpu[way])))
-# A round whose paired difference is not above zero was noise as large as the
-# cost: the verdict is then "inconclusive" (NOT MET), never a made-up ratio.
-if ratios and min(rec_costs + perf_costs) > 0:
-    ratio = statistics.median(ratios)
-    print('  record/perf per round: %s' % ' '.join('%.3f' % x for x in ratios))
-    print('TARGET %-52s %6.3fx  (limit 0.25x)  %s' % ("whole-tool CPU, record --exits vs perf kvm stat", ratio,
-                                                       'met' if ratio <= 0.25 else 'NOT MET'))
-elif ratios:
-    print('TARGET %-52s %7s  (limit 0.25x)  NOT MET (inconclusive: a round measured a cost <= 0; run on an idle machine)'
-          % ("whole-tool CPU, record --exits vs perf kvm stat", 'n/a'))
+      % (cpuids, outs, len(costs.ratios)))
+costs.print_costs('workload, nothing traced')
+costs.print_processes('of which the record process (loading the BPF programs included)')
+costs.cpu_verdict("whole-tool CPU, record --exits vs perf kvm stat", '; run on an idle machine')
 # The tool process's peak RSS (VmHWM): record's rings are mapped into it
 # twice over (the kernel's layout of a BPF ring buffer), and count so.
-rss = {}
-for line in open(F + '/rss.txt') if __import__('os').path.exists(F + '/rss.txt') else []:
-    parts = line.split()
-    if len(parts) == 4 and parts[3].isdigit():
-        rss.setdefault(parts[1], []).append(int(parts[3]))
-if rss.get('record') and rss.get('perf'):
-    rec_kb, perf_kb = max(rss['record']), max(rss['perf'])
-    print('  %-58s %s' % ('peak RSS of the record process (MB)', ' '.join('%.1f' % (x / 1024) for x in rss['record'])))
-    print('  %-58s %s' % ('peak RSS of the perf kvm stat record process (MB)', ' '.join('%.1f' % (x / 1024) for x in rss['perf'])))
-    print('TARGET %-52s %6.3fx  (limit 1.00x)  %s' % ("peak RSS, record --exits vs perf kvm stat record", rec_kb / perf_kb,
-                                                       'met' if rec_kb <= perf_kb else 'NOT MET'))
-else:
-    print('TARGET %-52s %7s  (limit 1.00x)  NOT MET (not measured: %s)' % ("peak RSS, record --exits vs perf kvm stat record", 'n/a', sorted(rss)))
+costs.rss_verdict("peak RSS, record --exits vs perf kvm stat record")
 # perf kvm stat counts an exit once its entry comes; the exit the stopped guest
 # is in at the end (SIGSTOP took it to user space) is one more in the host.
 for line in open(F + '/both_rec.out', errors='replace'):

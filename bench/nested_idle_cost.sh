@@ -152,25 +152,13 @@ EOF
 bench_nested_run "${IDLECOST_KEEP:-}"
 [ -s "$F/cost.txt" ] ||
 	{ echo "$BENCH_NAME: no results: $(cat "$F/failed.txt" 2>/dev/null | tr '\n' '|')" >&2; exit 1; }
-python3 - "$F" "$ROUNDS" "$VMS" "$DURATION" <<'PY'
-import os, re, statistics, sys
+PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$TOP/bench" python3 - "$F" "$ROUNDS" "$VMS" "$DURATION" <<'PY'
+import os, re, sys
+from tool_cost import Rounds
 F, rounds, vms, duration = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 if os.path.exists(F + '/failed.txt'):
     sys.exit('nested_idle_cost: ' + open(F + '/failed.txt').read().splitlines()[0])
-ticks = {}
-for line in open(F + '/cost.txt'):
-    _, way, r, t = line.split()
-    ticks[way, int(r)] = int(t)
-ratios, rec_costs, perf_costs = [], [], []
-for r in range(1, rounds + 1):
-    if ('off', r) not in ticks or ('record', r) not in ticks or ('perf', r) not in ticks:
-        continue
-    rc = ticks['record', r] - ticks['off', r]
-    pc = ticks['perf', r] - ticks['off', r]
-    rec_costs.append(rc)
-    perf_costs.append(pc)
-    if pc > 0:
-        ratios.append(max(rc, 0) / pc)
+costs = Rounds(F, rounds)
 
 def exits_in(path):
     """(VMs, exits) in report --exits: its per-VM lines and the sum of their exits."""
@@ -188,45 +176,13 @@ exits = [e for _, e in seen]
 missed = ['round %d: %d VMs, %d exits' % (r + 1, n, e) for r, (n, e) in enumerate(seen) if n != vms or e == 0]
 print('Whole-tool CPU on an idle host: %d idle VMs (18.2 Hz ticks), %d s each way, %d rounds; exits recorded per round %s'
       ' (nested machine busy time in 1/100 s; SOFTWARE-EMULATED: ratios only)'
-      % (vms, duration, len(ratios), ' '.join(map(str, exits)) or 'none'))
-print('  %-58s %s' % ('the idle VMs, nothing traced', ' '.join(str(ticks.get(('off', r), '-')) for r in range(1, rounds + 1))))
-print('  %-58s %s' % ('added by record --exits + report --exits', ' '.join(map(str, rec_costs))))
-print('  %-58s %s' % ('added by perf kvm stat record + perf kvm stat report', ' '.join(map(str, perf_costs))))
-cpu = {}
-for line in open(F + '/cpu.txt') if os.path.exists(F + '/cpu.txt') else []:
-    _, way, r, ut, st = line.split()
-    cpu.setdefault(way, []).append((int(ut), int(st)))
-start = {}
-for line in open(F + '/cpu_start.txt') if os.path.exists(F + '/cpu_start.txt') else []:
-    _, way, r, ut, st = line.split()
-    start.setdefault(way, []).append(int(ut) + int(st))
-for way, label in (('record', 'of which the record process'), ('perf', 'of which the perf kvm stat record process')):
-    if way in cpu:
-        print('  %-58s %s  (user + system: %s)' % (label, ' '.join(str(u + k) for u, k in cpu[way]),
-                                                   ' '.join('%d+%d' % uk for uk in cpu[way])))
-    if way in start:
-        print('  %-58s %s' % ('  of which its start (%s)' % ('loading the BPF programs' if way == 'record' else 'opening its events'),
-                              ' '.join(map(str, start[way]))))
+      % (vms, duration, len(costs.ratios), ' '.join(map(str, exits)) or 'none'))
+costs.print_costs('the idle VMs, nothing traced')
+costs.print_processes('of which the record process', starts=True)
 name = "whole-tool CPU, idle host, record --exits vs perf"
 if missed:
     print('TARGET %-52s %7s  (limit 0.25x)  NOT MET (report --exits did not show the %d VMs: %s)' % (name, 'n/a', vms, '; '.join(missed)))
-elif ratios and min(rec_costs + perf_costs) > 0:
-    ratio = statistics.median(ratios)
-    print('  record/perf per round: %s' % ' '.join('%.3f' % x for x in ratios))
-    print('TARGET %-52s %6.3fx  (limit 0.25x)  %s' % (name, ratio, 'met' if ratio <= 0.25 else 'NOT MET'))
 else:
-    print('TARGET %-52s %7s  (limit 0.25x)  NOT MET (inconclusive: a round measured a cost <= 0)' % (name, 'n/a'))
-rss = {}
-for line in open(F + '/rss.txt') if os.path.exists(F + '/rss.txt') else []:
-    parts = line.split()
-    if len(parts) == 4 and parts[3].isdigit():
-        rss.setdefault(parts[1], []).append(int(parts[3]))
-name = "peak RSS, idle host, record --exits vs perf"
-if rss.get('record') and rss.get('perf'):
-    rec_kb, perf_kb = max(rss['record']), max(rss['perf'])
-    print('  %-58s %s' % ('peak RSS of the record process (MB)', ' '.join('%.1f' % (x / 1024) for x in rss['record'])))
-    print('  %-58s %s' % ('peak RSS of the perf kvm stat record process (MB)', ' '.join('%.1f' % (x / 1024) for x in rss['perf'])))
-    print('TARGET %-52s %6.3fx  (limit 1.00x)  %s' % (name, rec_kb / perf_kb, 'met' if rec_kb <= perf_kb else 'NOT MET'))
-else:
-    print('TARGET %-52s %7s  (limit 1.00x)  NOT MET (not measured: %s)' % (name, 'n/a', sorted(rss)))
+    costs.cpu_verdict(name)
+costs.rss_verdict("peak RSS, idle host, record --exits vs perf")
 PY
