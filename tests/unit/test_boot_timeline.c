@@ -3,7 +3,7 @@
  * The boot's phases told from exits (boot/boot_timeline.c): which phase an
  * exit shows, that phases never go back, a firmware in long mode (UEFI),
  * a pid given again to a new VM process, and the bounds that hold whatever
- * a file holds.
+ * a file holds (its reasons, vCPUs and VMs).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -182,6 +182,25 @@ static void a_hostile_file_is_bounded_and_counted(void)
 	only(&b); /* frees the last array */
 }
 
+/* A file of more VMs than a report keeps: the first HT_BOOT_MAX_VMS, the others' exits counted. */
+static void more_vms_than_kept_are_counted(void)
+{
+	struct ht_boot_timelines b;
+
+	ht_boot_timelines_init(&b);
+	for (uint32_t pid = 1; pid <= HT_BOOT_MAX_VMS + 10; pid++) {
+		struct ht_boot_exit e[] = { first_entry(pid, 0, 1000 + pid), exit_of(pid, 0, 2000 + pid, 0xfff0, PROT, 1) };
+
+		for (int i = 0; i < 2; i++)
+			if (!ASSERT_OK(ht_boot_timelines_add(&b, &e[i], NULL), "add"))
+				goto cleanup;
+	}
+	ASSERT_EQ(ht_boot_timelines_count(&b), HT_BOOT_MAX_VMS, "VMs kept");
+	ASSERT_EQ(b.vms_other, 20, "the others' exits, counted");
+cleanup:
+	ht_boot_timelines_free(&b);
+}
+
 int main(void)
 {
 	RUN(an_exit_shows_its_phase_by_rip_and_mode);
@@ -189,5 +208,6 @@ int main(void)
 	RUN(a_firmware_in_long_mode_is_before_the_kernel);
 	RUN(a_pid_given_again_is_a_vm_of_its_own);
 	RUN(a_hostile_file_is_bounded_and_counted);
+	RUN(more_vms_than_kept_are_counted);
 	return ht_test_exit_status();
 }

@@ -38,6 +38,7 @@ void ht_boot_timelines_init(struct ht_boot_timelines *b)
 {
 	b->earlier = NULL;
 	b->nearlier = b->earlier_cap = 0;
+	b->vms_other = 0;
 	ht_hashmap_init(&b->by_pid, ht_hash_long, ht_equal_long, NULL);
 }
 
@@ -76,20 +77,26 @@ fail:
 	return NULL;
 }
 
-/* The timeline an exit of pid belongs to: its boot vCPU's first entry again begins a new process's. */
+/*
+ * The timeline an exit of pid belongs to: its boot vCPU's first entry again
+ * begins a new process's. NULL with *full set past HT_BOOT_MAX_VMS, NULL
+ * alone if out of memory.
+ */
 static struct ht_boot_timeline *timeline_of(struct ht_boot_timelines *b, const struct ht_boot_exit *be,
-					    const char *vm_name)
+					    const char *vm_name, bool *full)
 {
-	struct ht_boot_timeline *t;
+	struct ht_boot_timeline *t = NULL;
 	long v;
 
-	if (!ht_hashmap_find(&b->by_pid, be->host_pid, &v))
-		return new_timeline(b, be->host_pid, vm_name, NULL);
-	t = (struct ht_boot_timeline *)v;
-	if ((be->boot_flags & HT_BOOT_F_FIRST_ENTRY) && t->boot_vcpu_known && be->vcpu_id == t->boot_vcpu &&
-	    ht_hashmap_find(&t->vcpu_index, be->vcpu_id, NULL))
-		return new_timeline(b, be->host_pid, vm_name, t);
-	return t;
+	if (ht_hashmap_find(&b->by_pid, be->host_pid, &v)) {
+		t = (struct ht_boot_timeline *)v;
+		if (!(be->boot_flags & HT_BOOT_F_FIRST_ENTRY) || !t->boot_vcpu_known || be->vcpu_id != t->boot_vcpu ||
+		    !ht_hashmap_find(&t->vcpu_index, be->vcpu_id, NULL))
+			return t;
+	}
+	if ((*full = ht_boot_timelines_count(b) >= HT_BOOT_MAX_VMS))
+		return NULL;
+	return new_timeline(b, be->host_pid, vm_name, t);
 }
 
 /* vCPU vcpu of t (its thread tid), made on first sight; NULL past HT_BOOT_MAX_VCPUS or out of memory. */
@@ -225,11 +232,13 @@ static void add_exit(struct ht_boot_timeline *t, struct ht_boot_vcpu *v, const s
 
 int ht_boot_timelines_add(struct ht_boot_timelines *b, const struct ht_boot_exit *be, const char *vm_name)
 {
-	struct ht_boot_timeline *t = timeline_of(b, be, vm_name);
-	bool first_entry = be->boot_flags & HT_BOOT_F_FIRST_ENTRY;
+	bool full = false, first_entry = be->boot_flags & HT_BOOT_F_FIRST_ENTRY;
+	struct ht_boot_timeline *t = timeline_of(b, be, vm_name, &full);
 
-	if (!t)
-		return -ENOMEM;
+	if (!t) {
+		b->vms_other += full;
+		return full ? 0 : -ENOMEM;
+	}
 	t->records++;
 	if (be->boot_flags & HT_BOOT_F_SATURATED)
 		t->saturated++;

@@ -24,9 +24,9 @@
  *
  * Bounded by its input: each phase names at most HT_BOOT_TOP_REASONS exit
  * reasons and HT_BOOT_TOP_CAUSES causes (the rest counted together), each
- * VM at most HT_BOOT_MAX_VCPUS vCPUs (the rest counted), the current VMs in
- * a hash map and the ones whose pid was given again in a list (one a first
- * entry at most).
+ * VM at most HT_BOOT_MAX_VCPUS vCPUs (the rest counted), and at most
+ * HT_BOOT_MAX_VMS VMs (the exits of the rest counted): the current ones in a
+ * hash map, those whose pid was given again in a list.
  */
 #ifndef HT_BOOT_TIMELINE_H
 #define HT_BOOT_TIMELINE_H
@@ -51,6 +51,8 @@ extern const char *const ht_boot_phase_names[HT_BOOT_NPHASES];
 #define HT_BOOT_TOP_CAUSES 64
 #define HT_BOOT_MAX_VCPUS 1024
 #define HT_BOOT_LAST_EXITS 8
+/* Some 11 KB each: a recording follows 256 boots at once, so this is churn of years, or a crafted file. */
+#define HT_BOOT_MAX_VMS 4096
 
 struct ht_boot_reason_count {
 	uint32_t reason;
@@ -124,6 +126,7 @@ struct ht_boot_timelines {
 	struct ht_hashmap by_pid;  /* pid -> struct ht_boot_timeline *: each pid's latest VM process */
 	struct ht_boot_timeline **earlier; /* VMs whose pid a later VM process was given */
 	size_t nearlier, earlier_cap;
+	uint64_t vms_other;        /* boot exits of VMs beyond the first HT_BOOT_MAX_VMS: counted, not told */
 };
 
 void ht_boot_timelines_init(struct ht_boot_timelines *b);

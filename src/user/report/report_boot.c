@@ -374,6 +374,9 @@ int ht_report_boot(struct ht_report_config *cfg)
 		fprintf(stderr, "hypertrace-bpf: %s holds no boot: no VM started while it was recorded\n", cfg->path);
 	fflush(stdout);
 	print_losses(r.reader);
+	if (r.timelines.vms_other)
+		fprintf(stderr, "hypertrace-bpf: %" PRIu64 " boot exits of VMs beyond the first %d in %s: not shown (select one with -p or --vm)\n",
+			r.timelines.vms_other, HT_BOOT_MAX_VMS, cfg->path);
 	status = ht_report_read_outcome(cfg->path, st);
 out:
 	ht_reader_close(r.reader);
