@@ -3,7 +3,8 @@
 # the phases, their starts, lengths and how much earlier each may have
 # begun, their exits and the vCPUs' time in them, as text and CSV; where a
 # boot that crashed stopped, named with the guest's symbols; what the file
-# could not keep; hostile VM names escaped; the usage errors.
+# could not keep; a pid given to a new VM process; hostile VM names
+# escaped; the usage errors.
 # shellcheck source=../lib.sh
 source "$(dirname "$0")/../lib.sh"
 
@@ -13,7 +14,7 @@ trap 'rm -rf "$work"' EXIT
 
 if ! "$GEN" "$work/boot.htr" --crash >/dev/null || ! "$GEN" "$work/up.htr" >/dev/null ||
 	! "$GEN" "$work/hostile.htr" --hostile-name --lost 7 >/dev/null ||
-	! "$GEN" "$work/late.htr" --no-first-entry >/dev/null; then
+	! "$GEN" "$work/late.htr" --no-first-entry >/dev/null || ! "$GEN" "$work/again.htr" --again >/dev/null; then
 	fail boot_cli_files "boot_gen failed"
 	suite_exit
 fi
@@ -105,6 +106,23 @@ if [ "$("$HT" report --boot -p 30000 "$work/boot.htr" | grep -c '^VM ')" = 1 ] &
 	pass boot_report_selects_vms_by_pid_and_name
 else
 	fail boot_report_selects_vms_by_pid_and_name "selection"
+fi
+
+# A pid given to a new VM process: each boot is told with the hypercall and
+# the guest's own trace its process sent (the second's at 0.070 s and 0.075
+# s of its boot), none of the other's.
+"$HT" report --boot "$work/again.htr" >"$work/out" 2>"$work/err"
+rc=$?
+first=$(awk '/^VM /{n++} n == 1' "$work/out")
+second=$(awk '/^VM /{n++} n == 2' "$work/out")
+if [ "$rc" -eq 0 ] && [ "$(grep -c '^VM ' "$work/out")" = 2 ] &&
+	grep -q "first hypercall record (nr 1000): 0.070000 s" <<<"$first" &&
+	grep -q "the one in the file for its pid is another VM process's" <<<"$first" &&
+	grep -q "first hypercall record (nr 1001): 0.070000 s" <<<"$second" &&
+	! grep -q "another VM process's" <<<"$second" && ! grep -q "nr 1000" <<<"$second"; then
+	pass a_pid_given_again_keeps_each_boots_hypercall_and_trace
+else
+	fail a_pid_given_again_keeps_each_boots_hypercall_and_trace "rc $rc: $(cat "$work/err") / $(cat "$work/out")"
 fi
 
 # A file cut short: the boot up to its last whole block, and a one-line error.

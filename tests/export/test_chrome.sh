@@ -57,9 +57,10 @@ fi
 
 # A recording of a VM's boot (record --boot; tests/tools/boot_gen, every time known): each VM's
 # phases on a track of its own, as the trace engine reads them, equal report --boot --csv; a boot
-# that crashed ends with an instant, one still running does not; -p selects the boots too.
+# that crashed ends with an instant, one still running does not; -p selects the boots too; a pid
+# given to a new VM process holds each process's boot in turn on its track.
 BOOT_GEN=$OUTPUT/tests/tools/boot_gen
-if "$BOOT_GEN" boot.htr --crash >/dev/null && "$BOOT_GEN" up.htr >/dev/null; then
+if "$BOOT_GEN" boot.htr --crash >/dev/null && "$BOOT_GEN" up.htr >/dev/null && "$BOOT_GEN" again.htr --again >/dev/null; then
 	boot_case() {
 		local name=$1 htr=$2 out
 		shift 2
@@ -74,6 +75,7 @@ if "$BOOT_GEN" boot.htr --crash >/dev/null && "$BOOT_GEN" up.htr >/dev/null; the
 	}
 	boot_case chrome_boot_phases_equal_report_boot boot.htr
 	boot_case chrome_boot_still_running_has_no_end up.htr
+	boot_case chrome_boot_of_a_pid_given_again_is_each_processs_in_turn again.htr
 	boot_case chrome_boot_selected_with_its_vm boot.htr -p 1
 else
 	fail chrome_boot_phases_equal_report_boot "boot_gen failed"

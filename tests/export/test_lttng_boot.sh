@@ -7,7 +7,8 @@
 #     the analysis' row "boot phases" of the VM's entry equal to report
 #     --boot --csv phase for phase (name, start, length, and the events'
 #     arguments), an instant where a boot that crashed ended and none for
-#     one still running; -p selects the boots too; a hostile VM name
+#     one still running; -p selects the boots too; a pid given to a new VM
+#     process holds each process's boot in turn; a hostile VM name
 #     escaped as report writes it, no control byte in the trace;
 #   - a guest's initcalls (guest/boottrace, tests/tools/boottrace_gen, the
 #     export suites' sample tests/export/initcall_trace.sh): rows "initcall
@@ -72,8 +73,9 @@ check_case() {
 
 # A VM's boot: phases as the analysis' states, the instant where it crashed, none for one still running.
 BOOT_GEN=$OUTPUT/tests/tools/boot_gen
-if "$BOOT_GEN" boot.htr --crash >/dev/null && "$BOOT_GEN" up.htr >/dev/null && "$BOOT_GEN" hostile.htr --hostile-name >/dev/null; then
-	for f in boot up hostile; do
+if "$BOOT_GEN" boot.htr --crash >/dev/null && "$BOOT_GEN" up.htr >/dev/null && "$BOOT_GEN" hostile.htr --hostile-name >/dev/null &&
+	"$BOOT_GEN" again.htr --again >/dev/null; then
+	for f in boot up hostile again; do
 		"$HT" report --boot --csv $f.htr >$f.csv && "$HT" convert --lttng $f-exp $f.htr >/dev/null 2>&1
 	done
 	check_case lttng_boot_phases_equal_report_boot boot-exp "boots: 4 boot phases of 1 VMs = report --boot --csv" --boot boot.csv
@@ -84,6 +86,8 @@ if "$BOOT_GEN" boot.htr --crash >/dev/null && "$BOOT_GEN" up.htr >/dev/null && "
 		fail lttng_boot_ended_only_where_the_vm_stopped "$(babeltrace2 boot-exp/host up-exp/host | grep -c hypertrace_boot_ended) boot ended events"
 	fi
 	check_case lttng_boot_still_running_equal_report_boot up-exp "boots: 4 boot phases of 1 VMs = report --boot --csv" --boot up.csv
+	# A pid given to a new VM process: each process's boot in turn on the VM's row, the first ended.
+	check_case lttng_boot_of_a_pid_given_again_is_each_processs_in_turn again-exp "boots: 8 boot phases of 2 VMs = report --boot --csv" --boot again.csv
 	# The VM's name as report shows it: the escape byte as text, never raw in the trace's files.
 	check_case lttng_boot_hostile_vm_name_escaped hostile-exp "boots: 4 boot phases of 1 VMs" --boot hostile.csv
 	if ! no_control_bytes hostile-exp || ! babeltrace2 hostile-exp/host | grep -qF 'vm = "VM boot\\x1b[31m\"1 (pid 30000)"'; then

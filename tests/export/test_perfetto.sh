@@ -382,7 +382,8 @@ fi
 # A recording of a VM's boot (record --boot; tests/tools/boot_gen, every time known): its phases
 # as slices on a track "boot phases" under its process track equal report --boot --csv, with an
 # instant where a boot that crashed ended and none for one still running; -p selects the boots
-# too. The traces above (no boot exits) have no boot track: the checker refuses one without --boot.
+# too; a pid given to a new VM process holds each process's boot in turn on its track. The traces
+# above (no boot exits) have no boot track: the checker refuses one without --boot.
 BOOT_GEN=$OUTPUT/tests/tools/boot_gen
 boot_case() {
 	local name=$1 htr=$2 want=$3 out
@@ -396,8 +397,9 @@ boot_case() {
 		fail "$name" "$out"
 	fi
 }
-if "$BOOT_GEN" boot.htr --crash >/dev/null && "$BOOT_GEN" up.htr >/dev/null; then
+if "$BOOT_GEN" boot.htr --crash >/dev/null && "$BOOT_GEN" up.htr >/dev/null && "$BOOT_GEN" again.htr --again >/dev/null; then
 	boot_case perfetto_boot_phases_equal_report_boot boot.htr "4 boot phases of 1 VMs"
+	boot_case perfetto_boot_of_a_pid_given_again_is_each_processs_in_turn again.htr "8 boot phases of 2 VMs"
 	boot_case perfetto_boot_still_running_has_no_end up.htr "4 boot phases of 1 VMs"
 	boot_case perfetto_boot_selected_with_its_vm boot.htr "0 boot phases of 0 VMs" -p 1
 	"$HT" convert --perfetto boot.pftrace --force boot.htr >/dev/null 2>&1

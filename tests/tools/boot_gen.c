@@ -4,7 +4,7 @@
  * for the tests of report --boot. Every time is fixed, so a test knows
  * what the report must say:
  *
- *   boot_gen FILE [--crash] [--hostile-name] [--lost N] [--no-first-entry]
+ *   boot_gen FILE [--crash] [--hostile-name] [--lost N] [--no-first-entry] [--again]
  *
  * VM process 30000 ("boot1"), vCPU 0 (thread 30001) and vCPU 1 (30002);
  * times from B, 1 ms after the file's start:
@@ -25,6 +25,10 @@
  *   a hypercall record (nr 1000) of vCPU 0 at B + 70 ms
  * --crash: vCPU 0's last exit is a HLT at 0xffffffff81234567 (panic) at
  * B + 80 ms and both threads end at B + 81 ms (no entry after).
+ * --again (with --crash): the kernel gives pid 30000 to a new VM process,
+ * which boots the same way from B2 = B + 200 ms (its threads 30001 and
+ * 30002 again) and sends a hypercall (nr 1001) at B2 + 70 ms and a replay
+ * of its own trace (guest/boottrace: its begin, nr 1152) at B2 + 75 ms.
  * Writes FILE.kallsyms (_stext, panic, do_idle) beside it.
  */
 #include <stdbool.h>
@@ -32,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/parse_number.h"
+#include "hypertrace/guest.h"
 #include "hypertrace/trace_file.h"
 #include "tracefile/trace_writer.h"
 
@@ -47,7 +52,7 @@
 #define PROT (HT_BOOT_MODE_KNOWN | HT_BOOT_MODE_PE)
 #define LONG (HT_BOOT_MODE_KNOWN | HT_BOOT_MODE_PE | HT_BOOT_MODE_PG | HT_BOOT_MODE_LMA)
 
-#define USAGE "usage: boot_gen FILE [--crash] [--hostile-name] [--lost N] [--no-first-entry]\n"
+#define USAGE "usage: boot_gen FILE [--crash] [--hostile-name] [--lost N] [--no-first-entry] [--again]\n"
 
 static struct ht_record recs[MAX_RECS];
 static unsigned int nrecs;
@@ -95,6 +100,25 @@ static struct ht_boot_exit *exit_at(uint16_t vcpu, uint64_t at, uint64_t rip, ui
 		be->cause_detail = kind == HT_CAUSE_PIO ? HT_CAUSE_DIR_OUT | 1u << 8 : kind == HT_CAUSE_MSR ? HT_CAUSE_DIR_OUT : 0;
 	}
 	return be;
+}
+
+static unsigned int hypercalls;
+
+/* A hypercall record of vCPU 0 at at (its first argument a0). */
+static void hypercall(uint64_t at, uint32_t nr, uint64_t a0)
+{
+	struct ht_record *hc = &recs[nrecs++];
+
+	memset(hc, 0, sizeof(*hc));
+	hc->exit_ns = at;
+	hc->nr = nr;
+	hc->a0 = a0;
+	hc->exit_reason = 0x81;
+	hc->isa = HT_ISA_SVM;
+	hc->host_pid = PID;
+	hc->host_tid = PID + 1;
+	hc->hcall_to_entry_ns = 500;
+	hypercalls++;
 }
 
 static int by_end(const void *a, const void *b)
@@ -181,7 +205,7 @@ static void play(uint64_t b, bool crash, bool first)
 
 int main(int argc, char **argv)
 {
-	bool crash = false, hostile = false, first = true;
+	bool crash = false, hostile = false, first = true, again = false;
 	uint64_t lost = 0;
 	struct ht_file_header hdr;
 	struct ht_trailer t = { 0 };
@@ -199,6 +223,8 @@ int main(int argc, char **argv)
 			hostile = true;
 		else if (!strcmp(argv[i], "--no-first-entry"))
 			first = false;
+		else if (!strcmp(argv[i], "--again"))
+			again = crash = true;
 		else if (!strcmp(argv[i], "--lost") && i + 1 < argc && ht_parse_u64(argv[i + 1], 1, 1000000, &lost))
 			i++;
 		else {
@@ -208,6 +234,14 @@ int main(int argc, char **argv)
 	}
 	ht_header_init(&hdr);
 	hdr.filter_flags |= HT_FILTER_F_BOOT;
+	if (again) {
+		/* Recorded with --nr 1000,1001,1150-1152: the hypercalls and the guest's trace. */
+		static const uint32_t nrs[] = { 1000, 1001, HT_GUEST_NR_TRACE_LINE, HT_GUEST_NR_TRACE_TEXT,
+						HT_GUEST_NR_TRACE_REPLAY };
+
+		hdr.filter_nr_count = sizeof(nrs) / sizeof(nrs[0]);
+		memcpy(hdr.filter_nr, nrs, sizeof(nrs));
+	}
 	if (ht_writer_open(argv[1], true, &hdr, &w, err, sizeof(err))) {
 		fprintf(stderr, "boot_gen: %s\n", err);
 		return 1;
@@ -216,22 +250,18 @@ int main(int argc, char **argv)
 
 	play(b, crash, first);
 	/* The guest module's first event. */
-	struct ht_record *hc = &recs[nrecs++];
-
-	memset(hc, 0, sizeof(*hc));
-	hc->exit_ns = b + 70 * MS;
-	hc->nr = 1000;
-	hc->exit_reason = 0x81;
-	hc->isa = HT_ISA_SVM;
-	hc->host_pid = PID;
-	hc->host_tid = PID + 1;
-	hc->hcall_to_entry_ns = 500;
+	hypercall(b + 70 * MS, 1000, 0);
+	if (again) {
+		play(b + 200 * MS, false, true);
+		hypercall(b + 270 * MS, 1001, 0);
+		hypercall(b + 275 * MS, HT_GUEST_NR_TRACE_REPLAY, 1 | (uint64_t)HT_GUEST_REPLAY_BEGIN << 32);
+	}
 	qsort(recs, nrecs, sizeof(recs[0]), by_end);
 	identity(w, PID + 1, 0, b, hostile);
 	identity(w, PID + 2, 1, b + 45 * MS, hostile);
 	for (unsigned int i = 0; i < nrecs; i++)
 		ht_writer_add(w, &recs[i]);
-	struct ht_boot_vm_rec vm = { .pid = PID, .vm = { .first_ns = b, .recorded = nrecs - 1, .lost = lost } };
+	struct ht_boot_vm_rec vm = { .pid = PID, .vm = { .first_ns = b, .recorded = nrecs - hypercalls, .lost = lost } };
 
 	if (crash)
 		vm.flags |= HT_BOOT_VM_F_ENDED;

@@ -148,6 +148,12 @@ static void a_pid_given_again_is_a_vm_of_its_own(void)
 	ASSERT_EQ(all[1]->phases[HT_BOOT_FIRMWARE].exits, 1, "its own firmware");
 	ASSERT_EQ(all[1]->phases[HT_BOOT_KERNEL].start_ns, 12000, "its own kernel");
 	ASSERT_EQ(all[1]->phase, HT_BOOT_KERNEL, "no user space of the first");
+	/* What ran at a time: a hypercall or a guest's trace belongs to the process that ran then. */
+	ASSERT_EQ(ht_boot_timelines_at(&b, 7, 999), NULL, "before the first process began");
+	ASSERT_EQ(ht_boot_timelines_at(&b, 7, 1000), all[0], "the first, from its start");
+	ASSERT_EQ(ht_boot_timelines_at(&b, 7, 9999), all[0], "the first, up to the second's start");
+	ASSERT_EQ(ht_boot_timelines_at(&b, 7, 10000), all[1], "the second, from its start");
+	ASSERT_EQ(ht_boot_timelines_at(&b, 8, 10000), NULL, "no VM of another pid");
 cleanup:
 	free(all);
 	ht_boot_timelines_free(&b);

@@ -66,6 +66,7 @@ static struct ht_boot_timeline *new_timeline(struct ht_boot_timelines *b, uint32
 		if (ht_hashmap_insert(&b->by_pid, pid, (long)t, HT_HASHMAP_UPDATE, NULL, NULL))
 			goto fail;
 		b->earlier[b->nearlier++] = replaced;
+		t->before = replaced;
 	} else if (ht_hashmap_insert(&b->by_pid, pid, (long)t, HT_HASHMAP_ADD, NULL, NULL)) {
 		goto fail;
 	}
@@ -272,6 +273,20 @@ int ht_boot_timelines_add(struct ht_boot_timelines *b, const struct ht_boot_exit
 		v->last_entry_ns = 0; /* no guest time after its end */
 	}
 	return 0;
+}
+
+const struct ht_boot_timeline *ht_boot_timelines_at(const struct ht_boot_timelines *b, uint32_t pid, uint64_t ns)
+{
+	long v;
+
+	if (!ht_hashmap_find(&b->by_pid, pid, &v))
+		return NULL;
+	const struct ht_boot_timeline *t = (const struct ht_boot_timeline *)v;
+	/* A timeline with no record yet (start_ns 0) has not begun. */
+	for (int step = 0; t && step < HT_BOOT_AT_STEPS; step++, t = t->before)
+		if (t->start_ns && t->start_ns <= ns)
+			return t;
+	return NULL;
 }
 
 static int by_start(const void *a, const void *b)

@@ -120,6 +120,7 @@ struct ht_boot_timeline {
 	bool ended;                /* a vCPU thread of it ended (the VM stopped, or its guest crashed) */
 	uint64_t end_ns;           /* when the last of its threads that ended did */
 	uint64_t mode_unknown;     /* exits whose mode was not read */
+	const struct ht_boot_timeline *before; /* the timeline its pid had before (a VM process given it earlier), or NULL */
 };
 
 struct ht_boot_timelines {
@@ -135,6 +136,14 @@ void ht_boot_timelines_init(struct ht_boot_timelines *b);
  * where the exit begins a VM's timeline. 0, or -ENOMEM.
  */
 int ht_boot_timelines_add(struct ht_boot_timelines *b, const struct ht_boot_exit *be, const char *vm_name);
+/*
+ * The timeline of pid's VM process that ran at ns: the latest begun at or
+ * before it (a pid given again has several), NULL if none had begun. At
+ * most HT_BOOT_AT_STEPS of a pid's earlier VMs are looked at: in a file in
+ * time order the one wanted is the latest or the one before it.
+ */
+#define HT_BOOT_AT_STEPS 64
+const struct ht_boot_timeline *ht_boot_timelines_at(const struct ht_boot_timelines *b, uint32_t pid, uint64_t ns);
 /* The VMs' number, those of a pid given again included. */
 size_t ht_boot_timelines_count(const struct ht_boot_timelines *b);
 /* The VMs, sorted by start (then pid); *n of them. The array is the caller's to free(); NULL if none or out of memory. */

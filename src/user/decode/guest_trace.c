@@ -155,6 +155,7 @@ static int take_replay(struct ht_guest_trace *g, const struct ht_record *r, stru
 		/* A new replay: the last one begun is kept whole. */
 		free_lines(g);
 		ht_hashmap_clear(syncs);
+		g->since_ns = r->exit_ns;
 		g->run = run;
 		g->runs++;
 		g->ended = false;
@@ -228,6 +229,7 @@ static int rebuild(struct ht_guest_trace *g)
 
 	ht_hashmap_init(&syncs, ht_hash_long, ht_equal_long, NULL);
 	qsort(g->recs, g->nrecs, sizeof(g->recs[0]), by_exit);
+	g->since_ns = g->nrecs ? g->recs[0].rec.exit_ns : 0;
 	for (size_t i = 0; i < g->nrecs && !err; i++) {
 		const struct ht_record *r = &g->recs[i].rec;
 

@@ -42,6 +42,7 @@ struct ht_guest_trace {
 	uint32_t host_pid;
 	uint32_t run;                  /* of the replay kept: the last one begun */
 	uint64_t runs;                 /* replays begun */
+	uint64_t since_ns;             /* the host's time (exit) of the kept replay's begin, or of its first record if none began */
 	bool ended;                    /* its end came */
 	uint64_t said_lines, said_unparsed, said_cut, said_lost; /* its end's counts */
 	struct ht_trace_line *lines;

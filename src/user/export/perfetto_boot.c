@@ -6,7 +6,8 @@
  * before its other tracks, with how much earlier each may have begun, its
  * exits and its vCPUs' time per state as arguments; and, where the VM's
  * vCPU threads ended (the VM stopped, or its guest crashed), an instant
- * "boot ended". Written at close, after later events of other tracks: the
+ * "boot ended" (a pid given to a new VM process: each process's boot in
+ * turn on its track). Written at close, after later events of other tracks: the
  * trace processor sorts the packets by time; on its own track each event
  * comes in time order.
  */
@@ -101,9 +102,13 @@ static void write_boot(struct ht_perfetto_export *x, const struct ht_boot_timeli
 
 	if (!tr)
 		return;
-	/* Ranked before the initcalls' and the off-CPU tracks, which are ranked by their vCPU id. */
-	pf_describe_named(x, uuid, pf_track_uuid(TRACK_VM, t->pid, 0), "boot phases", HT_INITCALL_RANK_BOOT,
-			  t->start_ns);
+	/*
+	 * Ranked before the initcalls' and the off-CPU tracks, which are ranked by their vCPU id. Described
+	 * once: a pid given to a new VM process has each process's boot in turn on it.
+	 */
+	if (is_new)
+		pf_describe_named(x, uuid, pf_track_uuid(TRACK_VM, t->pid, 0), "boot phases", HT_INITCALL_RANK_BOOT,
+				  t->start_ns);
 	for (int p = 0; p < HT_BOOT_NPHASES; p++) {
 		const struct ht_boot_phase_stats *s = &t->phases[p];
 		uint64_t end = ht_boot_phase_end(t, (enum ht_boot_phase)p);

@@ -27,7 +27,6 @@
 
 /* The first hypercall record of each VM process: its guest's first event the host saw. */
 struct first_hypercall {
-	uint32_t pid;
 	uint64_t exit_ns;
 	uint32_t nr;
 };
@@ -37,7 +36,7 @@ struct boot_reading {
 	const struct ht_selection *selection;
 	struct ht_reader *reader;
 	int error;
-	struct ht_hashmap firsts; /* pid -> struct first_hypercall *: one per VM process */
+	struct ht_hashmap firsts; /* timeline -> struct first_hypercall *: one per VM process, a pid given again included */
 	struct ht_guest_traces traces; /* the guests' own traces, replayed (guest/boottrace) */
 };
 
@@ -60,22 +59,32 @@ static void note_hypercall(struct boot_reading *r, const struct ht_record *rec)
 	if (ht_guest_traces_add(&r->traces, rec))
 		r->error = -ENOMEM;
 
-	if (ht_hashmap_find(&r->firsts, rec->host_pid, NULL))
+	/* The VM process that ran then: the blocks are in time order, so its boot's first entry was read. */
+	const struct ht_boot_timeline *t = ht_boot_timelines_at(&r->timelines, rec->host_pid, rec->exit_ns);
+	long found;
+
+	if (!t)
 		return;
+	if (ht_hashmap_find(&r->firsts, (long)t, &found)) {
+		f = (struct first_hypercall *)found;
+		if (rec->exit_ns < f->exit_ns)
+			*f = (struct first_hypercall){ .exit_ns = rec->exit_ns, .nr = rec->nr };
+		return;
+	}
 	f = malloc(sizeof(*f));
-	if (!f || ht_hashmap_insert(&r->firsts, rec->host_pid, (long)f, HT_HASHMAP_ADD, NULL, NULL)) {
+	if (!f || ht_hashmap_insert(&r->firsts, (long)t, (long)f, HT_HASHMAP_ADD, NULL, NULL)) {
 		free(f);
 		r->error = -ENOMEM;
 		return;
 	}
-	*f = (struct first_hypercall){ .pid = rec->host_pid, .exit_ns = rec->exit_ns, .nr = rec->nr };
+	*f = (struct first_hypercall){ .exit_ns = rec->exit_ns, .nr = rec->nr };
 }
 
-static const struct first_hypercall *first_hypercall_of(const struct boot_reading *r, uint32_t pid)
+static const struct first_hypercall *first_hypercall_of(const struct boot_reading *r, const struct ht_boot_timeline *t)
 {
 	long f;
 
-	return ht_hashmap_find(&r->firsts, pid, &f) ? (const struct first_hypercall *)f : NULL;
+	return ht_hashmap_find(&r->firsts, (long)t, &f) ? (const struct first_hypercall *)f : NULL;
 }
 
 static void free_firsts(struct boot_reading *r)
@@ -208,9 +217,9 @@ static void print_timeline(FILE *out, const struct ht_boot_timeline *t, const st
 		}
 		fputc('\n', out);
 	}
-	const struct first_hypercall *fh = first_hypercall_of(r, t->pid);
+	const struct first_hypercall *fh = first_hypercall_of(r, t);
 
-	if (fh && fh->exit_ns >= t->start_ns)
+	if (fh)
 		fprintf(out, "  the guest's first hypercall record (nr %u): %.6f s\n", fh->nr, secs(fh->exit_ns - t->start_ns));
 	if (t->ended)
 		fprintf(out, "  ended: its vCPU threads ended at %.6f s (the VM stopped, or its guest crashed); the last exits:\n",
@@ -235,7 +244,10 @@ static void print_timeline(FILE *out, const struct ht_boot_timeline *t, const st
 		fprintf(out, "  not reached: %s and later%s\n", ht_boot_phase_names[t->phase + 1],
 			t->ended ? "" : " (within the records: a longer --boot-window may show them)");
 	const struct ht_guest_trace *g = ht_guest_traces_find(&r->traces, t->pid);
-	if (g) {
+	if (g && ht_boot_timelines_at(&r->timelines, t->pid, g->since_ns) != t) {
+		/* One trace is kept per pid, its last replay: this one was another VM process's of the pid. */
+		fputs("  no trace of its guest's own kept: the one in the file for its pid is another VM process's\n", out);
+	} else if (g) {
 		struct ht_initcalls c;
 
 		if (!ht_initcalls_build(g, &c)) {
