@@ -4,7 +4,8 @@
  * through the real BPF handlers: each VM is a child process that plays its
  * exits as synthetic events (its own tgid, as a VM process's vCPU thread
  * has) and ends. The sampler frees an ended VM's entries after reading its
- * last numbers; each VM's share bounds what it can take. Needs root.
+ * last numbers; each VM's share bounds what it can take, and every share is
+ * read, however many VMs there are. Needs root.
  */
 #include <errno.h>
 #include <sched.h>
@@ -800,6 +801,46 @@ static void hostile_vms_cannot_take_a_victims_share_of_series(void)
 	WITH_RETRIES(hostile_series_once);
 }
 
+/* Every share read, one VM each, whatever the number of batches: the tgids seen and how many times. */
+#define MANY_VMS 300
+static __u32 many[MANY_VMS];
+static unsigned int seen_times[MANY_VMS], seen_other;
+
+static void count_share(void *ctx, __u32 tgid, const struct ht_vm_share *s)
+{
+	(void)ctx;
+	(void)s; /* made with the VM's first cause, before its entry (which the allocator may refuse) */
+	for (unsigned int i = 0; i < MANY_VMS; i++)
+		if (many[i] == tgid) {
+			seen_times[i]++;
+			return;
+		}
+	seen_other++;
+}
+
+/* More VMs than one batch of the shares' read holds (256): each VM's share read once. */
+static void every_vms_share_is_read_past_one_batch(void)
+{
+	const struct vm_play p = { .nreasons = 1, .causes = 1 };
+	struct ht_tracer *t = NULL;
+	unsigned int once = 0;
+
+	LOAD(t, exits_tracer());
+	for (unsigned int i = 0; i < MANY_VMS; i++)
+		if (!ASSERT_MSG((many[i] = vm_lifetime(t, &p)) != 0, "VM %u", i))
+			goto cleanup;
+	memset(seen_times, 0, sizeof(seen_times));
+	seen_other = 0;
+	if (!ASSERT_OK(ht_tracer_read_vm_shares(t, count_share, NULL), "shares"))
+		goto cleanup;
+	for (unsigned int i = 0; i < MANY_VMS; i++)
+		once += seen_times[i] == 1;
+	ASSERT_MSG(once == MANY_VMS, "%u of %u VMs' shares read once", once, MANY_VMS);
+	ASSERT_MSG(seen_other == 0, "%u shares of no VM of the test", seen_other);
+cleanup:
+	ht_tracer_destroy(t);
+}
+
 int main(void)
 {
 	ht_kernel_test_begin("vm_churn", &layout, NULL);
@@ -816,5 +857,6 @@ int main(void)
 	RUN(hostile_vms_cannot_take_a_victims_share_of_causes);
 	RUN(a_cause_the_full_table_refused_leaves_its_reason_every_name);
 	RUN(hostile_vms_cannot_take_a_victims_share_of_series);
+	RUN(every_vms_share_is_read_past_one_batch);
 	return ht_test_exit_status();
 }

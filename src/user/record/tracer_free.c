@@ -153,19 +153,31 @@ long ht_tracer_vm_entries(const struct ht_tracer *t, __u32 pid)
 	return n + (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.vm_shares), &pid, &share) == 0);
 }
 
+/* VM shares read per system call: a host's VMs in one or a few. */
+#define SHARES_READ_BATCH 256
+
+/*
+ * Every VM's share, SHARES_READ_BATCH per batch lookup (one system call an
+ * interval for most hosts, where a walk took two per VM). ENOENT ends the
+ * last batch, with what it read.
+ */
 int ht_tracer_read_vm_shares(const struct ht_tracer *t, ht_vm_share_fn fn, void *ctx)
 {
 	int fd = bpf_map__fd(t->skel->maps.vm_shares);
-	__u32 key, next;
-	bool first = true;
+	__u32 keys[SHARES_READ_BATCH], batch = 0, count;
+	struct ht_vm_share shares[SHARES_READ_BATCH];
+	bool first = true, more = true;
 
-	while (bpf_map_get_next_key(fd, first ? NULL : &key, &next) == 0) {
-		struct ht_vm_share s;
-
+	while (more) {
+		count = SHARES_READ_BATCH;
+		if (bpf_map_lookup_batch(fd, first ? NULL : &batch, &batch, keys, shares, &count, NULL)) {
+			if (errno != ENOENT)
+				return -errno;
+			more = false;
+		}
 		first = false;
-		key = next;
-		if (bpf_map_lookup_elem(fd, &key, &s) == 0)
-			fn(ctx, key, &s);
+		for (__u32 i = 0; i < count; i++)
+			fn(ctx, keys[i], &shares[i]);
 	}
-	return errno == ENOENT ? 0 : -errno;
+	return 0;
 }
