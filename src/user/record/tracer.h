@@ -284,7 +284,7 @@ long ht_tracer_free_vms(struct ht_tracer *t, __u32 *pids, size_t n);
 long ht_tracer_vm_entries(const struct ht_tracer *t, __u32 pid);
 /* --exits: fn with each VM process's share of the host-wide tables (limits.h). 0 or -errno. */
 typedef void (*ht_vm_share_fn)(void *ctx, __u32 tgid, const struct ht_vm_share *share);
-int ht_tracer_read_vm_shares(const struct ht_tracer *t, ht_vm_share_fn fn, void *ctx);
+int ht_tracer_read_vm_shares(struct ht_tracer *t, ht_vm_share_fn fn, void *ctx);
 /* Turns on the kernel's BPF run-time statistics while the tracer lives. 0 or -errno. */
 /*
  * --boot: each booting VM process's numbers (boot_vms), and freeing an

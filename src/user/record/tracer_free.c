@@ -153,31 +153,29 @@ long ht_tracer_vm_entries(const struct ht_tracer *t, __u32 pid)
 	return n + (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.vm_shares), &pid, &share) == 0);
 }
 
-/* VM shares read per system call: a host's VMs in one or a few. */
-#define SHARES_READ_BATCH 256
+struct share_read {
+	ht_vm_share_fn fn;
+	void *ctx;
+};
 
-/*
- * Every VM's share, SHARES_READ_BATCH per batch lookup (one system call an
- * interval for most hosts, where a walk took two per VM). ENOENT ends the
- * last batch, with what it read.
- */
-int ht_tracer_read_vm_shares(const struct ht_tracer *t, ht_vm_share_fn fn, void *ctx)
+static int take_share(void *ctx, const void *key, const void *value, int ncpus)
 {
-	int fd = bpf_map__fd(t->skel->maps.vm_shares);
-	__u32 keys[SHARES_READ_BATCH], batch = 0, count;
-	struct ht_vm_share shares[SHARES_READ_BATCH];
-	bool first = true, more = true;
+	const struct share_read *r = ctx;
+	struct ht_vm_share share;
+	__u32 tgid;
 
-	while (more) {
-		count = SHARES_READ_BATCH;
-		if (bpf_map_lookup_batch(fd, first ? NULL : &batch, &batch, keys, shares, &count, NULL)) {
-			if (errno != ENOENT)
-				return -errno;
-			more = false;
-		}
-		first = false;
-		for (__u32 i = 0; i < count; i++)
-			fn(ctx, keys[i], &shares[i]);
-	}
+	(void)ncpus;
+	memcpy(&tgid, key, sizeof(tgid));
+	memcpy(&share, value, sizeof(share));
+	r->fn(r->ctx, tgid, &share);
 	return 0;
+}
+
+/* Every VM's share, in batches: one system call an interval for most hosts, where a walk took two per VM. */
+int ht_tracer_read_vm_shares(struct ht_tracer *t, ht_vm_share_fn fn, void *ctx)
+{
+	struct share_read r = { .fn = fn, .ctx = ctx };
+
+	return ht_tracer_read_hash(t, bpf_map__fd(t->skel->maps.vm_shares), sizeof(__u32), sizeof(struct ht_vm_share),
+				   false, take_share, &r);
 }

@@ -33,10 +33,16 @@ struct ht_tracer {
 	unsigned int vcpu_threads; /* --exits: vcpu_thread_table's entries (1 without --exits) */
 	struct exit_part *exit_parts; /* a read's parts: see ht_tracer_read_exits */
 	size_t exit_parts_cap;
-	/* The batches of a per-CPU hash map's read, kept from read to read (see read_percpu_hash). */
+	/* The batches of a hash map's read, kept from read to read (see ht_tracer_read_hash). */
 	void *batch_keys, *batch_values;
 	size_t batch_keys_bytes, batch_values_bytes;
 };
+
+/* One entry of a hash map: its key and its value (a per-CPU map's: on each of ncpus CPUs, one after another). */
+typedef int (*ht_hash_entry_fn)(void *ctx, const void *key, const void *values, int ncpus);
+/* Every entry of the hash map fd, read in batches (tracer_read.c): 0, -errno, or fn's first error. */
+int ht_tracer_read_hash(struct ht_tracer *t, int fd, size_t key_size, size_t value_size, bool per_cpu,
+			ht_hash_entry_fn fn, void *ctx);
 
 /* How many maps ht_tracer_vcpu_thread_maps names. */
 #define HT_VCPU_THREAD_MAPS 6

@@ -83,8 +83,8 @@ int ht_tracer_read_aggregates(const struct ht_tracer *t, ht_agg_fn fn, void *ctx
 	return ret;
 }
 
-/* Series of exit_hists read per system call. */
-#define EXIT_READ_BATCH 256
+/* Entries of a hash map read per system call (exit_hists, exit_causes, vm_shares). */
+#define HASH_READ_BATCH 256
 
 /* The parts of a read, one per (series, CPU), kept for the next read. */
 struct exit_part {
@@ -110,29 +110,26 @@ static int cmp_parts(const void *a, const void *b)
 	return ht_exit_key_cmp(&((const struct exit_part *)a)->key, &((const struct exit_part *)b)->key);
 }
 
-/* One entry of a per-CPU hash map: its key and its value on each of ncpus CPUs, one after another. */
-typedef int (*percpu_entry_fn)(void *ctx, const void *key, const void *values, int ncpus);
-
 /*
- * Every entry of the per-CPU hash map fd, EXIT_READ_BATCH of them per system
- * call: fn with each. The kernel gives each CPU's value value_size rounded up
- * to 8 bytes; the callers' values are whole multiples of 8 (record.h), so
- * they index them as arrays. The batches stay allocated in t from read to
- * read: a few hundred KiB allocated and freed every interval were new pages
- * the kernel cleared each time. 0, -errno, or fn's first error (which ends
- * the read).
+ * Every entry of the hash map fd, HASH_READ_BATCH of them per system call:
+ * fn with each. A per-CPU map's value comes once per possible CPU, the
+ * kernel giving each value_size rounded up to 8 bytes; the callers' values
+ * are whole multiples of 8 (record.h), so they index them as arrays. The
+ * batches stay allocated in t from read to read: a few hundred KiB
+ * allocated and freed every interval were new pages the kernel cleared
+ * each time. 0, -errno, or fn's first error (which ends the read).
  */
-static int read_percpu_hash(struct ht_tracer *t, int fd, size_t key_size, size_t value_size, percpu_entry_fn fn,
-			    void *ctx)
+int ht_tracer_read_hash(struct ht_tracer *t, int fd, size_t key_size, size_t value_size, bool per_cpu,
+			ht_hash_entry_fn fn, void *ctx)
 {
-	int ncpus = libbpf_num_possible_cpus();
+	int ncpus = per_cpu ? libbpf_num_possible_cpus() : 1;
 	__u32 batch = 0, count;
 	bool first = true, more = true;
 	int ret = 0;
 
 	if (ncpus <= 0)
 		return -EINVAL;
-	size_t values_bytes = (size_t)ncpus * EXIT_READ_BATCH * value_size, keys_bytes = EXIT_READ_BATCH * key_size;
+	size_t values_bytes = (size_t)ncpus * HASH_READ_BATCH * value_size, keys_bytes = HASH_READ_BATCH * key_size;
 
 	if (ht_grow(&t->batch_values, &t->batch_values_bytes, values_bytes, 1, values_bytes) ||
 	    ht_grow(&t->batch_keys, &t->batch_keys_bytes, keys_bytes, 1, keys_bytes))
@@ -140,7 +137,7 @@ static int read_percpu_hash(struct ht_tracer *t, int fd, size_t key_size, size_t
 	void *keys = t->batch_keys, *values = t->batch_values;
 
 	while (more && !ret) {
-		count = EXIT_READ_BATCH;
+		count = HASH_READ_BATCH;
 		int err = bpf_map_lookup_batch(fd, first ? NULL : &batch, &batch, keys, values, &count, NULL);
 		if (err && errno != ENOENT)
 			return -errno;
@@ -187,8 +184,8 @@ int ht_tracer_read_exits(struct ht_tracer *t, ht_exit_fn fn, void *ctx)
 	}
 	/* The series that found no entry in their CPU's table. */
 	if (!ret)
-		ret = read_percpu_hash(t, bpf_map__fd(t->skel->maps.exit_hists), sizeof(struct ht_exit_key),
-				       sizeof(struct ht_exit_hist), add_exit_parts, &r);
+		ret = ht_tracer_read_hash(t, bpf_map__fd(t->skel->maps.exit_hists), sizeof(struct ht_exit_key),
+					  sizeof(struct ht_exit_hist), true, add_exit_parts, &r);
 	if (ret)
 		return ret;
 	/* Sorted by series, the parts of one series next to each other: summed in one pass. */
@@ -415,8 +412,8 @@ int ht_tracer_read_exit_causes(struct ht_tracer *t, ht_exit_cause_fn fn, void *c
 	struct cause_read r = { .fn = fn, .ctx = ctx };
 
 	/* Causes are deleted only between reads (ht_tracer_free_vms, this thread): a batch walk sees each once. */
-	return read_percpu_hash(t, bpf_map__fd(t->skel->maps.exit_causes), sizeof(struct ht_exit_cause_key),
-				sizeof(struct ht_exit_cause_hist), sum_exit_cause, &r);
+	return ht_tracer_read_hash(t, bpf_map__fd(t->skel->maps.exit_causes), sizeof(struct ht_exit_cause_key),
+				   sizeof(struct ht_exit_cause_hist), true, sum_exit_cause, &r);
 }
 
 int ht_tracer_read_vcpu_waits(const struct ht_tracer *t, ht_vcpu_wait_fn fn, void *ctx)
